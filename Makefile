@@ -1,0 +1,99 @@
+# memlens — see README.md. `make demo` and `make test` are the two commands.
+#
+# Layout: lib/ -> build/libmemlens.a, src/ -> build/memlens (one binary,
+# subcommands), workloads/ -> build/workloads/*, tests/ -> build/tests/*.
+# Optional parts (eBPF tracers, the gRPC agent) add themselves in mk/*.mk.
+
+CC      ?= cc
+BUILD   := build
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -I$(BUILD)/gen -MMD -MP
+LDLIBS  := -lpthread -lm
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+# src/*.c and src/<part>/*.c: every subcommand
+MEMLENS_SRCS := $(wildcard src/*.c)
+WORKLOAD_SRCS := $(wildcard workloads/*.c)
+WORKLOADS := $(WORKLOAD_SRCS:workloads/%.c=$(BUILD)/workloads/%)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+UNIT_ASAN := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/asan/%)
+ITEST_SRCS := $(wildcard tests/integration/*.c)
+ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/tests/integration/%)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
+GEN_HEADERS :=
+
+-include mk/*.mk
+
+MEMLENS_OBJS := $(MEMLENS_SRCS:%.c=$(BUILD)/%.o)
+
+.PHONY: all test demo bench install deps clean unit-tests format check-format
+all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(WORKLOADS) $(UNIT_BINS) $(UNIT_ASAN) \
+     $(ITEST_BINS) $(BENCH_BINS) $(EXTRA_TARGETS)
+
+$(BUILD)/%.o: %.c | $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
+
+$(BUILD)/libmemlens.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/memlens: $(MEMLENS_OBJS) $(BUILD)/libmemlens.a
+	$(CC) $(CFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens.a $(MEMLENS_LDLIBS) $(LDLIBS)
+
+$(BUILD)/workloads/%: workloads/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -o $@ $< -lpthread -lm
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmemlens.a tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmemlens.a $(LDLIBS)
+
+# the unit tests again, with the library compiled in, under ASan+UBSan
+$(BUILD)/tests/asan/%: tests/unit/%.c $(LIB_SRCS) tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(LIB_SRCS) $(LDLIBS)
+
+$(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/libmemlens.a tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmemlens.a $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libmemlens.a
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libmemlens.a $(LDLIBS)
+
+deps:
+	@scripts/install-deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@tests/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@bench/run.sh
+
+PREFIX ?= /usr/local
+install: all
+	install -D -m 0755 $(BUILD)/memlens $(DESTDIR)$(PREFIX)/bin/memlens
+	install -D -m 0644 $(BUILD)/libmemlens.a $(DESTDIR)$(PREFIX)/lib/libmemlens.a
+	install -d $(DESTDIR)$(PREFIX)/include/memlens
+	install -m 0644 include/memlens/*.h $(DESTDIR)$(PREFIX)/include/memlens/
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux.h)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

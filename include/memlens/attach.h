@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Give the profiler a userfaultfd that belongs to the target's mm:
+ * inject userfaultfd() into the target, copy the fd with pidfd_getfd(),
+ * inject close() so the target holds no uffd (CRIU refuses to dump a
+ * process that does), then negotiate async write-protect on our copy.
+ */
+#ifndef MEMLENS_ATTACH_H
+#define MEMLENS_ATTACH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/err.h"
+
+struct attach_stats {
+	uint64_t stopped_ns;		/* how long the target was stopped */
+	unsigned long syscalls;		/* syscalls injected */
+	uint64_t features;		/* uffd features granted */
+	bool user_mode_only;		/* created with UFFD_USER_MODE_ONLY */
+};
+
+/*
+ * Returns our uffd (>= 0) or a negative errno. @already_stopped: the thread
+ * @pid is our tracee and already in a ptrace-stop (spawn mode, at exec).
+ * On failure everything done so far is undone and @err names the step.
+ */
+int wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err);
+
+/* Refuse what cannot be profiled, with a clear reason (no such pid, kernel thread). */
+int wp_check_target(pid_t pid, struct ml_err *err);
+
+#endif

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * /proc/PID/maps: parsing, classification of each VMA into a region kind,
+ * the writable-private filter of the write profiler, and VMA-set diffing.
+ */
+#ifndef MEMLENS_MAPS_H
+#define MEMLENS_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/err.h"
+
+enum vma_kind {
+	VMA_ANON = 0,
+	VMA_TEXT,	/* main executable, executable or read-only image */
+	VMA_DATA,	/* main executable, writable (.data) */
+	VMA_BSS,	/* anonymous tail right after the executable's .data */
+	VMA_HEAP,
+	VMA_STACK,
+	VMA_LIB_TEXT,	/* shared object, executable or read-only */
+	VMA_LIB_DATA,	/* shared object, writable (incl. its .bss tail) */
+	VMA_SHM,	/* shared anonymous, /dev/shm, SysV, memfd */
+	VMA_FILE,	/* other file mappings */
+	VMA_VDSO,
+	VMA_VVAR,
+	VMA_VSYSCALL,
+	VMA_KIND_COUNT
+};
+
+struct vma {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t offset;
+	uint64_t inode;
+	unsigned int dev_major, dev_minor;
+	char perms[5];		/* "rwxp" */
+	enum vma_kind kind;
+	uint32_t path_off;	/* into vma_set.strings; see vma_path() */
+};
+
+struct vma_set {
+	struct vma *v;
+	size_t n, cap;
+	char *strings;
+	size_t str_len, str_cap;
+};
+
+/* Parse the text of a maps file. Malformed lines are an error (-EINVAL). */
+int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *err);
+
+/* Read and parse /proc/PID/maps. -ESRCH when the process is gone or a zombie. */
+int maps_read(pid_t pid, struct vma_set *out, struct ml_err *err);
+
+/* Same, from an open maps fd (re-read from offset 0; @buf is grown as needed). */
+int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err);
+
+/* Classify every VMA. @exe is the main executable's path, or NULL to guess. */
+void maps_classify(struct vma_set *set, const char *exe);
+
+const char *vma_path(const struct vma_set *set, const struct vma *v);
+const char *vma_kind_name(enum vma_kind k);
+int vma_kind_from_name(const char *name);
+static inline uint64_t vma_pages(const struct vma *v)
+{
+	return (v->end - v->start) / 4096;
+}
+
+/* Writable, private and not a kernel-provided mapping: what the profiler tracks. */
+bool vma_is_writable_private(const struct vma *v);
+
+void vma_set_init(struct vma_set *s);
+void vma_set_clear(struct vma_set *s);
+void vma_set_free(struct vma_set *s);
+
+/*
+ * The seed's diffVMAs(): indices of VMAs of @cur that have no VMA with the
+ * same [start, end) in @old. Returns the count written to @added (at most
+ * @max). Both sets must be sorted by start, as maps files are.
+ */
+size_t vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added,
+		size_t max);
+
+/* Index of the VMA containing @addr, or -1. */
+long vma_find(const struct vma_set *s, uint64_t addr);
+
+#endif

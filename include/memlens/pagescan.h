@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PAGEMAP_SCAN (Linux >= 6.7) on another process's /proc/PID/pagemap:
+ * the write-protect baseline, the atomic dirty scan-and-reprotect, the
+ * verification scan, and plain category queries (no write-protect).
+ */
+#ifndef MEMLENS_PAGESCAN_H
+#define MEMLENS_PAGESCAN_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/compat.h"
+#include "memlens/err.h"
+
+/* Bounded output vector reused across scans. */
+struct pagescan {
+	int fd;			/* /proc/PID/pagemap */
+	struct page_region *vec;
+	size_t vec_len;
+	uint64_t ioctls;	/* ioctls issued, for cost accounting */
+};
+
+/* Called for each returned region; non-zero stops the scan and is returned. */
+typedef int (*pagescan_fn)(const struct page_region *r, void *arg);
+
+int pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err);
+void pagescan_close(struct pagescan *ps);
+
+/*
+ * Write-protect every present or swapped, non-zero-page, anonymous page of
+ * [start, end) without returning anything (seed §4.2.4 "baseline").
+ */
+int pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
+
+/*
+ * Report pages of [start, end) written since the last write-protect and
+ * write-protect them again, atomically (seed §4.2.4 "dirty scan"). With
+ * @check_registered, a VMA in the range that is not registered for async
+ * write-protect fails the call with -EPERM. Pages in the vector are
+ * reported through @fn; paging by walk_end keeps the vector bounded.
+ * Returns the number of written pages or a negative errno.
+ */
+long pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check_registered,
+		    pagescan_fn fn, void *arg, struct ml_err *err);
+
+/* 1 when some page of [start, end) is write-protect capable, 0 if none (seed §4.2.5). */
+int pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
+
+/*
+ * Plain query without write-protect: regions of [start, end) whose
+ * categories match (inverted/mask/anyof as the kernel defines them),
+ * reported with @return_mask. Returns the number of pages or -errno.
+ */
+long pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
+		    uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn, void *arg,
+		    struct ml_err *err);
+
+/* True when the running kernel knows PAGEMAP_SCAN (probes on our own pagemap). */
+int pagescan_supported(void);
+
+#endif

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The write profiler (seed §2.2, §4): async write-protect tracking of a
+ * target's writable private VMAs, one PAGEMAP_SCAN per interval, a heat
+ * classifier per VMA, and the dirty-volume numbers of seed §6.4.
+ */
+#ifndef MEMLENS_PROFILER_H
+#define MEMLENS_PROFILER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/attach.h"
+#include "memlens/err.h"
+#include "memlens/maps.h"
+#include "memlens/rangeset.h"
+
+#define PROFILER_DEFAULT_INTERVAL_MS 1000
+
+struct profiler_opts {
+	unsigned int interval_ms;	/* 0: default */
+	double hot_threshold;		/* 0: default */
+	int hot_consecutive;		/* 0: default */
+	bool record_ranges;		/* keep the written page ranges of each interval */
+	bool target_stopped;		/* pid is our tracee, in a ptrace-stop (spawn mode) */
+};
+
+struct profiler_region {
+	uint64_t start, end;
+	enum vma_kind kind;
+	uint64_t total_pages;
+	uint64_t dirty_pages;		/* this interval */
+	double written_ratio;		/* this interval */
+	int consecutive_hot;
+	bool hot;
+};
+
+/* Seed §6.4, GetDirtyVolumeResponse. */
+struct profiler_dirty {
+	int64_t dirty_pages;		/* last interval */
+	int64_t dirty_bytes;		/* last interval */
+	double dirty_rate_pages_per_sec;	/* dirty_pages / interval seconds */
+	int64_t cumulative_dirty_bytes;	/* since start (or the last re-init) */
+	double avg_dirty_rate;		/* cumulative_dirty_bytes / elapsed seconds */
+	int64_t timestamp_ms;		/* wall clock, ms since the epoch */
+};
+
+struct profiler_sample {
+	uint64_t seq;			/* interval number, from 1 */
+	int64_t t_ms;			/* ms since profiling started */
+	double interval_s;		/* measured length of this interval */
+	struct profiler_dirty dirty;
+	int total_vmas;			/* every VMA of the target */
+	int tracked_vmas;		/* writable private VMAs registered */
+	int hot_vmas;
+	struct profiler_region *regions;	/* tracked VMAs, by address */
+	size_t nregions;
+	struct range *written;		/* with record_ranges: written page ranges */
+	size_t nwritten;
+	uint64_t tick_ns;		/* cost of this tick */
+	uint64_t scan_ns;		/* of which PAGEMAP_SCAN */
+	bool target_exited;
+};
+
+struct profiler;
+
+/* Called from the profiler thread after each interval. */
+typedef void (*profiler_tick_fn)(const struct profiler_sample *s, void *arg);
+
+/* Inject, register every writable private VMA, write-protect baseline, verify. */
+int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *o,
+		  struct ml_err *err);
+/* One interval, synchronously (no thread). -ESRCH: the target exited. */
+int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err);
+/* Run ticks every interval_ms on a thread of its own. */
+int profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err);
+/* Stop the thread (idempotent). */
+void profiler_stop(struct profiler *p);
+/* True while the thread runs; false after the target exited or a fatal error. */
+bool profiler_running(struct profiler *p);
+/* The thread's fatal error, if it stopped by itself. */
+int profiler_error(struct profiler *p, struct ml_err *err);
+/* Copy of the latest sample (caller frees with profiler_sample_free). */
+int profiler_latest(struct profiler *p, struct profiler_sample *out);
+/* Unregister everything, close all fds. The target is left as it was. */
+void profiler_close(struct profiler *p);
+
+/* Seed §5.1: stop the loop, unregister every VMA, reset heat (before CRIU). */
+int profiler_release(struct profiler *p, struct ml_err *err);
+/* Seed §5.2: re-read maps, register, baseline, reset counters, restart the loop if it ran. */
+int profiler_reinit(struct profiler *p, struct ml_err *err);
+
+pid_t profiler_pid(const struct profiler *p);
+const struct attach_stats *profiler_attach_stats(const struct profiler *p);
+const struct profiler_opts *profiler_options(const struct profiler *p);
+
+void profiler_sample_free(struct profiler_sample *s);
+int profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src);
+
+#endif

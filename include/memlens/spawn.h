@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start a command so that it can be observed from its first instruction:
+ * the child is seized with ptrace before execve and left in its
+ * PTRACE_EVENT_EXEC stop, where the new program has not run yet.
+ */
+#ifndef MEMLENS_SPAWN_H
+#define MEMLENS_SPAWN_H
+
+#include <sys/types.h>
+
+#include "memlens/err.h"
+
+/* Returns the child's pid (in its exec stop) or a negative errno. */
+pid_t spawn_stopped(char *const argv[], struct ml_err *err);
+/* Let the child run (detach ptrace). */
+int spawn_release(pid_t pid, struct ml_err *err);
+
+#endif

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memlens/heat.h"
+
+int heat_init(struct heat *h, double threshold, int consecutive)
+{
+	memset(h, 0, sizeof(*h));
+	if (isnan(threshold) || threshold <= 0.0 || threshold > 1.0)
+		return -EINVAL;
+	if (consecutive < 1 || consecutive > HEAT_WINDOW)
+		return -EINVAL;
+	h->threshold = threshold;
+	h->consecutive = consecutive;
+	return 0;
+}
+
+void heat_free(struct heat *h)
+{
+	free(h->s);
+	h->s = NULL;
+	h->n = h->cap = 0;
+}
+
+void heat_reset(struct heat *h)
+{
+	h->n = 0;
+}
+
+static void observe(struct heat *h, struct heat_state *st, const struct heat_sample *sm)
+{
+	uint64_t total = (sm->end - sm->start) / 4096;
+	double ratio = total ? (double)sm->dirty_pages / (double)total : 0.0;
+
+	if (ratio > 1.0)
+		ratio = 1.0;
+	st->end = sm->end;
+	st->dirty_pages = sm->dirty_pages;
+	st->ratio = ratio;
+	st->ratios[st->head] = ratio;
+	st->head = (st->head + 1) % HEAT_WINDOW;
+	if (st->count < HEAT_WINDOW)
+		st->count++;
+	if (ratio > h->threshold) {
+		st->consecutive_hot++;
+		st->hot = st->consecutive_hot >= h->consecutive;
+	} else {
+		st->consecutive_hot = 0;
+		st->hot = false;
+	}
+}
+
+int heat_update(struct heat *h, const struct heat_sample *samples, size_t n)
+{
+	struct heat_state *next;
+	size_t i = 0;
+
+	next = calloc(n ? n : 1, sizeof(*next));
+	if (!next)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++) {
+		const struct heat_sample *sm = &samples[j];
+
+		while (i < h->n && h->s[i].start < sm->start)
+			i++;	/* gone: dropped */
+		if (i < h->n && h->s[i].start == sm->start)
+			next[j] = h->s[i++];
+		else
+			next[j].start = sm->start;
+		observe(h, &next[j], sm);
+	}
+	free(h->s);
+	h->s = next;
+	h->n = n;
+	h->cap = n;
+	return 0;
+}
+
+const struct heat_state *heat_find(const struct heat *h, uint64_t start)
+{
+	size_t lo = 0, hi = h->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (h->s[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < h->n && h->s[lo].start == start ? &h->s[lo] : NULL;
+}
+
+size_t heat_hot_count(const struct heat *h)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < h->n; i++)
+		c += h->s[i].hot;
+	return c;
+}
+
+double heat_window_mean(const struct heat_state *s)
+{
+	double sum = 0;
+
+	for (int i = 0; i < s->count; i++)
+		sum += s->ratios[i];
+	return s->count ? sum / s->count : 0.0;
+}

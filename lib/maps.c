@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: MIT
+/*
+ * /proc/PID/maps parser. Device numbers are hex ("fe:00"): reading them as
+ * decimal silently drops those lines, and with them the data sections of
+ * every binary on such a device.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memlens/maps.h"
+
+static const char *const kind_names[VMA_KIND_COUNT] = {
+	[VMA_ANON] = "anon",	       [VMA_TEXT] = "text",	    [VMA_DATA] = "data",
+	[VMA_BSS] = "bss",	       [VMA_HEAP] = "heap",	    [VMA_STACK] = "stack",
+	[VMA_LIB_TEXT] = "lib-text",   [VMA_LIB_DATA] = "lib-data", [VMA_SHM] = "shm",
+	[VMA_FILE] = "file",	       [VMA_VDSO] = "vdso",	    [VMA_VVAR] = "vvar",
+	[VMA_VSYSCALL] = "vsyscall",
+};
+
+const char *vma_kind_name(enum vma_kind k)
+{
+	return (unsigned)k < VMA_KIND_COUNT ? kind_names[k] : "?";
+}
+
+int vma_kind_from_name(const char *name)
+{
+	for (int k = 0; k < VMA_KIND_COUNT; k++)
+		if (!strcmp(kind_names[k], name))
+			return k;
+	return -1;
+}
+
+void vma_set_init(struct vma_set *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void vma_set_clear(struct vma_set *s)
+{
+	s->n = 0;
+	s->str_len = 0;
+}
+
+void vma_set_free(struct vma_set *s)
+{
+	free(s->v);
+	free(s->strings);
+	vma_set_init(s);
+}
+
+const char *vma_path(const struct vma_set *set, const struct vma *v)
+{
+	return set->strings ? set->strings + v->path_off : "";
+}
+
+static int push_string(struct vma_set *s, const char *p, size_t len, uint32_t *off)
+{
+	if (s->str_len + len + 1 > s->str_cap) {
+		size_t cap = s->str_cap ? s->str_cap * 2 : 4096;
+		char *n;
+
+		while (cap < s->str_len + len + 1)
+			cap *= 2;
+		n = realloc(s->strings, cap);
+		if (!n)
+			return -ENOMEM;
+		s->strings = n;
+		s->str_cap = cap;
+	}
+	memcpy(s->strings + s->str_len, p, len);
+	s->strings[s->str_len + len] = '\0';
+	*off = (uint32_t)s->str_len;
+	s->str_len += len + 1;
+	return 0;
+}
+
+static int push_vma(struct vma_set *s, const struct vma *v)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct vma *n = realloc(s->v, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		s->v = n;
+		s->cap = cap;
+	}
+	s->v[s->n++] = *v;
+	return 0;
+}
+
+static int parse_hex(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int digits = 0;
+
+	while (p < end) {
+		int c = *p, d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if (c >= 'a' && c <= 'f')
+			d = c - 'a' + 10;
+		else if (c >= 'A' && c <= 'F')
+			d = c - 'A' + 10;
+		else
+			break;
+		if (digits >= 16)
+			return -1;
+		v = v << 4 | (uint64_t)d;
+		digits++;
+		p++;
+	}
+	if (!digits)
+		return -1;
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+static int parse_dec(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int digits = 0;
+
+	while (p < end && *p >= '0' && *p <= '9') {
+		if (digits >= 20)
+			return -1;
+		v = v * 10 + (uint64_t)(*p - '0');
+		digits++;
+		p++;
+	}
+	if (!digits)
+		return -1;
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+static int expect(const char **pp, const char *end, char c)
+{
+	if (*pp >= end || **pp != c)
+		return -1;
+	(*pp)++;
+	return 0;
+}
+
+static void skip_spaces(const char **pp, const char *end)
+{
+	while (*pp < end && **pp == ' ')
+		(*pp)++;
+}
+
+/* One line, without its newline. */
+static int parse_line(const char *p, const char *end, struct vma_set *out)
+{
+	struct vma v = { 0 };
+	uint64_t maj, min;
+	int i;
+
+	if (parse_hex(&p, end, &v.start) || expect(&p, end, '-') ||
+	    parse_hex(&p, end, &v.end) || expect(&p, end, ' '))
+		return -1;
+	if (v.end <= v.start || (v.start & 0xfff) || (v.end & 0xfff))
+		return -1;
+	for (i = 0; i < 4; i++) {
+		if (p >= end)
+			return -1;
+		v.perms[i] = *p++;
+	}
+	if (!strchr("r-", v.perms[0]) || !strchr("w-", v.perms[1]) ||
+	    !strchr("x-", v.perms[2]) || !strchr("ps", v.perms[3]))
+		return -1;
+	if (expect(&p, end, ' ') || parse_hex(&p, end, &v.offset) || expect(&p, end, ' ') ||
+	    parse_hex(&p, end, &maj) || expect(&p, end, ':') || parse_hex(&p, end, &min) ||
+	    expect(&p, end, ' ') || parse_dec(&p, end, &v.inode))
+		return -1;
+	if (maj > 0xfff || min > 0xfffff)
+		return -1;
+	v.dev_major = (unsigned int)maj;
+	v.dev_minor = (unsigned int)min;
+	skip_spaces(&p, end);
+	if (memchr(p, '\0', (size_t)(end - p)))
+		return -1;
+	if (push_string(out, p, (size_t)(end - p), &v.path_off))
+		return -2;
+	return push_vma(out, &v) ? -2 : 0;
+}
+
+int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *err)
+{
+	const char *p = buf, *end = buf + len;
+	unsigned long lineno = 0;
+
+	vma_set_clear(out);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		int r;
+
+		lineno++;
+		if (le > p) {
+			r = parse_line(p, le, out);
+			if (r == -2)
+				return ml_err_set(err, ENOMEM, "out of memory parsing maps");
+			if (r)
+				return ml_err_set(err, EINVAL, "malformed maps line %lu: \"%.*s\"",
+						  lineno, (int)(le - p > 120 ? 120 : le - p), p);
+			if (out->n > 1 && out->v[out->n - 1].start < out->v[out->n - 2].end)
+				return ml_err_set(err, EINVAL,
+						  "maps line %lu overlaps or is out of order", lineno);
+		}
+		p = nl ? nl + 1 : end;
+	}
+	return 0;
+}
+
+int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err)
+{
+	size_t len = 0;
+	ssize_t r;
+
+	if (!*buf) {
+		*bufsz = 64 * 1024;
+		*buf = malloc(*bufsz);
+		if (!*buf)
+			return ml_err_set(err, ENOMEM, "out of memory reading maps");
+	}
+	for (;;) {
+		if (len == *bufsz) {
+			char *n = realloc(*buf, *bufsz * 2);
+
+			if (!n)
+				return ml_err_set(err, ENOMEM, "out of memory reading maps");
+			*buf = n;
+			*bufsz *= 2;
+		}
+		r = pread(fd, *buf + len, *bufsz - len, (off_t)len);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return ml_err_set(err, errno == ENOENT ? ESRCH : errno,
+					  "reading maps: %s", strerror(errno));
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (len == 0)
+		return ml_err_set(err, ESRCH, "the process has no memory map (it exited, or it is a kernel thread)");
+	return maps_parse(*buf, len, out, err);
+}
+
+int maps_read(pid_t pid, struct vma_set *out, struct ml_err *err)
+{
+	char path[64], *buf = NULL;
+	size_t sz = 0;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == ENOENT)
+			return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
+		return ml_err_set(err, e, "cannot open %s: %s", path, strerror(e));
+	}
+	r = maps_read_fd(fd, &buf, &sz, out, err);
+	free(buf);
+	close(fd);
+	return r;
+}
+
+static bool path_is_special(const char *p)
+{
+	return p[0] == '[';
+}
+
+static bool path_is_shm(const char *p)
+{
+	return !strncmp(p, "/dev/shm/", 9) || !strncmp(p, "/SYSV", 5) ||
+	       !strncmp(p, "/memfd:", 7) || !strncmp(p, "/dev/zero", 9);
+}
+
+/* A shared object: the same file has an executable mapping somewhere. */
+static bool file_has_exec(const struct vma_set *s, const struct vma *v)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct vma *o = &s->v[i];
+
+		if (o->inode == v->inode && o->dev_major == v->dev_major &&
+		    o->dev_minor == v->dev_minor && o->perms[2] == 'x')
+			return true;
+	}
+	return false;
+}
+
+void maps_classify(struct vma_set *s, const char *exe)
+{
+	const char *guess = NULL;
+
+	if (!exe || !*exe) {
+		for (size_t i = 0; i < s->n; i++) {
+			const char *p = vma_path(s, &s->v[i]);
+
+			if (p[0] == '/') {
+				guess = p;
+				break;
+			}
+		}
+		exe = guess ? guess : "";
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct vma *v = &s->v[i];
+		const char *p = vma_path(s, v);
+		bool shared = v->perms[3] == 's';
+
+		if (path_is_special(p)) {
+			if (!strcmp(p, "[heap]"))
+				v->kind = VMA_HEAP;
+			else if (!strncmp(p, "[stack", 6))
+				v->kind = VMA_STACK;
+			else if (!strcmp(p, "[vdso]"))
+				v->kind = VMA_VDSO;
+			else if (!strncmp(p, "[vvar", 5))
+				v->kind = VMA_VVAR;
+			else if (!strcmp(p, "[vsyscall]"))
+				v->kind = VMA_VSYSCALL;
+			else
+				v->kind = shared ? VMA_SHM : VMA_ANON;
+		} else if (!*p) {
+			const struct vma *prev = i ? &s->v[i - 1] : NULL;
+
+			v->kind = shared ? VMA_SHM : VMA_ANON;
+			/* .bss: anonymous rw tail adjacent to a file's writable mapping */
+			if (!shared && prev && prev->end == v->start && prev->inode &&
+			    prev->perms[1] == 'w' && v->perms[1] == 'w') {
+				const char *pp = vma_path(s, prev);
+
+				v->kind = !strcmp(pp, exe) ? VMA_BSS : VMA_LIB_DATA;
+			}
+		} else if (shared && path_is_shm(p)) {
+			v->kind = VMA_SHM;
+		} else if (!strcmp(p, exe)) {
+			v->kind = v->perms[1] == 'w' ? VMA_DATA : VMA_TEXT;
+		} else if (!shared && file_has_exec(s, v)) {
+			v->kind = v->perms[1] == 'w' ? VMA_LIB_DATA : VMA_LIB_TEXT;
+		} else {
+			v->kind = shared && !v->inode ? VMA_SHM : VMA_FILE;
+		}
+	}
+}
+
+bool vma_is_writable_private(const struct vma *v)
+{
+	if (v->perms[1] != 'w' || v->perms[3] != 'p')
+		return false;
+	return v->kind != VMA_VDSO && v->kind != VMA_VVAR && v->kind != VMA_VSYSCALL;
+}
+
+size_t vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added, size_t max)
+{
+	size_t i = 0, j = 0, n = 0;
+
+	for (j = 0; j < cur->n && n < max; j++) {
+		const struct vma *c = &cur->v[j];
+
+		while (i < old->n && old->v[i].start < c->start)
+			i++;
+		if (i < old->n && old->v[i].start == c->start && old->v[i].end == c->end)
+			continue;
+		added[n++] = j;
+	}
+	return n;
+}
+
+long vma_find(const struct vma_set *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < s->n && s->v[lo].start <= addr && addr < s->v[lo].end)
+		return (long)lo;
+	return -1;
+}

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "memlens/pagescan.h"
+
+#define PAGE_SIZE_4K 4096ULL
+
+int pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err)
+{
+	char path[64];
+
+	memset(ps, 0, sizeof(*ps));
+	ps->fd = -1;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	ps->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ps->fd < 0) {
+		int e = errno;
+
+		if (e == ENOENT)
+			return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
+		return ml_err_set(err, e, "cannot open %s: %s%s", path, strerror(e),
+				  e == EACCES || e == EPERM ?
+					  " (run as root or with CAP_SYS_PTRACE)" : "");
+	}
+	ps->vec_len = vec_len ? vec_len : 1024;
+	ps->vec = calloc(ps->vec_len, sizeof(*ps->vec));
+	if (!ps->vec) {
+		close(ps->fd);
+		ps->fd = -1;
+		return ml_err_set(err, ENOMEM, "out of memory for the scan vector");
+	}
+	return 0;
+}
+
+void pagescan_close(struct pagescan *ps)
+{
+	if (ps->fd >= 0)
+		close(ps->fd);
+	free(ps->vec);
+	ps->fd = -1;
+	ps->vec = NULL;
+}
+
+static int scan_error(struct ml_err *err, int e, const char *what)
+{
+	if (e == ENOTTY || e == EINVAL)
+		return ml_err_set(err, ENOTSUP,
+				  "%s: this kernel has no PAGEMAP_SCAN ioctl (Linux 6.7 or later is needed)",
+				  what);
+	if (e == ESRCH || e == ENOENT)
+		return ml_err_set(err, ESRCH, "%s: the target process exited", what);
+	return ml_err_set(err, e, "%s: PAGEMAP_SCAN failed: %s", what, strerror(e));
+}
+
+/* Run one scan over [start, end), paging through walk_end. */
+static long run_scan(struct pagescan *ps, struct pm_scan_arg *a, uint64_t start, uint64_t end,
+		     pagescan_fn fn, void *arg, const char *what, struct ml_err *err)
+{
+	long pages = 0;
+
+	while (start < end) {
+		long n;
+
+		a->size = sizeof(*a);
+		a->start = start;
+		a->end = end;
+		a->walk_end = 0;
+		if (a->return_mask) {
+			a->vec = (uintptr_t)ps->vec;
+			a->vec_len = ps->vec_len;
+		} else {
+			a->vec = 0;
+			a->vec_len = 0;
+		}
+		ps->ioctls++;
+		n = ioctl(ps->fd, PAGEMAP_SCAN, a);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return scan_error(err, errno, what);
+		}
+		for (long i = 0; i < n; i++) {
+			pages += (long)((ps->vec[i].end - ps->vec[i].start) / PAGE_SIZE_4K);
+			if (fn) {
+				int r = fn(&ps->vec[i], arg);
+
+				if (r)
+					return r;
+			}
+		}
+		if (a->walk_end <= start || a->walk_end >= end)
+			break;
+		start = a->walk_end;
+	}
+	return pages;
+}
+
+int pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err)
+{
+	struct pm_scan_arg a = {
+		.flags = PM_SCAN_WP_MATCHING,
+		.category_inverted = PAGE_IS_PFNZERO | PAGE_IS_FILE,
+		.category_mask = PAGE_IS_PFNZERO | PAGE_IS_FILE,
+		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.return_mask = 0,
+	};
+	long r = run_scan(ps, &a, start, end, NULL, NULL, "write-protect baseline", err);
+
+	return r < 0 ? (int)r : 0;
+}
+
+long pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check_registered,
+		    pagescan_fn fn, void *arg, struct ml_err *err)
+{
+	struct pm_scan_arg a = {
+		.flags = PM_SCAN_WP_MATCHING | (check_registered ? PM_SCAN_CHECK_WPASYNC : 0),
+		.category_inverted = PAGE_IS_PFNZERO | PAGE_IS_FILE,
+		.category_mask = PAGE_IS_PFNZERO | PAGE_IS_FILE | PAGE_IS_WRITTEN,
+		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_WRITTEN,
+	};
+
+	return run_scan(ps, &a, start, end, fn, arg, "dirty scan", err);
+}
+
+static int stop_first(const struct page_region *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	return 1;
+}
+
+int pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err)
+{
+	struct pm_scan_arg a = {
+		.max_pages = 1,
+		.category_mask = PAGE_IS_WPALLOWED,
+		.return_mask = PAGE_IS_WPALLOWED,
+	};
+	long r = run_scan(ps, &a, start, end, stop_first, NULL, "write-protect verification", err);
+
+	if (r < 0)
+		return (int)r;
+	return r > 0;
+}
+
+long pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
+		    uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn, void *arg,
+		    struct ml_err *err)
+{
+	struct pm_scan_arg a = {
+		.category_inverted = inverted,
+		.category_mask = mask,
+		.category_anyof_mask = anyof,
+		.return_mask = return_mask,
+	};
+
+	return run_scan(ps, &a, start, end, fn, arg, "category scan", err);
+}
+
+int pagescan_supported(void)
+{
+	struct pm_scan_arg a = { .size = sizeof(a) };
+	static char probe[4096] __attribute__((aligned(4096)));
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return 0;
+	probe[0] = 1;
+	a.start = (uintptr_t)probe;
+	a.end = a.start + sizeof(probe);
+	a.category_anyof_mask = PAGE_IS_PRESENT;
+	a.return_mask = PAGE_IS_PRESENT;
+	struct page_region v[1];
+	a.vec = (uintptr_t)v;
+	a.vec_len = 1;
+	r = ioctl(fd, PAGEMAP_SCAN, &a);
+	close(fd);
+	return r >= 0;
+}

@@ -1,0 +1,767 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memlens/heat.h"
+#include "memlens/pagescan.h"
+#include "memlens/profiler.h"
+#include "memlens/uffd.h"
+
+#define SCAN_VEC_LEN 1024
+#define PG 4096ULL
+
+struct profiler {
+	pid_t pid;
+	struct profiler_opts o;
+	int uffd;
+	struct pagescan ps;
+	int maps_fd;
+	char *maps_buf;
+	size_t maps_bufsz;
+	char exe[PATH_MAX];
+	struct vma_set vmas;
+	struct rangeset registered;	/* registered by us and mapped now */
+	struct rangeset ever;		/* every range we ever registered */
+	struct rangeset foreign;	/* ranges owned by another userfaultfd */
+	struct heat heat;
+	struct attach_stats attach;
+	uint64_t start_ns, last_scan_ns;
+	int64_t cumulative_dirty_bytes;
+	uint64_t seq;
+	bool released;
+
+	/* per-tick scratch */
+	uint64_t *dirty;		/* per VMA index */
+	size_t dirty_cap;
+	struct range *written;
+	size_t nwritten, written_cap;
+
+	/* thread */
+	pthread_t thread;
+	bool thread_started, running, stop_req;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	profiler_tick_fn fn;
+	void *fn_arg;
+	struct profiler_sample latest;
+	struct ml_err thread_err;
+	int thread_rc;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+pid_t profiler_pid(const struct profiler *p)
+{
+	return p->pid;
+}
+
+const struct attach_stats *profiler_attach_stats(const struct profiler *p)
+{
+	return &p->attach;
+}
+
+const struct profiler_opts *profiler_options(const struct profiler *p)
+{
+	return &p->o;
+}
+
+static int read_maps(struct profiler *p, struct ml_err *err)
+{
+	int r = maps_read_fd(p->maps_fd, &p->maps_buf, &p->maps_bufsz, &p->vmas, err);
+
+	if (r)
+		return r;
+	maps_classify(&p->vmas, p->exe);
+	return 0;
+}
+
+struct reg_ctx {
+	struct profiler *p;
+	struct ml_err *err;
+	int fatal;
+};
+
+/* Register and baseline one range of a VMA that we do not track yet. */
+static int register_gap(uint64_t start, uint64_t end, void *arg)
+{
+	struct reg_ctx *c = arg;
+	struct profiler *p = c->p;
+	struct ml_err e = { 0 };
+	int r;
+
+	if (rangeset_intersects(&p->foreign, start, end))
+		return 0;
+	r = uffd_register_wp(p->uffd, start, end, &e);
+	if (r == -EBUSY) {
+		/* the target's own userfaultfd owns it: never touch it */
+		return rangeset_add(&p->foreign, start, end);
+	}
+	if (r)
+		return 0;	/* unmapped meanwhile, or a mapping uffd cannot track */
+	if (rangeset_add(&p->ever, start, end))
+		return -ENOMEM;
+	r = pagescan_baseline(&p->ps, start, end, &e);
+	if (r) {
+		if (r == -ESRCH || r == -ENOTSUP) {
+			*c->err = e;
+			c->fatal = r;
+			return r;
+		}
+		return 0;
+	}
+	return rangeset_add(&p->registered, start, end);
+}
+
+/*
+ * Bring the registered set in line with the current maps: drop what is
+ * gone, register and baseline what is new (only the new part of a VMA
+ * that grew, so writes to the old part since the last scan are kept).
+ */
+static int sync_registration(struct profiler *p, struct ml_err *err)
+{
+	struct rangeset next;
+	struct reg_ctx c = { p, err, 0 };
+	int r = 0;
+
+	rangeset_init(&next);
+	for (size_t i = 0; i < p->vmas.n; i++) {
+		const struct vma *v = &p->vmas.v[i];
+
+		if (!vma_is_writable_private(v))
+			continue;
+		if (rangeset_covers(&p->registered, v->start, v->end)) {
+			if (rangeset_add(&next, v->start, v->end))
+				goto nomem;
+			continue;
+		}
+		/* keep what is registered already */
+		for (size_t k = 0; k < p->registered.n; k++) {
+			uint64_t a = p->registered.r[k].start, b = p->registered.r[k].end;
+
+			if (b <= v->start || a >= v->end)
+				continue;
+			if (rangeset_add(&next, a > v->start ? a : v->start, b < v->end ? b : v->end))
+				goto nomem;
+		}
+		r = rangeset_gaps(&p->registered, v->start, v->end, register_gap, &c);
+		if (c.fatal) {
+			rangeset_free(&next);
+			return c.fatal;
+		}
+		if (r)
+			goto nomem;
+		/* register_gap added newly registered parts to p->registered */
+		for (size_t k = 0; k < p->registered.n; k++) {
+			uint64_t a = p->registered.r[k].start, b = p->registered.r[k].end;
+
+			if (b <= v->start || a >= v->end)
+				continue;
+			if (rangeset_add(&next, a > v->start ? a : v->start, b < v->end ? b : v->end))
+				goto nomem;
+		}
+	}
+	rangeset_free(&p->registered);
+	p->registered = next;
+	return 0;
+nomem:
+	rangeset_free(&next);
+	return ml_err_set(err, ENOMEM, "out of memory tracking VMAs");
+}
+
+struct scan_ctx {
+	struct profiler *p;
+	long vma_hint;
+};
+
+static int attribute(const struct page_region *reg, void *arg)
+{
+	struct scan_ctx *c = arg;
+	struct profiler *p = c->p;
+	uint64_t s = reg->start, e = reg->end;
+
+	if (p->o.record_ranges) {
+		if (p->nwritten && p->written[p->nwritten - 1].end == s) {
+			p->written[p->nwritten - 1].end = e;
+		} else {
+			if (p->nwritten == p->written_cap) {
+				size_t cap = p->written_cap ? p->written_cap * 2 : 256;
+				struct range *n = realloc(p->written, cap * sizeof(*n));
+
+				if (!n)
+					return -ENOMEM;
+				p->written = n;
+				p->written_cap = cap;
+			}
+			p->written[p->nwritten].start = s;
+			p->written[p->nwritten].end = e;
+			p->nwritten++;
+		}
+	}
+	while (s < e) {
+		long i = c->vma_hint;
+
+		if (i < 0 || (size_t)i >= p->vmas.n || p->vmas.v[i].start > s || p->vmas.v[i].end <= s)
+			i = vma_find(&p->vmas, s);
+		if (i < 0)
+			break;	/* raced with munmap */
+		uint64_t stop = p->vmas.v[i].end < e ? p->vmas.v[i].end : e;
+
+		p->dirty[i] += (stop - s) / PG;
+		c->vma_hint = i;
+		s = stop;
+	}
+	return 0;
+}
+
+/* Zero the entries the kernel filled, so a failed call's prefix can be read. */
+static void clear_vec(struct pagescan *ps)
+{
+	size_t n = 0;
+
+	while (n < ps->vec_len && ps->vec[n].end)
+		n++;
+	memset(ps->vec, 0, n * sizeof(*ps->vec));
+}
+
+static int salvage_partial(struct profiler *p, struct scan_ctx *c)
+{
+	for (size_t i = 0; i < p->ps.vec_len && p->ps.vec[i].end; i++) {
+		int r = attribute(&p->ps.vec[i], c);
+
+		if (r)
+			return r;
+	}
+	clear_vec(&p->ps);
+	return 0;
+}
+
+/*
+ * A VMA in [start, end) is not registered although our set says so: it was
+ * unmapped and mapped again at the same place between two scans. Scan VMA
+ * by VMA; register and baseline the replaced ones.
+ */
+static int rescan_run(struct profiler *p, struct scan_ctx *c, uint64_t start, uint64_t end,
+		      struct ml_err *err)
+{
+	for (size_t i = 0; i < p->vmas.n; i++) {
+		const struct vma *v = &p->vmas.v[i];
+		uint64_t a = v->start > start ? v->start : start;
+		uint64_t b = v->end < end ? v->end : end;
+		struct ml_err e = { 0 };
+		long r;
+
+		if (a >= b)
+			continue;
+		r = pagescan_dirty(&p->ps, a, b, 1, attribute, c, &e);
+		clear_vec(&p->ps);
+		if (r == -EPERM) {
+			struct reg_ctx rc = { p, err, 0 };
+
+			rangeset_remove(&p->registered, a, b);
+			register_gap(a, b, &rc);
+			if (rc.fatal)
+				return rc.fatal;
+		} else if (r < 0) {
+			*err = e;
+			return (int)r;
+		}
+	}
+	return 0;
+}
+
+static int scan_all(struct profiler *p, struct ml_err *err)
+{
+	struct scan_ctx c = { p, -1 };
+
+	for (size_t k = 0; k < p->registered.n; k++) {
+		uint64_t a = p->registered.r[k].start, b = p->registered.r[k].end;
+		struct ml_err e = { 0 };
+		long r = pagescan_dirty(&p->ps, a, b, 1, attribute, &c, &e);
+
+		if (r == -EPERM) {
+			r = salvage_partial(p, &c);
+			if (!r)
+				r = rescan_run(p, &c, a, b, err);
+			if (r)
+				return (int)r;
+			continue;
+		}
+		clear_vec(&p->ps);
+		if (r < 0) {
+			*err = e;
+			return (int)r;
+		}
+	}
+	return 0;
+}
+
+static int ensure_scratch(struct profiler *p)
+{
+	if (p->vmas.n > p->dirty_cap) {
+		uint64_t *d = realloc(p->dirty, p->vmas.n * sizeof(*d));
+
+		if (!d)
+			return -ENOMEM;
+		p->dirty = d;
+		p->dirty_cap = p->vmas.n;
+	}
+	memset(p->dirty, 0, p->vmas.n * sizeof(*p->dirty));
+	p->nwritten = 0;
+	return 0;
+}
+
+static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t now,
+		       uint64_t t0, uint64_t scan_ns)
+{
+	struct heat_sample *hs;
+	size_t n = 0;
+	int64_t pages = 0;
+
+	hs = calloc(p->vmas.n ? p->vmas.n : 1, sizeof(*hs));
+	out->regions = calloc(p->vmas.n ? p->vmas.n : 1, sizeof(*out->regions));
+	if (!hs || !out->regions) {
+		free(hs);
+		free(out->regions);
+		out->regions = NULL;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->vmas.n; i++) {
+		const struct vma *v = &p->vmas.v[i];
+
+		if (!rangeset_intersects(&p->registered, v->start, v->end))
+			continue;
+		hs[n].start = v->start;
+		hs[n].end = v->end;
+		hs[n].dirty_pages = p->dirty[i];
+		pages += (int64_t)p->dirty[i];
+		out->regions[n].start = v->start;
+		out->regions[n].end = v->end;
+		out->regions[n].kind = v->kind;
+		out->regions[n].total_pages = vma_pages(v);
+		out->regions[n].dirty_pages = p->dirty[i];
+		n++;
+	}
+	if (heat_update(&p->heat, hs, n)) {
+		free(hs);
+		free(out->regions);
+		out->regions = NULL;
+		return -ENOMEM;
+	}
+	free(hs);
+	for (size_t i = 0; i < n; i++) {
+		const struct heat_state *st = heat_find(&p->heat, out->regions[i].start);
+
+		out->regions[i].written_ratio = st ? st->ratio : 0;
+		out->regions[i].consecutive_hot = st ? st->consecutive_hot : 0;
+		out->regions[i].hot = st ? st->hot : false;
+		out->hot_vmas += out->regions[i].hot;
+	}
+	out->nregions = n;
+	out->tracked_vmas = (int)n;
+	out->total_vmas = (int)p->vmas.n;
+	out->seq = ++p->seq;
+	out->t_ms = (int64_t)((now - p->start_ns) / 1000000);
+	out->interval_s = (double)(now - p->last_scan_ns) / 1e9;
+	out->dirty.dirty_pages = pages;
+	out->dirty.dirty_bytes = pages * (int64_t)PG;
+	out->dirty.dirty_rate_pages_per_sec = out->interval_s > 0 ? pages / out->interval_s : 0;
+	p->cumulative_dirty_bytes += out->dirty.dirty_bytes;
+	out->dirty.cumulative_dirty_bytes = p->cumulative_dirty_bytes;
+	double elapsed = (double)(now - p->start_ns) / 1e9;
+	out->dirty.avg_dirty_rate = elapsed > 0 ? p->cumulative_dirty_bytes / elapsed : 0;
+	out->dirty.timestamp_ms = wall_ms();
+	if (p->o.record_ranges && p->nwritten) {
+		out->written = malloc(p->nwritten * sizeof(*out->written));
+		if (!out->written)
+			return -ENOMEM;
+		memcpy(out->written, p->written, p->nwritten * sizeof(*out->written));
+		out->nwritten = p->nwritten;
+	}
+	p->last_scan_ns = now;
+	out->scan_ns = scan_ns;
+	out->tick_ns = mono_ns() - t0;
+	return 0;
+}
+
+int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
+{
+	uint64_t t0 = mono_ns(), ts, now;
+	int r;
+
+	memset(out, 0, sizeof(*out));
+	if (p->released)
+		return ml_err_set(err, EBUSY, "profiling is paused for a checkpoint");
+	r = read_maps(p, err);
+	if (r) {
+		if (r == -ESRCH) {
+			out->target_exited = true;
+			ml_err_set(err, ESRCH, "the target process %d exited", (int)p->pid);
+		}
+		return r;
+	}
+	r = sync_registration(p, err);
+	if (r)
+		return r;
+	if (ensure_scratch(p))
+		return ml_err_set(err, ENOMEM, "out of memory");
+	ts = mono_ns();
+	r = scan_all(p, err);
+	now = mono_ns();
+	if (r) {
+		if (r == -ESRCH)
+			out->target_exited = true;
+		return r;
+	}
+	r = fill_sample(p, out, now, t0, now - ts);
+	if (r)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+static int setup_tracking(struct profiler *p, struct ml_err *err)
+{
+	int r = read_maps(p, err);
+
+	if (r)
+		return r;
+	r = sync_registration(p, err);
+	if (r)
+		return r;
+	p->start_ns = p->last_scan_ns = mono_ns();
+	p->cumulative_dirty_bytes = 0;
+	return 0;
+}
+
+int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *o,
+		  struct ml_err *err)
+{
+	struct profiler *p;
+	char path[64];
+	ssize_t n;
+	int r;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	p->pid = pid;
+	p->uffd = -1;
+	p->maps_fd = -1;
+	p->ps.fd = -1;
+	if (o)
+		p->o = *o;
+	if (!p->o.interval_ms)
+		p->o.interval_ms = PROFILER_DEFAULT_INTERVAL_MS;
+	if (p->o.hot_threshold == 0)
+		p->o.hot_threshold = HEAT_DEFAULT_THRESHOLD;
+	if (!p->o.hot_consecutive)
+		p->o.hot_consecutive = HEAT_DEFAULT_CONSECUTIVE;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	vma_set_init(&p->vmas);
+	if (heat_init(&p->heat, p->o.hot_threshold, p->o.hot_consecutive)) {
+		r = ml_err_set(err, EINVAL,
+			       "invalid heat parameters: threshold must be in (0, 1], consecutive in [1, %d]",
+			       HEAT_WINDOW);
+		goto fail;
+	}
+	if (!p->o.target_stopped) {
+		r = wp_check_target(pid, err);
+		if (r)
+			goto fail;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, p->exe, sizeof(p->exe) - 1);
+	p->exe[n > 0 ? n : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	p->maps_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (p->maps_fd < 0) {
+		r = ml_err_set(err, errno == ENOENT ? ESRCH : errno, "cannot open %s: %s%s", path,
+			       strerror(errno),
+			       errno == EACCES ? " (run as root or with CAP_SYS_PTRACE)" : "");
+		goto fail;
+	}
+	r = pagescan_open(&p->ps, pid, SCAN_VEC_LEN, err);
+	if (r)
+		goto fail;
+	if (!pagescan_supported()) {
+		r = ml_err_set(err, ENOTSUP,
+			       "this kernel has no PAGEMAP_SCAN ioctl: Linux 6.7 or later is needed for write tracking");
+		goto fail;
+	}
+	r = wp_attach(pid, p->o.target_stopped, &p->attach, err);
+	if (r < 0)
+		goto fail;
+	p->uffd = r;
+	r = setup_tracking(p, err);
+	if (r)
+		goto fail;
+	if (p->registered.n) {
+		r = pagescan_verify_wp(&p->ps, p->registered.r[0].start,
+				       p->registered.r[p->registered.n - 1].end, err);
+		if (r < 0)
+			goto fail;
+		if (r == 0) {
+			r = ml_err_set(err, ENOTSUP,
+				       "write-protect did not take effect on the target's VMAs (the kernel lacks async uffd-wp on anonymous memory)");
+			goto fail;
+		}
+	}
+	*out = p;
+	return 0;
+fail:
+	profiler_close(p);
+	return r;
+}
+
+static void unregister_all(struct profiler *p)
+{
+	struct vma_set cur;
+	struct ml_err e;
+
+	vma_set_init(&cur);
+	if (maps_read_fd(p->maps_fd, &p->maps_buf, &p->maps_bufsz, &cur, &e) == 0) {
+		for (size_t i = 0; i < cur.n; i++) {
+			const struct vma *v = &cur.v[i];
+
+			for (size_t k = 0; k < p->ever.n; k++) {
+				uint64_t a = p->ever.r[k].start, b = p->ever.r[k].end;
+
+				if (b <= v->start || a >= v->end)
+					continue;
+				uffd_unregister(p->uffd, a > v->start ? a : v->start,
+						b < v->end ? b : v->end, &e);
+			}
+		}
+	}
+	vma_set_free(&cur);
+	rangeset_clear(&p->ever);
+	rangeset_clear(&p->registered);
+}
+
+void profiler_close(struct profiler *p)
+{
+	if (!p)
+		return;
+	profiler_stop(p);
+	if (p->uffd >= 0) {
+		unregister_all(p);
+		close(p->uffd);	/* the last reference: the kernel drops any leftovers */
+	}
+	pagescan_close(&p->ps);
+	if (p->maps_fd >= 0)
+		close(p->maps_fd);
+	free(p->maps_buf);
+	vma_set_free(&p->vmas);
+	rangeset_free(&p->registered);
+	rangeset_free(&p->ever);
+	rangeset_free(&p->foreign);
+	heat_free(&p->heat);
+	free(p->dirty);
+	free(p->written);
+	profiler_sample_free(&p->latest);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->cond);
+	free(p);
+}
+
+void profiler_sample_free(struct profiler_sample *s)
+{
+	free(s->regions);
+	free(s->written);
+	s->regions = NULL;
+	s->written = NULL;
+	s->nregions = s->nwritten = 0;
+}
+
+int profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src)
+{
+	*dst = *src;
+	dst->regions = NULL;
+	dst->written = NULL;
+	if (src->nregions) {
+		dst->regions = malloc(src->nregions * sizeof(*dst->regions));
+		if (!dst->regions)
+			return -ENOMEM;
+		memcpy(dst->regions, src->regions, src->nregions * sizeof(*dst->regions));
+	}
+	if (src->nwritten) {
+		dst->written = malloc(src->nwritten * sizeof(*dst->written));
+		if (!dst->written) {
+			free(dst->regions);
+			dst->regions = NULL;
+			return -ENOMEM;
+		}
+		memcpy(dst->written, src->written, src->nwritten * sizeof(*dst->written));
+	}
+	return 0;
+}
+
+static void *loop(void *arg)
+{
+	struct profiler *p = arg;
+	struct timespec next;
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct profiler_sample s;
+		struct ml_err e = { 0 };
+		int r;
+
+		next.tv_sec += p->o.interval_ms / 1000;
+		next.tv_nsec += (long)(p->o.interval_ms % 1000) * 1000000L;
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		while (!p->stop_req) {
+			if (pthread_cond_timedwait(&p->cond, &p->lock, &next) == ETIMEDOUT)
+				break;
+		}
+		if (p->stop_req)
+			break;
+		pthread_mutex_unlock(&p->lock);
+		r = profiler_tick(p, &s, &e);
+		if (p->fn && (!r || s.target_exited))
+			p->fn(&s, p->fn_arg);
+		pthread_mutex_lock(&p->lock);
+		if (r) {
+			p->thread_rc = r;
+			p->thread_err = e;
+			profiler_sample_free(&s);
+			break;
+		}
+		profiler_sample_free(&p->latest);
+		p->latest = s;
+		/* a tick longer than the interval: skip missed deadlines, do not pile up */
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec + 1)
+			next = now;
+	}
+	p->running = false;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+int profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err)
+{
+	pthread_condattr_t ca;
+	int r;
+
+	if (p->thread_started)
+		return ml_err_set(err, EALREADY, "profiling is already running");
+	p->fn = fn;
+	p->fn_arg = arg;
+	p->stop_req = false;
+	p->running = true;
+	p->thread_rc = 0;
+	pthread_cond_destroy(&p->cond);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	r = pthread_create(&p->thread, NULL, loop, p);
+	if (r) {
+		p->running = false;
+		return ml_err_set(err, r, "cannot start the profiler thread: %s", strerror(r));
+	}
+	p->thread_started = true;
+	return 0;
+}
+
+void profiler_stop(struct profiler *p)
+{
+	if (!p->thread_started)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop_req = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	p->thread_started = false;
+	p->running = false;
+}
+
+bool profiler_running(struct profiler *p)
+{
+	bool r;
+
+	pthread_mutex_lock(&p->lock);
+	r = p->running;
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+int profiler_error(struct profiler *p, struct ml_err *err)
+{
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	r = p->thread_rc;
+	if (r && err)
+		*err = p->thread_err;
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+int profiler_latest(struct profiler *p, struct profiler_sample *out)
+{
+	int r;
+
+	pthread_mutex_lock(&p->lock);
+	r = profiler_sample_copy(out, &p->latest);
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+int profiler_release(struct profiler *p, struct ml_err *err)
+{
+	(void)err;
+	profiler_stop(p);
+	unregister_all(p);
+	heat_reset(&p->heat);
+	p->released = true;
+	return 0;
+}
+
+int profiler_reinit(struct profiler *p, struct ml_err *err)
+{
+	int r;
+
+	p->released = false;
+	rangeset_clear(&p->registered);
+	r = setup_tracking(p, err);
+	if (r)
+		return r;
+	p->seq = 0;
+	if (p->fn)
+		return profiler_start(p, p->fn, p->fn_arg, err);
+	return 0;
+}

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "memlens/compat.h"
+#include "memlens/uffd.h"
+
+int uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_WP_FEATURES };
+
+	if (ioctl(uffd, UFFDIO_API, &api) < 0) {
+		int e = errno;
+
+		if (e == EINVAL) {
+			uint64_t have = uffd_kernel_features();
+
+			if (!(have & UFFD_FEATURE_WP_ASYNC))
+				return ml_err_set(err, ENOTSUP,
+						  "the kernel lacks UFFD_FEATURE_WP_ASYNC (Linux 6.7 or later with CONFIG_PTE_MARKER_UFFD_WP is needed)");
+			if (!(have & UFFD_FEATURE_WP_UNPOPULATED))
+				return ml_err_set(err, ENOTSUP,
+						  "the kernel lacks UFFD_FEATURE_WP_UNPOPULATED (Linux 6.4 or later is needed)");
+		}
+		return ml_err_set(err, e, "UFFDIO_API failed: %s", strerror(e));
+	}
+	if ((api.features & UFFD_WP_FEATURES) != UFFD_WP_FEATURES)
+		return ml_err_set(err, ENOTSUP,
+				  "the kernel did not grant async write-protect (features 0x%llx)",
+				  (unsigned long long)api.features);
+	if (features_out)
+		*features_out = api.features;
+	return 0;
+}
+
+int uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
+{
+	struct uffdio_register reg = {
+		.range = { .start = start, .len = end - start },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg) < 0) {
+		int e = errno;
+
+		return ml_err_set(err, e, "UFFDIO_REGISTER %llx-%llx: %s%s",
+				  (unsigned long long)start, (unsigned long long)end, strerror(e),
+				  e == EBUSY ? " (the range belongs to another userfaultfd)" : "");
+	}
+	return 0;
+}
+
+int uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
+{
+	struct uffdio_range r = { .start = start, .len = end - start };
+
+	if (ioctl(uffd, UFFDIO_UNREGISTER, &r) < 0) {
+		int e = errno;
+
+		return ml_err_set(err, e, "UFFDIO_UNREGISTER %llx-%llx: %s",
+				  (unsigned long long)start, (unsigned long long)end, strerror(e));
+	}
+	return 0;
+}
+
+uint64_t uffd_kernel_features(void)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
+
+	if (fd < 0)
+		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return 0;
+	if (ioctl(fd, UFFDIO_API, &api) < 0)
+		api.features = 0;
+	close(fd);
+	return api.features;
+}

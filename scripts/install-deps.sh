@@ -1,0 +1,41 @@
+#!/bin/bash
+# Installs, from Debian's archive, every package memlens needs to build,
+# test, benchmark and demo. Idempotent and quiet: installs only what is
+# missing. Package lists: scripts/packages/*.txt (one package per line).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+for f in scripts/packages/*.txt; do
+	while read -r pkg _; do
+		case "$pkg" in ''|'#'*) continue ;; esac
+		if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+			missing+=("$pkg")
+		fi
+	done < "$f"
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: these Debian packages are missing: ${missing[*]}" >&2
+	echo "install-deps: run as root (sudo make test / sudo make demo) or install them with: sudo apt-get install ${missing[*]}" >&2
+	exit 1
+fi
+echo "install-deps: installing ${#missing[@]} package(s): ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+stamp=/var/lib/apt/periodic/memlens-update-stamp
+if [ ! -f "$stamp" ] || [ -n "$(find "$stamp" -mmin +360 2>/dev/null)" ]; then
+	apt-get update -qq >/dev/null
+	mkdir -p "$(dirname "$stamp")" && touch "$stamp"
+fi
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/memlens-apt.log 2>&1; then
+	# the package lists may be stale: refresh once and retry
+	apt-get update -qq >/dev/null
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/memlens-apt.log 2>&1 || {
+		echo "install-deps: apt-get install failed; see /tmp/memlens-apt.log" >&2
+		tail -n 20 /tmp/memlens-apt.log >&2
+		exit 1
+	}
+fi

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT
+/* memlens writes: the write profiler on the command line. */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cliutil.h"
+#include "command.h"
+#include "jsonw.h"
+#include "memlens/heat.h"
+#include "memlens/profiler.h"
+#include "memlens/spawn.h"
+
+static const char usage_text[] =
+	"usage: memlens writes (-p PID | -- CMD [ARGS...]) [options]\n"
+	"\n"
+	"Profile where a process writes: every interval, the pages of each writable\n"
+	"private VMA written since the last interval (userfaultfd async write-protect\n"
+	"+ PAGEMAP_SCAN), and which VMAs are hot (seed: CRIU write profiler).\n"
+	"\n"
+	"  -p, --pid PID            profile a running process\n"
+	"  -- CMD [ARGS]            start CMD and profile it from its first instruction\n"
+	"  -i, --interval MS        scan interval in milliseconds (default 1000, 10..600000)\n"
+	"  -t, --threshold RATIO    written ratio above which an interval is hot (default 0.3)\n"
+	"  -c, --consecutive N      hot intervals in a row before a VMA is hot (default 3, 1..10)\n"
+	"  -d, --duration SEC       stop after SEC seconds (default: Ctrl-C or target exit)\n"
+	"  -a, --all                list every tracked VMA, not only written or hot ones\n"
+	"      --json               JSON Lines on stdout: one \"interval\" object per interval,\n"
+	"                           then one \"summary\" object\n"
+	"      --record FILE        also write each interval's written page ranges to FILE\n"
+	"                           (JSON Lines, see README; input of migrate-model and report)\n"
+	"  -q, --quiet              human output: print only the summary\n"
+	"  -h, --help               this text\n"
+	"\n"
+	"The target is never stopped except for ~1 ms while a userfaultfd is created in\n"
+	"it; on exit every registration is removed and it holds no extra fd or mapping.\n";
+
+struct writes_ctx {
+	bool json, all, quiet;
+	FILE *record;
+	pid_t pid;
+	pthread_mutex_t out_lock;
+	struct profiler_sample last;
+	bool have_last;
+	uint64_t intervals;
+	int64_t max_dirty_pages;
+};
+
+static void emit_region_json(struct jw *w, const struct profiler_region *r)
+{
+	jw_obj(w);
+	jw_khex(w, "start_addr", r->start);
+	jw_khex(w, "end_addr", r->end);
+	jw_kstr(w, "kind", vma_kind_name(r->kind));
+	jw_kuint(w, "total_pages", r->total_pages);
+	jw_kuint(w, "dirty_pages", r->dirty_pages);
+	jw_kdbl(w, "written_ratio", r->written_ratio);
+	jw_kint(w, "consecutive_hot", r->consecutive_hot);
+	jw_kbool(w, "hot", r->hot);
+	jw_obj_end(w);
+}
+
+static void emit_dirty_json(struct jw *w, const struct profiler_dirty *d)
+{
+	jw_key(w, "dirty");
+	jw_obj(w);
+	jw_kint(w, "dirty_pages", d->dirty_pages);
+	jw_kint(w, "dirty_bytes", d->dirty_bytes);
+	jw_kdbl(w, "dirty_rate_pages_per_sec", d->dirty_rate_pages_per_sec);
+	jw_kint(w, "cumulative_dirty_bytes", d->cumulative_dirty_bytes);
+	jw_kdbl(w, "avg_dirty_rate", d->avg_dirty_rate);
+	jw_kint(w, "timestamp_ms", d->timestamp_ms);
+	jw_obj_end(w);
+}
+
+static void emit_interval_json(FILE *f, const struct writes_ctx *c,
+			       const struct profiler_sample *s, bool with_written)
+{
+	struct jw w;
+
+	jw_init(&w, f);
+	jw_obj(&w);
+	jw_kstr(&w, "type", "interval");
+	jw_kint(&w, "pid", c->pid);
+	jw_kuint(&w, "seq", s->seq);
+	jw_kint(&w, "t_ms", s->t_ms);
+	jw_kdbl(&w, "interval_s", s->interval_s);
+	jw_kint(&w, "total_vmas", s->total_vmas);
+	jw_kint(&w, "tracked_vmas", s->tracked_vmas);
+	jw_kint(&w, "hot_vmas", s->hot_vmas);
+	jw_kuint(&w, "tick_us", s->tick_ns / 1000);
+	emit_dirty_json(&w, &s->dirty);
+	jw_key(&w, "regions");
+	jw_arr(&w);
+	for (size_t i = 0; i < s->nregions; i++)
+		emit_region_json(&w, &s->regions[i]);
+	jw_arr_end(&w);
+	if (with_written) {
+		jw_key(&w, "written");
+		jw_arr(&w);
+		for (size_t i = 0; i < s->nwritten; i++) {
+			jw_arr(&w);
+			jw_hex(&w, s->written[i].start);
+			jw_hex(&w, s->written[i].end);
+			jw_arr_end(&w);
+		}
+		jw_arr_end(&w);
+	}
+	jw_obj_end(&w);
+}
+
+static void print_table(const struct writes_ctx *c, const struct profiler_sample *s)
+{
+	char b1[16], b2[16], b3[16];
+	size_t shown = 0;
+
+	printf("interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms\n",
+	       (unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
+	       s->hot_vmas, s->tick_ns / 1e6);
+	for (size_t i = 0; i < s->nregions; i++) {
+		const struct profiler_region *r = &s->regions[i];
+
+		if (!c->all && !r->dirty_pages && !r->hot && !r->consecutive_hot)
+			continue;
+		if (!shown++)
+			printf("  %-33s %-9s %8s %8s %6s %4s %s\n", "RANGE", "KIND", "SIZE", "DIRTY",
+			       "RATIO", "CONS", "HOT");
+		printf("  %016llx-%016llx %-9s %8s %8llu %6.3f %4d %s\n",
+		       (unsigned long long)r->start, (unsigned long long)r->end,
+		       vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
+		       (unsigned long long)r->dirty_pages, r->written_ratio, r->consecutive_hot,
+		       r->hot ? "HOT" : "");
+	}
+	if (!shown)
+		printf("  (no writes)\n");
+	printf("  dirty: %lld pages (%s) in %.2f s = %.0f pages/s; cumulative %s, avg %s/s\n\n",
+	       (long long)s->dirty.dirty_pages,
+	       fmt_bytes((uint64_t)s->dirty.dirty_bytes, b1, sizeof(b1)), s->interval_s,
+	       s->dirty.dirty_rate_pages_per_sec,
+	       fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b2, sizeof(b2)),
+	       fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b3, sizeof(b3)));
+	fflush(stdout);
+}
+
+static void on_tick(const struct profiler_sample *s, void *arg)
+{
+	struct writes_ctx *c = arg;
+
+	if (s->target_exited && !s->nregions)
+		return;
+	pthread_mutex_lock(&c->out_lock);
+	if (c->json)
+		emit_interval_json(stdout, c, s, false);
+	else if (!c->quiet)
+		print_table(c, s);
+	if (c->record)
+		emit_interval_json(c->record, c, s, true);
+	profiler_sample_free(&c->last);
+	if (!profiler_sample_copy(&c->last, s))
+		c->have_last = true;
+	c->intervals++;
+	if (s->dirty.dirty_pages > c->max_dirty_pages)
+		c->max_dirty_pages = s->dirty.dirty_pages;
+	pthread_mutex_unlock(&c->out_lock);
+}
+
+static void print_summary(struct writes_ctx *c, const char *why)
+{
+	const struct profiler_sample *s = &c->last;
+	char b1[16], b2[16];
+
+	if (c->json) {
+		struct jw w;
+
+		jw_init(&w, stdout);
+		jw_obj(&w);
+		jw_kstr(&w, "type", "summary");
+		jw_kint(&w, "pid", c->pid);
+		jw_kuint(&w, "intervals", c->intervals);
+		jw_kint(&w, "total_vmas", c->have_last ? s->total_vmas : 0);
+		jw_kint(&w, "tracked_vmas", c->have_last ? s->tracked_vmas : 0);
+		jw_kint(&w, "hot_vmas", c->have_last ? s->hot_vmas : 0);
+		jw_kstr(&w, "stopped_because", why);
+		jw_key(&w, "regions");
+		jw_arr(&w);
+		for (size_t i = 0; c->have_last && i < s->nregions; i++)
+			if (s->regions[i].hot)
+				emit_region_json(&w, &s->regions[i]);
+		jw_arr_end(&w);
+		struct profiler_dirty zero = { 0 };
+		emit_dirty_json(&w, c->have_last ? &s->dirty : &zero);
+		jw_obj_end(&w);
+		return;
+	}
+	printf("summary: pid %d, %llu intervals, stopped because %s\n", (int)c->pid,
+	       (unsigned long long)c->intervals, why);
+	if (!c->have_last)
+		return;
+	printf("  VMAs %d, tracked %d, hot %d; cumulative written %s, average %s/s\n",
+	       s->total_vmas, s->tracked_vmas, s->hot_vmas,
+	       fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b1, sizeof(b1)),
+	       fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b2, sizeof(b2)));
+	for (size_t i = 0; i < s->nregions; i++) {
+		const struct profiler_region *r = &s->regions[i];
+
+		if (r->hot)
+			printf("  HOT %016llx-%016llx %-9s %8s ratio %.3f for %d intervals\n",
+			       (unsigned long long)r->start, (unsigned long long)r->end,
+			       vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
+			       r->written_ratio, r->consecutive_hot);
+	}
+}
+
+enum { OPT_JSON = 1000, OPT_RECORD };
+
+int cmd_writes(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "consecutive", required_argument, NULL, 'c' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "record", required_argument, NULL, OPT_RECORD },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct profiler_opts po = { 0 };
+	struct writes_ctx c = { 0 };
+	struct profiler *p = NULL;
+	struct ml_err err = { 0 };
+	const char *record_path = NULL, *why = "interrupted";
+	double duration = 0;
+	sigset_t sigs;
+	pid_t pid = 0, child = 0;
+	int opt, r, rc = EXIT_OK;
+	long v;
+
+	while ((opt = getopt_long(argc, argv, "+p:i:t:c:d:aqh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (parse_pid(optarg, &pid)) {
+				cli_error("writes", "invalid pid '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'i':
+			if (parse_long(optarg, 10, 600000, &v)) {
+				cli_error("writes", "--interval must be 10..600000 ms, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			po.interval_ms = (unsigned int)v;
+			break;
+		case 't':
+			if (parse_double(optarg, 1e-9, 1.0, &po.hot_threshold)) {
+				cli_error("writes", "--threshold must be a ratio in (0, 1], not '%s'",
+					  optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'c':
+			if (parse_long(optarg, 1, HEAT_WINDOW, &v)) {
+				cli_error("writes", "--consecutive must be 1..%d, not '%s'", HEAT_WINDOW,
+					  optarg);
+				return EXIT_USAGE;
+			}
+			po.hot_consecutive = (int)v;
+			break;
+		case 'd':
+			if (parse_double(optarg, 0.001, 31536000, &duration)) {
+				cli_error("writes", "--duration must be a number of seconds, not '%s'",
+					  optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			c.all = true;
+			break;
+		case 'q':
+			c.quiet = true;
+			break;
+		case OPT_JSON:
+			c.json = true;
+			break;
+		case OPT_RECORD:
+			record_path = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return EXIT_OK;
+		default:
+			fputs(usage_text, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if ((pid && optind < argc) || (!pid && optind >= argc)) {
+		cli_error("writes", "give either -p PID or -- CMD [ARGS] (see --help)");
+		return EXIT_USAGE;
+	}
+	if (record_path) {
+		c.record = fopen(record_path, "we");
+		if (!c.record) {
+			cli_error("writes", "cannot write the record file %s: %s", record_path,
+				  strerror(errno));
+			return EXIT_FAIL;
+		}
+		po.record_ranges = true;
+	}
+	pthread_mutex_init(&c.out_lock, NULL);
+	cli_block_signals(&sigs);
+	if (!pid) {
+		child = spawn_stopped(argv + optind, &err);
+		if (child < 0) {
+			cli_error("writes", "%s", err.msg);
+			rc = err.code == ENOENT ? 127 : EXIT_FAIL;
+			goto out;
+		}
+		pid = child;
+		po.target_stopped = true;
+	}
+	c.pid = pid;
+	r = profiler_open(&p, pid, &po, &err);
+	if (r) {
+		cli_error("writes", "%s", err.msg);
+		rc = exit_code_for(r);
+		if (child) {
+			spawn_release(child, NULL);
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+		goto out;
+	}
+	if (!c.json && !c.quiet) {
+		const struct attach_stats *st = profiler_attach_stats(p);
+
+		printf("profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); target stopped %.2f ms for setup. Ctrl-C to stop.\n\n",
+		       (int)pid, profiler_options(p)->interval_ms, profiler_options(p)->hot_threshold,
+		       profiler_options(p)->hot_consecutive, st->stopped_ns / 1e6);
+		fflush(stdout);
+	}
+	r = profiler_start(p, on_tick, &c, &err);
+	if (r) {
+		cli_error("writes", "%s", err.msg);
+		rc = EXIT_FAIL;
+		goto out_close;
+	}
+	uint64_t t0 = cli_now_ns();
+	for (;;) {
+		int sig = cli_wait_signal(&sigs, 50);
+
+		if (sig) {
+			why = "interrupted";
+			break;
+		}
+		if (!profiler_running(p)) {
+			struct ml_err e2 = { 0 };
+			int er = profiler_error(p, &e2);
+
+			if (er == -ESRCH) {
+				why = "the target exited";
+				if (!c.json)
+					fprintf(stderr, "memlens writes: the target process %d exited; profiling stopped\n",
+						(int)pid);
+			} else {
+				why = "error";
+				cli_error("writes", "%s", e2.msg);
+				rc = exit_code_for(er);
+			}
+			break;
+		}
+		if (duration > 0 && (cli_now_ns() - t0) / 1e9 >= duration) {
+			why = "the duration elapsed";
+			break;
+		}
+	}
+	profiler_stop(p);
+	print_summary(&c, why);
+out_close:
+	profiler_close(p);
+	if (child) {
+		int status;
+
+		if (strcmp(why, "the target exited") && rc == EXIT_OK) {
+			/* we started it: let it finish on its own terms */
+			if (strcmp(why, "interrupted"))
+				kill(child, SIGTERM);
+		}
+		if (waitpid(child, &status, 0) == child && rc == EXIT_OK &&
+		    !strcmp(why, "the target exited") && WIFEXITED(status))
+			rc = WEXITSTATUS(status);
+	}
+out:
+	if (c.record)
+		fclose(c.record);
+	profiler_sample_free(&c.last);
+	return rc;
+}
+
+MEMLENS_COMMAND(writes, "writes", 10, "where a process writes: per-VMA written pages, hot VMAs",
+		cmd_writes);

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+#include <math.h>
+#include <inttypes.h>
+
+#include "jsonw.h"
+
+void jw_init(struct jw *w, FILE *f)
+{
+	w->f = f;
+	w->depth = 0;
+	w->first[0] = true;
+}
+
+/* Comma before a value that is not the first of its container (keys do it). */
+static void sep(struct jw *w)
+{
+	if (w->depth > 0 && !w->first[w->depth])
+		fputc(',', w->f);
+	w->first[w->depth] = false;
+}
+
+static void open_c(struct jw *w, char c)
+{
+	sep(w);
+	fputc(c, w->f);
+	if (w->depth < 31)
+		w->depth++;
+	w->first[w->depth] = true;
+}
+
+static void close_c(struct jw *w, char c)
+{
+	fputc(c, w->f);
+	if (w->depth > 0)
+		w->depth--;
+	if (w->depth == 0) {
+		fputc('\n', w->f);
+		fflush(w->f);
+		w->first[0] = true;
+	}
+}
+
+void jw_obj(struct jw *w)
+{
+	open_c(w, '{');
+}
+
+void jw_obj_end(struct jw *w)
+{
+	close_c(w, '}');
+}
+
+void jw_arr(struct jw *w)
+{
+	open_c(w, '[');
+}
+
+void jw_arr_end(struct jw *w)
+{
+	close_c(w, ']');
+}
+
+static void raw_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void jw_key(struct jw *w, const char *k)
+{
+	sep(w);
+	raw_str(w->f, k);
+	fputc(':', w->f);
+	w->first[w->depth] = true;	/* the value that follows takes no comma */
+}
+
+static void after_value(struct jw *w)
+{
+	w->first[w->depth] = false;
+}
+
+void jw_str(struct jw *w, const char *s)
+{
+	sep(w);
+	raw_str(w->f, s ? s : "");
+	after_value(w);
+}
+
+void jw_int(struct jw *w, int64_t v)
+{
+	sep(w);
+	fprintf(w->f, "%" PRId64, v);
+	after_value(w);
+}
+
+void jw_uint(struct jw *w, uint64_t v)
+{
+	sep(w);
+	fprintf(w->f, "%" PRIu64, v);
+	after_value(w);
+}
+
+void jw_dbl(struct jw *w, double v)
+{
+	sep(w);
+	if (isfinite(v))
+		fprintf(w->f, "%.10g", v);
+	else
+		fputs("null", w->f);
+	after_value(w);
+}
+
+void jw_bool(struct jw *w, bool v)
+{
+	sep(w);
+	fputs(v ? "true" : "false", w->f);
+	after_value(w);
+}
+
+void jw_null(struct jw *w)
+{
+	sep(w);
+	fputs("null", w->f);
+	after_value(w);
+}
+
+void jw_hex(struct jw *w, uint64_t v)
+{
+	sep(w);
+	fprintf(w->f, "\"0x%" PRIx64 "\"", v);
+	after_value(w);
+}
+
+void jw_kstr(struct jw *w, const char *k, const char *s)
+{
+	jw_key(w, k);
+	jw_str(w, s);
+}
+
+void jw_kint(struct jw *w, const char *k, int64_t v)
+{
+	jw_key(w, k);
+	jw_int(w, v);
+}
+
+void jw_kuint(struct jw *w, const char *k, uint64_t v)
+{
+	jw_key(w, k);
+	jw_uint(w, v);
+}
+
+void jw_kdbl(struct jw *w, const char *k, double v)
+{
+	jw_key(w, k);
+	jw_dbl(w, v);
+}
+
+void jw_kbool(struct jw *w, const char *k, bool v)
+{
+	jw_key(w, k);
+	jw_bool(w, v);
+}
+
+void jw_khex(struct jw *w, const char *k, uint64_t v)
+{
+	jw_key(w, k);
+	jw_hex(w, v);
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "command.h"
+
+#ifndef MEMLENS_VERSION
+#define MEMLENS_VERSION "0.1.0"
+#endif
+
+extern const struct memlens_cmd __start_memlens_cmds[];
+extern const struct memlens_cmd __stop_memlens_cmds[];
+
+int exit_code_for(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return EXIT_OK;
+	case ESRCH:
+	case ECHILD:
+		return EXIT_NOTARGET;
+	case EPERM:
+	case EACCES:
+		return EXIT_PERM;
+	case ENOTSUP:
+	case ENOSYS:
+	case ENOTTY:
+		return EXIT_NOFEATURE;
+	case EINVAL:
+		return EXIT_USAGE;
+	default:
+		return EXIT_FAIL;
+	}
+}
+
+static int cmp_cmd(const void *a, const void *b)
+{
+	const struct memlens_cmd *x = *(const struct memlens_cmd *const *)a;
+	const struct memlens_cmd *y = *(const struct memlens_cmd *const *)b;
+
+	return x->order != y->order ? x->order - y->order : strcmp(x->name, y->name);
+}
+
+static void usage(FILE *f)
+{
+	const struct memlens_cmd *c;
+	const struct memlens_cmd *list[64];
+	size_t n = 0;
+
+	for (c = __start_memlens_cmds; c < __stop_memlens_cmds && n < 64; c++)
+		list[n++] = c;
+	qsort(list, n, sizeof(list[0]), cmp_cmd);
+	fprintf(f, "usage: memlens <command> [options]\n\n"
+		   "memlens looks at a running process's memory: where it writes, what the\n"
+		   "kernel does to it, and what it looks like, fast and without disturbing it.\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "  %-14s %s\n", list[i]->name, list[i]->summary);
+	fprintf(f, "\n'memlens <command> --help' describes a command's options.\n"
+		   "Exit status: 0 ok, 1 failed, 2 bad usage or input, 3 no such target or it\n"
+		   "exited, 4 permission denied, 5 the kernel lacks a needed feature.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const struct memlens_cmd *c;
+
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("memlens %s\n", MEMLENS_VERSION);
+		return EXIT_OK;
+	}
+	for (c = __start_memlens_cmds; c < __stop_memlens_cmds; c++)
+		if (!strcmp(c->name, argv[1]))
+			return c->run(argc - 1, argv + 1);
+	fprintf(stderr, "memlens: unknown command '%s'; 'memlens --help' lists the commands\n",
+		argv[1]);
+	return EXIT_USAGE;
+}

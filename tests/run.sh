@@ -1,0 +1,54 @@
+#!/bin/bash
+# Runs every test and ends with "N passed, N failed, N skipped".
+# Test programs print "ok - NAME", "not ok - NAME" or "skip - NAME: reason";
+# a program that dies without saying so counts as one failure.
+# TESTS=pattern runs only matching test programs.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+export MEMLENS="$PWD/$BUILD/memlens" WORKLOADS="$PWD/$BUILD/workloads"
+pass=0 fail=0 skip=0
+failed_names=()
+log_dir=$BUILD/test-logs
+mkdir -p "$log_dir"
+
+run_one() {	# $1: label, rest: command
+	local label=$1; shift
+	local log="$log_dir/$(echo "$label" | tr '/ ' '__').log"
+	local t0=$SECONDS
+	timeout --kill-after=10 "${TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1
+	local rc=$?
+	local p f s
+	p=$(grep -c '^ok - ' "$log"); f=$(grep -c '^not ok - ' "$log"); s=$(grep -c '^skip - ' "$log")
+	grep -E '^(ok|not ok|skip) - |^#' "$log" | sed "s|^|[$label] |"
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "[$label] not ok - $label exited with status $rc (log: $log)"
+		tail -n 20 "$log" | sed "s|^|[$label]   |"
+		f=$((f + 1))
+	fi
+	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+	[ "$f" -gt 0 ] && failed_names+=("$label")
+	echo "[$label] $p passed, $f failed, $s skipped ($((SECONDS - t0)) s)"
+}
+
+want() { [ -z "${TESTS:-}" ] || [[ "$1" == *${TESTS}* ]]; }
+
+for t in "$BUILD"/tests/unit/*; do
+	[ -x "$t" ] && want "$t" && run_one "unit/$(basename "$t")" "$t"
+done
+for t in "$BUILD"/tests/asan/*; do
+	[ -x "$t" ] && want "$t" && ASAN_OPTIONS=detect_leaks=1 run_one "asan/$(basename "$t")" "$t"
+done
+for t in "$BUILD"/tests/integration/*; do
+	[ -x "$t" ] && want "$t" && run_one "integration/$(basename "$t")" "$t"
+done
+for t in tests/integration/*.sh tests/*/test_*.sh; do
+	[ -f "$t" ] && want "$t" && run_one "${t#tests/}" bash "$t"
+done
+
+echo
+if [ ${#failed_names[@]} -gt 0 ]; then
+	echo "failing: ${failed_names[*]}"
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
