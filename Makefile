@@ -4,6 +4,7 @@
 # subcommands), workloads/ -> build/workloads/*, tests/ -> build/tests/*.
 # Optional parts (eBPF tracers, the gRPC agent) add themselves in mk/*.mk.
 
+.DEFAULT_GOAL := all
 CC      ?= cc
 BUILD   := build
 CFLAGS  ?= -O2 -g
@@ -55,10 +56,19 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmemlens.a tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmemlens.a $(LDLIBS)
 
-# the unit tests again, with the library compiled in, under ASan+UBSan
-$(BUILD)/tests/asan/%: tests/unit/%.c $(LIB_SRCS) tests/harness.h
+# the unit tests again, with an instrumented library, under ASan+UBSan
+ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
+$(BUILD)/asan/%.o: %.c | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(LIB_SRCS) $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -c $< -o $@
+
+$(BUILD)/asan/libmemlens.a: $(ASAN_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/asan/%: tests/unit/%.c $(BUILD)/asan/libmemlens.a tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(BUILD)/asan/libmemlens.a $(LDLIBS)
 
 $(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/libmemlens.a tests/harness.h
 	@mkdir -p $(dir $@)
@@ -97,3 +107,11 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# libFuzzer harnesses (clang): make fuzz, then run build/fuzz/<name> CORPUS
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+.PHONY: fuzz
+fuzz: $(FUZZ_BINS)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LDLIBS)

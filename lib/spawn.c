@@ -81,8 +81,19 @@ pid_t spawn_stopped(char *const argv[], struct ml_err *err)
 						  strerror(child_errno));
 			return ml_err_set(err, ECHILD, "'%s' exited before it started", argv[0]);
 		}
-		if (WIFSTOPPED(status) && status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+		if (WIFSTOPPED(status) && status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+			/*
+			 * At the exec event execve() has not stored its return
+			 * value yet: registers changed now would be overwritten.
+			 * Run on to its syscall-exit stop; the new program has
+			 * still executed nothing.
+			 */
+			if (ptrace(PTRACE_SYSCALL, pid, NULL, NULL) < 0)
+				break;
+			while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR)
+				;
 			break;
+		}
 		/* pass any other signal on */
 		ptrace(PTRACE_CONT, pid, NULL,
 		       (void *)(long)(status >> 16 ? 0 : WSTOPSIG(status)));

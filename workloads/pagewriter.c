@@ -2,7 +2,8 @@
 /*
  * pagewriter: a test target that touches exactly the pages it is told to.
  * Reads commands on stdin, one per line, answers each with a line:
- *   map NAME PAGES          mmap PAGES anonymous rw pages -> "mapped NAME 0xS 0xE"
+ *   map NAME PAGES          mmap PAGES anonymous rw pages between two PROT_NONE guard
+ *                           pages (so the VMA is exactly PAGES) -> "mapped NAME 0xS 0xE"
  *   write NAME STEP [OFF] [COUNT]   write pages i = OFF, OFF+STEP, ... -> "wrote N"
  *   read NAME               read every page -> "read N"
  *   ro NAME                 mprotect read-only -> "ok"
@@ -20,7 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define MAXR 64
+#define MAXR 256
 #define PG 4096UL
 
 static struct {
@@ -93,13 +94,16 @@ int main(void)
 				printf("error\n");
 				continue;
 			}
-			regs[i].p = mmap(NULL, a * PG, PROT_READ | PROT_WRITE,
-					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			/* guard pages on both sides: the VMA never merges with a neighbour */
+			regs[i].p = mmap(NULL, (a + 2) * PG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+					 -1, 0);
 			if (regs[i].p == MAP_FAILED) {
 				regs[i].p = NULL;
 				printf("error\n");
 				continue;
 			}
+			regs[i].p += PG;
+			mprotect(regs[i].p, a * PG, PROT_READ | PROT_WRITE);
 			snprintf(regs[i].name, sizeof(regs[i].name), "%s", name);
 			regs[i].pages = a;
 			printf("mapped %s %p %p\n", name, (void *)regs[i].p,

@@ -1,0 +1,14 @@
+#!/bin/bash
+# make bench: every bench/*.sh in turn. BENCH=pattern runs only matching ones.
+set -u
+cd "$(dirname "$0")/.."
+export BUILD=${BUILD:-build}
+export MEMLENS="$PWD/$BUILD/memlens" WORKLOADS="$PWD/$BUILD/workloads"
+rc=0
+for b in bench/*.sh; do
+	[ "$b" = bench/run.sh ] && continue
+	[ -n "${BENCH:-}" ] && [[ "$b" != *${BENCH}* ]] && continue
+	echo "=== $b"
+	bash "$b" || rc=1
+done
+exit $rc

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The write profiler against real processes (workloads/pagewriter): exact
+ * written-page counts, idle intervals, new and removed VMAs, a VMA replaced
+ * at the same address, hot -> cold, multi-threaded targets, target exit,
+ * and a clean detach (no uw VMAs, no uffd fd, the same maps).
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "harness.h"
+#include "integration/target.h"
+#include "memlens/profiler.h"
+
+static struct target T;
+static struct profiler *P;
+
+static void start_target(void)
+{
+	char *argv[] = { "pagewriter", NULL };
+
+	REQUIRE(target_start(&T, workload("pagewriter"), argv) == 0);
+	REQUIRE(target_cmd(&T, "pid") != NULL);
+}
+
+static void open_profiler(double thr, int cons, bool record)
+{
+	struct profiler_opts o = { .hot_threshold = thr, .hot_consecutive = cons,
+				   .record_ranges = record };
+	struct ml_err err = { 0 };
+	int r = profiler_open(&P, T.pid, &o, &err);
+
+	REQUIRE_MSG(r == 0, "profiler_open: %s", err.msg);
+}
+
+static void finish(void)
+{
+	if (P)
+		profiler_close(P);
+	P = NULL;
+	target_stop(&T);
+}
+
+static const struct profiler_region *region_at(const struct profiler_sample *s, uint64_t start)
+{
+	for (size_t i = 0; i < s->nregions; i++)
+		if (s->regions[i].start <= start && start < s->regions[i].end)
+			return &s->regions[i];
+	return NULL;
+}
+
+static void tick(struct profiler_sample *s)
+{
+	struct ml_err err = { 0 };
+	int r = profiler_tick(P, s, &err);
+
+	REQUIRE_MSG(r == 0, "profiler_tick: %s", err.msg);
+}
+
+static void test_exact_counts_and_idle(void)
+{
+	struct profiler_sample s;
+	uint64_t a, b;
+
+	start_target();
+	REQUIRE(target_map(&T, "A", 1000, &a, &b) == 0);
+	REQUIRE(target_cmd(&T, "write A 1"));	/* populate every page */
+	open_profiler(0, 0, false);
+
+	tick(&s);	/* nothing written since the baseline */
+	CHECK_EQ(s.dirty.dirty_pages, 0);
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->total_pages, 1000);
+	profiler_sample_free(&s);
+
+	CHECK_STR(target_cmd(&T, "write A 3"), "wrote 334");
+	tick(&s);
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->dirty_pages, 334);
+	CHECK(region_at(&s, a)->written_ratio > 0.333 && region_at(&s, a)->written_ratio < 0.335);
+	/* the target's own stack, stdio and libc data were written too */
+	CHECK(s.dirty.dirty_pages >= 334);
+	CHECK_EQ(s.dirty.dirty_bytes, s.dirty.dirty_pages * 4096);
+	CHECK_EQ(s.dirty.cumulative_dirty_bytes, s.dirty.dirty_bytes);
+	int64_t cum = s.dirty.cumulative_dirty_bytes;
+	profiler_sample_free(&s);
+
+	tick(&s);	/* immediate rescan of an idle target: nothing at all */
+	CHECK_EQ(s.dirty.dirty_pages, 0);
+	CHECK_EQ(s.dirty.cumulative_dirty_bytes, cum);
+	profiler_sample_free(&s);
+
+	/* reads do not count, first touches of untouched pages do */
+	REQUIRE(target_cmd(&T, "read A"));
+	REQUIRE(target_map(&T, "B", 64, &a, &b) == 0);
+	tick(&s);	/* B registered now */
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
+	profiler_sample_free(&s);
+	CHECK_STR(target_cmd(&T, "write B 2"), "wrote 32");
+	tick(&s);
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->dirty_pages, 32);
+	profiler_sample_free(&s);
+	finish();
+}
+
+static void test_new_and_removed_vmas(void)
+{
+	struct profiler_sample s;
+	uint64_t a, b, c, d;
+
+	start_target();
+	open_profiler(0, 0, false);
+	REQUIRE(target_map(&T, "N", 128, &a, &b) == 0);
+	tick(&s);
+	CHECK(region_at(&s, a) != NULL);
+	profiler_sample_free(&s);
+	CHECK_STR(target_cmd(&T, "write N 1"), "wrote 128");
+	tick(&s);
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->dirty_pages, 128);
+	profiler_sample_free(&s);
+
+	CHECK_STR(target_cmd(&T, "unmap N"), "ok");
+	tick(&s);
+	CHECK(region_at(&s, a) == NULL);
+	profiler_sample_free(&s);
+
+	/* read-only VMAs are not tracked, so never hot */
+	REQUIRE(target_map(&T, "R", 32, &c, &d) == 0);
+	REQUIRE(target_cmd(&T, "write R 1"));
+	CHECK_STR(target_cmd(&T, "ro R"), "ok");
+	tick(&s);
+	CHECK(region_at(&s, c) == NULL);
+	profiler_sample_free(&s);
+	finish();
+}
+
+static void test_replaced_vma_same_address(void)
+{
+	struct profiler_sample s;
+	uint64_t a, b, a2, b2;
+	char want[64];
+
+	start_target();
+	REQUIRE(target_map(&T, "D", 100, &a, &b) == 0);
+	open_profiler(0, 0, false);
+	tick(&s);
+	profiler_sample_free(&s);
+	/* munmap + mmap at the same place: the new VMA is not registered */
+	const char *ans = target_cmd(&T, "remap D");
+	snprintf(want, sizeof(want), "mapped D %#llx", (unsigned long long)a);
+	REQUIRE(ans && !strncmp(ans, want, strlen(want)));
+	(void)a2;
+	(void)b2;
+	CHECK_STR(target_cmd(&T, "write D 1"), "wrote 100");
+	tick(&s);	/* detects the replacement, registers and baselines it */
+	profiler_sample_free(&s);
+	CHECK_STR(target_cmd(&T, "write D 1"), "wrote 100");
+	tick(&s);
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->dirty_pages, 100);
+	profiler_sample_free(&s);
+	finish();
+}
+
+static void test_hot_then_cold(void)
+{
+	struct profiler_sample s;
+	uint64_t a, b;
+
+	start_target();
+	REQUIRE(target_map(&T, "H", 200, &a, &b) == 0);
+	REQUIRE(target_cmd(&T, "write H 1"));
+	open_profiler(0.3, 2, false);
+	for (int i = 1; i <= 3; i++) {
+		CHECK_STR(target_cmd(&T, "write H 2"), "wrote 100");	/* ratio 0.5 */
+		tick(&s);
+		REQUIRE(region_at(&s, a));
+		CHECK_EQ(region_at(&s, a)->consecutive_hot, i);
+		CHECK(region_at(&s, a)->hot == (i >= 2));
+		profiler_sample_free(&s);
+	}
+	CHECK_STR(target_cmd(&T, "write H 10"), "wrote 20");	/* ratio 0.1: cold */
+	tick(&s);
+	REQUIRE(region_at(&s, a));
+	CHECK(!region_at(&s, a)->hot);
+	CHECK_EQ(region_at(&s, a)->consecutive_hot, 0);
+	profiler_sample_free(&s);
+	finish();
+}
+
+static void test_multithreaded_target(void)
+{
+	struct profiler_sample s;
+	const char *ans;
+	uint64_t total = 0;
+
+	start_target();
+	ans = target_cmd(&T, "threads 4");
+	REQUIRE(ans && !strcmp(ans, "ok"));
+	open_profiler(0, 0, true);
+	usleep(100000);
+	tick(&s);
+	profiler_sample_free(&s);
+	usleep(200000);
+	tick(&s);
+	for (size_t i = 0; i < s.nwritten; i++)
+		total += (s.written[i].end - s.written[i].start) / 4096;
+	/* 4 threads x 16 pages rewritten every ms, plus their stacks */
+	CHECK(total >= 64);
+	CHECK_EQ((int64_t)total, s.dirty.dirty_pages);
+	profiler_sample_free(&s);
+	/* the target's threads are still running and it still answers */
+	CHECK(target_cmd(&T, "pid") != NULL);
+	finish();
+}
+
+static void test_target_exit(void)
+{
+	struct profiler_sample s;
+	struct ml_err err = { 0 };
+	int status, r;
+
+	start_target();
+	open_profiler(0, 0, false);
+	tick(&s);
+	profiler_sample_free(&s);
+	fputs("exit\n", T.in);
+	fflush(T.in);
+	waitpid(T.pid, &status, 0);
+	r = profiler_tick(P, &s, &err);
+	CHECK_EQ(r, -ESRCH);
+	CHECK(s.target_exited);
+	CHECK(strstr(err.msg, "exited") != NULL);
+	profiler_sample_free(&s);
+	profiler_close(P);
+	P = NULL;
+	T.pid = 0;
+	fclose(T.in);
+	fclose(T.out);
+	T.in = T.out = NULL;
+}
+
+static void test_clean_detach(void)
+{
+	struct profiler_sample s;
+	char path[64], *before, *after;
+	uint64_t a, b;
+
+	start_target();
+	REQUIRE(target_map(&T, "C", 256, &a, &b) == 0);
+	REQUIRE(target_cmd(&T, "write C 1"));
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)T.pid);
+	before = read_file(path);
+	open_profiler(0, 0, false);
+	CHECK(count_uw_vmas(T.pid) > 0);
+	CHECK_EQ(count_uffd_fds(T.pid), 0);	/* the target never keeps the uffd */
+	REQUIRE(target_cmd(&T, "write C 2"));
+	tick(&s);
+	profiler_sample_free(&s);
+	profiler_close(P);
+	P = NULL;
+	CHECK_EQ(count_uw_vmas(T.pid), 0);
+	CHECK_EQ(count_uffd_fds(T.pid), 0);
+	after = read_file(path);
+	REQUIRE(before && after);
+	CHECK_STR(after, before);
+	/* and it still works */
+	CHECK_STR(target_cmd(&T, "write C 1"), "wrote 256");
+	free(before);
+	free(after);
+	finish();
+}
+
+static void test_attach_errors(void)
+{
+	struct ml_err err = { 0 };
+	struct profiler *p = NULL;
+	int r;
+
+	r = profiler_open(&p, 999999, NULL, &err);
+	CHECK_EQ(r, -ESRCH);
+	CHECK(strstr(err.msg, "no process") != NULL);
+	r = profiler_open(&p, 2, NULL, &err);	/* kthreadd */
+	CHECK_EQ(r, -EINVAL);
+	CHECK(strstr(err.msg, "kernel thread") != NULL);
+	r = profiler_open(&p, getpid(), NULL, &err);
+	CHECK_EQ(r, -EINVAL);
+	struct profiler_opts o = { .hot_threshold = 1.5 };
+	start_target();
+	r = profiler_open(&p, T.pid, &o, &err);
+	CHECK_EQ(r, -EINVAL);
+	CHECK(strstr(err.msg, "threshold") != NULL);
+	finish();
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("skip - test_profiler: needs root (ptrace and /proc/PID/pagemap of another process)\n");
+		return 0;
+	}
+	RUN(test_exact_counts_and_idle);
+	RUN(test_new_and_removed_vmas);
+	RUN(test_replaced_vma_same_address);
+	RUN(test_hot_then_cold);
+	RUN(test_multithreaded_target);
+	RUN(test_target_exit);
+	RUN(test_clean_detach);
+	RUN(test_attach_errors);
+	return T_DONE();
+}
