@@ -24,7 +24,9 @@ static const char usage_text[] =
 	"+ PAGEMAP_SCAN), and which VMAs are hot (seed: CRIU write profiler).\n"
 	"\n"
 	"  -p, --pid PID            profile a running process\n"
-	"  -- CMD [ARGS]            start CMD and profile it from its first instruction\n"
+	"  -- CMD [ARGS]            start CMD and profile it from its first instruction;\n"
+	"                           CMD is stopped (SIGTERM, or the signal memlens got)\n"
+	"                           when memlens stops first\n"
 	"  -i, --interval MS        scan interval in milliseconds (default 1000, 10..600000)\n"
 	"  -t, --threshold RATIO    written ratio above which an interval is hot (default 0.3)\n"
 	"  -c, --consecutive N      hot intervals in a row before a VMA is hot (default 3, 1..10)\n"
@@ -216,6 +218,22 @@ static void print_summary(struct writes_ctx *c, const char *why)
 	}
 }
 
+/* Send @sig; if the child ignores it (a background job ignores SIGINT), SIGTERM, then SIGKILL. */
+static void stop_child(pid_t child, int sig)
+{
+	static const int next[] = { SIGTERM, SIGKILL };
+
+	kill(child, sig);
+	for (int step = 0; step < 2; step++) {
+		for (int i = 0; i < 40; i++) {
+			if (waitpid(child, NULL, WNOHANG | WNOWAIT) == child)
+				return;
+			usleep(50000);
+		}
+		kill(child, next[step]);
+	}
+}
+
 enum { OPT_JSON = 1000, OPT_RECORD };
 
 int cmd_writes(int argc, char **argv)
@@ -241,7 +259,7 @@ int cmd_writes(int argc, char **argv)
 	double duration = 0;
 	sigset_t sigs;
 	pid_t pid = 0, child = 0;
-	int opt, r, rc = EXIT_OK;
+	int opt, r, rc = EXIT_OK, stop_sig = 0;
 	long v;
 
 	while ((opt = getopt_long(argc, argv, "+p:i:t:c:d:aqh", opts, NULL)) != -1) {
@@ -358,6 +376,7 @@ int cmd_writes(int argc, char **argv)
 
 		if (sig) {
 			why = "interrupted";
+			stop_sig = sig;
 			break;
 		}
 		if (!profiler_running(p)) {
@@ -388,11 +407,9 @@ out_close:
 	if (child) {
 		int status;
 
-		if (strcmp(why, "the target exited") && rc == EXIT_OK) {
-			/* we started it: let it finish on its own terms */
-			if (strcmp(why, "interrupted"))
-				kill(child, SIGTERM);
-		}
+		/* we started it: it does not outlive us (like timeout(1)) */
+		if (strcmp(why, "the target exited"))
+			stop_child(child, stop_sig ? stop_sig : SIGTERM);
 		if (waitpid(child, &status, 0) == child && rc == EXIT_OK &&
 		    !strcmp(why, "the target exited") && WIFEXITED(status))
 			rc = WEXITSTATUS(status);

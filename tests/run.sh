@@ -31,19 +31,21 @@ run_one() {	# $1: label, rest: command
 	echo "[$label] $p passed, $f failed, $s skipped ($((SECONDS - t0)) s)"
 }
 
+# TESTS matches the test's label (e.g. unit/test_maps, integration/test_agent.sh)
 want() { [ -z "${TESTS:-}" ] || [[ "$1" == *${TESTS}* ]]; }
 
 for t in "$BUILD"/tests/unit/*; do
-	[ -x "$t" ] && want "$t" && run_one "unit/$(basename "$t")" "$t"
+	[ -f "$t" ] && [ -x "$t" ] && want "unit/${t##*/}" && run_one "unit/${t##*/}" "$t"
 done
 for t in "$BUILD"/tests/asan/*; do
-	[ -x "$t" ] && want "$t" && ASAN_OPTIONS=detect_leaks=1 run_one "asan/$(basename "$t")" "$t"
+	[ -f "$t" ] && [ -x "$t" ] && want "asan/${t##*/}" &&
+		ASAN_OPTIONS=detect_leaks=1 run_one "asan/${t##*/}" "$t"
 done
 for t in "$BUILD"/tests/integration/*; do
-	[ -x "$t" ] && want "$t" && run_one "integration/$(basename "$t")" "$t"
+	[ -f "$t" ] && [ -x "$t" ] && want "integration/${t##*/}" && run_one "integration/${t##*/}" "$t"
 done
-for t in tests/integration/*.sh tests/*/test_*.sh; do
-	[ -f "$t" ] && want "$t" && run_one "${t#tests/}" bash "$t"
+for t in tests/integration/*.sh; do
+	[ -f "$t" ] && want "${t#tests/}" && run_one "${t#tests/}" bash "$t"
 done
 
 echo

@@ -1,0 +1,122 @@
+#!/bin/bash
+# bench/bpf.sh: what the eBPF tracers cost the traced program, side by side
+# with bpftrace doing the same counting in the same run.
+#   1. per page fault: faultgen touches 1 GiB of fresh anonymous memory
+#      (262144 minor faults), alone / under `memlens faults` / under bpftrace
+#      (exception tracepoint start + minor/major perf events, count per comm
+#      and a latency histogram).
+#   2. per malloc+free pair: mallocbench, alone / under `memlens leaks` /
+#      under bpftrace (malloc entry+return, free entry, outstanding map).
+# Each configuration runs REPS times (default 3), interleaved; medians.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+MEMLENS=${MEMLENS:-$PWD/$BUILD/memlens}
+WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
+REPS=${REPS:-3}
+MIB=${MIB:-1024}
+PAIRS=${PAIRS:-100000}
+TMP=$(mktemp -d /tmp/memlens-bench-bpf.XXXXXX)
+MOUNTED_TRACEFS=0
+BG=""
+
+cleanup() {
+	[ -n "$BG" ] && kill -INT $BG 2>/dev/null && wait $BG 2>/dev/null
+	[ $MOUNTED_TRACEFS = 1 ] && umount /sys/kernel/tracing
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+if [ "$(id -u)" != 0 ]; then
+	echo "bench/bpf.sh: needs root (eBPF)"; exit 1
+fi
+for f in "$MEMLENS" "$WORKLOADS/faultgen" "$WORKLOADS/mallocbench"; do
+	[ -x "$f" ] || { echo "bench/bpf.sh: $f missing: run make first"; exit 1; }
+done
+HAVE_BT=1
+command -v bpftrace >/dev/null || { HAVE_BT=0; echo "bench/bpf.sh: bpftrace not installed: peer columns skipped (apt-get install bpftrace)"; }
+# bpftrace's tracepoint probes read tracefs, which this kernel does not mount
+if [ $HAVE_BT = 1 ] && [ ! -d /sys/kernel/tracing/events ]; then
+	mount -t tracefs nodev /sys/kernel/tracing && MOUNTED_TRACEFS=1
+fi
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+val() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# bg_start CMD...: a tracer in the background, ready once it has attached
+bg_start() {
+	"$@" >"$TMP/bg.out" 2>"$TMP/bg.err" &
+	BG=$!
+	for _ in $(seq 1 300); do
+		grep -Eqs 'tracing|Attaching' "$TMP/bg.err" "$TMP/bg.out" && { sleep 0.3; return 0; }
+		kill -0 $BG 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "bench/bpf.sh: tracer did not start: $*"; cat "$TMP/bg.err"; exit 1
+}
+bg_stop() { kill -INT $BG; wait $BG 2>/dev/null; BG=""; }
+
+BT_FAULTS='tracepoint:exceptions:page_fault_user,tracepoint:exceptions:page_fault_kernel { @s[tid] = nsecs; }
+software:minor-faults:1 { @c[comm] = count(); if (@s[tid]) { @h = hist((nsecs - @s[tid]) / 1000); delete(@s[tid]); } }
+software:major-faults:1 { @m[comm] = count(); if (@s[tid]) { @hm = hist((nsecs - @s[tid]) / 1000); delete(@s[tid]); } }'
+
+fault_run() {	# prints ns per fault
+	local out
+	out=$("$WORKLOADS/faultgen" anon "$MIB")
+	awk -v ns="$(echo "$out" | val ns)" -v n="$(echo "$out" | val minflt)" 'BEGIN {printf "%.1f\n", ns / n}'
+}
+
+echo "== cost per page fault: faultgen touching $MIB MiB, $REPS runs each, median ns/fault"
+for r in $(seq 1 "$REPS"); do
+	fault_run >>"$TMP/f.base"
+	bg_start "$MEMLENS" faults -v
+	fault_run >>"$TMP/f.memlens"
+	bg_stop
+	if [ $HAVE_BT = 1 ]; then
+		bg_start bpftrace -e "$BT_FAULTS"
+		fault_run >>"$TMP/f.bpftrace"
+		bg_stop
+	fi
+done
+fb=$(median <"$TMP/f.base")
+fm=$(median <"$TMP/f.memlens")
+fbt=$([ $HAVE_BT = 1 ] && median <"$TMP/f.bpftrace" || echo 0)
+awk -v b="$fb" -v m="$fm" -v t="$fbt" 'BEGIN {
+	printf "  untraced          %8.0f ns/fault\n", b
+	printf "  memlens faults    %8.0f ns/fault  (+%.0f ns, %.2fx untraced)\n", m, m - b, m / b
+	if (t > 0) {
+		printf "  bpftrace          %8.0f ns/fault  (+%.0f ns, %.2fx untraced)\n", t, t - b, t / b
+		printf "  ratio memlens/bpftrace added cost per fault: %.2f\n", (m - b) / ((t - b) > 0 ? (t - b) : 1)
+	}
+}'
+
+BT_LEAKS='uprobe:libc:malloc /pid == cpid/ { @sz[tid] = arg0; }
+uretprobe:libc:malloc /pid == cpid && @sz[tid]/ { @a[retval] = @sz[tid]; delete(@sz[tid]); @n = count(); }
+uprobe:libc:free /pid == cpid/ { if (@a[arg0]) { delete(@a[arg0]); @f = count(); } else { @u = count(); } }
+END { clear(@a); clear(@sz); }'
+
+echo "== cost per malloc+free pair: mallocbench, $REPS runs each, median ns/pair"
+for r in $(seq 1 "$REPS"); do
+	"$WORKLOADS/mallocbench" $((PAIRS * 20)) | val ns_per_pair >>"$TMP/m.base"
+	"$MEMLENS" leaks --json -- "$WORKLOADS/mallocbench" "$PAIRS" 2>/dev/null |
+		grep '^pairs=' | val ns_per_pair >>"$TMP/m.memlens"
+	"$MEMLENS" leaks --json --no-stacks -- "$WORKLOADS/mallocbench" "$PAIRS" 2>/dev/null |
+		grep '^pairs=' | val ns_per_pair >>"$TMP/m.nostacks"
+	if [ $HAVE_BT = 1 ]; then
+		bpftrace -c "$WORKLOADS/mallocbench $PAIRS" -e "$BT_LEAKS" 2>/dev/null |
+			grep '^pairs=' | val ns_per_pair >>"$TMP/m.bpftrace"
+	fi
+done
+mb=$(median <"$TMP/m.base")
+mm=$(median <"$TMP/m.memlens")
+mn=$(median <"$TMP/m.nostacks")
+mbt=$([ $HAVE_BT = 1 ] && median <"$TMP/m.bpftrace" || echo 0)
+awk -v b="$mb" -v m="$mm" -v n="$mn" -v t="$mbt" 'BEGIN {
+	printf "  untraced                    %9.1f ns/pair\n", b
+	printf "  memlens leaks               %9.1f ns/pair  (%.0fx untraced)\n", m, m / b
+	printf "  memlens leaks --no-stacks   %9.1f ns/pair  (%.0fx untraced)\n", n, n / b
+	if (t > 0) {
+		printf "  bpftrace                    %9.1f ns/pair  (%.0fx untraced)\n", t, t / b
+		printf "  ratio memlens/bpftrace added cost per pair: %.2f\n", (m - b) / (t - b)
+	}
+}'

@@ -1,0 +1,100 @@
+#!/bin/bash
+# make bench, snapshot part (issue 6, the paper's comparison): on one idle
+# process of 1 GiB in ~50 VMAs, the cost of one collection cycle of
+# `memlens snapshot` against `pmap -X`, reading /proc/PID/smaps and `gcore`
+# (a core dump), all measured in this run, as ratios; then the CPU cost of
+# sustained 100 Hz sampling.
+set -eu
+M=${MEMLENS:?} W=${WORKLOADS:?}
+PY=/usr/bin/python3
+MIB=${MIB:-1024} REGIONS=${REGIONS:-14} REPS=${REPS:-15}
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+"$W/bigmap" "$MIB" "$REGIONS" >"$tmp/ready" &
+pid=$!
+for _ in $(seq 600); do grep -q ready "$tmp/ready" && break; sleep 0.05; done
+grep -q ready "$tmp/ready" || { echo "bigmap did not start"; exit 1; }
+vmas=$(wc -l <"/proc/$pid/maps")
+rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+echo "target: bigmap, $((rss / 1024)) MiB resident in $vmas VMAs (idle)"
+
+# median wall time of a command, in microseconds, over N runs
+med_us() {	# N CMD...
+	local n=$1; shift
+	for _ in $(seq "$n"); do
+		local t0 t1
+		t0=$(date +%s%N)
+		"$@" >/dev/null 2>&1
+		t1=$(date +%s%N)
+		echo $(((t1 - t0) / 1000))
+	done | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
+}
+
+# memlens: its own cycle time in periodic mode (median of 100 cycles)
+"$M" snapshot -p "$pid" --json -i 10 -n 100 -o "$tmp/cyc.json" >/dev/null
+cyc=$($PY -c '
+import json, sys
+c = sorted(json.loads(l)["cycle_us"] for l in open(sys.argv[1]))
+print(c[len(c) // 2])' "$tmp/cyc.json")
+"$M" snapshot -p "$pid" --json --pages -i 10 -n 20 -o "$tmp/cycp.json" >/dev/null
+cycp=$($PY -c '
+import json, sys
+c = sorted(json.loads(l)["cycle_us"] for l in open(sys.argv[1]))
+print(c[len(c) // 2])' "$tmp/cycp.json")
+inv=$(med_us "$REPS" "$M" snapshot -p "$pid" --json)
+startup=$(med_us "$REPS" "$M" --version)
+pmapx=$(med_us "$REPS" pmap -X "$pid")
+# reading smaps in-process (no exec), median of REPS reads
+smaps=$($PY -c '
+import sys, time
+p = "/proc/%s/smaps" % sys.argv[1]
+t = []
+for _ in range(int(sys.argv[2])):
+    t0 = time.perf_counter()
+    with open(p, "rb") as f:
+        f.read()
+    t.append((time.perf_counter() - t0) * 1e6)
+t.sort()
+print(int(t[len(t) // 2]))' "$pid" "$REPS")
+cat_smaps=$(med_us "$REPS" cat "/proc/$pid/smaps")
+if command -v gcore >/dev/null; then
+	gc=$(med_us 3 gcore -o "$tmp/core" "$pid")
+	rm -f "$tmp"/core*
+else
+	gc=
+	echo "gcore: not installed (Debian package gdb); skipped"
+fi
+
+echo
+echo "one collection cycle (medians; memlens reports more per VMA than any peer):"
+printf "  %-44s %9d us\n" "memlens snapshot, cycle (periodic mode)" "$cyc"
+printf "  %-44s %9d us\n" "memlens snapshot --pages, cycle" "$cycp"
+printf "  %-44s %9d us\n" "memlens snapshot -p PID --json (whole run)" "$inv"
+printf "  %-44s %9d us\n" "  of which memlens start-up (--version)" "$startup"
+printf "  %-44s %9d us\n" "pmap -X PID (whole run)" "$pmapx"
+printf "  %-44s %9d us\n" "read /proc/PID/smaps (in-process)" "$smaps"
+printf "  %-44s %9d us\n" "cat /proc/PID/smaps (whole run)" "$cat_smaps"
+[ -n "$gc" ] && printf "  %-44s %9d us\n" "gcore PID (core dump, whole run)" "$gc"
+echo "ratios (peer time / memlens cycle time; > 1: memlens is faster):"
+awk -v c="$cyc" -v p="$pmapx" -v s="$smaps" -v cs="$cat_smaps" -v g="$gc" -v i="$inv" -v cp="$cycp" 'BEGIN {
+	printf "  vs pmap -X:               %8.1fx   (whole memlens run vs whole pmap run: %.1fx)\n", p / c, p / i
+	printf "  vs reading smaps:         %8.1fx   (cat smaps vs memlens run: %.1fx)\n", s / c, cs / i
+	if (g != "") printf "  vs gcore:                 %8.0fx   (whole runs: %.0fx)\n", g / c, g / i
+	printf "  --pages cycle vs pmap -X: %8.2fx\n", p / cp
+}'
+
+# CPU cost of sustained 100 Hz sampling, JSON records written out
+secs=${SECS:-5}
+/usr/bin/time -f "%e %U %S" -o "$tmp/time" "$M" snapshot -p "$pid" -i 10 -d "$secs" \
+	-o "$tmp/100hz.json" >/dev/null
+n=$(grep -c '"type":"snapshot"' "$tmp/100hz.json")
+read -r el us sy <"$tmp/time"
+awk -v e="$el" -v u="$us" -v s="$sy" -v n="$n" -v secs="$secs" 'BEGIN {
+	printf "100 Hz for %s s: %d cycles (%.0f Hz achieved), CPU %.2f s user + %.2f s sys = %.1f %% of one CPU\n",
+		secs, n, n / e, u, s, (u + s) / e * 100 }'

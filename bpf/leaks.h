@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/* memlens leaks: what the BPF side and the user side share. */
+#ifndef MEMLENS_LEAKS_H
+#define MEMLENS_LEAKS_H
+
+#define LEAKS_MAX_ALLOCS 1000000	/* outstanding allocations tracked */
+#define LEAKS_MAX_STACKS 16384
+#define LEAKS_STACK_DEPTH 32
+
+enum leaks_fn {
+	LEAKS_MALLOC = 0,
+	LEAKS_CALLOC,
+	LEAKS_REALLOC,
+	LEAKS_ALIGNED_ALLOC,
+	LEAKS_POSIX_MEMALIGN,
+	LEAKS_MEMALIGN,
+	LEAKS_NR_FN,
+};
+
+/* one outstanding allocation, keyed by its address */
+struct leaks_alloc {
+	__u64 size;
+	__s64 stack_id;		/* in the stacks map; < 0 when not captured */
+};
+
+/* global counters (array map, index = enum leaks_counter) */
+enum leaks_counter {
+	LEAKS_C_ALLOCS = 0,	/* successful allocations seen */
+	LEAKS_C_FREES,		/* frees of pointers we saw allocated */
+	LEAKS_C_UNTRACKED,	/* frees of pointers allocated before tracing */
+	LEAKS_C_LOST,		/* allocations not recorded: table full */
+	LEAKS_C_FAILED,		/* allocation calls that returned NULL */
+	LEAKS_NR_COUNTERS,
+};
+
+#endif

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CRIU integration (seed §5): find and probe a CRIU binary, turn the heat
+ * map into CRIU's exclude arguments, run dump / pre-dump / restore /
+ * page-server with a time limit, and the checkpoint flow that wraps the
+ * write profiler (profiler_release() -> CRIU -> profiler_reinit()).
+ *
+ * Nothing here prints or exits. CRIU runs as a child process (posix_spawn,
+ * its own session, stdout/stderr into its log), so the functions are safe
+ * to call from any thread of a long-running server; a struct criu_session
+ * serialises the checkpoints of one target and keeps the previous exclude
+ * set (seed §5.3.2) between them.
+ *
+ * Facts of this kernel that shape the defaults (DESIGN.md, CRIU section):
+ * dumps can hang on the parasite's hardware breakpoint, so CRIU runs with
+ * CRIU_FAULT=130 (no breakpoints) unless hw_breakpoints is set, and always
+ * under a time limit; pre-dump needs soft-dirty (`criu check --feature
+ * mem_dirty_track`); the exclude options exist only in a CRIU fork.
+ */
+#ifndef MEMLENS_CRIU_H
+#define MEMLENS_CRIU_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/err.h"
+#include "memlens/rangeset.h"
+
+struct profiler;
+
+/* At most this many --exclude-range arguments; more go into one --exclude-file. */
+#define CRIU_EXCLUDE_RANGE_MAX 10
+#define CRIU_DEFAULT_TIMEOUT_MS 120000
+#define CRIU_EXCLUDE_FILE_NAME "exclude-ranges.txt"
+
+/* ---- finding and probing CRIU ---------------------------------------- */
+
+/* What the CRIU binary at @path supports. */
+struct criu_caps {
+	char path[PATH_MAX];
+	char version[64];		/* "4.1.1", or "" if unknown */
+	bool works;			/* `criu check` passed */
+	bool exclude_range;		/* --exclude-range (fork only) */
+	bool exclude_file;		/* --exclude-file (fork only) */
+	bool no_parent_range;		/* --no-parent-range (fork only) */
+	bool mem_dirty_track;		/* `criu check --feature mem_dirty_track`: pre-dump works */
+	char check_msg[256];		/* why `criu check` failed, when it did */
+};
+
+/*
+ * Choose the CRIU binary: @explicit_path if given, else $MEMLENS_CRIU,
+ * else the one scripts/ensure-criu.sh built (.cache/criu/bin/criu of the
+ * source tree this program was built in: ../ or ../../ from its
+ * directory), else `criu` on $PATH. Writes an absolute path into @out.
+ * -ENOENT with a message that says how to get one.
+ */
+int criu_locate(const char *explicit_path, char *out, size_t len, struct ml_err *err);
+
+/* Run `criu --version`, `criu --help`, `criu check` and the mem_dirty_track check. */
+int criu_probe(const char *path, struct criu_caps *caps, struct ml_err *err);
+
+/* ---- arguments (pure; lib/criu_args.c) -------------------------------- */
+
+/* A growable, NULL-terminated argv. */
+struct criu_argv {
+	char **v;
+	size_t n, cap;
+};
+
+void criu_argv_init(struct criu_argv *a);
+void criu_argv_free(struct criu_argv *a);
+int criu_argv_add(struct criu_argv *a, const char *s);
+int criu_argv_addf(struct criu_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Shell-quoted command line into @buf (truncated with "..." when too long). */
+void criu_argv_format(const struct criu_argv *a, char *buf, size_t len);
+
+/*
+ * Seed §5.3.2: ranges of @prev not covered by @cur (hot -> cold
+ * transitions) into @no_parent (cleared first).
+ */
+int criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
+		     struct rangeset *no_parent);
+
+/*
+ * Write the exclude file: "S E\n" per range (lower-case hex, no 0x) into
+ * @dir/exclude-ranges.txt. @dir must be a real directory (not a symlink),
+ * owned by us, not writable by group or others; the file is created with
+ * O_EXCL|O_NOFOLLOW, mode 0600. Path of the file into @path.
+ */
+int criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path,
+			    size_t len, struct ml_err *err);
+
+/* What criu_exclude_args() did, for the report. */
+struct criu_exclude_report {
+	size_t nexclude;		/* ranges excluded (passed to CRIU) */
+	size_t nno_parent;		/* --no-parent-range passed */
+	bool used_file;			/* via --exclude-file */
+	char file[PATH_MAX];		/* its path */
+	bool skipped;			/* wanted, but CRIU lacks the options */
+	char note[512];			/* one sentence: what was applied or skipped and why */
+};
+
+/*
+ * Seed §5.3: append --exclude-range S:E per range of @exclude when there
+ * are at most CRIU_EXCLUDE_RANGE_MAX, else --exclude-file (written into
+ * @private_dir, see criu_write_exclude_file()), and --no-parent-range S:E
+ * per range of @no_parent. Options @caps lacks are not passed: @rep says
+ * so. @caps NULL means "assume every option is supported".
+ */
+int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
+		      const struct rangeset *no_parent, const struct criu_caps *caps,
+		      const char *private_dir, struct criu_exclude_report *rep,
+		      struct ml_err *err);
+
+/* ---- running CRIU (lib/criu.c) ---------------------------------------- */
+
+struct criu_run_opts {
+	unsigned int timeout_ms;	/* 0: CRIU_DEFAULT_TIMEOUT_MS */
+	bool hw_breakpoints;		/* false: set CRIU_FAULT=130 (no hw breakpoints) */
+	int log_level;			/* -v level, 0: 4 */
+};
+
+struct criu_result {
+	char cmdline[4096];		/* what ran, shell-quoted */
+	int exit_status;		/* CRIU's exit status; -1: killed or not run */
+	bool ran;			/* CRIU was started */
+	bool timed_out;			/* killed after timeout_ms */
+	uint64_t duration_ms;
+	char log_path[PATH_MAX];	/* CRIU's log (-o), absolute */
+	char log_tail[512];		/* last error lines of the log, on failure */
+	uint64_t image_bytes;		/* sum of the image files' sizes */
+	int64_t pages_written;		/* stats-dump: pages_written; -1 unknown */
+	int64_t pages_scanned;		/* stats-dump: pages_scanned; -1 unknown */
+	int64_t pages_skipped_parent;	/* stats-dump; -1 unknown */
+	pid_t restored_pid;		/* restore: pid of the restored task */
+	struct criu_exclude_report exclude;
+	bool profiler_reinit;		/* the profiler was re-initialised after CRIU */
+	char profiler_note[256];	/* why it was not, when it was not */
+};
+
+struct criu_dump_req {
+	pid_t pid;
+	const char *images_dir;		/* -D; created 0700 if missing; made absolute */
+	const char *parent_dir;		/* --prev-images-dir (any path; made relative) or NULL */
+	bool pre_dump;			/* `criu pre-dump` (needs soft-dirty) */
+	bool leave_running;		/* --leave-running (dump only; pre-dump always leaves it) */
+	bool shell_job;			/* --shell-job */
+	const char *page_server_addr;	/* with port: --page-server --address --port */
+	int page_server_port;		/* 0: no page server */
+	bool no_exclude;		/* do not pass exclude arguments at all */
+	const struct rangeset *exclude;	/* hot ranges to exclude, or NULL */
+	const struct rangeset *no_parent;	/* hot -> cold transitions, or NULL */
+	const char *const *extra_args;	/* more CRIU options, NULL-terminated, or NULL */
+};
+
+/*
+ * Run `criu dump` or `criu pre-dump`. Returns 0 when CRIU exited 0;
+ * -ETIMEDOUT, -EIO (CRIU failed: exit status and log in @res),
+ * -ESRCH (no such process), -EOPNOTSUPP (pre-dump without soft-dirty,
+ * checked before CRIU runs).
+ */
+int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *req,
+	      const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
+
+struct criu_restore_req {
+	const char *images_dir;
+	bool shell_job;
+	const char *const *extra_args;
+};
+
+/* `criu restore -d`: res->restored_pid is the restored task. */
+int criu_restore(const struct criu_caps *caps, const struct criu_restore_req *req,
+		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
+
+struct criu_page_server_req {
+	const char *images_dir;
+	const char *addr;		/* NULL: all addresses */
+	int port;			/* 0: CRIU's default (1234) */
+	const char *parent_dir;		/* --prev-images-dir or NULL */
+};
+
+/*
+ * Start `criu page-server --daemon`: returns once it listens; *pid is the
+ * daemon (it exits by itself after serving one dump). Stop early with
+ * criu_page_server_stop().
+ */
+int criu_page_server_start(const struct criu_caps *caps, const struct criu_page_server_req *req,
+			   const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
+			   struct ml_err *err);
+int criu_page_server_stop(pid_t pid, struct ml_err *err);
+
+/*
+ * Decode CRIU's stats-dump image in @images_dir (a protobuf image; no crit
+ * needed). -ENOENT when there is none.
+ */
+int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
+			 int64_t *pages_skipped_parent, int64_t *pages_written,
+			 struct ml_err *err);
+/* The same on a buffer holding the file (pure, for tests and fuzzing). */
+int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
+			  int64_t *pages_skipped_parent, int64_t *pages_written);
+
+/* ---- the checkpoint flow (seed §5.4) -------------------------------- */
+
+struct criu_session;
+
+/* One target's checkpoints: a CRIU, the previous exclude set, a lock. */
+int criu_session_open(struct criu_session **out, const struct criu_caps *caps,
+		      const struct criu_run_opts *o, struct ml_err *err);
+void criu_session_close(struct criu_session *s);
+/* The ranges excluded by the last successful checkpoint (copy). */
+int criu_session_prev_exclude(struct criu_session *s, struct rangeset *out);
+void criu_session_reset(struct criu_session *s);
+
+/*
+ * Seed §5.4: take the hot set from @p (may be NULL: no exclusion),
+ * profiler_release(), compute exclude / no-parent ranges against the
+ * previous set, run CRIU per @req (its exclude/no_parent fields are
+ * ignored), then profiler_reinit() unless the target is gone, and on
+ * success remember the hot set as the previous exclude set. @hot, if not
+ * NULL, receives the hot set used. Returns CRIU's result as criu_dump().
+ * A failing re-init after a successful dump is reported in @res
+ * (profiler_reinit false, profiler_note) and returns 0.
+ */
+int criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
+		    struct criu_result *res, struct rangeset *hot, struct ml_err *err);
+
+/* Hot regions of the profiler's latest sample as a range set. */
+int criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err);
+
+#endif

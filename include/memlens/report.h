@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memlens report: a model built from the JSON Lines that `memlens writes`,
+ * `snapshot`, `faults` and `migrate-model` write, and its rendering into one
+ * self-contained HTML page (inline SVG and CSS, no script, no network).
+ * Reads only the files it is given; never prints.
+ */
+#ifndef MEMLENS_REPORT_H
+#define MEMLENS_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "memlens/err.h"
+#include "memlens/maps.h"
+
+/* A growable string. On allocation failure @oom is set and output dropped. */
+struct rbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+void rb_printf(struct rbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rb_puts(struct rbuf *b, const char *s);
+void rb_html(struct rbuf *b, const char *s); /* escaped for HTML text and attributes */
+void rb_free(struct rbuf *b);
+
+/* Region kinds: those of maps.h, plus one for names it does not know. */
+#define REPORT_KIND_OTHER VMA_KIND_COUNT
+#define REPORT_KINDS (VMA_KIND_COUNT + 1)
+int report_kind(const char *name);
+const char *report_kind_label(int k);
+const char *report_kind_colour(int k); /* fixed: the same kind, the same colour */
+
+/* ---- memlens writes: "interval" and "summary" lines of one pid ---- */
+struct rep_interval {
+	double t_ms, interval_s;
+	double dirty_pages, rate_pps;
+	double seq, wall_ms; /* "seq", "dirty"."timestamp_ms": identify the interval */
+	int hot_vmas;
+	bool has_ranges; /* its line carried "written" */
+};
+
+struct rep_vma {
+	uint64_t start, end;
+	int kind;
+	double dirty_pages; /* summed over the intervals */
+	bool hot_ever;
+};
+
+struct rep_cell {
+	uint32_t iv, vma;
+	float ratio;
+	bool hot;
+};
+
+/* A page range written in interval @iv ("written" of writes --record). */
+struct rep_range {
+	uint32_t iv;
+	uint64_t start, end;
+};
+
+/*
+ * One run of memlens writes. Its --json and --record outputs are the same
+ * intervals (same pid, seq and wall clock): read both, they make one run.
+ */
+struct rep_writes {
+	char *src;
+	char *also; /* the other file of the same run, if any */
+	long pid;
+	double page_size;
+	struct rep_interval *iv;
+	size_t niv, civ;
+	struct rep_vma *vma;
+	size_t nvma, cvma;
+	struct rep_cell *cell;
+	size_t ncell, ccell;
+	uint32_t *hint; /* vma index of region #j in the previous interval */
+	size_t nhint;
+	struct rep_range *range;
+	size_t nrange, crange;
+	bool have_ranges; /* some interval carried "written" */
+	bool have_summary;
+	char stopped_because[64];
+	long intervals, hot_vmas;
+	double cumulative_dirty_bytes, avg_dirty_rate;
+};
+
+/* ---- memlens snapshot: "snapshot" lines of one pid ---- */
+struct rep_snap_point {
+	double t_ms;
+	double resident[REPORT_KINDS]; /* pages */
+};
+
+struct rep_kind_use {
+	/* pages, in the last snapshot: written since the previous cycle
+	 * ("written_pages", snapshot --writes), dirty page flag ("page_flags"
+	 * "dirty", snapshot --pages) */
+	double size, resident, swapped, written, dirty;
+};
+
+struct rep_snaps {
+	char *src;
+	long pid;
+	double page_size;
+	struct rep_snap_point *pt;
+	size_t npt, cpt;
+	struct rep_kind_use last[REPORT_KINDS];
+	bool have_written, have_dirty;
+	double cycle_us_max, cycle_us_sum;
+	char stopped_because[64]; /* from its "summary" line */
+};
+
+/* ---- memlens faults: the last "faults" line of a file ---- */
+#define REP_HIST_MAX 64
+struct rep_fault_row {
+	char comm[32];
+	long pid; /* -1: none (system-wide rows are per command) */
+	double minor, major, retried; /* retried: NAN when not known */
+};
+
+struct rep_faults {
+	char *src;
+	char mode[24]; /* the tracer's hooks, when it says */
+	struct rep_fault_row *rows;
+	size_t nrows;
+	double minor[REP_HIST_MAX], major[REP_HIST_MAX];
+	size_t nminor, nmajor;
+};
+
+/* ---- memlens migrate-model: the last "migrate_model" line of a file ---- */
+struct rep_policy {
+	char name[32];
+	double *rounds; /* bytes of round 1, 2, ... */
+	size_t nrounds;
+	double total_bytes, final_round_bytes, downtime_ms;
+};
+
+struct rep_migrate {
+	char *src;
+	double bandwidth_mbps, round_interval_s;
+	struct rep_policy *pol;
+	size_t npol;
+};
+
+struct report {
+	struct rep_writes *w;
+	size_t nw;
+	struct rep_snaps *s;
+	size_t ns;
+	struct rep_faults *f;
+	size_t nf;
+	struct rep_migrate *m;
+	size_t nm;
+	size_t lines; /* JSON lines read */
+	bool skip_unknown; /* set before loading: skip lines of other types */
+	size_t skipped; /* lines skipped for their type */
+	char **srcs; /* input files, in order */
+	size_t nsrcs;
+};
+
+void report_init(struct report *r);
+void report_free(struct report *r);
+
+/*
+ * Read one JSON Lines file. Errors name the file and the line:
+ * -ENOENT/-EACCES (cannot open), -EINVAL (empty, not JSON, unknown "type",
+ * a field missing or of the wrong type), -ENOMEM.
+ */
+int report_load_file(struct report *r, const char *path, struct ml_err *err);
+/* The same from an open stream (stdin), called @name in messages. */
+int report_load_stream(struct report *r, FILE *f, const char *name, struct ml_err *err);
+/* One line of @src (for the file reader and the tests). */
+int report_load_line(struct report *r, const char *src, long lineno, const char *text, size_t len,
+		     struct ml_err *err);
+
+struct report_opts {
+	const char *title;
+	int max_cols; /* time columns/points per chart (downsampling); 0: 360 */
+	int max_rows; /* VMAs in a heat map; 0: 40 */
+};
+
+/* Append the whole HTML page to @out. -EINVAL if @r holds no data, -ENOMEM. */
+int report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
+		  struct ml_err *err);
+
+#endif

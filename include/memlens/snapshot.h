@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-VMA memory snapshots (seed 002, "high speed kernel data collection"),
+ * from user space: /proc/PID/maps for the VMAs, one PAGEMAP_SCAN category
+ * query over the whole address space for resident / swapped / file /
+ * zero-page / huge pages, /proc/PID/status for the mm counters and, only
+ * when asked, /proc/kpageflags + /proc/kpagecount for the page structures
+ * of the present pages. Never a per-page pagemap read for the counts.
+ */
+#ifndef MEMLENS_SNAPSHOT_H
+#define MEMLENS_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/err.h"
+#include "memlens/maps.h"
+
+/* Page counts of one VMA, one region kind, or the whole process. */
+struct snap_counts {
+	uint64_t size_pages;
+	uint64_t resident_pages; /* present, own page frame (the zero page excluded, as in Rss) */
+	uint64_t swapped_pages;
+	uint64_t file_pages; /* present and not anonymous (page cache, shmem) */
+	uint64_t huge_pages; /* present and mapped by a huge page (THP, hugetlb) */
+	uint64_t zero_pages; /* mapped to the shared zero page */
+	uint64_t written_pages; /* written since the previous cycle (write tracking) */
+	/* with page flags (snapshot_opts.pages), over resident pages */
+	uint64_t dirty_pages; /* PG_dirty */
+	uint64_t referenced_pages;
+	uint64_t active_pages;
+	uint64_t lru_pages;
+	uint64_t anon_pages;
+	uint64_t swapbacked_pages;
+	uint64_t shared_pages; /* mapcount > 1 */
+};
+
+/* /proc/PID/status, in kB; -1 when the kernel does not report it. */
+struct snap_mm {
+	int64_t vm_size_kb;
+	int64_t vm_rss_kb;
+	int64_t rss_anon_kb;
+	int64_t rss_file_kb;
+	int64_t rss_shmem_kb;
+	int64_t vm_swap_kb;
+	int64_t vm_hwm_kb;
+};
+
+enum {
+	SNAP_HAVE_PAGES = 1 << 0, /* page-flag counts are filled in */
+	SNAP_HAVE_WRITTEN = 1 << 1, /* written_pages is filled in */
+};
+
+struct snapshot {
+	pid_t pid;
+	uint64_t t_ns; /* CLOCK_MONOTONIC when the cycle started */
+	uint64_t cycle_ns; /* how long collecting it took */
+	unsigned int flags; /* SNAP_HAVE_* */
+	struct vma_set vmas; /* classified, sorted by start */
+	struct snap_counts *c; /* one per VMA, parallel to vmas.v */
+	size_t c_cap;
+	struct snap_counts totals;
+	struct snap_counts kinds[VMA_KIND_COUNT];
+	struct snap_mm mm;
+	uint64_t scan_ioctls; /* PAGEMAP_SCAN calls of this cycle */
+	uint64_t flag_reads; /* kpageflags/kpagecount preads of this cycle */
+};
+
+struct snapshot_opts {
+	bool pages; /* read kpageflags/kpagecount for present pages (needs root) */
+};
+
+struct snapshotter;
+
+/*
+ * Open the target's maps, pagemap and status files (kept open across
+ * cycles). -ESRCH: no such process; -EACCES/-EPERM: not allowed;
+ * -ENOTSUP: no PAGEMAP_SCAN (Linux < 6.7) or, with pages, no kpageflags.
+ */
+int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
+		  struct ml_err *err);
+void snapshot_close(struct snapshotter *s);
+
+/* One collection cycle into @out (reused: its buffers are kept). -ESRCH: the target exited. */
+int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err);
+
+void snapshot_init(struct snapshot *s);
+void snapshot_free(struct snapshot *s);
+/* Deep copy; -ENOMEM. */
+int snapshot_copy(struct snapshot *dst, const struct snapshot *src);
+
+/*
+ * Record @pages written in the VMA starting at @start (from the write
+ * profiler) and add them to the kind and total counts. -ENOENT when no
+ * VMA of the snapshot starts there.
+ */
+int snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages);
+
+/* Signed changes of the page counts. */
+struct snap_dcounts {
+	int64_t size_pages, resident_pages, swapped_pages, file_pages, huge_pages, zero_pages;
+};
+
+struct snapshot_diff {
+	long *prev; /* per VMA of the newer snapshot: index in the older, or -1 (new) */
+	struct snap_dcounts *d; /* per VMA of the newer snapshot (a new VMA: its own counts) */
+	size_t n, cap;
+	size_t added, removed; /* VMAs that appeared / disappeared (matched by start address) */
+	struct snap_dcounts totals;
+	int64_t dt_ns; /* time between the two cycles */
+};
+
+void snapshot_diff_init(struct snapshot_diff *d);
+void snapshot_diff_free(struct snapshot_diff *d);
+/* Compare @cur with @old (NULL: everything is new). -ENOMEM. */
+int snapshot_diff(const struct snapshot *old, const struct snapshot *cur,
+		  struct snapshot_diff *out);
+
+/* 100 * part / whole, 0 when whole is 0. */
+double snap_pct(uint64_t part, uint64_t whole);
+
+#endif

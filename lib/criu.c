@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/* Find a CRIU binary and find out what it supports. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "criu_exec.h"
+#include "memlens/criu.h"
+
+static int resolve_path(const char *p, char *out, size_t len, struct ml_err *err)
+{
+	char buf[PATH_MAX];
+
+	if (!realpath(p, buf))
+		return ml_err_set(err, errno == ENOENT ? ENOENT : errno,
+				  "CRIU binary %s: %s; build one with scripts/ensure-criu.sh or "
+				  "pass a working CRIU with --criu PATH / MEMLENS_CRIU",
+				  p, strerror(errno));
+	if (access(buf, X_OK) < 0)
+		return ml_err_set(err, EACCES, "CRIU binary %s is not executable", buf);
+	if ((size_t)snprintf(out, len, "%s", buf) >= len)
+		return ml_err_set(err, ENAMETOOLONG, "CRIU path too long: %s", buf);
+	return 0;
+}
+
+static int search_path(char *out, size_t len, struct ml_err *err)
+{
+	const char *path = getenv("PATH");
+	char cand[PATH_MAX];
+
+	if (!path)
+		path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		if (n && n < sizeof(cand) - 6) {
+			snprintf(cand, sizeof(cand), "%.*s/criu", (int)n, path);
+			if (access(cand, X_OK) == 0)
+				return resolve_path(cand, out, len, err);
+		}
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return ml_err_set(err, ENOENT,
+			  "no CRIU found: none given with --criu, MEMLENS_CRIU is not set and "
+			  "there is no `criu` on PATH; run scripts/ensure-criu.sh (it builds "
+			  "CRIU 4.1.1 into .cache/criu/bin/criu) and pass that path");
+}
+
+/* The CRIU scripts/ensure-criu.sh builds, relative to this program (BUILD/memlens). */
+static bool cached_criu(char *out, size_t len)
+{
+	static const char *const rel[] = { "/../.cache/criu/bin/criu",
+					   "/../../.cache/criu/bin/criu" };
+	char exe[PATH_MAX], cand[PATH_MAX + 64], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return false;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
+		if (access(cand, X_OK) == 0 && realpath(cand, exe) && strlen(exe) < len) {
+			memcpy(out, exe, strlen(exe) + 1);
+			return true;
+		}
+	}
+	return false;
+}
+
+int criu_locate(const char *explicit_path, char *out, size_t len, struct ml_err *err)
+{
+	const char *env = getenv("MEMLENS_CRIU");
+
+	if (explicit_path && *explicit_path)
+		return resolve_path(explicit_path, out, len, err);
+	if (env && *env)
+		return resolve_path(env, out, len, err);
+	if (cached_criu(out, len))
+		return 0;
+	return search_path(out, len, err);
+}
+
+/* Run `criu ARGS...` with a short time limit; output into x (caller frees). */
+static int run_quick(const char *path, const char *const *args, struct criu_exec *x,
+		     struct ml_err *err)
+{
+	char *argv[8];
+	size_t n = 0;
+
+	argv[n++] = (char *)path;
+	while (args && *args && n < 7)
+		argv[n++] = (char *)*args++;
+	argv[n] = NULL;
+	memset(x, 0, sizeof(*x));
+	x->argv = argv;
+	x->timeout_ms = 60000;
+	return criu_exec_run(x, err);
+}
+
+static void parse_version(const char *out, char *ver, size_t len)
+{
+	const char *v = out ? strstr(out, "Version:") : NULL;
+
+	ver[0] = '\0';
+	if (!v)
+		return;
+	v += 8;
+	while (*v == ' ')
+		v++;
+	snprintf(ver, len, "%.*s", (int)strcspn(v, " \n"), v);
+}
+
+static bool has_option(const char *help, const char *opt)
+{
+	size_t n = strlen(opt);
+
+	for (const char *s = help; s && (s = strstr(s, opt)); s += n) {
+		char c = s[n];
+
+		if (c == ' ' || c == '=' || c == ',' || c == '\n' || c == '\t' || c == '\0')
+			return true;
+	}
+	return false;
+}
+
+static int probe_help(const char *path, struct criu_caps *c, struct ml_err *err)
+{
+	static const char *const help[] = { "--help", NULL };
+	struct criu_exec x;
+	int ret = run_quick(path, help, &x, err);
+
+	if (ret)
+		return ret;
+	c->exclude_range = has_option(x.output, "--exclude-range");
+	c->exclude_file = has_option(x.output, "--exclude-file");
+	c->no_parent_range = has_option(x.output, "--no-parent-range");
+	free(x.output);
+	return 0;
+}
+
+static int probe_check(const char *path, struct criu_caps *c, struct ml_err *err)
+{
+	static const char *const check[] = { "check", NULL };
+	static const char *const dirty[] = { "check", "--feature", "mem_dirty_track", NULL };
+	struct criu_exec x;
+	int ret = run_quick(path, check, &x, err);
+
+	if (ret)
+		return ret;
+	c->works = x.status == 0;
+	if (!c->works)
+		criu_error_tail(x.output, c->check_msg, sizeof(c->check_msg));
+	free(x.output);
+	ret = run_quick(path, dirty, &x, err);
+	if (ret)
+		return ret;
+	c->mem_dirty_track = x.status == 0;
+	free(x.output);
+	return 0;
+}
+
+int criu_probe(const char *path, struct criu_caps *c, struct ml_err *err)
+{
+	static const char *const version[] = { "--version", NULL };
+	struct criu_exec x;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	ret = resolve_path(path, c->path, sizeof(c->path), err);
+	if (ret)
+		return ret;
+	ret = run_quick(c->path, version, &x, err);
+	if (ret)
+		return ret;
+	parse_version(x.output, c->version, sizeof(c->version));
+	free(x.output);
+	ret = probe_help(c->path, c, err);
+	if (!ret)
+		ret = probe_check(c->path, c, err);
+	return ret;
+}

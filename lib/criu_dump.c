@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+/* criu dump / pre-dump / restore / page-server, with the result read back. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "criu_exec.h"
+#include "memlens/criu.h"
+
+static int prepare_dir(const char *dir, char *abs, size_t len, struct ml_err *err)
+{
+	char buf[PATH_MAX];
+
+	if (!dir || !*dir)
+		return ml_err_set(err, EINVAL, "no images directory given (-D DIR)");
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return ml_err_set(err, errno, "cannot create the images directory %s: %s", dir,
+				  strerror(errno));
+	if (!realpath(dir, buf))
+		return ml_err_set(err, errno, "images directory %s: %s", dir, strerror(errno));
+	if ((size_t)snprintf(abs, len, "%s", buf) >= len)
+		return ml_err_set(err, ENAMETOOLONG, "images directory path too long: %s", buf);
+	return 0;
+}
+
+/* Path of directory @to relative to directory @from (both absolute, canonical). */
+static void relpath(const char *from, const char *to, char *out, size_t len)
+{
+	size_t i = 0, common, pos = 0;
+
+	while (from[i] && from[i] == to[i])
+		i++;
+	if ((!from[i] || from[i] == '/') && (!to[i] || to[i] == '/')) {
+		common = i;
+	} else {
+		while (i > 0 && from[i - 1] != '/')
+			i--;
+		common = i ? i - 1 : 0;
+	}
+	out[0] = '\0';
+	for (i = common; from[i]; i++)
+		if (from[i] == '/' && pos + 4 < len)
+			pos += (size_t)snprintf(out + pos, len - pos, "../");
+	if (to[common] == '/' && to[common + 1])
+		snprintf(out + pos, len - pos, "%s", to + common + 1);
+	else if (pos)
+		out[pos - 1] = '\0';
+	else
+		snprintf(out, len, ".");
+}
+
+static uint64_t dir_bytes(const char *dir)
+{
+	uint64_t sum = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && !strstr(de->d_name, ".log"))
+			sum += (uint64_t)st.st_size;
+	closedir(d);
+	return sum;
+}
+
+static void result_init(struct criu_result *res)
+{
+	memset(res, 0, sizeof(*res));
+	res->exit_status = -1;
+	res->pages_written = res->pages_scanned = res->pages_skipped_parent = -1;
+}
+
+static int read_log_tail(const char *path, char *buf, size_t len)
+{
+	char text[16384];
+	ssize_t n;
+	off_t size;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	size = lseek(fd, 0, SEEK_END);
+	n = pread(fd, text, sizeof(text) - 1, size > (off_t)sizeof(text) - 1 ?
+		  size - (off_t)sizeof(text) + 1 : 0);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	criu_error_tail(text, buf, len);
+	return 0;
+}
+
+/*
+ * Run argv; fill @res; turn CRIU's failure into an error with a sentence.
+ * @what: "dump", "restore"...
+ */
+static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, const char *what,
+			  struct criu_result *res, struct ml_err *err)
+{
+	struct criu_exec x = { .argv = a->v, .o = o };
+	unsigned int tmo = o && o->timeout_ms ? o->timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
+	int ret;
+
+	criu_argv_format(a, res->cmdline, sizeof(res->cmdline));
+	ret = criu_exec_run(&x, err);
+	if (ret)
+		return ret;
+	res->ran = true;
+	res->exit_status = x.status;
+	res->timed_out = x.timed_out;
+	res->duration_ms = x.duration_ms;
+	if (!x.timed_out && x.status == 0) {
+		free(x.output);
+		return 0;
+	}
+	if (read_log_tail(res->log_path, res->log_tail, sizeof(res->log_tail)) || !res->log_tail[0])
+		criu_error_tail(x.output, res->log_tail, sizeof(res->log_tail));
+	free(x.output);
+	if (x.timed_out)
+		return ml_err_set(err, ETIMEDOUT,
+				  "criu %s did not finish within %u s and was killed; see its log "
+				  "%s (on some VMs CRIU hangs on the parasite's hardware breakpoint: "
+				  "keep CRIU_FAULT=130, the default) or raise the time limit",
+				  what, tmo / 1000, res->log_path);
+	return ml_err_set(err, EIO, "criu %s failed (exit status %d): %s; see its log %s", what,
+			  x.status, res->log_tail[0] ? res->log_tail : "no error message",
+			  res->log_path);
+}
+
+static int target_alive(pid_t pid, struct ml_err *err)
+{
+	if (pid <= 0)
+		return ml_err_set(err, EINVAL, "invalid pid %d", (int)pid);
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return ml_err_set(err, ESRCH, "no process with pid %d (it may have exited)",
+				  (int)pid);
+	return 0;
+}
+
+static int pre_dump_supported(const struct criu_caps *caps, struct ml_err *err)
+{
+	if (caps->mem_dirty_track)
+		return 0;
+	return ml_err_set(err, EOPNOTSUPP,
+			  "pre-dump needs soft-dirty page tracking, which this kernel lacks "
+			  "(CONFIG_MEM_SOFT_DIRTY is not set: `%s check --feature mem_dirty_track` "
+			  "fails); CRIU was not run. Take a full dump instead (drop --pre-dump), "
+			  "or model the pre-copy rounds with `memlens migrate-model`",
+			  caps->path);
+}
+
+static int add_common(struct criu_argv *a, const struct criu_caps *caps, const char *cmd,
+		      const char *dir, const char *log, const struct criu_run_opts *o)
+{
+	int ret = criu_argv_add(a, caps->path);
+
+	if (!ret)
+		ret = criu_argv_add(a, cmd);
+	if (!ret)
+		ret = criu_argv_addf(a, "--images-dir=%s", dir);
+	if (!ret)
+		ret = criu_argv_addf(a, "--log-file=%s", log);
+	if (!ret)
+		ret = criu_argv_addf(a, "-v%d", o && o->log_level ? o->log_level : 4);
+	return ret;
+}
+
+static int add_extra(struct criu_argv *a, const char *const *extra)
+{
+	int ret = 0;
+
+	while (!ret && extra && *extra)
+		ret = criu_argv_add(a, *extra++);
+	return ret;
+}
+
+static int add_dump_opts(struct criu_argv *a, const struct criu_dump_req *r, const char *dir)
+{
+	char abs[PATH_MAX], rel[PATH_MAX];
+	int ret;
+
+	ret = criu_argv_addf(a, "--tree=%d", (int)r->pid);
+	if (!ret && r->leave_running && !r->pre_dump)
+		ret = criu_argv_add(a, "--leave-running");
+	if (!ret && r->shell_job)
+		ret = criu_argv_add(a, "--shell-job");
+	if (!ret && r->parent_dir) {
+		if (!realpath(r->parent_dir, abs))
+			return -errno;
+		relpath(dir, abs, rel, sizeof(rel));
+		ret = criu_argv_addf(a, "--prev-images-dir=%s", rel);
+	}
+	if (!ret && r->pre_dump)
+		ret = criu_argv_add(a, "--track-mem");
+	if (!ret && r->page_server_port > 0) {
+		ret = criu_argv_add(a, "--page-server");
+		if (!ret && r->page_server_addr)
+			ret = criu_argv_addf(a, "--address=%s", r->page_server_addr);
+		if (!ret)
+			ret = criu_argv_addf(a, "--port=%d", r->page_server_port);
+	}
+	return ret;
+}
+
+/* The exclude file goes into a private temporary directory, removed afterwards. */
+static int add_exclusion(struct criu_argv *a, const struct criu_caps *caps,
+			 const struct criu_dump_req *r, char *tmpdir, struct criu_result *res,
+			 struct ml_err *err)
+{
+	const char *base = getenv("TMPDIR");
+	size_t n = r->exclude ? r->exclude->n : 0;
+
+	if (r->no_exclude) {
+		snprintf(res->exclude.note, sizeof(res->exclude.note),
+			 "exclusion not requested");
+		return 0;
+	}
+	if (n > CRIU_EXCLUDE_RANGE_MAX && caps->exclude_file) {
+		snprintf(tmpdir, PATH_MAX, "%s/memlens-criu-XXXXXX", base && *base ? base : "/tmp");
+		if (!mkdtemp(tmpdir))
+			return ml_err_set(err, errno, "cannot create a private directory for the "
+					  "exclude file (%s): %s", tmpdir, strerror(errno));
+	}
+	return criu_exclude_args(a, r->exclude, r->no_parent, caps, tmpdir[0] ? tmpdir : NULL,
+				 &res->exclude, err);
+}
+
+static void remove_tmpdir(const char *tmpdir, const struct criu_result *res)
+{
+	if (!tmpdir[0])
+		return;
+	if (res->exclude.used_file)
+		unlink(res->exclude.file);
+	rmdir(tmpdir);
+}
+
+static int build_dump(struct criu_argv *a, const struct criu_caps *caps,
+		      const struct criu_dump_req *r, const struct criu_run_opts *o,
+		      const char *dir, char *tmpdir, struct criu_result *res, struct ml_err *err)
+{
+	const char *cmd = r->pre_dump ? "pre-dump" : "dump";
+	char log[32];
+	int ret;
+
+	snprintf(log, sizeof(log), "%s.log", cmd);
+	snprintf(res->log_path, sizeof(res->log_path), "%.4000s/%s", dir, log);
+	ret = add_common(a, caps, cmd, dir, log, o);
+	if (!ret)
+		ret = add_dump_opts(a, r, dir);
+	if (ret)
+		return ret == -ENOMEM ? ml_err_set(err, ENOMEM, "out of memory")
+				      : ml_err_set(err, -ret, "parent images directory %s: %s",
+						   r->parent_dir, strerror(-ret));
+	ret = add_exclusion(a, caps, r, tmpdir, res, err);
+	if (!ret && add_extra(a, r->extra_args))
+		ret = ml_err_set(err, ENOMEM, "out of memory");
+	return ret;
+}
+
+static void read_stats(const char *dir, struct criu_result *res)
+{
+	struct ml_err e;
+
+	res->image_bytes = dir_bytes(dir);
+	criu_read_dump_stats(dir, &res->pages_scanned, &res->pages_skipped_parent,
+			     &res->pages_written, &e);
+}
+
+int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
+	      const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
+{
+	char dir[PATH_MAX], tmpdir[PATH_MAX] = "";
+	struct criu_argv a;
+	int ret;
+
+	result_init(res);
+	criu_argv_init(&a);
+	ret = target_alive(r->pid, err);
+	if (!ret && r->pre_dump)
+		ret = pre_dump_supported(caps, err);
+	if (!ret)
+		ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
+	if (!ret)
+		ret = build_dump(&a, caps, r, o, dir, tmpdir, res, err);
+	if (ret)
+		goto out;
+	unlink(res->log_path);
+	ret = run_and_report(&a, o, r->pre_dump ? "pre-dump" : "dump", res, err);
+	if (ret == -EIO && kill(r->pid, 0) < 0 && errno == ESRCH && r->leave_running)
+		ret = ml_err_set(err, ESRCH, "the target %d exited during the dump; CRIU's log: %s",
+				 (int)r->pid, res->log_path);
+	read_stats(dir, res);
+out:
+	remove_tmpdir(tmpdir, res);
+	criu_argv_free(&a);
+	return ret;
+}
+
+static int read_pidfile(const char *path, pid_t *pid)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EINVAL;
+	buf[n] = '\0';
+	*pid = (pid_t)strtol(buf, NULL, 10);
+	return *pid > 0 ? 0 : -EINVAL;
+}
+
+int criu_restore(const struct criu_caps *caps, const struct criu_restore_req *r,
+		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
+{
+	char dir[PATH_MAX], pidfile[PATH_MAX + 16];
+	struct criu_argv a;
+	int ret;
+
+	result_init(res);
+	criu_argv_init(&a);
+	ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
+	if (ret)
+		goto out;
+	snprintf(res->log_path, sizeof(res->log_path), "%.4000s/restore.log", dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/restore.pid", dir);
+	unlink(pidfile);	/* criu restore fails when the pidfile exists */
+	unlink(res->log_path);
+	ret = add_common(&a, caps, "restore", dir, "restore.log", o);
+	if (!ret)
+		ret = criu_argv_add(&a, "--restore-detached");
+	if (!ret)
+		ret = criu_argv_addf(&a, "--pidfile=%s", pidfile);
+	if (!ret && r->shell_job)
+		ret = criu_argv_add(&a, "--shell-job");
+	if (!ret)
+		ret = add_extra(&a, r->extra_args);
+	if (ret) {
+		ret = ml_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = run_and_report(&a, o, "restore", res, err);
+	if (!ret && read_pidfile(pidfile, &res->restored_pid))
+		ret = ml_err_set(err, EIO, "criu restore succeeded but wrote no pid into %s",
+				 pidfile);
+out:
+	criu_argv_free(&a);
+	return ret;
+}
+
+int criu_page_server_start(const struct criu_caps *caps, const struct criu_page_server_req *r,
+			   const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
+			   struct ml_err *err)
+{
+	char dir[PATH_MAX], pidfile[PATH_MAX + 24], abs[PATH_MAX], rel[PATH_MAX];
+	struct criu_argv a;
+	int ret;
+
+	result_init(res);
+	criu_argv_init(&a);
+	*pid = 0;
+	ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
+	if (ret)
+		goto out;
+	snprintf(res->log_path, sizeof(res->log_path), "%.4000s/page-server.log", dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/page-server.pid", dir);
+	unlink(pidfile);
+	ret = add_common(&a, caps, "page-server", dir, "page-server.log", o);
+	if (!ret)
+		ret = criu_argv_add(&a, "--daemon");
+	if (!ret)
+		ret = criu_argv_addf(&a, "--pidfile=%s", pidfile);
+	if (!ret && r->addr)
+		ret = criu_argv_addf(&a, "--address=%s", r->addr);
+	if (!ret && r->port > 0)
+		ret = criu_argv_addf(&a, "--port=%d", r->port);
+	if (!ret && r->parent_dir) {
+		if (!realpath(r->parent_dir, abs)) {
+			ret = ml_err_set(err, errno, "parent images directory %s: %s",
+					 r->parent_dir, strerror(errno));
+			goto out;
+		}
+		relpath(dir, abs, rel, sizeof(rel));
+		ret = criu_argv_addf(&a, "--prev-images-dir=%s", rel);
+	}
+	if (ret) {
+		ret = ml_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = run_and_report(&a, o, "page-server", res, err);
+	if (!ret && read_pidfile(pidfile, pid))
+		ret = ml_err_set(err, EIO, "criu page-server started but wrote no pid into %s",
+				 pidfile);
+out:
+	criu_argv_free(&a);
+	return ret;
+}
+
+int criu_page_server_stop(pid_t pid, struct ml_err *err)
+{
+	if (pid <= 0)
+		return ml_err_set(err, EINVAL, "invalid page-server pid %d", (int)pid);
+	if (kill(pid, SIGTERM) < 0 && errno != ESRCH)
+		return ml_err_set(err, errno, "cannot stop the CRIU page server %d: %s", (int)pid,
+				  strerror(errno));
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to libmemlens: run a CRIU command under a time limit. */
+#ifndef MEMLENS_CRIU_EXEC_H
+#define MEMLENS_CRIU_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memlens/criu.h"
+
+struct criu_exec {
+	char *const *argv;		/* argv[0] is the CRIU binary */
+	const struct criu_run_opts *o;	/* NULL: defaults */
+	unsigned int timeout_ms;	/* overrides o->timeout_ms when non-zero */
+	/* results */
+	int status;			/* exit status; -1 when killed by a signal */
+	int signal;			/* the signal that killed it */
+	bool timed_out;
+	uint64_t duration_ms;
+	char *output;			/* stdout+stderr (last 64 KiB), NUL-terminated; free() */
+	size_t output_len;
+};
+
+/* 0 when CRIU ran (whatever its status); negative errno when it could not run. */
+int criu_exec_run(struct criu_exec *x, struct ml_err *err);
+
+/* The last lines of @text that mention "Error" (or the last lines), into @buf. */
+void criu_error_tail(const char *text, char *buf, size_t len);
+
+#endif

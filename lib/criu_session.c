@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The checkpoint flow of seed §5.4 around the write profiler:
+ * hot set -> profiler_release() -> exclude / no-parent ranges -> CRIU ->
+ * profiler_reinit() -> previous exclude set := hot set.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memlens/criu.h"
+#include "memlens/profiler.h"
+
+struct criu_session {
+	pthread_mutex_t lock;
+	struct criu_caps caps;
+	struct criu_run_opts opts;
+	struct rangeset prev;		/* seed: prevExcludeSet */
+};
+
+int criu_session_open(struct criu_session **out, const struct criu_caps *caps,
+		      const struct criu_run_opts *o, struct ml_err *err)
+{
+	struct criu_session *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	pthread_mutex_init(&s->lock, NULL);
+	s->caps = *caps;
+	if (o)
+		s->opts = *o;
+	rangeset_init(&s->prev);
+	*out = s;
+	return 0;
+}
+
+void criu_session_close(struct criu_session *s)
+{
+	if (!s)
+		return;
+	rangeset_free(&s->prev);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+int criu_session_prev_exclude(struct criu_session *s, struct rangeset *out)
+{
+	int ret;
+
+	pthread_mutex_lock(&s->lock);
+	ret = rangeset_copy(out, &s->prev);
+	pthread_mutex_unlock(&s->lock);
+	return ret;
+}
+
+void criu_session_reset(struct criu_session *s)
+{
+	pthread_mutex_lock(&s->lock);
+	rangeset_clear(&s->prev);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err)
+{
+	struct profiler_sample smp;
+	int ret = 0;
+
+	rangeset_clear(out);
+	if (!p)
+		return 0;
+	memset(&smp, 0, sizeof(smp));
+	if (profiler_latest(p, &smp))
+		return 0;	/* no interval yet: nothing is hot */
+	for (size_t i = 0; i < smp.nregions && !ret; i++)
+		if (smp.regions[i].hot)
+			ret = rangeset_add(out, smp.regions[i].start, smp.regions[i].end);
+	profiler_sample_free(&smp);
+	if (ret)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* After CRIU: re-init the profiler, unless the target is gone. */
+static void reinit_profiler(struct profiler *p, const struct criu_dump_req *req, bool dumped,
+			    struct criu_result *res)
+{
+	struct ml_err e = { 0 };
+
+	if (!p)
+		return;
+	if (dumped && !req->leave_running && !req->pre_dump) {
+		snprintf(res->profiler_note, sizeof(res->profiler_note),
+			 "not re-initialised: the target was dumped without --leave-running "
+			 "and is no longer running");
+		return;
+	}
+	if (kill(req->pid, 0) < 0 && errno == ESRCH) {
+		snprintf(res->profiler_note, sizeof(res->profiler_note),
+			 "not re-initialised: the target %d is gone", (int)req->pid);
+		return;
+	}
+	if (profiler_reinit(p, &e)) {
+		snprintf(res->profiler_note, sizeof(res->profiler_note), "re-init failed: %.200s",
+			 e.msg);
+		return;
+	}
+	res->profiler_reinit = true;
+}
+
+static int run_checkpoint(struct criu_session *s, struct profiler *p,
+			  const struct criu_dump_req *req, struct criu_result *res,
+			  struct rangeset *hot, struct ml_err *err)
+{
+	struct criu_dump_req r = *req;
+	struct rangeset no_parent;
+	int ret;
+
+	rangeset_init(&no_parent);
+	ret = criu_hot_set(p, hot, err);
+	if (ret)
+		goto out;
+	if (p && (ret = profiler_release(p, err)))
+		goto out;
+	ret = criu_transitions(&s->prev, hot, &no_parent);
+	if (ret) {
+		ret = ml_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	r.exclude = hot;
+	r.no_parent = &no_parent;
+	ret = criu_dump(&s->caps, &r, &s->opts, res, err);
+	reinit_profiler(p, req, ret == 0, res);
+	if (!ret && !req->no_exclude && !res->exclude.skipped && rangeset_copy(&s->prev, hot))
+		ret = ml_err_set(err, ENOMEM, "out of memory");
+out:
+	rangeset_free(&no_parent);
+	return ret;
+}
+
+int criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
+		    struct criu_result *res, struct rangeset *hot, struct ml_err *err)
+{
+	struct rangeset local;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	res->exit_status = -1;
+	res->pages_written = res->pages_scanned = res->pages_skipped_parent = -1;
+	rangeset_init(&local);
+	pthread_mutex_lock(&s->lock);
+	ret = run_checkpoint(s, p, req, res, hot ? hot : &local, err);
+	pthread_mutex_unlock(&s->lock);
+	rangeset_free(&local);
+	return ret;
+}

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+/* The pre-copy migration model of memlens/migrate_model.h. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memlens/migrate_model.h"
+
+struct mm_sim {
+	const struct mm_trace *t;
+	const struct mm_params *p;
+	enum mm_policy policy;
+	struct rangeset stale;		/* pages whose current content is not sent yet */
+	struct rangeset known;		/* the VMAs seen at the last round */
+	struct rangeset regions, dirty, excl, tmp;
+};
+
+const char *mm_policy_name(enum mm_policy p)
+{
+	static const char *const names[] = { "none", "hot-vma", "hot-range" };
+
+	return (unsigned int)p < MM_NPOLICIES ? names[p] : "?";
+}
+
+static int subtract(struct rangeset *a, const struct rangeset *b)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < b->n && !ret; i++)
+		ret = rangeset_remove(a, b->r[i].start, b->r[i].end);
+	return ret;
+}
+
+/* a = a ∩ b, via a − (a − b); @tmp is scratch. */
+static int intersect(struct rangeset *a, const struct rangeset *b, struct rangeset *tmp)
+{
+	int ret = rangeset_copy(tmp, a);
+
+	if (!ret)
+		ret = subtract(tmp, b);
+	if (!ret)
+		ret = subtract(a, tmp);
+	return ret;
+}
+
+static int add_all(struct rangeset *s, const struct range *r, size_t n)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = rangeset_add(s, r[i].start, r[i].end);
+	return ret;
+}
+
+/* Index of the last interval ending at or before @t_ms, or -1. */
+static long latest(const struct mm_trace *t, int64_t t_ms)
+{
+	long i = -1;
+
+	while ((size_t)(i + 1) < t->n && t->iv[i + 1].t_ms <= t_ms)
+		i++;
+	return i;
+}
+
+static int regions_of(const struct mm_interval *iv, bool hot_only, struct rangeset *out)
+{
+	int ret = 0;
+
+	rangeset_clear(out);
+	for (size_t i = 0; iv && i < iv->nregions && !ret; i++)
+		if (!hot_only || iv->regions[i].hot)
+			ret = rangeset_add(out, iv->regions[i].start, iv->regions[i].end);
+	return ret;
+}
+
+/* Pages written in each of the last hot_intervals intervals up to @i. */
+static int hot_ranges(struct mm_sim *s, long i)
+{
+	int n = s->p->hot_intervals ? s->p->hot_intervals : MM_DEFAULT_HOT_INTERVALS;
+	struct rangeset w;
+	int ret;
+
+	rangeset_clear(&s->excl);
+	if (i + 1 < n)
+		return 0;
+	ret = add_all(&s->excl, s->t->iv[i].written, s->t->iv[i].nwritten);
+	rangeset_init(&w);
+	for (long k = i - 1; k > i - n && !ret; k--) {
+		rangeset_clear(&w);
+		ret = add_all(&w, s->t->iv[k].written, s->t->iv[k].nwritten);
+		if (!ret)
+			ret = intersect(&s->excl, &w, &s->tmp);
+	}
+	rangeset_free(&w);
+	return ret;
+}
+
+static int excluded(struct mm_sim *s, long i)
+{
+	rangeset_clear(&s->excl);
+	if (i < 0 || s->policy == MM_NONE)
+		return 0;
+	if (s->policy == MM_HOT_VMA)
+		return regions_of(&s->t->iv[i], true, &s->excl);
+	return hot_ranges(s, i);
+}
+
+/* Written in (from, to]. */
+static int dirty_between(struct mm_sim *s, int64_t from, int64_t to)
+{
+	int ret = 0;
+
+	rangeset_clear(&s->dirty);
+	for (size_t i = 0; i < s->t->n && !ret; i++)
+		if (s->t->iv[i].t_ms > from && s->t->iv[i].t_ms <= to)
+			ret = add_all(&s->dirty, s->t->iv[i].written, s->t->iv[i].nwritten);
+	return ret;
+}
+
+/* Refresh the stale set for the round at @now; the last one was at @prev. */
+static int update_stale(struct mm_sim *s, long i, int64_t prev, int64_t now)
+{
+	int ret = regions_of(i >= 0 ? &s->t->iv[i] : NULL, false, &s->regions);
+
+	if (!ret)
+		ret = rangeset_copy(&s->tmp, &s->regions);
+	if (!ret)
+		ret = subtract(&s->tmp, &s->known);	/* new VMAs: never sent */
+	if (!ret)
+		ret = add_all(&s->stale, s->tmp.r, s->tmp.n);
+	if (!ret)
+		ret = rangeset_copy(&s->known, &s->regions);
+	if (!ret)
+		ret = dirty_between(s, prev, now);
+	if (!ret)
+		ret = add_all(&s->stale, s->dirty.r, s->dirty.n);
+	if (!ret)
+		ret = intersect(&s->stale, &s->regions, &s->tmp);	/* unmapped: forgotten */
+	return ret;
+}
+
+/* One round at @now: bytes sent into *bytes. */
+static int round_at(struct mm_sim *s, int64_t prev, int64_t now, bool final, uint64_t *bytes)
+{
+	long i = latest(s->t, now);
+	struct rangeset send;
+	int ret = update_stale(s, i, prev, now);
+
+	rangeset_init(&send);
+	if (!ret)
+		ret = rangeset_copy(&send, &s->stale);
+	if (!ret && !final) {
+		ret = excluded(s, i);
+		if (!ret)
+			ret = subtract(&send, &s->excl);
+	}
+	if (!ret)
+		ret = subtract(&s->stale, &send);
+	*bytes = rangeset_bytes(&send);
+	rangeset_free(&send);
+	return ret;
+}
+
+static int push_round(struct mm_result *r, int round, uint64_t bytes)
+{
+	struct mm_round *v = realloc(r->rounds, (r->nrounds + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	r->rounds = v;
+	r->rounds[r->nrounds].round = round;
+	r->rounds[r->nrounds++].bytes = bytes;
+	r->total_bytes += bytes;
+	return 0;
+}
+
+static void sim_free(struct mm_sim *s)
+{
+	rangeset_free(&s->stale);
+	rangeset_free(&s->known);
+	rangeset_free(&s->regions);
+	rangeset_free(&s->dirty);
+	rangeset_free(&s->excl);
+	rangeset_free(&s->tmp);
+}
+
+static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct mm_result *r)
+{
+	double threshold = s->p->stop_threshold_mb * MM_MIB;
+	bool final = false;
+	uint64_t bytes;
+	int ret = 0;
+
+	for (int k = 1; !ret; k++) {
+		final = final || k == pre_rounds + 1;
+		ret = round_at(s, k == 1 ? INT64_MIN : (k - 1) * round_ms, k * round_ms, final,
+			       &bytes);
+		if (!ret)
+			ret = push_round(r, k, bytes);
+		if (final)
+			break;
+		if ((double)bytes <= threshold)
+			final = true;	/* converged: the next round is the stop-and-copy */
+	}
+	r->final_round_bytes = bytes;
+	r->downtime_ms = (double)bytes / (s->p->bandwidth_mbps * MM_MIB) * 1000.0;
+	return ret;
+}
+
+static int check_params(const struct mm_trace *t, const struct mm_params *p, int64_t round_ms,
+			struct ml_err *err)
+{
+	if (!(p->bandwidth_mbps > 0) || !isfinite(p->bandwidth_mbps))
+		return ml_err_set(err, EINVAL, "the bandwidth must be a positive number of MiB/s");
+	if (round_ms < 1)
+		return ml_err_set(err, EINVAL, "the round interval must be 1 ms .. 1e9 s");
+	if (p->max_rounds < 0 || p->max_rounds > 100000 || p->stop_threshold_mb < 0 || p->hot_intervals < 0)
+		return ml_err_set(err, EINVAL, "max rounds, stop threshold and hot intervals "
+				  "must not be negative");
+	if (!t->n)
+		return ml_err_set(err, EINVAL, "the trace has no \"interval\" lines; record one "
+				  "with `memlens writes --record FILE`");
+	if (t->iv[t->n - 1].t_ms / round_ms < 2)
+		return ml_err_set(err, EINVAL,
+				  "the trace covers %.1f s: too short for two rounds of %.1f s "
+				  "(record longer or use a shorter --round-interval)",
+				  t->iv[t->n - 1].t_ms / 1000.0, round_ms / 1000.0);
+	return 0;
+}
+
+int mm_run(const struct mm_trace *t, const struct mm_params *p,
+	   struct mm_result out[MM_NPOLICIES], struct ml_err *err)
+{
+	int64_t round_ms = p->round_interval_s > 0 && p->round_interval_s <= 1e9 ?
+				   (int64_t)llround(p->round_interval_s * 1000.0) : 0;
+	int max = p->max_rounds ? p->max_rounds : MM_DEFAULT_MAX_ROUNDS;
+	int ret = check_params(t, p, round_ms, err);
+	int pre;
+
+	memset(out, 0, MM_NPOLICIES * sizeof(*out));
+	if (ret)
+		return ret;
+	/* pre-dump rounds: the round boundaries within the trace, less the final one */
+	pre = t->iv[t->n - 1].t_ms / round_ms - 1 > max ? max
+							: (int)(t->iv[t->n - 1].t_ms / round_ms - 1);
+	for (int k = 0; k < MM_NPOLICIES && !ret; k++) {
+		struct mm_sim s = { .t = t, .p = p, .policy = (enum mm_policy)k };
+
+		out[k].policy = (enum mm_policy)k;
+		ret = simulate(&s, pre, round_ms, &out[k]);
+		sim_free(&s);
+	}
+	if (ret) {
+		mm_results_free(out);
+		return ml_err_set(err, ENOMEM, "out of memory in the migration model");
+	}
+	return 0;
+}
+
+void mm_results_free(struct mm_result out[MM_NPOLICIES])
+{
+	for (int k = 0; k < MM_NPOLICIES; k++) {
+		free(out[k].rounds);
+		out[k].rounds = NULL;
+		out[k].nrounds = 0;
+	}
+}

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/* The report model's life: reading JSON Lines files, freeing. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_int.h"
+
+void report_init(struct report *r)
+{
+	memset(r, 0, sizeof(*r));
+}
+
+static void free_writes(struct rep_writes *w)
+{
+	free(w->src);
+	free(w->also);
+	free(w->iv);
+	free(w->vma);
+	free(w->cell);
+	free(w->hint);
+	free(w->range);
+}
+
+void report_free(struct report *r)
+{
+	for (size_t i = 0; i < r->nw; i++)
+		free_writes(&r->w[i]);
+	for (size_t i = 0; i < r->ns; i++) {
+		free(r->s[i].src);
+		free(r->s[i].pt);
+	}
+	for (size_t i = 0; i < r->nf; i++) {
+		free(r->f[i].src);
+		free(r->f[i].rows);
+	}
+	for (size_t i = 0; i < r->nm; i++) {
+		for (size_t j = 0; j < r->m[i].npol; j++)
+			free(r->m[i].pol[j].rounds);
+		free(r->m[i].pol);
+		free(r->m[i].src);
+	}
+	for (size_t i = 0; i < r->nsrcs; i++)
+		free(r->srcs[i]);
+	free(r->w);
+	free(r->s);
+	free(r->f);
+	free(r->m);
+	free(r->srcs);
+	memset(r, 0, sizeof(*r));
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+			return false;
+	return true;
+}
+
+static int add_src(struct report *r, const char *path, struct ml_err *err)
+{
+	char **s = realloc(r->srcs, (r->nsrcs + 1) * sizeof(*s));
+
+	if (!s)
+		return ml_err_set(err, ENOMEM, "out of memory reading %s", path);
+	r->srcs = s;
+	s[r->nsrcs] = strdup(path);
+	if (!s[r->nsrcs])
+		return ml_err_set(err, ENOMEM, "out of memory reading %s", path);
+	r->nsrcs++;
+	return 0;
+}
+
+int report_load_stream(struct report *r, FILE *f, const char *name, struct ml_err *err)
+{
+	char *line = NULL;
+	size_t cap = 0, before = r->lines + r->skipped;
+	long lineno = 0;
+	ssize_t n;
+	int ret;
+
+	ret = add_src(r, name, err);
+	while (!ret && (n = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (!blank(line, (size_t)n))
+			ret = report_load_line(r, name, lineno, line, (size_t)n, err);
+	}
+	if (!ret && ferror(f))
+		ret = ml_err_set(err, EIO, "%s:%ld: read error; check the file", name, lineno + 1);
+	if (!ret && r->lines + r->skipped == before)
+		ret = ml_err_set(err, EINVAL,
+				 "%s:%ld: empty: no JSON lines in the file; give report the output "
+				 "of memlens writes/snapshot/faults/migrate-model --json",
+				 name, lineno + 1);
+	free(line);
+	return ret;
+}
+
+int report_load_file(struct report *r, const char *path, struct ml_err *err)
+{
+	FILE *f = fopen(path, "re");
+	int ret;
+
+	if (!f)
+		return ml_err_set(err, errno, "cannot read %s: %s; check the path and permissions",
+				  path, strerror(errno));
+	ret = report_load_stream(r, f, path, err);
+	fclose(f);
+	return ret;
+}

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+/* The report page: one self-contained HTML file, inline SVG and CSS, no script. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "report_int.h"
+
+static const char css[] =
+	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Helvetica,Arial,sans-serif;"
+	"color:#1d232b;background:#fff;margin:24px auto;max-width:1000px;padding:0 16px}\n"
+	"h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 2px;"
+	"border-bottom:1px solid #d0d7de;padding-bottom:3px}\n"
+	".src,.meta{color:#57606a;margin:0}.facts{margin:4px "
+	"0}.note{color:#57606a;font-style:italic}\n"
+	"figure{margin:10px 0 18px}figcaption{color:#57606a;font-size:13px;max-width:960px}\n"
+	"svg{display:block;background:#fff;margin:0 0 12px}svg "
+	"text{font-family:system-ui,Helvetica,Arial,sans-serif}\n"
+	"svg .tick{font-size:11px;fill:#444}svg .axis{font-size:12px;fill:#1d232b}\n"
+	"svg .legend{font-size:12px;fill:#1d232b}svg .vma{font:11px ui-monospace,'DejaVu Sans "
+	"Mono',monospace;fill:#1d232b}\n"
+	"svg .grid{stroke:#e6e9ed;stroke-width:1}svg .frame{stroke:#57606a;stroke-width:1}\n"
+	"svg .rate{fill:none;stroke:#08519c;stroke-width:1.6}svg "
+	".rate-max{fill:none;stroke:#9ecae1;stroke-width:1}\n"
+	"svg .pt{fill:#08519c}svg .area{stroke:#fff;stroke-width:.4}svg "
+	".final{stroke:#1d232b;stroke-width:1.5}\n"
+	"table{border-collapse:collapse;margin:6px 0 12px}th,td{padding:2px 10px;text-align:right;"
+	"border-bottom:1px solid "
+	"#e6e9ed}th{background:#f3f5f7}td:first-child,th:first-child{text-align:left}\n";
+
+static void page_head(struct rbuf *b, const struct report *r, const char *title)
+{
+	rb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		   "style-src 'unsafe-inline'\">\n<title>");
+	rb_html(b, title);
+	rb_printf(b, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
+	rb_html(b, title);
+	rb_printf(b, "</h1>\n<p class=\"meta\">%zu JSON lines from ", r->lines);
+	for (size_t i = 0; i < r->nsrcs; i++) {
+		rb_puts(b, i ? ", " : "");
+		rb_html(b, r->srcs[i]);
+	}
+	if (!r->nsrcs)
+		rb_puts(b, "(no file)");
+	if (r->skipped)
+		rb_printf(b, "; %zu lines of other types skipped", r->skipped);
+	rb_puts(b, "</p>\n");
+}
+
+int report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
+		  struct ml_err *err)
+{
+	const char *title = o && o->title ? o->title : "memlens report";
+
+	if (!r->nw && !r->ns && !r->nf && !r->nm)
+		return ml_err_set(err, EINVAL,
+				  "nothing to draw: the input holds no writes, snapshot, "
+				  "faults or migrate_model lines");
+	page_head(out, r, title);
+	for (size_t i = 0; i < r->nw; i++)
+		render_writes(out, &r->w[i], o);
+	for (size_t i = 0; i < r->ns; i++)
+		render_snaps(out, &r->s[i], o);
+	for (size_t i = 0; i < r->nf; i++)
+		render_faults(out, &r->f[i]);
+	for (size_t i = 0; i < r->nm; i++)
+		render_migrate(out, &r->m[i]);
+	rb_puts(out, "<p class=\"meta\">Written by memlens report. No script, no network: "
+		     "everything is in this file.</p>\n</body>\n</html>\n");
+	if (out->oom)
+		return ml_err_set(err, ENOMEM,
+				  "out of memory writing the report; give fewer inputs");
+	return 0;
+}

@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: MIT
+/* The report's input: JSON Lines of writes, snapshot, faults, migrate-model. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memlens/json.h"
+#include "report_int.h"
+
+#define TYPES_KNOWN "interval, summary, snapshot, faults, migrate_model"
+
+struct line_ctx {
+	struct report *r;
+	const char *src;
+	long lineno;
+	struct ml_err *err;
+};
+
+static int bad(const struct line_ctx *c, const char *fmt, const char *what)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), fmt, what);
+	return ml_err_set(c->err, EINVAL,
+			  "%s:%ld: %s; give report the JSON Lines that memlens writes/snapshot/"
+			  "faults/migrate-model --json write",
+			  c->src, c->lineno, msg);
+}
+
+static bool grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t nc;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	nc = *cap ? *cap * 2 : 16;
+	p = realloc(*arr, nc * size);
+	if (!p)
+		return false;
+	memset((char *)p + *cap * size, 0, (nc - *cap) * size);
+	*arr = p;
+	*cap = nc;
+	return true;
+}
+
+static int oom(const struct line_ctx *c)
+{
+	return ml_err_set(c->err, ENOMEM,
+			  "%s:%ld: out of memory; give report fewer or smaller files", c->src,
+			  c->lineno);
+}
+
+/* An optional number: 0 when absent or null (jsonw writes NaN as null). */
+static double num_or0(const struct json *o, const char *key)
+{
+	double v = 0;
+
+	if (json_get_double(o, key, &v) || !isfinite(v))
+		return 0;
+	return v;
+}
+
+static bool opt_num(const struct json *o, const char *key, double *out)
+{
+	return !json_get_double(o, key, out) && isfinite(*out);
+}
+
+/* A count or pid from a double, clamped: a cast of 1e300 to long is undefined. */
+static long to_long(double v)
+{
+	if (!(v > -1e15))
+		return v < 0 ? -1000000000000000L : 0;
+	return v < 1e15 ? (long)v : 1000000000000000L;
+}
+
+static int need_num(const struct line_ctx *c, const struct json *o, const char *key, double *out)
+{
+	if (json_get_double(o, key, out) || !isfinite(*out))
+		return bad(c, "field \"%s\" is missing or not a number", key);
+	return 0;
+}
+
+static const struct json *need_arr(const struct line_ctx *c, const struct json *o, const char *key)
+{
+	const struct json *a = json_get(o, key);
+
+	if (!a || a->type != JSON_ARRAY) {
+		bad(c, "field \"%s\" is missing or not an array", key);
+		return NULL;
+	}
+	return a;
+}
+
+static bool same_src(const char *a, const char *b)
+{
+	return !strcmp(a, b);
+}
+
+static struct rep_writes *writes_for(const struct line_ctx *c, long pid)
+{
+	struct report *r = c->r;
+	struct rep_writes *w;
+
+	for (size_t i = 0; i < r->nw; i++)
+		if (r->w[i].pid == pid && same_src(r->w[i].src, c->src))
+			return &r->w[i];
+	w = realloc(r->w, (r->nw + 1) * sizeof(*w));
+	if (!w)
+		return NULL;
+	r->w = w;
+	w = &r->w[r->nw];
+	memset(w, 0, sizeof(*w));
+	w->src = strdup(c->src);
+	if (!w->src)
+		return NULL;
+	w->pid = pid;
+	w->page_size = 4096;
+	r->nw++;
+	return w;
+}
+
+static long find_vma(struct rep_writes *w, size_t j, uint64_t start, uint64_t end)
+{
+	if (j < w->nhint && w->hint[j] < w->nvma && w->vma[w->hint[j]].start == start &&
+	    w->vma[w->hint[j]].end == end)
+		return w->hint[j];
+	for (size_t i = 0; i < w->nvma; i++)
+		if (w->vma[i].start == start && w->vma[i].end == end)
+			return (long)i;
+	return -1;
+}
+
+static int set_hint(struct rep_writes *w, size_t j, uint32_t v)
+{
+	if (j >= w->nhint) {
+		uint32_t *h = realloc(w->hint, (j + 1) * sizeof(*h));
+
+		if (!h)
+			return -ENOMEM;
+		w->hint = h;
+		w->nhint = j + 1;
+	}
+	w->hint[j] = v;
+	return 0;
+}
+
+static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
+		      const struct json *reg, uint32_t *idx)
+{
+	uint64_t start, end;
+	long i;
+
+	if (json_get_hex(reg, "start_addr", &start) || json_get_hex(reg, "end_addr", &end))
+		return bad(c, "a region lacks \"%s\" as a \"0x...\" string", "start_addr/end_addr");
+	i = find_vma(w, j, start, end);
+	if (i < 0) {
+		if (!grow((void **)&w->vma, &w->cvma, w->nvma, sizeof(*w->vma)))
+			return oom(c);
+		i = (long)w->nvma++;
+		w->vma[i].start = start;
+		w->vma[i].end = end;
+		w->vma[i].kind = report_kind(json_get_str(reg, "kind"));
+	}
+	if (set_hint(w, j, (uint32_t)i))
+		return oom(c);
+	*idx = (uint32_t)i;
+	return 0;
+}
+
+static int add_region(const struct line_ctx *c, struct rep_writes *w, size_t j,
+		      const struct json *reg)
+{
+	struct rep_cell *cell;
+	double ratio;
+	bool hot = false;
+	uint32_t vi = 0;
+	int ret;
+
+	ret = region_vma(c, w, j, reg, &vi);
+	if (ret)
+		return ret;
+	ret = need_num(c, reg, "written_ratio", &ratio);
+	if (ret)
+		return ret;
+	json_get_bool(reg, "hot", &hot);
+	if (!grow((void **)&w->cell, &w->ccell, w->ncell, sizeof(*w->cell)))
+		return oom(c);
+	cell = &w->cell[w->ncell++];
+	cell->iv = (uint32_t)(w->niv - 1);
+	cell->vma = vi;
+	cell->ratio = (float)(ratio < 0 ? 0 : ratio > 1 ? 1 : ratio);
+	cell->hot = hot;
+	w->vma[vi].dirty_pages += num_or0(reg, "dirty_pages");
+	w->vma[vi].hot_ever |= hot;
+	return 0;
+}
+
+/* "written": [["0x..", "0x.."], ...], the page ranges of writes --record */
+static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
+		      const struct json *o)
+{
+	const struct json *a = json_get(o, "written");
+
+	if (!a)
+		return 0;
+	w->iv[iv].has_ranges = true;
+	if (a->type != JSON_ARRAY)
+		return bad(c, "%s", "field \"written\" is not an array");
+	w->have_ranges = true;
+	for (size_t i = 0; i < json_count(a); i++) {
+		const struct json *pair = json_at(a, i);
+		struct rep_range *rg;
+		uint64_t s, e;
+
+		if (json_count(pair) != 2 || pair->type != JSON_ARRAY ||
+		    json_as_hex(json_at(pair, 0), &s) || json_as_hex(json_at(pair, 1), &e) || e < s)
+			return bad(c, "%s",
+				   "\"written\" holds something other than [\"0xstart\", "
+				   "\"0xend\"] pairs");
+		if (!grow((void **)&w->range, &w->crange, w->nrange, sizeof(*w->range)))
+			return oom(c);
+		rg = &w->range[w->nrange++];
+		rg->iv = (uint32_t)iv;
+		rg->start = s;
+		rg->end = e;
+	}
+	return 0;
+}
+
+static void read_dirty(struct rep_writes *w, struct rep_interval *iv, const struct json *o)
+{
+	const struct json *d = json_get(o, "dirty");
+	double pages = num_or0(d, "dirty_pages"), bytes = num_or0(d, "dirty_bytes");
+
+	iv->dirty_pages = pages;
+	iv->rate_pps = num_or0(d, "dirty_rate_pages_per_sec");
+	if (pages > 0 && bytes > 0)
+		w->page_size = bytes / pages;
+}
+
+/* The run that already holds interval @seq at wall clock @wall, from another file. */
+static struct rep_writes *same_run(const struct line_ctx *c, long pid, double seq, double wall,
+				   size_t *iv)
+{
+	struct report *r = c->r;
+
+	if (!(seq >= 1 && seq < 1e15) || !(wall > 0))
+		return NULL;
+	for (size_t i = 0; i < r->nw; i++) {
+		struct rep_writes *w = &r->w[i];
+		size_t k = (size_t)seq - 1;
+
+		if (w->pid == pid && k < w->niv && w->iv[k].seq == seq &&
+		    w->iv[k].wall_ms == wall) {
+			*iv = k;
+			return w;
+		}
+	}
+	return NULL;
+}
+
+static int note_also(const struct line_ctx *c, struct rep_writes *w)
+{
+	if (same_src(w->src, c->src) || w->also)
+		return 0;
+	w->also = strdup(c->src);
+	return w->also ? 0 : oom(c);
+}
+
+/* The same interval again: take its page ranges if we have none yet. */
+static int merge_interval(const struct line_ctx *c, struct rep_writes *w, size_t iv,
+			  const struct json *o)
+{
+	int ret = note_also(c, w);
+
+	if (ret || w->iv[iv].has_ranges)
+		return ret;
+	return add_ranges(c, w, iv, o);
+}
+
+static int load_interval(const struct line_ctx *c, const struct json *o)
+{
+	struct rep_writes *w;
+	struct rep_interval *iv;
+	const struct json *regs;
+	double t, pid = 0, seq, wall;
+	size_t known;
+	int ret;
+
+	ret = need_num(c, o, "t_ms", &t);
+	if (ret)
+		return ret;
+	regs = need_arr(c, o, "regions");
+	if (!regs)
+		return -EINVAL;
+	json_get_double(o, "pid", &pid);
+	seq = num_or0(o, "seq");
+	wall = num_or0(json_get(o, "dirty"), "timestamp_ms");
+	w = same_run(c, to_long(pid), seq, wall, &known);
+	if (w)
+		return merge_interval(c, w, known, o);
+	w = writes_for(c, to_long(pid));
+	if (!w || !grow((void **)&w->iv, &w->civ, w->niv, sizeof(*w->iv)))
+		return oom(c);
+	iv = &w->iv[w->niv++];
+	iv->t_ms = t;
+	iv->interval_s = num_or0(o, "interval_s");
+	iv->hot_vmas = (int)fmin(fmax(num_or0(o, "hot_vmas"), 0), 1e9);
+	iv->seq = seq;
+	iv->wall_ms = wall;
+	read_dirty(w, iv, o);
+	for (size_t j = 0; j < json_count(regs); j++) {
+		ret = add_region(c, w, j, json_at(regs, j));
+		if (ret)
+			return ret;
+	}
+	return add_ranges(c, w, w->niv - 1, o);
+}
+
+static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid);
+
+/* writes and snapshot both end with a "summary": snapshot's counts "cycles" */
+static int load_snap_summary(const struct line_ctx *c, const struct json *o)
+{
+	const char *why = json_get_str(o, "stopped_because");
+	struct rep_snaps *s;
+	double pid = 0;
+
+	json_get_double(o, "pid", &pid);
+	s = snaps_for(c, to_long(pid));
+	if (!s)
+		return oom(c);
+	snprintf(s->stopped_because, sizeof(s->stopped_because), "%s", why ? why : "");
+	return 0;
+}
+
+/* A summary's "dirty" is that of its run's last interval. */
+static struct rep_writes *run_ending_at(const struct line_ctx *c, long pid, double wall)
+{
+	struct report *r = c->r;
+
+	for (size_t i = 0; wall > 0 && i < r->nw; i++) {
+		struct rep_writes *w = &r->w[i];
+
+		if (w->pid == pid && w->niv && w->iv[w->niv - 1].wall_ms == wall)
+			return w;
+	}
+	return NULL;
+}
+
+static int load_summary(const struct line_ctx *c, const struct json *o)
+{
+	const struct json *d = json_get(o, "dirty");
+	const char *why = json_get_str(o, "stopped_because");
+	struct rep_writes *w;
+	double pid = 0;
+
+	if (json_get(o, "cycles"))
+		return load_snap_summary(c, o);
+	json_get_double(o, "pid", &pid);
+	w = run_ending_at(c, to_long(pid), num_or0(d, "timestamp_ms"));
+	if (w && note_also(c, w))
+		return -ENOMEM;
+	if (!w)
+		w = writes_for(c, to_long(pid));
+	if (!w)
+		return oom(c);
+	w->have_summary = true;
+	snprintf(w->stopped_because, sizeof(w->stopped_because), "%s", why ? why : "");
+	w->intervals = to_long(num_or0(o, "intervals"));
+	w->hot_vmas = to_long(num_or0(o, "hot_vmas"));
+	w->cumulative_dirty_bytes = num_or0(d, "cumulative_dirty_bytes");
+	w->avg_dirty_rate = num_or0(d, "avg_dirty_rate");
+	return 0;
+}
+
+static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid)
+{
+	struct report *r = c->r;
+	struct rep_snaps *s;
+
+	for (size_t i = 0; i < r->ns; i++)
+		if (r->s[i].pid == pid && same_src(r->s[i].src, c->src))
+			return &r->s[i];
+	s = realloc(r->s, (r->ns + 1) * sizeof(*s));
+	if (!s)
+		return NULL;
+	r->s = s;
+	s = &r->s[r->ns];
+	memset(s, 0, sizeof(*s));
+	s->src = strdup(c->src);
+	if (!s->src)
+		return NULL;
+	s->pid = pid;
+	s->page_size = 4096;
+	r->ns++;
+	return s;
+}
+
+static int snap_region(const struct line_ctx *c, struct rep_snaps *s, struct rep_snap_point *pt,
+		       const struct json *reg, struct rep_kind_use *use)
+{
+	int k = report_kind(json_get_str(reg, "kind"));
+	double res, v;
+	int ret;
+
+	ret = need_num(c, reg, "resident_pages", &res);
+	if (ret)
+		return ret;
+	pt->resident[k] += res;
+	use[k].resident += res;
+	use[k].size += num_or0(reg, "size_pages");
+	use[k].swapped += num_or0(reg, "swapped_pages");
+	if (opt_num(reg, "written_pages", &v)) {
+		use[k].written += v;
+		s->have_written = true;
+	}
+	if (opt_num(json_get(reg, "page_flags"), "dirty", &v)) {
+		use[k].dirty += v;
+		s->have_dirty = true;
+	}
+	return 0;
+}
+
+static int load_snapshot(const struct line_ctx *c, const struct json *o)
+{
+	struct rep_kind_use use[REPORT_KINDS] = { 0 };
+	const struct json *regs;
+	struct rep_snap_point *pt;
+	struct rep_snaps *s;
+	double t, pid = 0, cyc, ps;
+	int ret;
+
+	ret = need_num(c, o, "t_ms", &t);
+	if (ret)
+		return ret;
+	regs = need_arr(c, o, "regions");
+	if (!regs)
+		return -EINVAL;
+	json_get_double(o, "pid", &pid);
+	s = snaps_for(c, to_long(pid));
+	if (!s || !grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
+		return oom(c);
+	pt = &s->pt[s->npt++];
+	pt->t_ms = t;
+	for (size_t j = 0; j < json_count(regs); j++) {
+		ret = snap_region(c, s, pt, json_at(regs, j), use);
+		if (ret)
+			return ret;
+	}
+	memcpy(s->last, use, sizeof(use));
+	cyc = num_or0(o, "cycle_us");
+	s->cycle_us_sum += cyc;
+	if (cyc > s->cycle_us_max)
+		s->cycle_us_max = cyc;
+	ps = num_or0(o, "page_size");
+	if (ps >= 512)
+		s->page_size = ps;
+	return 0;
+}
+
+static int load_hist(const struct line_ctx *c, const struct json *o, const char *key, double *h,
+		     size_t *n)
+{
+	const struct json *a = need_arr(c, o, key);
+
+	if (!a)
+		return -EINVAL;
+	*n = json_count(a) < REP_HIST_MAX ? json_count(a) : REP_HIST_MAX;
+	for (size_t i = 0; i < *n; i++)
+		if (json_as_double(json_at(a, i), &h[i]) || !isfinite(h[i]) || h[i] < 0)
+			return bad(c, "\"%s\" holds something other than counts", key);
+	return 0;
+}
+
+static int fault_rows(const struct line_ctx *c, struct rep_faults *f, const struct json *rows)
+{
+	size_t n = json_count(rows);
+
+	f->rows = calloc(n ? n : 1, sizeof(*f->rows));
+	if (!f->rows)
+		return oom(c);
+	for (size_t i = 0; i < n; i++) {
+		const struct json *row = json_at(rows, i);
+		const char *comm = json_get_str(row, "comm");
+		struct rep_fault_row *fr = &f->rows[f->nrows++];
+		double v;
+
+		snprintf(fr->comm, sizeof(fr->comm), "%s", comm ? comm : "?");
+		/* system-wide rows have no pid; tracepoint mode cannot see retries */
+		fr->pid = opt_num(row, "pid", &v) ? to_long(v) : -1;
+		fr->minor = num_or0(row, "minor");
+		fr->major = num_or0(row, "major");
+		fr->retried = opt_num(row, "retried", &v) ? v : NAN;
+	}
+	return 0;
+}
+
+static void free_faults(struct rep_faults *f)
+{
+	free(f->src);
+	free(f->rows);
+}
+
+static int load_faults(const struct line_ctx *c, const struct json *o)
+{
+	struct rep_faults f = { 0 }, *slot = NULL;
+	struct report *r = c->r;
+	const struct json *rows;
+	const char *mode;
+	int ret;
+
+	rows = need_arr(c, o, "rows");
+	if (!rows)
+		return -EINVAL;
+	mode = json_get_str(o, "mode");
+	snprintf(f.mode, sizeof(f.mode), "%s", mode ? mode : "");
+	ret = load_hist(c, o, "minor_hist_us", f.minor, &f.nminor);
+	if (!ret)
+		ret = load_hist(c, o, "major_hist_us", f.major, &f.nmajor);
+	if (!ret)
+		ret = fault_rows(c, &f, rows);
+	f.src = strdup(c->src);
+	if (!ret && !f.src)
+		ret = oom(c);
+	if (ret)
+		goto fail;
+	/* one chart per file: a later faults line replaces an earlier one */
+	for (size_t i = 0; i < r->nf && !slot; i++)
+		if (same_src(r->f[i].src, c->src))
+			slot = &r->f[i];
+	if (!slot) {
+		slot = realloc(r->f, (r->nf + 1) * sizeof(*slot));
+		if (!slot) {
+			ret = oom(c);
+			goto fail;
+		}
+		r->f = slot;
+		slot = &r->f[r->nf++];
+	} else {
+		free_faults(slot);
+	}
+	*slot = f;
+	return 0;
+fail:
+	free_faults(&f);
+	return ret;
+}
+
+static int load_policy(const struct line_ctx *c, struct rep_policy *p, const struct json *o)
+{
+	const char *name = json_get_str(o, "name");
+	const struct json *rounds = need_arr(c, o, "rounds");
+	size_t n = json_count(rounds);
+
+	if (!rounds)
+		return -EINVAL;
+	snprintf(p->name, sizeof(p->name), "%s", name ? name : "?");
+	p->rounds = calloc(n ? n : 1, sizeof(double));
+	if (!p->rounds)
+		return oom(c);
+	for (size_t i = 0; i < n; i++) {
+		double v;
+		int ret = need_num(c, json_at(rounds, i), "bytes", &v);
+
+		if (ret)
+			return ret;
+		p->rounds[p->nrounds++] = v;
+	}
+	p->total_bytes = num_or0(o, "total_bytes");
+	p->final_round_bytes = num_or0(o, "final_round_bytes");
+	p->downtime_ms = num_or0(o, "downtime_ms");
+	return 0;
+}
+
+static void free_migrate(struct rep_migrate *m)
+{
+	for (size_t i = 0; i < m->npol; i++)
+		free(m->pol[i].rounds);
+	free(m->pol);
+	free(m->src);
+}
+
+static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m, const struct json *o)
+{
+	const struct json *pols = need_arr(c, o, "policies");
+	size_t n = json_count(pols);
+
+	if (!pols)
+		return -EINVAL;
+	m->bandwidth_mbps = num_or0(o, "bandwidth_mbps");
+	m->round_interval_s = num_or0(o, "round_interval_s");
+	m->src = strdup(c->src);
+	m->pol = calloc(n ? n : 1, sizeof(*m->pol));
+	if (!m->src || !m->pol)
+		return oom(c);
+	for (size_t i = 0; i < n; i++) {
+		int ret = load_policy(c, &m->pol[m->npol++], json_at(pols, i));
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int load_migrate(const struct line_ctx *c, const struct json *o)
+{
+	struct rep_migrate m = { 0 }, *slot = NULL;
+	struct report *r = c->r;
+	int ret = fill_migrate(c, &m, o);
+
+	if (ret)
+		goto fail;
+	for (size_t i = 0; i < r->nm && !slot; i++)
+		if (same_src(r->m[i].src, c->src))
+			slot = &r->m[i];
+	if (!slot) {
+		slot = realloc(r->m, (r->nm + 1) * sizeof(*slot));
+		if (!slot) {
+			ret = oom(c);
+			goto fail;
+		}
+		r->m = slot;
+		slot = &r->m[r->nm++];
+	} else {
+		free_migrate(slot);
+	}
+	*slot = m;
+	return 0;
+fail:
+	free_migrate(&m);
+	return ret;
+}
+
+static int dispatch(const struct line_ctx *c, const struct json *o)
+{
+	const char *type = json_get_str(o, "type");
+
+	if (!type)
+		return bad(c, "%s", "no \"type\" field (expected one of " TYPES_KNOWN ")");
+	if (!strcmp(type, "interval"))
+		return load_interval(c, o);
+	if (!strcmp(type, "summary"))
+		return load_summary(c, o);
+	if (!strcmp(type, "snapshot"))
+		return load_snapshot(c, o);
+	if (!strcmp(type, "faults"))
+		return load_faults(c, o);
+	if (!strcmp(type, "migrate_model"))
+		return load_migrate(c, o);
+	if (c->r->skip_unknown) {
+		c->r->skipped++;
+		return 1;
+	}
+	return ml_err_set(c->err, EINVAL,
+			  "%s:%ld: unknown type \"%.60s\"; report reads the types " TYPES_KNOWN
+			  " (--skip-unknown skips other lines)",
+			  c->src, c->lineno, type);
+}
+
+static bool looks_like_object(const char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n'))
+		i++;
+	return i < len && s[i] == '{';
+}
+
+int report_load_line(struct report *r, const char *src, long lineno, const char *text, size_t len,
+		     struct ml_err *err)
+{
+	struct line_ctx c = { .r = r, .src = src, .lineno = lineno, .err = err };
+	struct json *o = NULL;
+	int ret;
+
+	if (!looks_like_object(text, len))
+		return bad(&c, "%s",
+			   "not a JSON object (is the profiled program's own output "
+			   "mixed in? use writes --record FILE or -p PID)");
+	ret = json_parse(text, len, &o, err);
+	if (ret == -ENOMEM)
+		return oom(&c);
+	if (ret)
+		return ml_err_wrap(err,
+				   "%s:%ld: not one complete JSON object (a truncated line?); "
+				   "remove or regenerate that line",
+				   src, lineno);
+	if (o->type != JSON_OBJECT)
+		ret = bad(&c, "%s", "not a JSON object");
+	else
+		ret = dispatch(&c, o);
+	json_free(o);
+	if (ret > 0)
+		return 0; /* skipped */
+	if (!ret)
+		r->lines++;
+	return ret;
+}

@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+/* The snapshot section: resident memory by region kind over time, Fig. 8 bars. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_int.h"
+
+/* Stacking order, bottom to top: the program, then libraries, then the rest. */
+static const int kind_order[REPORT_KINDS] = {
+	VMA_TEXT, VMA_DATA,	VMA_BSS,      VMA_HEAP, VMA_STACK, VMA_ANON,	 VMA_SHM,
+	VMA_FILE, VMA_LIB_TEXT, VMA_LIB_DATA, VMA_VDSO, VMA_VVAR,  VMA_VSYSCALL, REPORT_KIND_OTHER,
+};
+
+#define C_RESIDENT "#4e79a7"
+#define C_SWAPPED "#e15759"
+#define C_ABSENT "#d9dde3"
+#define C_WRITTEN "#f28e2b"
+
+struct bins {
+	int n;
+	double *t; /* seconds since the first snapshot */
+	double *v; /* [bin * REPORT_KINDS + kind], MiB */
+};
+
+static int bins_build(struct bins *bn, const struct rep_snaps *s, int max)
+{
+	double mib = s->page_size / 1048576.0;
+	int *cnt;
+
+	bn->n = (int)s->npt < max ? (int)s->npt : max;
+	bn->t = calloc((size_t)bn->n, sizeof(*bn->t));
+	bn->v = calloc((size_t)bn->n * REPORT_KINDS, sizeof(*bn->v));
+	cnt = calloc((size_t)bn->n, sizeof(*cnt));
+	if (!bn->t || !bn->v || !cnt) {
+		free(cnt);
+		return -1;
+	}
+	for (size_t i = 0; i < s->npt; i++) {
+		int c = (int)((uint64_t)i * bn->n / s->npt);
+
+		bn->t[c] += (s->pt[i].t_ms - s->pt[0].t_ms) / 1000;
+		for (int k = 0; k < REPORT_KINDS; k++)
+			bn->v[c * REPORT_KINDS + k] += s->pt[i].resident[k] * mib;
+		cnt[c]++;
+	}
+	for (int c = 0; c < bn->n; c++) {
+		bn->t[c] /= cnt[c];
+		for (int k = 0; k < REPORT_KINDS; k++)
+			bn->v[c * REPORT_KINDS + k] /= cnt[c];
+	}
+	free(cnt);
+	return 0;
+}
+
+/* x of bin @c; a single snapshot is drawn as a band across the whole plot */
+static double bin_x(const struct plot *p, const struct bins *bn, int c, bool end)
+{
+	if (bn->n == 1)
+		return end ? p->x0 + p->w : p->x0;
+	return plot_x(p, bn->t[c]);
+}
+
+static double stack_at(const struct bins *bn, int c, int upto)
+{
+	double sum = 0;
+
+	for (int i = 0; i < upto; i++)
+		sum += bn->v[c * REPORT_KINDS + kind_order[i]];
+	return sum;
+}
+
+static void area_layer(struct rbuf *b, const struct plot *p, const struct bins *bn, int layer)
+{
+	int k = kind_order[layer], n = bn->n == 1 ? 2 : bn->n;
+
+	rb_printf(b, "<polygon class=\"area\" data-kind=\"%s\" fill=\"%s\" points=\"",
+		  report_kind_label(k), report_kind_colour(k));
+	for (int i = 0; i < n; i++) {
+		int c = bn->n == 1 ? 0 : i;
+
+		rb_printf(b, "%.1f,%.1f ", bin_x(p, bn, c, i == 1),
+			  plot_y(p, stack_at(bn, c, layer + 1)));
+	}
+	for (int i = n - 1; i >= 0; i--) {
+		int c = bn->n == 1 ? 0 : i;
+
+		rb_printf(b, "%.1f,%.1f ", bin_x(p, bn, c, i == 1),
+			  plot_y(p, stack_at(bn, c, layer)));
+	}
+	rb_puts(b, "\"/>\n");
+}
+
+static void render_area(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
+{
+	struct plot p = { .x0 = 80, .y0 = 50, .w = RP_WIDTH - 100, .h = 220 };
+	struct bins bn = { 0 };
+	bool used[REPORT_KINDS] = { false };
+	double max = 0, x = p.x0, y = 16;
+
+	if (bins_build(&bn, s, rp_max_cols(o))) {
+		rb_puts(b, "<p class=\"note\">out of memory drawing the resident memory</p>\n");
+		goto out;
+	}
+	for (int c = 0; c < bn.n; c++) {
+		double tot = stack_at(&bn, c, REPORT_KINDS);
+
+		max = tot > max ? tot : max;
+		for (int k = 0; k < REPORT_KINDS; k++)
+			used[k] |= bn.v[c * REPORT_KINDS + k] > 0;
+	}
+	p.xmax = bn.n > 1 ? bn.t[bn.n - 1] : 1;
+	p.ymax = nice_ceil(max);
+	svg_open(b, "stacked", 330, "resident memory by region kind over time");
+	for (int l = 0; l < REPORT_KINDS; l++) {
+		if (!used[kind_order[l]])
+			continue;
+		area_layer(b, &p, &bn, l);
+		if (x > RP_WIDTH - 120) {
+			x = p.x0;
+			y += 18;
+		}
+		x = svg_legend(b, x, y, report_kind_colour(kind_order[l]),
+			       report_kind_label(kind_order[l]));
+	}
+	svg_axes(b, &p, bn.n > 1 ? "time since the first snapshot (s)" : "one snapshot",
+		 "resident (MiB)");
+	svg_close(b);
+out:
+	free(bn.t);
+	free(bn.v);
+}
+
+static void bar_row(struct rbuf *b, double x0, double w, double y, const double *part,
+		    const char *const *colours, int nparts)
+{
+	double x = x0;
+	char pct[16];
+
+	for (int i = 0; i < nparts; i++) {
+		double pw = part[i] * w;
+
+		if (pw > 0)
+			rb_printf(b,
+				  "<rect class=\"bar\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+				  "height=\"16\" fill=\"%s\"/>\n",
+				  x, y, pw, colours[i]);
+		x += pw;
+	}
+	snprintf(pct, sizeof(pct), "%.1f%%", part[0] * 100);
+	svg_text(b, x0 + w + 4, y + 12, "start", "tick", pct);
+}
+
+static void pct_axis(struct rbuf *b, double x0, double w, double y, const char *label)
+{
+	char t[8];
+
+	for (int i = 0; i <= 4; i++) {
+		snprintf(t, sizeof(t), "%d%%", i * 25);
+		svg_text(b, x0 + w * i / 4, y + 14, "middle", "tick", t);
+		rb_printf(
+			b,
+			"<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			x0 + w * i / 4, y - 2, x0 + w * i / 4, y + 2);
+	}
+	svg_text(b, x0 + w / 2, y + 32, "middle", "axis", label);
+}
+
+/* The second panel shows pages written (snapshot --writes), else dirty (--pages). */
+static bool have_marked(const struct rep_snaps *s)
+{
+	return s->have_written || s->have_dirty;
+}
+
+static const char *marked_name(const struct rep_snaps *s)
+{
+	return s->have_written ? "written" : "dirty";
+}
+
+static void fig8_row(struct rbuf *b, const struct rep_snaps *s, const struct rep_kind_use *u,
+		     const char *label, double y)
+{
+	static const char *const mem_c[] = { C_RESIDENT, C_SWAPPED, C_ABSENT };
+	static const char *const wr_c[] = { C_WRITTEN, C_ABSENT };
+	double size = u->size > 0 ? u->size : 1;
+	double mem[3] = { u->resident / size, u->swapped / size, 0 };
+	double wr[2] = { (s->have_written ? u->written : u->dirty) / size, 0 };
+
+	mem[2] = fmax(0, 1 - mem[0] - mem[1]);
+	wr[1] = fmax(0, 1 - wr[0]);
+	svg_text(b, 84, y + 12, "end", "vma", label);
+	bar_row(b, 90, 360, y, mem, mem_c, 3);
+	if (have_marked(s))
+		bar_row(b, 560, 340, y, wr, wr_c, 2);
+}
+
+static void render_fig8(struct rbuf *b, const struct rep_snaps *s)
+{
+	struct rep_kind_use tot = { 0 };
+	double y = 40, x;
+	char head[96];
+	int rows = 1;
+
+	for (int k = 0; k < REPORT_KINDS; k++)
+		rows += s->last[k].size > 0;
+	svg_open(b, "fig8", 40 + rows * 22 + 70, "in memory and written share per region kind");
+	svg_text(b, 90, 14, "start", "axis", "in memory: share of the region's pages");
+	snprintf(head, sizeof(head), "%s: share of the region's pages",
+		 !have_marked(s)   ? "written"
+		 : s->have_written ? "written in the last cycle"
+				   : "dirty (page flag)");
+	svg_text(b, 560, 14, "start", "axis", head);
+	for (int l = 0; l < REPORT_KINDS; l++) {
+		const struct rep_kind_use *u = &s->last[kind_order[l]];
+
+		if (!(u->size > 0))
+			continue;
+		fig8_row(b, s, u, report_kind_label(kind_order[l]), y);
+		tot.size += u->size;
+		tot.resident += u->resident;
+		tot.swapped += u->swapped;
+		tot.written += u->written;
+		tot.dirty += u->dirty;
+		y += 22;
+	}
+	fig8_row(b, s, &tot, "total", y);
+	y += 26;
+	pct_axis(b, 90, 360, y, "% of pages (last snapshot)");
+	if (have_marked(s))
+		pct_axis(b, 560, 340, y, "% of pages (last snapshot)");
+	else
+		svg_text(b, 560, 60, "start", "legend",
+			 "(no written/dirty counts: snapshot --writes or --pages gives them)");
+	x = svg_legend(b, 90, y + 52, C_RESIDENT, "resident");
+	x = svg_legend(b, x, y + 52, C_SWAPPED, "swapped");
+	x = svg_legend(b, x, y + 52, C_ABSENT, "not present / not written");
+	svg_legend(b, x, y + 52, C_WRITTEN, marked_name(s));
+	svg_close(b);
+}
+
+void render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
+{
+	rb_printf(
+		b,
+		"<section class=\"snapshots\">\n<h2>Memory of pid %ld</h2>\n<p class=\"src\">from ",
+		s->pid);
+	rb_html(b, s->src);
+	rb_printf(b, " (memlens snapshot)</p>\n<p class=\"facts\">%zu snapshots", s->npt);
+	if (s->npt > 1)
+		rb_printf(b, " over %.1f s", (s->pt[s->npt - 1].t_ms - s->pt[0].t_ms) / 1000);
+	if (s->cycle_us_sum > 0)
+		rb_printf(b, "; one snapshot took %.0f µs on average, %.0f µs at most",
+			  s->cycle_us_sum / s->npt, s->cycle_us_max);
+	if (s->stopped_because[0]) {
+		rb_puts(b, "; stopped because ");
+		rb_html(b, s->stopped_because);
+	}
+	if (!s->npt) {
+		rb_puts(b, ".</p>\n<p class=\"note\">no snapshot lines, only the summary.</p>\n"
+			   "</section>\n");
+		return;
+	}
+	rb_puts(b, ".</p>\n<figure>\n");
+	render_area(b, s, o);
+	rb_puts(b, "<figcaption>Resident memory, stacked by region kind.</figcaption>\n</figure>\n"
+		   "<figure>\n");
+	render_fig8(b, s);
+	rb_puts(b, "<figcaption>Per region kind, in the last snapshot: pages in memory, swapped "
+		   "out or not present, and pages written or dirty (after Fig. 8 of the snapshot "
+		   "seed).</figcaption>\n</figure>\n</section>\n");
+}

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: MIT
+/* The report's drawing kit: a string buffer, kind colours, axes, ticks. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_int.h"
+
+static bool rb_reserve(struct rbuf *b, size_t more)
+{
+	size_t cap;
+	char *p;
+
+	if (b->oom)
+		return false;
+	if (b->len + more + 1 <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + more + 1)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+void rb_printf(struct rbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !rb_reserve(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void rb_puts(struct rbuf *b, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!rb_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, s, n + 1);
+	b->len += n;
+}
+
+void rb_html(struct rbuf *b, const char *s)
+{
+	char one[2] = { 0 };
+
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			rb_puts(b, "&lt;");
+			break;
+		case '>':
+			rb_puts(b, "&gt;");
+			break;
+		case '&':
+			rb_puts(b, "&amp;");
+			break;
+		case '"':
+			rb_puts(b, "&quot;");
+			break;
+		case '\'':
+			rb_puts(b, "&#39;");
+			break;
+		default:
+			/* control characters would make the XML of the SVG invalid */
+			one[0] = (unsigned char)*s < 0x20 ? '?' : *s;
+			rb_puts(b, one);
+		}
+	}
+}
+
+void rb_free(struct rbuf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Tableau-like colours, one per kind, never reassigned. */
+static const char *const kind_colours[REPORT_KINDS] = {
+	[VMA_ANON] = "#4e79a7",	    [VMA_TEXT] = "#f28e2b",	     [VMA_DATA] = "#e15759",
+	[VMA_BSS] = "#76b7b2",	    [VMA_HEAP] = "#59a14f",	     [VMA_STACK] = "#edc948",
+	[VMA_LIB_TEXT] = "#b07aa1", [VMA_LIB_DATA] = "#ff9da7",	     [VMA_SHM] = "#9c755f",
+	[VMA_FILE] = "#bab0ac",	    [VMA_VDSO] = "#86bcb6",	     [VMA_VVAR] = "#d4a6c8",
+	[VMA_VSYSCALL] = "#8cd17d", [REPORT_KIND_OTHER] = "#79706e",
+};
+
+int report_kind(const char *name)
+{
+	int k = name ? vma_kind_from_name(name) : -1;
+
+	return k < 0 ? REPORT_KIND_OTHER : k;
+}
+
+const char *report_kind_label(int k)
+{
+	if (k < 0 || k >= REPORT_KIND_OTHER)
+		return "other";
+	return vma_kind_name(k);
+}
+
+const char *report_kind_colour(int k)
+{
+	if (k < 0 || k >= REPORT_KINDS)
+		k = REPORT_KIND_OTHER;
+	return kind_colours[k];
+}
+
+double plot_x(const struct plot *p, double x)
+{
+	double span = p->xmax - p->xmin;
+
+	return p->x0 + (span > 0 ? (x - p->xmin) / span : 0.5) * p->w;
+}
+
+double plot_y(const struct plot *p, double y)
+{
+	double span = p->ymax - p->ymin;
+
+	return p->y0 + p->h - (span > 0 ? (y - p->ymin) / span : 0) * p->h;
+}
+
+static double nice_step(double span, int max)
+{
+	double raw = span / (max > 1 ? max - 1 : 1);
+	double mag = pow(10, floor(log10(raw)));
+	double f = raw / mag;
+
+	if (f <= 1)
+		return mag;
+	if (f <= 2)
+		return 2 * mag;
+	if (f <= 5)
+		return 5 * mag;
+	return 10 * mag;
+}
+
+int nice_ticks(double lo, double hi, int max, double *ticks)
+{
+	double step, first, v;
+	int n = 0;
+
+	if (!(hi > lo) || !isfinite(lo) || !isfinite(hi) || max < 2) {
+		ticks[0] = isfinite(lo) ? lo : 0;
+		return 1;
+	}
+	step = nice_step(hi - lo, max);
+	first = ceil(lo / step - 1e-9);
+	/* multiply, do not accumulate: 0.1 + 0.1 + 0.1 is not 0.3 */
+	for (v = first * step; v <= hi + step * 1e-9 && n < max; v = (first + n) * step)
+		ticks[n++] = fabs(v) < step * 1e-9 ? 0 : v;
+	return n;
+}
+
+double nice_ceil(double v)
+{
+	double mag, f;
+
+	if (!(v > 0) || !isfinite(v))
+		return 1;
+	mag = pow(10, floor(log10(v)));
+	f = v / mag;
+	if (f <= 1)
+		return mag;
+	if (f <= 2)
+		return 2 * mag;
+	if (f <= 2.5)
+		return 2.5 * mag;
+	if (f <= 5)
+		return 5 * mag;
+	return 10 * mag;
+}
+
+const char *fmt_si(double v, char *buf, size_t len)
+{
+	static const char *const sfx[] = { "", "k", "M", "G", "T", "P" };
+	double a = fabs(v);
+	int i = 0;
+
+	while (a >= (i ? 1000 : 10000) && i < 5) {
+		a /= 1000;
+		v /= 1000;
+		i++;
+	}
+	if (a == 0 || (a >= 10 && a == floor(a)) || (i == 0 && a == floor(a)))
+		snprintf(buf, len, "%.0f%s", v, sfx[i]);
+	else if (a >= 100)
+		snprintf(buf, len, "%.0f%s", v, sfx[i]);
+	else if (a >= 1)
+		snprintf(buf, len, "%.3g%s", v, sfx[i]);
+	else
+		snprintf(buf, len, "%.2g%s", v, sfx[i]);
+	return buf;
+}
+
+void svg_open(struct rbuf *b, const char *cls, int h, const char *title)
+{
+	rb_printf(b,
+		  "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" role=\"img\" "
+		  "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"><title>",
+		  cls, RP_WIDTH, h, RP_WIDTH, h);
+	rb_html(b, title);
+	rb_puts(b, "</title>\n");
+}
+
+void svg_close(struct rbuf *b)
+{
+	rb_puts(b, "</svg>\n");
+}
+
+void svg_text(struct rbuf *b, double x, double y, const char *anchor, const char *cls,
+	      const char *text)
+{
+	rb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s%s>", x, y, anchor,
+		  cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+	rb_html(b, text);
+	rb_puts(b, "</text>\n");
+}
+
+void svg_yaxis(struct rbuf *b, const struct plot *p, const char *ylabel)
+{
+	double ticks[12];
+	char s[32];
+	int n = nice_ticks(p->ymin, p->ymax, 6, ticks);
+
+	for (int i = 0; i < n; i++) {
+		double y = plot_y(p, ticks[i]);
+
+		rb_printf(
+			b,
+			"<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			p->x0, y, p->x0 + p->w, y);
+		svg_text(b, p->x0 - 6, y + 4, "end", "tick", fmt_si(ticks[i], s, sizeof(s)));
+	}
+	rb_printf(b,
+		  "<text class=\"axis\" transform=\"translate(%.1f %.1f) rotate(-90)\" "
+		  "text-anchor=\"middle\">",
+		  p->x0 - 52, p->y0 + p->h / 2);
+	rb_html(b, ylabel);
+	rb_puts(b, "</text>\n");
+	rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+		  p->x0, p->y0, p->x0, p->y0 + p->h);
+}
+
+void svg_xaxis(struct rbuf *b, const struct plot *p, const char *xlabel)
+{
+	double ticks[12];
+	char s[32];
+	int n = nice_ticks(p->xmin, p->xmax, 9, ticks);
+	double base = p->y0 + p->h;
+
+	for (int i = 0; i < n; i++) {
+		double x = plot_x(p, ticks[i]);
+
+		rb_printf(
+			b,
+			"<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+			x, base, x, base + 4);
+		svg_text(b, x, base + 17, "middle", "tick", fmt_si(ticks[i], s, sizeof(s)));
+	}
+	rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+		  p->x0, base, p->x0 + p->w, base);
+	svg_text(b, p->x0 + p->w / 2, base + 36, "middle", "axis", xlabel);
+}
+
+void svg_axes(struct rbuf *b, const struct plot *p, const char *xlabel, const char *ylabel)
+{
+	svg_yaxis(b, p, ylabel);
+	svg_xaxis(b, p, xlabel);
+}
+
+double svg_legend(struct rbuf *b, double x, double y, const char *colour, const char *text)
+{
+	rb_printf(b,
+		  "<rect class=\"swatch\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" "
+		  "fill=\"%s\"/>\n",
+		  x, y - 10, colour);
+	svg_text(b, x + 16, y, "start", "legend", text);
+	return x + 16 + 7.0 * (double)strlen(text) + 18;
+}
+
+int rp_max_cols(const struct report_opts *o)
+{
+	return o && o->max_cols > 0 ? o->max_cols : 360;
+}
+
+int rp_max_rows(const struct report_opts *o)
+{
+	return o && o->max_rows > 0 ? o->max_rows : 40;
+}

@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memlens snapshot, the collector: maps + one PAGEMAP_SCAN category query
+ * over the whole user address space, whose regions are attributed to VMAs
+ * by walking both sorted lists; mm counters from /proc/PID/status.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memlens/pagescan.h"
+#include "memlens/snapshot.h"
+#include "snapshot_pages.h"
+
+#define PG 4096ULL
+/* a scan ending at 0x7fffffffffff fails with EFAULT on 6.18 */
+#define USER_TOP 0x7ffffffff000ULL
+#define SCAN_VEC_LEN 4096
+#define SCAN_CATS                                                                                  \
+	(PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_FILE | PAGE_IS_PFNZERO | PAGE_IS_HUGE |       \
+	 PAGE_IS_GUARD | PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN)
+#define PM_SWAP_BIT (1ULL << 62)
+#define PM_FRAME_MASK ((1ULL << 55) - 1)
+/* swap types of real swap devices; PTE markers use the top type (31) */
+#define REAL_SWAP_TYPES 16
+
+struct snapshotter {
+	pid_t pid;
+	struct snapshot_opts o;
+	int maps_fd, status_fd;
+	struct pagescan ps;
+	struct snap_pages pg;
+	char *maps_buf;
+	size_t maps_bufsz;
+	bool have_swap; /* swap devices existed when we opened */
+	char exe[PATH_MAX];
+};
+
+struct scan_ctx {
+	struct snapshotter *s;
+	struct snapshot *snap;
+	size_t vi; /* VMA cursor: regions arrive sorted */
+	int r;
+	struct ml_err *err;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int open_proc(pid_t pid, const char *name, struct ml_err *err)
+{
+	char path[64];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	if (e == ENOENT)
+		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
+	return ml_err_set(err, e, "cannot open %s: %s%s", path, strerror(e),
+			  e == EACCES || e == EPERM ? " (run as root or with CAP_SYS_PTRACE)" : "");
+}
+
+static bool system_has_swap(void)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen("/proc/swaps", "re");
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		n++;
+	fclose(f);
+	return n > 1;
+}
+
+int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
+		  struct ml_err *err)
+{
+	struct snapshotter *s = calloc(1, sizeof(*s));
+	char path[64];
+	ssize_t n;
+	int r;
+
+	if (!s)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	s->pid = pid;
+	s->maps_fd = s->status_fd = s->ps.fd = s->pg.flags_fd = s->pg.count_fd = -1;
+	if (o)
+		s->o = *o;
+	if (!pagescan_supported()) {
+		r = ml_err_set(err, ENOTSUP,
+			       "this kernel has no PAGEMAP_SCAN ioctl: Linux 6.7 or later is "
+			       "needed for snapshots");
+		goto fail;
+	}
+	r = open_proc(pid, "maps", err);
+	if (r < 0)
+		goto fail;
+	s->maps_fd = r;
+	r = open_proc(pid, "status", err);
+	if (r < 0)
+		goto fail;
+	s->status_fd = r;
+	r = pagescan_open(&s->ps, pid, SCAN_VEC_LEN, err);
+	if (r == -ESRCH && s->status_fd >= 0) {
+		r = ml_err_set(
+			err, ESRCH,
+			"process %d has no memory to snapshot: it is a kernel thread or a zombie",
+			(int)pid);
+		goto fail;
+	}
+	if (r)
+		goto fail;
+	if (s->o.pages) {
+		r = snap_pages_open(&s->pg, err);
+		if (r)
+			goto fail;
+	}
+	s->have_swap = system_has_swap();
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, s->exe, sizeof(s->exe) - 1);
+	s->exe[n > 0 ? n : 0] = '\0';
+	*out = s;
+	return 0;
+fail:
+	snapshot_close(s);
+	return r;
+}
+
+void snapshot_close(struct snapshotter *s)
+{
+	if (!s)
+		return;
+	if (s->maps_fd >= 0)
+		close(s->maps_fd);
+	if (s->status_fd >= 0)
+		close(s->status_fd);
+	if (s->ps.fd >= 0)
+		pagescan_close(&s->ps);
+	if (s->pg.flags_fd >= 0 || s->pg.count_fd >= 0)
+		snap_pages_close(&s->pg);
+	free(s->maps_buf);
+	free(s);
+}
+
+/*
+ * PAGEMAP_SCAN reports every non-present PTE as SWAPPED, including the
+ * uffd-wp markers that write tracking (WP_UNPOPULATED) leaves on untouched
+ * pages of a registered VMA. Those have WPALLOWED and not WRITTEN; count
+ * only the real swap entries among them: none without swap devices, else
+ * by the swap type in pagemap (root; markers have type 31).
+ */
+static uint64_t real_swapped(struct snapshotter *s, uint64_t start, uint64_t end)
+{
+	uint64_t buf[512], n = 0;
+
+	if (!s->have_swap)
+		return 0;
+	for (uint64_t a = start; a < end;) {
+		uint64_t pages = (end - a) / PG;
+		ssize_t r;
+
+		if (pages > 512)
+			pages = 512;
+		r = pread(s->ps.fd, buf, pages * 8, (off_t)(a / PG * 8));
+		if (r <= 0)
+			break;
+		for (ssize_t i = 0; i < r / 8; i++) {
+			uint64_t f = buf[i] & PM_FRAME_MASK;
+
+			n += (buf[i] & PM_SWAP_BIT) && (!f || (f & 31) < REAL_SWAP_TYPES);
+		}
+		a += (uint64_t)r / 8 * PG;
+	}
+	return n;
+}
+
+static void add_region(struct snap_counts *c, uint64_t cats, uint64_t pages)
+{
+	if (cats & PAGE_IS_PRESENT) {
+		if (cats & PAGE_IS_PFNZERO)
+			c->zero_pages += pages;
+		else
+			c->resident_pages += pages;
+		if (cats & PAGE_IS_FILE)
+			c->file_pages += pages;
+		if (cats & PAGE_IS_HUGE)
+			c->huge_pages += pages;
+	}
+	if ((cats & PAGE_IS_SWAPPED) && !(cats & PAGE_IS_GUARD) &&
+	    (cats & (PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN)) != PAGE_IS_WPALLOWED)
+		c->swapped_pages += pages;
+}
+
+static bool maybe_marker(uint64_t cats)
+{
+	return (cats & PAGE_IS_SWAPPED) &&
+	       (cats & (PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN | PAGE_IS_GUARD)) == PAGE_IS_WPALLOWED;
+}
+
+/* Split a scan region at VMA boundaries and count each piece in its VMA. */
+static int on_region(const struct page_region *reg, void *arg)
+{
+	struct scan_ctx *x = arg;
+	struct snapshot *snap = x->snap;
+	const struct vma_set *vs = &snap->vmas;
+	uint64_t a = reg->start;
+
+	while (a < reg->end) {
+		const struct vma *v;
+		uint64_t e;
+
+		while (x->vi < vs->n && vs->v[x->vi].end <= a)
+			x->vi++;
+		if (x->vi == vs->n)
+			return 0; /* beyond the last VMA: mapped after maps was read */
+		v = &vs->v[x->vi];
+		if (v->start >= reg->end)
+			return 0;
+		if (v->start > a)
+			a = v->start;
+		e = reg->end < v->end ? reg->end : v->end;
+		add_region(&snap->c[x->vi], reg->categories, (e - a) / PG);
+		if (maybe_marker(reg->categories))
+			snap->c[x->vi].swapped_pages += real_swapped(x->s, a, e);
+		if (x->s->o.pages && (reg->categories & PAGE_IS_PRESENT) &&
+		    !(reg->categories & PAGE_IS_PFNZERO)) {
+			x->r = snap_pages_count(&x->s->pg, x->s->ps.fd, a, e, &snap->c[x->vi],
+						x->err);
+			if (x->r)
+				return x->r;
+		}
+		a = e;
+	}
+	return 0;
+}
+
+/*
+ * Asking for PAGE_IS_FILE makes the kernel look up the page of every
+ * present PTE (3x the cost of the walk). Only file-backed and shared
+ * VMAs (and the vDSO) can hold non-anonymous pages, so the address space
+ * is scanned in runs of VMAs of the same class, FILE asked only where it
+ * can be set.
+ */
+static bool may_hold_file_pages(const struct vma *v)
+{
+	return v->inode || v->perms[3] == 's' || v->kind == VMA_VDSO || v->kind == VMA_VVAR;
+}
+
+static int scan_run(struct snapshotter *s, struct scan_ctx *x, uint64_t start, uint64_t end,
+		    bool file, struct ml_err *err)
+{
+	uint64_t ret = file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE;
+	long r = pagescan_query(&s->ps, start, end, 0, 0, PAGE_IS_PRESENT | PAGE_IS_SWAPPED, ret,
+				on_region, x, err);
+
+	if (x->r)
+		return x->r;
+	return r < 0 ? (int)r : 0;
+}
+
+static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err)
+{
+	const struct vma_set *vs = &snap->vmas;
+	struct scan_ctx x = { .s = s, .snap = snap, .err = err };
+	size_t i = 0;
+
+	while (i < vs->n && vs->v[i].end <= USER_TOP) {
+		bool file = may_hold_file_pages(&vs->v[i]);
+		size_t j = i + 1;
+		int r;
+
+		while (j < vs->n && vs->v[j].end <= USER_TOP &&
+		       may_hold_file_pages(&vs->v[j]) == file)
+			j++;
+		r = scan_run(s, &x, vs->v[i].start, vs->v[j - 1].end, file, err);
+		if (r)
+			return r;
+		i = j;
+	}
+	return 0;
+}
+
+static int64_t status_kb(const char *buf, const char *key)
+{
+	const char *p = strstr(buf, key);
+
+	if (!p)
+		return -1;
+	return strtoll(p + strlen(key), NULL, 10);
+}
+
+static int read_status(struct snapshotter *s, struct snap_mm *mm, struct ml_err *err)
+{
+	char buf[8192];
+	ssize_t n;
+
+	do
+		n = pread(s->status_fd, buf, sizeof(buf) - 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return ml_err_set(err, ESRCH, "the target process %d exited", (int)s->pid);
+	buf[n] = '\0';
+	mm->vm_size_kb = status_kb(buf, "\nVmSize:");
+	mm->vm_rss_kb = status_kb(buf, "\nVmRSS:");
+	mm->rss_anon_kb = status_kb(buf, "\nRssAnon:");
+	mm->rss_file_kb = status_kb(buf, "\nRssFile:");
+	mm->rss_shmem_kb = status_kb(buf, "\nRssShmem:");
+	mm->vm_swap_kb = status_kb(buf, "\nVmSwap:");
+	mm->vm_hwm_kb = status_kb(buf, "\nVmHWM:");
+	return 0;
+}
+
+static void add_counts(struct snap_counts *dst, const struct snap_counts *c)
+{
+	const uint64_t *src = (const uint64_t *)c;
+	uint64_t *d = (uint64_t *)dst;
+
+	for (size_t i = 0; i < sizeof(*c) / sizeof(uint64_t); i++)
+		d[i] += src[i];
+}
+
+static void sum_up(struct snapshot *snap)
+{
+	memset(&snap->totals, 0, sizeof(snap->totals));
+	memset(snap->kinds, 0, sizeof(snap->kinds));
+	for (size_t i = 0; i < snap->vmas.n; i++) {
+		add_counts(&snap->totals, &snap->c[i]);
+		add_counts(&snap->kinds[snap->vmas.v[i].kind], &snap->c[i]);
+	}
+}
+
+static int reset_counts(struct snapshot *snap)
+{
+	size_t n = snap->vmas.n;
+
+	if (n > snap->c_cap) {
+		struct snap_counts *c = realloc(snap->c, n * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		snap->c = c;
+		snap->c_cap = n;
+	}
+	memset(snap->c, 0, n * sizeof(*snap->c));
+	for (size_t i = 0; i < n; i++)
+		snap->c[i].size_pages = vma_pages(&snap->vmas.v[i]);
+	return 0;
+}
+
+int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
+{
+	uint64_t t0 = mono_ns(), ioctls0 = s->ps.ioctls, reads0 = s->pg.reads;
+	int r;
+
+	out->pid = s->pid;
+	out->t_ns = t0;
+	out->flags = s->o.pages ? SNAP_HAVE_PAGES : 0;
+	r = maps_read_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, &out->vmas, err);
+	if (r == -ESRCH)
+		return ml_err_set(
+			err, ESRCH,
+			"process %d has no memory map: it exited (or it is a kernel thread)",
+			(int)s->pid);
+	if (r)
+		return r;
+	maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
+	if (reset_counts(out))
+		return ml_err_set(err, ENOMEM, "out of memory");
+	r = scan(s, out, err);
+	if (r)
+		return r;
+	r = read_status(s, &out->mm, err);
+	if (r)
+		return r;
+	sum_up(out);
+	out->scan_ioctls = s->ps.ioctls - ioctls0;
+	out->flag_reads = s->pg.reads - reads0;
+	out->cycle_ns = mono_ns() - t0;
+	return 0;
+}
+
+int snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
+{
+	long i = vma_find(&s->vmas, start);
+
+	if (i < 0 || s->vmas.v[i].start != start)
+		return -ENOENT;
+	s->flags |= SNAP_HAVE_WRITTEN;
+	s->c[i].written_pages += pages;
+	s->kinds[s->vmas.v[i].kind].written_pages += pages;
+	s->totals.written_pages += pages;
+	return 0;
+}
+
+double snap_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Page-structure counts for `snapshot --pages`. The PFNs of present pages
+ * come from /proc/PID/pagemap (only for the ranges PAGEMAP_SCAN reported
+ * present); each batch of PFNs is sorted and kpageflags/kpagecount are
+ * read once per cluster of nearby PFNs (the allocator hands out pages in
+ * no particular order, so runs in virtual order are short).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kernel-page-flags.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "snapshot_pages.h"
+
+#define BATCH 4096 /* pages per pagemap pread */
+#define SPAN 4096 /* PFNs per kpageflags pread */
+#define GAP 1 /* only adjacent PFNs share a pread: every entry read costs */
+#define PM_PRESENT (1ULL << 63)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+
+static int open_kpage(const char *path, struct ml_err *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0)
+		return fd;
+	if (errno == ENOENT)
+		return ml_err_set(err, ENOTSUP,
+				  "%s does not exist (kernel built without "
+				  "CONFIG_PROC_PAGE_MONITOR); drop --pages",
+				  path);
+	if (errno == EACCES || errno == EPERM)
+		return ml_err_set(
+			err, errno,
+			"cannot open %s: %s (page flags need root: run as root or drop --pages)",
+			path, strerror(errno));
+	return ml_err_set(err, errno, "cannot open %s: %s", path, strerror(errno));
+}
+
+int snap_pages_open(struct snap_pages *p, struct ml_err *err)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->flags_fd = p->count_fd = -1;
+	r = open_kpage("/proc/kpageflags", err);
+	if (r < 0)
+		return r;
+	p->flags_fd = r;
+	r = open_kpage("/proc/kpagecount", err);
+	if (r < 0)
+		goto fail;
+	p->count_fd = r;
+	p->pm = malloc(BATCH * sizeof(uint64_t));
+	p->fl = malloc(SPAN * sizeof(uint64_t));
+	p->cnt = malloc(SPAN * sizeof(uint64_t));
+	if (!p->pm || !p->fl || !p->cnt) {
+		r = ml_err_set(err, ENOMEM, "out of memory for page-flag buffers");
+		goto fail;
+	}
+	return 0;
+fail:
+	snap_pages_close(p);
+	return r;
+}
+
+void snap_pages_close(struct snap_pages *p)
+{
+	if (p->flags_fd >= 0)
+		close(p->flags_fd);
+	if (p->count_fd >= 0)
+		close(p->count_fd);
+	free(p->pm);
+	free(p->fl);
+	free(p->cnt);
+	memset(p, 0, sizeof(*p));
+	p->flags_fd = p->count_fd = -1;
+}
+
+static int pread_all(int fd, void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, off + (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (int)(done / sizeof(uint64_t));
+}
+
+static void count_one(struct snap_counts *c, uint64_t f, uint64_t cnt)
+{
+	c->dirty_pages += !!(f & (1ULL << KPF_DIRTY));
+	c->referenced_pages += !!(f & (1ULL << KPF_REFERENCED));
+	c->active_pages += !!(f & (1ULL << KPF_ACTIVE));
+	c->lru_pages += !!(f & (1ULL << KPF_LRU));
+	c->anon_pages += !!(f & (1ULL << KPF_ANON));
+	c->swapbacked_pages += !!(f & (1ULL << KPF_SWAPBACKED));
+	c->shared_pages += cnt > 1;
+}
+
+/* The sorted PFNs pfn[0..n) all lie within SPAN of pfn[0]. */
+static int read_cluster(struct snap_pages *p, const uint64_t *pfn, int n, struct snap_counts *c,
+			struct ml_err *err)
+{
+	size_t len = (size_t)(pfn[n - 1] - pfn[0] + 1);
+	int a = pread_all(p->flags_fd, p->fl, len * 8, (off_t)(pfn[0] * 8));
+	int b = pread_all(p->count_fd, p->cnt, len * 8, (off_t)(pfn[0] * 8));
+
+	p->reads += 2;
+	if (a < 0 || b < 0)
+		return ml_err_set(err, a < 0 ? -a : -b,
+				  "reading /proc/kpageflags or kpagecount: %s",
+				  strerror(a < 0 ? -a : -b));
+	for (int i = 0; i < n; i++) {
+		uint64_t k = pfn[i] - pfn[0];
+
+		if (k < (uint64_t)a && k < (uint64_t)b)
+			count_one(c, p->fl[k], p->cnt[k]);
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* p->pm[0..n): pagemap entries; turned in place into the sorted PFNs. */
+static int count_batch(struct snap_pages *p, int n, struct snap_counts *c, struct ml_err *err)
+{
+	int m = 0, i = 0;
+
+	for (int k = 0; k < n; k++) {
+		if (!(p->pm[k] & PM_PRESENT))
+			continue;
+		if (!(p->pm[k] & PM_PFN_MASK))
+			return ml_err_set(err, EPERM,
+					  "the kernel hides page frame numbers from this user: "
+					  "--pages needs root (CAP_SYS_ADMIN)");
+		p->pm[m++] = p->pm[k] & PM_PFN_MASK;
+	}
+	qsort(p->pm, (size_t)m, sizeof(uint64_t), cmp_u64);
+	while (i < m) {
+		int j = i + 1, r;
+
+		while (j < m && p->pm[j] - p->pm[j - 1] <= GAP && p->pm[j] - p->pm[i] < SPAN)
+			j++;
+		r = read_cluster(p, p->pm + i, j - i, c, err);
+		if (r)
+			return r;
+		i = j;
+	}
+	return 0;
+}
+
+int snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
+		     struct snap_counts *c, struct ml_err *err)
+{
+	for (uint64_t a = start; a < end;) {
+		uint64_t pages = (end - a) / 4096;
+		int n, r;
+
+		if (pages > BATCH)
+			pages = BATCH;
+		n = pread_all(pagemap_fd, p->pm, pages * 8, (off_t)(a / 4096 * 8));
+		if (n < 0)
+			return ml_err_set(err, n == -ESRCH ? ESRCH : -n,
+					  "reading the target's pagemap: %s", strerror(-n));
+		if (n == 0)
+			break;
+		r = count_batch(p, n, c, err);
+		if (r)
+			return r;
+		a += (uint64_t)n * 4096;
+	}
+	return 0;
+}

@@ -1,0 +1,22 @@
+# memlens agent: the gRPC CRIUAgent service (src/agent/, proto/agent.proto).
+# Needs protoc-c, the gRPC C core, protobuf-c and libmicrohttpd
+# (scripts/packages/agent.txt); without them the agent is left out.
+
+AGENT_PKGS := grpc libprotobuf-c libmicrohttpd
+AGENT_OK := $(shell pkg-config --exists $(AGENT_PKGS) && command -v protoc-c >/dev/null && echo yes)
+
+ifeq ($(AGENT_OK),yes)
+AGENT_GEN := $(BUILD)/gen/agent.pb-c.c $(BUILD)/gen/agent.pb-c.h
+MEMLENS_SRCS += $(wildcard src/agent/*.c) $(BUILD)/gen/agent.pb-c.c
+MEMLENS_LDLIBS += $(shell pkg-config --libs $(AGENT_PKGS))
+GEN_HEADERS += $(BUILD)/gen/agent.pb-c.h
+
+# one protoc-c run writes both files
+$(BUILD)/gen/agent.pb-c.h: proto/agent.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c -Iproto --c_out=$(BUILD)/gen $<
+$(BUILD)/gen/agent.pb-c.c: $(BUILD)/gen/agent.pb-c.h
+	@test -f $@
+else
+$(warning memlens agent left out: install the packages of scripts/packages/agent.txt)
+endif

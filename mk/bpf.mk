@@ -1,0 +1,37 @@
+# eBPF tracers (memlens faults|slab|leaks|oom): libbpf CO-RE.
+#   bpf/<tool>.bpf.c --clang -target bpf--> $(BUILD)/bpf/<tool>.bpf.o
+#                    --bpftool gen skeleton--> $(BUILD)/gen/<tool>.skel.h
+# vmlinux.h comes from the running kernel's BTF (/sys/kernel/btf/vmlinux);
+# where the build machine has none, point VMLINUX_BTF at a vmlinux or BTF
+# file, or drop a vmlinux.h into bpf/ (it is used when present).
+BPF_CLANG   ?= clang
+BPFTOOL     ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+VMLINUX_BTF ?= $(wildcard /sys/kernel/btf/vmlinux)
+BPF_ARCH    := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/' -e 's/riscv64/riscv/' -e 's/s390x/s390/')
+
+BPF_PROG_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_PROG_OBJS := $(BPF_PROG_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
+BPF_SKELS     := $(BPF_PROG_SRCS:bpf/%.bpf.c=$(BUILD)/gen/%.skel.h)
+VMLINUX_H     := $(BUILD)/gen/vmlinux.h
+
+GEN_HEADERS    += $(BPF_SKELS)
+.SECONDARY: $(BPF_PROG_OBJS)
+MEMLENS_SRCS   += $(wildcard src/trace/*.c)
+MEMLENS_LDLIBS += -lbpf -lelf -lz
+
+$(VMLINUX_H): $(VMLINUX_BTF) $(wildcard bpf/vmlinux.h)
+	@mkdir -p $(dir $@)
+	@if [ -f bpf/vmlinux.h ]; then cp bpf/vmlinux.h $@.tmp; \
+	elif [ -n "$(VMLINUX_BTF)" ]; then $(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp; \
+	else echo "bpf.mk: no kernel BTF (/sys/kernel/btf/vmlinux) to generate vmlinux.h from;" \
+		"set VMLINUX_BTF=<vmlinux or BTF file> or put a vmlinux.h in bpf/" >&2; exit 1; fi
+	@mv $@.tmp $@
+
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/common.bpf.h $(VMLINUX_H)
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
+		-I$(BUILD)/gen -Ibpf -c $< -o $@
+
+$(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp
+	@mv $@.tmp $@

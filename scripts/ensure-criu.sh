@@ -1,0 +1,91 @@
+#!/bin/bash
+# Makes sure a working CRIU (>= 4.1) is available and prints its path.
+#
+#   1. $MEMLENS_CRIU, when set and `criu check` passes;
+#   2. a CRIU built earlier into .cache/criu/ (reused);
+#   3. the system's `criu`, when `criu check` passes;
+#   4. otherwise builds CRIU 4.1.1 from Debian's trixie source tarball
+#      (apt-get source --download-only, with a private apt configuration so
+#      the system's sources are left alone) into .cache/criu/bin/criu.
+#
+# Quiet: prints only the path (stdout); errors go to stderr, the build log to
+# .cache/criu/build.log. Exit 1 when no CRIU could be found or built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+cache=$root/.cache/criu
+version=4.1.1
+
+works() {	# $1: criu binary; fast `criu check` with a time limit
+	[ -x "$1" ] || return 1
+	timeout 60 "$1" check >/dev/null 2>&1
+}
+
+if [ -n "${MEMLENS_CRIU:-}" ] && works "$MEMLENS_CRIU"; then
+	echo "$MEMLENS_CRIU"; exit 0
+fi
+if [ -x "$cache/bin/criu" ] && works "$cache/bin/criu"; then
+	echo "$cache/bin/criu"; exit 0
+fi
+sys=$(command -v criu || true)
+if [ -n "$sys" ] && works "$sys"; then
+	echo "$sys"; exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	echo "ensure-criu: no working CRIU; building one needs root (apt-get). Run as root or set MEMLENS_CRIU." >&2
+	exit 1
+fi
+
+mkdir -p "$cache"
+log=$cache/build.log
+: >"$log"
+# one builder at a time (make test and make demo may race)
+exec 9>"$cache/.lock"
+flock 9
+if [ -x "$cache/bin/criu" ] && works "$cache/bin/criu"; then
+	echo "$cache/bin/criu"; exit 0
+fi
+
+scripts/install-deps.sh >>"$log" 2>&1 || { echo "ensure-criu: installing the build dependencies failed; see $log" >&2; exit 1; }
+
+src=$cache/src
+mkdir -p "$src"
+tarball=$(ls "$src"/criu_"$version".orig.tar.* 2>/dev/null | head -n1 || true)
+if [ -z "$tarball" ]; then
+	# A private apt configuration with a trixie deb-src entry on the mirror
+	# the system already uses.
+	apt_dir=$cache/apt
+	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial"
+	uri=$(grep -rhoE '^URIs:[[:space:]]*[^[:space:]]+' /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		awk '{print $2}' | grep -m1 'debian$' || true)
+	[ -n "$uri" ] || uri=$(grep -hoE '^deb[[:space:]]+(\[[^]]*\][[:space:]]+)?[^[:space:]]+' \
+		/etc/apt/sources.list 2>/dev/null | awk '{print $NF}' | grep -m1 'debian/*$' || true)
+	[ -n "$uri" ] || uri=http://deb.debian.org/debian
+	echo "deb-src $uri trixie main" >"$apt_dir/sources.list"
+	aptopts=(-o "Dir::Etc::SourceList=$apt_dir/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
+		-o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache::Archives=$apt_dir/archives"
+		-o "APT::Get::List-Cleanup=0")
+	apt-get "${aptopts[@]}" update >>"$log" 2>&1 || true
+	# the .dsc may fail to verify; the .orig tarball is what we need
+	(cd "$src" && apt-get "${aptopts[@]}" source --download-only "criu=$version-*" >>"$log" 2>&1 ||
+		apt-get "${aptopts[@]}" source --download-only criu >>"$log" 2>&1) || true
+	tarball=$(ls "$src"/criu_"$version".orig.tar.* 2>/dev/null | head -n1 || true)
+	if [ -z "$tarball" ]; then
+		echo "ensure-criu: could not download criu_$version.orig.tar.* from Debian trixie ($uri); see $log" >&2
+		exit 1
+	fi
+fi
+rm -rf "$src/criu-$version"
+tar -C "$src" -xf "$tarball" >>"$log" 2>&1
+if ! make -C "$src/criu-$version" -j"$(nproc)" criu >>"$log" 2>&1; then
+	echo "ensure-criu: building CRIU $version failed; see $log" >&2
+	exit 1
+fi
+mkdir -p "$cache/bin"
+install -m 0755 "$src/criu-$version/criu/criu" "$cache/bin/criu.new"
+mv "$cache/bin/criu.new" "$cache/bin/criu"
+if ! works "$cache/bin/criu"; then
+	echo "ensure-criu: the CRIU $version built into $cache/bin/criu fails \`criu check\`; see $log" >&2
+	exit 1
+fi
+echo "$cache/bin/criu"

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memlens agent: the gRPC CRIUAgent service (seed §2, §6). One process,
+ * one target: the profiler and the CRIU session live in struct agent;
+ * the gRPC server (server.c) runs the handlers (rpc_*.c) on a few worker
+ * threads; metrics.c counts and serves /metrics.
+ */
+#ifndef MEMLENS_AGENT_H
+#define MEMLENS_AGENT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/criu.h"
+#include "memlens/err.h"
+#include "memlens/profiler.h"
+
+/* gRPC status codes (grpc/status.h), without pulling gRPC into every file */
+enum rpc_code {
+	RPC_OK = 0,
+	RPC_CANCELLED = 1,
+	RPC_UNKNOWN = 2,
+	RPC_INVALID_ARGUMENT = 3,
+	RPC_DEADLINE_EXCEEDED = 4,
+	RPC_NOT_FOUND = 5,
+	RPC_ALREADY_EXISTS = 6,
+	RPC_PERMISSION_DENIED = 7,
+	RPC_RESOURCE_EXHAUSTED = 8,
+	RPC_FAILED_PRECONDITION = 9,
+	RPC_ABORTED = 10,
+	RPC_OUT_OF_RANGE = 11,
+	RPC_UNIMPLEMENTED = 12,
+	RPC_INTERNAL = 13,
+	RPC_UNAVAILABLE = 14,
+	RPC_DATA_LOSS = 15,
+	RPC_UNAUTHENTICATED = 16,
+	RPC_NCODES
+};
+
+const char *rpc_code_name(int code);
+/* A negative errno of libmemlens as a gRPC status code. */
+int rpc_code_for_errno(int err);
+
+/* What a handler answers: a packed message, or a status with a message. */
+struct rpc_reply {
+	int code;
+	char msg[1024];
+	uint8_t *body;		/* malloc'ed, packed response (code == RPC_OK) */
+	size_t len;
+};
+
+int rpc_fail(struct rpc_reply *r, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+struct agent;
+
+typedef void (*rpc_handler)(struct agent *a, const uint8_t *req, size_t len,
+			    uint64_t deadline_ns, struct rpc_reply *out);
+
+struct rpc_method {
+	const char *path;	/* "/agent.CRIUAgent/Name" */
+	const char *name;
+	rpc_handler fn;
+};
+
+/* Every method the service has, NULL-terminated; and lookup by path. */
+extern const struct rpc_method rpc_methods[];
+const struct rpc_method *rpc_method_find(const char *path, size_t len);
+int rpc_method_index(const struct rpc_method *m);
+size_t rpc_method_count(void);
+
+/* ---- target discovery (target.c) ---- */
+
+struct target_spec {
+	pid_t pid;		/* --target-pid, 0: not given */
+	const char *comm;	/* --target-comm, NULL: not given */
+};
+
+/*
+ * The target: @spec's pid, the oldest process named @spec->comm, or the
+ * oldest process that is neither us, nor an ancestor, nor a descendant of
+ * us, nor a kernel thread, nor a pod's "pause" process. -ESRCH when none.
+ */
+int target_find(const struct target_spec *spec, pid_t *out, struct ml_err *err);
+
+/* ---- the agent state (agent.c) ---- */
+
+struct agent_config {
+	struct target_spec target;
+	const char *criu_path;		/* NULL: $MEMLENS_CRIU or criu on $PATH */
+	const char *images_root;	/* images_dir of requests must be under it */
+	unsigned int criu_timeout_ms;
+};
+
+struct agent {
+	struct agent_config cfg;
+	pthread_rwlock_t lock;		/* the profiler pointer and checkpoint state */
+	struct profiler *prof;
+	pid_t restored_pid;		/* set by Restore: the next target */
+	char last_error[512];
+	uint64_t start_ns;
+	int64_t checkpoints;
+	bool criu_probed;
+	int criu_rc;			/* criu_locate/criu_probe result */
+	struct ml_err criu_err;
+	struct criu_caps caps;
+	struct criu_session *session;
+	pthread_mutex_t criu_lock;	/* probing and the session */
+};
+
+int agent_init(struct agent *a, const struct agent_config *cfg, struct ml_err *err);
+/* Stop profiling (the target is left as it was) and free everything. */
+void agent_fini(struct agent *a);
+/* Probe CRIU once (lazily); 0 or the negative errno with @err. */
+int agent_criu(struct agent *a, struct ml_err *err);
+/* Resolve a request's images_dir against --images-root; -EINVAL with a message. */
+int agent_images_path(const struct agent *a, const char *dir, char *out, size_t len,
+		      struct ml_err *err);
+/* Under the write lock: the profiled pid, the restored one, or target_find(). */
+int agent_target(struct agent *a, pid_t *pid, struct ml_err *err);
+void agent_tick(const struct profiler_sample *s, void *arg);
+
+/* ---- metrics (metrics.c) ---- */
+
+enum ckpt_kind { CKPT_PRE_DUMP, CKPT_DUMP, CKPT_RESTORE, CKPT_PAGE_SERVER, CKPT_NKINDS };
+
+void metrics_rpc(int method, int code);
+void metrics_sample(const struct profiler_sample *s);
+void metrics_profiling(bool on, pid_t pid);
+void metrics_injection(uint64_t ns);
+void metrics_checkpoint(enum ckpt_kind kind, bool ok, uint64_t ms);
+void metrics_error(const char *kind);
+/* The Prometheus text exposition; malloc'ed, NUL-terminated. */
+char *metrics_render(size_t *len);
+/* Serve /metrics on HOST:PORT (libmicrohttpd, its own thread). */
+int metrics_serve(const char *hostport, struct ml_err *err);
+void metrics_stop(void);
+
+/* ---- listening (listen.c) ---- */
+
+struct listen_opts {
+	const char *socket_path;	/* unix socket, or NULL */
+	const char *tcp;		/* HOST:PORT, or NULL */
+	const char *tls_cert, *tls_key, *tls_client_ca;
+};
+
+struct listener {
+	char sock[512];
+	char lock[520];
+	int lock_fd;
+	bool have_sock;
+};
+
+/* Take the lock file next to the socket; clear a stale socket. */
+int listen_lock(struct listener *l, const char *path, struct ml_err *err);
+/* Remove the socket and the lock file. */
+void listen_release(struct listener *l);
+
+/* ---- the gRPC server (server.c) ---- */
+
+struct rpc_server;
+
+struct server_opts {
+	int threads;
+	unsigned int max_msg;
+};
+
+int server_create(struct rpc_server **out, struct agent *a, const struct server_opts *o,
+		  struct ml_err *err);
+/* Add a port; @addr is a gRPC URI ("unix:/p", "0.0.0.0:50051"). */
+int server_listen(struct rpc_server *s, const char *addr, const struct listen_opts *lo,
+		  struct ml_err *err);
+int server_start(struct rpc_server *s, struct ml_err *err);
+/*
+ * Refuse new calls, let in-flight ones finish for @grace_ms, cancel the
+ * rest, then stop the workers and destroy the server. Returns how many
+ * calls were under way when the grace period ran out (0: all finished).
+ */
+int server_shutdown(struct rpc_server *s, unsigned int grace_ms);
+
+#endif

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The checkpoint RPCs on include/memlens/criu.h: PreCheckpoint and
+ * FinalDump run the seed §5.4 flow (release the profiler, exclude hot
+ * VMAs, CRIU, re-init), Restore and StartPageServer run CRIU directly.
+ * They hold the agent's write lock: one checkpoint at a time, and no
+ * profiler change underneath.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rpc_handlers.h"
+
+static int criu_status(int r)
+{
+	/* CRIU ran and failed: ABORTED; everything else by its errno */
+	return r == -EOPNOTSUPP ? RPC_FAILED_PRECONDITION : rpc_code_for_errno(r);
+}
+
+/* No usable CRIU on this host: the server lacks a component. */
+static void fail_no_criu(struct rpc_reply *out, const char *what, const struct ml_err *e)
+{
+	rpc_fail(out, RPC_FAILED_PRECONDITION, "%s: %s", what, e->msg);
+}
+
+static void fail_criu(struct rpc_reply *out, const char *what, int r, const struct ml_err *e,
+		      const struct criu_result *res)
+{
+	if (res && res->ran)
+		rpc_fail(out, criu_status(r), "%s: %s%s%s (log: %s)", what, e->msg,
+			 res->log_tail[0] ? ": " : "", res->log_tail, res->log_path);
+	else
+		rpc_fail(out, criu_status(r), "%s: %s", what, e->msg);
+}
+
+/* images_dir and parent_dir of a request, resolved under --images-root. */
+static int dirs(struct agent *a, const char *images, const char *parent, char *dir,
+		char *pdir, struct rpc_reply *out, const char *what)
+{
+	struct ml_err e = { 0 };
+
+	if (agent_images_path(a, images, dir, PATH_MAX, &e) ||
+	    (parent && *parent && agent_images_path(a, parent, pdir, PATH_MAX, &e)))
+		return rpc_fail(out, RPC_INVALID_ARGUMENT, "%s: %s", what, e.msg);
+	return 0;
+}
+
+static void ckpt_response(const struct criu_result *res, const struct rangeset *hot,
+			  const char *dir, struct rpc_reply *out)
+{
+	Agent__CheckpointResponse resp = AGENT__CHECKPOINT_RESPONSE__INIT;
+	Agent__HotRegionProto *regs = calloc(hot->n + 1, sizeof(*regs));
+	Agent__HotRegionProto **ptrs = calloc(hot->n + 1, sizeof(*ptrs));
+
+	if (!regs || !ptrs) {
+		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < hot->n && !res->exclude.skipped; i++) {
+		agent__hot_region_proto__init(&regs[i]);
+		regs[i].start_addr = hot->r[i].start;
+		regs[i].end_addr = hot->r[i].end;
+		ptrs[i] = &regs[i];
+		resp.n_excluded++;
+	}
+	resp.excluded = ptrs;
+	resp.success = true;
+	resp.error = "";
+	resp.images_dir = (char *)dir;
+	resp.no_parent_ranges = (int32_t)res->exclude.nno_parent;
+	resp.exclude_skipped = res->exclude.skipped;
+	resp.note = (char *)(res->exclude.note[0] ? res->exclude.note : res->profiler_note);
+	resp.duration_ms = (int64_t)res->duration_ms;
+	resp.image_bytes = res->image_bytes;
+	resp.pages_written = res->pages_written;
+	resp.profiler_reinit = res->profiler_reinit;
+	resp.log_path = (char *)res->log_path;
+	resp.cmdline = (char *)res->cmdline;
+	rpc_pack(out, &resp.base);
+out:
+	free(regs);
+	free(ptrs);
+}
+
+/* Under the write lock. */
+static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const char *what,
+			      struct rpc_reply *out)
+{
+	enum ckpt_kind kind = req->pre_dump ? CKPT_PRE_DUMP : CKPT_DUMP;
+	struct criu_result *res = calloc(1, sizeof(*res));
+	struct ml_err e = { 0 };
+	struct rangeset hot;
+	int r;
+
+	rangeset_init(&hot);
+	if (!res) {
+		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+		return;
+	}
+	r = agent_criu(a, &e);
+	if (r) {
+		fail_no_criu(out, what, &e);
+		goto out;
+	}
+	r = agent_target(a, &req->pid, &e);
+	if (r) {
+		fail_criu(out, what, r, &e, NULL);
+		goto out;
+	}
+	r = criu_checkpoint(a->session, a->prof, req, res, &hot, &e);
+	metrics_checkpoint(kind, !r, res->duration_ms);
+	if (r) {
+		fail_criu(out, what, r, &e, res);
+		goto out;
+	}
+	a->checkpoints++;
+	if (a->prof && !res->profiler_reinit) {
+		/* the target is gone or frozen in the images: stop profiling it */
+		profiler_close(a->prof);
+		a->prof = NULL;
+		metrics_profiling(false, 0);
+	}
+	ckpt_response(res, &hot, req->images_dir, out);
+out:
+	rangeset_free(&hot);
+	free(res);
+}
+
+void rpc_pre_checkpoint(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			struct rpc_reply *out)
+{
+	Agent__PreCheckpointRequest *q;
+	char dir[PATH_MAX], pdir[PATH_MAX];
+
+	(void)deadline;
+	q = agent__pre_checkpoint_request__unpack(NULL, len, req);
+	if (!q) {
+		rpc_malformed(out, "PreCheckpointRequest", len);
+		return;
+	}
+	if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "PreCheckpoint")) {
+		struct criu_dump_req r = {
+			.images_dir = dir,
+			.parent_dir = q->parent_dir[0] ? pdir : NULL,
+			.pre_dump = true,
+			.shell_job = q->shell_job,
+			.no_exclude = q->no_exclude,
+		};
+
+		pthread_rwlock_wrlock(&a->lock);
+		checkpoint_locked(a, &r, "PreCheckpoint", out);
+		pthread_rwlock_unlock(&a->lock);
+	}
+	agent__pre_checkpoint_request__free_unpacked(q, NULL);
+}
+
+void rpc_final_dump(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+		    struct rpc_reply *out)
+{
+	Agent__FinalDumpRequest *q;
+	char dir[PATH_MAX], pdir[PATH_MAX];
+
+	(void)deadline;
+	q = agent__final_dump_request__unpack(NULL, len, req);
+	if (!q) {
+		rpc_malformed(out, "FinalDumpRequest", len);
+		return;
+	}
+	if (q->page_server_port < 0 || q->page_server_port > 65535 ||
+	    (q->page_server_port && !q->page_server_address[0])) {
+		rpc_fail(out, RPC_INVALID_ARGUMENT,
+			 "FinalDump: page_server_port must be 1..65535 together with page_server_address (or 0 to write pages into images_dir), not %d",
+			 q->page_server_port);
+	} else if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "FinalDump")) {
+		struct criu_dump_req r = {
+			.images_dir = dir,
+			.parent_dir = q->parent_dir[0] ? pdir : NULL,
+			.leave_running = q->leave_running,
+			.shell_job = q->shell_job,
+			.no_exclude = q->no_exclude,
+			.page_server_addr = q->page_server_port ? q->page_server_address : NULL,
+			.page_server_port = q->page_server_port,
+		};
+
+		pthread_rwlock_wrlock(&a->lock);
+		checkpoint_locked(a, &r, "FinalDump", out);
+		pthread_rwlock_unlock(&a->lock);
+	}
+	agent__final_dump_request__free_unpacked(q, NULL);
+}
+
+static unsigned int timeout_for(const struct agent *a, uint32_t req_ms)
+{
+	return req_ms ? req_ms : a->cfg.criu_timeout_ms;
+}
+
+static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, const char *dir,
+			   struct rpc_reply *out)
+{
+	Agent__RestoreResponse resp = AGENT__RESTORE_RESPONSE__INIT;
+	struct criu_restore_req rq = { .images_dir = dir, .shell_job = q->shell_job };
+	struct criu_run_opts o = { .timeout_ms = timeout_for(a, q->timeout_ms) };
+	struct criu_result *res = calloc(1, sizeof(*res));
+	struct ml_err e = { 0 };
+	int r;
+
+	if (!res) {
+		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+		return;
+	}
+	r = agent_criu(a, &e);
+	if (r) {
+		fail_no_criu(out, "Restore", &e);
+		goto out;
+	}
+	r = criu_restore(&a->caps, &rq, &o, res, &e);
+	metrics_checkpoint(CKPT_RESTORE, !r, res->duration_ms);
+	if (r) {
+		fail_criu(out, "Restore", r, &e, res);
+		goto out;
+	}
+	a->restored_pid = res->restored_pid;
+	resp.success = true;
+	resp.error = "";
+	resp.pid = res->restored_pid;
+	resp.duration_ms = (int64_t)res->duration_ms;
+	resp.log_path = res->log_path;
+	rpc_pack(out, &resp.base);
+out:
+	free(res);
+}
+
+void rpc_restore(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+		 struct rpc_reply *out)
+{
+	Agent__RestoreRequest *q;
+	char dir[PATH_MAX], unused[PATH_MAX];
+
+	(void)deadline;
+	q = agent__restore_request__unpack(NULL, len, req);
+	if (!q) {
+		rpc_malformed(out, "RestoreRequest", len);
+		return;
+	}
+	if (q->timeout_ms > 86400000u) {
+		rpc_fail(out, RPC_INVALID_ARGUMENT,
+			 "Restore: timeout_ms must be at most 86400000 (0: --criu-timeout), not %u",
+			 q->timeout_ms);
+	} else if (!dirs(a, q->images_dir, NULL, dir, unused, out, "Restore")) {
+		pthread_rwlock_wrlock(&a->lock);
+		if (a->prof && profiler_running(a->prof))
+			rpc_fail(out, RPC_FAILED_PRECONDITION,
+				 "Restore: the agent is profiling pid %d: call StopProfiling first",
+				 (int)profiler_pid(a->prof));
+		else
+			restore_locked(a, q, dir, out);
+		pthread_rwlock_unlock(&a->lock);
+	}
+	agent__restore_request__free_unpacked(q, NULL);
+}
+
+static void page_server(struct agent *a, const Agent__StartPageServerRequest *q,
+			const char *dir, const char *pdir, struct rpc_reply *out)
+{
+	Agent__StartPageServerResponse resp = AGENT__START_PAGE_SERVER_RESPONSE__INIT;
+	struct criu_page_server_req rq = {
+		.images_dir = dir,
+		.addr = q->address[0] ? q->address : NULL,
+		.port = q->port,
+		.parent_dir = q->parent_dir[0] ? pdir : NULL,
+	};
+	struct criu_run_opts o = { .timeout_ms = a->cfg.criu_timeout_ms };
+	struct criu_result *res = calloc(1, sizeof(*res));
+	struct ml_err e = { 0 };
+	pid_t pid = 0;
+	int r;
+
+	if (!res) {
+		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+		return;
+	}
+	r = agent_criu(a, &e);
+	if (r) {
+		fail_no_criu(out, "StartPageServer", &e);
+		goto out;
+	}
+	r = criu_page_server_start(&a->caps, &rq, &o, &pid, res, &e);
+	metrics_checkpoint(CKPT_PAGE_SERVER, !r, res->duration_ms);
+	if (r) {
+		fail_criu(out, "StartPageServer", r, &e, res);
+		goto out;
+	}
+	resp.success = true;
+	resp.error = "";
+	resp.pid = pid;
+	resp.port = q->port ? q->port : 1234;
+	rpc_pack(out, &resp.base);
+out:
+	free(res);
+}
+
+void rpc_start_page_server(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			   struct rpc_reply *out)
+{
+	Agent__StartPageServerRequest *q;
+	char dir[PATH_MAX], pdir[PATH_MAX];
+
+	(void)deadline;
+	q = agent__start_page_server_request__unpack(NULL, len, req);
+	if (!q) {
+		rpc_malformed(out, "StartPageServerRequest", len);
+		return;
+	}
+	if (q->port < 0 || q->port > 65535)
+		rpc_fail(out, RPC_INVALID_ARGUMENT,
+			 "StartPageServer: port must be 1..65535 (0: 1234), not %d", q->port);
+	else if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "StartPageServer"))
+		page_server(a, q, dir, pdir, out);
+	agent__start_page_server_request__free_unpacked(q, NULL);
+}

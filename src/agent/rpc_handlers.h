@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* The CRIUAgent handlers (rpc_profile.c, rpc_criu.c) and their helpers. */
+#ifndef MEMLENS_AGENT_RPC_HANDLERS_H
+#define MEMLENS_AGENT_RPC_HANDLERS_H
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "agent.h"
+#include "agent.pb-c.h"
+
+void rpc_start_profiling(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			 struct rpc_reply *out);
+void rpc_stop_profiling(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			struct rpc_reply *out);
+void rpc_get_hot_regions(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			 struct rpc_reply *out);
+void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			  struct rpc_reply *out);
+void rpc_get_status(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+		    struct rpc_reply *out);
+void rpc_pre_checkpoint(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			struct rpc_reply *out);
+void rpc_final_dump(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+		    struct rpc_reply *out);
+void rpc_restore(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+		 struct rpc_reply *out);
+void rpc_start_page_server(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			   struct rpc_reply *out);
+
+/* Pack @m into @r (code OK). */
+int rpc_pack(struct rpc_reply *r, const ProtobufCMessage *m);
+/* INVALID_ARGUMENT for a request that does not decode. */
+int rpc_malformed(struct rpc_reply *r, const char *type, size_t len);
+
+#endif

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+/* Seed §6.1-§6.4: StartProfiling, StopProfiling, GetHotRegions, GetDirtyVolume; GetStatus. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "memlens/heat.h"
+#include "memlens/maps.h"
+#include "rpc_handlers.h"
+
+#ifndef MEMLENS_VERSION
+#define MEMLENS_VERSION "0.1.0"
+#endif
+
+#define INTERVAL_MIN 10
+#define INTERVAL_MAX 600000
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Seed §6.1 parameters; proto3 zero means "not set": the default. */
+static int validate_start(const Agent__StartProfilingRequest *q, struct profiler_opts *po,
+			  struct rpc_reply *out)
+{
+	memset(po, 0, sizeof(*po));
+	if (q->interval_ms && (q->interval_ms < INTERVAL_MIN || q->interval_ms > INTERVAL_MAX))
+		return rpc_fail(out, RPC_INVALID_ARGUMENT,
+				"interval_ms must be %d..%d milliseconds (0 for the default %d), not %d",
+				INTERVAL_MIN, INTERVAL_MAX, PROFILER_DEFAULT_INTERVAL_MS,
+				q->interval_ms);
+	if (isnan(q->hot_threshold))
+		return rpc_fail(out, RPC_INVALID_ARGUMENT,
+				"hot_threshold is NaN: give a written ratio in (0, 1] (0 for the default %.1f)",
+				HEAT_DEFAULT_THRESHOLD);
+	if (q->hot_threshold != 0 && !(q->hot_threshold > 0 && q->hot_threshold <= 1))
+		return rpc_fail(out, RPC_INVALID_ARGUMENT,
+				"hot_threshold must be a written ratio in (0, 1] (0 for the default %.1f), not %g",
+				HEAT_DEFAULT_THRESHOLD, q->hot_threshold);
+	if (q->hot_consecutive && (q->hot_consecutive < 1 || q->hot_consecutive > HEAT_WINDOW))
+		return rpc_fail(out, RPC_INVALID_ARGUMENT,
+				"hot_consecutive must be 1..%d intervals, the heat window (0 for the default %d), not %d",
+				HEAT_WINDOW, HEAT_DEFAULT_CONSECUTIVE, q->hot_consecutive);
+	po->interval_ms = (unsigned int)q->interval_ms;
+	po->hot_threshold = q->hot_threshold;
+	po->hot_consecutive = q->hot_consecutive;
+	return 0;
+}
+
+static int count_writable(pid_t pid)
+{
+	struct vma_set set;
+	struct ml_err e;
+	int n = 0;
+
+	vma_set_init(&set);
+	if (!maps_read(pid, &set, &e))
+		for (size_t i = 0; i < set.n; i++)
+			n += vma_is_writable_private(&set.v[i]);
+	vma_set_free(&set);
+	return n;
+}
+
+static void start_locked(struct agent *a, const struct profiler_opts *po, struct rpc_reply *out)
+{
+	Agent__StartProfilingResponse resp = AGENT__START_PROFILING_RESPONSE__INIT;
+	struct ml_err err = { 0 };
+	struct profiler *p = NULL;
+	pid_t pid;
+	int r;
+
+	if (a->prof && profiler_running(a->prof)) {
+		rpc_fail(out, RPC_FAILED_PRECONDITION,
+			 "profiling is already active on pid %d: call StopProfiling first",
+			 (int)profiler_pid(a->prof));
+		return;
+	}
+	if (a->prof) {		/* it stopped by itself (the target exited) */
+		profiler_close(a->prof);
+		a->prof = NULL;
+	}
+	r = agent_target(a, &pid, &err);
+	if (!r)
+		r = profiler_open(&p, pid, po, &err);
+	if (!r)
+		r = profiler_start(p, agent_tick, a, &err);
+	if (r) {
+		profiler_close(p);
+		snprintf(a->last_error, sizeof(a->last_error), "%s", err.msg);
+		rpc_fail(out, rpc_code_for_errno(r), "StartProfiling: %s", err.msg);
+		return;
+	}
+	a->prof = p;
+	a->last_error[0] = '\0';
+	metrics_injection(profiler_attach_stats(p)->stopped_ns);
+	metrics_profiling(true, pid);
+	resp.success = true;
+	resp.error = "";
+	resp.pid = pid;
+	resp.vma_count = count_writable(pid);
+	rpc_pack(out, &resp.base);
+}
+
+void rpc_start_profiling(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			 struct rpc_reply *out)
+{
+	Agent__StartProfilingRequest *q;
+	struct profiler_opts po;
+
+	(void)deadline;
+	q = agent__start_profiling_request__unpack(NULL, len, req);
+	if (!q) {
+		rpc_malformed(out, "StartProfilingRequest", len);
+		return;
+	}
+	if (!validate_start(q, &po, out)) {
+		pthread_rwlock_wrlock(&a->lock);
+		start_locked(a, &po, out);
+		pthread_rwlock_unlock(&a->lock);
+	}
+	agent__start_profiling_request__free_unpacked(q, NULL);
+}
+
+void rpc_stop_profiling(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			struct rpc_reply *out)
+{
+	Agent__StopProfilingResponse resp = AGENT__STOP_PROFILING_RESPONSE__INIT;
+	Agent__StopProfilingRequest *q;
+
+	(void)deadline;
+	q = agent__stop_profiling_request__unpack(NULL, len, req);
+	if (!q) {
+		rpc_malformed(out, "StopProfilingRequest", len);
+		return;
+	}
+	agent__stop_profiling_request__free_unpacked(q, NULL);
+	pthread_rwlock_wrlock(&a->lock);
+	if (a->prof) {
+		profiler_close(a->prof);
+		a->prof = NULL;
+		metrics_profiling(false, 0);
+	}
+	pthread_rwlock_unlock(&a->lock);
+	resp.success = true;
+	rpc_pack(out, &resp.base);
+}
+
+/* Under the read lock: the latest sample, or FAILED_PRECONDITION. */
+static int latest(struct agent *a, struct profiler_sample *s, const char *what,
+		  struct rpc_reply *out)
+{
+	memset(s, 0, sizeof(*s));
+	if (!a->prof)
+		return rpc_fail(out, RPC_FAILED_PRECONDITION,
+				"%s: profiling is not active: call StartProfiling first", what);
+	if (profiler_latest(a->prof, s))
+		return rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "%s: out of memory", what);
+	return 0;
+}
+
+static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
+{
+	Agent__GetHotRegionsResponse resp = AGENT__GET_HOT_REGIONS_RESPONSE__INIT;
+	Agent__HotRegionProto *regs = calloc(s->nregions + 1, sizeof(*regs));
+	Agent__HotRegionProto **ptrs = calloc(s->nregions + 1, sizeof(*ptrs));
+	size_t n = 0;
+
+	if (!regs || !ptrs) {
+		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "GetHotRegions: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < s->nregions; i++) {
+		const struct profiler_region *r = &s->regions[i];
+
+		if (!r->hot)
+			continue;
+		agent__hot_region_proto__init(&regs[n]);
+		regs[n].start_addr = r->start;
+		regs[n].end_addr = r->end;
+		regs[n].written_ratio = r->written_ratio;
+		regs[n].consecutive_hot = r->consecutive_hot;
+		ptrs[n] = &regs[n];
+		n++;
+	}
+	resp.n_regions = n;
+	resp.regions = ptrs;
+	resp.timestamp_ms = s->seq ? s->dirty.timestamp_ms : wall_ms();
+	resp.total_vmas = s->total_vmas;
+	resp.hot_vmas = s->hot_vmas;
+	rpc_pack(out, &resp.base);
+out:
+	free(regs);
+	free(ptrs);
+}
+
+void rpc_get_hot_regions(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			 struct rpc_reply *out)
+{
+	Agent__GetHotRegionsRequest *q;
+	struct profiler_sample s;
+
+	(void)deadline;
+	q = agent__get_hot_regions_request__unpack(NULL, len, req);
+	if (!q) {
+		rpc_malformed(out, "GetHotRegionsRequest", len);
+		return;
+	}
+	agent__get_hot_regions_request__free_unpacked(q, NULL);
+	pthread_rwlock_rdlock(&a->lock);
+	if (!latest(a, &s, "GetHotRegions", out))
+		hot_regions(&s, out);
+	pthread_rwlock_unlock(&a->lock);
+	profiler_sample_free(&s);
+}
+
+void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+			  struct rpc_reply *out)
+{
+	Agent__GetDirtyVolumeResponse resp = AGENT__GET_DIRTY_VOLUME_RESPONSE__INIT;
+	Agent__GetDirtyVolumeRequest *q;
+	struct profiler_sample s;
+
+	(void)deadline;
+	q = agent__get_dirty_volume_request__unpack(NULL, len, req);
+	if (!q) {
+		rpc_malformed(out, "GetDirtyVolumeRequest", len);
+		return;
+	}
+	agent__get_dirty_volume_request__free_unpacked(q, NULL);
+	pthread_rwlock_rdlock(&a->lock);
+	if (!latest(a, &s, "GetDirtyVolume", out)) {
+		resp.dirty_pages = s.dirty.dirty_pages;
+		resp.dirty_bytes = s.dirty.dirty_bytes;
+		resp.dirty_rate_pages_per_sec = s.dirty.dirty_rate_pages_per_sec;
+		resp.cumulative_dirty_bytes = s.dirty.cumulative_dirty_bytes;
+		resp.avg_dirty_rate = s.dirty.avg_dirty_rate;
+		resp.timestamp_ms = s.seq ? s.dirty.timestamp_ms : wall_ms();
+		rpc_pack(out, &resp.base);
+	}
+	pthread_rwlock_unlock(&a->lock);
+	profiler_sample_free(&s);
+}
+
+static void status_profiler(struct agent *a, Agent__GetStatusResponse *r,
+			    struct profiler_sample *s, char *lasterr, size_t len)
+{
+	const struct profiler_opts *o = profiler_options(a->prof);
+	struct ml_err e = { 0 };
+
+	r->profiling = profiler_running(a->prof);
+	r->pid = profiler_pid(a->prof);
+	r->interval_ms = (int32_t)o->interval_ms;
+	r->hot_threshold = o->hot_threshold;
+	r->hot_consecutive = o->hot_consecutive;
+	if (!profiler_latest(a->prof, s)) {
+		r->intervals = (int64_t)s->seq;
+		r->total_vmas = s->total_vmas;
+		r->tracked_vmas = s->tracked_vmas;
+		r->hot_vmas = s->hot_vmas;
+	}
+	if (profiler_error(a->prof, &e))
+		snprintf(lasterr, len, "%s", e.msg);
+}
+
+void rpc_get_status(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+		    struct rpc_reply *out)
+{
+	Agent__GetStatusResponse resp = AGENT__GET_STATUS_RESPONSE__INIT;
+	Agent__GetStatusRequest *q;
+	struct profiler_sample s = { 0 };
+	char lasterr[512];
+	struct timespec ts;
+
+	(void)deadline;
+	q = agent__get_status_request__unpack(NULL, len, req);
+	if (!q) {
+		rpc_malformed(out, "GetStatusRequest", len);
+		return;
+	}
+	agent__get_status_request__free_unpacked(q, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	pthread_rwlock_rdlock(&a->lock);
+	snprintf(lasterr, sizeof(lasterr), "%s", a->last_error);
+	if (a->prof)
+		status_profiler(a, &resp, &s, lasterr, sizeof(lasterr));
+	else
+		resp.pid = a->restored_pid ? a->restored_pid : a->cfg.target.pid;
+	resp.version = MEMLENS_VERSION;
+	resp.last_error = lasterr;
+	resp.uptime_ms = (int64_t)(((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec -
+				    a->start_ns) / 1000000);
+	resp.checkpoints = a->checkpoints;
+	pthread_mutex_lock(&a->criu_lock);
+	resp.criu_path = a->criu_probed && !a->criu_rc ? a->caps.path : "";
+	resp.criu_version = a->criu_probed && !a->criu_rc ? a->caps.version : "";
+	resp.criu_works = a->criu_probed && !a->criu_rc && a->caps.works;
+	resp.criu_exclude = resp.criu_works && (a->caps.exclude_range || a->caps.exclude_file);
+	resp.criu_pre_dump = resp.criu_works && a->caps.mem_dirty_track;
+	rpc_pack(out, &resp.base);
+	pthread_mutex_unlock(&a->criu_lock);
+	pthread_rwlock_unlock(&a->lock);
+	profiler_sample_free(&s);
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/* memlens report: one self-contained HTML page from the other commands' JSON Lines. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cliutil.h"
+#include "command.h"
+#include "memlens/report.h"
+
+static const char usage_text[] =
+	"usage: memlens report FILE... [-o report.html] [options]\n"
+	"\n"
+	"Draw one self-contained HTML page (inline SVG and CSS: no script, no network,\n"
+	"opens in any browser) from the JSON Lines other memlens commands write.\n"
+	"Each line is recognised by its \"type\":\n"
+	"  interval            memlens writes --json / --record: a heat map of the\n"
+	"                      written ratio of each VMA over time (hot intervals\n"
+	"                      marked) and the dirty-rate line\n"
+	"  snapshot            memlens snapshot --json: resident memory by region kind\n"
+	"                      over time (stacked) and in-memory / written share per kind\n"
+	"  faults              memlens faults --json: fault latency histograms\n"
+	"  migrate_model       memlens migrate-model --json: bytes per pre-copy round\n"
+	"  summary             the last line of writes and snapshot --json\n"
+	"\n"
+	"  FILE                a JSON Lines file; - reads standard input\n"
+	"  -o, --output FILE   where to write the page (default report.html; - for stdout)\n"
+	"  -t, --title TEXT    the page's title (default \"memlens report\")\n"
+	"      --max-points N  time columns per chart before long runs are averaged\n"
+	"                      down (default 360, 10..5000)\n"
+	"      --max-vmas N    VMAs in a heat map, the most written ones (default 40, 1..1000)\n"
+	"      --skip-unknown  skip lines of other types instead of stopping at them\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: 0 written; 2 bad usage or bad input (the message names the file and\n"
+	"line); 1 the page could not be written.\n"
+	"Example (--record keeps the program's own output out of the JSON):\n"
+	"  memlens writes -d 10 --record writes.jsonl -- ./app\n"
+	"  memlens report writes.jsonl -o report.html\n";
+
+enum { OPT_MAX_POINTS = 1000, OPT_MAX_VMAS, OPT_SKIP_UNKNOWN };
+
+struct report_args {
+	const char *out;
+	bool skip_unknown;
+	struct report_opts opts;
+};
+
+static int parse_args(int argc, char **argv, struct report_args *a)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "title", required_argument, NULL, 't' },
+		{ "max-points", required_argument, NULL, OPT_MAX_POINTS },
+		{ "max-vmas", required_argument, NULL, OPT_MAX_VMAS },
+		{ "skip-unknown", no_argument, NULL, OPT_SKIP_UNKNOWN },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt;
+	long v;
+
+	while ((opt = getopt_long(argc, argv, "o:t:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			a->out = optarg;
+			break;
+		case 't':
+			a->opts.title = optarg;
+			break;
+		case OPT_MAX_POINTS:
+			if (parse_long(optarg, 10, 5000, &v)) {
+				cli_error("report", "--max-points must be 10..5000, not '%s'",
+					  optarg);
+				return EXIT_USAGE;
+			}
+			a->opts.max_cols = (int)v;
+			break;
+		case OPT_MAX_VMAS:
+			if (parse_long(optarg, 1, 1000, &v)) {
+				cli_error("report", "--max-vmas must be 1..1000, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			a->opts.max_rows = (int)v;
+			break;
+		case OPT_SKIP_UNKNOWN:
+			a->skip_unknown = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			fputs(usage_text, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_error("report", "give at least one JSON Lines file (see --help)");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
+}
+
+static int load_inputs(struct report *r, int n, char **files)
+{
+	struct ml_err err = { 0 };
+	int ret;
+
+	for (int i = 0; i < n; i++) {
+		if (!strcmp(files[i], "-"))
+			ret = report_load_stream(r, stdin, "(stdin)", &err);
+		else
+			ret = report_load_file(r, files[i], &err);
+		if (ret) {
+			cli_error("report", "%s", err.msg);
+			return ret == -ENOMEM || ret == -EIO ? EXIT_FAIL : EXIT_USAGE;
+		}
+	}
+	return EXIT_OK;
+}
+
+/* Write to a temporary file first: a failed run never leaves half a page. */
+static int write_page(const char *path, const struct rbuf *page)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (!strcmp(path, "-"))
+		return fwrite(page->p, 1, page->len, stdout) == page->len && !fflush(stdout) ? 0
+											     : -EIO;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	if (fwrite(page->p, 1, page->len, f) != page->len) {
+		fclose(f);
+		unlink(tmp);
+		return -EIO;
+	}
+	if (fclose(f) || rename(tmp, path)) {
+		int e = errno;
+
+		unlink(tmp);
+		return -e;
+	}
+	return 0;
+}
+
+static void say_written(const char *path, const struct report *r, size_t bytes)
+{
+	char size[16];
+
+	if (!strcmp(path, "-"))
+		return;
+	printf("memlens report: wrote %s (%s): %zu writes run(s), %zu snapshot series, "
+	       "%zu fault histogram(s), %zu migration model(s) from %zu JSON lines\n",
+	       path, fmt_bytes(bytes, size, sizeof(size)), r->nw, r->ns, r->nf, r->nm, r->lines);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_args a = { .out = "report.html" };
+	struct ml_err err = { 0 };
+	struct rbuf page = { 0 };
+	struct report r;
+	int rc, ret;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	report_init(&r);
+	r.skip_unknown = a.skip_unknown;
+	rc = load_inputs(&r, argc - optind, argv + optind);
+	if (rc)
+		goto out;
+	ret = report_render(&r, &a.opts, &page, &err);
+	if (ret) {
+		cli_error("report", "%s", err.msg);
+		rc = ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		goto out;
+	}
+	ret = write_page(a.out, &page);
+	if (ret) {
+		cli_error("report",
+			  "cannot write %s: %s; check the directory exists and is writable", a.out,
+			  strerror(-ret));
+		rc = EXIT_FAIL;
+		goto out;
+	}
+	say_written(a.out, &r, page.len);
+out:
+	rb_free(&page);
+	report_free(&r);
+	return rc;
+}
+
+MEMLENS_COMMAND(report, "report", 80,
+		"draw an HTML report (SVG charts) from the JSON Lines of other commands",
+		cmd_report);

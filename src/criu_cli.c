@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cliutil.h"
+#include "command.h"
+#include "criu_cli.h"
+
+int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps *caps)
+{
+	struct ml_err err = { 0 };
+	char path[PATH_MAX];
+	int r;
+
+	r = criu_locate(explicit_path, path, sizeof(path), &err);
+	if (!r)
+		r = criu_probe(path, caps, &err);
+	if (r) {
+		cli_error(cmd, "%s", err.msg);
+		return r == -ENOENT || r == -EACCES ? EXIT_NOFEATURE : exit_code_for(r);
+	}
+	if (!caps->works) {
+		cli_error(cmd, "the CRIU at %s (version %s) fails `criu check` on this kernel%s%s; "
+			  "run scripts/ensure-criu.sh to build CRIU 4.1.1, or pass a working CRIU "
+			  "with --criu PATH / MEMLENS_CRIU",
+			  caps->path, caps->version[0] ? caps->version : "unknown",
+			  caps->check_msg[0] ? ": " : "", caps->check_msg);
+		return EXIT_NOFEATURE;
+	}
+	return EXIT_OK;
+}
+
+void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps)
+{
+	jw_key(w, "criu");
+	jw_obj(w);
+	jw_kstr(w, "path", caps->path);
+	jw_kstr(w, "version", caps->version);
+	jw_kbool(w, "exclude_options",
+		 caps->exclude_range && caps->exclude_file && caps->no_parent_range);
+	jw_kbool(w, "mem_dirty_track", caps->mem_dirty_track);
+	jw_obj_end(w);
+}

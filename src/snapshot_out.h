@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* Presentation of snapshots: JSON Lines, CSV, human tables. */
+#ifndef MEMLENS_SNAPSHOT_OUT_H
+#define MEMLENS_SNAPSHOT_OUT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "memlens/snapshot.h"
+
+/* One "snapshot" object; @t_ms since the first cycle; @d may be NULL. */
+void snap_json(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+	       int64_t t_ms);
+void snap_csv_header(FILE *f);
+/* One row per VMA and one "total" row. */
+void snap_csv(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+	      int64_t t_ms);
+/* Per-VMA table, the per-kind (Fig. 8) table and the mm counters. */
+void snap_table(FILE *f, const struct snapshot *s);
+/* One line per cycle in periodic human mode. */
+void snap_line(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+	       int64_t t_ms);
+
+#endif

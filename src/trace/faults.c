@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: MIT
+/* memlens faults: minor/major page faults per comm or pid, with latency histograms. */
+#include <errno.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../cliutil.h"
+#include "../command.h"
+#include "../jsonw.h"
+#include "trace.h"
+#include "../../bpf/faults.h"
+#include "faults.skel.h"
+
+static const char usage_text[] =
+	"usage: memlens faults [-p PID | -- CMD [ARGS...]] [-d SEC] [--json] [-v]\n"
+	"\n"
+	"Count minor and major page faults (eBPF), per command name system-wide or\n"
+	"for one process, and histogram how long each took (log2 buckets of us).\n"
+	"\n"
+	"  -p, --pid PID        only this process (its threads), counted per pid\n"
+	"  -- CMD [ARGS]        start CMD and trace it from its first instruction\n"
+	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C, or the\n"
+	"                       target's exit)\n"
+	"      --mode MODE      auto (default), fentry (fentry/fexit handle_mm_fault)\n"
+	"                       or tracepoint (page_fault_user/kernel + perf events)\n"
+	"      --json           one summary object on stdout (JSON Lines)\n"
+	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"A major fault is one that needed I/O, as the kernel counts it (getrusage):\n"
+	"a fault retried with FAULT_FLAG_TRIED is counted once, as major.\n"
+	"'retried' counts the faults that needed more than one attempt (fentry mode\n"
+	"only; the tracepoint mode cannot see retries and shows '-' / null).\n";
+
+enum faults_mode { MODE_AUTO, MODE_FENTRY, MODE_TRACEPOINT };
+
+struct faults_opts {
+	pid_t pid;
+	double duration;
+	bool json;
+	int verbose;
+	enum faults_mode mode;
+	char **cmd;
+};
+
+struct faults_run {
+	struct faults_bpf *skel;
+	struct bpf_link **links;
+	size_t nlinks, cap;
+	int *perf_fds;
+	size_t nperf;
+	bool fentry;
+	char why[160];		/* why fentry was not used */
+};
+
+static int parse_args(int argc, char **argv, struct faults_opts *o)
+{
+	static const struct option lo[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	while ((c = getopt_long(argc, argv, "+p:d:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pid(optarg, &o->pid))
+				return cli_error("faults", "bad pid '%s'", optarg), -EINVAL;
+			break;
+		case 'd':
+			if (parse_double(optarg, 0.001, 1e7, &o->duration))
+				return cli_error("faults", "bad duration '%s' (seconds > 0)", optarg),
+				       -EINVAL;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "auto"))
+				o->mode = MODE_AUTO;
+			else if (!strcmp(optarg, "fentry"))
+				o->mode = MODE_FENTRY;
+			else if (!strcmp(optarg, "tracepoint"))
+				o->mode = MODE_TRACEPOINT;
+			else
+				return cli_error("faults", "bad mode '%s' (auto, fentry, tracepoint)",
+						 optarg), -EINVAL;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 1;
+		default:
+			fputs(usage_text, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (o->cmd && o->pid)
+		return cli_error("faults", "give -p PID or -- CMD, not both"), -EINVAL;
+	return 0;
+}
+
+static int add_link(struct faults_run *r, struct bpf_link *l)
+{
+	if (r->nlinks == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct bpf_link **n = realloc(r->links, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->links = n;
+		r->cap = cap;
+	}
+	r->links[r->nlinks++] = l;
+	return 0;
+}
+
+static int attach_prog(struct faults_run *r, struct bpf_program *p)
+{
+	struct bpf_link *l = bpf_program__attach(p);
+
+	if (!l)
+		return -errno;
+	return add_link(r, l);
+}
+
+static void detach_all(struct faults_run *r)
+{
+	for (size_t i = 0; i < r->nlinks; i++)
+		bpf_link__destroy(r->links[i]);
+	r->nlinks = 0;
+	for (size_t i = 0; i < r->nperf; i++)
+		close(r->perf_fds[i]);
+	r->nperf = 0;
+}
+
+static struct faults_bpf *open_skel(const struct faults_opts *o, bool fentry)
+{
+	struct faults_bpf *s = faults_bpf__open();
+
+	if (!s)
+		return NULL;
+	s->rodata->target_tgid = (__u32)o->pid;
+	s->rodata->per_pid = o->pid != 0;
+	bpf_program__set_autoload(s->progs.mm_fault_enter, fentry);
+	bpf_program__set_autoload(s->progs.mm_fault_exit, fentry);
+	bpf_program__set_autoload(s->progs.pf_user, !fentry);
+	bpf_program__set_autoload(s->progs.pf_kernel, !fentry);
+	bpf_program__set_autoload(s->progs.sw_fault_min, !fentry);
+	bpf_program__set_autoload(s->progs.sw_fault_maj, !fentry);
+	return s;
+}
+
+static int try_fentry(struct faults_run *r, const struct faults_opts *o)
+{
+	int e;
+
+	r->skel = open_skel(o, true);
+	if (!r->skel)
+		return -errno;
+	e = faults_bpf__load(r->skel);
+	if (!e)
+		e = attach_prog(r, r->skel->progs.mm_fault_enter);
+	if (!e)
+		e = attach_prog(r, r->skel->progs.mm_fault_exit);
+	if (!e) {
+		r->fentry = true;
+		return 0;
+	}
+	snprintf(r->why, sizeof(r->why), "fentry/fexit refused: %s", strerror(-e));
+	detach_all(r);
+	faults_bpf__destroy(r->skel);
+	r->skel = NULL;
+	return e;
+}
+
+static int open_sw_event(struct faults_run *r, struct bpf_program *p, __u64 config, int cpu)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = config,
+		.sample_period = 1,
+	};
+	struct bpf_link *l;
+	int fd;
+
+	fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return errno == ENODEV ? 0 : -errno;	/* offline cpu */
+	r->perf_fds[r->nperf++] = fd;
+	l = bpf_program__attach_perf_event(p, fd);
+	if (!l)
+		return -errno;
+	return add_link(r, l);
+}
+
+static int attach_tracepoint_mode(struct faults_run *r, struct ml_err *err)
+{
+	int ncpu = libbpf_num_possible_cpus(), e;
+
+	if (ncpu < 0)
+		return trace_bpf_error(err, ncpu, "counting CPUs");
+	r->perf_fds = calloc((size_t)ncpu * 2, sizeof(int));
+	if (!r->perf_fds)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	e = attach_prog(r, r->skel->progs.pf_user);
+	if (!e)
+		e = attach_prog(r, r->skel->progs.pf_kernel);
+	if (e)
+		return trace_bpf_error(err, e, "attaching to tp_btf/page_fault_user and "
+					       "page_fault_kernel");
+	for (int cpu = 0; cpu < ncpu && !e; cpu++) {
+		e = open_sw_event(r, r->skel->progs.sw_fault_min, PERF_COUNT_SW_PAGE_FAULTS_MIN,
+				  cpu);
+		if (!e)
+			e = open_sw_event(r, r->skel->progs.sw_fault_maj,
+					  PERF_COUNT_SW_PAGE_FAULTS_MAJ, cpu);
+	}
+	if (e)
+		return trace_bpf_error(err, e, "opening the page-fault perf software events");
+	return 0;
+}
+
+static int load_tracepoint_mode(struct faults_run *r, const struct faults_opts *o,
+				struct ml_err *err)
+{
+	int e;
+
+	r->skel = open_skel(o, false);
+	if (!r->skel)
+		return trace_bpf_error(err, -errno, "opening the fault tracer");
+	e = faults_bpf__load(r->skel);
+	if (e)
+		return trace_bpf_error(err, e, "loading the fault tracer (tp_btf + perf_event)");
+	return attach_tracepoint_mode(r, err);
+}
+
+static int faults_start(struct faults_run *r, const struct faults_opts *o, struct ml_err *err)
+{
+	int e;
+
+	if (o->mode != MODE_TRACEPOINT) {
+		e = try_fentry(r, o);
+		if (!e)
+			return 0;
+		if (o->mode == MODE_FENTRY)
+			return trace_bpf_error(err, e == -EPERM ? -ENOTSUP : e,
+					       "--mode fentry: fentry/fexit on handle_mm_fault");
+	} else {
+		snprintf(r->why, sizeof(r->why), "--mode tracepoint");
+	}
+	return load_tracepoint_mode(r, o, err);
+}
+
+struct faults_row {
+	struct faults_key key;
+	struct faults_val val;
+};
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct faults_row *x = a, *y = b;
+	__u64 tx = x->val.minor + x->val.major, ty = y->val.minor + y->val.major;
+
+	if (x->val.major != y->val.major)
+		return x->val.major < y->val.major ? 1 : -1;
+	return tx < ty ? 1 : tx > ty ? -1 : strcmp(x->key.comm, y->key.comm);
+}
+
+static struct faults_row *collect(struct faults_bpf *s, size_t *n)
+{
+	int fd = bpf_map__fd(s->maps.counts);
+	struct faults_key key, next, *prev = NULL;
+	struct faults_row *rows = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (*n == cap) {
+			struct faults_row *nr;
+
+			cap = cap ? cap * 2 : 64;
+			nr = realloc(rows, cap * sizeof(*rows));
+			if (!nr)
+				break;
+			rows = nr;
+		}
+		rows[*n].key = next;
+		if (!bpf_map_lookup_elem(fd, &next, &rows[*n].val))
+			(*n)++;
+		key = next;
+		prev = &key;
+	}
+	if (rows)
+		qsort(rows, *n, sizeof(*rows), cmp_rows);
+	return rows;
+}
+
+static void print_json(const struct faults_run *r, const struct faults_row *rows, size_t n)
+{
+	struct jw w;
+
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_kstr(&w, "type", "faults");
+	jw_kstr(&w, "mode", r->fentry ? "fentry" : "tracepoint");
+	jw_key(&w, "rows");
+	jw_arr(&w);
+	for (size_t i = 0; i < n; i++) {
+		jw_obj(&w);
+		jw_kstr(&w, "comm", rows[i].key.comm);
+		jw_key(&w, "pid");
+		if (rows[i].key.pid)
+			jw_int(&w, rows[i].key.pid);
+		else
+			jw_null(&w);
+		jw_kuint(&w, "minor", rows[i].val.minor);
+		jw_kuint(&w, "major", rows[i].val.major);
+		jw_key(&w, "retried");
+		if (r->fentry)
+			jw_uint(&w, rows[i].val.retried);
+		else
+			jw_null(&w);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	trace_json_hist(&w, "minor_hist_us", r->skel->bss->minor_hist, FAULTS_HIST_SLOTS);
+	trace_json_hist(&w, "major_hist_us", r->skel->bss->major_hist, FAULTS_HIST_SLOTS);
+	jw_obj_end(&w);
+}
+
+static void print_table(const struct faults_run *r, const struct faults_row *rows, size_t n)
+{
+	printf("%-16s %8s %12s %12s %10s\n", "COMM", "PID", "MINOR", "MAJOR", "RETRIED");
+	for (size_t i = 0; i < n; i++) {
+		char pid[16] = "-", retried[24] = "-";
+
+		if (rows[i].key.pid)
+			snprintf(pid, sizeof(pid), "%u", rows[i].key.pid);
+		if (r->fentry)
+			snprintf(retried, sizeof(retried), "%llu",
+				 (unsigned long long)rows[i].val.retried);
+		printf("%-16s %8s %12llu %12llu %10s\n", rows[i].key.comm, pid,
+		       (unsigned long long)rows[i].val.minor,
+		       (unsigned long long)rows[i].val.major, retried);
+	}
+	if (!n)
+		printf("(no page faults)\n");
+	printf("\nminor fault latency\n");
+	trace_print_log2_hist(stdout, r->skel->bss->minor_hist, FAULTS_HIST_SLOTS, "usecs");
+	printf("\nmajor fault latency\n");
+	trace_print_log2_hist(stdout, r->skel->bss->major_hist, FAULTS_HIST_SLOTS, "usecs");
+}
+
+static void report(const struct faults_run *r, const struct faults_opts *o)
+{
+	struct faults_row *rows;
+	size_t n;
+
+	rows = collect(r->skel, &n);
+	if (o->json)
+		print_json(r, rows, n);
+	else
+		print_table(r, rows, n);
+	free(rows);
+}
+
+static void say_mode(const struct faults_run *r, const struct faults_opts *o)
+{
+	if (!o->verbose)
+		return;
+	if (r->fentry)
+		fprintf(stderr, "memlens faults: mode fentry: fentry/fexit handle_mm_fault\n");
+	else
+		fprintf(stderr,
+			"memlens faults: mode tracepoint: tp_btf/page_fault_user + "
+			"page_fault_kernel, perf software events page-faults-min/maj (%zu) (%s)\n",
+			r->nperf, r->why);
+	fprintf(stderr, "memlens faults: tracing %s\n", o->pid ? "one process" : "system-wide");
+}
+
+static int cmd_faults(int argc, char **argv)
+{
+	struct faults_opts o;
+	struct faults_run r = { 0 };
+	struct trace_target t = { .pidfd = -1 };
+	struct ml_err err = { 0 };
+	enum trace_stop why;
+	sigset_t sigs;
+	int e;
+
+	e = parse_args(argc, argv, &o);
+	if (e)
+		return e > 0 ? EXIT_OK : EXIT_USAGE;
+	trace_libbpf_quiet(o.verbose);
+	e = trace_preflight(&err);
+	if (!e && o.cmd)
+		e = trace_target_spawn(&t, o.cmd, &err);
+	else if (!e && o.pid)
+		e = trace_target_attach(&t, o.pid, &err);
+	if (e)
+		goto out;
+	o.pid = t.pid;
+	e = faults_start(&r, &o, &err);
+	if (e)
+		goto out;
+	say_mode(&r, &o);
+	e = trace_target_release(&t, &err);
+	if (e)
+		goto out;
+	cli_block_signals(&sigs);
+	why = trace_wait(&sigs, o.duration, &t, NULL);
+	if (why == TRACE_STOP_TARGET && !o.cmd)
+		fprintf(stderr, "memlens faults: process %d exited; counts up to its exit\n",
+			(int)o.pid);
+	report(&r, &o);
+out:
+	if (e)
+		cli_error("faults", "%s", err.msg);
+	detach_all(&r);
+	free(r.links);
+	free(r.perf_fds);
+	faults_bpf__destroy(r.skel);
+	trace_target_close(&t, true);
+	return e ? exit_code_for(e) : EXIT_OK;
+}
+
+MEMLENS_COMMAND(faults, "faults", 20, "minor/major page faults per process, latency histograms (eBPF)",
+		cmd_faults);

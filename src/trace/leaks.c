@@ -1,0 +1,630 @@
+// SPDX-License-Identifier: MIT
+/* memlens leaks: outstanding malloc-family allocations of one process, via uprobes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../cliutil.h"
+#include "../command.h"
+#include "../jsonw.h"
+#include "elfsym.h"
+#include "libcfind.h"
+#include "symbolize.h"
+#include "trace.h"
+#include "../../bpf/leaks.h"
+#include "leaks.skel.h"
+
+static const char usage_text[] =
+	"usage: memlens leaks (-p PID | -- CMD [ARGS...]) [-d SEC] [--json] [-v]\n"
+	"\n"
+	"Trace malloc, calloc, realloc, free, aligned_alloc, posix_memalign and\n"
+	"memalign of one process with uprobes on its own libc, and report the\n"
+	"allocations still outstanding at the end, grouped by size and by the user\n"
+	"call stack that made them (symbolized from the process's ELF files).\n"
+	"\n"
+	"  -p, --pid PID        a running process (its libc found from its maps)\n"
+	"  -- CMD [ARGS]        start CMD and trace it from before its first malloc\n"
+	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C, or the\n"
+	"                       target's exit)\n"
+	"  -n, --top N          stacks and sizes shown (default 10; 0: all)\n"
+	"      --no-stacks      do not record call stacks (cheaper)\n"
+	"      --json           one summary object on stdout (JSON Lines)\n"
+	"  -v, --verbose        say which probes are used and where; twice: libbpf's log\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"Frees of blocks allocated before tracing began are counted apart\n"
+	"(untracked_frees). Call stacks are walked with frame pointers: code built\n"
+	"without them shows its caller and little more.\n";
+
+struct leaks_opts {
+	pid_t pid;
+	double duration;
+	long top;
+	bool json, no_stacks;
+	int verbose;
+	char **cmd;
+};
+
+struct probe_fn {
+	const char *name;
+	bool alloc;		/* has a return probe */
+	bool required;
+};
+
+static const struct probe_fn probe_fns[LEAKS_NR_FN + 1] = {
+	[LEAKS_MALLOC] = { "malloc", true, true },
+	[LEAKS_CALLOC] = { "calloc", true, false },
+	[LEAKS_REALLOC] = { "realloc", true, false },
+	[LEAKS_ALIGNED_ALLOC] = { "aligned_alloc", true, false },
+	[LEAKS_POSIX_MEMALIGN] = { "posix_memalign", true, false },
+	[LEAKS_MEMALIGN] = { "memalign", true, false },
+	[LEAKS_NR_FN] = { "free", false, true },
+};
+
+struct leaks_run {
+	struct leaks_bpf *skel;
+	struct bpf_link *links[2 * (LEAKS_NR_FN + 1)];
+	int nlinks;
+	char libc[PATH_MAX];
+	struct symbolizer sym;
+};
+
+static int parse_args(int argc, char **argv, struct leaks_opts *o)
+{
+	static const struct option lo[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "no-stacks", no_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->top = 10;
+	while ((c = getopt_long(argc, argv, "+p:d:n:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pid(optarg, &o->pid))
+				return cli_error("leaks", "bad pid '%s'", optarg), -EINVAL;
+			break;
+		case 'd':
+			if (parse_double(optarg, 0.001, 1e7, &o->duration))
+				return cli_error("leaks", "bad duration '%s' (seconds > 0)", optarg),
+				       -EINVAL;
+			break;
+		case 'n':
+			if (parse_long(optarg, 0, 1000000, &o->top))
+				return cli_error("leaks", "bad --top '%s'", optarg), -EINVAL;
+			break;
+		case 'S':
+			o->no_stacks = true;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 1;
+		default:
+			fputs(usage_text, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	if (!o->cmd == !o->pid)
+		return cli_error("leaks", "give one target: -p PID or -- CMD [ARGS]"), -EINVAL;
+	return 0;
+}
+
+/*
+ * x86-64: a uprobe on "test %rdi,%rdi" is single-stepped (slow); the push
+ * after "test %rdi,%rdi; je" is emulated, every non-NULL call passes it and
+ * %rdi still holds the argument there. Use it when the prologue is that.
+ */
+static uint64_t emulatable_entry(const char *path, uint64_t off)
+{
+#ifdef __x86_64__
+	unsigned char b[16];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), next = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return off;
+	n = pread(fd, b, sizeof(b), (off_t)off);
+	close(fd);
+	if (n != sizeof(b) || b[0] != 0x48 || b[1] != 0x85 || b[2] != 0xff)
+		return off;
+	if (b[3] == 0x74)
+		next = 5;
+	else if (b[3] == 0x0f && b[4] == 0x84)
+		next = 9;
+	if (next && b[next] >= 0x50 && b[next] <= 0x57)
+		return off + (uint64_t)next;
+	if (next && b[next] == 0x41 && b[next + 1] >= 0x50 && b[next + 1] <= 0x57)
+		return off + (uint64_t)next;
+#else
+	(void)path;
+#endif
+	return off;
+}
+
+static struct bpf_program *entry_prog(struct leaks_bpf *s, int fn)
+{
+	struct bpf_program *p[LEAKS_NR_FN + 1] = {
+		s->progs.malloc_enter,	      s->progs.calloc_enter,
+		s->progs.realloc_enter,	      s->progs.aligned_alloc_enter,
+		s->progs.posix_memalign_enter, s->progs.memalign_enter,
+		s->progs.free_enter,
+	};
+
+	return p[fn];
+}
+
+static int attach_one(struct leaks_run *r, struct bpf_program *p, pid_t pid, uint64_t off,
+		      bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
+	struct bpf_link *l;
+
+	l = bpf_program__attach_uprobe_opts(p, pid, r->libc, (size_t)off, &uo);
+	if (!l)
+		return -errno;
+	r->links[r->nlinks++] = l;
+	return 0;
+}
+
+static int attach_probes(struct leaks_run *r, pid_t pid, int verbose, struct ml_err *err)
+{
+	uint64_t seen[LEAKS_NR_FN + 1];
+	struct elf_syms syms;
+	int nseen = 0, e;
+
+	e = elf_syms_load(r->libc, &syms, err);
+	if (e)
+		return e;
+	for (int fn = 0; fn <= LEAKS_NR_FN; fn++) {
+		const struct probe_fn *pf = &probe_fns[fn];
+		uint64_t va, off, entry;
+		bool dup = false;
+
+		if (elf_syms_find(&syms, pf->name, &va) || elf_vaddr_to_off(&syms, va, &off)) {
+			if (pf->required) {
+				e = ml_err_set(err, ENOENT, "%s has no function %s: not a C library "
+						  "memlens leaks can trace", r->libc, pf->name);
+				goto out;
+			}
+			continue;
+		}
+		for (int i = 0; i < nseen; i++)
+			dup |= seen[i] == off;
+		if (dup)	/* an alias (aligned_alloc = memalign): probed once */
+			continue;
+		seen[nseen++] = off;
+		entry = pf->alloc ? off : emulatable_entry(r->libc, off);
+		e = attach_one(r, entry_prog(r->skel, fn), pid, entry, false);
+		if (!e && pf->alloc)
+			e = attach_one(r, r->skel->progs.alloc_exit, pid, off, true);
+		if (e) {
+			e = trace_bpf_error(err, e, "attaching a uprobe to the target's libc");
+			goto out;
+		}
+		if (verbose)
+			fprintf(stderr, "memlens leaks: uprobe%s %s at 0x%llx%s\n",
+				pf->alloc ? "+uretprobe" : "", pf->name, (unsigned long long)entry,
+				entry != off ? " (past 'test %rdi,%rdi; je': an emulated push "
+					       "instead of a single-stepped test)" : "");
+	}
+out:
+	elf_syms_free(&syms);
+	return e;
+}
+
+static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
+		       struct ml_err *err)
+{
+	int e;
+
+	r->skel = leaks_bpf__open();
+	if (!r->skel)
+		return trace_bpf_error(err, -errno, "opening the leak tracer");
+	r->skel->rodata->target_tgid = (__u32)pid;
+	r->skel->rodata->with_stacks = !o->no_stacks;
+	e = leaks_bpf__load(r->skel);
+	if (e)
+		return trace_bpf_error(err, e, "loading the leak tracer (uprobes)");
+	if (o->verbose)
+		fprintf(stderr, "memlens leaks: mode uprobe/uretprobe on %s, pid %d\n", r->libc,
+			(int)pid);
+	return attach_probes(r, pid, o->verbose, err);
+}
+
+/* ---- report ---- */
+
+struct size_row {
+	uint64_t size, count, bytes;
+};
+
+struct stack_row {
+	int64_t id;
+	uint64_t count, bytes;
+};
+
+struct leak_totals {
+	struct size_row *sizes;
+	size_t nsizes;
+	struct stack_row *stacks;
+	size_t nstacks;
+	uint64_t count, bytes;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	const struct leaks_alloc *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static int cmp_size_row(const void *a, const void *b)
+{
+	const struct size_row *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+static int cmp_stack_row(const void *a, const void *b)
+{
+	const struct stack_row *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+static struct leaks_alloc *read_allocs(struct leaks_bpf *s, size_t *n)
+{
+	int fd = bpf_map__fd(s->maps.allocs);
+	__u64 key, next, *prev = NULL;
+	struct leaks_alloc *v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (*n == cap) {
+			struct leaks_alloc *nv;
+
+			cap = cap ? cap * 2 : 4096;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		if (!bpf_map_lookup_elem(fd, &next, &v[*n]))
+			(*n)++;
+		key = next;
+		prev = &key;
+	}
+	return v;
+}
+
+static void group_by_stack(struct leak_totals *t, struct leaks_alloc *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t j;
+
+		for (j = 0; j < t->nstacks; j++)
+			if (t->stacks[j].id == a[i].stack_id)
+				break;
+		if (j == t->nstacks) {
+			struct stack_row *ns = realloc(t->stacks, (j + 1) * sizeof(*ns));
+
+			if (!ns)
+				return;
+			t->stacks = ns;
+			t->stacks[j] = (struct stack_row){ .id = a[i].stack_id };
+			t->nstacks++;
+		}
+		t->stacks[j].count++;
+		t->stacks[j].bytes += a[i].size;
+	}
+	qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack_row);
+}
+
+static void totals(struct leaks_bpf *s, struct leak_totals *t)
+{
+	struct leaks_alloc *a;
+	size_t n;
+
+	memset(t, 0, sizeof(*t));
+	a = read_allocs(s, &n);
+	if (!a)
+		return;
+	qsort(a, n, sizeof(*a), cmp_u64);
+	t->sizes = calloc(n ? n : 1, sizeof(*t->sizes));
+	for (size_t i = 0; t->sizes && i < n; i++) {
+		if (!t->nsizes || t->sizes[t->nsizes - 1].size != a[i].size)
+			t->sizes[t->nsizes++].size = a[i].size;
+		t->sizes[t->nsizes - 1].count++;
+		t->sizes[t->nsizes - 1].bytes += a[i].size;
+		t->count++;
+		t->bytes += a[i].size;
+	}
+	if (t->sizes)
+		qsort(t->sizes, t->nsizes, sizeof(*t->sizes), cmp_size_row);
+	group_by_stack(t, a, n);
+	free(a);
+}
+
+/*
+ * The frames of stack @id, symbolized, joined by '\n' into @out. Frame-pointer
+ * walks of code built without frame pointers run into data: stop at the
+ * first address outside executable mappings.
+ */
+static void stack_text(struct leaks_run *r, int64_t id, char *out, size_t len)
+{
+	__u64 ips[LEAKS_STACK_DEPTH];
+	size_t used = 0;
+	char buf[512];
+
+	out[0] = 0;
+	if (id < 0 || bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks),
+					  &(__u32){ (__u32)id }, ips))
+		return;
+	for (int f = 0; f < LEAKS_STACK_DEPTH && ips[f]; f++) {
+		if (f && !symbolizer_is_code(&r->sym, ips[f]))
+			break;
+		symbolize(&r->sym, ips[f], buf, sizeof(buf));
+		if (used + strlen(buf) + 2 >= len)
+			break;
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "\n" : "", buf);
+	}
+}
+
+struct sym_stack {
+	char text[4096];
+	uint64_t count, bytes;
+};
+
+static int cmp_sym_stack(const void *a, const void *b)
+{
+	const struct sym_stack *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? 1 : -1;
+	return strcmp(x->text, y->text);
+}
+
+/* Stacks that read the same once symbolized and trimmed are one stack. */
+static struct sym_stack *symbolized_stacks(struct leaks_run *r, const struct leak_totals *t,
+					   size_t *n)
+{
+	struct sym_stack *v = calloc(t->nstacks ? t->nstacks : 1, sizeof(*v));
+	char text[4096];
+
+	*n = 0;
+	for (size_t i = 0; v && i < t->nstacks; i++) {
+		size_t j;
+
+		stack_text(r, t->stacks[i].id, text, sizeof(text));
+		for (j = 0; j < *n && strcmp(v[j].text, text); j++)
+			;
+		if (j == *n)
+			memcpy(v[(*n)++].text, text, sizeof(text));
+		v[j].count += t->stacks[i].count;
+		v[j].bytes += t->stacks[i].bytes;
+	}
+	if (v)
+		qsort(v, *n, sizeof(*v), cmp_sym_stack);
+	return v;
+}
+
+static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_totals *t,
+			long top)
+{
+	struct sym_stack *v;
+	size_t n;
+
+	jw_key(w, "by_stack");
+	jw_arr(w);
+	v = symbolized_stacks(r, t, &n);
+	for (size_t i = 0; v && i < n && (!top || i < (size_t)top); i++) {
+		char *save = NULL, *tok;
+
+		jw_obj(w);
+		jw_kuint(w, "count", v[i].count);
+		jw_kuint(w, "bytes", v[i].bytes);
+		jw_key(w, "stack");
+		jw_arr(w);
+		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
+			jw_str(w, tok);
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	free(v);
+}
+
+static void print_json(struct leaks_run *r, const struct leaks_opts *o,
+		       const struct leak_totals *t)
+{
+	const __u64 *c = r->skel->bss->counters;
+	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
+	struct jw w;
+
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_kstr(&w, "type", "leaks");
+	jw_kint(&w, "pid", r->sym.pid);
+	jw_kuint(&w, "mallocs", c[LEAKS_C_ALLOCS]);
+	jw_kuint(&w, "frees", c[LEAKS_C_FREES]);
+	jw_kuint(&w, "untracked_frees", c[LEAKS_C_UNTRACKED]);
+	jw_kuint(&w, "failed", c[LEAKS_C_FAILED]);
+	jw_kuint(&w, "lost", c[LEAKS_C_LOST]);
+	jw_kuint(&w, "outstanding", t->count);
+	jw_kuint(&w, "outstanding_bytes", t->bytes);
+	jw_key(&w, "by_size");
+	jw_arr(&w);
+	for (size_t i = 0; i < nsz; i++) {
+		jw_obj(&w);
+		jw_kuint(&w, "size", t->sizes[i].size);
+		jw_kuint(&w, "count", t->sizes[i].count);
+		jw_kuint(&w, "bytes", t->sizes[i].bytes);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	if (o->no_stacks) {
+		jw_key(&w, "by_stack");
+		jw_arr(&w);
+		jw_arr_end(&w);
+	} else {
+		json_stacks(&w, r, t, o->top);
+	}
+	jw_obj_end(&w);
+}
+
+static void print_table(struct leaks_run *r, const struct leaks_opts *o,
+			const struct leak_totals *t)
+{
+	const __u64 *c = r->skel->bss->counters;
+	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
+	struct sym_stack *v;
+	size_t nst;
+	char b1[16];
+
+	printf("pid %d: %llu allocations, %llu frees, %llu frees of blocks from before "
+	       "tracing, %llu failed\n",
+	       (int)r->sym.pid, (unsigned long long)c[LEAKS_C_ALLOCS],
+	       (unsigned long long)c[LEAKS_C_FREES], (unsigned long long)c[LEAKS_C_UNTRACKED],
+	       (unsigned long long)c[LEAKS_C_FAILED]);
+	printf("outstanding: %llu blocks, %s\n", (unsigned long long)t->count,
+	       fmt_bytes(t->bytes, b1, sizeof(b1)));
+	if (c[LEAKS_C_LOST])
+		printf("warning: %llu allocations not recorded (table of %d full)\n",
+		       (unsigned long long)c[LEAKS_C_LOST], LEAKS_MAX_ALLOCS);
+	printf("\n%12s %10s %12s\n", "SIZE", "COUNT", "BYTES");
+	for (size_t i = 0; i < nsz; i++)
+		printf("%12llu %10llu %12llu\n", (unsigned long long)t->sizes[i].size,
+		       (unsigned long long)t->sizes[i].count, (unsigned long long)t->sizes[i].bytes);
+	if (o->no_stacks)
+		return;
+	v = symbolized_stacks(r, t, &nst);
+	for (size_t i = 0; v && i < nst && (!o->top || i < (size_t)o->top); i++) {
+		char *save = NULL, *tok;
+
+		printf("\n%llu blocks, %s outstanding from:\n", (unsigned long long)v[i].count,
+		       fmt_bytes(v[i].bytes, b1, sizeof(b1)));
+		if (!v[i].text[0])
+			printf("    [stack not recorded]\n");
+		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
+			printf("    %s\n", tok);
+	}
+	free(v);
+}
+
+static void report(struct leaks_run *r, const struct leaks_opts *o)
+{
+	struct leak_totals t;
+
+	totals(r->skel, &t);
+	if (o->json)
+		print_json(r, o, &t);
+	else
+		print_table(r, o, &t);
+	free(t.sizes);
+	free(t.stacks);
+}
+
+static int find_libc(struct leaks_run *r, struct trace_target *t, struct ml_err *err)
+{
+	if (t->spawned)
+		return libc_wait_loaded(t->pid, r->libc, sizeof(r->libc), err);
+	return libc_find(t->pid, r->libc, sizeof(r->libc), err);
+}
+
+static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, struct trace_target *t)
+{
+	uint64_t end = o->duration > 0 ? cli_now_ns() + (uint64_t)(o->duration * 1e9) : 0;
+	sigset_t sigs;
+
+	cli_block_signals(&sigs);
+	for (;;) {
+		double left = end ? (double)(end - cli_now_ns()) / 1e9 : 0.5;
+		enum trace_stop why;
+
+		if (end && cli_now_ns() >= end)
+			break;
+		why = trace_wait(&sigs, left < 0.5 ? left : 0.5, t, NULL);
+		if (why != TRACE_STOP_TIME) {
+			if (why == TRACE_STOP_TARGET && !t->spawned)
+				fprintf(stderr, "memlens leaks: process %d exited; outstanding "
+						"allocations at its exit\n", (int)t->pid);
+			break;
+		}
+		symbolizer_refresh(&r->sym);	/* keep the maps of a process that may exit */
+	}
+}
+
+static int cmd_leaks(int argc, char **argv)
+{
+	struct trace_target t = { .pidfd = -1 };
+	struct leaks_run r = { 0 };
+	struct ml_err err = { 0 };
+	struct leaks_opts o;
+	int e;
+
+	e = parse_args(argc, argv, &o);
+	if (e)
+		return e > 0 ? EXIT_OK : EXIT_USAGE;
+	trace_libbpf_quiet(o.verbose);
+	e = trace_preflight(&err);
+	if (!e)
+		e = o.cmd ? trace_target_spawn(&t, o.cmd, &err)
+			  : trace_target_attach(&t, o.pid, &err);
+	if (!e)
+		e = find_libc(&r, &t, &err);
+	if (!e)
+		e = leaks_start(&r, &o, t.pid, &err);
+	if (e)
+		goto out;
+	symbolizer_init(&r.sym, t.pid);
+	symbolizer_refresh(&r.sym);
+	e = trace_target_release(&t, &err);
+	if (e)
+		goto out;
+	if (o.verbose)
+		fprintf(stderr, "memlens leaks: tracing pid %d\n", (int)t.pid);
+	run_until_done(&r, &o, &t);
+	symbolizer_refresh(&r.sym);
+	report(&r, &o);
+out:
+	if (e)
+		cli_error("leaks", "%s", err.msg);
+	for (int i = 0; i < r.nlinks; i++)
+		bpf_link__destroy(r.links[i]);
+	leaks_bpf__destroy(r.skel);
+	symbolizer_free(&r.sym);
+	trace_target_close(&t, true);
+	return e ? exit_code_for(e) : EXIT_OK;
+}
+
+MEMLENS_COMMAND(leaks, "leaks", 22, "outstanding malloc/free allocations by size and stack (eBPF)",
+		cmd_leaks);

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+
+#include "memlens/maps.h"
+#include "libcfind.h"
+
+/* a dynamic loader maps libc within its first few dozen system calls */
+#define LIBC_MAX_SYSCALL_STOPS 4000
+
+static bool is_libc(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "libc.musl", 9) || !strncmp(base, "ld-musl", 7);
+}
+
+/* 0 found, -ENOENT not (yet) mapped, other: the process is gone */
+static int scan_maps(pid_t pid, char *path, size_t len, struct ml_err *err)
+{
+	struct vma_set set;
+	int e;
+
+	vma_set_init(&set);
+	e = maps_read(pid, &set, err);
+	if (e)
+		goto out;
+	e = -ENOENT;
+	for (size_t i = 0; i < set.n; i++) {
+		const char *p = vma_path(&set, &set.v[i]);
+
+		if (p[0] == '/' && is_libc(p) && set.v[i].perms[2] == 'x') {
+			snprintf(path, len, "/proc/%d/root%s", (int)pid, p);
+			e = 0;
+			break;
+		}
+	}
+out:
+	vma_set_free(&set);
+	return e;
+}
+
+int libc_find(pid_t pid, char *path, size_t len, struct ml_err *err)
+{
+	int e = scan_maps(pid, path, len, err);
+
+	if (e == -ENOENT)
+		return ml_err_set(err, ENOENT,
+				  "no C library (libc.so) is mapped in process %d: a statically "
+				  "linked program cannot be traced by memlens leaks",
+				  (int)pid);
+	return e;
+}
+
+/* Mapped executable? A read-only first mapping of libc comes before its text. */
+static int wait_stop(pid_t pid, int *status, struct ml_err *err)
+{
+	while (waitpid(pid, status, __WALL) < 0) {
+		if (errno != EINTR)
+			return ml_err_set(err, errno, "waitpid(%d): %s", (int)pid, strerror(errno));
+	}
+	if (WIFEXITED(*status) || WIFSIGNALED(*status))
+		return ml_err_set(err, ESRCH, "the command exited without loading a C library (libc.so): a statically linked program cannot be traced by memlens leaks");
+	return 0;
+}
+
+int libc_wait_loaded(pid_t pid, char *path, size_t len, struct ml_err *err)
+{
+	int status, sig = 0, e;
+
+	if (ptrace(PTRACE_SETOPTIONS, pid, NULL,
+		   (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC)) < 0)
+		return ml_err_set(err, errno, "ptrace(PTRACE_SETOPTIONS): %s", strerror(errno));
+	for (int i = 0; i < LIBC_MAX_SYSCALL_STOPS; i++) {
+		e = scan_maps(pid, path, len, err);
+		if (e != -ENOENT)
+			return e;
+		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig) < 0)
+			return ml_err_set(err, errno, "ptrace(PTRACE_SYSCALL): %s", strerror(errno));
+		e = wait_stop(pid, &status, err);
+		if (e)
+			return e;
+		sig = 0;
+		if (WIFSTOPPED(status) && WSTOPSIG(status) != (SIGTRAP | 0x80) && !(status >> 16))
+			sig = WSTOPSIG(status);	/* a signal for it: pass it on */
+	}
+	return ml_err_set(err, ENOENT,
+			  "the command mapped no C library (libc.so) in its first %d system "
+			  "calls: a statically linked program cannot be traced by memlens leaks",
+			  LIBC_MAX_SYSCALL_STOPS / 2);
+}

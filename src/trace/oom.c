@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: MIT
+/* memlens oom: every OOM kill as it happens (eBPF). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysinfo.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "../cliutil.h"
+#include "../command.h"
+#include "../jsonw.h"
+#include "trace.h"
+#include "../../bpf/oom.h"
+#include "oom.skel.h"
+
+static const char usage_text[] =
+	"usage: memlens oom [-d SEC] [--json] [-v]\n"
+	"\n"
+	"Report every OOM kill as it happens (eBPF): the victim, the task whose\n"
+	"allocation triggered it, the victim's anon/file/shmem RSS and total VM, the\n"
+	"limit that was hit, the memory cgroup, and whether it was a cgroup or a\n"
+	"global (system-wide) OOM. cgroup v1 and v2.\n"
+	"\n"
+	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C)\n"
+	"      --json           one {\"type\":\"oom_kill\",...} line per kill\n"
+	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"Exit status 0 whether or not a kill was seen.\n";
+
+struct oom_opts {
+	double duration;
+	bool json;
+	int verbose;
+};
+
+struct oom_ctx {
+	const struct oom_opts *o;
+	unsigned long kills;
+	uint64_t boot_to_real_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+};
+
+static int parse_args(int argc, char **argv, struct oom_opts *o)
+{
+	static const struct option lo[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	while ((c = getopt_long(argc, argv, "d:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (parse_double(optarg, 0.001, 1e7, &o->duration))
+				return cli_error("oom", "bad duration '%s' (seconds > 0)", optarg),
+				       -EINVAL;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 1;
+		default:
+			fputs(usage_text, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		return cli_error("oom", "unexpected argument '%s'", argv[optind]), -EINVAL;
+	return 0;
+}
+
+/* "/a/b/c" from the names the BPF side read leaf first */
+static void cgroup_path(const struct oom_event *e, char *out, size_t len)
+{
+	size_t used = 0;
+	int levels = e->cg_levels < OOM_CG_DEPTH ? (int)e->cg_levels : OOM_CG_DEPTH;
+
+	out[0] = 0;
+	if (e->cg_truncated)
+		used += (size_t)snprintf(out, len, "/...");
+	for (int i = levels - 1; i >= 0 && used < len; i--)
+		used += (size_t)snprintf(out + used, len - used, "/%.*s", OOM_CG_NAME,
+					 e->cg_names[i]);
+	if (!out[0])
+		snprintf(out, len, "/");
+}
+
+static uint64_t global_limit_pages(void)
+{
+	struct sysinfo si;
+
+	if (sysinfo(&si))
+		return 0;
+	return ((uint64_t)si.totalram + si.totalswap) * si.mem_unit / (uint64_t)getpagesize();
+}
+
+static const char *scope_name(uint32_t s)
+{
+	return s == OOM_SCOPE_CGROUP ? "cgroup" : s == OOM_SCOPE_GLOBAL ? "global" : "unknown";
+}
+
+static void print_json(const struct oom_event *e, const char *cg, uint64_t limit, uint64_t real_ns)
+{
+	uint64_t kb = (uint64_t)getpagesize() / 1024;
+	struct jw w;
+
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_kstr(&w, "type", "oom_kill");
+	jw_kuint(&w, "time_ms", real_ns / 1000000);
+	jw_kuint(&w, "victim_pid", e->victim_pid);
+	jw_kstr(&w, "victim_comm", e->victim_comm);
+	jw_kuint(&w, "trigger_pid", e->trigger_pid);
+	jw_kstr(&w, "trigger_comm", e->trigger_comm);
+	jw_kuint(&w, "anon_rss_kb", (uint64_t)e->anon_pages * kb);
+	jw_kuint(&w, "file_rss_kb", (uint64_t)e->file_pages * kb);
+	jw_kuint(&w, "shmem_rss_kb", (uint64_t)e->shmem_pages * kb);
+	jw_kuint(&w, "total_vm_kb", e->total_vm_pages * kb);
+	jw_kuint(&w, "limit_kb", limit * kb);
+	jw_kstr(&w, "scope", scope_name(e->scope));
+	jw_kstr(&w, "cgroup", cg);
+	jw_kstr(&w, "source", e->from_fentry ? "fentry" : "tracepoint");
+	jw_obj_end(&w);
+}
+
+static void print_line(const struct oom_event *e, const char *cg, uint64_t limit)
+{
+	uint64_t pg = (uint64_t)getpagesize();
+	char b1[16], b2[16], b3[16], b4[16];
+
+	printf("OOM kill: pid %u (%s) anon-rss %s file-rss %s total-vm %s; limit %s (%s) "
+	       "cgroup %s; triggered by %u (%s)\n",
+	       e->victim_pid, e->victim_comm, fmt_bytes((uint64_t)e->anon_pages * pg, b1, 16),
+	       fmt_bytes((uint64_t)e->file_pages * pg, b2, 16),
+	       fmt_bytes(e->total_vm_pages * pg, b3, 16), fmt_bytes(limit * pg, b4, 16),
+	       scope_name(e->scope), cg, e->trigger_pid, e->trigger_comm);
+	fflush(stdout);
+}
+
+static int on_event(void *arg, void *data, size_t len)
+{
+	struct oom_ctx *c = arg;
+	const struct oom_event *e = data;
+	uint64_t limit;
+	char cg[OOM_CG_DEPTH * (OOM_CG_NAME + 1) + 8];
+
+	if (len < sizeof(*e))
+		return 0;
+	c->kills++;
+	cgroup_path(e, cg, sizeof(cg));
+	limit = e->limit_pages;
+	if (e->scope == OOM_SCOPE_GLOBAL && !e->from_fentry)
+		limit = global_limit_pages();
+	if (c->o->json)
+		print_json(e, cg, limit, e->ts_ns + c->boot_to_real_ns);
+	else
+		print_line(e, cg, limit);
+	return 0;
+}
+
+static struct oom_bpf *try_load(bool fentry, int *err)
+{
+	struct oom_bpf *s = oom_bpf__open();
+
+	if (!s) {
+		*err = -errno;
+		return NULL;
+	}
+	bpf_program__set_autoload(s->progs.oom_kill_enter, fentry);
+	*err = oom_bpf__load(s);
+	if (!*err)
+		*err = oom_bpf__attach(s);
+	if (*err) {
+		oom_bpf__destroy(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int oom_start(struct oom_bpf **out, const struct oom_opts *o, struct ml_err *err)
+{
+	int e, fe;
+
+	*out = try_load(true, &fe);
+	if (*out) {
+		if (o->verbose)
+			fprintf(stderr, "memlens oom: mode fentry: fentry/oom_kill_process + "
+					"tp_btf/mark_victim\n");
+		return 0;
+	}
+	*out = try_load(false, &e);
+	if (!*out)
+		return trace_bpf_error(err, e, "loading the OOM tracer (tp_btf/mark_victim)");
+	if (o->verbose)
+		fprintf(stderr, "memlens oom: mode tracepoint: tp_btf/mark_victim alone "
+				"(fentry/oom_kill_process refused: %s); the limit is the memory "
+				"cgroup found at its max\n", strerror(-fe));
+	return 0;
+}
+
+static uint64_t realtime_offset(void)
+{
+	struct timespec r, m;
+
+	clock_gettime(CLOCK_REALTIME, &r);
+	clock_gettime(CLOCK_MONOTONIC, &m);
+	return ((uint64_t)r.tv_sec - (uint64_t)m.tv_sec) * 1000000000ULL +
+	       (uint64_t)r.tv_nsec - (uint64_t)m.tv_nsec;
+}
+
+static int cmd_oom(int argc, char **argv)
+{
+	struct ring_buffer *rb = NULL;
+	struct oom_bpf *skel = NULL;
+	struct ml_err err = { 0 };
+	struct oom_opts o;
+	struct oom_ctx c = { .o = &o };
+	sigset_t sigs;
+	int e;
+
+	e = parse_args(argc, argv, &o);
+	if (e)
+		return e > 0 ? EXIT_OK : EXIT_USAGE;
+	trace_libbpf_quiet(o.verbose);
+	e = trace_preflight(&err);
+	if (!e)
+		e = oom_start(&skel, &o, &err);
+	if (e)
+		goto out;
+	c.boot_to_real_ns = realtime_offset();
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, &c, NULL);
+	if (!rb) {
+		e = trace_bpf_error(&err, -errno, "creating the ring buffer");
+		goto out;
+	}
+	if (o.verbose)
+		fprintf(stderr, "memlens oom: tracing system-wide\n");
+	cli_block_signals(&sigs);
+	if (trace_wait(&sigs, o.duration, NULL, rb) == TRACE_STOP_ERROR) {
+		e = ml_err_set(&err, errno ? errno : EIO, "reading OOM events: %s",
+			       strerror(errno ? errno : EIO));
+		goto out;
+	}
+	ring_buffer__consume(rb);
+	if (!o.json)
+		printf("%lu OOM kill%s seen\n", c.kills, c.kills == 1 ? "" : "s");
+out:
+	if (e)
+		cli_error("oom", "%s", err.msg);
+	ring_buffer__free(rb);
+	oom_bpf__destroy(skel);
+	return e ? exit_code_for(e) : EXIT_OK;
+}
+
+MEMLENS_COMMAND(oom, "oom", 23, "every OOM kill as it happens: victim, RSS, limit, cgroup (eBPF)",
+		cmd_oom);

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: MIT
+/* memlens slab: kmem_cache allocations and frees per slab cache. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "../cliutil.h"
+#include "../command.h"
+#include "../jsonw.h"
+#include "trace.h"
+#include "../../bpf/slab.h"
+#include "slab.skel.h"
+
+static const char usage_text[] =
+	"usage: memlens slab [-d SEC] [--top N] [--sort KEY] [--json] [-v]\n"
+	"\n"
+	"Count kmem_cache_alloc() and kmem_cache_free() per slab cache (eBPF), the\n"
+	"cache name read from the struct kmem_cache itself, and show what each cache\n"
+	"gained: allocs, frees, net objects and net KiB (net x object size).\n"
+	"\n"
+	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C)\n"
+	"  -n, --top N          show the N first caches (default 20; 0: all)\n"
+	"  -s, --sort KEY       net (default), net_kb, allocs or frees\n"
+	"      --mode MODE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+	"      --json           one summary object on stdout (JSON Lines)\n"
+	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
+	"  -h, --help           this text\n"
+	"\n"
+	"SLUB merges caches of the same geometry: their objects are counted under\n"
+	"the name of the cache they were merged into, marked '*' (the other names\n"
+	"are listed). kmalloc()/kfree() are not kmem_cache calls and are not counted.\n";
+
+enum slab_sort { SORT_NET, SORT_NET_KB, SORT_ALLOCS, SORT_FREES };
+
+struct slab_opts {
+	int mode;		/* -1 auto, 1 tp_btf, 0 raw_tp */
+	double duration;
+	long top;
+	enum slab_sort sort;
+	bool json;
+	int verbose;
+};
+
+struct slab_row {
+	struct slab_key key;
+	struct slab_val val;
+	long long net;
+	long long net_kb;
+};
+
+static int parse_sort(const char *s, enum slab_sort *out)
+{
+	static const char *const names[] = { "net", "net_kb", "allocs", "frees" };
+
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, names[i])) {
+			*out = (enum slab_sort)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int parse_args(int argc, char **argv, struct slab_opts *o)
+{
+	static const struct option lo[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->top = 20;
+	o->mode = -1;
+	while ((c = getopt_long(argc, argv, "d:n:s:vh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (parse_double(optarg, 0.001, 1e7, &o->duration))
+				return cli_error("slab", "bad duration '%s' (seconds > 0)", optarg),
+				       -EINVAL;
+			break;
+		case 'n':
+			if (parse_long(optarg, 0, 100000, &o->top))
+				return cli_error("slab", "bad --top '%s' (0..100000)", optarg),
+				       -EINVAL;
+			break;
+		case 's':
+			if (parse_sort(optarg, &o->sort))
+				return cli_error("slab", "bad --sort '%s' (net, net_kb, allocs, frees)",
+						 optarg), -EINVAL;
+			break;
+		case 'm':
+			if (!strcmp(optarg, "auto") || !strcmp(optarg, "tp_btf") ||
+			    !strcmp(optarg, "raw_tp"))
+				o->mode = optarg[0] == 'a' ? -1 : optarg[0] == 't';
+			else
+				return cli_error("slab", "bad --mode '%s' (auto, tp_btf, raw_tp)",
+						 optarg), -EINVAL;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 1;
+		default:
+			fputs(usage_text, stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc)
+		return cli_error("slab", "unexpected argument '%s'", argv[optind]), -EINVAL;
+	return 0;
+}
+
+static struct slab_bpf *open_skel(bool typed)
+{
+	struct slab_bpf *s = slab_bpf__open();
+
+	if (!s)
+		return NULL;
+	bpf_program__set_autoload(s->progs.cache_alloc, typed);
+	bpf_program__set_autoload(s->progs.cache_free, typed);
+	bpf_program__set_autoload(s->progs.cache_alloc_raw, !typed);
+	bpf_program__set_autoload(s->progs.cache_free_raw, !typed);
+	return s;
+}
+
+/* tp_btf first, raw_tp when the kernel refuses it. Returns the mode name. */
+static int slab_start(struct slab_bpf **out, int want, const char **mode, struct ml_err *err)
+{
+	struct slab_bpf *s;
+	int e = -ENOMEM;
+
+	for (int typed = want == 0 ? 0 : 1; typed >= (want == 1 ? 1 : 0); typed--) {
+		s = open_skel(typed);
+		if (!s)
+			return trace_bpf_error(err, -errno, "opening the slab tracer");
+		e = slab_bpf__load(s);
+		if (!e)
+			e = slab_bpf__attach(s);
+		if (!e) {
+			*out = s;
+			*mode = typed ? "tp_btf/kmem_cache_alloc + tp_btf/kmem_cache_free"
+				      : want == 0 ? "raw_tp/kmem_cache_alloc + raw_tp/kmem_cache_free "
+						    "(--mode raw_tp)"
+					  : "raw_tp/kmem_cache_alloc + raw_tp/kmem_cache_free "
+					    "(tp_btf refused)";
+			return 0;
+		}
+		slab_bpf__destroy(s);
+	}
+	return trace_bpf_error(err, e, "loading the slab tracer (tp_btf and raw_tp)");
+}
+
+static long long sort_value(const struct slab_row *r, enum slab_sort k)
+{
+	switch (k) {
+	case SORT_NET_KB:
+		return r->net_kb;
+	case SORT_ALLOCS:
+		return (long long)r->val.allocs;
+	case SORT_FREES:
+		return (long long)r->val.frees;
+	default:
+		return r->net;
+	}
+}
+
+static enum slab_sort g_sort;
+
+static int cmp_rows(const void *a, const void *b)
+{
+	long long x = sort_value(a, g_sort), y = sort_value(b, g_sort);
+
+	if (x != y)
+		return x < y ? 1 : -1;
+	return strcmp(((const struct slab_row *)a)->key.cache,
+		      ((const struct slab_row *)b)->key.cache);
+}
+
+static struct slab_row *collect(struct slab_bpf *s, size_t *n, enum slab_sort sort)
+{
+	int fd = bpf_map__fd(s->maps.stats);
+	struct slab_key key, next, *prev = NULL;
+	struct slab_row *rows = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (*n == cap) {
+			struct slab_row *nr;
+
+			cap = cap ? cap * 2 : 128;
+			nr = realloc(rows, cap * sizeof(*rows));
+			if (!nr)
+				break;
+			rows = nr;
+		}
+		if (!bpf_map_lookup_elem(fd, &next, &rows[*n].val)) {
+			struct slab_row *r = &rows[*n];
+
+			r->key = next;
+			r->net = (long long)r->val.allocs - (long long)r->val.frees;
+			r->net_kb = r->net * (long long)r->val.size / 1024;
+			(*n)++;
+		}
+		key = next;
+		prev = &key;
+	}
+	g_sort = sort;
+	if (rows)
+		qsort(rows, *n, sizeof(*rows), cmp_rows);
+	return rows;
+}
+
+/* Other names SLUB merged into @cache: the /sys/kernel/slab links to the same dir. */
+static void merged_names(const char *cache, char *out, size_t len)
+{
+	char path[PATH_MAX], target[PATH_MAX], other[PATH_MAX];
+	struct dirent *d;
+	size_t used = 0;
+	ssize_t n;
+	DIR *dir;
+
+	out[0] = 0;
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s", cache);
+	n = readlink(path, target, sizeof(target) - 1);
+	dir = n > 0 ? opendir("/sys/kernel/slab") : NULL;
+	if (!dir)
+		return;
+	target[n] = 0;
+	while ((d = readdir(dir))) {
+		if (d->d_type != DT_LNK || !strcmp(d->d_name, cache))
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s", d->d_name);
+		n = readlink(path, other, sizeof(other) - 1);
+		if (n <= 0)
+			continue;
+		other[n] = 0;
+		if (strcmp(other, target) || used + strlen(d->d_name) + 2 >= len)
+			continue;
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "," : "",
+					 d->d_name);
+	}
+	closedir(dir);
+}
+
+static void print_json(const struct slab_row *rows, size_t n, size_t shown)
+{
+	char names[1024];
+	struct jw w;
+
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_kstr(&w, "type", "slab");
+	jw_key(&w, "rows");
+	jw_arr(&w);
+	for (size_t i = 0; i < shown; i++) {
+		jw_obj(&w);
+		jw_kstr(&w, "cache", rows[i].key.cache);
+		jw_kuint(&w, "allocs", rows[i].val.allocs);
+		jw_kuint(&w, "frees", rows[i].val.frees);
+		jw_kint(&w, "net", rows[i].net);
+		jw_kint(&w, "net_kb", rows[i].net_kb);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_key(&w, "merged");
+	jw_arr(&w);
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].val.refcount <= 1)
+			continue;
+		merged_names(rows[i].key.cache, names, sizeof(names));
+		jw_obj(&w);
+		jw_kstr(&w, "cache", rows[i].key.cache);
+		jw_kint(&w, "users", rows[i].val.refcount);
+		jw_kstr(&w, "aliases", names);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+}
+
+static void print_table(const struct slab_row *rows, size_t n, size_t shown)
+{
+	char names[1024];
+	bool any = false;
+
+	printf("%-32s %12s %12s %12s %12s\n", "CACHE", "ALLOCS", "FREES", "NET", "NET_KB");
+	for (size_t i = 0; i < shown; i++) {
+		char name[40];
+
+		snprintf(name, sizeof(name), "%s%s", rows[i].key.cache,
+			 rows[i].val.refcount > 1 ? "*" : "");
+		any |= rows[i].val.refcount > 1;
+		printf("%-32s %12llu %12llu %12lld %12lld\n", name,
+		       (unsigned long long)rows[i].val.allocs,
+		       (unsigned long long)rows[i].val.frees, rows[i].net, rows[i].net_kb);
+	}
+	if (!n)
+		printf("(no kmem_cache activity)\n");
+	if (shown < n)
+		printf("(%zu more caches; --top 0 shows all)\n", n - shown);
+	if (!any)
+		return;
+	printf("\n* merged caches (SLUB): objects of these names are counted together\n");
+	for (size_t i = 0; i < shown; i++) {
+		if (rows[i].val.refcount <= 1)
+			continue;
+		merged_names(rows[i].key.cache, names, sizeof(names));
+		printf("  %s: %d users%s%s\n", rows[i].key.cache, rows[i].val.refcount,
+		       names[0] ? ", also " : "", names);
+	}
+}
+
+static void report(struct slab_bpf *s, const struct slab_opts *o)
+{
+	struct slab_row *rows;
+	size_t n, shown;
+
+	rows = collect(s, &n, o->sort);
+	shown = o->top && (size_t)o->top < n ? (size_t)o->top : n;
+	if (o->json)
+		print_json(rows, n, shown);
+	else
+		print_table(rows, n, shown);
+	free(rows);
+}
+
+static int cmd_slab(int argc, char **argv)
+{
+	struct slab_bpf *skel = NULL;
+	struct ml_err err = { 0 };
+	struct slab_opts o;
+	const char *mode = "";
+	sigset_t sigs;
+	int e;
+
+	e = parse_args(argc, argv, &o);
+	if (e)
+		return e > 0 ? EXIT_OK : EXIT_USAGE;
+	trace_libbpf_quiet(o.verbose);
+	e = trace_preflight(&err);
+	if (!e)
+		e = slab_start(&skel, o.mode, &mode, &err);
+	if (e)
+		goto out;
+	if (o.verbose)
+		fprintf(stderr, "memlens slab: mode %s\nmemlens slab: tracing system-wide\n", mode);
+	cli_block_signals(&sigs);
+	trace_wait(&sigs, o.duration, NULL, NULL);
+	report(skel, &o);
+out:
+	if (e)
+		cli_error("slab", "%s", err.msg);
+	slab_bpf__destroy(skel);
+	return e ? exit_code_for(e) : EXIT_OK;
+}
+
+MEMLENS_COMMAND(slab, "slab", 21, "slab cache allocs/frees and net growth per cache (eBPF)",
+		cmd_slab);

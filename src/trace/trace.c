@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "../cliutil.h"
+#include "memlens/spawn.h"
+#include "trace.h"
+
+static int libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && libbpf_verbose < 3)
+		return 0;
+	if (libbpf_verbose < 2)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void trace_libbpf_quiet(int verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(libbpf_print);
+}
+
+int trace_preflight(struct ml_err *err)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		return ml_err_set(err, ENOTSUP,
+				  "this kernel exposes no BTF (/sys/kernel/btf/vmlinux is missing): "
+				  "the eBPF tracers need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	if (geteuid() != 0)
+		return ml_err_set(err, EPERM,
+				  "loading eBPF programs needs root (CAP_BPF, CAP_PERFMON and "
+				  "CAP_SYS_RESOURCE): run it with sudo");
+	return 0;
+}
+
+int trace_bpf_error(struct ml_err *err, int e, const char *what)
+{
+	if (e > 0)
+		e = -e;
+	switch (-e) {
+	case EPERM:
+	case EACCES:
+		return ml_err_set(err, -e,
+				  "%s: %s (run as root; a lockdown or "
+				  "kernel.unprivileged_bpf_disabled setting can also refuse it; "
+				  "memlens -v ... -v shows libbpf's log)",
+				  what, strerror(-e));
+	case ENOENT:
+		if (access("/sys/kernel/tracing/events", F_OK) &&
+		    access("/sys/kernel/debug/tracing/events", F_OK))
+			return ml_err_set(err, ENOENT,
+					  "%s: %s (tracefs is not mounted; mount it with: "
+					  "mount -t tracefs nodev /sys/kernel/tracing)",
+					  what, strerror(-e));
+		return ml_err_set(err, ENOTSUP,
+				  "%s: the kernel lacks the traced function or event (%s)", what,
+				  strerror(-e));
+	case EINVAL:
+	case ENOTSUP:
+	case E2BIG:
+		return ml_err_set(err, ENOTSUP,
+				  "%s: the kernel refused the program (%s); run with -v -v to see "
+				  "the verifier's log",
+				  what, strerror(-e));
+	default:
+		return ml_err_set(err, -e, "%s: %s", what, strerror(-e));
+	}
+}
+
+static int pidfd_open_(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int trace_target_attach(struct trace_target *t, pid_t pid, struct ml_err *err)
+{
+	char path[64];
+
+	memset(t, 0, sizeof(*t));
+	t->pidfd = -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (access(path, F_OK))
+		return ml_err_set(err, ESRCH, "no process %d (check the pid with ps)", (int)pid);
+	t->pidfd = pidfd_open_(pid);
+	if (t->pidfd < 0)
+		return ml_err_set(err, errno == EINVAL ? ESRCH : errno, "pidfd_open(%d): %s",
+				  (int)pid, strerror(errno));
+	t->pid = pid;
+	return 0;
+}
+
+int trace_target_spawn(struct trace_target *t, char *const argv[], struct ml_err *err)
+{
+	pid_t pid;
+
+	memset(t, 0, sizeof(*t));
+	t->pidfd = -1;
+	pid = spawn_stopped(argv, err);
+	if (pid < 0)
+		return pid;
+	t->pid = pid;
+	t->spawned = true;
+	t->pidfd = pidfd_open_(pid);
+	if (t->pidfd < 0) {
+		int e = errno;
+
+		trace_target_close(t, true);
+		return ml_err_set(err, e, "pidfd_open(%d): %s", (int)pid, strerror(e));
+	}
+	return 0;
+}
+
+int trace_target_release(struct trace_target *t, struct ml_err *err)
+{
+	if (!t->spawned)
+		return 0;
+	return spawn_release(t->pid, err);
+}
+
+bool trace_target_gone(struct trace_target *t)
+{
+	struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
+
+	if (t->exited)
+		return true;
+	if (t->pidfd < 0)
+		return false;
+	if (poll(&p, 1, 0) == 1) {
+		t->exited = true;
+		if (t->spawned && waitpid(t->pid, &t->status, __WALL) != t->pid)
+			t->status = 0;
+	}
+	return t->exited;
+}
+
+void trace_target_close(struct trace_target *t, bool kill_it)
+{
+	if (t->spawned && !t->exited && t->pid > 0) {
+		if (kill_it)
+			kill(t->pid, SIGKILL);
+		if (waitpid(t->pid, &t->status, __WALL) == t->pid)
+			t->exited = true;
+	}
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+}
+
+enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
+			   struct ring_buffer *rb)
+{
+	uint64_t end = duration_s > 0 ? cli_now_ns() + (uint64_t)(duration_s * 1e9) : 0;
+
+	for (;;) {
+		uint64_t now = cli_now_ns();
+		long ms = 100;
+
+		if (end && now >= end)
+			return TRACE_STOP_TIME;
+		if (end && (end - now) / 1000000 < (uint64_t)ms)
+			ms = (long)((end - now) / 1000000) + 1;
+		if (rb) {
+			if (ring_buffer__poll(rb, (int)ms) < 0 && errno != EINTR)
+				return TRACE_STOP_ERROR;
+			ms = 0;
+		}
+		if (cli_wait_signal(sigs, ms))
+			return TRACE_STOP_SIGNAL;
+		if (t && t->pid && trace_target_gone(t)) {
+			if (rb)
+				ring_buffer__consume(rb);
+			return TRACE_STOP_TARGET;
+		}
+	}
+}
+
+void trace_print_log2_hist(FILE *f, const __u64 *slots, int n, const char *unit)
+{
+	uint64_t max = 0, total = 0;
+	int last = -1;
+
+	for (int i = 0; i < n; i++) {
+		if (slots[i] > max)
+			max = slots[i];
+		if (slots[i])
+			last = i;
+		total += slots[i];
+	}
+	fprintf(f, "%*s%s%*s : count    distribution (%llu)\n", 10, "", unit, 10, "",
+		(unsigned long long)total);
+	for (int i = 0; i <= last; i++) {
+		unsigned long long lo = i ? 1ULL << i : 0, hi = (1ULL << (i + 1)) - 1;
+		int stars = max ? (int)(slots[i] * 40 / max) : 0;
+
+		fprintf(f, "%10llu -> %-10llu : %-8llu |%-40.*s|\n", lo, hi,
+			(unsigned long long)slots[i], stars,
+			"****************************************");
+	}
+}
+
+void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n)
+{
+	int last = -1;
+
+	for (int i = 0; i < n; i++)
+		if (slots[i])
+			last = i;
+	jw_key(w, key);
+	jw_arr(w);
+	for (int i = 0; i <= last; i++)
+		jw_uint(w, slots[i]);
+	jw_arr_end(w);
+}
+
+void trace_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(buf, len, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the eBPF tracers (faults, slab, leaks, oom) share: checks before
+ * loading, the target (-p PID or -- CMD), the wait loop, log2 histograms.
+ */
+#ifndef MEMLENS_TRACE_H
+#define MEMLENS_TRACE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/types.h>
+
+#include "../jsonw.h"
+#include "memlens/err.h"
+
+struct ring_buffer;
+
+/* Route libbpf's messages to stderr only when @verbose > 1. */
+void trace_libbpf_quiet(int verbose);
+
+/* Kernel BTF present and we may load BPF: 0, or -errno with the reason in @err. */
+int trace_preflight(struct ml_err *err);
+
+/*
+ * Turn a failed libbpf step (@e a negative errno) into a sentence that says
+ * what to do. @what names the step ("loading the fault tracer").
+ */
+int trace_bpf_error(struct ml_err *err, int e, const char *what);
+
+/* The process a tracer looks at: a running one, or one it starts. */
+struct trace_target {
+	pid_t pid;		/* 0: system-wide */
+	int pidfd;		/* readable once the target has exited */
+	bool spawned;		/* started by us from -- CMD, in its exec stop */
+	bool exited;
+	int status;		/* wait status when spawned and reaped */
+};
+
+/* -p PID: check it exists and open a pidfd. */
+int trace_target_attach(struct trace_target *t, pid_t pid, struct ml_err *err);
+/* -- CMD ARGS: start it stopped before its first instruction. */
+int trace_target_spawn(struct trace_target *t, char *const argv[], struct ml_err *err);
+/* Let a spawned target run. */
+int trace_target_release(struct trace_target *t, struct ml_err *err);
+/* Kill (when spawned and still stopped) and reap; close the pidfd. */
+void trace_target_close(struct trace_target *t, bool kill_it);
+bool trace_target_gone(struct trace_target *t);
+
+enum trace_stop { TRACE_STOP_TIME, TRACE_STOP_SIGNAL, TRACE_STOP_TARGET, TRACE_STOP_ERROR };
+
+/*
+ * Wait for @duration_s seconds (0: forever), a signal in @sigs, or the
+ * target's exit, polling @rb (may be NULL) meanwhile.
+ */
+enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
+			   struct ring_buffer *rb);
+
+/* bcc-style log2 histogram: "     0 -> 1     : 12   |****   |" */
+void trace_print_log2_hist(FILE *f, const __u64 *slots, int n, const char *unit);
+/* [n0, n1, ...] with trailing zero slots dropped */
+void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n);
+
+/* "comm" of a pid from /proc, or "?" */
+void trace_comm(pid_t pid, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,872 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""
+Integration tests of `memlens agent` with a real gRPC client (Debian's
+python3-grpcio). Stubs are generated from proto/agent.proto at test time.
+Every test prints "ok - NAME", "not ok - NAME" or "skip - NAME: reason".
+
+Environment: MEMLENS (the binary), WORKLOADS (the workloads directory),
+optionally MEMLENS_CRIU (a CRIU binary for the checkpoint tests).
+"""
+import itertools
+import math
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MEMLENS = os.environ.get("MEMLENS", os.path.join(ROOT, "build", "memlens"))
+WORKLOADS = os.environ.get("WORKLOADS", os.path.join(ROOT, "build", "workloads"))
+TMP = tempfile.mkdtemp(prefix="memlens-agent-test.")
+
+subprocess.run([sys.executable, "-m", "grpc_tools.protoc", "-I", os.path.join(ROOT, "proto"),
+                "--python_out=" + TMP, "--grpc_python_out=" + TMP,
+                os.path.join(ROOT, "proto", "agent.proto")], check=True)
+sys.path.insert(0, TMP)
+import grpc  # noqa: E402
+import agent_pb2 as pb  # noqa: E402
+import agent_pb2_grpc as pbg  # noqa: E402
+
+METHODS = ["StartProfiling", "StopProfiling", "GetHotRegions", "GetDirtyVolume", "GetStatus",
+           "PreCheckpoint", "FinalDump", "Restore", "StartPageServer"]
+results = {"ok": 0, "fail": 0, "skip": 0}
+procs = []
+SEQ = itertools.count()
+
+
+class Skip(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def run_test(fn):
+    name = fn.__name__
+    try:
+        fn()
+        print("ok - " + name, flush=True)
+        results["ok"] += 1
+    except Skip as e:
+        print("skip - %s: %s" % (name, e), flush=True)
+        results["skip"] += 1
+    except Exception as e:  # a failed check or an unexpected error
+        for line in traceback.format_exc().splitlines()[-6:]:
+            print("#   " + line)
+        print("not ok - %s: %s" % (name, e), flush=True)
+        results["fail"] += 1
+    finally:
+        cleanup()
+
+
+def cleanup():
+    while procs:
+        p = procs.pop()
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+
+
+def spawn(argv, **kw):
+    p = subprocess.Popen(argv, start_new_session=True, **kw)
+    procs.append(p)
+    return p
+
+
+def memwrite(mib=16, secs=None):
+    argv = [os.path.join(WORKLOADS, "memwrite"), "-m", str(mib)]
+    if secs:
+        argv += ["-s", str(secs)]
+    out = open(os.path.join(TMP, "memwrite-%d.out" % next(SEQ)), "w+")
+    p = spawn(argv, stdout=out, stderr=subprocess.STDOUT)
+    for _ in range(200):
+        out.seek(0)
+        m = re.search(r"pid (\d+) writes 0x([0-9a-f]+)-0x([0-9a-f]+)", out.read())
+        if m:
+            return p, int(m.group(2), 16), int(m.group(3), 16)
+        time.sleep(0.02)
+    raise AssertionError("memwrite did not start")
+
+
+def sock_path(tag):
+    return os.path.join(TMP, tag + ".sock")
+
+
+def start_agent(args, sock=None, wait_for=None, env=None):
+    """Start the agent; wait until its socket (or @wait_for TCP port) accepts."""
+    argv = [MEMLENS, "agent"] + (["--socket", sock] if sock else []) + args
+    err = open(os.path.join(TMP, "agent-%d.err" % next(SEQ)), "w+")
+    p = spawn(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
+    p.errfile = err
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        if p.poll() is not None:
+            err.seek(0)
+            raise AssertionError("agent exited %d: %s" % (p.returncode, err.read()))
+        if sock and os.path.exists(sock):
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(sock)
+                s.close()
+                return p
+            except OSError:
+                pass
+        if wait_for:
+            try:
+                socket.create_connection(("127.0.0.1", wait_for), 0.2).close()
+                return p
+            except OSError:
+                pass
+        time.sleep(0.02)
+    raise AssertionError("the agent did not start listening")
+
+
+def agent_err(p):
+    p.errfile.seek(0)
+    return p.errfile.read()
+
+
+def stub(target, creds=None):
+    ch = grpc.secure_channel(target, creds) if creds else grpc.insecure_channel(target)
+    return ch, pbg.CRIUAgentStub(ch)
+
+
+def unix(sock):
+    return stub("unix:" + sock)
+
+
+def expect_code(fn, code, *args, **kw):
+    try:
+        fn(*args, timeout=kw.pop("timeout", 10), **kw)
+    except grpc.RpcError as e:
+        check(e.code() == code, "expected %s, got %s: %s" % (code, e.code(), e.details()))
+        check(e.details() and len(e.details()) > 10, "error without a message: %r" % e.details())
+        return e.details()
+    raise AssertionError("expected %s, the call succeeded" % code)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def vm_flags_uw(pid):
+    """True when a VMA of @pid is still registered with userfaultfd-wp."""
+    with open("/proc/%d/smaps" % pid) as f:
+        return any(line.startswith("VmFlags:") and " uw" in line for line in f)
+
+
+def has_uffd_fd(pid):
+    d = "/proc/%d/fd" % pid
+    for fd in os.listdir(d):
+        try:
+            if "userfaultfd" in os.readlink(os.path.join(d, fd)):
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def wait_hot(st, lo, hi, secs=15):
+    deadline = time.time() + secs
+    while time.time() < deadline:
+        r = st.GetHotRegions(pb.GetHotRegionsRequest(), timeout=5)
+        for reg in r.regions:
+            if reg.start_addr <= lo and reg.end_addr >= hi:
+                return r, reg
+        time.sleep(0.1)
+    raise AssertionError("memwrite's buffer %x-%x never became hot" % (lo, hi))
+
+
+def target_untouched(pid):
+    check(os.path.exists("/proc/%d" % pid), "the target %d died" % pid)
+    check(not vm_flags_uw(pid), "the target still has uffd-wp registered VMAs")
+    check(not has_uffd_fd(pid), "the target holds a userfaultfd")
+
+
+# ---------------------------------------------------------------------------
+
+def test_cli_usage():
+    r = subprocess.run([MEMLENS, "agent", "--help"], capture_output=True, text=True)
+    check(r.returncode == 0 and "--target-pid" in r.stdout and "--metrics" in r.stdout,
+          "--help: %d" % r.returncode)
+    for bad, code in ((["--bogus"], 2), (["--tls-cert", "/x"], 2), (["--grace", "x"], 2),
+                      (["--target-pid", "1", "--target-comm", "x"], 2),
+                      (["--metrics", "nonsense"], None), (["--target-pid", "999999999"], 2)):
+        r = subprocess.run([MEMLENS, "agent", "--socket", sock_path("usage")] + bad,
+                           capture_output=True, text=True, timeout=20)
+        check(r.returncode != 0 and (code is None or r.returncode == code),
+              "%s: exit %d" % (bad, r.returncode))
+        check("memlens agent:" in r.stderr, "%s: no clear error: %r" % (bad, r.stderr))
+    # a pid that does not exist: exit 3 (no such target)
+    p = subprocess.Popen(["true"])
+    p.wait()
+    r = subprocess.run([MEMLENS, "agent", "--socket", sock_path("usage"), "--target-pid",
+                        str(p.pid)], capture_output=True, text=True, timeout=20)
+    check(r.returncode == 3 and "does not exist" in r.stderr, "dead pid: %d %s" % (r.returncode, r.stderr))
+
+
+def test_socket_mode_and_lock():
+    pub = os.path.join(TMP, "pub")	# a directory anyone may enter
+    os.chmod(TMP, 0o711)
+    os.makedirs(pub, 0o755, exist_ok=True)
+    os.chmod(pub, 0o755)
+    sock = os.path.join(pub, "mode.sock")
+    a = start_agent(["--target-pid", str(os.getpid())], sock)
+    st = os.stat(sock)
+    check(stat.S_ISSOCK(st.st_mode), "not a socket")
+    check(stat.S_IMODE(st.st_mode) == 0o600, "socket mode %o" % stat.S_IMODE(st.st_mode))
+    if shutil.which("setpriv"):
+        # another user cannot connect
+        probe = ("import socket, sys\ns = socket.socket(socket.AF_UNIX)\n"
+                 "try:\n    s.connect(sys.argv[1])\nexcept PermissionError:\n    sys.exit(13)\n")
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            sys.executable, "-c", probe, sock], timeout=20)
+        check(r.returncode == 13, "user nobody: connect exit %d (expected EACCES)" % r.returncode)
+        os.chmod(sock, 0o666)	# the same probe passes once the mode allows it
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            sys.executable, "-c", probe, sock], timeout=20)
+        check(r.returncode == 0, "the probe cannot tell: exit %d with mode 0666" % r.returncode)
+        os.chmod(sock, 0o600)
+    with open(sock + ".lock") as f:
+        check(f.read().strip() == str(a.pid), "lock file does not name the agent")
+    a.send_signal(signal.SIGTERM)
+    check(a.wait(20) == 0, "exit %s" % a.returncode)
+    check(not os.path.exists(sock) and not os.path.exists(sock + ".lock"),
+          "socket or lock left behind")
+
+
+def test_profile_flow():
+    mw, lo, hi = memwrite(32)
+    sock = sock_path("flow")
+    start_agent(["--target-pid", str(mw.pid)], sock)
+    ch, st = unix(sock)
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_threshold=0.5,
+                                                   hot_consecutive=2), timeout=10)
+    check(r.success and r.pid == mw.pid and r.vma_count > 0, "StartProfiling: %s" % r)
+    hot, reg = wait_hot(st, lo, hi)
+    check(reg.written_ratio > 0.9, "written ratio %f" % reg.written_ratio)
+    check(reg.consecutive_hot >= 2, "consecutive_hot %d" % reg.consecutive_hot)
+    check(hot.hot_vmas == len(hot.regions) and hot.total_vmas >= hot.hot_vmas,
+          "counts: %s" % hot)
+    check(abs(hot.timestamp_ms / 1000 - time.time()) < 60, "timestamp %d" % hot.timestamp_ms)
+    d = st.GetDirtyVolume(pb.GetDirtyVolumeRequest(), timeout=5)
+    check(d.dirty_pages > 0 and d.dirty_bytes == d.dirty_pages * 4096, "dirty: %s" % d)
+    check(d.cumulative_dirty_bytes >= d.dirty_bytes and d.avg_dirty_rate > 0, "cumulative: %s" % d)
+    check(d.dirty_rate_pages_per_sec > 0, "rate: %s" % d)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.profiling and s.pid == mw.pid and s.interval_ms == 100 and s.hot_consecutive == 2
+          and s.intervals > 0, "status: %s" % s)
+    msg = expect_code(st.StartProfiling, grpc.StatusCode.FAILED_PRECONDITION,
+                      pb.StartProfilingRequest())
+    check("already active" in msg, msg)
+    check(st.StopProfiling(pb.StopProfilingRequest(), timeout=10).success, "stop")
+    check(st.StopProfiling(pb.StopProfilingRequest(), timeout=10).success, "stop is idempotent")
+    expect_code(st.GetHotRegions, grpc.StatusCode.FAILED_PRECONDITION, pb.GetHotRegionsRequest())
+    target_untouched(mw.pid)
+    ch.close()
+
+
+def test_validation():
+    mw, lo, hi = memwrite(4)
+    sock = sock_path("valid")
+    start_agent(["--target-pid", str(mw.pid)], sock)
+    ch, st = unix(sock)
+    bad = [dict(interval_ms=5), dict(interval_ms=9), dict(interval_ms=600001),
+           dict(interval_ms=-1), dict(interval_ms=-2147483648),
+           dict(hot_threshold=float("nan")), dict(hot_threshold=1.5), dict(hot_threshold=-0.1),
+           dict(hot_threshold=float("inf")), dict(hot_threshold=-1e-300),
+           dict(hot_consecutive=-1), dict(hot_consecutive=11), dict(hot_consecutive=2 ** 31 - 1)]
+    for kw in bad:
+        msg = expect_code(st.StartProfiling, grpc.StatusCode.INVALID_ARGUMENT,
+                          pb.StartProfilingRequest(**kw))
+        field = list(kw)[0]
+        check(field in msg, "%s: message does not name the field: %s" % (kw, msg))
+    # boundaries and zero = default are accepted
+    for kw in (dict(interval_ms=10, hot_threshold=1.0, hot_consecutive=10),
+               dict(interval_ms=600000, hot_threshold=1e-9, hot_consecutive=1), dict()):
+        r = st.StartProfiling(pb.StartProfilingRequest(**kw), timeout=10)
+        check(r.success, "%s refused" % kw)
+        s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+        if not kw:
+            check(s.interval_ms == 1000 and abs(s.hot_threshold - 0.3) < 1e-9
+                  and s.hot_consecutive == 3, "defaults: %s" % s)
+        st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    # malformed payloads, for every method
+    for m in METHODS:
+        f = ch.unary_unary("/agent.CRIUAgent/" + m)
+        for payload in (b"\x08\xff", b"\x0a\x05ab", b"\xff\xff\xff\xff"):
+            msg = expect_code(f, grpc.StatusCode.INVALID_ARGUMENT, payload)
+            check("malformed" in msg, msg)
+    # a client-streaming misuse: no request message at all, and two of them
+    msg = expect_code(ch.stream_unary("/agent.CRIUAgent/GetStatus"),
+                      grpc.StatusCode.INVALID_ARGUMENT, iter([]))
+    check("missing" in msg, msg)
+    two = ch.stream_unary("/agent.CRIUAgent/GetStatus")(iter([b"", b""]), timeout=10)
+    check(pb.GetStatusResponse.FromString(two).version, "two request messages")
+    # more than the agent's 1 MiB request limit
+    expect_code(ch.unary_unary("/agent.CRIUAgent/GetStatus"), grpc.StatusCode.RESOURCE_EXHAUSTED,
+                b"\x00" * (2 << 20))
+    for path in ("/agent.CRIUAgent/Nope", "/other.Service/GetStatus", "/agent.CRIUAgent/"):
+        expect_code(ch.unary_unary(path), grpc.StatusCode.UNIMPLEMENTED, b"")
+    check(st.GetStatus(pb.GetStatusRequest(), timeout=5).version, "the agent died")
+    ch.close()
+
+
+def test_deadline_and_fuzz():
+    mw, lo, hi = memwrite(4)
+    sock = sock_path("fuzz")
+    start_agent(["--target-pid", str(mw.pid)], sock)
+    ch, st = unix(sock)
+    for _ in range(20):
+        try:
+            st.GetStatus(pb.GetStatusRequest(), timeout=1e-6)
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.DEADLINE_EXCEEDED, "code %s" % e.code())
+    rnd = random.Random(4)
+    seen = set()
+    # random bytes to the profiling methods (the checkpoint ones could decode into a real dump)
+    for i in range(400):
+        m = rnd.choice(METHODS[:5])
+        payload = bytes(rnd.getrandbits(8) for _ in range(rnd.randint(0, 64)))
+        try:
+            ch.unary_unary("/agent.CRIUAgent/" + m)(payload, timeout=10)
+            seen.add("OK")
+        except grpc.RpcError as e:
+            check(e.code() != grpc.StatusCode.UNAVAILABLE, "agent gone after %d calls" % i)
+            check(e.details(), "no message for %s" % e.code())
+            seen.add(e.code().name)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    check(st.GetStatus(pb.GetStatusRequest(), timeout=5).version, "the agent died")
+    check("INVALID_ARGUMENT" in seen, "fuzzing never hit a decode error: %s" % seen)
+    target_untouched(mw.pid)
+    ch.close()
+
+
+def hammer(sock, nclients, ncalls, stop=None):
+    """@nclients threads x @ncalls calls; returns {code name: count}."""
+    counts = {}
+    lock = threading.Lock()
+
+    def client(k):
+        ch, st = unix(sock)
+        calls = [(st.GetHotRegions, pb.GetHotRegionsRequest()),
+                 (st.GetDirtyVolume, pb.GetDirtyVolumeRequest()),
+                 (st.GetStatus, pb.GetStatusRequest())]
+        for i in range(ncalls):
+            if stop and stop.is_set():
+                break
+            fn, req = calls[(i + k) % 3]
+            try:
+                fn(req, timeout=30)
+                code = "OK"
+            except grpc.RpcError as e:
+                code = e.code().name
+                if code == "CANCELLED" and os.environ.get("AGENT_TEST_DEBUG"):
+                    print("# CANCELLED: %s" % e.details())
+            with lock:
+                counts[code] = counts.get(code, 0) + 1
+        ch.close()
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(nclients)]
+    for t in threads:
+        t.start()
+    return threads, counts
+
+
+def test_concurrent_clients():
+    mw, lo, hi = memwrite(16)
+    sock = sock_path("conc")
+    start_agent(["--target-pid", str(mw.pid)], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=50), timeout=10)
+    wait_hot(st, lo, hi)
+    threads, counts = hammer(sock, 16, 200)
+    for t in threads:
+        t.join()
+    check(counts == {"OK": 3200}, "16 x 200 calls: %s" % counts)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    target_untouched(mw.pid)
+    ch.close()
+
+
+def test_sigterm_during_calls():
+    mw, lo, hi = memwrite(16)
+    sock = sock_path("term")
+    a = start_agent(["--target-pid", str(mw.pid), "--grace", "5"], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=50), timeout=10)
+    wait_hot(st, lo, hi)
+    ch.close()
+    stop = threading.Event()
+    threads, counts = hammer(sock, 8, 100000, stop)
+    deadline = time.time() + 60
+    while sum(counts.values()) < 200 and time.time() < deadline:
+        time.sleep(0.01)
+    a.send_signal(signal.SIGTERM)
+    try:
+        rc = a.wait(30)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    check(rc == 0, "agent exit %d: %s" % (rc, agent_err(a)))
+    bad = {k: v for k, v in counts.items() if k not in ("OK", "UNAVAILABLE", "CANCELLED")}
+    check(not bad and counts.get("OK", 0) >= 200, "client results %s" % counts)
+    print("# client results during SIGTERM: %s" % counts)
+    check(not os.path.exists(sock) and not os.path.exists(sock + ".lock"),
+          "socket or lock left behind")
+    check("refusing new calls" in agent_err(a), agent_err(a))
+    # every call the agent had started finished within the grace period
+    check("grace period over" not in agent_err(a), agent_err(a))
+    target_untouched(mw.pid)
+
+
+def test_second_agent_same_socket():
+    sock = sock_path("second")
+    first = start_agent(["--target-pid", str(os.getpid())], sock)
+    r = subprocess.run([MEMLENS, "agent", "--socket", sock], capture_output=True, text=True,
+                       timeout=20)
+    check(r.returncode == 1, "second agent exit %d" % r.returncode)
+    check("already serving" in r.stderr and str(first.pid) in r.stderr, r.stderr)
+    check(os.path.exists(sock), "the first agent's socket was removed")
+    ch, st = unix(sock)
+    check(st.GetStatus(pb.GetStatusRequest(), timeout=5).version, "first agent not serving")
+    ch.close()
+    # a stale socket (its agent was killed) is taken over
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+    start_agent(["--target-pid", str(os.getpid())], sock)
+    ch, st = unix(sock)
+    check(st.GetStatus(pb.GetStatusRequest(), timeout=5).version, "stale socket not reused")
+    ch.close()
+    # a path that is not a socket is never replaced
+    path = os.path.join(TMP, "regular-file")
+    open(path, "w").write("keep me")
+    r = subprocess.run([MEMLENS, "agent", "--socket", path], capture_output=True, text=True,
+                       timeout=20)
+    check(r.returncode != 0 and "not a socket" in r.stderr, r.stderr)
+    check(open(path).read() == "keep me", "a regular file was replaced")
+
+
+METRIC_LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*"'
+                         r'(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*)?\})? (\S+)$')
+
+
+def parse_metrics(text):
+    samples, types = {}, {}
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, typ = line.split(" ", 3)
+            types[name] = typ
+            continue
+        if line.startswith("#") or not line:
+            continue
+        m = METRIC_LINE.match(line)
+        check(m, "not Prometheus text format: %r" % line)
+        v = float(m.group(5))
+        check(not math.isnan(v), "NaN in %r" % line)
+        samples[(m.group(1), m.group(3) or "")] = v
+    return samples, types
+
+
+def test_metrics():
+    mw, lo, hi = memwrite(16)
+    sock = sock_path("metrics")
+    port = free_port()
+    start_agent(["--target-pid", str(mw.pid), "--metrics", "127.0.0.1:%d" % port], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
+    wait_hot(st, lo, hi)
+    expect_code(st.StartProfiling, grpc.StatusCode.INVALID_ARGUMENT,
+                pb.StartProfilingRequest(interval_ms=1))
+    for _ in range(5):
+        st.GetHotRegions(pb.GetHotRegionsRequest(), timeout=5)
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        check(r.headers["Content-Type"].startswith("text/plain; version=0.0.4"),
+              r.headers["Content-Type"])
+        samples, types = parse_metrics(r.read().decode())
+    g = lambda n, lab="": samples.get(("memlens_agent_" + n, lab))  # noqa: E731
+    check(g("profiling") == 1 and g("target_pid") == mw.pid, "profiling gauges")
+    check(g("dirty_pages") > 0 and g("dirty_bytes") == g("dirty_pages") * 4096, "dirty")
+    check(g("dirty_rate_pages_per_second") > 0 and g("hot_vmas") >= 1, "rate/hot")
+    check(g("injections_total") == 1 and 0 < g("injection_duration_seconds") < 10, "injection")
+    n = g("scan_duration_seconds_count")
+    check(n and n >= 2 and g("scan_duration_seconds_bucket", 'le="+Inf"') == n, "histogram count")
+    prev = 0
+    for le in ("0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25",
+               "0.5", "1", "2.5", "+Inf"):
+        v = g("scan_duration_seconds_bucket", 'le="%s"' % le)
+        check(v is not None and v >= prev, "bucket %s not cumulative" % le)
+        prev = v
+    check(types.get("memlens_agent_scan_duration_seconds") == "histogram", "TYPE histogram")
+    check(g("checkpoints_total", 'kind="dump",result="ok"') == 0, "checkpoint counters")
+    check(g("checkpoint_duration_seconds_count", 'kind="pre_dump"') == 0, "checkpoint durations")
+    check(g("rpcs_total", 'method="GetHotRegions",code="OK"') >= 5, "rpc counts")
+    check(g("errors_total", 'kind="INVALID_ARGUMENT"') >= 1, "errors by kind")
+    try:
+        urllib.request.urlopen("http://127.0.0.1:%d/other" % port, timeout=10)
+        raise AssertionError("/other served")
+    except urllib.error.HTTPError as e:
+        check(e.code == 404, "code %d" % e.code)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    ch.close()
+
+
+def test_target_discovery():
+    # a name no other process on this machine has (other tests may run memwrite)
+    name = "mw-%08x" % random.getrandbits(32)
+    exe = os.path.join(TMP, name)
+    shutil.copy(os.path.join(WORKLOADS, "memwrite"), exe)
+    out = open(os.path.join(TMP, name + ".out"), "w")
+    mw = spawn([exe, "-m", "4"], stdout=out, stderr=subprocess.STDOUT)
+    sock = sock_path("comm")
+    start_agent(["--target-comm", name], sock)
+    ch, st = unix(sock)
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100), timeout=10)
+    check(r.success and r.pid == mw.pid, "comm target %d, expected %d" % (r.pid, mw.pid))
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    target_untouched(mw.pid)
+    ch.close()
+    sock = sock_path("nocomm")
+    start_agent(["--target-comm", "no-such-comm"], sock)
+    ch, st = unix(sock)
+    msg = expect_code(st.StartProfiling, grpc.StatusCode.NOT_FOUND, pb.StartProfilingRequest())
+    check("no-such-comm" in msg, msg)
+    ch.close()
+
+
+def test_auto_discovery_shared_pid_namespace():
+    if not shutil.which("unshare"):
+        raise Skip("unshare (util-linux) is not installed")
+    sock = sock_path("auto")
+    out = os.path.join(TMP, "auto.out")
+    # PID 1 of the new namespace starts a "pause" process (as a pod's infrastructure
+    # container), then the application, then the agent, all siblings as with
+    # shareProcessNamespace; the oldest non-agent process is "pause": it must be skipped
+    pause = os.path.join(TMP, "pause")
+    shutil.copy(os.path.join(WORKLOADS, "sleeper"), pause)
+    script = ('%s nanosleep 600000 >/dev/null & sleep 0.1; %s -m 8 >%s 2>&1 & sleep 0.2; '
+              '%s agent --socket %s 2>%s.err & wait'
+              % (pause, os.path.join(WORKLOADS, "memwrite"), out, MEMLENS, sock, out))
+    p = spawn(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script])
+    deadline = time.time() + 15
+    while not os.path.exists(sock) and time.time() < deadline:
+        if p.poll() is not None:
+            raise Skip("cannot create a PID namespace here (unshare exit %d)" % p.returncode)
+        time.sleep(0.05)
+    check(os.path.exists(sock), "the agent did not start in the namespace")
+    m = re.search(r"pid (\d+) writes 0x([0-9a-f]+)-0x([0-9a-f]+)", open(out).read())
+    check(m, "memwrite did not start")
+    ch, st = unix(sock)
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100), timeout=10)
+    check(r.success and r.pid == int(m.group(1)), "picked pid %d, memwrite is %s" % (r.pid, m.group(1)))
+    wait_hot(st, int(m.group(2), 16), int(m.group(3), 16))
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    ch.close()
+
+
+def test_tcp_and_tls():
+    if not shutil.which("openssl"):
+        raise Skip("openssl is not installed: cannot make a test certificate")
+    cert, key = os.path.join(TMP, "cert.pem"), os.path.join(TMP, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                    "-keyout", key, "-out", cert], check=True, capture_output=True)
+    port = free_port()
+    start_agent(["--listen", "127.0.0.1:%d" % port, "--target-pid", str(os.getpid())],
+                wait_for=port)
+    ch, st = stub("127.0.0.1:%d" % port)
+    check(st.GetStatus(pb.GetStatusRequest(), timeout=5).version, "plain TCP")
+    ch.close()
+    port = free_port()
+    start_agent(["--listen", "127.0.0.1:%d" % port, "--tls-cert", cert, "--tls-key", key,
+                 "--target-pid", str(os.getpid())], wait_for=port)
+    creds = grpc.ssl_channel_credentials(root_certificates=open(cert, "rb").read())
+    ch = grpc.secure_channel("localhost:%d" % port, creds)
+    st = pbg.CRIUAgentStub(ch)
+    check(st.GetStatus(pb.GetStatusRequest(), timeout=10).version, "TLS call")
+    ch.close()
+    ch, st = stub("127.0.0.1:%d" % port)
+    expect_code(st.GetStatus, grpc.StatusCode.UNAVAILABLE, pb.GetStatusRequest(), timeout=5)
+    ch.close()
+    # mutual TLS: the client must present a certificate the CA signed
+    ccert, ckey = os.path.join(TMP, "client.pem"), os.path.join(TMP, "client-key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=memlens-test-client", "-keyout", ckey, "-out", ccert],
+                   check=True, capture_output=True)
+    port = free_port()
+    start_agent(["--listen", "127.0.0.1:%d" % port, "--tls-cert", cert, "--tls-key", key,
+                 "--tls-client-ca", ccert, "--target-pid", str(os.getpid())], wait_for=port)
+    root = open(cert, "rb").read()
+    for client_key, client_cert, ok in ((None, None, False), (key, cert, False), (ckey, ccert, True)):
+        creds = grpc.ssl_channel_credentials(
+            root_certificates=root,
+            private_key=open(client_key, "rb").read() if client_key else None,
+            certificate_chain=open(client_cert, "rb").read() if client_cert else None)
+        ch = grpc.secure_channel("localhost:%d" % port, creds)
+        st = pbg.CRIUAgentStub(ch)
+        if ok:
+            check(st.GetStatus(pb.GetStatusRequest(), timeout=10).version, "mTLS call")
+        else:
+            expect_code(st.GetStatus, grpc.StatusCode.UNAVAILABLE, pb.GetStatusRequest(),
+                        timeout=5)
+        ch.close()
+    r = subprocess.run([MEMLENS, "agent", "--listen", "127.0.0.1:%d" % free_port(),
+                        "--tls-cert", key, "--tls-key", os.path.join(TMP, "missing.pem")],
+                       capture_output=True, text=True, timeout=20)
+    check(r.returncode != 0 and "missing.pem" in r.stderr, "bad TLS files: %s" % r.stderr)
+
+
+def test_target_exits():
+    mw, lo, hi = memwrite(4, secs=1)
+    sock = sock_path("exit")
+    start_agent(["--target-pid", str(mw.pid)], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=50), timeout=10)
+    mw.wait(30)
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+        if not s.profiling:
+            break
+        time.sleep(0.05)
+    check(not s.profiling and "exited" in s.last_error, "status after exit: %s" % s)
+    msg = expect_code(st.StartProfiling, grpc.StatusCode.NOT_FOUND, pb.StartProfilingRequest())
+    check(str(mw.pid) in msg, msg)
+    check(st.StopProfiling(pb.StopProfilingRequest(), timeout=5).success, "stop")
+    ch.close()
+
+
+def criu_path():
+    for c in (os.environ.get("MEMLENS_CRIU"), os.path.join(ROOT, ".cache/criu/bin/criu"),
+              shutil.which("criu")):
+        if c and os.access(c, os.X_OK):
+            r = subprocess.run([c, "check"], capture_output=True, timeout=60)
+            if r.returncode == 0:
+                return c
+    return None
+
+
+def test_checkpoint_without_criu():
+    mw, lo, hi = memwrite(8)
+    sock = sock_path("nocriu")
+    images = os.path.join(TMP, "images-nocriu")
+    env = dict(os.environ, PATH="/usr/bin:/bin")
+    env.pop("MEMLENS_CRIU", None)
+    start_agent(["--target-pid", str(mw.pid), "--criu", os.path.join(TMP, "no-criu"),
+                 "--images-root", images], sock, env=env)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100), timeout=10)
+    for bad in ("", "../x", "a/../../x", "/etc", images + "x/y"):
+        msg = expect_code(st.PreCheckpoint, grpc.StatusCode.INVALID_ARGUMENT,
+                          pb.PreCheckpointRequest(images_dir=bad))
+        check("images" in msg, msg)
+    expect_code(st.FinalDump, grpc.StatusCode.INVALID_ARGUMENT,
+                pb.FinalDumpRequest(images_dir="d", page_server_port=70000,
+                                    page_server_address="127.0.0.1"))
+    expect_code(st.StartPageServer, grpc.StatusCode.INVALID_ARGUMENT,
+                pb.StartPageServerRequest(images_dir="d", port=-1))
+    for call, req in ((st.PreCheckpoint, pb.PreCheckpointRequest(images_dir="p1")),
+                      (st.FinalDump, pb.FinalDumpRequest(images_dir="d1", leave_running=True)),
+                      (st.StartPageServer, pb.StartPageServerRequest(images_dir="s1"))):
+        msg = expect_code(call, grpc.StatusCode.FAILED_PRECONDITION, req)
+        check("CRIU" in msg or "criu" in msg, msg)
+    msg = expect_code(st.Restore, grpc.StatusCode.FAILED_PRECONDITION,
+                      pb.RestoreRequest(images_dir="d1"))
+    check("StopProfiling" in msg, msg)
+    # profiling went on, untouched by the refused checkpoints
+    wait_hot(st, lo, hi)
+    check(st.GetStatus(pb.GetStatusRequest(), timeout=5).profiling, "profiling stopped")
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    target_untouched(mw.pid)
+    ch.close()
+
+
+def test_checkpoint_with_criu():
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU (set MEMLENS_CRIU or run scripts/ensure-criu.sh); "
+                   "the no-CRIU path is tested by test_checkpoint_without_criu")
+    mw, lo, hi = memwrite(8)
+    sock = sock_path("criu")
+    images = os.path.join(TMP, "images")
+    start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root", images,
+                 "--criu-timeout", "60"], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
+    wait_hot(st, lo, hi)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    try:
+        r = st.PreCheckpoint(pb.PreCheckpointRequest(images_dir="pre1"), timeout=120)
+        check(r.success and r.images_dir.endswith("pre1"), "pre-dump: %s" % r)
+    except grpc.RpcError as e:
+        # upstream CRIU on a kernel without soft-dirty refuses pre-dump: say so clearly
+        check(e.code() == grpc.StatusCode.FAILED_PRECONDITION and "soft-dirty" in e.details(),
+              "pre-dump: %s %s" % (e.code(), e.details()))
+    r = st.FinalDump(pb.FinalDumpRequest(images_dir="d1", leave_running=True), timeout=120)
+    print("# FinalDump: " + str(r).replace("\n", " "))
+    check(r.success and r.profiler_reinit and r.duration_ms > 0 and r.image_bytes > 8 << 20,
+          "dump --leave-running: %s" % r)
+    check(len(r.excluded) >= 1 or r.exclude_skipped, "hot VMAs neither excluded nor reported skipped")
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.profiling and s.checkpoints == 1 and s.criu_works and s.criu_path == criu,
+          "status after dump: %s" % s)
+    wait_hot(st, lo, hi)
+    # pages to a page server started through the agent
+    port = free_port()
+    ps = st.StartPageServer(pb.StartPageServerRequest(images_dir="ps", address="127.0.0.1",
+                                                      port=port), timeout=60)
+    check(ps.success and ps.pid > 0 and ps.port == port, "page server: %s" % ps)
+    r = st.FinalDump(pb.FinalDumpRequest(images_dir="d-ps", page_server_address="127.0.0.1",
+                                         page_server_port=port, leave_running=True), timeout=120)
+    check(r.success and "--page-server" in r.cmdline, "dump to the page server: %s" % r)
+    pages = sum(os.path.getsize(os.path.join(images, "ps", f))
+                for f in os.listdir(os.path.join(images, "ps")) if f.startswith("pages-"))
+    check(pages >= 8 << 20, "the page server received %d bytes of pages" % pages)
+    check(st.StopProfiling(pb.StopProfilingRequest(), timeout=10).success, "stop")
+    r = st.FinalDump(pb.FinalDumpRequest(images_dir="d2"), timeout=120)
+    check(r.success, "final dump: %s" % r)
+    mw.wait(30)
+    r = st.Restore(pb.RestoreRequest(images_dir="d2"), timeout=120)
+    check(r.success and r.pid == mw.pid, "restore: %s" % r)
+    try:
+        p = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2),
+                              timeout=10)
+        check(p.pid == r.pid, "the restored process is the new target")
+        wait_hot(st, lo, hi)
+        st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+        target_untouched(r.pid)
+    finally:
+        os.kill(r.pid, signal.SIGKILL)
+    ch.close()
+
+
+def children_named(ppid, comm):
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat_line = open("/proc/%s/stat" % d).read()
+        except OSError:
+            continue
+        name = stat_line[stat_line.index("(") + 1:stat_line.rindex(")")]
+        if name == comm and int(stat_line[stat_line.rindex(")") + 2:].split()[1]) == ppid:
+            found.append(int(d))
+    return found
+
+
+def test_sigterm_during_checkpoint():
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU: the grace-period expiry needs a long call (a dump)")
+    mw, lo, hi = memwrite(256)
+    sock = sock_path("termckpt")
+    a = start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root",
+                     os.path.join(TMP, "images-term"), "--grace", "0"], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100), timeout=10)
+    result = {}
+
+    def dump():
+        try:
+            st.FinalDump(pb.FinalDumpRequest(images_dir="t", leave_running=True), timeout=120)
+            result["code"] = "OK"
+        except grpc.RpcError as e:
+            result["code"] = e.code().name
+
+    t = threading.Thread(target=dump)
+    t.start()
+    seen = False
+    while t.is_alive() and not seen:
+        seen = bool(children_named(a.pid, "criu"))
+    if not seen:
+        t.join()
+        raise Skip("the dump ended before SIGTERM could be sent during it (%s)" % result)
+    a.send_signal(signal.SIGTERM)
+    rc = a.wait(120)
+    t.join()
+    ch.close()
+    check(rc == 0, "agent exit %d: %s" % (rc, agent_err(a)))
+    if result["code"] in ("CANCELLED", "UNAVAILABLE"):
+        check("grace period over: cancelled 1 call" in agent_err(a), agent_err(a))
+    else:
+        check(result["code"] == "OK", "FinalDump: %s" % result)
+    check(not children_named(a.pid, "criu"), "CRIU left running")
+    check(not os.path.exists(sock), "socket left behind")
+    target_untouched(mw.pid)
+
+
+def test_deploy_files():
+    try:
+        import yaml
+    except ImportError:
+        raise Skip("python3-yaml is not installed: cannot parse deploy/kubernetes")
+    docs = list(yaml.safe_load_all(open(os.path.join(
+        ROOT, "deploy/kubernetes/memlens-agent-sidecar.yaml"))))
+    pod = docs[0]["spec"]
+    check(pod["shareProcessNamespace"] is True, "shareProcessNamespace")
+    agent = [c for c in pod["containers"] if c["name"] == "memlens-agent"][0]
+    caps = agent["securityContext"]["capabilities"]["add"]
+    check("SYS_PTRACE" in caps and "CHECKPOINT_RESTORE" in caps, "capabilities %s" % caps)
+    mounts = {m["mountPath"]: m["name"] for m in agent["volumeMounts"]}
+    check(any("--socket=/run/memlens/" in a for a in agent["command"]) and
+          "/run/memlens" in mounts, "the socket is not on the shared volume")
+    others = [c for c in pod["containers"] if c["name"] == "controller"][0]
+    check(any(m["name"] == mounts["/run/memlens"] for m in others["volumeMounts"]),
+          "no other container mounts the socket volume")
+    unit = open(os.path.join(ROOT, "deploy/systemd/memlens-agent@.service")).read()
+    check("memlens agent" in unit and "KillSignal=SIGTERM" in unit, "systemd unit")
+    # the unit's command line is one the agent accepts
+    m = re.search(r"^ExecStart=\S+ (agent .*) \$MEMLENS_AGENT_ARGS$", unit, re.M)
+    check(m, "ExecStart not found")
+    args = m.group(1).replace("%i", "memwrite").split()[1:]
+    args = [a.replace("/run/memlens/", TMP + "/").replace("/var/lib/memlens/", TMP + "/")
+            for a in args]
+    mw, lo, hi = memwrite(4)
+    a = start_agent(args, os.path.join(TMP, "memwrite.sock"))
+    a.send_signal(signal.SIGTERM)
+    check(a.wait(20) == 0, "the unit's agent exited %s" % a.returncode)
+
+
+def main():
+    if os.geteuid() != 0:
+        print("skip - agent: the agent tests need root (ptrace, userfaultfd of another process)")
+        return 0
+    for t in (test_cli_usage, test_socket_mode_and_lock, test_profile_flow, test_validation,
+              test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
+              test_second_agent_same_socket, test_metrics, test_target_discovery,
+              test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,
+              test_checkpoint_without_criu, test_checkpoint_with_criu, test_sigterm_during_checkpoint,
+              test_deploy_files):
+        if len(sys.argv) > 1 and t.__name__ not in sys.argv[1:]:
+            continue
+        run_test(t)
+    if not os.environ.get("MEMLENS_TEST_KEEP"):
+        shutil.rmtree(TMP, ignore_errors=True)
+    return 1 if results["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer harness for the untrusted inputs of the CRIU area: the JSON
+ * reader, a trace line of the migration model, and CRIU's stats-dump image.
+ *   make fuzz && build/fuzz/fuzz_json -max_total_time=60
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memlens/criu.h"
+#include "memlens/json.h"
+#include "memlens/migrate_model.h"
+
+static void walk(const struct json *j, int depth)
+{
+	uint64_t u;
+	int64_t i;
+	double d;
+	bool b;
+
+	(void)json_as_int(j, &i);
+	(void)json_as_uint(j, &u);
+	(void)json_as_double(j, &d);
+	(void)json_as_bool(j, &b);
+	(void)json_as_hex(j, &u);
+	(void)json_get(j, "type");
+	for (size_t k = 0; k < json_count(j) && depth < 8; k++)
+		walk(json_at(j, k), depth + 1);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 0.001 };
+	struct mm_result r[MM_NPOLICIES];
+	struct ml_err err;
+	struct mm_trace t;
+	struct json *j;
+	int64_t a, b, c;
+
+	if (json_parse((const char *)data, size, &j, &err) == 0) {
+		walk(j, 0);
+		json_free(j);
+	}
+	mm_trace_init(&t);
+	if (mm_trace_add_line(&t, (const char *)data, size, &err) == 0 &&
+	    mm_trace_add_line(&t, (const char *)data, size, &err) == 0 &&
+	    mm_run(&t, &p, r, &err) == 0)
+		mm_results_free(r);
+	mm_trace_free(&t);
+	(void)criu_parse_dump_stats(data, size, &a, &b, &c);
+	return 0;
+}

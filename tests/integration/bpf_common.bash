@@ -1,0 +1,66 @@
+# Shared by tests/integration/test_{faults,slab,leaks,oom}.sh (sourced, not run).
+# Prints the harness lines: "ok - NAME", "not ok - NAME", "skip - NAME: reason".
+set -u
+: "${MEMLENS:?set MEMLENS to the memlens binary (tests/run.sh does)}"
+: "${WORKLOADS:?set WORKLOADS to the workloads directory (tests/run.sh does)}"
+T_FAILS=0
+T_TMP=$(mktemp -d /tmp/memlens-bpf-test.XXXXXX)
+T_BG=()
+
+t_cleanup() {
+	local p
+	for p in "${T_BG[@]:-}"; do
+		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$T_TMP"
+}
+trap t_cleanup EXIT
+
+ok() { echo "ok - $1"; }
+notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; T_FAILS=$((T_FAILS + 1)); }
+skip() { echo "skip - $1: $2"; }
+# check NAME COND-EXIT-STATUS MESSAGE: one line per test from a list of conditions
+expect() {	# expect NAME "description" cmd...
+	local name=$1 what=$2
+	shift 2
+	if "$@"; then return 0; fi
+	echo "#   $name: $what"
+	return 1
+}
+
+# json FILE PY-EXPR: evaluate PY-EXPR with d = the last JSON line of FILE
+json() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1]).read().splitlines() if l.strip()]
+d = json.loads(lines[-1]) if lines else None
+print(eval(sys.argv[2]))
+PY
+}
+
+# tracer_start NAME SUBCOMMAND ARGS...: memlens SUBCOMMAND -v ARGS in the
+# background, until it says it is tracing. Sets TR_PID, TR_OUT, TR_ERR.
+tracer_start() {
+	local name=$1 sub=$2
+	shift 2
+	TR_OUT=$T_TMP/$name.out
+	TR_ERR=$T_TMP/$name.err
+	"$MEMLENS" "$sub" -v "$@" >"$TR_OUT" 2>"$TR_ERR" &
+	TR_PID=$!
+	T_BG+=("$TR_PID")
+	for _ in $(seq 1 300); do
+		grep -qs 'tracing' "$TR_ERR" && return 0
+		kill -0 "$TR_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	return 1
+}
+
+# tracer_stop: SIGINT, wait; sets TR_RC
+tracer_stop() {
+	kill -INT "$TR_PID" 2>/dev/null
+	wait "$TR_PID"
+	TR_RC=$?
+}
+
+t_done() { [ "$T_FAILS" -eq 0 ]; }

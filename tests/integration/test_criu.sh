@@ -1,0 +1,301 @@
+#!/bin/bash
+# memlens checkpoint / restore / migrate-model with a real CRIU (issue 3).
+# Builds CRIU with scripts/ensure-criu.sh when there is none (once; cached).
+set -u
+cd "$(dirname "$0")/../.."
+MEMLENS=${MEMLENS:-$PWD/build/memlens}
+WORKLOADS=${WORKLOADS:-$PWD/build/workloads}
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/memlens-criu-test.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $1"; }
+notok() { echo "not ok - $1: $2"; }
+skip() { echo "skip - $1: $2"; }
+
+# start a workload in its own session, stdio to files; sets $P
+start() {
+	local out=$1; shift
+	setsid "$@" </dev/null >"$out" 2>&1 &
+	P=$!
+	pids+=("$P")
+	for _ in $(seq 50); do [ -s "$out" ] && break; sleep 0.05; done
+}
+
+# alive and not stopped
+running() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ "$st" != [TtZX] ]]
+}
+
+# jget FILE EXPR: evaluate a Python expression on the JSON object j
+jget() {
+	"$PY" -c 'import json,sys; j=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+CRIU=$(scripts/ensure-criu.sh 2>"$tmp/ensure.err")
+if [ -z "$CRIU" ]; then
+	CRIU_MISSING="no working CRIU: $(tail -n1 "$tmp/ensure.err")"
+else
+	CRIU_MISSING=
+	export MEMLENS_CRIU=$CRIU
+fi
+need_criu() {
+	[ -z "$CRIU_MISSING" ] && return 0
+	skip "$1" "$CRIU_MISSING"
+	return 1
+}
+
+# --- error paths that need no CRIU ------------------------------------------
+
+test_no_criu() {
+	start "$tmp/nc.out" "$WORKLOADS/memwrite" -m 4
+	MEMLENS_CRIU=/nonexistent/criu "$MEMLENS" checkpoint -p "$P" -D "$tmp/nc" -s 0 \
+		>"$tmp/nc.stdout" 2>"$tmp/nc.err"
+	local rc=$?
+	if [ $rc -ne 5 ]; then notok no_criu "exit $rc, want 5"; return; fi
+	if ! grep -q "ensure-criu.sh" "$tmp/nc.err"; then notok no_criu "unclear message: $(cat "$tmp/nc.err")"; return; fi
+	running "$P" || { notok no_criu "target not running"; return; }
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/nc" -s 0 --criu /bin/false 2>"$tmp/nc2.err"
+	rc=$?
+	if [ $rc -ne 5 ] || ! grep -q "fails \`criu check\`" "$tmp/nc2.err"; then
+		notok no_criu "--criu /bin/false: exit $rc: $(cat "$tmp/nc2.err")"; return
+	fi
+	running "$P" && ok no_criu || notok no_criu "target not running"
+	kill "$P"
+}
+
+test_usage_errors() {
+	local rc
+	"$MEMLENS" checkpoint -D "$tmp/u" 2>/dev/null; rc=$?
+	[ $rc -eq 2 ] || { notok usage_errors "no -p: exit $rc"; return; }
+	"$MEMLENS" checkpoint -p 1 -D "$tmp/u" --page-server nohost 2>/dev/null; rc=$?
+	[ $rc -eq 2 ] || { notok usage_errors "bad --page-server: exit $rc"; return; }
+	"$MEMLENS" restore -D /nonexistent/images 2>/dev/null; rc=$?
+	[ $rc -eq 2 ] || { notok usage_errors "restore of a missing dir: exit $rc"; return; }
+	"$MEMLENS" migrate-model /nonexistent.jsonl --bandwidth 1 --round-interval 1 2>/dev/null; rc=$?
+	[ $rc -eq 2 ] || { notok usage_errors "migrate-model missing file: exit $rc"; return; }
+	"$MEMLENS" migrate-model "$tmp/x" --round-interval 1 2>/dev/null; rc=$?
+	[ $rc -eq 2 ] || { notok usage_errors "migrate-model without --bandwidth: exit $rc"; return; }
+	"$MEMLENS" checkpoint --help | grep -q -- "--page-server HOST:PORT" || { notok usage_errors "help"; return; }
+	ok usage_errors
+}
+
+# --- with CRIU ---------------------------------------------------------------
+
+test_no_such_pid() {
+	need_criu no_such_pid || return
+	"$MEMLENS" checkpoint -p 4194303 -D "$tmp/np" -s 0 2>"$tmp/np.err"
+	local rc=$?
+	[ $rc -eq 3 ] && grep -q "no process" "$tmp/np.err" && ok no_such_pid ||
+		notok no_such_pid "exit $rc: $(cat "$tmp/np.err")"
+}
+
+test_pre_dump_refused() {
+	need_criu pre_dump_refused || return
+	if "$CRIU" check --feature mem_dirty_track >/dev/null 2>&1; then
+		skip pre_dump_refused "this kernel has soft-dirty: pre-dump is allowed here"
+		return
+	fi
+	start "$tmp/pd.out" "$WORKLOADS/memwrite" -m 4
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/pd" --pre-dump -s 0 2>"$tmp/pd.err"
+	local rc=$?
+	if [ $rc -ne 5 ] || ! grep -q "soft-dirty" "$tmp/pd.err" || ! grep -q "CRIU was not run" "$tmp/pd.err"; then
+		notok pre_dump_refused "exit $rc: $(cat "$tmp/pd.err")"
+	elif [ -e "$tmp/pd/pre-dump.log" ]; then
+		notok pre_dump_refused "CRIU ran anyway"
+	elif ! running "$P"; then
+		notok pre_dump_refused "target not running"
+	else
+		ok pre_dump_refused
+	fi
+	kill "$P"
+}
+
+test_checkpoint_leave_running() {
+	need_criu checkpoint_leave_running || return
+	start "$tmp/lr.out" "$WORKLOADS/memwrite" -m 16
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/lr" -R -s 4 --resume-seconds 2 --json \
+		>"$tmp/lr.json" 2>"$tmp/lr.err"
+	local rc=$? j="$tmp/lr.json" bad=
+	if [ $rc -ne 0 ]; then
+		notok checkpoint_leave_running "exit $rc: $(cat "$tmp/lr.err") $(cat "$j")"; kill "$P"; return
+	fi
+	[ "$(jget "$j" 'j["ok"]')" = True ] || bad="not ok in JSON"
+	[ -s "$tmp/lr/inventory.img" ] && ls "$tmp/lr"/pages-*.img >/dev/null 2>&1 || bad="images missing"
+	# 16 MiB = 4096 pages of the buffer, plus a few of stack, libc...
+	[ "$(jget "$j" '4096 <= j["pages_written"] <= 4096 + 512')" = True ] ||
+		bad="pages_written $(jget "$j" 'j["pages_written"]')"
+	[ "$(jget "$j" 'j["image_bytes"] >= 16 << 20')" = True ] || bad="image_bytes too small"
+	[ "$(jget "$j" 'j["profiler"]["reinit"]')" = True ] || bad="profiler not re-initialised"
+	[ "$(jget "$j" 'j["profiler"]["resumed_intervals"] >= 1')" = True ] || bad="profiling did not resume"
+	# after the re-init the whole buffer is rewritten every interval: 4096 pages
+	[ "$(jget "$j" '4096 <= j["profiler"]["resumed_dirty_pages"] <= 4096 + 64')" = True ] ||
+		bad="resumed_dirty_pages $(jget "$j" 'j["profiler"].get("resumed_dirty_pages")')"
+	[ "$(jget "$j" 'sum(int(e,16)-int(s,16) for s,e in j["hot_ranges"]) >= 16 << 20')" = True ] ||
+		bad="hot ranges do not cover the buffer: $(jget "$j" 'j["hot_ranges"]')"
+	running "$P" || bad="target not running after the dump"
+	[ -z "$bad" ] && ok checkpoint_leave_running || notok checkpoint_leave_running "$bad"
+	# the CRIU in use: without the exclude options none are passed and the report says so
+	if [ "$(jget "$j" 'j["criu"]["exclude_options"]')" = False ]; then
+		if [ "$(jget "$j" 'j["exclusion"]["skipped"]')" = True ] &&
+		   jget "$j" 'j["exclusion"]["note"]' | grep -q "only in a CRIU fork" &&
+		   ! jget "$j" 'j["command"]' | grep -q -- "--exclude\|--no-parent"; then
+			ok exclusion_skipped_without_fork
+		else
+			notok exclusion_skipped_without_fork "$(jget "$j" 'j["exclusion"]') / $(jget "$j" 'j["command"]')"
+		fi
+	else
+		jget "$j" 'j["command"]' | grep -q -- "--exclude-range" &&
+			ok exclusion_passed_to_fork || notok exclusion_passed_to_fork "$(jget "$j" 'j["command"]')"
+	fi
+	kill "$P"
+}
+
+test_criu_fails_target_kept() {
+	need_criu criu_fails_target_kept || return
+	start "$tmp/cf.out" "$WORKLOADS/memwrite" -m 4
+	# nothing listens on port 1: CRIU's dump fails
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/cf" -R -s 2 --page-server 127.0.0.1:1 --json \
+		>"$tmp/cf.json" 2>"$tmp/cf.err"
+	local rc=$?
+	sleep 0.2
+	if [ $rc -ne 1 ]; then
+		notok criu_fails_target_kept "exit $rc, want 1: $(cat "$tmp/cf.err")"
+	elif ! grep -q "criu dump failed (exit status" "$tmp/cf.err" || ! grep -q "$tmp/cf/dump.log" "$tmp/cf.err"; then
+		notok criu_fails_target_kept "unclear message: $(cat "$tmp/cf.err")"
+	elif [ "$(jget "$tmp/cf.json" 'j["ok"] == False and j["log"].endswith("dump.log")')" != True ]; then
+		notok criu_fails_target_kept "JSON: $(cat "$tmp/cf.json")"
+	elif ! running "$P"; then
+		notok criu_fails_target_kept "target not running after CRIU failed"
+	elif [ "$(jget "$tmp/cf.json" 'j["profiler"]["reinit"]')" != True ]; then
+		notok criu_fails_target_kept "profiler not re-initialised after the failure"
+	else
+		ok criu_fails_target_kept
+	fi
+	kill "$P"
+}
+
+test_target_exits_mid_profile() {
+	need_criu target_exits_mid_profile || return
+	start "$tmp/tx.out" "$WORKLOADS/memwrite" -m 4 -s 1
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/tx" -s 4 2>"$tmp/tx.err" >/dev/null
+	local rc=$?
+	[ $rc -eq 3 ] && grep -q "exited while being profiled" "$tmp/tx.err" &&
+		ok target_exits_mid_profile || notok target_exits_mid_profile "exit $rc: $(cat "$tmp/tx.err")"
+}
+
+# wait up to $2 s for pid $1 to go away
+wait_gone() {
+	for _ in $(seq $(($2 * 10))); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+	return 1
+}
+
+test_cksum_detects_corruption() {
+	"$WORKLOADS/cksum_worker" -m 2 -n 20 -t 0 -x >"$tmp/x.out" 2>&1
+	local rc=$?
+	[ $rc -eq 1 ] && grep -q WRONG "$tmp/x.out" && ok cksum_detects_corruption ||
+		notok cksum_detects_corruption "exit $rc: $(cat "$tmp/x.out")"
+}
+
+test_dump_kill_restore() {
+	need_criu dump_kill_restore || return
+	start "$tmp/dk.out" "$WORKLOADS/cksum_worker" -m 16 -n 250 -t 20
+	sleep 1
+	local old=$P rc
+	"$MEMLENS" checkpoint -p "$old" -D "$tmp/dk" -s 1 >"$tmp/dk.stdout" 2>"$tmp/dk.err"
+	rc=$?
+	[ $rc -eq 0 ] || { notok dump_kill_restore "checkpoint exit $rc: $(cat "$tmp/dk.err")"; return; }
+	wait "$old" 2>/dev/null	# CRIU killed it after the dump
+	kill -0 "$old" 2>/dev/null && { notok dump_kill_restore "target still alive after a dump without -R"; return; }
+	grep -q correct "$tmp/dk.out" && { notok dump_kill_restore "finished before the dump"; return; }
+	"$MEMLENS" restore -D "$tmp/dk" --json >"$tmp/dk.json" 2>"$tmp/dk.rerr"
+	rc=$?
+	[ $rc -eq 0 ] || { notok dump_kill_restore "restore exit $rc: $(cat "$tmp/dk.rerr")"; return; }
+	local new
+	new=$(jget "$tmp/dk.json" 'j["pid"]')
+	pids+=("$new")
+	[ "$new" -gt 0 ] 2>/dev/null || { notok dump_kill_restore "no pid: $(cat "$tmp/dk.json")"; return; }
+	wait_gone "$new" 60 || { notok dump_kill_restore "restored process $new did not finish"; return; }
+	if grep -q "cksum_worker: correct steps=250" "$tmp/dk.out"; then
+		ok dump_kill_restore
+	else
+		notok dump_kill_restore "restored worker output: $(cat "$tmp/dk.out")"
+	fi
+}
+
+test_page_server() {
+	need_criu page_server || return
+	local port=$((20000 + $$ % 20000)) rc
+	mkdir -p "$tmp/ps" "$tmp/psl"
+	start "$tmp/ps.out" "$WORKLOADS/cksum_worker" -m 8 -n 200 -t 20
+	timeout 30 "$CRIU" page-server -D "$tmp/ps" --address 127.0.0.1 --port "$port" -d \
+		-o page-server.log >/dev/null 2>&1 || { notok page_server "criu page-server did not start"; return; }
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/psl" -s 0 --page-server "127.0.0.1:$port" \
+		>"$tmp/ps.stdout" 2>"$tmp/ps.err"
+	rc=$?
+	[ $rc -eq 0 ] || { notok page_server "checkpoint exit $rc: $(cat "$tmp/ps.err")"; return; }
+	wait "$P" 2>/dev/null
+	ls "$tmp/ps"/pages-*.img >/dev/null 2>&1 || { notok page_server "no pages at the page server"; return; }
+	ls "$tmp/psl"/pages-*.img >/dev/null 2>&1 && { notok page_server "pages written locally"; return; }
+	cp -n "$tmp/psl"/*.img "$tmp/ps"/
+	"$MEMLENS" restore -D "$tmp/ps" --json >"$tmp/ps.json" 2>"$tmp/ps.rerr" ||
+		{ notok page_server "restore: $(cat "$tmp/ps.rerr")"; return; }
+	local new
+	new=$(jget "$tmp/ps.json" 'j["pid"]')
+	pids+=("$new")
+	wait_gone "$new" 60 || { notok page_server "restored process did not finish"; return; }
+	grep -q "cksum_worker: correct steps=200" "$tmp/ps.out" && ok page_server ||
+		notok page_server "output: $(cat "$tmp/ps.out")"
+}
+
+test_restore_fails_clearly() {
+	need_criu restore_fails_clearly || return
+	mkdir -p "$tmp/empty"
+	"$MEMLENS" restore -D "$tmp/empty" 2>"$tmp/re.err"
+	local rc=$?
+	[ $rc -eq 1 ] && grep -q "criu restore failed" "$tmp/re.err" && grep -q "restore.log" "$tmp/re.err" &&
+		ok restore_fails_clearly || notok restore_fails_clearly "exit $rc: $(cat "$tmp/re.err")"
+}
+
+test_migrate_model_real_trace() {
+	local rc
+	start "$tmp/mw.out" "$WORKLOADS/memwrite" -m 32
+	"$MEMLENS" writes -p "$P" -d 7 -q --record "$tmp/t.jsonl" >/dev/null 2>"$tmp/w.err" ||
+		{ notok migrate_model_real_trace "writes --record: $(cat "$tmp/w.err")"; kill "$P"; return; }
+	kill "$P"
+	"$MEMLENS" migrate-model "$tmp/t.jsonl" --bandwidth 100 --round-interval 2 --json \
+		>"$tmp/mm.json" 2>"$tmp/mm.err"
+	rc=$?
+	[ $rc -eq 0 ] || { notok migrate_model_real_trace "exit $rc: $(cat "$tmp/mm.err")"; return; }
+	[ "$(wc -l <"$tmp/mm.json")" -eq 1 ] || { notok migrate_model_real_trace "not one line"; return; }
+	local check='j["type"]=="migrate_model" and j["bandwidth_mbps"]==100 and j["round_interval_s"]==2 and [p["name"] for p in j["policies"]]==["none","hot-vma","hot-range"] and all(set(p)=={"name","rounds","total_bytes","final_round_bytes","downtime_ms"} and p["rounds"][-1]["bytes"]==p["final_round_bytes"] and sum(r["bytes"] for r in p["rounds"])==p["total_bytes"] and abs(p["downtime_ms"]-p["final_round_bytes"]/(100*1048576)*1000)<1e-6 for p in j["policies"])'
+	[ "$(jget "$tmp/mm.json" "$check")" = True ] || { notok migrate_model_real_trace "shape: $(cat "$tmp/mm.json")"; return; }
+	# memwrite rewrites its 32 MiB buffer all the time: every pre-dump resends it
+	# without exclusion, and leaves it for the final round with it
+	[ "$(jget "$tmp/mm.json" 'j["policies"][1]["total_bytes"] < j["policies"][0]["total_bytes"] and j["policies"][0]["final_round_bytes"] >= 32 << 20')" = True ] ||
+		{ notok migrate_model_real_trace "hot-vma sent no less than none: $(cat "$tmp/mm.json")"; return; }
+	"$MEMLENS" migrate-model "$tmp/t.jsonl" --bandwidth 100 --round-interval 2 | grep -q "^hot-range" ||
+		{ notok migrate_model_real_trace "human output"; return; }
+	echo "# migrate-model memwrite 32 MiB: $(jget "$tmp/mm.json" '" ".join("%s total=%d final=%d" % (p["name"], p["total_bytes"], p["final_round_bytes"]) for p in j["policies"])')"
+	ok migrate_model_real_trace
+}
+
+test_no_criu
+test_usage_errors
+test_no_such_pid
+test_pre_dump_refused
+test_checkpoint_leave_running
+test_criu_fails_target_kept
+test_target_exits_mid_profile
+test_cksum_detects_corruption
+test_dump_kill_restore
+test_page_server
+test_restore_fails_clearly
+test_migrate_model_real_trace

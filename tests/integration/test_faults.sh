@@ -1,0 +1,171 @@
+#!/bin/bash
+# memlens faults: counts checked against the kernel's own getrusage() numbers.
+. "$(dirname "$0")/bpf_common.bash"
+
+# gated_run NAME MODE-ARGS -- FAULTGEN-ARGS: faultgen -w waits on a fifo; the
+# tracer (-p) attaches while it is blocked, then it touches its pages, blocks
+# again while the tracer is stopped, and prints its getrusage() deltas.
+# Sets G_OUT (faultgen's line), G_PID, TR_OUT.
+gated_run() {
+	local name=$1 fifo=$T_TMP/$1.fifo
+	shift
+	local targs=()
+	while [ "$1" != -- ]; do targs+=("$1"); shift; done
+	shift
+	mkfifo "$fifo"
+	"$WORKLOADS/faultgen" -w "$@" <"$fifo" >"$T_TMP/$name.fg" 2>"$T_TMP/$name.fgerr" &
+	G_PID=$!
+	T_BG+=("$G_PID")
+	exec 7>"$fifo"
+	if ! tracer_start "$name" faults -p "$G_PID" --json "${targs[@]}"; then
+		exec 7>&-
+		wait "$G_PID"
+		return 1
+	fi
+	echo >&7		# touch
+	for _ in $(seq 1 1200); do	# until faultgen says it is done
+		grep -qs touched "$T_TMP/$name.fgerr" && break
+		sleep 0.1
+	done
+	tracer_stop
+	echo >&7		# exit
+	exec 7>&-
+	wait "$G_PID"
+	G_OUT=$(cat "$T_TMP/$name.fg")
+}
+
+field() { echo "$G_OUT" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+check_exact() {	# NAME: the -p row equals getrusage exactly
+	local name=$1 ok=1 minor major rows
+	rows=$(json "$TR_OUT" "len(d['rows'])")
+	minor=$(json "$TR_OUT" "sum(r['minor'] for r in d['rows'] if r['pid'] == $G_PID)")
+	major=$(json "$TR_OUT" "sum(r['major'] for r in d['rows'] if r['pid'] == $G_PID)")
+	echo "# $name: faultgen says $G_OUT; memlens minor=$minor major=$major (rows $rows)"
+	expect "$name" "one row, for the pid" [ "$rows" = 1 ] || ok=0
+	expect "$name" "minor == getrusage minflt" [ "$minor" = "$(field minflt)" ] || ok=0
+	expect "$name" "major == getrusage majflt" [ "$major" = "$(field majflt)" ] || ok=0
+	[ $ok = 1 ]
+}
+
+test_anon_minor_matches_getrusage() {
+	local n=faults_anon_256MiB_minor_equals_getrusage
+	if ! gated_run anon -- anon 256; then
+		notok $n "tracer did not start: $(cat "$TR_ERR")"; return
+	fi
+	if check_exact $n && [ "$(field minflt)" -ge 65536 ] &&
+	   [ "$(json "$TR_OUT" "sum(d['minor_hist_us'])")" = "$(field minflt)" ]; then
+		ok $n
+	else
+		notok $n "histogram total $(json "$TR_OUT" "sum(d['minor_hist_us'])")"
+	fi
+}
+
+test_file_major_matches_getrusage() {
+	local n=faults_file_64MiB_major_equals_getrusage f=/var/tmp/memlens-faults-test.bin
+	dd if=/dev/urandom of=$f bs=1M count=64 status=none conv=fsync
+	if ! gated_run file -- file $f; then
+		notok $n "tracer did not start: $(cat "$TR_ERR")"; rm -f $f; return
+	fi
+	rm -f $f
+	if [ "$(field cached_before)" != 0 ]; then
+		skip $n "the file stayed in the page cache ($(field cached_before) pages) after POSIX_FADV_DONTNEED"
+		return
+	fi
+	if check_exact $n && [ "$(field majflt)" -gt 0 ] &&
+	   [ "$(json "$TR_OUT" "sum(d['major_hist_us'])")" = "$(field majflt)" ]; then
+		ok $n
+	else
+		notok $n "major histogram total $(json "$TR_OUT" "sum(d['major_hist_us'])")"
+	fi
+}
+
+test_mode_reported_and_fallback() {
+	local n=faults_tracepoint_fallback_forced_is_exact
+	if ! gated_run forced --mode tracepoint -- anon 64; then
+		notok $n "tracer did not start: $(cat "$TR_ERR")"; return
+	fi
+	if grep -q 'mode tracepoint' "$TR_ERR" && check_exact $n &&
+	   [ "$(json "$TR_OUT" "d['mode']")" = tracepoint ] &&
+	   [ "$(json "$TR_OUT" "d['rows'][0]['retried']")" = None ]; then
+		ok $n
+	else
+		notok $n "stderr: $(cat "$TR_ERR")"
+	fi
+	n=faults_auto_mode_says_which
+	"$MEMLENS" faults -v -d 0.2 >/dev/null 2>"$T_TMP/auto.err"
+	if grep -Eq 'mode (fentry|tracepoint)' "$T_TMP/auto.err"; then
+		ok $n
+		echo "# $(grep mode "$T_TMP/auto.err")"
+	else
+		notok $n "$(cat "$T_TMP/auto.err")"
+	fi
+}
+
+test_fentry_mode() {
+	local n=faults_fentry_mode_is_exact rc
+	"$MEMLENS" faults --mode fentry -d 0.1 >/dev/null 2>"$T_TMP/fentry.err"
+	rc=$?
+	if [ $rc = 5 ] || [ $rc = 4 ]; then
+		skip $n "this kernel refuses fentry/fexit (exit $rc: $(cat "$T_TMP/fentry.err")); the tracepoint fallback is tested instead"
+		return
+	fi
+	if ! gated_run fentry --mode fentry -- anon 64; then
+		notok $n "tracer did not start: $(cat "$TR_ERR")"; return
+	fi
+	if check_exact $n && [ "$(json "$TR_OUT" "d['mode']")" = fentry ]; then
+		ok $n
+	else
+		notok $n
+	fi
+}
+
+test_spawned_command() {
+	local n=faults_spawned_command_counted out=$T_TMP/spawn.json fg
+	"$MEMLENS" faults --json -- "$WORKLOADS/faultgen" anon 32 >"$out" 2>"$T_TMP/spawn.err"
+	fg=$(grep '^pages=' "$out")
+	local minor want
+	minor=$(json "$out" "sum(r['minor'] for r in d['rows'] if r['comm'] == 'faultgen')")
+	want=$(echo "$fg" | tr ' ' '\n' | sed -n 's/^minflt=//p')
+	echo "# $n: $fg; memlens minor=$minor (includes the program's start-up faults)"
+	if [ -n "$want" ] && [ "$minor" -ge "$want" ] && [ "$minor" -lt $((want + 4096)) ] &&
+	   [ "$(json "$out" "d['rows'][0]['pid'] is not None")" = True ]; then
+		ok $n
+	else
+		notok $n "$(cat "$T_TMP/spawn.err")"
+	fi
+}
+
+test_errors() {
+	local n=faults_no_such_pid_exit_3 rc
+	"$MEMLENS" faults -p 4194303 -d 0.1 >/dev/null 2>"$T_TMP/e1"
+	rc=$?
+	if [ $rc = 3 ] && grep -q 'no process' "$T_TMP/e1"; then ok $n; else notok $n "rc=$rc $(cat "$T_TMP/e1")"; fi
+	n=faults_not_root_exit_4
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$MEMLENS" faults -d 0.1 >/dev/null 2>"$T_TMP/e2"
+	rc=$?
+	if [ $rc = 4 ] && grep -q 'root' "$T_TMP/e2"; then ok $n; else notok $n "rc=$rc $(cat "$T_TMP/e2")"; fi
+	n=faults_bad_usage_exit_2
+	"$MEMLENS" faults -d abc >/dev/null 2>&1
+	rc=$?
+	if [ $rc = 2 ]; then ok $n; else notok $n "rc=$rc"; fi
+	n=faults_target_exits_midrun
+	"$WORKLOADS/faultgen" anon 8 >/dev/null &
+	local p=$!
+	"$MEMLENS" faults -p $p --json >"$T_TMP/e4" 2>"$T_TMP/e4.err"
+	rc=$?
+	wait $p 2>/dev/null
+	if { [ $rc = 0 ] && json "$T_TMP/e4" "d['type']" | grep -q faults; } || [ $rc = 3 ]; then
+		ok $n
+	else
+		notok $n "rc=$rc $(cat "$T_TMP/e4.err")"
+	fi
+}
+
+test_anon_minor_matches_getrusage
+test_file_major_matches_getrusage
+test_mode_reported_and_fallback
+test_fentry_mode
+test_spawned_command
+test_errors
+t_done

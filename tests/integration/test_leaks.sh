@@ -1,0 +1,95 @@
+#!/bin/bash
+# memlens leaks: a program leaking exactly K blocks of 4096 bytes.
+. "$(dirname "$0")/bpf_common.bash"
+
+K=1000
+
+test_spawned_exact() {
+	local n=leaks_spawned_exactly_K_blocks_of_4096 out=$T_TMP/spawn.json
+	"$MEMLENS" leaks --json -v -- "$WORKLOADS/leaky" $K >"$out" 2>"$T_TMP/spawn.err"
+	echo "# $n: $(json "$out" "{k: d[k] for k in ('mallocs','frees','untracked_frees','outstanding')}") by_size $(json "$out" "d['by_size'][:3]")"
+	# leaky: per round 9 allocations (malloc x3 incl. the leak, calloc,
+	# realloc(NULL), realloc grow, aligned_alloc, memalign, posix_memalign), 8 frees
+	if [ "$(json "$out" "d['by_size'][0] == {'size': 4096, 'count': $K, 'bytes': 4096 * $K}")" = True ] &&
+	   [ "$(json "$out" "(d['mallocs'], d['frees'], d['untracked_frees'], d['outstanding'])")" = "($((9 * K)), $((8 * K)), 0, $K)" ]; then
+		ok $n
+	else
+		notok $n "$(cat "$out" "$T_TMP/spawn.err")"
+	fi
+	n=leaks_by_stack_points_at_main
+	if [ "$(json "$out" "d['by_stack'][0]['count'] == $K and d['by_stack'][0]['stack'][0].startswith('main+')")" = True ]; then
+		ok $n
+	else
+		notok $n "$(json "$out" "d['by_stack'][:2]")"
+	fi
+	n=leaks_free_probe_on_emulated_instruction
+	if [ "$(uname -m)" != x86_64 ]; then
+		skip $n "x86-64 only"
+	elif grep -q 'uprobe free at .*emulated push' "$T_TMP/spawn.err"; then
+		ok $n	# and the counts above, with that attach point, are exact
+	elif grep -q 'uprobe free at' "$T_TMP/spawn.err"; then
+		skip $n "this libc's free() does not start with 'test %rdi,%rdi; je': probed at its entry"
+	else
+		notok $n "$(cat "$T_TMP/spawn.err")"
+	fi
+}
+
+test_pid_untracked_frees() {
+	local n=leaks_pid_counts_untracked_frees fifo=$T_TMP/leaky.fifo p
+	mkfifo "$fifo"
+	"$WORKLOADS/leaky" -w 500 <"$fifo" >"$T_TMP/leaky.out" 2>"$T_TMP/leaky.err" &
+	p=$!
+	T_BG+=("$p")
+	exec 7>"$fifo"
+	if ! tracer_start pid leaks -p $p --json; then
+		exec 7>&-; notok $n "$(cat "$TR_ERR")"; return
+	fi
+	echo >&7	# frees its 500 earlier blocks, leaks 500 new ones
+	for _ in $(seq 1 600); do	# until it waits again
+		grep -qs done "$T_TMP/leaky.err" && break
+		sleep 0.1
+	done
+	echo >&7	# exits: memlens stops by itself
+	exec 7>&-
+	wait $p
+	wait "$TR_PID"
+	TR_RC=$?
+	echo "# $n: $(json "$TR_OUT" "{k: d[k] for k in ('mallocs','frees','untracked_frees','outstanding')}")"
+	if [ $TR_RC = 0 ] &&
+	   [ "$(json "$TR_OUT" "(d['untracked_frees'], d['mallocs'], d['frees'])")" = "(500, 4500, 4000)" ] &&
+	   [ "$(json "$TR_OUT" "[s for s in d['by_size'] if s['size'] == 4096][0]['count']")" = 500 ] &&
+	   grep -q 'exited' "$TR_ERR"; then
+		ok $n
+	else
+		notok $n "rc=$TR_RC $(cat "$TR_OUT" "$TR_ERR")"
+	fi
+}
+
+test_errors() {
+	local n=leaks_static_binary_clear_error rc
+	"$MEMLENS" leaks -- /sbin/ldconfig -p >/dev/null 2>"$T_TMP/st.err"
+	rc=$?
+	if ! file -L /sbin/ldconfig 2>/dev/null | grep -q 'static'; then
+		skip $n "no statically linked program here (/sbin/ldconfig is dynamic)"
+	elif [ $rc != 0 ] && grep -q 'statically linked' "$T_TMP/st.err"; then
+		ok $n
+	else
+		notok $n "rc=$rc $(cat "$T_TMP/st.err")"
+	fi
+	n=leaks_no_such_pid_exit_3
+	"$MEMLENS" leaks -p 4194303 >/dev/null 2>"$T_TMP/e1"
+	rc=$?
+	[ $rc = 3 ] && grep -q 'no process' "$T_TMP/e1" && ok $n || notok $n "rc=$rc $(cat "$T_TMP/e1")"
+	n=leaks_needs_a_target_exit_2
+	"$MEMLENS" leaks -d 1 >/dev/null 2>&1
+	[ $? = 2 ] && ok $n || notok $n
+	n=leaks_not_root_exit_4
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$MEMLENS" leaks -- /bin/true >/dev/null 2>"$T_TMP/nr"
+	rc=$?
+	[ $rc = 4 ] && grep -q root "$T_TMP/nr" && ok $n || notok $n "rc=$rc $(cat "$T_TMP/nr")"
+}
+
+test_spawned_exact
+test_pid_untracked_frees
+test_errors
+t_done

@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The snapshot collector against real processes (workloads/snaptarget):
+ * exact resident / zero-page / file / huge counts of VMAs built for them,
+ * per-VMA agreement with /proc/PID/smaps, totals vs smaps_rollup, region
+ * kinds, page flags, diffs, spawn mode before main, uffd-wp markers not
+ * counted as swap, target exit, and an untouched target.
+ */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "harness.h"
+#include "integration/target.h"
+#include "memlens/profiler.h"
+#include "memlens/snapshot.h"
+#include "memlens/spawn.h"
+
+#define NAMES 9
+static struct target T;
+static const char *const names[NAMES] = { "data", "bss",  "heap", "stack", "touch",
+					  "zero", "file", "thp",  "swap" };
+static uint64_t addr[NAMES];
+
+static uint64_t A(const char *name)
+{
+	for (int i = 0; i < NAMES; i++)
+		if (!strcmp(names[i], name))
+			return addr[i];
+	return 0;
+}
+
+/* Read "addr NAME 0xA N" lines up to "ready PID". */
+static int read_addrs(FILE *out)
+{
+	char line[256], nm[32];
+	unsigned long long a;
+	unsigned long n;
+
+	memset(addr, 0, sizeof(addr));
+	while (fgets(line, sizeof(line), out)) {
+		if (!strncmp(line, "ready", 5))
+			return 0;
+		if (sscanf(line, "addr %31s %llx %lu", nm, &a, &n) != 3)
+			continue;
+		for (int i = 0; i < NAMES; i++)
+			if (!strcmp(names[i], nm))
+				addr[i] = a;
+	}
+	return -1;
+}
+
+static void start(const char *touch)
+{
+	char *argv[] = { "snaptarget", (char *)touch, NULL };
+
+	REQUIRE(target_start(&T, workload("snaptarget"), argv) == 0);
+	REQUIRE_MSG(read_addrs(T.out) == 0, "snaptarget did not get ready");
+}
+
+static void stop(void)
+{
+	if (T.pid <= 0)
+		return;
+	fprintf(T.in, "exit\n");
+	fclose(T.in);
+	fclose(T.out);
+	waitpid(T.pid, NULL, 0);
+	T.pid = 0;
+}
+
+static void take(struct snapshot *s, bool pages)
+{
+	struct snapshot_opts o = { .pages = pages };
+	struct snapshotter *sn;
+	struct ml_err err = { 0 };
+	int r = snapshot_open(&sn, T.pid, &o, &err);
+
+	REQUIRE_MSG(r == 0, "snapshot_open: %s", err.msg);
+	r = snapshot_take(sn, s, &err);
+	snapshot_close(sn);
+	REQUIRE_MSG(r == 0, "snapshot_take: %s", err.msg);
+}
+
+static long idx(const struct snapshot *s, uint64_t a)
+{
+	long i = vma_find(&s->vmas, a);
+
+	REQUIRE_MSG(i >= 0, "no VMA contains 0x%llx", (unsigned long long)a);
+	return i;
+}
+
+/* A "Key:   N kB" field of /proc/PID/smaps for the VMA starting at @start, or of smaps_rollup. */
+static long smaps_kb(pid_t pid, uint64_t start, bool rollup, const char *key)
+{
+	char path[64], line[512], hdr[32];
+	bool in = rollup;
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, rollup ? "smaps_rollup" : "smaps");
+	snprintf(hdr, sizeof(hdr), "%llx-", (unsigned long long)start);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!rollup && strchr(line, '-') && strchr(line, '-') < strchr(line, ' ') &&
+		    line[0] != ' ' && !strchr(line, ':'))
+			in = !strncmp(line, hdr, strlen(hdr));
+		else if (!rollup && !strncmp(line, hdr, strlen(hdr)))
+			in = true;
+		if (in && !strncmp(line, key, strlen(key)) && line[strlen(key)] == ':') {
+			v = strtol(line + strlen(key) + 1, NULL, 10);
+			if (!rollup)
+				break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+static void test_resident_exact(void)
+{
+	struct snapshot s;
+
+	snapshot_init(&s);
+	start("100");
+	take(&s, false);
+	long i = idx(&s, A("touch"));
+	CHECK_EQ(s.vmas.v[i].start, A("touch"));
+	CHECK_EQ(s.c[i].size_pages, 256);
+	CHECK_EQ(s.c[i].resident_pages, 100);
+	CHECK_EQ(s.c[i].zero_pages, 0);
+	CHECK_EQ(s.c[i].file_pages, 0);
+	CHECK_EQ(s.c[i].swapped_pages, 0);
+	CHECK_STR(vma_kind_name(s.vmas.v[i].kind), "anon");
+	stop();
+	snapshot_free(&s);
+}
+
+static void test_zero_file_pages(void)
+{
+	struct snapshot s;
+
+	snapshot_init(&s);
+	start("7");
+	take(&s, false);
+	long z = idx(&s, A("zero")), f = idx(&s, A("file"));
+	CHECK_EQ(s.c[z].zero_pages, 40);
+	CHECK_EQ(s.c[z].resident_pages, 0);
+	CHECK_EQ(s.c[f].size_pages, 32);
+	CHECK_EQ(s.c[f].file_pages, 32);
+	CHECK_EQ(s.c[f].resident_pages, 32);
+	CHECK_STR(vma_kind_name(s.vmas.v[f].kind), "file");
+	CHECK_EQ(s.c[idx(&s, A("touch"))].resident_pages, 7);
+	stop();
+	snapshot_free(&s);
+}
+
+static void test_huge_pages(void)
+{
+	struct snapshot s;
+	long thp_kb;
+
+	snapshot_init(&s);
+	start("1");
+	take(&s, false);
+	long h = idx(&s, A("thp"));
+	thp_kb = smaps_kb(T.pid, s.vmas.v[h].start, false, "AnonHugePages");
+	if (thp_kb <= 0) {
+		stop();
+		snapshot_free(&s);
+		SKIP("the kernel gave the MADV_HUGEPAGE region no huge page (THP %s)",
+		     thp_kb < 0 ? "unreadable" : "unavailable or fragmented memory");
+	}
+	CHECK_EQ(s.c[h].huge_pages, thp_kb / 4);
+	CHECK_EQ(s.c[h].resident_pages, smaps_kb(T.pid, s.vmas.v[h].start, false, "Rss") / 4);
+	CHECK(s.totals.huge_pages >= s.c[h].huge_pages);
+	stop();
+	snapshot_free(&s);
+}
+
+static bool have_swap(void)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen("/proc/swaps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return n > 1;
+}
+
+static void test_swapped_pages(void)
+{
+	struct snapshot s;
+
+	if (!have_swap())
+		SKIP("no swap device on this machine (/proc/swaps lists none): MADV_PAGEOUT cannot "
+		     "swap pages out");
+	snapshot_init(&s);
+	start("1");
+	REQUIRE(A("swap"));
+	take(&s, false);
+	long w = idx(&s, A("swap"));
+	CHECK_EQ(s.c[w].swapped_pages, smaps_kb(T.pid, s.vmas.v[w].start, false, "Swap") / 4);
+	CHECK(s.c[w].swapped_pages > 0);
+	CHECK_EQ(s.c[w].swapped_pages + s.c[w].resident_pages, 64);
+	stop();
+	snapshot_free(&s);
+}
+
+/* Runs everywhere: swapped pages agree with the kernel's VmSwap counter. */
+static void test_swapped_matches_vmswap(void)
+{
+	struct snapshot s;
+
+	snapshot_init(&s);
+	start("50");
+	take(&s, false);
+	CHECK(s.mm.vm_swap_kb >= 0);
+	CHECK_EQ(s.totals.swapped_pages * 4, s.mm.vm_swap_kb);
+	stop();
+	snapshot_free(&s);
+}
+
+/* Write tracking leaves uffd-wp markers on untouched pages: not swap. */
+static void test_wp_markers_not_swapped(void)
+{
+	struct snapshot s;
+	struct profiler *p = NULL;
+	struct ml_err err = { 0 };
+
+	snapshot_init(&s);
+	start("50");
+	int r = profiler_open(&p, T.pid, NULL, &err);
+	if (r) {
+		stop();
+		SKIP("write tracking unavailable here: %.200s", err.msg);
+	}
+	take(&s, false);
+	CHECK_EQ(s.totals.swapped_pages * 4, s.mm.vm_swap_kb);
+	CHECK_EQ(s.c[idx(&s, A("touch"))].resident_pages, 50);
+	profiler_close(p);
+	stop();
+	snapshot_free(&s);
+}
+
+/* --writes: written pages of a cycle, as cmd_snapshot attributes them. */
+static void test_written_pages(void)
+{
+	struct snapshot s;
+	struct profiler *p = NULL;
+	struct profiler_sample ps;
+	struct ml_err err = { 0 };
+
+	snapshot_init(&s);
+	start("10");
+	int r = profiler_open(&p, T.pid, NULL, &err);
+	if (r) {
+		stop();
+		SKIP("write tracking unavailable here: %.200s", err.msg);
+	}
+	REQUIRE(profiler_tick(p, &ps, &err) == 0);
+	profiler_sample_free(&ps);
+	const char *ans = target_cmd(&T, "touch 20");
+	REQUIRE(ans && !strcmp(ans, "touched 30"));
+	take(&s, false);
+	REQUIRE_MSG(profiler_tick(p, &ps, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; i < ps.nregions; i++)
+		snapshot_set_written(&s, ps.regions[i].start, ps.regions[i].dirty_pages);
+	profiler_sample_free(&ps);
+	long t = idx(&s, A("touch"));
+	CHECK(s.flags & SNAP_HAVE_WRITTEN);
+	CHECK_EQ(s.c[t].written_pages, 20);
+	CHECK_EQ(s.c[t].resident_pages, 30);
+	CHECK(s.totals.written_pages >= 20);
+	CHECK_EQ(s.kinds[VMA_ANON].written_pages >= 20, 1);
+	profiler_close(p);
+	stop();
+	snapshot_free(&s);
+}
+
+static void test_per_vma_matches_smaps(void)
+{
+	struct snapshot s;
+	int bad = 0;
+
+	snapshot_init(&s);
+	start("100");
+	take(&s, false);
+	for (size_t i = 0; i < s.vmas.n; i++) {
+		long rss = smaps_kb(T.pid, s.vmas.v[i].start, false, "Rss");
+
+		if (rss < 0 || (uint64_t)rss != s.c[i].resident_pages * 4) {
+			if (bad++ < 5)
+				T_FAILMSG("VMA %llx %s: smaps Rss %ld kB, snapshot %llu pages",
+					  (unsigned long long)s.vmas.v[i].start,
+					  vma_path(&s.vmas, &s.vmas.v[i]), rss,
+					  (unsigned long long)s.c[i].resident_pages);
+		}
+	}
+	CHECK_EQ(bad, 0);
+	stop();
+	snapshot_free(&s);
+}
+
+static void test_totals_vs_rollup(void)
+{
+	struct snapshot s;
+	long rss;
+
+	snapshot_init(&s);
+	start("200");
+	take(&s, false);
+	rss = smaps_kb(T.pid, 0, true, "Rss");
+	REQUIRE(rss > 0);
+	long ours = (long)s.totals.resident_pages * 4;
+	if (labs(ours - rss) * 100 > rss)
+		T_FAILMSG("resident %ld kB vs smaps_rollup Rss %ld kB: more than 1 %% apart", ours,
+			  rss);
+	CHECK(labs(ours - s.mm.vm_rss_kb) * 100 <= s.mm.vm_rss_kb);
+	stop();
+	snapshot_free(&s);
+}
+
+static void test_region_kinds(void)
+{
+	struct snapshot s;
+	bool libc = false, vdso = false;
+
+	snapshot_init(&s);
+	start("1");
+	take(&s, false);
+	CHECK_STR(vma_kind_name(s.vmas.v[idx(&s, A("data"))].kind), "data");
+	CHECK_STR(vma_kind_name(s.vmas.v[idx(&s, A("bss") + 32 * 4096)].kind), "bss");
+	CHECK_STR(vma_kind_name(s.vmas.v[idx(&s, A("heap"))].kind), "heap");
+	CHECK_STR(vma_kind_name(s.vmas.v[idx(&s, A("stack"))].kind), "stack");
+	for (size_t i = 0; i < s.vmas.n; i++) {
+		const char *p = vma_path(&s.vmas, &s.vmas.v[i]);
+
+		if (strstr(p, "libc.so") && s.vmas.v[i].perms[2] == 'x')
+			libc = s.vmas.v[i].kind == VMA_LIB_TEXT;
+		if (!strcmp(p, "[vdso]"))
+			vdso = s.vmas.v[i].kind == VMA_VDSO;
+		if (!strcmp(p, "[heap]"))
+			CHECK_STR(vma_kind_name(s.vmas.v[i].kind), "heap");
+	}
+	CHECK(libc);
+	CHECK(vdso);
+	CHECK_EQ(s.kinds[VMA_BSS].resident_pages, 0);
+	CHECK(s.kinds[VMA_TEXT].resident_pages > 0);
+	stop();
+	snapshot_free(&s);
+}
+
+static void test_page_flags(void)
+{
+	struct snapshot s;
+
+	snapshot_init(&s);
+	start("100");
+	take(&s, true);
+	REQUIRE(s.flags & SNAP_HAVE_PAGES);
+	long t = idx(&s, A("touch")), f = idx(&s, A("file"));
+	CHECK_EQ(s.c[t].anon_pages, 100);
+	CHECK_EQ(s.c[t].swapbacked_pages, 100);
+	CHECK_EQ(s.c[t].shared_pages, 0);
+	CHECK_EQ(s.c[f].anon_pages, 0);
+	CHECK(s.c[t].lru_pages <= 100);
+	CHECK(s.totals.anon_pages <= s.totals.resident_pages);
+	stop();
+	snapshot_free(&s);
+}
+
+static void test_diff_after_touch(void)
+{
+	struct snapshot a, b;
+	struct snapshot_diff d;
+
+	snapshot_init(&a);
+	snapshot_init(&b);
+	snapshot_diff_init(&d);
+	start("10");
+	take(&a, false);
+	const char *ans = target_cmd(&T, "touch 20");
+	REQUIRE(ans && !strcmp(ans, "touched 30"));
+	take(&b, false);
+	REQUIRE(snapshot_diff(&a, &b, &d) == 0);
+	long i = idx(&b, A("touch"));
+	CHECK(d.prev[i] >= 0);
+	CHECK_EQ(d.d[i].resident_pages, 20);
+	CHECK_EQ(b.c[i].resident_pages, 30);
+	CHECK_EQ(d.added, 0);
+	CHECK_EQ(d.removed, 0);
+	REQUIRE(snapshot_diff(NULL, &b, &d) == 0);
+	CHECK_EQ(d.added, b.vmas.n);
+	CHECK_EQ(d.totals.resident_pages, (int64_t)b.totals.resident_pages);
+	stop();
+	snapshot_free(&a);
+	snapshot_free(&b);
+	snapshot_diff_free(&d);
+}
+
+static char proc_state(pid_t pid, int *tracer)
+{
+	char path[64], line[256], st = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "State:", 6))
+			sscanf(line, "State: %c", &st);
+		if (!strncmp(line, "TracerPid:", 10))
+			*tracer = atoi(line + 10);
+	}
+	if (f)
+		fclose(f);
+	return st;
+}
+
+static void test_target_unaffected(void)
+{
+	struct snapshot a, b;
+	struct snapshot_diff d;
+	struct snapshotter *sn;
+	struct ml_err err = { 0 };
+	struct snapshot_opts o = { .pages = true };
+	int tracer = -1;
+
+	snapshot_init(&a);
+	snapshot_init(&b);
+	snapshot_diff_init(&d);
+	start("100");
+	long rss0 = smaps_kb(T.pid, 0, true, "Rss");
+	REQUIRE(snapshot_open(&sn, T.pid, &o, &err) == 0);
+	REQUIRE(snapshot_take(sn, &a, &err) == 0);
+	for (int i = 0; i < 50; i++)
+		REQUIRE_MSG(snapshot_take(sn, &b, &err) == 0, "%s", err.msg);
+	snapshot_close(sn);
+	REQUIRE(snapshot_diff(&a, &b, &d) == 0);
+	CHECK_EQ(d.totals.resident_pages, 0);
+	CHECK_EQ(d.totals.zero_pages, 0);
+	CHECK_EQ(d.added + d.removed, 0);
+	CHECK_EQ(smaps_kb(T.pid, 0, true, "Rss"), rss0);
+	char st = proc_state(T.pid, &tracer);
+	CHECK(st == 'S' || st == 'R');
+	CHECK_EQ(tracer, 0);
+	const char *ans = target_cmd(&T, "check");
+	CHECK(ans && !strcmp(ans, "check ok"));
+	stop();
+	snapshot_free(&a);
+	snapshot_free(&b);
+	snapshot_diff_free(&d);
+}
+
+static void test_exited_target(void)
+{
+	struct snapshotter *sn;
+	struct snapshot s;
+	struct ml_err err = { 0 };
+	pid_t pid;
+
+	snapshot_init(&s);
+	start("1");
+	pid = T.pid;
+	REQUIRE(snapshot_open(&sn, pid, NULL, &err) == 0);
+	stop();
+	CHECK_EQ(snapshot_take(sn, &s, &err), -ESRCH);
+	CHECK(strstr(err.msg, "exited") != NULL);
+	snapshot_close(sn);
+	CHECK_EQ(snapshot_open(&sn, pid, NULL, &err), -ESRCH);
+	snapshot_free(&s);
+}
+
+static bool has_path(const struct snapshot *s, const char *needle)
+{
+	for (size_t i = 0; i < s->vmas.n; i++)
+		if (strstr(vma_path(&s->vmas, &s->vmas.v[i]), needle))
+			return true;
+	return false;
+}
+
+/* Spawn mode: the first cycle is taken at exec, before the loader and main. */
+static void test_spawn_before_main(void)
+{
+	char *argv[] = { (char *)workload("snaptarget"), "5", NULL };
+	struct snapshotter *sn;
+	struct snapshot s;
+	struct ml_err err = { 0 };
+	int to[2], from[2], save0 = dup(0), save1 = dup(1);
+	pid_t pid;
+
+	snapshot_init(&s);
+	REQUIRE(pipe2(to, O_CLOEXEC) == 0 && pipe2(from, O_CLOEXEC) == 0);
+	fflush(stdout);
+	dup2(to[0], 0);
+	dup2(from[1], 1);
+	pid = spawn_stopped(argv, &err);
+	dup2(save0, 0);
+	dup2(save1, 1);
+	close(save0);
+	close(save1);
+	close(to[0]);
+	close(from[1]);
+	REQUIRE_MSG(pid > 0, "spawn_stopped: %s", err.msg);
+	REQUIRE(snapshot_open(&sn, pid, NULL, &err) == 0);
+	REQUIRE_MSG(snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
+	CHECK(!has_path(&s, "libc.so"));
+	CHECK(!has_path(&s, "[heap]"));
+	CHECK(!has_path(&s, "snaptarget."));
+	CHECK(s.kinds[VMA_TEXT].size_pages > 0);
+	CHECK(s.kinds[VMA_STACK].resident_pages > 0);
+	REQUIRE(spawn_release(pid, &err) == 0);
+	FILE *out = fdopen(from[0], "r");
+	REQUIRE(read_addrs(out) == 0);
+	REQUIRE_MSG(snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
+	CHECK(has_path(&s, "libc.so"));
+	CHECK_EQ(s.c[idx(&s, A("touch"))].resident_pages, 5);
+	snapshot_close(sn);
+	close(to[1]); /* EOF: it exits */
+	fclose(out);
+	waitpid(pid, NULL, 0);
+	snapshot_free(&s);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("skip - test_snapshot: needs root (page flags, other processes' pagemap)\n");
+		return 0;
+	}
+	RUN(test_resident_exact);
+	RUN(test_zero_file_pages);
+	RUN(test_huge_pages);
+	RUN(test_swapped_pages);
+	RUN(test_swapped_matches_vmswap);
+	RUN(test_wp_markers_not_swapped);
+	RUN(test_written_pages);
+	RUN(test_per_vma_matches_smaps);
+	RUN(test_totals_vs_rollup);
+	RUN(test_region_kinds);
+	RUN(test_page_flags);
+	RUN(test_diff_after_touch);
+	RUN(test_target_unaffected);
+	RUN(test_exited_target);
+	RUN(test_spawn_before_main);
+	stop();
+	return T_DONE();
+}

@@ -1,0 +1,172 @@
+#!/bin/bash
+# memlens snapshot on the command line: the --json shape, CSV, periodic
+# mode with deltas, -o, spawn mode before main, --pages/--writes columns,
+# and the errors (bad usage, no such pid, no permission, target exiting).
+set -u
+M=${MEMLENS:?} W=${WORKLOADS:?}
+PY=/usr/bin/python3
+tmp=$(mktemp -d)
+tpid=
+cleanup() {
+	[ -n "$tpid" ] && kill "$tpid" 2>/dev/null
+	exec 7>&- 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $1"; }
+notok() { echo "not ok - $1: $2"; }
+check() {	# NAME CONDITION-EXIT-STATUS DETAIL
+	if [ "$2" -eq 0 ]; then ok "$1"; else notok "$1" "$3"; fi
+}
+
+# A snaptarget kept waiting on a fifo.
+mkfifo "$tmp/in"
+"$W/snaptarget" 100 <"$tmp/in" >"$tmp/t.out" &
+tpid=$!
+exec 7>"$tmp/in"
+for _ in $(seq 100); do grep -q ready "$tmp/t.out" && break; sleep 0.05; done
+touch_addr=$(awk '/^addr touch/{print $3}' "$tmp/t.out")
+
+# 1. --json: exactly the issue's shape (extra fields allowed)
+"$M" snapshot -p "$tpid" --json >"$tmp/one.json"
+rc=$?
+$PY - "$tmp/one.json" "$touch_addr" <<'PYEOF' >"$tmp/py.out" 2>&1
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+recs = [json.loads(l) for l in lines]
+snap = [r for r in recs if r["type"] == "snapshot"]
+assert len(snap) == 1, "one snapshot record"
+o = snap[0]
+for k in ("type", "pid", "t_ms", "cycle_us", "totals", "regions"):
+    assert k in o, "missing " + k
+for k in ("size_pages", "resident_pages", "swapped_pages", "file_pages", "huge_pages", "zero_pages"):
+    assert isinstance(o["totals"][k], int), "totals." + k
+rk = ("start_addr", "end_addr", "perms", "kind", "path", "size_pages", "resident_pages",
+      "swapped_pages", "file_pages", "huge_pages", "zero_pages")
+for r in o["regions"]:
+    for k in rk:
+        assert k in r, "region missing " + k
+t = [r for r in o["regions"] if int(r["start_addr"], 16) == int(sys.argv[2], 16)]
+assert len(t) == 1 and t[0]["resident_pages"] == 100 and t[0]["kind"] == "anon", t
+assert sum(r["resident_pages"] for r in o["regions"]) == o["totals"]["resident_pages"]
+assert o["mm"]["VmRSS_kb"] > 0 and "by_kind" in o
+print("shape ok")
+PYEOF
+check json_shape $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+
+# 2. periodic JSON: -n 3 -i 10 gives 3 records with deltas, then a summary
+"$M" snapshot -p "$tpid" --json -i 10 -n 3 >"$tmp/per.json"
+rc=$?
+$PY - "$tmp/per.json" <<'PYEOF' >"$tmp/py.out" 2>&1
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+snaps = [r for r in recs if r["type"] == "snapshot"]
+assert [r["seq"] for r in snaps] == [1, 2, 3], snaps
+assert "deltas" not in snaps[0] and all("deltas" in r for r in snaps[1:])
+assert all(r["deltas"]["vmas_added"] == 0 for r in snaps[1:])
+assert snaps[2]["t_ms"] >= snaps[1]["t_ms"] >= snaps[0]["t_ms"] == 0
+assert recs[-1]["type"] == "summary" and recs[-1]["cycles"] == 3
+assert recs[-1]["stopped_because"] == "the count was reached"
+PYEOF
+check periodic_json $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+
+# 3. CSV: header + (VMAs + 1 total row) per cycle, same column count everywhere
+"$M" snapshot -p "$tpid" --csv -i 10 -n 2 >"$tmp/s.csv"
+rc=$?
+$PY - "$tmp/s.csv" <<'PYEOF' >"$tmp/py.out" 2>&1
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+hdr = rows[0]
+assert hdr[:5] == ["seq", "t_ms", "cycle_us", "pid", "start_addr"], hdr
+assert all(len(r) == len(hdr) for r in rows), "ragged rows"
+tot = [r for r in rows[1:] if r[hdr.index("kind")] == "total"]
+assert len(tot) == 2
+c1 = [r for r in rows[1:] if r[0] == "1"]
+assert sum(int(r[hdr.index("resident_pages")]) for r in c1 if r[7] != "total") == int(tot[0][hdr.index("resident_pages")])
+PYEOF
+check csv_output $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+
+# 4. -o FILE: records in the file, the human summary table on stdout
+"$M" snapshot -p "$tpid" -i 10 -n 2 -o "$tmp/rec.json" >"$tmp/human.txt"
+rc=$?
+n=$(grep -c '"type":"snapshot"' "$tmp/rec.json")
+grep -q "by region kind" "$tmp/human.txt" && grep -q "2 cycles" "$tmp/human.txt"
+check output_file $(( rc != 0 || n != 2 || $? != 0 )) "rc=$rc records=$n"
+
+# 5. --pages and --writes add their fields
+"$M" snapshot -p "$tpid" --json --pages --writes -i 20 -n 2 >"$tmp/pw.json"
+rc=$?
+$PY - "$tmp/pw.json" <<'PYEOF' >"$tmp/py.out" 2>&1
+import json, sys
+snaps = [json.loads(l) for l in open(sys.argv[1])][:-1]
+assert "page_flags" in snaps[0]["totals"] and "anon" in snaps[0]["totals"]["page_flags"]
+assert "written_pages" in snaps[1]["totals"]
+assert snaps[1]["totals"]["swapped_pages"] * 4 == snaps[1]["mm"]["VmSwap_kb"]
+PYEOF
+check pages_and_writes $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+
+# 6. the target is unaffected: it still answers, its memory intact
+echo check >&7
+sleep 0.2
+grep -q "check ok" "$tmp/t.out"
+check target_unaffected $? "$(tail -2 "$tmp/t.out")"
+
+# 7. target exits mid-run: periodic mode ends cleanly with the reason
+"$M" snapshot -p "$tpid" --json -i 10 -d 20 >"$tmp/exit.json" 2>"$tmp/exit.err" &
+mpid=$!
+sleep 0.3
+echo exit >&7
+exec 7>&-
+wait "$tpid"
+tpid=
+wait "$mpid"
+rc=$?
+grep -q '"stopped_because":"the target exited"' "$tmp/exit.json"
+check target_exits_mid_run $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -c 300 "$tmp/exit.json")"
+
+# 8. spawn mode: cycle 1 at exec (no libc mapped, main has not run), later ones after
+# (records to a file: the child writes to the same stdout)
+sleep 0.5 | "$M" snapshot -i 5 -o "$tmp/spawn.json" -- "$W/snaptarget" 3 >"$tmp/spawn.out"
+rc=$?
+$PY - "$tmp/spawn.json" <<'PYEOF' >"$tmp/py.out" 2>&1
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+snaps = [r for r in recs if r["type"] == "snapshot"]
+paths = lambda r: " ".join(x["path"] for x in r["regions"])
+assert snaps[0]["seq"] == 1 and snaps[0]["t_ms"] == 0
+assert "libc.so" not in paths(snaps[0]) and "[heap]" not in paths(snaps[0]), paths(snaps[0])
+assert any("libc.so" in paths(r) for r in snaps[1:]), "never saw libc"
+PYEOF
+check spawn_first_cycle_before_main $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+grep -q "stopped because the target exited" "$tmp/spawn.out"
+check spawn_follows_to_exit $? "$(tail -3 "$tmp/spawn.out")"
+
+# 9. errors and exit codes
+"$M" snapshot -p 4194000 >/dev/null 2>"$tmp/e"; rc=$?
+check no_such_pid $(( rc != 3 )) "rc=$rc"
+grep -q "no process with pid" "$tmp/e" || notok no_such_pid_message "$(cat "$tmp/e")"
+"$M" snapshot -p 2 >/dev/null 2>"$tmp/e"; rc=$?
+grep -q "kernel thread" "$tmp/e"
+check kernel_thread $(( rc != 3 || $? != 0 )) "rc=$rc $(cat "$tmp/e")"
+"$M" snapshot -p 1 --json --csv >/dev/null 2>&1; rc1=$?
+"$M" snapshot -p abc >/dev/null 2>&1; rc2=$?
+"$M" snapshot >/dev/null 2>&1; rc3=$?
+"$M" snapshot -p 1 -i 0 >/dev/null 2>&1; rc4=$?
+check bad_usage $(( rc1 != 2 || rc2 != 2 || rc3 != 2 || rc4 != 2 )) "rc=$rc1 $rc2 $rc3 $rc4"
+"$M" snapshot --help | grep -q -- "--pages"
+check help $? "no --help text"
+"$M" snapshot -- /nonexistent/cmd >/dev/null 2>&1; rc=$?
+check spawn_missing_command $(( rc != 127 )) "rc=$rc"
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$M" snapshot -p 1 >/dev/null 2>"$tmp/e"; rc=$?
+	check no_permission $(( rc != 4 )) "rc=$rc $(cat "$tmp/e")"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$M" snapshot --pages -- /bin/sleep 5 >/dev/null 2>"$tmp/e"; rc=$?
+	check pages_need_root $(( rc != 4 )) "rc=$rc $(cat "$tmp/e")"
+	# without --pages an unprivileged user snapshots its own process
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$M" snapshot -n 1 --json -- /bin/sleep 0.2 >"$tmp/u.json" 2>"$tmp/e"; rc=$?
+	check unprivileged_own_process $(( rc != 0 )) "rc=$rc $(cat "$tmp/e")"
+else
+	echo "skip - no_permission: setpriv (util-linux) is not installed"
+fi
+echo "skip - no_pagemap_scan: this kernel has PAGEMAP_SCAN (6.7+); the ENOTSUP path (exit 5) cannot be exercised here"

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The pre-copy migration model on small synthetic traces, answers worked out
+ * by hand. Pages are 4 KiB; region A = 16 pages at 0x10000, B = 8 pages at
+ * 0x40000, C = 4 pages at 0x80000. Every interval is 1 s long.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "harness.h"
+#include "memlens/migrate_model.h"
+
+#define PG 4096ULL
+
+struct ivspec {
+	int64_t t_ms;
+	bool a_hot, has_b, has_c;
+	bool write_b;		/* B page 0 written (A pages 0..3 always are) */
+};
+
+static void add_line(struct mm_trace *t, const struct ivspec *s)
+{
+	char line[1024];
+	struct ml_err err = { 0 };
+	int n;
+
+	n = snprintf(line, sizeof(line),
+		     "{\"type\":\"interval\",\"pid\":1,\"seq\":1,\"t_ms\":%lld,\"interval_s\":1.0,"
+		     "\"regions\":[{\"start_addr\":\"0x10000\",\"end_addr\":\"0x20000\",\"kind\":\"anon\","
+		     "\"total_pages\":16,\"dirty_pages\":4,\"written_ratio\":0.25,\"consecutive_hot\":3,"
+		     "\"hot\":%s}%s%s],\"written\":[[\"0x10000\",\"0x14000\"]%s]}\n",
+		     (long long)s->t_ms, s->a_hot ? "true" : "false",
+		     s->has_b ? ",{\"start_addr\":\"0x40000\",\"end_addr\":\"0x48000\",\"hot\":false}" : "",
+		     s->has_c ? ",{\"start_addr\":\"0x80000\",\"end_addr\":\"0x84000\",\"hot\":false}" : "",
+		     s->write_b ? ",[\"0x40000\",\"0x41000\"]" : "");
+	REQUIRE(n > 0 && n < (int)sizeof(line));
+	REQUIRE_MSG(!mm_trace_add_line(t, line, (size_t)n, &err), "%s", err.msg);
+}
+
+/* Six intervals; A hot from interval @hot_from (1-based; 0: never); B written at t=4 s. */
+static void trace_ab(struct mm_trace *t, int hot_from)
+{
+	mm_trace_init(t);
+	for (int i = 1; i <= 6; i++) {
+		struct ivspec s = { .t_ms = i * 1000, .a_hot = hot_from && i >= hot_from,
+				    .has_b = true, .write_b = i == 4 };
+
+		add_line(t, &s);
+	}
+}
+
+static void check_rounds(const struct mm_result *r, const uint64_t *want, size_t n)
+{
+	CHECK_EQ(r->nrounds, n);
+	for (size_t i = 0; i < n && i < r->nrounds; i++) {
+		CHECK_EQ(r->rounds[i].round, (long long)i + 1);
+		if (r->rounds[i].bytes != want[i])
+			T_FAILMSG("%s round %zu: %llu bytes, want %llu", mm_policy_name(r->policy),
+				  i + 1, (unsigned long long)r->rounds[i].bytes,
+				  (unsigned long long)want[i]);
+	}
+}
+
+static void run(const struct mm_trace *t, struct mm_params *p, struct mm_result *res)
+{
+	struct ml_err err = { 0 };
+
+	REQUIRE_MSG(!mm_run(t, p, res, &err), "%s", err.msg);
+}
+
+/* A turns hot at interval 3. Rounds at 2, 4 (pre-dumps) and 6 s (final). */
+static void test_hot_late(void)
+{
+	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	struct mm_result r[MM_NPOLICIES];
+	struct mm_trace t;
+	/* none: all 24 pages; then A0-3 + B0 (5); then A0-3 (4) */
+	static const uint64_t none[] = { 24 * PG, 5 * PG, 4 * PG };
+	/* hot-vma: A not hot at 2 s; at 4 s A is left out, B0 goes; final A0-3 */
+	static const uint64_t vma[] = { 24 * PG, 1 * PG, 4 * PG };
+
+	trace_ab(&t, 3);
+	run(&t, &p, r);
+	CHECK_STR(mm_policy_name(r[0].policy), "none");
+	check_rounds(&r[MM_NONE], none, 3);
+	CHECK_EQ(r[MM_NONE].total_bytes, 33 * PG);
+	CHECK_EQ(r[MM_NONE].final_round_bytes, 4 * PG);
+	CHECK(r[MM_NONE].downtime_ms == 15.625);	/* 16 KiB at 1 MiB/s */
+	check_rounds(&r[MM_HOT_VMA], vma, 3);
+	CHECK_EQ(r[MM_HOT_VMA].total_bytes, 29 * PG);
+	/* hot-range: A0-3 written at 2, 3 and 4 s: the same as hot-vma here */
+	check_rounds(&r[MM_HOT_RANGE], vma, 3);
+	mm_results_free(r);
+	mm_trace_free(&t);
+}
+
+/* A hot from the start: hot-vma leaves all of A (16 pages) for the downtime. */
+static void test_hot_vma_granularity(void)
+{
+	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	struct mm_result r[MM_NPOLICIES];
+	struct mm_trace t;
+	static const uint64_t vma[] = { 8 * PG, 1 * PG, 16 * PG };
+	static const uint64_t range[] = { 24 * PG, 1 * PG, 4 * PG };
+
+	trace_ab(&t, 1);
+	run(&t, &p, r);
+	check_rounds(&r[MM_HOT_VMA], vma, 3);
+	CHECK_EQ(r[MM_HOT_VMA].total_bytes, 25 * PG);
+	CHECK(r[MM_HOT_VMA].downtime_ms == 62.5);
+	/* hot-range: not enough history at 2 s; A0-3 only at 4 s; final A0-3 */
+	check_rounds(&r[MM_HOT_RANGE], range, 3);
+	CHECK(r[MM_HOT_RANGE].downtime_ms == 15.625);
+	mm_results_free(r);
+	mm_trace_free(&t);
+}
+
+static void test_stop_threshold_and_max_rounds(void)
+{
+	struct mm_params p = { .bandwidth_mbps = 2, .round_interval_s = 1,
+			       .stop_threshold_mb = 0.02 };
+	struct mm_result r[MM_NPOLICIES];
+	struct mm_trace t;
+	/* 1 s rounds: 24 pages, then 4 (<= 20 KiB: converged), then the final 4 */
+	static const uint64_t thr[] = { 24 * PG, 4 * PG, 4 * PG };
+	/* one pre-dump of 2 s, final at 4 s: writes of 3 and 4 s = A0-3 + B0 */
+	static const uint64_t one[] = { 24 * PG, 5 * PG };
+
+	trace_ab(&t, 0);
+	run(&t, &p, r);
+	check_rounds(&r[MM_NONE], thr, 3);
+	CHECK(r[MM_NONE].downtime_ms == 7.8125);	/* 16 KiB at 2 MiB/s */
+	mm_results_free(r);
+	p.stop_threshold_mb = 0;
+	p.round_interval_s = 2;
+	p.max_rounds = 1;
+	run(&t, &p, r);
+	check_rounds(&r[MM_NONE], one, 2);
+	CHECK_EQ(r[MM_NONE].final_round_bytes, 5 * PG);
+	mm_results_free(r);
+	mm_trace_free(&t);
+}
+
+/* B is unmapped and C mapped at 3 s: C is sent whole, B forgotten. */
+static void test_vmas_come_and_go(void)
+{
+	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	struct mm_result r[MM_NPOLICIES];
+	struct mm_trace t;
+	static const uint64_t none[] = { 24 * PG, 8 * PG, 4 * PG };
+
+	mm_trace_init(&t);
+	for (int i = 1; i <= 6; i++) {
+		struct ivspec s = { .t_ms = i * 1000, .has_b = i < 3, .has_c = i >= 3 };
+
+		add_line(&t, &s);
+	}
+	run(&t, &p, r);
+	check_rounds(&r[MM_NONE], none, 3);
+	mm_results_free(r);
+	mm_trace_free(&t);
+}
+
+static void test_bad_traces(void)
+{
+	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	struct mm_result r[MM_NPOLICIES];
+	struct ml_err err = { 0 };
+	struct mm_trace t;
+	static const char *const bad[] = {
+		"{\"t_ms\":1}",						/* no type */
+		"{\"type\":\"interval\"}",				/* no t_ms */
+		"{\"type\":\"interval\",\"t_ms\":1,\"regions\":{}}",	/* not an array */
+		"{\"type\":\"interval\",\"t_ms\":1,\"regions\":[{\"start_addr\":\"0x2000\","
+		"\"end_addr\":\"0x1000\",\"hot\":false}]}",		/* end < start */
+		"{\"type\":\"interval\",\"t_ms\":1,\"regions\":[],\"written\":[[\"0x1000\"]]}",
+		"{\"type\":\"interval\",\"t_ms\":1,\"regions\":[],\"written\":[[\"zz\",\"0x1\"]]}",
+		"[1,2",
+	};
+
+	mm_trace_init(&t);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (mm_trace_add_line(&t, bad[i], strlen(bad[i]), &err) != -EINVAL)
+			T_FAILMSG("accepted bad trace line #%zu: %s", i, bad[i]);
+	CHECK_EQ(t.n, 0);
+	/* other record types and blank lines are skipped */
+	CHECK_EQ(mm_trace_add_line(&t, "{\"type\":\"summary\"}", 18, &err), 0);
+	CHECK_EQ(mm_trace_add_line(&t, " \n", 2, &err), 0);
+	CHECK_EQ(t.skipped_lines, 1);
+	/* an empty trace, then one too short for two rounds */
+	CHECK_EQ(mm_run(&t, &p, r, &err), -EINVAL);
+	CHECK(strstr(err.msg, "no \"interval\" lines") != NULL);
+	struct ivspec s = { .t_ms = 3000, .has_b = true };
+
+	add_line(&t, &s);
+	CHECK_EQ(mm_run(&t, &p, r, &err), -EINVAL);
+	CHECK(strstr(err.msg, "too short") != NULL);
+	/* time going backwards */
+	const char *back = "{\"type\":\"interval\",\"t_ms\":100,\"regions\":[]}";
+
+	CHECK_EQ(mm_trace_add_line(&t, back, strlen(back), &err), -EINVAL);
+	p.bandwidth_mbps = 0;
+	s.t_ms = 9000;
+	add_line(&t, &s);
+	CHECK_EQ(mm_run(&t, &p, r, &err), -EINVAL);
+	CHECK(strstr(err.msg, "bandwidth") != NULL);
+	mm_trace_free(&t);
+}
+
+int main(void)
+{
+	RUN(test_hot_late);
+	RUN(test_hot_vma_granularity);
+	RUN(test_stop_threshold_and_max_rounds);
+	RUN(test_vmas_come_and_go);
+	RUN(test_bad_traces);
+	return T_DONE();
+}

@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memlens report, the library side: reading the JSON Lines fixtures in
+ * tests/report/, errors that name file and line, and the HTML it draws
+ * (one interval, 10 000 intervals, downsampling, hot marks, escaping).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "memlens/report.h"
+#include "../../lib/report_int.h"
+
+#define FIX "tests/report/"
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* <rect class="cell" ... fill="@fill"/> elements in @html (up to @end, if given) */
+static size_t cells_filled(const char *html, const char *end, const char *fill)
+{
+	char attr[32];
+	size_t n = 0;
+
+	snprintf(attr, sizeof(attr), "fill=\"%s\"", fill);
+	for (const char *p = html; (p = strstr(p, "<rect class=\"cell\"")) && (!end || p < end);
+	     p++) {
+		const char *close = strstr(p, "/>");
+		const char *f = strstr(p, attr);
+
+		n += close && f && f < close;
+	}
+	return n;
+}
+
+static int load(struct report *r, const char *file, struct ml_err *err)
+{
+	report_init(r);
+	return report_load_file(r, file, err);
+}
+
+static int render(const struct report *r, const struct report_opts *o, struct rbuf *b)
+{
+	struct ml_err err = { 0 };
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	ret = report_render(r, o, b, &err);
+	if (ret)
+		printf("# render: %s\n", err.msg);
+	return ret;
+}
+
+/* One "interval" line: VMA i at 0x10000000 + i MiB, with the given ratios. */
+static int add_interval(struct report *r, long seq, int nvma, const double *ratio, const bool *hot)
+{
+	char line[8192];
+	struct ml_err err = { 0 };
+	int n, ret;
+
+	n = snprintf(
+		line, sizeof(line),
+		"{\"type\":\"interval\",\"pid\":99,\"seq\":%ld,\"t_ms\":%ld,\"interval_s\":0.1,"
+		"\"dirty\":{\"dirty_pages\":10,\"dirty_bytes\":40960,"
+		"\"dirty_rate_pages_per_sec\":%ld},\"regions\":[",
+		seq, seq * 100, seq % 50);
+	for (int i = 0; i < nvma; i++)
+		n += snprintf(
+			line + n, sizeof(line) - n,
+			"%s{\"start_addr\":\"0x%x\",\"end_addr\":\"0x%x\",\"kind\":\"anon\","
+			"\"total_pages\":256,\"dirty_pages\":%d,\"written_ratio\":%g,\"hot\":%s}",
+			i ? "," : "", 0x10000000 + i * 0x100000, 0x10100000 + i * 0x100000,
+			(int)(ratio[i] * 256), ratio[i], hot && hot[i] ? "true" : "false");
+	n += snprintf(line + n, sizeof(line) - n, "]}");
+	ret = report_load_line(r, "gen", seq, line, (size_t)n, &err);
+	if (ret)
+		printf("# load: %s\n", err.msg);
+	return ret;
+}
+
+static void test_nice_ticks(void)
+{
+	double t[12];
+	int n = nice_ticks(0, 10, 6, t);
+
+	CHECK_EQ(n, 6);
+	CHECK(t[0] == 0 && t[1] == 2 && t[5] == 10);
+	n = nice_ticks(0, 0.2, 9, t);
+	CHECK_EQ(n, 5);
+	CHECK(fabs(t[3] - 0.15) < 1e-15 && fabs(t[4] - 0.2) < 1e-15);
+	n = nice_ticks(-3, 17, 6, t);
+	CHECK_EQ(n, 4);
+	CHECK(t[0] == 0 && t[3] == 15);
+	CHECK_EQ(nice_ticks(5, 5, 6, t), 1);
+	CHECK(t[0] == 5);
+	CHECK(nice_ceil(7) == 10 && nice_ceil(0.3) == 0.5 && nice_ceil(0) == 1);
+	CHECK(nice_ceil(120) == 200 && nice_ceil(250) == 250 && nice_ceil(NAN) == 1);
+}
+
+static void test_fmt_si(void)
+{
+	char b[32];
+
+	CHECK_STR(fmt_si(0, b, sizeof(b)), "0");
+	CHECK_STR(fmt_si(1500, b, sizeof(b)), "1500");
+	CHECK_STR(fmt_si(12000, b, sizeof(b)), "12k");
+	CHECK_STR(fmt_si(2500000, b, sizeof(b)), "2.5M");
+	CHECK_STR(fmt_si(0.25, b, sizeof(b)), "0.25");
+	CHECK_STR(fmt_si(-3, b, sizeof(b)), "-3");
+}
+
+static void test_html_escape(void)
+{
+	struct rbuf b = { 0 };
+
+	rb_html(&b, "<a href='x'>&\"\x01");
+	REQUIRE(b.p);
+	CHECK_STR(b.p, "&lt;a href=&#39;x&#39;&gt;&amp;&quot;?");
+	rb_printf(&b, "|%d|%s", 42, "z");
+	CHECK(strstr(b.p, "?|42|z") != NULL);
+	CHECK_EQ(b.len, strlen(b.p));
+	rb_free(&b);
+	CHECK(b.p == NULL && b.len == 0);
+}
+
+static void test_kind_colours_stable(void)
+{
+	CHECK_EQ(report_kind("heap"), VMA_HEAP);
+	CHECK_EQ(report_kind("lib-data"), VMA_LIB_DATA);
+	CHECK_EQ(report_kind("no-such-kind"), REPORT_KIND_OTHER);
+	CHECK_EQ(report_kind(NULL), REPORT_KIND_OTHER);
+	CHECK_STR(report_kind_label(REPORT_KIND_OTHER), "other");
+	CHECK_STR(report_kind_colour(VMA_HEAP), "#59a14f");
+	for (int i = 0; i < REPORT_KINDS; i++)
+		for (int j = i + 1; j < REPORT_KINDS; j++)
+			CHECK(strcmp(report_kind_colour(i), report_kind_colour(j)));
+}
+
+static void test_load_writes_one(void)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+
+	REQUIRE_MSG(!load(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
+	REQUIRE(r.nw == 1);
+	CHECK_EQ(r.w[0].pid, 4242);
+	CHECK_EQ(r.w[0].niv, 1);
+	CHECK_EQ(r.w[0].nvma, 3);
+	CHECK_EQ(r.w[0].ncell, 3);
+	CHECK(r.w[0].page_size == 4096);
+	CHECK(r.w[0].cell[1].ratio == 0.5f);
+	CHECK_EQ(r.w[0].vma[1].kind, VMA_ANON);
+	CHECK(r.w[0].vma[1].start == 0x7faf78800000ULL);
+	CHECK(r.w[0].have_summary);
+	CHECK_STR(r.w[0].stopped_because, "the duration elapsed");
+	CHECK_EQ(r.lines, 2);
+	report_free(&r);
+}
+
+/* writes --json and --record of one run, in either order: one run, with ranges */
+static void test_json_and_record_merge(void)
+{
+	static const char rec[] =
+		"{\"type\":\"interval\",\"pid\":4242,\"seq\":1,\"t_ms\":200,\"interval_s\":0.2,"
+		"\"dirty\":{\"dirty_pages\":8193,\"timestamp_ms\":1795997516441},\"regions\":["
+		"{\"start_addr\":\"0x7faf78800000\",\"end_addr\":\"0x7faf7c800000\","
+		"\"kind\":\"anon\",\"written_ratio\":0.5}],"
+		"\"written\":[[\"0x7faf78800000\",\"0x7faf7a800000\"]]}";
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b;
+
+	for (int order = 0; order < 2; order++) {
+		report_init(&r);
+		if (order)
+			REQUIRE(!report_load_line(&r, "rec.jsonl", 1, rec, strlen(rec), &err));
+		REQUIRE_MSG(!report_load_file(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
+		if (!order)
+			REQUIRE(!report_load_line(&r, "rec.jsonl", 1, rec, strlen(rec), &err));
+		/* the same file again changes nothing */
+		REQUIRE_MSG(!report_load_file(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
+		REQUIRE(r.nw == 1);
+		CHECK_EQ(r.w[0].niv, 1);
+		CHECK_EQ(r.w[0].nrange, 1);
+		CHECK(r.w[0].have_summary);
+		CHECK_STR(r.w[0].also, order ? FIX "writes-one.jsonl" : "rec.jsonl");
+		REQUIRE(!render(&r, NULL, &b));
+		CHECK_EQ(count(b.p, "class=\"ranges\""), 1);
+		CHECK(strstr(b.p, "writes-one.jsonl and ") || strstr(b.p, "rec.jsonl and "));
+		rb_free(&b);
+		report_free(&r);
+	}
+}
+
+static void test_load_snapshot(void)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+
+	REQUIRE_MSG(!load(&r, FIX "snapshot.jsonl", &err), "%s", err.msg);
+	REQUIRE(r.ns == 1 && r.nw == 0);
+	CHECK_EQ(r.s[0].npt, 3);
+	CHECK(r.s[0].pt[1].resident[VMA_ANON] == 8192);
+	CHECK(r.s[0].last[VMA_ANON].resident == 12288);
+	CHECK(r.s[0].last[VMA_ANON].swapped == 4096);
+	CHECK(r.s[0].last[VMA_ANON].written == 4096);
+	CHECK(r.s[0].last[VMA_HEAP].size == 33);
+	CHECK(r.s[0].have_written && !r.s[0].have_dirty);
+	CHECK(r.s[0].cycle_us_max == 900);
+	report_free(&r);
+}
+
+/* writes and snapshot both end with "summary": each must land in its own place */
+static void test_summary_kinds(void)
+{
+	static const char snap[] = "{\"type\":\"summary\",\"pid\":5,\"cycles\":3,"
+				   "\"stopped_because\":\"the count was reached\"}";
+	static const char wr[] = "{\"type\":\"summary\",\"pid\":5,\"intervals\":3,"
+				 "\"stopped_because\":\"interrupted\"}";
+	struct ml_err err = { 0 };
+	struct report r;
+
+	report_init(&r);
+	CHECK_EQ(report_load_line(&r, "x", 1, snap, strlen(snap), &err), 0);
+	CHECK_EQ(report_load_line(&r, "x", 2, wr, strlen(wr), &err), 0);
+	REQUIRE(r.ns == 1 && r.nw == 1);
+	CHECK_STR(r.s[0].stopped_because, "the count was reached");
+	CHECK_STR(r.w[0].stopped_because, "interrupted");
+	report_free(&r);
+}
+
+static void test_load_faults_migrate(void)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+
+	REQUIRE_MSG(!load(&r, FIX "faults.jsonl", &err), "%s", err.msg);
+	REQUIRE_MSG(!report_load_file(&r, FIX "migrate.jsonl", &err), "%s", err.msg);
+	REQUIRE(r.nf == 1 && r.nm == 1);
+	CHECK_EQ(r.f[0].nrows, 3);
+	CHECK_STR(r.f[0].rows[1].comm, "cc1 <x&y>");
+	CHECK_EQ(r.f[0].nminor, 12);
+	CHECK_EQ(r.f[0].nmajor, 13);
+	CHECK(r.f[0].minor[4] == 7000);
+	REQUIRE(r.m[0].npol == 3);
+	CHECK_STR(r.m[0].pol[1].name, "hot-vma");
+	CHECK_EQ(r.m[0].pol[0].nrounds, 4);
+	CHECK(r.m[0].pol[0].rounds[0] == 67108864);
+	CHECK(r.m[0].pol[2].downtime_ms == 262.1);
+	CHECK(r.m[0].bandwidth_mbps == 128);
+	CHECK_EQ(r.nsrcs, 2);
+	report_free(&r);
+}
+
+/* as `memlens faults --json` writes it system-wide in tracepoint mode */
+static void test_faults_nulls(void)
+{
+	static const char line[] =
+		"{\"type\":\"faults\",\"mode\":\"tracepoint\",\"rows\":[{\"comm\":\"cc1\","
+		"\"pid\":null,\"minor\":34452,\"major\":0,\"retried\":null}],"
+		"\"minor_hist_us\":[2726,34016,3135],\"major_hist_us\":[]}";
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b;
+
+	report_init(&r);
+	REQUIRE_MSG(!report_load_line(&r, "f", 1, line, strlen(line), &err), "%s", err.msg);
+	REQUIRE(r.nf == 1 && r.f[0].nrows == 1);
+	CHECK_EQ(r.f[0].rows[0].pid, -1);
+	CHECK(isnan(r.f[0].rows[0].retried));
+	CHECK_EQ(r.f[0].nmajor, 0);
+	CHECK_STR(r.f[0].mode, "tracepoint");
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK(strstr(b.p, "<td>cc1</td><td>-</td><td>34452</td><td>0</td><td>-</td>") != NULL);
+	CHECK(strstr(b.p, "no faults of this kind were seen") != NULL);
+	CHECK(strstr(b.p, "tracepoint mode") != NULL);
+	rb_free(&b);
+	report_free(&r);
+}
+
+static void expect_error(const char *file, int code, const char *where, const char *what)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+	int ret = load(&r, file, &err);
+
+	CHECK_EQ(ret, -code);
+	if (!strstr(err.msg, where) || !strstr(err.msg, what))
+		T_FAILMSG("message \"%s\" lacks \"%s\" or \"%s\"", err.msg, where, what);
+	report_free(&r);
+}
+
+static void test_bad_files(void)
+{
+	expect_error(FIX "bad-empty.jsonl", EINVAL, "bad-empty.jsonl:1:", "empty");
+	expect_error(FIX "bad-unknown-type.jsonl", EINVAL,
+		     "bad-unknown-type.jsonl:2:", "unknown type \"histogram\"");
+	expect_error(FIX "bad-truncated.jsonl", EINVAL, "bad-truncated.jsonl:2:", "truncated");
+	expect_error(FIX "no-such-file.jsonl", ENOENT, "no-such-file.jsonl", "cannot read");
+}
+
+static void expect_line_error(const char *line, const char *what)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+
+	report_init(&r);
+	CHECK_EQ(report_load_line(&r, "in.jsonl", 7, line, strlen(line), &err), -EINVAL);
+	if (!strstr(err.msg, "in.jsonl:7:") || !strstr(err.msg, what))
+		T_FAILMSG("message \"%s\" lacks \"in.jsonl:7:\" or \"%s\"", err.msg, what);
+	report_free(&r);
+}
+
+static void test_bad_lines(void)
+{
+	expect_line_error("[1,2]", "not a JSON object");
+	expect_line_error("memwrite pid 42 writes 0x7f0-0x7f1 (64 MiB)", "mixed in");
+	expect_line_error("{\"pid\":1}", "no \"type\"");
+	expect_line_error("{\"type\":\"interval\",\"regions\":[]}", "\"t_ms\"");
+	expect_line_error("{\"type\":\"interval\",\"t_ms\":1,\"regions\":{}}", "\"regions\"");
+	expect_line_error("{\"type\":\"interval\",\"t_ms\":1,\"regions\":[{\"start_addr\":1}]}",
+			  "start_addr");
+	expect_line_error("{\"type\":\"snapshot\",\"t_ms\":1,\"regions\":[{\"kind\":\"heap\"}]}",
+			  "resident_pages");
+	expect_line_error("{\"type\":\"faults\",\"rows\":[],\"minor_hist_us\":[1,\"x\"],"
+			  "\"major_hist_us\":[]}",
+			  "minor_hist_us");
+	expect_line_error("{\"type\":\"migrate_model\",\"policies\":[{\"name\":\"none\","
+			  "\"rounds\":[{\"round\":1}]}]}",
+			  "\"bytes\"");
+	expect_line_error("{\"type\":\"interval\"", "truncated");
+}
+
+static void test_skip_unknown(void)
+{
+	static const char other[] = "{\"type\":\"checkpoint\",\"pid\":1}";
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b = { 0 };
+
+	report_init(&r);
+	r.skip_unknown = true;
+	REQUIRE_MSG(!report_load_file(&r, FIX "bad-unknown-type.jsonl", &err), "%s", err.msg);
+	CHECK_EQ(r.lines, 1);
+	CHECK_EQ(r.skipped, 1);
+	CHECK_EQ(report_load_line(&r, "x", 1, other, strlen(other), &err), 0);
+	CHECK_EQ(r.skipped, 2);
+	/* still strict about what is not JSON or has no type */
+	CHECK_EQ(report_load_line(&r, "x", 2, "{\"a\":1}", 7, &err), -EINVAL);
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK(strstr(b.p, "2 lines of other types skipped") != NULL);
+	rb_free(&b);
+	report_free(&r);
+}
+
+static void test_render_all_fixtures(void)
+{
+	static const char *const files[] = { "writes-one", "snapshot", "faults", "migrate" };
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b;
+	char path[128];
+
+	report_init(&r);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), FIX "%s.jsonl", files[i]);
+		REQUIRE_MSG(!report_load_file(&r, path, &err), "%s", err.msg);
+	}
+	REQUIRE(!render(&r, &(struct report_opts){ .title = "t <1>" }, &b));
+	CHECK(!strncmp(b.p, "<!DOCTYPE html>", 15));
+	CHECK(strstr(b.p, "<title>t &lt;1&gt;</title>") != NULL);
+	CHECK_EQ(count(b.p, "<svg "), count(b.p, "</svg>"));
+	CHECK_EQ(count(b.p, "class=\"heatmap\""), 1);
+	CHECK_EQ(count(b.p, "class=\"rate\""), 2); /* the svg and its line */
+	CHECK_EQ(count(b.p, "class=\"stacked\""), 1);
+	CHECK_EQ(count(b.p, "class=\"fig8\""), 1);
+	CHECK_EQ(count(b.p, "class=\"hist\""), 2);
+	CHECK_EQ(count(b.p, "class=\"migrate\""), 2); /* the chart and the table */
+	/* a stacked layer per kind with resident pages: text data bss heap stack anon lib-text */
+	CHECK_EQ(count(b.p, "class=\"area\""), 7);
+	CHECK(strstr(b.p, "data-kind=\"heap\" fill=\"#59a14f\"") != NULL);
+	CHECK(strstr(b.p, "cc1 &lt;x&amp;y&gt;") != NULL);
+	CHECK(strstr(b.p, "(MiB)") && strstr(b.p, "(s)") && strstr(b.p, "µs"));
+	/* self-contained: nothing to run, nothing to fetch */
+	CHECK(!strstr(b.p, "<script") && !strstr(b.p, "src=") && !strstr(b.p, "href") &&
+	      !strstr(b.p, "url(") && !strstr(b.p, "https:"));
+	rb_free(&b);
+	report_free(&r);
+}
+
+/* one interval: one cell per VMA, one point on the rate line */
+static void test_render_one_interval(void)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b;
+
+	REQUIRE_MSG(!load(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK_EQ(count(b.p, "class=\"cell\""), 3);
+	CHECK_EQ(count(b.p, "class=\"hot\""), 0);
+	CHECK_EQ(count(b.p, "class=\"pt\""), 1);
+	CHECK(strstr(b.p, "fill=\"#fd8d3c\"") != NULL); /* 0.5 -> 6th step */
+	rb_free(&b);
+	report_free(&r);
+}
+
+/* a VMA hot in intervals 5..9 of 20: one merged mark five columns wide */
+static void test_hot_marks(void)
+{
+	struct report r;
+	struct rbuf b;
+	const char *p;
+	double x, w;
+
+	report_init(&r);
+	for (long i = 0; i < 20; i++) {
+		double ratio[2] = { i >= 5 && i < 10 ? 0.9 : 0.0, 0.0 };
+		bool hot[2] = { i >= 5 && i < 10, false };
+
+		REQUIRE(!add_interval(&r, i + 1, 2, ratio, hot));
+	}
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK_EQ(count(b.p, "class=\"hot\""), 1);
+	p = strstr(b.p, "class=\"hot\"");
+	REQUIRE(p && sscanf(p, "class=\"hot\" x=\"%lf\" y=\"%*f\" width=\"%lf\"", &x, &w) == 2);
+	CHECK(fabs(w - 5 * (RP_WIDTH - 280 - 20) / 20.0) < 0.02);
+	/* row 0: not written, written, not written: three runs; row 1: one */
+	CHECK_EQ(count(b.p, "class=\"cell\""), 4);
+	rb_free(&b);
+	report_free(&r);
+}
+
+/* columns average the intervals they cover: 0 and 1 -> 0.5 */
+static void test_downsample_mean(void)
+{
+	struct report r;
+	struct rbuf b;
+
+	report_init(&r);
+	REQUIRE(!add_interval(&r, 1, 1, (double[]){ 0.0 }, NULL));
+	REQUIRE(!add_interval(&r, 2, 1, (double[]){ 1.0 }, NULL));
+	REQUIRE(!render(&r, &(struct report_opts){ .max_cols = 1 }, &b));
+	CHECK_EQ(count(b.p, "class=\"cell\""), 1);
+	CHECK(strstr(b.p, "fill=\"#fd8d3c\"") != NULL);
+	rb_free(&b);
+	REQUIRE(!render(&r, &(struct report_opts){ .max_cols = 2 }, &b));
+	CHECK_EQ(count(b.p, "class=\"cell\""), 2);
+	CHECK(strstr(b.p, "fill=\"#4a0016\"") != NULL); /* 1.0: the darkest */
+	rb_free(&b);
+	report_free(&r);
+}
+
+static void test_heat_level(void)
+{
+	CHECK_EQ(heat_level(0), 0);
+	CHECK_EQ(heat_level(-1), 0);
+	CHECK_EQ(heat_level(NAN), 0);
+	CHECK_EQ(heat_level(0.05), 1);
+	CHECK_EQ(heat_level(0.1), 2);
+	CHECK_EQ(heat_level(0.5), 6);
+	CHECK_EQ(heat_level(0.99), HEAT_LEVELS);
+	CHECK_EQ(heat_level(1), HEAT_LEVELS);
+	CHECK_STR(heat_level_colour(0), HEAT_ZERO);
+	CHECK_STR(heat_level_colour(HEAT_LEVELS), "#4a0016");
+}
+
+/*
+ * writes --record: a 1 MiB VMA (16 slices of 64 KiB); interval 1 writes all
+ * of slice 0, interval 2 half of slice 1.
+ */
+static void test_page_ranges(void)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"interval\",\"pid\":7,\"t_ms\":100,\"interval_s\":0.1,\"regions\":["
+		"{\"start_addr\":\"0x10000000\",\"end_addr\":\"0x10100000\",\"kind\":\"heap\","
+		"\"dirty_pages\":16,\"written_ratio\":0.0625}],"
+		"\"written\":[[\"0x10000000\",\"0x10010000\"]]}",
+		"{\"type\":\"interval\",\"pid\":7,\"t_ms\":200,\"interval_s\":0.1,\"regions\":["
+		"{\"start_addr\":\"0x10000000\",\"end_addr\":\"0x10100000\",\"kind\":\"heap\","
+		"\"dirty_pages\":8,\"written_ratio\":0.03125}],"
+		"\"written\":[[\"0x10010000\",\"0x10018000\"],[\"0x20000000\",\"0x20001000\"]]}",
+	};
+	static const char bad[] = "{\"type\":\"interval\",\"t_ms\":1,\"regions\":[],"
+				  "\"written\":[[\"0x2\",\"0x1\"]]}";
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b;
+	const char *ranges, *end;
+
+	report_init(&r);
+	for (int i = 0; i < 2; i++)
+		REQUIRE_MSG(!report_load_line(&r, "rec", i + 1, lines[i], strlen(lines[i]), &err),
+			    "%s", err.msg);
+	REQUIRE(r.nw == 1 && r.w[0].have_ranges);
+	CHECK_EQ(r.w[0].nrange, 3);
+	CHECK_EQ(r.w[0].range[2].iv, 1);
+	REQUIRE(!render(&r, NULL, &b));
+	ranges = strstr(b.p, "class=\"ranges\"");
+	REQUIRE(ranges);
+	end = strstr(ranges, "</svg>");
+	REQUIRE(end);
+	CHECK(strstr(ranges, "16 slices of 64K each") != NULL);
+	/* row 0: all, then nothing; row 1: nothing, then half; 14 rows of nothing */
+	CHECK_EQ(cells_filled(ranges, end, "#4a0016"), 1);
+	CHECK_EQ(cells_filled(ranges, end, "#fc4e2a"), 1);
+	CHECK_EQ(cells_filled(ranges, end, HEAT_ZERO), 16);
+	rb_free(&b);
+	CHECK_EQ(report_load_line(&r, "rec", 3, bad, strlen(bad), &err), -EINVAL);
+	CHECK(strstr(err.msg, "rec:3:") && strstr(err.msg, "\"written\""));
+	report_free(&r);
+}
+
+/* 10 000 intervals x 12 VMAs: bounded drawing, small page, top VMAs only */
+static void test_render_large(void)
+{
+	struct report r;
+	struct rbuf b;
+	double ratio[12];
+	const char *line;
+	size_t pts = 0;
+
+	report_init(&r);
+	for (long i = 1; i <= 10000; i++) {
+		for (int v = 0; v < 12; v++)
+			ratio[v] = v < 3 ? ((i * (v + 1)) % 97) / 96.0 : 0;
+		REQUIRE(!add_interval(&r, i, 12, ratio, NULL));
+	}
+	REQUIRE(r.nw == 1 && r.w[0].niv == 10000 && r.w[0].nvma == 12);
+	REQUIRE(!render(&r, &(struct report_opts){ .max_rows = 10 }, &b));
+	CHECK(b.len < 400 * 1024);
+	CHECK(count(b.p, "class=\"cell\"") <= 10 * 360);
+	CHECK(strstr(b.p, "2 more VMAs") != NULL);
+	line = strstr(b.p, "<polyline class=\"rate\" points=\"");
+	REQUIRE(line);
+	for (const char *p = line; *p && *p != '/'; p++)
+		pts += *p == ',';
+	CHECK_EQ(pts, 360);
+	rb_free(&b);
+	report_free(&r);
+}
+
+static void test_render_nothing(void)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b = { 0 };
+
+	report_init(&r);
+	CHECK_EQ(report_render(&r, NULL, &b, &err), -EINVAL);
+	CHECK(strstr(err.msg, "nothing to draw") != NULL);
+	rb_free(&b);
+	report_free(&r);
+}
+
+/* bounded random input: mangled lines fail cleanly, never crash (ASan build) */
+static void test_random_lines(void)
+{
+	static const char *const seeds[] = {
+		"{\"type\":\"interval\",\"pid\":1,\"t_ms\":5,\"interval_s\":0.1,\"regions\":[{"
+		"\"start_addr\":\"0x1000\",\"end_addr\":\"0x3000\",\"kind\":\"heap\",\"written_"
+		"ratio\":0.5,\"hot\":true}]}",
+		"{\"type\":\"snapshot\",\"pid\":1,\"t_ms\":5,\"regions\":[{\"kind\":\"anon\","
+		"\"size_pages\":4,\"resident_pages\":2,\"written_pages\":1,\"page_flags\":{"
+		"\"dirty\":1}}]}",
+		"{\"type\":\"faults\",\"rows\":[{\"comm\":\"a\",\"pid\":2,\"minor\":1}],\"minor_"
+		"hist_us\":[1,2],\"major_hist_us\":[3]}",
+		"{\"type\":\"migrate_model\",\"policies\":[{\"name\":\"none\",\"rounds\":[{"
+		"\"bytes\":5}]}]}",
+	};
+	struct report r;
+	char line[512];
+	unsigned int seed = 12345;
+	int ok = 0, bad = 0;
+
+	report_init(&r);
+	for (int i = 0; i < 20000; i++) {
+		const char *s = seeds[i % 4];
+		size_t n = strlen(s);
+		struct ml_err err = { 0 };
+		int ret;
+
+		memcpy(line, s, n);
+		for (int k = rand_r(&seed) % 4; k >= 0; k--)
+			line[rand_r(&seed) % n] = (char)(rand_r(&seed) % 256);
+		if (rand_r(&seed) % 4 == 0)
+			n = (size_t)rand_r(&seed) % n;
+		ret = report_load_line(&r, "fuzz", i + 1, line, n, &err);
+		if (ret) {
+			bad++;
+			CHECK(ret == -EINVAL && strstr(err.msg, "fuzz:") == err.msg);
+		} else {
+			ok++;
+		}
+	}
+	CHECK(ok > 0 && bad > 0);
+	if (r.nw || r.ns || r.nf || r.nm) {
+		struct rbuf b;
+
+		CHECK(!render(&r, NULL, &b));
+		rb_free(&b);
+	}
+	report_free(&r);
+}
+
+int main(void)
+{
+	RUN(test_nice_ticks);
+	RUN(test_fmt_si);
+	RUN(test_html_escape);
+	RUN(test_kind_colours_stable);
+	RUN(test_load_writes_one);
+	RUN(test_json_and_record_merge);
+	RUN(test_load_snapshot);
+	RUN(test_summary_kinds);
+	RUN(test_load_faults_migrate);
+	RUN(test_faults_nulls);
+	RUN(test_bad_files);
+	RUN(test_bad_lines);
+	RUN(test_skip_unknown);
+	RUN(test_render_all_fixtures);
+	RUN(test_render_one_interval);
+	RUN(test_hot_marks);
+	RUN(test_downsample_mean);
+	RUN(test_heat_level);
+	RUN(test_page_ranges);
+	RUN(test_render_large);
+	RUN(test_render_nothing);
+	RUN(test_random_lines);
+	return T_DONE();
+}

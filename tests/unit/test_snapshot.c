@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Snapshot library on its own process (also run under ASan+UBSan):
+ * exact counts of a mapping we shape ourselves, page flags, diff, copy.
+ */
+#include <errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "memlens/snapshot.h"
+
+#define PG 4096UL
+
+static struct snapshotter *open_self(bool pages)
+{
+	struct snapshot_opts o = { .pages = pages };
+	struct snapshotter *sn = NULL;
+	struct ml_err err = { 0 };
+	int r = snapshot_open(&sn, getpid(), &o, &err);
+
+	if (r == -ENOTSUP)
+		SKIP("%.200s", err.msg);
+	REQUIRE_MSG(r == 0, "snapshot_open: %s", err.msg);
+	return sn;
+}
+
+static void test_own_mapping_counts(void)
+{
+	unsigned char *p =
+		mmap(NULL, 64 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile unsigned char sink;
+	struct snapshotter *sn = open_self(false);
+	struct snapshot s;
+	struct ml_err err = { 0 };
+	long i;
+
+	REQUIRE(p != MAP_FAILED);
+	madvise(p, 64 * PG, MADV_NOHUGEPAGE); /* its own VMA, never merged */
+	for (int k = 0; k < 10; k++)
+		p[k * 2 * PG] = 1; /* 10 written pages */
+	for (int k = 40; k < 45; k++)
+		sink = p[k * PG]; /* 5 zero-page reads */
+	(void)sink;
+	snapshot_init(&s);
+	REQUIRE_MSG(snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
+	i = vma_find(&s.vmas, (uintptr_t)p);
+	REQUIRE(i >= 0);
+	CHECK_EQ(s.vmas.v[i].start, (uintptr_t)p);
+	CHECK_EQ(s.c[i].size_pages, 64);
+	CHECK_EQ(s.c[i].resident_pages, 10);
+	CHECK_EQ(s.c[i].zero_pages, 5);
+	CHECK_EQ(s.c[i].swapped_pages, 0);
+	CHECK(s.cycle_ns > 0);
+	CHECK(s.scan_ioctls >= 1);
+	CHECK(s.mm.vm_rss_kb > 0);
+	CHECK(s.totals.resident_pages >= 10);
+	CHECK(!(s.flags & SNAP_HAVE_PAGES));
+	snapshot_close(sn);
+	snapshot_free(&s);
+	munmap(p, 64 * PG);
+}
+
+static void test_page_flags_self(void)
+{
+	unsigned char *p =
+		mmap(NULL, 32 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct snapshotter *sn;
+	struct snapshot s;
+	struct ml_err err = { 0 };
+	long i;
+
+	if (geteuid() != 0)
+		SKIP("page flags need root");
+	sn = open_self(true);
+	REQUIRE(p != MAP_FAILED);
+	madvise(p, 32 * PG, MADV_NOHUGEPAGE);
+	for (int k = 0; k < 12; k++)
+		p[k * PG] = 1;
+	snapshot_init(&s);
+	REQUIRE_MSG(snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
+	CHECK(s.flags & SNAP_HAVE_PAGES);
+	i = vma_find(&s.vmas, (uintptr_t)p);
+	REQUIRE(i >= 0);
+	CHECK_EQ(s.c[i].anon_pages, 12);
+	CHECK_EQ(s.c[i].swapbacked_pages, 12);
+	CHECK_EQ(s.c[i].shared_pages, 0);
+	CHECK(s.flag_reads > 0);
+	snapshot_close(sn);
+	snapshot_free(&s);
+	munmap(p, 32 * PG);
+}
+
+static void test_diff_and_copy(void)
+{
+	unsigned char *p;
+	struct snapshotter *sn = open_self(false);
+	struct snapshot a, b, c;
+	struct snapshot_diff d;
+	struct ml_err err = { 0 };
+	long i;
+
+	snapshot_init(&a);
+	snapshot_init(&b);
+	snapshot_init(&c);
+	snapshot_diff_init(&d);
+	REQUIRE(snapshot_take(sn, &a, &err) == 0);
+	p = mmap(NULL, 16 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	REQUIRE(p != MAP_FAILED);
+	madvise(p, 16 * PG, MADV_NOHUGEPAGE);
+	for (int k = 0; k < 16; k++)
+		p[k * PG] = 1;
+	REQUIRE(snapshot_take(sn, &b, &err) == 0);
+	REQUIRE(snapshot_diff(&a, &b, &d) == 0);
+	i = vma_find(&b.vmas, (uintptr_t)p);
+	REQUIRE(i >= 0);
+	CHECK_EQ(d.n, b.vmas.n);
+	CHECK_EQ(d.prev[i], -1);
+	CHECK_EQ(d.d[i].resident_pages, 16);
+	CHECK(d.added >= 1);
+	CHECK(d.dt_ns > 0);
+	REQUIRE(snapshot_copy(&c, &b) == 0);
+	CHECK_EQ(c.vmas.n, b.vmas.n);
+	CHECK_EQ(c.c[i].resident_pages, 16);
+	CHECK_STR(vma_path(&c.vmas, &c.vmas.v[0]), vma_path(&b.vmas, &b.vmas.v[0]));
+	CHECK_EQ(snapshot_set_written(&c, c.vmas.v[i].start, 7), 0);
+	CHECK_EQ(c.totals.written_pages, 7);
+	CHECK(c.flags & SNAP_HAVE_WRITTEN);
+	CHECK_EQ(snapshot_set_written(&c, c.vmas.v[i].start + PG, 1), -ENOENT);
+	munmap(p, 16 * PG);
+	REQUIRE(snapshot_take(sn, &a, &err) == 0);
+	REQUIRE(snapshot_diff(&b, &a, &d) == 0);
+	CHECK(d.removed >= 1);
+	i = vma_find(&a.vmas, (uintptr_t)p);
+	CHECK(i < 0 || a.vmas.v[i].start != (uintptr_t)p);
+	snapshot_close(sn);
+	snapshot_free(&a);
+	snapshot_free(&b);
+	snapshot_free(&c);
+	snapshot_diff_free(&d);
+}
+
+static void test_errors(void)
+{
+	struct snapshotter *sn = NULL;
+	struct ml_err err = { 0 };
+
+	CHECK_EQ(snapshot_open(&sn, 4194000, NULL, &err), -ESRCH);
+	CHECK(strstr(err.msg, "no process") != NULL);
+	CHECK(snap_pct(1, 4) == 25.0);
+	CHECK(snap_pct(1, 0) == 0.0);
+}
+
+int main(void)
+{
+	RUN(test_own_mapping_counts);
+	RUN(test_page_flags_self);
+	RUN(test_diff_and_copy);
+	RUN(test_errors);
+	return T_DONE();
+}
