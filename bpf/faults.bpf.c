@@ -33,8 +33,7 @@ __u64 major_hist[FAULTS_HIST_SLOTS];
 
 struct fault_start {
 	__u64 ts;
-	__u32 attempts;		/* handle_mm_fault() calls so far */
-	__u32 pending;		/* the last call returned VM_FAULT_RETRY */
+	__u32 pending; /* the last call returned VM_FAULT_RETRY */
 };
 
 struct {
@@ -45,7 +44,7 @@ struct {
 } counts SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* entries of dead threads age out */
+	__uint(type, BPF_MAP_TYPE_LRU_HASH); /* entries of dead threads age out */
 	__uint(max_entries, 65536);
 	__type(key, __u32);
 	__type(value, struct fault_start);
@@ -91,8 +90,8 @@ static __always_inline void account(bool major, bool retried, __u64 ts)
 /* ---- fentry/fexit mode ---- */
 
 SEC("fentry/handle_mm_fault")
-int BPF_PROG(mm_fault_enter, struct vm_area_struct *vma, unsigned long address,
-	     unsigned int flags, struct pt_regs *regs)
+int BPF_PROG(mm_fault_enter, struct vm_area_struct *vma, unsigned long address, unsigned int flags,
+	     struct pt_regs *regs)
 {
 	__u32 tid = current_tid();
 	struct fault_start *st, fresh = {};
@@ -100,20 +99,18 @@ int BPF_PROG(mm_fault_enter, struct vm_area_struct *vma, unsigned long address,
 	if (!wanted())
 		return 0;
 	st = bpf_map_lookup_elem(&start, &tid);
-	if (st && st->pending) {	/* the retry of a fault we already timed */
+	if (st && st->pending) { /* the retry of a fault we already timed */
 		st->pending = 0;
-		st->attempts++;
 		return 0;
 	}
 	fresh.ts = bpf_ktime_get_ns();
-	fresh.attempts = 1;
 	bpf_map_update_elem(&start, &tid, &fresh, BPF_ANY);
 	return 0;
 }
 
 SEC("fexit/handle_mm_fault")
-int BPF_PROG(mm_fault_exit, struct vm_area_struct *vma, unsigned long address,
-	     unsigned int flags, struct pt_regs *regs, vm_fault_t ret)
+int BPF_PROG(mm_fault_exit, struct vm_area_struct *vma, unsigned long address, unsigned int flags,
+	     struct pt_regs *regs, vm_fault_t ret)
 {
 	__u32 tid = current_tid();
 	__u32 retry = bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_RETRY);
@@ -127,21 +124,20 @@ int BPF_PROG(mm_fault_exit, struct vm_area_struct *vma, unsigned long address,
 	__u32 tried = bpf_core_enum_value(enum fault_flag, FAULT_FLAG_TRIED);
 	struct fault_start *st;
 	__u64 ts;
-	bool retried;
 
 	st = bpf_map_lookup_elem(&start, &tid);
 	if (!st)
 		return 0;
-	if (ret & retry) {	/* incomplete: the kernel calls us again */
+	if (ret & retry) { /* incomplete: the kernel calls us again */
 		st->pending = 1;
 		return 0;
 	}
 	ts = st->ts;
-	retried = st->attempts > 1;
 	bpf_map_delete_elem(&start, &tid);
 	if (ret & error)
 		return 0;
-	account((ret & vmmajor) || (flags & tried), retried, ts);
+	/* retried: completed with FAULT_FLAG_TRIED, the seed's TRIED column */
+	account((ret & vmmajor) || (flags & tried), flags & tried, ts);
 	return 0;
 }
 

@@ -25,13 +25,13 @@ __u64 counters[LEAKS_NR_COUNTERS];
 
 struct inflight {
 	__u64 size;
-	__u64 arg;		/* realloc: old pointer; posix_memalign: memptr */
-	__u32 fn;		/* enum leaks_fn */
-	__u32 depth;		/* nested libc-internal calls */
+	__u64 arg; /* realloc: old pointer; posix_memalign: memptr */
+	__u32 fn; /* enum leaks_fn */
+	__u32 depth; /* nested libc-internal calls */
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* entries of dead threads age out */
+	__uint(type, BPF_MAP_TYPE_LRU_HASH); /* entries of dead threads age out */
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct inflight);
@@ -177,7 +177,7 @@ int BPF_KPROBE(free_enter, __u64 ptr)
 	if (target_tgid && current_tgid() != target_tgid)
 		return 0;
 	if (bpf_map_lookup_elem(&calls, &tid))
-		return 0;	/* inside realloc: its return accounts for it */
+		return 0; /* inside realloc: its return accounts for it */
 	record_free(ptr);
 	return 0;
 }

@@ -3,7 +3,7 @@
 #ifndef MEMLENS_LEAKS_H
 #define MEMLENS_LEAKS_H
 
-#define LEAKS_MAX_ALLOCS 1000000	/* outstanding allocations tracked */
+#define LEAKS_MAX_ALLOCS 1000000 /* outstanding allocations tracked */
 #define LEAKS_MAX_STACKS 16384
 #define LEAKS_STACK_DEPTH 32
 
@@ -20,16 +20,16 @@ enum leaks_fn {
 /* one outstanding allocation, keyed by its address */
 struct leaks_alloc {
 	__u64 size;
-	__s64 stack_id;		/* in the stacks map; < 0 when not captured */
+	__s64 stack_id; /* in the stacks map; < 0 when not captured */
 };
 
-/* global counters (array map, index = enum leaks_counter) */
+/* the counters[] array of the BPF side, index = enum leaks_counter */
 enum leaks_counter {
-	LEAKS_C_ALLOCS = 0,	/* successful allocations seen */
-	LEAKS_C_FREES,		/* frees of pointers we saw allocated */
-	LEAKS_C_UNTRACKED,	/* frees of pointers allocated before tracing */
-	LEAKS_C_LOST,		/* allocations not recorded: table full */
-	LEAKS_C_FAILED,		/* allocation calls that returned NULL */
+	LEAKS_C_ALLOCS = 0, /* successful allocations seen */
+	LEAKS_C_FREES, /* frees of pointers we saw allocated */
+	LEAKS_C_UNTRACKED, /* frees of pointers allocated before tracing */
+	LEAKS_C_LOST, /* allocations not recorded: table full */
+	LEAKS_C_FAILED, /* allocation calls that returned NULL */
 	LEAKS_NR_COUNTERS,
 };
 

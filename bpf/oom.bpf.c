@@ -35,7 +35,7 @@ struct {
 } events SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);	/* entries of dead threads age out */
+	__uint(type, BPF_MAP_TYPE_LRU_HASH); /* entries of dead threads age out */
 	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, struct oc_info);
@@ -77,7 +77,7 @@ static __always_inline struct mem_cgroup *limit_memcg(struct mem_cgroup *m, stru
 		__u64 usage = BPF_CORE_READ(m, memory.usage.counter);
 
 		if (!memcg_parent(m))
-			break;	/* the root has no limit */
+			break; /* the root has no limit */
 		if (max < PAGE_COUNTER_MAX_ && usage + OOM_USAGE_SLACK >= max) {
 			e->limit_pages = max;
 			e->usage_pages = usage;
@@ -108,7 +108,7 @@ static __always_inline void cgroup_names(struct mem_cgroup *m, struct oom_event 
 			return;
 		up = kn_parent(kn);
 		if (!up)
-			return;	/* the hierarchy's root: path "/" */
+			return; /* the hierarchy's root: path "/" */
 		bpf_probe_read_kernel_str(e->cg_names[i], OOM_CG_NAME, BPF_CORE_READ(kn, name));
 		e->cg_levels = i + 1;
 		kn = up;

@@ -4,7 +4,7 @@
 #define MEMLENS_OOM_H
 
 #define OOM_COMM_LEN 16
-#define OOM_CG_DEPTH 8		/* cgroup path components kept, innermost first */
+#define OOM_CG_DEPTH 8 /* cgroup path components kept, innermost first */
 #define OOM_CG_NAME 48
 
 enum oom_scope {
@@ -23,13 +23,13 @@ struct oom_event {
 	__s64 file_pages;
 	__s64 shmem_pages;
 	__u64 total_vm_pages;
-	__u64 limit_pages;	/* the limit that was hit (0: not known here) */
-	__u64 usage_pages;	/* that cgroup's usage at the kill */
-	__u32 scope;		/* enum oom_scope */
-	__u32 from_fentry;	/* scope and limit come from struct oom_control */
-	__u32 cg_levels;	/* components in cg_names[] */
-	__u32 cg_truncated;	/* the path goes up further than OOM_CG_DEPTH */
-	char cg_names[OOM_CG_DEPTH][OOM_CG_NAME];	/* memcg of the limit, leaf first */
+	__u64 limit_pages; /* the limit that was hit (0: not known here) */
+	__u64 usage_pages; /* that cgroup's usage at the kill */
+	__u32 scope; /* enum oom_scope */
+	__u32 from_fentry; /* scope and limit come from struct oom_control */
+	__u32 cg_levels; /* components in cg_names[] */
+	__u32 cg_truncated; /* the path goes up further than OOM_CG_DEPTH */
+	char cg_names[OOM_CG_DEPTH][OOM_CG_NAME]; /* memcg of the limit, leaf first */
 };
 
 #endif

@@ -83,8 +83,7 @@ int BPF_PROG(cache_alloc_raw, unsigned long call_site, const void *ptr, struct k
 }
 
 SEC("raw_tp/kmem_cache_free")
-int BPF_PROG(cache_free_raw, unsigned long call_site, const void *ptr,
-	     const struct kmem_cache *s)
+int BPF_PROG(cache_free_raw, unsigned long call_site, const void *ptr, const struct kmem_cache *s)
 {
 	return on_free(ptr, s);
 }

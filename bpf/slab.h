@@ -12,8 +12,8 @@ struct slab_key {
 struct slab_val {
 	__u64 allocs;
 	__u64 frees;
-	__u32 size;		/* bytes per object, slab metadata included */
-	__s32 refcount;		/* > 1: other caches were merged into this one */
+	__u32 size; /* bytes per object, slab metadata included */
+	__s32 refcount; /* > 1: other caches were merged into this one */
 };
 
 #endif

@@ -134,6 +134,64 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 			  res->log_path);
 }
 
+/* Does the last 4 KiB of CRIU's log end while waiting for a task to trap? */
+static bool hung_on_trap(const char *log)
+{
+	char text[4096];
+	ssize_t n;
+	off_t size;
+	int fd = open(log, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	size = lseek(fd, 0, SEEK_END);
+	n = pread(fd, text, sizeof(text) - 1, size > (off_t)sizeof(text) - 1 ?
+		  size - (off_t)sizeof(text) + 1 : 0);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return strstr(text, "to trap") != NULL;
+}
+
+/* Task state letter of @pid from /proc/PID/stat, or 0. */
+static char task_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/*
+ * CRIU was killed mid-dump: a task it left stopped is resumed, and a hang
+ * on the parasite's breakpoint is named as such.
+ */
+static int after_timeout(const struct criu_dump_req *r, const struct criu_result *res,
+			 struct ml_err *err)
+{
+	bool resumed = false;
+
+	if (task_state(r->pid) == 'T' && kill(r->pid, SIGCONT) == 0)
+		resumed = true;
+	if (hung_on_trap(res->log_path))
+		ml_err_wrap(err, "CRIU hung waiting for pid %d to trap (the hardware-breakpoint "
+			    "hang of some VMs; it happens without CRIU_FAULT=130)", (int)r->pid);
+	if (resumed)
+		ml_err_wrap(err, "CRIU left pid %d stopped; memlens resumed it (SIGCONT)",
+			    (int)r->pid);
+	return -ETIMEDOUT;
+}
+
 static int target_alive(pid_t pid, struct ml_err *err)
 {
 	if (pid <= 0)
@@ -293,6 +351,8 @@ int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 		goto out;
 	unlink(res->log_path);
 	ret = run_and_report(&a, o, r->pre_dump ? "pre-dump" : "dump", res, err);
+	if (ret == -ETIMEDOUT)
+		ret = after_timeout(r, res, err);
 	if (ret == -EIO && kill(r->pid, 0) < 0 && errno == ESRCH && r->leave_running)
 		ret = ml_err_set(err, ESRCH, "the target %d exited during the dump; CRIU's log: %s",
 				 (int)r->pid, res->log_path);

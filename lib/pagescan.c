@@ -129,6 +129,20 @@ long pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check
 	return run_scan(ps, &a, start, end, fn, arg, "dirty scan", err);
 }
 
+long pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, pagescan_fn fn,
+			      void *arg, struct ml_err *err)
+{
+	struct pm_scan_arg a = {
+		.flags = PM_SCAN_WP_MATCHING,
+		.category_inverted = PAGE_IS_PFNZERO | PAGE_IS_FILE,
+		.category_mask = PAGE_IS_PFNZERO | PAGE_IS_FILE,
+		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+	};
+
+	return run_scan(ps, &a, start, end, fn, arg, "write-protect of a new VMA", err);
+}
+
 static int stop_first(const struct page_region *r, void *arg)
 {
 	(void)r;

@@ -37,6 +37,7 @@ struct profiler {
 	int64_t cumulative_dirty_bytes;
 	uint64_t seq;
 	bool released;
+	bool count_new;			/* count pages of VMAs that appeared since the last tick */
 
 	/* per-tick scratch */
 	uint64_t *dirty;		/* per VMA index */
@@ -97,6 +98,14 @@ static int read_maps(struct profiler *p, struct ml_err *err)
 	return 0;
 }
 
+struct scan_ctx {
+	struct profiler *p;
+	long vma_hint;
+};
+
+static int attribute(const struct page_region *reg, void *arg);
+static void clear_vec(struct pagescan *ps);
+
 struct reg_ctx {
 	struct profiler *p;
 	struct ml_err *err;
@@ -122,7 +131,22 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 		return 0;	/* unmapped meanwhile, or a mapping uffd cannot track */
 	if (rangeset_add(&p->ever, start, end))
 		return -ENOMEM;
-	r = pagescan_baseline(&p->ps, start, end, &e);
+	if (p->count_new) {
+		/*
+		 * The VMA (or this part of it) did not exist at the last scan:
+		 * its present anonymous pages were written since (reads map the
+		 * zero page, which is not counted). Count them while
+		 * write-protecting them, or writes to fresh mappings made
+		 * between two scans would go unseen.
+		 */
+		struct scan_ctx sc = { p, -1 };
+		long n = pagescan_protect_present(&p->ps, start, end, attribute, &sc, &e);
+
+		clear_vec(&p->ps);
+		r = n < 0 ? (int)n : 0;
+	} else {
+		r = pagescan_baseline(&p->ps, start, end, &e);
+	}
 	if (r) {
 		if (r == -ESRCH || r == -ENOTSUP) {
 			*c->err = e;
@@ -189,11 +213,6 @@ nomem:
 	rangeset_free(&next);
 	return ml_err_set(err, ENOMEM, "out of memory tracking VMAs");
 }
-
-struct scan_ctx {
-	struct profiler *p;
-	long vma_hint;
-};
 
 static int attribute(const struct page_region *reg, void *arg)
 {
@@ -280,7 +299,9 @@ static int rescan_run(struct profiler *p, struct scan_ctx *c, uint64_t start, ui
 			struct reg_ctx rc = { p, err, 0 };
 
 			rangeset_remove(&p->registered, a, b);
+			p->count_new = true;
 			register_gap(a, b, &rc);
+			p->count_new = false;
 			if (rc.fatal)
 				return rc.fatal;
 		} else if (r < 0) {
@@ -421,11 +442,13 @@ int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err
 		}
 		return r;
 	}
-	r = sync_registration(p, err);
-	if (r)
-		return r;
 	if (ensure_scratch(p))
 		return ml_err_set(err, ENOMEM, "out of memory");
+	p->count_new = true;
+	r = sync_registration(p, err);
+	p->count_new = false;
+	if (r)
+		return r;
 	ts = mono_ns();
 	r = scan_all(p, err);
 	now = mono_ns();

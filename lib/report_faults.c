@@ -53,6 +53,10 @@ static void histogram(struct rbuf *b, const double *h, size_t n, const char *wha
 			  "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			  "height=\"%.1f\" fill=\"%s\"/>\n",
 			  p.x0 + i * bw + 1, y, bw > 3 ? bw - 2 : bw, p.y0 + p.h - y, colour);
+		/* counts on the bars: the tail is too short to read off the axis */
+		if (h[i] > 0 && nb <= 24)
+			svg_text(b, p.x0 + (i + 0.5) * bw, y - 3, "middle", "tick",
+				 fmt_si(h[i], lab, sizeof(lab)));
 		if (i % every == 0) {
 			bucket_label((int)i, lab, sizeof(lab));
 			svg_text(b, p.x0 + (i + 0.5) * bw, p.y0 + p.h + 16, "middle", "tick", lab);

@@ -1,9 +1,11 @@
 # eBPF tracers (memlens faults|slab|leaks|oom): libbpf CO-RE.
 #   bpf/<tool>.bpf.c --clang -target bpf--> $(BUILD)/bpf/<tool>.bpf.o
 #                    --bpftool gen skeleton--> $(BUILD)/gen/<tool>.skel.h
-# vmlinux.h comes from the running kernel's BTF (/sys/kernel/btf/vmlinux);
-# where the build machine has none, point VMLINUX_BTF at a vmlinux or BTF
-# file, or drop a vmlinux.h into bpf/ (it is used when present).
+# vmlinux.h comes from the running kernel's BTF (/sys/kernel/btf/vmlinux),
+# or from VMLINUX_BTF=<vmlinux or BTF file>. A vmlinux.h put into bpf/ wins.
+# Where there is no BTF at all, the checked-in bpf/vmlinux.h.xz (6.18,
+# x86_64; 2.8 MB uncompressed) is used: CO-RE relocates its field offsets to
+# the kernel the programs are loaded on.
 BPF_CLANG   ?= clang
 BPFTOOL     ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 VMLINUX_BTF ?= $(wildcard /sys/kernel/btf/vmlinux)
@@ -23,6 +25,9 @@ $(VMLINUX_H): $(VMLINUX_BTF) $(wildcard bpf/vmlinux.h)
 	@mkdir -p $(dir $@)
 	@if [ -f bpf/vmlinux.h ]; then cp bpf/vmlinux.h $@.tmp; \
 	elif [ -n "$(VMLINUX_BTF)" ]; then $(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp; \
+	elif [ -f bpf/vmlinux.h.xz ] && [ "$(BPF_ARCH)" = x86 ]; then \
+		echo "bpf.mk: no kernel BTF here: using the checked-in bpf/vmlinux.h.xz" >&2; \
+		xz -dc bpf/vmlinux.h.xz > $@.tmp; \
 	else echo "bpf.mk: no kernel BTF (/sys/kernel/btf/vmlinux) to generate vmlinux.h from;" \
 		"set VMLINUX_BTF=<vmlinux or BTF file> or put a vmlinux.h in bpf/" >&2; exit 1; fi
 	@mv $@.tmp $@

@@ -48,15 +48,25 @@ for name in ("memwrite", "memalloc", "matmul"):
     sm = [l for l in lines if l["type"] == "summary"][-1]
     hot = sm["regions"]
     if hot:
-        ratios = [r["written_ratio"] for r in hot]
-        wr = f"~{sum(ratios) / len(ratios):.2f}" if max(ratios) - min(ratios) < 0.2 else "variable"
+        # page-weighted: the share of the hot VMAs' pages written per interval
+        wr = f"~{sum(r['dirty_pages'] for r in hot) / sum(r['total_pages'] for r in hot):.2f}"
     else:
-        wr = "-"
+        # no hot VMA: the range of the most written VMA's ratio over time
+        per = {}
+        for l in iv:
+            for r in l["regions"]:
+                per.setdefault(r["start_addr"], []).append(r)
+        top = max(per.values(), key=lambda rs: sum(r["dirty_pages"] for r in rs), default=[])
+        rs = [r["written_ratio"] for r in top] or [0]
+        wr = f"{min(rs):.2f}-{max(rs):.2f}"
     print(f"{name:<10} {desc[name]:<34} {sm['total_vmas']:>10} {sm['hot_vmas']:>9} {wr:>14} {rate(sm['dirty']['avg_dirty_rate']):>12}")
 print()
 print("Total VMAs: every mapping of the process; Hot VMAs: written above the threshold for 3 intervals in a row")
-print("(what CRIU pre-dump should skip); Written Ratio: share of a hot VMA's pages written per interval;")
+print("(what CRIU pre-dump should skip); Written Ratio: share of the hot VMAs' pages written per interval")
+print("(with no hot VMA: the range of the most written VMA's ratio over the run);")
 print("Dirty Rate: bytes written per second, each page counted once per interval.")
 PY
 echo
 echo "JSON Lines of each run: $out/*.jsonl (page ranges per interval: $out/*.record.jsonl)"
+"$M" report --skip-unknown -t "memlens demo" -o "$out/report.html" "$out"/*.jsonl &&
+	echo "report: $out/report.html (heat maps and dirty rates; open it in a browser)"

@@ -10,9 +10,8 @@
  *
  * -w: wait for a line on stdin before touching and again after, so that a
  * tracer sees nothing but the touching; "touched" on stderr says the pages
- * are done (written from memory touched before, so it faults nothing). Prints the getrusage() deltas of
- * the touching loop and its duration:
- * "pages=N minflt=N majflt=N cached_before=N ns=N".
+ * are done (written from memory touched before, so it faults nothing). Prints the getrusage()
+ * deltas of the touching loop and its duration: "pages=N minflt=N majflt=N cached_before=N ns=N".
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -53,7 +52,7 @@ static char *map_file(const char *path, size_t *len, size_t *cached)
 		perror("mmap");
 		exit(1);
 	}
-	madvise(p, *len, MADV_RANDOM);	/* no readahead: one major fault per page */
+	madvise(p, *len, MADV_RANDOM); /* no readahead: one major fault per page */
 	vec = calloc((*len + 4095) / 4096, 1);
 	*cached = 0;
 	if (vec && !mincore(p, *len, vec))

@@ -14,8 +14,8 @@ int main(int argc, char **argv)
 	long max = argc > 1 ? atol(argv[1]) : 1024;
 
 	for (long mib = 1; mib <= max; mib++) {
-		char *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			       -1, 0);
 
 		if (p == MAP_FAILED) {
 			perror("hog: mmap");

@@ -30,8 +30,14 @@ static void churn(void)
 
 	if (posix_memalign(&g, 64, 2048))
 		g = NULL;
-	sink = a; sink = b; sink = c; sink = d; sink = e; sink = f; sink = g;
-	d = realloc(d, 600);	/* grows: may move */
+	sink = a;
+	sink = b;
+	sink = c;
+	sink = d;
+	sink = e;
+	sink = f;
+	sink = g;
+	d = realloc(d, 600); /* grows: may move */
 	sink = d;
 	free(a);
 	free(b);
@@ -68,7 +74,7 @@ int main(int argc, char **argv)
 	}
 
 	for (long i = 0; i < k; i++) {
-		void *keep = malloc((size_t)size);	/* never freed */
+		void *keep = malloc((size_t)size); /* never freed */
 
 		sink = keep;
 		memset(keep, 1, (size_t)size);

@@ -44,6 +44,14 @@ int pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct 
 long pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check_registered,
 		    pagescan_fn fn, void *arg, struct ml_err *err);
 
+/*
+ * Write-protect the present or swapped anonymous pages of [start, end) like
+ * pagescan_baseline(), and report them: for a range that was not tracked
+ * before, these are the pages written since it appeared.
+ */
+long pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, pagescan_fn fn,
+			      void *arg, struct ml_err *err);
+
 /* 1 when some page of [start, end) is write-protect capable, 0 if none (seed §4.2.5). */
 int pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
 

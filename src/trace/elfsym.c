@@ -150,7 +150,7 @@ const struct elf_sym *elf_syms_at(const struct elf_syms *s, uint64_t vaddr)
 {
 	size_t lo = 0, hi = s->n;
 
-	while (lo < hi) {	/* last symbol with vaddr <= @vaddr */
+	while (lo < hi) { /* last symbol with vaddr <= @vaddr */
 		size_t mid = (lo + hi) / 2;
 
 		if (s->v[mid].vaddr <= vaddr)

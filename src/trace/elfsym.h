@@ -10,7 +10,7 @@
 
 struct elf_sym {
 	uint64_t vaddr, size;
-	const char *name;	/* into elf_syms.strs */
+	const char *name; /* into elf_syms.strs */
 };
 
 struct elf_seg {
@@ -18,11 +18,11 @@ struct elf_seg {
 };
 
 struct elf_syms {
-	struct elf_sym *v;	/* sorted by vaddr */
+	struct elf_sym *v; /* sorted by vaddr */
 	size_t n;
 	char *strs;
 	size_t strs_len;
-	struct elf_seg seg[16];	/* PT_LOAD segments */
+	struct elf_seg seg[16]; /* PT_LOAD segments */
 	int nseg;
 };
 

@@ -37,7 +37,7 @@ static const char usage_text[] =
 	"\n"
 	"A major fault is one that needed I/O, as the kernel counts it (getrusage):\n"
 	"a fault retried with FAULT_FLAG_TRIED is counted once, as major.\n"
-	"'retried' counts the faults that needed more than one attempt (fentry mode\n"
+	"'retried' counts the faults completed by a FAULT_FLAG_TRIED retry (fentry mode\n"
 	"only; the tracepoint mode cannot see retries and shows '-' / null).\n";
 
 enum faults_mode { MODE_AUTO, MODE_FENTRY, MODE_TRACEPOINT };
@@ -58,20 +58,18 @@ struct faults_run {
 	int *perf_fds;
 	size_t nperf;
 	bool fentry;
-	char why[160];		/* why fentry was not used */
+	char why[160]; /* why fentry was not used */
 };
 
 static int parse_args(int argc, char **argv, struct faults_opts *o)
 {
-	static const struct option lo[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option lo[] = { { "pid", required_argument, NULL, 'p' },
+					    { "duration", required_argument, NULL, 'd' },
+					    { "mode", required_argument, NULL, 'm' },
+					    { "json", no_argument, NULL, 'j' },
+					    { "verbose", no_argument, NULL, 'v' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -83,7 +81,8 @@ static int parse_args(int argc, char **argv, struct faults_opts *o)
 			break;
 		case 'd':
 			if (parse_double(optarg, 0.001, 1e7, &o->duration))
-				return cli_error("faults", "bad duration '%s' (seconds > 0)", optarg),
+				return cli_error("faults", "bad duration '%s' (seconds > 0)",
+						 optarg),
 				       -EINVAL;
 			break;
 		case 'm':
@@ -94,8 +93,10 @@ static int parse_args(int argc, char **argv, struct faults_opts *o)
 			else if (!strcmp(optarg, "tracepoint"))
 				o->mode = MODE_TRACEPOINT;
 			else
-				return cli_error("faults", "bad mode '%s' (auto, fentry, tracepoint)",
-						 optarg), -EINVAL;
+				return cli_error("faults",
+						 "bad mode '%s' (auto, fentry, tracepoint)",
+						 optarg),
+				       -EINVAL;
 			break;
 		case 'j':
 			o->json = true;
@@ -205,7 +206,7 @@ static int open_sw_event(struct faults_run *r, struct bpf_program *p, __u64 conf
 
 	fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
-		return errno == ENODEV ? 0 : -errno;	/* offline cpu */
+		return errno == ENODEV ? 0 : -errno; /* offline cpu */
 	r->perf_fds[r->nperf++] = fd;
 	l = bpf_program__attach_perf_event(p, fd);
 	if (!l)
@@ -226,8 +227,9 @@ static int attach_tracepoint_mode(struct faults_run *r, struct ml_err *err)
 	if (!e)
 		e = attach_prog(r, r->skel->progs.pf_kernel);
 	if (e)
-		return trace_bpf_error(err, e, "attaching to tp_btf/page_fault_user and "
-					       "page_fault_kernel");
+		return trace_bpf_error(err, e,
+				       "attaching to tp_btf/page_fault_user and "
+				       "page_fault_kernel");
 	for (int cpu = 0; cpu < ncpu && !e; cpu++) {
 		e = open_sw_event(r, r->skel->progs.sw_fault_min, PERF_COUNT_SW_PAGE_FAULTS_MIN,
 				  cpu);
@@ -360,8 +362,8 @@ static void print_table(const struct faults_run *r, const struct faults_row *row
 			snprintf(retried, sizeof(retried), "%llu",
 				 (unsigned long long)rows[i].val.retried);
 		printf("%-16s %8s %12llu %12llu %10s\n", rows[i].key.comm, pid,
-		       (unsigned long long)rows[i].val.minor,
-		       (unsigned long long)rows[i].val.major, retried);
+		       (unsigned long long)rows[i].val.minor, (unsigned long long)rows[i].val.major,
+		       retried);
 	}
 	if (!n)
 		printf("(no page faults)\n");
@@ -444,5 +446,5 @@ out:
 	return e ? exit_code_for(e) : EXIT_OK;
 }
 
-MEMLENS_COMMAND(faults, "faults", 20, "minor/major page faults per process, latency histograms (eBPF)",
-		cmd_faults);
+MEMLENS_COMMAND(faults, "faults", 20,
+		"minor/major page faults per process, latency histograms (eBPF)", cmd_faults);

@@ -55,7 +55,7 @@ struct leaks_opts {
 
 struct probe_fn {
 	const char *name;
-	bool alloc;		/* has a return probe */
+	bool alloc; /* has a return probe */
 	bool required;
 };
 
@@ -79,16 +79,14 @@ struct leaks_run {
 
 static int parse_args(int argc, char **argv, struct leaks_opts *o)
 {
-	static const struct option lo[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "no-stacks", no_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option lo[] = { { "pid", required_argument, NULL, 'p' },
+					    { "duration", required_argument, NULL, 'd' },
+					    { "top", required_argument, NULL, 'n' },
+					    { "no-stacks", no_argument, NULL, 'S' },
+					    { "json", no_argument, NULL, 'j' },
+					    { "verbose", no_argument, NULL, 'v' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -101,7 +99,8 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 			break;
 		case 'd':
 			if (parse_double(optarg, 0.001, 1e7, &o->duration))
-				return cli_error("leaks", "bad duration '%s' (seconds > 0)", optarg),
+				return cli_error("leaks", "bad duration '%s' (seconds > 0)",
+						 optarg),
 				       -EINVAL;
 			break;
 		case 'n':
@@ -167,8 +166,8 @@ static uint64_t emulatable_entry(const char *path, uint64_t off)
 static struct bpf_program *entry_prog(struct leaks_bpf *s, int fn)
 {
 	struct bpf_program *p[LEAKS_NR_FN + 1] = {
-		s->progs.malloc_enter,	      s->progs.calloc_enter,
-		s->progs.realloc_enter,	      s->progs.aligned_alloc_enter,
+		s->progs.malloc_enter,	       s->progs.calloc_enter,
+		s->progs.realloc_enter,	       s->progs.aligned_alloc_enter,
 		s->progs.posix_memalign_enter, s->progs.memalign_enter,
 		s->progs.free_enter,
 	};
@@ -176,8 +175,7 @@ static struct bpf_program *entry_prog(struct leaks_bpf *s, int fn)
 	return p[fn];
 }
 
-static int attach_one(struct leaks_run *r, struct bpf_program *p, pid_t pid, uint64_t off,
-		      bool ret)
+static int attach_one(struct leaks_run *r, struct bpf_program *p, pid_t pid, uint64_t off, bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 	struct bpf_link *l;
@@ -205,15 +203,17 @@ static int attach_probes(struct leaks_run *r, pid_t pid, int verbose, struct ml_
 
 		if (elf_syms_find(&syms, pf->name, &va) || elf_vaddr_to_off(&syms, va, &off)) {
 			if (pf->required) {
-				e = ml_err_set(err, ENOENT, "%s has no function %s: not a C library "
-						  "memlens leaks can trace", r->libc, pf->name);
+				e = ml_err_set(err, ENOENT,
+					       "%s has no function %s: not a C library "
+					       "memlens leaks can trace",
+					       r->libc, pf->name);
 				goto out;
 			}
 			continue;
 		}
 		for (int i = 0; i < nseen; i++)
 			dup |= seen[i] == off;
-		if (dup)	/* an alias (aligned_alloc = memalign): probed once */
+		if (dup) /* an alias (aligned_alloc = memalign): probed once */
 			continue;
 		seen[nseen++] = off;
 		entry = pf->alloc ? off : emulatable_entry(r->libc, off);
@@ -228,7 +228,8 @@ static int attach_probes(struct leaks_run *r, pid_t pid, int verbose, struct ml_
 			fprintf(stderr, "memlens leaks: uprobe%s %s at 0x%llx%s\n",
 				pf->alloc ? "+uretprobe" : "", pf->name, (unsigned long long)entry,
 				entry != off ? " (past 'test %rdi,%rdi; je': an emulated push "
-					       "instead of a single-stepped test)" : "");
+					       "instead of a single-stepped test)"
+					     : "");
 	}
 out:
 	elf_syms_free(&syms);
@@ -326,27 +327,26 @@ static struct leaks_alloc *read_allocs(struct leaks_bpf *s, size_t *n)
 	return v;
 }
 
+static int cmp_stack_id(const void *a, const void *b)
+{
+	const struct leaks_alloc *x = a, *y = b;
+
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* @a is reordered: sorted by stack id, each run is one stack */
 static void group_by_stack(struct leak_totals *t, struct leaks_alloc *a, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		size_t j;
-
-		for (j = 0; j < t->nstacks; j++)
-			if (t->stacks[j].id == a[i].stack_id)
-				break;
-		if (j == t->nstacks) {
-			struct stack_row *ns = realloc(t->stacks, (j + 1) * sizeof(*ns));
-
-			if (!ns)
-				return;
-			t->stacks = ns;
-			t->stacks[j] = (struct stack_row){ .id = a[i].stack_id };
-			t->nstacks++;
-		}
-		t->stacks[j].count++;
-		t->stacks[j].bytes += a[i].size;
+	qsort(a, n, sizeof(*a), cmp_stack_id);
+	t->stacks = calloc(n ? n : 1, sizeof(*t->stacks));
+	for (size_t i = 0; t->stacks && i < n; i++) {
+		if (!t->nstacks || t->stacks[t->nstacks - 1].id != a[i].stack_id)
+			t->stacks[t->nstacks++].id = a[i].stack_id;
+		t->stacks[t->nstacks - 1].count++;
+		t->stacks[t->nstacks - 1].bytes += a[i].size;
 	}
-	qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack_row);
+	if (t->stacks)
+		qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack_row);
 }
 
 static void totals(struct leaks_bpf *s, struct leak_totals *t)
@@ -386,8 +386,8 @@ static void stack_text(struct leaks_run *r, int64_t id, char *out, size_t len)
 	char buf[512];
 
 	out[0] = 0;
-	if (id < 0 || bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks),
-					  &(__u32){ (__u32)id }, ips))
+	if (id < 0 ||
+	    bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &(__u32){ (__u32)id }, ips))
 		return;
 	for (int f = 0; f < LEAKS_STACK_DEPTH && ips[f]; f++) {
 		if (f && !symbolizer_is_code(&r->sym, ips[f]))
@@ -413,32 +413,43 @@ static int cmp_sym_stack(const void *a, const void *b)
 	return strcmp(x->text, y->text);
 }
 
+static int cmp_sym_text(const void *a, const void *b)
+{
+	return strcmp(((const struct sym_stack *)a)->text, ((const struct sym_stack *)b)->text);
+}
+
 /* Stacks that read the same once symbolized and trimmed are one stack. */
 static struct sym_stack *symbolized_stacks(struct leaks_run *r, const struct leak_totals *t,
 					   size_t *n)
 {
 	struct sym_stack *v = calloc(t->nstacks ? t->nstacks : 1, sizeof(*v));
-	char text[4096];
+	size_t out = 0;
 
 	*n = 0;
-	for (size_t i = 0; v && i < t->nstacks; i++) {
-		size_t j;
-
-		stack_text(r, t->stacks[i].id, text, sizeof(text));
-		for (j = 0; j < *n && strcmp(v[j].text, text); j++)
-			;
-		if (j == *n)
-			memcpy(v[(*n)++].text, text, sizeof(text));
-		v[j].count += t->stacks[i].count;
-		v[j].bytes += t->stacks[i].bytes;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < t->nstacks; i++) {
+		stack_text(r, t->stacks[i].id, v[i].text, sizeof(v[i].text));
+		v[i].count = t->stacks[i].count;
+		v[i].bytes = t->stacks[i].bytes;
 	}
-	if (v)
-		qsort(v, *n, sizeof(*v), cmp_sym_stack);
+	qsort(v, t->nstacks, sizeof(*v), cmp_sym_text);
+	for (size_t i = 0; i < t->nstacks; i++) {
+		if (out && !strcmp(v[out - 1].text, v[i].text)) {
+			v[out - 1].count += v[i].count;
+			v[out - 1].bytes += v[i].bytes;
+			continue;
+		}
+		if (out != i)
+			v[out] = v[i];
+		out++;
+	}
+	*n = out;
+	qsort(v, out, sizeof(*v), cmp_sym_stack);
 	return v;
 }
 
-static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_totals *t,
-			long top)
+static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_totals *t, long top)
 {
 	struct sym_stack *v;
 	size_t n;
@@ -463,8 +474,7 @@ static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_tot
 	free(v);
 }
 
-static void print_json(struct leaks_run *r, const struct leaks_opts *o,
-		       const struct leak_totals *t)
+static void print_json(struct leaks_run *r, const struct leaks_opts *o, const struct leak_totals *t)
 {
 	const __u64 *c = r->skel->bss->counters;
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
@@ -523,7 +533,8 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 	printf("\n%12s %10s %12s\n", "SIZE", "COUNT", "BYTES");
 	for (size_t i = 0; i < nsz; i++)
 		printf("%12llu %10llu %12llu\n", (unsigned long long)t->sizes[i].size,
-		       (unsigned long long)t->sizes[i].count, (unsigned long long)t->sizes[i].bytes);
+		       (unsigned long long)t->sizes[i].count,
+		       (unsigned long long)t->sizes[i].bytes);
 	if (o->no_stacks)
 		return;
 	v = symbolized_stacks(r, t, &nst);
@@ -575,11 +586,13 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 		why = trace_wait(&sigs, left < 0.5 ? left : 0.5, t, NULL);
 		if (why != TRACE_STOP_TIME) {
 			if (why == TRACE_STOP_TARGET && !t->spawned)
-				fprintf(stderr, "memlens leaks: process %d exited; outstanding "
-						"allocations at its exit\n", (int)t->pid);
+				fprintf(stderr,
+					"memlens leaks: process %d exited; outstanding "
+					"allocations at its exit\n",
+					(int)t->pid);
 			break;
 		}
-		symbolizer_refresh(&r->sym);	/* keep the maps of a process that may exit */
+		symbolizer_refresh(&r->sym); /* keep the maps of a process that may exit */
 	}
 }
 

@@ -66,7 +66,9 @@ static int wait_stop(pid_t pid, int *status, struct ml_err *err)
 			return ml_err_set(err, errno, "waitpid(%d): %s", (int)pid, strerror(errno));
 	}
 	if (WIFEXITED(*status) || WIFSIGNALED(*status))
-		return ml_err_set(err, ESRCH, "the command exited without loading a C library (libc.so): a statically linked program cannot be traced by memlens leaks");
+		return ml_err_set(err, ESRCH,
+				  "the command exited without loading a C library (libc.so): a "
+				  "statically linked program cannot be traced by memlens leaks");
 	return 0;
 }
 
@@ -82,13 +84,14 @@ int libc_wait_loaded(pid_t pid, char *path, size_t len, struct ml_err *err)
 		if (e != -ENOENT)
 			return e;
 		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig) < 0)
-			return ml_err_set(err, errno, "ptrace(PTRACE_SYSCALL): %s", strerror(errno));
+			return ml_err_set(err, errno, "ptrace(PTRACE_SYSCALL): %s",
+					  strerror(errno));
 		e = wait_stop(pid, &status, err);
 		if (e)
 			return e;
 		sig = 0;
 		if (WIFSTOPPED(status) && WSTOPSIG(status) != (SIGTRAP | 0x80) && !(status >> 16))
-			sig = WSTOPSIG(status);	/* a signal for it: pass it on */
+			sig = WSTOPSIG(status); /* a signal for it: pass it on */
 	}
 	return ml_err_set(err, ENOENT,
 			  "the command mapped no C library (libc.so) in its first %d system "

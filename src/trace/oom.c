@@ -42,18 +42,16 @@ struct oom_opts {
 struct oom_ctx {
 	const struct oom_opts *o;
 	unsigned long kills;
-	uint64_t boot_to_real_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	uint64_t boot_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 };
 
 static int parse_args(int argc, char **argv, struct oom_opts *o)
 {
-	static const struct option lo[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option lo[] = { { "duration", required_argument, NULL, 'd' },
+					    { "json", no_argument, NULL, 'j' },
+					    { "verbose", no_argument, NULL, 'v' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -206,9 +204,11 @@ static int oom_start(struct oom_bpf **out, const struct oom_opts *o, struct ml_e
 	if (!*out)
 		return trace_bpf_error(err, e, "loading the OOM tracer (tp_btf/mark_victim)");
 	if (o->verbose)
-		fprintf(stderr, "memlens oom: mode tracepoint: tp_btf/mark_victim alone "
-				"(fentry/oom_kill_process refused: %s); the limit is the memory "
-				"cgroup found at its max\n", strerror(-fe));
+		fprintf(stderr,
+			"memlens oom: mode tracepoint: tp_btf/mark_victim alone "
+			"(fentry/oom_kill_process refused: %s); the limit is the memory "
+			"cgroup found at its max\n",
+			strerror(-fe));
 	return 0;
 }
 
@@ -218,8 +218,8 @@ static uint64_t realtime_offset(void)
 
 	clock_gettime(CLOCK_REALTIME, &r);
 	clock_gettime(CLOCK_MONOTONIC, &m);
-	return ((uint64_t)r.tv_sec - (uint64_t)m.tv_sec) * 1000000000ULL +
-	       (uint64_t)r.tv_nsec - (uint64_t)m.tv_nsec;
+	return ((uint64_t)r.tv_sec - (uint64_t)m.tv_sec) * 1000000000ULL + (uint64_t)r.tv_nsec -
+	       (uint64_t)m.tv_nsec;
 }
 
 static int cmd_oom(int argc, char **argv)

@@ -41,7 +41,7 @@ static const char usage_text[] =
 enum slab_sort { SORT_NET, SORT_NET_KB, SORT_ALLOCS, SORT_FREES };
 
 struct slab_opts {
-	int mode;		/* -1 auto, 1 tp_btf, 0 raw_tp */
+	int mode; /* -1 auto, 1 tp_btf, 0 raw_tp */
 	double duration;
 	long top;
 	enum slab_sort sort;
@@ -70,16 +70,14 @@ static int parse_sort(const char *s, enum slab_sort *out)
 
 static int parse_args(int argc, char **argv, struct slab_opts *o)
 {
-	static const struct option lo[] = {
-		{ "duration", required_argument, NULL, 'd' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	static const struct option lo[] = { { "duration", required_argument, NULL, 'd' },
+					    { "top", required_argument, NULL, 'n' },
+					    { "sort", required_argument, NULL, 's' },
+					    { "mode", required_argument, NULL, 'm' },
+					    { "json", no_argument, NULL, 'j' },
+					    { "verbose", no_argument, NULL, 'v' },
+					    { "help", no_argument, NULL, 'h' },
+					    { 0 } };
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -99,8 +97,10 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 			break;
 		case 's':
 			if (parse_sort(optarg, &o->sort))
-				return cli_error("slab", "bad --sort '%s' (net, net_kb, allocs, frees)",
-						 optarg), -EINVAL;
+				return cli_error("slab",
+						 "bad --sort '%s' (net, net_kb, allocs, frees)",
+						 optarg),
+				       -EINVAL;
 			break;
 		case 'm':
 			if (!strcmp(optarg, "auto") || !strcmp(optarg, "tp_btf") ||
@@ -108,7 +108,8 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 				o->mode = optarg[0] == 'a' ? -1 : optarg[0] == 't';
 			else
 				return cli_error("slab", "bad --mode '%s' (auto, tp_btf, raw_tp)",
-						 optarg), -EINVAL;
+						 optarg),
+				       -EINVAL;
 			break;
 		case 'j':
 			o->json = true;
@@ -157,11 +158,11 @@ static int slab_start(struct slab_bpf **out, int want, const char **mode, struct
 			e = slab_bpf__attach(s);
 		if (!e) {
 			*out = s;
-			*mode = typed ? "tp_btf/kmem_cache_alloc + tp_btf/kmem_cache_free"
-				      : want == 0 ? "raw_tp/kmem_cache_alloc + raw_tp/kmem_cache_free "
-						    "(--mode raw_tp)"
-					  : "raw_tp/kmem_cache_alloc + raw_tp/kmem_cache_free "
-					    "(tp_btf refused)";
+			*mode = typed	    ? "tp_btf/kmem_cache_alloc + tp_btf/kmem_cache_free"
+				: want == 0 ? "raw_tp/kmem_cache_alloc + raw_tp/kmem_cache_free "
+					      "(--mode raw_tp)"
+					    : "raw_tp/kmem_cache_alloc + raw_tp/kmem_cache_free "
+					      "(tp_btf refused)";
 			return 0;
 		}
 		slab_bpf__destroy(s);

@@ -14,12 +14,12 @@
 struct sym_file {
 	char *path;
 	struct elf_syms syms;
-	int loaded;		/* 1 ok, -1 failed */
+	int loaded; /* 1 ok, -1 failed */
 };
 
 struct symbolizer {
 	pid_t pid;
-	struct vma_set maps;	/* the last snapshot that could be read */
+	struct vma_set maps; /* the last snapshot that could be read */
 	int have_maps;
 	struct sym_file *files;
 	size_t nfiles;

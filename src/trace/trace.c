@@ -34,9 +34,10 @@ void trace_libbpf_quiet(int verbose)
 int trace_preflight(struct ml_err *err)
 {
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
-		return ml_err_set(err, ENOTSUP,
-				  "this kernel exposes no BTF (/sys/kernel/btf/vmlinux is missing): "
-				  "the eBPF tracers need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		return ml_err_set(
+			err, ENOTSUP,
+			"this kernel exposes no BTF (/sys/kernel/btf/vmlinux is missing): "
+			"the eBPF tracers need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
 	if (geteuid() != 0)
 		return ml_err_set(err, EPERM,
 				  "loading eBPF programs needs root (CAP_BPF, CAP_PERFMON and "

@@ -32,11 +32,11 @@ int trace_bpf_error(struct ml_err *err, int e, const char *what);
 
 /* The process a tracer looks at: a running one, or one it starts. */
 struct trace_target {
-	pid_t pid;		/* 0: system-wide */
-	int pidfd;		/* readable once the target has exited */
-	bool spawned;		/* started by us from -- CMD, in its exec stop */
+	pid_t pid; /* 0: system-wide */
+	int pidfd; /* readable once the target has exited */
+	bool spawned; /* started by us from -- CMD, in its exec stop */
 	bool exited;
-	int status;		/* wait status when spawned and reaped */
+	int status; /* wait status when spawned and reaped */
 };
 
 /* -p PID: check it exists and open a pidfd. */

@@ -3,7 +3,7 @@
  * libFuzzer harness for memlens report: any bytes, split into lines as
  * report_load_file does, go through the JSON Lines reader and, when some
  * line was accepted, the HTML renderer. Build and run: make fuzz-report
- * (mk/report.mk); seeds: tests/report/*.jsonl.
+ * (mk/report.mk); seeds: the .jsonl files in tests/report.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		lineno++;
 		if (i > start && report_load_line(&r, "fuzz", lineno, (const char *)data + start,
-						   i - start, &err)) {
+						  i - start, &err)) {
 			/* every error says where it happened */
 			if (strncmp(err.msg, "fuzz:", 5))
 				abort();

@@ -2,7 +2,7 @@
 # memlens checkpoint / restore / migrate-model with a real CRIU (issue 3).
 # Builds CRIU with scripts/ensure-criu.sh when there is none (once; cached).
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 MEMLENS=${MEMLENS:-$PWD/build/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/build/workloads}
 PY=/usr/bin/python3
@@ -182,6 +182,36 @@ test_criu_fails_target_kept() {
 	kill "$P"
 }
 
+# CRIU stuck (a page server that accepts and never answers): killed at the
+# time limit; the target, frozen mid-dump, carries on and ends correct.
+test_criu_timeout_target_kept() {
+	need_criu criu_timeout_target_kept || return
+	local port=$((20000 + ($$ + 7) % 20000)) rc srv
+	"$PY" -c 'import socket,sys,time
+s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); print("up", flush=True)
+c, _ = s.accept(); time.sleep(120)' "$port" >"$tmp/srv.out" 2>&1 &
+	srv=$!
+	pids+=("$srv")
+	for _ in $(seq 50); do [ -s "$tmp/srv.out" ] && break; sleep 0.05; done
+	start "$tmp/to.out" "$WORKLOADS/cksum_worker" -m 16 -n 200 -t 20
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/to" -R -s 1 --page-server "127.0.0.1:$port" \
+		--timeout 3 --json >"$tmp/to.json" 2>"$tmp/to.err"
+	rc=$?
+	kill "$srv" 2>/dev/null
+	if [ $rc -ne 1 ] || ! grep -q "did not finish within 3 s and was killed" "$tmp/to.err"; then
+		notok criu_timeout_target_kept "exit $rc: $(cat "$tmp/to.err")"; kill "$P"; return
+	fi
+	if [ "$(jget "$tmp/to.json" 'j["timed_out"] and j["profiler"]["reinit"]')" != True ]; then
+		notok criu_timeout_target_kept "JSON: $(cat "$tmp/to.json")"; kill "$P"; return
+	fi
+	running "$P" || { notok criu_timeout_target_kept "target not running"; return; }
+	wait "$P"
+	rc=$?
+	[ $rc -eq 0 ] && grep -q "cksum_worker: correct steps=200" "$tmp/to.out" &&
+		ok criu_timeout_target_kept || notok criu_timeout_target_kept "worker exit $rc: $(cat "$tmp/to.out")"
+}
+
 test_target_exits_mid_profile() {
 	need_criu target_exits_mid_profile || return
 	start "$tmp/tx.out" "$WORKLOADS/memwrite" -m 4 -s 1
@@ -293,6 +323,7 @@ test_no_such_pid
 test_pre_dump_refused
 test_checkpoint_leave_running
 test_criu_fails_target_kept
+test_criu_timeout_target_kept
 test_target_exits_mid_profile
 test_cksum_detects_corruption
 test_dump_kill_restore

@@ -155,12 +155,50 @@ static void test_replaced_vma_same_address(void)
 	(void)a2;
 	(void)b2;
 	CHECK_STR(target_cmd(&T, "write D 1"), "wrote 100");
-	tick(&s);	/* detects the replacement, registers and baselines it */
+	tick(&s);	/* detects the replacement, registers it, counts its pages */
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->dirty_pages, 100);
 	profiler_sample_free(&s);
 	CHECK_STR(target_cmd(&T, "write D 1"), "wrote 100");
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 100);
+	profiler_sample_free(&s);
+	finish();
+}
+
+/* a mapping created and written between two scans is not missed */
+static void test_new_vma_written_before_first_scan(void)
+{
+	struct profiler_sample s;
+	uint64_t a, b;
+
+	start_target();
+	open_profiler(0, 0, true);
+	REQUIRE(target_map(&T, "E", 50, &a, &b) == 0);
+	CHECK_STR(target_cmd(&T, "write E 1"), "wrote 50");
+	REQUIRE(target_cmd(&T, "read E"));
+	tick(&s);
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->dirty_pages, 50);
+	uint64_t in_e = 0;
+	for (size_t i = 0; i < s.nwritten; i++)
+		if (s.written[i].start >= a && s.written[i].end <= b)
+			in_e += (s.written[i].end - s.written[i].start) / 4096;
+	CHECK_EQ(in_e, 50);
+	profiler_sample_free(&s);
+	/* only read since: nothing */
+	REQUIRE(target_cmd(&T, "read E"));
+	tick(&s);
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
+	profiler_sample_free(&s);
+	/* mapped and only read: zero pages, nothing written */
+	REQUIRE(target_map(&T, "Z", 40, &a, &b) == 0);
+	REQUIRE(target_cmd(&T, "read Z"));
+	tick(&s);
+	REQUIRE(region_at(&s, a));
+	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
 	profiler_sample_free(&s);
 	finish();
 }
@@ -305,6 +343,7 @@ int main(void)
 	RUN(test_exact_counts_and_idle);
 	RUN(test_new_and_removed_vmas);
 	RUN(test_replaced_vma_same_address);
+	RUN(test_new_vma_written_before_first_scan);
 	RUN(test_hot_then_cold);
 	RUN(test_multithreaded_target);
 	RUN(test_target_exit);
