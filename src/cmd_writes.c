@@ -32,7 +32,8 @@ static const char usage_text[] =
 	"  -c, --consecutive N      hot intervals in a row before a VMA is hot (default 3, 1..10)\n"
 	"  -d, --duration SEC       stop after SEC seconds (default: Ctrl-C or target exit)\n"
 	"  -a, --all                list every tracked VMA, not only written or hot ones\n"
-	"      --json               JSON Lines on stdout: one \"interval\" object per interval,\n"
+	"  -o, --output FILE        write the output (table or JSON) to FILE, not stdout\n"
+	"      --json               JSON Lines: one \"interval\" object per interval,\n"
 	"                           then one \"summary\" object\n"
 	"      --record FILE        also write each interval's written page ranges to FILE\n"
 	"                           (JSON Lines, see README; input of migrate-model and report)\n"
@@ -44,6 +45,7 @@ static const char usage_text[] =
 
 struct writes_ctx {
 	bool json, all, quiet;
+	FILE *out;		/* stdout, or -o FILE */
 	FILE *record;
 	pid_t pid;
 	pthread_mutex_t out_lock;
@@ -121,7 +123,7 @@ static void print_table(const struct writes_ctx *c, const struct profiler_sample
 	char b1[16], b2[16], b3[16];
 	size_t shown = 0;
 
-	printf("interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms\n",
+	fprintf(c->out, "interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms\n",
 	       (unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
 	       s->hot_vmas, s->tick_ns / 1e6);
 	for (size_t i = 0; i < s->nregions; i++) {
@@ -130,23 +132,23 @@ static void print_table(const struct writes_ctx *c, const struct profiler_sample
 		if (!c->all && !r->dirty_pages && !r->hot && !r->consecutive_hot)
 			continue;
 		if (!shown++)
-			printf("  %-33s %-9s %8s %8s %6s %4s %s\n", "RANGE", "KIND", "SIZE", "DIRTY",
+			fprintf(c->out, "  %-33s %-9s %8s %8s %6s %4s %s\n", "RANGE", "KIND", "SIZE", "DIRTY",
 			       "RATIO", "CONS", "HOT");
-		printf("  %016llx-%016llx %-9s %8s %8llu %6.3f %4d %s\n",
+		fprintf(c->out, "  %016llx-%016llx %-9s %8s %8llu %6.3f %4d %s\n",
 		       (unsigned long long)r->start, (unsigned long long)r->end,
 		       vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
 		       (unsigned long long)r->dirty_pages, r->written_ratio, r->consecutive_hot,
 		       r->hot ? "HOT" : "");
 	}
 	if (!shown)
-		printf("  (no writes)\n");
-	printf("  dirty: %lld pages (%s) in %.2f s = %.0f pages/s; cumulative %s, avg %s/s\n\n",
+		fprintf(c->out, "  (no writes)\n");
+	fprintf(c->out, "  dirty: %lld pages (%s) in %.2f s = %.0f pages/s; cumulative %s, avg %s/s\n\n",
 	       (long long)s->dirty.dirty_pages,
 	       fmt_bytes((uint64_t)s->dirty.dirty_bytes, b1, sizeof(b1)), s->interval_s,
 	       s->dirty.dirty_rate_pages_per_sec,
 	       fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b2, sizeof(b2)),
 	       fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b3, sizeof(b3)));
-	fflush(stdout);
+	fflush(c->out);
 }
 
 static void on_tick(const struct profiler_sample *s, void *arg)
@@ -157,7 +159,7 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 		return;
 	pthread_mutex_lock(&c->out_lock);
 	if (c->json)
-		emit_interval_json(stdout, c, s, false);
+		emit_interval_json(c->out, c, s, false);
 	else if (!c->quiet)
 		print_table(c, s);
 	if (c->record)
@@ -179,7 +181,7 @@ static void print_summary(struct writes_ctx *c, const char *why)
 	if (c->json) {
 		struct jw w;
 
-		jw_init(&w, stdout);
+		jw_init(&w, c->out);
 		jw_obj(&w);
 		jw_kstr(&w, "type", "summary");
 		jw_kint(&w, "pid", c->pid);
@@ -199,11 +201,11 @@ static void print_summary(struct writes_ctx *c, const char *why)
 		jw_obj_end(&w);
 		return;
 	}
-	printf("summary: pid %d, %llu intervals, stopped because %s\n", (int)c->pid,
+	fprintf(c->out, "summary: pid %d, %llu intervals, stopped because %s\n", (int)c->pid,
 	       (unsigned long long)c->intervals, why);
 	if (!c->have_last)
 		return;
-	printf("  VMAs %d, tracked %d, hot %d; cumulative written %s, average %s/s\n",
+	fprintf(c->out, "  VMAs %d, tracked %d, hot %d; cumulative written %s, average %s/s\n",
 	       s->total_vmas, s->tracked_vmas, s->hot_vmas,
 	       fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b1, sizeof(b1)),
 	       fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b2, sizeof(b2)));
@@ -211,7 +213,7 @@ static void print_summary(struct writes_ctx *c, const char *why)
 		const struct profiler_region *r = &s->regions[i];
 
 		if (r->hot)
-			printf("  HOT %016llx-%016llx %-9s %8s ratio %.3f for %d intervals\n",
+			fprintf(c->out, "  HOT %016llx-%016llx %-9s %8s ratio %.3f for %d intervals\n",
 			       (unsigned long long)r->start, (unsigned long long)r->end,
 			       vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
 			       r->written_ratio, r->consecutive_hot);
@@ -248,6 +250,7 @@ int cmd_writes(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "record", required_argument, NULL, OPT_RECORD },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -255,14 +258,14 @@ int cmd_writes(int argc, char **argv)
 	struct writes_ctx c = { 0 };
 	struct profiler *p = NULL;
 	struct ml_err err = { 0 };
-	const char *record_path = NULL, *why = "interrupted";
+	const char *record_path = NULL, *out_path = NULL, *why = "interrupted";
 	double duration = 0;
 	sigset_t sigs;
 	pid_t pid = 0, child = 0;
 	int opt, r, rc = EXIT_OK, stop_sig = 0;
 	long v;
 
-	while ((opt = getopt_long(argc, argv, "+p:i:t:c:d:aqh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:i:t:c:d:o:aqh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (parse_pid(optarg, &pid)) {
@@ -311,6 +314,9 @@ int cmd_writes(int argc, char **argv)
 		case OPT_RECORD:
 			record_path = optarg;
 			break;
+		case 'o':
+			out_path = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return EXIT_OK;
@@ -322,6 +328,15 @@ int cmd_writes(int argc, char **argv)
 	if ((pid && optind < argc) || (!pid && optind >= argc)) {
 		cli_error("writes", "give either -p PID or -- CMD [ARGS] (see --help)");
 		return EXIT_USAGE;
+	}
+	c.out = stdout;
+	if (out_path) {
+		c.out = fopen(out_path, "we");
+		if (!c.out) {
+			cli_error("writes", "cannot write the output file %s: %s", out_path,
+				  strerror(errno));
+			return EXIT_FAIL;
+		}
 	}
 	if (record_path) {
 		c.record = fopen(record_path, "we");
@@ -359,10 +374,10 @@ int cmd_writes(int argc, char **argv)
 	if (!c.json && !c.quiet) {
 		const struct attach_stats *st = profiler_attach_stats(p);
 
-		printf("profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); target stopped %.2f ms for setup. Ctrl-C to stop.\n\n",
+		fprintf(c.out, "profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); target stopped %.2f ms for setup. Ctrl-C to stop.\n\n",
 		       (int)pid, profiler_options(p)->interval_ms, profiler_options(p)->hot_threshold,
 		       profiler_options(p)->hot_consecutive, st->stopped_ns / 1e6);
-		fflush(stdout);
+		fflush(c.out);
 	}
 	r = profiler_start(p, on_tick, &c, &err);
 	if (r) {
@@ -417,6 +432,8 @@ out_close:
 out:
 	if (c.record)
 		fclose(c.record);
+	if (c.out && c.out != stdout)
+		fclose(c.out);
 	profiler_sample_free(&c.last);
 	return rc;
 }
