@@ -102,6 +102,8 @@ for r in $(seq 1 "$REPS"); do
 		grep '^pairs=' | val ns_per_pair >>"$TMP/m.memlens"
 	"$MEMLENS" leaks --json --no-stacks -- "$WORKLOADS/mallocbench" "$PAIRS" 2>/dev/null |
 		grep '^pairs=' | val ns_per_pair >>"$TMP/m.nostacks"
+	"$MEMLENS" leaks --json --free-at-entry -- "$WORKLOADS/mallocbench" "$PAIRS" 2>/dev/null |
+		grep '^pairs=' | val ns_per_pair >>"$TMP/m.entry"
 	if [ $HAVE_BT = 1 ]; then
 		bpftrace -c "$WORKLOADS/mallocbench $PAIRS" -e "$BT_LEAKS" 2>/dev/null |
 			grep '^pairs=' | val ns_per_pair >>"$TMP/m.bpftrace"
@@ -110,11 +112,13 @@ done
 mb=$(median <"$TMP/m.base")
 mm=$(median <"$TMP/m.memlens")
 mn=$(median <"$TMP/m.nostacks")
+me=$(median <"$TMP/m.entry")
 mbt=$([ $HAVE_BT = 1 ] && median <"$TMP/m.bpftrace" || echo 0)
-awk -v b="$mb" -v m="$mm" -v n="$mn" -v t="$mbt" 'BEGIN {
+awk -v b="$mb" -v m="$mm" -v n="$mn" -v e="$me" -v t="$mbt" 'BEGIN {
 	printf "  untraced                    %9.1f ns/pair\n", b
 	printf "  memlens leaks               %9.1f ns/pair  (%.0fx untraced)\n", m, m / b
 	printf "  memlens leaks --no-stacks   %9.1f ns/pair  (%.0fx untraced)\n", n, n / b
+	printf "  memlens --free-at-entry     %9.1f ns/pair  (%.0fx untraced; free probe single-stepped)\n", e, e / b
 	if (t > 0) {
 		printf "  bpftrace                    %9.1f ns/pair  (%.0fx untraced)\n", t, t / b
 		printf "  ratio memlens/bpftrace added cost per pair: %.2f\n", (m - b) / (t - b)

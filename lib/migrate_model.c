@@ -221,6 +221,10 @@ static int check_params(const struct mm_trace *t, const struct mm_params *p, int
 	if (!t->n)
 		return ml_err_set(err, EINVAL, "the trace has no \"interval\" lines; record one "
 				  "with `memlens writes --record FILE`");
+	if (!t->with_written)
+		return ml_err_set(err, EINVAL,
+				  "the trace has no \"written\" page ranges: record it with "
+				  "`memlens writes --record FILE` (the --json output lacks them)");
 	if (t->iv[t->n - 1].t_ms / round_ms < 2)
 		return ml_err_set(err, EINVAL,
 				  "the trace covers %.1f s: too short for two rounds of %.1f s "

@@ -54,7 +54,7 @@ static int parse_written(const struct json *arr, struct mm_interval *iv, struct 
 	size_t n = json_count(arr);
 
 	if (!arr)
-		return 0;	/* recorded without ranges: nothing written known */
+		return 0;	/* `writes --json` output: no ranges (mm_run refuses) */
 	if (arr->type != JSON_ARRAY)
 		return ml_err_set(err, EINVAL, "\"written\" must be an array");
 	iv->written = calloc(n ? n : 1, sizeof(*iv->written));
@@ -130,6 +130,8 @@ int mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct m
 		ret = parse_written(json_get(j, "written"), &iv, err);
 	if (!ret)
 		ret = append(t, &iv, err);
+	if (!ret && json_get(j, "written"))
+		t->with_written++;
 	if (ret)
 		interval_free(&iv);
 out:

@@ -403,8 +403,8 @@ int cmd_snapshot(int argc, char **argv)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
 	if (open_output(&c))
 		return EXIT_FAIL;
-	cli_block_signals(&sigs);
 	if (!c.pid) {
+		/* before blocking signals: the command inherits the signal mask */
 		c.child = spawn_stopped(argv + optind, &err);
 		if (c.child < 0) {
 			cli_error("snapshot", "%s", err.msg);
@@ -413,6 +413,7 @@ int cmd_snapshot(int argc, char **argv)
 		}
 		c.pid = c.child;
 	}
+	cli_block_signals(&sigs);
 	so.pages = c.pages;
 	r = snapshot_open(&sn, c.pid, &so, &err);
 	if (r) {

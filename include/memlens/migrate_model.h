@@ -52,6 +52,7 @@ struct mm_trace {
 	struct mm_interval *iv;		/* in t_ms order */
 	size_t n, cap;
 	size_t skipped_lines;		/* lines of another "type" (e.g. summary) */
+	size_t with_written;		/* intervals that have a "written" array */
 };
 
 void mm_trace_init(struct mm_trace *t);

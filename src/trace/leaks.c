@@ -36,6 +36,8 @@ static const char usage_text[] =
 	"                       target's exit)\n"
 	"  -n, --top N          stacks and sizes shown (default 10; 0: all)\n"
 	"      --no-stacks      do not record call stacks (cheaper)\n"
+	"      --free-at-entry  probe free() at its first instruction, not at the\n"
+	"                       first one the kernel can emulate (for comparison)\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
 	"  -v, --verbose        say which probes are used and where; twice: libbpf's log\n"
 	"  -h, --help           this text\n"
@@ -48,7 +50,7 @@ struct leaks_opts {
 	pid_t pid;
 	double duration;
 	long top;
-	bool json, no_stacks;
+	bool json, no_stacks, free_at_entry;
 	int verbose;
 	char **cmd;
 };
@@ -83,6 +85,7 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					    { "duration", required_argument, NULL, 'd' },
 					    { "top", required_argument, NULL, 'n' },
 					    { "no-stacks", no_argument, NULL, 'S' },
+					    { "free-at-entry", no_argument, NULL, 'E' },
 					    { "json", no_argument, NULL, 'j' },
 					    { "verbose", no_argument, NULL, 'v' },
 					    { "help", no_argument, NULL, 'h' },
@@ -109,6 +112,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 			break;
 		case 'S':
 			o->no_stacks = true;
+			break;
+		case 'E':
+			o->free_at_entry = true;
 			break;
 		case 'j':
 			o->json = true;
@@ -187,7 +193,8 @@ static int attach_one(struct leaks_run *r, struct bpf_program *p, pid_t pid, uin
 	return 0;
 }
 
-static int attach_probes(struct leaks_run *r, pid_t pid, int verbose, struct ml_err *err)
+static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts *o,
+			 struct ml_err *err)
 {
 	uint64_t seen[LEAKS_NR_FN + 1];
 	struct elf_syms syms;
@@ -216,7 +223,7 @@ static int attach_probes(struct leaks_run *r, pid_t pid, int verbose, struct ml_
 		if (dup) /* an alias (aligned_alloc = memalign): probed once */
 			continue;
 		seen[nseen++] = off;
-		entry = pf->alloc ? off : emulatable_entry(r->libc, off);
+		entry = pf->alloc || o->free_at_entry ? off : emulatable_entry(r->libc, off);
 		e = attach_one(r, entry_prog(r->skel, fn), pid, entry, false);
 		if (!e && pf->alloc)
 			e = attach_one(r, r->skel->progs.alloc_exit, pid, off, true);
@@ -224,7 +231,7 @@ static int attach_probes(struct leaks_run *r, pid_t pid, int verbose, struct ml_
 			e = trace_bpf_error(err, e, "attaching a uprobe to the target's libc");
 			goto out;
 		}
-		if (verbose)
+		if (o->verbose)
 			fprintf(stderr, "memlens leaks: uprobe%s %s at 0x%llx%s\n",
 				pf->alloc ? "+uretprobe" : "", pf->name, (unsigned long long)entry,
 				entry != off ? " (past 'test %rdi,%rdi; je': an emulated push "
@@ -252,7 +259,7 @@ static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pi
 	if (o->verbose)
 		fprintf(stderr, "memlens leaks: mode uprobe/uretprobe on %s, pid %d\n", r->libc,
 			(int)pid);
-	return attach_probes(r, pid, o->verbose, err);
+	return attach_probes(r, pid, o, err);
 }
 
 /* ---- report ---- */

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -31,6 +32,25 @@ void trace_libbpf_quiet(int verbose)
 	libbpf_set_print(libbpf_print);
 }
 
+/* CAP_SYS_ADMIN, or CAP_BPF + CAP_PERFMON, in the effective set */
+static bool may_load_bpf(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	bool found = false;
+	FILE *f;
+
+	if (geteuid() == 0)
+		return true;
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &eff) == 1;
+	fclose(f);
+	return (eff >> 21 & 1) || ((eff >> 39 & 1) && (eff >> 38 & 1));
+}
+
 int trace_preflight(struct ml_err *err)
 {
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
@@ -38,7 +58,7 @@ int trace_preflight(struct ml_err *err)
 			err, ENOTSUP,
 			"this kernel exposes no BTF (/sys/kernel/btf/vmlinux is missing): "
 			"the eBPF tracers need a kernel built with CONFIG_DEBUG_INFO_BTF=y");
-	if (geteuid() != 0)
+	if (!may_load_bpf())
 		return ml_err_set(err, EPERM,
 				  "loading eBPF programs needs root (CAP_BPF, CAP_PERFMON and "
 				  "CAP_SYS_RESOURCE): run it with sudo");

@@ -6,13 +6,14 @@ set -u
 T_FAILS=0
 T_TMP=$(mktemp -d /tmp/memlens-bpf-test.XXXXXX)
 T_BG=()
+T_DIRS=()	# more directories to remove at exit
 
 t_cleanup() {
 	local p
 	for p in "${T_BG[@]:-}"; do
 		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null
 	done
-	rm -rf "$T_TMP"
+	rm -rf "$T_TMP" "${T_DIRS[@]}"
 }
 trap t_cleanup EXIT
 

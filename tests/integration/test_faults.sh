@@ -62,7 +62,8 @@ test_anon_minor_matches_getrusage() {
 }
 
 test_file_major_matches_getrusage() {
-	local n=faults_file_64MiB_major_equals_getrusage f=/var/tmp/memlens-faults-test.bin
+	local n=faults_file_64MiB_major_equals_getrusage f=/var/tmp/memlens-faults-test.$$.bin
+	T_DIRS+=("$f")
 	dd if=/dev/urandom of=$f bs=1M count=64 status=none conv=fsync
 	if ! gated_run file -- file $f; then
 		notok $n "tracer did not start: $(cat "$TR_ERR")"; rm -f $f; return
@@ -93,8 +94,12 @@ test_mode_reported_and_fallback() {
 		notok $n "stderr: $(cat "$TR_ERR")"
 	fi
 	n=faults_auto_mode_says_which
-	"$MEMLENS" faults -v -d 0.2 >/dev/null 2>"$T_TMP/auto.err"
-	if grep -Eq 'mode (fentry|tracepoint)' "$T_TMP/auto.err"; then
+	"$MEMLENS" faults -v -d 0.5 --json >"$T_TMP/auto.json" 2>"$T_TMP/auto.err" &
+	local mp=$!
+	"$WORKLOADS/faultgen" anon 16 >/dev/null	# something to count meanwhile
+	wait $mp
+	if grep -Eq 'mode (fentry|tracepoint)' "$T_TMP/auto.err" &&
+	   [ "$(json "$T_TMP/auto.json" "all(r['pid'] is None and sorted(r) == ['comm','major','minor','pid','retried'] for r in d['rows']) and len(d['rows']) > 0")" = True ]; then
 		ok $n
 		echo "# $(grep mode "$T_TMP/auto.err")"
 	else

@@ -2,8 +2,10 @@
 # memlens slab: net dentry objects checked against /proc/slabinfo.
 . "$(dirname "$0")/bpf_common.bash"
 
+# on a disk file system: drop_caches cannot free the dentries of a tmpfs
 DIR=/var/tmp/memlens-slab-test.$$
 NFILES=20000
+T_DIRS+=("$DIR")
 
 active_dentries() { awk '$1 == "dentry" {print $2}' /proc/slabinfo; }
 
@@ -67,6 +69,13 @@ test_json_shape() {
 		echo "# merged: $(json "$T_TMP/m.json" "[(m['cache'], m['aliases']) for m in d['merged']][:4]")"
 	else
 		notok $n "$(cat "$T_TMP/m.json")"
+	fi
+	n=slab_sort_allocs
+	"$MEMLENS" slab --json --top 0 --sort allocs -d 0.5 >"$T_TMP/sort.json" 2>/dev/null
+	if [ "$(json "$T_TMP/sort.json" "[r['allocs'] for r in d['rows']] == sorted([r['allocs'] for r in d['rows']], reverse=True)")" = True ]; then
+		ok $n
+	else
+		notok $n "$(cat "$T_TMP/sort.json")"
 	fi
 	n=slab_bad_usage_exit_2
 	"$MEMLENS" slab --top -1 >/dev/null 2>&1

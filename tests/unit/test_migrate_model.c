@@ -195,6 +195,17 @@ static void test_bad_traces(void)
 	add_line(&t, &s);
 	CHECK_EQ(mm_run(&t, &p, r, &err), -EINVAL);
 	CHECK(strstr(err.msg, "too short") != NULL);
+	/* `writes --json` output: intervals without "written" */
+	struct mm_trace nw;
+	const char *l1 = "{\"type\":\"interval\",\"t_ms\":1000,\"regions\":[]}";
+	const char *l2 = "{\"type\":\"interval\",\"t_ms\":5000,\"regions\":[]}";
+
+	mm_trace_init(&nw);
+	CHECK_EQ(mm_trace_add_line(&nw, l1, strlen(l1), &err), 0);
+	CHECK_EQ(mm_trace_add_line(&nw, l2, strlen(l2), &err), 0);
+	CHECK_EQ(mm_run(&nw, &p, r, &err), -EINVAL);
+	CHECK(strstr(err.msg, "--record") != NULL);
+	mm_trace_free(&nw);
 	/* time going backwards */
 	const char *back = "{\"type\":\"interval\",\"t_ms\":100,\"regions\":[]}";
 
