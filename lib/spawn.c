@@ -38,6 +38,11 @@ pid_t spawn_stopped(char *const argv[], struct ml_err *err)
 		/* wait until the parent has seized us */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
+		/* the command starts with default signal handling, whatever the caller blocked */
+		sigset_t none;
+
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		execvp(argv[0], argv);
 		child_errno = errno;
 		if (write(fail[1], &child_errno, sizeof(child_errno)) < 0)

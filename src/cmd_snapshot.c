@@ -350,22 +350,22 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		}
 		emit(c, cur, seq > 1 ? &d : NULL, seq);
 		note_cycle(c, cur->cycle_ns / 1000);
-		if (seq == 1 && (r = after_first(c, err)))
-			break;
 		struct snapshot *t = prev;
 		prev = cur;
 		cur = t;
+		if (seq == 1 && (r = after_first(c, err)))
+			break;
 		if (should_stop(c, seq, why))
 			break;
 		next += (uint64_t)c->interval_ms * 1000000ULL;
-		if (next < cli_now_ns()) /* fell behind: keep the cadence, skip ticks */
+		if (next < cli_now_ns()) /* fell behind: a new cadence from now */
 			next = cli_now_ns();
 		if (wait_until(sigs, next)) {
 			*why = "interrupted";
 			break;
 		}
 	}
-	if (r && seq == 1 && c->child && !c->prof)
+	if (r && seq <= 1 && c->child && !c->prof)
 		spawn_release(c->child, NULL);
 	summary(c, seq ? prev : NULL, *why);
 	snapshot_diff_free(&d);
@@ -374,16 +374,27 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 	return r;
 }
 
+/* We started the command: stop it (SIGTERM, SIGKILL after 2 s) unless it exited. */
 static int reap_child(struct snap_cli *c, const char *why, int rc)
 {
-	int status;
+	bool exited = !strcmp(why, "the target exited");
+	int status = 0, i;
+	pid_t w = 0;
 
 	if (!c->child)
 		return rc;
-	if (strcmp(why, "the target exited") && strcmp(why, "interrupted"))
-		kill(c->child, SIGTERM); /* we started it and are done with it */
-	if (waitpid(c->child, &status, 0) == c->child && rc == EXIT_OK &&
-	    !strcmp(why, "the target exited") && WIFEXITED(status))
+	if (!exited)
+		kill(c->child, SIGTERM);
+	for (i = 0; i < 200 && w == 0; i++) {
+		w = waitpid(c->child, &status, exited ? 0 : WNOHANG);
+		if (w == 0)
+			usleep(10000);
+	}
+	if (w == 0) {
+		kill(c->child, SIGKILL);
+		w = waitpid(c->child, &status, 0);
+	}
+	if (w == c->child && rc == EXIT_OK && exited && WIFEXITED(status))
 		rc = WEXITSTATUS(status);
 	return rc;
 }

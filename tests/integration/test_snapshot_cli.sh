@@ -142,6 +142,17 @@ check spawn_first_cycle_before_main $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 
 grep -q "stopped because the target exited" "$tmp/spawn.out"
 check spawn_follows_to_exit $? "$(tail -3 "$tmp/spawn.out")"
 
+# 8b. a command we started is stopped when memlens stops (count, or a signal
+# sent to memlens alone): nothing is left behind, and memlens does not hang
+# (unique sleep lengths: other runs of this test may be going on)
+s1=$((200000 + $$)) s2=$((300000 + $$))
+timeout 20 "$M" snapshot -n 2 -i 20 -o /dev/null -- /bin/sleep "$s1" >/dev/null; rc=$?
+left=$(pgrep -f -x "/bin/sleep $s1" | wc -l)
+check spawn_stopped_at_count $(( rc != 0 || left != 0 )) "rc=$rc left=$left"
+timeout -s INT --preserve-status 1 "$M" snapshot -i 20 -o /dev/null -- /bin/sleep "$s2" >/dev/null; rc=$?
+left=$(pgrep -f -x "/bin/sleep $s2" | wc -l)
+check spawn_stopped_on_sigint $(( rc != 0 || left != 0 )) "rc=$rc left=$left"
+
 # 9. errors and exit codes
 "$M" snapshot -p 4194000 >/dev/null 2>"$tmp/e"; rc=$?
 check no_such_pid $(( rc != 3 )) "rc=$rc"

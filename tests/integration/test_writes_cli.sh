@@ -116,6 +116,13 @@ check target_exit_clean '[ "$(rc)" = 0 ] && grep -q "exited" "$tmp/err" && grep 
 # --- spawn mode ---------------------------------------------------------------
 run "$M" writes -i 100 --json -- "$W/memwrite" -s 1
 check spawn_mode '[ "$(rc)" = 0 ] && grep -q "\"type\":\"summary\"" "$tmp/out" && grep -q "\"stopped_because\":\"the target exited\"" "$tmp/out"' "$(tail -3 "$tmp/err")"
+# memlens stops first (-d): the command it started is stopped too, and its
+# signal mask is not memlens's (it must not ignore SIGTERM)
+start=$SECONDS
+timeout 30 "$M" writes -q -i 200 -d 1 -o "$tmp/sp.out" -- "$W/memwrite" -m 4 >"$tmp/sp.child" 2>&1
+r=$?
+cpid=$(awk '/memwrite pid/ {print $3}' "$tmp/sp.child")
+check spawn_duration_stops_child '[ $r = 0 ] && [ $((SECONDS - start)) -lt 10 ] && [ -n "$cpid" ] && ! kill -0 "$cpid" 2>/dev/null && grep -q "duration elapsed" "$tmp/sp.out"' "rc=$r pid=$cpid"
 run "$M" writes -- /nonexistent/program
 check spawn_missing_program '[ "$(rc)" = 127 ] && grep -q "cannot run" "$tmp/err"' "$(cat "$tmp/err")"
 
