@@ -460,6 +460,12 @@ int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err
 	r = fill_sample(p, out, now, t0, now - ts);
 	if (r)
 		return ml_err_set(err, ENOMEM, "out of memory");
+	/* what profiler_latest() returns, whether ticks come from the thread or not */
+	pthread_mutex_lock(&p->lock);
+	profiler_sample_free(&p->latest);
+	if (profiler_sample_copy(&p->latest, out))
+		memset(&p->latest, 0, sizeof(p->latest));
+	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
 
@@ -679,8 +685,7 @@ static void *loop(void *arg)
 			profiler_sample_free(&s);
 			break;
 		}
-		profiler_sample_free(&p->latest);
-		p->latest = s;
+		profiler_sample_free(&s);
 		/* a tick longer than the interval: skip missed deadlines, do not pile up */
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);

@@ -94,9 +94,11 @@ test_mode_reported_and_fallback() {
 		notok $n "stderr: $(cat "$TR_ERR")"
 	fi
 	n=faults_auto_mode_says_which
-	"$MEMLENS" faults -v -d 0.5 --json >"$T_TMP/auto.json" 2>"$T_TMP/auto.err" &
+	"$MEMLENS" faults -v -d 1.5 --json >"$T_TMP/auto.json" 2>"$T_TMP/auto.err" &
 	local mp=$!
-	"$WORKLOADS/faultgen" anon 16 >/dev/null	# something to count meanwhile
+	# something to count once the tracer is attached (it says so on stderr)
+	for _ in $(seq 100); do grep -q 'tracing' "$T_TMP/auto.err" && break; sleep 0.05; done
+	"$WORKLOADS/faultgen" anon 16 >/dev/null
 	wait $mp
 	if grep -Eq 'mode (fentry|tracepoint)' "$T_TMP/auto.err" &&
 	   [ "$(json "$T_TMP/auto.json" "all(r['pid'] is None and sorted(r) == ['comm','major','minor','pid','retried'] for r in d['rows']) and len(d['rows']) > 0")" = True ]; then

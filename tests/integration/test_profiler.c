@@ -223,6 +223,11 @@ static void test_hot_then_cold(void)
 	CHECK_STR(target_cmd(&T, "write H 10"), "wrote 20");	/* ratio 0.1: cold */
 	tick(&s);
 	REQUIRE(region_at(&s, a));
+	struct profiler_sample latest;
+	REQUIRE(profiler_latest(P, &latest) == 0);	/* hand ticks update it too */
+	CHECK_EQ(latest.seq, s.seq);
+	CHECK_EQ(latest.nregions, s.nregions);
+	profiler_sample_free(&latest);
 	CHECK(!region_at(&s, a)->hot);
 	CHECK_EQ(region_at(&s, a)->consecutive_hot, 0);
 	profiler_sample_free(&s);
