@@ -53,7 +53,7 @@ static const char usage_text[] =
 	"profiling (the target is left as it was), remove the socket and lock, exit 0.\n"
 	"Exit status: 0 stopped by a signal, 1 cannot serve (socket held by another\n"
 	"agent, address in use), 2 bad usage, 3 --target-pid names no process.\n"
-	"The RPCs, metrics and deployment: docs/agent.md.\n";
+	"The RPCs, metrics and deployment: README.md, section \"memlens agent\".\n";
 
 struct agent_args {
 	struct listen_opts lo;
