@@ -7,8 +7,15 @@ AGENT_OK := $(shell pkg-config --exists $(AGENT_PKGS) && command -v protoc-c >/d
 
 ifeq ($(AGENT_OK),yes)
 AGENT_GEN := $(BUILD)/gen/agent.pb-c.c $(BUILD)/gen/agent.pb-c.h
-MEMLENS_SRCS += $(wildcard src/agent/*.c) $(BUILD)/gen/agent.pb-c.c
-MEMLENS_LDLIBS += $(shell pkg-config --libs $(AGENT_PKGS))
+# a binary of its own (memlens-agent, run by `memlens agent`): the gRPC and
+# C++ runtime libraries would otherwise slow down every memlens command's start
+AGENT_SRCS := $(wildcard src/agent/*.c) $(BUILD)/gen/agent.pb-c.c
+AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/src/cliutil.o $(BUILD)/src/jsonw.o
+EXTRA_TARGETS += $(BUILD)/memlens-agent
+
+$(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens.a
+	$(CC) $(CFLAGS) -o $@ $(AGENT_OBJS) $(BUILD)/libmemlens.a \
+		$(shell pkg-config --libs $(AGENT_PKGS)) $(LDLIBS)
 GEN_HEADERS += $(BUILD)/gen/agent.pb-c.h
 
 # one protoc-c run writes both files

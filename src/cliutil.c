@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cliutil.h"
+#include "command.h"
 
 int parse_long(const char *s, long min, long max, long *out)
 {
@@ -101,4 +102,28 @@ uint64_t cli_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int exit_code_for(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return EXIT_OK;
+	case ESRCH:
+	case ECHILD:
+		return EXIT_NOTARGET;
+	case EPERM:
+	case EACCES:
+		return EXIT_PERM;
+	case ENOTSUP:
+	case ENOSYS:
+	case ENOTTY:
+		return EXIT_NOFEATURE;
+	case EINVAL:
+		return EXIT_USAGE;
+	default:
+		return EXIT_FAIL;
+	}
 }

@@ -13,30 +13,6 @@
 extern const struct memlens_cmd __start_memlens_cmds[];
 extern const struct memlens_cmd __stop_memlens_cmds[];
 
-int exit_code_for(int err)
-{
-	if (err < 0)
-		err = -err;
-	switch (err) {
-	case 0:
-		return EXIT_OK;
-	case ESRCH:
-	case ECHILD:
-		return EXIT_NOTARGET;
-	case EPERM:
-	case EACCES:
-		return EXIT_PERM;
-	case ENOTSUP:
-	case ENOSYS:
-	case ENOTTY:
-		return EXIT_NOFEATURE;
-	case EINVAL:
-		return EXIT_USAGE;
-	default:
-		return EXIT_FAIL;
-	}
-}
-
 static int cmp_cmd(const void *a, const void *b)
 {
 	const struct memlens_cmd *x = *(const struct memlens_cmd *const *)a;
