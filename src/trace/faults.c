@@ -63,28 +63,14 @@ struct faults_run {
 
 static int parse_args(int argc, char **argv, struct faults_opts *o)
 {
-	static const struct option lo[] = { { "pid", required_argument, NULL, 'p' },
-					    { "duration", required_argument, NULL, 'd' },
+	static const struct option lo[] = { TRACE_LONGOPT_PID,
 					    { "mode", required_argument, NULL, 'm' },
-					    { "json", no_argument, NULL, 'j' },
-					    { "verbose", no_argument, NULL, 'v' },
-					    { "help", no_argument, NULL, 'h' },
-					    { 0 } };
-	int c;
+					    TRACE_LONGOPTS_COMMON, { 0 } };
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	while ((c = getopt_long(argc, argv, "+p:d:vh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (parse_pid(optarg, &o->pid))
-				return cli_error("faults", "bad pid '%s'", optarg), -EINVAL;
-			break;
-		case 'd':
-			if (parse_double(optarg, 0.001, 1e7, &o->duration))
-				return cli_error("faults", "bad duration '%s' (seconds > 0)",
-						 optarg),
-				       -EINVAL;
-			break;
 		case 'm':
 			if (!strcmp(optarg, "auto"))
 				o->mode = MODE_AUTO;
@@ -98,18 +84,11 @@ static int parse_args(int argc, char **argv, struct faults_opts *o)
 						 optarg),
 				       -EINVAL;
 			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 1;
 		default:
-			fputs(usage_text, stderr);
-			return -EINVAL;
+			r = trace_common_opt(c, "faults", usage_text, &o->pid, &o->duration,
+					     &o->json, &o->verbose);
+			if (r)
+				return r;
 		}
 	}
 	if (optind < argc)

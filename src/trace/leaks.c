@@ -81,31 +81,17 @@ struct leaks_run {
 
 static int parse_args(int argc, char **argv, struct leaks_opts *o)
 {
-	static const struct option lo[] = { { "pid", required_argument, NULL, 'p' },
-					    { "duration", required_argument, NULL, 'd' },
+	static const struct option lo[] = { TRACE_LONGOPT_PID,
 					    { "top", required_argument, NULL, 'n' },
 					    { "no-stacks", no_argument, NULL, 'S' },
 					    { "free-at-entry", no_argument, NULL, 'E' },
-					    { "json", no_argument, NULL, 'j' },
-					    { "verbose", no_argument, NULL, 'v' },
-					    { "help", no_argument, NULL, 'h' },
-					    { 0 } };
-	int c;
+					    TRACE_LONGOPTS_COMMON, { 0 } };
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->top = 10;
 	while ((c = getopt_long(argc, argv, "+p:d:n:vh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (parse_pid(optarg, &o->pid))
-				return cli_error("leaks", "bad pid '%s'", optarg), -EINVAL;
-			break;
-		case 'd':
-			if (parse_double(optarg, 0.001, 1e7, &o->duration))
-				return cli_error("leaks", "bad duration '%s' (seconds > 0)",
-						 optarg),
-				       -EINVAL;
-			break;
 		case 'n':
 			if (parse_long(optarg, 0, 1000000, &o->top))
 				return cli_error("leaks", "bad --top '%s'", optarg), -EINVAL;
@@ -116,18 +102,11 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		case 'E':
 			o->free_at_entry = true;
 			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 1;
 		default:
-			fputs(usage_text, stderr);
-			return -EINVAL;
+			r = trace_common_opt(c, "leaks", usage_text, &o->pid, &o->duration,
+					     &o->json, &o->verbose);
+			if (r)
+				return r;
 		}
 	}
 	if (optind < argc)

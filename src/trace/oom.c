@@ -47,33 +47,17 @@ struct oom_ctx {
 
 static int parse_args(int argc, char **argv, struct oom_opts *o)
 {
-	static const struct option lo[] = { { "duration", required_argument, NULL, 'd' },
-					    { "json", no_argument, NULL, 'j' },
-					    { "verbose", no_argument, NULL, 'v' },
-					    { "help", no_argument, NULL, 'h' },
-					    { 0 } };
-	int c;
+	static const struct option lo[] = { TRACE_LONGOPTS_COMMON, { 0 } };
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	while ((c = getopt_long(argc, argv, "d:vh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'd':
-			if (parse_double(optarg, 0.001, 1e7, &o->duration))
-				return cli_error("oom", "bad duration '%s' (seconds > 0)", optarg),
-				       -EINVAL;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 1;
 		default:
-			fputs(usage_text, stderr);
-			return -EINVAL;
+			r = trace_common_opt(c, "oom", usage_text, NULL, &o->duration,
+					     &o->json, &o->verbose);
+			if (r)
+				return r;
 		}
 	}
 	if (optind < argc)

@@ -70,26 +70,17 @@ static int parse_sort(const char *s, enum slab_sort *out)
 
 static int parse_args(int argc, char **argv, struct slab_opts *o)
 {
-	static const struct option lo[] = { { "duration", required_argument, NULL, 'd' },
-					    { "top", required_argument, NULL, 'n' },
+	static const struct option lo[] = { { "top", required_argument, NULL, 'n' },
 					    { "sort", required_argument, NULL, 's' },
 					    { "mode", required_argument, NULL, 'm' },
-					    { "json", no_argument, NULL, 'j' },
-					    { "verbose", no_argument, NULL, 'v' },
-					    { "help", no_argument, NULL, 'h' },
-					    { 0 } };
-	int c;
+					    TRACE_LONGOPTS_COMMON, { 0 } };
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->top = 20;
 	o->mode = -1;
 	while ((c = getopt_long(argc, argv, "d:n:s:vh", lo, NULL)) != -1) {
 		switch (c) {
-		case 'd':
-			if (parse_double(optarg, 0.001, 1e7, &o->duration))
-				return cli_error("slab", "bad duration '%s' (seconds > 0)", optarg),
-				       -EINVAL;
-			break;
 		case 'n':
 			if (parse_long(optarg, 0, 100000, &o->top))
 				return cli_error("slab", "bad --top '%s' (0..100000)", optarg),
@@ -111,18 +102,11 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 						 optarg),
 				       -EINVAL;
 			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 1;
 		default:
-			fputs(usage_text, stderr);
-			return -EINVAL;
+			r = trace_common_opt(c, "slab", usage_text, NULL, &o->duration,
+					     &o->json, &o->verbose);
+			if (r)
+				return r;
 		}
 	}
 	if (optind < argc)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -263,4 +264,32 @@ void trace_comm(pid_t pid, char *buf, size_t len)
 	}
 	buf[n] = 0;
 	buf[strcspn(buf, "\n")] = 0;
+}
+
+int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, double *duration,
+		     bool *json, int *verbose)
+{
+	switch (c) {
+	case 'p':
+		if (!pid)
+			break;
+		if (parse_pid(optarg, pid))
+			return cli_error(cmd, "bad pid '%s'", optarg), -EINVAL;
+		return 0;
+	case 'd':
+		if (parse_double(optarg, 0.001, 1e7, duration))
+			return cli_error(cmd, "bad duration '%s' (seconds > 0)", optarg), -EINVAL;
+		return 0;
+	case 'j':
+		*json = true;
+		return 0;
+	case 'v':
+		(*verbose)++;
+		return 0;
+	case 'h':
+		fputs(usage, stdout);
+		return 1;
+	}
+	fputs(usage, stderr);
+	return -EINVAL;
 }

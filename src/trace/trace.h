@@ -63,6 +63,21 @@ void trace_print_log2_hist(FILE *f, const __u64 *slots, int n, const char *unit)
 /* [n0, n1, ...] with trailing zero slots dropped */
 void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n);
 
+/* The long options every tracer has (-p only where it takes a pid). */
+#define TRACE_LONGOPT_PID { "pid", required_argument, NULL, 'p' }
+#define TRACE_LONGOPTS_COMMON                                                                  \
+	{ "duration", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },     \
+		{ "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' }
+
+/*
+ * The options every tracer shares: -p/--pid (when @pid is not NULL),
+ * -d/--duration, --json, -v/--verbose, -h/--help. Returns 0 when @c was
+ * handled, 1 after printing --help, -EINVAL (message printed) for a bad
+ * value or an unknown option.
+ */
+int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, double *duration,
+		     bool *json, int *verbose);
+
 /* "comm" of a pid from /proc, or "?" */
 void trace_comm(pid_t pid, char *buf, size_t len);
 
