@@ -6,7 +6,8 @@
 
 .DEFAULT_GOAL := all
 CC      ?= cc
-BUILD   := build
+BUILD   ?= build
+NPROC   := $(shell nproc 2>/dev/null || echo 2)
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -I$(BUILD)/gen -MMD -MP
@@ -82,15 +83,15 @@ deps:
 	@scripts/install-deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@tests/run.sh
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@scripts/demo.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@bench/run.sh
 
 PREFIX ?= /usr/local
