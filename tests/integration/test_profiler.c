@@ -10,6 +10,7 @@
 
 #include "harness.h"
 #include "integration/target.h"
+#include "memlens/pagescan.h"
 #include "memlens/profiler.h"
 
 static struct target T;
@@ -317,6 +318,25 @@ static void test_clean_detach(void)
 	finish();
 }
 
+/* a bounded vector: scans page through walk_end and miss nothing */
+static void test_scan_paging_small_vector(void)
+{
+	struct pagescan ps;
+	struct ml_err err = { 0 };
+	uint64_t a, b;
+	long n;
+
+	start_target();
+	REQUIRE(target_map(&T, "V", 100, &a, &b) == 0);
+	CHECK_STR(target_cmd(&T, "write V 2"), "wrote 50");	/* 50 separate runs */
+	REQUIRE_MSG(pagescan_open(&ps, T.pid, 2, &err) == 0, "%s", err.msg);
+	n = pagescan_query(&ps, a, b, 0, 0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL, &err);
+	CHECK_EQ(n, 50);
+	CHECK(ps.ioctls >= 25);
+	pagescan_close(&ps);
+	finish();
+}
+
 static void test_attach_errors(void)
 {
 	struct ml_err err = { 0 };
@@ -353,6 +373,7 @@ int main(void)
 	RUN(test_multithreaded_target);
 	RUN(test_target_exit);
 	RUN(test_clean_detach);
+	RUN(test_scan_paging_small_vector);
 	RUN(test_attach_errors);
 	return T_DONE();
 }
