@@ -104,6 +104,15 @@ sleep 1.2
 kill -INT $ml; wait $ml; r=$?
 check sigint_summary '[ $r = 0 ] && grep -q "summary: pid $mw" "$tmp/h" && grep -q "stopped because interrupted" "$tmp/h" && grep -q "RANGE" "$tmp/h"' "$(tail -5 "$tmp/h")"
 check sigint_target_alive 'kill -0 $mw && [ "$(grep -c " uw" /proc/$mw/smaps)" = 0 ]'
+# memlens killed outright (SIGKILL, OOM killer): the kernel closes its uffd,
+# which drops every registration; the target carries on untouched
+"$M" writes -p $mw -i 100 -q >/dev/null 2>&1 &
+ml=$!
+sleep 0.8
+uw_during=$(grep -c " uw" /proc/$mw/smaps)
+kill -KILL $ml; wait $ml 2>/dev/null
+sleep 0.2
+check sigkill_leaves_target_clean '[ "$uw_during" -gt 0 ] && kill -0 $mw && [ "$(grep -c " uw" /proc/$mw/smaps)" = 0 ] && ! ls -l /proc/$mw/fd | grep -q userfaultfd' "uw during: $uw_during"
 kill $mw; wait $mw 2>/dev/null
 
 # --- the target exits mid-profile ------------------------------------------
