@@ -46,6 +46,7 @@ if [ -x "$cache/bin/criu" ] && works "$cache/bin/criu"; then
 	echo "$cache/bin/criu"; exit 0
 fi
 
+echo "ensure-criu: no working CRIU >= 4.1 here: building CRIU $version from Debian's source, once (about a minute; log: $log)" >&2
 scripts/install-deps.sh >>"$log" 2>&1 || { echo "ensure-criu: installing the build dependencies failed; see $log" >&2; exit 1; }
 
 src=$cache/src
