@@ -19,7 +19,7 @@
 #include "memlens/profiler.h"
 
 #define NREG 120
-#define PAGES_PER_REG 2185	/* 120 x 2185 pages = 1.0 GiB */
+#define PAGES_PER_REG 2185 /* 120 x 2185 pages = 1.0 GiB */
 
 static FILE *tin, *tout;
 
@@ -119,7 +119,8 @@ int main(int argc, char **argv)
 		unsigned long long s, e;
 		char nm[16];
 
-		if (sscanf(cmd("map r%d %d", r, PAGES_PER_REG), "mapped %15s %llx %llx", nm, &s, &e) != 3) {
+		if (sscanf(cmd("map r%d %d", r, PAGES_PER_REG), "mapped %15s %llx %llx", nm, &s,
+			   &e) != 3) {
 			fprintf(stderr, "bench_writes: pagewriter failed to map\n");
 			return 1;
 		}
@@ -133,7 +134,8 @@ int main(int argc, char **argv)
 	}
 	struct profiler_sample s;
 	profiler_tick(p, &s, &err);
-	printf("(a) tick vs raw PAGEMAP_SCAN, 1 GiB in %d VMAs of the target (%d VMAs in all), %d reps, medians\n",
+	printf("(a) tick vs raw PAGEMAP_SCAN, 1 GiB in %d VMAs of the target (%d VMAs in all), %d "
+	       "reps, medians\n",
 	       NREG, s.total_vmas, reps);
 	profiler_sample_free(&s);
 	printf("    %-8s %12s %12s %12s %12s %8s\n", "written", "dirty pages", "tick (us)",
@@ -197,7 +199,8 @@ int main(int argc, char **argv)
 
 		for (int i = 0; i < n; i++)
 			mx = stop[i] > mx ? stop[i] : mx;
-		printf("(c) injection stops a busy target for %.3f ms (median), %.3f ms (max) over %d attaches\n",
+		printf("(c) injection stops a busy target for %.3f ms (median), %.3f ms (max) over "
+		       "%d attaches\n",
 		       median(stop, n) / 1e6, mx / 1e6, n);
 	}
 	return 0;

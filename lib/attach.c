@@ -46,9 +46,10 @@ int wp_check_target(pid_t pid, struct ml_err *err)
 
 	if (p && sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu", &state, &flags) == 2) {
 		if (flags & 0x00200000)
-			return ml_err_set(err, EINVAL,
-					  "pid %d is a kernel thread: it has no user memory to profile",
-					  (int)pid);
+			return ml_err_set(
+				err, EINVAL,
+				"pid %d is a kernel thread: it has no user memory to profile",
+				(int)pid);
 		if (state == 'Z' || state == 'X')
 			return ml_err_set(err, ESRCH, "pid %d has exited (zombie)", (int)pid);
 	}
@@ -78,11 +79,15 @@ static int uffd_create_error(long r, struct ml_err *err)
 {
 	if (r == -ENOSYS)
 		return ml_err_set(err, ENOTSUP,
-				  "userfaultfd() is not available in the target (kernel built without CONFIG_USERFAULTFD, or a seccomp filter blocks it)");
+				  "userfaultfd() is not available in the target (kernel built "
+				  "without CONFIG_USERFAULTFD, or a seccomp filter blocks it)");
 	if (r == -EPERM)
-		return ml_err_set(err, EPERM,
-				  "userfaultfd() refused in the target (set vm.unprivileged_userfaultfd=1 or give the target CAP_SYS_PTRACE)");
-	return ml_err_set(err, (int)-r, "userfaultfd() in the target failed: %s", strerror((int)-r));
+		return ml_err_set(
+			err, EPERM,
+			"userfaultfd() refused in the target (set vm.unprivileged_userfaultfd=1 or "
+			"give the target CAP_SYS_PTRACE)");
+	return ml_err_set(err, (int)-r, "userfaultfd() in the target failed: %s",
+			  strerror((int)-r));
 }
 
 int wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err)
@@ -145,7 +150,8 @@ int wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct m
 			if (r2)
 				*err = e2;
 			else
-				ml_err_set(err, (int)-cr, "close() of the target's uffd copy failed: %s",
+				ml_err_set(err, (int)-cr,
+					   "close() of the target's uffd copy failed: %s",
 					   strerror((int)-cr));
 		}
 	}

@@ -75,7 +75,8 @@ static bool shell_safe(const char *s)
 		return false;
 	for (; *s; s++)
 		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-			    "-_./:=,+@%", *s))
+			    "-_./:=,+@%",
+			    *s))
 			return false;
 	return true;
 }
@@ -197,8 +198,8 @@ static int write_ranges(int fd, const struct rangeset *ranges)
 	return 0;
 }
 
-int criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path,
-			    size_t len, struct ml_err *err)
+int criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path, size_t len,
+			    struct ml_err *err)
 {
 	int dfd, fd, ret;
 
@@ -282,8 +283,7 @@ static void note_skipped(struct criu_exclude_report *rep, const struct criu_caps
 
 int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
 		      const struct rangeset *no_parent, const struct criu_caps *caps,
-		      const char *private_dir, struct criu_exclude_report *rep,
-		      struct ml_err *err)
+		      const char *private_dir, struct criu_exclude_report *rep, struct ml_err *err)
 {
 	size_t nexcl = exclude ? exclude->n : 0, nnp = no_parent ? no_parent->n : 0;
 	bool use_file = nexcl > CRIU_EXCLUDE_RANGE_MAX;
@@ -310,7 +310,8 @@ int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
 		return ret == -ENOMEM ? ml_err_set(err, ENOMEM, "out of memory") : ret;
 	rep->nexclude = nexcl;
 	rep->nno_parent = nnp;
-	snprintf(rep->note, sizeof(rep->note), "excluded %zu hot range(s)%s%.300s, %zu no-parent range(s)",
-		 nexcl, use_file ? " via --exclude-file " : "", use_file ? rep->file : "", nnp);
+	snprintf(rep->note, sizeof(rep->note),
+		 "excluded %zu hot range(s)%s%.300s, %zu no-parent range(s)", nexcl,
+		 use_file ? " via --exclude-file " : "", use_file ? rep->file : "", nnp);
 	return 0;
 }

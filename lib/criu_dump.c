@@ -89,8 +89,8 @@ static int read_log_tail(const char *path, char *buf, size_t len)
 	if (fd < 0)
 		return -errno;
 	size = lseek(fd, 0, SEEK_END);
-	n = pread(fd, text, sizeof(text) - 1, size > (off_t)sizeof(text) - 1 ?
-		  size - (off_t)sizeof(text) + 1 : 0);
+	n = pread(fd, text, sizeof(text) - 1,
+		  size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0);
 	close(fd);
 	text[n > 0 ? n : 0] = '\0';
 	criu_error_tail(text, buf, len);
@@ -124,11 +124,12 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 		criu_error_tail(x.output, res->log_tail, sizeof(res->log_tail));
 	free(x.output);
 	if (x.timed_out)
-		return ml_err_set(err, ETIMEDOUT,
-				  "criu %s did not finish within %u s and was killed; see its log "
-				  "%s (on some VMs CRIU hangs on the parasite's hardware breakpoint: "
-				  "keep CRIU_FAULT=130, the default) or raise the time limit",
-				  what, tmo / 1000, res->log_path);
+		return ml_err_set(
+			err, ETIMEDOUT,
+			"criu %s did not finish within %u s and was killed; see its log "
+			"%s (on some VMs CRIU hangs on the parasite's hardware breakpoint: "
+			"keep CRIU_FAULT=130, the default) or raise the time limit",
+			what, tmo / 1000, res->log_path);
 	return ml_err_set(err, EIO, "criu %s failed (exit status %d): %s; see its log %s", what,
 			  x.status, res->log_tail[0] ? res->log_tail : "no error message",
 			  res->log_path);
@@ -145,8 +146,8 @@ static bool hung_on_trap(const char *log)
 	if (fd < 0)
 		return false;
 	size = lseek(fd, 0, SEEK_END);
-	n = pread(fd, text, sizeof(text) - 1, size > (off_t)sizeof(text) - 1 ?
-		  size - (off_t)sizeof(text) + 1 : 0);
+	n = pread(fd, text, sizeof(text) - 1,
+		  size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0);
 	close(fd);
 	text[n > 0 ? n : 0] = '\0';
 	return strstr(text, "to trap") != NULL;
@@ -184,8 +185,10 @@ static int after_timeout(const struct criu_dump_req *r, const struct criu_result
 	if (task_state(r->pid) == 'T' && kill(r->pid, SIGCONT) == 0)
 		resumed = true;
 	if (hung_on_trap(res->log_path))
-		ml_err_wrap(err, "CRIU hung waiting for pid %d to trap (the hardware-breakpoint "
-			    "hang of some VMs; it happens without CRIU_FAULT=130)", (int)r->pid);
+		ml_err_wrap(err,
+			    "CRIU hung waiting for pid %d to trap (the hardware-breakpoint "
+			    "hang of some VMs; it happens without CRIU_FAULT=130)",
+			    (int)r->pid);
 	if (resumed)
 		ml_err_wrap(err, "CRIU left pid %d stopped; memlens resumed it (SIGCONT)",
 			    (int)r->pid);
@@ -276,15 +279,16 @@ static int add_exclusion(struct criu_argv *a, const struct criu_caps *caps,
 	size_t n = r->exclude ? r->exclude->n : 0;
 
 	if (r->no_exclude) {
-		snprintf(res->exclude.note, sizeof(res->exclude.note),
-			 "exclusion not requested");
+		snprintf(res->exclude.note, sizeof(res->exclude.note), "exclusion not requested");
 		return 0;
 	}
 	if (n > CRIU_EXCLUDE_RANGE_MAX && caps->exclude_file) {
 		snprintf(tmpdir, PATH_MAX, "%s/memlens-criu-XXXXXX", base && *base ? base : "/tmp");
 		if (!mkdtemp(tmpdir))
-			return ml_err_set(err, errno, "cannot create a private directory for the "
-					  "exclude file (%s): %s", tmpdir, strerror(errno));
+			return ml_err_set(err, errno,
+					  "cannot create a private directory for the "
+					  "exclude file (%s): %s",
+					  tmpdir, strerror(errno));
 	}
 	return criu_exclude_args(a, r->exclude, r->no_parent, caps, tmpdir[0] ? tmpdir : NULL,
 				 &res->exclude, err);
@@ -300,8 +304,8 @@ static void remove_tmpdir(const char *tmpdir, const struct criu_result *res)
 }
 
 static int build_dump(struct criu_argv *a, const struct criu_caps *caps,
-		      const struct criu_dump_req *r, const struct criu_run_opts *o,
-		      const char *dir, char *tmpdir, struct criu_result *res, struct ml_err *err)
+		      const struct criu_dump_req *r, const struct criu_run_opts *o, const char *dir,
+		      char *tmpdir, struct criu_result *res, struct ml_err *err)
 {
 	const char *cmd = r->pre_dump ? "pre-dump" : "dump";
 	char log[32];
@@ -394,7 +398,7 @@ int criu_restore(const struct criu_caps *caps, const struct criu_restore_req *r,
 		goto out;
 	snprintf(res->log_path, sizeof(res->log_path), "%.4000s/restore.log", dir);
 	snprintf(pidfile, sizeof(pidfile), "%s/restore.pid", dir);
-	unlink(pidfile);	/* criu restore fails when the pidfile exists */
+	unlink(pidfile); /* criu restore fails when the pidfile exists */
 	unlink(res->log_path);
 	ret = add_common(&a, caps, "restore", dir, "restore.log", o);
 	if (!ret)

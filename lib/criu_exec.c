@@ -84,8 +84,10 @@ static int spawn_child(struct criu_exec *x, int outfd, pid_t *pid, struct ml_err
 	posix_spawn_file_actions_destroy(&fa);
 	free(env);
 	if (ret)
-		return ml_err_set(err, ret, "cannot run CRIU (%s): %s; install CRIU or pass its path "
-				  "with --criu / MEMLENS_CRIU", x->argv[0], strerror(ret));
+		return ml_err_set(err, ret,
+				  "cannot run CRIU (%s): %s; install CRIU or pass its path "
+				  "with --criu / MEMLENS_CRIU",
+				  x->argv[0], strerror(ret));
 	return 0;
 }
 
@@ -157,7 +159,8 @@ int criu_exec_run(struct criu_exec *x, struct ml_err *err)
 	x->output_len = 0;
 	fd = memfd_create("memlens-criu-output", MFD_CLOEXEC);
 	if (fd < 0)
-		return ml_err_set(err, errno, "memfd_create for CRIU's output: %s", strerror(errno));
+		return ml_err_set(err, errno, "memfd_create for CRIU's output: %s",
+				  strerror(errno));
 	ret = spawn_child(x, fd, &pid, err);
 	if (ret)
 		goto out;

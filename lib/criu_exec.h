@@ -10,15 +10,15 @@
 #include "memlens/criu.h"
 
 struct criu_exec {
-	char *const *argv;		/* argv[0] is the CRIU binary */
-	const struct criu_run_opts *o;	/* NULL: defaults */
-	unsigned int timeout_ms;	/* overrides o->timeout_ms when non-zero */
+	char *const *argv; /* argv[0] is the CRIU binary */
+	const struct criu_run_opts *o; /* NULL: defaults */
+	unsigned int timeout_ms; /* overrides o->timeout_ms when non-zero */
 	/* results */
-	int status;			/* exit status; -1 when killed by a signal */
-	int signal;			/* the signal that killed it */
+	int status; /* exit status; -1 when killed by a signal */
+	int signal; /* the signal that killed it */
 	bool timed_out;
 	uint64_t duration_ms;
-	char *output;			/* stdout+stderr (last 64 KiB), NUL-terminated; free() */
+	char *output; /* stdout+stderr (last 64 KiB), NUL-terminated; free() */
 	size_t output_len;
 };
 

@@ -18,7 +18,7 @@ struct criu_session {
 	pthread_mutex_t lock;
 	struct criu_caps caps;
 	struct criu_run_opts opts;
-	struct rangeset prev;		/* seed: prevExcludeSet */
+	struct rangeset prev; /* seed: prevExcludeSet */
 };
 
 int criu_session_open(struct criu_session **out, const struct criu_caps *caps,
@@ -74,7 +74,7 @@ int criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err)
 		return 0;
 	memset(&smp, 0, sizeof(smp));
 	if (profiler_latest(p, &smp))
-		return 0;	/* no interval yet: nothing is hot */
+		return 0; /* no interval yet: nothing is hot */
 	for (size_t i = 0; i < smp.nregions && !ret; i++)
 		if (smp.regions[i].hot)
 			ret = rangeset_add(out, smp.regions[i].start, smp.regions[i].end);

@@ -119,8 +119,7 @@ int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned
 }
 
 int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
-			 int64_t *pages_skipped_parent, int64_t *pages_written,
-			 struct ml_err *err)
+			 int64_t *pages_skipped_parent, int64_t *pages_written, struct ml_err *err)
 {
 	char path[4096];
 	uint8_t buf[4096];
@@ -139,6 +138,7 @@ int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
 	ret = criu_parse_dump_stats(buf, (size_t)n, pages_scanned, pages_skipped_parent,
 				    pages_written);
 	if (ret)
-		return ml_err_set(err, -ret, "%s is not a CRIU stats image memlens can decode", path);
+		return ml_err_set(err, -ret, "%s is not a CRIU stats image memlens can decode",
+				  path);
 	return 0;
 }

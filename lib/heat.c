@@ -65,7 +65,7 @@ int heat_update(struct heat *h, const struct heat_sample *samples, size_t n)
 		const struct heat_sample *sm = &samples[j];
 
 		while (i < h->n && h->s[i].start < sm->start)
-			i++;	/* gone: dropped */
+			i++; /* gone: dropped */
 		if (i < h->n && h->s[i].start == sm->start)
 			next[j] = h->s[i++];
 		else

@@ -83,7 +83,7 @@ static void stash_signal(struct injector *in, int sig)
 		return;
 	for (int i = 0; i < in->npending; i++)
 		if (in->pending[i] == sig)
-			return;	/* standard signals do not queue */
+			return; /* standard signals do not queue */
 	if (in->npending < INJECT_MAX_PENDING)
 		in->pending[in->npending++] = sig;
 }
@@ -145,9 +145,12 @@ int inject_attach(struct injector *in, pid_t tid, struct ml_err *err)
 		if (e == ESRCH)
 			return ml_err_set(err, ESRCH, "no process with pid %d", (int)tid);
 		if (e == EPERM)
-			return ml_err_set(err, EPERM,
-					  "ptrace(PTRACE_SEIZE, %d) refused: run as root or with CAP_SYS_PTRACE, and check that no debugger (gdb, strace) is already attached and that kernel.yama.ptrace_scope allows it",
-					  (int)tid);
+			return ml_err_set(
+				err, EPERM,
+				"ptrace(PTRACE_SEIZE, %d) refused: run as root or with "
+				"CAP_SYS_PTRACE, and check that no debugger (gdb, strace) is "
+				"already attached and that kernel.yama.ptrace_scope allows it",
+				(int)tid);
 		return ml_err_set(err, e, "ptrace(PTRACE_SEIZE, %d): %s", (int)tid, strerror(e));
 	}
 	in->seized = true;
@@ -181,8 +184,8 @@ fail:
 	return r;
 }
 
-int inject_syscall(struct injector *in, long nr, uint64_t a1, uint64_t a2, uint64_t a3,
-		   uint64_t a4, uint64_t a5, uint64_t a6, long *ret, struct ml_err *err)
+int inject_syscall(struct injector *in, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+		   uint64_t a5, uint64_t a6, long *ret, struct ml_err *err)
 {
 	struct user_regs_struct regs = in->saved;
 	int status;
@@ -190,7 +193,7 @@ int inject_syscall(struct injector *in, long nr, uint64_t a1, uint64_t a2, uint6
 	if (!in->stopped)
 		return ml_err_set(err, EINVAL, "injection into a thread that is not stopped");
 	regs.rax = (uint64_t)nr;
-	regs.orig_rax = (uint64_t)-1;	/* no syscall-restart fix-up of our registers */
+	regs.orig_rax = (uint64_t)-1; /* no syscall-restart fix-up of our registers */
 	regs.rdi = a1;
 	regs.rsi = a2;
 	regs.rdx = a3;
@@ -198,7 +201,7 @@ int inject_syscall(struct injector *in, long nr, uint64_t a1, uint64_t a2, uint6
 	regs.r8 = a5;
 	regs.r9 = a6;
 	regs.rip = in->syscall_insn;
-	regs.eflags &= ~(1ULL << 8);	/* TF: set by the kernel for SINGLESTEP */
+	regs.eflags &= ~(1ULL << 8); /* TF: set by the kernel for SINGLESTEP */
 	if (ptrace(PTRACE_SETREGS, in->tid, NULL, &regs) < 0)
 		return ml_err_set(err, errno, "PTRACE_SETREGS: %s", strerror(errno));
 	for (;;) {
@@ -215,7 +218,8 @@ int inject_syscall(struct injector *in, long nr, uint64_t a1, uint64_t a2, uint6
 			break;
 		if (regs.rip != in->syscall_insn)
 			return ml_err_set(err, EFAULT,
-					  "the target's thread is at an unexpected address after the injected syscall");
+					  "the target's thread is at an unexpected address after "
+					  "the injected syscall");
 	}
 	in->injected++;
 	*ret = (long)regs.rax;

@@ -259,7 +259,7 @@ static int jp_member(struct jp *p, struct json *j, size_t *cap, bool obj, int de
 		ret = jp_string(p, &j->keys[j->len], &klen);
 		if (ret)
 			return ret;
-		j->len++;	/* the key is owned now; the value starts as null */
+		j->len++; /* the key is owned now; the value starts as null */
 		jp_ws(p);
 		if (jp_peek(p) != ':')
 			return jp_fail(p, "':' expected");

@@ -14,10 +14,10 @@
 #include "memlens/maps.h"
 
 static const char *const kind_names[VMA_KIND_COUNT] = {
-	[VMA_ANON] = "anon",	       [VMA_TEXT] = "text",	    [VMA_DATA] = "data",
-	[VMA_BSS] = "bss",	       [VMA_HEAP] = "heap",	    [VMA_STACK] = "stack",
-	[VMA_LIB_TEXT] = "lib-text",   [VMA_LIB_DATA] = "lib-data", [VMA_SHM] = "shm",
-	[VMA_FILE] = "file",	       [VMA_VDSO] = "vdso",	    [VMA_VVAR] = "vvar",
+	[VMA_ANON] = "anon",	     [VMA_TEXT] = "text",	  [VMA_DATA] = "data",
+	[VMA_BSS] = "bss",	     [VMA_HEAP] = "heap",	  [VMA_STACK] = "stack",
+	[VMA_LIB_TEXT] = "lib-text", [VMA_LIB_DATA] = "lib-data", [VMA_SHM] = "shm",
+	[VMA_FILE] = "file",	     [VMA_VDSO] = "vdso",	  [VMA_VVAR] = "vvar",
 	[VMA_VSYSCALL] = "vsyscall",
 };
 
@@ -164,8 +164,8 @@ static int parse_line(const char *p, const char *end, struct vma_set *out)
 	uint64_t maj, min;
 	int i;
 
-	if (parse_hex(&p, end, &v.start) || expect(&p, end, '-') ||
-	    parse_hex(&p, end, &v.end) || expect(&p, end, ' '))
+	if (parse_hex(&p, end, &v.start) || expect(&p, end, '-') || parse_hex(&p, end, &v.end) ||
+	    expect(&p, end, ' '))
 		return -1;
 	if (v.end <= v.start || (v.start & 0xfff) || (v.end & 0xfff))
 		return -1;
@@ -174,8 +174,8 @@ static int parse_line(const char *p, const char *end, struct vma_set *out)
 			return -1;
 		v.perms[i] = *p++;
 	}
-	if (!strchr("r-", v.perms[0]) || !strchr("w-", v.perms[1]) ||
-	    !strchr("x-", v.perms[2]) || !strchr("ps", v.perms[3]))
+	if (!strchr("r-", v.perms[0]) || !strchr("w-", v.perms[1]) || !strchr("x-", v.perms[2]) ||
+	    !strchr("ps", v.perms[3]))
 		return -1;
 	if (expect(&p, end, ' ') || parse_hex(&p, end, &v.offset) || expect(&p, end, ' ') ||
 	    parse_hex(&p, end, &maj) || expect(&p, end, ':') || parse_hex(&p, end, &min) ||
@@ -214,7 +214,8 @@ int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *
 						  lineno, (int)(le - p > 120 ? 120 : le - p), p);
 			if (out->n > 1 && out->v[out->n - 1].start < out->v[out->n - 2].end)
 				return ml_err_set(err, EINVAL,
-						  "maps line %lu overlaps or is out of order", lineno);
+						  "maps line %lu overlaps or is out of order",
+						  lineno);
 		}
 		p = nl ? nl + 1 : end;
 	}
@@ -245,15 +246,17 @@ int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct 
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return ml_err_set(err, errno == ENOENT ? ESRCH : errno,
-					  "reading maps: %s", strerror(errno));
+			return ml_err_set(err, errno == ENOENT ? ESRCH : errno, "reading maps: %s",
+					  strerror(errno));
 		}
 		if (r == 0)
 			break;
 		len += (size_t)r;
 	}
 	if (len == 0)
-		return ml_err_set(err, ESRCH, "the process has no memory map (it exited, or it is a kernel thread)");
+		return ml_err_set(
+			err, ESRCH,
+			"the process has no memory map (it exited, or it is a kernel thread)");
 	return maps_parse(*buf, len, out, err);
 }
 

@@ -11,8 +11,8 @@ struct mm_sim {
 	const struct mm_trace *t;
 	const struct mm_params *p;
 	enum mm_policy policy;
-	struct rangeset stale;		/* pages whose current content is not sent yet */
-	struct rangeset known;		/* the VMAs seen at the last round */
+	struct rangeset stale; /* pages whose current content is not sent yet */
+	struct rangeset known; /* the VMAs seen at the last round */
 	struct rangeset regions, dirty, excl, tmp;
 };
 
@@ -126,7 +126,7 @@ static int update_stale(struct mm_sim *s, long i, int64_t prev, int64_t now)
 	if (!ret)
 		ret = rangeset_copy(&s->tmp, &s->regions);
 	if (!ret)
-		ret = subtract(&s->tmp, &s->known);	/* new VMAs: never sent */
+		ret = subtract(&s->tmp, &s->known); /* new VMAs: never sent */
 	if (!ret)
 		ret = add_all(&s->stale, s->tmp.r, s->tmp.n);
 	if (!ret)
@@ -136,7 +136,7 @@ static int update_stale(struct mm_sim *s, long i, int64_t prev, int64_t now)
 	if (!ret)
 		ret = add_all(&s->stale, s->dirty.r, s->dirty.n);
 	if (!ret)
-		ret = intersect(&s->stale, &s->regions, &s->tmp);	/* unmapped: forgotten */
+		ret = intersect(&s->stale, &s->regions, &s->tmp); /* unmapped: forgotten */
 	return ret;
 }
 
@@ -201,7 +201,7 @@ static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct m
 		if (final)
 			break;
 		if ((double)bytes <= threshold)
-			final = true;	/* converged: the next round is the stop-and-copy */
+			final = true; /* converged: the next round is the stop-and-copy */
 	}
 	r->final_round_bytes = bytes;
 	r->downtime_ms = (double)bytes / (s->p->bandwidth_mbps * MM_MIB) * 1000.0;
@@ -215,11 +215,14 @@ static int check_params(const struct mm_trace *t, const struct mm_params *p, int
 		return ml_err_set(err, EINVAL, "the bandwidth must be a positive number of MiB/s");
 	if (round_ms < 1)
 		return ml_err_set(err, EINVAL, "the round interval must be 1 ms .. 1e9 s");
-	if (p->max_rounds < 0 || p->max_rounds > 100000 || p->stop_threshold_mb < 0 || p->hot_intervals < 0)
-		return ml_err_set(err, EINVAL, "max rounds, stop threshold and hot intervals "
+	if (p->max_rounds < 0 || p->max_rounds > 100000 || p->stop_threshold_mb < 0 ||
+	    p->hot_intervals < 0)
+		return ml_err_set(err, EINVAL,
+				  "max rounds, stop threshold and hot intervals "
 				  "must not be negative");
 	if (!t->n)
-		return ml_err_set(err, EINVAL, "the trace has no \"interval\" lines; record one "
+		return ml_err_set(err, EINVAL,
+				  "the trace has no \"interval\" lines; record one "
 				  "with `memlens writes --record FILE`");
 	if (!t->with_written)
 		return ml_err_set(err, EINVAL,
@@ -233,11 +236,12 @@ static int check_params(const struct mm_trace *t, const struct mm_params *p, int
 	return 0;
 }
 
-int mm_run(const struct mm_trace *t, const struct mm_params *p,
-	   struct mm_result out[MM_NPOLICIES], struct ml_err *err)
+int mm_run(const struct mm_trace *t, const struct mm_params *p, struct mm_result out[MM_NPOLICIES],
+	   struct ml_err *err)
 {
-	int64_t round_ms = p->round_interval_s > 0 && p->round_interval_s <= 1e9 ?
-				   (int64_t)llround(p->round_interval_s * 1000.0) : 0;
+	int64_t round_ms = p->round_interval_s > 0 && p->round_interval_s <= 1e9
+				   ? (int64_t)llround(p->round_interval_s * 1000.0)
+				   : 0;
 	int max = p->max_rounds ? p->max_rounds : MM_DEFAULT_MAX_ROUNDS;
 	int ret = check_params(t, p, round_ms, err);
 	int pre;
@@ -246,8 +250,9 @@ int mm_run(const struct mm_trace *t, const struct mm_params *p,
 	if (ret)
 		return ret;
 	/* pre-dump rounds: the round boundaries within the trace, less the final one */
-	pre = t->iv[t->n - 1].t_ms / round_ms - 1 > max ? max
-							: (int)(t->iv[t->n - 1].t_ms / round_ms - 1);
+	pre = t->iv[t->n - 1].t_ms / round_ms - 1 > max
+		      ? max
+		      : (int)(t->iv[t->n - 1].t_ms / round_ms - 1);
 	for (int k = 0; k < MM_NPOLICIES && !ret; k++) {
 		struct mm_sim s = { .t = t, .p = p, .policy = (enum mm_policy)k };
 

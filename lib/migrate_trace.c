@@ -39,11 +39,14 @@ static int parse_regions(const struct json *arr, struct mm_interval *iv, struct 
 		const struct json *r = json_at(arr, i);
 		struct mm_region *m = &iv->regions[i];
 
-		if (json_get_hex(r, "start_addr", &m->start) || json_get_hex(r, "end_addr", &m->end) ||
-		    json_get_bool(r, "hot", &m->hot) || m->end <= m->start)
-			return ml_err_set(err, EINVAL,
-					  "region %zu needs \"start_addr\" < \"end_addr\" (hex strings) "
-					  "and a boolean \"hot\"", i);
+		if (json_get_hex(r, "start_addr", &m->start) ||
+		    json_get_hex(r, "end_addr", &m->end) || json_get_bool(r, "hot", &m->hot) ||
+		    m->end <= m->start)
+			return ml_err_set(
+				err, EINVAL,
+				"region %zu needs \"start_addr\" < \"end_addr\" (hex strings) "
+				"and a boolean \"hot\"",
+				i);
 		iv->nregions++;
 	}
 	return 0;
@@ -54,7 +57,7 @@ static int parse_written(const struct json *arr, struct mm_interval *iv, struct 
 	size_t n = json_count(arr);
 
 	if (!arr)
-		return 0;	/* `writes --json` output: no ranges (mm_run refuses) */
+		return 0; /* `writes --json` output: no ranges (mm_run refuses) */
 	if (arr->type != JSON_ARRAY)
 		return ml_err_set(err, EINVAL, "\"written\" must be an array");
 	iv->written = calloc(n ? n : 1, sizeof(*iv->written));
@@ -64,11 +67,13 @@ static int parse_written(const struct json *arr, struct mm_interval *iv, struct 
 		const struct json *w = json_at(arr, i);
 		struct range *r = &iv->written[i];
 
-		if (json_count(w) != 2 || w->type != JSON_ARRAY || json_as_hex(json_at(w, 0), &r->start) ||
-		    json_as_hex(json_at(w, 1), &r->end) || r->end <= r->start)
+		if (json_count(w) != 2 || w->type != JSON_ARRAY ||
+		    json_as_hex(json_at(w, 0), &r->start) || json_as_hex(json_at(w, 1), &r->end) ||
+		    r->end <= r->start)
 			return ml_err_set(err, EINVAL,
 					  "written range %zu must be [\"0xSTART\", \"0xEND\"] with "
-					  "START < END", i);
+					  "START < END",
+					  i);
 		iv->nwritten++;
 	}
 	return 0;

@@ -24,9 +24,9 @@ int pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err 
 
 		if (e == ENOENT)
 			return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
-		return ml_err_set(err, e, "cannot open %s: %s%s", path, strerror(e),
-				  e == EACCES || e == EPERM ?
-					  " (run as root or with CAP_SYS_PTRACE)" : "");
+		return ml_err_set(
+			err, e, "cannot open %s: %s%s", path, strerror(e),
+			e == EACCES || e == EPERM ? " (run as root or with CAP_SYS_PTRACE)" : "");
 	}
 	ps->vec_len = vec_len ? vec_len : 1024;
 	ps->vec = calloc(ps->vec_len, sizeof(*ps->vec));
@@ -50,9 +50,10 @@ void pagescan_close(struct pagescan *ps)
 static int scan_error(struct ml_err *err, int e, const char *what)
 {
 	if (e == ENOTTY || e == EINVAL)
-		return ml_err_set(err, ENOTSUP,
-				  "%s: this kernel has no PAGEMAP_SCAN ioctl (Linux 6.7 or later is needed)",
-				  what);
+		return ml_err_set(
+			err, ENOTSUP,
+			"%s: this kernel has no PAGEMAP_SCAN ioctl (Linux 6.7 or later is needed)",
+			what);
 	if (e == ESRCH || e == ENOENT)
 		return ml_err_set(err, ESRCH, "%s: the target process exited", what);
 	return ml_err_set(err, e, "%s: PAGEMAP_SCAN failed: %s", what, strerror(e));

@@ -28,19 +28,19 @@ struct profiler {
 	size_t maps_bufsz;
 	char exe[PATH_MAX];
 	struct vma_set vmas;
-	struct rangeset registered;	/* registered by us and mapped now */
-	struct rangeset ever;		/* every range we ever registered */
-	struct rangeset foreign;	/* ranges owned by another userfaultfd */
+	struct rangeset registered; /* registered by us and mapped now */
+	struct rangeset ever; /* every range we ever registered */
+	struct rangeset foreign; /* ranges owned by another userfaultfd */
 	struct heat heat;
 	struct attach_stats attach;
 	uint64_t start_ns, last_scan_ns;
 	int64_t cumulative_dirty_bytes;
 	uint64_t seq;
 	bool released;
-	bool count_new;			/* count pages of VMAs that appeared since the last tick */
+	bool count_new; /* count pages of VMAs that appeared since the last tick */
 
 	/* per-tick scratch */
-	uint64_t *dirty;		/* per VMA index */
+	uint64_t *dirty; /* per VMA index */
 	size_t dirty_cap;
 	struct range *written;
 	size_t nwritten, written_cap;
@@ -128,7 +128,7 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 		return rangeset_add(&p->foreign, start, end);
 	}
 	if (r)
-		return 0;	/* unmapped meanwhile, or a mapping uffd cannot track */
+		return 0; /* unmapped meanwhile, or a mapping uffd cannot track */
 	if (rangeset_add(&p->ever, start, end))
 		return -ENOMEM;
 	if (p->count_new) {
@@ -186,7 +186,8 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 
 			if (b <= v->start || a >= v->end)
 				continue;
-			if (rangeset_add(&next, a > v->start ? a : v->start, b < v->end ? b : v->end))
+			if (rangeset_add(&next, a > v->start ? a : v->start,
+					 b < v->end ? b : v->end))
 				goto nomem;
 		}
 		r = rangeset_gaps(&p->registered, v->start, v->end, register_gap, &c);
@@ -202,7 +203,8 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 
 			if (b <= v->start || a >= v->end)
 				continue;
-			if (rangeset_add(&next, a > v->start ? a : v->start, b < v->end ? b : v->end))
+			if (rangeset_add(&next, a > v->start ? a : v->start,
+					 b < v->end ? b : v->end))
 				goto nomem;
 		}
 	}
@@ -241,10 +243,11 @@ static int attribute(const struct page_region *reg, void *arg)
 	while (s < e) {
 		long i = c->vma_hint;
 
-		if (i < 0 || (size_t)i >= p->vmas.n || p->vmas.v[i].start > s || p->vmas.v[i].end <= s)
+		if (i < 0 || (size_t)i >= p->vmas.n || p->vmas.v[i].start > s ||
+		    p->vmas.v[i].end <= s)
 			i = vma_find(&p->vmas, s);
 		if (i < 0)
-			break;	/* raced with munmap */
+			break; /* raced with munmap */
 		uint64_t stop = p->vmas.v[i].end < e ? p->vmas.v[i].end : e;
 
 		p->dirty[i] += (stop - s) / PG;
@@ -353,8 +356,8 @@ static int ensure_scratch(struct profiler *p)
 	return 0;
 }
 
-static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t now,
-		       uint64_t t0, uint64_t scan_ns)
+static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t now, uint64_t t0,
+		       uint64_t scan_ns)
 {
 	struct heat_sample *hs;
 	size_t n = 0;
@@ -511,7 +514,8 @@ int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *
 	vma_set_init(&p->vmas);
 	if (heat_init(&p->heat, p->o.hot_threshold, p->o.hot_consecutive)) {
 		r = ml_err_set(err, EINVAL,
-			       "invalid heat parameters: threshold must be in (0, 1], consecutive in [1, %d]",
+			       "invalid heat parameters: threshold must be in (0, 1], consecutive "
+			       "in [1, %d]",
 			       HEAT_WINDOW);
 		goto fail;
 	}
@@ -536,7 +540,8 @@ int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *
 		goto fail;
 	if (!pagescan_supported()) {
 		r = ml_err_set(err, ENOTSUP,
-			       "this kernel has no PAGEMAP_SCAN ioctl: Linux 6.7 or later is needed for write tracking");
+			       "this kernel has no PAGEMAP_SCAN ioctl: Linux 6.7 or later is "
+			       "needed for write tracking");
 		goto fail;
 	}
 	r = wp_attach(pid, p->o.target_stopped, &p->attach, err);
@@ -553,7 +558,8 @@ int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *
 			goto fail;
 		if (r == 0) {
 			r = ml_err_set(err, ENOTSUP,
-				       "write-protect did not take effect on the target's VMAs (the kernel lacks async uffd-wp on anonymous memory)");
+				       "write-protect did not take effect on the target's VMAs "
+				       "(the kernel lacks async uffd-wp on anonymous memory)");
 			goto fail;
 		}
 	}
@@ -596,7 +602,7 @@ void profiler_close(struct profiler *p)
 	profiler_stop(p);
 	if (p->uffd >= 0) {
 		unregister_all(p);
-		close(p->uffd);	/* the last reference: the kernel drops any leftovers */
+		close(p->uffd); /* the last reference: the kernel drops any leftovers */
 	}
 	pagescan_close(&p->ps);
 	if (p->maps_fd >= 0)

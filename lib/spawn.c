@@ -58,7 +58,8 @@ pid_t spawn_stopped(char *const argv[], struct ml_err *err)
 		waitpid(pid, NULL, 0);
 		close(go[1]);
 		close(fail[0]);
-		return ml_err_set(err, e, "ptrace(PTRACE_SEIZE) of the new process: %s", strerror(e));
+		return ml_err_set(err, e, "ptrace(PTRACE_SEIZE) of the new process: %s",
+				  strerror(e));
 	}
 	if (write(go[1], "g", 1) != 1) {
 		int e = errno;
@@ -100,8 +101,7 @@ pid_t spawn_stopped(char *const argv[], struct ml_err *err)
 			break;
 		}
 		/* pass any other signal on */
-		ptrace(PTRACE_CONT, pid, NULL,
-		       (void *)(long)(status >> 16 ? 0 : WSTOPSIG(status)));
+		ptrace(PTRACE_CONT, pid, NULL, (void *)(long)(status >> 16 ? 0 : WSTOPSIG(status)));
 	}
 	close(fail[0]);
 	return pid;

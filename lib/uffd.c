@@ -20,11 +20,14 @@ int uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
 			uint64_t have = uffd_kernel_features();
 
 			if (!(have & UFFD_FEATURE_WP_ASYNC))
-				return ml_err_set(err, ENOTSUP,
-						  "the kernel lacks UFFD_FEATURE_WP_ASYNC (Linux 6.7 or later with CONFIG_PTE_MARKER_UFFD_WP is needed)");
+				return ml_err_set(
+					err, ENOTSUP,
+					"the kernel lacks UFFD_FEATURE_WP_ASYNC (Linux 6.7 or "
+					"later with CONFIG_PTE_MARKER_UFFD_WP is needed)");
 			if (!(have & UFFD_FEATURE_WP_UNPOPULATED))
 				return ml_err_set(err, ENOTSUP,
-						  "the kernel lacks UFFD_FEATURE_WP_UNPOPULATED (Linux 6.4 or later is needed)");
+						  "the kernel lacks UFFD_FEATURE_WP_UNPOPULATED "
+						  "(Linux 6.4 or later is needed)");
 		}
 		return ml_err_set(err, e, "UFFDIO_API failed: %s", strerror(e));
 	}

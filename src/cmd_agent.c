@@ -30,9 +30,10 @@ static int cmd_agent_exec(int argc, char **argv)
 		}
 	}
 	execvp("memlens-agent", argv);
-	cli_error("agent", "cannot run memlens-agent (%s): it is built with memlens when the "
-			   "packages of scripts/packages/agent.txt (gRPC, protobuf-c, libmicrohttpd) "
-			   "are installed; install them and rebuild",
+	cli_error("agent",
+		  "cannot run memlens-agent (%s): it is built with memlens when the "
+		  "packages of scripts/packages/agent.txt (gRPC, protobuf-c, libmicrohttpd) "
+		  "are installed; install them and rebuild",
 		  strerror(errno));
 	return EXIT_NOFEATURE;
 }

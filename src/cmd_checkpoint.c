@@ -53,8 +53,17 @@ static const char usage_text[] =
 	"hangs otherwise. Exit status: 0 ok, 1 CRIU failed (see its log), 2 usage,\n"
 	"3 no such process / it exited, 4 permission denied, 5 missing kernel feature or CRIU.\n";
 
-enum { OPT_JSON = 1000, OPT_PRE, OPT_PARENT, OPT_PS, OPT_RESUME, OPT_CRIU, OPT_TIMEOUT,
-       OPT_SHELL, OPT_NOEXCL };
+enum {
+	OPT_JSON = 1000,
+	OPT_PRE,
+	OPT_PARENT,
+	OPT_PS,
+	OPT_RESUME,
+	OPT_CRIU,
+	OPT_TIMEOUT,
+	OPT_SHELL,
+	OPT_NOEXCL
+};
 
 struct ckpt_cli {
 	struct criu_dump_req req;
@@ -67,9 +76,9 @@ struct ckpt_cli {
 
 struct ckpt_ticks {
 	pthread_mutex_t lock;
-	uint64_t after;			/* ticks since the re-init */
+	uint64_t after; /* ticks since the re-init */
 	bool counting;
-	struct profiler_sample first;	/* first interval after the re-init */
+	struct profiler_sample first; /* first interval after the re-init */
 	bool have_first;
 };
 
@@ -127,11 +136,13 @@ static int parse_opt(struct ckpt_cli *c, int opt)
 	case OPT_PS:
 		return parse_page_server(c, optarg);
 	case 's':
-		return parse_double(optarg, 0, 86400, &c->profile_s) ?
-			bad("--profile-seconds must be 0..86400", optarg) : 0;
+		return parse_double(optarg, 0, 86400, &c->profile_s)
+			       ? bad("--profile-seconds must be 0..86400", optarg)
+			       : 0;
 	case OPT_RESUME:
-		return parse_double(optarg, 0, 86400, &c->resume_s) ?
-			bad("--resume-seconds must be 0..86400", optarg) : 0;
+		return parse_double(optarg, 0, 86400, &c->resume_s)
+			       ? bad("--resume-seconds must be 0..86400", optarg)
+			       : 0;
 	case 'i':
 		if (parse_long(optarg, 10, 600000, &v))
 			return bad("--interval must be 10..600000 ms", optarg);
@@ -296,10 +307,12 @@ static void print_human(const struct ckpt_out *o)
 	       (int)o->c->req.pid, o->c->req.images_dir, o->rc == EXIT_OK ? "ok" : "FAILED");
 	printf("  criu:      %s (version %s)\n", o->caps->path, o->caps->version);
 	if (r->ran)
-		printf("  command:   %s\n  status:    exit %d%s, %.2f s\n", r->cmdline, r->exit_status,
-		       r->timed_out ? " (killed: timed out)" : "", r->duration_ms / 1000.0);
+		printf("  command:   %s\n  status:    exit %d%s, %.2f s\n", r->cmdline,
+		       r->exit_status, r->timed_out ? " (killed: timed out)" : "",
+		       r->duration_ms / 1000.0);
 	if (o->rc == EXIT_OK)
-		printf("  images:    %s; pages written %lld (scanned %lld, skipped because in the parent %lld)\n",
+		printf("  images:    %s; pages written %lld (scanned %lld, skipped because in the "
+		       "parent %lld)\n",
 		       fmt_bytes(r->image_bytes, b, sizeof(b)), (long long)r->pages_written,
 		       (long long)r->pages_scanned, (long long)r->pages_skipped_parent);
 	printf("  hot:       %zu range(s), %s\n", o->hot->n,
@@ -309,7 +322,8 @@ static void print_human(const struct ckpt_out *o)
 		printf("  profiler:  %s%s\n", r->profiler_reinit ? "re-initialised" : "",
 		       r->profiler_note);
 	if (o->ticks->have_first)
-		printf("  resumed:   %llu interval(s); first: %d VMAs tracked, %lld pages written\n",
+		printf("  resumed:   %llu interval(s); first: %d VMAs tracked, %lld pages "
+		       "written\n",
 		       (unsigned long long)o->ticks->after, o->ticks->first.tracked_vmas,
 		       (long long)o->ticks->first.dirty.dirty_pages);
 	if (o->rc != EXIT_OK && r->ran)
@@ -348,8 +362,10 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 	if (r == -EINTR)
 		cli_error("checkpoint", "interrupted while profiling; nothing was checkpointed");
 	else if (r)
-		cli_error("checkpoint", "the target %d exited while being profiled; nothing was "
-			  "checkpointed", (int)c->req.pid);
+		cli_error("checkpoint",
+			  "the target %d exited while being profiled; nothing was "
+			  "checkpointed",
+			  (int)c->req.pid);
 	return r;
 }
 
@@ -420,7 +436,8 @@ static int cmd_checkpoint(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (c.req.pre_dump && !caps.mem_dirty_track) {
-		cli_error("checkpoint", "--pre-dump needs soft-dirty page tracking, which this "
+		cli_error("checkpoint",
+			  "--pre-dump needs soft-dirty page tracking, which this "
 			  "kernel lacks (CONFIG_MEM_SOFT_DIRTY is not set: `criu check --feature "
 			  "mem_dirty_track` fails); CRIU was not run. Take a full dump (drop "
 			  "--pre-dump), or model pre-copy rounds with `memlens migrate-model`");

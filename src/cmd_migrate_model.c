@@ -98,26 +98,27 @@ static void print_json(const struct mm_cli *c, const struct mm_result *r)
 	jw_obj_end(&w);
 }
 
-static void print_human(const struct mm_cli *c, const struct mm_trace *t,
-			const struct mm_result *r)
+static void print_human(const struct mm_cli *c, const struct mm_trace *t, const struct mm_result *r)
 {
 	char a[16], b[16];
 
-	printf("trace %s: %zu intervals over %.1f s; bandwidth %.1f MiB/s, a pre-dump round every %.1f s\n\n",
+	printf("trace %s: %zu intervals over %.1f s; bandwidth %.1f MiB/s, a pre-dump round every "
+	       "%.1f s\n\n",
 	       c->file, t->n, t->iv[t->n - 1].t_ms / 1000.0, c->p.bandwidth_mbps,
 	       c->p.round_interval_s);
 	printf("%-10s %6s %12s %12s %12s  %s\n", "policy", "rounds", "total", "final round",
 	       "downtime", "bytes per round");
 	for (int k = 0; k < MM_NPOLICIES; k++) {
-		printf("%-10s %6zu %12s %12s %9.1f ms ", mm_policy_name(r[k].policy),
-		       r[k].nrounds, fmt_bytes(r[k].total_bytes, a, sizeof(a)),
+		printf("%-10s %6zu %12s %12s %9.1f ms ", mm_policy_name(r[k].policy), r[k].nrounds,
+		       fmt_bytes(r[k].total_bytes, a, sizeof(a)),
 		       fmt_bytes(r[k].final_round_bytes, b, sizeof(b)), r[k].downtime_ms);
 		for (size_t i = 0; i < r[k].nrounds; i++)
 			printf(" %s", fmt_bytes(r[k].rounds[i].bytes, a, sizeof(a)));
 		printf("\n");
 	}
 	if (r[0].downtime_ms > 0)
-		printf("\ndowntime vs none: hot-vma %.2fx, hot-range %.2fx; total bytes vs none: hot-vma %.2fx, hot-range %.2fx\n",
+		printf("\ndowntime vs none: hot-vma %.2fx, hot-range %.2fx; total bytes vs none: "
+		       "hot-vma %.2fx, hot-range %.2fx\n",
 		       r[1].downtime_ms / r[0].downtime_ms, r[2].downtime_ms / r[0].downtime_ms,
 		       r[0].total_bytes ? (double)r[1].total_bytes / r[0].total_bytes : 0.0,
 		       r[0].total_bytes ? (double)r[2].total_bytes / r[0].total_bytes : 0.0);
@@ -148,11 +149,13 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		switch (opt) {
 		case 'b':
 			if (parse_double(optarg, 1e-6, 1e9, &c->p.bandwidth_mbps))
-				return bad("--bandwidth must be a positive number of MiB/s", optarg);
+				return bad("--bandwidth must be a positive number of MiB/s",
+					   optarg);
 			break;
 		case 'r':
 			if (parse_double(optarg, 0.001, 1e6, &c->p.round_interval_s))
-				return bad("--round-interval must be a positive number of seconds", optarg);
+				return bad("--round-interval must be a positive number of seconds",
+					   optarg);
 			break;
 		case 'm':
 			if (parse_long(optarg, 1, 10000, &v))
@@ -185,7 +188,8 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 	}
 	c->file = argv[optind];
 	if (!c->p.bandwidth_mbps || !c->p.round_interval_s) {
-		cli_error("migrate-model", "--bandwidth and --round-interval are required (see --help)");
+		cli_error("migrate-model",
+			  "--bandwidth and --round-interval are required (see --help)");
 		return EXIT_USAGE;
 	}
 	return 0;

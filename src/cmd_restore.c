@@ -62,7 +62,8 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 			break;
 		case OPT_TIMEOUT:
 			if (parse_long(optarg, 1, 86400, &v)) {
-				cli_error("restore", "--timeout must be 1..86400 seconds, not '%s'", optarg);
+				cli_error("restore", "--timeout must be 1..86400 seconds, not '%s'",
+					  optarg);
 				return EXIT_USAGE;
 			}
 			c->timeout_s = (unsigned int)v;
@@ -138,8 +139,8 @@ static int cmd_restore(int argc, char **argv)
 	if (c.json)
 		print_json(&c, &caps, &res, rc, r ? err.msg : NULL);
 	else if (!r)
-		printf("restored from %s: pid %d (%.2f s)\n", c.req.images_dir, (int)res.restored_pid,
-		       res.duration_ms / 1000.0);
+		printf("restored from %s: pid %d (%.2f s)\n", c.req.images_dir,
+		       (int)res.restored_pid, res.duration_ms / 1000.0);
 	return rc;
 }
 

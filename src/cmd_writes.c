@@ -45,7 +45,7 @@ static const char usage_text[] =
 
 struct writes_ctx {
 	bool json, all, quiet;
-	FILE *out;		/* stdout, or -o FILE */
+	FILE *out; /* stdout, or -o FILE */
 	FILE *record;
 	pid_t pid;
 	pthread_mutex_t out_lock;
@@ -82,8 +82,8 @@ static void emit_dirty_json(struct jw *w, const struct profiler_dirty *d)
 	jw_obj_end(w);
 }
 
-static void emit_interval_json(FILE *f, const struct writes_ctx *c,
-			       const struct profiler_sample *s, bool with_written)
+static void emit_interval_json(FILE *f, const struct writes_ctx *c, const struct profiler_sample *s,
+			       bool with_written)
 {
 	struct jw w;
 
@@ -124,30 +124,31 @@ static void print_table(const struct writes_ctx *c, const struct profiler_sample
 	size_t shown = 0;
 
 	fprintf(c->out, "interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms\n",
-	       (unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
-	       s->hot_vmas, s->tick_ns / 1e6);
+		(unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
+		s->hot_vmas, s->tick_ns / 1e6);
 	for (size_t i = 0; i < s->nregions; i++) {
 		const struct profiler_region *r = &s->regions[i];
 
 		if (!c->all && !r->dirty_pages && !r->hot && !r->consecutive_hot)
 			continue;
 		if (!shown++)
-			fprintf(c->out, "  %-33s %-9s %8s %8s %6s %4s %s\n", "RANGE", "KIND", "SIZE", "DIRTY",
-			       "RATIO", "CONS", "HOT");
+			fprintf(c->out, "  %-33s %-9s %8s %8s %6s %4s %s\n", "RANGE", "KIND",
+				"SIZE", "DIRTY", "RATIO", "CONS", "HOT");
 		fprintf(c->out, "  %016llx-%016llx %-9s %8s %8llu %6.3f %4d %s\n",
-		       (unsigned long long)r->start, (unsigned long long)r->end,
-		       vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
-		       (unsigned long long)r->dirty_pages, r->written_ratio, r->consecutive_hot,
-		       r->hot ? "HOT" : "");
+			(unsigned long long)r->start, (unsigned long long)r->end,
+			vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
+			(unsigned long long)r->dirty_pages, r->written_ratio, r->consecutive_hot,
+			r->hot ? "HOT" : "");
 	}
 	if (!shown)
 		fprintf(c->out, "  (no writes)\n");
-	fprintf(c->out, "  dirty: %lld pages (%s) in %.2f s = %.0f pages/s; cumulative %s, avg %s/s\n\n",
-	       (long long)s->dirty.dirty_pages,
-	       fmt_bytes((uint64_t)s->dirty.dirty_bytes, b1, sizeof(b1)), s->interval_s,
-	       s->dirty.dirty_rate_pages_per_sec,
-	       fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b2, sizeof(b2)),
-	       fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b3, sizeof(b3)));
+	fprintf(c->out,
+		"  dirty: %lld pages (%s) in %.2f s = %.0f pages/s; cumulative %s, avg %s/s\n\n",
+		(long long)s->dirty.dirty_pages,
+		fmt_bytes((uint64_t)s->dirty.dirty_bytes, b1, sizeof(b1)), s->interval_s,
+		s->dirty.dirty_rate_pages_per_sec,
+		fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b2, sizeof(b2)),
+		fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b3, sizeof(b3)));
 	fflush(c->out);
 }
 
@@ -202,21 +203,23 @@ static void print_summary(struct writes_ctx *c, const char *why)
 		return;
 	}
 	fprintf(c->out, "summary: pid %d, %llu intervals, stopped because %s\n", (int)c->pid,
-	       (unsigned long long)c->intervals, why);
+		(unsigned long long)c->intervals, why);
 	if (!c->have_last)
 		return;
 	fprintf(c->out, "  VMAs %d, tracked %d, hot %d; cumulative written %s, average %s/s\n",
-	       s->total_vmas, s->tracked_vmas, s->hot_vmas,
-	       fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b1, sizeof(b1)),
-	       fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b2, sizeof(b2)));
+		s->total_vmas, s->tracked_vmas, s->hot_vmas,
+		fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b1, sizeof(b1)),
+		fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b2, sizeof(b2)));
 	for (size_t i = 0; i < s->nregions; i++) {
 		const struct profiler_region *r = &s->regions[i];
 
 		if (r->hot)
-			fprintf(c->out, "  HOT %016llx-%016llx %-9s %8s ratio %.3f for %d intervals\n",
-			       (unsigned long long)r->start, (unsigned long long)r->end,
-			       vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
-			       r->written_ratio, r->consecutive_hot);
+			fprintf(c->out,
+				"  HOT %016llx-%016llx %-9s %8s ratio %.3f for %d intervals\n",
+				(unsigned long long)r->start, (unsigned long long)r->end,
+				vma_kind_name(r->kind),
+				fmt_bytes(r->end - r->start, b1, sizeof(b1)), r->written_ratio,
+				r->consecutive_hot);
 	}
 }
 
@@ -275,29 +278,32 @@ int cmd_writes(int argc, char **argv)
 			break;
 		case 'i':
 			if (parse_long(optarg, 10, 600000, &v)) {
-				cli_error("writes", "--interval must be 10..600000 ms, not '%s'", optarg);
+				cli_error("writes", "--interval must be 10..600000 ms, not '%s'",
+					  optarg);
 				return EXIT_USAGE;
 			}
 			po.interval_ms = (unsigned int)v;
 			break;
 		case 't':
 			if (parse_double(optarg, 1e-9, 1.0, &po.hot_threshold)) {
-				cli_error("writes", "--threshold must be a ratio in (0, 1], not '%s'",
+				cli_error("writes",
+					  "--threshold must be a ratio in (0, 1], not '%s'",
 					  optarg);
 				return EXIT_USAGE;
 			}
 			break;
 		case 'c':
 			if (parse_long(optarg, 1, HEAT_WINDOW, &v)) {
-				cli_error("writes", "--consecutive must be 1..%d, not '%s'", HEAT_WINDOW,
-					  optarg);
+				cli_error("writes", "--consecutive must be 1..%d, not '%s'",
+					  HEAT_WINDOW, optarg);
 				return EXIT_USAGE;
 			}
 			po.hot_consecutive = (int)v;
 			break;
 		case 'd':
 			if (parse_double(optarg, 0.001, 31536000, &duration)) {
-				cli_error("writes", "--duration must be a number of seconds, not '%s'",
+				cli_error("writes",
+					  "--duration must be a number of seconds, not '%s'",
 					  optarg);
 				return EXIT_USAGE;
 			}
@@ -374,9 +380,12 @@ int cmd_writes(int argc, char **argv)
 	if (!c.json && !c.quiet) {
 		const struct attach_stats *st = profiler_attach_stats(p);
 
-		fprintf(c.out, "profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); target stopped %.2f ms for setup. Ctrl-C to stop.\n\n",
-		       (int)pid, profiler_options(p)->interval_ms, profiler_options(p)->hot_threshold,
-		       profiler_options(p)->hot_consecutive, st->stopped_ns / 1e6);
+		fprintf(c.out,
+			"profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); target "
+			"stopped %.2f ms for setup. Ctrl-C to stop.\n\n",
+			(int)pid, profiler_options(p)->interval_ms,
+			profiler_options(p)->hot_threshold, profiler_options(p)->hot_consecutive,
+			st->stopped_ns / 1e6);
 		fflush(c.out);
 	}
 	r = profiler_start(p, on_tick, &c, &err);
@@ -401,7 +410,9 @@ int cmd_writes(int argc, char **argv)
 			if (er == -ESRCH) {
 				why = "the target exited";
 				if (!c.json)
-					fprintf(stderr, "memlens writes: the target process %d exited; profiling stopped\n",
+					fprintf(stderr,
+						"memlens writes: the target process %d exited; "
+						"profiling stopped\n",
 						(int)pid);
 			} else {
 				why = "error";

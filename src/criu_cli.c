@@ -24,7 +24,8 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps 
 		return r == -ENOENT || r == -EACCES ? EXIT_NOFEATURE : exit_code_for(r);
 	}
 	if (!caps->works) {
-		cli_error(cmd, "the CRIU at %s (version %s) fails `criu check` on this kernel%s%s; "
+		cli_error(cmd,
+			  "the CRIU at %s (version %s) fails `criu check` on this kernel%s%s; "
 			  "run scripts/ensure-criu.sh to build CRIU 4.1.1, or pass a working CRIU "
 			  "with --criu PATH / MEMLENS_CRIU",
 			  caps->path, caps->version[0] ? caps->version : "unknown",

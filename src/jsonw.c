@@ -95,7 +95,7 @@ void jw_key(struct jw *w, const char *k)
 	sep(w);
 	raw_str(w->f, k);
 	fputc(':', w->f);
-	w->first[w->depth] = true;	/* the value that follows takes no comma */
+	w->first[w->depth] = true; /* the value that follows takes no comma */
 }
 
 static void after_value(struct jw *w)

@@ -14,8 +14,8 @@ struct jw {
 };
 
 void jw_init(struct jw *w, FILE *f);
-void jw_obj(struct jw *w);		/* { (as a value) */
-void jw_obj_end(struct jw *w);		/* } ; at depth 0 also prints '\n' and flushes */
+void jw_obj(struct jw *w); /* { (as a value) */
+void jw_obj_end(struct jw *w); /* } ; at depth 0 also prints '\n' and flushes */
 void jw_arr(struct jw *w);
 void jw_arr_end(struct jw *w);
 void jw_key(struct jw *w, const char *k);
@@ -25,7 +25,7 @@ void jw_uint(struct jw *w, uint64_t v);
 void jw_dbl(struct jw *w, double v);
 void jw_bool(struct jw *w, bool v);
 void jw_null(struct jw *w);
-void jw_hex(struct jw *w, uint64_t v);	/* "0x..." string */
+void jw_hex(struct jw *w, uint64_t v); /* "0x..." string */
 
 /* key + value shorthands */
 void jw_kstr(struct jw *w, const char *k, const char *s);

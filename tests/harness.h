@@ -22,56 +22,56 @@ static int t_nfail, t_npass, t_nskip;
 static jmp_buf t_jmp;
 static char t_skip_reason[256];
 
-#define T_FAILMSG(...)                                                                         \
-	do {                                                                                   \
+#define T_FAILMSG(...)                                                                             \
+	do {                                                                                       \
 		printf("#   %s:%d: ", __FILE__, __LINE__);                                         \
-		printf(__VA_ARGS__);                                                           \
-		printf("\n");                                                                  \
-		t_cur_failed = 1;                                                              \
+		printf(__VA_ARGS__);                                                               \
+		printf("\n");                                                                      \
+		t_cur_failed = 1;                                                                  \
 	} while (0)
 
-#define CHECK(c)                                                                               \
-	do {                                                                                   \
-		if (!(c))                                                                      \
-			T_FAILMSG("CHECK(%s) failed", #c);                                    \
+#define CHECK(c)                                                                                   \
+	do {                                                                                       \
+		if (!(c))                                                                          \
+			T_FAILMSG("CHECK(%s) failed", #c);                                         \
 	} while (0)
 
-#define CHECK_EQ(a, b)                                                                         \
-	do {                                                                                   \
-		long long _a = (long long)(a), _b = (long long)(b);                            \
-		if (_a != _b)                                                                  \
-			T_FAILMSG("%s == %s failed: %lld != %lld", #a, #b, _a, _b);            \
+#define CHECK_EQ(a, b)                                                                             \
+	do {                                                                                       \
+		long long _a = (long long)(a), _b = (long long)(b);                                \
+		if (_a != _b)                                                                      \
+			T_FAILMSG("%s == %s failed: %lld != %lld", #a, #b, _a, _b);                \
 	} while (0)
 
-#define CHECK_STR(a, b)                                                                        \
-	do {                                                                                   \
-		const char *_a = (a), *_b = (b);                                               \
-		if (!_a || !_b || strcmp(_a, _b))                                              \
+#define CHECK_STR(a, b)                                                                            \
+	do {                                                                                       \
+		const char *_a = (a), *_b = (b);                                                   \
+		if (!_a || !_b || strcmp(_a, _b))                                                  \
 			T_FAILMSG("%s == %s failed: \"%s\" != \"%s\"", #a, #b, _a ? _a : "(null)", \
-				  _b ? _b : "(null)");                                         \
+				  _b ? _b : "(null)");                                             \
 	} while (0)
 
-#define REQUIRE(c)                                                                             \
-	do {                                                                                   \
-		if (!(c)) {                                                                    \
-			T_FAILMSG("REQUIRE(%s) failed", #c);                                  \
-			longjmp(t_jmp, 1);                                                     \
-		}                                                                              \
+#define REQUIRE(c)                                                                                 \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			T_FAILMSG("REQUIRE(%s) failed", #c);                                       \
+			longjmp(t_jmp, 1);                                                         \
+		}                                                                                  \
 	} while (0)
 
-#define REQUIRE_MSG(c, ...)                                                                    \
-	do {                                                                                   \
-		if (!(c)) {                                                                    \
-			T_FAILMSG(__VA_ARGS__);                                                \
-			longjmp(t_jmp, 1);                                                     \
-		}                                                                              \
+#define REQUIRE_MSG(c, ...)                                                                        \
+	do {                                                                                       \
+		if (!(c)) {                                                                        \
+			T_FAILMSG(__VA_ARGS__);                                                    \
+			longjmp(t_jmp, 1);                                                         \
+		}                                                                                  \
 	} while (0)
 
-#define SKIP(...)                                                                              \
-	do {                                                                                   \
-		snprintf(t_skip_reason, sizeof(t_skip_reason), __VA_ARGS__);                   \
-		t_skipped = 1;                                                                 \
-		longjmp(t_jmp, 1);                                                             \
+#define SKIP(...)                                                                                  \
+	do {                                                                                       \
+		snprintf(t_skip_reason, sizeof(t_skip_reason), __VA_ARGS__);                       \
+		t_skipped = 1;                                                                     \
+		longjmp(t_jmp, 1);                                                                 \
 	} while (0)
 
 static void t_run(const char *name, void (*fn)(void))

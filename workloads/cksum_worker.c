@@ -7,7 +7,8 @@
  * At the end it recomputes, from the step numbers alone, what the buffer and
  * the running hash must be and compares: prints "cksum_worker: correct ..."
  * (exit 0) or "cksum_worker: WRONG ..." (exit 1). Memory lost or corrupted by
- * a checkpoint/restore shows up as WRONG; -x flips one byte first, to show that. Prints "cksum_worker pid N" first.
+ * a checkpoint/restore shows up as WRONG; -x flips one byte first, to show that. Prints
+ * "cksum_worker pid N" first.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -93,7 +94,7 @@ int main(int argc, char **argv)
 		else if (opt == 't')
 			ms = atol(optarg);
 		else if (opt == 'x')
-			corrupt = 1;	/* self-test of the check: flip one byte at the end */
+			corrupt = 1; /* self-test of the check: flip one byte at the end */
 		else {
 			fprintf(stderr, "usage: cksum_worker [-m MIB] [-n STEPS] [-t MS]\n");
 			return 2;
@@ -104,7 +105,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	nchunks = (size_t)mib * (1 << 20) / CHUNK;
-	buf = mmap(NULL, nchunks * CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	buf = mmap(NULL, nchunks * CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		   0);
 	if (buf == MAP_FAILED) {
 		perror("cksum_worker: mmap");
 		return 1;

@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 		struct itimerval it = { .it_value = { ms / 1000, (ms % 1000) * 1000 } };
 		char c;
 
-		sigaction(SIGALRM, &sa, NULL);	/* no SA_RESTART: read returns EINTR */
+		sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: read returns EINTR */
 		setitimer(ITIMER_REAL, &it, NULL);
 		res = read(fds[0], &c, 1);
 	} else if (!strcmp(argv[1], "poll")) {

@@ -15,10 +15,10 @@
 #include "memlens/err.h"
 
 struct attach_stats {
-	uint64_t stopped_ns;		/* how long the target was stopped */
-	unsigned long syscalls;		/* syscalls injected */
-	uint64_t features;		/* uffd features granted */
-	bool user_mode_only;		/* created with UFFD_USER_MODE_ONLY */
+	uint64_t stopped_ns; /* how long the target was stopped */
+	unsigned long syscalls; /* syscalls injected */
+	uint64_t features; /* uffd features granted */
+	bool user_mode_only; /* created with UFFD_USER_MODE_ONLY */
 };
 
 /*

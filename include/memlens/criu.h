@@ -41,13 +41,13 @@ struct profiler;
 /* What the CRIU binary at @path supports. */
 struct criu_caps {
 	char path[PATH_MAX];
-	char version[64];		/* "4.1.1", or "" if unknown */
-	bool works;			/* `criu check` passed */
-	bool exclude_range;		/* --exclude-range (fork only) */
-	bool exclude_file;		/* --exclude-file (fork only) */
-	bool no_parent_range;		/* --no-parent-range (fork only) */
-	bool mem_dirty_track;		/* `criu check --feature mem_dirty_track`: pre-dump works */
-	char check_msg[256];		/* why `criu check` failed, when it did */
+	char version[64]; /* "4.1.1", or "" if unknown */
+	bool works; /* `criu check` passed */
+	bool exclude_range; /* --exclude-range (fork only) */
+	bool exclude_file; /* --exclude-file (fork only) */
+	bool no_parent_range; /* --no-parent-range (fork only) */
+	bool mem_dirty_track; /* `criu check --feature mem_dirty_track`: pre-dump works */
+	char check_msg[256]; /* why `criu check` failed, when it did */
 };
 
 /*
@@ -90,17 +90,17 @@ int criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
  * owned by us, not writable by group or others; the file is created with
  * O_EXCL|O_NOFOLLOW, mode 0600. Path of the file into @path.
  */
-int criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path,
-			    size_t len, struct ml_err *err);
+int criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path, size_t len,
+			    struct ml_err *err);
 
 /* What criu_exclude_args() did, for the report. */
 struct criu_exclude_report {
-	size_t nexclude;		/* ranges excluded (passed to CRIU) */
-	size_t nno_parent;		/* --no-parent-range passed */
-	bool used_file;			/* via --exclude-file */
-	char file[PATH_MAX];		/* its path */
-	bool skipped;			/* wanted, but CRIU lacks the options */
-	char note[512];			/* one sentence: what was applied or skipped and why */
+	size_t nexclude; /* ranges excluded (passed to CRIU) */
+	size_t nno_parent; /* --no-parent-range passed */
+	bool used_file; /* via --exclude-file */
+	char file[PATH_MAX]; /* its path */
+	bool skipped; /* wanted, but CRIU lacks the options */
+	char note[512]; /* one sentence: what was applied or skipped and why */
 };
 
 /*
@@ -112,48 +112,47 @@ struct criu_exclude_report {
  */
 int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
 		      const struct rangeset *no_parent, const struct criu_caps *caps,
-		      const char *private_dir, struct criu_exclude_report *rep,
-		      struct ml_err *err);
+		      const char *private_dir, struct criu_exclude_report *rep, struct ml_err *err);
 
 /* ---- running CRIU (lib/criu.c) ---------------------------------------- */
 
 struct criu_run_opts {
-	unsigned int timeout_ms;	/* 0: CRIU_DEFAULT_TIMEOUT_MS */
-	bool hw_breakpoints;		/* false: set CRIU_FAULT=130 (no hw breakpoints) */
-	int log_level;			/* -v level, 0: 4 */
+	unsigned int timeout_ms; /* 0: CRIU_DEFAULT_TIMEOUT_MS */
+	bool hw_breakpoints; /* false: set CRIU_FAULT=130 (no hw breakpoints) */
+	int log_level; /* -v level, 0: 4 */
 };
 
 struct criu_result {
-	char cmdline[4096];		/* what ran, shell-quoted */
-	int exit_status;		/* CRIU's exit status; -1: killed or not run */
-	bool ran;			/* CRIU was started */
-	bool timed_out;			/* killed after timeout_ms */
+	char cmdline[4096]; /* what ran, shell-quoted */
+	int exit_status; /* CRIU's exit status; -1: killed or not run */
+	bool ran; /* CRIU was started */
+	bool timed_out; /* killed after timeout_ms */
 	uint64_t duration_ms;
-	char log_path[PATH_MAX];	/* CRIU's log (-o), absolute */
-	char log_tail[512];		/* last error lines of the log, on failure */
-	uint64_t image_bytes;		/* sum of the image files' sizes */
-	int64_t pages_written;		/* stats-dump: pages_written; -1 unknown */
-	int64_t pages_scanned;		/* stats-dump: pages_scanned; -1 unknown */
-	int64_t pages_skipped_parent;	/* stats-dump; -1 unknown */
-	pid_t restored_pid;		/* restore: pid of the restored task */
+	char log_path[PATH_MAX]; /* CRIU's log (-o), absolute */
+	char log_tail[512]; /* last error lines of the log, on failure */
+	uint64_t image_bytes; /* sum of the image files' sizes */
+	int64_t pages_written; /* stats-dump: pages_written; -1 unknown */
+	int64_t pages_scanned; /* stats-dump: pages_scanned; -1 unknown */
+	int64_t pages_skipped_parent; /* stats-dump; -1 unknown */
+	pid_t restored_pid; /* restore: pid of the restored task */
 	struct criu_exclude_report exclude;
-	bool profiler_reinit;		/* the profiler was re-initialised after CRIU */
-	char profiler_note[256];	/* why it was not, when it was not */
+	bool profiler_reinit; /* the profiler was re-initialised after CRIU */
+	char profiler_note[256]; /* why it was not, when it was not */
 };
 
 struct criu_dump_req {
 	pid_t pid;
-	const char *images_dir;		/* -D; created 0700 if missing; made absolute */
-	const char *parent_dir;		/* --prev-images-dir (any path; made relative) or NULL */
-	bool pre_dump;			/* `criu pre-dump` (needs soft-dirty) */
-	bool leave_running;		/* --leave-running (dump only; pre-dump always leaves it) */
-	bool shell_job;			/* --shell-job */
-	const char *page_server_addr;	/* with port: --page-server --address --port */
-	int page_server_port;		/* 0: no page server */
-	bool no_exclude;		/* do not pass exclude arguments at all */
-	const struct rangeset *exclude;	/* hot ranges to exclude, or NULL */
-	const struct rangeset *no_parent;	/* hot -> cold transitions, or NULL */
-	const char *const *extra_args;	/* more CRIU options, NULL-terminated, or NULL */
+	const char *images_dir; /* -D; created 0700 if missing; made absolute */
+	const char *parent_dir; /* --prev-images-dir (any path; made relative) or NULL */
+	bool pre_dump; /* `criu pre-dump` (needs soft-dirty) */
+	bool leave_running; /* --leave-running (dump only; pre-dump always leaves it) */
+	bool shell_job; /* --shell-job */
+	const char *page_server_addr; /* with port: --page-server --address --port */
+	int page_server_port; /* 0: no page server */
+	bool no_exclude; /* do not pass exclude arguments at all */
+	const struct rangeset *exclude; /* hot ranges to exclude, or NULL */
+	const struct rangeset *no_parent; /* hot -> cold transitions, or NULL */
+	const char *const *extra_args; /* more CRIU options, NULL-terminated, or NULL */
 };
 
 /*
@@ -177,9 +176,9 @@ int criu_restore(const struct criu_caps *caps, const struct criu_restore_req *re
 
 struct criu_page_server_req {
 	const char *images_dir;
-	const char *addr;		/* NULL: all addresses */
-	int port;			/* 0: CRIU's default (1234) */
-	const char *parent_dir;		/* --prev-images-dir or NULL */
+	const char *addr; /* NULL: all addresses */
+	int port; /* 0: CRIU's default (1234) */
+	const char *parent_dir; /* --prev-images-dir or NULL */
 };
 
 /*
@@ -197,8 +196,7 @@ int criu_page_server_stop(pid_t pid, struct ml_err *err);
  * needed). -ENOENT when there is none.
  */
 int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
-			 int64_t *pages_skipped_parent, int64_t *pages_written,
-			 struct ml_err *err);
+			 int64_t *pages_skipped_parent, int64_t *pages_written, struct ml_err *err);
 /* The same on a buffer holding the file (pure, for tests and fuzzing). */
 int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
 			  int64_t *pages_skipped_parent, int64_t *pages_written);

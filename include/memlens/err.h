@@ -7,7 +7,7 @@
 #define MEMLENS_ERR_H
 
 struct ml_err {
-	int code;	/* positive errno, 0 when no error */
+	int code; /* positive errno, 0 when no error */
 	char msg[512];
 };
 

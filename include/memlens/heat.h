@@ -18,12 +18,12 @@
 
 struct heat_state {
 	uint64_t start, end;
-	double ratios[HEAT_WINDOW];	/* circular */
+	double ratios[HEAT_WINDOW]; /* circular */
 	int head, count;
 	int consecutive_hot;
 	bool hot;
-	uint64_t dirty_pages;		/* last interval */
-	double ratio;			/* last interval */
+	uint64_t dirty_pages; /* last interval */
+	double ratio; /* last interval */
 };
 
 struct heat_sample {
@@ -34,7 +34,7 @@ struct heat_sample {
 struct heat {
 	double threshold;
 	int consecutive;
-	struct heat_state *s;	/* sorted by start */
+	struct heat_state *s; /* sorted by start */
 	size_t n, cap;
 };
 

@@ -20,14 +20,14 @@
 #define INJECT_MAX_PENDING 16
 
 struct injector {
-	pid_t tid;			/* the thread we stop */
-	uint64_t syscall_insn;		/* address of a 0f 05 in the target */
+	pid_t tid; /* the thread we stop */
+	uint64_t syscall_insn; /* address of a 0f 05 in the target */
 	struct user_regs_struct saved;
-	int pending[INJECT_MAX_PENDING];	/* signals that arrived while stopped */
+	int pending[INJECT_MAX_PENDING]; /* signals that arrived while stopped */
 	int npending;
 	bool seized, stopped, exited;
-	uint64_t stop_ns;		/* when the target was stopped */
-	unsigned long injected;		/* syscalls executed */
+	uint64_t stop_ns; /* when the target was stopped */
+	unsigned long injected; /* syscalls executed */
 };
 
 /* Seize and stop @tid, save its registers, find a syscall instruction. */
@@ -44,8 +44,8 @@ int inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err);
  * value (a negative errno when the syscall failed) and 0 is returned; a
  * negative return means the injection itself failed (-ESRCH: target died).
  */
-int inject_syscall(struct injector *in, long nr, uint64_t a1, uint64_t a2, uint64_t a3,
-		   uint64_t a4, uint64_t a5, uint64_t a6, long *ret, struct ml_err *err);
+int inject_syscall(struct injector *in, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+		   uint64_t a5, uint64_t a6, long *ret, struct ml_err *err);
 
 /* Restore the saved registers, detach, re-deliver signals. */
 int inject_detach(struct injector *in, struct ml_err *err);

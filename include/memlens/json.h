@@ -21,12 +21,12 @@ struct json {
 	enum json_type type;
 	bool boolean;
 	double number;
-	bool is_int;		/* the number was written as an integer that fits int64 */
+	bool is_int; /* the number was written as an integer that fits int64 */
 	int64_t integer;
-	char *string;		/* JSON_STRING: decoded, NUL-terminated (may hold NULs: see len) */
-	size_t len;		/* string length; array/object: number of members */
-	struct json *items;	/* array elements / object values */
-	char **keys;		/* object keys (decoded), same order as items */
+	char *string; /* JSON_STRING: decoded, NUL-terminated (may hold NULs: see len) */
+	size_t len; /* string length; array/object: number of members */
+	struct json *items; /* array elements / object values */
+	char **keys; /* object keys (decoded), same order as items */
 };
 
 /*

@@ -15,15 +15,15 @@
 
 enum vma_kind {
 	VMA_ANON = 0,
-	VMA_TEXT,	/* main executable, executable or read-only image */
-	VMA_DATA,	/* main executable, writable (.data) */
-	VMA_BSS,	/* anonymous tail right after the executable's .data */
+	VMA_TEXT, /* main executable, executable or read-only image */
+	VMA_DATA, /* main executable, writable (.data) */
+	VMA_BSS, /* anonymous tail right after the executable's .data */
 	VMA_HEAP,
 	VMA_STACK,
-	VMA_LIB_TEXT,	/* shared object, executable or read-only */
-	VMA_LIB_DATA,	/* shared object, writable (incl. its .bss tail) */
-	VMA_SHM,	/* shared anonymous, /dev/shm, SysV, memfd */
-	VMA_FILE,	/* other file mappings */
+	VMA_LIB_TEXT, /* shared object, executable or read-only */
+	VMA_LIB_DATA, /* shared object, writable (incl. its .bss tail) */
+	VMA_SHM, /* shared anonymous, /dev/shm, SysV, memfd */
+	VMA_FILE, /* other file mappings */
 	VMA_VDSO,
 	VMA_VVAR,
 	VMA_VSYSCALL,
@@ -31,13 +31,13 @@ enum vma_kind {
 };
 
 struct vma {
-	uint64_t start, end;	/* [start, end) */
+	uint64_t start, end; /* [start, end) */
 	uint64_t offset;
 	uint64_t inode;
 	unsigned int dev_major, dev_minor;
-	char perms[5];		/* "rwxp" */
+	char perms[5]; /* "rwxp" */
 	enum vma_kind kind;
-	uint32_t path_off;	/* into vma_set.strings; see vma_path() */
+	uint32_t path_off; /* into vma_set.strings; see vma_path() */
 };
 
 struct vma_set {
@@ -79,8 +79,7 @@ void vma_set_free(struct vma_set *s);
  * same [start, end) in @old. Returns the count written to @added (at most
  * @max). Both sets must be sorted by start, as maps files are.
  */
-size_t vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added,
-		size_t max);
+size_t vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added, size_t max);
 
 /* Index of the VMA containing @addr, or -1. */
 long vma_find(const struct vma_set *s, uint64_t addr);

@@ -41,18 +41,18 @@ struct mm_region {
 
 /* One "interval" line of the trace. */
 struct mm_interval {
-	int64_t t_ms;			/* end of the interval, ms since profiling started */
-	struct mm_region *regions;	/* tracked VMAs */
+	int64_t t_ms; /* end of the interval, ms since profiling started */
+	struct mm_region *regions; /* tracked VMAs */
 	size_t nregions;
-	struct range *written;		/* page ranges written in the interval */
+	struct range *written; /* page ranges written in the interval */
 	size_t nwritten;
 };
 
 struct mm_trace {
-	struct mm_interval *iv;		/* in t_ms order */
+	struct mm_interval *iv; /* in t_ms order */
 	size_t n, cap;
-	size_t skipped_lines;		/* lines of another "type" (e.g. summary) */
-	size_t with_written;		/* intervals that have a "written" array */
+	size_t skipped_lines; /* lines of another "type" (e.g. summary) */
+	size_t with_written; /* intervals that have a "written" array */
 };
 
 void mm_trace_init(struct mm_trace *t);
@@ -65,17 +65,17 @@ void mm_trace_free(struct mm_trace *t);
 int mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct ml_err *err);
 
 struct mm_params {
-	double bandwidth_mbps;		/* MiB/s, > 0 */
-	double round_interval_s;	/* > 0 */
-	int max_rounds;			/* pre-dump rounds; 0: MM_DEFAULT_MAX_ROUNDS */
-	double stop_threshold_mb;	/* MiB; stop pre-copy when a round sends <= this */
-	int hot_intervals;		/* hot-range: written in this many intervals in a row; 0: 3 */
+	double bandwidth_mbps; /* MiB/s, > 0 */
+	double round_interval_s; /* > 0 */
+	int max_rounds; /* pre-dump rounds; 0: MM_DEFAULT_MAX_ROUNDS */
+	double stop_threshold_mb; /* MiB; stop pre-copy when a round sends <= this */
+	int hot_intervals; /* hot-range: written in this many intervals in a row; 0: 3 */
 };
 
 enum mm_policy { MM_NONE, MM_HOT_VMA, MM_HOT_RANGE };
 
 struct mm_round {
-	int round;			/* from 1; the last one is the stop-and-copy */
+	int round; /* from 1; the last one is the stop-and-copy */
 	uint64_t bytes;
 };
 
@@ -91,8 +91,8 @@ struct mm_result {
 const char *mm_policy_name(enum mm_policy p);
 
 /* Run the three policies; @out[i] is policy i. Free with mm_results_free(). */
-int mm_run(const struct mm_trace *t, const struct mm_params *p,
-	   struct mm_result out[MM_NPOLICIES], struct ml_err *err);
+int mm_run(const struct mm_trace *t, const struct mm_params *p, struct mm_result out[MM_NPOLICIES],
+	   struct ml_err *err);
 void mm_results_free(struct mm_result out[MM_NPOLICIES]);
 
 #endif

@@ -15,10 +15,10 @@
 
 /* Bounded output vector reused across scans. */
 struct pagescan {
-	int fd;			/* /proc/PID/pagemap */
+	int fd; /* /proc/PID/pagemap */
 	struct page_region *vec;
 	size_t vec_len;
-	uint64_t ioctls;	/* ioctls issued, for cost accounting */
+	uint64_t ioctls; /* ioctls issued, for cost accounting */
 };
 
 /* Called for each returned region; non-zero stops the scan and is returned. */

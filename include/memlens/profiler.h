@@ -20,47 +20,47 @@
 #define PROFILER_DEFAULT_INTERVAL_MS 1000
 
 struct profiler_opts {
-	unsigned int interval_ms;	/* 0: default */
-	double hot_threshold;		/* 0: default */
-	int hot_consecutive;		/* 0: default */
-	bool record_ranges;		/* keep the written page ranges of each interval */
-	bool target_stopped;		/* pid is our tracee, in a ptrace-stop (spawn mode) */
+	unsigned int interval_ms; /* 0: default */
+	double hot_threshold; /* 0: default */
+	int hot_consecutive; /* 0: default */
+	bool record_ranges; /* keep the written page ranges of each interval */
+	bool target_stopped; /* pid is our tracee, in a ptrace-stop (spawn mode) */
 };
 
 struct profiler_region {
 	uint64_t start, end;
 	enum vma_kind kind;
 	uint64_t total_pages;
-	uint64_t dirty_pages;		/* this interval */
-	double written_ratio;		/* this interval */
+	uint64_t dirty_pages; /* this interval */
+	double written_ratio; /* this interval */
 	int consecutive_hot;
 	bool hot;
 };
 
 /* Seed §6.4, GetDirtyVolumeResponse. */
 struct profiler_dirty {
-	int64_t dirty_pages;		/* last interval */
-	int64_t dirty_bytes;		/* last interval */
-	double dirty_rate_pages_per_sec;	/* dirty_pages / interval seconds */
-	int64_t cumulative_dirty_bytes;	/* since start (or the last re-init) */
-	double avg_dirty_rate;		/* cumulative_dirty_bytes / elapsed seconds */
-	int64_t timestamp_ms;		/* wall clock, ms since the epoch */
+	int64_t dirty_pages; /* last interval */
+	int64_t dirty_bytes; /* last interval */
+	double dirty_rate_pages_per_sec; /* dirty_pages / interval seconds */
+	int64_t cumulative_dirty_bytes; /* since start (or the last re-init) */
+	double avg_dirty_rate; /* cumulative_dirty_bytes / elapsed seconds */
+	int64_t timestamp_ms; /* wall clock, ms since the epoch */
 };
 
 struct profiler_sample {
-	uint64_t seq;			/* interval number, from 1 */
-	int64_t t_ms;			/* ms since profiling started */
-	double interval_s;		/* measured length of this interval */
+	uint64_t seq; /* interval number, from 1 */
+	int64_t t_ms; /* ms since profiling started */
+	double interval_s; /* measured length of this interval */
 	struct profiler_dirty dirty;
-	int total_vmas;			/* every VMA of the target */
-	int tracked_vmas;		/* writable private VMAs registered */
+	int total_vmas; /* every VMA of the target */
+	int tracked_vmas; /* writable private VMAs registered */
 	int hot_vmas;
-	struct profiler_region *regions;	/* tracked VMAs, by address */
+	struct profiler_region *regions; /* tracked VMAs, by address */
 	size_t nregions;
-	struct range *written;		/* with record_ranges: written page ranges */
+	struct range *written; /* with record_ranges: written page ranges */
 	size_t nwritten;
-	uint64_t tick_ns;		/* cost of this tick */
-	uint64_t scan_ns;		/* of which PAGEMAP_SCAN */
+	uint64_t tick_ns; /* cost of this tick */
+	uint64_t scan_ns; /* of which PAGEMAP_SCAN */
 	bool target_exited;
 };
 

@@ -33,7 +33,7 @@ void agent_fini(struct agent *a)
 {
 	pthread_rwlock_wrlock(&a->lock);
 	if (a->prof) {
-		profiler_close(a->prof);	/* unregisters everything: the target is untouched */
+		profiler_close(a->prof); /* unregisters everything: the target is untouched */
 		a->prof = NULL;
 		metrics_profiling(false, 0);
 	}
@@ -83,7 +83,7 @@ int agent_criu(struct agent *a, struct ml_err *err)
 	if (r && err)
 		*err = a->criu_err;
 	if (r)
-		a->criu_probed = false;	/* CRIU may be installed later: probe again */
+		a->criu_probed = false; /* CRIU may be installed later: probe again */
 	pthread_mutex_unlock(&a->criu_lock);
 	return r;
 }
@@ -132,14 +132,16 @@ int agent_images_path(const struct agent *a, const char *dir, char *out, size_t 
 	int n, r;
 
 	if (!dir || !*dir)
-		return ml_err_set(err, EINVAL, "images_dir is required (a directory under %s)", root);
+		return ml_err_set(err, EINVAL, "images_dir is required (a directory under %s)",
+				  root);
 	if (has_dotdot(dir))
 		return ml_err_set(err, EINVAL, "images_dir '%s' must not contain '..'", dir);
 	if (dir[0] == '/') {
 		if (strncmp(dir, root, rl) || (dir[rl] != '/' && dir[rl] != '\0'))
-			return ml_err_set(err, EINVAL,
-					  "images_dir '%s' is outside the images root %s (see --images-root)",
-					  dir, root);
+			return ml_err_set(
+				err, EINVAL,
+				"images_dir '%s' is outside the images root %s (see --images-root)",
+				dir, root);
 		n = snprintf(out, len, "%s", dir);
 	} else {
 		n = snprintf(out, len, "%s/%s", root, dir);

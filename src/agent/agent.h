@@ -48,7 +48,7 @@ int rpc_code_for_errno(int err);
 struct rpc_reply {
 	int code;
 	char msg[1024];
-	uint8_t *body;		/* malloc'ed, packed response (code == RPC_OK) */
+	uint8_t *body; /* malloc'ed, packed response (code == RPC_OK) */
 	size_t len;
 };
 
@@ -57,11 +57,11 @@ int rpc_fail(struct rpc_reply *r, int code, const char *fmt, ...)
 
 struct agent;
 
-typedef void (*rpc_handler)(struct agent *a, const uint8_t *req, size_t len,
-			    uint64_t deadline_ns, struct rpc_reply *out);
+typedef void (*rpc_handler)(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline_ns,
+			    struct rpc_reply *out);
 
 struct rpc_method {
-	const char *path;	/* "/agent.CRIUAgent/Name" */
+	const char *path; /* "/agent.CRIUAgent/Name" */
 	const char *name;
 	rpc_handler fn;
 };
@@ -75,8 +75,8 @@ size_t rpc_method_count(void);
 /* ---- target discovery (target.c) ---- */
 
 struct target_spec {
-	pid_t pid;		/* --target-pid, 0: not given */
-	const char *comm;	/* --target-comm, NULL: not given */
+	pid_t pid; /* --target-pid, 0: not given */
+	const char *comm; /* --target-comm, NULL: not given */
 };
 
 /*
@@ -90,25 +90,25 @@ int target_find(const struct target_spec *spec, pid_t *out, struct ml_err *err);
 
 struct agent_config {
 	struct target_spec target;
-	const char *criu_path;		/* NULL: $MEMLENS_CRIU or criu on $PATH */
-	const char *images_root;	/* images_dir of requests must be under it */
+	const char *criu_path; /* NULL: $MEMLENS_CRIU or criu on $PATH */
+	const char *images_root; /* images_dir of requests must be under it */
 	unsigned int criu_timeout_ms;
 };
 
 struct agent {
 	struct agent_config cfg;
-	pthread_rwlock_t lock;		/* the profiler pointer and checkpoint state */
+	pthread_rwlock_t lock; /* the profiler pointer and checkpoint state */
 	struct profiler *prof;
-	pid_t restored_pid;		/* set by Restore: the next target */
+	pid_t restored_pid; /* set by Restore: the next target */
 	char last_error[512];
 	uint64_t start_ns;
 	int64_t checkpoints;
 	bool criu_probed;
-	int criu_rc;			/* criu_locate/criu_probe result */
+	int criu_rc; /* criu_locate/criu_probe result */
 	struct ml_err criu_err;
 	struct criu_caps caps;
 	struct criu_session *session;
-	pthread_mutex_t criu_lock;	/* probing and the session */
+	pthread_mutex_t criu_lock; /* probing and the session */
 };
 
 int agent_init(struct agent *a, const struct agent_config *cfg, struct ml_err *err);
@@ -142,8 +142,8 @@ void metrics_stop(void);
 /* ---- listening (listen.c) ---- */
 
 struct listen_opts {
-	const char *socket_path;	/* unix socket, or NULL */
-	const char *tcp;		/* HOST:PORT, or NULL */
+	const char *socket_path; /* unix socket, or NULL */
+	const char *tcp; /* HOST:PORT, or NULL */
 	const char *tls_cert, *tls_key, *tls_client_ca;
 };
 

@@ -190,7 +190,9 @@ static int parse_args(int argc, char **argv, struct agent_args *a)
 			return 1;
 		}
 		if (opt == '?') {
-			cli_error("agent", "unknown option or missing argument '%s' (see memlens agent --help)",
+			cli_error("agent",
+				  "unknown option or missing argument '%s' (see memlens agent "
+				  "--help)",
 				  argv[optind - 1]);
 			return -EINVAL;
 		}
@@ -242,7 +244,8 @@ static void announce(const struct agent_args *a)
 	if (a->lo.socket_path)
 		fprintf(stderr, " unix:%s", a->lo.socket_path);
 	if (a->lo.tcp)
-		fprintf(stderr, " %s%s", a->lo.tcp, a->lo.tls_cert ? " (TLS)" : " (plain TCP, unauthenticated)");
+		fprintf(stderr, " %s%s", a->lo.tcp,
+			a->lo.tls_cert ? " (TLS)" : " (plain TCP, unauthenticated)");
 	if (a->metrics)
 		fprintf(stderr, "; metrics on http://%s/metrics", a->metrics);
 	fprintf(stderr, "\n");
@@ -272,12 +275,16 @@ static int serve(struct agent_args *a, struct listener *l)
 	do
 		sig = cli_wait_signal(&sigs, 1000);
 	while (!sig);
-	fprintf(stderr, "memlens agent: %s: refusing new calls, finishing in-flight ones (grace %u s)\n",
+	fprintf(stderr,
+		"memlens agent: %s: refusing new calls, finishing in-flight ones (grace %u s)\n",
 		strsignal(sig), a->grace_ms / 1000);
 out:
 	cancelled = server_shutdown(s, a->grace_ms);
 	if (cancelled)
-		fprintf(stderr, "memlens agent: grace period over: cancelled %d call(s) still under way (their clients get UNAVAILABLE; work already started, such as CRIU, was let finish)\n",
+		fprintf(stderr,
+			"memlens agent: grace period over: cancelled %d call(s) still under way "
+			"(their clients get UNAVAILABLE; work already started, such as CRIU, was "
+			"let finish)\n",
 			cancelled);
 	metrics_stop();
 	agent_fini(&ag);
@@ -314,5 +321,5 @@ int cmd_agent(int argc, char **argv)
 	return serve(&a, &l);
 }
 
-MEMLENS_COMMAND(agent, "agent", 60, "gRPC CRIUAgent service: profiling and checkpoints for orchestrators",
-		cmd_agent);
+MEMLENS_COMMAND(agent, "agent", 60,
+		"gRPC CRIUAgent service: profiling and checkpoints for orchestrators", cmd_agent);

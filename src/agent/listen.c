@@ -24,8 +24,8 @@ static int ensure_dir(const char *sock, struct ml_err *err)
 	snprintf(tmp, sizeof(tmp), "%s", sock);
 	dir = dirname(tmp);
 	if (!stat(dir, &st))
-		return S_ISDIR(st.st_mode) ? 0 :
-					     ml_err_set(err, ENOTDIR, "%s is not a directory", dir);
+		return S_ISDIR(st.st_mode) ? 0
+					   : ml_err_set(err, ENOTDIR, "%s is not a directory", dir);
 	if (mkdir(dir, 0750) && errno != EEXIST)
 		return ml_err_set(err, errno, "cannot create the socket directory %s: %s", dir,
 				  strerror(errno));
@@ -43,7 +43,8 @@ static int held_by(struct listener *l, const char *path, struct ml_err *err)
 	close(l->lock_fd);
 	l->lock_fd = -1;
 	return ml_err_set(err, EADDRINUSE,
-			  "another memlens agent (pid %s) is already serving %s (lock %s held): stop it first or give another --socket",
+			  "another memlens agent (pid %s) is already serving %s (lock %s held): "
+			  "stop it first or give another --socket",
 			  *pid ? pid : "unknown", path, l->lock);
 }
 
@@ -56,9 +57,9 @@ int listen_lock(struct listener *l, const char *path, struct ml_err *err)
 	memset(l, 0, sizeof(*l));
 	l->lock_fd = -1;
 	if (strlen(path) >= sizeof(l->sock) || strlen(path) > 100)
-		return ml_err_set(err, ENAMETOOLONG,
-				  "socket path %s is too long for a unix socket (at most 100 bytes)",
-				  path);
+		return ml_err_set(
+			err, ENAMETOOLONG,
+			"socket path %s is too long for a unix socket (at most 100 bytes)", path);
 	snprintf(l->sock, sizeof(l->sock), "%s", path);
 	snprintf(l->lock, sizeof(l->lock), "%s.lock", path);
 	r = ensure_dir(path, err);
@@ -77,9 +78,10 @@ int listen_lock(struct listener *l, const char *path, struct ml_err *err)
 	if (!lstat(path, &st)) {
 		if (!S_ISSOCK(st.st_mode))
 			return ml_err_set(err, EEXIST,
-					  "%s exists and is not a socket: refusing to replace it; remove it or give another --socket",
+					  "%s exists and is not a socket: refusing to replace it; "
+					  "remove it or give another --socket",
 					  path);
-		unlink(path);	/* stale: its agent is gone, we hold the lock */
+		unlink(path); /* stale: its agent is gone, we hold the lock */
 	}
 	l->have_sock = true;
 	return 0;

@@ -20,12 +20,11 @@
 #define MAX_ERROR_KINDS 24
 
 static const double scan_buckets[] = { 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-				       0.05,   0.1,   0.25,   0.5,   1,    2.5 };
+				       0.05,   0.1,   0.25,   0.5,   1,	   2.5 };
 #define NSCAN (sizeof(scan_buckets) / sizeof(scan_buckets[0]))
 static const double ckpt_buckets[] = { 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120 };
 #define NCKPT (sizeof(ckpt_buckets) / sizeof(ckpt_buckets[0]))
-static const char *const ckpt_names[CKPT_NKINDS] = { "pre_dump", "dump", "restore",
-						     "page_server" };
+static const char *const ckpt_names[CKPT_NKINDS] = { "pre_dump", "dump", "restore", "page_server" };
 
 struct histo {
 	uint64_t bucket[16];
@@ -197,7 +196,8 @@ static void render_profile(struct out *o)
 	head(o, "cumulative_dirty_bytes", "gauge",
 	     "bytes written since profiling started or the last checkpoint");
 	put(o, "memlens_agent_cumulative_dirty_bytes %lld\n", (long long)m.cumulative_dirty_bytes);
-	head(o, "avg_dirty_rate_bytes_per_second", "gauge", "cumulative_dirty_bytes / elapsed seconds");
+	head(o, "avg_dirty_rate_bytes_per_second", "gauge",
+	     "cumulative_dirty_bytes / elapsed seconds");
 	put(o, "memlens_agent_avg_dirty_rate_bytes_per_second %.6g\n", m.avg_rate);
 	head(o, "vmas", "gauge", "VMAs of the target (all, tracked, hot)");
 	put(o, "memlens_agent_vmas{state=\"all\"} %d\n", m.total_vmas);
@@ -327,7 +327,8 @@ int metrics_serve(const char *hostport, struct ml_err *err)
 	int r;
 
 	if (split_hostport(hostport, host, sizeof(host), port, sizeof(port)))
-		return ml_err_set(err, EINVAL, "--metrics wants HOST:PORT (e.g. 127.0.0.1:9464), not '%s'",
+		return ml_err_set(err, EINVAL,
+				  "--metrics wants HOST:PORT (e.g. 127.0.0.1:9464), not '%s'",
 				  hostport);
 	r = getaddrinfo(*host ? host : NULL, port, &hints, &ai);
 	if (r)

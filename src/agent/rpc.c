@@ -41,10 +41,22 @@ int rpc_method_index(const struct rpc_method *m)
 }
 
 static const char *const code_names[RPC_NCODES] = {
-	"OK",		     "CANCELLED",	  "UNKNOWN",	   "INVALID_ARGUMENT",
-	"DEADLINE_EXCEEDED", "NOT_FOUND",	  "ALREADY_EXISTS", "PERMISSION_DENIED",
-	"RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",	   "OUT_OF_RANGE",
-	"UNIMPLEMENTED",     "INTERNAL",	  "UNAVAILABLE",   "DATA_LOSS",
+	"OK",
+	"CANCELLED",
+	"UNKNOWN",
+	"INVALID_ARGUMENT",
+	"DEADLINE_EXCEEDED",
+	"NOT_FOUND",
+	"ALREADY_EXISTS",
+	"PERMISSION_DENIED",
+	"RESOURCE_EXHAUSTED",
+	"FAILED_PRECONDITION",
+	"ABORTED",
+	"OUT_OF_RANGE",
+	"UNIMPLEMENTED",
+	"INTERNAL",
+	"UNAVAILABLE",
+	"DATA_LOSS",
 	"UNAUTHENTICATED",
 };
 
@@ -115,6 +127,7 @@ int rpc_pack(struct rpc_reply *r, const ProtobufCMessage *m)
 int rpc_malformed(struct rpc_reply *r, const char *type, size_t len)
 {
 	return rpc_fail(r, RPC_INVALID_ARGUMENT,
-			"malformed %s: %zu bytes that do not decode as agent.%s (check that the client uses proto/agent.proto)",
+			"malformed %s: %zu bytes that do not decode as agent.%s (check that the "
+			"client uses proto/agent.proto)",
 			type, len, type);
 }

@@ -36,8 +36,8 @@ static void fail_criu(struct rpc_reply *out, const char *what, int r, const stru
 }
 
 /* images_dir and parent_dir of a request, resolved under --images-root. */
-static int dirs(struct agent *a, const char *images, const char *parent, char *dir,
-		char *pdir, struct rpc_reply *out, const char *what)
+static int dirs(struct agent *a, const char *images, const char *parent, char *dir, char *pdir,
+		struct rpc_reply *out, const char *what)
 {
 	struct ml_err e = { 0 };
 
@@ -171,7 +171,8 @@ void rpc_final_dump(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 	if (q->page_server_port < 0 || q->page_server_port > 65535 ||
 	    (q->page_server_port && !q->page_server_address[0])) {
 		rpc_fail(out, RPC_INVALID_ARGUMENT,
-			 "FinalDump: page_server_port must be 1..65535 together with page_server_address (or 0 to write pages into images_dir), not %d",
+			 "FinalDump: page_server_port must be 1..65535 together with "
+			 "page_server_address (or 0 to write pages into images_dir), not %d",
 			 q->page_server_port);
 	} else if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "FinalDump")) {
 		struct criu_dump_req r = {
@@ -261,8 +262,8 @@ void rpc_restore(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 	agent__restore_request__free_unpacked(q, NULL);
 }
 
-static void page_server(struct agent *a, const Agent__StartPageServerRequest *q,
-			const char *dir, const char *pdir, struct rpc_reply *out)
+static void page_server(struct agent *a, const Agent__StartPageServerRequest *q, const char *dir,
+			const char *pdir, struct rpc_reply *out)
 {
 	Agent__StartPageServerResponse resp = AGENT__START_PAGE_SERVER_RESPONSE__INIT;
 	struct criu_page_server_req rq = {

@@ -33,21 +33,24 @@ static int validate_start(const Agent__StartProfilingRequest *q, struct profiler
 {
 	memset(po, 0, sizeof(*po));
 	if (q->interval_ms && (q->interval_ms < INTERVAL_MIN || q->interval_ms > INTERVAL_MAX))
-		return rpc_fail(out, RPC_INVALID_ARGUMENT,
-				"interval_ms must be %d..%d milliseconds (0 for the default %d), not %d",
-				INTERVAL_MIN, INTERVAL_MAX, PROFILER_DEFAULT_INTERVAL_MS,
-				q->interval_ms);
+		return rpc_fail(
+			out, RPC_INVALID_ARGUMENT,
+			"interval_ms must be %d..%d milliseconds (0 for the default %d), not %d",
+			INTERVAL_MIN, INTERVAL_MAX, PROFILER_DEFAULT_INTERVAL_MS, q->interval_ms);
 	if (isnan(q->hot_threshold))
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
-				"hot_threshold is NaN: give a written ratio in (0, 1] (0 for the default %.1f)",
+				"hot_threshold is NaN: give a written ratio in (0, 1] (0 for the "
+				"default %.1f)",
 				HEAT_DEFAULT_THRESHOLD);
 	if (q->hot_threshold != 0 && !(q->hot_threshold > 0 && q->hot_threshold <= 1))
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
-				"hot_threshold must be a written ratio in (0, 1] (0 for the default %.1f), not %g",
+				"hot_threshold must be a written ratio in (0, 1] (0 for the "
+				"default %.1f), not %g",
 				HEAT_DEFAULT_THRESHOLD, q->hot_threshold);
 	if (q->hot_consecutive && (q->hot_consecutive < 1 || q->hot_consecutive > HEAT_WINDOW))
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
-				"hot_consecutive must be 1..%d intervals, the heat window (0 for the default %d), not %d",
+				"hot_consecutive must be 1..%d intervals, the heat window (0 for "
+				"the default %d), not %d",
 				HEAT_WINDOW, HEAT_DEFAULT_CONSECUTIVE, q->hot_consecutive);
 	po->interval_ms = (unsigned int)q->interval_ms;
 	po->hot_threshold = q->hot_threshold;
@@ -83,7 +86,7 @@ static void start_locked(struct agent *a, const struct profiler_opts *po, struct
 			 (int)profiler_pid(a->prof));
 		return;
 	}
-	if (a->prof) {		/* it stopped by itself (the target exited) */
+	if (a->prof) { /* it stopped by itself (the target exited) */
 		profiler_close(a->prof);
 		a->prof = NULL;
 	}
@@ -249,8 +252,8 @@ void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint6
 	profiler_sample_free(&s);
 }
 
-static void status_profiler(struct agent *a, Agent__GetStatusResponse *r,
-			    struct profiler_sample *s, char *lasterr, size_t len)
+static void status_profiler(struct agent *a, Agent__GetStatusResponse *r, struct profiler_sample *s,
+			    char *lasterr, size_t len)
 {
 	const struct profiler_opts *o = profiler_options(a->prof);
 	struct ml_err e = { 0 };
@@ -296,7 +299,8 @@ void rpc_get_status(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 	resp.version = MEMLENS_VERSION;
 	resp.last_error = lasterr;
 	resp.uptime_ms = (int64_t)(((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec -
-				    a->start_ns) / 1000000);
+				    a->start_ns) /
+				   1000000);
 	resp.checkpoints = a->checkpoints;
 	pthread_mutex_lock(&a->criu_lock);
 	resp.criu_path = a->criu_probed && !a->criu_rc ? a->caps.path : "";

@@ -50,8 +50,8 @@ struct rpc_server {
 	int nthreads;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	int live;		/* struct call objects alive */
-	int active;		/* of which calls under way (past REQUESTED) */
+	int live; /* struct call objects alive */
+	int active; /* of which calls under way (past REQUESTED) */
 	bool draining, shutdown_done, started;
 	struct call shutdown_tag;
 };
@@ -177,8 +177,12 @@ static void on_requested(struct call *c)
 		int len = (int)GRPC_SLICE_LENGTH(c->details.method);
 
 		rpc_fail(&r, RPC_UNIMPLEMENTED,
-			 "unknown method '%.*s': the agent serves /agent.CRIUAgent/{StartProfiling,StopProfiling,GetHotRegions,GetDirtyVolume,GetStatus,PreCheckpoint,FinalDump,Restore,StartPageServer}",
-			 len > 200 ? 200 : len, (const char *)GRPC_SLICE_START_PTR(c->details.method));
+			 "unknown method '%.*s': the agent serves "
+			 "/agent.CRIUAgent/"
+			 "{StartProfiling,StopProfiling,GetHotRegions,GetDirtyVolume,GetStatus,"
+			 "PreCheckpoint,FinalDump,Restore,StartPageServer}",
+			 len > 200 ? 200 : len,
+			 (const char *)GRPC_SLICE_START_PTR(c->details.method));
 		finish(c, &r);
 		return;
 	}
@@ -197,7 +201,7 @@ static void on_received(struct call *c, bool ok)
 	grpc_slice in;
 
 	if (!ok) {
-		call_free(c);	/* the client went away */
+		call_free(c); /* the client went away */
 		return;
 	}
 	if (!c->req) {
@@ -207,8 +211,8 @@ static void on_received(struct call *c, bool ok)
 		return;
 	}
 	if (deadline && mono_now_ns() >= deadline) {
-		rpc_fail(&r, RPC_DEADLINE_EXCEEDED, "%s: the deadline passed before the call started",
-			 c->m->name);
+		rpc_fail(&r, RPC_DEADLINE_EXCEEDED,
+			 "%s: the deadline passed before the call started", c->m->name);
 		finish(c, &r);
 		return;
 	}
@@ -239,7 +243,7 @@ static void on_event(struct rpc_server *s, grpc_event ev)
 		if (ev.success)
 			on_requested(c);
 		else
-			call_free(c);	/* the server is shutting down */
+			call_free(c); /* the server is shutting down */
 		break;
 	case CALL_RECEIVING:
 		on_received(c, ev.success);
@@ -255,8 +259,8 @@ static void *worker(void *arg)
 	struct rpc_server *s = arg;
 
 	for (;;) {
-		grpc_event ev = grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME),
-							   NULL);
+		grpc_event ev =
+			grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
 
 		if (ev.type == GRPC_QUEUE_SHUTDOWN)
 			break;
@@ -304,7 +308,8 @@ static char *read_pem(const char *path, struct ml_err *err)
 	size_t len = 0, cap = 0, n;
 
 	if (!f) {
-		ml_err_set(err, errno, "cannot read %s: %s; give a PEM file", path, strerror(errno));
+		ml_err_set(err, errno, "cannot read %s: %s; give a PEM file", path,
+			   strerror(errno));
 		return NULL;
 	}
 	do {
@@ -358,8 +363,8 @@ static grpc_server_credentials *make_creds(const struct listen_opts *lo, struct 
 	pair.cert_chain = cert;
 	c = grpc_ssl_server_credentials_create_ex(
 		ca, &pair, 1,
-		ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY :
-		     GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
+		ca ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+		   : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE,
 		NULL);
 	free(cert);
 	free(key);
@@ -382,7 +387,8 @@ int server_listen(struct rpc_server *s, const char *addr, const struct listen_op
 	grpc_server_credentials_release(creds);
 	if (!port)
 		return ml_err_set(err, EADDRINUSE,
-				  "cannot listen on %s: the address is in use, invalid or not permitted (see the gRPC log above)",
+				  "cannot listen on %s: the address is in use, invalid or not "
+				  "permitted (see the gRPC log above)",
 				  addr);
 	return 0;
 }

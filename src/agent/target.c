@@ -21,7 +21,7 @@ struct proc_info {
 	pid_t pid, ppid;
 	char state;
 	unsigned long flags;
-	unsigned long long start;	/* clock ticks after boot */
+	unsigned long long start; /* clock ticks after boot */
 	char comm[64];
 };
 
@@ -158,8 +158,8 @@ static int find_oldest(const struct target_spec *spec, pid_t *out, struct ml_err
 	for (size_t i = 0; i < l.n; i++) {
 		const struct proc_info *pi = &l.v[i];
 
-		if (spec->comm ? (strcmp(pi->comm, spec->comm) || pi->pid == self || unusable(pi)) :
-				 !candidate(&l, pi, self))
+		if (spec->comm ? (strcmp(pi->comm, spec->comm) || pi->pid == self || unusable(pi))
+			       : !candidate(&l, pi, self))
 			continue;
 		if (!best || pi->start < best->start ||
 		    (pi->start == best->start && pi->pid < best->pid))
@@ -172,10 +172,13 @@ static int find_oldest(const struct target_spec *spec, pid_t *out, struct ml_err
 		return 0;
 	if (spec->comm)
 		return ml_err_set(err, ESRCH,
-				  "no process named '%s' (as in /proc/PID/comm, at most 15 characters) is running",
+				  "no process named '%s' (as in /proc/PID/comm, at most 15 "
+				  "characters) is running",
 				  spec->comm);
-	return ml_err_set(err, ESRCH,
-			  "no target found: no process outside the agent's own family is visible (share the PID namespace with the application, or give --target-pid/--target-comm)");
+	return ml_err_set(
+		err, ESRCH,
+		"no target found: no process outside the agent's own family is visible (share the "
+		"PID namespace with the application, or give --target-pid/--target-comm)");
 }
 
 int target_find(const struct target_spec *spec, pid_t *out, struct ml_err *err)

@@ -65,7 +65,8 @@ static int parse_args(int argc, char **argv, struct faults_opts *o)
 {
 	static const struct option lo[] = { TRACE_LONGOPT_PID,
 					    { "mode", required_argument, NULL, 'm' },
-					    TRACE_LONGOPTS_COMMON, { 0 } };
+					    TRACE_LONGOPTS_COMMON,
+					    { 0 } };
 	int c, r;
 
 	memset(o, 0, sizeof(*o));

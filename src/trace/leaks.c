@@ -85,7 +85,8 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					    { "top", required_argument, NULL, 'n' },
 					    { "no-stacks", no_argument, NULL, 'S' },
 					    { "free-at-entry", no_argument, NULL, 'E' },
-					    TRACE_LONGOPTS_COMMON, { 0 } };
+					    TRACE_LONGOPTS_COMMON,
+					    { 0 } };
 	int c, r;
 
 	memset(o, 0, sizeof(*o));

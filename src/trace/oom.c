@@ -54,8 +54,8 @@ static int parse_args(int argc, char **argv, struct oom_opts *o)
 	while ((c = getopt_long(argc, argv, "d:vh", lo, NULL)) != -1) {
 		switch (c) {
 		default:
-			r = trace_common_opt(c, "oom", usage_text, NULL, &o->duration,
-					     &o->json, &o->verbose);
+			r = trace_common_opt(c, "oom", usage_text, NULL, &o->duration, &o->json,
+					     &o->verbose);
 			if (r)
 				return r;
 		}

@@ -73,7 +73,8 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 	static const struct option lo[] = { { "top", required_argument, NULL, 'n' },
 					    { "sort", required_argument, NULL, 's' },
 					    { "mode", required_argument, NULL, 'm' },
-					    TRACE_LONGOPTS_COMMON, { 0 } };
+					    TRACE_LONGOPTS_COMMON,
+					    { 0 } };
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
@@ -103,8 +104,8 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 				       -EINVAL;
 			break;
 		default:
-			r = trace_common_opt(c, "slab", usage_text, NULL, &o->duration,
-					     &o->json, &o->verbose);
+			r = trace_common_opt(c, "slab", usage_text, NULL, &o->duration, &o->json,
+					     &o->verbose);
 			if (r)
 				return r;
 		}

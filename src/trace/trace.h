@@ -64,10 +64,16 @@ void trace_print_log2_hist(FILE *f, const __u64 *slots, int n, const char *unit)
 void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n);
 
 /* The long options every tracer has (-p only where it takes a pid). */
-#define TRACE_LONGOPT_PID { "pid", required_argument, NULL, 'p' }
-#define TRACE_LONGOPTS_COMMON                                                                  \
-	{ "duration", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },     \
-		{ "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' }
+#define TRACE_LONGOPT_PID                                                                          \
+	{                                                                                          \
+		"pid", required_argument, NULL, 'p'                                                \
+	}
+#define TRACE_LONGOPTS_COMMON                                                                      \
+	{ "duration", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },          \
+		{ "verbose", no_argument, NULL, 'v' },                                             \
+	{                                                                                          \
+		"help", no_argument, NULL, 'h'                                                     \
+	}
 
 /*
  * The options every tracer shares: -p/--pid (when @pid is not NULL),

@@ -41,7 +41,8 @@ static void find_criu(void)
 		path[strcspn(path, "\n")] = '\0';
 	}
 	if (!path[0]) {
-		snprintf(criu_why, sizeof(criu_why), "no CRIU: scripts/ensure-criu.sh found or built none");
+		snprintf(criu_why, sizeof(criu_why),
+			 "no CRIU: scripts/ensure-criu.sh found or built none");
 		return;
 	}
 	if (criu_probe(path, &CAPS, &err)) {
@@ -156,7 +157,7 @@ static void test_checkpoint_then_exact_counts(void)
 	req.pid = T.pid;
 	req.images_dir = dir;
 	req.leave_running = true;
-	req.shell_job = true;	/* the target shares our session */
+	req.shell_job = true; /* the target shares our session */
 	r = criu_checkpoint(sess, P, &req, &res, &hot, &err);
 	REQUIRE_MSG(r == 0, "criu_checkpoint: %s", err.msg);
 	CHECK_EQ(res.exit_status, 0);
@@ -164,12 +165,12 @@ static void test_checkpoint_then_exact_counts(void)
 	CHECK(res.pages_written >= 64);
 	CHECK(res.image_bytes >= 64 * 4096);
 	CHECK(res.profiler_reinit);
-	CHECK(profiler_running(P));	/* the loop was restarted */
+	CHECK(profiler_running(P)); /* the loop was restarted */
 	if (CAPS.exclude_range && CAPS.no_parent_range && CAPS.exclude_file)
 		CHECK(res.exclude.nexclude >= 1 && strstr(res.cmdline, "--exclude-range"));
 	else
 		CHECK(res.exclude.skipped && !strstr(res.cmdline, "--exclude"));
-	CHECK(target_cmd(&T, "pid") != NULL);	/* it still answers */
+	CHECK(target_cmd(&T, "pid") != NULL); /* it still answers */
 
 	/* tracking again, exactly: idle, then every 2nd page of A */
 	profiler_stop(P);
@@ -221,7 +222,7 @@ static void test_criu_fails_target_kept(void)
 	req.leave_running = true;
 	req.shell_job = true;
 	req.page_server_addr = "127.0.0.1";
-	req.page_server_port = 1;	/* nobody listens: CRIU fails */
+	req.page_server_port = 1; /* nobody listens: CRIU fails */
 	CHECK_EQ(criu_checkpoint(sess, P, &req, &res, NULL, &err), -EIO);
 	CHECK(res.ran && res.exit_status != 0);
 	CHECK(strstr(err.msg, "criu dump failed") && strstr(err.msg, "dump.log"));

@@ -26,7 +26,8 @@ static void start_target(void)
 
 static void open_profiler(double thr, int cons, bool record)
 {
-	struct profiler_opts o = { .hot_threshold = thr, .hot_consecutive = cons,
+	struct profiler_opts o = { .hot_threshold = thr,
+				   .hot_consecutive = cons,
 				   .record_ranges = record };
 	struct ml_err err = { 0 };
 	int r = profiler_open(&P, T.pid, &o, &err);
@@ -65,10 +66,10 @@ static void test_exact_counts_and_idle(void)
 
 	start_target();
 	REQUIRE(target_map(&T, "A", 1000, &a, &b) == 0);
-	REQUIRE(target_cmd(&T, "write A 1"));	/* populate every page */
+	REQUIRE(target_cmd(&T, "write A 1")); /* populate every page */
 	open_profiler(0, 0, false);
 
-	tick(&s);	/* nothing written since the baseline */
+	tick(&s); /* nothing written since the baseline */
 	CHECK_EQ(s.dirty.dirty_pages, 0);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->total_pages, 1000);
@@ -86,7 +87,7 @@ static void test_exact_counts_and_idle(void)
 	int64_t cum = s.dirty.cumulative_dirty_bytes;
 	profiler_sample_free(&s);
 
-	tick(&s);	/* immediate rescan of an idle target: nothing at all */
+	tick(&s); /* immediate rescan of an idle target: nothing at all */
 	CHECK_EQ(s.dirty.dirty_pages, 0);
 	CHECK_EQ(s.dirty.cumulative_dirty_bytes, cum);
 	profiler_sample_free(&s);
@@ -94,7 +95,7 @@ static void test_exact_counts_and_idle(void)
 	/* reads do not count, first touches of untouched pages do */
 	REQUIRE(target_cmd(&T, "read A"));
 	REQUIRE(target_map(&T, "B", 64, &a, &b) == 0);
-	tick(&s);	/* B registered now */
+	tick(&s); /* B registered now */
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
 	profiler_sample_free(&s);
@@ -156,7 +157,7 @@ static void test_replaced_vma_same_address(void)
 	(void)a2;
 	(void)b2;
 	CHECK_STR(target_cmd(&T, "write D 1"), "wrote 100");
-	tick(&s);	/* detects the replacement, registers it, counts its pages */
+	tick(&s); /* detects the replacement, registers it, counts its pages */
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 100);
 	profiler_sample_free(&s);
@@ -214,18 +215,18 @@ static void test_hot_then_cold(void)
 	REQUIRE(target_cmd(&T, "write H 1"));
 	open_profiler(0.3, 2, false);
 	for (int i = 1; i <= 3; i++) {
-		CHECK_STR(target_cmd(&T, "write H 2"), "wrote 100");	/* ratio 0.5 */
+		CHECK_STR(target_cmd(&T, "write H 2"), "wrote 100"); /* ratio 0.5 */
 		tick(&s);
 		REQUIRE(region_at(&s, a));
 		CHECK_EQ(region_at(&s, a)->consecutive_hot, i);
 		CHECK(region_at(&s, a)->hot == (i >= 2));
 		profiler_sample_free(&s);
 	}
-	CHECK_STR(target_cmd(&T, "write H 10"), "wrote 20");	/* ratio 0.1: cold */
+	CHECK_STR(target_cmd(&T, "write H 10"), "wrote 20"); /* ratio 0.1: cold */
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	struct profiler_sample latest;
-	REQUIRE(profiler_latest(P, &latest) == 0);	/* hand ticks update it too */
+	REQUIRE(profiler_latest(P, &latest) == 0); /* hand ticks update it too */
 	CHECK_EQ(latest.seq, s.seq);
 	CHECK_EQ(latest.nregions, s.nregions);
 	profiler_sample_free(&latest);
@@ -300,7 +301,7 @@ static void test_clean_detach(void)
 	before = read_file(path);
 	open_profiler(0, 0, false);
 	CHECK(count_uw_vmas(T.pid) > 0);
-	CHECK_EQ(count_uffd_fds(T.pid), 0);	/* the target never keeps the uffd */
+	CHECK_EQ(count_uffd_fds(T.pid), 0); /* the target never keeps the uffd */
 	REQUIRE(target_cmd(&T, "write C 2"));
 	tick(&s);
 	profiler_sample_free(&s);
@@ -328,7 +329,7 @@ static void test_scan_paging_small_vector(void)
 
 	start_target();
 	REQUIRE(target_map(&T, "V", 100, &a, &b) == 0);
-	CHECK_STR(target_cmd(&T, "write V 2"), "wrote 50");	/* 50 separate runs */
+	CHECK_STR(target_cmd(&T, "write V 2"), "wrote 50"); /* 50 separate runs */
 	REQUIRE_MSG(pagescan_open(&ps, T.pid, 2, &err) == 0, "%s", err.msg);
 	n = pagescan_query(&ps, a, b, 0, 0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL, &err);
 	CHECK_EQ(n, 50);
@@ -346,7 +347,7 @@ static void test_attach_errors(void)
 	r = profiler_open(&p, 999999, NULL, &err);
 	CHECK_EQ(r, -ESRCH);
 	CHECK(strstr(err.msg, "no process") != NULL);
-	r = profiler_open(&p, 2, NULL, &err);	/* kthreadd */
+	r = profiler_open(&p, 2, NULL, &err); /* kthreadd */
 	CHECK_EQ(r, -EINVAL);
 	CHECK(strstr(err.msg, "kernel thread") != NULL);
 	r = profiler_open(&p, getpid(), NULL, &err);
@@ -362,7 +363,8 @@ static void test_attach_errors(void)
 int main(void)
 {
 	if (geteuid() != 0) {
-		printf("skip - test_profiler: needs root (ptrace and /proc/PID/pagemap of another process)\n");
+		printf("skip - test_profiler: needs root (ptrace and /proc/PID/pagemap of another "
+		       "process)\n");
 		return 0;
 	}
 	RUN(test_exact_counts_and_idle);

@@ -10,7 +10,10 @@
 #include "memlens/criu.h"
 
 static const struct criu_caps fork_caps = {
-	.path = "/fork/criu", .exclude_range = true, .exclude_file = true, .no_parent_range = true,
+	.path = "/fork/criu",
+	.exclude_range = true,
+	.exclude_file = true,
+	.no_parent_range = true,
 };
 static const struct criu_caps upstream_caps = { .path = "/usr/sbin/criu" };
 
@@ -250,17 +253,17 @@ static void test_argv_format(void)
 static void test_stats_dump(void)
 {
 	uint8_t img[64] = { 0x40, 0x59, 0x10, 0x55, 0x06, 0x33, 0x09, 0x57 };
-	uint8_t entry[] = { 0x0a, 0, 0x08, 0x05, 0x10, 0x01, 0x28, 0xac, 0x20, 0x30, 0x00,
-			    0x38, 0x9e, 0x20, 0x60, 0x07 };
+	uint8_t entry[] = { 0x0a, 0,	0x08, 0x05, 0x10, 0x01, 0x28, 0xac,
+			    0x20, 0x30, 0x00, 0x38, 0x9e, 0x20, 0x60, 0x07 };
 	int64_t sc, sk, wr;
 
 	entry[1] = sizeof(entry) - 2;
 	img[8] = sizeof(entry);
 	memcpy(img + 12, entry, sizeof(entry));
 	CHECK_EQ(criu_parse_dump_stats(img, 12 + sizeof(entry), &sc, &sk, &wr), 0);
-	CHECK_EQ(sc, 4140);	/* 0xac 0x20 */
+	CHECK_EQ(sc, 4140); /* 0xac 0x20 */
 	CHECK_EQ(sk, 0);
-	CHECK_EQ(wr, 4126);	/* 0x9e 0x20 */
+	CHECK_EQ(wr, 4126); /* 0x9e 0x20 */
 	/* truncated, wrong magic, length beyond the buffer */
 	CHECK(criu_parse_dump_stats(img, 12 + sizeof(entry) - 3, &sc, &sk, &wr) < 0);
 	CHECK_EQ(wr, -1);

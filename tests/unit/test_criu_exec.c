@@ -33,7 +33,7 @@ static void test_criu_fault_env(void)
 	free(x.output);
 	x.o = &hw;
 	REQUIRE(criu_exec_run(&x, &err) == 0);
-	CHECK(x.output && strstr(x.output, "fault=\n"));	/* ours removed, none added */
+	CHECK(x.output && strstr(x.output, "fault=\n")); /* ours removed, none added */
 	free(x.output);
 	unsetenv("CRIU_FAULT");
 }
@@ -41,7 +41,8 @@ static void test_criu_fault_env(void)
 static void test_timeout_kills_the_tree(void)
 {
 	/* the shell's child sleeps too: the whole session must go */
-	char *argv[] = { "/bin/sh", "-c", "sleep 30 & echo $! > /tmp/memlens-exec-test.pid; wait", NULL };
+	char *argv[] = { "/bin/sh", "-c", "sleep 30 & echo $! > /tmp/memlens-exec-test.pid; wait",
+			 NULL };
 	struct criu_exec x = { .argv = argv, .timeout_ms = 300 };
 	struct ml_err err = { 0 };
 	FILE *f;
@@ -76,8 +77,9 @@ static void test_error_tail(void)
 {
 	char buf[256];
 
-	criu_error_tail("(0.1) ok\n(0.2) Error (a.c:1): one\n(0.3) fine\n(0.4) Error (b.c:2): two\n",
-			buf, sizeof(buf));
+	criu_error_tail(
+		"(0.1) ok\n(0.2) Error (a.c:1): one\n(0.3) fine\n(0.4) Error (b.c:2): two\n", buf,
+		sizeof(buf));
 	CHECK_STR(buf, "(0.2) Error (a.c:1): one | (0.4) Error (b.c:2): two");
 	criu_error_tail("nothing wrong\n", buf, sizeof(buf));
 	CHECK_STR(buf, "");

@@ -6,7 +6,7 @@
 #include "harness.h"
 #include "memlens/heat.h"
 
-#define PAGES(n) ((uint64_t)(n) * 4096)
+#define PAGES(n) ((uint64_t)(n)*4096)
 
 static void step(struct heat *h, uint64_t dirty_a, uint64_t dirty_b)
 {
@@ -36,7 +36,7 @@ static void test_hot_after_consecutive(void)
 	struct heat h;
 
 	REQUIRE(heat_init(&h, 0.3, 3) == 0);
-	step(&h, 31, 0);	/* 0.31 > 0.3 */
+	step(&h, 31, 0); /* 0.31 > 0.3 */
 	CHECK(!heat_find(&h, 0x10000)->hot);
 	CHECK_EQ(heat_find(&h, 0x10000)->consecutive_hot, 1);
 	step(&h, 50, 0);
@@ -54,7 +54,7 @@ static void test_threshold_is_strict(void)
 	struct heat h;
 
 	REQUIRE(heat_init(&h, 0.3, 1) == 0);
-	step(&h, 30, 3);	/* exactly 0.3: not above */
+	step(&h, 30, 3); /* exactly 0.3: not above */
 	CHECK(!heat_find(&h, 0x10000)->hot);
 	CHECK(!heat_find(&h, 0x90000)->hot);
 	step(&h, 31, 4);
@@ -74,7 +74,7 @@ static void test_hot_to_cold_resets(void)
 	step(&h, 10, 0);
 	CHECK(!heat_find(&h, 0x10000)->hot);
 	CHECK_EQ(heat_find(&h, 0x10000)->consecutive_hot, 0);
-	step(&h, 90, 0);	/* needs 2 in a row again */
+	step(&h, 90, 0); /* needs 2 in a row again */
 	CHECK(!heat_find(&h, 0x10000)->hot);
 	step(&h, 90, 0);
 	CHECK(heat_find(&h, 0x10000)->hot);

@@ -18,10 +18,11 @@ static struct json *parse(const char *s)
 
 static void test_interval_line(void)
 {
-	const char *s = "{\"type\":\"interval\",\"pid\":42,\"seq\":3,\"t_ms\":3001,\"interval_s\":1.0005,"
-			"\"dirty\":{\"dirty_pages\":16384},\"regions\":[{\"start_addr\":\"0x7f0000000000\","
-			"\"end_addr\":\"0x7f0004000000\",\"kind\":\"anon\",\"hot\":true}],"
-			"\"written\":[[\"0x7f0000000000\",\"0x7f0000001000\"]]}";
+	const char *s =
+		"{\"type\":\"interval\",\"pid\":42,\"seq\":3,\"t_ms\":3001,\"interval_s\":1.0005,"
+		"\"dirty\":{\"dirty_pages\":16384},\"regions\":[{\"start_addr\":\"0x7f0000000000\","
+		"\"end_addr\":\"0x7f0004000000\",\"kind\":\"anon\",\"hot\":true}],"
+		"\"written\":[[\"0x7f0000000000\",\"0x7f0000001000\"]]}";
 	struct json *j = parse(s);
 	const struct json *r, *w;
 	uint64_t u;
@@ -59,8 +60,8 @@ static void test_types_and_errors(void)
 	a = json_get(j, "a");
 	CHECK_EQ(json_count(a), 8);
 	CHECK(!json_as_int(json_at(a, 0), &i) && i == 1);
-	CHECK(json_as_uint(json_at(a, 1), &u) == -EINVAL);	/* negative */
-	CHECK(json_as_int(json_at(a, 2), &i) == -EINVAL);	/* not integral */
+	CHECK(json_as_uint(json_at(a, 1), &u) == -EINVAL); /* negative */
+	CHECK(json_as_int(json_at(a, 2), &i) == -EINVAL); /* not integral */
 	CHECK(!json_as_double(json_at(a, 2), &d) && d == 3.5);
 	CHECK(!json_as_int(json_at(a, 3), &i) && i == 1000);
 	CHECK(!json_as_bool(json_at(a, 4), &b) && b);
@@ -70,18 +71,19 @@ static void test_types_and_errors(void)
 	CHECK_STR(json_as_str(json_at(a, 7)), "x");
 	CHECK(json_as_int(json_at(a, 7), &i) == -EINVAL);
 	CHECK(json_at(a, 8) == NULL);
-	CHECK(json_get(a, "x") == NULL);		/* not an object */
+	CHECK(json_get(a, "x") == NULL); /* not an object */
 	CHECK(json_get(j, "missing") == NULL);
 	CHECK(json_get_int(j, "missing", &i) == -EINVAL);
-	CHECK(json_as_int(json_get(j, "big"), &i) == -EINVAL);	/* beyond int64 */
+	CHECK(json_as_int(json_get(j, "big"), &i) == -EINVAL); /* beyond int64 */
 	CHECK(!json_get_int(j, "neg", &i) && i == INT64_MIN);
-	CHECK(json_as_hex(json_at(a, 7), &u) == -EINVAL);	/* "x" is not hex */
+	CHECK(json_as_hex(json_at(a, 7), &u) == -EINVAL); /* "x" is not hex */
 	json_free(j);
 }
 
 static void test_strings(void)
 {
-	struct json *j = parse("[\"a\\\"b\\\\c\\/d\\n\\t\", \"\\u00e9\\u20ac\", \"\\ud83d\\ude00\", \"\"]");
+	struct json *j =
+		parse("[\"a\\\"b\\\\c\\/d\\n\\t\", \"\\u00e9\\u20ac\", \"\\ud83d\\ude00\", \"\"]");
 
 	REQUIRE(j);
 	CHECK_STR(json_as_str(json_at(j, 0)), "a\"b\\c/d\n\t");
@@ -94,10 +96,40 @@ static void test_strings(void)
 static void test_malformed(void)
 {
 	static const char *const bad[] = {
-		"", " ", "{", "}", "[", "[1,]", "[,1]", "{\"a\"}", "{\"a\":}", "{\"a\":1,}",
-		"{a:1}", "{\"a\" 1}", "[1 2]", "\"abc", "\"a\\x\"", "\"\\u12\"", "\"\\ud800\"",
-		"\"\\udc00\"", "\"\\ud800\\u0041\"", "tru", "nul", "falsey", "01", "-", "1.",
-		"1e", ".5", "+1", "[1]]", "{} {}", "\"a\nb\"", "NaN", "[\"\\", "{\"a\":[1,{\"b\":}]}",
+		"",
+		" ",
+		"{",
+		"}",
+		"[",
+		"[1,]",
+		"[,1]",
+		"{\"a\"}",
+		"{\"a\":}",
+		"{\"a\":1,}",
+		"{a:1}",
+		"{\"a\" 1}",
+		"[1 2]",
+		"\"abc",
+		"\"a\\x\"",
+		"\"\\u12\"",
+		"\"\\ud800\"",
+		"\"\\udc00\"",
+		"\"\\ud800\\u0041\"",
+		"tru",
+		"nul",
+		"falsey",
+		"01",
+		"-",
+		"1.",
+		"1e",
+		".5",
+		"+1",
+		"[1]]",
+		"{} {}",
+		"\"a\nb\"",
+		"NaN",
+		"[\"\\",
+		"{\"a\":[1,{\"b\":}]}",
 	};
 	struct ml_err err = { 0 };
 	struct json *j;

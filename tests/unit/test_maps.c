@@ -62,9 +62,9 @@ static void test_parse_fields(void)
 static void test_classify(void)
 {
 	static const char *want[] = {
-		"text", "text", "text", "data", "bss", "heap", "anon",
-		"lib-text", "lib-text", "lib-text", "lib-text", "lib-data", "lib-data",
-		"shm", "file", "shm", "stack", "vvar", "vdso", "vsyscall",
+		"text",	    "text",	"text",	    "data",	"bss",	    "heap",	"anon",
+		"lib-text", "lib-text", "lib-text", "lib-text", "lib-data", "lib-data", "shm",
+		"file",	    "shm",	"stack",    "vvar",	"vdso",	    "vsyscall",
 	};
 
 	parse_sample();
@@ -94,8 +94,8 @@ static void test_writable_private_filter(void)
 		n += vma_is_writable_private(&S.v[i]);
 	/* data, bss, heap, anon, libc data, libc bss, stack */
 	CHECK_EQ(n, 7);
-	CHECK(!vma_is_writable_private(&S.v[13]));	/* shared */
-	CHECK(!vma_is_writable_private(&S.v[17]));	/* vvar */
+	CHECK(!vma_is_writable_private(&S.v[13])); /* shared */
+	CHECK(!vma_is_writable_private(&S.v[17])); /* vvar */
 	vma_set_free(&S);
 }
 
@@ -148,7 +148,7 @@ static void test_diff_and_find(void)
 	REQUIRE(maps_parse(new_txt, strlen(new_txt), &b, &err) == 0);
 	size_t n = vma_diff(&a, &b, added, 8);
 	CHECK_EQ(n, 2);
-	CHECK_EQ(added[0], 1);	/* grew: start and end must both match */
+	CHECK_EQ(added[0], 1); /* grew: start and end must both match */
 	CHECK_EQ(added[1], 2);
 	CHECK_EQ(vma_find(&b, 0x1000), 0);
 	CHECK_EQ(vma_find(&b, 0x1fff), 0);

@@ -58,7 +58,7 @@ static void test_mutated_real_maps(void)
 				buf[pos] = "0123456789abcdef-: \n[]/\0x"[rand_r(&rnd) % 26];
 				break;
 			case 2:
-				l = pos;	/* truncate */
+				l = pos; /* truncate */
 				break;
 			default:
 				memmove(buf + pos, buf + pos + 1, l - pos - 1);

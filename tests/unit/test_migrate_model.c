@@ -15,7 +15,7 @@
 struct ivspec {
 	int64_t t_ms;
 	bool a_hot, has_b, has_c;
-	bool write_b;		/* B page 0 written (A pages 0..3 always are) */
+	bool write_b; /* B page 0 written (A pages 0..3 always are) */
 };
 
 static void add_line(struct mm_trace *t, const struct ivspec *s)
@@ -24,15 +24,19 @@ static void add_line(struct mm_trace *t, const struct ivspec *s)
 	struct ml_err err = { 0 };
 	int n;
 
-	n = snprintf(line, sizeof(line),
-		     "{\"type\":\"interval\",\"pid\":1,\"seq\":1,\"t_ms\":%lld,\"interval_s\":1.0,"
-		     "\"regions\":[{\"start_addr\":\"0x10000\",\"end_addr\":\"0x20000\",\"kind\":\"anon\","
-		     "\"total_pages\":16,\"dirty_pages\":4,\"written_ratio\":0.25,\"consecutive_hot\":3,"
-		     "\"hot\":%s}%s%s],\"written\":[[\"0x10000\",\"0x14000\"]%s]}\n",
-		     (long long)s->t_ms, s->a_hot ? "true" : "false",
-		     s->has_b ? ",{\"start_addr\":\"0x40000\",\"end_addr\":\"0x48000\",\"hot\":false}" : "",
-		     s->has_c ? ",{\"start_addr\":\"0x80000\",\"end_addr\":\"0x84000\",\"hot\":false}" : "",
-		     s->write_b ? ",[\"0x40000\",\"0x41000\"]" : "");
+	n = snprintf(
+		line, sizeof(line),
+		"{\"type\":\"interval\",\"pid\":1,\"seq\":1,\"t_ms\":%lld,\"interval_s\":1.0,"
+		"\"regions\":[{\"start_addr\":\"0x10000\",\"end_addr\":\"0x20000\",\"kind\":"
+		"\"anon\","
+		"\"total_pages\":16,\"dirty_pages\":4,\"written_ratio\":0.25,\"consecutive_hot\":3,"
+		"\"hot\":%s}%s%s],\"written\":[[\"0x10000\",\"0x14000\"]%s]}\n",
+		(long long)s->t_ms, s->a_hot ? "true" : "false",
+		s->has_b ? ",{\"start_addr\":\"0x40000\",\"end_addr\":\"0x48000\",\"hot\":false}"
+			 : "",
+		s->has_c ? ",{\"start_addr\":\"0x80000\",\"end_addr\":\"0x84000\",\"hot\":false}"
+			 : "",
+		s->write_b ? ",[\"0x40000\",\"0x41000\"]" : "");
 	REQUIRE(n > 0 && n < (int)sizeof(line));
 	REQUIRE_MSG(!mm_trace_add_line(t, line, (size_t)n, &err), "%s", err.msg);
 }
@@ -42,8 +46,10 @@ static void trace_ab(struct mm_trace *t, int hot_from)
 {
 	mm_trace_init(t);
 	for (int i = 1; i <= 6; i++) {
-		struct ivspec s = { .t_ms = i * 1000, .a_hot = hot_from && i >= hot_from,
-				    .has_b = true, .write_b = i == 4 };
+		struct ivspec s = { .t_ms = i * 1000,
+				    .a_hot = hot_from && i >= hot_from,
+				    .has_b = true,
+				    .write_b = i == 4 };
 
 		add_line(t, &s);
 	}
@@ -85,7 +91,7 @@ static void test_hot_late(void)
 	check_rounds(&r[MM_NONE], none, 3);
 	CHECK_EQ(r[MM_NONE].total_bytes, 33 * PG);
 	CHECK_EQ(r[MM_NONE].final_round_bytes, 4 * PG);
-	CHECK(r[MM_NONE].downtime_ms == 15.625);	/* 16 KiB at 1 MiB/s */
+	CHECK(r[MM_NONE].downtime_ms == 15.625); /* 16 KiB at 1 MiB/s */
 	check_rounds(&r[MM_HOT_VMA], vma, 3);
 	CHECK_EQ(r[MM_HOT_VMA].total_bytes, 29 * PG);
 	/* hot-range: A0-3 written at 2, 3 and 4 s: the same as hot-vma here */
@@ -117,7 +123,8 @@ static void test_hot_vma_granularity(void)
 
 static void test_stop_threshold_and_max_rounds(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 2, .round_interval_s = 1,
+	struct mm_params p = { .bandwidth_mbps = 2,
+			       .round_interval_s = 1,
 			       .stop_threshold_mb = 0.02 };
 	struct mm_result r[MM_NPOLICIES];
 	struct mm_trace t;
@@ -129,7 +136,7 @@ static void test_stop_threshold_and_max_rounds(void)
 	trace_ab(&t, 0);
 	run(&t, &p, r);
 	check_rounds(&r[MM_NONE], thr, 3);
-	CHECK(r[MM_NONE].downtime_ms == 7.8125);	/* 16 KiB at 2 MiB/s */
+	CHECK(r[MM_NONE].downtime_ms == 7.8125); /* 16 KiB at 2 MiB/s */
 	mm_results_free(r);
 	p.stop_threshold_mb = 0;
 	p.round_interval_s = 2;
@@ -168,11 +175,11 @@ static void test_bad_traces(void)
 	struct ml_err err = { 0 };
 	struct mm_trace t;
 	static const char *const bad[] = {
-		"{\"t_ms\":1}",						/* no type */
-		"{\"type\":\"interval\"}",				/* no t_ms */
-		"{\"type\":\"interval\",\"t_ms\":1,\"regions\":{}}",	/* not an array */
+		"{\"t_ms\":1}", /* no type */
+		"{\"type\":\"interval\"}", /* no t_ms */
+		"{\"type\":\"interval\",\"t_ms\":1,\"regions\":{}}", /* not an array */
 		"{\"type\":\"interval\",\"t_ms\":1,\"regions\":[{\"start_addr\":\"0x2000\","
-		"\"end_addr\":\"0x1000\",\"hot\":false}]}",		/* end < start */
+		"\"end_addr\":\"0x1000\",\"hot\":false}]}", /* end < start */
 		"{\"type\":\"interval\",\"t_ms\":1,\"regions\":[],\"written\":[[\"0x1000\"]]}",
 		"{\"type\":\"interval\",\"t_ms\":1,\"regions\":[],\"written\":[[\"zz\",\"0x1\"]]}",
 		"[1,2",

@@ -16,7 +16,7 @@ static void test_add_merges(void)
 	rangeset_init(&s);
 	rangeset_add(&s, 100, 200);
 	rangeset_add(&s, 300, 400);
-	rangeset_add(&s, 200, 300);	/* adjacent on both sides */
+	rangeset_add(&s, 200, 300); /* adjacent on both sides */
 	CHECK_EQ(s.n, 1);
 	CHECK_EQ(s.r[0].start, 100);
 	CHECK_EQ(s.r[0].end, 400);
@@ -26,7 +26,7 @@ static void test_add_merges(void)
 	rangeset_add(&s, 0, 1000);
 	CHECK_EQ(s.n, 1);
 	CHECK_EQ(rangeset_bytes(&s), 1000);
-	rangeset_add(&s, 5, 5);	/* empty */
+	rangeset_add(&s, 5, 5); /* empty */
 	CHECK_EQ(s.n, 1);
 	rangeset_free(&s);
 }
