@@ -68,6 +68,8 @@ int main(int argc, char **argv)
 		old = calloc((size_t)k + 1, sizeof(*old));
 		for (long i = 0; old && i < k; i++)
 			sink = old[i] = malloc((size_t)size);
+		if (write(2, "leaky: waiting\n", 15) < 0)
+			return 1;
 		wait_line();
 		for (long i = 0; old && i < k; i++)
 			free(old[i]);

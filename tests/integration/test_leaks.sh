@@ -41,6 +41,12 @@ test_pid_untracked_frees() {
 	p=$!
 	T_BG+=("$p")
 	exec 7>"$fifo"
+	# the shell opened the fifo before exec'ing leaky: wait until leaky has
+	# made its first allocations (and so mapped libc)
+	for _ in $(seq 1 100); do
+		grep -qs waiting "$T_TMP/leaky.err" && break
+		sleep 0.05
+	done
 	if ! tracer_start pid leaks -p $p --json; then
 		exec 7>&-; notok $n "$(cat "$TR_ERR")"; return
 	fi
