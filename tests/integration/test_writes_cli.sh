@@ -43,7 +43,7 @@ kill $victim; wait $victim 2>/dev/null
 # userfaultfd missing (seccomp makes it ENOSYS, as on a kernel without it)
 "$W/noufd" "$W/memwrite" -s 30 >"$tmp/mw1" &
 nf=$!
-sleep 0.3
+for _ in $(seq 100); do grep -q writes "$tmp/mw1" && break; sleep 0.05; done
 run "$M" writes -p $nf -d 1
 check missing_kernel_feature '[ "$(rc)" = 5 ] && grep -q "userfaultfd() is not available" "$tmp/err"' "rc=$(rc)" "$(cat "$tmp/err")"
 check missing_feature_target_unharmed 'kill -0 $nf && [ "$(grep -c uw /proc/$nf/smaps)" = 0 ]'
@@ -116,9 +116,9 @@ check sigkill_leaves_target_clean '[ "$uw_during" -gt 0 ] && kill -0 $mw && [ "$
 kill $mw; wait $mw 2>/dev/null
 
 # --- the target exits mid-profile ------------------------------------------
-"$W/memwrite" -s 1 >/dev/null &
+"$W/memwrite" -s 1 >"$tmp/mw2" &
 short=$!
-sleep 0.2
+for _ in $(seq 100); do grep -q writes "$tmp/mw2" && break; sleep 0.02; done
 run "$M" writes -p $short -i 100 -d 20
 check target_exit_clean '[ "$(rc)" = 0 ] && grep -q "exited" "$tmp/err" && grep -q "the target exited" "$tmp/out"' "rc=$(rc)" "$(cat "$tmp/err")"
 
