@@ -222,7 +222,7 @@ int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *
 	return 0;
 }
 
-int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err)
+ssize_t maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err)
 {
 	size_t len = 0;
 	ssize_t r;
@@ -257,7 +257,16 @@ int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct 
 		return ml_err_set(
 			err, ESRCH,
 			"the process has no memory map (it exited, or it is a kernel thread)");
-	return maps_parse(*buf, len, out, err);
+	return (ssize_t)len;
+}
+
+int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err)
+{
+	ssize_t len = maps_read_raw(fd, buf, bufsz, err);
+
+	if (len < 0)
+		return (int)len;
+	return maps_parse(*buf, (size_t)len, out, err);
 }
 
 int maps_read(pid_t pid, struct vma_set *out, struct ml_err *err)

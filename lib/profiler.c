@@ -27,6 +27,8 @@ struct profiler {
 	char *maps_buf;
 	size_t maps_bufsz;
 	char exe[PATH_MAX];
+	char *prev_maps; /* the maps text p->vmas was parsed from */
+	size_t prev_len, prev_cap;
 	struct vma_set vmas;
 	struct rangeset registered; /* registered by us and mapped now */
 	struct rangeset ever; /* every range we ever registered */
@@ -88,13 +90,38 @@ const struct profiler_opts *profiler_options(const struct profiler *p)
 	return &p->o;
 }
 
-static int read_maps(struct profiler *p, struct ml_err *err)
+/*
+ * Re-read the maps; parse, classify and report a change only when the text
+ * differs from the last one (most ticks of a steady process: no work).
+ */
+static int read_maps(struct profiler *p, bool *changed, struct ml_err *err)
 {
-	int r = maps_read_fd(p->maps_fd, &p->maps_buf, &p->maps_bufsz, &p->vmas, err);
+	ssize_t len = maps_read_raw(p->maps_fd, &p->maps_buf, &p->maps_bufsz, err);
+	int r;
 
+	if (len < 0)
+		return (int)len;
+	if (p->prev_maps && (size_t)len == p->prev_len &&
+	    !memcmp(p->prev_maps, p->maps_buf, (size_t)len)) {
+		*changed = false;
+		return 0;
+	}
+	*changed = true;
+	p->prev_len = 0;
+	r = maps_parse(p->maps_buf, (size_t)len, &p->vmas, err);
 	if (r)
 		return r;
 	maps_classify(&p->vmas, p->exe);
+	if ((size_t)len > p->prev_cap) {
+		char *n = realloc(p->prev_maps, (size_t)len);
+
+		if (!n)
+			return 0; /* no cache: every tick parses */
+		p->prev_maps = n;
+		p->prev_cap = (size_t)len;
+	}
+	memcpy(p->prev_maps, p->maps_buf, (size_t)len);
+	p->prev_len = (size_t)len;
 	return 0;
 }
 
@@ -432,12 +459,13 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
 {
 	uint64_t t0 = mono_ns(), ts, now;
+	bool changed;
 	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (p->released)
 		return ml_err_set(err, EBUSY, "profiling is paused for a checkpoint");
-	r = read_maps(p, err);
+	r = read_maps(p, &changed, err);
 	if (r) {
 		if (r == -ESRCH) {
 			out->target_exited = true;
@@ -447,11 +475,15 @@ int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err
 	}
 	if (ensure_scratch(p))
 		return ml_err_set(err, ENOMEM, "out of memory");
-	p->count_new = true;
-	r = sync_registration(p, err);
-	p->count_new = false;
-	if (r)
-		return r;
+	if (changed) {
+		p->count_new = true;
+		r = sync_registration(p, err);
+		p->count_new = false;
+		if (r) {
+			p->prev_len = 0; /* retry at the next tick */
+			return r;
+		}
+	}
 	ts = mono_ns();
 	r = scan_all(p, err);
 	now = mono_ns();
@@ -474,7 +506,11 @@ int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err
 
 static int setup_tracking(struct profiler *p, struct ml_err *err)
 {
-	int r = read_maps(p, err);
+	bool changed;
+	int r;
+
+	p->prev_len = 0; /* registration starts from scratch: parse */
+	r = read_maps(p, &changed, err);
 
 	if (r)
 		return r;
@@ -608,6 +644,7 @@ void profiler_close(struct profiler *p)
 	if (p->maps_fd >= 0)
 		close(p->maps_fd);
 	free(p->maps_buf);
+	free(p->prev_maps);
 	vma_set_free(&p->vmas);
 	rangeset_free(&p->registered);
 	rangeset_free(&p->ever);

@@ -53,7 +53,11 @@ int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *
 /* Read and parse /proc/PID/maps. -ESRCH when the process is gone or a zombie. */
 int maps_read(pid_t pid, struct vma_set *out, struct ml_err *err);
 
-/* Same, from an open maps fd (re-read from offset 0; @buf is grown as needed). */
+/* The raw text of an open maps fd (re-read from offset 0; @buf grows as needed): its length or
+ * -errno. */
+ssize_t maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err);
+
+/* Same, parsed. */
 int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err);
 
 /* Classify every VMA. @exe is the main executable's path, or NULL to guess. */
