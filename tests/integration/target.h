@@ -103,6 +103,30 @@ static inline int target_stop(struct target *t)
 	return status;
 }
 
+/*
+ * Wait (up to 2 s) until @pid's main thread is blocked in read(): after
+ * answering, the target still updates stdio's state before it blocks, and
+ * those writes must not land in the interval a test measures.
+ */
+static inline void target_wait_blocked(pid_t pid)
+{
+	char path[64], buf[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	for (int i = 0; i < 2000; i++) {
+		FILE *f = fopen(path, "r");
+		int ok = 0;
+
+		if (f) {
+			ok = fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 0x0 ", 6);
+			fclose(f);
+		}
+		if (ok || !f)
+			return;
+		usleep(1000);
+	}
+}
+
 /* Count VMAs with "uw" in VmFlags, and userfaultfd fds, of @pid. */
 static inline int count_uw_vmas(pid_t pid)
 {
