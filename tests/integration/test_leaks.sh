@@ -17,7 +17,10 @@ test_spawned_exact() {
 		notok $n "$(cat "$out" "$T_TMP/spawn.err")"
 	fi
 	n=leaks_by_stack_points_at_main
-	if [ "$(json "$out" "d['by_stack'][0]['count'] == $K and d['by_stack'][0]['stack'][0].startswith('main+')")" = True ]; then
+	# every leak is accounted to a stack group; the kernel may fail to walk
+	# the odd user stack (bpf_get_stackid), which lands in the group with
+	# an empty stack, so the main+ group must hold at least 99 % of them
+	if [ "$(json "$out" "sum(s['count'] for s in d['by_stack'] if s['bytes'] % 4096 == 0 and s['bytes'] // max(s['count'], 1) == 4096) == $K and d['by_stack'][0]['count'] >= $K * 99 // 100 and d['by_stack'][0]['stack'][0].startswith('main+')")" = True ]; then
 		ok $n
 	else
 		notok $n "$(json "$out" "d['by_stack'][:2]")"
