@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* memlens faults: minor/major page faults per comm or pid, with latency histograms. */
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -270,28 +271,10 @@ static int cmp_rows(const void *a, const void *b)
 
 static struct faults_row *collect(struct faults_bpf *s, size_t *n)
 {
-	int fd = bpf_map__fd(s->maps.counts);
-	struct faults_key key, next, *prev = NULL;
-	struct faults_row *rows = NULL;
-	size_t cap = 0;
+	struct faults_row *rows = trace_map_dump(bpf_map__fd(s->maps.counts), sizeof(rows->key),
+						 sizeof(*rows), offsetof(struct faults_row, key),
+						 offsetof(struct faults_row, val), n);
 
-	*n = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (*n == cap) {
-			struct faults_row *nr;
-
-			cap = cap ? cap * 2 : 64;
-			nr = realloc(rows, cap * sizeof(*rows));
-			if (!nr)
-				break;
-			rows = nr;
-		}
-		rows[*n].key = next;
-		if (!bpf_map_lookup_elem(fd, &next, &rows[*n].val))
-			(*n)++;
-		key = next;
-		prev = &key;
-	}
 	if (rows)
 		qsort(rows, *n, sizeof(*rows), cmp_rows);
 	return rows;

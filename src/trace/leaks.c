@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* memlens leaks: outstanding malloc-family allocations of one process, via uprobes. */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -290,28 +291,8 @@ static int cmp_stack_row(const void *a, const void *b)
 
 static struct leaks_alloc *read_allocs(struct leaks_bpf *s, size_t *n)
 {
-	int fd = bpf_map__fd(s->maps.allocs);
-	__u64 key, next, *prev = NULL;
-	struct leaks_alloc *v = NULL;
-	size_t cap = 0;
-
-	*n = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (*n == cap) {
-			struct leaks_alloc *nv;
-
-			cap = cap ? cap * 2 : 4096;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		if (!bpf_map_lookup_elem(fd, &next, &v[*n]))
-			(*n)++;
-		key = next;
-		prev = &key;
-	}
-	return v;
+	return trace_map_dump(bpf_map__fd(s->maps.allocs), sizeof(__u64),
+			      sizeof(struct leaks_alloc), TRACE_NO_KEY, 0, n);
 }
 
 static int cmp_stack_id(const void *a, const void *b)

@@ -2,6 +2,7 @@
 /* memlens slab: kmem_cache allocations and frees per slab cache. */
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -183,32 +184,15 @@ static int cmp_rows(const void *a, const void *b)
 
 static struct slab_row *collect(struct slab_bpf *s, size_t *n, enum slab_sort sort)
 {
-	int fd = bpf_map__fd(s->maps.stats);
-	struct slab_key key, next, *prev = NULL;
-	struct slab_row *rows = NULL;
-	size_t cap = 0;
+	struct slab_row *rows =
+		trace_map_dump(bpf_map__fd(s->maps.stats), sizeof(rows->key), sizeof(*rows),
+			       offsetof(struct slab_row, key), offsetof(struct slab_row, val), n);
 
-	*n = 0;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (*n == cap) {
-			struct slab_row *nr;
+	for (size_t i = 0; rows && i < *n; i++) {
+		struct slab_row *r = &rows[i];
 
-			cap = cap ? cap * 2 : 128;
-			nr = realloc(rows, cap * sizeof(*rows));
-			if (!nr)
-				break;
-			rows = nr;
-		}
-		if (!bpf_map_lookup_elem(fd, &next, &rows[*n].val)) {
-			struct slab_row *r = &rows[*n];
-
-			r->key = next;
-			r->net = (long long)r->val.allocs - (long long)r->val.frees;
-			r->net_kb = r->net * (long long)r->val.size / 1024;
-			(*n)++;
-		}
-		key = next;
-		prev = &key;
+		r->net = (long long)r->val.allocs - (long long)r->val.frees;
+		r->net_kb = r->net * (long long)r->val.size / 1024;
 	}
 	g_sort = sort;
 	if (rows)

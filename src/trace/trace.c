@@ -5,11 +5,13 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "../cliutil.h"
@@ -292,4 +294,38 @@ int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, doub
 	}
 	fputs(usage, stderr);
 	return -EINVAL;
+}
+
+void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
+		     size_t *n)
+{
+	unsigned char key[256], next[256];
+	char *rows = NULL;
+	void *prev = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (key_size > sizeof(key))
+		return NULL;
+	while (!bpf_map_get_next_key(fd, prev, next)) {
+		if (*n == cap) {
+			char *nr;
+
+			cap = cap ? cap * 2 : 128;
+			nr = realloc(rows, cap * row_size);
+			if (!nr)
+				break;
+			rows = nr;
+		}
+		char *row = rows + *n * row_size;
+
+		if (!bpf_map_lookup_elem(fd, next, row + val_off)) {
+			if (key_off != TRACE_NO_KEY)
+				memcpy(row + key_off, next, key_size);
+			(*n)++;
+		}
+		memcpy(key, next, key_size);
+		prev = key;
+	}
+	return rows;
 }

@@ -63,6 +63,17 @@ void trace_print_log2_hist(FILE *f, const __u64 *slots, int n, const char *unit)
 /* [n0, n1, ...] with trailing zero slots dropped */
 void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n);
 
+#define TRACE_NO_KEY ((size_t)-1)
+
+/*
+ * Every entry of the BPF map @fd (keys of @key_size bytes, at most 256),
+ * copied into a new array of @row_size-byte rows: the value at @val_off,
+ * the key at @key_off (TRACE_NO_KEY: not kept). Stops early, keeping what
+ * it has, when memory runs out. Returns the array (free it) and *@n.
+ */
+void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
+		     size_t *n);
+
 /* The long options every tracer has (-p only where it takes a pid). */
 #define TRACE_LONGOPT_PID                                                                          \
 	{                                                                                          \
