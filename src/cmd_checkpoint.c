@@ -46,6 +46,8 @@ static const char usage_text[] =
 	"      --timeout SEC        kill CRIU after SEC seconds (default 120)\n"
 	"      --shell-job          pass --shell-job (target attached to a terminal)\n"
 	"      --no-exclude         never pass exclude options\n"
+	"      --criu-opt OPT       pass one more option to criu dump, e.g.\n"
+	"                           --tcp-established or --ext-unix-sk (repeatable)\n"
 	"      --json               one JSON object on one line\n"
 	"  -h, --help               this text\n"
 	"\n"
@@ -62,12 +64,14 @@ enum {
 	OPT_CRIU,
 	OPT_TIMEOUT,
 	OPT_SHELL,
-	OPT_NOEXCL
+	OPT_NOEXCL,
+	OPT_CRIUOPT
 };
 
 struct ckpt_cli {
 	struct criu_dump_req req;
 	const char *criu;
+	struct criu_cli_opts extra;
 	char ps_host[256];
 	double profile_s, resume_s;
 	unsigned int interval_ms, timeout_s;
@@ -162,6 +166,11 @@ static int parse_opt(struct ckpt_cli *c, int opt)
 	case OPT_NOEXCL:
 		c->req.no_exclude = true;
 		return 0;
+	case OPT_CRIUOPT:
+		if (criu_cli_add_opt("checkpoint", &c->extra, optarg))
+			return EXIT_USAGE;
+		c->req.extra_args = c->extra.v;
+		return 0;
 	case OPT_JSON:
 		c->json = true;
 		return 0;
@@ -190,6 +199,7 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "shell-job", no_argument, NULL, OPT_SHELL },
 		{ "no-exclude", no_argument, NULL, OPT_NOEXCL },
+		{ "criu-opt", required_argument, NULL, OPT_CRIUOPT },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },

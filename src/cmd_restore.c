@@ -23,17 +23,20 @@ static const char usage_text[] =
 	"                           scripts/ensure-criu.sh built, then criu on PATH)\n"
 	"      --timeout SEC        kill CRIU after SEC seconds (default 120)\n"
 	"      --shell-job          pass --shell-job (it was dumped with --shell-job)\n"
+	"      --criu-opt OPT       pass one more option to criu restore, e.g.\n"
+	"                           --tcp-established (repeatable)\n"
 	"      --json               one JSON object on one line\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"Exit status: 0 restored, 1 CRIU failed (see its log, restore.log in DIR),\n"
 	"2 usage, 5 no working CRIU.\n";
 
-enum { OPT_JSON = 1000, OPT_CRIU, OPT_TIMEOUT, OPT_SHELL };
+enum { OPT_JSON = 1000, OPT_CRIU, OPT_TIMEOUT, OPT_SHELL, OPT_CRIUOPT };
 
 struct restore_cli {
 	struct criu_restore_req req;
 	const char *criu;
+	struct criu_cli_opts extra;
 	unsigned int timeout_s;
 	bool json;
 };
@@ -45,6 +48,7 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 		{ "criu", required_argument, NULL, OPT_CRIU },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "shell-job", no_argument, NULL, OPT_SHELL },
+		{ "criu-opt", required_argument, NULL, OPT_CRIUOPT },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -70,6 +74,11 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 			break;
 		case OPT_SHELL:
 			c->req.shell_job = true;
+			break;
+		case OPT_CRIUOPT:
+			if (criu_cli_add_opt("restore", &c->extra, optarg))
+				return EXIT_USAGE;
+			c->req.extra_args = c->extra.v;
 			break;
 		case OPT_JSON:
 			c->json = true;

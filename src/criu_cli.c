@@ -46,3 +46,40 @@ void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps)
 	jw_kbool(w, "mem_dirty_track", caps->mem_dirty_track);
 	jw_obj_end(w);
 }
+
+/* Options memlens itself sets: passing them again would contradict it. */
+static const char *const owned_opts[] = {
+	"--images-dir", "--tree", "--pid", "--log-file", "--work-dir", "--exclude-range",
+	"--exclude-file", "--no-parent-range", "--page-server", "--address", "--port",
+	"--leave-running", "--prev-images-dir", "--shell-job", "--restore-detached",
+	"--pidfile", "--daemon", "--verbosity", NULL,
+};
+
+int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg)
+{
+	size_t len = strcspn(arg, "=");
+
+	if (strncmp(arg, "--", 2) || len < 3 || strpbrk(arg, " \t\n")) {
+		cli_error(cmd,
+			  "--criu-opt takes one long CRIU option like --tcp-established or "
+			  "--ext-unix-sk, not '%s'",
+			  arg);
+		return EXIT_USAGE;
+	}
+	for (int i = 0; owned_opts[i]; i++) {
+		if (strlen(owned_opts[i]) == len && !strncmp(arg, owned_opts[i], len)) {
+			cli_error(cmd,
+				  "--criu-opt %s: memlens sets %.*s itself; use memlens's own "
+				  "option for it (see --help)",
+				  arg, (int)len, arg);
+			return EXIT_USAGE;
+		}
+	}
+	if (o->n >= CRIU_CLI_MAX_OPTS) {
+		cli_error(cmd, "at most %d --criu-opt options", CRIU_CLI_MAX_OPTS);
+		return EXIT_USAGE;
+	}
+	o->v[o->n++] = arg;
+	o->v[o->n] = NULL;
+	return 0;
+}

@@ -15,6 +15,21 @@
  */
 int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps *caps);
 
+/* Up to CRIU_CLI_MAX_OPTS --criu-opt values, NULL-terminated for extra_args. */
+#define CRIU_CLI_MAX_OPTS 16
+struct criu_cli_opts {
+	const char *v[CRIU_CLI_MAX_OPTS + 1];
+	int n;
+};
+
+/*
+ * Take one --criu-opt value (one CRIU option, "--name" or "--name=value").
+ * Refuses options memlens sets itself (images dir, pid, logs, exclusion,
+ * page server, leave-running, parent, shell-job). Prints the error;
+ * returns 0 or EXIT_USAGE.
+ */
+int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg);
+
 /* "criu": {"path":..,"version":..,"exclude_options":bool,"mem_dirty_track":bool} */
 void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps);
 

@@ -5,10 +5,17 @@
 # TESTS=pattern runs only matching test programs.
 set -u
 cd "$(dirname "$0")/.."
+# Close whatever the caller left open beyond stdio (a CI runner's sockets,
+# make's jobserver pipes): the tests' targets would inherit them, and CRIU
+# refuses to dump a process holding a socket connected to the outside.
+for fd in $(ls /proc/$$/fd); do
+	[ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null
+done
 BUILD=${BUILD:-build}
 export MEMLENS="$PWD/$BUILD/memlens" WORKLOADS="$PWD/$BUILD/workloads"
 pass=0 fail=0 skip=0
 failed_names=()
+failed_logs=()
 log_dir=$BUILD/test-logs
 mkdir -p "$log_dir"
 
@@ -27,7 +34,7 @@ run_one() {	# $1: label, rest: command
 		f=$((f + 1))
 	fi
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
-	[ "$f" -gt 0 ] && failed_names+=("$label")
+	[ "$f" -gt 0 ] && failed_names+=("$label") && failed_logs+=("$log")
 	echo "[$label] $p passed, $f failed, $s skipped ($((SECONDS - t0)) s)"
 }
 
@@ -49,7 +56,16 @@ for t in tests/integration/*.sh; do
 done
 
 echo
+# Repeat what failed at the very end, where a CI log that keeps only its tail
+# still shows it: each failing check with its reasons, then the log's tail.
 if [ ${#failed_names[@]} -gt 0 ]; then
+	for i in "${!failed_names[@]}"; do
+		echo "=== failed: ${failed_names[$i]} (log: ${failed_logs[$i]})"
+		grep -E '^(not ok - |#   )' "${failed_logs[$i]}" | head -n 40
+		echo "--- last lines of the log:"
+		tail -n 15 "${failed_logs[$i]}"
+	done
+	echo
 	echo "failing: ${failed_names[*]}"
 fi
 echo "$pass passed, $fail failed, $skip skipped"

@@ -317,8 +317,49 @@ test_migrate_model_real_trace() {
 	ok migrate_model_real_trace
 }
 
+# A target connected to an outside unix socket: CRIU refuses it, says which
+# option it needs, and --criu-opt passes that option through.
+test_criu_opt_passthrough() {
+	local rc
+	"$MEMLENS" checkpoint -p 1 -D "$tmp/x" --criu-opt --tree=5 >/dev/null 2>"$tmp/co.err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "memlens sets --tree itself" "$tmp/co.err" &&
+		ok criu_opt_owned_refused || notok criu_opt_owned_refused "exit $rc: $(cat "$tmp/co.err")"
+	"$MEMLENS" restore -D "$tmp/x" --criu-opt "tcp-established" >/dev/null 2>"$tmp/co.err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -q "takes one long CRIU option" "$tmp/co.err" &&
+		ok criu_opt_malformed_refused || notok criu_opt_malformed_refused "exit $rc: $(cat "$tmp/co.err")"
+	need_criu criu_opt_ext_unix_sk || return
+	"$PY" - "$MEMLENS" "$WORKLOADS/memwrite" "$tmp" >"$tmp/usk.out" 2>&1 <<'PYEOF'
+import socket, subprocess, sys, time
+memlens, memwrite, tmp = sys.argv[1:]
+peer = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+peer.bind(tmp + "/peer.sock")
+mine = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+mine.connect(tmp + "/peer.sock")
+p = subprocess.Popen([memwrite, "-m", "4"], pass_fds=(mine.fileno(),),
+                     stdout=subprocess.DEVNULL, start_new_session=True)
+time.sleep(0.3)
+for name, extra in (("plain", []), ("ext", ["--criu-opt", "--ext-unix-sk"])):
+    r = subprocess.run([memlens, "checkpoint", "-p", str(p.pid), "-D", tmp + "/usk-" + name,
+                        "-R", "-s", "0"] + extra, capture_output=True, text=True)
+    print(name, r.returncode, r.stderr.replace("\n", " ")[-400:])
+print("alive", p.poll() is None)
+mine.send(b"still connected")
+print("peer got", peer.recv(64).decode())
+p.kill()
+PYEOF
+	if grep -q "^plain 1 .*--ext-unix-sk" "$tmp/usk.out" && grep -q "^ext 0 " "$tmp/usk.out" &&
+	   grep -q "^alive True" "$tmp/usk.out" && grep -q "^peer got still connected" "$tmp/usk.out"; then
+		ok criu_opt_ext_unix_sk
+	else
+		notok criu_opt_ext_unix_sk "$(tr '\n' ' ' <"$tmp/usk.out")"
+	fi
+}
+
 test_no_criu
 test_usage_errors
+test_criu_opt_passthrough
 test_no_such_pid
 test_pre_dump_refused
 test_checkpoint_leave_running

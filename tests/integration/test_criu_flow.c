@@ -64,8 +64,34 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return remove(path);
 }
 
+/* After a failure: the tail of each CRIU log of DIR, where the runner shows it. */
+static void show_logs(const char *dir)
+{
+	char pattern[128], line[512];
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/*.log", dir);
+	if (glob(pattern, 0, NULL, &g))
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		char cmd[300];
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "tail -n 12 '%s'", g.gl_pathv[i]);
+		printf("#   --- %s:\n", g.gl_pathv[i]);
+		if (!(f = popen(cmd, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			printf("#   %s", line);
+		pclose(f);
+	}
+	globfree(&g);
+}
+
 static void rm_images(const char *dir)
 {
+	if (t_cur_failed)
+		show_logs(dir);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
@@ -159,6 +185,8 @@ static void test_checkpoint_then_exact_counts(void)
 	req.leave_running = true;
 	req.shell_job = true; /* the target shares our session */
 	r = criu_checkpoint(sess, P, &req, &res, &hot, &err);
+	if (r)
+		show_logs(dir);
 	REQUIRE_MSG(r == 0, "criu_checkpoint: %s", err.msg);
 	CHECK_EQ(res.exit_status, 0);
 	CHECK(rangeset_covers(&hot, a, b));

@@ -18,10 +18,25 @@ make_tree() {
 	sync
 }
 
+# dentries are freed through RCU (d_free -> call_rcu), so the frees of a
+# drop_caches go on for a while after it returns: wait until the count stops
+# moving, or the tracer counts those late frees against the tree's dentries
+settle_dentries() {
+	local prev cur i
+	prev=$(active_dentries)
+	for i in $(seq 1 50); do
+		sleep 0.2
+		cur=$(active_dentries)
+		[ $((cur - prev)) -le 64 ] && [ $((prev - cur)) -le 64 ] && return
+		prev=$cur
+	done
+}
+
 # stat every file of a tree whose dentries were dropped: one new dentry each
 slab_run() {	# NAME MODE
 	local name=$1 mode=$2
 	echo 2 >/proc/sys/vm/drop_caches	# dentries and inodes: the tree is cold
+	settle_dentries
 	tracer_start "$name" slab --json --top 0 --mode "$mode" || return 1
 	S_BEFORE=$(active_dentries)
 	find "$DIR" -printf '%s\n' >/dev/null	# lstat()s each entry (plain find does not)
