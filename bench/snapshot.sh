@@ -37,11 +37,19 @@ med_us() {	# N CMD...
 }
 
 # memlens: its own cycle time in periodic mode (median of 100 cycles)
-"$M" snapshot -p "$pid" --json -i 10 -n 100 -o "$tmp/cyc.json" >/dev/null
-cyc=$($PY -c '
+# (default threads: one per 256 MiB mapped, at most half the CPUs; and 2 threads)
+median_cycle() {	# FILE -> "median_us threads"
+	$PY -c '
 import json, sys
-c = sorted(json.loads(l)["cycle_us"] for l in open(sys.argv[1]))
-print(c[len(c) // 2])' "$tmp/cyc.json")
+r = [json.loads(l) for l in open(sys.argv[1])]
+r = [x for x in r if x.get("type") == "snapshot"]
+c = sorted(x["cycle_us"] for x in r)
+print(c[len(c) // 2], r[-1]["scan_threads"])' "$1"
+}
+"$M" snapshot -p "$pid" --json -i 10 -n 100 -o "$tmp/cyc.json" >/dev/null
+read -r cyc nthr < <(median_cycle "$tmp/cyc.json")
+"$M" snapshot -p "$pid" --json -i 10 -n 100 --threads 2 -o "$tmp/cyc2.json" >/dev/null
+read -r cyc2 _ < <(median_cycle "$tmp/cyc2.json")
 "$M" snapshot -p "$pid" --json --pages -i 10 -n 20 -o "$tmp/cycp.json" >/dev/null
 cycp=$($PY -c '
 import json, sys
@@ -73,7 +81,8 @@ fi
 
 echo
 echo "one collection cycle (medians; memlens reports more per VMA than any peer):"
-printf "  %-44s %9d us\n" "memlens snapshot, cycle (periodic mode)" "$cyc"
+printf "  %-44s %9d us\n" "memlens snapshot, cycle ($nthr scan threads)" "$cyc"
+printf "  %-44s %9d us\n" "memlens snapshot, cycle (--threads 2)" "$cyc2"
 printf "  %-44s %9d us\n" "memlens snapshot --pages, cycle" "$cycp"
 printf "  %-44s %9d us\n" "memlens snapshot -p PID --json (whole run)" "$inv"
 printf "  %-44s %9d us\n" "  of which memlens start-up (--version)" "$startup"
@@ -82,11 +91,12 @@ printf "  %-44s %9d us\n" "read /proc/PID/smaps (in-process)" "$smaps"
 printf "  %-44s %9d us\n" "cat /proc/PID/smaps (whole run)" "$cat_smaps"
 [ -n "$gc" ] && printf "  %-44s %9d us\n" "gcore PID (core dump, whole run)" "$gc"
 echo "ratios (peer time / memlens cycle time; > 1: memlens is faster):"
-awk -v c="$cyc" -v p="$pmapx" -v s="$smaps" -v cs="$cat_smaps" -v g="$gc" -v i="$inv" -v cp="$cycp" 'BEGIN {
+awk -v c="$cyc" -v c2="$cyc2" -v p="$pmapx" -v s="$smaps" -v cs="$cat_smaps" -v g="$gc" -v i="$inv" -v cp="$cycp" 'BEGIN {
 	printf "  vs pmap -X:               %8.1fx   (whole memlens run vs whole pmap run: %.1fx)\n", p / c, p / i
 	printf "  vs reading smaps:         %8.1fx   (cat smaps vs memlens run: %.1fx)\n", s / c, cs / i
 	if (g != "") printf "  vs gcore:                 %8.0fx   (whole runs: %.0fx)\n", g / c, g / i
 	printf "  --pages cycle vs pmap -X: %8.2fx\n", p / cp
+	printf "  --threads 2 cycle: vs pmap -X %.1fx, vs gcore %.0fx\n", p / c2, (g != "" ? g / c2 : 0)
 }'
 
 # CPU cost of sustained 100 Hz sampling, JSON records written out

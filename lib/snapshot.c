@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,10 @@ struct snapshotter {
 	struct snapshot_opts o;
 	int maps_fd, status_fd;
 	struct pagescan ps;
+	/* the scanners of workers 1.. (worker 0 uses ps), opened when needed */
+	struct pagescan wps[SNAPSHOT_MAX_THREADS];
+	unsigned int nwps;
+	unsigned int cpus; /* CPUs we may run on */
 	struct snap_pages pg;
 	char *maps_buf;
 	size_t maps_bufsz;
@@ -131,6 +136,11 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 			goto fail;
 	}
 	s->have_swap = system_has_swap();
+	{
+		cpu_set_t set;
+
+		s->cpus = sched_getaffinity(0, sizeof(set), &set) ? 1 : (unsigned int)CPU_COUNT(&set);
+	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, s->exe, sizeof(s->exe) - 1);
 	s->exe[n > 0 ? n : 0] = '\0';
@@ -151,6 +161,8 @@ void snapshot_close(struct snapshotter *s)
 		close(s->status_fd);
 	if (s->ps.fd >= 0)
 		pagescan_close(&s->ps);
+	for (unsigned int i = 1; i < s->nwps; i++)
+		pagescan_close(&s->wps[i]);
 	if (s->pg.flags_fd >= 0 || s->pg.count_fd >= 0)
 		snap_pages_close(&s->pg);
 	free(s->maps_buf);
@@ -261,38 +273,127 @@ static bool may_hold_file_pages(const struct vma *v)
 	return v->inode || v->perms[3] == 's' || v->kind == VMA_VDSO || v->kind == VMA_VVAR;
 }
 
-static int scan_run(struct snapshotter *s, struct scan_ctx *x, uint64_t start, uint64_t end,
-		    bool file, struct ml_err *err)
+static uint64_t run_mask(bool file)
 {
-	uint64_t ret = file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE;
-	long r = pagescan_query(&s->ps, start, end, 0, 0, PAGE_IS_PRESENT | PAGE_IS_SWAPPED, ret,
-				on_region, x, err);
+	return file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE;
+}
 
-	if (x->r)
-		return x->r;
-	return r < 0 ? (int)r : 0;
+/*
+ * Threads for this cycle: the option, else one per 256 MiB mapped, at most
+ * half the CPUs we may run on (the rest is the target's) and
+ * SNAPSHOT_MAX_THREADS. On 2 CPUs that is one: measured there, a second
+ * walker halves the best cycle but barely moves the median, since waking a
+ * thread on the other (shared, virtual) CPU costs about what it saves.
+ */
+#define BYTES_PER_THREAD (256ULL << 20)
+#define PMD_SIZE_ (2ULL << 20)
+
+static unsigned int scan_threads(const struct snapshotter *s, uint64_t mapped)
+{
+	unsigned int n = s->o.threads;
+
+	if (!n) {
+		uint64_t by_size = mapped / BYTES_PER_THREAD;
+
+		n = s->cpus / 2 < SNAPSHOT_MAX_THREADS ? s->cpus / 2 : SNAPSHOT_MAX_THREADS;
+		if (by_size < n)
+			n = by_size ? (unsigned int)by_size : 1;
+	}
+	return n > SNAPSHOT_MAX_THREADS ? SNAPSHOT_MAX_THREADS : n ? n : 1;
+}
+
+static int open_workers(struct snapshotter *s, unsigned int n, struct ml_err *err)
+{
+	if (!s->nwps) {
+		s->wps[0] = s->ps;
+		s->nwps = 1;
+	}
+	while (s->nwps < n) {
+		int r = pagescan_open(&s->wps[s->nwps], s->pid, SCAN_VEC_LEN, err);
+
+		if (r)
+			return r;
+		s->nwps++;
+	}
+	return 0;
+}
+
+/*
+ * Cut the runs into segments for @n workers with about the same number of
+ * mapped bytes each, cutting inside a VMA at a 2 MiB (page table) boundary.
+ */
+static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned int n,
+			    struct pagescan_seg *seg)
+{
+	uint64_t per = mapped / n, acc = 0;
+	unsigned int w = 0;
+	size_t i = 0, ns = 0;
+
+	while (i < vs->n && vs->v[i].end <= USER_TOP) {
+		bool file = may_hold_file_pages(&vs->v[i]);
+		uint64_t pos = vs->v[i].start;
+
+		for (; i < vs->n && vs->v[i].end <= USER_TOP && may_hold_file_pages(&vs->v[i]) == file;
+		     i++) {
+			uint64_t a = vs->v[i].start, end = vs->v[i].end;
+
+			while (w + 1 < n && acc + (end - a) >= per) {
+				uint64_t cut = (a + (per - acc) + PMD_SIZE_ - 1) & ~(PMD_SIZE_ - 1);
+
+				if (cut > end)
+					cut = end;
+				if (cut > pos)
+					seg[ns++] = (struct pagescan_seg){ pos, cut, run_mask(file), w };
+				pos = a = cut;
+				acc = 0;
+				w++;
+			}
+			acc += end - a;
+		}
+		if (vs->v[i - 1].end > pos)
+			seg[ns++] = (struct pagescan_seg){ pos, vs->v[i - 1].end, run_mask(file), w };
+	}
+	return ns;
 }
 
 static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err)
 {
 	const struct vma_set *vs = &snap->vmas;
 	struct scan_ctx x = { .s = s, .snap = snap, .err = err };
-	size_t i = 0;
+	struct pagescan_seg *seg;
+	uint64_t mapped = 0;
+	unsigned int n;
+	size_t ns;
+	int r;
 
-	while (i < vs->n && vs->v[i].end <= USER_TOP) {
-		bool file = may_hold_file_pages(&vs->v[i]);
-		size_t j = i + 1;
-		int r;
-
-		while (j < vs->n && vs->v[j].end <= USER_TOP &&
-		       may_hold_file_pages(&vs->v[j]) == file)
-			j++;
-		r = scan_run(s, &x, vs->v[i].start, vs->v[j - 1].end, file, err);
-		if (r)
-			return r;
-		i = j;
+	for (size_t i = 0; i < vs->n && vs->v[i].end <= USER_TOP; i++)
+		mapped += vs->v[i].end - vs->v[i].start;
+	n = scan_threads(s, mapped);
+	if (n > 1 && open_workers(s, n, err))
+		n = 1; /* no more scanners (fd limit): walk alone */
+	seg = malloc((vs->n + n + 1) * sizeof(*seg));
+	if (!seg)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	ns = plan_segments(vs, mapped, n, seg);
+	snap->scan_threads = n;
+	if (n > 1) {
+		s->wps[0] = s->ps;
+		r = pagescan_query_parallel(s->wps, n, seg, ns, PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+					    on_region, &x, err);
+		s->ps.ioctls = s->wps[0].ioctls;
+	} else {
+		r = 0;
+		for (size_t k = 0; k < ns && !r; k++) {
+			long q = pagescan_query(&s->ps, seg[k].start, seg[k].end, 0, 0,
+						PAGE_IS_PRESENT | PAGE_IS_SWAPPED, seg[k].return_mask,
+						on_region, &x, err);
+			r = q < 0 ? (int)q : 0;
+		}
 	}
-	return 0;
+	free(seg);
+	if (x.r)
+		return x.r;
+	return r;
 }
 
 static int64_t status_kb(const char *buf, const char *key)

@@ -21,7 +21,10 @@ GEN_HEADERS    += $(BPF_SKELS)
 MEMLENS_SRCS   += $(wildcard src/trace/*.c)
 MEMLENS_LDLIBS += -lbpf -lelf -lz
 
-$(VMLINUX_H): $(VMLINUX_BTF) $(wildcard bpf/vmlinux.h)
+# The BTF is an order-only prerequisite: sysfs gives its file a new mtime
+# whenever its inode is evicted (drop_caches), which would rebuild every BPF
+# object each time; CO-RE relocates to the running kernel anyway.
+$(VMLINUX_H): $(wildcard bpf/vmlinux.h) | $(VMLINUX_BTF)
 	@mkdir -p $(dir $@)
 	@if [ -f bpf/vmlinux.h ]; then cp bpf/vmlinux.h $@.tmp; \
 	elif [ -n "$(VMLINUX_BTF)" ]; then $(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp; \

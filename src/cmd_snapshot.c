@@ -44,6 +44,8 @@ static const char usage_text[] =
 	"                       swap-backed, shared (root only)\n"
 	"      --writes         also count pages written since the previous cycle\n"
 	"                       (userfaultfd write-protect, as `memlens writes`)\n"
+	"      --threads N      threads walking the page tables (1..8; default: one per\n"
+	"                       256 MiB mapped, at most half the CPUs memlens may use)\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Without -i/-n/-d a running process gets one snapshot. Stops at COUNT, the\n"
@@ -52,7 +54,7 @@ static const char usage_text[] =
 
 struct snap_cli {
 	pid_t pid, child;
-	long interval_ms, count;
+	long interval_ms, count, threads;
 	double duration;
 	bool json, csv, pages, writes;
 	const char *out_path;
@@ -64,7 +66,7 @@ struct snap_cli {
 	uint64_t first_ns;
 };
 
-enum { OPT_JSON = 1000, OPT_CSV, OPT_PAGES, OPT_WRITES };
+enum { OPT_JSON = 1000, OPT_CSV, OPT_PAGES, OPT_WRITES, OPT_THREADS };
 
 static int parse_args(struct snap_cli *c, int argc, char **argv)
 {
@@ -78,6 +80,7 @@ static int parse_args(struct snap_cli *c, int argc, char **argv)
 		{ "csv", no_argument, NULL, OPT_CSV },
 		{ "pages", no_argument, NULL, OPT_PAGES },
 		{ "writes", no_argument, NULL, OPT_WRITES },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -128,6 +131,13 @@ static int parse_args(struct snap_cli *c, int argc, char **argv)
 			break;
 		case OPT_WRITES:
 			c->writes = true;
+			break;
+		case OPT_THREADS:
+			if (parse_long(optarg, 1, SNAPSHOT_MAX_THREADS, &c->threads)) {
+				cli_error("snapshot", "--threads must be 1..%d, not '%s'",
+					  SNAPSHOT_MAX_THREADS, optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -426,6 +436,7 @@ int cmd_snapshot(int argc, char **argv)
 	}
 	cli_block_signals(&sigs);
 	so.pages = c.pages;
+	so.threads = (unsigned int)c.threads;
 	r = snapshot_open(&sn, c.pid, &so, &err);
 	if (r) {
 		cli_error("snapshot", "%s", err.msg);

@@ -65,12 +65,20 @@ struct snapshot {
 	struct snap_counts kinds[VMA_KIND_COUNT];
 	struct snap_mm mm;
 	uint64_t scan_ioctls; /* PAGEMAP_SCAN calls of this cycle */
+	unsigned int scan_threads; /* threads that walked the page tables */
 	uint64_t flag_reads; /* kpageflags/kpagecount preads of this cycle */
 };
 
 struct snapshot_opts {
 	bool pages; /* read kpageflags/kpagecount for present pages (needs root) */
+	/*
+	 * Threads walking the page tables: 0 = automatic (one per 256 MiB
+	 * mapped, at most half the CPUs we may run on and SNAPSHOT_MAX_THREADS).
+	 */
+	unsigned int threads;
 };
+
+#define SNAPSHOT_MAX_THREADS 8
 
 struct snapshotter;
 

@@ -68,9 +68,9 @@ static void stop(void)
 	T.pid = 0;
 }
 
-static void take(struct snapshot *s, bool pages)
+static void take_n(struct snapshot *s, bool pages, unsigned int threads)
 {
-	struct snapshot_opts o = { .pages = pages };
+	struct snapshot_opts o = { .pages = pages, .threads = threads };
 	struct snapshotter *sn;
 	struct ml_err err = { 0 };
 	int r = snapshot_open(&sn, T.pid, &o, &err);
@@ -79,6 +79,11 @@ static void take(struct snapshot *s, bool pages)
 	r = snapshot_take(sn, s, &err);
 	snapshot_close(sn);
 	REQUIRE_MSG(r == 0, "snapshot_take: %s", err.msg);
+}
+
+static void take(struct snapshot *s, bool pages)
+{
+	take_n(s, pages, 1);
 }
 
 static long idx(const struct snapshot *s, uint64_t a)
@@ -304,6 +309,74 @@ static void test_per_vma_matches_smaps(void)
 	CHECK_EQ(bad, 0);
 	stop();
 	snapshot_free(&s);
+}
+
+/* Walking the page tables with 2..8 threads gives exactly the counts of one. */
+static void test_threads_same_counts(void)
+{
+	static const unsigned int nt[] = { 2, 3, 5, 8 };
+	struct snapshot one, par;
+
+	snapshot_init(&one);
+	snapshot_init(&par);
+	start("100");
+	/* settled: the target allocates stdin's buffer once it reads (one heap page) */
+	take_n(&one, false, 1);
+	for (int tries = 0; tries < 50; tries++) {
+		usleep(20000);
+		take_n(&par, false, 1);
+		if (par.vmas.n == one.vmas.n && !memcmp(&one.totals, &par.totals, sizeof(one.totals)))
+			break;
+		take_n(&one, false, 1);
+	}
+	CHECK_EQ(one.scan_threads, 1);
+	for (size_t k = 0; k < sizeof(nt) / sizeof(nt[0]); k++) {
+		take_n(&par, false, nt[k]);
+		CHECK_EQ(par.scan_threads, nt[k]);
+		REQUIRE_MSG(par.vmas.n == one.vmas.n, "%u threads: %zu VMAs, one thread %zu", nt[k],
+			    par.vmas.n, one.vmas.n);
+		for (size_t i = 0; i < one.vmas.n; i++)
+			for (size_t f = 0; f < sizeof(one.c[i]) / 8; f++)
+				if (((uint64_t *)&one.c[i])[f] != ((uint64_t *)&par.c[i])[f])
+					T_FAILMSG("%u threads: VMA %llx %s field %zu: %llu, one thread %llu",
+						  nt[k], (unsigned long long)one.vmas.v[i].start,
+						  vma_kind_name(one.vmas.v[i].kind), f,
+						  (unsigned long long)((uint64_t *)&par.c[i])[f],
+						  (unsigned long long)((uint64_t *)&one.c[i])[f]);
+		CHECK(!memcmp(&one.totals, &par.totals, sizeof(one.totals)));
+	}
+	stop();
+	snapshot_free(&one);
+	snapshot_free(&par);
+}
+
+/* Cuts inside big VMAs (bigmap: 192 MiB in 3 VMAs, 4 threads): still exact. */
+static void test_threads_split_vmas(void)
+{
+	char *argv[] = { "bigmap", "192", "3", NULL };
+	struct snapshot one, par;
+	char line[128];
+
+	snapshot_init(&one);
+	snapshot_init(&par);
+	REQUIRE(target_start(&T, workload("bigmap"), argv) == 0);
+	REQUIRE(fgets(line, sizeof(line), T.out) && !strncmp(line, "ready", 5));
+	take_n(&one, false, 1);
+	take_n(&par, false, 4);
+	CHECK_EQ(par.scan_threads, 4);
+	CHECK(one.totals.resident_pages >= 192 * 256);
+	CHECK_EQ(par.totals.resident_pages, one.totals.resident_pages);
+	REQUIRE(par.vmas.n == one.vmas.n);
+	for (size_t i = 0; i < one.vmas.n; i++)
+		CHECK_EQ(par.c[i].resident_pages, one.c[i].resident_pages);
+	/* automatic: one thread per 256 MiB, at most half the CPUs we may use */
+	take_n(&par, false, 0);
+	CHECK(par.scan_threads >= 1 && par.scan_threads <= 2);
+	CHECK_EQ(par.totals.resident_pages, one.totals.resident_pages);
+	target_stop(&T);
+	T.pid = 0;
+	snapshot_free(&one);
+	snapshot_free(&par);
 }
 
 static void test_totals_vs_rollup(void)
@@ -542,6 +615,8 @@ int main(void)
 	RUN(test_wp_markers_not_swapped);
 	RUN(test_written_pages);
 	RUN(test_per_vma_matches_smaps);
+	RUN(test_threads_same_counts);
+	RUN(test_threads_split_vmas);
 	RUN(test_totals_vs_rollup);
 	RUN(test_region_kinds);
 	RUN(test_page_flags);
