@@ -339,9 +339,16 @@ int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 	      const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
 {
 	char dir[PATH_MAX], tmpdir[PATH_MAX] = "";
+	struct criu_run_opts ro = { 0 };
 	struct criu_argv a;
 	int ret;
 
+	if (r->timeout_ms) { /* this request's own limit */
+		if (o)
+			ro = *o;
+		ro.timeout_ms = r->timeout_ms;
+		o = &ro;
+	}
 	result_init(res);
 	criu_argv_init(&a);
 	ret = target_alive(r->pid, err);

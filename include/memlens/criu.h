@@ -153,6 +153,7 @@ struct criu_dump_req {
 	const struct rangeset *exclude; /* hot ranges to exclude, or NULL */
 	const struct rangeset *no_parent; /* hot -> cold transitions, or NULL */
 	const char *const *extra_args; /* more CRIU options, NULL-terminated, or NULL */
+	unsigned int timeout_ms; /* this run's time limit; 0: the run options' */
 };
 
 /*

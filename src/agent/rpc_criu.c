@@ -28,7 +28,8 @@ static void fail_no_criu(struct rpc_reply *out, const char *what, const struct m
 static void fail_criu(struct rpc_reply *out, const char *what, int r, const struct ml_err *e,
 		      const struct criu_result *res)
 {
-	if (res && res->ran)
+	/* the library's messages usually name the log already */
+	if (res && res->ran && !strstr(e->msg, res->log_path))
 		rpc_fail(out, criu_status(r), "%s: %s%s%s (log: %s)", what, e->msg,
 			 res->log_tail[0] ? ": " : "", res->log_tail, res->log_path);
 	else
@@ -128,6 +129,19 @@ out:
 	free(res);
 }
 
+#define MAX_CRIU_TIMEOUT_MS 86400000u
+
+/* A request's timeout_ms: 0 (the agent's --criu-timeout) up to a day. */
+static bool bad_timeout(uint32_t ms, const char *what, struct rpc_reply *out)
+{
+	if (ms <= MAX_CRIU_TIMEOUT_MS)
+		return false;
+	rpc_fail(out, RPC_INVALID_ARGUMENT,
+		 "%s: timeout_ms must be at most %u (0: --criu-timeout), not %u", what,
+		 MAX_CRIU_TIMEOUT_MS, ms);
+	return true;
+}
+
 void rpc_pre_checkpoint(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
 			struct rpc_reply *out)
 {
@@ -140,13 +154,16 @@ void rpc_pre_checkpoint(struct agent *a, const uint8_t *req, size_t len, uint64_
 		rpc_malformed(out, "PreCheckpointRequest", len);
 		return;
 	}
-	if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "PreCheckpoint")) {
+	if (bad_timeout(q->timeout_ms, "PreCheckpoint", out)) {
+		/* answered */
+	} else if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "PreCheckpoint")) {
 		struct criu_dump_req r = {
 			.images_dir = dir,
 			.parent_dir = q->parent_dir[0] ? pdir : NULL,
 			.pre_dump = true,
 			.shell_job = q->shell_job,
 			.no_exclude = q->no_exclude,
+			.timeout_ms = q->timeout_ms,
 		};
 
 		pthread_rwlock_wrlock(&a->lock);
@@ -174,6 +191,8 @@ void rpc_final_dump(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 			 "FinalDump: page_server_port must be 1..65535 together with "
 			 "page_server_address (or 0 to write pages into images_dir), not %d",
 			 q->page_server_port);
+	} else if (bad_timeout(q->timeout_ms, "FinalDump", out)) {
+		/* answered */
 	} else if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "FinalDump")) {
 		struct criu_dump_req r = {
 			.images_dir = dir,
@@ -183,6 +202,7 @@ void rpc_final_dump(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 			.no_exclude = q->no_exclude,
 			.page_server_addr = q->page_server_port ? q->page_server_address : NULL,
 			.page_server_port = q->page_server_port,
+			.timeout_ms = q->timeout_ms,
 		};
 
 		pthread_rwlock_wrlock(&a->lock);
@@ -245,10 +265,8 @@ void rpc_restore(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 		rpc_malformed(out, "RestoreRequest", len);
 		return;
 	}
-	if (q->timeout_ms > 86400000u) {
-		rpc_fail(out, RPC_INVALID_ARGUMENT,
-			 "Restore: timeout_ms must be at most 86400000 (0: --criu-timeout), not %u",
-			 q->timeout_ms);
+	if (bad_timeout(q->timeout_ms, "Restore", out)) {
+		/* answered */
 	} else if (!dirs(a, q->images_dir, NULL, dir, unused, out, "Restore")) {
 		pthread_rwlock_wrlock(&a->lock);
 		if (a->prof && profiler_running(a->prof))

@@ -687,6 +687,10 @@ def test_checkpoint_without_criu():
                                     page_server_address="127.0.0.1"))
     expect_code(st.StartPageServer, grpc.StatusCode.INVALID_ARGUMENT,
                 pb.StartPageServerRequest(images_dir="d", port=-1))
+    for call, req in ((st.PreCheckpoint, pb.PreCheckpointRequest(images_dir="p", timeout_ms=86400001)),
+                      (st.FinalDump, pb.FinalDumpRequest(images_dir="d", timeout_ms=4000000000)),
+                      (st.Restore, pb.RestoreRequest(images_dir="d", timeout_ms=86400001))):
+        check("timeout_ms" in expect_code(call, grpc.StatusCode.INVALID_ARGUMENT, req), str(req))
     for call, req in ((st.PreCheckpoint, pb.PreCheckpointRequest(images_dir="p1")),
                       (st.FinalDump, pb.FinalDumpRequest(images_dir="d1", leave_running=True)),
                       (st.StartPageServer, pb.StartPageServerRequest(images_dir="s1"))):
@@ -759,6 +763,44 @@ def test_checkpoint_with_criu():
         target_untouched(r.pid)
     finally:
         os.kill(r.pid, signal.SIGKILL)
+    ch.close()
+
+
+def test_dump_call_timeout():
+    """FinalDump's own timeout_ms: CRIU stuck on a page server that never
+    answers is killed at that limit, not the agent's --criu-timeout (600 s
+    here); the target carries on and profiling resumes."""
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU: the time limit needs a CRIU run")
+    mw, lo, hi = memwrite(8)
+    sock = sock_path("calltmo")
+    start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root",
+                 os.path.join(TMP, "images-tmo"), "--criu-timeout", "600"], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)   # accepts (the kernel does) and never answers
+    t0 = time.monotonic()
+    try:
+        msg = expect_code(st.FinalDump, grpc.StatusCode.DEADLINE_EXCEEDED,
+                          pb.FinalDumpRequest(images_dir="tmo", leave_running=True,
+                                              page_server_address="127.0.0.1",
+                                              page_server_port=srv.getsockname()[1],
+                                              timeout_ms=2000))
+    finally:
+        srv.close()
+    took = time.monotonic() - t0
+    print("# FinalDump timeout_ms=2000 against a silent page server: %.1f s: %s" % (took, msg))
+    check(took < 60, "the call took %.1f s: the per-call limit was not applied" % took)
+    check("2 s" in msg or "2000" in msg or "killed" in msg, msg)
+    check(mw.poll() is None, "the target died")
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.profiling and s.checkpoints == 0, "status after the timeout: %s" % s)
+    wait_hot(st, lo, hi)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    target_untouched(mw.pid)
     ch.close()
 
 
@@ -858,7 +900,7 @@ def main():
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,
-              test_checkpoint_without_criu, test_checkpoint_with_criu, test_sigterm_during_checkpoint,
+              test_checkpoint_without_criu, test_checkpoint_with_criu, test_dump_call_timeout, test_sigterm_during_checkpoint,
               test_deploy_files):
         if len(sys.argv) > 1 and t.__name__ not in sys.argv[1:]:
             continue
