@@ -68,5 +68,31 @@ print("Dirty Rate: bytes written per second, each page counted once per interval
 PY
 echo
 echo "JSON Lines of each run: $out/*.jsonl (page ranges per interval: $out/*.record.jsonl)"
+
+# The rest of the toolkit on the same workloads, for the report.
+echo
+echo "Is leaving memwrite's hot memory out of CRIU pre-dumps worth it? (memlens migrate-model, 100 MiB/s, a round every 2 s)"
+"$M" migrate-model "$out/memwrite.record.jsonl" --bandwidth 100 --round-interval 2
+"$M" migrate-model "$out/memwrite.record.jsonl" --bandwidth 100 --round-interval 2 --json \
+	>"$out/migrate.jsonl"
+echo
+echo "What memalloc's memory looks like, 10 times a second for 4 s (memlens snapshot, from its first instruction):"
+"$M" snapshot -i 100 -d 4 --json -o "$out/snapshot.jsonl" -- "$W/memalloc" >"$out/snapshot.txt" 2>&1 || true
+tail -n 1 "$out/snapshot.txt"
+echo
+echo "Page faults of matmul and how long they took (memlens faults, eBPF):"
+# (matmul's own output shares stdout with the JSON: keep the JSON line)
+if "$M" faults -d 4 --json -- "$W/matmul" >"$out/faults.out" 2>"$out/faults.err"; then
+	grep '^{"type":"faults"' "$out/faults.out" >"$out/faults.jsonl"
+	/usr/bin/env python3 -c '
+import json, sys
+d = json.loads(open(sys.argv[1]).readline())
+r = d["rows"][0] if d["rows"] else {"minor": 0, "major": 0}
+print("  %d minor, %d major faults (%s mode)" % (r["minor"], r["major"], d.get("mode", "?")))' "$out/faults.jsonl"
+else
+	echo "  skipped: $(tail -n 1 "$out/faults.err")"
+	rm -f "$out/faults.jsonl"
+fi
+echo
 "$M" report --skip-unknown -t "memlens demo" -o "$out/report.html" "$out"/*.jsonl &&
 	echo "report: $out/report.html (heat maps and dirty rates; open it in a browser)"
