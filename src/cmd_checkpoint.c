@@ -368,6 +368,10 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 		cli_error("checkpoint", "profiling pid %d: %s", (int)c->req.pid, err.msg);
 		return r;
 	}
+	fprintf(stderr,
+		"memlens checkpoint: profiling pid %d for %g s (an interval every %u ms) to find "
+		"its hot memory...\n",
+		(int)c->req.pid, c->profile_s, c->interval_ms ? c->interval_ms : 1000);
 	r = wait_profiling(*pp, sigs, c->profile_s);
 	if (r == -EINTR)
 		cli_error("checkpoint", "interrupted while profiling; nothing was checkpointed");
@@ -392,6 +396,9 @@ static int run_criu(struct ckpt_cli *c, const struct criu_caps *caps, struct pro
 	pthread_mutex_lock(&t->lock);
 	t->counting = true;
 	pthread_mutex_unlock(&t->lock);
+	fprintf(stderr, "memlens checkpoint: running criu %s on pid %d (time limit %u s)...\n",
+		c->req.pre_dump ? "pre-dump" : "dump", (int)c->req.pid,
+		c->timeout_s ? c->timeout_s : CRIU_DEFAULT_TIMEOUT_MS / 1000);
 	r = criu_checkpoint(s, p, &c->req, res, hot, err);
 	criu_session_close(s);
 	return r;
@@ -416,8 +423,10 @@ static int checkpoint(struct ckpt_cli *c, const struct criu_caps *caps, struct c
 		o->error = err.msg;
 		goto out;
 	}
-	if (p && o->res->profiler_reinit && c->resume_s > 0)
+	if (p && o->res->profiler_reinit && c->resume_s > 0) {
+		fprintf(stderr, "memlens checkpoint: profiling again for %g s...\n", c->resume_s);
 		wait_profiling(p, sigs, c->resume_s);
+	}
 out:
 	if (p)
 		profiler_close(p);
