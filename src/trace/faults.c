@@ -360,7 +360,6 @@ static void say_mode(const struct faults_run *r, const struct faults_opts *o)
 			"memlens faults: mode tracepoint: tp_btf/page_fault_user + "
 			"page_fault_kernel, perf software events page-faults-min/maj (%zu) (%s)\n",
 			r->nperf, r->why);
-	fprintf(stderr, "memlens faults: tracing %s\n", o->pid ? "one process" : "system-wide");
 }
 
 static int cmd_faults(int argc, char **argv)
@@ -389,6 +388,13 @@ static int cmd_faults(int argc, char **argv)
 	if (e)
 		goto out;
 	say_mode(&r, &o);
+	{
+		char what[32] = "page faults system-wide";
+
+		if (o.pid)
+			snprintf(what, sizeof(what), "page faults of pid %d", (int)o.pid);
+		trace_say_tracing("faults", what, o.duration, o.pid != 0);
+	}
 	e = trace_target_release(&t, &err);
 	if (e)
 		goto out;

@@ -591,8 +591,12 @@ static int cmd_leaks(int argc, char **argv)
 	e = trace_target_release(&t, &err);
 	if (e)
 		goto out;
-	if (o.verbose)
-		fprintf(stderr, "memlens leaks: tracing pid %d\n", (int)t.pid);
+	{
+		char what[32];
+
+		snprintf(what, sizeof(what), "pid %d", (int)t.pid);
+		trace_say_tracing("leaks", what, o.duration, true);
+	}
 	run_until_done(&r, &o, &t);
 	symbolizer_refresh(&r.sym);
 	report(&r, &o);

@@ -231,8 +231,7 @@ static int cmd_oom(int argc, char **argv)
 		e = trace_bpf_error(&err, -errno, "creating the ring buffer");
 		goto out;
 	}
-	if (o.verbose)
-		fprintf(stderr, "memlens oom: tracing system-wide\n");
+	trace_say_tracing("oom", "OOM kills system-wide", o.duration, false);
 	cli_block_signals(&sigs);
 	if (trace_wait(&sigs, o.duration, NULL, rb) == TRACE_STOP_ERROR) {
 		e = ml_err_set(&err, errno ? errno : EIO, "reading OOM events: %s",

@@ -333,7 +333,8 @@ static int cmd_slab(int argc, char **argv)
 	if (e)
 		goto out;
 	if (o.verbose)
-		fprintf(stderr, "memlens slab: mode %s\nmemlens slab: tracing system-wide\n", mode);
+		fprintf(stderr, "memlens slab: mode %s\n", mode);
+	trace_say_tracing("slab", "every slab cache", o.duration, false);
 	cli_block_signals(&sigs);
 	trace_wait(&sigs, o.duration, NULL, NULL);
 	report(skel, &o);

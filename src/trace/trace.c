@@ -329,3 +329,13 @@ void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, s
 	}
 	return rows;
 }
+
+void trace_say_tracing(const char *cmd, const char *what, double duration_s, bool to_exit)
+{
+	if (duration_s > 0)
+		fprintf(stderr, "memlens %s: tracing %s for %g s (Ctrl-C stops early)\n", cmd, what,
+			duration_s);
+	else
+		fprintf(stderr, "memlens %s: tracing %s until Ctrl-C%s\n", cmd, what,
+			to_exit ? " or its exit" : "");
+}

@@ -52,6 +52,13 @@ bool trace_target_gone(struct trace_target *t);
 enum trace_stop { TRACE_STOP_TIME, TRACE_STOP_SIGNAL, TRACE_STOP_TARGET, TRACE_STOP_ERROR };
 
 /*
+ * Tell the user the tracer is running, on stderr: "memlens CMD: tracing
+ * WHAT for N s (Ctrl-C stops early)" or "... until Ctrl-C". Tests and
+ * scripts wait for "tracing" on stderr.
+ */
+void trace_say_tracing(const char *cmd, const char *what, double duration_s, bool to_exit);
+
+/*
  * Wait for @duration_s seconds (0: forever), a signal in @sigs, or the
  * target's exit, polling @rb (may be NULL) meanwhile.
  */
