@@ -108,3 +108,31 @@ read -r el us sy <"$tmp/time"
 awk -v e="$el" -v u="$us" -v s="$sy" -v n="$n" -v secs="$secs" 'BEGIN {
 	printf "100 Hz for %s s: %d cycles (%.0f Hz achieved), CPU %.2f s user + %.2f s sys = %.1f %% of one CPU\n",
 		secs, n, n / e, u, s, (u + s) / e * 100 }'
+
+# The same comparison on memory backed by transparent huge pages: the kernel
+# walks one PMD per 2 MiB instead of 512 PTEs, for memlens and the peers.
+kill "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+"$W/bigmap" "$MIB" "$REGIONS" thp >"$tmp/ready2" &
+pid=$!
+for _ in $(seq 600); do grep -q ready "$tmp/ready2" && break; sleep 0.05; done
+thp_kb=$(awk '/^AnonHugePages/ {s += $2} END {print s + 0}' "/proc/$pid/smaps")
+rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status")
+echo
+echo "the same with MADV_HUGEPAGE: $((rss / 1024)) MiB resident, $((thp_kb / 1024)) MiB of it in huge pages"
+"$M" snapshot -p "$pid" --json -i 10 -n 100 -o "$tmp/thp.json" >/dev/null
+read -r cyct _ < <(median_cycle "$tmp/thp.json")
+pmapt=$(med_us "$REPS" pmap -X "$pid")
+smapst=$(med_us "$REPS" cat "/proc/$pid/smaps")
+gct=
+if command -v gcore >/dev/null; then
+	gct=$(med_us 3 gcore -o "$tmp/core" "$pid")
+	rm -f "$tmp"/core*
+fi
+printf "  %-44s %9d us\n" "memlens snapshot, cycle" "$cyct" "pmap -X PID (whole run)" "$pmapt" \
+	"cat /proc/PID/smaps (whole run)" "$smapst"
+[ -n "$gct" ] && printf "  %-44s %9d us\n" "gcore PID (core dump, whole run)" "$gct"
+awk -v c="$cyct" -v p="$pmapt" -v s="$smapst" -v g="$gct" 'BEGIN {
+	printf "  ratios: vs pmap -X %.1fx, vs cat smaps %.1fx", p / c, s / c
+	if (g != "") printf ", vs gcore %.0fx", g / c
+	printf "\n" }'

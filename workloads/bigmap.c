@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * bigmap: a big, many-VMA, idle process for the snapshot benchmark.
- *   bigmap [MIB] [REGIONS]     (default 1024 MiB in 24 regions)
+ *   bigmap [MIB] [REGIONS] [thp]     (default 1024 MiB in 24 regions)
  * Maps REGIONS anonymous rw regions between guard pages (one VMA each),
  * writes every page of them, prints "ready PID" and sleeps until killed.
+ * With "thp" the regions are madvise(MADV_HUGEPAGE)d first (transparent
+ * huge pages where the kernel can).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +19,11 @@ int main(int argc, char **argv)
 {
 	unsigned long mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 1024;
 	unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 10) : 24;
+	int thp = argc > 3 && !strcmp(argv[3], "thp");
 	unsigned long per;
 
-	if (!mib || !n) {
-		fprintf(stderr, "usage: bigmap [MIB] [REGIONS]\n");
+	if (!mib || !n || (argc > 3 && !thp)) {
+		fprintf(stderr, "usage: bigmap [MIB] [REGIONS] [thp]\n");
 		return 2;
 	}
 	per = (mib << 20) / n / PG * PG;
@@ -32,6 +35,8 @@ int main(int argc, char **argv)
 			perror("mmap");
 			return 1;
 		}
+		if (thp && madvise(p + PG, per, MADV_HUGEPAGE))
+			perror("madvise(MADV_HUGEPAGE)");
 		memset(p + PG, (int)i + 1, per);
 	}
 	printf("ready %d\n", getpid());
