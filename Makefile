@@ -25,6 +25,9 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 UNIT_ASAN := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/asan/%)
 ITEST_SRCS := $(wildcard tests/integration/*.c)
 ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/tests/integration/%)
+# the C integration tests again, on the ASan+UBSan library (the profiler,
+# the parallel snapshot walk and the CRIU flow against real processes)
+ITEST_ASAN := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/tests/asan-integration/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
@@ -36,7 +39,7 @@ MEMLENS_OBJS := $(MEMLENS_SRCS:%.c=$(BUILD)/%.o)
 
 .PHONY: all test demo bench install deps clean unit-tests format check-format
 all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(WORKLOADS) $(UNIT_BINS) $(UNIT_ASAN) \
-     $(ITEST_BINS) $(BENCH_BINS) $(EXTRA_TARGETS)
+     $(ITEST_BINS) $(ITEST_ASAN) $(BENCH_BINS) $(EXTRA_TARGETS)
 
 $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
@@ -74,6 +77,10 @@ $(BUILD)/tests/asan/%: tests/unit/%.c $(BUILD)/asan/libmemlens.a tests/harness.h
 $(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/libmemlens.a tests/harness.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmemlens.a $(LDLIBS)
+
+$(BUILD)/tests/asan-integration/%: tests/integration/%.c $(BUILD)/asan/libmemlens.a tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(BUILD)/asan/libmemlens.a $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libmemlens.a
 	@mkdir -p $(dir $@)

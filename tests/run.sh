@@ -51,6 +51,10 @@ done
 for t in "$BUILD"/tests/integration/*; do
 	[ -f "$t" ] && [ -x "$t" ] && want "integration/${t##*/}" && run_one "integration/${t##*/}" "$t"
 done
+for t in "$BUILD"/tests/asan-integration/*; do
+	[ -f "$t" ] && [ -x "$t" ] && want "asan-integration/${t##*/}" &&
+		ASAN_OPTIONS=detect_leaks=1 run_one "asan-integration/${t##*/}" "$t"
+done
 for t in tests/integration/*.sh; do
 	[ -f "$t" ] && want "${t#tests/}" && run_one "${t#tests/}" bash "$t"
 done

@@ -311,6 +311,24 @@ static void test_per_vma_matches_smaps(void)
 	snapshot_free(&s);
 }
 
+/*
+ * One-thread snapshot of a target that has stopped changing: right after its
+ * "ready" line it still runs a little (stdio buffers, the dynamic linker
+ * resolving pause() reads libc's symbol tables: file pages fault in).
+ */
+static void take_settled(struct snapshot *one, struct snapshot *tmp)
+{
+	take_n(one, false, 1);
+	for (int tries = 0; tries < 50; tries++) {
+		usleep(20000);
+		take_n(tmp, false, 1);
+		if (tmp->vmas.n == one->vmas.n &&
+		    !memcmp(&one->totals, &tmp->totals, sizeof(one->totals)))
+			return;
+		take_n(one, false, 1);
+	}
+}
+
 /* Walking the page tables with 2..8 threads gives exactly the counts of one. */
 static void test_threads_same_counts(void)
 {
@@ -320,15 +338,8 @@ static void test_threads_same_counts(void)
 	snapshot_init(&one);
 	snapshot_init(&par);
 	start("100");
-	/* settled: the target allocates stdin's buffer once it reads (one heap page) */
-	take_n(&one, false, 1);
-	for (int tries = 0; tries < 50; tries++) {
-		usleep(20000);
-		take_n(&par, false, 1);
-		if (par.vmas.n == one.vmas.n && !memcmp(&one.totals, &par.totals, sizeof(one.totals)))
-			break;
-		take_n(&one, false, 1);
-	}
+	/* the target allocates stdin's buffer once it reads (one heap page) */
+	take_settled(&one, &par);
 	CHECK_EQ(one.scan_threads, 1);
 	for (size_t k = 0; k < sizeof(nt) / sizeof(nt[0]); k++) {
 		take_n(&par, false, nt[k]);
@@ -361,7 +372,7 @@ static void test_threads_split_vmas(void)
 	snapshot_init(&par);
 	REQUIRE(target_start(&T, workload("bigmap"), argv) == 0);
 	REQUIRE(fgets(line, sizeof(line), T.out) && !strncmp(line, "ready", 5));
-	take_n(&one, false, 1);
+	take_settled(&one, &par);
 	take_n(&par, false, 4);
 	CHECK_EQ(par.scan_threads, 4);
 	CHECK(one.totals.resident_pages >= 192 * 256);
