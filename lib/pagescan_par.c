@@ -55,8 +55,8 @@ static void *work(void *arg)
 
 		if (g->worker != w->id)
 			continue;
-		r = pagescan_query(w->ps, g->start, g->end, 0, 0, w->anyof, g->return_mask,
-				   collect, w, &w->err);
+		r = pagescan_query(w->ps, g->start, g->end, 0, 0, w->anyof, g->return_mask, collect,
+				   w, &w->err);
 		if (r < 0)
 			w->r = (int)r;
 	}
@@ -76,8 +76,9 @@ int pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
 	if (!w)
 		return ml_err_set(err, ENOMEM, "out of memory for scan workers");
 	for (unsigned int i = 0; i < nworkers; i++) {
-		w[i] = (struct worker){ .ps = &ps[i], .segs = segs, .nsegs = nsegs, .id = i,
-					.anyof = anyof };
+		w[i] = (struct worker){
+			.ps = &ps[i], .segs = segs, .nsegs = nsegs, .id = i, .anyof = anyof
+		};
 		if (i && pthread_create(&w[i].tid, NULL, work, &w[i]) == 0)
 			w[i].started = true;
 		else if (i)
@@ -97,12 +98,8 @@ int pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
 		for (size_t k = 0; k < w[i].n && !r; k++)
 			r = fn(&w[i].regs[k], arg);
 	}
-	for (unsigned int i = 0; i < nworkers; i++) {
-		ps[0].ioctls += i ? ps[i].ioctls : 0;
-		if (i)
-			ps[i].ioctls = 0;
+	for (unsigned int i = 0; i < nworkers; i++)
 		free(w[i].regs);
-	}
 	free(w);
 	return r;
 }

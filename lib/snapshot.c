@@ -34,10 +34,10 @@ struct snapshotter {
 	pid_t pid;
 	struct snapshot_opts o;
 	int maps_fd, status_fd;
-	struct pagescan ps;
-	/* the scanners of workers 1.. (worker 0 uses ps), opened when needed */
-	struct pagescan wps[SNAPSHOT_MAX_THREADS];
-	unsigned int nwps;
+	/* one scanner per walking thread; scan[0] opened with the snapshotter,
+	 * the others when a cycle first needs them */
+	struct pagescan scan[SNAPSHOT_MAX_THREADS];
+	unsigned int nscan;
 	unsigned int cpus; /* CPUs we may run on */
 	struct snap_pages pg;
 	char *maps_buf;
@@ -92,6 +92,14 @@ static bool system_has_swap(void)
 	return n > 1;
 }
 
+/* CPUs this thread may run on (its affinity mask). */
+static unsigned int usable_cpus(void)
+{
+	cpu_set_t set;
+
+	return sched_getaffinity(0, sizeof(set), &set) ? 1 : (unsigned int)CPU_COUNT(&set);
+}
+
 int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
 		  struct ml_err *err)
 {
@@ -103,7 +111,7 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 	if (!s)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	s->pid = pid;
-	s->maps_fd = s->status_fd = s->ps.fd = s->pg.flags_fd = s->pg.count_fd = -1;
+	s->maps_fd = s->status_fd = s->scan[0].fd = s->pg.flags_fd = s->pg.count_fd = -1;
 	if (o)
 		s->o = *o;
 	if (!pagescan_supported()) {
@@ -120,7 +128,7 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 	if (r < 0)
 		goto fail;
 	s->status_fd = r;
-	r = pagescan_open(&s->ps, pid, SCAN_VEC_LEN, err);
+	r = pagescan_open(&s->scan[0], pid, SCAN_VEC_LEN, err);
 	if (r == -ESRCH && s->status_fd >= 0) {
 		r = ml_err_set(
 			err, ESRCH,
@@ -130,17 +138,14 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 	}
 	if (r)
 		goto fail;
+	s->nscan = 1;
 	if (s->o.pages) {
 		r = snap_pages_open(&s->pg, err);
 		if (r)
 			goto fail;
 	}
 	s->have_swap = system_has_swap();
-	{
-		cpu_set_t set;
-
-		s->cpus = sched_getaffinity(0, sizeof(set), &set) ? 1 : (unsigned int)CPU_COUNT(&set);
-	}
+	s->cpus = usable_cpus();
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, s->exe, sizeof(s->exe) - 1);
 	s->exe[n > 0 ? n : 0] = '\0';
@@ -159,10 +164,10 @@ void snapshot_close(struct snapshotter *s)
 		close(s->maps_fd);
 	if (s->status_fd >= 0)
 		close(s->status_fd);
-	if (s->ps.fd >= 0)
-		pagescan_close(&s->ps);
-	for (unsigned int i = 1; i < s->nwps; i++)
-		pagescan_close(&s->wps[i]);
+	if (s->scan[0].fd >= 0)
+		pagescan_close(&s->scan[0]);
+	for (unsigned int i = 1; i < s->nscan; i++)
+		pagescan_close(&s->scan[i]);
 	if (s->pg.flags_fd >= 0 || s->pg.count_fd >= 0)
 		snap_pages_close(&s->pg);
 	free(s->maps_buf);
@@ -188,7 +193,7 @@ static uint64_t real_swapped(struct snapshotter *s, uint64_t start, uint64_t end
 
 		if (pages > 512)
 			pages = 512;
-		r = pread(s->ps.fd, buf, pages * 8, (off_t)(a / PG * 8));
+		r = pread(s->scan[0].fd, buf, pages * 8, (off_t)(a / PG * 8));
 		if (r <= 0)
 			break;
 		for (ssize_t i = 0; i < r / 8; i++) {
@@ -251,7 +256,7 @@ static int on_region(const struct page_region *reg, void *arg)
 			snap->c[x->vi].swapped_pages += real_swapped(x->s, a, e);
 		if (x->s->o.pages && (reg->categories & PAGE_IS_PRESENT) &&
 		    !(reg->categories & PAGE_IS_PFNZERO)) {
-			x->r = snap_pages_count(&x->s->pg, x->s->ps.fd, a, e, &snap->c[x->vi],
+			x->r = snap_pages_count(&x->s->pg, x->s->scan[0].fd, a, e, &snap->c[x->vi],
 						x->err);
 			if (x->r)
 				return x->r;
@@ -304,16 +309,12 @@ static unsigned int scan_threads(const struct snapshotter *s, uint64_t mapped)
 
 static int open_workers(struct snapshotter *s, unsigned int n, struct ml_err *err)
 {
-	if (!s->nwps) {
-		s->wps[0] = s->ps;
-		s->nwps = 1;
-	}
-	while (s->nwps < n) {
-		int r = pagescan_open(&s->wps[s->nwps], s->pid, SCAN_VEC_LEN, err);
+	while (s->nscan < n) {
+		int r = pagescan_open(&s->scan[s->nscan], s->pid, SCAN_VEC_LEN, err);
 
 		if (r)
 			return r;
-		s->nwps++;
+		s->nscan++;
 	}
 	return 0;
 }
@@ -333,7 +334,8 @@ static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned 
 		bool file = may_hold_file_pages(&vs->v[i]);
 		uint64_t pos = vs->v[i].start;
 
-		for (; i < vs->n && vs->v[i].end <= USER_TOP && may_hold_file_pages(&vs->v[i]) == file;
+		for (; i < vs->n && vs->v[i].end <= USER_TOP &&
+		       may_hold_file_pages(&vs->v[i]) == file;
 		     i++) {
 			uint64_t a = vs->v[i].start, end = vs->v[i].end;
 
@@ -343,7 +345,8 @@ static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned 
 				if (cut > end)
 					cut = end;
 				if (cut > pos)
-					seg[ns++] = (struct pagescan_seg){ pos, cut, run_mask(file), w };
+					seg[ns++] = (struct pagescan_seg){ pos, cut, run_mask(file),
+									   w };
 				pos = a = cut;
 				acc = 0;
 				w++;
@@ -351,7 +354,8 @@ static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned 
 			acc += end - a;
 		}
 		if (vs->v[i - 1].end > pos)
-			seg[ns++] = (struct pagescan_seg){ pos, vs->v[i - 1].end, run_mask(file), w };
+			seg[ns++] =
+				(struct pagescan_seg){ pos, vs->v[i - 1].end, run_mask(file), w };
 	}
 	return ns;
 }
@@ -377,16 +381,14 @@ static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err
 	ns = plan_segments(vs, mapped, n, seg);
 	snap->scan_threads = n;
 	if (n > 1) {
-		s->wps[0] = s->ps;
-		r = pagescan_query_parallel(s->wps, n, seg, ns, PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		r = pagescan_query_parallel(s->scan, n, seg, ns, PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 					    on_region, &x, err);
-		s->ps.ioctls = s->wps[0].ioctls;
 	} else {
 		r = 0;
 		for (size_t k = 0; k < ns && !r; k++) {
-			long q = pagescan_query(&s->ps, seg[k].start, seg[k].end, 0, 0,
-						PAGE_IS_PRESENT | PAGE_IS_SWAPPED, seg[k].return_mask,
-						on_region, &x, err);
+			long q = pagescan_query(&s->scan[0], seg[k].start, seg[k].end, 0, 0,
+						PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+						seg[k].return_mask, on_region, &x, err);
 			r = q < 0 ? (int)q : 0;
 		}
 	}
@@ -463,9 +465,18 @@ static int reset_counts(struct snapshot *snap)
 	return 0;
 }
 
+static uint64_t scan_ioctls(const struct snapshotter *s)
+{
+	uint64_t n = s->scan[0].ioctls;
+
+	for (unsigned int i = 1; i < s->nscan; i++)
+		n += s->scan[i].ioctls;
+	return n;
+}
+
 int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
 {
-	uint64_t t0 = mono_ns(), ioctls0 = s->ps.ioctls, reads0 = s->pg.reads;
+	uint64_t t0 = mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
 	int r;
 
 	out->pid = s->pid;
@@ -489,7 +500,7 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 	if (r)
 		return r;
 	sum_up(out);
-	out->scan_ioctls = s->ps.ioctls - ioctls0;
+	out->scan_ioctls = scan_ioctls(s) - ioctls0;
 	out->flag_reads = s->pg.reads - reads0;
 	out->cycle_ns = mono_ns() - t0;
 	return 0;

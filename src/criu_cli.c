@@ -49,10 +49,25 @@ void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps)
 
 /* Options memlens itself sets: passing them again would contradict it. */
 static const char *const owned_opts[] = {
-	"--images-dir", "--tree", "--pid", "--log-file", "--work-dir", "--exclude-range",
-	"--exclude-file", "--no-parent-range", "--page-server", "--address", "--port",
-	"--leave-running", "--prev-images-dir", "--shell-job", "--restore-detached",
-	"--pidfile", "--daemon", "--verbosity", NULL,
+	"--images-dir",
+	"--tree",
+	"--pid",
+	"--log-file",
+	"--work-dir",
+	"--exclude-range",
+	"--exclude-file",
+	"--no-parent-range",
+	"--page-server",
+	"--address",
+	"--port",
+	"--leave-running",
+	"--prev-images-dir",
+	"--shell-job",
+	"--restore-detached",
+	"--pidfile",
+	"--daemon",
+	"--verbosity",
+	NULL,
 };
 
 int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg)

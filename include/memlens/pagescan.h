@@ -77,7 +77,7 @@ struct pagescan_seg {
  * on the calling thread). @segs are in address order and each worker's
  * segments follow those of the worker before it, so @fn sees the regions
  * in address order; it is called from the calling thread after the walk.
- * The ioctls of all workers are added to ps[0].ioctls. 0 or -errno.
+ * Each scanner counts its own ioctls. 0 or -errno.
  */
 int pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
 			    const struct pagescan_seg *segs, size_t nsegs, uint64_t anyof,

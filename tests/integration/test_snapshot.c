@@ -349,7 +349,8 @@ static void test_threads_same_counts(void)
 		for (size_t i = 0; i < one.vmas.n; i++)
 			for (size_t f = 0; f < sizeof(one.c[i]) / 8; f++)
 				if (((uint64_t *)&one.c[i])[f] != ((uint64_t *)&par.c[i])[f])
-					T_FAILMSG("%u threads: VMA %llx %s field %zu: %llu, one thread %llu",
+					T_FAILMSG("%u threads: VMA %llx %s field %zu: %llu, one "
+						  "thread %llu",
 						  nt[k], (unsigned long long)one.vmas.v[i].start,
 						  vma_kind_name(one.vmas.v[i].kind), f,
 						  (unsigned long long)((uint64_t *)&par.c[i])[f],
