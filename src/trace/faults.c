@@ -33,6 +33,7 @@ static const char usage_text[] =
 	"      --mode MODE      auto (default), fentry (fentry/fexit handle_mm_fault)\n"
 	"                       or tracepoint (page_fault_user/kernel + perf events)\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
+	"  -o, --output FILE    write the report to FILE, not stdout (CMD keeps stdout)\n"
 	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -71,7 +72,7 @@ static int parse_args(int argc, char **argv, struct faults_opts *o)
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "+p:d:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:d:o:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!strcmp(optarg, "auto"))
@@ -375,6 +376,9 @@ static int cmd_faults(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
+	e = trace_output_open("faults");
+	if (e)
+		return e;
 	trace_libbpf_quiet(o.verbose);
 	e = trace_preflight(&err);
 	if (!e && o.cmd)
@@ -395,6 +399,7 @@ static int cmd_faults(int argc, char **argv)
 			snprintf(what, sizeof(what), "page faults of pid %d", (int)o.pid);
 		trace_say_tracing("faults", what, o.duration, o.pid != 0);
 	}
+	trace_output_switch(); /* after the spawn: CMD keeps our stdout */
 	e = trace_target_release(&t, &err);
 	if (e)
 		goto out;

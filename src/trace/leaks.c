@@ -40,6 +40,7 @@ static const char usage_text[] =
 	"      --free-at-entry  probe free() at its first instruction, not at the\n"
 	"                       first one the kernel can emulate (for comparison)\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
+	"  -o, --output FILE    write the report to FILE, not stdout (CMD keeps stdout)\n"
 	"  -v, --verbose        say which probes are used and where; twice: libbpf's log\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -92,7 +93,7 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->top = 10;
-	while ((c = getopt_long(argc, argv, "+p:d:n:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:d:n:o:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_long(optarg, 0, 1000000, &o->top))
@@ -575,6 +576,9 @@ static int cmd_leaks(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
+	e = trace_output_open("leaks");
+	if (e)
+		return e;
 	trace_libbpf_quiet(o.verbose);
 	e = trace_preflight(&err);
 	if (!e)
@@ -588,6 +592,7 @@ static int cmd_leaks(int argc, char **argv)
 		goto out;
 	symbolizer_init(&r.sym, t.pid);
 	symbolizer_refresh(&r.sym);
+	trace_output_switch(); /* after the spawn: CMD keeps our stdout */
 	e = trace_target_release(&t, &err);
 	if (e)
 		goto out;

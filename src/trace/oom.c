@@ -28,6 +28,7 @@ static const char usage_text[] =
 	"\n"
 	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C)\n"
 	"      --json           one {\"type\":\"oom_kill\",...} line per kill\n"
+	"  -o, --output FILE    write the report to FILE, not stdout\n"
 	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -51,7 +52,7 @@ static int parse_args(int argc, char **argv, struct oom_opts *o)
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "d:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:o:vh", lo, NULL)) != -1) {
 		switch (c) {
 		default:
 			r = trace_common_opt(c, "oom", usage_text, NULL, &o->duration, &o->json,
@@ -219,6 +220,10 @@ static int cmd_oom(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
+	e = trace_output_open("oom");
+	if (e)
+		return e;
+	trace_output_switch();
 	trace_libbpf_quiet(o.verbose);
 	e = trace_preflight(&err);
 	if (!e)

@@ -32,6 +32,7 @@ static const char usage_text[] =
 	"  -s, --sort KEY       net (default), net_kb, allocs or frees\n"
 	"      --mode MODE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
+	"  -o, --output FILE    write the report to FILE, not stdout\n"
 	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
 	"  -h, --help           this text\n"
 	"\n"
@@ -81,7 +82,7 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->top = 20;
 	o->mode = -1;
-	while ((c = getopt_long(argc, argv, "d:n:s:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:n:s:o:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_long(optarg, 0, 100000, &o->top))
@@ -326,6 +327,10 @@ static int cmd_slab(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
+	e = trace_output_open("slab");
+	if (e)
+		return e;
+	trace_output_switch();
 	trace_libbpf_quiet(o.verbose);
 	e = trace_preflight(&err);
 	if (!e)

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "../cliutil.h"
+#include "../command.h"
 #include "memlens/spawn.h"
 #include "trace.h"
 
@@ -268,6 +269,33 @@ void trace_comm(pid_t pid, char *buf, size_t len)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
+static const char *out_path; /* -o FILE */
+static int out_fd = -1;
+
+int trace_output_open(const char *cmd)
+{
+	if (!out_path)
+		return 0;
+	out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	if (out_fd < 0) {
+		int e = errno;
+
+		cli_error(cmd, "cannot create the output file %s: %s", out_path, strerror(e));
+		return e == EACCES || e == EPERM ? EXIT_PERM : EXIT_FAIL;
+	}
+	return 0;
+}
+
+void trace_output_switch(void)
+{
+	if (out_fd < 0)
+		return;
+	fflush(stdout);
+	dup2(out_fd, STDOUT_FILENO);
+	close(out_fd);
+	out_fd = -1;
+}
+
 int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, double *duration,
 		     bool *json, int *verbose)
 {
@@ -287,6 +315,9 @@ int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, doub
 		return 0;
 	case 'v':
 		(*verbose)++;
+		return 0;
+	case 'o':
+		out_path = optarg;
 		return 0;
 	case 'h':
 		fputs(usage, stdout);

@@ -52,6 +52,16 @@ bool trace_target_gone(struct trace_target *t);
 enum trace_stop { TRACE_STOP_TIME, TRACE_STOP_SIGNAL, TRACE_STOP_TARGET, TRACE_STOP_ERROR };
 
 /*
+ * -o FILE: the report goes to FILE instead of stdout. trace_output_open()
+ * creates the file (call it once the options are parsed, before any
+ * tracing: an error is printed, returns an exit code); trace_output_switch()
+ * points stdout at it. Call the switch after starting a `-- CMD`, which
+ * keeps memlens's original stdout for its own output. No-ops without -o.
+ */
+int trace_output_open(const char *cmd);
+void trace_output_switch(void);
+
+/*
  * Tell the user the tracer is running, on stderr: "memlens CMD: tracing
  * WHAT for N s (Ctrl-C stops early)" or "... until Ctrl-C". Tests and
  * scripts wait for "tracing" on stderr.
@@ -88,14 +98,14 @@ void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, s
 	}
 #define TRACE_LONGOPTS_COMMON                                                                      \
 	{ "duration", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },          \
-		{ "verbose", no_argument, NULL, 'v' },                                             \
+		{ "verbose", no_argument, NULL, 'v' }, { "output", required_argument, NULL, 'o' }, \
 	{                                                                                          \
 		"help", no_argument, NULL, 'h'                                                     \
 	}
 
 /*
  * The options every tracer shares: -p/--pid (when @pid is not NULL),
- * -d/--duration, --json, -v/--verbose, -h/--help. Returns 0 when @c was
+ * -d/--duration, --json, -o/--output, -v/--verbose, -h/--help. Returns 0 when @c was
  * handled, 1 after printing --help, -EINVAL (message printed) for a bad
  * value or an unknown option.
  */

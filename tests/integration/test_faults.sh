@@ -143,6 +143,28 @@ test_spawned_command() {
 	fi
 }
 
+# -o FILE: the report goes to FILE, the command's own output stays on stdout
+test_output_file() {
+	local n=faults_output_file_keeps_cmd_stdout out=$T_TMP/o.json rc
+	"$MEMLENS" faults --json -o "$out" -- "$WORKLOADS/faultgen" anon 8 \
+		>"$T_TMP/o.stdout" 2>"$T_TMP/o.err"
+	rc=$?
+	if [ $rc = 0 ] && [ "$(wc -l <"$out")" = 1 ] && [ "$(json "$out" "d['type']")" = faults ] &&
+	   grep -q '^pages=' "$T_TMP/o.stdout" && ! grep -q '"type"' "$T_TMP/o.stdout"; then
+		ok $n
+	else
+		notok $n "rc=$rc stdout: $(cat "$T_TMP/o.stdout") file: $(cat "$out") $(cat "$T_TMP/o.err")"
+	fi
+	n=faults_output_unwritable_exit_1
+	"$MEMLENS" faults -d 0.1 -o /nonexistent/dir/x >/dev/null 2>"$T_TMP/o2.err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q 'cannot create the output file /nonexistent/dir/x' "$T_TMP/o2.err"; then
+		ok $n
+	else
+		notok $n "rc=$rc $(cat "$T_TMP/o2.err")"
+	fi
+}
+
 test_errors() {
 	local n=faults_no_such_pid_exit_3 rc
 	"$MEMLENS" faults -p 4194303 -d 0.1 >/dev/null 2>"$T_TMP/e1"
@@ -174,5 +196,6 @@ test_file_major_matches_getrusage
 test_mode_reported_and_fallback
 test_fentry_mode
 test_spawned_command
+test_output_file
 test_errors
 t_done
