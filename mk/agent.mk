@@ -10,7 +10,8 @@ AGENT_GEN := $(BUILD)/gen/agent.pb-c.c $(BUILD)/gen/agent.pb-c.h
 # a binary of its own (memlens-agent, run by `memlens agent`): the gRPC and
 # C++ runtime libraries would otherwise slow down every memlens command's start
 AGENT_SRCS := $(wildcard src/agent/*.c) $(BUILD)/gen/agent.pb-c.c
-AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/src/cliutil.o $(BUILD)/src/jsonw.o
+AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/src/cliutil.o $(BUILD)/src/jsonw.o \
+	      $(BUILD)/src/criu_cli.o
 EXTRA_TARGETS += $(BUILD)/memlens-agent
 
 $(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens.a

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../criu_cli.h"
 #include "memlens/criu.h"
 #include "memlens/err.h"
 #include "memlens/profiler.h"
@@ -93,6 +94,7 @@ struct agent_config {
 	const char *criu_path; /* NULL: $MEMLENS_CRIU or criu on $PATH */
 	const char *images_root; /* images_dir of requests must be under it */
 	unsigned int criu_timeout_ms;
+	struct criu_cli_opts criu_opts; /* --criu-opt: more options for every dump/restore */
 };
 
 struct agent {

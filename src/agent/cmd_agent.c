@@ -46,6 +46,8 @@ static const char usage_text[] =
 	"                           (default " DEFAULT_IMAGES ")\n"
 	"      --criu PATH          the CRIU binary (default: $MEMLENS_CRIU, then criu on PATH)\n"
 	"      --criu-timeout SEC   time limit of every CRIU command (default 120)\n"
+	"      --criu-opt OPT       one more option for every criu dump/restore, e.g.\n"
+	"                           --tcp-established (repeatable)\n"
 	"  -t, --threads N          server threads (default 4, 1..32)\n"
 	"  -h, --help               this text\n"
 	"\n"
@@ -64,7 +66,7 @@ struct agent_args {
 	bool socket_given;
 };
 
-enum { OPT_CERT = 1000, OPT_KEY, OPT_CA, OPT_IMAGES, OPT_CRIU, OPT_CRIU_TIMEOUT };
+enum { OPT_CERT = 1000, OPT_KEY, OPT_CA, OPT_IMAGES, OPT_CRIU, OPT_CRIU_TIMEOUT, OPT_CRIU_OPT };
 
 static int parse_num(const char *opt, const char *s, long min, long max, long *v)
 {
@@ -123,6 +125,8 @@ static int parse_one(int opt, struct agent_args *a)
 			return -EINVAL;
 		a->cfg.criu_timeout_ms = (unsigned int)v * 1000;
 		return 0;
+	case OPT_CRIU_OPT:
+		return criu_cli_add_opt("agent", &a->cfg.criu_opts, optarg) ? -EINVAL : 0;
 	case 't':
 		if (parse_num("--threads", optarg, 1, 32, &v))
 			return -EINVAL;
@@ -172,6 +176,7 @@ static int parse_args(int argc, char **argv, struct agent_args *a)
 		{ "images-root", required_argument, NULL, OPT_IMAGES },
 		{ "criu", required_argument, NULL, OPT_CRIU },
 		{ "criu-timeout", required_argument, NULL, OPT_CRIU_TIMEOUT },
+		{ "criu-opt", required_argument, NULL, OPT_CRIU_OPT },
 		{ "threads", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },

@@ -15,7 +15,9 @@
 
 static int criu_status(int r)
 {
-	/* CRIU ran and failed: ABORTED; everything else by its errno */
+	/* CRIU ran and failed (-EIO): ABORTED; everything else by its errno */
+	if (r == -EIO)
+		return RPC_ABORTED;
 	return r == -EOPNOTSUPP ? RPC_FAILED_PRECONDITION : rpc_code_for_errno(r);
 }
 
@@ -129,6 +131,12 @@ out:
 	free(res);
 }
 
+/* --criu-opt values for the library (NULL-terminated), or NULL */
+static const char *const *criu_opts(const struct agent *a)
+{
+	return a->cfg.criu_opts.n ? a->cfg.criu_opts.v : NULL;
+}
+
 #define MAX_CRIU_TIMEOUT_MS 86400000u
 
 /* A request's timeout_ms: 0 (the agent's --criu-timeout) up to a day. */
@@ -164,6 +172,7 @@ void rpc_pre_checkpoint(struct agent *a, const uint8_t *req, size_t len, uint64_
 			.shell_job = q->shell_job,
 			.no_exclude = q->no_exclude,
 			.timeout_ms = q->timeout_ms,
+			.extra_args = criu_opts(a),
 		};
 
 		pthread_rwlock_wrlock(&a->lock);
@@ -203,6 +212,7 @@ void rpc_final_dump(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 			.page_server_addr = q->page_server_port ? q->page_server_address : NULL,
 			.page_server_port = q->page_server_port,
 			.timeout_ms = q->timeout_ms,
+			.extra_args = criu_opts(a),
 		};
 
 		pthread_rwlock_wrlock(&a->lock);
@@ -221,7 +231,9 @@ static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, cons
 			   struct rpc_reply *out)
 {
 	Agent__RestoreResponse resp = AGENT__RESTORE_RESPONSE__INIT;
-	struct criu_restore_req rq = { .images_dir = dir, .shell_job = q->shell_job };
+	struct criu_restore_req rq = { .images_dir = dir,
+				       .shell_job = q->shell_job,
+				       .extra_args = criu_opts(a) };
 	struct criu_run_opts o = { .timeout_ms = timeout_for(a, q->timeout_ms) };
 	struct criu_result *res = calloc(1, sizeof(*res));
 	struct ml_err e = { 0 };

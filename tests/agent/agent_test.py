@@ -90,12 +90,12 @@ def spawn(argv, **kw):
     return p
 
 
-def memwrite(mib=16, secs=None):
+def memwrite(mib=16, secs=None, pass_fds=()):
     argv = [os.path.join(WORKLOADS, "memwrite"), "-m", str(mib)]
     if secs:
         argv += ["-s", str(secs)]
     out = open(os.path.join(TMP, "memwrite-%d.out" % next(SEQ)), "w+")
-    p = spawn(argv, stdout=out, stderr=subprocess.STDOUT)
+    p = spawn(argv, stdout=out, stderr=subprocess.STDOUT, pass_fds=pass_fds)
     for _ in range(200):
         out.seek(0)
         m = re.search(r"pid (\d+) writes 0x([0-9a-f]+)-0x([0-9a-f]+)", out.read())
@@ -804,6 +804,44 @@ def test_dump_call_timeout():
     ch.close()
 
 
+def test_criu_opt():
+    """--criu-opt reaches every dump: a target connected to an outside unix
+    socket is refused by CRIU (ABORTED, CRIU's advice in the message) unless
+    the agent runs with --criu-opt --ext-unix-sk."""
+    r = subprocess.run([MEMLENS, "agent", "--socket", sock_path("usage"), "--criu-opt",
+                        "--images-dir=/x"], capture_output=True, text=True, timeout=20)
+    check(r.returncode == 2 and "sets --images-dir itself" in r.stderr,
+          "--criu-opt --images-dir=/x: exit %d %s" % (r.returncode, r.stderr))
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU: the option must reach a CRIU run")
+    peer = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    peer.bind(os.path.join(TMP, "peer.sock"))
+    mine = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    mine.connect(os.path.join(TMP, "peer.sock"))
+    mw, lo, hi = memwrite(8, pass_fds=(mine.fileno(),))
+    images = os.path.join(TMP, "images-opt")
+    for tag, extra, ok in (("plain", [], False), ("ext", ["--criu-opt", "--ext-unix-sk"], True)):
+        sock = sock_path("criuopt-" + tag)
+        a = start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root", images]
+                        + extra, sock)
+        ch, st = unix(sock)
+        if ok:
+            r = st.FinalDump(pb.FinalDumpRequest(images_dir=tag, leave_running=True), timeout=120)
+            check(r.success and "--ext-unix-sk" in r.cmdline, "dump: %s" % r)
+        else:
+            msg = expect_code(st.FinalDump, grpc.StatusCode.ABORTED,
+                              pb.FinalDumpRequest(images_dir=tag, leave_running=True), timeout=120)
+            check("--ext-unix-sk" in msg, msg)
+        ch.close()
+        a.send_signal(signal.SIGTERM)
+        a.wait(30)
+    check(mw.poll() is None, "the target died")
+    mine.send(b"still connected")
+    check(peer.recv(64) == b"still connected", "the socket broke")
+    target_untouched(mw.pid)
+
+
 def children_named(ppid, comm):
     found = []
     for d in os.listdir("/proc"):
@@ -900,7 +938,7 @@ def main():
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,
-              test_checkpoint_without_criu, test_checkpoint_with_criu, test_dump_call_timeout, test_sigterm_during_checkpoint,
+              test_checkpoint_without_criu, test_checkpoint_with_criu, test_dump_call_timeout, test_criu_opt, test_sigterm_during_checkpoint,
               test_deploy_files):
         if len(sys.argv) > 1 and t.__name__ not in sys.argv[1:]:
             continue
