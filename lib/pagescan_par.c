@@ -19,7 +19,6 @@ struct worker {
 	const struct pagescan_seg *segs;
 	size_t nsegs;
 	unsigned int id;
-	uint64_t anyof;
 	struct page_region *regs;
 	size_t n, cap;
 	int r;
@@ -55,8 +54,8 @@ static void *work(void *arg)
 
 		if (g->worker != w->id)
 			continue;
-		r = pagescan_query(w->ps, g->start, g->end, 0, 0, w->anyof, g->return_mask, collect,
-				   w, &w->err);
+		r = pagescan_query(w->ps, g->start, g->end, g->inverted, 0, g->anyof,
+				   g->return_mask, collect, w, &w->err);
 		if (r < 0)
 			w->r = (int)r;
 	}
@@ -64,8 +63,8 @@ static void *work(void *arg)
 }
 
 int pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
-			    const struct pagescan_seg *segs, size_t nsegs, uint64_t anyof,
-			    pagescan_fn fn, void *arg, struct ml_err *err)
+			    const struct pagescan_seg *segs, size_t nsegs, pagescan_fn fn,
+			    void *arg, struct ml_err *err)
 {
 	struct worker *w;
 	int r = 0;
@@ -76,9 +75,7 @@ int pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
 	if (!w)
 		return ml_err_set(err, ENOMEM, "out of memory for scan workers");
 	for (unsigned int i = 0; i < nworkers; i++) {
-		w[i] = (struct worker){
-			.ps = &ps[i], .segs = segs, .nsegs = nsegs, .id = i, .anyof = anyof
-		};
+		w[i] = (struct worker){ .ps = &ps[i], .segs = segs, .nsegs = nsegs, .id = i };
 		if (i && pthread_create(&w[i].tid, NULL, work, &w[i]) == 0)
 			w[i].started = true;
 		else if (i)

@@ -40,10 +40,19 @@ struct snapshotter {
 	unsigned int nscan;
 	unsigned int cpus; /* CPUs we may run on */
 	struct snap_pages pg;
+	struct sparse_acc *acc; /* per VMA, for the counting scan (see scan()) */
+	size_t acc_cap;
 	char *maps_buf;
 	size_t maps_bufsz;
 	bool have_swap; /* swap devices existed when we opened */
 	char exe[PATH_MAX];
+};
+
+/* What the counting scan saw of one VMA: everything but its common pages. */
+struct sparse_acc {
+	uint64_t nonpresent; /* pages reported not present (holes, swap, markers) */
+	uint64_t present_nonfile; /* present pages reported without PAGE_IS_FILE */
+	bool seen; /* at least one region was reported */
 };
 
 struct scan_ctx {
@@ -171,6 +180,7 @@ void snapshot_close(struct snapshotter *s)
 	if (s->pg.flags_fd >= 0 || s->pg.count_fd >= 0)
 		snap_pages_close(&s->pg);
 	free(s->maps_buf);
+	free(s->acc);
 	free(s);
 }
 
@@ -223,6 +233,29 @@ static void add_region(struct snap_counts *c, uint64_t cats, uint64_t pages)
 		c->swapped_pages += pages;
 }
 
+/*
+ * The counting scan reports only what is not a common page (see scan()):
+ * keep what is needed to derive the rest once the scan is done.
+ */
+static void add_uncommon(struct snap_counts *c, struct sparse_acc *acc, uint64_t cats,
+			 uint64_t pages)
+{
+	acc->seen = true;
+	if (!(cats & PAGE_IS_PRESENT))
+		acc->nonpresent += pages;
+	else if (!(cats & PAGE_IS_FILE))
+		acc->present_nonfile += pages;
+	if (cats & PAGE_IS_PRESENT) {
+		if (cats & PAGE_IS_PFNZERO)
+			c->zero_pages += pages;
+		if (cats & PAGE_IS_HUGE)
+			c->huge_pages += pages;
+	}
+	if ((cats & PAGE_IS_SWAPPED) && !(cats & PAGE_IS_GUARD) &&
+	    (cats & (PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN)) != PAGE_IS_WPALLOWED)
+		c->swapped_pages += pages;
+}
+
 static bool maybe_marker(uint64_t cats)
 {
 	return (cats & PAGE_IS_SWAPPED) &&
@@ -251,7 +284,10 @@ static int on_region(const struct page_region *reg, void *arg)
 		if (v->start > a)
 			a = v->start;
 		e = reg->end < v->end ? reg->end : v->end;
-		add_region(&snap->c[x->vi], reg->categories, (e - a) / PG);
+		if (x->s->o.pages)
+			add_region(&snap->c[x->vi], reg->categories, (e - a) / PG);
+		else
+			add_uncommon(&snap->c[x->vi], &x->s->acc[x->vi], reg->categories, (e - a) / PG);
 		if (maybe_marker(reg->categories))
 			snap->c[x->vi].swapped_pages += real_swapped(x->s, a, e);
 		if (x->s->o.pages && (reg->categories & PAGE_IS_PRESENT) &&
@@ -278,9 +314,33 @@ static bool may_hold_file_pages(const struct vma *v)
 	return v->inode || v->perms[3] == 's' || v->kind == VMA_VDSO || v->kind == VMA_VVAR;
 }
 
-static uint64_t run_mask(bool file)
+/*
+ * The masks of a scan of VMAs of one class. With --pages every present page
+ * is reported (its frame is needed for kpageflags). Otherwise the scan
+ * counts: the kernel outputs only what is *not* a common page — a present,
+ * non-zero, non-huge page (of the page cache, in file-backed VMAs), which
+ * is most of a process — and the counts of the common pages are derived
+ * from the VMA's size afterwards (finish_counts()). Skipping the output of
+ * a PTE is ~4x cheaper for the kernel than reporting it: on 1 GiB of
+ * resident 4 KiB pages the walk takes 0.65 ms instead of 2.9 ms.
+ */
+static struct pagescan_seg seg_of(uint64_t start, uint64_t end, bool file, bool pages,
+				  unsigned int worker)
 {
-	return file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE;
+	const uint64_t uncommon = PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_PFNZERO | PAGE_IS_HUGE;
+	struct pagescan_seg g = { .start = start, .end = end, .worker = worker };
+
+	g.return_mask = file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE;
+	if (pages) {
+		g.anyof = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
+	} else if (file) {
+		g.inverted = PAGE_IS_PRESENT | PAGE_IS_FILE;
+		g.anyof = uncommon | PAGE_IS_FILE;
+	} else {
+		g.inverted = PAGE_IS_PRESENT;
+		g.anyof = uncommon;
+	}
+	return g;
 }
 
 /*
@@ -323,7 +383,7 @@ static int open_workers(struct snapshotter *s, unsigned int n, struct ml_err *er
  * Cut the runs into segments for @n workers with about the same number of
  * mapped bytes each, cutting inside a VMA at a 2 MiB (page table) boundary.
  */
-static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned int n,
+static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned int n, bool pages,
 			    struct pagescan_seg *seg)
 {
 	uint64_t per = mapped / n, acc = 0;
@@ -345,8 +405,7 @@ static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned 
 				if (cut > end)
 					cut = end;
 				if (cut > pos)
-					seg[ns++] = (struct pagescan_seg){ pos, cut, run_mask(file),
-									   w };
+					seg[ns++] = seg_of(pos, cut, file, pages, w);
 				pos = a = cut;
 				acc = 0;
 				w++;
@@ -354,10 +413,60 @@ static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned 
 			acc += end - a;
 		}
 		if (vs->v[i - 1].end > pos)
-			seg[ns++] =
-				(struct pagescan_seg){ pos, vs->v[i - 1].end, run_mask(file), w };
+			seg[ns++] = seg_of(pos, vs->v[i - 1].end, file, pages, w);
 	}
 	return ns;
+}
+
+/* Room for one sparse_acc per VMA, zeroed. */
+static int reset_acc(struct snapshotter *s, size_t n)
+{
+	if (n > s->acc_cap) {
+		struct sparse_acc *p = realloc(s->acc, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		s->acc = p;
+		s->acc_cap = n;
+	}
+	memset(s->acc, 0, n * sizeof(*s->acc));
+	return 0;
+}
+
+/*
+ * After a counting scan: a VMA's present pages are its size less what was
+ * reported not present; resident ones exclude the zero page; in file-backed
+ * VMAs the page-cache pages are the present ones less those reported
+ * without FILE. A VMA of which nothing was reported is either all common
+ * pages or one the kernel does not walk (VM_PFNMAP, e.g. [vvar]): one
+ * single-page query tells which.
+ */
+static int finish_counts(struct snapshotter *s, struct snapshot *snap, struct ml_err *err)
+{
+	const struct vma_set *vs = &snap->vmas;
+
+	for (size_t i = 0; i < vs->n && vs->v[i].end <= USER_TOP; i++) {
+		const struct sparse_acc *acc = &s->acc[i];
+		struct snap_counts *c = &snap->c[i];
+		uint64_t present;
+
+		if (!acc->seen) {
+			long r = pagescan_query(&s->scan[0], vs->v[i].start, vs->v[i].start + PG, 0,
+						0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL, err);
+
+			if (r < 0)
+				return (int)r;
+			if (r == 0)
+				continue; /* not walked: nothing to count, as with --pages */
+		}
+		present = c->size_pages > acc->nonpresent ? c->size_pages - acc->nonpresent : 0;
+		c->resident_pages = present > c->zero_pages ? present - c->zero_pages : 0;
+		if (may_hold_file_pages(&vs->v[i]))
+			c->file_pages = present > acc->present_nonfile ?
+						present - acc->present_nonfile :
+						0;
+	}
+	return 0;
 }
 
 static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err)
@@ -370,6 +479,8 @@ static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err
 	size_t ns;
 	int r;
 
+	if (!s->o.pages && reset_acc(s, vs->n))
+		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < vs->n && vs->v[i].end <= USER_TOP; i++)
 		mapped += vs->v[i].end - vs->v[i].start;
 	n = scan_threads(s, mapped);
@@ -378,16 +489,15 @@ static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err
 	seg = malloc((vs->n + n + 1) * sizeof(*seg));
 	if (!seg)
 		return ml_err_set(err, ENOMEM, "out of memory");
-	ns = plan_segments(vs, mapped, n, seg);
+	ns = plan_segments(vs, mapped, n, s->o.pages, seg);
 	snap->scan_threads = n;
 	if (n > 1) {
-		r = pagescan_query_parallel(s->scan, n, seg, ns, PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-					    on_region, &x, err);
+		r = pagescan_query_parallel(s->scan, n, seg, ns, on_region, &x, err);
 	} else {
 		r = 0;
 		for (size_t k = 0; k < ns && !r; k++) {
-			long q = pagescan_query(&s->scan[0], seg[k].start, seg[k].end, 0, 0,
-						PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+			long q = pagescan_query(&s->scan[0], seg[k].start, seg[k].end,
+						seg[k].inverted, 0, seg[k].anyof,
 						seg[k].return_mask, on_region, &x, err);
 			r = q < 0 ? (int)q : 0;
 		}
@@ -395,6 +505,8 @@ static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err
 	free(seg);
 	if (x.r)
 		return x.r;
+	if (!r && !s->o.pages)
+		r = finish_counts(s, snap, err);
 	return r;
 }
 

@@ -64,15 +64,16 @@ long pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t 
 		    uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn, void *arg,
 		    struct ml_err *err);
 
-/* One piece of a parallel query: [start, end) by worker @worker. */
+/* One piece of a parallel query: [start, end) by worker @worker, with its masks. */
 struct pagescan_seg {
 	uint64_t start, end;
-	uint64_t return_mask;
+	uint64_t inverted, anyof, return_mask;
 	unsigned int worker;
 };
 
 /*
- * pagescan_query() (anyof mask only) of @segs by @nworkers workers, worker
+ * pagescan_query() of @segs (each with its inverted/anyof/return masks) by
+ * @nworkers workers, worker
  * i scanning with ps[i] (open scanners of the same process; worker 0 runs
  * on the calling thread). @segs are in address order and each worker's
  * segments follow those of the worker before it, so @fn sees the regions
@@ -80,8 +81,8 @@ struct pagescan_seg {
  * Each scanner counts its own ioctls. 0 or -errno.
  */
 int pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
-			    const struct pagescan_seg *segs, size_t nsegs, uint64_t anyof,
-			    pagescan_fn fn, void *arg, struct ml_err *err);
+			    const struct pagescan_seg *segs, size_t nsegs, pagescan_fn fn,
+			    void *arg, struct ml_err *err);
 
 /* True when the running kernel knows PAGEMAP_SCAN (probes on our own pagemap). */
 int pagescan_supported(void);

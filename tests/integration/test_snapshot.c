@@ -362,6 +362,51 @@ static void test_threads_same_counts(void)
 	snapshot_free(&par);
 }
 
+/*
+ * The counting scan (only uncommon pages reported, the rest derived) agrees
+ * with the scan of --pages, which enumerates every present page.
+ */
+static void test_counting_scan_matches_full(void)
+{
+	struct snapshot cnt, full;
+	int bad = 0;
+
+	snapshot_init(&cnt);
+	snapshot_init(&full);
+	start("100");
+	take_settled(&cnt, &full);
+	take_n(&full, true, 1);
+	REQUIRE(full.vmas.n == cnt.vmas.n);
+	for (size_t i = 0; i < cnt.vmas.n; i++) {
+		const struct snap_counts *a = &cnt.c[i], *b = &full.c[i];
+
+		if (a->resident_pages != b->resident_pages || a->file_pages != b->file_pages ||
+		    a->zero_pages != b->zero_pages || a->huge_pages != b->huge_pages ||
+		    a->swapped_pages != b->swapped_pages) {
+			if (bad++ < 5)
+				T_FAILMSG("VMA %llx %s: counting rss/file/zero/huge %llu/%llu/%llu/%llu, "
+					  "full %llu/%llu/%llu/%llu",
+					  (unsigned long long)cnt.vmas.v[i].start,
+					  vma_kind_name(cnt.vmas.v[i].kind),
+					  (unsigned long long)a->resident_pages,
+					  (unsigned long long)a->file_pages,
+					  (unsigned long long)a->zero_pages,
+					  (unsigned long long)a->huge_pages,
+					  (unsigned long long)b->resident_pages,
+					  (unsigned long long)b->file_pages,
+					  (unsigned long long)b->zero_pages,
+					  (unsigned long long)b->huge_pages);
+		}
+	}
+	CHECK_EQ(bad, 0);
+	/* the thp VMA has huge pages, the zero VMA zero pages: both paths exercised */
+	CHECK(cnt.c[idx(&cnt, A("zero"))].zero_pages > 0);
+	CHECK(cnt.c[idx(&cnt, A("file"))].file_pages > 0);
+	stop();
+	snapshot_free(&cnt);
+	snapshot_free(&full);
+}
+
 /* Cuts inside big VMAs (bigmap: 192 MiB in 3 VMAs, 4 threads): still exact. */
 static void test_threads_split_vmas(void)
 {
@@ -628,6 +673,7 @@ int main(void)
 	RUN(test_written_pages);
 	RUN(test_per_vma_matches_smaps);
 	RUN(test_threads_same_counts);
+	RUN(test_counting_scan_matches_full);
 	RUN(test_threads_split_vmas);
 	RUN(test_totals_vs_rollup);
 	RUN(test_region_kinds);
