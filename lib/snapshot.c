@@ -216,6 +216,14 @@ static uint64_t real_swapped(struct snapshotter *s, uint64_t start, uint64_t end
 	return n;
 }
 
+/* Swap entries, not guard markers nor uffd-wp markers (see real_swapped()). */
+static void add_swapped(struct snap_counts *c, uint64_t cats, uint64_t pages)
+{
+	if ((cats & PAGE_IS_SWAPPED) && !(cats & PAGE_IS_GUARD) &&
+	    (cats & (PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN)) != PAGE_IS_WPALLOWED)
+		c->swapped_pages += pages;
+}
+
 static void add_region(struct snap_counts *c, uint64_t cats, uint64_t pages)
 {
 	if (cats & PAGE_IS_PRESENT) {
@@ -228,9 +236,7 @@ static void add_region(struct snap_counts *c, uint64_t cats, uint64_t pages)
 		if (cats & PAGE_IS_HUGE)
 			c->huge_pages += pages;
 	}
-	if ((cats & PAGE_IS_SWAPPED) && !(cats & PAGE_IS_GUARD) &&
-	    (cats & (PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN)) != PAGE_IS_WPALLOWED)
-		c->swapped_pages += pages;
+	add_swapped(c, cats, pages);
 }
 
 /*
@@ -251,9 +257,7 @@ static void add_uncommon(struct snap_counts *c, struct sparse_acc *acc, uint64_t
 		if (cats & PAGE_IS_HUGE)
 			c->huge_pages += pages;
 	}
-	if ((cats & PAGE_IS_SWAPPED) && !(cats & PAGE_IS_GUARD) &&
-	    (cats & (PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN)) != PAGE_IS_WPALLOWED)
-		c->swapped_pages += pages;
+	add_swapped(c, cats, pages);
 }
 
 static bool maybe_marker(uint64_t cats)
@@ -287,7 +291,8 @@ static int on_region(const struct page_region *reg, void *arg)
 		if (x->s->o.pages)
 			add_region(&snap->c[x->vi], reg->categories, (e - a) / PG);
 		else
-			add_uncommon(&snap->c[x->vi], &x->s->acc[x->vi], reg->categories, (e - a) / PG);
+			add_uncommon(&snap->c[x->vi], &x->s->acc[x->vi], reg->categories,
+				     (e - a) / PG);
 		if (maybe_marker(reg->categories))
 			snap->c[x->vi].swapped_pages += real_swapped(x->s, a, e);
 		if (x->s->o.pages && (reg->categories & PAGE_IS_PRESENT) &&
@@ -327,7 +332,8 @@ static bool may_hold_file_pages(const struct vma *v)
 static struct pagescan_seg seg_of(uint64_t start, uint64_t end, bool file, bool pages,
 				  unsigned int worker)
 {
-	const uint64_t uncommon = PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_PFNZERO | PAGE_IS_HUGE;
+	const uint64_t uncommon =
+		PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_PFNZERO | PAGE_IS_HUGE;
 	struct pagescan_seg g = { .start = start, .end = end, .worker = worker };
 
 	g.return_mask = file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE;
@@ -452,7 +458,8 @@ static int finish_counts(struct snapshotter *s, struct snapshot *snap, struct ml
 
 		if (!acc->seen) {
 			long r = pagescan_query(&s->scan[0], vs->v[i].start, vs->v[i].start + PG, 0,
-						0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL, err);
+						0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL,
+						err);
 
 			if (r < 0)
 				return (int)r;
@@ -462,9 +469,8 @@ static int finish_counts(struct snapshotter *s, struct snapshot *snap, struct ml
 		present = c->size_pages > acc->nonpresent ? c->size_pages - acc->nonpresent : 0;
 		c->resident_pages = present > c->zero_pages ? present - c->zero_pages : 0;
 		if (may_hold_file_pages(&vs->v[i]))
-			c->file_pages = present > acc->present_nonfile ?
-						present - acc->present_nonfile :
-						0;
+			c->file_pages =
+				present > acc->present_nonfile ? present - acc->present_nonfile : 0;
 	}
 	return 0;
 }

@@ -384,7 +384,8 @@ static void test_counting_scan_matches_full(void)
 		    a->zero_pages != b->zero_pages || a->huge_pages != b->huge_pages ||
 		    a->swapped_pages != b->swapped_pages) {
 			if (bad++ < 5)
-				T_FAILMSG("VMA %llx %s: counting rss/file/zero/huge %llu/%llu/%llu/%llu, "
+				T_FAILMSG("VMA %llx %s: counting rss/file/zero/huge "
+					  "%llu/%llu/%llu/%llu, "
 					  "full %llu/%llu/%llu/%llu",
 					  (unsigned long long)cnt.vmas.v[i].start,
 					  vma_kind_name(cnt.vmas.v[i].kind),
