@@ -42,8 +42,8 @@ struct snapshotter {
 	struct snap_pages pg;
 	struct sparse_acc *acc; /* per VMA, for the counting scan (see scan()) */
 	size_t acc_cap;
-	char *maps_buf;
-	size_t maps_bufsz;
+	char *maps_buf, *maps_buf2; /* the maps text before and after a counting scan */
+	size_t maps_bufsz, maps_bufsz2;
 	bool have_swap; /* swap devices existed when we opened */
 	char exe[PATH_MAX];
 };
@@ -58,6 +58,7 @@ struct sparse_acc {
 struct scan_ctx {
 	struct snapshotter *s;
 	struct snapshot *snap;
+	bool full; /* every present page reported (not the counting scan) */
 	size_t vi; /* VMA cursor: regions arrive sorted */
 	int r;
 	struct ml_err *err;
@@ -180,6 +181,7 @@ void snapshot_close(struct snapshotter *s)
 	if (s->pg.flags_fd >= 0 || s->pg.count_fd >= 0)
 		snap_pages_close(&s->pg);
 	free(s->maps_buf);
+	free(s->maps_buf2);
 	free(s->acc);
 	free(s);
 }
@@ -288,7 +290,7 @@ static int on_region(const struct page_region *reg, void *arg)
 		if (v->start > a)
 			a = v->start;
 		e = reg->end < v->end ? reg->end : v->end;
-		if (x->s->o.pages)
+		if (x->full)
 			add_region(&snap->c[x->vi], reg->categories, (e - a) / PG);
 		else
 			add_uncommon(&snap->c[x->vi], &x->s->acc[x->vi], reg->categories,
@@ -475,17 +477,17 @@ static int finish_counts(struct snapshotter *s, struct snapshot *snap, struct ml
 	return 0;
 }
 
-static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err)
+static int scan(struct snapshotter *s, struct snapshot *snap, bool full, struct ml_err *err)
 {
 	const struct vma_set *vs = &snap->vmas;
-	struct scan_ctx x = { .s = s, .snap = snap, .err = err };
+	struct scan_ctx x = { .s = s, .snap = snap, .full = full, .err = err };
 	struct pagescan_seg *seg;
 	uint64_t mapped = 0;
 	unsigned int n;
 	size_t ns;
 	int r;
 
-	if (!s->o.pages && reset_acc(s, vs->n))
+	if (!full && reset_acc(s, vs->n))
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < vs->n && vs->v[i].end <= USER_TOP; i++)
 		mapped += vs->v[i].end - vs->v[i].start;
@@ -495,7 +497,7 @@ static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err
 	seg = malloc((vs->n + n + 1) * sizeof(*seg));
 	if (!seg)
 		return ml_err_set(err, ENOMEM, "out of memory");
-	ns = plan_segments(vs, mapped, n, s->o.pages, seg);
+	ns = plan_segments(vs, mapped, n, full, seg);
 	snap->scan_threads = n;
 	if (n > 1) {
 		r = pagescan_query_parallel(s->scan, n, seg, ns, on_region, &x, err);
@@ -511,7 +513,7 @@ static int scan(struct snapshotter *s, struct snapshot *snap, struct ml_err *err
 	free(seg);
 	if (x.r)
 		return x.r;
-	if (!r && !s->o.pages)
+	if (!r && !full)
 		r = finish_counts(s, snap, err);
 	return r;
 }
@@ -543,6 +545,7 @@ static int read_status(struct snapshotter *s, struct snap_mm *mm, struct ml_err 
 	mm->rss_shmem_kb = status_kb(buf, "\nRssShmem:");
 	mm->vm_swap_kb = status_kb(buf, "\nVmSwap:");
 	mm->vm_hwm_kb = status_kb(buf, "\nVmHWM:");
+	mm->hugetlb_kb = status_kb(buf, "\nHugetlbPages:");
 	return 0;
 }
 
@@ -592,31 +595,114 @@ static uint64_t scan_ioctls(const struct snapshotter *s)
 	return n;
 }
 
-int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
+static int maps_error(struct snapshotter *s, ssize_t r, struct ml_err *err)
 {
-	uint64_t t0 = mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
-	int r;
-
-	out->pid = s->pid;
-	out->t_ns = t0;
-	out->flags = s->o.pages ? SNAP_HAVE_PAGES : 0;
-	r = maps_read_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, &out->vmas, err);
 	if (r == -ESRCH)
 		return ml_err_set(
 			err, ESRCH,
 			"process %d has no memory map: it exited (or it is a kernel thread)",
 			(int)s->pid);
-	if (r)
-		return r;
-	maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
-	if (reset_counts(out))
-		return ml_err_set(err, ENOMEM, "out of memory");
-	r = scan(s, out, err);
-	if (r)
-		return r;
-	r = read_status(s, &out->mm, err);
-	if (r)
-		return r;
+	return (int)r;
+}
+
+/*
+ * The counting scan derives the common pages from VMA sizes, so a VMA that
+ * is absent while the kernel walks its range (unmapped, perhaps mapped again
+ * at the same place: the maps text alone cannot tell) would count as
+ * resident. Two checks after each counting scan: the maps text is read
+ * again, and the pages counted resident must not exceed the process's own
+ * RSS (VmRSS + HugetlbPages, read before and after the scan) by more than
+ * what can legitimately come and go during a scan (RECOUNT_SLACK). When
+ * either fails, the cycle is redone on the new text; after MAX_RECOUNTS
+ * failures in a row it falls back to reporting every present page, which
+ * never counts an absent VMA. Tested with a target that maps and unmaps
+ * 64 MiB thousands of times a second.
+ */
+#define MAX_RECOUNTS 2
+#define RECOUNT_SLACK_KB(rss) (1024 + (rss) / 100)
+#define SWAP_BUF(a, b, asz, bsz)                                                                   \
+	do {                                                                                       \
+		char *t_ = (a);                                                                    \
+		size_t tsz_ = (asz);                                                               \
+		(a) = (b);                                                                         \
+		(b) = t_;                                                                          \
+		(asz) = (bsz);                                                                     \
+		(bsz) = tsz_;                                                                      \
+	} while (0)
+
+static int64_t rss_kb(const struct snap_mm *mm)
+{
+	return (mm->vm_rss_kb > 0 ? mm->vm_rss_kb : 0) + (mm->hugetlb_kb > 0 ? mm->hugetlb_kb : 0);
+}
+
+/* Counted more than the kernel's own RSS could have been during the scan? */
+static bool overcounted(const struct snapshot *snap, int64_t rss_before)
+{
+	int64_t rss = rss_kb(&snap->mm) > rss_before ? rss_kb(&snap->mm) : rss_before;
+	int64_t counted = (int64_t)(snap->totals.resident_pages * PG / 1024);
+
+	if (snap->mm.vm_rss_kb < 0)
+		return false; /* no VmRSS (kernel thread?): nothing to check against */
+	return counted > rss + RECOUNT_SLACK_KB(rss);
+}
+
+int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
+{
+	uint64_t t0 = mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
+	bool have_status = false;
+	ssize_t len, len2;
+	int r;
+
+	out->pid = s->pid;
+	out->t_ns = t0;
+	out->flags = s->o.pages ? SNAP_HAVE_PAGES : 0;
+	out->recounts = 0;
+	len = maps_read_raw(s->maps_fd, &s->maps_buf, &s->maps_bufsz, err);
+	if (len < 0)
+		return maps_error(s, len, err);
+	for (;;) {
+		bool full = s->o.pages || out->recounts == MAX_RECOUNTS;
+		int64_t rss_before = 0;
+
+		r = maps_parse(s->maps_buf, (size_t)len, &out->vmas, err);
+		if (r)
+			return r;
+		maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
+		if (reset_counts(out))
+			return ml_err_set(err, ENOMEM, "out of memory");
+		if (!full) {
+			r = read_status(s, &out->mm, err);
+			if (r)
+				return r;
+			rss_before = rss_kb(&out->mm);
+		}
+		r = scan(s, out, full, err);
+		if (r)
+			return r;
+		if (full)
+			break;
+		len2 = maps_read_raw(s->maps_fd, &s->maps_buf2, &s->maps_bufsz2, err);
+		if (len2 < 0)
+			return maps_error(s, len2, err);
+		r = read_status(s, &out->mm, err);
+		if (r)
+			return r;
+		sum_up(out);
+		if (len2 == len && !memcmp(s->maps_buf, s->maps_buf2, (size_t)len) &&
+		    !overcounted(out, rss_before)) {
+			have_status = true;
+			break;
+		}
+		/* the VMAs changed under the scan: again, on the newer text */
+		SWAP_BUF(s->maps_buf, s->maps_buf2, s->maps_bufsz, s->maps_bufsz2);
+		len = len2;
+		out->recounts++;
+	}
+	if (!have_status) {
+		r = read_status(s, &out->mm, err);
+		if (r)
+			return r;
+	}
 	sum_up(out);
 	out->scan_ioctls = scan_ioctls(s) - ioctls0;
 	out->flag_reads = s->pg.reads - reads0;

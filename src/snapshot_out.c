@@ -116,6 +116,7 @@ void snap_json(FILE *f, const struct snapshot *s, const struct snapshot_diff *d,
 	jw_kint(&w, "t_ms", t_ms);
 	jw_kuint(&w, "cycle_us", s->cycle_ns / 1000);
 	jw_kuint(&w, "scan_threads", s->scan_threads);
+	jw_kuint(&w, "recounts", s->recounts);
 	jw_kuint(&w, "page_size", 4096);
 	jw_kuint(&w, "vmas", s->vmas.n);
 	jw_key(&w, "totals");

@@ -46,6 +46,7 @@ struct snap_mm {
 	int64_t rss_shmem_kb;
 	int64_t vm_swap_kb;
 	int64_t vm_hwm_kb;
+	int64_t hugetlb_kb; /* HugetlbPages: mapped hugetlbfs pages, not in VmRSS */
 };
 
 enum {
@@ -66,6 +67,7 @@ struct snapshot {
 	struct snap_mm mm;
 	uint64_t scan_ioctls; /* PAGEMAP_SCAN calls of this cycle */
 	unsigned int scan_threads; /* threads that walked the page tables */
+	unsigned int recounts; /* scans redone: the VMAs changed under the counting scan */
 	uint64_t flag_reads; /* kpageflags/kpagecount preads of this cycle */
 };
 

@@ -400,12 +400,48 @@ static void test_counting_scan_matches_full(void)
 		}
 	}
 	CHECK_EQ(bad, 0);
+	CHECK_EQ(cnt.recounts, 0); /* a still target: no reason to count again */
 	/* the thp VMA has huge pages, the zero VMA zero pages: both paths exercised */
 	CHECK(cnt.c[idx(&cnt, A("zero"))].zero_pages > 0);
 	CHECK(cnt.c[idx(&cnt, A("file"))].file_pages > 0);
 	stop();
 	snapshot_free(&cnt);
 	snapshot_free(&full);
+}
+
+/*
+ * A VMA unmapped while the scan runs must not be counted as resident (the
+ * counting scan derives resident pages from sizes): mapchurn maps 64 MiB,
+ * touches one page and unmaps it, thousands of times a second, so its
+ * resident memory never comes near 64 MiB (VmHWM says so).
+ */
+static void test_vmas_changing_during_scan(void)
+{
+	char *argv[] = { "mapchurn", "64", NULL };
+	struct snapshot s;
+	char line[128];
+	int over = 0, n = 300, recounted = 0;
+	uint64_t worst = 0;
+
+	snapshot_init(&s);
+	REQUIRE(target_start(&T, workload("mapchurn"), argv) == 0);
+	REQUIRE(fgets(line, sizeof(line), T.out) && !strncmp(line, "ready", 5));
+	for (int i = 0; i < n; i++) {
+		take_n(&s, false, 1);
+		recounted += s.recounts > 0;
+		if (s.totals.resident_pages * 4 > (uint64_t)s.mm.vm_hwm_kb + 1024) {
+			over++;
+			if (s.totals.resident_pages * 4 > worst)
+				worst = s.totals.resident_pages * 4;
+		}
+	}
+	printf("# %d of %d snapshots of mapchurn counted more than VmHWM + 1 MiB (worst %llu kB, "
+	       "VmHWM %lld kB); %d were recounted\n",
+	       over, n, (unsigned long long)worst, (long long)s.mm.vm_hwm_kb, recounted);
+	CHECK_EQ(over, 0);
+	target_stop(&T);
+	T.pid = 0;
+	snapshot_free(&s);
 }
 
 /* Cuts inside big VMAs (bigmap: 192 MiB in 3 VMAs, 4 threads): still exact. */
@@ -675,6 +711,7 @@ int main(void)
 	RUN(test_per_vma_matches_smaps);
 	RUN(test_threads_same_counts);
 	RUN(test_counting_scan_matches_full);
+	RUN(test_vmas_changing_during_scan);
 	RUN(test_threads_split_vmas);
 	RUN(test_totals_vs_rollup);
 	RUN(test_region_kinds);
