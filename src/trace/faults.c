@@ -376,7 +376,7 @@ static int cmd_faults(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
-	e = trace_output_open("faults");
+	e = trace_output_open("faults", o.cmd != NULL);
 	if (e)
 		return e;
 	trace_libbpf_quiet(o.verbose);

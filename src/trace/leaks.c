@@ -576,7 +576,7 @@ static int cmd_leaks(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
-	e = trace_output_open("leaks");
+	e = trace_output_open("leaks", o.cmd != NULL);
 	if (e)
 		return e;
 	trace_libbpf_quiet(o.verbose);

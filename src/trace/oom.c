@@ -220,10 +220,9 @@ static int cmd_oom(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
-	e = trace_output_open("oom");
+	e = trace_output_open("oom", false);
 	if (e)
 		return e;
-	trace_output_switch();
 	trace_libbpf_quiet(o.verbose);
 	e = trace_preflight(&err);
 	if (!e)

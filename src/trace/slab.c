@@ -327,10 +327,9 @@ static int cmd_slab(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
-	e = trace_output_open("slab");
+	e = trace_output_open("slab", false);
 	if (e)
 		return e;
-	trace_output_switch();
 	trace_libbpf_quiet(o.verbose);
 	e = trace_preflight(&err);
 	if (!e)

@@ -272,7 +272,7 @@ void trace_comm(pid_t pid, char *buf, size_t len)
 static const char *out_path; /* -o FILE */
 static int out_fd = -1;
 
-int trace_output_open(const char *cmd)
+int trace_output_open(const char *cmd, bool for_cmd)
 {
 	if (!out_path)
 		return 0;
@@ -283,6 +283,8 @@ int trace_output_open(const char *cmd)
 		cli_error(cmd, "cannot create the output file %s: %s", out_path, strerror(e));
 		return e == EACCES || e == EPERM ? EXIT_PERM : EXIT_FAIL;
 	}
+	if (!for_cmd)
+		trace_output_switch();
 	return 0;
 }
 

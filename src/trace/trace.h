@@ -54,11 +54,12 @@ enum trace_stop { TRACE_STOP_TIME, TRACE_STOP_SIGNAL, TRACE_STOP_TARGET, TRACE_S
 /*
  * -o FILE: the report goes to FILE instead of stdout. trace_output_open()
  * creates the file (call it once the options are parsed, before any
- * tracing: an error is printed, returns an exit code); trace_output_switch()
- * points stdout at it. Call the switch after starting a `-- CMD`, which
- * keeps memlens's original stdout for its own output. No-ops without -o.
+ * tracing: an error is printed, returns an exit code) and points stdout at
+ * it, unless @for_cmd: a `-- CMD` about to be started keeps memlens's
+ * original stdout for its own output, and trace_output_switch() is called
+ * once it is started. No-ops without -o.
  */
-int trace_output_open(const char *cmd);
+int trace_output_open(const char *cmd, bool for_cmd);
 void trace_output_switch(void);
 
 /*
