@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "criu_exec.h"
@@ -154,23 +155,35 @@ static bool hung_on_trap(const char *log)
 }
 
 /* Task state letter of @pid from /proc/PID/stat, or 0. */
-static char task_state(pid_t pid)
+/* State and session id from /proc/PID/stat; -1 when it cannot be read. The
+ * session id reads 0 when the session leader is in an ancestor namespace. */
+static int proc_stat(pid_t pid, char *state, long *sid)
 {
-	char path[64], buf[512], *p;
+	char path[64], buf[1024], *p;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return -1;
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
+	if (!p || sscanf(p + 1, " %c %*d %*d %ld", state, sid) != 2)
+		return -1;
+	return 0;
+}
+
+static char task_state(pid_t pid)
+{
+	char state;
+	long sid;
+
+	return proc_stat(pid, &state, &sid) ? 0 : state;
 }
 
 /*
@@ -203,6 +216,28 @@ static int target_alive(pid_t pid, struct ml_err *err)
 		return ml_err_set(err, ESRCH, "no process with pid %d (it may have exited)",
 				  (int)pid);
 	return 0;
+}
+
+static int session_visible(pid_t pid, struct ml_err *err)
+{
+	char state;
+	long sid;
+
+	if (proc_stat(pid, &state, &sid) || sid != 0)
+		return 0;
+	return ml_err_set(err, EINVAL,
+			  "the session leader of pid %d is outside this PID namespace (its session id "
+			  "reads 0 here), and CRIU cannot dump such a process; CRIU was not run. "
+			  "Start the target in its own session (`setsid CMD`), or run memlens in the "
+			  "PID namespace its session leader lives in",
+			  (int)pid);
+}
+
+int criu_dump_target_check(pid_t pid, struct ml_err *err)
+{
+	int ret = target_alive(pid, err);
+
+	return ret ? ret : session_visible(pid, err);
 }
 
 static int pre_dump_supported(const struct criu_caps *caps, struct ml_err *err)
@@ -355,6 +390,8 @@ int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 	if (!ret && r->pre_dump)
 		ret = pre_dump_supported(caps, err);
 	if (!ret)
+		ret = session_visible(r->pid, err);
+	if (!ret)
 		ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
 	if (!ret)
 		ret = build_dump(&a, caps, r, o, dir, tmpdir, res, err);
@@ -484,5 +521,10 @@ int criu_page_server_stop(pid_t pid, struct ml_err *err)
 	if (kill(pid, SIGTERM) < 0 && errno != ESRCH)
 		return ml_err_set(err, errno, "cannot stop the CRIU page server %d: %s", (int)pid,
 				  strerror(errno));
+	/* a daemon is reparented to its reaper: when that is us (PID 1 of a
+	 * container, or a subreaper) collect it rather than leave a zombie */
+	for (int i = 0; i < 100 && task_state(pid) && task_state(pid) != 'Z'; i++)
+		usleep(10000);
+	waitpid(pid, NULL, WNOHANG);
 	return 0;
 }

@@ -441,15 +441,17 @@ static int cmd_checkpoint(int argc, char **argv)
 	struct criu_result res;
 	struct rangeset hot;
 	struct ckpt_out o = { .c = &c, .caps = &caps, .res = &res, .hot = &hot, .ticks = &t };
+	struct ml_err err = { 0 };
 	sigset_t sigs;
 	int rc;
 
 	rc = parse_args(argc, argv, &c);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	if (kill(c.req.pid, 0) < 0 && errno == ESRCH) {
-		cli_error("checkpoint", "no process with pid %d", (int)c.req.pid);
-		return EXIT_NOTARGET;
+	rc = criu_dump_target_check(c.req.pid, &err);
+	if (rc) {
+		cli_error("checkpoint", "%s", err.msg);
+		return exit_code_for(rc);
 	}
 	rc = criu_cli_setup("checkpoint", c.criu, &caps);
 	if (rc)

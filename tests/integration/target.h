@@ -3,6 +3,7 @@
 #ifndef MEMLENS_TEST_TARGET_H
 #define MEMLENS_TEST_TARGET_H
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -36,8 +37,14 @@ static inline int target_start(struct target *t, const char *prog, char *const a
 	if (t->pid < 0)
 		return -1;
 	if (t->pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
 		dup2(to[0], 0);
 		dup2(from[1], 1);
+		/* stderr too is ours, not the runner's: CRIU refuses to dump a
+		 * file it cannot look up (another mount namespace) or a socket */
+		if (null >= 0)
+			dup2(null, 2);
 		close(to[0]);
 		close(to[1]);
 		close(from[0]);
@@ -45,6 +52,9 @@ static inline int target_start(struct target *t, const char *prog, char *const a
 		/* nothing else of ours: a socket the test runner's caller left
 		 * open would make CRIU refuse to dump the target */
 		close_range(3, ~0U, 0);
+		/* its own session: CRIU refuses a process whose session leader
+		 * is outside its PID namespace, as the runner's may be */
+		setsid();
 		execv(prog, argv);
 		_exit(127);
 	}

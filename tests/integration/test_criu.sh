@@ -158,6 +158,35 @@ test_checkpoint_leave_running() {
 	kill "$P"
 }
 
+# A target whose session leader is outside the PID namespace memlens runs
+# in (a CI runner's, a container's): refused before CRIU runs, with advice.
+test_session_outside_pidns() {
+	need_criu session_outside_pidns || return
+	if ! unshare --pid --fork --mount-proc true 2>/dev/null; then
+		skip session_outside_pidns "unshare --pid is not allowed here"
+		return
+	fi
+	unshare --pid --fork --mount-proc /bin/bash -c '
+		"$1" -m 4 </dev/null >/dev/null 2>&1 &
+		p=$!
+		sleep 0.3
+		"$2" checkpoint -p $p -D "$3" -R -s 0 2>"$4"
+		echo "rc=$?" >>"$4"
+		st=$(awk "{print \$3}" /proc/$p/stat)
+		echo "state=$st sid=$(awk "{print \$6}" /proc/$p/stat)" >>"$4"
+		kill $p' _ "$WORKLOADS/memwrite" "$MEMLENS" "$tmp/so" "$tmp/so.err"
+	if ! grep -q "^rc=2$" "$tmp/so.err" || ! grep -q "session leader of pid" "$tmp/so.err" ||
+		! grep -q "setsid" "$tmp/so.err"; then
+		notok session_outside_pidns "$(cat "$tmp/so.err")"
+	elif ! grep -q "^state=[SR] sid=0$" "$tmp/so.err"; then
+		notok session_outside_pidns "target not running as before: $(tail -n1 "$tmp/so.err")"
+	elif ls "$tmp/so"/*.img >/dev/null 2>&1; then
+		notok session_outside_pidns "CRIU ran anyway"
+	else
+		ok session_outside_pidns
+	fi
+}
+
 test_criu_fails_target_kept() {
 	need_criu criu_fails_target_kept || return
 	start "$tmp/cf.out" "$WORKLOADS/memwrite" -m 4
@@ -362,6 +391,7 @@ test_usage_errors
 test_criu_opt_passthrough
 test_no_such_pid
 test_pre_dump_refused
+test_session_outside_pidns
 test_checkpoint_leave_running
 test_criu_fails_target_kept
 test_criu_timeout_target_kept

@@ -183,7 +183,7 @@ static void test_checkpoint_then_exact_counts(void)
 	req.pid = T.pid;
 	req.images_dir = dir;
 	req.leave_running = true;
-	req.shell_job = true; /* the target shares our session */
+	req.shell_job = true; /* harmless: the target leads its own session */
 	r = criu_checkpoint(sess, P, &req, &res, &hot, &err);
 	if (r)
 		show_logs(dir);
