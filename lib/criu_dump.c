@@ -156,7 +156,9 @@ static bool hung_on_trap(const char *log)
 
 /* Task state letter of @pid from /proc/PID/stat, or 0. */
 /* State and session id from /proc/PID/stat; -1 when it cannot be read. The
- * session id reads 0 when the session leader is in an ancestor namespace. */
+ * session id reads 0 for a process in the kernel's own session (children of
+ * an init that never called setsid, e.g. a CI runner's) and when the session
+ * leader is in an ancestor PID namespace. */
 static int proc_stat(pid_t pid, char *state, long *sid)
 {
 	char path[64], buf[1024], *p;
@@ -226,10 +228,11 @@ static int session_visible(pid_t pid, struct ml_err *err)
 	if (proc_stat(pid, &state, &sid) || sid != 0)
 		return 0;
 	return ml_err_set(err, EINVAL,
-			  "the session leader of pid %d is outside this PID namespace (its session id "
-			  "reads 0 here), and CRIU cannot dump such a process; CRIU was not run. "
-			  "Start the target in its own session (`setsid CMD`), or run memlens in the "
-			  "PID namespace its session leader lives in",
+			  "pid %d has no session leader that CRIU can see: its session id reads 0 "
+			  "(it was started, without setsid, by an init that never called setsid, or "
+			  "its session leader is outside this PID namespace), and CRIU refuses to "
+			  "dump such a process; CRIU was not run. Start the target in its own session "
+			  "(`setsid CMD`)",
 			  (int)pid);
 }
 

@@ -175,7 +175,7 @@ test_session_outside_pidns() {
 		st=$(awk "{print \$3}" /proc/$p/stat)
 		echo "state=$st sid=$(awk "{print \$6}" /proc/$p/stat)" >>"$4"
 		kill $p' _ "$WORKLOADS/memwrite" "$MEMLENS" "$tmp/so" "$tmp/so.err"
-	if ! grep -q "^rc=2$" "$tmp/so.err" || ! grep -q "session leader of pid" "$tmp/so.err" ||
+	if ! grep -q "^rc=2$" "$tmp/so.err" || ! grep -q "has no session leader that CRIU can see" "$tmp/so.err" ||
 		! grep -q "setsid" "$tmp/so.err"; then
 		notok session_outside_pidns "$(cat "$tmp/so.err")"
 	elif ! grep -q "^state=[SR] sid=0$" "$tmp/so.err"; then
