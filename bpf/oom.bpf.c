@@ -141,7 +141,7 @@ int BPF_PROG(victim, struct task_struct *task, uid_t uid)
 		return 0;
 	__builtin_memset(e, 0, sizeof(*e));
 	e->ts_ns = bpf_ktime_get_ns();
-	e->victim_pid = BPF_CORE_READ(task, tgid);
+	e->victim_pid = task_tgid_ns(task);
 	BPF_CORE_READ_STR_INTO(&e->victim_comm, task, comm);
 	e->trigger_pid = current_tgid();
 	bpf_get_current_comm(&e->trigger_comm, sizeof(e->trigger_comm));

@@ -143,6 +143,7 @@ static struct faults_bpf *open_skel(const struct faults_opts *o, bool fentry)
 		return NULL;
 	s->rodata->target_tgid = (__u32)o->pid;
 	s->rodata->per_pid = o->pid != 0;
+	trace_pidns(&s->rodata->pidns_dev, &s->rodata->pidns_ino);
 	bpf_program__set_autoload(s->progs.mm_fault_enter, fentry);
 	bpf_program__set_autoload(s->progs.mm_fault_exit, fentry);
 	bpf_program__set_autoload(s->progs.pf_user, !fentry);
@@ -380,6 +381,7 @@ static int cmd_faults(int argc, char **argv)
 	if (e)
 		return e;
 	trace_libbpf_quiet(o.verbose);
+	trace_say_pidns("faults", o.verbose);
 	e = trace_preflight(&err);
 	if (!e && o.cmd)
 		e = trace_target_spawn(&t, o.cmd, &err);

@@ -235,6 +235,7 @@ static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pi
 		return trace_bpf_error(err, -errno, "opening the leak tracer");
 	r->skel->rodata->target_tgid = (__u32)pid;
 	r->skel->rodata->with_stacks = !o->no_stacks;
+	trace_pidns(&r->skel->rodata->pidns_dev, &r->skel->rodata->pidns_ino);
 	e = leaks_bpf__load(r->skel);
 	if (e)
 		return trace_bpf_error(err, e, "loading the leak tracer (uprobes)");
@@ -580,6 +581,7 @@ static int cmd_leaks(int argc, char **argv)
 	if (e)
 		return e;
 	trace_libbpf_quiet(o.verbose);
+	trace_say_pidns("leaks", o.verbose);
 	e = trace_preflight(&err);
 	if (!e)
 		e = o.cmd ? trace_target_spawn(&t, o.cmd, &err)

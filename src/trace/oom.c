@@ -164,6 +164,7 @@ static struct oom_bpf *try_load(bool fentry, int *err)
 		return NULL;
 	}
 	bpf_program__set_autoload(s->progs.oom_kill_enter, fentry);
+	trace_pidns(&s->rodata->pidns_dev, &s->rodata->pidns_ino);
 	*err = oom_bpf__load(s);
 	if (!*err)
 		*err = oom_bpf__attach(s);
@@ -224,6 +225,7 @@ static int cmd_oom(int argc, char **argv)
 	if (e)
 		return e;
 	trace_libbpf_quiet(o.verbose);
+	trace_say_pidns("oom", o.verbose);
 	e = trace_preflight(&err);
 	if (!e)
 		e = oom_start(&skel, &o, &err);

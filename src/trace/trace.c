@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,6 +29,32 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (libbpf_verbose < 2)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
+}
+
+/* PROC_PID_INIT_INO: the initial PID namespace's inode number */
+#define PIDNS_INIT_INO 0xEFFFFFFCU
+
+bool trace_pidns(__u64 *dev, __u64 *ino)
+{
+	struct stat st;
+
+	*dev = *ino = 0;
+	if (stat("/proc/self/ns/pid", &st) < 0 || st.st_ino == PIDNS_INIT_INO)
+		return false;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return true;
+}
+
+void trace_say_pidns(const char *cmd, int verbose)
+{
+	__u64 dev, ino;
+
+	if (verbose && trace_pidns(&dev, &ino))
+		fprintf(stderr,
+			"memlens %s: in PID namespace %llu (not the initial one): pids are "
+			"matched and reported as seen here\n",
+			cmd, (unsigned long long)ino);
 }
 
 void trace_libbpf_quiet(int verbose)

@@ -30,6 +30,17 @@ int trace_preflight(struct ml_err *err);
  */
 int trace_bpf_error(struct ml_err *err, int e, const char *what);
 
+/*
+ * memlens's own PID namespace, for the BPF side's pidns_dev/pidns_ino:
+ * both 0 in the initial namespace (the kernel's pids are ours), else the
+ * device and inode of /proc/self/ns/pid, so pids are matched and reported
+ * as they are seen here (in a container or a pod). Returns true when not
+ * in the initial namespace.
+ */
+bool trace_pidns(__u64 *dev, __u64 *ino);
+/* With -v, outside the initial PID namespace: say that pids are as seen here. */
+void trace_say_pidns(const char *cmd, int verbose);
+
 /* The process a tracer looks at: a running one, or one it starts. */
 struct trace_target {
 	pid_t pid; /* 0: system-wide */

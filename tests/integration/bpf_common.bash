@@ -64,4 +64,11 @@ tracer_stop() {
 	TR_RC=$?
 }
 
+# pidns_usable NAME: can we run a command in a new PID namespace? (else skip NAME)
+pidns_usable() {
+	unshare --pid --fork --mount-proc true 2>/dev/null && return 0
+	skip "$1" "unshare --pid is not allowed here"
+	return 1
+}
+
 t_done() { [ "$T_FAILS" -eq 0 ]; }

@@ -143,6 +143,26 @@ test_spawned_command() {
 	fi
 }
 
+# memlens in its own PID namespace (a container, a pod): the target's pid is
+# matched and reported as memlens sees it (2: the first process memlens,
+# pid 1 there, starts), not as the kernel's global pid
+test_pid_namespace() {
+	local n=faults_in_pid_namespace out=$T_TMP/ns.json fg minor want
+	pidns_usable $n || return
+	unshare --pid --fork --mount-proc "$MEMLENS" faults --json -- \
+		"$WORKLOADS/faultgen" anon 32 >"$out" 2>"$T_TMP/ns.err"
+	fg=$(grep '^pages=' "$out")
+	want=$(echo "$fg" | tr ' ' '\n' | sed -n 's/^minflt=//p')
+	minor=$(json "$out" "sum(r['minor'] for r in d['rows'] if r['pid'] == 2 and r['comm'] == 'faultgen')")
+	echo "# $n: $fg; memlens rows $(json "$out" "[(r['comm'], r['pid'], r['minor']) for r in d['rows']]")"
+	if [ -n "$want" ] && [ "$minor" -ge "$want" ] && [ "$minor" -lt $((want + 4096)) ] &&
+	   [ "$(json "$out" "len(d['rows'])")" = 1 ]; then
+		ok $n
+	else
+		notok $n "$(cat "$T_TMP/ns.err")"
+	fi
+}
+
 # -o FILE: the report goes to FILE, the command's own output stays on stdout
 test_output_file() {
 	local n=faults_output_file_keeps_cmd_stdout out=$T_TMP/o.json rc
@@ -196,6 +216,7 @@ test_file_major_matches_getrusage
 test_mode_reported_and_fallback
 test_fentry_mode
 test_spawned_command
+test_pid_namespace
 test_output_file
 test_errors
 t_done

@@ -74,6 +74,20 @@ test_pid_untracked_frees() {
 	fi
 }
 
+# memlens in its own PID namespace: the uprobes' pid filter matches the
+# target as memlens sees it (pid 2 there), and the counts stay exact
+test_pid_namespace() {
+	local n=leaks_in_pid_namespace out=$T_TMP/ns.json k=300
+	pidns_usable $n || return
+	unshare --pid --fork --mount-proc "$MEMLENS" leaks --json -- "$WORKLOADS/leaky" $k \
+		>"$out" 2>"$T_TMP/ns.err"
+	if [ "$(json "$out" "(d['pid'], d['mallocs'], d['frees'], d['untracked_frees'], d['outstanding'])")" = "(2, $((9 * k)), $((8 * k)), 0, $k)" ]; then
+		ok $n
+	else
+		notok $n "$(cat "$out" "$T_TMP/ns.err")"
+	fi
+}
+
 test_errors() {
 	local n=leaks_static_binary_clear_error rc
 	"$MEMLENS" leaks -- /sbin/ldconfig -p >/dev/null 2>"$T_TMP/st.err"
@@ -100,5 +114,6 @@ test_errors() {
 
 test_spawned_exact
 test_pid_untracked_frees
+test_pid_namespace
 test_errors
 t_done

@@ -72,6 +72,37 @@ test_cgroup_oom_kill() {
 	[ $ok = 1 ] && ok $n || notok $n
 }
 
+# memlens oom in its own PID namespace, with the victim in it: the victim's
+# and the trigger's pids are the ones memlens sees, not the kernel's global ones
+test_pid_namespace() {
+	local n=oom_in_pid_namespace
+	pidns_usable $n || return
+	CG_NAME=memlens-oom-ns-test.$$
+	if ! cgroup_make; then
+		skip $n "no memory cgroup controller to create a 64 MiB cgroup in"; return
+	fi
+	unshare --pid --fork --mount-proc /bin/bash -c '
+		"$1" oom --json -d 60 >"$3/ns.out" 2>"$3/ns.err" &
+		m=$!
+		for _ in $(seq 1 300); do grep -qs tracing "$3/ns.err" && break; sleep 0.1; done
+		sh -c "echo \$\$ >$4/cgroup.procs && exec $2 1024" 2>/dev/null &
+		h=$!
+		wait $h
+		echo "$h" >"$3/ns.hog"
+		sleep 0.5
+		kill -INT $m
+		wait $m' _ "$MEMLENS" "$WORKLOADS/hog" "$T_TMP" "$CG"
+	local hog
+	hog=$(cat "$T_TMP/ns.hog" 2>/dev/null)
+	echo "# hog was pid $hog in the namespace; memlens: $(cat "$T_TMP/ns.out")"
+	if [ -n "$hog" ] && [ "$(json "$T_TMP/ns.out" "(d['victim_pid'], d['victim_comm'], d['trigger_pid'])")" = "($hog, 'hog', $hog)" ]; then
+		ok $n
+	else
+		notok $n "$(cat "$T_TMP/ns.err")"
+	fi
+	rmdir "$CG" 2>/dev/null
+}
+
 test_modes() {
 	local n=oom_mode_reported
 	"$MEMLENS" oom -v -d 0.2 >"$T_TMP/m.out" 2>"$T_TMP/m.err"
@@ -94,5 +125,6 @@ test_modes() {
 }
 
 test_cgroup_oom_kill
+test_pid_namespace
 test_modes
 t_done
