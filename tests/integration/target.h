@@ -66,6 +66,29 @@ static inline int target_start(struct target *t, const char *prog, char *const a
 	return 0;
 }
 
+/* A kernel thread we can see (kthreadd is 2 in the initial PID namespace;
+ * none is visible in another), or 0. */
+static inline pid_t kthread_pid(void)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags;
+
+	for (pid_t pid = 2; pid < 4096; pid++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+		    (flags & 0x00200000)) /* PF_KTHREAD */
+			return pid;
+	}
+	return 0;
+}
+
 /* Send a command, return the answer line (static buffer), or NULL. */
 static inline const char *target_cmd(struct target *t, const char *fmt, ...)
 {

@@ -365,9 +365,13 @@ static void test_attach_errors(void)
 	r = profiler_open(&p, 999999, NULL, &err);
 	CHECK_EQ(r, -ESRCH);
 	CHECK(strstr(err.msg, "no process") != NULL);
-	r = profiler_open(&p, 2, NULL, &err); /* kthreadd */
-	CHECK_EQ(r, -EINVAL);
-	CHECK(strstr(err.msg, "kernel thread") != NULL);
+	if (kthread_pid()) {
+		r = profiler_open(&p, kthread_pid(), NULL, &err);
+		CHECK_EQ(r, -EINVAL);
+		CHECK(strstr(err.msg, "kernel thread") != NULL);
+	} else {
+		printf("# no kernel thread is visible in this PID namespace: not tried\n");
+	}
 	r = profiler_open(&p, getpid(), NULL, &err);
 	CHECK_EQ(r, -EINVAL);
 	struct profiler_opts o = { .hot_threshold = 1.5 };
