@@ -85,6 +85,9 @@ def cleanup():
 
 
 def spawn(argv, **kw):
+    # nothing of the runner's: CRIU refuses to dump an inherited stdin it
+    # cannot resolve (a socket, a file of another mount namespace)
+    kw.setdefault("stdin", subprocess.DEVNULL)
     p = subprocess.Popen(argv, start_new_session=True, **kw)
     procs.append(p)
     return p
