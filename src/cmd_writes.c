@@ -349,6 +349,8 @@ int cmd_writes(int argc, char **argv)
 		if (!c.record) {
 			cli_error("writes", "cannot write the record file %s: %s", record_path,
 				  strerror(errno));
+			if (c.out != stdout)
+				fclose(c.out);
 			return EXIT_FAIL;
 		}
 		po.record_ranges = true;
