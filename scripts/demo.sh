@@ -24,6 +24,9 @@ profile() {	# name seconds cmd...
 	wait "$pid" 2>/dev/null || true
 }
 
+echo "memlens demo: what this machine supports (memlens check):" >&2
+"$M" check >&2 || true
+echo >&2
 echo "memlens demo: where do these programs write? (seed §7.2, interval 1000 ms, hot = written ratio > 0.3 for 3 intervals)" >&2
 profile memwrite 6 "$W/memwrite"
 profile memalloc 10 "$W/memalloc"

@@ -18,6 +18,10 @@
 
 struct ring_buffer;
 
+struct feature_list;
+/* `memlens check`: what the tracers can use here (memlens/features.h). */
+void trace_probe_features(struct feature_list *l);
+
 /* Route libbpf's messages to stderr only when @verbose > 1. */
 void trace_libbpf_quiet(int verbose);
 

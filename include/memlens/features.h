@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What this machine offers memlens: each kernel interface probed by using
+ * it once, on memlens's own memory (nothing else is touched). Callers
+ * (`memlens check`) add their own probes (eBPF, CRIU) to the same list.
+ */
+#ifndef MEMLENS_FEATURES_H
+#define MEMLENS_FEATURES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum feature_state {
+	FEATURE_OK, /* present and usable */
+	FEATURE_MISSING, /* absent or refused: the commands in used_by degrade or fail */
+	FEATURE_INFO, /* a fact, neither good nor bad (pid namespace, THP mode) */
+};
+
+struct feature {
+	const char *group; /* "memory", "process", "ebpf", "criu" */
+	const char *name; /* short, stable: "pagemap_scan" */
+	enum feature_state state;
+	bool core; /* memlens writes/snapshot cannot work without it */
+	char detail[200]; /* what was seen */
+	const char *used_by; /* the commands that need it */
+	const char *fix; /* what to do when it is missing, or NULL */
+};
+
+struct feature_list {
+	struct feature items[48];
+	size_t n;
+};
+
+/* Append one; returns it (the last slot is reused when the list is full). */
+struct feature *feature_add(struct feature_list *l, const char *group, const char *name,
+			    enum feature_state state, const char *used_by, const char *fix,
+			    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/*
+ * The memory and process interfaces: PAGEMAP_SCAN, async write-protect
+ * userfaultfd, soft-dirty, kpageflags, ptrace policy, pidfd_getfd, the PID
+ * namespace, THP, swap.
+ */
+void features_probe_memory(struct feature_list *l);
+
+#endif

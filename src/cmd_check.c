@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memlens check: what this machine offers memlens, each feature probed by
+ * using it once on memlens's own memory, with the commands that need it
+ * and what to do when it is missing.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "cliutil.h"
+#include "command.h"
+#include "jsonw.h"
+#include "memlens/criu.h"
+#include "memlens/features.h"
+
+/* src/trace/probe.c, when the eBPF tracers are built in */
+void trace_probe_features(struct feature_list *l) __attribute__((weak));
+
+static const char usage_text[] =
+	"usage: memlens check [--json] [--criu PATH] [--no-criu]\n"
+	"\n"
+	"Probe what this machine offers memlens: PAGEMAP_SCAN, async write-protect\n"
+	"userfaultfd, soft-dirty, kpageflags, ptrace, pidfd_getfd, the PID namespace,\n"
+	"THP, swap; eBPF (BTF, tp_btf, fentry, ring buffers, uprobes); CRIU (version,\n"
+	"`criu check`, pre-dump, the exclude options). Each probe uses the feature\n"
+	"once on memlens's own memory; no other process is touched. Every missing\n"
+	"feature is listed with the commands that need it and what to do.\n"
+	"\n"
+	"      --json         one JSON object on one line\n"
+	"      --criu PATH    the CRIU to check (default: as `memlens checkpoint` finds it)\n"
+	"      --no-criu      do not look for CRIU (it runs `criu check`, ~0.5 s)\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Exit status: 0 the core (writes, snapshot) can run here; 5 a core feature is\n"
+	"missing (the output says which); 2 usage.\n";
+
+enum { OPT_JSON = 1000, OPT_CRIU, OPT_NOCRIU };
+
+struct check_cli {
+	const char *criu;
+	bool no_criu;
+	bool json;
+};
+
+static int parse_args(int argc, char **argv, struct check_cli *c)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "criu", required_argument, NULL, OPT_CRIU },
+		{ "no-criu", no_argument, NULL, OPT_NOCRIU },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_JSON:
+			c->json = true;
+			break;
+		case OPT_CRIU:
+			c->criu = optarg;
+			break;
+		case OPT_NOCRIU:
+			c->no_criu = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			fputs(usage_text, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		cli_error("check", "unexpected argument '%s' (see --help)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+static void probe_criu(struct feature_list *l, const char *explicit_path)
+{
+	static const char used[] = "checkpoint, restore, agent (dumps)";
+	struct ml_err err = { 0 };
+	struct criu_caps caps;
+	char path[4096];
+
+	if (criu_locate(explicit_path, path, sizeof(path), &err)) {
+		feature_add(l, "criu", "criu", FEATURE_MISSING, used,
+			    "scripts/ensure-criu.sh builds CRIU 4.1.1 (make demo and make test run "
+			    "it), or give one with --criu PATH / MEMLENS_CRIU",
+			    "%s", err.msg);
+		return;
+	}
+	if (criu_probe(path, &caps, &err) || !caps.works) {
+		feature_add(l, "criu", "criu", FEATURE_MISSING, used,
+			    "use CRIU 4.1 or newer (scripts/ensure-criu.sh builds 4.1.1)",
+			    "%s %s fails `criu check`: %s", path, caps.version,
+			    err.msg[0] ? err.msg : caps.check_msg);
+		return;
+	}
+	feature_add(l, "criu", "criu", FEATURE_OK, used, NULL, "CRIU %s at %s; `criu check` passes",
+		    caps.version, path);
+	if (caps.mem_dirty_track)
+		feature_add(l, "criu", "criu_pre_dump", FEATURE_OK, "checkpoint --pre-dump", NULL,
+			    "`criu check --feature mem_dirty_track` passes");
+	else
+		feature_add(l, "criu", "criu_pre_dump", FEATURE_MISSING, "checkpoint --pre-dump",
+			    "needs soft-dirty in the kernel (see soft_dirty); take full dumps "
+			    "meanwhile",
+			    "`criu check --feature mem_dirty_track` fails");
+	if (caps.exclude_range && caps.exclude_file && caps.no_parent_range)
+		feature_add(l, "criu", "criu_exclude", FEATURE_OK,
+			    "checkpoint, agent (hot-VMA exclusion)", NULL,
+			    "this CRIU has --exclude-range, --exclude-file, --no-parent-range");
+	else
+		feature_add(
+			l, "criu", "criu_exclude", FEATURE_MISSING,
+			"checkpoint, agent (hot-VMA exclusion)",
+			"a CRIU build with the exclude options (a fork; upstream has none), via "
+			"--criu PATH or MEMLENS_CRIU; without it dumps include hot memory and "
+			"say so",
+			"this CRIU lacks the exclude options (upstream CRIU)");
+}
+
+static const char *state_name(enum feature_state s)
+{
+	return s == FEATURE_OK ? "ok" : s == FEATURE_MISSING ? "missing" : "info";
+}
+
+static void print_json(const struct feature_list *l, const struct utsname *u, bool core_ok)
+{
+	struct jw w;
+
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_kstr(&w, "type", "check");
+	jw_kstr(&w, "kernel", u->release);
+	jw_kstr(&w, "arch", u->machine);
+	jw_kbool(&w, "root", geteuid() == 0);
+	jw_kbool(&w, "core_ok", core_ok);
+	jw_key(&w, "features");
+	jw_arr(&w);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct feature *f = &l->items[i];
+
+		jw_obj(&w);
+		jw_kstr(&w, "group", f->group);
+		jw_kstr(&w, "name", f->name);
+		jw_kstr(&w, "state", state_name(f->state));
+		jw_kbool(&w, "core", f->core);
+		jw_kstr(&w, "detail", f->detail);
+		jw_kstr(&w, "used_by", f->used_by);
+		if (f->fix)
+			jw_kstr(&w, "fix", f->fix);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+}
+
+static void print_human(const struct feature_list *l, const struct utsname *u, bool core_ok)
+{
+	const char *group = "";
+
+	printf("memlens check: Linux %s %s, %s\n", u->release, u->machine,
+	       geteuid() == 0 ? "running as root" : "not root (some probes need root)");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct feature *f = &l->items[i];
+
+		if (strcmp(group, f->group)) {
+			group = f->group;
+			printf("\n%s\n", group);
+		}
+		printf("  %-8s %-15s %s\n",
+		       f->state == FEATURE_MISSING ? "MISSING" : state_name(f->state), f->name,
+		       f->detail);
+		if (f->state != FEATURE_INFO)
+			printf("  %-8s %-15s used by: %s\n", "", "", f->used_by);
+		if (f->fix)
+			printf("  %-8s %-15s fix: %s\n", "", "", f->fix);
+	}
+	printf("\n%s\n", core_ok ? "memlens writes and snapshot can run here."
+				 : "memlens writes and snapshot cannot run here: a core feature "
+				   "(marked core in --json) is missing, see above.");
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	static struct feature_list l; /* ~14 KiB */
+	struct check_cli c = { 0 };
+	struct utsname u;
+	bool core_ok = true;
+	int rc;
+
+	rc = parse_args(argc, argv, &c);
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	uname(&u);
+	features_probe_memory(&l);
+	if (trace_probe_features)
+		trace_probe_features(&l);
+	if (!c.no_criu)
+		probe_criu(&l, c.criu);
+	for (size_t i = 0; i < l.n; i++)
+		if (l.items[i].core && l.items[i].state == FEATURE_MISSING)
+			core_ok = false;
+	if (c.json)
+		print_json(&l, &u, core_ok);
+	else
+		print_human(&l, &u, core_ok);
+	return core_ok ? EXIT_OK : EXIT_NOFEATURE;
+}
+
+MEMLENS_COMMAND(check, "check", 5, "what this machine supports: kernel features, eBPF, CRIU",
+		cmd_check);

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the eBPF tracers can use here, for `memlens check`: BTF, whether
+ * programs load, the program types the tracers choose between (fentry,
+ * tp_btf, kprobes, uprobes), ring buffers, tracefs and the memory cgroup.
+ * A probe loads a two-instruction program that returns 0 and, for fentry,
+ * attaches it for an instant: nothing is left behind.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "memlens/features.h"
+#include "trace.h"
+
+static const struct bpf_insn ret0[] = {
+	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+	{ .code = BPF_JMP | BPF_EXIT },
+};
+
+/* Load (and for fentry attach) a no-op tracing program at BTF @name of @kind. */
+static int try_tracing(struct btf *vmlinux, const char *name, int kind, enum bpf_attach_type type)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, o);
+	int id = btf__find_by_name_kind(vmlinux, name, kind);
+	int fd, link, e;
+
+	if (id < 0)
+		return -ENOENT;
+	o.expected_attach_type = type;
+	o.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "memlens_probe", "GPL", ret0, 2, &o);
+	if (fd < 0)
+		return -errno;
+	link = type == BPF_TRACE_FENTRY ? bpf_link_create(fd, 0, type, NULL)
+					: bpf_raw_tracepoint_open(NULL, fd);
+	e = link < 0 ? -errno : 0;
+	if (link >= 0)
+		close(link);
+	close(fd);
+	return e;
+}
+
+static const char *why(int e)
+{
+	return e == -ENOENT ? "the kernel has no such function or tracepoint" : strerror(-e);
+}
+
+static void probe_programs(struct feature_list *l)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	int e;
+
+	if (!vmlinux) {
+		feature_add(l, "ebpf", "btf", FEATURE_MISSING, "faults, slab, leaks, oom",
+			    "use a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+			    "no kernel BTF (/sys/kernel/btf/vmlinux): CO-RE programs cannot load");
+		return;
+	}
+	feature_add(l, "ebpf", "btf", FEATURE_OK, "faults, slab, leaks, oom", NULL,
+		    "kernel BTF at /sys/kernel/btf/vmlinux");
+	e = try_tracing(vmlinux, "btf_trace_page_fault_user", BTF_KIND_TYPEDEF, BPF_TRACE_RAW_TP);
+	if (e)
+		feature_add(l, "ebpf", "tp_btf", FEATURE_MISSING, "faults, slab, oom",
+			    "run as root (CAP_BPF and CAP_PERFMON); slab falls back to raw_tp",
+			    "a tp_btf program on page_fault_user: %s", why(e));
+	else
+		feature_add(l, "ebpf", "tp_btf", FEATURE_OK, "faults, slab, oom", NULL,
+			    "a tp_btf program on page_fault_user loads and attaches");
+	e = try_tracing(vmlinux, "handle_mm_fault", BTF_KIND_FUNC, BPF_TRACE_FENTRY);
+	if (e)
+		feature_add(l, "ebpf", "fentry", FEATURE_MISSING,
+			    "faults --mode fentry (retried counts), oom (exact limit)",
+			    "none needed: faults and oom fall back to tracepoints (faults then "
+			    "reports retried as null, oom finds the limit from the cgroup)",
+			    "an fentry program on handle_mm_fault: %s", why(e));
+	else
+		feature_add(l, "ebpf", "fentry", FEATURE_OK,
+			    "faults --mode fentry (retried counts), oom (exact limit)", NULL,
+			    "an fentry program on handle_mm_fault loads and attaches");
+	btf__free(vmlinux);
+}
+
+static void probe_ringbuf(struct feature_list *l)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "memlens_probe", 0, 0, 4096, NULL);
+
+	if (fd >= 0) {
+		close(fd);
+		feature_add(l, "ebpf", "ringbuf", FEATURE_OK, "leaks, oom", NULL,
+			    "BPF ring buffers can be created");
+	} else {
+		feature_add(l, "ebpf", "ringbuf", FEATURE_MISSING, "leaks, oom",
+			    "run as root (CAP_BPF), on Linux 5.8 or newer",
+			    "a BPF ring buffer cannot be created: %s", strerror(errno));
+	}
+}
+
+/* @absent: FEATURE_MISSING when a tracer needs it, else FEATURE_INFO */
+static void probe_pmu(struct feature_list *l, const char *name, enum feature_state absent,
+		      const char *used_by, const char *fix, const char *what)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
+	if (access(path, R_OK) == 0)
+		feature_add(l, "ebpf", name, absent == FEATURE_INFO ? FEATURE_INFO : FEATURE_OK,
+			    used_by, NULL, "the %s PMU is there (%s)", name, what);
+	else
+		feature_add(l, "ebpf", name, absent, used_by, fix, "no %s PMU (%s)", name, what);
+}
+
+static void probe_files(struct feature_list *l)
+{
+	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
+	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		feature_add(l, "ebpf", "tracefs", FEATURE_INFO, "none (libbpf's fallbacks)", NULL,
+			    "tracefs is mounted");
+	else
+		feature_add(l, "ebpf", "tracefs", FEATURE_INFO, "none (libbpf's fallbacks)", NULL,
+			    "tracefs is not mounted; no tracer needs it while the uprobe PMU is "
+			    "there (else: mount -t tracefs nodev /sys/kernel/tracing)");
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+		feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
+			    NULL, "cgroup v2 (memory.max, memory.events)");
+	else if (access("/sys/fs/cgroup/memory", F_OK) == 0)
+		feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
+			    NULL, "cgroup v1 (memory.limit_in_bytes, memory.oom_control)");
+	else
+		feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
+			    NULL, "no memory cgroup: every OOM kill is global");
+}
+
+void trace_probe_features(struct feature_list *l)
+{
+	struct ml_err err = { 0 };
+
+	trace_libbpf_quiet(0);
+	if (trace_preflight(&err)) {
+		feature_add(l, "ebpf", "bpf", FEATURE_MISSING, "faults, slab, leaks, oom",
+			    err.code == EPERM ? "run as root (sudo)"
+					      : "use a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+			    "%s", err.msg);
+		return;
+	}
+	probe_programs(l);
+	probe_ringbuf(l);
+	probe_pmu(l, "uprobe", FEATURE_MISSING, "leaks",
+		  "use a kernel with CONFIG_UPROBE_EVENTS (libbpf then needs tracefs)",
+		  "uprobes attach through perf_event_open");
+	probe_pmu(l, "kprobe", FEATURE_INFO, "none (memlens uses tracepoints)", NULL,
+		  "CONFIG_KPROBES; libbpf-tools such as oomkill need it");
+	probe_files(l);
+}

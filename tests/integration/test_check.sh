@@ -1,0 +1,97 @@
+#!/bin/bash
+# memlens check: every probe's answer cross-checked against the command or
+# tool that uses the feature (CRIU's own check, a forced fentry tracer run,
+# snapshot --pages without root), the exit status, and the usage errors.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+M=${MEMLENS:-$PWD/build/memlens} W=${WORKLOADS:-$PWD/build/workloads}
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/memlens-check-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+ok() { echo "ok - $1"; }
+notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; fails=$((fails + 1)); }
+skip() { echo "skip - $1: $2"; }
+
+# state NAME [FILE]: the state of feature NAME in the JSON
+state() {
+	"$PY" -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+print(next((f["state"] for f in j["features"] if f["name"] == sys.argv[2]), "absent"))' "${2:-$tmp/c.json}" "$1"
+}
+
+CRIU=$(scripts/ensure-criu.sh 2>/dev/null)
+[ -n "$CRIU" ] && export MEMLENS_CRIU=$CRIU
+
+"$M" check --json >"$tmp/c.json" 2>"$tmp/c.err"
+rc=$?
+if [ $rc != 0 ] || ! "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["type"] == "check" and j["core_ok"] and len(j["features"]) >= 15; assert all(f.get("fix") for f in j["features"] if f["state"] == "missing")' "$tmp/c.json"; then
+	notok json_shape "exit $rc: $(cat "$tmp/c.json" "$tmp/c.err")"
+else
+	ok json_shape
+fi
+
+# the core of writes/snapshot: present here, as every other test shows
+bad=
+for f in pagemap_scan uffd_wp_async ptrace pidfd_getfd btf tp_btf ringbuf uprobe; do
+	[ "$(state $f)" = ok ] || bad="$bad $f=$(state $f)"
+done
+[ -z "$bad" ] && ok core_features_present || notok core_features_present "$bad"
+
+# soft-dirty: the same answer as CRIU's own check of the kernel
+if [ -z "$CRIU" ]; then
+	skip soft_dirty_agrees_with_criu "no CRIU"
+else
+	if "$CRIU" check --feature mem_dirty_track >/dev/null 2>&1; then want=ok; else want=missing; fi
+	[ "$(state soft_dirty)" = $want ] && [ "$(state criu_pre_dump)" = $want ] &&
+		[ "$(state criu)" = ok ] && ok soft_dirty_agrees_with_criu ||
+		notok soft_dirty_agrees_with_criu "criu says $want; check says soft_dirty $(state soft_dirty), criu_pre_dump $(state criu_pre_dump), criu $(state criu)"
+fi
+
+# fentry: the same answer as the faults tracer forced into fentry mode
+"$M" faults --mode fentry -d 0.1 >/dev/null 2>"$tmp/f.err"
+case $? in 0) want=ok ;; 5) want=missing ;; *) want=unknown ;; esac
+[ "$(state fentry)" = $want ] && ok fentry_agrees_with_faults ||
+	notok fentry_agrees_with_faults "faults --mode fentry: $want ($(cat "$tmp/f.err")); check: $(state fentry)"
+
+# the human table names every missing feature with its fix
+"$M" check >"$tmp/c.txt" 2>&1
+missing=$("$PY" -c 'import json,sys; print(" ".join(f["name"] for f in json.load(open(sys.argv[1]))["features"] if f["state"] == "missing"))' "$tmp/c.json")
+bad=
+for f in $missing; do grep -q "^  MISSING  $f " "$tmp/c.txt" || bad="$bad $f"; done
+[ -z "$bad" ] && [ "$(grep -c '^ *fix: ' "$tmp/c.txt")" = "$(echo $missing | wc -w)" ] &&
+	grep -q "can run here" "$tmp/c.txt" && ok human_table || notok human_table "not listed:$bad; $(cat "$tmp/c.txt")"
+
+# without root: kpageflags and eBPF are missing, and snapshot --pages agrees
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$M" check --json --no-criu >"$tmp/u.json" 2>/dev/null
+	rc=$?
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$M" snapshot --pages -n 1 -- /bin/true >/dev/null 2>"$tmp/u.err"
+	src=$?
+	if [ $rc = 0 ] && [ "$(state kpageflags "$tmp/u.json")" = missing ] && [ $src = 4 ] &&
+	   [ "$(state bpf "$tmp/u.json")" = missing ] && [ "$(state criu "$tmp/u.json")" = absent ]; then
+		ok not_root
+	else
+		notok not_root "exit $rc, kpageflags $(state kpageflags "$tmp/u.json"), snapshot --pages exit $src, bpf $(state bpf "$tmp/u.json")"
+	fi
+else
+	skip not_root "no setpriv"
+fi
+
+# in a PID namespace of its own it says so
+if unshare --pid --fork --mount-proc true 2>/dev/null; then
+	unshare --pid --fork --mount-proc "$M" check --json --no-criu >"$tmp/ns.json" 2>/dev/null
+	grep -q '"detail":"PID namespace [0-9]* (a container or pod)' "$tmp/ns.json" &&
+		grep -q '"detail":"the initial PID namespace' "$tmp/c.json" && ok pid_namespace ||
+		notok pid_namespace "$(cat "$tmp/ns.json")"
+else
+	skip pid_namespace "unshare --pid is not allowed here"
+fi
+
+# usage
+"$M" check --bogus >/dev/null 2>&1; r1=$?
+"$M" check extra >/dev/null 2>&1; r2=$?
+"$M" check --help | grep -q -- "--no-criu"; r3=$?
+[ $r1 = 2 ] && [ $r2 = 2 ] && [ $r3 = 0 ] && ok usage || notok usage "exit $r1 $r2 $r3"
+
+[ $fails = 0 ]
