@@ -227,13 +227,14 @@ static int session_visible(pid_t pid, struct ml_err *err)
 
 	if (proc_stat(pid, &state, &sid) || sid != 0)
 		return 0;
-	return ml_err_set(err, EINVAL,
-			  "pid %d has no session leader that CRIU can see: its session id reads 0 "
-			  "(it was started, without setsid, by an init that never called setsid, or "
-			  "its session leader is outside this PID namespace), and CRIU refuses to "
-			  "dump such a process; CRIU was not run. Start the target in its own session "
-			  "(`setsid CMD`)",
-			  (int)pid);
+	return ml_err_set(
+		err, EINVAL,
+		"pid %d has no session leader that CRIU can see: its session id reads 0 "
+		"(it was started, without setsid, by an init that never called setsid, or "
+		"its session leader is outside this PID namespace), and CRIU refuses to "
+		"dump such a process; CRIU was not run. Start the target in its own session "
+		"(`setsid CMD`)",
+		(int)pid);
 }
 
 int criu_dump_target_check(pid_t pid, struct ml_err *err)
