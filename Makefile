@@ -90,8 +90,17 @@ deps:
 	@scripts/install-deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins
 	@tests/run.sh
+
+# memlens and memlens-agent again, with ASan+UBSan, in $(BUILD)/asan-bin:
+# tests/run.sh repeats the command-line tests that feed them untrusted
+# input (gRPC payloads, report files, command lines) with these
+ASAN_BIN := $(BUILD)/asan-bin
+.PHONY: asan-bins
+asan-bins:
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BIN) CFLAGS="-O1 -g $(SAN)" \
+		$(ASAN_BIN)/memlens $(if $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS)),$(ASAN_BIN)/memlens-agent)
 
 demo: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

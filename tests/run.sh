@@ -59,6 +59,33 @@ for t in tests/integration/*.sh; do
 	[ -f "$t" ] && want "${t#tests/}" && run_one "${t#tests/}" bash "$t"
 done
 
+# The command-line tests that feed memlens untrusted input (the agent's gRPC
+# payloads, report files, command lines) again, on memlens and memlens-agent
+# built with ASan+UBSan (make asan-bins): any sanitizer report fails the run,
+# including one from a process the test only talks to.
+ASAN_BIN=$BUILD/asan-bin
+if [ -x "$ASAN_BIN/memlens" ]; then
+	san_logs=$PWD/$log_dir/asan-cli-reports
+	[ -n "${KEEP_SAN_LOGS:-}" ] || rm -rf "$san_logs"
+	mkdir -p "$san_logs"
+	for t in test_writes_cli.sh test_snapshot_cli.sh test_report.sh test_agent.sh; do
+		want "asan-cli/$t" || continue
+		MEMLENS=$PWD/$ASAN_BIN/memlens \
+			ASAN_OPTIONS=detect_leaks=1:log_path=$san_logs/asan \
+			UBSAN_OPTIONS=print_stacktrace=1:log_path=$san_logs/ubsan \
+			run_one "asan-cli/$t" bash "tests/integration/$t"
+	done
+	if want asan-cli/reports; then
+		run_one asan-cli/reports bash -c '
+			for f in "$1"/*; do
+				[ -e "$f" ] || continue
+				echo "not ok - sanitizer report $f"
+				sed "s/^/#   /" "$f" | head -n 60
+			done
+			echo "ok - sanitizer reports read"' _ "$san_logs"
+	fi
+fi
+
 echo
 # Repeat what failed at the very end, where a CI log that keeps only its tail
 # still shows it: each failing check with its reasons, then the log's tail.
