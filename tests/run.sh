@@ -60,7 +60,8 @@ for t in tests/integration/*.sh; do
 done
 
 # The command-line tests that feed memlens untrusted input (the agent's gRPC
-# payloads, report files, command lines) again, on memlens and memlens-agent
+# payloads, report files, command lines, target ELF files, CRIU's images
+# and logs) again, on memlens and memlens-agent
 # built with ASan+UBSan (make asan-bins): any sanitizer report fails the run,
 # including one from a process the test only talks to.
 ASAN_BIN=$BUILD/asan-bin
@@ -68,7 +69,8 @@ if [ -x "$ASAN_BIN/memlens" ]; then
 	san_logs=$PWD/$log_dir/asan-cli-reports
 	[ -n "${KEEP_SAN_LOGS:-}" ] || rm -rf "$san_logs"
 	mkdir -p "$san_logs"
-	for t in test_writes_cli.sh test_snapshot_cli.sh test_report.sh test_agent.sh; do
+	for t in test_writes_cli.sh test_snapshot_cli.sh test_report.sh test_agent.sh \
+		test_leaks.sh test_criu.sh; do
 		want "asan-cli/$t" || continue
 		MEMLENS=$PWD/$ASAN_BIN/memlens \
 			ASAN_OPTIONS=detect_leaks=1:log_path=$san_logs/asan \
