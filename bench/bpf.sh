@@ -7,13 +7,14 @@
 #      and a latency histogram).
 #   2. per malloc+free pair: mallocbench, alone / under `memlens leaks` /
 #      under bpftrace (malloc entry+return, free entry, outstanding map).
-# Each configuration runs REPS times (default 3), interleaved; medians.
+# Each configuration runs REPS times (default 5), interleaved, after one
+# discarded warm-up run; medians, and every run's value so the noise shows.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 MEMLENS=${MEMLENS:-$PWD/$BUILD/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 MIB=${MIB:-1024}
 PAIRS=${PAIRS:-100000}
 TMP=$(mktemp -d /tmp/memlens-bench-bpf.XXXXXX)
@@ -67,6 +68,7 @@ fault_run() {	# prints ns per fault
 }
 
 echo "== cost per page fault: faultgen touching $MIB MiB, $REPS runs each, median ns/fault"
+fault_run >/dev/null	# warm-up: the first touch of this much memory can cost the VM more
 for r in $(seq 1 "$REPS"); do
 	fault_run >>"$TMP/f.base"
 	bg_start "$MEMLENS" faults -v
@@ -81,12 +83,17 @@ done
 fb=$(median <"$TMP/f.base")
 fm=$(median <"$TMP/f.memlens")
 fbt=$([ $HAVE_BT = 1 ] && median <"$TMP/f.bpftrace" || echo 0)
-awk -v b="$fb" -v m="$fm" -v t="$fbt" 'BEGIN {
-	printf "  untraced          %8.0f ns/fault\n", b
-	printf "  memlens faults    %8.0f ns/fault  (+%.0f ns, %.2fx untraced)\n", m, m - b, m / b
+runs() { sort -g "$1" | awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}'; }
+awk -v b="$fb" -v m="$fm" -v t="$fbt" -v rb="$(runs "$TMP/f.base")" -v rm="$(runs "$TMP/f.memlens")" \
+    -v rt="$([ $HAVE_BT = 1 ] && runs "$TMP/f.bpftrace")" 'BEGIN {
+	printf "  untraced          %8.0f ns/fault  (runs: %s)\n", b, rb
+	printf "  memlens faults    %8.0f ns/fault  (%+.0f ns, %.2fx untraced; runs: %s)\n", m, m - b, m / b, rm
 	if (t > 0) {
-		printf "  bpftrace          %8.0f ns/fault  (+%.0f ns, %.2fx untraced)\n", t, t - b, t / b
-		printf "  ratio memlens/bpftrace added cost per fault: %.2f\n", (m - b) / ((t - b) > 0 ? (t - b) : 1)
+		printf "  bpftrace          %8.0f ns/fault  (%+.0f ns, %.2fx untraced; runs: %s)\n", t, t - b, t / b, rt
+		if (m - b > 0 && t - b > 0)
+			printf "  ratio memlens/bpftrace added cost per fault: %.2f\n", (m - b) / (t - b)
+		else
+			printf "  ratio memlens/bpftrace added cost per fault: not measurable in this run (an added cost is below the run-to-run noise; see the runs)\n"
 	}
 }'
 
