@@ -3,6 +3,7 @@
 #ifndef MEMLENS_ELFSYM_H
 #define MEMLENS_ELFSYM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,8 @@ struct elf_syms {
 /* Function symbols of .symtab, or of .dynsym when the file is stripped. */
 int elf_syms_load(const char *path, struct elf_syms *out, struct ml_err *err);
 void elf_syms_free(struct elf_syms *s);
+/* Does @path define function @name in its dynamic symbol table (exported)? */
+bool elf_exports(const char *path, const char *name);
 /* The function containing @vaddr, or NULL. */
 const struct elf_sym *elf_syms_at(const struct elf_syms *s, uint64_t vaddr);
 /* The address of function @name: 0 or -ENOENT. */

@@ -17,7 +17,7 @@
 #include "../command.h"
 #include "../jsonw.h"
 #include "elfsym.h"
-#include "libcfind.h"
+#include "allocfind.h"
 #include "symbolize.h"
 #include "trace.h"
 #include "../../bpf/leaks.h"
@@ -27,11 +27,12 @@ static const char usage_text[] =
 	"usage: memlens leaks (-p PID | -- CMD [ARGS...]) [-d SEC] [--json] [-v]\n"
 	"\n"
 	"Trace malloc, calloc, realloc, free, aligned_alloc, posix_memalign and\n"
-	"memalign of one process with uprobes on its own libc, and report the\n"
+	"memalign of one process with uprobes on its allocator (its libc, or the\n"
+	"jemalloc/tcmalloc/mimalloc that replaces libc's malloc), and report the\n"
 	"allocations still outstanding at the end, grouped by size and by the user\n"
 	"call stack that made them (symbolized from the process's ELF files).\n"
 	"\n"
-	"  -p, --pid PID        a running process (its libc found from its maps)\n"
+	"  -p, --pid PID        a running process (its allocator found from its maps)\n"
 	"  -- CMD [ARGS]        start CMD and trace it from before its first malloc\n"
 	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C, or the\n"
 	"                       target's exit)\n"
@@ -77,7 +78,7 @@ struct leaks_run {
 	struct leaks_bpf *skel;
 	struct bpf_link *links[2 * (LEAKS_NR_FN + 1)];
 	int nlinks;
-	char libc[PATH_MAX];
+	struct alloc_lib alloc; /* the file whose malloc the target calls */
 	struct symbolizer sym;
 };
 
@@ -168,7 +169,7 @@ static int attach_one(struct leaks_run *r, struct bpf_program *p, pid_t pid, uin
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 	struct bpf_link *l;
 
-	l = bpf_program__attach_uprobe_opts(p, pid, r->libc, (size_t)off, &uo);
+	l = bpf_program__attach_uprobe_opts(p, pid, r->alloc.path, (size_t)off, &uo);
 	if (!l)
 		return -errno;
 	r->links[r->nlinks++] = l;
@@ -182,7 +183,7 @@ static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts
 	struct elf_syms syms;
 	int nseen = 0, e;
 
-	e = elf_syms_load(r->libc, &syms, err);
+	e = elf_syms_load(r->alloc.path, &syms, err);
 	if (e)
 		return e;
 	for (int fn = 0; fn <= LEAKS_NR_FN; fn++) {
@@ -193,9 +194,9 @@ static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts
 		if (elf_syms_find(&syms, pf->name, &va) || elf_vaddr_to_off(&syms, va, &off)) {
 			if (pf->required) {
 				e = ml_err_set(err, ENOENT,
-					       "%s has no function %s: not a C library "
+					       "%s has no function %s: not an allocator "
 					       "memlens leaks can trace",
-					       r->libc, pf->name);
+					       r->alloc.path, pf->name);
 				goto out;
 			}
 			continue;
@@ -205,12 +206,12 @@ static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts
 		if (dup) /* an alias (aligned_alloc = memalign): probed once */
 			continue;
 		seen[nseen++] = off;
-		entry = pf->alloc || o->free_at_entry ? off : emulatable_entry(r->libc, off);
+		entry = pf->alloc || o->free_at_entry ? off : emulatable_entry(r->alloc.path, off);
 		e = attach_one(r, entry_prog(r->skel, fn), pid, entry, false);
 		if (!e && pf->alloc)
 			e = attach_one(r, r->skel->progs.alloc_exit, pid, off, true);
 		if (e) {
-			e = trace_bpf_error(err, e, "attaching a uprobe to the target's libc");
+			e = trace_bpf_error(err, e, "attaching a uprobe to the target's allocator");
 			goto out;
 		}
 		if (o->verbose)
@@ -240,7 +241,10 @@ static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pi
 	if (e)
 		return trace_bpf_error(err, e, "loading the leak tracer (uprobes)");
 	if (o->verbose)
-		fprintf(stderr, "memlens leaks: mode uprobe/uretprobe on %s, pid %d\n", r->libc,
+		fprintf(stderr, "memlens leaks: mode uprobe/uretprobe on %s (%s), pid %d\n",
+			r->alloc.path,
+			r->alloc.is_libc ? "its C library"
+					 : "its allocator, in place of libc's malloc",
 			(int)pid);
 	return attach_probes(r, pid, o, err);
 }
@@ -444,6 +448,16 @@ static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_tot
 	free(v);
 }
 
+/* The allocator's path as the target sees it (without /proc/PID/root). */
+static const char *alloc_shown(const struct alloc_lib *a)
+{
+	const char *p = a->path;
+
+	if (!strncmp(p, "/proc/", 6) && (p = strstr(p + 6, "/root/")))
+		return p + 5;
+	return a->path;
+}
+
 static void print_json(struct leaks_run *r, const struct leaks_opts *o, const struct leak_totals *t)
 {
 	const __u64 *c = r->skel->bss->counters;
@@ -454,6 +468,7 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 	jw_obj(&w);
 	jw_kstr(&w, "type", "leaks");
 	jw_kint(&w, "pid", r->sym.pid);
+	jw_kstr(&w, "allocator", alloc_shown(&r->alloc));
 	jw_kuint(&w, "mallocs", c[LEAKS_C_ALLOCS]);
 	jw_kuint(&w, "frees", c[LEAKS_C_FREES]);
 	jw_kuint(&w, "untracked_frees", c[LEAKS_C_UNTRACKED]);
@@ -495,6 +510,8 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 	       (int)r->sym.pid, (unsigned long long)c[LEAKS_C_ALLOCS],
 	       (unsigned long long)c[LEAKS_C_FREES], (unsigned long long)c[LEAKS_C_UNTRACKED],
 	       (unsigned long long)c[LEAKS_C_FAILED]);
+	if (!r->alloc.is_libc)
+		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(&r->alloc));
 	printf("outstanding: %llu blocks, %s\n", (unsigned long long)t->count,
 	       fmt_bytes(t->bytes, b1, sizeof(b1)));
 	if (c[LEAKS_C_LOST])
@@ -534,11 +551,11 @@ static void report(struct leaks_run *r, const struct leaks_opts *o)
 	free(t.stacks);
 }
 
-static int find_libc(struct leaks_run *r, struct trace_target *t, struct ml_err *err)
+static int find_allocator(struct leaks_run *r, struct trace_target *t, struct ml_err *err)
 {
 	if (t->spawned)
-		return libc_wait_loaded(t->pid, r->libc, sizeof(r->libc), err);
-	return libc_find(t->pid, r->libc, sizeof(r->libc), err);
+		return alloc_wait_loaded(t->pid, &r->alloc, err);
+	return alloc_find(t->pid, &r->alloc, err);
 }
 
 static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, struct trace_target *t)
@@ -587,7 +604,7 @@ static int cmd_leaks(int argc, char **argv)
 		e = o.cmd ? trace_target_spawn(&t, o.cmd, &err)
 			  : trace_target_attach(&t, o.pid, &err);
 	if (!e)
-		e = find_libc(&r, &t, &err);
+		e = find_allocator(&r, &t, &err);
 	if (!e)
 		e = leaks_start(&r, &o, t.pid, &err);
 	if (e)

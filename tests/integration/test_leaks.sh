@@ -74,6 +74,48 @@ test_pid_untracked_frees() {
 	fi
 }
 
+# A program whose malloc is jemalloc's (preloaded, as services do): memlens
+# probes jemalloc, not libc, whose malloc is never called there; the counts
+# stay exact. Both ways of finding it: -- CMD and -p PID.
+test_jemalloc() {
+	local n=leaks_jemalloc_preloaded je out=$T_TMP/je.json k=300 p
+	je=$(ls /usr/lib/*/libjemalloc.so.2 /usr/lib/libjemalloc.so.2 2>/dev/null | head -n 1)
+	if [ -z "$je" ]; then
+		skip $n "libjemalloc.so.2 is not installed (apt-get install libjemalloc2)"
+		skip leaks_jemalloc_pid "libjemalloc.so.2 is not installed (apt-get install libjemalloc2)"
+		return
+	fi
+	LD_PRELOAD=$je "$MEMLENS" leaks --json -v -- "$WORKLOADS/leaky" $k >"$out" 2>"$T_TMP/je.err"
+	# jemalloc's libstdc++ adds its own start-up allocation or two, never of 4096 bytes
+	if [ "$(json "$out" "(d['allocator'].endswith('/libjemalloc.so.2'), [s for s in d['by_size'] if s['size'] == 4096], d['frees'], d['untracked_frees'], $((9 * k)) <= d['mallocs'] < $((9 * k + 16)))")" = "(True, [{'size': 4096, 'count': $k, 'bytes': $((4096 * k))}], $((8 * k)), 0, True)" ] &&
+	   grep -q "in place of libc's malloc" "$T_TMP/je.err"; then
+		ok $n
+	else
+		notok $n "$(cat "$out" "$T_TMP/je.err")"
+	fi
+	n=leaks_jemalloc_pid
+	mkfifo "$T_TMP/je.fifo"
+	LD_PRELOAD=$je "$WORKLOADS/leaky" -w 200 <"$T_TMP/je.fifo" >/dev/null 2>"$T_TMP/je-p.err" &
+	p=$!
+	T_BG+=("$p")
+	exec 7>"$T_TMP/je.fifo"
+	for _ in $(seq 1 100); do grep -qs waiting "$T_TMP/je-p.err" && break; sleep 0.05; done
+	if ! tracer_start jep leaks -p $p --json; then
+		exec 7>&-; notok $n "$(cat "$TR_ERR")"; return
+	fi
+	echo >&7	# frees its 200 earlier blocks, leaks 200 new ones
+	for _ in $(seq 1 600); do grep -qs done "$T_TMP/je-p.err" && break; sleep 0.1; done
+	echo >&7
+	exec 7>&-
+	wait $p
+	wait "$TR_PID"
+	if [ "$(json "$TR_OUT" "(d['allocator'].endswith('/libjemalloc.so.2'), d['untracked_frees'], d['mallocs'], d['frees'], [s['count'] for s in d['by_size'] if s['size'] == 4096])")" = "(True, 200, 1800, 1600, [200])" ]; then
+		ok $n
+	else
+		notok $n "$(cat "$TR_OUT" "$TR_ERR")"
+	fi
+}
+
 # memlens in its own PID namespace: the uprobes' pid filter matches the
 # target as memlens sees it (pid 2 there), and the counts stay exact
 test_pid_namespace() {
@@ -114,6 +156,7 @@ test_errors() {
 
 test_spawned_exact
 test_pid_untracked_frees
+test_jemalloc
 test_pid_namespace
 test_errors
 t_done

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "memlens/maps.h"
-#include "libcfind.h"
+#include "allocfind.h"
+#include "elfsym.h"
 
 /* a dynamic loader maps libc within its first few dozen system calls */
 #define LIBC_MAX_SYSCALL_STOPS 4000
@@ -21,8 +24,52 @@ static bool is_libc(const char *path)
 	       !strncmp(base, "libc.musl", 9) || !strncmp(base, "ld-musl", 7);
 }
 
-/* 0 found, -ENOENT not (yet) mapped, other: the process is gone */
-static int scan_maps(pid_t pid, char *path, size_t len, struct ml_err *err)
+static bool is_loader(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "ld-linux", 8) || !strncmp(base, "ld.so", 5);
+}
+
+/*
+ * Among the executable file mappings of @set (libc at @libc), the object
+ * the dynamic linker binds malloc to: the program itself when it exports
+ * malloc and free, else the first other library that does, else libc.
+ */
+static void choose_allocator(pid_t pid, const struct vma_set *set, const char *libc,
+			     struct alloc_lib *a)
+{
+	char exe[PATH_MAX], cand[PATH_MAX], link[64];
+	const char *pick = NULL, *last = "";
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	for (size_t i = 0; i < set->n; i++) {
+		const char *p = vma_path(set, &set->v[i]);
+
+		if (p[0] != '/' || set->v[i].perms[2] != 'x' || !strcmp(p, last) ||
+		    !strcmp(p, libc) || is_libc(p) || is_loader(p))
+			continue;
+		last = p;
+		snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)pid, p);
+		if (!elf_exports(cand, "malloc") || !elf_exports(cand, "free"))
+			continue;
+		if (!strcmp(p, exe)) {
+			pick = p;
+			break;
+		}
+		if (!pick)
+			pick = p;
+	}
+	a->is_libc = !pick;
+	snprintf(a->path, sizeof(a->path), "/proc/%d/root%s", (int)pid, pick ? pick : libc);
+}
+
+/* 0 found, -ENOENT libc not (yet) mapped, other: the process is gone */
+static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 {
 	struct vma_set set;
 	int e;
@@ -36,7 +83,7 @@ static int scan_maps(pid_t pid, char *path, size_t len, struct ml_err *err)
 		const char *p = vma_path(&set, &set.v[i]);
 
 		if (p[0] == '/' && is_libc(p) && set.v[i].perms[2] == 'x') {
-			snprintf(path, len, "/proc/%d/root%s", (int)pid, p);
+			choose_allocator(pid, &set, p, a);
 			e = 0;
 			break;
 		}
@@ -46,9 +93,9 @@ out:
 	return e;
 }
 
-int libc_find(pid_t pid, char *path, size_t len, struct ml_err *err)
+int alloc_find(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 {
-	int e = scan_maps(pid, path, len, err);
+	int e = scan_maps(pid, a, err);
 
 	if (e == -ENOENT)
 		return ml_err_set(err, ENOENT,
@@ -72,7 +119,7 @@ static int wait_stop(pid_t pid, int *status, struct ml_err *err)
 	return 0;
 }
 
-int libc_wait_loaded(pid_t pid, char *path, size_t len, struct ml_err *err)
+int alloc_wait_loaded(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 {
 	int status, sig = 0, e;
 
@@ -80,7 +127,7 @@ int libc_wait_loaded(pid_t pid, char *path, size_t len, struct ml_err *err)
 		   (void *)(long)(PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC)) < 0)
 		return ml_err_set(err, errno, "ptrace(PTRACE_SETOPTIONS): %s", strerror(errno));
 	for (int i = 0; i < LIBC_MAX_SYSCALL_STOPS; i++) {
-		e = scan_maps(pid, path, len, err);
+		e = scan_maps(pid, a, err);
 		if (e != -ENOENT)
 			return e;
 		if (ptrace(PTRACE_SYSCALL, pid, NULL, (void *)(long)sig) < 0)
