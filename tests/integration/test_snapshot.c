@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/swap.h>
 
 #include "harness.h"
 #include "integration/target.h"
@@ -197,13 +198,10 @@ static bool have_swap(void)
 	return n > 1;
 }
 
-static void test_swapped_pages(void)
+static void swapped_pages(void)
 {
 	struct snapshot s;
 
-	if (!have_swap())
-		SKIP("no swap device on this machine (/proc/swaps lists none): MADV_PAGEOUT cannot "
-		     "swap pages out");
 	snapshot_init(&s);
 	start("1");
 	REQUIRE(A("swap"));
@@ -214,6 +212,59 @@ static void test_swapped_pages(void)
 	CHECK_EQ(s.c[w].swapped_pages + s.c[w].resident_pages, 64);
 	stop();
 	snapshot_free(&s);
+}
+
+/*
+ * Without swap, a 64 MiB swap file of our own for the test's duration
+ * (/var/tmp, mkswap, swapon; swapoff and removed after). Empty on
+ * success, else why not.
+ */
+static char swap_file[64];
+
+static const char *swap_make(void)
+{
+	static char why[256];
+	char cmd[256];
+	int rc;
+
+	snprintf(swap_file, sizeof(swap_file), "/var/tmp/memlens-test-swap.%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "fallocate -l 64M %s && chmod 600 %s && mkswap %s >/dev/null 2>&1", swap_file,
+		 swap_file, swap_file);
+	rc = system(cmd);
+	if (rc != 0) {
+		unlink(swap_file);
+		swap_file[0] = '\0';
+		return "creating a swap file in /var/tmp failed (fallocate/mkswap)";
+	}
+	if (swapon(swap_file, 0) < 0) {
+		snprintf(why, sizeof(why), "swapon %s: %s", swap_file, strerror(errno));
+		unlink(swap_file);
+		swap_file[0] = '\0';
+		return why;
+	}
+	return "";
+}
+
+static void swap_drop(void)
+{
+	if (!swap_file[0])
+		return;
+	if (swapoff(swap_file) < 0)
+		printf("# swapoff %s: %s\n", swap_file, strerror(errno));
+	unlink(swap_file);
+	swap_file[0] = '\0';
+}
+
+static const char *swap_why = "";
+
+static void test_swapped_pages(void)
+{
+	if (!have_swap())
+		SKIP("no swap device on this machine, and none could be made (%.120s): "
+		     "MADV_PAGEOUT cannot swap pages out",
+		     swap_why);
+	swapped_pages();
 }
 
 /* Runs everywhere: swapped pages agree with the kernel's VmSwap counter. */
@@ -704,9 +755,18 @@ int main(void)
 	RUN(test_resident_exact);
 	RUN(test_zero_file_pages);
 	RUN(test_huge_pages);
+	/* with swap on, also for the uffd-wp markers that look like swap entries */
+	if (!have_swap()) {
+		swap_why = swap_make();
+		if (!swap_why[0])
+			printf("# no swap on this machine: using a 64 MiB swap file of its own, "
+			       "%s\n",
+			       swap_file);
+	}
 	RUN(test_swapped_pages);
 	RUN(test_swapped_matches_vmswap);
 	RUN(test_wp_markers_not_swapped);
+	swap_drop();
 	RUN(test_written_pages);
 	RUN(test_per_vma_matches_smaps);
 	RUN(test_threads_same_counts);
