@@ -154,11 +154,12 @@ static bool hung_on_trap(const char *log)
 	return strstr(text, "to trap") != NULL;
 }
 
-/* Task state letter of @pid from /proc/PID/stat, or 0. */
-/* State and session id from /proc/PID/stat; -1 when it cannot be read. The
+/*
+ * State and session id from /proc/PID/stat; -1 when it cannot be read. The
  * session id reads 0 for a process in the kernel's own session (children of
  * an init that never called setsid, e.g. a CI runner's) and when the session
- * leader is in an ancestor PID namespace. */
+ * leader is in an ancestor PID namespace.
+ */
 static int proc_stat(pid_t pid, char *state, long *sid)
 {
 	char path[64], buf[1024], *p;
@@ -180,6 +181,7 @@ static int proc_stat(pid_t pid, char *state, long *sid)
 	return 0;
 }
 
+/* Task state letter of @pid, or 0. */
 static char task_state(pid_t pid)
 {
 	char state;

@@ -157,12 +157,6 @@ struct criu_dump_req {
 };
 
 /*
- * Run `criu dump` or `criu pre-dump`. Returns 0 when CRIU exited 0;
- * -ETIMEDOUT, -EIO (CRIU failed: exit status and log in @res),
- * -ESRCH (no such process), -EOPNOTSUPP (pre-dump without soft-dirty,
- * checked before CRIU runs), -EINVAL (criu_dump_target_check() refused).
- */
-/*
  * Can CRIU dump @pid at all, as seen from this PID namespace? 0, -ESRCH
  * (no such process), -EINVAL (its session id reads 0 here: the kernel's
  * session, or a leader outside this PID namespace; CRIU refuses both). criu_dump() checks this
@@ -170,6 +164,12 @@ struct criu_dump_req {
  */
 int criu_dump_target_check(pid_t pid, struct ml_err *err);
 
+/*
+ * Run `criu dump` or `criu pre-dump`. Returns 0 when CRIU exited 0;
+ * -ETIMEDOUT, -EIO (CRIU failed: exit status and log in @res),
+ * -ESRCH (no such process), -EOPNOTSUPP (pre-dump without soft-dirty,
+ * checked before CRIU runs), -EINVAL (criu_dump_target_check() refused).
+ */
 int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *req,
 	      const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
 
