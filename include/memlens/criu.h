@@ -159,8 +159,8 @@ struct criu_dump_req {
 /*
  * Can CRIU dump @pid at all, as seen from this PID namespace? 0, -ESRCH
  * (no such process), -EINVAL (its session id reads 0 here: the kernel's
- * session, or a leader outside this PID namespace; CRIU refuses both). criu_dump() checks this
- * itself; callers use it to fail before profiling.
+ * session, or a leader outside this PID namespace; CRIU refuses both).
+ * criu_dump() checks this itself; callers use it to fail before profiling.
  */
 int criu_dump_target_check(pid_t pid, struct ml_err *err);
 
