@@ -258,6 +258,18 @@ static int pre_dump_supported(const struct criu_caps *caps, struct ml_err *err)
 			  caps->path);
 }
 
+int criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req *r,
+		       struct ml_err *err)
+{
+	int ret = target_alive(r->pid, err);
+
+	if (!ret && r->pre_dump)
+		ret = pre_dump_supported(caps, err);
+	if (!ret)
+		ret = session_visible(r->pid, err);
+	return ret;
+}
+
 static int add_common(struct criu_argv *a, const struct criu_caps *caps, const char *cmd,
 		      const char *dir, const char *log, const struct criu_run_opts *o)
 {
@@ -392,11 +404,7 @@ int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 	}
 	result_init(res);
 	criu_argv_init(&a);
-	ret = target_alive(r->pid, err);
-	if (!ret && r->pre_dump)
-		ret = pre_dump_supported(caps, err);
-	if (!ret)
-		ret = session_visible(r->pid, err);
+	ret = criu_dump_precheck(caps, r, err);
 	if (!ret)
 		ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
 	if (!ret)

@@ -120,7 +120,10 @@ static int run_checkpoint(struct criu_session *s, struct profiler *p,
 	int ret;
 
 	rangeset_init(&no_parent);
-	ret = criu_hot_set(p, hot, err);
+	/* what would make CRIU refuse, before the profiler is taken down for it */
+	ret = criu_dump_precheck(&s->caps, req, err);
+	if (!ret)
+		ret = criu_hot_set(p, hot, err);
 	if (ret)
 		goto out;
 	if (p && (ret = profiler_release(p, err)))

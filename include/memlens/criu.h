@@ -163,6 +163,9 @@ struct criu_dump_req {
  * criu_dump() checks this itself; callers use it to fail before profiling.
  */
 int criu_dump_target_check(pid_t pid, struct ml_err *err);
+/* All criu_dump() checks before it runs CRIU: the target, then pre-dump support. */
+int criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req *req,
+		       struct ml_err *err);
 
 /*
  * Run `criu dump` or `criu pre-dump`. Returns 0 when CRIU exited 0;

@@ -298,6 +298,41 @@ static void test_refused_before_criu(void)
 	CHECK(!res.ran);
 }
 
+/* A checkpoint CRIU would refuse does not take the profiler down for nothing. */
+static void test_refused_keeps_profiling(void)
+{
+	struct criu_caps no_sd = CAPS;
+	struct criu_dump_req req = { 0 };
+	struct criu_session *sess = NULL;
+	struct profiler_sample s = { 0 };
+	struct criu_result res;
+	struct ml_err err = { 0 };
+	struct rangeset hot;
+	uint64_t a, b;
+
+	setup(&a, &b);
+	rangeset_init(&hot);
+	REQUIRE(make_hot(a));
+	no_sd.mem_dirty_track = false;
+	REQUIRE(criu_session_open(&sess, &no_sd, NULL, &err) == 0);
+	req.pid = T.pid;
+	req.images_dir = "/tmp/memlens-criu-flow-never";
+	req.pre_dump = true;
+	req.leave_running = true;
+	CHECK_EQ(criu_checkpoint(sess, P, &req, &res, &hot, &err), -EOPNOTSUPP);
+	CHECK(strstr(err.msg, "soft-dirty") != NULL);
+	CHECK(!res.ran);
+	CHECK(!res.profiler_reinit); /* never released, so never re-initialised */
+	CHECK(profiler_running(P));
+	/* the heat it had learnt is still there */
+	CHECK(!profiler_latest(P, &s) && region_at(&s, a) && region_at(&s, a)->hot);
+	profiler_sample_free(&s);
+	CHECK(access(req.images_dir, F_OK) < 0);
+	criu_session_close(sess);
+	rangeset_free(&hot);
+	finish();
+}
+
 static bool has_pages(const char *dir)
 {
 	char pattern[128];
@@ -369,6 +404,7 @@ int main(void)
 	RUN(test_checkpoint_then_exact_counts);
 	RUN(test_criu_fails_target_kept);
 	RUN(test_refused_before_criu);
+	RUN(test_refused_keeps_profiling);
 	RUN(test_page_server);
 	return T_DONE();
 }
