@@ -115,7 +115,9 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 	r = criu_checkpoint(a->session, a->prof, req, res, &hot, &e);
 	metrics_checkpoint(kind, !r, res->duration_ms);
 	if (r) {
-		fail_criu(out, what, r, &e, res);
+		/* the client's arguments were checked above: -EINVAL is about the
+		 * target (CRIU refuses a process in session 0), a precondition */
+		fail_criu(out, what, r == -EINVAL ? -EOPNOTSUPP : r, &e, res);
 		goto out;
 	}
 	a->checkpoints++;
