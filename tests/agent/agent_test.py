@@ -769,6 +769,48 @@ def test_checkpoint_with_criu():
     ch.close()
 
 
+def test_checkpoint_session_zero_target():
+    """A target CRIU refuses to dump (its session id reads 0: here its session
+    leader is outside the agent's PID namespace): FinalDump answers
+    FAILED_PRECONDITION and says what to do, CRIU is not run, and profiling
+    goes on with the heat it had learnt."""
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU (set MEMLENS_CRIU or run scripts/ensure-criu.sh)")
+    if not shutil.which("unshare"):
+        raise Skip("unshare (util-linux) is not installed")
+    sock = sock_path("sid0")
+    out = os.path.join(TMP, "sid0.out")
+    images = os.path.join(TMP, "images-sid0")
+    script = ('%s -m 8 >%s 2>&1 & sleep 0.2; %s agent --socket %s --target-comm memwrite '
+              '--criu %s --images-root %s 2>%s.err & wait'
+              % (os.path.join(WORKLOADS, "memwrite"), out, MEMLENS, sock, criu, images, out))
+    p = spawn(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script])
+    deadline = time.time() + 15
+    while not os.path.exists(sock) and time.time() < deadline:
+        if p.poll() is not None:
+            raise Skip("cannot create a PID namespace here (unshare exit %d)" % p.returncode)
+        time.sleep(0.05)
+    check(os.path.exists(sock), "the agent did not start in the namespace")
+    m = re.search(r"pid (\d+) writes 0x([0-9a-f]+)-0x([0-9a-f]+)", open(out).read())
+    check(m, "memwrite did not start")
+    lo, hi = int(m.group(2), 16), int(m.group(3), 16)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
+    wait_hot(st, lo, hi)
+    msg = expect_code(st.FinalDump, grpc.StatusCode.FAILED_PRECONDITION,
+                      pb.FinalDumpRequest(images_dir="d", leave_running=True), timeout=60)
+    check("session" in msg and "setsid" in msg and "CRIU was not run" in msg, msg)
+    check(not os.path.exists(os.path.join(images, "d", "dump.log")), "CRIU ran anyway")
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.profiling and s.checkpoints == 0, "status after the refusal: %s" % s)
+    hot = st.GetHotRegions(pb.GetHotRegionsRequest(), timeout=5)
+    check(any(r.start_addr <= lo < r.end_addr for r in hot.regions),
+          "the hot buffer was forgotten: %s" % hot)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    ch.close()
+
+
 def test_dump_call_timeout():
     """FinalDump's own timeout_ms: CRIU stuck on a page server that never
     answers is killed at that limit, not the agent's --criu-timeout (600 s
@@ -941,7 +983,8 @@ def main():
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,
-              test_checkpoint_without_criu, test_checkpoint_with_criu, test_dump_call_timeout, test_criu_opt, test_sigterm_during_checkpoint,
+              test_checkpoint_without_criu, test_checkpoint_with_criu, test_checkpoint_session_zero_target,
+              test_dump_call_timeout, test_criu_opt, test_sigterm_during_checkpoint,
               test_deploy_files):
         if len(sys.argv) > 1 and t.__name__ not in sys.argv[1:]:
             continue
