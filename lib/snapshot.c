@@ -426,18 +426,33 @@ static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned 
 	return ns;
 }
 
+/*
+ * @arr (of *cap elements of @size) with room for @n, all zeroed; grown
+ * when needed. Returns the array, or NULL (out of memory; @arr intact).
+ */
+static void *zeroed_array(void *arr, size_t *cap, size_t n, size_t size)
+{
+	if (n > *cap || !arr) {
+		void *p = realloc(arr, (n ? n : 1) * size); /* never NULL on success */
+
+		if (!p)
+			return NULL;
+		arr = p;
+		*cap = n ? n : 1;
+	}
+	if (n)
+		memset(arr, 0, n * size);
+	return arr;
+}
+
 /* Room for one sparse_acc per VMA, zeroed. */
 static int reset_acc(struct snapshotter *s, size_t n)
 {
-	if (n > s->acc_cap) {
-		struct sparse_acc *p = realloc(s->acc, n * sizeof(*p));
+	struct sparse_acc *p = zeroed_array(s->acc, &s->acc_cap, n, sizeof(*p));
 
-		if (!p)
-			return -ENOMEM;
-		s->acc = p;
-		s->acc_cap = n;
-	}
-	memset(s->acc, 0, n * sizeof(*s->acc));
+	if (!p)
+		return -ENOMEM;
+	s->acc = p;
 	return 0;
 }
 
@@ -571,16 +586,11 @@ static void sum_up(struct snapshot *snap)
 static int reset_counts(struct snapshot *snap)
 {
 	size_t n = snap->vmas.n;
+	struct snap_counts *c = zeroed_array(snap->c, &snap->c_cap, n, sizeof(*c));
 
-	if (n > snap->c_cap) {
-		struct snap_counts *c = realloc(snap->c, n * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		snap->c = c;
-		snap->c_cap = n;
-	}
-	memset(snap->c, 0, n * sizeof(*snap->c));
+	if (!c)
+		return -ENOMEM;
+	snap->c = c;
 	for (size_t i = 0; i < n; i++)
 		snap->c[i].size_pages = vma_pages(&snap->vmas.v[i]);
 	return 0;
