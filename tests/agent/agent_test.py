@@ -559,6 +559,19 @@ def test_target_discovery():
     ch.close()
 
 
+def in_pid_namespace(script, sock):
+    """Run the sh @script as PID 1 of a new PID namespace; wait for the agent it
+    starts to create @sock. Skips where PID namespaces cannot be made."""
+    p = spawn(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script])
+    deadline = time.time() + 15
+    while not os.path.exists(sock) and time.time() < deadline:
+        if p.poll() is not None:
+            raise Skip("cannot create a PID namespace here (unshare exit %d)" % p.returncode)
+        time.sleep(0.05)
+    check(os.path.exists(sock), "the agent did not start in the namespace")
+    return p
+
+
 def test_auto_discovery_shared_pid_namespace():
     if not shutil.which("unshare"):
         raise Skip("unshare (util-linux) is not installed")
@@ -572,13 +585,7 @@ def test_auto_discovery_shared_pid_namespace():
     script = ('%s nanosleep 600000 >/dev/null & sleep 0.1; %s -m 8 >%s 2>&1 & sleep 0.2; '
               '%s agent --socket %s 2>%s.err & wait'
               % (pause, os.path.join(WORKLOADS, "memwrite"), out, MEMLENS, sock, out))
-    p = spawn(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script])
-    deadline = time.time() + 15
-    while not os.path.exists(sock) and time.time() < deadline:
-        if p.poll() is not None:
-            raise Skip("cannot create a PID namespace here (unshare exit %d)" % p.returncode)
-        time.sleep(0.05)
-    check(os.path.exists(sock), "the agent did not start in the namespace")
+    in_pid_namespace(script, sock)
     m = re.search(r"pid (\d+) writes 0x([0-9a-f]+)-0x([0-9a-f]+)", open(out).read())
     check(m, "memwrite did not start")
     ch, st = unix(sock)
@@ -785,13 +792,7 @@ def test_checkpoint_session_zero_target():
     script = ('%s -m 8 >%s 2>&1 & sleep 0.2; %s agent --socket %s --target-comm memwrite '
               '--criu %s --images-root %s 2>%s.err & wait'
               % (os.path.join(WORKLOADS, "memwrite"), out, MEMLENS, sock, criu, images, out))
-    p = spawn(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script])
-    deadline = time.time() + 15
-    while not os.path.exists(sock) and time.time() < deadline:
-        if p.poll() is not None:
-            raise Skip("cannot create a PID namespace here (unshare exit %d)" % p.returncode)
-        time.sleep(0.05)
-    check(os.path.exists(sock), "the agent did not start in the namespace")
+    in_pid_namespace(script, sock)
     m = re.search(r"pid (\d+) writes 0x([0-9a-f]+)-0x([0-9a-f]+)", open(out).read())
     check(m, "memwrite did not start")
     lo, hi = int(m.group(2), 16), int(m.group(3), 16)
