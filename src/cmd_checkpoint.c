@@ -175,11 +175,9 @@ static int parse_opt(struct ckpt_cli *c, int opt)
 		c->json = true;
 		return 0;
 	case 'h':
-		fputs(usage_text, stdout);
-		return -1;
+		return cli_usage(usage_text, true);
 	default:
-		fputs(usage_text, stderr);
-		return EXIT_USAGE;
+		return cli_usage(usage_text, false);
 	}
 }
 

@@ -175,11 +175,9 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 			c->json = true;
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
+			return cli_usage(usage_text, true);
 		default:
-			fputs(usage_text, stderr);
-			return EXIT_USAGE;
+			return cli_usage(usage_text, false);
 		}
 	}
 	if (optind + 1 != argc) {

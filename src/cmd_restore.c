@@ -84,11 +84,9 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 			c->json = true;
 			break;
 		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
+			return cli_usage(usage_text, true);
 		default:
-			fputs(usage_text, stderr);
-			return EXIT_USAGE;
+			return cli_usage(usage_text, false);
 		}
 	}
 	if (optind != argc || !c->req.images_dir) {
