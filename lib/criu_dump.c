@@ -537,8 +537,13 @@ int criu_page_server_stop(pid_t pid, struct ml_err *err)
 				  strerror(errno));
 	/* a daemon is reparented to its reaper: when that is us (PID 1 of a
 	 * container, or a subreaper) collect it rather than leave a zombie */
-	for (int i = 0; i < 100 && task_state(pid) && task_state(pid) != 'Z'; i++)
+	for (int i = 0; i < 100; i++) {
+		char st = task_state(pid);
+
+		if (!st || st == 'Z')
+			break;
 		usleep(10000);
+	}
 	waitpid(pid, NULL, WNOHANG);
 	return 0;
 }

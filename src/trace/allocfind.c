@@ -37,6 +37,8 @@ static bool is_loader(const char *path)
  * the dynamic linker binds malloc to: the program itself when it exports
  * malloc and free, else the first other library that does, else libc.
  */
+static const char *const alloc_fns[] = { "malloc", "free" };
+
 static void choose_allocator(pid_t pid, const struct vma_set *set, const char *libc,
 			     struct alloc_lib *a)
 {
@@ -50,12 +52,12 @@ static void choose_allocator(pid_t pid, const struct vma_set *set, const char *l
 	for (size_t i = 0; i < set->n; i++) {
 		const char *p = vma_path(set, &set->v[i]);
 
-		if (p[0] != '/' || set->v[i].perms[2] != 'x' || !strcmp(p, last) ||
-		    !strcmp(p, libc) || is_libc(p) || is_loader(p))
+		if (p[0] != '/' || set->v[i].perms[2] != 'x' || !strcmp(p, last) || is_libc(p) ||
+		    is_loader(p))
 			continue;
 		last = p;
 		snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)pid, p);
-		if (!elf_exports(cand, "malloc") || !elf_exports(cand, "free"))
+		if (!elf_exports(cand, alloc_fns, 2))
 			continue;
 		if (!strcmp(p, exe)) {
 			pick = p;

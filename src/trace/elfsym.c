@@ -139,16 +139,16 @@ out:
 	return e;
 }
 
-bool elf_exports(const char *path, const char *name)
+bool elf_exports(const char *path, const char *const *names, int n)
 {
-	bool found = false;
+	unsigned int found = 0, all = (1u << n) - 1;
 	Elf_Data *d;
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 	Elf *elf;
 	int fd;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (n < 1 || n > 31 || elf_version(EV_CURRENT) == EV_NONE)
 		return false;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -156,9 +156,9 @@ bool elf_exports(const char *path, const char *name)
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	scn = elf && elf_kind(elf) == ELF_K_ELF ? find_section(elf, SHT_DYNSYM, &sh) : NULL;
 	d = scn && sh.sh_entsize ? elf_getdata(scn, NULL) : NULL;
-	for (size_t i = 0; d && !found && i < sh.sh_size / sh.sh_entsize; i++) {
+	for (size_t i = 0; d && found != all && i < sh.sh_size / sh.sh_entsize; i++) {
 		GElf_Sym sym;
-		const char *n;
+		const char *nm;
 		int bind;
 
 		if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
@@ -166,13 +166,17 @@ bool elf_exports(const char *path, const char *name)
 		     GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC))
 			continue;
 		bind = GELF_ST_BIND(sym.st_info);
-		n = elf_strptr(elf, sh.sh_link, sym.st_name);
-		found = (bind == STB_GLOBAL || bind == STB_WEAK) && n && !strcmp(n, name);
+		nm = elf_strptr(elf, sh.sh_link, sym.st_name);
+		if ((bind != STB_GLOBAL && bind != STB_WEAK) || !nm)
+			continue;
+		for (int k = 0; k < n; k++)
+			if (!strcmp(nm, names[k]))
+				found |= 1u << k;
 	}
 	if (elf)
 		elf_end(elf);
 	close(fd);
-	return found;
+	return found == all;
 }
 
 void elf_syms_free(struct elf_syms *s)

@@ -30,8 +30,8 @@ struct elf_syms {
 /* Function symbols of .symtab, or of .dynsym when the file is stripped. */
 int elf_syms_load(const char *path, struct elf_syms *out, struct ml_err *err);
 void elf_syms_free(struct elf_syms *s);
-/* Does @path define function @name in its dynamic symbol table (exported)? */
-bool elf_exports(const char *path, const char *name);
+/* Does @path export (define in .dynsym) every function of @names[0..n)? One pass. */
+bool elf_exports(const char *path, const char *const *names, int n);
 /* The function containing @vaddr, or NULL. */
 const struct elf_sym *elf_syms_at(const struct elf_syms *s, uint64_t vaddr);
 /* The address of function @name: 0 or -ENOENT. */
