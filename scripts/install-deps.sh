@@ -27,13 +27,13 @@ echo "install-deps: installing ${#missing[@]} package(s): ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 stamp=/var/lib/apt/periodic/memlens-update-stamp
 if [ ! -f "$stamp" ] || [ -n "$(find "$stamp" -mmin +360 2>/dev/null)" ]; then
-	apt-get update -qq >/dev/null
+	apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null
 	mkdir -p "$(dirname "$stamp")" && touch "$stamp"
 fi
-if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/memlens-apt.log 2>&1; then
+if ! apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/tmp/memlens-apt.log 2>&1; then
 	# the package lists may be stale: refresh once and retry
-	apt-get update -qq >/dev/null
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/memlens-apt.log 2>&1 || {
+	apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null
+	apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/tmp/memlens-apt.log 2>&1 || {
 		echo "install-deps: apt-get install failed; see /tmp/memlens-apt.log" >&2
 		tail -n 20 /tmp/memlens-apt.log >&2
 		exit 1
