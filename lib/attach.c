@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,90 +91,142 @@ static int uffd_create_error(long r, struct ml_err *err)
 			  strerror((int)-r));
 }
 
-int wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err)
+/*
+ * The injected sequence: userfaultfd() in the target, our copy by
+ * pidfd_getfd(), close() of the target's. Whatever instant memlens dies,
+ * the continuation still closes the target's copy: its number is
+ * predicted (every thread is held, so nothing else opens a descriptor)
+ * and corrected once known.
+ */
+static int uffd_sequence(struct injector *in, pid_t pid, struct attach_stats *st,
+			 struct ml_err *err)
 {
-	struct injector in;
-	sigset_t block, old;
+	struct inject_call uf = { SYS_userfaultfd,
+				  { O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY } };
+	struct inject_call cl = { SYS_close, { 0 } };
+	int pred = inject_lowest_free_fd(pid);
 	long tfd = -1, cr;
 	int ufd = -1, r;
+
+	cl.a[0] = (uint64_t)(pred >= 0 ? pred : 0);
+	st->user_mode_only = true;
+	r = inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
+	if (!r && (tfd == -EINVAL || tfd == -EPERM)) {
+		/* kernels before 5.11 know no UFFD_USER_MODE_ONLY */
+		st->user_mode_only = false;
+		uf.a[0] = O_CLOEXEC | O_NONBLOCK;
+		r = inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
+	}
+	if (r)
+		return ml_err_wrap(err, "injecting userfaultfd()");
+	if (tfd < 0)
+		return uffd_create_error(tfd, err);
+	if (tfd != pred) {
+		cl.a[0] = (uint64_t)tfd;
+		r = inject_set_then(in, &cl, 1, err);
+		if (r)
+			return r;
+	}
+	ufd = pidfd_getfd_from(pid, (int)tfd, err);
+	/* whatever happened, the target must not keep the uffd */
+	{
+		struct ml_err e2 = { 0 };
+		int r2 = inject_syscall(in, &cl, NULL, 0, &cr, &e2);
+
+		if (ufd >= 0 && (r2 || cr < 0)) {
+			close(ufd);
+			if (r2) {
+				*err = e2;
+				return r2;
+			}
+			return ml_err_set(err, (int)-cr,
+					  "close() of the target's uffd copy failed: %s",
+					  strerror((int)-cr));
+		}
+	}
+	return ufd;
+}
+
+struct attach_job {
+	pid_t pid;
+	bool already_stopped;
+	struct inject_prep prep;
+	struct attach_stats *st;
+	struct ml_err err;
+	int rc;
+};
+
+static void *attach_run(void *arg)
+{
+	struct attach_job *j = arg;
+	struct injector in;
+	struct ml_err e3 = { 0 };
+	int r, r3;
+
+	r = j->already_stopped ? inject_adopt_stopped(&in, j->pid, &j->err)
+			       : inject_attach(&in, j->pid, &j->prep, &j->err);
+	if (r)
+		ml_err_wrap(&j->err, "attaching to pid %d", (int)j->pid);
+	else
+		r = uffd_sequence(&in, j->pid, j->st, &j->err);
+	j->st->syscalls = in.injected;
+	j->st->threads_held = (unsigned int)in.nth;
+	j->st->restarted = in.restarted;
+	j->st->in_nonrestartable = in.in_nonrestartable;
+	j->st->signals_kept = (unsigned int)in.nstash;
+	r3 = inject_detach(&in, &e3);
+	if (r3 && r >= 0) {
+		if (r >= 0)
+			close(r);
+		r = r3;
+		j->err = e3;
+	}
+	j->st->stopped_ns = inject_stopped_ns(&in);
+	j->rc = r;
+	return NULL;
+}
+
+int wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err)
+{
+	struct attach_job job = { .pid = pid, .already_stopped = already_stopped };
+	sigset_t block, old;
 	struct attach_stats dummy;
+	pthread_t th;
+	int ufd, r;
 
 	if (!st)
 		st = &dummy;
 	memset(st, 0, sizeof(*st));
+	job.st = st;
 	if (!already_stopped) {
 		r = wp_check_target(pid, err);
 		if (r)
 			return r;
+		/* everything that can be found before the target is stopped */
+		r = inject_prepare(pid, &job.prep, err);
+		if (r)
+			return ml_err_wrap(err, "attaching to pid %d", (int)pid);
 	}
-	/* critical window: a Ctrl-C must not leave the target stopped mid-way */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGQUIT);
-	sigaddset(&block, SIGPIPE);
+	/* no signal of ours interrupts the window: the work runs in a thread
+	 * with every signal blocked; when it ends, the kernel detaches
+	 * whatever it still traces */
+	sigfillset(&block);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-
-	r = already_stopped ? inject_adopt_stopped(&in, pid, err) : inject_attach(&in, pid, err);
-	if (r) {
-		ml_err_wrap(err, "attaching to pid %d", (int)pid);
-		goto out_mask;
+	if (already_stopped) {
+		/* our child is traced by this thread: do it here */
+		attach_run(&job);
+	} else if ((r = pthread_create(&th, NULL, attach_run, &job)) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return ml_err_set(err, r, "pthread_create: %s", strerror(r));
+	} else {
+		pthread_join(th, NULL);
 	}
-	st->user_mode_only = true;
-	r = inject_syscall(&in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY, 0, 0,
-			   0, 0, 0, &tfd, err);
-	if (!r && (tfd == -EINVAL || tfd == -EPERM)) {
-		/* kernels before 5.11 know no UFFD_USER_MODE_ONLY */
-		st->user_mode_only = false;
-		r = inject_syscall(&in, SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0,
-				   &tfd, err);
-	}
-	if (r) {
-		ml_err_wrap(err, "injecting userfaultfd()");
-		goto out_detach;
-	}
-	if (tfd < 0) {
-		r = uffd_create_error(tfd, err);
-		goto out_detach;
-	}
-	ufd = pidfd_getfd_from(pid, (int)tfd, err);
-	if (ufd < 0)
-		r = ufd;
-	/* whatever happened, the target must not keep the uffd */
-	{
-		struct ml_err e2 = { 0 };
-		int r2 = inject_syscall(&in, SYS_close, (uint64_t)tfd, 0, 0, 0, 0, 0, &cr, &e2);
-
-		if (!r && (r2 || cr < 0)) {
-			r = r2 ? r2 : (int)cr;
-			if (r2)
-				*err = e2;
-			else
-				ml_err_set(err, (int)-cr,
-					   "close() of the target's uffd copy failed: %s",
-					   strerror((int)-cr));
-		}
-	}
-out_detach:
-	st->syscalls = in.injected;
-	{
-		struct ml_err e3 = { 0 };
-		int r3 = inject_detach(&in, &e3);
-
-		if (r3 && !r) {
-			r = r3;
-			*err = e3;
-		}
-	}
-	st->stopped_ns = inject_stopped_ns(&in);
-out_mask:
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r) {
-		if (ufd >= 0)
-			close(ufd);
-		return r;
+	if (job.rc < 0) {
+		*err = job.err;
+		return job.rc;
 	}
+	ufd = job.rc;
 	r = uffd_api(ufd, &st->features, err);
 	if (r) {
 		close(ufd);

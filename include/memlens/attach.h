@@ -4,6 +4,9 @@
  * inject userfaultfd() into the target, copy the fd with pidfd_getfd(),
  * inject close() so the target holds no uffd (CRIU refuses to dump a
  * process that does), then negotiate async write-protect on our copy.
+ * Every thread of the target is held meanwhile, so no child it forks can
+ * inherit the descriptor; the injection is safe against memlens's death
+ * at any instant (see inject.h).
  */
 #ifndef MEMLENS_ATTACH_H
 #define MEMLENS_ATTACH_H
@@ -19,6 +22,10 @@ struct attach_stats {
 	unsigned long syscalls; /* syscalls injected */
 	uint64_t features; /* uffd features granted */
 	bool user_mode_only; /* created with UFFD_USER_MODE_ONLY */
+	unsigned int threads_held; /* every thread of the target, held meanwhile */
+	unsigned int in_nonrestartable; /* of those, stopped in a non-restartable wait */
+	unsigned int restarted; /* of those, whose EINTR was turned into a restart */
+	unsigned int signals_kept; /* signals taken mid-sequence and queued again */
 };
 
 /*

@@ -1,11 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * x86_64 system-call injection with ptrace, harmless to the target:
- * PTRACE_SEIZE + PTRACE_INTERRUPT, no write to the target's code (a
- * `syscall` instruction that already exists in an executable mapping, the
- * vDSO's first, is executed with PTRACE_SINGLESTEP), registers restored
- * exactly (orig_rax included, so an interrupted nanosleep/read/poll/futex
- * restarts), and signals that arrive meanwhile are handed back on detach.
+ * x86_64 system-call injection with ptrace that cannot harm the target,
+ * whatever instant memlens dies.
+ *
+ *  - Prepared before the target is stopped: a `syscall; ret` instruction
+ *    pair and a `mov $15,%eax; syscall` (rt_sigreturn) sequence already
+ *    present in the target's vDSO or file-backed code (nothing is written
+ *    to its code), and a scratch area at the bottom of its main stack
+ *    mapping, far below anything the stack uses.
+ *  - Every thread of the target is held (PTRACE_SEIZE + PTRACE_INTERRUPT)
+ *    for the whole injection, so no thread can fork while the target holds
+ *    a descriptor that is ours. A thread whose non-restartable wait
+ *    (epoll_wait, sigtimedwait, semop, io_getevents, ...) the stop made
+ *    return EINTR is turned into a restart, which the kernel applies on
+ *    resume exactly as for a signal without handler: the call is entered
+ *    again (a relative timeout starts again); if a handler runs, the call
+ *    returns EINTR as it would have without memlens.
+ *  - While the injection thread runs injected calls, its signals are
+ *    blocked (PTRACE_SETSIGMASK), so every signal stays queued in the
+ *    kernel, with its siginfo, in order, and is delivered by the kernel
+ *    after memlens lets go. Stop signals pass at once (job control).
+ *  - Before each injected call, a chain of rt_sigreturn frames is written
+ *    into the scratch area: the calls that must still run if memlens dies
+ *    (e.g. close() of the descriptor just created), then a frame that holds
+ *    the thread's own registers, FPU state and signal mask. The injected
+ *    call's `ret` enters the chain. If memlens dies at any instant, the
+ *    kernel detaches the target and the chain brings the thread back to
+ *    its own context by itself; while memlens lives, it restores the
+ *    registers exactly with PTRACE_SETREGS and the chain never runs.
+ *  - Injected calls are stepped with PTRACE_SYSCALL, never single-step, so
+ *    no trap flag can be left behind.
  */
 #ifndef MEMLENS_INJECT_H
 #define MEMLENS_INJECT_H
@@ -17,43 +41,116 @@
 
 #include "memlens/err.h"
 
-#define INJECT_MAX_PENDING 16
+#define INJECT_MAX_THEN 2 /* calls an orphaned target still runs after one */
+#define INJECT_MAX_STASH 64
 
-struct injector {
-	pid_t tid; /* the thread we stop */
-	uint64_t syscall_insn; /* address of a 0f 05 in the target */
-	struct user_regs_struct saved;
-	int pending[INJECT_MAX_PENDING]; /* signals that arrived while stopped */
-	int npending;
-	bool seized, stopped, exited;
-	uint64_t stop_ns; /* when the target was stopped */
-	unsigned long injected; /* syscalls executed */
+/* Found before the target is stopped; checked again once it is. */
+struct inject_prep {
+	uint64_t syscall_ret; /* "0f 05 c3": syscall; ret */
+	uint64_t sigreturn; /* "mov $15,%eax|%rax; syscall" */
+	uint64_t stack_start, stack_end; /* the [stack] mapping */
 };
 
-/* Seize and stop @tid, save its registers, find a syscall instruction. */
-int inject_attach(struct injector *in, pid_t tid, struct ml_err *err);
+struct inject_call {
+	long nr;
+	uint64_t a[6];
+};
+
+struct inject_thread {
+	pid_t tid;
+	bool held;
+	bool restarted; /* its interrupted call was turned into a restart */
+	long syscall; /* the call it was stopped in, or -1 */
+};
+
+struct inject_stash {
+	int sig;
+	unsigned char info[128]; /* siginfo_t */
+};
+
+struct injector {
+	pid_t pid;
+	pid_t tid; /* the injection thread */
+	struct inject_prep prep;
+	struct inject_thread *th;
+	size_t nth, cap;
+	bool adopted; /* spawn mode: our child, already stopped */
+
+	/* the injection thread's own context */
+	struct user_regs_struct saved;
+	uint64_t saved_mask;
+	bool may_block; /* its mask may be changed (no temporary mask) */
+	bool mask_blocked; /* we blocked its signals */
+	void *xstate;
+	size_t xstate_len, fp_len;
+
+	/* the continuation frames in the scratch area */
+	uint64_t scratch, scratch_len, frame_len;
+	void *scratch_orig; /* the bytes the scratch area held before */
+	int region; /* which of the two "then" regions the thread's state uses */
+	bool at_syscall_exit; /* the thread is at an injected call's exit stop */
+	bool stopped;
+
+	/* signals taken from the thread mid-sequence (only when its mask
+	 * could not be changed), delivered again before it is let go */
+	struct inject_stash stash[INJECT_MAX_STASH];
+	int nstash;
+	int lost; /* signals that did not fit in the stash */
+
+	uint64_t stop_ns;
+	unsigned long injected;
+	unsigned int restarted; /* threads whose EINTR became a restart */
+	unsigned int in_nonrestartable; /* threads stopped in such a wait */
+};
+
+/* Read the target's mappings and find what the injection needs. */
+int inject_prepare(pid_t pid, struct inject_prep *p, struct ml_err *err);
 
 /*
- * For a thread we already seized and that is in a ptrace-stop (for example
- * our child at its PTRACE_EVENT_EXEC stop): save registers, find the insn.
+ * Seize and hold every thread of @pid, choose the injection thread, save
+ * its context and write the continuation that returns it there. Must be
+ * called from the thread that will do the rest (ptrace is per thread).
+ */
+int inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep,
+		  struct ml_err *err);
+
+/*
+ * Spawn mode: @tid is our tracee, single-threaded, stopped at its exec's
+ * syscall-exit stop.
  */
 int inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err);
 
 /*
- * Run one system call in the target. On success *ret holds the raw return
- * value (a negative errno when the syscall failed) and 0 is returned; a
- * negative return means the injection itself failed (-ESRCH: target died).
+ * Run @call in the target. If memlens dies before inject_detach(), the
+ * target runs @then[0..nthen-1] itself, then returns to its own context.
+ * On success *ret holds the raw return value (negative errno on failure of
+ * the call) and 0 is returned; a negative return means the injection
+ * itself failed (-ESRCH: the target died).
  */
-int inject_syscall(struct injector *in, long nr, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
-		   uint64_t a5, uint64_t a6, long *ret, struct ml_err *err);
+int inject_syscall(struct injector *in, const struct inject_call *call,
+		   const struct inject_call *then, size_t nthen, long *ret, struct ml_err *err);
 
-/* Restore the saved registers, detach, re-deliver signals. */
+/*
+ * Change what an orphaned target still runs after the call that just
+ * completed (e.g. close() of the descriptor that call returned).
+ */
+int inject_set_then(struct injector *in, const struct inject_call *then, size_t nthen,
+		    struct ml_err *err);
+
+/* The lowest descriptor number free in the (held) target. */
+int inject_lowest_free_fd(pid_t pid);
+
+/*
+ * Restore the thread's context exactly, put the scratch area back as it
+ * was, let every thread go. Signals queued meanwhile are delivered by the
+ * kernel with their own siginfo.
+ */
 int inject_detach(struct injector *in, struct ml_err *err);
 
 /* Nanoseconds the target has been stopped since attach (or was, after detach). */
 uint64_t inject_stopped_ns(const struct injector *in);
 
-/* Find a `syscall` instruction in the target's vDSO (or another r-x mapping). */
-int inject_find_syscall_insn(pid_t pid, uint64_t *addr, struct ml_err *err);
+/* Search the target's code for the two instruction sequences. */
+int inject_find_gadgets(pid_t pid, struct inject_prep *p, struct ml_err *err);
 
 #endif
