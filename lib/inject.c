@@ -35,6 +35,30 @@
 #define STACK_MARGIN (16 * 1024ULL) /* scratch at least this far below the main thread's sp */
 #define XSTATE_MAX (64 * 1024)
 
+/*
+ * Fault injection for the tests, as CRIU_FAULT is for CRIU:
+ * MEMLENS_FAULT_PTRACE=K kills this process (SIGKILL) at its K-th ptrace
+ * call of an injection, to show the target survives memlens's death at
+ * that instant.
+ */
+static long fault_at, fault_calls;
+
+static void fault_reset(void)
+{
+	const char *s = getenv("MEMLENS_FAULT_PTRACE");
+
+	fault_at = s ? atol(s) : 0;
+	fault_calls = 0;
+}
+
+static long xptrace(int req, pid_t tid, void *addr, void *data)
+{
+	if (fault_at > 0 && ++fault_calls == fault_at)
+		kill(getpid(), SIGKILL);
+	return ptrace((enum __ptrace_request)req, tid, addr, data);
+}
+#define ptrace(req, tid, addr, data) xptrace(req, tid, (void *)(addr), (void *)(data))
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -655,6 +679,7 @@ int inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep
 	int r;
 
 	memset(in, 0, sizeof(*in));
+	fault_reset();
 	in->pid = pid;
 	in->prep = *prep;
 	in->stop_ns = now_ns();
@@ -674,6 +699,7 @@ int inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
 	int r;
 
 	memset(in, 0, sizeof(*in));
+	fault_reset();
 	in->pid = tid;
 	in->tid = tid;
 	in->adopted = true;
