@@ -53,7 +53,20 @@ struct writes_ctx {
 	bool have_last;
 	uint64_t intervals;
 	int64_t max_dirty_pages;
+	const struct attach_stats *attach; /* how the target was stopped */
 };
+
+static void emit_attach_json(struct jw *w, const struct attach_stats *a)
+{
+	jw_key(w, "attach");
+	jw_obj(w);
+	jw_kdbl(w, "stopped_ms", a->stopped_ns / 1e6);
+	jw_kuint(w, "threads_held", a->threads_held);
+	jw_kuint(w, "threads_in_nonrestartable_wait", a->in_nonrestartable);
+	jw_kuint(w, "waits_restarted", a->restarted);
+	jw_kuint(w, "syscalls_injected", a->syscalls);
+	jw_obj_end(w);
+}
 
 static void emit_region_json(struct jw *w, const struct profiler_region *r)
 {
@@ -191,6 +204,8 @@ static void print_summary(struct writes_ctx *c, const char *why)
 		jw_kint(&w, "tracked_vmas", c->have_last ? s->tracked_vmas : 0);
 		jw_kint(&w, "hot_vmas", c->have_last ? s->hot_vmas : 0);
 		jw_kstr(&w, "stopped_because", why);
+		if (c->attach)
+			emit_attach_json(&w, c->attach);
 		jw_key(&w, "regions");
 		jw_arr(&w);
 		for (size_t i = 0; c->have_last && i < s->nregions; i++)
@@ -379,8 +394,9 @@ int cmd_writes(int argc, char **argv)
 		}
 		goto out;
 	}
+	c.attach = profiler_attach_stats(p);
 	if (!c.json && !c.quiet) {
-		const struct attach_stats *st = profiler_attach_stats(p);
+		const struct attach_stats *st = c.attach;
 
 		fprintf(c.out,
 			"profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); target "
