@@ -12,6 +12,7 @@
 #include "memlens/compat.h"
 #include "memlens/inject.h"
 #include "memlens/uffd.h"
+#include "inject_seccomp.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -76,12 +77,17 @@ static int pidfd_getfd_from(pid_t pid, int tfd, struct ml_err *err)
 	return fd;
 }
 
-static int uffd_create_error(long r, struct ml_err *err)
+static int uffd_create_error(pid_t pid, long r, struct ml_err *err)
 {
 	if (r == -ENOSYS)
 		return ml_err_set(err, ENOTSUP,
 				  "userfaultfd() is not available in the target (kernel built "
 				  "without CONFIG_USERFAULTFD, or a seccomp filter blocks it)");
+	if (r == -EPERM && seccomp_mode(pid) == 2)
+		return ml_err_set(
+			err, EPERM,
+			"userfaultfd() refused in the target by its seccomp filter (allow "
+			"userfaultfd in its system call filter to profile it)");
 	if (r == -EPERM)
 		return ml_err_set(
 			err, EPERM,
@@ -109,6 +115,14 @@ static int uffd_sequence(struct injector *in, pid_t pid, struct attach_stats *st
 	int ufd = -1, r;
 
 	cl.a[0] = (uint64_t)(pred >= 0 ? pred : 0);
+	{
+		struct inject_call all[3] = { uf, uf, cl };
+
+		all[1].a[0] = O_CLOEXEC | O_NONBLOCK;
+		r = inject_check_filters(in, all, 3, err);
+		if (r)
+			return r;
+	}
 	st->user_mode_only = true;
 	r = inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
 	if (!r && (tfd == -EINVAL || tfd == -EPERM)) {
@@ -120,7 +134,7 @@ static int uffd_sequence(struct injector *in, pid_t pid, struct attach_stats *st
 	if (r)
 		return ml_err_wrap(err, "injecting userfaultfd()");
 	if (tfd < 0)
-		return uffd_create_error(tfd, err);
+		return uffd_create_error(pid, tfd, err);
 	if (tfd != pred) {
 		cl.a[0] = (uint64_t)tfd;
 		r = inject_set_then(in, &cl, 1, err);

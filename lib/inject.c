@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <elf.h>
+#include <linux/audit.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "inject_frame.h"
+#include "inject_seccomp.h"
 #include "memlens/inject.h"
 
 #ifndef NT_X86_XSTATE
@@ -599,6 +601,43 @@ int inject_set_then(struct injector *in, const struct inject_call *then, size_t 
 		return ml_err_set(err, errno, "PTRACE_SETREGS: %s", strerror(errno));
 	in->region = region;
 	return 0;
+}
+
+static const char *call_name(long nr)
+{
+	switch (nr) {
+	case SYS_userfaultfd:
+		return "userfaultfd";
+	case SYS_close:
+		return "close";
+	case SYS_rt_sigreturn:
+		return "rt_sigreturn";
+	}
+	return "a system call";
+}
+
+int inject_check_filters(struct injector *in, const struct inject_call *calls, size_t n,
+			 struct ml_err *err)
+{
+	struct seccomp_data d[8];
+	const char *names[8];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n && k + 1 < 8; i++, k++) {
+		memset(&d[k], 0, sizeof(d[k]));
+		d[k].nr = (int)calls[i].nr;
+		d[k].arch = AUDIT_ARCH_X86_64;
+		d[k].instruction_pointer = in->prep.syscall_ret;
+		memcpy(d[k].args, calls[i].a, sizeof(d[k].args));
+		names[k] = call_name(calls[i].nr);
+	}
+	/* what an orphaned target runs to get back to its own context */
+	memset(&d[k], 0, sizeof(d[k]));
+	d[k].nr = SYS_rt_sigreturn;
+	d[k].arch = AUDIT_ARCH_X86_64;
+	d[k].instruction_pointer = in->prep.sigreturn + 7;
+	names[k++] = "rt_sigreturn";
+	return seccomp_check_calls(in->tid, d, k, names, err);
 }
 
 int inject_lowest_free_fd(pid_t pid)

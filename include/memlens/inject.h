@@ -137,6 +137,14 @@ int inject_syscall(struct injector *in, const struct inject_call *call,
 int inject_set_then(struct injector *in, const struct inject_call *then, size_t nthen,
 		    struct ml_err *err);
 
+/*
+ * Run the injection thread's seccomp filters on @calls (and on the
+ * rt_sigreturn an orphan would run): -EPERM, with the reason, when a
+ * filter would kill, trap or suspend the target on one of them.
+ */
+int inject_check_filters(struct injector *in, const struct inject_call *calls, size_t n,
+			 struct ml_err *err);
+
 /* The lowest descriptor number free in the (held) target. */
 int inject_lowest_free_fd(pid_t pid);
 

@@ -7,6 +7,10 @@
  * shared page the test reads.
  */
 #include <dirent.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -534,6 +538,58 @@ static void test_temporary_mask_kept(void)
 	stop_target(pid);
 }
 
+/* A service whose system call filter kills (or refuses) userfaultfd. */
+static void seccomp_case(unsigned int act, const char *expect)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, act),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { 4, f };
+	struct ml_err err = { 0 };
+	int ready[2], st, fd;
+	pid_t pid;
+	char c;
+
+	REQUIRE(pipe(ready) == 0);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+			_exit(9);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(9);
+		for (;;)
+			pause();
+	}
+	REQUIRE(read(ready[0], &c, 1) == 1);
+	fd = wp_attach(pid, false, NULL, &err);
+	CHECK(fd < 0);
+	if (fd >= 0)
+		close(fd);
+	printf("# %s\n", err.msg);
+	CHECK(strstr(err.msg, expect) != NULL);
+	usleep(20000);
+	CHECK(waitpid(pid, &st, WNOHANG) == 0); /* still alive */
+	CHECK(!has_uffd(pid));
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+static void test_seccomp_kill_filter_refused(void)
+{
+	seccomp_case(SECCOMP_RET_KILL_PROCESS, "would kill the process on userfaultfd()");
+}
+
+static void test_seccomp_errno_filter_reported(void)
+{
+	seccomp_case(SECCOMP_RET_ERRNO | 1, "seccomp filter");
+}
+
 int main(void)
 {
 	(void)no_env;
@@ -545,6 +601,8 @@ int main(void)
 	RUN(test_signals_kept_exactly);
 	RUN(test_no_child_inherits_uffd);
 	RUN(test_temporary_mask_kept);
+	RUN(test_seccomp_kill_filter_refused);
+	RUN(test_seccomp_errno_filter_reported);
 	RUN(test_death_at_every_ptrace_call);
 	return T_DONE();
 }
