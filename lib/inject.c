@@ -9,6 +9,8 @@
 #include <elf.h>
 #include <linux/audit.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +172,7 @@ static struct inject_thread *thread_add(struct injector *in, pid_t tid)
  */
 static int wait_thread(pid_t tid, uint64_t deadline, bool block)
 {
+	uint64_t spin_until = now_ns() + 2000000;
 	int status;
 
 	for (;;) {
@@ -181,11 +184,17 @@ static int wait_thread(pid_t tid, uint64_t deadline, bool block)
 			return -ESRCH;
 		}
 		if (w == 0) {
-			struct timespec ts = { 0, 20000 };
+			uint64_t t = now_ns();
+			struct timespec ts = { 0, 50000 };
 
-			if (now_ns() > deadline)
+			if (t > deadline)
 				return -ETIMEDOUT;
-			nanosleep(&ts, NULL);
+			/* a thread stops within microseconds: yield the CPU to
+			 * it rather than sleep a timer slice */
+			if (t < spin_until)
+				sched_yield();
+			else
+				nanosleep(&ts, NULL);
 			continue;
 		}
 		if (WIFEXITED(status) || WIFSIGNALED(status))
@@ -195,16 +204,15 @@ static int wait_thread(pid_t tid, uint64_t deadline, bool block)
 	}
 }
 
-/* Stop one seized thread; forward signals that come first. */
-static int hold_thread(struct injector *in, struct inject_thread *t, struct ml_err *err)
+/*
+ * Wait for a seized, interrupted thread to stop; signals that come first
+ * go on unchanged. Then turn an EINTR the stop caused into a restart.
+ */
+static int hold_thread(struct injector *in, struct inject_thread *t, uint64_t deadline,
+		       struct ml_err *err)
 {
-	uint64_t deadline = now_ns() + STOP_DEADLINE_NS;
 	struct user_regs_struct r;
 
-	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) < 0)
-		return errno == ESRCH
-			       ? -ESRCH
-			       : ml_err_set(err, errno, "PTRACE_INTERRUPT: %s", strerror(errno));
 	for (;;) {
 		int st = wait_thread(t->tid, deadline, false);
 
@@ -256,7 +264,40 @@ static int seize_error(pid_t pid, int e, struct ml_err *err)
 	return ml_err_set(err, e, "ptrace(PTRACE_SEIZE, %d): %s", (int)pid, strerror(e));
 }
 
-/* Seize and stop every thread, until no new one appears. */
+/* 0, or -1 with errno; a thread that exited meanwhile is dropped */
+static int interrupt(struct inject_thread *t)
+{
+	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0)
+		return 0;
+	if (errno != ESRCH)
+		return -1;
+	t->tid = -1;
+	return 0;
+}
+
+/* /proc/PID/task/TID/syscall: "NR args... sp pc" while blocked, "running" */
+static bool blocked_in_nonrestartable(pid_t pid, pid_t tid)
+{
+	char path[64], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+		return false;
+	buf[n] = '\0';
+	return nonrestartable(strtol(buf, NULL, 10));
+}
+
+/*
+ * Seize and stop every thread, until no new one appears: all of a round
+ * are interrupted first, then waited for, so they stop together.
+ */
 static int hold_all(struct injector *in, struct ml_err *err)
 {
 	char path[64];
@@ -264,15 +305,16 @@ static int hold_all(struct injector *in, struct ml_err *err)
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)in->pid);
 	for (int round = 0; round < 64; round++) {
 		DIR *d = opendir(path);
+		size_t first = in->nth, n;
 		struct dirent *de;
-		bool added = false;
+		uint64_t deadline;
 
 		if (!d)
 			return ml_err_set(err, ESRCH, "no process with pid %d", (int)in->pid);
 		while ((de = readdir(d))) {
 			pid_t tid = (pid_t)atoi(de->d_name);
+			size_t before = in->nth;
 			struct inject_thread *t;
-			int r;
 
 			if (tid <= 0)
 				continue;
@@ -281,33 +323,54 @@ static int hold_all(struct injector *in, struct ml_err *err)
 				closedir(d);
 				return ml_err_set(err, ENOMEM, "out of memory");
 			}
-			if (t->held)
-				continue;
-			added = true;
+			if (in->nth == before)
+				continue; /* seen in an earlier round */
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) <
 			    0) {
 				int e = errno;
 
-				if (e == ESRCH) {
-					t->tid = -1; /* it exited meanwhile */
-					continue;
-				}
+				t->tid = -1;
+				if (e == ESRCH)
+					continue; /* it exited meanwhile */
 				closedir(d);
 				return seize_error(in->pid, e, err);
 			}
-			r = hold_thread(in, t, err);
-			if (r == -ESRCH) {
-				t->tid = -1;
-				continue;
-			}
-			if (r) {
+			/* one blocked in a non-restartable wait is stopped last, on
+			 * its own: the EINTR its stop causes is turned into a
+			 * restart as soon as possible after */
+			t->late = blocked_in_nonrestartable(in->pid, tid);
+			if (!t->late && interrupt(t)) {
 				closedir(d);
-				return r;
+				return ml_err_set(err, errno, "PTRACE_INTERRUPT: %s",
+						  strerror(errno));
 			}
 		}
 		closedir(d);
-		if (!added)
+		n = in->nth;
+		if (n == first)
 			return 0;
+		deadline = now_ns() + STOP_DEADLINE_NS;
+		for (int late = 0; late < 2; late++) {
+			for (size_t i = first; i < n; i++) {
+				struct inject_thread *t = &in->th[i];
+				int r;
+
+				if (t->tid <= 0 || t->late != late)
+					continue;
+				if (late && interrupt(t))
+					return ml_err_set(err, errno, "PTRACE_INTERRUPT: %s",
+							  strerror(errno));
+				if (t->tid <= 0)
+					continue;
+				r = hold_thread(in, t, deadline, err);
+				if (r == -ESRCH) {
+					t->tid = -1;
+					continue;
+				}
+				if (r)
+					return r;
+			}
+		}
 	}
 	return ml_err_set(err, EAGAIN, "pid %d keeps creating threads: try again", (int)in->pid);
 }

@@ -35,6 +35,10 @@ static int search_range(pid_t pid, uint64_t start, uint64_t end, struct inject_p
 		if (n < (ssize_t)sizeof(SIGRETURN_RAX))
 			break;
 		for (ssize_t i = 0; i + (ssize_t)sizeof(SIGRETURN_RAX) <= n; i++) {
+			unsigned char c = buf[i];
+
+			if (c != 0x0f && c != 0x48 && c != 0xb8)
+				continue; /* the common case, cheaply */
 			if (!p->syscall_ret && !memcmp(buf + i, SYSCALL_RET, sizeof(SYSCALL_RET)))
 				p->syscall_ret = pos + (uint64_t)i;
 			if (!p->sigreturn &&

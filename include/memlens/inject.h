@@ -59,6 +59,7 @@ struct inject_call {
 struct inject_thread {
 	pid_t tid;
 	bool held;
+	bool late; /* blocked in a non-restartable wait: stopped last */
 	bool restarted; /* its interrupted call was turned into a restart */
 	long syscall; /* the call it was stopped in, or -1 */
 };

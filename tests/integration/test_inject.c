@@ -311,7 +311,7 @@ static int stop_target(pid_t pid)
 	int st = 0;
 
 	H->stop = 1;
-	kill(pid, SIGUSR2); /* out of pause() (default action: none needed) */
+	syscall(SYS_tgkill, pid, pid, SIGUSR2); /* the main thread, out of pause() */
 	for (int i = 0; i < 3000; i++) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			return st;
