@@ -160,7 +160,80 @@ test_errors() {
 	[ $rc = 4 ] && grep -q root "$T_TMP/nr" && ok $n || notok $n "rc=$rc $(cat "$T_TMP/nr")"
 }
 
+# leakmix: 8 threads mixing every entry point, leaking N blocks of sizes
+# of their own (3000 + 8 * fn, fn = leak number % 9). Checked on every run:
+# exactly N outstanding blocks of those sizes (each size its exact count),
+# mallocs - frees - missed_frees = outstanding, no missed frees, no call
+# record left stale. From the start (-- CMD): no untracked free at all (the
+# frees glibc's per-thread caches make at thread exit are exit_frees).
+# Attached mid-run (-p, while every thread is inside the allocator): the
+# untracked frees are the blocks the 8 threads held at the instant tracing
+# began (a churn round holds at most 10 each), plus those whose malloc was
+# under way then (unpaired_returns).
+LM_N=900
+LM_RUNS=${LM_RUNS:-20}
+lm_check() {	# lm_check FILE MODE: prints "good" or what is wrong
+	python3 - "$1" "$2" "$LM_N" <<'PY'
+import json, sys
+path, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+try:
+    d = json.loads([l for l in open(path).read().splitlines() if l.strip()][-1])
+except Exception as e:
+    print("no report:", e); sys.exit()
+want = {3000 + 8 * f: n // 9 + (f < n % 9) for f in range(9)}
+got = {s['size']: s['count'] for s in d['by_size'] if s['size'] in want}
+bad = []
+if got != want: bad.append("leak sizes %s, want %s" % (got, want))
+if d['mallocs'] - d['frees'] - d['missed_frees'] != d['outstanding']: bad.append("identity")
+if d['missed_frees'] or d['stale_calls'] or d['lost'] or d['table_unread']: bad.append("missed/stale/lost")
+if mode == 'spawn' and (d['untracked_frees'] or d['unpaired_returns'] or d['exit_frees'] == 0): bad.append("untracked/exit")
+if mode == 'pid' and d['untracked_frees'] > 8 * 10 + d['unpaired_returns']: bad.append("untracked beyond the blocks live at the start")
+if mode == 'pid' and d['outstanding'] != n: bad.append("outstanding")
+k = ('mallocs', 'frees', 'untracked_frees', 'exit_frees', 'unpaired_returns', 'outstanding')
+print("good" if not bad else "; ".join(bad) + " " + str({x: d[x] for x in k}))
+PY
+}
+
+test_leakmix_spawned() {
+	local n=leakmix_spawned_exact_in_all_runs out=$T_TMP/lm.json bad=0 r res
+	for r in $(seq 1 "$LM_RUNS"); do
+		"$MEMLENS" leaks --json -n 0 -- "$WORKLOADS/leakmix" $LM_N >"$out" 2>"$T_TMP/lm.err"
+		res=$(lm_check "$out" spawn)
+		[ "$res" = good ] || { bad=$((bad + 1)); echo "#   run $r: $res"; }
+	done
+	echo "# $n: $((LM_RUNS - bad)) of $LM_RUNS runs exact; last: $(json "$out" "{k: d[k] for k in ('mallocs','frees','untracked_frees','exit_frees','outstanding')}")"
+	[ $bad = 0 ] && ok $n || notok $n "$bad of $LM_RUNS runs not exact"
+}
+
+test_leakmix_pid() {
+	local n=leakmix_pid_mid_run_exact_in_all_runs bad=0 r res p
+	for r in $(seq 1 "$LM_RUNS"); do
+		rm -f "$T_TMP/lm.fifo"
+		mkfifo "$T_TMP/lm.fifo"
+		"$WORKLOADS/leakmix" -w $LM_N <"$T_TMP/lm.fifo" >/dev/null 2>"$T_TMP/lmp.err" &
+		p=$!
+		T_BG+=("$p")
+		exec 7>"$T_TMP/lm.fifo"
+		for _ in $(seq 1 100); do grep -qs churning "$T_TMP/lmp.err" && break; sleep 0.05; done
+		if ! tracer_start lmp leaks -p $p --json -n 0; then
+			exec 7>&-; kill $p; bad=$((bad + 1)); echo "#   run $r: $(cat "$TR_ERR")"; continue
+		fi
+		echo >&7	# the leaks begin
+		for _ in $(seq 1 600); do grep -qs done "$T_TMP/lmp.err" && break; sleep 0.05; done
+		echo >&7	# exits: memlens stops by itself
+		exec 7>&-
+		wait $p
+		wait "$TR_PID"
+		res=$(lm_check "$TR_OUT" pid)
+		[ "$res" = good ] || { bad=$((bad + 1)); echo "#   run $r: $res"; }
+	done
+	echo "# $n: $((LM_RUNS - bad)) of $LM_RUNS runs exact; last: $(json "$TR_OUT" "{k: d[k] for k in ('mallocs','frees','untracked_frees','exit_frees','unpaired_returns','outstanding')}")"
+	[ $bad = 0 ] && ok $n || notok $n "$bad of $LM_RUNS runs not exact"
+}
+
 test_spawned_exact
+test_leakmix_spawned
+test_leakmix_pid
 test_pid_untracked_frees
 test_jemalloc
 test_pid_namespace
