@@ -13,6 +13,9 @@
  * attaches meanwhile, while every thread is inside the allocator); at the
  * end "leakmix: done" on stderr and a second line before exiting.
  *
+ * leakmix -f N: no threads: leak N blocks of 40 bytes from malloc alone (to
+ * fill a tracer's table).
+ *
  * Writes with write(2), never stdio. Every pointer goes through the
  * volatile sink, so the compiler deletes no malloc/free pair.
  */
@@ -132,6 +135,11 @@ int main(int argc, char **argv)
 	pthread_t t[THREADS];
 	char msg[96];
 
+	if (argc > 2 && !strcmp(argv[1], "-f")) {
+		for (long i = atol(argv[2]); i > 0; i--)
+			sink = malloc(40);
+		return 0;
+	}
 	leaks_total = argc > a ? atol(argv[a]) : 1000;
 	if (argc > a + 1)
 		rounds_after = atol(argv[a + 1]);

@@ -231,7 +231,21 @@ test_leakmix_pid() {
 	[ $bad = 0 ] && ok $n || notok $n "$bad of $LM_RUNS runs not exact"
 }
 
+# more outstanding blocks than the table holds (1000000): a report all the
+# same, saying the table was full and how many allocations it lost
+test_table_full() {
+	local n=leaks_table_full_reported out=$T_TMP/full.json
+	"$MEMLENS" leaks --json --no-stacks -- "$WORKLOADS/leakmix" -f 1200000 >"$out" 2>"$T_TMP/full.err"
+	echo "# $n: $(json "$out" "{k: d[k] for k in ('mallocs','lost','table_full','outstanding')}")"
+	if [ "$(json "$out" "(d['mallocs'], d['lost'], d['table_full'], d['outstanding'], d['by_size'][0]['count'])")" = "(1000000, 200000, True, 1000000, 1000000)" ]; then
+		ok $n
+	else
+		notok $n "$(cat "$out" "$T_TMP/full.err")"
+	fi
+}
+
 test_spawned_exact
+test_table_full
 test_leakmix_spawned
 test_leakmix_pid
 test_pid_untracked_frees
