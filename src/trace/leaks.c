@@ -212,11 +212,11 @@ static void attach_thread_exit(struct leaks_run *r, pid_t pid, const struct elf_
 
 	if (r->alloc.is_libc && !elf_syms_find(syms, "__call_tls_dtors", &va) &&
 	    !elf_vaddr_to_off(syms, va, &off))
-		e = attach_one(r, r->skel->progs.thread_exit_enter, pid, r->alloc.path, off,
-			       false);
+		e = attach_one(r, r->skel->progs.thread_exit_enter, pid, r->alloc.path, off, false);
 	if (o->verbose && !e)
-		fprintf(stderr, "memlens leaks: uprobe __call_tls_dtors at 0x%llx (thread exit: "
-				"frees of glibc's per-thread cache are exit_frees)\n",
+		fprintf(stderr,
+			"memlens leaks: uprobe __call_tls_dtors at 0x%llx (thread exit: "
+			"frees of glibc's per-thread cache are exit_frees)\n",
 			(unsigned long long)off);
 	else if (o->verbose && r->alloc.is_libc)
 		fprintf(stderr, "memlens leaks: no __call_tls_dtors in the C library: blocks its "
@@ -235,9 +235,16 @@ static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts
 			 struct ml_err *err)
 {
 	static const int order[LEAKS_NR_FN + 1] = {
-		FN_FREE,	   LEAKS_MALLOC,	 LEAKS_CALLOC,	 LEAKS_REALLOC,
-		LEAKS_REALLOCARRAY, LEAKS_ALIGNED_ALLOC,	 LEAKS_POSIX_MEMALIGN,
-		LEAKS_MEMALIGN,	   LEAKS_VALLOC,	 LEAKS_PVALLOC,
+		FN_FREE,
+		LEAKS_MALLOC,
+		LEAKS_CALLOC,
+		LEAKS_REALLOC,
+		LEAKS_REALLOCARRAY,
+		LEAKS_ALIGNED_ALLOC,
+		LEAKS_POSIX_MEMALIGN,
+		LEAKS_MEMALIGN,
+		LEAKS_VALLOC,
+		LEAKS_PVALLOC,
 	};
 	uint64_t seen[LEAKS_NR_FN + 1];
 	struct elf_syms syms;
@@ -668,8 +675,8 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 		printf("calls not seen whole: %llu begun before the probes were attached, %llu "
 		       "whose return was not seen, %llu probe hits lost to other BPF programs "
 		       "on the same CPU\n",
-		       (unsigned long long)c[LEAKS_C_UNPAIRED], (unsigned long long)c[LEAKS_C_STALE],
-		       (unsigned long long)rec);
+		       (unsigned long long)c[LEAKS_C_UNPAIRED],
+		       (unsigned long long)c[LEAKS_C_STALE], (unsigned long long)rec);
 	printf("\n%12s %10s %12s\n", "SIZE", "COUNT", "BYTES");
 	for (size_t i = 0; i < nsz; i++)
 		printf("%12llu %10llu %12llu\n", (unsigned long long)t->sizes[i].size,
@@ -699,7 +706,8 @@ static void report(struct leaks_run *r, const struct report_at *at)
 	memcpy(c, r->skel->bss->counters, sizeof(c));
 	totals(r->skel, &t);
 	if (at->elapsed_s < 0)
-		t.unread = t.count != c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] - c[LEAKS_C_MISSED_FREES];
+		t.unread =
+			t.count != c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] - c[LEAKS_C_MISSED_FREES];
 	if (r->o->json)
 		print_json(r, r->o, &t, c, at);
 	else
@@ -734,11 +742,9 @@ static void on_idle(void *arg)
 
 static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, struct trace_target *t)
 {
-	struct trace_loop l = { .duration_s = o->duration,
-				.t = t,
-				.tick = on_tick,
-				.idle = on_idle,
-				.arg = r };
+	struct trace_loop l = {
+		.duration_s = o->duration, .t = t, .tick = on_tick, .idle = on_idle, .arg = r
+	};
 	sigset_t sigs;
 
 	cli_block_signals(&sigs);

@@ -351,7 +351,8 @@ int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, doub
 		return 0;
 	case 'i':
 		if (parse_double(optarg, 1, 1e9, &interval_ms))
-			return cli_error(cmd, "bad interval '%s' (milliseconds, 1 or more)", optarg),
+			return cli_error(cmd, "bad interval '%s' (milliseconds, 1 or more)",
+					 optarg),
 			       -EINVAL;
 		return 0;
 	case 'h':

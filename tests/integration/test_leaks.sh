@@ -244,7 +244,21 @@ test_table_full() {
 	fi
 }
 
+# -i: live blocks while tracing, the last one marked; their interval
+# counts add up to the final report's (read once the probes are detached)
+test_interval() {
+	local n=leaks_interval_blocks_add_up out=$T_TMP/iv.json
+	"$MEMLENS" leaks --json -i 100 -- "$WORKLOADS/leakmix" $LM_N 2000 >"$out" 2>"$T_TMP/iv.err"
+	echo "# $n: $(intervals "$out" leaks "(len(iv), [x['outstanding'] for x in iv][-3:], d['outstanding'])")"
+	if [ "$(intervals "$out" leaks "len(iv) >= 2 and iv[-1]['last'] and sum(x['interval_mallocs'] for x in iv) == d['mallocs'] and sum(x['interval_frees'] for x in iv) == d['frees'] and d['type'] == 'leaks'")" = True ]; then
+		ok $n
+	else
+		notok $n "$(tail -c 3000 "$out") $(cat "$T_TMP/iv.err")"
+	fi
+}
+
 test_spawned_exact
+test_interval
 test_table_full
 test_leakmix_spawned
 test_leakmix_pid
