@@ -21,14 +21,44 @@
 #include "trace.h"
 
 static int libbpf_verbose;
+/* the last line of the last verifier log libbpf printed (why a load failed) */
+static char verifier_said[256];
+
+static void keep_verifier_line(const char *msg)
+{
+	const char *end = strstr(msg, "-- END PROG LOAD LOG --"), *b;
+
+	if (!strstr(msg, "-- BEGIN PROG LOAD LOG --") || !end)
+		return;
+	while (end > msg && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (b = end; b > msg && b[-1] != '\n';)
+		b--;
+	if (end > b)
+		snprintf(verifier_said, sizeof(verifier_said), "%.*s", (int)(end - b), b);
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	char msg[16384];
+	va_list cp;
+
+	if (level == LIBBPF_WARN) {
+		va_copy(cp, ap);
+		vsnprintf(msg, sizeof(msg), fmt, cp);
+		va_end(cp);
+		keep_verifier_line(msg);
+	}
 	if (level == LIBBPF_DEBUG && libbpf_verbose < 3)
 		return 0;
 	if (libbpf_verbose < 2)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
+}
+
+const char *trace_verifier_said(void)
+{
+	return verifier_said;
 }
 
 /* PROC_PID_INIT_INO: the initial PID namespace's inode number */
@@ -100,6 +130,16 @@ int trace_bpf_error(struct ml_err *err, int e, const char *what)
 {
 	if (e > 0)
 		e = -e;
+	if ((e == -EACCES || e == -EINVAL) && verifier_said[0] && may_load_bpf()) {
+		/* as root: the verifier, not a permission, refused it */
+		e = ml_err_set(err, ENOTSUP,
+			       "%s: the kernel's verifier refused the program: %s (this kernel's "
+			       "types differ from the program's; memlens -v -v ... shows the "
+			       "whole log)",
+			       what, verifier_said);
+		verifier_said[0] = 0;
+		return e;
+	}
 	switch (-e) {
 	case EPERM:
 	case EACCES:

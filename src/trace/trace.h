@@ -33,6 +33,12 @@ int trace_preflight(struct ml_err *err);
  * what to do. @what names the step ("loading the fault tracer").
  */
 int trace_bpf_error(struct ml_err *err, int e, const char *what);
+/*
+ * The last line of the verifier's log of the last program that failed to
+ * load ("" when none): why it was refused. trace_bpf_error() uses it (a
+ * refusal by the verifier as root is ENOTSUP, not a permission error).
+ */
+const char *trace_verifier_said(void);
 
 /*
  * memlens's own PID namespace, for the BPF side's pidns_dev/pidns_ino:

@@ -113,7 +113,28 @@ test_interval() {
 	fi
 }
 
+# memlens check loads slab's own tp_btf programs on the kmem tracepoints:
+# what it says is what `slab --mode tp_btf` does (runs, or exits 5 with the
+# verifier's reason, never 4 as root)
+test_check_agrees() {
+	local n=slab_tp_btf_agrees_with_check st rc
+	"$MEMLENS" check --json >"$T_TMP/check.json" 2>/dev/null
+	st=$(python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+print(next((f["state"] for f in j["features"] if f["name"] == "tp_btf_kmem"), "absent"))' "$T_TMP/check.json")
+	"$MEMLENS" slab --mode tp_btf -d 0.2 >/dev/null 2>"$T_TMP/tpbtf.err"
+	rc=$?
+	echo "# $n: check says $st; slab --mode tp_btf exit $rc $(head -c 300 "$T_TMP/tpbtf.err")"
+	if { [ "$st" = ok ] && [ $rc = 0 ]; } ||
+	   { [ "$st" = missing ] && [ $rc = 5 ] && grep -q verifier "$T_TMP/tpbtf.err"; }; then
+		ok $n
+	else
+		notok $n "check: $st, slab exit $rc"
+	fi
+}
+
 make_tree
+test_check_agrees
 test_interval
 test_dentry_vs_slabinfo slab_dentry_net_matches_slabinfo auto
 test_dentry_vs_slabinfo slab_raw_tp_fallback_dentry_net_matches_slabinfo raw_tp
