@@ -45,6 +45,8 @@ static const char usage_text[] =
 	"      --no-stacks      do not record call stacks (cheaper)\n"
 	"      --free-at-entry  probe free() at its first instruction, not at the\n"
 	"                       first one the kernel can emulate (for comparison)\n"
+	"      --folded FILE    also write the outstanding bytes per call stack to FILE\n"
+	"                       as folded stacks (flamegraph.pl, speedscope, inferno)\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
 	"  -o, --output FILE    write the report to FILE, not stdout (CMD keeps stdout)\n"
 	"  -v, --verbose        say which probes are used and where; twice: libbpf's log\n"
@@ -63,6 +65,7 @@ struct leaks_opts {
 	double duration;
 	long top;
 	bool json, no_stacks, free_at_entry;
+	const char *folded; /* --folded FILE */
 	int verbose;
 	char **cmd;
 };
@@ -96,6 +99,8 @@ struct leaks_run {
 	struct symbolizer sym;
 	const struct leaks_opts *o;
 	__u64 prev[LEAKS_NR_COUNTERS]; /* the counters at the last interval */
+	FILE *folded; /* --folded FILE, created before tracing */
+	bool write_failed; /* it could not be written */
 };
 
 static int parse_args(int argc, char **argv, struct leaks_opts *o)
@@ -104,6 +109,7 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					    { "top", required_argument, NULL, 'n' },
 					    { "no-stacks", no_argument, NULL, 'S' },
 					    { "free-at-entry", no_argument, NULL, 'E' },
+					    { "folded", required_argument, NULL, 'F' },
 					    TRACE_LONGOPTS_COMMON,
 					    { 0 } };
 	int c, r;
@@ -122,6 +128,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		case 'E':
 			o->free_at_entry = true;
 			break;
+		case 'F':
+			o->folded = optarg;
+			break;
 		default:
 			r = trace_common_opt(c, "leaks", usage_text, &o->pid, &o->duration,
 					     &o->json, &o->verbose);
@@ -133,6 +142,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		o->cmd = argv + optind;
 	if (!o->cmd == !o->pid)
 		return cli_error("leaks", "give one target: -p PID or -- CMD [ARGS]"), -EINVAL;
+	if (o->folded && o->no_stacks)
+		return cli_error("leaks", "--folded needs the call stacks: drop --no-stacks"),
+		       -EINVAL;
 	return 0;
 }
 
@@ -698,6 +710,45 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 	free(v);
 }
 
+/*
+ * One line per stack, outermost frame first, frames joined by ';', then a
+ * space and the bytes outstanding: "main (leaky);leak (leaky) 4096000".
+ * Offsets are dropped, so that a function is one node however many call
+ * sites it has; ';' inside a name becomes ':'.
+ */
+static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *f)
+{
+	struct sym_stack *v;
+	size_t n;
+
+	v = symbolized_stacks(r, t, &n);
+	for (size_t i = 0; v && i < n; i++) {
+		char *fr[LEAKS_STACK_DEPTH], *save = NULL, *tok;
+		int nf = 0;
+
+		for (tok = strtok_r(v[i].text, "\n", &save); tok && nf < LEAKS_STACK_DEPTH;
+		     tok = strtok_r(NULL, "\n", &save))
+			fr[nf++] = tok;
+		if (!nf)
+			fputs("[stack not recorded]", f);
+		for (int k = nf - 1; k >= 0; k--) {
+			char *plus = strstr(fr[k], "+0x"), *sp;
+
+			if (plus && (sp = strchr(plus, ' ')))
+				memmove(plus, sp, strlen(sp) + 1);
+			for (char *c = fr[k]; *c; c++)
+				if (*c == ';')
+					*c = ':';
+			fprintf(f, "%s%s", k == nf - 1 ? "" : ";", fr[k]);
+		}
+		fprintf(f, " %llu\n", (unsigned long long)v[i].bytes);
+	}
+	free(v);
+	if (fclose(f))
+		return -errno;
+	return 0;
+}
+
 static void report(struct leaks_run *r, const struct report_at *at)
 {
 	__u64 c[LEAKS_NR_COUNTERS];
@@ -712,6 +763,15 @@ static void report(struct leaks_run *r, const struct report_at *at)
 		print_json(r, r->o, &t, c, at);
 	else
 		print_table(r, r->o, &t, c, at);
+	if (at->elapsed_s < 0 && r->folded) {
+		int e = write_folded(r, &t, r->folded);
+
+		r->folded = NULL;
+		if (e)
+			cli_error("leaks", "cannot write the folded stacks to %s: %s", r->o->folded,
+				  strerror(-e));
+		r->write_failed = e != 0;
+	}
 	if (at->elapsed_s >= 0 && !r->o->json)
 		printf("\n");
 	fflush(stdout);
@@ -769,6 +829,11 @@ static int cmd_leaks(int argc, char **argv)
 	e = trace_output_open("leaks", o.cmd != NULL);
 	if (e)
 		return e;
+	if (o.folded && !(r.folded = fopen(o.folded, "we"))) {
+		cli_error("leaks", "cannot write the folded stacks to %s: %s", o.folded,
+			  strerror(errno));
+		return errno == EACCES || errno == EPERM ? EXIT_PERM : EXIT_FAIL;
+	}
 	trace_libbpf_quiet(o.verbose);
 	trace_say_pidns("leaks", o.verbose);
 	e = trace_preflight(&err);
@@ -801,10 +866,12 @@ out:
 	if (e)
 		cli_error("leaks", "%s", err.msg);
 	detach_probes(&r);
+	if (r.folded)
+		fclose(r.folded);
 	leaks_bpf__destroy(r.skel);
 	symbolizer_free(&r.sym);
 	trace_target_close(&t, true);
-	return e ? exit_code_for(e) : EXIT_OK;
+	return e ? exit_code_for(e) : r.write_failed ? EXIT_FAIL : EXIT_OK;
 }
 
 MEMLENS_COMMAND(leaks, "leaks", 22, "outstanding malloc/free allocations by size and stack (eBPF)",

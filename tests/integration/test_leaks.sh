@@ -257,7 +257,33 @@ test_interval() {
 	fi
 }
 
+# --folded FILE: one "outer;...;inner BYTES" line per stack; the values add
+# up to outstanding_bytes, and the leak's stack has main in it
+test_folded() {
+	local n=leaks_folded_stacks_sum_to_outstanding out=$T_TMP/fold.json
+	"$MEMLENS" leaks --json --folded "$T_TMP/fold.txt" -- "$WORKLOADS/leaky" $K >"$out" 2>"$T_TMP/fold.err"
+	echo "# $n: $(head -c 300 "$T_TMP/fold.txt")"
+	if [ "$(python3 - "$T_TMP/fold.txt" "$(json "$out" "d['outstanding_bytes']")" <<'PY'
+import re, sys
+ls = open(sys.argv[1]).read().splitlines()
+ok = all(re.fullmatch(r'[^ ;][^;]*(;[^;]+)* \d+', l) for l in ls)
+tot = sum(int(l.rsplit(' ', 1)[1]) for l in ls)
+main = [int(l.rsplit(' ', 1)[1]) for l in ls if 'main (leaky)' in l.rsplit(' ', 1)[0].split(';')]
+print(ok and tot == int(sys.argv[2]) and sum(main) >= 4096 * 990)
+PY
+)" = True ]; then
+		ok $n
+	else
+		notok $n "$(cat "$T_TMP/fold.txt" "$T_TMP/fold.err")"
+	fi
+	n=leaks_folded_unwritable_exit_1
+	"$MEMLENS" leaks --folded /nonexistent/dir/f -- "$WORKLOADS/leaky" 10 >/dev/null 2>"$T_TMP/fold2.err"
+	[ $? = 1 ] && grep -q 'cannot write the folded stacks' "$T_TMP/fold2.err" && ok $n ||
+		notok $n "$(cat "$T_TMP/fold2.err")"
+}
+
 test_spawned_exact
+test_folded
 test_interval
 test_table_full
 test_leakmix_spawned
