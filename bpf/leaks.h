@@ -11,9 +11,12 @@ enum leaks_fn {
 	LEAKS_MALLOC = 0,
 	LEAKS_CALLOC,
 	LEAKS_REALLOC,
+	LEAKS_REALLOCARRAY,
 	LEAKS_ALIGNED_ALLOC,
 	LEAKS_POSIX_MEMALIGN,
 	LEAKS_MEMALIGN,
+	LEAKS_VALLOC,
+	LEAKS_PVALLOC,
 	LEAKS_NR_FN,
 };
 
@@ -25,11 +28,15 @@ struct leaks_alloc {
 
 /* the counters[] array of the BPF side, index = enum leaks_counter */
 enum leaks_counter {
-	LEAKS_C_ALLOCS = 0, /* successful allocations seen */
+	LEAKS_C_ALLOCS = 0, /* successful allocations recorded */
 	LEAKS_C_FREES, /* frees of pointers we saw allocated */
 	LEAKS_C_UNTRACKED, /* frees of pointers allocated before tracing */
 	LEAKS_C_LOST, /* allocations not recorded: table full */
 	LEAKS_C_FAILED, /* allocation calls that returned NULL */
+	LEAKS_C_EXIT_FREES, /* unknown pointers freed by libc at thread exit (its tcache) */
+	LEAKS_C_MISSED_FREES, /* an address allocated again before its free was seen */
+	LEAKS_C_STALE, /* per-thread call records whose return never came, dropped */
+	LEAKS_C_UNPAIRED, /* returns without their entry (calls begun before the attach) */
 	LEAKS_NR_COUNTERS,
 };
 

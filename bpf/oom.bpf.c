@@ -127,6 +127,9 @@ static __always_inline __s64 mm_counter(struct mm_struct *mm, int member)
 	return v > 0 ? v : 0;
 }
 
+/* kills not reported: the ring buffer was full */
+__u64 lost_events = 0;
+
 SEC("tp_btf/mark_victim")
 int BPF_PROG(victim, struct task_struct *task, uid_t uid)
 {
@@ -137,8 +140,10 @@ int BPF_PROG(victim, struct task_struct *task, uid_t uid)
 	struct mm_struct *mm;
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e)
+	if (!e) {
+		__sync_fetch_and_add(&lost_events, 1);
 		return 0;
+	}
 	__builtin_memset(e, 0, sizeof(*e));
 	e->ts_ns = bpf_ktime_get_ns();
 	e->victim_pid = task_tgid_ns(task);

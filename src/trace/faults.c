@@ -21,7 +21,7 @@
 #include "faults.skel.h"
 
 static const char usage_text[] =
-	"usage: memlens faults [-p PID | -- CMD [ARGS...]] [-d SEC] [--json] [-v]\n"
+	"usage: memlens faults [-p PID | -- CMD [ARGS...]] [-d SEC] [-i MS] [--json] [-v]\n"
 	"\n"
 	"Count minor and major page faults (eBPF), per command name system-wide or\n"
 	"for one process, and histogram how long each took (log2 buckets of us).\n"
@@ -30,6 +30,8 @@ static const char usage_text[] =
 	"  -- CMD [ARGS]        start CMD and trace it from its first instruction\n"
 	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C, or the\n"
 	"                       target's exit)\n"
+	"  -i, --interval MS    also print the faults of every MS milliseconds, one\n"
+	"                       block (one JSON object) per interval\n"
 	"      --mode MODE      auto (default), fentry (fentry/fexit handle_mm_fault)\n"
 	"                       or tracepoint (page_fault_user/kernel + perf events)\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
@@ -53,6 +55,11 @@ struct faults_opts {
 	char **cmd;
 };
 
+struct faults_row {
+	struct faults_key key;
+	struct faults_val val;
+};
+
 struct faults_run {
 	struct faults_bpf *skel;
 	struct bpf_link **links;
@@ -61,6 +68,10 @@ struct faults_run {
 	size_t nperf;
 	bool fentry;
 	char why[160]; /* why fentry was not used */
+	const struct faults_opts *o;
+	struct faults_row *prev; /* the counts at the last interval */
+	size_t nprev;
+	__u64 prev_minor[FAULTS_HIST_SLOTS], prev_major[FAULTS_HIST_SLOTS];
 };
 
 static int parse_args(int argc, char **argv, struct faults_opts *o)
@@ -72,7 +83,7 @@ static int parse_args(int argc, char **argv, struct faults_opts *o)
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "+p:d:o:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:" TRACE_SHORTOPTS_COMMON, lo, NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			if (!strcmp(optarg, "auto"))
@@ -256,11 +267,6 @@ static int faults_start(struct faults_run *r, const struct faults_opts *o, struc
 	return load_tracepoint_mode(r, o, err);
 }
 
-struct faults_row {
-	struct faults_key key;
-	struct faults_val val;
-};
-
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct faults_row *x = a, *y = b;
@@ -282,73 +288,166 @@ static struct faults_row *collect(struct faults_bpf *s, size_t *n)
 	return rows;
 }
 
-static void print_json(const struct faults_run *r, const struct faults_row *rows, size_t n)
+/* what one report shows: the whole run, or one interval */
+struct faults_view {
+	const struct faults_row *rows;
+	size_t n;
+	const __u64 *minor_hist, *major_hist;
+	double elapsed_s; /* < 0: the whole run */
+	bool last;
+};
+
+static void print_json(const struct faults_run *r, const struct faults_view *v)
 {
 	struct jw w;
 
 	jw_init(&w, stdout);
 	jw_obj(&w);
-	jw_kstr(&w, "type", "faults");
+	jw_kstr(&w, "type", v->elapsed_s < 0 ? "faults" : "faults_interval");
+	if (v->elapsed_s >= 0) {
+		jw_kuint(&w, "elapsed_ms", (uint64_t)(v->elapsed_s * 1000));
+		jw_kbool(&w, "last", v->last);
+	}
 	jw_kstr(&w, "mode", r->fentry ? "fentry" : "tracepoint");
+	jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
 	jw_key(&w, "rows");
 	jw_arr(&w);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < v->n; i++) {
+		const struct faults_row *row = &v->rows[i];
+
 		jw_obj(&w);
-		jw_kstr(&w, "comm", rows[i].key.comm);
+		jw_kstr(&w, "comm", row->key.comm);
 		jw_key(&w, "pid");
-		if (rows[i].key.pid)
-			jw_int(&w, rows[i].key.pid);
+		if (row->key.pid)
+			jw_int(&w, row->key.pid);
 		else
 			jw_null(&w);
-		jw_kuint(&w, "minor", rows[i].val.minor);
-		jw_kuint(&w, "major", rows[i].val.major);
+		jw_kuint(&w, "minor", row->val.minor);
+		jw_kuint(&w, "major", row->val.major);
 		jw_key(&w, "retried");
 		if (r->fentry)
-			jw_uint(&w, rows[i].val.retried);
+			jw_uint(&w, row->val.retried);
 		else
 			jw_null(&w);
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
-	trace_json_hist(&w, "minor_hist_us", r->skel->bss->minor_hist, FAULTS_HIST_SLOTS);
-	trace_json_hist(&w, "major_hist_us", r->skel->bss->major_hist, FAULTS_HIST_SLOTS);
+	trace_json_hist(&w, "minor_hist_us", v->minor_hist, FAULTS_HIST_SLOTS);
+	trace_json_hist(&w, "major_hist_us", v->major_hist, FAULTS_HIST_SLOTS);
 	jw_obj_end(&w);
 }
 
-static void print_table(const struct faults_run *r, const struct faults_row *rows, size_t n)
+static void print_table(const struct faults_run *r, const struct faults_view *v)
 {
+	uint64_t rec = trace_recursion_misses(r->skel->obj);
+
+	if (v->elapsed_s >= 0)
+		printf("--- %.3f s%s: page faults in this interval\n", v->elapsed_s,
+		       v->last ? " (end)" : "");
 	printf("%-16s %8s %12s %12s %10s\n", "COMM", "PID", "MINOR", "MAJOR", "RETRIED");
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < v->n; i++) {
+		const struct faults_row *row = &v->rows[i];
 		char pid[16] = "-", retried[24] = "-";
 
-		if (rows[i].key.pid)
-			snprintf(pid, sizeof(pid), "%u", rows[i].key.pid);
+		if (row->key.pid)
+			snprintf(pid, sizeof(pid), "%u", row->key.pid);
 		if (r->fentry)
 			snprintf(retried, sizeof(retried), "%llu",
-				 (unsigned long long)rows[i].val.retried);
-		printf("%-16s %8s %12llu %12llu %10s\n", rows[i].key.comm, pid,
-		       (unsigned long long)rows[i].val.minor, (unsigned long long)rows[i].val.major,
+				 (unsigned long long)row->val.retried);
+		printf("%-16s %8s %12llu %12llu %10s\n", row->key.comm, pid,
+		       (unsigned long long)row->val.minor, (unsigned long long)row->val.major,
 		       retried);
 	}
-	if (!n)
+	if (!v->n)
 		printf("(no page faults)\n");
+	if (rec)
+		printf("warning: %llu faults not seen: the kernel skipped the programs while "
+		       "another BPF program ran on the same CPU\n",
+		       (unsigned long long)rec);
 	printf("\nminor fault latency\n");
-	trace_print_log2_hist(stdout, r->skel->bss->minor_hist, FAULTS_HIST_SLOTS, "usecs");
+	trace_print_log2_hist(stdout, v->minor_hist, FAULTS_HIST_SLOTS, "usecs");
 	printf("\nmajor fault latency\n");
-	trace_print_log2_hist(stdout, r->skel->bss->major_hist, FAULTS_HIST_SLOTS, "usecs");
+	trace_print_log2_hist(stdout, v->major_hist, FAULTS_HIST_SLOTS, "usecs");
+	if (v->elapsed_s >= 0)
+		printf("\n");
+	fflush(stdout);
 }
 
 static void report(const struct faults_run *r, const struct faults_opts *o)
 {
-	struct faults_row *rows;
-	size_t n;
+	struct faults_view v = { .minor_hist = r->skel->bss->minor_hist,
+				 .major_hist = r->skel->bss->major_hist,
+				 .elapsed_s = -1 };
+	struct faults_row *rows = NULL;
 
-	rows = collect(r->skel, &n);
+	if (r->prev) { /* -i: the totals the intervals added up to, read at the last one */
+		v.rows = r->prev;
+		v.n = r->nprev;
+		v.minor_hist = r->prev_minor;
+		v.major_hist = r->prev_major;
+	} else {
+		rows = collect(r->skel, &v.n);
+		v.rows = rows;
+	}
 	if (o->json)
-		print_json(r, rows, n);
+		print_json(r, &v);
 	else
-		print_table(r, rows, n);
+		print_table(r, &v);
 	free(rows);
+}
+
+static const struct faults_row *find_row(const struct faults_row *rows, size_t n,
+					 const struct faults_key *k)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(&rows[i].key, k, sizeof(*k)))
+			return &rows[i];
+	return NULL;
+}
+
+/* -i: the counts since the last interval (the maps keep the run's totals) */
+static void on_tick(void *arg, double elapsed_s, bool last)
+{
+	struct faults_run *r = arg;
+	__u64 minor[FAULTS_HIST_SLOTS], major[FAULTS_HIST_SLOTS];
+	struct faults_view v = {
+		.minor_hist = minor, .major_hist = major, .elapsed_s = elapsed_s, .last = last
+	};
+	struct faults_row *now, *delta;
+	size_t n, nd = 0;
+
+	now = collect(r->skel, &n);
+	delta = calloc(n ? n : 1, sizeof(*delta));
+	for (size_t i = 0; delta && i < n; i++) {
+		const struct faults_row *p = find_row(r->prev, r->nprev, &now[i].key);
+		struct faults_row d = now[i];
+
+		if (p) {
+			d.val.minor -= p->val.minor;
+			d.val.major -= p->val.major;
+			d.val.retried -= p->val.retried;
+		}
+		if (d.val.minor || d.val.major)
+			delta[nd++] = d;
+	}
+	for (int i = 0; i < FAULTS_HIST_SLOTS; i++) {
+		minor[i] = r->skel->bss->minor_hist[i];
+		major[i] = r->skel->bss->major_hist[i];
+		minor[i] -= r->prev_minor[i];
+		major[i] -= r->prev_major[i];
+		r->prev_minor[i] += minor[i];
+		r->prev_major[i] += major[i];
+	}
+	v.rows = delta;
+	v.n = nd;
+	if (r->o->json)
+		print_json(r, &v);
+	else
+		print_table(r, &v);
+	free(delta);
+	free(r->prev);
+	r->prev = now ? now : calloc(1, sizeof(*now)); /* not NULL: intervals are on */
+	r->nprev = now ? n : 0;
 }
 
 static void say_mode(const struct faults_run *r, const struct faults_opts *o)
@@ -374,6 +473,7 @@ static int cmd_faults(int argc, char **argv)
 	sigset_t sigs;
 	int e;
 
+	r.o = &o;
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
@@ -406,7 +506,9 @@ static int cmd_faults(int argc, char **argv)
 	if (e)
 		goto out;
 	cli_block_signals(&sigs);
-	why = trace_wait(&sigs, o.duration, &t, NULL);
+	why = trace_run(&sigs,
+			&(struct trace_loop){
+				.duration_s = o.duration, .t = &t, .tick = on_tick, .arg = &r });
 	if (why == TRACE_STOP_TARGET && !o.cmd)
 		fprintf(stderr, "memlens faults: process %d exited; counts up to its exit\n",
 			(int)o.pid);
@@ -417,6 +519,7 @@ out:
 	detach_all(&r);
 	free(r.links);
 	free(r.perf_fds);
+	free(r.prev);
 	faults_bpf__destroy(r.skel);
 	trace_target_close(&t, true);
 	return e ? exit_code_for(e) : EXIT_OK;

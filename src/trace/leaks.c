@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +25,11 @@
 #include "leaks.skel.h"
 
 static const char usage_text[] =
-	"usage: memlens leaks (-p PID | -- CMD [ARGS...]) [-d SEC] [--json] [-v]\n"
+	"usage: memlens leaks (-p PID | -- CMD [ARGS...]) [-d SEC] [-i MS] [--json] [-v]\n"
 	"\n"
-	"Trace malloc, calloc, realloc, free, aligned_alloc, posix_memalign and\n"
-	"memalign of one process with uprobes on its allocator (its libc, or the\n"
+	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
+	"posix_memalign, memalign, valloc and pvalloc of one process with uprobes on\n"
+	"its allocator (its libc, or the\n"
 	"jemalloc/tcmalloc/mimalloc that replaces libc's malloc), and report the\n"
 	"allocations still outstanding at the end, grouped by size and by the user\n"
 	"call stack that made them (symbolized from the process's ELF files).\n"
@@ -36,24 +38,34 @@ static const char usage_text[] =
 	"  -- CMD [ARGS]        start CMD and trace it from before its first malloc\n"
 	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C, or the\n"
 	"                       target's exit)\n"
+	"  -i, --interval MS    also print what is outstanding every MS milliseconds\n"
+	"                       (read while the probes run: a live view; the report at\n"
+	"                       the end is read once they are detached, and is exact)\n"
 	"  -n, --top N          stacks and sizes shown (default 10; 0: all)\n"
 	"      --no-stacks      do not record call stacks (cheaper)\n"
 	"      --free-at-entry  probe free() at its first instruction, not at the\n"
 	"                       first one the kernel can emulate (for comparison)\n"
+	"      --folded FILE    also write the outstanding bytes per call stack to FILE\n"
+	"                       as folded stacks (flamegraph.pl, speedscope, inferno)\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
 	"  -o, --output FILE    write the report to FILE, not stdout (CMD keeps stdout)\n"
 	"  -v, --verbose        say which probes are used and where; twice: libbpf's log\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Frees of blocks allocated before tracing began are counted apart\n"
-	"(untracked_frees). Call stacks are walked with frame pointers: code built\n"
-	"without them shows its caller and little more.\n";
+	"(untracked_frees), and so are the blocks glibc's per-thread cache hands back\n"
+	"to free() when a thread exits (exit_frees). mallocs - frees - missed_frees =\n"
+	"outstanding. When the table of outstanding blocks is full, further\n"
+	"allocations are counted as lost and the report says so. Call stacks are\n"
+	"walked with frame pointers: code built without them shows its caller and\n"
+	"little more.\n";
 
 struct leaks_opts {
 	pid_t pid;
 	double duration;
 	long top;
 	bool json, no_stacks, free_at_entry;
+	const char *folded; /* --folded FILE */
 	int verbose;
 	char **cmd;
 };
@@ -64,22 +76,31 @@ struct probe_fn {
 	bool required;
 };
 
+/* free first: see attach_probes() */
+#define FN_FREE LEAKS_NR_FN
 static const struct probe_fn probe_fns[LEAKS_NR_FN + 1] = {
+	[FN_FREE] = { "free", false, true },
 	[LEAKS_MALLOC] = { "malloc", true, true },
 	[LEAKS_CALLOC] = { "calloc", true, false },
 	[LEAKS_REALLOC] = { "realloc", true, false },
+	[LEAKS_REALLOCARRAY] = { "reallocarray", true, false },
 	[LEAKS_ALIGNED_ALLOC] = { "aligned_alloc", true, false },
 	[LEAKS_POSIX_MEMALIGN] = { "posix_memalign", true, false },
 	[LEAKS_MEMALIGN] = { "memalign", true, false },
-	[LEAKS_NR_FN] = { "free", false, true },
+	[LEAKS_VALLOC] = { "valloc", true, false },
+	[LEAKS_PVALLOC] = { "pvalloc", true, false },
 };
 
 struct leaks_run {
 	struct leaks_bpf *skel;
-	struct bpf_link *links[2 * (LEAKS_NR_FN + 1)];
+	struct bpf_link *links[2 * (LEAKS_NR_FN + 1) + 2];
 	int nlinks;
 	struct alloc_lib alloc; /* the file whose malloc the target calls */
 	struct symbolizer sym;
+	const struct leaks_opts *o;
+	__u64 prev[LEAKS_NR_COUNTERS]; /* the counters at the last interval */
+	FILE *folded; /* --folded FILE, created before tracing */
+	bool write_failed; /* it could not be written */
 };
 
 static int parse_args(int argc, char **argv, struct leaks_opts *o)
@@ -88,13 +109,14 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					    { "top", required_argument, NULL, 'n' },
 					    { "no-stacks", no_argument, NULL, 'S' },
 					    { "free-at-entry", no_argument, NULL, 'E' },
+					    { "folded", required_argument, NULL, 'F' },
 					    TRACE_LONGOPTS_COMMON,
 					    { 0 } };
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->top = 10;
-	while ((c = getopt_long(argc, argv, "+p:d:n:o:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+p:n:" TRACE_SHORTOPTS_COMMON, lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_long(optarg, 0, 1000000, &o->top))
@@ -105,6 +127,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 			break;
 		case 'E':
 			o->free_at_entry = true;
+			break;
+		case 'F':
+			o->folded = optarg;
 			break;
 		default:
 			r = trace_common_opt(c, "leaks", usage_text, &o->pid, &o->duration,
@@ -117,6 +142,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		o->cmd = argv + optind;
 	if (!o->cmd == !o->pid)
 		return cli_error("leaks", "give one target: -p PID or -- CMD [ARGS]"), -EINVAL;
+	if (o->folded && o->no_stacks)
+		return cli_error("leaks", "--folded needs the call stacks: drop --no-stacks"),
+		       -EINVAL;
 	return 0;
 }
 
@@ -155,38 +183,97 @@ static uint64_t emulatable_entry(const char *path, uint64_t off)
 static struct bpf_program *entry_prog(struct leaks_bpf *s, int fn)
 {
 	struct bpf_program *p[LEAKS_NR_FN + 1] = {
-		s->progs.malloc_enter,	       s->progs.calloc_enter,
-		s->progs.realloc_enter,	       s->progs.aligned_alloc_enter,
-		s->progs.posix_memalign_enter, s->progs.memalign_enter,
-		s->progs.free_enter,
+		[LEAKS_MALLOC] = s->progs.malloc_enter,
+		[LEAKS_CALLOC] = s->progs.calloc_enter,
+		[LEAKS_REALLOC] = s->progs.realloc_enter,
+		[LEAKS_REALLOCARRAY] = s->progs.reallocarray_enter,
+		[LEAKS_ALIGNED_ALLOC] = s->progs.aligned_alloc_enter,
+		[LEAKS_POSIX_MEMALIGN] = s->progs.posix_memalign_enter,
+		[LEAKS_MEMALIGN] = s->progs.memalign_enter,
+		[LEAKS_VALLOC] = s->progs.valloc_enter,
+		[LEAKS_PVALLOC] = s->progs.pvalloc_enter,
+		[FN_FREE] = s->progs.free_enter,
 	};
 
 	return p[fn];
 }
 
-static int attach_one(struct leaks_run *r, struct bpf_program *p, pid_t pid, uint64_t off, bool ret)
+static int attach_one(struct leaks_run *r, struct bpf_program *p, pid_t pid, const char *path,
+		      uint64_t off, bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
 	struct bpf_link *l;
 
-	l = bpf_program__attach_uprobe_opts(p, pid, r->alloc.path, (size_t)off, &uo);
+	l = bpf_program__attach_uprobe_opts(p, pid, path, (size_t)off, &uo);
 	if (!l)
 		return -errno;
 	r->links[r->nlinks++] = l;
 	return 0;
 }
 
+/*
+ * glibc's thread-exit path (see bpf/leaks.bpf.c): __call_tls_dtors, which a
+ * thread calls before its tcache is flushed. Not there (musl, an old glibc):
+ * those frees count as untracked, and -v says so.
+ */
+static void attach_thread_exit(struct leaks_run *r, pid_t pid, const struct elf_syms *syms,
+			       const struct leaks_opts *o)
+{
+	uint64_t va, off;
+	int e = -ENOENT;
+
+	if (r->alloc.is_libc && !elf_syms_find(syms, "__call_tls_dtors", &va) &&
+	    !elf_vaddr_to_off(syms, va, &off))
+		e = attach_one(r, r->skel->progs.thread_exit_enter, pid, r->alloc.path, off, false);
+	if (o->verbose && !e)
+		fprintf(stderr,
+			"memlens leaks: uprobe __call_tls_dtors at 0x%llx (thread exit: "
+			"frees of glibc's per-thread cache are exit_frees)\n",
+			(unsigned long long)off);
+	else if (o->verbose && r->alloc.is_libc)
+		fprintf(stderr, "memlens leaks: no __call_tls_dtors in the C library: blocks its "
+				"per-thread cache frees at thread exit count as untracked_frees\n");
+}
+
+/*
+ * The order matters for a process attached while it runs. free first: a
+ * block recorded while free was not probed yet could be freed unseen. Each
+ * return probe before its entry probe: an entry recorded without its return
+ * probe would leave a call record that never ends, and the thread's later
+ * calls would pass for nested ones. Calls begun before both are not seen
+ * (counted as unpaired_returns when only their return is).
+ */
 static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts *o,
 			 struct ml_err *err)
 {
+	static const int order[LEAKS_NR_FN + 1] = {
+		FN_FREE,
+		LEAKS_MALLOC,
+		LEAKS_CALLOC,
+		LEAKS_REALLOC,
+		LEAKS_REALLOCARRAY,
+		LEAKS_ALIGNED_ALLOC,
+		LEAKS_POSIX_MEMALIGN,
+		LEAKS_MEMALIGN,
+		LEAKS_VALLOC,
+		LEAKS_PVALLOC,
+	};
 	uint64_t seen[LEAKS_NR_FN + 1];
 	struct elf_syms syms;
+	struct bpf_link *l;
 	int nseen = 0, e;
 
 	e = elf_syms_load(r->alloc.path, &syms, err);
 	if (e)
 		return e;
-	for (int fn = 0; fn <= LEAKS_NR_FN; fn++) {
+	l = bpf_program__attach(r->skel->progs.task_exit);
+	if (!l) {
+		e = trace_bpf_error(err, -errno, "attaching raw_tp/sched_process_exit");
+		goto out;
+	}
+	r->links[r->nlinks++] = l;
+	for (int i = 0; i <= LEAKS_NR_FN; i++) {
+		int fn = order[i];
 		const struct probe_fn *pf = &probe_fns[fn];
 		uint64_t va, off, entry;
 		bool dup = false;
@@ -207,9 +294,12 @@ static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts
 			continue;
 		seen[nseen++] = off;
 		entry = pf->alloc || o->free_at_entry ? off : emulatable_entry(r->alloc.path, off);
-		e = attach_one(r, entry_prog(r->skel, fn), pid, entry, false);
-		if (!e && pf->alloc)
-			e = attach_one(r, r->skel->progs.alloc_exit, pid, off, true);
+		e = pf->alloc ? attach_one(r, r->skel->progs.alloc_exit, pid, r->alloc.path, off,
+					   true)
+			      : 0;
+		if (!e)
+			e = attach_one(r, entry_prog(r->skel, fn), pid, r->alloc.path, entry,
+				       false);
 		if (e) {
 			e = trace_bpf_error(err, e, "attaching a uprobe to the target's allocator");
 			goto out;
@@ -220,10 +310,40 @@ static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts
 				entry != off ? " (past 'test %rdi,%rdi; je': an emulated push "
 					       "instead of a single-stepped test)"
 					     : "");
+		if (fn == FN_FREE)
+			attach_thread_exit(r, pid, &syms, o);
 	}
+	r->skel->bss->armed = true;
 out:
 	elf_syms_free(&syms);
 	return e;
+}
+
+static void *destroy_link(void *l)
+{
+	bpf_link__destroy(l);
+	return NULL;
+}
+
+/*
+ * Each uprobe's removal waits for the kernel's grace periods (about 0.1 s
+ * each on 6.18): the links are destroyed in parallel, which helps where the
+ * kernel does not serialise the removals.
+ */
+static void detach_probes(struct leaks_run *r)
+{
+	pthread_t th[sizeof(r->links) / sizeof(r->links[0])];
+	bool started[sizeof(r->links) / sizeof(r->links[0])];
+
+	for (int i = 0; i < r->nlinks; i++)
+		started[i] = !pthread_create(&th[i], NULL, destroy_link, r->links[i]);
+	for (int i = 0; i < r->nlinks; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			bpf_link__destroy(r->links[i]);
+	}
+	r->nlinks = 0;
 }
 
 static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
@@ -266,6 +386,7 @@ struct leak_totals {
 	struct stack_row *stacks;
 	size_t nstacks;
 	uint64_t count, bytes;
+	bool unread; /* the final table does not hold mallocs - frees - missed_frees */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -458,24 +579,48 @@ static const char *alloc_shown(const struct alloc_lib *a)
 	return a->path;
 }
 
-static void print_json(struct leaks_run *r, const struct leaks_opts *o, const struct leak_totals *t)
+/* elapsed_s < 0: the final report; else an interval block, @last at the end */
+struct report_at {
+	double elapsed_s;
+	bool last;
+};
+
+static void json_counters(struct jw *w, const __u64 *c)
 {
-	const __u64 *c = r->skel->bss->counters;
+	jw_kuint(w, "mallocs", c[LEAKS_C_ALLOCS]);
+	jw_kuint(w, "frees", c[LEAKS_C_FREES]);
+	jw_kuint(w, "untracked_frees", c[LEAKS_C_UNTRACKED]);
+	jw_kuint(w, "exit_frees", c[LEAKS_C_EXIT_FREES]);
+	jw_kuint(w, "missed_frees", c[LEAKS_C_MISSED_FREES]);
+	jw_kuint(w, "failed", c[LEAKS_C_FAILED]);
+	jw_kuint(w, "lost", c[LEAKS_C_LOST]);
+	jw_kbool(w, "table_full", c[LEAKS_C_LOST] != 0);
+	jw_kuint(w, "stale_calls", c[LEAKS_C_STALE]);
+	jw_kuint(w, "unpaired_returns", c[LEAKS_C_UNPAIRED]);
+}
+
+static void print_json(struct leaks_run *r, const struct leaks_opts *o, const struct leak_totals *t,
+		       const __u64 *c, const struct report_at *at)
+{
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
 	struct jw w;
 
 	jw_init(&w, stdout);
 	jw_obj(&w);
-	jw_kstr(&w, "type", "leaks");
+	jw_kstr(&w, "type", at->elapsed_s < 0 ? "leaks" : "leaks_interval");
+	if (at->elapsed_s >= 0) {
+		jw_kuint(&w, "elapsed_ms", (uint64_t)(at->elapsed_s * 1000));
+		jw_kbool(&w, "last", at->last);
+		jw_kuint(&w, "interval_mallocs", c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]);
+		jw_kuint(&w, "interval_frees", c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]);
+	}
 	jw_kint(&w, "pid", r->sym.pid);
 	jw_kstr(&w, "allocator", alloc_shown(&r->alloc));
-	jw_kuint(&w, "mallocs", c[LEAKS_C_ALLOCS]);
-	jw_kuint(&w, "frees", c[LEAKS_C_FREES]);
-	jw_kuint(&w, "untracked_frees", c[LEAKS_C_UNTRACKED]);
-	jw_kuint(&w, "failed", c[LEAKS_C_FAILED]);
-	jw_kuint(&w, "lost", c[LEAKS_C_LOST]);
+	json_counters(&w, c);
+	jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
 	jw_kuint(&w, "outstanding", t->count);
 	jw_kuint(&w, "outstanding_bytes", t->bytes);
+	jw_kbool(&w, "table_unread", t->unread);
 	jw_key(&w, "by_size");
 	jw_arr(&w);
 	for (size_t i = 0; i < nsz; i++) {
@@ -497,26 +642,53 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 }
 
 static void print_table(struct leaks_run *r, const struct leaks_opts *o,
-			const struct leak_totals *t)
+			const struct leak_totals *t, const __u64 *c, const struct report_at *at)
 {
-	const __u64 *c = r->skel->bss->counters;
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
+	uint64_t rec = trace_recursion_misses(r->skel->obj);
 	struct sym_stack *v;
 	size_t nst;
 	char b1[16];
 
+	if (at->elapsed_s >= 0)
+		printf("--- %.3f s%s: %llu allocations and %llu frees in this interval "
+		       "(read while tracing)\n",
+		       at->elapsed_s, at->last ? " (end)" : "",
+		       (unsigned long long)(c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]),
+		       (unsigned long long)(c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]));
 	printf("pid %d: %llu allocations, %llu frees, %llu frees of blocks from before "
 	       "tracing, %llu failed\n",
 	       (int)r->sym.pid, (unsigned long long)c[LEAKS_C_ALLOCS],
 	       (unsigned long long)c[LEAKS_C_FREES], (unsigned long long)c[LEAKS_C_UNTRACKED],
 	       (unsigned long long)c[LEAKS_C_FAILED]);
+	if (c[LEAKS_C_EXIT_FREES])
+		printf("%llu frees at thread exit of blocks glibc's per-thread cache held (freed "
+		       "before, or its own)\n",
+		       (unsigned long long)c[LEAKS_C_EXIT_FREES]);
 	if (!r->alloc.is_libc)
 		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(&r->alloc));
 	printf("outstanding: %llu blocks, %s\n", (unsigned long long)t->count,
 	       fmt_bytes(t->bytes, b1, sizeof(b1)));
+	if (t->unread)
+		printf("warning: the table of outstanding blocks does not hold allocations - "
+		       "frees - missed frees (%llu): it could not be read in full\n",
+		       (unsigned long long)(c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] -
+					    c[LEAKS_C_MISSED_FREES]));
 	if (c[LEAKS_C_LOST])
-		printf("warning: %llu allocations not recorded (table of %d full)\n",
+		printf("warning: %llu allocations not recorded (the table of %d outstanding blocks "
+		       "was full): outstanding is a lower bound, and their frees count as "
+		       "untracked\n",
 		       (unsigned long long)c[LEAKS_C_LOST], LEAKS_MAX_ALLOCS);
+	if (c[LEAKS_C_MISSED_FREES])
+		printf("warning: %llu blocks were allocated again at an address whose free was "
+		       "not seen\n",
+		       (unsigned long long)c[LEAKS_C_MISSED_FREES]);
+	if (c[LEAKS_C_STALE] || c[LEAKS_C_UNPAIRED] || rec)
+		printf("calls not seen whole: %llu begun before the probes were attached, %llu "
+		       "whose return was not seen, %llu probe hits lost to other BPF programs "
+		       "on the same CPU\n",
+		       (unsigned long long)c[LEAKS_C_UNPAIRED],
+		       (unsigned long long)c[LEAKS_C_STALE], (unsigned long long)rec);
 	printf("\n%12s %10s %12s\n", "SIZE", "COUNT", "BYTES");
 	for (size_t i = 0; i < nsz; i++)
 		printf("%12llu %10llu %12llu\n", (unsigned long long)t->sizes[i].size,
@@ -538,15 +710,72 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 	free(v);
 }
 
-static void report(struct leaks_run *r, const struct leaks_opts *o)
+/*
+ * One line per stack, outermost frame first, frames joined by ';', then a
+ * space and the bytes outstanding: "main (leaky);leak (leaky) 4096000".
+ * Offsets are dropped, so that a function is one node however many call
+ * sites it has; ';' inside a name becomes ':'.
+ */
+static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *f)
 {
+	struct sym_stack *v;
+	size_t n;
+
+	v = symbolized_stacks(r, t, &n);
+	for (size_t i = 0; v && i < n; i++) {
+		char *fr[LEAKS_STACK_DEPTH], *save = NULL, *tok;
+		int nf = 0;
+
+		for (tok = strtok_r(v[i].text, "\n", &save); tok && nf < LEAKS_STACK_DEPTH;
+		     tok = strtok_r(NULL, "\n", &save))
+			fr[nf++] = tok;
+		if (!nf)
+			fputs("[stack not recorded]", f);
+		for (int k = nf - 1; k >= 0; k--) {
+			char *plus = strstr(fr[k], "+0x"), *sp;
+
+			if (plus && (sp = strchr(plus, ' ')))
+				memmove(plus, sp, strlen(sp) + 1);
+			for (char *c = fr[k]; *c; c++)
+				if (*c == ';')
+					*c = ':';
+			fprintf(f, "%s%s", k == nf - 1 ? "" : ";", fr[k]);
+		}
+		fprintf(f, " %llu\n", (unsigned long long)v[i].bytes);
+	}
+	free(v);
+	if (fclose(f))
+		return -errno;
+	return 0;
+}
+
+static void report(struct leaks_run *r, const struct report_at *at)
+{
+	__u64 c[LEAKS_NR_COUNTERS];
 	struct leak_totals t;
 
+	memcpy(c, r->skel->bss->counters, sizeof(c));
 	totals(r->skel, &t);
-	if (o->json)
-		print_json(r, o, &t);
+	if (at->elapsed_s < 0)
+		t.unread =
+			t.count != c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] - c[LEAKS_C_MISSED_FREES];
+	if (r->o->json)
+		print_json(r, r->o, &t, c, at);
 	else
-		print_table(r, o, &t);
+		print_table(r, r->o, &t, c, at);
+	if (at->elapsed_s < 0 && r->folded) {
+		int e = write_folded(r, &t, r->folded);
+
+		r->folded = NULL;
+		if (e)
+			cli_error("leaks", "cannot write the folded stacks to %s: %s", r->o->folded,
+				  strerror(-e));
+		r->write_failed = e != 0;
+	}
+	if (at->elapsed_s >= 0 && !r->o->json)
+		printf("\n");
+	fflush(stdout);
+	memcpy(r->prev, c, sizeof(c));
 	free(t.sizes);
 	free(t.stacks);
 }
@@ -558,29 +787,31 @@ static int find_allocator(struct leaks_run *r, struct trace_target *t, struct ml
 	return alloc_find(t->pid, &r->alloc, err);
 }
 
+static void on_tick(void *arg, double elapsed_s, bool last)
+{
+	struct leaks_run *r = arg;
+
+	symbolizer_refresh(&r->sym);
+	report(r, &(struct report_at){ elapsed_s, last });
+}
+
+static void on_idle(void *arg)
+{
+	symbolizer_refresh(&((struct leaks_run *)arg)->sym); /* maps of a process that may exit */
+}
+
 static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, struct trace_target *t)
 {
-	uint64_t end = o->duration > 0 ? cli_now_ns() + (uint64_t)(o->duration * 1e9) : 0;
+	struct trace_loop l = {
+		.duration_s = o->duration, .t = t, .tick = on_tick, .idle = on_idle, .arg = r
+	};
 	sigset_t sigs;
 
 	cli_block_signals(&sigs);
-	for (;;) {
-		double left = end ? (double)(end - cli_now_ns()) / 1e9 : 0.5;
-		enum trace_stop why;
-
-		if (end && cli_now_ns() >= end)
-			break;
-		why = trace_wait(&sigs, left < 0.5 ? left : 0.5, t, NULL);
-		if (why != TRACE_STOP_TIME) {
-			if (why == TRACE_STOP_TARGET && !t->spawned)
-				fprintf(stderr,
-					"memlens leaks: process %d exited; outstanding "
-					"allocations at its exit\n",
-					(int)t->pid);
-			break;
-		}
-		symbolizer_refresh(&r->sym); /* keep the maps of a process that may exit */
-	}
+	if (trace_run(&sigs, &l) == TRACE_STOP_TARGET && !t->spawned)
+		fprintf(stderr,
+			"memlens leaks: process %d exited; outstanding allocations at its exit\n",
+			(int)t->pid);
 }
 
 static int cmd_leaks(int argc, char **argv)
@@ -591,12 +822,18 @@ static int cmd_leaks(int argc, char **argv)
 	struct leaks_opts o;
 	int e;
 
+	r.o = &o;
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e > 0 ? EXIT_OK : EXIT_USAGE;
 	e = trace_output_open("leaks", o.cmd != NULL);
 	if (e)
 		return e;
+	if (o.folded && !(r.folded = fopen(o.folded, "we"))) {
+		cli_error("leaks", "cannot write the folded stacks to %s: %s", o.folded,
+			  strerror(errno));
+		return errno == EACCES || errno == EPERM ? EXIT_PERM : EXIT_FAIL;
+	}
 	trace_libbpf_quiet(o.verbose);
 	trace_say_pidns("leaks", o.verbose);
 	e = trace_preflight(&err);
@@ -623,16 +860,18 @@ static int cmd_leaks(int argc, char **argv)
 	}
 	run_until_done(&r, &o, &t);
 	symbolizer_refresh(&r.sym);
-	report(&r, &o);
+	detach_probes(&r); /* the table is read once nothing changes it any more */
+	report(&r, &(struct report_at){ -1, true });
 out:
 	if (e)
 		cli_error("leaks", "%s", err.msg);
-	for (int i = 0; i < r.nlinks; i++)
-		bpf_link__destroy(r.links[i]);
+	detach_probes(&r);
+	if (r.folded)
+		fclose(r.folded);
 	leaks_bpf__destroy(r.skel);
 	symbolizer_free(&r.sym);
 	trace_target_close(&t, true);
-	return e ? exit_code_for(e) : EXIT_OK;
+	return e ? exit_code_for(e) : r.write_failed ? EXIT_FAIL : EXIT_OK;
 }
 
 MEMLENS_COMMAND(leaks, "leaks", 22, "outstanding malloc/free allocations by size and stack (eBPF)",

@@ -19,7 +19,7 @@
 #include "oom.skel.h"
 
 static const char usage_text[] =
-	"usage: memlens oom [-d SEC] [--json] [-v]\n"
+	"usage: memlens oom [-d SEC] [-i MS] [--json] [-v]\n"
 	"\n"
 	"Report every OOM kill as it happens (eBPF): the victim, the task whose\n"
 	"allocation triggered it, the victim's anon/file/shmem RSS and total VM, the\n"
@@ -27,7 +27,9 @@ static const char usage_text[] =
 	"global (system-wide) OOM. cgroup v1 and v2.\n"
 	"\n"
 	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C)\n"
-	"      --json           one {\"type\":\"oom_kill\",...} line per kill\n"
+	"  -i, --interval MS    also print how many kills every MS milliseconds saw\n"
+	"      --json           one {\"type\":\"oom_kill\",...} line per kill, and a\n"
+	"                       {\"type\":\"oom_summary\",...} line at the end\n"
 	"  -o, --output FILE    write the report to FILE, not stdout\n"
 	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
 	"  -h, --help           this text\n"
@@ -42,7 +44,9 @@ struct oom_opts {
 
 struct oom_ctx {
 	const struct oom_opts *o;
-	unsigned long kills;
+	struct oom_bpf *skel;
+	struct ring_buffer *rb;
+	unsigned long kills, prev_kills;
 	uint64_t boot_to_real_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 };
 
@@ -52,7 +56,7 @@ static int parse_args(int argc, char **argv, struct oom_opts *o)
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "d:o:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, TRACE_SHORTOPTS_COMMON, lo, NULL)) != -1) {
 		switch (c) {
 		default:
 			r = trace_common_opt(c, "oom", usage_text, NULL, &o->duration, &o->json,
@@ -198,6 +202,48 @@ static int oom_start(struct oom_bpf **out, const struct oom_opts *o, struct ml_e
 	return 0;
 }
 
+/* the kills of the whole run (@elapsed_s < 0), or of one interval */
+static void summary(struct oom_ctx *c, double elapsed_s, bool last)
+{
+	unsigned long kills = elapsed_s < 0 ? c->kills : c->kills - c->prev_kills;
+	uint64_t lost = c->skel->bss->lost_events, rec = trace_recursion_misses(c->skel->obj);
+	struct jw w;
+
+	if (c->o->json) {
+		jw_init(&w, stdout);
+		jw_obj(&w);
+		jw_kstr(&w, "type", elapsed_s < 0 ? "oom_summary" : "oom_interval");
+		if (elapsed_s >= 0) {
+			jw_kuint(&w, "elapsed_ms", (uint64_t)(elapsed_s * 1000));
+			jw_kbool(&w, "last", last);
+		}
+		jw_kuint(&w, "kills", kills);
+		jw_kuint(&w, "lost", lost);
+		jw_kuint(&w, "recursion_misses", rec);
+		jw_obj_end(&w);
+	} else if (elapsed_s >= 0) {
+		printf("--- %.3f s%s: %lu OOM kill%s in this interval\n", elapsed_s,
+		       last ? " (end)" : "", kills, kills == 1 ? "" : "s");
+	} else {
+		printf("%lu OOM kill%s seen\n", kills, kills == 1 ? "" : "s");
+	}
+	if (!c->o->json && (lost || rec))
+		printf("warning: %llu kills not reported (the ring buffer was full), %llu not seen "
+		       "(the kernel skipped the program while another BPF program ran on the "
+		       "same CPU)\n",
+		       (unsigned long long)lost, (unsigned long long)rec);
+	fflush(stdout);
+	c->prev_kills = c->kills;
+}
+
+static void on_tick(void *arg, double elapsed_s, bool last)
+{
+	struct oom_ctx *c = arg;
+
+	ring_buffer__consume(c->rb); /* the kills of this interval, printed before it */
+	summary(c, elapsed_s, last);
+}
+
 static uint64_t realtime_offset(void)
 {
 	struct timespec r, m;
@@ -239,14 +285,18 @@ static int cmd_oom(int argc, char **argv)
 	}
 	trace_say_tracing("oom", "OOM kills system-wide", o.duration, false);
 	cli_block_signals(&sigs);
-	if (trace_wait(&sigs, o.duration, NULL, rb) == TRACE_STOP_ERROR) {
+	c.skel = skel;
+	c.rb = rb;
+	if (trace_run(&sigs,
+		      &(struct trace_loop){
+			      .duration_s = o.duration, .rb = rb, .tick = on_tick, .arg = &c }) ==
+	    TRACE_STOP_ERROR) {
 		e = ml_err_set(&err, errno ? errno : EIO, "reading OOM events: %s",
 			       strerror(errno ? errno : EIO));
 		goto out;
 	}
 	ring_buffer__consume(rb);
-	if (!o.json)
-		printf("%lu OOM kill%s seen\n", c.kills, c.kills == 1 ? "" : "s");
+	summary(&c, -1, true);
 out:
 	if (e)
 		cli_error("oom", "%s", err.msg);

@@ -16,6 +16,8 @@
 
 #include "memlens/features.h"
 #include "trace.h"
+#include "../../bpf/slab.h"
+#include "slab.skel.h"
 
 static const struct bpf_insn ret0[] = {
 	{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -45,6 +47,37 @@ static int try_tracing(struct btf *vmlinux, const char *name, int kind, enum bpf
 	return e;
 }
 
+/*
+ * slab's own tp_btf programs on kmem_cache_alloc/kmem_cache_free, loaded
+ * (not attached): a no-op program would load on any prototype, slab's
+ * reads its arguments with their types, which differ between kernels.
+ */
+static void probe_kmem_tp_btf(struct feature_list *l)
+{
+	struct slab_bpf *s = slab_bpf__open();
+	int e;
+
+	if (!s) {
+		feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_MISSING, "slab (tp_btf mode)",
+			    "none needed: slab falls back to raw_tp", "opening the programs: %s",
+			    strerror(errno));
+		return;
+	}
+	bpf_program__set_autoload(s->progs.cache_alloc_raw, false);
+	bpf_program__set_autoload(s->progs.cache_free_raw, false);
+	e = slab_bpf__load(s);
+	slab_bpf__destroy(s);
+	if (!e)
+		feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_OK, "slab (tp_btf mode)", NULL,
+			    "slab's tp_btf programs on kmem_cache_alloc and kmem_cache_free load");
+	else
+		feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_MISSING, "slab (tp_btf mode)",
+			    "none needed: slab falls back to raw_tp",
+			    "slab's tp_btf programs on kmem_cache_alloc/kmem_cache_free are "
+			    "refused: %s",
+			    trace_verifier_said()[0] ? trace_verifier_said() : strerror(-e));
+}
+
 static const char *why(int e)
 {
 	return e == -ENOENT ? "the kernel has no such function or tracepoint" : strerror(-e);
@@ -71,6 +104,7 @@ static void probe_programs(struct feature_list *l)
 	else
 		feature_add(l, "ebpf", "tp_btf", FEATURE_OK, "faults, slab, oom", NULL,
 			    "a tp_btf program on page_fault_user loads and attaches");
+	probe_kmem_tp_btf(l);
 	e = try_tracing(vmlinux, "handle_mm_fault", BTF_KIND_FUNC, BPF_TRACE_FENTRY);
 	if (e)
 		feature_add(l, "ebpf", "fentry", FEATURE_MISSING,

@@ -21,13 +21,15 @@
 #include "slab.skel.h"
 
 static const char usage_text[] =
-	"usage: memlens slab [-d SEC] [--top N] [--sort KEY] [--json] [-v]\n"
+	"usage: memlens slab [-d SEC] [-i MS] [--top N] [--sort KEY] [--json] [-v]\n"
 	"\n"
 	"Count kmem_cache_alloc() and kmem_cache_free() per slab cache (eBPF), the\n"
 	"cache name read from the struct kmem_cache itself, and show what each cache\n"
 	"gained: allocs, frees, net objects and net KiB (net x object size).\n"
 	"\n"
 	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C)\n"
+	"  -i, --interval MS    also print what every MS milliseconds added, one block\n"
+	"                       (one JSON object) per interval\n"
 	"  -n, --top N          show the N first caches (default 20; 0: all)\n"
 	"  -s, --sort KEY       net (default), net_kb, allocs or frees\n"
 	"      --mode MODE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
@@ -82,7 +84,7 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->top = 20;
 	o->mode = -1;
-	while ((c = getopt_long(argc, argv, "d:n:s:o:vh", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:s:" TRACE_SHORTOPTS_COMMON, lo, NULL)) != -1) {
 		switch (c) {
 		case 'n':
 			if (parse_long(optarg, 0, 100000, &o->top))
@@ -233,35 +235,49 @@ static void merged_names(const char *cache, char *out, size_t len)
 	closedir(dir);
 }
 
-static void print_json(const struct slab_row *rows, size_t n, size_t shown)
+/* what one report shows: the whole run, or one interval */
+struct slab_view {
+	const struct slab_row *rows;
+	size_t n, shown;
+	uint64_t recursion_misses;
+	double elapsed_s; /* < 0: the whole run */
+	bool last;
+};
+
+static void print_json(const struct slab_view *v)
 {
 	char names[1024];
 	struct jw w;
 
 	jw_init(&w, stdout);
 	jw_obj(&w);
-	jw_kstr(&w, "type", "slab");
+	jw_kstr(&w, "type", v->elapsed_s < 0 ? "slab" : "slab_interval");
+	if (v->elapsed_s >= 0) {
+		jw_kuint(&w, "elapsed_ms", (uint64_t)(v->elapsed_s * 1000));
+		jw_kbool(&w, "last", v->last);
+	}
+	jw_kuint(&w, "recursion_misses", v->recursion_misses);
 	jw_key(&w, "rows");
 	jw_arr(&w);
-	for (size_t i = 0; i < shown; i++) {
+	for (size_t i = 0; i < v->shown; i++) {
 		jw_obj(&w);
-		jw_kstr(&w, "cache", rows[i].key.cache);
-		jw_kuint(&w, "allocs", rows[i].val.allocs);
-		jw_kuint(&w, "frees", rows[i].val.frees);
-		jw_kint(&w, "net", rows[i].net);
-		jw_kint(&w, "net_kb", rows[i].net_kb);
+		jw_kstr(&w, "cache", v->rows[i].key.cache);
+		jw_kuint(&w, "allocs", v->rows[i].val.allocs);
+		jw_kuint(&w, "frees", v->rows[i].val.frees);
+		jw_kint(&w, "net", v->rows[i].net);
+		jw_kint(&w, "net_kb", v->rows[i].net_kb);
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
 	jw_key(&w, "merged");
 	jw_arr(&w);
-	for (size_t i = 0; i < n; i++) {
-		if (rows[i].val.refcount <= 1)
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->rows[i].val.refcount <= 1)
 			continue;
-		merged_names(rows[i].key.cache, names, sizeof(names));
+		merged_names(v->rows[i].key.cache, names, sizeof(names));
 		jw_obj(&w);
-		jw_kstr(&w, "cache", rows[i].key.cache);
-		jw_kint(&w, "users", rows[i].val.refcount);
+		jw_kstr(&w, "cache", v->rows[i].key.cache);
+		jw_kint(&w, "users", v->rows[i].val.refcount);
 		jw_kstr(&w, "aliases", names);
 		jw_obj_end(&w);
 	}
@@ -269,13 +285,17 @@ static void print_json(const struct slab_row *rows, size_t n, size_t shown)
 	jw_obj_end(&w);
 }
 
-static void print_table(const struct slab_row *rows, size_t n, size_t shown)
+static void print_table(const struct slab_view *v)
 {
+	const struct slab_row *rows = v->rows;
 	char names[1024];
 	bool any = false;
 
+	if (v->elapsed_s >= 0)
+		printf("--- %.3f s%s: slab activity in this interval\n", v->elapsed_s,
+		       v->last ? " (end)" : "");
 	printf("%-32s %12s %12s %12s %12s\n", "CACHE", "ALLOCS", "FREES", "NET", "NET_KB");
-	for (size_t i = 0; i < shown; i++) {
+	for (size_t i = 0; i < v->shown; i++) {
 		char name[40];
 
 		snprintf(name, sizeof(name), "%s%s", rows[i].key.cache,
@@ -285,34 +305,104 @@ static void print_table(const struct slab_row *rows, size_t n, size_t shown)
 		       (unsigned long long)rows[i].val.allocs,
 		       (unsigned long long)rows[i].val.frees, rows[i].net, rows[i].net_kb);
 	}
-	if (!n)
+	if (!v->n)
 		printf("(no kmem_cache activity)\n");
-	if (shown < n)
-		printf("(%zu more caches; --top 0 shows all)\n", n - shown);
-	if (!any)
-		return;
-	printf("\n* merged caches (SLUB): objects of these names are counted together\n");
-	for (size_t i = 0; i < shown; i++) {
-		if (rows[i].val.refcount <= 1)
-			continue;
-		merged_names(rows[i].key.cache, names, sizeof(names));
-		printf("  %s: %d users%s%s\n", rows[i].key.cache, rows[i].val.refcount,
-		       names[0] ? ", also " : "", names);
+	if (v->shown < v->n)
+		printf("(%zu more caches; --top 0 shows all)\n", v->n - v->shown);
+	if (v->recursion_misses)
+		printf("warning: %llu allocations or frees not seen: the kernel skipped the "
+		       "programs while another BPF program ran on the same CPU\n",
+		       (unsigned long long)v->recursion_misses);
+	if (any) {
+		printf("\n* merged caches (SLUB): objects of these names are counted together\n");
+		for (size_t i = 0; i < v->shown; i++) {
+			if (rows[i].val.refcount <= 1)
+				continue;
+			merged_names(rows[i].key.cache, names, sizeof(names));
+			printf("  %s: %d users%s%s\n", rows[i].key.cache, rows[i].val.refcount,
+			       names[0] ? ", also " : "", names);
+		}
 	}
+	if (v->elapsed_s >= 0)
+		printf("\n");
+	fflush(stdout);
 }
 
-static void report(struct slab_bpf *s, const struct slab_opts *o)
+static void show(const struct slab_opts *o, struct slab_view *v)
 {
-	struct slab_row *rows;
-	size_t n, shown;
-
-	rows = collect(s, &n, o->sort);
-	shown = o->top && (size_t)o->top < n ? (size_t)o->top : n;
+	v->shown = o->top && (size_t)o->top < v->n ? (size_t)o->top : v->n;
 	if (o->json)
-		print_json(rows, n, shown);
+		print_json(v);
 	else
-		print_table(rows, n, shown);
+		print_table(v);
+}
+
+struct slab_ctx {
+	struct slab_bpf *skel;
+	const struct slab_opts *o;
+	struct slab_row *prev; /* the totals at the last interval */
+	size_t nprev;
+	uint64_t prev_misses;
+};
+
+static void report(struct slab_ctx *c)
+{
+	struct slab_view v = { .elapsed_s = -1 };
+	struct slab_row *rows;
+
+	if (c->prev) { /* -i: the totals the intervals added up to, read at the last one */
+		rows = c->prev;
+		c->prev = NULL;
+		v.n = c->nprev;
+		g_sort = c->o->sort;
+		qsort(rows, v.n, sizeof(*rows), cmp_rows);
+		v.recursion_misses = c->prev_misses;
+	} else {
+		rows = collect(c->skel, &v.n, c->o->sort);
+		v.recursion_misses = trace_recursion_misses(c->skel->obj);
+	}
+	v.rows = rows;
+	show(c->o, &v);
 	free(rows);
+}
+
+/* -i: what changed since the last interval (the map keeps the run's totals) */
+static void on_tick(void *arg, double elapsed_s, bool last)
+{
+	struct slab_ctx *c = arg;
+	struct slab_view v = { .elapsed_s = elapsed_s, .last = last };
+	struct slab_row *now, *d;
+	uint64_t misses = trace_recursion_misses(c->skel->obj);
+	size_t n;
+
+	now = collect(c->skel, &n, SORT_NET);
+	d = calloc(n ? n : 1, sizeof(*d));
+	for (size_t i = 0; d && i < n; i++) {
+		struct slab_row row = now[i];
+
+		for (size_t j = 0; j < c->nprev; j++) {
+			if (strcmp(c->prev[j].key.cache, row.key.cache))
+				continue;
+			row.val.allocs -= c->prev[j].val.allocs;
+			row.val.frees -= c->prev[j].val.frees;
+			break;
+		}
+		row.net = (long long)row.val.allocs - (long long)row.val.frees;
+		row.net_kb = row.net * (long long)row.val.size / 1024;
+		if (row.val.allocs || row.val.frees)
+			d[v.n++] = row;
+	}
+	g_sort = c->o->sort;
+	if (d)
+		qsort(d, v.n, sizeof(*d), cmp_rows);
+	v.rows = d;
+	v.recursion_misses = misses - c->prev_misses;
+	show(c->o, &v);
+	free(d);
+	free(c->prev);
+	c->prev = now ? now : calloc(1, sizeof(*now)); /* not NULL: intervals are on */
+	c->nprev = now ? n : 0;
+	c->prev_misses = misses;
 }
 
 static int cmd_slab(int argc, char **argv)
@@ -321,6 +411,7 @@ static int cmd_slab(int argc, char **argv)
 	struct ml_err err = { 0 };
 	struct slab_opts o;
 	const char *mode = "";
+	struct slab_ctx c = { .o = &o };
 	sigset_t sigs;
 	int e;
 
@@ -340,11 +431,14 @@ static int cmd_slab(int argc, char **argv)
 		fprintf(stderr, "memlens slab: mode %s\n", mode);
 	trace_say_tracing("slab", "every slab cache", o.duration, false);
 	cli_block_signals(&sigs);
-	trace_wait(&sigs, o.duration, NULL, NULL);
-	report(skel, &o);
+	c.skel = skel;
+	trace_run(&sigs,
+		  &(struct trace_loop){ .duration_s = o.duration, .tick = on_tick, .arg = &c });
+	report(&c);
 out:
 	if (e)
 		cli_error("slab", "%s", err.msg);
+	free(c.prev);
 	slab_bpf__destroy(skel);
 	return e ? exit_code_for(e) : EXIT_OK;
 }

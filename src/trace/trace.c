@@ -21,14 +21,44 @@
 #include "trace.h"
 
 static int libbpf_verbose;
+/* the last line of the last verifier log libbpf printed (why a load failed) */
+static char verifier_said[256];
+
+static void keep_verifier_line(const char *msg)
+{
+	const char *end = strstr(msg, "-- END PROG LOAD LOG --"), *b;
+
+	if (!strstr(msg, "-- BEGIN PROG LOAD LOG --") || !end)
+		return;
+	while (end > msg && (end[-1] == '\n' || end[-1] == ' '))
+		end--;
+	for (b = end; b > msg && b[-1] != '\n';)
+		b--;
+	if (end > b)
+		snprintf(verifier_said, sizeof(verifier_said), "%.*s", (int)(end - b), b);
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	char msg[16384];
+	va_list cp;
+
+	if (level == LIBBPF_WARN) {
+		va_copy(cp, ap);
+		vsnprintf(msg, sizeof(msg), fmt, cp);
+		va_end(cp);
+		keep_verifier_line(msg);
+	}
 	if (level == LIBBPF_DEBUG && libbpf_verbose < 3)
 		return 0;
 	if (libbpf_verbose < 2)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
+}
+
+const char *trace_verifier_said(void)
+{
+	return verifier_said;
 }
 
 /* PROC_PID_INIT_INO: the initial PID namespace's inode number */
@@ -100,6 +130,16 @@ int trace_bpf_error(struct ml_err *err, int e, const char *what)
 {
 	if (e > 0)
 		e = -e;
+	if ((e == -EACCES || e == -EINVAL) && verifier_said[0] && may_load_bpf()) {
+		/* as root: the verifier, not a permission, refused it */
+		e = ml_err_set(err, ENOTSUP,
+			       "%s: the kernel's verifier refused the program: %s (this kernel's "
+			       "types differ from the program's; memlens -v -v ... shows the "
+			       "whole log)",
+			       what, verifier_said);
+		verifier_said[0] = 0;
+		return e;
+	}
 	switch (-e) {
 	case EPERM:
 	case EACCES:
@@ -297,6 +337,7 @@ void trace_comm(pid_t pid, char *buf, size_t len)
 }
 
 static const char *out_path; /* -o FILE */
+static double interval_ms; /* -i MS */
 static int out_fd = -1;
 
 int trace_output_open(const char *cmd, bool for_cmd)
@@ -348,12 +389,105 @@ int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, doub
 	case 'o':
 		out_path = optarg;
 		return 0;
+	case 'i':
+		if (parse_double(optarg, 1, 1e9, &interval_ms))
+			return cli_error(cmd, "bad interval '%s' (milliseconds, 1 or more)",
+					 optarg),
+			       -EINVAL;
+		return 0;
 	case 'h':
 		fputs(usage, stdout);
 		return 1;
 	}
 	fputs(usage, stderr);
 	return -EINVAL;
+}
+
+/* the whole map in one pass of bpf_map_lookup_batch: 0, or -errno (not supported) */
+static int dump_batch(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
+		      char **rows_out, size_t *n)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info), batch = 4096, got;
+	unsigned char in[8], out[8];
+	char *keys = NULL, *vals = NULL, *rows = NULL;
+	size_t cap = 0, vsize;
+	bool first = true;
+	int e = 0;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.key_size != key_size ||
+	    info.type != BPF_MAP_TYPE_HASH)
+		return -ENOTSUP;
+	vsize = info.value_size;
+	keys = malloc((size_t)batch * key_size);
+	vals = malloc((size_t)batch * vsize);
+	if (!keys || !vals) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+
+		got = batch;
+		e = bpf_map_lookup_batch(fd, first ? NULL : in, out, keys, vals, &got, &o);
+		e = e < 0 ? -errno : 0;
+		if (e && e != -ENOENT) {
+			if (first && (e == -EINVAL || e == -ENOTSUP || e == -EOPNOTSUPP))
+				goto out; /* the caller iterates key by key */
+			if (e != -ENOSPC)
+				goto out;
+			batch *= 4; /* a bucket larger than the batch */
+			char *k = realloc(keys, (size_t)batch * key_size);
+
+			if (k)
+				keys = k;
+			char *v = k ? realloc(vals, (size_t)batch * vsize) : NULL;
+
+			if (!v) {
+				e = -ENOMEM;
+				goto out;
+			}
+			vals = v;
+			continue;
+		}
+		if (*n + got > cap) {
+			size_t nc = cap ? cap * 2 : 1024;
+			char *nr;
+
+			while (nc < *n + got)
+				nc *= 2;
+			nr = realloc(rows, nc * row_size);
+			if (!nr) {
+				e = -ENOMEM;
+				goto out;
+			}
+			rows = nr;
+			cap = nc;
+		}
+		for (__u32 i = 0; i < got; i++) {
+			char *row = rows + (*n + i) * row_size;
+
+			memcpy(row + val_off, vals + (size_t)i * vsize, vsize);
+			if (key_off != TRACE_NO_KEY)
+				memcpy(row + key_off, keys + (size_t)i * key_size, key_size);
+		}
+		*n += got;
+		if (e == -ENOENT) {
+			e = 0;
+			break;
+		}
+		memcpy(in, out, sizeof(in));
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	if (e && !*n) {
+		free(rows);
+		rows = NULL;
+	}
+	*rows_out = rows;
+	return e;
 }
 
 void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
@@ -363,10 +497,14 @@ void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, s
 	char *rows = NULL;
 	void *prev = NULL;
 	size_t cap = 0;
+	int e;
 
 	*n = 0;
 	if (key_size > sizeof(key))
 		return NULL;
+	e = dump_batch(fd, key_size, row_size, key_off, val_off, &rows, n);
+	if (!e || *n)
+		return rows;
 	while (!bpf_map_get_next_key(fd, prev, next)) {
 		if (*n == cap) {
 			char *nr;
@@ -398,4 +536,61 @@ void trace_say_tracing(const char *cmd, const char *what, double duration_s, boo
 	else
 		fprintf(stderr, "memlens %s: tracing %s until Ctrl-C%s\n", cmd, what,
 			to_exit ? " or its exit" : "");
+}
+
+double trace_interval_s(void)
+{
+	return interval_ms / 1000.0;
+}
+
+enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l)
+{
+	uint64_t start = cli_now_ns(), iv = (uint64_t)(interval_ms * 1e6);
+	uint64_t end = l->duration_s > 0 ? start + (uint64_t)(l->duration_s * 1e9) : 0;
+	uint64_t next = iv && l->tick ? start + iv : 0, idle = start + 500000000ULL;
+	enum trace_stop why;
+
+	for (;;) {
+		uint64_t now = cli_now_ns(), until = idle;
+
+		if (end && end < until)
+			until = end;
+		if (next && next < until)
+			until = next;
+		why = trace_wait(sigs, until > now ? (double)(until - now) / 1e9 : 1e-6, l->t,
+				 l->rb);
+		now = cli_now_ns();
+		if (why != TRACE_STOP_TIME || (end && now >= end)) {
+			if (next)
+				l->tick(l->arg, (double)(now - start) / 1e9, true);
+			return why;
+		}
+		if (next && now >= next) {
+			l->tick(l->arg, (double)(now - start) / 1e9, false);
+			while (next <= now)
+				next += iv;
+		}
+		if (now >= idle) {
+			if (l->idle)
+				l->idle(l->arg);
+			idle = now + 500000000ULL;
+		}
+	}
+}
+
+uint64_t trace_recursion_misses(const struct bpf_object *obj)
+{
+	struct bpf_program *p;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_program(p, obj)
+	{
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			sum += info.recursion_misses;
+	}
+	return sum;
 }

@@ -33,6 +33,12 @@ int trace_preflight(struct ml_err *err);
  * what to do. @what names the step ("loading the fault tracer").
  */
 int trace_bpf_error(struct ml_err *err, int e, const char *what);
+/*
+ * The last line of the verifier's log of the last program that failed to
+ * load ("" when none): why it was refused. trace_bpf_error() uses it (a
+ * refusal by the verifier as root is ENOTSUP, not a permission error).
+ */
+const char *trace_verifier_said(void);
 
 /*
  * memlens's own PID namespace, for the BPF side's pidns_dev/pidns_ino:
@@ -115,18 +121,49 @@ void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, s
 #define TRACE_LONGOPTS_COMMON                                                                      \
 	{ "duration", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },          \
 		{ "verbose", no_argument, NULL, 'v' }, { "output", required_argument, NULL, 'o' }, \
+		{ "interval", required_argument, NULL, 'i' },                                      \
 	{                                                                                          \
 		"help", no_argument, NULL, 'h'                                                     \
 	}
+/* the short options of TRACE_LONGOPTS_COMMON that take a value or not */
+#define TRACE_SHORTOPTS_COMMON "d:o:i:vh"
 
 /*
  * The options every tracer shares: -p/--pid (when @pid is not NULL),
- * -d/--duration, --json, -o/--output, -v/--verbose, -h/--help. Returns 0 when @c was
+ * -d/--duration, -i/--interval, --json, -o/--output, -v/--verbose, -h/--help. Returns 0 when @c was
  * handled, 1 after printing --help, -EINVAL (message printed) for a bad
  * value or an unknown option.
  */
 int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, double *duration,
 		     bool *json, int *verbose);
+
+/* -i/--interval MS, in seconds; 0 when not given. */
+double trace_interval_s(void);
+
+/*
+ * The wait of a tracer: until @duration_s has passed (0: no limit), a
+ * signal in @sigs, or the exit of @t (may be NULL), polling @rb (may be
+ * NULL). With -i, @tick is called at the end of every interval, and once
+ * more for the last, partial one (@last true) before returning. @idle (may
+ * be NULL) is called about every half second.
+ */
+struct trace_loop {
+	double duration_s;
+	struct trace_target *t;
+	struct ring_buffer *rb;
+	void (*tick)(void *arg, double elapsed_s, bool last);
+	void (*idle)(void *arg);
+	void *arg;
+};
+enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l);
+
+/*
+ * Events the kernel did not hand to the programs of @obj because another
+ * BPF program was running on that CPU (bpf_prog_info.recursion_misses),
+ * summed over its loaded programs.
+ */
+struct bpf_object;
+uint64_t trace_recursion_misses(const struct bpf_object *obj);
 
 /* "comm" of a pid from /proc, or "?" */
 void trace_comm(pid_t pid, char *buf, size_t len);

@@ -39,6 +39,30 @@ print(eval(sys.argv[2]))
 PY
 }
 
+# jsonl FILE TYPE PY-EXPR: the same, d = the last line of FILE whose "type" is TYPE
+jsonl() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+ds = [json.loads(l) for l in open(sys.argv[1]).read().splitlines() if l.strip()]
+ds = [x for x in ds if x.get('type') == sys.argv[2]]
+d = ds[-1] if ds else None
+print(eval(sys.argv[3]))
+PY
+}
+
+# intervals FILE TYPE PY-EXPR: evaluate PY-EXPR with iv = the "TYPE_interval"
+# objects of FILE (JSON Lines) and d = its last "TYPE" object
+intervals() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+ds = [json.loads(l) for l in open(sys.argv[1]).read().splitlines() if l.startswith('{')]
+iv = [x for x in ds if x.get('type') == sys.argv[2] + '_interval']
+fin = [x for x in ds if x.get('type') == sys.argv[2]]
+d = fin[-1] if fin else None
+print(eval(sys.argv[3]))
+PY
+}
+
 # tracer_start NAME SUBCOMMAND ARGS...: memlens SUBCOMMAND -v ARGS in the
 # background, until it says it is tracing. Sets TR_PID, TR_OUT, TR_ERR.
 tracer_start() {

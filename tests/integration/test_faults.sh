@@ -211,6 +211,31 @@ test_errors() {
 	fi
 }
 
+# -i: one object per interval, the last one marked; the intervals add up
+# to the run's totals, rows and histograms alike
+test_interval() {
+	local n=faults_interval_blocks_add_up out=$T_TMP/iv.json
+	"$MEMLENS" faults --json -i 50 -- "$WORKLOADS/faultgen" anon 128 >"$out" 2>"$T_TMP/iv.err"
+	echo "# $n: $(intervals "$out" faults "(len(iv), [sum(r['minor'] for r in x['rows']) for x in iv][:8])")"
+	if [ "$(intervals "$out" faults "len(iv) >= 2 and iv[-1]['last'] and not any(x['last'] for x in iv[:-1]) and sum(r['minor'] for x in iv for r in x['rows'] if r['comm'] == 'faultgen') == sum(r['minor'] for r in d['rows'] if r['comm'] == 'faultgen') > 32768 and sum(sum(x['minor_hist_us']) for x in iv) == sum(d['minor_hist_us'])")" = True ]; then
+		ok $n
+	else
+		notok $n "$(cat "$out" "$T_TMP/iv.err" | head -c 3000)"
+	fi
+	n=faults_interval_text_blocks
+	"$MEMLENS" faults -i 100 -- "$WORKLOADS/faultgen" anon 64 >"$T_TMP/iv.txt" 2>/dev/null
+	if grep -q '^--- .* s (end): page faults in this interval' "$T_TMP/iv.txt" &&
+	   [ "$(grep -c '^COMM' "$T_TMP/iv.txt")" -ge 2 ]; then
+		ok $n
+	else
+		notok $n "$(cat "$T_TMP/iv.txt")"
+	fi
+	n=faults_bad_interval_exit_2
+	"$MEMLENS" faults -i 0 -d 1 >/dev/null 2>"$T_TMP/iv0.err"
+	[ $? = 2 ] && grep -q 'bad interval' "$T_TMP/iv0.err" && ok $n || notok $n "$(cat "$T_TMP/iv0.err")"
+}
+
+test_interval
 test_anon_minor_matches_getrusage
 test_file_major_matches_getrusage
 test_mode_reported_and_fallback

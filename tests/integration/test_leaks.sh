@@ -160,7 +160,134 @@ test_errors() {
 	[ $rc = 4 ] && grep -q root "$T_TMP/nr" && ok $n || notok $n "rc=$rc $(cat "$T_TMP/nr")"
 }
 
+# leakmix: 8 threads mixing every entry point, leaking N blocks of sizes
+# of their own (3000 + 8 * fn, fn = leak number % 9). Checked on every run:
+# exactly N outstanding blocks of those sizes (each size its exact count),
+# mallocs - frees - missed_frees = outstanding, no missed frees, no call
+# record left stale. From the start (-- CMD): no untracked free at all (the
+# frees glibc's per-thread caches make at thread exit are exit_frees).
+# Attached mid-run (-p, while every thread is inside the allocator): the
+# untracked frees are the blocks the 8 threads held at the instant tracing
+# began (a churn round holds at most 10 each), plus those whose malloc was
+# under way then (unpaired_returns).
+LM_N=900
+LM_RUNS=${LM_RUNS:-20}
+lm_check() {	# lm_check FILE MODE: prints "good" or what is wrong
+	python3 - "$1" "$2" "$LM_N" <<'PY'
+import json, sys
+path, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+try:
+    d = json.loads([l for l in open(path).read().splitlines() if l.strip()][-1])
+except Exception as e:
+    print("no report:", e); sys.exit()
+want = {3000 + 8 * f: n // 9 + (f < n % 9) for f in range(9)}
+got = {s['size']: s['count'] for s in d['by_size'] if s['size'] in want}
+bad = []
+if got != want: bad.append("leak sizes %s, want %s" % (got, want))
+if d['mallocs'] - d['frees'] - d['missed_frees'] != d['outstanding']: bad.append("identity")
+if d['missed_frees'] or d['stale_calls'] or d['lost'] or d['table_unread']: bad.append("missed/stale/lost")
+if mode == 'spawn' and (d['untracked_frees'] or d['unpaired_returns'] or d['exit_frees'] == 0): bad.append("untracked/exit")
+if mode == 'pid' and d['untracked_frees'] > 8 * 10 + d['unpaired_returns']: bad.append("untracked beyond the blocks live at the start")
+if mode == 'pid' and d['outstanding'] != n: bad.append("outstanding")
+k = ('mallocs', 'frees', 'untracked_frees', 'exit_frees', 'unpaired_returns', 'outstanding')
+print("good" if not bad else "; ".join(bad) + " " + str({x: d[x] for x in k}))
+PY
+}
+
+test_leakmix_spawned() {
+	local n=leakmix_spawned_exact_in_all_runs out=$T_TMP/lm.json bad=0 r res
+	for r in $(seq 1 "$LM_RUNS"); do
+		"$MEMLENS" leaks --json -n 0 -- "$WORKLOADS/leakmix" $LM_N >"$out" 2>"$T_TMP/lm.err"
+		res=$(lm_check "$out" spawn)
+		[ "$res" = good ] || { bad=$((bad + 1)); echo "#   run $r: $res"; }
+	done
+	echo "# $n: $((LM_RUNS - bad)) of $LM_RUNS runs exact; last: $(json "$out" "{k: d[k] for k in ('mallocs','frees','untracked_frees','exit_frees','outstanding')}")"
+	[ $bad = 0 ] && ok $n || notok $n "$bad of $LM_RUNS runs not exact"
+}
+
+test_leakmix_pid() {
+	local n=leakmix_pid_mid_run_exact_in_all_runs bad=0 r res p
+	for r in $(seq 1 "$LM_RUNS"); do
+		rm -f "$T_TMP/lm.fifo"
+		mkfifo "$T_TMP/lm.fifo"
+		"$WORKLOADS/leakmix" -w $LM_N <"$T_TMP/lm.fifo" >/dev/null 2>"$T_TMP/lmp.err" &
+		p=$!
+		T_BG+=("$p")
+		exec 7>"$T_TMP/lm.fifo"
+		for _ in $(seq 1 100); do grep -qs churning "$T_TMP/lmp.err" && break; sleep 0.05; done
+		if ! tracer_start lmp leaks -p $p --json -n 0; then
+			exec 7>&-; kill $p; bad=$((bad + 1)); echo "#   run $r: $(cat "$TR_ERR")"; continue
+		fi
+		echo >&7	# the leaks begin
+		for _ in $(seq 1 600); do grep -qs done "$T_TMP/lmp.err" && break; sleep 0.05; done
+		echo >&7	# exits: memlens stops by itself
+		exec 7>&-
+		wait $p
+		wait "$TR_PID"
+		res=$(lm_check "$TR_OUT" pid)
+		[ "$res" = good ] || { bad=$((bad + 1)); echo "#   run $r: $res"; }
+	done
+	echo "# $n: $((LM_RUNS - bad)) of $LM_RUNS runs exact; last: $(json "$TR_OUT" "{k: d[k] for k in ('mallocs','frees','untracked_frees','exit_frees','unpaired_returns','outstanding')}")"
+	[ $bad = 0 ] && ok $n || notok $n "$bad of $LM_RUNS runs not exact"
+}
+
+# more outstanding blocks than the table holds (1000000): a report all the
+# same, saying the table was full and how many allocations it lost
+test_table_full() {
+	local n=leaks_table_full_reported out=$T_TMP/full.json
+	"$MEMLENS" leaks --json --no-stacks -- "$WORKLOADS/leakmix" -f 1200000 >"$out" 2>"$T_TMP/full.err"
+	echo "# $n: $(json "$out" "{k: d[k] for k in ('mallocs','lost','table_full','outstanding')}")"
+	if [ "$(json "$out" "(d['mallocs'], d['lost'], d['table_full'], d['outstanding'], d['by_size'][0]['count'])")" = "(1000000, 200000, True, 1000000, 1000000)" ]; then
+		ok $n
+	else
+		notok $n "$(cat "$out" "$T_TMP/full.err")"
+	fi
+}
+
+# -i: live blocks while tracing, the last one marked; their interval
+# counts add up to the final report's (read once the probes are detached)
+test_interval() {
+	local n=leaks_interval_blocks_add_up out=$T_TMP/iv.json
+	"$MEMLENS" leaks --json -i 100 -- "$WORKLOADS/leakmix" $LM_N 2000 >"$out" 2>"$T_TMP/iv.err"
+	echo "# $n: $(intervals "$out" leaks "(len(iv), [x['outstanding'] for x in iv][-3:], d['outstanding'])")"
+	if [ "$(intervals "$out" leaks "len(iv) >= 2 and iv[-1]['last'] and sum(x['interval_mallocs'] for x in iv) == d['mallocs'] and sum(x['interval_frees'] for x in iv) == d['frees'] and d['type'] == 'leaks'")" = True ]; then
+		ok $n
+	else
+		notok $n "$(tail -c 3000 "$out") $(cat "$T_TMP/iv.err")"
+	fi
+}
+
+# --folded FILE: one "outer;...;inner BYTES" line per stack; the values add
+# up to outstanding_bytes, and the leak's stack has main in it
+test_folded() {
+	local n=leaks_folded_stacks_sum_to_outstanding out=$T_TMP/fold.json
+	"$MEMLENS" leaks --json --folded "$T_TMP/fold.txt" -- "$WORKLOADS/leaky" $K >"$out" 2>"$T_TMP/fold.err"
+	echo "# $n: $(head -c 300 "$T_TMP/fold.txt")"
+	if [ "$(python3 - "$T_TMP/fold.txt" "$(json "$out" "d['outstanding_bytes']")" <<'PY'
+import re, sys
+ls = open(sys.argv[1]).read().splitlines()
+ok = all(re.fullmatch(r'[^ ;][^;]*(;[^;]+)* \d+', l) for l in ls)
+tot = sum(int(l.rsplit(' ', 1)[1]) for l in ls)
+main = [int(l.rsplit(' ', 1)[1]) for l in ls if 'main (leaky)' in l.rsplit(' ', 1)[0].split(';')]
+print(ok and tot == int(sys.argv[2]) and sum(main) >= 4096 * 990)
+PY
+)" = True ]; then
+		ok $n
+	else
+		notok $n "$(cat "$T_TMP/fold.txt" "$T_TMP/fold.err")"
+	fi
+	n=leaks_folded_unwritable_exit_1
+	"$MEMLENS" leaks --folded /nonexistent/dir/f -- "$WORKLOADS/leaky" 10 >/dev/null 2>"$T_TMP/fold2.err"
+	[ $? = 1 ] && grep -q 'cannot write the folded stacks' "$T_TMP/fold2.err" && ok $n ||
+		notok $n "$(cat "$T_TMP/fold2.err")"
+}
+
 test_spawned_exact
+test_folded
+test_interval
+test_table_full
+test_leakmix_spawned
+test_leakmix_pid
 test_pid_untracked_frees
 test_jemalloc
 test_pid_namespace

@@ -61,8 +61,8 @@ test_cgroup_oom_kill() {
 	expect $n "hog was SIGKILLed" [ $hog_rc = 137 ] || ok=0
 	expect $n "one oom_kill line" [ "$(grep -c '"type":"oom_kill"' "$TR_OUT")" = 1 ] || ok=0
 	expect $n "cgroup counter oom_kill == 1" [ "$(oom_kills)" = 1 ] || ok=0
-	expect $n "victim, scope, limit, cgroup" [ "$(json "$TR_OUT" "(d['victim_pid'], d['victim_comm'], d['scope'], d['limit_kb'], d['cgroup'])")" = "($hog, 'hog', 'cgroup', 65536, '/$CG_NAME')" ] || ok=0
-	expect $n "trigger is the hog (it allocated)" [ "$(json "$TR_OUT" "(d['trigger_pid'], d['trigger_comm'])")" = "($hog, 'hog')" ] || ok=0
+	expect $n "victim, scope, limit, cgroup" [ "$(jsonl "$TR_OUT" oom_kill "(d['victim_pid'], d['victim_comm'], d['scope'], d['limit_kb'], d['cgroup'])")" = "($hog, 'hog', 'cgroup', 65536, '/$CG_NAME')" ] || ok=0
+	expect $n "trigger is the hog (it allocated)" [ "$(jsonl "$TR_OUT" oom_kill "(d['trigger_pid'], d['trigger_comm'])")" = "($hog, 'hog')" ] || ok=0
 	if [ -z "$line" ]; then
 		echo "#   no 'Killed process $hog' line in dmesg"; ok=0
 	else
@@ -70,7 +70,7 @@ test_cgroup_oom_kill() {
 		tvm=$(echo "$line" | sed -n 's/.*total-vm:\([0-9]*\)kB.*/\1/p')
 		anon=$(echo "$line" | sed -n 's/.*anon-rss:\([0-9]*\)kB.*/\1/p')
 		file=$(echo "$line" | sed -n 's/.*file-rss:\([0-9]*\)kB.*/\1/p')
-		expect $n "RSS and VM as the kernel logged them" [ "$(json "$TR_OUT" "(d['total_vm_kb'], d['anon_rss_kb'], d['file_rss_kb'])")" = "($tvm, $anon, $file)" ] || ok=0
+		expect $n "RSS and VM as the kernel logged them" [ "$(jsonl "$TR_OUT" oom_kill "(d['total_vm_kb'], d['anon_rss_kb'], d['file_rss_kb'])")" = "($tvm, $anon, $file)" ] || ok=0
 	fi
 	rmdir "$CG" 2>/dev/null
 	[ $ok = 1 ] && ok $n || notok $n
@@ -99,7 +99,7 @@ test_pid_namespace() {
 	local hog
 	hog=$(cat "$T_TMP/ns.hog" 2>/dev/null)
 	echo "# hog was pid $hog in the namespace; memlens: $(cat "$T_TMP/ns.out")"
-	if [ -n "$hog" ] && [ "$(json "$T_TMP/ns.out" "(d['victim_pid'], d['victim_comm'], d['trigger_pid'])")" = "($hog, 'hog', $hog)" ]; then
+	if [ -n "$hog" ] && [ "$(jsonl "$T_TMP/ns.out" oom_kill "(d['victim_pid'], d['victim_comm'], d['trigger_pid'])")" = "($hog, 'hog', $hog)" ]; then
 		ok $n
 	else
 		notok $n "$(cat "$T_TMP/ns.err")"
@@ -128,6 +128,19 @@ test_modes() {
 	[ $? = 4 ] && grep -q root "$T_TMP/nr" && ok $n || notok $n "$(cat "$T_TMP/nr")"
 }
 
+# -i: one object per interval, then the summary (no OOM here: 0 kills)
+test_interval() {
+	local n=oom_interval_and_summary out=$T_TMP/iv.json
+	"$MEMLENS" oom --json -i 200 -d 0.9 >"$out" 2>"$T_TMP/iv.err"
+	if [ "$(intervals "$out" oom "(len(iv) >= 4, iv[-1]['last'], sum(x['kills'] for x in iv))")" = "(True, True, 0)" ] &&
+	   [ "$(jsonl "$out" oom_summary "sorted(d)")" = "['kills', 'lost', 'recursion_misses', 'type']" ]; then
+		ok $n
+	else
+		notok $n "$(cat "$out" "$T_TMP/iv.err")"
+	fi
+}
+
+test_interval
 test_cgroup_oom_kill
 test_pid_namespace
 test_modes

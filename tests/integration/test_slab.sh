@@ -100,7 +100,42 @@ test_json_shape() {
 	[ $? = 4 ] && grep -q root "$T_TMP/nr" && ok $n || notok $n "$(cat "$T_TMP/nr")"
 }
 
+# -i over a system-wide window: the intervals add up, cache by cache, to
+# the totals at the end; recursion misses are reported in every object
+test_interval() {
+	local n=slab_interval_blocks_add_up out=$T_TMP/iv.json
+	"$MEMLENS" slab --json --top 0 -i 250 -d 1 >"$out" 2>"$T_TMP/iv.err"
+	echo "# $n: $(intervals "$out" slab "(len(iv), [len(x['rows']) for x in iv], d['recursion_misses'])")"
+	if [ "$(intervals "$out" slab "len(iv) >= 3 and iv[-1]['last'] and {c: (sum(r['allocs'] for x in iv for r in x['rows'] if r['cache'] == c), sum(r['frees'] for x in iv for r in x['rows'] if r['cache'] == c)) for c in set(r['cache'] for x in iv for r in x['rows'])} == {r['cache']: (r['allocs'], r['frees']) for r in d['rows'] if r['allocs'] or r['frees']} and sum(x['recursion_misses'] for x in iv) == d['recursion_misses']")" = True ]; then
+		ok $n
+	else
+		notok $n "$(head -c 2000 "$out") $(cat "$T_TMP/iv.err")"
+	fi
+}
+
+# memlens check loads slab's own tp_btf programs on the kmem tracepoints:
+# what it says is what `slab --mode tp_btf` does (runs, or exits 5 with the
+# verifier's reason, never 4 as root)
+test_check_agrees() {
+	local n=slab_tp_btf_agrees_with_check st rc
+	"$MEMLENS" check --json >"$T_TMP/check.json" 2>/dev/null
+	st=$(python3 -c 'import json,sys
+j = json.load(open(sys.argv[1]))
+print(next((f["state"] for f in j["features"] if f["name"] == "tp_btf_kmem"), "absent"))' "$T_TMP/check.json")
+	"$MEMLENS" slab --mode tp_btf -d 0.2 >/dev/null 2>"$T_TMP/tpbtf.err"
+	rc=$?
+	echo "# $n: check says $st; slab --mode tp_btf exit $rc $(head -c 300 "$T_TMP/tpbtf.err")"
+	if { [ "$st" = ok ] && [ $rc = 0 ]; } ||
+	   { [ "$st" = missing ] && [ $rc = 5 ] && grep -q verifier "$T_TMP/tpbtf.err"; }; then
+		ok $n
+	else
+		notok $n "check: $st, slab exit $rc"
+	fi
+}
+
 make_tree
+test_check_agrees
+test_interval
 test_dentry_vs_slabinfo slab_dentry_net_matches_slabinfo auto
 test_dentry_vs_slabinfo slab_raw_tp_fallback_dentry_net_matches_slabinfo raw_tp
 grep -q 'mode raw_tp' "$T_TMP/slab_raw_tp_fallback_dentry_net_matches_slabinfo.err" &&
