@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,6 +21,24 @@
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438
 #endif
+
+/* "Threads:" of /proc/PID/status; 0 when it cannot be read */
+static int live_threads(pid_t pid)
+{
+	char path[64], line[128];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Threads:", 8))
+			n = atoi(line + 8);
+	fclose(f);
+	return n;
+}
 
 int wp_check_target(pid_t pid, struct ml_err *err)
 {
@@ -52,8 +71,17 @@ int wp_check_target(pid_t pid, struct ml_err *err)
 				err, EINVAL,
 				"pid %d is a kernel thread: it has no user memory to profile",
 				(int)pid);
-		if (state == 'Z' || state == 'X')
+		/* a main thread that called pthread_exit() is a zombie while
+		 * the other threads run on */
+		if ((state == 'Z' || state == 'X') && live_threads(pid) <= 1)
 			return ml_err_set(err, ESRCH, "pid %d has exited (zombie)", (int)pid);
+		if (state == 'Z' || state == 'X')
+			return ml_err_set(
+				err, ENOTSUP,
+				"the main thread of pid %d has exited while its other "
+				"threads run on: the kernel no longer shows the process's "
+				"memory through /proc/%d, so it cannot be profiled",
+				(int)pid, (int)pid);
 	}
 	return 0;
 }

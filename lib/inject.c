@@ -264,6 +264,26 @@ static int seize_error(pid_t pid, int e, struct ml_err *err)
 	return ml_err_set(err, e, "ptrace(PTRACE_SEIZE, %d): %s", (int)pid, strerror(e));
 }
 
+/* A thread that has exited (a main thread after pthread_exit stays a zombie) */
+static bool thread_exited(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 /* 0, or -1 with errno; a thread that exited meanwhile is dropped */
 static int interrupt(struct inject_thread *t)
 {
@@ -330,8 +350,8 @@ static int hold_all(struct injector *in, struct ml_err *err)
 				int e = errno;
 
 				t->tid = -1;
-				if (e == ESRCH)
-					continue; /* it exited meanwhile */
+				if (e == ESRCH || thread_exited(in->pid, tid))
+					continue; /* it exited meanwhile, or is a zombie */
 				closedir(d);
 				return seize_error(in->pid, e, err);
 			}
