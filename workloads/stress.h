@@ -33,18 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define STRESS_MAGIC 0x5354524du /* "STRM" */
-
-struct stress_result {
-	uint32_t magic; /* STRESS_MAGIC once the target is set up */
-	int32_t pid;
-	uint64_t checks; /* checks done: grows while the target makes progress */
-	uint64_t harm; /* harm seen */
-	uint32_t done; /* 1 once the final checks and the summary are written */
-	uint32_t exit_code;
-	char first[256]; /* the first harm, in words */
-	char summary[1024]; /* counts and figures, written at the end */
-};
+#include "stress_result.h"
 
 static struct stress_result *stress_res;
 static volatile sig_atomic_t stress_stop_flag;
@@ -273,15 +262,30 @@ static inline int stress_regs_changed(uint64_t seed, unsigned int spins)
 								   "r15",
 								   13) STRESS_XST(0) STRESS_XST(1)
 								   STRESS_XST(2) STRESS_XST(3) STRESS_XST(
-									   4) STRESS_XST(5) STRESS_XST(6)
-									   STRESS_XST(7) "pop "
-											 "%%"
-											 "rbx\n"
-											 "\t" STRESS_ST(
+									   4) STRESS_XST(5)
+									   STRESS_XST(6) STRESS_XST(
+										   7) "pop "
+										      "%%"
+										      "rbx\n"
+										      "\t" STRESS_ST(
+											      "r"
+											      "b"
+											      "x",
+											      0) "a"
+												 "d"
+												 "d"
+												 " "
+												 "$"
+												 "1"
+												 "2"
+												 "8"
+												 ","
+												 " "
+												 "%"
+												 "%"
 												 "r"
-												 "b"
-												 "x",
-												 0) "add $128, %%rsp"
+												 "s"
+												 "p"
 		: "+a"(bp)
 		: [in] "i"(offsetof(struct stress_regblk, in)),
 		  [out] "i"(offsetof(struct stress_regblk, out)),
