@@ -224,6 +224,7 @@ static inline int stress_regs_changed(uint64_t seed, unsigned int spins)
 	for (int i = 0; i < 16; i++)
 		b.xin[i] = ~seed ^ (0x1111111111111111ull * (uint64_t)i);
 	b.spins = spins ? spins : 1;
+	/* clang-format off */
 #define STRESS_LD(reg, i) "mov %c[in]+" #i "*8(%%rax), %%" reg "\n\t"
 #define STRESS_ST(reg, i) "mov %%" reg ", %c[out]+" #i "*8(%%rax)\n\t"
 #define STRESS_XLD(i) "movdqu %c[xin]+" #i "*16(%%rax), %%xmm" #i "\n\t"
@@ -231,70 +232,39 @@ static inline int stress_regs_changed(uint64_t seed, unsigned int spins)
 	asm volatile(
 		"sub $128, %%rsp\n\t" /* the red zone is the compiler's */
 		"push %%rax\n\t"
-		"pushq %c[spins](%%rax)\n\t" STRESS_LD("rbx", 1) STRESS_LD("rcx", 2) STRESS_LD(
-			"rdx",
-			3) STRESS_LD("rsi",
-				     4) STRESS_LD("rdi",
-						  5) STRESS_LD("r8",
-							       6) STRESS_LD("r9",
-									    7) STRESS_LD("r10", 8)
-			STRESS_LD("r11", 9) STRESS_LD("r12", 10) STRESS_LD("r13", 11) STRESS_LD(
-				"r14",
-				12) STRESS_LD("r15",
-					      13) STRESS_XLD(0) STRESS_XLD(1) STRESS_XLD(2) STRESS_XLD(3)
-				STRESS_XLD(4) STRESS_XLD(5) STRESS_XLD(6) STRESS_XLD(7) STRESS_LD(
-					"rax",
-					0) "1: decq (%%rsp)\n\t"
-					   "jnz 1b\n\t"
-					   "add $8, %%rsp\n\t"
-					   "xchg %%rax, (%%rsp)\n\t" STRESS_ST("rbx", 1) STRESS_ST(
-						   "rcx",
-						   2) STRESS_ST("rdx",
-								3) STRESS_ST("rsi",
-									     4) STRESS_ST("rdi", 5)
-						   STRESS_ST("r8", 6) STRESS_ST("r9", 7) STRESS_ST(
-							   "r10",
-							   8) STRESS_ST("r11",
-									9) STRESS_ST("r12",
-										     10) STRESS_ST("r13",
-												   11)
-							   STRESS_ST("r14", 12) STRESS_ST(
-								   "r15",
-								   13) STRESS_XST(0) STRESS_XST(1)
-								   STRESS_XST(2) STRESS_XST(3) STRESS_XST(
-									   4) STRESS_XST(5)
-									   STRESS_XST(6) STRESS_XST(
-										   7) "pop "
-										      "%%"
-										      "rbx\n"
-										      "\t" STRESS_ST(
-											      "r"
-											      "b"
-											      "x",
-											      0) "a"
-												 "d"
-												 "d"
-												 " "
-												 "$"
-												 "1"
-												 "2"
-												 "8"
-												 ","
-												 " "
-												 "%"
-												 "%"
-												 "r"
-												 "s"
-												 "p"
+		"pushq %c[spins](%%rax)\n\t"
+		STRESS_LD("rbx", 1) STRESS_LD("rcx", 2) STRESS_LD("rdx", 3)
+		STRESS_LD("rsi", 4) STRESS_LD("rdi", 5) STRESS_LD("r8", 6)
+		STRESS_LD("r9", 7) STRESS_LD("r10", 8) STRESS_LD("r11", 9)
+		STRESS_LD("r12", 10) STRESS_LD("r13", 11) STRESS_LD("r14", 12)
+		STRESS_LD("r15", 13)
+		STRESS_XLD(0) STRESS_XLD(1) STRESS_XLD(2) STRESS_XLD(3)
+		STRESS_XLD(4) STRESS_XLD(5) STRESS_XLD(6) STRESS_XLD(7)
+		STRESS_LD("rax", 0)
+		"1: decq (%%rsp)\n\t"
+		"jnz 1b\n\t"
+		"add $8, %%rsp\n\t"
+		"xchg %%rax, (%%rsp)\n\t"
+		STRESS_ST("rbx", 1) STRESS_ST("rcx", 2) STRESS_ST("rdx", 3)
+		STRESS_ST("rsi", 4) STRESS_ST("rdi", 5) STRESS_ST("r8", 6)
+		STRESS_ST("r9", 7) STRESS_ST("r10", 8) STRESS_ST("r11", 9)
+		STRESS_ST("r12", 10) STRESS_ST("r13", 11) STRESS_ST("r14", 12)
+		STRESS_ST("r15", 13)
+		STRESS_XST(0) STRESS_XST(1) STRESS_XST(2) STRESS_XST(3)
+		STRESS_XST(4) STRESS_XST(5) STRESS_XST(6) STRESS_XST(7)
+		"pop %%rbx\n\t"
+		STRESS_ST("rbx", 0)
+		"add $128, %%rsp"
 		: "+a"(bp)
 		: [in] "i"(offsetof(struct stress_regblk, in)),
 		  [out] "i"(offsetof(struct stress_regblk, out)),
 		  [xin] "i"(offsetof(struct stress_regblk, xin)),
 		  [xout] "i"(offsetof(struct stress_regblk, xout)),
 		  [spins] "i"(offsetof(struct stress_regblk, spins))
-		: "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13", "r14",
-		  "r15", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "memory",
-		  "cc");
+		: "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12",
+		  "r13", "r14", "r15", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
+		  "xmm6", "xmm7", "memory", "cc");
+	/* clang-format on */
 #undef STRESS_LD
 #undef STRESS_ST
 #undef STRESS_XLD
