@@ -213,8 +213,9 @@ int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *
 				return ml_err_set(err, EINVAL, "malformed maps line %lu: \"%.*s\"",
 						  lineno, (int)(le - p > 120 ? 120 : le - p), p);
 			if (out->n > 1 && out->v[out->n - 1].start < out->v[out->n - 2].end)
-				return ml_err_set(err, EINVAL,
-						  "maps line %lu overlaps or is out of order",
+				return ml_err_set(err, EAGAIN,
+						  "maps line %lu overlaps or is out of order (the "
+						  "memory map changed while it was read)",
 						  lineno);
 		}
 		p = nl ? nl + 1 : end;
@@ -260,13 +261,47 @@ ssize_t maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err)
 	return (ssize_t)len;
 }
 
+/*
+ * The kernel prints the maps one VMA after the other without holding the
+ * whole memory map still (per-VMA locks, and the lock is dropped between
+ * the page-sized chunks of a read): a VMA that is merged, grows or moves
+ * meanwhile is printed twice, or after its neighbour. That is a normal
+ * event for a process that maps memory while we look (a JIT, a garbage
+ * collector, a growing heap), not an error: such a text is read again.
+ * Each read is a fresh chance, so a few reads in a row all seeing a change
+ * mean a process that remaps faster than its maps can be printed.
+ */
+ssize_t maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct vma_set *out,
+		      struct ml_err *err)
+{
+	ssize_t n = (ssize_t)len;
+	int r, tries = 1;
+
+	for (;;) {
+		r = maps_parse(*buf, (size_t)n, out, err);
+		if (r != -EAGAIN)
+			return r ? r : n;
+		if (tries == MAPS_READ_TRIES)
+			break;
+		n = maps_read_raw(fd, buf, bufsz, err);
+		if (n < 0)
+			return n;
+		tries++;
+	}
+	return ml_err_set(err, EAGAIN,
+			  "the memory map kept changing while it was read: %d reads in a row saw "
+			  "a VMA twice or out of order",
+			  tries);
+}
+
 int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err)
 {
 	ssize_t len = maps_read_raw(fd, buf, bufsz, err);
 
 	if (len < 0)
 		return (int)len;
-	return maps_parse(*buf, (size_t)len, out, err);
+	len = maps_parse_fd(fd, buf, bufsz, (size_t)len, out, err);
+	return len < 0 ? (int)len : 0;
 }
 
 int maps_read(pid_t pid, struct vma_set *out, struct ml_err *err)

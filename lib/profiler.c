@@ -92,12 +92,12 @@ const struct profiler_opts *profiler_options(const struct profiler *p)
 
 /*
  * Re-read the maps; parse, classify and report a change only when the text
- * differs from the last one (most ticks of a steady process: no work).
+ * differs from the last one (most ticks of a steady process: no work). A
+ * text that changed while it was read is read again (maps_parse_fd()).
  */
 static int read_maps(struct profiler *p, bool *changed, struct ml_err *err)
 {
 	ssize_t len = maps_read_raw(p->maps_fd, &p->maps_buf, &p->maps_bufsz, err);
-	int r;
 
 	if (len < 0)
 		return (int)len;
@@ -108,9 +108,9 @@ static int read_maps(struct profiler *p, bool *changed, struct ml_err *err)
 	}
 	*changed = true;
 	p->prev_len = 0;
-	r = maps_parse(p->maps_buf, (size_t)len, &p->vmas, err);
-	if (r)
-		return r;
+	len = maps_parse_fd(p->maps_fd, &p->maps_buf, &p->maps_bufsz, (size_t)len, &p->vmas, err);
+	if (len < 0)
+		return (int)len;
 	maps_classify(&p->vmas, p->exe);
 	if ((size_t)len > p->prev_cap) {
 		char *n = realloc(p->prev_maps, (size_t)len);
@@ -722,7 +722,12 @@ static void *loop(void *arg)
 		if (p->fn && (!r || s.target_exited))
 			p->fn(&s, p->fn_arg);
 		pthread_mutex_lock(&p->lock);
-		if (r) {
+		/*
+		 * -EAGAIN: the target's memory map changed through every read of
+		 * this tick. No sample this time; the next tick reads it again and
+		 * counts the writes of both intervals. Profiling goes on.
+		 */
+		if (r && (r != -EAGAIN || s.target_exited)) {
 			p->thread_rc = r;
 			p->thread_err = e;
 			profiler_sample_free(&s);

@@ -674,9 +674,10 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 		bool full = s->o.pages || out->recounts == MAX_RECOUNTS;
 		int64_t rss_before = 0;
 
-		r = maps_parse(s->maps_buf, (size_t)len, &out->vmas, err);
-		if (r)
-			return r;
+		len = maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len,
+				    &out->vmas, err);
+		if (len < 0)
+			return maps_error(s, len, err);
 		maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
 		if (reset_counts(out))
 			return ml_err_set(err, ENOMEM, "out of memory");

@@ -201,6 +201,8 @@ static int add_written(struct snap_cli *c, struct snapshot *s, struct ml_err *er
 	struct profiler_sample ps;
 	int r = profiler_tick(c->prof, &ps, err);
 
+	if (r == -EAGAIN && !ps.target_exited)
+		return 0; /* the maps kept changing: counted at the next snapshot */
 	if (r)
 		return r;
 	s->flags |= SNAP_HAVE_WRITTEN;

@@ -58,6 +58,8 @@ done
 for t in tests/integration/*.sh; do
 	[ -f "$t" ] && want "${t#tests/}" && run_one "${t#tests/}" bash "$t"
 done
+# the stress suite's short run (~2 min; `make stress` runs the full one)
+want stress/short && STRESS=short run_one stress/short bash tests/stress/run.sh
 
 # The command-line tests that feed memlens untrusted input (the agent's gRPC
 # payloads, report files, command lines, target ELF files, CRIU's images

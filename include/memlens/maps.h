@@ -47,17 +47,39 @@ struct vma_set {
 	size_t str_len, str_cap;
 };
 
-/* Parse the text of a maps file. Malformed lines are an error (-EINVAL). */
+/*
+ * Parse the text of a maps file. Malformed lines are an error (-EINVAL); a
+ * line that overlaps the one before or comes before it is -EAGAIN: the
+ * memory map changed while the kernel printed it, the text must be read
+ * again.
+ */
 int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *err);
 
-/* Read and parse /proc/PID/maps. -ESRCH when the process is gone or a zombie. */
+/* How many times a maps file is read before its changing is an error. */
+#define MAPS_READ_TRIES 8
+
+/*
+ * Read and parse /proc/PID/maps. -ESRCH when the process is gone or a zombie;
+ * a text that changed while it was read is read again (up to
+ * MAPS_READ_TRIES reads, then -EAGAIN).
+ */
 int maps_read(pid_t pid, struct vma_set *out, struct ml_err *err);
 
 /* The raw text of an open maps fd (re-read from offset 0; @buf grows as needed): its length or
  * -errno. */
 ssize_t maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err);
 
-/* Same, parsed. */
+/*
+ * Parse the @len bytes of maps text in *@buf, which were read from @fd; while
+ * the text is inconsistent (-EAGAIN from maps_parse), read @fd again into
+ * *@buf and parse that, up to MAPS_READ_TRIES reads in all. Returns the
+ * length of the text parsed (now in *@buf) or -errno: -EAGAIN when every
+ * read saw the memory map change.
+ */
+ssize_t maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct vma_set *out,
+		      struct ml_err *err);
+
+/* maps_read_raw() and maps_parse_fd(): 0 or -errno. */
 int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err);
 
 /* Classify every VMA. @exe is the main executable's path, or NULL to guess. */

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The case kinds that run memlens itself: attach/profile/detach cycles,
+ * SIGINT in the middle of profiling, snapshots, and memlens killed with
+ * SIGKILL at a random instant or at its K-th ptrace() call.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "driver.h"
+
+int case_tries(const struct kase *k)
+{
+	return E.full ? k->tries_full : k->tries_short;
+}
+
+uint64_t case_deadline_us(const struct kase *k)
+{
+	uint64_t own = now_us() + (uint64_t)(E.full ? k->secs_full : k->secs_short) * 1000000u;
+
+	return own < E.deadline_us ? own : E.deadline_us;
+}
+
+static char *dupf(const char *fmt, const char *a, const char *b)
+{
+	char *s;
+
+	if (asprintf(&s, fmt, a, b) < 0)
+		abort();
+	return s;
+}
+
+int case_target(const struct kase *k, struct target *t, struct result *r)
+{
+	char why[512];
+	int n = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->label = k->name;
+	t->static_maps = k->static_maps;
+	snprintf(t->res_path, sizeof(t->res_path), "%s/%s.result", E.tmp, k->name);
+	snprintf(t->log_path, sizeof(t->log_path), "%s/%s.target.log", E.tmp, k->name);
+	for (char *p = strchr(t->res_path + strlen(E.tmp) + 1, '/'); p; p = strchr(p, '/'))
+		*p = '_';
+	for (char *p = strchr(t->log_path + strlen(E.tmp) + 1, '/'); p; p = strchr(p, '/'))
+		*p = '_';
+	t->argv[n++] = dupf("%s/%s", E.workloads, k->target);
+	t->argv[n++] = (char *)"-r";
+	t->argv[n++] = t->res_path;
+	t->argv[n++] = (char *)"-t";
+	t->argv[n++] = (char *)"900"; /* it never outlives a dead driver for long */
+	for (int i = 0; k->targs[i] && n < 11; i++)
+		t->argv[n++] = (char *)k->targs[i];
+	t->argv[n] = NULL;
+	if (target_start(t, why, sizeof(why))) {
+		snprintf(r->skip, sizeof(r->skip), "the target could not be started: %.200s", why);
+		return -1;
+	}
+	return 0;
+}
+
+void case_finish(struct target *t, struct result *r, int extra_tries)
+{
+	if (target_stop(t, &r->harm))
+		r->failures++;
+	r->tries += extra_tries;
+	snprintf(r->note, sizeof(r->note), "%s (target restarted %d times)", t->summary,
+		 t->restarts);
+	free(t->argv[0]);
+	free(t->maps0);
+}
+
+static void pid_arg(char *buf, size_t len, pid_t pid)
+{
+	snprintf(buf, len, "%d", (int)pid);
+}
+
+/* A memlens run that went wrong: count it (as a failure of the try). */
+static void memlens_failed(struct result *r, const char *what, int st, const char *err_path)
+{
+	char d[64], l[200];
+
+	describe_status(st, d, sizeof(d));
+	last_line(err_path, l, sizeof(l));
+	tally_add(&r->harm, "memlens %s %s: %.120s", what, d, l);
+}
+
+/*
+ * memlens writes -p PID -i 10 -d 0.05: attach, five profiling intervals,
+ * detach. memlens must succeed every time, the target must not notice.
+ */
+void case_cycles(const struct kase *k, struct result *r)
+{
+	struct target t;
+	uint64_t end = case_deadline_us(k);
+	char pid[16], err[PATH_MAX + 32];
+
+	if (case_target(k, &t, r))
+		return;
+	snprintf(err, sizeof(err), "%s.memlens.err", t.log_path);
+	while (r->tries < case_tries(k) && now_us() < end && t.pid > 0) {
+		char *argv[] = {
+			(char *)E.memlens, "writes", "-p", pid, "-i", "10", "-d", "0.05", "-q", NULL
+		};
+		bool to;
+		int st, bad = 0;
+
+		pid_arg(pid, sizeof(pid), t.pid);
+		st = wait_for(spawn(argv, NULL, err), 30000, &to);
+		if (to || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			memlens_failed(r, to ? "hung (30 s), then" : "failed:", st, err);
+			bad++;
+		}
+		bad += target_check(&t, &r->harm);
+		r->tries++;
+		r->failures += bad > 0;
+	}
+	case_finish(&t, r, 0);
+}
+
+/* memlens @m holds its userfaultfd: it has attached and profiles. */
+static bool profiling(pid_t m)
+{
+	char p[64], l[320], link[128];
+	DIR *d;
+	struct dirent *e;
+	bool found = false;
+
+	snprintf(p, sizeof(p), "/proc/%d/fd", (int)m);
+	d = opendir(p);
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		ssize_t n;
+
+		snprintf(l, sizeof(l), "%s/%s", p, e->d_name);
+		n = readlink(l, link, sizeof(link) - 1);
+		found = n > 0 && (link[n] = '\0', strstr(link, "userfaultfd"));
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * memlens writes -p PID -i 10 stopped by SIGINT 0-50 ms after it started
+ * profiling (it holds its userfaultfd): the orderly way out in the middle
+ * of the profiling. It must print its summary, exit 0, detach.
+ */
+void case_sigint(const struct kase *k, struct result *r)
+{
+	struct target t;
+	uint64_t end = case_deadline_us(k);
+	char pid[16], err[PATH_MAX + 32];
+
+	if (case_target(k, &t, r))
+		return;
+	snprintf(err, sizeof(err), "%s.memlens.err", t.log_path);
+	while (r->tries < case_tries(k) && now_us() < end && t.pid > 0) {
+		char *argv[] = { (char *)E.memlens, "writes", "-p", pid, "-i", "10", "-q", NULL };
+		bool to;
+		int st, bad = 0, i;
+		pid_t m;
+
+		pid_arg(pid, sizeof(pid), t.pid);
+		m = spawn(argv, NULL, err);
+		for (i = 0; i < 5000 && !profiling(m); i++)
+			sleep_us(1000);
+		sleep_us(rnd(50001));
+		kill(m, SIGINT);
+		st = wait_for(m, 30000, &to);
+		if (to || !WIFEXITED(st) || WEXITSTATUS(st) || i == 5000) {
+			memlens_failed(r,
+				       to	   ? "hung after SIGINT, then"
+				       : i == 5000 ? "did not start profiling in 5 s:"
+						   : "after SIGINT:",
+				       st, err);
+			bad++;
+		}
+		bad += target_check(&t, &r->harm);
+		r->tries++;
+		r->failures += bad > 0;
+	}
+	case_finish(&t, r, 0);
+}
+
+/* memlens snapshot -p PID: one snapshot, which must succeed every time. */
+void case_snapshot(const struct kase *k, struct result *r)
+{
+	struct target t;
+	uint64_t end = case_deadline_us(k);
+	char pid[16], err[PATH_MAX + 32];
+
+	if (case_target(k, &t, r))
+		return;
+	snprintf(err, sizeof(err), "%s.memlens.err", t.log_path);
+	while (r->tries < case_tries(k) && now_us() < end && t.pid > 0) {
+		char *argv[] = { (char *)E.memlens, "snapshot", "-p", pid, NULL };
+		bool to;
+		int st, bad = 0;
+
+		pid_arg(pid, sizeof(pid), t.pid);
+		st = wait_for(spawn(argv, NULL, err), 30000, &to);
+		if (to || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			memlens_failed(r, to ? "snapshot hung, then" : "snapshot failed:", st, err);
+			bad++;
+		}
+		bad += target_check(&t, &r->harm);
+		r->tries++;
+		r->failures += bad > 0;
+	}
+	case_finish(&t, r, 0);
+}
+
+/*
+ * memlens writes -p PID -i 10 -d 2, SIGKILLed 0-50 ms after it started
+ * (uniformly): before, during or after its attach. Its death must not
+ * harm the target.
+ */
+void case_kill_random(const struct kase *k, struct result *r)
+{
+	struct target t;
+	uint64_t end = case_deadline_us(k);
+	char pid[16], err[PATH_MAX + 32];
+
+	if (case_target(k, &t, r))
+		return;
+	snprintf(err, sizeof(err), "%s.memlens.err", t.log_path);
+	while (r->tries < case_tries(k) && now_us() < end && t.pid > 0) {
+		char *argv[] = {
+			(char *)E.memlens, "writes", "-p", pid, "-i", "10", "-d", "2", "-q", NULL
+		};
+		pid_t m;
+
+		pid_arg(pid, sizeof(pid), t.pid);
+		m = spawn(argv, NULL, err);
+		sleep_us(rnd(50001));
+		kill(m, SIGKILL);
+		wait_for(m, 30000, NULL);
+		r->failures += target_check(&t, &r->harm) > 0;
+		r->tries++;
+	}
+	case_finish(&t, r, 0);
+}
+
+static bool have_strace(char *path, size_t len)
+{
+	static const char *const dirs[] = { "/usr/bin", "/bin", "/usr/local/bin" };
+
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, len, "%s/strace", dirs[i]);
+		if (!access(path, X_OK))
+			return true;
+	}
+	return false;
+}
+
+/* The ptrace() calls of one normal cycle, counted by strace. */
+static int count_ptrace_calls(const char *strace, pid_t target, const char *log)
+{
+	char pid[16], line[512];
+	char *argv[] = { (char *)strace,
+			 "-f",
+			 "-qq",
+			 "-e",
+			 "trace=ptrace",
+			 "-o",
+			 (char *)log,
+			 (char *)E.memlens,
+			 "writes",
+			 "-p",
+			 pid,
+			 "-i",
+			 "10",
+			 "-d",
+			 "0.05",
+			 "-q",
+			 NULL };
+	FILE *f;
+	int n = 0, st;
+
+	pid_arg(pid, sizeof(pid), target);
+	st = wait_for(spawn(argv, NULL, NULL), 60000, NULL);
+	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	f = fopen(log, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "ptrace(") != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * memlens SIGKILLed by strace at its K-th ptrace() call, for every K of a
+ * normal cycle (and two beyond, where it runs to its end): the injection
+ * interrupted at every step. In the full run every K is tried 3 times.
+ */
+void case_kill_ptrace(const struct kase *k, struct result *r)
+{
+	struct target t;
+	uint64_t end = case_deadline_us(k);
+	char strace[PATH_MAX], pid[16], err[PATH_MAX + 32], log[PATH_MAX + 32];
+	int n, reps = E.full ? 3 : 1;
+
+	if (!have_strace(strace, sizeof(strace))) {
+		snprintf(r->skip, sizeof(r->skip), "strace is not installed (Debian: strace)");
+		return;
+	}
+	if (case_target(k, &t, r))
+		return;
+	snprintf(err, sizeof(err), "%s.memlens.err", t.log_path);
+	snprintf(log, sizeof(log), "%s.strace", t.log_path);
+	n = count_ptrace_calls(strace, t.pid, log);
+	if (n <= 0) {
+		snprintf(r->skip, sizeof(r->skip),
+			 "memlens under strace did not complete a normal cycle (log: %.150s)", log);
+		target_kill(&t);
+		free(t.argv[0]);
+		free(t.maps0);
+		return;
+	}
+	for (int rep = 0; rep < reps; rep++)
+		for (int kk = 1; kk <= n + 2 && now_us() < end && t.pid > 0; kk++) {
+			char inject[64];
+			char *argv[] = { strace,   "-f",	   "-qq", "-o",	  "/dev/null",
+					 "-e",	   "trace=ptrace", "-e",  inject, (char *)E.memlens,
+					 "writes", "-p",	   pid,	  "-i",	  "10",
+					 "-d",	   "0.05",	   "-q",  NULL };
+			bool to;
+
+			snprintf(inject, sizeof(inject), "inject=ptrace:signal=SIGKILL:when=%d",
+				 kk);
+			pid_arg(pid, sizeof(pid), t.pid);
+			wait_for(spawn(argv, NULL, err), 30000, &to);
+			if (to)
+				tally_add(&r->harm, "memlens under strace hung (30 s)");
+			if (target_check(&t, &r->harm) > 0 || to) {
+				r->failures++;
+				fprintf(stderr, "# K=%d: harm\n", kk);
+			}
+			r->tries++;
+		}
+	case_finish(&t, r, 0);
+	{
+		size_t l = strlen(r->note);
+
+		snprintf(r->note + l, sizeof(r->note) - l, "; a normal cycle makes %d ptrace calls",
+			 n);
+	}
+}
