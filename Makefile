@@ -134,3 +134,8 @@ fuzz: $(FUZZ_BINS)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LDLIBS)
+
+# the longer runs of tests that take a time window (make test runs them short)
+.PHONY: test-long
+test-long: all
+	@CHURN_SECONDS=60 TESTS=test_snapshot_exact tests/run.sh
