@@ -216,6 +216,7 @@ static int cmd_oom(int argc, char **argv)
 	struct oom_opts o;
 	struct oom_ctx c = { .o = &o };
 	sigset_t sigs;
+	enum trace_stop stop;
 	int e;
 
 	e = parse_args(argc, argv, &o);
@@ -239,11 +240,14 @@ static int cmd_oom(int argc, char **argv)
 	}
 	trace_say_tracing("oom", "OOM kills system-wide", o.duration, false);
 	cli_block_signals(&sigs);
-	if (trace_wait(&sigs, o.duration, NULL, rb) == TRACE_STOP_ERROR) {
+	stop = trace_wait(&sigs, o.duration, NULL, rb);
+	if (stop == TRACE_STOP_ERROR) {
 		e = ml_err_set(&err, errno ? errno : EIO, "reading OOM events: %s",
 			       strerror(errno ? errno : EIO));
 		goto out;
 	}
+	if (stop == TRACE_STOP_OUTPUT)
+		goto out; /* main() says which write failed and exits 1 */
 	ring_buffer__consume(rb);
 	if (!o.json)
 		printf("%lu OOM kill%s seen\n", c.kills, c.kills == 1 ? "" : "s");

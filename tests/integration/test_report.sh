@@ -59,7 +59,7 @@ check bad_input_writes_nothing '[ ! -e "$tmp/x.html" ] && [ -z "$(ls "$tmp" | gr
 run "$M" report "$tmp/nonexistent.jsonl" -o "$tmp/x.html"
 check missing_file '[ "$(rc)" = 2 ] && grep -q "cannot read .*nonexistent.jsonl" "$tmp/err"'
 run "$M" report "$F/faults.jsonl" -o "$tmp/no/such/dir/r.html"
-check unwritable_output '[ "$(rc)" = 1 ] && grep -q "cannot write" "$tmp/err"' "$(cat "$tmp/err")"
+check unwritable_output '[ "$(rc)" = 1 ] && grep -q "writing .*: " "$tmp/err"' "$(cat "$tmp/err")"
 run "$M" report - -o - <"$F/migrate.jsonl"
 check stdin_to_stdout '[ "$(rc)" = 0 ] && grep -q "<svg .*class=\"migrate\"" "$tmp/out" && grep -q "(stdin)" "$tmp/out"'
 
