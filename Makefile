@@ -90,7 +90,7 @@ deps:
 	@scripts/install-deps.sh
 
 test: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins
+	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins $(if $(HAVE_CLANG),fuzz-bins)
 	@tests/run.sh
 
 # memlens and memlens-agent again, with ASan+UBSan, in $(BUILD)/asan-bin:
@@ -127,10 +127,29 @@ clean:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
-# libFuzzer harnesses (clang): make fuzz, then run build/fuzz/<name> CORPUS
+# libFuzzer harnesses (clang), on one instrumented copy of the library:
+#   make fuzz             build them and fuzz each for FUZZ_TIME s (default 60)
+#   make fuzz-bins        only build them (make test does, and fuzzes each a few s)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-.PHONY: fuzz
-fuzz: $(FUZZ_BINS)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(GEN_HEADERS)
+FUZZ_TIME ?= 60
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -g -O1
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
+HAVE_CLANG := $(shell command -v clang >/dev/null && echo yes)
+.PHONY: fuzz fuzz-bins
+fuzz-bins: $(FUZZ_BINS)
+fuzz: fuzz-bins
+	@for f in $(FUZZ_BINS); do tests/fuzz/run.sh $$f $(FUZZ_TIME) || exit 1; done
+$(BUILD)/fuzz/obj/%.o: %.c | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -g -O1 -fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LDLIBS)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+$(BUILD)/fuzz/libmemlens.a: $(FUZZ_LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libmemlens.a
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(BUILD)/fuzz/libmemlens.a $(LDLIBS)
+
+# the longer runs of tests that take a time window (make test runs them short)
+.PHONY: test-long
+test-long: all
+	@CHURN_SECONDS=60 TESTS=test_snapshot_exact tests/run.sh

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/lines.h"
 #include "report_int.h"
 
 void report_init(struct report *r)
@@ -75,26 +76,32 @@ static int add_src(struct report *r, const char *path, struct ml_err *err)
 
 int report_load_stream(struct report *r, FILE *f, const char *name, struct ml_err *err)
 {
-	char *line = NULL;
-	size_t cap = 0, before = r->lines + r->skipped;
-	long lineno = 0;
-	ssize_t n;
+	size_t before = r->lines + r->skipped, n;
+	struct ml_lines in;
+	const char *line;
 	int ret;
 
 	ret = add_src(r, name, err);
-	while (!ret && (n = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		if (!blank(line, (size_t)n))
-			ret = report_load_line(r, name, lineno, line, (size_t)n, err);
+	if (!ret)
+		ret = ml_lines_check_file(f, name, err);
+	if (ret)
+		return ret;
+	ml_lines_init(&in, f, name, r->max_line);
+	while ((ret = ml_lines_next(&in, &line, &n, err)) > 0) {
+		if (!blank(line, n)) {
+			ret = report_load_line(r, name, in.lineno, line, n, err);
+			if (ret)
+				break;
+		}
 	}
-	if (!ret && ferror(f))
-		ret = ml_err_set(err, EIO, "%s:%ld: read error; check the file", name, lineno + 1);
+	if (ret == -EISDIR)
+		ret = -EINVAL; /* bad input, like a line that is not JSON */
 	if (!ret && r->lines + r->skipped == before)
 		ret = ml_err_set(err, EINVAL,
 				 "%s:%ld: empty: no JSON lines in the file; give report the output "
 				 "of memlens writes/snapshot/faults/migrate-model --json",
-				 name, lineno + 1);
-	free(line);
+				 name, in.lineno + 1);
+	ml_lines_free(&in);
 	return ret;
 }
 

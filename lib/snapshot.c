@@ -617,19 +617,24 @@ static int maps_error(struct snapshotter *s, ssize_t r, struct ml_err *err)
 
 /*
  * The counting scan derives the common pages from VMA sizes, so a VMA that
- * is absent while the kernel walks its range (unmapped, perhaps mapped again
- * at the same place: the maps text alone cannot tell) would count as
- * resident. Two checks after each counting scan: the maps text is read
- * again, and the pages counted resident must not exceed the process's own
- * RSS (VmRSS + HugetlbPages, read before and after the scan) by more than
- * what can legitimately come and go during a scan (RECOUNT_SLACK). When
- * either fails, the cycle is redone on the new text; after MAX_RECOUNTS
- * failures in a row it falls back to reporting every present page, which
- * never counts an absent VMA. Tested with a target that maps and unmaps
- * 64 MiB thousands of times a second.
+ * is absent, or only partly there, while the kernel walks its range would
+ * be miscounted: the kernel reports nothing for a range no VMA covers, and
+ * that reads as "all present". It happens with a VMA unmapped and mapped
+ * again at the same place (the maps text alone cannot tell), or one that
+ * grows and shrinks by merging with a neighbour: an untouched 512 KiB
+ * mapping right below a resident region, mapped and unmapped in a loop,
+ * makes the pair read as one VMA whose untouched half then counts as 128
+ * resident pages (or, the other way round, the resident half as absent).
+ *
+ * So a counting scan is accepted only when it agrees exactly with the
+ * kernel: the maps text is the same after the scan as before it, the
+ * process's RSS (VmRSS + HugetlbPages) is the same before and after, and
+ * the pages counted resident are exactly that RSS. Otherwise the cycle is
+ * redone on the new text; after MAX_RECOUNTS failures in a row it falls
+ * back to a scan that reports every present page, which counts only pages
+ * the kernel saw present. Tested with both churners of workloads/mapchurn.c.
  */
 #define MAX_RECOUNTS 2
-#define RECOUNT_SLACK_KB(rss) (1024 + (rss) / 100)
 #define SWAP_BUF(a, b, asz, bsz)                                                                   \
 	do {                                                                                       \
 		char *t_ = (a);                                                                    \
@@ -645,15 +650,14 @@ static int64_t rss_kb(const struct snap_mm *mm)
 	return (mm->vm_rss_kb > 0 ? mm->vm_rss_kb : 0) + (mm->hugetlb_kb > 0 ? mm->hugetlb_kb : 0);
 }
 
-/* Counted more than the kernel's own RSS could have been during the scan? */
-static bool overcounted(const struct snapshot *snap, int64_t rss_before)
+/* The resident pages counted are the kernel's RSS, which did not move during the scan. */
+static bool agrees_with_rss(const struct snapshot *snap, int64_t rss_before)
 {
-	int64_t rss = rss_kb(&snap->mm) > rss_before ? rss_kb(&snap->mm) : rss_before;
 	int64_t counted = (int64_t)(snap->totals.resident_pages * PG / 1024);
 
 	if (snap->mm.vm_rss_kb < 0)
-		return false; /* no VmRSS (kernel thread?): nothing to check against */
-	return counted > rss + RECOUNT_SLACK_KB(rss);
+		return true; /* no VmRSS (kernel thread?): nothing to check against */
+	return rss_kb(&snap->mm) == rss_before && counted == rss_before;
 }
 
 int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
@@ -700,7 +704,7 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 			return r;
 		sum_up(out);
 		if (len2 == len && !memcmp(s->maps_buf, s->maps_buf2, (size_t)len) &&
-		    !overcounted(out, rss_before)) {
+		    agrees_with_rss(out, rss_before)) {
 			have_status = true;
 			break;
 		}

@@ -9,6 +9,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "jsonw.h"
+#include "memlens/lines.h"
 #include "memlens/migrate_model.h"
 
 static const char usage_text[] =
@@ -39,31 +40,34 @@ struct mm_cli {
 	bool json;
 };
 
+/* 0, or the exit status after printing why (2 bad input, 1 a read error). */
 static int read_trace(const char *path, struct mm_trace *t)
 {
 	struct ml_err err = { 0 };
 	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	ssize_t n;
-	int ret = 0;
+	const char *name = f == stdin ? "(stdin)" : path;
+	struct ml_lines in;
+	const char *line;
+	size_t n;
+	int ret;
 
 	if (!f) {
 		cli_error("migrate-model", "cannot open the trace %s: %s", path, strerror(errno));
-		return -errno;
+		return EXIT_USAGE;
 	}
-	while ((n = getline(&line, &cap, f)) >= 0) {
-		lineno++;
-		ret = mm_trace_add_line(t, line, (size_t)n, &err);
-		if (ret) {
-			cli_error("migrate-model", "%s line %zu: %s", path, lineno, err.msg);
-			break;
-		}
+	ret = ml_lines_check_file(f, name, &err);
+	ml_lines_init(&in, f, name, 0);
+	while (!ret && (ret = ml_lines_next(&in, &line, &n, &err)) > 0) {
+		ret = mm_trace_add_line(t, line, n, &err);
+		if (ret)
+			ml_err_wrap(&err, "%s:%ld", name, in.lineno);
 	}
-	free(line);
+	ml_lines_free(&in);
 	if (f != stdin)
 		fclose(f);
-	return ret;
+	if (ret)
+		cli_error("migrate-model", "%s", err.msg);
+	return !ret ? 0 : ret == -EIO || ret == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 }
 
 static void print_json(const struct mm_cli *c, const struct mm_result *r)
@@ -205,10 +209,9 @@ static int cmd_migrate_model(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	mm_trace_init(&t);
-	if (read_trace(c.file, &t)) {
-		rc = EXIT_USAGE;
+	rc = read_trace(c.file, &t);
+	if (rc)
 		goto out;
-	}
 	if (mm_run(&t, &c.p, res, &err)) {
 		cli_error("migrate-model", "%s: %s", c.file, err.msg);
 		rc = exit_code_for(-err.code);

@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* memlens report: one self-contained HTML page from the other commands' JSON Lines. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cliutil.h"
 #include "command.h"
+#include "output.h"
 #include "memlens/report.h"
 
 static const char usage_text[] =
@@ -124,28 +127,43 @@ static int load_inputs(struct report *r, int n, char **files)
 static int write_page(const char *path, const struct rbuf *page)
 {
 	char tmp[4096];
-	FILE *f;
+	struct stat st;
+	bool direct;
+	int fd, e = 0;
 
-	if (!strcmp(path, "-"))
-		return fwrite(page->p, 1, page->len, stdout) == page->len && !fflush(stdout) ? 0
-											     : -EIO;
+	if (!strcmp(path, "-")) {
+		fwrite(page->p, 1, page->len, stdout);
+		return -out_flush(stdout);
+	}
+	/* a device or a fifo (/dev/stdout, a pipe) is written, never replaced */
+	direct = !stat(path, &st) && !S_ISREG(st.st_mode);
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid()) >= (int)sizeof(tmp))
 		return -ENAMETOOLONG;
-	f = fopen(tmp, "we");
-	if (!f)
+	if (direct)
+		fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+	else
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
 		return -errno;
-	if (fwrite(page->p, 1, page->len, f) != page->len) {
-		fclose(f);
-		unlink(tmp);
-		return -EIO;
-	}
-	if (fclose(f) || rename(tmp, path)) {
-		int e = errno;
+	for (size_t done = 0; done < page->len && !e;) {
+		ssize_t w = write(fd, page->p + done, page->len - done);
 
-		unlink(tmp);
-		return -e;
+		if (w > 0)
+			done += (size_t)w;
+		else if (w < 0 && errno != EINTR)
+			e = errno;
+		else if (w == 0)
+			e = EIO;
 	}
-	return 0;
+	if (!e && !direct && fsync(fd))
+		e = errno; /* a full disk may only say so now (delayed allocation) */
+	if (close(fd) && !e && errno != EINTR)
+		e = errno;
+	if (!direct && !e && rename(tmp, path))
+		e = errno;
+	if (!direct && e)
+		unlink(tmp);
+	return -e;
 }
 
 static void say_written(const char *path, const struct report *r, size_t bytes)
@@ -183,9 +201,13 @@ int cmd_report(int argc, char **argv)
 	}
 	ret = write_page(a.out, &page);
 	if (ret) {
-		cli_error("report",
-			  "cannot write %s: %s; check the directory exists and is writable", a.out,
-			  strerror(-ret));
+		if (!strcmp(a.out, "-"))
+			out_close("report", stdout); /* says it, once */
+		else
+			cli_error("report",
+				  "writing %s: %s; check the directory exists, is writable and "
+				  "has room",
+				  a.out, strerror(-ret));
 		rc = EXIT_FAIL;
 		goto out;
 	}

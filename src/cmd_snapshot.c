@@ -13,6 +13,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "jsonw.h"
+#include "output.h"
 #include "memlens/profiler.h"
 #include "memlens/snapshot.h"
 #include "memlens/spawn.h"
@@ -60,6 +61,7 @@ struct snap_cli {
 	const char *out_path;
 	FILE *rec; /* records: stdout or -o FILE; NULL in human mode */
 	bool human_lines; /* one line per cycle on stdout */
+	bool write_failed; /* the output could not be written: no summary */
 	struct profiler *prof;
 	uint64_t *cycle_us; /* every cycle's cost, for the summary */
 	size_t ncycles, cap;
@@ -165,9 +167,9 @@ static int parse_args(struct snap_cli *c, int argc, char **argv)
 static int open_output(struct snap_cli *c)
 {
 	if (c->out_path) {
-		c->rec = fopen(c->out_path, "we");
+		c->rec = out_open(c->out_path);
 		if (!c->rec) {
-			cli_error("snapshot", "cannot write %s: %s", c->out_path, strerror(errno));
+			cli_error("snapshot", "cannot create %s: %s", c->out_path, strerror(errno));
 			return -errno;
 		}
 		if (!c->csv)
@@ -361,6 +363,12 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 			break;
 		}
 		emit(c, cur, seq > 1 ? &d : NULL, seq);
+		if (out_failed(c->rec ? c->rec : stdout)) {
+			*why = "error"; /* a write failed: out_close() says which */
+			r = -EIO;
+			c->write_failed = true;
+			break;
+		}
 		note_cycle(c, cur->cycle_ns / 1000);
 		struct snapshot *t = prev;
 		prev = cur;
@@ -379,7 +387,13 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 	}
 	if (r && seq <= 1 && c->child && !c->prof)
 		spawn_release(c->child, NULL);
-	summary(c, seq ? prev : NULL, *why);
+	if (!c->write_failed && c->rec && c->rec != stdout && out_flush(c->rec)) {
+		c->write_failed = true; /* never a summary of records that were lost */
+		*why = "error";
+		r = -EIO;
+	}
+	if (!c->write_failed)
+		summary(c, seq ? prev : NULL, *why);
 	snapshot_diff_free(&d);
 	snapshot_free(&a);
 	snapshot_free(&b);
@@ -451,7 +465,9 @@ int cmd_snapshot(int argc, char **argv)
 		goto out_child;
 	}
 	r = run_cycles(&c, sn, &sigs, &why, &err);
-	if (r) {
+	if (c.write_failed) {
+		rc = EXIT_FAIL; /* out_close() below or main() names the stream */
+	} else if (r) {
 		if (r == -ESRCH)
 			cli_error("snapshot", "%s (no snapshot was taken)", err.msg);
 		else
@@ -466,8 +482,8 @@ int cmd_snapshot(int argc, char **argv)
 out_child:
 	rc = reap_child(&c, why, rc);
 out:
-	if (c.rec && c.rec != stdout)
-		fclose(c.rec);
+	if (c.rec && c.rec != stdout && out_close("snapshot", c.rec))
+		rc = EXIT_FAIL;
 	free(c.cycle_us);
 	return rc;
 }

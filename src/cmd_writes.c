@@ -12,6 +12,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "jsonw.h"
+#include "output.h"
 #include "memlens/heat.h"
 #include "memlens/profiler.h"
 #include "memlens/spawn.h"
@@ -238,17 +239,57 @@ static void print_summary(struct writes_ctx *c, const char *why)
 	}
 }
 
+/* A write to the output or the record file failed (their buffers flushed). */
+static bool output_failed(struct writes_ctx *c)
+{
+	bool bad;
+
+	pthread_mutex_lock(&c->out_lock);
+	bad = out_flush(c->out) || (c->record && out_flush(c->record));
+	pthread_mutex_unlock(&c->out_lock);
+	return bad;
+}
+
+/* Has @child exited? It is left a zombie for the caller's waitpid() (WNOWAIT is waitid's). */
+static bool child_exited(pid_t child)
+{
+	siginfo_t si = { 0 };
+
+	return !waitid(P_PID, (id_t)child, &si, WEXITED | WNOHANG | WNOWAIT) && si.si_pid == child;
+}
+
+/* Does @pid ignore @sig (SigIgn of /proc/PID/status)? */
+static bool ignores(pid_t pid, int sig)
+{
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "SigIgn: %llx", &mask) == 1;
+	fclose(f);
+	return found && sig > 0 && sig <= 64 && (mask >> (sig - 1) & 1);
+}
+
 /* Send @sig; if the child ignores it (a background job ignores SIGINT), SIGTERM, then SIGKILL. */
 static void stop_child(pid_t child, int sig)
 {
 	static const int next[] = { SIGTERM, SIGKILL };
+	int step = 0;
 
+	if (sig != SIGTERM && ignores(child, sig))
+		sig = SIGTERM;
 	kill(child, sig);
-	for (int step = 0; step < 2; step++) {
+	for (; step < 2; step++) {
 		for (int i = 0; i < 40; i++) {
-			if (waitpid(child, NULL, WNOHANG | WNOWAIT) == child)
+			if (child_exited(child))
 				return;
-			usleep(50000);
+			usleep(i < 10 ? 5000 : 50000);
 		}
 		kill(child, next[step]);
 	}
@@ -352,17 +393,17 @@ int cmd_writes(int argc, char **argv)
 	}
 	c.out = stdout;
 	if (out_path) {
-		c.out = fopen(out_path, "we");
+		c.out = out_open(out_path);
 		if (!c.out) {
-			cli_error("writes", "cannot write the output file %s: %s", out_path,
+			cli_error("writes", "cannot create the output file %s: %s", out_path,
 				  strerror(errno));
 			return EXIT_FAIL;
 		}
 	}
 	if (record_path) {
-		c.record = fopen(record_path, "we");
+		c.record = out_open(record_path);
 		if (!c.record) {
-			cli_error("writes", "cannot write the record file %s: %s", record_path,
+			cli_error("writes", "cannot create the record file %s: %s", record_path,
 				  strerror(errno));
 			if (c.out != stdout)
 				fclose(c.out);
@@ -443,9 +484,16 @@ int cmd_writes(int argc, char **argv)
 			why = "the duration elapsed";
 			break;
 		}
+		if (output_failed(&c)) {
+			why = "error"; /* out_close() below or main() names the stream */
+			rc = EXIT_FAIL;
+			break;
+		}
 	}
 	profiler_stop(p);
-	print_summary(&c, why);
+	/* never a summary after intervals that were lost */
+	if (!output_failed(&c))
+		print_summary(&c, why);
 out_close:
 	profiler_close(p);
 	if (child) {
@@ -459,10 +507,10 @@ out_close:
 			rc = WEXITSTATUS(status);
 	}
 out:
-	if (c.record)
-		fclose(c.record);
-	if (c.out && c.out != stdout)
-		fclose(c.out);
+	if (c.record && out_close("writes", c.record))
+		rc = EXIT_FAIL;
+	if (c.out && c.out != stdout && out_close("writes", c.out))
+		rc = EXIT_FAIL;
 	profiler_sample_free(&c.last);
 	return rc;
 }

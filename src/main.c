@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "output.h"
 
 #ifndef MEMLENS_VERSION
 #define MEMLENS_VERSION "0.1.0"
@@ -41,25 +42,34 @@ static void usage(FILE *f)
 		   "exited, 4 permission denied, 5 the kernel lacks a needed feature.\n");
 }
 
+/* What went to standard output must have got there: else exit status 1. */
+static int finish(const char *cmd, int rc)
+{
+	if (out_close(cmd, stdout) && rc == EXIT_OK)
+		rc = EXIT_FAIL;
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	const struct memlens_cmd *c;
 
+	out_wrap_stdout();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return EXIT_OK;
+		return finish("--help", EXIT_OK);
 	}
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
 		printf("memlens %s\n", MEMLENS_VERSION);
-		return EXIT_OK;
+		return finish("--version", EXIT_OK);
 	}
 	for (c = __start_memlens_cmds; c < __stop_memlens_cmds; c++)
 		if (!strcmp(c->name, argv[1]))
-			return c->run(argc - 1, argv + 1);
+			return finish(c->name, c->run(argc - 1, argv + 1));
 	fprintf(stderr, "memlens: unknown command '%s'; 'memlens --help' lists the commands\n",
 		argv[1]);
 	return EXIT_USAGE;

@@ -55,6 +55,11 @@ for t in "$BUILD"/tests/asan-integration/*; do
 	[ -f "$t" ] && [ -x "$t" ] && want "asan-integration/${t##*/}" &&
 		ASAN_OPTIONS=detect_leaks=1 run_one "asan-integration/${t##*/}" "$t"
 done
+# the libFuzzer harnesses (make fuzz-bins; make fuzz runs them for minutes)
+for t in "$BUILD"/fuzz/fuzz_*; do
+	[ -f "$t" ] && [ -x "$t" ] && want "fuzz/${t##*/}" &&
+		run_one "fuzz/${t##*/}" tests/fuzz/run.sh "$t" "${FUZZ_TEST_SECONDS:-3}"
+done
 for t in tests/integration/*.sh; do
 	[ -f "$t" ] && want "${t#tests/}" && run_one "${t#tests/}" bash "$t"
 done

@@ -157,6 +157,7 @@ struct report {
 	size_t nm;
 	size_t lines; /* JSON lines read */
 	bool skip_unknown; /* set before loading: skip lines of other types */
+	size_t max_line; /* set before loading: longest line accepted (0: ML_MAX_LINE) */
 	size_t skipped; /* lines skipped for their type */
 	char **srcs; /* input files, in order */
 	size_t nsrcs;
@@ -168,7 +169,8 @@ void report_free(struct report *r);
 /*
  * Read one JSON Lines file. Errors name the file and the line:
  * -ENOENT/-EACCES (cannot open), -EINVAL (empty, not JSON, unknown "type",
- * a field missing or of the wrong type), -ENOMEM.
+ * a field missing or of the wrong type, a line longer than max_line, a
+ * directory), -EIO (read error), -ENOMEM.
  */
 int report_load_file(struct report *r, const char *path, struct ml_err *err);
 /* The same from an open stream (stdin), called @name in messages. */

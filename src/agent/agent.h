@@ -153,12 +153,23 @@ struct listener {
 	char sock[512];
 	char lock[520];
 	int lock_fd;
-	bool have_sock;
+	int dir_fd; /* the socket's directory, flocked until the socket is bound */
+	bool have_sock; /* the path is ours to bind */
+	bool own_sock, own_lock; /* the socket bound, the lock file created or taken: by us */
+	dev_t sock_dev, lock_dev;
+	ino_t sock_ino, lock_ino;
 };
 
-/* Take the lock file next to the socket; clear a stale socket. */
+/*
+ * Check the socket's directory is safe (owned by root or us, nobody else may
+ * write it), take the lock file next to the socket, refuse a path another
+ * agent answers on, clear a stale socket. Holds the directory's flock until
+ * listen_bound() or listen_release().
+ */
 int listen_lock(struct listener *l, const char *path, struct ml_err *err);
-/* Remove the socket and the lock file. */
+/* After the socket is bound: remember it (its inode), let other start-ups in. */
+void listen_bound(struct listener *l);
+/* Remove the socket and the lock file, each only while it is still ours. */
 void listen_release(struct listener *l);
 
 /* ---- the gRPC server (server.c) ---- */

@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,15 +33,18 @@ static const char usage_text[] =
 	"\n"
 	"Listening (default: the unix socket " DEFAULT_SOCKET ", mode 0600):\n"
 	"  -s, --socket PATH        unix socket path; PATH.lock keeps a second agent out\n"
-	"  -l, --listen HOST:PORT   listen on TCP instead (unauthenticated unless --tls-*;\n"
-	"                           give --socket too to serve both)\n"
+	"  -l, --listen HOST:PORT   listen on TCP instead (give --socket too to serve both);\n"
+	"                           without TLS only on a loopback address\n"
 	"      --tls-cert FILE      PEM certificate chain: serve TLS (needs --tls-key)\n"
 	"      --tls-key FILE       PEM private key\n"
 	"      --tls-client-ca FILE require client certificates signed by this CA (mTLS)\n"
+	"      --insecure-tcp       allow --listen without TLS on a non-loopback address\n"
+	"                           (anyone who reaches it may checkpoint the target)\n"
 	"Target (default: the oldest process that is not the agent, its ancestors or\n"
 	"descendants, a kernel thread or the pod's pause process):\n"
 	"  -p, --target-pid PID     profile this process\n"
 	"  -c, --target-comm NAME   profile the oldest process with this /proc/PID/comm\n"
+	"                           (1..15 characters)\n"
 	"Other:\n"
 	"  -m, --metrics HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics\n"
 	"  -g, --grace SEC          on SIGTERM, let in-flight calls finish for SEC seconds\n"
@@ -54,7 +61,8 @@ static const char usage_text[] =
 	"SIGTERM, SIGINT or SIGHUP: refuse new calls, finish in-flight ones, stop\n"
 	"profiling (the target is left as it was), remove the socket and lock, exit 0.\n"
 	"Exit status: 0 stopped by a signal, 1 cannot serve (socket held by another\n"
-	"agent, address in use), 2 bad usage, 3 --target-pid names no process.\n"
+	"agent, address in use), 2 bad usage, 3 --target-pid names no process,\n"
+	"4 permission denied (a socket directory others could write).\n"
 	"The RPCs, metrics and deployment: README.md, section \"memlens agent\".\n";
 
 struct agent_args {
@@ -64,9 +72,19 @@ struct agent_args {
 	unsigned int grace_ms;
 	int threads;
 	bool socket_given;
+	bool insecure_tcp; /* --insecure-tcp: plain TCP beyond loopback, knowingly */
 };
 
-enum { OPT_CERT = 1000, OPT_KEY, OPT_CA, OPT_IMAGES, OPT_CRIU, OPT_CRIU_TIMEOUT, OPT_CRIU_OPT };
+enum {
+	OPT_CERT = 1000,
+	OPT_KEY,
+	OPT_CA,
+	OPT_IMAGES,
+	OPT_CRIU,
+	OPT_CRIU_TIMEOUT,
+	OPT_CRIU_OPT,
+	OPT_INSECURE_TCP
+};
 
 static int parse_num(const char *opt, const char *s, long min, long max, long *v)
 {
@@ -96,6 +114,9 @@ static int parse_one(int opt, struct agent_args *a)
 		return 0;
 	case OPT_CA:
 		a->lo.tls_client_ca = optarg;
+		return 0;
+	case OPT_INSECURE_TCP:
+		a->insecure_tcp = true;
 		return 0;
 	case 'p':
 		if (parse_pid(optarg, &a->cfg.target.pid)) {
@@ -136,8 +157,93 @@ static int parse_one(int opt, struct agent_args *a)
 	return -EINVAL;
 }
 
+/*
+ * HOST:PORT ([IPv6]:PORT): PORT 1..65535; @host gets HOST (brackets removed).
+ * A message and -EINVAL otherwise.
+ */
+static int check_hostport(const char *opt, const char *hp, bool need_host, char *host, size_t hl)
+{
+	const char *colon = strrchr(hp, ':');
+	const char *h = hp;
+	size_t n;
+	long port;
+
+	if (!colon || parse_long(colon + 1, 1, 65535, &port)) {
+		cli_error("agent", "%s wants HOST:PORT with a port in 1..65535, not '%s'", opt, hp);
+		return -EINVAL;
+	}
+	n = (size_t)(colon - hp);
+	if (n >= 2 && hp[0] == '[' && hp[n - 1] == ']') {
+		h++;
+		n -= 2;
+	}
+	if ((need_host && !n) || n >= hl) {
+		cli_error("agent", "%s wants HOST:PORT (e.g. 127.0.0.1:50051), not '%s'", opt, hp);
+		return -EINVAL;
+	}
+	memcpy(host, h, n);
+	host[n] = '\0';
+	return 0;
+}
+
+/* Every address @host names is a loopback one (127.0.0.0/8, ::1). */
+static bool loopback_only(const char *host)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL, *p;
+	bool yes = true;
+
+	if (getaddrinfo(host, NULL, &hints, &ai) || !ai)
+		return false;
+	for (p = ai; p && yes; p = p->ai_next) {
+		if (p->ai_family == AF_INET) {
+			const struct sockaddr_in *in = (const void *)p->ai_addr;
+
+			yes = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+		} else if (p->ai_family == AF_INET6) {
+			const struct sockaddr_in6 *in6 = (const void *)p->ai_addr;
+
+			yes = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+		} else {
+			yes = false;
+		}
+	}
+	freeaddrinfo(ai);
+	return yes;
+}
+
+static int check_addresses(struct agent_args *a)
+{
+	char host[256];
+
+	if (a->metrics && check_hostport("--metrics", a->metrics, false, host, sizeof(host)))
+		return -EINVAL;
+	if (!a->lo.tcp)
+		return 0;
+	if (check_hostport("--listen", a->lo.tcp, true, host, sizeof(host)))
+		return -EINVAL;
+	if (!a->lo.tls_cert && !a->insecure_tcp && !loopback_only(host)) {
+		cli_error("agent",
+			  "--listen %s without TLS: anyone who can reach it could checkpoint the "
+			  "target. Give --tls-cert, --tls-key and --tls-client-ca (mutual TLS), "
+			  "listen on a loopback address (127.0.0.1), or accept the risk with "
+			  "--insecure-tcp",
+			  a->lo.tcp);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_args(struct agent_args *a)
 {
+	if (a->cfg.target.comm && (!*a->cfg.target.comm || strlen(a->cfg.target.comm) > 15)) {
+		cli_error("agent",
+			  "--target-comm '%s': a process name (/proc/PID/comm) has 1 to 15 "
+			  "characters; give the first 15 of a longer one",
+			  a->cfg.target.comm);
+		return -EINVAL;
+	}
+	if (check_addresses(a))
+		return -EINVAL;
 	if (!!a->lo.tls_cert != !!a->lo.tls_key) {
 		cli_error("agent", "--tls-cert and --tls-key go together");
 		return -EINVAL;
@@ -169,6 +275,7 @@ static int parse_args(int argc, char **argv, struct agent_args *a)
 		{ "tls-cert", required_argument, NULL, OPT_CERT },
 		{ "tls-key", required_argument, NULL, OPT_KEY },
 		{ "tls-client-ca", required_argument, NULL, OPT_CA },
+		{ "insecure-tcp", no_argument, NULL, OPT_INSECURE_TCP },
 		{ "target-pid", required_argument, NULL, 'p' },
 		{ "target-comm", required_argument, NULL, 'c' },
 		{ "metrics", required_argument, NULL, 'm' },
@@ -276,6 +383,7 @@ static int serve(struct agent_args *a, struct listener *l)
 		cli_error("agent", "%s", err.msg);
 		goto out;
 	}
+	listen_bound(l);
 	announce(a);
 	do
 		sig = cli_wait_signal(&sigs, 1000);
@@ -303,7 +411,7 @@ out:
 int cmd_agent(int argc, char **argv)
 {
 	struct agent_args a;
-	struct listener l = { .lock_fd = -1 };
+	struct listener l = { .lock_fd = -1, .dir_fd = -1 };
 	struct ml_err err = { 0 };
 	pid_t pid;
 	int r;

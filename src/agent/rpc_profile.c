@@ -160,10 +160,21 @@ void rpc_stop_profiling(struct agent *a, const uint8_t *req, size_t len, uint64_
 static int latest(struct agent *a, struct profiler_sample *s, const char *what,
 		  struct rpc_reply *out)
 {
+	struct ml_err e = { 0 };
+
 	memset(s, 0, sizeof(*s));
 	if (!a->prof)
 		return rpc_fail(out, RPC_FAILED_PRECONDITION,
 				"%s: profiling is not active: call StartProfiling first", what);
+	if (!profiler_running(a->prof)) {
+		/* it ended by itself (the target exited, an error): old data is no answer */
+		if (!profiler_error(a->prof, &e))
+			snprintf(e.msg, sizeof(e.msg), "%s", "it was stopped");
+		return rpc_fail(out, RPC_FAILED_PRECONDITION,
+				"%s: profiling of pid %d has ended: %s; call StartProfiling again "
+				"(GetStatus says why too)",
+				what, (int)profiler_pid(a->prof), e.msg);
+	}
 	if (profiler_latest(a->prof, s))
 		return rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "%s: out of memory", what);
 	return 0;

@@ -53,6 +53,7 @@ struct rpc_server {
 	int live; /* struct call objects alive */
 	int active; /* of which calls under way (past REQUESTED) */
 	bool draining, shutdown_done, started;
+	int nports; /* ports added: the server must then be shut down before it is destroyed */
 	struct call shutdown_tag;
 };
 
@@ -385,6 +386,8 @@ int server_listen(struct rpc_server *s, const char *addr, const struct listen_op
 		return -err->code;
 	port = grpc_server_add_http2_port(s->srv, addr, creds);
 	grpc_server_credentials_release(creds);
+	if (port)
+		s->nports++;
 	if (!port)
 		return ml_err_set(err, EADDRINUSE,
 				  "cannot listen on %s: the address is in use, invalid or not "
@@ -452,6 +455,22 @@ int server_shutdown(struct rpc_server *s, unsigned int grace_ms)
 			pthread_mutex_unlock(&s->lock);
 			grpc_server_cancel_all_calls(s->srv);
 			wait_drained(s, 0);
+		}
+	} else if (s->nports) {
+		/*
+		 * Never started, but a port was added (a later start-up step
+		 * failed): gRPC aborts when such a server is destroyed without a
+		 * shutdown. No worker polls the queue: take the notification here.
+		 */
+		gpr_timespec until = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+						  gpr_time_from_seconds(10, GPR_TIMESPAN));
+
+		grpc_server_shutdown_and_notify(s->srv, s->cq, &s->shutdown_tag);
+		for (;;) {
+			grpc_event ev = grpc_completion_queue_next(s->cq, until, NULL);
+
+			if (ev.type != GRPC_OP_COMPLETE || ev.tag == &s->shutdown_tag)
+				break;
 		}
 	}
 	grpc_completion_queue_shutdown(s->cq);

@@ -262,6 +262,7 @@ static int cmd_oom(int argc, char **argv)
 	struct oom_opts o;
 	struct oom_ctx c = { .o = &o };
 	sigset_t sigs;
+	enum trace_stop stop;
 	int e;
 
 	e = parse_args(argc, argv, &o);
@@ -287,14 +288,15 @@ static int cmd_oom(int argc, char **argv)
 	cli_block_signals(&sigs);
 	c.skel = skel;
 	c.rb = rb;
-	if (trace_run(&sigs,
-		      &(struct trace_loop){
-			      .duration_s = o.duration, .rb = rb, .tick = on_tick, .arg = &c }) ==
-	    TRACE_STOP_ERROR) {
+	stop = trace_run(&sigs, &(struct trace_loop){
+					.duration_s = o.duration, .rb = rb, .tick = on_tick, .arg = &c });
+	if (stop == TRACE_STOP_ERROR) {
 		e = ml_err_set(&err, errno ? errno : EIO, "reading OOM events: %s",
 			       strerror(errno ? errno : EIO));
 		goto out;
 	}
+	if (stop == TRACE_STOP_OUTPUT)
+		goto out; /* main() says which write failed and exits 1 */
 	ring_buffer__consume(rb);
 	summary(&c, -1, true);
 out:

@@ -17,6 +17,7 @@
 
 #include "../cliutil.h"
 #include "../command.h"
+#include "../output.h"
 #include "memlens/spawn.h"
 #include "trace.h"
 
@@ -269,6 +270,8 @@ enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace
 		}
 		if (cli_wait_signal(sigs, ms))
 			return TRACE_STOP_SIGNAL;
+		if (out_failed(stdout))
+			return TRACE_STOP_OUTPUT; /* main() says what failed */
 		if (t && t->pid && trace_target_gone(t)) {
 			if (rb)
 				ring_buffer__consume(rb);
@@ -364,6 +367,7 @@ void trace_output_switch(void)
 	dup2(out_fd, STDOUT_FILENO);
 	close(out_fd);
 	out_fd = -1;
+	out_set_name(stdout, out_path); /* a failed write names the file */
 }
 
 int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, double *duration,

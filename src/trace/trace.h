@@ -70,7 +70,14 @@ int trace_target_release(struct trace_target *t, struct ml_err *err);
 void trace_target_close(struct trace_target *t, bool kill_it);
 bool trace_target_gone(struct trace_target *t);
 
-enum trace_stop { TRACE_STOP_TIME, TRACE_STOP_SIGNAL, TRACE_STOP_TARGET, TRACE_STOP_ERROR };
+/* TRACE_STOP_OUTPUT: writing the output (stdout or -o FILE) failed */
+enum trace_stop {
+	TRACE_STOP_TIME,
+	TRACE_STOP_SIGNAL,
+	TRACE_STOP_TARGET,
+	TRACE_STOP_ERROR,
+	TRACE_STOP_OUTPUT
+};
 
 /*
  * -o FILE: the report goes to FILE instead of stdout. trace_output_open()

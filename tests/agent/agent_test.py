@@ -259,6 +259,172 @@ def test_socket_mode_and_lock():
           "socket or lock left behind")
 
 
+TEST_USER = "memlens-test"
+
+
+def test_user():
+    """A non-root user for the socket tests: created (useradd) when missing."""
+    if subprocess.run(["id", TEST_USER], capture_output=True).returncode != 0:
+        if not shutil.which("useradd"):
+            raise Skip("no user %s and no useradd to create it" % TEST_USER)
+        r = subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
+                            "/usr/sbin/nologin", TEST_USER], capture_output=True, text=True)
+        if r.returncode not in (0, 9):  # 9: it exists (another run made it meanwhile)
+            raise Skip("useradd %s failed: %s" % (TEST_USER, r.stderr.strip()))
+    if not shutil.which("runuser"):
+        raise Skip("runuser (util-linux) is not installed")
+    import pwd
+    return pwd.getpwnam(TEST_USER)
+
+
+def as_user(argv, **kw):
+    return subprocess.run(["runuser", "-u", TEST_USER, "--"] + argv, capture_output=True,
+                          text=True, timeout=30, **kw)
+
+
+def agent_fails(args, code, what, sock=None):
+    """Start an agent that must fail: exit @code, a message, no abort, nothing left behind."""
+    sock = sock or sock_path("fail")
+    d = os.path.dirname(sock)
+    before = set(os.listdir(d)) if os.path.isdir(d) else set()
+    r = subprocess.run([MEMLENS, "agent", "--socket", sock] + args, capture_output=True,
+                       text=True, timeout=30)
+    check(r.returncode >= 0, "%s: killed by signal %d (abort?): %s" % (what, -r.returncode, r.stderr))
+    check(r.returncode == code, "%s: exit %d, want %d: %s" % (what, r.returncode, code, r.stderr))
+    check("memlens agent: " in r.stderr and "ssertion" not in r.stderr,
+          "%s: no clear message: %r" % (what, r.stderr))
+    after = set(os.listdir(d)) if os.path.isdir(d) else set()
+    check(after == before, "%s: left behind %s" % (what, sorted(after - before)))
+    return r.stderr
+
+
+def test_startup_errors_clean():
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    bport = busy.getsockname()[1]
+    notpem = os.path.join(TMP, "not.pem")
+    open(notpem, "w").write("not a certificate\n")
+    me = ["--target-pid", str(os.getpid())]
+    try:
+        for args, code, what in (
+                (["--listen", "127.0.0.1:99999"], 2, "port above 65535"),
+                (["--listen", "127.0.0.1:0"], 2, "port 0"),
+                (["--listen", "127.0.0.1:-1"], 2, "negative port"),
+                (["--listen", ":50051"], 2, "no host"),
+                (["--metrics", "127.0.0.1:65536"], 2, "metrics port above 65535"),
+                (["--metrics", "abc"], 2, "metrics not HOST:PORT"),
+                (["--target-comm", "x" * 100], 2, "100-character comm"),
+                (["--target-comm", "sixteen-chars-xx"], 2, "16-character comm"),
+                (["--listen", "0.0.0.0:%d" % free_port()], 2, "plain TCP beyond loopback"),
+                (["--tls-cert", notpem, "--tls-key", notpem], 2, "TLS file not PEM"),
+                # after the unix socket was bound: the server is shut down, not aborted
+                (me + ["--metrics", "127.0.0.1:%d" % bport], 1, "metrics address in use"),
+                (me + ["--listen", "127.0.0.1:%d" % bport], 1, "TCP address in use"),
+                (me + ["--tls-cert", notpem, "--tls-key", notpem, "--listen",
+                       "127.0.0.1:%d" % free_port()], 2, "TLS not PEM, two ports")):
+            agent_fails(args, code, what)
+    finally:
+        busy.close()
+    # the same options with a valid value start (and stop cleanly)
+    port = free_port()
+    a = start_agent(["--listen", "0.0.0.0:%d" % port, "--insecure-tcp",
+                     "--target-comm", "fifteen-chars-x"], sock_path("ok"), wait_for=port)
+    a.send_signal(signal.SIGTERM)
+    check(a.wait(20) == 0, "exit %s" % a.returncode)
+    check(not os.path.exists(sock_path("ok")) and not os.path.exists(sock_path("ok") + ".lock"),
+          "socket or lock left behind")
+
+
+def test_socket_dir_security():
+    pw = test_user()
+    base = tempfile.mkdtemp(prefix="sockdirs.", dir=TMP)
+    os.chmod(TMP, 0o711)
+    os.chmod(base, 0o711)
+    me = ["--target-pid", str(os.getpid())]
+    # a world-writable (sticky) directory, as /tmp: refused
+    pub = os.path.join(base, "pub")
+    os.mkdir(pub)
+    os.chmod(pub, 0o1777)
+    err = agent_fails(me, 4, "sticky world-writable dir", os.path.join(pub, "a.sock"))
+    check("writable by group or others" in err, err)
+    # the lock file another user planted there, with a pid of its choosing: never printed
+    r = as_user(["sh", "-c", "echo 4242 > %s/b.sock.lock" % pub])
+    check(r.returncode == 0, "the test user could not write in %s: %s" % (pub, r.stderr))
+    r = subprocess.run([MEMLENS, "agent", "--socket", os.path.join(pub, "b.sock")] + me,
+                       capture_output=True, text=True, timeout=30)
+    check(r.returncode == 4 and "4242" not in r.stderr, "planted lock: %d %s" % (r.returncode, r.stderr))
+    # group-writable, and owned by another user: refused
+    grp = os.path.join(base, "grp")
+    os.mkdir(grp)
+    os.chmod(grp, 0o770)
+    agent_fails(me, 4, "group-writable dir", os.path.join(grp, "a.sock"))
+    theirs = os.path.join(base, "theirs")
+    os.mkdir(theirs, 0o700)
+    os.chown(theirs, pw.pw_uid, pw.pw_gid)
+    err = agent_fails(me, 4, "dir of another user", os.path.join(theirs, "a.sock"))
+    check("owned by another user" in err, err)
+    # a directory above that others may write (not sticky): they could rename the whole dir
+    openp = os.path.join(base, "open")
+    os.makedirs(os.path.join(openp, "safe"))
+    os.chmod(openp, 0o777)
+    os.chmod(os.path.join(openp, "safe"), 0o700)
+    err = agent_fails(me, 4, "writable parent", os.path.join(openp, "safe", "a.sock"))
+    check("directory above" in err, err)
+    # a safe directory: the other user can neither reach, rename nor replace the socket
+    safe = os.path.join(base, "safe")
+    os.mkdir(safe, 0o755)
+    sock = os.path.join(safe, "a.sock")
+    a = start_agent(me, sock)
+    r = as_user(["mv", sock, os.path.join(safe, "moved")])
+    check(r.returncode != 0 and os.path.exists(sock), "another user renamed the socket")
+    impostor = ("import socket, sys\ns = socket.socket(socket.AF_UNIX)\n"
+                "try:\n    s.bind(sys.argv[1])\nexcept OSError:\n    sys.exit(13)\n")
+    r = as_user([sys.executable, "-c", impostor, os.path.join(safe, "x.sock")])
+    check(r.returncode == 13, "another user could create a socket in the agent's directory")
+    probe = ("import socket, sys\ns = socket.socket(socket.AF_UNIX)\n"
+             "try:\n    s.connect(sys.argv[1])\nexcept PermissionError:\n    sys.exit(13)\n")
+    r = as_user([sys.executable, "-c", probe, sock])
+    check(r.returncode == 13, "another user connected to the 0600 socket: %d" % r.returncode)
+    # the lock file deleted under a running agent: a second one still cannot take the path
+    os.unlink(sock + ".lock")
+    r = subprocess.run([MEMLENS, "agent", "--socket", sock] + me, capture_output=True,
+                       text=True, timeout=30)
+    check(r.returncode == 1 and "already serving" in r.stderr, "second agent: %d %s"
+          % (r.returncode, r.stderr))
+    check(not os.path.exists(sock + ".lock"), "the refused agent left its lock file")
+    ch, st = unix(sock)
+    check(st.GetStatus(pb.GetStatusRequest(), timeout=5).version, "the first agent stopped serving")
+    ch.close()
+    a.send_signal(signal.SIGTERM)
+    check(a.wait(20) == 0, "exit %s" % a.returncode)
+    check(not os.path.exists(sock), "socket left behind")
+    # an agent run by the other user in its own directory (0700): allowed
+    own = os.path.join(base, "own")
+    os.mkdir(own, 0o700)
+    os.chown(own, pw.pw_uid, pw.pw_gid)
+    usock = os.path.join(own, "u.sock")
+    err = open(os.path.join(TMP, "user-agent.err"), "w+")
+    u = spawn(["runuser", "-u", TEST_USER, "--", MEMLENS, "agent", "--socket", usock],
+              stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.time() + 15
+    while time.time() < deadline and not os.path.exists(usock) and u.poll() is None:
+        time.sleep(0.05)
+    err.seek(0)
+    check(os.path.exists(usock), "the user's agent did not serve: %s" % err.read())
+    check(os.stat(usock).st_uid == pw.pw_uid, "socket not owned by the agent's user")
+    ch, st = unix(usock)
+    check(st.GetStatus(pb.GetStatusRequest(), timeout=5).version, "user agent GetStatus")
+    ch.close()
+    # SIGTERM to the agent itself (runuser waits for it and passes its status on)
+    kids = subprocess.run(["pgrep", "-P", str(u.pid)], capture_output=True, text=True).stdout.split()
+    check(len(kids) == 1, "runuser's children: %s" % kids)
+    os.kill(int(kids[0]), signal.SIGTERM)
+    check(u.wait(20) == 0, "user agent exit %s" % u.returncode)
+    check(not os.path.exists(usock) and not os.path.exists(usock + ".lock"),
+          "the user agent left its socket or lock")
+
+
 def test_profile_flow():
     mw, lo, hi = memwrite(32)
     sock = sock_path("flow")
@@ -662,6 +828,11 @@ def test_target_exits():
             break
         time.sleep(0.05)
     check(not s.profiling and "exited" in s.last_error, "status after exit: %s" % s)
+    # profiling ended by itself: no stale answers, the reason instead
+    for call, req in ((st.GetHotRegions, pb.GetHotRegionsRequest()),
+                      (st.GetDirtyVolume, pb.GetDirtyVolumeRequest())):
+        msg = expect_code(call, grpc.StatusCode.FAILED_PRECONDITION, req)
+        check("has ended" in msg and "exited" in msg and str(mw.pid) in msg, msg)
     msg = expect_code(st.StartProfiling, grpc.StatusCode.NOT_FOUND, pb.StartProfilingRequest())
     check(str(mw.pid) in msg, msg)
     check(st.StopProfiling(pb.StopProfilingRequest(), timeout=5).success, "stop")
@@ -980,7 +1151,8 @@ def main():
     if os.geteuid() != 0:
         print("skip - agent: the agent tests need root (ptrace, userfaultfd of another process)")
         return 0
-    for t in (test_cli_usage, test_socket_mode_and_lock, test_profile_flow, test_validation,
+    for t in (test_cli_usage, test_socket_mode_and_lock, test_startup_errors_clean,
+              test_socket_dir_security, test_profile_flow, test_validation,
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,

@@ -59,7 +59,39 @@ check bad_input_writes_nothing '[ ! -e "$tmp/x.html" ] && [ -z "$(ls "$tmp" | gr
 run "$M" report "$tmp/nonexistent.jsonl" -o "$tmp/x.html"
 check missing_file '[ "$(rc)" = 2 ] && grep -q "cannot read .*nonexistent.jsonl" "$tmp/err"'
 run "$M" report "$F/faults.jsonl" -o "$tmp/no/such/dir/r.html"
-check unwritable_output '[ "$(rc)" = 1 ] && grep -q "cannot write" "$tmp/err"' "$(cat "$tmp/err")"
+check unwritable_output '[ "$(rc)" = 1 ] && grep -q "writing .*: " "$tmp/err"' "$(cat "$tmp/err")"
+# bounded input: a line longer than the limit (64 MiB) is refused at that
+# line, exit 2, in bounded memory (peak RSS well under twice the limit);
+# so are a directory and binary data, for report and migrate-model alike
+for cmd in "report -o $tmp/x.html" "migrate-model -b 100 -r 1"; do
+	cn=${cmd%% *}
+	if [ -x /usr/bin/time ]; then
+		run /usr/bin/time -f 'maxrss_kb %M' "$M" $cmd /dev/zero
+		rss=$(awk '/^maxrss_kb/{print $2}' "$tmp/err")
+	else
+		run "$M" $cmd /dev/zero
+		rss=0
+		echo "skip - ${cn}_dev_zero_memory: /usr/bin/time (package time) is not installed"
+	fi
+	check "${cn}_dev_zero" '[ "$(rc)" = 2 ] && grep -q "^memlens $cn: /dev/zero:1: line longer than 67108864 bytes" "$tmp/err"' \
+		"$(cat "$tmp/err")"
+	check "${cn}_dev_zero_bounded_memory" '[ "${rss:-0}" -lt $((160 * 1024)) ]' "peak RSS ${rss} kB"
+	run "$M" $cmd - </dev/zero
+	check "${cn}_stdin_dev_zero" '[ "$(rc)" = 2 ] && grep -q "(stdin):1: line longer than" "$tmp/err"' "$(cat "$tmp/err")"
+	run "$M" $cmd "$tmp"
+	check "${cn}_directory" '[ "$(rc)" = 2 ] && grep -q "$tmp: is a directory; give a JSON Lines file" "$tmp/err"' \
+		"$(cat "$tmp/err")"
+	run "$M" $cmd "$M"
+	check "${cn}_binary" '[ "$(rc)" = 2 ] && grep -q "$M:1: " "$tmp/err"' "$(cat "$tmp/err")"
+	# a long line after good ones: the message names its line
+	{ head -1 "$F/migrate.jsonl"; head -c 70000000 /dev/zero | tr '\0' ' '; echo; } >"$tmp/long.jsonl"
+	run "$M" $cmd "$tmp/long.jsonl"
+	check "${cn}_long_line_numbered" '[ "$(rc)" = 2 ] && grep -q "long.jsonl:2: line longer than 67108864 bytes" "$tmp/err"' \
+		"$(cat "$tmp/err")"
+	rm -f "$tmp/long.jsonl"
+done
+check bad_input_leaves_no_page '[ ! -e "$tmp/x.html" ]'
+
 run "$M" report - -o - <"$F/migrate.jsonl"
 check stdin_to_stdout '[ "$(rc)" = 0 ] && grep -q "<svg .*class=\"migrate\"" "$tmp/out" && grep -q "(stdin)" "$tmp/out"'
 
