@@ -10,6 +10,9 @@
 #     MEMLENS_CRIU  CRIU 4.1.1 (scripts/ensure-criu.sh), when it is built
 #     KERNEL     the matrix's name of the kernel (6.1, 6.12, 7.2, ...)
 #     KVER       uname -r
+#     KCONFIG    the kernel's config file (from its Debian package)
+#   tests/kernels/cases/lib.bash has the helpers (ok, notok, skip, kconfig,
+#   kernel_at_least).
 #   Each prints "ok - TEST", "not ok - TEST" (then "#   reason" lines) or
 #   "skip - TEST: reason"; other lines should start with "#". A case that
 #   exits non-zero without a "not ok" line counts as one failure; a case is
@@ -25,12 +28,13 @@ set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 export MEMLENS=$PWD/$BUILD/memlens WORKLOADS=$PWD/$BUILD/workloads
-export KVER=$(uname -r) KERNEL=${memlens_kernel:-$(uname -r)}
+export KVER=$(uname -r) KERNEL=${memlens_kernel:-$(uname -r)} KCONFIG=${memlens_config:-/boot/config-$(uname -r)}
 CRIU=$(scripts/ensure-criu.sh 2>/dev/null) && [ -n "$CRIU" ] && export MEMLENS_CRIU=$CRIU
 pass=0 fail=0 skip=0
 log_dir=/tmp/memlens-guest-logs
 mkdir -p $log_dir
 echo "# kernel $KERNEL ($KVER), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
+echo "# $(grep -c . /proc/self/mountinfo) mounts; cgroup: $(stat -fc %T /sys/fs/cgroup)"
 for c in tests/kernels/cases/[0-9]*.sh; do
 	[ -f "$c" ] || continue
 	[ -n "${memlens_cases:-}" ] && [[ "$c" != *${memlens_cases}* ]] && continue

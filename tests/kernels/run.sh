@@ -81,7 +81,7 @@ run_kernel() {
 	say "# $(cat "$kdir/.package")"
 	append="console=ttyS0 rootfstype=virtiofs root=rootfs rw quiet panic=-1"
 	append+=" memlens_out=$work/results.txt memlens_repo=$REPO memlens_kernel=$ver"
-	append+=" memlens_modules=$kdir/lib/modules memlens_timeout=$((GUEST_TIMEOUT - 60))"
+	append+=" memlens_modules=$kdir/lib/modules memlens_config=$config memlens_timeout=$((GUEST_TIMEOUT - 60))"
 	[ -n "${CASES:-}" ] && append+=" memlens_cases=$CASES"
 	if grep -Eq '^CONFIG_(VIRTIO_FS|FUSE_FS)=m' "$config"; then
 		if ! make_initramfs "$kdir" "$kver" "$work/initramfs.gz" 2>"$work/initramfs.err"; then
