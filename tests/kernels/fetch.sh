@@ -38,7 +38,7 @@ qemu) suite=bookworm-backports pat="^qemu-system-x86$" prefix=qemu-system-x86
 	pkgs="qemu-system-x86 qemu-system-common qemu-system-data seabios" ;;
 6.1) suite=bookworm pat="^linux-image-6\.1\.0-[0-9]+-cloud-amd64$" ;;
 6.12) suite=bookworm-backports pat="^linux-image-6\.12\.[0-9.+~a-z-]*-cloud-amd64$" ;;
-7.*) suite="sid experimental" pat="^linux-image-${ver//./\\.}[.0-9+~a-z-]*-amd64$" ;;
+7.*) suite="sid experimental" pat="^linux-image-${ver//./\\.}[.0-9+~a-z-]*-cloud-amd64$" ;;
 *)
 	echo "fetch.sh: no Debian suite known for kernel $ver (known: 6.1, 6.12, 7.x)" >&2
 	exit 1
@@ -74,7 +74,14 @@ if [ -z "$pkg" ]; then
 	echo "fetch.sh: $suite on $mirror has no package matching $pat" >&2
 	exit 1
 fi
-pkgs=${pkgs:-$pkg}
+# Since 7.x the image package only depends on linux-binary-* (the kernel)
+# and linux-modules-* (its modules): fetch those
+if [ -z "$pkgs" ]; then
+	pkgs=$pkg
+	deps=$(apt-cache "${APT[@]}" show "$pkg" 2>/dev/null | sed -n 's/^Depends: //p' | head -n 1 |
+		tr ',' '\n' | grep -oE 'linux-(binary|modules|base)-[^ ]+' | sort -u | tr '\n' ' ') || true
+	[ -n "$deps" ] && pkgs="$pkg $deps"
+fi
 rm -rf "$KCACHE/.deb" && mkdir -p "$KCACHE/.deb"
 if ! (cd "$KCACHE/.deb" && apt-get "${APT[@]}" download -qq $pkgs >"$apt_dir/download.log" 2>&1); then
 	echo "fetch.sh: apt-get download $pkgs failed: $(tail -n 3 "$apt_dir/download.log" | tr '\n' ' ')" >&2
@@ -86,6 +93,23 @@ for deb in "$KCACHE"/.deb/*.deb; do
 	dpkg-deb -x "$deb" "$dest.tmp"
 done
 deb=$(ls "$KCACHE"/.deb/"${pkg}"_*.deb | head -n 1)
+# the kernel: /boot/vmlinuz-* (up to 6.x), or /usr/lib/linux/... and
+# /boot in the 7.x split packages; put it in boot/ either way
+if ! ls "$dest.tmp"/boot/vmlinuz-* >/dev/null 2>&1; then
+	k=$(find "$dest.tmp" -name 'vmlinuz*' -type f | head -n 1)
+	c=$(find "$dest.tmp" -name 'config-*' -type f | head -n 1)
+	if [ -n "$k" ]; then
+		mkdir -p "$dest.tmp/boot"
+		kv=$(basename "$(dirname "$k")")
+		mv "$k" "$dest.tmp/boot/vmlinuz-$kv"
+		[ -n "$c" ] && mv "$c" "$dest.tmp/boot/config-$kv"
+	fi
+fi
+# modules under lib/modules (usr-merged packages ship usr/lib/modules)
+if [ ! -d "$dest.tmp/lib/modules" ] && [ -d "$dest.tmp/usr/lib/modules" ]; then
+	mkdir -p "$dest.tmp/lib"
+	mv "$dest.tmp/usr/lib/modules" "$dest.tmp/lib/modules"
+fi
 if [ "$ver" = qemu ]; then
 	"$dest.tmp/usr/bin/qemu-system-x86_64" --version >/dev/null || {
 		echo "fetch.sh: the fetched QEMU does not run here" >&2; exit 1; }
@@ -100,6 +124,9 @@ if [ -z "$vmlinuz" ]; then
 	exit 1
 fi
 kver=${vmlinuz##*/vmlinuz-}
+if [ ! -f "$dest.tmp/boot/config-$kver" ] && [ -f "$dest.tmp/lib/modules/$kver/config" ]; then
+	cp "$dest.tmp/lib/modules/$kver/config" "$dest.tmp/boot/config-$kver"
+fi
 # modules.dep: the package leaves it to its postinst; the guest modprobes
 depmod -b "$dest.tmp" "$kver"
 echo "$pkg $(dpkg-deb -f "$deb" Version)" >"$dest.tmp/.package"

@@ -17,6 +17,8 @@
 #   "skip - TEST: reason"; other lines should start with "#". A case that
 #   exits non-zero without a "not ok" line counts as one failure; a case is
 #   killed after CASE_TIMEOUT seconds (default 600) and counted as failed.
+#   A case that finds its command unsupported on this kernel (and tests
+#   the clear refusal instead) prints "# unsupported: WHY" once.
 #   NAME is the memlens command the case covers (check, writes, snapshot,
 #   faults, oom, slab, leaks, criu, ...): the README's kernel table has one
 #   column per NAME (tests/kernels/table.sh).

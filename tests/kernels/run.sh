@@ -4,13 +4,15 @@
 # root filesystem, shared read-write through virtiofsd, and runs the guest
 # suite (tests/kernels/guest-suite.sh) there against the binaries built here.
 #
-#   tests/kernels/run.sh [VERSION...]    (default: $KERNELS, else 6.1 6.12 7.2)
+#   tests/kernels/run.sh [--plain] [VERSION...]
+#                              (default: $KERNELS, else 6.1 6.12 7.2)
 #
 # Prints every guest test line prefixed with "[kernel V]", per kernel
 # "[kernel V] N passed, N failed, N skipped (T s)", and the totals last.
 # A kernel that cannot be fetched or booted is one skip with the reason; a
 # guest that hangs is killed after GUEST_TIMEOUT seconds and is one failure,
 # shown with the last lines of its console.
+# --plain (for tests/run.sh): the lines as "ok - CASE/TEST" with no prefix.
 # CASES=PATTERN runs only the guest cases whose file name contains PATTERN.
 # Outputs: $BUILD/kernels/V/{results.txt,console.log} (tests/kernels/table.sh
 # reads the results).
@@ -21,10 +23,18 @@ BUILD=${BUILD:-build}
 REPO=$PWD
 GUEST_TIMEOUT=${GUEST_TIMEOUT:-2400}
 VIRTIOFSD=${VIRTIOFSD:-/usr/lib/qemu/virtiofsd}
+PLAIN=
+[ "${1:-}" = --plain ] && PLAIN=1 && shift
 read -r -a versions <<<"${*:-${KERNELS:-6.1 6.12 7.2}}"
 pass=0 fail=0 skip=0
 
-say() { echo "[kernel $ver] $*"; }
+say() {
+	if [ -n "$PLAIN" ]; then
+		echo "$*"
+	else
+		echo "[kernel $ver] $*"
+	fi
+}
 
 # initramfs DIR KVER OUT: a busybox initramfs that loads the modules the
 # virtiofs root needs (where the kernel has them as modules, as Debian 12's
@@ -121,8 +131,13 @@ run_kernel() {
 	rm -f "$sock"
 	local p f s
 	if [ -f "$work/results.txt" ] && grep -q '^guest-suite-exit ' "$work/results.txt"; then
-		grep -E '^\[.*\] (ok|not ok|skip) - |^\[.*\] #|^\[.*\] [0-9]+ passed' "$work/results.txt" |
-			sed "s|^|[kernel $ver] |"
+		if [ -n "$PLAIN" ]; then
+			grep -E '^\[.*\] (ok|not ok|skip) - |^\[.*\] #' "$work/results.txt" |
+				sed -E 's/^\[([^]]*)\] (ok|not ok|skip) - /\2 - \1\//; s/^\[([^]]*)\] #/# [\1]/'
+		else
+			grep -E '^\[.*\] (ok|not ok|skip) - |^\[.*\] #|^\[.*\] [0-9]+ passed' "$work/results.txt" |
+				sed "s|^|[kernel $ver] |"
+		fi
 		p=$(grep -cE '^\[[^]]*\] ok - ' "$work/results.txt")
 		f=$(grep -cE '^\[[^]]*\] not ok - ' "$work/results.txt")
 		s=$(grep -cE '^\[[^]]*\] skip - ' "$work/results.txt")

@@ -12,6 +12,7 @@ for _ in $(seq 100); do grep -q '^mapped a' "$C_TMP/pw.out" && break; sleep 0.1;
 start=$(awk '/^mapped a/ {print $3}' "$C_TMP/pw.out")
 
 if ! kernel_at_least 6 7; then
+	echo "# unsupported: no PAGEMAP_SCAN before Linux 6.7"
 	"$MEMLENS" writes -p $pw -d 1 >"$C_TMP/w.out" 2>"$C_TMP/w.err"
 	rc=$?
 	echo "# $(cat "$C_TMP/w.err")"

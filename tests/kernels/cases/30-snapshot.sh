@@ -3,6 +3,7 @@
 # kernel has PAGEMAP_SCAN; where it has not, a clear refusal (exit 5).
 . tests/kernels/cases/lib.bash
 if ! kernel_at_least 6 7; then
+	echo "# unsupported: no PAGEMAP_SCAN before Linux 6.7"
 	"$MEMLENS" snapshot --json -- /bin/sleep 1 >"$C_TMP/s.out" 2>"$C_TMP/s.err"
 	rc=$?
 	echo "# $(cat "$C_TMP/s.err")"

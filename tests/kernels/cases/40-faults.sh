@@ -9,6 +9,7 @@
 rc=$?
 if [ $rc != 0 ]; then
 	# the tracepoint fallback is what the host suite tests
+	echo "# unsupported: fentry refused ($(head -c 80 "$C_TMP/probe.err"))"
 	skip faults_fentry "this kernel refuses fentry on handle_mm_fault (exit $rc: $(cat "$C_TMP/probe.err"))"
 	exit 0
 fi

@@ -11,6 +11,7 @@ if [ -z "${MEMLENS_CRIU:-}" ]; then
 	exit 0
 fi
 if [ "$(kconfig MEM_SOFT_DIRTY)" != y ]; then
+	echo "# unsupported: no soft-dirty (CONFIG_MEM_SOFT_DIRTY unset)"
 	skip $n "this kernel has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY unset): CRIU cannot pre-dump"
 	exit 0
 fi
