@@ -44,8 +44,10 @@ make_initramfs() {
 	root=$(mktemp -d /tmp/memlens-initramfs.XXXXXX)
 	mkdir -p "$root"/{bin,dev,proc,sys,newroot,modules}
 	cp /bin/busybox "$root/bin/busybox" || { rm -rf "$root"; return 1; }
-	for m in $(modprobe -d "$kdir" -S "$kver" --show-depends virtiofs 2>/dev/null |
-		awk '$1 == "insmod" {print $2}'); do
+	# virtiofs and its transport (virtio_pci is a module too in 6.1)
+	for m in $(for w in virtio_pci virtiofs; do
+		modprobe -d "$kdir" -S "$kver" --show-depends $w 2>/dev/null; done |
+		awk '$1 == "insmod" && !seen[$2]++ {print $2}'); do
 		case $m in
 		*.xz) xz -dc "$m" >"$root/modules/$(basename "${m%.xz}")" ;;
 		*.zst) zstd -qdc "$m" >"$root/modules/$(basename "${m%.zst}")" ;;
@@ -60,7 +62,12 @@ make_initramfs() {
 for m in $(/bin/busybox cat /modules/order 2>/dev/null); do
 	/bin/busybox insmod /modules/$m.ko || echo "initramfs: insmod $m failed"
 done
-/bin/busybox mount -t virtiofs rootfs /newroot || {
+# the virtio device is probed asynchronously
+for i in 1 2 3 4 5 6 7 8 9 10; do
+	/bin/busybox mount -t virtiofs rootfs /newroot 2>/dev/null && break
+	/bin/busybox sleep 1
+done
+/bin/busybox grep -q ' /newroot ' /proc/mounts || {
 	echo "initramfs: cannot mount the virtiofs root"; /bin/busybox poweroff -f; }
 /bin/busybox umount /proc
 /bin/busybox umount /dev

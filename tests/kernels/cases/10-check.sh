@@ -7,7 +7,13 @@ rc=$?
 state() { jq_last "$C_TMP/c.json" "next((f['state'] for f in d['features'] if f['name'] == '$1'), 'absent')"; }
 detail() { jq_last "$C_TMP/c.json" "next((f['detail'] for f in d['features'] if f['name'] == '$1'), '')"; }
 echo "# $(jq_last "$C_TMP/c.json" "' '.join(f['name'] + '=' + f['state'] for f in d['features'])")"
-[ $rc = 0 ] && ok check_runs || notok check_runs "exit $rc: $(cat "$C_TMP/c.err")"
+# the core (PAGEMAP_SCAN, async write-protect: 6.7+) decides the exit status
+if kernel_at_least 6 7; then want="0 True"; else want="5 False"; fi
+[ "$rc $(jq_last "$C_TMP/c.json" "d['core_ok']")" = "$want" ] && ok "check_exit_and_core_ok_${want// /_}" ||
+	notok "check_exit_and_core_ok_${want// /_}" "exit $rc, core_ok $(jq_last "$C_TMP/c.json" "d['core_ok']"): $(cat "$C_TMP/c.err")"
+[ "$(state uffd_wp_async)" = "$([ "${want%% *}" = 0 ] && echo ok || echo missing)" ] &&
+	ok uffd_wp_async_as_the_version_says ||
+	notok uffd_wp_async_as_the_version_says "check says $(state uffd_wp_async): $(detail uffd_wp_async)"
 
 # PAGEMAP_SCAN came in 6.7
 kernel_at_least 6 7 && want=ok || want=missing
