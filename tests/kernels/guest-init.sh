@@ -21,10 +21,15 @@ mount -t bpf bpf /sys/fs/bpf
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null ||
 	mount -t tracefs tracefs /sys/kernel/debug/tracing
-# the guest kernel's modules where modprobe looks for them (a bind mount in
-# the guest's own mount table: the host's /lib/modules is not changed)
+# the guest kernel's modules are in the kernel's cache directory: point
+# modprobe there, both ours (MODPROBE_OPTIONS) and the kernel's own module
+# requests (a wrapper on the guest's /run); the host's /lib/modules is
+# not touched
 if [ -n "${memlens_modules:-}" ] && [ -d "$memlens_modules" ]; then
-	mount --bind "$memlens_modules" /lib/modules
+	export MODPROBE_OPTIONS="-d ${memlens_modules%/lib/modules}"
+	printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "${memlens_modules%/lib/modules}" >/run/modprobe
+	chmod +x /run/modprobe
+	echo /run/modprobe >/proc/sys/kernel/modprobe
 fi
 ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null
 hostname memlens-guest 2>/dev/null
