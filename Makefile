@@ -93,6 +93,14 @@ test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins $(if $(HAVE_CLANG),fuzz-bins)
 	@tests/run.sh
 
+# The kernel matrix: each Debian kernel booted in QEMU runs the guest suite
+# (tests/kernels/); the README's kernel table is regenerated from the run.
+KERNELS ?= 6.1 6.12 7.2
+.PHONY: test-kernels
+test-kernels: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all
+	@tests/kernels/run.sh $(KERNELS); rc=$$?; tests/kernels/table.sh; exit $$rc
+
 # memlens and memlens-agent again, with ASan+UBSan, in $(BUILD)/asan-bin:
 # tests/run.sh repeats the command-line tests that feed them untrusted
 # input (gRPC payloads, report files, command lines) with these

@@ -179,7 +179,8 @@ long pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t 
 	return run_scan(ps, &a, start, end, fn, arg, "category scan", err);
 }
 
-int pagescan_supported(void)
+/* One PAGEMAP_SCAN of a present page of our own, returning @return_mask. */
+static int probe_scan(uint64_t return_mask)
 {
 	struct pm_scan_arg a = { .size = sizeof(a) };
 	static char probe[4096] __attribute__((aligned(4096)));
@@ -192,11 +193,32 @@ int pagescan_supported(void)
 	a.start = (uintptr_t)probe;
 	a.end = a.start + sizeof(probe);
 	a.category_anyof_mask = PAGE_IS_PRESENT;
-	a.return_mask = PAGE_IS_PRESENT;
+	a.return_mask = return_mask;
 	struct page_region v[1];
 	a.vec = (uintptr_t)v;
 	a.vec_len = 1;
 	r = ioctl(fd, PAGEMAP_SCAN, &a);
 	close(fd);
 	return r >= 0;
+}
+
+int pagescan_supported(void)
+{
+	return probe_scan(PAGE_IS_PRESENT);
+}
+
+uint64_t pagescan_categories(void)
+{
+	static uint64_t known; /* 0: not probed yet; the walker threads share it */
+	uint64_t cats = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	/* PAGE_IS_GUARD came in 6.14: an older kernel refuses a mask with it
+	 * (EINVAL), and has no guard regions to report anyway */
+	if (!cats) {
+		cats = ~0ULL;
+		if (!probe_scan(PAGE_IS_PRESENT | PAGE_IS_GUARD))
+			cats &= ~(uint64_t)PAGE_IS_GUARD;
+		__atomic_store_n(&known, cats, __ATOMIC_RELAXED);
+	}
+	return cats;
 }

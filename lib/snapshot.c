@@ -338,7 +338,8 @@ static struct pagescan_seg seg_of(uint64_t start, uint64_t end, bool file, bool 
 		PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_PFNZERO | PAGE_IS_HUGE;
 	struct pagescan_seg g = { .start = start, .end = end, .worker = worker };
 
-	g.return_mask = file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE;
+	g.return_mask =
+		(file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE) & pagescan_categories();
 	if (pages) {
 		g.anyof = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
 	} else if (file) {

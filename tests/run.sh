@@ -95,6 +95,14 @@ if [ -x "$ASAN_BIN/memlens" ]; then
 	fi
 fi
 
+# The guest suite on the kernels users run (Linux 6.12: soft-dirty, fentry,
+# kprobes, cgroup v2), booted in QEMU: tests/kernels/run.sh. GUEST_KERNELS=""
+# leaves it out; `make test-kernels` runs the whole matrix.
+for k in ${GUEST_KERNELS-6.12}; do
+	want "kernels/$k" &&
+		TEST_TIMEOUT=${GUEST_TIMEOUT:-1800} run_one "kernels/$k" tests/kernels/run.sh --plain "$k"
+done
+
 echo
 # Repeat what failed at the very end, where a CI log that keeps only its tail
 # still shows it: each failing check with its reasons, then the log's tail.

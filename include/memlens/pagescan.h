@@ -86,5 +86,8 @@ int pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
 
 /* True when the running kernel knows PAGEMAP_SCAN (probes on our own pagemap). */
 int pagescan_supported(void);
+/* The PAGE_IS_* categories this kernel knows, as a mask (all bits set but
+ * those it would refuse: PAGE_IS_GUARD before Linux 6.14). */
+uint64_t pagescan_categories(void);
 
 #endif

@@ -1,0 +1,56 @@
+#!/bin/bash
+# memlens check: each answer against what this kernel really has (its
+# config, its version, CRIU's own check, a forced fentry tracer).
+. tests/kernels/cases/lib.bash
+"$MEMLENS" check --json >"$C_TMP/c.json" 2>"$C_TMP/c.err"
+rc=$?
+state() { jq_last "$C_TMP/c.json" "next((f['state'] for f in d['features'] if f['name'] == '$1'), 'absent')"; }
+detail() { jq_last "$C_TMP/c.json" "next((f['detail'] for f in d['features'] if f['name'] == '$1'), '')"; }
+echo "# $(jq_last "$C_TMP/c.json" "' '.join(f['name'] + '=' + f['state'] for f in d['features'])")"
+# the core (PAGEMAP_SCAN, async write-protect: 6.7+) decides the exit status
+if kernel_at_least 6 7; then want="0 True"; else want="5 False"; fi
+[ "$rc $(jq_last "$C_TMP/c.json" "d['core_ok']")" = "$want" ] && ok "check_exit_and_core_ok_${want// /_}" ||
+	notok "check_exit_and_core_ok_${want// /_}" "exit $rc, core_ok $(jq_last "$C_TMP/c.json" "d['core_ok']"): $(cat "$C_TMP/c.err")"
+[ "$(state uffd_wp_async)" = "$([ "${want%% *}" = 0 ] && echo ok || echo missing)" ] &&
+	ok uffd_wp_async_as_the_version_says ||
+	notok uffd_wp_async_as_the_version_says "check says $(state uffd_wp_async): $(detail uffd_wp_async)"
+
+# PAGEMAP_SCAN came in 6.7
+kernel_at_least 6 7 && want=ok || want=missing
+[ "$(state pagemap_scan)" = $want ] && ok "pagemap_scan_is_$want" ||
+	notok "pagemap_scan_is_$want" "check says $(state pagemap_scan): $(detail pagemap_scan)"
+
+# soft-dirty: the kernel's config, and CRIU's own check of the kernel
+[ "$(kconfig MEM_SOFT_DIRTY)" = y ] && want=ok || want=missing
+[ "$(state soft_dirty)" = $want ] && ok "soft_dirty_is_${want}_as_configured" ||
+	notok "soft_dirty_is_${want}_as_configured" "check says $(state soft_dirty): $(detail soft_dirty)"
+if [ -n "${MEMLENS_CRIU:-}" ]; then
+	"$MEMLENS_CRIU" check --feature mem_dirty_track >/dev/null 2>&1 && cw=ok || cw=missing
+	[ "$(state criu_pre_dump)" = $cw ] && [ $cw = $want ] && ok criu_pre_dump_agrees_with_criu ||
+		notok criu_pre_dump_agrees_with_criu "criu says $cw, config says $want, check says $(state criu_pre_dump)"
+else
+	skip criu_pre_dump_agrees_with_criu "no CRIU built (scripts/ensure-criu.sh)"
+fi
+
+# fentry: what a forced fentry tracer says
+"$MEMLENS" faults --mode fentry -d 0.1 >/dev/null 2>"$C_TMP/f.err"
+case $? in 0) want=ok ;; 5) want=missing ;; *) want="unknown ($(cat "$C_TMP/f.err"))" ;; esac
+[ "$(state fentry)" = "$want" ] && ok "fentry_is_$want" ||
+	notok "fentry_is_$want" "faults --mode fentry: $want; check: $(state fentry): $(detail fentry)"
+
+# kprobes: the config, and the kprobe PMU
+if [ "$(kconfig KPROBES)" = y ]; then
+	[ -d /sys/bus/event_source/devices/kprobe ] && ! detail kprobe | grep -q '^no ' &&
+		ok kprobe_present || notok kprobe_present "check: $(detail kprobe)"
+else
+	detail kprobe | grep -q '^no ' && ok kprobe_absent || notok kprobe_absent "check: $(detail kprobe)"
+fi
+
+# the guest mounts cgroup v2 and tracefs
+detail memory_cgroup | grep -q 'cgroup v2' && ok memory_cgroup_v2 ||
+	notok memory_cgroup_v2 "check: $(detail memory_cgroup)"
+detail tracefs | grep -q 'mounted' && ! detail tracefs | grep -q 'not mounted' && ok tracefs_mounted ||
+	notok tracefs_mounted "check: $(detail tracefs)"
+[ "$(state btf)" = ok ] && [ -f /sys/kernel/btf/vmlinux ] && ok btf_present ||
+	notok btf_present "check: $(state btf): $(detail btf)"
+c_done

@@ -1,0 +1,63 @@
+#!/bin/bash
+# CRIU 4.1.1 on this kernel: pre-dump -> pre-dump --prev-images-dir -> dump
+# -> restore of cksum_worker, a target that rewrites its memory step by step
+# and at the end checks every byte and a running hash of it: "correct" after
+# the restore means the chain of incremental images carried its memory intact.
+# pre-dump needs soft-dirty (CONFIG_MEM_SOFT_DIRTY).
+. tests/kernels/cases/lib.bash
+n=criu_pre_dump_chain_dump_restore_memory_intact
+if [ -z "${MEMLENS_CRIU:-}" ]; then
+	skip $n "no CRIU built (scripts/ensure-criu.sh)"
+	exit 0
+fi
+if [ "$(kconfig MEM_SOFT_DIRTY)" != y ]; then
+	echo "# unsupported: no soft-dirty (CONFIG_MEM_SOFT_DIRTY unset)"
+	skip $n "this kernel has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY unset): CRIU cannot pre-dump"
+	exit 0
+fi
+CRIU=$MEMLENS_CRIU
+D=$C_TMP/img
+mkdir -p $D/1 $D/2 $D/3
+crun() {	# LOG ARGS...: criu with a time limit (a hung dump is a failure)
+	local log=$1
+	shift
+	timeout --kill-after=5 300 "$CRIU" "$@" -o "$log" -v4 >/dev/null 2>&1
+}
+out=$C_TMP/ck.out
+setsid "$WORKLOADS/cksum_worker" -m 16 -n 3000 -t 20 </dev/null >"$out" 2>&1 &
+ck=$!
+C_BG+=("$ck")
+for _ in $(seq 100); do grep -q 'pid' "$out" && break; sleep 0.1; done
+sleep 2
+step() {	# NAME RC: one line per stage
+	if [ "$2" = 0 ]; then
+		ok "$1"
+	else
+		notok "$1" "exit $2" "$(grep -E 'Error|error' "$3" | tail -n 5)"
+		exit 1
+	fi
+}
+crun $D/1/pre.log pre-dump -t $ck -D $D/1 --track-mem
+step criu_pre_dump $? $D/1/pre.log
+sleep 2
+crun $D/2/pre.log pre-dump -t $ck -D $D/2 --track-mem --prev-images-dir ../1
+step criu_pre_dump_prev_images_dir $? $D/2/pre.log
+sleep 1
+crun $D/3/dump.log dump -t $ck -D $D/3 --track-mem --prev-images-dir ../2
+step criu_dump_after_pre_dumps $? $D/3/dump.log
+wait $ck 2>/dev/null
+sz() { du -sk $D/$1 --exclude='*.log' | cut -f1; }
+echo "# image sizes (kB): pre-dump $(sz 1), pre-dump 2 $(sz 2), dump $(sz 3); 16 MiB target"
+[ "$(sz 2)" -lt "$(sz 1)" ] && [ "$(sz 3)" -lt "$(sz 1)" ] && ok criu_pre_dumps_are_incremental ||
+	notok criu_pre_dumps_are_incremental "the second pre-dump and the dump should hold only what changed"
+crun $D/3/restore.log restore -D $D/3 -d --pidfile $C_TMP/rpid
+step criu_restore $? $D/3/restore.log
+rp=$(cat $C_TMP/rpid 2>/dev/null)
+for _ in $(seq 3000); do
+	st=$(awk '{print $3}' /proc/$rp/stat 2>/dev/null) || break
+	[ "$st" = Z ] && break
+	sleep 0.2
+done
+echo "# restored pid $rp: $(tail -n 1 "$out")"
+grep -q '^cksum_worker: correct' "$out" && ok $n || notok $n "$(tail -n 2 "$out")"
+c_done
