@@ -106,13 +106,13 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 	if (caps.mem_dirty_track)
 		feature_add(l, "criu", "criu_pre_dump", FEATURE_OK,
 			    "checkpoint --pre-dump, migrate", NULL,
-			    "`criu check --extra`: dirty tracking works");
+			    "`criu check --feature mem_dirty_track` passes");
 	else
 		feature_add(l, "criu", "criu_pre_dump", FEATURE_MISSING,
 			    "checkpoint --pre-dump, migrate",
 			    "needs soft-dirty in the kernel (see soft_dirty); take full dumps "
 			    "meanwhile (migrate does one stop-and-copy dump)",
-			    "`criu check --extra`: dirty tracking is off");
+			    "`criu check --feature mem_dirty_track` fails");
 	criu_caps_options(&caps, opts, sizeof(opts));
 	if (criu_can_exclude(&caps))
 		feature_add(l, "criu", "criu_exclude", FEATURE_OK,

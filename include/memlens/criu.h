@@ -14,8 +14,8 @@
  * Facts of this kernel that shape the defaults (DESIGN.md, CRIU section):
  * dumps can hang on the parasite's hardware breakpoint, so CRIU runs with
  * CRIU_FAULT=130 (no breakpoints) unless hw_breakpoints is set, and always
- * under a time limit; pre-dump needs soft-dirty (`criu check --extra` says
- * whether dirty tracking works); the exclude options exist only in a CRIU
+ * under a time limit; pre-dump needs soft-dirty (`criu check
+ * --feature mem_dirty_track`); the exclude options exist only in a CRIU
  * fork, which skips a VMA that overlaps an excluded range whole, in
  * pre-dump only, and applies the ranges to every process of the tree.
  */
@@ -65,8 +65,8 @@ int criu_locate(const char *explicit_path, char *out, size_t len, struct ml_err 
 /*
  * What the CRIU at @path supports: `criu --exclude-range=.. --exclude-file=..
  * --no-parent-range=.. --version` (again without each option it calls
- * unrecognized) and one `criu check --extra`. Probe once and keep @caps for
- * every later command of the same run.
+ * unrecognized), `criu check` and `criu check --feature mem_dirty_track`.
+ * Probe once and keep @caps for every later command of the same run.
  */
 int criu_probe(const char *path, struct criu_caps *caps, struct ml_err *err);
 /* Can this CRIU leave ranges out of a pre-dump (--exclude-range or --exclude-file)? */

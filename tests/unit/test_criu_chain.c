@@ -32,7 +32,7 @@ static const char script[] =
 	"for a in \"$@\"; do case $a in --exclude-file=*) "
 	"echo \"criu: unrecognized option '$a'\" >&2; exit 1;; esac; done\n"
 	"case \" $* \" in *' --version '*) echo 'Version: 4.0'; exit 0;; esac\n"
-	"case \"$*\" in 'check --extra') echo 'Looks good.'; exit 0;; esac\n"
+	"case \"$*\" in check) echo 'Looks good.'; exit 0;; esac\n"
 	"exit 0\n";
 
 static void setup(void)
@@ -99,9 +99,9 @@ static void test_probe_by_acceptance(void)
 	CHECK(caps.works);
 	CHECK(caps.mem_dirty_track);
 	CHECK_STR(caps.version, "4.0");
-	/* refused --exclude-file, the version without it, one check */
-	CHECK_EQ(log_lines(last, sizeof(last)), 3);
-	CHECK_STR(last, "check --extra\n");
+	/* refused --exclude-file, the version without it, check, the soft-dirty check */
+	CHECK_EQ(log_lines(last, sizeof(last)), 4);
+	CHECK_STR(last, "check --feature mem_dirty_track\n");
 	CHECK(criu_can_exclude(&caps));
 	unlink(logf);
 }
