@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Find a CRIU binary and find out what it supports. */
+#include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,34 +121,85 @@ static void parse_version(const char *out, char *ver, size_t len)
 	snprintf(ver, len, "%.*s", (int)strcspn(v, " \n"), v);
 }
 
-static bool has_option(const char *help, const char *opt)
+/*
+ * The fork's options, each with a harmless value: CRIU parses every option
+ * before it looks at the command, so `criu OPTS --version` either prints
+ * the version (all accepted) or stops at the first one it does not know
+ * ("unrecognized option '--NAME...'"). Detected by acceptance, not by
+ * --help: the fork parses --exclude-file without listing it.
+ */
+static const struct {
+	const char *arg, *name;
+	size_t off;
+} fork_opts[] = {
+	{ "--exclude-range=1000:2000", "--exclude-range",
+	  offsetof(struct criu_caps, exclude_range) },
+	{ "--exclude-file=/dev/null", "--exclude-file", offsetof(struct criu_caps, exclude_file) },
+	{ "--no-parent-range=1000:2000", "--no-parent-range",
+	  offsetof(struct criu_caps, no_parent_range) },
+};
+#define NFORK_OPTS (sizeof(fork_opts) / sizeof(fork_opts[0]))
+
+/* Which fork option does @out say is unknown? Its index, or -1. */
+static int unrecognized(const char *out)
 {
-	size_t n = strlen(opt);
+	const char *u = out ? strstr(out, "unrecognized option") : NULL;
 
-	for (const char *s = help; s && (s = strstr(s, opt)); s += n) {
-		char c = s[n];
+	if (!u)
+		return -1;
+	u += strlen("unrecognized option");
+	u += strcspn(u, "-\n");
+	for (size_t i = 0; i < NFORK_OPTS; i++) {
+		size_t n = strlen(fork_opts[i].name);
 
-		if (c == ' ' || c == '=' || c == ',' || c == '\n' || c == '\t' || c == '\0')
-			return true;
+		if (!strncmp(u, fork_opts[i].name, n) && !isalnum((unsigned char)u[n]) &&
+		    u[n] != '-')
+			return (int)i;
 	}
-	return false;
+	return -1;
 }
 
-static int probe_help(const char *path, struct criu_caps *c, struct ml_err *err)
+/* Version and the options CRIU accepts: one quick run, one more per unknown option. */
+static int probe_options(const char *path, struct criu_caps *c, struct ml_err *err)
 {
-	static const char *const help[] = { "--help", NULL };
-	struct criu_exec x;
-	int ret = run_quick(path, help, &x, err);
+	bool tried[NFORK_OPTS] = { false };
 
-	if (ret)
-		return ret;
-	c->exclude_range = has_option(x.output, "--exclude-range");
-	c->exclude_file = has_option(x.output, "--exclude-file");
-	c->no_parent_range = has_option(x.output, "--no-parent-range");
-	free(x.output);
+	for (size_t round = 0; round <= NFORK_OPTS; round++) {
+		const char *args[NFORK_OPTS + 2];
+		struct criu_exec x;
+		size_t n = 0;
+		int ret, bad;
+
+		for (size_t i = 0; i < NFORK_OPTS; i++)
+			if (!tried[i])
+				args[n++] = fork_opts[i].arg;
+		args[n++] = "--version";
+		args[n] = NULL;
+		ret = run_quick(path, args, &x, err);
+		if (ret)
+			return ret;
+		bad = x.status ? unrecognized(x.output) : -1;
+		if (bad >= 0 && !tried[bad]) {
+			tried[bad] = true; /* not accepted: try again without it */
+			free(x.output);
+			continue;
+		}
+		parse_version(x.output, c->version, sizeof(c->version));
+		free(x.output);
+		if (!c->version[0])
+			return 0; /* not a CRIU that answers --version: `check` says why */
+		for (size_t i = 0; i < NFORK_OPTS; i++)
+			*(bool *)((char *)c + fork_opts[i].off) = !tried[i];
+		return 0;
+	}
 	return 0;
 }
 
+/*
+ * `criu check` (the features CRIU cannot do without), then, when it passes,
+ * `criu check --feature mem_dirty_track` (soft-dirty: what pre-dump needs).
+ * Not `check --extra`: its many optional probes take minutes in a slow VM.
+ */
 static int probe_check(const char *path, struct criu_caps *c, struct ml_err *err)
 {
 	static const char *const check[] = { "check", NULL };
@@ -156,10 +209,15 @@ static int probe_check(const char *path, struct criu_caps *c, struct ml_err *err
 
 	if (ret)
 		return ret;
-	c->works = x.status == 0;
+	c->works = x.status == 0 && !x.timed_out;
 	if (!c->works)
 		criu_error_tail(x.output, c->check_msg, sizeof(c->check_msg));
+	if (!c->works && x.timed_out)
+		snprintf(c->check_msg, sizeof(c->check_msg),
+			 "`criu check` did not finish within 60 s");
 	free(x.output);
+	if (!c->works)
+		return 0;
 	ret = run_quick(path, dirty, &x, err);
 	if (ret)
 		return ret;
@@ -168,22 +226,33 @@ static int probe_check(const char *path, struct criu_caps *c, struct ml_err *err
 	return 0;
 }
 
+bool criu_can_exclude(const struct criu_caps *c)
+{
+	return c && (c->exclude_range || c->exclude_file);
+}
+
+void criu_caps_options(const struct criu_caps *c, char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < NFORK_OPTS; i++) {
+		bool on = *(const bool *)((const char *)c + fork_opts[i].off);
+
+		pos += (size_t)snprintf(buf + pos, pos < len ? len - pos : 0, "%s%s %s",
+					i ? ", " : "", fork_opts[i].name, on ? "yes" : "no");
+	}
+}
+
 int criu_probe(const char *path, struct criu_caps *c, struct ml_err *err)
 {
-	static const char *const version[] = { "--version", NULL };
-	struct criu_exec x;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
 	ret = resolve_path(path, c->path, sizeof(c->path), err);
 	if (ret)
 		return ret;
-	ret = run_quick(c->path, version, &x, err);
-	if (ret)
-		return ret;
-	parse_version(x.output, c->version, sizeof(c->version));
-	free(x.output);
-	ret = probe_help(c->path, c, err);
+	ret = probe_options(c->path, c, err);
 	if (!ret)
 		ret = probe_check(c->path, c, err);
 	return ret;

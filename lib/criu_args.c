@@ -271,47 +271,107 @@ static int add_exclude_file(struct criu_argv *a, const struct rangeset *exclude,
 }
 
 static void note_skipped(struct criu_exclude_report *rep, const struct criu_caps *caps,
-			 size_t nexcl, size_t nnp)
+			 size_t nexcl)
 {
 	rep->skipped = true;
 	snprintf(rep->note, sizeof(rep->note),
-		 "exclusion skipped: %zu hot range(s) and %zu hot->cold transition(s) were not "
-		 "passed because the CRIU in use (%.200s) has no --exclude-range/--exclude-file/"
-		 "--no-parent-range (upstream CRIU lacks them; they exist only in a CRIU fork)",
-		 nexcl, nnp, caps && caps->path[0] ? caps->path : "criu");
+		 "exclusion skipped: %zu hot range(s) were not passed because the CRIU in use "
+		 "(%.200s) accepts neither --exclude-range nor --exclude-file (upstream CRIU lacks "
+		 "them; they exist only in a CRIU fork)",
+		 nexcl, caps && caps->path[0] ? caps->path : "criu");
+}
+
+/* Where the exclude ranges go: 'r' inline, 'f' a file, 0 nowhere. */
+static char exclude_how(size_t n, const struct criu_caps *caps, const char *private_dir)
+{
+	bool can_range = !caps || caps->exclude_range;
+	bool can_file = (!caps || caps->exclude_file) && private_dir;
+
+	if (n > CRIU_EXCLUDE_RANGE_MAX && can_file)
+		return 'f';
+	if (can_range)
+		return 'r';
+	return can_file ? 'f' : 0;
+}
+
+static size_t note_add(struct criu_exclude_report *rep, size_t pos, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static size_t note_add(struct criu_exclude_report *rep, size_t pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (pos >= sizeof(rep->note))
+		return pos;
+	va_start(ap, fmt);
+	n = vsnprintf(rep->note + pos, sizeof(rep->note) - pos, fmt, ap);
+	va_end(ap);
+	return n > 0 ? pos + (size_t)n : pos;
+}
+
+static void note_applied(struct criu_exclude_report *rep, size_t pos, char how, size_t nexcl,
+			 uint64_t bytes)
+{
+	if (nexcl)
+		pos = note_add(rep, pos, "excluded %zu hot range(s) (%llu KiB) via %s%.300s", nexcl,
+			       (unsigned long long)(bytes >> 10),
+			       how == 'f' ? "--exclude-file " : "--exclude-range",
+			       how == 'f' ? rep->file : "");
+	if (rep->nno_parent)
+		pos = note_add(rep, pos,
+			       "%s%zu range(s) the parent images left out passed as "
+			       "--no-parent-range (sent in full now)",
+			       pos ? "; " : "", rep->nno_parent);
+	if (rep->parent_unusable)
+		note_add(rep, pos,
+			 "%s%zu range(s) the parent images left out cannot be marked: this CRIU "
+			 "has no --no-parent-range, so the parent is not used (everything is sent)",
+			 pos ? "; " : "", rep->nno_parent_missing);
 }
 
 int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
-		      const struct rangeset *no_parent, const struct criu_caps *caps,
+		      const struct rangeset *parent_excluded, const struct criu_caps *caps,
 		      const char *private_dir, struct criu_exclude_report *rep, struct ml_err *err)
 {
-	size_t nexcl = exclude ? exclude->n : 0, nnp = no_parent ? no_parent->n : 0;
-	bool use_file = nexcl > CRIU_EXCLUDE_RANGE_MAX;
-	bool can_excl = !caps || (use_file ? caps->exclude_file : caps->exclude_range);
-	bool can_np = !caps || caps->no_parent_range;
+	size_t nexcl = exclude ? exclude->n : 0;
+	char how = exclude_how(nexcl, caps, private_dir);
+	struct rangeset np;
 	int ret = 0;
 
 	memset(rep, 0, sizeof(*rep));
-	if (!nexcl && !nnp) {
-		snprintf(rep->note, sizeof(rep->note), "no hot ranges: nothing to exclude");
-		return 0;
+	rangeset_init(&np);
+	if (nexcl && !how)
+		note_skipped(rep, caps, nexcl);
+	/* the parent's left-out ranges not excluded again: in full, without the parent */
+	if (criu_transitions(parent_excluded, rep->skipped ? NULL : exclude, &np)) {
+		ret = -ENOMEM;
+		goto out;
 	}
-	if ((nexcl && !can_excl) || (nnp && !can_np)) {
-		note_skipped(rep, caps, nexcl, nnp);
-		return 0;
+	if (np.n && caps && !caps->no_parent_range) {
+		rep->parent_unusable = true;
+		rep->nno_parent_missing = np.n;
 	}
-	if (use_file)
+	if (nexcl && how == 'f')
 		ret = add_exclude_file(a, exclude, private_dir, rep, err);
-	else if (nexcl)
+	else if (nexcl && how == 'r')
 		ret = add_ranges(a, "--exclude-range", exclude);
-	if (!ret && nnp)
-		ret = add_ranges(a, "--no-parent-range", no_parent);
+	if (!ret && nexcl && how)
+		rep->nexclude = nexcl;
+	if (!ret && np.n && !rep->parent_unusable) {
+		ret = add_ranges(a, "--no-parent-range", &np);
+		rep->nno_parent = np.n;
+	}
 	if (ret)
-		return ret == -ENOMEM ? ml_err_set(err, ENOMEM, "out of memory") : ret;
-	rep->nexclude = nexcl;
-	rep->nno_parent = nnp;
-	snprintf(rep->note, sizeof(rep->note),
-		 "excluded %zu hot range(s)%s%.300s, %zu no-parent range(s)", nexcl,
-		 use_file ? " via --exclude-file " : "", use_file ? rep->file : "", nnp);
-	return 0;
+		goto out;
+	if (rep->skipped)
+		note_applied(rep, strlen(rep->note), 0, 0, 0);
+	else if (nexcl || np.n)
+		note_applied(rep, 0, how, nexcl, nexcl ? rangeset_bytes(exclude) : 0);
+	else
+		snprintf(rep->note, sizeof(rep->note), "no hot ranges: nothing to exclude");
+out:
+	rangeset_free(&np);
+	if (ret == -ENOMEM)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	return ret;
 }

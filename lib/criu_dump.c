@@ -295,7 +295,8 @@ static int add_extra(struct criu_argv *a, const char *const *extra)
 	return ret;
 }
 
-static int add_dump_opts(struct criu_argv *a, const struct criu_dump_req *r, const char *dir)
+static int add_dump_opts(struct criu_argv *a, const struct criu_caps *caps,
+			 const struct criu_dump_req *r, const char *dir, bool use_parent)
 {
 	char abs[PATH_MAX], rel[PATH_MAX];
 	int ret;
@@ -305,13 +306,14 @@ static int add_dump_opts(struct criu_argv *a, const struct criu_dump_req *r, con
 		ret = criu_argv_add(a, "--leave-running");
 	if (!ret && r->shell_job)
 		ret = criu_argv_add(a, "--shell-job");
-	if (!ret && r->parent_dir) {
+	if (!ret && use_parent) {
 		if (!realpath(r->parent_dir, abs))
 			return -errno;
 		relpath(dir, abs, rel, sizeof(rel));
 		ret = criu_argv_addf(a, "--prev-images-dir=%s", rel);
 	}
-	if (!ret && r->pre_dump)
+	/* a dump skips the pages already in its parent only with --track-mem */
+	if (!ret && (r->pre_dump || (use_parent && caps->mem_dirty_track)))
 		ret = criu_argv_add(a, "--track-mem");
 	if (!ret && r->page_server_port > 0) {
 		ret = criu_argv_add(a, "--page-server");
@@ -323,18 +325,50 @@ static int add_dump_opts(struct criu_argv *a, const struct criu_dump_req *r, con
 	return ret;
 }
 
-/* The exclude file goes into a private temporary directory, removed afterwards. */
-static int add_exclusion(struct criu_argv *a, const struct criu_caps *caps,
-			 const struct criu_dump_req *r, char *tmpdir, struct criu_result *res,
-			 struct ml_err *err)
+/* What the parent images left out, plus the caller's own no-parent ranges. */
+static int parent_excluded(const struct criu_dump_req *r, struct rangeset *out, struct ml_err *err)
 {
-	const char *base = getenv("TMPDIR");
-	size_t n = r->exclude ? r->exclude->n : 0;
+	int found, ret;
 
-	if (r->no_exclude) {
-		snprintf(res->exclude.note, sizeof(res->exclude.note), "exclusion not requested");
-		return 0;
+	rangeset_clear(out);
+	if (r->parent_dir) {
+		ret = criu_record_read(r->parent_dir, out, &found, err);
+		if (ret)
+			return ret;
 	}
+	for (size_t i = 0; r->no_parent && i < r->no_parent->n; i++)
+		if (rangeset_add(out, r->no_parent->r[i].start, r->no_parent->r[i].end))
+			return ml_err_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+/* Hot ranges known but not excluded (exclusion off, or a dump): say so. */
+static void note_not_excluded(struct criu_exclude_report *x, const struct criu_dump_req *r)
+{
+	size_t pos;
+
+	if (!x->nno_parent && !x->parent_unusable)
+		x->note[0] = '\0'; /* "nothing to exclude" would mislead */
+	pos = strlen(x->note);
+	snprintf(x->note + pos, sizeof(x->note) - pos,
+		 r->no_exclude ? "%sexclusion off: %zu hot range(s) sent anyway"
+			       : "%sa dump writes every VMA: its %zu hot range(s) are sent",
+		 pos ? "; " : "", r->exclude->n);
+}
+
+/*
+ * The exclusion arguments into @ex; the exclude file goes into a private
+ * temporary directory, removed afterwards.
+ */
+static int add_exclusion(struct criu_argv *ex, const struct criu_caps *caps,
+			 const struct criu_dump_req *r, const struct rangeset *pexcl, char *tmpdir,
+			 struct criu_result *res, struct ml_err *err)
+{
+	const struct rangeset *excl = r->pre_dump && !r->no_exclude ? r->exclude : NULL;
+	const char *base = getenv("TMPDIR");
+	size_t n = excl ? excl->n : 0;
+	int ret;
+
 	if (n > CRIU_EXCLUDE_RANGE_MAX && caps->exclude_file) {
 		snprintf(tmpdir, PATH_MAX, "%s/memlens-criu-XXXXXX", base && *base ? base : "/tmp");
 		if (!mkdtemp(tmpdir))
@@ -343,8 +377,14 @@ static int add_exclusion(struct criu_argv *a, const struct criu_caps *caps,
 					  "exclude file (%s): %s",
 					  tmpdir, strerror(errno));
 	}
-	return criu_exclude_args(a, r->exclude, r->no_parent, caps, tmpdir[0] ? tmpdir : NULL,
-				 &res->exclude, err);
+	ret = criu_exclude_args(ex, excl, pexcl, caps, tmpdir[0] ? tmpdir : NULL, &res->exclude,
+				err);
+	if (ret)
+		return ret;
+	res->exclude.nparent_excluded = pexcl->n;
+	if (r->exclude && r->exclude->n && (r->no_exclude || !r->pre_dump))
+		note_not_excluded(&res->exclude, r);
+	return 0;
 }
 
 static void remove_tmpdir(const char *tmpdir, const struct criu_result *res)
@@ -361,22 +401,60 @@ static int build_dump(struct criu_argv *a, const struct criu_caps *caps,
 		      char *tmpdir, struct criu_result *res, struct ml_err *err)
 {
 	const char *cmd = r->pre_dump ? "pre-dump" : "dump";
+	struct criu_argv ex;
+	struct rangeset pexcl;
 	char log[32];
 	int ret;
 
 	snprintf(log, sizeof(log), "%s.log", cmd);
 	snprintf(res->log_path, sizeof(res->log_path), "%.4000s/%s", dir, log);
+	criu_argv_init(&ex);
+	rangeset_init(&pexcl);
+	ret = parent_excluded(r, &pexcl, err);
+	if (!ret)
+		ret = add_exclusion(&ex, caps, r, &pexcl, tmpdir, res, err);
+	if (ret)
+		goto out;
+	res->parent_used = r->parent_dir && !res->exclude.parent_unusable;
 	ret = add_common(a, caps, cmd, dir, log, o);
 	if (!ret)
-		ret = add_dump_opts(a, r, dir);
+		ret = add_dump_opts(a, caps, r, dir, res->parent_used);
+	if (ret) {
+		ret = ret == -ENOMEM ? ml_err_set(err, ENOMEM, "out of memory")
+				     : ml_err_set(err, -ret, "parent images directory %s: %s",
+						  r->parent_dir, strerror(-ret));
+		goto out;
+	}
+	for (size_t i = 0; i < ex.n && !ret; i++)
+		ret = criu_argv_add(a, ex.v[i]);
+	if (!ret)
+		ret = add_extra(a, r->extra_args);
 	if (ret)
-		return ret == -ENOMEM ? ml_err_set(err, ENOMEM, "out of memory")
-				      : ml_err_set(err, -ret, "parent images directory %s: %s",
-						   r->parent_dir, strerror(-ret));
-	ret = add_exclusion(a, caps, r, tmpdir, res, err);
-	if (!ret && add_extra(a, r->extra_args))
 		ret = ml_err_set(err, ENOMEM, "out of memory");
+out:
+	rangeset_free(&pexcl);
+	criu_argv_free(&ex);
 	return ret;
+}
+
+/* Stale records of an earlier run in the same directory would mislead a child. */
+static void remove_records(const char *dir)
+{
+	char path[PATH_MAX + 32];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_RECORD_NAME);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_HOT_IOVS_NAME);
+	unlink(path);
+}
+
+/* After a successful (pre-)dump: what it left out, for the next one. */
+static int write_record(const char *dir, const struct criu_dump_req *r,
+			const struct criu_result *res, struct ml_err *err)
+{
+	bool left_out = r->pre_dump && res->exclude.nexclude && r->exclude;
+
+	return criu_record_write(dir, left_out ? r->exclude : NULL, err);
 }
 
 static void read_stats(const char *dir, struct criu_result *res)
@@ -412,7 +490,10 @@ int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 	if (ret)
 		goto out;
 	unlink(res->log_path);
+	remove_records(dir);
 	ret = run_and_report(&a, o, r->pre_dump ? "pre-dump" : "dump", res, err);
+	if (!ret)
+		ret = write_record(dir, r, res, err);
 	if (ret == -ETIMEDOUT)
 		ret = after_timeout(r, res, err);
 	if (ret == -EIO && kill(r->pid, 0) < 0 && errno == ESRCH && r->leave_running)

@@ -18,7 +18,7 @@ struct criu_session {
 	pthread_mutex_t lock;
 	struct criu_caps caps;
 	struct criu_run_opts opts;
-	struct rangeset prev; /* seed: prevExcludeSet */
+	struct rangeset prev; /* what the last checkpoint left out (for callers) */
 };
 
 int criu_session_open(struct criu_session **out, const struct criu_caps *caps,
@@ -116,10 +116,8 @@ static int run_checkpoint(struct criu_session *s, struct profiler *p,
 			  struct rangeset *hot, struct ml_err *err)
 {
 	struct criu_dump_req r = *req;
-	struct rangeset no_parent;
 	int ret;
 
-	rangeset_init(&no_parent);
 	/* what would make CRIU refuse, before the profiler is taken down for it */
 	ret = criu_dump_precheck(&s->caps, req, err);
 	if (!ret)
@@ -128,19 +126,16 @@ static int run_checkpoint(struct criu_session *s, struct profiler *p,
 		goto out;
 	if (p && (ret = profiler_release(p, err)))
 		goto out;
-	ret = criu_transitions(&s->prev, hot, &no_parent);
-	if (ret) {
-		ret = ml_err_set(err, ENOMEM, "out of memory");
-		goto out;
-	}
+	/* what the parent left out comes from the parent's own records
+	 * (criu_dump()), whichever checkpoint made it */
 	r.exclude = hot;
-	r.no_parent = &no_parent;
 	ret = criu_dump(&s->caps, &r, &s->opts, res, err);
 	reinit_profiler(p, req, ret == 0, res);
-	if (!ret && !req->no_exclude && !res->exclude.skipped && rangeset_copy(&s->prev, hot))
+	if (!ret && !res->exclude.nexclude)
+		rangeset_clear(&s->prev);
+	else if (!ret && rangeset_copy(&s->prev, hot))
 		ret = ml_err_set(err, ENOMEM, "out of memory");
 out:
-	rangeset_free(&no_parent);
 	return ret;
 }
 

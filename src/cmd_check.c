@@ -85,7 +85,7 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 	static const char used[] = "checkpoint, restore, agent (dumps)";
 	struct ml_err err = { 0 };
 	struct criu_caps caps;
-	char path[4096];
+	char path[4096], opts[128];
 
 	if (criu_locate(explicit_path, path, sizeof(path), &err)) {
 		feature_add(l, "criu", "criu", FEATURE_MISSING, used,
@@ -104,25 +104,32 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 	feature_add(l, "criu", "criu", FEATURE_OK, used, NULL, "CRIU %s at %s; `criu check` passes",
 		    caps.version, path);
 	if (caps.mem_dirty_track)
-		feature_add(l, "criu", "criu_pre_dump", FEATURE_OK, "checkpoint --pre-dump", NULL,
+		feature_add(l, "criu", "criu_pre_dump", FEATURE_OK,
+			    "checkpoint --pre-dump, migrate", NULL,
 			    "`criu check --feature mem_dirty_track` passes");
 	else
-		feature_add(l, "criu", "criu_pre_dump", FEATURE_MISSING, "checkpoint --pre-dump",
+		feature_add(l, "criu", "criu_pre_dump", FEATURE_MISSING,
+			    "checkpoint --pre-dump, migrate",
 			    "needs soft-dirty in the kernel (see soft_dirty); take full dumps "
-			    "meanwhile",
+			    "meanwhile (migrate does one stop-and-copy dump)",
 			    "`criu check --feature mem_dirty_track` fails");
-	if (caps.exclude_range && caps.exclude_file && caps.no_parent_range)
+	criu_caps_options(&caps, opts, sizeof(opts));
+	if (criu_can_exclude(&caps))
 		feature_add(l, "criu", "criu_exclude", FEATURE_OK,
-			    "checkpoint, agent (hot-VMA exclusion)", NULL,
-			    "this CRIU has --exclude-range, --exclude-file, --no-parent-range");
+			    "checkpoint, migrate, agent (hot-VMA exclusion)",
+			    caps.no_parent_range
+				    ? NULL
+				    : "without --no-parent-range a pre-dump whose parent left "
+				      "memory out is taken without that parent",
+			    "this CRIU accepts: %s", opts);
 	else
 		feature_add(
 			l, "criu", "criu_exclude", FEATURE_MISSING,
-			"checkpoint, agent (hot-VMA exclusion)",
+			"checkpoint, migrate, agent (hot-VMA exclusion)",
 			"a CRIU build with the exclude options (a fork; upstream has none), via "
 			"--criu PATH or MEMLENS_CRIU; without it dumps include hot memory and "
 			"say so",
-			"this CRIU lacks the exclude options (upstream CRIU)");
+			"this CRIU accepts neither exclude option (%s)", opts);
 }
 
 static const char *state_name(enum feature_state s)

@@ -10,6 +10,10 @@
 #include "command.h"
 #include "criu_cli.h"
 
+/* Probed once per run: every later call with the same CRIU reuses it. */
+static struct criu_caps probed;
+static bool have_probed;
+
 int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps *caps)
 {
 	struct ml_err err = { 0 };
@@ -17,8 +21,15 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps 
 	int r;
 
 	r = criu_locate(explicit_path, path, sizeof(path), &err);
-	if (!r)
+	if (!r && have_probed && !strcmp(path, probed.path)) {
+		*caps = probed;
+	} else if (!r) {
 		r = criu_probe(path, caps, &err);
+		if (!r) {
+			probed = *caps;
+			have_probed = true;
+		}
+	}
 	if (r) {
 		cli_error(cmd, "%s", err.msg);
 		return r == -ENOENT || r == -EACCES ? EXIT_NOFEATURE : exit_code_for(r);
@@ -41,8 +52,10 @@ void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps)
 	jw_obj(w);
 	jw_kstr(w, "path", caps->path);
 	jw_kstr(w, "version", caps->version);
-	jw_kbool(w, "exclude_options",
-		 caps->exclude_range && caps->exclude_file && caps->no_parent_range);
+	jw_kbool(w, "exclude_options", criu_can_exclude(caps));
+	jw_kbool(w, "exclude_range", caps->exclude_range);
+	jw_kbool(w, "exclude_file", caps->exclude_file);
+	jw_kbool(w, "no_parent_range", caps->no_parent_range);
 	jw_kbool(w, "mem_dirty_track", caps->mem_dirty_track);
 	jw_obj_end(w);
 }

@@ -14,8 +14,10 @@
  * Facts of this kernel that shape the defaults (DESIGN.md, CRIU section):
  * dumps can hang on the parasite's hardware breakpoint, so CRIU runs with
  * CRIU_FAULT=130 (no breakpoints) unless hw_breakpoints is set, and always
- * under a time limit; pre-dump needs soft-dirty (`criu check --feature
- * mem_dirty_track`); the exclude options exist only in a CRIU fork.
+ * under a time limit; pre-dump needs soft-dirty (`criu check
+ * --feature mem_dirty_track`); the exclude options exist only in a CRIU
+ * fork, which skips a VMA that overlaps an excluded range whole, in
+ * pre-dump only, and applies the ranges to every process of the tree.
  */
 #ifndef MEMLENS_CRIU_H
 #define MEMLENS_CRIU_H
@@ -43,10 +45,11 @@ struct criu_caps {
 	char path[PATH_MAX];
 	char version[64]; /* "4.1.1", or "" if unknown */
 	bool works; /* `criu check` passed */
-	bool exclude_range; /* --exclude-range (fork only) */
-	bool exclude_file; /* --exclude-file (fork only) */
-	bool no_parent_range; /* --no-parent-range (fork only) */
-	bool mem_dirty_track; /* `criu check --feature mem_dirty_track`: pre-dump works */
+	/* each accepted by CRIU's option parser (fork only; not read from --help) */
+	bool exclude_range; /* --exclude-range */
+	bool exclude_file; /* --exclude-file */
+	bool no_parent_range; /* --no-parent-range */
+	bool mem_dirty_track; /* dirty tracking works (soft-dirty): pre-dump works */
 	char check_msg[256]; /* why `criu check` failed, when it did */
 };
 
@@ -59,8 +62,17 @@ struct criu_caps {
  */
 int criu_locate(const char *explicit_path, char *out, size_t len, struct ml_err *err);
 
-/* Run `criu --version`, `criu --help`, `criu check` and the mem_dirty_track check. */
+/*
+ * What the CRIU at @path supports: `criu --exclude-range=.. --exclude-file=..
+ * --no-parent-range=.. --version` (again without each option it calls
+ * unrecognized), `criu check` and `criu check --feature mem_dirty_track`.
+ * Probe once and keep @caps for every later command of the same run.
+ */
 int criu_probe(const char *path, struct criu_caps *caps, struct ml_err *err);
+/* Can this CRIU leave ranges out of a pre-dump (--exclude-range or --exclude-file)? */
+bool criu_can_exclude(const struct criu_caps *caps);
+/* "--exclude-range yes, --exclude-file no, --no-parent-range yes" into @buf. */
+void criu_caps_options(const struct criu_caps *caps, char *buf, size_t len);
 
 /* ---- arguments (pure; lib/criu_args.c) -------------------------------- */
 
@@ -99,20 +111,52 @@ struct criu_exclude_report {
 	size_t nno_parent; /* --no-parent-range passed */
 	bool used_file; /* via --exclude-file */
 	char file[PATH_MAX]; /* its path */
-	bool skipped; /* wanted, but CRIU lacks the options */
-	char note[512]; /* one sentence: what was applied or skipped and why */
+	bool skipped; /* wanted, but CRIU accepts neither exclude option */
+	bool parent_unusable; /* the parent left out ranges this CRIU cannot mark */
+	size_t nno_parent_missing; /* how many */
+	size_t nparent_excluded; /* ranges the parent images left out */
+	char note[768]; /* what was applied or skipped and why */
 };
 
 /*
- * Seed §5.3: append --exclude-range S:E per range of @exclude when there
- * are at most CRIU_EXCLUDE_RANGE_MAX, else --exclude-file (written into
- * @private_dir, see criu_write_exclude_file()), and --no-parent-range S:E
- * per range of @no_parent. Options @caps lacks are not passed: @rep says
- * so. @caps NULL means "assume every option is supported".
+ * Seed §5.3: the exclude and no-parent arguments of one (pre-)dump, using
+ * only the options @caps accepts (@caps NULL: all of them).
+ * @exclude (NULL for a dump: it writes every VMA anyway) goes as
+ * --exclude-file (written into @private_dir, see criu_write_exclude_file())
+ * when there are more than CRIU_EXCLUDE_RANGE_MAX ranges and CRIU has it,
+ * else all as --exclude-range S:E, else as the file; neither: skipped.
+ * Every range of @parent_excluded (what the parent images left out) that is
+ * not excluded again goes as --no-parent-range S:E, whatever the reason
+ * (turned cold, exclusion off, skipped, a final dump); when CRIU lacks that
+ * option, rep->parent_unusable is set and the caller must not give CRIU the
+ * parent (its pages there have holes CRIU would look for).
  */
 int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
-		      const struct rangeset *no_parent, const struct criu_caps *caps,
+		      const struct rangeset *parent_excluded, const struct criu_caps *caps,
 		      const char *private_dir, struct criu_exclude_report *rep, struct ml_err *err);
+
+/* ---- what an images directory left out (lib/criu_record.c) ----------- */
+
+/* memlens's record beside the images: the ranges a pre-dump left out. */
+#define CRIU_RECORD_NAME "memlens-excluded.txt"
+/* The fork's own record in the images directory. */
+#define CRIU_HOT_IOVS_NAME "hot-iovs.json"
+
+/*
+ * Write @dir/memlens-excluded.txt: "# ..." then "S E\n" per range (hex).
+ * Written after every successful (pre-)dump, empty when nothing was left out.
+ */
+int criu_record_write(const char *dir, const struct rangeset *excluded, struct ml_err *err);
+/*
+ * The ranges the images in @dir left out: memlens's record and the fork's
+ * hot-iovs.json ("excluded"), united (both are conservative: a range
+ * wrongly listed costs a resend, a range missed fails the next dump).
+ * @found: which records were there (0: none, 1: memlens's, 2: the fork's).
+ */
+int criu_record_read(const char *dir, struct rangeset *out, int *found, struct ml_err *err);
+/* Parsers on a buffer (pure, for tests). -EINVAL on malformed input. */
+int criu_parse_record(const char *buf, size_t len, struct rangeset *out);
+int criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out);
 
 /* ---- running CRIU (lib/criu.c) ---------------------------------------- */
 
@@ -136,6 +180,7 @@ struct criu_result {
 	int64_t pages_skipped_parent; /* stats-dump; -1 unknown */
 	pid_t restored_pid; /* restore: pid of the restored task */
 	struct criu_exclude_report exclude;
+	bool parent_used; /* --prev-images-dir was passed */
 	bool profiler_reinit; /* the profiler was re-initialised after CRIU */
 	char profiler_note[256]; /* why it was not, when it was not */
 };
@@ -150,8 +195,10 @@ struct criu_dump_req {
 	const char *page_server_addr; /* with port: --page-server --address --port */
 	int page_server_port; /* 0: no page server */
 	bool no_exclude; /* do not pass exclude arguments at all */
-	const struct rangeset *exclude; /* hot ranges to exclude, or NULL */
-	const struct rangeset *no_parent; /* hot -> cold transitions, or NULL */
+	const struct rangeset *exclude; /* hot ranges to exclude (pre-dump only), or NULL */
+	/* more ranges to send without the parent, besides those the parent's
+	 * records say it left out (read from parent_dir), or NULL */
+	const struct rangeset *no_parent;
 	const char *const *extra_args; /* more CRIU options, NULL-terminated, or NULL */
 	unsigned int timeout_ms; /* this run's time limit; 0: the run options' */
 };
@@ -168,7 +215,12 @@ int criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req 
 		       struct ml_err *err);
 
 /*
- * Run `criu dump` or `criu pre-dump`. Returns 0 when CRIU exited 0;
+ * Run `criu dump` or `criu pre-dump`. With a parent_dir, the ranges its
+ * records (criu_record_read()) say it left out are passed as
+ * --no-parent-range unless excluded again; --track-mem goes with every
+ * pre-dump and with a dump that has a parent (when dirty tracking works),
+ * so CRIU writes only the pages changed since the parent. On success the
+ * images directory gets its own record. Returns 0 when CRIU exited 0;
  * -ETIMEDOUT, -EIO (CRIU failed: exit status and log in @res),
  * -ESRCH (no such process), -EOPNOTSUPP (pre-dump without soft-dirty,
  * checked before CRIU runs), -EINVAL (criu_dump_target_check() refused).

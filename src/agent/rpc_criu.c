@@ -61,7 +61,7 @@ static void ckpt_response(const struct criu_result *res, const struct rangeset *
 		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < hot->n && !res->exclude.skipped; i++) {
+	for (size_t i = 0; i < hot->n && res->exclude.nexclude; i++) {
 		agent__hot_region_proto__init(&regs[i]);
 		regs[i].start_addr = hot->r[i].start;
 		regs[i].end_addr = hot->r[i].end;

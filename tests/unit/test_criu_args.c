@@ -126,7 +126,8 @@ static void test_transitions(void)
 	REQUIRE(np.n == 1);
 	CHECK_EQ(np.r[0].start, 0x1000000);
 	CHECK_EQ(np.r[0].end, 0x2000000);
-	REQUIRE(!criu_exclude_args(&a, &cur, &np, &fork_caps, NULL, &rep, &err));
+	/* given what the parent left out, the args compute the same transition */
+	REQUIRE(!criu_exclude_args(&a, &cur, &prev, &fork_caps, NULL, &rep, &err));
 	REQUIRE(a.n == 6);
 	CHECK_STR(a.v[0], "--exclude-range");
 	CHECK_STR(a.v[1], "5000000:6000000");
@@ -170,22 +171,190 @@ static void test_upstream_gets_none(void)
 	CHECK_EQ(rep.nexclude, 0);
 	CHECK(strstr(rep.note, "only in a CRIU fork") != NULL);
 	CHECK(strstr(rep.note, "3 hot range(s)") != NULL);
-	/* exclude-range but no no-parent-range: all or nothing */
+	/* the parent left @np out and this CRIU cannot say so: the parent is unusable */
+	CHECK(rep.parent_unusable);
+	CHECK_EQ(rep.nno_parent_missing, 1);
+	CHECK(strstr(rep.note, "parent is not used") != NULL);
+	/* --exclude-range but no --no-parent-range: use what is there */
 	struct criu_caps half = fork_caps;
 
 	half.no_parent_range = false;
+	half.exclude_file = false;
 	REQUIRE(!criu_exclude_args(&a, &s, &np, &half, NULL, &rep, &err));
-	CHECK_EQ(a.n, 1);
-	CHECK(rep.skipped);
+	CHECK_EQ(a.n, 7);
+	CHECK_STR(a.v[1], "--exclude-range");
+	CHECK(!rep.skipped);
+	CHECK_EQ(rep.nexclude, 3);
+	CHECK(rep.parent_unusable);
 	/* nothing hot: nothing passed, not "skipped" */
+	criu_argv_free(&a);
+	criu_argv_init(&a);
+	criu_argv_add(&a, "criu");
 	rangeset_clear(&s);
 	rangeset_clear(&np);
 	REQUIRE(!criu_exclude_args(&a, &s, &np, &upstream_caps, NULL, &rep, &err));
-	CHECK(!rep.skipped);
+	CHECK(!rep.skipped && !rep.parent_unusable);
 	CHECK_EQ(a.n, 1);
 	criu_argv_free(&a);
 	rangeset_free(&s);
 	rangeset_free(&np);
+}
+
+/* More than 10 ranges and no --exclude-file: every range as --exclude-range. */
+static void test_many_ranges_without_file(void)
+{
+	struct criu_caps caps = fork_caps;
+	struct criu_exclude_report rep;
+	struct ml_err err = { 0 };
+	struct criu_argv a;
+	struct rangeset s;
+
+	make_tmpdir();
+	caps.exclude_file = false;
+	criu_argv_init(&a);
+	rangeset_init(&s);
+	add_n(&s, 12);
+	REQUIRE(!criu_exclude_args(&a, &s, NULL, &caps, tmpdir, &rep, &err));
+	CHECK_EQ(a.n, 24);
+	CHECK_STR(a.v[22], "--exclude-range");
+	CHECK_STR(a.v[23], "7f1235600000:7f1235700000");
+	CHECK_EQ(rep.nexclude, 12);
+	CHECK(!rep.used_file && !rep.skipped);
+	CHECK(access(tmpdir, F_OK) == 0);
+	/* only --exclude-file: a file even for 3 ranges */
+	criu_argv_free(&a);
+	criu_argv_init(&a);
+	rangeset_clear(&s);
+	add_n(&s, 3);
+	caps.exclude_file = true;
+	caps.exclude_range = false;
+	REQUIRE(!criu_exclude_args(&a, &s, NULL, &caps, tmpdir, &rep, &err));
+	CHECK_EQ(a.n, 2);
+	CHECK_STR(a.v[0], "--exclude-file");
+	CHECK(rep.used_file);
+	/* only --exclude-file and nowhere to write it: skipped, said so */
+	criu_argv_free(&a);
+	criu_argv_init(&a);
+	unlink(rep.file);
+	REQUIRE(!criu_exclude_args(&a, &s, NULL, &caps, NULL, &rep, &err));
+	CHECK_EQ(a.n, 0);
+	CHECK(rep.skipped);
+	criu_argv_free(&a);
+	rangeset_free(&s);
+	rm_tmpdir();
+}
+
+/*
+ * Exclusion off (or a final dump: no exclude set) after a parent that left
+ * A and B out: both go as --no-parent-range; cold -> hot C is only excluded.
+ */
+static void test_no_exclude_keeps_no_parent(void)
+{
+	struct criu_exclude_report rep;
+	struct ml_err err = { 0 };
+	struct rangeset parent, cur;
+	struct criu_argv a;
+
+	criu_argv_init(&a);
+	rangeset_init(&parent);
+	rangeset_init(&cur);
+	rangeset_add(&parent, 0x1000000, 0x2000000);
+	rangeset_add(&parent, 0x5000000, 0x6000000);
+	REQUIRE(!criu_exclude_args(&a, NULL, &parent, &fork_caps, NULL, &rep, &err));
+	REQUIRE(a.n == 4);
+	CHECK_STR(a.v[0], "--no-parent-range");
+	CHECK_STR(a.v[1], "1000000:2000000");
+	CHECK_STR(a.v[3], "5000000:6000000");
+	CHECK_EQ(rep.nno_parent, 2);
+	CHECK_EQ(rep.nexclude, 0);
+	/* the CRIU lacks both exclude options but has the parent's: still marked */
+	struct criu_caps np_only = upstream_caps;
+
+	np_only.no_parent_range = true;
+	criu_argv_free(&a);
+	criu_argv_init(&a);
+	rangeset_add(&cur, 0x9000000, 0xa000000);
+	REQUIRE(!criu_exclude_args(&a, &cur, &parent, &np_only, NULL, &rep, &err));
+	CHECK(rep.skipped);
+	CHECK_EQ(a.n, 4);
+	CHECK_EQ(rep.nno_parent, 2);
+	/* cold -> hot: nothing left out before, C excluded now */
+	criu_argv_free(&a);
+	criu_argv_init(&a);
+	rangeset_clear(&parent);
+	REQUIRE(!criu_exclude_args(&a, &cur, &parent, &fork_caps, NULL, &rep, &err));
+	REQUIRE(a.n == 2);
+	CHECK_STR(a.v[1], "9000000:a000000");
+	CHECK_EQ(rep.nno_parent, 0);
+	criu_argv_free(&a);
+	rangeset_free(&parent);
+	rangeset_free(&cur);
+}
+
+/* The records of what an images directory left out. */
+static void test_records(void)
+{
+	static const char hot_iovs[] =
+		"{\n  \"excluded\": [\n"
+		"    {\"start\": \"0x7f0000000000\", \"end\": \"0x7f0004000000\"},\n"
+		"    {\"start\": \"0x7f0010000000\", \"end\": \"0x7f0012000000\"}\n"
+		"  ],\n  \"no_parent\": [\n"
+		"    {\"start\": \"0x1000\", \"end\": \"0x2000\"}\n  ]\n}\n";
+	static const char empty_iovs[] =
+		"{\n  \"excluded\": [\n\n  ],\n  \"no_parent\": [\n"
+		"    {\"start\": \"0x1000\", \"end\": \"0x2000\"}\n  ]\n}\n";
+	struct ml_err err = { 0 };
+	struct rangeset s;
+	char path[160];
+	int found, fd;
+
+	rangeset_init(&s);
+	REQUIRE(!criu_parse_hot_iovs(hot_iovs, strlen(hot_iovs), &s));
+	REQUIRE(s.n == 2);
+	CHECK_EQ(s.r[0].start, 0x7f0000000000ULL);
+	CHECK_EQ(s.r[1].end, 0x7f0012000000ULL);
+	rangeset_clear(&s);
+	REQUIRE(!criu_parse_hot_iovs(empty_iovs, strlen(empty_iovs), &s));
+	CHECK_EQ(s.n, 0);
+	{
+		static const char no_end[] = "{\"excluded\": [{\"start\": \"0x2\"}]}";
+
+		CHECK(criu_parse_hot_iovs(no_end, sizeof(no_end) - 1, &s) == -EINVAL);
+	}
+	CHECK(criu_parse_hot_iovs("{}", 2, &s) == -EINVAL);
+	REQUIRE(!criu_parse_record("# c\n1000 2000\n\n5000 6000\n", 25, &s));
+	REQUIRE(s.n == 2);
+	CHECK_EQ(s.r[1].start, 0x5000);
+	CHECK(criu_parse_record("1000\n", 5, &s) == -EINVAL);
+	CHECK(criu_parse_record("2000 1000\n", 10, &s) == -EINVAL);
+	CHECK(criu_parse_record("1000 2000 x\n", 12, &s) == -EINVAL);
+	/* written, read back, united with the fork's record */
+	make_tmpdir();
+	REQUIRE(!criu_record_read(tmpdir, &s, &found, &err));
+	CHECK_EQ(found, 0);
+	CHECK_EQ(s.n, 0);
+	rangeset_add(&s, 0x7f0020000000ULL, 0x7f0021000000ULL);
+	REQUIRE(!criu_record_write(tmpdir, &s, &err));
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, CRIU_HOT_IOVS_NAME);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	REQUIRE(fd >= 0);
+	REQUIRE(write(fd, hot_iovs, strlen(hot_iovs)) == (ssize_t)strlen(hot_iovs));
+	close(fd);
+	REQUIRE(!criu_record_read(tmpdir, &s, &found, &err));
+	CHECK_EQ(found, 3);
+	CHECK_EQ(s.n, 3);
+	CHECK_EQ(rangeset_bytes(&s), 0x4000000 + 0x2000000 + 0x1000000);
+	/* malformed: an error that says what to do */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	REQUIRE(write(fd, "{\"excluded\": [{", 15) == 15);
+	close(fd);
+	CHECK(criu_record_read(tmpdir, &s, &found, &err) == -EINVAL);
+	CHECK(strstr(err.msg, "use another parent") != NULL);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, CRIU_RECORD_NAME);
+	unlink(path);
+	rangeset_free(&s);
+	rm_tmpdir();
 }
 
 static void test_unsafe_paths_refused(void)
@@ -284,6 +453,9 @@ int main(void)
 	RUN(test_eleven_ranges_file);
 	RUN(test_transitions);
 	RUN(test_upstream_gets_none);
+	RUN(test_many_ranges_without_file);
+	RUN(test_no_exclude_keeps_no_parent);
+	RUN(test_records);
 	RUN(test_unsafe_paths_refused);
 	RUN(test_argv_format);
 	RUN(test_stats_dump);

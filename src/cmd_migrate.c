@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memlens migrate: live-migrate a process tree with CRIU. Pre-dump rounds
+ * (hot memory left out when the CRIU can), a final dump, all sent to
+ * `criu page-server`s at the destination, then the restore there; each
+ * round and the downtime measured. `memlens migrate --receive` is the
+ * destination side (migrate_recv.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cliutil.h"
+#include "command.h"
+#include "criu_cli.h"
+#include "jsonw.h"
+#include "memlens/criu.h"
+#include "memlens/profiler.h"
+#include "migrate.h"
+#include "migrate_wire.h"
+
+static const char usage_text[] =
+	"usage: memlens migrate -p PID --to DIR|HOST:PORT [options]\n"
+	"       memlens migrate --receive --listen HOST:PORT -D DIR [options]\n"
+	"\n"
+	"Live-migrate the process tree of PID with CRIU. While it runs, pre-dump rounds\n"
+	"copy its memory to the destination; the hot memory (the VMAs it keeps writing) is\n"
+	"left out of them when the CRIU in use has --exclude-range / --exclude-file, since\n"
+	"it would be sent again anyway. Pre-copy stops when a round sends less than the\n"
+	"threshold or after the last round; then the tree is frozen, the final dump sends\n"
+	"what changed since the last round, and the destination restores it. Every round\n"
+	"is printed (pages, bytes, time, what was left out and why), then the downtime\n"
+	"(frozen until running again at the destination) and the total bytes sent.\n"
+	"Pages go to a `criu page-server` the destination starts for each round.\n"
+	"On a kernel without soft-dirty page tracking pre-copy is impossible: one\n"
+	"stop-and-copy dump, measured the same way.\n"
+	"\n"
+	"Source:\n"
+	"  -p, --pid PID            the root of the process tree to migrate (required)\n"
+	"      --to DIR             restore on this machine from images under DIR\n"
+	"      --to HOST:PORT       a `memlens migrate --receive` listening there\n"
+	"  -D, --images-dir DIR     the source's images (the pages go to the destination;\n"
+	"                           default: a new directory under $TMPDIR or /tmp)\n"
+	"      --max-rounds N       pre-dump rounds at most (default 5; 0: stop-and-copy)\n"
+	"      --threshold MIB      stop pre-copy after a round that sends less (default 16)\n"
+	"      --round-seconds S    time between rounds, profiling the writes (default 2)\n"
+	"  -i, --interval MS        profiling interval (default 500)\n"
+	"      --no-exclude         never leave hot memory out\n"
+	"\n"
+	"Destination:\n"
+	"      --receive            serve one migration, then exit\n"
+	"      --listen HOST:PORT   where to listen (page servers use the same HOST)\n"
+	"  -D, --images-dir DIR     images go to DIR/1, DIR/2, ... (one per round)\n"
+	"\n"
+	"Both:\n"
+	"      --criu PATH          the CRIU binary (default: $MEMLENS_CRIU, then the one\n"
+	"                           scripts/ensure-criu.sh built, then criu on PATH)\n"
+	"      --timeout SEC        kill a CRIU command after SEC seconds (default 300)\n"
+	"      --shell-job          the tree is attached to a terminal (--shell-job)\n"
+	"      --criu-opt OPT       one more option for criu dump/pre-dump (repeatable)\n"
+	"      --json               one JSON object on one line\n"
+	"  -h, --help               this text\n"
+	"\n"
+	"What limits the gain: CRIU leaves out whole VMAs (a VMA that overlaps a hot range\n"
+	"is left out entirely, cold pages included), and the ranges apply to every process\n"
+	"of the tree at those addresses. Exit status: 0 migrated, 1 CRIU or the\n"
+	"destination failed (the tree keeps running at the source when the final dump\n"
+	"did not happen), 2 usage, 3 no such process, 5 missing CRIU.\n";
+
+enum {
+	OPT_TO = 1000,
+	OPT_MAXR,
+	OPT_THR,
+	OPT_ROUNDS,
+	OPT_NOEXCL,
+	OPT_RECV,
+	OPT_LISTEN,
+	OPT_CRIU,
+	OPT_TIMEOUT,
+	OPT_SHELL,
+	OPT_CRIUOPT,
+	OPT_JSON
+};
+
+struct mig_cli {
+	pid_t pid;
+	const char *to, *dir, *listen, *criu;
+	struct criu_cli_opts extra;
+	int max_rounds;
+	double threshold_mib, round_s;
+	unsigned int interval_ms, timeout_s;
+	bool no_exclude, receive, shell_job, json;
+};
+
+#define MAX_ROUNDS 50
+
+struct mig_round {
+	int k;
+	bool pre_dump;
+	int64_t pages;
+	uint64_t bytes, stored;
+	uint64_t duration_ms;
+	size_t hot_ranges, excluded, no_parent;
+	uint64_t hot_bytes;
+	char note[768];
+};
+
+struct mig_run {
+	struct mig_cli *c;
+	struct criu_caps caps;
+	struct wire w;
+	char host[256], work[PATH_MAX];
+	pid_t recv_pid;
+	struct profiler *p;
+	struct criu_session *sess;
+	bool precopy, exclude;
+	char why[256]; /* why nothing is excluded */
+	struct mig_round r[MAX_ROUNDS + 1];
+	int nr;
+	uint64_t total, downtime_ms, restore_ms, dump_ms;
+	pid_t restored;
+	char error[1024];
+};
+
+static int bad(const char *what, const char *arg)
+{
+	cli_error("migrate", "%s, not '%s' (see --help)", what, arg);
+	return EXIT_USAGE;
+}
+
+static int parse_opt(struct mig_cli *c, int opt)
+{
+	long v;
+
+	switch (opt) {
+	case 'p':
+		return parse_pid(optarg, &c->pid) ? bad("invalid pid", optarg) : 0;
+	case OPT_TO:
+		c->to = optarg;
+		return 0;
+	case 'D':
+		c->dir = optarg;
+		return 0;
+	case OPT_MAXR:
+		if (parse_long(optarg, 0, MAX_ROUNDS, &v))
+			return bad("--max-rounds must be 0..50", optarg);
+		c->max_rounds = (int)v;
+		return 0;
+	case OPT_THR:
+		return parse_double(optarg, 0, 1 << 20, &c->threshold_mib)
+			       ? bad("--threshold must be 0..1048576 MiB", optarg)
+			       : 0;
+	case OPT_ROUNDS:
+		return parse_double(optarg, 0, 3600, &c->round_s)
+			       ? bad("--round-seconds must be 0..3600", optarg)
+			       : 0;
+	case 'i':
+		if (parse_long(optarg, 10, 600000, &v))
+			return bad("--interval must be 10..600000 ms", optarg);
+		c->interval_ms = (unsigned int)v;
+		return 0;
+	case OPT_NOEXCL:
+		c->no_exclude = true;
+		return 0;
+	case OPT_RECV:
+		c->receive = true;
+		return 0;
+	case OPT_LISTEN:
+		c->listen = optarg;
+		return 0;
+	case OPT_CRIU:
+		c->criu = optarg;
+		return 0;
+	case OPT_TIMEOUT:
+		if (parse_long(optarg, 1, 86400, &v))
+			return bad("--timeout must be 1..86400 seconds", optarg);
+		c->timeout_s = (unsigned int)v;
+		return 0;
+	case OPT_SHELL:
+		c->shell_job = true;
+		return 0;
+	case OPT_CRIUOPT:
+		return criu_cli_add_opt("migrate", &c->extra, optarg);
+	case OPT_JSON:
+		c->json = true;
+		return 0;
+	case 'h':
+		return cli_usage(usage_text, true);
+	default:
+		return cli_usage(usage_text, false);
+	}
+}
+
+static int parse_args(int argc, char **argv, struct mig_cli *c)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "to", required_argument, NULL, OPT_TO },
+		{ "images-dir", required_argument, NULL, 'D' },
+		{ "max-rounds", required_argument, NULL, OPT_MAXR },
+		{ "threshold", required_argument, NULL, OPT_THR },
+		{ "round-seconds", required_argument, NULL, OPT_ROUNDS },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "no-exclude", no_argument, NULL, OPT_NOEXCL },
+		{ "receive", no_argument, NULL, OPT_RECV },
+		{ "listen", required_argument, NULL, OPT_LISTEN },
+		{ "criu", required_argument, NULL, OPT_CRIU },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "shell-job", no_argument, NULL, OPT_SHELL },
+		{ "criu-opt", required_argument, NULL, OPT_CRIUOPT },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt, r;
+
+	c->max_rounds = 5;
+	c->threshold_mib = 16;
+	c->round_s = 2;
+	c->interval_ms = 500;
+	c->timeout_s = 300;
+	while ((opt = getopt_long(argc, argv, "p:D:i:h", opts, NULL)) != -1) {
+		r = parse_opt(c, opt);
+		if (r)
+			return r;
+	}
+	if (optind != argc)
+		return bad("unexpected argument", argv[optind]);
+	if (c->receive && (!c->listen || !c->dir || c->pid || c->to)) {
+		cli_error("migrate", "--receive needs --listen HOST:PORT and -D DIR, and takes "
+				     "no -p or --to (see --help)");
+		return EXIT_USAGE;
+	}
+	if (!c->receive && (!c->pid || !c->to || c->listen)) {
+		cli_error("migrate", "-p PID and --to DIR|HOST:PORT are required; --listen goes "
+				     "with --receive (see --help)");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- destination side ------------------------------------------------ */
+
+static int run_receive(struct mig_cli *c)
+{
+	struct migrate_recv_opts ro = { .dir = c->dir, .timeout_s = c->timeout_s, .verbose = true };
+	struct criu_caps caps;
+	char host[256];
+	int port, bound, lfd, rc;
+
+	if (wire_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
+		return bad("--listen must be HOST:PORT with a port 1..65535", c->listen);
+	rc = criu_cli_setup("migrate", c->criu, &caps);
+	if (rc)
+		return rc;
+	lfd = wire_listen(host, port, &bound);
+	if (lfd < 0) {
+		cli_error("migrate", "cannot listen on %s: %s", c->listen, strerror(-lfd));
+		return EXIT_FAIL;
+	}
+	ro.host = host;
+	ro.caps = &caps;
+	fprintf(stderr, "memlens migrate: receiving on %s:%d into %s (CRIU %s)\n", host, bound,
+		c->dir, caps.version);
+	rc = migrate_receive(lfd, &ro);
+	close(lfd);
+	if (rc)
+		cli_error("migrate", "the migration did not complete: %s", strerror(-rc));
+	return rc ? EXIT_FAIL : EXIT_OK;
+}
+
+/* ---- source side ----------------------------------------------------- */
+
+/* The destination: a receiver of our own for a local DIR, or HOST:PORT. */
+static int connect_dest(struct mig_run *m)
+{
+	struct stat st;
+	int port = 0, fd;
+
+	if (wire_parse_hostport(m->c->to, m->host, sizeof(m->host), &port) ||
+	    (stat(m->c->to, &st) == 0 && S_ISDIR(st.st_mode)) || strchr(m->c->to, '/')) {
+		struct migrate_recv_opts ro = { .dir = m->c->to,
+						.host = "127.0.0.1",
+						.caps = &m->caps,
+						.timeout_s = m->c->timeout_s };
+		int lfd = wire_listen("127.0.0.1", 0, &port);
+
+		if (lfd < 0)
+			return lfd;
+		snprintf(m->host, sizeof(m->host), "127.0.0.1");
+		fflush(NULL);
+		m->recv_pid = fork();
+		if (m->recv_pid < 0)
+			return -errno;
+		if (!m->recv_pid)
+			_exit(migrate_receive(lfd, &ro) ? 1 : 0);
+		close(lfd);
+	} else if (!port) {
+		return -EINVAL;
+	}
+	fd = wire_connect(m->host, port);
+	if (fd < 0)
+		return fd;
+	return wire_open(&m->w, fd);
+}
+
+/* Send a request, read the answer; -EPROTO with the destination's ERR text. */
+static int ask(struct mig_run *m, char *ans, size_t len, const char *fmt, int k)
+{
+	int r = wire_send(&m->w, fmt, k);
+
+	if (!r)
+		r = wire_recv(&m->w, ans, len);
+	if (r) {
+		snprintf(m->error, sizeof(m->error), "the destination closed the connection");
+		return r;
+	}
+	if (!strncmp(ans, "ERR ", 4)) {
+		snprintf(m->error, sizeof(m->error), "the destination: %s", ans + 4);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static void round_dir(const struct mig_run *m, int k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.4000s/%d", m->work, k);
+}
+
+static void print_round(const struct mig_run *m, const struct mig_round *r)
+{
+	char b[16], h[16];
+
+	if (m->c->json)
+		return;
+	printf("round %d  %-8s %7.2f s  %8lld pages  %10s", r->k, r->pre_dump ? "pre-dump" : "dump",
+	       r->duration_ms / 1000.0, (long long)r->pages, fmt_bytes(r->bytes, b, sizeof(b)));
+	if (r->hot_ranges)
+		printf("  hot: %zu range(s), %s", r->hot_ranges,
+		       fmt_bytes(r->hot_bytes, h, sizeof(h)));
+	printf("\n         %s\n", r->note);
+	fflush(stdout);
+}
+
+static void fill_round(struct mig_run *m, struct mig_round *r, const struct criu_result *res,
+		       const struct rangeset *hot)
+{
+	r->pages = res->pages_written;
+	r->bytes = res->pages_written > 0 ? (uint64_t)res->pages_written * 4096 : 0;
+	r->duration_ms = res->duration_ms;
+	r->hot_ranges = hot->n;
+	r->hot_bytes = rangeset_bytes(hot);
+	r->excluded = res->exclude.nexclude;
+	r->no_parent = res->exclude.nno_parent;
+	if (!r->pre_dump && !res->exclude.nno_parent && !res->exclude.parent_unusable)
+		snprintf(r->note, sizeof(r->note), "%s",
+			 r->k > 1 ? "the frozen tree: what changed since the last round"
+				  : "the frozen tree: all of its memory");
+	else if (!m->exclude && r->pre_dump)
+		snprintf(r->note, sizeof(r->note), "nothing left out: %s", m->why);
+	else
+		snprintf(r->note, sizeof(r->note), "%s", res->exclude.note);
+}
+
+/* One round: a page server at the destination, CRIU, the destination's count. */
+static int do_round(struct mig_run *m, int k, bool pre_dump)
+{
+	struct mig_round *r = &m->r[m->nr];
+	struct criu_result *res = calloc(1, sizeof(*res));
+	char ans[512], dir[PATH_MAX], parent[PATH_MAX];
+	struct ml_err err = { 0 };
+	struct rangeset hot;
+	int port, ret, k2;
+	unsigned long long stored;
+
+	if (!res)
+		return -ENOMEM;
+	rangeset_init(&hot);
+	memset(r, 0, sizeof(*r));
+	r->k = k;
+	r->pre_dump = pre_dump;
+	ret = ask(m, ans, sizeof(ans), "ROUND %d", k);
+	if (!ret && sscanf(ans, "PORT %d", &port) != 1)
+		ret = -EPROTO;
+	if (ret)
+		goto out;
+	round_dir(m, k, dir, sizeof(dir));
+	round_dir(m, k - 1, parent, sizeof(parent));
+	struct criu_dump_req req = {
+		.pid = m->c->pid,
+		.images_dir = dir,
+		.parent_dir = k > 1 ? parent : NULL,
+		.pre_dump = pre_dump,
+		.shell_job = m->c->shell_job,
+		.page_server_addr = m->host,
+		.page_server_port = port,
+		.no_exclude = !m->exclude,
+		.extra_args = m->c->extra.n ? m->c->extra.v : NULL,
+	};
+
+	ret = criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
+	if (ret)
+		snprintf(m->error, sizeof(m->error), "%s", err.msg);
+	/* the page server ends with the dump, failed or not */
+	if (ask(m, ans, sizeof(ans), "DONE %d", k) == 0 &&
+	    sscanf(ans, "STORED %d %llu", &k2, &stored) == 2)
+		r->stored = stored;
+	if (ret)
+		goto out;
+	fill_round(m, r, res, &hot);
+	m->total += r->bytes;
+	m->nr++;
+	print_round(m, r);
+out:
+	rangeset_free(&hot);
+	free(res);
+	return ret;
+}
+
+/* The final dump's images other than pages (those are at the destination). */
+static int send_images(struct mig_run *m, int k)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int ret = 0;
+	DIR *d;
+
+	round_dir(m, k, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d)))
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && wire_name_ok(de->d_name) && !strstr(de->d_name, ".log"))
+			ret = wire_send_file(&m->w, dir, de->d_name);
+	closedir(d);
+	if (ret)
+		snprintf(m->error, sizeof(m->error), "sending the images of %.900s: %s", dir,
+			 strerror(-ret));
+	return ret;
+}
+
+/* The dumped tree's pid must be free again before a restore on this machine. */
+static void wait_pid_free(pid_t pid)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
+	for (int i = 0; i < 1000 && access(p, F_OK) == 0; i++)
+		usleep(10000);
+}
+
+static int final_round(struct mig_run *m, int k)
+{
+	uint64_t t0 = cli_now_ns();
+	char ans[512];
+	int ret, pid;
+	unsigned long long ms;
+
+	ret = do_round(m, k, false);
+	if (ret)
+		return ret;
+	m->dump_ms = (cli_now_ns() - t0) / 1000000;
+	ret = send_images(m, k);
+	if (ret)
+		return ret;
+	/* the same PID namespace at the destination (this machine, a
+	 * container or network namespace of it) needs the pid free again */
+	wait_pid_free(m->c->pid);
+	ret = wire_send(&m->w, "RESTORE %d %d", k, m->c->shell_job);
+	if (!ret)
+		ret = wire_recv(&m->w, ans, sizeof(ans));
+	if (ret) {
+		snprintf(m->error, sizeof(m->error), "the destination closed the connection");
+		return ret;
+	}
+	if (sscanf(ans, "RESTORED %d %llu", &pid, &ms) != 2) {
+		snprintf(m->error, sizeof(m->error), "the destination could not restore: %s",
+			 strncmp(ans, "ERR ", 4) ? ans : ans + 4);
+		return -EPROTO;
+	}
+	m->downtime_ms = (cli_now_ns() - t0) / 1000000;
+	m->restored = pid;
+	m->restore_ms = ms;
+	return 0;
+}
+
+static int start_profiling(struct mig_run *m, const sigset_t *sigs)
+{
+	struct profiler_opts po = { .interval_ms = m->c->interval_ms };
+	struct ml_err err = { 0 };
+	uint64_t t0;
+	int r = profiler_open(&m->p, m->c->pid, &po, &err);
+
+	if (!r)
+		r = profiler_start(m->p, NULL, NULL, &err);
+	if (r) {
+		snprintf(m->error, sizeof(m->error), "profiling pid %d: %s", (int)m->c->pid,
+			 err.msg);
+		return r;
+	}
+	t0 = cli_now_ns();
+	while ((cli_now_ns() - t0) / 1e9 < m->c->round_s)
+		if (cli_wait_signal(sigs, 50))
+			return -EINTR;
+	return 0;
+}
+
+static void decide(struct mig_run *m)
+{
+	char opts[128];
+
+	m->precopy = m->caps.mem_dirty_track && m->c->max_rounds > 0;
+	m->exclude = m->precopy && !m->c->no_exclude && criu_can_exclude(&m->caps);
+	criu_caps_options(&m->caps, opts, sizeof(opts));
+	if (m->c->no_exclude)
+		snprintf(m->why, sizeof(m->why), "exclusion off (--no-exclude)");
+	else if (!criu_can_exclude(&m->caps))
+		snprintf(m->why, sizeof(m->why),
+			 "this CRIU cannot leave memory out of a pre-dump (%s)", opts);
+}
+
+static int migrate(struct mig_run *m, const sigset_t *sigs)
+{
+	struct criu_run_opts ro = { .timeout_ms = m->c->timeout_s * 1000 };
+	struct ml_err err = { 0 };
+	char ans[256];
+	int ret, k = 1;
+
+	ret = criu_session_open(&m->sess, &m->caps, &ro, &err);
+	if (ret)
+		return ret;
+	ret = wire_send(&m->w, MIGRATE_HELLO);
+	if (!ret)
+		ret = wire_recv(&m->w, ans, sizeof(ans));
+	if (ret || strncmp(ans, "OK", 2)) {
+		snprintf(m->error, sizeof(m->error), "no memlens migrate receiver at %s: %s",
+			 m->c->to, ret ? "no answer" : ans);
+		return ret ? ret : -EPROTO;
+	}
+	if (!m->precopy && !m->c->json)
+		printf("this kernel has no soft-dirty page tracking: pre-copy rounds are "
+		       "impossible, so one stop-and-copy dump\n");
+	if (m->exclude && (ret = start_profiling(m, sigs)))
+		return ret;
+	for (; m->precopy && k <= m->c->max_rounds; k++) {
+		uint64_t t0 = cli_now_ns();
+
+		if (k > 1)
+			while ((cli_now_ns() - t0) / 1e9 < m->c->round_s)
+				if (cli_wait_signal(sigs, 50))
+					return -EINTR;
+		ret = do_round(m, k, true);
+		if (ret)
+			return ret;
+		if (m->r[m->nr - 1].bytes < m->c->threshold_mib * (1 << 20)) {
+			k++;
+			break;
+		}
+	}
+	return final_round(m, k);
+}
+
+static void print_json(const struct mig_run *m, int rc)
+{
+	struct jw w;
+
+	jw_init(&w, stdout);
+	jw_obj(&w);
+	jw_kstr(&w, "type", "migrate");
+	jw_kint(&w, "pid", m->c->pid);
+	jw_kstr(&w, "to", m->c->to);
+	jw_kbool(&w, "ok", rc == EXIT_OK);
+	criu_cli_json_caps(&w, &m->caps);
+	jw_kbool(&w, "precopy", m->precopy);
+	jw_kbool(&w, "exclusion", m->exclude);
+	jw_key(&w, "rounds");
+	jw_arr(&w);
+	for (int i = 0; i < m->nr; i++) {
+		const struct mig_round *r = &m->r[i];
+
+		jw_obj(&w);
+		jw_kint(&w, "round", r->k);
+		jw_kstr(&w, "kind", r->pre_dump ? "pre-dump" : "dump");
+		jw_kint(&w, "pages", r->pages);
+		jw_kuint(&w, "bytes", r->bytes);
+		jw_kuint(&w, "stored_bytes", r->stored);
+		jw_kuint(&w, "duration_ms", r->duration_ms);
+		jw_kuint(&w, "hot_ranges", r->hot_ranges);
+		jw_kuint(&w, "hot_bytes", r->hot_bytes);
+		jw_kuint(&w, "excluded_ranges", r->excluded);
+		jw_kuint(&w, "no_parent_ranges", r->no_parent);
+		jw_kstr(&w, "note", r->note);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_kuint(&w, "total_bytes", m->total);
+	jw_kuint(&w, "downtime_ms", m->downtime_ms);
+	jw_kuint(&w, "final_dump_ms", m->dump_ms);
+	jw_kuint(&w, "restore_ms", m->restore_ms);
+	jw_kint(&w, "restored_pid", m->restored);
+	if (m->exclude)
+		jw_kstr(&w, "limits",
+			"whole VMAs are left out; the ranges apply to every process of the tree");
+	if (m->error[0])
+		jw_kstr(&w, "error", m->error);
+	jw_obj_end(&w);
+}
+
+static void print_summary(const struct mig_run *m, int rc)
+{
+	char b[16];
+
+	if (m->c->json) {
+		print_json(m, rc);
+		return;
+	}
+	if (rc != EXIT_OK)
+		return;
+	printf("migrated pid %d to %s: restored as pid %d\n", (int)m->c->pid, m->c->to,
+	       (int)m->restored);
+	printf("  rounds:   %d (%d pre-dump)\n", m->nr, m->nr - 1);
+	printf("  total:    %s sent\n", fmt_bytes(m->total, b, sizeof(b)));
+	printf("  downtime: %.3f s (final dump %.3f s, restore %.3f s)\n", m->downtime_ms / 1000.0,
+	       m->dump_ms / 1000.0, m->restore_ms / 1000.0);
+	if (m->exclude)
+		printf("  note:     CRIU leaves out whole VMAs (cold pages of a hot VMA too) and "
+		       "applies the ranges to every process of the tree\n");
+}
+
+static int run_source(struct mig_cli *c)
+{
+	struct mig_run *m = calloc(1, sizeof(*m));
+	struct ml_err err = { 0 };
+	const char *base = getenv("TMPDIR");
+	sigset_t sigs;
+	int rc, r;
+
+	if (!m)
+		return EXIT_FAIL;
+	m->c = c;
+	r = criu_dump_target_check(c->pid, &err);
+	if (r) {
+		cli_error("migrate", "%s", err.msg);
+		free(m);
+		return exit_code_for(r);
+	}
+	rc = criu_cli_setup("migrate", c->criu, &m->caps);
+	if (rc) {
+		free(m);
+		return rc;
+	}
+	if (c->dir)
+		snprintf(m->work, sizeof(m->work), "%s", c->dir);
+	else
+		snprintf(m->work, sizeof(m->work), "%s/memlens-migrate-XXXXXX",
+			 base && *base ? base : "/tmp");
+	if ((c->dir && mkdir(m->work, 0700) < 0 && errno != EEXIST) ||
+	    (!c->dir && !mkdtemp(m->work))) {
+		cli_error("migrate", "cannot create the images directory %s: %s", m->work,
+			  strerror(errno));
+		free(m);
+		return EXIT_FAIL;
+	}
+	decide(m);
+	r = connect_dest(m);
+	if (r) {
+		cli_error("migrate",
+			  "cannot reach the destination %s: %s (give a directory, or "
+			  "HOST:PORT where `memlens migrate --receive` listens)",
+			  c->to, strerror(-r));
+		free(m);
+		return r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+	}
+	cli_block_signals(&sigs);
+	if (!c->json)
+		printf("migrating pid %d to %s (CRIU %s; source images in %s)\n", (int)c->pid,
+		       c->to, m->caps.version, m->work);
+	r = migrate(m, &sigs);
+	rc = r ? (r == -ESRCH ? EXIT_NOTARGET : EXIT_FAIL) : EXIT_OK;
+	if (r && m->nr && !m->r[m->nr - 1].pre_dump)
+		cli_error("migrate",
+			  "%s; the tree was dumped: its complete images are at the destination, "
+			  "in round %d's directory (`memlens restore -D DIR/%d` there)",
+			  m->error[0] ? m->error : strerror(-r), m->r[m->nr - 1].k,
+			  m->r[m->nr - 1].k);
+	else if (r)
+		cli_error("migrate", "%s; the process tree is still running at the source",
+			  m->error[0] ? m->error : strerror(-r));
+	if (m->p)
+		profiler_close(m->p);
+	criu_session_close(m->sess);
+	wire_close(&m->w);
+	if (m->recv_pid)
+		waitpid(m->recv_pid, NULL, 0);
+	print_summary(m, rc);
+	free(m);
+	return rc;
+}
+
+static int cmd_migrate(int argc, char **argv)
+{
+	struct mig_cli c = { 0 };
+	int rc = parse_args(argc, argv, &c);
+
+	if (rc)
+		return rc < 0 ? EXIT_OK : rc;
+	return c.receive ? run_receive(&c) : run_source(&c);
+}
+
+MEMLENS_COMMAND(migrate, "migrate", 16,
+		"live-migrate a process tree with CRIU: pre-dump rounds, hot memory left out",
+		cmd_migrate);

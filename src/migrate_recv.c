@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The destination side of `memlens migrate`: for each round a
+ * `criu page-server` into DIR/K (its parent DIR/K-1), the final dump's
+ * other images into DIR/K, then `criu restore` there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cliutil.h"
+#include "migrate.h"
+#include "migrate_wire.h"
+
+struct recv_state {
+	const struct migrate_recv_opts *o;
+	struct wire w;
+	pid_t ps_pid; /* the running page server */
+	int round;
+};
+
+static uint64_t pages_bytes(const char *dir)
+{
+	uint64_t sum = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "pages-", 6) &&
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			sum += (uint64_t)st.st_size;
+	closedir(d);
+	return sum;
+}
+
+static void round_dir(const struct recv_state *s, int k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.4000s/%d", s->o->dir, k);
+}
+
+static int start_round(struct recv_state *s, int k)
+{
+	struct criu_page_server_req rq = { .addr = s->o->host };
+	struct criu_run_opts ro = { .timeout_ms = s->o->timeout_s * 1000 };
+	char dir[PATH_MAX], parent[PATH_MAX];
+	struct criu_result res;
+	struct ml_err e = { 0 };
+	int port, r;
+
+	if (k != s->round + 1 || s->ps_pid)
+		return wire_send(&s->w, "ERR round %d out of order (expected %d)", k, s->round + 1);
+	round_dir(s, k, dir, sizeof(dir));
+	round_dir(s, k - 1, parent, sizeof(parent));
+	port = wire_free_port(s->o->host);
+	if (port < 0)
+		return wire_send(&s->w, "ERR no free port on %s: %s", s->o->host, strerror(-port));
+	rq.images_dir = dir;
+	rq.port = port;
+	rq.parent_dir = k > 1 ? parent : NULL;
+	r = criu_page_server_start(s->o->caps, &rq, &ro, &s->ps_pid, &res, &e);
+	if (r)
+		return wire_send(&s->w, "ERR %s", e.msg);
+	s->round = k;
+	return wire_send(&s->w, "PORT %d", port);
+}
+
+/* The page server exits by itself once the dump has closed its connection. */
+static int end_round(struct recv_state *s, int k)
+{
+	char dir[PATH_MAX];
+	struct ml_err e;
+
+	if (k != s->round || !s->ps_pid)
+		return wire_send(&s->w, "ERR no page server for round %d", k);
+	for (int i = 0; i < 3000 && kill(s->ps_pid, 0) == 0; i++) {
+		char p[64], st[256] = "";
+		FILE *f;
+
+		snprintf(p, sizeof(p), "/proc/%d/stat", (int)s->ps_pid);
+		f = fopen(p, "re");
+		if (f) {
+			if (!fgets(st, sizeof(st), f))
+				st[0] = '\0';
+			fclose(f);
+		}
+		if (strstr(st, ") Z "))
+			break;
+		usleep(10000);
+	}
+	criu_page_server_stop(s->ps_pid, &e);
+	s->ps_pid = 0;
+	round_dir(s, k, dir, sizeof(dir));
+	return wire_send(&s->w, "STORED %d %llu", k, (unsigned long long)pages_bytes(dir));
+}
+
+static int recv_file(struct recv_state *s, const char *name, unsigned long long size)
+{
+	char dir[PATH_MAX];
+	int r;
+
+	round_dir(s, s->round, dir, sizeof(dir));
+	r = wire_recv_file(&s->w, dir, name, size);
+	if (r == -EPIPE)
+		return r;
+	if (r)
+		fprintf(stderr, "memlens migrate: cannot store %s/%s: %s\n", dir, name,
+			strerror(-r));
+	return 0;
+}
+
+static int restore(struct recv_state *s, int k, int shell_job)
+{
+	struct criu_run_opts ro = { .timeout_ms = s->o->timeout_s * 1000 };
+	struct criu_restore_req rq = { .shell_job = shell_job != 0 };
+	struct criu_result res;
+	struct ml_err e = { 0 };
+	char dir[PATH_MAX];
+	int r;
+
+	if (k != s->round)
+		return wire_send(&s->w, "ERR restore of round %d, but round %d came last", k,
+				 s->round);
+	round_dir(s, k, dir, sizeof(dir));
+	rq.images_dir = dir;
+	r = criu_restore(s->o->caps, &rq, &ro, &res, &e);
+	if (r)
+		return wire_send(&s->w, "ERR %s", e.msg);
+	if (s->o->verbose)
+		fprintf(stderr, "memlens migrate: restored pid %d from %s in %.2f s\n",
+			(int)res.restored_pid, dir, res.duration_ms / 1000.0);
+	return wire_send(&s->w, "RESTORED %d %llu", (int)res.restored_pid,
+			 (unsigned long long)res.duration_ms);
+}
+
+static int serve(struct recv_state *s)
+{
+	char line[512], name[256];
+	unsigned long long size;
+	int k, x, r;
+
+	r = wire_recv(&s->w, line, sizeof(line));
+	if (r || strcmp(line, MIGRATE_HELLO))
+		return wire_send(&s->w, "ERR this is a memlens migrate receiver; it speaks %s",
+				 MIGRATE_HELLO)
+			       ?: -EPROTO;
+	r = wire_send(&s->w, "OK %s", s->o->caps->version[0] ? s->o->caps->version : "unknown");
+	while (!r && !(r = wire_recv(&s->w, line, sizeof(line)))) {
+		if (sscanf(line, "ROUND %d", &k) == 1)
+			r = start_round(s, k);
+		else if (sscanf(line, "DONE %d", &k) == 1)
+			r = end_round(s, k);
+		else if (sscanf(line, "FILE %255s %llu", name, &size) == 2)
+			r = recv_file(s, name, size);
+		else if (sscanf(line, "RESTORE %d %d", &k, &x) == 2)
+			return restore(s, k, x);
+		else
+			r = wire_send(&s->w, "ERR unknown request '%.100s'", line);
+	}
+	return r == -EPIPE ? -ECONNRESET : r;
+}
+
+int migrate_receive(int lfd, const struct migrate_recv_opts *o)
+{
+	struct recv_state s = { .o = o };
+	int fd, r;
+
+	if (mkdir(o->dir, 0700) < 0 && errno != EEXIST) {
+		fprintf(stderr, "memlens migrate: cannot create %s: %s\n", o->dir, strerror(errno));
+		return -errno;
+	}
+	do
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return -errno;
+	r = wire_open(&s.w, fd);
+	if (!r)
+		r = serve(&s);
+	if (s.ps_pid) {
+		struct ml_err e;
+
+		criu_page_server_stop(s.ps_pid, &e);
+	}
+	wire_close(&s.w);
+	return r;
+}

@@ -1,0 +1,158 @@
+#!/bin/bash
+# memlens migrate on this machine: to a directory, and between two network
+# namespaces joined by a veth pair (two hosts' stand-in). Without soft-dirty
+# (this kernel) it is one stop-and-copy dump; the pre-copy rounds run in the
+# 6.12 guest (tests/kernels/cases/62-migrate.sh). The restored target checks
+# its own memory every time.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+MEMLENS=${MEMLENS:-$PWD/build/memlens}
+WORKLOADS=${WORKLOADS:-$PWD/build/workloads}
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/memlens-migrate-test.XXXXXX)
+pids=()
+ns_a=mlmigA$$ ns_b=mlmigB$$
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	ip netns del "$ns_a" 2>/dev/null
+	ip netns del "$ns_b" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $1"; }
+notok() { echo "not ok - $1: $2"; }
+skip() { echo "skip - $1: $2"; }
+jget() {
+	"$PY" -c 'import json,sys; j=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$1" "$2"
+}
+gone() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ "$st" = Z ] || [ "$st" = X ]
+}
+wait_gone() {
+	for _ in $(seq $(($2 * 10))); do gone "$1" && return 0; sleep 0.1; done
+	return 1
+}
+# start OUT [nsenter args] -- CMD...: a workload in its own session; sets $P
+start() {
+	local out=$1
+	shift
+	setsid "$@" </dev/null >>"$out" 2>&1 &
+	P=$!
+	pids+=("$P")
+	for _ in $(seq 200); do grep -q ready "$out" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
+CRIU=$(scripts/ensure-criu.sh 2>"$tmp/ensure.err")
+[ -n "$CRIU" ] && export MEMLENS_CRIU=$CRIU
+
+test_usage() {
+	local rc bad=
+	"$MEMLENS" migrate --to "$tmp/x" 2>"$tmp/u.err"; rc=$?
+	[ $rc -eq 2 ] && grep -q -- "-p PID and --to" "$tmp/u.err" || bad="no -p: exit $rc $(cat "$tmp/u.err")"
+	"$MEMLENS" migrate --receive -D "$tmp/x" 2>"$tmp/u.err"; rc=$?
+	[ $rc -eq 2 ] && grep -q -- "--listen" "$tmp/u.err" || bad+=" receive without --listen: exit $rc"
+	"$MEMLENS" migrate -p 1 --to "$tmp/x" --max-rounds 99 2>"$tmp/u.err"; rc=$?
+	[ $rc -eq 2 ] || bad+=" --max-rounds 99: exit $rc"
+	"$MEMLENS" migrate --help | grep -q "soft-dirty" || bad+=" help"
+	"$MEMLENS" migrate --help | grep -qi "issue\|seed\|DESIGN" && bad+=" help cites internal documents"
+	[ -z "$bad" ] && ok migrate_usage || notok migrate_usage "$bad"
+}
+
+test_no_target() {
+	"$MEMLENS" migrate -p 4194303 --to "$tmp/nt" 2>"$tmp/nt.err"
+	local rc=$?
+	[ $rc -eq 3 ] && grep -q "no process" "$tmp/nt.err" && ok migrate_no_target ||
+		notok migrate_no_target "exit $rc: $(cat "$tmp/nt.err")"
+}
+
+test_bad_destination() {
+	[ -n "$CRIU" ] || { skip migrate_bad_destination "no CRIU: $(tail -n1 "$tmp/ensure.err")"; return; }
+	start "$tmp/bd.out" "$WORKLOADS/migwork" -H 4 -I 4 -C 0 || { notok migrate_bad_destination "migwork"; return; }
+	# nothing listens there
+	"$MEMLENS" migrate -p "$P" --to 127.0.0.1:1 -D "$tmp/bd" 2>"$tmp/bd.err"
+	local rc=$?
+	if [ $rc -ne 1 ] || ! grep -q "cannot reach the destination 127.0.0.1:1" "$tmp/bd.err"; then
+		notok migrate_bad_destination "exit $rc: $(cat "$tmp/bd.err")"
+	elif gone "$P"; then
+		notok migrate_bad_destination "the target died"
+	else
+		ok migrate_bad_destination
+	fi
+	kill "$P"
+}
+
+# check_migration NAME JSON OUT OLD-PID: one stop-and-copy migration, verified
+check_migration() {
+	local name=$1 j=$2 out=$3 old=$4 bad= new
+	[ "$(jget "$j" 'j["ok"]')" = True ] || { notok "$name" "$(cat "$j")"; return 1; }
+	[ "$(jget "$j" 'j["precopy"]')" = False ] || bad="pre-copy on a kernel without soft-dirty"
+	[ "$(jget "$j" 'len(j["rounds"]) == 1 and j["rounds"][0]["kind"] == "dump"')" = True ] ||
+		bad+=" rounds: $(jget "$j" 'j["rounds"]')"
+	# 4 + 4 + 4 MiB = 3072 pages and a few more; all of them reached the destination
+	[ "$(jget "$j" '3072 <= j["rounds"][0]["pages"] <= 3072 + 1024 and j["rounds"][0]["stored_bytes"] == j["rounds"][0]["bytes"] == j["total_bytes"]')" = True ] ||
+		bad+=" bytes: $(jget "$j" 'j["rounds"][0]')"
+	[ "$(jget "$j" 'j["downtime_ms"] >= j["final_dump_ms"] + j["restore_ms"] - 2')" = True ] ||
+		bad+=" downtime $(jget "$j" 'j["downtime_ms"]')"
+	new=$(jget "$j" 'j["restored_pid"]')
+	[ "$new" = "$old" ] || bad+=" restored as $new, not $old"
+	pids+=("$new")
+	kill -TERM "$new"
+	wait_gone "$new" 30 || bad+=" the restored target did not finish"
+	grep -q "migwork: correct" "$out" || bad+=" restored memory: $(tail -n 1 "$out")"
+	[ -z "$bad" ] && ok "$name" || notok "$name" "$bad"
+}
+
+test_to_directory() {
+	[ -n "$CRIU" ] || { skip migrate_to_directory "no CRIU: $(tail -n1 "$tmp/ensure.err")"; return; }
+	start "$tmp/d.out" "$WORKLOADS/migwork" -H 4 -I 4 -C 4 -t 2 || { notok migrate_to_directory "migwork"; return; }
+	local p=$P
+	"$MEMLENS" migrate -p "$p" --to "$tmp/dest" -D "$tmp/src" --json >"$tmp/d.json" 2>"$tmp/d.err" ||
+		{ notok migrate_to_directory "exit $?: $(cat "$tmp/d.err") $(cat "$tmp/d.json")"; return; }
+	[ -s "$tmp/dest/1/pages-1.img" ] || ls "$tmp/dest/1"/pages-*.img >/dev/null 2>&1 ||
+		{ notok migrate_to_directory "no pages at the destination"; return; }
+	ls "$tmp/src/1"/pages-*.img >/dev/null 2>&1 && { notok migrate_to_directory "pages written at the source"; return; }
+	check_migration migrate_to_directory "$tmp/d.json" "$tmp/d.out" "$p"
+}
+
+test_between_netns() {
+	[ -n "$CRIU" ] || { skip migrate_between_netns "no CRIU: $(tail -n1 "$tmp/ensure.err")"; return; }
+	if ! ip netns add "$ns_a" 2>"$tmp/ns.err" || ! ip netns add "$ns_b" 2>>"$tmp/ns.err"; then
+		skip migrate_between_netns "cannot create network namespaces: $(cat "$tmp/ns.err")"
+		return
+	fi
+	ip link add "mv$$a" type veth peer name "mv$$b" &&
+		ip link set "mv$$a" netns "$ns_a" && ip link set "mv$$b" netns "$ns_b" &&
+		ip -n "$ns_a" addr add 10.213.0.1/24 dev "mv$$a" && ip -n "$ns_b" addr add 10.213.0.2/24 dev "mv$$b" &&
+		ip -n "$ns_a" link set "mv$$a" up && ip -n "$ns_b" link set "mv$$b" up &&
+		ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up ||
+		{ skip migrate_between_netns "cannot set up the veth pair"; return; }
+	local in_a=(nsenter --net=/run/netns/"$ns_a") in_b=(nsenter --net=/run/netns/"$ns_b") rp rc
+	"${in_b[@]}" "$MEMLENS" migrate --receive --listen 10.213.0.2:7411 -D "$tmp/nsdest" \
+		>"$tmp/recv.out" 2>&1 &
+	rp=$!
+	pids+=("$rp")
+	for _ in $(seq 50); do grep -q receiving "$tmp/recv.out" && break; sleep 0.1; done
+	start "$tmp/n.out" "${in_a[@]}" "$WORKLOADS/migwork" -H 4 -I 4 -C 4 -t 2 ||
+		{ notok migrate_between_netns "migwork"; return; }
+	local p=$P
+	"${in_a[@]}" "$MEMLENS" migrate -p "$p" --to 10.213.0.2:7411 -D "$tmp/nssrc" --json \
+		>"$tmp/n.json" 2>"$tmp/n.err"
+	rc=$?
+	wait "$rp"
+	[ $rc -eq 0 ] || { notok migrate_between_netns "exit $rc: $(cat "$tmp/n.err") $(cat "$tmp/recv.out")"; return; }
+	local new
+	new=$(jget "$tmp/n.json" 'j["restored_pid"]')
+	[ "$(ip netns identify "$new")" = "$ns_b" ] ||
+		{ notok migrate_between_netns "restored pid $new is not in $ns_b"; return; }
+	check_migration migrate_between_netns "$tmp/n.json" "$tmp/n.out" "$p"
+}
+
+test_usage
+test_no_target
+test_bad_destination
+test_to_directory
+test_between_netns

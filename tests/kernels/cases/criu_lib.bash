@@ -1,0 +1,58 @@
+# Shared by the CRIU cases of the guest suite (sourced, not a case itself).
+# Sets CRIUS (name=path pairs: the fork with the exclude options when its
+# source is here, and upstream CRIU 4.1.1), FORK_MISSING (why the fork is
+# not there), and helpers.
+PY=/usr/bin/python3
+tmp=$(mktemp -d /tmp/memlens-case.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $1"; }
+notok() { echo "not ok - $1: $2"; }
+skip() { echo "skip - $1: $2"; }
+
+CRIUS=()
+if fork=$(scripts/ensure-criu-exclude.sh 2>"$tmp/fork.err"); then
+	CRIUS+=("fork=$fork")
+	FORK_MISSING=
+else
+	FORK_MISSING="the CRIU fork with the exclude options is not built here: $(tail -n 1 "$tmp/fork.err")"
+fi
+upstream=${MEMLENS_CRIU:-$(scripts/ensure-criu.sh 2>/dev/null)}
+[ -n "$upstream" ] && CRIUS+=("upstream=$upstream")
+
+# soft-dirty: what pre-dump needs
+has_soft_dirty() { "$1" check --feature mem_dirty_track >/dev/null 2>&1; }
+
+# start a workload in its own session, stdio to a file; sets $P
+start() {
+	local out=$1
+	shift
+	setsid "$@" </dev/null >>"$out" 2>&1 &
+	P=$!
+	pids+=("$P")
+	for _ in $(seq 200); do grep -q ready "$out" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
+# jget FILE EXPR: a Python expression on the JSON object j
+jget() {
+	"$PY" -c 'import json,sys; j=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# gone PID: no such process, or a zombie
+gone() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ "$st" = Z ] || [ "$st" = X ]
+}
+
+# wait_gone PID SECS
+wait_gone() {
+	for _ in $(seq $(($2 * 10))); do gone "$1" && return 0; sleep 0.1; done
+	return 1
+}
