@@ -59,6 +59,15 @@ static inline bool stress_stopping(void)
 	return stress_stop_flag;
 }
 
+/*
+ * The target is told to stop by SIGTERM, whose handler interrupts the
+ * call a thread is blocked in: that EINTR is the stop, not harm.
+ */
+static inline bool stress_stop_eintr(long r)
+{
+	return r < 0 && errno == EINTR && stress_stop_flag;
+}
+
 static inline void stress_checked(uint64_t n)
 {
 	__atomic_add_fetch(&stress_res->checks, n, __ATOMIC_RELAXED);

@@ -69,7 +69,7 @@ static void *worker(void *arg)
 			stress_harm("worker registers changed", n, (long long)id);
 		__atomic_add_fetch(&passes, 1, __ATOMIC_RELAXED);
 		stress_checked(1);
-		if (nanosleep(&rest, NULL))
+		if (nanosleep(&rest, NULL) && !stress_stop_eintr(-1))
 			stress_harm("worker nanosleep failed (no handler is installed)", errno,
 				    (long long)id);
 	}

@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 		struct timespec ms = { 0, 1000000 };
 		int n;
 
-		if (nanosleep(&ms, NULL))
+		if (nanosleep(&ms, NULL) && !stress_stop_eintr(-1))
 			stress_harm("nanosleep failed (no signal handler is installed)", errno, 0);
 		n = stress_regs_changed(seed++, 1000);
 		if (n) {

@@ -110,6 +110,8 @@ static void wait_epoll(struct waiter *w, uint64_t t0)
 		}
 	}
 	r = epoll_wait(ep, &ev, 1, (int)(WAIT_NS / 1000000));
+	if (stress_stop_eintr(r))
+		return;
 	if (r != 0)
 		stress_harm("epoll_wait returned other than 0 (result, errno)", r,
 			    r < 0 ? errno : 0);
@@ -121,6 +123,8 @@ static void wait_read(struct waiter *w, unsigned char *next_byte)
 	unsigned char c;
 	long r = read(w->rd, &c, 1);
 
+	if (stress_stop_eintr(r))
+		return;
 	if (r == 0 && stress_stopping())
 		return; /* the feeder stopped first */
 	if (r != 1)
@@ -139,6 +143,8 @@ static void one_call(struct waiter *w, unsigned char *next_byte)
 		struct timespec ts = { 0, WAIT_NS };
 
 		r = nanosleep(&ts, NULL);
+		if (stress_stop_eintr(r))
+			return;
 		if (r)
 			stress_harm("nanosleep failed (result, errno)", r, errno);
 		timed(w, t0, "nanosleep returned early (ns, asked)");
@@ -148,6 +154,8 @@ static void one_call(struct waiter *w, unsigned char *next_byte)
 		struct pollfd p = { .fd = w->rd, .events = POLLIN };
 
 		r = poll(&p, 1, (int)(WAIT_NS / 1000000));
+		if (stress_stop_eintr(r))
+			return;
 		if (r != 0)
 			stress_harm("poll returned other than 0 (result, errno)", r,
 				    r < 0 ? errno : 0);
@@ -159,6 +167,8 @@ static void one_call(struct waiter *w, unsigned char *next_byte)
 		FD_ZERO(&set);
 		FD_SET(w->rd, &set);
 		r = select(w->rd + 1, &set, NULL, NULL, &tv);
+		if (stress_stop_eintr(r))
+			return;
 		if (r != 0 || FD_ISSET(w->rd, &set))
 			stress_harm("select returned other than 0 (result, errno)", r,
 				    r < 0 ? errno : 0);
@@ -167,6 +177,8 @@ static void one_call(struct waiter *w, unsigned char *next_byte)
 		struct timespec ts = { 0, WAIT_NS };
 
 		r = syscall(SYS_futex, &futex_word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+		if (stress_stop_eintr(r))
+			return;
 		if (r != -1 || errno != ETIMEDOUT)
 			stress_harm("futex wait did not time out (result, errno)", r,
 				    r < 0 ? errno : 0);

@@ -434,7 +434,7 @@ def test_profile_flow():
                                                    hot_consecutive=2), timeout=10)
     check(r.success and r.pid == mw.pid and r.vma_count > 0, "StartProfiling: %s" % r)
     hot, reg = wait_hot(st, lo, hi)
-    check(reg.written_ratio > 0.9, "written ratio %f" % reg.written_ratio)
+    check(reg.written_ratio > 0.5, "written ratio %f" % reg.written_ratio)  # above hot_threshold
     check(reg.consecutive_hot >= 2, "consecutive_hot %d" % reg.consecutive_hot)
     check(hot.hot_vmas == len(hot.regions) and hot.total_vmas >= hot.hot_vmas,
           "counts: %s" % hot)

@@ -448,8 +448,16 @@ static void test_death_at_every_ptrace_call(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/* fewer cycles on the sanitizer build, which is ten times slower */
+#ifdef __SANITIZE_ADDRESS__
+#define CYCLES(n) ((n) / 5)
+#else
+#define CYCLES(n) (n)
+#endif
+
 static void cycles(pid_t pid, int n)
 {
+	n = CYCLES(n);
 	for (int i = 0; i < n; i++) {
 		struct ml_err err = { 0 };
 		int fd = wp_attach(pid, false, NULL, &err);
@@ -469,9 +477,9 @@ static void test_no_eintr_no_early_wakeup(void)
 	wait_ready();
 	cycles(pid, 200);
 	usleep(60000);
-	printf("# 200 attaches: %ld register faults, %ld short sleeps, %ld cond errors, %ld "
+	printf("# %d attaches: %ld register faults, %ld short sleeps, %ld cond errors, %ld "
 	       "epoll EINTR\n",
-	       H->reg_bad, H->sleep_bad, H->cond_bad, H->epoll_eintr);
+	       CYCLES(200), H->reg_bad, H->sleep_bad, H->cond_bad, H->epoll_eintr);
 	CHECK_EQ(H->reg_bad, 0);
 	CHECK_EQ(H->sleep_bad, 0);
 	CHECK_EQ(H->cond_bad, 0);
@@ -502,9 +510,9 @@ static void test_signals_kept_exactly(void)
 	sent = rt_next; /* unused in the parent: the target counts */
 	(void)sent;
 	usleep(50000);
-	printf("# 200 attaches: SIGALRM %ld (%ld not SI_KERNEL), RT %ld (%ld out of order or "
+	printf("# %d attaches: SIGALRM %ld (%ld not SI_KERNEL), RT %ld (%ld out of order or "
 	       "without payload), write-barrier faults %ld (%ld forged)\n",
-	       H->alrm, H->alrm_bad, H->rt, H->rt_bad, H->segv, H->segv_bad);
+	       CYCLES(200), H->alrm, H->alrm_bad, H->rt, H->rt_bad, H->segv, H->segv_bad);
 	CHECK(H->alrm > 0 && H->rt > 0 && H->segv > 0);
 	CHECK_EQ(H->alrm_bad, 0);
 	CHECK_EQ(H->rt_bad, 0);
@@ -519,8 +527,8 @@ static void test_no_child_inherits_uffd(void)
 	wait_ready();
 	cycles(pid, 300);
 	usleep(20000);
-	printf("# 300 attaches while a thread forks: %ld children, %ld with a userfaultfd\n",
-	       H->forks, H->inherited);
+	printf("# %d attaches while a thread forks: %ld children, %ld with a userfaultfd\n",
+	       CYCLES(300), H->forks, H->inherited);
 	CHECK(H->forks > 0);
 	CHECK_EQ(H->inherited, 0);
 	stop_target(pid);
@@ -532,8 +540,8 @@ static void test_temporary_mask_kept(void)
 
 	wait_ready();
 	cycles(pid, 200);
-	printf("# 200 attaches to a thread in ppoll: the mask outside changed %ld time(s)\n",
-	       H->ppoll_bad);
+	printf("# %d attaches to a thread in ppoll: the mask outside changed %ld time(s)\n",
+	       CYCLES(200), H->ppoll_bad);
 	CHECK_EQ(H->ppoll_bad, 0);
 	stop_target(pid);
 }

@@ -87,7 +87,9 @@ hot_at = [l["seq"] for l in iv if any(r["hot"] for r in buf_region(l))]
 assert hot_at and hot_at[0] <= 4, f"buffer hot at intervals {hot_at}"
 r = buf_region(iv[-1])[0]
 assert r["kind"] == "anon" and r["total_pages"] == 16384, r
-assert r["written_ratio"] > 0.9, r
+# hot: its written ratio stayed above the threshold (0.3); how far above
+# depends on how much CPU the writer got
+assert r["hot"] and r["written_ratio"] > 0.3, r
 assert any(int(x["start_addr"], 16) <= buf < int(x["end_addr"], 16) for x in sm[0]["regions"])
 # read-only or idle VMAs are never hot: the lib-text/text ones are not even tracked
 for l in iv:
@@ -114,8 +116,12 @@ check sigint_target_alive 'kill -0 $mw && [ "$(grep -c " uw" /proc/$mw/smaps)" =
 # which drops every registration; the target carries on untouched
 "$M" writes -p $mw -i 100 -q >/dev/null 2>&1 &
 ml=$!
-sleep 0.8
-uw_during=$(grep -c " uw" /proc/$mw/smaps)
+uw_during=0
+for _ in $(seq 100); do
+	uw_during=$(grep -c " uw" /proc/$mw/smaps)
+	[ "$uw_during" -gt 0 ] && break
+	sleep 0.1
+done
 kill -KILL $ml; wait $ml 2>/dev/null
 sleep 0.2
 check sigkill_leaves_target_clean '[ "$uw_during" -gt 0 ] && kill -0 $mw && [ "$(grep -c " uw" /proc/$mw/smaps)" = 0 ] && ! ls -l /proc/$mw/fd | grep -q userfaultfd' "uw during: $uw_during"
