@@ -23,6 +23,13 @@ crun() {	# LOG ARGS...: criu with a time limit (a hung dump is a failure)
 	shift
 	timeout --kill-after=5 300 "$CRIU" "$@" -o "$log" -v4 >/dev/null 2>&1
 }
+# soft-dirty marks a whole 2 MiB huge page dirty on a write to any of it:
+# with transparent huge pages "always" (Debian's 7.x default) every
+# pre-dump of this target holds all of it; the test wants 4 KiB pages
+thp=/sys/kernel/mm/transparent_hugepage/enabled
+thp_was=$(sed -n 's/.*\[\(.*\)\].*/\1/p' $thp 2>/dev/null)
+echo "# transparent huge pages: $thp_was"
+[ "$thp_was" = always ] && echo madvise >$thp
 out=$C_TMP/ck.out
 # 32 MiB in 128 chunks of 256 KiB, one rewritten every 300 ms for 60 s: the
 # pre-dumps a few seconds apart each find only some of it changed
@@ -51,9 +58,10 @@ wait $ck 2>/dev/null
 # the page data of each image set (pages-*.img; the rest is metadata)
 sz() { cat $D/$1/pages-*.img 2>/dev/null | wc -c | awk '{print int($1 / 1024)}'; }
 echo "# page data (kB): pre-dump $(sz 1), pre-dump 2 $(sz 2), dump $(sz 3); a 32 MiB target"
-[ "$(sz 1)" -ge 32768 ] && [ "$(sz 2)" -lt $(($(sz 1) / 2)) ] && [ "$(sz 3)" -lt $(($(sz 1) / 2)) ] &&
+[ "$thp_was" = always ] && echo always >$thp
+[ "$(sz 1)" -ge 16384 ] && [ "$(sz 2)" -lt $(($(sz 1) / 2)) ] && [ "$(sz 3)" -lt $(($(sz 1) / 2)) ] &&
 	ok criu_pre_dumps_are_incremental ||
-	notok criu_pre_dumps_are_incremental "the first pre-dump holds all 32 MiB, the second pre-dump and the dump only what changed since (soft-dirty)"
+	notok criu_pre_dumps_are_incremental "the first pre-dump holds the 32 MiB written so far, the second pre-dump and the dump only what changed since (soft-dirty)"
 crun $D/3/restore.log restore -D $D/3 -d --pidfile $C_TMP/rpid
 step criu_restore $? $D/3/restore.log
 rp=$(cat $C_TMP/rpid 2>/dev/null)
