@@ -15,6 +15,7 @@
 #                a real block device, for major faults and dentries that
 #                drop_caches frees, much faster than the virtiofs root
 #                (unset when it could not be made: use /var/tmp then)
+#   The guest also has 256 MiB of swap on zram where the kernel has zram.
 #   tests/kernels/cases/lib.bash has the helpers (ok, notok, skip, kconfig,
 #   kernel_at_least).
 #   Each prints "ok - TEST", "not ok - TEST" (then "#   reason" lines) or
@@ -49,6 +50,13 @@ else
 	echo "# no scratch ext4 (the cases use /var/tmp): $(tail -n 1 /tmp/scratch.err)"
 	unset SCRATCH
 fi
+# swap (zram, 256 MiB): the paths that count swapped pages need some
+if [ -z "$(tail -n +2 /proc/swaps)" ] && modprobe zram num_devices=1 2>/dev/null &&
+	echo 256M >/sys/block/zram0/disksize && mkswap -q /dev/zram0 >/dev/null 2>&1 &&
+	swapon /dev/zram0 2>/dev/null; then
+	:
+fi
+echo "# swap: $(tail -n +2 /proc/swaps | awk '{print $1, $3 " kB"}' | tr '\n' ' ')"
 echo "# $(grep -c . /proc/self/mountinfo) mounts; cgroup: $(stat -fc %T /sys/fs/cgroup); scratch: ${SCRATCH:-none}"
 for c in tests/kernels/cases/[0-9]*.sh; do
 	[ -f "$c" ] || continue
