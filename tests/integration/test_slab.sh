@@ -3,7 +3,7 @@
 . "$(dirname "$0")/bpf_common.bash"
 
 # on a disk file system: drop_caches cannot free the dentries of a tmpfs
-DIR=/var/tmp/memlens-slab-test.$$
+DIR=${SLAB_DIR:-/var/tmp}/memlens-slab-test.$$
 NFILES=${SLAB_NFILES:-20000}	# the kernel matrix runs fewer (a slow guest)
 T_DIRS+=("$DIR")
 

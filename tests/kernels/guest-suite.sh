@@ -11,6 +11,11 @@
 #     KERNEL     the matrix's name of the kernel (6.1, 6.12, 7.2, ...)
 #     KVER       uname -r
 #     KCONFIG    the kernel's config file (from its Debian package)
+#     SCRATCH    a directory on a guest-local ext4 (a 256 MiB RAM disk, brd):
+#                a real block device, for major faults and dentries that
+#                drop_caches frees, much faster than the virtiofs root
+#                (unset when it could not be made: use /var/tmp then)
+#   The guest also has 256 MiB of swap on zram where the kernel has zram.
 #   tests/kernels/cases/lib.bash has the helpers (ok, notok, skip, kconfig,
 #   kernel_at_least).
 #   Each prints "ok - TEST", "not ok - TEST" (then "#   reason" lines) or
@@ -36,7 +41,23 @@ pass=0 fail=0 skip=0
 log_dir=/tmp/memlens-guest-logs
 mkdir -p $log_dir
 echo "# kernel $KERNEL ($KVER), $(nproc) CPUs, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
-echo "# $(grep -c . /proc/self/mountinfo) mounts; cgroup: $(stat -fc %T /sys/fs/cgroup)"
+SCRATCH=/tmp/memlens-scratch
+mkdir -p $SCRATCH
+if modprobe brd rd_nr=1 rd_size=262144 2>/tmp/scratch.err && [ -b /dev/ram0 ] &&
+	mkfs.ext4 -q -F /dev/ram0 2>>/tmp/scratch.err && mount /dev/ram0 $SCRATCH 2>>/tmp/scratch.err; then
+	export SCRATCH
+else
+	echo "# no scratch ext4 (the cases use /var/tmp): $(tail -n 1 /tmp/scratch.err)"
+	unset SCRATCH
+fi
+# swap (zram, 256 MiB): the paths that count swapped pages need some
+if [ -z "$(tail -n +2 /proc/swaps)" ] && modprobe zram num_devices=1 2>/dev/null &&
+	echo 256M >/sys/block/zram0/disksize && mkswap -q /dev/zram0 >/dev/null 2>&1 &&
+	swapon /dev/zram0 2>/dev/null; then
+	:
+fi
+echo "# swap: $(tail -n +2 /proc/swaps | awk '{print $1, $3 " kB"}' | tr '\n' ' ')"
+echo "# $(grep -c . /proc/self/mountinfo) mounts; cgroup: $(stat -fc %T /sys/fs/cgroup); scratch: ${SCRATCH:-none}"
 for c in tests/kernels/cases/[0-9]*.sh; do
 	[ -f "$c" ] || continue
 	[ -n "${memlens_cases:-}" ] && [[ "$c" != *${memlens_cases}* ]] && continue

@@ -43,7 +43,7 @@ gated() {
 field() { echo "$G_OUT" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 row() { jq_last "$TR_OUT" "sum(r['$1'] or 0 for r in d['rows'] if r['pid'] == $G_PID)"; }
 
-f=/var/tmp/memlens-kernels-faults.$$.bin
+f=${SCRATCH:-/var/tmp}/memlens-kernels-faults.$$.bin
 dd if=/dev/urandom of=$f bs=1M count=64 status=none conv=fsync
 gated file file $f
 rm -f $f
