@@ -136,7 +136,7 @@ int BPF_PROG(mm_fault_exit, struct vm_area_struct *vma, unsigned long address, u
 	bpf_map_delete_elem(&start, &tid);
 	if (ret & error)
 		return 0;
-	/* retried: completed with FAULT_FLAG_TRIED, the seed's TRIED column */
+	/* retried: completed with FAULT_FLAG_TRIED */
 	account((ret & vmmajor) || (flags & tried), flags & tried, ts);
 	return 0;
 }

@@ -117,13 +117,28 @@ static __always_inline void cgroup_names(struct mem_cgroup *m, struct oom_event 
 		e->cg_truncated = 1;
 }
 
+/* before 6.2: struct mm_rss_stat { atomic_long_t count[NR_MM_COUNTERS]; } */
+struct mm_rss_stat___pre62 {
+	atomic_long_t count[4];
+} __attribute__((preserve_access_index));
+
+struct mm_struct___pre62 {
+	struct mm_rss_stat___pre62 rss_stat;
+} __attribute__((preserve_access_index));
+
 static __always_inline __s64 mm_counter(struct mm_struct *mm, int member)
 {
+	struct mm_struct___pre62 *old = (void *)mm;
 	__s64 v = 0;
 
 	/* since 6.2 rss_stat is struct percpu_counter[]: read .count, the value
-	 * get_mm_counter() and the kernel's OOM report use */
-	bpf_core_read(&v, sizeof(v), &mm->rss_stat[member].count);
+	 * get_mm_counter() and the kernel's OOM report use; before, struct
+	 * mm_rss_stat (gone since): the other branch is dead there, and its
+	 * unresolved relocation with it */
+	if (bpf_core_type_exists(struct mm_rss_stat___pre62))
+		bpf_core_read(&v, sizeof(v), &old->rss_stat.count[member].counter);
+	else
+		bpf_core_read(&v, sizeof(v), &mm->rss_stat[member].count);
 	return v > 0 ? v : 0;
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * CRIU arguments from the heat map (seed §5.3): --exclude-range,
+ * CRIU arguments from the heat map: --exclude-range,
  * --exclude-file, --no-parent-range, and the argv they go into. Pure apart
  * from writing the exclude file.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The checkpoint flow of seed §5.4 around the write profiler:
+ * The checkpoint flow around the write profiler:
  * hot set -> profiler_release() -> exclude / no-parent ranges -> CRIU ->
  * profiler_reinit() -> previous exclude set := hot set.
  */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The snapshot section: resident memory by region kind over time, Fig. 8 bars. */
+/* The snapshot section: resident memory by region kind over time and bars per kind. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +267,5 @@ void render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct report
 		   "<figure>\n");
 	render_fig8(b, s);
 	rb_puts(b, "<figcaption>Per region kind, in the last snapshot: pages in memory, swapped "
-		   "out or not present, and pages written or dirty (after Fig. 8 of the snapshot "
-		   "seed).</figcaption>\n</figure>\n</section>\n");
+		   "out or not present, and pages written or dirty.</figcaption>\n</figure>\n</section>\n");
 }

@@ -2,7 +2,7 @@
 /*
  * memlens checkpoint: profile a process, then checkpoint it with CRIU,
  * leaving its hot memory out of pre-dumps when the CRIU in use can
- * (seed §5.4): profile -> release -> CRIU -> re-init.
+ *: profile -> release -> CRIU -> re-init.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -18,7 +18,7 @@ static const char usage_text[] =
 	"Replay a write trace recorded by `memlens writes --record FILE` through an\n"
 	"iterative pre-copy migration (pre-dump rounds every SEC seconds, then a\n"
 	"stop-and-copy dump) and compare three policies: none (no exclusion), hot-vma\n"
-	"(hot VMAs left for the final dump, as the seed's CRIU integration does) and\n"
+	" and\n"
 	"hot-range (only the page spans written in each of the last N intervals).\n"
 	"\n"
 	"  FILE                     the trace ('-' for stdin)\n"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* memlens snapshot: the high-speed per-VMA memory collector (seed 002). */
+/* memlens snapshot: the high-speed per-VMA memory collector. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>

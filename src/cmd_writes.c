@@ -22,7 +22,7 @@ static const char usage_text[] =
 	"\n"
 	"Profile where a process writes: every interval, the pages of each writable\n"
 	"private VMA written since the last interval (userfaultfd async write-protect\n"
-	"+ PAGEMAP_SCAN), and which VMAs are hot (seed: CRIU write profiler).\n"
+	"+ PAGEMAP_SCAN), and which VMAs are hot.\n"
 	"\n"
 	"  -p, --pid PID            profile a running process\n"
 	"  -- CMD [ARGS]            start CMD and profile it from its first instruction;\n"

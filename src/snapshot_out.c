@@ -55,7 +55,7 @@ static void json_mm(struct jw *w, const struct snap_mm *m)
 	jw_obj_end(w);
 }
 
-/* The paper's Fig. 8: in/out of memory and dirty share per region kind. */
+/* In/out of memory and dirty share per region kind. */
 static void json_kinds(struct jw *w, const struct snapshot *s)
 {
 	jw_key(w, "by_kind");
@@ -255,7 +255,7 @@ static void table_kinds(FILE *f, const struct snapshot *s)
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
 	char b[16];
 
-	fprintf(f, "\nby region kind (the paper's Fig. 8):\n%-9s %8s %9s %9s %8s %8s", "KIND",
+	fprintf(f, "\nby region kind:\n%-9s %8s %9s %9s %8s %8s", "KIND",
 		"SIZE", "RESIDENT", "SWAPPED", "IN-MEM%", "OUT-MEM%");
 	if (pg)
 		fprintf(f, " %7s", "DIRTY%");

@@ -15,7 +15,7 @@ void snap_csv_header(FILE *f);
 /* One row per VMA and one "total" row. */
 void snap_csv(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
 	      int64_t t_ms);
-/* Per-VMA table, the per-kind (Fig. 8) table and the mm counters. */
+/* Per-VMA table, the per-kind table and the mm counters. */
 void snap_table(FILE *f, const struct snapshot *s);
 /* One line per cycle in periodic human mode. */
 void snap_line(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CRIU integration (seed §5): find and probe a CRIU binary, turn the heat
+ * CRIU integration: find and probe a CRIU binary, turn the heat
  * map into CRIU's exclude arguments, run dump / pre-dump / restore /
  * page-server with a time limit, and the checkpoint flow that wraps the
  * write profiler (profiler_release() -> CRIU -> profiler_reinit()).
@@ -9,7 +9,7 @@
  * its own session, stdout/stderr into its log), so the functions are safe
  * to call from any thread of a long-running server; a struct criu_session
  * serialises the checkpoints of one target and keeps the previous exclude
- * set (seed §5.3.2) between them.
+ * set between them.
  *
  * Facts of this kernel that shape the defaults (DESIGN.md, CRIU section):
  * dumps can hang on the parasite's hardware breakpoint, so CRIU runs with
@@ -90,7 +90,7 @@ int criu_argv_addf(struct criu_argv *a, const char *fmt, ...) __attribute__((for
 void criu_argv_format(const struct criu_argv *a, char *buf, size_t len);
 
 /*
- * Seed §5.3.2: ranges of @prev not covered by @cur (hot -> cold
+ * ranges of @prev not covered by @cur (hot -> cold
  * transitions) into @no_parent (cleared first).
  */
 int criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
@@ -119,7 +119,7 @@ struct criu_exclude_report {
 };
 
 /*
- * Seed §5.3: the exclude and no-parent arguments of one (pre-)dump, using
+ * the exclude and no-parent arguments of one (pre-)dump, using
  * only the options @caps accepts (@caps NULL: all of them).
  * @exclude (NULL for a dump: it writes every VMA anyway) goes as
  * --exclude-file (written into @private_dir, see criu_write_exclude_file())
@@ -265,7 +265,7 @@ int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
 int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
 			  int64_t *pages_skipped_parent, int64_t *pages_written);
 
-/* ---- the checkpoint flow (seed §5.4) -------------------------------- */
+/* ---- the checkpoint flow -------------------------------- */
 
 struct criu_session;
 
@@ -278,7 +278,7 @@ int criu_session_prev_exclude(struct criu_session *s, struct rangeset *out);
 void criu_session_reset(struct criu_session *s);
 
 /*
- * Seed §5.4: take the hot set from @p (may be NULL: no exclusion),
+ * take the hot set from @p (may be NULL: no exclusion),
  * profiler_release(), compute exclude / no-parent ranges against the
  * previous set, run CRIU per @req (its exclude/no_parent fields are
  * ignored), then profiler_reinit() unless the target is gone, and on

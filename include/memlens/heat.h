@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-VMA heat classifier (seed §4.4): a sliding window of written ratios
+ * Per-VMA heat classifier: a sliding window of written ratios
  * per VMA, keyed by start address. A VMA is hot once its ratio has been
  * above the threshold for `consecutive` intervals in a row, and turns cold
  * the first interval it is not. State of VMAs that disappear is dropped.

@@ -101,7 +101,7 @@ void vma_set_clear(struct vma_set *s);
 void vma_set_free(struct vma_set *s);
 
 /*
- * The seed's diffVMAs(): indices of VMAs of @cur that have no VMA with the
+ * Indices of VMAs of @cur that have no VMA with the
  * same [start, end) in @old. Returns the count written to @added (at most
  * @max). Both sets must be sorted by start, as maps files are.
  */

@@ -5,10 +5,9 @@
  * --record`, for three exclusion policies:
  *
  *   none       every page not yet sent (or written since) goes in each round;
- *   hot-vma    the VMAs hot at round time are left for the final dump (seed §5.3);
+ *   hot-vma    the VMAs hot at round time are left for the final dump;
  *   hot-range  only the page spans written in each of the last hot_intervals
- *              intervals are left for the final dump (finer than a VMA, lifting
- *              the seed's §9.3 VMA-granularity limitation).
+ *              intervals are left for the final dump.
  *
  * Model: pre-dump round k happens at T_k = k * round_interval after the
  * trace starts. A page is "stale" until its current content has been sent:

@@ -29,13 +29,13 @@ void pagescan_close(struct pagescan *ps);
 
 /*
  * Write-protect every present or swapped, non-zero-page, anonymous page of
- * [start, end) without returning anything (seed §4.2.4 "baseline").
+ * [start, end) without returning anything.
  */
 int pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
 
 /*
  * Report pages of [start, end) written since the last write-protect and
- * write-protect them again, atomically (seed §4.2.4 "dirty scan"). With
+ * write-protect them again, atomically. With
  * @check_registered, a VMA in the range that is not registered for async
  * write-protect fails the call with -EPERM. Pages in the vector are
  * reported through @fn; paging by walk_end keeps the vector bounded.
@@ -52,7 +52,7 @@ long pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check
 long pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, pagescan_fn fn,
 			      void *arg, struct ml_err *err);
 
-/* 1 when some page of [start, end) is write-protect capable, 0 if none (seed §4.2.5). */
+/* 1 when some page of [start, end) is write-protect capable, 0 if none. */
 int pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
 
 /*

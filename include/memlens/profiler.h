@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The write profiler (seed §2.2, §4): async write-protect tracking of a
+ * The write profiler: async write-protect tracking of a
  * target's writable private VMAs, one PAGEMAP_SCAN per interval, a heat
- * classifier per VMA, and the dirty-volume numbers of seed §6.4.
+ * classifier per VMA, and the dirty-volume numbers of GetDirtyVolume.
  */
 #ifndef MEMLENS_PROFILER_H
 #define MEMLENS_PROFILER_H
@@ -37,7 +37,7 @@ struct profiler_region {
 	bool hot;
 };
 
-/* Seed §6.4, GetDirtyVolumeResponse. */
+/* GetDirtyVolumeResponse. */
 struct profiler_dirty {
 	int64_t dirty_pages; /* last interval */
 	int64_t dirty_bytes; /* last interval */
@@ -87,9 +87,9 @@ int profiler_latest(struct profiler *p, struct profiler_sample *out);
 /* Unregister everything, close all fds. The target is left as it was. */
 void profiler_close(struct profiler *p);
 
-/* Seed §5.1: stop the loop, unregister every VMA, reset heat (before CRIU). */
+/* stop the loop, unregister every VMA, reset heat (before CRIU). */
 int profiler_release(struct profiler *p, struct ml_err *err);
-/* Seed §5.2: re-read maps, register, baseline, reset counters, restart the loop if it ran. */
+/* re-read maps, register, baseline, reset counters, restart the loop if it ran. */
 int profiler_reinit(struct profiler *p, struct ml_err *err);
 
 pid_t profiler_pid(const struct profiler *p);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Per-VMA memory snapshots (seed 002, "high speed kernel data collection"),
+ * Per-VMA memory snapshots,
  * from user space: /proc/PID/maps for the VMAs, one PAGEMAP_SCAN category
  * query over the whole address space for resident / swapped / file /
  * zero-page / huge pages, /proc/PID/status for the mm counters and, only

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * memlens agent: the gRPC CRIUAgent service (seed §2, §6). One process,
+ * memlens agent: the gRPC CRIUAgent service. One process,
  * one target: the profiler and the CRIU session live in struct agent;
  * the gRPC server (server.c) runs the handlers (rpc_*.c) on a few worker
  * threads; metrics.c counts and serves /metrics.

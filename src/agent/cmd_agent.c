@@ -26,7 +26,7 @@
 static const char usage_text[] =
 	"usage: memlens agent [options]\n"
 	"\n"
-	"Serve the gRPC service agent.CRIUAgent (seed: CRIU write profiler, §6):\n"
+	"Serve the gRPC service agent.CRIUAgent:\n"
 	"StartProfiling, StopProfiling, GetHotRegions, GetDirtyVolume, GetStatus,\n"
 	"PreCheckpoint, FinalDump, Restore, StartPageServer. One agent serves one\n"
 	"target process; run it as a sidecar sharing the application's PID namespace.\n"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The checkpoint RPCs on include/memlens/criu.h: PreCheckpoint and
- * FinalDump run the seed §5.4 flow (release the profiler, exclude hot
+ * FinalDump run the checkpoint flow (release the profiler, exclude hot
  * VMAs, CRIU, re-init), Restore and StartPageServer run CRIU directly.
  * They hold the agent's write lock: one checkpoint at a time, and no
  * profiler change underneath.

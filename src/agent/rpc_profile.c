@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Seed §6.1-§6.4: StartProfiling, StopProfiling, GetHotRegions, GetDirtyVolume; GetStatus. */
+/* StartProfiling, StopProfiling, GetHotRegions, GetDirtyVolume; GetStatus. */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -27,7 +27,7 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Seed §6.1 parameters; proto3 zero means "not set": the default. */
+/* StartProfiling parameters; proto3 zero means "not set": the default. */
 static int validate_start(const Agent__StartProfilingRequest *q, struct profiler_opts *po,
 			  struct rpc_reply *out)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Target discovery (seed §2.2): in a pod with shareProcessNamespace the
+ * Target discovery: in a pod with shareProcessNamespace the
  * agent sees the application's processes; the target is the oldest one
  * that is not the agent's own family, a kernel thread or the pod's pause.
  */
