@@ -107,7 +107,7 @@ struct mig_round {
 	bool pre_dump;
 	int64_t pages;
 	uint64_t bytes, stored;
-	uint64_t duration_ms;
+	uint64_t duration_ms, start_ms;
 	size_t hot_ranges, excluded, no_parent;
 	uint64_t hot_bytes;
 	char note[768];
@@ -125,7 +125,7 @@ struct mig_run {
 	char why[256]; /* why nothing is excluded */
 	struct mig_round r[MAX_ROUNDS + 1];
 	int nr;
-	uint64_t total, downtime_ms, restore_ms, dump_ms;
+	uint64_t total, downtime_ms, restore_ms, dump_ms, t0_ns;
 	pid_t restored;
 	char error[1024];
 };
@@ -387,6 +387,7 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 	memset(r, 0, sizeof(*r));
 	r->k = k;
 	r->pre_dump = pre_dump;
+	r->start_ms = (cli_now_ns() - m->t0_ns) / 1000000;
 	ret = ask(m, ans, sizeof(ans), "ROUND %d", k);
 	if (!ret && sscanf(ans, "PORT %d", &port) != 1)
 		ret = -EPROTO;
@@ -536,6 +537,7 @@ static int migrate(struct mig_run *m, const sigset_t *sigs)
 	char ans[256];
 	int ret, k = 1;
 
+	m->t0_ns = cli_now_ns();
 	ret = criu_session_open(&m->sess, &m->caps, &ro, &err);
 	if (ret)
 		return ret;
@@ -594,6 +596,7 @@ static void print_json(const struct mig_run *m, int rc)
 		jw_kint(&w, "pages", r->pages);
 		jw_kuint(&w, "bytes", r->bytes);
 		jw_kuint(&w, "stored_bytes", r->stored);
+		jw_kuint(&w, "start_ms", r->start_ms);
 		jw_kuint(&w, "duration_ms", r->duration_ms);
 		jw_kuint(&w, "hot_ranges", r->hot_ranges);
 		jw_kuint(&w, "hot_bytes", r->hot_bytes);

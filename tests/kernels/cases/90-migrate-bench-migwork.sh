@@ -1,0 +1,13 @@
+#!/bin/bash
+# The migration bench (bench/migrate.sh) on migwork in the guest. It takes
+# minutes, so it runs only when asked for: CASES=migrate-bench.
+set -u
+cd "$(dirname "$0")/../../.." || exit 1
+if [[ "${memlens_cases:-}" != *migrate-bench* ]]; then
+	echo "skip - migrate_bench_migwork: runs only when asked for (CASES=migrate-bench tests/kernels/run.sh 6.12)"
+	exit 0
+fi
+OUT=$PWD/${BUILD:-build}/bench/migrate.jsonl
+mkdir -p "$(dirname "$OUT")" && : >"$OUT"	# a new run
+OUT=$OUT bash bench/migrate.sh migwork
+
