@@ -8,7 +8,8 @@
  *   -C  memory hot first and cold later: rewritten until SIGUSR2 (default 32)
  *   -W  memory cold first and hot later: written once, rewritten from
  *       SIGUSR2 on (default 0)
- *   -t  sleep MS after each pass over 1 MiB of every hot region (default 1)
+ *   -t  sleep MS after each pass, which rewrites 1/8 of every hot region
+ *       (default 1): all of them turn over at the same rate, whatever their size
  *   -T  phase 2 (as on SIGUSR2) SEC seconds after the start (default: never)
  * Every region is a run of 256 KiB chunks; its step s writes chunk
  * (s * 7) mod CHUNKS with a pattern of (region, s). SIGTERM or SIGUSR1:
@@ -188,10 +189,9 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			said = true;
 		}
-		for (int i = 0; i < 4; i++) /* 1 MiB of every active region */
-			for (int r = 0; r < nreg; r++)
-				if (active(&reg[r]))
-					step(r);
+		for (int r = 0; r < nreg; r++) /* 1/8 of every active region */
+			for (size_t i = 0; active(&reg[r]) && i < (reg[r].nchunks + 7) / 8; i++)
+				step(r);
 		nap(ms);
 	}
 	tmp = malloc(CHUNK);

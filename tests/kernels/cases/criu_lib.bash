@@ -25,6 +25,28 @@ fi
 upstream=${MEMLENS_CRIU:-$(scripts/ensure-criu.sh 2>/dev/null)}
 [ -n "$upstream" ] && CRIUS+=("upstream=$upstream")
 
+# for_criu TEST FUNCTION WHY: run FUNCTION NAME PATH for the CRIU named by
+# $WHICH (fork or upstream); skip TEST_NAME with the reason when that CRIU
+# is missing, or with WHY when the kernel lacks soft-dirty (WHY "": the
+# function decides itself)
+for_criu() {
+	local test=$1 fn=$2 why=$3 c
+	if [ "$WHICH" = fork ] && [ -n "$FORK_MISSING" ]; then
+		skip "${test}_fork" "$FORK_MISSING"
+		return
+	fi
+	for c in "${CRIUS[@]}"; do
+		[ "${c%%=*}" = "$WHICH" ] || continue
+		if [ -n "$why" ] && ! has_soft_dirty "${c#*=}"; then
+			skip "${test}_$WHICH" "$why"
+			return
+		fi
+		"$fn" "$WHICH" "${c#*=}"
+		return
+	done
+	skip "${test}_$WHICH" "no $WHICH CRIU here"
+}
+
 # soft-dirty: what pre-dump needs
 has_soft_dirty() { "$1" check --feature mem_dirty_track >/dev/null 2>&1; }
 
