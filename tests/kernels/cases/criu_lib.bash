@@ -66,6 +66,36 @@ jget() {
 	"$PY" -c 'import json,sys; j=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+# jcheck LABEL FILE EXPR...: every EXPR (Python, on the JSON object j of
+# FILE) must hold; one Python run. Prints "# LABEL: ..." (pages, note) at
+# once, for progress; the failed expressions go into $JBAD.
+jcheck() {
+	local label=$1 f=$2
+	shift 2
+	JBAD=$("$PY" - "$label" "$f" "$@" <<'PYEOF'
+import json, sys
+label, f = sys.argv[1:3]
+try:
+    j = json.load(open(f))
+except (OSError, ValueError) as e:
+    print("cannot read %s: %s;" % (f, e))
+    sys.exit(0)
+def val(k):
+    return j.get(k, j.get("rounds", [{}])[-1].get(k) if j.get("rounds") else None)
+print("# %s: pages %s, %s" % (label, j.get("pages_written", [r.get("pages") for r in j.get("rounds", [])]),
+      (j.get("exclusion") or {}).get("note", "")[:160]), file=sys.stderr, flush=True)
+bad = []
+for e in sys.argv[3:]:
+    try:
+        if not eval(e):
+            bad.append(e)
+    except Exception as x:
+        bad.append("%s (%s)" % (e, x))
+print(" ".join("%s: failed %s;" % (label, e) for e in bad))
+PYEOF
+)
+}
+
 # gone PID: no such process, or a zombie
 gone() {
 	local st

@@ -33,28 +33,21 @@ migrate_ns() {
 	rc=$?
 	wait "$rp"
 	[ $rc -eq 0 ] || { notok "migrate_$name" "exit $rc: $(tail -n 3 "$tmp/$name.err") / $(tail -n 3 "$tmp/$name-recv.out")"; return; }
-	echo "# $name: $(jget "$j" '"; ".join("%s %d: %d pages, %d ms, %s" % (r["kind"], r["round"], r["pages"], r["duration_ms"], r["note"][:90]) for r in j["rounds"])')"
-	echo "# $name: total $(jget "$j" 'j["total_bytes"]') bytes, downtime $(jget "$j" 'j["downtime_ms"]') ms"
-	[ "$(jget "$j" 'j["precopy"] and len(j["rounds"]) >= 2 and j["rounds"][-1]["kind"] == "dump"')" = True ] ||
-		bad="rounds: $(jget "$j" '[r["kind"] for r in j["rounds"]]')"
-	# what CRIU wrote arrived at the destination, round by round
-	[ "$(jget "$j" 'all(r["stored_bytes"] == r["bytes"] for r in j["rounds"])')" = True ] ||
-		bad+=" stored != sent: $(jget "$j" '[(r["bytes"], r["stored_bytes"]) for r in j["rounds"]]')"
+	local common=('j["precopy"] and len(j["rounds"]) >= 2 and j["rounds"][-1]["kind"] == "dump"'
+		'all(r["stored_bytes"] == r["bytes"] for r in j["rounds"])'
+		'j["rounds"][-1]["pages"] <= 4096 + 2048')
 	if [ "$name" = fork ]; then
-		[ "$(jget "$j" 'j["exclusion"] and j["rounds"][0]["excluded_ranges"] >= 13')" = True ] ||
-			bad+=" round 1 excluded: $(jget "$j" 'j["rounds"][0]')"
 		# round 1 leaves out the hot 12 + 4 MiB: idle 32 MiB = 8192 pages and a little
-		[ "$(jget "$j" '8192 <= j["rounds"][0]["pages"] <= 8192 + 512')" = True ] ||
-			bad+=" round 1 pages $(jget "$j" 'j["rounds"][0]["pages"]')"
-		jget "$j" 'j["limits"]' | grep -q "whole VMAs" || bad+=" no word on the limits"
+		jcheck "migrate $name" "$j" "${common[@]}" \
+			'j["exclusion"] and j["rounds"][0]["excluded_ranges"] >= 13' \
+			'8192 <= j["rounds"][0]["pages"] <= 8192 + 512' '"whole VMAs" in j["limits"]'
 	else
-		[ "$(jget "$j" 'not j["exclusion"] and "cannot leave memory out" in j["rounds"][0]["note"]')" = True ] ||
-			bad+=" upstream round 1: $(jget "$j" 'j["rounds"][0]["note"]')"
+		jcheck "migrate $name" "$j" "${common[@]}" \
+			'not j["exclusion"] and "cannot leave memory out" in j["rounds"][0]["note"]'
 	fi
-	# the final dump is incremental: the hot 12 + 4 MiB, not all 48
-	[ "$(jget "$j" 'j["rounds"][-1]["pages"] <= 4096 + 2048')" = True ] ||
-		bad+=" final dump pages $(jget "$j" 'j["rounds"][-1]["pages"]')"
-	new=$(jget "$j" 'j["restored_pid"]')
+	bad+=$JBAD
+	"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); [print("# %s %d: %d pages, %d ms, %s" % (r["kind"], r["round"], r["pages"], r["duration_ms"], r["note"][:100])) for r in j["rounds"]]; print("# total %d bytes, downtime %d ms" % (j["total_bytes"], j["downtime_ms"]))' "$j"
+	new=$(sed -n 's/.*"restored_pid":\([0-9]*\).*/\1/p' "$j")
 	pids+=("$new")
 	[ "$(ip netns identify "$new")" = "$ns_b" ] || bad+=" restored pid $new not in $ns_b"
 	kill -TERM "$new"
