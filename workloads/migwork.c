@@ -151,6 +151,7 @@ int main(int argc, char **argv)
 			  : opt == 'C' ? &hc
 			  : opt == 'W' ? &ch
 			  : opt == 't' ? &ms
+			  : opt == 'T' ? &phase_s
 				       : NULL;
 
 		if (!v) {
