@@ -11,15 +11,15 @@
 # guest: CASES=migrate-bench tests/kernels/run.sh 6.12 (the guest cases
 # 9N-migrate-bench-WORKLOAD.sh, one workload each).
 #   bench/migrate.sh [WORKLOAD...]   (default: all four)
-# One JSON line per workload and mode appended to $OUT (default
-# build/bench/migrate.jsonl); bench/migrate_table.py makes the README table
-# from it.
+# One JSON line per mode into $OUTDIR/migrate-WORKLOAD.jsonl (default
+# build/bench; each workload's file is rewritten by its run);
+# bench/migrate_table.py makes the README table from them.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 MEMLENS=${MEMLENS:-$PWD/$BUILD/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
-OUT=${OUT:-$PWD/$BUILD/bench/migrate.jsonl}
+OUTDIR=${OUTDIR:-$PWD/$BUILD/bench}
 PY=/usr/bin/python3
 ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-500}
 TRACE_S=${TRACE_S:-40} WARM_S=2
@@ -33,7 +33,7 @@ if ! "$criu" check --feature mem_dirty_track >/dev/null 2>&1; then
 	echo "skip - migrate_bench: this kernel has no soft-dirty tracking (pre-dump needs it)"
 	exit 0
 fi
-mkdir -p "$(dirname "$OUT")"
+mkdir -p "$OUTDIR"
 
 declare -A CMD=(
 	[migwork]="$WORKLOADS/migwork -H 64 -I 192 -C 32 -t 1 -T 12"
@@ -52,6 +52,8 @@ start() { # OUT CMD...: sets P
 }
 
 for w in ${*:-migwork memwrite matmul memalloc}; do
+	OUT=$OUTDIR/migrate-$w.jsonl
+	: >"$OUT"
 	# the trace, on an instance of its own
 	start "$tmp/$w-trace.out" ${CMD[$w]}
 	"$MEMLENS" writes -p "$P" -i "$INTERVAL" -d "$TRACE_S" -q --record "$tmp/$w.trace" \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The README's migration table from a bench/migrate.sh run.
 
-    bench/migrate_table.py RESULTS.jsonl [--readme README.md]
+    bench/migrate_table.py RESULTS.jsonl... [--readme README.md]
 
 Prints the Markdown table; with --readme, replaces the text between the
 "<!-- migrate-bench:start -->" and "<!-- migrate-bench:end -->" lines.
@@ -69,11 +69,11 @@ def main():
         i = args.index("--readme")
         readme = args[i + 1]
         del args[i:i + 2]
-    if len(args) != 1:
-        sys.exit("usage: bench/migrate_table.py RESULTS.jsonl [--readme README.md]")
-    rows = [json.loads(line) for line in open(args[0]) if line.strip()]
+    if not args:
+        sys.exit("usage: bench/migrate_table.py RESULTS.jsonl... [--readme README.md]")
+    rows = [json.loads(line) for a in args for line in open(a) if line.strip()]
     if not rows:
-        sys.exit("bench/migrate_table.py: %s has no results" % args[0])
+        sys.exit("bench/migrate_table.py: %s: no results" % " ".join(args))
     text = table(rows)
     print(text)
     if readme:

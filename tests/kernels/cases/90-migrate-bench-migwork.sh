@@ -7,7 +7,5 @@ if [[ "${memlens_cases:-}" != *migrate-bench* ]]; then
 	echo "skip - migrate_bench_migwork: runs only when asked for (CASES=migrate-bench tests/kernels/run.sh 6.12)"
 	exit 0
 fi
-OUT=$PWD/${BUILD:-build}/bench/migrate.jsonl
-mkdir -p "$(dirname "$OUT")" && : >"$OUT"	# a new run
-OUT=$OUT bash bench/migrate.sh migwork
+bash bench/migrate.sh migwork
 

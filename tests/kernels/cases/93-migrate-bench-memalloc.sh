@@ -7,7 +7,5 @@ if [[ "${memlens_cases:-}" != *migrate-bench* ]]; then
 	echo "skip - migrate_bench_memalloc: runs only when asked for (CASES=migrate-bench tests/kernels/run.sh 6.12)"
 	exit 0
 fi
-OUT=$PWD/${BUILD:-build}/bench/migrate.jsonl
-
-OUT=$OUT bash bench/migrate.sh memalloc
-/usr/bin/python3 bench/migrate_table.py "$OUT" | sed "s/^/# /"
+bash bench/migrate.sh memalloc
+/usr/bin/python3 bench/migrate_table.py ${BUILD:-build}/bench/migrate-*.jsonl | sed "s/^/# /"
