@@ -22,7 +22,7 @@ WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
 OUTDIR=${OUTDIR:-$PWD/$BUILD/bench}
 PY=/usr/bin/python3
 ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-500}
-TRACE_S=${TRACE_S:-40} WARM_S=2
+TRACE_S=${TRACE_S:-40} WARM_S=2 failed=
 tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
@@ -75,6 +75,7 @@ for w in ${*:-migwork memwrite matmul memalloc}; do
 		[ -n "$np" ] && [ "$np" != 0 ] && kill -9 "$np" 2>/dev/null
 		if [ $rc -ne 0 ]; then
 			echo "# $w $mode: migrate failed (exit $rc): $(tail -n 2 "$tmp/$w-$mode.err")"
+			failed+=" $w/$mode"
 			continue
 		fi
 		# the model, with what this migration measured
@@ -129,4 +130,8 @@ EOF
 		echo "# $w $mode: $(tail -n 1 "$OUT")"
 	done
 done
-echo "ok - migrate_bench_${*:-all}"
+if [ -n "$failed" ]; then
+	echo "not ok - migrate_bench_${*:-all}: these migrations failed:$failed"
+else
+	echo "ok - migrate_bench_${*:-all}"
+fi
