@@ -79,7 +79,7 @@ for w in ${*:-migwork memwrite matmul memalloc}; do
 			continue
 		fi
 		# the model, with what this migration measured
-		read -r bw ri n < <("$PY" - "$tmp/$w-$mode.json" <<'EOF'
+		"$PY" - "$tmp/$w-$mode.json" >"$tmp/$w-$mode.params" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
 r = j["rounds"]
@@ -90,7 +90,7 @@ gaps = [b2 - a for a, b2 in zip(starts, starts[1:])]
 ri = (sum(gaps) / len(gaps) / 1000.0) if gaps else 1.0
 print("%.3f %.3f %d" % (max(b / max(t, 1e-3), 0.001), max(ri, 0.001), max(len(r) - 1, 0)))
 EOF
-)
+		read -r bw ri n <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
 		"$MEMLENS" migrate-model "$tmp/$w.trace" --bandwidth "$bw" --round-interval "$ri" \
 			--max-rounds "$n" --stop-threshold "$THRESHOLD" --json >"$tmp/$w-$mode.model" \
 			2>"$tmp/$w-$mode.merr" || echo "# $w $mode: migrate-model: $(tail -n 1 "$tmp/$w-$mode.merr")"
