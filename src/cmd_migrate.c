@@ -23,6 +23,7 @@
 #include "criu_cli.h"
 #include "jsonw.h"
 #include "memlens/criu.h"
+#include "memlens/heat.h"
 #include "memlens/profiler.h"
 #include "migrate.h"
 #include "migrate_wire.h"
@@ -509,11 +510,46 @@ static int final_round(struct mig_run *m, int k)
 	return 0;
 }
 
+/* The profiler's latest interval number (0: none yet). */
+static uint64_t latest_seq(struct profiler *p)
+{
+	struct profiler_sample smp;
+	uint64_t seq;
+
+	memset(&smp, 0, sizeof(smp));
+	if (!p || profiler_latest(p, &smp))
+		return 0;
+	seq = smp.seq;
+	profiler_sample_free(&smp);
+	return seq;
+}
+
+/*
+ * Between rounds: at least --round-seconds, and, when profiling, enough
+ * intervals since the profiler took the target again for a VMA to turn hot
+ * (a slow machine's intervals run late), up to 10 times longer.
+ */
+static int wait_round(struct mig_run *m, const sigset_t *sigs)
+{
+	uint64_t t0 = cli_now_ns(), seq0 = latest_seq(m->p);
+	double max_s = 10 * (m->c->round_s > 1 ? m->c->round_s : 1);
+
+	for (;;) {
+		double el = (cli_now_ns() - t0) / 1e9;
+
+		if (el >= m->c->round_s &&
+		    (!m->p || latest_seq(m->p) >= seq0 + HEAT_DEFAULT_CONSECUTIVE + 1 ||
+		     el >= max_s))
+			return 0;
+		if (cli_wait_signal(sigs, 50))
+			return -EINTR;
+	}
+}
+
 static int start_profiling(struct mig_run *m, const sigset_t *sigs)
 {
 	struct profiler_opts po = { .interval_ms = m->c->interval_ms };
 	struct ml_err err = { 0 };
-	uint64_t t0;
 	int r = profiler_open(&m->p, m->c->pid, &po, &err);
 
 	if (!r)
@@ -523,11 +559,7 @@ static int start_profiling(struct mig_run *m, const sigset_t *sigs)
 			 err.msg);
 		return r;
 	}
-	t0 = cli_now_ns();
-	while ((cli_now_ns() - t0) / 1e9 < m->c->round_s)
-		if (cli_wait_signal(sigs, 50))
-			return -EINTR;
-	return 0;
+	return wait_round(m, sigs);
 }
 
 static void decide(struct mig_run *m)
@@ -570,12 +602,8 @@ static int migrate(struct mig_run *m, const sigset_t *sigs)
 	if (m->exclude && (ret = start_profiling(m, sigs)))
 		return ret;
 	for (; m->precopy && k <= m->c->max_rounds; k++) {
-		uint64_t t0 = cli_now_ns();
-
-		if (k > 1)
-			while ((cli_now_ns() - t0) / 1e9 < m->c->round_s)
-				if (cli_wait_signal(sigs, 50))
-					return -EINTR;
+		if (k > 1 && (ret = wait_round(m, sigs)))
+			return ret;
 		ret = do_round(m, k, true);
 		if (ret)
 			return ret;

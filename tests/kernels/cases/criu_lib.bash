@@ -82,8 +82,10 @@ except (OSError, ValueError) as e:
     sys.exit(0)
 def val(k):
     return j.get(k, j.get("rounds", [{}])[-1].get(k) if j.get("rounds") else None)
+x = j.get("exclusion")
+note = x.get("note", "") if isinstance(x, dict) else "; ".join(r.get("note", "")[:80] for r in j.get("rounds", []))
 print("# %s: pages %s, %s" % (label, j.get("pages_written", [r.get("pages") for r in j.get("rounds", [])]),
-      (j.get("exclusion") or {}).get("note", "")[:160]), file=sys.stderr, flush=True)
+      note[:240]), file=sys.stderr, flush=True)
 bad = []
 for e in sys.argv[3:]:
     try:
@@ -91,9 +93,11 @@ for e in sys.argv[3:]:
             bad.append(e)
     except Exception as x:
         bad.append("%s (%s)" % (e, x))
-print(" ".join("%s: failed %s;" % (label, e) for e in bad))
+print(" ".join("%s: failed %s;" % (label, e) for e in bad) or "PASSED")
 PYEOF
-)
+) || true
+	# a check that could not run is a failure, never a pass
+	[ "$JBAD" = PASSED ] && JBAD= || JBAD=${JBAD:-"$label: the check itself failed"}
 }
 
 # gone PID: no such process, or a zombie
