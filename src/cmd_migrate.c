@@ -536,10 +536,12 @@ static int wait_round(struct mig_run *m, const sigset_t *sigs)
 
 	for (;;) {
 		double el = (cli_now_ns() - t0) / 1e9;
+		uint64_t seq = latest_seq(m->p);
 
+		if (seq < seq0) /* re-initialised after the last round: counting from 1 */
+			seq0 = 0;
 		if (el >= m->c->round_s &&
-		    (!m->p || latest_seq(m->p) >= seq0 + HEAT_DEFAULT_CONSECUTIVE + 1 ||
-		     el >= max_s))
+		    (!m->p || seq >= seq0 + HEAT_DEFAULT_CONSECUTIVE + 1 || el >= max_s))
 			return 0;
 		if (cli_wait_signal(sigs, 50))
 			return -EINTR;
