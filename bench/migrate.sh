@@ -22,7 +22,7 @@ WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
 OUTDIR=${OUTDIR:-$PWD/$BUILD/bench}
 PY=/usr/bin/python3
 ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-500}
-TRACE_S=${TRACE_S:-40} WARM_S=2 failed=
+TRACE_S=${TRACE_S:-90} WARM_S=2 failed=
 tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
