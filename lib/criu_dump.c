@@ -351,9 +351,9 @@ static void note_not_excluded(struct criu_exclude_report *x, const struct criu_d
 		x->note[0] = '\0'; /* "nothing to exclude" would mislead */
 	pos = strlen(x->note);
 	snprintf(x->note + pos, sizeof(x->note) - pos,
-		 r->no_exclude ? "%sexclusion off: %zu hot range(s) sent anyway"
+		 r->no_exclude ? "%sexclusion off: nothing left out (%zu hot range(s) sent anyway)"
 			       : "%sa dump writes every VMA: its %zu hot range(s) are sent",
-		 pos ? "; " : "", r->exclude->n);
+		 pos ? "; " : "", r->exclude ? r->exclude->n : 0);
 }
 
 /*
@@ -382,7 +382,7 @@ static int add_exclusion(struct criu_argv *ex, const struct criu_caps *caps,
 	if (ret)
 		return ret;
 	res->exclude.nparent_excluded = pexcl->n;
-	if (r->exclude && r->exclude->n && (r->no_exclude || !r->pre_dump))
+	if ((r->no_exclude && r->pre_dump) || (!r->pre_dump && r->exclude && r->exclude->n))
 		note_not_excluded(&res->exclude, r);
 	return 0;
 }

@@ -65,7 +65,8 @@ static int skip_field(const uint8_t *b, size_t len, size_t *pos, unsigned int wt
 	return 0;
 }
 
-static int parse_dump_entry(const uint8_t *b, size_t len, int64_t *f5, int64_t *f6, int64_t *f7)
+/* The varint fields 1..7 of dump_stats_entry into f[1..7] (-1: absent). */
+static int parse_dump_entry(const uint8_t *b, size_t len, int64_t f[8])
 {
 	size_t pos = 0;
 	uint64_t key, v;
@@ -80,23 +81,19 @@ static int parse_dump_entry(const uint8_t *b, size_t len, int64_t *f5, int64_t *
 		}
 		if (varint(b, len, &pos, &v))
 			return -EINVAL;
-		if (key >> 3 == 5)
-			*f5 = (int64_t)v;
-		else if (key >> 3 == 6)
-			*f6 = (int64_t)v;
-		else if (key >> 3 == 7)
-			*f7 = (int64_t)v;
+		if (key >> 3 >= 1 && key >> 3 <= 7)
+			f[key >> 3] = (int64_t)v;
 	}
 	return 0;
 }
 
-int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
-			  int64_t *pages_skipped_parent, int64_t *pages_written)
+static int parse_stats(const uint8_t *buf, size_t len, int64_t f[8])
 {
 	size_t pos = 12, end;
 	uint64_t key, n;
 
-	*pages_scanned = *pages_skipped_parent = *pages_written = -1;
+	for (int i = 0; i < 8; i++)
+		f[i] = -1;
 	if (len < 12 || get_u32(buf) != IMG_SERVICE_MAGIC || get_u32(buf + 4) != STATS_MAGIC)
 		return -EINVAL;
 	if (get_u32(buf + 8) > len - 12)
@@ -112,14 +109,34 @@ int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned
 		}
 		if (varint(buf, end, &pos, &n) || n > end - pos)
 			return -EINVAL;
-		return parse_dump_entry(buf + pos, (size_t)n, pages_scanned, pages_skipped_parent,
-					pages_written);
+		return parse_dump_entry(buf + pos, (size_t)n, f);
 	}
 	return -ENOENT;
 }
 
-int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
-			 int64_t *pages_skipped_parent, int64_t *pages_written, struct ml_err *err)
+int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
+			  int64_t *pages_skipped_parent, int64_t *pages_written)
+{
+	int64_t f[8];
+	int ret = parse_stats(buf, len, f);
+
+	*pages_scanned = f[5];
+	*pages_skipped_parent = f[6];
+	*pages_written = f[7];
+	return ret;
+}
+
+int criu_parse_dump_frozen(const uint8_t *buf, size_t len, int64_t *frozen_us)
+{
+	int64_t f[8];
+	int ret = parse_stats(buf, len, f);
+
+	*frozen_us = f[2];
+	return ret;
+}
+
+static int read_stats(const char *images_dir, int64_t *pages_scanned, int64_t *pages_skipped_parent,
+		      int64_t *pages_written, int64_t *frozen_us, struct ml_err *err)
 {
 	char path[4096];
 	uint8_t buf[4096];
@@ -137,8 +154,25 @@ int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
 		return ml_err_set(err, errno, "cannot read %s: %s", path, strerror(errno));
 	ret = criu_parse_dump_stats(buf, (size_t)n, pages_scanned, pages_skipped_parent,
 				    pages_written);
+	if (frozen_us)
+		criu_parse_dump_frozen(buf, (size_t)n, frozen_us);
 	if (ret)
 		return ml_err_set(err, -ret, "%s is not a CRIU stats image memlens can decode",
 				  path);
 	return 0;
+}
+
+int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
+			 int64_t *pages_skipped_parent, int64_t *pages_written, struct ml_err *err)
+{
+	return read_stats(images_dir, pages_scanned, pages_skipped_parent, pages_written, NULL,
+			  err);
+}
+
+int criu_read_dump_frozen(const char *images_dir, int64_t *frozen_us, struct ml_err *err)
+{
+	int64_t a, b, c;
+
+	*frozen_us = -1;
+	return read_stats(images_dir, &a, &b, &c, frozen_us, err);
 }

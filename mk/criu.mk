@@ -1,4 +1,4 @@
-# CRIU integration (issue 3): make sure a working CRIU >= 4.1 is there before
+# CRIU integration: make sure a working CRIU >= 4.1 is there before
 # `make test` and `make demo` (scripts/ensure-criu.sh: the system's criu when
 # `criu check` passes, else CRIU 4.1.1 built once into .cache/criu/). Not
 # fatal: without a CRIU the CRIU tests skip and say why.
@@ -6,5 +6,9 @@
 criu-ensure: deps
 	@scripts/ensure-criu.sh >/dev/null || \
 		echo "warning: no working CRIU (scripts/ensure-criu.sh failed); the CRIU tests will be skipped" >&2
+	@# the CRIU with the exclude options, built here once (never in the slow
+	@# QEMU guests that run the pre-dump chains): optional, its tests skip
+	@# with the reason where its source is not beside the project
+	@scripts/ensure-criu-exclude.sh >/dev/null 2>&1 || true
 
 test demo: criu-ensure

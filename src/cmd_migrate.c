@@ -23,6 +23,7 @@
 #include "criu_cli.h"
 #include "jsonw.h"
 #include "memlens/criu.h"
+#include "memlens/heat.h"
 #include "memlens/profiler.h"
 #include "migrate.h"
 #include "migrate_wire.h"
@@ -38,7 +39,9 @@ static const char usage_text[] =
 	"threshold or after the last round; then the tree is frozen, the final dump sends\n"
 	"what changed since the last round, and the destination restores it. Every round\n"
 	"is printed (pages, bytes, time, what was left out and why), then the downtime\n"
-	"(frozen until running again at the destination) and the total bytes sent.\n"
+	"(frozen until running again at the destination: CRIU's own count of the\n"
+	"frozen time in the final dump, then the transfer and restore) and the total\n"
+	"bytes sent.\n"
 	"Pages go to a `criu page-server` the destination starts for each round.\n"
 	"On a kernel without soft-dirty page tracking pre-copy is impossible: one\n"
 	"stop-and-copy dump, measured the same way.\n"
@@ -107,7 +110,7 @@ struct mig_round {
 	bool pre_dump;
 	int64_t pages;
 	uint64_t bytes, stored;
-	uint64_t duration_ms;
+	uint64_t duration_ms, start_ms;
 	size_t hot_ranges, excluded, no_parent;
 	uint64_t hot_bytes;
 	char note[768];
@@ -125,7 +128,9 @@ struct mig_run {
 	char why[256]; /* why nothing is excluded */
 	struct mig_round r[MAX_ROUNDS + 1];
 	int nr;
-	uint64_t total, downtime_ms, restore_ms, dump_ms;
+	uint64_t total, downtime_ms, restore_ms, dump_ms, t0_ns;
+	uint64_t criu_end_ns; /* when the last CRIU dump returned */
+	int64_t frozen_us; /* how long the final dump kept the tree frozen */
 	pid_t restored;
 	char error[1024];
 };
@@ -387,6 +392,7 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 	memset(r, 0, sizeof(*r));
 	r->k = k;
 	r->pre_dump = pre_dump;
+	r->start_ms = (cli_now_ns() - m->t0_ns) / 1000000;
 	ret = ask(m, ans, sizeof(ans), "ROUND %d", k);
 	if (!ret && sscanf(ans, "PORT %d", &port) != 1)
 		ret = -EPROTO;
@@ -407,6 +413,9 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 	};
 
 	ret = criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
+	m->criu_end_ns = cli_now_ns();
+	if (!ret && !pre_dump)
+		criu_read_dump_frozen(dir, &m->frozen_us, &err);
 	if (ret)
 		snprintf(m->error, sizeof(m->error), "%s", err.msg);
 	/* the page server ends with the dump, failed or not */
@@ -488,17 +497,61 @@ static int final_round(struct mig_run *m, int k)
 			 strncmp(ans, "ERR ", 4) ? ans : ans + 4);
 		return -EPROTO;
 	}
-	m->downtime_ms = (cli_now_ns() - t0) / 1000000;
+	/* frozen: from the moment CRIU froze the tree (its own count of the
+	 * frozen time, up to the end of the dump) until it runs at the
+	 * destination; without that count, from the start of the final round */
+	if (m->frozen_us >= 0)
+		m->downtime_ms =
+			(cli_now_ns() - m->criu_end_ns) / 1000000 + (uint64_t)m->frozen_us / 1000;
+	else
+		m->downtime_ms = (cli_now_ns() - t0) / 1000000;
 	m->restored = pid;
 	m->restore_ms = ms;
 	return 0;
+}
+
+/* The profiler's latest interval number (0: none yet). */
+static uint64_t latest_seq(struct profiler *p)
+{
+	struct profiler_sample smp;
+	uint64_t seq;
+
+	memset(&smp, 0, sizeof(smp));
+	if (!p || profiler_latest(p, &smp))
+		return 0;
+	seq = smp.seq;
+	profiler_sample_free(&smp);
+	return seq;
+}
+
+/*
+ * Between rounds: at least --round-seconds, and, when profiling, enough
+ * intervals since the profiler took the target again for a VMA to turn hot
+ * (a slow machine's intervals run late), up to 10 times longer.
+ */
+static int wait_round(struct mig_run *m, const sigset_t *sigs)
+{
+	uint64_t t0 = cli_now_ns(), seq0 = latest_seq(m->p);
+	double max_s = 10 * (m->c->round_s > 1 ? m->c->round_s : 1);
+
+	for (;;) {
+		double el = (cli_now_ns() - t0) / 1e9;
+		uint64_t seq = latest_seq(m->p);
+
+		if (seq < seq0) /* re-initialised after the last round: counting from 1 */
+			seq0 = 0;
+		if (el >= m->c->round_s &&
+		    (!m->p || seq >= seq0 + HEAT_DEFAULT_CONSECUTIVE + 1 || el >= max_s))
+			return 0;
+		if (cli_wait_signal(sigs, 50))
+			return -EINTR;
+	}
 }
 
 static int start_profiling(struct mig_run *m, const sigset_t *sigs)
 {
 	struct profiler_opts po = { .interval_ms = m->c->interval_ms };
 	struct ml_err err = { 0 };
-	uint64_t t0;
 	int r = profiler_open(&m->p, m->c->pid, &po, &err);
 
 	if (!r)
@@ -508,11 +561,7 @@ static int start_profiling(struct mig_run *m, const sigset_t *sigs)
 			 err.msg);
 		return r;
 	}
-	t0 = cli_now_ns();
-	while ((cli_now_ns() - t0) / 1e9 < m->c->round_s)
-		if (cli_wait_signal(sigs, 50))
-			return -EINTR;
-	return 0;
+	return wait_round(m, sigs);
 }
 
 static void decide(struct mig_run *m)
@@ -536,6 +585,8 @@ static int migrate(struct mig_run *m, const sigset_t *sigs)
 	char ans[256];
 	int ret, k = 1;
 
+	m->t0_ns = cli_now_ns();
+	m->frozen_us = -1;
 	ret = criu_session_open(&m->sess, &m->caps, &ro, &err);
 	if (ret)
 		return ret;
@@ -553,12 +604,8 @@ static int migrate(struct mig_run *m, const sigset_t *sigs)
 	if (m->exclude && (ret = start_profiling(m, sigs)))
 		return ret;
 	for (; m->precopy && k <= m->c->max_rounds; k++) {
-		uint64_t t0 = cli_now_ns();
-
-		if (k > 1)
-			while ((cli_now_ns() - t0) / 1e9 < m->c->round_s)
-				if (cli_wait_signal(sigs, 50))
-					return -EINTR;
+		if (k > 1 && (ret = wait_round(m, sigs)))
+			return ret;
 		ret = do_round(m, k, true);
 		if (ret)
 			return ret;
@@ -594,6 +641,7 @@ static void print_json(const struct mig_run *m, int rc)
 		jw_kint(&w, "pages", r->pages);
 		jw_kuint(&w, "bytes", r->bytes);
 		jw_kuint(&w, "stored_bytes", r->stored);
+		jw_kuint(&w, "start_ms", r->start_ms);
 		jw_kuint(&w, "duration_ms", r->duration_ms);
 		jw_kuint(&w, "hot_ranges", r->hot_ranges);
 		jw_kuint(&w, "hot_bytes", r->hot_bytes);
@@ -606,6 +654,7 @@ static void print_json(const struct mig_run *m, int rc)
 	jw_kuint(&w, "total_bytes", m->total);
 	jw_kuint(&w, "downtime_ms", m->downtime_ms);
 	jw_kuint(&w, "final_dump_ms", m->dump_ms);
+	jw_kint(&w, "frozen_in_dump_ms", m->frozen_us >= 0 ? m->frozen_us / 1000 : -1);
 	jw_kuint(&w, "restore_ms", m->restore_ms);
 	jw_kint(&w, "restored_pid", m->restored);
 	if (m->exclude)
@@ -630,8 +679,9 @@ static void print_summary(const struct mig_run *m, int rc)
 	       (int)m->restored);
 	printf("  rounds:   %d (%d pre-dump)\n", m->nr, m->nr - 1);
 	printf("  total:    %s sent\n", fmt_bytes(m->total, b, sizeof(b)));
-	printf("  downtime: %.3f s (final dump %.3f s, restore %.3f s)\n", m->downtime_ms / 1000.0,
-	       m->dump_ms / 1000.0, m->restore_ms / 1000.0);
+	printf("  downtime: %.3f s frozen until running again (final round %.3f s, restore "
+	       "%.3f s)\n",
+	       m->downtime_ms / 1000.0, m->dump_ms / 1000.0, m->restore_ms / 1000.0);
 	if (m->exclude)
 		printf("  note:     CRIU leaves out whole VMAs (cold pages of a hot VMA too) and "
 		       "applies the ranges to every process of the tree\n");

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * migwork: a live-migration target that checks its own memory.
- *   migwork [-H MIB] [-k N] [-I MIB] [-C MIB] [-W MIB] [-t MS]
+ *   migwork [-H MIB] [-k N] [-I MIB] [-C MIB] [-W MIB] [-t MS] [-T SEC]
  *   -H  a hot buffer rewritten continuously (default 64), split into
  *       -k N separate mappings (default 1; guard pages keep them apart)
  *   -I  memory written once and then left idle (default 192)
  *   -C  memory hot first and cold later: rewritten until SIGUSR2 (default 32)
  *   -W  memory cold first and hot later: written once, rewritten from
  *       SIGUSR2 on (default 0)
- *   -t  sleep MS after each pass over 1 MiB of every hot region (default 1)
+ *   -t  sleep MS after each pass, which rewrites 1/8 of every hot region
+ *       (default 1): all of them turn over at the same rate, whatever their size
+ *   -T  phase 2 (as on SIGUSR2) SEC seconds after the start (default: never)
  * Every region is a run of 256 KiB chunks; its step s writes chunk
  * (s * 7) mod CHUNKS with a pattern of (region, s). SIGTERM or SIGUSR1:
  * recompute from the step counters alone what every chunk must hold,
@@ -138,27 +140,29 @@ static bool active(const struct region *g)
 
 int main(int argc, char **argv)
 {
-	long hot = 64, idle = 192, hc = 32, ch = 0, k = 1, ms = 1, bad = 0;
+	long hot = 64, idle = 192, hc = 32, ch = 0, k = 1, ms = 1, phase_s = 0, bad = 0;
 	uint64_t *tmp;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "H:k:I:C:W:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "H:k:I:C:W:t:T:")) != -1) {
 		long *v = opt == 'H'   ? &hot
 			  : opt == 'k' ? &k
 			  : opt == 'I' ? &idle
 			  : opt == 'C' ? &hc
 			  : opt == 'W' ? &ch
 			  : opt == 't' ? &ms
+			  : opt == 'T' ? &phase_s
 				       : NULL;
 
 		if (!v) {
 			fprintf(stderr, "usage: migwork [-H MIB] [-k N] [-I MIB] [-C MIB] [-W MIB] "
-					"[-t MS]\n");
+					"[-t MS] [-T SEC]\n");
 			return 2;
 		}
 		*v = atol(optarg);
 	}
-	if (hot < 1 || k < 1 || k > 64 || hot % k || idle < 0 || hc < 0 || ch < 0 || ms < 0) {
+	if (hot < 1 || k < 1 || k > 64 || hot % k || idle < 0 || hc < 0 || ch < 0 || ms < 0 ||
+	    phase_s < 0) {
 		fprintf(stderr, "migwork: -H >= 1 MiB split into -k 1..64 equal parts; -I -C -W "
 				"-t >= 0\n");
 		return 2;
@@ -170,6 +174,9 @@ int main(int argc, char **argv)
 	    add_region((size_t)ch, COLD_HOT))
 		goto nomem;
 	signal(SIGUSR2, on_usr2);
+	signal(SIGALRM, on_usr2);
+	if (phase_s)
+		alarm((unsigned int)phase_s);
 	signal(SIGUSR1, on_stop);
 	signal(SIGTERM, on_stop);
 	for (int r = 0; r < nreg; r++) /* everything written once */
@@ -183,10 +190,9 @@ int main(int argc, char **argv)
 			fflush(stdout);
 			said = true;
 		}
-		for (int i = 0; i < 4; i++) /* 1 MiB of every active region */
-			for (int r = 0; r < nreg; r++)
-				if (active(&reg[r]))
-					step(r);
+		for (int r = 0; r < nreg; r++) /* 1/8 of every active region */
+			for (size_t i = 0; active(&reg[r]) && i < (reg[r].nchunks + 7) / 8; i++)
+				step(r);
 		nap(ms);
 	}
 	tmp = malloc(CHUNK);

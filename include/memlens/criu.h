@@ -261,6 +261,12 @@ int criu_page_server_stop(pid_t pid, struct ml_err *err);
  */
 int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
 			 int64_t *pages_skipped_parent, int64_t *pages_written, struct ml_err *err);
+/*
+ * How long the tree was frozen (stats-dump frozen_time, microseconds; -1
+ * unknown): a dump without --leave-running keeps it frozen until the end.
+ */
+int criu_read_dump_frozen(const char *images_dir, int64_t *frozen_us, struct ml_err *err);
+int criu_parse_dump_frozen(const uint8_t *buf, size_t len, int64_t *frozen_us);
 /* The same on a buffer holding the file (pure, for tests and fuzzing). */
 int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
 			  int64_t *pages_skipped_parent, int64_t *pages_written);

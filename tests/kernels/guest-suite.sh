@@ -27,8 +27,8 @@
 #   NAME is the memlens command the case covers (check, writes, snapshot,
 #   faults, oom, slab, leaks, criu, ...): the README's kernel table has one
 #   column per NAME (tests/kernels/table.sh).
-#   memlens_cases=PATTERN (a boot parameter; run.sh sets it from CASES)
-#   runs only the cases whose file name contains PATTERN.
+#   memlens_cases=PATTERN[,PATTERN...] (a boot parameter; run.sh sets it
+#   from CASES) runs only the cases whose file name contains one of them.
 # Output: each case's lines prefixed with "[NAME] ", then per case
 # "[NAME] N passed, N failed, N skipped (T s)", then the totals.
 set -u
@@ -60,7 +60,13 @@ echo "# swap: $(tail -n +2 /proc/swaps | awk '{print $1, $3 " kB"}' | tr '\n' ' 
 echo "# $(grep -c . /proc/self/mountinfo) mounts; cgroup: $(stat -fc %T /sys/fs/cgroup); scratch: ${SCRATCH:-none}"
 for c in tests/kernels/cases/[0-9]*.sh; do
 	[ -f "$c" ] || continue
-	[ -n "${memlens_cases:-}" ] && [[ "$c" != *${memlens_cases}* ]] && continue
+	if [ -n "${memlens_cases:-}" ]; then
+		want_case=
+		for pat in ${memlens_cases//,/ }; do
+			[[ "$c" == *${pat}* ]] && want_case=1
+		done
+		[ -n "$want_case" ] || continue
+	fi
 	name=${c##*/}
 	name=${name%.sh}
 	name=${name#*-}

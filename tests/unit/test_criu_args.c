@@ -433,6 +433,12 @@ static void test_stats_dump(void)
 	CHECK_EQ(sc, 4140); /* 0xac 0x20 */
 	CHECK_EQ(sk, 0);
 	CHECK_EQ(wr, 4126); /* 0x9e 0x20 */
+	{
+		int64_t frozen;
+
+		CHECK_EQ(criu_parse_dump_frozen(img, 12 + sizeof(entry), &frozen), 0);
+		CHECK_EQ(frozen, 1); /* field 2: 0x10 0x01 */
+	}
 	/* truncated, wrong magic, length beyond the buffer */
 	CHECK(criu_parse_dump_stats(img, 12 + sizeof(entry) - 3, &sc, &sk, &wr) < 0);
 	CHECK_EQ(wr, -1);

@@ -25,6 +25,28 @@ fi
 upstream=${MEMLENS_CRIU:-$(scripts/ensure-criu.sh 2>/dev/null)}
 [ -n "$upstream" ] && CRIUS+=("upstream=$upstream")
 
+# for_criu TEST FUNCTION WHY: run FUNCTION NAME PATH for the CRIU named by
+# $WHICH (fork or upstream); skip TEST_NAME with the reason when that CRIU
+# is missing, or with WHY when the kernel lacks soft-dirty (WHY "": the
+# function decides itself)
+for_criu() {
+	local test=$1 fn=$2 why=$3 c
+	if [ "$WHICH" = fork ] && [ -n "$FORK_MISSING" ]; then
+		skip "${test}_fork" "$FORK_MISSING"
+		return
+	fi
+	for c in "${CRIUS[@]}"; do
+		[ "${c%%=*}" = "$WHICH" ] || continue
+		if [ -n "$why" ] && ! has_soft_dirty "${c#*=}"; then
+			skip "${test}_$WHICH" "$why"
+			return
+		fi
+		"$fn" "$WHICH" "${c#*=}"
+		return
+	done
+	skip "${test}_$WHICH" "no $WHICH CRIU here"
+}
+
 # soft-dirty: what pre-dump needs
 has_soft_dirty() { "$1" check --feature mem_dirty_track >/dev/null 2>&1; }
 
@@ -42,6 +64,40 @@ start() {
 # jget FILE EXPR: a Python expression on the JSON object j
 jget() {
 	"$PY" -c 'import json,sys; j=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# jcheck LABEL FILE EXPR...: every EXPR (Python, on the JSON object j of
+# FILE) must hold; one Python run. Prints "# LABEL: ..." (pages, note) at
+# once, for progress; the failed expressions go into $JBAD.
+jcheck() {
+	local label=$1 f=$2
+	shift 2
+	JBAD=$("$PY" - "$label" "$f" "$@" <<'PYEOF'
+import json, sys
+label, f = sys.argv[1:3]
+try:
+    j = json.load(open(f))
+except (OSError, ValueError) as e:
+    print("cannot read %s: %s;" % (f, e))
+    sys.exit(0)
+def val(k):
+    return j.get(k, j.get("rounds", [{}])[-1].get(k) if j.get("rounds") else None)
+x = j.get("exclusion")
+note = x.get("note", "") if isinstance(x, dict) else "; ".join(r.get("note", "")[:80] for r in j.get("rounds", []))
+print("# %s: pages %s, %s" % (label, j.get("pages_written", [r.get("pages") for r in j.get("rounds", [])]),
+      note[:240]), file=sys.stderr, flush=True)
+bad = []
+for e in sys.argv[3:]:
+    try:
+        if not eval(e):
+            bad.append(e)
+    except Exception as x:
+        bad.append("%s (%s)" % (e, x))
+print(" ".join("%s: failed %s;" % (label, e) for e in bad) or "PASSED")
+PYEOF
+) || true
+	# a check that could not run is a failure, never a pass
+	[ "$JBAD" = PASSED ] && JBAD= || JBAD=${JBAD:-"$label: the check itself failed"}
 }
 
 # gone PID: no such process, or a zombie

@@ -1,0 +1,137 @@
+#!/bin/bash
+# Live migration measured side by side: no exclusion vs hot-VMA exclusion,
+# by `memlens migrate` with the CRIU fork that has the exclude options, on
+# migwork (64 MiB rewritten continuously, 192 MiB written once and idle,
+# 32 MiB hot first and cold after 12 s), memwrite, matmul and memalloc;
+# next to each, what `memlens migrate-model` predicts from a `memlens writes
+# --record` trace of the same workload taken in the same run (a separate
+# instance on the same timeline: the trace's profiler and the migration's
+# cannot watch one process at once), with the bandwidth and round interval
+# the migration measured. Needs soft-dirty (pre-dump): run it in the 6.12
+# guest: CASES=migrate-bench tests/kernels/run.sh 6.12 (the guest cases
+# 9N-migrate-bench-WORKLOAD.sh, one workload each).
+#   bench/migrate.sh [WORKLOAD...]   (default: all four)
+# One JSON line per mode into $OUTDIR/migrate-WORKLOAD.jsonl (default
+# build/bench; each workload's file is rewritten by its run);
+# bench/migrate_table.py makes the README table from them.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${BUILD:-build}
+MEMLENS=${MEMLENS:-$PWD/$BUILD/memlens}
+WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
+OUTDIR=${OUTDIR:-$PWD/$BUILD/bench}
+PY=/usr/bin/python3
+ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-500}
+TRACE_S=${TRACE_S:-90} WARM_S=2 failed=
+tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
+pids=()
+trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
+criu=$(scripts/ensure-criu-exclude.sh 2>"$tmp/criu.err") ||
+	{ echo "skip - migrate_bench: $(tail -n 1 "$tmp/criu.err")"; exit 0; }
+if ! "$criu" check --feature mem_dirty_track >/dev/null 2>&1; then
+	echo "skip - migrate_bench: this kernel has no soft-dirty tracking (pre-dump needs it)"
+	exit 0
+fi
+mkdir -p "$OUTDIR"
+
+declare -A CMD=(
+	[migwork]="$WORKLOADS/migwork -H 64 -I 192 -C 32 -t 1 -T 12"
+	[memwrite]="$WORKLOADS/memwrite -m 64"
+	[matmul]="$WORKLOADS/matmul -n 512"
+	[memalloc]="$WORKLOADS/memalloc -m 32 -p 3000"
+)
+
+start() { # OUT CMD...: sets P
+	local out=$1
+	shift
+	setsid "$@" </dev/null >"$out" 2>&1 &
+	P=$!
+	pids+=("$P")
+	sleep "$WARM_S"
+}
+
+for w in ${*:-migwork memwrite matmul memalloc}; do
+	OUT=$OUTDIR/migrate-$w.jsonl
+	: >"$OUT"
+	# the trace, on an instance of its own
+	start "$tmp/$w-trace.out" ${CMD[$w]}
+	"$MEMLENS" writes -p "$P" -i "$INTERVAL" -d "$TRACE_S" -q --record "$tmp/$w.trace" \
+		>/dev/null 2>"$tmp/$w-trace.err" || echo "# $w: writes --record: $(tail -n 1 "$tmp/$w-trace.err")"
+	kill -9 "$P" 2>/dev/null
+	wait "$P" 2>/dev/null
+	for mode in none exclude; do
+		extra=()
+		[ $mode = none ] && extra=(--no-exclude)
+		start "$tmp/$w-$mode.out" ${CMD[$w]}
+		p=$P
+		"$MEMLENS" migrate -p "$p" --to "$tmp/$w-$mode-dest" -D "$tmp/$w-$mode-src" --criu "$criu" \
+			--max-rounds "$ROUNDS" --threshold "$THRESHOLD" --round-seconds "$ROUND_S" \
+			-i "$INTERVAL" "${extra[@]}" --json >"$tmp/$w-$mode.json" 2>"$tmp/$w-$mode.err"
+		rc=$?
+		wait "$p" 2>/dev/null
+		np=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("restored_pid", 0))' \
+			"$tmp/$w-$mode.json" 2>/dev/null)
+		[ -n "$np" ] && [ "$np" != 0 ] && kill -9 "$np" 2>/dev/null
+		if [ $rc -ne 0 ]; then
+			echo "# $w $mode: migrate failed (exit $rc): $(tail -n 2 "$tmp/$w-$mode.err")"
+			failed+=" $w/$mode"
+			continue
+		fi
+		# the model, with what this migration measured
+		"$PY" - "$tmp/$w-$mode.json" >"$tmp/$w-$mode.params" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+r = j["rounds"]
+b = sum(x["bytes"] for x in r) / 1048576.0
+t = sum(x["duration_ms"] for x in r) / 1000.0
+starts = [x["start_ms"] for x in r]
+gaps = [b2 - a for a, b2 in zip(starts, starts[1:])]
+ri = (sum(gaps) / len(gaps) / 1000.0) if gaps else 1.0
+print("%.3f %.3f %d" % (max(b / max(t, 1e-3), 0.001), max(ri, 0.001), max(len(r) - 1, 0)))
+EOF
+		read -r bw ri n <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
+		"$MEMLENS" migrate-model "$tmp/$w.trace" --bandwidth "$bw" --round-interval "$ri" \
+			--max-rounds "$n" --stop-threshold "$THRESHOLD" --json >"$tmp/$w-$mode.model" \
+			2>"$tmp/$w-$mode.merr" || echo "# $w $mode: migrate-model: $(tail -n 1 "$tmp/$w-$mode.merr")"
+		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" >>"$OUT" <<'EOF'
+import json, sys
+w, mode, mj, mm, bw, ri, kver = sys.argv[1:]
+m = json.load(open(mj))
+try:
+    model = json.load(open(mm))
+    pol = {p["name"]: p for p in model["policies"]}
+except (OSError, ValueError):
+    pol = {}
+def err(pred, meas):
+    return None if pred is None or not meas else (pred - meas) / meas
+want = "none" if mode == "none" else "hot-vma"
+p = pol.get(want)
+row = {
+    "workload": w, "mode": mode, "kernel": kver, "criu": m["criu"]["version"],
+    "rounds": len(m["rounds"]), "round_bytes": [r["bytes"] for r in m["rounds"]],
+    "total_bytes": m["total_bytes"], "final_bytes": m["rounds"][-1]["bytes"],
+    "downtime_ms": m["downtime_ms"], "final_dump_ms": m["final_dump_ms"],
+    "restore_ms": m["restore_ms"],
+    "excluded": [r["excluded_ranges"] for r in m["rounds"]],
+    "bandwidth_mbps": float(bw), "round_interval_s": float(ri),
+    "model_policy": want,
+    "model_total_bytes": p["total_bytes"] if p else None,
+    "model_final_bytes": p["final_round_bytes"] if p else None,
+    "model_downtime_ms": p["downtime_ms"] if p else None,
+    "model_hot_range_total_bytes": pol["hot-range"]["total_bytes"] if "hot-range" in pol else None,
+    "model_hot_range_final_bytes": pol["hot-range"]["final_round_bytes"] if "hot-range" in pol else None,
+}
+row["model_error_total"] = err(row["model_total_bytes"], row["total_bytes"])
+row["model_error_final"] = err(row["model_final_bytes"], row["final_bytes"])
+row["model_error_downtime"] = err(row["model_downtime_ms"], row["downtime_ms"])
+print(json.dumps(row))
+EOF
+		echo "# $w $mode: $(tail -n 1 "$OUT")"
+	done
+done
+if [ -n "$failed" ]; then
+	echo "not ok - migrate_bench_${*:-all}: these migrations failed:$failed"
+else
+	echo "ok - migrate_bench_${*:-all}"
+fi

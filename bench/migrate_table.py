@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The README's migration table from a bench/migrate.sh run.
+
+    bench/migrate_table.py RESULTS.jsonl... [--readme README.md]
+
+Prints the Markdown table; with --readme, replaces the text between the
+"<!-- migrate-bench:start -->" and "<!-- migrate-bench:end -->" lines.
+"""
+import json
+import sys
+
+MiB = 1048576.0
+
+
+def pct(x):
+    return "n/a" if x is None else "%+.0f%%" % (100 * x)
+
+
+def mib(x):
+    return "n/a" if x is None else "%.1f" % (x / MiB)
+
+
+def table(rows):
+    out = []
+    k = rows[0]
+    out.append("Measured in one run of `bench/migrate.sh` (kernel %s in QEMU TCG, CRIU fork "
+               "%s, source and destination on one machine): `memlens migrate` without "
+               "exclusion (`--no-exclude`) and with hot-VMA exclusion; next to each, "
+               "`migrate-model` on a `writes --record` trace of the same workload from "
+               "the same run, at the bandwidth and round interval that migration measured "
+               "(error: model vs measured)." % (k["kernel"], k["criu"]))
+    out.append("")
+    out.append("| workload | mode | rounds | MiB per round | total MiB | downtime s | "
+               "model total MiB (error) | model final MiB (error) | model downtime s (error) |")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        out.append("| %s | %s | %d | %s | %s | %.2f | %s (%s) | %s (%s) | %s (%s) |" % (
+            r["workload"], "hot-VMA exclusion" if r["mode"] == "exclude" else "none",
+            r["rounds"], " / ".join(mib(b) for b in r["round_bytes"]), mib(r["total_bytes"]),
+            r["downtime_ms"] / 1000.0, mib(r["model_total_bytes"]), pct(r["model_error_total"]),
+            mib(r["model_final_bytes"]), pct(r["model_error_final"]),
+            "n/a" if r["model_downtime_ms"] is None else "%.2f" % (r["model_downtime_ms"] / 1000.0),
+            pct(r["model_error_downtime"])))
+    out.append("")
+    out.append("| workload | total bytes exclude/none | downtime exclude/none | "
+               "model total hot-range/hot-VMA (page-range exclusion) |")
+    out.append("|---|---|---|---|")
+    by = {}
+    for r in rows:
+        by.setdefault(r["workload"], {})[r["mode"]] = r
+    for w, m in by.items():
+        if "none" not in m or "exclude" not in m:
+            continue
+        n, e = m["none"], m["exclude"]
+        hr = e.get("model_hot_range_total_bytes")
+        hv = e.get("model_total_bytes")
+        out.append("| %s | %.3f | %.3f | %s |" % (
+            w, e["total_bytes"] / max(n["total_bytes"], 1),
+            e["downtime_ms"] / max(n["downtime_ms"], 1),
+            "n/a" if not hr or not hv else "%.3f" % (hr / hv)))
+    return "\n".join(out)
+
+
+def main():
+    args = sys.argv[1:]
+    readme = None
+    if "--readme" in args:
+        i = args.index("--readme")
+        readme = args[i + 1]
+        del args[i:i + 2]
+    if not args:
+        sys.exit("usage: bench/migrate_table.py RESULTS.jsonl... [--readme README.md]")
+    rows = [json.loads(line) for a in args for line in open(a) if line.strip()]
+    if not rows:
+        sys.exit("bench/migrate_table.py: %s: no results" % " ".join(args))
+    text = table(rows)
+    print(text)
+    if readme:
+        src = open(readme).read()
+        a, b = "<!-- migrate-bench:start -->", "<!-- migrate-bench:end -->"
+        if a not in src or b not in src:
+            sys.exit("bench/migrate_table.py: %s has no %s ... %s markers" % (readme, a, b))
+        head, rest = src.split(a, 1)
+        _, tail = rest.split(b, 1)
+        open(readme, "w").write(head + a + "\n" + text + "\n" + b + tail)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,8 @@
+#!/bin/bash
+# memlens migrate with pre-copy between two network namespaces, with the CRIU
+# fork that has the exclude options (tests/kernels/cases/migrate_ns.bash).
+set -u
+cd "$(dirname "$0")/../../.." || exit 1
+WHICH=fork
+. tests/kernels/cases/migrate_ns.bash
+exit 0
