@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -113,6 +114,8 @@ pid_t spawn(char *const argv[], const char *out_path, const char *err_path)
 		syscall(SYS_close_range, 3, ~0u, 0);
 		/* its own process group: a signal to the driver's stays there */
 		setpgid(0, 0);
+		/* nothing outlives the driver's case that started it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		signal(SIGPIPE, SIG_DFL);
 		execv(argv[0], argv);
 		_exit(127);
