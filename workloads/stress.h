@@ -126,7 +126,8 @@ static inline void stress_harm(const char *what, long long a, long long b)
 }
 
 /*
- * SIGTERM is blocked in every thread and taken by a thread of its own:
+ * SIGTERM is blocked in every thread and taken by a thread of its own,
+ * which blocks every other signal:
  * the driver's stop interrupts no system call of the target's threads (an
  * EINTR they see is never the driver's), and the waiters run without any
  * signal handler.
@@ -158,6 +159,7 @@ static inline int stress_init(int argc, char **argv, const char *more)
 	const char *path = NULL;
 	long secs = 600;
 	static sigset_t term;
+	sigset_t all;
 	int i = 1, fd;
 	pthread_t stopper;
 
@@ -187,13 +189,17 @@ static inline int stress_init(int argc, char **argv, const char *more)
 	stress_res->pid = getpid();
 	clock_gettime(CLOCK_MONOTONIC, &stress_deadline);
 	stress_deadline.tv_sec += secs;
+	/* the stopper starts with every signal blocked (it takes none of the
+	 * signals the target's own threads handle), the others with SIGTERM */
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &term, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	if (pthread_create(&stopper, NULL, stress_stop_thread, &term)) {
 		fprintf(stderr, "%s: pthread_create failed\n", argv[0]);
 		exit(2);
 	}
+	pthread_sigmask(SIG_SETMASK, &term, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return i;
 }
