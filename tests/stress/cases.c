@@ -16,7 +16,9 @@
 
 int case_tries(const struct kase *k)
 {
-	return E.full ? k->tries_full : k->tries_short;
+	int n = E.full ? k->tries_full : k->tries_short;
+
+	return E.max_tries && E.max_tries < n ? E.max_tries : n;
 }
 
 uint64_t case_deadline_us(const struct kase *k)

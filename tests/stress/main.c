@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * stress: the stress suite's driver.
- *   stress [-f] [-j JOBS] [-c PATTERN] [-T TABLE]
+ *   stress [-f] [-j JOBS] [-c PATTERN] [-n TRIES] [-T TABLE]
  * -f: the full run (`make stress`: more tries, at most ~10 min); without it
  * the short one (`make test`: at most ~2 min). Every case is bounded both in
  * tries and in time, and the whole run by a deadline. JOBS cases run at
@@ -68,10 +68,11 @@ static const struct kase cases[] = {
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: stress [-f] [-j JOBS] [-c PATTERN] [-T TABLE]\n"
+	fprintf(stderr, "usage: stress [-f] [-j JOBS] [-c PATTERN] [-n TRIES] [-T TABLE]\n"
 			"  -f          the full run (default: the short one)\n"
 			"  -j JOBS     cases run at once (1-8)\n"
 			"  -c PATTERN  only the cases whose name matches (fnmatch, e.g. 'kill-*')\n"
+			"  -n TRIES    at most TRIES tries per case\n"
 			"  -T TABLE    write the results as a Markdown table to TABLE\n");
 	exit(2);
 }
@@ -119,8 +120,13 @@ int main(int argc, char **argv)
 	int jobs = 0, c, failed = 0;
 	uint64_t t0 = now_us();
 
-	while ((c = getopt(argc, argv, "fj:c:T:h")) != -1) {
+	while ((c = getopt(argc, argv, "fj:c:n:T:h")) != -1) {
 		switch (c) {
+		case 'n':
+			E.max_tries = atoi(optarg);
+			if (E.max_tries < 1)
+				usage();
+			break;
 		case 'f':
 			E.full = true;
 			break;
