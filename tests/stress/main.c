@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 	if (!jobs)
 		jobs = E.full ? 3 : 2;
 	/* the whole run's bound: no case goes on past it */
-	E.deadline_us = t0 + (E.full ? 570u : 110u) * 1000000u;
+	E.deadline_us = t0 + (E.full ? 570u : 95u) * 1000000u;
 	E.memlens = getenv("MEMLENS");
 	E.workloads = getenv("WORKLOADS");
 	if (!E.memlens || !E.workloads) {
