@@ -12,6 +12,8 @@
  * and their ratio. The longest gap of a profiled window is the stop
  * (ptrace, injected system calls) plus whatever the profiling does to the
  * thread (write-protect faults, contention on the memory map's lock).
+ * Everything runs at nice -20 (when allowed), so that the rest of a busy
+ * machine disturbs the measure less; an idle machine is still best.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -146,6 +149,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: stop_time MEMLENS [CYCLES] [VMAS]\n");
 		return 2;
 	}
+	/* the target and memlens at nice -20 (as root): load that other
+	 * processes put on the machine counts less in both columns */
+	if (setpriority(PRIO_PROCESS, 0, -20))
+		fprintf(stderr, "stop_time: not at nice -20 (%s): other load counts fully\n",
+			strerror(errno));
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	for (int k = 0; k < 2; k++) {
 		gp[k] = calloc((size_t)cycles, sizeof(uint64_t));
