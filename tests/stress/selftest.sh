@@ -11,7 +11,7 @@ bin=$BUILD/tests/stress/stress
 tmp=$(mktemp -d /tmp/memlens-stress-selftest.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-MEMLENS=/bin/true STRESS_TMP=$tmp "$bin" -n 20 -c 'cycles/*' >"$tmp/null.out" 2>&1
+MEMLENS=/bin/true STRESS_TMP=$tmp "$bin" -n 15 -c 'cycles/*' >"$tmp/null.out" 2>&1
 bad=$(grep -c '^not ok' "$tmp/null.out")
 if [ "$bad" = 0 ] && grep -q '^ok - stress/cycles/busy$' "$tmp/null.out"; then
 	echo "ok - selftest/no_harm_without_memlens"
