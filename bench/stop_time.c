@@ -9,7 +9,8 @@
  * (attach, five 10 ms intervals, detach), and as long again without memlens
  * (the peer: what the machine itself does to a spinning thread). Prints the
  * median, p99 and max of the longest gap per window, profiled, unprofiled,
- * and their ratio. The longest gap of a profiled window is the stop
+ * and their ratio; and the stop memlens itself reports, for comparison.
+ * The longest gap of a profiled window is the stop
  * (ptrace, injected system calls) plus whatever the profiling does to the
  * thread (write-protect faults, contention on the memory map's lock).
  * Everything runs at nice -20 (when allowed), so that the rest of a busy
@@ -118,19 +119,40 @@ static void row(const char *what, struct stats p, struct stats b)
 	       p.max / b.max);
 }
 
-static int run_memlens(const char *memlens, pid_t pid)
+/*
+ * One cycle of memlens; its exit status. @own gets the stop memlens itself
+ * reports ("target stopped X ms for setup"), or -1 when it says none.
+ */
+static int run_memlens(const char *memlens, pid_t pid, double *own)
 {
-	char p[16];
+	char p[16], buf[8192];
+	size_t len = 0;
+	int fds[2], st;
+	ssize_t n;
 	pid_t m;
-	int st;
 
+	*own = -1;
 	snprintf(p, sizeof(p), "%d", (int)pid);
+	if (pipe(fds))
+		return -1;
 	m = fork();
 	if (m == 0) {
-		freopen("/dev/null", "w", stdout);
-		execl(memlens, memlens, "writes", "-p", p, "-i", "10", "-d", "0.05", "-q",
-		      (char *)NULL);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		close(fds[1]);
+		execl(memlens, memlens, "writes", "-p", p, "-i", "10", "-d", "0.05", (char *)NULL);
 		_exit(127);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fds[0]);
+	buf[len] = '\0';
+	{
+		const char *q = strstr(buf, "stopped ");
+
+		if (q && strstr(q, " ms for setup"))
+			*own = strtod(q + 8, NULL);
 	}
 	while (waitpid(m, &st, 0) < 0)
 		if (errno != EINTR)
@@ -142,7 +164,8 @@ int main(int argc, char **argv)
 {
 	int cycles = argc > 2 ? atoi(argv[2]) : 200, failed = 0;
 	size_t vmas = argc > 3 ? strtoul(argv[3], NULL, 10) : 5000;
-	uint64_t *gp[2], *gb[2];
+	uint64_t *gp[2], *gb[2], *own;
+	int nown = 0;
 	pid_t pid;
 
 	if (argc < 2 || cycles < 1 || vmas < 2) {
@@ -161,7 +184,8 @@ int main(int argc, char **argv)
 		if (!gp[k] || !gb[k])
 			return 1;
 	}
-	if (sh == MAP_FAILED)
+	own = calloc((size_t)cycles, sizeof(uint64_t));
+	if (sh == MAP_FAILED || !own)
 		return 1;
 	pid = fork();
 	if (pid == 0)
@@ -176,12 +200,15 @@ int main(int argc, char **argv)
 	usleep(200000);
 	for (int c = 0; c < cycles; c++) {
 		uint64_t t0;
+		double ms;
 		int r;
 
 		for (int k = 0; k < 2; k++)
 			__atomic_store_n(&sh->max_gap[k], 0, __ATOMIC_SEQ_CST);
 		t0 = now_ns();
-		r = run_memlens(argv[1], pid);
+		r = run_memlens(argv[1], pid, &ms);
+		if (ms >= 0)
+			own[nown++] = (uint64_t)(ms * 1e6);
 		for (int k = 0; k < 2; k++)
 			gp[k][c] = __atomic_exchange_n(&sh->max_gap[k], 0, __ATOMIC_SEQ_CST);
 		failed += r != 0;
@@ -200,5 +227,11 @@ int main(int argc, char **argv)
 	printf("%-13s %-10s %8s %8s %8s\n", "", "", "median", "p99", "max");
 	row("main thread", stats(gp[0], cycles), stats(gb[0], cycles));
 	row("other thread", stats(gp[1], cycles), stats(gb[1], cycles));
+	if (nown) {
+		struct stats o = stats(own, nown);
+
+		printf("%-13s %-10s %8.2f %8.2f %8.2f   (the stop memlens reports, %d cycles)\n",
+		       "memlens says", "", o.med, o.p99, o.max, nown);
+	}
 	return failed ? 1 : 0;
 }
