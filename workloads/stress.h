@@ -9,7 +9,8 @@
  * RESULT is a file the target maps shared (struct stress_result, one page):
  * the driver reads the counters while the target runs (no signal, no pipe:
  * nothing that would itself disturb the target). The target stops on SIGTERM
- * or after SECONDS (default 600: it never outlives a dead driver for long),
+ * (taken by a thread of its own: see stress_stop_thread()) or after SECONDS
+ * (default 600: it never outlives a dead driver for long),
  * runs its final checks, writes its summary and exits 0 without harm, 1 with.
  * Any other end (a signal) is harm the driver sees in the wait status.
  *
@@ -21,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -132,10 +134,22 @@ static inline void stress_harm(const char *what, long long a, long long b)
 	stress_harm2(what, a, b, false);
 }
 
-static void stress_on_term(int sig)
+/*
+ * SIGTERM is blocked in every thread and taken by a thread of its own,
+ * which blocks every other signal:
+ * the driver's stop interrupts no system call of the target's threads (an
+ * EINTR they see is never the driver's), and the waiters run without any
+ * signal handler.
+ */
+static void *stress_stop_thread(void *arg)
 {
-	(void)sig;
-	stress_stop_flag = 1;
+	sigset_t *term = arg;
+	int sig;
+
+	while (sigwait(term, &sig))
+		;
+	__atomic_store_n(&stress_stop_flag, 1, __ATOMIC_SEQ_CST);
+	return NULL;
 }
 
 static inline void stress_usage(const char *name, const char *more)
@@ -153,8 +167,10 @@ static inline int stress_init(int argc, char **argv, const char *more)
 {
 	const char *path = NULL;
 	long secs = 600;
+	static sigset_t term;
+	sigset_t all;
 	int i = 1, fd;
-	struct sigaction sa = { .sa_handler = stress_on_term };
+	pthread_t stopper;
 
 	while (i + 1 < argc && argv[i][0] == '-' && argv[i][2] == '\0' &&
 	       (argv[i][1] == 'r' || argv[i][1] == 't')) {
@@ -182,8 +198,17 @@ static inline int stress_init(int argc, char **argv, const char *more)
 	stress_res->pid = getpid();
 	clock_gettime(CLOCK_MONOTONIC, &stress_deadline);
 	stress_deadline.tv_sec += secs;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
+	/* the stopper starts with every signal blocked (it takes none of the
+	 * signals the target's own threads handle), the others with SIGTERM */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	if (pthread_create(&stopper, NULL, stress_stop_thread, &term)) {
+		fprintf(stderr, "%s: pthread_create failed\n", argv[0]);
+		exit(2);
+	}
+	pthread_sigmask(SIG_SETMASK, &term, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return i;
 }

@@ -20,6 +20,8 @@
 #define REGION (1ul << 20)
 
 static pid_t self;
+/* mapped before the target is ready: its memory map stays as it is then */
+static uint64_t *regions[WORKERS];
 static uint64_t calls, passes;
 
 /* Mixes @i with the pid it asks the kernel for: the system call is where
@@ -45,15 +47,9 @@ static __attribute__((noinline)) uint64_t expected_mix(uint64_t i)
 
 static void *worker(void *arg)
 {
-	uint64_t id = (uintptr_t)arg, gen = 0;
-	uint64_t *m =
-		mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t id = (uintptr_t)arg, gen = 0, *m = regions[id - 1];
 	struct timespec rest = { 0, 1000000 };
 
-	if (m == MAP_FAILED) {
-		stress_harm("worker mmap failed", errno, (long long)id);
-		return NULL;
-	}
 	while (!stress_stopping()) {
 		uint64_t tag = (id << 56) | (++gen << 20);
 		int n;
@@ -84,6 +80,14 @@ int main(int argc, char **argv)
 	if (stress_init(argc, argv, NULL) != argc)
 		stress_usage(argv[0], NULL);
 	self = getpid();
+	for (int k = 0; k < WORKERS; k++) {
+		regions[k] = mmap(NULL, REGION, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+		if (regions[k] == MAP_FAILED) {
+			perror("stress_busy: mmap");
+			return 2;
+		}
+	}
 	for (uintptr_t k = 0; k < WORKERS; k++)
 		if (pthread_create(&w[k], NULL, worker, (void *)(k + 1))) {
 			fprintf(stderr, "stress_busy: pthread_create failed\n");

@@ -260,6 +260,7 @@ void case_agent_profiles(const struct kase *k, struct result *r)
 		tally_add(&r->harm, "StartProfiling failed: %.150s", ans);
 		r->failures++;
 	}
+	end = case_deadline_us(k); /* from now: starting may take a while */
 	while (r->tries < case_tries(k) && now_us() < end) {
 		int prof = 0;
 		char last[400] = "";

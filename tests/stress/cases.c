@@ -16,7 +16,9 @@
 
 int case_tries(const struct kase *k)
 {
-	return E.full ? k->tries_full : k->tries_short;
+	int n = E.full ? k->tries_full : k->tries_short;
+
+	return E.max_tries && E.max_tries < n ? E.max_tries : n;
 }
 
 uint64_t case_deadline_us(const struct kase *k)
@@ -53,7 +55,7 @@ int case_target(const struct kase *k, struct target *t, struct result *r)
 	t->argv[n++] = (char *)"-r";
 	t->argv[n++] = t->res_path;
 	t->argv[n++] = (char *)"-t";
-	t->argv[n++] = (char *)"900"; /* it never outlives a dead driver for long */
+	t->argv[n++] = (char *)"700"; /* it never outlives a stuck driver for long */
 	for (int i = 0; k->targs[i] && n < 11; i++)
 		t->argv[n++] = (char *)k->targs[i];
 	t->argv[n] = NULL;

@@ -21,6 +21,7 @@ struct env {
 	const char *memlens, *workloads, *tmp, *root;
 	bool full;
 	uint64_t deadline_us; /* the whole run's (now_us()) */
+	int max_tries; /* -n: fewer tries than the cases say */
 };
 extern struct env E;
 

@@ -5,8 +5,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,12 +25,27 @@ void tally_add(struct tally *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(full, sizeof(full), fmt, ap);
 	va_end(ap);
+	char key[sizeof(t->kind[0])];
+	size_t k = 0;
+
 	cut = strstr(full, " (");
 	klen = cut ? (size_t)(cut - full) : strlen(full);
-	if (klen >= sizeof(t->kind[0]))
-		klen = sizeof(t->kind[0]) - 1;
+	/* numbers of two digits or more (pids, line numbers) vary: "N" */
+	for (size_t i = 0; i < klen && k + 1 < sizeof(key); i++) {
+		bool run = full[i] >= '0' && full[i] <= '9' && i + 1 < klen && full[i + 1] >= '0' &&
+			   full[i + 1] <= '9' && (i == 0 || full[i - 1] < '0' || full[i - 1] > '9');
+
+		if (run) {
+			key[k++] = 'N';
+			while (i + 1 < klen && full[i + 1] >= '0' && full[i + 1] <= '9')
+				i++;
+		} else {
+			key[k++] = full[i];
+		}
+	}
+	key[k] = '\0';
 	for (int i = 0; i < t->n; i++)
-		if (strlen(t->kind[i]) == klen && !strncmp(t->kind[i], full, klen)) {
+		if (!strcmp(t->kind[i], key)) {
 			t->count[i]++;
 			return;
 		}
@@ -36,8 +53,7 @@ void tally_add(struct tally *t, const char *fmt, ...)
 		t->other++;
 		return;
 	}
-	memcpy(t->kind[t->n], full, klen);
-	t->kind[t->n][klen] = '\0';
+	memcpy(t->kind[t->n], key, k + 1);
 	snprintf(t->example[t->n], sizeof(t->example[0]), "%s", full);
 	t->count[t->n++] = 1;
 }
@@ -113,6 +129,8 @@ pid_t spawn(char *const argv[], const char *out_path, const char *err_path)
 		syscall(SYS_close_range, 3, ~0u, 0);
 		/* its own process group: a signal to the driver's stays there */
 		setpgid(0, 0);
+		/* nothing outlives the driver's case that started it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		signal(SIGPIPE, SIG_DFL);
 		execv(argv[0], argv);
 		_exit(127);

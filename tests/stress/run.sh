@@ -16,6 +16,9 @@ fi
 args=(-T "$BUILD/stress-table.md")
 [ "${STRESS:-short}" = full ] && args+=(-f)
 [ -n "${STRESS_CASES:-}" ] && args+=(-c "$STRESS_CASES")
+# first the instrument itself: no harm seen without memlens, harm seen
+# when a stand-in harms the target on purpose
+[ -n "${STRESS_CASES:-}" ] || bash tests/stress/selftest.sh
 tmp=$(mktemp -d /tmp/memlens-stress.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 STRESS_TMP=$tmp "$bin" "${args[@]}"

@@ -184,17 +184,35 @@ static int uffd_fds(pid_t pid)
 	return n;
 }
 
-/* Lines of @a not in @b, roughly: how the map changed, for the message. */
-static void maps_change(const char *a, size_t alen, const char *b, size_t blen, char *out,
-			size_t len)
+static bool has_line(const char *text, size_t len, const char *line, size_t llen)
 {
-	int la = 0, lb = 0;
+	for (const char *p = text; p < text + len;) {
+		const char *nl = memchr(p, '\n', (size_t)(text + len - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
 
-	for (size_t i = 0; i < alen; i++)
-		la += a[i] == '\n';
-	for (size_t i = 0; i < blen; i++)
-		lb += b[i] == '\n';
-	snprintf(out, len, "%d VMAs before, %d after", la, lb);
+		if (l == llen && !memcmp(p, line, l))
+			return true;
+		p += l + 1;
+	}
+	return false;
+}
+
+/* The lines of @a that @b lacks, prefixed with @sign, into @f. */
+static void lines_missing(FILE *f, char sign, const char *a, size_t alen, const char *b,
+			  size_t blen)
+{
+	int shown = 0;
+
+	for (const char *p = a; p < a + alen && shown < 4;) {
+		const char *nl = memchr(p, '\n', (size_t)(a + alen - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(a + alen - p);
+
+		if (!has_line(b, blen, p, l)) {
+			fprintf(f, "#   %c %.*s\n", sign, (int)(l > 120 ? 120 : l), p);
+			shown++;
+		}
+		p += l + 1;
+	}
 }
 
 int target_check(struct target *t, struct tally *h)
@@ -232,11 +250,10 @@ int target_check(struct target *t, struct tally *h)
 		snprintf(p, sizeof(p), "/proc/%d/maps", (int)t->pid);
 		m = read_file(p, &len);
 		if (m && len && (len != t->maps0_len || memcmp(m, t->maps0, len))) {
-			char c[96];
-
-			maps_change(t->maps0, t->maps0_len, m, len, c, sizeof(c));
 			tally_add(h, "target's memory map changed (a mapping left behind?)");
-			fprintf(stderr, "# %s: memory map changed: %s\n", t->label, c);
+			printf("# %s: the memory map changed:\n", t->label);
+			lines_missing(stdout, '-', t->maps0, t->maps0_len, m, len);
+			lines_missing(stdout, '+', m, len, t->maps0, t->maps0_len);
 			found++;
 		}
 		free(m);
