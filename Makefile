@@ -93,6 +93,13 @@ test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins
 	@tests/run.sh
 
+# make test with the long variants of the tests that have one (leaks'
+# exactness loops: 20 runs of each kind instead of 3)
+.PHONY: test-long
+test-long: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins
+	@MEMLENS_TEST_LONG=1 tests/run.sh
+
 # memlens and memlens-agent again, with ASan+UBSan, in $(BUILD)/asan-bin:
 # tests/run.sh repeats the command-line tests that feed them untrusted
 # input (gRPC payloads, report files, command lines) with these

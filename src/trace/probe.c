@@ -15,7 +15,10 @@
 #include <bpf/libbpf.h>
 
 #include "memlens/features.h"
+#include "allocfind.h"
+#include "elfsym.h"
 #include "trace.h"
+#include "umulti.h"
 #include "../../bpf/slab.h"
 #include "slab.skel.h"
 
@@ -134,6 +137,52 @@ static void probe_ringbuf(struct feature_list *l)
 	}
 }
 
+/*
+ * leaks' uprobe_multi links: a no-op program attached for an instant to
+ * free() of memlens's own C library, for memlens only.
+ */
+static int try_uprobe_multi(void)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = UMULTI_ATTACH_TYPE);
+	struct ml_err err = { 0 };
+	struct alloc_lib libc;
+	struct elf_syms syms;
+	uint64_t va, off, cookie = 0;
+	int fd, link, e;
+
+	if (alloc_find(getpid(), &libc, &err))
+		return -err.code;
+	if (elf_syms_load(libc.path, &syms, &err))
+		return -err.code;
+	e = elf_syms_find(&syms, "free", &va) || elf_vaddr_to_off(&syms, va, &off) ? -ENOENT : 0;
+	elf_syms_free(&syms);
+	if (e)
+		return e;
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "memlens_probe", "GPL", ret0, 2, &o);
+	if (fd < 0)
+		return -errno;
+	link = umulti_attach(fd, libc.path, &off, &cookie, 1, false, getpid());
+	if (link >= 0)
+		close(link);
+	close(fd);
+	return link < 0 ? link : 0;
+}
+
+static void probe_uprobe_multi(struct feature_list *l)
+{
+	int e = try_uprobe_multi();
+
+	if (!e)
+		feature_add(l, "ebpf", "uprobe_multi", FEATURE_OK, "leaks", NULL,
+			    "a uprobe_multi link attaches (leaks: two links, removed in "
+			    "about 0.3 s)");
+	else
+		feature_add(l, "ebpf", "uprobe_multi", FEATURE_MISSING, "leaks",
+			    "none needed: leaks falls back to one perf-event uprobe per probe "
+			    "(slower to remove: Linux 6.6 or newer has uprobe_multi)",
+			    "a uprobe_multi link on free() is refused: %s", strerror(-e));
+}
+
 /* @absent: FEATURE_MISSING when a tracer needs it, else FEATURE_INFO */
 static void probe_pmu(struct feature_list *l, const char *name, enum feature_state absent,
 		      const char *used_by, const char *fix, const char *what)
@@ -186,6 +235,7 @@ void trace_probe_features(struct feature_list *l)
 	probe_pmu(l, "uprobe", FEATURE_MISSING, "leaks",
 		  "use a kernel with CONFIG_UPROBE_EVENTS (libbpf then needs tracefs)",
 		  "uprobes attach through perf_event_open");
+	probe_uprobe_multi(l);
 	probe_pmu(l, "kprobe", FEATURE_INFO, "none (memlens uses tracepoints)", NULL,
 		  "CONFIG_KPROBES; libbpf-tools such as oomkill need it");
 	probe_files(l);
