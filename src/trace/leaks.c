@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -19,6 +20,7 @@
 #include "../jsonw.h"
 #include "elfsym.h"
 #include "allocfind.h"
+#include "pprof.h"
 #include "symbolize.h"
 #include "trace.h"
 #include "umulti.h"
@@ -27,7 +29,8 @@
 
 static const char usage_text[] =
 	"usage: memlens leaks (-p PID | -- CMD [ARGS...]) [-d SEC] [-i MS] [--json] [-v]\n"
-	"                     [-n N] [--no-stacks] [--folded FILE] [--max-blocks N]\n"
+	"                     [-n N] [--no-stacks] [--folded FILE] [--pprof FILE]\n"
+	"                     [--max-blocks N]\n"
 	"\n"
 	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
 	"posix_memalign, memalign, valloc and pvalloc of one process with uprobes on\n"
@@ -49,6 +52,9 @@ static const char usage_text[] =
 	"                       first one the kernel can emulate (for comparison)\n"
 	"      --folded FILE    also write the outstanding bytes per call stack to FILE\n"
 	"                       as folded stacks (flamegraph.pl, speedscope, inferno)\n"
+	"      --pprof FILE     also write them to FILE as a pprof profile (gzipped\n"
+	"                       profile.proto: go tool pprof, Parca, Pyroscope), with\n"
+	"                       source files and lines where the ELF files have DWARF\n"
 	"      --max-blocks N   outstanding blocks the table holds (default 1000000;\n"
 	"                       each takes about 100 bytes of kernel memory)\n"
 	"      --perf-uprobes   one perf-event uprobe per probe, as on kernels before\n"
@@ -73,6 +79,7 @@ struct leaks_opts {
 	bool json, no_stacks, free_at_entry, perf_uprobes;
 	long max_blocks; /* --max-blocks N; 0: LEAKS_MAX_ALLOCS */
 	const char *folded; /* --folded FILE */
+	const char *pprof; /* --pprof FILE */
 	int verbose;
 	char **cmd;
 };
@@ -117,6 +124,8 @@ struct leaks_run {
 	const struct leaks_opts *o;
 	__u64 prev[LEAKS_NR_COUNTERS]; /* the counters at the last interval */
 	FILE *folded; /* --folded FILE, created before tracing */
+	FILE *pprof; /* --pprof FILE, likewise */
+	uint64_t start_wall_ns, start_mono_ns; /* when tracing began */
 	bool write_failed; /* it could not be written */
 };
 
@@ -127,6 +136,7 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					    { "no-stacks", no_argument, NULL, 'S' },
 					    { "free-at-entry", no_argument, NULL, 'E' },
 					    { "folded", required_argument, NULL, 'F' },
+					    { "pprof", required_argument, NULL, 'P' },
 					    { "max-blocks", required_argument, NULL, 'M' },
 					    { "perf-uprobes", no_argument, NULL, 'U' },
 					    TRACE_LONGOPTS_COMMON,
@@ -150,6 +160,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		case 'F':
 			o->folded = optarg;
 			break;
+		case 'P':
+			o->pprof = optarg;
+			break;
 		case 'M':
 			if (parse_long(optarg, 1, 100000000, &o->max_blocks))
 				return cli_error("leaks", "bad --max-blocks '%s' (1 to 100000000)",
@@ -170,8 +183,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		o->cmd = argv + optind;
 	if (!o->cmd == !o->pid)
 		return cli_error("leaks", "give one target: -p PID or -- CMD [ARGS]"), -EINVAL;
-	if (o->folded && o->no_stacks)
-		return cli_error("leaks", "--folded needs the call stacks: drop --no-stacks"),
+	if ((o->folded || o->pprof) && o->no_stacks)
+		return cli_error("leaks", "--%s needs the call stacks: drop --no-stacks",
+				 o->folded ? "folded" : "pprof"),
 		       -EINVAL;
 	return 0;
 }
@@ -837,6 +851,49 @@ static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *
 	return 0;
 }
 
+/*
+ * The outstanding blocks per call stack as a pprof profile: one sample per
+ * stack, values inuse_objects (blocks) and inuse_space (bytes), as Go's
+ * heap profiles name them. Closes @f.
+ */
+static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f)
+{
+	static const struct pprof_type types[] = { { "inuse_objects", "count" },
+						   { "inuse_space", "bytes" } };
+	struct ml_err err = { 0 };
+	struct pprof *p = pprof_new(&r->sym, types, 2, &err);
+	char comment[4400];
+	int e = p ? 0 : -err.code;
+
+	for (size_t i = 0; p && !e && i < t->nstacks; i++) {
+		__u64 ips[LEAKS_STACK_DEPTH] = { 0 };
+		uint64_t u[LEAKS_STACK_DEPTH];
+		int64_t v[2] = { (int64_t)t->stacks[i].count, (int64_t)t->stacks[i].bytes };
+		__u32 id = (__u32)t->stacks[i].id;
+		int n = 0;
+
+		if (t->stacks[i].id >= 0 &&
+		    !bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &id, ips))
+			for (; n < LEAKS_STACK_DEPTH && ips[n]; n++)
+				u[n] = ips[n];
+		e = pprof_add(p, u, n, v);
+	}
+	if (p && !e) {
+		snprintf(comment, sizeof(comment),
+			 "memlens leaks: blocks still allocated by pid %d when tracing ended "
+			 "(allocator %s)",
+			 (int)r->sym.pid, alloc_shown(&r->alloc));
+		pprof_comment(p, comment);
+		pprof_times(p, (int64_t)r->start_wall_ns,
+			    (int64_t)(cli_now_ns() - r->start_mono_ns));
+		e = pprof_write(p, f);
+	}
+	pprof_free(p);
+	if (fclose(f) && !e)
+		e = -errno;
+	return e;
+}
+
 static void report(struct leaks_run *r, const struct report_at *at)
 {
 	__u64 c[LEAKS_NR_COUNTERS];
@@ -859,6 +916,15 @@ static void report(struct leaks_run *r, const struct report_at *at)
 			cli_error("leaks", "cannot write the folded stacks to %s: %s", r->o->folded,
 				  strerror(-e));
 		r->write_failed = e != 0;
+	}
+	if (at->elapsed_s < 0 && r->pprof) {
+		int e = write_pprof(r, &t, r->pprof);
+
+		r->pprof = NULL;
+		if (e)
+			cli_error("leaks", "cannot write the pprof profile to %s: %s", r->o->pprof,
+				  strerror(-e));
+		r->write_failed |= e != 0;
 	}
 	if (at->elapsed_s >= 0 && !r->o->json)
 		printf("\n");
@@ -922,6 +988,16 @@ static int cmd_leaks(int argc, char **argv)
 			  strerror(errno));
 		return errno == EACCES || errno == EPERM ? EXIT_PERM : EXIT_FAIL;
 	}
+	if (o.pprof && !pprof_supported()) {
+		cli_error("leaks", "--pprof: this memlens was built without protobuf-c (install "
+				   "libprotobuf-c-dev and protobuf-c-compiler, then rebuild)");
+		return EXIT_FAIL;
+	}
+	if (o.pprof && !(r.pprof = fopen(o.pprof, "we"))) {
+		cli_error("leaks", "cannot write the pprof profile to %s: %s", o.pprof,
+			  strerror(errno));
+		return errno == EACCES || errno == EPERM ? EXIT_PERM : EXIT_FAIL;
+	}
 	trace_libbpf_quiet(o.verbose);
 	trace_say_pidns("leaks", o.verbose);
 	e = trace_preflight(&err);
@@ -946,6 +1022,13 @@ static int cmd_leaks(int argc, char **argv)
 		snprintf(what, sizeof(what), "pid %d", (int)t.pid);
 		trace_say_tracing("leaks", what, o.duration, true);
 	}
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r.start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		r.start_mono_ns = cli_now_ns();
+	}
 	run_until_done(&r, &o, &t);
 	symbolizer_refresh(&r.sym);
 	detach_probes(&r); /* the table is read once nothing changes it any more */
@@ -956,6 +1039,8 @@ out:
 	detach_probes(&r);
 	if (r.folded)
 		fclose(r.folded);
+	if (r.pprof)
+		fclose(r.pprof);
 	leaks_bpf__destroy(r.skel);
 	symbolizer_free(&r.sym);
 	trace_target_close(&t, true);
