@@ -68,6 +68,12 @@ static void probe_kmem_tp_btf(struct feature_list *l)
 	}
 	bpf_program__set_autoload(s->progs.cache_alloc_raw, false);
 	bpf_program__set_autoload(s->progs.cache_free_raw, false);
+	bpf_program__set_autoload(s->progs.kmalloc_raw, false);
+	bpf_program__set_autoload(s->progs.kfree_raw, false);
+	bpf_program__set_autoload(s->progs.kmalloc_exact, false);
+	bpf_program__set_autoload(s->progs.kfree_exact, false);
+	bpf_program__set_autoload(s->progs.kmalloc_size, false);
+	bpf_program__set_autoload(s->progs.kfree_size, false);
 	e = slab_bpf__load(s);
 	slab_bpf__destroy(s);
 	if (!e)
@@ -79,6 +85,32 @@ static void probe_kmem_tp_btf(struct feature_list *l)
 			    "slab's tp_btf programs on kmem_cache_alloc/kmem_cache_free are "
 			    "refused: %s",
 			    trace_verifier_said()[0] ? trace_verifier_said() : strerror(-e));
+}
+
+/* slab's kmalloc/kfree programs that find their object's cache (bpf_get_kmem_cache) */
+static void probe_kmalloc_exact(struct feature_list *l)
+{
+	struct slab_bpf *s = slab_bpf__open();
+	struct bpf_program *p;
+	int e;
+
+	if (!s)
+		return;
+	bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(
+		p, p == s->progs.kmalloc_exact || p == s->progs.kfree_exact);
+	e = slab_bpf__load(s);
+	slab_bpf__destroy(s);
+	if (!e)
+		feature_add(l, "ebpf", "kmalloc_cache", FEATURE_OK, "slab (kmalloc, kfree)", NULL,
+			    "bpf_get_kmem_cache() works in tp_btf/kmalloc and kfree: each counted "
+			    "in its object's cache");
+	else
+		feature_add(
+			l, "ebpf", "kmalloc_cache", FEATURE_MISSING, "slab (kmalloc, kfree)",
+			"none needed: slab counts kmalloc() by its size and kfree() apart "
+			"(Linux 6.13 or newer has bpf_get_kmem_cache())",
+			"slab's kmalloc/kfree programs with bpf_get_kmem_cache() are refused: %s",
+			trace_verifier_said()[0] ? trace_verifier_said() : strerror(-e));
 }
 
 static const char *why(int e)
@@ -108,6 +140,7 @@ static void probe_programs(struct feature_list *l)
 		feature_add(l, "ebpf", "tp_btf", FEATURE_OK, "faults, slab, oom", NULL,
 			    "a tp_btf program on page_fault_user loads and attaches");
 	probe_kmem_tp_btf(l);
+	probe_kmalloc_exact(l);
 	e = try_tracing(vmlinux, "handle_mm_fault", BTF_KIND_FUNC, BPF_TRACE_FENTRY);
 	if (e)
 		feature_add(l, "ebpf", "fentry", FEATURE_MISSING,
