@@ -101,6 +101,14 @@ test-kernels: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@tests/kernels/run.sh $(KERNELS); rc=$$?; tests/kernels/table.sh; exit $$rc
 
+# make test with the long variants of the tests that have one (leaks'
+# exactness loops: 20 runs of each kind instead of 3; the snapshot
+# exactness churn for 60 s instead of 10)
+.PHONY: test-long
+test-long: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins
+	@MEMLENS_TEST_LONG=1 CHURN_SECONDS=60 tests/run.sh
+
 # memlens and memlens-agent again, with ASan+UBSan, in $(BUILD)/asan-bin:
 # tests/run.sh repeats the command-line tests that feed them untrusted
 # input (gRPC payloads, report files, command lines) with these
@@ -157,7 +165,3 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libmemlens.a
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(BUILD)/fuzz/libmemlens.a $(LDLIBS)
 
-# the longer runs of tests that take a time window (make test runs them short)
-.PHONY: test-long
-test-long: all
-	@CHURN_SECONDS=60 TESTS=test_snapshot_exact tests/run.sh

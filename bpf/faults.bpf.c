@@ -13,7 +13,15 @@
  *   PAGE_FAULTS_MIN/MAJ (fallback, where fentry is refused): the exception
  *   tracepoint starts the clock, the perf event, which the kernel emits from
  *   mm_account_fault() once per completed fault with its final class, stops
- *   it. One exception -> one count, however many retries it took.
+ *   it. One exception -> one count, however many retries it took. The
+ *   kernel emits no perf event for a fault without user registers (regs
+ *   NULL: get_user_pages() faulting pages in for a system call), though it
+ *   counts it in current's min_flt/maj_flt like any other: this mode cannot
+ *   see those.
+ *
+ * For one process, both modes also keep the kernel's own counters of each
+ * thread at its exit (sched_process_exit), which user space adds to those
+ * of the threads still alive: the kernel's total, to compare with.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -49,6 +57,25 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fault_start);
 } start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct faults_exit);
+} exited SEC(".maps");
+
+/* current's thread id in memlens's PID namespace (0: not visible there) */
+static __always_inline __u32 current_tid_here(void)
+{
+	struct bpf_pidns_info ns = {};
+
+	if (!pidns_ino)
+		return current_tid();
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+		return 0;
+	return ns.pid;
+}
 
 static __always_inline bool wanted(void)
 {
@@ -194,4 +221,32 @@ SEC("perf_event")
 int sw_fault_maj(struct bpf_perf_event_data *ctx)
 {
 	return fault_end(true);
+}
+
+/* ---- both modes, for one process: the kernel's counters at thread exit ---- */
+
+/*
+ * Called before exit_mm(): the thread can fault no more in its own memory.
+ * A thread id used twice in a run adds up.
+ */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(thread_exit)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct faults_exit c = {}, *old;
+	__u32 tid;
+
+	if (!target_tgid || !wanted())
+		return 0;
+	tid = current_tid_here();
+	c.minflt = BPF_CORE_READ(t, min_flt);
+	c.majflt = BPF_CORE_READ(t, maj_flt);
+	old = bpf_map_lookup_elem(&exited, &tid);
+	if (old) {
+		old->minflt += c.minflt;
+		old->majflt += c.majflt;
+		return 0;
+	}
+	bpf_map_update_elem(&exited, &tid, &c, BPF_ANY);
+	return 0;
 }

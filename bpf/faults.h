@@ -17,4 +17,14 @@ struct faults_val {
 	__u64 retried; /* completed with FAULT_FLAG_TRIED (a retry after I/O) */
 };
 
+/*
+ * A thread of the traced process at its exit: the kernel's own counters
+ * (task_struct min_flt/maj_flt, what getrusage() adds up), keyed by its
+ * thread id as memlens sees it.
+ */
+struct faults_exit {
+	__u64 minflt;
+	__u64 majflt;
+};
+
 #endif

@@ -144,58 +144,70 @@ static __always_inline void record_alloc(struct pt_regs *ctx, __u64 addr, __u64 
 	count(e ? LEAKS_C_LOST : LEAKS_C_ALLOCS);
 }
 
-SEC("uprobe")
-int BPF_KPROBE(malloc_enter, __u64 size)
+static __always_inline int free_enter(struct pt_regs *ctx, __u64 ptr)
 {
-	return call_enter(ctx, LEAKS_MALLOC, size, 0);
+	__u32 tid = current_tid();
+	struct inflight *in;
+
+	if (!wanted())
+		return 0;
+	in = bpf_map_lookup_elem(&calls, &tid);
+	if (in) {
+		if (PT_REGS_SP(ctx) <= in->sp)
+			return 0; /* inside realloc: its return accounts for it */
+		count(LEAKS_C_STALE);
+		bpf_map_delete_elem(&calls, &tid);
+	}
+	record_free(ptr);
+	return 0;
 }
 
-SEC("uprobe")
-int BPF_KPROBE(calloc_enter, __u64 n, __u64 size)
+/* glibc: a thread past its start routine (see the top of this file) */
+static __always_inline int thread_exit_enter(void)
 {
-	return call_enter(ctx, LEAKS_CALLOC, n * size, 0);
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	__u8 one = 1;
+
+	if (!wanted() || tid == id >> 32)
+		return 0; /* the main thread calls it from exit(): no tcache flush there */
+	bpf_map_update_elem(&exiting, &tid, &one, BPF_ANY);
+	return 0;
 }
 
+/*
+ * Every entry probe runs this one program; the probe's cookie says which
+ * function it is on (enum leaks_fn), so that every entry point of the
+ * allocator can be attached with one uprobe_multi link (one removal, one
+ * wait for the kernel's grace periods, instead of one per probe).
+ */
 SEC("uprobe")
-int BPF_KPROBE(realloc_enter, __u64 ptr, __u64 size)
+int BPF_KPROBE(fn_enter, __u64 a1, __u64 a2, __u64 a3)
 {
-	return call_enter(ctx, LEAKS_REALLOC, size, ptr);
-}
+	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
 
-SEC("uprobe")
-int BPF_KPROBE(reallocarray_enter, __u64 ptr, __u64 n, __u64 size)
-{
-	return call_enter(ctx, LEAKS_REALLOCARRAY, n * size, ptr);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(aligned_alloc_enter, __u64 align, __u64 size)
-{
-	return call_enter(ctx, LEAKS_ALIGNED_ALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(posix_memalign_enter, __u64 memptr, __u64 align, __u64 size)
-{
-	return call_enter(ctx, LEAKS_POSIX_MEMALIGN, size, memptr);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(memalign_enter, __u64 align, __u64 size)
-{
-	return call_enter(ctx, LEAKS_MEMALIGN, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(valloc_enter, __u64 size)
-{
-	return call_enter(ctx, LEAKS_VALLOC, size, 0);
-}
-
-SEC("uprobe")
-int BPF_KPROBE(pvalloc_enter, __u64 size)
-{
-	return call_enter(ctx, LEAKS_PVALLOC, size, 0);
+	switch (fn) {
+	case LEAKS_MALLOC:
+	case LEAKS_VALLOC:
+	case LEAKS_PVALLOC:
+		return call_enter(ctx, fn, a1, 0);
+	case LEAKS_CALLOC:
+		return call_enter(ctx, fn, a1 * a2, 0);
+	case LEAKS_REALLOC: /* (ptr, size) */
+		return call_enter(ctx, fn, a2, a1);
+	case LEAKS_REALLOCARRAY: /* (ptr, n, size) */
+		return call_enter(ctx, fn, a2 * a3, a1);
+	case LEAKS_ALIGNED_ALLOC: /* (align, size) */
+	case LEAKS_MEMALIGN:
+		return call_enter(ctx, fn, a2, 0);
+	case LEAKS_POSIX_MEMALIGN: /* (memptr, align, size) */
+		return call_enter(ctx, fn, a3, a1);
+	case LEAKS_FREE:
+		return free_enter(ctx, a1);
+	case LEAKS_THREAD_EXIT:
+		return thread_exit_enter();
+	}
+	return 0;
 }
 
 SEC("uretprobe")
@@ -235,39 +247,6 @@ int BPF_KRETPROBE(alloc_exit, __u64 ret)
 		record_alloc(ctx, addr, in->size);
 	}
 	bpf_map_delete_elem(&calls, &tid);
-	return 0;
-}
-
-SEC("uprobe")
-int BPF_KPROBE(free_enter, __u64 ptr)
-{
-	__u32 tid = current_tid();
-	struct inflight *in;
-
-	if (!wanted())
-		return 0;
-	in = bpf_map_lookup_elem(&calls, &tid);
-	if (in) {
-		if (PT_REGS_SP(ctx) <= in->sp)
-			return 0; /* inside realloc: its return accounts for it */
-		count(LEAKS_C_STALE);
-		bpf_map_delete_elem(&calls, &tid);
-	}
-	record_free(ptr);
-	return 0;
-}
-
-/* glibc: a thread past its start routine (see the top of this file) */
-SEC("uprobe")
-int BPF_KPROBE(thread_exit_enter)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	__u8 one = 1;
-
-	if (!wanted() || tid == id >> 32)
-		return 0; /* the main thread calls it from exit(): no tcache flush there */
-	bpf_map_update_elem(&exiting, &tid, &one, BPF_ANY);
 	return 0;
 }
 

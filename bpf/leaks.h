@@ -17,7 +17,10 @@ enum leaks_fn {
 	LEAKS_MEMALIGN,
 	LEAKS_VALLOC,
 	LEAKS_PVALLOC,
-	LEAKS_NR_FN,
+	LEAKS_NR_FN, /* the allocating functions end here */
+	LEAKS_FREE = LEAKS_NR_FN,
+	LEAKS_THREAD_EXIT, /* glibc's __call_tls_dtors: the thread is exiting */
+	LEAKS_NR_PROBES,
 };
 
 /* one outstanding allocation, keyed by its address */

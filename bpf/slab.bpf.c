@@ -3,6 +3,14 @@
  * memlens slab, kernel side: kmem_cache_alloc/kmem_cache_free counted per
  * cache. tp_btf hands us the struct kmem_cache * itself, so the name is read
  * from it (the tracefs format of these events has no cache name).
+ *
+ * kmalloc()/kfree() have tracepoints of their own, without the cache. Where
+ * the kernel has the bpf_get_kmem_cache() kfunc (6.13+: the cache of the
+ * slab an address is in), each is counted in the very cache its object is
+ * in: kmalloc-64, kmalloc-cg-64, kmalloc-rcl-..., a dedicated bucket, or a
+ * named cache whose object is freed with kfree(). Without it, a kmalloc()
+ * is counted in the kmalloc-N cache its size (bytes_alloc) and flags
+ * choose, and a kfree() cannot be attributed (counted apart).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -20,6 +28,10 @@ struct {
 	__type(key, struct slab_key);
 	__type(value, struct slab_val);
 } stats SEC(".maps");
+
+__u64 counters[SLAB_NR_COUNTERS];
+
+extern struct kmem_cache *bpf_get_kmem_cache(__u64 addr) __ksym __weak;
 
 static __always_inline struct slab_val *cache_slot(const struct kmem_cache *s)
 {
@@ -86,4 +98,150 @@ SEC("raw_tp/kmem_cache_free")
 int BPF_PROG(cache_free_raw, unsigned long call_site, const void *ptr, const struct kmem_cache *s)
 {
 	return on_free(ptr, s);
+}
+
+/* ---- kmalloc() and kfree() ---- */
+
+static __always_inline struct slab_val *named_slot(const char *name, __u32 size)
+{
+	struct slab_key key = {};
+	struct slab_val zero = { .size = size, .refcount = 1 }, *v;
+
+	__builtin_memcpy(key.cache, name, sizeof(key.cache));
+	v = bpf_map_lookup_elem(&stats, &key);
+	if (v)
+		return v;
+	bpf_map_update_elem(&stats, &key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&stats, &key);
+}
+
+/*
+ * The kmalloc-N cache of a kmalloc() of @bytes_alloc bytes (the cache's
+ * object size, as the tracepoint reports it) with @gfp: dma-kmalloc-N for
+ * __GFP_DMA, kmalloc-rcl-N for __GFP_RECLAIMABLE, kmalloc-cg-N for
+ * __GFP_ACCOUNT, else kmalloc-N; N is 8 ... 192 ... 1k ... 8k.
+ */
+static __always_inline struct slab_val *kmalloc_slot(__u64 bytes, __u32 gfp)
+{
+	char name[SLAB_NAME_LEN] = {};
+	const char *pre = "kmalloc-";
+	int n = 0, len = 8;
+	__u64 v = bytes;
+	char digits[8];
+	int nd = 0;
+
+	/* the gfp bits (an anonymous enum: not relocatable; stable for years) */
+	if (gfp & (1U << ___GFP_DMA_BIT)) {
+		pre = "dma-kmalloc-";
+		len = 12;
+	} else if (gfp & (1U << ___GFP_RECLAIMABLE_BIT)) {
+		pre = "kmalloc-rcl-";
+		len = 12;
+	} else if (gfp & (1U << ___GFP_ACCOUNT_BIT)) {
+		pre = "kmalloc-cg-";
+		len = 11;
+	}
+	for (int i = 0; i < 12; i++)
+		if (i < len)
+			name[n++] = pre[i];
+	if (v >= 1024 && !(v & 1023))
+		v >>= 10;
+#pragma unroll
+	for (int i = 0; i < 7; i++) {
+		digits[nd++] = (char)('0' + v % 10);
+		v /= 10;
+		if (!v)
+			break;
+	}
+#pragma unroll
+	for (int i = 6; i >= 0; i--)
+		if (i < nd && n < SLAB_NAME_LEN - 2)
+			name[n++] = digits[i];
+	if (bytes >= 1024 && !(bytes & 1023) && n < SLAB_NAME_LEN - 1)
+		name[n++] = 'k';
+	return named_slot(name, (__u32)bytes);
+}
+
+static __always_inline void count(enum slab_counter c)
+{
+	__sync_fetch_and_add(&counters[c], 1);
+}
+
+SEC("tp_btf/kmalloc")
+int BPF_PROG(kmalloc_exact, unsigned long call_site, const void *ptr, size_t bytes_req,
+	     size_t bytes_alloc, gfp_t gfp_flags, int node)
+{
+	struct kmem_cache *s;
+
+	if (!ptr)
+		return 0;
+	s = bpf_get_kmem_cache((__u64)ptr);
+	if (!s) {
+		count(SLAB_C_KMALLOC_LARGE);
+		return 0;
+	}
+	return on_alloc(ptr, s);
+}
+
+SEC("tp_btf/kfree")
+int BPF_PROG(kfree_exact, unsigned long call_site, const void *ptr)
+{
+	struct kmem_cache *s;
+
+	if (!ptr)
+		return 0;
+	s = bpf_get_kmem_cache((__u64)ptr);
+	if (s)
+		return on_free(ptr, s);
+	return 0; /* a large kmalloc's pages, or ZERO_SIZE_PTR */
+}
+
+/* without the kfunc: the size says the cache, kfree() cannot be attributed */
+static __always_inline int kmalloc_by_size(const void *ptr, __u64 bytes_alloc, __u32 gfp)
+{
+	struct slab_val *v;
+
+	if (!ptr)
+		return 0;
+	if (bytes_alloc > 8192) {
+		count(SLAB_C_KMALLOC_LARGE);
+		return 0;
+	}
+	v = kmalloc_slot(bytes_alloc, gfp);
+	if (v)
+		__sync_fetch_and_add(&v->allocs, 1);
+	return 0;
+}
+
+static __always_inline int kfree_unattributed(const void *ptr)
+{
+	if ((unsigned long)ptr > 16) /* not NULL, not ZERO_SIZE_PTR */
+		count(SLAB_C_KFREE_UNATTRIBUTED);
+	return 0;
+}
+
+SEC("tp_btf/kmalloc")
+int BPF_PROG(kmalloc_size, unsigned long call_site, const void *ptr, size_t bytes_req,
+	     size_t bytes_alloc, gfp_t gfp_flags, int node)
+{
+	return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);
+}
+
+SEC("tp_btf/kfree")
+int BPF_PROG(kfree_size, unsigned long call_site, const void *ptr)
+{
+	return kfree_unattributed(ptr);
+}
+
+SEC("raw_tp/kmalloc")
+int BPF_PROG(kmalloc_raw, unsigned long call_site, const void *ptr, size_t bytes_req,
+	     size_t bytes_alloc, gfp_t gfp_flags, int node)
+{
+	return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);
+}
+
+SEC("raw_tp/kfree")
+int BPF_PROG(kfree_raw, unsigned long call_site, const void *ptr)
+{
+	return kfree_unattributed(ptr);
 }

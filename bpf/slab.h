@@ -16,4 +16,11 @@ struct slab_val {
 	__s32 refcount; /* > 1: other caches were merged into this one */
 };
 
+/* counters[] of the BPF side */
+enum slab_counter {
+	SLAB_C_KFREE_UNATTRIBUTED = 0, /* kfree() of a slab object whose cache is not known */
+	SLAB_C_KMALLOC_LARGE, /* kmalloc() served by the page allocator (no cache) */
+	SLAB_NR_COUNTERS,
+};
+
 #endif

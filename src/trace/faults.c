@@ -16,6 +16,7 @@
 #include "../cliutil.h"
 #include "../command.h"
 #include "../jsonw.h"
+#include "taskflt.h"
 #include "trace.h"
 #include "../../bpf/faults.h"
 #include "faults.skel.h"
@@ -42,7 +43,15 @@ static const char usage_text[] =
 	"A major fault is one that needed I/O, as the kernel counts it (getrusage):\n"
 	"a fault retried with FAULT_FLAG_TRIED is counted once, as major.\n"
 	"'retried' counts the faults completed by a FAULT_FLAG_TRIED retry (fentry mode\n"
-	"only; the tracepoint mode cannot see retries and shows '-' / null).\n";
+	"only; the tracepoint mode cannot see retries and shows '-' / null).\n"
+	"\n"
+	"With -p or --, the kernel's own counters of the process (what getrusage()\n"
+	"reports) are read too and shown next to the counts. The tracepoint mode\n"
+	"cannot see faults taken inside the kernel by get_user_pages() for a system\n"
+	"call (process_vm_readv, ptrace reads, O_DIRECT, io_uring, mlock,\n"
+	"MAP_POPULATE, MADV_POPULATE_*, execve's argument copy): the report says how\n"
+	"many the kernel counted that it did not see. With -- CMD it also gives the\n"
+	"faults of CMD before tracing began (from its fork to the end of its execve).\n";
 
 enum faults_mode { MODE_AUTO, MODE_FENTRY, MODE_TRACEPOINT };
 
@@ -60,6 +69,14 @@ struct faults_row {
 	struct faults_val val;
 };
 
+/* the kernel's counters of the traced process (per-pid modes) */
+struct kern_faults {
+	bool known; /* every thread accounted for */
+	uint64_t minor, major; /* while traced */
+	bool before; /* -- CMD: the counts at its exec stop */
+	uint64_t before_minor, before_major;
+};
+
 struct faults_run {
 	struct faults_bpf *skel;
 	struct bpf_link **links;
@@ -72,6 +89,9 @@ struct faults_run {
 	struct faults_row *prev; /* the counts at the last interval */
 	size_t nprev;
 	__u64 prev_minor[FAULTS_HIST_SLOTS], prev_major[FAULTS_HIST_SLOTS];
+	struct taskflt_set start; /* the threads' counters when tracing began */
+	bool have_start;
+	struct kern_faults kern;
 };
 
 static int parse_args(int argc, char **argv, struct faults_opts *o)
@@ -250,6 +270,17 @@ static int load_tracepoint_mode(struct faults_run *r, const struct faults_opts *
 	return attach_tracepoint_mode(r, err);
 }
 
+/* per pid: the kernel's counters of each thread at its exit */
+static int attach_thread_exit(struct faults_run *r, const struct faults_opts *o, struct ml_err *err)
+{
+	int e;
+
+	if (!o->pid)
+		return 0;
+	e = attach_prog(r, r->skel->progs.thread_exit);
+	return e ? trace_bpf_error(err, e, "attaching raw_tp/sched_process_exit") : 0;
+}
+
 static int faults_start(struct faults_run *r, const struct faults_opts *o, struct ml_err *err)
 {
 	int e;
@@ -257,14 +288,15 @@ static int faults_start(struct faults_run *r, const struct faults_opts *o, struc
 	if (o->mode != MODE_TRACEPOINT) {
 		e = try_fentry(r, o);
 		if (!e)
-			return 0;
+			return attach_thread_exit(r, o, err);
 		if (o->mode == MODE_FENTRY)
 			return trace_bpf_error(err, e == -EPERM ? -ENOTSUP : e,
 					       "--mode fentry: fentry/fexit on handle_mm_fault");
 	} else {
 		snprintf(r->why, sizeof(r->why), "--mode tracepoint");
 	}
-	return load_tracepoint_mode(r, o, err);
+	e = load_tracepoint_mode(r, o, err);
+	return e ? e : attach_thread_exit(r, o, err);
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -288,6 +320,78 @@ static struct faults_row *collect(struct faults_bpf *s, size_t *n)
 	return rows;
 }
 
+/*
+ * The kernel's counts while traced: each thread's counters at its exit (the
+ * BPF side) or now (alive), minus its counters when tracing began (0 for a
+ * thread started since). Every thread there at the start must be found
+ * again, else the total is not known. Called once the programs are
+ * detached.
+ */
+static void kernel_counts(struct faults_run *r, pid_t pid, bool spawned)
+{
+	int fd = bpf_map__fd(r->skel->maps.exited);
+	struct taskflt_set now = { 0 };
+	uint64_t min = 0, maj = 0, smin = 0, smaj = 0;
+	__u32 key, next, *prev = NULL;
+	struct faults_exit c;
+	bool known = true;
+
+	if (!r->have_start)
+		return;
+	taskflt_read(pid, &now); /* nothing when it has exited */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &c)) {
+			min += c.minflt;
+			maj += c.majflt;
+		}
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < now.n; i++) {
+		key = (__u32)now.v[i].tid;
+		if (now.v[i].dead || !bpf_map_lookup_elem(fd, &key, &c))
+			continue; /* its exit is in the map */
+		min += now.v[i].minflt;
+		maj += now.v[i].majflt;
+	}
+	for (size_t i = 0; i < r->start.n; i++) {
+		const struct taskflt *t = taskflt_find(&now, r->start.v[i].tid);
+
+		key = (__u32)r->start.v[i].tid;
+		if ((!t || t->dead) && bpf_map_lookup_elem(fd, &key, &c))
+			known = false; /* gone without its exit seen */
+		smin += r->start.v[i].minflt;
+		smaj += r->start.v[i].majflt;
+	}
+	taskflt_free(&now);
+	r->kern.known = known && min >= smin && maj >= smaj;
+	r->kern.minor = r->kern.known ? min - smin : 0;
+	r->kern.major = r->kern.known ? maj - smaj : 0;
+	r->kern.before = spawned;
+	r->kern.before_minor = smin;
+	r->kern.before_major = smaj;
+}
+
+static void seen_totals(const struct faults_row *rows, size_t n, uint64_t *min, uint64_t *maj)
+{
+	*min = *maj = 0;
+	for (size_t i = 0; i < n; i++) {
+		*min += rows[i].val.minor;
+		*maj += rows[i].val.major;
+	}
+}
+
+/* the kernel counted more than the programs saw (never less but by a race) */
+static uint64_t unseen(uint64_t kernel, uint64_t seen)
+{
+	return kernel > seen ? kernel - seen : 0;
+}
+
+#define UNSEEN_PATHS                                                                               \
+	"get_user_pages() faulting pages in for a system call (process_vm_readv, ptrace "          \
+	"reads, O_DIRECT, io_uring, mlock, MAP_POPULATE, MADV_POPULATE_*, execve's argument "      \
+	"copy): no user registers, so no perf event"
+
 /* what one report shows: the whole run, or one interval */
 struct faults_view {
 	const struct faults_row *rows;
@@ -296,6 +400,89 @@ struct faults_view {
 	double elapsed_s; /* < 0: the whole run */
 	bool last;
 };
+
+static void jw_kuint_or_null(struct jw *w, const char *k, bool known, uint64_t v)
+{
+	jw_key(w, k);
+	if (known)
+		jw_uint(w, v);
+	else
+		jw_null(w);
+}
+
+/*
+ * "kernel": the kernel's counts while traced (null system-wide, or when a
+ * thread could not be accounted for); "not_seen": how many of them the
+ * mode's programs did not see, and which paths those are;
+ * "before_tracing": with -- CMD, its counts from its fork to its exec.
+ */
+static void json_kernel(struct jw *w, const struct faults_run *r, const struct faults_view *v)
+{
+	bool k = r->o->pid && r->kern.known;
+	uint64_t smin, smaj;
+
+	seen_totals(v->rows, v->n, &smin, &smaj);
+	jw_key(w, "kernel");
+	if (k) {
+		jw_obj(w);
+		jw_kuint(w, "minor", r->kern.minor);
+		jw_kuint(w, "major", r->kern.major);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
+	jw_key(w, "not_seen");
+	jw_obj(w);
+	jw_kuint_or_null(w, "minor", k, unseen(r->kern.minor, smin));
+	jw_kuint_or_null(w, "major", k, unseen(r->kern.major, smaj));
+	jw_kstr(w, "paths", r->fentry ? "" : "get_user_pages");
+	jw_obj_end(w);
+	jw_key(w, "before_tracing");
+	if (r->o->pid && r->kern.before) {
+		jw_obj(w);
+		jw_kuint(w, "minor", r->kern.before_minor);
+		jw_kuint(w, "major", r->kern.before_major);
+		jw_obj_end(w);
+	} else {
+		jw_null(w);
+	}
+}
+
+static void print_kernel(const struct faults_run *r, const struct faults_view *v)
+{
+	uint64_t smin, smaj;
+
+	if (!r->o->pid) {
+		if (!r->fentry)
+			printf("not seen in tracepoint mode: faults taken inside the kernel by %s "
+			       "(with -p or -- CMD memlens says how many)\n",
+			       UNSEEN_PATHS);
+		return;
+	}
+	if (!r->kern.known) {
+		printf("the kernel's own counters of pid %d could not be read for every thread "
+		       "(one vanished unseen)\n",
+		       (int)r->o->pid);
+		return;
+	}
+	seen_totals(v->rows, v->n, &smin, &smaj);
+	printf("the kernel's own counters of pid %d while traced (getrusage): %llu minor, "
+	       "%llu major\n",
+	       (int)r->o->pid, (unsigned long long)r->kern.minor,
+	       (unsigned long long)r->kern.major);
+	if (!r->fentry || unseen(r->kern.minor, smin) || unseen(r->kern.major, smaj))
+		printf("not seen in %s mode: %llu minor, %llu major%s%s\n",
+		       r->fentry ? "fentry" : "tracepoint",
+		       (unsigned long long)unseen(r->kern.minor, smin),
+		       (unsigned long long)unseen(r->kern.major, smaj),
+		       r->fentry ? "" : ": faults taken inside the kernel by ",
+		       r->fentry ? "" : UNSEEN_PATHS);
+	if (r->kern.before)
+		printf("before tracing (from its fork to the end of its execve): %llu minor, %llu "
+		       "major\n",
+		       (unsigned long long)r->kern.before_minor,
+		       (unsigned long long)r->kern.before_major);
+}
 
 static void print_json(const struct faults_run *r, const struct faults_view *v)
 {
@@ -334,6 +521,8 @@ static void print_json(const struct faults_run *r, const struct faults_view *v)
 	jw_arr_end(&w);
 	trace_json_hist(&w, "minor_hist_us", v->minor_hist, FAULTS_HIST_SLOTS);
 	trace_json_hist(&w, "major_hist_us", v->major_hist, FAULTS_HIST_SLOTS);
+	if (v->elapsed_s < 0)
+		json_kernel(&w, r, v);
 	jw_obj_end(&w);
 }
 
@@ -364,6 +553,8 @@ static void print_table(const struct faults_run *r, const struct faults_view *v)
 		printf("warning: %llu faults not seen: the kernel skipped the programs while "
 		       "another BPF program ran on the same CPU\n",
 		       (unsigned long long)rec);
+	if (v->elapsed_s < 0)
+		print_kernel(r, v);
 	printf("\nminor fault latency\n");
 	trace_print_log2_hist(stdout, v->minor_hist, FAULTS_HIST_SLOTS, "usecs");
 	printf("\nmajor fault latency\n");
@@ -490,6 +681,10 @@ static int cmd_faults(int argc, char **argv)
 	if (e)
 		goto out;
 	o.pid = t.pid;
+	/* before attaching: -- CMD is in its exec stop, its counts are those of its fork and exec
+	 */
+	if (o.pid)
+		r.have_start = !taskflt_read(t.pid, &r.start);
 	e = faults_start(&r, &o, &err);
 	if (e)
 		goto out;
@@ -512,6 +707,8 @@ static int cmd_faults(int argc, char **argv)
 	if (why == TRACE_STOP_TARGET && !o.cmd)
 		fprintf(stderr, "memlens faults: process %d exited; counts up to its exit\n",
 			(int)o.pid);
+	detach_all(&r); /* nothing counts any more: the kernel's counters can be compared */
+	kernel_counts(&r, o.pid, o.cmd != NULL);
 	report(&r, &o);
 out:
 	if (e)
@@ -520,6 +717,7 @@ out:
 	free(r.links);
 	free(r.perf_fds);
 	free(r.prev);
+	taskflt_free(&r.start);
 	faults_bpf__destroy(r.skel);
 	trace_target_close(&t, true);
 	return e ? exit_code_for(e) : EXIT_OK;

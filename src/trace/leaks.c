@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -19,13 +20,17 @@
 #include "../jsonw.h"
 #include "elfsym.h"
 #include "allocfind.h"
+#include "pprof.h"
 #include "symbolize.h"
 #include "trace.h"
+#include "umulti.h"
 #include "../../bpf/leaks.h"
 #include "leaks.skel.h"
 
 static const char usage_text[] =
 	"usage: memlens leaks (-p PID | -- CMD [ARGS...]) [-d SEC] [-i MS] [--json] [-v]\n"
+	"                     [-n N] [--no-stacks] [--folded FILE] [--pprof FILE]\n"
+	"                     [--max-blocks N]\n"
 	"\n"
 	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
 	"posix_memalign, memalign, valloc and pvalloc of one process with uprobes on\n"
@@ -47,6 +52,13 @@ static const char usage_text[] =
 	"                       first one the kernel can emulate (for comparison)\n"
 	"      --folded FILE    also write the outstanding bytes per call stack to FILE\n"
 	"                       as folded stacks (flamegraph.pl, speedscope, inferno)\n"
+	"      --pprof FILE     also write them to FILE as a pprof profile (gzipped\n"
+	"                       profile.proto: go tool pprof, Parca, Pyroscope), with\n"
+	"                       source files and lines where the ELF files have DWARF\n"
+	"      --max-blocks N   outstanding blocks the table holds (default 1000000;\n"
+	"                       each takes about 100 bytes of kernel memory)\n"
+	"      --perf-uprobes   one perf-event uprobe per probe, as on kernels before\n"
+	"                       6.6, not two uprobe_multi links (slower to detach)\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
 	"  -o, --output FILE    write the report to FILE, not stdout (CMD keeps stdout)\n"
 	"  -v, --verbose        say which probes are used and where; twice: libbpf's log\n"
@@ -64,8 +76,10 @@ struct leaks_opts {
 	pid_t pid;
 	double duration;
 	long top;
-	bool json, no_stacks, free_at_entry;
+	bool json, no_stacks, free_at_entry, perf_uprobes;
+	long max_blocks; /* --max-blocks N; 0: LEAKS_MAX_ALLOCS */
 	const char *folded; /* --folded FILE */
+	const char *pprof; /* --pprof FILE */
 	int verbose;
 	char **cmd;
 };
@@ -76,10 +90,8 @@ struct probe_fn {
 	bool required;
 };
 
-/* free first: see attach_probes() */
-#define FN_FREE LEAKS_NR_FN
 static const struct probe_fn probe_fns[LEAKS_NR_FN + 1] = {
-	[FN_FREE] = { "free", false, true },
+	[LEAKS_FREE] = { "free", false, true },
 	[LEAKS_MALLOC] = { "malloc", true, true },
 	[LEAKS_CALLOC] = { "calloc", true, false },
 	[LEAKS_REALLOC] = { "realloc", true, false },
@@ -91,15 +103,29 @@ static const struct probe_fn probe_fns[LEAKS_NR_FN + 1] = {
 	[LEAKS_PVALLOC] = { "pvalloc", true, false },
 };
 
+/* file offsets to probe, each with its cookie (enum leaks_fn) */
+struct probe_set {
+	uint64_t off[LEAKS_NR_PROBES];
+	uint64_t cookie[LEAKS_NR_PROBES];
+	unsigned int n;
+};
+
+#define MAX_LINKS (2 * LEAKS_NR_PROBES + 1)
+
 struct leaks_run {
 	struct leaks_bpf *skel;
-	struct bpf_link *links[2 * (LEAKS_NR_FN + 1) + 2];
+	struct bpf_link *links[MAX_LINKS]; /* perf-event uprobes, raw_tp */
 	int nlinks;
+	int link_fds[2]; /* uprobe_multi links: returns, entries */
+	int nlink_fds;
+	bool multi; /* uprobe_multi links, not one perf event per probe */
 	struct alloc_lib alloc; /* the file whose malloc the target calls */
 	struct symbolizer sym;
 	const struct leaks_opts *o;
 	__u64 prev[LEAKS_NR_COUNTERS]; /* the counters at the last interval */
 	FILE *folded; /* --folded FILE, created before tracing */
+	FILE *pprof; /* --pprof FILE, likewise */
+	uint64_t start_wall_ns, start_mono_ns; /* when tracing began */
 	bool write_failed; /* it could not be written */
 };
 
@@ -110,6 +136,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					    { "no-stacks", no_argument, NULL, 'S' },
 					    { "free-at-entry", no_argument, NULL, 'E' },
 					    { "folded", required_argument, NULL, 'F' },
+					    { "pprof", required_argument, NULL, 'P' },
+					    { "max-blocks", required_argument, NULL, 'M' },
+					    { "perf-uprobes", no_argument, NULL, 'U' },
 					    TRACE_LONGOPTS_COMMON,
 					    { 0 } };
 	int c, r;
@@ -131,6 +160,18 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		case 'F':
 			o->folded = optarg;
 			break;
+		case 'P':
+			o->pprof = optarg;
+			break;
+		case 'M':
+			if (parse_long(optarg, 1, 100000000, &o->max_blocks))
+				return cli_error("leaks", "bad --max-blocks '%s' (1 to 100000000)",
+						 optarg),
+				       -EINVAL;
+			break;
+		case 'U':
+			o->perf_uprobes = true;
+			break;
 		default:
 			r = trace_common_opt(c, "leaks", usage_text, &o->pid, &o->duration,
 					     &o->json, &o->verbose);
@@ -142,8 +183,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		o->cmd = argv + optind;
 	if (!o->cmd == !o->pid)
 		return cli_error("leaks", "give one target: -p PID or -- CMD [ARGS]"), -EINVAL;
-	if (o->folded && o->no_stacks)
-		return cli_error("leaks", "--folded needs the call stacks: drop --no-stacks"),
+	if ((o->folded || o->pprof) && o->no_stacks)
+		return cli_error("leaks", "--%s needs the call stacks: drop --no-stacks",
+				 o->folded ? "folded" : "pprof"),
 		       -EINVAL;
 	return 0;
 }
@@ -180,35 +222,10 @@ static uint64_t emulatable_entry(const char *path, uint64_t off)
 	return off;
 }
 
-static struct bpf_program *entry_prog(struct leaks_bpf *s, int fn)
+static void add_probe(struct probe_set *ps, uint64_t off, int fn)
 {
-	struct bpf_program *p[LEAKS_NR_FN + 1] = {
-		[LEAKS_MALLOC] = s->progs.malloc_enter,
-		[LEAKS_CALLOC] = s->progs.calloc_enter,
-		[LEAKS_REALLOC] = s->progs.realloc_enter,
-		[LEAKS_REALLOCARRAY] = s->progs.reallocarray_enter,
-		[LEAKS_ALIGNED_ALLOC] = s->progs.aligned_alloc_enter,
-		[LEAKS_POSIX_MEMALIGN] = s->progs.posix_memalign_enter,
-		[LEAKS_MEMALIGN] = s->progs.memalign_enter,
-		[LEAKS_VALLOC] = s->progs.valloc_enter,
-		[LEAKS_PVALLOC] = s->progs.pvalloc_enter,
-		[FN_FREE] = s->progs.free_enter,
-	};
-
-	return p[fn];
-}
-
-static int attach_one(struct leaks_run *r, struct bpf_program *p, pid_t pid, const char *path,
-		      uint64_t off, bool ret)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret);
-	struct bpf_link *l;
-
-	l = bpf_program__attach_uprobe_opts(p, pid, path, (size_t)off, &uo);
-	if (!l)
-		return -errno;
-	r->links[r->nlinks++] = l;
-	return 0;
+	ps->off[ps->n] = off;
+	ps->cookie[ps->n++] = (uint64_t)fn;
 }
 
 /*
@@ -216,64 +233,37 @@ static int attach_one(struct leaks_run *r, struct bpf_program *p, pid_t pid, con
  * thread calls before its tcache is flushed. Not there (musl, an old glibc):
  * those frees count as untracked, and -v says so.
  */
-static void attach_thread_exit(struct leaks_run *r, pid_t pid, const struct elf_syms *syms,
-			       const struct leaks_opts *o)
+static void find_thread_exit(const struct leaks_run *r, const struct elf_syms *syms,
+			     struct probe_set *entries, const struct leaks_opts *o)
 {
 	uint64_t va, off;
-	int e = -ENOENT;
 
 	if (r->alloc.is_libc && !elf_syms_find(syms, "__call_tls_dtors", &va) &&
-	    !elf_vaddr_to_off(syms, va, &off))
-		e = attach_one(r, r->skel->progs.thread_exit_enter, pid, r->alloc.path, off, false);
-	if (o->verbose && !e)
-		fprintf(stderr,
-			"memlens leaks: uprobe __call_tls_dtors at 0x%llx (thread exit: "
-			"frees of glibc's per-thread cache are exit_frees)\n",
-			(unsigned long long)off);
-	else if (o->verbose && r->alloc.is_libc)
+	    !elf_vaddr_to_off(syms, va, &off)) {
+		add_probe(entries, off, LEAKS_THREAD_EXIT);
+		if (o->verbose)
+			fprintf(stderr,
+				"memlens leaks: uprobe __call_tls_dtors at 0x%llx (thread exit: "
+				"frees of glibc's per-thread cache are exit_frees)\n",
+				(unsigned long long)off);
+	} else if (o->verbose && r->alloc.is_libc) {
 		fprintf(stderr, "memlens leaks: no __call_tls_dtors in the C library: blocks its "
 				"per-thread cache frees at thread exit count as untracked_frees\n");
+	}
 }
 
-/*
- * The order matters for a process attached while it runs. free first: a
- * block recorded while free was not probed yet could be freed unseen. Each
- * return probe before its entry probe: an entry recorded without its return
- * probe would leave a call record that never ends, and the thread's later
- * calls would pass for nested ones. Calls begun before both are not seen
- * (counted as unpaired_returns when only their return is).
- */
-static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts *o,
-			 struct ml_err *err)
+/* The probes: every entry point the allocator exports, each probed once. */
+static int find_probes(struct leaks_run *r, const struct leaks_opts *o, struct probe_set *entries,
+		       struct probe_set *returns, struct ml_err *err)
 {
-	static const int order[LEAKS_NR_FN + 1] = {
-		FN_FREE,
-		LEAKS_MALLOC,
-		LEAKS_CALLOC,
-		LEAKS_REALLOC,
-		LEAKS_REALLOCARRAY,
-		LEAKS_ALIGNED_ALLOC,
-		LEAKS_POSIX_MEMALIGN,
-		LEAKS_MEMALIGN,
-		LEAKS_VALLOC,
-		LEAKS_PVALLOC,
-	};
 	uint64_t seen[LEAKS_NR_FN + 1];
 	struct elf_syms syms;
-	struct bpf_link *l;
 	int nseen = 0, e;
 
 	e = elf_syms_load(r->alloc.path, &syms, err);
 	if (e)
 		return e;
-	l = bpf_program__attach(r->skel->progs.task_exit);
-	if (!l) {
-		e = trace_bpf_error(err, -errno, "attaching raw_tp/sched_process_exit");
-		goto out;
-	}
-	r->links[r->nlinks++] = l;
-	for (int i = 0; i <= LEAKS_NR_FN; i++) {
-		int fn = order[i];
+	for (int fn = 0; fn <= LEAKS_NR_FN; fn++) {
 		const struct probe_fn *pf = &probe_fns[fn];
 		uint64_t va, off, entry;
 		bool dup = false;
@@ -284,7 +274,7 @@ static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts
 					       "%s has no function %s: not an allocator "
 					       "memlens leaks can trace",
 					       r->alloc.path, pf->name);
-				goto out;
+				break;
 			}
 			continue;
 		}
@@ -294,28 +284,73 @@ static int attach_probes(struct leaks_run *r, pid_t pid, const struct leaks_opts
 			continue;
 		seen[nseen++] = off;
 		entry = pf->alloc || o->free_at_entry ? off : emulatable_entry(r->alloc.path, off);
-		e = pf->alloc ? attach_one(r, r->skel->progs.alloc_exit, pid, r->alloc.path, off,
-					   true)
-			      : 0;
-		if (!e)
-			e = attach_one(r, entry_prog(r->skel, fn), pid, r->alloc.path, entry,
-				       false);
-		if (e) {
-			e = trace_bpf_error(err, e, "attaching a uprobe to the target's allocator");
-			goto out;
-		}
+		add_probe(entries, entry, fn);
+		if (pf->alloc)
+			add_probe(returns, off, fn);
 		if (o->verbose)
 			fprintf(stderr, "memlens leaks: uprobe%s %s at 0x%llx%s\n",
 				pf->alloc ? "+uretprobe" : "", pf->name, (unsigned long long)entry,
 				entry != off ? " (past 'test %rdi,%rdi; je': an emulated push "
 					       "instead of a single-stepped test)"
 					     : "");
-		if (fn == FN_FREE)
-			attach_thread_exit(r, pid, &syms, o);
+		if (fn == LEAKS_FREE)
+			find_thread_exit(r, &syms, entries, o);
 	}
-	r->skel->bss->armed = true;
-out:
 	elf_syms_free(&syms);
+	return e;
+}
+
+static int attach_perf(struct leaks_run *r, struct bpf_program *p, pid_t pid,
+		       const struct probe_set *ps, bool ret)
+{
+	for (unsigned int i = 0; i < ps->n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = ps->cookie[i]);
+		struct bpf_link *l;
+
+		l = bpf_program__attach_uprobe_opts(p, pid, r->alloc.path, (size_t)ps->off[i], &uo);
+		if (!l)
+			return -errno;
+		r->links[r->nlinks++] = l;
+	}
+	return 0;
+}
+
+static int attach_multi(struct leaks_run *r, struct bpf_program *p, pid_t pid,
+			const struct probe_set *ps, bool ret)
+{
+	int fd = umulti_attach(bpf_program__fd(p), r->alloc.path, ps->off, ps->cookie, ps->n, ret,
+			       pid);
+
+	if (fd < 0)
+		return fd;
+	r->link_fds[r->nlink_fds++] = fd;
+	return 0;
+}
+
+/*
+ * Return probes before entry probes: an entry seen without its return
+ * probe would leave a call record that never ends. Nothing is counted
+ * until all are attached (armed), so tracing begins at one instant for
+ * every entry point and every thread: a call under way then is not
+ * counted (unpaired_returns when only its return is seen).
+ */
+static int attach_probes(struct leaks_run *r, pid_t pid, const struct probe_set *entries,
+			 const struct probe_set *returns)
+{
+	int (*attach)(struct leaks_run *, struct bpf_program *, pid_t, const struct probe_set *,
+		      bool) = r->multi ? attach_multi : attach_perf;
+	struct bpf_link *l;
+	int e;
+
+	l = bpf_program__attach(r->skel->progs.task_exit);
+	if (!l)
+		return -errno;
+	r->links[r->nlinks++] = l;
+	e = attach(r, r->skel->progs.alloc_exit, pid, returns, true);
+	if (!e)
+		e = attach(r, r->skel->progs.fn_enter, pid, entries, false);
+	if (!e)
+		r->skel->bss->armed = true;
 	return e;
 }
 
@@ -325,48 +360,112 @@ static void *destroy_link(void *l)
 	return NULL;
 }
 
+static void *close_link_fd(void *fd)
+{
+	close((int)(intptr_t)fd);
+	return NULL;
+}
+
 /*
- * Each uprobe's removal waits for the kernel's grace periods (about 0.1 s
- * each on 6.18): the links are destroyed in parallel, which helps where the
+ * Each uprobe's removal waits for the kernel's grace periods: a
+ * uprobe_multi link waits once for all its probes, a perf-event uprobe once
+ * per probe. The links are removed in parallel, which helps where the
  * kernel does not serialise the removals.
  */
 static void detach_probes(struct leaks_run *r)
 {
-	pthread_t th[sizeof(r->links) / sizeof(r->links[0])];
-	bool started[sizeof(r->links) / sizeof(r->links[0])];
+	pthread_t th[MAX_LINKS + 2];
+	bool started[MAX_LINKS + 2];
+	int n = 0;
 
-	for (int i = 0; i < r->nlinks; i++)
-		started[i] = !pthread_create(&th[i], NULL, destroy_link, r->links[i]);
-	for (int i = 0; i < r->nlinks; i++) {
-		if (started[i])
-			pthread_join(th[i], NULL);
+	for (int i = 0; i < r->nlink_fds; i++, n++)
+		started[n] = !pthread_create(&th[n], NULL, close_link_fd,
+					     (void *)(intptr_t)r->link_fds[i]);
+	for (int i = 0; i < r->nlinks; i++, n++)
+		started[n] = !pthread_create(&th[n], NULL, destroy_link, r->links[i]);
+	n = 0;
+	for (int i = 0; i < r->nlink_fds; i++, n++)
+		if (started[n])
+			pthread_join(th[n], NULL);
+		else
+			close(r->link_fds[i]);
+	for (int i = 0; i < r->nlinks; i++, n++)
+		if (started[n])
+			pthread_join(th[n], NULL);
 		else
 			bpf_link__destroy(r->links[i]);
-	}
 	r->nlinks = 0;
+	r->nlink_fds = 0;
 }
 
-static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
-		       struct ml_err *err)
+static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
+			   const struct probe_set *entries, const struct probe_set *returns)
 {
 	int e;
 
 	r->skel = leaks_bpf__open();
 	if (!r->skel)
-		return trace_bpf_error(err, -errno, "opening the leak tracer");
+		return -errno;
 	r->skel->rodata->target_tgid = (__u32)pid;
 	r->skel->rodata->with_stacks = !o->no_stacks;
 	trace_pidns(&r->skel->rodata->pidns_dev, &r->skel->rodata->pidns_ino);
+	if (o->max_blocks)
+		bpf_map__set_max_entries(r->skel->maps.allocs, (__u32)o->max_blocks);
+	if (r->multi) {
+		bpf_program__set_expected_attach_type(r->skel->progs.fn_enter, UMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(r->skel->progs.alloc_exit,
+						      UMULTI_ATTACH_TYPE);
+	}
 	e = leaks_bpf__load(r->skel);
+	if (!e)
+		e = attach_probes(r, pid, entries, returns);
+	return e;
+}
+
+static void unload(struct leaks_run *r)
+{
+	detach_probes(r);
+	leaks_bpf__destroy(r->skel);
+	r->skel = NULL;
+}
+
+/*
+ * uprobe_multi links first (kernel 6.6+); a kernel without them refuses
+ * the link (EINVAL, EOPNOTSUPP...) and the programs are loaded again for
+ * one perf-event uprobe per probe.
+ */
+static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
+		       struct ml_err *err)
+{
+	struct probe_set entries = { .n = 0 }, returns = { .n = 0 };
+	int e;
+
+	e = find_probes(r, o, &entries, &returns, err);
 	if (e)
-		return trace_bpf_error(err, e, "loading the leak tracer (uprobes)");
+		return e;
+	r->multi = !o->perf_uprobes;
+	e = load_and_attach(r, o, pid, &entries, &returns);
+	if (e && r->multi && e != -EPERM && e != -EACCES) {
+		if (o->verbose)
+			fprintf(stderr,
+				"memlens leaks: uprobe_multi links refused (%s): one perf-event "
+				"uprobe per probe instead\n",
+				strerror(-e));
+		unload(r);
+		r->multi = false;
+		e = load_and_attach(r, o, pid, &entries, &returns);
+	}
+	if (e)
+		return trace_bpf_error(err, e, "loading the leak tracer and attaching its uprobes");
 	if (o->verbose)
-		fprintf(stderr, "memlens leaks: mode uprobe/uretprobe on %s (%s), pid %d\n",
-			r->alloc.path,
+		fprintf(stderr,
+			"memlens leaks: mode %s on %s (%s), pid %d: %u entry and %u return "
+			"probes\n",
+			r->multi ? "uprobe_multi (two links)" : "perf-event uprobes", r->alloc.path,
 			r->alloc.is_libc ? "its C library"
 					 : "its allocator, in place of libc's malloc",
-			(int)pid);
-	return attach_probes(r, pid, o, err);
+			(int)pid, entries.n, returns.n);
+	return 0;
 }
 
 /* ---- report ---- */
@@ -616,6 +715,7 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 	}
 	jw_kint(&w, "pid", r->sym.pid);
 	jw_kstr(&w, "allocator", alloc_shown(&r->alloc));
+	jw_kstr(&w, "mode", r->multi ? "uprobe_multi" : "uprobe");
 	json_counters(&w, c);
 	jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
 	jw_kuint(&w, "outstanding", t->count);
@@ -675,10 +775,12 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 		       (unsigned long long)(c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] -
 					    c[LEAKS_C_MISSED_FREES]));
 	if (c[LEAKS_C_LOST])
-		printf("warning: %llu allocations not recorded (the table of %d outstanding blocks "
-		       "was full): outstanding is a lower bound, and their frees count as "
-		       "untracked\n",
-		       (unsigned long long)c[LEAKS_C_LOST], LEAKS_MAX_ALLOCS);
+		printf("warning: %llu allocations not recorded (the table of %ld outstanding "
+		       "blocks "
+		       "was full; --max-blocks makes it larger): outstanding is a lower bound, "
+		       "and their frees count as untracked\n",
+		       (unsigned long long)c[LEAKS_C_LOST],
+		       o->max_blocks ? o->max_blocks : (long)LEAKS_MAX_ALLOCS);
 	if (c[LEAKS_C_MISSED_FREES])
 		printf("warning: %llu blocks were allocated again at an address whose free was "
 		       "not seen\n",
@@ -749,6 +851,49 @@ static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *
 	return 0;
 }
 
+/*
+ * The outstanding blocks per call stack as a pprof profile: one sample per
+ * stack, values inuse_objects (blocks) and inuse_space (bytes), as Go's
+ * heap profiles name them. Closes @f.
+ */
+static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f)
+{
+	static const struct pprof_type types[] = { { "inuse_objects", "count" },
+						   { "inuse_space", "bytes" } };
+	struct ml_err err = { 0 };
+	struct pprof *p = pprof_new(&r->sym, types, 2, &err);
+	char comment[4400];
+	int e = p ? 0 : -err.code;
+
+	for (size_t i = 0; p && !e && i < t->nstacks; i++) {
+		__u64 ips[LEAKS_STACK_DEPTH] = { 0 };
+		uint64_t u[LEAKS_STACK_DEPTH];
+		int64_t v[2] = { (int64_t)t->stacks[i].count, (int64_t)t->stacks[i].bytes };
+		__u32 id = (__u32)t->stacks[i].id;
+		int n = 0;
+
+		if (t->stacks[i].id >= 0 &&
+		    !bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &id, ips))
+			for (; n < LEAKS_STACK_DEPTH && ips[n]; n++)
+				u[n] = ips[n];
+		e = pprof_add(p, u, n, v);
+	}
+	if (p && !e) {
+		snprintf(comment, sizeof(comment),
+			 "memlens leaks: blocks still allocated by pid %d when tracing ended "
+			 "(allocator %s)",
+			 (int)r->sym.pid, alloc_shown(&r->alloc));
+		pprof_comment(p, comment);
+		pprof_times(p, (int64_t)r->start_wall_ns,
+			    (int64_t)(cli_now_ns() - r->start_mono_ns));
+		e = pprof_write(p, f);
+	}
+	pprof_free(p);
+	if (fclose(f) && !e)
+		e = -errno;
+	return e;
+}
+
 static void report(struct leaks_run *r, const struct report_at *at)
 {
 	__u64 c[LEAKS_NR_COUNTERS];
@@ -771,6 +916,15 @@ static void report(struct leaks_run *r, const struct report_at *at)
 			cli_error("leaks", "cannot write the folded stacks to %s: %s", r->o->folded,
 				  strerror(-e));
 		r->write_failed = e != 0;
+	}
+	if (at->elapsed_s < 0 && r->pprof) {
+		int e = write_pprof(r, &t, r->pprof);
+
+		r->pprof = NULL;
+		if (e)
+			cli_error("leaks", "cannot write the pprof profile to %s: %s", r->o->pprof,
+				  strerror(-e));
+		r->write_failed |= e != 0;
 	}
 	if (at->elapsed_s >= 0 && !r->o->json)
 		printf("\n");
@@ -834,6 +988,16 @@ static int cmd_leaks(int argc, char **argv)
 			  strerror(errno));
 		return errno == EACCES || errno == EPERM ? EXIT_PERM : EXIT_FAIL;
 	}
+	if (o.pprof && !pprof_supported()) {
+		cli_error("leaks", "--pprof: this memlens was built without protobuf-c (install "
+				   "libprotobuf-c-dev and protobuf-c-compiler, then rebuild)");
+		return EXIT_FAIL;
+	}
+	if (o.pprof && !(r.pprof = fopen(o.pprof, "we"))) {
+		cli_error("leaks", "cannot write the pprof profile to %s: %s", o.pprof,
+			  strerror(errno));
+		return errno == EACCES || errno == EPERM ? EXIT_PERM : EXIT_FAIL;
+	}
 	trace_libbpf_quiet(o.verbose);
 	trace_say_pidns("leaks", o.verbose);
 	e = trace_preflight(&err);
@@ -858,6 +1022,13 @@ static int cmd_leaks(int argc, char **argv)
 		snprintf(what, sizeof(what), "pid %d", (int)t.pid);
 		trace_say_tracing("leaks", what, o.duration, true);
 	}
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r.start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		r.start_mono_ns = cli_now_ns();
+	}
 	run_until_done(&r, &o, &t);
 	symbolizer_refresh(&r.sym);
 	detach_probes(&r); /* the table is read once nothing changes it any more */
@@ -868,6 +1039,8 @@ out:
 	detach_probes(&r);
 	if (r.folded)
 		fclose(r.folded);
+	if (r.pprof)
+		fclose(r.pprof);
 	leaks_bpf__destroy(r.skel);
 	symbolizer_free(&r.sym);
 	trace_target_close(&t, true);

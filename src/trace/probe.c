@@ -15,7 +15,10 @@
 #include <bpf/libbpf.h>
 
 #include "memlens/features.h"
+#include "allocfind.h"
+#include "elfsym.h"
 #include "trace.h"
+#include "umulti.h"
 #include "../../bpf/slab.h"
 #include "slab.skel.h"
 
@@ -65,6 +68,12 @@ static void probe_kmem_tp_btf(struct feature_list *l)
 	}
 	bpf_program__set_autoload(s->progs.cache_alloc_raw, false);
 	bpf_program__set_autoload(s->progs.cache_free_raw, false);
+	bpf_program__set_autoload(s->progs.kmalloc_raw, false);
+	bpf_program__set_autoload(s->progs.kfree_raw, false);
+	bpf_program__set_autoload(s->progs.kmalloc_exact, false);
+	bpf_program__set_autoload(s->progs.kfree_exact, false);
+	bpf_program__set_autoload(s->progs.kmalloc_size, false);
+	bpf_program__set_autoload(s->progs.kfree_size, false);
 	e = slab_bpf__load(s);
 	slab_bpf__destroy(s);
 	if (!e)
@@ -76,6 +85,32 @@ static void probe_kmem_tp_btf(struct feature_list *l)
 			    "slab's tp_btf programs on kmem_cache_alloc/kmem_cache_free are "
 			    "refused: %s",
 			    trace_verifier_said()[0] ? trace_verifier_said() : strerror(-e));
+}
+
+/* slab's kmalloc/kfree programs that find their object's cache (bpf_get_kmem_cache) */
+static void probe_kmalloc_exact(struct feature_list *l)
+{
+	struct slab_bpf *s = slab_bpf__open();
+	struct bpf_program *p;
+	int e;
+
+	if (!s)
+		return;
+	bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(
+		p, p == s->progs.kmalloc_exact || p == s->progs.kfree_exact);
+	e = slab_bpf__load(s);
+	slab_bpf__destroy(s);
+	if (!e)
+		feature_add(l, "ebpf", "kmalloc_cache", FEATURE_OK, "slab (kmalloc, kfree)", NULL,
+			    "bpf_get_kmem_cache() works in tp_btf/kmalloc and kfree: each counted "
+			    "in its object's cache");
+	else
+		feature_add(
+			l, "ebpf", "kmalloc_cache", FEATURE_MISSING, "slab (kmalloc, kfree)",
+			"none needed: slab counts kmalloc() by its size and kfree() apart "
+			"(Linux 6.13 or newer has bpf_get_kmem_cache())",
+			"slab's kmalloc/kfree programs with bpf_get_kmem_cache() are refused: %s",
+			trace_verifier_said()[0] ? trace_verifier_said() : strerror(-e));
 }
 
 static const char *why(int e)
@@ -105,6 +140,7 @@ static void probe_programs(struct feature_list *l)
 		feature_add(l, "ebpf", "tp_btf", FEATURE_OK, "faults, slab, oom", NULL,
 			    "a tp_btf program on page_fault_user loads and attaches");
 	probe_kmem_tp_btf(l);
+	probe_kmalloc_exact(l);
 	e = try_tracing(vmlinux, "handle_mm_fault", BTF_KIND_FUNC, BPF_TRACE_FENTRY);
 	if (e)
 		feature_add(l, "ebpf", "fentry", FEATURE_MISSING,
@@ -132,6 +168,52 @@ static void probe_ringbuf(struct feature_list *l)
 			    "run as root (CAP_BPF), on Linux 5.8 or newer",
 			    "a BPF ring buffer cannot be created: %s", strerror(errno));
 	}
+}
+
+/*
+ * leaks' uprobe_multi links: a no-op program attached for an instant to
+ * free() of memlens's own C library, for memlens only.
+ */
+static int try_uprobe_multi(void)
+{
+	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = UMULTI_ATTACH_TYPE);
+	struct ml_err err = { 0 };
+	struct alloc_lib libc;
+	struct elf_syms syms;
+	uint64_t va, off, cookie = 0;
+	int fd, link, e;
+
+	if (alloc_find(getpid(), &libc, &err))
+		return -err.code;
+	if (elf_syms_load(libc.path, &syms, &err))
+		return -err.code;
+	e = elf_syms_find(&syms, "free", &va) || elf_vaddr_to_off(&syms, va, &off) ? -ENOENT : 0;
+	elf_syms_free(&syms);
+	if (e)
+		return e;
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "memlens_probe", "GPL", ret0, 2, &o);
+	if (fd < 0)
+		return -errno;
+	link = umulti_attach(fd, libc.path, &off, &cookie, 1, false, getpid());
+	if (link >= 0)
+		close(link);
+	close(fd);
+	return link < 0 ? link : 0;
+}
+
+static void probe_uprobe_multi(struct feature_list *l)
+{
+	int e = try_uprobe_multi();
+
+	if (!e)
+		feature_add(l, "ebpf", "uprobe_multi", FEATURE_OK, "leaks", NULL,
+			    "a uprobe_multi link attaches (leaks: two links, removed in "
+			    "about 0.3 s)");
+	else
+		feature_add(l, "ebpf", "uprobe_multi", FEATURE_MISSING, "leaks",
+			    "none needed: leaks falls back to one perf-event uprobe per probe "
+			    "(slower to remove: Linux 6.6 or newer has uprobe_multi)",
+			    "a uprobe_multi link on free() is refused: %s", strerror(-e));
 }
 
 /* @absent: FEATURE_MISSING when a tracer needs it, else FEATURE_INFO */
@@ -186,6 +268,7 @@ void trace_probe_features(struct feature_list *l)
 	probe_pmu(l, "uprobe", FEATURE_MISSING, "leaks",
 		  "use a kernel with CONFIG_UPROBE_EVENTS (libbpf then needs tracefs)",
 		  "uprobes attach through perf_event_open");
+	probe_uprobe_multi(l);
 	probe_pmu(l, "kprobe", FEATURE_INFO, "none (memlens uses tracepoints)", NULL,
 		  "CONFIG_KPROBES; libbpf-tools such as oomkill need it");
 	probe_files(l);

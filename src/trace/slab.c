@@ -16,12 +16,14 @@
 #include "../cliutil.h"
 #include "../command.h"
 #include "../jsonw.h"
+#include "slabinfo.h"
 #include "trace.h"
 #include "../../bpf/slab.h"
 #include "slab.skel.h"
 
 static const char usage_text[] =
-	"usage: memlens slab [-d SEC] [-i MS] [--top N] [--sort KEY] [--json] [-v]\n"
+	"usage: memlens slab [-d SEC] [-i MS] [--top N] [--sort KEY] [--slabinfo [--shrink]]\n"
+	"                    [--json] [-v]\n"
 	"\n"
 	"Count kmem_cache_alloc() and kmem_cache_free() per slab cache (eBPF), the\n"
 	"cache name read from the struct kmem_cache itself, and show what each cache\n"
@@ -33,6 +35,14 @@ static const char usage_text[] =
 	"  -n, --top N          show the N first caches (default 20; 0: all)\n"
 	"  -s, --sort KEY       net (default), net_kb, allocs or frees\n"
 	"      --mode MODE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
+	"      --slabinfo       also read each cache's objects in use as the kernel\n"
+	"                       counts them (/proc/slabinfo) when tracing begins and\n"
+	"                       ends, with what was counted by then, and show the two\n"
+	"                       changes side by side (WINDOW, SLABINFO)\n"
+	"      --shrink         with --slabinfo: flush each cache's per-CPU slabs just\n"
+	"                       before reading it (its free objects would count as in\n"
+	"                       use), through /sys/kernel/slab/CACHE/shrink: a few\n"
+	"                       seconds at each end\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
 	"  -o, --output FILE    write the report to FILE, not stdout\n"
 	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
@@ -40,7 +50,10 @@ static const char usage_text[] =
 	"\n"
 	"SLUB merges caches of the same geometry: their objects are counted under\n"
 	"the name of the cache they were merged into, marked '*' (the other names\n"
-	"are listed). kmalloc()/kfree() are not kmem_cache calls and are not counted.\n";
+	"are listed). kmalloc() and kfree() are counted in the cache of their object\n"
+	"(bpf_get_kmem_cache(), Linux 6.13+); without it kmalloc() in the kmalloc-N\n"
+	"cache of its size, and kfree() apart. Not seen: kmem_cache_alloc_bulk(),\n"
+	"kmem_cache_free_bulk() and the batched frees of kfree_rcu() (no tracepoint).\n";
 
 enum slab_sort { SORT_NET, SORT_NET_KB, SORT_ALLOCS, SORT_FREES };
 
@@ -49,7 +62,7 @@ struct slab_opts {
 	double duration;
 	long top;
 	enum slab_sort sort;
-	bool json;
+	bool json, slabinfo, shrink;
 	int verbose;
 };
 
@@ -77,6 +90,8 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 	static const struct option lo[] = { { "top", required_argument, NULL, 'n' },
 					    { "sort", required_argument, NULL, 's' },
 					    { "mode", required_argument, NULL, 'm' },
+					    { "slabinfo", no_argument, NULL, 'I' },
+					    { "shrink", no_argument, NULL, 'K' },
 					    TRACE_LONGOPTS_COMMON,
 					    { 0 } };
 	int c, r;
@@ -98,6 +113,12 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 						 optarg),
 				       -EINVAL;
 			break;
+		case 'I':
+			o->slabinfo = true;
+			break;
+		case 'K':
+			o->shrink = true;
+			break;
 		case 'm':
 			if (!strcmp(optarg, "auto") || !strcmp(optarg, "tp_btf") ||
 			    !strcmp(optarg, "raw_tp"))
@@ -116,10 +137,18 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 	}
 	if (optind < argc)
 		return cli_error("slab", "unexpected argument '%s'", argv[optind]), -EINVAL;
+	if (o->shrink && !o->slabinfo)
+		return cli_error("slab", "--shrink goes with --slabinfo"), -EINVAL;
 	return 0;
 }
 
-static struct slab_bpf *open_skel(bool typed)
+/* how kmalloc() and kfree() are counted */
+enum kmalloc_mode {
+	KMALLOC_EXACT, /* in their object's cache (bpf_get_kmem_cache) */
+	KMALLOC_BY_SIZE, /* kmalloc() in the kmalloc-N of its size, kfree() apart */
+};
+
+static struct slab_bpf *open_skel(bool typed, enum kmalloc_mode km)
 {
 	struct slab_bpf *s = slab_bpf__open();
 
@@ -127,19 +156,47 @@ static struct slab_bpf *open_skel(bool typed)
 		return NULL;
 	bpf_program__set_autoload(s->progs.cache_alloc, typed);
 	bpf_program__set_autoload(s->progs.cache_free, typed);
+	bpf_program__set_autoload(s->progs.kmalloc_exact, typed && km == KMALLOC_EXACT);
+	bpf_program__set_autoload(s->progs.kfree_exact, typed && km == KMALLOC_EXACT);
+	bpf_program__set_autoload(s->progs.kmalloc_size, typed && km == KMALLOC_BY_SIZE);
+	bpf_program__set_autoload(s->progs.kfree_size, typed && km == KMALLOC_BY_SIZE);
 	bpf_program__set_autoload(s->progs.cache_alloc_raw, !typed);
 	bpf_program__set_autoload(s->progs.cache_free_raw, !typed);
+	bpf_program__set_autoload(s->progs.kmalloc_raw, !typed);
+	bpf_program__set_autoload(s->progs.kfree_raw, !typed);
 	return s;
 }
 
-/* tp_btf first, raw_tp when the kernel refuses it. Returns the mode name. */
-static int slab_start(struct slab_bpf **out, int want, const char **mode, struct ml_err *err)
+/*
+ * tp_btf with kmalloc/kfree in their caches first, then tp_btf with them by
+ * size, then raw_tp (by size), as far as @want allows.
+ */
+static int slab_start(struct slab_bpf **out, int want, const char **mode, enum kmalloc_mode *km,
+		      struct ml_err *err)
 {
+	static const struct {
+		bool typed;
+		enum kmalloc_mode km;
+		const char *mode;
+	} tries[] = {
+		{ true, KMALLOC_EXACT,
+		  "tp_btf/kmem_cache_alloc, kmem_cache_free, kmalloc, kfree (kmalloc and kfree "
+		  "in their object's cache: bpf_get_kmem_cache)" },
+		{ true, KMALLOC_BY_SIZE,
+		  "tp_btf/kmem_cache_alloc, kmem_cache_free, kmalloc, kfree (no "
+		  "bpf_get_kmem_cache: kmalloc in the kmalloc-N cache of its size, kfree not "
+		  "attributed)" },
+		{ false, KMALLOC_BY_SIZE,
+		  "raw_tp/kmem_cache_alloc, kmem_cache_free, kmalloc, kfree (kmalloc in the "
+		  "kmalloc-N cache of its size, kfree not attributed)" },
+	};
 	struct slab_bpf *s;
 	int e = -ENOMEM;
 
-	for (int typed = want == 0 ? 0 : 1; typed >= (want == 1 ? 1 : 0); typed--) {
-		s = open_skel(typed);
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		if ((want == 1 && !tries[i].typed) || (want == 0 && tries[i].typed))
+			continue;
+		s = open_skel(tries[i].typed, tries[i].km);
 		if (!s)
 			return trace_bpf_error(err, -errno, "opening the slab tracer");
 		e = slab_bpf__load(s);
@@ -147,11 +204,8 @@ static int slab_start(struct slab_bpf **out, int want, const char **mode, struct
 			e = slab_bpf__attach(s);
 		if (!e) {
 			*out = s;
-			*mode = typed	    ? "tp_btf/kmem_cache_alloc + tp_btf/kmem_cache_free"
-				: want == 0 ? "raw_tp/kmem_cache_alloc + raw_tp/kmem_cache_free "
-					      "(--mode raw_tp)"
-					    : "raw_tp/kmem_cache_alloc + raw_tp/kmem_cache_free "
-					      "(tp_btf refused)";
+			*mode = tries[i].mode;
+			*km = tries[i].km;
 			return 0;
 		}
 		slab_bpf__destroy(s);
@@ -235,6 +289,109 @@ static void merged_names(const char *cache, char *out, size_t len)
 	closedir(dir);
 }
 
+/*
+ * --slabinfo: each cache's objects in use as the kernel counts them, and
+ * what the programs had counted for it, read at the same instant at the
+ * start and at the end. With --shrink, each cache's per-CPU slabs are
+ * flushed first (1 > /sys/kernel/slab/CACHE/shrink) and its count read right
+ * after (/sys/kernel/slab/CACHE/objects): the free objects per-CPU slabs
+ * hold, which SLUB counts as in use, are then not in it.
+ */
+struct cache_window {
+	char name[64];
+	long objperslab;
+	long long k[2]; /* objects in use: start, end */
+	__u64 allocs[2], frees[2]; /* counted by then */
+	bool have[2];
+};
+
+static long long sysfs_objects(const char *cache, bool shrink)
+{
+	char path[128], buf[64];
+	long long n = -1;
+	FILE *f;
+
+	if (shrink) {
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
+		f = fopen(path, "we");
+		if (f) {
+			fputs("1", f);
+			fclose(f);
+		}
+	}
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/objects", cache);
+	f = fopen(path, "re");
+	if (f && fgets(buf, sizeof(buf), f))
+		n = atoll(buf);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static void counted_now(struct slab_bpf *skel, const char *cache, __u64 *allocs, __u64 *frees)
+{
+	struct slab_key key;
+	struct slab_val val;
+
+	memset(&key, 0, sizeof(key));
+	memcpy(key.cache, cache, strnlen(cache, sizeof(key.cache) - 1)); /* as the BPF side */
+	*allocs = *frees = 0;
+	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &key, &val)) {
+		*allocs = val.allocs;
+		*frees = val.frees;
+	}
+}
+
+/* @end: 0 at the start, 1 at the end; the first call makes the list */
+static int read_windows(struct slab_bpf *skel, struct cache_window **wv, size_t *nw, int end,
+			bool shrink)
+{
+	struct slabinfo info;
+	int e = slabinfo_read(&info);
+
+	if (e)
+		return e;
+	if (!end) {
+		*wv = calloc(info.n ? info.n : 1, sizeof(**wv));
+		if (!*wv) {
+			slabinfo_free(&info);
+			return -ENOMEM;
+		}
+		*nw = info.n;
+		for (size_t i = 0; i < info.n; i++) {
+			snprintf((*wv)[i].name, sizeof((*wv)[i].name), "%s", info.v[i].name);
+			(*wv)[i].objperslab = info.v[i].objperslab;
+		}
+	}
+	for (size_t i = 0; i < *nw; i++) {
+		struct cache_window *w = &(*wv)[i];
+		const struct slabinfo_row *r = slabinfo_find(&info, w->name);
+		long long k = shrink ? sysfs_objects(w->name, true) : -1;
+
+		if (k < 0 && r)
+			k = r->active_objs;
+		w->have[end] = k >= 0;
+		w->k[end] = k;
+		counted_now(skel, w->name, &w->allocs[end], &w->frees[end]);
+	}
+	slabinfo_free(&info);
+	return 0;
+}
+
+static const struct cache_window *window_of(const struct cache_window *wv, size_t nw,
+					    const char *cache)
+{
+	for (size_t i = 0; i < nw; i++)
+		if (!strncmp(wv[i].name, cache, SLAB_NAME_LEN - 1))
+			return wv[i].have[0] && wv[i].have[1] ? &wv[i] : NULL;
+	return NULL;
+}
+
+static long long window_net(const struct cache_window *w)
+{
+	return (long long)(w->allocs[1] - w->allocs[0]) - (long long)(w->frees[1] - w->frees[0]);
+}
+
 /* what one report shows: the whole run, or one interval */
 struct slab_view {
 	const struct slab_row *rows;
@@ -242,7 +399,33 @@ struct slab_view {
 	uint64_t recursion_misses;
 	double elapsed_s; /* < 0: the whole run */
 	bool last;
+	enum kmalloc_mode km;
+	__u64 counters[SLAB_NR_COUNTERS]; /* the run's (summary) or the interval's */
+	const struct cache_window *win; /* --slabinfo, summary only */
+	size_t nwin;
 };
+
+/* caches whose count the kernel says changed, of which nothing was counted */
+static void json_slabinfo_only(struct jw *w, const struct slab_view *v)
+{
+	jw_key(w, "slabinfo_only");
+	jw_arr(w);
+	for (size_t i = 0; i < v->nwin; i++) {
+		const struct cache_window *c = &v->win[i];
+		bool counted = false;
+
+		for (size_t j = 0; j < v->n && !counted; j++)
+			counted = !strncmp(v->rows[j].key.cache, c->name, SLAB_NAME_LEN - 1);
+		if (counted || !c->have[0] || !c->have[1] || c->k[0] == c->k[1])
+			continue;
+		jw_obj(w);
+		jw_kstr(w, "cache", c->name);
+		jw_kint(w, "slabinfo_delta", c->k[1] - c->k[0]);
+		jw_kint(w, "objperslab", c->objperslab);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
 
 static void print_json(const struct slab_view *v)
 {
@@ -257,6 +440,9 @@ static void print_json(const struct slab_view *v)
 		jw_kbool(&w, "last", v->last);
 	}
 	jw_kuint(&w, "recursion_misses", v->recursion_misses);
+	jw_kstr(&w, "kmalloc", v->km == KMALLOC_EXACT ? "cache" : "size");
+	jw_kuint(&w, "kfree_unattributed", v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
+	jw_kuint(&w, "kmalloc_large", v->counters[SLAB_C_KMALLOC_LARGE]);
 	jw_key(&w, "rows");
 	jw_arr(&w);
 	for (size_t i = 0; i < v->shown; i++) {
@@ -266,9 +452,27 @@ static void print_json(const struct slab_view *v)
 		jw_kuint(&w, "frees", v->rows[i].val.frees);
 		jw_kint(&w, "net", v->rows[i].net);
 		jw_kint(&w, "net_kb", v->rows[i].net_kb);
+		if (v->win) {
+			const struct cache_window *c =
+				window_of(v->win, v->nwin, v->rows[i].key.cache);
+
+			jw_key(&w, "slabinfo_delta");
+			if (c)
+				jw_int(&w, c->k[1] - c->k[0]);
+			else
+				jw_null(&w);
+			jw_key(&w, "window_net");
+			if (c)
+				jw_int(&w, window_net(c));
+			else
+				jw_null(&w);
+			jw_kint(&w, "objperslab", c ? c->objperslab : 0);
+		}
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
+	if (v->win)
+		json_slabinfo_only(&w, v);
 	jw_key(&w, "merged");
 	jw_arr(&w);
 	for (size_t i = 0; i < v->n; i++) {
@@ -294,16 +498,24 @@ static void print_table(const struct slab_view *v)
 	if (v->elapsed_s >= 0)
 		printf("--- %.3f s%s: slab activity in this interval\n", v->elapsed_s,
 		       v->last ? " (end)" : "");
-	printf("%-32s %12s %12s %12s %12s\n", "CACHE", "ALLOCS", "FREES", "NET", "NET_KB");
+	printf("%-32s %12s %12s %12s %12s%s\n", "CACHE", "ALLOCS", "FREES", "NET", "NET_KB",
+	       v->win ? "       WINDOW     SLABINFO" : "");
 	for (size_t i = 0; i < v->shown; i++) {
-		char name[40];
+		char name[40], info[32] = "";
+		const struct cache_window *c =
+			v->win ? window_of(v->win, v->nwin, rows[i].key.cache) : NULL;
 
 		snprintf(name, sizeof(name), "%s%s", rows[i].key.cache,
 			 rows[i].val.refcount > 1 ? "*" : "");
 		any |= rows[i].val.refcount > 1;
-		printf("%-32s %12llu %12llu %12lld %12lld\n", name,
+		if (v->win)
+			snprintf(info, sizeof(info), " %12s %12s", "-", "-");
+		if (c)
+			snprintf(info, sizeof(info), " %12lld %12lld", window_net(c),
+				 c->k[1] - c->k[0]);
+		printf("%-32s %12llu %12llu %12lld %12lld%s\n", name,
 		       (unsigned long long)rows[i].val.allocs,
-		       (unsigned long long)rows[i].val.frees, rows[i].net, rows[i].net_kb);
+		       (unsigned long long)rows[i].val.frees, rows[i].net, rows[i].net_kb, info);
 	}
 	if (!v->n)
 		printf("(no kmem_cache activity)\n");
@@ -313,6 +525,17 @@ static void print_table(const struct slab_view *v)
 		printf("warning: %llu allocations or frees not seen: the kernel skipped the "
 		       "programs while another BPF program ran on the same CPU\n",
 		       (unsigned long long)v->recursion_misses);
+	if (v->km == KMALLOC_BY_SIZE)
+		printf("kmalloc() counted in the kmalloc-N cache of its size; %llu kfree() calls "
+		       "not attributed to a cache (this kernel lacks bpf_get_kmem_cache(), Linux "
+		       "6.13+, or tp_btf)\n",
+		       (unsigned long long)v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
+	if (v->win)
+		printf("SLABINFO: the change of the cache's objects in use as the kernel counts "
+		       "them (/proc/slabinfo active_objs), WINDOW: the net counted between the "
+		       "same two instants. SLUB counts the free objects of per-CPU slabs as in "
+		       "use (--shrink flushes them first); kmem_cache_alloc_bulk(), "
+		       "kmem_cache_free_bulk() and kfree_rcu() batches are not traced\n");
 	if (any) {
 		printf("\n* merged caches (SLUB): objects of these names are counted together\n");
 		for (size_t i = 0; i < v->shown; i++) {
@@ -340,6 +563,10 @@ static void show(const struct slab_opts *o, struct slab_view *v)
 struct slab_ctx {
 	struct slab_bpf *skel;
 	const struct slab_opts *o;
+	enum kmalloc_mode km;
+	struct cache_window *win; /* --slabinfo */
+	size_t nwin;
+	__u64 prev_counters[SLAB_NR_COUNTERS];
 	struct slab_row *prev; /* the totals at the last interval */
 	size_t nprev;
 	uint64_t prev_misses;
@@ -361,6 +588,10 @@ static void report(struct slab_ctx *c)
 		rows = collect(c->skel, &v.n, c->o->sort);
 		v.recursion_misses = trace_recursion_misses(c->skel->obj);
 	}
+	v.km = c->km;
+	memcpy(v.counters, c->skel->bss->counters, sizeof(v.counters));
+	v.win = c->win;
+	v.nwin = c->nwin;
 	v.rows = rows;
 	show(c->o, &v);
 	free(rows);
@@ -397,6 +628,11 @@ static void on_tick(void *arg, double elapsed_s, bool last)
 		qsort(d, v.n, sizeof(*d), cmp_rows);
 	v.rows = d;
 	v.recursion_misses = misses - c->prev_misses;
+	v.km = c->km;
+	for (int i = 0; i < SLAB_NR_COUNTERS; i++) {
+		v.counters[i] = c->skel->bss->counters[i] - c->prev_counters[i];
+		c->prev_counters[i] += v.counters[i];
+	}
 	show(c->o, &v);
 	free(d);
 	free(c->prev);
@@ -424,21 +660,31 @@ static int cmd_slab(int argc, char **argv)
 	trace_libbpf_quiet(o.verbose);
 	e = trace_preflight(&err);
 	if (!e)
-		e = slab_start(&skel, o.mode, &mode, &err);
+		e = slab_start(&skel, o.mode, &mode, &c.km, &err);
 	if (e)
 		goto out;
 	if (o.verbose)
 		fprintf(stderr, "memlens slab: mode %s\n", mode);
+	/* --slabinfo: read at the two ends of the window the programs count */
+	if (o.slabinfo && (e = read_windows(skel, &c.win, &c.nwin, 0, o.shrink))) {
+		ml_err_set(&err, -e, "cannot read /proc/slabinfo: %s (run as root)", strerror(-e));
+		goto out;
+	}
 	trace_say_tracing("slab", "every slab cache", o.duration, false);
 	cli_block_signals(&sigs);
 	c.skel = skel;
 	trace_run(&sigs,
 		  &(struct trace_loop){ .duration_s = o.duration, .tick = on_tick, .arg = &c });
+	if (c.win && read_windows(skel, &c.win, &c.nwin, 1, o.shrink)) {
+		free(c.win);
+		c.win = NULL;
+	}
 	report(&c);
 out:
 	if (e)
 		cli_error("slab", "%s", err.msg);
 	free(c.prev);
+	free(c.win);
 	slab_bpf__destroy(skel);
 	return e ? exit_code_for(e) : EXIT_OK;
 }

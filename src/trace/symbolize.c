@@ -43,11 +43,38 @@ static struct sym_file *file_syms(struct symbolizer *s, const char *path)
 	f->path = strdup(path);
 	/* the process's own view of the file first (mount namespaces) */
 	snprintf(proc_path, sizeof(proc_path), "/proc/%d/root%s", (int)s->pid, path);
-	if (!elf_syms_load(proc_path, &f->syms, NULL) || !elf_syms_load(path, &f->syms, NULL))
-		f->loaded = 1;
-	else
-		f->loaded = -1;
+	if (!elf_syms_load(proc_path, &f->syms, NULL))
+		f->open_path = strdup(proc_path);
+	else if (!elf_syms_load(path, &f->syms, NULL))
+		f->open_path = strdup(path);
+	f->loaded = f->open_path ? 1 : -1;
 	return f->loaded > 0 ? f : NULL;
+}
+
+void symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out)
+{
+	const struct elf_sym *sym;
+	struct sym_file *f;
+	long i;
+
+	memset(out, 0, sizeof(*out));
+	i = s->have_maps ? vma_find(&s->maps, addr) : -1;
+	if (i < 0)
+		return;
+	out->vma = &s->maps.v[i];
+	out->path = vma_path(&s->maps, out->vma);
+	f = out->path[0] == '/' ? file_syms(s, out->path) : NULL;
+	if (!f)
+		return;
+	out->open_path = f->open_path;
+	if (elf_off_to_vaddr(&f->syms, addr - out->vma->start + out->vma->offset, &out->vaddr))
+		return;
+	out->have_vaddr = true;
+	sym = elf_syms_at(&f->syms, out->vaddr);
+	if (sym) {
+		out->sym = sym->name;
+		out->sym_vaddr = sym->vaddr;
+	}
 }
 
 void symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len)
@@ -88,6 +115,7 @@ void symbolizer_free(struct symbolizer *s)
 {
 	for (size_t i = 0; i < s->nfiles; i++) {
 		free(s->files[i].path);
+		free(s->files[i].open_path);
 		elf_syms_free(&s->files[i].syms);
 	}
 	free(s->files);

@@ -54,6 +54,20 @@ case $? in 0) want=ok ;; 5) want=missing ;; *) want=unknown ;; esac
 [ "$(state fentry)" = $want ] && ok fentry_agrees_with_faults ||
 	notok fentry_agrees_with_faults "faults --mode fentry: $want ($(cat "$tmp/f.err")); check: $(state fentry)"
 
+# kmalloc_cache: the same answer as how slab counts kmalloc()
+"$M" slab --json -d 0.2 >"$tmp/s.json" 2>"$tmp/s.err"
+case "$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["kmalloc"])' "$tmp/s.json" 2>/dev/null)" in
+cache) want=ok ;; size) want=missing ;; *) want=unknown ;; esac
+[ "$(state kmalloc_cache)" = $want ] && ok kmalloc_cache_agrees_with_slab ||
+	notok kmalloc_cache_agrees_with_slab "slab: $want ($(cat "$tmp/s.json" "$tmp/s.err")); check: $(state kmalloc_cache)"
+
+# uprobe_multi: the same answer as the links leaks attaches
+"$M" leaks --json -- /bin/true >"$tmp/l.json" 2>"$tmp/l.err"
+case "$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["mode"])' "$tmp/l.json" 2>/dev/null)" in
+uprobe_multi) want=ok ;; uprobe) want=missing ;; *) want=unknown ;; esac
+[ "$(state uprobe_multi)" = $want ] && ok uprobe_multi_agrees_with_leaks ||
+	notok uprobe_multi_agrees_with_leaks "leaks: $want ($(cat "$tmp/l.json" "$tmp/l.err")); check: $(state uprobe_multi)"
+
 # the human table names every missing feature with its fix
 "$M" check >"$tmp/c.txt" 2>&1
 missing=$("$PY" -c 'import json,sys; print(" ".join(f["name"] for f in json.load(open(sys.argv[1]))["features"] if f["state"] == "missing"))' "$tmp/c.json")

@@ -3,7 +3,9 @@
 . "$(dirname "$0")/bpf_common.bash"
 
 # gated_run NAME MODE-ARGS -- FAULTGEN-ARGS: faultgen -w waits on a fifo; the
-# tracer (-p) attaches while it is blocked, then it touches its pages, blocks
+# tracer (-p) attaches while it is blocked (once it says it is ready: the
+# kernel's counters memlens reads before attaching must not move before the
+# touching starts), then it touches its pages, blocks
 # again while the tracer is stopped, and prints its getrusage() deltas.
 # Sets G_OUT (faultgen's line), G_PID, TR_OUT.
 gated_run() {
@@ -17,6 +19,10 @@ gated_run() {
 	G_PID=$!
 	T_BG+=("$G_PID")
 	exec 7>"$fifo"
+	for _ in $(seq 1 200); do	# set up, waiting for the first line
+		grep -qs ready "$T_TMP/$name.fgerr" && break
+		sleep 0.05
+	done
 	if ! tracer_start "$name" faults -p "$G_PID" --json "${targs[@]}"; then
 		exec 7>&-
 		wait "$G_PID"
@@ -36,15 +42,26 @@ gated_run() {
 
 field() { echo "$G_OUT" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
-check_exact() {	# NAME: the -p row equals getrusage exactly
-	local name=$1 ok=1 minor major rows
+# check_exact NAME [UNSEEN]: the -p row equals getrusage exactly; so do the
+# kernel's own counters memlens read, and the faults the mode did not see
+# (UNSEEN minor in tracepoint mode, default 0; always 0 in fentry mode)
+# make up the difference
+check_exact() {
+	local name=$1 want_unseen=${2:-0} ok=1 minor major rows kern unseen
 	rows=$(json "$TR_OUT" "len(d['rows'])")
 	minor=$(json "$TR_OUT" "sum(r['minor'] for r in d['rows'] if r['pid'] == $G_PID)")
 	major=$(json "$TR_OUT" "sum(r['major'] for r in d['rows'] if r['pid'] == $G_PID)")
-	echo "# $name: faultgen says $G_OUT; memlens minor=$minor major=$major (rows $rows)"
+	kern=$(json "$TR_OUT" "(d['kernel']['minor'], d['kernel']['major'])")
+	unseen=$(json "$TR_OUT" "(d['not_seen']['minor'], d['not_seen']['major'])")
+	[ "$(json "$TR_OUT" "d['mode']")" = fentry ] && want_unseen=0
+	echo "# $name: faultgen says $G_OUT; memlens minor=$minor major=$major (rows $rows), kernel $kern, not seen $unseen"
 	expect "$name" "one row, for the pid" [ "$rows" = 1 ] || ok=0
-	expect "$name" "minor == getrusage minflt" [ "$minor" = "$(field minflt)" ] || ok=0
+	expect "$name" "minor + not seen == getrusage minflt" \
+		[ $((minor + $(json "$TR_OUT" "d['not_seen']['minor']"))) = "$(field minflt)" ] || ok=0
 	expect "$name" "major == getrusage majflt" [ "$major" = "$(field majflt)" ] || ok=0
+	expect "$name" "the kernel's counters memlens read == getrusage" \
+		[ "$kern" = "($(field minflt), $(field majflt))" ] || ok=0
+	expect "$name" "not seen == $want_unseen minor, 0 major" [ "$unseen" = "($want_unseen, 0)" ] || ok=0
 	[ $ok = 1 ]
 }
 
@@ -78,6 +95,56 @@ test_file_major_matches_getrusage() {
 		ok $n
 	else
 		notok $n "major histogram total $(json "$TR_OUT" "sum(d['major_hist_us'])")"
+	fi
+}
+
+# Faults the kernel takes for a system call, charged to the caller
+# (get_user_pages, no user registers): process_vm_readv of 64 MiB of a
+# child's untouched memory, and MADV_POPULATE_WRITE of 64 MiB of its own.
+# getrusage counts them; the fentry mode sees them (handle_mm_fault); the
+# tracepoint mode cannot (no perf event) and says so: not_seen = 16384.
+test_gup_faults() {
+	local mode n
+	for mode in gup populate; do
+		n=faults_${mode}_64MiB_counted_or_reported_not_seen
+		if ! gated_run $mode -- $mode 64; then
+			notok $n "tracer did not start: $(cat "$TR_ERR")"; continue
+		fi
+		if [ "$(json "$TR_OUT" "d['mode']")" = tracepoint ] &&
+		   [ "$(json "$TR_OUT" "d['not_seen']['paths']")" != get_user_pages ]; then
+			notok $n "the paths not seen are not named: $(cat "$TR_OUT")"
+		elif check_exact $n 16384 && [ "$(field pages)" = 16384 ]; then
+			ok $n
+		else
+			notok $n "$(cat "$TR_OUT")"
+		fi
+	done
+	n=faults_gup_text_says_not_seen
+	if [ "$(json "$TR_OUT" "d['mode']")" = fentry ]; then
+		skip $n "fentry mode sees these faults"
+		return
+	fi
+	"$MEMLENS" faults -- "$WORKLOADS/faultgen" gup 64 >"$T_TMP/gup.txt" 2>/dev/null
+	if grep -q '^not seen in tracepoint mode: 16384 minor, 0 major: faults taken inside the kernel by get_user_pages()' "$T_TMP/gup.txt"; then
+		ok $n
+	else
+		notok $n "$(cat "$T_TMP/gup.txt")"
+	fi
+}
+
+# four threads: alive from before tracing to after it, alive before and
+# exiting during it, and two started and exited during it: the kernel's
+# counters memlens adds up (each thread's at its exit, or at the end) match
+# getrusage exactly, and so do the counts
+test_threads() {
+	local n=faults_threads_started_exited_alive_exact
+	if ! gated_run threads -- threads 64; then
+		notok $n "tracer did not start: $(cat "$TR_ERR")"; return
+	fi
+	if check_exact $n && [ "$(field minflt)" -ge 16384 ]; then
+		ok $n
+	else
+		notok $n "$(cat "$TR_OUT")"
 	fi
 }
 
@@ -127,20 +194,31 @@ test_fentry_mode() {
 	fi
 }
 
+# -- CMD: counted from the exec. faultgen's own getrusage() at its very end
+# (its totals since its fork) = the faults memlens saw + those the mode
+# could not see + those before tracing began (from the fork to the end of
+# execve, which memlens reads from the kernel at the exec stop), exactly.
 test_spawned_command() {
-	local n=faults_spawned_command_counted out=$T_TMP/spawn.json fg
-	"$MEMLENS" faults --json -- "$WORKLOADS/faultgen" anon 32 >"$out" 2>"$T_TMP/spawn.err"
-	fg=$(grep '^pages=' "$out")
-	local minor want
-	minor=$(json "$out" "sum(r['minor'] for r in d['rows'] if r['comm'] == 'faultgen')")
-	want=$(echo "$fg" | tr ' ' '\n' | sed -n 's/^minflt=//p')
-	echo "# $n: $fg; memlens minor=$minor (includes the program's start-up faults)"
-	if [ -n "$want" ] && [ "$minor" -ge "$want" ] && [ "$minor" -lt $((want + 4096)) ] &&
-	   [ "$(json "$out" "d['rows'][0]['pid'] is not None")" = True ]; then
-		ok $n
-	else
-		notok $n "$(cat "$T_TMP/spawn.err")"
-	fi
+	local n out=$T_TMP/spawn.json mode got want
+	for mode in "anon 256" "file FILE" "gup 64" "threads 64"; do
+		n=faults_spawned_${mode%% *}_exact_from_the_exec
+		if [ "$mode" = "file FILE" ]; then
+			mode="file /var/tmp/memlens-faults-spawn.$$.bin"
+			T_DIRS+=("${mode#file }")
+			dd if=/dev/urandom of="${mode#file }" bs=1M count=16 status=none conv=fsync
+		fi
+		# shellcheck disable=SC2086
+		"$MEMLENS" faults --json -- "$WORKLOADS/faultgen" $mode >"$out" 2>"$T_TMP/spawn.err"
+		want=$(grep '^total_minflt=' "$out" | sed 's/total_minflt=\([0-9]*\) total_majflt=\([0-9]*\)/(\1, \2)/')
+		got=$(json "$out" "(sum(r['minor'] for r in d['rows']) + d['not_seen']['minor'] + d['before_tracing']['minor'], sum(r['major'] for r in d['rows']) + d['not_seen']['major'] + d['before_tracing']['major'])")
+		echo "# $n: faultgen's getrusage at its end $want; memlens seen + not seen + before tracing $got ($(json "$out" "(d['mode'], [(r['minor'], r['major']) for r in d['rows']], d['kernel'], d['not_seen'], d['before_tracing'])"))"
+		if [ -n "$want" ] && [ "$got" = "$want" ] &&
+		   [ "$(json "$out" "len(d['rows']) == 1 and d['rows'][0]['pid'] is not None and d['before_tracing']['minor'] > 0 and (d['kernel']['minor'], d['kernel']['major']) == (d['rows'][0]['minor'] + d['not_seen']['minor'], d['rows'][0]['major'] + d['not_seen']['major'])")" = True ]; then
+			ok $n
+		else
+			notok $n "$(cat "$out" "$T_TMP/spawn.err")"
+		fi
+	done
 }
 
 # memlens in its own PID namespace (a container, a pod): the target's pid is
@@ -154,9 +232,11 @@ test_pid_namespace() {
 	fg=$(grep '^pages=' "$out")
 	want=$(echo "$fg" | tr ' ' '\n' | sed -n 's/^minflt=//p')
 	minor=$(json "$out" "sum(r['minor'] for r in d['rows'] if r['pid'] == 2 and r['comm'] == 'faultgen')")
-	echo "# $n: $fg; memlens rows $(json "$out" "[(r['comm'], r['pid'], r['minor']) for r in d['rows']]")"
+	echo "# $n: $fg $(grep '^total_minflt=' "$out"); memlens rows $(json "$out" "[(r['comm'], r['pid'], r['minor']) for r in d['rows']]"), before tracing $(json "$out" "d['before_tracing']")"
+	# the kernel's counters are read per thread as memlens sees them (pid 2)
 	if [ -n "$want" ] && [ "$minor" -ge "$want" ] && [ "$minor" -lt $((want + 4096)) ] &&
-	   [ "$(json "$out" "len(d['rows'])")" = 1 ]; then
+	   [ "$(json "$out" "len(d['rows'])")" = 1 ] &&
+	   [ "$(json "$out" "d['kernel']['minor'] + d['before_tracing']['minor']")" = "$(grep '^total_minflt=' "$out" | sed 's/total_minflt=\([0-9]*\) .*/\1/')" ]; then
 		ok $n
 	else
 		notok $n "$(cat "$T_TMP/ns.err")"
@@ -238,6 +318,8 @@ test_interval() {
 test_interval
 test_anon_minor_matches_getrusage
 test_file_major_matches_getrusage
+test_gup_faults
+test_threads
 test_mode_reported_and_fallback
 test_fentry_mode
 test_spawned_command

@@ -170,12 +170,20 @@ test_errors() {
 # untracked frees are the blocks the 8 threads held at the instant tracing
 # began (a churn round holds at most 10 each), plus those whose malloc was
 # under way then (unpaired_returns).
+# make test: LM_RUNS runs of each (3), the threads churning LM_ROUNDS rounds
+# (100) after their leaks; make test-long (MEMLENS_TEST_LONG=1): 20 runs of
+# 500 rounds. Each with the two links of uprobe_multi, and LM_PERF_RUNS
+# (1; long: 5) with one perf-event uprobe per probe (kernels before 6.6).
 LM_N=900
-LM_RUNS=${LM_RUNS:-20}
-lm_check() {	# lm_check FILE MODE: prints "good" or what is wrong
-	python3 - "$1" "$2" "$LM_N" <<'PY'
+if [ -n "${MEMLENS_TEST_LONG:-}" ]; then
+	LM_RUNS=${LM_RUNS:-20} LM_ROUNDS=${LM_ROUNDS:-500} LM_PERF_RUNS=${LM_PERF_RUNS:-5}
+else
+	LM_RUNS=${LM_RUNS:-3} LM_ROUNDS=${LM_ROUNDS:-100} LM_PERF_RUNS=${LM_PERF_RUNS:-1}
+fi
+lm_check() {	# lm_check FILE MODE PROBES: prints "good" or what is wrong
+	python3 - "$1" "$2" "$LM_N" "$3" <<'PY'
 import json, sys
-path, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+path, mode, n, probes = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 try:
     d = json.loads([l for l in open(path).read().splitlines() if l.strip()][-1])
 except Exception as e:
@@ -189,33 +197,43 @@ if d['missed_frees'] or d['stale_calls'] or d['lost'] or d['table_unread']: bad.
 if mode == 'spawn' and (d['untracked_frees'] or d['unpaired_returns'] or d['exit_frees'] == 0): bad.append("untracked/exit")
 if mode == 'pid' and d['untracked_frees'] > 8 * 10 + d['unpaired_returns']: bad.append("untracked beyond the blocks live at the start")
 if mode == 'pid' and d['outstanding'] != n: bad.append("outstanding")
+if d['mode'] != probes and not (probes == 'auto' and d['mode'] in ('uprobe_multi', 'uprobe')):
+    bad.append("mode %s, want %s" % (d['mode'], probes))
 k = ('mallocs', 'frees', 'untracked_frees', 'exit_frees', 'unpaired_returns', 'outstanding')
 print("good" if not bad else "; ".join(bad) + " " + str({x: d[x] for x in k}))
 PY
 }
 
-test_leakmix_spawned() {
-	local n=leakmix_spawned_exact_in_all_runs out=$T_TMP/lm.json bad=0 r res
-	for r in $(seq 1 "$LM_RUNS"); do
-		"$MEMLENS" leaks --json -n 0 -- "$WORKLOADS/leakmix" $LM_N >"$out" 2>"$T_TMP/lm.err"
-		res=$(lm_check "$out" spawn)
+# lm_spawned NAME RUNS PROBES [LEAKS-ARGS]
+lm_spawned() {
+	local n=$1 runs=$2 probes=$3 out=$T_TMP/lm.json bad=0 r res
+	shift 3
+	for r in $(seq 1 "$runs"); do
+		"$MEMLENS" leaks --json -n 0 "$@" -- "$WORKLOADS/leakmix" $LM_N "$LM_ROUNDS" \
+			>"$out" 2>"$T_TMP/lm.err"
+		res=$(lm_check "$out" spawn "$probes")
 		[ "$res" = good ] || { bad=$((bad + 1)); echo "#   run $r: $res"; }
 	done
-	echo "# $n: $((LM_RUNS - bad)) of $LM_RUNS runs exact; last: $(json "$out" "{k: d[k] for k in ('mallocs','frees','untracked_frees','exit_frees','outstanding')}")"
-	[ $bad = 0 ] && ok $n || notok $n "$bad of $LM_RUNS runs not exact"
+	echo "# $n: $((runs - bad)) of $runs runs exact; last: $(json "$out" "{k: d[k] for k in ('mode','mallocs','frees','untracked_frees','exit_frees','outstanding')}")"
+	[ $bad = 0 ] && ok $n || notok $n "$bad of $runs runs not exact"
 }
 
-test_leakmix_pid() {
-	local n=leakmix_pid_mid_run_exact_in_all_runs bad=0 r res p
-	for r in $(seq 1 "$LM_RUNS"); do
+# lm_pid NAME RUNS PROBES [LEAKS-ARGS]: attached while the 8 threads churn
+# (niced, so that memlens attaches without waiting for a CPU; they are
+# still preempted in the middle of their calls)
+lm_pid() {
+	local n=$1 runs=$2 probes=$3 bad=0 r res p
+	shift 3
+	for r in $(seq 1 "$runs"); do
 		rm -f "$T_TMP/lm.fifo"
 		mkfifo "$T_TMP/lm.fifo"
-		"$WORKLOADS/leakmix" -w $LM_N <"$T_TMP/lm.fifo" >/dev/null 2>"$T_TMP/lmp.err" &
+		nice -n 19 "$WORKLOADS/leakmix" -w $LM_N "$LM_ROUNDS" <"$T_TMP/lm.fifo" >/dev/null \
+			2>"$T_TMP/lmp.err" &
 		p=$!
 		T_BG+=("$p")
 		exec 7>"$T_TMP/lm.fifo"
 		for _ in $(seq 1 100); do grep -qs churning "$T_TMP/lmp.err" && break; sleep 0.05; done
-		if ! tracer_start lmp leaks -p $p --json -n 0; then
+		if ! tracer_start lmp leaks -p $p --json -n 0 "$@"; then
 			exec 7>&-; kill $p; bad=$((bad + 1)); echo "#   run $r: $(cat "$TR_ERR")"; continue
 		fi
 		echo >&7	# the leaks begin
@@ -224,20 +242,29 @@ test_leakmix_pid() {
 		exec 7>&-
 		wait $p
 		wait "$TR_PID"
-		res=$(lm_check "$TR_OUT" pid)
+		res=$(lm_check "$TR_OUT" pid "$probes")
 		[ "$res" = good ] || { bad=$((bad + 1)); echo "#   run $r: $res"; }
 	done
-	echo "# $n: $((LM_RUNS - bad)) of $LM_RUNS runs exact; last: $(json "$TR_OUT" "{k: d[k] for k in ('mallocs','frees','untracked_frees','exit_frees','unpaired_returns','outstanding')}")"
-	[ $bad = 0 ] && ok $n || notok $n "$bad of $LM_RUNS runs not exact"
+	echo "# $n: $((runs - bad)) of $runs runs exact; last: $(json "$TR_OUT" "{k: d[k] for k in ('mode','mallocs','frees','untracked_frees','exit_frees','unpaired_returns','outstanding')}")"
+	[ $bad = 0 ] && ok $n || notok $n "$bad of $runs runs not exact"
 }
 
-# more outstanding blocks than the table holds (1000000): a report all the
+test_leakmix() {
+	lm_spawned leakmix_spawned_exact_in_all_runs "$LM_RUNS" auto
+	lm_pid leakmix_pid_mid_run_exact_in_all_runs "$LM_RUNS" auto
+	lm_spawned leakmix_spawned_perf_uprobes_exact "$LM_PERF_RUNS" uprobe --perf-uprobes
+	lm_pid leakmix_pid_perf_uprobes_exact "$LM_PERF_RUNS" uprobe --perf-uprobes
+}
+
+# more outstanding blocks than the table holds (--max-blocks 20000; the
+# default, 1000000, fills the same way, only slower): a report all the
 # same, saying the table was full and how many allocations it lost
 test_table_full() {
 	local n=leaks_table_full_reported out=$T_TMP/full.json
-	"$MEMLENS" leaks --json --no-stacks -- "$WORKLOADS/leakmix" -f 1200000 >"$out" 2>"$T_TMP/full.err"
+	"$MEMLENS" leaks --json --no-stacks --max-blocks 20000 -- "$WORKLOADS/leakmix" -f 24000 \
+		>"$out" 2>"$T_TMP/full.err"
 	echo "# $n: $(json "$out" "{k: d[k] for k in ('mallocs','lost','table_full','outstanding')}")"
-	if [ "$(json "$out" "(d['mallocs'], d['lost'], d['table_full'], d['outstanding'], d['by_size'][0]['count'])")" = "(1000000, 200000, True, 1000000, 1000000)" ]; then
+	if [ "$(json "$out" "(d['mallocs'], d['lost'], d['table_full'], d['outstanding'], d['by_size'][0]['count'])")" = "(20000, 4000, True, 20000, 20000)" ]; then
 		ok $n
 	else
 		notok $n "$(cat "$out" "$T_TMP/full.err")"
@@ -248,7 +275,7 @@ test_table_full() {
 # counts add up to the final report's (read once the probes are detached)
 test_interval() {
 	local n=leaks_interval_blocks_add_up out=$T_TMP/iv.json
-	"$MEMLENS" leaks --json -i 100 -- "$WORKLOADS/leakmix" $LM_N 2000 >"$out" 2>"$T_TMP/iv.err"
+	"$MEMLENS" leaks --json -i 50 -- "$WORKLOADS/leakmix" $LM_N "$LM_ROUNDS" >"$out" 2>"$T_TMP/iv.err"
 	echo "# $n: $(intervals "$out" leaks "(len(iv), [x['outstanding'] for x in iv][-3:], d['outstanding'])")"
 	if [ "$(intervals "$out" leaks "len(iv) >= 2 and iv[-1]['last'] and sum(x['interval_mallocs'] for x in iv) == d['mallocs'] and sum(x['interval_frees'] for x in iv) == d['frees'] and d['type'] == 'leaks'")" = True ]; then
 		ok $n
@@ -282,12 +309,77 @@ PY
 		notok $n "$(cat "$T_TMP/fold2.err")"
 }
 
+# --pprof FILE: a gzipped profile.proto, read back with Debian's
+# python3-protobuf (the module generated by protoc from
+# proto/pprof_profile.proto here): the samples' inuse_objects and
+# inuse_space add up to the report's outstanding blocks and bytes exactly,
+# and the leak's location is leaky.c's malloc line in main (from DWARF)
+pprof_check() {	# pprof_check PROFILE JSON-REPORT [leaky]: prints "good" or what is wrong
+	local leak_line=0	# leaky's: the line of its leaking malloc; leakmix's: 0
+	[ "${3:-}" = leaky ] && leak_line=$(grep -n 'never freed' "$PROTO_DIR/../workloads/leaky.c" | cut -d: -f1)
+	/usr/bin/python3 - "$1" "$2" "$T_TMP/pb" "$leak_line" <<'PY'
+import gzip, json, sys
+sys.path.insert(0, sys.argv[3])
+import pprof_profile_pb2 as pb
+prof, rep, leak_line = sys.argv[1], sys.argv[2], int(sys.argv[4] or 0)
+d = json.loads([l for l in open(rep).read().splitlines() if l.startswith('{')][-1])
+p = pb.Profile()
+p.ParseFromString(gzip.open(prof).read())
+S = p.string_table
+bad = []
+if S[0] != '': bad.append('string_table[0] is not ""')
+if [(S[t.type], S[t.unit]) for t in p.sample_type] != [('inuse_objects', 'count'), ('inuse_space', 'bytes')]: bad.append('sample types')
+if S[p.default_sample_type] != 'inuse_space': bad.append('default sample type')
+objs, space = sum(s.value[0] for s in p.sample), sum(s.value[1] for s in p.sample)
+if (objs, space) != (d['outstanding'], d['outstanding_bytes']): bad.append('values %s != report %s' % ((objs, space), (d['outstanding'], d['outstanding_bytes'])))
+loc = {l.id: l for l in p.location}; fn = {f.id: f for f in p.function}; mp = {m.id: m for m in p.mapping}
+if any(i not in loc for s in p.sample for i in s.location_id) or any(ln.function_id not in fn for l in p.location for ln in l.line) or any(l.mapping_id and l.mapping_id not in mp for l in p.location): bad.append('dangling ids')
+lines = [(S[fn[ln.function_id].name], S[fn[ln.function_id].filename], ln.line, s.value[0]) for s in p.sample for ln in loc[s.location_id[0]].line]
+main = [x for x in lines if x[0] == 'main' and x[1].endswith('/workloads/leaky.c')]
+if leak_line and (not main or main[0][2] != leak_line or main[0][3] < d['outstanding'] * 99 // 100): bad.append('no main at leaky.c:%d with the leaks: %s' % (leak_line, lines[:4]))
+if leak_line and not any(S[m.filename].endswith('/leaky') and m.has_functions and m.has_line_numbers for m in p.mapping): bad.append('mapping of leaky')
+if not leak_line and not [x for x in lines if x[1].endswith('/workloads/leakmix.c') and x[2] > 0]: bad.append('no leakmix.c line: %s' % lines[:4])
+print('good' if not bad else '; '.join(bad))
+PY
+}
+
+test_pprof() {
+	local n=leaks_pprof_read_back_exact out=$T_TMP/pp.json res
+	PROTO_DIR=$(cd "$(dirname "$0")/../../proto" && pwd)
+	if ! command -v protoc >/dev/null; then
+		skip $n "no protoc to make the Python module (apt-get install protobuf-compiler)"
+	elif ! /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; then
+		skip $n "Debian's python3 has no protobuf module (apt-get install python3-protobuf)"
+	elif ! mkdir -p "$T_TMP/pb" || ! protoc -I"$PROTO_DIR" --python_out="$T_TMP/pb" "$PROTO_DIR/pprof_profile.proto"; then
+		notok $n "protoc failed on proto/pprof_profile.proto"
+	else
+		"$MEMLENS" leaks --json --pprof "$T_TMP/pp.pb.gz" -- "$WORKLOADS/leaky" $K >"$out" 2>"$T_TMP/pp.err"
+		res=$(pprof_check "$T_TMP/pp.pb.gz" "$out" leaky 2>&1)
+		echo "# $n: $res ($(stat -c %s "$T_TMP/pp.pb.gz" 2>/dev/null) bytes)"
+		[ "$res" = good ] && ok $n || notok $n "$(cat "$T_TMP/pp.err")"
+		# 8 threads, every entry point, one stack per leak site, inlined
+		n=leaks_pprof_leakmix_exact
+		"$MEMLENS" leaks --json --pprof "$T_TMP/pm.pb.gz" -- "$WORKLOADS/leakmix" $LM_N 10 \
+			>"$T_TMP/pm.json" 2>"$T_TMP/pm.err"
+		res=$(pprof_check "$T_TMP/pm.pb.gz" "$T_TMP/pm.json" 2>&1)
+		echo "# $n: $res"
+		[ "$res" = good ] && ok $n || notok $n "$(cat "$T_TMP/pm.err")"
+	fi
+	n=leaks_pprof_unwritable_exit_1
+	"$MEMLENS" leaks --pprof /nonexistent/dir/p -- "$WORKLOADS/leaky" 10 >/dev/null 2>"$T_TMP/pp2.err"
+	[ $? = 1 ] && grep -q 'cannot write the pprof profile to /nonexistent/dir/p' "$T_TMP/pp2.err" && ok $n ||
+		notok $n "$(cat "$T_TMP/pp2.err")"
+	n=leaks_pprof_needs_stacks_exit_2
+	"$MEMLENS" leaks --pprof "$T_TMP/x" --no-stacks -- "$WORKLOADS/leaky" 10 >/dev/null 2>"$T_TMP/pp3.err"
+	[ $? = 2 ] && grep -q 'needs the call stacks' "$T_TMP/pp3.err" && ok $n || notok $n "$(cat "$T_TMP/pp3.err")"
+}
+
 test_spawned_exact
 test_folded
+test_pprof
 test_interval
 test_table_full
-test_leakmix_spawned
-test_leakmix_pid
+test_leakmix
 test_pid_untracked_frees
 test_jemalloc
 test_pid_namespace

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/* Per-thread fault counters from /proc/PID/task/TID/stat (see taskflt.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "taskflt.h"
+
+/* fields 3 (state), 10 (minflt) and 12 (majflt) of one stat line */
+static int parse_stat(const char *buf, struct taskflt *t)
+{
+	const char *p = strrchr(buf, ')'); /* the comm may hold anything */
+	unsigned long long minflt, majflt;
+	char state;
+
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &state, &minflt,
+			 &majflt) != 3)
+		return -EINVAL;
+	t->minflt = minflt;
+	t->majflt = majflt;
+	t->dead = state == 'Z' || state == 'X';
+	return 0;
+}
+
+static int read_one(pid_t pid, pid_t tid, struct taskflt *t)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EINVAL;
+	buf[n] = 0;
+	t->tid = tid;
+	return parse_stat(buf, t);
+}
+
+int taskflt_read(pid_t pid, struct taskflt_set *s)
+{
+	char path[64];
+	struct dirent *d;
+	size_t cap = 0;
+	DIR *dir;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((d = readdir(dir))) {
+		pid_t tid = (pid_t)atoi(d->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (s->n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			struct taskflt *v = realloc(s->v, nc * sizeof(*v));
+
+			if (!v) {
+				closedir(dir);
+				taskflt_free(s);
+				return -ENOMEM;
+			}
+			s->v = v;
+			cap = nc;
+		}
+		if (!read_one(pid, tid, &s->v[s->n]))
+			s->n++; /* a thread gone meanwhile is simply not there */
+	}
+	closedir(dir);
+	return s->n ? 0 : -ESRCH;
+}
+
+void taskflt_free(struct taskflt_set *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+const struct taskflt *taskflt_find(const struct taskflt_set *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].tid == tid)
+			return &s->v[i];
+	return NULL;
+}
