@@ -7,14 +7,29 @@
 #      and a latency histogram).
 #   2. per malloc+free pair: mallocbench, alone / under `memlens leaks` /
 #      under bpftrace (malloc entry+return, free entry, outstanding map).
+#   3. per call of each allocator entry point (calloc, realloc,
+#      reallocarray, aligned_alloc, posix_memalign, memalign, valloc, pvalloc,
+#      each with a free): memlens leaks / bpftrace probing the same ten
+#      functions with the same bookkeeping (a per-thread depth for the calls
+#      libc makes to itself, the size, the old block of realloc, *memptr of
+#      posix_memalign). REPS_FN runs each (default 3).
+#   4. per fault taken by get_user_pages() (faultgen gup: process_vm_readv
+#      of 1 GiB of a child's untouched memory): alone / memlens faults /
+#      bpftrace with the script of 1 (or fentry on handle_mm_fault when
+#      memlens runs in fentry mode, which sees these faults).
 # Each configuration runs REPS times (default 5), interleaved, after one
 # discarded warm-up run; medians, and every run's value so the noise shows.
+# PARTS="faults pairs fns gup" (the default) chooses the sections.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 MEMLENS=${MEMLENS:-$PWD/$BUILD/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
 REPS=${REPS:-5}
+REPS_FN=${REPS_FN:-3}
+PARTS=" ${PARTS:-faults pairs fns gup} "
+part() { [[ "$PARTS" == *" $1 "* ]]; }
+FN_PAIRS=${FN_PAIRS:-20000}
 MIB=${MIB:-1024}
 PAIRS=${PAIRS:-100000}
 TMP=$(mktemp -d /tmp/memlens-bench-bpf.XXXXXX)
@@ -67,6 +82,9 @@ fault_run() {	# prints ns per fault
 	awk -v ns="$(echo "$out" | val ns)" -v n="$(echo "$out" | val minflt)" 'BEGIN {printf "%.1f\n", ns / n}'
 }
 
+runs() { sort -g "$1" | awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}'; }
+
+if part faults; then
 echo "== cost per page fault: faultgen touching $MIB MiB, $REPS runs each, median ns/fault"
 fault_run >/dev/null	# warm-up: the first touch of this much memory can cost the VM more
 for r in $(seq 1 "$REPS"); do
@@ -83,7 +101,6 @@ done
 fb=$(median <"$TMP/f.base")
 fm=$(median <"$TMP/f.memlens")
 fbt=$([ $HAVE_BT = 1 ] && median <"$TMP/f.bpftrace" || echo 0)
-runs() { sort -g "$1" | awk '{printf "%s%.0f", (NR > 1 ? " " : ""), $1}'; }
 awk -v b="$fb" -v m="$fm" -v t="$fbt" -v rb="$(runs "$TMP/f.base")" -v rm="$(runs "$TMP/f.memlens")" \
     -v rt="$([ $HAVE_BT = 1 ] && runs "$TMP/f.bpftrace")" 'BEGIN {
 	printf "  untraced          %8.0f ns/fault  (runs: %s)\n", b, rb
@@ -96,12 +113,14 @@ awk -v b="$fb" -v m="$fm" -v t="$fbt" -v rb="$(runs "$TMP/f.base")" -v rm="$(run
 			printf "  ratio memlens/bpftrace added cost per fault: not measurable in this run (an added cost is below the run-to-run noise; see the runs)\n"
 	}
 }'
+fi
 
 BT_LEAKS='uprobe:libc:malloc /pid == cpid/ { @sz[tid] = arg0; }
 uretprobe:libc:malloc /pid == cpid && @sz[tid]/ { @a[retval] = @sz[tid]; delete(@sz[tid]); @n = count(); }
 uprobe:libc:free /pid == cpid/ { if (@a[arg0]) { delete(@a[arg0]); @f = count(); } else { @u = count(); } }
 END { clear(@a); clear(@sz); }'
 
+if part pairs; then
 echo "== cost per malloc+free pair: mallocbench, $REPS runs each, median ns/pair"
 for r in $(seq 1 "$REPS"); do
 	"$WORKLOADS/mallocbench" $((PAIRS * 20)) | val ns_per_pair >>"$TMP/m.base"
@@ -129,5 +148,88 @@ awk -v b="$mb" -v m="$mm" -v n="$mn" -v e="$me" -v t="$mbt" 'BEGIN {
 	if (t > 0) {
 		printf "  bpftrace                    %9.1f ns/pair  (%.0fx untraced)\n", t, t / b
 		printf "  ratio memlens/bpftrace added cost per pair: %.2f\n", (m - b) / (t - b)
+	}
+}'
+fi
+
+# the ten functions memlens leaks probes, with its bookkeeping: only the
+# outermost call of a thread counts (libc calls malloc from realloc...)
+BT_ALLOC_FNS='uprobe:libc:malloc,uprobe:libc:valloc,uprobe:libc:pvalloc /pid == cpid/ { if (@d[tid] == 0) { @sz[tid] = arg0; } @d[tid]++; }
+uprobe:libc:calloc /pid == cpid/ { if (@d[tid] == 0) { @sz[tid] = arg0 * arg1; } @d[tid]++; }
+uprobe:libc:realloc /pid == cpid/ { if (@d[tid] == 0) { @sz[tid] = arg1; @old[tid] = arg0; } @d[tid]++; }
+uprobe:libc:reallocarray /pid == cpid/ { if (@d[tid] == 0) { @sz[tid] = arg1 * arg2; @old[tid] = arg0; } @d[tid]++; }
+uprobe:libc:memalign /pid == cpid/ { if (@d[tid] == 0) { @sz[tid] = arg1; } @d[tid]++; }
+uprobe:libc:posix_memalign /pid == cpid/ { if (@d[tid] == 0) { @sz[tid] = arg2; @mp[tid] = arg0; } @d[tid]++; }
+uretprobe:libc:malloc,uretprobe:libc:valloc,uretprobe:libc:pvalloc,uretprobe:libc:calloc,uretprobe:libc:memalign /pid == cpid && @d[tid]/ { @d[tid]--; if (@d[tid] == 0) { @a[retval] = @sz[tid]; delete(@sz[tid]); @n = count(); } }
+uretprobe:libc:realloc,uretprobe:libc:reallocarray /pid == cpid && @d[tid]/ { @d[tid]--; if (@d[tid] == 0) { if (@old[tid]) { delete(@a[@old[tid]]); } @a[retval] = @sz[tid]; delete(@sz[tid]); delete(@old[tid]); @n = count(); } }
+uretprobe:libc:posix_memalign /pid == cpid && @d[tid]/ { @d[tid]--; if (@d[tid] == 0) { $p = *(uint64 *)uptr(@mp[tid]); @a[$p] = @sz[tid]; delete(@sz[tid]); delete(@mp[tid]); @n = count(); } }
+uprobe:libc:free /pid == cpid && @d[tid] == 0/ { if (@a[arg0]) { delete(@a[arg0]); @f = count(); } else { @u = count(); } }
+END { clear(@a); clear(@sz); clear(@d); clear(@old); clear(@mp); }'
+
+if part fns; then
+echo "== cost per call of each entry point (+ its free): mallocbench FN, $REPS_FN runs each, median ns/pair"
+echo "   (bpftrace probes the same ten functions with the same bookkeeping)"
+printf "  %-15s %10s %12s %12s %8s\n" FN untraced memlens bpftrace ratio
+for fn in calloc realloc reallocarray aligned_alloc posix_memalign memalign valloc pvalloc; do
+	rm -f "$TMP/x.base" "$TMP/x.memlens" "$TMP/x.bpftrace"
+	for r in $(seq 1 "$REPS_FN"); do
+		"$WORKLOADS/mallocbench" $((FN_PAIRS * 20)) 64 $fn | val ns_per_pair >>"$TMP/x.base"
+		"$MEMLENS" leaks --json -- "$WORKLOADS/mallocbench" "$FN_PAIRS" 64 $fn 2>/dev/null |
+			grep '^pairs=' | val ns_per_pair >>"$TMP/x.memlens"
+		if [ $HAVE_BT = 1 ]; then
+			bpftrace -c "$WORKLOADS/mallocbench $FN_PAIRS 64 $fn" -e "$BT_ALLOC_FNS" 2>/dev/null |
+				grep '^pairs=' | val ns_per_pair >>"$TMP/x.bpftrace"
+		fi
+	done
+	awk -v f=$fn -v b="$(median <"$TMP/x.base")" -v m="$(median <"$TMP/x.memlens")" \
+	    -v t="$([ $HAVE_BT = 1 ] && median <"$TMP/x.bpftrace" || echo 0)" 'BEGIN {
+		r = (t > b && m > b) ? sprintf("%.2f", (m - b) / (t - b)) : "-"
+		printf "  %-15s %10.1f %12.1f %12.1f %8s\n", f, b, m, t, r
+	}'
+done
+echo "  ratio: memlens's added cost per pair / bpftrace's, same run"
+fi
+
+BT_FAULTS_FENTRY='kfunc:handle_mm_fault { @s[tid] = nsecs; }
+kretfunc:handle_mm_fault { if (@s[tid]) { @c[comm] = count(); @h = hist((nsecs - @s[tid]) / 1000); delete(@s[tid]); } }'
+
+gup_run() {	# prints ns per fault (the faults of process_vm_readv)
+	local out
+	out=$("$WORKLOADS/faultgen" gup "$MIB")
+	awk -v ns="$(echo "$out" | val ns)" -v n="$(echo "$out" | val minflt)" 'BEGIN {printf "%.1f\n", ns / n}'
+}
+
+part gup || exit 0
+echo "== cost per fault taken by get_user_pages(): faultgen gup $MIB MiB (process_vm_readv), $REPS runs each, median ns/fault"
+bg_start "$MEMLENS" faults -v
+gmode=$(grep -o 'mode [a-z]*' "$TMP/bg.err" | head -n 1)
+bg_stop
+bt_gup=$BT_FAULTS
+[ "$gmode" = "mode fentry" ] && bt_gup=$BT_FAULTS_FENTRY
+gup_run >/dev/null
+for r in $(seq 1 "$REPS"); do
+	gup_run >>"$TMP/g.base"
+	bg_start "$MEMLENS" faults -v
+	gup_run >>"$TMP/g.memlens"
+	bg_stop
+	if [ $HAVE_BT = 1 ]; then
+		bg_start bpftrace -e "$bt_gup"
+		gup_run >>"$TMP/g.bpftrace"
+		bg_stop
+	fi
+done
+awk -v b="$(median <"$TMP/g.base")" -v m="$(median <"$TMP/g.memlens")" -v mode="$gmode" \
+    -v t="$([ $HAVE_BT = 1 ] && median <"$TMP/g.bpftrace" || echo 0)" -v rb="$(runs "$TMP/g.base")" \
+    -v rm="$(runs "$TMP/g.memlens")" -v rt="$([ $HAVE_BT = 1 ] && runs "$TMP/g.bpftrace")" 'BEGIN {
+	printf "  untraced          %8.0f ns/fault  (runs: %s)\n", b, rb
+	printf "  memlens faults    %8.0f ns/fault  (%+.0f ns; %s; runs: %s)\n", m, m - b, mode, rm
+	if (t > 0) {
+		printf "  bpftrace          %8.0f ns/fault  (%+.0f ns; runs: %s)\n", t, t - b, rt
+		if (mode != "mode fentry")
+			printf "  ratio: not meaningful here: in tracepoint mode neither tracer runs a program for these faults (no perf event without user registers); memlens counts them from the kernel'"'"'s counters (not_seen)\n"
+		else if (m - b > 0 && t - b > 0)
+			printf "  ratio memlens/bpftrace added cost per fault: %.2f\n", (m - b) / (t - b)
+		else
+			printf "  ratio memlens/bpftrace added cost per fault: not measurable in this run (below the noise)\n"
 	}
 }'

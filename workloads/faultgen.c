@@ -15,6 +15,9 @@
  *                             user registers, one per page
  *   faultgen [-w] populate MIB  madvise(MADV_POPULATE_WRITE) MIB MiB of fresh
  *                             anonymous memory: the same, in its own memory
+ *   faultgen [-w] odirect PATH  read PATH with O_DIRECT into fresh anonymous
+ *                             memory: the kernel pins (and so faults in) each
+ *                             page of the buffer with get_user_pages
  *   faultgen [-w] threads MIB  four threads write one byte per page of a
  *                             quarter each: one started before the (first)
  *                             wait that stays alive to the end, one started
@@ -210,6 +213,39 @@ static void threads_end(pthread_t *t)
 	pthread_join(t[0], NULL);
 }
 
+/* odirect mode: an O_DIRECT descriptor of @path and a fresh buffer of its size */
+static char *odirect_setup(const char *path, size_t *len, int *fd)
+{
+	struct stat st;
+	char *p;
+
+	*fd = open(path, O_RDONLY | O_DIRECT);
+	if (*fd < 0 || fstat(*fd, &st)) {
+		perror(path);
+		exit(1);
+	}
+	*len = (size_t)st.st_size & ~(size_t)4095;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	madvise(p, *len, MADV_NOHUGEPAGE);
+	return p;
+}
+
+static void odirect_read(int fd, char *p, size_t len)
+{
+	for (size_t off = 0; off < len; off += 1 << 20) {
+		size_t n = len - off < (1 << 20) ? len - off : 1 << 20;
+
+		if (pread(fd, p + off, n, (off_t)off) != (ssize_t)n) {
+			perror("pread(O_DIRECT)");
+			exit(1);
+		}
+	}
+}
+
 /* "N" into @out (no stdio: nothing is allocated or touched for it) */
 static size_t put_ulong(char *out, unsigned long v)
 {
@@ -258,7 +294,7 @@ int main(int argc, char **argv)
 	struct rusage r0, r1;
 	struct timespec t0, t1;
 	size_t len, cached = 0;
-	int wait = 0, a = 1, hold = -1;
+	int wait = 0, a = 1, hold = -1, dfd = -1;
 	pid_t child = 0;
 	pthread_t th[4];
 	const char *mode;
@@ -271,10 +307,10 @@ int main(int argc, char **argv)
 	}
 	mode = argc == a + 2 ? argv[a] : "";
 	if (strcmp(mode, "anon") && strcmp(mode, "file") && strcmp(mode, "gup") &&
-	    strcmp(mode, "populate") && strcmp(mode, "threads")) {
+	    strcmp(mode, "populate") && strcmp(mode, "threads") && strcmp(mode, "odirect")) {
 		fprintf(stderr,
 			"usage: faultgen [-w] anon MIB | file PATH | gup MIB | populate MIB | "
-			"threads MIB\n");
+			"threads MIB | odirect PATH\n");
 		return 2;
 	}
 	if (!strcmp(mode, "gup")) {
@@ -286,6 +322,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		memset(p, 1, 1 << 20);
+	} else if (!strcmp(mode, "odirect")) {
+		p = odirect_setup(argv[a + 1], &len, &dfd);
 	} else if (strcmp(mode, "file")) {
 		len = (size_t)atol(argv[a + 1]) << 20;
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -310,6 +348,8 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (!strcmp(mode, "gup")) {
 		read_remote(child, remote, p, len);
+	} else if (!strcmp(mode, "odirect")) {
+		odirect_read(dfd, p, len);
 	} else if (!strcmp(mode, "threads")) {
 		threads_touch(th);
 	} else if (!strcmp(mode, "populate")) {

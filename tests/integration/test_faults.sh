@@ -100,14 +100,22 @@ test_file_major_matches_getrusage() {
 
 # Faults the kernel takes for a system call, charged to the caller
 # (get_user_pages, no user registers): process_vm_readv of 64 MiB of a
-# child's untouched memory, and MADV_POPULATE_WRITE of 64 MiB of its own.
+# child's untouched memory, MADV_POPULATE_WRITE of 64 MiB of its own, and
+# an O_DIRECT read of 64 MiB into untouched memory (its pages pinned).
 # getrusage counts them; the fentry mode sees them (handle_mm_fault); the
 # tracepoint mode cannot (no perf event) and says so: not_seen = 16384.
 test_gup_faults() {
-	local mode n
-	for mode in gup populate; do
+	local mode n arg f=/var/tmp/memlens-faults-odirect.$$.bin
+	T_DIRS+=("$f")
+	dd if=/dev/zero of=$f bs=1M count=64 status=none conv=fsync
+	for mode in gup populate odirect; do
 		n=faults_${mode}_64MiB_counted_or_reported_not_seen
-		if ! gated_run $mode -- $mode 64; then
+		arg=64
+		[ $mode = odirect ] && arg=$f
+		if [ $mode = odirect ] && ! dd if=$f of=/dev/null bs=4096 count=1 iflag=direct status=none 2>/dev/null; then
+			skip $n "/var/tmp does not take O_DIRECT"; continue
+		fi
+		if ! gated_run $mode -- $mode $arg; then
 			notok $n "tracer did not start: $(cat "$TR_ERR")"; continue
 		fi
 		if [ "$(json "$TR_OUT" "d['mode']")" = tracepoint ] &&
@@ -124,6 +132,7 @@ test_gup_faults() {
 		skip $n "fentry mode sees these faults"
 		return
 	fi
+	rm -f $f
 	"$MEMLENS" faults -- "$WORKLOADS/faultgen" gup 64 >"$T_TMP/gup.txt" 2>/dev/null
 	if grep -q '^not seen in tracepoint mode: 16384 minor, 0 major: faults taken inside the kernel by get_user_pages()' "$T_TMP/gup.txt"; then
 		ok $n
