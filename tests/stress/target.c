@@ -238,6 +238,11 @@ int target_check(struct target *t, struct tally *h)
 		tally_add(h, "target left %s", s == 't' ? "in a trace stop" : "stopped (T)");
 		found++;
 	}
+	/* memlens killed mid-injection: the thread closes the descriptor
+	 * itself once it runs again, which on a loaded machine may take a
+	 * scheduling delay */
+	for (int i = 0; i < 50 && uffd_fds(t->pid); i++)
+		sleep_us(20000);
 	if (uffd_fds(t->pid)) {
 		tally_add(h, "target holds a userfaultfd");
 		found++;
