@@ -5,6 +5,7 @@
  * its main stack mapping, at whose bottom the continuation frames go.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -80,7 +81,8 @@ static int gadget_error(const struct inject_prep *p, pid_t pid, struct ml_err *e
 					  : "rt_sigreturn sequence (mov $15,%eax; syscall)");
 }
 
-int inject_find_gadgets(pid_t pid, struct inject_prep *p, struct ml_err *err)
+/* Read the maps; find the sequences, and with @stack the [stack] mapping. */
+static int read_and_find(pid_t pid, struct inject_prep *p, bool stack, struct ml_err *err)
 {
 	struct vma_set s;
 	int r;
@@ -90,6 +92,14 @@ int inject_find_gadgets(pid_t pid, struct inject_prep *p, struct ml_err *err)
 	if (r)
 		goto out;
 	maps_classify(&s, NULL);
+	for (size_t i = 0; stack && i < s.n; i++) {
+		const char *path = vma_path(&s, &s.v[i]);
+
+		if (path && !strcmp(path, "[stack]")) {
+			p->stack_start = s.v[i].start;
+			p->stack_end = s.v[i].end;
+		}
+	}
 	p->syscall_ret = p->sigreturn = 0;
 	r = find_in(pid, &s, p);
 	if (r)
@@ -101,31 +111,13 @@ out:
 	return r;
 }
 
+int inject_find_gadgets(pid_t pid, struct inject_prep *p, struct ml_err *err)
+{
+	return read_and_find(pid, p, false, err);
+}
+
 int inject_prepare(pid_t pid, struct inject_prep *p, struct ml_err *err)
 {
-	struct vma_set s;
-	int r;
-
 	memset(p, 0, sizeof(*p));
-	vma_set_init(&s);
-	r = maps_read(pid, &s, err);
-	if (r)
-		goto out;
-	maps_classify(&s, NULL);
-	for (size_t i = 0; i < s.n; i++) {
-		const char *path = vma_path(&s, &s.v[i]);
-
-		if (path && !strcmp(path, "[stack]")) {
-			p->stack_start = s.v[i].start;
-			p->stack_end = s.v[i].end;
-		}
-	}
-	r = find_in(pid, &s, p);
-	if (r)
-		r = ml_err_set(err, -r, "searching the target's code: %s", strerror(-r));
-	else if (!p->syscall_ret || !p->sigreturn)
-		r = gadget_error(p, pid, err);
-out:
-	vma_set_free(&s);
-	return r;
+	return read_and_find(pid, p, true, err);
 }
