@@ -13,9 +13,27 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-# /tmp and /run of the guest's own: the host's stay untouched
-mount -t tmpfs -o mode=1777 tmpfs /tmp
-mount -t tmpfs -o mode=755 tmpfs /run
+# /tmp and /run of the guest's own: the host's stay untouched. A checkout
+# that lives under one of them (a CI clone in /tmp) is bound back into the
+# guest's own, with the folder that holds it (../shared beside the checkout)
+for d in /tmp /run; do
+	repo=${memlens_repo:-}
+	keep=
+	case "$repo" in "$d"/*/*) keep=$(dirname "$repo") ;; "$d"/*) keep=$repo ;; esac
+	if [ -n "$keep" ]; then
+		mkdir -p "/dev/host$d"
+		mount --bind "$d" "/dev/host$d"
+	fi
+	if [ "$d" = /tmp ]; then
+		mount -t tmpfs -o mode=1777 tmpfs /tmp
+	else
+		mount -t tmpfs -o mode=755 tmpfs /run
+	fi
+	if [ -n "$keep" ]; then
+		mkdir -p "$keep"
+		mount --bind "/dev/host$keep" "$keep"
+	fi
+done
 mount -t cgroup2 cgroup2 /sys/fs/cgroup
 mount -t bpf bpf /sys/fs/bpf
 mount -t debugfs debugfs /sys/kernel/debug
