@@ -1,7 +1,12 @@
 # memlens — see README.md. `make demo` and `make test` are the two commands.
 #
-# Layout: lib/ -> build/libmemlens.a, src/ -> build/memlens (one binary,
-# subcommands), workloads/ -> build/workloads/*, tests/ -> build/tests/*.
+# Layout (README "Layout"):
+#   lib/<part>/  -> build/libmemlens.a         kernel interfaces and the model
+#   report/      -> build/libmemlens-report.a  the HTML/SVG report
+#   common/      code both binaries link (exit codes, messages, CRIU lookup)
+#   src/         -> build/memlens               the command and its subcommands
+#   agent/       -> build/memlens-agent         the gRPC agent (mk/agent.mk)
+#   workloads/ -> build/workloads/*, tests/ -> build/tests/*, bench/
 # Optional parts (eBPF tracers, the gRPC agent) add themselves in mk/*.mk.
 
 .DEFAULT_GOAL := all
@@ -10,14 +15,18 @@ BUILD   ?= build
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -I$(BUILD)/gen -MMD -MP
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -Icommon -I$(BUILD)/gen -MMD -MP
 LDLIBS  := -lpthread -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-LIB_SRCS := $(wildcard lib/*.c)
+LIB_SRCS := $(wildcard lib/*/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+REPORT_SRCS := $(wildcard report/*.c)
+REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
+COMMON_SRCS := $(wildcard common/*.c)
+COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 # src/*.c and src/<part>/*.c: every subcommand
-MEMLENS_SRCS := $(wildcard src/*.c)
+MEMLENS_SRCS := $(wildcard src/*.c) $(COMMON_SRCS)
 WORKLOAD_SRCS := $(wildcard workloads/*.c)
 WORKLOADS := $(WORKLOAD_SRCS:workloads/%.c=$(BUILD)/workloads/%)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -38,7 +47,7 @@ GEN_HEADERS :=
 MEMLENS_OBJS := $(MEMLENS_SRCS:%.c=$(BUILD)/%.o)
 
 .PHONY: all test demo bench install deps clean unit-tests format check-format
-all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(WORKLOADS) $(UNIT_BINS) $(UNIT_ASAN) \
+all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(WORKLOADS) $(UNIT_BINS) $(UNIT_ASAN) \
      $(ITEST_BINS) $(ITEST_ASAN) $(BENCH_BINS) $(EXTRA_TARGETS)
 
 $(BUILD)/%.o: %.c | $(GEN_HEADERS)
@@ -49,19 +58,27 @@ $(BUILD)/libmemlens.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/memlens: $(MEMLENS_OBJS) $(BUILD)/libmemlens.a
-	$(CC) $(CFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens.a $(MEMLENS_LDLIBS) $(LDLIBS)
+$(BUILD)/libmemlens-report.a: $(REPORT_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/memlens: $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
+	$(CC) $(CFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a \
+		$(MEMLENS_LDLIBS) $(LDLIBS)
 
 $(BUILD)/workloads/%: workloads/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -o $@ $< -lpthread -lm
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libmemlens.a tests/harness.h
+TEST_LIBS := $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
+$(BUILD)/tests/unit/%: tests/unit/%.c $(TEST_LIBS) tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmemlens.a $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(TEST_LIBS) $(LDLIBS)
 
 # the unit tests again, with an instrumented library, under ASan+UBSan
 ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
+ASAN_REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/asan/%.o)
+ASAN_LIBS := $(BUILD)/asan/libmemlens-report.a $(BUILD)/asan/libmemlens.a
 $(BUILD)/asan/%.o: %.c | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -c $< -o $@
@@ -70,17 +87,21 @@ $(BUILD)/asan/libmemlens.a: $(ASAN_LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/tests/asan/%: tests/unit/%.c $(BUILD)/asan/libmemlens.a tests/harness.h
-	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(BUILD)/asan/libmemlens.a $(LDLIBS)
+$(BUILD)/asan/libmemlens-report.a: $(ASAN_REPORT_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
 
-$(BUILD)/tests/integration/%: tests/integration/%.c $(BUILD)/libmemlens.a tests/harness.h
+$(BUILD)/tests/asan/%: tests/unit/%.c $(ASAN_LIBS) tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libmemlens.a $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(ASAN_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/asan-integration/%: tests/integration/%.c $(BUILD)/asan/libmemlens.a tests/harness.h
+$(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_LIBS) tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(BUILD)/asan/libmemlens.a $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/asan-integration/%: tests/integration/%.c $(ASAN_LIBS) tests/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(ASAN_LIBS) $(LDLIBS)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libmemlens.a
 	@mkdir -p $(dir $@)
@@ -148,8 +169,8 @@ clean:
 #   make fuzz-bins        only build them (make test does, and fuzzes each a few s)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_TIME ?= 60
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -g -O1
-FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -Icommon -I$(BUILD)/gen -g -O1
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o) $(REPORT_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
 HAVE_CLANG := $(shell command -v clang >/dev/null && echo yes)
 .PHONY: fuzz fuzz-bins
 fuzz-bins: $(FUZZ_BINS)

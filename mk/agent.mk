@@ -1,4 +1,4 @@
-# memlens agent: the gRPC CRIUAgent service (src/agent/, proto/agent.proto).
+# memlens agent: the gRPC CRIUAgent service (agent/, proto/agent.proto).
 # Needs protoc-c, the gRPC C core, protobuf-c and libmicrohttpd
 # (scripts/packages/agent.txt); without them the agent is left out.
 
@@ -9,9 +9,8 @@ ifeq ($(AGENT_OK),yes)
 AGENT_GEN := $(BUILD)/gen/agent.pb-c.c $(BUILD)/gen/agent.pb-c.h
 # a binary of its own (memlens-agent, run by `memlens agent`): the gRPC and
 # C++ runtime libraries would otherwise slow down every memlens command's start
-AGENT_SRCS := $(wildcard src/agent/*.c) $(BUILD)/gen/agent.pb-c.c
-AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/src/cliutil.o $(BUILD)/src/jsonw.o \
-	      $(BUILD)/src/criu_cli.o
+AGENT_SRCS := $(wildcard agent/*.c) $(BUILD)/gen/agent.pb-c.c
+AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_OBJS)
 EXTRA_TARGETS += $(BUILD)/memlens-agent
 
 $(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens.a

@@ -5,7 +5,7 @@
 #                                    fixtures in tests/report/
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 0
-REPORT_FUZZ_LIB := $(wildcard lib/report_*.c) lib/json.c lib/err.c lib/maps.c lib/lines.c
+REPORT_FUZZ_LIB := $(wildcard report/*.c) lib/format/json.c lib/common/err.c lib/scan/maps.c lib/common/lines.c
 
 .PHONY: fuzz-report
 fuzz-report: $(BUILD)/fuzz/fuzz_report

@@ -16,7 +16,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "criu_cli.h"
-#include "jsonw.h"
+#include "memlens/jsonw.h"
 #include "memlens/criu.h"
 #include "memlens/profiler.h"
 

@@ -21,7 +21,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "criu_cli.h"
-#include "jsonw.h"
+#include "memlens/jsonw.h"
 #include "memlens/criu.h"
 #include "memlens/heat.h"
 #include "memlens/profiler.h"

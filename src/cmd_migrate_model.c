@@ -8,7 +8,7 @@
 
 #include "cliutil.h"
 #include "command.h"
-#include "jsonw.h"
+#include "memlens/jsonw.h"
 #include "memlens/lines.h"
 #include "memlens/migrate_model.h"
 

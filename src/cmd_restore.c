@@ -9,7 +9,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "criu_cli.h"
-#include "jsonw.h"
+#include "memlens/jsonw.h"
 #include "memlens/criu.h"
 
 static const char usage_text[] =

@@ -12,7 +12,7 @@
 
 #include "cliutil.h"
 #include "command.h"
-#include "jsonw.h"
+#include "memlens/jsonw.h"
 #include "output.h"
 #include "memlens/profiler.h"
 #include "memlens/snapshot.h"

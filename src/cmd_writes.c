@@ -11,7 +11,7 @@
 
 #include "cliutil.h"
 #include "command.h"
-#include "jsonw.h"
+#include "memlens/jsonw.h"
 #include "output.h"
 #include "memlens/heat.h"
 #include "memlens/profiler.h"

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cliutil.h"
-#include "jsonw.h"
+#include "memlens/jsonw.h"
 #include "snapshot_out.h"
 
 static void json_counts(struct jw *w, const struct snap_counts *c, unsigned int flags)

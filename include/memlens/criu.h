@@ -74,7 +74,7 @@ bool criu_can_exclude(const struct criu_caps *caps);
 /* "--exclude-range yes, --exclude-file no, --no-parent-range yes" into @buf. */
 void criu_caps_options(const struct criu_caps *caps, char *buf, size_t len);
 
-/* ---- arguments (pure; lib/criu_args.c) -------------------------------- */
+/* ---- arguments (pure; lib/criu/criu_args.c) -------------------------------- */
 
 /* A growable, NULL-terminated argv. */
 struct criu_argv {
@@ -135,7 +135,7 @@ int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
 		      const struct rangeset *parent_excluded, const struct criu_caps *caps,
 		      const char *private_dir, struct criu_exclude_report *rep, struct ml_err *err);
 
-/* ---- what an images directory left out (lib/criu_record.c) ----------- */
+/* ---- what an images directory left out (lib/criu/criu_record.c) ----------- */
 
 /* memlens's record beside the images: the ranges a pre-dump left out. */
 #define CRIU_RECORD_NAME "memlens-excluded.txt"
@@ -158,7 +158,7 @@ int criu_record_read(const char *dir, struct rangeset *out, int *found, struct m
 int criu_parse_record(const char *buf, size_t len, struct rangeset *out);
 int criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out);
 
-/* ---- running CRIU (lib/criu.c) ---------------------------------------- */
+/* ---- running CRIU (lib/criu/criu.c) ---------------------------------------- */
 
 struct criu_run_opts {
 	unsigned int timeout_ms; /* 0: CRIU_DEFAULT_TIMEOUT_MS */

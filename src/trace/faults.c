@@ -13,9 +13,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../cliutil.h"
-#include "../command.h"
-#include "../jsonw.h"
+#include "cliutil.h"
+#include "command.h"
+#include "memlens/jsonw.h"
 #include "taskflt.h"
 #include "trace.h"
 #include "../../bpf/faults.h"

@@ -15,9 +15,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../cliutil.h"
-#include "../command.h"
-#include "../jsonw.h"
+#include "cliutil.h"
+#include "command.h"
+#include "memlens/jsonw.h"
 #include "elfsym.h"
 #include "allocfind.h"
 #include "pprof.h"

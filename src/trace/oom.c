@@ -11,9 +11,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "../cliutil.h"
-#include "../command.h"
-#include "../jsonw.h"
+#include "cliutil.h"
+#include "command.h"
+#include "memlens/jsonw.h"
 #include "trace.h"
 #include "../../bpf/oom.h"
 #include "oom.skel.h"

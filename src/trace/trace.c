@@ -15,8 +15,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../cliutil.h"
-#include "../command.h"
+#include "cliutil.h"
+#include "command.h"
 #include "../output.h"
 #include "memlens/spawn.h"
 #include "trace.h"

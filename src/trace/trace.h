@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
-#include "../jsonw.h"
+#include "memlens/jsonw.h"
 #include "memlens/err.h"
 
 struct ring_buffer;

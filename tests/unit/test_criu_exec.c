@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Running CRIU under a time limit (lib/criu_exec.c), with ordinary programs. */
+/* Running CRIU under a time limit (lib/criu/criu_exec.c), with ordinary programs. */
 #include <errno.h>
 #include <signal.h>
 
 #include "harness.h"
-#include "../../lib/criu_exec.h"
+#include "../../lib/criu/criu_exec.h"
 
 static void test_status_and_output(void)
 {

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <sys/syscall.h>
 
-#include "../../lib/inject_frame.h"
-#include "../../lib/inject_seccomp.h"
+#include "../../lib/inject/inject_frame.h"
+#include "../../lib/inject/inject_seccomp.h"
 #include "harness.h"
 
 static void test_frame_layout(void)

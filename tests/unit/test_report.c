@@ -12,7 +12,7 @@
 
 #include "harness.h"
 #include "memlens/report.h"
-#include "../../lib/report_int.h"
+#include "../../report/report_int.h"
 
 #define FIX "tests/report/"
 

@@ -2,7 +2,7 @@
 #include <math.h>
 #include <inttypes.h>
 
-#include "jsonw.h"
+#include "memlens/jsonw.h"
 
 void jw_init(struct jw *w, FILE *f)
 {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../criu_cli.h"
+#include "criu_cli.h"
 #include "memlens/criu.h"
 #include "memlens/err.h"
 #include "memlens/profiler.h"

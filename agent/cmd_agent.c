@@ -15,8 +15,8 @@
 
 #include <grpc/grpc.h>
 
-#include "../cliutil.h"
-#include "../command.h"
+#include "cliutil.h"
+#include "command.h"
 #include "agent.h"
 
 #define DEFAULT_SOCKET "/run/memlens/agent.sock"

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "jsonw.h"
+#include "memlens/jsonw.h"
 #include "memlens/criu.h"
 
 /*
