@@ -68,7 +68,7 @@ static int start_round(struct recv_state *s, int k)
 	rq.images_dir = dir;
 	rq.port = port;
 	rq.parent_dir = k > 1 ? parent : NULL;
-	r = criu_page_server_start(s->o->caps, &rq, &ro, &s->ps_pid, &res, &e);
+	r = ml_criu_page_server_start(s->o->caps, &rq, &ro, &s->ps_pid, &res, &e);
 	if (r)
 		return wire_send(&s->w, "ERR %s", e.msg);
 	s->round = k;
@@ -98,7 +98,7 @@ static int end_round(struct recv_state *s, int k)
 			break;
 		usleep(10000);
 	}
-	criu_page_server_stop(s->ps_pid, &e);
+	ml_criu_page_server_stop(s->ps_pid, &e);
 	s->ps_pid = 0;
 	round_dir(s, k, dir, sizeof(dir));
 	return wire_send(&s->w, "STORED %d %llu", k, (unsigned long long)pages_bytes(dir));
@@ -133,7 +133,7 @@ static int restore(struct recv_state *s, int k, int shell_job)
 				 s->round);
 	round_dir(s, k, dir, sizeof(dir));
 	rq.images_dir = dir;
-	r = criu_restore(s->o->caps, &rq, &ro, &res, &e);
+	r = ml_criu_restore(s->o->caps, &rq, &ro, &res, &e);
 	if (r)
 		return wire_send(&s->w, "ERR %s", e.msg);
 	if (s->o->verbose)
@@ -190,7 +190,7 @@ int migrate_receive(int lfd, const struct migrate_recv_opts *o)
 	if (s.ps_pid) {
 		struct ml_err e;
 
-		criu_page_server_stop(s.ps_pid, &e);
+		ml_criu_page_server_stop(s.ps_pid, &e);
 	}
 	wire_close(&s.w);
 	return r;

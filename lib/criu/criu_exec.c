@@ -143,7 +143,7 @@ static void read_output(struct criu_exec *x, int fd)
 	x->output[x->output_len] = '\0';
 }
 
-int criu_exec_run(struct criu_exec *x, struct ml_err *err)
+int ml_criu_exec_run(struct criu_exec *x, struct ml_err *err)
 {
 	unsigned int timeout = x->timeout_ms;
 	uint64_t t0 = now_ms();
@@ -197,7 +197,7 @@ static void append_line(char *buf, size_t len, const char *s, size_t n)
 	buf[used + n] = '\0';
 }
 
-void criu_error_tail(const char *text, char *buf, size_t len)
+void ml_criu_error_tail(const char *text, char *buf, size_t len)
 {
 	const char *lines[3] = { 0 };
 	size_t lens[3] = { 0 }, k = 0;

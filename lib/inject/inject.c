@@ -447,10 +447,10 @@ static int save_context(struct injector *in, struct ml_err *err)
 	} else {
 		return ml_err_set(err, errno, "reading the FPU state: %s", strerror(errno));
 	}
-	in->fp_len = inject_fp_len(in->xstate, in->xstate_len);
+	in->fp_len = ml_inject_fp_len(in->xstate, in->xstate_len);
 	if (!in->fp_len)
 		return ml_err_set(err, ENOTSUP, "the thread's FPU state has an unknown layout");
-	in->frame_len = inject_frame_len(in->fp_len);
+	in->frame_len = ml_inject_frame_len(in->fp_len);
 	return 0;
 }
 
@@ -509,8 +509,8 @@ static int write_frame(struct injector *in, uint64_t at, const struct user_regs_
 
 	if (!buf)
 		return -ENOMEM;
-	inject_frame_build(buf, at, in->prep.sigreturn, r, mask, in->xstate, in->xstate_len,
-			   in->fp_len);
+	ml_inject_frame_build(buf, at, in->prep.sigreturn, r, mask, in->xstate, in->xstate_len,
+			      in->fp_len);
 	rc = poke(in->pid, at, buf, in->frame_len);
 	free(buf);
 	return rc;
@@ -630,8 +630,8 @@ static void block_signals(struct injector *in)
 		in->mask_blocked = true;
 }
 
-int inject_syscall(struct injector *in, const struct inject_call *call,
-		   const struct inject_call *then, size_t nthen, long *ret, struct ml_err *err)
+int ml_inject_syscall(struct injector *in, const struct inject_call *call,
+		      const struct inject_call *then, size_t nthen, long *ret, struct ml_err *err)
 {
 	struct user_regs_struct regs;
 	int region = in->region == 0 ? 1 : 0; /* not the one the thread may still use */
@@ -667,8 +667,8 @@ int inject_syscall(struct injector *in, const struct inject_call *call,
 	return 0;
 }
 
-int inject_set_then(struct injector *in, const struct inject_call *then, size_t nthen,
-		    struct ml_err *err)
+int ml_inject_set_then(struct injector *in, const struct inject_call *then, size_t nthen,
+		       struct ml_err *err)
 {
 	struct user_regs_struct regs;
 	int region = in->region == 0 ? 1 : 0;
@@ -699,8 +699,8 @@ static const char *call_name(long nr)
 	return "a system call";
 }
 
-int inject_check_filters(struct injector *in, const struct inject_call *calls, size_t n,
-			 struct ml_err *err)
+int ml_inject_check_filters(struct injector *in, const struct inject_call *calls, size_t n,
+			    struct ml_err *err)
 {
 	struct seccomp_data d[8];
 	const char *names[8];
@@ -720,10 +720,10 @@ int inject_check_filters(struct injector *in, const struct inject_call *calls, s
 	d[k].arch = AUDIT_ARCH_X86_64;
 	d[k].instruction_pointer = in->prep.sigreturn + 7;
 	names[k++] = "rt_sigreturn";
-	return seccomp_check_calls(in->tid, d, k, names, err);
+	return ml_seccomp_check_calls(in->tid, d, k, names, err);
 }
 
-int inject_lowest_free_fd(pid_t pid)
+int ml_inject_lowest_free_fd(pid_t pid)
 {
 	char path[64];
 	unsigned char used[8192] = { 0 };
@@ -762,7 +762,7 @@ static int check_gadgets(struct injector *in, struct ml_err *err)
 	      (b[0] == 0xb8 && b[1] == 15 && !b[2] && !b[3] && !b[4] && b[5] == 0x0f &&
 	       b[6] == 0x05))) {
 		/* the code changed between preparation and stop: search again */
-		return inject_find_gadgets(in->pid, &in->prep, err);
+		return ml_inject_find_gadgets(in->pid, &in->prep, err);
 	}
 	return 0;
 }
@@ -782,7 +782,7 @@ static int setup_thread(struct injector *in, struct ml_err *err)
 		return r;
 	/* the frame that returns the thread to its own context; fixed */
 	own = in->saved;
-	inject_apply_restart(&own);
+	ml_inject_apply_restart(&own);
 	if (write_frame(in, frame_addr(in, -1, 0), &own, in->saved_mask))
 		return ml_err_set(err, EFAULT, "writing the continuation failed");
 	in->region = 0;
@@ -794,8 +794,8 @@ static int setup_thread(struct injector *in, struct ml_err *err)
 	return 0;
 }
 
-int inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep,
-		  struct ml_err *err)
+int ml_inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep,
+		     struct ml_err *err)
 {
 	struct inject_thread *t;
 	int r;
@@ -815,7 +815,7 @@ int inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep
 	return setup_thread(in, err);
 }
 
-int inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
+int ml_inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
 {
 	struct inject_thread *t;
 	int r;
@@ -832,7 +832,7 @@ int inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
 	if (ptrace(PTRACE_SETOPTIONS, tid, NULL,
 		   (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)) < 0)
 		return ml_err_set(err, errno, "PTRACE_SETOPTIONS: %s", strerror(errno));
-	r = inject_prepare(tid, &in->prep, err);
+	r = ml_inject_prepare(tid, &in->prep, err);
 	if (r)
 		return r;
 	/* stopped at the exec's syscall-exit stop */
@@ -909,7 +909,7 @@ static int restore_thread(struct injector *in, int *sig, struct ml_err *err)
 	return r;
 }
 
-int inject_detach(struct injector *in, struct ml_err *err)
+int ml_inject_detach(struct injector *in, struct ml_err *err)
 {
 	int r = 0, sig = 0;
 	bool own = in->stopped;
@@ -940,7 +940,7 @@ int inject_detach(struct injector *in, struct ml_err *err)
 	return r;
 }
 
-uint64_t inject_stopped_ns(const struct injector *in)
+uint64_t ml_inject_stopped_ns(const struct injector *in)
 {
 	return in->stopped ? now_ns() - in->stop_ns : in->stop_ns;
 }

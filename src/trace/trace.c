@@ -199,7 +199,7 @@ int trace_target_spawn(struct trace_target *t, char *const argv[], struct ml_err
 
 	memset(t, 0, sizeof(*t));
 	t->pidfd = -1;
-	pid = spawn_stopped(argv, err);
+	pid = ml_spawn_stopped(argv, err);
 	if (pid < 0)
 		return pid;
 	t->pid = pid;
@@ -218,7 +218,7 @@ int trace_target_release(struct trace_target *t, struct ml_err *err)
 {
 	if (!t->spawned)
 		return 0;
-	return spawn_release(t->pid, err);
+	return ml_spawn_release(t->pid, err);
 }
 
 bool trace_target_gone(struct trace_target *t)
@@ -311,11 +311,11 @@ void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n)
 	for (int i = 0; i < n; i++)
 		if (slots[i])
 			last = i;
-	jw_key(w, key);
-	jw_arr(w);
+	ml_jw_key(w, key);
+	ml_jw_arr(w);
 	for (int i = 0; i <= last; i++)
-		jw_uint(w, slots[i]);
-	jw_arr_end(w);
+		ml_jw_uint(w, slots[i]);
+	ml_jw_arr_end(w);
 }
 
 void trace_comm(pid_t pid, char *buf, size_t len)
