@@ -51,23 +51,6 @@ int parse_pid(const char *s, pid_t *out)
 	return 0;
 }
 
-const char *fmt_bytes(uint64_t b, char *buf, size_t len)
-{
-	static const char *const u[] = { "B", "K", "M", "G", "T" };
-	double v = (double)b;
-	int i = 0;
-
-	while (v >= 1024 && i < 4) {
-		v /= 1024;
-		i++;
-	}
-	if (i == 0)
-		snprintf(buf, len, "%lluB", (unsigned long long)b);
-	else
-		snprintf(buf, len, "%.1f%s", v, u[i]);
-	return buf;
-}
-
 int cli_usage(const char *text, bool help)
 {
 	fputs(text, help ? stdout : stderr);

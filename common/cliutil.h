@@ -13,8 +13,8 @@ int parse_long(const char *s, long min, long max, long *out);
 int parse_double(const char *s, double min, double max, double *out);
 int parse_pid(const char *s, pid_t *out);
 
-/* "64.0M", "4.0K": into @buf (>= 16 bytes). */
-const char *fmt_bytes(uint64_t bytes, char *buf, size_t len);
+/* sizes: ml_fmt_bytes(), the one byte formatter */
+#include "memlens/units.h"
 
 /*
  * getopt's -h and anything it does not know: @text to stdout for --help

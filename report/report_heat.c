@@ -50,18 +50,6 @@ double ml_heat_scale_legend(struct rbuf *b, double x, double y, const char *what
 	return ml_svg_legend(b, x, y, HEAT_ZERO, "tracked, not written");
 }
 
-void ml_fmt_size(double bytes, char *buf, size_t len)
-{
-	static const char *const u[] = { "B", "K", "M", "G", "T" };
-	int i = 0;
-
-	while (bytes >= 1024 && i < 4) {
-		bytes /= 1024;
-		i++;
-	}
-	snprintf(buf, len, bytes >= 10 || i == 0 ? "%.0f%s" : "%.1f%s", bytes, u[i]);
-}
-
 static int cmp_rank(const void *a, const void *b, void *arg)
 {
 	const struct rep_writes *w = arg;

@@ -43,8 +43,8 @@ const char *ml_heat_level_colour(int level);
 double ml_heat_scale_legend(struct rbuf *b, double x, double y, const char *what);
 /* VMA indices, hot ones first, then by pages written. @idx holds w->nvma. */
 void ml_rank_vmas(const struct rep_writes *w, uint32_t *idx);
-/* "64M", "4.0K" (binary units) */
-void ml_fmt_size(double bytes, char *buf, size_t len);
+/* sizes: ml_fmt_bytes() ("64M", "4K", "1.5M"), the one byte formatter */
+#include "memlens/units.h"
 
 int ml_rp_max_cols(const struct report_opts *o);
 int ml_rp_max_rows(const struct report_opts *o);

@@ -94,7 +94,7 @@ static void slices_draw(struct rbuf *b, const struct slices *s, const struct plo
 		}
 		if (r % 2 == 0 || s->nrows <= 8) {
 			if (r)
-				ml_fmt_size((double)(slice_start(s, r) - s->start), off,
+				ml_fmt_bytes((uint64_t)(slice_start(s, r) - s->start), off,
 					    sizeof(off));
 			else
 				snprintf(off, sizeof(off), "0");
@@ -121,8 +121,8 @@ static void render_one(struct rbuf *b, const struct rep_writes *w, const struct 
 	rowh = s.nrows <= 8 ? 20 : 13;
 	p.h = s.nrows * rowh;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
-	ml_fmt_size((double)(v->end - v->start), size, sizeof(size));
-	ml_fmt_size((double)(v->end - v->start) / s.nrows, slice, sizeof(slice));
+	ml_fmt_bytes((uint64_t)(v->end - v->start), size, sizeof(size));
+	ml_fmt_bytes((uint64_t)(v->end - v->start) / s.nrows, slice, sizeof(slice));
 	snprintf(title, sizeof(title), "inside %s %s at 0x%llx: %d slices of %s each", size,
 		 ml_report_kind_label(v->kind), (unsigned long long)v->start, s.nrows, slice);
 	ml_svg_open(b, "ranges", (int)(p.h + 110), title);

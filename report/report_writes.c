@@ -136,7 +136,7 @@ static void heat_label(struct rbuf *b, const struct rep_vma *v, double y, double
 {
 	char size[16], text[96];
 
-	ml_fmt_size((double)(v->end - v->start), size, sizeof(size));
+	ml_fmt_bytes((uint64_t)(v->end - v->start), size, sizeof(size));
 	snprintf(text, sizeof(text), "%s %s 0x%llx", size, ml_report_kind_label(v->kind),
 		 (unsigned long long)v->start);
 	ml_rb_printf(b,
@@ -246,8 +246,8 @@ static void writes_facts(struct rbuf *b, const struct rep_writes *w)
 
 	ml_rb_printf(b, "<p class=\"facts\">%zu intervals, %zu VMAs seen", w->niv, w->nvma);
 	if (w->have_summary) {
-		ml_fmt_size(w->cumulative_dirty_bytes, s1, sizeof(s1));
-		ml_fmt_size(w->avg_dirty_rate, s2, sizeof(s2));
+		ml_fmt_bytes((uint64_t)w->cumulative_dirty_bytes, s1, sizeof(s1));
+		ml_fmt_bytes((uint64_t)w->avg_dirty_rate, s2, sizeof(s2));
 		ml_rb_printf(
 			b,
 			"; written in all: %s (average %s/s); hot VMAs at the end: %ld; stopped "

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cliutil.h"
+#include "table.h"
 #include "criu_cli.h"
 #include "command.h"
 #include "memlens/jsonw.h"
@@ -173,6 +174,7 @@ static void print_json(const struct feature_list *l, const struct utsname *u, bo
 static void print_human(const struct feature_list *l, const struct utsname *u, bool core_ok)
 {
 	const char *group = "";
+	int width = table_width(stdout);
 
 	printf("memlens check: Linux %s %s, %s\n", u->release, u->machine,
 	       geteuid() == 0 ? "running as root" : "not root (some probes need root)");
@@ -183,17 +185,20 @@ static void print_human(const struct feature_list *l, const struct utsname *u, b
 			group = f->group;
 			printf("\n%s\n", group);
 		}
-		printf("  %-8s %-15s %s\n",
-		       f->state == FEATURE_MISSING ? "MISSING" : state_name(f->state), f->name,
-		       f->detail);
+		/* the name column widens for a long name; the text wraps under itself */
+		table_wrap(stdout, width, 27, "  %-8s %-15s %s",
+			   f->state == FEATURE_MISSING ? "MISSING" : state_name(f->state), f->name,
+			   f->detail);
 		if (f->state != FEATURE_INFO)
-			printf("  %-8s %-15s used by: %s\n", "", "", f->used_by);
+			table_wrap(stdout, width, 27, "  %-8s %-15s used by: %s", "", "", f->used_by);
 		if (f->fix)
-			printf("  %-8s %-15s fix: %s\n", "", "", f->fix);
+			table_wrap(stdout, width, 27, "  %-8s %-15s fix: %s", "", "", f->fix);
 	}
-	printf("\n%s\n", core_ok ? "memlens writes and snapshot can run here."
-				 : "memlens writes and snapshot cannot run here: a core feature "
-				   "(marked core in --json) is missing, see above.");
+	fputc('\n', stdout);
+	table_wrap(stdout, width, 0, "%s",
+		   core_ok ? "memlens writes and snapshot can run here."
+			   : "memlens writes and snapshot cannot run here: a core feature "
+			     "(marked core in --json) is missing, see above.");
 }
 
 static int cmd_check(int argc, char **argv)

@@ -321,10 +321,10 @@ static void print_human(const struct ckpt_out *o)
 	if (o->rc == EXIT_OK)
 		printf("  images:    %s; pages written %lld (scanned %lld, skipped because in the "
 		       "parent %lld)\n",
-		       fmt_bytes(r->image_bytes, b, sizeof(b)), (long long)r->pages_written,
+		       ml_fmt_bytes(r->image_bytes, b, sizeof(b)), (long long)r->pages_written,
 		       (long long)r->pages_scanned, (long long)r->pages_skipped_parent);
 	printf("  hot:       %zu range(s), %s\n", o->hot->n,
-	       fmt_bytes(ml_rangeset_bytes(o->hot), b, sizeof(b)));
+	       ml_fmt_bytes(ml_rangeset_bytes(o->hot), b, sizeof(b)));
 	printf("  exclusion: %s\n", r->exclude.note[0] ? r->exclude.note : "none");
 	if (o->profiled)
 		printf("  profiler:  %s%s\n", r->profiler_reinit ? "re-initialised" : "",

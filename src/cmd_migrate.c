@@ -347,10 +347,10 @@ static void print_round(const struct mig_run *m, const struct mig_round *r)
 	if (m->c->json)
 		return;
 	printf("round %d  %-8s %7.2f s  %8lld pages  %10s", r->k, r->pre_dump ? "pre-dump" : "dump",
-	       r->duration_ms / 1000.0, (long long)r->pages, fmt_bytes(r->bytes, b, sizeof(b)));
+	       r->duration_ms / 1000.0, (long long)r->pages, ml_fmt_bytes(r->bytes, b, sizeof(b)));
 	if (r->hot_ranges)
 		printf("  hot: %zu range(s), %s", r->hot_ranges,
-		       fmt_bytes(r->hot_bytes, h, sizeof(h)));
+		       ml_fmt_bytes(r->hot_bytes, h, sizeof(h)));
 	printf("\n         %s\n", r->note);
 	fflush(stdout);
 }
@@ -679,7 +679,7 @@ static void print_summary(const struct mig_run *m, int rc)
 	printf("migrated pid %d to %s: restored as pid %d\n", (int)m->c->pid, m->c->to,
 	       (int)m->restored);
 	printf("  rounds:   %d (%d pre-dump)\n", m->nr, m->nr - 1);
-	printf("  total:    %s sent\n", fmt_bytes(m->total, b, sizeof(b)));
+	printf("  total:    %s sent\n", ml_fmt_bytes(m->total, b, sizeof(b)));
 	printf("  downtime: %.3f s frozen until running again (final round %.3f s, restore "
 	       "%.3f s)\n",
 	       m->downtime_ms / 1000.0, m->dump_ms / 1000.0, m->restore_ms / 1000.0);

@@ -114,10 +114,10 @@ static void print_human(const struct mm_cli *c, const struct mm_trace *t, const 
 	       "downtime", "bytes per round");
 	for (int k = 0; k < MM_NPOLICIES; k++) {
 		printf("%-10s %6zu %12s %12s %9.1f ms ", ml_mm_policy_name(r[k].policy),
-		       r[k].nrounds, fmt_bytes(r[k].total_bytes, a, sizeof(a)),
-		       fmt_bytes(r[k].final_round_bytes, b, sizeof(b)), r[k].downtime_ms);
+		       r[k].nrounds, ml_fmt_bytes(r[k].total_bytes, a, sizeof(a)),
+		       ml_fmt_bytes(r[k].final_round_bytes, b, sizeof(b)), r[k].downtime_ms);
 		for (size_t i = 0; i < r[k].nrounds; i++)
-			printf(" %s", fmt_bytes(r[k].rounds[i].bytes, a, sizeof(a)));
+			printf(" %s", ml_fmt_bytes(r[k].rounds[i].bytes, a, sizeof(a)));
 		printf("\n");
 	}
 	if (r[0].downtime_ms > 0)

@@ -174,7 +174,7 @@ static void say_written(const char *path, const struct report *r, size_t bytes)
 		return;
 	printf("memlens report: wrote %s (%s): %zu writes run(s), %zu snapshot series, "
 	       "%zu fault histogram(s), %zu migration model(s) from %zu JSON lines\n",
-	       path, fmt_bytes(bytes, size, sizeof(size)), r->nw, r->ns, r->nf, r->nm, r->lines);
+	       path, ml_fmt_bytes(bytes, size, sizeof(size)), r->nw, r->ns, r->nf, r->nm, r->lines);
 }
 
 int cmd_report(int argc, char **argv)

@@ -17,6 +17,8 @@
 #include "memlens/profiler.h"
 #include "memlens/snapshot.h"
 #include "memlens/spawn.h"
+#include "live.h"
+#include "table.h"
 #include "snapshot_out.h"
 
 static const char usage_text[] =
@@ -47,6 +49,8 @@ static const char usage_text[] =
 	"                       (userfaultfd write-protect, as `memlens writes`)\n"
 	"      --threads N      threads walking the page tables (1..8; default: one per\n"
 	"                       256 MiB mapped, at most half the CPUs memlens may use)\n"
+	"      --batch          periodic mode on a terminal: one line per cycle, not the\n"
+	"                       refreshing view (q or Ctrl-C quits it)\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Without -i/-n/-d a running process gets one snapshot. Stops at COUNT, the\n"
@@ -61,6 +65,8 @@ struct snap_cli {
 	const char *out_path;
 	FILE *rec; /* records: stdout or -o FILE; NULL in human mode */
 	bool human_lines; /* one line per cycle on stdout */
+	bool batch; /* --batch: lines even on a terminal */
+	uint64_t line_unit; /* the unit of those lines, from the first cycle */
 	bool write_failed; /* the output could not be written: no summary */
 	struct profiler *prof;
 	uint64_t *cycle_us; /* every cycle's cost, for the summary */
@@ -68,7 +74,7 @@ struct snap_cli {
 	uint64_t first_ns;
 };
 
-enum { OPT_JSON = 1000, OPT_CSV, OPT_PAGES, OPT_WRITES, OPT_THREADS };
+enum { OPT_JSON = 1000, OPT_CSV, OPT_PAGES, OPT_WRITES, OPT_THREADS, OPT_BATCH };
 
 static int parse_args(struct snap_cli *c, int argc, char **argv)
 {
@@ -83,6 +89,7 @@ static int parse_args(struct snap_cli *c, int argc, char **argv)
 		{ "pages", no_argument, NULL, OPT_PAGES },
 		{ "writes", no_argument, NULL, OPT_WRITES },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "batch", no_argument, NULL, OPT_BATCH },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -133,6 +140,9 @@ static int parse_args(struct snap_cli *c, int argc, char **argv)
 			break;
 		case OPT_WRITES:
 			c->writes = true;
+			break;
+		case OPT_BATCH:
+			c->batch = true;
 			break;
 		case OPT_THREADS:
 			if (parse_long(optarg, 1, SNAPSHOT_MAX_THREADS, &c->threads)) {
@@ -223,8 +233,18 @@ static void emit(struct snap_cli *c, const struct snapshot *s, const struct snap
 		snap_csv(c->rec, s, d, seq, t_ms);
 	else if (c->rec)
 		snap_json(c->rec, s, d, seq, t_ms);
-	else if (c->human_lines)
-		snap_line(stdout, s, d, seq, t_ms);
+	else if (c->human_lines && live_on()) {
+		FILE *f = live_frame();
+
+		snap_screen(f, s, d, seq, t_ms, live_rows(), live_cols());
+		live_show();
+	} else if (c->human_lines) {
+		if (!c->line_unit) {
+			c->line_unit = snap_unit(s);
+			snap_line_header(stdout, s, c->writes);
+		}
+		snap_line(stdout, s, d, seq, t_ms, c->line_unit, c->writes);
+	}
 }
 
 /* Sleep until @deadline (monotonic ns); returns the signal that ended it, or 0. */
@@ -284,11 +304,13 @@ static void summary(struct snap_cli *c, const struct snapshot *last, const char 
 		fputc('\n', f);
 	if (last && c->ncycles)
 		snap_table(f, last);
-	if (c->ncycles > 1)
-		fprintf(f,
-			"\n%zu cycles; cycle time min %.3f / median %.3f / max %.3f ms; stopped "
-			"because %s\n",
-			c->ncycles, mn / 1e3, med / 1e3, mx / 1e3, why);
+	if (c->ncycles > 1) {
+		fputc('\n', f);
+		table_wrap(f, table_width(f), 2,
+			   "%zu cycles; cycle time min %.3f / median %.3f / max %.3f ms; stopped "
+			   "because %s",
+			   c->ncycles, mn / 1e3, med / 1e3, mx / 1e3, why);
+	}
 	fflush(f);
 }
 
@@ -392,6 +414,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		*why = "error";
 		r = -EIO;
 	}
+	live_stop();
 	if (!c->write_failed)
 		summary(c, seq ? prev : NULL, *why);
 	ml_snapshot_diff_free(&d);
@@ -451,6 +474,8 @@ int cmd_snapshot(int argc, char **argv)
 		c.pid = c.child;
 	}
 	cli_block_signals(&sigs);
+	if (c.human_lines && live_wanted(c.batch))
+		live_start();
 	so.pages = c.pages;
 	so.threads = (unsigned int)c.threads;
 	r = ml_snapshot_open(&sn, c.pid, &so, &err);

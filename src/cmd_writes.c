@@ -11,9 +11,12 @@
 
 #include "cliutil.h"
 #include "command.h"
+#include "live.h"
+#include "table.h"
 #include "memlens/jsonw.h"
 #include "output.h"
 #include "memlens/heat.h"
+#include "memlens/maps.h"
 #include "memlens/profiler.h"
 #include "memlens/spawn.h"
 
@@ -39,6 +42,8 @@ static const char usage_text[] =
 	"      --record FILE        also write each interval's written page ranges to FILE\n"
 	"                           (JSON Lines, see README; input of migrate-model and report)\n"
 	"  -q, --quiet              human output: print only the summary\n"
+	"      --batch              on a terminal too: one table per interval, appended,\n"
+	"                           not the refreshing view (q or Ctrl-C quits that)\n"
 	"  -h, --help               this text\n"
 	"\n"
 	"The target is never stopped except for ~1 ms while a userfaultfd is created in\n"
@@ -132,38 +137,128 @@ static void emit_interval_json(FILE *f, const struct writes_ctx *c, const struct
 	ml_jw_obj_end(&w);
 }
 
-static void print_table(const struct writes_ctx *c, const struct profiler_sample *s)
+/* The mapped file of the region starting at @start ("" when none, or the maps are gone). */
+static const char *region_path(const struct vma_set *maps, uint64_t start)
 {
-	char b1[16], b2[16], b3[16];
-	size_t shown = 0;
+	for (size_t i = 0; i < maps->n; i++)
+		if (maps->v[i].start <= start && start < maps->v[i].end)
+			return table_basename(ml_vma_path(maps, &maps->v[i]));
+	return "";
+}
 
-	fprintf(c->out, "interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms\n",
-		(unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
-		s->hot_vmas, s->tick_ns / 1e6);
+static int cmp_dirty(const void *a, const void *b)
+{
+	const struct profiler_region *x = *(const struct profiler_region *const *)a;
+	const struct profiler_region *y = *(const struct profiler_region *const *)b;
+
+	if (x->dirty_pages != y->dirty_pages)
+		return x->dirty_pages < y->dirty_pages ? 1 : -1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The regions of one interval (those written, hot or warming up; all with
+ * -a), sizes in one unit; @max_rows of them (0: all), the most written
+ * first when @by_dirty.
+ */
+static void region_table(const struct writes_ctx *c, FILE *f, const struct profiler_sample *s,
+			 int width, size_t max_rows, bool by_dirty)
+{
+	static const struct table_col cols[] = {
+		{ "ADDRESS", TABLE_LEFT, 0, false },  { "KIND", TABLE_LEFT, 0, false },
+		{ "SIZE", TABLE_RIGHT, 0, false },     { "WRITTEN", TABLE_RIGHT, 0, false },
+		{ "RATIO", TABLE_RIGHT, 0, false },    { "CONS", TABLE_RIGHT, 1, false },
+		{ "HOT", TABLE_LEFT, 0, false },       { "MAPPING", TABLE_LEFT, 0, true },
+	};
+	const struct profiler_region **v = calloc(s->nregions + 1, sizeof(*v));
+	struct vma_set maps;
+	struct ml_err err;
+	struct table *t;
+	uint64_t max = 0, div;
+	const char *unit;
+	size_t n = 0;
+	char a[32];
+
+	if (!v)
+		return;
 	for (size_t i = 0; i < s->nregions; i++) {
 		const struct profiler_region *r = &s->regions[i];
 
 		if (!c->all && !r->dirty_pages && !r->hot && !r->consecutive_hot)
 			continue;
-		if (!shown++)
-			fprintf(c->out, "  %-33s %-9s %8s %8s %6s %4s %s\n", "RANGE", "KIND",
-				"SIZE", "DIRTY", "RATIO", "CONS", "HOT");
-		fprintf(c->out, "  %016llx-%016llx %-9s %8s %8llu %6.3f %4d %s\n",
-			(unsigned long long)r->start, (unsigned long long)r->end,
-			ml_vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
-			(unsigned long long)r->dirty_pages, r->written_ratio, r->consecutive_hot,
-			r->hot ? "HOT" : "");
+		v[n++] = r;
+		if (r->end - r->start > max)
+			max = r->end - r->start;
 	}
-	if (!shown)
-		fprintf(c->out, "  (no writes)\n");
-	fprintf(c->out,
-		"  dirty: %lld pages (%s) in %.2f s = %.0f pages/s; cumulative %s, avg %s/s\n\n",
-		(long long)s->dirty.dirty_pages,
-		fmt_bytes((uint64_t)s->dirty.dirty_bytes, b1, sizeof(b1)), s->interval_s,
-		s->dirty.dirty_rate_pages_per_sec,
-		fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b2, sizeof(b2)),
-		fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b3, sizeof(b3)));
+	if (!n) {
+		fprintf(f, "  (no writes)\n");
+		free(v);
+		return;
+	}
+	if (by_dirty)
+		qsort(v, n, sizeof(*v), cmp_dirty);
+	ml_vma_set_init(&maps);
+	if (ml_maps_read(c->pid, &maps, &err))
+		ml_vma_set_clear(&maps);
+	div = ml_size_unit(max, 7, &unit);
+	t = table_new(cols, 8);
+	for (size_t i = 0; i < n; i++) {
+		const struct profiler_region *r = v[i];
+
+		table_row(t);
+		table_cell(t, "%s", table_addr(r->start, a, sizeof(a)));
+		table_cell(t, "%s", ml_vma_kind_name(r->kind));
+		table_cell(t, "%llu", (unsigned long long)ml_in_unit(r->end - r->start, div));
+		table_cell(t, "%llu", (unsigned long long)ml_in_unit(r->dirty_pages * 4096, div));
+		table_cell(t, "%.3f", r->written_ratio);
+		table_cell(t, "%d", r->consecutive_hot);
+		table_cell(t, "%s", r->hot ? "HOT" : "");
+		table_cell(t, "%s", region_path(&maps, r->start));
+	}
+	fprintf(f, "  sizes in %s:\n", unit);
+	table_print(t, f, width, 2, max_rows);
+	table_free(t);
+	ml_vma_set_clear(&maps);
+	free(v);
+}
+
+static void print_table(const struct writes_ctx *c, const struct profiler_sample *s)
+{
+	char b1[16], b2[16], b3[16];
+	int width = table_width(c->out);
+
+	fprintf(c->out, "interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms\n",
+		(unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
+		s->hot_vmas, s->tick_ns / 1e6);
+	region_table(c, c->out, s, width, 0, false);
+	table_wrap(c->out, width, 4,
+		   "  dirty: %lld pages (%s) in %.2f s = %.0f pages/s; cumulative %s, avg %s/s",
+		   (long long)s->dirty.dirty_pages,
+		   ml_fmt_bytes((uint64_t)s->dirty.dirty_bytes, b1, sizeof(b1)), s->interval_s,
+		   s->dirty.dirty_rate_pages_per_sec,
+		   ml_fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b2, sizeof(b2)),
+		   ml_fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b3, sizeof(b3)));
+	fputc('\n', c->out);
 	fflush(c->out);
+}
+
+/* One frame of the live view: totals, then the most written regions that fit. */
+static void print_screen(const struct writes_ctx *c, const struct profiler_sample *s)
+{
+	FILE *f = live_frame();
+	char b1[16], b2[16], b3[16];
+
+	fprintf(f, "memlens writes - pid %d, interval %llu, %.1f s; q or Ctrl-C quits\n",
+		(int)c->pid, (unsigned long long)s->seq, s->t_ms / 1000.0);
+	fprintf(f, "VMAs %d, tracked %d, hot %d; tick %.2f ms\n", s->total_vmas, s->tracked_vmas,
+		s->hot_vmas, s->tick_ns / 1e6);
+	fprintf(f, "written: %s in %.2f s; cumulative %s, average %s/s\n\n",
+		ml_fmt_bytes((uint64_t)s->dirty.dirty_bytes, b1, sizeof(b1)), s->interval_s,
+		ml_fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b2, sizeof(b2)),
+		ml_fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b3, sizeof(b3)));
+	if (live_rows() > 8)
+		region_table(c, f, s, live_cols(), (size_t)(live_rows() - 8), true);
+	live_show();
 }
 
 static void on_tick(const struct profiler_sample *s, void *arg)
@@ -175,6 +270,8 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 	pthread_mutex_lock(&c->out_lock);
 	if (c->json)
 		emit_interval_json(c->out, c, s, false);
+	else if (!c->quiet && live_on())
+		print_screen(c, s);
 	else if (!c->quiet)
 		print_table(c, s);
 	if (c->record)
@@ -224,17 +321,17 @@ static void print_summary(struct writes_ctx *c, const char *why)
 		return;
 	fprintf(c->out, "  VMAs %d, tracked %d, hot %d; cumulative written %s, average %s/s\n",
 		s->total_vmas, s->tracked_vmas, s->hot_vmas,
-		fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b1, sizeof(b1)),
-		fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b2, sizeof(b2)));
+		ml_fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b1, sizeof(b1)),
+		ml_fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b2, sizeof(b2)));
 	for (size_t i = 0; i < s->nregions; i++) {
 		const struct profiler_region *r = &s->regions[i];
+		char a[40];
 
 		if (r->hot)
-			fprintf(c->out,
-				"  HOT %016llx-%016llx %-9s %8s ratio %.3f for %d intervals\n",
-				(unsigned long long)r->start, (unsigned long long)r->end,
+			fprintf(c->out, "  HOT %s %-8s %6s ratio %.3f for %d intervals\n",
+				table_range(r->start, r->end, a, sizeof(a)),
 				ml_vma_kind_name(r->kind),
-				fmt_bytes(r->end - r->start, b1, sizeof(b1)), r->written_ratio,
+				ml_fmt_bytes(r->end - r->start, b1, sizeof(b1)), r->written_ratio,
 				r->consecutive_hot);
 	}
 }
@@ -295,7 +392,7 @@ static void stop_child(pid_t child, int sig)
 	}
 }
 
-enum { OPT_JSON = 1000, OPT_RECORD };
+enum { OPT_JSON = 1000, OPT_RECORD, OPT_BATCH };
 
 int cmd_writes(int argc, char **argv)
 {
@@ -310,6 +407,7 @@ int cmd_writes(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "output", required_argument, NULL, 'o' },
+		{ "batch", no_argument, NULL, OPT_BATCH },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -319,6 +417,7 @@ int cmd_writes(int argc, char **argv)
 	struct ml_err err = { 0 };
 	const char *record_path = NULL, *out_path = NULL, *why = "interrupted";
 	double duration = 0;
+	bool batch = false;
 	sigset_t sigs;
 	pid_t pid = 0, child = 0;
 	int opt, r, rc = EXIT_OK, stop_sig = 0;
@@ -375,6 +474,9 @@ int cmd_writes(int argc, char **argv)
 			break;
 		case OPT_RECORD:
 			record_path = optarg;
+			break;
+		case OPT_BATCH:
+			batch = true;
 			break;
 		case 'o':
 			out_path = optarg;
@@ -436,16 +538,26 @@ int cmd_writes(int argc, char **argv)
 		goto out;
 	}
 	c.attach = ml_profiler_attach_stats(p);
-	if (!c.json && !c.quiet) {
+	if (!c.json && !c.quiet && c.out == stdout && live_wanted(batch)) {
+		live_start();
+	} else if (!c.json && !c.quiet) {
 		const struct attach_stats *st = c.attach;
 
-		fprintf(c.out,
-			"profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); target "
-			"stopped %.2f ms for setup. Ctrl-C to stop.\n\n",
-			(int)pid, ml_profiler_options(p)->interval_ms,
-			ml_profiler_options(p)->hot_threshold,
-			ml_profiler_options(p)->hot_consecutive, st->stopped_ns / 1e6);
+		table_wrap(c.out, table_width(c.out), 0,
+			   "profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); "
+			   "target stopped %.2f ms for setup. Ctrl-C to stop.",
+			   (int)pid, ml_profiler_options(p)->interval_ms,
+			   ml_profiler_options(p)->hot_threshold,
+			   ml_profiler_options(p)->hot_consecutive, st->stopped_ns / 1e6);
+		fputc('\n', c.out);
 		fflush(c.out);
+	} else if (c.quiet && !c.json) {
+		/* -q: the summary only, but say what is going on (stderr, as the tracers do) */
+		fprintf(stderr,
+			"memlens writes: profiling pid %d every %u ms; the summary goes to %s "
+			"at the end (Ctrl-C stops)\n",
+			(int)pid, ml_profiler_options(p)->interval_ms,
+			out_path ? out_path : "stdout");
 	}
 	r = ml_profiler_start(p, on_tick, &c, &err);
 	if (r) {
@@ -491,6 +603,7 @@ int cmd_writes(int argc, char **argv)
 		}
 	}
 	ml_profiler_stop(p);
+	live_stop();
 	/* never a summary after intervals that were lost */
 	if (!output_failed(&c))
 		print_summary(&c, why);

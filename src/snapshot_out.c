@@ -3,7 +3,11 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "cliutil.h"
+#include "memlens/units.h"
+#include "table.h"
 #include "memlens/jsonw.h"
 #include "snapshot_out.h"
 
@@ -219,103 +223,225 @@ void snap_csv(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, 
 	fflush(f);
 }
 
-static void table_regions(FILE *f, const struct snapshot *s)
+/* The unit of the tables of @s: from its largest size (pmap -x shows KiB). */
+static uint64_t table_unit(const struct snapshot *s, const char **name)
+{
+	return ml_size_unit(s->totals.size_pages * 4096, 7, name);
+}
+
+uint64_t snap_unit(const struct snapshot *s)
+{
+	return table_unit(s, NULL);
+}
+
+#define KB(pages) ml_in_unit((pages) * 4096, div)
+
+static void table_regions(FILE *f, const struct snapshot *s, int width, size_t max_rows,
+			  const size_t *order)
 {
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
-	char b[16];
+	/* left out first to fit the width: the page flags, then zero and huge pages */
+	const struct table_col cols[] = {
+		{ "ADDRESS", TABLE_LEFT, 0, false },	{ "KIND", TABLE_LEFT, 0, false },
+		{ "PERM", TABLE_LEFT, 0, false },	{ "SIZE", TABLE_RIGHT, 0, false },
+		{ "RSS", TABLE_RIGHT, 0, false },	{ "SWAP", TABLE_RIGHT, 0, false },
+		{ "FILE", TABLE_RIGHT, 3, false },	{ "HUGE", TABLE_RIGHT, 4, false },
+		{ "ZERO", TABLE_RIGHT, 4, false },	{ "WRITN", TABLE_RIGHT, 2, false },
+		{ "DIRTY", TABLE_RIGHT, 5, false },	{ "REF", TABLE_RIGHT, 6, false },
+		{ "ACTIVE", TABLE_RIGHT, 6, false },	{ "ANON", TABLE_RIGHT, 6, false },
+		{ "SHARED", TABLE_RIGHT, 6, false },	{ "MAPPING", TABLE_LEFT, 0, true },
+	};
+	struct table_col used[16];
+	const char *unit;
+	uint64_t div = table_unit(s, &unit);
+	struct table *t;
+	char a[32];
+	int n = 0;
 
-	fprintf(f, "%-25s %-4s %-8s %7s %7s %6s %6s %6s %6s", "RANGE", "PERM", "KIND", "SIZE",
-		"RSS", "SWAP", "FILE", "HUGE", "ZERO");
-	if (wr)
-		fprintf(f, " %6s", "WRITN");
-	if (pg)
-		fprintf(f, " %6s %6s %6s %6s %6s", "DIRTY", "REF", "ACTIVE", "ANON", "SHARED");
-	fprintf(f, "  PATH   (page counts; 1 page = 4 KiB)\n");
-	for (size_t i = 0; i < s->vmas.n; i++) {
+	for (int i = 0; i < 16; i++)
+		if ((i != 9 || wr) && ((i < 10 || i == 15) || pg))
+			used[n++] = cols[i];
+	t = table_new(used, n);
+	for (size_t k = 0; k < s->vmas.n; k++) {
+		size_t i = order ? order[k] : k;
 		const struct vma *v = &s->vmas.v[i];
 		const struct snap_counts *c = &s->c[i];
 
-		fprintf(f,
-			"%012" PRIx64 "-%012" PRIx64 " %-4s %-8s %7s %7" PRIu64 " %6" PRIu64
-			" %6" PRIu64 " %6" PRIu64 " %6" PRIu64,
-			v->start, v->end, v->perms, ml_vma_kind_name(v->kind),
-			fmt_bytes(v->end - v->start, b, sizeof(b)), c->resident_pages,
-			c->swapped_pages, c->file_pages, c->huge_pages, c->zero_pages);
+		table_row(t);
+		table_cell(t, "%s", table_addr(v->start, a, sizeof(a)));
+		table_cell(t, "%s", ml_vma_kind_name(v->kind));
+		table_cell(t, "%s", v->perms);
+		table_cell(t, "%" PRIu64, ml_in_unit(v->end - v->start, div));
+		table_cell(t, "%" PRIu64, KB(c->resident_pages));
+		table_cell(t, "%" PRIu64, KB(c->swapped_pages));
+		table_cell(t, "%" PRIu64, KB(c->file_pages));
+		table_cell(t, "%" PRIu64, KB(c->huge_pages));
+		table_cell(t, "%" PRIu64, KB(c->zero_pages));
 		if (wr)
-			fprintf(f, " %6" PRIu64, c->written_pages);
-		if (pg)
-			fprintf(f, " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64,
-				c->dirty_pages, c->referenced_pages, c->active_pages, c->anon_pages,
-				c->shared_pages);
-		fprintf(f, "  %s\n", ml_vma_path(&s->vmas, v));
+			table_cell(t, "%" PRIu64, KB(c->written_pages));
+		if (pg) {
+			table_cell(t, "%" PRIu64, KB(c->dirty_pages));
+			table_cell(t, "%" PRIu64, KB(c->referenced_pages));
+			table_cell(t, "%" PRIu64, KB(c->active_pages));
+			table_cell(t, "%" PRIu64, KB(c->anon_pages));
+			table_cell(t, "%" PRIu64, KB(c->shared_pages));
+		}
+		table_cell(t, "%s", table_basename(ml_vma_path(&s->vmas, v)));
 	}
+	fprintf(f, "regions (sizes in %s):\n", unit);
+	table_print(t, f, width, 0, max_rows);
+	table_free(t);
 }
 
-static void table_kinds(FILE *f, const struct snapshot *s)
+static void table_kinds(FILE *f, const struct snapshot *s, int width)
 {
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
-	char b[16];
+	const struct table_col cols[] = {
+		{ "KIND", TABLE_LEFT, 0, false },     { "SIZE", TABLE_RIGHT, 0, false },
+		{ "RESIDENT", TABLE_RIGHT, 0, false }, { "SWAPPED", TABLE_RIGHT, 0, false },
+		{ "IN-MEM%", TABLE_RIGHT, 0, false },  { "OUT-MEM%", TABLE_RIGHT, 0, false },
+		{ "DIRTY%", TABLE_RIGHT, 1, false },   { "WRITTEN%", TABLE_RIGHT, 1, false },
+	};
+	struct table_col used[8];
+	const char *unit;
+	uint64_t div = table_unit(s, &unit);
+	struct table *t;
+	int n = 0;
 
-	fprintf(f, "\nby region kind:\n%-9s %8s %9s %9s %8s %8s", "KIND", "SIZE", "RESIDENT",
-		"SWAPPED", "IN-MEM%", "OUT-MEM%");
-	if (pg)
-		fprintf(f, " %7s", "DIRTY%");
-	if (wr)
-		fprintf(f, " %8s", "WRITTEN%");
-	fputc('\n', f);
+	for (int i = 0; i < 8; i++)
+		if (i < 6 || (i == 6 && pg) || (i == 7 && wr))
+			used[n++] = cols[i];
+	t = table_new(used, n);
 	for (int k = 0; k <= VMA_KIND_COUNT; k++) {
 		const struct snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
 		uint64_t mem = c->resident_pages + c->swapped_pages;
 
 		if (!c->size_pages)
 			continue;
-		fprintf(f, "%-9s %8s %9" PRIu64 " %9" PRIu64 " %8.1f %8.1f",
-			k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total",
-			fmt_bytes(c->size_pages * 4096, b, sizeof(b)), c->resident_pages,
-			c->swapped_pages, ml_snap_pct(c->resident_pages, mem),
-			ml_snap_pct(c->swapped_pages, mem));
+		table_row(t);
+		table_cell(t, "%s", k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total");
+		table_cell(t, "%" PRIu64, KB(c->size_pages));
+		table_cell(t, "%" PRIu64, KB(c->resident_pages));
+		table_cell(t, "%" PRIu64, KB(c->swapped_pages));
+		table_cell(t, "%.1f", ml_snap_pct(c->resident_pages, mem));
+		table_cell(t, "%.1f", ml_snap_pct(c->swapped_pages, mem));
 		if (pg)
-			fprintf(f, " %7.1f", ml_snap_pct(c->dirty_pages, c->resident_pages));
+			table_cell(t, "%.1f", ml_snap_pct(c->dirty_pages, c->resident_pages));
 		if (wr)
-			fprintf(f, " %8.1f", ml_snap_pct(c->written_pages, c->resident_pages));
-		fputc('\n', f);
+			table_cell(t, "%.1f", ml_snap_pct(c->written_pages, c->resident_pages));
 	}
+	fprintf(f, "by region kind (sizes in %s):\n", unit);
+	table_print(t, f, width, 0, 0);
+	table_free(t);
+}
+
+static void table_head(FILE *f, const struct snapshot *s)
+{
+	char b1[16], b2[16], b3[16];
+
+	fprintf(f, "pid %d: %zu VMAs, %s mapped, %s resident, %s swapped; collected in %.3f ms\n",
+		(int)s->pid, s->vmas.n, ml_fmt_bytes(s->totals.size_pages * 4096, b1, sizeof(b1)),
+		ml_fmt_bytes(s->totals.resident_pages * 4096, b2, sizeof(b2)),
+		ml_fmt_bytes(s->totals.swapped_pages * 4096, b3, sizeof(b3)), s->cycle_ns / 1e6);
 }
 
 void snap_table(FILE *f, const struct snapshot *s)
 {
 	const struct snap_mm *m = &s->mm;
-	char b1[16], b2[16], b3[16];
+	int width = table_width(f);
 
-	fprintf(f, "pid %d: %zu VMAs, %s mapped, %s resident, %s swapped; collected in %.3f ms\n\n",
-		(int)s->pid, s->vmas.n, fmt_bytes(s->totals.size_pages * 4096, b1, sizeof(b1)),
-		fmt_bytes(s->totals.resident_pages * 4096, b2, sizeof(b2)),
-		fmt_bytes(s->totals.swapped_pages * 4096, b3, sizeof(b3)), s->cycle_ns / 1e6);
-	table_regions(f, s);
-	table_kinds(f, s);
-	fprintf(f,
-		"\nmm counters (kB): VmSize %" PRId64 "  VmRSS %" PRId64 "  RssAnon %" PRId64
-		"  RssFile %" PRId64 "  RssShmem %" PRId64 "  VmSwap %" PRId64 "  VmHWM %" PRId64
-		"\n",
-		m->vm_size_kb, m->vm_rss_kb, m->rss_anon_kb, m->rss_file_kb, m->rss_shmem_kb,
-		m->vm_swap_kb, m->vm_hwm_kb);
+	table_head(f, s);
+	fputc('\n', f);
+	table_regions(f, s, width, 0, NULL);
+	fputc('\n', f);
+	table_kinds(f, s, width);
+	fputc('\n', f);
+	table_wrap(f, width, 2,
+		   "mm counters (KiB): VmSize %" PRId64 "  VmRSS %" PRId64 "  RssAnon %" PRId64
+		   "  RssFile %" PRId64 "  RssShmem %" PRId64 "  VmSwap %" PRId64 "  VmHWM %" PRId64,
+		   m->vm_size_kb, m->vm_rss_kb, m->rss_anon_kb, m->rss_file_kb, m->rss_shmem_kb,
+		   m->vm_swap_kb, m->vm_hwm_kb);
 	fflush(f);
 }
 
+static const struct snapshot *by_rss_of;
+
+static int cmp_rss(const void *a, const void *b)
+{
+	uint64_t x = by_rss_of->c[*(const size_t *)a].resident_pages;
+	uint64_t y = by_rss_of->c[*(const size_t *)b].resident_pages;
+
+	if (x != y)
+		return x < y ? 1 : -1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+void snap_screen(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+		 int64_t t_ms, int rows, int cols)
+{
+	size_t *order = malloc(s->vmas.n * sizeof(*order) + 1);
+	int used = 0;
+	char b[16];
+
+	fprintf(f, "memlens snapshot - cycle %" PRIu64 ", %.1f s; q or Ctrl-C quits\n", seq,
+		t_ms / 1000.0);
+	table_head(f, s);
+	if (d)
+		fprintf(f, "since the last cycle: RSS %s%s, %zu VMAs added, %zu removed\n",
+			d->totals.resident_pages < 0 ? "-" : "+",
+			ml_fmt_bytes((uint64_t)(d->totals.resident_pages < 0
+							? -d->totals.resident_pages
+							: d->totals.resident_pages) *
+					     4096,
+				     b, sizeof(b)),
+			d->added, d->removed);
+	else
+		fputc('\n', f);
+	fputc('\n', f);
+	used = 5;
+	table_kinds(f, s, cols);
+	for (int k = 0; k <= VMA_KIND_COUNT; k++)
+		used += k == VMA_KIND_COUNT || s->kinds[k].size_pages;
+	used += 2;
+	fputc('\n', f);
+	if (order) {
+		for (size_t i = 0; i < s->vmas.n; i++)
+			order[i] = i;
+		by_rss_of = s;
+		qsort(order, s->vmas.n, sizeof(*order), cmp_rss);
+	}
+	/* the biggest regions by RSS, as many as fit under the rest */
+	if (rows - used - 3 > 0)
+		table_regions(f, s, cols, (size_t)(rows - used - 3), order);
+	free(order);
+}
+
+void snap_line_header(FILE *f, const struct snapshot *s, bool written)
+{
+	const char *unit;
+
+	table_unit(s, &unit);
+	fprintf(f, "one line per cycle; sizes in %s\n", unit);
+	fprintf(f, "%5s %7s %6s %5s %7s %7s %7s %7s %6s %6s%s\n", "CYCLE", "T(S)", "MS", "VMAS",
+		"RSS", "+RSS", "SWAP", "FILE", "HUGE", "ZERO",
+		written ? "   WRITN" : "");
+}
+
 void snap_line(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
-	       int64_t t_ms)
+	       int64_t t_ms, uint64_t div, bool written)
 {
 	const struct snap_counts *c = &s->totals;
+	int64_t dr = d ? d->totals.resident_pages * 4096 / (int64_t)div : 0;
 
 	fprintf(f,
-		"#%-5" PRIu64 " t=%8.3fs cycle %7.3f ms  VMAs %4zu (+%zu -%zu)  rss %8" PRIu64
-		" (%+" PRId64 ")  swap %6" PRIu64 "  file %7" PRIu64 "  huge %6" PRIu64
-		"  zero %6" PRIu64,
-		seq, t_ms / 1000.0, s->cycle_ns / 1e6, s->vmas.n, d ? d->added : 0,
-		d ? d->removed : 0, c->resident_pages, d ? d->totals.resident_pages : 0,
-		c->swapped_pages, c->file_pages, c->huge_pages, c->zero_pages);
+		"%5" PRIu64 " %7.2f %6.2f %5zu %7" PRIu64 " %+7" PRId64 " %7" PRIu64 " %7" PRIu64
+		" %6" PRIu64 " %6" PRIu64,
+		seq, t_ms / 1000.0, s->cycle_ns / 1e6, s->vmas.n, KB(c->resident_pages), dr,
+		KB(c->swapped_pages), KB(c->file_pages), KB(c->huge_pages), KB(c->zero_pages));
 	if (s->flags & SNAP_HAVE_WRITTEN)
-		fprintf(f, "  written %6" PRIu64, c->written_pages);
+		fprintf(f, " %7" PRIu64, KB(c->written_pages));
+	else if (written)
+		fprintf(f, " %7s", "-");
 	fputc('\n', f);
 	fflush(f);
 }

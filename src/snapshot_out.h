@@ -3,6 +3,7 @@
 #ifndef MEMLENS_SNAPSHOT_OUT_H
 #define MEMLENS_SNAPSHOT_OUT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -17,8 +18,19 @@ void snap_csv(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, 
 	      int64_t t_ms);
 /* Per-VMA table, the per-kind table and the mm counters. */
 void snap_table(FILE *f, const struct snapshot *s);
-/* One line per cycle in periodic human mode. */
+/*
+ * One line per cycle in periodic human mode, under snap_line_header()
+ * (which says the unit); sizes in @div bytes (snap_unit()).
+ */
+void snap_line_header(FILE *f, const struct snapshot *s, bool written);
 void snap_line(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
-	       int64_t t_ms);
+	       int64_t t_ms, uint64_t div, bool written);
+uint64_t snap_unit(const struct snapshot *s);
+/*
+ * One frame of the live view: totals, the per-kind table and the biggest
+ * regions by RSS, in @rows lines of @cols columns.
+ */
+void snap_screen(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+		 int64_t t_ms, int rows, int cols);
 
 #endif

@@ -768,7 +768,7 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 	if (!r->alloc.is_libc)
 		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(&r->alloc));
 	printf("outstanding: %llu blocks, %s\n", (unsigned long long)t->count,
-	       fmt_bytes(t->bytes, b1, sizeof(b1)));
+	       ml_fmt_bytes(t->bytes, b1, sizeof(b1)));
 	if (t->unread)
 		printf("warning: the table of outstanding blocks does not hold allocations - "
 		       "frees - missed frees (%llu): it could not be read in full\n",
@@ -803,7 +803,7 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 		char *save = NULL, *tok;
 
 		printf("\n%llu blocks, %s outstanding from:\n", (unsigned long long)v[i].count,
-		       fmt_bytes(v[i].bytes, b1, sizeof(b1)));
+		       ml_fmt_bytes(v[i].bytes, b1, sizeof(b1)));
 		if (!v[i].text[0])
 			printf("    [stack not recorded]\n");
 		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))

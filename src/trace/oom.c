@@ -131,9 +131,9 @@ static void print_line(const struct oom_event *e, const char *cg, uint64_t limit
 
 	printf("OOM kill: pid %u (%s) anon-rss %s file-rss %s total-vm %s; limit %s (%s) "
 	       "cgroup %s; triggered by %u (%s)\n",
-	       e->victim_pid, e->victim_comm, fmt_bytes((uint64_t)e->anon_pages * pg, b1, 16),
-	       fmt_bytes((uint64_t)e->file_pages * pg, b2, 16),
-	       fmt_bytes(e->total_vm_pages * pg, b3, 16), fmt_bytes(limit * pg, b4, 16),
+	       e->victim_pid, e->victim_comm, ml_fmt_bytes((uint64_t)e->anon_pages * pg, b1, 16),
+	       ml_fmt_bytes((uint64_t)e->file_pages * pg, b2, 16),
+	       ml_fmt_bytes(e->total_vm_pages * pg, b3, 16), ml_fmt_bytes(limit * pg, b4, 16),
 	       scope_name(e->scope), cg, e->trigger_pid, e->trigger_comm);
 	fflush(stdout);
 }

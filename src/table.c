@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/* Text tables that fit the screen (see table.h). */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "table.h"
+
+int table_width(FILE *f)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	char *end;
+	long v;
+
+	if (env && *env) {
+		v = strtol(env, &end, 10);
+		if (!*end && v >= 40 && v <= 4096)
+			return (int)v;
+	}
+	if (isatty(fileno(f)) && !ioctl(fileno(f), TIOCGWINSZ, &ws) && ws.ws_col >= 40)
+		return ws.ws_col;
+	return 80;
+}
+
+struct table {
+	const struct table_col *cols;
+	int ncols;
+	char **cells; /* row-major, ncols per row; NULL for a cell not given */
+	size_t nrows, cap;
+	int next; /* the next cell of the current row */
+};
+
+struct table *table_new(const struct table_col *cols, int ncols)
+{
+	struct table *t = calloc(1, sizeof(*t));
+
+	if (t) {
+		t->cols = cols;
+		t->ncols = ncols;
+		t->next = ncols;
+	}
+	return t;
+}
+
+void table_row(struct table *t)
+{
+	if (!t)
+		return;
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		char **n = realloc(t->cells, cap * (size_t)t->ncols * sizeof(*n));
+
+		if (!n) {
+			t->next = t->ncols; /* out of memory: the row is dropped */
+			return;
+		}
+		t->cells = n;
+		t->cap = cap;
+	}
+	memset(&t->cells[t->nrows * (size_t)t->ncols], 0, (size_t)t->ncols * sizeof(char *));
+	t->nrows++;
+	t->next = 0;
+}
+
+void table_cell(struct table *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	if (!t || t->next >= t->ncols)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	t->cells[(t->nrows - 1) * (size_t)t->ncols + (size_t)t->next++] = s;
+}
+
+size_t table_rows(const struct table *t)
+{
+	return t ? t->nrows : 0;
+}
+
+static const char *cell(const struct table *t, size_t r, int c)
+{
+	const char *s = t->cells[r * (size_t)t->ncols + (size_t)c];
+
+	return s ? s : "";
+}
+
+static int line_width(const struct table *t, const int *w, const bool *on, int indent)
+{
+	int n = indent, shown = 0;
+
+	for (int c = 0; c < t->ncols; c++)
+		if (on[c]) {
+			n += w[c] + (shown ? 1 : 0);
+			shown++;
+		}
+	return n;
+}
+
+/* Which columns, how wide: drop the most droppable until it fits, then cut the flex one. */
+static void layout(const struct table *t, size_t nrows, int width, int indent, int *w, bool *on)
+{
+	int flex = -1, total;
+
+	for (int c = 0; c < t->ncols; c++) {
+		w[c] = (int)strlen(t->cols[c].name);
+		on[c] = true;
+		if (t->cols[c].flex)
+			flex = c;
+		for (size_t r = 0; r < nrows; r++) {
+			int l = (int)strlen(cell(t, r, c));
+
+			if (l > w[c])
+				w[c] = l;
+		}
+	}
+	for (;;) {
+		int worst = -1;
+
+		total = line_width(t, w, on, indent);
+		if (total <= width)
+			return;
+		/* a flex column that can give enough room comes before dropping columns */
+		if (flex >= 0 && w[flex] - (total - width) >= 12) {
+			w[flex] -= total - width;
+			return;
+		}
+		for (int c = 0; c < t->ncols; c++)
+			if (on[c] && t->cols[c].drop &&
+			    (worst < 0 || t->cols[c].drop >= t->cols[worst].drop))
+				worst = c;
+		if (worst < 0)
+			break;
+		on[worst] = false;
+	}
+	if (flex >= 0 && w[flex] - (total - width) >= 4)
+		w[flex] -= total - width;
+}
+
+/* @s into @buf padded or cut to @w columns; a cut cell ends in "~". */
+static int put_cell(char *buf, const char *s, int w, enum table_align a, bool pad)
+{
+	int l = (int)strlen(s);
+
+	if (l > w)
+		return sprintf(buf, "%.*s~", w - 1, s);
+	if (!pad)
+		return sprintf(buf, "%s", s);
+	return a == TABLE_RIGHT ? sprintf(buf, "%*s", w, s) : sprintf(buf, "%-*s", w, s);
+}
+
+static void put_line(FILE *f, char *line, int width)
+{
+	size_t n = strlen(line);
+
+	while (n && line[n - 1] == ' ')
+		n--;
+	if (n > (size_t)width)
+		n = (size_t)width; /* never wider than the screen */
+	fprintf(f, "%.*s\n", (int)n, line);
+}
+
+/* Say which columns were left out, and how to see them. */
+static void p_dropped(const struct table *t, FILE *f, int width, int indent, const bool *on,
+		      char *buf, int *lines)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (int c = 0; c < t->ncols; c++)
+		if (!on[c])
+			n += (size_t)sprintf(buf + n, " %s", t->cols[c].name);
+	if (!n)
+		return;
+	fprintf(f, "%*s", indent, "");
+	*lines +=
+		table_wrap(f, width - indent, indent,
+			   "(left out to fit %d columns:%s; a wider terminal, COLUMNS=N or --json "
+			   "shows them)",
+			   width, buf);
+}
+
+int table_print(const struct table *t, FILE *f, int width, int indent, size_t max_rows)
+{
+	int w[64], last = -1, lines = 0;
+	bool on[64];
+	size_t nrows, len = 0;
+	char *line;
+
+	if (!t || t->ncols > 64)
+		return 0;
+	nrows = max_rows && max_rows < t->nrows ? max_rows : t->nrows;
+	layout(t, nrows, width, indent, w, on);
+	for (int c = 0; c < t->ncols; c++)
+		if (on[c]) {
+			last = c;
+			len += (size_t)w[c] + 1;
+		}
+	line = malloc(len + (size_t)indent + 4096);
+	if (!line)
+		return 0;
+	for (size_t r = 0; r <= nrows; r++) {
+		char *p = line + sprintf(line, "%*s", indent, "");
+		bool first = true;
+
+		for (int c = 0; c < t->ncols; c++) {
+			const char *s = r ? cell(t, r - 1, c) : t->cols[c].name;
+
+			if (!on[c])
+				continue;
+			if (!first)
+				*p++ = ' ';
+			first = false;
+			p += put_cell(p, s, w[c], t->cols[c].align,
+				      c != last || t->cols[c].align == TABLE_RIGHT);
+		}
+		put_line(f, line, width);
+		lines++;
+	}
+	p_dropped(t, f, width, indent, on, line, &lines);
+	free(line);
+	return lines;
+}
+
+void table_free(struct table *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t);
+}
+
+int table_wrap(FILE *f, int width, int indent, const char *fmt, ...)
+{
+	const char *p;
+	int lines = 0, room;
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0) {
+		va_end(ap);
+		return 0;
+	}
+	va_end(ap);
+	p = s;
+	room = width;
+	do {
+		int n = (int)strlen(p), cut = n;
+
+		if (n > room) {
+			cut = room;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (cut == 0) /* one word longer than the line: cut it there */
+				cut = room;
+		}
+		int keep = cut;
+
+		while (keep > 0 && p[keep - 1] == ' ')
+			keep--;
+		fprintf(f, "%*s%.*s\n", lines ? indent : 0, "", keep, p);
+		lines++;
+		p += cut;
+		while (*p == ' ')
+			p++;
+		room = width - indent;
+	} while (*p);
+	free(s);
+	return lines;
+}
+
+const char *table_addr(uint64_t a, char *buf, size_t len)
+{
+	snprintf(buf, len, "%012llx", (unsigned long long)a);
+	return buf;
+}
+
+const char *table_range(uint64_t start, uint64_t end, char *buf, size_t len)
+{
+	snprintf(buf, len, "%012llx-%012llx", (unsigned long long)start, (unsigned long long)end);
+	return buf;
+}
+
+const char *table_basename(const char *path)
+{
+	const char *s;
+
+	if (!path || path[0] != '/')
+		return path ? path : "";
+	s = strrchr(path, '/');
+	return s[1] ? s + 1 : path;
+}

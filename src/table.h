@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Text tables that fit the screen: 80 columns unless stdout is a wider
+ * terminal (or $COLUMNS says so). Cells are collected row by row, the
+ * column widths follow what they hold, columns of lower priority are left
+ * out when the table would not fit, and the one flexible column (a path)
+ * is cut to what is left. Addresses and ranges are formatted here, the
+ * same way in every table.
+ */
+#ifndef MEMLENS_TABLE_H
+#define MEMLENS_TABLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The width output should fit: $COLUMNS, else a terminal's width, else 80. */
+int table_width(FILE *f);
+
+enum table_align { TABLE_LEFT, TABLE_RIGHT };
+
+struct table_col {
+	const char *name;
+	enum table_align align;
+	int drop; /* 0: always shown; else left out first when higher (1, 2, ...) */
+	bool flex; /* cut to the room left (at most one column); shown whole at the end */
+};
+
+struct table;
+
+struct table *table_new(const struct table_col *cols, int ncols);
+/* Start a row, then give its cells in column order. */
+void table_row(struct table *t);
+void table_cell(struct table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Rows so far. */
+size_t table_rows(const struct table *t);
+/*
+ * Print the header and the first @max_rows rows (0: all) to @f within
+ * @width columns, each line indented by @indent spaces. Returns the number
+ * of lines printed.
+ */
+int table_print(const struct table *t, FILE *f, int width, int indent, size_t max_rows);
+void table_free(struct table *t);
+
+/*
+ * A paragraph wrapped at word boundaries to @width columns: the first line
+ * as is, the following ones indented by @indent spaces. Returns the lines.
+ */
+int table_wrap(FILE *f, int width, int indent, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* An address as every table shows one: "7f3a5c000000" (hex, no 0x, 12 digits at least). */
+const char *table_addr(uint64_t a, char *buf, size_t len);
+/* A range "start-end" in table_addr()'s form; 32 bytes are enough. */
+const char *table_range(uint64_t start, uint64_t end, char *buf, size_t len);
+/* The last component of a path ("libc.so.6"); "[heap]" and "" as they are. */
+const char *table_basename(const char *path);
+
+#endif
