@@ -95,7 +95,7 @@ static void slices_draw(struct rbuf *b, const struct slices *s, const struct plo
 		if (r % 2 == 0 || s->nrows <= 8) {
 			if (r)
 				ml_fmt_bytes((uint64_t)(slice_start(s, r) - s->start), off,
-					    sizeof(off));
+					     sizeof(off));
 			else
 				snprintf(off, sizeof(off), "0");
 			ml_rb_printf(b,

@@ -190,7 +190,8 @@ static void print_human(const struct feature_list *l, const struct utsname *u, b
 			   f->state == FEATURE_MISSING ? "MISSING" : state_name(f->state), f->name,
 			   f->detail);
 		if (f->state != FEATURE_INFO)
-			table_wrap(stdout, width, 27, "  %-8s %-15s used by: %s", "", "", f->used_by);
+			table_wrap(stdout, width, 27, "  %-8s %-15s used by: %s", "", "",
+				   f->used_by);
 		if (f->fix)
 			table_wrap(stdout, width, 27, "  %-8s %-15s fix: %s", "", "", f->fix);
 	}

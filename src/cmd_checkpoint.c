@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "cliutil.h"
+#include "table.h"
 #include "command.h"
 #include "criu_cli.h"
 #include "memlens/jsonw.h"
@@ -309,33 +310,41 @@ static void print_json(const struct ckpt_out *o)
 static void print_human(const struct ckpt_out *o)
 {
 	const struct criu_result *r = o->res;
+	int width = table_width(stdout);
 	char b[16];
 
-	printf("%s of pid %d into %s: %s\n", o->c->req.pre_dump ? "pre-dump" : "dump",
-	       (int)o->c->req.pid, o->c->req.images_dir, o->rc == EXIT_OK ? "ok" : "FAILED");
-	printf("  criu:      %s (version %s)\n", o->caps->path, o->caps->version);
-	if (r->ran)
-		printf("  command:   %s\n  status:    exit %d%s, %.2f s\n", r->cmdline,
-		       r->exit_status, r->timed_out ? " (killed: timed out)" : "",
-		       r->duration_ms / 1000.0);
+	table_wrap(stdout, width, 13, "%s of pid %d into %s: %s",
+		   o->c->req.pre_dump ? "pre-dump" : "dump", (int)o->c->req.pid,
+		   o->c->req.images_dir, o->rc == EXIT_OK ? "ok" : "FAILED");
+	table_wrap(stdout, width, 13, "  criu:      %s (version %s)", o->caps->path,
+		   o->caps->version);
+	if (r->ran) {
+		table_wrap(stdout, width, 13, "  command:   %s", r->cmdline);
+		table_wrap(stdout, width, 13, "  status:    exit %d%s, %.2f s", r->exit_status,
+			   r->timed_out ? " (killed: timed out)" : "", r->duration_ms / 1000.0);
+	}
 	if (o->rc == EXIT_OK)
-		printf("  images:    %s; pages written %lld (scanned %lld, skipped because in the "
-		       "parent %lld)\n",
-		       ml_fmt_bytes(r->image_bytes, b, sizeof(b)), (long long)r->pages_written,
-		       (long long)r->pages_scanned, (long long)r->pages_skipped_parent);
-	printf("  hot:       %zu range(s), %s\n", o->hot->n,
-	       ml_fmt_bytes(ml_rangeset_bytes(o->hot), b, sizeof(b)));
-	printf("  exclusion: %s\n", r->exclude.note[0] ? r->exclude.note : "none");
+		table_wrap(
+			stdout, width, 13,
+			"  images:    %s; pages written %lld (scanned %lld, skipped because in the "
+			"parent %lld)",
+			ml_fmt_bytes(r->image_bytes, b, sizeof(b)), (long long)r->pages_written,
+			(long long)r->pages_scanned, (long long)r->pages_skipped_parent);
+	table_wrap(stdout, width, 13, "  hot:       %zu range(s), %s", o->hot->n,
+		   ml_fmt_bytes(ml_rangeset_bytes(o->hot), b, sizeof(b)));
+	table_wrap(stdout, width, 13, "  exclusion: %s",
+		   r->exclude.note[0] ? r->exclude.note : "none");
 	if (o->profiled)
-		printf("  profiler:  %s%s\n", r->profiler_reinit ? "re-initialised" : "",
-		       r->profiler_note);
+		table_wrap(stdout, width, 13, "  profiler:  %s%s",
+			   r->profiler_reinit ? "re-initialised" : "", r->profiler_note);
 	if (o->ticks->have_first)
-		printf("  resumed:   %llu interval(s); first: %d VMAs tracked, %lld pages "
-		       "written\n",
-		       (unsigned long long)o->ticks->after, o->ticks->first.tracked_vmas,
-		       (long long)o->ticks->first.dirty.dirty_pages);
+		table_wrap(stdout, width, 13,
+			   "  resumed:   %llu interval(s); first: %d VMAs tracked, %lld pages "
+			   "written",
+			   (unsigned long long)o->ticks->after, o->ticks->first.tracked_vmas,
+			   (long long)o->ticks->first.dirty.dirty_pages);
 	if (o->rc != EXIT_OK && r->ran)
-		printf("  log:       %s\n", r->log_path);
+		table_wrap(stdout, width, 13, "  log:       %s", r->log_path);
 }
 
 /* Sleep @secs, or until a signal or the profiler stops. -EINTR / -ESRCH. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cliutil.h"
+#include "table.h"
 #include "command.h"
 #include "criu_cli.h"
 #include "memlens/jsonw.h"
@@ -346,12 +347,13 @@ static void print_round(const struct mig_run *m, const struct mig_round *r)
 
 	if (m->c->json)
 		return;
-	printf("round %d  %-8s %7.2f s  %8lld pages  %10s", r->k, r->pre_dump ? "pre-dump" : "dump",
+	printf("round %d %-8s %6.2f s %8lld pages %6s", r->k, r->pre_dump ? "pre-dump" : "dump",
 	       r->duration_ms / 1000.0, (long long)r->pages, ml_fmt_bytes(r->bytes, b, sizeof(b)));
 	if (r->hot_ranges)
 		printf("  hot: %zu range(s), %s", r->hot_ranges,
 		       ml_fmt_bytes(r->hot_bytes, h, sizeof(h)));
-	printf("\n         %s\n", r->note);
+	printf("\n        ");
+	table_wrap(stdout, table_width(stdout) - 8, 8, "%s", r->note);
 	fflush(stdout);
 }
 
@@ -599,8 +601,9 @@ static int migrate(struct mig_run *m, const sigset_t *sigs)
 		return ret ? ret : -EPROTO;
 	}
 	if (!m->precopy && !m->c->json)
-		printf("this kernel has no soft-dirty page tracking: pre-copy rounds are "
-		       "impossible, so one stop-and-copy dump\n");
+		table_wrap(stdout, table_width(stdout), 2,
+			   "this kernel has no soft-dirty page tracking: pre-copy rounds are "
+			   "impossible, so one stop-and-copy dump");
 	if (m->exclude && (ret = start_profiling(m, sigs)))
 		return ret;
 	for (; m->precopy && k <= m->c->max_rounds; k++) {
@@ -668,6 +671,7 @@ static void print_json(const struct mig_run *m, int rc)
 
 static void print_summary(const struct mig_run *m, int rc)
 {
+	int width = table_width(stdout);
 	char b[16];
 
 	if (m->c->json) {
@@ -676,16 +680,19 @@ static void print_summary(const struct mig_run *m, int rc)
 	}
 	if (rc != EXIT_OK)
 		return;
-	printf("migrated pid %d to %s: restored as pid %d\n", (int)m->c->pid, m->c->to,
-	       (int)m->restored);
-	printf("  rounds:   %d (%d pre-dump)\n", m->nr, m->nr - 1);
-	printf("  total:    %s sent\n", ml_fmt_bytes(m->total, b, sizeof(b)));
-	printf("  downtime: %.3f s frozen until running again (final round %.3f s, restore "
-	       "%.3f s)\n",
-	       m->downtime_ms / 1000.0, m->dump_ms / 1000.0, m->restore_ms / 1000.0);
+	table_wrap(stdout, width, 12, "migrated pid %d to %s: restored as pid %d", (int)m->c->pid,
+		   m->c->to, (int)m->restored);
+	table_wrap(stdout, width, 12, "  rounds:   %d (%d pre-dump)", m->nr, m->nr - 1);
+	table_wrap(stdout, width, 12, "  total:    %s sent", ml_fmt_bytes(m->total, b, sizeof(b)));
+	table_wrap(stdout, width, 12,
+		   "  downtime: %.3f s frozen until running again (final round %.3f s, restore "
+		   "%.3f s)",
+		   m->downtime_ms / 1000.0, m->dump_ms / 1000.0, m->restore_ms / 1000.0);
 	if (m->exclude)
-		printf("  note:     CRIU leaves out whole VMAs (cold pages of a hot VMA too) and "
-		       "applies the ranges to every process of the tree\n");
+		table_wrap(
+			stdout, width, 12,
+			"  note:     CRIU leaves out whole VMAs (cold pages of a hot VMA too) and "
+			"applies the ranges to every process of the tree");
 }
 
 static int run_source(struct mig_cli *c)
@@ -734,8 +741,9 @@ static int run_source(struct mig_cli *c)
 	}
 	cli_block_signals(&sigs);
 	if (!c->json)
-		printf("migrating pid %d to %s (CRIU %s; source images in %s)\n", (int)c->pid,
-		       c->to, m->caps.version, m->work);
+		table_wrap(stdout, table_width(stdout), 2,
+			   "migrating pid %d to %s (CRIU %s; source images in %s)", (int)c->pid,
+			   c->to, m->caps.version, m->work);
 	r = migrate(m, &sigs);
 	rc = r ? (r == -ESRCH ? EXIT_NOTARGET : EXIT_FAIL) : EXIT_OK;
 	if (r && m->nr && !m->r[m->nr - 1].pre_dump)

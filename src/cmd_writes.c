@@ -165,10 +165,10 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 			 int width, size_t max_rows, bool by_dirty)
 {
 	static const struct table_col cols[] = {
-		{ "ADDRESS", TABLE_LEFT, 0, false },  { "KIND", TABLE_LEFT, 0, false },
-		{ "SIZE", TABLE_RIGHT, 0, false },     { "WRITTEN", TABLE_RIGHT, 0, false },
-		{ "RATIO", TABLE_RIGHT, 0, false },    { "CONS", TABLE_RIGHT, 1, false },
-		{ "HOT", TABLE_LEFT, 0, false },       { "MAPPING", TABLE_LEFT, 0, true },
+		{ "ADDRESS", TABLE_LEFT, 0, false }, { "KIND", TABLE_LEFT, 0, false },
+		{ "SIZE", TABLE_RIGHT, 0, false },   { "WRITTEN", TABLE_RIGHT, 0, false },
+		{ "RATIO", TABLE_RIGHT, 0, false },  { "CONS", TABLE_RIGHT, 1, false },
+		{ "HOT", TABLE_LEFT, 0, false },     { "MAPPING", TABLE_LEFT, 0, true },
 	};
 	const struct profiler_region **v = calloc(s->nregions + 1, sizeof(*v));
 	struct vma_set maps;

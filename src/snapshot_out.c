@@ -234,7 +234,7 @@ uint64_t snap_unit(const struct snapshot *s)
 	return table_unit(s, NULL);
 }
 
-#define KB(pages) ml_in_unit((pages) * 4096, div)
+#define KB(pages) ml_in_unit((pages)*4096, div)
 
 static void table_regions(FILE *f, const struct snapshot *s, int width, size_t max_rows,
 			  const size_t *order)
@@ -242,14 +242,14 @@ static void table_regions(FILE *f, const struct snapshot *s, int width, size_t m
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
 	/* left out first to fit the width: the page flags, then zero and huge pages */
 	const struct table_col cols[] = {
-		{ "ADDRESS", TABLE_LEFT, 0, false },	{ "KIND", TABLE_LEFT, 0, false },
-		{ "PERM", TABLE_LEFT, 0, false },	{ "SIZE", TABLE_RIGHT, 0, false },
-		{ "RSS", TABLE_RIGHT, 0, false },	{ "SWAP", TABLE_RIGHT, 0, false },
-		{ "FILE", TABLE_RIGHT, 3, false },	{ "HUGE", TABLE_RIGHT, 4, false },
-		{ "ZERO", TABLE_RIGHT, 4, false },	{ "WRITN", TABLE_RIGHT, 2, false },
-		{ "DIRTY", TABLE_RIGHT, 5, false },	{ "REF", TABLE_RIGHT, 6, false },
-		{ "ACTIVE", TABLE_RIGHT, 6, false },	{ "ANON", TABLE_RIGHT, 6, false },
-		{ "SHARED", TABLE_RIGHT, 6, false },	{ "MAPPING", TABLE_LEFT, 0, true },
+		{ "ADDRESS", TABLE_LEFT, 0, false }, { "KIND", TABLE_LEFT, 0, false },
+		{ "PERM", TABLE_LEFT, 0, false },    { "SIZE", TABLE_RIGHT, 0, false },
+		{ "RSS", TABLE_RIGHT, 0, false },    { "SWAP", TABLE_RIGHT, 0, false },
+		{ "FILE", TABLE_RIGHT, 3, false },   { "HUGE", TABLE_RIGHT, 4, false },
+		{ "ZERO", TABLE_RIGHT, 4, false },   { "WRITN", TABLE_RIGHT, 2, false },
+		{ "DIRTY", TABLE_RIGHT, 5, false },  { "REF", TABLE_RIGHT, 6, false },
+		{ "ACTIVE", TABLE_RIGHT, 6, false }, { "ANON", TABLE_RIGHT, 6, false },
+		{ "SHARED", TABLE_RIGHT, 6, false }, { "MAPPING", TABLE_LEFT, 0, true },
 	};
 	struct table_col used[16];
 	const char *unit;
@@ -297,7 +297,7 @@ static void table_kinds(FILE *f, const struct snapshot *s, int width)
 {
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
 	const struct table_col cols[] = {
-		{ "KIND", TABLE_LEFT, 0, false },     { "SIZE", TABLE_RIGHT, 0, false },
+		{ "KIND", TABLE_LEFT, 0, false },      { "SIZE", TABLE_RIGHT, 0, false },
 		{ "RESIDENT", TABLE_RIGHT, 0, false }, { "SWAPPED", TABLE_RIGHT, 0, false },
 		{ "IN-MEM%", TABLE_RIGHT, 0, false },  { "OUT-MEM%", TABLE_RIGHT, 0, false },
 		{ "DIRTY%", TABLE_RIGHT, 1, false },   { "WRITTEN%", TABLE_RIGHT, 1, false },
@@ -358,7 +358,8 @@ void snap_table(FILE *f, const struct snapshot *s)
 	fputc('\n', f);
 	table_wrap(f, width, 2,
 		   "mm counters (KiB): VmSize %" PRId64 "  VmRSS %" PRId64 "  RssAnon %" PRId64
-		   "  RssFile %" PRId64 "  RssShmem %" PRId64 "  VmSwap %" PRId64 "  VmHWM %" PRId64,
+		   "  RssFile %" PRId64 "  RssShmem %" PRId64 "  VmSwap %" PRId64
+		   "  VmHWM %" PRId64,
 		   m->vm_size_kb, m->vm_rss_kb, m->rss_anon_kb, m->rss_file_kb, m->rss_shmem_kb,
 		   m->vm_swap_kb, m->vm_hwm_kb);
 	fflush(f);
@@ -423,8 +424,7 @@ void snap_line_header(FILE *f, const struct snapshot *s, bool written)
 	table_unit(s, &unit);
 	fprintf(f, "one line per cycle; sizes in %s\n", unit);
 	fprintf(f, "%5s %7s %6s %5s %7s %7s %7s %7s %6s %6s%s\n", "CYCLE", "T(S)", "MS", "VMAS",
-		"RSS", "+RSS", "SWAP", "FILE", "HUGE", "ZERO",
-		written ? "   WRITN" : "");
+		"RSS", "+RSS", "SWAP", "FILE", "HUGE", "ZERO", written ? "   WRITN" : "");
 }
 
 void snap_line(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,

@@ -11,6 +11,8 @@
 int table_width(FILE *f)
 {
 	const char *env = getenv("COLUMNS");
+	/* stdout is a checked stream over fd 1 (output.h): fileno() does not know it */
+	int fd = f == stdout ? STDOUT_FILENO : fileno(f);
 	struct winsize ws;
 	char *end;
 	long v;
@@ -20,7 +22,7 @@ int table_width(FILE *f)
 		if (!*end && v >= 40 && v <= 4096)
 			return (int)v;
 	}
-	if (isatty(fileno(f)) && !ioctl(fileno(f), TIOCGWINSZ, &ws) && ws.ws_col >= 40)
+	if (fd >= 0 && isatty(fd) && !ioctl(fd, TIOCGWINSZ, &ws) && ws.ws_col >= 40)
 		return ws.ws_col;
 	return 80;
 }

@@ -17,6 +17,7 @@
 #include "command.h"
 #include "memlens/jsonw.h"
 #include "taskflt.h"
+#include "../table.h"
 #include "trace.h"
 #include "../../bpf/faults.h"
 #include "faults.skel.h"
@@ -450,38 +451,45 @@ static void json_kernel(struct jw *w, const struct faults_run *r, const struct f
 
 static void print_kernel(const struct faults_run *r, const struct faults_view *v)
 {
+	int width = table_width(stdout);
 	uint64_t smin, smaj;
 
 	if (!r->o->pid) {
 		if (!r->fentry)
-			printf("not seen in tracepoint mode: faults taken inside the kernel by %s "
-			       "(with -p or -- CMD memlens says how many)\n",
-			       UNSEEN_PATHS);
+			table_wrap(
+				stdout, width, 2,
+				"not seen in tracepoint mode: faults taken inside the kernel by %s "
+				"(with -p or -- CMD memlens says how many)",
+				UNSEEN_PATHS);
 		return;
 	}
 	if (!r->kern.known) {
-		printf("the kernel's own counters of pid %d could not be read for every thread "
-		       "(one vanished unseen)\n",
-		       (int)r->o->pid);
+		table_wrap(stdout, width, 2,
+			   "the kernel's own counters of pid %d could not be read for every thread "
+			   "(one vanished unseen)",
+			   (int)r->o->pid);
 		return;
 	}
 	seen_totals(v->rows, v->n, &smin, &smaj);
-	printf("the kernel's own counters of pid %d while traced (getrusage): %llu minor, "
-	       "%llu major\n",
-	       (int)r->o->pid, (unsigned long long)r->kern.minor,
-	       (unsigned long long)r->kern.major);
+	table_wrap(stdout, width, 2,
+		   "the kernel's own counters of pid %d while traced (getrusage): %llu minor, "
+		   "%llu major",
+		   (int)r->o->pid, (unsigned long long)r->kern.minor,
+		   (unsigned long long)r->kern.major);
 	if (!r->fentry || unseen(r->kern.minor, smin) || unseen(r->kern.major, smaj))
-		printf("not seen in %s mode: %llu minor, %llu major%s%s\n",
-		       r->fentry ? "fentry" : "tracepoint",
-		       (unsigned long long)unseen(r->kern.minor, smin),
-		       (unsigned long long)unseen(r->kern.major, smaj),
-		       r->fentry ? "" : ": faults taken inside the kernel by ",
-		       r->fentry ? "" : UNSEEN_PATHS);
+		table_wrap(stdout, width, 2, "not seen in %s mode: %llu minor, %llu major%s%s",
+			   r->fentry ? "fentry" : "tracepoint",
+			   (unsigned long long)unseen(r->kern.minor, smin),
+			   (unsigned long long)unseen(r->kern.major, smaj),
+			   r->fentry ? "" : ": faults taken inside the kernel by ",
+			   r->fentry ? "" : UNSEEN_PATHS);
 	if (r->kern.before)
-		printf("before tracing (from its fork to the end of its execve): %llu minor, %llu "
-		       "major\n",
-		       (unsigned long long)r->kern.before_minor,
-		       (unsigned long long)r->kern.before_major);
+		table_wrap(
+			stdout, width, 2,
+			"before tracing (from its fork to the end of its execve): %llu minor, %llu "
+			"major",
+			(unsigned long long)r->kern.before_minor,
+			(unsigned long long)r->kern.before_major);
 }
 
 static void print_json(const struct faults_run *r, const struct faults_view *v)
@@ -550,9 +558,10 @@ static void print_table(const struct faults_run *r, const struct faults_view *v)
 	if (!v->n)
 		printf("(no page faults)\n");
 	if (rec)
-		printf("warning: %llu faults not seen: the kernel skipped the programs while "
-		       "another BPF program ran on the same CPU\n",
-		       (unsigned long long)rec);
+		table_wrap(stdout, table_width(stdout), 2,
+			   "warning: %llu faults not seen: the kernel skipped the programs while "
+			   "another BPF program ran on the same CPU",
+			   (unsigned long long)rec);
 	if (v->elapsed_s < 0)
 		print_kernel(r, v);
 	printf("\nminor fault latency\n");

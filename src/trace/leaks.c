@@ -22,6 +22,8 @@
 #include "allocfind.h"
 #include "pprof.h"
 #include "symbolize.h"
+#include "../live.h"
+#include "../table.h"
 #include "trace.h"
 #include "umulti.h"
 #include "../../bpf/leaks.h"
@@ -60,6 +62,8 @@ static const char usage_text[] =
 	"      --perf-uprobes   one perf-event uprobe per probe, as on kernels before\n"
 	"                       6.6, not two uprobe_multi links (slower to detach)\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
+	"      --batch          on a terminal too: plain appended output, not the\n"
+	"                       refreshing view (every -i MS, default 1 s; q quits)\n"
 	"  -o, --output FILE    write the report to FILE, not stdout (CMD keeps stdout)\n"
 	"  -v, --verbose        say which probes are used and where; twice: libbpf's log\n"
 	"  -h, --help           this text\n"
@@ -741,61 +745,107 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 	ml_jw_obj_end(&w);
 }
 
+/* Outstanding blocks by size, @n rows (sizes in bytes, as malloc() was asked). */
+static void sizes_table(FILE *f, const struct leak_totals *t, size_t n, int width)
+{
+	static const struct table_col cols[] = {
+		{ "SIZE", TABLE_RIGHT, 0, false },
+		{ "COUNT", TABLE_RIGHT, 0, false },
+		{ "BYTES", TABLE_RIGHT, 0, false },
+	};
+	struct table *tb = table_new(cols, 3);
+
+	for (size_t i = 0; i < n && i < t->nsizes; i++) {
+		table_row(tb);
+		table_cell(tb, "%12llu", (unsigned long long)t->sizes[i].size);
+		table_cell(tb, "%10llu", (unsigned long long)t->sizes[i].count);
+		table_cell(tb, "%12llu", (unsigned long long)t->sizes[i].bytes);
+	}
+	table_print(tb, f, width, 0, 0);
+	table_free(tb);
+}
+
+/* One frame of the live view: the totals, then the block sizes outstanding that fit. */
+static void print_screen(struct leaks_run *r, const struct leak_totals *t, const __u64 *c,
+			 const struct report_at *at)
+{
+	FILE *f = live_frame();
+	char b1[16];
+
+	fprintf(f, "memlens leaks - pid %d, %.1f s, every %g s; q or Ctrl-C quits\n",
+		(int)r->sym.pid, at->elapsed_s, trace_interval_s());
+	fprintf(f, "this interval: %llu allocations, %llu frees\n",
+		(unsigned long long)(c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]),
+		(unsigned long long)(c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]));
+	fprintf(f, "since the start: %llu allocations, %llu frees; outstanding %llu blocks, %s\n\n",
+		(unsigned long long)c[LEAKS_C_ALLOCS], (unsigned long long)c[LEAKS_C_FREES],
+		(unsigned long long)t->count, ml_fmt_bytes(t->bytes, b1, sizeof(b1)));
+	if (live_rows() > 6)
+		sizes_table(f, t, (size_t)(live_rows() - 6), live_cols());
+	live_show();
+}
+
 static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			const struct leak_totals *t, const __u64 *c, const struct report_at *at)
 {
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
 	uint64_t rec = trace_recursion_misses(r->skel->obj);
 	struct sym_stack *v;
+	int width = table_width(stdout);
 	size_t nst;
 	char b1[16];
 
 	if (at->elapsed_s >= 0)
-		printf("--- %.3f s%s: %llu allocations and %llu frees in this interval "
-		       "(read while tracing)\n",
-		       at->elapsed_s, at->last ? " (end)" : "",
-		       (unsigned long long)(c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]),
-		       (unsigned long long)(c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]));
-	printf("pid %d: %llu allocations, %llu frees, %llu frees of blocks from before "
-	       "tracing, %llu failed\n",
-	       (int)r->sym.pid, (unsigned long long)c[LEAKS_C_ALLOCS],
-	       (unsigned long long)c[LEAKS_C_FREES], (unsigned long long)c[LEAKS_C_UNTRACKED],
-	       (unsigned long long)c[LEAKS_C_FAILED]);
+		table_wrap(stdout, width, 4,
+			   "--- %.3f s%s: %llu allocations and %llu frees in this interval "
+			   "(read while tracing)",
+			   at->elapsed_s, at->last ? " (end)" : "",
+			   (unsigned long long)(c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]),
+			   (unsigned long long)(c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]));
+	table_wrap(stdout, width, 2,
+		   "pid %d: %llu allocations, %llu frees, %llu frees of blocks from before "
+		   "tracing, %llu failed",
+		   (int)r->sym.pid, (unsigned long long)c[LEAKS_C_ALLOCS],
+		   (unsigned long long)c[LEAKS_C_FREES], (unsigned long long)c[LEAKS_C_UNTRACKED],
+		   (unsigned long long)c[LEAKS_C_FAILED]);
 	if (c[LEAKS_C_EXIT_FREES])
-		printf("%llu frees at thread exit of blocks glibc's per-thread cache held (freed "
-		       "before, or its own)\n",
-		       (unsigned long long)c[LEAKS_C_EXIT_FREES]);
+		table_wrap(
+			stdout, width, 2,
+			"%llu frees at thread exit of blocks glibc's per-thread cache held (freed "
+			"before, or its own)",
+			(unsigned long long)c[LEAKS_C_EXIT_FREES]);
 	if (!r->alloc.is_libc)
 		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(&r->alloc));
 	printf("outstanding: %llu blocks, %s\n", (unsigned long long)t->count,
 	       ml_fmt_bytes(t->bytes, b1, sizeof(b1)));
 	if (t->unread)
-		printf("warning: the table of outstanding blocks does not hold allocations - "
-		       "frees - missed frees (%llu): it could not be read in full\n",
-		       (unsigned long long)(c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] -
-					    c[LEAKS_C_MISSED_FREES]));
+		table_wrap(stdout, width, 2,
+			   "warning: the table of outstanding blocks does not hold allocations - "
+			   "frees - missed frees (%llu): it could not be read in full",
+			   (unsigned long long)(c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] -
+						c[LEAKS_C_MISSED_FREES]));
 	if (c[LEAKS_C_LOST])
-		printf("warning: %llu allocations not recorded (the table of %ld outstanding "
-		       "blocks "
-		       "was full; --max-blocks makes it larger): outstanding is a lower bound, "
-		       "and their frees count as untracked\n",
-		       (unsigned long long)c[LEAKS_C_LOST],
-		       o->max_blocks ? o->max_blocks : (long)LEAKS_MAX_ALLOCS);
+		table_wrap(stdout, width, 2,
+			   "warning: %llu allocations not recorded (the table of %ld outstanding "
+			   "blocks "
+			   "was full; --max-blocks makes it larger): outstanding is a lower bound, "
+			   "and their frees count as untracked",
+			   (unsigned long long)c[LEAKS_C_LOST],
+			   o->max_blocks ? o->max_blocks : (long)LEAKS_MAX_ALLOCS);
 	if (c[LEAKS_C_MISSED_FREES])
-		printf("warning: %llu blocks were allocated again at an address whose free was "
-		       "not seen\n",
-		       (unsigned long long)c[LEAKS_C_MISSED_FREES]);
+		table_wrap(stdout, width, 2,
+			   "warning: %llu blocks were allocated again at an address whose free was "
+			   "not seen",
+			   (unsigned long long)c[LEAKS_C_MISSED_FREES]);
 	if (c[LEAKS_C_STALE] || c[LEAKS_C_UNPAIRED] || rec)
-		printf("calls not seen whole: %llu begun before the probes were attached, %llu "
-		       "whose return was not seen, %llu probe hits lost to other BPF programs "
-		       "on the same CPU\n",
-		       (unsigned long long)c[LEAKS_C_UNPAIRED],
-		       (unsigned long long)c[LEAKS_C_STALE], (unsigned long long)rec);
-	printf("\n%12s %10s %12s\n", "SIZE", "COUNT", "BYTES");
-	for (size_t i = 0; i < nsz; i++)
-		printf("%12llu %10llu %12llu\n", (unsigned long long)t->sizes[i].size,
-		       (unsigned long long)t->sizes[i].count,
-		       (unsigned long long)t->sizes[i].bytes);
+		table_wrap(stdout, width, 2,
+			   "calls not seen whole: %llu begun before the probes were attached, %llu "
+			   "whose return was not seen, %llu probe hits lost to other BPF programs "
+			   "on the same CPU",
+			   (unsigned long long)c[LEAKS_C_UNPAIRED],
+			   (unsigned long long)c[LEAKS_C_STALE], (unsigned long long)rec);
+	putchar('\n');
+	sizes_table(stdout, t, nsz, width);
 	if (o->no_stacks)
 		return;
 	v = symbolized_stacks(r, t, &nst);
@@ -807,7 +857,7 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 		if (!v[i].text[0])
 			printf("    [stack not recorded]\n");
 		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
-			printf("    %s\n", tok);
+			table_wrap(stdout, width, 8, "    %s", tok);
 	}
 	free(v);
 }
@@ -906,6 +956,8 @@ static void report(struct leaks_run *r, const struct report_at *at)
 			t.count != c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] - c[LEAKS_C_MISSED_FREES];
 	if (r->o->json)
 		print_json(r, r->o, &t, c, at);
+	else if (live_on() && at->elapsed_s >= 0)
+		print_screen(r, &t, c, at);
 	else
 		print_table(r, r->o, &t, c, at);
 	if (at->elapsed_s < 0 && r->folded) {
@@ -926,7 +978,7 @@ static void report(struct leaks_run *r, const struct report_at *at)
 				  strerror(-e));
 		r->write_failed |= e != 0;
 	}
-	if (at->elapsed_s >= 0 && !r->o->json)
+	if (at->elapsed_s >= 0 && !r->o->json && !live_on())
 		printf("\n");
 	fflush(stdout);
 	memcpy(r->prev, c, sizeof(c));
@@ -961,8 +1013,13 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 	};
 	sigset_t sigs;
 
+	enum trace_stop why;
+
 	cli_block_signals(&sigs);
-	if (trace_run(&sigs, &l) == TRACE_STOP_TARGET && !t->spawned)
+	trace_live_start(o->json);
+	why = trace_run(&sigs, &l);
+	live_stop();
+	if (why == TRACE_STOP_TARGET && !t->spawned)
 		fprintf(stderr,
 			"memlens leaks: process %d exited; outstanding allocations at its exit\n",
 			(int)t->pid);

@@ -15,7 +15,9 @@
 
 #include "cliutil.h"
 #include "command.h"
+#include "../live.h"
 #include "memlens/jsonw.h"
+#include "../table.h"
 #include "slabinfo.h"
 #include "trace.h"
 #include "../../bpf/slab.h"
@@ -44,6 +46,8 @@ static const char usage_text[] =
 	"                       use), through /sys/kernel/slab/CACHE/shrink: a few\n"
 	"                       seconds at each end\n"
 	"      --json           one summary object on stdout (JSON Lines)\n"
+	"      --batch          on a terminal too: plain appended output, not the\n"
+	"                       refreshing view (every -i MS, default 1 s; q quits)\n"
 	"  -o, --output FILE    write the report to FILE, not stdout\n"
 	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
 	"  -h, --help           this text\n"
@@ -489,61 +493,85 @@ static void print_json(const struct slab_view *v)
 	ml_jw_obj_end(&w);
 }
 
+/* The rows of @v, @max of them (0: all), in @width columns; true when one is a merged cache. */
+static bool rows_table(FILE *f, const struct slab_view *v, int width, size_t max)
+{
+	static const struct table_col cols[] = {
+		{ "CACHE", TABLE_LEFT, 0, true },      { "ALLOCS", TABLE_RIGHT, 0, false },
+		{ "FREES", TABLE_RIGHT, 0, false },    { "NET", TABLE_RIGHT, 0, false },
+		{ "NET_KB", TABLE_RIGHT, 0, false },   { "WINDOW", TABLE_RIGHT, 0, false },
+		{ "SLABINFO", TABLE_RIGHT, 0, false },
+	};
+	const struct slab_row *rows = v->rows;
+	struct table *t = table_new(cols, v->win ? 7 : 5);
+	bool any = false;
+
+	for (size_t i = 0; i < v->shown; i++) {
+		const struct cache_window *c =
+			v->win ? window_of(v->win, v->nwin, rows[i].key.cache) : NULL;
+
+		any |= rows[i].val.refcount > 1;
+		table_row(t);
+		table_cell(t, "%s%s", rows[i].key.cache, rows[i].val.refcount > 1 ? "*" : "");
+		table_cell(t, "%llu", (unsigned long long)rows[i].val.allocs);
+		table_cell(t, "%llu", (unsigned long long)rows[i].val.frees);
+		table_cell(t, "%lld", rows[i].net);
+		table_cell(t, "%lld", rows[i].net_kb);
+		if (c) {
+			table_cell(t, "%lld", window_net(c));
+			table_cell(t, "%lld", c->k[1] - c->k[0]);
+		} else if (v->win) {
+			table_cell(t, "-");
+			table_cell(t, "-");
+		}
+	}
+	table_print(t, f, width, 0, max);
+	table_free(t);
+	return any;
+}
+
 static void print_table(const struct slab_view *v)
 {
 	const struct slab_row *rows = v->rows;
+	int width = table_width(stdout);
 	char names[1024];
-	bool any = false;
+	bool any;
 
 	if (v->elapsed_s >= 0)
 		printf("--- %.3f s%s: slab activity in this interval\n", v->elapsed_s,
 		       v->last ? " (end)" : "");
-	printf("%-32s %12s %12s %12s %12s%s\n", "CACHE", "ALLOCS", "FREES", "NET", "NET_KB",
-	       v->win ? "       WINDOW     SLABINFO" : "");
-	for (size_t i = 0; i < v->shown; i++) {
-		char name[40], info[32] = "";
-		const struct cache_window *c =
-			v->win ? window_of(v->win, v->nwin, rows[i].key.cache) : NULL;
-
-		snprintf(name, sizeof(name), "%s%s", rows[i].key.cache,
-			 rows[i].val.refcount > 1 ? "*" : "");
-		any |= rows[i].val.refcount > 1;
-		if (v->win)
-			snprintf(info, sizeof(info), " %12s %12s", "-", "-");
-		if (c)
-			snprintf(info, sizeof(info), " %12lld %12lld", window_net(c),
-				 c->k[1] - c->k[0]);
-		printf("%-32s %12llu %12llu %12lld %12lld%s\n", name,
-		       (unsigned long long)rows[i].val.allocs,
-		       (unsigned long long)rows[i].val.frees, rows[i].net, rows[i].net_kb, info);
-	}
+	any = rows_table(stdout, v, width, 0);
 	if (!v->n)
 		printf("(no kmem_cache activity)\n");
 	if (v->shown < v->n)
 		printf("(%zu more caches; --top 0 shows all)\n", v->n - v->shown);
 	if (v->recursion_misses)
-		printf("warning: %llu allocations or frees not seen: the kernel skipped the "
-		       "programs while another BPF program ran on the same CPU\n",
-		       (unsigned long long)v->recursion_misses);
+		table_wrap(stdout, width, 2,
+			   "warning: %llu allocations or frees not seen: the kernel skipped the "
+			   "programs while another BPF program ran on the same CPU",
+			   (unsigned long long)v->recursion_misses);
 	if (v->km == KMALLOC_BY_SIZE)
-		printf("kmalloc() counted in the kmalloc-N cache of its size; %llu kfree() calls "
-		       "not attributed to a cache (this kernel lacks bpf_get_kmem_cache(), Linux "
-		       "6.13+, or tp_btf)\n",
-		       (unsigned long long)v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
+		table_wrap(stdout, width, 2,
+			   "kmalloc() counted in the kmalloc-N cache of its size; %llu kfree() "
+			   "calls not attributed to a cache (this kernel lacks "
+			   "bpf_get_kmem_cache(), Linux 6.13+, or tp_btf)",
+			   (unsigned long long)v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
 	if (v->win)
-		printf("SLABINFO: the change of the cache's objects in use as the kernel counts "
-		       "them (/proc/slabinfo active_objs), WINDOW: the net counted between the "
-		       "same two instants. SLUB counts the free objects of per-CPU slabs as in "
-		       "use (--shrink flushes them first); kmem_cache_alloc_bulk(), "
-		       "kmem_cache_free_bulk() and kfree_rcu() batches are not traced\n");
+		table_wrap(
+			stdout, width, 2,
+			"SLABINFO: the change of the cache's objects in use as the kernel counts "
+			"them (/proc/slabinfo active_objs), WINDOW: the net counted between the "
+			"same two instants. SLUB counts the free objects of per-CPU slabs as in "
+			"use (--shrink flushes them first); kmem_cache_alloc_bulk(), "
+			"kmem_cache_free_bulk() and kfree_rcu() batches are not traced");
 	if (any) {
 		printf("\n* merged caches (SLUB): objects of these names are counted together\n");
 		for (size_t i = 0; i < v->shown; i++) {
 			if (rows[i].val.refcount <= 1)
 				continue;
 			merged_names(rows[i].key.cache, names, sizeof(names));
-			printf("  %s: %d users%s%s\n", rows[i].key.cache, rows[i].val.refcount,
-			       names[0] ? ", also " : "", names);
+			table_wrap(stdout, width, 4, "  %s: %d users%s%s", rows[i].key.cache,
+				   rows[i].val.refcount, names[0] ? ", also " : "", names);
 		}
 	}
 	if (v->elapsed_s >= 0)
@@ -551,11 +579,43 @@ static void print_table(const struct slab_view *v)
 	fflush(stdout);
 }
 
+/* One frame of the live view: this interval's totals, the caches that fit, as slabtop. */
+static void print_screen(const struct slab_view *v)
+{
+	unsigned long long allocs = 0, frees = 0;
+	long long net = 0, net_kb = 0;
+	FILE *f = live_frame();
+
+	for (size_t i = 0; i < v->n; i++) {
+		allocs += v->rows[i].val.allocs;
+		frees += v->rows[i].val.frees;
+		net += v->rows[i].net;
+		net_kb += v->rows[i].net_kb;
+	}
+	fprintf(f, "memlens slab - %.1f s, every %g s; q or Ctrl-C quits\n", v->elapsed_s,
+		trace_interval_s());
+	fprintf(f,
+		"this interval: %llu allocs, %llu frees, net %lld objects (%lld KiB) in %zu "
+		"caches\n",
+		allocs, frees, net, net_kb, v->n);
+	if (v->recursion_misses)
+		fprintf(f, "warning: %llu events not seen (another BPF program ran)\n",
+			(unsigned long long)v->recursion_misses);
+	fputc('\n', f);
+	if (!v->n)
+		fprintf(f, "(no kmem_cache activity)\n");
+	else if (live_rows() > 6)
+		rows_table(f, v, live_cols(), (size_t)(live_rows() - 6));
+	live_show();
+}
+
 static void show(const struct slab_opts *o, struct slab_view *v)
 {
 	v->shown = o->top && (size_t)o->top < v->n ? (size_t)o->top : v->n;
 	if (o->json)
 		print_json(v);
+	else if (live_on() && v->elapsed_s >= 0)
+		print_screen(v);
 	else
 		print_table(v);
 }
@@ -672,9 +732,11 @@ static int cmd_slab(int argc, char **argv)
 	}
 	trace_say_tracing("slab", "every slab cache", o.duration, false);
 	cli_block_signals(&sigs);
+	trace_live_start(o.json);
 	c.skel = skel;
 	trace_run(&sigs,
 		  &(struct trace_loop){ .duration_s = o.duration, .tick = on_tick, .arg = &c });
+	live_stop();
 	if (c.win && read_windows(skel, &c.win, &c.nwin, 1, o.shrink)) {
 		free(c.win);
 		c.win = NULL;

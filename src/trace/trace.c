@@ -19,6 +19,7 @@
 #include "command.h"
 #include "../output.h"
 #include "memlens/spawn.h"
+#include "../live.h"
 #include "trace.h"
 
 static int libbpf_verbose;
@@ -341,6 +342,7 @@ void trace_comm(pid_t pid, char *buf, size_t len)
 
 static const char *out_path; /* -o FILE */
 static double interval_ms; /* -i MS */
+static bool batch; /* --batch */
 static int out_fd = -1;
 
 int trace_output_open(const char *cmd, bool for_cmd)
@@ -398,6 +400,9 @@ int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, doub
 			return cli_error(cmd, "bad interval '%s' (milliseconds, 1 or more)",
 					 optarg),
 			       -EINVAL;
+		return 0;
+	case 'B':
+		batch = true;
 		return 0;
 	case 'h':
 		fputs(usage, stdout);
@@ -545,6 +550,15 @@ void trace_say_tracing(const char *cmd, const char *what, double duration_s, boo
 double trace_interval_s(void)
 {
 	return interval_ms / 1000.0;
+}
+
+bool trace_live_start(bool json)
+{
+	if (json || !live_wanted(batch))
+		return false;
+	if (!interval_ms)
+		interval_ms = 1000;
+	return !live_start();
 }
 
 enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l)

@@ -128,7 +128,7 @@ void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, s
 #define TRACE_LONGOPTS_COMMON                                                                      \
 	{ "duration", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },          \
 		{ "verbose", no_argument, NULL, 'v' }, { "output", required_argument, NULL, 'o' }, \
-		{ "interval", required_argument, NULL, 'i' },                                      \
+		{ "interval", required_argument, NULL, 'i' }, { "batch", no_argument, NULL, 'B' }, \
 	{                                                                                          \
 		"help", no_argument, NULL, 'h'                                                     \
 	}
@@ -146,6 +146,13 @@ int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, doub
 
 /* -i/--interval MS, in seconds; 0 when not given. */
 double trace_interval_s(void);
+
+/*
+ * Without --json and --batch, on a terminal: the refreshing view (live.h),
+ * every -i MS or every second. Call after cli_block_signals(), before
+ * trace_run(); live_stop() after it. True when the view is on.
+ */
+bool trace_live_start(bool json);
 
 /*
  * The wait of a tracer: until @duration_s has passed (0: no limit), a
