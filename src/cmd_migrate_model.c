@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cliutil.h"
+#include "table.h"
 #include "command.h"
 #include "memlens/jsonw.h"
 #include "memlens/lines.h"
@@ -104,28 +105,57 @@ static void print_json(const struct mm_cli *c, const struct mm_result *r)
 
 static void print_human(const struct mm_cli *c, const struct mm_trace *t, const struct mm_result *r)
 {
-	char a[16], b[16];
+	static const struct table_col cols[] = {
+		{ "POLICY", TABLE_LEFT, 0, false },	  { "ROUNDS", TABLE_RIGHT, 0, false },
+		{ "TOTAL", TABLE_RIGHT, 0, false },	  { "FINAL", TABLE_RIGHT, 0, false },
+		{ "DOWNTIME_MS", TABLE_RIGHT, 0, false }, { "PER ROUND", TABLE_LEFT, 0, true },
+	};
+	int width = table_width(stdout);
+	uint64_t max = 0, div;
+	const char *unit;
+	struct table *tb;
 
-	printf("trace %s: %zu intervals over %.1f s; bandwidth %.1f MiB/s, a pre-dump round every "
-	       "%.1f s\n\n",
-	       c->file, t->n, t->iv[t->n - 1].t_ms / 1000.0, c->p.bandwidth_mbps,
-	       c->p.round_interval_s);
-	printf("%-10s %6s %12s %12s %12s  %s\n", "policy", "rounds", "total", "final round",
-	       "downtime", "bytes per round");
+	table_wrap(stdout, width, 2,
+		   "trace %s: %zu intervals over %.1f s; bandwidth %.1f MiB/s, a pre-dump round "
+		   "every %.1f s",
+		   c->file, t->n, t->iv[t->n - 1].t_ms / 1000.0, c->p.bandwidth_mbps,
+		   c->p.round_interval_s);
+	for (int k = 0; k < MM_NPOLICIES; k++)
+		if (r[k].total_bytes > max)
+			max = r[k].total_bytes;
+	div = ml_size_unit(max, 6, &unit);
+	printf("\nsizes in %s:\n", unit);
+	tb = table_new(cols, 6);
 	for (int k = 0; k < MM_NPOLICIES; k++) {
-		printf("%-10s %6zu %12s %12s %9.1f ms ", ml_mm_policy_name(r[k].policy),
-		       r[k].nrounds, ml_fmt_bytes(r[k].total_bytes, a, sizeof(a)),
-		       ml_fmt_bytes(r[k].final_round_bytes, b, sizeof(b)), r[k].downtime_ms);
-		for (size_t i = 0; i < r[k].nrounds; i++)
-			printf(" %s", ml_fmt_bytes(r[k].rounds[i].bytes, a, sizeof(a)));
-		printf("\n");
+		char *rounds = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&rounds, &len);
+
+		for (size_t i = 0; f && i < r[k].nrounds; i++)
+			fprintf(f, "%s%llu", i ? " " : "",
+				(unsigned long long)ml_in_unit(r[k].rounds[i].bytes, div));
+		if (f)
+			fclose(f);
+		table_row(tb);
+		table_cell(tb, "%s", ml_mm_policy_name(r[k].policy));
+		table_cell(tb, "%zu", r[k].nrounds);
+		table_cell(tb, "%llu", (unsigned long long)ml_in_unit(r[k].total_bytes, div));
+		table_cell(tb, "%llu", (unsigned long long)ml_in_unit(r[k].final_round_bytes, div));
+		table_cell(tb, "%.1f", r[k].downtime_ms);
+		table_cell(tb, "%s", rounds ? rounds : "");
+		free(rounds);
 	}
-	if (r[0].downtime_ms > 0)
-		printf("\ndowntime vs none: hot-vma %.2fx, hot-range %.2fx; total bytes vs none: "
-		       "hot-vma %.2fx, hot-range %.2fx\n",
-		       r[1].downtime_ms / r[0].downtime_ms, r[2].downtime_ms / r[0].downtime_ms,
-		       r[0].total_bytes ? (double)r[1].total_bytes / r[0].total_bytes : 0.0,
-		       r[0].total_bytes ? (double)r[2].total_bytes / r[0].total_bytes : 0.0);
+	table_print(tb, stdout, width, 0, 0);
+	table_free(tb);
+	if (r[0].downtime_ms > 0) {
+		putchar('\n');
+		table_wrap(stdout, width, 2,
+			   "downtime vs none: hot-vma %.2fx, hot-range %.2fx; total bytes vs none: "
+			   "hot-vma %.2fx, hot-range %.2fx",
+			   r[1].downtime_ms / r[0].downtime_ms, r[2].downtime_ms / r[0].downtime_ms,
+			   r[0].total_bytes ? (double)r[1].total_bytes / r[0].total_bytes : 0.0,
+			   r[0].total_bytes ? (double)r[2].total_bytes / r[0].total_bytes : 0.0);
+	}
 }
 
 static int bad(const char *what, const char *arg)
