@@ -18,7 +18,6 @@
 #include "memlens/snapshot.h"
 #include "memlens/spawn.h"
 #include "live.h"
-#include "table.h"
 #include "snapshot_out.h"
 
 static const char usage_text[] =
@@ -304,13 +303,11 @@ static void summary(struct snap_cli *c, const struct snapshot *last, const char 
 		fputc('\n', f);
 	if (last && c->ncycles)
 		snap_table(f, last);
-	if (c->ncycles > 1) {
-		fputc('\n', f);
-		table_wrap(f, table_width(f), 2,
-			   "%zu cycles; cycle time min %.3f / median %.3f / max %.3f ms; stopped "
-			   "because %s",
-			   c->ncycles, mn / 1e3, med / 1e3, mx / 1e3, why);
-	}
+	if (c->ncycles > 1)
+		fprintf(f,
+			"\n%zu cycles; cycle time min %.3f / median %.3f / max %.3f ms\n"
+			"stopped because %s\n",
+			c->ncycles, mn / 1e3, med / 1e3, mx / 1e3, why);
 	fflush(f);
 }
 

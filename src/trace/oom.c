@@ -14,6 +14,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/jsonw.h"
+#include "../table.h"
 #include "trace.h"
 #include "../../bpf/oom.h"
 #include "oom.skel.h"
@@ -129,12 +130,14 @@ static void print_line(const struct oom_event *e, const char *cg, uint64_t limit
 	uint64_t pg = (uint64_t)getpagesize();
 	char b1[16], b2[16], b3[16], b4[16];
 
-	printf("OOM kill: pid %u (%s) anon-rss %s file-rss %s total-vm %s; limit %s (%s) "
-	       "cgroup %s; triggered by %u (%s)\n",
-	       e->victim_pid, e->victim_comm, ml_fmt_bytes((uint64_t)e->anon_pages * pg, b1, 16),
-	       ml_fmt_bytes((uint64_t)e->file_pages * pg, b2, 16),
-	       ml_fmt_bytes(e->total_vm_pages * pg, b3, 16), ml_fmt_bytes(limit * pg, b4, 16),
-	       scope_name(e->scope), cg, e->trigger_pid, e->trigger_comm);
+	table_wrap(stdout, table_width(stdout), 2,
+		   "OOM kill: pid %u (%s) anon-rss %s file-rss %s total-vm %s; limit %s (%s) "
+		   "cgroup %s; triggered by %u (%s)",
+		   e->victim_pid, e->victim_comm,
+		   ml_fmt_bytes((uint64_t)e->anon_pages * pg, b1, 16),
+		   ml_fmt_bytes((uint64_t)e->file_pages * pg, b2, 16),
+		   ml_fmt_bytes(e->total_vm_pages * pg, b3, 16), ml_fmt_bytes(limit * pg, b4, 16),
+		   scope_name(e->scope), cg, e->trigger_pid, e->trigger_comm);
 	fflush(stdout);
 }
 

@@ -61,7 +61,7 @@ if [ "$(widest "$T_TMP/pages.txt")" -le 80 ] && grep -q 'left out to fit 80 colu
 	[ "$(widest "$T_TMP/pages200.txt")" -gt 80 ] && ! grep -q 'left out' "$T_TMP/pages200.txt"; then
 	ok snapshot_pages_fit_or_widen
 else
-	notok snapshot_pages_fit_or_widen "$(grep -m2 'ADDRESS\|left out' "$T_TMP/pages.txt" "$T_TMP/pages200.txt")"
+	notok snapshot_pages_fit_or_widen "widths $(widest "$T_TMP/pages.txt") and $(widest "$T_TMP/pages200.txt"): $(grep -m2 'ADDRESS\|left out' "$T_TMP/pages.txt" "$T_TMP/pages200.txt")"
 fi
 
 # periodic: one compact line per cycle under one header

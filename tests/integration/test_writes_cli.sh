@@ -110,7 +110,7 @@ check detached_no_uffd_fd '! ls -l /proc/$mw/fd | grep -q userfaultfd'
 ml=$!
 sleep 1.2
 kill -INT $ml; wait $ml; r=$?
-check sigint_summary '[ $r = 0 ] && grep -q "summary: pid $mw" "$tmp/h" && grep -q "stopped because interrupted" "$tmp/h" && grep -q "RANGE" "$tmp/h"' "$(tail -5 "$tmp/h")"
+check sigint_summary '[ $r = 0 ] && grep -q "summary: pid $mw" "$tmp/h" && grep -q "stopped because interrupted" "$tmp/h" && grep -q "^  ADDRESS " "$tmp/h"' "$(tail -5 "$tmp/h")"
 check sigint_target_alive 'kill -0 $mw && [ "$(grep -c " uw" /proc/$mw/smaps)" = 0 ]'
 # memlens killed outright (SIGKILL, OOM killer): the kernel closes its uffd,
 # which drops every registration; the target carries on untouched
