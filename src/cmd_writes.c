@@ -578,6 +578,8 @@ int cmd_writes(int argc, char **argv)
 			struct ml_err e2 = { 0 };
 			int er = ml_profiler_error(p, &e2);
 
+			live_stop(); /* what follows is said on the normal screen */
+
 			if (er == -ESRCH) {
 				why = "the target exited";
 				if (!c.json)

@@ -117,6 +117,25 @@ fi
 "$M" migrate-model "$T_TMP/rec.jsonl" --bandwidth 100 --round-interval 0.5 >"$T_TMP/mm.txt" 2>&1
 fits migrate_model_80_columns "$T_TMP/mm.txt"
 
+# checkpoint: the dump report (a session leader: CRIU dumps it without --shell-job)
+CRIU_BIN=${MEMLENS_CRIU:-$(cd "$(dirname "$0")/../.." && pwd)/.cache/criu/bin/criu}
+if [ ! -x "$CRIU_BIN" ]; then
+	skip checkpoint_80_columns "no CRIU at $CRIU_BIN (scripts/ensure-criu.sh builds one)"
+else
+	setsid "$W/memwrite" -s 120 </dev/null >"$T_TMP/ck.out" 2>&1 &
+	CK=$!
+	T_BG+=("$CK")
+	for _ in $(seq 1 100); do grep -qs writes "$T_TMP/ck.out" && break; sleep 0.05; done
+	MEMLENS_CRIU=$CRIU_BIN timeout 180 "$M" checkpoint -p $CK -D "$T_TMP/ck" -R -s 1 \
+		>"$T_TMP/ck.txt" 2>"$T_TMP/ck.err"
+	if grep -q "^dump of pid $CK into" "$T_TMP/ck.txt"; then
+		fits checkpoint_80_columns "$T_TMP/ck.txt"
+	else
+		notok checkpoint_80_columns "$(cat "$T_TMP/ck.txt" "$T_TMP/ck.err" | tail -5)"
+	fi
+	kill $CK 2>/dev/null
+fi
+
 # --- the live view, on a pseudo-terminal ---
 # ontty KEY CMD...: run CMD on a pty of 30x100; once it has drawn two
 # frames, type KEY (q, or ^C); print "rc=N frames=N restored=0|1 batch=0|1"
