@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <stdint.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "live.h"
@@ -26,6 +28,7 @@ static struct {
 	char *buf;
 	size_t len;
 	FILE *frame;
+	int64_t last_ms; /* when the last frame was drawn */
 } lv = { .stop = { -1, -1 } };
 
 bool live_wanted(bool batch)
@@ -154,12 +157,23 @@ FILE *live_frame(void)
 void live_show(void)
 {
 	int rows, cols, n = 0;
+	struct timespec now;
 	char *p, *nl;
+	int64_t ms;
 
 	if (!lv.on || !lv.frame)
 		return;
 	fclose(lv.frame);
 	lv.frame = NULL;
+	/* at most 10 frames a second (snapshot -i 10 takes 100 cycles a second) */
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+	if (lv.last_ms && ms - lv.last_ms < 100) {
+		free(lv.buf);
+		lv.buf = NULL;
+		return;
+	}
+	lv.last_ms = ms;
 	size(&rows, &cols);
 	fputs(HOME_CLEAR, stdout);
 	for (p = lv.buf; p && *p && n < rows; p = nl + 1, n++) {

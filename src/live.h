@@ -30,7 +30,7 @@ int live_cols(void);
 
 /* A new frame to print into (NULL when the live view is not on). */
 FILE *live_frame(void);
-/* Draw the frame: clear, home, its lines cut to the screen. */
+/* Draw the frame: clear, home, its lines cut to the screen (at most 10 frames a second). */
 void live_show(void);
 
 /* Leave: the terminal as it was (cursor shown, the normal screen). */
