@@ -218,7 +218,7 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 	fprintf(f, "  sizes in %s:\n", unit);
 	table_print(t, f, width, 2, max_rows);
 	table_free(t);
-	ml_vma_set_clear(&maps);
+	ml_vma_set_free(&maps);
 	free(v);
 }
 
