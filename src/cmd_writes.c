@@ -453,7 +453,7 @@ int cmd_writes(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out_close;
 	}
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
 	for (;;) {
 		int sig = cli_wait_signal(&sigs, 50);
 
@@ -480,7 +480,7 @@ int cmd_writes(int argc, char **argv)
 			}
 			break;
 		}
-		if (duration > 0 && (cli_now_ns() - t0) / 1e9 >= duration) {
+		if (duration > 0 && (ml_mono_ns() - t0) / 1e9 >= duration) {
 			why = "the duration elapsed";
 			break;
 		}
