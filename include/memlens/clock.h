@@ -3,6 +3,9 @@
 #ifndef MEMLENS_CLOCK_H
 #define MEMLENS_CLOCK_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 
 /* CLOCK_MONOTONIC in nanoseconds (intervals, timeouts, durations). */
@@ -11,5 +14,7 @@ uint64_t ml_mono_ns(void);
 uint64_t ml_mono_ms(void);
 /* CLOCK_REALTIME in milliseconds since the epoch (timestamps in output). */
 int64_t ml_wall_ms(void);
+
+#pragma GCC visibility pop
 
 #endif

@@ -7,6 +7,9 @@
 #ifndef MEMLENS_PROC_H
 #define MEMLENS_PROC_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,5 +39,7 @@ int ml_proc_stat_read(pid_t pid, pid_t tid, struct ml_proc_stat *st);
 
 /* True when the process or thread is gone or a zombie (state Z or X). */
 int ml_proc_exited(pid_t pid, pid_t tid);
+
+#pragma GCC visibility pop
 
 #endif
