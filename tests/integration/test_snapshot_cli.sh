@@ -3,6 +3,7 @@
 # mode with deltas, -o, spawn mode before main, --pages/--writes columns,
 # and the errors (bad usage, no such pid, no permission, target exiting).
 set -u
+. "$(dirname "$0")/../lib.bash"
 M=${MEMLENS:?} W=${WORKLOADS:?}
 . "$(dirname "$0")/proc.bash"
 PY=/usr/bin/python3
@@ -13,10 +14,8 @@ cleanup() {
 	exec 7>&- 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+t_at_exit cleanup
 
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1: $2"; }
 check() {	# NAME CONDITION-EXIT-STATUS DETAIL
 	if [ "$2" -eq 0 ]; then ok "$1"; else notok "$1" "$3"; fi
 }
@@ -26,7 +25,7 @@ mkfifo "$tmp/in"
 "$W/snaptarget" 100 <"$tmp/in" >"$tmp/t.out" &
 tpid=$!
 exec 7>"$tmp/in"
-for _ in $(seq 100); do grep -q ready "$tmp/t.out" && break; sleep 0.05; done
+wait_for_line "$tmp/t.out" ready 10
 touch_addr=$(awk '/^addr touch/{print $3}' "$tmp/t.out")
 
 # 1. --json: exactly the issue's shape (extra fields allowed)
@@ -109,14 +108,13 @@ check pages_and_writes $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out"
 
 # 6. the target is unaffected: it still answers, its memory intact
 echo check >&7
-sleep 0.2
-grep -q "check ok" "$tmp/t.out"
+wait_for_line "$tmp/t.out" "check ok" 10
 check target_unaffected $? "$(tail -2 "$tmp/t.out")"
 
 # 7. target exits mid-run: periodic mode ends cleanly with the reason
 "$M" snapshot -p "$tpid" --json -i 10 -d 20 >"$tmp/exit.json" 2>"$tmp/exit.err" &
 mpid=$!
-sleep 0.3
+wait_for_file "$tmp/exit.json" 10	# its first snapshot is out
 echo exit >&7
 exec 7>&-
 wait "$tpid"
