@@ -2,6 +2,9 @@
 # tests/integration/*.sh (directly or through bpf_common.bash) and the guest
 # cases (tests/kernels/cases/lib.bash).
 #   ok NAME / notok NAME [REASON...] / skip NAME REASON   the harness lines
+#   check NAME COND [DETAIL...]   ok if `eval COND` succeeds, else notok with
+#                                 the condition and the details
+#   check_rc NAME RC [DETAIL]     ok if RC (a command's exit status) is 0
 #   t_done                        true when no notok was printed
 #   t_at_exit CMD                 run CMD at exit (last registered first)
 #   t_bg PID...                   kill these at exit
@@ -26,6 +29,12 @@ notok() {
 }
 skip() { echo "skip - $1: $2"; }
 t_done() { [ "$T_FAILS" -eq 0 ]; }
+check() {
+	local n=$1 c=$2
+	shift 2
+	if eval "$c"; then ok "$n"; else notok "$n" "condition: $c" "$@"; fi
+}
+check_rc() { if [ "$2" -eq 0 ]; then ok "$1"; else notok "$1" "${3:-}"; fi; }
 
 t_at_exit() { T_EXIT+=("$*"); }
 t_bg() { T_BG+=("$@"); }

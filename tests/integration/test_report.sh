@@ -10,10 +10,6 @@ M=${MEMLENS:?} W=${WORKLOADS:?}
 cd "$(dirname "$0")/../.."
 F=tests/report
 tmp=$(mktemp -d); t_at_exit 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"'
-check() {	# name, condition (string for eval), details...
-	local n=$1 c=$2; shift 2
-	if eval "$c"; then ok "$n"; else notok "$n" "condition: $c" "$@"; fi
-}
 run() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; }
 rc() { cat "$tmp/rc"; }
 count() { grep -o "$1" "$2" | wc -l; }	# pattern, file
