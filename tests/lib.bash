@@ -30,9 +30,14 @@ notok() {
 skip() { echo "skip - $1: $2"; }
 t_done() { [ "$T_FAILS" -eq 0 ]; }
 check() {
-	local n=$1 c=$2
+	# (names no condition uses: it is evaluated here and sees these)
+	local _check_name=$1 _check_cond=$2
 	shift 2
-	if eval "$c"; then ok "$n"; else notok "$n" "condition: $c" "$@"; fi
+	if eval "$_check_cond"; then
+		ok "$_check_name"
+	else
+		notok "$_check_name" "condition: $_check_cond" "$@"
+	fi
 }
 check_rc() { if [ "$2" -eq 0 ]; then ok "$1"; else notok "$1" "${3:-}"; fi; }
 

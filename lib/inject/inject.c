@@ -39,6 +39,9 @@
 
 #define STOP_DEADLINE_NS 2000000000ULL /* a thread that does not stop by then */
 #define STACK_MARGIN (16 * 1024ULL) /* scratch at least this far below the main thread's sp */
+/* a thread still in a killed memlens's continuation: stop again this often, this far apart */
+#define ATTACH_RETRIES 250
+#define ATTACH_RETRY_US 2000
 #define XSTATE_MAX (64 * 1024)
 
 /*
@@ -389,6 +392,11 @@ static struct inject_thread *choose_thread(struct injector *in)
 			continue;
 		if (t->syscall >= 0 && temp_mask_call(t->syscall))
 			score = 0;
+		else if (t->syscall == SYS_restart_syscall)
+			/* the rt_sigreturn that would bring it back if memlens died
+			 * mid-injection makes the restart return EINTR (the kernel
+			 * forgets a restart block at every sigreturn) */
+			score = 1;
 		else if (t->syscall >= 0)
 			score = 3;
 		else
@@ -448,20 +456,32 @@ static int choose_scratch(struct injector *in, struct ml_err *err)
 	uint64_t start = (in->prep.stack_start + 63) & ~63ULL;
 	uint64_t main_sp = 0;
 
-	for (size_t i = 0; i < in->nth; i++) {
-		struct user_regs_struct r;
-
-		if (in->th[i].tid != in->pid || !in->th[i].held)
-			continue;
-		if (in->th[i].tid == in->tid)
-			r = in->saved;
-		else if (ptrace(PTRACE_GETREGS, in->pid, NULL, &r) < 0)
-			break;
-		main_sp = r.rsp;
-	}
 	if (!in->prep.stack_start || start + need > in->prep.stack_end)
 		return ml_err_set(err, ENOSPC, "pid %d has no main stack mapping to work in",
 				  (int)in->pid);
+	for (size_t i = 0; i < in->nth; i++) {
+		struct user_regs_struct r;
+
+		if (!in->th[i].held || in->th[i].tid <= 0)
+			continue;
+		if (in->th[i].tid == in->tid)
+			r = in->saved;
+		else if (ptrace(PTRACE_GETREGS, in->th[i].tid, NULL, &r) < 0)
+			continue;
+		/*
+		 * A stack pointer among the continuation frames: a memlens that
+		 * was killed left this thread running them back to its own
+		 * context. Writing frames now would overwrite what it runs: wait
+		 * until it is out (ml_inject_attach() tries again).
+		 */
+		if (r.rsp >= start && r.rsp < start + need)
+			return ml_err_set(err, EAGAIN,
+					  "thread %d of pid %d is still returning to its own code "
+					  "after an earlier memlens run was killed; try again",
+					  (int)in->th[i].tid, (int)in->pid);
+		if (in->th[i].tid == in->pid)
+			main_sp = r.rsp;
+	}
 	if (main_sp >= in->prep.stack_start && main_sp < in->prep.stack_end &&
 	    main_sp < start + need + STACK_MARGIN)
 		return ml_err_set(err, ENOSPC,
@@ -780,19 +800,28 @@ int ml_inject_attach(struct injector *in, pid_t pid, const struct inject_prep *p
 	struct inject_thread *t;
 	int r;
 
-	memset(in, 0, sizeof(*in));
 	fault_reset();
-	in->pid = pid;
-	in->prep = *prep;
-	in->stop_ns = ml_mono_ns();
-	r = hold_all(in, err);
-	if (r)
-		return r;
-	t = choose_thread(in);
-	if (!t)
-		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
-	in->tid = t->tid;
-	return setup_thread(in, err);
+	for (int attempt = 0;; attempt++) {
+		struct ml_err e2;
+
+		memset(in, 0, sizeof(*in));
+		in->pid = pid;
+		in->prep = *prep;
+		in->stop_ns = ml_mono_ns();
+		r = hold_all(in, err);
+		if (r)
+			return r;
+		t = choose_thread(in);
+		if (!t)
+			return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
+		in->tid = t->tid;
+		r = setup_thread(in, err);
+		if (r != -EAGAIN || attempt >= ATTACH_RETRIES)
+			return r;
+		/* let the continuation finish: release every thread, wait, stop again */
+		ml_inject_detach(in, &e2);
+		usleep(ATTACH_RETRY_US);
+	}
 }
 
 int ml_inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -375,6 +376,47 @@ static bool released(pid_t pid, char *why, size_t whylen)
 	return false;
 }
 
+/* What each thread of @pid is doing, and the main stack, for a failure's log. */
+static void dump_threads(pid_t pid)
+{
+	char path[600], line[512];
+	struct dirent *de;
+	DIR *d;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[stack]"))
+			printf("#   %s", line);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		char st[512] = "", sc[256] = "";
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (f && !fgets(st, sizeof(st), f))
+			st[0] = '\0';
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/syscall", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (f && !fgets(sc, sizeof(sc), f))
+			sc[0] = '\0';
+		if (f)
+			fclose(f);
+		printf("#   thread %s: %.60s | syscall %s", de->d_name,
+		       strrchr(st, ')') ? strrchr(st, ')') : st, sc);
+	}
+	if (d)
+		closedir(d);
+}
+
 static char *const no_env[] = { NULL };
 
 /* One attach by a separate process that dies at its @k-th ptrace call (0: never). */
@@ -419,6 +461,7 @@ static void test_death_at_every_ptrace_call(void)
 			break; /* the whole attach took fewer calls: done */
 		if (r < 0) {
 			T_FAILMSG("attach at k=%d failed (%d)", k, r);
+			dump_threads(pid);
 			break;
 		}
 		deaths++;
@@ -472,6 +515,66 @@ static void cycles(pid_t pid, int n)
 		}
 		close(fd);
 	}
+}
+
+/*
+ * A thread sleeping in a restarted nanosleep (restart_syscall: where every
+ * thread is after it was stopped once in nanosleep), next to a busy one:
+ * memlens killed at each of its ptrace calls, the sleep never ends early.
+ * (The rt_sigreturn that brings an injection thread back after memlens's
+ * death makes the kernel forget a restart: such a thread is not chosen
+ * while another is there.)
+ */
+static void test_restarted_sleep_kept(void)
+{
+	int p[2], k, deaths = 0;
+	pid_t pid;
+	char c;
+
+	memset((void *)H, 0, sizeof(*H)); /* its busy thread runs until H->stop */
+	REQUIRE(pipe(p) == 0);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct timespec ts = { 600, 0 };
+		pthread_t t;
+
+		close(p[0]);
+		setsid();
+		pthread_create(&t, NULL, busy, NULL);
+		if (write(p[1], "r", 1) != 1)
+			_exit(9);
+		/* a byte on the pipe: the sleep ended (early) */
+		if (nanosleep(&ts, NULL) != 0 && write(p[1], "e", 1) != 1)
+			_exit(9);
+		_exit(0);
+	}
+	T_CHILD(pid);
+	close(p[1]);
+	REQUIRE(read(p[0], &c, 1) == 1);
+	REQUIRE(attach_dying_at(pid, 0) == 0); /* now in restart_syscall */
+	for (k = 1; k < 400; k++) {
+		int r = attach_dying_at(pid, k);
+
+		if (r == 0)
+			break;
+		if (r < 0) {
+			T_FAILMSG("attach at k=%d failed (%d)", k, r);
+			dump_threads(pid);
+			break;
+		}
+		deaths++;
+	}
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	/* the continuation of the last death may still be running: give it
+	 * the time an early wakeup would need to show */
+	usleep(200000);
+	printf("# memlens killed at each of its %d ptrace calls next to a restarted sleep\n",
+	       deaths);
+	CHECK(deaths > 10);
+	CHECK(read(p[0], &c, 1) < 0 && errno == EAGAIN);
+	CHECK_EQ(kill(pid, 0), 0);
+	close(p[0]);
 }
 
 static void test_no_eintr_no_early_wakeup(void)
@@ -620,5 +723,6 @@ int main(void)
 	RUN(test_seccomp_kill_filter_refused);
 	RUN(test_seccomp_errno_filter_reported);
 	RUN(test_death_at_every_ptrace_call);
+	RUN(test_restarted_sleep_kept);
 	return T_DONE();
 }
