@@ -147,14 +147,7 @@ bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@bench/run.sh
 
-PREFIX ?= /usr/local
-install: all
-	install -D -m 0755 $(BUILD)/memlens $(DESTDIR)$(PREFIX)/bin/memlens
-	if [ -x $(BUILD)/memlens-agent ]; then \
-		install -D -m 0755 $(BUILD)/memlens-agent $(DESTDIR)$(PREFIX)/bin/memlens-agent; fi
-	install -D -m 0644 $(BUILD)/libmemlens.a $(DESTDIR)$(PREFIX)/lib/libmemlens.a
-	install -d $(DESTDIR)$(PREFIX)/include/memlens
-	install -m 0644 include/memlens/*.h $(DESTDIR)$(PREFIX)/include/memlens/
+# install, uninstall (PREFIX, DESTDIR), the man pages: mk/install.mk
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux.h)
