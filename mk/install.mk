@@ -61,12 +61,14 @@ else
 $(warning man pages left out: install python3-docutils (rst2man), scripts/packages/docs.txt)
 endif
 # rst2man stops at the first warning: a page that does not parse cleanly
-# is a build error, not a page with a hole in it
-$(BUILD)/man/%.8: doc/man/%.8.rst
+# is a build error, not a page with a hole in it. No hyphenation (.nh): an
+# option is never split at a line end.
+$(BUILD)/man/%.8: doc/man/%.8.rst mk/install.mk
 	@mkdir -p $(dir $@)
 	@test -n "$(RST2MAN)" || { echo "$@: rst2man not found: install python3-docutils" >&2; exit 1; }
 	sed 's/@VERSION@/$(MEMLENS_VERSION_STR)/g' $< | \
-		$(RST2MAN) --halt=warning --no-generator --no-datestamp > $@.tmp
+		$(RST2MAN) --halt=warning --no-generator --no-datestamp | \
+		sed '/^\.TH /a .nh' > $@.tmp
 	@mv $@.tmp $@
 
 # --- pkg-config -------------------------------------------------------------
@@ -84,6 +86,9 @@ INSTALL_BINS := $(BUILD)/memlens $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS
 INSTALL_LIBS := $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a
 INSTALL_HDRS := $(wildcard include/memlens/*.h)
 COMPLETION   := scripts/bash-completion/memlens
+# the agent's wire contract, for the clients' stubs
+MEMLENS_DATA := $(DATADIR)/memlens
+INSTALL_DATA := proto/agent.proto
 
 .PHONY: install uninstall install-bin install-lib install-doc
 install: install-bin install-lib install-doc
@@ -105,8 +110,9 @@ install-lib: $(INSTALL_LIBS) $(PC_FILES)
 	$(INSTALL) -m 0644 $(INSTALL_HDRS) $(DESTDIR)$(INCLUDEDIR)/memlens/
 
 install-doc: $(MAN_PAGES)
-	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man8
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MEMLENS_DATA)
 	$(INSTALL) -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
+	$(INSTALL) -m 0644 $(INSTALL_DATA) $(DESTDIR)$(MEMLENS_DATA)/
 
 # removes exactly what install put there and memlens's own directories
 # (include/memlens, libexec/memlens); into a DESTDIR (a staging tree) also
@@ -119,8 +125,9 @@ uninstall:
 		$(INSTALL_LIBS:$(BUILD)/%=$(DESTDIR)$(LIBDIR)/%) \
 		$(PC_FILES:$(BUILD)/%=$(DESTDIR)$(PKGCONFIGDIR)/%) \
 		$(INSTALL_HDRS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) \
-		$(MAN_RST:doc/man/%.rst=$(DESTDIR)$(MANDIR)/man8/%)
-	@for d in $(DESTDIR)$(INCLUDEDIR)/memlens $(DESTDIR)$(MEMLENS_LIBEXEC); do \
+		$(MAN_RST:doc/man/%.rst=$(DESTDIR)$(MANDIR)/man8/%) \
+		$(INSTALL_DATA:proto/%=$(DESTDIR)$(MEMLENS_DATA)/%)
+	@for d in $(DESTDIR)$(INCLUDEDIR)/memlens $(DESTDIR)$(MEMLENS_LIBEXEC) $(DESTDIR)$(MEMLENS_DATA); do \
 		if [ -d $$d ]; then rmdir $$d || exit 1; fi; done
 ifneq ($(DESTDIR),)
 	@for d in $(INSTALL_DIRS); do \
