@@ -39,14 +39,15 @@ MEMLENS_VERSION_STR := $(or $(shell sed -n 's/^\#define MEMLENS_VERSION "\(.*\)"
 
 # --- where memlens finds memlens-agent -------------------------------------
 # $(BUILD)/gen/install_paths.h is rewritten only when a path changes, so a
-# new PREFIX rebuilds the one object that uses it (src/cmd_agent.c).
+# new PREFIX rebuilds only what names the paths (src/cmd_agent.c, the man
+# pages).
 PATHS_H := $(BUILD)/gen/install_paths.h
 GEN_HEADERS += $(PATHS_H)
 .PHONY: FORCE
 $(PATHS_H): FORCE
 	@mkdir -p $(dir $@)
-	@printf '#define MEMLENS_LIBEXECDIR "%s"\n#define MEMLENS_BINDIR "%s"\n' \
-		'$(MEMLENS_LIBEXEC)' '$(BINDIR)' > $@.tmp
+	@printf '#define MEMLENS_LIBEXECDIR "%s"\n#define MEMLENS_DATADIR "%s"\n' \
+		'$(MEMLENS_LIBEXEC)' '$(MEMLENS_DATA)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 # --- man pages (doc/man/*.rst, reStructuredText, rst2man of python3-docutils)
@@ -63,10 +64,11 @@ endif
 # rst2man stops at the first warning: a page that does not parse cleanly
 # is a build error, not a page with a hole in it. No hyphenation (.nh): an
 # option is never split at a line end.
-$(BUILD)/man/%.8: doc/man/%.8.rst mk/install.mk
+$(BUILD)/man/%.8: doc/man/%.8.rst mk/install.mk $(PATHS_H)
 	@mkdir -p $(dir $@)
 	@test -n "$(RST2MAN)" || { echo "$@: rst2man not found: install python3-docutils" >&2; exit 1; }
-	sed 's/@VERSION@/$(MEMLENS_VERSION_STR)/g' $< | \
+	sed -e 's/@VERSION@/$(MEMLENS_VERSION_STR)/g' -e 's|@LIBEXECDIR@|$(MEMLENS_LIBEXEC)|g' \
+		-e 's|@DATADIR@|$(MEMLENS_DATA)|g' $< | \
 		$(RST2MAN) --halt=warning --no-generator --no-datestamp | \
 		sed '/^\.TH /a .nh' > $@.tmp
 	@mv $@.tmp $@
