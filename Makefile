@@ -115,7 +115,7 @@ test: deps
 	@tests/run.sh
 
 # The kernel matrix: each Debian kernel booted in QEMU runs the guest suite
-# (tests/kernels/); the README's kernel table is regenerated from the run.
+# (tests/kernels/); doc/kernels.md's kernel table is regenerated from the run.
 KERNELS ?= 6.1 6.12 7.2
 .PHONY: test-kernels
 test-kernels: deps
