@@ -63,7 +63,7 @@ fi
 # 3. the installed binary
 im=$dest$prefix/bin/memlens
 v=$("$im" --version 2>&1)
-[ "$v" = "$("$M" --version 2>&1)" ] && [ -n "$v" ] && ok "installed_version ($v)" ||
+[ "$v" = "$("$M" --version 2>&1)" ] && [ -n "$v" ] && ok "installed_version ($(echo "$v" | head -n 1))" ||
 	notok installed_version "installed: $v; built: $("$M" --version 2>&1)"
 "$im" --help >"$tmp/help" 2>&1 && grep -q '^  writes ' "$tmp/help" && ok installed_help ||
 	notok installed_help "$(head -n 3 "$tmp/help")"
@@ -157,7 +157,9 @@ else
 	else
 		ok "pkg_config_build ($flags)"
 	fi
-	[ "memlens $pv" = "$v" ] && ok pkg_config_version || notok pkg_config_version "memlens.pc: $pv; memlens: $v"
+	# memlens --version's first line is "memlens VERSION ..."
+	[ -n "$pv" ] && [ "$pv" = "$(echo "$v" | awk 'NR == 1 { print $2 }')" ] && ok pkg_config_version ||
+		notok pkg_config_version "memlens.pc: $pv; memlens --version: $v"
 	case "$rflags" in
 	*-lmemlens-report*-lmemlens*) ok pkg_config_report ;;
 	*) notok pkg_config_report "pkg-config --libs memlens-report: $rflags" ;;
