@@ -158,6 +158,14 @@ else
 		ok "pkg_config_build ($flags)"
 	fi
 	# memlens --version's first line is "memlens VERSION ..."
+	# every installed header compiles on its own, with only the installed ones
+	bad=
+	for h in "$dest$prefix"/include/memlens/*.h; do
+		printf '#include <memlens/%s>\n' "${h##*/}" |
+			${CC:-cc} -std=gnu11 -Wall -Werror $(pkg-config --cflags memlens) -fsyntax-only -x c - \
+			>"$tmp/hdr.log" 2>&1 || bad="$bad ${h##*/}: $(head -n 1 "$tmp/hdr.log");"
+	done
+	[ -z "$bad" ] && ok installed_headers_self_contained || notok installed_headers_self_contained "$bad"
 	[ -n "$pv" ] && [ "$pv" = "$(echo "$v" | awk 'NR == 1 { print $2 }')" ] && ok pkg_config_version ||
 		notok pkg_config_version "memlens.pc: $pv; memlens --version: $v"
 	case "$rflags" in
