@@ -24,6 +24,10 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_SRCS := $(wildcard report/*.c)
 REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
 COMMON_SRCS := $(wildcard common/*.c)
+# The CRIU the tools fall back to after --criu, $MEMLENS_CRIU and $PATH: the
+# one scripts/ensure-criu.sh builds for this source tree. A build to install
+# sets BUILD_CRIU= (empty): nothing outside PATH is then ever run.
+BUILD_CRIU ?= $(CURDIR)/.cache/criu/bin/criu
 COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
 # src/*.c and src/<part>/*.c: every subcommand
 MEMLENS_SRCS := $(wildcard src/*.c) $(COMMON_SRCS)

@@ -9,21 +9,14 @@
 #include <time.h>
 
 #include "agent.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#include "memlens/clock.h"
 
 int agent_init(struct agent *a, const struct agent_config *cfg, struct ml_err *err)
 {
 	(void)err;
 	memset(a, 0, sizeof(*a));
 	a->cfg = *cfg;
-	a->start_ns = mono_ns();
+	a->start_ns = ml_mono_ns();
 	pthread_rwlock_init(&a->lock, NULL);
 	pthread_mutex_init(&a->criu_lock, NULL);
 	return 0;
@@ -33,14 +26,14 @@ void agent_fini(struct agent *a)
 {
 	pthread_rwlock_wrlock(&a->lock);
 	if (a->prof) {
-		profiler_close(a->prof); /* unregisters everything: the target is untouched */
+		ml_profiler_close(a->prof); /* unregisters everything: the target is untouched */
 		a->prof = NULL;
 		metrics_profiling(false, 0);
 	}
 	pthread_rwlock_unlock(&a->lock);
 	pthread_mutex_lock(&a->criu_lock);
 	if (a->session)
-		criu_session_close(a->session);
+		ml_criu_session_close(a->session);
 	a->session = NULL;
 	pthread_mutex_unlock(&a->criu_lock);
 	pthread_rwlock_destroy(&a->lock);
@@ -69,15 +62,15 @@ int agent_criu(struct agent *a, struct ml_err *err)
 		char path[PATH_MAX];
 
 		a->criu_probed = true;
-		a->criu_rc = criu_locate(a->cfg.criu_path, path, sizeof(path), &a->criu_err);
+		a->criu_rc = criu_cli_locate(a->cfg.criu_path, path, sizeof(path), &a->criu_err);
 		if (!a->criu_rc)
-			a->criu_rc = criu_probe(path, &a->caps, &a->criu_err);
+			a->criu_rc = ml_criu_probe(path, &a->caps, &a->criu_err);
 		if (!a->criu_rc && !a->caps.works)
 			a->criu_rc = ml_err_set(&a->criu_err, ENOTSUP,
 						"CRIU at %s does not work on this kernel: %s", path,
 						a->caps.check_msg);
 		if (!a->criu_rc)
-			a->criu_rc = criu_session_open(&a->session, &a->caps, &o, &a->criu_err);
+			a->criu_rc = ml_criu_session_open(&a->session, &a->caps, &o, &a->criu_err);
 	}
 	r = a->criu_rc;
 	if (r && err)
@@ -158,7 +151,7 @@ int agent_images_path(const struct agent *a, const char *dir, char *out, size_t 
 int agent_target(struct agent *a, pid_t *pid, struct ml_err *err)
 {
 	if (a->prof) {
-		*pid = profiler_pid(a->prof);
+		*pid = ml_profiler_pid(a->prof);
 		return 0;
 	}
 	if (a->restored_pid) {

@@ -97,7 +97,7 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 	struct rangeset hot;
 	int r;
 
-	rangeset_init(&hot);
+	ml_rangeset_init(&hot);
 	if (!res) {
 		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
 		return;
@@ -112,7 +112,7 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 		fail_criu(out, what, r, &e, NULL);
 		goto out;
 	}
-	r = criu_checkpoint(a->session, a->prof, req, res, &hot, &e);
+	r = ml_criu_checkpoint(a->session, a->prof, req, res, &hot, &e);
 	metrics_checkpoint(kind, !r, res->duration_ms);
 	if (r) {
 		/* the client's arguments were checked above: -EINVAL is about the
@@ -123,13 +123,13 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 	a->checkpoints++;
 	if (a->prof && !res->profiler_reinit) {
 		/* the target is gone or frozen in the images: stop profiling it */
-		profiler_close(a->prof);
+		ml_profiler_close(a->prof);
 		a->prof = NULL;
 		metrics_profiling(false, 0);
 	}
 	ckpt_response(res, &hot, req->images_dir, out);
 out:
-	rangeset_free(&hot);
+	ml_rangeset_free(&hot);
 	free(res);
 }
 
@@ -250,7 +250,7 @@ static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, cons
 		fail_no_criu(out, "Restore", &e);
 		goto out;
 	}
-	r = criu_restore(&a->caps, &rq, &o, res, &e);
+	r = ml_criu_restore(&a->caps, &rq, &o, res, &e);
 	metrics_checkpoint(CKPT_RESTORE, !r, res->duration_ms);
 	if (r) {
 		fail_criu(out, "Restore", r, &e, res);
@@ -283,10 +283,10 @@ void rpc_restore(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 		/* answered */
 	} else if (!dirs(a, q->images_dir, NULL, dir, unused, out, "Restore")) {
 		pthread_rwlock_wrlock(&a->lock);
-		if (a->prof && profiler_running(a->prof))
+		if (a->prof && ml_profiler_running(a->prof))
 			rpc_fail(out, RPC_FAILED_PRECONDITION,
 				 "Restore: the agent is profiling pid %d: call StopProfiling first",
-				 (int)profiler_pid(a->prof));
+				 (int)ml_profiler_pid(a->prof));
 		else
 			restore_locked(a, q, dir, out);
 		pthread_rwlock_unlock(&a->lock);
@@ -319,7 +319,7 @@ static void page_server(struct agent *a, const Agent__StartPageServerRequest *q,
 		fail_no_criu(out, "StartPageServer", &e);
 		goto out;
 	}
-	r = criu_page_server_start(&a->caps, &rq, &o, &pid, res, &e);
+	r = ml_criu_page_server_start(&a->caps, &rq, &o, &pid, res, &e);
 	metrics_checkpoint(CKPT_PAGE_SERVER, !r, res->duration_ms);
 	if (r) {
 		fail_criu(out, "StartPageServer", r, &e, res);

@@ -11,6 +11,7 @@
 #include "memlens/heat.h"
 #include "memlens/maps.h"
 #include "rpc_handlers.h"
+#include "memlens/clock.h"
 
 #ifndef MEMLENS_VERSION
 #define MEMLENS_VERSION "0.1.0"
@@ -18,14 +19,6 @@
 
 #define INTERVAL_MIN 10
 #define INTERVAL_MAX 600000
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* StartProfiling parameters; proto3 zero means "not set": the default. */
 static int validate_start(const Agent__StartProfilingRequest *q, struct profiler_opts *po,
@@ -64,11 +57,11 @@ static int count_writable(pid_t pid)
 	struct ml_err e;
 	int n = 0;
 
-	vma_set_init(&set);
-	if (!maps_read(pid, &set, &e))
+	ml_vma_set_init(&set);
+	if (!ml_maps_read(pid, &set, &e))
 		for (size_t i = 0; i < set.n; i++)
-			n += vma_is_writable_private(&set.v[i]);
-	vma_set_free(&set);
+			n += ml_vma_is_writable_private(&set.v[i]);
+	ml_vma_set_free(&set);
 	return n;
 }
 
@@ -80,30 +73,30 @@ static void start_locked(struct agent *a, const struct profiler_opts *po, struct
 	pid_t pid;
 	int r;
 
-	if (a->prof && profiler_running(a->prof)) {
+	if (a->prof && ml_profiler_running(a->prof)) {
 		rpc_fail(out, RPC_FAILED_PRECONDITION,
 			 "profiling is already active on pid %d: call StopProfiling first",
-			 (int)profiler_pid(a->prof));
+			 (int)ml_profiler_pid(a->prof));
 		return;
 	}
 	if (a->prof) { /* it stopped by itself (the target exited) */
-		profiler_close(a->prof);
+		ml_profiler_close(a->prof);
 		a->prof = NULL;
 	}
 	r = agent_target(a, &pid, &err);
 	if (!r)
-		r = profiler_open(&p, pid, po, &err);
+		r = ml_profiler_open(&p, pid, po, &err);
 	if (!r)
-		r = profiler_start(p, agent_tick, a, &err);
+		r = ml_profiler_start(p, agent_tick, a, &err);
 	if (r) {
-		profiler_close(p);
+		ml_profiler_close(p);
 		snprintf(a->last_error, sizeof(a->last_error), "%s", err.msg);
 		rpc_fail(out, rpc_code_for_errno(r), "StartProfiling: %s", err.msg);
 		return;
 	}
 	a->prof = p;
 	a->last_error[0] = '\0';
-	metrics_injection(profiler_attach_stats(p)->stopped_ns);
+	metrics_injection(ml_profiler_attach_stats(p)->stopped_ns);
 	metrics_profiling(true, pid);
 	resp.success = true;
 	resp.error = "";
@@ -147,7 +140,7 @@ void rpc_stop_profiling(struct agent *a, const uint8_t *req, size_t len, uint64_
 	agent__stop_profiling_request__free_unpacked(q, NULL);
 	pthread_rwlock_wrlock(&a->lock);
 	if (a->prof) {
-		profiler_close(a->prof);
+		ml_profiler_close(a->prof);
 		a->prof = NULL;
 		metrics_profiling(false, 0);
 	}
@@ -166,16 +159,16 @@ static int latest(struct agent *a, struct profiler_sample *s, const char *what,
 	if (!a->prof)
 		return rpc_fail(out, RPC_FAILED_PRECONDITION,
 				"%s: profiling is not active: call StartProfiling first", what);
-	if (!profiler_running(a->prof)) {
+	if (!ml_profiler_running(a->prof)) {
 		/* it ended by itself (the target exited, an error): old data is no answer */
-		if (!profiler_error(a->prof, &e))
+		if (!ml_profiler_error(a->prof, &e))
 			snprintf(e.msg, sizeof(e.msg), "%s", "it was stopped");
 		return rpc_fail(out, RPC_FAILED_PRECONDITION,
 				"%s: profiling of pid %d has ended: %s; call StartProfiling again "
 				"(GetStatus says why too)",
-				what, (int)profiler_pid(a->prof), e.msg);
+				what, (int)ml_profiler_pid(a->prof), e.msg);
 	}
-	if (profiler_latest(a->prof, s))
+	if (ml_profiler_latest(a->prof, s))
 		return rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "%s: out of memory", what);
 	return 0;
 }
@@ -206,7 +199,7 @@ static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 	}
 	resp.n_regions = n;
 	resp.regions = ptrs;
-	resp.timestamp_ms = s->seq ? s->dirty.timestamp_ms : wall_ms();
+	resp.timestamp_ms = s->seq ? s->dirty.timestamp_ms : ml_wall_ms();
 	resp.total_vmas = s->total_vmas;
 	resp.hot_vmas = s->hot_vmas;
 	rpc_pack(out, &resp.base);
@@ -232,7 +225,7 @@ void rpc_get_hot_regions(struct agent *a, const uint8_t *req, size_t len, uint64
 	if (!latest(a, &s, "GetHotRegions", out))
 		hot_regions(&s, out);
 	pthread_rwlock_unlock(&a->lock);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 }
 
 void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
@@ -256,31 +249,31 @@ void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint6
 		resp.dirty_rate_pages_per_sec = s.dirty.dirty_rate_pages_per_sec;
 		resp.cumulative_dirty_bytes = s.dirty.cumulative_dirty_bytes;
 		resp.avg_dirty_rate = s.dirty.avg_dirty_rate;
-		resp.timestamp_ms = s.seq ? s.dirty.timestamp_ms : wall_ms();
+		resp.timestamp_ms = s.seq ? s.dirty.timestamp_ms : ml_wall_ms();
 		rpc_pack(out, &resp.base);
 	}
 	pthread_rwlock_unlock(&a->lock);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 }
 
 static void status_profiler(struct agent *a, Agent__GetStatusResponse *r, struct profiler_sample *s,
 			    char *lasterr, size_t len)
 {
-	const struct profiler_opts *o = profiler_options(a->prof);
+	const struct profiler_opts *o = ml_profiler_options(a->prof);
 	struct ml_err e = { 0 };
 
-	r->profiling = profiler_running(a->prof);
-	r->pid = profiler_pid(a->prof);
+	r->profiling = ml_profiler_running(a->prof);
+	r->pid = ml_profiler_pid(a->prof);
 	r->interval_ms = (int32_t)o->interval_ms;
 	r->hot_threshold = o->hot_threshold;
 	r->hot_consecutive = o->hot_consecutive;
-	if (!profiler_latest(a->prof, s)) {
+	if (!ml_profiler_latest(a->prof, s)) {
 		r->intervals = (int64_t)s->seq;
 		r->total_vmas = s->total_vmas;
 		r->tracked_vmas = s->tracked_vmas;
 		r->hot_vmas = s->hot_vmas;
 	}
-	if (profiler_error(a->prof, &e))
+	if (ml_profiler_error(a->prof, &e))
 		snprintf(lasterr, len, "%s", e.msg);
 }
 
@@ -322,5 +315,5 @@ void rpc_get_status(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 	rpc_pack(out, &resp.base);
 	pthread_mutex_unlock(&a->criu_lock);
 	pthread_rwlock_unlock(&a->lock);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 }

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "memlens/attach.h"
-#include "memlens/pagescan.h"
+#include "../../lib/scan/pagescan.h"
 #include "memlens/profiler.h"
 
 #define NREG 120
@@ -128,16 +128,16 @@ int main(int argc, char **argv)
 		hi = e > hi ? e : hi;
 		cmd("write r%d 1", r);
 	}
-	if (profiler_open(&p, pid, &o, &err) || pagescan_open(&ps, pid, 1024, &err)) {
+	if (ml_profiler_open(&p, pid, &o, &err) || ml_pagescan_open(&ps, pid, 1024, &err)) {
 		fprintf(stderr, "bench_writes: %s\n", err.msg);
 		return 1;
 	}
 	struct profiler_sample s;
-	profiler_tick(p, &s, &err);
+	ml_profiler_tick(p, &s, &err);
 	printf("(a) tick vs raw PAGEMAP_SCAN, 1 GiB in %d VMAs of the target (%d VMAs in all), %d "
 	       "reps, medians\n",
 	       NREG, s.total_vmas, reps);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	printf("    %-8s %12s %12s %12s %12s %8s\n", "written", "dirty pages", "tick (us)",
 	       "its scans", "raw (us)", "ratio");
 	static const int pcts[] = { 0, 10, 100 };
@@ -147,17 +147,17 @@ int main(int argc, char **argv)
 
 		for (int i = 0; i < reps && i < 64; i++) {
 			write_pct(pcts[k]);
-			if (profiler_tick(p, &s, &err)) {
+			if (ml_profiler_tick(p, &s, &err)) {
 				fprintf(stderr, "bench_writes: %s\n", err.msg);
 				return 1;
 			}
 			tick[i] = s.tick_ns;
 			scan[i] = s.scan_ns;
 			pages = s.dirty.dirty_pages;
-			profiler_sample_free(&s);
+			ml_profiler_sample_free(&s);
 			write_pct(pcts[k]);
 			uint64_t t0 = now_ns();
-			long n = pagescan_dirty(&ps, lo, hi, 0, NULL, NULL, &err);
+			long n = ml_pagescan_dirty(&ps, lo, hi, 0, NULL, NULL, &err);
 			raw[i] = now_ns() - t0;
 			if (n < 0) {
 				fprintf(stderr, "bench_writes: %s\n", err.msg);
@@ -168,8 +168,8 @@ int main(int argc, char **argv)
 		printf("    %6d %% %12lld %12.0f %12.0f %12.0f %7.2fx\n", pcts[k], (long long)pages,
 		       mt / 1e3, ms / 1e3, mr / 1e3, (double)mt / (double)mr);
 	}
-	pagescan_close(&ps);
-	profiler_close(p);
+	ml_pagescan_close(&ps);
+	ml_profiler_close(p);
 	fclose(tin);
 	waitpid(pid, NULL, 0);
 
@@ -182,7 +182,7 @@ int main(int argc, char **argv)
 	int n = 0;
 	for (int i = 0; i < 30; i++) {
 		struct attach_stats st;
-		int fd = wp_attach(pid, false, &st, &err);
+		int fd = ml_wp_attach(pid, false, &st, &err);
 
 		if (fd < 0) {
 			fprintf(stderr, "bench_writes: %s\n", err.msg);

@@ -10,6 +10,19 @@
 #include "command.h"
 #include "criu_cli.h"
 
+#ifndef MEMLENS_BUILD_CRIU
+#define MEMLENS_BUILD_CRIU ""
+#endif
+
+int criu_cli_locate(const char *explicit_path, char *out, size_t len, struct ml_err *err)
+{
+	const char *env = getenv("MEMLENS_CRIU");
+
+	if (!(explicit_path && *explicit_path) && env && *env)
+		explicit_path = env;
+	return ml_criu_locate(explicit_path, MEMLENS_BUILD_CRIU, out, len, err);
+}
+
 /* Probed once per run: every later call with the same CRIU reuses it. */
 static struct criu_caps probed;
 static bool have_probed;
@@ -20,11 +33,11 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps 
 	char path[PATH_MAX];
 	int r;
 
-	r = criu_locate(explicit_path, path, sizeof(path), &err);
+	r = criu_cli_locate(explicit_path, path, sizeof(path), &err);
 	if (!r && have_probed && !strcmp(path, probed.path)) {
 		*caps = probed;
 	} else if (!r) {
-		r = criu_probe(path, caps, &err);
+		r = ml_criu_probe(path, caps, &err);
 		if (!r) {
 			probed = *caps;
 			have_probed = true;
@@ -37,8 +50,7 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps 
 	if (!caps->works) {
 		cli_error(cmd,
 			  "the CRIU at %s (version %s) fails `criu check` on this kernel%s%s; "
-			  "run scripts/ensure-criu.sh to build CRIU 4.1.1, or pass a working CRIU "
-			  "with --criu PATH / MEMLENS_CRIU",
+			  "pass a working CRIU (4.1 or newer) with --criu PATH or MEMLENS_CRIU",
 			  caps->path, caps->version[0] ? caps->version : "unknown",
 			  caps->check_msg[0] ? ": " : "", caps->check_msg);
 		return EXIT_NOFEATURE;
@@ -48,16 +60,16 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps 
 
 void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps)
 {
-	jw_key(w, "criu");
-	jw_obj(w);
-	jw_kstr(w, "path", caps->path);
-	jw_kstr(w, "version", caps->version);
-	jw_kbool(w, "exclude_options", criu_can_exclude(caps));
-	jw_kbool(w, "exclude_range", caps->exclude_range);
-	jw_kbool(w, "exclude_file", caps->exclude_file);
-	jw_kbool(w, "no_parent_range", caps->no_parent_range);
-	jw_kbool(w, "mem_dirty_track", caps->mem_dirty_track);
-	jw_obj_end(w);
+	ml_jw_key(w, "criu");
+	ml_jw_obj(w);
+	ml_jw_kstr(w, "path", caps->path);
+	ml_jw_kstr(w, "version", caps->version);
+	ml_jw_kbool(w, "exclude_options", ml_criu_can_exclude(caps));
+	ml_jw_kbool(w, "exclude_range", caps->exclude_range);
+	ml_jw_kbool(w, "exclude_file", caps->exclude_file);
+	ml_jw_kbool(w, "no_parent_range", caps->no_parent_range);
+	ml_jw_kbool(w, "mem_dirty_track", caps->mem_dirty_track);
+	ml_jw_obj_end(w);
 }
 
 /* Options memlens itself sets: passing them again would contradict it. */

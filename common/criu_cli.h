@@ -9,9 +9,17 @@
 #include "memlens/criu.h"
 
 /*
- * Locate CRIU (criu_locate(): --criu PATH, $MEMLENS_CRIU, the one
- * scripts/ensure-criu.sh built, `criu` on PATH), probe it and require
- * `criu check` to pass. Prints the error; returns an exit code.
+ * Which CRIU the command-line tools and the agent use: --criu PATH, else
+ * $MEMLENS_CRIU, else `criu` on $PATH, else the CRIU this build was told
+ * about at build time (MEMLENS_BUILD_CRIU, the Makefile's BUILD_CRIU: the
+ * one scripts/ensure-criu.sh builds for the source tree; empty for an
+ * installed build). 0 or -errno with @err set.
+ */
+int criu_cli_locate(const char *explicit_path, char *out, size_t len, struct ml_err *err);
+
+/*
+ * Locate CRIU (criu_cli_locate()), probe it and require `criu check` to
+ * pass. Prints the error; returns an exit code.
  */
 int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps *caps);
 

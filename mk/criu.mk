@@ -12,3 +12,7 @@ criu-ensure: deps
 	@scripts/ensure-criu-exclude.sh >/dev/null 2>&1 || true
 
 test demo: criu-ensure
+
+# the build-time CRIU fallback (Makefile: BUILD_CRIU) is compiled into common/criu_cli.c
+$(BUILD)/common/criu_cli.o: EXTRA_CFLAGS += -DMEMLENS_BUILD_CRIU='"$(BUILD_CRIU)"'
+$(BUILD)/common/criu_cli.o: Makefile

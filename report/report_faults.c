@@ -41,35 +41,36 @@ static void histogram(struct rbuf *b, const double *h, size_t n, const char *wha
 	nb = nb ? nb : 1;
 	bw = p.w / (double)nb;
 	every = nb <= 16 ? 1 : nb <= 32 ? 2 : 4;
-	p.ymax = nice_ceil(max);
+	p.ymax = ml_nice_ceil(max);
 	snprintf(title, sizeof(title), "%s fault latency histogram", what);
-	svg_open(b, "hist", 240, title);
-	svg_text(b, p.x0, 16, "start", "axis", title);
-	svg_yaxis(b, &p, "faults (count)");
+	ml_svg_open(b, "hist", 240, title);
+	ml_svg_text(b, p.x0, 16, "start", "axis", title);
+	ml_svg_yaxis(b, &p, "faults (count)");
 	for (size_t i = 0; i < nb; i++) {
-		double y = plot_y(&p, h[i]);
+		double y = ml_plot_y(&p, h[i]);
 
-		rb_printf(b,
-			  "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-			  "height=\"%.1f\" fill=\"%s\"/>\n",
-			  p.x0 + i * bw + 1, y, bw > 3 ? bw - 2 : bw, p.y0 + p.h - y, colour);
+		ml_rb_printf(b,
+			     "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+			     "height=\"%.1f\" fill=\"%s\"/>\n",
+			     p.x0 + i * bw + 1, y, bw > 3 ? bw - 2 : bw, p.y0 + p.h - y, colour);
 		/* counts on the bars: the tail is too short to read off the axis */
 		if (h[i] > 0 && nb <= 24)
-			svg_text(b, p.x0 + (i + 0.5) * bw, y - 3, "middle", "tick",
-				 fmt_si(h[i], lab, sizeof(lab)));
+			ml_svg_text(b, p.x0 + (i + 0.5) * bw, y - 3, "middle", "tick",
+				    ml_fmt_si(h[i], lab, sizeof(lab)));
 		if (i % every == 0) {
 			bucket_label((int)i, lab, sizeof(lab));
-			svg_text(b, p.x0 + (i + 0.5) * bw, p.y0 + p.h + 16, "middle", "tick", lab);
+			ml_svg_text(b, p.x0 + (i + 0.5) * bw, p.y0 + p.h + 16, "middle", "tick",
+				    lab);
 		}
 	}
-	rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-		  p.x0, p.y0 + p.h, p.x0 + p.w, p.y0 + p.h);
+	ml_rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+		     p.x0, p.y0 + p.h, p.x0 + p.w, p.y0 + p.h);
 	if (max == 0)
-		svg_text(b, p.x0 + p.w / 2, p.y0 + p.h / 2, "middle", "legend",
-			 "no faults of this kind were seen");
-	svg_text(b, p.x0 + p.w / 2, p.y0 + p.h + 38, "middle", "axis",
-		 "fault latency (log2 buckets, labelled by their lower bound)");
-	svg_close(b);
+		ml_svg_text(b, p.x0 + p.w / 2, p.y0 + p.h / 2, "middle", "legend",
+			    "no faults of this kind were seen");
+	ml_svg_text(b, p.x0 + p.w / 2, p.y0 + p.h + 38, "middle", "axis",
+		    "fault latency (log2 buckets, labelled by their lower bound)");
+	ml_svg_close(b);
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -89,43 +90,45 @@ static void fault_table(struct rbuf *b, const struct rep_faults *f)
 		goto out;
 	memcpy(rows, f->rows, f->nrows * sizeof(*rows));
 	qsort(rows, f->nrows, sizeof(*rows), cmp_rows);
-	rb_puts(b, "<table class=\"faults\"><tr><th>command</th><th>pid</th><th>minor</th>"
-		   "<th>major</th><th>retried</th></tr>\n");
+	ml_rb_puts(b, "<table class=\"faults\"><tr><th>command</th><th>pid</th><th>minor</th>"
+		      "<th>major</th><th>retried</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
-		rb_puts(b, "<tr><td>");
-		rb_html(b, rows[i].comm);
+		ml_rb_puts(b, "<tr><td>");
+		ml_rb_html(b, rows[i].comm);
 		if (rows[i].pid >= 0)
-			rb_printf(b, "</td><td>%ld", rows[i].pid);
+			ml_rb_printf(b, "</td><td>%ld", rows[i].pid);
 		else
-			rb_puts(b, "</td><td>-");
-		rb_printf(b, "</td><td>%.0f</td><td>%.0f</td><td>", rows[i].minor, rows[i].major);
+			ml_rb_puts(b, "</td><td>-");
+		ml_rb_printf(b, "</td><td>%.0f</td><td>%.0f</td><td>", rows[i].minor,
+			     rows[i].major);
 		if (isnan(rows[i].retried))
-			rb_puts(b, "-</td></tr>\n");
+			ml_rb_puts(b, "-</td></tr>\n");
 		else
-			rb_printf(b, "%.0f</td></tr>\n", rows[i].retried);
+			ml_rb_printf(b, "%.0f</td></tr>\n", rows[i].retried);
 	}
-	rb_puts(b, "</table>\n");
+	ml_rb_puts(b, "</table>\n");
 	if (f->nrows > n)
-		rb_printf(b, "<p class=\"note\">%zu more processes not shown.</p>\n", f->nrows - n);
+		ml_rb_printf(b, "<p class=\"note\">%zu more processes not shown.</p>\n",
+			     f->nrows - n);
 out:
 	free(rows);
 }
 
-void render_faults(struct rbuf *b, const struct rep_faults *f)
+void ml_render_faults(struct rbuf *b, const struct rep_faults *f)
 {
-	rb_puts(b, "<section class=\"faults\">\n<h2>Page faults</h2>\n<p class=\"src\">from ");
-	rb_html(b, f->src);
-	rb_puts(b, " (memlens faults");
+	ml_rb_puts(b, "<section class=\"faults\">\n<h2>Page faults</h2>\n<p class=\"src\">from ");
+	ml_rb_html(b, f->src);
+	ml_rb_puts(b, " (memlens faults");
 	if (f->mode[0]) {
-		rb_puts(b, ", ");
-		rb_html(b, f->mode);
-		rb_puts(b, " mode");
+		ml_rb_puts(b, ", ");
+		ml_rb_html(b, f->mode);
+		ml_rb_puts(b, " mode");
 	}
-	rb_puts(b, ")</p>\n<figure>\n");
+	ml_rb_puts(b, ")</p>\n<figure>\n");
 	histogram(b, f->minor, f->nminor, "minor", "#4e79a7");
 	histogram(b, f->major, f->nmajor, "major", "#e15759");
-	rb_puts(b, "<figcaption>How long page faults took: bucket i counts faults of "
-		   "2<sup>i</sup> to 2<sup>i+1</sup> µs.</figcaption>\n</figure>\n");
+	ml_rb_puts(b, "<figcaption>How long page faults took: bucket i counts faults of "
+		      "2<sup>i</sup> to 2<sup>i+1</sup> µs.</figcaption>\n</figure>\n");
 	fault_table(b, f);
-	rb_puts(b, "</section>\n");
+	ml_rb_puts(b, "</section>\n");
 }

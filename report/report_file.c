@@ -8,7 +8,7 @@
 #include "memlens/lines.h"
 #include "report_int.h"
 
-void report_init(struct report *r)
+void ml_report_init(struct report *r)
 {
 	memset(r, 0, sizeof(*r));
 }
@@ -24,7 +24,7 @@ static void free_writes(struct rep_writes *w)
 	free(w->range);
 }
 
-void report_free(struct report *r)
+void ml_report_free(struct report *r)
 {
 	for (size_t i = 0; i < r->nw; i++)
 		free_writes(&r->w[i]);
@@ -74,7 +74,7 @@ static int add_src(struct report *r, const char *path, struct ml_err *err)
 	return 0;
 }
 
-int report_load_stream(struct report *r, FILE *f, const char *name, struct ml_err *err)
+int ml_report_load_stream(struct report *r, FILE *f, const char *name, struct ml_err *err)
 {
 	size_t before = r->lines + r->skipped, n;
 	struct ml_lines in;
@@ -89,7 +89,7 @@ int report_load_stream(struct report *r, FILE *f, const char *name, struct ml_er
 	ml_lines_init(&in, f, name, r->max_line);
 	while ((ret = ml_lines_next(&in, &line, &n, err)) > 0) {
 		if (!blank(line, n)) {
-			ret = report_load_line(r, name, in.lineno, line, n, err);
+			ret = ml_report_load_line(r, name, in.lineno, line, n, err);
 			if (ret)
 				break;
 		}
@@ -105,7 +105,7 @@ int report_load_stream(struct report *r, FILE *f, const char *name, struct ml_er
 	return ret;
 }
 
-int report_load_file(struct report *r, const char *path, struct ml_err *err)
+int ml_report_load_file(struct report *r, const char *path, struct ml_err *err)
 {
 	FILE *f = fopen(path, "re");
 	int ret;
@@ -113,7 +113,7 @@ int report_load_file(struct report *r, const char *path, struct ml_err *err)
 	if (!f)
 		return ml_err_set(err, errno, "cannot read %s: %s; check the path and permissions",
 				  path, strerror(errno));
-	ret = report_load_stream(r, f, path, err);
+	ret = ml_report_load_stream(r, f, path, err);
 	fclose(f);
 	return ret;
 }

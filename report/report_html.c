@@ -29,26 +29,26 @@ static const char css[] =
 
 static void page_head(struct rbuf *b, const struct report *r, const char *title)
 {
-	rb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-		   "style-src 'unsafe-inline'\">\n<title>");
-	rb_html(b, title);
-	rb_printf(b, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
-	rb_html(b, title);
-	rb_printf(b, "</h1>\n<p class=\"meta\">%zu JSON lines from ", r->lines);
+	ml_rb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		      "style-src 'unsafe-inline'\">\n<title>");
+	ml_rb_html(b, title);
+	ml_rb_printf(b, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", css);
+	ml_rb_html(b, title);
+	ml_rb_printf(b, "</h1>\n<p class=\"meta\">%zu JSON lines from ", r->lines);
 	for (size_t i = 0; i < r->nsrcs; i++) {
-		rb_puts(b, i ? ", " : "");
-		rb_html(b, r->srcs[i]);
+		ml_rb_puts(b, i ? ", " : "");
+		ml_rb_html(b, r->srcs[i]);
 	}
 	if (!r->nsrcs)
-		rb_puts(b, "(no file)");
+		ml_rb_puts(b, "(no file)");
 	if (r->skipped)
-		rb_printf(b, "; %zu lines of other types skipped", r->skipped);
-	rb_puts(b, "</p>\n");
+		ml_rb_printf(b, "; %zu lines of other types skipped", r->skipped);
+	ml_rb_puts(b, "</p>\n");
 }
 
-int report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
-		  struct ml_err *err)
+int ml_report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
+		     struct ml_err *err)
 {
 	const char *title = o && o->title ? o->title : "memlens report";
 
@@ -58,15 +58,15 @@ int report_render(const struct report *r, const struct report_opts *o, struct rb
 				  "faults or migrate_model lines");
 	page_head(out, r, title);
 	for (size_t i = 0; i < r->nw; i++)
-		render_writes(out, &r->w[i], o);
+		ml_render_writes(out, &r->w[i], o);
 	for (size_t i = 0; i < r->ns; i++)
-		render_snaps(out, &r->s[i], o);
+		ml_render_snaps(out, &r->s[i], o);
 	for (size_t i = 0; i < r->nf; i++)
-		render_faults(out, &r->f[i]);
+		ml_render_faults(out, &r->f[i]);
 	for (size_t i = 0; i < r->nm; i++)
-		render_migrate(out, &r->m[i]);
-	rb_puts(out, "<p class=\"meta\">Written by memlens report. No script, no network: "
-		     "everything is in this file.</p>\n</body>\n</html>\n");
+		ml_render_migrate(out, &r->m[i]);
+	ml_rb_puts(out, "<p class=\"meta\">Written by memlens report. No script, no network: "
+			"everything is in this file.</p>\n</body>\n</html>\n");
 	if (out->oom)
 		return ml_err_set(err, ENOMEM,
 				  "out of memory writing the report; give fewer inputs");

@@ -58,14 +58,14 @@ static double num_or0(const struct json *o, const char *key)
 {
 	double v = 0;
 
-	if (json_get_double(o, key, &v) || !isfinite(v))
+	if (ml_json_get_double(o, key, &v) || !isfinite(v))
 		return 0;
 	return v;
 }
 
 static bool opt_num(const struct json *o, const char *key, double *out)
 {
-	return !json_get_double(o, key, out) && isfinite(*out);
+	return !ml_json_get_double(o, key, out) && isfinite(*out);
 }
 
 /* A count or pid from a double, clamped: a cast of 1e300 to long is undefined. */
@@ -78,14 +78,14 @@ static long to_long(double v)
 
 static int need_num(const struct line_ctx *c, const struct json *o, const char *key, double *out)
 {
-	if (json_get_double(o, key, out) || !isfinite(*out))
+	if (ml_json_get_double(o, key, out) || !isfinite(*out))
 		return bad(c, "field \"%s\" is missing or not a number", key);
 	return 0;
 }
 
 static const struct json *need_arr(const struct line_ctx *c, const struct json *o, const char *key)
 {
-	const struct json *a = json_get(o, key);
+	const struct json *a = ml_json_get(o, key);
 
 	if (!a || a->type != JSON_ARRAY) {
 		bad(c, "field \"%s\" is missing or not an array", key);
@@ -153,7 +153,7 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	uint64_t start, end;
 	long i;
 
-	if (json_get_hex(reg, "start_addr", &start) || json_get_hex(reg, "end_addr", &end))
+	if (ml_json_get_hex(reg, "start_addr", &start) || ml_json_get_hex(reg, "end_addr", &end))
 		return bad(c, "a region lacks \"%s\" as a \"0x...\" string", "start_addr/end_addr");
 	i = find_vma(w, j, start, end);
 	if (i < 0) {
@@ -162,7 +162,7 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 		i = (long)w->nvma++;
 		w->vma[i].start = start;
 		w->vma[i].end = end;
-		w->vma[i].kind = report_kind(json_get_str(reg, "kind"));
+		w->vma[i].kind = ml_report_kind(ml_json_get_str(reg, "kind"));
 	}
 	if (set_hint(w, j, (uint32_t)i))
 		return oom(c);
@@ -185,7 +185,7 @@ static int add_region(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	ret = need_num(c, reg, "written_ratio", &ratio);
 	if (ret)
 		return ret;
-	json_get_bool(reg, "hot", &hot);
+	ml_json_get_bool(reg, "hot", &hot);
 	if (!grow((void **)&w->cell, &w->ccell, w->ncell, sizeof(*w->cell)))
 		return oom(c);
 	cell = &w->cell[w->ncell++];
@@ -202,7 +202,7 @@ static int add_region(const struct line_ctx *c, struct rep_writes *w, size_t j,
 static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
 		      const struct json *o)
 {
-	const struct json *a = json_get(o, "written");
+	const struct json *a = ml_json_get(o, "written");
 
 	if (!a)
 		return 0;
@@ -210,13 +210,14 @@ static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
 	if (a->type != JSON_ARRAY)
 		return bad(c, "%s", "field \"written\" is not an array");
 	w->have_ranges = true;
-	for (size_t i = 0; i < json_count(a); i++) {
-		const struct json *pair = json_at(a, i);
+	for (size_t i = 0; i < ml_json_count(a); i++) {
+		const struct json *pair = ml_json_at(a, i);
 		struct rep_range *rg;
 		uint64_t s, e;
 
-		if (json_count(pair) != 2 || pair->type != JSON_ARRAY ||
-		    json_as_hex(json_at(pair, 0), &s) || json_as_hex(json_at(pair, 1), &e) || e < s)
+		if (ml_json_count(pair) != 2 || pair->type != JSON_ARRAY ||
+		    ml_json_as_hex(ml_json_at(pair, 0), &s) ||
+		    ml_json_as_hex(ml_json_at(pair, 1), &e) || e < s)
 			return bad(c, "%s",
 				   "\"written\" holds something other than [\"0xstart\", "
 				   "\"0xend\"] pairs");
@@ -232,7 +233,7 @@ static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
 
 static void read_dirty(struct rep_writes *w, struct rep_interval *iv, const struct json *o)
 {
-	const struct json *d = json_get(o, "dirty");
+	const struct json *d = ml_json_get(o, "dirty");
 	double pages = num_or0(d, "dirty_pages"), bytes = num_or0(d, "dirty_bytes");
 
 	iv->dirty_pages = pages;
@@ -296,9 +297,9 @@ static int load_interval(const struct line_ctx *c, const struct json *o)
 	regs = need_arr(c, o, "regions");
 	if (!regs)
 		return -EINVAL;
-	json_get_double(o, "pid", &pid);
+	ml_json_get_double(o, "pid", &pid);
 	seq = num_or0(o, "seq");
-	wall = num_or0(json_get(o, "dirty"), "timestamp_ms");
+	wall = num_or0(ml_json_get(o, "dirty"), "timestamp_ms");
 	w = same_run(c, to_long(pid), seq, wall, &known);
 	if (w)
 		return merge_interval(c, w, known, o);
@@ -312,8 +313,8 @@ static int load_interval(const struct line_ctx *c, const struct json *o)
 	iv->seq = seq;
 	iv->wall_ms = wall;
 	read_dirty(w, iv, o);
-	for (size_t j = 0; j < json_count(regs); j++) {
-		ret = add_region(c, w, j, json_at(regs, j));
+	for (size_t j = 0; j < ml_json_count(regs); j++) {
+		ret = add_region(c, w, j, ml_json_at(regs, j));
 		if (ret)
 			return ret;
 	}
@@ -325,11 +326,11 @@ static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid);
 /* writes and snapshot both end with a "summary": snapshot's counts "cycles" */
 static int load_snap_summary(const struct line_ctx *c, const struct json *o)
 {
-	const char *why = json_get_str(o, "stopped_because");
+	const char *why = ml_json_get_str(o, "stopped_because");
 	struct rep_snaps *s;
 	double pid = 0;
 
-	json_get_double(o, "pid", &pid);
+	ml_json_get_double(o, "pid", &pid);
 	s = snaps_for(c, to_long(pid));
 	if (!s)
 		return oom(c);
@@ -353,14 +354,14 @@ static struct rep_writes *run_ending_at(const struct line_ctx *c, long pid, doub
 
 static int load_summary(const struct line_ctx *c, const struct json *o)
 {
-	const struct json *d = json_get(o, "dirty");
-	const char *why = json_get_str(o, "stopped_because");
+	const struct json *d = ml_json_get(o, "dirty");
+	const char *why = ml_json_get_str(o, "stopped_because");
 	struct rep_writes *w;
 	double pid = 0;
 
-	if (json_get(o, "cycles"))
+	if (ml_json_get(o, "cycles"))
 		return load_snap_summary(c, o);
-	json_get_double(o, "pid", &pid);
+	ml_json_get_double(o, "pid", &pid);
 	w = run_ending_at(c, to_long(pid), num_or0(d, "timestamp_ms"));
 	if (w && note_also(c, w))
 		return -ENOMEM;
@@ -403,7 +404,7 @@ static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid)
 static int snap_region(const struct line_ctx *c, struct rep_snaps *s, struct rep_snap_point *pt,
 		       const struct json *reg, struct rep_kind_use *use)
 {
-	int k = report_kind(json_get_str(reg, "kind"));
+	int k = ml_report_kind(ml_json_get_str(reg, "kind"));
 	double res, v;
 	int ret;
 
@@ -418,7 +419,7 @@ static int snap_region(const struct line_ctx *c, struct rep_snaps *s, struct rep
 		use[k].written += v;
 		s->have_written = true;
 	}
-	if (opt_num(json_get(reg, "page_flags"), "dirty", &v)) {
+	if (opt_num(ml_json_get(reg, "page_flags"), "dirty", &v)) {
 		use[k].dirty += v;
 		s->have_dirty = true;
 	}
@@ -440,14 +441,14 @@ static int load_snapshot(const struct line_ctx *c, const struct json *o)
 	regs = need_arr(c, o, "regions");
 	if (!regs)
 		return -EINVAL;
-	json_get_double(o, "pid", &pid);
+	ml_json_get_double(o, "pid", &pid);
 	s = snaps_for(c, to_long(pid));
 	if (!s || !grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
 		return oom(c);
 	pt = &s->pt[s->npt++];
 	pt->t_ms = t;
-	for (size_t j = 0; j < json_count(regs); j++) {
-		ret = snap_region(c, s, pt, json_at(regs, j), use);
+	for (size_t j = 0; j < ml_json_count(regs); j++) {
+		ret = snap_region(c, s, pt, ml_json_at(regs, j), use);
 		if (ret)
 			return ret;
 	}
@@ -469,23 +470,23 @@ static int load_hist(const struct line_ctx *c, const struct json *o, const char 
 
 	if (!a)
 		return -EINVAL;
-	*n = json_count(a) < REP_HIST_MAX ? json_count(a) : REP_HIST_MAX;
+	*n = ml_json_count(a) < REP_HIST_MAX ? ml_json_count(a) : REP_HIST_MAX;
 	for (size_t i = 0; i < *n; i++)
-		if (json_as_double(json_at(a, i), &h[i]) || !isfinite(h[i]) || h[i] < 0)
+		if (ml_json_as_double(ml_json_at(a, i), &h[i]) || !isfinite(h[i]) || h[i] < 0)
 			return bad(c, "\"%s\" holds something other than counts", key);
 	return 0;
 }
 
 static int fault_rows(const struct line_ctx *c, struct rep_faults *f, const struct json *rows)
 {
-	size_t n = json_count(rows);
+	size_t n = ml_json_count(rows);
 
 	f->rows = calloc(n ? n : 1, sizeof(*f->rows));
 	if (!f->rows)
 		return oom(c);
 	for (size_t i = 0; i < n; i++) {
-		const struct json *row = json_at(rows, i);
-		const char *comm = json_get_str(row, "comm");
+		const struct json *row = ml_json_at(rows, i);
+		const char *comm = ml_json_get_str(row, "comm");
 		struct rep_fault_row *fr = &f->rows[f->nrows++];
 		double v;
 
@@ -516,7 +517,7 @@ static int load_faults(const struct line_ctx *c, const struct json *o)
 	rows = need_arr(c, o, "rows");
 	if (!rows)
 		return -EINVAL;
-	mode = json_get_str(o, "mode");
+	mode = ml_json_get_str(o, "mode");
 	snprintf(f.mode, sizeof(f.mode), "%s", mode ? mode : "");
 	ret = load_hist(c, o, "minor_hist_us", f.minor, &f.nminor);
 	if (!ret)
@@ -552,9 +553,9 @@ fail:
 
 static int load_policy(const struct line_ctx *c, struct rep_policy *p, const struct json *o)
 {
-	const char *name = json_get_str(o, "name");
+	const char *name = ml_json_get_str(o, "name");
 	const struct json *rounds = need_arr(c, o, "rounds");
-	size_t n = json_count(rounds);
+	size_t n = ml_json_count(rounds);
 
 	if (!rounds)
 		return -EINVAL;
@@ -564,7 +565,7 @@ static int load_policy(const struct line_ctx *c, struct rep_policy *p, const str
 		return oom(c);
 	for (size_t i = 0; i < n; i++) {
 		double v;
-		int ret = need_num(c, json_at(rounds, i), "bytes", &v);
+		int ret = need_num(c, ml_json_at(rounds, i), "bytes", &v);
 
 		if (ret)
 			return ret;
@@ -587,7 +588,7 @@ static void free_migrate(struct rep_migrate *m)
 static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m, const struct json *o)
 {
 	const struct json *pols = need_arr(c, o, "policies");
-	size_t n = json_count(pols);
+	size_t n = ml_json_count(pols);
 
 	if (!pols)
 		return -EINVAL;
@@ -598,7 +599,7 @@ static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m, const s
 	if (!m->src || !m->pol)
 		return oom(c);
 	for (size_t i = 0; i < n; i++) {
-		int ret = load_policy(c, &m->pol[m->npol++], json_at(pols, i));
+		int ret = load_policy(c, &m->pol[m->npol++], ml_json_at(pols, i));
 
 		if (ret)
 			return ret;
@@ -637,7 +638,7 @@ fail:
 
 static int dispatch(const struct line_ctx *c, const struct json *o)
 {
-	const char *type = json_get_str(o, "type");
+	const char *type = ml_json_get_str(o, "type");
 
 	if (!type)
 		return bad(c, "%s", "no \"type\" field (expected one of " TYPES_KNOWN ")");
@@ -670,8 +671,8 @@ static bool looks_like_object(const char *s, size_t len)
 	return i < len && s[i] == '{';
 }
 
-int report_load_line(struct report *r, const char *src, long lineno, const char *text, size_t len,
-		     struct ml_err *err)
+int ml_report_load_line(struct report *r, const char *src, long lineno, const char *text,
+			size_t len, struct ml_err *err)
 {
 	struct line_ctx c = { .r = r, .src = src, .lineno = lineno, .err = err };
 	struct json *o = NULL;
@@ -681,7 +682,7 @@ int report_load_line(struct report *r, const char *src, long lineno, const char 
 		return bad(&c, "%s",
 			   "not a JSON object (is the profiled program's own output "
 			   "mixed in? use writes --record FILE or -p PID)");
-	ret = json_parse(text, len, &o, err);
+	ret = ml_json_parse(text, len, &o, err);
 	if (ret == -ENOMEM)
 		return oom(&c);
 	if (ret)
@@ -693,7 +694,7 @@ int report_load_line(struct report *r, const char *src, long lineno, const char 
 		ret = bad(&c, "%s", "not a JSON object");
 	else
 		ret = dispatch(&c, o);
-	json_free(o);
+	ml_json_free(o);
 	if (ret > 0)
 		return 0; /* skipped */
 	if (!ret)

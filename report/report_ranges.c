@@ -70,7 +70,7 @@ static int slice_level(const struct slices *s, int r, int c)
 
 	if (!s->nint[c] || pages <= 0)
 		return 0;
-	return heat_level(s->written[(size_t)r * s->ncols + c] / (pages * s->nint[c]));
+	return ml_heat_level(s->written[(size_t)r * s->ncols + c] / (pages * s->nint[c]));
 }
 
 static void slices_draw(struct rbuf *b, const struct slices *s, const struct plot *p, double rowh)
@@ -86,20 +86,22 @@ static void slices_draw(struct rbuf *b, const struct slices *s, const struct plo
 
 			for (e = c + 1; e < s->ncols && slice_level(s, r, e) == l;)
 				e++;
-			rb_printf(b,
-				  "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-				  "height=\"%.1f\" fill=\"%s\"/>\n",
-				  p->x0 + c * cw, y, (e - c) * cw, rowh - 1, heat_level_colour(l));
+			ml_rb_printf(b,
+				     "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+				     "height=\"%.1f\" fill=\"%s\"/>\n",
+				     p->x0 + c * cw, y, (e - c) * cw, rowh - 1,
+				     ml_heat_level_colour(l));
 		}
 		if (r % 2 == 0 || s->nrows <= 8) {
 			if (r)
-				fmt_size((double)(slice_start(s, r) - s->start), off, sizeof(off));
+				ml_fmt_size((double)(slice_start(s, r) - s->start), off,
+					    sizeof(off));
 			else
 				snprintf(off, sizeof(off), "0");
-			rb_printf(b,
-				  "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
-				  "class=\"vma\">+%s</text>\n",
-				  p->x0 - 6, y + rowh / 2 + 3, off);
+			ml_rb_printf(b,
+				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
+				     "class=\"vma\">+%s</text>\n",
+				     p->x0 - 6, y + rowh / 2 + 3, off);
 		}
 	}
 }
@@ -108,7 +110,7 @@ static void render_one(struct rbuf *b, const struct rep_writes *w, const struct 
 		       const struct report_opts *o)
 {
 	double t0 = w->iv[0].t_ms - w->iv[0].interval_s * 1000, t1 = w->iv[w->niv - 1].t_ms;
-	int ncols = (int)w->niv < rp_max_cols(o) ? (int)w->niv : rp_max_cols(o);
+	int ncols = (int)w->niv < ml_rp_max_cols(o) ? (int)w->niv : ml_rp_max_cols(o);
 	struct plot p = { .x0 = LABEL_W, .y0 = 30, .w = RP_WIDTH - LABEL_W - 20 };
 	char title[160], size[16], slice[16];
 	struct slices s;
@@ -119,24 +121,24 @@ static void render_one(struct rbuf *b, const struct rep_writes *w, const struct 
 	rowh = s.nrows <= 8 ? 20 : 13;
 	p.h = s.nrows * rowh;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
-	fmt_size((double)(v->end - v->start), size, sizeof(size));
-	fmt_size((double)(v->end - v->start) / s.nrows, slice, sizeof(slice));
+	ml_fmt_size((double)(v->end - v->start), size, sizeof(size));
+	ml_fmt_size((double)(v->end - v->start) / s.nrows, slice, sizeof(slice));
 	snprintf(title, sizeof(title), "inside %s %s at 0x%llx: %d slices of %s each", size,
-		 report_kind_label(v->kind), (unsigned long long)v->start, s.nrows, slice);
-	svg_open(b, "ranges", (int)(p.h + 110), title);
-	svg_text(b, p.x0, 16, "start", "axis", title);
+		 ml_report_kind_label(v->kind), (unsigned long long)v->start, s.nrows, slice);
+	ml_svg_open(b, "ranges", (int)(p.h + 110), title);
+	ml_svg_text(b, p.x0, 16, "start", "axis", title);
 	slices_draw(b, &s, &p, rowh);
-	rb_printf(b,
-		  "<text class=\"axis\" transform=\"translate(16 %.1f) rotate(-90)\" "
-		  "text-anchor=\"middle\">offset in the VMA</text>\n",
-		  p.y0 + p.h / 2);
-	svg_xaxis(
+	ml_rb_printf(b,
+		     "<text class=\"axis\" transform=\"translate(16 %.1f) rotate(-90)\" "
+		     "text-anchor=\"middle\">offset in the VMA</text>\n",
+		     p.y0 + p.h / 2);
+	ml_svg_xaxis(
 		b,
 		&(struct plot){
 			.x0 = p.x0, .y0 = p.y0, .w = p.w, .h = p.h - 1, .xmin = 0, .xmax = p.xmax },
 		"time since the profiler started (s)");
-	heat_scale_legend(b, 10, p.y0 + p.h + 66, "written share of the slice:");
-	svg_close(b);
+	ml_heat_scale_legend(b, 10, p.y0 + p.h + 66, "written share of the slice:");
+	ml_svg_close(b);
 out:
 	free(s.written);
 	free(s.nint);
@@ -150,15 +152,15 @@ static bool vma_written(const struct rep_writes *w, const struct rep_vma *v)
 	return false;
 }
 
-void render_ranges(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
+void ml_render_ranges(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
 {
 	uint32_t *idx = calloc(w->nvma + 1, sizeof(*idx));
 	int shown = 0;
 
 	if (!idx || !w->niv)
 		goto out;
-	rank_vmas(w, idx);
-	rb_puts(b, "<figure>\n");
+	ml_rank_vmas(w, idx);
+	ml_rb_puts(b, "<figure>\n");
 	/* the first 64 by rank are enough: the written ones rank first */
 	for (size_t i = 0; i < w->nvma && i < 64 && shown < RANGE_VMAS; i++) {
 		const struct rep_vma *v = &w->vma[idx[i]];
@@ -169,8 +171,9 @@ void render_ranges(struct rbuf *b, const struct rep_writes *w, const struct repo
 		shown++;
 	}
 	if (!shown)
-		rb_puts(b, "<p class=\"note\">no page was written in this run.</p>\n");
-	rb_puts(b, "<figcaption>Where inside the most written VMAs the writes went: each row is an "
+		ml_rb_puts(b, "<p class=\"note\">no page was written in this run.</p>\n");
+	ml_rb_puts(b,
+		   "<figcaption>Where inside the most written VMAs the writes went: each row is an "
 		   "equal slice of the VMA (offset from its start), each column an interval or a "
 		   "group of them; colour: share of the slice's pages written.</figcaption>\n"
 		   "</figure>\n");

@@ -59,7 +59,7 @@ static double bin_x(const struct plot *p, const struct bins *bn, int c, bool end
 {
 	if (bn->n == 1)
 		return end ? p->x0 + p->w : p->x0;
-	return plot_x(p, bn->t[c]);
+	return ml_plot_x(p, bn->t[c]);
 }
 
 static double stack_at(const struct bins *bn, int c, int upto)
@@ -75,21 +75,21 @@ static void area_layer(struct rbuf *b, const struct plot *p, const struct bins *
 {
 	int k = kind_order[layer], n = bn->n == 1 ? 2 : bn->n;
 
-	rb_printf(b, "<polygon class=\"area\" data-kind=\"%s\" fill=\"%s\" points=\"",
-		  report_kind_label(k), report_kind_colour(k));
+	ml_rb_printf(b, "<polygon class=\"area\" data-kind=\"%s\" fill=\"%s\" points=\"",
+		     ml_report_kind_label(k), ml_report_kind_colour(k));
 	for (int i = 0; i < n; i++) {
 		int c = bn->n == 1 ? 0 : i;
 
-		rb_printf(b, "%.1f,%.1f ", bin_x(p, bn, c, i == 1),
-			  plot_y(p, stack_at(bn, c, layer + 1)));
+		ml_rb_printf(b, "%.1f,%.1f ", bin_x(p, bn, c, i == 1),
+			     ml_plot_y(p, stack_at(bn, c, layer + 1)));
 	}
 	for (int i = n - 1; i >= 0; i--) {
 		int c = bn->n == 1 ? 0 : i;
 
-		rb_printf(b, "%.1f,%.1f ", bin_x(p, bn, c, i == 1),
-			  plot_y(p, stack_at(bn, c, layer)));
+		ml_rb_printf(b, "%.1f,%.1f ", bin_x(p, bn, c, i == 1),
+			     ml_plot_y(p, stack_at(bn, c, layer)));
 	}
-	rb_puts(b, "\"/>\n");
+	ml_rb_puts(b, "\"/>\n");
 }
 
 static void render_area(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
@@ -99,8 +99,8 @@ static void render_area(struct rbuf *b, const struct rep_snaps *s, const struct 
 	bool used[REPORT_KINDS] = { false };
 	double max = 0, x = p.x0, y = 16;
 
-	if (bins_build(&bn, s, rp_max_cols(o))) {
-		rb_puts(b, "<p class=\"note\">out of memory drawing the resident memory</p>\n");
+	if (bins_build(&bn, s, ml_rp_max_cols(o))) {
+		ml_rb_puts(b, "<p class=\"note\">out of memory drawing the resident memory</p>\n");
 		goto out;
 	}
 	for (int c = 0; c < bn.n; c++) {
@@ -111,8 +111,8 @@ static void render_area(struct rbuf *b, const struct rep_snaps *s, const struct 
 			used[k] |= bn.v[c * REPORT_KINDS + k] > 0;
 	}
 	p.xmax = bn.n > 1 ? bn.t[bn.n - 1] : 1;
-	p.ymax = nice_ceil(max);
-	svg_open(b, "stacked", 330, "resident memory by region kind over time");
+	p.ymax = ml_nice_ceil(max);
+	ml_svg_open(b, "stacked", 330, "resident memory by region kind over time");
 	for (int l = 0; l < REPORT_KINDS; l++) {
 		if (!used[kind_order[l]])
 			continue;
@@ -121,12 +121,12 @@ static void render_area(struct rbuf *b, const struct rep_snaps *s, const struct 
 			x = p.x0;
 			y += 18;
 		}
-		x = svg_legend(b, x, y, report_kind_colour(kind_order[l]),
-			       report_kind_label(kind_order[l]));
+		x = ml_svg_legend(b, x, y, ml_report_kind_colour(kind_order[l]),
+				  ml_report_kind_label(kind_order[l]));
 	}
-	svg_axes(b, &p, bn.n > 1 ? "time since the first snapshot (s)" : "one snapshot",
-		 "resident (MiB)");
-	svg_close(b);
+	ml_svg_axes(b, &p, bn.n > 1 ? "time since the first snapshot (s)" : "one snapshot",
+		    "resident (MiB)");
+	ml_svg_close(b);
 out:
 	free(bn.t);
 	free(bn.v);
@@ -142,14 +142,14 @@ static void bar_row(struct rbuf *b, double x0, double w, double y, const double 
 		double pw = part[i] * w;
 
 		if (pw > 0)
-			rb_printf(b,
-				  "<rect class=\"bar\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-				  "height=\"16\" fill=\"%s\"/>\n",
-				  x, y, pw, colours[i]);
+			ml_rb_printf(b,
+				     "<rect class=\"bar\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+				     "height=\"16\" fill=\"%s\"/>\n",
+				     x, y, pw, colours[i]);
 		x += pw;
 	}
 	snprintf(pct, sizeof(pct), "%.1f%%", part[0] * 100);
-	svg_text(b, x0 + w + 4, y + 12, "start", "tick", pct);
+	ml_svg_text(b, x0 + w + 4, y + 12, "start", "tick", pct);
 }
 
 static void pct_axis(struct rbuf *b, double x0, double w, double y, const char *label)
@@ -158,13 +158,13 @@ static void pct_axis(struct rbuf *b, double x0, double w, double y, const char *
 
 	for (int i = 0; i <= 4; i++) {
 		snprintf(t, sizeof(t), "%d%%", i * 25);
-		svg_text(b, x0 + w * i / 4, y + 14, "middle", "tick", t);
-		rb_printf(
+		ml_svg_text(b, x0 + w * i / 4, y + 14, "middle", "tick", t);
+		ml_rb_printf(
 			b,
 			"<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 			x0 + w * i / 4, y - 2, x0 + w * i / 4, y + 2);
 	}
-	svg_text(b, x0 + w / 2, y + 32, "middle", "axis", label);
+	ml_svg_text(b, x0 + w / 2, y + 32, "middle", "axis", label);
 }
 
 /* The second panel shows pages written (snapshot --writes), else dirty (--pages). */
@@ -189,7 +189,7 @@ static void fig8_row(struct rbuf *b, const struct rep_snaps *s, const struct rep
 
 	mem[2] = fmax(0, 1 - mem[0] - mem[1]);
 	wr[1] = fmax(0, 1 - wr[0]);
-	svg_text(b, 84, y + 12, "end", "vma", label);
+	ml_svg_text(b, 84, y + 12, "end", "vma", label);
 	bar_row(b, 90, 360, y, mem, mem_c, 3);
 	if (have_marked(s))
 		bar_row(b, 560, 340, y, wr, wr_c, 2);
@@ -204,19 +204,19 @@ static void render_fig8(struct rbuf *b, const struct rep_snaps *s)
 
 	for (int k = 0; k < REPORT_KINDS; k++)
 		rows += s->last[k].size > 0;
-	svg_open(b, "fig8", 40 + rows * 22 + 70, "in memory and written share per region kind");
-	svg_text(b, 90, 14, "start", "axis", "in memory: share of the region's pages");
+	ml_svg_open(b, "fig8", 40 + rows * 22 + 70, "in memory and written share per region kind");
+	ml_svg_text(b, 90, 14, "start", "axis", "in memory: share of the region's pages");
 	snprintf(head, sizeof(head), "%s: share of the region's pages",
 		 !have_marked(s)   ? "written"
 		 : s->have_written ? "written in the last cycle"
 				   : "dirty (page flag)");
-	svg_text(b, 560, 14, "start", "axis", head);
+	ml_svg_text(b, 560, 14, "start", "axis", head);
 	for (int l = 0; l < REPORT_KINDS; l++) {
 		const struct rep_kind_use *u = &s->last[kind_order[l]];
 
 		if (!(u->size > 0))
 			continue;
-		fig8_row(b, s, u, report_kind_label(kind_order[l]), y);
+		fig8_row(b, s, u, ml_report_kind_label(kind_order[l]), y);
 		tot.size += u->size;
 		tot.resident += u->resident;
 		tot.swapped += u->swapped;
@@ -230,42 +230,44 @@ static void render_fig8(struct rbuf *b, const struct rep_snaps *s)
 	if (have_marked(s))
 		pct_axis(b, 560, 340, y, "% of pages (last snapshot)");
 	else
-		svg_text(b, 560, 60, "start", "legend",
-			 "(no written/dirty counts: snapshot --writes or --pages gives them)");
-	x = svg_legend(b, 90, y + 52, C_RESIDENT, "resident");
-	x = svg_legend(b, x, y + 52, C_SWAPPED, "swapped");
-	x = svg_legend(b, x, y + 52, C_ABSENT, "not present / not written");
-	svg_legend(b, x, y + 52, C_WRITTEN, marked_name(s));
-	svg_close(b);
+		ml_svg_text(b, 560, 60, "start", "legend",
+			    "(no written/dirty counts: snapshot --writes or --pages gives them)");
+	x = ml_svg_legend(b, 90, y + 52, C_RESIDENT, "resident");
+	x = ml_svg_legend(b, x, y + 52, C_SWAPPED, "swapped");
+	x = ml_svg_legend(b, x, y + 52, C_ABSENT, "not present / not written");
+	ml_svg_legend(b, x, y + 52, C_WRITTEN, marked_name(s));
+	ml_svg_close(b);
 }
 
-void render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
+void ml_render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
 {
-	rb_printf(
+	ml_rb_printf(
 		b,
 		"<section class=\"snapshots\">\n<h2>Memory of pid %ld</h2>\n<p class=\"src\">from ",
 		s->pid);
-	rb_html(b, s->src);
-	rb_printf(b, " (memlens snapshot)</p>\n<p class=\"facts\">%zu snapshots", s->npt);
+	ml_rb_html(b, s->src);
+	ml_rb_printf(b, " (memlens snapshot)</p>\n<p class=\"facts\">%zu snapshots", s->npt);
 	if (s->npt > 1)
-		rb_printf(b, " over %.1f s", (s->pt[s->npt - 1].t_ms - s->pt[0].t_ms) / 1000);
+		ml_rb_printf(b, " over %.1f s", (s->pt[s->npt - 1].t_ms - s->pt[0].t_ms) / 1000);
 	if (s->cycle_us_sum > 0)
-		rb_printf(b, "; one snapshot took %.0f µs on average, %.0f µs at most",
-			  s->cycle_us_sum / s->npt, s->cycle_us_max);
+		ml_rb_printf(b, "; one snapshot took %.0f µs on average, %.0f µs at most",
+			     s->cycle_us_sum / s->npt, s->cycle_us_max);
 	if (s->stopped_because[0]) {
-		rb_puts(b, "; stopped because ");
-		rb_html(b, s->stopped_because);
+		ml_rb_puts(b, "; stopped because ");
+		ml_rb_html(b, s->stopped_because);
 	}
 	if (!s->npt) {
-		rb_puts(b, ".</p>\n<p class=\"note\">no snapshot lines, only the summary.</p>\n"
-			   "</section>\n");
+		ml_rb_puts(b, ".</p>\n<p class=\"note\">no snapshot lines, only the summary.</p>\n"
+			      "</section>\n");
 		return;
 	}
-	rb_puts(b, ".</p>\n<figure>\n");
+	ml_rb_puts(b, ".</p>\n<figure>\n");
 	render_area(b, s, o);
-	rb_puts(b, "<figcaption>Resident memory, stacked by region kind.</figcaption>\n</figure>\n"
+	ml_rb_puts(b,
+		   "<figcaption>Resident memory, stacked by region kind.</figcaption>\n</figure>\n"
 		   "<figure>\n");
 	render_fig8(b, s);
-	rb_puts(b, "<figcaption>Per region kind, in the last snapshot: pages in memory, swapped "
-		   "out or not present, and pages written or dirty.</figcaption>\n</figure>\n</section>\n");
+	ml_rb_puts(b, "<figcaption>Per region kind, in the last snapshot: pages in memory, swapped "
+		      "out or not present, and pages written or "
+		      "dirty.</figcaption>\n</figure>\n</section>\n");
 }

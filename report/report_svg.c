@@ -30,7 +30,7 @@ static bool rb_reserve(struct rbuf *b, size_t more)
 	return true;
 }
 
-void rb_printf(struct rbuf *b, const char *fmt, ...)
+void ml_rb_printf(struct rbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -46,7 +46,7 @@ void rb_printf(struct rbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-void rb_puts(struct rbuf *b, const char *s)
+void ml_rb_puts(struct rbuf *b, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -56,36 +56,36 @@ void rb_puts(struct rbuf *b, const char *s)
 	b->len += n;
 }
 
-void rb_html(struct rbuf *b, const char *s)
+void ml_rb_html(struct rbuf *b, const char *s)
 {
 	char one[2] = { 0 };
 
 	for (; *s; s++) {
 		switch (*s) {
 		case '<':
-			rb_puts(b, "&lt;");
+			ml_rb_puts(b, "&lt;");
 			break;
 		case '>':
-			rb_puts(b, "&gt;");
+			ml_rb_puts(b, "&gt;");
 			break;
 		case '&':
-			rb_puts(b, "&amp;");
+			ml_rb_puts(b, "&amp;");
 			break;
 		case '"':
-			rb_puts(b, "&quot;");
+			ml_rb_puts(b, "&quot;");
 			break;
 		case '\'':
-			rb_puts(b, "&#39;");
+			ml_rb_puts(b, "&#39;");
 			break;
 		default:
 			/* control characters would make the XML of the SVG invalid */
 			one[0] = (unsigned char)*s < 0x20 ? '?' : *s;
-			rb_puts(b, one);
+			ml_rb_puts(b, one);
 		}
 	}
 }
 
-void rb_free(struct rbuf *b)
+void ml_rb_free(struct rbuf *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof(*b));
@@ -100,35 +100,35 @@ static const char *const kind_colours[REPORT_KINDS] = {
 	[VMA_VSYSCALL] = "#8cd17d", [REPORT_KIND_OTHER] = "#79706e",
 };
 
-int report_kind(const char *name)
+int ml_report_kind(const char *name)
 {
-	int k = name ? vma_kind_from_name(name) : -1;
+	int k = name ? ml_vma_kind_from_name(name) : -1;
 
 	return k < 0 ? REPORT_KIND_OTHER : k;
 }
 
-const char *report_kind_label(int k)
+const char *ml_report_kind_label(int k)
 {
 	if (k < 0 || k >= REPORT_KIND_OTHER)
 		return "other";
-	return vma_kind_name(k);
+	return ml_vma_kind_name(k);
 }
 
-const char *report_kind_colour(int k)
+const char *ml_report_kind_colour(int k)
 {
 	if (k < 0 || k >= REPORT_KINDS)
 		k = REPORT_KIND_OTHER;
 	return kind_colours[k];
 }
 
-double plot_x(const struct plot *p, double x)
+double ml_plot_x(const struct plot *p, double x)
 {
 	double span = p->xmax - p->xmin;
 
 	return p->x0 + (span > 0 ? (x - p->xmin) / span : 0.5) * p->w;
 }
 
-double plot_y(const struct plot *p, double y)
+double ml_plot_y(const struct plot *p, double y)
 {
 	double span = p->ymax - p->ymin;
 
@@ -150,7 +150,7 @@ static double nice_step(double span, int max)
 	return 10 * mag;
 }
 
-int nice_ticks(double lo, double hi, int max, double *ticks)
+int ml_nice_ticks(double lo, double hi, int max, double *ticks)
 {
 	double step, first, v;
 	int n = 0;
@@ -167,7 +167,7 @@ int nice_ticks(double lo, double hi, int max, double *ticks)
 	return n;
 }
 
-double nice_ceil(double v)
+double ml_nice_ceil(double v)
 {
 	double mag, f;
 
@@ -186,7 +186,7 @@ double nice_ceil(double v)
 	return 10 * mag;
 }
 
-const char *fmt_si(double v, char *buf, size_t len)
+const char *ml_fmt_si(double v, char *buf, size_t len)
 {
 	static const char *const sfx[] = { "", "k", "M", "G", "T", "P" };
 	double a = fabs(v);
@@ -208,98 +208,98 @@ const char *fmt_si(double v, char *buf, size_t len)
 	return buf;
 }
 
-void svg_open(struct rbuf *b, const char *cls, int h, const char *title)
+void ml_svg_open(struct rbuf *b, const char *cls, int h, const char *title)
 {
-	rb_printf(b,
-		  "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" role=\"img\" "
-		  "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"><title>",
-		  cls, RP_WIDTH, h, RP_WIDTH, h);
-	rb_html(b, title);
-	rb_puts(b, "</title>\n");
+	ml_rb_printf(b,
+		     "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" role=\"img\" "
+		     "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"><title>",
+		     cls, RP_WIDTH, h, RP_WIDTH, h);
+	ml_rb_html(b, title);
+	ml_rb_puts(b, "</title>\n");
 }
 
-void svg_close(struct rbuf *b)
+void ml_svg_close(struct rbuf *b)
 {
-	rb_puts(b, "</svg>\n");
+	ml_rb_puts(b, "</svg>\n");
 }
 
-void svg_text(struct rbuf *b, double x, double y, const char *anchor, const char *cls,
-	      const char *text)
+void ml_svg_text(struct rbuf *b, double x, double y, const char *anchor, const char *cls,
+		 const char *text)
 {
-	rb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s%s>", x, y, anchor,
-		  cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
-	rb_html(b, text);
-	rb_puts(b, "</text>\n");
+	ml_rb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s%s>", x, y, anchor,
+		     cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
+	ml_rb_html(b, text);
+	ml_rb_puts(b, "</text>\n");
 }
 
-void svg_yaxis(struct rbuf *b, const struct plot *p, const char *ylabel)
+void ml_svg_yaxis(struct rbuf *b, const struct plot *p, const char *ylabel)
 {
 	double ticks[12];
 	char s[32];
-	int n = nice_ticks(p->ymin, p->ymax, 6, ticks);
+	int n = ml_nice_ticks(p->ymin, p->ymax, 6, ticks);
 
 	for (int i = 0; i < n; i++) {
-		double y = plot_y(p, ticks[i]);
+		double y = ml_plot_y(p, ticks[i]);
 
-		rb_printf(
+		ml_rb_printf(
 			b,
 			"<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 			p->x0, y, p->x0 + p->w, y);
-		svg_text(b, p->x0 - 6, y + 4, "end", "tick", fmt_si(ticks[i], s, sizeof(s)));
+		ml_svg_text(b, p->x0 - 6, y + 4, "end", "tick", ml_fmt_si(ticks[i], s, sizeof(s)));
 	}
-	rb_printf(b,
-		  "<text class=\"axis\" transform=\"translate(%.1f %.1f) rotate(-90)\" "
-		  "text-anchor=\"middle\">",
-		  p->x0 - 52, p->y0 + p->h / 2);
-	rb_html(b, ylabel);
-	rb_puts(b, "</text>\n");
-	rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-		  p->x0, p->y0, p->x0, p->y0 + p->h);
+	ml_rb_printf(b,
+		     "<text class=\"axis\" transform=\"translate(%.1f %.1f) rotate(-90)\" "
+		     "text-anchor=\"middle\">",
+		     p->x0 - 52, p->y0 + p->h / 2);
+	ml_rb_html(b, ylabel);
+	ml_rb_puts(b, "</text>\n");
+	ml_rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+		     p->x0, p->y0, p->x0, p->y0 + p->h);
 }
 
-void svg_xaxis(struct rbuf *b, const struct plot *p, const char *xlabel)
+void ml_svg_xaxis(struct rbuf *b, const struct plot *p, const char *xlabel)
 {
 	double ticks[12];
 	char s[32];
-	int n = nice_ticks(p->xmin, p->xmax, 9, ticks);
+	int n = ml_nice_ticks(p->xmin, p->xmax, 9, ticks);
 	double base = p->y0 + p->h;
 
 	for (int i = 0; i < n; i++) {
-		double x = plot_x(p, ticks[i]);
+		double x = ml_plot_x(p, ticks[i]);
 
-		rb_printf(
+		ml_rb_printf(
 			b,
 			"<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 			x, base, x, base + 4);
-		svg_text(b, x, base + 17, "middle", "tick", fmt_si(ticks[i], s, sizeof(s)));
+		ml_svg_text(b, x, base + 17, "middle", "tick", ml_fmt_si(ticks[i], s, sizeof(s)));
 	}
-	rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
-		  p->x0, base, p->x0 + p->w, base);
-	svg_text(b, p->x0 + p->w / 2, base + 36, "middle", "axis", xlabel);
+	ml_rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
+		     p->x0, base, p->x0 + p->w, base);
+	ml_svg_text(b, p->x0 + p->w / 2, base + 36, "middle", "axis", xlabel);
 }
 
-void svg_axes(struct rbuf *b, const struct plot *p, const char *xlabel, const char *ylabel)
+void ml_svg_axes(struct rbuf *b, const struct plot *p, const char *xlabel, const char *ylabel)
 {
-	svg_yaxis(b, p, ylabel);
-	svg_xaxis(b, p, xlabel);
+	ml_svg_yaxis(b, p, ylabel);
+	ml_svg_xaxis(b, p, xlabel);
 }
 
-double svg_legend(struct rbuf *b, double x, double y, const char *colour, const char *text)
+double ml_svg_legend(struct rbuf *b, double x, double y, const char *colour, const char *text)
 {
-	rb_printf(b,
-		  "<rect class=\"swatch\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" "
-		  "fill=\"%s\"/>\n",
-		  x, y - 10, colour);
-	svg_text(b, x + 16, y, "start", "legend", text);
+	ml_rb_printf(b,
+		     "<rect class=\"swatch\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" "
+		     "fill=\"%s\"/>\n",
+		     x, y - 10, colour);
+	ml_svg_text(b, x + 16, y, "start", "legend", text);
 	return x + 16 + 7.0 * (double)strlen(text) + 18;
 }
 
-int rp_max_cols(const struct report_opts *o)
+int ml_rp_max_cols(const struct report_opts *o)
 {
 	return o && o->max_cols > 0 ? o->max_cols : 360;
 }
 
-int rp_max_rows(const struct report_opts *o)
+int ml_rp_max_rows(const struct report_opts *o)
 {
 	return o && o->max_rows > 0 ? o->max_rows : 40;
 }

@@ -32,13 +32,13 @@ static int pick_rows(const struct rep_writes *w, int max, uint32_t *rows)
 {
 	int n;
 
-	rank_vmas(w, rows);
+	ml_rank_vmas(w, rows);
 	n = (int)w->nvma < max ? (int)w->nvma : max;
 	qsort_r(rows, (size_t)n, sizeof(*rows), cmp_addr, (void *)w);
 	return n;
 }
 
-static void heat_free(struct heat *h)
+static void ml_heat_free(struct heat *h)
 {
 	free(h->rows);
 	free(h->sum);
@@ -52,12 +52,12 @@ static int heat_build(struct heat *h, const struct rep_writes *w, const struct r
 	int *vrow;
 
 	memset(h, 0, sizeof(*h));
-	h->ncols = (int)w->niv < rp_max_cols(o) ? (int)w->niv : rp_max_cols(o);
+	h->ncols = (int)w->niv < ml_rp_max_cols(o) ? (int)w->niv : ml_rp_max_cols(o);
 	h->rows = calloc(w->nvma + 1, sizeof(*h->rows));
 	vrow = malloc((w->nvma + 1) * sizeof(*vrow));
 	if (!h->rows || !vrow)
 		goto fail;
-	h->nrows = pick_rows(w, rp_max_rows(o), h->rows);
+	h->nrows = pick_rows(w, ml_rp_max_rows(o), h->rows);
 	cells = (size_t)h->nrows * (size_t)h->ncols + 1;
 	h->sum = calloc(cells, sizeof(*h->sum));
 	h->cnt = calloc(cells, sizeof(*h->cnt));
@@ -85,7 +85,7 @@ static int heat_build(struct heat *h, const struct rep_writes *w, const struct r
 	return 0;
 fail:
 	free(vrow);
-	heat_free(h);
+	ml_heat_free(h);
 	return -1;
 }
 
@@ -94,7 +94,7 @@ static int cell_level(const struct heat *h, size_t k)
 {
 	if (!h->cnt[k])
 		return -1;
-	return heat_level(h->sum[k] / h->cnt[k]);
+	return ml_heat_level(h->sum[k] / h->cnt[k]);
 }
 
 static void heat_row(struct rbuf *b, const struct heat *h, int r, const struct plot *p, double rowh)
@@ -109,10 +109,11 @@ static void heat_row(struct rbuf *b, const struct heat *h, int r, const struct p
 		while (e < h->ncols && cell_level(h, base + e) == l)
 			e++;
 		if (l >= 0)
-			rb_printf(b,
-				  "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
-				  "height=\"%.1f\" fill=\"%s\"/>\n",
-				  p->x0 + c * cw, y, (e - c) * cw, rowh - 5, heat_level_colour(l));
+			ml_rb_printf(b,
+				     "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
+				     "height=\"%.1f\" fill=\"%s\"/>\n",
+				     p->x0 + c * cw, y, (e - c) * cw, rowh - 5,
+				     ml_heat_level_colour(l));
 		c = e;
 	}
 	for (c = 0; c < h->ncols; c++) {
@@ -122,10 +123,11 @@ static void heat_row(struct rbuf *b, const struct heat *h, int r, const struct p
 			continue;
 		while (e < h->ncols && h->hot[base + e])
 			e++;
-		rb_printf(b,
-			  "<rect class=\"hot\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"3\" "
-			  "fill=\"%s\"/>\n",
-			  p->x0 + c * cw, y + rowh - 4.5, (e - c) * cw, HOT_MARK);
+		ml_rb_printf(
+			b,
+			"<rect class=\"hot\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"3\" "
+			"fill=\"%s\"/>\n",
+			p->x0 + c * cw, y + rowh - 4.5, (e - c) * cw, HOT_MARK);
 		c = e;
 	}
 }
@@ -134,21 +136,21 @@ static void heat_label(struct rbuf *b, const struct rep_vma *v, double y, double
 {
 	char size[16], text[96];
 
-	fmt_size((double)(v->end - v->start), size, sizeof(size));
-	snprintf(text, sizeof(text), "%s %s 0x%llx", size, report_kind_label(v->kind),
+	ml_fmt_size((double)(v->end - v->start), size, sizeof(size));
+	snprintf(text, sizeof(text), "%s %s 0x%llx", size, ml_report_kind_label(v->kind),
 		 (unsigned long long)v->start);
-	rb_printf(b,
-		  "<rect class=\"swatch\" x=\"4\" y=\"%.1f\" width=\"10\" height=\"%.1f\" "
-		  "fill=\"%s\"/>\n",
-		  y, rowh - 5, report_kind_colour(v->kind));
-	svg_text(b, 18, y + (rowh - 5) / 2 + 4, "start", "vma", text);
+	ml_rb_printf(b,
+		     "<rect class=\"swatch\" x=\"4\" y=\"%.1f\" width=\"10\" height=\"%.1f\" "
+		     "fill=\"%s\"/>\n",
+		     y, rowh - 5, ml_report_kind_colour(v->kind));
+	ml_svg_text(b, 18, y + (rowh - 5) / 2 + 4, "start", "vma", text);
 }
 
 static void heat_legend(struct rbuf *b, double y)
 {
-	double x = heat_scale_legend(b, 10, y, "written ratio (mean per cell):");
+	double x = ml_heat_scale_legend(b, 10, y, "written ratio (mean per cell):");
 
-	svg_legend(b, x, y, HOT_MARK, "under a row: VMA classified hot");
+	ml_svg_legend(b, x, y, HOT_MARK, "under a row: VMA classified hot");
 }
 
 static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
@@ -160,7 +162,7 @@ static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct
 	char title[160];
 
 	if (heat_build(&h, w, o)) {
-		rb_puts(b, "<p class=\"note\">out of memory drawing the heat map</p>\n");
+		ml_rb_puts(b, "<p class=\"note\">out of memory drawing the heat map</p>\n");
 		return;
 	}
 	/* each row: the cells, then a lane under them for the hot mark */
@@ -169,20 +171,21 @@ static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct
 	p.xmin = 0;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
 	snprintf(title, sizeof(title), "written ratio of each VMA over time, pid %ld", w->pid);
-	svg_open(b, "heatmap", (int)(p.h + 100), title);
+	ml_svg_open(b, "heatmap", (int)(p.h + 100), title);
 	for (int r = 0; r < h.nrows; r++) {
 		heat_row(b, &h, r, &p, rowh);
 		heat_label(b, &w->vma[h.rows[r]], p.y0 + r * rowh, rowh);
 	}
-	svg_xaxis(b, &p, "time since the profiler started (s)");
+	ml_svg_xaxis(b, &p, "time since the profiler started (s)");
 	heat_legend(b, p.y0 + p.h + 62);
-	svg_close(b);
+	ml_svg_close(b);
 	if (w->nvma > (size_t)h.nrows)
-		rb_printf(b,
-			  "<p class=\"note\">%zu more VMAs, never hot and written least, are not "
-			  "shown.</p>\n",
-			  w->nvma - (size_t)h.nrows);
-	heat_free(&h);
+		ml_rb_printf(
+			b,
+			"<p class=\"note\">%zu more VMAs, never hot and written least, are not "
+			"shown.</p>\n",
+			w->nvma - (size_t)h.nrows);
+	ml_heat_free(&h);
 }
 
 /* Mean and maximum of each column's dirty rate, in MiB/s. */
@@ -191,7 +194,7 @@ static void rate_points(struct rbuf *b, const struct rep_writes *w, const struct
 {
 	size_t i = 0;
 
-	rb_printf(b, "<polyline class=\"%s\" points=\"", use_max ? "rate-max" : "rate");
+	ml_rb_printf(b, "<polyline class=\"%s\" points=\"", use_max ? "rate-max" : "rate");
 	for (int c = 0; c < ncols; c++) {
 		double sum = 0, max = 0, t = 0;
 		size_t n = 0;
@@ -204,84 +207,87 @@ static void rate_points(struct rbuf *b, const struct rep_writes *w, const struct
 			t += w->iv[i].t_ms;
 		}
 		if (n)
-			rb_printf(b, "%.1f,%.1f ", plot_x(p, (t / n - t0) / 1000),
-				  plot_y(p, use_max ? max : sum / n));
+			ml_rb_printf(b, "%.1f,%.1f ", ml_plot_x(p, (t / n - t0) / 1000),
+				     ml_plot_y(p, use_max ? max : sum / n));
 	}
-	rb_puts(b, "\"/>\n");
+	ml_rb_puts(b, "\"/>\n");
 }
 
 static void render_rate(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
 {
 	double t0 = w->iv[0].t_ms - w->iv[0].interval_s * 1000, t1 = w->iv[w->niv - 1].t_ms;
 	struct plot p = { .x0 = 80, .y0 = 30, .w = RP_WIDTH - 100, .h = 170 };
-	int ncols = (int)w->niv < rp_max_cols(o) ? (int)w->niv : rp_max_cols(o);
+	int ncols = (int)w->niv < ml_rp_max_cols(o) ? (int)w->niv : ml_rp_max_cols(o);
 	double max = 0, x = p.x0;
 
 	for (size_t i = 0; i < w->niv; i++)
 		if (w->iv[i].rate_pps * w->page_size / 1048576.0 > max)
 			max = w->iv[i].rate_pps * w->page_size / 1048576.0;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
-	p.ymax = nice_ceil(max);
-	svg_open(b, "rate", 250, "dirty rate over time");
-	svg_axes(b, &p, "time since the profiler started (s)", "dirty rate (MiB/s)");
+	p.ymax = ml_nice_ceil(max);
+	ml_svg_open(b, "rate", 250, "dirty rate over time");
+	ml_svg_axes(b, &p, "time since the profiler started (s)", "dirty rate (MiB/s)");
 	if (ncols < (int)w->niv) {
 		rate_points(b, w, &p, ncols, true, t0);
-		x = svg_legend(b, x, 16, "#9ecae1", "maximum of the intervals in a point");
+		x = ml_svg_legend(b, x, 16, "#9ecae1", "maximum of the intervals in a point");
 	}
 	rate_points(b, w, &p, ncols, false, t0);
-	svg_legend(b, x, 16, "#08519c", ncols < (int)w->niv ? "mean" : "written per second");
+	ml_svg_legend(b, x, 16, "#08519c", ncols < (int)w->niv ? "mean" : "written per second");
 	for (size_t i = 0; ncols == (int)w->niv && i < w->niv && w->niv <= 60; i++)
-		rb_printf(b, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>\n",
-			  plot_x(&p, (w->iv[i].t_ms - t0) / 1000),
-			  plot_y(&p, w->iv[i].rate_pps * w->page_size / 1048576.0));
-	svg_close(b);
+		ml_rb_printf(b, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>\n",
+			     ml_plot_x(&p, (w->iv[i].t_ms - t0) / 1000),
+			     ml_plot_y(&p, w->iv[i].rate_pps * w->page_size / 1048576.0));
+	ml_svg_close(b);
 }
 
 static void writes_facts(struct rbuf *b, const struct rep_writes *w)
 {
 	char s1[16], s2[16];
 
-	rb_printf(b, "<p class=\"facts\">%zu intervals, %zu VMAs seen", w->niv, w->nvma);
+	ml_rb_printf(b, "<p class=\"facts\">%zu intervals, %zu VMAs seen", w->niv, w->nvma);
 	if (w->have_summary) {
-		fmt_size(w->cumulative_dirty_bytes, s1, sizeof(s1));
-		fmt_size(w->avg_dirty_rate, s2, sizeof(s2));
-		rb_printf(b,
-			  "; written in all: %s (average %s/s); hot VMAs at the end: %ld; stopped "
-			  "because ",
-			  s1, s2, w->hot_vmas);
-		rb_html(b, w->stopped_because);
+		ml_fmt_size(w->cumulative_dirty_bytes, s1, sizeof(s1));
+		ml_fmt_size(w->avg_dirty_rate, s2, sizeof(s2));
+		ml_rb_printf(
+			b,
+			"; written in all: %s (average %s/s); hot VMAs at the end: %ld; stopped "
+			"because ",
+			s1, s2, w->hot_vmas);
+		ml_rb_html(b, w->stopped_because);
 	}
-	rb_puts(b, ".</p>\n");
+	ml_rb_puts(b, ".</p>\n");
 }
 
-void render_writes(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
+void ml_render_writes(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
 {
-	rb_printf(b,
-		  "<section class=\"writes\">\n<h2>Writes of pid %ld</h2>\n<p class=\"src\">from ",
-		  w->pid);
-	rb_html(b, w->src);
+	ml_rb_printf(
+		b, "<section class=\"writes\">\n<h2>Writes of pid %ld</h2>\n<p class=\"src\">from ",
+		w->pid);
+	ml_rb_html(b, w->src);
 	if (w->also) {
-		rb_puts(b, " and ");
-		rb_html(b, w->also);
+		ml_rb_puts(b, " and ");
+		ml_rb_html(b, w->also);
 	}
-	rb_puts(b, " (memlens writes)</p>\n");
+	ml_rb_puts(b, " (memlens writes)</p>\n");
 	writes_facts(b, w);
 	if (!w->niv) {
-		rb_puts(b, "<p class=\"note\">no intervals in this input, only the "
-			   "summary.</p>\n</section>\n");
+		ml_rb_puts(b, "<p class=\"note\">no intervals in this input, only the "
+			      "summary.</p>\n</section>\n");
 		return;
 	}
-	rb_puts(b, "<figure>\n");
+	ml_rb_puts(b, "<figure>\n");
 	render_heat(b, w, o);
-	rb_puts(b,
+	ml_rb_puts(
+		b,
 		"<figcaption>Each row is a VMA (size, region kind, start address); each column "
 		"an interval of the profiler, or a group of consecutive intervals when there are "
 		"many. Colour: share of the VMA's pages written in the interval.</figcaption>\n"
 		"</figure>\n<figure>\n");
 	render_rate(b, w, o);
-	rb_puts(b, "<figcaption>Pages written per second, all tracked VMAs together.</figcaption>\n"
+	ml_rb_puts(b,
+		   "<figcaption>Pages written per second, all tracked VMAs together.</figcaption>\n"
 		   "</figure>\n");
 	if (w->have_ranges)
-		render_ranges(b, w, o);
-	rb_puts(b, "</section>\n");
+		ml_render_ranges(b, w, o);
+	ml_rb_puts(b, "</section>\n");
 }

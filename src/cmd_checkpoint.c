@@ -91,7 +91,7 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 	struct ckpt_ticks *t = arg;
 
 	pthread_mutex_lock(&t->lock);
-	if (t->counting && !t->have_first && !profiler_sample_copy(&t->first, s))
+	if (t->counting && !t->have_first && !ml_profiler_sample_copy(&t->first, s))
 		t->have_first = true;
 	if (t->counting)
 		t->after++;
@@ -221,15 +221,15 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 
 static void json_ranges(struct jw *w, const char *key, const struct rangeset *s)
 {
-	jw_key(w, key);
-	jw_arr(w);
+	ml_jw_key(w, key);
+	ml_jw_arr(w);
 	for (size_t i = 0; i < s->n; i++) {
-		jw_arr(w);
-		jw_hex(w, s->r[i].start);
-		jw_hex(w, s->r[i].end);
-		jw_arr_end(w);
+		ml_jw_arr(w);
+		ml_jw_hex(w, s->r[i].start);
+		ml_jw_hex(w, s->r[i].end);
+		ml_jw_arr_end(w);
 	}
-	jw_arr_end(w);
+	ml_jw_arr_end(w);
 }
 
 struct ckpt_out {
@@ -247,31 +247,31 @@ static void json_profiler(struct jw *w, const struct ckpt_out *o)
 {
 	const struct profiler_sample *f = &o->ticks->first;
 
-	jw_key(w, "profiler");
-	jw_obj(w);
-	jw_kbool(w, "profiled", o->profiled);
-	jw_kbool(w, "reinit", o->res->profiler_reinit);
-	jw_kstr(w, "note", o->res->profiler_note);
-	jw_kuint(w, "resumed_intervals", o->ticks->after);
+	ml_jw_key(w, "profiler");
+	ml_jw_obj(w);
+	ml_jw_kbool(w, "profiled", o->profiled);
+	ml_jw_kbool(w, "reinit", o->res->profiler_reinit);
+	ml_jw_kstr(w, "note", o->res->profiler_note);
+	ml_jw_kuint(w, "resumed_intervals", o->ticks->after);
 	if (o->ticks->have_first) {
-		jw_kint(w, "resumed_tracked_vmas", f->tracked_vmas);
-		jw_kint(w, "resumed_dirty_pages", f->dirty.dirty_pages);
-		jw_kint(w, "resumed_cumulative_dirty_bytes", f->dirty.cumulative_dirty_bytes);
+		ml_jw_kint(w, "resumed_tracked_vmas", f->tracked_vmas);
+		ml_jw_kint(w, "resumed_dirty_pages", f->dirty.dirty_pages);
+		ml_jw_kint(w, "resumed_cumulative_dirty_bytes", f->dirty.cumulative_dirty_bytes);
 	}
-	jw_obj_end(w);
+	ml_jw_obj_end(w);
 }
 
 static void json_exclusion(struct jw *w, const struct criu_exclude_report *x)
 {
-	jw_key(w, "exclusion");
-	jw_obj(w);
-	jw_kbool(w, "applied", x->nexclude || x->nno_parent);
-	jw_kbool(w, "skipped", x->skipped);
-	jw_kuint(w, "exclude_ranges", x->nexclude);
-	jw_kuint(w, "no_parent_ranges", x->nno_parent);
-	jw_kbool(w, "exclude_file_used", x->used_file);
-	jw_kstr(w, "note", x->note);
-	jw_obj_end(w);
+	ml_jw_key(w, "exclusion");
+	ml_jw_obj(w);
+	ml_jw_kbool(w, "applied", x->nexclude || x->nno_parent);
+	ml_jw_kbool(w, "skipped", x->skipped);
+	ml_jw_kuint(w, "exclude_ranges", x->nexclude);
+	ml_jw_kuint(w, "no_parent_ranges", x->nno_parent);
+	ml_jw_kbool(w, "exclude_file_used", x->used_file);
+	ml_jw_kstr(w, "note", x->note);
+	ml_jw_obj_end(w);
 }
 
 static void print_json(const struct ckpt_out *o)
@@ -279,31 +279,31 @@ static void print_json(const struct ckpt_out *o)
 	const struct criu_result *r = o->res;
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", "checkpoint");
-	jw_kint(&w, "pid", o->c->req.pid);
-	jw_kstr(&w, "images_dir", o->c->req.images_dir);
-	jw_kstr(&w, "action", o->c->req.pre_dump ? "pre-dump" : "dump");
-	jw_kbool(&w, "ok", o->rc == EXIT_OK);
-	jw_kint(&w, "exit_code", o->rc);
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", "checkpoint");
+	ml_jw_kint(&w, "pid", o->c->req.pid);
+	ml_jw_kstr(&w, "images_dir", o->c->req.images_dir);
+	ml_jw_kstr(&w, "action", o->c->req.pre_dump ? "pre-dump" : "dump");
+	ml_jw_kbool(&w, "ok", o->rc == EXIT_OK);
+	ml_jw_kint(&w, "exit_code", o->rc);
 	criu_cli_json_caps(&w, o->caps);
-	jw_kstr(&w, "command", r->cmdline);
-	jw_kbool(&w, "criu_ran", r->ran);
-	jw_kint(&w, "criu_exit_status", r->exit_status);
-	jw_kbool(&w, "timed_out", r->timed_out);
-	jw_kuint(&w, "duration_ms", r->duration_ms);
-	jw_kuint(&w, "image_bytes", r->image_bytes);
-	jw_kint(&w, "pages_written", r->pages_written);
-	jw_kint(&w, "pages_scanned", r->pages_scanned);
-	jw_kint(&w, "pages_skipped_parent", r->pages_skipped_parent);
+	ml_jw_kstr(&w, "command", r->cmdline);
+	ml_jw_kbool(&w, "criu_ran", r->ran);
+	ml_jw_kint(&w, "criu_exit_status", r->exit_status);
+	ml_jw_kbool(&w, "timed_out", r->timed_out);
+	ml_jw_kuint(&w, "duration_ms", r->duration_ms);
+	ml_jw_kuint(&w, "image_bytes", r->image_bytes);
+	ml_jw_kint(&w, "pages_written", r->pages_written);
+	ml_jw_kint(&w, "pages_scanned", r->pages_scanned);
+	ml_jw_kint(&w, "pages_skipped_parent", r->pages_skipped_parent);
 	json_ranges(&w, "hot_ranges", o->hot);
 	json_exclusion(&w, &r->exclude);
 	json_profiler(&w, o);
-	jw_kstr(&w, "log", r->log_path);
+	ml_jw_kstr(&w, "log", r->log_path);
 	if (o->error)
-		jw_kstr(&w, "error", o->error);
-	jw_obj_end(&w);
+		ml_jw_kstr(&w, "error", o->error);
+	ml_jw_obj_end(&w);
 }
 
 static void print_human(const struct ckpt_out *o)
@@ -324,7 +324,7 @@ static void print_human(const struct ckpt_out *o)
 		       fmt_bytes(r->image_bytes, b, sizeof(b)), (long long)r->pages_written,
 		       (long long)r->pages_scanned, (long long)r->pages_skipped_parent);
 	printf("  hot:       %zu range(s), %s\n", o->hot->n,
-	       fmt_bytes(rangeset_bytes(o->hot), b, sizeof(b)));
+	       fmt_bytes(ml_rangeset_bytes(o->hot), b, sizeof(b)));
 	printf("  exclusion: %s\n", r->exclude.note[0] ? r->exclude.note : "none");
 	if (o->profiled)
 		printf("  profiler:  %s%s\n", r->profiler_reinit ? "re-initialised" : "",
@@ -341,13 +341,13 @@ static void print_human(const struct ckpt_out *o)
 /* Sleep @secs, or until a signal or the profiler stops. -EINTR / -ESRCH. */
 static int wait_profiling(struct profiler *p, const sigset_t *sigs, double secs)
 {
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
 
-	while ((cli_now_ns() - t0) / 1e9 < secs) {
+	while ((ml_mono_ns() - t0) / 1e9 < secs) {
 		if (cli_wait_signal(sigs, 50))
 			return -EINTR;
-		if (p && !profiler_running(p))
-			return profiler_error(p, NULL) ? profiler_error(p, NULL) : -ESRCH;
+		if (p && !ml_profiler_running(p))
+			return ml_profiler_error(p, NULL) ? ml_profiler_error(p, NULL) : -ESRCH;
 	}
 	return 0;
 }
@@ -359,9 +359,9 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 	struct ml_err err = { 0 };
 	int r;
 
-	r = profiler_open(pp, c->req.pid, &po, &err);
+	r = ml_profiler_open(pp, c->req.pid, &po, &err);
 	if (!r)
-		r = profiler_start(*pp, on_tick, t, &err);
+		r = ml_profiler_start(*pp, on_tick, t, &err);
 	if (r) {
 		cli_error("checkpoint", "profiling pid %d: %s", (int)c->req.pid, err.msg);
 		return r;
@@ -387,7 +387,7 @@ static int run_criu(struct ckpt_cli *c, const struct criu_caps *caps, struct pro
 {
 	struct criu_run_opts ro = { .timeout_ms = c->timeout_s * 1000 };
 	struct criu_session *s;
-	int r = criu_session_open(&s, caps, &ro, err);
+	int r = ml_criu_session_open(&s, caps, &ro, err);
 
 	if (r)
 		return r;
@@ -397,8 +397,8 @@ static int run_criu(struct ckpt_cli *c, const struct criu_caps *caps, struct pro
 	fprintf(stderr, "memlens checkpoint: running criu %s on pid %d (time limit %u s)...\n",
 		c->req.pre_dump ? "pre-dump" : "dump", (int)c->req.pid,
 		c->timeout_s ? c->timeout_s : CRIU_DEFAULT_TIMEOUT_MS / 1000);
-	r = criu_checkpoint(s, p, &c->req, res, hot, err);
-	criu_session_close(s);
+	r = ml_criu_checkpoint(s, p, &c->req, res, hot, err);
+	ml_criu_session_close(s);
 	return r;
 }
 
@@ -427,7 +427,7 @@ static int checkpoint(struct ckpt_cli *c, const struct criu_caps *caps, struct c
 	}
 out:
 	if (p)
-		profiler_close(p);
+		ml_profiler_close(p);
 	return r;
 }
 
@@ -446,7 +446,7 @@ static int cmd_checkpoint(int argc, char **argv)
 	rc = parse_args(argc, argv, &c);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	rc = criu_dump_target_check(c.req.pid, &err);
+	rc = ml_criu_dump_target_check(c.req.pid, &err);
 	if (rc) {
 		cli_error("checkpoint", "%s", err.msg);
 		return exit_code_for(rc);
@@ -465,7 +465,7 @@ static int cmd_checkpoint(int argc, char **argv)
 	memset(&res, 0, sizeof(res));
 	res.exit_status = -1;
 	res.pages_written = res.pages_scanned = res.pages_skipped_parent = -1;
-	rangeset_init(&hot);
+	ml_rangeset_init(&hot);
 	cli_block_signals(&sigs);
 	rc = checkpoint(&c, &caps, &o, &t, &sigs);
 	o.rc = rc = rc ? exit_code_for(rc) : EXIT_OK;
@@ -473,8 +473,8 @@ static int cmd_checkpoint(int argc, char **argv)
 		print_json(&o);
 	else
 		print_human(&o);
-	rangeset_free(&hot);
-	profiler_sample_free(&t.first);
+	ml_rangeset_free(&hot);
+	ml_profiler_sample_free(&t.first);
 	return rc;
 }
 

@@ -362,7 +362,7 @@ static void fill_round(struct mig_run *m, struct mig_round *r, const struct criu
 	r->bytes = res->pages_written > 0 ? (uint64_t)res->pages_written * 4096 : 0;
 	r->duration_ms = res->duration_ms;
 	r->hot_ranges = hot->n;
-	r->hot_bytes = rangeset_bytes(hot);
+	r->hot_bytes = ml_rangeset_bytes(hot);
 	r->excluded = res->exclude.nexclude;
 	r->no_parent = res->exclude.nno_parent;
 	if (!r->pre_dump && !res->exclude.nno_parent && !res->exclude.parent_unusable)
@@ -388,11 +388,11 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 
 	if (!res)
 		return -ENOMEM;
-	rangeset_init(&hot);
+	ml_rangeset_init(&hot);
 	memset(r, 0, sizeof(*r));
 	r->k = k;
 	r->pre_dump = pre_dump;
-	r->start_ms = (cli_now_ns() - m->t0_ns) / 1000000;
+	r->start_ms = (ml_mono_ns() - m->t0_ns) / 1000000;
 	ret = ask(m, ans, sizeof(ans), "ROUND %d", k);
 	if (!ret && sscanf(ans, "PORT %d", &port) != 1)
 		ret = -EPROTO;
@@ -412,10 +412,10 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 		.extra_args = m->c->extra.n ? m->c->extra.v : NULL,
 	};
 
-	ret = criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
-	m->criu_end_ns = cli_now_ns();
+	ret = ml_criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
+	m->criu_end_ns = ml_mono_ns();
 	if (!ret && !pre_dump)
-		criu_read_dump_frozen(dir, &m->frozen_us, &err);
+		ml_criu_read_dump_frozen(dir, &m->frozen_us, &err);
 	if (ret)
 		snprintf(m->error, sizeof(m->error), "%s", err.msg);
 	/* the page server ends with the dump, failed or not */
@@ -429,7 +429,7 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 	m->nr++;
 	print_round(m, r);
 out:
-	rangeset_free(&hot);
+	ml_rangeset_free(&hot);
 	free(res);
 	return ret;
 }
@@ -470,7 +470,7 @@ static void wait_pid_free(pid_t pid)
 
 static int final_round(struct mig_run *m, int k)
 {
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
 	char ans[512];
 	int ret, pid;
 	unsigned long long ms;
@@ -478,7 +478,7 @@ static int final_round(struct mig_run *m, int k)
 	ret = do_round(m, k, false);
 	if (ret)
 		return ret;
-	m->dump_ms = (cli_now_ns() - t0) / 1000000;
+	m->dump_ms = (ml_mono_ns() - t0) / 1000000;
 	ret = send_images(m, k);
 	if (ret)
 		return ret;
@@ -502,9 +502,9 @@ static int final_round(struct mig_run *m, int k)
 	 * destination; without that count, from the start of the final round */
 	if (m->frozen_us >= 0)
 		m->downtime_ms =
-			(cli_now_ns() - m->criu_end_ns) / 1000000 + (uint64_t)m->frozen_us / 1000;
+			(ml_mono_ns() - m->criu_end_ns) / 1000000 + (uint64_t)m->frozen_us / 1000;
 	else
-		m->downtime_ms = (cli_now_ns() - t0) / 1000000;
+		m->downtime_ms = (ml_mono_ns() - t0) / 1000000;
 	m->restored = pid;
 	m->restore_ms = ms;
 	return 0;
@@ -517,10 +517,10 @@ static uint64_t latest_seq(struct profiler *p)
 	uint64_t seq;
 
 	memset(&smp, 0, sizeof(smp));
-	if (!p || profiler_latest(p, &smp))
+	if (!p || ml_profiler_latest(p, &smp))
 		return 0;
 	seq = smp.seq;
-	profiler_sample_free(&smp);
+	ml_profiler_sample_free(&smp);
 	return seq;
 }
 
@@ -531,11 +531,11 @@ static uint64_t latest_seq(struct profiler *p)
  */
 static int wait_round(struct mig_run *m, const sigset_t *sigs)
 {
-	uint64_t t0 = cli_now_ns(), seq0 = latest_seq(m->p);
+	uint64_t t0 = ml_mono_ns(), seq0 = latest_seq(m->p);
 	double max_s = 10 * (m->c->round_s > 1 ? m->c->round_s : 1);
 
 	for (;;) {
-		double el = (cli_now_ns() - t0) / 1e9;
+		double el = (ml_mono_ns() - t0) / 1e9;
 		uint64_t seq = latest_seq(m->p);
 
 		if (seq < seq0) /* re-initialised after the last round: counting from 1 */
@@ -552,10 +552,10 @@ static int start_profiling(struct mig_run *m, const sigset_t *sigs)
 {
 	struct profiler_opts po = { .interval_ms = m->c->interval_ms };
 	struct ml_err err = { 0 };
-	int r = profiler_open(&m->p, m->c->pid, &po, &err);
+	int r = ml_profiler_open(&m->p, m->c->pid, &po, &err);
 
 	if (!r)
-		r = profiler_start(m->p, NULL, NULL, &err);
+		r = ml_profiler_start(m->p, NULL, NULL, &err);
 	if (r) {
 		snprintf(m->error, sizeof(m->error), "profiling pid %d: %s", (int)m->c->pid,
 			 err.msg);
@@ -569,11 +569,11 @@ static void decide(struct mig_run *m)
 	char opts[128];
 
 	m->precopy = m->caps.mem_dirty_track && m->c->max_rounds > 0;
-	m->exclude = m->precopy && !m->c->no_exclude && criu_can_exclude(&m->caps);
-	criu_caps_options(&m->caps, opts, sizeof(opts));
+	m->exclude = m->precopy && !m->c->no_exclude && ml_criu_can_exclude(&m->caps);
+	ml_criu_caps_options(&m->caps, opts, sizeof(opts));
 	if (m->c->no_exclude)
 		snprintf(m->why, sizeof(m->why), "exclusion off (--no-exclude)");
-	else if (!criu_can_exclude(&m->caps))
+	else if (!ml_criu_can_exclude(&m->caps))
 		snprintf(m->why, sizeof(m->why),
 			 "this CRIU cannot leave memory out of a pre-dump (%s)", opts);
 }
@@ -585,9 +585,9 @@ static int migrate(struct mig_run *m, const sigset_t *sigs)
 	char ans[256];
 	int ret, k = 1;
 
-	m->t0_ns = cli_now_ns();
+	m->t0_ns = ml_mono_ns();
 	m->frozen_us = -1;
-	ret = criu_session_open(&m->sess, &m->caps, &ro, &err);
+	ret = ml_criu_session_open(&m->sess, &m->caps, &ro, &err);
 	if (ret)
 		return ret;
 	ret = wire_send(&m->w, MIGRATE_HELLO);
@@ -621,48 +621,49 @@ static void print_json(const struct mig_run *m, int rc)
 {
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", "migrate");
-	jw_kint(&w, "pid", m->c->pid);
-	jw_kstr(&w, "to", m->c->to);
-	jw_kbool(&w, "ok", rc == EXIT_OK);
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", "migrate");
+	ml_jw_kint(&w, "pid", m->c->pid);
+	ml_jw_kstr(&w, "to", m->c->to);
+	ml_jw_kbool(&w, "ok", rc == EXIT_OK);
 	criu_cli_json_caps(&w, &m->caps);
-	jw_kbool(&w, "precopy", m->precopy);
-	jw_kbool(&w, "exclusion", m->exclude);
-	jw_key(&w, "rounds");
-	jw_arr(&w);
+	ml_jw_kbool(&w, "precopy", m->precopy);
+	ml_jw_kbool(&w, "exclusion", m->exclude);
+	ml_jw_key(&w, "rounds");
+	ml_jw_arr(&w);
 	for (int i = 0; i < m->nr; i++) {
 		const struct mig_round *r = &m->r[i];
 
-		jw_obj(&w);
-		jw_kint(&w, "round", r->k);
-		jw_kstr(&w, "kind", r->pre_dump ? "pre-dump" : "dump");
-		jw_kint(&w, "pages", r->pages);
-		jw_kuint(&w, "bytes", r->bytes);
-		jw_kuint(&w, "stored_bytes", r->stored);
-		jw_kuint(&w, "start_ms", r->start_ms);
-		jw_kuint(&w, "duration_ms", r->duration_ms);
-		jw_kuint(&w, "hot_ranges", r->hot_ranges);
-		jw_kuint(&w, "hot_bytes", r->hot_bytes);
-		jw_kuint(&w, "excluded_ranges", r->excluded);
-		jw_kuint(&w, "no_parent_ranges", r->no_parent);
-		jw_kstr(&w, "note", r->note);
-		jw_obj_end(&w);
+		ml_jw_obj(&w);
+		ml_jw_kint(&w, "round", r->k);
+		ml_jw_kstr(&w, "kind", r->pre_dump ? "pre-dump" : "dump");
+		ml_jw_kint(&w, "pages", r->pages);
+		ml_jw_kuint(&w, "bytes", r->bytes);
+		ml_jw_kuint(&w, "stored_bytes", r->stored);
+		ml_jw_kuint(&w, "start_ms", r->start_ms);
+		ml_jw_kuint(&w, "duration_ms", r->duration_ms);
+		ml_jw_kuint(&w, "hot_ranges", r->hot_ranges);
+		ml_jw_kuint(&w, "hot_bytes", r->hot_bytes);
+		ml_jw_kuint(&w, "excluded_ranges", r->excluded);
+		ml_jw_kuint(&w, "no_parent_ranges", r->no_parent);
+		ml_jw_kstr(&w, "note", r->note);
+		ml_jw_obj_end(&w);
 	}
-	jw_arr_end(&w);
-	jw_kuint(&w, "total_bytes", m->total);
-	jw_kuint(&w, "downtime_ms", m->downtime_ms);
-	jw_kuint(&w, "final_dump_ms", m->dump_ms);
-	jw_kint(&w, "frozen_in_dump_ms", m->frozen_us >= 0 ? m->frozen_us / 1000 : -1);
-	jw_kuint(&w, "restore_ms", m->restore_ms);
-	jw_kint(&w, "restored_pid", m->restored);
+	ml_jw_arr_end(&w);
+	ml_jw_kuint(&w, "total_bytes", m->total);
+	ml_jw_kuint(&w, "downtime_ms", m->downtime_ms);
+	ml_jw_kuint(&w, "final_dump_ms", m->dump_ms);
+	ml_jw_kint(&w, "frozen_in_dump_ms", m->frozen_us >= 0 ? m->frozen_us / 1000 : -1);
+	ml_jw_kuint(&w, "restore_ms", m->restore_ms);
+	ml_jw_kint(&w, "restored_pid", m->restored);
 	if (m->exclude)
-		jw_kstr(&w, "limits",
+		ml_jw_kstr(
+			&w, "limits",
 			"whole VMAs are left out; the ranges apply to every process of the tree");
 	if (m->error[0])
-		jw_kstr(&w, "error", m->error);
-	jw_obj_end(&w);
+		ml_jw_kstr(&w, "error", m->error);
+	ml_jw_obj_end(&w);
 }
 
 static void print_summary(const struct mig_run *m, int rc)
@@ -698,7 +699,7 @@ static int run_source(struct mig_cli *c)
 	if (!m)
 		return EXIT_FAIL;
 	m->c = c;
-	r = criu_dump_target_check(c->pid, &err);
+	r = ml_criu_dump_target_check(c->pid, &err);
 	if (r) {
 		cli_error("migrate", "%s", err.msg);
 		free(m);
@@ -747,8 +748,8 @@ static int run_source(struct mig_cli *c)
 		cli_error("migrate", "%s; the process tree is still running at the source",
 			  m->error[0] ? m->error : strerror(-r));
 	if (m->p)
-		profiler_close(m->p);
-	criu_session_close(m->sess);
+		ml_profiler_close(m->p);
+	ml_criu_session_close(m->sess);
 	wire_close(&m->w);
 	if (m->recv_pid)
 		waitpid(m->recv_pid, NULL, 0);

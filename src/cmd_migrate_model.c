@@ -58,7 +58,7 @@ static int read_trace(const char *path, struct mm_trace *t)
 	ret = ml_lines_check_file(f, name, &err);
 	ml_lines_init(&in, f, name, 0);
 	while (!ret && (ret = ml_lines_next(&in, &line, &n, &err)) > 0) {
-		ret = mm_trace_add_line(t, line, n, &err);
+		ret = ml_mm_trace_add_line(t, line, n, &err);
 		if (ret)
 			ml_err_wrap(&err, "%s:%ld", name, in.lineno);
 	}
@@ -74,32 +74,32 @@ static void print_json(const struct mm_cli *c, const struct mm_result *r)
 {
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", "migrate_model");
-	jw_kdbl(&w, "bandwidth_mbps", c->p.bandwidth_mbps);
-	jw_kdbl(&w, "round_interval_s", c->p.round_interval_s);
-	jw_key(&w, "policies");
-	jw_arr(&w);
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", "migrate_model");
+	ml_jw_kdbl(&w, "bandwidth_mbps", c->p.bandwidth_mbps);
+	ml_jw_kdbl(&w, "round_interval_s", c->p.round_interval_s);
+	ml_jw_key(&w, "policies");
+	ml_jw_arr(&w);
 	for (int k = 0; k < MM_NPOLICIES; k++) {
-		jw_obj(&w);
-		jw_kstr(&w, "name", mm_policy_name(r[k].policy));
-		jw_key(&w, "rounds");
-		jw_arr(&w);
+		ml_jw_obj(&w);
+		ml_jw_kstr(&w, "name", ml_mm_policy_name(r[k].policy));
+		ml_jw_key(&w, "rounds");
+		ml_jw_arr(&w);
 		for (size_t i = 0; i < r[k].nrounds; i++) {
-			jw_obj(&w);
-			jw_kint(&w, "round", r[k].rounds[i].round);
-			jw_kuint(&w, "bytes", r[k].rounds[i].bytes);
-			jw_obj_end(&w);
+			ml_jw_obj(&w);
+			ml_jw_kint(&w, "round", r[k].rounds[i].round);
+			ml_jw_kuint(&w, "bytes", r[k].rounds[i].bytes);
+			ml_jw_obj_end(&w);
 		}
-		jw_arr_end(&w);
-		jw_kuint(&w, "total_bytes", r[k].total_bytes);
-		jw_kuint(&w, "final_round_bytes", r[k].final_round_bytes);
-		jw_kdbl(&w, "downtime_ms", r[k].downtime_ms);
-		jw_obj_end(&w);
+		ml_jw_arr_end(&w);
+		ml_jw_kuint(&w, "total_bytes", r[k].total_bytes);
+		ml_jw_kuint(&w, "final_round_bytes", r[k].final_round_bytes);
+		ml_jw_kdbl(&w, "downtime_ms", r[k].downtime_ms);
+		ml_jw_obj_end(&w);
 	}
-	jw_arr_end(&w);
-	jw_obj_end(&w);
+	ml_jw_arr_end(&w);
+	ml_jw_obj_end(&w);
 }
 
 static void print_human(const struct mm_cli *c, const struct mm_trace *t, const struct mm_result *r)
@@ -113,8 +113,8 @@ static void print_human(const struct mm_cli *c, const struct mm_trace *t, const 
 	printf("%-10s %6s %12s %12s %12s  %s\n", "policy", "rounds", "total", "final round",
 	       "downtime", "bytes per round");
 	for (int k = 0; k < MM_NPOLICIES; k++) {
-		printf("%-10s %6zu %12s %12s %9.1f ms ", mm_policy_name(r[k].policy), r[k].nrounds,
-		       fmt_bytes(r[k].total_bytes, a, sizeof(a)),
+		printf("%-10s %6zu %12s %12s %9.1f ms ", ml_mm_policy_name(r[k].policy),
+		       r[k].nrounds, fmt_bytes(r[k].total_bytes, a, sizeof(a)),
 		       fmt_bytes(r[k].final_round_bytes, b, sizeof(b)), r[k].downtime_ms);
 		for (size_t i = 0; i < r[k].nrounds; i++)
 			printf(" %s", fmt_bytes(r[k].rounds[i].bytes, a, sizeof(a)));
@@ -208,11 +208,11 @@ static int cmd_migrate_model(int argc, char **argv)
 	rc = parse_args(argc, argv, &c);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	mm_trace_init(&t);
+	ml_mm_trace_init(&t);
 	rc = read_trace(c.file, &t);
 	if (rc)
 		goto out;
-	if (mm_run(&t, &c.p, res, &err)) {
+	if (ml_mm_run(&t, &c.p, res, &err)) {
 		cli_error("migrate-model", "%s: %s", c.file, err.msg);
 		rc = exit_code_for(-err.code);
 		goto out;
@@ -221,9 +221,9 @@ static int cmd_migrate_model(int argc, char **argv)
 		print_json(&c, res);
 	else
 		print_human(&c, &t, res);
-	mm_results_free(res);
+	ml_mm_results_free(res);
 out:
-	mm_trace_free(&t);
+	ml_mm_trace_free(&t);
 	return rc;
 }
 

@@ -112,9 +112,9 @@ static int load_inputs(struct report *r, int n, char **files)
 
 	for (int i = 0; i < n; i++) {
 		if (!strcmp(files[i], "-"))
-			ret = report_load_stream(r, stdin, "(stdin)", &err);
+			ret = ml_report_load_stream(r, stdin, "(stdin)", &err);
 		else
-			ret = report_load_file(r, files[i], &err);
+			ret = ml_report_load_file(r, files[i], &err);
 		if (ret) {
 			cli_error("report", "%s", err.msg);
 			return ret == -ENOMEM || ret == -EIO ? EXIT_FAIL : EXIT_USAGE;
@@ -188,12 +188,12 @@ int cmd_report(int argc, char **argv)
 	rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
-	report_init(&r);
+	ml_report_init(&r);
 	r.skip_unknown = a.skip_unknown;
 	rc = load_inputs(&r, argc - optind, argv + optind);
 	if (rc)
 		goto out;
-	ret = report_render(&r, &a.opts, &page, &err);
+	ret = ml_report_render(&r, &a.opts, &page, &err);
 	if (ret) {
 		cli_error("report", "%s", err.msg);
 		rc = ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
@@ -213,8 +213,8 @@ int cmd_report(int argc, char **argv)
 	}
 	say_written(a.out, &r, page.len);
 out:
-	rb_free(&page);
-	report_free(&r);
+	ml_rb_free(&page);
+	ml_report_free(&r);
 	return rc;
 }
 

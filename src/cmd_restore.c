@@ -101,22 +101,22 @@ static void print_json(const struct restore_cli *c, const struct criu_caps *caps
 {
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", "restore");
-	jw_kstr(&w, "images_dir", c->req.images_dir);
-	jw_kbool(&w, "ok", rc == EXIT_OK);
-	jw_kint(&w, "exit_code", rc);
-	jw_kint(&w, "pid", r->restored_pid);
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", "restore");
+	ml_jw_kstr(&w, "images_dir", c->req.images_dir);
+	ml_jw_kbool(&w, "ok", rc == EXIT_OK);
+	ml_jw_kint(&w, "exit_code", rc);
+	ml_jw_kint(&w, "pid", r->restored_pid);
 	criu_cli_json_caps(&w, caps);
-	jw_kstr(&w, "command", r->cmdline);
-	jw_kint(&w, "criu_exit_status", r->exit_status);
-	jw_kbool(&w, "timed_out", r->timed_out);
-	jw_kuint(&w, "duration_ms", r->duration_ms);
-	jw_kstr(&w, "log", r->log_path);
+	ml_jw_kstr(&w, "command", r->cmdline);
+	ml_jw_kint(&w, "criu_exit_status", r->exit_status);
+	ml_jw_kbool(&w, "timed_out", r->timed_out);
+	ml_jw_kuint(&w, "duration_ms", r->duration_ms);
+	ml_jw_kstr(&w, "log", r->log_path);
 	if (error)
-		jw_kstr(&w, "error", error);
-	jw_obj_end(&w);
+		ml_jw_kstr(&w, "error", error);
+	ml_jw_obj_end(&w);
 }
 
 static int cmd_restore(int argc, char **argv)
@@ -139,7 +139,7 @@ static int cmd_restore(int argc, char **argv)
 	if (rc)
 		return rc;
 	ro.timeout_ms = c.timeout_s * 1000;
-	r = criu_restore(&caps, &c.req, &ro, &res, &err);
+	r = ml_criu_restore(&caps, &c.req, &ro, &res, &err);
 	rc = r ? (r == -ESRCH ? EXIT_FAIL : exit_code_for(r)) : EXIT_OK;
 	if (r)
 		cli_error("restore", "%s", err.msg);

@@ -59,41 +59,41 @@ struct writes_ctx {
 
 static void emit_attach_json(struct jw *w, const struct attach_stats *a)
 {
-	jw_key(w, "attach");
-	jw_obj(w);
-	jw_kdbl(w, "stopped_ms", a->stopped_ns / 1e6);
-	jw_kuint(w, "threads_held", a->threads_held);
-	jw_kuint(w, "threads_in_nonrestartable_wait", a->in_nonrestartable);
-	jw_kuint(w, "waits_restarted", a->restarted);
-	jw_kuint(w, "syscalls_injected", a->syscalls);
-	jw_obj_end(w);
+	ml_jw_key(w, "attach");
+	ml_jw_obj(w);
+	ml_jw_kdbl(w, "stopped_ms", a->stopped_ns / 1e6);
+	ml_jw_kuint(w, "threads_held", a->threads_held);
+	ml_jw_kuint(w, "threads_in_nonrestartable_wait", a->in_nonrestartable);
+	ml_jw_kuint(w, "waits_restarted", a->restarted);
+	ml_jw_kuint(w, "syscalls_injected", a->syscalls);
+	ml_jw_obj_end(w);
 }
 
 static void emit_region_json(struct jw *w, const struct profiler_region *r)
 {
-	jw_obj(w);
-	jw_khex(w, "start_addr", r->start);
-	jw_khex(w, "end_addr", r->end);
-	jw_kstr(w, "kind", vma_kind_name(r->kind));
-	jw_kuint(w, "total_pages", r->total_pages);
-	jw_kuint(w, "dirty_pages", r->dirty_pages);
-	jw_kdbl(w, "written_ratio", r->written_ratio);
-	jw_kint(w, "consecutive_hot", r->consecutive_hot);
-	jw_kbool(w, "hot", r->hot);
-	jw_obj_end(w);
+	ml_jw_obj(w);
+	ml_jw_khex(w, "start_addr", r->start);
+	ml_jw_khex(w, "end_addr", r->end);
+	ml_jw_kstr(w, "kind", ml_vma_kind_name(r->kind));
+	ml_jw_kuint(w, "total_pages", r->total_pages);
+	ml_jw_kuint(w, "dirty_pages", r->dirty_pages);
+	ml_jw_kdbl(w, "written_ratio", r->written_ratio);
+	ml_jw_kint(w, "consecutive_hot", r->consecutive_hot);
+	ml_jw_kbool(w, "hot", r->hot);
+	ml_jw_obj_end(w);
 }
 
 static void emit_dirty_json(struct jw *w, const struct profiler_dirty *d)
 {
-	jw_key(w, "dirty");
-	jw_obj(w);
-	jw_kint(w, "dirty_pages", d->dirty_pages);
-	jw_kint(w, "dirty_bytes", d->dirty_bytes);
-	jw_kdbl(w, "dirty_rate_pages_per_sec", d->dirty_rate_pages_per_sec);
-	jw_kint(w, "cumulative_dirty_bytes", d->cumulative_dirty_bytes);
-	jw_kdbl(w, "avg_dirty_rate", d->avg_dirty_rate);
-	jw_kint(w, "timestamp_ms", d->timestamp_ms);
-	jw_obj_end(w);
+	ml_jw_key(w, "dirty");
+	ml_jw_obj(w);
+	ml_jw_kint(w, "dirty_pages", d->dirty_pages);
+	ml_jw_kint(w, "dirty_bytes", d->dirty_bytes);
+	ml_jw_kdbl(w, "dirty_rate_pages_per_sec", d->dirty_rate_pages_per_sec);
+	ml_jw_kint(w, "cumulative_dirty_bytes", d->cumulative_dirty_bytes);
+	ml_jw_kdbl(w, "avg_dirty_rate", d->avg_dirty_rate);
+	ml_jw_kint(w, "timestamp_ms", d->timestamp_ms);
+	ml_jw_obj_end(w);
 }
 
 static void emit_interval_json(FILE *f, const struct writes_ctx *c, const struct profiler_sample *s,
@@ -101,35 +101,35 @@ static void emit_interval_json(FILE *f, const struct writes_ctx *c, const struct
 {
 	struct jw w;
 
-	jw_init(&w, f);
-	jw_obj(&w);
-	jw_kstr(&w, "type", "interval");
-	jw_kint(&w, "pid", c->pid);
-	jw_kuint(&w, "seq", s->seq);
-	jw_kint(&w, "t_ms", s->t_ms);
-	jw_kdbl(&w, "interval_s", s->interval_s);
-	jw_kint(&w, "total_vmas", s->total_vmas);
-	jw_kint(&w, "tracked_vmas", s->tracked_vmas);
-	jw_kint(&w, "hot_vmas", s->hot_vmas);
-	jw_kuint(&w, "tick_us", s->tick_ns / 1000);
+	ml_jw_init(&w, f);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", "interval");
+	ml_jw_kint(&w, "pid", c->pid);
+	ml_jw_kuint(&w, "seq", s->seq);
+	ml_jw_kint(&w, "t_ms", s->t_ms);
+	ml_jw_kdbl(&w, "interval_s", s->interval_s);
+	ml_jw_kint(&w, "total_vmas", s->total_vmas);
+	ml_jw_kint(&w, "tracked_vmas", s->tracked_vmas);
+	ml_jw_kint(&w, "hot_vmas", s->hot_vmas);
+	ml_jw_kuint(&w, "tick_us", s->tick_ns / 1000);
 	emit_dirty_json(&w, &s->dirty);
-	jw_key(&w, "regions");
-	jw_arr(&w);
+	ml_jw_key(&w, "regions");
+	ml_jw_arr(&w);
 	for (size_t i = 0; i < s->nregions; i++)
 		emit_region_json(&w, &s->regions[i]);
-	jw_arr_end(&w);
+	ml_jw_arr_end(&w);
 	if (with_written) {
-		jw_key(&w, "written");
-		jw_arr(&w);
+		ml_jw_key(&w, "written");
+		ml_jw_arr(&w);
 		for (size_t i = 0; i < s->nwritten; i++) {
-			jw_arr(&w);
-			jw_hex(&w, s->written[i].start);
-			jw_hex(&w, s->written[i].end);
-			jw_arr_end(&w);
+			ml_jw_arr(&w);
+			ml_jw_hex(&w, s->written[i].start);
+			ml_jw_hex(&w, s->written[i].end);
+			ml_jw_arr_end(&w);
 		}
-		jw_arr_end(&w);
+		ml_jw_arr_end(&w);
 	}
-	jw_obj_end(&w);
+	ml_jw_obj_end(&w);
 }
 
 static void print_table(const struct writes_ctx *c, const struct profiler_sample *s)
@@ -150,7 +150,7 @@ static void print_table(const struct writes_ctx *c, const struct profiler_sample
 				"SIZE", "DIRTY", "RATIO", "CONS", "HOT");
 		fprintf(c->out, "  %016llx-%016llx %-9s %8s %8llu %6.3f %4d %s\n",
 			(unsigned long long)r->start, (unsigned long long)r->end,
-			vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
+			ml_vma_kind_name(r->kind), fmt_bytes(r->end - r->start, b1, sizeof(b1)),
 			(unsigned long long)r->dirty_pages, r->written_ratio, r->consecutive_hot,
 			r->hot ? "HOT" : "");
 	}
@@ -179,8 +179,8 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 		print_table(c, s);
 	if (c->record)
 		emit_interval_json(c->record, c, s, true);
-	profiler_sample_free(&c->last);
-	if (!profiler_sample_copy(&c->last, s))
+	ml_profiler_sample_free(&c->last);
+	if (!ml_profiler_sample_copy(&c->last, s))
 		c->have_last = true;
 	c->intervals++;
 	if (s->dirty.dirty_pages > c->max_dirty_pages)
@@ -196,26 +196,26 @@ static void print_summary(struct writes_ctx *c, const char *why)
 	if (c->json) {
 		struct jw w;
 
-		jw_init(&w, c->out);
-		jw_obj(&w);
-		jw_kstr(&w, "type", "summary");
-		jw_kint(&w, "pid", c->pid);
-		jw_kuint(&w, "intervals", c->intervals);
-		jw_kint(&w, "total_vmas", c->have_last ? s->total_vmas : 0);
-		jw_kint(&w, "tracked_vmas", c->have_last ? s->tracked_vmas : 0);
-		jw_kint(&w, "hot_vmas", c->have_last ? s->hot_vmas : 0);
-		jw_kstr(&w, "stopped_because", why);
+		ml_jw_init(&w, c->out);
+		ml_jw_obj(&w);
+		ml_jw_kstr(&w, "type", "summary");
+		ml_jw_kint(&w, "pid", c->pid);
+		ml_jw_kuint(&w, "intervals", c->intervals);
+		ml_jw_kint(&w, "total_vmas", c->have_last ? s->total_vmas : 0);
+		ml_jw_kint(&w, "tracked_vmas", c->have_last ? s->tracked_vmas : 0);
+		ml_jw_kint(&w, "hot_vmas", c->have_last ? s->hot_vmas : 0);
+		ml_jw_kstr(&w, "stopped_because", why);
 		if (c->attach)
 			emit_attach_json(&w, c->attach);
-		jw_key(&w, "regions");
-		jw_arr(&w);
+		ml_jw_key(&w, "regions");
+		ml_jw_arr(&w);
 		for (size_t i = 0; c->have_last && i < s->nregions; i++)
 			if (s->regions[i].hot)
 				emit_region_json(&w, &s->regions[i]);
-		jw_arr_end(&w);
+		ml_jw_arr_end(&w);
 		struct profiler_dirty zero = { 0 };
 		emit_dirty_json(&w, c->have_last ? &s->dirty : &zero);
-		jw_obj_end(&w);
+		ml_jw_obj_end(&w);
 		return;
 	}
 	fprintf(c->out, "summary: pid %d, %llu intervals, stopped because %s\n", (int)c->pid,
@@ -233,7 +233,7 @@ static void print_summary(struct writes_ctx *c, const char *why)
 			fprintf(c->out,
 				"  HOT %016llx-%016llx %-9s %8s ratio %.3f for %d intervals\n",
 				(unsigned long long)r->start, (unsigned long long)r->end,
-				vma_kind_name(r->kind),
+				ml_vma_kind_name(r->kind),
 				fmt_bytes(r->end - r->start, b1, sizeof(b1)), r->written_ratio,
 				r->consecutive_hot);
 	}
@@ -414,7 +414,7 @@ int cmd_writes(int argc, char **argv)
 	pthread_mutex_init(&c.out_lock, NULL);
 	cli_block_signals(&sigs);
 	if (!pid) {
-		child = spawn_stopped(argv + optind, &err);
+		child = ml_spawn_stopped(argv + optind, &err);
 		if (child < 0) {
 			cli_error("writes", "%s", err.msg);
 			rc = err.code == ENOENT ? 127 : EXIT_FAIL;
@@ -424,36 +424,36 @@ int cmd_writes(int argc, char **argv)
 		po.target_stopped = true;
 	}
 	c.pid = pid;
-	r = profiler_open(&p, pid, &po, &err);
+	r = ml_profiler_open(&p, pid, &po, &err);
 	if (r) {
 		cli_error("writes", "%s", err.msg);
 		rc = exit_code_for(r);
 		if (child) {
-			spawn_release(child, NULL);
+			ml_spawn_release(child, NULL);
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
 		}
 		goto out;
 	}
-	c.attach = profiler_attach_stats(p);
+	c.attach = ml_profiler_attach_stats(p);
 	if (!c.json && !c.quiet) {
 		const struct attach_stats *st = c.attach;
 
 		fprintf(c.out,
 			"profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); target "
 			"stopped %.2f ms for setup. Ctrl-C to stop.\n\n",
-			(int)pid, profiler_options(p)->interval_ms,
-			profiler_options(p)->hot_threshold, profiler_options(p)->hot_consecutive,
-			st->stopped_ns / 1e6);
+			(int)pid, ml_profiler_options(p)->interval_ms,
+			ml_profiler_options(p)->hot_threshold,
+			ml_profiler_options(p)->hot_consecutive, st->stopped_ns / 1e6);
 		fflush(c.out);
 	}
-	r = profiler_start(p, on_tick, &c, &err);
+	r = ml_profiler_start(p, on_tick, &c, &err);
 	if (r) {
 		cli_error("writes", "%s", err.msg);
 		rc = EXIT_FAIL;
 		goto out_close;
 	}
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
 	for (;;) {
 		int sig = cli_wait_signal(&sigs, 50);
 
@@ -462,9 +462,9 @@ int cmd_writes(int argc, char **argv)
 			stop_sig = sig;
 			break;
 		}
-		if (!profiler_running(p)) {
+		if (!ml_profiler_running(p)) {
 			struct ml_err e2 = { 0 };
-			int er = profiler_error(p, &e2);
+			int er = ml_profiler_error(p, &e2);
 
 			if (er == -ESRCH) {
 				why = "the target exited";
@@ -480,7 +480,7 @@ int cmd_writes(int argc, char **argv)
 			}
 			break;
 		}
-		if (duration > 0 && (cli_now_ns() - t0) / 1e9 >= duration) {
+		if (duration > 0 && (ml_mono_ns() - t0) / 1e9 >= duration) {
 			why = "the duration elapsed";
 			break;
 		}
@@ -490,12 +490,12 @@ int cmd_writes(int argc, char **argv)
 			break;
 		}
 	}
-	profiler_stop(p);
+	ml_profiler_stop(p);
 	/* never a summary after intervals that were lost */
 	if (!output_failed(&c))
 		print_summary(&c, why);
 out_close:
-	profiler_close(p);
+	ml_profiler_close(p);
 	if (child) {
 		int status;
 
@@ -511,7 +511,7 @@ out:
 		rc = EXIT_FAIL;
 	if (c.out && c.out != stdout && out_close("writes", c.out))
 		rc = EXIT_FAIL;
-	profiler_sample_free(&c.last);
+	ml_profiler_sample_free(&c.last);
 	return rc;
 }
 

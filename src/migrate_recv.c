@@ -19,6 +19,7 @@
 #include "cliutil.h"
 #include "migrate.h"
 #include "migrate_wire.h"
+#include "memlens/proc.h"
 
 struct recv_state {
 	const struct migrate_recv_opts *o;
@@ -68,7 +69,7 @@ static int start_round(struct recv_state *s, int k)
 	rq.images_dir = dir;
 	rq.port = port;
 	rq.parent_dir = k > 1 ? parent : NULL;
-	r = criu_page_server_start(s->o->caps, &rq, &ro, &s->ps_pid, &res, &e);
+	r = ml_criu_page_server_start(s->o->caps, &rq, &ro, &s->ps_pid, &res, &e);
 	if (r)
 		return wire_send(&s->w, "ERR %s", e.msg);
 	s->round = k;
@@ -83,22 +84,9 @@ static int end_round(struct recv_state *s, int k)
 
 	if (k != s->round || !s->ps_pid)
 		return wire_send(&s->w, "ERR no page server for round %d", k);
-	for (int i = 0; i < 3000 && kill(s->ps_pid, 0) == 0; i++) {
-		char p[64], st[256] = "";
-		FILE *f;
-
-		snprintf(p, sizeof(p), "/proc/%d/stat", (int)s->ps_pid);
-		f = fopen(p, "re");
-		if (f) {
-			if (!fgets(st, sizeof(st), f))
-				st[0] = '\0';
-			fclose(f);
-		}
-		if (strstr(st, ") Z "))
-			break;
+	for (int i = 0; i < 3000 && !ml_proc_exited(s->ps_pid, 0); i++)
 		usleep(10000);
-	}
-	criu_page_server_stop(s->ps_pid, &e);
+	ml_criu_page_server_stop(s->ps_pid, &e);
 	s->ps_pid = 0;
 	round_dir(s, k, dir, sizeof(dir));
 	return wire_send(&s->w, "STORED %d %llu", k, (unsigned long long)pages_bytes(dir));
@@ -133,7 +121,7 @@ static int restore(struct recv_state *s, int k, int shell_job)
 				 s->round);
 	round_dir(s, k, dir, sizeof(dir));
 	rq.images_dir = dir;
-	r = criu_restore(s->o->caps, &rq, &ro, &res, &e);
+	r = ml_criu_restore(s->o->caps, &rq, &ro, &res, &e);
 	if (r)
 		return wire_send(&s->w, "ERR %s", e.msg);
 	if (s->o->verbose)
@@ -190,7 +178,7 @@ int migrate_receive(int lfd, const struct migrate_recv_opts *o)
 	if (s.ps_pid) {
 		struct ml_err e;
 
-		criu_page_server_stop(s.ps_pid, &e);
+		ml_criu_page_server_stop(s.ps_pid, &e);
 	}
 	wire_close(&s.w);
 	return r;

@@ -11,6 +11,9 @@
 #ifndef MEMLENS_ATTACH_H
 #define MEMLENS_ATTACH_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,9 +36,11 @@ struct attach_stats {
  * @pid is our tracee and already in a ptrace-stop (spawn mode, at exec).
  * On failure everything done so far is undone and @err names the step.
  */
-int wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err);
+int ml_wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err);
 
 /* Refuse what cannot be profiled, with a clear reason (no such pid, kernel thread). */
-int wp_check_target(pid_t pid, struct ml_err *err);
+int ml_wp_check_target(pid_t pid, struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

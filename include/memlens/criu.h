@@ -3,7 +3,7 @@
  * CRIU integration: find and probe a CRIU binary, turn the heat
  * map into CRIU's exclude arguments, run dump / pre-dump / restore /
  * page-server with a time limit, and the checkpoint flow that wraps the
- * write profiler (profiler_release() -> CRIU -> profiler_reinit()).
+ * write profiler (ml_profiler_release() -> CRIU -> ml_profiler_reinit()).
  *
  * Nothing here prints or exits. CRIU runs as a child process (posix_spawn,
  * its own session, stdout/stderr into its log), so the functions are safe
@@ -21,6 +21,9 @@
  */
 #ifndef MEMLENS_CRIU_H
 #define MEMLENS_CRIU_H
+
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
 
 #include <limits.h>
 #include <stdbool.h>
@@ -54,13 +57,14 @@ struct criu_caps {
 };
 
 /*
- * Choose the CRIU binary: @explicit_path if given, else $MEMLENS_CRIU,
- * else the one scripts/ensure-criu.sh built (.cache/criu/bin/criu of the
- * source tree this program was built in: ../ or ../../ from its
- * directory), else `criu` on $PATH. Writes an absolute path into @out.
- * -ENOENT with a message that says how to get one.
+ * Choose the CRIU binary: @explicit_path if given (the caller's --criu or
+ * environment), else `criu` on $PATH, else @fallback when it is given and
+ * executable (a path the caller chose at build time). Nothing else is
+ * looked at. Writes an absolute path into @out. -ENOENT with a message
+ * that says how to get one.
  */
-int criu_locate(const char *explicit_path, char *out, size_t len, struct ml_err *err);
+int ml_criu_locate(const char *explicit_path, const char *fallback, char *out, size_t len,
+		   struct ml_err *err);
 
 /*
  * What the CRIU at @path supports: `criu --exclude-range=.. --exclude-file=..
@@ -68,11 +72,11 @@ int criu_locate(const char *explicit_path, char *out, size_t len, struct ml_err 
  * unrecognized), `criu check` and `criu check --feature mem_dirty_track`.
  * Probe once and keep @caps for every later command of the same run.
  */
-int criu_probe(const char *path, struct criu_caps *caps, struct ml_err *err);
+int ml_criu_probe(const char *path, struct criu_caps *caps, struct ml_err *err);
 /* Can this CRIU leave ranges out of a pre-dump (--exclude-range or --exclude-file)? */
-bool criu_can_exclude(const struct criu_caps *caps);
+bool ml_criu_can_exclude(const struct criu_caps *caps);
 /* "--exclude-range yes, --exclude-file no, --no-parent-range yes" into @buf. */
-void criu_caps_options(const struct criu_caps *caps, char *buf, size_t len);
+void ml_criu_caps_options(const struct criu_caps *caps, char *buf, size_t len);
 
 /* ---- arguments (pure; lib/criu/criu_args.c) -------------------------------- */
 
@@ -82,19 +86,20 @@ struct criu_argv {
 	size_t n, cap;
 };
 
-void criu_argv_init(struct criu_argv *a);
-void criu_argv_free(struct criu_argv *a);
-int criu_argv_add(struct criu_argv *a, const char *s);
-int criu_argv_addf(struct criu_argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ml_criu_argv_init(struct criu_argv *a);
+void ml_criu_argv_free(struct criu_argv *a);
+int ml_criu_argv_add(struct criu_argv *a, const char *s);
+int ml_criu_argv_addf(struct criu_argv *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Shell-quoted command line into @buf (truncated with "..." when too long). */
-void criu_argv_format(const struct criu_argv *a, char *buf, size_t len);
+void ml_criu_argv_format(const struct criu_argv *a, char *buf, size_t len);
 
 /*
  * ranges of @prev not covered by @cur (hot -> cold
  * transitions) into @no_parent (cleared first).
  */
-int criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
-		     struct rangeset *no_parent);
+int ml_criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
+			struct rangeset *no_parent);
 
 /*
  * Write the exclude file: "S E\n" per range (lower-case hex, no 0x) into
@@ -102,10 +107,10 @@ int criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
  * owned by us, not writable by group or others; the file is created with
  * O_EXCL|O_NOFOLLOW, mode 0600. Path of the file into @path.
  */
-int criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path, size_t len,
-			    struct ml_err *err);
+int ml_criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path,
+			       size_t len, struct ml_err *err);
 
-/* What criu_exclude_args() did, for the report. */
+/* What ml_criu_exclude_args() did, for the report. */
 struct criu_exclude_report {
 	size_t nexclude; /* ranges excluded (passed to CRIU) */
 	size_t nno_parent; /* --no-parent-range passed */
@@ -122,7 +127,7 @@ struct criu_exclude_report {
  * the exclude and no-parent arguments of one (pre-)dump, using
  * only the options @caps accepts (@caps NULL: all of them).
  * @exclude (NULL for a dump: it writes every VMA anyway) goes as
- * --exclude-file (written into @private_dir, see criu_write_exclude_file())
+ * --exclude-file (written into @private_dir, see ml_criu_write_exclude_file())
  * when there are more than CRIU_EXCLUDE_RANGE_MAX ranges and CRIU has it,
  * else all as --exclude-range S:E, else as the file; neither: skipped.
  * Every range of @parent_excluded (what the parent images left out) that is
@@ -131,9 +136,10 @@ struct criu_exclude_report {
  * option, rep->parent_unusable is set and the caller must not give CRIU the
  * parent (its pages there have holes CRIU would look for).
  */
-int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
-		      const struct rangeset *parent_excluded, const struct criu_caps *caps,
-		      const char *private_dir, struct criu_exclude_report *rep, struct ml_err *err);
+int ml_criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
+			 const struct rangeset *parent_excluded, const struct criu_caps *caps,
+			 const char *private_dir, struct criu_exclude_report *rep,
+			 struct ml_err *err);
 
 /* ---- what an images directory left out (lib/criu/criu_record.c) ----------- */
 
@@ -146,17 +152,17 @@ int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
  * Write @dir/memlens-excluded.txt: "# ..." then "S E\n" per range (hex).
  * Written after every successful (pre-)dump, empty when nothing was left out.
  */
-int criu_record_write(const char *dir, const struct rangeset *excluded, struct ml_err *err);
+int ml_criu_record_write(const char *dir, const struct rangeset *excluded, struct ml_err *err);
 /*
  * The ranges the images in @dir left out: memlens's record and the fork's
  * hot-iovs.json ("excluded"), united (both are conservative: a range
  * wrongly listed costs a resend, a range missed fails the next dump).
  * @found: which records were there (0: none, 1: memlens's, 2: the fork's).
  */
-int criu_record_read(const char *dir, struct rangeset *out, int *found, struct ml_err *err);
+int ml_criu_record_read(const char *dir, struct rangeset *out, int *found, struct ml_err *err);
 /* Parsers on a buffer (pure, for tests). -EINVAL on malformed input. */
-int criu_parse_record(const char *buf, size_t len, struct rangeset *out);
-int criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out);
+int ml_criu_parse_record(const char *buf, size_t len, struct rangeset *out);
+int ml_criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out);
 
 /* ---- running CRIU (lib/criu/criu.c) ---------------------------------------- */
 
@@ -207,26 +213,26 @@ struct criu_dump_req {
  * Can CRIU dump @pid at all, as seen from this PID namespace? 0, -ESRCH
  * (no such process), -EINVAL (its session id reads 0 here: the kernel's
  * session, or a leader outside this PID namespace; CRIU refuses both).
- * criu_dump() checks this itself; callers use it to fail before profiling.
+ * ml_criu_dump() checks this itself; callers use it to fail before profiling.
  */
-int criu_dump_target_check(pid_t pid, struct ml_err *err);
-/* All criu_dump() checks before it runs CRIU: the target, then pre-dump support. */
-int criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req *req,
-		       struct ml_err *err);
+int ml_criu_dump_target_check(pid_t pid, struct ml_err *err);
+/* All ml_criu_dump() checks before it runs CRIU: the target, then pre-dump support. */
+int ml_criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req *req,
+			  struct ml_err *err);
 
 /*
  * Run `criu dump` or `criu pre-dump`. With a parent_dir, the ranges its
- * records (criu_record_read()) say it left out are passed as
+ * records (ml_criu_record_read()) say it left out are passed as
  * --no-parent-range unless excluded again; --track-mem goes with every
  * pre-dump and with a dump that has a parent (when dirty tracking works),
  * so CRIU writes only the pages changed since the parent. On success the
  * images directory gets its own record. Returns 0 when CRIU exited 0;
  * -ETIMEDOUT, -EIO (CRIU failed: exit status and log in @res),
  * -ESRCH (no such process), -EOPNOTSUPP (pre-dump without soft-dirty,
- * checked before CRIU runs), -EINVAL (criu_dump_target_check() refused).
+ * checked before CRIU runs), -EINVAL (ml_criu_dump_target_check() refused).
  */
-int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *req,
-	      const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
+int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *req,
+		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
 
 struct criu_restore_req {
 	const char *images_dir;
@@ -235,8 +241,8 @@ struct criu_restore_req {
 };
 
 /* `criu restore -d`: res->restored_pid is the restored task. */
-int criu_restore(const struct criu_caps *caps, const struct criu_restore_req *req,
-		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
+int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req *req,
+		    const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
 
 struct criu_page_server_req {
 	const char *images_dir;
@@ -248,55 +254,58 @@ struct criu_page_server_req {
 /*
  * Start `criu page-server --daemon`: returns once it listens; *pid is the
  * daemon (it exits by itself after serving one dump). Stop early with
- * criu_page_server_stop().
+ * ml_criu_page_server_stop().
  */
-int criu_page_server_start(const struct criu_caps *caps, const struct criu_page_server_req *req,
-			   const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
-			   struct ml_err *err);
-int criu_page_server_stop(pid_t pid, struct ml_err *err);
+int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_page_server_req *req,
+			      const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
+			      struct ml_err *err);
+int ml_criu_page_server_stop(pid_t pid, struct ml_err *err);
 
 /*
  * Decode CRIU's stats-dump image in @images_dir (a protobuf image; no crit
  * needed). -ENOENT when there is none.
  */
-int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
-			 int64_t *pages_skipped_parent, int64_t *pages_written, struct ml_err *err);
+int ml_criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
+			    int64_t *pages_skipped_parent, int64_t *pages_written,
+			    struct ml_err *err);
 /*
  * How long the tree was frozen (stats-dump frozen_time, microseconds; -1
  * unknown): a dump without --leave-running keeps it frozen until the end.
  */
-int criu_read_dump_frozen(const char *images_dir, int64_t *frozen_us, struct ml_err *err);
-int criu_parse_dump_frozen(const uint8_t *buf, size_t len, int64_t *frozen_us);
+int ml_criu_read_dump_frozen(const char *images_dir, int64_t *frozen_us, struct ml_err *err);
+int ml_criu_parse_dump_frozen(const uint8_t *buf, size_t len, int64_t *frozen_us);
 /* The same on a buffer holding the file (pure, for tests and fuzzing). */
-int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
-			  int64_t *pages_skipped_parent, int64_t *pages_written);
+int ml_criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
+			     int64_t *pages_skipped_parent, int64_t *pages_written);
 
 /* ---- the checkpoint flow -------------------------------- */
 
 struct criu_session;
 
 /* One target's checkpoints: a CRIU, the previous exclude set, a lock. */
-int criu_session_open(struct criu_session **out, const struct criu_caps *caps,
-		      const struct criu_run_opts *o, struct ml_err *err);
-void criu_session_close(struct criu_session *s);
+int ml_criu_session_open(struct criu_session **out, const struct criu_caps *caps,
+			 const struct criu_run_opts *o, struct ml_err *err);
+void ml_criu_session_close(struct criu_session *s);
 /* The ranges excluded by the last successful checkpoint (copy). */
-int criu_session_prev_exclude(struct criu_session *s, struct rangeset *out);
-void criu_session_reset(struct criu_session *s);
+int ml_criu_session_prev_exclude(struct criu_session *s, struct rangeset *out);
+void ml_criu_session_reset(struct criu_session *s);
 
 /*
  * take the hot set from @p (may be NULL: no exclusion),
- * profiler_release(), compute exclude / no-parent ranges against the
+ * ml_profiler_release(), compute exclude / no-parent ranges against the
  * previous set, run CRIU per @req (its exclude/no_parent fields are
- * ignored), then profiler_reinit() unless the target is gone, and on
+ * ignored), then ml_profiler_reinit() unless the target is gone, and on
  * success remember the hot set as the previous exclude set. @hot, if not
- * NULL, receives the hot set used. Returns CRIU's result as criu_dump().
+ * NULL, receives the hot set used. Returns CRIU's result as ml_criu_dump().
  * A failing re-init after a successful dump is reported in @res
  * (profiler_reinit false, profiler_note) and returns 0.
  */
-int criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
-		    struct criu_result *res, struct rangeset *hot, struct ml_err *err);
+int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
+		       struct criu_result *res, struct rangeset *hot, struct ml_err *err);
 
 /* Hot regions of the profiler's latest sample as a range set. */
-int criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err);
+int ml_criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

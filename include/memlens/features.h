@@ -7,6 +7,9 @@
 #ifndef MEMLENS_FEATURES_H
 #define MEMLENS_FEATURES_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -32,15 +35,17 @@ struct feature_list {
 };
 
 /* Append one; returns it (the last slot is reused when the list is full). */
-struct feature *feature_add(struct feature_list *l, const char *group, const char *name,
-			    enum feature_state state, const char *used_by, const char *fix,
-			    const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+struct feature *ml_feature_add(struct feature_list *l, const char *group, const char *name,
+			       enum feature_state state, const char *used_by, const char *fix,
+			       const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 
 /*
  * The memory and process interfaces: PAGEMAP_SCAN, async write-protect
  * userfaultfd, soft-dirty, kpageflags, ptrace policy, pidfd_getfd, the PID
  * namespace, THP, swap.
  */
-void features_probe_memory(struct feature_list *l);
+void ml_features_probe_memory(struct feature_list *l);
+
+#pragma GCC visibility pop
 
 #endif

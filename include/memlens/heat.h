@@ -8,6 +8,9 @@
 #ifndef MEMLENS_HEAT_H
 #define MEMLENS_HEAT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,19 +42,21 @@ struct heat {
 };
 
 /* -EINVAL for a threshold outside (0, 1] or consecutive outside [1, HEAT_WINDOW]. */
-int heat_init(struct heat *h, double threshold, int consecutive);
-void heat_free(struct heat *h);
-void heat_reset(struct heat *h);
+int ml_heat_init(struct heat *h, double threshold, int consecutive);
+void ml_heat_free(struct heat *h);
+void ml_heat_reset(struct heat *h);
 
 /*
  * One interval: @samples (sorted by start) are every VMA tracked now.
  * States of VMAs not in @samples are dropped; new VMAs get fresh state.
  */
-int heat_update(struct heat *h, const struct heat_sample *samples, size_t n);
+int ml_heat_update(struct heat *h, const struct heat_sample *samples, size_t n);
 
-const struct heat_state *heat_find(const struct heat *h, uint64_t start);
-size_t heat_hot_count(const struct heat *h);
+const struct heat_state *ml_heat_find(const struct heat *h, uint64_t start);
+size_t ml_heat_hot_count(const struct heat *h);
 /* Mean of the ratios in the window. */
-double heat_window_mean(const struct heat_state *s);
+double ml_heat_window_mean(const struct heat_state *s);
+
+#pragma GCC visibility pop
 
 #endif

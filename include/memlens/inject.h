@@ -34,6 +34,9 @@
 #ifndef MEMLENS_INJECT_H
 #define MEMLENS_INJECT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -105,61 +108,63 @@ struct injector {
 };
 
 /* Read the target's mappings and find what the injection needs. */
-int inject_prepare(pid_t pid, struct inject_prep *p, struct ml_err *err);
+int ml_inject_prepare(pid_t pid, struct inject_prep *p, struct ml_err *err);
 
 /*
  * Seize and hold every thread of @pid, choose the injection thread, save
  * its context and write the continuation that returns it there. Must be
  * called from the thread that will do the rest (ptrace is per thread).
  */
-int inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep,
-		  struct ml_err *err);
+int ml_inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep,
+		     struct ml_err *err);
 
 /*
  * Spawn mode: @tid is our tracee, single-threaded, stopped at its exec's
  * syscall-exit stop.
  */
-int inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err);
+int ml_inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err);
 
 /*
- * Run @call in the target. If memlens dies before inject_detach(), the
+ * Run @call in the target. If memlens dies before ml_inject_detach(), the
  * target runs @then[0..nthen-1] itself, then returns to its own context.
  * On success *ret holds the raw return value (negative errno on failure of
  * the call) and 0 is returned; a negative return means the injection
  * itself failed (-ESRCH: the target died).
  */
-int inject_syscall(struct injector *in, const struct inject_call *call,
-		   const struct inject_call *then, size_t nthen, long *ret, struct ml_err *err);
+int ml_inject_syscall(struct injector *in, const struct inject_call *call,
+		      const struct inject_call *then, size_t nthen, long *ret, struct ml_err *err);
 
 /*
  * Change what an orphaned target still runs after the call that just
  * completed (e.g. close() of the descriptor that call returned).
  */
-int inject_set_then(struct injector *in, const struct inject_call *then, size_t nthen,
-		    struct ml_err *err);
+int ml_inject_set_then(struct injector *in, const struct inject_call *then, size_t nthen,
+		       struct ml_err *err);
 
 /*
  * Run the injection thread's seccomp filters on @calls (and on the
  * rt_sigreturn an orphan would run): -EPERM, with the reason, when a
  * filter would kill, trap or suspend the target on one of them.
  */
-int inject_check_filters(struct injector *in, const struct inject_call *calls, size_t n,
-			 struct ml_err *err);
+int ml_inject_check_filters(struct injector *in, const struct inject_call *calls, size_t n,
+			    struct ml_err *err);
 
 /* The lowest descriptor number free in the (held) target. */
-int inject_lowest_free_fd(pid_t pid);
+int ml_inject_lowest_free_fd(pid_t pid);
 
 /*
  * Restore the thread's context exactly, put the scratch area back as it
  * was, let every thread go. Signals queued meanwhile are delivered by the
  * kernel with their own siginfo.
  */
-int inject_detach(struct injector *in, struct ml_err *err);
+int ml_inject_detach(struct injector *in, struct ml_err *err);
 
 /* Nanoseconds the target has been stopped since attach (or was, after detach). */
-uint64_t inject_stopped_ns(const struct injector *in);
+uint64_t ml_inject_stopped_ns(const struct injector *in);
 
 /* Search the target's code for the two instruction sequences. */
-int inject_find_gadgets(pid_t pid, struct inject_prep *p, struct ml_err *err);
+int ml_inject_find_gadgets(pid_t pid, struct inject_prep *p, struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

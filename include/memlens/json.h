@@ -7,6 +7,9 @@
 #ifndef MEMLENS_JSON_H
 #define MEMLENS_JSON_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,34 +35,36 @@ struct json {
 /*
  * Parse @len bytes at @text (one value, surrounding white space allowed).
  * -EINVAL with "byte N: what" in @err on malformed input, -ENOMEM.
- * Free with json_free().
+ * Free with ml_json_free().
  */
-int json_parse(const char *text, size_t len, struct json **out, struct ml_err *err);
-void json_free(struct json *j);
+int ml_json_parse(const char *text, size_t len, struct json **out, struct ml_err *err);
+void ml_json_free(struct json *j);
 
 /* NULL when @obj is not an object or has no such key (first match). */
-const struct json *json_get(const struct json *obj, const char *key);
+const struct json *ml_json_get(const struct json *obj, const char *key);
 /* NULL when @arr is not an array/object or @i is out of range. */
-const struct json *json_at(const struct json *arr, size_t i);
+const struct json *ml_json_at(const struct json *arr, size_t i);
 /* Members of an array or object; 0 for anything else (or NULL). */
-size_t json_count(const struct json *j);
+size_t ml_json_count(const struct json *j);
 
 /* Typed accessors: 0, or -EINVAL when @j is NULL or of another type / out of range. */
-int json_as_int(const struct json *j, int64_t *out);
-int json_as_uint(const struct json *j, uint64_t *out);
-int json_as_double(const struct json *j, double *out);
-int json_as_bool(const struct json *j, bool *out);
+int ml_json_as_int(const struct json *j, int64_t *out);
+int ml_json_as_uint(const struct json *j, uint64_t *out);
+int ml_json_as_double(const struct json *j, double *out);
+int ml_json_as_bool(const struct json *j, bool *out);
 /* NULL unless @j is a string. */
-const char *json_as_str(const struct json *j);
+const char *ml_json_as_str(const struct json *j);
 /* A "0x..." (or plain hex) string as a number. */
-int json_as_hex(const struct json *j, uint64_t *out);
+int ml_json_as_hex(const struct json *j, uint64_t *out);
 
-/* Shorthands: json_as_*(json_get(obj, key), out). */
-int json_get_int(const struct json *obj, const char *key, int64_t *out);
-int json_get_uint(const struct json *obj, const char *key, uint64_t *out);
-int json_get_double(const struct json *obj, const char *key, double *out);
-int json_get_bool(const struct json *obj, const char *key, bool *out);
-const char *json_get_str(const struct json *obj, const char *key);
-int json_get_hex(const struct json *obj, const char *key, uint64_t *out);
+/* Shorthands: json_as_*(ml_json_get(obj, key), out). */
+int ml_json_get_int(const struct json *obj, const char *key, int64_t *out);
+int ml_json_get_uint(const struct json *obj, const char *key, uint64_t *out);
+int ml_json_get_double(const struct json *obj, const char *key, double *out);
+int ml_json_get_bool(const struct json *obj, const char *key, bool *out);
+const char *ml_json_get_str(const struct json *obj, const char *key);
+int ml_json_get_hex(const struct json *obj, const char *key, uint64_t *out);
+
+#pragma GCC visibility pop
 
 #endif

@@ -6,6 +6,9 @@
 #ifndef MEMLENS_MAPS_H
 #define MEMLENS_MAPS_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,7 +40,7 @@ struct vma {
 	unsigned int dev_major, dev_minor;
 	char perms[5]; /* "rwxp" */
 	enum vma_kind kind;
-	uint32_t path_off; /* into vma_set.strings; see vma_path() */
+	uint32_t path_off; /* into vma_set.strings; see ml_vma_path() */
 };
 
 struct vma_set {
@@ -53,7 +56,7 @@ struct vma_set {
  * memory map changed while the kernel printed it, the text must be read
  * again.
  */
-int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *err);
+int ml_maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *err);
 
 /* How many times a maps file is read before its changing is an error. */
 #define MAPS_READ_TRIES 8
@@ -63,11 +66,11 @@ int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *
  * a text that changed while it was read is read again (up to
  * MAPS_READ_TRIES reads, then -EAGAIN).
  */
-int maps_read(pid_t pid, struct vma_set *out, struct ml_err *err);
+int ml_maps_read(pid_t pid, struct vma_set *out, struct ml_err *err);
 
 /* The raw text of an open maps fd (re-read from offset 0; @buf grows as needed): its length or
  * -errno. */
-ssize_t maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err);
+ssize_t ml_maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err);
 
 /*
  * Parse the @len bytes of maps text in *@buf, which were read from @fd; while
@@ -76,38 +79,40 @@ ssize_t maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err);
  * length of the text parsed (now in *@buf) or -errno: -EAGAIN when every
  * read saw the memory map change.
  */
-ssize_t maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct vma_set *out,
-		      struct ml_err *err);
+ssize_t ml_maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct vma_set *out,
+			 struct ml_err *err);
 
-/* maps_read_raw() and maps_parse_fd(): 0 or -errno. */
-int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err);
+/* ml_maps_read_raw() and ml_maps_parse_fd(): 0 or -errno. */
+int ml_maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err);
 
 /* Classify every VMA. @exe is the main executable's path, or NULL to guess. */
-void maps_classify(struct vma_set *set, const char *exe);
+void ml_maps_classify(struct vma_set *set, const char *exe);
 
-const char *vma_path(const struct vma_set *set, const struct vma *v);
-const char *vma_kind_name(enum vma_kind k);
-int vma_kind_from_name(const char *name);
+const char *ml_vma_path(const struct vma_set *set, const struct vma *v);
+const char *ml_vma_kind_name(enum vma_kind k);
+int ml_vma_kind_from_name(const char *name);
 static inline uint64_t vma_pages(const struct vma *v)
 {
 	return (v->end - v->start) / 4096;
 }
 
 /* Writable, private and not a kernel-provided mapping: what the profiler tracks. */
-bool vma_is_writable_private(const struct vma *v);
+bool ml_vma_is_writable_private(const struct vma *v);
 
-void vma_set_init(struct vma_set *s);
-void vma_set_clear(struct vma_set *s);
-void vma_set_free(struct vma_set *s);
+void ml_vma_set_init(struct vma_set *s);
+void ml_vma_set_clear(struct vma_set *s);
+void ml_vma_set_free(struct vma_set *s);
 
 /*
  * Indices of VMAs of @cur that have no VMA with the
  * same [start, end) in @old. Returns the count written to @added (at most
  * @max). Both sets must be sorted by start, as maps files are.
  */
-size_t vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added, size_t max);
+size_t ml_vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added, size_t max);
 
 /* Index of the VMA containing @addr, or -1. */
-long vma_find(const struct vma_set *s, uint64_t addr);
+long ml_vma_find(const struct vma_set *s, uint64_t addr);
+
+#pragma GCC visibility pop
 
 #endif

@@ -21,6 +21,9 @@
 #ifndef MEMLENS_MIGRATE_MODEL_H
 #define MEMLENS_MIGRATE_MODEL_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,14 +57,14 @@ struct mm_trace {
 	size_t with_written; /* intervals that have a "written" array */
 };
 
-void mm_trace_init(struct mm_trace *t);
-void mm_trace_free(struct mm_trace *t);
+void ml_mm_trace_init(struct mm_trace *t);
+void ml_mm_trace_free(struct mm_trace *t);
 /*
  * Add one JSON Lines line of the trace. Objects with a "type" other than
  * "interval" are counted and skipped; blank lines are ignored. -EINVAL
  * with the reason for malformed lines.
  */
-int mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct ml_err *err);
+int ml_mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct ml_err *err);
 
 struct mm_params {
 	double bandwidth_mbps; /* MiB/s, > 0 */
@@ -87,11 +90,13 @@ struct mm_result {
 	double downtime_ms;
 };
 
-const char *mm_policy_name(enum mm_policy p);
+const char *ml_mm_policy_name(enum mm_policy p);
 
-/* Run the three policies; @out[i] is policy i. Free with mm_results_free(). */
-int mm_run(const struct mm_trace *t, const struct mm_params *p, struct mm_result out[MM_NPOLICIES],
-	   struct ml_err *err);
-void mm_results_free(struct mm_result out[MM_NPOLICIES]);
+/* Run the three policies; @out[i] is policy i. Free with ml_mm_results_free(). */
+int ml_mm_run(const struct mm_trace *t, const struct mm_params *p,
+	      struct mm_result out[MM_NPOLICIES], struct ml_err *err);
+void ml_mm_results_free(struct mm_result out[MM_NPOLICIES]);
+
+#pragma GCC visibility pop
 
 #endif

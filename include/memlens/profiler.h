@@ -7,6 +7,9 @@
 #ifndef MEMLENS_PROFILER_H
 #define MEMLENS_PROFILER_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,33 +73,35 @@ struct profiler;
 typedef void (*profiler_tick_fn)(const struct profiler_sample *s, void *arg);
 
 /* Inject, register every writable private VMA, write-protect baseline, verify. */
-int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *o,
-		  struct ml_err *err);
+int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *o,
+		     struct ml_err *err);
 /* One interval, synchronously (no thread). -ESRCH: the target exited. */
-int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err);
+int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err);
 /* Run ticks every interval_ms on a thread of its own. */
-int profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err);
+int ml_profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err);
 /* Stop the thread (idempotent). */
-void profiler_stop(struct profiler *p);
+void ml_profiler_stop(struct profiler *p);
 /* True while the thread runs; false after the target exited or a fatal error. */
-bool profiler_running(struct profiler *p);
+bool ml_profiler_running(struct profiler *p);
 /* The thread's fatal error, if it stopped by itself. */
-int profiler_error(struct profiler *p, struct ml_err *err);
+int ml_profiler_error(struct profiler *p, struct ml_err *err);
 /* Copy of the latest sample (caller frees with profiler_sample_free). */
-int profiler_latest(struct profiler *p, struct profiler_sample *out);
+int ml_profiler_latest(struct profiler *p, struct profiler_sample *out);
 /* Unregister everything, close all fds. The target is left as it was. */
-void profiler_close(struct profiler *p);
+void ml_profiler_close(struct profiler *p);
 
 /* stop the loop, unregister every VMA, reset heat (before CRIU). */
-int profiler_release(struct profiler *p, struct ml_err *err);
+int ml_profiler_release(struct profiler *p, struct ml_err *err);
 /* re-read maps, register, baseline, reset counters, restart the loop if it ran. */
-int profiler_reinit(struct profiler *p, struct ml_err *err);
+int ml_profiler_reinit(struct profiler *p, struct ml_err *err);
 
-pid_t profiler_pid(const struct profiler *p);
-const struct attach_stats *profiler_attach_stats(const struct profiler *p);
-const struct profiler_opts *profiler_options(const struct profiler *p);
+pid_t ml_profiler_pid(const struct profiler *p);
+const struct attach_stats *ml_profiler_attach_stats(const struct profiler *p);
+const struct profiler_opts *ml_profiler_options(const struct profiler *p);
 
-void profiler_sample_free(struct profiler_sample *s);
-int profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src);
+void ml_profiler_sample_free(struct profiler_sample *s);
+int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src);
+
+#pragma GCC visibility pop
 
 #endif

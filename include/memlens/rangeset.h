@@ -3,6 +3,9 @@
 #ifndef MEMLENS_RANGESET_H
 #define MEMLENS_RANGESET_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,26 +19,28 @@ struct rangeset {
 	size_t n, cap;
 };
 
-void rangeset_init(struct rangeset *s);
-void rangeset_free(struct rangeset *s);
-void rangeset_clear(struct rangeset *s);
-int rangeset_copy(struct rangeset *dst, const struct rangeset *src);
+void ml_rangeset_init(struct rangeset *s);
+void ml_rangeset_free(struct rangeset *s);
+void ml_rangeset_clear(struct rangeset *s);
+int ml_rangeset_copy(struct rangeset *dst, const struct rangeset *src);
 /* Add [start, end); merges overlapping and adjacent ranges. -ENOMEM on failure. */
-int rangeset_add(struct rangeset *s, uint64_t start, uint64_t end);
+int ml_rangeset_add(struct rangeset *s, uint64_t start, uint64_t end);
 /* Remove [start, end) (may split a range). */
-int rangeset_remove(struct rangeset *s, uint64_t start, uint64_t end);
+int ml_rangeset_remove(struct rangeset *s, uint64_t start, uint64_t end);
 /* True when every address of [start, end) is in the set. */
-bool rangeset_covers(const struct rangeset *s, uint64_t start, uint64_t end);
+bool ml_rangeset_covers(const struct rangeset *s, uint64_t start, uint64_t end);
 /* True when some address of [start, end) is in the set. */
-bool rangeset_intersects(const struct rangeset *s, uint64_t start, uint64_t end);
+bool ml_rangeset_intersects(const struct rangeset *s, uint64_t start, uint64_t end);
 /* Bytes of [start, end) that are in the set. */
-uint64_t rangeset_overlap(const struct rangeset *s, uint64_t start, uint64_t end);
+uint64_t ml_rangeset_overlap(const struct rangeset *s, uint64_t start, uint64_t end);
 /*
  * Call @fn for each maximal sub-range of [start, end) NOT in the set.
  * Stops and returns @fn's value when it is non-zero.
  */
-int rangeset_gaps(const struct rangeset *s, uint64_t start, uint64_t end,
-		  int (*fn)(uint64_t start, uint64_t end, void *arg), void *arg);
-uint64_t rangeset_bytes(const struct rangeset *s);
+int ml_rangeset_gaps(const struct rangeset *s, uint64_t start, uint64_t end,
+		     int (*fn)(uint64_t start, uint64_t end, void *arg), void *arg);
+uint64_t ml_rangeset_bytes(const struct rangeset *s);
+
+#pragma GCC visibility pop
 
 #endif

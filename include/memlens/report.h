@@ -8,6 +8,9 @@
 #ifndef MEMLENS_REPORT_H
 #define MEMLENS_REPORT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,17 +26,17 @@ struct rbuf {
 	bool oom;
 };
 
-void rb_printf(struct rbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void rb_puts(struct rbuf *b, const char *s);
-void rb_html(struct rbuf *b, const char *s); /* escaped for HTML text and attributes */
-void rb_free(struct rbuf *b);
+void ml_rb_printf(struct rbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ml_rb_puts(struct rbuf *b, const char *s);
+void ml_rb_html(struct rbuf *b, const char *s); /* escaped for HTML text and attributes */
+void ml_rb_free(struct rbuf *b);
 
 /* Region kinds: those of maps.h, plus one for names it does not know. */
 #define REPORT_KIND_OTHER VMA_KIND_COUNT
 #define REPORT_KINDS (VMA_KIND_COUNT + 1)
-int report_kind(const char *name);
-const char *report_kind_label(int k);
-const char *report_kind_colour(int k); /* fixed: the same kind, the same colour */
+int ml_report_kind(const char *name);
+const char *ml_report_kind_label(int k);
+const char *ml_report_kind_colour(int k); /* fixed: the same kind, the same colour */
 
 /* ---- memlens writes: "interval" and "summary" lines of one pid ---- */
 struct rep_interval {
@@ -163,8 +166,8 @@ struct report {
 	size_t nsrcs;
 };
 
-void report_init(struct report *r);
-void report_free(struct report *r);
+void ml_report_init(struct report *r);
+void ml_report_free(struct report *r);
 
 /*
  * Read one JSON Lines file. Errors name the file and the line:
@@ -172,12 +175,12 @@ void report_free(struct report *r);
  * a field missing or of the wrong type, a line longer than max_line, a
  * directory), -EIO (read error), -ENOMEM.
  */
-int report_load_file(struct report *r, const char *path, struct ml_err *err);
+int ml_report_load_file(struct report *r, const char *path, struct ml_err *err);
 /* The same from an open stream (stdin), called @name in messages. */
-int report_load_stream(struct report *r, FILE *f, const char *name, struct ml_err *err);
+int ml_report_load_stream(struct report *r, FILE *f, const char *name, struct ml_err *err);
 /* One line of @src (for the file reader and the tests). */
-int report_load_line(struct report *r, const char *src, long lineno, const char *text, size_t len,
-		     struct ml_err *err);
+int ml_report_load_line(struct report *r, const char *src, long lineno, const char *text,
+			size_t len, struct ml_err *err);
 
 struct report_opts {
 	const char *title;
@@ -186,7 +189,9 @@ struct report_opts {
 };
 
 /* Append the whole HTML page to @out. -EINVAL if @r holds no data, -ENOMEM. */
-int report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
-		  struct ml_err *err);
+int ml_report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
+		     struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

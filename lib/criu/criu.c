@@ -18,8 +18,8 @@ static int resolve_path(const char *p, char *out, size_t len, struct ml_err *err
 
 	if (!realpath(p, buf))
 		return ml_err_set(err, errno == ENOENT ? ENOENT : errno,
-				  "CRIU binary %s: %s; build one with scripts/ensure-criu.sh or "
-				  "pass a working CRIU with --criu PATH / MEMLENS_CRIU",
+				  "CRIU binary %s: %s; pass a working CRIU (4.1 or newer) with "
+				  "--criu PATH or MEMLENS_CRIU",
 				  p, strerror(errno));
 	if (access(buf, X_OK) < 0)
 		return ml_err_set(err, EACCES, "CRIU binary %s is not executable", buf);
@@ -49,46 +49,22 @@ static int search_path(char *out, size_t len, struct ml_err *err)
 	}
 	return ml_err_set(err, ENOENT,
 			  "no CRIU found: none given with --criu, MEMLENS_CRIU is not set and "
-			  "there is no `criu` on PATH; run scripts/ensure-criu.sh (it builds "
-			  "CRIU 4.1.1 into .cache/criu/bin/criu) and pass that path");
+			  "there is no `criu` on PATH; install CRIU 4.1 or newer (the source "
+			  "tree's scripts/ensure-criu.sh builds 4.1.1) and pass it with --criu "
+			  "PATH or MEMLENS_CRIU");
 }
 
-/* The CRIU scripts/ensure-criu.sh builds, relative to this program (BUILD/memlens). */
-static bool cached_criu(char *out, size_t len)
+int ml_criu_locate(const char *explicit_path, const char *fallback, char *out, size_t len,
+		   struct ml_err *err)
 {
-	static const char *const rel[] = { "/../.cache/criu/bin/criu",
-					   "/../../.cache/criu/bin/criu" };
-	char exe[PATH_MAX], cand[PATH_MAX + 64], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return false;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return false;
-	*slash = '\0';
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		snprintf(cand, sizeof(cand), "%s%s", exe, rel[i]);
-		if (access(cand, X_OK) == 0 && realpath(cand, exe) && strlen(exe) < len) {
-			memcpy(out, exe, strlen(exe) + 1);
-			return true;
-		}
-	}
-	return false;
-}
-
-int criu_locate(const char *explicit_path, char *out, size_t len, struct ml_err *err)
-{
-	const char *env = getenv("MEMLENS_CRIU");
+	int r;
 
 	if (explicit_path && *explicit_path)
 		return resolve_path(explicit_path, out, len, err);
-	if (env && *env)
-		return resolve_path(env, out, len, err);
-	if (cached_criu(out, len))
-		return 0;
-	return search_path(out, len, err);
+	r = search_path(out, len, err);
+	if (r == -ENOENT && fallback && *fallback && access(fallback, X_OK) == 0)
+		return resolve_path(fallback, out, len, err);
+	return r;
 }
 
 /* Run `criu ARGS...` with a short time limit; output into x (caller frees). */
@@ -105,7 +81,7 @@ static int run_quick(const char *path, const char *const *args, struct criu_exec
 	memset(x, 0, sizeof(*x));
 	x->argv = argv;
 	x->timeout_ms = 60000;
-	return criu_exec_run(x, err);
+	return ml_criu_exec_run(x, err);
 }
 
 static void parse_version(const char *out, char *ver, size_t len)
@@ -211,7 +187,7 @@ static int probe_check(const char *path, struct criu_caps *c, struct ml_err *err
 		return ret;
 	c->works = x.status == 0 && !x.timed_out;
 	if (!c->works)
-		criu_error_tail(x.output, c->check_msg, sizeof(c->check_msg));
+		ml_criu_error_tail(x.output, c->check_msg, sizeof(c->check_msg));
 	if (!c->works && x.timed_out)
 		snprintf(c->check_msg, sizeof(c->check_msg),
 			 "`criu check` did not finish within 60 s");
@@ -226,12 +202,12 @@ static int probe_check(const char *path, struct criu_caps *c, struct ml_err *err
 	return 0;
 }
 
-bool criu_can_exclude(const struct criu_caps *c)
+bool ml_criu_can_exclude(const struct criu_caps *c)
 {
 	return c && (c->exclude_range || c->exclude_file);
 }
 
-void criu_caps_options(const struct criu_caps *c, char *buf, size_t len)
+void ml_criu_caps_options(const struct criu_caps *c, char *buf, size_t len)
 {
 	size_t pos = 0;
 
@@ -244,7 +220,7 @@ void criu_caps_options(const struct criu_caps *c, char *buf, size_t len)
 	}
 }
 
-int criu_probe(const char *path, struct criu_caps *c, struct ml_err *err)
+int ml_criu_probe(const char *path, struct criu_caps *c, struct ml_err *err)
 {
 	int ret;
 

@@ -15,12 +15,12 @@
 
 #include "memlens/criu.h"
 
-void criu_argv_init(struct criu_argv *a)
+void ml_criu_argv_init(struct criu_argv *a)
 {
 	memset(a, 0, sizeof(*a));
 }
 
-void criu_argv_free(struct criu_argv *a)
+void ml_criu_argv_free(struct criu_argv *a)
 {
 	for (size_t i = 0; i < a->n; i++)
 		free(a->v[i]);
@@ -50,12 +50,12 @@ static int argv_push(struct criu_argv *a, char *s)
 	return 0;
 }
 
-int criu_argv_add(struct criu_argv *a, const char *s)
+int ml_criu_argv_add(struct criu_argv *a, const char *s)
 {
 	return argv_push(a, strdup(s));
 }
 
-int criu_argv_addf(struct criu_argv *a, const char *fmt, ...)
+int ml_criu_argv_addf(struct criu_argv *a, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -108,7 +108,7 @@ static size_t fmt_word(char *buf, size_t len, size_t pos, const char *s)
 	return pos;
 }
 
-void criu_argv_format(const struct criu_argv *a, char *buf, size_t len)
+void ml_criu_argv_format(const struct criu_argv *a, char *buf, size_t len)
 {
 	size_t pos = 0;
 
@@ -124,19 +124,19 @@ void criu_argv_format(const struct criu_argv *a, char *buf, size_t len)
 	}
 }
 
-int criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
-		     struct rangeset *no_parent)
+int ml_criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
+			struct rangeset *no_parent)
 {
 	int ret;
 
-	rangeset_clear(no_parent);
+	ml_rangeset_clear(no_parent);
 	if (!prev)
 		return 0;
-	ret = rangeset_copy(no_parent, prev);
+	ret = ml_rangeset_copy(no_parent, prev);
 	if (ret || !cur)
 		return ret;
 	for (size_t i = 0; i < cur->n; i++) {
-		ret = rangeset_remove(no_parent, cur->r[i].start, cur->r[i].end);
+		ret = ml_rangeset_remove(no_parent, cur->r[i].start, cur->r[i].end);
 		if (ret)
 			return ret;
 	}
@@ -198,8 +198,8 @@ static int write_ranges(int fd, const struct rangeset *ranges)
 	return 0;
 }
 
-int criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path, size_t len,
-			    struct ml_err *err)
+int ml_criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path,
+			       size_t len, struct ml_err *err)
 {
 	int dfd, fd, ret;
 
@@ -239,10 +239,10 @@ static int add_ranges(struct criu_argv *a, const char *opt, const struct rangese
 	int ret;
 
 	for (size_t i = 0; i < s->n; i++) {
-		ret = criu_argv_add(a, opt);
+		ret = ml_criu_argv_add(a, opt);
 		if (!ret)
-			ret = criu_argv_addf(a, "%llx:%llx", (unsigned long long)s->r[i].start,
-					     (unsigned long long)s->r[i].end);
+			ret = ml_criu_argv_addf(a, "%llx:%llx", (unsigned long long)s->r[i].start,
+						(unsigned long long)s->r[i].end);
 		if (ret)
 			return ret;
 	}
@@ -260,13 +260,13 @@ static int add_exclude_file(struct criu_argv *a, const struct rangeset *exclude,
 				  "%zu hot ranges need an exclude file, but no private directory "
 				  "was given for it",
 				  exclude->n);
-	ret = criu_write_exclude_file(private_dir, exclude, rep->file, sizeof(rep->file), err);
+	ret = ml_criu_write_exclude_file(private_dir, exclude, rep->file, sizeof(rep->file), err);
 	if (ret)
 		return ret;
 	rep->used_file = true;
-	ret = criu_argv_add(a, "--exclude-file");
+	ret = ml_criu_argv_add(a, "--exclude-file");
 	if (!ret)
-		ret = criu_argv_add(a, rep->file);
+		ret = ml_criu_argv_add(a, rep->file);
 	return ret;
 }
 
@@ -329,9 +329,10 @@ static void note_applied(struct criu_exclude_report *rep, size_t pos, char how, 
 			 pos ? "; " : "", rep->nno_parent_missing);
 }
 
-int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
-		      const struct rangeset *parent_excluded, const struct criu_caps *caps,
-		      const char *private_dir, struct criu_exclude_report *rep, struct ml_err *err)
+int ml_criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
+			 const struct rangeset *parent_excluded, const struct criu_caps *caps,
+			 const char *private_dir, struct criu_exclude_report *rep,
+			 struct ml_err *err)
 {
 	size_t nexcl = exclude ? exclude->n : 0;
 	char how = exclude_how(nexcl, caps, private_dir);
@@ -339,11 +340,11 @@ int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
 	int ret = 0;
 
 	memset(rep, 0, sizeof(*rep));
-	rangeset_init(&np);
+	ml_rangeset_init(&np);
 	if (nexcl && !how)
 		note_skipped(rep, caps, nexcl);
 	/* the parent's left-out ranges not excluded again: in full, without the parent */
-	if (criu_transitions(parent_excluded, rep->skipped ? NULL : exclude, &np)) {
+	if (ml_criu_transitions(parent_excluded, rep->skipped ? NULL : exclude, &np)) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -366,11 +367,11 @@ int criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
 	if (rep->skipped)
 		note_applied(rep, strlen(rep->note), 0, 0, 0);
 	else if (nexcl || np.n)
-		note_applied(rep, 0, how, nexcl, nexcl ? rangeset_bytes(exclude) : 0);
+		note_applied(rep, 0, how, nexcl, nexcl ? ml_rangeset_bytes(exclude) : 0);
 	else
 		snprintf(rep->note, sizeof(rep->note), "no hot ranges: nothing to exclude");
 out:
-	rangeset_free(&np);
+	ml_rangeset_free(&np);
 	if (ret == -ENOMEM)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	return ret;

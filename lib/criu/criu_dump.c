@@ -13,6 +13,7 @@
 
 #include "criu_exec.h"
 #include "memlens/criu.h"
+#include "memlens/proc.h"
 
 static int prepare_dir(const char *dir, char *abs, size_t len, struct ml_err *err)
 {
@@ -94,7 +95,7 @@ static int read_log_tail(const char *path, char *buf, size_t len)
 		  size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0);
 	close(fd);
 	text[n > 0 ? n : 0] = '\0';
-	criu_error_tail(text, buf, len);
+	ml_criu_error_tail(text, buf, len);
 	return 0;
 }
 
@@ -109,8 +110,8 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 	unsigned int tmo = o && o->timeout_ms ? o->timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
 	int ret;
 
-	criu_argv_format(a, res->cmdline, sizeof(res->cmdline));
-	ret = criu_exec_run(&x, err);
+	ml_criu_argv_format(a, res->cmdline, sizeof(res->cmdline));
+	ret = ml_criu_exec_run(&x, err);
 	if (ret)
 		return ret;
 	res->ran = true;
@@ -122,7 +123,7 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 		return 0;
 	}
 	if (read_log_tail(res->log_path, res->log_tail, sizeof(res->log_tail)) || !res->log_tail[0])
-		criu_error_tail(x.output, res->log_tail, sizeof(res->log_tail));
+		ml_criu_error_tail(x.output, res->log_tail, sizeof(res->log_tail));
 	free(x.output);
 	if (x.timed_out)
 		return ml_err_set(
@@ -154,40 +155,12 @@ static bool hung_on_trap(const char *log)
 	return strstr(text, "to trap") != NULL;
 }
 
-/*
- * State and session id from /proc/PID/stat; -1 when it cannot be read. The
- * session id reads 0 for a process in the kernel's own session (children of
- * an init that never called setsid, e.g. a CI runner's) and when the session
- * leader is in an ancestor PID namespace.
- */
-static int proc_stat(pid_t pid, char *state, long *sid)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-	if (!p || sscanf(p + 1, " %c %*d %*d %ld", state, sid) != 2)
-		return -1;
-	return 0;
-}
-
 /* Task state letter of @pid, or 0. */
 static char task_state(pid_t pid)
 {
-	char state;
-	long sid;
+	struct ml_proc_stat st;
 
-	return proc_stat(pid, &state, &sid) ? 0 : state;
+	return ml_proc_stat_read(pid, 0, &st) ? 0 : st.state;
 }
 
 /*
@@ -224,10 +197,12 @@ static int target_alive(pid_t pid, struct ml_err *err)
 
 static int session_visible(pid_t pid, struct ml_err *err)
 {
-	char state;
-	long sid;
+	struct ml_proc_stat st;
 
-	if (proc_stat(pid, &state, &sid) || sid != 0)
+	/* the session id reads 0 for a process in the kernel's own session
+	 * (children of an init that never called setsid, e.g. a CI runner's) and
+	 * when the session leader is in an ancestor PID namespace */
+	if (ml_proc_stat_read(pid, 0, &st) || st.session != 0)
 		return 0;
 	return ml_err_set(
 		err, EINVAL,
@@ -239,7 +214,7 @@ static int session_visible(pid_t pid, struct ml_err *err)
 		(int)pid);
 }
 
-int criu_dump_target_check(pid_t pid, struct ml_err *err)
+int ml_criu_dump_target_check(pid_t pid, struct ml_err *err)
 {
 	int ret = target_alive(pid, err);
 
@@ -258,8 +233,8 @@ static int pre_dump_supported(const struct criu_caps *caps, struct ml_err *err)
 			  caps->path);
 }
 
-int criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req *r,
-		       struct ml_err *err)
+int ml_criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req *r,
+			  struct ml_err *err)
 {
 	int ret = target_alive(r->pid, err);
 
@@ -273,16 +248,16 @@ int criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req 
 static int add_common(struct criu_argv *a, const struct criu_caps *caps, const char *cmd,
 		      const char *dir, const char *log, const struct criu_run_opts *o)
 {
-	int ret = criu_argv_add(a, caps->path);
+	int ret = ml_criu_argv_add(a, caps->path);
 
 	if (!ret)
-		ret = criu_argv_add(a, cmd);
+		ret = ml_criu_argv_add(a, cmd);
 	if (!ret)
-		ret = criu_argv_addf(a, "--images-dir=%s", dir);
+		ret = ml_criu_argv_addf(a, "--images-dir=%s", dir);
 	if (!ret)
-		ret = criu_argv_addf(a, "--log-file=%s", log);
+		ret = ml_criu_argv_addf(a, "--log-file=%s", log);
 	if (!ret)
-		ret = criu_argv_addf(a, "-v%d", o && o->log_level ? o->log_level : 4);
+		ret = ml_criu_argv_addf(a, "-v%d", o && o->log_level ? o->log_level : 4);
 	return ret;
 }
 
@@ -291,7 +266,7 @@ static int add_extra(struct criu_argv *a, const char *const *extra)
 	int ret = 0;
 
 	while (!ret && extra && *extra)
-		ret = criu_argv_add(a, *extra++);
+		ret = ml_criu_argv_add(a, *extra++);
 	return ret;
 }
 
@@ -301,26 +276,26 @@ static int add_dump_opts(struct criu_argv *a, const struct criu_caps *caps,
 	char abs[PATH_MAX], rel[PATH_MAX];
 	int ret;
 
-	ret = criu_argv_addf(a, "--tree=%d", (int)r->pid);
+	ret = ml_criu_argv_addf(a, "--tree=%d", (int)r->pid);
 	if (!ret && r->leave_running && !r->pre_dump)
-		ret = criu_argv_add(a, "--leave-running");
+		ret = ml_criu_argv_add(a, "--leave-running");
 	if (!ret && r->shell_job)
-		ret = criu_argv_add(a, "--shell-job");
+		ret = ml_criu_argv_add(a, "--shell-job");
 	if (!ret && use_parent) {
 		if (!realpath(r->parent_dir, abs))
 			return -errno;
 		relpath(dir, abs, rel, sizeof(rel));
-		ret = criu_argv_addf(a, "--prev-images-dir=%s", rel);
+		ret = ml_criu_argv_addf(a, "--prev-images-dir=%s", rel);
 	}
 	/* a dump skips the pages already in its parent only with --track-mem */
 	if (!ret && (r->pre_dump || (use_parent && caps->mem_dirty_track)))
-		ret = criu_argv_add(a, "--track-mem");
+		ret = ml_criu_argv_add(a, "--track-mem");
 	if (!ret && r->page_server_port > 0) {
-		ret = criu_argv_add(a, "--page-server");
+		ret = ml_criu_argv_add(a, "--page-server");
 		if (!ret && r->page_server_addr)
-			ret = criu_argv_addf(a, "--address=%s", r->page_server_addr);
+			ret = ml_criu_argv_addf(a, "--address=%s", r->page_server_addr);
 		if (!ret)
-			ret = criu_argv_addf(a, "--port=%d", r->page_server_port);
+			ret = ml_criu_argv_addf(a, "--port=%d", r->page_server_port);
 	}
 	return ret;
 }
@@ -330,14 +305,14 @@ static int parent_excluded(const struct criu_dump_req *r, struct rangeset *out, 
 {
 	int found, ret;
 
-	rangeset_clear(out);
+	ml_rangeset_clear(out);
 	if (r->parent_dir) {
-		ret = criu_record_read(r->parent_dir, out, &found, err);
+		ret = ml_criu_record_read(r->parent_dir, out, &found, err);
 		if (ret)
 			return ret;
 	}
 	for (size_t i = 0; r->no_parent && i < r->no_parent->n; i++)
-		if (rangeset_add(out, r->no_parent->r[i].start, r->no_parent->r[i].end))
+		if (ml_rangeset_add(out, r->no_parent->r[i].start, r->no_parent->r[i].end))
 			return ml_err_set(err, ENOMEM, "out of memory");
 	return 0;
 }
@@ -377,8 +352,8 @@ static int add_exclusion(struct criu_argv *ex, const struct criu_caps *caps,
 					  "exclude file (%s): %s",
 					  tmpdir, strerror(errno));
 	}
-	ret = criu_exclude_args(ex, excl, pexcl, caps, tmpdir[0] ? tmpdir : NULL, &res->exclude,
-				err);
+	ret = ml_criu_exclude_args(ex, excl, pexcl, caps, tmpdir[0] ? tmpdir : NULL, &res->exclude,
+				   err);
 	if (ret)
 		return ret;
 	res->exclude.nparent_excluded = pexcl->n;
@@ -408,8 +383,8 @@ static int build_dump(struct criu_argv *a, const struct criu_caps *caps,
 
 	snprintf(log, sizeof(log), "%s.log", cmd);
 	snprintf(res->log_path, sizeof(res->log_path), "%.4000s/%s", dir, log);
-	criu_argv_init(&ex);
-	rangeset_init(&pexcl);
+	ml_criu_argv_init(&ex);
+	ml_rangeset_init(&pexcl);
 	ret = parent_excluded(r, &pexcl, err);
 	if (!ret)
 		ret = add_exclusion(&ex, caps, r, &pexcl, tmpdir, res, err);
@@ -426,14 +401,14 @@ static int build_dump(struct criu_argv *a, const struct criu_caps *caps,
 		goto out;
 	}
 	for (size_t i = 0; i < ex.n && !ret; i++)
-		ret = criu_argv_add(a, ex.v[i]);
+		ret = ml_criu_argv_add(a, ex.v[i]);
 	if (!ret)
 		ret = add_extra(a, r->extra_args);
 	if (ret)
 		ret = ml_err_set(err, ENOMEM, "out of memory");
 out:
-	rangeset_free(&pexcl);
-	criu_argv_free(&ex);
+	ml_rangeset_free(&pexcl);
+	ml_criu_argv_free(&ex);
 	return ret;
 }
 
@@ -454,7 +429,7 @@ static int write_record(const char *dir, const struct criu_dump_req *r,
 {
 	bool left_out = r->pre_dump && res->exclude.nexclude && r->exclude;
 
-	return criu_record_write(dir, left_out ? r->exclude : NULL, err);
+	return ml_criu_record_write(dir, left_out ? r->exclude : NULL, err);
 }
 
 static void read_stats(const char *dir, struct criu_result *res)
@@ -462,12 +437,12 @@ static void read_stats(const char *dir, struct criu_result *res)
 	struct ml_err e;
 
 	res->image_bytes = dir_bytes(dir);
-	criu_read_dump_stats(dir, &res->pages_scanned, &res->pages_skipped_parent,
-			     &res->pages_written, &e);
+	ml_criu_read_dump_stats(dir, &res->pages_scanned, &res->pages_skipped_parent,
+				&res->pages_written, &e);
 }
 
-int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
-	      const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
+int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
+		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
 {
 	char dir[PATH_MAX], tmpdir[PATH_MAX] = "";
 	struct criu_run_opts ro = { 0 };
@@ -481,8 +456,8 @@ int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 		o = &ro;
 	}
 	result_init(res);
-	criu_argv_init(&a);
-	ret = criu_dump_precheck(caps, r, err);
+	ml_criu_argv_init(&a);
+	ret = ml_criu_dump_precheck(caps, r, err);
 	if (!ret)
 		ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
 	if (!ret)
@@ -502,7 +477,7 @@ int criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 	read_stats(dir, res);
 out:
 	remove_tmpdir(tmpdir, res);
-	criu_argv_free(&a);
+	ml_criu_argv_free(&a);
 	return ret;
 }
 
@@ -523,15 +498,15 @@ static int read_pidfile(const char *path, pid_t *pid)
 	return *pid > 0 ? 0 : -EINVAL;
 }
 
-int criu_restore(const struct criu_caps *caps, const struct criu_restore_req *r,
-		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
+int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req *r,
+		    const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
 {
 	char dir[PATH_MAX], pidfile[PATH_MAX + 16];
 	struct criu_argv a;
 	int ret;
 
 	result_init(res);
-	criu_argv_init(&a);
+	ml_criu_argv_init(&a);
 	ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
 	if (ret)
 		goto out;
@@ -541,11 +516,11 @@ int criu_restore(const struct criu_caps *caps, const struct criu_restore_req *r,
 	unlink(res->log_path);
 	ret = add_common(&a, caps, "restore", dir, "restore.log", o);
 	if (!ret)
-		ret = criu_argv_add(&a, "--restore-detached");
+		ret = ml_criu_argv_add(&a, "--restore-detached");
 	if (!ret)
-		ret = criu_argv_addf(&a, "--pidfile=%s", pidfile);
+		ret = ml_criu_argv_addf(&a, "--pidfile=%s", pidfile);
 	if (!ret && r->shell_job)
-		ret = criu_argv_add(&a, "--shell-job");
+		ret = ml_criu_argv_add(&a, "--shell-job");
 	if (!ret)
 		ret = add_extra(&a, r->extra_args);
 	if (ret) {
@@ -557,20 +532,20 @@ int criu_restore(const struct criu_caps *caps, const struct criu_restore_req *r,
 		ret = ml_err_set(err, EIO, "criu restore succeeded but wrote no pid into %s",
 				 pidfile);
 out:
-	criu_argv_free(&a);
+	ml_criu_argv_free(&a);
 	return ret;
 }
 
-int criu_page_server_start(const struct criu_caps *caps, const struct criu_page_server_req *r,
-			   const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
-			   struct ml_err *err)
+int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_page_server_req *r,
+			      const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
+			      struct ml_err *err)
 {
 	char dir[PATH_MAX], pidfile[PATH_MAX + 24], abs[PATH_MAX], rel[PATH_MAX];
 	struct criu_argv a;
 	int ret;
 
 	result_init(res);
-	criu_argv_init(&a);
+	ml_criu_argv_init(&a);
 	*pid = 0;
 	ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
 	if (ret)
@@ -580,13 +555,13 @@ int criu_page_server_start(const struct criu_caps *caps, const struct criu_page_
 	unlink(pidfile);
 	ret = add_common(&a, caps, "page-server", dir, "page-server.log", o);
 	if (!ret)
-		ret = criu_argv_add(&a, "--daemon");
+		ret = ml_criu_argv_add(&a, "--daemon");
 	if (!ret)
-		ret = criu_argv_addf(&a, "--pidfile=%s", pidfile);
+		ret = ml_criu_argv_addf(&a, "--pidfile=%s", pidfile);
 	if (!ret && r->addr)
-		ret = criu_argv_addf(&a, "--address=%s", r->addr);
+		ret = ml_criu_argv_addf(&a, "--address=%s", r->addr);
 	if (!ret && r->port > 0)
-		ret = criu_argv_addf(&a, "--port=%d", r->port);
+		ret = ml_criu_argv_addf(&a, "--port=%d", r->port);
 	if (!ret && r->parent_dir) {
 		if (!realpath(r->parent_dir, abs)) {
 			ret = ml_err_set(err, errno, "parent images directory %s: %s",
@@ -594,7 +569,7 @@ int criu_page_server_start(const struct criu_caps *caps, const struct criu_page_
 			goto out;
 		}
 		relpath(dir, abs, rel, sizeof(rel));
-		ret = criu_argv_addf(&a, "--prev-images-dir=%s", rel);
+		ret = ml_criu_argv_addf(&a, "--prev-images-dir=%s", rel);
 	}
 	if (ret) {
 		ret = ml_err_set(err, ENOMEM, "out of memory");
@@ -605,11 +580,11 @@ int criu_page_server_start(const struct criu_caps *caps, const struct criu_page_
 		ret = ml_err_set(err, EIO, "criu page-server started but wrote no pid into %s",
 				 pidfile);
 out:
-	criu_argv_free(&a);
+	ml_criu_argv_free(&a);
 	return ret;
 }
 
-int criu_page_server_stop(pid_t pid, struct ml_err *err)
+int ml_criu_page_server_stop(pid_t pid, struct ml_err *err)
 {
 	if (pid <= 0)
 		return ml_err_set(err, EINVAL, "invalid page-server pid %d", (int)pid);

@@ -23,9 +23,9 @@ struct criu_exec {
 };
 
 /* 0 when CRIU ran (whatever its status); negative errno when it could not run. */
-int criu_exec_run(struct criu_exec *x, struct ml_err *err);
+int ml_criu_exec_run(struct criu_exec *x, struct ml_err *err);
 
 /* The last lines of @text that mention "Error" (or the last lines), into @buf. */
-void criu_error_tail(const char *text, char *buf, size_t len);
+void ml_criu_error_tail(const char *text, char *buf, size_t len);
 
 #endif

@@ -16,7 +16,7 @@
 
 #define RECORD_MAX (4u << 20)
 
-int criu_parse_record(const char *buf, size_t len, struct rangeset *out)
+int ml_criu_parse_record(const char *buf, size_t len, struct rangeset *out)
 {
 	const char *p = buf, *end = buf + len;
 
@@ -33,7 +33,7 @@ int criu_parse_record(const char *buf, size_t len, struct rangeset *out)
 			line[n] = '\0';
 			if (sscanf(line, "%llx %llx %c", &s, &e, &extra) != 2 || s >= e)
 				return -EINVAL;
-			if (rangeset_add(out, s, e))
+			if (ml_rangeset_add(out, s, e))
 				return -ENOMEM;
 		}
 		p += n + 1;
@@ -67,7 +67,7 @@ static const char *hex_value(const char *p, const char *end, const char *key, un
  * The fork writes {"excluded": [{"start": "0x..", "end": "0x.."}, ...],
  * "no_parent": [...]}: the ranges of "excluded" only.
  */
-int criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out)
+int ml_criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out)
 {
 	const char *p, *close;
 	char *copy;
@@ -96,7 +96,7 @@ int criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out)
 			ret = -EINVAL;
 			goto out;
 		}
-		if (rangeset_add(out, s, e)) {
+		if (ml_rangeset_add(out, s, e)) {
 			ret = -ENOMEM;
 			goto out;
 		}
@@ -143,12 +143,12 @@ static int slurp(const char *dir, const char *name, char **buf, size_t *len)
 	return *buf ? 0 : -EFBIG;
 }
 
-int criu_record_read(const char *dir, struct rangeset *out, int *found, struct ml_err *err)
+int ml_criu_record_read(const char *dir, struct rangeset *out, int *found, struct ml_err *err)
 {
 	static const char *const names[] = { CRIU_RECORD_NAME, CRIU_HOT_IOVS_NAME };
 	int ret = 0;
 
-	rangeset_clear(out);
+	ml_rangeset_clear(out);
 	*found = 0;
 	for (int i = 0; i < 2 && !ret; i++) {
 		char *buf = NULL;
@@ -160,7 +160,7 @@ int criu_record_read(const char *dir, struct rangeset *out, int *found, struct m
 		if (r)
 			return ml_err_set(err, -r, "cannot read %s/%s: %s", dir, names[i],
 					  strerror(-r));
-		r = i ? criu_parse_hot_iovs(buf, len, out) : criu_parse_record(buf, len, out);
+		r = i ? ml_criu_parse_hot_iovs(buf, len, out) : ml_criu_parse_record(buf, len, out);
 		free(buf);
 		if (r == -ENOMEM)
 			return ml_err_set(err, ENOMEM, "out of memory");
@@ -174,7 +174,7 @@ int criu_record_read(const char *dir, struct rangeset *out, int *found, struct m
 	return ret;
 }
 
-int criu_record_write(const char *dir, const struct rangeset *excluded, struct ml_err *err)
+int ml_criu_record_write(const char *dir, const struct rangeset *excluded, struct ml_err *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
 	FILE *f;

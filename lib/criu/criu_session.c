@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The checkpoint flow around the write profiler:
- * hot set -> profiler_release() -> exclude / no-parent ranges -> CRIU ->
- * profiler_reinit() -> previous exclude set := hot set.
+ * hot set -> ml_profiler_release() -> exclude / no-parent ranges -> CRIU ->
+ * ml_profiler_reinit() -> previous exclude set := hot set.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,8 +21,8 @@ struct criu_session {
 	struct rangeset prev; /* what the last checkpoint left out (for callers) */
 };
 
-int criu_session_open(struct criu_session **out, const struct criu_caps *caps,
-		      const struct criu_run_opts *o, struct ml_err *err)
+int ml_criu_session_open(struct criu_session **out, const struct criu_caps *caps,
+			 const struct criu_run_opts *o, struct ml_err *err)
 {
 	struct criu_session *s = calloc(1, sizeof(*s));
 
@@ -33,52 +33,52 @@ int criu_session_open(struct criu_session **out, const struct criu_caps *caps,
 	s->caps = *caps;
 	if (o)
 		s->opts = *o;
-	rangeset_init(&s->prev);
+	ml_rangeset_init(&s->prev);
 	*out = s;
 	return 0;
 }
 
-void criu_session_close(struct criu_session *s)
+void ml_criu_session_close(struct criu_session *s)
 {
 	if (!s)
 		return;
-	rangeset_free(&s->prev);
+	ml_rangeset_free(&s->prev);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-int criu_session_prev_exclude(struct criu_session *s, struct rangeset *out)
+int ml_criu_session_prev_exclude(struct criu_session *s, struct rangeset *out)
 {
 	int ret;
 
 	pthread_mutex_lock(&s->lock);
-	ret = rangeset_copy(out, &s->prev);
+	ret = ml_rangeset_copy(out, &s->prev);
 	pthread_mutex_unlock(&s->lock);
 	return ret;
 }
 
-void criu_session_reset(struct criu_session *s)
+void ml_criu_session_reset(struct criu_session *s)
 {
 	pthread_mutex_lock(&s->lock);
-	rangeset_clear(&s->prev);
+	ml_rangeset_clear(&s->prev);
 	pthread_mutex_unlock(&s->lock);
 }
 
-int criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err)
+int ml_criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err)
 {
 	struct profiler_sample smp;
 	int ret = 0;
 
-	rangeset_clear(out);
+	ml_rangeset_clear(out);
 	if (!p)
 		return 0;
 	memset(&smp, 0, sizeof(smp));
-	if (profiler_latest(p, &smp))
+	if (ml_profiler_latest(p, &smp))
 		return 0; /* no interval yet: nothing is hot */
 	for (size_t i = 0; i < smp.nregions && !ret; i++)
 		if (smp.regions[i].hot)
-			ret = rangeset_add(out, smp.regions[i].start, smp.regions[i].end);
-	profiler_sample_free(&smp);
+			ret = ml_rangeset_add(out, smp.regions[i].start, smp.regions[i].end);
+	ml_profiler_sample_free(&smp);
 	if (ret)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	return 0;
@@ -103,7 +103,7 @@ static void reinit_profiler(struct profiler *p, const struct criu_dump_req *req,
 			 "not re-initialised: the target %d is gone", (int)req->pid);
 		return;
 	}
-	if (profiler_reinit(p, &e)) {
+	if (ml_profiler_reinit(p, &e)) {
 		snprintf(res->profiler_note, sizeof(res->profiler_note), "re-init failed: %.200s",
 			 e.msg);
 		return;
@@ -119,28 +119,28 @@ static int run_checkpoint(struct criu_session *s, struct profiler *p,
 	int ret;
 
 	/* what would make CRIU refuse, before the profiler is taken down for it */
-	ret = criu_dump_precheck(&s->caps, req, err);
+	ret = ml_criu_dump_precheck(&s->caps, req, err);
 	if (!ret)
-		ret = criu_hot_set(p, hot, err);
+		ret = ml_criu_hot_set(p, hot, err);
 	if (ret)
 		goto out;
-	if (p && (ret = profiler_release(p, err)))
+	if (p && (ret = ml_profiler_release(p, err)))
 		goto out;
 	/* what the parent left out comes from the parent's own records
-	 * (criu_dump()), whichever checkpoint made it */
+	 * (ml_criu_dump()), whichever checkpoint made it */
 	r.exclude = hot;
-	ret = criu_dump(&s->caps, &r, &s->opts, res, err);
+	ret = ml_criu_dump(&s->caps, &r, &s->opts, res, err);
 	reinit_profiler(p, req, ret == 0, res);
 	if (!ret && !res->exclude.nexclude)
-		rangeset_clear(&s->prev);
-	else if (!ret && rangeset_copy(&s->prev, hot))
+		ml_rangeset_clear(&s->prev);
+	else if (!ret && ml_rangeset_copy(&s->prev, hot))
 		ret = ml_err_set(err, ENOMEM, "out of memory");
 out:
 	return ret;
 }
 
-int criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
-		    struct criu_result *res, struct rangeset *hot, struct ml_err *err)
+int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
+		       struct criu_result *res, struct rangeset *hot, struct ml_err *err)
 {
 	struct rangeset local;
 	int ret;
@@ -148,10 +148,10 @@ int criu_checkpoint(struct criu_session *s, struct profiler *p, const struct cri
 	memset(res, 0, sizeof(*res));
 	res->exit_status = -1;
 	res->pages_written = res->pages_scanned = res->pages_skipped_parent = -1;
-	rangeset_init(&local);
+	ml_rangeset_init(&local);
 	pthread_mutex_lock(&s->lock);
 	ret = run_checkpoint(s, p, req, res, hot ? hot : &local, err);
 	pthread_mutex_unlock(&s->lock);
-	rangeset_free(&local);
+	ml_rangeset_free(&local);
 	return ret;
 }

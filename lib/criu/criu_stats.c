@@ -114,8 +114,8 @@ static int parse_stats(const uint8_t *buf, size_t len, int64_t f[8])
 	return -ENOENT;
 }
 
-int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
-			  int64_t *pages_skipped_parent, int64_t *pages_written)
+int ml_criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
+			     int64_t *pages_skipped_parent, int64_t *pages_written)
 {
 	int64_t f[8];
 	int ret = parse_stats(buf, len, f);
@@ -126,7 +126,7 @@ int criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned
 	return ret;
 }
 
-int criu_parse_dump_frozen(const uint8_t *buf, size_t len, int64_t *frozen_us)
+int ml_criu_parse_dump_frozen(const uint8_t *buf, size_t len, int64_t *frozen_us)
 {
 	int64_t f[8];
 	int ret = parse_stats(buf, len, f);
@@ -152,24 +152,25 @@ static int read_stats(const char *images_dir, int64_t *pages_scanned, int64_t *p
 	close(fd);
 	if (n < 0)
 		return ml_err_set(err, errno, "cannot read %s: %s", path, strerror(errno));
-	ret = criu_parse_dump_stats(buf, (size_t)n, pages_scanned, pages_skipped_parent,
-				    pages_written);
+	ret = ml_criu_parse_dump_stats(buf, (size_t)n, pages_scanned, pages_skipped_parent,
+				       pages_written);
 	if (frozen_us)
-		criu_parse_dump_frozen(buf, (size_t)n, frozen_us);
+		ml_criu_parse_dump_frozen(buf, (size_t)n, frozen_us);
 	if (ret)
 		return ml_err_set(err, -ret, "%s is not a CRIU stats image memlens can decode",
 				  path);
 	return 0;
 }
 
-int criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
-			 int64_t *pages_skipped_parent, int64_t *pages_written, struct ml_err *err)
+int ml_criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
+			    int64_t *pages_skipped_parent, int64_t *pages_written,
+			    struct ml_err *err)
 {
 	return read_stats(images_dir, pages_scanned, pages_skipped_parent, pages_written, NULL,
 			  err);
 }
 
-int criu_read_dump_frozen(const char *images_dir, int64_t *frozen_us, struct ml_err *err)
+int ml_criu_read_dump_frozen(const char *images_dir, int64_t *frozen_us, struct ml_err *err)
 {
 	int64_t a, b, c;
 

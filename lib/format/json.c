@@ -348,7 +348,7 @@ static void json_clear(struct json *j)
 		free(j->string);
 }
 
-void json_free(struct json *j)
+void ml_json_free(struct json *j)
 {
 	if (!j)
 		return;
@@ -356,7 +356,7 @@ void json_free(struct json *j)
 	free(j);
 }
 
-int json_parse(const char *text, size_t len, struct json **out, struct ml_err *err)
+int ml_json_parse(const char *text, size_t len, struct json **out, struct ml_err *err)
 {
 	struct jp p = { .s = text, .len = len, .err = err };
 	struct json *j;
@@ -373,14 +373,14 @@ int json_parse(const char *text, size_t len, struct json **out, struct ml_err *e
 			ret = jp_fail(&p, "trailing characters after the value");
 	}
 	if (ret) {
-		json_free(j);
+		ml_json_free(j);
 		return ret;
 	}
 	*out = j;
 	return 0;
 }
 
-const struct json *json_get(const struct json *obj, const char *key)
+const struct json *ml_json_get(const struct json *obj, const char *key)
 {
 	if (!obj || obj->type != JSON_OBJECT || !key)
 		return NULL;
@@ -390,21 +390,21 @@ const struct json *json_get(const struct json *obj, const char *key)
 	return NULL;
 }
 
-const struct json *json_at(const struct json *arr, size_t i)
+const struct json *ml_json_at(const struct json *arr, size_t i)
 {
 	if (!arr || (arr->type != JSON_ARRAY && arr->type != JSON_OBJECT) || i >= arr->len)
 		return NULL;
 	return &arr->items[i];
 }
 
-size_t json_count(const struct json *j)
+size_t ml_json_count(const struct json *j)
 {
 	if (!j || (j->type != JSON_ARRAY && j->type != JSON_OBJECT))
 		return 0;
 	return j->len;
 }
 
-int json_as_int(const struct json *j, int64_t *out)
+int ml_json_as_int(const struct json *j, int64_t *out)
 {
 	if (!j || j->type != JSON_NUMBER)
 		return -EINVAL;
@@ -418,17 +418,17 @@ int json_as_int(const struct json *j, int64_t *out)
 	return 0;
 }
 
-int json_as_uint(const struct json *j, uint64_t *out)
+int ml_json_as_uint(const struct json *j, uint64_t *out)
 {
 	int64_t v;
 
-	if (json_as_int(j, &v) || v < 0)
+	if (ml_json_as_int(j, &v) || v < 0)
 		return -EINVAL;
 	*out = (uint64_t)v;
 	return 0;
 }
 
-int json_as_double(const struct json *j, double *out)
+int ml_json_as_double(const struct json *j, double *out)
 {
 	if (!j || j->type != JSON_NUMBER)
 		return -EINVAL;
@@ -436,7 +436,7 @@ int json_as_double(const struct json *j, double *out)
 	return 0;
 }
 
-int json_as_bool(const struct json *j, bool *out)
+int ml_json_as_bool(const struct json *j, bool *out)
 {
 	if (!j || j->type != JSON_BOOL)
 		return -EINVAL;
@@ -444,14 +444,14 @@ int json_as_bool(const struct json *j, bool *out)
 	return 0;
 }
 
-const char *json_as_str(const struct json *j)
+const char *ml_json_as_str(const struct json *j)
 {
 	return j && j->type == JSON_STRING ? j->string : NULL;
 }
 
-int json_as_hex(const struct json *j, uint64_t *out)
+int ml_json_as_hex(const struct json *j, uint64_t *out)
 {
-	const char *s = json_as_str(j);
+	const char *s = ml_json_as_str(j);
 	uint64_t v = 0;
 	int h;
 
@@ -471,32 +471,32 @@ int json_as_hex(const struct json *j, uint64_t *out)
 	return 0;
 }
 
-int json_get_int(const struct json *obj, const char *key, int64_t *out)
+int ml_json_get_int(const struct json *obj, const char *key, int64_t *out)
 {
-	return json_as_int(json_get(obj, key), out);
+	return ml_json_as_int(ml_json_get(obj, key), out);
 }
 
-int json_get_uint(const struct json *obj, const char *key, uint64_t *out)
+int ml_json_get_uint(const struct json *obj, const char *key, uint64_t *out)
 {
-	return json_as_uint(json_get(obj, key), out);
+	return ml_json_as_uint(ml_json_get(obj, key), out);
 }
 
-int json_get_double(const struct json *obj, const char *key, double *out)
+int ml_json_get_double(const struct json *obj, const char *key, double *out)
 {
-	return json_as_double(json_get(obj, key), out);
+	return ml_json_as_double(ml_json_get(obj, key), out);
 }
 
-int json_get_bool(const struct json *obj, const char *key, bool *out)
+int ml_json_get_bool(const struct json *obj, const char *key, bool *out)
 {
-	return json_as_bool(json_get(obj, key), out);
+	return ml_json_as_bool(ml_json_get(obj, key), out);
 }
 
-const char *json_get_str(const struct json *obj, const char *key)
+const char *ml_json_get_str(const struct json *obj, const char *key)
 {
-	return json_as_str(json_get(obj, key));
+	return ml_json_as_str(ml_json_get(obj, key));
 }
 
-int json_get_hex(const struct json *obj, const char *key, uint64_t *out)
+int ml_json_get_hex(const struct json *obj, const char *key, uint64_t *out)
 {
-	return json_as_hex(json_get(obj, key), out);
+	return ml_json_as_hex(ml_json_get(obj, key), out);
 }

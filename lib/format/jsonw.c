@@ -4,7 +4,7 @@
 
 #include "memlens/jsonw.h"
 
-void jw_init(struct jw *w, FILE *f)
+void ml_jw_init(struct jw *w, FILE *f)
 {
 	w->f = f;
 	w->depth = 0;
@@ -40,22 +40,22 @@ static void close_c(struct jw *w, char c)
 	}
 }
 
-void jw_obj(struct jw *w)
+void ml_jw_obj(struct jw *w)
 {
 	open_c(w, '{');
 }
 
-void jw_obj_end(struct jw *w)
+void ml_jw_obj_end(struct jw *w)
 {
 	close_c(w, '}');
 }
 
-void jw_arr(struct jw *w)
+void ml_jw_arr(struct jw *w)
 {
 	open_c(w, '[');
 }
 
-void jw_arr_end(struct jw *w)
+void ml_jw_arr_end(struct jw *w)
 {
 	close_c(w, ']');
 }
@@ -90,7 +90,7 @@ static void raw_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void jw_key(struct jw *w, const char *k)
+void ml_jw_key(struct jw *w, const char *k)
 {
 	sep(w);
 	raw_str(w->f, k);
@@ -103,28 +103,28 @@ static void after_value(struct jw *w)
 	w->first[w->depth] = false;
 }
 
-void jw_str(struct jw *w, const char *s)
+void ml_jw_str(struct jw *w, const char *s)
 {
 	sep(w);
 	raw_str(w->f, s ? s : "");
 	after_value(w);
 }
 
-void jw_int(struct jw *w, int64_t v)
+void ml_jw_int(struct jw *w, int64_t v)
 {
 	sep(w);
 	fprintf(w->f, "%" PRId64, v);
 	after_value(w);
 }
 
-void jw_uint(struct jw *w, uint64_t v)
+void ml_jw_uint(struct jw *w, uint64_t v)
 {
 	sep(w);
 	fprintf(w->f, "%" PRIu64, v);
 	after_value(w);
 }
 
-void jw_dbl(struct jw *w, double v)
+void ml_jw_dbl(struct jw *w, double v)
 {
 	sep(w);
 	if (isfinite(v))
@@ -134,59 +134,59 @@ void jw_dbl(struct jw *w, double v)
 	after_value(w);
 }
 
-void jw_bool(struct jw *w, bool v)
+void ml_jw_bool(struct jw *w, bool v)
 {
 	sep(w);
 	fputs(v ? "true" : "false", w->f);
 	after_value(w);
 }
 
-void jw_null(struct jw *w)
+void ml_jw_null(struct jw *w)
 {
 	sep(w);
 	fputs("null", w->f);
 	after_value(w);
 }
 
-void jw_hex(struct jw *w, uint64_t v)
+void ml_jw_hex(struct jw *w, uint64_t v)
 {
 	sep(w);
 	fprintf(w->f, "\"0x%" PRIx64 "\"", v);
 	after_value(w);
 }
 
-void jw_kstr(struct jw *w, const char *k, const char *s)
+void ml_jw_kstr(struct jw *w, const char *k, const char *s)
 {
-	jw_key(w, k);
-	jw_str(w, s);
+	ml_jw_key(w, k);
+	ml_jw_str(w, s);
 }
 
-void jw_kint(struct jw *w, const char *k, int64_t v)
+void ml_jw_kint(struct jw *w, const char *k, int64_t v)
 {
-	jw_key(w, k);
-	jw_int(w, v);
+	ml_jw_key(w, k);
+	ml_jw_int(w, v);
 }
 
-void jw_kuint(struct jw *w, const char *k, uint64_t v)
+void ml_jw_kuint(struct jw *w, const char *k, uint64_t v)
 {
-	jw_key(w, k);
-	jw_uint(w, v);
+	ml_jw_key(w, k);
+	ml_jw_uint(w, v);
 }
 
-void jw_kdbl(struct jw *w, const char *k, double v)
+void ml_jw_kdbl(struct jw *w, const char *k, double v)
 {
-	jw_key(w, k);
-	jw_dbl(w, v);
+	ml_jw_key(w, k);
+	ml_jw_dbl(w, v);
 }
 
-void jw_kbool(struct jw *w, const char *k, bool v)
+void ml_jw_kbool(struct jw *w, const char *k, bool v)
 {
-	jw_key(w, k);
-	jw_bool(w, v);
+	ml_jw_key(w, k);
+	ml_jw_bool(w, v);
 }
 
-void jw_khex(struct jw *w, const char *k, uint64_t v)
+void ml_jw_khex(struct jw *w, const char *k, uint64_t v)
 {
-	jw_key(w, k);
-	jw_hex(w, v);
+	ml_jw_key(w, k);
+	ml_jw_hex(w, v);
 }

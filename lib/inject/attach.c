@@ -10,9 +10,10 @@
 #include <unistd.h>
 
 #include "memlens/attach.h"
-#include "memlens/compat.h"
+#include "../common/uapi.h"
 #include "memlens/inject.h"
-#include "memlens/uffd.h"
+#include "memlens/proc.h"
+#include "uffd.h"
 #include "inject_seccomp.h"
 
 #ifndef SYS_pidfd_open
@@ -40,33 +41,23 @@ static int live_threads(pid_t pid)
 	return n;
 }
 
-int wp_check_target(pid_t pid, struct ml_err *err)
+int ml_wp_check_target(pid_t pid, struct ml_err *err)
 {
-	char path[64], buf[4096];
-	int fd;
-	ssize_t n;
+	struct ml_proc_stat st;
 
 	if (pid <= 0)
 		return ml_err_set(err, EINVAL, "invalid pid %d", (int)pid);
 	if (pid == getpid())
 		return ml_err_set(err, EINVAL, "refusing to profile memlens itself (pid %d)",
 				  (int)pid);
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
-	buf[n] = '\0';
-	/* field 9 is flags; PF_KTHREAD = 0x00200000 */
-	const char *p = strrchr(buf, ')');
-	unsigned long flags = 0;
-	char state = '?';
+	int r = ml_proc_stat_read(pid, 0, &st);
 
-	if (p && sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu", &state, &flags) == 2) {
-		if (flags & 0x00200000)
+	if (r && r != -EINVAL)
+		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
+	if (!r) {
+		char state = st.state;
+
+		if (st.flags & ML_PF_KTHREAD)
 			return ml_err_set(
 				err, EINVAL,
 				"pid %d is a kernel thread: it has no user memory to profile",
@@ -111,7 +102,7 @@ static int uffd_create_error(pid_t pid, long r, struct ml_err *err)
 		return ml_err_set(err, ENOTSUP,
 				  "userfaultfd() is not available in the target (kernel built "
 				  "without CONFIG_USERFAULTFD, or a seccomp filter blocks it)");
-	if (r == -EPERM && seccomp_mode(pid) == 2)
+	if (r == -EPERM && ml_seccomp_mode(pid) == 2)
 		return ml_err_set(
 			err, EPERM,
 			"userfaultfd() refused in the target by its seccomp filter (allow "
@@ -138,7 +129,7 @@ static int uffd_sequence(struct injector *in, pid_t pid, struct attach_stats *st
 	struct inject_call uf = { SYS_userfaultfd,
 				  { O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY } };
 	struct inject_call cl = { SYS_close, { 0 } };
-	int pred = inject_lowest_free_fd(pid);
+	int pred = ml_inject_lowest_free_fd(pid);
 	long tfd = -1, cr;
 	int ufd = -1, r;
 
@@ -147,17 +138,17 @@ static int uffd_sequence(struct injector *in, pid_t pid, struct attach_stats *st
 		struct inject_call all[3] = { uf, uf, cl };
 
 		all[1].a[0] = O_CLOEXEC | O_NONBLOCK;
-		r = inject_check_filters(in, all, 3, err);
+		r = ml_inject_check_filters(in, all, 3, err);
 		if (r)
 			return r;
 	}
 	st->user_mode_only = true;
-	r = inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
+	r = ml_inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
 	if (!r && (tfd == -EINVAL || tfd == -EPERM)) {
 		/* kernels before 5.11 know no UFFD_USER_MODE_ONLY */
 		st->user_mode_only = false;
 		uf.a[0] = O_CLOEXEC | O_NONBLOCK;
-		r = inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
+		r = ml_inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
 	}
 	if (r)
 		return ml_err_wrap(err, "injecting userfaultfd()");
@@ -165,7 +156,7 @@ static int uffd_sequence(struct injector *in, pid_t pid, struct attach_stats *st
 		return uffd_create_error(pid, tfd, err);
 	if (tfd != pred) {
 		cl.a[0] = (uint64_t)tfd;
-		r = inject_set_then(in, &cl, 1, err);
+		r = ml_inject_set_then(in, &cl, 1, err);
 		if (r)
 			return r;
 	}
@@ -173,7 +164,7 @@ static int uffd_sequence(struct injector *in, pid_t pid, struct attach_stats *st
 	/* whatever happened, the target must not keep the uffd */
 	{
 		struct ml_err e2 = { 0 };
-		int r2 = inject_syscall(in, &cl, NULL, 0, &cr, &e2);
+		int r2 = ml_inject_syscall(in, &cl, NULL, 0, &cr, &e2);
 
 		if (ufd >= 0 && (r2 || cr < 0)) {
 			close(ufd);
@@ -205,8 +196,8 @@ static void *attach_run(void *arg)
 	struct ml_err e3 = { 0 };
 	int r, r3;
 
-	r = j->already_stopped ? inject_adopt_stopped(&in, j->pid, &j->err)
-			       : inject_attach(&in, j->pid, &j->prep, &j->err);
+	r = j->already_stopped ? ml_inject_adopt_stopped(&in, j->pid, &j->err)
+			       : ml_inject_attach(&in, j->pid, &j->prep, &j->err);
 	if (r)
 		ml_err_wrap(&j->err, "attaching to pid %d", (int)j->pid);
 	else
@@ -216,19 +207,19 @@ static void *attach_run(void *arg)
 	j->st->restarted = in.restarted;
 	j->st->in_nonrestartable = in.in_nonrestartable;
 	j->st->signals_kept = (unsigned int)in.nstash;
-	r3 = inject_detach(&in, &e3);
+	r3 = ml_inject_detach(&in, &e3);
 	if (r3 && r >= 0) {
 		if (r >= 0)
 			close(r);
 		r = r3;
 		j->err = e3;
 	}
-	j->st->stopped_ns = inject_stopped_ns(&in);
+	j->st->stopped_ns = ml_inject_stopped_ns(&in);
 	j->rc = r;
 	return NULL;
 }
 
-int wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err)
+int ml_wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err)
 {
 	struct attach_job job = { .pid = pid, .already_stopped = already_stopped };
 	sigset_t block, old;
@@ -241,11 +232,11 @@ int wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct m
 	memset(st, 0, sizeof(*st));
 	job.st = st;
 	if (!already_stopped) {
-		r = wp_check_target(pid, err);
+		r = ml_wp_check_target(pid, err);
 		if (r)
 			return r;
 		/* everything that can be found before the target is stopped */
-		r = inject_prepare(pid, &job.prep, err);
+		r = ml_inject_prepare(pid, &job.prep, err);
 		if (r)
 			return ml_err_wrap(err, "attaching to pid %d", (int)pid);
 	}
@@ -269,7 +260,7 @@ int wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct m
 		return job.rc;
 	}
 	ufd = job.rc;
-	r = uffd_api(ufd, &st->features, err);
+	r = ml_uffd_api(ufd, &st->features, err);
 	if (r) {
 		close(ufd);
 		return r;

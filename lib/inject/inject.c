@@ -25,6 +25,8 @@
 #include "inject_frame.h"
 #include "inject_seccomp.h"
 #include "memlens/inject.h"
+#include "memlens/clock.h"
+#include "memlens/proc.h"
 
 #ifndef NT_X86_XSTATE
 #define NT_X86_XSTATE 0x202
@@ -62,14 +64,6 @@ static long xptrace(int req, pid_t tid, void *addr, void *data)
 	return ptrace((enum __ptrace_request)req, tid, addr, data);
 }
 #define ptrace(req, tid, addr, data) xptrace(req, tid, (void *)(addr), (void *)(data))
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- remote memory ---- */
 
@@ -172,7 +166,7 @@ static struct inject_thread *thread_add(struct injector *in, pid_t tid)
  */
 static int wait_thread(pid_t tid, uint64_t deadline, bool block)
 {
-	uint64_t spin_until = now_ns() + 2000000;
+	uint64_t spin_until = ml_mono_ns() + 2000000;
 	int status;
 
 	for (;;) {
@@ -184,7 +178,7 @@ static int wait_thread(pid_t tid, uint64_t deadline, bool block)
 			return -ESRCH;
 		}
 		if (w == 0) {
-			uint64_t t = now_ns();
+			uint64_t t = ml_mono_ns();
 			struct timespec ts = { 0, 50000 };
 
 			if (t > deadline)
@@ -267,21 +261,7 @@ static int seize_error(pid_t pid, int e, struct ml_err *err)
 /* A thread that has exited (a main thread after pthread_exit stays a zombie) */
 static bool thread_exited(pid_t pid, pid_t tid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return ml_proc_exited(pid, tid);
 }
 
 /* 0, or -1 with errno; a thread that exited meanwhile is dropped */
@@ -369,7 +349,7 @@ static int hold_all(struct injector *in, struct ml_err *err)
 		n = in->nth;
 		if (n == first)
 			return 0;
-		deadline = now_ns() + STOP_DEADLINE_NS;
+		deadline = ml_mono_ns() + STOP_DEADLINE_NS;
 		for (int late = 0; late < 2; late++) {
 			for (size_t i = first; i < n; i++) {
 				struct inject_thread *t = &in->th[i];
@@ -447,10 +427,10 @@ static int save_context(struct injector *in, struct ml_err *err)
 	} else {
 		return ml_err_set(err, errno, "reading the FPU state: %s", strerror(errno));
 	}
-	in->fp_len = inject_fp_len(in->xstate, in->xstate_len);
+	in->fp_len = ml_inject_fp_len(in->xstate, in->xstate_len);
 	if (!in->fp_len)
 		return ml_err_set(err, ENOTSUP, "the thread's FPU state has an unknown layout");
-	in->frame_len = inject_frame_len(in->fp_len);
+	in->frame_len = ml_inject_frame_len(in->fp_len);
 	return 0;
 }
 
@@ -509,8 +489,8 @@ static int write_frame(struct injector *in, uint64_t at, const struct user_regs_
 
 	if (!buf)
 		return -ENOMEM;
-	inject_frame_build(buf, at, in->prep.sigreturn, r, mask, in->xstate, in->xstate_len,
-			   in->fp_len);
+	ml_inject_frame_build(buf, at, in->prep.sigreturn, r, mask, in->xstate, in->xstate_len,
+			      in->fp_len);
 	rc = poke(in->pid, at, buf, in->frame_len);
 	free(buf);
 	return rc;
@@ -578,7 +558,7 @@ static void keep_signal(struct injector *in, int sig)
  */
 static int step(struct injector *in, int req, bool want_event, int *out_sig, struct ml_err *err)
 {
-	uint64_t deadline = now_ns() + 10 * STOP_DEADLINE_NS;
+	uint64_t deadline = ml_mono_ns() + 10 * STOP_DEADLINE_NS;
 	int sig = 0;
 
 	for (;;) {
@@ -630,8 +610,8 @@ static void block_signals(struct injector *in)
 		in->mask_blocked = true;
 }
 
-int inject_syscall(struct injector *in, const struct inject_call *call,
-		   const struct inject_call *then, size_t nthen, long *ret, struct ml_err *err)
+int ml_inject_syscall(struct injector *in, const struct inject_call *call,
+		      const struct inject_call *then, size_t nthen, long *ret, struct ml_err *err)
 {
 	struct user_regs_struct regs;
 	int region = in->region == 0 ? 1 : 0; /* not the one the thread may still use */
@@ -667,8 +647,8 @@ int inject_syscall(struct injector *in, const struct inject_call *call,
 	return 0;
 }
 
-int inject_set_then(struct injector *in, const struct inject_call *then, size_t nthen,
-		    struct ml_err *err)
+int ml_inject_set_then(struct injector *in, const struct inject_call *then, size_t nthen,
+		       struct ml_err *err)
 {
 	struct user_regs_struct regs;
 	int region = in->region == 0 ? 1 : 0;
@@ -699,8 +679,8 @@ static const char *call_name(long nr)
 	return "a system call";
 }
 
-int inject_check_filters(struct injector *in, const struct inject_call *calls, size_t n,
-			 struct ml_err *err)
+int ml_inject_check_filters(struct injector *in, const struct inject_call *calls, size_t n,
+			    struct ml_err *err)
 {
 	struct seccomp_data d[8];
 	const char *names[8];
@@ -720,10 +700,10 @@ int inject_check_filters(struct injector *in, const struct inject_call *calls, s
 	d[k].arch = AUDIT_ARCH_X86_64;
 	d[k].instruction_pointer = in->prep.sigreturn + 7;
 	names[k++] = "rt_sigreturn";
-	return seccomp_check_calls(in->tid, d, k, names, err);
+	return ml_seccomp_check_calls(in->tid, d, k, names, err);
 }
 
-int inject_lowest_free_fd(pid_t pid)
+int ml_inject_lowest_free_fd(pid_t pid)
 {
 	char path[64];
 	unsigned char used[8192] = { 0 };
@@ -762,7 +742,7 @@ static int check_gadgets(struct injector *in, struct ml_err *err)
 	      (b[0] == 0xb8 && b[1] == 15 && !b[2] && !b[3] && !b[4] && b[5] == 0x0f &&
 	       b[6] == 0x05))) {
 		/* the code changed between preparation and stop: search again */
-		return inject_find_gadgets(in->pid, &in->prep, err);
+		return ml_inject_find_gadgets(in->pid, &in->prep, err);
 	}
 	return 0;
 }
@@ -772,7 +752,7 @@ static int setup_thread(struct injector *in, struct ml_err *err)
 	struct user_regs_struct own;
 	int r;
 
-	in->stop_ns = now_ns();
+	in->stop_ns = ml_mono_ns();
 	r = save_context(in, err);
 	if (!r)
 		r = check_gadgets(in, err);
@@ -782,7 +762,7 @@ static int setup_thread(struct injector *in, struct ml_err *err)
 		return r;
 	/* the frame that returns the thread to its own context; fixed */
 	own = in->saved;
-	inject_apply_restart(&own);
+	ml_inject_apply_restart(&own);
 	if (write_frame(in, frame_addr(in, -1, 0), &own, in->saved_mask))
 		return ml_err_set(err, EFAULT, "writing the continuation failed");
 	in->region = 0;
@@ -794,8 +774,8 @@ static int setup_thread(struct injector *in, struct ml_err *err)
 	return 0;
 }
 
-int inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep,
-		  struct ml_err *err)
+int ml_inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep,
+		     struct ml_err *err)
 {
 	struct inject_thread *t;
 	int r;
@@ -804,7 +784,7 @@ int inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep
 	fault_reset();
 	in->pid = pid;
 	in->prep = *prep;
-	in->stop_ns = now_ns();
+	in->stop_ns = ml_mono_ns();
 	r = hold_all(in, err);
 	if (r)
 		return r;
@@ -815,7 +795,7 @@ int inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep
 	return setup_thread(in, err);
 }
 
-int inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
+int ml_inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
 {
 	struct inject_thread *t;
 	int r;
@@ -832,7 +812,7 @@ int inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
 	if (ptrace(PTRACE_SETOPTIONS, tid, NULL,
 		   (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)) < 0)
 		return ml_err_set(err, errno, "PTRACE_SETOPTIONS: %s", strerror(errno));
-	r = inject_prepare(tid, &in->prep, err);
+	r = ml_inject_prepare(tid, &in->prep, err);
 	if (r)
 		return r;
 	/* stopped at the exec's syscall-exit stop */
@@ -909,7 +889,7 @@ static int restore_thread(struct injector *in, int *sig, struct ml_err *err)
 	return r;
 }
 
-int inject_detach(struct injector *in, struct ml_err *err)
+int ml_inject_detach(struct injector *in, struct ml_err *err)
 {
 	int r = 0, sig = 0;
 	bool own = in->stopped;
@@ -929,7 +909,7 @@ int inject_detach(struct injector *in, struct ml_err *err)
 		t->held = false;
 	}
 	in->stopped = false;
-	in->stop_ns = now_ns() - in->stop_ns;
+	in->stop_ns = ml_mono_ns() - in->stop_ns;
 	free(in->th);
 	in->th = NULL;
 	in->nth = in->cap = 0;
@@ -940,7 +920,7 @@ int inject_detach(struct injector *in, struct ml_err *err)
 	return r;
 }
 
-uint64_t inject_stopped_ns(const struct injector *in)
+uint64_t ml_inject_stopped_ns(const struct injector *in)
 {
-	return in->stopped ? now_ns() - in->stop_ns : in->stop_ns;
+	return in->stopped ? ml_mono_ns() - in->stop_ns : in->stop_ns;
 }

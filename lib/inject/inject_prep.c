@@ -87,13 +87,13 @@ static int read_and_find(pid_t pid, struct inject_prep *p, bool stack, struct ml
 	struct vma_set s;
 	int r;
 
-	vma_set_init(&s);
-	r = maps_read(pid, &s, err);
+	ml_vma_set_init(&s);
+	r = ml_maps_read(pid, &s, err);
 	if (r)
 		goto out;
-	maps_classify(&s, NULL);
+	ml_maps_classify(&s, NULL);
 	for (size_t i = 0; stack && i < s.n; i++) {
-		const char *path = vma_path(&s, &s.v[i]);
+		const char *path = ml_vma_path(&s, &s.v[i]);
 
 		if (path && !strcmp(path, "[stack]")) {
 			p->stack_start = s.v[i].start;
@@ -107,16 +107,16 @@ static int read_and_find(pid_t pid, struct inject_prep *p, bool stack, struct ml
 	else if (!p->syscall_ret || !p->sigreturn)
 		r = gadget_error(p, pid, err);
 out:
-	vma_set_free(&s);
+	ml_vma_set_free(&s);
 	return r;
 }
 
-int inject_find_gadgets(pid_t pid, struct inject_prep *p, struct ml_err *err)
+int ml_inject_find_gadgets(pid_t pid, struct inject_prep *p, struct ml_err *err)
 {
 	return read_and_find(pid, p, false, err);
 }
 
-int inject_prepare(pid_t pid, struct inject_prep *p, struct ml_err *err)
+int ml_inject_prepare(pid_t pid, struct inject_prep *p, struct ml_err *err)
 {
 	memset(p, 0, sizeof(*p));
 	return read_and_find(pid, p, true, err);

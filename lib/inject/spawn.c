@@ -10,7 +10,7 @@
 
 #include "memlens/spawn.h"
 
-pid_t spawn_stopped(char *const argv[], struct ml_err *err)
+pid_t ml_spawn_stopped(char *const argv[], struct ml_err *err)
 {
 	int go[2], fail[2], status, child_errno = 0;
 	pid_t pid;
@@ -107,7 +107,7 @@ pid_t spawn_stopped(char *const argv[], struct ml_err *err)
 	return pid;
 }
 
-int spawn_release(pid_t pid, struct ml_err *err)
+int ml_spawn_release(pid_t pid, struct ml_err *err)
 {
 	if (ptrace(PTRACE_DETACH, pid, NULL, NULL) < 0 && errno != ESRCH)
 		return ml_err_set(err, errno, "PTRACE_DETACH: %s", strerror(errno));

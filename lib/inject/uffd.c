@@ -6,10 +6,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "memlens/compat.h"
-#include "memlens/uffd.h"
+#include "../common/uapi.h"
+#include "uffd.h"
 
-int uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
+int ml_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_WP_FEATURES };
 
@@ -17,7 +17,7 @@ int uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
 		int e = errno;
 
 		if (e == EINVAL) {
-			uint64_t have = uffd_kernel_features();
+			uint64_t have = ml_uffd_kernel_features();
 
 			if (!(have & UFFD_FEATURE_WP_ASYNC))
 				return ml_err_set(
@@ -40,7 +40,7 @@ int uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
 	return 0;
 }
 
-int uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
+int ml_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
 {
 	struct uffdio_register reg = {
 		.range = { .start = start, .len = end - start },
@@ -57,7 +57,7 @@ int uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
 	return 0;
 }
 
-int uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
+int ml_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
 {
 	struct uffdio_range r = { .start = start, .len = end - start };
 
@@ -70,7 +70,7 @@ int uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
 	return 0;
 }
 
-uint64_t uffd_kernel_features(void)
+uint64_t ml_uffd_kernel_features(void)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);

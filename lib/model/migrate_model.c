@@ -16,7 +16,7 @@ struct mm_sim {
 	struct rangeset regions, dirty, excl, tmp;
 };
 
-const char *mm_policy_name(enum mm_policy p)
+const char *ml_mm_policy_name(enum mm_policy p)
 {
 	static const char *const names[] = { "none", "hot-vma", "hot-range" };
 
@@ -28,14 +28,14 @@ static int subtract(struct rangeset *a, const struct rangeset *b)
 	int ret = 0;
 
 	for (size_t i = 0; i < b->n && !ret; i++)
-		ret = rangeset_remove(a, b->r[i].start, b->r[i].end);
+		ret = ml_rangeset_remove(a, b->r[i].start, b->r[i].end);
 	return ret;
 }
 
 /* a = a ∩ b, via a − (a − b); @tmp is scratch. */
 static int intersect(struct rangeset *a, const struct rangeset *b, struct rangeset *tmp)
 {
-	int ret = rangeset_copy(tmp, a);
+	int ret = ml_rangeset_copy(tmp, a);
 
 	if (!ret)
 		ret = subtract(tmp, b);
@@ -49,7 +49,7 @@ static int add_all(struct rangeset *s, const struct range *r, size_t n)
 	int ret = 0;
 
 	for (size_t i = 0; i < n && !ret; i++)
-		ret = rangeset_add(s, r[i].start, r[i].end);
+		ret = ml_rangeset_add(s, r[i].start, r[i].end);
 	return ret;
 }
 
@@ -67,10 +67,10 @@ static int regions_of(const struct mm_interval *iv, bool hot_only, struct ranges
 {
 	int ret = 0;
 
-	rangeset_clear(out);
+	ml_rangeset_clear(out);
 	for (size_t i = 0; iv && i < iv->nregions && !ret; i++)
 		if (!hot_only || iv->regions[i].hot)
-			ret = rangeset_add(out, iv->regions[i].start, iv->regions[i].end);
+			ret = ml_rangeset_add(out, iv->regions[i].start, iv->regions[i].end);
 	return ret;
 }
 
@@ -81,24 +81,24 @@ static int hot_ranges(struct mm_sim *s, long i)
 	struct rangeset w;
 	int ret;
 
-	rangeset_clear(&s->excl);
+	ml_rangeset_clear(&s->excl);
 	if (i + 1 < n)
 		return 0;
 	ret = add_all(&s->excl, s->t->iv[i].written, s->t->iv[i].nwritten);
-	rangeset_init(&w);
+	ml_rangeset_init(&w);
 	for (long k = i - 1; k > i - n && !ret; k--) {
-		rangeset_clear(&w);
+		ml_rangeset_clear(&w);
 		ret = add_all(&w, s->t->iv[k].written, s->t->iv[k].nwritten);
 		if (!ret)
 			ret = intersect(&s->excl, &w, &s->tmp);
 	}
-	rangeset_free(&w);
+	ml_rangeset_free(&w);
 	return ret;
 }
 
 static int excluded(struct mm_sim *s, long i)
 {
-	rangeset_clear(&s->excl);
+	ml_rangeset_clear(&s->excl);
 	if (i < 0 || s->policy == MM_NONE)
 		return 0;
 	if (s->policy == MM_HOT_VMA)
@@ -111,7 +111,7 @@ static int dirty_between(struct mm_sim *s, int64_t from, int64_t to)
 {
 	int ret = 0;
 
-	rangeset_clear(&s->dirty);
+	ml_rangeset_clear(&s->dirty);
 	for (size_t i = 0; i < s->t->n && !ret; i++)
 		if (s->t->iv[i].t_ms > from && s->t->iv[i].t_ms <= to)
 			ret = add_all(&s->dirty, s->t->iv[i].written, s->t->iv[i].nwritten);
@@ -124,13 +124,13 @@ static int update_stale(struct mm_sim *s, long i, int64_t prev, int64_t now)
 	int ret = regions_of(i >= 0 ? &s->t->iv[i] : NULL, false, &s->regions);
 
 	if (!ret)
-		ret = rangeset_copy(&s->tmp, &s->regions);
+		ret = ml_rangeset_copy(&s->tmp, &s->regions);
 	if (!ret)
 		ret = subtract(&s->tmp, &s->known); /* new VMAs: never sent */
 	if (!ret)
 		ret = add_all(&s->stale, s->tmp.r, s->tmp.n);
 	if (!ret)
-		ret = rangeset_copy(&s->known, &s->regions);
+		ret = ml_rangeset_copy(&s->known, &s->regions);
 	if (!ret)
 		ret = dirty_between(s, prev, now);
 	if (!ret)
@@ -147,9 +147,9 @@ static int round_at(struct mm_sim *s, int64_t prev, int64_t now, bool final, uin
 	struct rangeset send;
 	int ret = update_stale(s, i, prev, now);
 
-	rangeset_init(&send);
+	ml_rangeset_init(&send);
 	if (!ret)
-		ret = rangeset_copy(&send, &s->stale);
+		ret = ml_rangeset_copy(&send, &s->stale);
 	if (!ret && !final) {
 		ret = excluded(s, i);
 		if (!ret)
@@ -157,8 +157,8 @@ static int round_at(struct mm_sim *s, int64_t prev, int64_t now, bool final, uin
 	}
 	if (!ret)
 		ret = subtract(&s->stale, &send);
-	*bytes = rangeset_bytes(&send);
-	rangeset_free(&send);
+	*bytes = ml_rangeset_bytes(&send);
+	ml_rangeset_free(&send);
 	return ret;
 }
 
@@ -177,12 +177,12 @@ static int push_round(struct mm_result *r, int round, uint64_t bytes)
 
 static void sim_free(struct mm_sim *s)
 {
-	rangeset_free(&s->stale);
-	rangeset_free(&s->known);
-	rangeset_free(&s->regions);
-	rangeset_free(&s->dirty);
-	rangeset_free(&s->excl);
-	rangeset_free(&s->tmp);
+	ml_rangeset_free(&s->stale);
+	ml_rangeset_free(&s->known);
+	ml_rangeset_free(&s->regions);
+	ml_rangeset_free(&s->dirty);
+	ml_rangeset_free(&s->excl);
+	ml_rangeset_free(&s->tmp);
 }
 
 static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct mm_result *r)
@@ -236,8 +236,8 @@ static int check_params(const struct mm_trace *t, const struct mm_params *p, int
 	return 0;
 }
 
-int mm_run(const struct mm_trace *t, const struct mm_params *p, struct mm_result out[MM_NPOLICIES],
-	   struct ml_err *err)
+int ml_mm_run(const struct mm_trace *t, const struct mm_params *p,
+	      struct mm_result out[MM_NPOLICIES], struct ml_err *err)
 {
 	int64_t round_ms = p->round_interval_s > 0 && p->round_interval_s <= 1e9
 				   ? (int64_t)llround(p->round_interval_s * 1000.0)
@@ -261,13 +261,13 @@ int mm_run(const struct mm_trace *t, const struct mm_params *p, struct mm_result
 		sim_free(&s);
 	}
 	if (ret) {
-		mm_results_free(out);
+		ml_mm_results_free(out);
 		return ml_err_set(err, ENOMEM, "out of memory in the migration model");
 	}
 	return 0;
 }
 
-void mm_results_free(struct mm_result out[MM_NPOLICIES])
+void ml_mm_results_free(struct mm_result out[MM_NPOLICIES])
 {
 	for (int k = 0; k < MM_NPOLICIES; k++) {
 		free(out[k].rounds);

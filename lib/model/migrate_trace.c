@@ -7,7 +7,7 @@
 #include "memlens/json.h"
 #include "memlens/migrate_model.h"
 
-void mm_trace_init(struct mm_trace *t)
+void ml_mm_trace_init(struct mm_trace *t)
 {
 	memset(t, 0, sizeof(*t));
 }
@@ -18,7 +18,7 @@ static void interval_free(struct mm_interval *iv)
 	free(iv->written);
 }
 
-void mm_trace_free(struct mm_trace *t)
+void ml_mm_trace_free(struct mm_trace *t)
 {
 	for (size_t i = 0; i < t->n; i++)
 		interval_free(&t->iv[i]);
@@ -28,7 +28,7 @@ void mm_trace_free(struct mm_trace *t)
 
 static int parse_regions(const struct json *arr, struct mm_interval *iv, struct ml_err *err)
 {
-	size_t n = json_count(arr);
+	size_t n = ml_json_count(arr);
 
 	if (!arr || arr->type != JSON_ARRAY)
 		return ml_err_set(err, EINVAL, "\"regions\" must be an array");
@@ -36,12 +36,12 @@ static int parse_regions(const struct json *arr, struct mm_interval *iv, struct 
 	if (!iv->regions)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct json *r = json_at(arr, i);
+		const struct json *r = ml_json_at(arr, i);
 		struct mm_region *m = &iv->regions[i];
 
-		if (json_get_hex(r, "start_addr", &m->start) ||
-		    json_get_hex(r, "end_addr", &m->end) || json_get_bool(r, "hot", &m->hot) ||
-		    m->end <= m->start)
+		if (ml_json_get_hex(r, "start_addr", &m->start) ||
+		    ml_json_get_hex(r, "end_addr", &m->end) ||
+		    ml_json_get_bool(r, "hot", &m->hot) || m->end <= m->start)
 			return ml_err_set(
 				err, EINVAL,
 				"region %zu needs \"start_addr\" < \"end_addr\" (hex strings) "
@@ -54,7 +54,7 @@ static int parse_regions(const struct json *arr, struct mm_interval *iv, struct 
 
 static int parse_written(const struct json *arr, struct mm_interval *iv, struct ml_err *err)
 {
-	size_t n = json_count(arr);
+	size_t n = ml_json_count(arr);
 
 	if (!arr)
 		return 0; /* `writes --json` output: no ranges (mm_run refuses) */
@@ -64,12 +64,12 @@ static int parse_written(const struct json *arr, struct mm_interval *iv, struct 
 	if (!iv->written)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct json *w = json_at(arr, i);
+		const struct json *w = ml_json_at(arr, i);
 		struct range *r = &iv->written[i];
 
-		if (json_count(w) != 2 || w->type != JSON_ARRAY ||
-		    json_as_hex(json_at(w, 0), &r->start) || json_as_hex(json_at(w, 1), &r->end) ||
-		    r->end <= r->start)
+		if (ml_json_count(w) != 2 || w->type != JSON_ARRAY ||
+		    ml_json_as_hex(ml_json_at(w, 0), &r->start) ||
+		    ml_json_as_hex(ml_json_at(w, 1), &r->end) || r->end <= r->start)
 			return ml_err_set(err, EINVAL,
 					  "written range %zu must be [\"0xSTART\", \"0xEND\"] with "
 					  "START < END",
@@ -105,7 +105,7 @@ static bool blank(const char *s, size_t len)
 	return true;
 }
 
-int mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct ml_err *err)
+int ml_mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct ml_err *err)
 {
 	struct mm_interval iv = { 0 };
 	struct json *j = NULL;
@@ -114,10 +114,10 @@ int mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct m
 
 	if (blank(line, len))
 		return 0;
-	ret = json_parse(line, len, &j, err);
+	ret = ml_json_parse(line, len, &j, err);
 	if (ret)
 		return ret;
-	type = json_get_str(j, "type");
+	type = ml_json_get_str(j, "type");
 	if (!type) {
 		ret = ml_err_set(err, EINVAL, "not a trace line: an object with \"type\" expected");
 		goto out;
@@ -126,20 +126,20 @@ int mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct m
 		t->skipped_lines++;
 		goto out;
 	}
-	if (json_get_int(j, "t_ms", &iv.t_ms)) {
+	if (ml_json_get_int(j, "t_ms", &iv.t_ms)) {
 		ret = ml_err_set(err, EINVAL, "interval without an integer \"t_ms\"");
 		goto out;
 	}
-	ret = parse_regions(json_get(j, "regions"), &iv, err);
+	ret = parse_regions(ml_json_get(j, "regions"), &iv, err);
 	if (!ret)
-		ret = parse_written(json_get(j, "written"), &iv, err);
+		ret = parse_written(ml_json_get(j, "written"), &iv, err);
 	if (!ret)
 		ret = append(t, &iv, err);
-	if (!ret && json_get(j, "written"))
+	if (!ret && ml_json_get(j, "written"))
 		t->with_written++;
 	if (ret)
 		interval_free(&iv);
 out:
-	json_free(j);
+	ml_json_free(j);
 	return ret;
 }

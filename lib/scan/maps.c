@@ -21,12 +21,12 @@ static const char *const kind_names[VMA_KIND_COUNT] = {
 	[VMA_VSYSCALL] = "vsyscall",
 };
 
-const char *vma_kind_name(enum vma_kind k)
+const char *ml_vma_kind_name(enum vma_kind k)
 {
 	return (unsigned)k < VMA_KIND_COUNT ? kind_names[k] : "?";
 }
 
-int vma_kind_from_name(const char *name)
+int ml_vma_kind_from_name(const char *name)
 {
 	for (int k = 0; k < VMA_KIND_COUNT; k++)
 		if (!strcmp(kind_names[k], name))
@@ -34,25 +34,25 @@ int vma_kind_from_name(const char *name)
 	return -1;
 }
 
-void vma_set_init(struct vma_set *s)
+void ml_vma_set_init(struct vma_set *s)
 {
 	memset(s, 0, sizeof(*s));
 }
 
-void vma_set_clear(struct vma_set *s)
+void ml_vma_set_clear(struct vma_set *s)
 {
 	s->n = 0;
 	s->str_len = 0;
 }
 
-void vma_set_free(struct vma_set *s)
+void ml_vma_set_free(struct vma_set *s)
 {
 	free(s->v);
 	free(s->strings);
-	vma_set_init(s);
+	ml_vma_set_init(s);
 }
 
-const char *vma_path(const struct vma_set *set, const struct vma *v)
+const char *ml_vma_path(const struct vma_set *set, const struct vma *v)
 {
 	return set->strings ? set->strings + v->path_off : "";
 }
@@ -193,12 +193,12 @@ static int parse_line(const char *p, const char *end, struct vma_set *out)
 	return push_vma(out, &v) ? -2 : 0;
 }
 
-int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *err)
+int ml_maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *err)
 {
 	const char *p = buf, *end = buf + len;
 	unsigned long lineno = 0;
 
-	vma_set_clear(out);
+	ml_vma_set_clear(out);
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
@@ -223,7 +223,7 @@ int maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *
 	return 0;
 }
 
-ssize_t maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err)
+ssize_t ml_maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err)
 {
 	size_t len = 0;
 	ssize_t r;
@@ -271,19 +271,19 @@ ssize_t maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err)
  * Each read is a fresh chance, so a few reads in a row all seeing a change
  * mean a process that remaps faster than its maps can be printed.
  */
-ssize_t maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct vma_set *out,
-		      struct ml_err *err)
+ssize_t ml_maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct vma_set *out,
+			 struct ml_err *err)
 {
 	ssize_t n = (ssize_t)len;
 	int r, tries = 1;
 
 	for (;;) {
-		r = maps_parse(*buf, (size_t)n, out, err);
+		r = ml_maps_parse(*buf, (size_t)n, out, err);
 		if (r != -EAGAIN)
 			return r ? r : n;
 		if (tries == MAPS_READ_TRIES)
 			break;
-		n = maps_read_raw(fd, buf, bufsz, err);
+		n = ml_maps_read_raw(fd, buf, bufsz, err);
 		if (n < 0)
 			return n;
 		tries++;
@@ -294,17 +294,17 @@ ssize_t maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct vma_
 			  tries);
 }
 
-int maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err)
+int ml_maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err)
 {
-	ssize_t len = maps_read_raw(fd, buf, bufsz, err);
+	ssize_t len = ml_maps_read_raw(fd, buf, bufsz, err);
 
 	if (len < 0)
 		return (int)len;
-	len = maps_parse_fd(fd, buf, bufsz, (size_t)len, out, err);
+	len = ml_maps_parse_fd(fd, buf, bufsz, (size_t)len, out, err);
 	return len < 0 ? (int)len : 0;
 }
 
-int maps_read(pid_t pid, struct vma_set *out, struct ml_err *err)
+int ml_maps_read(pid_t pid, struct vma_set *out, struct ml_err *err)
 {
 	char path[64], *buf = NULL;
 	size_t sz = 0;
@@ -319,7 +319,7 @@ int maps_read(pid_t pid, struct vma_set *out, struct ml_err *err)
 			return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
 		return ml_err_set(err, e, "cannot open %s: %s", path, strerror(e));
 	}
-	r = maps_read_fd(fd, &buf, &sz, out, err);
+	r = ml_maps_read_fd(fd, &buf, &sz, out, err);
 	free(buf);
 	close(fd);
 	return r;
@@ -349,13 +349,13 @@ static bool file_has_exec(const struct vma_set *s, const struct vma *v)
 	return false;
 }
 
-void maps_classify(struct vma_set *s, const char *exe)
+void ml_maps_classify(struct vma_set *s, const char *exe)
 {
 	const char *guess = NULL;
 
 	if (!exe || !*exe) {
 		for (size_t i = 0; i < s->n; i++) {
-			const char *p = vma_path(s, &s->v[i]);
+			const char *p = ml_vma_path(s, &s->v[i]);
 
 			if (p[0] == '/') {
 				guess = p;
@@ -366,7 +366,7 @@ void maps_classify(struct vma_set *s, const char *exe)
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		struct vma *v = &s->v[i];
-		const char *p = vma_path(s, v);
+		const char *p = ml_vma_path(s, v);
 		bool shared = v->perms[3] == 's';
 
 		if (path_is_special(p)) {
@@ -389,7 +389,7 @@ void maps_classify(struct vma_set *s, const char *exe)
 			/* .bss: anonymous rw tail adjacent to a file's writable mapping */
 			if (!shared && prev && prev->end == v->start && prev->inode &&
 			    prev->perms[1] == 'w' && v->perms[1] == 'w') {
-				const char *pp = vma_path(s, prev);
+				const char *pp = ml_vma_path(s, prev);
 
 				v->kind = !strcmp(pp, exe) ? VMA_BSS : VMA_LIB_DATA;
 			}
@@ -405,14 +405,14 @@ void maps_classify(struct vma_set *s, const char *exe)
 	}
 }
 
-bool vma_is_writable_private(const struct vma *v)
+bool ml_vma_is_writable_private(const struct vma *v)
 {
 	if (v->perms[1] != 'w' || v->perms[3] != 'p')
 		return false;
 	return v->kind != VMA_VDSO && v->kind != VMA_VVAR && v->kind != VMA_VSYSCALL;
 }
 
-size_t vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added, size_t max)
+size_t ml_vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added, size_t max)
 {
 	size_t i = 0, j = 0, n = 0;
 
@@ -428,7 +428,7 @@ size_t vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *ad
 	return n;
 }
 
-long vma_find(const struct vma_set *s, uint64_t addr)
+long ml_vma_find(const struct vma_set *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->n;
 

@@ -7,11 +7,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "memlens/pagescan.h"
+#include "pagescan.h"
 
 #define PAGE_SIZE_4K 4096ULL
 
-int pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err)
+int ml_pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err)
 {
 	char path[64];
 
@@ -38,7 +38,7 @@ int pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err 
 	return 0;
 }
 
-void pagescan_close(struct pagescan *ps)
+void ml_pagescan_close(struct pagescan *ps)
 {
 	if (ps->fd >= 0)
 		close(ps->fd);
@@ -102,7 +102,7 @@ static long run_scan(struct pagescan *ps, struct pm_scan_arg *a, uint64_t start,
 	return pages;
 }
 
-int pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err)
+int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.flags = PM_SCAN_WP_MATCHING,
@@ -116,8 +116,8 @@ int pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct 
 	return r < 0 ? (int)r : 0;
 }
 
-long pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check_registered,
-		    pagescan_fn fn, void *arg, struct ml_err *err)
+long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check_registered,
+		       pagescan_fn fn, void *arg, struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.flags = PM_SCAN_WP_MATCHING | (check_registered ? PM_SCAN_CHECK_WPASYNC : 0),
@@ -130,8 +130,8 @@ long pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check
 	return run_scan(ps, &a, start, end, fn, arg, "dirty scan", err);
 }
 
-long pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, pagescan_fn fn,
-			      void *arg, struct ml_err *err)
+long ml_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, pagescan_fn fn,
+				 void *arg, struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.flags = PM_SCAN_WP_MATCHING,
@@ -151,7 +151,7 @@ static int stop_first(const struct page_region *r, void *arg)
 	return 1;
 }
 
-int pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err)
+int ml_pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.max_pages = 1,
@@ -165,9 +165,9 @@ int pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct
 	return r > 0;
 }
 
-long pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
-		    uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn, void *arg,
-		    struct ml_err *err)
+long ml_pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
+		       uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn,
+		       void *arg, struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.category_inverted = inverted,
@@ -202,12 +202,12 @@ static int probe_scan(uint64_t return_mask)
 	return r >= 0;
 }
 
-int pagescan_supported(void)
+int ml_pagescan_supported(void)
 {
 	return probe_scan(PAGE_IS_PRESENT);
 }
 
-uint64_t pagescan_categories(void)
+uint64_t ml_pagescan_categories(void)
 {
 	static uint64_t known; /* 0: not probed yet; the walker threads share it */
 	uint64_t cats = __atomic_load_n(&known, __ATOMIC_RELAXED);

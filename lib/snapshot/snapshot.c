@@ -14,9 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "memlens/pagescan.h"
+#include "../scan/pagescan.h"
 #include "memlens/snapshot.h"
 #include "snapshot_pages.h"
+#include "memlens/clock.h"
 
 #define PG 4096ULL
 /* a scan ending at 0x7fffffffffff fails with EFAULT on 6.18 */
@@ -64,14 +65,6 @@ struct scan_ctx {
 	struct ml_err *err;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int open_proc(pid_t pid, const char *name, struct ml_err *err)
 {
 	char path[64];
@@ -110,8 +103,8 @@ static unsigned int usable_cpus(void)
 	return sched_getaffinity(0, sizeof(set), &set) ? 1 : (unsigned int)CPU_COUNT(&set);
 }
 
-int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
-		  struct ml_err *err)
+int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
+		     struct ml_err *err)
 {
 	struct snapshotter *s = calloc(1, sizeof(*s));
 	char path[64];
@@ -124,7 +117,7 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 	s->maps_fd = s->status_fd = s->scan[0].fd = s->pg.flags_fd = s->pg.count_fd = -1;
 	if (o)
 		s->o = *o;
-	if (!pagescan_supported()) {
+	if (!ml_pagescan_supported()) {
 		r = ml_err_set(err, ENOTSUP,
 			       "this kernel has no PAGEMAP_SCAN ioctl: Linux 6.7 or later is "
 			       "needed for snapshots");
@@ -138,7 +131,7 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 	if (r < 0)
 		goto fail;
 	s->status_fd = r;
-	r = pagescan_open(&s->scan[0], pid, SCAN_VEC_LEN, err);
+	r = ml_pagescan_open(&s->scan[0], pid, SCAN_VEC_LEN, err);
 	if (r == -ESRCH && s->status_fd >= 0) {
 		r = ml_err_set(
 			err, ESRCH,
@@ -150,7 +143,7 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 		goto fail;
 	s->nscan = 1;
 	if (s->o.pages) {
-		r = snap_pages_open(&s->pg, err);
+		r = ml_snap_pages_open(&s->pg, err);
 		if (r)
 			goto fail;
 	}
@@ -162,11 +155,11 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 	*out = s;
 	return 0;
 fail:
-	snapshot_close(s);
+	ml_snapshot_close(s);
 	return r;
 }
 
-void snapshot_close(struct snapshotter *s)
+void ml_snapshot_close(struct snapshotter *s)
 {
 	if (!s)
 		return;
@@ -175,11 +168,11 @@ void snapshot_close(struct snapshotter *s)
 	if (s->status_fd >= 0)
 		close(s->status_fd);
 	if (s->scan[0].fd >= 0)
-		pagescan_close(&s->scan[0]);
+		ml_pagescan_close(&s->scan[0]);
 	for (unsigned int i = 1; i < s->nscan; i++)
-		pagescan_close(&s->scan[i]);
+		ml_pagescan_close(&s->scan[i]);
 	if (s->pg.flags_fd >= 0 || s->pg.count_fd >= 0)
-		snap_pages_close(&s->pg);
+		ml_snap_pages_close(&s->pg);
 	free(s->maps_buf);
 	free(s->maps_buf2);
 	free(s->acc);
@@ -299,8 +292,8 @@ static int on_region(const struct page_region *reg, void *arg)
 			snap->c[x->vi].swapped_pages += real_swapped(x->s, a, e);
 		if (x->s->o.pages && (reg->categories & PAGE_IS_PRESENT) &&
 		    !(reg->categories & PAGE_IS_PFNZERO)) {
-			x->r = snap_pages_count(&x->s->pg, x->s->scan[0].fd, a, e, &snap->c[x->vi],
-						x->err);
+			x->r = ml_snap_pages_count(&x->s->pg, x->s->scan[0].fd, a, e,
+						   &snap->c[x->vi], x->err);
 			if (x->r)
 				return x->r;
 		}
@@ -339,7 +332,7 @@ static struct pagescan_seg seg_of(uint64_t start, uint64_t end, bool file, bool 
 	struct pagescan_seg g = { .start = start, .end = end, .worker = worker };
 
 	g.return_mask =
-		(file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE) & pagescan_categories();
+		(file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE) & ml_pagescan_categories();
 	if (pages) {
 		g.anyof = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
 	} else if (file) {
@@ -379,7 +372,7 @@ static unsigned int scan_threads(const struct snapshotter *s, uint64_t mapped)
 static int open_workers(struct snapshotter *s, unsigned int n, struct ml_err *err)
 {
 	while (s->nscan < n) {
-		int r = pagescan_open(&s->scan[s->nscan], s->pid, SCAN_VEC_LEN, err);
+		int r = ml_pagescan_open(&s->scan[s->nscan], s->pid, SCAN_VEC_LEN, err);
 
 		if (r)
 			return r;
@@ -475,9 +468,9 @@ static int finish_counts(struct snapshotter *s, struct snapshot *snap, struct ml
 		uint64_t present;
 
 		if (!acc->seen) {
-			long r = pagescan_query(&s->scan[0], vs->v[i].start, vs->v[i].start + PG, 0,
-						0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL,
-						err);
+			long r = ml_pagescan_query(&s->scan[0], vs->v[i].start, vs->v[i].start + PG,
+						   0, 0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL,
+						   NULL, err);
 
 			if (r < 0)
 				return (int)r;
@@ -516,13 +509,13 @@ static int scan(struct snapshotter *s, struct snapshot *snap, bool full, struct 
 	ns = plan_segments(vs, mapped, n, full, seg);
 	snap->scan_threads = n;
 	if (n > 1) {
-		r = pagescan_query_parallel(s->scan, n, seg, ns, on_region, &x, err);
+		r = ml_pagescan_query_parallel(s->scan, n, seg, ns, on_region, &x, err);
 	} else {
 		r = 0;
 		for (size_t k = 0; k < ns && !r; k++) {
-			long q = pagescan_query(&s->scan[0], seg[k].start, seg[k].end,
-						seg[k].inverted, 0, seg[k].anyof,
-						seg[k].return_mask, on_region, &x, err);
+			long q = ml_pagescan_query(&s->scan[0], seg[k].start, seg[k].end,
+						   seg[k].inverted, 0, seg[k].anyof,
+						   seg[k].return_mask, on_region, &x, err);
 			r = q < 0 ? (int)q : 0;
 		}
 	}
@@ -661,9 +654,9 @@ static bool agrees_with_rss(const struct snapshot *snap, int64_t rss_before)
 	return rss_kb(&snap->mm) == rss_before && counted == rss_before;
 }
 
-int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
+int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
 {
-	uint64_t t0 = mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
+	uint64_t t0 = ml_mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
 	bool have_status = false;
 	ssize_t len, len2;
 	int r;
@@ -672,18 +665,18 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 	out->t_ns = t0;
 	out->flags = s->o.pages ? SNAP_HAVE_PAGES : 0;
 	out->recounts = 0;
-	len = maps_read_raw(s->maps_fd, &s->maps_buf, &s->maps_bufsz, err);
+	len = ml_maps_read_raw(s->maps_fd, &s->maps_buf, &s->maps_bufsz, err);
 	if (len < 0)
 		return maps_error(s, len, err);
 	for (;;) {
 		bool full = s->o.pages || out->recounts == MAX_RECOUNTS;
 		int64_t rss_before = 0;
 
-		len = maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len,
-				    &out->vmas, err);
+		len = ml_maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len,
+				       &out->vmas, err);
 		if (len < 0)
 			return maps_error(s, len, err);
-		maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
+		ml_maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
 		if (reset_counts(out))
 			return ml_err_set(err, ENOMEM, "out of memory");
 		if (!full) {
@@ -697,7 +690,7 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 			return r;
 		if (full)
 			break;
-		len2 = maps_read_raw(s->maps_fd, &s->maps_buf2, &s->maps_bufsz2, err);
+		len2 = ml_maps_read_raw(s->maps_fd, &s->maps_buf2, &s->maps_bufsz2, err);
 		if (len2 < 0)
 			return maps_error(s, len2, err);
 		r = read_status(s, &out->mm, err);
@@ -722,13 +715,13 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 	sum_up(out);
 	out->scan_ioctls = scan_ioctls(s) - ioctls0;
 	out->flag_reads = s->pg.reads - reads0;
-	out->cycle_ns = mono_ns() - t0;
+	out->cycle_ns = ml_mono_ns() - t0;
 	return 0;
 }
 
-int snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
+int ml_snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
 {
-	long i = vma_find(&s->vmas, start);
+	long i = ml_vma_find(&s->vmas, start);
 
 	if (i < 0 || s->vmas.v[i].start != start)
 		return -ENOENT;
@@ -739,7 +732,7 @@ int snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
 	return 0;
 }
 
-double snap_pct(uint64_t part, uint64_t whole)
+double ml_snap_pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }

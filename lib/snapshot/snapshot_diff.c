@@ -6,17 +6,17 @@
 
 #include "memlens/snapshot.h"
 
-void snapshot_init(struct snapshot *s)
+void ml_snapshot_init(struct snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
-	vma_set_init(&s->vmas);
+	ml_vma_set_init(&s->vmas);
 }
 
-void snapshot_free(struct snapshot *s)
+void ml_snapshot_free(struct snapshot *s)
 {
-	vma_set_free(&s->vmas);
+	ml_vma_set_free(&s->vmas);
 	free(s->c);
-	snapshot_init(s);
+	ml_snapshot_init(s);
 }
 
 static void *dup_mem(const void *p, size_t len)
@@ -28,7 +28,7 @@ static void *dup_mem(const void *p, size_t len)
 	return d;
 }
 
-int snapshot_copy(struct snapshot *dst, const struct snapshot *src)
+int ml_snapshot_copy(struct snapshot *dst, const struct snapshot *src)
 {
 	struct snapshot n = *src;
 
@@ -48,21 +48,21 @@ int snapshot_copy(struct snapshot *dst, const struct snapshot *src)
 		free(n.vmas.strings);
 		n.vmas.strings = NULL;
 	}
-	snapshot_free(dst);
+	ml_snapshot_free(dst);
 	*dst = n;
 	return 0;
 }
 
-void snapshot_diff_init(struct snapshot_diff *d)
+void ml_snapshot_diff_init(struct snapshot_diff *d)
 {
 	memset(d, 0, sizeof(*d));
 }
 
-void snapshot_diff_free(struct snapshot_diff *d)
+void ml_snapshot_diff_free(struct snapshot_diff *d)
 {
 	free(d->prev);
 	free(d->d);
-	snapshot_diff_init(d);
+	ml_snapshot_diff_init(d);
 }
 
 static void sub(struct snap_dcounts *d, const struct snap_counts *a, const struct snap_counts *b)
@@ -94,7 +94,8 @@ static int grow(struct snapshot_diff *d, size_t n)
 	return 0;
 }
 
-int snapshot_diff(const struct snapshot *old, const struct snapshot *cur, struct snapshot_diff *out)
+int ml_snapshot_diff(const struct snapshot *old, const struct snapshot *cur,
+		     struct snapshot_diff *out)
 {
 	size_t i = 0, matched = 0;
 

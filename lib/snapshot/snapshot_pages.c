@@ -40,7 +40,7 @@ static int open_kpage(const char *path, struct ml_err *err)
 	return ml_err_set(err, errno, "cannot open %s: %s", path, strerror(errno));
 }
 
-int snap_pages_open(struct snap_pages *p, struct ml_err *err)
+int ml_snap_pages_open(struct snap_pages *p, struct ml_err *err)
 {
 	int r;
 
@@ -63,11 +63,11 @@ int snap_pages_open(struct snap_pages *p, struct ml_err *err)
 	}
 	return 0;
 fail:
-	snap_pages_close(p);
+	ml_snap_pages_close(p);
 	return r;
 }
 
-void snap_pages_close(struct snap_pages *p)
+void ml_snap_pages_close(struct snap_pages *p)
 {
 	if (p->flags_fd >= 0)
 		close(p->flags_fd);
@@ -166,8 +166,8 @@ static int count_batch(struct snap_pages *p, int n, struct snap_counts *c, struc
 	return 0;
 }
 
-int snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
-		     struct snap_counts *c, struct ml_err *err)
+int ml_snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
+			struct snap_counts *c, struct ml_err *err)
 {
 	for (uint64_t a = start; a < end;) {
 		uint64_t pages = (end - a) / 4096;

@@ -17,15 +17,15 @@ struct snap_pages {
 	uint64_t reads; /* preads of kpageflags + kpagecount */
 };
 
-int snap_pages_open(struct snap_pages *p, struct ml_err *err);
-void snap_pages_close(struct snap_pages *p);
+int ml_snap_pages_open(struct snap_pages *p, struct ml_err *err);
+void ml_snap_pages_close(struct snap_pages *p);
 
 /*
  * Add the page-flag counts of the present pages of [start, end) to @c.
  * @pagemap_fd is the target's /proc/PID/pagemap (for the PFNs).
  * -EPERM when the kernel hides PFNs from us (not CAP_SYS_ADMIN).
  */
-int snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
-		     struct snap_counts *c, struct ml_err *err);
+int ml_snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
+			struct snap_counts *c, struct ml_err *err);
 
 #endif

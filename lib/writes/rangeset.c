@@ -5,18 +5,18 @@
 
 #include "memlens/rangeset.h"
 
-void rangeset_init(struct rangeset *s)
+void ml_rangeset_init(struct rangeset *s)
 {
 	memset(s, 0, sizeof(*s));
 }
 
-void rangeset_free(struct rangeset *s)
+void ml_rangeset_free(struct rangeset *s)
 {
 	free(s->r);
-	rangeset_init(s);
+	ml_rangeset_init(s);
 }
 
-void rangeset_clear(struct rangeset *s)
+void ml_rangeset_clear(struct rangeset *s)
 {
 	s->n = 0;
 }
@@ -36,7 +36,7 @@ static int reserve(struct rangeset *s, size_t n)
 	return 0;
 }
 
-int rangeset_copy(struct rangeset *dst, const struct rangeset *src)
+int ml_rangeset_copy(struct rangeset *dst, const struct rangeset *src)
 {
 	if (reserve(dst, src->n))
 		return -ENOMEM;
@@ -62,7 +62,7 @@ static size_t lower(const struct rangeset *s, uint64_t addr)
 	return lo;
 }
 
-int rangeset_add(struct rangeset *s, uint64_t start, uint64_t end)
+int ml_rangeset_add(struct rangeset *s, uint64_t start, uint64_t end)
 {
 	size_t i, j;
 
@@ -91,7 +91,7 @@ int rangeset_add(struct rangeset *s, uint64_t start, uint64_t end)
 	return 0;
 }
 
-int rangeset_remove(struct rangeset *s, uint64_t start, uint64_t end)
+int ml_rangeset_remove(struct rangeset *s, uint64_t start, uint64_t end)
 {
 	size_t i;
 
@@ -125,7 +125,7 @@ int rangeset_remove(struct rangeset *s, uint64_t start, uint64_t end)
 	return 0;
 }
 
-uint64_t rangeset_overlap(const struct rangeset *s, uint64_t start, uint64_t end)
+uint64_t ml_rangeset_overlap(const struct rangeset *s, uint64_t start, uint64_t end)
 {
 	uint64_t total = 0;
 
@@ -139,18 +139,18 @@ uint64_t rangeset_overlap(const struct rangeset *s, uint64_t start, uint64_t end
 	return total;
 }
 
-bool rangeset_covers(const struct rangeset *s, uint64_t start, uint64_t end)
+bool ml_rangeset_covers(const struct rangeset *s, uint64_t start, uint64_t end)
 {
-	return start >= end || rangeset_overlap(s, start, end) == end - start;
+	return start >= end || ml_rangeset_overlap(s, start, end) == end - start;
 }
 
-bool rangeset_intersects(const struct rangeset *s, uint64_t start, uint64_t end)
+bool ml_rangeset_intersects(const struct rangeset *s, uint64_t start, uint64_t end)
 {
-	return start < end && rangeset_overlap(s, start, end) > 0;
+	return start < end && ml_rangeset_overlap(s, start, end) > 0;
 }
 
-int rangeset_gaps(const struct rangeset *s, uint64_t start, uint64_t end,
-		  int (*fn)(uint64_t, uint64_t, void *), void *arg)
+int ml_rangeset_gaps(const struct rangeset *s, uint64_t start, uint64_t end,
+		     int (*fn)(uint64_t, uint64_t, void *), void *arg)
 {
 	uint64_t cur = start;
 	int r;
@@ -169,7 +169,7 @@ int rangeset_gaps(const struct rangeset *s, uint64_t start, uint64_t end,
 	return 0;
 }
 
-uint64_t rangeset_bytes(const struct rangeset *s)
+uint64_t ml_rangeset_bytes(const struct rangeset *s)
 {
 	uint64_t t = 0;
 

@@ -50,7 +50,7 @@ static void choose_allocator(pid_t pid, const struct vma_set *set, const char *l
 	n = readlink(link, exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
 	for (size_t i = 0; i < set->n; i++) {
-		const char *p = vma_path(set, &set->v[i]);
+		const char *p = ml_vma_path(set, &set->v[i]);
 
 		if (p[0] != '/' || set->v[i].perms[2] != 'x' || !strcmp(p, last) || is_libc(p) ||
 		    is_loader(p))
@@ -76,13 +76,13 @@ static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 	struct vma_set set;
 	int e;
 
-	vma_set_init(&set);
-	e = maps_read(pid, &set, err);
+	ml_vma_set_init(&set);
+	e = ml_maps_read(pid, &set, err);
 	if (e)
 		goto out;
 	e = -ENOENT;
 	for (size_t i = 0; i < set.n; i++) {
-		const char *p = vma_path(&set, &set.v[i]);
+		const char *p = ml_vma_path(&set, &set.v[i]);
 
 		if (p[0] == '/' && is_libc(p) && set.v[i].perms[2] == 'x') {
 			choose_allocator(pid, &set, p, a);
@@ -91,7 +91,7 @@ static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 		}
 	}
 out:
-	vma_set_free(&set);
+	ml_vma_set_free(&set);
 	return e;
 }
 

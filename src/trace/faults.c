@@ -403,11 +403,11 @@ struct faults_view {
 
 static void jw_kuint_or_null(struct jw *w, const char *k, bool known, uint64_t v)
 {
-	jw_key(w, k);
+	ml_jw_key(w, k);
 	if (known)
-		jw_uint(w, v);
+		ml_jw_uint(w, v);
 	else
-		jw_null(w);
+		ml_jw_null(w);
 }
 
 /*
@@ -422,29 +422,29 @@ static void json_kernel(struct jw *w, const struct faults_run *r, const struct f
 	uint64_t smin, smaj;
 
 	seen_totals(v->rows, v->n, &smin, &smaj);
-	jw_key(w, "kernel");
+	ml_jw_key(w, "kernel");
 	if (k) {
-		jw_obj(w);
-		jw_kuint(w, "minor", r->kern.minor);
-		jw_kuint(w, "major", r->kern.major);
-		jw_obj_end(w);
+		ml_jw_obj(w);
+		ml_jw_kuint(w, "minor", r->kern.minor);
+		ml_jw_kuint(w, "major", r->kern.major);
+		ml_jw_obj_end(w);
 	} else {
-		jw_null(w);
+		ml_jw_null(w);
 	}
-	jw_key(w, "not_seen");
-	jw_obj(w);
+	ml_jw_key(w, "not_seen");
+	ml_jw_obj(w);
 	jw_kuint_or_null(w, "minor", k, unseen(r->kern.minor, smin));
 	jw_kuint_or_null(w, "major", k, unseen(r->kern.major, smaj));
-	jw_kstr(w, "paths", r->fentry ? "" : "get_user_pages");
-	jw_obj_end(w);
-	jw_key(w, "before_tracing");
+	ml_jw_kstr(w, "paths", r->fentry ? "" : "get_user_pages");
+	ml_jw_obj_end(w);
+	ml_jw_key(w, "before_tracing");
 	if (r->o->pid && r->kern.before) {
-		jw_obj(w);
-		jw_kuint(w, "minor", r->kern.before_minor);
-		jw_kuint(w, "major", r->kern.before_major);
-		jw_obj_end(w);
+		ml_jw_obj(w);
+		ml_jw_kuint(w, "minor", r->kern.before_minor);
+		ml_jw_kuint(w, "major", r->kern.before_major);
+		ml_jw_obj_end(w);
 	} else {
-		jw_null(w);
+		ml_jw_null(w);
 	}
 }
 
@@ -488,42 +488,42 @@ static void print_json(const struct faults_run *r, const struct faults_view *v)
 {
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", v->elapsed_s < 0 ? "faults" : "faults_interval");
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", v->elapsed_s < 0 ? "faults" : "faults_interval");
 	if (v->elapsed_s >= 0) {
-		jw_kuint(&w, "elapsed_ms", (uint64_t)(v->elapsed_s * 1000));
-		jw_kbool(&w, "last", v->last);
+		ml_jw_kuint(&w, "elapsed_ms", (uint64_t)(v->elapsed_s * 1000));
+		ml_jw_kbool(&w, "last", v->last);
 	}
-	jw_kstr(&w, "mode", r->fentry ? "fentry" : "tracepoint");
-	jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
-	jw_key(&w, "rows");
-	jw_arr(&w);
+	ml_jw_kstr(&w, "mode", r->fentry ? "fentry" : "tracepoint");
+	ml_jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
+	ml_jw_key(&w, "rows");
+	ml_jw_arr(&w);
 	for (size_t i = 0; i < v->n; i++) {
 		const struct faults_row *row = &v->rows[i];
 
-		jw_obj(&w);
-		jw_kstr(&w, "comm", row->key.comm);
-		jw_key(&w, "pid");
+		ml_jw_obj(&w);
+		ml_jw_kstr(&w, "comm", row->key.comm);
+		ml_jw_key(&w, "pid");
 		if (row->key.pid)
-			jw_int(&w, row->key.pid);
+			ml_jw_int(&w, row->key.pid);
 		else
-			jw_null(&w);
-		jw_kuint(&w, "minor", row->val.minor);
-		jw_kuint(&w, "major", row->val.major);
-		jw_key(&w, "retried");
+			ml_jw_null(&w);
+		ml_jw_kuint(&w, "minor", row->val.minor);
+		ml_jw_kuint(&w, "major", row->val.major);
+		ml_jw_key(&w, "retried");
 		if (r->fentry)
-			jw_uint(&w, row->val.retried);
+			ml_jw_uint(&w, row->val.retried);
 		else
-			jw_null(&w);
-		jw_obj_end(&w);
+			ml_jw_null(&w);
+		ml_jw_obj_end(&w);
 	}
-	jw_arr_end(&w);
+	ml_jw_arr_end(&w);
 	trace_json_hist(&w, "minor_hist_us", v->minor_hist, FAULTS_HIST_SLOTS);
 	trace_json_hist(&w, "major_hist_us", v->major_hist, FAULTS_HIST_SLOTS);
 	if (v->elapsed_s < 0)
 		json_kernel(&w, r, v);
-	jw_obj_end(&w);
+	ml_jw_obj_end(&w);
 }
 
 static void print_table(const struct faults_run *r, const struct faults_view *v)

@@ -648,23 +648,23 @@ static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_tot
 	struct sym_stack *v;
 	size_t n;
 
-	jw_key(w, "by_stack");
-	jw_arr(w);
+	ml_jw_key(w, "by_stack");
+	ml_jw_arr(w);
 	v = symbolized_stacks(r, t, &n);
 	for (size_t i = 0; v && i < n && (!top || i < (size_t)top); i++) {
 		char *save = NULL, *tok;
 
-		jw_obj(w);
-		jw_kuint(w, "count", v[i].count);
-		jw_kuint(w, "bytes", v[i].bytes);
-		jw_key(w, "stack");
-		jw_arr(w);
+		ml_jw_obj(w);
+		ml_jw_kuint(w, "count", v[i].count);
+		ml_jw_kuint(w, "bytes", v[i].bytes);
+		ml_jw_key(w, "stack");
+		ml_jw_arr(w);
 		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
-			jw_str(w, tok);
-		jw_arr_end(w);
-		jw_obj_end(w);
+			ml_jw_str(w, tok);
+		ml_jw_arr_end(w);
+		ml_jw_obj_end(w);
 	}
-	jw_arr_end(w);
+	ml_jw_arr_end(w);
 	free(v);
 }
 
@@ -686,16 +686,16 @@ struct report_at {
 
 static void json_counters(struct jw *w, const __u64 *c)
 {
-	jw_kuint(w, "mallocs", c[LEAKS_C_ALLOCS]);
-	jw_kuint(w, "frees", c[LEAKS_C_FREES]);
-	jw_kuint(w, "untracked_frees", c[LEAKS_C_UNTRACKED]);
-	jw_kuint(w, "exit_frees", c[LEAKS_C_EXIT_FREES]);
-	jw_kuint(w, "missed_frees", c[LEAKS_C_MISSED_FREES]);
-	jw_kuint(w, "failed", c[LEAKS_C_FAILED]);
-	jw_kuint(w, "lost", c[LEAKS_C_LOST]);
-	jw_kbool(w, "table_full", c[LEAKS_C_LOST] != 0);
-	jw_kuint(w, "stale_calls", c[LEAKS_C_STALE]);
-	jw_kuint(w, "unpaired_returns", c[LEAKS_C_UNPAIRED]);
+	ml_jw_kuint(w, "mallocs", c[LEAKS_C_ALLOCS]);
+	ml_jw_kuint(w, "frees", c[LEAKS_C_FREES]);
+	ml_jw_kuint(w, "untracked_frees", c[LEAKS_C_UNTRACKED]);
+	ml_jw_kuint(w, "exit_frees", c[LEAKS_C_EXIT_FREES]);
+	ml_jw_kuint(w, "missed_frees", c[LEAKS_C_MISSED_FREES]);
+	ml_jw_kuint(w, "failed", c[LEAKS_C_FAILED]);
+	ml_jw_kuint(w, "lost", c[LEAKS_C_LOST]);
+	ml_jw_kbool(w, "table_full", c[LEAKS_C_LOST] != 0);
+	ml_jw_kuint(w, "stale_calls", c[LEAKS_C_STALE]);
+	ml_jw_kuint(w, "unpaired_returns", c[LEAKS_C_UNPAIRED]);
 }
 
 static void print_json(struct leaks_run *r, const struct leaks_opts *o, const struct leak_totals *t,
@@ -704,41 +704,41 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", at->elapsed_s < 0 ? "leaks" : "leaks_interval");
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", at->elapsed_s < 0 ? "leaks" : "leaks_interval");
 	if (at->elapsed_s >= 0) {
-		jw_kuint(&w, "elapsed_ms", (uint64_t)(at->elapsed_s * 1000));
-		jw_kbool(&w, "last", at->last);
-		jw_kuint(&w, "interval_mallocs", c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]);
-		jw_kuint(&w, "interval_frees", c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]);
+		ml_jw_kuint(&w, "elapsed_ms", (uint64_t)(at->elapsed_s * 1000));
+		ml_jw_kbool(&w, "last", at->last);
+		ml_jw_kuint(&w, "interval_mallocs", c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]);
+		ml_jw_kuint(&w, "interval_frees", c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]);
 	}
-	jw_kint(&w, "pid", r->sym.pid);
-	jw_kstr(&w, "allocator", alloc_shown(&r->alloc));
-	jw_kstr(&w, "mode", r->multi ? "uprobe_multi" : "uprobe");
+	ml_jw_kint(&w, "pid", r->sym.pid);
+	ml_jw_kstr(&w, "allocator", alloc_shown(&r->alloc));
+	ml_jw_kstr(&w, "mode", r->multi ? "uprobe_multi" : "uprobe");
 	json_counters(&w, c);
-	jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
-	jw_kuint(&w, "outstanding", t->count);
-	jw_kuint(&w, "outstanding_bytes", t->bytes);
-	jw_kbool(&w, "table_unread", t->unread);
-	jw_key(&w, "by_size");
-	jw_arr(&w);
+	ml_jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
+	ml_jw_kuint(&w, "outstanding", t->count);
+	ml_jw_kuint(&w, "outstanding_bytes", t->bytes);
+	ml_jw_kbool(&w, "table_unread", t->unread);
+	ml_jw_key(&w, "by_size");
+	ml_jw_arr(&w);
 	for (size_t i = 0; i < nsz; i++) {
-		jw_obj(&w);
-		jw_kuint(&w, "size", t->sizes[i].size);
-		jw_kuint(&w, "count", t->sizes[i].count);
-		jw_kuint(&w, "bytes", t->sizes[i].bytes);
-		jw_obj_end(&w);
+		ml_jw_obj(&w);
+		ml_jw_kuint(&w, "size", t->sizes[i].size);
+		ml_jw_kuint(&w, "count", t->sizes[i].count);
+		ml_jw_kuint(&w, "bytes", t->sizes[i].bytes);
+		ml_jw_obj_end(&w);
 	}
-	jw_arr_end(&w);
+	ml_jw_arr_end(&w);
 	if (o->no_stacks) {
-		jw_key(&w, "by_stack");
-		jw_arr(&w);
-		jw_arr_end(&w);
+		ml_jw_key(&w, "by_stack");
+		ml_jw_arr(&w);
+		ml_jw_arr_end(&w);
 	} else {
 		json_stacks(&w, r, t, o->top);
 	}
-	jw_obj_end(&w);
+	ml_jw_obj_end(&w);
 }
 
 static void print_table(struct leaks_run *r, const struct leaks_opts *o,
@@ -885,7 +885,7 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 			 (int)r->sym.pid, alloc_shown(&r->alloc));
 		pprof_comment(p, comment);
 		pprof_times(p, (int64_t)r->start_wall_ns,
-			    (int64_t)(cli_now_ns() - r->start_mono_ns));
+			    (int64_t)(ml_mono_ns() - r->start_mono_ns));
 		e = pprof_write(p, f);
 	}
 	pprof_free(p);
@@ -1027,7 +1027,7 @@ static int cmd_leaks(int argc, char **argv)
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		r.start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-		r.start_mono_ns = cli_now_ns();
+		r.start_mono_ns = ml_mono_ns();
 	}
 	run_until_done(&r, &o, &t);
 	symbolizer_refresh(&r.sym);

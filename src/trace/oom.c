@@ -105,23 +105,23 @@ static void print_json(const struct oom_event *e, const char *cg, uint64_t limit
 	uint64_t kb = (uint64_t)getpagesize() / 1024;
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", "oom_kill");
-	jw_kuint(&w, "time_ms", real_ns / 1000000);
-	jw_kuint(&w, "victim_pid", e->victim_pid);
-	jw_kstr(&w, "victim_comm", e->victim_comm);
-	jw_kuint(&w, "trigger_pid", e->trigger_pid);
-	jw_kstr(&w, "trigger_comm", e->trigger_comm);
-	jw_kuint(&w, "anon_rss_kb", (uint64_t)e->anon_pages * kb);
-	jw_kuint(&w, "file_rss_kb", (uint64_t)e->file_pages * kb);
-	jw_kuint(&w, "shmem_rss_kb", (uint64_t)e->shmem_pages * kb);
-	jw_kuint(&w, "total_vm_kb", e->total_vm_pages * kb);
-	jw_kuint(&w, "limit_kb", limit * kb);
-	jw_kstr(&w, "scope", scope_name(e->scope));
-	jw_kstr(&w, "cgroup", cg);
-	jw_kstr(&w, "source", e->from_fentry ? "fentry" : "tracepoint");
-	jw_obj_end(&w);
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", "oom_kill");
+	ml_jw_kuint(&w, "time_ms", real_ns / 1000000);
+	ml_jw_kuint(&w, "victim_pid", e->victim_pid);
+	ml_jw_kstr(&w, "victim_comm", e->victim_comm);
+	ml_jw_kuint(&w, "trigger_pid", e->trigger_pid);
+	ml_jw_kstr(&w, "trigger_comm", e->trigger_comm);
+	ml_jw_kuint(&w, "anon_rss_kb", (uint64_t)e->anon_pages * kb);
+	ml_jw_kuint(&w, "file_rss_kb", (uint64_t)e->file_pages * kb);
+	ml_jw_kuint(&w, "shmem_rss_kb", (uint64_t)e->shmem_pages * kb);
+	ml_jw_kuint(&w, "total_vm_kb", e->total_vm_pages * kb);
+	ml_jw_kuint(&w, "limit_kb", limit * kb);
+	ml_jw_kstr(&w, "scope", scope_name(e->scope));
+	ml_jw_kstr(&w, "cgroup", cg);
+	ml_jw_kstr(&w, "source", e->from_fentry ? "fentry" : "tracepoint");
+	ml_jw_obj_end(&w);
 }
 
 static void print_line(const struct oom_event *e, const char *cg, uint64_t limit)
@@ -210,17 +210,17 @@ static void summary(struct oom_ctx *c, double elapsed_s, bool last)
 	struct jw w;
 
 	if (c->o->json) {
-		jw_init(&w, stdout);
-		jw_obj(&w);
-		jw_kstr(&w, "type", elapsed_s < 0 ? "oom_summary" : "oom_interval");
+		ml_jw_init(&w, stdout);
+		ml_jw_obj(&w);
+		ml_jw_kstr(&w, "type", elapsed_s < 0 ? "oom_summary" : "oom_interval");
 		if (elapsed_s >= 0) {
-			jw_kuint(&w, "elapsed_ms", (uint64_t)(elapsed_s * 1000));
-			jw_kbool(&w, "last", last);
+			ml_jw_kuint(&w, "elapsed_ms", (uint64_t)(elapsed_s * 1000));
+			ml_jw_kbool(&w, "last", last);
 		}
-		jw_kuint(&w, "kills", kills);
-		jw_kuint(&w, "lost", lost);
-		jw_kuint(&w, "recursion_misses", rec);
-		jw_obj_end(&w);
+		ml_jw_kuint(&w, "kills", kills);
+		ml_jw_kuint(&w, "lost", lost);
+		ml_jw_kuint(&w, "recursion_misses", rec);
+		ml_jw_obj_end(&w);
 	} else if (elapsed_s >= 0) {
 		printf("--- %.3f s%s: %lu OOM kill%s in this interval\n", elapsed_s,
 		       last ? " (end)" : "", kills, kills == 1 ? "" : "s");
@@ -288,8 +288,9 @@ static int cmd_oom(int argc, char **argv)
 	cli_block_signals(&sigs);
 	c.skel = skel;
 	c.rb = rb;
-	stop = trace_run(&sigs, &(struct trace_loop){
-					.duration_s = o.duration, .rb = rb, .tick = on_tick, .arg = &c });
+	stop = trace_run(&sigs,
+			 &(struct trace_loop){
+				 .duration_s = o.duration, .rb = rb, .tick = on_tick, .arg = &c });
 	if (stop == TRACE_STOP_ERROR) {
 		e = ml_err_set(&err, errno ? errno : EIO, "reading OOM events: %s",
 			       strerror(errno ? errno : EIO));

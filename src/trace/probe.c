@@ -61,9 +61,9 @@ static void probe_kmem_tp_btf(struct feature_list *l)
 	int e;
 
 	if (!s) {
-		feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_MISSING, "slab (tp_btf mode)",
-			    "none needed: slab falls back to raw_tp", "opening the programs: %s",
-			    strerror(errno));
+		ml_feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_MISSING, "slab (tp_btf mode)",
+			       "none needed: slab falls back to raw_tp", "opening the programs: %s",
+			       strerror(errno));
 		return;
 	}
 	bpf_program__set_autoload(s->progs.cache_alloc_raw, false);
@@ -77,14 +77,15 @@ static void probe_kmem_tp_btf(struct feature_list *l)
 	e = slab_bpf__load(s);
 	slab_bpf__destroy(s);
 	if (!e)
-		feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_OK, "slab (tp_btf mode)", NULL,
-			    "slab's tp_btf programs on kmem_cache_alloc and kmem_cache_free load");
+		ml_feature_add(
+			l, "ebpf", "tp_btf_kmem", FEATURE_OK, "slab (tp_btf mode)", NULL,
+			"slab's tp_btf programs on kmem_cache_alloc and kmem_cache_free load");
 	else
-		feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_MISSING, "slab (tp_btf mode)",
-			    "none needed: slab falls back to raw_tp",
-			    "slab's tp_btf programs on kmem_cache_alloc/kmem_cache_free are "
-			    "refused: %s",
-			    trace_verifier_said()[0] ? trace_verifier_said() : strerror(-e));
+		ml_feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_MISSING, "slab (tp_btf mode)",
+			       "none needed: slab falls back to raw_tp",
+			       "slab's tp_btf programs on kmem_cache_alloc/kmem_cache_free are "
+			       "refused: %s",
+			       trace_verifier_said()[0] ? trace_verifier_said() : strerror(-e));
 }
 
 /* slab's kmalloc/kfree programs that find their object's cache (bpf_get_kmem_cache) */
@@ -101,11 +102,12 @@ static void probe_kmalloc_exact(struct feature_list *l)
 	e = slab_bpf__load(s);
 	slab_bpf__destroy(s);
 	if (!e)
-		feature_add(l, "ebpf", "kmalloc_cache", FEATURE_OK, "slab (kmalloc, kfree)", NULL,
-			    "bpf_get_kmem_cache() works in tp_btf/kmalloc and kfree: each counted "
-			    "in its object's cache");
+		ml_feature_add(
+			l, "ebpf", "kmalloc_cache", FEATURE_OK, "slab (kmalloc, kfree)", NULL,
+			"bpf_get_kmem_cache() works in tp_btf/kmalloc and kfree: each counted "
+			"in its object's cache");
 	else
-		feature_add(
+		ml_feature_add(
 			l, "ebpf", "kmalloc_cache", FEATURE_MISSING, "slab (kmalloc, kfree)",
 			"none needed: slab counts kmalloc() by its size and kfree() apart "
 			"(Linux 6.13 or newer has bpf_get_kmem_cache())",
@@ -124,34 +126,35 @@ static void probe_programs(struct feature_list *l)
 	int e;
 
 	if (!vmlinux) {
-		feature_add(l, "ebpf", "btf", FEATURE_MISSING, "faults, slab, leaks, oom",
-			    "use a kernel built with CONFIG_DEBUG_INFO_BTF=y",
-			    "no kernel BTF (/sys/kernel/btf/vmlinux): CO-RE programs cannot load");
+		ml_feature_add(
+			l, "ebpf", "btf", FEATURE_MISSING, "faults, slab, leaks, oom",
+			"use a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+			"no kernel BTF (/sys/kernel/btf/vmlinux): CO-RE programs cannot load");
 		return;
 	}
-	feature_add(l, "ebpf", "btf", FEATURE_OK, "faults, slab, leaks, oom", NULL,
-		    "kernel BTF at /sys/kernel/btf/vmlinux");
+	ml_feature_add(l, "ebpf", "btf", FEATURE_OK, "faults, slab, leaks, oom", NULL,
+		       "kernel BTF at /sys/kernel/btf/vmlinux");
 	e = try_tracing(vmlinux, "btf_trace_page_fault_user", BTF_KIND_TYPEDEF, BPF_TRACE_RAW_TP);
 	if (e)
-		feature_add(l, "ebpf", "tp_btf", FEATURE_MISSING, "faults, slab, oom",
-			    "run as root (CAP_BPF and CAP_PERFMON); slab falls back to raw_tp",
-			    "a tp_btf program on page_fault_user: %s", why(e));
+		ml_feature_add(l, "ebpf", "tp_btf", FEATURE_MISSING, "faults, slab, oom",
+			       "run as root (CAP_BPF and CAP_PERFMON); slab falls back to raw_tp",
+			       "a tp_btf program on page_fault_user: %s", why(e));
 	else
-		feature_add(l, "ebpf", "tp_btf", FEATURE_OK, "faults, slab, oom", NULL,
-			    "a tp_btf program on page_fault_user loads and attaches");
+		ml_feature_add(l, "ebpf", "tp_btf", FEATURE_OK, "faults, slab, oom", NULL,
+			       "a tp_btf program on page_fault_user loads and attaches");
 	probe_kmem_tp_btf(l);
 	probe_kmalloc_exact(l);
 	e = try_tracing(vmlinux, "handle_mm_fault", BTF_KIND_FUNC, BPF_TRACE_FENTRY);
 	if (e)
-		feature_add(l, "ebpf", "fentry", FEATURE_MISSING,
-			    "faults --mode fentry (retried counts), oom (exact limit)",
-			    "none needed: faults and oom fall back to tracepoints (faults then "
-			    "reports retried as null, oom finds the limit from the cgroup)",
-			    "an fentry program on handle_mm_fault: %s", why(e));
+		ml_feature_add(l, "ebpf", "fentry", FEATURE_MISSING,
+			       "faults --mode fentry (retried counts), oom (exact limit)",
+			       "none needed: faults and oom fall back to tracepoints (faults then "
+			       "reports retried as null, oom finds the limit from the cgroup)",
+			       "an fentry program on handle_mm_fault: %s", why(e));
 	else
-		feature_add(l, "ebpf", "fentry", FEATURE_OK,
-			    "faults --mode fentry (retried counts), oom (exact limit)", NULL,
-			    "an fentry program on handle_mm_fault loads and attaches");
+		ml_feature_add(l, "ebpf", "fentry", FEATURE_OK,
+			       "faults --mode fentry (retried counts), oom (exact limit)", NULL,
+			       "an fentry program on handle_mm_fault loads and attaches");
 	btf__free(vmlinux);
 }
 
@@ -161,12 +164,12 @@ static void probe_ringbuf(struct feature_list *l)
 
 	if (fd >= 0) {
 		close(fd);
-		feature_add(l, "ebpf", "ringbuf", FEATURE_OK, "leaks, oom", NULL,
-			    "BPF ring buffers can be created");
+		ml_feature_add(l, "ebpf", "ringbuf", FEATURE_OK, "leaks, oom", NULL,
+			       "BPF ring buffers can be created");
 	} else {
-		feature_add(l, "ebpf", "ringbuf", FEATURE_MISSING, "leaks, oom",
-			    "run as root (CAP_BPF), on Linux 5.8 or newer",
-			    "a BPF ring buffer cannot be created: %s", strerror(errno));
+		ml_feature_add(l, "ebpf", "ringbuf", FEATURE_MISSING, "leaks, oom",
+			       "run as root (CAP_BPF), on Linux 5.8 or newer",
+			       "a BPF ring buffer cannot be created: %s", strerror(errno));
 	}
 }
 
@@ -206,14 +209,14 @@ static void probe_uprobe_multi(struct feature_list *l)
 	int e = try_uprobe_multi();
 
 	if (!e)
-		feature_add(l, "ebpf", "uprobe_multi", FEATURE_OK, "leaks", NULL,
-			    "a uprobe_multi link attaches (leaks: two links, removed in "
-			    "about 0.3 s)");
+		ml_feature_add(l, "ebpf", "uprobe_multi", FEATURE_OK, "leaks", NULL,
+			       "a uprobe_multi link attaches (leaks: two links, removed in "
+			       "about 0.3 s)");
 	else
-		feature_add(l, "ebpf", "uprobe_multi", FEATURE_MISSING, "leaks",
-			    "none needed: leaks falls back to one perf-event uprobe per probe "
-			    "(slower to remove: Linux 6.6 or newer has uprobe_multi)",
-			    "a uprobe_multi link on free() is refused: %s", strerror(-e));
+		ml_feature_add(l, "ebpf", "uprobe_multi", FEATURE_MISSING, "leaks",
+			       "none needed: leaks falls back to one perf-event uprobe per probe "
+			       "(slower to remove: Linux 6.6 or newer has uprobe_multi)",
+			       "a uprobe_multi link on free() is refused: %s", strerror(-e));
 }
 
 /* @absent: FEATURE_MISSING when a tracer needs it, else FEATURE_INFO */
@@ -224,31 +227,32 @@ static void probe_pmu(struct feature_list *l, const char *name, enum feature_sta
 
 	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
 	if (access(path, R_OK) == 0)
-		feature_add(l, "ebpf", name, absent == FEATURE_INFO ? FEATURE_INFO : FEATURE_OK,
-			    used_by, NULL, "the %s PMU is there (%s)", name, what);
+		ml_feature_add(l, "ebpf", name, absent == FEATURE_INFO ? FEATURE_INFO : FEATURE_OK,
+			       used_by, NULL, "the %s PMU is there (%s)", name, what);
 	else
-		feature_add(l, "ebpf", name, absent, used_by, fix, "no %s PMU (%s)", name, what);
+		ml_feature_add(l, "ebpf", name, absent, used_by, fix, "no %s PMU (%s)", name, what);
 }
 
 static void probe_files(struct feature_list *l)
 {
 	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
 	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
-		feature_add(l, "ebpf", "tracefs", FEATURE_INFO, "none (libbpf's fallbacks)", NULL,
-			    "tracefs is mounted");
+		ml_feature_add(l, "ebpf", "tracefs", FEATURE_INFO, "none (libbpf's fallbacks)",
+			       NULL, "tracefs is mounted");
 	else
-		feature_add(l, "ebpf", "tracefs", FEATURE_INFO, "none (libbpf's fallbacks)", NULL,
-			    "tracefs is not mounted; no tracer needs it while the uprobe PMU is "
-			    "there (else: mount -t tracefs nodev /sys/kernel/tracing)");
+		ml_feature_add(l, "ebpf", "tracefs", FEATURE_INFO, "none (libbpf's fallbacks)",
+			       NULL,
+			       "tracefs is not mounted; no tracer needs it while the uprobe PMU is "
+			       "there (else: mount -t tracefs nodev /sys/kernel/tracing)");
 	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
-		feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
-			    NULL, "cgroup v2 (memory.max, memory.events)");
+		ml_feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
+			       NULL, "cgroup v2 (memory.max, memory.events)");
 	else if (access("/sys/fs/cgroup/memory", F_OK) == 0)
-		feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
-			    NULL, "cgroup v1 (memory.limit_in_bytes, memory.oom_control)");
+		ml_feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
+			       NULL, "cgroup v1 (memory.limit_in_bytes, memory.oom_control)");
 	else
-		feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
-			    NULL, "no memory cgroup: every OOM kill is global");
+		ml_feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
+			       NULL, "no memory cgroup: every OOM kill is global");
 }
 
 void trace_probe_features(struct feature_list *l)
@@ -257,10 +261,11 @@ void trace_probe_features(struct feature_list *l)
 
 	trace_libbpf_quiet(0);
 	if (trace_preflight(&err)) {
-		feature_add(l, "ebpf", "bpf", FEATURE_MISSING, "faults, slab, leaks, oom",
-			    err.code == EPERM ? "run as root (sudo)"
-					      : "use a kernel built with CONFIG_DEBUG_INFO_BTF=y",
-			    "%s", err.msg);
+		ml_feature_add(l, "ebpf", "bpf", FEATURE_MISSING, "faults, slab, leaks, oom",
+			       err.code == EPERM
+				       ? "run as root (sudo)"
+				       : "use a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+			       "%s", err.msg);
 		return;
 	}
 	probe_programs(l);

@@ -408,8 +408,8 @@ struct slab_view {
 /* caches whose count the kernel says changed, of which nothing was counted */
 static void json_slabinfo_only(struct jw *w, const struct slab_view *v)
 {
-	jw_key(w, "slabinfo_only");
-	jw_arr(w);
+	ml_jw_key(w, "slabinfo_only");
+	ml_jw_arr(w);
 	for (size_t i = 0; i < v->nwin; i++) {
 		const struct cache_window *c = &v->win[i];
 		bool counted = false;
@@ -418,13 +418,13 @@ static void json_slabinfo_only(struct jw *w, const struct slab_view *v)
 			counted = !strncmp(v->rows[j].key.cache, c->name, SLAB_NAME_LEN - 1);
 		if (counted || !c->have[0] || !c->have[1] || c->k[0] == c->k[1])
 			continue;
-		jw_obj(w);
-		jw_kstr(w, "cache", c->name);
-		jw_kint(w, "slabinfo_delta", c->k[1] - c->k[0]);
-		jw_kint(w, "objperslab", c->objperslab);
-		jw_obj_end(w);
+		ml_jw_obj(w);
+		ml_jw_kstr(w, "cache", c->name);
+		ml_jw_kint(w, "slabinfo_delta", c->k[1] - c->k[0]);
+		ml_jw_kint(w, "objperslab", c->objperslab);
+		ml_jw_obj_end(w);
 	}
-	jw_arr_end(w);
+	ml_jw_arr_end(w);
 }
 
 static void print_json(const struct slab_view *v)
@@ -432,61 +432,61 @@ static void print_json(const struct slab_view *v)
 	char names[1024];
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", v->elapsed_s < 0 ? "slab" : "slab_interval");
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", v->elapsed_s < 0 ? "slab" : "slab_interval");
 	if (v->elapsed_s >= 0) {
-		jw_kuint(&w, "elapsed_ms", (uint64_t)(v->elapsed_s * 1000));
-		jw_kbool(&w, "last", v->last);
+		ml_jw_kuint(&w, "elapsed_ms", (uint64_t)(v->elapsed_s * 1000));
+		ml_jw_kbool(&w, "last", v->last);
 	}
-	jw_kuint(&w, "recursion_misses", v->recursion_misses);
-	jw_kstr(&w, "kmalloc", v->km == KMALLOC_EXACT ? "cache" : "size");
-	jw_kuint(&w, "kfree_unattributed", v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
-	jw_kuint(&w, "kmalloc_large", v->counters[SLAB_C_KMALLOC_LARGE]);
-	jw_key(&w, "rows");
-	jw_arr(&w);
+	ml_jw_kuint(&w, "recursion_misses", v->recursion_misses);
+	ml_jw_kstr(&w, "kmalloc", v->km == KMALLOC_EXACT ? "cache" : "size");
+	ml_jw_kuint(&w, "kfree_unattributed", v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
+	ml_jw_kuint(&w, "kmalloc_large", v->counters[SLAB_C_KMALLOC_LARGE]);
+	ml_jw_key(&w, "rows");
+	ml_jw_arr(&w);
 	for (size_t i = 0; i < v->shown; i++) {
-		jw_obj(&w);
-		jw_kstr(&w, "cache", v->rows[i].key.cache);
-		jw_kuint(&w, "allocs", v->rows[i].val.allocs);
-		jw_kuint(&w, "frees", v->rows[i].val.frees);
-		jw_kint(&w, "net", v->rows[i].net);
-		jw_kint(&w, "net_kb", v->rows[i].net_kb);
+		ml_jw_obj(&w);
+		ml_jw_kstr(&w, "cache", v->rows[i].key.cache);
+		ml_jw_kuint(&w, "allocs", v->rows[i].val.allocs);
+		ml_jw_kuint(&w, "frees", v->rows[i].val.frees);
+		ml_jw_kint(&w, "net", v->rows[i].net);
+		ml_jw_kint(&w, "net_kb", v->rows[i].net_kb);
 		if (v->win) {
 			const struct cache_window *c =
 				window_of(v->win, v->nwin, v->rows[i].key.cache);
 
-			jw_key(&w, "slabinfo_delta");
+			ml_jw_key(&w, "slabinfo_delta");
 			if (c)
-				jw_int(&w, c->k[1] - c->k[0]);
+				ml_jw_int(&w, c->k[1] - c->k[0]);
 			else
-				jw_null(&w);
-			jw_key(&w, "window_net");
+				ml_jw_null(&w);
+			ml_jw_key(&w, "window_net");
 			if (c)
-				jw_int(&w, window_net(c));
+				ml_jw_int(&w, window_net(c));
 			else
-				jw_null(&w);
-			jw_kint(&w, "objperslab", c ? c->objperslab : 0);
+				ml_jw_null(&w);
+			ml_jw_kint(&w, "objperslab", c ? c->objperslab : 0);
 		}
-		jw_obj_end(&w);
+		ml_jw_obj_end(&w);
 	}
-	jw_arr_end(&w);
+	ml_jw_arr_end(&w);
 	if (v->win)
 		json_slabinfo_only(&w, v);
-	jw_key(&w, "merged");
-	jw_arr(&w);
+	ml_jw_key(&w, "merged");
+	ml_jw_arr(&w);
 	for (size_t i = 0; i < v->n; i++) {
 		if (v->rows[i].val.refcount <= 1)
 			continue;
 		merged_names(v->rows[i].key.cache, names, sizeof(names));
-		jw_obj(&w);
-		jw_kstr(&w, "cache", v->rows[i].key.cache);
-		jw_kint(&w, "users", v->rows[i].val.refcount);
-		jw_kstr(&w, "aliases", names);
-		jw_obj_end(&w);
+		ml_jw_obj(&w);
+		ml_jw_kstr(&w, "cache", v->rows[i].key.cache);
+		ml_jw_kint(&w, "users", v->rows[i].val.refcount);
+		ml_jw_kstr(&w, "aliases", names);
+		ml_jw_obj_end(&w);
 	}
-	jw_arr_end(&w);
-	jw_obj_end(&w);
+	ml_jw_arr_end(&w);
+	ml_jw_obj_end(&w);
 }
 
 static void print_table(const struct slab_view *v)

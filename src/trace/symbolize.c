@@ -9,19 +9,19 @@ void symbolizer_init(struct symbolizer *s, pid_t pid)
 {
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
-	vma_set_init(&s->maps);
+	ml_vma_set_init(&s->maps);
 }
 
 void symbolizer_refresh(struct symbolizer *s)
 {
 	struct vma_set fresh;
 
-	vma_set_init(&fresh);
-	if (maps_read(s->pid, &fresh, NULL) || !fresh.n) {
-		vma_set_free(&fresh);
+	ml_vma_set_init(&fresh);
+	if (ml_maps_read(s->pid, &fresh, NULL) || !fresh.n) {
+		ml_vma_set_free(&fresh);
 		return;
 	}
-	vma_set_free(&s->maps);
+	ml_vma_set_free(&s->maps);
 	s->maps = fresh;
 	s->have_maps = 1;
 }
@@ -58,11 +58,11 @@ void symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out)
 	long i;
 
 	memset(out, 0, sizeof(*out));
-	i = s->have_maps ? vma_find(&s->maps, addr) : -1;
+	i = s->have_maps ? ml_vma_find(&s->maps, addr) : -1;
 	if (i < 0)
 		return;
 	out->vma = &s->maps.v[i];
-	out->path = vma_path(&s->maps, out->vma);
+	out->path = ml_vma_path(&s->maps, out->vma);
 	f = out->path[0] == '/' ? file_syms(s, out->path) : NULL;
 	if (!f)
 		return;
@@ -86,13 +86,13 @@ void symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len)
 	uint64_t vaddr;
 	long i;
 
-	i = s->have_maps ? vma_find(&s->maps, addr) : -1;
+	i = s->have_maps ? ml_vma_find(&s->maps, addr) : -1;
 	if (i < 0) {
 		snprintf(out, len, "0x%llx", (unsigned long long)addr);
 		return;
 	}
 	v = &s->maps.v[i];
-	path = vma_path(&s->maps, v);
+	path = ml_vma_path(&s->maps, v);
 	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	f = path[0] == '/' ? file_syms(s, path) : NULL;
 	if (!f || elf_off_to_vaddr(&f->syms, addr - v->start + v->offset, &vaddr) ||
@@ -106,7 +106,7 @@ void symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len)
 
 bool symbolizer_is_code(struct symbolizer *s, uint64_t addr)
 {
-	long i = s->have_maps ? vma_find(&s->maps, addr) : -1;
+	long i = s->have_maps ? ml_vma_find(&s->maps, addr) : -1;
 
 	return i >= 0 && s->maps.v[i].perms[2] == 'x';
 }
@@ -119,6 +119,6 @@ void symbolizer_free(struct symbolizer *s)
 		elf_syms_free(&s->files[i].syms);
 	}
 	free(s->files);
-	vma_set_free(&s->maps);
+	ml_vma_set_free(&s->maps);
 	memset(s, 0, sizeof(*s));
 }

@@ -199,7 +199,7 @@ int trace_target_spawn(struct trace_target *t, char *const argv[], struct ml_err
 
 	memset(t, 0, sizeof(*t));
 	t->pidfd = -1;
-	pid = spawn_stopped(argv, err);
+	pid = ml_spawn_stopped(argv, err);
 	if (pid < 0)
 		return pid;
 	t->pid = pid;
@@ -218,7 +218,7 @@ int trace_target_release(struct trace_target *t, struct ml_err *err)
 {
 	if (!t->spawned)
 		return 0;
-	return spawn_release(t->pid, err);
+	return ml_spawn_release(t->pid, err);
 }
 
 bool trace_target_gone(struct trace_target *t)
@@ -253,10 +253,10 @@ void trace_target_close(struct trace_target *t, bool kill_it)
 enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
 			   struct ring_buffer *rb)
 {
-	uint64_t end = duration_s > 0 ? cli_now_ns() + (uint64_t)(duration_s * 1e9) : 0;
+	uint64_t end = duration_s > 0 ? ml_mono_ns() + (uint64_t)(duration_s * 1e9) : 0;
 
 	for (;;) {
-		uint64_t now = cli_now_ns();
+		uint64_t now = ml_mono_ns();
 		long ms = 100;
 
 		if (end && now >= end)
@@ -311,11 +311,11 @@ void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n)
 	for (int i = 0; i < n; i++)
 		if (slots[i])
 			last = i;
-	jw_key(w, key);
-	jw_arr(w);
+	ml_jw_key(w, key);
+	ml_jw_arr(w);
 	for (int i = 0; i <= last; i++)
-		jw_uint(w, slots[i]);
-	jw_arr_end(w);
+		ml_jw_uint(w, slots[i]);
+	ml_jw_arr_end(w);
 }
 
 void trace_comm(pid_t pid, char *buf, size_t len)
@@ -549,13 +549,13 @@ double trace_interval_s(void)
 
 enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l)
 {
-	uint64_t start = cli_now_ns(), iv = (uint64_t)(interval_ms * 1e6);
+	uint64_t start = ml_mono_ns(), iv = (uint64_t)(interval_ms * 1e6);
 	uint64_t end = l->duration_s > 0 ? start + (uint64_t)(l->duration_s * 1e9) : 0;
 	uint64_t next = iv && l->tick ? start + iv : 0, idle = start + 500000000ULL;
 	enum trace_stop why;
 
 	for (;;) {
-		uint64_t now = cli_now_ns(), until = idle;
+		uint64_t now = ml_mono_ns(), until = idle;
 
 		if (end && end < until)
 			until = end;
@@ -563,7 +563,7 @@ enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l)
 			until = next;
 		why = trace_wait(sigs, until > now ? (double)(until - now) / 1e9 : 1e-6, l->t,
 				 l->rb);
-		now = cli_now_ns();
+		now = ml_mono_ns();
 		if (why != TRACE_STOP_TIME || (end && now >= end)) {
 			if (next)
 				l->tick(l->arg, (double)(now - start) / 1e9, true);

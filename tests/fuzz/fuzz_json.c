@@ -18,14 +18,14 @@ static void walk(const struct json *j, int depth)
 	double d;
 	bool b;
 
-	(void)json_as_int(j, &i);
-	(void)json_as_uint(j, &u);
-	(void)json_as_double(j, &d);
-	(void)json_as_bool(j, &b);
-	(void)json_as_hex(j, &u);
-	(void)json_get(j, "type");
-	for (size_t k = 0; k < json_count(j) && depth < 8; k++)
-		walk(json_at(j, k), depth + 1);
+	(void)ml_json_as_int(j, &i);
+	(void)ml_json_as_uint(j, &u);
+	(void)ml_json_as_double(j, &d);
+	(void)ml_json_as_bool(j, &b);
+	(void)ml_json_as_hex(j, &u);
+	(void)ml_json_get(j, "type");
+	for (size_t k = 0; k < ml_json_count(j) && depth < 8; k++)
+		walk(ml_json_at(j, k), depth + 1);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -37,16 +37,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct json *j;
 	int64_t a, b, c;
 
-	if (json_parse((const char *)data, size, &j, &err) == 0) {
+	if (ml_json_parse((const char *)data, size, &j, &err) == 0) {
 		walk(j, 0);
-		json_free(j);
+		ml_json_free(j);
 	}
-	mm_trace_init(&t);
-	if (mm_trace_add_line(&t, (const char *)data, size, &err) == 0 &&
-	    mm_trace_add_line(&t, (const char *)data, size, &err) == 0 &&
-	    mm_run(&t, &p, r, &err) == 0)
-		mm_results_free(r);
-	mm_trace_free(&t);
-	(void)criu_parse_dump_stats(data, size, &a, &b, &c);
+	ml_mm_trace_init(&t);
+	if (ml_mm_trace_add_line(&t, (const char *)data, size, &err) == 0 &&
+	    ml_mm_trace_add_line(&t, (const char *)data, size, &err) == 0 &&
+	    ml_mm_run(&t, &p, r, &err) == 0)
+		ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
+	(void)ml_criu_parse_dump_stats(data, size, &a, &b, &c);
 	return 0;
 }

@@ -14,15 +14,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct vma_set s;
 	struct ml_err err;
 
-	vma_set_init(&s);
-	if (maps_parse((const char *)data, size, &s, &err) == 0) {
-		maps_classify(&s, NULL);
+	ml_vma_set_init(&s);
+	if (ml_maps_parse((const char *)data, size, &s, &err) == 0) {
+		ml_maps_classify(&s, NULL);
 		for (size_t i = 0; i < s.n; i++) {
-			(void)vma_path(&s, &s.v[i]);
-			(void)vma_is_writable_private(&s.v[i]);
-			(void)vma_find(&s, s.v[i].start);
+			(void)ml_vma_path(&s, &s.v[i]);
+			(void)ml_vma_is_writable_private(&s.v[i]);
+			(void)ml_vma_find(&s, s.v[i].start);
 		}
 	}
-	vma_set_free(&s);
+	ml_vma_set_free(&s);
 	return 0;
 }

@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ml_err err = { 0 };
 	FILE *f;
 
-	report_init(&r);
+	ml_report_init(&r);
 	/* a small line limit, so that long lines are refused as often as kept */
 	r.max_line = 512;
 	f = fmemopen(size ? (void *)data : (void *)"", size ? size : 1, "r");
@@ -28,17 +28,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (!size)
 		fgetc(f); /* empty input: at its end at once */
-	if (report_load_stream(&r, f, "fuzz", &err)) {
+	if (ml_report_load_stream(&r, f, "fuzz", &err)) {
 		/* every error says where it happened */
 		if (strncmp(err.msg, "fuzz:", 5) && strncmp(err.msg, "out of memory", 13))
 			abort();
 	}
 	fclose(f);
 	if (r.nw || r.ns || r.nf || r.nm) {
-		if (report_render(&r, &(struct report_opts){ .max_cols = 50 }, &page, &err))
+		if (ml_report_render(&r, &(struct report_opts){ .max_cols = 50 }, &page, &err))
 			abort();
 	}
-	rb_free(&page);
-	report_free(&r);
+	ml_rb_free(&page);
+	ml_report_free(&r);
 	return 0;
 }

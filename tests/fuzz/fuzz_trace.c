@@ -31,21 +31,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f = fmemopen((void *)data, size, "r");
 	if (!f)
 		return 0;
-	mm_trace_init(&t);
+	ml_mm_trace_init(&t);
 	ml_lines_init(&in, f, "fuzz", 512);
 	while ((r = ml_lines_next(&in, &line, &n, &err)) > 0) {
 		if (n > 512)
 			abort(); /* the limit holds */
-		if (mm_trace_add_line(&t, line, n, &err))
+		if (ml_mm_trace_add_line(&t, line, n, &err))
 			break;
 	}
 	/* the reader's errors name the input and the line */
 	if (r < 0 && strncmp(err.msg, "fuzz:", 5))
 		abort();
-	if (r == 0 && !mm_run(&t, &p, res, &err))
-		mm_results_free(res);
+	if (r == 0 && !ml_mm_run(&t, &p, res, &err))
+		ml_mm_results_free(res);
 	ml_lines_free(&in);
 	fclose(f);
-	mm_trace_free(&t);
+	ml_mm_trace_free(&t);
 	return 0;
 }

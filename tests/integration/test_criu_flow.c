@@ -45,7 +45,7 @@ static void find_criu(void)
 			 "no CRIU: scripts/ensure-criu.sh found or built none");
 		return;
 	}
-	if (criu_probe(path, &CAPS, &err)) {
+	if (ml_criu_probe(path, &CAPS, &err)) {
 		snprintf(criu_why, sizeof(criu_why), "CRIU %.60s: %.120s", path, err.msg);
 		return;
 	}
@@ -113,14 +113,14 @@ static void setup(uint64_t *a, uint64_t *b)
 	REQUIRE(target_cmd(&T, "pid") != NULL);
 	REQUIRE(target_map(&T, "A", 64, a, b) == 0);
 	REQUIRE(target_cmd(&T, "write A 1"));
-	REQUIRE_MSG(profiler_open(&P, T.pid, &o, &err) == 0, "profiler_open: %s", err.msg);
-	REQUIRE_MSG(profiler_start(P, noop, NULL, &err) == 0, "profiler_start: %s", err.msg);
+	REQUIRE_MSG(ml_profiler_open(&P, T.pid, &o, &err) == 0, "profiler_open: %s", err.msg);
+	REQUIRE_MSG(ml_profiler_start(P, noop, NULL, &err) == 0, "profiler_start: %s", err.msg);
 }
 
 static void finish(void)
 {
 	if (P)
-		profiler_close(P);
+		ml_profiler_close(P);
 	P = NULL;
 	if (T.pid)
 		target_stop(&T);
@@ -145,9 +145,9 @@ static bool make_hot(uint64_t a)
 
 		target_cmd(&T, "write A 1");
 		nanosleep(&ts, NULL);
-		if (!profiler_latest(P, &s) && region_at(&s, a))
+		if (!ml_profiler_latest(P, &s) && region_at(&s, a))
 			hot = region_at(&s, a)->hot;
-		profiler_sample_free(&s);
+		ml_profiler_sample_free(&s);
 		if (hot)
 			return true;
 	}
@@ -158,7 +158,7 @@ static void tick(struct profiler_sample *s)
 {
 	struct ml_err err = { 0 };
 
-	REQUIRE_MSG(profiler_tick(P, s, &err) == 0, "profiler_tick: %s", err.msg);
+	REQUIRE_MSG(ml_profiler_tick(P, s, &err) == 0, "profiler_tick: %s", err.msg);
 }
 
 static void test_checkpoint_then_exact_counts(void)
@@ -174,26 +174,26 @@ static void test_checkpoint_then_exact_counts(void)
 	int r;
 
 	setup(&a, &b);
-	rangeset_init(&hot);
+	ml_rangeset_init(&hot);
 	REQUIRE(make_hot(a));
-	REQUIRE(!profiler_latest(P, &before));
+	REQUIRE(!ml_profiler_latest(P, &before));
 	strcpy(dir, dir_tmpl);
 	REQUIRE(mkdtemp(dir));
-	REQUIRE(criu_session_open(&sess, &CAPS, NULL, &err) == 0);
+	REQUIRE(ml_criu_session_open(&sess, &CAPS, NULL, &err) == 0);
 	req.pid = T.pid;
 	req.images_dir = dir;
 	req.leave_running = true;
 	req.shell_job = true; /* harmless: the target leads its own session */
-	r = criu_checkpoint(sess, P, &req, &res, &hot, &err);
+	r = ml_criu_checkpoint(sess, P, &req, &res, &hot, &err);
 	if (r)
 		show_logs(dir);
 	REQUIRE_MSG(r == 0, "criu_checkpoint: %s", err.msg);
 	CHECK_EQ(res.exit_status, 0);
-	CHECK(rangeset_covers(&hot, a, b));
+	CHECK(ml_rangeset_covers(&hot, a, b));
 	CHECK(res.pages_written >= 64);
 	CHECK(res.image_bytes >= 64 * 4096);
 	CHECK(res.profiler_reinit);
-	CHECK(profiler_running(P)); /* the loop was restarted */
+	CHECK(ml_profiler_running(P)); /* the loop was restarted */
 	/* a dump writes every VMA (the fork skips excluded ones in pre-dumps
 	 * only): the hot ranges are reported, not passed */
 	CHECK(res.exclude.nexclude == 0 && !strstr(res.cmdline, "--exclude"));
@@ -201,11 +201,11 @@ static void test_checkpoint_then_exact_counts(void)
 	CHECK(target_cmd(&T, "pid") != NULL); /* it still answers */
 
 	/* tracking again, exactly: idle, then every 2nd page of A */
-	profiler_stop(P);
+	ml_profiler_stop(P);
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	CHECK_STR(target_cmd(&T, "write A 2"), "wrote 32");
 	tick(&s);
 	REQUIRE(region_at(&s, a));
@@ -213,21 +213,21 @@ static void test_checkpoint_then_exact_counts(void)
 	/* the cumulative counter restarted at the re-init (seed §5.2) */
 	CHECK(s.dirty.cumulative_dirty_bytes >= 32 * 4096);
 	CHECK(s.dirty.cumulative_dirty_bytes < before.dirty.cumulative_dirty_bytes);
-	profiler_sample_free(&s);
-	profiler_sample_free(&before);
+	ml_profiler_sample_free(&s);
+	ml_profiler_sample_free(&before);
 
 	/* a second checkpoint in the same session */
 	rm_images(dir);
 	strcpy(dir, dir_tmpl);
 	REQUIRE(mkdtemp(dir));
 	req.images_dir = dir;
-	r = criu_checkpoint(sess, P, &req, &res, &hot, &err);
+	r = ml_criu_checkpoint(sess, P, &req, &res, &hot, &err);
 	if (r)
 		T_FAILMSG("second checkpoint: %s", err.msg);
 	CHECK(target_cmd(&T, "pid") != NULL);
 	rm_images(dir);
-	criu_session_close(sess);
-	rangeset_free(&hot);
+	ml_criu_session_close(sess);
+	ml_rangeset_free(&hot);
 	finish();
 }
 
@@ -244,27 +244,27 @@ static void test_criu_fails_target_kept(void)
 	setup(&a, &b);
 	strcpy(dir, dir_tmpl);
 	REQUIRE(mkdtemp(dir));
-	REQUIRE(criu_session_open(&sess, &CAPS, NULL, &err) == 0);
+	REQUIRE(ml_criu_session_open(&sess, &CAPS, NULL, &err) == 0);
 	req.pid = T.pid;
 	req.images_dir = dir;
 	req.leave_running = true;
 	req.shell_job = true;
 	req.page_server_addr = "127.0.0.1";
 	req.page_server_port = 1; /* nobody listens: CRIU fails */
-	CHECK_EQ(criu_checkpoint(sess, P, &req, &res, NULL, &err), -EIO);
+	CHECK_EQ(ml_criu_checkpoint(sess, P, &req, &res, NULL, &err), -EIO);
 	CHECK(res.ran && res.exit_status != 0);
 	CHECK(strstr(err.msg, "criu dump failed") && strstr(err.msg, "dump.log"));
 	CHECK(res.profiler_reinit);
-	profiler_stop(P);
+	ml_profiler_stop(P);
 	tick(&s);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	CHECK_STR(target_cmd(&T, "write A 4"), "wrote 16");
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 16);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	rm_images(dir);
-	criu_session_close(sess);
+	ml_criu_session_close(sess);
 	finish();
 }
 
@@ -283,7 +283,7 @@ static void test_refused_before_criu(void)
 	req.pid = getpid();
 	req.images_dir = "/tmp/memlens-criu-flow-never";
 	req.pre_dump = true;
-	CHECK_EQ(criu_dump(&no_sd, &req, NULL, &res, &err), -EOPNOTSUPP);
+	CHECK_EQ(ml_criu_dump(&no_sd, &req, NULL, &res, &err), -EOPNOTSUPP);
 	CHECK(!res.ran);
 	CHECK(strstr(err.msg, "soft-dirty") != NULL);
 	CHECK(access(req.images_dir, F_OK) < 0);
@@ -294,7 +294,7 @@ static void test_refused_before_criu(void)
 	waitpid(dead, NULL, 0);
 	req.pre_dump = false;
 	req.pid = dead;
-	CHECK_EQ(criu_dump(&CAPS, &req, NULL, &res, &err), -ESRCH);
+	CHECK_EQ(ml_criu_dump(&CAPS, &req, NULL, &res, &err), -ESRCH);
 	CHECK(!res.ran);
 }
 
@@ -311,25 +311,25 @@ static void test_refused_keeps_profiling(void)
 	uint64_t a, b;
 
 	setup(&a, &b);
-	rangeset_init(&hot);
+	ml_rangeset_init(&hot);
 	REQUIRE(make_hot(a));
 	no_sd.mem_dirty_track = false;
-	REQUIRE(criu_session_open(&sess, &no_sd, NULL, &err) == 0);
+	REQUIRE(ml_criu_session_open(&sess, &no_sd, NULL, &err) == 0);
 	req.pid = T.pid;
 	req.images_dir = "/tmp/memlens-criu-flow-never";
 	req.pre_dump = true;
 	req.leave_running = true;
-	CHECK_EQ(criu_checkpoint(sess, P, &req, &res, &hot, &err), -EOPNOTSUPP);
+	CHECK_EQ(ml_criu_checkpoint(sess, P, &req, &res, &hot, &err), -EOPNOTSUPP);
 	CHECK(strstr(err.msg, "soft-dirty") != NULL);
 	CHECK(!res.ran);
 	CHECK(!res.profiler_reinit); /* never released, so never re-initialised */
-	CHECK(profiler_running(P));
+	CHECK(ml_profiler_running(P));
 	/* the heat it had learnt is still there */
-	CHECK(!profiler_latest(P, &s) && region_at(&s, a) && region_at(&s, a)->hot);
-	profiler_sample_free(&s);
+	CHECK(!ml_profiler_latest(P, &s) && region_at(&s, a) && region_at(&s, a)->hot);
+	ml_profiler_sample_free(&s);
 	CHECK(access(req.images_dir, F_OK) < 0);
-	criu_session_close(sess);
-	rangeset_free(&hot);
+	ml_criu_session_close(sess);
+	ml_rangeset_free(&hot);
 	finish();
 }
 
@@ -345,7 +345,7 @@ static bool has_pages(const char *dir)
 	return found;
 }
 
-/* criu_page_server_start(): a dump sends its pages there, not to its own -D. */
+/* ml_criu_page_server_start(): a dump sends its pages there, not to its own -D. */
 static void test_page_server(void)
 {
 	struct criu_page_server_req ps = { .addr = "127.0.0.1" };
@@ -363,7 +363,7 @@ static void test_page_server(void)
 	REQUIRE(mkdtemp(sdir) && mkdtemp(ddir));
 	ps.images_dir = sdir;
 	ps.port = 20000 + getpid() % 20000;
-	r = criu_page_server_start(&CAPS, &ps, NULL, &spid, &res, &err);
+	r = ml_criu_page_server_start(&CAPS, &ps, NULL, &spid, &res, &err);
 	REQUIRE_MSG(r == 0, "criu_page_server_start: %s", err.msg);
 	CHECK(spid > 0 && kill(spid, 0) == 0);
 	req.pid = T.pid;
@@ -372,7 +372,7 @@ static void test_page_server(void)
 	req.shell_job = true;
 	req.page_server_addr = "127.0.0.1";
 	req.page_server_port = ps.port;
-	r = criu_dump(&CAPS, &req, NULL, &res, &err);
+	r = ml_criu_dump(&CAPS, &req, NULL, &res, &err);
 	if (r)
 		T_FAILMSG("criu_dump to the page server: %s", err.msg);
 	CHECK(strstr(res.cmdline, "--page-server") != NULL);
@@ -382,15 +382,15 @@ static void test_page_server(void)
 		usleep(50000);
 	CHECK(has_pages(sdir));
 	CHECK(!has_pages(ddir));
-	CHECK_EQ(criu_page_server_stop(spid, &err), 0);
+	CHECK_EQ(ml_criu_page_server_stop(spid, &err), 0);
 	/* a second one, stopped before any dump */
-	r = criu_page_server_start(&CAPS, &ps, NULL, &spid, &res, &err);
+	r = ml_criu_page_server_start(&CAPS, &ps, NULL, &spid, &res, &err);
 	REQUIRE_MSG(r == 0, "second criu_page_server_start: %s", err.msg);
-	CHECK_EQ(criu_page_server_stop(spid, &err), 0);
+	CHECK_EQ(ml_criu_page_server_stop(spid, &err), 0);
 	for (int i = 0; i < 100 && kill(spid, 0) == 0; i++)
 		usleep(50000);
 	CHECK(kill(spid, 0) < 0);
-	CHECK(criu_page_server_stop(0, &err) == -EINVAL);
+	CHECK(ml_criu_page_server_stop(0, &err) == -EINVAL);
 	if (!getenv("KEEP"))
 		rm_images(sdir), rm_images(ddir);
 	else

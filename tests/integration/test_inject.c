@@ -388,7 +388,7 @@ static int attach_dying_at(pid_t target, int k)
 		snprintf(v, sizeof(v), "%d", k);
 		if (k)
 			setenv("MEMLENS_FAULT_PTRACE", v, 1);
-		fd = wp_attach(target, false, NULL, &err);
+		fd = ml_wp_attach(target, false, NULL, &err);
 		if (fd < 0) {
 			printf("# attach: %s\n", err.msg);
 			_exit(2);
@@ -460,7 +460,7 @@ static void cycles(pid_t pid, int n)
 	n = CYCLES(n);
 	for (int i = 0; i < n; i++) {
 		struct ml_err err = { 0 };
-		int fd = wp_attach(pid, false, NULL, &err);
+		int fd = ml_wp_attach(pid, false, NULL, &err);
 
 		if (fd < 0) {
 			T_FAILMSG("attach %d: %s", i, err.msg);
@@ -573,7 +573,7 @@ static void seccomp_case(unsigned int act, const char *expect)
 			pause();
 	}
 	REQUIRE(read(ready[0], &c, 1) == 1);
-	fd = wp_attach(pid, false, NULL, &err);
+	fd = ml_wp_attach(pid, false, NULL, &err);
 	CHECK(fd < 0);
 	if (fd >= 0)
 		close(fd);

@@ -80,20 +80,20 @@ static void test_raw_reads_see_changes(void)
 	start_vmagrow();
 	fd = maps_fd();
 	REQUIRE(fd >= 0);
-	vma_set_init(&s);
+	ml_vma_set_init(&s);
 	for (int i = 0; i < READS; i++) {
-		ssize_t n = maps_read_raw(fd, &buf, &sz, &err);
+		ssize_t n = ml_maps_read_raw(fd, &buf, &sz, &err);
 		int r;
 
 		REQUIRE_MSG(n > 0, "%s", err.msg);
-		r = maps_parse(buf, (size_t)n, &s, &err);
+		r = ml_maps_parse(buf, (size_t)n, &s, &err);
 		REQUIRE_MSG(r == 0 || r == -EAGAIN, "%s", err.msg);
 		changed += r == -EAGAIN;
 	}
 	printf("#   %d of %d single reads saw the map change under them\n", changed, READS);
 	close(fd);
 	free(buf);
-	vma_set_free(&s);
+	ml_vma_set_free(&s);
 	stop_vmagrow();
 	if (!changed)
 		SKIP("no read of %d saw the map change (the retry is not exercised here)", READS);
@@ -105,15 +105,15 @@ static void test_maps_read_settles(void)
 	struct vma_set s;
 
 	start_vmagrow();
-	vma_set_init(&s);
+	ml_vma_set_init(&s);
 	for (int i = 0; i < READS; i++) {
-		int r = maps_read(target, &s, &err);
+		int r = ml_maps_read(target, &s, &err);
 
 		REQUIRE_MSG(r == 0, "read %d: %s", i, err.msg);
 		for (size_t k = 1; k < s.n; k++)
 			REQUIRE(s.v[k].start >= s.v[k - 1].end);
 	}
-	vma_set_free(&s);
+	ml_vma_set_free(&s);
 	stop_vmagrow();
 }
 
@@ -125,24 +125,24 @@ static void test_profiler_goes_on(void)
 	int ticks = 0, failed = 0;
 
 	start_vmagrow();
-	REQUIRE_MSG(profiler_open(&p, target, &o, &err) == 0, "profiler_open: %s", err.msg);
+	REQUIRE_MSG(ml_profiler_open(&p, target, &o, &err) == 0, "profiler_open: %s", err.msg);
 	for (int i = 0; i < 300; i++) {
 		struct profiler_sample smp;
 		struct timespec ms = { 0, 2000000 };
-		int r = profiler_tick(p, &smp, &err);
+		int r = ml_profiler_tick(p, &smp, &err);
 
 		if (r) {
 			printf("#   tick %d: %s\n", i, err.msg);
 			failed++;
 		} else {
 			ticks++;
-			profiler_sample_free(&smp);
+			ml_profiler_sample_free(&smp);
 		}
 		nanosleep(&ms, NULL);
 	}
 	CHECK_EQ(failed, 0);
 	CHECK_EQ(ticks, 300);
-	profiler_close(p);
+	ml_profiler_close(p);
 	stop_vmagrow();
 }
 
@@ -163,14 +163,14 @@ static void test_profiler_thread_goes_on(void)
 	struct timespec two = { 2, 0 };
 
 	start_vmagrow();
-	REQUIRE_MSG(profiler_open(&p, target, &o, &err) == 0, "profiler_open: %s", err.msg);
+	REQUIRE_MSG(ml_profiler_open(&p, target, &o, &err) == 0, "profiler_open: %s", err.msg);
 	samples = 0;
-	REQUIRE_MSG(profiler_start(p, count_sample, NULL, &err) == 0, "%s", err.msg);
+	REQUIRE_MSG(ml_profiler_start(p, count_sample, NULL, &err) == 0, "%s", err.msg);
 	nanosleep(&two, NULL);
-	CHECK(profiler_running(p));
-	CHECK_EQ(profiler_error(p, &err), 0);
+	CHECK(ml_profiler_running(p));
+	CHECK_EQ(ml_profiler_error(p, &err), 0);
 	CHECK(__atomic_load_n(&samples, __ATOMIC_RELAXED) > 0);
-	profiler_close(p);
+	ml_profiler_close(p);
 	stop_vmagrow();
 }
 
@@ -182,17 +182,17 @@ static void test_snapshot_goes_on(void)
 	struct snapshot snap;
 
 	start_vmagrow();
-	REQUIRE_MSG(snapshot_open(&s, target, &o, &err) == 0, "snapshot_open: %s", err.msg);
-	snapshot_init(&snap);
+	REQUIRE_MSG(ml_snapshot_open(&s, target, &o, &err) == 0, "snapshot_open: %s", err.msg);
+	ml_snapshot_init(&snap);
 	for (int i = 0; i < 300; i++) {
-		int r = snapshot_take(s, &snap, &err);
+		int r = ml_snapshot_take(s, &snap, &err);
 
 		REQUIRE_MSG(r == 0, "snapshot %d: %s", i, err.msg);
 		for (size_t k = 1; k < snap.vmas.n; k++)
 			REQUIRE(snap.vmas.v[k].start >= snap.vmas.v[k - 1].end);
 	}
-	snapshot_free(&snap);
-	snapshot_close(s);
+	ml_snapshot_free(&snap);
+	ml_snapshot_close(s);
 	stop_vmagrow();
 }
 

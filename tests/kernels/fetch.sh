@@ -1,6 +1,8 @@
 #!/bin/bash
 # fetch.sh VERSION: puts Debian's kernel VERSION (6.1, 6.12, 7.2, ...) into
 # $KCACHE/VERSION/ (default .cache/kernels) and prints that directory.
+# fetch.sh headers: linux-libc-dev from bookworm-backports (the kernel's
+# userspace headers, >= 6.7), into $KCACHE/headers/ (the library's link test).
 # fetch.sh qemu: the same for QEMU 10 from bookworm-backports, into
 # $KCACHE/qemu/ (Debian 12's QEMU 7.2 corrupts EFLAGS after a TCG-emulated
 # cmpxchg16b: every 6.x guest dies of a double fault in SLUB's fast path).
@@ -36,6 +38,7 @@ pkgs=
 case $ver in
 qemu) suite=bookworm-backports pat="^qemu-system-x86$" prefix=qemu-system-x86
 	pkgs="qemu-system-x86 qemu-system-common qemu-system-data seabios" ;;
+headers) suite=bookworm-backports pat="^linux-libc-dev$" prefix=linux-libc-dev pkgs=linux-libc-dev ;;
 6.1) suite=bookworm pat="^linux-image-6\.1\.0-[0-9]+-cloud-amd64$" ;;
 6.12) suite=bookworm-backports pat="^linux-image-6\.12\.[0-9.+~a-z-]*-cloud-amd64$" ;;
 7.*) suite="sid experimental" pat="^linux-image-${ver//./\\.}[.0-9+~a-z-]*-cloud-amd64$" ;;
@@ -110,8 +113,8 @@ if [ ! -d "$dest.tmp/lib/modules" ] && [ -d "$dest.tmp/usr/lib/modules" ]; then
 	mkdir -p "$dest.tmp/lib"
 	mv "$dest.tmp/usr/lib/modules" "$dest.tmp/lib/modules"
 fi
-if [ "$ver" = qemu ]; then
-	"$dest.tmp/usr/bin/qemu-system-x86_64" --version >/dev/null || {
+if [ "$ver" = qemu ] || [ "$ver" = headers ]; then
+	[ "$ver" = headers ] || "$dest.tmp/usr/bin/qemu-system-x86_64" --version >/dev/null || {
 		echo "fetch.sh: the fetched QEMU does not run here" >&2; exit 1; }
 	echo "$pkg $(dpkg-deb -f "$deb" Version)" >"$dest.tmp/.package"
 	rm -rf "$KCACHE/.deb" "$dest" && mv "$dest.tmp" "$dest" && touch "$dest/.complete"

@@ -41,8 +41,8 @@ static void rm_tmpdir(void)
 static void add_n(struct rangeset *s, int n)
 {
 	for (int i = 0; i < n; i++)
-		REQUIRE(!rangeset_add(s, 0x7f1234000000ULL + (uint64_t)i * 0x200000,
-				      0x7f1234100000ULL + (uint64_t)i * 0x200000));
+		REQUIRE(!ml_rangeset_add(s, 0x7f1234000000ULL + (uint64_t)i * 0x200000,
+					 0x7f1234100000ULL + (uint64_t)i * 0x200000));
 }
 
 static void test_ten_ranges_inline(void)
@@ -52,10 +52,10 @@ static void test_ten_ranges_inline(void)
 	struct criu_argv a;
 	struct rangeset s;
 
-	criu_argv_init(&a);
-	rangeset_init(&s);
+	ml_criu_argv_init(&a);
+	ml_rangeset_init(&s);
 	add_n(&s, 10);
-	REQUIRE(!criu_exclude_args(&a, &s, NULL, &fork_caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &fork_caps, NULL, &rep, &err));
 	CHECK_EQ(a.n, 20);
 	CHECK_STR(a.v[0], "--exclude-range");
 	CHECK_STR(a.v[1], "7f1234000000:7f1234100000");
@@ -63,8 +63,8 @@ static void test_ten_ranges_inline(void)
 	CHECK(a.v[20] == NULL);
 	CHECK_EQ(rep.nexclude, 10);
 	CHECK(!rep.used_file && !rep.skipped);
-	criu_argv_free(&a);
-	rangeset_free(&s);
+	ml_criu_argv_free(&a);
+	ml_rangeset_free(&s);
 }
 
 static void test_eleven_ranges_file(void)
@@ -79,10 +79,10 @@ static void test_eleven_ranges_file(void)
 	int fd;
 
 	make_tmpdir();
-	criu_argv_init(&a);
-	rangeset_init(&s);
+	ml_criu_argv_init(&a);
+	ml_rangeset_init(&s);
 	add_n(&s, 11);
-	REQUIRE(!criu_exclude_args(&a, &s, NULL, &fork_caps, tmpdir, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &fork_caps, tmpdir, &rep, &err));
 	CHECK_EQ(a.n, 2);
 	CHECK_STR(a.v[0], "--exclude-file");
 	CHECK(rep.used_file);
@@ -101,8 +101,8 @@ static void test_eleven_ranges_file(void)
 			 0x7f1234100000ULL + (unsigned long long)i * 0x200000);
 	CHECK_STR(buf, want);
 	CHECK(!strncmp(buf, "7f1234000000 7f1234100000\n7f1234200000 7f1234300000\n", 52));
-	criu_argv_free(&a);
-	rangeset_free(&s);
+	ml_criu_argv_free(&a);
+	ml_rangeset_free(&s);
 	rm_tmpdir();
 }
 
@@ -113,21 +113,21 @@ static void test_transitions(void)
 	struct ml_err err = { 0 };
 	struct criu_argv a;
 
-	rangeset_init(&prev);
-	rangeset_init(&cur);
-	rangeset_init(&np);
-	criu_argv_init(&a);
+	ml_rangeset_init(&prev);
+	ml_rangeset_init(&cur);
+	ml_rangeset_init(&np);
+	ml_criu_argv_init(&a);
 	/* A and B were hot; now B and C are: A turned cold */
-	rangeset_add(&prev, 0x1000000, 0x2000000);
-	rangeset_add(&prev, 0x5000000, 0x6000000);
-	rangeset_add(&cur, 0x5000000, 0x6000000);
-	rangeset_add(&cur, 0x9000000, 0xa000000);
-	REQUIRE(!criu_transitions(&prev, &cur, &np));
+	ml_rangeset_add(&prev, 0x1000000, 0x2000000);
+	ml_rangeset_add(&prev, 0x5000000, 0x6000000);
+	ml_rangeset_add(&cur, 0x5000000, 0x6000000);
+	ml_rangeset_add(&cur, 0x9000000, 0xa000000);
+	REQUIRE(!ml_criu_transitions(&prev, &cur, &np));
 	REQUIRE(np.n == 1);
 	CHECK_EQ(np.r[0].start, 0x1000000);
 	CHECK_EQ(np.r[0].end, 0x2000000);
 	/* given what the parent left out, the args compute the same transition */
-	REQUIRE(!criu_exclude_args(&a, &cur, &prev, &fork_caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, &cur, &prev, &fork_caps, NULL, &rep, &err));
 	REQUIRE(a.n == 6);
 	CHECK_STR(a.v[0], "--exclude-range");
 	CHECK_STR(a.v[1], "5000000:6000000");
@@ -136,20 +136,20 @@ static void test_transitions(void)
 	CHECK_STR(a.v[5], "1000000:2000000");
 	CHECK_EQ(rep.nno_parent, 1);
 	/* a hot VMA that shrank: only the part no longer hot gets no parent */
-	rangeset_clear(&cur);
-	rangeset_add(&cur, 0x5000000, 0x5800000);
-	REQUIRE(!criu_transitions(&prev, &cur, &np));
+	ml_rangeset_clear(&cur);
+	ml_rangeset_add(&cur, 0x5000000, 0x5800000);
+	REQUIRE(!ml_criu_transitions(&prev, &cur, &np));
 	REQUIRE(np.n == 2);
 	CHECK_EQ(np.r[1].start, 0x5800000);
 	CHECK_EQ(np.r[1].end, 0x6000000);
 	/* nothing before: no transitions */
-	rangeset_clear(&prev);
-	REQUIRE(!criu_transitions(&prev, &cur, &np));
+	ml_rangeset_clear(&prev);
+	REQUIRE(!ml_criu_transitions(&prev, &cur, &np));
 	CHECK_EQ(np.n, 0);
-	criu_argv_free(&a);
-	rangeset_free(&prev);
-	rangeset_free(&cur);
-	rangeset_free(&np);
+	ml_criu_argv_free(&a);
+	ml_rangeset_free(&prev);
+	ml_rangeset_free(&cur);
+	ml_rangeset_free(&np);
 }
 
 static void test_upstream_gets_none(void)
@@ -159,13 +159,13 @@ static void test_upstream_gets_none(void)
 	struct rangeset s, np;
 	struct criu_argv a;
 
-	criu_argv_init(&a);
-	rangeset_init(&s);
-	rangeset_init(&np);
+	ml_criu_argv_init(&a);
+	ml_rangeset_init(&s);
+	ml_rangeset_init(&np);
 	add_n(&s, 3);
-	rangeset_add(&np, 0x1000, 0x2000);
-	criu_argv_add(&a, "criu");
-	REQUIRE(!criu_exclude_args(&a, &s, &np, &upstream_caps, NULL, &rep, &err));
+	ml_rangeset_add(&np, 0x1000, 0x2000);
+	ml_criu_argv_add(&a, "criu");
+	REQUIRE(!ml_criu_exclude_args(&a, &s, &np, &upstream_caps, NULL, &rep, &err));
 	CHECK_EQ(a.n, 1);
 	CHECK(rep.skipped);
 	CHECK_EQ(rep.nexclude, 0);
@@ -180,24 +180,24 @@ static void test_upstream_gets_none(void)
 
 	half.no_parent_range = false;
 	half.exclude_file = false;
-	REQUIRE(!criu_exclude_args(&a, &s, &np, &half, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, &s, &np, &half, NULL, &rep, &err));
 	CHECK_EQ(a.n, 7);
 	CHECK_STR(a.v[1], "--exclude-range");
 	CHECK(!rep.skipped);
 	CHECK_EQ(rep.nexclude, 3);
 	CHECK(rep.parent_unusable);
 	/* nothing hot: nothing passed, not "skipped" */
-	criu_argv_free(&a);
-	criu_argv_init(&a);
-	criu_argv_add(&a, "criu");
-	rangeset_clear(&s);
-	rangeset_clear(&np);
-	REQUIRE(!criu_exclude_args(&a, &s, &np, &upstream_caps, NULL, &rep, &err));
+	ml_criu_argv_free(&a);
+	ml_criu_argv_init(&a);
+	ml_criu_argv_add(&a, "criu");
+	ml_rangeset_clear(&s);
+	ml_rangeset_clear(&np);
+	REQUIRE(!ml_criu_exclude_args(&a, &s, &np, &upstream_caps, NULL, &rep, &err));
 	CHECK(!rep.skipped && !rep.parent_unusable);
 	CHECK_EQ(a.n, 1);
-	criu_argv_free(&a);
-	rangeset_free(&s);
-	rangeset_free(&np);
+	ml_criu_argv_free(&a);
+	ml_rangeset_free(&s);
+	ml_rangeset_free(&np);
 }
 
 /* More than 10 ranges and no --exclude-file: every range as --exclude-range. */
@@ -211,10 +211,10 @@ static void test_many_ranges_without_file(void)
 
 	make_tmpdir();
 	caps.exclude_file = false;
-	criu_argv_init(&a);
-	rangeset_init(&s);
+	ml_criu_argv_init(&a);
+	ml_rangeset_init(&s);
 	add_n(&s, 12);
-	REQUIRE(!criu_exclude_args(&a, &s, NULL, &caps, tmpdir, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &caps, tmpdir, &rep, &err));
 	CHECK_EQ(a.n, 24);
 	CHECK_STR(a.v[22], "--exclude-range");
 	CHECK_STR(a.v[23], "7f1235600000:7f1235700000");
@@ -222,25 +222,25 @@ static void test_many_ranges_without_file(void)
 	CHECK(!rep.used_file && !rep.skipped);
 	CHECK(access(tmpdir, F_OK) == 0);
 	/* only --exclude-file: a file even for 3 ranges */
-	criu_argv_free(&a);
-	criu_argv_init(&a);
-	rangeset_clear(&s);
+	ml_criu_argv_free(&a);
+	ml_criu_argv_init(&a);
+	ml_rangeset_clear(&s);
 	add_n(&s, 3);
 	caps.exclude_file = true;
 	caps.exclude_range = false;
-	REQUIRE(!criu_exclude_args(&a, &s, NULL, &caps, tmpdir, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &caps, tmpdir, &rep, &err));
 	CHECK_EQ(a.n, 2);
 	CHECK_STR(a.v[0], "--exclude-file");
 	CHECK(rep.used_file);
 	/* only --exclude-file and nowhere to write it: skipped, said so */
-	criu_argv_free(&a);
-	criu_argv_init(&a);
+	ml_criu_argv_free(&a);
+	ml_criu_argv_init(&a);
 	unlink(rep.file);
-	REQUIRE(!criu_exclude_args(&a, &s, NULL, &caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &caps, NULL, &rep, &err));
 	CHECK_EQ(a.n, 0);
 	CHECK(rep.skipped);
-	criu_argv_free(&a);
-	rangeset_free(&s);
+	ml_criu_argv_free(&a);
+	ml_rangeset_free(&s);
 	rm_tmpdir();
 }
 
@@ -255,12 +255,12 @@ static void test_no_exclude_keeps_no_parent(void)
 	struct rangeset parent, cur;
 	struct criu_argv a;
 
-	criu_argv_init(&a);
-	rangeset_init(&parent);
-	rangeset_init(&cur);
-	rangeset_add(&parent, 0x1000000, 0x2000000);
-	rangeset_add(&parent, 0x5000000, 0x6000000);
-	REQUIRE(!criu_exclude_args(&a, NULL, &parent, &fork_caps, NULL, &rep, &err));
+	ml_criu_argv_init(&a);
+	ml_rangeset_init(&parent);
+	ml_rangeset_init(&cur);
+	ml_rangeset_add(&parent, 0x1000000, 0x2000000);
+	ml_rangeset_add(&parent, 0x5000000, 0x6000000);
+	REQUIRE(!ml_criu_exclude_args(&a, NULL, &parent, &fork_caps, NULL, &rep, &err));
 	REQUIRE(a.n == 4);
 	CHECK_STR(a.v[0], "--no-parent-range");
 	CHECK_STR(a.v[1], "1000000:2000000");
@@ -271,24 +271,24 @@ static void test_no_exclude_keeps_no_parent(void)
 	struct criu_caps np_only = upstream_caps;
 
 	np_only.no_parent_range = true;
-	criu_argv_free(&a);
-	criu_argv_init(&a);
-	rangeset_add(&cur, 0x9000000, 0xa000000);
-	REQUIRE(!criu_exclude_args(&a, &cur, &parent, &np_only, NULL, &rep, &err));
+	ml_criu_argv_free(&a);
+	ml_criu_argv_init(&a);
+	ml_rangeset_add(&cur, 0x9000000, 0xa000000);
+	REQUIRE(!ml_criu_exclude_args(&a, &cur, &parent, &np_only, NULL, &rep, &err));
 	CHECK(rep.skipped);
 	CHECK_EQ(a.n, 4);
 	CHECK_EQ(rep.nno_parent, 2);
 	/* cold -> hot: nothing left out before, C excluded now */
-	criu_argv_free(&a);
-	criu_argv_init(&a);
-	rangeset_clear(&parent);
-	REQUIRE(!criu_exclude_args(&a, &cur, &parent, &fork_caps, NULL, &rep, &err));
+	ml_criu_argv_free(&a);
+	ml_criu_argv_init(&a);
+	ml_rangeset_clear(&parent);
+	REQUIRE(!ml_criu_exclude_args(&a, &cur, &parent, &fork_caps, NULL, &rep, &err));
 	REQUIRE(a.n == 2);
 	CHECK_STR(a.v[1], "9000000:a000000");
 	CHECK_EQ(rep.nno_parent, 0);
-	criu_argv_free(&a);
-	rangeset_free(&parent);
-	rangeset_free(&cur);
+	ml_criu_argv_free(&a);
+	ml_rangeset_free(&parent);
+	ml_rangeset_free(&cur);
 }
 
 /* The records of what an images directory left out. */
@@ -308,52 +308,52 @@ static void test_records(void)
 	char path[160];
 	int found, fd;
 
-	rangeset_init(&s);
-	REQUIRE(!criu_parse_hot_iovs(hot_iovs, strlen(hot_iovs), &s));
+	ml_rangeset_init(&s);
+	REQUIRE(!ml_criu_parse_hot_iovs(hot_iovs, strlen(hot_iovs), &s));
 	REQUIRE(s.n == 2);
 	CHECK_EQ(s.r[0].start, 0x7f0000000000ULL);
 	CHECK_EQ(s.r[1].end, 0x7f0012000000ULL);
-	rangeset_clear(&s);
-	REQUIRE(!criu_parse_hot_iovs(empty_iovs, strlen(empty_iovs), &s));
+	ml_rangeset_clear(&s);
+	REQUIRE(!ml_criu_parse_hot_iovs(empty_iovs, strlen(empty_iovs), &s));
 	CHECK_EQ(s.n, 0);
 	{
 		static const char no_end[] = "{\"excluded\": [{\"start\": \"0x2\"}]}";
 
-		CHECK(criu_parse_hot_iovs(no_end, sizeof(no_end) - 1, &s) == -EINVAL);
+		CHECK(ml_criu_parse_hot_iovs(no_end, sizeof(no_end) - 1, &s) == -EINVAL);
 	}
-	CHECK(criu_parse_hot_iovs("{}", 2, &s) == -EINVAL);
-	REQUIRE(!criu_parse_record("# c\n1000 2000\n\n5000 6000\n", 25, &s));
+	CHECK(ml_criu_parse_hot_iovs("{}", 2, &s) == -EINVAL);
+	REQUIRE(!ml_criu_parse_record("# c\n1000 2000\n\n5000 6000\n", 25, &s));
 	REQUIRE(s.n == 2);
 	CHECK_EQ(s.r[1].start, 0x5000);
-	CHECK(criu_parse_record("1000\n", 5, &s) == -EINVAL);
-	CHECK(criu_parse_record("2000 1000\n", 10, &s) == -EINVAL);
-	CHECK(criu_parse_record("1000 2000 x\n", 12, &s) == -EINVAL);
+	CHECK(ml_criu_parse_record("1000\n", 5, &s) == -EINVAL);
+	CHECK(ml_criu_parse_record("2000 1000\n", 10, &s) == -EINVAL);
+	CHECK(ml_criu_parse_record("1000 2000 x\n", 12, &s) == -EINVAL);
 	/* written, read back, united with the fork's record */
 	make_tmpdir();
-	REQUIRE(!criu_record_read(tmpdir, &s, &found, &err));
+	REQUIRE(!ml_criu_record_read(tmpdir, &s, &found, &err));
 	CHECK_EQ(found, 0);
 	CHECK_EQ(s.n, 0);
-	rangeset_add(&s, 0x7f0020000000ULL, 0x7f0021000000ULL);
-	REQUIRE(!criu_record_write(tmpdir, &s, &err));
+	ml_rangeset_add(&s, 0x7f0020000000ULL, 0x7f0021000000ULL);
+	REQUIRE(!ml_criu_record_write(tmpdir, &s, &err));
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, CRIU_HOT_IOVS_NAME);
 	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
 	REQUIRE(fd >= 0);
 	REQUIRE(write(fd, hot_iovs, strlen(hot_iovs)) == (ssize_t)strlen(hot_iovs));
 	close(fd);
-	REQUIRE(!criu_record_read(tmpdir, &s, &found, &err));
+	REQUIRE(!ml_criu_record_read(tmpdir, &s, &found, &err));
 	CHECK_EQ(found, 3);
 	CHECK_EQ(s.n, 3);
-	CHECK_EQ(rangeset_bytes(&s), 0x4000000 + 0x2000000 + 0x1000000);
+	CHECK_EQ(ml_rangeset_bytes(&s), 0x4000000 + 0x2000000 + 0x1000000);
 	/* malformed: an error that says what to do */
 	fd = open(path, O_WRONLY | O_TRUNC);
 	REQUIRE(write(fd, "{\"excluded\": [{", 15) == 15);
 	close(fd);
-	CHECK(criu_record_read(tmpdir, &s, &found, &err) == -EINVAL);
+	CHECK(ml_criu_record_read(tmpdir, &s, &found, &err) == -EINVAL);
 	CHECK(strstr(err.msg, "use another parent") != NULL);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, CRIU_RECORD_NAME);
 	unlink(path);
-	rangeset_free(&s);
+	ml_rangeset_free(&s);
 	rm_tmpdir();
 }
 
@@ -365,38 +365,38 @@ static void test_unsafe_paths_refused(void)
 	int fd;
 
 	make_tmpdir();
-	rangeset_init(&s);
+	ml_rangeset_init(&s);
 	add_n(&s, 2);
 	/* a symlink to the directory */
 	snprintf(p2, sizeof(p2), "%s/link", tmpdir);
 	REQUIRE(symlink(tmpdir, p2) == 0);
-	CHECK(criu_write_exclude_file(p2, &s, path, sizeof(path), &err) < 0);
+	CHECK(ml_criu_write_exclude_file(p2, &s, path, sizeof(path), &err) < 0);
 	unlink(p2);
 	/* a directory others may write to */
 	snprintf(p2, sizeof(p2), "%s/sub", tmpdir);
 	REQUIRE(mkdir(p2, 0777) == 0);
 	chmod(p2, 0777);
-	CHECK(criu_write_exclude_file(p2, &s, path, sizeof(path), &err) == -EPERM);
+	CHECK(ml_criu_write_exclude_file(p2, &s, path, sizeof(path), &err) == -EPERM);
 	CHECK(strstr(err.msg, "not writable by group or others") != NULL);
 	rmdir(p2);
 	/* the file name is a symlink planted in advance */
 	snprintf(p2, sizeof(p2), "%s/%s", tmpdir, CRIU_EXCLUDE_FILE_NAME);
 	REQUIRE(symlink("/tmp/memlens-should-not-be-created", p2) == 0);
-	CHECK(criu_write_exclude_file(tmpdir, &s, path, sizeof(path), &err) == -EEXIST);
+	CHECK(ml_criu_write_exclude_file(tmpdir, &s, path, sizeof(path), &err) == -EEXIST);
 	CHECK(access("/tmp/memlens-should-not-be-created", F_OK) < 0);
 	unlink(p2);
 	/* an existing file is never overwritten */
 	fd = open(p2, O_CREAT | O_WRONLY, 0600);
 	REQUIRE(fd >= 0);
 	close(fd);
-	CHECK(criu_write_exclude_file(tmpdir, &s, path, sizeof(path), &err) == -EEXIST);
+	CHECK(ml_criu_write_exclude_file(tmpdir, &s, path, sizeof(path), &err) == -EEXIST);
 	unlink(p2);
 	/* a missing directory */
-	CHECK(criu_write_exclude_file("/nonexistent/memlens", &s, path, sizeof(path), &err) ==
+	CHECK(ml_criu_write_exclude_file("/nonexistent/memlens", &s, path, sizeof(path), &err) ==
 	      -ENOENT);
 	/* and a good one works */
-	CHECK(criu_write_exclude_file(tmpdir, &s, path, sizeof(path), &err) == 0);
-	rangeset_free(&s);
+	CHECK(ml_criu_write_exclude_file(tmpdir, &s, path, sizeof(path), &err) == 0);
+	ml_rangeset_free(&s);
 	rm_tmpdir();
 }
 
@@ -405,17 +405,17 @@ static void test_argv_format(void)
 	struct criu_argv a;
 	char buf[128];
 
-	criu_argv_init(&a);
-	criu_argv_add(&a, "/usr/sbin/criu");
-	criu_argv_add(&a, "dump");
-	criu_argv_addf(&a, "--images-dir=%s", "/tmp/a b");
-	criu_argv_add(&a, "it's");
-	criu_argv_format(&a, buf, sizeof(buf));
+	ml_criu_argv_init(&a);
+	ml_criu_argv_add(&a, "/usr/sbin/criu");
+	ml_criu_argv_add(&a, "dump");
+	ml_criu_argv_addf(&a, "--images-dir=%s", "/tmp/a b");
+	ml_criu_argv_add(&a, "it's");
+	ml_criu_argv_format(&a, buf, sizeof(buf));
 	CHECK_STR(buf, "/usr/sbin/criu dump '--images-dir=/tmp/a b' 'it'\\''s'");
-	criu_argv_format(&a, buf, 16);
+	ml_criu_argv_format(&a, buf, 16);
 	CHECK_EQ(strlen(buf), 15);
 	CHECK(!strcmp(buf + 12, "..."));
-	criu_argv_free(&a);
+	ml_criu_argv_free(&a);
 }
 
 /* stats-dump: magics, length, stats_entry{ dump = 1: dump_stats_entry } */
@@ -429,28 +429,28 @@ static void test_stats_dump(void)
 	entry[1] = sizeof(entry) - 2;
 	img[8] = sizeof(entry);
 	memcpy(img + 12, entry, sizeof(entry));
-	CHECK_EQ(criu_parse_dump_stats(img, 12 + sizeof(entry), &sc, &sk, &wr), 0);
+	CHECK_EQ(ml_criu_parse_dump_stats(img, 12 + sizeof(entry), &sc, &sk, &wr), 0);
 	CHECK_EQ(sc, 4140); /* 0xac 0x20 */
 	CHECK_EQ(sk, 0);
 	CHECK_EQ(wr, 4126); /* 0x9e 0x20 */
 	{
 		int64_t frozen;
 
-		CHECK_EQ(criu_parse_dump_frozen(img, 12 + sizeof(entry), &frozen), 0);
+		CHECK_EQ(ml_criu_parse_dump_frozen(img, 12 + sizeof(entry), &frozen), 0);
 		CHECK_EQ(frozen, 1); /* field 2: 0x10 0x01 */
 	}
 	/* truncated, wrong magic, length beyond the buffer */
-	CHECK(criu_parse_dump_stats(img, 12 + sizeof(entry) - 3, &sc, &sk, &wr) < 0);
+	CHECK(ml_criu_parse_dump_stats(img, 12 + sizeof(entry) - 3, &sc, &sk, &wr) < 0);
 	CHECK_EQ(wr, -1);
 	img[0] ^= 1;
-	CHECK(criu_parse_dump_stats(img, 12 + sizeof(entry), &sc, &sk, &wr) == -EINVAL);
+	CHECK(ml_criu_parse_dump_stats(img, 12 + sizeof(entry), &sc, &sk, &wr) == -EINVAL);
 	img[0] ^= 1;
 	img[8] = 200;
-	CHECK(criu_parse_dump_stats(img, 12 + sizeof(entry), &sc, &sk, &wr) == -EINVAL);
+	CHECK(ml_criu_parse_dump_stats(img, 12 + sizeof(entry), &sc, &sk, &wr) == -EINVAL);
 	/* a restore-only stats image has no dump entry */
 	uint8_t rimg[16] = { 0x40, 0x59, 0x10, 0x55, 0x06, 0x33, 0x09, 0x57, 2, 0, 0, 0, 0x12, 0 };
 
-	CHECK(criu_parse_dump_stats(rimg, 14, &sc, &sk, &wr) == -ENOENT);
+	CHECK(ml_criu_parse_dump_stats(rimg, 14, &sc, &sk, &wr) == -ENOENT);
 }
 
 int main(void)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * A pre-dump chain's CRIU command lines, end to end through criu_probe()
- * and criu_dump(), against a stand-in CRIU (a shell script that logs its
+ * A pre-dump chain's CRIU command lines, end to end through ml_criu_probe()
+ * and ml_criu_dump(), against a stand-in CRIU (a shell script that logs its
  * arguments and answers like the real one): the options detected by
  * acceptance, --no-parent-range from the parent's record whatever the
  * reason, --track-mem on the final dump.
@@ -92,7 +92,7 @@ static void test_probe_by_acceptance(void)
 	struct criu_caps caps;
 	char last[8192];
 
-	REQUIRE(!criu_probe(criu, &caps, &err));
+	REQUIRE(!ml_criu_probe(criu, &caps, &err));
 	CHECK(caps.exclude_range);
 	CHECK(!caps.exclude_file);
 	CHECK(caps.no_parent_range);
@@ -102,7 +102,7 @@ static void test_probe_by_acceptance(void)
 	/* refused --exclude-file, the version without it, check, the soft-dirty check */
 	CHECK_EQ(log_lines(last, sizeof(last)), 4);
 	CHECK_STR(last, "check --feature mem_dirty_track\n");
-	CHECK(criu_can_exclude(&caps));
+	CHECK(ml_criu_can_exclude(&caps));
 	unlink(logf);
 }
 
@@ -115,7 +115,7 @@ static struct criu_caps fake_caps(void)
 	return c;
 }
 
-/* criu_dump() into @name (parent @parent or NULL); the command line into @cmd. */
+/* ml_criu_dump() into @name (parent @parent or NULL); the command line into @cmd. */
 static int dump(const struct criu_caps *caps, const char *name, const char *parent, bool pre,
 		const struct rangeset *excl, bool no_exclude, struct criu_result *res, char *cmd,
 		size_t len)
@@ -134,7 +134,7 @@ static int dump(const struct criu_caps *caps, const char *name, const char *pare
 
 	snprintf(d, sizeof(d), "%s/%s", dir, name);
 	snprintf(p, sizeof(p), "%s/%s", dir, parent ? parent : "");
-	ret = criu_dump(caps, &r, NULL, res, &err);
+	ret = ml_criu_dump(caps, &r, NULL, res, &err);
 	if (ret)
 		fprintf(stderr, "# criu_dump %s: %s\n", name, err.msg);
 	log_lines(cmd, len);
@@ -155,11 +155,11 @@ static void test_chain(void)
 	struct ml_err err = { 0 };
 	int found;
 
-	rangeset_init(&ex);
-	rangeset_init(&rec);
+	ml_rangeset_init(&ex);
+	ml_rangeset_init(&rec);
 	/* round 1: A and B hot */
-	rangeset_add(&ex, A, A + 32 * MB);
-	rangeset_add(&ex, B, B + 64 * MB);
+	ml_rangeset_add(&ex, A, A + 32 * MB);
+	ml_rangeset_add(&ex, B, B + 64 * MB);
 	REQUIRE(!dump(&caps, "d1", NULL, true, &ex, false, &res, cmd, sizeof(cmd)));
 	CHECK(strstr(cmd, "pre-dump ") != NULL);
 	CHECK(strstr(cmd, " --track-mem") != NULL);
@@ -168,13 +168,13 @@ static void test_chain(void)
 			  "7f0010000000:7f0014000000") != NULL);
 	CHECK(strstr(cmd, "--no-parent-range") == NULL);
 	snprintf(path, sizeof(path), "%s/d1", dir);
-	REQUIRE(!criu_record_read(path, &rec, &found, &err));
+	REQUIRE(!ml_criu_record_read(path, &rec, &found, &err));
 	CHECK_EQ(found, 1);
 	CHECK_EQ(rec.n, 2);
 	/* round 2: A turned cold, C cold -> hot */
-	rangeset_clear(&ex);
-	rangeset_add(&ex, B, B + 64 * MB);
-	rangeset_add(&ex, C, C + 16 * MB);
+	ml_rangeset_clear(&ex);
+	ml_rangeset_add(&ex, B, B + 64 * MB);
+	ml_rangeset_add(&ex, C, C + 16 * MB);
 	REQUIRE(!dump(&caps, "d2", "d1", true, &ex, false, &res, cmd, sizeof(cmd)));
 	CHECK(strstr(cmd, " --prev-images-dir=../d1 --track-mem") != NULL);
 	CHECK(strstr(cmd, "--exclude-range 7f0010000000:7f0014000000 --exclude-range "
@@ -188,7 +188,7 @@ static void test_chain(void)
 			  "7f0020000000:7f0021000000") != NULL);
 	CHECK(strstr(res.exclude.note, "exclusion off") != NULL);
 	snprintf(path, sizeof(path), "%s/d3", dir);
-	REQUIRE(!criu_record_read(path, &rec, &found, &err));
+	REQUIRE(!ml_criu_record_read(path, &rec, &found, &err));
 	CHECK_EQ(rec.n, 0);
 	/* the final dump after d3: incremental, nothing to mark */
 	REQUIRE(!dump(&caps, "f3", "d3", false, &ex, false, &res, cmd, sizeof(cmd)));
@@ -215,8 +215,8 @@ static void test_chain(void)
 	fclose(f);
 	REQUIRE(!dump(&caps, "f1", "d1", false, NULL, false, &res, cmd, sizeof(cmd)));
 	CHECK(strstr(cmd, "--no-parent-range 7f0000000000:7f0002000000") != NULL);
-	rangeset_free(&ex);
-	rangeset_free(&rec);
+	ml_rangeset_free(&ex);
+	ml_rangeset_free(&rec);
 }
 
 /* More than 10 hot ranges and no --exclude-file: all of them inline. */
@@ -229,9 +229,9 @@ static void test_many_ranges(void)
 	int n = 0;
 
 	caps.exclude_file = false;
-	rangeset_init(&ex);
+	ml_rangeset_init(&ex);
 	for (int i = 0; i < 12; i++)
-		rangeset_add(&ex, A + (uint64_t)i * 4 * MB, A + (uint64_t)i * 4 * MB + MB);
+		ml_rangeset_add(&ex, A + (uint64_t)i * 4 * MB, A + (uint64_t)i * 4 * MB + MB);
 	REQUIRE(!dump(&caps, "m1", NULL, true, &ex, false, &res, cmd, sizeof(cmd)));
 	for (const char *p = cmd; (p = strstr(p, "--exclude-range ")); p++)
 		n++;
@@ -244,7 +244,7 @@ static void test_many_ranges(void)
 	CHECK(strstr(cmd, "--exclude-file ") != NULL);
 	CHECK(strstr(cmd, "--exclude-range") == NULL);
 	CHECK(strstr(cmd, "--no-parent-range") == NULL);
-	rangeset_free(&ex);
+	ml_rangeset_free(&ex);
 }
 
 /* The parent left memory out and this CRIU cannot mark it: no parent at all. */

@@ -15,86 +15,86 @@ static void step(struct heat *h, uint64_t dirty_a, uint64_t dirty_b)
 		{ 0x90000, 0x90000 + PAGES(10), dirty_b },
 	};
 
-	REQUIRE(heat_update(h, s, 2) == 0);
+	REQUIRE(ml_heat_update(h, s, 2) == 0);
 }
 
 static void test_params_validated(void)
 {
 	struct heat h;
 
-	CHECK_EQ(heat_init(&h, 0.0, 3), -EINVAL);
-	CHECK_EQ(heat_init(&h, 1.01, 3), -EINVAL);
-	CHECK_EQ(heat_init(&h, NAN, 3), -EINVAL);
-	CHECK_EQ(heat_init(&h, 0.3, 0), -EINVAL);
-	CHECK_EQ(heat_init(&h, 0.3, HEAT_WINDOW + 1), -EINVAL);
-	CHECK_EQ(heat_init(&h, 1.0, HEAT_WINDOW), 0);
-	heat_free(&h);
+	CHECK_EQ(ml_heat_init(&h, 0.0, 3), -EINVAL);
+	CHECK_EQ(ml_heat_init(&h, 1.01, 3), -EINVAL);
+	CHECK_EQ(ml_heat_init(&h, NAN, 3), -EINVAL);
+	CHECK_EQ(ml_heat_init(&h, 0.3, 0), -EINVAL);
+	CHECK_EQ(ml_heat_init(&h, 0.3, HEAT_WINDOW + 1), -EINVAL);
+	CHECK_EQ(ml_heat_init(&h, 1.0, HEAT_WINDOW), 0);
+	ml_heat_free(&h);
 }
 
 static void test_hot_after_consecutive(void)
 {
 	struct heat h;
 
-	REQUIRE(heat_init(&h, 0.3, 3) == 0);
+	REQUIRE(ml_heat_init(&h, 0.3, 3) == 0);
 	step(&h, 31, 0); /* 0.31 > 0.3 */
-	CHECK(!heat_find(&h, 0x10000)->hot);
-	CHECK_EQ(heat_find(&h, 0x10000)->consecutive_hot, 1);
+	CHECK(!ml_heat_find(&h, 0x10000)->hot);
+	CHECK_EQ(ml_heat_find(&h, 0x10000)->consecutive_hot, 1);
 	step(&h, 50, 0);
-	CHECK(!heat_find(&h, 0x10000)->hot);
+	CHECK(!ml_heat_find(&h, 0x10000)->hot);
 	step(&h, 100, 0);
-	CHECK(heat_find(&h, 0x10000)->hot);
-	CHECK_EQ(heat_find(&h, 0x10000)->consecutive_hot, 3);
-	CHECK_EQ(heat_hot_count(&h), 1);
-	CHECK(!heat_find(&h, 0x90000)->hot);
-	heat_free(&h);
+	CHECK(ml_heat_find(&h, 0x10000)->hot);
+	CHECK_EQ(ml_heat_find(&h, 0x10000)->consecutive_hot, 3);
+	CHECK_EQ(ml_heat_hot_count(&h), 1);
+	CHECK(!ml_heat_find(&h, 0x90000)->hot);
+	ml_heat_free(&h);
 }
 
 static void test_threshold_is_strict(void)
 {
 	struct heat h;
 
-	REQUIRE(heat_init(&h, 0.3, 1) == 0);
+	REQUIRE(ml_heat_init(&h, 0.3, 1) == 0);
 	step(&h, 30, 3); /* exactly 0.3: not above */
-	CHECK(!heat_find(&h, 0x10000)->hot);
-	CHECK(!heat_find(&h, 0x90000)->hot);
+	CHECK(!ml_heat_find(&h, 0x10000)->hot);
+	CHECK(!ml_heat_find(&h, 0x90000)->hot);
 	step(&h, 31, 4);
-	CHECK(heat_find(&h, 0x10000)->hot);
-	CHECK(heat_find(&h, 0x90000)->hot);
-	heat_free(&h);
+	CHECK(ml_heat_find(&h, 0x10000)->hot);
+	CHECK(ml_heat_find(&h, 0x90000)->hot);
+	ml_heat_free(&h);
 }
 
 static void test_hot_to_cold_resets(void)
 {
 	struct heat h;
 
-	REQUIRE(heat_init(&h, 0.3, 2) == 0);
+	REQUIRE(ml_heat_init(&h, 0.3, 2) == 0);
 	step(&h, 90, 0);
 	step(&h, 90, 0);
-	CHECK(heat_find(&h, 0x10000)->hot);
+	CHECK(ml_heat_find(&h, 0x10000)->hot);
 	step(&h, 10, 0);
-	CHECK(!heat_find(&h, 0x10000)->hot);
-	CHECK_EQ(heat_find(&h, 0x10000)->consecutive_hot, 0);
+	CHECK(!ml_heat_find(&h, 0x10000)->hot);
+	CHECK_EQ(ml_heat_find(&h, 0x10000)->consecutive_hot, 0);
 	step(&h, 90, 0); /* needs 2 in a row again */
-	CHECK(!heat_find(&h, 0x10000)->hot);
+	CHECK(!ml_heat_find(&h, 0x10000)->hot);
 	step(&h, 90, 0);
-	CHECK(heat_find(&h, 0x10000)->hot);
-	heat_free(&h);
+	CHECK(ml_heat_find(&h, 0x10000)->hot);
+	ml_heat_free(&h);
 }
 
 static void test_window_and_ratio(void)
 {
 	struct heat h;
 
-	REQUIRE(heat_init(&h, 0.3, 3) == 0);
+	REQUIRE(ml_heat_init(&h, 0.3, 3) == 0);
 	for (int i = 0; i < 15; i++)
 		step(&h, (uint64_t)i * 2, 0);
-	const struct heat_state *st = heat_find(&h, 0x10000);
+	const struct heat_state *st = ml_heat_find(&h, 0x10000);
 	CHECK_EQ(st->count, HEAT_WINDOW);
 	/* last ten ratios: 0.10 .. 0.28 -> mean 0.19 */
-	CHECK(fabs(heat_window_mean(st) - 0.19) < 1e-9);
+	CHECK(fabs(ml_heat_window_mean(st) - 0.19) < 1e-9);
 	CHECK(fabs(st->ratio - 0.28) < 1e-9);
 	CHECK_EQ(st->dirty_pages, 28);
-	heat_free(&h);
+	ml_heat_free(&h);
 }
 
 static void test_state_dropped_on_unmap(void)
@@ -103,31 +103,31 @@ static void test_state_dropped_on_unmap(void)
 	struct heat_sample only_b = { 0x90000, 0x90000 + PAGES(10), 9 };
 	struct heat_sample a_again = { 0x10000, 0x10000 + PAGES(100), 0 };
 
-	REQUIRE(heat_init(&h, 0.3, 1) == 0);
+	REQUIRE(ml_heat_init(&h, 0.3, 1) == 0);
 	step(&h, 90, 0);
-	CHECK(heat_find(&h, 0x10000)->hot);
-	REQUIRE(heat_update(&h, &only_b, 1) == 0);
-	CHECK(heat_find(&h, 0x10000) == NULL);
-	CHECK(heat_find(&h, 0x90000)->hot);
+	CHECK(ml_heat_find(&h, 0x10000)->hot);
+	REQUIRE(ml_heat_update(&h, &only_b, 1) == 0);
+	CHECK(ml_heat_find(&h, 0x10000) == NULL);
+	CHECK(ml_heat_find(&h, 0x90000)->hot);
 	/* a new VMA at the old address starts fresh */
-	REQUIRE(heat_update(&h, &a_again, 1) == 0);
-	CHECK_EQ(heat_find(&h, 0x10000)->count, 1);
-	CHECK(!heat_find(&h, 0x10000)->hot);
-	CHECK(heat_find(&h, 0x90000) == NULL);
-	heat_free(&h);
+	REQUIRE(ml_heat_update(&h, &a_again, 1) == 0);
+	CHECK_EQ(ml_heat_find(&h, 0x10000)->count, 1);
+	CHECK(!ml_heat_find(&h, 0x10000)->hot);
+	CHECK(ml_heat_find(&h, 0x90000) == NULL);
+	ml_heat_free(&h);
 }
 
 static void test_reset(void)
 {
 	struct heat h;
 
-	REQUIRE(heat_init(&h, 0.3, 1) == 0);
+	REQUIRE(ml_heat_init(&h, 0.3, 1) == 0);
 	step(&h, 90, 9);
-	heat_reset(&h);
+	ml_heat_reset(&h);
 	CHECK_EQ(h.n, 0);
-	CHECK_EQ(heat_hot_count(&h), 0);
-	REQUIRE(heat_update(&h, NULL, 0) == 0);
-	heat_free(&h);
+	CHECK_EQ(ml_heat_hot_count(&h), 0);
+	REQUIRE(ml_heat_update(&h, NULL, 0) == 0);
+	ml_heat_free(&h);
 }
 
 int main(void)

@@ -11,7 +11,7 @@ static struct json *parse(const char *s)
 	struct ml_err err = { 0 };
 	struct json *j = NULL;
 
-	if (json_parse(s, strlen(s), &j, &err))
+	if (ml_json_parse(s, strlen(s), &j, &err))
 		return NULL;
 	return j;
 }
@@ -31,19 +31,19 @@ static void test_interval_line(void)
 	bool b;
 
 	REQUIRE(j);
-	CHECK_STR(json_get_str(j, "type"), "interval");
-	CHECK(!json_get_int(j, "pid", &i) && i == 42);
-	CHECK(!json_get_double(j, "interval_s", &d) && d == 1.0005);
-	CHECK(!json_get_int(json_get(j, "dirty"), "dirty_pages", &i) && i == 16384);
-	r = json_at(json_get(j, "regions"), 0);
-	CHECK(!json_get_hex(r, "start_addr", &u) && u == 0x7f0000000000ULL);
-	CHECK(!json_get_hex(r, "end_addr", &u) && u == 0x7f0004000000ULL);
-	CHECK(!json_get_bool(r, "hot", &b) && b);
-	w = json_at(json_get(j, "written"), 0);
-	CHECK_EQ(json_count(w), 2);
-	CHECK(!json_as_hex(json_at(w, 1), &u) && u == 0x7f0000001000ULL);
-	CHECK_EQ(json_count(json_get(j, "regions")), 1);
-	json_free(j);
+	CHECK_STR(ml_json_get_str(j, "type"), "interval");
+	CHECK(!ml_json_get_int(j, "pid", &i) && i == 42);
+	CHECK(!ml_json_get_double(j, "interval_s", &d) && d == 1.0005);
+	CHECK(!ml_json_get_int(ml_json_get(j, "dirty"), "dirty_pages", &i) && i == 16384);
+	r = ml_json_at(ml_json_get(j, "regions"), 0);
+	CHECK(!ml_json_get_hex(r, "start_addr", &u) && u == 0x7f0000000000ULL);
+	CHECK(!ml_json_get_hex(r, "end_addr", &u) && u == 0x7f0004000000ULL);
+	CHECK(!ml_json_get_bool(r, "hot", &b) && b);
+	w = ml_json_at(ml_json_get(j, "written"), 0);
+	CHECK_EQ(ml_json_count(w), 2);
+	CHECK(!ml_json_as_hex(ml_json_at(w, 1), &u) && u == 0x7f0000001000ULL);
+	CHECK_EQ(ml_json_count(ml_json_get(j, "regions")), 1);
+	ml_json_free(j);
 }
 
 static void test_types_and_errors(void)
@@ -57,27 +57,27 @@ static void test_types_and_errors(void)
 	bool b;
 
 	REQUIRE(j);
-	a = json_get(j, "a");
-	CHECK_EQ(json_count(a), 8);
-	CHECK(!json_as_int(json_at(a, 0), &i) && i == 1);
-	CHECK(json_as_uint(json_at(a, 1), &u) == -EINVAL); /* negative */
-	CHECK(json_as_int(json_at(a, 2), &i) == -EINVAL); /* not integral */
-	CHECK(!json_as_double(json_at(a, 2), &d) && d == 3.5);
-	CHECK(!json_as_int(json_at(a, 3), &i) && i == 1000);
-	CHECK(!json_as_bool(json_at(a, 4), &b) && b);
-	CHECK(!json_as_bool(json_at(a, 5), &b) && !b);
-	CHECK(json_at(a, 6)->type == JSON_NULL);
-	CHECK(json_as_str(json_at(a, 6)) == NULL);
-	CHECK_STR(json_as_str(json_at(a, 7)), "x");
-	CHECK(json_as_int(json_at(a, 7), &i) == -EINVAL);
-	CHECK(json_at(a, 8) == NULL);
-	CHECK(json_get(a, "x") == NULL); /* not an object */
-	CHECK(json_get(j, "missing") == NULL);
-	CHECK(json_get_int(j, "missing", &i) == -EINVAL);
-	CHECK(json_as_int(json_get(j, "big"), &i) == -EINVAL); /* beyond int64 */
-	CHECK(!json_get_int(j, "neg", &i) && i == INT64_MIN);
-	CHECK(json_as_hex(json_at(a, 7), &u) == -EINVAL); /* "x" is not hex */
-	json_free(j);
+	a = ml_json_get(j, "a");
+	CHECK_EQ(ml_json_count(a), 8);
+	CHECK(!ml_json_as_int(ml_json_at(a, 0), &i) && i == 1);
+	CHECK(ml_json_as_uint(ml_json_at(a, 1), &u) == -EINVAL); /* negative */
+	CHECK(ml_json_as_int(ml_json_at(a, 2), &i) == -EINVAL); /* not integral */
+	CHECK(!ml_json_as_double(ml_json_at(a, 2), &d) && d == 3.5);
+	CHECK(!ml_json_as_int(ml_json_at(a, 3), &i) && i == 1000);
+	CHECK(!ml_json_as_bool(ml_json_at(a, 4), &b) && b);
+	CHECK(!ml_json_as_bool(ml_json_at(a, 5), &b) && !b);
+	CHECK(ml_json_at(a, 6)->type == JSON_NULL);
+	CHECK(ml_json_as_str(ml_json_at(a, 6)) == NULL);
+	CHECK_STR(ml_json_as_str(ml_json_at(a, 7)), "x");
+	CHECK(ml_json_as_int(ml_json_at(a, 7), &i) == -EINVAL);
+	CHECK(ml_json_at(a, 8) == NULL);
+	CHECK(ml_json_get(a, "x") == NULL); /* not an object */
+	CHECK(ml_json_get(j, "missing") == NULL);
+	CHECK(ml_json_get_int(j, "missing", &i) == -EINVAL);
+	CHECK(ml_json_as_int(ml_json_get(j, "big"), &i) == -EINVAL); /* beyond int64 */
+	CHECK(!ml_json_get_int(j, "neg", &i) && i == INT64_MIN);
+	CHECK(ml_json_as_hex(ml_json_at(a, 7), &u) == -EINVAL); /* "x" is not hex */
+	ml_json_free(j);
 }
 
 static void test_strings(void)
@@ -86,11 +86,11 @@ static void test_strings(void)
 		parse("[\"a\\\"b\\\\c\\/d\\n\\t\", \"\\u00e9\\u20ac\", \"\\ud83d\\ude00\", \"\"]");
 
 	REQUIRE(j);
-	CHECK_STR(json_as_str(json_at(j, 0)), "a\"b\\c/d\n\t");
-	CHECK_STR(json_as_str(json_at(j, 1)), "\xc3\xa9\xe2\x82\xac");
-	CHECK_STR(json_as_str(json_at(j, 2)), "\xf0\x9f\x98\x80");
-	CHECK_STR(json_as_str(json_at(j, 3)), "");
-	json_free(j);
+	CHECK_STR(ml_json_as_str(ml_json_at(j, 0)), "a\"b\\c/d\n\t");
+	CHECK_STR(ml_json_as_str(ml_json_at(j, 1)), "\xc3\xa9\xe2\x82\xac");
+	CHECK_STR(ml_json_as_str(ml_json_at(j, 2)), "\xf0\x9f\x98\x80");
+	CHECK_STR(ml_json_as_str(ml_json_at(j, 3)), "");
+	ml_json_free(j);
 }
 
 static void test_malformed(void)
@@ -135,7 +135,7 @@ static void test_malformed(void)
 	struct json *j;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int r = json_parse(bad[i], strlen(bad[i]), &j, &err);
+		int r = ml_json_parse(bad[i], strlen(bad[i]), &j, &err);
 
 		if (r != -EINVAL || j)
 			T_FAILMSG("accepted malformed JSON #%zu: '%s' (ret %d)", i, bad[i], r);
@@ -153,24 +153,24 @@ static void test_depth_limit(void)
 
 	memset(deep, '[', n);
 	memset(deep + n, ']', n);
-	CHECK(json_parse(deep, 2 * n, &j, &err) == -EINVAL);
+	CHECK(ml_json_parse(deep, 2 * n, &j, &err) == -EINVAL);
 	CHECK(strstr(err.msg, "deep") != NULL);
 	memset(ok, '[', 10);
 	memset(ok + 10, ']', 10);
-	CHECK(json_parse(ok, 20, &j, &err) == 0);
-	json_free(j);
+	CHECK(ml_json_parse(ok, 20, &j, &err) == 0);
+	ml_json_free(j);
 	/* a length shorter than the text: only that prefix is parsed */
-	CHECK(json_parse("[1]xyz", 3, &j, &err) == 0);
-	json_free(j);
+	CHECK(ml_json_parse("[1]xyz", 3, &j, &err) == 0);
+	ml_json_free(j);
 	/* NUL inside a string is kept, and a hex accessor refuses it */
-	CHECK(json_parse("\"0x1\\u0000\"", 11, &j, &err) == 0);
+	CHECK(ml_json_parse("\"0x1\\u0000\"", 11, &j, &err) == 0);
 	if (j) {
 		uint64_t u;
 
 		CHECK_EQ(j->len, 4);
-		CHECK(json_as_hex(j, &u) == -EINVAL);
+		CHECK(ml_json_as_hex(j, &u) == -EINVAL);
 	}
-	json_free(j);
+	ml_json_free(j);
 }
 
 int main(void)

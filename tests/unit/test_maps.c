@@ -34,9 +34,9 @@ static void parse_sample(void)
 {
 	struct ml_err err = { 0 };
 
-	vma_set_init(&S);
-	REQUIRE_MSG(maps_parse(sample, strlen(sample), &S, &err) == 0, "%s", err.msg);
-	maps_classify(&S, "/usr/bin/prog");
+	ml_vma_set_init(&S);
+	REQUIRE_MSG(ml_maps_parse(sample, strlen(sample), &S, &err) == 0, "%s", err.msg);
+	ml_maps_classify(&S, "/usr/bin/prog");
 }
 
 static void test_parse_fields(void)
@@ -52,11 +52,11 @@ static void test_parse_fields(void)
 	CHECK_EQ(S.v[14].dev_major, 8);
 	CHECK_EQ(S.v[0].inode, 1311);
 	CHECK_STR(S.v[1].perms, "r-xp");
-	CHECK_STR(vma_path(&S, &S.v[0]), "/usr/bin/prog");
-	CHECK_STR(vma_path(&S, &S.v[4]), "");
-	CHECK_STR(vma_path(&S, &S.v[14]), "/data/file with spaces.bin");
+	CHECK_STR(ml_vma_path(&S, &S.v[0]), "/usr/bin/prog");
+	CHECK_STR(ml_vma_path(&S, &S.v[4]), "");
+	CHECK_STR(ml_vma_path(&S, &S.v[14]), "/data/file with spaces.bin");
 	CHECK_EQ(vma_pages(&S.v[5]), 0x21);
-	vma_set_free(&S);
+	ml_vma_set_free(&S);
 }
 
 static void test_classify(void)
@@ -69,20 +69,20 @@ static void test_classify(void)
 
 	parse_sample();
 	for (size_t i = 0; i < S.n; i++)
-		CHECK_STR(vma_kind_name(S.v[i].kind), want[i]);
-	vma_set_free(&S);
+		CHECK_STR(ml_vma_kind_name(S.v[i].kind), want[i]);
+	ml_vma_set_free(&S);
 }
 
 static void test_classify_guesses_exe(void)
 {
 	struct ml_err err = { 0 };
 
-	vma_set_init(&S);
-	REQUIRE(maps_parse(sample, strlen(sample), &S, &err) == 0);
-	maps_classify(&S, NULL);
-	CHECK_STR(vma_kind_name(S.v[1].kind), "text");
-	CHECK_STR(vma_kind_name(S.v[4].kind), "bss");
-	vma_set_free(&S);
+	ml_vma_set_init(&S);
+	REQUIRE(ml_maps_parse(sample, strlen(sample), &S, &err) == 0);
+	ml_maps_classify(&S, NULL);
+	CHECK_STR(ml_vma_kind_name(S.v[1].kind), "text");
+	CHECK_STR(ml_vma_kind_name(S.v[4].kind), "bss");
+	ml_vma_set_free(&S);
 }
 
 static void test_writable_private_filter(void)
@@ -91,12 +91,12 @@ static void test_writable_private_filter(void)
 
 	parse_sample();
 	for (size_t i = 0; i < S.n; i++)
-		n += vma_is_writable_private(&S.v[i]);
+		n += ml_vma_is_writable_private(&S.v[i]);
 	/* data, bss, heap, anon, libc data, libc bss, stack */
 	CHECK_EQ(n, 7);
-	CHECK(!vma_is_writable_private(&S.v[13])); /* shared */
-	CHECK(!vma_is_writable_private(&S.v[17])); /* vvar */
-	vma_set_free(&S);
+	CHECK(!ml_vma_is_writable_private(&S.v[13])); /* shared */
+	CHECK(!ml_vma_is_writable_private(&S.v[17])); /* vvar */
+	ml_vma_set_free(&S);
 }
 
 static void test_malformed(void)
@@ -113,9 +113,9 @@ static void test_malformed(void)
 	};
 	struct ml_err err = { 0 };
 
-	vma_set_init(&S);
+	ml_vma_set_init(&S);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int r = maps_parse(bad[i], strlen(bad[i]), &S, &err);
+		int r = ml_maps_parse(bad[i], strlen(bad[i]), &S, &err);
 
 		CHECK_EQ(r, -EINVAL);
 		CHECK(strstr(err.msg, "maps line") != NULL);
@@ -125,14 +125,14 @@ static void test_malformed(void)
 	static const char overlap[] = "1000-3000 rw-p 00000000 00:00 0\n"
 				      "2000-4000 rw-p 00000000 00:00 0\n";
 
-	CHECK_EQ(maps_parse(overlap, strlen(overlap), &S, &err), -EAGAIN);
+	CHECK_EQ(ml_maps_parse(overlap, strlen(overlap), &S, &err), -EAGAIN);
 	CHECK(strstr(err.msg, "maps line 2 overlaps") != NULL);
 	/* empty input is an empty set, a final line without newline is fine */
-	CHECK_EQ(maps_parse("", 0, &S, &err), 0);
+	CHECK_EQ(ml_maps_parse("", 0, &S, &err), 0);
 	CHECK_EQ(S.n, 0);
-	CHECK_EQ(maps_parse("1000-2000 rw-p 00000000 00:00 0", 31, &S, &err), 0);
+	CHECK_EQ(ml_maps_parse("1000-2000 rw-p 00000000 00:00 0", 31, &S, &err), 0);
 	CHECK_EQ(S.n, 1);
-	vma_set_free(&S);
+	ml_vma_set_free(&S);
 }
 
 static void test_diff_and_find(void)
@@ -148,21 +148,21 @@ static void test_diff_and_find(void)
 	struct ml_err err = { 0 };
 	size_t added[8];
 
-	vma_set_init(&a);
-	vma_set_init(&b);
-	REQUIRE(maps_parse(old_txt, strlen(old_txt), &a, &err) == 0);
-	REQUIRE(maps_parse(new_txt, strlen(new_txt), &b, &err) == 0);
-	size_t n = vma_diff(&a, &b, added, 8);
+	ml_vma_set_init(&a);
+	ml_vma_set_init(&b);
+	REQUIRE(ml_maps_parse(old_txt, strlen(old_txt), &a, &err) == 0);
+	REQUIRE(ml_maps_parse(new_txt, strlen(new_txt), &b, &err) == 0);
+	size_t n = ml_vma_diff(&a, &b, added, 8);
 	CHECK_EQ(n, 2);
 	CHECK_EQ(added[0], 1); /* grew: start and end must both match */
 	CHECK_EQ(added[1], 2);
-	CHECK_EQ(vma_find(&b, 0x1000), 0);
-	CHECK_EQ(vma_find(&b, 0x1fff), 0);
-	CHECK_EQ(vma_find(&b, 0x2000), -1);
-	CHECK_EQ(vma_find(&b, 0x6500), 2);
-	CHECK_EQ(vma_find(&b, 0x9000), -1);
-	vma_set_free(&a);
-	vma_set_free(&b);
+	CHECK_EQ(ml_vma_find(&b, 0x1000), 0);
+	CHECK_EQ(ml_vma_find(&b, 0x1fff), 0);
+	CHECK_EQ(ml_vma_find(&b, 0x2000), -1);
+	CHECK_EQ(ml_vma_find(&b, 0x6500), 2);
+	CHECK_EQ(ml_vma_find(&b, 0x9000), -1);
+	ml_vma_set_free(&a);
+	ml_vma_set_free(&b);
 }
 
 static void test_own_maps(void)
@@ -170,9 +170,9 @@ static void test_own_maps(void)
 	struct ml_err err = { 0 };
 	int heap = 0, stack = 0, text = 0;
 
-	vma_set_init(&S);
-	REQUIRE_MSG(maps_read(getpid(), &S, &err) == 0, "%s", err.msg);
-	maps_classify(&S, NULL);
+	ml_vma_set_init(&S);
+	REQUIRE_MSG(ml_maps_read(getpid(), &S, &err) == 0, "%s", err.msg);
+	ml_maps_classify(&S, NULL);
 	for (size_t i = 0; i < S.n; i++) {
 		heap += S.v[i].kind == VMA_HEAP;
 		stack += S.v[i].kind == VMA_STACK;
@@ -181,15 +181,15 @@ static void test_own_maps(void)
 	CHECK_EQ(stack, 1);
 	CHECK_EQ(text, 1);
 	CHECK(heap <= 1);
-	CHECK_EQ(maps_read(999999, &S, &err), -ESRCH);
-	vma_set_free(&S);
+	CHECK_EQ(ml_maps_read(999999, &S, &err), -ESRCH);
+	ml_vma_set_free(&S);
 }
 
 static void test_kind_names_roundtrip(void)
 {
 	for (int k = 0; k < VMA_KIND_COUNT; k++)
-		CHECK_EQ(vma_kind_from_name(vma_kind_name(k)), k);
-	CHECK_EQ(vma_kind_from_name("nope"), -1);
+		CHECK_EQ(ml_vma_kind_from_name(ml_vma_kind_name(k)), k);
+	CHECK_EQ(ml_vma_kind_from_name("nope"), -1);
 }
 
 int main(void)

@@ -16,8 +16,8 @@ static void check_consistent(const struct vma_set *s)
 		REQUIRE(!(s->v[i].start & 0xfff) && !(s->v[i].end & 0xfff));
 		if (i)
 			REQUIRE(s->v[i - 1].end <= s->v[i].start);
-		REQUIRE(vma_path(s, &s->v[i]) != NULL);
-		REQUIRE(vma_find(s, s->v[i].start) == (long)i);
+		REQUIRE(ml_vma_path(s, &s->v[i]) != NULL);
+		REQUIRE(ml_vma_find(s, s->v[i].start) == (long)i);
 	}
 }
 
@@ -40,8 +40,8 @@ static void test_mutated_real_maps(void)
 	}
 	fclose(f);
 	buf = malloc(len + 64);
-	vma_set_init(&s);
-	REQUIRE(maps_parse(seed, len, &s, &err) == 0);
+	ml_vma_set_init(&s);
+	REQUIRE(ml_maps_parse(seed, len, &s, &err) == 0);
 	check_consistent(&s);
 	for (int it = 0; it < 20000; it++) {
 		size_t l = len;
@@ -67,14 +67,14 @@ static void test_mutated_real_maps(void)
 			if (!l)
 				break;
 		}
-		if (maps_parse(buf, l, &s, &err) == 0) {
-			maps_classify(&s, NULL);
+		if (ml_maps_parse(buf, l, &s, &err) == 0) {
+			ml_maps_classify(&s, NULL);
 			check_consistent(&s);
 		} else {
 			REQUIRE(err.code != 0 && err.msg[0]);
 		}
 	}
-	vma_set_free(&s);
+	ml_vma_set_free(&s);
 	free(buf);
 	free(seed);
 }
@@ -86,16 +86,16 @@ static void test_random_bytes(void)
 	struct ml_err err;
 	unsigned int rnd = 7;
 
-	vma_set_init(&s);
+	ml_vma_set_init(&s);
 	for (int it = 0; it < 20000; it++) {
 		size_t l = (size_t)rand_r(&rnd) % sizeof(buf);
 
 		for (size_t i = 0; i < l; i++)
 			buf[i] = (unsigned char)rand_r(&rnd);
-		if (maps_parse((char *)buf, l, &s, &err) == 0)
+		if (ml_maps_parse((char *)buf, l, &s, &err) == 0)
 			check_consistent(&s);
 	}
-	vma_set_free(&s);
+	ml_vma_set_free(&s);
 }
 
 int main(void)

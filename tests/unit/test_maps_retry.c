@@ -76,15 +76,15 @@ static void test_parse_says_again(void)
 	struct ml_err err = { 0 };
 	struct vma_set s;
 
-	vma_set_init(&s);
-	CHECK_EQ(maps_parse(repeated, strlen(repeated), &s, &err), -EAGAIN);
+	ml_vma_set_init(&s);
+	CHECK_EQ(ml_maps_parse(repeated, strlen(repeated), &s, &err), -EAGAIN);
 	CHECK(strstr(err.msg, "maps line 3 overlaps") != NULL);
 	CHECK(strstr(err.msg, "changed while it was read") != NULL);
-	CHECK_EQ(maps_parse(backwards, strlen(backwards), &s, &err), -EAGAIN);
+	CHECK_EQ(ml_maps_parse(backwards, strlen(backwards), &s, &err), -EAGAIN);
 	CHECK(strstr(err.msg, "maps line 3") != NULL);
 	/* a malformed line is not a change: no second chance */
-	CHECK_EQ(maps_parse(malformed, strlen(malformed), &s, &err), -EINVAL);
-	vma_set_free(&s);
+	CHECK_EQ(ml_maps_parse(malformed, strlen(malformed), &s, &err), -EINVAL);
+	ml_vma_set_free(&s);
 }
 
 static void test_read_again_until_settled(void)
@@ -94,9 +94,9 @@ static void test_read_again_until_settled(void)
 	char *buf = NULL;
 	size_t sz = 0;
 
-	vma_set_init(&s);
+	ml_vma_set_init(&s);
 	play(3, repeated, backwards, settled);
-	REQUIRE_MSG(maps_read_fd(FAKE_FD, &buf, &sz, &s, &err) == 0, "%s", err.msg);
+	REQUIRE_MSG(ml_maps_read_fd(FAKE_FD, &buf, &sz, &s, &err) == 0, "%s", err.msg);
 	CHECK_EQ(served, 3);
 	CHECK_EQ(s.n, 3);
 	CHECK_EQ(s.v[1].start, 0x3000);
@@ -105,11 +105,11 @@ static void test_read_again_until_settled(void)
 
 	/* a consistent first read is parsed once: no second read */
 	play(2, settled, repeated);
-	REQUIRE_MSG(maps_read_fd(FAKE_FD, &buf, &sz, &s, &err) == 0, "%s", err.msg);
+	REQUIRE_MSG(ml_maps_read_fd(FAKE_FD, &buf, &sz, &s, &err) == 0, "%s", err.msg);
 	CHECK_EQ(served, 1);
 	CHECK_EQ(s.n, 3);
 	free(buf);
-	vma_set_free(&s);
+	ml_vma_set_free(&s);
 }
 
 static void test_parse_fd_returns_the_new_text(void)
@@ -121,18 +121,18 @@ static void test_parse_fd_returns_the_new_text(void)
 	ssize_t n;
 
 	REQUIRE(buf);
-	vma_set_init(&s);
+	ml_vma_set_init(&s);
 	/* the caller read the first text itself (the profiler compares it
 	 * with the last one first) */
 	memcpy(buf, repeated, strlen(repeated));
 	play(1, settled);
-	n = maps_parse_fd(FAKE_FD, &buf, &sz, strlen(repeated), &s, &err);
+	n = ml_maps_parse_fd(FAKE_FD, &buf, &sz, strlen(repeated), &s, &err);
 	CHECK_EQ(n, (ssize_t)strlen(settled));
 	CHECK_EQ(served, 1);
 	CHECK(n > 0 && !memcmp(buf, settled, (size_t)n));
 	CHECK_EQ(s.n, 3);
 	free(buf);
-	vma_set_free(&s);
+	ml_vma_set_free(&s);
 }
 
 static void test_bounded(void)
@@ -142,25 +142,25 @@ static void test_bounded(void)
 	char *buf = NULL;
 	size_t sz = 0;
 
-	vma_set_init(&s);
+	ml_vma_set_init(&s);
 	play(16, repeated, backwards, repeated, backwards, repeated, backwards, repeated, backwards,
 	     repeated, backwards, repeated, backwards, repeated, backwards, repeated, settled);
-	CHECK_EQ(maps_read_fd(FAKE_FD, &buf, &sz, &s, &err), -EAGAIN);
+	CHECK_EQ(ml_maps_read_fd(FAKE_FD, &buf, &sz, &s, &err), -EAGAIN);
 	CHECK_EQ(served, MAPS_READ_TRIES);
 	CHECK(strstr(err.msg, "kept changing") != NULL);
 	CHECK(strstr(err.msg, "8 reads in a row") != NULL);
 
 	/* a malformed text is an error at once */
 	play(2, malformed, settled);
-	CHECK_EQ(maps_read_fd(FAKE_FD, &buf, &sz, &s, &err), -EINVAL);
+	CHECK_EQ(ml_maps_read_fd(FAKE_FD, &buf, &sz, &s, &err), -EINVAL);
 	CHECK_EQ(served, 1);
 
 	/* the process exits between two reads: that error, not a retry count */
 	play(2, repeated, "");
-	CHECK_EQ(maps_read_fd(FAKE_FD, &buf, &sz, &s, &err), -ESRCH);
+	CHECK_EQ(ml_maps_read_fd(FAKE_FD, &buf, &sz, &s, &err), -ESRCH);
 	CHECK_EQ(served, 2);
 	free(buf);
-	vma_set_free(&s);
+	ml_vma_set_free(&s);
 }
 
 int main(void)

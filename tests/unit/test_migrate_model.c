@@ -38,13 +38,13 @@ static void add_line(struct mm_trace *t, const struct ivspec *s)
 			 : "",
 		s->write_b ? ",[\"0x40000\",\"0x41000\"]" : "");
 	REQUIRE(n > 0 && n < (int)sizeof(line));
-	REQUIRE_MSG(!mm_trace_add_line(t, line, (size_t)n, &err), "%s", err.msg);
+	REQUIRE_MSG(!ml_mm_trace_add_line(t, line, (size_t)n, &err), "%s", err.msg);
 }
 
 /* Six intervals; A hot from interval @hot_from (1-based; 0: never); B written at t=4 s. */
 static void trace_ab(struct mm_trace *t, int hot_from)
 {
-	mm_trace_init(t);
+	ml_mm_trace_init(t);
 	for (int i = 1; i <= 6; i++) {
 		struct ivspec s = { .t_ms = i * 1000,
 				    .a_hot = hot_from && i >= hot_from,
@@ -61,8 +61,9 @@ static void check_rounds(const struct mm_result *r, const uint64_t *want, size_t
 	for (size_t i = 0; i < n && i < r->nrounds; i++) {
 		CHECK_EQ(r->rounds[i].round, (long long)i + 1);
 		if (r->rounds[i].bytes != want[i])
-			T_FAILMSG("%s round %zu: %llu bytes, want %llu", mm_policy_name(r->policy),
-				  i + 1, (unsigned long long)r->rounds[i].bytes,
+			T_FAILMSG("%s round %zu: %llu bytes, want %llu",
+				  ml_mm_policy_name(r->policy), i + 1,
+				  (unsigned long long)r->rounds[i].bytes,
 				  (unsigned long long)want[i]);
 	}
 }
@@ -71,7 +72,7 @@ static void run(const struct mm_trace *t, struct mm_params *p, struct mm_result 
 {
 	struct ml_err err = { 0 };
 
-	REQUIRE_MSG(!mm_run(t, p, res, &err), "%s", err.msg);
+	REQUIRE_MSG(!ml_mm_run(t, p, res, &err), "%s", err.msg);
 }
 
 /* A turns hot at interval 3. Rounds at 2, 4 (pre-dumps) and 6 s (final). */
@@ -87,7 +88,7 @@ static void test_hot_late(void)
 
 	trace_ab(&t, 3);
 	run(&t, &p, r);
-	CHECK_STR(mm_policy_name(r[0].policy), "none");
+	CHECK_STR(ml_mm_policy_name(r[0].policy), "none");
 	check_rounds(&r[MM_NONE], none, 3);
 	CHECK_EQ(r[MM_NONE].total_bytes, 33 * PG);
 	CHECK_EQ(r[MM_NONE].final_round_bytes, 4 * PG);
@@ -96,8 +97,8 @@ static void test_hot_late(void)
 	CHECK_EQ(r[MM_HOT_VMA].total_bytes, 29 * PG);
 	/* hot-range: A0-3 written at 2, 3 and 4 s: the same as hot-vma here */
 	check_rounds(&r[MM_HOT_RANGE], vma, 3);
-	mm_results_free(r);
-	mm_trace_free(&t);
+	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
 }
 
 /* A hot from the start: hot-vma leaves all of A (16 pages) for the downtime. */
@@ -117,8 +118,8 @@ static void test_hot_vma_granularity(void)
 	/* hot-range: not enough history at 2 s; A0-3 only at 4 s; final A0-3 */
 	check_rounds(&r[MM_HOT_RANGE], range, 3);
 	CHECK(r[MM_HOT_RANGE].downtime_ms == 15.625);
-	mm_results_free(r);
-	mm_trace_free(&t);
+	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
 }
 
 static void test_stop_threshold_and_max_rounds(void)
@@ -137,15 +138,15 @@ static void test_stop_threshold_and_max_rounds(void)
 	run(&t, &p, r);
 	check_rounds(&r[MM_NONE], thr, 3);
 	CHECK(r[MM_NONE].downtime_ms == 7.8125); /* 16 KiB at 2 MiB/s */
-	mm_results_free(r);
+	ml_mm_results_free(r);
 	p.stop_threshold_mb = 0;
 	p.round_interval_s = 2;
 	p.max_rounds = 1;
 	run(&t, &p, r);
 	check_rounds(&r[MM_NONE], one, 2);
 	CHECK_EQ(r[MM_NONE].final_round_bytes, 5 * PG);
-	mm_results_free(r);
-	mm_trace_free(&t);
+	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
 }
 
 /* B is unmapped and C mapped at 3 s: C is sent whole, B forgotten. */
@@ -156,7 +157,7 @@ static void test_vmas_come_and_go(void)
 	struct mm_trace t;
 	static const uint64_t none[] = { 24 * PG, 8 * PG, 4 * PG };
 
-	mm_trace_init(&t);
+	ml_mm_trace_init(&t);
 	for (int i = 1; i <= 6; i++) {
 		struct ivspec s = { .t_ms = i * 1000, .has_b = i < 3, .has_c = i >= 3 };
 
@@ -164,8 +165,8 @@ static void test_vmas_come_and_go(void)
 	}
 	run(&t, &p, r);
 	check_rounds(&r[MM_NONE], none, 3);
-	mm_results_free(r);
-	mm_trace_free(&t);
+	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
 }
 
 static void test_bad_traces(void)
@@ -185,44 +186,44 @@ static void test_bad_traces(void)
 		"[1,2",
 	};
 
-	mm_trace_init(&t);
+	ml_mm_trace_init(&t);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		if (mm_trace_add_line(&t, bad[i], strlen(bad[i]), &err) != -EINVAL)
+		if (ml_mm_trace_add_line(&t, bad[i], strlen(bad[i]), &err) != -EINVAL)
 			T_FAILMSG("accepted bad trace line #%zu: %s", i, bad[i]);
 	CHECK_EQ(t.n, 0);
 	/* other record types and blank lines are skipped */
-	CHECK_EQ(mm_trace_add_line(&t, "{\"type\":\"summary\"}", 18, &err), 0);
-	CHECK_EQ(mm_trace_add_line(&t, " \n", 2, &err), 0);
+	CHECK_EQ(ml_mm_trace_add_line(&t, "{\"type\":\"summary\"}", 18, &err), 0);
+	CHECK_EQ(ml_mm_trace_add_line(&t, " \n", 2, &err), 0);
 	CHECK_EQ(t.skipped_lines, 1);
 	/* an empty trace, then one too short for two rounds */
-	CHECK_EQ(mm_run(&t, &p, r, &err), -EINVAL);
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
 	CHECK(strstr(err.msg, "no \"interval\" lines") != NULL);
 	struct ivspec s = { .t_ms = 3000, .has_b = true };
 
 	add_line(&t, &s);
-	CHECK_EQ(mm_run(&t, &p, r, &err), -EINVAL);
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
 	CHECK(strstr(err.msg, "too short") != NULL);
 	/* `writes --json` output: intervals without "written" */
 	struct mm_trace nw;
 	const char *l1 = "{\"type\":\"interval\",\"t_ms\":1000,\"regions\":[]}";
 	const char *l2 = "{\"type\":\"interval\",\"t_ms\":5000,\"regions\":[]}";
 
-	mm_trace_init(&nw);
-	CHECK_EQ(mm_trace_add_line(&nw, l1, strlen(l1), &err), 0);
-	CHECK_EQ(mm_trace_add_line(&nw, l2, strlen(l2), &err), 0);
-	CHECK_EQ(mm_run(&nw, &p, r, &err), -EINVAL);
+	ml_mm_trace_init(&nw);
+	CHECK_EQ(ml_mm_trace_add_line(&nw, l1, strlen(l1), &err), 0);
+	CHECK_EQ(ml_mm_trace_add_line(&nw, l2, strlen(l2), &err), 0);
+	CHECK_EQ(ml_mm_run(&nw, &p, r, &err), -EINVAL);
 	CHECK(strstr(err.msg, "--record") != NULL);
-	mm_trace_free(&nw);
+	ml_mm_trace_free(&nw);
 	/* time going backwards */
 	const char *back = "{\"type\":\"interval\",\"t_ms\":100,\"regions\":[]}";
 
-	CHECK_EQ(mm_trace_add_line(&t, back, strlen(back), &err), -EINVAL);
+	CHECK_EQ(ml_mm_trace_add_line(&t, back, strlen(back), &err), -EINVAL);
 	p.bandwidth_mbps = 0;
 	s.t_ms = 9000;
 	add_line(&t, &s);
-	CHECK_EQ(mm_run(&t, &p, r, &err), -EINVAL);
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
 	CHECK(strstr(err.msg, "bandwidth") != NULL);
-	mm_trace_free(&t);
+	ml_mm_trace_free(&t);
 }
 
 int main(void)

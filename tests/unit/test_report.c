@@ -44,8 +44,8 @@ static size_t cells_filled(const char *html, const char *end, const char *fill)
 
 static int load(struct report *r, const char *file, struct ml_err *err)
 {
-	report_init(r);
-	return report_load_file(r, file, err);
+	ml_report_init(r);
+	return ml_report_load_file(r, file, err);
 }
 
 static int render(const struct report *r, const struct report_opts *o, struct rbuf *b)
@@ -54,7 +54,7 @@ static int render(const struct report *r, const struct report_opts *o, struct rb
 	int ret;
 
 	memset(b, 0, sizeof(*b));
-	ret = report_render(r, o, b, &err);
+	ret = ml_report_render(r, o, b, &err);
 	if (ret)
 		printf("# render: %s\n", err.msg);
 	return ret;
@@ -81,7 +81,7 @@ static int add_interval(struct report *r, long seq, int nvma, const double *rati
 			i ? "," : "", 0x10000000 + i * 0x100000, 0x10100000 + i * 0x100000,
 			(int)(ratio[i] * 256), ratio[i], hot && hot[i] ? "true" : "false");
 	n += snprintf(line + n, sizeof(line) - n, "]}");
-	ret = report_load_line(r, "gen", seq, line, (size_t)n, &err);
+	ret = ml_report_load_line(r, "gen", seq, line, (size_t)n, &err);
 	if (ret)
 		printf("# load: %s\n", err.msg);
 	return ret;
@@ -90,59 +90,59 @@ static int add_interval(struct report *r, long seq, int nvma, const double *rati
 static void test_nice_ticks(void)
 {
 	double t[12];
-	int n = nice_ticks(0, 10, 6, t);
+	int n = ml_nice_ticks(0, 10, 6, t);
 
 	CHECK_EQ(n, 6);
 	CHECK(t[0] == 0 && t[1] == 2 && t[5] == 10);
-	n = nice_ticks(0, 0.2, 9, t);
+	n = ml_nice_ticks(0, 0.2, 9, t);
 	CHECK_EQ(n, 5);
 	CHECK(fabs(t[3] - 0.15) < 1e-15 && fabs(t[4] - 0.2) < 1e-15);
-	n = nice_ticks(-3, 17, 6, t);
+	n = ml_nice_ticks(-3, 17, 6, t);
 	CHECK_EQ(n, 4);
 	CHECK(t[0] == 0 && t[3] == 15);
-	CHECK_EQ(nice_ticks(5, 5, 6, t), 1);
+	CHECK_EQ(ml_nice_ticks(5, 5, 6, t), 1);
 	CHECK(t[0] == 5);
-	CHECK(nice_ceil(7) == 10 && nice_ceil(0.3) == 0.5 && nice_ceil(0) == 1);
-	CHECK(nice_ceil(120) == 200 && nice_ceil(250) == 250 && nice_ceil(NAN) == 1);
+	CHECK(ml_nice_ceil(7) == 10 && ml_nice_ceil(0.3) == 0.5 && ml_nice_ceil(0) == 1);
+	CHECK(ml_nice_ceil(120) == 200 && ml_nice_ceil(250) == 250 && ml_nice_ceil(NAN) == 1);
 }
 
 static void test_fmt_si(void)
 {
 	char b[32];
 
-	CHECK_STR(fmt_si(0, b, sizeof(b)), "0");
-	CHECK_STR(fmt_si(1500, b, sizeof(b)), "1500");
-	CHECK_STR(fmt_si(12000, b, sizeof(b)), "12k");
-	CHECK_STR(fmt_si(2500000, b, sizeof(b)), "2.5M");
-	CHECK_STR(fmt_si(0.25, b, sizeof(b)), "0.25");
-	CHECK_STR(fmt_si(-3, b, sizeof(b)), "-3");
+	CHECK_STR(ml_fmt_si(0, b, sizeof(b)), "0");
+	CHECK_STR(ml_fmt_si(1500, b, sizeof(b)), "1500");
+	CHECK_STR(ml_fmt_si(12000, b, sizeof(b)), "12k");
+	CHECK_STR(ml_fmt_si(2500000, b, sizeof(b)), "2.5M");
+	CHECK_STR(ml_fmt_si(0.25, b, sizeof(b)), "0.25");
+	CHECK_STR(ml_fmt_si(-3, b, sizeof(b)), "-3");
 }
 
 static void test_html_escape(void)
 {
 	struct rbuf b = { 0 };
 
-	rb_html(&b, "<a href='x'>&\"\x01");
+	ml_rb_html(&b, "<a href='x'>&\"\x01");
 	REQUIRE(b.p);
 	CHECK_STR(b.p, "&lt;a href=&#39;x&#39;&gt;&amp;&quot;?");
-	rb_printf(&b, "|%d|%s", 42, "z");
+	ml_rb_printf(&b, "|%d|%s", 42, "z");
 	CHECK(strstr(b.p, "?|42|z") != NULL);
 	CHECK_EQ(b.len, strlen(b.p));
-	rb_free(&b);
+	ml_rb_free(&b);
 	CHECK(b.p == NULL && b.len == 0);
 }
 
 static void test_kind_colours_stable(void)
 {
-	CHECK_EQ(report_kind("heap"), VMA_HEAP);
-	CHECK_EQ(report_kind("lib-data"), VMA_LIB_DATA);
-	CHECK_EQ(report_kind("no-such-kind"), REPORT_KIND_OTHER);
-	CHECK_EQ(report_kind(NULL), REPORT_KIND_OTHER);
-	CHECK_STR(report_kind_label(REPORT_KIND_OTHER), "other");
-	CHECK_STR(report_kind_colour(VMA_HEAP), "#59a14f");
+	CHECK_EQ(ml_report_kind("heap"), VMA_HEAP);
+	CHECK_EQ(ml_report_kind("lib-data"), VMA_LIB_DATA);
+	CHECK_EQ(ml_report_kind("no-such-kind"), REPORT_KIND_OTHER);
+	CHECK_EQ(ml_report_kind(NULL), REPORT_KIND_OTHER);
+	CHECK_STR(ml_report_kind_label(REPORT_KIND_OTHER), "other");
+	CHECK_STR(ml_report_kind_colour(VMA_HEAP), "#59a14f");
 	for (int i = 0; i < REPORT_KINDS; i++)
 		for (int j = i + 1; j < REPORT_KINDS; j++)
-			CHECK(strcmp(report_kind_colour(i), report_kind_colour(j)));
+			CHECK(strcmp(ml_report_kind_colour(i), ml_report_kind_colour(j)));
 }
 
 static void test_load_writes_one(void)
@@ -163,7 +163,7 @@ static void test_load_writes_one(void)
 	CHECK(r.w[0].have_summary);
 	CHECK_STR(r.w[0].stopped_because, "the duration elapsed");
 	CHECK_EQ(r.lines, 2);
-	report_free(&r);
+	ml_report_free(&r);
 }
 
 /* writes --json and --record of one run, in either order: one run, with ranges */
@@ -180,14 +180,14 @@ static void test_json_and_record_merge(void)
 	struct rbuf b;
 
 	for (int order = 0; order < 2; order++) {
-		report_init(&r);
+		ml_report_init(&r);
 		if (order)
-			REQUIRE(!report_load_line(&r, "rec.jsonl", 1, rec, strlen(rec), &err));
-		REQUIRE_MSG(!report_load_file(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
+			REQUIRE(!ml_report_load_line(&r, "rec.jsonl", 1, rec, strlen(rec), &err));
+		REQUIRE_MSG(!ml_report_load_file(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
 		if (!order)
-			REQUIRE(!report_load_line(&r, "rec.jsonl", 1, rec, strlen(rec), &err));
+			REQUIRE(!ml_report_load_line(&r, "rec.jsonl", 1, rec, strlen(rec), &err));
 		/* the same file again changes nothing */
-		REQUIRE_MSG(!report_load_file(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
+		REQUIRE_MSG(!ml_report_load_file(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
 		REQUIRE(r.nw == 1);
 		CHECK_EQ(r.w[0].niv, 1);
 		CHECK_EQ(r.w[0].nrange, 1);
@@ -196,8 +196,8 @@ static void test_json_and_record_merge(void)
 		REQUIRE(!render(&r, NULL, &b));
 		CHECK_EQ(count(b.p, "class=\"ranges\""), 1);
 		CHECK(strstr(b.p, "writes-one.jsonl and ") || strstr(b.p, "rec.jsonl and "));
-		rb_free(&b);
-		report_free(&r);
+		ml_rb_free(&b);
+		ml_report_free(&r);
 	}
 }
 
@@ -216,7 +216,7 @@ static void test_load_snapshot(void)
 	CHECK(r.s[0].last[VMA_HEAP].size == 33);
 	CHECK(r.s[0].have_written && !r.s[0].have_dirty);
 	CHECK(r.s[0].cycle_us_max == 900);
-	report_free(&r);
+	ml_report_free(&r);
 }
 
 /* writes and snapshot both end with "summary": each must land in its own place */
@@ -229,13 +229,13 @@ static void test_summary_kinds(void)
 	struct ml_err err = { 0 };
 	struct report r;
 
-	report_init(&r);
-	CHECK_EQ(report_load_line(&r, "x", 1, snap, strlen(snap), &err), 0);
-	CHECK_EQ(report_load_line(&r, "x", 2, wr, strlen(wr), &err), 0);
+	ml_report_init(&r);
+	CHECK_EQ(ml_report_load_line(&r, "x", 1, snap, strlen(snap), &err), 0);
+	CHECK_EQ(ml_report_load_line(&r, "x", 2, wr, strlen(wr), &err), 0);
 	REQUIRE(r.ns == 1 && r.nw == 1);
 	CHECK_STR(r.s[0].stopped_because, "the count was reached");
 	CHECK_STR(r.w[0].stopped_because, "interrupted");
-	report_free(&r);
+	ml_report_free(&r);
 }
 
 static void test_load_faults_migrate(void)
@@ -244,7 +244,7 @@ static void test_load_faults_migrate(void)
 	struct report r;
 
 	REQUIRE_MSG(!load(&r, FIX "faults.jsonl", &err), "%s", err.msg);
-	REQUIRE_MSG(!report_load_file(&r, FIX "migrate.jsonl", &err), "%s", err.msg);
+	REQUIRE_MSG(!ml_report_load_file(&r, FIX "migrate.jsonl", &err), "%s", err.msg);
 	REQUIRE(r.nf == 1 && r.nm == 1);
 	CHECK_EQ(r.f[0].nrows, 3);
 	CHECK_STR(r.f[0].rows[1].comm, "cc1 <x&y>");
@@ -258,7 +258,7 @@ static void test_load_faults_migrate(void)
 	CHECK(r.m[0].pol[2].downtime_ms == 262.1);
 	CHECK(r.m[0].bandwidth_mbps == 128);
 	CHECK_EQ(r.nsrcs, 2);
-	report_free(&r);
+	ml_report_free(&r);
 }
 
 /* as `memlens faults --json` writes it system-wide in tracepoint mode */
@@ -272,8 +272,8 @@ static void test_faults_nulls(void)
 	struct report r;
 	struct rbuf b;
 
-	report_init(&r);
-	REQUIRE_MSG(!report_load_line(&r, "f", 1, line, strlen(line), &err), "%s", err.msg);
+	ml_report_init(&r);
+	REQUIRE_MSG(!ml_report_load_line(&r, "f", 1, line, strlen(line), &err), "%s", err.msg);
 	REQUIRE(r.nf == 1 && r.f[0].nrows == 1);
 	CHECK_EQ(r.f[0].rows[0].pid, -1);
 	CHECK(isnan(r.f[0].rows[0].retried));
@@ -283,8 +283,8 @@ static void test_faults_nulls(void)
 	CHECK(strstr(b.p, "<td>cc1</td><td>-</td><td>34452</td><td>0</td><td>-</td>") != NULL);
 	CHECK(strstr(b.p, "no faults of this kind were seen") != NULL);
 	CHECK(strstr(b.p, "tracepoint mode") != NULL);
-	rb_free(&b);
-	report_free(&r);
+	ml_rb_free(&b);
+	ml_report_free(&r);
 }
 
 static void expect_error(const char *file, int code, const char *where, const char *what)
@@ -296,7 +296,7 @@ static void expect_error(const char *file, int code, const char *where, const ch
 	CHECK_EQ(ret, -code);
 	if (!strstr(err.msg, where) || !strstr(err.msg, what))
 		T_FAILMSG("message \"%s\" lacks \"%s\" or \"%s\"", err.msg, where, what);
-	report_free(&r);
+	ml_report_free(&r);
 }
 
 static void test_bad_files(void)
@@ -313,11 +313,11 @@ static void expect_line_error(const char *line, const char *what)
 	struct ml_err err = { 0 };
 	struct report r;
 
-	report_init(&r);
-	CHECK_EQ(report_load_line(&r, "in.jsonl", 7, line, strlen(line), &err), -EINVAL);
+	ml_report_init(&r);
+	CHECK_EQ(ml_report_load_line(&r, "in.jsonl", 7, line, strlen(line), &err), -EINVAL);
 	if (!strstr(err.msg, "in.jsonl:7:") || !strstr(err.msg, what))
 		T_FAILMSG("message \"%s\" lacks \"in.jsonl:7:\" or \"%s\"", err.msg, what);
-	report_free(&r);
+	ml_report_free(&r);
 }
 
 static void test_bad_lines(void)
@@ -347,19 +347,19 @@ static void test_skip_unknown(void)
 	struct report r;
 	struct rbuf b = { 0 };
 
-	report_init(&r);
+	ml_report_init(&r);
 	r.skip_unknown = true;
-	REQUIRE_MSG(!report_load_file(&r, FIX "bad-unknown-type.jsonl", &err), "%s", err.msg);
+	REQUIRE_MSG(!ml_report_load_file(&r, FIX "bad-unknown-type.jsonl", &err), "%s", err.msg);
 	CHECK_EQ(r.lines, 1);
 	CHECK_EQ(r.skipped, 1);
-	CHECK_EQ(report_load_line(&r, "x", 1, other, strlen(other), &err), 0);
+	CHECK_EQ(ml_report_load_line(&r, "x", 1, other, strlen(other), &err), 0);
 	CHECK_EQ(r.skipped, 2);
 	/* still strict about what is not JSON or has no type */
-	CHECK_EQ(report_load_line(&r, "x", 2, "{\"a\":1}", 7, &err), -EINVAL);
+	CHECK_EQ(ml_report_load_line(&r, "x", 2, "{\"a\":1}", 7, &err), -EINVAL);
 	REQUIRE(!render(&r, NULL, &b));
 	CHECK(strstr(b.p, "2 lines of other types skipped") != NULL);
-	rb_free(&b);
-	report_free(&r);
+	ml_rb_free(&b);
+	ml_report_free(&r);
 }
 
 static void test_render_all_fixtures(void)
@@ -370,10 +370,10 @@ static void test_render_all_fixtures(void)
 	struct rbuf b;
 	char path[128];
 
-	report_init(&r);
+	ml_report_init(&r);
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(path, sizeof(path), FIX "%s.jsonl", files[i]);
-		REQUIRE_MSG(!report_load_file(&r, path, &err), "%s", err.msg);
+		REQUIRE_MSG(!ml_report_load_file(&r, path, &err), "%s", err.msg);
 	}
 	REQUIRE(!render(&r, &(struct report_opts){ .title = "t <1>" }, &b));
 	CHECK(!strncmp(b.p, "<!DOCTYPE html>", 15));
@@ -393,8 +393,8 @@ static void test_render_all_fixtures(void)
 	/* self-contained: nothing to run, nothing to fetch */
 	CHECK(!strstr(b.p, "<script") && !strstr(b.p, "src=") && !strstr(b.p, "href") &&
 	      !strstr(b.p, "url(") && !strstr(b.p, "https:"));
-	rb_free(&b);
-	report_free(&r);
+	ml_rb_free(&b);
+	ml_report_free(&r);
 }
 
 /* one interval: one cell per VMA, one point on the rate line */
@@ -410,8 +410,8 @@ static void test_render_one_interval(void)
 	CHECK_EQ(count(b.p, "class=\"hot\""), 0);
 	CHECK_EQ(count(b.p, "class=\"pt\""), 1);
 	CHECK(strstr(b.p, "fill=\"#fd8d3c\"") != NULL); /* 0.5 -> 6th step */
-	rb_free(&b);
-	report_free(&r);
+	ml_rb_free(&b);
+	ml_report_free(&r);
 }
 
 /* a VMA hot in intervals 5..9 of 20: one merged mark five columns wide */
@@ -422,7 +422,7 @@ static void test_hot_marks(void)
 	const char *p;
 	double x, w;
 
-	report_init(&r);
+	ml_report_init(&r);
 	for (long i = 0; i < 20; i++) {
 		double ratio[2] = { i >= 5 && i < 10 ? 0.9 : 0.0, 0.0 };
 		bool hot[2] = { i >= 5 && i < 10, false };
@@ -436,8 +436,8 @@ static void test_hot_marks(void)
 	CHECK(fabs(w - 5 * (RP_WIDTH - 280 - 20) / 20.0) < 0.02);
 	/* row 0: not written, written, not written: three runs; row 1: one */
 	CHECK_EQ(count(b.p, "class=\"cell\""), 4);
-	rb_free(&b);
-	report_free(&r);
+	ml_rb_free(&b);
+	ml_report_free(&r);
 }
 
 /* columns average the intervals they cover: 0 and 1 -> 0.5 */
@@ -446,32 +446,32 @@ static void test_downsample_mean(void)
 	struct report r;
 	struct rbuf b;
 
-	report_init(&r);
+	ml_report_init(&r);
 	REQUIRE(!add_interval(&r, 1, 1, (double[]){ 0.0 }, NULL));
 	REQUIRE(!add_interval(&r, 2, 1, (double[]){ 1.0 }, NULL));
 	REQUIRE(!render(&r, &(struct report_opts){ .max_cols = 1 }, &b));
 	CHECK_EQ(count(b.p, "class=\"cell\""), 1);
 	CHECK(strstr(b.p, "fill=\"#fd8d3c\"") != NULL);
-	rb_free(&b);
+	ml_rb_free(&b);
 	REQUIRE(!render(&r, &(struct report_opts){ .max_cols = 2 }, &b));
 	CHECK_EQ(count(b.p, "class=\"cell\""), 2);
 	CHECK(strstr(b.p, "fill=\"#4a0016\"") != NULL); /* 1.0: the darkest */
-	rb_free(&b);
-	report_free(&r);
+	ml_rb_free(&b);
+	ml_report_free(&r);
 }
 
 static void test_heat_level(void)
 {
-	CHECK_EQ(heat_level(0), 0);
-	CHECK_EQ(heat_level(-1), 0);
-	CHECK_EQ(heat_level(NAN), 0);
-	CHECK_EQ(heat_level(0.05), 1);
-	CHECK_EQ(heat_level(0.1), 2);
-	CHECK_EQ(heat_level(0.5), 6);
-	CHECK_EQ(heat_level(0.99), HEAT_LEVELS);
-	CHECK_EQ(heat_level(1), HEAT_LEVELS);
-	CHECK_STR(heat_level_colour(0), HEAT_ZERO);
-	CHECK_STR(heat_level_colour(HEAT_LEVELS), "#4a0016");
+	CHECK_EQ(ml_heat_level(0), 0);
+	CHECK_EQ(ml_heat_level(-1), 0);
+	CHECK_EQ(ml_heat_level(NAN), 0);
+	CHECK_EQ(ml_heat_level(0.05), 1);
+	CHECK_EQ(ml_heat_level(0.1), 2);
+	CHECK_EQ(ml_heat_level(0.5), 6);
+	CHECK_EQ(ml_heat_level(0.99), HEAT_LEVELS);
+	CHECK_EQ(ml_heat_level(1), HEAT_LEVELS);
+	CHECK_STR(ml_heat_level_colour(0), HEAT_ZERO);
+	CHECK_STR(ml_heat_level_colour(HEAT_LEVELS), "#4a0016");
 }
 
 /*
@@ -497,10 +497,11 @@ static void test_page_ranges(void)
 	struct rbuf b;
 	const char *ranges, *end;
 
-	report_init(&r);
+	ml_report_init(&r);
 	for (int i = 0; i < 2; i++)
-		REQUIRE_MSG(!report_load_line(&r, "rec", i + 1, lines[i], strlen(lines[i]), &err),
-			    "%s", err.msg);
+		REQUIRE_MSG(
+			!ml_report_load_line(&r, "rec", i + 1, lines[i], strlen(lines[i]), &err),
+			"%s", err.msg);
 	REQUIRE(r.nw == 1 && r.w[0].have_ranges);
 	CHECK_EQ(r.w[0].nrange, 3);
 	CHECK_EQ(r.w[0].range[2].iv, 1);
@@ -514,10 +515,10 @@ static void test_page_ranges(void)
 	CHECK_EQ(cells_filled(ranges, end, "#4a0016"), 1);
 	CHECK_EQ(cells_filled(ranges, end, "#fc4e2a"), 1);
 	CHECK_EQ(cells_filled(ranges, end, HEAT_ZERO), 16);
-	rb_free(&b);
-	CHECK_EQ(report_load_line(&r, "rec", 3, bad, strlen(bad), &err), -EINVAL);
+	ml_rb_free(&b);
+	CHECK_EQ(ml_report_load_line(&r, "rec", 3, bad, strlen(bad), &err), -EINVAL);
 	CHECK(strstr(err.msg, "rec:3:") && strstr(err.msg, "\"written\""));
-	report_free(&r);
+	ml_report_free(&r);
 }
 
 /* 10 000 intervals x 12 VMAs: bounded drawing, small page, top VMAs only */
@@ -529,7 +530,7 @@ static void test_render_large(void)
 	const char *line;
 	size_t pts = 0;
 
-	report_init(&r);
+	ml_report_init(&r);
 	for (long i = 1; i <= 10000; i++) {
 		for (int v = 0; v < 12; v++)
 			ratio[v] = v < 3 ? ((i * (v + 1)) % 97) / 96.0 : 0;
@@ -545,8 +546,8 @@ static void test_render_large(void)
 	for (const char *p = line; *p && *p != '/'; p++)
 		pts += *p == ',';
 	CHECK_EQ(pts, 360);
-	rb_free(&b);
-	report_free(&r);
+	ml_rb_free(&b);
+	ml_report_free(&r);
 }
 
 static void test_render_nothing(void)
@@ -555,11 +556,11 @@ static void test_render_nothing(void)
 	struct report r;
 	struct rbuf b = { 0 };
 
-	report_init(&r);
-	CHECK_EQ(report_render(&r, NULL, &b, &err), -EINVAL);
+	ml_report_init(&r);
+	CHECK_EQ(ml_report_render(&r, NULL, &b, &err), -EINVAL);
 	CHECK(strstr(err.msg, "nothing to draw") != NULL);
-	rb_free(&b);
-	report_free(&r);
+	ml_rb_free(&b);
+	ml_report_free(&r);
 }
 
 /* bounded random input: mangled lines fail cleanly, never crash (ASan build) */
@@ -582,7 +583,7 @@ static void test_random_lines(void)
 	unsigned int seed = 12345;
 	int ok = 0, bad = 0;
 
-	report_init(&r);
+	ml_report_init(&r);
 	for (int i = 0; i < 20000; i++) {
 		const char *s = seeds[i % 4];
 		size_t n = strlen(s);
@@ -594,7 +595,7 @@ static void test_random_lines(void)
 			line[rand_r(&seed) % n] = (char)(rand_r(&seed) % 256);
 		if (rand_r(&seed) % 4 == 0)
 			n = (size_t)rand_r(&seed) % n;
-		ret = report_load_line(&r, "fuzz", i + 1, line, n, &err);
+		ret = ml_report_load_line(&r, "fuzz", i + 1, line, n, &err);
 		if (ret) {
 			bad++;
 			CHECK(ret == -EINVAL && strstr(err.msg, "fuzz:") == err.msg);
@@ -607,9 +608,9 @@ static void test_random_lines(void)
 		struct rbuf b;
 
 		CHECK(!render(&r, NULL, &b));
-		rb_free(&b);
+		ml_rb_free(&b);
 	}
-	report_free(&r);
+	ml_report_free(&r);
 }
 
 int main(void)

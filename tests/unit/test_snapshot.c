@@ -17,7 +17,7 @@ static struct snapshotter *open_self(bool pages)
 	struct snapshot_opts o = { .pages = pages };
 	struct snapshotter *sn = NULL;
 	struct ml_err err = { 0 };
-	int r = snapshot_open(&sn, getpid(), &o, &err);
+	int r = ml_snapshot_open(&sn, getpid(), &o, &err);
 
 	if (r == -ENOTSUP)
 		SKIP("%.200s", err.msg);
@@ -42,9 +42,9 @@ static void test_own_mapping_counts(void)
 	for (int k = 40; k < 45; k++)
 		sink = p[k * PG]; /* 5 zero-page reads */
 	(void)sink;
-	snapshot_init(&s);
-	REQUIRE_MSG(snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
-	i = vma_find(&s.vmas, (uintptr_t)p);
+	ml_snapshot_init(&s);
+	REQUIRE_MSG(ml_snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
+	i = ml_vma_find(&s.vmas, (uintptr_t)p);
 	REQUIRE(i >= 0);
 	CHECK_EQ(s.vmas.v[i].start, (uintptr_t)p);
 	CHECK_EQ(s.c[i].size_pages, 64);
@@ -56,8 +56,8 @@ static void test_own_mapping_counts(void)
 	CHECK(s.mm.vm_rss_kb > 0);
 	CHECK(s.totals.resident_pages >= 10);
 	CHECK(!(s.flags & SNAP_HAVE_PAGES));
-	snapshot_close(sn);
-	snapshot_free(&s);
+	ml_snapshot_close(sn);
+	ml_snapshot_free(&s);
 	munmap(p, 64 * PG);
 }
 
@@ -77,17 +77,17 @@ static void test_page_flags_self(void)
 	madvise(p, 32 * PG, MADV_NOHUGEPAGE);
 	for (int k = 0; k < 12; k++)
 		p[k * PG] = 1;
-	snapshot_init(&s);
-	REQUIRE_MSG(snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
+	ml_snapshot_init(&s);
+	REQUIRE_MSG(ml_snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
 	CHECK(s.flags & SNAP_HAVE_PAGES);
-	i = vma_find(&s.vmas, (uintptr_t)p);
+	i = ml_vma_find(&s.vmas, (uintptr_t)p);
 	REQUIRE(i >= 0);
 	CHECK_EQ(s.c[i].anon_pages, 12);
 	CHECK_EQ(s.c[i].swapbacked_pages, 12);
 	CHECK_EQ(s.c[i].shared_pages, 0);
 	CHECK(s.flag_reads > 0);
-	snapshot_close(sn);
-	snapshot_free(&s);
+	ml_snapshot_close(sn);
+	ml_snapshot_free(&s);
 	munmap(p, 32 * PG);
 }
 
@@ -100,44 +100,44 @@ static void test_diff_and_copy(void)
 	struct ml_err err = { 0 };
 	long i;
 
-	snapshot_init(&a);
-	snapshot_init(&b);
-	snapshot_init(&c);
-	snapshot_diff_init(&d);
-	REQUIRE(snapshot_take(sn, &a, &err) == 0);
+	ml_snapshot_init(&a);
+	ml_snapshot_init(&b);
+	ml_snapshot_init(&c);
+	ml_snapshot_diff_init(&d);
+	REQUIRE(ml_snapshot_take(sn, &a, &err) == 0);
 	p = mmap(NULL, 16 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	REQUIRE(p != MAP_FAILED);
 	madvise(p, 16 * PG, MADV_NOHUGEPAGE);
 	for (int k = 0; k < 16; k++)
 		p[k * PG] = 1;
-	REQUIRE(snapshot_take(sn, &b, &err) == 0);
-	REQUIRE(snapshot_diff(&a, &b, &d) == 0);
-	i = vma_find(&b.vmas, (uintptr_t)p);
+	REQUIRE(ml_snapshot_take(sn, &b, &err) == 0);
+	REQUIRE(ml_snapshot_diff(&a, &b, &d) == 0);
+	i = ml_vma_find(&b.vmas, (uintptr_t)p);
 	REQUIRE(i >= 0);
 	CHECK_EQ(d.n, b.vmas.n);
 	CHECK_EQ(d.prev[i], -1);
 	CHECK_EQ(d.d[i].resident_pages, 16);
 	CHECK(d.added >= 1);
 	CHECK(d.dt_ns > 0);
-	REQUIRE(snapshot_copy(&c, &b) == 0);
+	REQUIRE(ml_snapshot_copy(&c, &b) == 0);
 	CHECK_EQ(c.vmas.n, b.vmas.n);
 	CHECK_EQ(c.c[i].resident_pages, 16);
-	CHECK_STR(vma_path(&c.vmas, &c.vmas.v[0]), vma_path(&b.vmas, &b.vmas.v[0]));
-	CHECK_EQ(snapshot_set_written(&c, c.vmas.v[i].start, 7), 0);
+	CHECK_STR(ml_vma_path(&c.vmas, &c.vmas.v[0]), ml_vma_path(&b.vmas, &b.vmas.v[0]));
+	CHECK_EQ(ml_snapshot_set_written(&c, c.vmas.v[i].start, 7), 0);
 	CHECK_EQ(c.totals.written_pages, 7);
 	CHECK(c.flags & SNAP_HAVE_WRITTEN);
-	CHECK_EQ(snapshot_set_written(&c, c.vmas.v[i].start + PG, 1), -ENOENT);
+	CHECK_EQ(ml_snapshot_set_written(&c, c.vmas.v[i].start + PG, 1), -ENOENT);
 	munmap(p, 16 * PG);
-	REQUIRE(snapshot_take(sn, &a, &err) == 0);
-	REQUIRE(snapshot_diff(&b, &a, &d) == 0);
+	REQUIRE(ml_snapshot_take(sn, &a, &err) == 0);
+	REQUIRE(ml_snapshot_diff(&b, &a, &d) == 0);
 	CHECK(d.removed >= 1);
-	i = vma_find(&a.vmas, (uintptr_t)p);
+	i = ml_vma_find(&a.vmas, (uintptr_t)p);
 	CHECK(i < 0 || a.vmas.v[i].start != (uintptr_t)p);
-	snapshot_close(sn);
-	snapshot_free(&a);
-	snapshot_free(&b);
-	snapshot_free(&c);
-	snapshot_diff_free(&d);
+	ml_snapshot_close(sn);
+	ml_snapshot_free(&a);
+	ml_snapshot_free(&b);
+	ml_snapshot_free(&c);
+	ml_snapshot_diff_free(&d);
 }
 
 static void test_errors(void)
@@ -145,10 +145,10 @@ static void test_errors(void)
 	struct snapshotter *sn = NULL;
 	struct ml_err err = { 0 };
 
-	CHECK_EQ(snapshot_open(&sn, 4194000, NULL, &err), -ESRCH);
+	CHECK_EQ(ml_snapshot_open(&sn, 4194000, NULL, &err), -ESRCH);
 	CHECK(strstr(err.msg, "no process") != NULL);
-	CHECK(snap_pct(1, 4) == 25.0);
-	CHECK(snap_pct(1, 0) == 0.0);
+	CHECK(ml_snap_pct(1, 4) == 25.0);
+	CHECK(ml_snap_pct(1, 0) == 0.0);
 }
 
 int main(void)

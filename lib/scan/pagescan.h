@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "memlens/compat.h"
+#include "../common/uapi.h"
 #include "memlens/err.h"
 
 /* Bounded output vector reused across scans. */
@@ -24,14 +24,14 @@ struct pagescan {
 /* Called for each returned region; non-zero stops the scan and is returned. */
 typedef int (*pagescan_fn)(const struct page_region *r, void *arg);
 
-int pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err);
-void pagescan_close(struct pagescan *ps);
+int ml_pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err);
+void ml_pagescan_close(struct pagescan *ps);
 
 /*
  * Write-protect every present or swapped, non-zero-page, anonymous page of
  * [start, end) without returning anything.
  */
-int pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
+int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
 
 /*
  * Report pages of [start, end) written since the last write-protect and
@@ -41,28 +41,28 @@ int pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct 
  * reported through @fn; paging by walk_end keeps the vector bounded.
  * Returns the number of written pages or a negative errno.
  */
-long pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check_registered,
-		    pagescan_fn fn, void *arg, struct ml_err *err);
+long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check_registered,
+		       pagescan_fn fn, void *arg, struct ml_err *err);
 
 /*
  * Write-protect the present or swapped anonymous pages of [start, end) like
- * pagescan_baseline(), and report them: for a range that was not tracked
+ * ml_pagescan_baseline(), and report them: for a range that was not tracked
  * before, these are the pages written since it appeared.
  */
-long pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, pagescan_fn fn,
-			      void *arg, struct ml_err *err);
+long ml_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, pagescan_fn fn,
+				 void *arg, struct ml_err *err);
 
 /* 1 when some page of [start, end) is write-protect capable, 0 if none. */
-int pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
+int ml_pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
 
 /*
  * Plain query without write-protect: regions of [start, end) whose
  * categories match (inverted/mask/anyof as the kernel defines them),
  * reported with @return_mask. Returns the number of pages or -errno.
  */
-long pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
-		    uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn, void *arg,
-		    struct ml_err *err);
+long ml_pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
+		       uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn,
+		       void *arg, struct ml_err *err);
 
 /* One piece of a parallel query: [start, end) by worker @worker, with its masks. */
 struct pagescan_seg {
@@ -72,7 +72,7 @@ struct pagescan_seg {
 };
 
 /*
- * pagescan_query() of @segs (each with its inverted/anyof/return masks) by
+ * ml_pagescan_query() of @segs (each with its inverted/anyof/return masks) by
  * @nworkers workers, worker
  * i scanning with ps[i] (open scanners of the same process; worker 0 runs
  * on the calling thread). @segs are in address order and each worker's
@@ -80,14 +80,14 @@ struct pagescan_seg {
  * in address order; it is called from the calling thread after the walk.
  * Each scanner counts its own ioctls. 0 or -errno.
  */
-int pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
-			    const struct pagescan_seg *segs, size_t nsegs, pagescan_fn fn,
-			    void *arg, struct ml_err *err);
+int ml_pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
+			       const struct pagescan_seg *segs, size_t nsegs, pagescan_fn fn,
+			       void *arg, struct ml_err *err);
 
 /* True when the running kernel knows PAGEMAP_SCAN (probes on our own pagemap). */
-int pagescan_supported(void);
+int ml_pagescan_supported(void);
 /* The PAGE_IS_* categories this kernel knows, as a mask (all bits set but
  * those it would refuse: PAGE_IS_GUARD before Linux 6.14). */
-uint64_t pagescan_categories(void);
+uint64_t ml_pagescan_categories(void);
 
 #endif

@@ -13,11 +13,11 @@
 #define UFFD_WP_FEATURES (UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED)
 
 /* UFFDIO_API with async write-protect. -ENOTSUP names the missing feature. */
-int uffd_api(int uffd, uint64_t *features_out, struct ml_err *err);
+int ml_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err);
 /* UFFDIO_REGISTER_MODE_WP over [start, end). -EBUSY: owned by another uffd. */
-int uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
-int uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
+int ml_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
+int ml_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
 /* The features this kernel offers (probes with a uffd of our own), or 0. */
-uint64_t uffd_kernel_features(void);
+uint64_t ml_uffd_kernel_features(void);
 
 #endif

@@ -3,10 +3,11 @@
  * Kernel UAPI that Debian 12's linux-libc-dev (6.1) lacks: PAGEMAP_SCAN
  * (6.7) and the async write-protect userfaultfd features. The values are
  * those of include/uapi/linux/fs.h and userfaultfd.h of Linux >= 6.7.
- * This is the only place they are defined.
+ * This is the only place they are defined; private to the library (a public
+ * header that redefined them would break programs built with newer headers).
  */
-#ifndef MEMLENS_COMPAT_H
-#define MEMLENS_COMPAT_H
+#ifndef MEMLENS_UAPI_H
+#define MEMLENS_UAPI_H
 
 #include <stdint.h>
 #include <linux/types.h>
