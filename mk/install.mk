@@ -5,8 +5,8 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=...]
 #   make uninstall [PREFIX=...] [DESTDIR=...]
 #
-# install builds only what it installs (memlens, memlens-agent, the two
-# libraries, the man pages, memlens.pc), never the tests. Each directory can
+# install builds only what it installs (memlens, memlens-agent, the
+# libraries, the man pages, the pkg-config files), never the tests. Each directory can
 # be set on its own (BINDIR, LIBDIR, INCLUDEDIR, LIBEXECDIR, MANDIR,
 # PKGCONFIGDIR, BASHCOMPDIR); the lower-case GNU names (prefix, bindir, ...)
 # are accepted too. LIBDIR is multiarch (lib/x86_64-linux-gnu) where the
@@ -86,6 +86,10 @@ $(PC_FILES):
 # --- install / uninstall ----------------------------------------------------
 INSTALL_BINS := $(BUILD)/memlens $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS))
 INSTALL_LIBS := $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a
+# libmemlens.so (mk/shared.mk, read after this file): installed as
+# libmemlens.so.N, its soname, with the libmemlens.so link for the linker
+INSTALL_SO   := $(BUILD)/libmemlens.so
+SO_NAME       = libmemlens.so.$(SHARED_VERSION)
 INSTALL_HDRS := $(wildcard include/memlens/*.h)
 COMPLETION   := scripts/bash-completion/memlens
 # the agent's wire contract, for the clients' stubs
@@ -105,9 +109,11 @@ endif
 	$(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/memlens
 
-install-lib: $(INSTALL_LIBS) $(PC_FILES)
+install-lib: $(INSTALL_LIBS) $(INSTALL_SO) $(PC_FILES)
 	$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(INCLUDEDIR)/memlens
 	$(INSTALL) -m 0644 $(INSTALL_LIBS) $(DESTDIR)$(LIBDIR)/
+	$(INSTALL) -m 0755 $(INSTALL_SO) $(DESTDIR)$(LIBDIR)/$(SO_NAME)
+	ln -sf $(SO_NAME) $(DESTDIR)$(LIBDIR)/libmemlens.so
 	$(INSTALL) -m 0644 $(PC_FILES) $(DESTDIR)$(PKGCONFIGDIR)/
 	$(INSTALL) -m 0644 $(INSTALL_HDRS) $(DESTDIR)$(INCLUDEDIR)/memlens/
 
@@ -125,6 +131,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memlens $(DESTDIR)$(MEMLENS_LIBEXEC)/memlens-agent \
 		$(DESTDIR)$(BASHCOMPDIR)/memlens \
 		$(INSTALL_LIBS:$(BUILD)/%=$(DESTDIR)$(LIBDIR)/%) \
+		$(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/libmemlens.so \
 		$(PC_FILES:$(BUILD)/%=$(DESTDIR)$(PKGCONFIGDIR)/%) \
 		$(INSTALL_HDRS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) \
 		$(MAN_RST:doc/man/%.rst=$(DESTDIR)$(MANDIR)/man8/%) \

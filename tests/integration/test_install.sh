@@ -46,6 +46,8 @@ agent=
 	[ -n "$agent" ] && echo "$prefix/libexec/memlens/memlens-agent 755"
 	echo "$libdir/libmemlens.a 644"
 	echo "$libdir/libmemlens-report.a 644"
+	echo "$libdir/libmemlens.so.1 755"
+	echo "$libdir/libmemlens.so 777"
 	echo "$libdir/pkgconfig/memlens.pc 644"
 	echo "$libdir/pkgconfig/memlens-report.pc 644"
 	for h in include/memlens/*.h; do echo "$prefix/$h 644"; done
@@ -54,7 +56,9 @@ agent=
 	echo "$prefix/share/memlens/agent.proto 644"
 } | sort >"$tmp/want"
 (cd "$dest" && find . ! -type d -printf '/%P %m\n') | sort >"$tmp/got"
-if diff "$tmp/want" "$tmp/got" >"$tmp/layout.diff"; then
+if diff "$tmp/want" "$tmp/got" >"$tmp/layout.diff" &&
+	[ "$(readlink "$dest$libdir/libmemlens.so")" = libmemlens.so.1 ] &&
+	readelf -d "$dest$libdir/libmemlens.so.1" | grep -q 'SONAME.*\[libmemlens.so.1\]'; then
 	ok "install_layout ($(wc -l <"$tmp/got") files, libdir $libdir)"
 else
 	notok install_layout "$(grep '^[<>]' "$tmp/layout.diff" | head -n 6 | tr '\n' ' ')"
@@ -152,10 +156,21 @@ else
 		notok pkg_config_build "pkg-config memlens: $(cat "$tmp/pc.err")"
 	elif ! (cd "$tmp" && ${CC:-cc} -std=gnu11 -Wall -Werror -o prog prog.c $flags) >"$tmp/cc.log" 2>&1; then
 		notok pkg_config_build "cc prog.c $flags: $(head -n 5 "$tmp/cc.log")"
-	elif [ "$("$tmp/prog" "$tmp/lines.txt")" != 1234 ]; then
-		notok pkg_config_build "the program counted $("$tmp/prog" "$tmp/lines.txt" 2>&1) lines, not 1234"
+	elif ! readelf -d "$tmp/prog" | grep -q 'NEEDED.*\[libmemlens.so.1\]'; then
+		notok pkg_config_build "prog is not linked with libmemlens.so.1: $(readelf -d "$tmp/prog" | grep NEEDED)"
+	elif [ "$(LD_LIBRARY_PATH=$dest$libdir "$tmp/prog" "$tmp/lines.txt")" != 1234 ]; then
+		notok pkg_config_build "the program counted $(LD_LIBRARY_PATH=$dest$libdir "$tmp/prog" "$tmp/lines.txt" 2>&1) lines, not 1234"
 	else
-		ok "pkg_config_build ($flags)"
+		ok "pkg_config_build (shared: $flags)"
+	fi
+	# the same program on the static library: pkg-config --static, libmemlens.a
+	sflags=$(pkg-config --static --cflags --libs memlens 2>/dev/null | sed 's/-lmemlens\b/-l:libmemlens.a/')
+	if (cd "$tmp" && ${CC:-cc} -std=gnu11 -Wall -Werror -o prog-static prog.c $sflags) >"$tmp/cc.log" 2>&1 &&
+		! readelf -d "$tmp/prog-static" | grep -q 'NEEDED.*libmemlens' &&
+		[ "$("$tmp/prog-static" "$tmp/lines.txt")" = 1234 ]; then
+		ok "pkg_config_build_static ($sflags)"
+	else
+		notok pkg_config_build_static "cc prog.c $sflags: $(head -n 5 "$tmp/cc.log")"
 	fi
 	# memlens --version's first line is "memlens VERSION ..."
 	# every installed header compiles on its own, with only the installed ones
@@ -168,10 +183,33 @@ else
 	[ -z "$bad" ] && ok installed_headers_self_contained || notok installed_headers_self_contained "$bad"
 	[ -n "$pv" ] && [ "$pv" = "$(echo "$v" | awk 'NR == 1 { print $2 }')" ] && ok pkg_config_version ||
 		notok pkg_config_version "memlens.pc: $pv; memlens --version: $v"
-	case "$rflags" in
-	*-lmemlens-report*-lmemlens*) ok pkg_config_report ;;
-	*) notok pkg_config_report "pkg-config --libs memlens-report: $rflags" ;;
-	esac
+	# the report library: a faults line into the model, on the shared libmemlens
+	cat >"$tmp/rep.c" <<'C'
+#include <memlens/report.h>
+#include <stdio.h>
+#include <string.h>
+
+int main(void)
+{
+	const char *t = "{\"type\":\"faults\",\"mode\":\"tracepoint\",\"rows\":[],"
+			"\"minor_hist_us\":[1],\"major_hist_us\":[]}";
+	struct ml_err err = { 0 };
+	struct report r;
+	int rc;
+
+	ml_report_init(&r);
+	rc = ml_report_load_line(&r, "line", 1, t, strlen(t), &err);
+	ml_report_free(&r);
+	printf("%d%s\n", rc, err.msg);
+	return 0;
+}
+C
+	if (cd "$tmp" && ${CC:-cc} -std=gnu11 -Wall -Werror -o rep rep.c $(pkg-config --cflags memlens-report) $rflags) \
+		>"$tmp/cc.log" 2>&1 && [ "$(LD_LIBRARY_PATH=$dest$libdir "$tmp/rep")" = 0 ]; then
+		ok "pkg_config_report ($rflags)"
+	else
+		notok pkg_config_report "cc rep.c $rflags: $(head -n 5 "$tmp/cc.log") $(LD_LIBRARY_PATH=$dest$libdir "$tmp/rep" 2>&1)"
+	fi
 fi
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
 
