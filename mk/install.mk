@@ -10,9 +10,10 @@
 # directory can be set on its own (BINDIR, LIBDIR, INCLUDEDIR, LIBEXECDIR,
 # DATADIR, MANDIR, PKGCONFIGDIR, BASHCOMPDIR); the lower-case GNU names
 # (prefix, bindir, ...) are accepted too. LIBDIR is multiarch
-# (lib/x86_64-linux-gnu) where the compiler names its triplet, else lib. memlens-agent is a helper program of
-# `memlens agent` (as git's git-* helpers): it goes to LIBEXECDIR/memlens,
-# whose path is compiled into memlens.
+# (lib/x86_64-linux-gnu) where the compiler names its triplet, else lib.
+# memlens-agent is a helper program of `memlens agent` (as git's git-*
+# helpers): it goes to LIBEXECDIR/memlens, whose path is compiled into
+# memlens.
 
 prefix       ?= /usr/local
 PREFIX       ?= $(prefix)
