@@ -7,13 +7,11 @@
 # criu_restore() (and names memlens once used: vma_find, svg_open) links
 # against libmemlens.a and runs.
 set -u
+. "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 tmp=$(mktemp -d /tmp/memlens-lib-test.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; }
-skip() { echo "skip - $1: $2"; }
+t_at_exit 'rm -rf "$tmp"'
 
 for a in libmemlens.a libmemlens-report.a; do
 	if [ ! -f "$BUILD/$a" ]; then
