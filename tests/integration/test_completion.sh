@@ -9,12 +9,8 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 M=${MEMLENS:-$PWD/build/memlens}
 COMPLETION=${COMPLETION:-$PWD/scripts/bash-completion/memlens}
-tmp=$(mktemp -d /tmp/memlens-completion-test.XXXXXX)
-sleeper=
-trap '[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null; rm -rf "$tmp"' EXIT
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; }
-skip() { echo "skip - $1: $2"; }
+. tests/lib.bash
+t_tmpdir completion-test
 
 # the memlens under test, found as "memlens" on PATH
 mkdir -p "$tmp/bin" && ln -s "$M" "$tmp/bin/memlens"
@@ -44,6 +40,7 @@ help_opts() {	# $1: command: the long options of its option column
 
 sleep 600 &
 sleeper=$!
+t_bg "$sleeper"
 
 run_checks() {	# $1: label, $2: file to source first ("" for none)
 	local label=$1 loader=$2 c bad= got

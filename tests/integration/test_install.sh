@@ -11,11 +11,8 @@ set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 M=${MEMLENS:-$PWD/$BUILD/memlens}
-tmp=$(mktemp -d /tmp/memlens-install-test.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; }
-skip() { echo "skip - $1: $2"; }
+. tests/lib.bash
+t_tmpdir install-test
 mk() { make --no-print-directory BUILD="$BUILD" "$@"; }
 
 # 1. what install would build in a fresh tree: memlens, memlens-agent, the

@@ -9,11 +9,8 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 M=${MEMLENS:-$PWD/build/memlens}
-tmp=$(mktemp -d /tmp/memlens-man-test.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; }
-skip() { echo "skip - $1: $2"; }
+. tests/lib.bash
+t_tmpdir man-test
 
 if ! command -v man >/dev/null; then
 	skip manpages "no man command (install man-db, scripts/packages/docs.txt)"
