@@ -63,7 +63,7 @@ static const char usage_text[] =
 	"Exit status: 0 stopped by a signal, 1 cannot serve (socket held by another\n"
 	"agent, address in use), 2 bad usage, 3 --target-pid names no process,\n"
 	"4 permission denied (a socket directory others could write).\n"
-	"The RPCs, metrics and deployment: README.md, section \"memlens agent\".\n";
+	"The RPCs, metrics and deployment: memlens-agent(8).\n";
 
 struct agent_args {
 	struct listen_opts lo;

@@ -13,7 +13,7 @@
 #   bench/migrate.sh [WORKLOAD...]   (default: all four)
 # One JSON line per mode into $OUTDIR/migrate-WORKLOAD.jsonl (default
 # build/bench; each workload's file is rewritten by its run);
-# bench/migrate_table.py makes the README table from them.
+# bench/migrate_table.py makes the table of doc/internals/measurements.md from them.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}

@@ -37,7 +37,7 @@ static const char usage_text[] =
 	"      --json               JSON Lines: one \"interval\" object per interval,\n"
 	"                           then one \"summary\" object\n"
 	"      --record FILE        also write each interval's written page ranges to FILE\n"
-	"                           (JSON Lines, see README; input of migrate-model and report)\n"
+	"                           (JSON Lines, see memlens-writes(8); input of migrate-model and report)\n"
 	"  -q, --quiet              human output: print only the summary\n"
 	"  -h, --help               this text\n"
 	"\n"
