@@ -166,7 +166,7 @@ check browser_small_dom '[ "$(count "<svg [^>]*class=\"heatmap\"" "$tmp/small.do
 	[ "$(count "<svg [^>]*class=\"rate\"" "$tmp/small.dom")" = 1 ] &&
 	[ "$(count "<svg [^>]*class=\"ranges\"" "$tmp/small.dom")" -ge 1 ] &&
 	[ "$(count "<svg [^>]*class=\"stacked\"" "$tmp/small.dom")" = "$nsnap" ] &&
-	[ "$(count "<svg [^>]*class=\"fig8\"" "$tmp/small.dom")" = "$nsnap" ] &&
+	[ "$(count "<svg [^>]*class=\"kinds\"" "$tmp/small.dom")" = "$nsnap" ] &&
 	[ "$(count "<svg [^>]*class=\"hist\"" "$tmp/small.dom")" -ge 2 ] &&
 	[ "$(count "<svg [^>]*class=\"migrate\"" "$tmp/small.dom")" = "$nmm" ] &&
 	[ "$(count "<rect class=\"cell\"" "$tmp/small.dom")" -ge 5 ] &&
