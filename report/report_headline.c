@@ -86,10 +86,10 @@ static void fmt_count(double v, char *buf, size_t len)
 	buf[o] = '\0';
 }
 
-/* "x" of "0.25×": two significant digits, whole numbers from 10 on */
+/* "x" of "0.25×", "1.0×", "12×" */
 static void fmt_ratio(double r, char *buf, size_t len)
 {
-	snprintf(buf, len, r >= 10 ? "%.0f" : "%.2g", r);
+	snprintf(buf, len, r >= 10 ? "%.0f" : r >= 1 ? "%.1f" : "%.2g", r);
 }
 
 const char *ml_vma_name(const struct rep_vma *v)

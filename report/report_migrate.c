@@ -46,21 +46,28 @@ static void one_bar(struct rbuf *b, const struct plot *p, double x, double w, do
  */
 struct layout {
 	size_t npre; /* pre-dump groups: the most pre-dumps of any policy */
-	double gw, bw; /* group and bar width */
-	double final_x; /* where the final group starts */
+	double gw, bw; /* a pre-dump group's width, its bars' */
+	double final_x, fw, fbw; /* the final group: where, how wide, its bars */
 };
+
+#define FINAL_BAR_MIN 40 /* px: room for the size over each final dump */
+#define GROUP_GAP 24 /* px between the pre-dumps and the final dumps */
 
 static struct layout lay_out(const struct rep_migrate *m, const struct plot *p)
 {
+	double npol = (double)(m->npol ? m->npol : 1);
 	struct layout l = { 0 };
 
 	for (size_t i = 0; i < m->npol; i++)
 		if (m->pol[i].nrounds > l.npre + 1)
 			l.npre = m->pol[i].nrounds - 1;
-	/* the gap before the final group is half a group wide */
-	l.gw = p->w / ((double)l.npre + (l.npre ? 1.5 : 1));
-	l.bw = (l.gw - 6) / (double)(m->npol ? m->npol : 1);
-	l.final_x = p->x0 + p->w - l.gw;
+	l.fw = p->w / ((double)l.npre + 1);
+	if (l.npre && l.fw < FINAL_BAR_MIN * npol + 6)
+		l.fw = fmin(FINAL_BAR_MIN * npol + 6, p->w / 2);
+	l.gw = l.npre ? (p->w - l.fw - GROUP_GAP) / (double)l.npre : 0;
+	l.bw = (l.gw - 6) / npol;
+	l.fbw = (l.fw - 6) / npol;
+	l.final_x = p->x0 + p->w - l.fw;
 	return l;
 }
 
@@ -77,7 +84,7 @@ static void round_bars(struct rbuf *b, const struct rep_migrate *m, const struct
 			one_bar(b, p, p->x0 + r * l->gw + 3 + i * l->bw, l->bw, pol->rounds[r], c,
 				labels, false);
 		if (pol->nrounds)
-			one_bar(b, p, l->final_x + 3 + i * l->bw, l->bw,
+			one_bar(b, p, l->final_x + 3 + i * l->fbw, l->fbw,
 				pol->rounds[pol->nrounds - 1], c, true, true);
 	}
 }
@@ -96,12 +103,13 @@ static void round_labels(struct rbuf *b, const struct plot *p, const struct layo
 		ml_svg_text(b, p->x0 + l->npre * l->gw / 2, base + 34, "middle", "axis",
 			    "pre-dump round (process running)");
 		ml_rb_printf(b,
-			     "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+			     "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
 			     "y2=\"%.1f\" stroke-dasharray=\"4 3\"/>\n",
-			     l->final_x - l->gw / 4, p->y0, l->final_x - l->gw / 4, base + 30);
+			     l->final_x - GROUP_GAP / 2.0, p->y0, l->final_x - GROUP_GAP / 2.0,
+			     base + 30);
 	}
-	ml_svg_text(b, l->final_x + l->gw / 2, base + 16, "middle", "tick", "final dump");
-	ml_svg_text(b, l->final_x + l->gw / 2, base + 34, "middle", "axis", "(process stopped)");
+	ml_svg_text(b, l->final_x + l->fw / 2, base + 16, "middle", "tick", "final dump");
+	ml_svg_text(b, l->final_x + l->fw / 2, base + 34, "middle", "axis", "(process stopped)");
 }
 
 static void round_chart(struct rbuf *b, const struct rep_migrate *m)

@@ -261,9 +261,13 @@ void ml_render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct rep
 	ml_rb_printf(b, "<p class=\"facts\">%zu snapshot%s", s->npt, s->npt == 1 ? "" : "s");
 	if (s->npt > 1)
 		ml_rb_printf(b, " over %.1f s", (s->pt[s->npt - 1].t_ms - s->pt[0].t_ms) / 1000);
-	if (s->cycle_us_sum > 0)
-		ml_rb_printf(b, "; one snapshot took %.0f µs on average, %.0f µs at most",
-			     s->cycle_us_sum / s->npt, s->cycle_us_max);
+	if (s->cycle_us_sum > 0) {
+		char avg[24], max[24];
+
+		ml_fmt_us(s->cycle_us_sum / s->npt, avg, sizeof(avg));
+		ml_fmt_us(s->cycle_us_max, max, sizeof(max));
+		ml_rb_printf(b, "; one snapshot took %s on average, %s at most", avg, max);
+	}
 	if (s->stopped_because[0]) {
 		ml_rb_puts(b, "; stopped because ");
 		ml_rb_html(b, s->stopped_because);
