@@ -193,8 +193,10 @@ void ml_headline_writes(const struct rep_writes *w, char *buf, size_t len)
 		ml_vma_label(&w->vma[idx[i]], false, lab, sizeof(lab));
 		add(&l, "%s%s", i ? ", " : " (", lab);
 	}
-	if (idx && w->niv && hot)
-		add(&l, "%s)", hot > HOT_NAMED ? ", ..." : "");
+	if (idx && w->niv && hot > HOT_NAMED)
+		add(&l, " and %zu more)", hot - HOT_NAMED);
+	else if (idx && w->niv && hot)
+		add(&l, ")");
 	if (ever > hot)
 		add(&l, "; %zu hot at some time", ever);
 	ml_fmt_bytes(mean_write_rate(w), rate, sizeof(rate));

@@ -155,9 +155,9 @@ static void heat_label(struct rbuf *b, const struct rep_vma *v, double y, double
 
 static void heat_legend(struct rbuf *b, double y)
 {
-	double x = ml_heat_scale_legend(b, 10, y, "written ratio (mean per cell):");
-
-	ml_svg_legend(b, x, y, HOT_MARK, "under a row: VMA hot (bold label)");
+	ml_heat_scale_legend(b, 10, y, "written ratio (mean per cell):");
+	ml_svg_legend(b, 10, y + 36, HOT_MARK,
+		      "under a row: the VMA was hot then (bold label: hot at some time)");
 }
 
 static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
@@ -178,7 +178,7 @@ static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct
 	p.xmin = 0;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
 	snprintf(title, sizeof(title), "written ratio of each VMA over time, pid %ld", w->pid);
-	ml_svg_open(b, "heatmap", (int)(p.h + 100), title);
+	ml_svg_open(b, "heatmap", (int)(p.h + 124), title);
 	for (int r = 0; r < h.nrows; r++) {
 		heat_row(b, &h, r, &p, rowh);
 		heat_label(b, &w->vma[h.rows[r]], p.y0 + r * rowh, rowh);
