@@ -214,10 +214,9 @@ static void render_kinds(struct rbuf *b, const struct rep_snaps *s)
 	ml_svg_open(b, "kinds", 40 + rows * 22 + 70, "in memory and written share per region kind");
 	ml_svg_text(b, 90, 14, "start", "axis", "in memory: share of the region's pages");
 	snprintf(head, sizeof(head), "%s: share of the region's pages",
-		 !have_marked(s)   ? "written"
-		 : s->have_written ? "written in the last cycle"
-				   : "dirty (page flag)");
-	ml_svg_text(b, 560, 14, "start", "axis", head);
+		 s->have_written ? "written in the last cycle" : "dirty (page flag)");
+	if (have_marked(s))
+		ml_svg_text(b, 560, 14, "start", "axis", head);
 	for (int l = 0; l < REPORT_KINDS; l++) {
 		const struct rep_kind_use *u = &s->last[kind_order[l]];
 
@@ -236,13 +235,12 @@ static void render_kinds(struct rbuf *b, const struct rep_snaps *s)
 	pct_axis(b, 90, 360, y, "% of pages (last snapshot)");
 	if (have_marked(s))
 		pct_axis(b, 560, 300, y, "% of pages (last snapshot)");
-	else
-		ml_svg_text(b, 560, 60, "start", "legend",
-			    "(no written/dirty counts: snapshot --writes or --pages gives them)");
 	x = ml_svg_legend(b, 90, y + 52, C_RESIDENT, "resident");
 	x = ml_svg_legend(b, x, y + 52, C_SWAPPED, "swapped");
-	x = ml_svg_legend(b, x, y + 52, C_ABSENT, "not present / not written");
-	ml_svg_legend(b, x, y + 52, C_WRITTEN, marked_name(s));
+	snprintf(head, sizeof(head), "not present / not %s", marked_name(s));
+	x = ml_svg_legend(b, x, y + 52, C_ABSENT, have_marked(s) ? head : "not present");
+	if (have_marked(s))
+		ml_svg_legend(b, x, y + 52, C_WRITTEN, marked_name(s));
 	ml_svg_close(b);
 }
 
@@ -266,7 +264,10 @@ void ml_render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct rep
 
 		ml_fmt_us(s->cycle_us_sum / s->npt, avg, sizeof(avg));
 		ml_fmt_us(s->cycle_us_max, max, sizeof(max));
-		ml_rb_printf(b, "; one snapshot took %s on average, %s at most", avg, max);
+		if (s->npt == 1)
+			ml_rb_printf(b, "; it took %s", max);
+		else
+			ml_rb_printf(b, "; one snapshot took %s on average, %s at most", avg, max);
 	}
 	if (s->stopped_because[0]) {
 		ml_rb_puts(b, "; stopped because ");
@@ -277,13 +278,23 @@ void ml_render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct rep
 			      "</section>\n");
 		return;
 	}
-	ml_rb_puts(b, ".</p>\n<figure>\n");
-	render_area(b, s, o);
-	ml_rb_puts(b,
-		   "<figcaption>Resident memory, stacked by region kind.</figcaption>\n</figure>\n"
-		   "<figure>\n");
+	ml_rb_puts(b, ".</p>\n");
+	if (s->npt < 2) {
+		ml_rb_puts(b, "<p class=\"note\">resident memory over time: one snapshot only "
+			      "(a line over time needs two or more).</p>\n");
+	} else {
+		ml_rb_puts(b, "<figure>\n");
+		render_area(b, s, o);
+		ml_rb_puts(b, "<figcaption>Resident memory, stacked by region "
+			      "kind.</figcaption>\n</figure>\n");
+	}
+	ml_rb_puts(b, "<figure>\n");
 	render_kinds(b, s);
-	ml_rb_puts(b, "<figcaption>Per region kind, in the last snapshot: pages in memory, swapped "
-		      "out or not present, and pages written or "
-		      "dirty.</figcaption>\n</figure>\n</section>\n");
+	ml_rb_printf(b,
+		     "<figcaption>Per region kind, in the last snapshot: pages in memory, "
+		     "swapped out or not present%s.</figcaption>\n</figure>\n",
+		     have_marked(s) ? ", and pages written or dirty"
+				    : " (snapshot --writes or --pages also counts the pages "
+				      "written or dirty)");
+	ml_rb_puts(b, "</section>\n");
 }

@@ -914,6 +914,35 @@ static void test_bucket_edges(void)
 	ml_report_free(&r);
 }
 
+/* one snapshot, no written/dirty counts: no chart over time, no empty panel */
+static void test_one_snapshot(void)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"snapshot\",\"pid\":8,\"t_ms\":0,\"cycle_us\":207,\"regions\":["
+		"{\"kind\":\"anon\",\"size_pages\":1024,\"resident_pages\":256},"
+		"{\"kind\":\"lib-text\",\"size_pages\":512,\"resident_pages\":512}]}",
+	};
+	struct report r;
+	struct rbuf b;
+	char h[512];
+
+	REQUIRE(!load_lines(&r, lines, 1));
+	ml_headline_snaps(&r.s[0], h, sizeof(h));
+	CHECK_STR(h, "3.0 MiB resident: lib-text 2.0 MiB (67%), anon 1.0 MiB (33%)");
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK_EQ(count(b.p, "class=\"stacked\""), 0);
+	CHECK(strstr(b.p, "<p class=\"note\">resident memory over time: one snapshot only") !=
+	      NULL);
+	CHECK(strstr(b.p, "1 snapshot; it took 207 µs.") != NULL);
+	CHECK_EQ(count(b.p, "class=\"kinds\""), 1);
+	CHECK(!strstr(b.p, "dirty (page flag)") && !strstr(b.p, "written in the last cycle"));
+	CHECK(!strstr(b.p, ">written</text>") && !strstr(b.p, ">dirty</text>"));
+	CHECK(strstr(b.p, ">not present</text>") != NULL);
+	CHECK(strstr(b.p, ">25.0% of 4.0M</text>") && strstr(b.p, ">100.0% of 2.0M</text>"));
+	ml_rb_free(&b);
+	ml_report_free(&r);
+}
+
 int main(void)
 {
 	RUN(test_nice_ticks);
@@ -946,5 +975,6 @@ int main(void)
 	RUN(test_ranges_collapse);
 	RUN(test_hot_mark_contrast);
 	RUN(test_bucket_edges);
+	RUN(test_one_snapshot);
 	return T_DONE();
 }
