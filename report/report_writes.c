@@ -290,13 +290,16 @@ void ml_render_writes(struct rbuf *b, const struct rep_writes *w, const struct r
 			      "summary.</p>\n</section>\n");
 		return;
 	}
-	ml_rb_puts(b, "<figure>\n");
-	render_heat(b, w, o);
-	ml_rb_puts(b,
-		   "<figcaption>Each row is a VMA (size, region kind, mapped file or start "
-		   "address); each column an interval of the profiler, or a group of consecutive "
-		   "intervals when there are many. Colour: share of the VMA's pages written in the "
-		   "interval.</figcaption>\n</figure>\n");
+	if (!w->nvma) {
+		ml_rb_puts(b, "<p class=\"note\">VMAs over time: no VMA was tracked.</p>\n");
+	} else {
+		ml_rb_puts(b, "<figure>\n");
+		render_heat(b, w, o);
+		ml_rb_puts(b, "<figcaption>Each row is a VMA (size, region kind, mapped file or "
+			      "start address); each column an interval of the profiler, or a group "
+			      "of consecutive intervals when there are many. Colour: share of the "
+			      "VMA's pages written in the interval.</figcaption>\n</figure>\n");
+	}
 	if (!any_written(w)) {
 		ml_rb_puts(b, "<p class=\"note\">dirty rate: no page was written in any "
 			      "interval.</p>\n");
