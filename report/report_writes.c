@@ -10,6 +10,7 @@
 /* bright blue, in its own lane under the cells: seen under dark and light cells alike */
 #define HOT_MARK "#1f78d1"
 #define LABEL_W 280
+#define LABEL_CHARS 40 /* characters of a row label that fit in LABEL_W */
 #define HOT_LANE 7 /* px under each row's cells: a gap, the hot mark, a gap */
 
 struct heat {
@@ -139,6 +140,9 @@ static void heat_label(struct rbuf *b, const struct rep_vma *v, double y, double
 	char text[96];
 
 	ml_vma_label(v, true, text, sizeof(text));
+	/* the label column holds about 40 characters; the full path is in the title */
+	if (strlen(text) > LABEL_CHARS)
+		snprintf(text + LABEL_CHARS - 1, sizeof(text) - (LABEL_CHARS - 1), "…");
 	ml_rb_printf(b,
 		     "<rect class=\"swatch\" x=\"4\" y=\"%.1f\" width=\"10\" height=\"%.1f\" "
 		     "fill=\"%s\"/>\n",

@@ -733,6 +733,12 @@ static void test_headline_writes(void)
 	CHECK(strstr(b.p, "<title>anon 0x1000000-0x1100000</title>1.0M anon 0x1000000</text>") !=
 	      NULL);
 	ml_rb_free(&b);
+	/* a long name is cut to fit the label column */
+	free(r.w[0].vma[1].path);
+	r.w[0].vma[1].path = strdup("/opt/a-program-with-a-rather-long-name-indeed-v2");
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK(strstr(b.p, "</title>4.0K data a-program-with-a-rather-long-…</text>") != NULL);
+	ml_rb_free(&b);
 	ml_report_free(&r);
 	/* one hot VMA, none written */
 	REQUIRE(!load_lines(&r, lines, 1));
