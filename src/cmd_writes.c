@@ -75,6 +75,8 @@ static void emit_region_json(struct jw *w, const struct profiler_region *r)
 	ml_jw_khex(w, "start_addr", r->start);
 	ml_jw_khex(w, "end_addr", r->end);
 	ml_jw_kstr(w, "kind", ml_vma_kind_name(r->kind));
+	if (r->path && r->path[0])
+		ml_jw_kstr(w, "path", r->path);
 	ml_jw_kuint(w, "total_pages", r->total_pages);
 	ml_jw_kuint(w, "dirty_pages", r->dirty_pages);
 	ml_jw_kdbl(w, "written_ratio", r->written_ratio);

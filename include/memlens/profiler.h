@@ -38,6 +38,8 @@ struct profiler_region {
 	double written_ratio; /* this interval */
 	int consecutive_hot;
 	bool hot;
+	/* the mapping's name in maps ("" for none); lives as long as the sample */
+	const char *path;
 };
 
 /* GetDirtyVolumeResponse. */
@@ -62,6 +64,7 @@ struct profiler_sample {
 	size_t nregions;
 	struct range *written; /* with record_ranges: written page ranges */
 	size_t nwritten;
+	char *paths; /* the regions' paths, one after another */
 	uint64_t tick_ns; /* cost of this tick */
 	uint64_t scan_ns; /* of which PAGEMAP_SCAN */
 	bool target_exited;

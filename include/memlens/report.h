@@ -50,6 +50,7 @@ struct rep_interval {
 struct rep_vma {
 	uint64_t start, end;
 	int kind;
+	char *path; /* the mapping's name ("path" of writes --json), or NULL */
 	double dirty_pages; /* summed over the intervals */
 	bool hot_ever;
 };

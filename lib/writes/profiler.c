@@ -369,6 +369,29 @@ static int ensure_scratch(struct profiler *p)
 	return 0;
 }
 
+/* The regions' paths point into the maps text: give the sample its own copy. */
+static int own_paths(struct profiler_sample *s)
+{
+	size_t len = 1, off = 0;
+
+	for (size_t i = 0; i < s->nregions; i++) {
+		if (!s->regions[i].path)
+			s->regions[i].path = "";
+		len += strlen(s->regions[i].path) + 1;
+	}
+	s->paths = malloc(len);
+	if (!s->paths)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nregions; i++) {
+		size_t n = strlen(s->regions[i].path) + 1;
+
+		memcpy(s->paths + off, s->regions[i].path, n);
+		s->regions[i].path = s->paths + off;
+		off += n;
+	}
+	return 0;
+}
+
 static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t now, uint64_t t0,
 		       uint64_t scan_ns)
 {
@@ -398,6 +421,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		out->regions[n].kind = v->kind;
 		out->regions[n].total_pages = vma_pages(v);
 		out->regions[n].dirty_pages = p->dirty[i];
+		out->regions[n].path = ml_vma_path(&p->vmas, v);
 		n++;
 	}
 	if (ml_heat_update(&p->heat, hs, n)) {
@@ -416,6 +440,8 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		out->hot_vmas += out->regions[i].hot;
 	}
 	out->nregions = n;
+	if (own_paths(out))
+		return -ENOMEM;
 	out->tracked_vmas = (int)n;
 	out->total_vmas = (int)p->vmas.n;
 	out->seq = ++p->seq;
@@ -648,8 +674,10 @@ void ml_profiler_sample_free(struct profiler_sample *s)
 {
 	free(s->regions);
 	free(s->written);
+	free(s->paths);
 	s->regions = NULL;
 	s->written = NULL;
+	s->paths = NULL;
 	s->nregions = s->nwritten = 0;
 }
 
@@ -658,11 +686,17 @@ int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_s
 	*dst = *src;
 	dst->regions = NULL;
 	dst->written = NULL;
+	dst->paths = NULL;
 	if (src->nregions) {
 		dst->regions = malloc(src->nregions * sizeof(*dst->regions));
 		if (!dst->regions)
 			return -ENOMEM;
 		memcpy(dst->regions, src->regions, src->nregions * sizeof(*dst->regions));
+		if (own_paths(dst)) {
+			free(dst->regions);
+			dst->regions = NULL;
+			return -ENOMEM;
+		}
 	}
 	if (src->nwritten) {
 		dst->written = malloc(src->nwritten * sizeof(*dst->written));
