@@ -382,7 +382,8 @@ test_pprof() {
 # DWARF stripped into a separate debug file: found by build id under
 # --debug-dir DIR (DIR/.build-id/xx/rest.debug), and, stripped of every
 # symbol too, by its .gnu_debuglink name under DIR (main's name then comes
-# from the debug file's symbol table).
+# from the debug file's symbol table); and libc's lines from its Debian
+# debug package.
 INL_K=300
 inl_check() {	# inl_check JSON-REPORT TEXT-REPORT OBJECT: prints "good" or what is wrong
 	python3 - "$1" "$2" "$3" "$INL_MALLOC" "$INL_CALL" "$INL_K" <<'PY'
@@ -477,6 +478,32 @@ test_source_lines() {
 		notok $n "objcopy --strip-all left main in the symbol tables"
 	else
 		[ "$res" = good ] && ok $n || notok $n "$res $(cat "$T_TMP/dl.err")"
+	fi
+	# a library's debug file from a Debian debug package: libc's (libc6-dbg)
+	# under /usr/lib/debug/.build-id, for the malloc strdup makes; its line
+	# as gdb reads it from the same debug file
+	n=leaks_debug_package_by_build_id
+	"$MEMLENS" leaks --json -- "$WORKLOADS/leakinl" -s $INL_K >"$T_TMP/sd.json" 2>"$T_TMP/sd.err"
+	local libc fr0 gline
+	libc=$(json "$T_TMP/sd.json" "d['by_stack'][0]['frames'][0].get('object', '')" 2>/dev/null)
+	id=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+	fr0=$(json "$T_TMP/sd.json" "(lambda f: '%s %s %s %s' % (f.get('function'), f.get('offset'), f.get('file'), f.get('line')))(d['by_stack'][0]['frames'][0])" 2>/dev/null)
+	if [ -z "$id" ] || [ ! -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]; then
+		skip $n "no debug file for ${libc:-libc} (build id ${id:-?}) under /usr/lib/debug (apt-get install libc6-dbg)"
+	elif ! command -v gdb >/dev/null; then
+		skip $n "no gdb to read the line with (apt-get install gdb)"
+	else
+		set -- $fr0
+		gline=$(gdb -nx -batch -ex "info line *($1+$2-1)" "$libc" 2>/dev/null |
+			sed -n 's/^Line \([0-9]*\) of "\([^"]*\)".*/\1 \2/p' | head -n 1)
+		echo "# $n: $fr0 ($libc); gdb: line $gline"
+		if [ "$1" = strdup ] && [[ "$3" == *strdup.c ]] && [ -n "$gline" ] &&
+		   [ "$4" = "${gline%% *}" ] && [[ "${gline#* }" == *"${3##*/}" ]] &&
+		   [ "$(json "$T_TMP/sd.json" "[s for s in d['by_size'] if s['size'] == 39]")" = "[{'size': 39, 'count': $INL_K, 'bytes': $((39 * INL_K))}]" ]; then
+			ok $n
+		else
+			notok $n "frame 0: $fr0, gdb: ${gline:-nothing} $(head -c 600 "$T_TMP/sd.json") $(cat "$T_TMP/sd.err")"
+		fi
 	fi
 	n=leaks_debug_dir_not_a_directory_exit_2
 	"$MEMLENS" leaks --debug-dir "$T_TMP/nonexistent" -- "$WORKLOADS/leakinl" 1 >/dev/null 2>"$T_TMP/dd.err"
