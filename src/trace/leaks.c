@@ -149,7 +149,7 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					    { "debug-dir", required_argument, NULL, 'G' },
 					    TRACE_LONGOPTS_COMMON,
 					    { 0 } };
-	struct stat st = { 0 };
+	struct stat st;
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
@@ -195,11 +195,14 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		o->cmd = argv + optind;
 	if (!o->cmd == !o->pid)
 		return cli_error("leaks", "give one target: -p PID or -- CMD [ARGS]"), -EINVAL;
-	if (o->debug_dir && (stat(o->debug_dir, &st) || !S_ISDIR(st.st_mode)))
+	if (o->debug_dir && stat(o->debug_dir, &st))
 		return cli_error("leaks", "--debug-dir %s: %s: give a directory of debug files",
-				 o->debug_dir,
-				 S_ISDIR(st.st_mode) || !st.st_mode ? strerror(errno)
-								    : "not a directory"),
+				 o->debug_dir, strerror(errno)),
+		       -EINVAL;
+	if (o->debug_dir && !S_ISDIR(st.st_mode))
+		return cli_error("leaks",
+				 "--debug-dir %s: not a directory: give a directory of debug files",
+				 o->debug_dir),
 		       -EINVAL;
 	if ((o->folded || o->pprof) && o->no_stacks)
 		return cli_error("leaks", "--%s needs the call stacks: drop --no-stacks",

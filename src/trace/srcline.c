@@ -61,35 +61,58 @@ static const char *seen_path(const char *p)
 	return r + 5;
 }
 
+/* @root (the target's /proc/PID/root, or "") @dir/.build-id/xx/rest.debug */
+static int by_build_id(const char *root, const char *dir, const unsigned char *id, int len,
+		       char **found)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s%s/.build-id/%02x/", root, dir, id[0]);
+
+	for (int i = 1; i < len && n < (int)sizeof(path) - 8; i++)
+		n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
+	if (n >= (int)sizeof(path) - 8)
+		return -1;
+	snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+	return open_debug(path, found);
+}
+
 /*
  * libdwfl asks for the separate debug file of a module (or for the dwz
  * file its debug file names): by build id, then by name, on this machine
- * only (dwfl_standard_find_debuginfo may ask a debuginfod server). libdwfl
- * checks the build id of what is returned.
+ * only (dwfl_standard_find_debuginfo may ask a debuginfod server). The
+ * system's debug directory is looked up in the target's root first (a
+ * container's own /usr/lib/debug), then in memlens's. libdwfl checks the
+ * build id of what is returned.
  */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink, GElf_Word crc, char **found)
 {
 	const struct srcline_cache *c = *userdata;
 	const unsigned char *id;
-	char path[PATH_MAX], dir[PATH_MAX];
+	char path[PATH_MAX], dir[PATH_MAX], root[64] = "";
 	GElf_Addr id_vaddr;
-	int len, fd;
+	int len, fd = -1;
 
 	(void)modname, (void)base, (void)crc;
+	if (file_name && seen_path(file_name) != file_name)
+		snprintf(root, sizeof(root), "%.*s", (int)(seen_path(file_name) - file_name),
+			 file_name);
 	len = dwfl_module_build_id(mod, &id, &id_vaddr);
-	for (int d = 0; c && len > 1 && d < c->ndirs; d++) {
-		int n = snprintf(path, sizeof(path), "%s/.build-id/%02x/", c->dirs[d], id[0]);
-
-		for (int i = 1; i < len && n < (int)sizeof(path) - 8; i++)
-			n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
-		if (snprintf(path + n, sizeof(path) - (size_t)n, ".debug") <
-			    (int)sizeof(path) - n &&
+	for (int d = 0; c && len > 1 && d < c->ndirs && fd < 0; d++) {
+		if (d == c->ndirs - 1 && root[0]) /* the system's */
+			fd = by_build_id(root, c->dirs[d], id, len, found);
+		if (fd < 0)
+			fd = by_build_id("", c->dirs[d], id, len, found);
+	}
+	if (fd >= 0)
+		return fd;
+	if (debuglink && debuglink[0] == '/') { /* a dwz file, by its full name */
+		if (root[0] &&
+		    snprintf(path, sizeof(path), "%s%s", root, debuglink) < (int)sizeof(path) &&
 		    (fd = open_debug(path, found)) >= 0)
 			return fd;
-	}
-	if (debuglink && debuglink[0] == '/') /* a dwz file, by its full name */
 		return open_debug(debuglink, found);
+	}
 	if (debuglink && file_name) {
 		const char *slash = strrchr(file_name, '/');
 
@@ -103,11 +126,19 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
 			    (int)sizeof(path) &&
 		    (fd = open_debug(path, found)) >= 0)
 			return fd;
-		for (int d = 0; c && d < c->ndirs; d++)
+		for (int d = 0; c && d < c->ndirs; d++) {
+			const char *r = d == c->ndirs - 1 ? root : "";
+
+			if (r[0] &&
+			    snprintf(path, sizeof(path), "%s%s%s/%s", r, c->dirs[d], seen_path(dir),
+				     debuglink) < (int)sizeof(path) &&
+			    (fd = open_debug(path, found)) >= 0)
+				return fd;
 			if (snprintf(path, sizeof(path), "%s%s/%s", c->dirs[d], seen_path(dir),
 				     debuglink) < (int)sizeof(path) &&
 			    (fd = open_debug(path, found)) >= 0)
 				return fd;
+		}
 	}
 	errno = ENOENT;
 	return -1;

@@ -5,9 +5,10 @@
  * directory (DIR/.build-id/xx/rest.debug: where Debian's -dbgsym packages
  * put them under /usr/lib/debug), else by its .gnu_debuglink name (beside
  * the file, in its .debug/, under each debug directory). The function, file
- * and line of an address, and of each function it was inlined into. Debug
- * files are only looked up on this machine, never downloaded (no
- * debuginfod). Built without libdw, nothing is found.
+ * and line of an address, and of each function it was inlined into. For a
+ * file opened through /proc/PID/root, /usr/lib/debug is looked up in that
+ * root first. Debug files are only looked up on this machine, never
+ * downloaded (no debuginfod). Built without libdw, nothing is found.
  */
 #ifndef MEMLENS_TRACE_SRCLINE_H
 #define MEMLENS_TRACE_SRCLINE_H
