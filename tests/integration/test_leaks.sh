@@ -446,7 +446,10 @@ test_source_lines() {
 		dbg=$T_TMP/dbg/.build-id/${id:0:2}/${id:2}.debug
 		objcopy --only-keep-debug "$T_TMP/bin/leakbid" "$dbg" &&
 			objcopy --strip-debug "$T_TMP/bin/leakbid"
-		"$MEMLENS" leaks -- "$T_TMP/bin/leakbid" $INL_K >"$T_TMP/bid0.txt" 2>&1
+		# without the directory: no lines, and no debuginfod server asked
+		# (libdebuginfod, when installed, logs each query it makes)
+		DEBUGINFOD_URLS=http://127.0.0.1:9 DEBUGINFOD_VERBOSE=1 \
+			"$MEMLENS" leaks -- "$T_TMP/bin/leakbid" $INL_K >"$T_TMP/bid0.txt" 2>&1
 		"$MEMLENS" leaks --json --debug-dir "$T_TMP/dbg" -- "$T_TMP/bin/leakbid" $INL_K \
 			>"$T_TMP/bid.json" 2>"$T_TMP/bid.err"
 		"$MEMLENS" leaks --debug-dir "$T_TMP/dbg" -- "$T_TMP/bin/leakbid" $INL_K >"$T_TMP/bid.txt" 2>&1
@@ -455,6 +458,8 @@ test_source_lines() {
 			notok $n "objcopy --strip-debug left .debug_info in the binary"
 		elif grep -q ' at leakinl\.c:' "$T_TMP/bid0.txt"; then
 			notok $n "source lines without the debug file: $(cat "$T_TMP/bid0.txt")"
+		elif grep -qE 'server response|^url [0-9]|debuginfod' "$T_TMP/bid0.txt"; then
+			notok $n "a debuginfod server was asked: $(cat "$T_TMP/bid0.txt")"
 		else
 			[ "$res" = good ] && ok $n || notok $n "$res $(cat "$T_TMP/bid.err")"
 		fi
