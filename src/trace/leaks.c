@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -30,14 +31,16 @@
 static const char usage_text[] =
 	"usage: memlens leaks (-p PID | -- CMD [ARGS...]) [-d SEC] [-i MS] [--json] [-v]\n"
 	"                     [-n N] [--no-stacks] [--folded FILE] [--pprof FILE]\n"
-	"                     [--max-blocks N]\n"
+	"                     [--max-blocks N] [--debug-dir DIR]\n"
 	"\n"
 	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
 	"posix_memalign, memalign, valloc and pvalloc of one process with uprobes on\n"
 	"its allocator (its libc, or the\n"
 	"jemalloc/tcmalloc/mimalloc that replaces libc's malloc), and report the\n"
 	"allocations still outstanding at the end, grouped by size and by the user\n"
-	"call stack that made them (symbolized from the process's ELF files).\n"
+	"call stack that made them (symbolized from the process's ELF files, with\n"
+	"source file:line and inlined functions where they or their debug files\n"
+	"have DWARF).\n"
 	"\n"
 	"  -p, --pid PID        a running process (its allocator found from its maps)\n"
 	"  -- CMD [ARGS]        start CMD and trace it from before its first malloc\n"
@@ -55,6 +58,9 @@ static const char usage_text[] =
 	"      --pprof FILE     also write them to FILE as a pprof profile (gzipped\n"
 	"                       profile.proto: go tool pprof, Parca, Pyroscope), with\n"
 	"                       source files and lines where the ELF files have DWARF\n"
+	"      --debug-dir DIR  look for separate debug files in DIR first\n"
+	"                       (DIR/.build-id/xx/rest.debug, or by .gnu_debuglink\n"
+	"                       name), then beside each file and in /usr/lib/debug\n"
 	"      --max-blocks N   outstanding blocks the table holds (default 1000000;\n"
 	"                       each takes about 100 bytes of kernel memory)\n"
 	"      --perf-uprobes   one perf-event uprobe per probe, as on kernels before\n"
@@ -80,6 +86,7 @@ struct leaks_opts {
 	long max_blocks; /* --max-blocks N; 0: LEAKS_MAX_ALLOCS */
 	const char *folded; /* --folded FILE */
 	const char *pprof; /* --pprof FILE */
+	const char *debug_dir; /* --debug-dir DIR */
 	int verbose;
 	char **cmd;
 };
@@ -139,8 +146,10 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					    { "pprof", required_argument, NULL, 'P' },
 					    { "max-blocks", required_argument, NULL, 'M' },
 					    { "perf-uprobes", no_argument, NULL, 'U' },
+					    { "debug-dir", required_argument, NULL, 'G' },
 					    TRACE_LONGOPTS_COMMON,
 					    { 0 } };
+	struct stat st;
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
@@ -172,6 +181,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		case 'U':
 			o->perf_uprobes = true;
 			break;
+		case 'G':
+			o->debug_dir = optarg;
+			break;
 		default:
 			r = trace_common_opt(c, "leaks", usage_text, &o->pid, &o->duration,
 					     &o->json, &o->verbose);
@@ -183,6 +195,15 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		o->cmd = argv + optind;
 	if (!o->cmd == !o->pid)
 		return cli_error("leaks", "give one target: -p PID or -- CMD [ARGS]"), -EINVAL;
+	if (o->debug_dir && stat(o->debug_dir, &st))
+		return cli_error("leaks", "--debug-dir %s: %s: give a directory of debug files",
+				 o->debug_dir, strerror(errno)),
+		       -EINVAL;
+	if (o->debug_dir && !S_ISDIR(st.st_mode))
+		return cli_error("leaks",
+				 "--debug-dir %s: not a directory: give a directory of debug files",
+				 o->debug_dir),
+		       -EINVAL;
 	if ((o->folded || o->pprof) && o->no_stacks)
 		return cli_error("leaks", "--%s needs the call stacks: drop --no-stacks",
 				 o->folded ? "folded" : "pprof"),
@@ -568,18 +589,27 @@ static void totals(struct leaks_bpf *s, struct leak_totals *t)
 	free(a);
 }
 
+struct sym_stack {
+	char text[4096]; /* one symbolize() line per address */
+	uint64_t ips[LEAKS_STACK_DEPTH]; /* the addresses of those lines */
+	int nips;
+	uint64_t count, bytes;
+};
+
 /*
- * The frames of stack @id, symbolized, joined by '\n' into @out. Frame-pointer
- * walks of code built without frame pointers run into data: stop at the
- * first address outside executable mappings.
+ * The frames of stack @id, symbolized, joined by '\n' into @st->text, their
+ * addresses in @st->ips. Frame-pointer walks of code built without frame
+ * pointers run into data: stop at the first address outside executable
+ * mappings.
  */
-static void stack_text(struct leaks_run *r, int64_t id, char *out, size_t len)
+static void stack_text(struct leaks_run *r, int64_t id, struct sym_stack *st)
 {
 	__u64 ips[LEAKS_STACK_DEPTH];
-	size_t used = 0;
-	char buf[512];
+	size_t used = 0, len = sizeof(st->text);
+	char buf[512], *out = st->text;
 
 	out[0] = 0;
+	st->nips = 0;
 	if (id < 0 ||
 	    bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &(__u32){ (__u32)id }, ips))
 		return;
@@ -590,13 +620,62 @@ static void stack_text(struct leaks_run *r, int64_t id, char *out, size_t len)
 		if (used + strlen(buf) + 2 >= len)
 			break;
 		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "\n" : "", buf);
+		st->ips[st->nips++] = ips[f];
 	}
 }
 
-struct sym_stack {
-	char text[4096];
-	uint64_t count, bytes;
-};
+/* Each frame of @st, inlined ones included, innermost first. */
+#define MAX_FRAMES (LEAKS_STACK_DEPTH * SRCLINE_MAX_INLINE)
+static int stack_frames(struct leaks_run *r, const struct sym_stack *st, struct sym_frame *fr)
+{
+	int n = 0;
+
+	for (int i = 0; i < st->nips; i++)
+		n += symbolize_frames(&r->sym, st->ips[i], fr + n, SRCLINE_MAX_INLINE);
+	return n;
+}
+
+static void json_frames(struct jw *w, struct leaks_run *r, const struct sym_stack *st)
+{
+	static struct sym_frame fr[MAX_FRAMES];
+	int n = stack_frames(r, st, fr);
+	char addr[24];
+
+	ml_jw_key(w, "frames");
+	ml_jw_arr(w);
+	for (int i = 0; i < n; i++) {
+		ml_jw_obj(w);
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)fr[i].addr);
+		ml_jw_kstr(w, "address", addr);
+		if (fr[i].func)
+			ml_jw_kstr(w, "function", fr[i].func);
+		if (fr[i].have_off)
+			ml_jw_kuint(w, "offset", fr[i].off);
+		ml_jw_kbool(w, "inlined", fr[i].inlined);
+		if (fr[i].object && fr[i].object[0])
+			ml_jw_kstr(w, "object", fr[i].object);
+		if (fr[i].file)
+			ml_jw_kstr(w, "file", fr[i].file);
+		if (fr[i].line)
+			ml_jw_kuint(w, "line", (uint64_t)fr[i].line);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_arr_end(w);
+}
+
+static void print_frames(struct leaks_run *r, const struct sym_stack *st)
+{
+	static struct sym_frame fr[MAX_FRAMES];
+	int n = stack_frames(r, st, fr);
+	char buf[1024];
+
+	if (!n)
+		printf("    [stack not recorded]\n");
+	for (int i = 0; i < n; i++) {
+		sym_frame_text(&fr[i], buf, sizeof(buf));
+		printf("    %s\n", buf);
+	}
+}
 
 static int cmp_sym_stack(const void *a, const void *b)
 {
@@ -623,7 +702,7 @@ static struct sym_stack *symbolized_stacks(struct leaks_run *r, const struct lea
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < t->nstacks; i++) {
-		stack_text(r, t->stacks[i].id, v[i].text, sizeof(v[i].text));
+		stack_text(r, t->stacks[i].id, &v[i]);
 		v[i].count = t->stacks[i].count;
 		v[i].bytes = t->stacks[i].bytes;
 	}
@@ -662,6 +741,7 @@ static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_tot
 		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
 			ml_jw_str(w, tok);
 		ml_jw_arr_end(w);
+		json_frames(w, r, &v[i]);
 		ml_jw_obj_end(w);
 	}
 	ml_jw_arr_end(w);
@@ -800,14 +880,9 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 		return;
 	v = symbolized_stacks(r, t, &nst);
 	for (size_t i = 0; v && i < nst && (!o->top || i < (size_t)o->top); i++) {
-		char *save = NULL, *tok;
-
 		printf("\n%llu blocks, %s outstanding from:\n", (unsigned long long)v[i].count,
 		       fmt_bytes(v[i].bytes, b1, sizeof(b1)));
-		if (!v[i].text[0])
-			printf("    [stack not recorded]\n");
-		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
-			printf("    %s\n", tok);
+		print_frames(r, &v[i]);
 	}
 	free(v);
 }
@@ -815,33 +890,34 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 /*
  * One line per stack, outermost frame first, frames joined by ';', then a
  * space and the bytes outstanding: "main (leaky);leak (leaky) 4096000".
- * Offsets are dropped, so that a function is one node however many call
- * sites it has; ';' inside a name becomes ':'.
+ * Functions inlined at a call are frames of their own, after the function
+ * they were inlined into. Offsets are dropped, so that a function is one
+ * node however many call sites it has; ';' inside a name becomes ':'.
  */
 static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *f)
 {
+	static struct sym_frame fr[MAX_FRAMES];
 	struct sym_stack *v;
+	char buf[1024];
 	size_t n;
 
 	v = symbolized_stacks(r, t, &n);
 	for (size_t i = 0; v && i < n; i++) {
-		char *fr[LEAKS_STACK_DEPTH], *save = NULL, *tok;
-		int nf = 0;
+		int nf = stack_frames(r, &v[i], fr);
 
-		for (tok = strtok_r(v[i].text, "\n", &save); tok && nf < LEAKS_STACK_DEPTH;
-		     tok = strtok_r(NULL, "\n", &save))
-			fr[nf++] = tok;
 		if (!nf)
 			fputs("[stack not recorded]", f);
 		for (int k = nf - 1; k >= 0; k--) {
-			char *plus = strstr(fr[k], "+0x"), *sp;
+			struct sym_frame name = fr[k];
 
-			if (plus && (sp = strchr(plus, ' ')))
-				memmove(plus, sp, strlen(sp) + 1);
-			for (char *c = fr[k]; *c; c++)
+			/* the function only: no offset, line, or inlined mark */
+			name.have_off = name.inlined = false;
+			name.file = NULL;
+			sym_frame_text(&name, buf, sizeof(buf));
+			for (char *c = buf; *c; c++)
 				if (*c == ';')
 					*c = ':';
-			fprintf(f, "%s%s", k == nf - 1 ? "" : ";", fr[k]);
+			fprintf(f, "%s%s", k == nf - 1 ? "" : ";", buf);
 		}
 		fprintf(f, " %llu\n", (unsigned long long)v[i].bytes);
 	}
@@ -1011,6 +1087,7 @@ static int cmd_leaks(int argc, char **argv)
 	if (e)
 		goto out;
 	symbolizer_init(&r.sym, t.pid);
+	r.sym.debug_dir = o.debug_dir;
 	symbolizer_refresh(&r.sym);
 	trace_output_switch(); /* after the spawn: CMD keeps our stdout */
 	e = trace_target_release(&t, &err);
