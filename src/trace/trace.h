@@ -21,6 +21,8 @@ struct ring_buffer;
 struct feature_list;
 /* `memlens check`: what the tracers can use here (memlens/features.h). */
 void trace_probe_features(struct feature_list *l);
+/* `memlens --version`: libbpf_major_version(), libbpf_minor_version() */
+void trace_libbpf_version(unsigned int *major, unsigned int *minor);
 
 /* Route libbpf's messages to stderr only when @verbose > 1. */
 void trace_libbpf_quiet(int verbose);
