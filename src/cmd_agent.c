@@ -39,5 +39,5 @@ static int cmd_agent_exec(int argc, char **argv)
 }
 
 MEMLENS_COMMAND(agent, "agent", 60,
-		"gRPC CRIUAgent service: profiling and checkpoints for orchestrators",
+		"gRPC service for orchestrators: profiling and checkpoints",
 		cmd_agent_exec);

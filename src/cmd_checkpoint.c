@@ -479,5 +479,5 @@ static int cmd_checkpoint(int argc, char **argv)
 }
 
 MEMLENS_COMMAND(checkpoint, "checkpoint", 15,
-		"profile, then checkpoint a process with CRIU, hot memory excluded when possible",
+		"profile, then checkpoint with CRIU, leaving hot memory out",
 		cmd_checkpoint);

@@ -769,5 +769,5 @@ static int cmd_migrate(int argc, char **argv)
 }
 
 MEMLENS_COMMAND(migrate, "migrate", 16,
-		"live-migrate a process tree with CRIU: pre-dump rounds, hot memory left out",
+		"live-migrate a process tree with CRIU, hot memory left out",
 		cmd_migrate);

@@ -228,5 +228,5 @@ out:
 }
 
 MEMLENS_COMMAND(migrate_model, "migrate-model", 17,
-		"model a pre-copy migration on a write trace: bytes and downtime per policy",
+		"model pre-copy migration on a write trace: bytes, downtime",
 		cmd_migrate_model);

@@ -219,5 +219,5 @@ out:
 }
 
 MEMLENS_COMMAND(report, "report", 80,
-		"draw an HTML report (SVG charts) from the JSON Lines of other commands",
+		"an HTML report (SVG charts) from other commands' JSON Lines",
 		cmd_report);

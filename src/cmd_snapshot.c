@@ -489,5 +489,5 @@ out:
 }
 
 MEMLENS_COMMAND(snapshot, "snapshot", 30,
-		"what a process's memory looks like: per-VMA resident/swapped/file/huge pages",
+		"per-VMA picture of memory: resident, swapped, file, huge pages",
 		cmd_snapshot);
