@@ -375,8 +375,21 @@ static void print_usage(const struct cli_spec *s, FILE *f)
 		char buf[512], *save = NULL, *t;
 
 		snprintf(buf, sizeof(buf), "%s", s->synopsis);
-		for (t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
-			usage_word(f, t, &col, indent);
+		char *tok[64];
+		int nt = 0;
+
+		for (t = strtok_r(buf, " ", &save); t && nt < 64; t = strtok_r(NULL, " ", &save))
+			tok[nt++] = t;
+		for (int i = 0; i < nt; i++) {
+			/* "-D DIR" stays on one line */
+			if (tok[i][0] == '-' && i + 1 < nt && !strchr("-|(", tok[i + 1][0])) {
+				snprintf(word, sizeof(word), "%s %s", tok[i], tok[i + 1]);
+				usage_word(f, word, &col, indent);
+				i++;
+			} else {
+				usage_word(f, tok[i], &col, indent);
+			}
+		}
 	}
 	/* the flags without an argument that have a letter: [-aR] */
 	for (const struct cli_opt *o = s->opts; o->kind; o++)
@@ -429,8 +442,10 @@ void cli_print_help(const struct cli_spec *s, FILE *f)
 	int n = 0, w = 0;
 
 	print_usage(s, f);
-	if (s->about)
-		fprintf(f, "\n%s", s->about);
+	if (s->about) {
+		fputc('\n', f);
+		cli_wrap(f, s->about, 0, 0);
+	}
 	for (const struct cli_opt *o = s->opts; o->kind && n < MAX_OPTS; o++)
 		if (!(o->flags & CLI_HIDDEN))
 			list[n++] = o;
@@ -459,8 +474,10 @@ void cli_print_help(const struct cli_spec *s, FILE *f)
 		}
 		cli_wrap(f, o->help ? o->help : "", 2 + w + 2, 2 + w + 2);
 	}
-	if (s->footer)
-		fprintf(f, "\n%s", s->footer);
+	if (s->footer) {
+		fputc('\n', f);
+		cli_wrap(f, s->footer, 0, 0);
+	}
 }
 
 void cli_list_options(const struct cli_spec *s, FILE *f)
