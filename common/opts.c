@@ -464,8 +464,11 @@ void cli_print_help(const struct cli_spec *s, FILE *f)
 		const struct cli_opt *o = list[i];
 		int l = opt_label(o, label, sizeof(label));
 
-		if (o->section)
-			fprintf(f, "%s%s\n", i ? "\n" : "", o->section);
+		if (o->section) {
+			if (i)
+				fputc('\n', f);
+			cli_wrap(f, o->section, 0, 0);
+		}
 		fprintf(f, "  %s", label);
 		if (l > w) {
 			fprintf(f, "\n%*s", 2 + w + 2, "");
