@@ -209,7 +209,7 @@ lm_spawned() {
 	local n=$1 runs=$2 probes=$3 out=$T_TMP/lm.json bad=0 r res
 	shift 3
 	for r in $(seq 1 "$runs"); do
-		"$MEMLENS" leaks --json -n 0 "$@" -- "$WORKLOADS/leakmix" $LM_N "$LM_ROUNDS" \
+		"$MEMLENS" leaks --json -T 0 "$@" -- "$WORKLOADS/leakmix" $LM_N "$LM_ROUNDS" \
 			>"$out" 2>"$T_TMP/lm.err"
 		res=$(lm_check "$out" spawn "$probes")
 		[ "$res" = good ] || { bad=$((bad + 1)); echo "#   run $r: $res"; }
