@@ -60,8 +60,8 @@ static int check_hostport(const char *opt, const char *hp, bool need_host, char 
 	long port;
 
 	if (!colon || parse_long(colon + 1, 1, 65535, &port)) {
-		cli_usage_error("agent", "%s wants HOST:PORT with a port in 1..65535, not '%s'", opt,
-				hp);
+		cli_usage_error("agent", "%s wants HOST:PORT with a port in 1..65535, not '%s'",
+				opt, hp);
 		return -EINVAL;
 	}
 	n = (size_t)(colon - hp);
@@ -115,12 +115,13 @@ static int check_addresses(struct agent_args *a)
 	if (check_hostport("-l/--listen", a->lo.tcp, true, host, sizeof(host)))
 		return -EINVAL;
 	if (!a->lo.tls_cert && !a->insecure_tcp && !loopback_only(host)) {
-		cli_usage_error("agent",
-			  "-l/--listen %s without TLS: anyone who can reach it could checkpoint the "
-			  "target. Give --tls-cert, --tls-key and --tls-client-ca (mutual TLS), "
-			  "listen on a loopback address (127.0.0.1), or accept the risk with "
-			  "--insecure-tcp",
-			  a->lo.tcp);
+		cli_usage_error(
+			"agent",
+			"-l/--listen %s without TLS: anyone who can reach it could checkpoint the "
+			"target. Give --tls-cert, --tls-key and --tls-client-ca (mutual TLS), "
+			"listen on a loopback address (127.0.0.1), or accept the risk with "
+			"--insecure-tcp",
+			a->lo.tcp);
 		return -EINVAL;
 	}
 	return 0;
@@ -130,9 +131,9 @@ static int check_args(struct agent_args *a)
 {
 	if (a->cfg.target.comm && (!*a->cfg.target.comm || strlen(a->cfg.target.comm) > 15)) {
 		cli_usage_error("agent",
-			  "--comm '%s': a process name (/proc/PID/comm) has 1 to 15 "
-			  "characters; give the first 15 of a longer one",
-			  a->cfg.target.comm);
+				"--comm '%s': a process name (/proc/PID/comm) has 1 to 15 "
+				"characters; give the first 15 of a longer one",
+				a->cfg.target.comm);
 		return -EINVAL;
 	}
 	if (check_addresses(a))
@@ -165,43 +166,77 @@ static int parse_args(int argc, char **argv, struct agent_args *a)
 	long grace = DEFAULT_GRACE_S, criu_timeout = CRIU_DEFAULT_TIMEOUT_MS / 1000, threads = 4;
 	struct cli_opt opts[] = {
 		{ .section = "Listening (default: the unix socket " DEFAULT_SOCKET ", mode 0600):",
-		  .name = "socket", .arg = "PATH", .kind = CLI_STR, .target = &a->lo.socket_path,
+		  .name = "socket",
+		  .arg = "PATH",
+		  .kind = CLI_STR,
+		  .target = &a->lo.socket_path,
 		  .help = "unix socket path; PATH.lock keeps a second agent out" },
 		CLI_OPT_LISTEN(&a->lo.tcp, "listen on TCP instead (give --socket too to serve "
 					   "both); without TLS only on a loopback address"),
-		{ .name = "tls-cert", .arg = "FILE", .kind = CLI_STR, .target = &a->lo.tls_cert,
+		{ .name = "tls-cert",
+		  .arg = "FILE",
+		  .kind = CLI_STR,
+		  .target = &a->lo.tls_cert,
 		  .help = "PEM certificate chain: serve TLS (needs --tls-key)" },
-		{ .name = "tls-key", .arg = "FILE", .kind = CLI_STR, .target = &a->lo.tls_key,
+		{ .name = "tls-key",
+		  .arg = "FILE",
+		  .kind = CLI_STR,
+		  .target = &a->lo.tls_key,
 		  .help = "PEM private key" },
-		{ .name = "tls-client-ca", .arg = "FILE", .kind = CLI_STR,
+		{ .name = "tls-client-ca",
+		  .arg = "FILE",
+		  .kind = CLI_STR,
 		  .target = &a->lo.tls_client_ca,
 		  .help = "require client certificates signed by this CA (mTLS)" },
-		{ .name = "insecure-tcp", .kind = CLI_FLAG, .target = &a->insecure_tcp,
+		{ .name = "insecure-tcp",
+		  .kind = CLI_FLAG,
+		  .target = &a->insecure_tcp,
 		  .help = "allow --listen without TLS on a non-loopback address (anyone who "
 			  "reaches it may checkpoint the target)" },
 		{ .section = "Target (default: the oldest process that is not the agent, its "
 			     "ancestors or descendants, a kernel thread or the pod's pause "
 			     "process):",
-		  .letter = 'p', .name = "pid", .arg = "PID", .kind = CLI_PID,
-		  .target = &a->cfg.target.pid, .help = "profile this process" },
-		{ .name = "comm", .arg = "NAME", .kind = CLI_STR, .target = &a->cfg.target.comm,
+		  .letter = 'p',
+		  .name = "pid",
+		  .arg = "PID",
+		  .kind = CLI_PID,
+		  .target = &a->cfg.target.pid,
+		  .help = "profile this process" },
+		{ .name = "comm",
+		  .arg = "NAME",
+		  .kind = CLI_STR,
+		  .target = &a->cfg.target.comm,
 		  .help = "profile the oldest process with this /proc/PID/comm (1..15 "
 			  "characters)" },
-		{ .section = "Other:", .name = "metrics", .arg = "HOST:PORT", .kind = CLI_STR,
+		{ .section = "Other:",
+		  .name = "metrics",
+		  .arg = "HOST:PORT",
+		  .kind = CLI_STR,
 		  .target = &a->metrics,
 		  .help = "serve Prometheus metrics on http://HOST:PORT/metrics" },
-		{ .letter = 'g', .name = "grace", .arg = "SEC", .kind = CLI_LONG, .target = &grace,
-		  .min = 0, .max = 3600,
+		{ .letter = 'g',
+		  .name = "grace",
+		  .arg = "SEC",
+		  .kind = CLI_LONG,
+		  .target = &grace,
+		  .min = 0,
+		  .max = 3600,
 		  .help = "on SIGTERM, let in-flight calls finish for SEC seconds (default 10), "
 			  "then cancel them" },
-		{ .name = "images-root", .arg = "DIR", .kind = CLI_STR,
+		{ .name = "images-root",
+		  .arg = "DIR",
+		  .kind = CLI_STR,
 		  .target = &a->cfg.images_root,
-		  .help = "images_dir of checkpoint calls must lie under DIR (default " DEFAULT_IMAGES
-			  ")" },
+		  .help = "images_dir of checkpoint calls must lie under DIR "
+			  "(default " DEFAULT_IMAGES ")" },
 		CLI_OPT_CRIU(&a->cfg.criu_path,
 			     "the CRIU binary (default: $MEMLENS_CRIU, then criu on PATH)"),
-		{ .name = "criu-timeout", .arg = "SEC", .kind = CLI_LONG, .target = &criu_timeout,
-		  .min = 1, .max = 86400,
+		{ .name = "criu-timeout",
+		  .arg = "SEC",
+		  .kind = CLI_LONG,
+		  .target = &criu_timeout,
+		  .min = 1,
+		  .max = 86400,
 		  .help = "time limit of every CRIU command (default 120)" },
 		CLI_OPT_CRIU_OPT(&a->cfg.criu_opts, criu_cli_opt_fn,
 				 "one more option for every criu dump/restore, e.g. "
@@ -340,5 +375,5 @@ int cmd_agent(int argc, char **argv)
 	return serve(&a, &l);
 }
 
-MEMLENS_COMMAND(agent, "agent", 60,
-		"gRPC service for orchestrators: profiling and checkpoints", cmd_agent);
+MEMLENS_COMMAND(agent, "agent", 60, "gRPC service for orchestrators: profiling and checkpoints",
+		cmd_agent);

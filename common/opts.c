@@ -216,7 +216,7 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 
 	if (!ops)
 		return cli_usage_error(s->cmd, "out of memory");
-	optind = 1;
+	optind = 0; /* glibc: start afresh, reading the '+' or '-' of @so */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		if (c == 1) {

@@ -44,7 +44,9 @@ static int parse_args(int argc, char **argv, struct check_cli *c)
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_CRIU(&c->criu, "the CRIU to check (default: as `memlens checkpoint` finds "
 				       "it)"),
-		{ .name = "no-criu", .kind = CLI_FLAG, .target = &c->no_criu,
+		{ .name = "no-criu",
+		  .kind = CLI_FLAG,
+		  .target = &c->no_criu,
 		  .help = "do not look for CRIU (it runs `criu check`, ~0.5 s)" },
 		CLI_OPT_END,
 	};

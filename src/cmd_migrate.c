@@ -103,9 +103,17 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 {
 	long iv = 500;
 	struct cli_opt opts[] = {
-		{ .section = "Source:", .letter = 'p', .name = "pid", .arg = "PID", .kind = CLI_PID,
-		  .target = &c->pid, .help = "the root of the process tree to migrate" },
-		{ .name = "to", .arg = "DIR|HOST:PORT", .kind = CLI_STR, .target = &c->to,
+		{ .section = "Source:",
+		  .letter = 'p',
+		  .name = "pid",
+		  .arg = "PID",
+		  .kind = CLI_PID,
+		  .target = &c->pid,
+		  .help = "the root of the process tree to migrate" },
+		{ .name = "to",
+		  .arg = "DIR|HOST:PORT",
+		  .kind = CLI_STR,
+		  .target = &c->to,
 		  .help = "DIR: restore on this machine from images under DIR; HOST:PORT: send "
 			  "it to a `memlens migrate --receive` listening there" },
 		CLI_OPT_MAX_ROUNDS(&c->max_rounds, 0, MAX_ROUNDS,
@@ -119,13 +127,22 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 				  "written ratio above which an interval is hot (default 0.3)"),
 		CLI_OPT_CONSECUTIVE(&c->hot_consecutive, HEAT_WINDOW,
 				    "hot intervals in a row before a VMA is hot (default 3)"),
-		{ .name = "no-exclude", .kind = CLI_FLAG, .target = &c->no_exclude,
+		{ .name = "no-exclude",
+		  .kind = CLI_FLAG,
+		  .target = &c->no_exclude,
 		  .help = "never leave hot memory out" },
-		{ .section = "Destination:", .name = "receive", .kind = CLI_FLAG,
-		  .target = &c->receive, .help = "serve one migration, then exit" },
+		{ .section = "Destination:",
+		  .name = "receive",
+		  .kind = CLI_FLAG,
+		  .target = &c->receive,
+		  .help = "serve one migration, then exit" },
 		CLI_OPT_LISTEN(&c->listen, "where to listen (page servers use the same HOST)"),
-		{ .section = "Both:", .letter = 'D', .name = "images-dir", .arg = "DIR",
-		  .kind = CLI_STR, .target = &c->dir,
+		{ .section = "Both:",
+		  .letter = 'D',
+		  .name = "images-dir",
+		  .arg = "DIR",
+		  .kind = CLI_STR,
+		  .target = &c->dir,
 		  .help = "the source's images (the pages go to the destination; default: a new "
 			  "directory under $TMPDIR or /tmp); with --receive: images go to DIR/1, "
 			  "DIR/2, ... (one per round)" },
@@ -685,5 +702,4 @@ static int cmd_migrate(int argc, char **argv)
 }
 
 MEMLENS_COMMAND(migrate, "migrate", 16,
-		"live-migrate a process tree with CRIU, hot memory left out",
-		cmd_migrate);
+		"live-migrate a process tree with CRIU, hot memory left out", cmd_migrate);

@@ -18,8 +18,7 @@ static const char about[] =
 	"stop-and-copy dump) and compare three policies: none (no exclusion), hot-vma\n"
 	"and hot-range (only the page spans written in each of the last N intervals).\n";
 
-static const char footer[] =
-	"Downtime = bytes of the final (stop-and-copy) round / bandwidth.\n";
+static const char footer[] = "Downtime = bytes of the final (stop-and-copy) round / bandwidth.\n";
 
 struct mm_cli {
 	const char *file;
@@ -119,8 +118,14 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 {
 	struct cli_opt opts[] = {
 		{ .arg = "FILE", .kind = CLI_ARGS, .help = "the trace ('-' for stdin)" },
-		{ .letter = 'b', .name = "bandwidth", .arg = "MIBPS", .kind = CLI_DOUBLE,
-		  .target = &c->p.bandwidth_mbps, .min = 1e-6, .max = 1e9, .flags = CLI_REQUIRED,
+		{ .letter = 'b',
+		  .name = "bandwidth",
+		  .arg = "MIBPS",
+		  .kind = CLI_DOUBLE,
+		  .target = &c->p.bandwidth_mbps,
+		  .min = 1e-6,
+		  .max = 1e9,
+		  .flags = CLI_REQUIRED,
 		  .help = "link bandwidth in MiB/s (required)" },
 		CLI_OPT_ROUND_INTERVAL(&c->p.round_interval_s, 0.001,
 				       "seconds between pre-dump rounds (required)"),
@@ -183,5 +188,4 @@ out:
 }
 
 MEMLENS_COMMAND(migrate_model, "migrate-model", 17,
-		"model pre-copy migration on a write trace: bytes, downtime",
-		cmd_migrate_model);
+		"model pre-copy migration on a write trace: bytes, downtime", cmd_migrate_model);

@@ -44,19 +44,34 @@ static int parse_args(int argc, char **argv, struct report_args *a, int *first)
 {
 	long points = 0, vmas = 0;
 	struct cli_opt opts[] = {
-		{ .arg = "FILE...", .kind = CLI_ARGS,
+		{ .arg = "FILE...",
+		  .kind = CLI_ARGS,
 		  .help = "JSON Lines files; - reads standard input" },
 		CLI_OPT_OUTPUT(&a->out, "where to write the page (default report.html; - for "
 					"stdout)"),
-		{ .name = "title", .arg = "TEXT", .kind = CLI_STR, .target = &a->opts.title,
+		{ .name = "title",
+		  .arg = "TEXT",
+		  .kind = CLI_STR,
+		  .target = &a->opts.title,
 		  .help = "the page's title (default \"memlens report\")" },
-		{ .name = "max-points", .arg = "N", .kind = CLI_LONG, .target = &points, .min = 10,
+		{ .name = "max-points",
+		  .arg = "N",
+		  .kind = CLI_LONG,
+		  .target = &points,
+		  .min = 10,
 		  .max = 5000,
 		  .help = "time columns per chart before long runs are averaged down (default "
 			  "360)" },
-		{ .name = "max-vmas", .arg = "N", .kind = CLI_LONG, .target = &vmas, .min = 1,
-		  .max = 1000, .help = "VMAs in a heat map, the most written ones (default 40)" },
-		{ .name = "skip-unknown", .kind = CLI_FLAG, .target = &a->skip_unknown,
+		{ .name = "max-vmas",
+		  .arg = "N",
+		  .kind = CLI_LONG,
+		  .target = &vmas,
+		  .min = 1,
+		  .max = 1000,
+		  .help = "VMAs in a heat map, the most written ones (default 40)" },
+		{ .name = "skip-unknown",
+		  .kind = CLI_FLAG,
+		  .target = &a->skip_unknown,
 		  .help = "skip lines of other types instead of stopping at them" },
 		CLI_OPT_END,
 	};
@@ -185,6 +200,5 @@ out:
 	return rc;
 }
 
-MEMLENS_COMMAND(report, "report", 80,
-		"an HTML report (SVG charts) from other commands' JSON Lines",
+MEMLENS_COMMAND(report, "report", 80, "an HTML report (SVG charts) from other commands' JSON Lines",
 		cmd_report);

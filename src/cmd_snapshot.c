@@ -54,8 +54,13 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 			    "until it exits"),
 		CLI_OPT_INTERVAL(&c->interval_ms, 1, 3600000,
 				 "periodic mode: one cycle every MS milliseconds"),
-		{ .letter = 'n', .name = "count", .arg = "N", .kind = CLI_LONG, .target = &c->count,
-		  .min = 1, .max = 1000000000L,
+		{ .letter = 'n',
+		  .name = "count",
+		  .arg = "N",
+		  .kind = CLI_LONG,
+		  .target = &c->count,
+		  .min = 1,
+		  .max = 1000000000L,
 		  .help = "stop after N cycles (periodic; with -p, -i defaults to 1000)" },
 		CLI_OPT_DURATION(&c->duration, 0.001,
 				 "stop after SEC seconds (periodic; with -p, -i defaults to 1000)"),
@@ -63,13 +68,19 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 					     "CSV with --csv) to FILE, not stdout"),
 		CLI_OPT_JSON(&c->json, "JSON Lines: one \"snapshot\" object per cycle, then one "
 				       "\"summary\" object"),
-		{ .name = "csv", .kind = CLI_FLAG, .target = &c->csv,
+		{ .name = "csv",
+		  .kind = CLI_FLAG,
+		  .target = &c->csv,
 		  .help = "CSV: one row per VMA per cycle plus a \"total\" row" },
-		{ .name = "pages", .kind = CLI_FLAG, .target = &c->pages,
+		{ .name = "pages",
+		  .kind = CLI_FLAG,
+		  .target = &c->pages,
 		  .help = "also read /proc/kpageflags and /proc/kpagecount for the present "
 			  "pages: dirty, referenced, active, LRU, anon, swap-backed, shared "
 			  "(root only)" },
-		{ .name = "writes", .kind = CLI_FLAG, .target = &c->writes,
+		{ .name = "writes",
+		  .kind = CLI_FLAG,
+		  .target = &c->writes,
 		  .help = "also count pages written since the previous cycle (userfaultfd "
 			  "write-protect, as `memlens writes`)" },
 		CLI_OPT_THREADS(&c->threads, SNAPSHOT_MAX_THREADS,
@@ -427,5 +438,4 @@ out:
 }
 
 MEMLENS_COMMAND(snapshot, "snapshot", 30,
-		"per-VMA picture of memory: resident, swapped, file, huge pages",
-		cmd_snapshot);
+		"per-VMA picture of memory: resident, swapped, file, huge pages", cmd_snapshot);

@@ -321,12 +321,18 @@ int cmd_writes(int argc, char **argv)
 		CLI_OPT_DURATION(&duration, 0.001,
 				 "stop after SEC seconds: SEC intervals of 1 s without -i "
 				 "(default: Ctrl-C or the target's exit)"),
-		{ .letter = 'a', .name = "all", .kind = CLI_FLAG, .target = &c.all,
+		{ .letter = 'a',
+		  .name = "all",
+		  .kind = CLI_FLAG,
+		  .target = &c.all,
 		  .help = "list every tracked VMA, not only written or hot ones" },
 		CLI_OPT_OUTPUT(&out_path, "write the output (table or JSON) to FILE, not stdout"),
 		CLI_OPT_JSON(&c.json, "JSON Lines: one \"interval\" object per interval, then "
 				      "one \"summary\" object"),
-		{ .name = "record", .arg = "FILE", .kind = CLI_STR, .target = &record_path,
+		{ .name = "record",
+		  .arg = "FILE",
+		  .kind = CLI_STR,
+		  .target = &record_path,
 		  .help = "also write each interval's written page ranges to FILE (JSON Lines; "
 			  "the input of migrate-model and report)" },
 		CLI_OPT_QUIET(&c.quiet, "human output: print only the summary"),
@@ -346,9 +352,10 @@ int cmd_writes(int argc, char **argv)
 	po.interval_ms = (unsigned int)interval_ms;
 	/* -d without -i: intervals of 1 s, or one interval of the whole duration */
 	if (duration > 0 && !interval_ms)
-		po.interval_ms = duration * 1000 < PROFILER_DEFAULT_INTERVAL_MS
-					 ? (unsigned int)(duration * 1000 < 10 ? 10 : duration * 1000)
-					 : PROFILER_DEFAULT_INTERVAL_MS;
+		po.interval_ms =
+			duration * 1000 < PROFILER_DEFAULT_INTERVAL_MS
+				? (unsigned int)(duration * 1000 < 10 ? 10 : duration * 1000)
+				: PROFILER_DEFAULT_INTERVAL_MS;
 	c.out = stdout;
 	if (out_path) {
 		c.out = out_open(out_path);

@@ -36,7 +36,12 @@ static void usage(FILE *f)
 		fprintf(f, "  %-14s ", list[i]->name);
 		cli_wrap(f, list[i]->summary, 17, 17);
 	}
-	fprintf(f, "\n'memlens <command> --help' describes a command's options;\n"
+	fprintf(f, "\nThe options they share mean the same in each: -p/--pid PID, -- CMD [ARGS]\n"
+		   "(start CMD and follow it), -d/--duration SEC, -i/--interval MS,\n"
+		   "-o/--output FILE (what would go to standard output goes to FILE, in the\n"
+		   "format --json or --csv chose: never guessed from the file's name), --json,\n"
+		   "-q/--quiet, -v/--verbose, -h/--help, -V/--version.\n"
+		   "\n'memlens <command> --help' describes a command's options;\n"
 		   "'memlens --version' (-V) the versions and the features found.\n"
 		   "Exit status: 0 ok, 1 failed, 2 bad usage or input, 3 no such target or it\n"
 		   "exited, 4 permission denied, 5 the kernel lacks a needed feature.\n");

@@ -94,8 +94,11 @@ static int parse_args(int argc, char **argv, struct faults_opts *o)
 	memset(o, 0, sizeof(*o));
 	n = trace_common_opts(opts, &o->pid, &o->duration, &o->json, &o->verbose,
 			      "one summary object on stdout (JSON Lines)");
-	opts[n++] = (struct cli_opt){ .name = "mode", .arg = "MODE", .kind = CLI_CHOICE,
-				      .target = &o->mode, .choices = modes,
+	opts[n++] = (struct cli_opt){ .name = "mode",
+				      .arg = "MODE",
+				      .kind = CLI_CHOICE,
+				      .target = &o->mode,
+				      .choices = modes,
 				      .help = "auto (default), fentry (fentry/fexit "
 					      "handle_mm_fault) or tracepoint "
 					      "(page_fault_user/kernel + perf events)" };

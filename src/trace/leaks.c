@@ -123,30 +123,41 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 	opts[6].help = "say which probes are used and where; twice: libbpf's log";
 	opts[n++] = (struct cli_opt)CLI_OPT_TOP(&o->top, "stacks and sizes shown (default 10; "
 							 "0: all)");
-	opts[n++] = (struct cli_opt){ .name = "no-stacks", .kind = CLI_FLAG,
+	opts[n++] = (struct cli_opt){ .name = "no-stacks",
+				      .kind = CLI_FLAG,
 				      .target = &o->no_stacks,
 				      .help = "do not record call stacks (cheaper)" };
-	opts[n++] = (struct cli_opt){ .name = "free-at-entry", .kind = CLI_FLAG,
+	opts[n++] = (struct cli_opt){ .name = "free-at-entry",
+				      .kind = CLI_FLAG,
 				      .target = &o->free_at_entry,
 				      .help = "probe free() at its first instruction, not at the "
 					      "first one the kernel can emulate (for comparison)" };
-	opts[n++] = (struct cli_opt){ .name = "folded", .arg = "FILE", .kind = CLI_STR,
+	opts[n++] = (struct cli_opt){ .name = "folded",
+				      .arg = "FILE",
+				      .kind = CLI_STR,
 				      .target = &o->folded,
 				      .help = "also write the outstanding bytes per call stack to "
 					      "FILE as folded stacks (flamegraph.pl, speedscope, "
 					      "inferno)" };
-	opts[n++] = (struct cli_opt){ .name = "pprof", .arg = "FILE", .kind = CLI_STR,
+	opts[n++] = (struct cli_opt){ .name = "pprof",
+				      .arg = "FILE",
+				      .kind = CLI_STR,
 				      .target = &o->pprof,
 				      .help = "also write them to FILE as a pprof profile (gzipped "
 					      "profile.proto: go tool pprof, Parca, Pyroscope), "
 					      "with source files and lines where the ELF files "
 					      "have DWARF" };
-	opts[n++] = (struct cli_opt){ .name = "max-blocks", .arg = "N", .kind = CLI_LONG,
-				      .target = &o->max_blocks, .min = 1, .max = 100000000,
+	opts[n++] = (struct cli_opt){ .name = "max-blocks",
+				      .arg = "N",
+				      .kind = CLI_LONG,
+				      .target = &o->max_blocks,
+				      .min = 1,
+				      .max = 100000000,
 				      .help = "outstanding blocks the table holds (default "
 					      "1000000; each takes about 100 bytes of kernel "
 					      "memory)" };
-	opts[n++] = (struct cli_opt){ .name = "perf-uprobes", .kind = CLI_FLAG,
+	opts[n++] = (struct cli_opt){ .name = "perf-uprobes",
+				      .kind = CLI_FLAG,
 				      .target = &o->perf_uprobes,
 				      .help = "one perf-event uprobe per probe, as on kernels "
 					      "before 6.6, not two uprobe_multi links (slower to "

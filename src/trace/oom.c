@@ -24,8 +24,7 @@ static const char about[] =
 	"limit that was hit, the memory cgroup, and whether it was a cgroup or a\n"
 	"global (system-wide) OOM. cgroup v1 and v2.\n";
 
-static const char footer[] =
-	"Exit status 0 whether or not a kill was seen.\n";
+static const char footer[] = "Exit status 0 whether or not a kill was seen.\n";
 
 struct oom_opts {
 	double duration;

@@ -68,25 +68,36 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 		       "object) per interval";
 	opts[n++] = (struct cli_opt)CLI_OPT_TOP(&o->top, "show the N first caches (default 20; "
 							 "0: all)");
-	opts[n++] = (struct cli_opt){ .letter = 's', .name = "sort", .arg = "KEY",
-				      .kind = CLI_CHOICE, .target = &o->sort, .choices = sorts,
+	opts[n++] = (struct cli_opt){ .letter = 's',
+				      .name = "sort",
+				      .arg = "KEY",
+				      .kind = CLI_CHOICE,
+				      .target = &o->sort,
+				      .choices = sorts,
 				      .help = "net (default), net_kb, allocs or frees" };
-	opts[n++] = (struct cli_opt){ .name = "mode", .arg = "MODE", .kind = CLI_CHOICE,
-				      .target = &mode, .choices = modes,
+	opts[n++] = (struct cli_opt){ .name = "mode",
+				      .arg = "MODE",
+				      .kind = CLI_CHOICE,
+				      .target = &mode,
+				      .choices = modes,
 				      .help = "auto (default: tp_btf, else raw_tp), tp_btf or "
 					      "raw_tp" };
-	opts[n++] = (struct cli_opt){ .name = "slabinfo", .kind = CLI_FLAG,
+	opts[n++] = (struct cli_opt){ .name = "slabinfo",
+				      .kind = CLI_FLAG,
 				      .target = &o->slabinfo,
 				      .help = "also read each cache's objects in use as the "
 					      "kernel counts them (/proc/slabinfo) when tracing "
 					      "begins and ends, with what was counted by then, and "
 					      "show the two changes side by side (WINDOW, "
 					      "SLABINFO)" };
-	opts[n++] = (struct cli_opt){ .name = "shrink", .kind = CLI_FLAG, .target = &o->shrink,
-				      .help = "with --slabinfo: flush each cache's per-CPU slabs "
-					      "just before reading it (its free objects would count "
-					      "as in use), through /sys/kernel/slab/CACHE/shrink: a "
-					      "few seconds at each end" };
+	opts[n++] =
+		(struct cli_opt){ .name = "shrink",
+				  .kind = CLI_FLAG,
+				  .target = &o->shrink,
+				  .help = "with --slabinfo: flush each cache's per-CPU slabs "
+					  "just before reading it (its free objects would count "
+					  "as in use), through /sys/kernel/slab/CACHE/shrink: a "
+					  "few seconds at each end" };
 	opts[n] = (struct cli_opt)CLI_OPT_END;
 	r = cli_parse(&spec, argc, argv, &first);
 	if (r)
