@@ -233,7 +233,7 @@ lm_pid() {
 		T_BG+=("$p")
 		exec 7>"$T_TMP/lm.fifo"
 		for _ in $(seq 1 100); do grep -qs churning "$T_TMP/lmp.err" && break; sleep 0.05; done
-		if ! tracer_start lmp leaks -p $p --json -n 0 "$@"; then
+		if ! tracer_start lmp leaks -p $p --json -T 0 "$@"; then
 			exec 7>&-; kill $p; bad=$((bad + 1)); echo "#   run $r: $(cat "$TR_ERR")"; continue
 		fi
 		echo >&7	# the leaks begin
