@@ -278,9 +278,9 @@ static void stop_child(pid_t child, int sig)
 }
 
 /*
- * -d: over once @want intervals were printed (or, when the duration is
- * shorter than one interval, once it has passed); a tick that is very late
- * (a huge target) does not keep it going beyond two more intervals.
+ * -d: over once @want intervals were printed (@want 0: once the duration
+ * has passed); ticks that are very late (a huge target, a loaded machine)
+ * do not keep it going much beyond the duration.
  */
 static bool duration_over(struct writes_ctx *c, uint64_t t0, double duration, uint64_t want)
 {
@@ -419,8 +419,14 @@ int cmd_writes(int argc, char **argv)
 		goto out_close;
 	}
 	uint64_t t0 = cli_now_ns();
-	/* -d SEC: that many intervals' worth, counted (not a race with the last tick) */
-	uint64_t want = (uint64_t)(duration * 1000 / ml_profiler_options(p)->interval_ms + 0.5);
+	/*
+	 * -d SEC without -i: SEC intervals of 1 s, counted (not a race between
+	 * the last tick and the clock); with -i: SEC seconds.
+	 */
+	uint64_t want =
+		interval_ms
+			? 0
+			: (uint64_t)(duration * 1000 / ml_profiler_options(p)->interval_ms + 0.5);
 	for (;;) {
 		int sig = cli_wait_signal(&sigs, 50);
 

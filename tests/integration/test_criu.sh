@@ -369,7 +369,7 @@ p = subprocess.Popen([memwrite, "-m", "4"], pass_fds=(mine.fileno(),),
 time.sleep(0.3)
 for name, extra in (("plain", []), ("ext", ["--criu-opt", "--ext-unix-sk"])):
     r = subprocess.run([memlens, "checkpoint", "-p", str(p.pid), "-D", tmp + "/usk-" + name,
-                        "-R", "-s", "0"] + extra, capture_output=True, text=True)
+                        "-R", "-d", "0"] + extra, capture_output=True, text=True)
     print(name, r.returncode, r.stderr.replace("\n", " ")[-400:])
 print("alive", p.poll() is None)
 mine.send(b"still connected")
