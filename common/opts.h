@@ -10,6 +10,13 @@
  * CLI_OPT_DURATION, ...): the same letter, long name and argument name in
  * every command that has them. -h/--help and -V/--version are added to
  * every table by the parser.
+ *
+ * Why not glibc argp: its messages start with the program's name and are
+ * followed by a "Try `... --help' or `... --usage'" of its own, it exits
+ * from inside argp_parse() on errors and --help, and its help layout is
+ * not ours to choose; memlens wants "memlens CMD: <what is wrong>" and one
+ * Try line from both binaries (memlens and memlens-agent). This is
+ * getopt_long() under a table, so the parsing rules are getopt's.
  */
 #ifndef MEMLENS_OPTS_H
 #define MEMLENS_OPTS_H
