@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "memlens/clock.h" /* ml_mono_ns(): the commands measure with it */
+
 /* Strict parsers: the whole string must be a number in [min, max]. 0 or -EINVAL. */
 int parse_long(const char *s, long min, long max, long *out);
 int parse_double(const char *s, double min, double max, double *out);
@@ -26,7 +28,5 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
  */
 void cli_block_signals(sigset_t *set);
 int cli_wait_signal(const sigset_t *set, long ms);
-
-uint64_t cli_now_ns(void);
 
 #endif

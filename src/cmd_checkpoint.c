@@ -302,9 +302,9 @@ static void print_human(const struct ckpt_out *o)
 /* Sleep @secs, or until a signal or the profiler stops. -EINTR / -ESRCH. */
 static int wait_profiling(struct profiler *p, const sigset_t *sigs, double secs)
 {
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
 
-	while ((cli_now_ns() - t0) / 1e9 < secs) {
+	while ((ml_mono_ns() - t0) / 1e9 < secs) {
 		if (cli_wait_signal(sigs, 50))
 			return -EINTR;
 		if (p && !ml_profiler_running(p))

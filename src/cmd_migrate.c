@@ -322,7 +322,7 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 	memset(r, 0, sizeof(*r));
 	r->k = k;
 	r->pre_dump = pre_dump;
-	r->start_ms = (cli_now_ns() - m->t0_ns) / 1000000;
+	r->start_ms = (ml_mono_ns() - m->t0_ns) / 1000000;
 	ret = ask(m, ans, sizeof(ans), "ROUND %d", k);
 	if (!ret && sscanf(ans, "PORT %d", &port) != 1)
 		ret = -EPROTO;
@@ -343,7 +343,7 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 	};
 
 	ret = ml_criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
-	m->criu_end_ns = cli_now_ns();
+	m->criu_end_ns = ml_mono_ns();
 	if (!ret && !pre_dump)
 		ml_criu_read_dump_frozen(dir, &m->frozen_us, &err);
 	if (ret)
@@ -400,7 +400,7 @@ static void wait_pid_free(pid_t pid)
 
 static int final_round(struct mig_run *m, int k)
 {
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
 	char ans[512];
 	int ret, pid;
 	unsigned long long ms;
@@ -408,7 +408,7 @@ static int final_round(struct mig_run *m, int k)
 	ret = do_round(m, k, false);
 	if (ret)
 		return ret;
-	m->dump_ms = (cli_now_ns() - t0) / 1000000;
+	m->dump_ms = (ml_mono_ns() - t0) / 1000000;
 	ret = send_images(m, k);
 	if (ret)
 		return ret;
@@ -432,9 +432,9 @@ static int final_round(struct mig_run *m, int k)
 	 * destination; without that count, from the start of the final round */
 	if (m->frozen_us >= 0)
 		m->downtime_ms =
-			(cli_now_ns() - m->criu_end_ns) / 1000000 + (uint64_t)m->frozen_us / 1000;
+			(ml_mono_ns() - m->criu_end_ns) / 1000000 + (uint64_t)m->frozen_us / 1000;
 	else
-		m->downtime_ms = (cli_now_ns() - t0) / 1000000;
+		m->downtime_ms = (ml_mono_ns() - t0) / 1000000;
 	m->restored = pid;
 	m->restore_ms = ms;
 	return 0;
@@ -461,12 +461,12 @@ static uint64_t latest_seq(struct profiler *p)
  */
 static int wait_round(struct mig_run *m, const sigset_t *sigs)
 {
-	uint64_t t0 = cli_now_ns(), seq0 = latest_seq(m->p);
+	uint64_t t0 = ml_mono_ns(), seq0 = latest_seq(m->p);
 	double max_s = 10 * (m->c->round_s > 1 ? m->c->round_s : 1);
 	int cons = m->c->hot_consecutive ? m->c->hot_consecutive : HEAT_DEFAULT_CONSECUTIVE;
 
 	for (;;) {
-		double el = (cli_now_ns() - t0) / 1e9;
+		double el = (ml_mono_ns() - t0) / 1e9;
 		uint64_t seq = latest_seq(m->p);
 
 		if (seq < seq0) /* re-initialised after the last round: counting from 1 */
@@ -518,7 +518,7 @@ static int migrate(struct mig_run *m, const sigset_t *sigs)
 	char ans[256];
 	int ret, k = 1;
 
-	m->t0_ns = cli_now_ns();
+	m->t0_ns = ml_mono_ns();
 	m->frozen_us = -1;
 	ret = ml_criu_session_open(&m->sess, &m->caps, &ro, &err);
 	if (ret)

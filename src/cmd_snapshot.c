@@ -177,7 +177,7 @@ static void emit(struct snap_cli *c, const struct snapshot *s, const struct snap
 /* Sleep until @deadline (monotonic ns); returns the signal that ended it, or 0. */
 static int wait_until(const sigset_t *sigs, uint64_t deadline)
 {
-	uint64_t now = cli_now_ns();
+	uint64_t now = ml_mono_ns();
 	struct timespec ts;
 	int s;
 
@@ -249,7 +249,7 @@ static bool should_stop(const struct snap_cli *c, uint64_t seq, const char **why
 		*why = "the count was reached";
 		return true;
 	}
-	if (c->duration > 0 && (cli_now_ns() - c->first_ns) / 1e9 >= c->duration) {
+	if (c->duration > 0 && (ml_mono_ns() - c->first_ns) / 1e9 >= c->duration) {
 		*why = "the duration elapsed";
 		return true;
 	}
@@ -291,7 +291,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 	ml_snapshot_init(&a);
 	ml_snapshot_init(&b);
 	ml_snapshot_diff_init(&d);
-	next = cli_now_ns();
+	next = ml_mono_ns();
 	for (;;) {
 		r = ml_snapshot_take(sn, cur, err);
 		if (!r && c->prof && seq > 0)
@@ -325,8 +325,8 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		if (should_stop(c, seq, why))
 			break;
 		next += (uint64_t)c->interval_ms * 1000000ULL;
-		if (next < cli_now_ns()) /* fell behind: a new cadence from now */
-			next = cli_now_ns();
+		if (next < ml_mono_ns()) /* fell behind: a new cadence from now */
+			next = ml_mono_ns();
 		if (wait_until(sigs, next)) {
 			*why = "interrupted";
 			break;

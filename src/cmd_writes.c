@@ -284,7 +284,7 @@ static void stop_child(pid_t child, int sig)
  */
 static bool duration_over(struct writes_ctx *c, uint64_t t0, double duration, uint64_t want)
 {
-	double el = (double)(cli_now_ns() - t0) / 1e9;
+	double el = (double)(ml_mono_ns() - t0) / 1e9;
 	uint64_t n;
 
 	if (!want)
@@ -418,7 +418,7 @@ int cmd_writes(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out_close;
 	}
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
 	/*
 	 * -d SEC without -i: SEC intervals of 1 s, counted (not a race between
 	 * the last tick and the clock); with -i: SEC seconds.

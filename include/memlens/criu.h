@@ -22,6 +22,9 @@
 #ifndef MEMLENS_CRIU_H
 #define MEMLENS_CRIU_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -302,5 +305,7 @@ int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct 
 
 /* Hot regions of the profiler's latest sample as a range set. */
 int ml_criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

@@ -7,6 +7,9 @@
 #ifndef MEMLENS_PROFILER_H
 #define MEMLENS_PROFILER_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -98,5 +101,7 @@ const struct profiler_opts *ml_profiler_options(const struct profiler *p);
 
 void ml_profiler_sample_free(struct profiler_sample *s);
 int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src);
+
+#pragma GCC visibility pop
 
 #endif

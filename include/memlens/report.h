@@ -8,6 +8,9 @@
 #ifndef MEMLENS_REPORT_H
 #define MEMLENS_REPORT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -188,5 +191,7 @@ struct report_opts {
 /* Append the whole HTML page to @out. -EINVAL if @r holds no data, -ENOMEM. */
 int ml_report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
 		     struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

@@ -25,6 +25,8 @@
 #include "inject_frame.h"
 #include "inject_seccomp.h"
 #include "memlens/inject.h"
+#include "memlens/clock.h"
+#include "memlens/proc.h"
 
 #ifndef NT_X86_XSTATE
 #define NT_X86_XSTATE 0x202
@@ -62,14 +64,6 @@ static long xptrace(int req, pid_t tid, void *addr, void *data)
 	return ptrace((enum __ptrace_request)req, tid, addr, data);
 }
 #define ptrace(req, tid, addr, data) xptrace(req, tid, (void *)(addr), (void *)(data))
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- remote memory ---- */
 
@@ -172,7 +166,7 @@ static struct inject_thread *thread_add(struct injector *in, pid_t tid)
  */
 static int wait_thread(pid_t tid, uint64_t deadline, bool block)
 {
-	uint64_t spin_until = now_ns() + 2000000;
+	uint64_t spin_until = ml_mono_ns() + 2000000;
 	int status;
 
 	for (;;) {
@@ -184,7 +178,7 @@ static int wait_thread(pid_t tid, uint64_t deadline, bool block)
 			return -ESRCH;
 		}
 		if (w == 0) {
-			uint64_t t = now_ns();
+			uint64_t t = ml_mono_ns();
 			struct timespec ts = { 0, 50000 };
 
 			if (t > deadline)
@@ -267,21 +261,7 @@ static int seize_error(pid_t pid, int e, struct ml_err *err)
 /* A thread that has exited (a main thread after pthread_exit stays a zombie) */
 static bool thread_exited(pid_t pid, pid_t tid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return ml_proc_exited(pid, tid);
 }
 
 /* 0, or -1 with errno; a thread that exited meanwhile is dropped */
@@ -369,7 +349,7 @@ static int hold_all(struct injector *in, struct ml_err *err)
 		n = in->nth;
 		if (n == first)
 			return 0;
-		deadline = now_ns() + STOP_DEADLINE_NS;
+		deadline = ml_mono_ns() + STOP_DEADLINE_NS;
 		for (int late = 0; late < 2; late++) {
 			for (size_t i = first; i < n; i++) {
 				struct inject_thread *t = &in->th[i];
@@ -578,7 +558,7 @@ static void keep_signal(struct injector *in, int sig)
  */
 static int step(struct injector *in, int req, bool want_event, int *out_sig, struct ml_err *err)
 {
-	uint64_t deadline = now_ns() + 10 * STOP_DEADLINE_NS;
+	uint64_t deadline = ml_mono_ns() + 10 * STOP_DEADLINE_NS;
 	int sig = 0;
 
 	for (;;) {
@@ -772,7 +752,7 @@ static int setup_thread(struct injector *in, struct ml_err *err)
 	struct user_regs_struct own;
 	int r;
 
-	in->stop_ns = now_ns();
+	in->stop_ns = ml_mono_ns();
 	r = save_context(in, err);
 	if (!r)
 		r = check_gadgets(in, err);
@@ -804,7 +784,7 @@ int ml_inject_attach(struct injector *in, pid_t pid, const struct inject_prep *p
 	fault_reset();
 	in->pid = pid;
 	in->prep = *prep;
-	in->stop_ns = now_ns();
+	in->stop_ns = ml_mono_ns();
 	r = hold_all(in, err);
 	if (r)
 		return r;
@@ -929,7 +909,7 @@ int ml_inject_detach(struct injector *in, struct ml_err *err)
 		t->held = false;
 	}
 	in->stopped = false;
-	in->stop_ns = now_ns() - in->stop_ns;
+	in->stop_ns = ml_mono_ns() - in->stop_ns;
 	free(in->th);
 	in->th = NULL;
 	in->nth = in->cap = 0;
@@ -942,5 +922,5 @@ int ml_inject_detach(struct injector *in, struct ml_err *err)
 
 uint64_t ml_inject_stopped_ns(const struct injector *in)
 {
-	return in->stopped ? now_ns() - in->stop_ns : in->stop_ns;
+	return in->stopped ? ml_mono_ns() - in->stop_ns : in->stop_ns;
 }

@@ -14,6 +14,7 @@
 #include "../scan/pagescan.h"
 #include "memlens/profiler.h"
 #include "../inject/uffd.h"
+#include "memlens/clock.h"
 
 #define SCAN_VEC_LEN 1024
 #define PG 4096ULL
@@ -58,22 +59,6 @@ struct profiler {
 	struct ml_err thread_err;
 	int thread_rc;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 pid_t ml_profiler_pid(const struct profiler *p)
 {
@@ -443,7 +428,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	out->dirty.cumulative_dirty_bytes = p->cumulative_dirty_bytes;
 	double elapsed = (double)(now - p->start_ns) / 1e9;
 	out->dirty.avg_dirty_rate = elapsed > 0 ? p->cumulative_dirty_bytes / elapsed : 0;
-	out->dirty.timestamp_ms = wall_ms();
+	out->dirty.timestamp_ms = ml_wall_ms();
 	if (p->o.record_ranges && p->nwritten) {
 		out->written = malloc(p->nwritten * sizeof(*out->written));
 		if (!out->written)
@@ -453,13 +438,13 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	}
 	p->last_scan_ns = now;
 	out->scan_ns = scan_ns;
-	out->tick_ns = mono_ns() - t0;
+	out->tick_ns = ml_mono_ns() - t0;
 	return 0;
 }
 
 int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
 {
-	uint64_t t0 = mono_ns(), ts, now;
+	uint64_t t0 = ml_mono_ns(), ts, now;
 	bool changed;
 	int r;
 
@@ -485,9 +470,9 @@ int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_
 			return r;
 		}
 	}
-	ts = mono_ns();
+	ts = ml_mono_ns();
 	r = scan_all(p, err);
-	now = mono_ns();
+	now = ml_mono_ns();
 	if (r) {
 		if (r == -ESRCH)
 			out->target_exited = true;
@@ -518,7 +503,7 @@ static int setup_tracking(struct profiler *p, struct ml_err *err)
 	r = sync_registration(p, err);
 	if (r)
 		return r;
-	p->start_ns = p->last_scan_ns = mono_ns();
+	p->start_ns = p->last_scan_ns = ml_mono_ns();
 	p->cumulative_dirty_bytes = 0;
 	return 0;
 }

@@ -871,7 +871,7 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 			 (int)r->sym.pid, alloc_shown(&r->alloc));
 		pprof_comment(p, comment);
 		pprof_times(p, (int64_t)r->start_wall_ns,
-			    (int64_t)(cli_now_ns() - r->start_mono_ns));
+			    (int64_t)(ml_mono_ns() - r->start_mono_ns));
 		e = pprof_write(p, f);
 	}
 	pprof_free(p);
@@ -1013,7 +1013,7 @@ static int cmd_leaks(int argc, char **argv)
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		r.start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-		r.start_mono_ns = cli_now_ns();
+		r.start_mono_ns = ml_mono_ns();
 	}
 	run_until_done(&r, &o, &t);
 	symbolizer_refresh(&r.sym);

@@ -253,10 +253,10 @@ void trace_target_close(struct trace_target *t, bool kill_it)
 enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
 			   struct ring_buffer *rb)
 {
-	uint64_t end = duration_s > 0 ? cli_now_ns() + (uint64_t)(duration_s * 1e9) : 0;
+	uint64_t end = duration_s > 0 ? ml_mono_ns() + (uint64_t)(duration_s * 1e9) : 0;
 
 	for (;;) {
-		uint64_t now = cli_now_ns();
+		uint64_t now = ml_mono_ns();
 		long ms = 100;
 
 		if (end && now >= end)
@@ -533,13 +533,13 @@ double trace_interval_s(void)
 
 enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l)
 {
-	uint64_t start = cli_now_ns(), iv = (uint64_t)(interval_ms * 1e6);
+	uint64_t start = ml_mono_ns(), iv = (uint64_t)(interval_ms * 1e6);
 	uint64_t end = l->duration_s > 0 ? start + (uint64_t)(l->duration_s * 1e9) : 0;
 	uint64_t next = iv && l->tick ? start + iv : 0, idle = start + 500000000ULL;
 	enum trace_stop why;
 
 	for (;;) {
-		uint64_t now = cli_now_ns(), until = idle;
+		uint64_t now = ml_mono_ns(), until = idle;
 
 		if (end && end < until)
 			until = end;
@@ -547,7 +547,7 @@ enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l)
 			until = next;
 		why = trace_wait(sigs, until > now ? (double)(until - now) / 1e9 : 1e-6, l->t,
 				 l->rb);
-		now = cli_now_ns();
+		now = ml_mono_ns();
 		if (why != TRACE_STOP_TIME || (end && now >= end)) {
 			if (next)
 				l->tick(l->arg, (double)(now - start) / 1e9, true);

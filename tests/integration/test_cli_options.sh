@@ -8,17 +8,17 @@
 # `writes -- CMD`: -d N gives N intervals, and Ctrl-C (SIGINT) reaches CMD
 # itself and stops it (the stop latency is printed, not asserted).
 set -u
+. "$(dirname "$0")/../lib.bash"
 M=${MEMLENS:?} W=${WORKLOADS:?}
 PY=${PYTHON:-python3}
-tmp=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+t_tmpdir cli-options
 
 # the commands `memlens --help` lists; the agent only when memlens-agent is built
 cmds=$("$M" --help | awk '/^commands:/ { on = 1; next } on && /^  [a-z]/ { print $1 } on && /^$/ { on = 0 }')
 list=""
 for c in $cmds; do
 	if [ "$c" = agent ] && ! "$M" agent --help >/dev/null 2>&1; then
-		echo "skip - agent_options: memlens-agent is not built (scripts/packages/agent.txt)"
+		skip agent_options "memlens-agent is not built (scripts/packages/agent.txt)"
 		continue
 	fi
 	list+=" $c"
@@ -147,28 +147,16 @@ PYEOF
 rc=$?
 n=$(grep -c '"type":"interval"' "$tmp/d2.json")
 s=$(grep -o '"intervals":[0-9]*' "$tmp/d2.json")
-if [ $rc = 0 ] && [ "$n" = 2 ] && [ "$s" = '"intervals":2' ]; then
-	echo "ok - writes_duration_2_is_2_intervals"
-else
-	echo "not ok - writes_duration_2_is_2_intervals"
-	echo "#   rc=$rc intervals printed: $n, summary: $s $(head -3 "$tmp/d2.err")"
-fi
+check writes_duration_2_is_2_intervals '[ $rc = 0 ] && [ "$n" = 2 ] && [ "$s" = "\"intervals\":2" ]' \
+	"rc=$rc intervals printed: $n, summary: $s $(head -3 "$tmp/d2.err")"
 "$M" writes -d 1 -- "$W/memwrite" -m 4 >"$tmp/d1.txt" 2>&1
-if grep -q "^summary: pid [0-9]*, 1 interval, stopped because the duration elapsed" "$tmp/d1.txt"; then
-	echo "ok - writes_one_interval_singular"
-else
-	echo "not ok - writes_one_interval_singular"
-	grep summary "$tmp/d1.txt" | sed 's/^/#   /'
-fi
+grep -q "^summary: pid [0-9]*, 1 interval, stopped because the duration elapsed" "$tmp/d1.txt"
+check_rc writes_one_interval_singular $? "$(grep summary "$tmp/d1.txt")"
 
 # --- checkpoint: a profile too short to find a hot VMA is said so ---------
 "$M" checkpoint -p 4194303 -D "$tmp/ck" -d 2 2>"$tmp/ck.err" >/dev/null
-if grep -q "none can be found" "$tmp/ck.err" && grep -q -- "-d 4" "$tmp/ck.err"; then
-	echo "ok - checkpoint_short_profile_warned"
-else
-	echo "not ok - checkpoint_short_profile_warned"
-	sed 's/^/#   /' "$tmp/ck.err"
-fi
+grep -q "none can be found" "$tmp/ck.err" && grep -q -- "-d 4" "$tmp/ck.err"
+check_rc checkpoint_short_profile_warned $? "$(cat "$tmp/ck.err")"
 
 # --- SIGINT to `memlens writes -- CMD`: CMD gets the SIGINT itself --------
 # CMD records the signal that ended it; the test waits for CMD's "ready"

@@ -2,6 +2,7 @@
 # memlens checkpoint / restore / migrate-model with a real CRIU (issue 3).
 # Builds CRIU with scripts/ensure-criu.sh when there is none (once; cached).
 set -u
+. "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
 MEMLENS=${MEMLENS:-$PWD/build/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/build/workloads}
@@ -12,11 +13,8 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+t_at_exit cleanup
 
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1: $2"; }
-skip() { echo "skip - $1: $2"; }
 
 # start a workload in its own session, stdio to files; sets $P
 start() {
@@ -24,7 +22,7 @@ start() {
 	setsid "$@" </dev/null >"$out" 2>&1 &
 	P=$!
 	pids+=("$P")
-	for _ in $(seq 50); do [ -s "$out" ] && break; sleep 0.05; done
+	wait_for_file "$out" 10
 }
 
 # alive and not stopped
@@ -60,7 +58,7 @@ test_no_criu() {
 		>"$tmp/nc.stdout" 2>"$tmp/nc.err"
 	local rc=$?
 	if [ $rc -ne 5 ]; then notok no_criu "exit $rc, want 5"; return; fi
-	if ! grep -q "ensure-criu.sh" "$tmp/nc.err"; then notok no_criu "unclear message: $(cat "$tmp/nc.err")"; return; fi
+	if ! grep -q -- "--criu PATH or MEMLENS_CRIU" "$tmp/nc.err"; then notok no_criu "unclear message: $(cat "$tmp/nc.err")"; return; fi
 	running "$P" || { notok no_criu "target not running"; return; }
 	"$MEMLENS" checkpoint -p "$P" -D "$tmp/nc" -d 0 --criu /bin/false 2>"$tmp/nc2.err"
 	rc=$?
@@ -165,7 +163,8 @@ test_session_outside_pidns() {
 	unshare --pid --fork --mount-proc /bin/bash -c '
 		"$1" -m 4 </dev/null >/dev/null 2>&1 &
 		p=$!
-		sleep 0.3
+		# until the child has exec()ed the workload
+		for _ in $(seq 200); do [ "$(readlink /proc/$p/exe)" = "$1" ] && break; sleep 0.02; done
 		"$2" checkpoint -p $p -D "$3" -R -d 0 2>"$4"
 		echo "rc=$?" >>"$4"
 		st=$(awk "{print \$3}" /proc/$p/stat)
@@ -190,7 +189,7 @@ test_criu_fails_target_kept() {
 	"$MEMLENS" checkpoint -p "$P" -D "$tmp/cf" -R -d 2 --page-server 127.0.0.1:1 --json \
 		>"$tmp/cf.json" 2>"$tmp/cf.err"
 	local rc=$?
-	sleep 0.2
+	sleep 0.2	# time a target CRIU had harmed would need to die: it must not
 	if [ $rc -ne 1 ]; then
 		notok criu_fails_target_kept "exit $rc, want 1: $(cat "$tmp/cf.err")"
 	elif ! grep -q "criu dump failed (exit status" "$tmp/cf.err" || ! grep -q "$tmp/cf/dump.log" "$tmp/cf.err"; then
@@ -218,7 +217,7 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); print("up", flush=True)
 c, _ = s.accept(); time.sleep(120)' "$port" >"$tmp/srv.out" 2>&1 &
 	srv=$!
 	pids+=("$srv")
-	for _ in $(seq 50); do [ -s "$tmp/srv.out" ] && break; sleep 0.05; done
+	wait_for_file "$tmp/srv.out" 10
 	start "$tmp/to.out" "$WORKLOADS/cksum_worker" -m 16 -n 200 -t 20
 	"$MEMLENS" checkpoint -p "$P" -D "$tmp/to" -R -d 1 --page-server "127.0.0.1:$port" \
 		--timeout 3 --json >"$tmp/to.json" 2>"$tmp/to.err"
@@ -264,7 +263,7 @@ test_cksum_detects_corruption() {
 test_dump_kill_restore() {
 	need_criu dump_kill_restore || return
 	start "$tmp/dk.out" "$WORKLOADS/cksum_worker" -m 16 -n 250 -t 20
-	sleep 1
+	sleep 1	# the thing tested: a target that has been writing for a while
 	local old=$P rc
 	"$MEMLENS" checkpoint -p "$old" -D "$tmp/dk" -d 1 >"$tmp/dk.stdout" 2>"$tmp/dk.err"
 	rc=$?

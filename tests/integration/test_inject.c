@@ -230,8 +230,11 @@ static pid_t start_target(int what)
 
 	memset((void *)H, 0, sizeof(*H));
 	pid = fork();
-	if (pid)
+	if (pid) {
+		if (pid > 0)
+			T_CHILD(pid);
 		return pid;
+	}
 	setsid();
 	sigset_t rt;
 	struct sigaction wake = { 0 };
@@ -391,6 +394,7 @@ static int attach_dying_at(pid_t target, int k)
 		fd = ml_wp_attach(target, false, NULL, &err);
 		if (fd < 0) {
 			printf("# attach: %s\n", err.msg);
+			fflush(stdout);
 			_exit(2);
 		}
 		_exit(0);
@@ -494,6 +498,8 @@ static void test_signals_kept_exactly(void)
 
 	wait_ready();
 	sender = fork();
+	if (sender > 0)
+		T_CHILD(sender);
 	if (sender == 0) {
 		for (int i = 1; i <= 100000; i++) {
 			union sigval v = { .sival_int = i };
@@ -572,6 +578,8 @@ static void seccomp_case(unsigned int act, const char *expect)
 		for (;;)
 			pause();
 	}
+	if (pid > 0)
+		T_CHILD(pid);
 	REQUIRE(read(ready[0], &c, 1) == 1);
 	fd = ml_wp_attach(pid, false, NULL, &err);
 	CHECK(fd < 0);

@@ -46,18 +46,12 @@ test_pid_untracked_frees() {
 	exec 7>"$fifo"
 	# the shell opened the fifo before exec'ing leaky: wait until leaky has
 	# made its first allocations (and so mapped libc)
-	for _ in $(seq 1 100); do
-		grep -qs waiting "$T_TMP/leaky.err" && break
-		sleep 0.05
-	done
+	wait_for_line "$T_TMP/leaky.err" waiting 10
 	if ! tracer_start pid leaks -p $p --json; then
 		exec 7>&-; notok $n "$(cat "$TR_ERR")"; return
 	fi
 	echo >&7	# frees its 500 earlier blocks, leaks 500 new ones
-	for _ in $(seq 1 600); do	# until it waits again
-		grep -qs done "$T_TMP/leaky.err" && break
-		sleep 0.1
-	done
+	wait_for_line "$T_TMP/leaky.err" done 60	# until it waits again
 	echo >&7	# exits: memlens stops by itself
 	exec 7>&-
 	wait $p
@@ -105,12 +99,12 @@ test_jemalloc() {
 	p=$!
 	T_BG+=("$p")
 	exec 7>"$T_TMP/je.fifo"
-	for _ in $(seq 1 100); do grep -qs waiting "$T_TMP/je-p.err" && break; sleep 0.05; done
+	wait_for_line "$T_TMP/je-p.err" waiting 10
 	if ! tracer_start jep leaks -p $p --json; then
 		exec 7>&-; notok $n "$(cat "$TR_ERR")"; return
 	fi
 	echo >&7	# frees its 200 earlier blocks, leaks 200 new ones
-	for _ in $(seq 1 600); do grep -qs done "$T_TMP/je-p.err" && break; sleep 0.1; done
+	wait_for_line "$T_TMP/je-p.err" done 60
 	echo >&7
 	exec 7>&-
 	wait $p
@@ -232,12 +226,12 @@ lm_pid() {
 		p=$!
 		T_BG+=("$p")
 		exec 7>"$T_TMP/lm.fifo"
-		for _ in $(seq 1 100); do grep -qs churning "$T_TMP/lmp.err" && break; sleep 0.05; done
+		wait_for_line "$T_TMP/lmp.err" churning 10
 		if ! tracer_start lmp leaks -p $p --json -T 0 "$@"; then
 			exec 7>&-; kill $p; bad=$((bad + 1)); echo "#   run $r: $(cat "$TR_ERR")"; continue
 		fi
 		echo >&7	# the leaks begin
-		for _ in $(seq 1 600); do grep -qs done "$T_TMP/lmp.err" && break; sleep 0.05; done
+		wait_for_line "$T_TMP/lmp.err" done 30
 		echo >&7	# exits: memlens stops by itself
 		exec 7>&-
 		wait $p

@@ -4,6 +4,7 @@
 # is cut short), must exit 1 with "memlens CMD: writing FILE: <reason>"
 # and never report the run as complete.
 set -u
+. "$(dirname "$0")/../lib.bash"
 M=${MEMLENS:?} W=${WORKLOADS:?}
 tmp=$(mktemp -d)
 mnt=$tmp/mnt
@@ -12,9 +13,7 @@ cleanup() {
 	mountpoint -q "$mnt" && umount "$mnt"
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
+t_at_exit cleanup
 ENOSPC="No space left on device"
 
 # expect NAME CMD-NAME FILE-IN-MESSAGE -- COMMAND...: exit 1 and the message
@@ -42,9 +41,9 @@ expect_stdout() {
 	fi
 }
 
-"$W/sleeper" nanosleep 600000 >/dev/null 2>&1 &
+"$W/sleeper" nanosleep 600000 >"$tmp/sleeper.out" 2>&1 &
 spid=$!
-sleep 0.2
+wait_for_line "$tmp/sleeper.out" ready 10
 
 # --- /dev/full -------------------------------------------------------------
 expect_stdout snapshot_json_stdout snapshot -- "$M" snapshot -p $spid -i 10 -n 5 --json

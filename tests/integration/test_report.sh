@@ -5,16 +5,11 @@
 # (Debian's headless chromium): a non-blank screenshot and the expected SVG
 # elements in the DOM it parsed.
 set -u
+. "$(dirname "$0")/../lib.bash"
 M=${MEMLENS:?} W=${WORKLOADS:?}
 cd "$(dirname "$0")/../.."
 F=tests/report
-tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
-check() {	# name, condition (string for eval), details...
-	local n=$1 c=$2; shift 2
-	if eval "$c"; then ok "$n"; else notok "$n" "condition: $c" "$@"; fi
-}
+tmp=$(mktemp -d); t_at_exit 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"'
 run() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; }
 rc() { cat "$tmp/rc"; }
 count() { grep -o "$1" "$2" | wc -l; }	# pattern, file
@@ -102,7 +97,7 @@ check stdin_to_stdout '[ "$(rc)" = 0 ] && grep -q "<svg .*class=\"migrate\"" "$t
 # -p: in `-- CMD` mode the program's own output would share stdout with the JSON
 "$W/memwrite" -s 5 >"$tmp/memwrite.out" &
 mw=$!
-sleep 0.3
+wait_for_line "$tmp/memwrite.out" writes 10
 "$M" writes -p $mw -d 2.5 -i 200 --json --record "$tmp/trace.jsonl" \
 	>"$tmp/writes.jsonl" 2>"$tmp/writes.err"
 kill $mw 2>/dev/null; wait $mw 2>/dev/null
@@ -113,7 +108,7 @@ inputs=("$tmp/writes.jsonl" "$tmp/trace.jsonl" "$F/snapshot.jsonl" "$F/faults.js
 if "$M" snapshot --help >/dev/null 2>&1; then
 	"$W/memwrite" -s 5 >"$tmp/memwrite2.out" &
 	mw=$!
-	sleep 0.3
+	wait_for_line "$tmp/memwrite2.out" writes 10
 	"$M" snapshot -p $mw -i 100 -n 10 --json --writes >"$tmp/snap.jsonl" 2>"$tmp/snap.err"
 	kill $mw 2>/dev/null; wait $mw 2>/dev/null
 	if grep -q '"type":"snapshot"' "$tmp/snap.jsonl"; then

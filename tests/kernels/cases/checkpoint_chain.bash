@@ -38,7 +38,7 @@ chain() {
 	fi
 	bad+=$JBAD
 	kill -USR2 "$p"
-	sleep 1
+	sleep 1	# the thing tested: the workload writes its newly hot region for a while
 	# round 2: the hot-then-cold region is cold now, the other one hot
 	"${ck[@]}" --pre-dump -d 5 --parent "$d/1" -D "$d/2" >"$d/2.json" 2>"$d/2.err" ||
 		{ notok "chain_$name" "$bad round 2: $(tail -n 3 "$d/2.err")"; return; }
