@@ -147,7 +147,8 @@ PYEOF
 rc=$?
 n=$(grep -c '"type":"interval"' "$tmp/d2.json")
 s=$(grep -o '"intervals":[0-9]*' "$tmp/d2.json")
-check writes_duration_2_is_2_intervals '[ $rc = 0 ] && [ "$n" = 2 ] && [ "$s" = "\"intervals\":2" ]' \
+want='"intervals":2'
+check writes_duration_2_is_2_intervals '[ $rc = 0 ] && [ "$n" = 2 ] && [ "$s" = "$want" ]' \
 	"rc=$rc intervals printed: $n, summary: $s $(head -3 "$tmp/d2.err")"
 "$M" writes -d 1 -- "$W/memwrite" -m 4 >"$tmp/d1.txt" 2>&1
 grep -q "^summary: pid [0-9]*, 1 interval, stopped because the duration elapsed" "$tmp/d1.txt"
