@@ -145,11 +145,11 @@ PYEOF
 # --- writes -d N without -i: N intervals of 1 s; "1 interval" -------------
 "$M" writes -d 2 --json -- "$W/memwrite" -m 4 >"$tmp/d2.json" 2>"$tmp/d2.err"
 rc=$?
-n=$(grep -c '"type":"interval"' "$tmp/d2.json")
-s=$(grep -o '"intervals":[0-9]*' "$tmp/d2.json")
+nint=$(grep -c '"type":"interval"' "$tmp/d2.json")
+summ=$(grep -o '"intervals":[0-9]*' "$tmp/d2.json")
 want='"intervals":2'
-check writes_duration_2_is_2_intervals '[ $rc = 0 ] && [ "$n" = 2 ] && [ "$s" = "$want" ]' \
-	"rc=$rc intervals printed: $n, summary: $s $(head -3 "$tmp/d2.err")"
+check writes_duration_2_is_2_intervals '[ $rc = 0 ] && [ "$nint" = 2 ] && [ "$summ" = "$want" ]' \
+	"rc=$rc intervals printed: $nint, summary: $summ $(head -3 "$tmp/d2.err")"
 "$M" writes -d 1 -- "$W/memwrite" -m 4 >"$tmp/d1.txt" 2>&1
 grep -q "^summary: pid [0-9]*, 1 interval, stopped because the duration elapsed" "$tmp/d1.txt"
 check_rc writes_one_interval_singular $? "$(grep summary "$tmp/d1.txt")"
