@@ -167,7 +167,7 @@ static int find_oldest(const struct target_spec *spec, pid_t *out, struct ml_err
 	return ml_err_set(
 		err, ESRCH,
 		"no target found: no process outside the agent's own family is visible (share the "
-		"PID namespace with the application, or give --target-pid/--target-comm)");
+		"PID namespace with the application, or give -p/--pid or --comm)");
 }
 
 int target_find(const struct target_spec *spec, pid_t *out, struct ml_err *err)

@@ -66,7 +66,7 @@ for w in ${*:-migwork memwrite matmul memalloc}; do
 		start "$tmp/$w-$mode.out" ${CMD[$w]}
 		p=$P
 		"$MEMLENS" migrate -p "$p" --to "$tmp/$w-$mode-dest" -D "$tmp/$w-$mode-src" --criu "$criu" \
-			--max-rounds "$ROUNDS" --threshold "$THRESHOLD" --round-seconds "$ROUND_S" \
+			--max-rounds "$ROUNDS" --stop-threshold "$THRESHOLD" --round-interval "$ROUND_S" \
 			-i "$INTERVAL" "${extra[@]}" --json >"$tmp/$w-$mode.json" 2>"$tmp/$w-$mode.err"
 		rc=$?
 		wait "$p" 2>/dev/null

@@ -68,12 +68,6 @@ const char *fmt_bytes(uint64_t b, char *buf, size_t len)
 	return buf;
 }
 
-int cli_usage(const char *text, bool help)
-{
-	fputs(text, help ? stdout : stderr);
-	return help ? -1 : EXIT_USAGE;
-}
-
 void cli_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

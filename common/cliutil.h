@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by the subcommands: argument parsing, units, signals. */
+/* Helpers shared by the subcommands: number parsing, units, signals (options: opts.h). */
 #ifndef MEMLENS_CLIUTIL_H
 #define MEMLENS_CLIUTIL_H
 
@@ -17,12 +17,6 @@ int parse_pid(const char *s, pid_t *out);
 
 /* "64.0M", "4.0K": into @buf (>= 16 bytes). */
 const char *fmt_bytes(uint64_t bytes, char *buf, size_t len);
-
-/*
- * getopt's -h and anything it does not know: @text to stdout for --help
- * (returns -1: parse_args callers exit 0), else to stderr (EXIT_USAGE).
- */
-int cli_usage(const char *text, bool help);
 
 /* Print "memlens <cmd>: <msg>" to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -53,6 +53,5 @@ static int cmd_agent_exec(int argc, char **argv)
 	return EXIT_NOFEATURE;
 }
 
-MEMLENS_COMMAND(agent, "agent", 60,
-		"gRPC CRIUAgent service: profiling and checkpoints for orchestrators",
+MEMLENS_COMMAND(agent, "agent", 60, "gRPC service for orchestrators: profiling and checkpoints",
 		cmd_agent_exec);

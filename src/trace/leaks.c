@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/jsonw.h"
+#include "opts.h"
 #include "elfsym.h"
 #include "allocfind.h"
 #include "pprof.h"
@@ -28,48 +28,17 @@
 #include "../../bpf/leaks.h"
 #include "leaks.skel.h"
 
-static const char usage_text[] =
-	"usage: memlens leaks (-p PID | -- CMD [ARGS...]) [-d SEC] [-i MS] [--json] [-v]\n"
-	"                     [-n N] [--no-stacks] [--folded FILE] [--pprof FILE]\n"
-	"                     [--max-blocks N] [--debug-dir DIR]\n"
-	"\n"
+static const char about[] =
 	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
 	"posix_memalign, memalign, valloc and pvalloc of one process with uprobes on\n"
-	"its allocator (its libc, or the\n"
-	"jemalloc/tcmalloc/mimalloc that replaces libc's malloc), and report the\n"
+	"its allocator (its libc, or the jemalloc/tcmalloc/mimalloc that replaces\n"
+	"libc's malloc), and report the\n"
 	"allocations still outstanding at the end, grouped by size and by the user\n"
 	"call stack that made them (symbolized from the process's ELF files, with\n"
 	"source file:line and inlined functions where they or their debug files\n"
-	"have DWARF).\n"
-	"\n"
-	"  -p, --pid PID        a running process (its allocator found from its maps)\n"
-	"  -- CMD [ARGS]        start CMD and trace it from before its first malloc\n"
-	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C, or the\n"
-	"                       target's exit)\n"
-	"  -i, --interval MS    also print what is outstanding every MS milliseconds\n"
-	"                       (read while the probes run: a live view; the report at\n"
-	"                       the end is read once they are detached, and is exact)\n"
-	"  -n, --top N          stacks and sizes shown (default 10; 0: all)\n"
-	"      --no-stacks      do not record call stacks (cheaper)\n"
-	"      --free-at-entry  probe free() at its first instruction, not at the\n"
-	"                       first one the kernel can emulate (for comparison)\n"
-	"      --folded FILE    also write the outstanding bytes per call stack to FILE\n"
-	"                       as folded stacks (flamegraph.pl, speedscope, inferno)\n"
-	"      --pprof FILE     also write them to FILE as a pprof profile (gzipped\n"
-	"                       profile.proto: go tool pprof, Parca, Pyroscope), with\n"
-	"                       source files and lines where the ELF files have DWARF\n"
-	"      --debug-dir DIR  look for separate debug files in DIR first\n"
-	"                       (DIR/.build-id/xx/rest.debug, or by .gnu_debuglink\n"
-	"                       name), then beside each file and in /usr/lib/debug\n"
-	"      --max-blocks N   outstanding blocks the table holds (default 1000000;\n"
-	"                       each takes about 100 bytes of kernel memory)\n"
-	"      --perf-uprobes   one perf-event uprobe per probe, as on kernels before\n"
-	"                       6.6, not two uprobe_multi links (slower to detach)\n"
-	"      --json           one summary object on stdout (JSON Lines)\n"
-	"  -o, --output FILE    write the report to FILE, not stdout (CMD keeps stdout)\n"
-	"  -v, --verbose        say which probes are used and where; twice: libbpf's log\n"
-	"  -h, --help           this text\n"
-	"\n"
+	"have DWARF).\n";
+
+static const char footer[] =
 	"Frees of blocks allocated before tracing began are counted apart\n"
 	"(untracked_frees), and so are the blocks glibc's per-thread cache hands back\n"
 	"to free() when a thread exits (exit_frees). mallocs - frees - missed_frees =\n"
@@ -138,76 +107,94 @@ struct leaks_run {
 
 static int parse_args(int argc, char **argv, struct leaks_opts *o)
 {
-	static const struct option lo[] = { TRACE_LONGOPT_PID,
-					    { "top", required_argument, NULL, 'n' },
-					    { "no-stacks", no_argument, NULL, 'S' },
-					    { "free-at-entry", no_argument, NULL, 'E' },
-					    { "folded", required_argument, NULL, 'F' },
-					    { "pprof", required_argument, NULL, 'P' },
-					    { "max-blocks", required_argument, NULL, 'M' },
-					    { "perf-uprobes", no_argument, NULL, 'U' },
-					    { "debug-dir", required_argument, NULL, 'G' },
-					    TRACE_LONGOPTS_COMMON,
-					    { 0 } };
+	struct cli_opt opts[24];
+	struct cli_spec spec = { .cmd = "leaks",
+				 .synopsis = "(-p PID | -- CMD [ARGS...])",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts };
 	struct stat st;
-	int c, r;
+	int n, r, first;
 
 	memset(o, 0, sizeof(*o));
 	o->top = 10;
-	while ((c = getopt_long(argc, argv, "+p:n:" TRACE_SHORTOPTS_COMMON, lo, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (parse_long(optarg, 0, 1000000, &o->top))
-				return cli_error("leaks", "bad --top '%s'", optarg), -EINVAL;
-			break;
-		case 'S':
-			o->no_stacks = true;
-			break;
-		case 'E':
-			o->free_at_entry = true;
-			break;
-		case 'F':
-			o->folded = optarg;
-			break;
-		case 'P':
-			o->pprof = optarg;
-			break;
-		case 'M':
-			if (parse_long(optarg, 1, 100000000, &o->max_blocks))
-				return cli_error("leaks", "bad --max-blocks '%s' (1 to 100000000)",
-						 optarg),
-				       -EINVAL;
-			break;
-		case 'U':
-			o->perf_uprobes = true;
-			break;
-		case 'G':
-			o->debug_dir = optarg;
-			break;
-		default:
-			r = trace_common_opt(c, "leaks", usage_text, &o->pid, &o->duration,
-					     &o->json, &o->verbose);
-			if (r)
-				return r;
-		}
-	}
-	if (optind < argc)
-		o->cmd = argv + optind;
+	n = trace_common_opts(opts, &o->pid, &o->duration, &o->json, &o->verbose,
+			      "one summary object on stdout (JSON Lines)");
+	opts[0].help = "a running process (its allocator found from its maps)";
+	opts[1].help = "start CMD and trace it from before its first malloc";
+	opts[3].help = "also print what is outstanding every MS milliseconds (read while "
+		       "the probes run: a live view; the report at the end is read once they "
+		       "are detached, and is exact)";
+	opts[6].help = "say which probes are used and where; twice: libbpf's log";
+	opts[n++] = (struct cli_opt)CLI_OPT_TOP(&o->top, "stacks and sizes shown (default 10; "
+							 "0: all)");
+	opts[n++] = (struct cli_opt){ .name = "no-stacks",
+				      .kind = CLI_FLAG,
+				      .target = &o->no_stacks,
+				      .help = "do not record call stacks (cheaper)" };
+	opts[n++] = (struct cli_opt){ .name = "free-at-entry",
+				      .kind = CLI_FLAG,
+				      .target = &o->free_at_entry,
+				      .help = "probe free() at its first instruction, not at the "
+					      "first one the kernel can emulate (for comparison)" };
+	opts[n++] = (struct cli_opt){ .name = "folded",
+				      .arg = "FILE",
+				      .kind = CLI_STR,
+				      .target = &o->folded,
+				      .help = "also write the outstanding bytes per call stack to "
+					      "FILE as folded stacks (flamegraph.pl, speedscope, "
+					      "inferno)" };
+	opts[n++] = (struct cli_opt){ .name = "pprof",
+				      .arg = "FILE",
+				      .kind = CLI_STR,
+				      .target = &o->pprof,
+				      .help = "also write them to FILE as a pprof profile (gzipped "
+					      "profile.proto: go tool pprof, Parca, Pyroscope), "
+					      "with source files and lines where the ELF files "
+					      "have DWARF" };
+	opts[n++] = (struct cli_opt){ .name = "max-blocks",
+				      .arg = "N",
+				      .kind = CLI_LONG,
+				      .target = &o->max_blocks,
+				      .min = 1,
+				      .max = 100000000,
+				      .help = "outstanding blocks the table holds (default "
+					      "1000000; each takes about 100 bytes of kernel "
+					      "memory)" };
+	opts[n++] = (struct cli_opt){ .name = "perf-uprobes",
+				      .kind = CLI_FLAG,
+				      .target = &o->perf_uprobes,
+				      .help = "one perf-event uprobe per probe, as on kernels "
+					      "before 6.6, not two uprobe_multi links (slower to "
+					      "detach)" };
+	opts[n++] =
+		(struct cli_opt){ .name = "debug-dir",
+				  .arg = "DIR",
+				  .kind = CLI_STR,
+				  .target = &o->debug_dir,
+				  .help = "look for separate debug files in DIR first "
+					  "(DIR/.build-id/xx/rest.debug, or by .gnu_debuglink "
+					  "name), then beside each file and in /usr/lib/debug" };
+	opts[n] = (struct cli_opt)CLI_OPT_END;
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r;
+	if (first < argc)
+		o->cmd = argv + first;
 	if (!o->cmd == !o->pid)
-		return cli_error("leaks", "give one target: -p PID or -- CMD [ARGS]"), -EINVAL;
+		return cli_usage_error("leaks", "give one target: -p PID or -- CMD [ARGS]");
 	if (o->debug_dir && stat(o->debug_dir, &st))
-		return cli_error("leaks", "--debug-dir %s: %s: give a directory of debug files",
-				 o->debug_dir, strerror(errno)),
-		       -EINVAL;
+		return cli_usage_error("leaks",
+				       "--debug-dir %s: %s: give a directory of debug files",
+				       o->debug_dir, strerror(errno));
 	if (o->debug_dir && !S_ISDIR(st.st_mode))
-		return cli_error("leaks",
-				 "--debug-dir %s: not a directory: give a directory of debug files",
-				 o->debug_dir),
-		       -EINVAL;
+		return cli_usage_error("leaks",
+				       "--debug-dir %s: not a directory: give a directory of debug "
+				       "files",
+				       o->debug_dir);
 	if ((o->folded || o->pprof) && o->no_stacks)
-		return cli_error("leaks", "--%s needs the call stacks: drop --no-stacks",
-				 o->folded ? "folded" : "pprof"),
-		       -EINVAL;
+		return cli_usage_error("leaks", "--%s needs the call stacks: drop --no-stacks",
+				       o->folded ? "folded" : "pprof");
 	return 0;
 }
 
@@ -1055,7 +1042,7 @@ static int cmd_leaks(int argc, char **argv)
 	r.o = &o;
 	e = parse_args(argc, argv, &o);
 	if (e)
-		return e > 0 ? EXIT_OK : EXIT_USAGE;
+		return e < 0 ? EXIT_OK : e;
 	e = trace_output_open("leaks", o.cmd != NULL);
 	if (e)
 		return e;

@@ -322,7 +322,7 @@ test_interval() {
 	fi
 	n=faults_bad_interval_exit_2
 	"$MEMLENS" faults -i 0 -d 1 >/dev/null 2>"$T_TMP/iv0.err"
-	[ $? = 2 ] && grep -q 'bad interval' "$T_TMP/iv0.err" && ok $n || notok $n "$(cat "$T_TMP/iv0.err")"
+	[ $? = 2 ] && grep -q -- '--interval MS must be' "$T_TMP/iv0.err" && ok $n || notok $n "$(cat "$T_TMP/iv0.err")"
 }
 
 test_interval

@@ -203,7 +203,7 @@ lm_spawned() {
 	local n=$1 runs=$2 probes=$3 out=$T_TMP/lm.json bad=0 r res
 	shift 3
 	for r in $(seq 1 "$runs"); do
-		"$MEMLENS" leaks --json -n 0 "$@" -- "$WORKLOADS/leakmix" $LM_N "$LM_ROUNDS" \
+		"$MEMLENS" leaks --json -T 0 "$@" -- "$WORKLOADS/leakmix" $LM_N "$LM_ROUNDS" \
 			>"$out" 2>"$T_TMP/lm.err"
 		res=$(lm_check "$out" spawn "$probes")
 		[ "$res" = good ] || { bad=$((bad + 1)); echo "#   run $r: $res"; }
@@ -227,7 +227,7 @@ lm_pid() {
 		T_BG+=("$p")
 		exec 7>"$T_TMP/lm.fifo"
 		wait_for_line "$T_TMP/lmp.err" churning 10
-		if ! tracer_start lmp leaks -p $p --json -n 0 "$@"; then
+		if ! tracer_start lmp leaks -p $p --json -T 0 "$@"; then
 			exec 7>&-; kill $p; bad=$((bad + 1)); echo "#   run $r: $(cat "$TR_ERR")"; continue
 		fi
 		echo >&7	# the leaks begin

@@ -133,7 +133,7 @@ if "$M" faults --help >/dev/null 2>&1 &&
 	inputs+=("$tmp/faults.jsonl")
 fi
 echo "# report inputs: ${inputs[*]}"
-run "$M" report "${inputs[@]}" -t "memlens report test" -o "$tmp/small.html"
+run "$M" report "${inputs[@]}" --title "memlens report test" -o "$tmp/small.html"
 check small_report_written '[ "$(rc)" = 0 ] && grep -q "wrote .*small.html" "$tmp/out"' "$(cat "$tmp/err")"
 check small_report_has_no_script '! grep -qi -e "<script" -e "src=" -e "href=" "$tmp/small.html"'
 check real_writes_show_hot_vma '[ "$(count "class=\"hot\"" "$tmp/small.html")" -ge 1 ]'

@@ -84,12 +84,19 @@ assert sum(int(r[hdr.index("resident_pages")]) for r in c1 if r[7] != "total") =
 PYEOF
 check_rc csv_output $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
 
-# 4. -o FILE: records in the file, the human summary table on stdout
-"$M" snapshot -p "$tpid" -i 10 -n 2 -o "$tmp/rec.json" >"$tmp/human.txt"
+# 4. -o FILE: what stdout would get goes to FILE (the format is --json's or
+# --csv's, never guessed from the name), and nothing to stdout
+"$M" snapshot -p "$tpid" -i 10 -n 2 --json -o "$tmp/rec.csv" >"$tmp/o.stdout"
 rc=$?
-n=$(grep -c '"type":"snapshot"' "$tmp/rec.json")
+n=$(grep -c '"type":"snapshot"' "$tmp/rec.csv")
+s=$(grep -c '"type":"summary"' "$tmp/rec.csv")
+check_rc output_file $(( rc != 0 || n != 2 || s != 1 )) "rc=$rc records=$n summaries=$s"
+"$M" snapshot -p "$tpid" -i 10 -n 2 -o "$tmp/human.txt" >"$tmp/o2.stdout"
+rc=$?
 grep -q "by region kind" "$tmp/human.txt" && grep -q "2 cycles" "$tmp/human.txt"
-check_rc output_file $(( rc != 0 || n != 2 || $? != 0 )) "rc=$rc records=$n"
+check_rc output_file_human $(( rc != 0 || $? != 0 )) "rc=$rc $(head -3 "$tmp/human.txt")"
+check_rc output_file_stdout_unused $(( $(cat "$tmp/o.stdout" "$tmp/o2.stdout" | wc -c) != 0 )) \
+	"$(head -3 "$tmp/o.stdout" "$tmp/o2.stdout")"
 
 # 5. --pages and --writes add their fields
 "$M" snapshot -p "$tpid" --json --pages --writes -i 20 -n 2 >"$tmp/pw.json"
@@ -123,7 +130,7 @@ check_rc target_exits_mid_run $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -c 300 "$
 
 # 8. spawn mode: cycle 1 at exec (no libc mapped, main has not run), later ones after
 # (records to a file: the child writes to the same stdout)
-sleep 0.5 | "$M" snapshot -i 5 -o "$tmp/spawn.json" -- "$W/snaptarget" 3 >"$tmp/spawn.out"
+sleep 0.5 | "$M" snapshot -i 5 --json -o "$tmp/spawn.json" -- "$W/snaptarget" 3 >"$tmp/spawn.out"
 rc=$?
 $PY - "$tmp/spawn.json" <<'PYEOF' >"$tmp/py.out" 2>&1
 import json, sys
@@ -135,8 +142,8 @@ assert "libc.so" not in paths(snaps[0]) and "[heap]" not in paths(snaps[0]), pat
 assert any("libc.so" in paths(r) for r in snaps[1:]), "never saw libc"
 PYEOF
 check_rc spawn_first_cycle_before_main $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
-grep -q "stopped because the target exited" "$tmp/spawn.out"
-check_rc spawn_follows_to_exit $? "$(tail -3 "$tmp/spawn.out")"
+grep -q '"stopped_because":"the target exited"' "$tmp/spawn.json"
+check_rc spawn_follows_to_exit $? "$(tail -c 300 "$tmp/spawn.json")"
 
 # 8b. a command we started is stopped when memlens stops (count, or a signal
 # sent to memlens alone): nothing is left behind, and memlens does not hang

@@ -28,7 +28,7 @@ migrate_ns() {
 		{ notok "migrate_$name" "migwork did not start"; return; }
 	p=$P
 	"${in_a[@]}" "$MEMLENS" migrate -p "$p" --to 10.213.0.2:7411 --criu "$criu" \
-		--max-rounds 3 --threshold 1 --round-seconds 2 -i 300 -D "$tmp/$name-src" --json \
+		--max-rounds 3 --stop-threshold 1 --round-interval 2 -i 300 -D "$tmp/$name-src" --json \
 		>"$j" 2>"$tmp/$name.err"
 	rc=$?
 	wait "$rp"
