@@ -10,6 +10,8 @@
 # Optional parts (eBPF tracers, the gRPC agent) add themselves in mk/*.mk.
 
 .DEFAULT_GOAL := all
+# memlens --version, memlens.pc: the one place the version is written
+VERSION := 0.1.0
 CC      ?= cc
 BUILD   ?= build
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
@@ -119,7 +121,7 @@ test: deps
 	@tests/run.sh
 
 # The kernel matrix: each Debian kernel booted in QEMU runs the guest suite
-# (tests/kernels/); the README's kernel table is regenerated from the run.
+# (tests/kernels/); doc/kernels.md's kernel table is regenerated from the run.
 KERNELS ?= 6.1 6.12 7.2
 .PHONY: test-kernels
 test-kernels: deps
@@ -151,14 +153,7 @@ bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@bench/run.sh
 
-PREFIX ?= /usr/local
-install: all
-	install -D -m 0755 $(BUILD)/memlens $(DESTDIR)$(PREFIX)/bin/memlens
-	if [ -x $(BUILD)/memlens-agent ]; then \
-		install -D -m 0755 $(BUILD)/memlens-agent $(DESTDIR)$(PREFIX)/bin/memlens-agent; fi
-	install -D -m 0644 $(BUILD)/libmemlens.a $(DESTDIR)$(PREFIX)/lib/libmemlens.a
-	install -d $(DESTDIR)$(PREFIX)/include/memlens
-	install -m 0644 include/memlens/*.h $(DESTDIR)$(PREFIX)/include/memlens/
+# install, uninstall (PREFIX, DESTDIR), the man pages: mk/install.mk
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux.h)

@@ -9,21 +9,14 @@
 #include <time.h>
 
 #include "agent.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
+#include "memlens/clock.h"
 
 int agent_init(struct agent *a, const struct agent_config *cfg, struct ml_err *err)
 {
 	(void)err;
 	memset(a, 0, sizeof(*a));
 	a->cfg = *cfg;
-	a->start_ns = mono_ns();
+	a->start_ns = ml_mono_ns();
 	pthread_rwlock_init(&a->lock, NULL);
 	pthread_mutex_init(&a->criu_lock, NULL);
 	return 0;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* memlens agent: serve the CRIUAgent gRPC service until SIGTERM. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,8 @@
 #include <grpc/grpc.h>
 
 #include "cliutil.h"
+#include "criu_cli.h"
+#include "opts.h"
 #include "command.h"
 #include "agent.h"
 
@@ -23,47 +24,19 @@
 #define DEFAULT_IMAGES "/var/lib/memlens/images"
 #define DEFAULT_GRACE_S 10
 
-static const char usage_text[] =
-	"usage: memlens agent [options]\n"
-	"\n"
+static const char about[] =
 	"Serve the gRPC service agent.CRIUAgent:\n"
 	"StartProfiling, StopProfiling, GetHotRegions, GetDirtyVolume, GetStatus,\n"
 	"PreCheckpoint, FinalDump, Restore, StartPageServer. One agent serves one\n"
-	"target process; run it as a sidecar sharing the application's PID namespace.\n"
-	"\n"
-	"Listening (default: the unix socket " DEFAULT_SOCKET ", mode 0600):\n"
-	"  -s, --socket PATH        unix socket path; PATH.lock keeps a second agent out\n"
-	"  -l, --listen HOST:PORT   listen on TCP instead (give --socket too to serve both);\n"
-	"                           without TLS only on a loopback address\n"
-	"      --tls-cert FILE      PEM certificate chain: serve TLS (needs --tls-key)\n"
-	"      --tls-key FILE       PEM private key\n"
-	"      --tls-client-ca FILE require client certificates signed by this CA (mTLS)\n"
-	"      --insecure-tcp       allow --listen without TLS on a non-loopback address\n"
-	"                           (anyone who reaches it may checkpoint the target)\n"
-	"Target (default: the oldest process that is not the agent, its ancestors or\n"
-	"descendants, a kernel thread or the pod's pause process):\n"
-	"  -p, --target-pid PID     profile this process\n"
-	"  -c, --target-comm NAME   profile the oldest process with this /proc/PID/comm\n"
-	"                           (1..15 characters)\n"
-	"Other:\n"
-	"  -m, --metrics HOST:PORT  serve Prometheus metrics on http://HOST:PORT/metrics\n"
-	"  -g, --grace SEC          on SIGTERM, let in-flight calls finish for SEC seconds\n"
-	"                           (default 10), then cancel them\n"
-	"      --images-root DIR    images_dir of checkpoint calls must lie under DIR\n"
-	"                           (default " DEFAULT_IMAGES ")\n"
-	"      --criu PATH          the CRIU binary (default: $MEMLENS_CRIU, then criu on PATH)\n"
-	"      --criu-timeout SEC   time limit of every CRIU command (default 120)\n"
-	"      --criu-opt OPT       one more option for every criu dump/restore, e.g.\n"
-	"                           --tcp-established (repeatable)\n"
-	"  -t, --threads N          server threads (default 4, 1..32)\n"
-	"  -h, --help               this text\n"
-	"\n"
+	"target process; run it as a sidecar sharing the application's PID namespace.\n";
+
+static const char footer[] =
 	"SIGTERM, SIGINT or SIGHUP: refuse new calls, finish in-flight ones, stop\n"
 	"profiling (the target is left as it was), remove the socket and lock, exit 0.\n"
 	"Exit status: 0 stopped by a signal, 1 cannot serve (socket held by another\n"
-	"agent, address in use), 2 bad usage, 3 --target-pid names no process,\n"
+	"agent, address in use), 2 bad usage, 3 --pid names no process,\n"
 	"4 permission denied (a socket directory others could write).\n"
-	"The RPCs, metrics and deployment: README.md, section \"memlens agent\".\n";
+	"The RPCs, metrics and deployment: memlens-agent(8).\n";
 
 struct agent_args {
 	struct listen_opts lo;
@@ -74,88 +47,6 @@ struct agent_args {
 	bool socket_given;
 	bool insecure_tcp; /* --insecure-tcp: plain TCP beyond loopback, knowingly */
 };
-
-enum {
-	OPT_CERT = 1000,
-	OPT_KEY,
-	OPT_CA,
-	OPT_IMAGES,
-	OPT_CRIU,
-	OPT_CRIU_TIMEOUT,
-	OPT_CRIU_OPT,
-	OPT_INSECURE_TCP
-};
-
-static int parse_num(const char *opt, const char *s, long min, long max, long *v)
-{
-	if (!parse_long(s, min, max, v))
-		return 0;
-	cli_error("agent", "%s must be a number in %ld..%ld, not '%s'", opt, min, max, s);
-	return -EINVAL;
-}
-
-static int parse_one(int opt, struct agent_args *a)
-{
-	long v;
-
-	switch (opt) {
-	case 's':
-		a->lo.socket_path = optarg;
-		a->socket_given = true;
-		return 0;
-	case 'l':
-		a->lo.tcp = optarg;
-		return 0;
-	case OPT_CERT:
-		a->lo.tls_cert = optarg;
-		return 0;
-	case OPT_KEY:
-		a->lo.tls_key = optarg;
-		return 0;
-	case OPT_CA:
-		a->lo.tls_client_ca = optarg;
-		return 0;
-	case OPT_INSECURE_TCP:
-		a->insecure_tcp = true;
-		return 0;
-	case 'p':
-		if (parse_pid(optarg, &a->cfg.target.pid)) {
-			cli_error("agent", "invalid --target-pid '%s'", optarg);
-			return -EINVAL;
-		}
-		return 0;
-	case 'c':
-		a->cfg.target.comm = optarg;
-		return 0;
-	case 'm':
-		a->metrics = optarg;
-		return 0;
-	case 'g':
-		if (parse_num("--grace", optarg, 0, 3600, &v))
-			return -EINVAL;
-		a->grace_ms = (unsigned int)v * 1000;
-		return 0;
-	case OPT_IMAGES:
-		a->cfg.images_root = optarg;
-		return 0;
-	case OPT_CRIU:
-		a->cfg.criu_path = optarg;
-		return 0;
-	case OPT_CRIU_TIMEOUT:
-		if (parse_num("--criu-timeout", optarg, 1, 86400, &v))
-			return -EINVAL;
-		a->cfg.criu_timeout_ms = (unsigned int)v * 1000;
-		return 0;
-	case OPT_CRIU_OPT:
-		return criu_cli_add_opt("agent", &a->cfg.criu_opts, optarg) ? -EINVAL : 0;
-	case 't':
-		if (parse_num("--threads", optarg, 1, 32, &v))
-			return -EINVAL;
-		a->threads = (int)v;
-		return 0;
-	}
-	return -EINVAL;
-}
 
 /*
  * HOST:PORT ([IPv6]:PORT): PORT 1..65535; @host gets HOST (brackets removed).
@@ -169,7 +60,8 @@ static int check_hostport(const char *opt, const char *hp, bool need_host, char 
 	long port;
 
 	if (!colon || parse_long(colon + 1, 1, 65535, &port)) {
-		cli_error("agent", "%s wants HOST:PORT with a port in 1..65535, not '%s'", opt, hp);
+		cli_usage_error("agent", "%s wants HOST:PORT with a port in 1..65535, not '%s'",
+				opt, hp);
 		return -EINVAL;
 	}
 	n = (size_t)(colon - hp);
@@ -178,7 +70,8 @@ static int check_hostport(const char *opt, const char *hp, bool need_host, char 
 		n -= 2;
 	}
 	if ((need_host && !n) || n >= hl) {
-		cli_error("agent", "%s wants HOST:PORT (e.g. 127.0.0.1:50051), not '%s'", opt, hp);
+		cli_usage_error("agent", "%s wants HOST:PORT (e.g. 127.0.0.1:50051), not '%s'", opt,
+				hp);
 		return -EINVAL;
 	}
 	memcpy(host, h, n);
@@ -219,15 +112,16 @@ static int check_addresses(struct agent_args *a)
 		return -EINVAL;
 	if (!a->lo.tcp)
 		return 0;
-	if (check_hostport("--listen", a->lo.tcp, true, host, sizeof(host)))
+	if (check_hostport("-l/--listen", a->lo.tcp, true, host, sizeof(host)))
 		return -EINVAL;
 	if (!a->lo.tls_cert && !a->insecure_tcp && !loopback_only(host)) {
-		cli_error("agent",
-			  "--listen %s without TLS: anyone who can reach it could checkpoint the "
-			  "target. Give --tls-cert, --tls-key and --tls-client-ca (mutual TLS), "
-			  "listen on a loopback address (127.0.0.1), or accept the risk with "
-			  "--insecure-tcp",
-			  a->lo.tcp);
+		cli_usage_error(
+			"agent",
+			"-l/--listen %s without TLS: anyone who can reach it could checkpoint the "
+			"target. Give --tls-cert, --tls-key and --tls-client-ca (mutual TLS), "
+			"listen on a loopback address (127.0.0.1), or accept the risk with "
+			"--insecure-tcp",
+			a->lo.tcp);
 		return -EINVAL;
 	}
 	return 0;
@@ -236,28 +130,28 @@ static int check_addresses(struct agent_args *a)
 static int check_args(struct agent_args *a)
 {
 	if (a->cfg.target.comm && (!*a->cfg.target.comm || strlen(a->cfg.target.comm) > 15)) {
-		cli_error("agent",
-			  "--target-comm '%s': a process name (/proc/PID/comm) has 1 to 15 "
-			  "characters; give the first 15 of a longer one",
-			  a->cfg.target.comm);
+		cli_usage_error("agent",
+				"--comm '%s': a process name (/proc/PID/comm) has 1 to 15 "
+				"characters; give the first 15 of a longer one",
+				a->cfg.target.comm);
 		return -EINVAL;
 	}
 	if (check_addresses(a))
 		return -EINVAL;
 	if (!!a->lo.tls_cert != !!a->lo.tls_key) {
-		cli_error("agent", "--tls-cert and --tls-key go together");
+		cli_usage_error("agent", "--tls-cert and --tls-key go together");
 		return -EINVAL;
 	}
 	if (a->lo.tls_client_ca && !a->lo.tls_cert) {
-		cli_error("agent", "--tls-client-ca needs --tls-cert and --tls-key");
+		cli_usage_error("agent", "--tls-client-ca needs --tls-cert and --tls-key");
 		return -EINVAL;
 	}
 	if (a->cfg.target.pid && a->cfg.target.comm) {
-		cli_error("agent", "give --target-pid or --target-comm, not both");
+		cli_usage_error("agent", "give -p/--pid or --comm, not both");
 		return -EINVAL;
 	}
 	if (a->cfg.images_root[0] != '/') {
-		cli_error("agent", "--images-root must be an absolute path");
+		cli_usage_error("agent", "--images-root must be an absolute path");
 		return -EINVAL;
 	}
 	if (!a->lo.tcp || a->socket_given) {
@@ -269,53 +163,100 @@ static int check_args(struct agent_args *a)
 
 static int parse_args(int argc, char **argv, struct agent_args *a)
 {
-	static const struct option opts[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "tls-cert", required_argument, NULL, OPT_CERT },
-		{ "tls-key", required_argument, NULL, OPT_KEY },
-		{ "tls-client-ca", required_argument, NULL, OPT_CA },
-		{ "insecure-tcp", no_argument, NULL, OPT_INSECURE_TCP },
-		{ "target-pid", required_argument, NULL, 'p' },
-		{ "target-comm", required_argument, NULL, 'c' },
-		{ "metrics", required_argument, NULL, 'm' },
-		{ "grace", required_argument, NULL, 'g' },
-		{ "images-root", required_argument, NULL, OPT_IMAGES },
-		{ "criu", required_argument, NULL, OPT_CRIU },
-		{ "criu-timeout", required_argument, NULL, OPT_CRIU_TIMEOUT },
-		{ "criu-opt", required_argument, NULL, OPT_CRIU_OPT },
-		{ "threads", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	long grace = DEFAULT_GRACE_S, criu_timeout = CRIU_DEFAULT_TIMEOUT_MS / 1000, threads = 4;
+	struct cli_opt opts[] = {
+		{ .section = "Listening (default: the unix socket " DEFAULT_SOCKET ", mode 0600):",
+		  .name = "socket",
+		  .arg = "PATH",
+		  .kind = CLI_STR,
+		  .target = &a->lo.socket_path,
+		  .help = "unix socket path; PATH.lock keeps a second agent out" },
+		CLI_OPT_LISTEN(&a->lo.tcp, "listen on TCP instead (give --socket too to serve "
+					   "both); without TLS only on a loopback address"),
+		{ .name = "tls-cert",
+		  .arg = "FILE",
+		  .kind = CLI_STR,
+		  .target = &a->lo.tls_cert,
+		  .help = "PEM certificate chain: serve TLS (needs --tls-key)" },
+		{ .name = "tls-key",
+		  .arg = "FILE",
+		  .kind = CLI_STR,
+		  .target = &a->lo.tls_key,
+		  .help = "PEM private key" },
+		{ .name = "tls-client-ca",
+		  .arg = "FILE",
+		  .kind = CLI_STR,
+		  .target = &a->lo.tls_client_ca,
+		  .help = "require client certificates signed by this CA (mTLS)" },
+		{ .name = "insecure-tcp",
+		  .kind = CLI_FLAG,
+		  .target = &a->insecure_tcp,
+		  .help = "allow --listen without TLS on a non-loopback address (anyone who "
+			  "reaches it may checkpoint the target)" },
+		{ .section = "Target (default: the oldest process that is not the agent, its "
+			     "ancestors or descendants, a kernel thread or the pod's pause "
+			     "process):",
+		  .letter = 'p',
+		  .name = "pid",
+		  .arg = "PID",
+		  .kind = CLI_PID,
+		  .target = &a->cfg.target.pid,
+		  .help = "profile this process" },
+		{ .name = "comm",
+		  .arg = "NAME",
+		  .kind = CLI_STR,
+		  .target = &a->cfg.target.comm,
+		  .help = "profile the oldest process with this /proc/PID/comm (1..15 "
+			  "characters)" },
+		{ .section = "Other:",
+		  .name = "metrics",
+		  .arg = "HOST:PORT",
+		  .kind = CLI_STR,
+		  .target = &a->metrics,
+		  .help = "serve Prometheus metrics on http://HOST:PORT/metrics" },
+		{ .letter = 'g',
+		  .name = "grace",
+		  .arg = "SEC",
+		  .kind = CLI_LONG,
+		  .target = &grace,
+		  .min = 0,
+		  .max = 3600,
+		  .help = "on SIGTERM, let in-flight calls finish for SEC seconds (default 10), "
+			  "then cancel them" },
+		{ .name = "images-root",
+		  .arg = "DIR",
+		  .kind = CLI_STR,
+		  .target = &a->cfg.images_root,
+		  .help = "images_dir of checkpoint calls must lie under DIR "
+			  "(default " DEFAULT_IMAGES ")" },
+		CLI_OPT_CRIU(&a->cfg.criu_path,
+			     "the CRIU binary (default: $MEMLENS_CRIU, then criu on PATH)"),
+		{ .name = "criu-timeout",
+		  .arg = "SEC",
+		  .kind = CLI_LONG,
+		  .target = &criu_timeout,
+		  .min = 1,
+		  .max = 86400,
+		  .help = "time limit of every CRIU command (default 120)" },
+		CLI_OPT_CRIU_OPT(&a->cfg.criu_opts, criu_cli_opt_fn,
+				 "one more option for every criu dump/restore, e.g. "
+				 "--tcp-established (repeatable)"),
+		CLI_OPT_THREADS(&threads, 32, "server threads (default 4)"),
+		CLI_OPT_END,
 	};
-	int opt;
+	struct cli_spec spec = { .cmd = "agent", .about = about, .footer = footer, .opts = opts };
+	int r, first;
 
 	memset(a, 0, sizeof(*a));
-	opterr = 0;
-	a->grace_ms = DEFAULT_GRACE_S * 1000;
-	a->threads = 4;
 	a->cfg.images_root = DEFAULT_IMAGES;
-	a->cfg.criu_timeout_ms = CRIU_DEFAULT_TIMEOUT_MS;
-	while ((opt = getopt_long(argc, argv, "s:l:p:c:m:g:t:h", opts, NULL)) != -1) {
-		if (opt == 'h') {
-			fputs(usage_text, stdout);
-			return 1;
-		}
-		if (opt == '?') {
-			cli_error("agent",
-				  "unknown option or missing argument '%s' (see memlens agent "
-				  "--help)",
-				  argv[optind - 1]);
-			return -EINVAL;
-		}
-		if (parse_one(opt, a))
-			return -EINVAL;
-	}
-	if (optind < argc) {
-		cli_error("agent", "unexpected argument '%s' (see --help)", argv[optind]);
-		return -EINVAL;
-	}
-	return check_args(a);
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r;
+	a->socket_given = opts[0].given > 0;
+	a->grace_ms = (unsigned int)grace * 1000;
+	a->cfg.criu_timeout_ms = (unsigned int)criu_timeout * 1000;
+	a->threads = (int)threads;
+	return check_args(a) ? EXIT_USAGE : 0;
 }
 
 /* Bind the unix socket with mode 0600 from the start (umask), then make sure. */
@@ -418,7 +359,7 @@ int cmd_agent(int argc, char **argv)
 
 	r = parse_args(argc, argv, &a);
 	if (r)
-		return r > 0 ? EXIT_OK : EXIT_USAGE;
+		return r < 0 ? EXIT_OK : r;
 	if (a.cfg.target.pid && target_find(&a.cfg.target, &pid, &err)) {
 		cli_error("agent", "%s", err.msg);
 		return EXIT_NOTARGET;
@@ -434,5 +375,5 @@ int cmd_agent(int argc, char **argv)
 	return serve(&a, &l);
 }
 
-MEMLENS_COMMAND(agent, "agent", 60,
-		"gRPC CRIUAgent service: profiling and checkpoints for orchestrators", cmd_agent);
+MEMLENS_COMMAND(agent, "agent", 60, "gRPC service for orchestrators: profiling and checkpoints",
+		cmd_agent);

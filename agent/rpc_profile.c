@@ -11,6 +11,7 @@
 #include "memlens/heat.h"
 #include "memlens/maps.h"
 #include "rpc_handlers.h"
+#include "memlens/clock.h"
 
 #ifndef MEMLENS_VERSION
 #define MEMLENS_VERSION "0.1.0"
@@ -18,14 +19,6 @@
 
 #define INTERVAL_MIN 10
 #define INTERVAL_MAX 600000
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* StartProfiling parameters; proto3 zero means "not set": the default. */
 static int validate_start(const Agent__StartProfilingRequest *q, struct profiler_opts *po,
@@ -206,7 +199,7 @@ static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 	}
 	resp.n_regions = n;
 	resp.regions = ptrs;
-	resp.timestamp_ms = s->seq ? s->dirty.timestamp_ms : wall_ms();
+	resp.timestamp_ms = s->seq ? s->dirty.timestamp_ms : ml_wall_ms();
 	resp.total_vmas = s->total_vmas;
 	resp.hot_vmas = s->hot_vmas;
 	rpc_pack(out, &resp.base);
@@ -256,7 +249,7 @@ void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint6
 		resp.dirty_rate_pages_per_sec = s.dirty.dirty_rate_pages_per_sec;
 		resp.cumulative_dirty_bytes = s.dirty.cumulative_dirty_bytes;
 		resp.avg_dirty_rate = s.dirty.avg_dirty_rate;
-		resp.timestamp_ms = s.seq ? s.dirty.timestamp_ms : wall_ms();
+		resp.timestamp_ms = s.seq ? s.dirty.timestamp_ms : ml_wall_ms();
 		rpc_pack(out, &resp.base);
 	}
 	pthread_rwlock_unlock(&a->lock);

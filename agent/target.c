@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "memlens/proc.h"
 
 #define PF_KTHREAD 0x00200000
 
@@ -40,36 +41,24 @@ static int read_small(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-/* /proc/PID/stat: "pid (comm) state ppid ... flags(9) ... starttime(22)". */
 static int proc_read(pid_t pid, struct proc_info *pi)
 {
-	char path[64], buf[1024], *p, *tok, *save = NULL;
-	int field = 3;
+	struct ml_proc_stat st;
+	char path[64];
+	int r = ml_proc_stat_read(pid, 0, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_small(path, buf, sizeof(buf)))
-		return -ESRCH;
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
+	if (r)
+		return r == -EINVAL ? -EINVAL : -ESRCH;
 	memset(pi, 0, sizeof(*pi));
 	pi->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 	if (!read_small(path, pi->comm, sizeof(pi->comm)))
 		pi->comm[strcspn(pi->comm, "\n")] = '\0';
-	for (tok = strtok_r(p + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save), field++) {
-		if (field == 3)
-			pi->state = tok[0];
-		else if (field == 4)
-			pi->ppid = (pid_t)strtol(tok, NULL, 10);
-		else if (field == 9)
-			pi->flags = strtoul(tok, NULL, 10);
-		else if (field == 22) {
-			pi->start = strtoull(tok, NULL, 10);
-			return 0;
-		}
-	}
-	return -EINVAL;
+	pi->state = st.state;
+	pi->ppid = st.ppid;
+	pi->flags = st.flags;
+	pi->start = st.starttime;
+	return 0;
 }
 
 struct proc_list {
@@ -178,7 +167,7 @@ static int find_oldest(const struct target_spec *spec, pid_t *out, struct ml_err
 	return ml_err_set(
 		err, ESRCH,
 		"no target found: no process outside the agent's own family is visible (share the "
-		"PID namespace with the application, or give --target-pid/--target-comm)");
+		"PID namespace with the application, or give -p/--pid or --comm)");
 }
 
 int target_find(const struct target_spec *spec, pid_t *out, struct ml_err *err)

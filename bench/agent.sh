@@ -22,7 +22,7 @@ trap cleanup EXIT
 
 "$W/memwrite" -m 64 >"$tmp/mw.out" &
 mw=$!
-"$M" agent --socket "$tmp/agent.sock" --target-pid "$mw" 2>"$tmp/agent.err" &
+"$M" agent --socket "$tmp/agent.sock" --pid "$mw" 2>"$tmp/agent.err" &
 ag=$!
 for _ in $(seq 200); do [ -S "$tmp/agent.sock" ] && break; sleep 0.05; done
 $PY - "$tmp/agent.sock" <<'PYEOF'

@@ -13,7 +13,7 @@
 #   bench/migrate.sh [WORKLOAD...]   (default: all four)
 # One JSON line per mode into $OUTDIR/migrate-WORKLOAD.jsonl (default
 # build/bench; each workload's file is rewritten by its run);
-# bench/migrate_table.py makes the README table from them.
+# bench/migrate_table.py makes the table of doc/internals/measurements.md from them.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
@@ -66,7 +66,7 @@ for w in ${*:-migwork memwrite matmul memalloc}; do
 		start "$tmp/$w-$mode.out" ${CMD[$w]}
 		p=$P
 		"$MEMLENS" migrate -p "$p" --to "$tmp/$w-$mode-dest" -D "$tmp/$w-$mode-src" --criu "$criu" \
-			--max-rounds "$ROUNDS" --threshold "$THRESHOLD" --round-seconds "$ROUND_S" \
+			--max-rounds "$ROUNDS" --stop-threshold "$THRESHOLD" --round-interval "$ROUND_S" \
 			-i "$INTERVAL" "${extra[@]}" --json >"$tmp/$w-$mode.json" 2>"$tmp/$w-$mode.err"
 		rc=$?
 		wait "$p" 2>/dev/null

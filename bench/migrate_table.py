@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""The README's migration table from a bench/migrate.sh run.
+"""The migration table of doc/internals/measurements.md from a bench/migrate.sh run.
 
-    bench/migrate_table.py RESULTS.jsonl... [--readme README.md]
+    bench/migrate_table.py RESULTS.jsonl... [--readme doc/internals/measurements.md]
 
-Prints the Markdown table; with --readme, replaces the text between the
-"<!-- migrate-bench:start -->" and "<!-- migrate-bench:end -->" lines.
+Prints the Markdown table; with --readme FILE, replaces the text of FILE
+between the "<!-- migrate-bench:start -->" and "<!-- migrate-bench:end -->"
+lines.
 """
 import json
 import sys
@@ -70,7 +71,7 @@ def main():
         readme = args[i + 1]
         del args[i:i + 2]
     if not args:
-        sys.exit("usage: bench/migrate_table.py RESULTS.jsonl... [--readme README.md]")
+        sys.exit("usage: bench/migrate_table.py RESULTS.jsonl... [--readme doc/internals/measurements.md]")
     rows = [json.loads(line) for a in args for line in open(a) if line.strip()]
     if not rows:
         sys.exit("bench/migrate_table.py: %s: no results" % " ".join(args))

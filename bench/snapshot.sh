@@ -53,10 +53,10 @@ read -r cyc2 _ < <(median_cycle "$tmp/cyc2.json")
 "$M" snapshot -p "$pid" --json --pages -i 10 -n 20 -o "$tmp/cycp.json" >/dev/null
 cycp=$($PY -c '
 import json, sys
-c = sorted(json.loads(l)["cycle_us"] for l in open(sys.argv[1]))
+c = sorted(r["cycle_us"] for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "snapshot")
 print(c[len(c) // 2])' "$tmp/cycp.json")
 inv=$(med_us "$REPS" "$M" snapshot -p "$pid" --json)
-startup=$(med_us "$REPS" "$M" --version)
+startup=$(med_us "$REPS" "$M" --help)
 pmapx=$(med_us "$REPS" pmap -X "$pid")
 # reading smaps in-process (no exec), median of REPS reads
 smaps=$($PY -c '
@@ -85,7 +85,7 @@ printf "  %-44s %9d us\n" "memlens snapshot, cycle ($nthr scan threads)" "$cyc"
 printf "  %-44s %9d us\n" "memlens snapshot, cycle (--threads 2)" "$cyc2"
 printf "  %-44s %9d us\n" "memlens snapshot --pages, cycle" "$cycp"
 printf "  %-44s %9d us\n" "memlens snapshot -p PID --json (whole run)" "$inv"
-printf "  %-44s %9d us\n" "  of which memlens start-up (--version)" "$startup"
+printf "  %-44s %9d us\n" "  of which memlens start-up (--help)" "$startup"
 printf "  %-44s %9d us\n" "pmap -X PID (whole run)" "$pmapx"
 printf "  %-44s %9d us\n" "read /proc/PID/smaps (in-process)" "$smaps"
 printf "  %-44s %9d us\n" "cat /proc/PID/smaps (whole run)" "$cat_smaps"

@@ -85,14 +85,6 @@ int cli_wait_signal(const sigset_t *set, long ms)
 	return s > 0 ? s : 0;
 }
 
-uint64_t cli_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int exit_code_for(int err)
 {
 	if (err < 0)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Helpers shared by the subcommands: argument parsing, units, signals. */
+/* Helpers shared by the subcommands: number parsing, units, signals (options: opts.h). */
 #ifndef MEMLENS_CLIUTIL_H
 #define MEMLENS_CLIUTIL_H
 
@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "memlens/clock.h" /* ml_mono_ns(): the commands measure with it */
+
 /* Strict parsers: the whole string must be a number in [min, max]. 0 or -EINVAL. */
 int parse_long(const char *s, long min, long max, long *out);
 int parse_double(const char *s, double min, double max, double *out);
@@ -15,12 +17,6 @@ int parse_pid(const char *s, pid_t *out);
 
 /* sizes: ml_fmt_bytes(), the one byte formatter */
 #include "memlens/units.h"
-
-/*
- * getopt's -h and anything it does not know: @text to stdout for --help
- * (returns -1: parse_args callers exit 0), else to stderr (EXIT_USAGE).
- */
-int cli_usage(const char *text, bool help);
 
 /* Print "memlens <cmd>: <msg>" to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -32,7 +28,5 @@ void cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
  */
 void cli_block_signals(sigset_t *set);
 int cli_wait_signal(const sigset_t *set, long ms);
-
-uint64_t cli_now_ns(void);
 
 #endif

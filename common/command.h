@@ -19,7 +19,7 @@ struct memlens_cmd {
 			.name = nm, .summary = sum, .run = fn, .order = ord                        \
 		}
 
-/* Exit codes, the same for every subcommand (README: "Exit status"). */
+/* Exit codes, the same for every subcommand (memlens(8), EXIT STATUS). */
 enum {
 	EXIT_OK = 0,
 	EXIT_FAIL = 1, /* the operation failed */

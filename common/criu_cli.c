@@ -95,31 +95,40 @@ static const char *const owned_opts[] = {
 	NULL,
 };
 
-int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg)
+int criu_cli_opt_fn(void *target, const char *arg, char *why, size_t len)
 {
-	size_t len = strcspn(arg, "=");
+	struct criu_cli_opts *o = target;
+	size_t n = strcspn(arg, "=");
 
-	if (strncmp(arg, "--", 2) || len < 3 || strpbrk(arg, " \t\n")) {
-		cli_error(cmd,
-			  "--criu-opt takes one long CRIU option like --tcp-established or "
-			  "--ext-unix-sk, not '%s'",
-			  arg);
-		return EXIT_USAGE;
+	if (strncmp(arg, "--", 2) || n < 3 || strpbrk(arg, " \t\n")) {
+		snprintf(why, len,
+			 "takes one long CRIU option like --tcp-established or --ext-unix-sk");
+		return -1;
 	}
 	for (int i = 0; owned_opts[i]; i++) {
-		if (strlen(owned_opts[i]) == len && !strncmp(arg, owned_opts[i], len)) {
-			cli_error(cmd,
-				  "--criu-opt %s: memlens sets %.*s itself; use memlens's own "
-				  "option for it (see --help)",
-				  arg, (int)len, arg);
-			return EXIT_USAGE;
+		if (strlen(owned_opts[i]) == n && !strncmp(arg, owned_opts[i], n)) {
+			snprintf(why, len,
+				 "cannot pass %.*s: memlens sets %.*s itself (use memlens's own "
+				 "option for it)",
+				 (int)n, arg, (int)n, arg);
+			return -1;
 		}
 	}
 	if (o->n >= CRIU_CLI_MAX_OPTS) {
-		cli_error(cmd, "at most %d --criu-opt options", CRIU_CLI_MAX_OPTS);
-		return EXIT_USAGE;
+		snprintf(why, len, "may be given at most %d times", CRIU_CLI_MAX_OPTS);
+		return -1;
 	}
 	o->v[o->n++] = arg;
 	o->v[o->n] = NULL;
 	return 0;
+}
+
+int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg)
+{
+	char why[256];
+
+	if (!criu_cli_opt_fn(o, arg, why, sizeof(why)))
+		return 0;
+	cli_error(cmd, "--criu-opt %s, not '%s'", why, arg);
+	return EXIT_USAGE;
 }

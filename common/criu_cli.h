@@ -38,6 +38,12 @@ struct criu_cli_opts {
  */
 int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg);
 
+/*
+ * The same for the option parser (opts.h CLI_FUNC, @target a struct
+ * criu_cli_opts): 0, or -1 with @why filled in.
+ */
+int criu_cli_opt_fn(void *target, const char *arg, char *why, size_t len);
+
 /* "criu": {"path":..,"version":..,"exclude_options":bool,"mem_dirty_track":bool} */
 void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps);
 

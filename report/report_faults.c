@@ -9,14 +9,16 @@
 
 #define TOP_ROWS 15
 
-/* Lower bound of log2 bucket @i, in µs/ms/s: bucket 0 is "< 2 µs". */
-static void bucket_label(int i, char *buf, size_t len)
+/*
+ * The edge between log2 buckets @i - 1 and @i, as `memlens faults` fills
+ * them: bucket 0 holds faults under 2 µs, bucket i >= 1 those of 2^i µs up
+ * to 2^(i+1) µs. Each bar is drawn between its two edges.
+ */
+void ml_bucket_edge(int i, char *buf, size_t len)
 {
-	double us = ldexp(1, i);
+	double us = i ? ldexp(1, i) : 0;
 
-	if (i == 0)
-		snprintf(buf, len, "<2µs");
-	else if (us < 1000)
+	if (us < 1000)
 		snprintf(buf, len, "%.0fµs", us);
 	else if (us < 1e6)
 		snprintf(buf, len, "%.3gms", us / 1000);
@@ -24,52 +26,74 @@ static void bucket_label(int i, char *buf, size_t len)
 		snprintf(buf, len, "%.3gs", us / 1e6);
 }
 
-static void histogram(struct rbuf *b, const double *h, size_t n, const char *what,
-		      const char *colour)
+/* The buckets [lo, hi) from the first to the last that holds a fault; hi 0: none. */
+static void used_buckets(const double *h, size_t n, size_t *lo, size_t *hi)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!(h[i] > 0))
+			continue;
+		if (!*hi || i < *lo)
+			*lo = i;
+		if (i + 1 > *hi)
+			*hi = i + 1;
+	}
+}
+
+/* Buckets @lo..@hi - 1: the minor and major histograms share them, to compare. */
+static void histogram(struct rbuf *b, const double *h, size_t n, size_t lo, size_t hi,
+		      const char *what, const char *colour)
 {
 	struct plot p = { .x0 = 80, .y0 = 30, .w = RP_WIDTH - 100, .h = 150 };
-	size_t nb = 0;
+	size_t nb = hi - lo, ulo = 0, uhi = 0;
 	double max = 0, bw;
 	char lab[24], title[96];
 	int every;
 
-	for (size_t i = 0; i < n; i++) {
-		if (h[i] > 0)
-			nb = i + 1;
-		max = h[i] > max ? h[i] : max;
+	used_buckets(h, n, &ulo, &uhi);
+	if (!uhi) {
+		ml_rb_printf(b, "<p class=\"note\">%s faults: none were seen.</p>\n", what);
+		return;
 	}
-	nb = nb ? nb : 1;
+	for (size_t i = lo; i < hi && i < n; i++)
+		max = h[i] > max ? h[i] : max;
 	bw = p.w / (double)nb;
-	every = nb <= 16 ? 1 : nb <= 32 ? 2 : 4;
+	/* edge labels are up to 6 characters: about 44 px each */
+	every = bw >= 46 ? 1 : bw >= 23 ? 2 : 4;
 	p.ymax = ml_nice_ceil(max);
 	snprintf(title, sizeof(title), "%s fault latency histogram", what);
 	ml_svg_open(b, "hist", 240, title);
 	ml_svg_text(b, p.x0, 16, "start", "axis", title);
 	ml_svg_yaxis(b, &p, "faults (count)");
 	for (size_t i = 0; i < nb; i++) {
-		double y = ml_plot_y(&p, h[i]);
+		double v = lo + i < n ? h[lo + i] : 0, y = ml_plot_y(&p, v);
 
+		if (!(v > 0))
+			continue;
 		ml_rb_printf(b,
 			     "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 			     "height=\"%.1f\" fill=\"%s\"/>\n",
 			     p.x0 + i * bw + 1, y, bw > 3 ? bw - 2 : bw, p.y0 + p.h - y, colour);
 		/* counts on the bars: the tail is too short to read off the axis */
-		if (h[i] > 0 && nb <= 24)
+		if (nb <= 24)
 			ml_svg_text(b, p.x0 + (i + 0.5) * bw, y - 3, "middle", "tick",
-				    ml_fmt_si(h[i], lab, sizeof(lab)));
-		if (i % every == 0) {
-			bucket_label((int)i, lab, sizeof(lab));
-			ml_svg_text(b, p.x0 + (i + 0.5) * bw, p.y0 + p.h + 16, "middle", "tick",
-				    lab);
-		}
+				    ml_fmt_si(v, lab, sizeof(lab)));
+	}
+	for (size_t i = 0; i <= nb; i++) {
+		double x = p.x0 + i * bw;
+
+		if (i % every)
+			continue;
+		ml_rb_printf(b,
+			     "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+			     "y2=\"%.1f\"/>\n",
+			     x, p.y0 + p.h, x, p.y0 + p.h + 4);
+		ml_bucket_edge((int)(lo + i), lab, sizeof(lab));
+		ml_svg_text(b, x, p.y0 + p.h + 17, "middle", "tick", lab);
 	}
 	ml_rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 		     p.x0, p.y0 + p.h, p.x0 + p.w, p.y0 + p.h);
-	if (max == 0)
-		ml_svg_text(b, p.x0 + p.w / 2, p.y0 + p.h / 2, "middle", "legend",
-			    "no faults of this kind were seen");
 	ml_svg_text(b, p.x0 + p.w / 2, p.y0 + p.h + 38, "middle", "axis",
-		    "fault latency (log2 buckets, labelled by their lower bound)");
+		    "fault latency (each bar: from its left edge to its right edge)");
 	ml_svg_close(b);
 }
 
@@ -116,6 +140,9 @@ out:
 
 void ml_render_faults(struct rbuf *b, const struct rep_faults *f)
 {
+	size_t lo = 0, hi = 0;
+	char head[512];
+
 	ml_rb_puts(b, "<section class=\"faults\">\n<h2>Page faults</h2>\n<p class=\"src\">from ");
 	ml_rb_html(b, f->src);
 	ml_rb_puts(b, " (memlens faults");
@@ -124,11 +151,16 @@ void ml_render_faults(struct rbuf *b, const struct rep_faults *f)
 		ml_rb_html(b, f->mode);
 		ml_rb_puts(b, " mode");
 	}
-	ml_rb_puts(b, ")</p>\n<figure>\n");
-	histogram(b, f->minor, f->nminor, "minor", "#4e79a7");
-	histogram(b, f->major, f->nmajor, "major", "#e15759");
-	ml_rb_puts(b, "<figcaption>How long page faults took: bucket i counts faults of "
-		      "2<sup>i</sup> to 2<sup>i+1</sup> µs.</figcaption>\n</figure>\n");
+	ml_rb_puts(b, ")</p>\n");
+	ml_headline_faults(f, head, sizeof(head));
+	ml_render_headline(b, head);
+	ml_rb_puts(b, "<figure>\n");
+	used_buckets(f->minor, f->nminor, &lo, &hi);
+	used_buckets(f->major, f->nmajor, &lo, &hi);
+	histogram(b, f->minor, f->nminor, lo, hi, "minor", "#4e79a7");
+	histogram(b, f->major, f->nmajor, lo, hi, "major", "#e15759");
+	ml_rb_puts(b, "<figcaption>How long page faults took, in buckets that double: under "
+		      "2 µs, 2 to 4 µs, 4 to 8 µs, and so on.</figcaption>\n</figure>\n");
 	fault_table(b, f);
 	ml_rb_puts(b, "</section>\n");
 }

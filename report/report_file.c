@@ -18,6 +18,8 @@ static void free_writes(struct rep_writes *w)
 	free(w->src);
 	free(w->also);
 	free(w->iv);
+	for (size_t i = 0; i < w->nvma; i++)
+		free(w->vma[i].path);
 	free(w->vma);
 	free(w->cell);
 	free(w->hint);

@@ -46,6 +46,30 @@ void ml_rank_vmas(const struct rep_writes *w, uint32_t *idx);
 /* sizes: ml_fmt_bytes() ("64M", "4K", "1.5M"), the one byte formatter */
 #include "memlens/units.h"
 
+/* "512 µs", "1.02 ms", "3.36 s" */
+void ml_fmt_us(double us, char *buf, size_t len);
+/* The mapped file's basename or a named anonymous VMA's name; NULL: none. */
+const char *ml_vma_name(const struct rep_vma *v);
+/* "64M anon", "4.0K data memwrite"; the start address when nameless and @with_addr. */
+void ml_vma_label(const struct rep_vma *v, bool with_addr, char *buf, size_t len);
+
+/* Each section's headline: what its data says, in one line of plain text. */
+void ml_headline_writes(const struct rep_writes *w, char *buf, size_t len);
+void ml_headline_snaps(const struct rep_snaps *s, char *buf, size_t len);
+void ml_headline_faults(const struct rep_faults *f, char *buf, size_t len);
+void ml_headline_migrate(const struct rep_migrate *m, char *buf, size_t len);
+/* The left edge of fault latency bucket @i: "0µs", "2µs", ..., "1.02ms" */
+void ml_bucket_edge(int i, char *buf, size_t len);
+/* <p class="headline">@text</p> */
+void ml_render_headline(struct rbuf *b, const char *text);
+
+/*
+ * Rows of @ncols values: consecutive identical rows make one group. @first
+ * (nrows + 1 entries) gets each group's first row, then nrows. Returns the
+ * number of groups.
+ */
+int ml_group_rows(const int *v, int nrows, int ncols, int *first);
+
 int ml_rp_max_cols(const struct report_opts *o);
 int ml_rp_max_rows(const struct report_opts *o);
 

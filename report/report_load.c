@@ -151,6 +151,7 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 		      const struct json *reg, uint32_t *idx)
 {
 	uint64_t start, end;
+	const char *path;
 	long i;
 
 	if (ml_json_get_hex(reg, "start_addr", &start) || ml_json_get_hex(reg, "end_addr", &end))
@@ -163,6 +164,13 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 		w->vma[i].start = start;
 		w->vma[i].end = end;
 		w->vma[i].kind = ml_report_kind(ml_json_get_str(reg, "kind"));
+	}
+	/* older files have no "path"; the other file of a run may have it */
+	path = ml_json_get_str(reg, "path");
+	if (path && path[0] && !w->vma[i].path) {
+		w->vma[i].path = strdup(path);
+		if (!w->vma[i].path)
+			return oom(c);
 	}
 	if (set_hint(w, j, (uint32_t)i))
 		return oom(c);

@@ -11,7 +11,7 @@
 
 #define RANGE_VMAS 3 /* VMAs drawn this way */
 #define SLICES 16 /* rows per VMA, at most */
-#define LABEL_W 100
+#define LABEL_W 150
 #define UNIT 4096 /* slices are counted in 4 KiB units whatever the page size */
 
 struct slices {
@@ -73,73 +73,112 @@ static int slice_level(const struct slices *s, int r, int c)
 	return ml_heat_level(s->written[(size_t)r * s->ncols + c] / (pages * s->nint[c]));
 }
 
-static void slices_draw(struct rbuf *b, const struct slices *s, const struct plot *p, double rowh)
+int ml_group_rows(const int *v, int nrows, int ncols, int *first)
+{
+	int n = 0;
+
+	for (int r = 0; r < nrows; r++)
+		if (!r || memcmp(v + (size_t)r * ncols, v + (size_t)(r - 1) * ncols,
+				 (size_t)ncols * sizeof(*v)))
+			first[n++] = r;
+	first[n] = nrows;
+	return n;
+}
+
+static void offset_text(const struct slices *s, int r, char *buf, size_t len)
+{
+	if (r)
+		ml_fmt_bytes((double)(slice_start(s, r) - s->start), buf, len);
+	else
+		snprintf(buf, len, "0");
+}
+
+/* One row per group of identical slices, labelled by its first offset (and count). */
+static void slices_draw(struct rbuf *b, const struct slices *s, const int *lv, const int *first,
+			int ngroups, const struct plot *p, double rowh)
 {
 	double cw = p->w / s->ncols;
-	char off[16];
+	char off[16], lab[48];
 
-	for (int r = 0; r < s->nrows; r++) {
-		double y = p->y0 + r * rowh;
+	for (int g = 0; g < ngroups; g++) {
+		const int *row = lv + (size_t)first[g] * s->ncols;
+		int k = first[g + 1] - first[g];
+		double y = p->y0 + g * rowh;
 
 		for (int c = 0, e; c < s->ncols; c = e) {
-			int l = slice_level(s, r, c);
-
-			for (e = c + 1; e < s->ncols && slice_level(s, r, e) == l;)
+			for (e = c + 1; e < s->ncols && row[e] == row[c];)
 				e++;
 			ml_rb_printf(b,
 				     "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
 				     "height=\"%.1f\" fill=\"%s\"/>\n",
 				     p->x0 + c * cw, y, (e - c) * cw, rowh - 1,
-				     ml_heat_level_colour(l));
+				     ml_heat_level_colour(row[c]));
 		}
-		if (r % 2 == 0 || s->nrows <= 8) {
-			if (r)
-				ml_fmt_bytes((uint64_t)(slice_start(s, r) - s->start), off,
-					     sizeof(off));
-			else
-				snprintf(off, sizeof(off), "0");
-			ml_rb_printf(b,
-				     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
-				     "class=\"vma\">+%s</text>\n",
-				     p->x0 - 6, y + rowh / 2 + 3, off);
-		}
+		if (k == 1 && g % 2 && ngroups > 8)
+			continue;
+		offset_text(s, first[g], off, sizeof(off));
+		if (k > 1)
+			snprintf(lab, sizeof(lab), "+%s (%d slices)", off, k);
+		else
+			snprintf(lab, sizeof(lab), "+%s", off);
+		ml_rb_printf(b,
+			     "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
+			     "class=\"vma\">",
+			     p->x0 - 6, y + rowh / 2 + 3);
+		ml_rb_html(b, lab);
+		ml_rb_puts(b, "</text>\n");
 	}
 }
 
+/* Each slice's level in each column, [row * ncols + col]. */
+static int *slice_levels(const struct slices *s)
+{
+	int *lv = malloc((size_t)s->nrows * s->ncols * sizeof(*lv));
+
+	for (int r = 0; lv && r < s->nrows; r++)
+		for (int c = 0; c < s->ncols; c++)
+			lv[(size_t)r * s->ncols + c] = slice_level(s, r, c);
+	return lv;
+}
+
 static void render_one(struct rbuf *b, const struct rep_writes *w, const struct rep_vma *v,
-		       const struct report_opts *o)
+		       const struct report_opts *o, bool legend)
 {
 	double t0 = w->iv[0].t_ms - w->iv[0].interval_s * 1000, t1 = w->iv[w->niv - 1].t_ms;
 	int ncols = (int)w->niv < ml_rp_max_cols(o) ? (int)w->niv : ml_rp_max_cols(o);
 	struct plot p = { .x0 = LABEL_W, .y0 = 30, .w = RP_WIDTH - LABEL_W - 20 };
-	char title[160], size[16], slice[16];
+	char title[200], lab[96], slice[16];
+	int *lv = NULL, first[SLICES + 1], ng;
 	struct slices s;
 	double rowh;
 
-	if (slices_build(&s, w, v, ncols))
+	if (slices_build(&s, w, v, ncols) || !(lv = slice_levels(&s)))
 		goto out;
-	rowh = s.nrows <= 8 ? 20 : 13;
-	p.h = s.nrows * rowh;
+	ng = ml_group_rows(lv, s.nrows, s.ncols, first);
+	rowh = ng <= 8 ? 20 : 13;
+	p.h = ng * rowh;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
-	ml_fmt_bytes((uint64_t)(v->end - v->start), size, sizeof(size));
-	ml_fmt_bytes((uint64_t)(v->end - v->start) / s.nrows, slice, sizeof(slice));
-	snprintf(title, sizeof(title), "inside %s %s at 0x%llx: %d slices of %s each", size,
-		 ml_report_kind_label(v->kind), (unsigned long long)v->start, s.nrows, slice);
-	ml_svg_open(b, "ranges", (int)(p.h + 110), title);
+	ml_vma_label(v, false, lab, sizeof(lab));
+	ml_fmt_bytes((double)(v->end - v->start) / s.nrows, slice, sizeof(slice));
+	snprintf(title, sizeof(title), "inside %s at 0x%llx: %d slices of %s each", lab,
+		 (unsigned long long)v->start, s.nrows, slice);
+	ml_svg_open(b, "ranges", (int)(p.h + (legend ? 110 : 72)), title);
 	ml_svg_text(b, p.x0, 16, "start", "axis", title);
-	slices_draw(b, &s, &p, rowh);
+	slices_draw(b, &s, lv, first, ng, &p, rowh);
 	ml_rb_printf(b,
 		     "<text class=\"axis\" transform=\"translate(16 %.1f) rotate(-90)\" "
-		     "text-anchor=\"middle\">offset in the VMA</text>\n",
+		     "text-anchor=\"middle\">offset</text>\n",
 		     p.y0 + p.h / 2);
 	ml_svg_xaxis(
 		b,
 		&(struct plot){
 			.x0 = p.x0, .y0 = p.y0, .w = p.w, .h = p.h - 1, .xmin = 0, .xmax = p.xmax },
 		"time since the profiler started (s)");
-	ml_heat_scale_legend(b, 10, p.y0 + p.h + 66, "written share of the slice:");
+	if (legend)
+		ml_heat_scale_legend(b, 10, p.y0 + p.h + 66, "written share of the slice:");
 	ml_svg_close(b);
 out:
+	free(lv);
 	free(s.written);
 	free(s.nint);
 }
@@ -155,28 +194,35 @@ static bool vma_written(const struct rep_writes *w, const struct rep_vma *v)
 void ml_render_ranges(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
 {
 	uint32_t *idx = calloc(w->nvma + 1, sizeof(*idx));
-	int shown = 0;
+	const struct rep_vma *pick[RANGE_VMAS];
+	int n = 0;
 
 	if (!idx || !w->niv)
 		goto out;
 	ml_rank_vmas(w, idx);
-	ml_rb_puts(b, "<figure>\n");
 	/* the first 64 by rank are enough: the written ones rank first */
-	for (size_t i = 0; i < w->nvma && i < 64 && shown < RANGE_VMAS; i++) {
+	for (size_t i = 0; i < w->nvma && i < 64 && n < RANGE_VMAS; i++) {
 		const struct rep_vma *v = &w->vma[idx[i]];
 
-		if (v->end - v->start < UNIT || !vma_written(w, v))
-			continue;
-		render_one(b, w, v, o);
-		shown++;
+		if (v->end - v->start >= UNIT && vma_written(w, v))
+			pick[n++] = v;
 	}
-	if (!shown)
-		ml_rb_puts(b, "<p class=\"note\">no page was written in this run.</p>\n");
-	ml_rb_puts(b,
-		   "<figcaption>Where inside the most written VMAs the writes went: each row is an "
-		   "equal slice of the VMA (offset from its start), each column an interval or a "
-		   "group of them; colour: share of the slice's pages written.</figcaption>\n"
-		   "</figure>\n");
+	if (!n) {
+		ml_rb_puts(b, "<p class=\"note\">inside the VMAs: no page was written in this "
+			      "run.</p>\n");
+		goto out;
+	}
+	ml_rb_puts(b, "<figure>\n");
+	/* one colour scale for them all, under the last */
+	for (int i = 0; i < n; i++)
+		render_one(b, w, pick[i], o, i + 1 == n);
+	ml_rb_puts(
+		b,
+		"<figcaption>Where inside the most written VMAs the writes went: each row is an "
+		"equal slice of the VMA (offset from its start; consecutive slices written alike "
+		"share one row), each column an interval or a group of them; colour: share of "
+		"the slice's pages written.</figcaption>\n"
+		"</figure>\n");
 out:
 	free(idx);
 }

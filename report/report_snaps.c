@@ -110,6 +110,11 @@ static void render_area(struct rbuf *b, const struct rep_snaps *s, const struct 
 		for (int k = 0; k < REPORT_KINDS; k++)
 			used[k] |= bn.v[c * REPORT_KINDS + k] > 0;
 	}
+	if (!(max > 0)) {
+		ml_rb_puts(b, "<p class=\"note\">resident memory: no page was resident in any "
+			      "snapshot.</p>\n");
+		goto out;
+	}
 	p.xmax = bn.n > 1 ? bn.t[bn.n - 1] : 1;
 	p.ymax = ml_nice_ceil(max);
 	ml_svg_open(b, "stacked", 330, "resident memory by region kind over time");
@@ -133,10 +138,10 @@ out:
 }
 
 static void bar_row(struct rbuf *b, double x0, double w, double y, const double *part,
-		    const char *const *colours, int nparts)
+		    const char *const *colours, int nparts, double bytes)
 {
 	double x = x0;
-	char pct[16];
+	char pct[40], size[16];
 
 	for (int i = 0; i < nparts; i++) {
 		double pw = part[i] * w;
@@ -148,7 +153,9 @@ static void bar_row(struct rbuf *b, double x0, double w, double y, const double 
 				     x, y, pw, colours[i]);
 		x += pw;
 	}
-	snprintf(pct, sizeof(pct), "%.1f%%", part[0] * 100);
+	/* the share, and of how much: 100% of 16K is not 100% of 64M */
+	ml_fmt_bytes(bytes, size, sizeof(size));
+	snprintf(pct, sizeof(pct), "%.1f%% of %s", part[0] * 100, size);
 	ml_svg_text(b, x0 + w + 4, y + 12, "start", "tick", pct);
 }
 
@@ -178,8 +185,8 @@ static const char *marked_name(const struct rep_snaps *s)
 	return s->have_written ? "written" : "dirty";
 }
 
-static void fig8_row(struct rbuf *b, const struct rep_snaps *s, const struct rep_kind_use *u,
-		     const char *label, double y)
+static void kinds_row(struct rbuf *b, const struct rep_snaps *s, const struct rep_kind_use *u,
+		      const char *label, double y)
 {
 	static const char *const mem_c[] = { C_RESIDENT, C_SWAPPED, C_ABSENT };
 	static const char *const wr_c[] = { C_WRITTEN, C_ABSENT };
@@ -190,12 +197,12 @@ static void fig8_row(struct rbuf *b, const struct rep_snaps *s, const struct rep
 	mem[2] = fmax(0, 1 - mem[0] - mem[1]);
 	wr[1] = fmax(0, 1 - wr[0]);
 	ml_svg_text(b, 84, y + 12, "end", "vma", label);
-	bar_row(b, 90, 360, y, mem, mem_c, 3);
+	bar_row(b, 90, 360, y, mem, mem_c, 3, u->size * s->page_size);
 	if (have_marked(s))
-		bar_row(b, 560, 340, y, wr, wr_c, 2);
+		bar_row(b, 560, 300, y, wr, wr_c, 2, u->size * s->page_size);
 }
 
-static void render_fig8(struct rbuf *b, const struct rep_snaps *s)
+static void render_kinds(struct rbuf *b, const struct rep_snaps *s)
 {
 	struct rep_kind_use tot = { 0 };
 	double y = 40, x;
@@ -204,19 +211,18 @@ static void render_fig8(struct rbuf *b, const struct rep_snaps *s)
 
 	for (int k = 0; k < REPORT_KINDS; k++)
 		rows += s->last[k].size > 0;
-	ml_svg_open(b, "fig8", 40 + rows * 22 + 70, "in memory and written share per region kind");
+	ml_svg_open(b, "kinds", 40 + rows * 22 + 70, "in memory and written share per region kind");
 	ml_svg_text(b, 90, 14, "start", "axis", "in memory: share of the region's pages");
 	snprintf(head, sizeof(head), "%s: share of the region's pages",
-		 !have_marked(s)   ? "written"
-		 : s->have_written ? "written in the last cycle"
-				   : "dirty (page flag)");
-	ml_svg_text(b, 560, 14, "start", "axis", head);
+		 s->have_written ? "written in the last cycle" : "dirty (page flag)");
+	if (have_marked(s))
+		ml_svg_text(b, 560, 14, "start", "axis", head);
 	for (int l = 0; l < REPORT_KINDS; l++) {
 		const struct rep_kind_use *u = &s->last[kind_order[l]];
 
 		if (!(u->size > 0))
 			continue;
-		fig8_row(b, s, u, ml_report_kind_label(kind_order[l]), y);
+		kinds_row(b, s, u, ml_report_kind_label(kind_order[l]), y);
 		tot.size += u->size;
 		tot.resident += u->resident;
 		tot.swapped += u->swapped;
@@ -224,34 +230,45 @@ static void render_fig8(struct rbuf *b, const struct rep_snaps *s)
 		tot.dirty += u->dirty;
 		y += 22;
 	}
-	fig8_row(b, s, &tot, "total", y);
+	kinds_row(b, s, &tot, "total", y);
 	y += 26;
 	pct_axis(b, 90, 360, y, "% of pages (last snapshot)");
 	if (have_marked(s))
-		pct_axis(b, 560, 340, y, "% of pages (last snapshot)");
-	else
-		ml_svg_text(b, 560, 60, "start", "legend",
-			    "(no written/dirty counts: snapshot --writes or --pages gives them)");
+		pct_axis(b, 560, 300, y, "% of pages (last snapshot)");
 	x = ml_svg_legend(b, 90, y + 52, C_RESIDENT, "resident");
 	x = ml_svg_legend(b, x, y + 52, C_SWAPPED, "swapped");
-	x = ml_svg_legend(b, x, y + 52, C_ABSENT, "not present / not written");
-	ml_svg_legend(b, x, y + 52, C_WRITTEN, marked_name(s));
+	snprintf(head, sizeof(head), "not present / not %s", marked_name(s));
+	x = ml_svg_legend(b, x, y + 52, C_ABSENT, have_marked(s) ? head : "not present");
+	if (have_marked(s))
+		ml_svg_legend(b, x, y + 52, C_WRITTEN, marked_name(s));
 	ml_svg_close(b);
 }
 
 void ml_render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
 {
+	char head[512];
+
 	ml_rb_printf(
 		b,
 		"<section class=\"snapshots\">\n<h2>Memory of pid %ld</h2>\n<p class=\"src\">from ",
 		s->pid);
 	ml_rb_html(b, s->src);
-	ml_rb_printf(b, " (memlens snapshot)</p>\n<p class=\"facts\">%zu snapshots", s->npt);
+	ml_rb_puts(b, " (memlens snapshot)</p>\n");
+	ml_headline_snaps(s, head, sizeof(head));
+	ml_render_headline(b, head);
+	ml_rb_printf(b, "<p class=\"facts\">%zu snapshot%s", s->npt, s->npt == 1 ? "" : "s");
 	if (s->npt > 1)
 		ml_rb_printf(b, " over %.1f s", (s->pt[s->npt - 1].t_ms - s->pt[0].t_ms) / 1000);
-	if (s->cycle_us_sum > 0)
-		ml_rb_printf(b, "; one snapshot took %.0f µs on average, %.0f µs at most",
-			     s->cycle_us_sum / s->npt, s->cycle_us_max);
+	if (s->cycle_us_sum > 0) {
+		char avg[24], max[24];
+
+		ml_fmt_us(s->cycle_us_sum / s->npt, avg, sizeof(avg));
+		ml_fmt_us(s->cycle_us_max, max, sizeof(max));
+		if (s->npt == 1)
+			ml_rb_printf(b, "; it took %s", max);
+		else
+			ml_rb_printf(b, "; one snapshot took %s on average, %s at most", avg, max);
+	}
 	if (s->stopped_because[0]) {
 		ml_rb_puts(b, "; stopped because ");
 		ml_rb_html(b, s->stopped_because);
@@ -261,13 +278,23 @@ void ml_render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct rep
 			      "</section>\n");
 		return;
 	}
-	ml_rb_puts(b, ".</p>\n<figure>\n");
-	render_area(b, s, o);
-	ml_rb_puts(b,
-		   "<figcaption>Resident memory, stacked by region kind.</figcaption>\n</figure>\n"
-		   "<figure>\n");
-	render_fig8(b, s);
-	ml_rb_puts(b, "<figcaption>Per region kind, in the last snapshot: pages in memory, swapped "
-		      "out or not present, and pages written or "
-		      "dirty.</figcaption>\n</figure>\n</section>\n");
+	ml_rb_puts(b, ".</p>\n");
+	if (s->npt < 2) {
+		ml_rb_puts(b, "<p class=\"note\">resident memory over time: one snapshot only "
+			      "(a line over time needs two or more).</p>\n");
+	} else {
+		ml_rb_puts(b, "<figure>\n");
+		render_area(b, s, o);
+		ml_rb_puts(b, "<figcaption>Resident memory, stacked by region "
+			      "kind.</figcaption>\n</figure>\n");
+	}
+	ml_rb_puts(b, "<figure>\n");
+	render_kinds(b, s);
+	ml_rb_printf(b,
+		     "<figcaption>Per region kind, in the last snapshot: pages in memory, "
+		     "swapped out or not present%s.</figcaption>\n</figure>\n",
+		     have_marked(s) ? ", and pages written or dirty"
+				    : " (snapshot --writes or --pages also counts the pages "
+				      "written or dirty)");
+	ml_rb_puts(b, "</section>\n");
 }

@@ -7,8 +7,11 @@
 
 #include "report_int.h"
 
-#define HOT_MARK "#1b2a6b"
+/* bright blue, in its own lane under the cells: seen under dark and light cells alike */
+#define HOT_MARK "#1f78d1"
 #define LABEL_W 280
+#define LABEL_CHARS 40 /* characters of a row label that fit in LABEL_W */
+#define HOT_LANE 7 /* px under each row's cells: a gap, the hot mark, a gap */
 
 struct heat {
 	int nrows, ncols;
@@ -112,7 +115,7 @@ static void heat_row(struct rbuf *b, const struct heat *h, int r, const struct p
 			ml_rb_printf(b,
 				     "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
 				     "height=\"%.1f\" fill=\"%s\"/>\n",
-				     p->x0 + c * cw, y, (e - c) * cw, rowh - 5,
+				     p->x0 + c * cw, y, (e - c) * cw, rowh - HOT_LANE,
 				     ml_heat_level_colour(l));
 		c = e;
 	}
@@ -125,32 +128,40 @@ static void heat_row(struct rbuf *b, const struct heat *h, int r, const struct p
 			e++;
 		ml_rb_printf(
 			b,
-			"<rect class=\"hot\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"3\" "
+			"<rect class=\"hot\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"4\" "
 			"fill=\"%s\"/>\n",
-			p->x0 + c * cw, y + rowh - 4.5, (e - c) * cw, HOT_MARK);
+			p->x0 + c * cw, y + rowh - HOT_LANE + 1.5, (e - c) * cw, HOT_MARK);
 		c = e;
 	}
 }
 
 static void heat_label(struct rbuf *b, const struct rep_vma *v, double y, double rowh)
 {
-	char size[16], text[96];
+	char text[96];
 
-	ml_fmt_bytes((uint64_t)(v->end - v->start), size, sizeof(size));
-	snprintf(text, sizeof(text), "%s %s 0x%llx", size, ml_report_kind_label(v->kind),
-		 (unsigned long long)v->start);
+	ml_vma_label(v, true, text, sizeof(text));
+	/* the label column holds about 40 characters; the full path is in the title */
+	if (strlen(text) > LABEL_CHARS)
+		snprintf(text + LABEL_CHARS - 1, sizeof(text) - (LABEL_CHARS - 1), "…");
 	ml_rb_printf(b,
 		     "<rect class=\"swatch\" x=\"4\" y=\"%.1f\" width=\"10\" height=\"%.1f\" "
 		     "fill=\"%s\"/>\n",
-		     y, rowh - 5, ml_report_kind_colour(v->kind));
-	ml_svg_text(b, 18, y + (rowh - 5) / 2 + 4, "start", "vma", text);
+		     y, rowh - HOT_LANE, ml_report_kind_colour(v->kind));
+	/* the full path and the address range on hover */
+	ml_rb_printf(b, "<text x=\"18\" y=\"%.1f\" text-anchor=\"start\" class=\"vma%s\"><title>",
+		     y + (rowh - HOT_LANE) / 2 + 4, v->hot_ever ? " hotvma" : "");
+	ml_rb_html(b, v->path ? v->path : ml_report_kind_label(v->kind));
+	ml_rb_printf(b, " 0x%llx-0x%llx</title>", (unsigned long long)v->start,
+		     (unsigned long long)v->end);
+	ml_rb_html(b, text);
+	ml_rb_puts(b, "</text>\n");
 }
 
 static void heat_legend(struct rbuf *b, double y)
 {
-	double x = ml_heat_scale_legend(b, 10, y, "written ratio (mean per cell):");
-
-	ml_svg_legend(b, x, y, HOT_MARK, "under a row: VMA classified hot");
+	ml_heat_scale_legend(b, 10, y, "written ratio (mean per cell):");
+	ml_svg_legend(b, 10, y + 36, HOT_MARK,
+		      "under a row: the VMA was hot then (bold label: hot at some time)");
 }
 
 static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
@@ -166,12 +177,12 @@ static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct
 		return;
 	}
 	/* each row: the cells, then a lane under them for the hot mark */
-	rowh = h.nrows <= 8 ? 24 : h.nrows <= 20 ? 18 : 14;
+	rowh = h.nrows <= 8 ? 24 : h.nrows <= 20 ? 20 : 16;
 	p.h = h.nrows * rowh;
 	p.xmin = 0;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
 	snprintf(title, sizeof(title), "written ratio of each VMA over time, pid %ld", w->pid);
-	ml_svg_open(b, "heatmap", (int)(p.h + 100), title);
+	ml_svg_open(b, "heatmap", (int)(p.h + 124), title);
 	for (int r = 0; r < h.nrows; r++) {
 		heat_row(b, &h, r, &p, rowh);
 		heat_label(b, &w->vma[h.rows[r]], p.y0 + r * rowh, rowh);
@@ -240,19 +251,23 @@ static void render_rate(struct rbuf *b, const struct rep_writes *w, const struct
 	ml_svg_close(b);
 }
 
+static bool any_written(const struct rep_writes *w)
+{
+	for (size_t i = 0; i < w->niv; i++)
+		if (w->iv[i].rate_pps > 0 || w->iv[i].dirty_pages > 0)
+			return true;
+	return false;
+}
+
 static void writes_facts(struct rbuf *b, const struct rep_writes *w)
 {
-	char s1[16], s2[16];
+	char s1[32];
 
-	ml_rb_printf(b, "<p class=\"facts\">%zu intervals, %zu VMAs seen", w->niv, w->nvma);
+	ml_rb_printf(b, "<p class=\"facts\">%zu interval%s, %zu VMA%s tracked", w->niv,
+		     w->niv == 1 ? "" : "s", w->nvma, w->nvma == 1 ? "" : "s");
 	if (w->have_summary) {
-		ml_fmt_bytes((uint64_t)w->cumulative_dirty_bytes, s1, sizeof(s1));
-		ml_fmt_bytes((uint64_t)w->avg_dirty_rate, s2, sizeof(s2));
-		ml_rb_printf(
-			b,
-			"; written in all: %s (average %s/s); hot VMAs at the end: %ld; stopped "
-			"because ",
-			s1, s2, w->hot_vmas);
+		ml_fmt_bytes_words(w->cumulative_dirty_bytes, s1, sizeof(s1));
+		ml_rb_printf(b, "; written in all: %s; stopped because ", s1);
 		ml_rb_html(b, w->stopped_because);
 	}
 	ml_rb_puts(b, ".</p>\n");
@@ -260,6 +275,8 @@ static void writes_facts(struct rbuf *b, const struct rep_writes *w)
 
 void ml_render_writes(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
 {
+	char head[512];
+
 	ml_rb_printf(
 		b, "<section class=\"writes\">\n<h2>Writes of pid %ld</h2>\n<p class=\"src\">from ",
 		w->pid);
@@ -269,24 +286,41 @@ void ml_render_writes(struct rbuf *b, const struct rep_writes *w, const struct r
 		ml_rb_html(b, w->also);
 	}
 	ml_rb_puts(b, " (memlens writes)</p>\n");
+	ml_headline_writes(w, head, sizeof(head));
+	ml_render_headline(b, head);
 	writes_facts(b, w);
 	if (!w->niv) {
 		ml_rb_puts(b, "<p class=\"note\">no intervals in this input, only the "
 			      "summary.</p>\n</section>\n");
 		return;
 	}
-	ml_rb_puts(b, "<figure>\n");
-	render_heat(b, w, o);
-	ml_rb_puts(
-		b,
-		"<figcaption>Each row is a VMA (size, region kind, start address); each column "
-		"an interval of the profiler, or a group of consecutive intervals when there are "
-		"many. Colour: share of the VMA's pages written in the interval.</figcaption>\n"
-		"</figure>\n<figure>\n");
-	render_rate(b, w, o);
-	ml_rb_puts(b,
-		   "<figcaption>Pages written per second, all tracked VMAs together.</figcaption>\n"
-		   "</figure>\n");
+	if (!w->nvma) {
+		ml_rb_puts(b, "<p class=\"note\">VMAs over time: no VMA was tracked.</p>\n");
+	} else {
+		ml_rb_puts(b, "<figure>\n");
+		render_heat(b, w, o);
+		ml_rb_puts(b, "<figcaption>Each row is a VMA (size, region kind, mapped file or "
+			      "start address); each column an interval of the profiler, or a group "
+			      "of consecutive intervals when there are many. Colour: share of the "
+			      "VMA's pages written in the interval.</figcaption>\n</figure>\n");
+	}
+	if (!any_written(w)) {
+		ml_rb_puts(b, "<p class=\"note\">dirty rate: no page was written in any "
+			      "interval.</p>\n");
+	} else if (w->niv < 2) {
+		char r[32];
+
+		ml_fmt_bytes_words(w->iv[0].rate_pps * w->page_size, r, sizeof(r));
+		ml_rb_printf(b,
+			     "<p class=\"note\">dirty rate: %s/s in the one interval (a line "
+			     "over time needs two or more).</p>\n",
+			     r);
+	} else {
+		ml_rb_puts(b, "<figure>\n");
+		render_rate(b, w, o);
+		ml_rb_puts(b, "<figcaption>Pages written per second, all tracked VMAs "
+			      "together.</figcaption>\n</figure>\n");
+	}
 	if (w->have_ranges)
 		ml_render_ranges(b, w, o);
 	ml_rb_puts(b, "</section>\n");

@@ -97,5 +97,5 @@ else
 	rm -f "$out/faults.jsonl"
 fi
 echo
-"$M" report --skip-unknown -t "memlens demo" -o "$out/report.html" "$out"/*.jsonl &&
+"$M" report --skip-unknown --title "memlens demo" -o "$out/report.html" "$out"/*.jsonl &&
 	echo "report: $out/report.html (heat maps and dirty rates; open it in a browser)"

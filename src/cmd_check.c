@@ -4,7 +4,6 @@
  * using it once on memlens's own memory, with the commands that need it
  * and what to do when it is missing.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -13,6 +12,7 @@
 #include "cliutil.h"
 #include "table.h"
 #include "criu_cli.h"
+#include "opts.h"
 #include "command.h"
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
@@ -21,25 +21,17 @@
 /* src/trace/probe.c, when the eBPF tracers are built in */
 void trace_probe_features(struct feature_list *l) __attribute__((weak));
 
-static const char usage_text[] =
-	"usage: memlens check [--json] [--criu PATH] [--no-criu]\n"
-	"\n"
+static const char about[] =
 	"Probe what this machine offers memlens: PAGEMAP_SCAN, async write-protect\n"
 	"userfaultfd, soft-dirty, kpageflags, ptrace, pidfd_getfd, the PID namespace,\n"
 	"THP, swap; eBPF (BTF, tp_btf, fentry, ring buffers, uprobes); CRIU (version,\n"
 	"`criu check`, pre-dump, the exclude options). Each probe uses the feature\n"
 	"once on memlens's own memory; no other process is touched. Every missing\n"
-	"feature is listed with the commands that need it and what to do.\n"
-	"\n"
-	"      --json         one JSON object on one line\n"
-	"      --criu PATH    the CRIU to check (default: as `memlens checkpoint` finds it)\n"
-	"      --no-criu      do not look for CRIU (it runs `criu check`, ~0.5 s)\n"
-	"  -h, --help         this text\n"
-	"\n"
+	"feature is listed with the commands that need it and what to do.\n";
+
+static const char footer[] =
 	"Exit status: 0 the core (writes, snapshot) can run here; 5 a core feature is\n"
 	"missing (the output says which); 2 usage.\n";
-
-enum { OPT_JSON = 1000, OPT_CRIU, OPT_NOCRIU };
 
 struct check_cli {
 	const char *criu;
@@ -49,37 +41,20 @@ struct check_cli {
 
 static int parse_args(int argc, char **argv, struct check_cli *c)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "criu", required_argument, NULL, OPT_CRIU },
-		{ "no-criu", no_argument, NULL, OPT_NOCRIU },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	struct cli_opt opts[] = {
+		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
+		CLI_OPT_CRIU(&c->criu, "the CRIU to check (default: as `memlens checkpoint` finds "
+				       "it)"),
+		{ .name = "no-criu",
+		  .kind = CLI_FLAG,
+		  .target = &c->no_criu,
+		  .help = "do not look for CRIU (it runs `criu check`, ~0.5 s)" },
+		CLI_OPT_END,
 	};
-	int opt;
+	struct cli_spec spec = { .cmd = "check", .about = about, .footer = footer, .opts = opts };
+	int first;
 
-	while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_JSON:
-			c->json = true;
-			break;
-		case OPT_CRIU:
-			c->criu = optarg;
-			break;
-		case OPT_NOCRIU:
-			c->no_criu = true;
-			break;
-		case 'h':
-			return cli_usage(usage_text, true);
-		default:
-			return cli_usage(usage_text, false);
-		}
-	}
-	if (optind != argc) {
-		cli_error("check", "unexpected argument '%s' (see --help)", argv[optind]);
-		return EXIT_USAGE;
-	}
-	return 0;
+	return cli_parse(&spec, argc, argv, &first);
 }
 
 static void probe_criu(struct feature_list *l, const char *explicit_path)

@@ -5,7 +5,6 @@
  *: profile -> release -> CRIU -> re-init.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,57 +16,24 @@
 #include "table.h"
 #include "command.h"
 #include "criu_cli.h"
+#include "opts.h"
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
+#include "memlens/heat.h"
 #include "memlens/profiler.h"
 
-static const char usage_text[] =
-	"usage: memlens checkpoint -p PID -D DIR [options]\n"
-	"\n"
+static const char about[] =
 	"Profile where PID writes for a few seconds, then checkpoint it with CRIU. The\n"
 	"hot VMAs are passed to CRIU as --exclude-range / --exclude-file (and the VMAs\n"
 	"that turned cold since the last checkpoint as --no-parent-range) when the CRIU\n"
 	"in use has those options (a CRIU fork; upstream CRIU does not: then nothing is\n"
 	"excluded and the report says so). The profiler lets go of the target while CRIU\n"
-	"runs and tracks it again afterwards.\n"
-	"\n"
-	"  -p, --pid PID            the process to checkpoint (required)\n"
-	"  -D, --images-dir DIR     CRIU images directory (required; created 0700)\n"
-	"      --pre-dump           `criu pre-dump` (needs soft-dirty, which this kernel lacks)\n"
-	"      --parent DIR         images of the previous (pre-)dump (--prev-images-dir)\n"
-	"  -R, --leave-running      leave the target running after the dump\n"
-	"      --page-server HOST:PORT  send the pages to a `criu page-server`\n"
-	"  -s, --profile-seconds N  profile N seconds first (default 5; 0: no profiling,\n"
-	"                           nothing excluded)\n"
-	"  -i, --interval MS        profiling interval (default 1000)\n"
-	"      --resume-seconds N   after the checkpoint, profile N more seconds and report\n"
-	"                           the first interval (default 0)\n"
-	"      --criu PATH          the CRIU binary (default: $MEMLENS_CRIU, then the one\n"
-	"                           scripts/ensure-criu.sh built, then criu on PATH)\n"
-	"      --timeout SEC        kill CRIU after SEC seconds (default 120)\n"
-	"      --shell-job          pass --shell-job (target attached to a terminal)\n"
-	"      --no-exclude         never pass exclude options\n"
-	"      --criu-opt OPT       pass one more option to criu dump, e.g.\n"
-	"                           --tcp-established or --ext-unix-sk (repeatable)\n"
-	"      --json               one JSON object on one line\n"
-	"  -h, --help               this text\n"
-	"\n"
+	"runs and tracks it again afterwards.\n";
+
+static const char footer[] =
 	"CRIU runs with CRIU_FAULT=130 (no hardware breakpoints): on some VMs its dump\n"
 	"hangs otherwise. Exit status: 0 ok, 1 CRIU failed (see its log), 2 usage,\n"
 	"3 no such process / it exited, 4 permission denied, 5 missing kernel feature or CRIU.\n";
-
-enum {
-	OPT_JSON = 1000,
-	OPT_PRE,
-	OPT_PARENT,
-	OPT_PS,
-	OPT_RESUME,
-	OPT_CRIU,
-	OPT_TIMEOUT,
-	OPT_SHELL,
-	OPT_NOEXCL,
-	OPT_CRIUOPT
-};
 
 struct ckpt_cli {
 	struct criu_dump_req req;
@@ -76,6 +42,8 @@ struct ckpt_cli {
 	char ps_host[256];
 	double profile_s, resume_s;
 	unsigned int interval_ms, timeout_s;
+	double hot_threshold; /* 0: the profiler's default */
+	int hot_consecutive;
 	bool json;
 };
 
@@ -99,125 +67,118 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 	pthread_mutex_unlock(&t->lock);
 }
 
-static int bad(const char *what, const char *arg)
+static int parse_page_server(void *target, const char *arg, char *why, size_t len)
 {
-	cli_error("checkpoint", "%s, not '%s' (see --help)", what, arg);
-	return EXIT_USAGE;
-}
-
-static int parse_page_server(struct ckpt_cli *c, const char *arg)
-{
+	struct ckpt_cli *c = target;
 	const char *colon = strrchr(arg, ':');
 	long port;
 
 	if (!colon || colon == arg || (size_t)(colon - arg) >= sizeof(c->ps_host) ||
-	    parse_long(colon + 1, 1, 65535, &port))
-		return bad("--page-server must be HOST:PORT", arg);
+	    parse_long(colon + 1, 1, 65535, &port)) {
+		snprintf(why, len, "must be HOST:PORT with a port 1..65535");
+		return -1;
+	}
 	snprintf(c->ps_host, sizeof(c->ps_host), "%.*s", (int)(colon - arg), arg);
 	c->req.page_server_addr = c->ps_host;
 	c->req.page_server_port = (int)port;
 	return 0;
 }
 
-static int parse_opt(struct ckpt_cli *c, int opt)
-{
-	long v;
-
-	switch (opt) {
-	case 'p':
-		return parse_pid(optarg, &c->req.pid) ? bad("invalid pid", optarg) : 0;
-	case 'D':
-		c->req.images_dir = optarg;
-		return 0;
-	case OPT_PRE:
-		c->req.pre_dump = true;
-		return 0;
-	case OPT_PARENT:
-		c->req.parent_dir = optarg;
-		return 0;
-	case 'R':
-		c->req.leave_running = true;
-		return 0;
-	case OPT_PS:
-		return parse_page_server(c, optarg);
-	case 's':
-		return parse_double(optarg, 0, 86400, &c->profile_s)
-			       ? bad("--profile-seconds must be 0..86400", optarg)
-			       : 0;
-	case OPT_RESUME:
-		return parse_double(optarg, 0, 86400, &c->resume_s)
-			       ? bad("--resume-seconds must be 0..86400", optarg)
-			       : 0;
-	case 'i':
-		if (parse_long(optarg, 10, 600000, &v))
-			return bad("--interval must be 10..600000 ms", optarg);
-		c->interval_ms = (unsigned int)v;
-		return 0;
-	case OPT_CRIU:
-		c->criu = optarg;
-		return 0;
-	case OPT_TIMEOUT:
-		if (parse_long(optarg, 1, 86400, &v))
-			return bad("--timeout must be 1..86400 seconds", optarg);
-		c->timeout_s = (unsigned int)v;
-		return 0;
-	case OPT_SHELL:
-		c->req.shell_job = true;
-		return 0;
-	case OPT_NOEXCL:
-		c->req.no_exclude = true;
-		return 0;
-	case OPT_CRIUOPT:
-		if (criu_cli_add_opt("checkpoint", &c->extra, optarg))
-			return EXIT_USAGE;
-		c->req.extra_args = c->extra.v;
-		return 0;
-	case OPT_JSON:
-		c->json = true;
-		return 0;
-	case 'h':
-		return cli_usage(usage_text, true);
-	default:
-		return cli_usage(usage_text, false);
-	}
-}
-
 static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "images-dir", required_argument, NULL, 'D' },
-		{ "pre-dump", no_argument, NULL, OPT_PRE },
-		{ "parent", required_argument, NULL, OPT_PARENT },
-		{ "leave-running", no_argument, NULL, 'R' },
-		{ "page-server", required_argument, NULL, OPT_PS },
-		{ "profile-seconds", required_argument, NULL, 's' },
-		{ "resume-seconds", required_argument, NULL, OPT_RESUME },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "criu", required_argument, NULL, OPT_CRIU },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "shell-job", no_argument, NULL, OPT_SHELL },
-		{ "no-exclude", no_argument, NULL, OPT_NOEXCL },
-		{ "criu-opt", required_argument, NULL, OPT_CRIUOPT },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	long iv = 0;
+	struct cli_opt opts[] = {
+		CLI_OPT_PID(&c->req.pid, "the process to checkpoint (required)"),
+		CLI_OPT_IMAGES_DIR(&c->req.images_dir,
+				   "CRIU images directory (required; created 0700)"),
+		{ .name = "pre-dump",
+		  .kind = CLI_FLAG,
+		  .target = &c->req.pre_dump,
+		  .help = "`criu pre-dump` (needs soft-dirty page tracking in the kernel)" },
+		{ .name = "parent",
+		  .arg = "DIR",
+		  .kind = CLI_STR,
+		  .target = &c->req.parent_dir,
+		  .help = "images of the previous (pre-)dump (--prev-images-dir)" },
+		{ .letter = 'R',
+		  .name = "leave-running",
+		  .kind = CLI_FLAG,
+		  .target = &c->req.leave_running,
+		  .help = "leave the target running after the dump" },
+		{ .name = "page-server",
+		  .arg = "HOST:PORT",
+		  .kind = CLI_FUNC,
+		  .target = c,
+		  .fn = parse_page_server,
+		  .help = "send the pages to a `criu page-server`" },
+		CLI_OPT_DURATION(&c->profile_s, 0,
+				 "profile SEC seconds first to find the hot memory (default 5; "
+				 "0: no profiling, nothing excluded)"),
+		CLI_OPT_INTERVAL(&iv, 10, 600000, "profiling interval (default 1000)"),
+		CLI_OPT_THRESHOLD(&c->hot_threshold,
+				  "written ratio above which an interval is hot (default 0.3)"),
+		CLI_OPT_CONSECUTIVE(&c->hot_consecutive, HEAT_WINDOW,
+				    "hot intervals in a row before a VMA is hot (default 3)"),
+		{ .name = "resume-seconds",
+		  .arg = "SEC",
+		  .kind = CLI_DOUBLE,
+		  .target = &c->resume_s,
+		  .min = 0,
+		  .max = 86400,
+		  .help = "after the checkpoint, profile SEC more seconds and report the first "
+			  "interval (default 0)" },
+		CLI_OPT_CRIU(&c->criu, "the CRIU binary (default: $MEMLENS_CRIU, then criu on "
+				       "PATH, then the one scripts/ensure-criu.sh built)"),
+		CLI_OPT_TIMEOUT(&c->timeout_s, "kill CRIU after SEC seconds (default 120)"),
+		CLI_OPT_SHELL_JOB(&c->req.shell_job,
+				  "pass --shell-job (target attached to a terminal)"),
+		{ .name = "no-exclude",
+		  .kind = CLI_FLAG,
+		  .target = &c->req.no_exclude,
+		  .help = "never pass exclude options" },
+		CLI_OPT_CRIU_OPT(&c->extra, criu_cli_opt_fn,
+				 "pass one more option to criu dump, e.g. --tcp-established or "
+				 "--ext-unix-sk (repeatable)"),
+		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
+		CLI_OPT_END,
 	};
-	int opt, r;
+	struct cli_spec spec = { .cmd = "checkpoint",
+				 .synopsis = "-p PID -D DIR",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts };
+	int r, first;
 
 	c->profile_s = 5;
-	while ((opt = getopt_long(argc, argv, "p:D:Rs:i:h", opts, NULL)) != -1) {
-		r = parse_opt(c, opt);
-		if (r)
-			return r;
-	}
-	if (optind != argc)
-		return bad("unexpected argument", argv[optind]);
-	if (!c->req.pid || !c->req.images_dir) {
-		cli_error("checkpoint", "-p PID and -D DIR are required (see --help)");
-		return EXIT_USAGE;
-	}
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r;
+	c->interval_ms = (unsigned int)iv;
+	if (c->extra.n)
+		c->req.extra_args = c->extra.v;
+	if (!c->req.pid || !c->req.images_dir)
+		return cli_usage_error("checkpoint", "-p PID and -D DIR are required");
 	return 0;
+}
+
+/*
+ * A VMA is hot after -c intervals in a row: a profile shorter than that
+ * can find none. Say so before profiling for nothing.
+ */
+static void warn_too_short(const struct ckpt_cli *c)
+{
+	unsigned int iv = c->interval_ms ? c->interval_ms : PROFILER_DEFAULT_INTERVAL_MS;
+	int cons = c->hot_consecutive ? c->hot_consecutive : HEAT_DEFAULT_CONSECUTIVE;
+	long n = (long)(c->profile_s * 1000 / iv);
+
+	if (c->profile_s > 0 && n < cons)
+		fprintf(stderr,
+			"memlens checkpoint: profiling %g s gives %ld interval%s of %u ms, but a "
+			"VMA is hot only after %d in a row (-c %d): none can be found and nothing "
+			"will be excluded; profile longer (-d %g), or give a shorter -i or a "
+			"smaller -c\n",
+			c->profile_s, n, n == 1 ? "" : "s", iv, cons, cons,
+			(double)cons * iv / 1000 + (double)iv / 1000);
 }
 
 static void json_ranges(struct jw *w, const char *key, const struct rangeset *s)
@@ -350,9 +311,9 @@ static void print_human(const struct ckpt_out *o)
 /* Sleep @secs, or until a signal or the profiler stops. -EINTR / -ESRCH. */
 static int wait_profiling(struct profiler *p, const sigset_t *sigs, double secs)
 {
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
 
-	while ((cli_now_ns() - t0) / 1e9 < secs) {
+	while ((ml_mono_ns() - t0) / 1e9 < secs) {
 		if (cli_wait_signal(sigs, 50))
 			return -EINTR;
 		if (p && !ml_profiler_running(p))
@@ -364,7 +325,9 @@ static int wait_profiling(struct profiler *p, const sigset_t *sigs, double secs)
 static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigset_t *sigs,
 			   struct profiler **pp)
 {
-	struct profiler_opts po = { .interval_ms = c->interval_ms };
+	struct profiler_opts po = { .interval_ms = c->interval_ms,
+				    .hot_threshold = c->hot_threshold,
+				    .hot_consecutive = c->hot_consecutive };
 	struct ml_err err = { 0 };
 	int r;
 
@@ -455,6 +418,7 @@ static int cmd_checkpoint(int argc, char **argv)
 	rc = parse_args(argc, argv, &c);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	warn_too_short(&c);
 	rc = ml_criu_dump_target_check(c.req.pid, &err);
 	if (rc) {
 		cli_error("checkpoint", "%s", err.msg);
@@ -488,5 +452,4 @@ static int cmd_checkpoint(int argc, char **argv)
 }
 
 MEMLENS_COMMAND(checkpoint, "checkpoint", 15,
-		"profile, then checkpoint a process with CRIU, hot memory excluded when possible",
-		cmd_checkpoint);
+		"profile, then checkpoint with CRIU, leaving hot memory out", cmd_checkpoint);

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "table.h"
 #include "command.h"
 #include "criu_cli.h"
+#include "opts.h"
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
 #include "memlens/heat.h"
@@ -29,70 +29,27 @@
 #include "migrate.h"
 #include "migrate_wire.h"
 
-static const char usage_text[] =
-	"usage: memlens migrate -p PID --to DIR|HOST:PORT [options]\n"
-	"       memlens migrate --receive --listen HOST:PORT -D DIR [options]\n"
-	"\n"
+static const char about[] =
 	"Live-migrate the process tree of PID with CRIU. While it runs, pre-dump rounds\n"
-	"copy its memory to the destination; the hot memory (the VMAs it keeps writing) is\n"
-	"left out of them when the CRIU in use has --exclude-range / --exclude-file, since\n"
-	"it would be sent again anyway. Pre-copy stops when a round sends less than the\n"
-	"threshold or after the last round; then the tree is frozen, the final dump sends\n"
-	"what changed since the last round, and the destination restores it. Every round\n"
-	"is printed (pages, bytes, time, what was left out and why), then the downtime\n"
-	"(frozen until running again at the destination: CRIU's own count of the\n"
-	"frozen time in the final dump, then the transfer and restore) and the total\n"
-	"bytes sent.\n"
+	"copy its memory to the destination; the hot memory (the VMAs it keeps writing)\n"
+	"is left out of them when the CRIU in use has --exclude-range / --exclude-file,\n"
+	"since it would be sent again anyway. Pre-copy stops when a round sends less\n"
+	"than the stop threshold or after the last round; then the tree is frozen, the\n"
+	"final dump sends what changed since the last round, and the destination\n"
+	"restores it. Every round is printed (pages, bytes, time, what was left out and\n"
+	"why), then the downtime (frozen until running again at the destination:\n"
+	"CRIU's own count of the frozen time in the final dump, then the transfer and\n"
+	"restore) and the total bytes sent.\n"
 	"Pages go to a `criu page-server` the destination starts for each round.\n"
 	"On a kernel without soft-dirty page tracking pre-copy is impossible: one\n"
-	"stop-and-copy dump, measured the same way.\n"
-	"\n"
-	"Source:\n"
-	"  -p, --pid PID            the root of the process tree to migrate (required)\n"
-	"      --to DIR             restore on this machine from images under DIR\n"
-	"      --to HOST:PORT       a `memlens migrate --receive` listening there\n"
-	"  -D, --images-dir DIR     the source's images (the pages go to the destination;\n"
-	"                           default: a new directory under $TMPDIR or /tmp)\n"
-	"      --max-rounds N       pre-dump rounds at most (default 5; 0: stop-and-copy)\n"
-	"      --threshold MIB      stop pre-copy after a round that sends less (default 16)\n"
-	"      --round-seconds S    time between rounds, profiling the writes (default 2)\n"
-	"  -i, --interval MS        profiling interval (default 500)\n"
-	"      --no-exclude         never leave hot memory out\n"
-	"\n"
-	"Destination:\n"
-	"      --receive            serve one migration, then exit\n"
-	"      --listen HOST:PORT   where to listen (page servers use the same HOST)\n"
-	"  -D, --images-dir DIR     images go to DIR/1, DIR/2, ... (one per round)\n"
-	"\n"
-	"Both:\n"
-	"      --criu PATH          the CRIU binary (default: $MEMLENS_CRIU, then the one\n"
-	"                           scripts/ensure-criu.sh built, then criu on PATH)\n"
-	"      --timeout SEC        kill a CRIU command after SEC seconds (default 300)\n"
-	"      --shell-job          the tree is attached to a terminal (--shell-job)\n"
-	"      --criu-opt OPT       one more option for criu dump/pre-dump (repeatable)\n"
-	"      --json               one JSON object on one line\n"
-	"  -h, --help               this text\n"
-	"\n"
-	"What limits the gain: CRIU leaves out whole VMAs (a VMA that overlaps a hot range\n"
-	"is left out entirely, cold pages included), and the ranges apply to every process\n"
-	"of the tree at those addresses. Exit status: 0 migrated, 1 CRIU or the\n"
+	"stop-and-copy dump, measured the same way.\n";
+
+static const char footer[] =
+	"What limits the gain: CRIU leaves out whole VMAs (a VMA that overlaps a hot\n"
+	"range is left out entirely, cold pages included), and the ranges apply to every\n"
+	"process of the tree at those addresses. Exit status: 0 migrated, 1 CRIU or the\n"
 	"destination failed (the tree keeps running at the source when the final dump\n"
 	"did not happen), 2 usage, 3 no such process, 5 missing CRIU.\n";
-
-enum {
-	OPT_TO = 1000,
-	OPT_MAXR,
-	OPT_THR,
-	OPT_ROUNDS,
-	OPT_NOEXCL,
-	OPT_RECV,
-	OPT_LISTEN,
-	OPT_CRIU,
-	OPT_TIMEOUT,
-	OPT_SHELL,
-	OPT_CRIUOPT,
-	OPT_JSON
-};
 
 struct mig_cli {
 	pid_t pid;
@@ -101,6 +58,8 @@ struct mig_cli {
 	int max_rounds;
 	double threshold_mib, round_s;
 	unsigned int interval_ms, timeout_s;
+	double hot_threshold; /* 0: the profiler's default */
+	int hot_consecutive;
 	bool no_exclude, receive, shell_job, json;
 };
 
@@ -138,118 +97,89 @@ struct mig_run {
 
 static int bad(const char *what, const char *arg)
 {
-	cli_error("migrate", "%s, not '%s' (see --help)", what, arg);
-	return EXIT_USAGE;
-}
-
-static int parse_opt(struct mig_cli *c, int opt)
-{
-	long v;
-
-	switch (opt) {
-	case 'p':
-		return parse_pid(optarg, &c->pid) ? bad("invalid pid", optarg) : 0;
-	case OPT_TO:
-		c->to = optarg;
-		return 0;
-	case 'D':
-		c->dir = optarg;
-		return 0;
-	case OPT_MAXR:
-		if (parse_long(optarg, 0, MAX_ROUNDS, &v))
-			return bad("--max-rounds must be 0..50", optarg);
-		c->max_rounds = (int)v;
-		return 0;
-	case OPT_THR:
-		return parse_double(optarg, 0, 1 << 20, &c->threshold_mib)
-			       ? bad("--threshold must be 0..1048576 MiB", optarg)
-			       : 0;
-	case OPT_ROUNDS:
-		return parse_double(optarg, 0, 3600, &c->round_s)
-			       ? bad("--round-seconds must be 0..3600", optarg)
-			       : 0;
-	case 'i':
-		if (parse_long(optarg, 10, 600000, &v))
-			return bad("--interval must be 10..600000 ms", optarg);
-		c->interval_ms = (unsigned int)v;
-		return 0;
-	case OPT_NOEXCL:
-		c->no_exclude = true;
-		return 0;
-	case OPT_RECV:
-		c->receive = true;
-		return 0;
-	case OPT_LISTEN:
-		c->listen = optarg;
-		return 0;
-	case OPT_CRIU:
-		c->criu = optarg;
-		return 0;
-	case OPT_TIMEOUT:
-		if (parse_long(optarg, 1, 86400, &v))
-			return bad("--timeout must be 1..86400 seconds", optarg);
-		c->timeout_s = (unsigned int)v;
-		return 0;
-	case OPT_SHELL:
-		c->shell_job = true;
-		return 0;
-	case OPT_CRIUOPT:
-		return criu_cli_add_opt("migrate", &c->extra, optarg);
-	case OPT_JSON:
-		c->json = true;
-		return 0;
-	case 'h':
-		return cli_usage(usage_text, true);
-	default:
-		return cli_usage(usage_text, false);
-	}
+	return cli_usage_error("migrate", "%s, not '%s'", what, arg);
 }
 
 static int parse_args(int argc, char **argv, struct mig_cli *c)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "to", required_argument, NULL, OPT_TO },
-		{ "images-dir", required_argument, NULL, 'D' },
-		{ "max-rounds", required_argument, NULL, OPT_MAXR },
-		{ "threshold", required_argument, NULL, OPT_THR },
-		{ "round-seconds", required_argument, NULL, OPT_ROUNDS },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "no-exclude", no_argument, NULL, OPT_NOEXCL },
-		{ "receive", no_argument, NULL, OPT_RECV },
-		{ "listen", required_argument, NULL, OPT_LISTEN },
-		{ "criu", required_argument, NULL, OPT_CRIU },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "shell-job", no_argument, NULL, OPT_SHELL },
-		{ "criu-opt", required_argument, NULL, OPT_CRIUOPT },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	long iv = 500;
+	struct cli_opt opts[] = {
+		{ .section = "Source:",
+		  .letter = 'p',
+		  .name = "pid",
+		  .arg = "PID",
+		  .kind = CLI_PID,
+		  .target = &c->pid,
+		  .help = "the root of the process tree to migrate" },
+		{ .name = "to",
+		  .arg = "DIR|HOST:PORT",
+		  .kind = CLI_STR,
+		  .target = &c->to,
+		  .help = "DIR: restore on this machine from images under DIR; HOST:PORT: send "
+			  "it to a `memlens migrate --receive` listening there" },
+		CLI_OPT_MAX_ROUNDS(&c->max_rounds, 0, MAX_ROUNDS,
+				   "pre-dump rounds at most (default 5; 0: stop-and-copy)"),
+		CLI_OPT_STOP_THRESHOLD(&c->threshold_mib, "stop pre-copy after a round that sends "
+							  "less than MIB MiB (default 16)"),
+		CLI_OPT_ROUND_INTERVAL(&c->round_s, 0,
+				       "seconds between rounds, profiling the writes (default 2)"),
+		CLI_OPT_INTERVAL(&iv, 10, 600000, "profiling interval (default 500)"),
+		CLI_OPT_THRESHOLD(&c->hot_threshold,
+				  "written ratio above which an interval is hot (default 0.3)"),
+		CLI_OPT_CONSECUTIVE(&c->hot_consecutive, HEAT_WINDOW,
+				    "hot intervals in a row before a VMA is hot (default 3)"),
+		{ .name = "no-exclude",
+		  .kind = CLI_FLAG,
+		  .target = &c->no_exclude,
+		  .help = "never leave hot memory out" },
+		{ .section = "Destination:",
+		  .name = "receive",
+		  .kind = CLI_FLAG,
+		  .target = &c->receive,
+		  .help = "serve one migration, then exit" },
+		CLI_OPT_LISTEN(&c->listen, "where to listen (page servers use the same HOST)"),
+		{ .section = "Both:",
+		  .letter = 'D',
+		  .name = "images-dir",
+		  .arg = "DIR",
+		  .kind = CLI_STR,
+		  .target = &c->dir,
+		  .help = "the source's images (the pages go to the destination; default: a new "
+			  "directory under $TMPDIR or /tmp); with --receive: images go to DIR/1, "
+			  "DIR/2, ... (one per round)" },
+		CLI_OPT_CRIU(&c->criu, "the CRIU binary (default: $MEMLENS_CRIU, then criu on "
+				       "PATH, then the one scripts/ensure-criu.sh built)"),
+		CLI_OPT_TIMEOUT(&c->timeout_s,
+				"kill a CRIU command after SEC seconds (default 300)"),
+		CLI_OPT_SHELL_JOB(&c->shell_job,
+				  "the tree is attached to a terminal (--shell-job)"),
+		CLI_OPT_CRIU_OPT(&c->extra, criu_cli_opt_fn,
+				 "one more option for criu dump/pre-dump (repeatable)"),
+		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
+		CLI_OPT_END,
 	};
-	int opt, r;
+	struct cli_spec spec = { .cmd = "migrate",
+				 .synopsis = "(-p PID --to DIR|HOST:PORT | --receive -l HOST:PORT "
+					     "-D DIR)",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts };
+	int r, first;
 
 	c->max_rounds = 5;
 	c->threshold_mib = 16;
 	c->round_s = 2;
-	c->interval_ms = 500;
 	c->timeout_s = 300;
-	while ((opt = getopt_long(argc, argv, "p:D:i:h", opts, NULL)) != -1) {
-		r = parse_opt(c, opt);
-		if (r)
-			return r;
-	}
-	if (optind != argc)
-		return bad("unexpected argument", argv[optind]);
-	if (c->receive && (!c->listen || !c->dir || c->pid || c->to)) {
-		cli_error("migrate", "--receive needs --listen HOST:PORT and -D DIR, and takes "
-				     "no -p or --to (see --help)");
-		return EXIT_USAGE;
-	}
-	if (!c->receive && (!c->pid || !c->to || c->listen)) {
-		cli_error("migrate", "-p PID and --to DIR|HOST:PORT are required; --listen goes "
-				     "with --receive (see --help)");
-		return EXIT_USAGE;
-	}
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r;
+	c->interval_ms = (unsigned int)iv;
+	if (c->receive && (!c->listen || !c->dir || c->pid || c->to))
+		return cli_usage_error("migrate", "--receive needs -l/--listen HOST:PORT and -D "
+						  "DIR, and takes no -p or --to");
+	if (!c->receive && (!c->pid || !c->to || c->listen))
+		return cli_usage_error("migrate", "-p PID and --to DIR|HOST:PORT are required; "
+						  "-l/--listen goes with --receive");
 	return 0;
 }
 
@@ -394,7 +324,7 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 	memset(r, 0, sizeof(*r));
 	r->k = k;
 	r->pre_dump = pre_dump;
-	r->start_ms = (cli_now_ns() - m->t0_ns) / 1000000;
+	r->start_ms = (ml_mono_ns() - m->t0_ns) / 1000000;
 	ret = ask(m, ans, sizeof(ans), "ROUND %d", k);
 	if (!ret && sscanf(ans, "PORT %d", &port) != 1)
 		ret = -EPROTO;
@@ -415,7 +345,7 @@ static int do_round(struct mig_run *m, int k, bool pre_dump)
 	};
 
 	ret = ml_criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
-	m->criu_end_ns = cli_now_ns();
+	m->criu_end_ns = ml_mono_ns();
 	if (!ret && !pre_dump)
 		ml_criu_read_dump_frozen(dir, &m->frozen_us, &err);
 	if (ret)
@@ -472,7 +402,7 @@ static void wait_pid_free(pid_t pid)
 
 static int final_round(struct mig_run *m, int k)
 {
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
 	char ans[512];
 	int ret, pid;
 	unsigned long long ms;
@@ -480,7 +410,7 @@ static int final_round(struct mig_run *m, int k)
 	ret = do_round(m, k, false);
 	if (ret)
 		return ret;
-	m->dump_ms = (cli_now_ns() - t0) / 1000000;
+	m->dump_ms = (ml_mono_ns() - t0) / 1000000;
 	ret = send_images(m, k);
 	if (ret)
 		return ret;
@@ -504,9 +434,9 @@ static int final_round(struct mig_run *m, int k)
 	 * destination; without that count, from the start of the final round */
 	if (m->frozen_us >= 0)
 		m->downtime_ms =
-			(cli_now_ns() - m->criu_end_ns) / 1000000 + (uint64_t)m->frozen_us / 1000;
+			(ml_mono_ns() - m->criu_end_ns) / 1000000 + (uint64_t)m->frozen_us / 1000;
 	else
-		m->downtime_ms = (cli_now_ns() - t0) / 1000000;
+		m->downtime_ms = (ml_mono_ns() - t0) / 1000000;
 	m->restored = pid;
 	m->restore_ms = ms;
 	return 0;
@@ -527,23 +457,24 @@ static uint64_t latest_seq(struct profiler *p)
 }
 
 /*
- * Between rounds: at least --round-seconds, and, when profiling, enough
+ * Between rounds: at least --round-interval, and, when profiling, enough
  * intervals since the profiler took the target again for a VMA to turn hot
  * (a slow machine's intervals run late), up to 10 times longer.
  */
 static int wait_round(struct mig_run *m, const sigset_t *sigs)
 {
-	uint64_t t0 = cli_now_ns(), seq0 = latest_seq(m->p);
+	uint64_t t0 = ml_mono_ns(), seq0 = latest_seq(m->p);
 	double max_s = 10 * (m->c->round_s > 1 ? m->c->round_s : 1);
+	int cons = m->c->hot_consecutive ? m->c->hot_consecutive : HEAT_DEFAULT_CONSECUTIVE;
 
 	for (;;) {
-		double el = (cli_now_ns() - t0) / 1e9;
+		double el = (ml_mono_ns() - t0) / 1e9;
 		uint64_t seq = latest_seq(m->p);
 
 		if (seq < seq0) /* re-initialised after the last round: counting from 1 */
 			seq0 = 0;
 		if (el >= m->c->round_s &&
-		    (!m->p || seq >= seq0 + HEAT_DEFAULT_CONSECUTIVE + 1 || el >= max_s))
+		    (!m->p || seq >= seq0 + (uint64_t)cons + 1 || el >= max_s))
 			return 0;
 		if (cli_wait_signal(sigs, 50))
 			return -EINTR;
@@ -552,7 +483,9 @@ static int wait_round(struct mig_run *m, const sigset_t *sigs)
 
 static int start_profiling(struct mig_run *m, const sigset_t *sigs)
 {
-	struct profiler_opts po = { .interval_ms = m->c->interval_ms };
+	struct profiler_opts po = { .interval_ms = m->c->interval_ms,
+				    .hot_threshold = m->c->hot_threshold,
+				    .hot_consecutive = m->c->hot_consecutive };
 	struct ml_err err = { 0 };
 	int r = ml_profiler_open(&m->p, m->c->pid, &po, &err);
 
@@ -587,7 +520,7 @@ static int migrate(struct mig_run *m, const sigset_t *sigs)
 	char ans[256];
 	int ret, k = 1;
 
-	m->t0_ns = cli_now_ns();
+	m->t0_ns = ml_mono_ns();
 	m->frozen_us = -1;
 	ret = ml_criu_session_open(&m->sess, &m->caps, &ro, &err);
 	if (ret)
@@ -777,5 +710,4 @@ static int cmd_migrate(int argc, char **argv)
 }
 
 MEMLENS_COMMAND(migrate, "migrate", 16,
-		"live-migrate a process tree with CRIU: pre-dump rounds, hot memory left out",
-		cmd_migrate);
+		"live-migrate a process tree with CRIU, hot memory left out", cmd_migrate);

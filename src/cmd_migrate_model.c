@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* memlens migrate-model: replay a write trace through a pre-copy migration model. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,28 +11,15 @@
 #include "memlens/jsonw.h"
 #include "memlens/lines.h"
 #include "memlens/migrate_model.h"
+#include "opts.h"
 
-static const char usage_text[] =
-	"usage: memlens migrate-model FILE --bandwidth MBPS --round-interval SEC [options]\n"
-	"\n"
+static const char about[] =
 	"Replay a write trace recorded by `memlens writes --record FILE` through an\n"
 	"iterative pre-copy migration (pre-dump rounds every SEC seconds, then a\n"
 	"stop-and-copy dump) and compare three policies: none (no exclusion), hot-vma\n"
-	" and\n"
-	"hot-range (only the page spans written in each of the last N intervals).\n"
-	"\n"
-	"  FILE                     the trace ('-' for stdin)\n"
-	"  -b, --bandwidth MBPS     link bandwidth in MiB/s (required, > 0)\n"
-	"  -r, --round-interval SEC seconds between pre-dump rounds (required, > 0)\n"
-	"  -m, --max-rounds R       at most R pre-dump rounds before the final dump (default 10)\n"
-	"  -s, --stop-threshold MB  stop pre-copy once a round sends <= MB MiB (default 0)\n"
-	"  -n, --hot-intervals N    hot-range: written in N intervals in a row (default 3)\n"
-	"      --json               one JSON object on one line\n"
-	"  -h, --help               this text\n"
-	"\n"
-	"Downtime = bytes of the final (stop-and-copy) round / bandwidth.\n";
+	"and hot-range (only the page spans written in each of the last N intervals).\n";
 
-enum { OPT_JSON = 1000 };
+static const char footer[] = "Downtime = bytes of the final (stop-and-copy) round / bandwidth.\n";
 
 struct mm_cli {
 	const char *file;
@@ -158,72 +144,46 @@ static void print_human(const struct mm_cli *c, const struct mm_trace *t, const 
 	}
 }
 
-static int bad(const char *what, const char *arg)
-{
-	cli_error("migrate-model", "%s, not '%s' (see --help)", what, arg);
-	return EXIT_USAGE;
-}
-
 static int parse_args(int argc, char **argv, struct mm_cli *c)
 {
-	static const struct option opts[] = {
-		{ "bandwidth", required_argument, NULL, 'b' },
-		{ "round-interval", required_argument, NULL, 'r' },
-		{ "max-rounds", required_argument, NULL, 'm' },
-		{ "stop-threshold", required_argument, NULL, 's' },
-		{ "hot-intervals", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	struct cli_opt opts[] = {
+		{ .arg = "FILE", .kind = CLI_ARGS, .help = "the trace ('-' for stdin)" },
+		{ .letter = 'b',
+		  .name = "bandwidth",
+		  .arg = "MIBPS",
+		  .kind = CLI_DOUBLE,
+		  .target = &c->p.bandwidth_mbps,
+		  .min = 1e-6,
+		  .max = 1e9,
+		  .flags = CLI_REQUIRED,
+		  .help = "link bandwidth in MiB/s (required)" },
+		CLI_OPT_ROUND_INTERVAL(&c->p.round_interval_s, 0.001,
+				       "seconds between pre-dump rounds (required)"),
+		CLI_OPT_MAX_ROUNDS(&c->p.max_rounds, 1, 10000,
+				   "at most N pre-dump rounds before the final dump (default "
+				   "10)"),
+		CLI_OPT_STOP_THRESHOLD(&c->p.stop_threshold_mb,
+				       "stop pre-copy once a round sends <= MIB MiB (default 0)"),
+		CLI_OPT_CONSECUTIVE(&c->p.hot_intervals, 1000,
+				    "hot-range: written in N intervals in a row (default 3)"),
+		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
+		CLI_OPT_END,
 	};
-	long v;
-	int opt;
+	struct cli_spec spec = {
+		.cmd = "migrate-model", .about = about, .footer = footer, .opts = opts
+	};
+	int r, first;
 
-	while ((opt = getopt_long(argc, argv, "b:r:m:s:n:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'b':
-			if (parse_double(optarg, 1e-6, 1e9, &c->p.bandwidth_mbps))
-				return bad("--bandwidth must be a positive number of MiB/s",
-					   optarg);
-			break;
-		case 'r':
-			if (parse_double(optarg, 0.001, 1e6, &c->p.round_interval_s))
-				return bad("--round-interval must be a positive number of seconds",
-					   optarg);
-			break;
-		case 'm':
-			if (parse_long(optarg, 1, 10000, &v))
-				return bad("--max-rounds must be 1..10000", optarg);
-			c->p.max_rounds = (int)v;
-			break;
-		case 's':
-			if (parse_double(optarg, 0, 1e9, &c->p.stop_threshold_mb))
-				return bad("--stop-threshold must be a number of MiB >= 0", optarg);
-			break;
-		case 'n':
-			if (parse_long(optarg, 1, 1000, &v))
-				return bad("--hot-intervals must be 1..1000", optarg);
-			c->p.hot_intervals = (int)v;
-			break;
-		case OPT_JSON:
-			c->json = true;
-			break;
-		case 'h':
-			return cli_usage(usage_text, true);
-		default:
-			return cli_usage(usage_text, false);
-		}
-	}
-	if (optind + 1 != argc) {
-		cli_error("migrate-model", "give exactly one trace FILE (see --help)");
-		return EXIT_USAGE;
-	}
-	c->file = argv[optind];
-	if (!c->p.bandwidth_mbps || !c->p.round_interval_s) {
-		cli_error("migrate-model",
-			  "--bandwidth and --round-interval are required (see --help)");
-		return EXIT_USAGE;
-	}
+	opts[2].flags = CLI_REQUIRED;
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r;
+	if (first + 1 != argc)
+		return cli_usage_error("migrate-model", "give exactly one trace FILE");
+	c->file = argv[first];
+	if (!c->p.bandwidth_mbps || !c->p.round_interval_s)
+		return cli_usage_error("migrate-model",
+				       "-b/--bandwidth and -r/--round-interval are required");
 	return 0;
 }
 
@@ -258,5 +218,4 @@ out:
 }
 
 MEMLENS_COMMAND(migrate_model, "migrate-model", 17,
-		"model a pre-copy migration on a write trace: bytes and downtime per policy",
-		cmd_migrate_model);
+		"model pre-copy migration on a write trace: bytes, downtime", cmd_migrate_model);

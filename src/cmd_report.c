@@ -2,7 +2,6 @@
 /* memlens report: one self-contained HTML page from the other commands' JSON Lines. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,40 +10,29 @@
 
 #include "cliutil.h"
 #include "command.h"
+#include "opts.h"
 #include "output.h"
 #include "memlens/report.h"
 
-static const char usage_text[] =
-	"usage: memlens report FILE... [-o report.html] [options]\n"
-	"\n"
+static const char about[] =
 	"Draw one self-contained HTML page (inline SVG and CSS: no script, no network,\n"
 	"opens in any browser) from the JSON Lines other memlens commands write.\n"
 	"Each line is recognised by its \"type\":\n"
-	"  interval            memlens writes --json / --record: a heat map of the\n"
-	"                      written ratio of each VMA over time (hot intervals\n"
-	"                      marked) and the dirty-rate line\n"
-	"  snapshot            memlens snapshot --json: resident memory by region kind\n"
-	"                      over time (stacked) and in-memory / written share per kind\n"
-	"  faults              memlens faults --json: fault latency histograms\n"
-	"  migrate_model       memlens migrate-model --json: bytes per pre-copy round\n"
-	"  summary             the last line of writes and snapshot --json\n"
-	"\n"
-	"  FILE                a JSON Lines file; - reads standard input\n"
-	"  -o, --output FILE   where to write the page (default report.html; - for stdout)\n"
-	"  -t, --title TEXT    the page's title (default \"memlens report\")\n"
-	"      --max-points N  time columns per chart before long runs are averaged\n"
-	"                      down (default 360, 10..5000)\n"
-	"      --max-vmas N    VMAs in a heat map, the most written ones (default 40, 1..1000)\n"
-	"      --skip-unknown  skip lines of other types instead of stopping at them\n"
-	"  -h, --help          this text\n"
-	"\n"
-	"Exit status: 0 written; 2 bad usage or bad input (the message names the file and\n"
-	"line); 1 the page could not be written.\n"
+	"  interval        memlens writes --json / --record: a heat map of the\n"
+	"                  written ratio of each VMA over time (hot intervals\n"
+	"                  marked) and the dirty-rate line\n"
+	"  snapshot        memlens snapshot --json: resident memory by region kind\n"
+	"                  over time (stacked) and in-memory / written share per kind\n"
+	"  faults          memlens faults --json: fault latency histograms\n"
+	"  migrate_model   memlens migrate-model --json: bytes per pre-copy round\n"
+	"  summary         the last line of writes and snapshot --json\n";
+
+static const char footer[] =
+	"Exit status: 0 written; 2 bad usage or bad input (the message names the file\n"
+	"and line); 1 the page could not be written.\n"
 	"Example (--record keeps the program's own output out of the JSON):\n"
 	"  memlens writes -d 10 --record writes.jsonl -- ./app\n"
 	"  memlens report writes.jsonl -o report.html\n";
-
-enum { OPT_MAX_POINTS = 1000, OPT_MAX_VMAS, OPT_SKIP_UNKNOWN };
 
 struct report_args {
 	const char *out;
@@ -52,56 +40,50 @@ struct report_args {
 	struct report_opts opts;
 };
 
-static int parse_args(int argc, char **argv, struct report_args *a)
+static int parse_args(int argc, char **argv, struct report_args *a, int *first)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "title", required_argument, NULL, 't' },
-		{ "max-points", required_argument, NULL, OPT_MAX_POINTS },
-		{ "max-vmas", required_argument, NULL, OPT_MAX_VMAS },
-		{ "skip-unknown", no_argument, NULL, OPT_SKIP_UNKNOWN },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	long points = 0, vmas = 0;
+	struct cli_opt opts[] = {
+		{ .arg = "FILE...",
+		  .kind = CLI_ARGS,
+		  .help = "JSON Lines files; - reads standard input" },
+		CLI_OPT_OUTPUT(&a->out, "where to write the page (default report.html; - for "
+					"stdout)"),
+		{ .name = "title",
+		  .arg = "TEXT",
+		  .kind = CLI_STR,
+		  .target = &a->opts.title,
+		  .help = "the page's title (default \"memlens report\")" },
+		{ .name = "max-points",
+		  .arg = "N",
+		  .kind = CLI_LONG,
+		  .target = &points,
+		  .min = 10,
+		  .max = 5000,
+		  .help = "time columns per chart before long runs are averaged down (default "
+			  "360)" },
+		{ .name = "max-vmas",
+		  .arg = "N",
+		  .kind = CLI_LONG,
+		  .target = &vmas,
+		  .min = 1,
+		  .max = 1000,
+		  .help = "VMAs in a heat map, the most written ones (default 40)" },
+		{ .name = "skip-unknown",
+		  .kind = CLI_FLAG,
+		  .target = &a->skip_unknown,
+		  .help = "skip lines of other types instead of stopping at them" },
+		CLI_OPT_END,
 	};
-	int opt;
-	long v;
+	struct cli_spec spec = { .cmd = "report", .about = about, .footer = footer, .opts = opts };
+	int r = cli_parse(&spec, argc, argv, first);
 
-	while ((opt = getopt_long(argc, argv, "o:t:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			a->out = optarg;
-			break;
-		case 't':
-			a->opts.title = optarg;
-			break;
-		case OPT_MAX_POINTS:
-			if (parse_long(optarg, 10, 5000, &v)) {
-				cli_error("report", "--max-points must be 10..5000, not '%s'",
-					  optarg);
-				return EXIT_USAGE;
-			}
-			a->opts.max_cols = (int)v;
-			break;
-		case OPT_MAX_VMAS:
-			if (parse_long(optarg, 1, 1000, &v)) {
-				cli_error("report", "--max-vmas must be 1..1000, not '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			a->opts.max_rows = (int)v;
-			break;
-		case OPT_SKIP_UNKNOWN:
-			a->skip_unknown = true;
-			break;
-		case 'h':
-			return cli_usage(usage_text, true);
-		default:
-			return cli_usage(usage_text, false);
-		}
-	}
-	if (optind >= argc) {
-		cli_error("report", "give at least one JSON Lines file (see --help)");
-		return EXIT_USAGE;
-	}
+	if (r)
+		return r;
+	a->opts.max_cols = (int)points;
+	a->opts.max_rows = (int)vmas;
+	if (*first >= argc)
+		return cli_usage_error("report", "give at least one JSON Lines file");
 	return EXIT_OK;
 }
 
@@ -183,14 +165,14 @@ int cmd_report(int argc, char **argv)
 	struct ml_err err = { 0 };
 	struct rbuf page = { 0 };
 	struct report r;
-	int rc, ret;
+	int rc, ret, first;
 
-	rc = parse_args(argc, argv, &a);
+	rc = parse_args(argc, argv, &a, &first);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	ml_report_init(&r);
 	r.skip_unknown = a.skip_unknown;
-	rc = load_inputs(&r, argc - optind, argv + optind);
+	rc = load_inputs(&r, argc - first, argv + first);
 	if (rc)
 		goto out;
 	ret = ml_report_render(&r, &a.opts, &page, &err);
@@ -218,6 +200,5 @@ out:
 	return rc;
 }
 
-MEMLENS_COMMAND(report, "report", 80,
-		"draw an HTML report (SVG charts) from the JSON Lines of other commands",
+MEMLENS_COMMAND(report, "report", 80, "an HTML report (SVG charts) from other commands' JSON Lines",
 		cmd_report);

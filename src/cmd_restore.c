@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* memlens restore: `criu restore -d` from an images directory; reports the new pid. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,29 +8,17 @@
 #include "cliutil.h"
 #include "command.h"
 #include "criu_cli.h"
+#include "opts.h"
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
 
-static const char usage_text[] =
-	"usage: memlens restore -D DIR [options]\n"
-	"\n"
+static const char about[] =
 	"Restore a process tree checkpointed with `memlens checkpoint` (criu restore\n"
-	"--restore-detached) and report the pid of the restored process.\n"
-	"\n"
-	"  -D, --images-dir DIR     CRIU images directory (required)\n"
-	"      --criu PATH          the CRIU binary (default: $MEMLENS_CRIU, then the one\n"
-	"                           scripts/ensure-criu.sh built, then criu on PATH)\n"
-	"      --timeout SEC        kill CRIU after SEC seconds (default 120)\n"
-	"      --shell-job          pass --shell-job (it was dumped with --shell-job)\n"
-	"      --criu-opt OPT       pass one more option to criu restore, e.g.\n"
-	"                           --tcp-established (repeatable)\n"
-	"      --json               one JSON object on one line\n"
-	"  -h, --help               this text\n"
-	"\n"
+	"--restore-detached) and report the pid of the restored process.\n";
+
+static const char footer[] =
 	"Exit status: 0 restored, 1 CRIU failed (see its log, restore.log in DIR),\n"
 	"2 usage, 5 no working CRIU.\n";
-
-enum { OPT_JSON = 1000, OPT_CRIU, OPT_TIMEOUT, OPT_SHELL, OPT_CRIUOPT };
 
 struct restore_cli {
 	struct criu_restore_req req;
@@ -43,56 +30,33 @@ struct restore_cli {
 
 static int parse_args(int argc, char **argv, struct restore_cli *c)
 {
-	static const struct option opts[] = {
-		{ "images-dir", required_argument, NULL, 'D' },
-		{ "criu", required_argument, NULL, OPT_CRIU },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "shell-job", no_argument, NULL, OPT_SHELL },
-		{ "criu-opt", required_argument, NULL, OPT_CRIUOPT },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	struct cli_opt opts[] = {
+		CLI_OPT_IMAGES_DIR(&c->req.images_dir, "CRIU images directory (required)"),
+		CLI_OPT_CRIU(&c->criu, "the CRIU binary (default: $MEMLENS_CRIU, then criu on "
+				       "PATH, then the one scripts/ensure-criu.sh built)"),
+		CLI_OPT_TIMEOUT(&c->timeout_s, "kill CRIU after SEC seconds (default 120)"),
+		CLI_OPT_SHELL_JOB(&c->req.shell_job,
+				  "pass --shell-job (it was dumped with --shell-job)"),
+		CLI_OPT_CRIU_OPT(&c->extra, criu_cli_opt_fn,
+				 "pass one more option to criu restore, e.g. --tcp-established "
+				 "(repeatable)"),
+		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
+		CLI_OPT_END,
 	};
-	long v;
-	int opt;
+	struct cli_spec spec = { .cmd = "restore",
+				 .synopsis = "-D DIR",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts };
+	int r, first;
 
-	while ((opt = getopt_long(argc, argv, "D:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'D':
-			c->req.images_dir = optarg;
-			break;
-		case OPT_CRIU:
-			c->criu = optarg;
-			break;
-		case OPT_TIMEOUT:
-			if (parse_long(optarg, 1, 86400, &v)) {
-				cli_error("restore", "--timeout must be 1..86400 seconds, not '%s'",
-					  optarg);
-				return EXIT_USAGE;
-			}
-			c->timeout_s = (unsigned int)v;
-			break;
-		case OPT_SHELL:
-			c->req.shell_job = true;
-			break;
-		case OPT_CRIUOPT:
-			if (criu_cli_add_opt("restore", &c->extra, optarg))
-				return EXIT_USAGE;
-			c->req.extra_args = c->extra.v;
-			break;
-		case OPT_JSON:
-			c->json = true;
-			break;
-		case 'h':
-			return cli_usage(usage_text, true);
-		default:
-			return cli_usage(usage_text, false);
-		}
-	}
-	if (optind != argc || !c->req.images_dir) {
-		cli_error("restore", "give -D DIR and nothing else (see --help)");
-		return EXIT_USAGE;
-	}
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r;
+	if (c->extra.n)
+		c->req.extra_args = c->extra.v;
+	if (!c->req.images_dir)
+		return cli_usage_error("restore", "give -D DIR");
 	return 0;
 }
 

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* memlens snapshot: the high-speed per-VMA memory collector. */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/jsonw.h"
+#include "opts.h"
 #include "output.h"
 #include "memlens/profiler.h"
 #include "memlens/snapshot.h"
@@ -20,38 +20,13 @@
 #include "live.h"
 #include "snapshot_out.h"
 
-static const char usage_text[] =
-	"usage: memlens snapshot (-p PID | -- CMD [ARGS...]) [-i MS] [-n COUNT] [-d SEC]\n"
-	"                        [-o FILE] [--json | --csv] [--pages] [--writes]\n"
-	"\n"
+static const char about[] =
 	"Per-VMA picture of a process's memory: kind (text, data, bss, heap, stack,\n"
 	"lib-text, lib-data, anon, shm, file, vdso, vvar), pages resident, swapped,\n"
 	"file-backed, zero-page and huge, per region kind (in-memory %, dirty %) and\n"
-	"the mm counters, collected in about a millisecond with PAGEMAP_SCAN.\n"
-	"\n"
-	"  -p, --pid PID        snapshot a running process\n"
-	"  -- CMD [ARGS]        start CMD and follow it: the first cycle is taken at its\n"
-	"                       exec, before its first instruction; then every interval\n"
-	"                       (default 100 ms) until it exits\n"
-	"  -i, --interval MS    periodic mode: one cycle every MS ms (1..3600000)\n"
-	"  -n, --count N        stop after N cycles (periodic; with -p, -i defaults to 1000)\n"
-	"  -d, --duration SEC   stop after SEC seconds (periodic; with -p, -i defaults to 1000)\n"
-	"  -o, --output FILE    write the records (JSON Lines, or CSV with --csv) to FILE\n"
-	"                       and print the human summary on stdout\n"
-	"      --json           JSON Lines: one \"snapshot\" object per cycle, then one\n"
-	"                       \"summary\" object\n"
-	"      --csv            CSV: one row per VMA per cycle plus a \"total\" row\n"
-	"      --pages          also read /proc/kpageflags and /proc/kpagecount for the\n"
-	"                       present pages: dirty, referenced, active, LRU, anon,\n"
-	"                       swap-backed, shared (root only)\n"
-	"      --writes         also count pages written since the previous cycle\n"
-	"                       (userfaultfd write-protect, as `memlens writes`)\n"
-	"      --threads N      threads walking the page tables (1..8; default: one per\n"
-	"                       256 MiB mapped, at most half the CPUs memlens may use)\n"
-	"      --batch          periodic mode on a terminal: one line per cycle, not the\n"
-	"                       refreshing view (q or Ctrl-C quits it)\n"
-	"  -h, --help           this text\n"
-	"\n"
+	"the mm counters, collected in about a millisecond with PAGEMAP_SCAN.\n";
+
+static const char footer[] =
 	"Without -i/-n/-d a running process gets one snapshot. Stops at COUNT, the\n"
 	"duration, Ctrl-C or the target's exit. The target is never stopped (except\n"
 	"~1 ms with --writes, to create a userfaultfd in it).\n";
@@ -62,7 +37,7 @@ struct snap_cli {
 	double duration;
 	bool json, csv, pages, writes;
 	const char *out_path;
-	FILE *rec; /* records: stdout or -o FILE; NULL in human mode */
+	FILE *rec; /* records (stdout, which -o FILE replaces); NULL in human mode */
 	bool human_lines; /* one line per cycle on stdout */
 	bool batch; /* --batch: lines even on a terminal */
 	uint64_t line_unit; /* the unit of those lines, from the first cycle */
@@ -73,99 +48,67 @@ struct snap_cli {
 	uint64_t first_ns;
 };
 
-enum { OPT_JSON = 1000, OPT_CSV, OPT_PAGES, OPT_WRITES, OPT_THREADS, OPT_BATCH };
-
-static int parse_args(struct snap_cli *c, int argc, char **argv)
+static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "csv", no_argument, NULL, OPT_CSV },
-		{ "pages", no_argument, NULL, OPT_PAGES },
-		{ "writes", no_argument, NULL, OPT_WRITES },
-		{ "threads", required_argument, NULL, OPT_THREADS },
-		{ "batch", no_argument, NULL, OPT_BATCH },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	struct cli_opt opts[] = {
+		CLI_OPT_PID(&c->pid, "snapshot a running process"),
+		CLI_OPT_CMD("start CMD and follow it: the first cycle is taken at its exec, "
+			    "before its first instruction; then every interval (default 100 ms) "
+			    "until it exits"),
+		CLI_OPT_INTERVAL(&c->interval_ms, 1, 3600000,
+				 "periodic mode: one cycle every MS milliseconds"),
+		{ .letter = 'n',
+		  .name = "count",
+		  .arg = "N",
+		  .kind = CLI_LONG,
+		  .target = &c->count,
+		  .min = 1,
+		  .max = 1000000000L,
+		  .help = "stop after N cycles (periodic; with -p, -i defaults to 1000)" },
+		CLI_OPT_DURATION(&c->duration, 0.001,
+				 "stop after SEC seconds (periodic; with -p, -i defaults to 1000)"),
+		CLI_OPT_OUTPUT(&c->out_path, "write the output (table, JSON Lines with --json, "
+					     "CSV with --csv) to FILE, not stdout"),
+		CLI_OPT_JSON(&c->json, "JSON Lines: one \"snapshot\" object per cycle, then one "
+				       "\"summary\" object"),
+		{ .name = "csv",
+		  .kind = CLI_FLAG,
+		  .target = &c->csv,
+		  .help = "CSV: one row per VMA per cycle plus a \"total\" row" },
+		{ .name = "pages",
+		  .kind = CLI_FLAG,
+		  .target = &c->pages,
+		  .help = "also read /proc/kpageflags and /proc/kpagecount for the present "
+			  "pages: dirty, referenced, active, LRU, anon, swap-backed, shared "
+			  "(root only)" },
+		{ .name = "writes",
+		  .kind = CLI_FLAG,
+		  .target = &c->writes,
+		  .help = "also count pages written since the previous cycle (userfaultfd "
+			  "write-protect, as `memlens writes`)" },
+		CLI_OPT_THREADS(&c->threads, SNAPSHOT_MAX_THREADS,
+				"threads walking the page tables (default: one per 256 MiB "
+				"mapped, at most half the CPUs memlens may use)"),
+		{ .name = "batch",
+		  .kind = CLI_FLAG,
+		  .target = &c->batch,
+		  .help = "periodic mode on a terminal: one line per cycle, not the refreshing "
+			  "view (q or Ctrl-C quits it)" },
+		CLI_OPT_END,
 	};
-	int opt;
+	struct cli_spec spec = { .cmd = "snapshot",
+				 .synopsis = "(-p PID | -- CMD [ARGS...])",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts };
+	int r = cli_parse(&spec, argc, argv, first);
 
-	while ((opt = getopt_long(argc, argv, "+p:i:n:d:o:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			if (parse_pid(optarg, &c->pid)) {
-				cli_error("snapshot",
-					  "invalid pid '%s': give a positive process id", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'i':
-			if (parse_long(optarg, 1, 3600000, &c->interval_ms)) {
-				cli_error("snapshot", "--interval must be 1..3600000 ms, not '%s'",
-					  optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'n':
-			if (parse_long(optarg, 1, 1000000000L, &c->count)) {
-				cli_error("snapshot", "--count must be a positive number, not '%s'",
-					  optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'd':
-			if (parse_double(optarg, 0.001, 31536000, &c->duration)) {
-				cli_error("snapshot",
-					  "--duration must be a number of seconds, not '%s'",
-					  optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'o':
-			c->out_path = optarg;
-			break;
-		case OPT_JSON:
-			c->json = true;
-			break;
-		case OPT_CSV:
-			c->csv = true;
-			break;
-		case OPT_PAGES:
-			c->pages = true;
-			break;
-		case OPT_WRITES:
-			c->writes = true;
-			break;
-		case OPT_BATCH:
-			c->batch = true;
-			break;
-		case OPT_THREADS:
-			if (parse_long(optarg, 1, SNAPSHOT_MAX_THREADS, &c->threads)) {
-				cli_error("snapshot", "--threads must be 1..%d, not '%s'",
-					  SNAPSHOT_MAX_THREADS, optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 1;
-		default:
-			fputs(usage_text, stderr);
-			return -EINVAL;
-		}
-	}
-	if ((c->pid && optind < argc) || (!c->pid && optind >= argc)) {
-		cli_error("snapshot", "give either -p PID or -- CMD [ARGS] (see --help)");
-		return -EINVAL;
-	}
-	if (c->json && c->csv) {
-		cli_error("snapshot", "--json and --csv exclude each other");
-		return -EINVAL;
-	}
+	if (r)
+		return r;
+	if ((c->pid && *first < argc) || (!c->pid && *first >= argc))
+		return cli_usage_error("snapshot", "give either -p PID or -- CMD [ARGS]");
+	if (c->json && c->csv)
+		return cli_usage_error("snapshot", "--json and --csv exclude each other");
 	if (!c->interval_ms && !c->pid)
 		c->interval_ms = 100;
 	if (!c->interval_ms && (c->count > 1 || c->duration > 0))
@@ -173,24 +116,27 @@ static int parse_args(struct snap_cli *c, int argc, char **argv)
 	return 0;
 }
 
-static int open_output(struct snap_cli *c)
+/* -o FILE: created now, before a CMD is started (an error stops us first) */
+static int create_output(struct snap_cli *c)
 {
-	if (c->out_path) {
-		c->rec = out_open(c->out_path);
-		if (!c->rec) {
-			cli_error("snapshot", "cannot create %s: %s", c->out_path, strerror(errno));
-			return -errno;
-		}
-		if (!c->csv)
-			c->json = true;
-	} else if (c->json || c->csv) {
+	int e = c->out_path ? out_stdout_open(c->out_path) : 0;
+
+	if (e)
+		cli_error("snapshot", "cannot create the output file %s: %s", c->out_path,
+			  strerror(-e));
+	return e == -EACCES || e == -EPERM ? EXIT_PERM : e ? EXIT_FAIL : 0;
+}
+
+/* After the CMD was started (it keeps memlens's stdout): stdout is -o FILE. */
+static void open_output(struct snap_cli *c)
+{
+	out_stdout_switch();
+	if (c->json || c->csv)
 		c->rec = stdout;
-	} else {
+	else
 		c->human_lines = c->interval_ms > 0;
-	}
 	if (c->csv)
 		snap_csv_header(c->rec);
-	return 0;
 }
 
 static void note_cycle(struct snap_cli *c, uint64_t us)
@@ -249,7 +195,7 @@ static void emit(struct snap_cli *c, const struct snapshot *s, const struct snap
 /* Sleep until @deadline (monotonic ns); returns the signal that ended it, or 0. */
 static int wait_until(const sigset_t *sigs, uint64_t deadline)
 {
-	uint64_t now = cli_now_ns();
+	uint64_t now = ml_mono_ns();
 	struct timespec ts;
 	int s;
 
@@ -321,7 +267,7 @@ static bool should_stop(const struct snap_cli *c, uint64_t seq, const char **why
 		*why = "the count was reached";
 		return true;
 	}
-	if (c->duration > 0 && (cli_now_ns() - c->first_ns) / 1e9 >= c->duration) {
+	if (c->duration > 0 && (ml_mono_ns() - c->first_ns) / 1e9 >= c->duration) {
 		*why = "the duration elapsed";
 		return true;
 	}
@@ -363,7 +309,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 	ml_snapshot_init(&a);
 	ml_snapshot_init(&b);
 	ml_snapshot_diff_init(&d);
-	next = cli_now_ns();
+	next = ml_mono_ns();
 	for (;;) {
 		r = ml_snapshot_take(sn, cur, err);
 		if (!r && c->prof && seq > 0)
@@ -397,8 +343,8 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		if (should_stop(c, seq, why))
 			break;
 		next += (uint64_t)c->interval_ms * 1000000ULL;
-		if (next < cli_now_ns()) /* fell behind: a new cadence from now */
-			next = cli_now_ns();
+		if (next < ml_mono_ns()) /* fell behind: a new cadence from now */
+			next = ml_mono_ns();
 		if (wait_until(sigs, next)) {
 			*why = "interrupted";
 			break;
@@ -453,16 +399,17 @@ int cmd_snapshot(int argc, char **argv)
 	struct ml_err err = { 0 };
 	const char *why = "error";
 	sigset_t sigs;
-	int r, rc = EXIT_OK;
+	int r, rc = EXIT_OK, first;
 
-	r = parse_args(&c, argc, argv);
+	r = parse_args(&c, argc, argv, &first);
 	if (r)
-		return r > 0 ? EXIT_OK : EXIT_USAGE;
-	if (open_output(&c))
-		return EXIT_FAIL;
+		return r < 0 ? EXIT_OK : r;
+	r = create_output(&c);
+	if (r)
+		return r;
 	if (!c.pid) {
 		/* before blocking signals: the command inherits the signal mask */
-		c.child = ml_spawn_stopped(argv + optind, &err);
+		c.child = ml_spawn_stopped(argv + first, &err);
 		if (c.child < 0) {
 			cli_error("snapshot", "%s", err.msg);
 			rc = err.code == ENOENT ? 127 : exit_code_for(-err.code);
@@ -470,6 +417,7 @@ int cmd_snapshot(int argc, char **argv)
 		}
 		c.pid = c.child;
 	}
+	open_output(&c);
 	cli_block_signals(&sigs);
 	if (c.human_lines && live_wanted(c.batch))
 		live_start();
@@ -511,5 +459,4 @@ out:
 }
 
 MEMLENS_COMMAND(snapshot, "snapshot", 30,
-		"what a process's memory looks like: per-VMA resident/swapped/file/huge pages",
-		cmd_snapshot);
+		"per-VMA picture of memory: resident, swapped, file, huge pages", cmd_snapshot);

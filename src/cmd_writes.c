@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* memlens writes: the write profiler on the command line. */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,38 +13,19 @@
 #include "live.h"
 #include "table.h"
 #include "memlens/jsonw.h"
+#include "opts.h"
 #include "output.h"
 #include "memlens/heat.h"
 #include "memlens/maps.h"
 #include "memlens/profiler.h"
 #include "memlens/spawn.h"
 
-static const char usage_text[] =
-	"usage: memlens writes (-p PID | -- CMD [ARGS...]) [options]\n"
-	"\n"
+static const char about[] =
 	"Profile where a process writes: every interval, the pages of each writable\n"
 	"private VMA written since the last interval (userfaultfd async write-protect\n"
-	"+ PAGEMAP_SCAN), and which VMAs are hot.\n"
-	"\n"
-	"  -p, --pid PID            profile a running process\n"
-	"  -- CMD [ARGS]            start CMD and profile it from its first instruction;\n"
-	"                           CMD is stopped (SIGTERM, or the signal memlens got)\n"
-	"                           when memlens stops first\n"
-	"  -i, --interval MS        scan interval in milliseconds (default 1000, 10..600000)\n"
-	"  -t, --threshold RATIO    written ratio above which an interval is hot (default 0.3)\n"
-	"  -c, --consecutive N      hot intervals in a row before a VMA is hot (default 3, 1..10)\n"
-	"  -d, --duration SEC       stop after SEC seconds (default: Ctrl-C or target exit)\n"
-	"  -a, --all                list every tracked VMA, not only written or hot ones\n"
-	"  -o, --output FILE        write the output (table or JSON) to FILE, not stdout\n"
-	"      --json               JSON Lines: one \"interval\" object per interval,\n"
-	"                           then one \"summary\" object\n"
-	"      --record FILE        also write each interval's written page ranges to FILE\n"
-	"                           (JSON Lines, see README; input of migrate-model and report)\n"
-	"  -q, --quiet              human output: print only the summary\n"
-	"      --batch              on a terminal too: one table per interval, appended,\n"
-	"                           not the refreshing view (q or Ctrl-C quits that)\n"
-	"  -h, --help               this text\n"
-	"\n"
+	"+ PAGEMAP_SCAN), and which VMAs are hot.\n";
+
+static const char footer[] =
 	"The target is never stopped except for ~1 ms while a userfaultfd is created in\n"
 	"it; on exit every registration is removed and it holds no extra fd or mapping.\n";
 
@@ -80,6 +60,8 @@ static void emit_region_json(struct jw *w, const struct profiler_region *r)
 	ml_jw_khex(w, "start_addr", r->start);
 	ml_jw_khex(w, "end_addr", r->end);
 	ml_jw_kstr(w, "kind", ml_vma_kind_name(r->kind));
+	if (r->path && r->path[0])
+		ml_jw_kstr(w, "path", r->path);
 	ml_jw_kuint(w, "total_pages", r->total_pages);
 	ml_jw_kuint(w, "dirty_pages", r->dirty_pages);
 	ml_jw_kdbl(w, "written_ratio", r->written_ratio);
@@ -315,8 +297,8 @@ static void print_summary(struct writes_ctx *c, const char *why)
 		ml_jw_obj_end(&w);
 		return;
 	}
-	fprintf(c->out, "summary: pid %d, %llu intervals, stopped because %s\n", (int)c->pid,
-		(unsigned long long)c->intervals, why);
+	fprintf(c->out, "summary: pid %d, %llu interval%s, stopped because %s\n", (int)c->pid,
+		(unsigned long long)c->intervals, c->intervals == 1 ? "" : "s", why);
 	if (!c->have_last)
 		return;
 	fprintf(c->out, "  VMAs %d, tracked %d, hot %d; cumulative written %s, average %s/s\n",
@@ -392,25 +374,26 @@ static void stop_child(pid_t child, int sig)
 	}
 }
 
-enum { OPT_JSON = 1000, OPT_RECORD, OPT_BATCH };
+/*
+ * -d: over once @want intervals were printed (@want 0: once the duration
+ * has passed); ticks that are very late (a huge target, a loaded machine)
+ * do not keep it going much beyond the duration.
+ */
+static bool duration_over(struct writes_ctx *c, uint64_t t0, double duration, uint64_t want)
+{
+	double el = (double)(ml_mono_ns() - t0) / 1e9;
+	uint64_t n;
+
+	if (!want)
+		return el >= duration;
+	pthread_mutex_lock(&c->out_lock);
+	n = c->intervals;
+	pthread_mutex_unlock(&c->out_lock);
+	return n >= want || el >= duration * 3 + 2;
+}
 
 int cmd_writes(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "threshold", required_argument, NULL, 't' },
-		{ "consecutive", required_argument, NULL, 'c' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ "record", required_argument, NULL, OPT_RECORD },
-		{ "output", required_argument, NULL, 'o' },
-		{ "batch", no_argument, NULL, OPT_BATCH },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct profiler_opts po = { 0 };
 	struct writes_ctx c = { 0 };
 	struct profiler *p = NULL;
@@ -420,79 +403,62 @@ int cmd_writes(int argc, char **argv)
 	bool batch = false;
 	sigset_t sigs;
 	pid_t pid = 0, child = 0;
-	int opt, r, rc = EXIT_OK, stop_sig = 0;
-	long v;
+	int r, rc = EXIT_OK, stop_sig = 0, first;
+	long interval_ms = 0;
+	struct cli_opt opts[] = {
+		CLI_OPT_PID(&pid, "profile a running process"),
+		CLI_OPT_CMD("start CMD and profile it from its first instruction; CMD is "
+			    "stopped (the signal memlens got, else SIGTERM) when memlens stops "
+			    "first"),
+		CLI_OPT_INTERVAL(&interval_ms, 10, 600000,
+				 "scan interval in milliseconds (default 1000)"),
+		CLI_OPT_THRESHOLD(&po.hot_threshold,
+				  "written ratio above which an interval is hot (default 0.3)"),
+		CLI_OPT_CONSECUTIVE(&po.hot_consecutive, HEAT_WINDOW,
+				    "hot intervals in a row before a VMA is hot (default 3)"),
+		CLI_OPT_DURATION(&duration, 0.001,
+				 "stop after SEC seconds: SEC intervals of 1 s without -i "
+				 "(default: Ctrl-C or the target's exit)"),
+		{ .letter = 'a',
+		  .name = "all",
+		  .kind = CLI_FLAG,
+		  .target = &c.all,
+		  .help = "list every tracked VMA, not only written or hot ones" },
+		CLI_OPT_OUTPUT(&out_path, "write the output (table or JSON) to FILE, not stdout"),
+		CLI_OPT_JSON(&c.json, "JSON Lines: one \"interval\" object per interval, then "
+				      "one \"summary\" object"),
+		{ .name = "record",
+		  .arg = "FILE",
+		  .kind = CLI_STR,
+		  .target = &record_path,
+		  .help = "also write each interval's written page ranges to FILE (JSON Lines; "
+			  "the input of migrate-model and report)" },
+		CLI_OPT_QUIET(&c.quiet, "human output: print only the summary"),
+		{ .name = "batch",
+		  .kind = CLI_FLAG,
+		  .target = &batch,
+		  .help = "on a terminal too: one table per interval, appended, not the "
+			  "refreshing view (q or Ctrl-C quits that)" },
+		CLI_OPT_END,
+	};
+	struct cli_spec spec = { .cmd = "writes",
+				 .synopsis = "(-p PID | -- CMD [ARGS...])",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts };
 
-	while ((opt = getopt_long(argc, argv, "+p:i:t:c:d:o:aqh", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			if (parse_pid(optarg, &pid)) {
-				cli_error("writes", "invalid pid '%s'", optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'i':
-			if (parse_long(optarg, 10, 600000, &v)) {
-				cli_error("writes", "--interval must be 10..600000 ms, not '%s'",
-					  optarg);
-				return EXIT_USAGE;
-			}
-			po.interval_ms = (unsigned int)v;
-			break;
-		case 't':
-			if (parse_double(optarg, 1e-9, 1.0, &po.hot_threshold)) {
-				cli_error("writes",
-					  "--threshold must be a ratio in (0, 1], not '%s'",
-					  optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'c':
-			if (parse_long(optarg, 1, HEAT_WINDOW, &v)) {
-				cli_error("writes", "--consecutive must be 1..%d, not '%s'",
-					  HEAT_WINDOW, optarg);
-				return EXIT_USAGE;
-			}
-			po.hot_consecutive = (int)v;
-			break;
-		case 'd':
-			if (parse_double(optarg, 0.001, 31536000, &duration)) {
-				cli_error("writes",
-					  "--duration must be a number of seconds, not '%s'",
-					  optarg);
-				return EXIT_USAGE;
-			}
-			break;
-		case 'a':
-			c.all = true;
-			break;
-		case 'q':
-			c.quiet = true;
-			break;
-		case OPT_JSON:
-			c.json = true;
-			break;
-		case OPT_RECORD:
-			record_path = optarg;
-			break;
-		case OPT_BATCH:
-			batch = true;
-			break;
-		case 'o':
-			out_path = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return EXIT_OK;
-		default:
-			fputs(usage_text, stderr);
-			return EXIT_USAGE;
-		}
-	}
-	if ((pid && optind < argc) || (!pid && optind >= argc)) {
-		cli_error("writes", "give either -p PID or -- CMD [ARGS] (see --help)");
-		return EXIT_USAGE;
-	}
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r < 0 ? EXIT_OK : r;
+	if ((pid && first < argc) || (!pid && first >= argc))
+		return cli_usage_error("writes", "give either -p PID or -- CMD [ARGS]");
+	po.interval_ms = (unsigned int)interval_ms;
+	/* -d without -i: intervals of 1 s, or one interval of the whole duration */
+	if (duration > 0 && !interval_ms)
+		po.interval_ms =
+			duration * 1000 < PROFILER_DEFAULT_INTERVAL_MS
+				? (unsigned int)(duration * 1000 < 10 ? 10 : duration * 1000)
+				: PROFILER_DEFAULT_INTERVAL_MS;
 	c.out = stdout;
 	if (out_path) {
 		c.out = out_open(out_path);
@@ -516,7 +482,7 @@ int cmd_writes(int argc, char **argv)
 	pthread_mutex_init(&c.out_lock, NULL);
 	cli_block_signals(&sigs);
 	if (!pid) {
-		child = ml_spawn_stopped(argv + optind, &err);
+		child = ml_spawn_stopped(argv + first, &err);
 		if (child < 0) {
 			cli_error("writes", "%s", err.msg);
 			rc = err.code == ENOENT ? 127 : EXIT_FAIL;
@@ -565,7 +531,15 @@ int cmd_writes(int argc, char **argv)
 		rc = EXIT_FAIL;
 		goto out_close;
 	}
-	uint64_t t0 = cli_now_ns();
+	uint64_t t0 = ml_mono_ns();
+	/*
+	 * -d SEC without -i: SEC intervals of 1 s, counted (not a race between
+	 * the last tick and the clock); with -i: SEC seconds.
+	 */
+	uint64_t want =
+		interval_ms
+			? 0
+			: (uint64_t)(duration * 1000 / ml_profiler_options(p)->interval_ms + 0.5);
 	for (;;) {
 		int sig = cli_wait_signal(&sigs, 50);
 
@@ -594,7 +568,7 @@ int cmd_writes(int argc, char **argv)
 			}
 			break;
 		}
-		if (duration > 0 && (cli_now_ns() - t0) / 1e9 >= duration) {
+		if (duration > 0 && duration_over(&c, t0, duration, want)) {
 			why = "the duration elapsed";
 			break;
 		}

@@ -5,11 +5,8 @@
 #include <string.h>
 
 #include "command.h"
+#include "opts.h"
 #include "output.h"
-
-#ifndef MEMLENS_VERSION
-#define MEMLENS_VERSION "0.1.0"
-#endif
 
 extern const struct memlens_cmd __start_memlens_cmds[];
 extern const struct memlens_cmd __stop_memlens_cmds[];
@@ -35,9 +32,17 @@ static void usage(FILE *f)
 		   "memlens looks at a running process's memory: where it writes, what the\n"
 		   "kernel does to it, and what it looks like, fast and without disturbing it.\n\n"
 		   "commands:\n");
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, "  %-14s %s\n", list[i]->name, list[i]->summary);
-	fprintf(f, "\n'memlens <command> --help' describes a command's options.\n"
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "  %-14s ", list[i]->name);
+		cli_wrap(f, list[i]->summary, 17, 17);
+	}
+	fprintf(f, "\nThe options they share mean the same in each: -p/--pid PID, -- CMD [ARGS]\n"
+		   "(start CMD and follow it), -d/--duration SEC, -i/--interval MS,\n"
+		   "-o/--output FILE (what would go to standard output goes to FILE, in the\n"
+		   "format --json or --csv chose: never guessed from the file's name), --json,\n"
+		   "-q/--quiet, -v/--verbose, -h/--help, -V/--version.\n"
+		   "\n'memlens <command> --help' describes a command's options;\n"
+		   "'memlens --version' (-V) the versions and the features found.\n"
 		   "Exit status: 0 ok, 1 failed, 2 bad usage or input, 3 no such target or it\n"
 		   "exited, 4 permission denied, 5 the kernel lacks a needed feature.\n");
 }
@@ -56,7 +61,7 @@ int main(int argc, char **argv)
 
 	out_wrap_stdout();
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "memlens: give a command\nTry 'memlens --help'.\n");
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
@@ -64,13 +69,12 @@ int main(int argc, char **argv)
 		return finish("--help", EXIT_OK);
 	}
 	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
-		printf("memlens %s\n", MEMLENS_VERSION);
+		cli_print_version(stdout);
 		return finish("--version", EXIT_OK);
 	}
 	for (c = __start_memlens_cmds; c < __stop_memlens_cmds; c++)
 		if (!strcmp(c->name, argv[1]))
 			return finish(c->name, c->run(argc - 1, argv + 1));
-	fprintf(stderr, "memlens: unknown command '%s'; 'memlens --help' lists the commands\n",
-		argv[1]);
+	fprintf(stderr, "memlens: unknown command '%s'\nTry 'memlens --help'.\n", argv[1]);
 	return EXIT_USAGE;
 }

@@ -19,6 +19,7 @@
 #include "cliutil.h"
 #include "migrate.h"
 #include "migrate_wire.h"
+#include "memlens/proc.h"
 
 struct recv_state {
 	const struct migrate_recv_opts *o;
@@ -83,21 +84,8 @@ static int end_round(struct recv_state *s, int k)
 
 	if (k != s->round || !s->ps_pid)
 		return wire_send(&s->w, "ERR no page server for round %d", k);
-	for (int i = 0; i < 3000 && kill(s->ps_pid, 0) == 0; i++) {
-		char p[64], st[256] = "";
-		FILE *f;
-
-		snprintf(p, sizeof(p), "/proc/%d/stat", (int)s->ps_pid);
-		f = fopen(p, "re");
-		if (f) {
-			if (!fgets(st, sizeof(st), f))
-				st[0] = '\0';
-			fclose(f);
-		}
-		if (strstr(st, ") Z "))
-			break;
+	for (int i = 0; i < 3000 && !ml_proc_exited(s->ps_pid, 0); i++)
 		usleep(10000);
-	}
 	ml_criu_page_server_stop(s->ps_pid, &e);
 	s->ps_pid = 0;
 	round_dir(s, k, dir, sizeof(dir));

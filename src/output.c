@@ -159,3 +159,24 @@ int out_close(const char *cmd, FILE *f)
 		fprintf(stderr, "memlens %s: writing %s: %s\n", cmd, name, strerror(e));
 	return -e;
 }
+
+static const char *redirect_path; /* -o FILE */
+static int redirect_fd = -1;
+
+int out_stdout_open(const char *path)
+{
+	redirect_path = path;
+	redirect_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
+	return redirect_fd < 0 ? -errno : 0;
+}
+
+void out_stdout_switch(void)
+{
+	if (redirect_fd < 0)
+		return;
+	fflush(stdout);
+	dup2(redirect_fd, STDOUT_FILENO);
+	close(redirect_fd);
+	redirect_fd = -1;
+	out_set_name(stdout, redirect_path); /* a failed write names the file */
+}

@@ -23,6 +23,16 @@ FILE *out_open(const char *path);
 /* The name messages use for @f (the tracers point stdout at their -o FILE). */
 void out_set_name(FILE *f, const char *name);
 
+/*
+ * -o FILE of every command: what the command prints on standard output goes
+ * to FILE instead. out_stdout_open() creates the file (call it once the
+ * options are parsed, before any work: 0 or -errno), out_stdout_switch()
+ * points stdout at it: after a `-- CMD` was started, which keeps memlens's
+ * own standard output. Both no-ops without -o.
+ */
+int out_stdout_open(const char *path);
+void out_stdout_switch(void);
+
 /* The errno of the first write to @f that failed, or 0 (buffered data not flushed). */
 int out_failed(FILE *f);
 

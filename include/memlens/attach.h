@@ -11,6 +11,9 @@
 #ifndef MEMLENS_ATTACH_H
 #define MEMLENS_ATTACH_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,5 +40,7 @@ int ml_wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struc
 
 /* Refuse what cannot be profiled, with a clear reason (no such pid, kernel thread). */
 int ml_wp_check_target(pid_t pid, struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

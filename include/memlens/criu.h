@@ -22,6 +22,9 @@
 #ifndef MEMLENS_CRIU_H
 #define MEMLENS_CRIU_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -259,8 +262,32 @@ int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_pa
 int ml_criu_page_server_stop(pid_t pid, struct ml_err *err);
 
 /*
- * Decode CRIU's stats-dump image in @images_dir (a protobuf image; no crit
- * needed). -ENOENT when there is none.
+ * CRIU's statistics of one dump: the dump_stats_entry of its stats-dump
+ * image (CRIU's images/stats.proto), field for field under the same names;
+ * times in microseconds. -1: the image has no such field (an optional one
+ * an older CRIU did not write). Only int64_t members.
+ */
+struct criu_dump_stats {
+	int64_t freezing_time, frozen_time, memdump_time, memwrite_time;
+	int64_t pages_scanned, pages_skipped_parent, pages_written;
+	int64_t irmap_resolve;
+	int64_t pages_lazy, page_pipes, page_pipe_bufs;
+	int64_t shpages_scanned, shpages_skipped_parent, shpages_written;
+};
+
+/*
+ * Decode @images_dir/stats-dump (protobuf-c, from stats.proto; no crit
+ * needed). 0; -ENOENT when there is no such file or it holds no dump
+ * statistics; -EINVAL when it is not a CRIU stats image. @out is all -1
+ * on failure.
+ */
+int ml_criu_stats_read(const char *images_dir, struct criu_dump_stats *out, struct ml_err *err);
+/* The same on a buffer holding the file (pure, for tests and fuzzing). */
+int ml_criu_stats_parse(const uint8_t *buf, size_t len, struct criu_dump_stats *out);
+
+/*
+ * Three of them from the stats-dump image in @images_dir (as
+ * ml_criu_stats_read). -ENOENT when there is none.
  */
 int ml_criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
 			    int64_t *pages_skipped_parent, int64_t *pages_written,
@@ -302,5 +329,7 @@ int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct 
 
 /* Hot regions of the profiler's latest sample as a range set. */
 int ml_criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

@@ -7,6 +7,9 @@
 #ifndef MEMLENS_FEATURES_H
 #define MEMLENS_FEATURES_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -42,5 +45,7 @@ struct feature *ml_feature_add(struct feature_list *l, const char *group, const 
  * namespace, THP, swap.
  */
 void ml_features_probe_memory(struct feature_list *l);
+
+#pragma GCC visibility pop
 
 #endif

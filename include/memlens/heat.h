@@ -8,6 +8,9 @@
 #ifndef MEMLENS_HEAT_H
 #define MEMLENS_HEAT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,5 +56,7 @@ const struct heat_state *ml_heat_find(const struct heat *h, uint64_t start);
 size_t ml_heat_hot_count(const struct heat *h);
 /* Mean of the ratios in the window. */
 double ml_heat_window_mean(const struct heat_state *s);
+
+#pragma GCC visibility pop
 
 #endif

@@ -34,6 +34,9 @@
 #ifndef MEMLENS_INJECT_H
 #define MEMLENS_INJECT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -161,5 +164,7 @@ uint64_t ml_inject_stopped_ns(const struct injector *in);
 
 /* Search the target's code for the two instruction sequences. */
 int ml_inject_find_gadgets(pid_t pid, struct inject_prep *p, struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

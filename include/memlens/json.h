@@ -7,6 +7,9 @@
 #ifndef MEMLENS_JSON_H
 #define MEMLENS_JSON_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,5 +64,7 @@ int ml_json_get_double(const struct json *obj, const char *key, double *out);
 int ml_json_get_bool(const struct json *obj, const char *key, bool *out);
 const char *ml_json_get_str(const struct json *obj, const char *key);
 int ml_json_get_hex(const struct json *obj, const char *key, uint64_t *out);
+
+#pragma GCC visibility pop
 
 #endif

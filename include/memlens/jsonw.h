@@ -3,6 +3,9 @@
 #ifndef MEMLENS_JSONW_H
 #define MEMLENS_JSONW_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,5 +37,7 @@ void ml_jw_kuint(struct jw *w, const char *k, uint64_t v);
 void ml_jw_kdbl(struct jw *w, const char *k, double v);
 void ml_jw_kbool(struct jw *w, const char *k, bool v);
 void ml_jw_khex(struct jw *w, const char *k, uint64_t v);
+
+#pragma GCC visibility pop
 
 #endif

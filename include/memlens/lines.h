@@ -8,6 +8,9 @@
 #ifndef MEMLENS_LINES_H
 #define MEMLENS_LINES_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -47,5 +50,7 @@ int ml_lines_next(struct ml_lines *l, const char **line, size_t *len, struct ml_
 
 /* fstat() check before reading @f: -EISDIR with a message for a directory. */
 int ml_lines_check_file(FILE *f, const char *name, struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

@@ -6,6 +6,9 @@
 #ifndef MEMLENS_MAPS_H
 #define MEMLENS_MAPS_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -109,5 +112,7 @@ size_t ml_vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t 
 
 /* Index of the VMA containing @addr, or -1. */
 long ml_vma_find(const struct vma_set *s, uint64_t addr);
+
+#pragma GCC visibility pop
 
 #endif

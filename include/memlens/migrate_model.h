@@ -21,6 +21,9 @@
 #ifndef MEMLENS_MIGRATE_MODEL_H
 #define MEMLENS_MIGRATE_MODEL_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -93,5 +96,7 @@ const char *ml_mm_policy_name(enum mm_policy p);
 int ml_mm_run(const struct mm_trace *t, const struct mm_params *p,
 	      struct mm_result out[MM_NPOLICIES], struct ml_err *err);
 void ml_mm_results_free(struct mm_result out[MM_NPOLICIES]);
+
+#pragma GCC visibility pop
 
 #endif

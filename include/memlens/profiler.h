@@ -7,6 +7,9 @@
 #ifndef MEMLENS_PROFILER_H
 #define MEMLENS_PROFILER_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +38,8 @@ struct profiler_region {
 	double written_ratio; /* this interval */
 	int consecutive_hot;
 	bool hot;
+	/* the mapping's name in maps ("" for none); lives as long as the sample */
+	const char *path;
 };
 
 /* GetDirtyVolumeResponse. */
@@ -59,6 +64,7 @@ struct profiler_sample {
 	size_t nregions;
 	struct range *written; /* with record_ranges: written page ranges */
 	size_t nwritten;
+	char *paths; /* the regions' paths, one after another */
 	uint64_t tick_ns; /* cost of this tick */
 	uint64_t scan_ns; /* of which PAGEMAP_SCAN */
 	bool target_exited;
@@ -98,5 +104,7 @@ const struct profiler_opts *ml_profiler_options(const struct profiler *p);
 
 void ml_profiler_sample_free(struct profiler_sample *s);
 int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src);
+
+#pragma GCC visibility pop
 
 #endif

@@ -3,6 +3,9 @@
 #ifndef MEMLENS_RANGESET_H
 #define MEMLENS_RANGESET_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,5 +40,7 @@ uint64_t ml_rangeset_overlap(const struct rangeset *s, uint64_t start, uint64_t 
 int ml_rangeset_gaps(const struct rangeset *s, uint64_t start, uint64_t end,
 		     int (*fn)(uint64_t start, uint64_t end, void *arg), void *arg);
 uint64_t ml_rangeset_bytes(const struct rangeset *s);
+
+#pragma GCC visibility pop
 
 #endif

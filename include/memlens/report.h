@@ -8,6 +8,9 @@
 #ifndef MEMLENS_REPORT_H
 #define MEMLENS_REPORT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +50,7 @@ struct rep_interval {
 struct rep_vma {
 	uint64_t start, end;
 	int kind;
+	char *path; /* the mapping's name ("path" of writes --json), or NULL */
 	double dirty_pages; /* summed over the intervals */
 	bool hot_ever;
 };
@@ -188,5 +192,7 @@ struct report_opts {
 /* Append the whole HTML page to @out. -EINVAL if @r holds no data, -ENOMEM. */
 int ml_report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
 		     struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

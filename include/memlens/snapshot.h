@@ -10,6 +10,9 @@
 #ifndef MEMLENS_SNAPSHOT_H
 #define MEMLENS_SNAPSHOT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -130,5 +133,7 @@ int ml_snapshot_diff(const struct snapshot *old, const struct snapshot *cur,
 
 /* 100 * part / whole, 0 when whole is 0. */
 double ml_snap_pct(uint64_t part, uint64_t whole);
+
+#pragma GCC visibility pop
 
 #endif

@@ -7,6 +7,9 @@
 #ifndef MEMLENS_SPAWN_H
 #define MEMLENS_SPAWN_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <sys/types.h>
 
 #include "memlens/err.h"
@@ -15,5 +18,7 @@
 pid_t ml_spawn_stopped(char *const argv[], struct ml_err *err);
 /* Let the child run (detach ptrace). */
 int ml_spawn_release(pid_t pid, struct ml_err *err);
+
+#pragma GCC visibility pop
 
 #endif

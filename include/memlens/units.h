@@ -10,11 +10,12 @@
 #include <stdint.h>
 
 /*
- * @bytes in binary units, at most three significant digits: "512B", "4K",
- * "1.5M", "132K", "64M", "2.0G" is "2G". Into @buf (16 bytes are enough);
- * returns @buf.
+ * @bytes in binary units, two or three significant digits: "512B", "4.0K",
+ * "1.5M", "132K", "64M". Into @buf (16 bytes are enough); returns @buf.
  */
 const char *ml_fmt_bytes(uint64_t bytes, char *buf, size_t len);
+/* The same in words, for sentences: "512 B", "4.0 KiB", "1.5 MiB", "132 KiB". */
+const char *ml_fmt_bytes_words(uint64_t bytes, char *buf, size_t len);
 
 /*
  * The unit of a column of sizes whose largest value is @max_bytes, as

@@ -13,6 +13,7 @@
 
 #include "criu_exec.h"
 #include "memlens/criu.h"
+#include "memlens/proc.h"
 
 static int prepare_dir(const char *dir, char *abs, size_t len, struct ml_err *err)
 {
@@ -154,40 +155,12 @@ static bool hung_on_trap(const char *log)
 	return strstr(text, "to trap") != NULL;
 }
 
-/*
- * State and session id from /proc/PID/stat; -1 when it cannot be read. The
- * session id reads 0 for a process in the kernel's own session (children of
- * an init that never called setsid, e.g. a CI runner's) and when the session
- * leader is in an ancestor PID namespace.
- */
-static int proc_stat(pid_t pid, char *state, long *sid)
-{
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')'); /* comm may hold spaces and parentheses */
-	if (!p || sscanf(p + 1, " %c %*d %*d %ld", state, sid) != 2)
-		return -1;
-	return 0;
-}
-
 /* Task state letter of @pid, or 0. */
 static char task_state(pid_t pid)
 {
-	char state;
-	long sid;
+	struct ml_proc_stat st;
 
-	return proc_stat(pid, &state, &sid) ? 0 : state;
+	return ml_proc_stat_read(pid, 0, &st) ? 0 : st.state;
 }
 
 /*
@@ -224,10 +197,12 @@ static int target_alive(pid_t pid, struct ml_err *err)
 
 static int session_visible(pid_t pid, struct ml_err *err)
 {
-	char state;
-	long sid;
+	struct ml_proc_stat st;
 
-	if (proc_stat(pid, &state, &sid) || sid != 0)
+	/* the session id reads 0 for a process in the kernel's own session
+	 * (children of an init that never called setsid, e.g. a CI runner's) and
+	 * when the session leader is in an ancestor PID namespace */
+	if (ml_proc_stat_read(pid, 0, &st) || st.session != 0)
 		return 0;
 	return ml_err_set(
 		err, EINVAL,

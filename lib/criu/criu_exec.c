@@ -21,18 +21,11 @@
 #include <unistd.h>
 
 #include "criu_exec.h"
+#include "memlens/clock.h"
 
 extern char **environ;
 
 #define OUTPUT_MAX (64 * 1024)
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* environ without CRIU_FAULT, plus CRIU_FAULT=130 unless @hw. */
 static char **build_env(bool hw)
@@ -95,11 +88,11 @@ static int spawn_child(struct criu_exec *x, int outfd, pid_t *pid, struct ml_err
 static int wait_child(pid_t pid, unsigned int timeout_ms, struct criu_exec *x)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	uint64_t deadline = now_ms() + timeout_ms;
+	uint64_t deadline = ml_mono_ms() + timeout_ms;
 	int status = 0;
 
 	while (pfd >= 0) {
-		uint64_t now = now_ms();
+		uint64_t now = ml_mono_ms();
 		struct pollfd p = { .fd = pfd, .events = POLLIN };
 
 		if (now >= deadline) {
@@ -146,7 +139,7 @@ static void read_output(struct criu_exec *x, int fd)
 int ml_criu_exec_run(struct criu_exec *x, struct ml_err *err)
 {
 	unsigned int timeout = x->timeout_ms;
-	uint64_t t0 = now_ms();
+	uint64_t t0 = ml_mono_ms();
 	pid_t pid;
 	int fd, ret;
 
@@ -167,7 +160,7 @@ int ml_criu_exec_run(struct criu_exec *x, struct ml_err *err)
 	ret = wait_child(pid, timeout, x);
 	if (ret)
 		ml_err_set(err, -ret, "waiting for CRIU (pid %d): %s", (int)pid, strerror(-ret));
-	x->duration_ms = now_ms() - t0;
+	x->duration_ms = ml_mono_ms() - t0;
 	read_output(x, fd);
 out:
 	close(fd);

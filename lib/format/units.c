@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* Sizes for people: one byte formatter, and the unit of a column of sizes. */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "memlens/units.h"
 
-const char *ml_fmt_bytes(uint64_t b, char *buf, size_t len)
+/* @b in binary units: "132K" (short), or "132 KiB" (@words, for sentences) */
+static const char *fmt(uint64_t b, char *buf, size_t len, bool words)
 {
 	static const char *const u[] = { "B", "K", "M", "G", "T", "P", "E" };
+	const char *sep = words ? " " : "", *iec = words ? "iB" : "";
 	double v = (double)b;
 	int i = 0;
 
@@ -20,12 +23,22 @@ const char *ml_fmt_bytes(uint64_t b, char *buf, size_t len)
 		i++;
 	}
 	if (i == 0)
-		snprintf(buf, len, "%lluB", (unsigned long long)b);
-	else if (v < 9.95 && (unsigned long long)(v * 10 + 0.5) % 10)
-		snprintf(buf, len, "%.1f%s", v, u[i]);
+		snprintf(buf, len, "%llu%sB", (unsigned long long)b, sep);
+	else if (v < 9.95) /* "4.0K", "1.5M": two significant digits at least */
+		snprintf(buf, len, "%.1f%s%s%s", v, sep, u[i], iec);
 	else
-		snprintf(buf, len, "%.0f%s", v, u[i]);
+		snprintf(buf, len, "%.0f%s%s%s", v, sep, u[i], iec);
 	return buf;
+}
+
+const char *ml_fmt_bytes(uint64_t b, char *buf, size_t len)
+{
+	return fmt(b, buf, len, false);
+}
+
+const char *ml_fmt_bytes_words(uint64_t b, char *buf, size_t len)
+{
+	return fmt(b, buf, len, true);
 }
 
 uint64_t ml_size_unit(uint64_t max_bytes, int digits, const char **name)

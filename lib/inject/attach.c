@@ -12,6 +12,7 @@
 #include "memlens/attach.h"
 #include "../common/uapi.h"
 #include "memlens/inject.h"
+#include "memlens/proc.h"
 #include "uffd.h"
 #include "inject_seccomp.h"
 
@@ -42,31 +43,21 @@ static int live_threads(pid_t pid)
 
 int ml_wp_check_target(pid_t pid, struct ml_err *err)
 {
-	char path[64], buf[4096];
-	int fd;
-	ssize_t n;
+	struct ml_proc_stat st;
 
 	if (pid <= 0)
 		return ml_err_set(err, EINVAL, "invalid pid %d", (int)pid);
 	if (pid == getpid())
 		return ml_err_set(err, EINVAL, "refusing to profile memlens itself (pid %d)",
 				  (int)pid);
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
-	buf[n] = '\0';
-	/* field 9 is flags; PF_KTHREAD = 0x00200000 */
-	const char *p = strrchr(buf, ')');
-	unsigned long flags = 0;
-	char state = '?';
+	int r = ml_proc_stat_read(pid, 0, &st);
 
-	if (p && sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu", &state, &flags) == 2) {
-		if (flags & 0x00200000)
+	if (r && r != -EINVAL)
+		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
+	if (!r) {
+		char state = st.state;
+
+		if (st.flags & ML_PF_KTHREAD)
 			return ml_err_set(
 				err, EINVAL,
 				"pid %d is a kernel thread: it has no user memory to profile",

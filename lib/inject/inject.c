@@ -25,6 +25,8 @@
 #include "inject_frame.h"
 #include "inject_seccomp.h"
 #include "memlens/inject.h"
+#include "memlens/clock.h"
+#include "memlens/proc.h"
 
 #ifndef NT_X86_XSTATE
 #define NT_X86_XSTATE 0x202
@@ -37,6 +39,9 @@
 
 #define STOP_DEADLINE_NS 2000000000ULL /* a thread that does not stop by then */
 #define STACK_MARGIN (16 * 1024ULL) /* scratch at least this far below the main thread's sp */
+/* a thread still in a killed memlens's continuation: stop again this often, this far apart */
+#define ATTACH_RETRIES 250
+#define ATTACH_RETRY_US 2000
 #define XSTATE_MAX (64 * 1024)
 
 /*
@@ -62,14 +67,6 @@ static long xptrace(int req, pid_t tid, void *addr, void *data)
 	return ptrace((enum __ptrace_request)req, tid, addr, data);
 }
 #define ptrace(req, tid, addr, data) xptrace(req, tid, (void *)(addr), (void *)(data))
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- remote memory ---- */
 
@@ -172,7 +169,7 @@ static struct inject_thread *thread_add(struct injector *in, pid_t tid)
  */
 static int wait_thread(pid_t tid, uint64_t deadline, bool block)
 {
-	uint64_t spin_until = now_ns() + 2000000;
+	uint64_t spin_until = ml_mono_ns() + 2000000;
 	int status;
 
 	for (;;) {
@@ -184,7 +181,7 @@ static int wait_thread(pid_t tid, uint64_t deadline, bool block)
 			return -ESRCH;
 		}
 		if (w == 0) {
-			uint64_t t = now_ns();
+			uint64_t t = ml_mono_ns();
 			struct timespec ts = { 0, 50000 };
 
 			if (t > deadline)
@@ -267,21 +264,7 @@ static int seize_error(pid_t pid, int e, struct ml_err *err)
 /* A thread that has exited (a main thread after pthread_exit stays a zombie) */
 static bool thread_exited(pid_t pid, pid_t tid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return ml_proc_exited(pid, tid);
 }
 
 /* 0, or -1 with errno; a thread that exited meanwhile is dropped */
@@ -369,7 +352,7 @@ static int hold_all(struct injector *in, struct ml_err *err)
 		n = in->nth;
 		if (n == first)
 			return 0;
-		deadline = now_ns() + STOP_DEADLINE_NS;
+		deadline = ml_mono_ns() + STOP_DEADLINE_NS;
 		for (int late = 0; late < 2; late++) {
 			for (size_t i = first; i < n; i++) {
 				struct inject_thread *t = &in->th[i];
@@ -409,6 +392,11 @@ static struct inject_thread *choose_thread(struct injector *in)
 			continue;
 		if (t->syscall >= 0 && temp_mask_call(t->syscall))
 			score = 0;
+		else if (t->syscall == SYS_restart_syscall)
+			/* the rt_sigreturn that would bring it back if memlens died
+			 * mid-injection makes the restart return EINTR (the kernel
+			 * forgets a restart block at every sigreturn) */
+			score = 1;
 		else if (t->syscall >= 0)
 			score = 3;
 		else
@@ -468,20 +456,32 @@ static int choose_scratch(struct injector *in, struct ml_err *err)
 	uint64_t start = (in->prep.stack_start + 63) & ~63ULL;
 	uint64_t main_sp = 0;
 
-	for (size_t i = 0; i < in->nth; i++) {
-		struct user_regs_struct r;
-
-		if (in->th[i].tid != in->pid || !in->th[i].held)
-			continue;
-		if (in->th[i].tid == in->tid)
-			r = in->saved;
-		else if (ptrace(PTRACE_GETREGS, in->pid, NULL, &r) < 0)
-			break;
-		main_sp = r.rsp;
-	}
 	if (!in->prep.stack_start || start + need > in->prep.stack_end)
 		return ml_err_set(err, ENOSPC, "pid %d has no main stack mapping to work in",
 				  (int)in->pid);
+	for (size_t i = 0; i < in->nth; i++) {
+		struct user_regs_struct r;
+
+		if (!in->th[i].held || in->th[i].tid <= 0)
+			continue;
+		if (in->th[i].tid == in->tid)
+			r = in->saved;
+		else if (ptrace(PTRACE_GETREGS, in->th[i].tid, NULL, &r) < 0)
+			continue;
+		/*
+		 * A stack pointer among the continuation frames: a memlens that
+		 * was killed left this thread running them back to its own
+		 * context. Writing frames now would overwrite what it runs: wait
+		 * until it is out (ml_inject_attach() tries again).
+		 */
+		if (r.rsp >= start && r.rsp < start + need)
+			return ml_err_set(err, EAGAIN,
+					  "thread %d of pid %d is still returning to its own code "
+					  "after an earlier memlens run was killed; try again",
+					  (int)in->th[i].tid, (int)in->pid);
+		if (in->th[i].tid == in->pid)
+			main_sp = r.rsp;
+	}
 	if (main_sp >= in->prep.stack_start && main_sp < in->prep.stack_end &&
 	    main_sp < start + need + STACK_MARGIN)
 		return ml_err_set(err, ENOSPC,
@@ -578,7 +578,7 @@ static void keep_signal(struct injector *in, int sig)
  */
 static int step(struct injector *in, int req, bool want_event, int *out_sig, struct ml_err *err)
 {
-	uint64_t deadline = now_ns() + 10 * STOP_DEADLINE_NS;
+	uint64_t deadline = ml_mono_ns() + 10 * STOP_DEADLINE_NS;
 	int sig = 0;
 
 	for (;;) {
@@ -772,7 +772,7 @@ static int setup_thread(struct injector *in, struct ml_err *err)
 	struct user_regs_struct own;
 	int r;
 
-	in->stop_ns = now_ns();
+	in->stop_ns = ml_mono_ns();
 	r = save_context(in, err);
 	if (!r)
 		r = check_gadgets(in, err);
@@ -800,19 +800,28 @@ int ml_inject_attach(struct injector *in, pid_t pid, const struct inject_prep *p
 	struct inject_thread *t;
 	int r;
 
-	memset(in, 0, sizeof(*in));
 	fault_reset();
-	in->pid = pid;
-	in->prep = *prep;
-	in->stop_ns = now_ns();
-	r = hold_all(in, err);
-	if (r)
-		return r;
-	t = choose_thread(in);
-	if (!t)
-		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
-	in->tid = t->tid;
-	return setup_thread(in, err);
+	for (int attempt = 0;; attempt++) {
+		struct ml_err e2;
+
+		memset(in, 0, sizeof(*in));
+		in->pid = pid;
+		in->prep = *prep;
+		in->stop_ns = ml_mono_ns();
+		r = hold_all(in, err);
+		if (r)
+			return r;
+		t = choose_thread(in);
+		if (!t)
+			return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
+		in->tid = t->tid;
+		r = setup_thread(in, err);
+		if (r != -EAGAIN || attempt >= ATTACH_RETRIES)
+			return r;
+		/* let the continuation finish: release every thread, wait, stop again */
+		ml_inject_detach(in, &e2);
+		usleep(ATTACH_RETRY_US);
+	}
 }
 
 int ml_inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
@@ -929,7 +938,7 @@ int ml_inject_detach(struct injector *in, struct ml_err *err)
 		t->held = false;
 	}
 	in->stopped = false;
-	in->stop_ns = now_ns() - in->stop_ns;
+	in->stop_ns = ml_mono_ns() - in->stop_ns;
 	free(in->th);
 	in->th = NULL;
 	in->nth = in->cap = 0;
@@ -942,5 +951,5 @@ int ml_inject_detach(struct injector *in, struct ml_err *err)
 
 uint64_t ml_inject_stopped_ns(const struct injector *in)
 {
-	return in->stopped ? now_ns() - in->stop_ns : in->stop_ns;
+	return in->stopped ? ml_mono_ns() - in->stop_ns : in->stop_ns;
 }

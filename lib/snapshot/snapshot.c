@@ -17,6 +17,7 @@
 #include "../scan/pagescan.h"
 #include "memlens/snapshot.h"
 #include "snapshot_pages.h"
+#include "memlens/clock.h"
 
 #define PG 4096ULL
 /* a scan ending at 0x7fffffffffff fails with EFAULT on 6.18 */
@@ -63,14 +64,6 @@ struct scan_ctx {
 	int r;
 	struct ml_err *err;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int open_proc(pid_t pid, const char *name, struct ml_err *err)
 {
@@ -663,7 +656,7 @@ static bool agrees_with_rss(const struct snapshot *snap, int64_t rss_before)
 
 int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
 {
-	uint64_t t0 = mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
+	uint64_t t0 = ml_mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
 	bool have_status = false;
 	ssize_t len, len2;
 	int r;
@@ -722,7 +715,7 @@ int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err 
 	sum_up(out);
 	out->scan_ioctls = scan_ioctls(s) - ioctls0;
 	out->flag_reads = s->pg.reads - reads0;
-	out->cycle_ns = mono_ns() - t0;
+	out->cycle_ns = ml_mono_ns() - t0;
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "../scan/pagescan.h"
 #include "memlens/profiler.h"
 #include "../inject/uffd.h"
+#include "memlens/clock.h"
 
 #define SCAN_VEC_LEN 1024
 #define PG 4096ULL
@@ -58,22 +59,6 @@ struct profiler {
 	struct ml_err thread_err;
 	int thread_rc;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 pid_t ml_profiler_pid(const struct profiler *p)
 {
@@ -384,6 +369,29 @@ static int ensure_scratch(struct profiler *p)
 	return 0;
 }
 
+/* The regions' paths point into the maps text: give the sample its own copy. */
+static int own_paths(struct profiler_sample *s)
+{
+	size_t len = 1, off = 0;
+
+	for (size_t i = 0; i < s->nregions; i++) {
+		if (!s->regions[i].path)
+			s->regions[i].path = "";
+		len += strlen(s->regions[i].path) + 1;
+	}
+	s->paths = malloc(len);
+	if (!s->paths)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nregions; i++) {
+		size_t n = strlen(s->regions[i].path) + 1;
+
+		memcpy(s->paths + off, s->regions[i].path, n);
+		s->regions[i].path = s->paths + off;
+		off += n;
+	}
+	return 0;
+}
+
 static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t now, uint64_t t0,
 		       uint64_t scan_ns)
 {
@@ -413,6 +421,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		out->regions[n].kind = v->kind;
 		out->regions[n].total_pages = vma_pages(v);
 		out->regions[n].dirty_pages = p->dirty[i];
+		out->regions[n].path = ml_vma_path(&p->vmas, v);
 		n++;
 	}
 	if (ml_heat_update(&p->heat, hs, n)) {
@@ -431,6 +440,8 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		out->hot_vmas += out->regions[i].hot;
 	}
 	out->nregions = n;
+	if (own_paths(out))
+		return -ENOMEM;
 	out->tracked_vmas = (int)n;
 	out->total_vmas = (int)p->vmas.n;
 	out->seq = ++p->seq;
@@ -443,7 +454,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	out->dirty.cumulative_dirty_bytes = p->cumulative_dirty_bytes;
 	double elapsed = (double)(now - p->start_ns) / 1e9;
 	out->dirty.avg_dirty_rate = elapsed > 0 ? p->cumulative_dirty_bytes / elapsed : 0;
-	out->dirty.timestamp_ms = wall_ms();
+	out->dirty.timestamp_ms = ml_wall_ms();
 	if (p->o.record_ranges && p->nwritten) {
 		out->written = malloc(p->nwritten * sizeof(*out->written));
 		if (!out->written)
@@ -453,13 +464,13 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	}
 	p->last_scan_ns = now;
 	out->scan_ns = scan_ns;
-	out->tick_ns = mono_ns() - t0;
+	out->tick_ns = ml_mono_ns() - t0;
 	return 0;
 }
 
 int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
 {
-	uint64_t t0 = mono_ns(), ts, now;
+	uint64_t t0 = ml_mono_ns(), ts, now;
 	bool changed;
 	int r;
 
@@ -485,9 +496,9 @@ int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_
 			return r;
 		}
 	}
-	ts = mono_ns();
+	ts = ml_mono_ns();
 	r = scan_all(p, err);
-	now = mono_ns();
+	now = ml_mono_ns();
 	if (r) {
 		if (r == -ESRCH)
 			out->target_exited = true;
@@ -518,7 +529,7 @@ static int setup_tracking(struct profiler *p, struct ml_err *err)
 	r = sync_registration(p, err);
 	if (r)
 		return r;
-	p->start_ns = p->last_scan_ns = mono_ns();
+	p->start_ns = p->last_scan_ns = ml_mono_ns();
 	p->cumulative_dirty_bytes = 0;
 	return 0;
 }
@@ -663,8 +674,10 @@ void ml_profiler_sample_free(struct profiler_sample *s)
 {
 	free(s->regions);
 	free(s->written);
+	free(s->paths);
 	s->regions = NULL;
 	s->written = NULL;
+	s->paths = NULL;
 	s->nregions = s->nwritten = 0;
 }
 
@@ -673,11 +686,17 @@ int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_s
 	*dst = *src;
 	dst->regions = NULL;
 	dst->written = NULL;
+	dst->paths = NULL;
 	if (src->nregions) {
 		dst->regions = malloc(src->nregions * sizeof(*dst->regions));
 		if (!dst->regions)
 			return -ENOMEM;
 		memcpy(dst->regions, src->regions, src->nregions * sizeof(*dst->regions));
+		if (own_paths(dst)) {
+			free(dst->regions);
+			dst->regions = NULL;
+			return -ENOMEM;
+		}
 	}
 	if (src->nwritten) {
 		dst->written = malloc(src->nwritten * sizeof(*dst->written));

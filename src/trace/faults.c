@@ -2,7 +2,6 @@
 /* memlens faults: minor/major page faults per comm or pid, with latency histograms. */
 #include <errno.h>
 #include <stddef.h>
-#include <getopt.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,31 +15,18 @@
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/jsonw.h"
+#include "opts.h"
 #include "taskflt.h"
 #include "../table.h"
 #include "trace.h"
 #include "../../bpf/faults.h"
 #include "faults.skel.h"
 
-static const char usage_text[] =
-	"usage: memlens faults [-p PID | -- CMD [ARGS...]] [-d SEC] [-i MS] [--json] [-v]\n"
-	"\n"
+static const char about[] =
 	"Count minor and major page faults (eBPF), per command name system-wide or\n"
-	"for one process, and histogram how long each took (log2 buckets of us).\n"
-	"\n"
-	"  -p, --pid PID        only this process (its threads), counted per pid\n"
-	"  -- CMD [ARGS]        start CMD and trace it from its first instruction\n"
-	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C, or the\n"
-	"                       target's exit)\n"
-	"  -i, --interval MS    also print the faults of every MS milliseconds, one\n"
-	"                       block (one JSON object) per interval\n"
-	"      --mode MODE      auto (default), fentry (fentry/fexit handle_mm_fault)\n"
-	"                       or tracepoint (page_fault_user/kernel + perf events)\n"
-	"      --json           one summary object on stdout (JSON Lines)\n"
-	"  -o, --output FILE    write the report to FILE, not stdout (CMD keeps stdout)\n"
-	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
-	"  -h, --help           this text\n"
-	"\n"
+	"for one process, and histogram how long each took (log2 buckets of us).\n";
+
+static const char footer[] =
 	"A major fault is one that needed I/O, as the kernel counts it (getrusage):\n"
 	"a fault retried with FAULT_FLAG_TRIED is counted once, as major.\n"
 	"'retried' counts the faults completed by a FAULT_FLAG_TRIED retry (fentry mode\n"
@@ -97,39 +83,34 @@ struct faults_run {
 
 static int parse_args(int argc, char **argv, struct faults_opts *o)
 {
-	static const struct option lo[] = { TRACE_LONGOPT_PID,
-					    { "mode", required_argument, NULL, 'm' },
-					    TRACE_LONGOPTS_COMMON,
-					    { 0 } };
-	int c, r;
+	static const char *const modes[] = { "auto", "fentry", "tracepoint", NULL };
+	struct cli_opt opts[16];
+	struct cli_spec spec = { .cmd = "faults",
+				 .synopsis = "[-p PID | -- CMD [ARGS...]]",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts };
+	int n, r, first;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, "+p:" TRACE_SHORTOPTS_COMMON, lo, NULL)) != -1) {
-		switch (c) {
-		case 'm':
-			if (!strcmp(optarg, "auto"))
-				o->mode = MODE_AUTO;
-			else if (!strcmp(optarg, "fentry"))
-				o->mode = MODE_FENTRY;
-			else if (!strcmp(optarg, "tracepoint"))
-				o->mode = MODE_TRACEPOINT;
-			else
-				return cli_error("faults",
-						 "bad mode '%s' (auto, fentry, tracepoint)",
-						 optarg),
-				       -EINVAL;
-			break;
-		default:
-			r = trace_common_opt(c, "faults", usage_text, &o->pid, &o->duration,
-					     &o->json, &o->verbose);
-			if (r)
-				return r;
-		}
-	}
-	if (optind < argc)
-		o->cmd = argv + optind;
+	n = trace_common_opts(opts, &o->pid, &o->duration, &o->json, &o->verbose,
+			      "one summary object on stdout (JSON Lines)");
+	opts[n++] = (struct cli_opt){ .name = "mode",
+				      .arg = "MODE",
+				      .kind = CLI_CHOICE,
+				      .target = &o->mode,
+				      .choices = modes,
+				      .help = "auto (default), fentry (fentry/fexit "
+					      "handle_mm_fault) or tracepoint "
+					      "(page_fault_user/kernel + perf events)" };
+	opts[n] = (struct cli_opt)CLI_OPT_END;
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r;
+	if (first < argc)
+		o->cmd = argv + first;
 	if (o->cmd && o->pid)
-		return cli_error("faults", "give -p PID or -- CMD, not both"), -EINVAL;
+		return cli_usage_error("faults", "give -p PID or -- CMD, not both");
 	return 0;
 }
 
@@ -676,7 +657,7 @@ static int cmd_faults(int argc, char **argv)
 	r.o = &o;
 	e = parse_args(argc, argv, &o);
 	if (e)
-		return e > 0 ? EXIT_OK : EXIT_USAGE;
+		return e < 0 ? EXIT_OK : e;
 	e = trace_output_open("faults", o.cmd != NULL);
 	if (e)
 		return e;

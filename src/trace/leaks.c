@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -18,6 +18,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/jsonw.h"
+#include "opts.h"
 #include "elfsym.h"
 #include "allocfind.h"
 #include "pprof.h"
@@ -29,45 +30,17 @@
 #include "../../bpf/leaks.h"
 #include "leaks.skel.h"
 
-static const char usage_text[] =
-	"usage: memlens leaks (-p PID | -- CMD [ARGS...]) [-d SEC] [-i MS] [--json] [-v]\n"
-	"                     [-n N] [--no-stacks] [--folded FILE] [--pprof FILE]\n"
-	"                     [--max-blocks N]\n"
-	"\n"
+static const char about[] =
 	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
 	"posix_memalign, memalign, valloc and pvalloc of one process with uprobes on\n"
-	"its allocator (its libc, or the\n"
-	"jemalloc/tcmalloc/mimalloc that replaces libc's malloc), and report the\n"
+	"its allocator (its libc, or the jemalloc/tcmalloc/mimalloc that replaces\n"
+	"libc's malloc), and report the\n"
 	"allocations still outstanding at the end, grouped by size and by the user\n"
-	"call stack that made them (symbolized from the process's ELF files).\n"
-	"\n"
-	"  -p, --pid PID        a running process (its allocator found from its maps)\n"
-	"  -- CMD [ARGS]        start CMD and trace it from before its first malloc\n"
-	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C, or the\n"
-	"                       target's exit)\n"
-	"  -i, --interval MS    also print what is outstanding every MS milliseconds\n"
-	"                       (read while the probes run: a live view; the report at\n"
-	"                       the end is read once they are detached, and is exact)\n"
-	"  -n, --top N          stacks and sizes shown (default 10; 0: all)\n"
-	"      --no-stacks      do not record call stacks (cheaper)\n"
-	"      --free-at-entry  probe free() at its first instruction, not at the\n"
-	"                       first one the kernel can emulate (for comparison)\n"
-	"      --folded FILE    also write the outstanding bytes per call stack to FILE\n"
-	"                       as folded stacks (flamegraph.pl, speedscope, inferno)\n"
-	"      --pprof FILE     also write them to FILE as a pprof profile (gzipped\n"
-	"                       profile.proto: go tool pprof, Parca, Pyroscope), with\n"
-	"                       source files and lines where the ELF files have DWARF\n"
-	"      --max-blocks N   outstanding blocks the table holds (default 1000000;\n"
-	"                       each takes about 100 bytes of kernel memory)\n"
-	"      --perf-uprobes   one perf-event uprobe per probe, as on kernels before\n"
-	"                       6.6, not two uprobe_multi links (slower to detach)\n"
-	"      --json           one summary object on stdout (JSON Lines)\n"
-	"      --batch          on a terminal too: plain appended output, not the\n"
-	"                       refreshing view (every -i MS, default 1 s; q quits)\n"
-	"  -o, --output FILE    write the report to FILE, not stdout (CMD keeps stdout)\n"
-	"  -v, --verbose        say which probes are used and where; twice: libbpf's log\n"
-	"  -h, --help           this text\n"
-	"\n"
+	"call stack that made them (symbolized from the process's ELF files, with\n"
+	"source file:line and inlined functions where they or their debug files\n"
+	"have DWARF).\n";
+
+static const char footer[] =
 	"Frees of blocks allocated before tracing began are counted apart\n"
 	"(untracked_frees), and so are the blocks glibc's per-thread cache hands back\n"
 	"to free() when a thread exits (exit_frees). mallocs - frees - missed_frees =\n"
@@ -84,6 +57,7 @@ struct leaks_opts {
 	long max_blocks; /* --max-blocks N; 0: LEAKS_MAX_ALLOCS */
 	const char *folded; /* --folded FILE */
 	const char *pprof; /* --pprof FILE */
+	const char *debug_dir; /* --debug-dir DIR */
 	int verbose;
 	char **cmd;
 };
@@ -135,62 +109,95 @@ struct leaks_run {
 
 static int parse_args(int argc, char **argv, struct leaks_opts *o)
 {
-	static const struct option lo[] = { TRACE_LONGOPT_PID,
-					    { "top", required_argument, NULL, 'n' },
-					    { "no-stacks", no_argument, NULL, 'S' },
-					    { "free-at-entry", no_argument, NULL, 'E' },
-					    { "folded", required_argument, NULL, 'F' },
-					    { "pprof", required_argument, NULL, 'P' },
-					    { "max-blocks", required_argument, NULL, 'M' },
-					    { "perf-uprobes", no_argument, NULL, 'U' },
-					    TRACE_LONGOPTS_COMMON,
-					    { 0 } };
-	int c, r;
+	struct cli_opt opts[24];
+	struct cli_spec spec = { .cmd = "leaks",
+				 .synopsis = "(-p PID | -- CMD [ARGS...])",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts };
+	struct stat st;
+	int n, r, first;
 
 	memset(o, 0, sizeof(*o));
 	o->top = 10;
-	while ((c = getopt_long(argc, argv, "+p:n:" TRACE_SHORTOPTS_COMMON, lo, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (parse_long(optarg, 0, 1000000, &o->top))
-				return cli_error("leaks", "bad --top '%s'", optarg), -EINVAL;
-			break;
-		case 'S':
-			o->no_stacks = true;
-			break;
-		case 'E':
-			o->free_at_entry = true;
-			break;
-		case 'F':
-			o->folded = optarg;
-			break;
-		case 'P':
-			o->pprof = optarg;
-			break;
-		case 'M':
-			if (parse_long(optarg, 1, 100000000, &o->max_blocks))
-				return cli_error("leaks", "bad --max-blocks '%s' (1 to 100000000)",
-						 optarg),
-				       -EINVAL;
-			break;
-		case 'U':
-			o->perf_uprobes = true;
-			break;
-		default:
-			r = trace_common_opt(c, "leaks", usage_text, &o->pid, &o->duration,
-					     &o->json, &o->verbose);
-			if (r)
-				return r;
-		}
-	}
-	if (optind < argc)
-		o->cmd = argv + optind;
+	n = trace_common_opts(opts, &o->pid, &o->duration, &o->json, &o->verbose,
+			      "one summary object on stdout (JSON Lines)");
+	opts[0].help = "a running process (its allocator found from its maps)";
+	opts[1].help = "start CMD and trace it from before its first malloc";
+	opts[3].help = "also print what is outstanding every MS milliseconds (read while "
+		       "the probes run: a live view; the report at the end is read once they "
+		       "are detached, and is exact)";
+	opts[6].help = "say which probes are used and where; twice: libbpf's log";
+	opts[n++] = (struct cli_opt)CLI_OPT_TOP(&o->top, "stacks and sizes shown (default 10; "
+							 "0: all)");
+	opts[n++] = (struct cli_opt){ .name = "no-stacks",
+				      .kind = CLI_FLAG,
+				      .target = &o->no_stacks,
+				      .help = "do not record call stacks (cheaper)" };
+	opts[n++] = (struct cli_opt){ .name = "free-at-entry",
+				      .kind = CLI_FLAG,
+				      .target = &o->free_at_entry,
+				      .help = "probe free() at its first instruction, not at the "
+					      "first one the kernel can emulate (for comparison)" };
+	opts[n++] = (struct cli_opt){ .name = "folded",
+				      .arg = "FILE",
+				      .kind = CLI_STR,
+				      .target = &o->folded,
+				      .help = "also write the outstanding bytes per call stack to "
+					      "FILE as folded stacks (flamegraph.pl, speedscope, "
+					      "inferno)" };
+	opts[n++] = (struct cli_opt){ .name = "pprof",
+				      .arg = "FILE",
+				      .kind = CLI_STR,
+				      .target = &o->pprof,
+				      .help = "also write them to FILE as a pprof profile (gzipped "
+					      "profile.proto: go tool pprof, Parca, Pyroscope), "
+					      "with source files and lines where the ELF files "
+					      "have DWARF" };
+	opts[n++] = (struct cli_opt){ .name = "max-blocks",
+				      .arg = "N",
+				      .kind = CLI_LONG,
+				      .target = &o->max_blocks,
+				      .min = 1,
+				      .max = 100000000,
+				      .help = "outstanding blocks the table holds (default "
+					      "1000000; each takes about 100 bytes of kernel "
+					      "memory)" };
+	opts[n++] = (struct cli_opt){ .name = "perf-uprobes",
+				      .kind = CLI_FLAG,
+				      .target = &o->perf_uprobes,
+				      .help = "one perf-event uprobe per probe, as on kernels "
+					      "before 6.6, not two uprobe_multi links (slower to "
+					      "detach)" };
+	opts[n++] =
+		(struct cli_opt){ .name = "debug-dir",
+				  .arg = "DIR",
+				  .kind = CLI_STR,
+				  .target = &o->debug_dir,
+				  .help = "look for separate debug files in DIR first "
+					  "(DIR/.build-id/xx/rest.debug, or by .gnu_debuglink "
+					  "name), then beside each file and in /usr/lib/debug" };
+	opts[n++] = trace_batch_opt();
+	opts[n] = (struct cli_opt)CLI_OPT_END;
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r;
+	if (first < argc)
+		o->cmd = argv + first;
 	if (!o->cmd == !o->pid)
-		return cli_error("leaks", "give one target: -p PID or -- CMD [ARGS]"), -EINVAL;
+		return cli_usage_error("leaks", "give one target: -p PID or -- CMD [ARGS]");
+	if (o->debug_dir && stat(o->debug_dir, &st))
+		return cli_usage_error("leaks",
+				       "--debug-dir %s: %s: give a directory of debug files",
+				       o->debug_dir, strerror(errno));
+	if (o->debug_dir && !S_ISDIR(st.st_mode))
+		return cli_usage_error("leaks",
+				       "--debug-dir %s: not a directory: give a directory of debug "
+				       "files",
+				       o->debug_dir);
 	if ((o->folded || o->pprof) && o->no_stacks)
-		return cli_error("leaks", "--%s needs the call stacks: drop --no-stacks",
-				 o->folded ? "folded" : "pprof"),
-		       -EINVAL;
+		return cli_usage_error("leaks", "--%s needs the call stacks: drop --no-stacks",
+				       o->folded ? "folded" : "pprof");
 	return 0;
 }
 
@@ -572,18 +579,27 @@ static void totals(struct leaks_bpf *s, struct leak_totals *t)
 	free(a);
 }
 
+struct sym_stack {
+	char text[4096]; /* one symbolize() line per address */
+	uint64_t ips[LEAKS_STACK_DEPTH]; /* the addresses of those lines */
+	int nips;
+	uint64_t count, bytes;
+};
+
 /*
- * The frames of stack @id, symbolized, joined by '\n' into @out. Frame-pointer
- * walks of code built without frame pointers run into data: stop at the
- * first address outside executable mappings.
+ * The frames of stack @id, symbolized, joined by '\n' into @st->text, their
+ * addresses in @st->ips. Frame-pointer walks of code built without frame
+ * pointers run into data: stop at the first address outside executable
+ * mappings.
  */
-static void stack_text(struct leaks_run *r, int64_t id, char *out, size_t len)
+static void stack_text(struct leaks_run *r, int64_t id, struct sym_stack *st)
 {
 	__u64 ips[LEAKS_STACK_DEPTH];
-	size_t used = 0;
-	char buf[512];
+	size_t used = 0, len = sizeof(st->text);
+	char buf[512], *out = st->text;
 
 	out[0] = 0;
+	st->nips = 0;
 	if (id < 0 ||
 	    bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &(__u32){ (__u32)id }, ips))
 		return;
@@ -594,13 +610,62 @@ static void stack_text(struct leaks_run *r, int64_t id, char *out, size_t len)
 		if (used + strlen(buf) + 2 >= len)
 			break;
 		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "\n" : "", buf);
+		st->ips[st->nips++] = ips[f];
 	}
 }
 
-struct sym_stack {
-	char text[4096];
-	uint64_t count, bytes;
-};
+/* Each frame of @st, inlined ones included, innermost first. */
+#define MAX_FRAMES (LEAKS_STACK_DEPTH * SRCLINE_MAX_INLINE)
+static int stack_frames(struct leaks_run *r, const struct sym_stack *st, struct sym_frame *fr)
+{
+	int n = 0;
+
+	for (int i = 0; i < st->nips; i++)
+		n += symbolize_frames(&r->sym, st->ips[i], fr + n, SRCLINE_MAX_INLINE);
+	return n;
+}
+
+static void json_frames(struct jw *w, struct leaks_run *r, const struct sym_stack *st)
+{
+	static struct sym_frame fr[MAX_FRAMES];
+	int n = stack_frames(r, st, fr);
+	char addr[24];
+
+	ml_jw_key(w, "frames");
+	ml_jw_arr(w);
+	for (int i = 0; i < n; i++) {
+		ml_jw_obj(w);
+		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)fr[i].addr);
+		ml_jw_kstr(w, "address", addr);
+		if (fr[i].func)
+			ml_jw_kstr(w, "function", fr[i].func);
+		if (fr[i].have_off)
+			ml_jw_kuint(w, "offset", fr[i].off);
+		ml_jw_kbool(w, "inlined", fr[i].inlined);
+		if (fr[i].object && fr[i].object[0])
+			ml_jw_kstr(w, "object", fr[i].object);
+		if (fr[i].file)
+			ml_jw_kstr(w, "file", fr[i].file);
+		if (fr[i].line)
+			ml_jw_kuint(w, "line", (uint64_t)fr[i].line);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_arr_end(w);
+}
+
+static void print_frames(struct leaks_run *r, const struct sym_stack *st)
+{
+	static struct sym_frame fr[MAX_FRAMES];
+	int n = stack_frames(r, st, fr);
+	char buf[1024];
+
+	if (!n)
+		printf("    [stack not recorded]\n");
+	for (int i = 0; i < n; i++) {
+		sym_frame_text(&fr[i], buf, sizeof(buf));
+		printf("    %s\n", buf);
+	}
+}
 
 static int cmp_sym_stack(const void *a, const void *b)
 {
@@ -627,7 +692,7 @@ static struct sym_stack *symbolized_stacks(struct leaks_run *r, const struct lea
 	if (!v)
 		return NULL;
 	for (size_t i = 0; i < t->nstacks; i++) {
-		stack_text(r, t->stacks[i].id, v[i].text, sizeof(v[i].text));
+		stack_text(r, t->stacks[i].id, &v[i]);
 		v[i].count = t->stacks[i].count;
 		v[i].bytes = t->stacks[i].bytes;
 	}
@@ -666,6 +731,7 @@ static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_tot
 		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
 			ml_jw_str(w, tok);
 		ml_jw_arr_end(w);
+		json_frames(w, r, &v[i]);
 		ml_jw_obj_end(w);
 	}
 	ml_jw_arr_end(w);
@@ -850,14 +916,9 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 		return;
 	v = symbolized_stacks(r, t, &nst);
 	for (size_t i = 0; v && i < nst && (!o->top || i < (size_t)o->top); i++) {
-		char *save = NULL, *tok;
-
 		printf("\n%llu blocks, %s outstanding from:\n", (unsigned long long)v[i].count,
 		       ml_fmt_bytes(v[i].bytes, b1, sizeof(b1)));
-		if (!v[i].text[0])
-			printf("    [stack not recorded]\n");
-		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
-			table_wrap(stdout, width, 8, "    %s", tok);
+		print_frames(r, &v[i]);
 	}
 	free(v);
 }
@@ -865,33 +926,34 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 /*
  * One line per stack, outermost frame first, frames joined by ';', then a
  * space and the bytes outstanding: "main (leaky);leak (leaky) 4096000".
- * Offsets are dropped, so that a function is one node however many call
- * sites it has; ';' inside a name becomes ':'.
+ * Functions inlined at a call are frames of their own, after the function
+ * they were inlined into. Offsets are dropped, so that a function is one
+ * node however many call sites it has; ';' inside a name becomes ':'.
  */
 static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *f)
 {
+	static struct sym_frame fr[MAX_FRAMES];
 	struct sym_stack *v;
+	char buf[1024];
 	size_t n;
 
 	v = symbolized_stacks(r, t, &n);
 	for (size_t i = 0; v && i < n; i++) {
-		char *fr[LEAKS_STACK_DEPTH], *save = NULL, *tok;
-		int nf = 0;
+		int nf = stack_frames(r, &v[i], fr);
 
-		for (tok = strtok_r(v[i].text, "\n", &save); tok && nf < LEAKS_STACK_DEPTH;
-		     tok = strtok_r(NULL, "\n", &save))
-			fr[nf++] = tok;
 		if (!nf)
 			fputs("[stack not recorded]", f);
 		for (int k = nf - 1; k >= 0; k--) {
-			char *plus = strstr(fr[k], "+0x"), *sp;
+			struct sym_frame name = fr[k];
 
-			if (plus && (sp = strchr(plus, ' ')))
-				memmove(plus, sp, strlen(sp) + 1);
-			for (char *c = fr[k]; *c; c++)
+			/* the function only: no offset, line, or inlined mark */
+			name.have_off = name.inlined = false;
+			name.file = NULL;
+			sym_frame_text(&name, buf, sizeof(buf));
+			for (char *c = buf; *c; c++)
 				if (*c == ';')
 					*c = ':';
-			fprintf(f, "%s%s", k == nf - 1 ? "" : ";", fr[k]);
+			fprintf(f, "%s%s", k == nf - 1 ? "" : ";", buf);
 		}
 		fprintf(f, " %llu\n", (unsigned long long)v[i].bytes);
 	}
@@ -935,7 +997,7 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 			 (int)r->sym.pid, alloc_shown(&r->alloc));
 		pprof_comment(p, comment);
 		pprof_times(p, (int64_t)r->start_wall_ns,
-			    (int64_t)(cli_now_ns() - r->start_mono_ns));
+			    (int64_t)(ml_mono_ns() - r->start_mono_ns));
 		e = pprof_write(p, f);
 	}
 	pprof_free(p);
@@ -1036,7 +1098,7 @@ static int cmd_leaks(int argc, char **argv)
 	r.o = &o;
 	e = parse_args(argc, argv, &o);
 	if (e)
-		return e > 0 ? EXIT_OK : EXIT_USAGE;
+		return e < 0 ? EXIT_OK : e;
 	e = trace_output_open("leaks", o.cmd != NULL);
 	if (e)
 		return e;
@@ -1068,6 +1130,7 @@ static int cmd_leaks(int argc, char **argv)
 	if (e)
 		goto out;
 	symbolizer_init(&r.sym, t.pid);
+	r.sym.debug_dir = o.debug_dir;
 	symbolizer_refresh(&r.sym);
 	trace_output_switch(); /* after the spawn: CMD keeps our stdout */
 	e = trace_target_release(&t, &err);
@@ -1084,7 +1147,7 @@ static int cmd_leaks(int argc, char **argv)
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		r.start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-		r.start_mono_ns = cli_now_ns();
+		r.start_mono_ns = ml_mono_ns();
 	}
 	run_until_done(&r, &o, &t);
 	symbolizer_refresh(&r.sym);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* memlens oom: every OOM kill as it happens (eBPF). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,27 +14,18 @@
 #include "command.h"
 #include "memlens/jsonw.h"
 #include "../table.h"
+#include "opts.h"
 #include "trace.h"
 #include "../../bpf/oom.h"
 #include "oom.skel.h"
 
-static const char usage_text[] =
-	"usage: memlens oom [-d SEC] [-i MS] [--json] [-v]\n"
-	"\n"
+static const char about[] =
 	"Report every OOM kill as it happens (eBPF): the victim, the task whose\n"
 	"allocation triggered it, the victim's anon/file/shmem RSS and total VM, the\n"
 	"limit that was hit, the memory cgroup, and whether it was a cgroup or a\n"
-	"global (system-wide) OOM. cgroup v1 and v2.\n"
-	"\n"
-	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C)\n"
-	"  -i, --interval MS    also print how many kills every MS milliseconds saw\n"
-	"      --json           one {\"type\":\"oom_kill\",...} line per kill, and a\n"
-	"                       {\"type\":\"oom_summary\",...} line at the end\n"
-	"  -o, --output FILE    write the report to FILE, not stdout\n"
-	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
-	"  -h, --help           this text\n"
-	"\n"
-	"Exit status 0 whether or not a kill was seen.\n";
+	"global (system-wide) OOM. cgroup v1 and v2.\n";
+
+static const char footer[] = "Exit status 0 whether or not a kill was seen.\n";
 
 struct oom_opts {
 	double duration;
@@ -53,22 +43,16 @@ struct oom_ctx {
 
 static int parse_args(int argc, char **argv, struct oom_opts *o)
 {
-	static const struct option lo[] = { TRACE_LONGOPTS_COMMON, { 0 } };
-	int c, r;
+	struct cli_opt opts[10];
+	struct cli_spec spec = { .cmd = "oom", .about = about, .footer = footer, .opts = opts };
+	int first;
 
 	memset(o, 0, sizeof(*o));
-	while ((c = getopt_long(argc, argv, TRACE_SHORTOPTS_COMMON, lo, NULL)) != -1) {
-		switch (c) {
-		default:
-			r = trace_common_opt(c, "oom", usage_text, NULL, &o->duration, &o->json,
-					     &o->verbose);
-			if (r)
-				return r;
-		}
-	}
-	if (optind < argc)
-		return cli_error("oom", "unexpected argument '%s'", argv[optind]), -EINVAL;
-	return 0;
+	trace_common_opts(opts, NULL, &o->duration, &o->json, &o->verbose,
+			  "one {\"type\":\"oom_kill\",...} line per kill, and a "
+			  "{\"type\":\"oom_summary\",...} line at the end");
+	opts[1].help = "also print how many kills every MS milliseconds saw";
+	return cli_parse(&spec, argc, argv, &first);
 }
 
 /* "/a/b/c" from the names the BPF side read leaf first */
@@ -270,7 +254,7 @@ static int cmd_oom(int argc, char **argv)
 
 	e = parse_args(argc, argv, &o);
 	if (e)
-		return e > 0 ? EXIT_OK : EXIT_USAGE;
+		return e < 0 ? EXIT_OK : e;
 	e = trace_output_open("oom", false);
 	if (e)
 		return e;

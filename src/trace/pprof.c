@@ -165,7 +165,7 @@ struct pprof *pprof_new(struct symbolizer *sym, const struct pprof_type *types, 
 	}
 	perftools__profiles__profile__init(p->prof);
 	p->sym = sym;
-	p->lines = srcline_new();
+	p->lines = srcline_new(sym->debug_dir);
 	p->nvalues = ntypes;
 	str(p, ""); /* index 0, as the format wants */
 	p->prof->sample_type = calloc((size_t)ntypes, sizeof(*p->prof->sample_type));

@@ -278,3 +278,10 @@ void trace_probe_features(struct feature_list *l)
 		  "CONFIG_KPROBES; libbpf-tools such as oomkill need it");
 	probe_files(l);
 }
+
+/* `memlens --version`: the libbpf memlens runs with */
+void trace_libbpf_version(unsigned int *major, unsigned int *minor)
+{
+	*major = libbpf_major_version();
+	*minor = libbpf_minor_version();
+}

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,42 +15,20 @@
 #include "cliutil.h"
 #include "command.h"
 #include "../live.h"
-#include "memlens/jsonw.h"
 #include "../table.h"
+#include "memlens/jsonw.h"
+#include "opts.h"
 #include "slabinfo.h"
 #include "trace.h"
 #include "../../bpf/slab.h"
 #include "slab.skel.h"
 
-static const char usage_text[] =
-	"usage: memlens slab [-d SEC] [-i MS] [--top N] [--sort KEY] [--slabinfo [--shrink]]\n"
-	"                    [--json] [-v]\n"
-	"\n"
+static const char about[] =
 	"Count kmem_cache_alloc() and kmem_cache_free() per slab cache (eBPF), the\n"
 	"cache name read from the struct kmem_cache itself, and show what each cache\n"
-	"gained: allocs, frees, net objects and net KiB (net x object size).\n"
-	"\n"
-	"  -d, --duration SEC   stop after SEC seconds (default: Ctrl-C)\n"
-	"  -i, --interval MS    also print what every MS milliseconds added, one block\n"
-	"                       (one JSON object) per interval\n"
-	"  -n, --top N          show the N first caches (default 20; 0: all)\n"
-	"  -s, --sort KEY       net (default), net_kb, allocs or frees\n"
-	"      --mode MODE      auto (default: tp_btf, else raw_tp), tp_btf or raw_tp\n"
-	"      --slabinfo       also read each cache's objects in use as the kernel\n"
-	"                       counts them (/proc/slabinfo) when tracing begins and\n"
-	"                       ends, with what was counted by then, and show the two\n"
-	"                       changes side by side (WINDOW, SLABINFO)\n"
-	"      --shrink         with --slabinfo: flush each cache's per-CPU slabs just\n"
-	"                       before reading it (its free objects would count as in\n"
-	"                       use), through /sys/kernel/slab/CACHE/shrink: a few\n"
-	"                       seconds at each end\n"
-	"      --json           one summary object on stdout (JSON Lines)\n"
-	"      --batch          on a terminal too: plain appended output, not the\n"
-	"                       refreshing view (every -i MS, default 1 s; q quits)\n"
-	"  -o, --output FILE    write the report to FILE, not stdout\n"
-	"  -v, --verbose        say which kernel hooks are used; twice: libbpf's log\n"
-	"  -h, --help           this text\n"
-	"\n"
+	"gained: allocs, frees, net objects and net KiB (net x object size).\n";
+
+static const char footer[] =
 	"SLUB merges caches of the same geometry: their objects are counted under\n"
 	"the name of the cache they were merged into, marked '*' (the other names\n"
 	"are listed). kmalloc() and kfree() are counted in the cache of their object\n"
@@ -77,72 +54,60 @@ struct slab_row {
 	long long net_kb;
 };
 
-static int parse_sort(const char *s, enum slab_sort *out)
-{
-	static const char *const names[] = { "net", "net_kb", "allocs", "frees" };
-
-	for (int i = 0; i < 4; i++)
-		if (!strcmp(s, names[i])) {
-			*out = (enum slab_sort)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 static int parse_args(int argc, char **argv, struct slab_opts *o)
 {
-	static const struct option lo[] = { { "top", required_argument, NULL, 'n' },
-					    { "sort", required_argument, NULL, 's' },
-					    { "mode", required_argument, NULL, 'm' },
-					    { "slabinfo", no_argument, NULL, 'I' },
-					    { "shrink", no_argument, NULL, 'K' },
-					    TRACE_LONGOPTS_COMMON,
-					    { 0 } };
-	int c, r;
+	static const char *const sorts[] = { "net", "net_kb", "allocs", "frees", NULL };
+	static const char *const modes[] = { "auto", "tp_btf", "raw_tp", NULL };
+	struct cli_opt opts[20];
+	struct cli_spec spec = { .cmd = "slab", .about = about, .footer = footer, .opts = opts };
+	int n, r, first, mode = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->top = 20;
-	o->mode = -1;
-	while ((c = getopt_long(argc, argv, "n:s:" TRACE_SHORTOPTS_COMMON, lo, NULL)) != -1) {
-		switch (c) {
-		case 'n':
-			if (parse_long(optarg, 0, 100000, &o->top))
-				return cli_error("slab", "bad --top '%s' (0..100000)", optarg),
-				       -EINVAL;
-			break;
-		case 's':
-			if (parse_sort(optarg, &o->sort))
-				return cli_error("slab",
-						 "bad --sort '%s' (net, net_kb, allocs, frees)",
-						 optarg),
-				       -EINVAL;
-			break;
-		case 'I':
-			o->slabinfo = true;
-			break;
-		case 'K':
-			o->shrink = true;
-			break;
-		case 'm':
-			if (!strcmp(optarg, "auto") || !strcmp(optarg, "tp_btf") ||
-			    !strcmp(optarg, "raw_tp"))
-				o->mode = optarg[0] == 'a' ? -1 : optarg[0] == 't';
-			else
-				return cli_error("slab", "bad --mode '%s' (auto, tp_btf, raw_tp)",
-						 optarg),
-				       -EINVAL;
-			break;
-		default:
-			r = trace_common_opt(c, "slab", usage_text, NULL, &o->duration, &o->json,
-					     &o->verbose);
-			if (r)
-				return r;
-		}
-	}
-	if (optind < argc)
-		return cli_error("slab", "unexpected argument '%s'", argv[optind]), -EINVAL;
+	n = trace_common_opts(opts, NULL, &o->duration, &o->json, &o->verbose,
+			      "one summary object on stdout (JSON Lines)");
+	opts[1].help = "also print what every MS milliseconds added, one block (one JSON "
+		       "object) per interval";
+	opts[n++] = (struct cli_opt)CLI_OPT_TOP(&o->top, "show the N first caches (default 20; "
+							 "0: all)");
+	opts[n++] = (struct cli_opt){ .letter = 's',
+				      .name = "sort",
+				      .arg = "KEY",
+				      .kind = CLI_CHOICE,
+				      .target = &o->sort,
+				      .choices = sorts,
+				      .help = "net (default), net_kb, allocs or frees" };
+	opts[n++] = (struct cli_opt){ .name = "mode",
+				      .arg = "MODE",
+				      .kind = CLI_CHOICE,
+				      .target = &mode,
+				      .choices = modes,
+				      .help = "auto (default: tp_btf, else raw_tp), tp_btf or "
+					      "raw_tp" };
+	opts[n++] = (struct cli_opt){ .name = "slabinfo",
+				      .kind = CLI_FLAG,
+				      .target = &o->slabinfo,
+				      .help = "also read each cache's objects in use as the "
+					      "kernel counts them (/proc/slabinfo) when tracing "
+					      "begins and ends, with what was counted by then, and "
+					      "show the two changes side by side (WINDOW, "
+					      "SLABINFO)" };
+	opts[n++] =
+		(struct cli_opt){ .name = "shrink",
+				  .kind = CLI_FLAG,
+				  .target = &o->shrink,
+				  .help = "with --slabinfo: flush each cache's per-CPU slabs "
+					  "just before reading it (its free objects would count "
+					  "as in use), through /sys/kernel/slab/CACHE/shrink: a "
+					  "few seconds at each end" };
+	opts[n++] = trace_batch_opt();
+	opts[n] = (struct cli_opt)CLI_OPT_END;
+	r = cli_parse(&spec, argc, argv, &first);
+	if (r)
+		return r;
+	o->mode = mode == 0 ? -1 : mode == 1;
 	if (o->shrink && !o->slabinfo)
-		return cli_error("slab", "--shrink goes with --slabinfo"), -EINVAL;
+		return cli_usage_error("slab", "--shrink goes with --slabinfo");
 	return 0;
 }
 
@@ -713,7 +678,7 @@ static int cmd_slab(int argc, char **argv)
 
 	e = parse_args(argc, argv, &o);
 	if (e)
-		return e > 0 ? EXIT_OK : EXIT_USAGE;
+		return e < 0 ? EXIT_OK : e;
 	e = trace_output_open("slab", false);
 	if (e)
 		return e;

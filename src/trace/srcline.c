@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* Source lines from DWARF with elfutils' libdwfl (see srcline.h). */
+/* Source lines and debug files with elfutils' libdwfl (see srcline.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "srcline.h"
 
@@ -23,17 +27,139 @@ struct srcline_cache {
 	size_t n;
 	char **pool; /* file names made absolute */
 	size_t npool;
+	const char *dirs[2]; /* debug directories: the caller's, /usr/lib/debug */
+	int ndirs;
 };
 
+/* the main file is the one reported; a lookup by build id never happens */
+static int no_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+		  char **file_name, Elf **elfp)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name, (void)elfp;
+	errno = ENOENT;
+	return -1;
+}
+
+static int open_debug(const char *path, char **found)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0 && !(*found = strdup(path))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
+/* "/proc/PID/root/usr/bin/x" -> "/usr/bin/x": the name as the process sees it */
+static const char *seen_path(const char *p)
+{
+	const char *r;
+
+	if (strncmp(p, "/proc/", 6) || !(r = strstr(p + 6, "/root/")))
+		return p;
+	return r + 5;
+}
+
+/* @root (the target's /proc/PID/root, or "") @dir/.build-id/xx/rest.debug */
+static int by_build_id(const char *root, const char *dir, const unsigned char *id, int len,
+		       char **found)
+{
+	char path[PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s%s/.build-id/%02x/", root, dir, id[0]);
+
+	for (int i = 1; i < len && n < (int)sizeof(path) - 8; i++)
+		n += snprintf(path + n, sizeof(path) - (size_t)n, "%02x", id[i]);
+	if (n >= (int)sizeof(path) - 8)
+		return -1;
+	snprintf(path + n, sizeof(path) - (size_t)n, ".debug");
+	return open_debug(path, found);
+}
+
+/*
+ * libdwfl asks for the separate debug file of a module (or for the dwz
+ * file its debug file names): by build id, then by name, on this machine
+ * only (dwfl_standard_find_debuginfo may ask a debuginfod server). The
+ * system's debug directory is looked up in the target's root first (a
+ * container's own /usr/lib/debug), then in memlens's. libdwfl checks the
+ * build id of what is returned.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink, GElf_Word crc, char **found)
+{
+	const struct srcline_cache *c = *userdata;
+	const unsigned char *id;
+	char path[PATH_MAX], dir[PATH_MAX], root[64] = "";
+	GElf_Addr id_vaddr;
+	int len, fd = -1;
+
+	(void)modname, (void)base, (void)crc;
+	if (file_name && seen_path(file_name) != file_name)
+		snprintf(root, sizeof(root), "%.*s", (int)(seen_path(file_name) - file_name),
+			 file_name);
+	len = dwfl_module_build_id(mod, &id, &id_vaddr);
+	for (int d = 0; c && len > 1 && d < c->ndirs && fd < 0; d++) {
+		if (d == c->ndirs - 1 && root[0]) /* the system's */
+			fd = by_build_id(root, c->dirs[d], id, len, found);
+		if (fd < 0)
+			fd = by_build_id("", c->dirs[d], id, len, found);
+	}
+	if (fd >= 0)
+		return fd;
+	if (debuglink && debuglink[0] == '/') { /* a dwz file, by its full name */
+		if (root[0] &&
+		    snprintf(path, sizeof(path), "%s%s", root, debuglink) < (int)sizeof(path) &&
+		    (fd = open_debug(path, found)) >= 0)
+			return fd;
+		return open_debug(debuglink, found);
+	}
+	if (debuglink && file_name) {
+		const char *slash = strrchr(file_name, '/');
+
+		if (snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - file_name) : 1,
+			     slash ? file_name : ".") >= (int)sizeof(dir))
+			return errno = ENOENT, -1;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, debuglink) < (int)sizeof(path) &&
+		    strcmp(path, file_name) && (fd = open_debug(path, found)) >= 0)
+			return fd;
+		if (snprintf(path, sizeof(path), "%s/.debug/%s", dir, debuglink) <
+			    (int)sizeof(path) &&
+		    (fd = open_debug(path, found)) >= 0)
+			return fd;
+		for (int d = 0; c && d < c->ndirs; d++) {
+			const char *r = d == c->ndirs - 1 ? root : "";
+
+			if (r[0] &&
+			    snprintf(path, sizeof(path), "%s%s%s/%s", r, c->dirs[d], seen_path(dir),
+				     debuglink) < (int)sizeof(path) &&
+			    (fd = open_debug(path, found)) >= 0)
+				return fd;
+			if (snprintf(path, sizeof(path), "%s%s/%s", c->dirs[d], seen_path(dir),
+				     debuglink) < (int)sizeof(path) &&
+			    (fd = open_debug(path, found)) >= 0)
+				return fd;
+		}
+	}
+	errno = ENOENT;
+	return -1;
+}
+
 static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_elf = no_elf,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
-struct srcline_cache *srcline_new(void)
+struct srcline_cache *srcline_new(const char *debug_dir)
 {
-	return calloc(1, sizeof(struct srcline_cache));
+	struct srcline_cache *c = calloc(1, sizeof(struct srcline_cache));
+
+	if (!c)
+		return NULL;
+	if (debug_dir && debug_dir[0])
+		c->dirs[c->ndirs++] = debug_dir;
+	c->dirs[c->ndirs++] = "/usr/lib/debug";
+	return c;
 }
 
 void srcline_free(struct srcline_cache *c)
@@ -55,6 +181,7 @@ void srcline_free(struct srcline_cache *c)
 static struct srcline_file *file_for(struct srcline_cache *c, const char *path)
 {
 	struct srcline_file *f, *n;
+	void **userdata;
 
 	for (size_t i = 0; i < c->n; i++)
 		if (!strcmp(c->v[i].path, path))
@@ -71,10 +198,15 @@ static struct srcline_file *file_for(struct srcline_cache *c, const char *path)
 		return f;
 	f->mod = dwfl_report_offline(f->dwfl, path, path, -1);
 	dwfl_report_end(f->dwfl, NULL, NULL);
+	if (f->mod && dwfl_module_info(f->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
+		*userdata = c; /* for find_debuginfo */
 	if (!f->mod || !dwfl_module_getdwarf(f->mod, &f->bias)) {
-		dwfl_end(f->dwfl);
-		f->dwfl = NULL;
-		f->mod = NULL;
+		/* no DWARF: the symbol tables may still serve (srcline_symbol) */
+		if (!f->mod || !dwfl_module_getelf(f->mod, &f->bias)) {
+			dwfl_end(f->dwfl);
+			f->dwfl = NULL;
+			f->mod = NULL;
+		}
 	}
 	return f;
 }
@@ -136,7 +268,7 @@ int srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,
 	Dwfl_Line *l;
 	int n = 0, nscopes, line = 0;
 
-	if (!f || !f->mod || max <= 0)
+	if (!f || !f->mod || max <= 0 || !dwfl_module_getdwarf(f->mod, &cubias))
 		return 0;
 	pc = vaddr + f->bias;
 	l = dwfl_module_getsrc(f->mod, pc);
@@ -188,20 +320,44 @@ int srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,
 	return n;
 }
 
+int srcline_symbol(struct srcline_cache *c, const char *path, uint64_t vaddr, const char **name,
+		   uint64_t *start)
+{
+	struct srcline_file *f = c ? file_for(c, path) : NULL;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+
+	if (!f || !f->mod)
+		return -ENOENT;
+	*name = dwfl_module_addrinfo(f->mod, vaddr + f->bias, &off, &sym, NULL, NULL, NULL);
+	if (!*name || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+		return -ENOENT;
+	*start = vaddr - off;
+	return 0;
+}
+
 #else /* built without libdw */
 
 struct srcline_cache {
 	int unused;
 };
 
-struct srcline_cache *srcline_new(void)
+struct srcline_cache *srcline_new(const char *debug_dir)
 {
+	(void)debug_dir;
 	return calloc(1, sizeof(struct srcline_cache));
 }
 
 void srcline_free(struct srcline_cache *c)
 {
 	free(c);
+}
+
+int srcline_symbol(struct srcline_cache *c, const char *path, uint64_t vaddr, const char **name,
+		   uint64_t *start)
+{
+	(void)c, (void)path, (void)vaddr, (void)name, (void)start;
+	return -ENOENT;
 }
 
 int srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,

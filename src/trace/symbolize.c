@@ -51,6 +51,13 @@ static struct sym_file *file_syms(struct symbolizer *s, const char *path)
 	return f->loaded > 0 ? f : NULL;
 }
 
+static struct srcline_cache *lines(struct symbolizer *s)
+{
+	if (!s->lines)
+		s->lines = srcline_new(s->debug_dir);
+	return s->lines;
+}
+
 void symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out)
 {
 	const struct elf_sym *sym;
@@ -74,34 +81,94 @@ void symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out)
 	if (sym) {
 		out->sym = sym->name;
 		out->sym_vaddr = sym->vaddr;
+	} else if (lines(s) && !srcline_symbol(s->lines, f->open_path, out->vaddr, &out->sym,
+					       &out->sym_vaddr)) {
+		/* a local function of a stripped file, from its debug file */
 	}
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
 }
 
 void symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len)
 {
-	const struct elf_sym *sym;
-	const struct vma *v;
-	struct sym_file *f;
-	const char *path, *base;
-	uint64_t vaddr;
-	long i;
+	struct sym_info si;
+	const char *base;
 
-	i = s->have_maps ? ml_vma_find(&s->maps, addr) : -1;
-	if (i < 0) {
+	symbolizer_info(s, addr, &si);
+	if (!si.vma) {
 		snprintf(out, len, "0x%llx", (unsigned long long)addr);
 		return;
 	}
-	v = &s->maps.v[i];
-	path = ml_vma_path(&s->maps, v);
-	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	f = path[0] == '/' ? file_syms(s, path) : NULL;
-	if (!f || elf_off_to_vaddr(&f->syms, addr - v->start + v->offset, &vaddr) ||
-	    !(sym = elf_syms_at(&f->syms, vaddr))) {
+	base = base_name(si.path);
+	if (!si.sym) {
 		snprintf(out, len, "0x%llx (%s)", (unsigned long long)addr, *base ? base : "?");
 		return;
 	}
-	snprintf(out, len, "%s+0x%llx (%s)", sym->name, (unsigned long long)(vaddr - sym->vaddr),
+	snprintf(out, len, "%s+0x%llx (%s)", si.sym, (unsigned long long)(si.vaddr - si.sym_vaddr),
 		 base);
+}
+
+int symbolize_frames(struct symbolizer *s, uint64_t ip, struct sym_frame *out, int max)
+{
+	struct srcline_frame fr[SRCLINE_MAX_INLINE];
+	struct sym_info call, at;
+	int nf = 0, n;
+
+	memset(out, 0, sizeof(*out) * (size_t)max);
+	out[0].addr = ip;
+	/* the function and offset of ip itself, as symbolize() names them */
+	symbolizer_info(s, ip, &at);
+	if (!at.vma)
+		return 1;
+	out[0].object = at.path;
+	/* its source line and inlined functions: those of the call at ip - 1 */
+	symbolizer_info(s, ip - 1, &call);
+	if (call.vma == at.vma && call.open_path && call.have_vaddr && lines(s))
+		nf = srcline_lookup(s->lines, call.open_path, call.vaddr, fr,
+				    max < SRCLINE_MAX_INLINE ? max : SRCLINE_MAX_INLINE);
+	n = nf ? nf : 1;
+	for (int k = 0; k < n; k++) {
+		struct sym_frame *f = &out[k];
+		bool outer = k == n - 1;
+
+		f->addr = ip;
+		f->object = at.path;
+		f->inlined = !outer;
+		f->func = k < nf ? fr[k].func : NULL;
+		f->file = k < nf ? fr[k].file : NULL;
+		f->line = k < nf ? fr[k].line : 0;
+		if (outer && at.sym) {
+			f->func = at.sym;
+			f->have_off = true;
+			f->off = at.vaddr - at.sym_vaddr;
+		}
+	}
+	return n;
+}
+
+void sym_frame_text(const struct sym_frame *f, char *out, size_t len)
+{
+	const char *base = f->object ? base_name(f->object) : NULL;
+	size_t n;
+
+	if (!f->object)
+		n = (size_t)snprintf(out, len, "0x%llx", (unsigned long long)f->addr);
+	else if (!f->func)
+		n = (size_t)snprintf(out, len, "0x%llx (%s)", (unsigned long long)f->addr,
+				     *base ? base : "?");
+	else if (f->have_off)
+		n = (size_t)snprintf(out, len, "%s+0x%llx (%s)", f->func,
+				     (unsigned long long)f->off, base);
+	else
+		n = (size_t)snprintf(out, len, "%s%s (%s)", f->func, f->inlined ? " [inlined]" : "",
+				     base);
+	if (f->file && n < len)
+		snprintf(out + n, len - n, " at %s:%d", base_name(f->file), f->line);
 }
 
 bool symbolizer_is_code(struct symbolizer *s, uint64_t addr)
@@ -119,6 +186,7 @@ void symbolizer_free(struct symbolizer *s)
 		elf_syms_free(&s->files[i].syms);
 	}
 	free(s->files);
+	srcline_free(s->lines);
 	ml_vma_set_free(&s->maps);
 	memset(s, 0, sizeof(*s));
 }

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* User addresses of one process -> "function+0xoff (file)", from its ELF files. */
+/*
+ * User addresses of one process -> "function+0xoff (file)", from its ELF
+ * files; with libdw, also the source file:line of each and the functions
+ * inlined there (srcline.h).
+ */
 #ifndef MEMLENS_SYMBOLIZE_H
 #define MEMLENS_SYMBOLIZE_H
 
@@ -10,6 +14,7 @@
 
 #include "memlens/maps.h"
 #include "elfsym.h"
+#include "srcline.h"
 
 struct sym_file {
 	char *path;
@@ -24,6 +29,8 @@ struct symbolizer {
 	int have_maps;
 	struct sym_file *files;
 	size_t nfiles;
+	const char *debug_dir; /* searched for debug files first; NULL: none */
+	struct srcline_cache *lines; /* made at the first lookup */
 };
 
 void symbolizer_init(struct symbolizer *s, pid_t pid);
@@ -42,6 +49,33 @@ struct sym_info {
 	uint64_t sym_vaddr;
 };
 void symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out);
+
+/*
+ * One frame of a call stack: the function a return address is in, and
+ * each function inlined at the call (they come first, innermost first).
+ */
+struct sym_frame {
+	uint64_t addr; /* the return address */
+	const char *func; /* NULL: not known */
+	bool have_off; /* the function's own frame: addr - the symbol's start */
+	uint64_t off;
+	const char *object; /* the mapping's path ("" anonymous), NULL: in none */
+	const char *file; /* the source file, NULL: not known */
+	int line; /* 0: not known */
+	bool inlined;
+};
+
+/*
+ * The frames of return address @ip (its call is at ip - 1), innermost
+ * first, at most @max (>= 1): always at least one. The strings belong to
+ * @s until symbolizer_free().
+ */
+int symbolize_frames(struct symbolizer *s, uint64_t ip, struct sym_frame *out, int max);
+/*
+ * A frame as text: "main+0x1d (leaky) at leaky.c:42",
+ * "fill [inlined] (leaky) at leaky.c:17", "0x7f12... (libfoo.so)".
+ */
+void sym_frame_text(const struct sym_frame *f, char *out, size_t len);
 
 /* @addr is in an executable mapping (a plausible return address). */
 bool symbolizer_is_code(struct symbolizer *s, uint64_t addr);

@@ -8,41 +8,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "memlens/proc.h"
 #include "taskflt.h"
-
-/* fields 3 (state), 10 (minflt) and 12 (majflt) of one stat line */
-static int parse_stat(const char *buf, struct taskflt *t)
-{
-	const char *p = strrchr(buf, ')'); /* the comm may hold anything */
-	unsigned long long minflt, majflt;
-	char state;
-
-	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %llu %*u %llu", &state, &minflt,
-			 &majflt) != 3)
-		return -EINVAL;
-	t->minflt = minflt;
-	t->majflt = majflt;
-	t->dead = state == 'Z' || state == 'X';
-	return 0;
-}
 
 static int read_one(pid_t pid, pid_t tid, struct taskflt *t)
 {
-	char path[64], buf[1024];
-	ssize_t n;
-	int fd;
+	struct ml_proc_stat st;
+	int r = ml_proc_stat_read(pid, tid, &st);
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -EINVAL;
-	buf[n] = 0;
+	if (r)
+		return r;
 	t->tid = tid;
-	return parse_stat(buf, t);
+	t->minflt = st.minflt;
+	t->majflt = st.majflt;
+	t->dead = st.state == 'Z' || st.state == 'X';
+	return 0;
 }
 
 int taskflt_read(pid_t pid, struct taskflt_set *s)

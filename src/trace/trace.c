@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "../output.h"
+#include "opts.h"
 #include "memlens/spawn.h"
 #include "../live.h"
 #include "trace.h"
@@ -254,10 +254,10 @@ void trace_target_close(struct trace_target *t, bool kill_it)
 enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
 			   struct ring_buffer *rb)
 {
-	uint64_t end = duration_s > 0 ? cli_now_ns() + (uint64_t)(duration_s * 1e9) : 0;
+	uint64_t end = duration_s > 0 ? ml_mono_ns() + (uint64_t)(duration_s * 1e9) : 0;
 
 	for (;;) {
-		uint64_t now = cli_now_ns();
+		uint64_t now = ml_mono_ns();
 		long ms = 100;
 
 		if (end && now >= end)
@@ -341,20 +341,28 @@ void trace_comm(pid_t pid, char *buf, size_t len)
 }
 
 static const char *out_path; /* -o FILE */
-static double interval_ms; /* -i MS */
+static long interval_ms; /* -i MS */
 static bool batch; /* --batch */
-static int out_fd = -1;
+
+struct cli_opt trace_batch_opt(void)
+{
+	return (struct cli_opt){ .name = "batch",
+				 .kind = CLI_FLAG,
+				 .target = &batch,
+				 .help = "on a terminal too: plain appended output, not the "
+					 "refreshing view (every -i MS, default 1 s; q quits it)" };
+}
 
 int trace_output_open(const char *cmd, bool for_cmd)
 {
+	int e;
+
 	if (!out_path)
 		return 0;
-	out_fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
-	if (out_fd < 0) {
-		int e = errno;
-
-		cli_error(cmd, "cannot create the output file %s: %s", out_path, strerror(e));
-		return e == EACCES || e == EPERM ? EXIT_PERM : EXIT_FAIL;
+	e = out_stdout_open(out_path);
+	if (e) {
+		cli_error(cmd, "cannot create the output file %s: %s", out_path, strerror(-e));
+		return e == -EACCES || e == -EPERM ? EXIT_PERM : EXIT_FAIL;
 	}
 	if (!for_cmd)
 		trace_output_switch();
@@ -363,53 +371,35 @@ int trace_output_open(const char *cmd, bool for_cmd)
 
 void trace_output_switch(void)
 {
-	if (out_fd < 0)
-		return;
-	fflush(stdout);
-	dup2(out_fd, STDOUT_FILENO);
-	close(out_fd);
-	out_fd = -1;
-	out_set_name(stdout, out_path); /* a failed write names the file */
+	out_stdout_switch();
 }
 
-int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, double *duration,
-		     bool *json, int *verbose)
+int trace_common_opts(struct cli_opt *o, pid_t *pid, double *duration, bool *json, int *verbose,
+		      const char *json_help)
 {
-	switch (c) {
-	case 'p':
-		if (!pid)
-			break;
-		if (parse_pid(optarg, pid))
-			return cli_error(cmd, "bad pid '%s'", optarg), -EINVAL;
-		return 0;
-	case 'd':
-		if (parse_double(optarg, 0.001, 1e7, duration))
-			return cli_error(cmd, "bad duration '%s' (seconds > 0)", optarg), -EINVAL;
-		return 0;
-	case 'j':
-		*json = true;
-		return 0;
-	case 'v':
-		(*verbose)++;
-		return 0;
-	case 'o':
-		out_path = optarg;
-		return 0;
-	case 'i':
-		if (parse_double(optarg, 1, 1e9, &interval_ms))
-			return cli_error(cmd, "bad interval '%s' (milliseconds, 1 or more)",
-					 optarg),
-			       -EINVAL;
-		return 0;
-	case 'B':
-		batch = true;
-		return 0;
-	case 'h':
-		fputs(usage, stdout);
-		return 1;
+	int n = 0;
+
+	if (pid) {
+		o[n++] = (struct cli_opt)CLI_OPT_PID(pid, "only this process (its threads)");
+		o[n++] = (struct cli_opt)CLI_OPT_CMD(
+			"start CMD and trace it from its first instruction");
 	}
-	fputs(usage, stderr);
-	return -EINVAL;
+	o[n++] = (struct cli_opt)CLI_OPT_DURATION(
+		duration, 0.001,
+		pid ? "stop after SEC seconds (default: Ctrl-C, or the target's exit)"
+		    : "stop after SEC seconds (default: Ctrl-C)");
+	o[n++] = (struct cli_opt)CLI_OPT_INTERVAL(
+		&interval_ms, 1, 1000000000,
+		"also print what every MS milliseconds saw, one block (one JSON object) per "
+		"interval");
+	o[n++] = (struct cli_opt)CLI_OPT_JSON(json, json_help);
+	o[n++] = (struct cli_opt)CLI_OPT_OUTPUT(
+		&out_path, pid ? "write the report to FILE, not stdout (CMD keeps stdout)"
+			       : "write the report to FILE, not stdout");
+	o[n++] = (struct cli_opt)CLI_OPT_VERBOSE(
+		verbose, "say which kernel hooks are used; twice: libbpf's log");
+	o[n] = (struct cli_opt)CLI_OPT_END;
+	return n;
 }
 
 /* the whole map in one pass of bpf_map_lookup_batch: 0, or -errno (not supported) */
@@ -549,7 +539,7 @@ void trace_say_tracing(const char *cmd, const char *what, double duration_s, boo
 
 double trace_interval_s(void)
 {
-	return interval_ms / 1000.0;
+	return (double)interval_ms / 1000.0;
 }
 
 bool trace_live_start(bool json)
@@ -563,13 +553,13 @@ bool trace_live_start(bool json)
 
 enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l)
 {
-	uint64_t start = cli_now_ns(), iv = (uint64_t)(interval_ms * 1e6);
+	uint64_t start = ml_mono_ns(), iv = (uint64_t)(interval_ms * 1e6);
 	uint64_t end = l->duration_s > 0 ? start + (uint64_t)(l->duration_s * 1e9) : 0;
 	uint64_t next = iv && l->tick ? start + iv : 0, idle = start + 500000000ULL;
 	enum trace_stop why;
 
 	for (;;) {
-		uint64_t now = cli_now_ns(), until = idle;
+		uint64_t now = ml_mono_ns(), until = idle;
 
 		if (end && end < until)
 			until = end;
@@ -577,7 +567,7 @@ enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l)
 			until = next;
 		why = trace_wait(sigs, until > now ? (double)(until - now) / 1e9 : 1e-6, l->t,
 				 l->rb);
-		now = cli_now_ns();
+		now = ml_mono_ns();
 		if (why != TRACE_STOP_TIME || (end && now >= end)) {
 			if (next)
 				l->tick(l->arg, (double)(now - start) / 1e9, true);

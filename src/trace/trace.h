@@ -21,6 +21,8 @@ struct ring_buffer;
 struct feature_list;
 /* `memlens check`: what the tracers can use here (memlens/features.h). */
 void trace_probe_features(struct feature_list *l);
+/* `memlens --version`: libbpf_major_version(), libbpf_minor_version() */
+void trace_libbpf_version(unsigned int *major, unsigned int *minor);
 
 /* Route libbpf's messages to stderr only when @verbose > 1. */
 void trace_libbpf_quiet(int verbose);
@@ -120,32 +122,21 @@ void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n);
 void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
 		     size_t *n);
 
-/* The long options every tracer has (-p only where it takes a pid). */
-#define TRACE_LONGOPT_PID                                                                          \
-	{                                                                                          \
-		"pid", required_argument, NULL, 'p'                                                \
-	}
-#define TRACE_LONGOPTS_COMMON                                                                      \
-	{ "duration", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },          \
-		{ "verbose", no_argument, NULL, 'v' }, { "output", required_argument, NULL, 'o' }, \
-		{ "interval", required_argument, NULL, 'i' }, { "batch", no_argument, NULL, 'B' }, \
-	{                                                                                          \
-		"help", no_argument, NULL, 'h'                                                     \
-	}
-/* the short options of TRACE_LONGOPTS_COMMON that take a value or not */
-#define TRACE_SHORTOPTS_COMMON "d:o:i:vh"
-
 /*
- * The options every tracer shares: -p/--pid (when @pid is not NULL),
- * -d/--duration, -i/--interval, --json, -o/--output, -v/--verbose, -h/--help. Returns 0 when @c was
- * handled, 1 after printing --help, -EINVAL (message printed) for a bad
- * value or an unknown option.
+ * The options every tracer shares, appended at @o (room for 8 entries, the
+ * end marker included): -p/--pid and -- CMD (when @pid is not NULL),
+ * -d/--duration, -i/--interval, --json (@json_help says what it prints),
+ * -o/--output, -v/--verbose; returns how many (o[n] is the end marker).
  */
-int trace_common_opt(int c, const char *cmd, const char *usage, pid_t *pid, double *duration,
-		     bool *json, int *verbose);
+struct cli_opt;
+int trace_common_opts(struct cli_opt *o, pid_t *pid, double *duration, bool *json, int *verbose,
+		      const char *json_help);
 
 /* -i/--interval MS, in seconds; 0 when not given. */
 double trace_interval_s(void);
+
+/* --batch, for the tracers with a live view (slab, leaks) */
+struct cli_opt trace_batch_opt(void);
 
 /*
  * Without --json and --batch, on a terminal: the refreshing view (live.h),

@@ -211,11 +211,11 @@ def target_untouched(pid):
 
 def test_cli_usage():
     r = subprocess.run([MEMLENS, "agent", "--help"], capture_output=True, text=True)
-    check(r.returncode == 0 and "--target-pid" in r.stdout and "--metrics" in r.stdout,
+    check(r.returncode == 0 and "--pid" in r.stdout and "--metrics" in r.stdout,
           "--help: %d" % r.returncode)
     for bad, code in ((["--bogus"], 2), (["--tls-cert", "/x"], 2), (["--grace", "x"], 2),
-                      (["--target-pid", "1", "--target-comm", "x"], 2),
-                      (["--metrics", "nonsense"], None), (["--target-pid", "999999999"], 2)):
+                      (["--pid", "1", "--comm", "x"], 2),
+                      (["--metrics", "nonsense"], None), (["--pid", "999999999"], 2)):
         r = subprocess.run([MEMLENS, "agent", "--socket", sock_path("usage")] + bad,
                            capture_output=True, text=True, timeout=20)
         check(r.returncode != 0 and (code is None or r.returncode == code),
@@ -224,7 +224,7 @@ def test_cli_usage():
     # a pid that does not exist: exit 3 (no such target)
     p = subprocess.Popen(["true"])
     p.wait()
-    r = subprocess.run([MEMLENS, "agent", "--socket", sock_path("usage"), "--target-pid",
+    r = subprocess.run([MEMLENS, "agent", "--socket", sock_path("usage"), "--pid",
                         str(p.pid)], capture_output=True, text=True, timeout=20)
     check(r.returncode == 3 and "does not exist" in r.stderr, "dead pid: %d %s" % (r.returncode, r.stderr))
 
@@ -235,7 +235,7 @@ def test_socket_mode_and_lock():
     os.makedirs(pub, 0o755, exist_ok=True)
     os.chmod(pub, 0o755)
     sock = os.path.join(pub, "mode.sock")
-    a = start_agent(["--target-pid", str(os.getpid())], sock)
+    a = start_agent(["--pid", str(os.getpid())], sock)
     st = os.stat(sock)
     check(stat.S_ISSOCK(st.st_mode), "not a socket")
     check(stat.S_IMODE(st.st_mode) == 0o600, "socket mode %o" % stat.S_IMODE(st.st_mode))
@@ -305,7 +305,7 @@ def test_startup_errors_clean():
     bport = busy.getsockname()[1]
     notpem = os.path.join(TMP, "not.pem")
     open(notpem, "w").write("not a certificate\n")
-    me = ["--target-pid", str(os.getpid())]
+    me = ["--pid", str(os.getpid())]
     try:
         for args, code, what in (
                 (["--listen", "127.0.0.1:99999"], 2, "port above 65535"),
@@ -314,8 +314,8 @@ def test_startup_errors_clean():
                 (["--listen", ":50051"], 2, "no host"),
                 (["--metrics", "127.0.0.1:65536"], 2, "metrics port above 65535"),
                 (["--metrics", "abc"], 2, "metrics not HOST:PORT"),
-                (["--target-comm", "x" * 100], 2, "100-character comm"),
-                (["--target-comm", "sixteen-chars-xx"], 2, "16-character comm"),
+                (["--comm", "x" * 100], 2, "100-character comm"),
+                (["--comm", "sixteen-chars-xx"], 2, "16-character comm"),
                 (["--listen", "0.0.0.0:%d" % free_port()], 2, "plain TCP beyond loopback"),
                 (["--tls-cert", notpem, "--tls-key", notpem], 2, "TLS file not PEM"),
                 # after the unix socket was bound: the server is shut down, not aborted
@@ -329,7 +329,7 @@ def test_startup_errors_clean():
     # the same options with a valid value start (and stop cleanly)
     port = free_port()
     a = start_agent(["--listen", "0.0.0.0:%d" % port, "--insecure-tcp",
-                     "--target-comm", "fifteen-chars-x"], sock_path("ok"), wait_for=port)
+                     "--comm", "fifteen-chars-x"], sock_path("ok"), wait_for=port)
     a.send_signal(signal.SIGTERM)
     check(a.wait(20) == 0, "exit %s" % a.returncode)
     check(not os.path.exists(sock_path("ok")) and not os.path.exists(sock_path("ok") + ".lock"),
@@ -341,7 +341,7 @@ def test_socket_dir_security():
     base = tempfile.mkdtemp(prefix="sockdirs.", dir=TMP)
     os.chmod(TMP, 0o711)
     os.chmod(base, 0o711)
-    me = ["--target-pid", str(os.getpid())]
+    me = ["--pid", str(os.getpid())]
     # a world-writable (sticky) directory, as /tmp: refused
     pub = os.path.join(base, "pub")
     os.mkdir(pub)
@@ -428,7 +428,7 @@ def test_socket_dir_security():
 def test_profile_flow():
     mw, lo, hi = memwrite(32)
     sock = sock_path("flow")
-    start_agent(["--target-pid", str(mw.pid)], sock)
+    start_agent(["--pid", str(mw.pid)], sock)
     ch, st = unix(sock)
     r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_threshold=0.5,
                                                    hot_consecutive=2), timeout=10)
@@ -459,7 +459,7 @@ def test_profile_flow():
 def test_validation():
     mw, lo, hi = memwrite(4)
     sock = sock_path("valid")
-    start_agent(["--target-pid", str(mw.pid)], sock)
+    start_agent(["--pid", str(mw.pid)], sock)
     ch, st = unix(sock)
     bad = [dict(interval_ms=5), dict(interval_ms=9), dict(interval_ms=600001),
            dict(interval_ms=-1), dict(interval_ms=-2147483648),
@@ -505,7 +505,7 @@ def test_validation():
 def test_deadline_and_fuzz():
     mw, lo, hi = memwrite(4)
     sock = sock_path("fuzz")
-    start_agent(["--target-pid", str(mw.pid)], sock)
+    start_agent(["--pid", str(mw.pid)], sock)
     ch, st = unix(sock)
     for _ in range(20):
         try:
@@ -566,7 +566,7 @@ def hammer(sock, nclients, ncalls, stop=None):
 def test_concurrent_clients():
     mw, lo, hi = memwrite(16)
     sock = sock_path("conc")
-    start_agent(["--target-pid", str(mw.pid)], sock)
+    start_agent(["--pid", str(mw.pid)], sock)
     ch, st = unix(sock)
     st.StartProfiling(pb.StartProfilingRequest(interval_ms=50), timeout=10)
     wait_hot(st, lo, hi)
@@ -582,7 +582,7 @@ def test_concurrent_clients():
 def test_sigterm_during_calls():
     mw, lo, hi = memwrite(16)
     sock = sock_path("term")
-    a = start_agent(["--target-pid", str(mw.pid), "--grace", "5"], sock)
+    a = start_agent(["--pid", str(mw.pid), "--grace", "5"], sock)
     ch, st = unix(sock)
     st.StartProfiling(pb.StartProfilingRequest(interval_ms=50), timeout=10)
     wait_hot(st, lo, hi)
@@ -613,7 +613,7 @@ def test_sigterm_during_calls():
 
 def test_second_agent_same_socket():
     sock = sock_path("second")
-    first = start_agent(["--target-pid", str(os.getpid())], sock)
+    first = start_agent(["--pid", str(os.getpid())], sock)
     r = subprocess.run([MEMLENS, "agent", "--socket", sock], capture_output=True, text=True,
                        timeout=20)
     check(r.returncode == 1, "second agent exit %d" % r.returncode)
@@ -625,7 +625,7 @@ def test_second_agent_same_socket():
     # a stale socket (its agent was killed) is taken over
     os.killpg(first.pid, signal.SIGKILL)
     first.wait()
-    start_agent(["--target-pid", str(os.getpid())], sock)
+    start_agent(["--pid", str(os.getpid())], sock)
     ch, st = unix(sock)
     check(st.GetStatus(pb.GetStatusRequest(), timeout=5).version, "stale socket not reused")
     ch.close()
@@ -663,7 +663,7 @@ def test_metrics():
     mw, lo, hi = memwrite(16)
     sock = sock_path("metrics")
     port = free_port()
-    start_agent(["--target-pid", str(mw.pid), "--metrics", "127.0.0.1:%d" % port], sock)
+    start_agent(["--pid", str(mw.pid), "--metrics", "127.0.0.1:%d" % port], sock)
     ch, st = unix(sock)
     st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
     wait_hot(st, lo, hi)
@@ -710,7 +710,7 @@ def test_target_discovery():
     out = open(os.path.join(TMP, name + ".out"), "w")
     mw = spawn([exe, "-m", "4"], stdout=out, stderr=subprocess.STDOUT)
     sock = sock_path("comm")
-    start_agent(["--target-comm", name], sock)
+    start_agent(["--comm", name], sock)
     ch, st = unix(sock)
     r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100), timeout=10)
     check(r.success and r.pid == mw.pid, "comm target %d, expected %d" % (r.pid, mw.pid))
@@ -718,7 +718,7 @@ def test_target_discovery():
     target_untouched(mw.pid)
     ch.close()
     sock = sock_path("nocomm")
-    start_agent(["--target-comm", "no-such-comm"], sock)
+    start_agent(["--comm", "no-such-comm"], sock)
     ch, st = unix(sock)
     msg = expect_code(st.StartProfiling, grpc.StatusCode.NOT_FOUND, pb.StartProfilingRequest())
     check("no-such-comm" in msg, msg)
@@ -770,14 +770,14 @@ def test_tcp_and_tls():
                     "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
                     "-keyout", key, "-out", cert], check=True, capture_output=True)
     port = free_port()
-    start_agent(["--listen", "127.0.0.1:%d" % port, "--target-pid", str(os.getpid())],
+    start_agent(["--listen", "127.0.0.1:%d" % port, "--pid", str(os.getpid())],
                 wait_for=port)
     ch, st = stub("127.0.0.1:%d" % port)
     check(st.GetStatus(pb.GetStatusRequest(), timeout=5).version, "plain TCP")
     ch.close()
     port = free_port()
     start_agent(["--listen", "127.0.0.1:%d" % port, "--tls-cert", cert, "--tls-key", key,
-                 "--target-pid", str(os.getpid())], wait_for=port)
+                 "--pid", str(os.getpid())], wait_for=port)
     creds = grpc.ssl_channel_credentials(root_certificates=open(cert, "rb").read())
     ch = grpc.secure_channel("localhost:%d" % port, creds)
     st = pbg.CRIUAgentStub(ch)
@@ -793,7 +793,7 @@ def test_tcp_and_tls():
                    check=True, capture_output=True)
     port = free_port()
     start_agent(["--listen", "127.0.0.1:%d" % port, "--tls-cert", cert, "--tls-key", key,
-                 "--tls-client-ca", ccert, "--target-pid", str(os.getpid())], wait_for=port)
+                 "--tls-client-ca", ccert, "--pid", str(os.getpid())], wait_for=port)
     root = open(cert, "rb").read()
     for client_key, client_cert, ok in ((None, None, False), (key, cert, False), (ckey, ccert, True)):
         creds = grpc.ssl_channel_credentials(
@@ -817,7 +817,7 @@ def test_tcp_and_tls():
 def test_target_exits():
     mw, lo, hi = memwrite(4, secs=1)
     sock = sock_path("exit")
-    start_agent(["--target-pid", str(mw.pid)], sock)
+    start_agent(["--pid", str(mw.pid)], sock)
     ch, st = unix(sock)
     st.StartProfiling(pb.StartProfilingRequest(interval_ms=50), timeout=10)
     mw.wait(30)
@@ -855,7 +855,7 @@ def test_checkpoint_without_criu():
     images = os.path.join(TMP, "images-nocriu")
     env = dict(os.environ, PATH="/usr/bin:/bin")
     env.pop("MEMLENS_CRIU", None)
-    start_agent(["--target-pid", str(mw.pid), "--criu", os.path.join(TMP, "no-criu"),
+    start_agent(["--pid", str(mw.pid), "--criu", os.path.join(TMP, "no-criu"),
                  "--images-root", images], sock, env=env)
     ch, st = unix(sock)
     st.StartProfiling(pb.StartProfilingRequest(interval_ms=100), timeout=10)
@@ -896,7 +896,7 @@ def test_checkpoint_with_criu():
     mw, lo, hi = memwrite(8)
     sock = sock_path("criu")
     images = os.path.join(TMP, "images")
-    start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root", images,
+    start_agent(["--pid", str(mw.pid), "--criu", criu, "--images-root", images,
                  "--criu-timeout", "60"], sock)
     ch, st = unix(sock)
     st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
@@ -998,7 +998,7 @@ def test_checkpoint_chain():
     mw, out = migwork(["-H", "12", "-k", "12", "-I", "32", "-C", "4", "-W", "4", "-t", "2"])
     sock = sock_path("chain")
     images = os.path.join(TMP, "images-chain")
-    start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root", images,
+    start_agent(["--pid", str(mw.pid), "--criu", criu, "--images-root", images,
                  "--criu-timeout", "300"], sock)
     ch, st = unix(sock)
     st.StartProfiling(pb.StartProfilingRequest(interval_ms=300, hot_consecutive=2), timeout=10)
@@ -1060,7 +1060,7 @@ def test_checkpoint_session_zero_target():
     sock = sock_path("sid0")
     out = os.path.join(TMP, "sid0.out")
     images = os.path.join(TMP, "images-sid0")
-    script = ('%s -m 8 >%s 2>&1 & sleep 0.2; %s agent --socket %s --target-comm memwrite '
+    script = ('%s -m 8 >%s 2>&1 & sleep 0.2; %s agent --socket %s --comm memwrite '
               '--criu %s --images-root %s 2>%s.err & wait'
               % (os.path.join(WORKLOADS, "memwrite"), out, MEMLENS, sock, criu, images, out))
     in_pid_namespace(script, sock)
@@ -1092,7 +1092,7 @@ def test_dump_call_timeout():
         raise Skip("no working CRIU: the time limit needs a CRIU run")
     mw, lo, hi = memwrite(8)
     sock = sock_path("calltmo")
-    start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root",
+    start_agent(["--pid", str(mw.pid), "--criu", criu, "--images-root",
                  os.path.join(TMP, "images-tmo"), "--criu-timeout", "600"], sock)
     ch, st = unix(sock)
     st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
@@ -1140,7 +1140,7 @@ def test_criu_opt():
     images = os.path.join(TMP, "images-opt")
     for tag, extra, ok in (("plain", [], False), ("ext", ["--criu-opt", "--ext-unix-sk"], True)):
         sock = sock_path("criuopt-" + tag)
-        a = start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root", images]
+        a = start_agent(["--pid", str(mw.pid), "--criu", criu, "--images-root", images]
                         + extra, sock)
         ch, st = unix(sock)
         if ok:
@@ -1180,7 +1180,7 @@ def test_sigterm_during_checkpoint():
         raise Skip("no working CRIU: the grace-period expiry needs a long call (a dump)")
     mw, lo, hi = memwrite(256)
     sock = sock_path("termckpt")
-    a = start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root",
+    a = start_agent(["--pid", str(mw.pid), "--criu", criu, "--images-root",
                      os.path.join(TMP, "images-term"), "--grace", "0"], sock)
     ch, st = unix(sock)
     st.StartProfiling(pb.StartProfilingRequest(interval_ms=100), timeout=10)

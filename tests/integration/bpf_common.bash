@@ -1,6 +1,7 @@
 # Shared by tests/integration/test_{faults,slab,leaks,oom}.sh (sourced, not run).
 # Prints the harness lines: "ok - NAME", "not ok - NAME", "skip - NAME: reason".
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.bash"
 : "${MEMLENS:?set MEMLENS to the memlens binary (tests/run.sh does)}"
 : "${WORKLOADS:?set WORKLOADS to the workloads directory (tests/run.sh does)}"
 T_FAILS=0
@@ -15,11 +16,8 @@ t_cleanup() {
 	done
 	rm -rf "$T_TMP" "${T_DIRS[@]}"
 }
-trap t_cleanup EXIT
+t_at_exit t_cleanup
 
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; T_FAILS=$((T_FAILS + 1)); }
-skip() { echo "skip - $1: $2"; }
 # check NAME COND-EXIT-STATUS MESSAGE: one line per test from a list of conditions
 expect() {	# expect NAME "description" cmd...
 	local name=$1 what=$2
@@ -95,4 +93,3 @@ pidns_usable() {
 	return 1
 }
 
-t_done() { [ "$T_FAILS" -eq 0 ]; }

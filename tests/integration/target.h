@@ -58,6 +58,9 @@ static inline int target_start(struct target *t, const char *prog, char *const a
 		execv(prog, argv);
 		_exit(127);
 	}
+#ifdef MEMLENS_TEST_HARNESS_H
+	T_CHILD(t->pid); /* killed and reaped when the test ends, however it ends */
+#endif
 	close(to[0]);
 	close(from[1]);
 	t->in = fdopen(to[1], "w");

@@ -3,15 +3,12 @@
 # tool that uses the feature (CRIU's own check, a forced fentry tracer run,
 # snapshot --pages without root), the exit status, and the usage errors.
 set -u
+. "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
 M=${MEMLENS:-$PWD/build/memlens} W=${WORKLOADS:-$PWD/build/workloads}
 PY=/usr/bin/python3
 tmp=$(mktemp -d /tmp/memlens-check-test.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; fails=$((fails + 1)); }
-skip() { echo "skip - $1: $2"; }
+t_at_exit 'rm -rf "$tmp"'
 
 # state NAME [FILE]: the state of feature NAME in the JSON
 state() {
@@ -114,4 +111,4 @@ fi
 "$M" check --help | grep -q -- "--no-criu"; r3=$?
 [ $r1 = 2 ] && [ $r2 = 2 ] && [ $r3 = 0 ] && ok usage || notok usage "exit $r1 $r2 $r3"
 
-[ $fails = 0 ]
+t_done

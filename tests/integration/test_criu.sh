@@ -2,6 +2,7 @@
 # memlens checkpoint / restore / migrate-model with a real CRIU (issue 3).
 # Builds CRIU with scripts/ensure-criu.sh when there is none (once; cached).
 set -u
+. "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
 MEMLENS=${MEMLENS:-$PWD/build/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/build/workloads}
@@ -12,11 +13,8 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+t_at_exit cleanup
 
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1: $2"; }
-skip() { echo "skip - $1: $2"; }
 
 # start a workload in its own session, stdio to files; sets $P
 start() {
@@ -24,7 +22,7 @@ start() {
 	setsid "$@" </dev/null >"$out" 2>&1 &
 	P=$!
 	pids+=("$P")
-	for _ in $(seq 50); do [ -s "$out" ] && break; sleep 0.05; done
+	wait_for_file "$out" 10
 }
 
 # alive and not stopped
@@ -56,13 +54,13 @@ need_criu() {
 
 test_no_criu() {
 	start "$tmp/nc.out" "$WORKLOADS/memwrite" -m 4
-	MEMLENS_CRIU=/nonexistent/criu "$MEMLENS" checkpoint -p "$P" -D "$tmp/nc" -s 0 \
+	MEMLENS_CRIU=/nonexistent/criu "$MEMLENS" checkpoint -p "$P" -D "$tmp/nc" -d 0 \
 		>"$tmp/nc.stdout" 2>"$tmp/nc.err"
 	local rc=$?
 	if [ $rc -ne 5 ]; then notok no_criu "exit $rc, want 5"; return; fi
-	if ! grep -q "ensure-criu.sh" "$tmp/nc.err"; then notok no_criu "unclear message: $(cat "$tmp/nc.err")"; return; fi
+	if ! grep -q -- "--criu PATH or MEMLENS_CRIU" "$tmp/nc.err"; then notok no_criu "unclear message: $(cat "$tmp/nc.err")"; return; fi
 	running "$P" || { notok no_criu "target not running"; return; }
-	"$MEMLENS" checkpoint -p "$P" -D "$tmp/nc" -s 0 --criu /bin/false 2>"$tmp/nc2.err"
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/nc" -d 0 --criu /bin/false 2>"$tmp/nc2.err"
 	rc=$?
 	if [ $rc -ne 5 ] || ! grep -q "fails \`criu check\`" "$tmp/nc2.err"; then
 		notok no_criu "--criu /bin/false: exit $rc: $(cat "$tmp/nc2.err")"; return
@@ -91,7 +89,7 @@ test_usage_errors() {
 
 test_no_such_pid() {
 	need_criu no_such_pid || return
-	"$MEMLENS" checkpoint -p 4194303 -D "$tmp/np" -s 0 2>"$tmp/np.err"
+	"$MEMLENS" checkpoint -p 4194303 -D "$tmp/np" -d 0 2>"$tmp/np.err"
 	local rc=$?
 	[ $rc -eq 3 ] && grep -q "no process" "$tmp/np.err" && ok no_such_pid ||
 		notok no_such_pid "exit $rc: $(cat "$tmp/np.err")"
@@ -104,7 +102,7 @@ test_pre_dump_refused() {
 		return
 	fi
 	start "$tmp/pd.out" "$WORKLOADS/memwrite" -m 4
-	"$MEMLENS" checkpoint -p "$P" -D "$tmp/pd" --pre-dump -s 0 2>"$tmp/pd.err"
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/pd" --pre-dump -d 0 2>"$tmp/pd.err"
 	local rc=$?
 	if [ $rc -ne 5 ] || ! grep -q "soft-dirty" "$tmp/pd.err" || ! grep -q "CRIU was not run" "$tmp/pd.err"; then
 		notok pre_dump_refused "exit $rc: $(cat "$tmp/pd.err")"
@@ -121,7 +119,7 @@ test_pre_dump_refused() {
 test_checkpoint_leave_running() {
 	need_criu checkpoint_leave_running || return
 	start "$tmp/lr.out" "$WORKLOADS/memwrite" -m 16
-	"$MEMLENS" checkpoint -p "$P" -D "$tmp/lr" -R -s 4 --resume-seconds 2 --json \
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/lr" -R -d 4 --resume-seconds 2 --json \
 		>"$tmp/lr.json" 2>"$tmp/lr.err"
 	local rc=$? j="$tmp/lr.json" bad=
 	if [ $rc -ne 0 ]; then
@@ -165,8 +163,9 @@ test_session_outside_pidns() {
 	unshare --pid --fork --mount-proc /bin/bash -c '
 		"$1" -m 4 </dev/null >/dev/null 2>&1 &
 		p=$!
-		sleep 0.3
-		"$2" checkpoint -p $p -D "$3" -R -s 0 2>"$4"
+		# until the child has exec()ed the workload
+		for _ in $(seq 200); do [ "$(readlink /proc/$p/exe)" = "$1" ] && break; sleep 0.02; done
+		"$2" checkpoint -p $p -D "$3" -R -d 0 2>"$4"
 		echo "rc=$?" >>"$4"
 		st=$(awk "{print \$3}" /proc/$p/stat)
 		echo "state=$st sid=$(awk "{print \$6}" /proc/$p/stat)" >>"$4"
@@ -187,10 +186,10 @@ test_criu_fails_target_kept() {
 	need_criu criu_fails_target_kept || return
 	start "$tmp/cf.out" "$WORKLOADS/memwrite" -m 4
 	# nothing listens on port 1: CRIU's dump fails
-	"$MEMLENS" checkpoint -p "$P" -D "$tmp/cf" -R -s 2 --page-server 127.0.0.1:1 --json \
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/cf" -R -d 2 --page-server 127.0.0.1:1 --json \
 		>"$tmp/cf.json" 2>"$tmp/cf.err"
 	local rc=$?
-	sleep 0.2
+	sleep 0.2	# time a target CRIU had harmed would need to die: it must not
 	if [ $rc -ne 1 ]; then
 		notok criu_fails_target_kept "exit $rc, want 1: $(cat "$tmp/cf.err")"
 	elif ! grep -q "criu dump failed (exit status" "$tmp/cf.err" || ! grep -q "$tmp/cf/dump.log" "$tmp/cf.err"; then
@@ -218,9 +217,9 @@ s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); print("up", flush=True)
 c, _ = s.accept(); time.sleep(120)' "$port" >"$tmp/srv.out" 2>&1 &
 	srv=$!
 	pids+=("$srv")
-	for _ in $(seq 50); do [ -s "$tmp/srv.out" ] && break; sleep 0.05; done
+	wait_for_file "$tmp/srv.out" 10
 	start "$tmp/to.out" "$WORKLOADS/cksum_worker" -m 16 -n 200 -t 20
-	"$MEMLENS" checkpoint -p "$P" -D "$tmp/to" -R -s 1 --page-server "127.0.0.1:$port" \
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/to" -R -d 1 --page-server "127.0.0.1:$port" \
 		--timeout 3 --json >"$tmp/to.json" 2>"$tmp/to.err"
 	rc=$?
 	kill "$srv" 2>/dev/null
@@ -242,7 +241,7 @@ test_target_exits_mid_profile() {
 	# the target outlives the CRIU probe and the attach even on a slow
 	# (sanitizer, loaded) machine, and exits well before profiling ends
 	start "$tmp/tx.out" "$WORKLOADS/memwrite" -m 4 -s 3
-	"$MEMLENS" checkpoint -p "$P" -D "$tmp/tx" -s 10 2>"$tmp/tx.err" >/dev/null
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/tx" -d 10 2>"$tmp/tx.err" >/dev/null
 	local rc=$?
 	[ $rc -eq 3 ] && grep -q "exited while being profiled" "$tmp/tx.err" &&
 		ok target_exits_mid_profile || notok target_exits_mid_profile "exit $rc: $(cat "$tmp/tx.err")"
@@ -264,9 +263,9 @@ test_cksum_detects_corruption() {
 test_dump_kill_restore() {
 	need_criu dump_kill_restore || return
 	start "$tmp/dk.out" "$WORKLOADS/cksum_worker" -m 16 -n 250 -t 20
-	sleep 1
+	sleep 1	# the thing tested: a target that has been writing for a while
 	local old=$P rc
-	"$MEMLENS" checkpoint -p "$old" -D "$tmp/dk" -s 1 >"$tmp/dk.stdout" 2>"$tmp/dk.err"
+	"$MEMLENS" checkpoint -p "$old" -D "$tmp/dk" -d 1 >"$tmp/dk.stdout" 2>"$tmp/dk.err"
 	rc=$?
 	[ $rc -eq 0 ] || { notok dump_kill_restore "checkpoint exit $rc: $(cat "$tmp/dk.err")"; return; }
 	wait "$old" 2>/dev/null	# CRIU killed it after the dump
@@ -294,7 +293,7 @@ test_page_server() {
 	start "$tmp/ps.out" "$WORKLOADS/cksum_worker" -m 8 -n 200 -t 20
 	timeout 30 "$CRIU" page-server -D "$tmp/ps" --address 127.0.0.1 --port "$port" -d \
 		-o page-server.log >/dev/null 2>&1 || { notok page_server "criu page-server did not start"; return; }
-	"$MEMLENS" checkpoint -p "$P" -D "$tmp/psl" -s 0 --page-server "127.0.0.1:$port" \
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/psl" -d 0 --page-server "127.0.0.1:$port" \
 		>"$tmp/ps.stdout" 2>"$tmp/ps.err"
 	rc=$?
 	[ $rc -eq 0 ] || { notok page_server "checkpoint exit $rc: $(cat "$tmp/ps.err")"; return; }
@@ -369,7 +368,7 @@ p = subprocess.Popen([memwrite, "-m", "4"], pass_fds=(mine.fileno(),),
 time.sleep(0.3)
 for name, extra in (("plain", []), ("ext", ["--criu-opt", "--ext-unix-sk"])):
     r = subprocess.run([memlens, "checkpoint", "-p", str(p.pid), "-D", tmp + "/usk-" + name,
-                        "-R", "-s", "0"] + extra, capture_output=True, text=True)
+                        "-R", "-d", "0"] + extra, capture_output=True, text=True)
     print(name, r.returncode, r.stderr.replace("\n", " ")[-400:])
 print("alive", p.poll() is None)
 mine.send(b"still connected")

@@ -19,20 +19,14 @@ gated_run() {
 	G_PID=$!
 	T_BG+=("$G_PID")
 	exec 7>"$fifo"
-	for _ in $(seq 1 200); do	# set up, waiting for the first line
-		grep -qs ready "$T_TMP/$name.fgerr" && break
-		sleep 0.05
-	done
+	wait_for_line "$T_TMP/$name.fgerr" ready 10	# set up, waiting for the first line
 	if ! tracer_start "$name" faults -p "$G_PID" --json "${targs[@]}"; then
 		exec 7>&-
 		wait "$G_PID"
 		return 1
 	fi
 	echo >&7		# touch
-	for _ in $(seq 1 1200); do	# until faultgen says it is done
-		grep -qs touched "$T_TMP/$name.fgerr" && break
-		sleep 0.1
-	done
+	wait_for_line "$T_TMP/$name.fgerr" touched 120	# until faultgen says it is done
 	tracer_stop
 	echo >&7		# exit
 	exec 7>&-
@@ -181,7 +175,7 @@ test_mode_reported_and_fallback() {
 	"$MEMLENS" faults -v -d 1.5 --json >"$T_TMP/auto.json" 2>"$T_TMP/auto.err" &
 	local mp=$!
 	# something to count once the tracer is attached (it says so on stderr)
-	for _ in $(seq 100); do grep -q 'tracing' "$T_TMP/auto.err" && break; sleep 0.05; done
+	wait_for_line "$T_TMP/auto.err" 'tracing' 10
 	"$WORKLOADS/faultgen" anon 16 >/dev/null
 	wait $mp
 	if grep -Eq 'mode (fentry|tracepoint)' "$T_TMP/auto.err" &&
@@ -329,7 +323,7 @@ test_interval() {
 	fi
 	n=faults_bad_interval_exit_2
 	"$MEMLENS" faults -i 0 -d 1 >/dev/null 2>"$T_TMP/iv0.err"
-	[ $? = 2 ] && grep -q 'bad interval' "$T_TMP/iv0.err" && ok $n || notok $n "$(cat "$T_TMP/iv0.err")"
+	[ $? = 2 ] && grep -q -- '--interval MS must be' "$T_TMP/iv0.err" && ok $n || notok $n "$(cat "$T_TMP/iv0.err")"
 }
 
 test_interval

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <sys/prctl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -230,8 +231,11 @@ static pid_t start_target(int what)
 
 	memset((void *)H, 0, sizeof(*H));
 	pid = fork();
-	if (pid)
+	if (pid) {
+		if (pid > 0)
+			T_CHILD(pid);
 		return pid;
+	}
 	setsid();
 	sigset_t rt;
 	struct sigaction wake = { 0 };
@@ -372,6 +376,47 @@ static bool released(pid_t pid, char *why, size_t whylen)
 	return false;
 }
 
+/* What each thread of @pid is doing, and the main stack, for a failure's log. */
+static void dump_threads(pid_t pid)
+{
+	char path[600], line[512];
+	struct dirent *de;
+	DIR *d;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[stack]"))
+			printf("#   %s", line);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	while (d && (de = readdir(d))) {
+		char st[512] = "", sc[256] = "";
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (f && !fgets(st, sizeof(st), f))
+			st[0] = '\0';
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/syscall", (int)pid, de->d_name);
+		f = fopen(path, "r");
+		if (f && !fgets(sc, sizeof(sc), f))
+			sc[0] = '\0';
+		if (f)
+			fclose(f);
+		printf("#   thread %s: %.60s | syscall %s", de->d_name,
+		       strrchr(st, ')') ? strrchr(st, ')') : st, sc);
+	}
+	if (d)
+		closedir(d);
+}
+
 static char *const no_env[] = { NULL };
 
 /* One attach by a separate process that dies at its @k-th ptrace call (0: never). */
@@ -391,6 +436,7 @@ static int attach_dying_at(pid_t target, int k)
 		fd = ml_wp_attach(target, false, NULL, &err);
 		if (fd < 0) {
 			printf("# attach: %s\n", err.msg);
+			fflush(stdout);
 			_exit(2);
 		}
 		_exit(0);
@@ -415,6 +461,7 @@ static void test_death_at_every_ptrace_call(void)
 			break; /* the whole attach took fewer calls: done */
 		if (r < 0) {
 			T_FAILMSG("attach at k=%d failed (%d)", k, r);
+			dump_threads(pid);
 			break;
 		}
 		deaths++;
@@ -470,6 +517,66 @@ static void cycles(pid_t pid, int n)
 	}
 }
 
+/*
+ * A thread sleeping in a restarted nanosleep (restart_syscall: where every
+ * thread is after it was stopped once in nanosleep), next to a busy one:
+ * memlens killed at each of its ptrace calls, the sleep never ends early.
+ * (The rt_sigreturn that brings an injection thread back after memlens's
+ * death makes the kernel forget a restart: such a thread is not chosen
+ * while another is there.)
+ */
+static void test_restarted_sleep_kept(void)
+{
+	int p[2], k, deaths = 0;
+	pid_t pid;
+	char c;
+
+	memset((void *)H, 0, sizeof(*H)); /* its busy thread runs until H->stop */
+	REQUIRE(pipe(p) == 0);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (pid == 0) {
+		struct timespec ts = { 600, 0 };
+		pthread_t t;
+
+		close(p[0]);
+		setsid();
+		pthread_create(&t, NULL, busy, NULL);
+		if (write(p[1], "r", 1) != 1)
+			_exit(9);
+		/* a byte on the pipe: the sleep ended (early) */
+		if (nanosleep(&ts, NULL) != 0 && write(p[1], "e", 1) != 1)
+			_exit(9);
+		_exit(0);
+	}
+	T_CHILD(pid);
+	close(p[1]);
+	REQUIRE(read(p[0], &c, 1) == 1);
+	REQUIRE(attach_dying_at(pid, 0) == 0); /* now in restart_syscall */
+	for (k = 1; k < 400; k++) {
+		int r = attach_dying_at(pid, k);
+
+		if (r == 0)
+			break;
+		if (r < 0) {
+			T_FAILMSG("attach at k=%d failed (%d)", k, r);
+			dump_threads(pid);
+			break;
+		}
+		deaths++;
+	}
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	/* the continuation of the last death may still be running: give it
+	 * the time an early wakeup would need to show */
+	usleep(200000);
+	printf("# memlens killed at each of its %d ptrace calls next to a restarted sleep\n",
+	       deaths);
+	CHECK(deaths > 10);
+	CHECK(read(p[0], &c, 1) < 0 && errno == EAGAIN);
+	CHECK_EQ(kill(pid, 0), 0);
+	close(p[0]);
+}
+
 static void test_no_eintr_no_early_wakeup(void)
 {
 	pid_t pid = start_target(T_BUSY | T_SLEEP | T_COND | T_EPOLL);
@@ -494,6 +601,8 @@ static void test_signals_kept_exactly(void)
 
 	wait_ready();
 	sender = fork();
+	if (sender > 0)
+		T_CHILD(sender);
 	if (sender == 0) {
 		for (int i = 1; i <= 100000; i++) {
 			union sigval v = { .sival_int = i };
@@ -572,6 +681,8 @@ static void seccomp_case(unsigned int act, const char *expect)
 		for (;;)
 			pause();
 	}
+	if (pid > 0)
+		T_CHILD(pid);
 	REQUIRE(read(ready[0], &c, 1) == 1);
 	fd = ml_wp_attach(pid, false, NULL, &err);
 	CHECK(fd < 0);
@@ -612,5 +723,6 @@ int main(void)
 	RUN(test_seccomp_kill_filter_refused);
 	RUN(test_seccomp_errno_filter_reported);
 	RUN(test_death_at_every_ptrace_call);
+	RUN(test_restarted_sleep_kept);
 	return T_DONE();
 }

@@ -46,18 +46,12 @@ test_pid_untracked_frees() {
 	exec 7>"$fifo"
 	# the shell opened the fifo before exec'ing leaky: wait until leaky has
 	# made its first allocations (and so mapped libc)
-	for _ in $(seq 1 100); do
-		grep -qs waiting "$T_TMP/leaky.err" && break
-		sleep 0.05
-	done
+	wait_for_line "$T_TMP/leaky.err" waiting 10
 	if ! tracer_start pid leaks -p $p --json; then
 		exec 7>&-; notok $n "$(cat "$TR_ERR")"; return
 	fi
 	echo >&7	# frees its 500 earlier blocks, leaks 500 new ones
-	for _ in $(seq 1 600); do	# until it waits again
-		grep -qs done "$T_TMP/leaky.err" && break
-		sleep 0.1
-	done
+	wait_for_line "$T_TMP/leaky.err" done 60	# until it waits again
 	echo >&7	# exits: memlens stops by itself
 	exec 7>&-
 	wait $p
@@ -105,12 +99,12 @@ test_jemalloc() {
 	p=$!
 	T_BG+=("$p")
 	exec 7>"$T_TMP/je.fifo"
-	for _ in $(seq 1 100); do grep -qs waiting "$T_TMP/je-p.err" && break; sleep 0.05; done
+	wait_for_line "$T_TMP/je-p.err" waiting 10
 	if ! tracer_start jep leaks -p $p --json; then
 		exec 7>&-; notok $n "$(cat "$TR_ERR")"; return
 	fi
 	echo >&7	# frees its 200 earlier blocks, leaks 200 new ones
-	for _ in $(seq 1 600); do grep -qs done "$T_TMP/je-p.err" && break; sleep 0.1; done
+	wait_for_line "$T_TMP/je-p.err" done 60
 	echo >&7
 	exec 7>&-
 	wait $p
@@ -209,7 +203,7 @@ lm_spawned() {
 	local n=$1 runs=$2 probes=$3 out=$T_TMP/lm.json bad=0 r res
 	shift 3
 	for r in $(seq 1 "$runs"); do
-		"$MEMLENS" leaks --json -n 0 "$@" -- "$WORKLOADS/leakmix" $LM_N "$LM_ROUNDS" \
+		"$MEMLENS" leaks --json -T 0 "$@" -- "$WORKLOADS/leakmix" $LM_N "$LM_ROUNDS" \
 			>"$out" 2>"$T_TMP/lm.err"
 		res=$(lm_check "$out" spawn "$probes")
 		[ "$res" = good ] || { bad=$((bad + 1)); echo "#   run $r: $res"; }
@@ -232,12 +226,12 @@ lm_pid() {
 		p=$!
 		T_BG+=("$p")
 		exec 7>"$T_TMP/lm.fifo"
-		for _ in $(seq 1 100); do grep -qs churning "$T_TMP/lmp.err" && break; sleep 0.05; done
-		if ! tracer_start lmp leaks -p $p --json -n 0 "$@"; then
+		wait_for_line "$T_TMP/lmp.err" churning 10
+		if ! tracer_start lmp leaks -p $p --json -T 0 "$@"; then
 			exec 7>&-; kill $p; bad=$((bad + 1)); echo "#   run $r: $(cat "$TR_ERR")"; continue
 		fi
 		echo >&7	# the leaks begin
-		for _ in $(seq 1 600); do grep -qs done "$T_TMP/lmp.err" && break; sleep 0.05; done
+		wait_for_line "$T_TMP/lmp.err" done 30
 		echo >&7	# exits: memlens stops by itself
 		exec 7>&-
 		wait $p
@@ -374,7 +368,150 @@ test_pprof() {
 	[ $? = 2 ] && grep -q 'needs the call stacks' "$T_TMP/pp3.err" && ok $n || notok $n "$(cat "$T_TMP/pp3.err")"
 }
 
+# Source lines through elfutils' libdw: leakinl (built -O2 -g) leaks from
+# leak_block, a static always_inline function inlined into main. Each stack
+# shows the inlined function at the line of its malloc, then main at the
+# line of the call (both found by their marker comments in the source), in
+# the text report and in the JSON frames. Then the same binary with its
+# DWARF stripped into a separate debug file: found by build id under
+# --debug-dir DIR (DIR/.build-id/xx/rest.debug), and, stripped of every
+# symbol too, by its .gnu_debuglink name under DIR (main's name then comes
+# from the debug file's symbol table); and libc's lines from its Debian
+# debug package.
+INL_K=300
+inl_check() {	# inl_check JSON-REPORT TEXT-REPORT OBJECT: prints "good" or what is wrong
+	python3 - "$1" "$2" "$3" "$INL_MALLOC" "$INL_CALL" "$INL_K" <<'PY'
+import json, re, sys
+rep, text, obj, lm, lc, k = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+bad = []
+try:
+    d = json.loads([l for l in open(rep).read().splitlines() if l.startswith('{')][-1])
+except Exception as e:
+    print('no JSON report:', e); sys.exit()
+if [s for s in d['by_size'] if s['size'] == 4000] != [{'size': 4000, 'count': k, 'bytes': 4000 * k}]:
+    bad.append('by_size %s' % d['by_size'][:3])
+st = d['by_stack'][0]
+fr = [{x: f.get(x) for x in ('function', 'inlined', 'line')} for f in st.get('frames', [])[:2]]
+if fr != [{'function': 'leak_block', 'inlined': True, 'line': lm}, {'function': 'main', 'inlined': False, 'line': lc}]:
+    bad.append('frames %s, want leak_block (inlined) at %d, main at %d' % (st.get('frames', [])[:2], lm, lc))
+elif not all(f['file'].endswith('/workloads/leakinl.c') and f['object'].endswith('/' + obj) for f in st['frames'][:2]):
+    bad.append('files/objects %s' % st['frames'][:2])
+elif st['frames'][1].get('offset') is None or not st['stack'][0].startswith('main+0x%x (%s)' % (st['frames'][1]['offset'], obj)):
+    bad.append('stack %s and offset %s' % (st['stack'][:1], st['frames'][1].get('offset')))
+if st['count'] < k * 99 // 100: bad.append('the stack holds %d of %d blocks' % (st['count'], k))
+t = open(text).read()
+m = re.search(r'outstanding from:\n    leak_block \[inlined\] \(%s\) at leakinl\.c:%d\n    main\+0x[0-9a-f]+ \(%s\) at leakinl\.c:%d\n' % (obj, lm, obj, lc), t)
+if not m: bad.append('text report: %s' % t[t.find('outstanding from'):][:300])
+print('good' if not bad else '; '.join(bad))
+PY
+}
+
+test_source_lines() {
+	local n=leaks_inlined_function_and_lines src res id dbg
+	src=$(cd "$(dirname "$0")/../.." && pwd)/workloads/leakinl.c
+	INL_MALLOC=$(grep -n 'leakinl: the leaking malloc' "$src" | cut -d: -f1)
+	INL_CALL=$(grep -n 'leakinl: the call of leak_block' "$src" | cut -d: -f1)
+	"$MEMLENS" leaks --json -- "$WORKLOADS/leakinl" $INL_K >"$T_TMP/inl.json" 2>"$T_TMP/inl.err"
+	"$MEMLENS" leaks -- "$WORKLOADS/leakinl" $INL_K >"$T_TMP/inl.txt" 2>&1
+	res=$(inl_check "$T_TMP/inl.json" "$T_TMP/inl.txt" leakinl)
+	if [ "$res" != good ] && ! grep -q ' at leakinl\.c:' "$T_TMP/inl.txt" &&
+	   ! ldd "$MEMLENS" 2>/dev/null | grep -q 'libdw\.so'; then
+		skip $n "memlens was built without libdw (install libdw-dev and rebuild)"
+		skip leaks_build_id_debug_file "memlens was built without libdw"
+		skip leaks_debuglink_fully_stripped "memlens was built without libdw"
+		return
+	fi
+	echo "# $n: leak_block at leakinl.c:$INL_MALLOC inlined into main at leakinl.c:$INL_CALL: $res"
+	[ "$res" = good ] && ok $n || notok $n "$res $(cat "$T_TMP/inl.err")"
+
+	n=leaks_build_id_debug_file
+	if ! command -v objcopy >/dev/null || ! command -v readelf >/dev/null; then
+		skip $n "no objcopy/readelf (apt-get install binutils)"
+		skip leaks_debuglink_fully_stripped "no objcopy/readelf (apt-get install binutils)"
+		return
+	fi
+	mkdir -p "$T_TMP/bin" "$T_TMP/dbg" "$T_TMP/dbg2"
+	cp "$WORKLOADS/leakinl" "$T_TMP/bin/leakbid"
+	id=$(readelf -n "$T_TMP/bin/leakbid" | awk '/Build ID:/ { print $3 }')
+	if [ -z "$id" ]; then
+		skip $n "the workloads are linked without a build id (ld --build-id)"
+	else
+		mkdir -p "$T_TMP/dbg/.build-id/${id:0:2}"
+		dbg=$T_TMP/dbg/.build-id/${id:0:2}/${id:2}.debug
+		objcopy --only-keep-debug "$T_TMP/bin/leakbid" "$dbg" &&
+			objcopy --strip-debug "$T_TMP/bin/leakbid"
+		# without the directory: no lines, and no debuginfod server asked
+		# (libdebuginfod, when installed, logs each query it makes)
+		DEBUGINFOD_URLS=http://127.0.0.1:9 DEBUGINFOD_VERBOSE=1 \
+			"$MEMLENS" leaks -- "$T_TMP/bin/leakbid" $INL_K >"$T_TMP/bid0.txt" 2>&1
+		"$MEMLENS" leaks --json --debug-dir "$T_TMP/dbg" -- "$T_TMP/bin/leakbid" $INL_K \
+			>"$T_TMP/bid.json" 2>"$T_TMP/bid.err"
+		"$MEMLENS" leaks --debug-dir "$T_TMP/dbg" -- "$T_TMP/bin/leakbid" $INL_K >"$T_TMP/bid.txt" 2>&1
+		res=$(inl_check "$T_TMP/bid.json" "$T_TMP/bid.txt" leakbid)
+		if readelf -S "$T_TMP/bin/leakbid" | grep -q '\.debug_info'; then
+			notok $n "objcopy --strip-debug left .debug_info in the binary"
+		elif grep -q ' at leakinl\.c:' "$T_TMP/bid0.txt"; then
+			notok $n "source lines without the debug file: $(cat "$T_TMP/bid0.txt")"
+		elif grep -qE 'server response|^url [0-9]|debuginfod' "$T_TMP/bid0.txt"; then
+			notok $n "a debuginfod server was asked: $(cat "$T_TMP/bid0.txt")"
+		else
+			[ "$res" = good ] && ok $n || notok $n "$res $(cat "$T_TMP/bid.err")"
+		fi
+	fi
+
+	# no build id, no symbol table: the debug file by its .gnu_debuglink
+	# name, under DIR + the binary's directory (as gdb looks in
+	# /usr/lib/debug/usr/bin/x.debug for /usr/bin/x)
+	n=leaks_debuglink_fully_stripped
+	cp "$WORKLOADS/leakinl" "$T_TMP/bin/leakdl"
+	mkdir -p "$T_TMP/dbg2$T_TMP/bin"
+	objcopy --only-keep-debug "$T_TMP/bin/leakdl" "$T_TMP/leakdl.debug" &&
+		objcopy --strip-all --remove-section=.note.gnu.build-id \
+			--add-gnu-debuglink="$T_TMP/leakdl.debug" "$T_TMP/bin/leakdl" &&
+		mv "$T_TMP/leakdl.debug" "$T_TMP/dbg2$T_TMP/bin/"
+	"$MEMLENS" leaks --json --debug-dir "$T_TMP/dbg2" -- "$T_TMP/bin/leakdl" $INL_K \
+		>"$T_TMP/dl.json" 2>"$T_TMP/dl.err"
+	"$MEMLENS" leaks --debug-dir "$T_TMP/dbg2" -- "$T_TMP/bin/leakdl" $INL_K >"$T_TMP/dl.txt" 2>&1
+	res=$(inl_check "$T_TMP/dl.json" "$T_TMP/dl.txt" leakdl)
+	if readelf -s "$T_TMP/bin/leakdl" | grep -qw main; then
+		notok $n "objcopy --strip-all left main in the symbol tables"
+	else
+		[ "$res" = good ] && ok $n || notok $n "$res $(cat "$T_TMP/dl.err")"
+	fi
+	# a library's debug file from a Debian debug package: libc's (libc6-dbg)
+	# under /usr/lib/debug/.build-id, for the malloc strdup makes; its line
+	# as gdb reads it from the same debug file
+	n=leaks_debug_package_by_build_id
+	"$MEMLENS" leaks --json -- "$WORKLOADS/leakinl" -s $INL_K >"$T_TMP/sd.json" 2>"$T_TMP/sd.err"
+	local libc fr0 gline
+	libc=$(json "$T_TMP/sd.json" "d['by_stack'][0]['frames'][0].get('object', '')" 2>/dev/null)
+	id=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+	fr0=$(json "$T_TMP/sd.json" "(lambda f: '%s %s %s %s' % (f.get('function'), f.get('offset'), f.get('file'), f.get('line')))(d['by_stack'][0]['frames'][0])" 2>/dev/null)
+	if [ -z "$id" ] || [ ! -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]; then
+		skip $n "no debug file for ${libc:-libc} (build id ${id:-?}) under /usr/lib/debug (apt-get install libc6-dbg)"
+	elif ! command -v gdb >/dev/null; then
+		skip $n "no gdb to read the line with (apt-get install gdb)"
+	else
+		set -- $fr0
+		gline=$(gdb -nx -batch -ex "info line *($1+$2-1)" "$libc" 2>/dev/null |
+			sed -n 's/^Line \([0-9]*\) of "\([^"]*\)".*/\1 \2/p' | head -n 1)
+		echo "# $n: $fr0 ($libc); gdb: line $gline"
+		if [ "$1" = strdup ] && [[ "$3" == *strdup.c ]] && [ -n "$gline" ] &&
+		   [ "$4" = "${gline%% *}" ] && [[ "${gline#* }" == *"${3##*/}" ]] &&
+		   [ "$(json "$T_TMP/sd.json" "[s for s in d['by_size'] if s['size'] == 39]")" = "[{'size': 39, 'count': $INL_K, 'bytes': $((39 * INL_K))}]" ]; then
+			ok $n
+		else
+			notok $n "frame 0: $fr0, gdb: ${gline:-nothing} $(head -c 600 "$T_TMP/sd.json") $(cat "$T_TMP/sd.err")"
+		fi
+	fi
+	n=leaks_debug_dir_not_a_directory_exit_2
+	"$MEMLENS" leaks --debug-dir "$T_TMP/nonexistent" -- "$WORKLOADS/leakinl" 1 >/dev/null 2>"$T_TMP/dd.err"
+	[ $? = 2 ] && grep -q -- "--debug-dir $T_TMP/nonexistent: .*give a directory of debug files" "$T_TMP/dd.err" &&
+		ok $n || notok $n "$(cat "$T_TMP/dd.err")"
+}
+
 test_spawned_exact
+test_source_lines
 test_folded
 test_pprof
 test_interval

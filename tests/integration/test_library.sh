@@ -7,13 +7,11 @@
 # criu_restore() (and names memlens once used: vma_find, svg_open) links
 # against libmemlens.a and runs.
 set -u
+. "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 tmp=$(mktemp -d /tmp/memlens-lib-test.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; }
-skip() { echo "skip - $1: $2"; }
+t_at_exit 'rm -rf "$tmp"'
 
 for a in libmemlens.a libmemlens-report.a; do
 	if [ ! -f "$BUILD/$a" ]; then
@@ -155,4 +153,34 @@ if cc -std=gnu11 -D_GNU_SOURCE -Iinclude -o "$tmp/app/bin/loc" "$tmp/loc.c" "$BU
 	fi
 else
 	notok criu_not_guessed "$(head -n 5 "$tmp/loc.err")"
+fi
+
+# libmemlens.so exports the ml_ interface only, version-tagged, and the
+# same program runs against it
+so=$BUILD/libmemlens.so
+if [ ! -f "$so" ]; then
+	notok shared_exports "$so is missing (make all builds it)"
+else
+	bad=$(nm -D --defined-only "$so" | awk 'NF == 3 && $3 != "MEMLENS_1" { print $3 }' | grep -v '^ml_')
+	n=$(nm -D --defined-only "$so" | awk 'NF == 3' | grep -c ' ml_')
+	tagged=$(objdump -T "$so" | grep -c 'MEMLENS_1 *ml_')
+	if [ -z "$bad" ] && [ "$n" -gt 100 ] && [ "$tagged" -eq "$n" ]; then
+		ok "shared_exports ($n ml_ functions, all MEMLENS_1)"
+	else
+		notok shared_exports "not ml_: $(echo $bad | cut -c1-300); $n exported, $tagged tagged"
+	fi
+	mkdir -p "$tmp/so"
+	cp "$so" "$tmp/so/libmemlens.so.1" && ln -s libmemlens.so.1 "$tmp/so/libmemlens.so"
+	if cc -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Iinclude -I"$tmp" $def $criu_inc -o "$tmp/prog_so" \
+		"$tmp/prog.c" -L"$tmp/so" -lmemlens 2>"$tmp/prog_so.err"; then
+		out=$(LD_LIBRARY_PATH=$tmp/so "$tmp/prog_so" 2>&1)
+		if [[ "$out" == "vmas "*" bytes 8192 crius 7 8 1 2" ]] &&
+			LD_LIBRARY_PATH=$tmp/so ldd "$tmp/prog_so" | grep -q "$tmp/so/libmemlens.so.1"; then
+			ok "shared_links_beside_libcriu"
+		else
+			notok shared_links_beside_libcriu "the program printed: $out"
+		fi
+	else
+		notok shared_links_beside_libcriu "$(head -n 8 "$tmp/prog_so.err")"
+	fi
 fi

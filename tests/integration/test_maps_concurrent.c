@@ -52,6 +52,7 @@ static void start_vmagrow(void)
 		execv(workload("stress_vmagrow"), argv);
 		_exit(127);
 	}
+	T_CHILD(target);
 	close(p[1]);
 	f = fdopen(p[0], "r");
 	REQUIRE(f && fgets(line, sizeof(line), f));

@@ -5,6 +5,7 @@
 # 6.12 guest (tests/kernels/cases/62-migrate.sh). The restored target checks
 # its own memory every time.
 set -u
+. "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
 MEMLENS=${MEMLENS:-$PWD/build/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/build/workloads}
@@ -18,11 +19,8 @@ cleanup() {
 	ip netns del "$ns_b" 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+t_at_exit cleanup
 
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1: $2"; }
-skip() { echo "skip - $1: $2"; }
 jget() {
 	"$PY" -c 'import json,sys; j=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$1" "$2"
 }
@@ -42,7 +40,7 @@ start() {
 	setsid "$@" </dev/null >>"$out" 2>&1 &
 	P=$!
 	pids+=("$P")
-	for _ in $(seq 200); do grep -q ready "$out" 2>/dev/null && return 0; sleep 0.05; done
+	wait_for_line "$out" ready 10 && return 0
 	return 1
 }
 
@@ -135,7 +133,7 @@ test_between_netns() {
 		>"$tmp/recv.out" 2>&1 &
 	rp=$!
 	pids+=("$rp")
-	for _ in $(seq 50); do grep -q receiving "$tmp/recv.out" && break; sleep 0.1; done
+	wait_for_line "$tmp/recv.out" receiving 10
 	start "$tmp/n.out" "${in_a[@]}" "$WORKLOADS/migwork" -H 4 -I 4 -C 4 -t 2 ||
 		{ notok migrate_between_netns "migwork"; return; }
 	local p=$P

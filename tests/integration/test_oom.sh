@@ -49,7 +49,8 @@ test_cgroup_oom_kill() {
 	hog=$!
 	wait $hog
 	local hog_rc=$?
-	sleep 0.5	# the event is already in the ring buffer: let it be printed
+	# the event is in the ring buffer already: until memlens printed it
+	wait_for_line "$TR_OUT" "\"victim_pid\":$hog," 10
 	tracer_stop
 	line=$(dmesg | grep "Killed process $hog (" | tail -n 1)
 	if [ -z "$line" ] && [ "$(stat -Lc %i /proc/self/ns/pid)" != 4026531836 ]; then
@@ -107,7 +108,8 @@ test_pid_namespace() {
 		h=$!
 		wait $h
 		echo "$h" >"$3/ns.hog"
-		sleep 0.5
+		# the event is in the ring buffer already: until memlens printed it
+		for _ in $(seq 1 200); do grep -qs "\"victim_pid\":$h," "$3/ns.out" && break; sleep 0.05; done
 		kill -INT $m
 		wait $m' _ "$MEMLENS" "$WORKLOADS/hog" "$T_TMP" "$CG"
 	local hog

@@ -5,29 +5,26 @@
 # (Debian's headless chromium): a non-blank screenshot and the expected SVG
 # elements in the DOM it parsed.
 set -u
+. "$(dirname "$0")/../lib.bash"
 M=${MEMLENS:?} W=${WORKLOADS:?}
 cd "$(dirname "$0")/../.."
 F=tests/report
-tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
-check() {	# name, condition (string for eval), details...
-	local n=$1 c=$2; shift 2
-	if eval "$c"; then ok "$n"; else notok "$n" "condition: $c" "$@"; fi
-}
+tmp=$(mktemp -d); t_at_exit 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"'
 run() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; }
 rc() { cat "$tmp/rc"; }
 count() { grep -o "$1" "$2" | wc -l; }	# pattern, file
 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-# The flags keep chromium off the network and away from the user's profile.
+# The flags keep chromium off the network and away from the user's profile;
+# its log (the page's console: script errors, refused content) goes to
+# $tmp/chromium.err.
 browse() {	# html, what (--screenshot=PNG | --dump-dom), window height
 	local prof
 	prof=$(mktemp -d "$tmp/profile.XXXXXX")
 	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic \
 		--no-first-run --disable-background-networking --disable-component-update \
 		--disable-sync --hide-scrollbars --user-data-dir="$prof" --window-size=1100,"$3" \
-		"$2" "file://$(realpath "$1")" 2>"$tmp/chromium.err"
+		--enable-logging=stderr --v=0 "$2" "file://$(realpath "$1")" 2>"$tmp/chromium.err"
 	rm -rf "$prof"
 }
 pngstat() { python3 "$F/pngstat.py" "$1"; }	# -> WIDTH HEIGHT COLOURS INK
@@ -102,7 +99,7 @@ check stdin_to_stdout '[ "$(rc)" = 0 ] && grep -q "<svg .*class=\"migrate\"" "$t
 # -p: in `-- CMD` mode the program's own output would share stdout with the JSON
 "$W/memwrite" -s 5 >"$tmp/memwrite.out" &
 mw=$!
-sleep 0.3
+wait_for_line "$tmp/memwrite.out" writes 10
 "$M" writes -p $mw -d 2.5 -i 200 --json --record "$tmp/trace.jsonl" \
 	>"$tmp/writes.jsonl" 2>"$tmp/writes.err"
 kill $mw 2>/dev/null; wait $mw 2>/dev/null
@@ -113,7 +110,7 @@ inputs=("$tmp/writes.jsonl" "$tmp/trace.jsonl" "$F/snapshot.jsonl" "$F/faults.js
 if "$M" snapshot --help >/dev/null 2>&1; then
 	"$W/memwrite" -s 5 >"$tmp/memwrite2.out" &
 	mw=$!
-	sleep 0.3
+	wait_for_line "$tmp/memwrite2.out" writes 10
 	"$M" snapshot -p $mw -i 100 -n 10 --json --writes >"$tmp/snap.jsonl" 2>"$tmp/snap.err"
 	kill $mw 2>/dev/null; wait $mw 2>/dev/null
 	if grep -q '"type":"snapshot"' "$tmp/snap.jsonl"; then
@@ -136,10 +133,15 @@ if "$M" faults --help >/dev/null 2>&1 &&
 	inputs+=("$tmp/faults.jsonl")
 fi
 echo "# report inputs: ${inputs[*]}"
-run "$M" report "${inputs[@]}" -t "memlens report test" -o "$tmp/small.html"
+run "$M" report "${inputs[@]}" --title "memlens report test" -o "$tmp/small.html"
 check small_report_written '[ "$(rc)" = 0 ] && grep -q "wrote .*small.html" "$tmp/out"' "$(cat "$tmp/err")"
 check small_report_has_no_script '! grep -qi -e "<script" -e "src=" -e "href=" "$tmp/small.html"'
 check real_writes_show_hot_vma '[ "$(count "class=\"hot\"" "$tmp/small.html")" -ge 1 ]'
+# rows named by the mapped file: memwrite's own data segment
+check real_writes_rows_named 'grep -q "data memwrite</text>" "$tmp/small.html"' \
+	"$(grep -o "class=\"vma[^<]*<title>[^<]*</title>[^<]*" "$tmp/small.html" | head -12)"
+# nothing that points at documents a reader does not have
+check small_report_no_internal_references '! grep -Eq "seed|Fig\.|§|issue [0-9]|DESIGN" "$tmp/small.html"'
 nsnap=1; [[ " ${inputs[*]} " == *"/snap.jsonl "* ]] && nsnap=2
 nmm=1; [[ " ${inputs[*]} " == *"/mm.jsonl "* ]] && nmm=2
 
@@ -152,7 +154,8 @@ check large_report_small_file '[ "$(rc)" = 0 ] && [ "$size" -gt 0 ] && [ "$size"
 
 # --- in a real browser ------------------------------------------------------
 if [ -z "$CHROMIUM" ]; then
-	for t in small_png small_dom large_png large_dom blank_png_detected; do
+	for t in small_png small_no_console_errors small_dom small_headlines large_png large_dom \
+		blank_png_detected console_errors_detected; do
 		echo "skip - browser_$t: chromium is not installed (scripts/install-deps.sh installs it)"
 	done
 	exit 0
@@ -162,11 +165,31 @@ read -r w h colours ink <<<"$(pngstat "$tmp/small.png" 2>&1)"
 check browser_small_png '[ "${w:-0}" = 1100 ] && [ "${colours:-0}" -ge 40 ] && awk "BEGIN{exit !(${ink:-0} > 0.05)}"' \
 	"png: $w $h colours=$colours ink=$ink" "$(tail -3 "$tmp/chromium.err")"
 browse "$tmp/small.html" --dump-dom 1000 >"$tmp/small.dom"
+check browser_small_no_console_errors '[ -s "$tmp/small.dom" ] && ! grep -q ":CONSOLE" "$tmp/chromium.err"' \
+	"$(grep ":CONSOLE" "$tmp/chromium.err" | head -5)"
+# a headline at the top of every section, computed from its data: the
+# fixture's migration model (69992448 of 251658240 bytes, 526.3 of 475.1 ms)
+# and the real memwrite run (hot VMAs at its last interval, of those seen)
+want_w=$(python3 - "$tmp/writes.jsonl" <<'PY'
+import json, sys
+iv = [l for l in map(json.loads, open(sys.argv[1])) if l["type"] == "interval"]
+seen = {(r["start_addr"], r["end_addr"]) for l in iv for r in l["regions"]}
+hot = sum(r["hot"] for r in iv[-1]["regions"])
+print(f"{hot} hot VMA{'' if hot == 1 else 's'} of {len(seen)}" if hot else f"no hot VMA among {len(seen)}")
+PY
+)
+sections=$(count "<section " "$tmp/small.dom")
+check browser_small_headlines '[ "$sections" -ge 4 ] &&
+	[ "$(count "<p class=\"headline\">" "$tmp/small.dom")" = "$sections" ] &&
+	grep -q "class=\"headline\">hot-VMA exclusion: 0.28× the bytes, 1.1× the downtime; hot-range exclusion: 0.15× the bytes, 0.55× the downtime</p>" "$tmp/small.dom" &&
+	grep -q "class=\"headline\">$want_w[ ;]" "$tmp/small.dom" &&
+	grep -q "class=\"headline\">50 MiB resident at the end: anon 48 MiB (97%)" "$tmp/small.dom"' \
+	"sections=$sections, writes: want \"$want_w\"" "$(grep -o "<p class=\"headline\">[^<]*" "$tmp/small.dom")"
 check browser_small_dom '[ "$(count "<svg [^>]*class=\"heatmap\"" "$tmp/small.dom")" = 1 ] &&
 	[ "$(count "<svg [^>]*class=\"rate\"" "$tmp/small.dom")" = 1 ] &&
 	[ "$(count "<svg [^>]*class=\"ranges\"" "$tmp/small.dom")" -ge 1 ] &&
 	[ "$(count "<svg [^>]*class=\"stacked\"" "$tmp/small.dom")" = "$nsnap" ] &&
-	[ "$(count "<svg [^>]*class=\"fig8\"" "$tmp/small.dom")" = "$nsnap" ] &&
+	[ "$(count "<svg [^>]*class=\"kinds\"" "$tmp/small.dom")" = "$nsnap" ] &&
 	[ "$(count "<svg [^>]*class=\"hist\"" "$tmp/small.dom")" -ge 2 ] &&
 	[ "$(count "<svg [^>]*class=\"migrate\"" "$tmp/small.dom")" = "$nmm" ] &&
 	[ "$(count "<rect class=\"cell\"" "$tmp/small.dom")" -ge 5 ] &&
@@ -184,6 +207,12 @@ check browser_large_dom '[ "$(count "<svg [^>]*class=\"heatmap\"" "$tmp/large.do
 	[ "$(count "<rect class=\"hot\"" "$tmp/large.dom")" -ge 10 ] &&
 	grep -q "<polyline class=\"rate\"" "$tmp/large.dom" && grep -q "10000 intervals" "$tmp/large.dom"' \
 	"cells=$cells"
+# the console check must see a script error when there is one
+printf '<!DOCTYPE html><html><body><p>x</p><script>no_such_function();</script></body></html>\n' \
+	>"$tmp/jserr.html"
+browse "$tmp/jserr.html" --dump-dom 600 >"$tmp/jserr.dom"
+check browser_console_errors_detected 'grep -q ":CONSOLE.*Uncaught ReferenceError" "$tmp/chromium.err"' \
+	"$(tail -5 "$tmp/chromium.err")"
 # the PNG check must tell a blank page from a report
 printf '<!DOCTYPE html><html><body></body></html>\n' >"$tmp/blank.html"
 browse "$tmp/blank.html" --screenshot="$tmp/blank.png" 600

@@ -170,7 +170,7 @@ open(sys.argv[2]).read()			# until the tracer has stopped
 PY
 	p=$!
 	T_BG+=("$p")
-	for _ in $(seq 1 600); do grep -qs ready "$T_TMP/win.py" && break; sleep 0.1; done
+	wait_for_line "$T_TMP/win.py" ready 60
 	tracer_stop
 	echo done >"$T_TMP/win.fifo"
 	wait $p

@@ -726,6 +726,7 @@ static void test_spawn_before_main(void)
 	close(to[0]);
 	close(from[1]);
 	REQUIRE_MSG(pid > 0, "spawn_stopped: %s", err.msg);
+	T_CHILD(pid);
 	REQUIRE(ml_snapshot_open(&sn, pid, NULL, &err) == 0);
 	REQUIRE_MSG(ml_snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
 	CHECK(!has_path(&s, "libc.so"));

@@ -3,6 +3,7 @@
 # mode with deltas, -o, spawn mode before main, --pages/--writes columns,
 # and the errors (bad usage, no such pid, no permission, target exiting).
 set -u
+. "$(dirname "$0")/../lib.bash"
 M=${MEMLENS:?} W=${WORKLOADS:?}
 . "$(dirname "$0")/proc.bash"
 PY=/usr/bin/python3
@@ -13,20 +14,15 @@ cleanup() {
 	exec 7>&- 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+t_at_exit cleanup
 
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1: $2"; }
-check() {	# NAME CONDITION-EXIT-STATUS DETAIL
-	if [ "$2" -eq 0 ]; then ok "$1"; else notok "$1" "$3"; fi
-}
 
 # A snaptarget kept waiting on a fifo.
 mkfifo "$tmp/in"
 "$W/snaptarget" 100 <"$tmp/in" >"$tmp/t.out" &
 tpid=$!
 exec 7>"$tmp/in"
-for _ in $(seq 100); do grep -q ready "$tmp/t.out" && break; sleep 0.05; done
+wait_for_line "$tmp/t.out" ready 10
 touch_addr=$(awk '/^addr touch/{print $3}' "$tmp/t.out")
 
 # 1. --json: exactly the issue's shape (extra fields allowed)
@@ -54,7 +50,7 @@ assert sum(r["resident_pages"] for r in o["regions"]) == o["totals"]["resident_p
 assert o["mm"]["VmRSS_kb"] > 0 and "by_kind" in o
 print("shape ok")
 PYEOF
-check json_shape $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+check_rc json_shape $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
 
 # 2. periodic JSON: -n 3 -i 10 gives 3 records with deltas, then a summary
 "$M" snapshot -p "$tpid" --json -i 10 -n 3 >"$tmp/per.json"
@@ -70,7 +66,7 @@ assert snaps[2]["t_ms"] >= snaps[1]["t_ms"] >= snaps[0]["t_ms"] == 0
 assert recs[-1]["type"] == "summary" and recs[-1]["cycles"] == 3
 assert recs[-1]["stopped_because"] == "the count was reached"
 PYEOF
-check periodic_json $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+check_rc periodic_json $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
 
 # 3. CSV: header + (VMAs + 1 total row) per cycle, same column count everywhere
 "$M" snapshot -p "$tpid" --csv -i 10 -n 2 >"$tmp/s.csv"
@@ -86,14 +82,21 @@ assert len(tot) == 2
 c1 = [r for r in rows[1:] if r[0] == "1"]
 assert sum(int(r[hdr.index("resident_pages")]) for r in c1 if r[7] != "total") == int(tot[0][hdr.index("resident_pages")])
 PYEOF
-check csv_output $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+check_rc csv_output $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
 
-# 4. -o FILE: records in the file, the human summary table on stdout
-"$M" snapshot -p "$tpid" -i 10 -n 2 -o "$tmp/rec.json" >"$tmp/human.txt"
+# 4. -o FILE: what stdout would get goes to FILE (the format is --json's or
+# --csv's, never guessed from the name), and nothing to stdout
+"$M" snapshot -p "$tpid" -i 10 -n 2 --json -o "$tmp/rec.csv" >"$tmp/o.stdout"
 rc=$?
-n=$(grep -c '"type":"snapshot"' "$tmp/rec.json")
+n=$(grep -c '"type":"snapshot"' "$tmp/rec.csv")
+s=$(grep -c '"type":"summary"' "$tmp/rec.csv")
+check_rc output_file $(( rc != 0 || n != 2 || s != 1 )) "rc=$rc records=$n summaries=$s"
+"$M" snapshot -p "$tpid" -i 10 -n 2 -o "$tmp/human.txt" >"$tmp/o2.stdout"
+rc=$?
 grep -q "by region kind" "$tmp/human.txt" && grep -q "2 cycles" "$tmp/human.txt"
-check output_file $(( rc != 0 || n != 2 || $? != 0 )) "rc=$rc records=$n"
+check_rc output_file_human $(( rc != 0 || $? != 0 )) "rc=$rc $(head -3 "$tmp/human.txt")"
+check_rc output_file_stdout_unused $(( $(cat "$tmp/o.stdout" "$tmp/o2.stdout" | wc -c) != 0 )) \
+	"$(head -3 "$tmp/o.stdout" "$tmp/o2.stdout")"
 
 # 5. --pages and --writes add their fields
 "$M" snapshot -p "$tpid" --json --pages --writes -i 20 -n 2 >"$tmp/pw.json"
@@ -105,18 +108,17 @@ assert "page_flags" in snaps[0]["totals"] and "anon" in snaps[0]["totals"]["page
 assert "written_pages" in snaps[1]["totals"]
 assert snaps[1]["totals"]["swapped_pages"] * 4 == snaps[1]["mm"]["VmSwap_kb"]
 PYEOF
-check pages_and_writes $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+check_rc pages_and_writes $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
 
 # 6. the target is unaffected: it still answers, its memory intact
 echo check >&7
-sleep 0.2
-grep -q "check ok" "$tmp/t.out"
-check target_unaffected $? "$(tail -2 "$tmp/t.out")"
+wait_for_line "$tmp/t.out" "check ok" 10
+check_rc target_unaffected $? "$(tail -2 "$tmp/t.out")"
 
 # 7. target exits mid-run: periodic mode ends cleanly with the reason
 "$M" snapshot -p "$tpid" --json -i 10 -d 20 >"$tmp/exit.json" 2>"$tmp/exit.err" &
 mpid=$!
-sleep 0.3
+wait_for_file "$tmp/exit.json" 10	# its first snapshot is out
 echo exit >&7
 exec 7>&-
 wait "$tpid"
@@ -124,11 +126,11 @@ tpid=
 wait "$mpid"
 rc=$?
 grep -q '"stopped_because":"the target exited"' "$tmp/exit.json"
-check target_exits_mid_run $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -c 300 "$tmp/exit.json")"
+check_rc target_exits_mid_run $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -c 300 "$tmp/exit.json")"
 
 # 8. spawn mode: cycle 1 at exec (no libc mapped, main has not run), later ones after
 # (records to a file: the child writes to the same stdout)
-sleep 0.5 | "$M" snapshot -i 5 -o "$tmp/spawn.json" -- "$W/snaptarget" 3 >"$tmp/spawn.out"
+sleep 0.5 | "$M" snapshot -i 5 --json -o "$tmp/spawn.json" -- "$W/snaptarget" 3 >"$tmp/spawn.out"
 rc=$?
 $PY - "$tmp/spawn.json" <<'PYEOF' >"$tmp/py.out" 2>&1
 import json, sys
@@ -139,9 +141,9 @@ assert snaps[0]["seq"] == 1 and snaps[0]["t_ms"] == 0
 assert "libc.so" not in paths(snaps[0]) and "[heap]" not in paths(snaps[0]), paths(snaps[0])
 assert any("libc.so" in paths(r) for r in snaps[1:]), "never saw libc"
 PYEOF
-check spawn_first_cycle_before_main $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
-grep -q "stopped because the target exited" "$tmp/spawn.out"
-check spawn_follows_to_exit $? "$(tail -3 "$tmp/spawn.out")"
+check_rc spawn_first_cycle_before_main $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
+grep -q '"stopped_because":"the target exited"' "$tmp/spawn.json"
+check_rc spawn_follows_to_exit $? "$(tail -c 300 "$tmp/spawn.json")"
 
 # 8b. a command we started is stopped when memlens stops (count, or a signal
 # sent to memlens alone): nothing is left behind, and memlens does not hang
@@ -149,20 +151,20 @@ check spawn_follows_to_exit $? "$(tail -3 "$tmp/spawn.out")"
 s1=$((200000 + $$)) s2=$((300000 + $$))
 timeout 20 "$M" snapshot -n 2 -i 20 -o /dev/null -- /bin/sleep "$s1" >/dev/null; rc=$?
 left=$(pgrep -f -x "/bin/sleep $s1" | wc -l)
-check spawn_stopped_at_count $(( rc != 0 || left != 0 )) "rc=$rc left=$left"
+check_rc spawn_stopped_at_count $(( rc != 0 || left != 0 )) "rc=$rc left=$left"
 timeout -s INT --preserve-status 1 "$M" snapshot -i 20 -o /dev/null -- /bin/sleep "$s2" >/dev/null; rc=$?
 left=$(pgrep -f -x "/bin/sleep $s2" | wc -l)
-check spawn_stopped_on_sigint $(( rc != 0 || left != 0 )) "rc=$rc left=$left"
+check_rc spawn_stopped_on_sigint $(( rc != 0 || left != 0 )) "rc=$rc left=$left"
 
 # 9. errors and exit codes
 "$M" snapshot -p 4194000 >/dev/null 2>"$tmp/e"; rc=$?
-check no_such_pid $(( rc != 3 )) "rc=$rc"
+check_rc no_such_pid $(( rc != 3 )) "rc=$rc"
 grep -q "no process with pid" "$tmp/e" || notok no_such_pid_message "$(cat "$tmp/e")"
 kt=$(kthread_pid)
 if [ -n "$kt" ]; then
 	"$M" snapshot -p "$kt" >/dev/null 2>"$tmp/e"; rc=$?
 	grep -q "kernel thread" "$tmp/e"
-	check kernel_thread $(( rc != 3 || $? != 0 )) "rc=$rc $(cat "$tmp/e")"
+	check_rc kernel_thread $(( rc != 3 || $? != 0 )) "rc=$rc $(cat "$tmp/e")"
 else
 	echo "skip - kernel_thread: no kernel thread is visible in this PID namespace"
 fi
@@ -170,19 +172,19 @@ fi
 "$M" snapshot -p abc >/dev/null 2>&1; rc2=$?
 "$M" snapshot >/dev/null 2>&1; rc3=$?
 "$M" snapshot -p 1 -i 0 >/dev/null 2>&1; rc4=$?
-check bad_usage $(( rc1 != 2 || rc2 != 2 || rc3 != 2 || rc4 != 2 )) "rc=$rc1 $rc2 $rc3 $rc4"
+check_rc bad_usage $(( rc1 != 2 || rc2 != 2 || rc3 != 2 || rc4 != 2 )) "rc=$rc1 $rc2 $rc3 $rc4"
 "$M" snapshot --help | grep -q -- "--pages"
-check help $? "no --help text"
+check_rc help $? "no --help text"
 "$M" snapshot -- /nonexistent/cmd >/dev/null 2>&1; rc=$?
-check spawn_missing_command $(( rc != 127 )) "rc=$rc"
+check_rc spawn_missing_command $(( rc != 127 )) "rc=$rc"
 if command -v setpriv >/dev/null; then
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$M" snapshot -p 1 >/dev/null 2>"$tmp/e"; rc=$?
-	check no_permission $(( rc != 4 )) "rc=$rc $(cat "$tmp/e")"
+	check_rc no_permission $(( rc != 4 )) "rc=$rc $(cat "$tmp/e")"
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$M" snapshot --pages -- /bin/sleep 5 >/dev/null 2>"$tmp/e"; rc=$?
-	check pages_need_root $(( rc != 4 )) "rc=$rc $(cat "$tmp/e")"
+	check_rc pages_need_root $(( rc != 4 )) "rc=$rc $(cat "$tmp/e")"
 	# without --pages an unprivileged user snapshots its own process
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$M" snapshot -n 1 --json -- /bin/sleep 0.2 >"$tmp/u.json" 2>"$tmp/e"; rc=$?
-	check unprivileged_own_process $(( rc != 0 )) "rc=$rc $(cat "$tmp/e")"
+	check_rc unprivileged_own_process $(( rc != 0 )) "rc=$rc $(cat "$tmp/e")"
 else
 	echo "skip - no_permission: setpriv (util-linux) is not installed"
 fi

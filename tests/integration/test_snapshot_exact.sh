@@ -6,6 +6,7 @@
 # must count exactly VmRSS: never the untouched half as resident, never the
 # resident half as absent. CHURN_SECONDS (default 10; make test-long: 60).
 set -u
+. "$(dirname "$0")/../lib.bash"
 M=${MEMLENS:?} W=${WORKLOADS:?}
 PY=/usr/bin/python3
 secs=${CHURN_SECONDS:-10}
@@ -15,11 +16,11 @@ cleanup() {
 	[ -n "$tpid" ] && kill "$tpid" 2>/dev/null
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
+t_at_exit cleanup
 
 "$W/mapchurn" -u 512 >"$tmp/t.out" &
 tpid=$!
-for _ in $(seq 100); do grep -q ready "$tmp/t.out" && break; sleep 0.05; done
+wait_for_line "$tmp/t.out" ready 10
 region=$(awk '/^ready/{print $3}' "$tmp/t.out")
 "$M" snapshot -p "$tpid" -i 10 -d "$secs" --json >"$tmp/s.json" 2>"$tmp/e"
 rc=$?

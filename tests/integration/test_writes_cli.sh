@@ -3,15 +3,10 @@
 # hot detection on memwrite, blocked targets whose syscalls must be
 # unaffected, target exit, signals, and a clean detach.
 set -u
+. "$(dirname "$0")/../lib.bash"
 M=${MEMLENS:?} W=${WORKLOADS:?}
 . "$(dirname "$0")/proc.bash"
-tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; for l in "$@"; do echo "#   $l"; done; }
-check() {	# name, condition (string for eval), details...
-	local n=$1 c=$2; shift 2
-	if eval "$c"; then ok "$n"; else notok "$n" "condition: $c" "$@"; fi
-}
+tmp=$(mktemp -d); t_at_exit 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"'
 run() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; }
 rc() { cat "$tmp/rc"; }
 
@@ -37,7 +32,7 @@ else
 fi
 "$W/memwrite" -s 30 >"$tmp/mw0" &
 victim=$!
-sleep 0.3
+wait_for_line "$tmp/mw0" writes 10
 if command -v setpriv >/dev/null; then
 	run setpriv --reuid=65534 --regid=65534 --clear-groups "$M" writes -p $victim -d 1
 	check no_permission '[ "$(rc)" = 4 ] && grep -q "root" "$tmp/err"' "rc=$(rc)" "$(cat "$tmp/err")"
@@ -49,7 +44,7 @@ kill $victim; wait $victim 2>/dev/null
 # userfaultfd missing (seccomp makes it ENOSYS, as on a kernel without it)
 "$W/noufd" "$W/memwrite" -s 30 >"$tmp/mw1" &
 nf=$!
-for _ in $(seq 100); do grep -q writes "$tmp/mw1" && break; sleep 0.05; done
+wait_for_line "$tmp/mw1" writes 10
 run "$M" writes -p $nf -d 1
 check missing_kernel_feature '[ "$(rc)" = 5 ] && grep -q "userfaultfd() is not available" "$tmp/err"' "rc=$(rc)" "$(cat "$tmp/err")"
 check missing_feature_target_unharmed 'kill -0 $nf && [ "$(grep -c uw /proc/$nf/smaps)" = 0 ]'
@@ -58,7 +53,7 @@ kill $nf; wait $nf 2>/dev/null
 # --- JSON Lines and hot detection on memwrite -------------------------------
 "$W/memwrite" -s 60 >"$tmp/mw" &
 mw=$!
-for _ in $(seq 50); do grep -q writes "$tmp/mw" && break; sleep 0.1; done
+wait_for_line "$tmp/mw" writes 10
 buf=$(awk '/writes/ {split($5, r, "-"); print r[1]}' "$tmp/mw")
 run "$M" writes -p $mw -i 200 -d 1.3 --json
 check json_exit_ok '[ "$(rc)" = 0 ]' "$(cat "$tmp/err")"
@@ -108,7 +103,7 @@ check detached_no_uffd_fd '! ls -l /proc/$mw/fd | grep -q userfaultfd'
 # human output and SIGINT: summary printed, exit 0
 "$M" writes -p $mw -i 200 >"$tmp/h" 2>&1 &
 ml=$!
-sleep 1.2
+sleep 1.2	# the thing tested: SIGINT after some intervals of profiling
 kill -INT $ml; wait $ml; r=$?
 check sigint_summary '[ $r = 0 ] && grep -q "summary: pid $mw" "$tmp/h" && grep -q "stopped because interrupted" "$tmp/h" && grep -q "^  ADDRESS " "$tmp/h"' "$(tail -5 "$tmp/h")"
 check sigint_target_alive 'kill -0 $mw && [ "$(grep -c " uw" /proc/$mw/smaps)" = 0 ]'
@@ -123,14 +118,16 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 kill -KILL $ml; wait $ml 2>/dev/null
-sleep 0.2
+# the kernel releases the dead tracer's userfaultfd copy; the target closes
+# its own: until both are gone (or 10 s)
+t_wait 10 sh -c "! grep -q ' uw' /proc/$mw/smaps && ! ls -l /proc/$mw/fd | grep -q userfaultfd"
 check sigkill_leaves_target_clean '[ "$uw_during" -gt 0 ] && kill -0 $mw && [ "$(grep -c " uw" /proc/$mw/smaps)" = 0 ] && ! ls -l /proc/$mw/fd | grep -q userfaultfd' "uw during: $uw_during"
 kill $mw; wait $mw 2>/dev/null
 
 # --- the target exits mid-profile ------------------------------------------
 "$W/memwrite" -s 1 >"$tmp/mw2" &
 short=$!
-for _ in $(seq 100); do grep -q writes "$tmp/mw2" && break; sleep 0.02; done
+wait_for_line "$tmp/mw2" writes 10
 run "$M" writes -p $short -i 100 -d 20
 check target_exit_clean '[ "$(rc)" = 0 ] && grep -q "exited" "$tmp/err" && grep -q "the target exited" "$tmp/out"' "rc=$(rc)" "$(cat "$tmp/err")"
 
@@ -151,8 +148,8 @@ check spawn_missing_program '[ "$(rc)" = 127 ] && grep -q "cannot run" "$tmp/err
 for mode in nanosleep read poll futex; do
 	"$W/sleeper" $mode 2000 >"$tmp/s_$mode" &
 	sp=$!
-	for _ in $(seq 50); do grep -q ready "$tmp/s_$mode" && break; sleep 0.02; done
-	sleep 0.2
+	wait_for_line "$tmp/s_$mode" ready 10
+	wait_for_state $sp S 10	# inside its blocking call
 	"$M" writes -p $sp -i 100 -d 0.8 >/dev/null 2>"$tmp/e_$mode"
 	wait $sp
 	read -r _ us _ res _ err < <(grep elapsed "$tmp/s_$mode")

@@ -1,5 +1,5 @@
 #!/bin/bash
-# table.sh: writes the README's "Kernels" table (between the kernels-table
+# table.sh: writes the "Kernels" table of doc/kernels.md (between the kernels-table
 # markers) from the last matrix run's results, $BUILD/kernels/*/results.txt
 # (tests/kernels/run.sh). One row per kernel, one column per guest case
 # (the memlens command it covers):
@@ -11,7 +11,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
-README=${README:-README.md}
+README=${README:-doc/kernels.md}
 py=/usr/bin/python3
 "$py" - "$BUILD/kernels" "$README" <<'PY'
 import os, re, sys

@@ -148,6 +148,33 @@ static bool have_agent(struct result *r)
 }
 
 /*
+ * What both agent cases start with: the agent binary, the gRPC client, the
+ * target; the agent's socket (E.tmp/NAME.sock) and log paths. 0, or -1 with
+ * r->skip set and nothing left running.
+ */
+static int agent_case_start(const struct kase *k, struct result *r, struct target *t,
+			    struct client *c, const char *name, char sock[PATH_MAX],
+			    char err[PATH_MAX + 32])
+{
+	char why[512];
+
+	if (!have_agent(r))
+		return -1;
+	if (client_start(c, why, sizeof(why))) {
+		snprintf(r->skip, sizeof(r->skip), "%.250s", why);
+		client_stop(c);
+		return -1;
+	}
+	if (case_target(k, t, r)) {
+		client_stop(c);
+		return -1;
+	}
+	snprintf(sock, PATH_MAX, "%s/%s.sock", E.tmp, name);
+	snprintf(err, PATH_MAX + 32, "%s.agent.err", t->log_path);
+	return 0;
+}
+
+/*
  * The agent SIGKILLed while it runs StartProfiling: at a random instant
  * between 0 and 1.5 times what a StartProfiling takes (measured first).
  */
@@ -160,19 +187,8 @@ void case_kill_agent(const struct kase *k, struct result *r)
 	double ms = 0;
 	pid_t a;
 
-	if (!have_agent(r))
+	if (agent_case_start(k, r, &t, &c, "kill-agent", sock, err))
 		return;
-	if (client_start(&c, why, sizeof(why))) {
-		snprintf(r->skip, sizeof(r->skip), "%.250s", why);
-		client_stop(&c);
-		return;
-	}
-	if (case_target(k, &t, r)) {
-		client_stop(&c);
-		return;
-	}
-	snprintf(sock, sizeof(sock), "%s/kill-agent.sock", E.tmp);
-	snprintf(err, sizeof(err), "%s.agent.err", t.log_path);
 	/* how long one StartProfiling takes here */
 	a = agent_start(sock, t.pid, err, why, sizeof(why));
 	if (a < 0 || ask(&c, ans, sizeof(ans), "start %s 10", sock) ||
@@ -236,19 +252,8 @@ void case_agent_profiles(const struct kase *k, struct result *r)
 	long long intervals = 0;
 	pid_t a;
 
-	if (!have_agent(r))
+	if (agent_case_start(k, r, &t, &c, "agent-profiles", sock, err))
 		return;
-	if (client_start(&c, why, sizeof(why))) {
-		snprintf(r->skip, sizeof(r->skip), "%.250s", why);
-		client_stop(&c);
-		return;
-	}
-	if (case_target(k, &t, r)) {
-		client_stop(&c);
-		return;
-	}
-	snprintf(sock, sizeof(sock), "%s/agent-profiles.sock", E.tmp);
-	snprintf(err, sizeof(err), "%s.agent.err", t.log_path);
 	a = agent_start(sock, t.pid, err, why, sizeof(why));
 	if (a < 0) {
 		snprintf(r->skip, sizeof(r->skip), "%.250s", why);

@@ -92,37 +92,70 @@ static void memlens_failed(struct result *r, const char *what, int st, const cha
 	tally_add(&r->harm, "memlens %s %s: %.120s", what, d, l);
 }
 
+/* One try of a looping case: the target, its pid as an argument, memlens's stderr. */
+struct try_ctx {
+	struct result *r;
+	struct target *t;
+	char pid[16];
+	char err[PATH_MAX + 32];
+};
+
+/*
+ * The loop every repeated case runs: start the target, then tries until the
+ * case's count or deadline (or the target is gone for good). @try_once runs
+ * memlens once and returns 1 when memlens itself went wrong (it tallies
+ * why); after each try the target is checked for harm.
+ */
+static void case_loop(const struct kase *k, struct result *r, int (*try_once)(struct try_ctx *c))
+{
+	struct target t;
+	struct try_ctx c = { .r = r, .t = &t };
+	uint64_t end = case_deadline_us(k);
+
+	if (case_target(k, &t, r))
+		return;
+	snprintf(c.err, sizeof(c.err), "%s.memlens.err", t.log_path);
+	while (r->tries < case_tries(k) && now_us() < end && t.pid > 0) {
+		int bad;
+
+		pid_arg(c.pid, sizeof(c.pid), t.pid);
+		bad = try_once(&c);
+		bad += target_check(&t, &r->harm);
+		r->tries++;
+		r->failures += bad > 0;
+	}
+	case_finish(&t, r, 0);
+}
+
+/* memlens @argv to its end (30 s at most): 1 when it hung or failed. */
+static int memlens_run(struct try_ctx *c, char **argv, const char *hung, const char *failed)
+{
+	bool to;
+	int st = wait_for(spawn(argv, NULL, c->err), 30000, &to);
+
+	if (to || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		memlens_failed(c->r, to ? hung : failed, st, c->err);
+		return 1;
+	}
+	return 0;
+}
+
+static int try_cycle(struct try_ctx *c)
+{
+	char *argv[] = {
+		(char *)E.memlens, "writes", "-p", c->pid, "-i", "10", "-d", "0.05", "-q", NULL
+	};
+
+	return memlens_run(c, argv, "hung (30 s), then", "failed:");
+}
+
 /*
  * memlens writes -p PID -i 10 -d 0.05: attach, five profiling intervals,
  * detach. memlens must succeed every time, the target must not notice.
  */
 void case_cycles(const struct kase *k, struct result *r)
 {
-	struct target t;
-	uint64_t end = case_deadline_us(k);
-	char pid[16], err[PATH_MAX + 32];
-
-	if (case_target(k, &t, r))
-		return;
-	snprintf(err, sizeof(err), "%s.memlens.err", t.log_path);
-	while (r->tries < case_tries(k) && now_us() < end && t.pid > 0) {
-		char *argv[] = {
-			(char *)E.memlens, "writes", "-p", pid, "-i", "10", "-d", "0.05", "-q", NULL
-		};
-		bool to;
-		int st, bad = 0;
-
-		pid_arg(pid, sizeof(pid), t.pid);
-		st = wait_for(spawn(argv, NULL, err), 30000, &to);
-		if (to || !WIFEXITED(st) || WEXITSTATUS(st)) {
-			memlens_failed(r, to ? "hung (30 s), then" : "failed:", st, err);
-			bad++;
-		}
-		bad += target_check(&t, &r->harm);
-		r->tries++;
-		r->failures += bad > 0;
-	}
-	case_finish(&t, r, 0);
+	case_loop(k, r, try_cycle);
 }
 
 /* memlens @m holds its userfaultfd: it has attached and profiles. */
@@ -148,6 +181,29 @@ static bool profiling(pid_t m)
 	return found;
 }
 
+static int try_sigint(struct try_ctx *c)
+{
+	char *argv[] = { (char *)E.memlens, "writes", "-p", c->pid, "-i", "10", "-q", NULL };
+	bool to;
+	int st, i;
+	pid_t m = spawn(argv, NULL, c->err);
+
+	for (i = 0; i < 5000 && !profiling(m); i++)
+		sleep_us(1000);
+	sleep_us(rnd(50001));
+	kill(m, SIGINT);
+	st = wait_for(m, 30000, &to);
+	if (to || !WIFEXITED(st) || WEXITSTATUS(st) || i == 5000) {
+		memlens_failed(c->r,
+			       to	   ? "hung after SIGINT, then"
+			       : i == 5000 ? "did not start profiling in 5 s:"
+					   : "after SIGINT:",
+			       st, c->err);
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * memlens writes -p PID -i 10 stopped by SIGINT 0-50 ms after it started
  * profiling (it holds its userfaultfd): the orderly way out in the middle
@@ -155,67 +211,33 @@ static bool profiling(pid_t m)
  */
 void case_sigint(const struct kase *k, struct result *r)
 {
-	struct target t;
-	uint64_t end = case_deadline_us(k);
-	char pid[16], err[PATH_MAX + 32];
+	case_loop(k, r, try_sigint);
+}
 
-	if (case_target(k, &t, r))
-		return;
-	snprintf(err, sizeof(err), "%s.memlens.err", t.log_path);
-	while (r->tries < case_tries(k) && now_us() < end && t.pid > 0) {
-		char *argv[] = { (char *)E.memlens, "writes", "-p", pid, "-i", "10", "-q", NULL };
-		bool to;
-		int st, bad = 0, i;
-		pid_t m;
+static int try_snapshot(struct try_ctx *c)
+{
+	char *argv[] = { (char *)E.memlens, "snapshot", "-p", c->pid, NULL };
 
-		pid_arg(pid, sizeof(pid), t.pid);
-		m = spawn(argv, NULL, err);
-		for (i = 0; i < 5000 && !profiling(m); i++)
-			sleep_us(1000);
-		sleep_us(rnd(50001));
-		kill(m, SIGINT);
-		st = wait_for(m, 30000, &to);
-		if (to || !WIFEXITED(st) || WEXITSTATUS(st) || i == 5000) {
-			memlens_failed(r,
-				       to	   ? "hung after SIGINT, then"
-				       : i == 5000 ? "did not start profiling in 5 s:"
-						   : "after SIGINT:",
-				       st, err);
-			bad++;
-		}
-		bad += target_check(&t, &r->harm);
-		r->tries++;
-		r->failures += bad > 0;
-	}
-	case_finish(&t, r, 0);
+	return memlens_run(c, argv, "snapshot hung, then", "snapshot failed:");
 }
 
 /* memlens snapshot -p PID: one snapshot, which must succeed every time. */
 void case_snapshot(const struct kase *k, struct result *r)
 {
-	struct target t;
-	uint64_t end = case_deadline_us(k);
-	char pid[16], err[PATH_MAX + 32];
+	case_loop(k, r, try_snapshot);
+}
 
-	if (case_target(k, &t, r))
-		return;
-	snprintf(err, sizeof(err), "%s.memlens.err", t.log_path);
-	while (r->tries < case_tries(k) && now_us() < end && t.pid > 0) {
-		char *argv[] = { (char *)E.memlens, "snapshot", "-p", pid, NULL };
-		bool to;
-		int st, bad = 0;
+static int try_kill_random(struct try_ctx *c)
+{
+	char *argv[] = {
+		(char *)E.memlens, "writes", "-p", c->pid, "-i", "10", "-d", "2", "-q", NULL
+	};
+	pid_t m = spawn(argv, NULL, c->err);
 
-		pid_arg(pid, sizeof(pid), t.pid);
-		st = wait_for(spawn(argv, NULL, err), 30000, &to);
-		if (to || !WIFEXITED(st) || WEXITSTATUS(st)) {
-			memlens_failed(r, to ? "snapshot hung, then" : "snapshot failed:", st, err);
-			bad++;
-		}
-		bad += target_check(&t, &r->harm);
-		r->tries++;
-		r->failures += bad > 0;
-	}
-	case_finish(&t, r, 0);
+	sleep_us(rnd(50001));
+	kill(m, SIGKILL);
+	wait_for(m, 30000, NULL);
+	return 0; /* only the target's harm counts */
 }
 
 /*
@@ -225,28 +247,7 @@ void case_snapshot(const struct kase *k, struct result *r)
  */
 void case_kill_random(const struct kase *k, struct result *r)
 {
-	struct target t;
-	uint64_t end = case_deadline_us(k);
-	char pid[16], err[PATH_MAX + 32];
-
-	if (case_target(k, &t, r))
-		return;
-	snprintf(err, sizeof(err), "%s.memlens.err", t.log_path);
-	while (r->tries < case_tries(k) && now_us() < end && t.pid > 0) {
-		char *argv[] = {
-			(char *)E.memlens, "writes", "-p", pid, "-i", "10", "-d", "2", "-q", NULL
-		};
-		pid_t m;
-
-		pid_arg(pid, sizeof(pid), t.pid);
-		m = spawn(argv, NULL, err);
-		sleep_us(rnd(50001));
-		kill(m, SIGKILL);
-		wait_for(m, 30000, NULL);
-		r->failures += target_check(&t, &r->harm) > 0;
-		r->tries++;
-	}
-	case_finish(&t, r, 0);
+	case_loop(k, r, try_kill_random);
 }
 
 static bool have_strace(char *path, size_t len)

@@ -418,12 +418,15 @@ static void test_argv_format(void)
 	ml_criu_argv_free(&a);
 }
 
-/* stats-dump: magics, length, stats_entry{ dump = 1: dump_stats_entry } */
+/*
+ * stats-dump: magics, length, stats_entry{ dump = 1: dump_stats_entry },
+ * with every field stats.proto requires (3, 4 and 9 are 0 here)
+ */
 static void test_stats_dump(void)
 {
 	uint8_t img[64] = { 0x40, 0x59, 0x10, 0x55, 0x06, 0x33, 0x09, 0x57 };
-	uint8_t entry[] = { 0x0a, 0,	0x08, 0x05, 0x10, 0x01, 0x28, 0xac,
-			    0x20, 0x30, 0x00, 0x38, 0x9e, 0x20, 0x60, 0x07 };
+	uint8_t entry[] = { 0x0a, 0,	0x08, 0x05, 0x10, 0x01, 0x18, 0x00, 0x20, 0x00, 0x28,
+			    0xac, 0x20, 0x30, 0x00, 0x38, 0x9e, 0x20, 0x48, 0x00, 0x60, 0x07 };
 	int64_t sc, sk, wr;
 
 	entry[1] = sizeof(entry) - 2;
@@ -447,10 +450,11 @@ static void test_stats_dump(void)
 	img[0] ^= 1;
 	img[8] = 200;
 	CHECK(ml_criu_parse_dump_stats(img, 12 + sizeof(entry), &sc, &sk, &wr) == -EINVAL);
-	/* a restore-only stats image has no dump entry */
-	uint8_t rimg[16] = { 0x40, 0x59, 0x10, 0x55, 0x06, 0x33, 0x09, 0x57, 2, 0, 0, 0, 0x12, 0 };
+	/* a restore-only stats image (its required fields 1-4) has no dump entry */
+	uint8_t rimg[24] = { 0x40, 0x59, 0x10, 0x55, 0x06, 0x33, 0x09, 0x57, 10,   0,	 0,
+			     0,	   0x12, 0x08, 0x08, 0x00, 0x10, 0x00, 0x18, 0x00, 0x20, 0x00 };
 
-	CHECK(ml_criu_parse_dump_stats(rimg, 14, &sc, &sk, &wr) == -ENOENT);
+	CHECK(ml_criu_parse_dump_stats(rimg, 22, &sc, &sk, &wr) == -ENOENT);
 }
 
 int main(void)

@@ -55,6 +55,7 @@ static void setup(void)
 		pause();
 		_exit(0);
 	}
+	T_CHILD(target);
 }
 
 static void teardown(void)

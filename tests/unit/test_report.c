@@ -281,7 +281,9 @@ static void test_faults_nulls(void)
 	CHECK_STR(r.f[0].mode, "tracepoint");
 	REQUIRE(!render(&r, NULL, &b));
 	CHECK(strstr(b.p, "<td>cc1</td><td>-</td><td>34452</td><td>0</td><td>-</td>") != NULL);
-	CHECK(strstr(b.p, "no faults of this kind were seen") != NULL);
+	/* no major faults: a one-line note, not an empty chart */
+	CHECK(strstr(b.p, "<p class=\"note\">major faults: none were seen.</p>") != NULL);
+	CHECK_EQ(count(b.p, "class=\"hist\""), 1);
 	CHECK(strstr(b.p, "tracepoint mode") != NULL);
 	ml_rb_free(&b);
 	ml_report_free(&r);
@@ -380,9 +382,11 @@ static void test_render_all_fixtures(void)
 	CHECK(strstr(b.p, "<title>t &lt;1&gt;</title>") != NULL);
 	CHECK_EQ(count(b.p, "<svg "), count(b.p, "</svg>"));
 	CHECK_EQ(count(b.p, "class=\"heatmap\""), 1);
-	CHECK_EQ(count(b.p, "class=\"rate\""), 2); /* the svg and its line */
+	/* one interval: no line to draw, a note with its rate instead */
+	CHECK_EQ(count(b.p, "class=\"rate\""), 0);
+	CHECK(strstr(b.p, "dirty rate: 160 MiB/s in the one interval") != NULL);
 	CHECK_EQ(count(b.p, "class=\"stacked\""), 1);
-	CHECK_EQ(count(b.p, "class=\"fig8\""), 1);
+	CHECK_EQ(count(b.p, "class=\"kinds\""), 1);
 	CHECK_EQ(count(b.p, "class=\"hist\""), 2);
 	CHECK_EQ(count(b.p, "class=\"migrate\""), 2); /* the chart and the table */
 	/* a stacked layer per kind with resident pages: text data bss heap stack anon lib-text */
@@ -408,7 +412,7 @@ static void test_render_one_interval(void)
 	REQUIRE(!render(&r, NULL, &b));
 	CHECK_EQ(count(b.p, "class=\"cell\""), 3);
 	CHECK_EQ(count(b.p, "class=\"hot\""), 0);
-	CHECK_EQ(count(b.p, "class=\"pt\""), 1);
+	CHECK_EQ(count(b.p, "class=\"pt\""), 0);
 	CHECK(strstr(b.p, "fill=\"#fd8d3c\"") != NULL); /* 0.5 -> 6th step */
 	ml_rb_free(&b);
 	ml_report_free(&r);
@@ -511,10 +515,12 @@ static void test_page_ranges(void)
 	end = strstr(ranges, "</svg>");
 	REQUIRE(end);
 	CHECK(strstr(ranges, "16 slices of 64K each") != NULL);
-	/* row 0: all, then nothing; row 1: nothing, then half; 14 rows of nothing */
+	/* row 0: all, then nothing; row 1: nothing, then half; 14 rows of nothing: one row */
 	CHECK_EQ(cells_filled(ranges, end, "#4a0016"), 1);
 	CHECK_EQ(cells_filled(ranges, end, "#fc4e2a"), 1);
-	CHECK_EQ(cells_filled(ranges, end, HEAT_ZERO), 16);
+	CHECK_EQ(cells_filled(ranges, end, HEAT_ZERO), 3);
+	CHECK(strstr(ranges, ">+0</text>") && strstr(ranges, ">+64K</text>"));
+	CHECK(strstr(ranges, ">+128K (14 slices)</text>") != NULL);
 	ml_rb_free(&b);
 	CHECK_EQ(ml_report_load_line(&r, "rec", 3, bad, strlen(bad), &err), -EINVAL);
 	CHECK(strstr(err.msg, "rec:3:") && strstr(err.msg, "\"written\""));
@@ -613,6 +619,336 @@ static void test_random_lines(void)
 	ml_report_free(&r);
 }
 
+static void headline_of(const char *file, int kind, const char *want)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+	char h[512];
+
+	REQUIRE_MSG(!load(&r, file, &err), "%s", err.msg);
+	if (kind == 0 && r.nw)
+		ml_headline_writes(&r.w[0], h, sizeof(h));
+	else if (kind == 1 && r.ns)
+		ml_headline_snaps(&r.s[0], h, sizeof(h));
+	else if (kind == 2 && r.nf)
+		ml_headline_faults(&r.f[0], h, sizeof(h));
+	else if (kind == 3 && r.nm)
+		ml_headline_migrate(&r.m[0], h, sizeof(h));
+	else
+		snprintf(h, sizeof(h), "(no section)");
+	CHECK_STR(h, want);
+	ml_report_free(&r);
+}
+
+/* each section's headline, computed from the fixtures' numbers */
+static void test_headline_fixtures(void)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b;
+
+	/* the summary's average: 167792640 B/s */
+	headline_of(FIX "writes-one.jsonl", 0, "no hot VMA among 3; 160 MiB/s written on average");
+	/* last snapshot: anon 12288 of 12705 resident pages, 4096 swapped, 4133 written */
+	headline_of(FIX "snapshot.jsonl", 1,
+		    "50 MiB resident at the end: anon 48 MiB (97%), lib-text 1.4 MiB (3%), heap 80 "
+		    "KiB (<1%); 16 MiB swapped out; 16 MiB written in the last cycle");
+	/* minor: 16225 in all, the 8113th in bucket 4 (16..32 µs), the 16063rd in 6 */
+	headline_of(FIX "faults.jsonl", 2,
+		    "16,225 minor faults, half under 32 µs, 99% under 128 µs; 13 major faults, "
+		    "half under 512 µs, 99% under 4.1 ms; most by memwrite (16,390)");
+	/* 69992448 / 251658240 B, 526.3 / 475.1 ms; 38797312 B, 262.1 ms */
+	headline_of(FIX "migrate.jsonl", 3,
+		    "hot-VMA exclusion: 0.28× the bytes, 1.1× the downtime; hot-range exclusion: "
+		    "0.15× the bytes, 0.55× the downtime");
+	/* at the top of its section, escaped */
+	REQUIRE_MSG(!load(&r, FIX "snapshot.jsonl", &err), "%s", err.msg);
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK(strstr(b.p,
+		     "(memlens snapshot)</p>\n<p class=\"headline\">50 MiB resident at the "
+		     "end: anon 48 MiB (97%), lib-text 1.4 MiB (3%), heap 80 KiB (&lt;1%); ") !=
+	      NULL);
+	ml_rb_free(&b);
+	ml_report_free(&r);
+}
+
+static int load_lines(struct report *r, const char *const *lines, size_t n)
+{
+	struct ml_err err = { 0 };
+
+	ml_report_init(r);
+	for (size_t i = 0; i < n; i++) {
+		int ret =
+			ml_report_load_line(r, "in", (long)i + 1, lines[i], strlen(lines[i]), &err);
+
+		if (ret) {
+			printf("# load: %s\n", err.msg);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+#define REG(start, end, kind, path, ratio, hot)                                                    \
+	"{\"start_addr\":\"" start "\",\"end_addr\":\"" end "\",\"kind\":\"" kind "\"" path        \
+	",\"dirty_pages\":1,\"written_ratio\":" ratio ",\"hot\":" hot "}"
+
+/* hot VMAs at the end, named by file where they have one, and the mean rate */
+static void test_headline_writes(void)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"interval\",\"pid\":3,\"seq\":1,\"t_ms\":500,\"interval_s\":0.5,"
+		"\"dirty\":{\"dirty_pages\":256,\"dirty_bytes\":1048576},\"regions\":[" REG(
+			"0x1000000", "0x1100000", "anon", "", "1",
+			"true") "," REG("0x2000000", "0x2001000", "data",
+					",\"path\":\"/opt/app/bin/"
+					"srv\"",
+					"1", "true") "," REG("0x3000000", "0x3400000", "lib-data",
+							     ",\"path\":\"/usr/lib/libz.so.1\"",
+							     "0.5", "true") "]}",
+		"{\"type\":\"interval\",\"pid\":3,\"seq\":2,\"t_ms\":1000,\"interval_s\":0.5,"
+		"\"dirty\":{\"dirty_pages\":768,\"dirty_bytes\":3145728},\"regions\":[" REG(
+			"0x1000000", "0x1100000", "anon", "", "1",
+			"true") "," REG("0x2000000", "0x2001000", "data", "", "1",
+					"true") "," REG("0x3000000", "0x3400000", "lib-data", "",
+							"0.5", "false") "]}",
+	};
+	struct report r;
+	struct rbuf b;
+	char h[512];
+
+	REQUIRE(!load_lines(&r, lines, 2));
+	REQUIRE(r.nw == 1 && r.w[0].nvma == 3);
+	/* read from the first line that has it */
+	CHECK_STR(r.w[0].vma[1].path, "/opt/app/bin/srv");
+	CHECK(r.w[0].vma[0].path == NULL);
+	ml_headline_writes(&r.w[0], h, sizeof(h));
+	/* 4 MiB in 1 s; two hot at the end, biggest first; libz was hot before */
+	CHECK_STR(h, "2 hot VMAs of 3 (1.0M anon, 4.0K data srv); 3 hot at some time; 4.0 MiB/s "
+		     "written on average");
+	REQUIRE(!render(&r, NULL, &b));
+	/* rows: the file's basename, bold when hot, the full path on hover */
+	CHECK(strstr(b.p, "class=\"vma hotvma\"><title>/usr/lib/libz.so.1 "
+			  "0x3000000-0x3400000</title>4.0M lib-data libz.so.1</text>") != NULL);
+	CHECK(strstr(b.p, "<title>anon 0x1000000-0x1100000</title>1.0M anon 0x1000000</text>") !=
+	      NULL);
+	ml_rb_free(&b);
+	/* a long name is cut to fit the label column */
+	free(r.w[0].vma[1].path);
+	r.w[0].vma[1].path = strdup("/opt/a-program-with-a-rather-long-name-indeed-v2");
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK(strstr(b.p, "</title>4.0K data a-program-with-a-rather-long-…</text>") != NULL);
+	ml_rb_free(&b);
+	ml_report_free(&r);
+	/* one hot VMA, none written */
+	REQUIRE(!load_lines(&r, lines, 1));
+	r.w[0].iv[0].dirty_pages = 0;
+	r.w[0].cell[0].hot = r.w[0].cell[1].hot = false;
+	ml_headline_writes(&r.w[0], h, sizeof(h));
+	CHECK_STR(h, "1 hot VMA of 3 (4.0M lib-data libz.so.1); 3 hot at some time; 0 B/s written "
+		     "on average");
+	ml_report_free(&r);
+}
+
+/* a migration model without "none": ratios against the first policy */
+static void test_headline_migrate_other(void)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"migrate_model\",\"policies\":[{\"name\":\"hot-vma\",\"rounds\":[{"
+		"\"bytes\":100}],\"total_bytes\":400,\"downtime_ms\":10},{\"name\":\"hot-range\","
+		"\"rounds\":[{\"bytes\":50}],\"total_bytes\":100,\"downtime_ms\":10.2}]}",
+		"{\"type\":\"migrate_model\",\"policies\":[{\"name\":\"none\",\"rounds\":[{"
+		"\"bytes\":1048576}],\"total_bytes\":1048576,\"downtime_ms\":8}]}",
+	};
+	struct report r;
+	char h[512];
+
+	REQUIRE(!load_lines(&r, lines, 1));
+	ml_headline_migrate(&r.m[0], h, sizeof(h));
+	CHECK_STR(h, "hot-range exclusion: 0.25× the bytes, same downtime (against hot-vma)");
+	ml_report_free(&r);
+	REQUIRE(!load_lines(&r, lines + 1, 1));
+	ml_headline_migrate(&r.m[0], h, sizeof(h));
+	CHECK_STR(h, "none: 1.0 MiB sent, 8 ms downtime");
+	ml_report_free(&r);
+}
+
+/* the final dumps stand side by side, right of every pre-dump round */
+static void test_migrate_final_group(void)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b;
+	double fx[3], fw = 0, maxpre = 0;
+	int nf = 0;
+
+	REQUIRE_MSG(!load(&r, FIX "migrate.jsonl", &err), "%s", err.msg);
+	REQUIRE(!render(&r, NULL, &b));
+	for (const char *p = b.p; (p = strstr(p, "<rect class=\"bar")); p++) {
+		double x, w;
+		bool final = !strncmp(p, "<rect class=\"bar final\"", 23);
+
+		REQUIRE(sscanf(strstr(p, " x=\""), " x=\"%lf\" y=\"%*f\" width=\"%lf\"", &x, &w) ==
+			2);
+		if (final && nf < 3) {
+			fx[nf++] = x;
+			fw = w;
+		} else if (!final) {
+			maxpre = x + w > maxpre ? x + w : maxpre;
+		}
+	}
+	REQUIRE(nf == 3);
+	CHECK(fabs(fx[1] - fx[0] - fw) < 0.02 && fabs(fx[2] - fx[1] - fw) < 0.02);
+	CHECK(fx[0] > maxpre);
+	CHECK(strstr(b.p, ">final dump</text>") != NULL);
+	/* sizes on the bars, not fractions of a MiB */
+	CHECK(strstr(b.p, ">64M</text>") && strstr(b.p, ">512K</text>"));
+	ml_rb_free(&b);
+	ml_report_free(&r);
+}
+
+static void test_group_rows(void)
+{
+	/* 4 rows of 2 columns: rows 0-1 alike, 2 differs, 3 like 1 but not adjacent */
+	static const int v[] = { 1, 2, 1, 2, 0, 0, 1, 2 };
+	static const int same[] = { 5, 5, 5, 5, 5, 5 };
+	int first[5];
+
+	CHECK_EQ(ml_group_rows(v, 4, 2, first), 3);
+	CHECK(first[0] == 0 && first[1] == 2 && first[2] == 3 && first[3] == 4);
+	CHECK_EQ(ml_group_rows(same, 6, 1, first), 1);
+	CHECK(first[0] == 0 && first[1] == 6);
+	CHECK_EQ(ml_group_rows(same, 1, 6, first), 1);
+	CHECK(first[0] == 0 && first[1] == 1);
+}
+
+/* a VMA written all over, the same in every interval: one row, not 16 */
+static void test_ranges_collapse(void)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"interval\",\"pid\":7,\"t_ms\":100,\"interval_s\":0.1,\"regions\":["
+		"{\"start_addr\":\"0x10000000\",\"end_addr\":\"0x10100000\",\"kind\":\"anon\","
+		"\"dirty_pages\":256,\"written_ratio\":1}],"
+		"\"written\":[[\"0x10000000\",\"0x10100000\"]]}",
+		"{\"type\":\"interval\",\"pid\":7,\"t_ms\":200,\"interval_s\":0.1,\"regions\":["
+		"{\"start_addr\":\"0x10000000\",\"end_addr\":\"0x10100000\",\"kind\":\"anon\","
+		"\"dirty_pages\":256,\"written_ratio\":1}],"
+		"\"written\":[[\"0x10000000\",\"0x10100000\"]]}",
+	};
+	struct report r;
+	struct rbuf b;
+	const char *ranges, *end;
+
+	REQUIRE(!load_lines(&r, lines, 2));
+	REQUIRE(!render(&r, NULL, &b));
+	ranges = strstr(b.p, "class=\"ranges\"");
+	REQUIRE(ranges);
+	end = strstr(ranges, "</svg>");
+	REQUIRE(end);
+	CHECK(strstr(ranges, "inside 1.0M anon at 0x10000000: 16 slices of 64K each") != NULL);
+	CHECK_EQ(cells_filled(ranges, end, "#4a0016"), 1);
+	CHECK_EQ(count(ranges, "class=\"cell\"") - count(end, "class=\"cell\""), 1);
+	CHECK(strstr(ranges, ">+0 (16 slices)</text>") != NULL);
+	ml_rb_free(&b);
+	ml_report_free(&r);
+}
+
+/* the hot mark: its own lane under the cells, a gap between, a colour not of the scale */
+static void test_hot_mark_contrast(void)
+{
+	struct report r;
+	struct rbuf b;
+	const char *cell, *hot;
+	double cy, ch, hy;
+
+	ml_report_init(&r);
+	REQUIRE(!add_interval(&r, 1, 1, (double[]){ 1.0 }, (bool[]){ true }));
+	REQUIRE(!add_interval(&r, 2, 1, (double[]){ 1.0 }, (bool[]){ true }));
+	REQUIRE(!render(&r, NULL, &b));
+	cell = strstr(b.p, "<rect class=\"cell\"");
+	hot = strstr(b.p, "<rect class=\"hot\"");
+	REQUIRE(cell && hot);
+	REQUIRE(sscanf(cell,
+		       "<rect class=\"cell\" x=\"%*f\" y=\"%lf\" width=\"%*f\" height=\"%lf\"", &cy,
+		       &ch) == 2);
+	REQUIRE(sscanf(hot, "<rect class=\"hot\" x=\"%*f\" y=\"%lf\"", &hy) == 1);
+	CHECK(hy >= cy + ch + 1);
+	CHECK(strstr(cell, "fill=\"#4a0016\"") < strstr(cell, "/>"));
+	CHECK(strstr(hot, "fill=\"#1f78d1\"") < strstr(hot, "/>"));
+	for (int l = 0; l <= HEAT_LEVELS; l++)
+		CHECK(strcmp(ml_heat_level_colour(l), "#1f78d1"));
+	ml_rb_free(&b);
+	ml_report_free(&r);
+}
+
+/* each bar between the edges of its bucket, as memlens faults fills them */
+static void test_bucket_edges(void)
+{
+	static const char line[] = "{\"type\":\"faults\",\"rows\":[],\"minor_hist_us\":[0,0,5,1],"
+				   "\"major_hist_us\":[0,0,0,0,2]}";
+	struct ml_err err = { 0 };
+	struct report r;
+	struct rbuf b;
+	char e[24];
+	const char *p;
+
+	ml_bucket_edge(0, e, sizeof(e));
+	CHECK_STR(e, "0µs");
+	ml_bucket_edge(1, e, sizeof(e));
+	CHECK_STR(e, "2µs");
+	ml_bucket_edge(9, e, sizeof(e));
+	CHECK_STR(e, "512µs");
+	ml_bucket_edge(10, e, sizeof(e));
+	CHECK_STR(e, "1.02ms");
+	ml_bucket_edge(20, e, sizeof(e));
+	CHECK_STR(e, "1.05s");
+	ml_report_init(&r);
+	REQUIRE_MSG(!ml_report_load_line(&r, "f", 1, line, strlen(line), &err), "%s", err.msg);
+	REQUIRE(!render(&r, NULL, &b));
+	/* buckets 2..4 of both (4 to 32 µs): edges 4, 8, 16, 32 µs, twice */
+	p = strstr(b.p, "class=\"hist\"");
+	REQUIRE(p);
+	CHECK_EQ(count(p, ">4µs</text>"), 2);
+	CHECK_EQ(count(p, ">32µs</text>"), 2);
+	CHECK_EQ(count(p, ">2µs</text>"), 0);
+	CHECK_EQ(count(p, ">64µs</text>"), 0);
+	CHECK_EQ(count(p, "<rect class=\"bar\""), 3);
+	/* a short buffer: cut, still a string */
+	ml_headline_faults(&r.f[0], e, sizeof(e));
+	CHECK_STR(e, "6 minor faults, half un");
+	ml_rb_free(&b);
+	ml_report_free(&r);
+}
+
+/* one snapshot, no written/dirty counts: no chart over time, no empty panel */
+static void test_one_snapshot(void)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"snapshot\",\"pid\":8,\"t_ms\":0,\"cycle_us\":207,\"regions\":["
+		"{\"kind\":\"anon\",\"size_pages\":1024,\"resident_pages\":256},"
+		"{\"kind\":\"lib-text\",\"size_pages\":512,\"resident_pages\":512}]}",
+	};
+	struct report r;
+	struct rbuf b;
+	char h[512];
+
+	REQUIRE(!load_lines(&r, lines, 1));
+	ml_headline_snaps(&r.s[0], h, sizeof(h));
+	CHECK_STR(h, "3.0 MiB resident: lib-text 2.0 MiB (67%), anon 1.0 MiB (33%)");
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK_EQ(count(b.p, "class=\"stacked\""), 0);
+	CHECK(strstr(b.p, "<p class=\"note\">resident memory over time: one snapshot only") !=
+	      NULL);
+	CHECK(strstr(b.p, "1 snapshot; it took 207 µs.") != NULL);
+	CHECK_EQ(count(b.p, "class=\"kinds\""), 1);
+	CHECK(!strstr(b.p, "dirty (page flag)") && !strstr(b.p, "written in the last cycle"));
+	CHECK(!strstr(b.p, ">written</text>") && !strstr(b.p, ">dirty</text>"));
+	CHECK(strstr(b.p, ">not present</text>") != NULL);
+	CHECK(strstr(b.p, ">25.0% of 4.0M</text>") && strstr(b.p, ">100.0% of 2.0M</text>"));
+	ml_rb_free(&b);
+	ml_report_free(&r);
+}
+
 int main(void)
 {
 	RUN(test_nice_ticks);
@@ -637,5 +973,14 @@ int main(void)
 	RUN(test_render_large);
 	RUN(test_render_nothing);
 	RUN(test_random_lines);
+	RUN(test_headline_fixtures);
+	RUN(test_headline_writes);
+	RUN(test_headline_migrate_other);
+	RUN(test_migrate_final_group);
+	RUN(test_group_rows);
+	RUN(test_ranges_collapse);
+	RUN(test_hot_mark_contrast);
+	RUN(test_bucket_edges);
+	RUN(test_one_snapshot);
 	return T_DONE();
 }

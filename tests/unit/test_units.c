@@ -12,16 +12,19 @@ static void test_fmt_bytes(void)
 	CHECK_STR(ml_fmt_bytes(0, b, sizeof(b)), "0B");
 	CHECK_STR(ml_fmt_bytes(512, b, sizeof(b)), "512B");
 	CHECK_STR(ml_fmt_bytes(1023, b, sizeof(b)), "1023B");
-	CHECK_STR(ml_fmt_bytes(1024, b, sizeof(b)), "1K");
-	CHECK_STR(ml_fmt_bytes(4096, b, sizeof(b)), "4K");
+	CHECK_STR(ml_fmt_bytes(1024, b, sizeof(b)), "1.0K");
+	CHECK_STR(ml_fmt_bytes(4096, b, sizeof(b)), "4.0K");
 	CHECK_STR(ml_fmt_bytes(1536, b, sizeof(b)), "1.5K");
 	/* the two formatters disagreed on this one: "132.0K" and "132K" */
 	CHECK_STR(ml_fmt_bytes(132 * 1024, b, sizeof(b)), "132K");
 	CHECK_STR(ml_fmt_bytes(64ULL << 20, b, sizeof(b)), "64M");
 	CHECK_STR(ml_fmt_bytes(3ULL << 29, b, sizeof(b)), "1.5G");
-	CHECK_STR(ml_fmt_bytes(2ULL << 30, b, sizeof(b)), "2G");
+	CHECK_STR(ml_fmt_bytes(2ULL << 30, b, sizeof(b)), "2.0G");
+	CHECK_STR(ml_fmt_bytes_words(4096, b, sizeof(b)), "4.0 KiB");
+	CHECK_STR(ml_fmt_bytes_words(100, b, sizeof(b)), "100 B");
+	CHECK_STR(ml_fmt_bytes_words(64ULL << 20, b, sizeof(b)), "64 MiB");
 	/* rounds up into the next unit, never "1024K" */
-	CHECK_STR(ml_fmt_bytes(1024 * 1024 - 1, b, sizeof(b)), "1M");
+	CHECK_STR(ml_fmt_bytes(1024 * 1024 - 1, b, sizeof(b)), "1.0M");
 	CHECK_STR(ml_fmt_bytes(UINT64_MAX, b, sizeof(b)), "16E");
 }
 

@@ -8,7 +8,7 @@ pw=$!
 C_BG+=("$pw")
 exec 7>"$C_TMP/in"
 echo "map a 1000" >&7
-for _ in $(seq 100); do grep -q '^mapped a' "$C_TMP/pw.out" && break; sleep 0.1; done
+wait_for_line "$C_TMP/pw.out" '^mapped a' 10
 start=$(awk '/^mapped a/ {print $3}' "$C_TMP/pw.out")
 
 if ! kernel_at_least 6 7; then
@@ -21,7 +21,7 @@ if ! kernel_at_least 6 7; then
 		notok writes_refused_without_pagemap_scan_exit_5 "exit $rc: $(cat "$C_TMP/w.err")"
 	# the target is unharmed: alive, no uffd registration left, answers
 	echo "write a 1" >&7
-	for _ in $(seq 100); do grep -q '^wrote' "$C_TMP/pw.out" && break; sleep 0.1; done
+	wait_for_line "$C_TMP/pw.out" '^wrote' 10
 	kill -0 $pw && grep -q '^wrote 1000' "$C_TMP/pw.out" && [ "$(grep -c uw /proc/$pw/smaps)" = 0 ] &&
 		ok writes_refusal_leaves_target_unharmed ||
 		notok writes_refusal_leaves_target_unharmed "$(cat "$C_TMP/pw.out")"
@@ -52,9 +52,9 @@ start=$(awk '/^mapped a/ {print $3}' "$C_TMP/pw.out" | tail -n 1)
 "$MEMLENS" writes -p $pw -i 500 --json -a >"$C_TMP/w.json" 2>"$C_TMP/w.err" &
 mp=$!
 C_BG+=("$mp")
-for _ in $(seq 300); do grep -q '"seq":1,' "$C_TMP/w.json" && break; sleep 0.1; done
+wait_for_line "$C_TMP/w.json" '"seq":1,' 30
 echo "write a 3" >&7
-for _ in $(seq 100); do grep -q '^wrote' "$C_TMP/pw.out" && break; sleep 0.1; done
+wait_for_line "$C_TMP/pw.out" '^wrote' 10
 n0=$(grep -c '"type":"interval"' "$C_TMP/w.json")
 for _ in $(seq 300); do [ "$(grep -c '"type":"interval"' "$C_TMP/w.json")" -ge $((n0 + 2)) ] && break; sleep 0.1; done
 kill -INT $mp

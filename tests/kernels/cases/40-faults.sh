@@ -29,9 +29,9 @@ gated() {
 	"$MEMLENS" faults -v --mode fentry -p $gp --json >"$TR_OUT" 2>"$C_TMP/$name.err" &
 	tp=$!
 	C_BG+=("$tp")
-	for _ in $(seq 600); do grep -qs tracing "$C_TMP/$name.err" && break; sleep 0.1; done
+	wait_for_line "$C_TMP/$name.err" tracing 60
 	echo >&7
-	for _ in $(seq 1200); do grep -qs touched "$C_TMP/$name.fgerr" && break; sleep 0.1; done
+	wait_for_line "$C_TMP/$name.fgerr" touched 120
 	kill -INT $tp
 	wait $tp
 	echo >&7

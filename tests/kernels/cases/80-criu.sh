@@ -37,8 +37,8 @@ out=$C_TMP/ck.out
 setsid "$WORKLOADS/cksum_worker" -m 32 -n 300 -t 300 </dev/null >"$out" 2>&1 &
 ck=$!
 C_BG+=("$ck")
-for _ in $(seq 100); do grep -q 'pid' "$out" && break; sleep 0.1; done
-sleep 20
+wait_for_line "$out" 'pid' 10
+sleep 20	# the thing tested: what the workload wrote in its first 20 s goes into pre-dump 1
 step() {	# NAME RC: one line per stage
 	if [ "$2" = 0 ]; then
 		ok "$1"

@@ -22,7 +22,7 @@ chain() {
 	fi
 	local p=$P ck=("$MEMLENS" checkpoint --criu "$criu" -p "$P" -R -i 500 --json)
 	# round 1: 12 hot mappings + the hot-then-cold region: 13 ranges
-	"${ck[@]}" --pre-dump -s 5 -D "$d/1" >"$d/1.json" 2>"$d/1.err" ||
+	"${ck[@]}" --pre-dump -d 5 -D "$d/1" >"$d/1.json" 2>"$d/1.err" ||
 		{ notok "chain_$name" "round 1: $(tail -n 3 "$d/1.err")"; return; }
 	if $fork; then
 		# what was hot (how much, on a slow machine, depends on its speed) is
@@ -38,9 +38,9 @@ chain() {
 	fi
 	bad+=$JBAD
 	kill -USR2 "$p"
-	sleep 1
+	sleep 1	# the thing tested: the workload writes its newly hot region for a while
 	# round 2: the hot-then-cold region is cold now, the other one hot
-	"${ck[@]}" --pre-dump -s 5 --parent "$d/1" -D "$d/2" >"$d/2.json" 2>"$d/2.err" ||
+	"${ck[@]}" --pre-dump -d 5 --parent "$d/1" -D "$d/2" >"$d/2.json" 2>"$d/2.err" ||
 		{ notok "chain_$name" "$bad round 2: $(tail -n 3 "$d/2.err")"; return; }
 	if $fork; then
 		# what round 1 left out and is not hot now goes in full without its parent
@@ -57,7 +57,7 @@ print(int(any(not any(s2 <= int(s, 16) and int(e, 16) <= e2 for s2, e2 in h2) fo
 	fi
 	bad+=$JBAD
 	# round 3: exclusion off
-	"${ck[@]}" --pre-dump -s 1 --no-exclude --parent "$d/2" -D "$d/3" >"$d/3.json" 2>"$d/3.err" ||
+	"${ck[@]}" --pre-dump -d 1 --no-exclude --parent "$d/2" -D "$d/3" >"$d/3.json" 2>"$d/3.err" ||
 		{ notok "chain_$name" "$bad round 3: $(tail -n 3 "$d/3.err")"; return; }
 	if $fork; then
 		# everything round 2 left out goes without the parent, exactly
@@ -69,7 +69,7 @@ print(int(any(not any(s2 <= int(s, 16) and int(e, 16) <= e2 for s2, e2 in h2) fo
 	fi
 	bad+=$JBAD
 	# the final dump: incremental; hot 12 + 4 MiB = 4096 pages, not all 52 MiB (13312)
-	"$MEMLENS" checkpoint --criu "$criu" -p "$p" -s 0 --parent "$d/3" -D "$d/4" --json \
+	"$MEMLENS" checkpoint --criu "$criu" -p "$p" -d 0 --parent "$d/3" -D "$d/4" --json \
 		>"$d/4.json" 2>"$d/4.err" ||
 		{ notok "chain_$name" "$bad final dump: $(tail -n 3 "$d/4.err")"; return; }
 	jcheck "$name final dump" "$d/4.json" '"--track-mem" in j["command"]' \

@@ -2,6 +2,7 @@
 # Sets CRIUS (name=path pairs: the fork with the exclude options when its
 # source is here, and upstream CRIU 4.1.1), FORK_MISSING (why the fork is
 # not there), and helpers.
+. tests/lib.bash	# ok, notok, skip, the waits, t_at_exit
 PY=/usr/bin/python3
 tmp=$(mktemp -d /tmp/memlens-case.XXXXXX)
 pids=()
@@ -9,11 +10,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1: $2"; }
-skip() { echo "skip - $1: $2"; }
+t_at_exit cleanup
 
 CRIUS=()
 if fork=$(scripts/ensure-criu-exclude.sh 2>"$tmp/fork.err"); then
@@ -57,7 +54,7 @@ start() {
 	setsid "$@" </dev/null >>"$out" 2>&1 &
 	P=$!
 	pids+=("$P")
-	for _ in $(seq 200); do grep -q ready "$out" 2>/dev/null && return 0; sleep 0.05; done
+	wait_for_line "$out" ready 10 && return 0
 	return 1
 }
 

@@ -3,23 +3,14 @@ set -u
 : "${MEMLENS:?}" "${WORKLOADS:?}" "${KCONFIG:?}"
 PY=/usr/bin/python3
 C_TMP=$(mktemp -d /tmp/memlens-case.XXXXXX)
-C_FAILS=0
+. tests/lib.bash	# ok, notok, skip, t_done, the waits
 C_BG=()
 c_cleanup() {
 	local p
 	for p in "${C_BG[@]:-}"; do [ -n "$p" ] && kill -KILL "$p" 2>/dev/null; done
 	rm -rf "$C_TMP"
 }
-trap c_cleanup EXIT
-ok() { echo "ok - $1"; }
-notok() {
-	echo "not ok - $1"
-	shift
-	local l
-	for l in "$@"; do echo "#   $l"; done
-	C_FAILS=$((C_FAILS + 1))
-}
-skip() { echo "skip - $1: $2"; }
+t_at_exit c_cleanup
 # kconfig OPTION: y, m or nothing, from the kernel's own config
 kconfig() { sed -n "s/^CONFIG_$1=//p" "$KCONFIG"; }
 # kernel_at_least MAJOR MINOR
@@ -44,4 +35,4 @@ run_host_test() {
 	shift
 	env "$@" bash "tests/integration/$t"
 }
-c_done() { [ "$C_FAILS" -eq 0 ]; }
+c_done() { t_done; }

@@ -5,7 +5,7 @@
 . tests/kernels/cases/criu_lib.bash
 
 ns_a=mlcaseA$$ ns_b=mlcaseB$$
-trap 'cleanup; ip netns del $ns_a 2>/dev/null; ip netns del $ns_b 2>/dev/null' EXIT
+t_at_exit 'ip netns del $ns_a 2>/dev/null; ip netns del $ns_b 2>/dev/null'
 netns_up() {
 	ip netns add "$ns_a" && ip netns add "$ns_b" &&
 		ip link add mcva type veth peer name mcvb &&
@@ -23,12 +23,12 @@ migrate_ns() {
 		-D "$tmp/$name-dest" >"$tmp/$name-recv.out" 2>&1 &
 	rp=$!
 	pids+=("$rp")
-	for _ in $(seq 100); do grep -q receiving "$tmp/$name-recv.out" && break; sleep 0.1; done
+	wait_for_line "$tmp/$name-recv.out" receiving 10
 	start "$out" "${in_a[@]}" "$WORKLOADS/migwork" -H 12 -k 12 -I 32 -C 4 -t 2 ||
 		{ notok "migrate_$name" "migwork did not start"; return; }
 	p=$P
 	"${in_a[@]}" "$MEMLENS" migrate -p "$p" --to 10.213.0.2:7411 --criu "$criu" \
-		--max-rounds 3 --threshold 1 --round-seconds 2 -i 300 -D "$tmp/$name-src" --json \
+		--max-rounds 3 --stop-threshold 1 --round-interval 2 -i 300 -D "$tmp/$name-src" --json \
 		>"$j" 2>"$tmp/$name.err"
 	rc=$?
 	wait "$rp"

@@ -1,0 +1,19 @@
+# libmemlens.so: the library as a shared object for programs that link it
+# dynamically. Position-independent objects of their own, built with
+# -fvisibility=hidden; the exported interface is the ml_ functions of
+# include/memlens/ (lib/libmemlens.map), each version-tagged MEMLENS_1.
+# Built by `all` (make install installs it).
+SHARED_VERSION := 1
+PIC_OBJS := $(LIB_SRCS:%.c=$(BUILD)/pic/%.o)
+EXTRA_TARGETS += $(BUILD)/libmemlens.so
+
+.PHONY: shared
+shared: $(BUILD)/libmemlens.so
+
+$(BUILD)/pic/%.o: %.c | $(GEN_HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/libmemlens.so: $(PIC_OBJS) lib/libmemlens.map
+	$(CC) -shared -o $@ -Wl,-soname,libmemlens.so.$(SHARED_VERSION) \
+		-Wl,--version-script=lib/libmemlens.map -Wl,--no-undefined $(PIC_OBJS) $(LDLIBS)
