@@ -126,7 +126,7 @@ else
 	CK=$!
 	T_BG+=("$CK")
 	for _ in $(seq 1 100); do grep -qs writes "$T_TMP/ck.out" && break; sleep 0.05; done
-	MEMLENS_CRIU=$CRIU_BIN timeout 180 "$M" checkpoint -p $CK -D "$T_TMP/ck" -R -s 1 \
+	MEMLENS_CRIU=$CRIU_BIN timeout 180 "$M" checkpoint -p $CK -D "$T_TMP/ck" -R -d 1 \
 		>"$T_TMP/ck.txt" 2>"$T_TMP/ck.err"
 	if grep -q "^dump of pid $CK into" "$T_TMP/ck.txt"; then
 		fits checkpoint_80_columns "$T_TMP/ck.txt"
