@@ -20,4 +20,4 @@ $(BUILD)/fuzz/fuzz_report: tests/fuzz/fuzz_report.c $(REPORT_FUZZ_LIB) include/m
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ tests/fuzz/fuzz_report.c $(REPORT_FUZZ_LIB) -lm
+		-o $@ tests/fuzz/fuzz_report.c $(REPORT_FUZZ_LIB) -lm $(shell pkg-config --libs jansson)

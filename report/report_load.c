@@ -87,7 +87,7 @@ static const struct json *need_arr(const struct line_ctx *c, const struct json *
 {
 	const struct json *a = ml_json_get(o, key);
 
-	if (!a || a->type != JSON_ARRAY) {
+	if (!a || ml_json_type(a) != ML_JSON_ARRAY) {
 		bad(c, "field \"%s\" is missing or not an array", key);
 		return NULL;
 	}
@@ -207,7 +207,7 @@ static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
 	if (!a)
 		return 0;
 	w->iv[iv].has_ranges = true;
-	if (a->type != JSON_ARRAY)
+	if (ml_json_type(a) != ML_JSON_ARRAY)
 		return bad(c, "%s", "field \"written\" is not an array");
 	w->have_ranges = true;
 	for (size_t i = 0; i < ml_json_count(a); i++) {
@@ -215,7 +215,7 @@ static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
 		struct rep_range *rg;
 		uint64_t s, e;
 
-		if (ml_json_count(pair) != 2 || pair->type != JSON_ARRAY ||
+		if (ml_json_count(pair) != 2 || ml_json_type(pair) != ML_JSON_ARRAY ||
 		    ml_json_as_hex(ml_json_at(pair, 0), &s) ||
 		    ml_json_as_hex(ml_json_at(pair, 1), &e) || e < s)
 			return bad(c, "%s",
@@ -690,7 +690,7 @@ int ml_report_load_line(struct report *r, const char *src, long lineno, const ch
 				   "%s:%ld: not one complete JSON object (a truncated line?); "
 				   "remove or regenerate that line",
 				   src, lineno);
-	if (o->type != JSON_OBJECT)
+	if (ml_json_type(o) != ML_JSON_OBJECT)
 		ret = bad(&c, "%s", "not a JSON object");
 	else
 		ret = dispatch(&c, o);

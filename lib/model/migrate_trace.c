@@ -30,7 +30,7 @@ static int parse_regions(const struct json *arr, struct mm_interval *iv, struct 
 {
 	size_t n = ml_json_count(arr);
 
-	if (!arr || arr->type != JSON_ARRAY)
+	if (!arr || ml_json_type(arr) != ML_JSON_ARRAY)
 		return ml_err_set(err, EINVAL, "\"regions\" must be an array");
 	iv->regions = calloc(n ? n : 1, sizeof(*iv->regions));
 	if (!iv->regions)
@@ -58,7 +58,7 @@ static int parse_written(const struct json *arr, struct mm_interval *iv, struct 
 
 	if (!arr)
 		return 0; /* `writes --json` output: no ranges (mm_run refuses) */
-	if (arr->type != JSON_ARRAY)
+	if (ml_json_type(arr) != ML_JSON_ARRAY)
 		return ml_err_set(err, EINVAL, "\"written\" must be an array");
 	iv->written = calloc(n ? n : 1, sizeof(*iv->written));
 	if (!iv->written)
@@ -67,7 +67,7 @@ static int parse_written(const struct json *arr, struct mm_interval *iv, struct 
 		const struct json *w = ml_json_at(arr, i);
 		struct range *r = &iv->written[i];
 
-		if (ml_json_count(w) != 2 || w->type != JSON_ARRAY ||
+		if (ml_json_count(w) != 2 || ml_json_type(w) != ML_JSON_ARRAY ||
 		    ml_json_as_hex(ml_json_at(w, 0), &r->start) ||
 		    ml_json_as_hex(ml_json_at(w, 1), &r->end) || r->end <= r->start)
 			return ml_err_set(err, EINVAL,
