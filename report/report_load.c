@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_snapshot.h"
 #include "memlens/format_writes.h"
 #include "memlens/json.h"
 #include "report_int.h"
@@ -314,18 +315,23 @@ static int load_interval(const struct line_ctx *c, const struct json *o)
 
 static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid);
 
+/* The sentence for a known token (or an older file's sentence), else the word itself. */
+static void stop_text(char *dst, size_t size, enum ml_stop why, const char *word)
+{
+	snprintf(dst, size, "%s", why != ML_STOP_UNKNOWN ? ml_stop_text(why) : word);
+}
+
 /* writes and snapshot both end with a "summary": snapshot's counts "cycles" */
 static int load_snap_summary(const struct line_ctx *c, const struct json *o)
 {
-	const char *why = ml_json_get_str(o, "stopped_because");
+	struct snapshot_summary_rec rec;
 	struct rep_snaps *s;
-	double pid = 0;
 
-	ml_json_get_double(o, "pid", &pid);
-	s = snaps_for(c, to_long(pid));
+	ml_fmt_snapshot_summary_read(o, &rec);
+	s = snaps_for(c, to_long(rec.pid));
 	if (!s)
 		return oom(c);
-	snprintf(s->stopped_because, sizeof(s->stopped_because), "%s", why ? why : "");
+	stop_text(s->stopped_because, sizeof(s->stopped_because), rec.why, rec.why_word);
 	return 0;
 }
 
@@ -341,12 +347,6 @@ static struct rep_writes *run_ending_at(const struct line_ctx *c, long pid, doub
 			return w;
 	}
 	return NULL;
-}
-
-/* The sentence for a known token (or an older file's sentence), else the word itself. */
-static void stop_text(char *dst, size_t size, enum ml_stop why, const char *word)
-{
-	snprintf(dst, size, "%s", why != ML_STOP_UNKNOWN ? ml_stop_text(why) : word);
 }
 
 static int load_summary(const struct line_ctx *c, const struct json *o)
@@ -402,66 +402,58 @@ static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid)
 	return s;
 }
 
-static int snap_region(const struct line_ctx *c, struct rep_snaps *s, struct rep_snap_point *pt,
-		       const struct json *reg, struct rep_kind_use *use)
+static void snap_region(struct rep_snaps *s, struct rep_snap_point *pt,
+			const struct snap_region_rec *reg, struct rep_kind_use *use)
 {
-	int k = ml_report_kind(ml_json_get_str(reg, "kind"));
-	double res, v;
-	int ret;
+	int k = ml_report_kind(reg->kind[0] ? reg->kind : NULL);
 
-	ret = need_num(c, reg, "resident_pages", &res);
-	if (ret)
-		return ret;
-	pt->resident[k] += res;
-	use[k].resident += res;
-	use[k].size += num_or0(reg, "size_pages");
-	use[k].swapped += num_or0(reg, "swapped_pages");
-	if (opt_num(reg, "written_pages", &v)) {
-		use[k].written += v;
+	pt->resident[k] += reg->c.resident_pages;
+	use[k].resident += reg->c.resident_pages;
+	use[k].size += reg->c.size_pages;
+	use[k].swapped += reg->c.swapped_pages;
+	if (reg->c.has_written) {
+		use[k].written += reg->c.written_pages;
 		s->have_written = true;
 	}
-	if (opt_num(ml_json_get(reg, "page_flags"), "dirty", &v)) {
-		use[k].dirty += v;
+	if (reg->c.has_flags) {
+		use[k].dirty += reg->c.dirty;
 		s->have_dirty = true;
 	}
+}
+
+static int add_snapshot(const struct line_ctx *c, const struct snapshot_rec *rec)
+{
+	struct rep_kind_use use[REPORT_KINDS] = { 0 };
+	struct rep_snap_point *pt;
+	struct rep_snaps *s;
+
+	s = snaps_for(c, to_long(rec->pid));
+	if (!s || !grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
+		return oom(c);
+	pt = &s->pt[s->npt++];
+	pt->t_ms = rec->t_ms;
+	for (size_t j = 0; j < rec->nregions; j++)
+		snap_region(s, pt, &rec->regions[j], use);
+	memcpy(s->last, use, sizeof(use));
+	s->cycle_us_sum += rec->cycle_us;
+	if (rec->cycle_us > s->cycle_us_max)
+		s->cycle_us_max = rec->cycle_us;
+	if (rec->page_size >= 512)
+		s->page_size = rec->page_size;
 	return 0;
 }
 
 static int load_snapshot(const struct line_ctx *c, const struct json *o)
 {
-	struct rep_kind_use use[REPORT_KINDS] = { 0 };
-	const struct json *regs;
-	struct rep_snap_point *pt;
-	struct rep_snaps *s;
-	double t, pid = 0, cyc, ps;
-	int ret;
+	struct snapshot_rec rec;
+	int ret = ml_fmt_snapshot_read(o, &rec, c->err);
 
-	ret = need_num(c, o, "t_ms", &t);
 	if (ret)
-		return ret;
-	regs = need_arr(c, o, "regions");
-	if (!regs)
-		return -EINVAL;
-	ml_json_get_double(o, "pid", &pid);
-	s = snaps_for(c, to_long(pid));
-	if (!s || !grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
-		return oom(c);
-	pt = &s->pt[s->npt++];
-	pt->t_ms = t;
-	for (size_t j = 0; j < ml_json_count(regs); j++) {
-		ret = snap_region(c, s, pt, ml_json_at(regs, j), use);
-		if (ret)
-			return ret;
-	}
-	memcpy(s->last, use, sizeof(use));
-	cyc = num_or0(o, "cycle_us");
-	s->cycle_us_sum += cyc;
-	if (cyc > s->cycle_us_max)
-		s->cycle_us_max = cyc;
-	ps = num_or0(o, "page_size");
-	if (ps >= 512)
-		s->page_size = ps;
-	return 0;
+		ret = rec_err(c, ret);
+	else
+		ret = add_snapshot(c, &rec);
+	ml_fmt_snapshot_free(&rec);
+	return ret;
 }
 
 static int load_hist(const struct line_ctx *c, const struct json *o, const char *key, double *h,
