@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "comma_locale.h"
 #include "harness.h"
 #include "memlens/json.h"
 
@@ -211,47 +212,20 @@ static void test_beyond_int64(void)
 	ml_json_free(j);
 }
 
-/* A locale whose decimal separator is ',' (de_DE), made with localedef if need be. */
-static bool comma_locale(char *dir, size_t len)
-{
-	char cmd[512];
-
-	dir[0] = '\0';
-	if (setlocale(LC_NUMERIC, "de_DE.UTF-8"))
-		return true;
-	snprintf(dir, len, "/tmp/memlens-locale.XXXXXX");
-	if (!mkdtemp(dir)) {
-		dir[0] = '\0';
-		return false;
-	}
-	snprintf(cmd, sizeof(cmd), "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 2>/dev/null", dir);
-	if (system(cmd) != 0)
-		return false;
-	setenv("LOCPATH", dir, 1);
-	return setlocale(LC_NUMERIC, "de_DE.UTF-8") != NULL;
-}
-
 static void test_locale_independent(void)
 {
-	char dir[64], cmd[128];
+	bool have = comma_locale_enter();
 	struct json *j = NULL;
-	bool have = comma_locale(dir, sizeof(dir));
-	double d = 0, c;
+	double d = 0, c = -1;
 
 	if (have) {
 		c = strtod("0.5", NULL); /* this locale's strtod stops at the '.' */
 		j = parse("{\"v\":0.5,\"e\":2.5e-1,\"n\":-1.75}");
 	}
-	setlocale(LC_NUMERIC, "C");
-	unsetenv("LOCPATH");
-	if (dir[0]) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-		if (system(cmd))
-			T_FAILMSG("could not remove %s", dir);
-	}
+	comma_locale_leave();
 	if (!have)
-		SKIP("no de_DE locale and localedef could not make one (install the locales "
-		     "package)");
+		SKIP("no locale with a ',' decimal point: no de_DE.UTF-8, and localedef could "
+		     "not make one");
 	CHECK(c == 0); /* the test can fail: the locale reads "0.5" as 0 */
 	REQUIRE(j);
 	CHECK(!ml_json_get_double(j, "v", &d) && d == 0.5);
