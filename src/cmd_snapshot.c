@@ -265,12 +265,12 @@ static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_sto
 	}
 	if (c->rec == stdout && c->json) {
 		struct snapshot_summary line = { .pid = c->pid,
-						.cycles = c->ncycles,
-						.cycle_us_min = mn,
-						.cycle_us_median = med,
-						.cycle_us_max = mx,
-						.cycle_us_mean = c->ncycles ? sum / c->ncycles : 0,
-						.why = why };
+						 .cycles = c->ncycles,
+						 .cycle_us_min = mn,
+						 .cycle_us_median = med,
+						 .cycle_us_max = mx,
+						 .cycle_us_mean = c->ncycles ? sum / c->ncycles : 0,
+						 .why = why };
 		struct jw w;
 
 		ml_jw_init(&w, stdout);

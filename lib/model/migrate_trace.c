@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The migration model's input: the `memlens writes --record` trace (lib/format/writes.c reads it). */
+/* The migration model's input: the `writes --record` trace, read by lib/format/writes.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
