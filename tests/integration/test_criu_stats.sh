@@ -163,7 +163,7 @@ test_fresh_dump() {
 	P=$!
 	pids+=("$P")
 	for _ in $(seq 100); do [ -s "$tmp/mw.out" ] && break; sleep 0.05; done
-	if ! MEMLENS_CRIU=$criu "$MEMLENS" checkpoint -p "$P" -D "$d" -R -s 0 --json \
+	if ! MEMLENS_CRIU=$criu "$MEMLENS" checkpoint -p "$P" -D "$d" -R -d 0 --json \
 		>"$tmp/cp.json" 2>"$tmp/cp.err"; then
 		notok $n "memlens checkpoint failed: $(cat "$tmp/cp.err" "$tmp/cp.json")"
 		return
