@@ -10,6 +10,8 @@
 # Optional parts (eBPF tracers, the gRPC agent) add themselves in mk/*.mk.
 
 .DEFAULT_GOAL := all
+# memlens --version, memlens.pc: the one place the version is written
+VERSION := 0.1.0
 CC      ?= cc
 BUILD   ?= build
 NPROC   := $(shell nproc 2>/dev/null || echo 2)

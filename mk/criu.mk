@@ -16,3 +16,9 @@ test demo: criu-ensure
 # the build-time CRIU fallback (Makefile: BUILD_CRIU) is compiled into common/criu_cli.c
 $(BUILD)/common/criu_cli.o: EXTRA_CFLAGS += -DMEMLENS_BUILD_CRIU='"$(BUILD_CRIU)"'
 $(BUILD)/common/criu_cli.o: Makefile
+
+# the version (Makefile: VERSION) is compiled into common/opts.c (--version)
+$(BUILD)/common/opts.o: EXTRA_CFLAGS += -DMEMLENS_VERSION='"$(VERSION)"'
+$(BUILD)/common/opts.o: Makefile
+$(BUILD)/agent/rpc_profile.o: EXTRA_CFLAGS += -DMEMLENS_VERSION='"$(VERSION)"'
+$(BUILD)/agent/rpc_profile.o: Makefile

@@ -36,7 +36,7 @@ BASHCOMPDIR  ?= $(DATADIR)/bash-completion/completions
 MEMLENS_LIBEXEC := $(LIBEXECDIR)/memlens
 INSTALL      ?= install
 
-MEMLENS_VERSION_STR := $(or $(shell sed -n 's/^\#define MEMLENS_VERSION "\(.*\)"/\1/p' common/opts.c),0.0.0)
+MEMLENS_VERSION_STR := $(VERSION)
 
 # --- where memlens finds memlens-agent -------------------------------------
 # $(BUILD)/gen/install_paths.h is rewritten only when a path changes, so a

@@ -11,6 +11,7 @@
 #    a user of the library would; bad images get an error, not output.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
+. tests/lib.bash
 BUILD=${BUILD:-build}
 MEMLENS=${MEMLENS:-$PWD/$BUILD/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
@@ -21,11 +22,7 @@ cleanup() {
 	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
 	rm -rf "$tmp"
 }
-trap cleanup EXIT
-fails=0
-ok() { echo "ok - $1"; }
-notok() { echo "not ok - $1"; shift; [ $# -gt 0 ] && echo "#   $*"; fails=$((fails + 1)); }
-skip() { echo "skip - $1: $2"; }
+t_at_exit cleanup
 
 # crit from CRIU's source tree, made runnable in $tmp/crit the way CRIU's
 # lib/pycriu Makefiles make it: Python modules from images/*.proto, magic.py
@@ -162,7 +159,7 @@ test_fresh_dump() {
 	setsid "$WORKLOADS/memwrite" -m 8 </dev/null >"$tmp/mw.out" 2>&1 &
 	P=$!
 	pids+=("$P")
-	for _ in $(seq 100); do [ -s "$tmp/mw.out" ] && break; sleep 0.05; done
+	wait_for_file "$tmp/mw.out" 10
 	if ! MEMLENS_CRIU=$criu "$MEMLENS" checkpoint -p "$P" -D "$d" -R -d 0 --json \
 		>"$tmp/cp.json" 2>"$tmp/cp.err"; then
 		notok $n "memlens checkpoint failed: $(cat "$tmp/cp.err" "$tmp/cp.json")"
@@ -214,4 +211,4 @@ test_bad_images() {
 test_checked_in
 test_fresh_dump
 test_bad_images
-[ "$fails" = 0 ]
+t_done
