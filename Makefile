@@ -18,6 +18,10 @@ LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 # src/*.c and src/<part>/*.c: every subcommand
 MEMLENS_SRCS := $(wildcard src/*.c)
+# common/: code both binaries (memlens, memlens-agent) link
+COMMON_SRCS := $(wildcard common/*.c)
+MEMLENS_SRCS += $(COMMON_SRCS)
+$(BUILD)/common/%.o $(BUILD)/src/cmd_migrate.o: EXTRA_CFLAGS += -Icommon -Isrc
 WORKLOAD_SRCS := $(wildcard workloads/*.c)
 WORKLOADS := $(WORKLOAD_SRCS:workloads/%.c=$(BUILD)/workloads/%)
 UNIT_SRCS := $(wildcard tests/unit/*.c)

@@ -13,6 +13,11 @@ AGENT_SRCS := $(wildcard src/agent/*.c) $(BUILD)/gen/agent.pb-c.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/src/cliutil.o $(BUILD)/src/jsonw.o \
 	      $(BUILD)/src/criu_cli.o
 EXTRA_TARGETS += $(BUILD)/memlens-agent
+# the Migrate RPC: the migration flow `memlens migrate` runs (common/)
+AGENT_MIGRATE_OBJS := $(BUILD)/agent/rpc_migrate.o $(BUILD)/common/migrate_run.o \
+		      $(BUILD)/src/migrate_wire.o $(BUILD)/src/migrate_recv.o
+AGENT_OBJS += $(filter-out $(AGENT_OBJS),$(AGENT_MIGRATE_OBJS))
+$(BUILD)/agent/rpc_migrate.o: EXTRA_CFLAGS += -Isrc/agent -Iagent -Icommon -Isrc
 
 $(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens.a
 	$(CC) $(CFLAGS) -o $@ $(AGENT_OBJS) $(BUILD)/libmemlens.a \
