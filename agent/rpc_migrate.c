@@ -125,6 +125,8 @@ static void migrate_response(const struct agent *a, const struct migrate_result 
 		rs[i].round = r->k;
 		rs[i].kind = (char *)(r->pre_dump ? "pre-dump" : "dump");
 		rs[i].pages = r->pages;
+		rs[i].pages_scanned = r->pages_scanned;
+		rs[i].pages_skipped_parent = r->pages_skipped_parent;
 		rs[i].bytes = r->bytes;
 		rs[i].stored_bytes = r->stored;
 		rs[i].start_ms = (int64_t)r->start_ms;

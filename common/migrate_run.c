@@ -141,6 +141,8 @@ static void fill_round(struct mig *m, struct migrate_round *r, const struct criu
 		       const struct rangeset *hot)
 {
 	r->pages = res->pages_written;
+	r->pages_scanned = res->pages_scanned;
+	r->pages_skipped_parent = res->pages_skipped_parent;
 	r->bytes = res->pages_written > 0 ? (uint64_t)res->pages_written * 4096 : 0;
 	r->duration_ms = res->duration_ms;
 	r->hot_ranges = hot->n;

@@ -25,7 +25,8 @@
 struct migrate_round {
 	int k; /* 1, 2, ...: the images go to DIR/K at the destination */
 	bool pre_dump; /* false: the final dump */
-	int64_t pages;
+	int64_t pages; /* written, by CRIU's stats */
+	int64_t pages_scanned, pages_skipped_parent; /* the same; -1 unknown */
 	uint64_t bytes; /* pages * 4 KiB */
 	uint64_t stored; /* what the destination's page server stored */
 	uint64_t duration_ms, start_ms; /* start: since the migration began */

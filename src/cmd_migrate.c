@@ -300,6 +300,8 @@ static void print_json(const struct mig_run *m, int rc)
 		jw_kint(&w, "round", r->k);
 		jw_kstr(&w, "kind", r->pre_dump ? "pre-dump" : "dump");
 		jw_kint(&w, "pages", r->pages);
+		jw_kint(&w, "pages_scanned", r->pages_scanned);
+		jw_kint(&w, "pages_skipped_parent", r->pages_skipped_parent);
 		jw_kuint(&w, "bytes", r->bytes);
 		jw_kuint(&w, "stored_bytes", r->stored);
 		jw_kuint(&w, "start_ms", r->start_ms);
