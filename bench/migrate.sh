@@ -21,8 +21,12 @@ MEMLENS=${MEMLENS:-$PWD/$BUILD/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
 OUTDIR=${OUTDIR:-$PWD/$BUILD/bench}
 PY=/usr/bin/python3
-ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-500}
-TRACE_S=${TRACE_S:-90} WARM_S=2 failed=
+# the profiling interval: a VMA is hot when a third of it is written in each
+# of 3 intervals; under TCG every first write to a page after a scan is a
+# slow fault: at 500 ms the 64 MiB buffers never turned hot (one small VMA
+# was all the bench left out), 2 s gives the writers time to cover them
+ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-2000}
+TRACE_S=${TRACE_S:-150} WARM_S=2 failed=
 tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
@@ -101,9 +105,9 @@ EOF
 		"$MEMLENS" migrate-model "$tmp/$w.trace" --bandwidth "$bw" --round-interval "$ri" \
 			--max-rounds "$n" --stop-threshold "$THRESHOLD" --json >"$tmp/$w-$mode.model" \
 			2>"$tmp/$w-$mode.merr" || echo "# $w $mode: migrate-model: $(tail -n 1 "$tmp/$w-$mode.merr")"
-		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" >>"$OUT" <<'EOF'
+		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" "$INTERVAL" >>"$OUT" <<'EOF'
 import json, sys
-w, mode, mj, mm, bw, ri, kver = sys.argv[1:]
+w, mode, mj, mm, bw, ri, kver = sys.argv[1:8]
 m = json.load(open(mj))
 try:
     model = json.load(open(mm))
@@ -120,6 +124,8 @@ row = {
     "round_pages_scanned": [r.get("pages_scanned") for r in m["rounds"]],
     "round_pages_skipped_parent": [r.get("pages_skipped_parent") for r in m["rounds"]],
     "round_start_ms": [r["start_ms"] for r in m["rounds"]],
+    "round_hot_bytes": [r["hot_bytes"] for r in m["rounds"]],
+    "interval_ms": int(sys.argv[8]),
     "total_bytes": m["total_bytes"], "final_bytes": m["rounds"][-1]["bytes"],
     "downtime_ms": m["downtime_ms"], "final_dump_ms": m["final_dump_ms"],
     "restore_ms": m["restore_ms"],
