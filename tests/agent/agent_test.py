@@ -1150,11 +1150,18 @@ def test_migrate():
             # incremental: the hot 12 + 4 MiB (4096 pages) and a little more, not all 52 MiB
             check(r.rounds[-1].pages <= 4096 + 2048, "the final dump: %s" % r.rounds[-1])
             if fork:
-                # round 1 leaves out what was hot: the idle 32 MiB and a little are sent
-                check(r.exclusion and r.rounds[0].excluded_ranges >= 1 and
-                      r.rounds[0].pages <= 8192 + 2048 and "whole VMAs" in r.limits,
+                # what was hot when a round ran (a slow guest's profiler does
+                # not always see all 13 ranges hot yet): all of it left out
+                pre = r.rounds[:-1]
+                check(r.exclusion and "whole VMAs" in r.limits and
+                      all(x.excluded_ranges == x.hot_ranges for x in pre) and
+                      any(x.excluded_ranges for x in pre), "exclusion: %s" % r)
+                # round 1 sends what was not hot (12318 pages in all) and a little
+                check(r.rounds[0].pages <= 12318 + 512 - r.rounds[0].hot_bytes // 4096,
                       "round 1 with exclusion: %s" % r.rounds[0])
-                check(r.rounds[-1].no_parent_ranges >= 1, "the final dump: %s" % r.rounds[-1])
+                # what the last pre-dump left out goes in full in the final dump
+                check(r.rounds[-1].no_parent_ranges == pre[-1].excluded_ranges,
+                      "the final dump: %s" % r.rounds[-1])
             else:
                 check(not r.exclusion and "cannot leave memory out" in r.rounds[0].note,
                       "round 1 without the exclude options: %s" % r.rounds[0])
