@@ -192,21 +192,21 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o, const char *
 	}
 	r = agent_target(a, &o->pid, &e);
 	if (!r)
-		r = criu_dump_target_check(o->pid, &e);
+		r = ml_criu_dump_target_check(o->pid, &e);
 	if (r) {
 		rpc_fail(out, r == -EINVAL ? RPC_FAILED_PRECONDITION : rpc_code_for_errno(r),
 			 "Migrate: %s", e.msg);
 		goto out;
 	}
 	o->caps = &a->caps;
-	o->prof = a->prof && profiler_running(a->prof) ? a->prof : NULL;
+	o->prof = a->prof && ml_profiler_running(a->prof) ? a->prof : NULL;
 	r = migrate_run(o, x);
 	dumped = x->nr && !x->r[x->nr - 1].pre_dump;
 	if (dumped || !r) {
 		a->checkpoints += x->nr;
 		if (a->prof) {
 			/* its target is frozen in the images, or gone */
-			profiler_close(a->prof);
+			ml_profiler_close(a->prof);
 			a->prof = NULL;
 			metrics_profiling(false, 0);
 		}

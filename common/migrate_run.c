@@ -146,7 +146,7 @@ static void fill_round(struct mig *m, struct migrate_round *r, const struct criu
 	r->bytes = res->pages_written > 0 ? (uint64_t)res->pages_written * 4096 : 0;
 	r->duration_ms = res->duration_ms;
 	r->hot_ranges = hot->n;
-	r->hot_bytes = rangeset_bytes(hot);
+	r->hot_bytes = ml_rangeset_bytes(hot);
 	r->excluded = res->exclude.nexclude;
 	r->no_parent = res->exclude.nno_parent;
 	if (!r->pre_dump && !res->exclude.nno_parent && !res->exclude.parent_unusable)
@@ -172,7 +172,7 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 
 	if (!res)
 		return -ENOMEM;
-	rangeset_init(&hot);
+	ml_rangeset_init(&hot);
 	memset(r, 0, sizeof(*r));
 	r->k = k;
 	r->pre_dump = pre_dump;
@@ -196,10 +196,10 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		.extra_args = m->o->extra_args,
 	};
 
-	ret = criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
+	ret = ml_criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
 	m->criu_end_ns = cli_now_ns();
 	if (!ret && !pre_dump)
-		criu_read_dump_frozen(dir, &m->res->frozen_us, &err);
+		ml_criu_read_dump_frozen(dir, &m->res->frozen_us, &err);
 	if (ret)
 		snprintf(m->res->error, sizeof(m->res->error), "%s", err.msg);
 	/* the page server ends with the dump, failed or not */
@@ -214,7 +214,7 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 	if (m->o->on_round)
 		m->o->on_round(r, m->o->arg);
 out:
-	rangeset_free(&hot);
+	ml_rangeset_free(&hot);
 	free(res);
 	return ret;
 }
@@ -304,10 +304,10 @@ static uint64_t latest_seq(struct profiler *p)
 	uint64_t seq;
 
 	memset(&smp, 0, sizeof(smp));
-	if (!p || profiler_latest(p, &smp))
+	if (!p || ml_profiler_latest(p, &smp))
 		return 0;
 	seq = smp.seq;
-	profiler_sample_free(&smp);
+	ml_profiler_sample_free(&smp);
 	return seq;
 }
 
@@ -344,15 +344,15 @@ static int start_profiling(struct mig *m)
 {
 	struct profiler_opts po = { .interval_ms = m->o->interval_ms };
 	struct ml_err err = { 0 };
-	int r = profiler_open(&m->p, m->o->pid, &po, &err);
+	int r = ml_profiler_open(&m->p, m->o->pid, &po, &err);
 
 	if (!r)
-		r = profiler_start(m->p, NULL, NULL, &err);
+		r = ml_profiler_start(m->p, NULL, NULL, &err);
 	if (r) {
 		snprintf(m->res->error, sizeof(m->res->error), "profiling pid %d: %s",
 			 (int)m->o->pid, err.msg);
 		if (m->p)
-			profiler_close(m->p);
+			ml_profiler_close(m->p);
 		m->p = NULL;
 		return r;
 	}
@@ -365,13 +365,13 @@ void migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
 	char opts[128];
 
 	res->precopy = o->caps->mem_dirty_track && o->max_rounds > 0;
-	res->exclude = res->precopy && !o->no_exclude && criu_can_exclude(o->caps);
-	criu_caps_options(o->caps, opts, sizeof(opts));
+	res->exclude = res->precopy && !o->no_exclude && ml_criu_can_exclude(o->caps);
+	ml_criu_caps_options(o->caps, opts, sizeof(opts));
 	res->why[0] = '\0';
 	if (o->no_exclude)
 		snprintf(res->why, sizeof(res->why), "%s",
 			 o->off_note ? o->off_note : "exclusion switched off");
-	else if (!criu_can_exclude(o->caps))
+	else if (!ml_criu_can_exclude(o->caps))
 		snprintf(res->why, sizeof(res->why),
 			 "this CRIU cannot leave memory out of a pre-dump (%s)", opts);
 }
@@ -419,7 +419,7 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 	res->frozen_us = -1;
 	migrate_plan(o, res);
 	m.t0_ns = cli_now_ns();
-	ret = criu_session_open(&m.sess, o->caps, &ro, &err);
+	ret = ml_criu_session_open(&m.sess, o->caps, &ro, &err);
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "%s", err.msg);
 		return ret;
@@ -433,8 +433,8 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 	else
 		ret = rounds(&m);
 	if (m.own_p)
-		profiler_close(m.p);
-	criu_session_close(m.sess);
+		ml_profiler_close(m.p);
+	ml_criu_session_close(m.sess);
 	end_receiver(&m);
 	return ret;
 }

@@ -39,7 +39,7 @@ struct profiler {
 	int64_t cumulative_dirty_bytes;
 	uint64_t seq;
 	bool released;
-	bool restart; /* the loop ran when released: profiler_reinit() restarts it */
+	bool restart; /* the loop ran when released: ml_profiler_reinit() restarts it */
 	bool count_new; /* count pages of VMAs that appeared since the last tick */
 
 	/* per-tick scratch */
@@ -76,17 +76,17 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-pid_t profiler_pid(const struct profiler *p)
+pid_t ml_profiler_pid(const struct profiler *p)
 {
 	return p->pid;
 }
 
-const struct attach_stats *profiler_attach_stats(const struct profiler *p)
+const struct attach_stats *ml_profiler_attach_stats(const struct profiler *p)
 {
 	return &p->attach;
 }
 
-const struct profiler_opts *profiler_options(const struct profiler *p)
+const struct profiler_opts *ml_profiler_options(const struct profiler *p)
 {
 	return &p->o;
 }
@@ -94,11 +94,11 @@ const struct profiler_opts *profiler_options(const struct profiler *p)
 /*
  * Re-read the maps; parse, classify and report a change only when the text
  * differs from the last one (most ticks of a steady process: no work). A
- * text that changed while it was read is read again (maps_parse_fd()).
+ * text that changed while it was read is read again (ml_maps_parse_fd()).
  */
 static int read_maps(struct profiler *p, bool *changed, struct ml_err *err)
 {
-	ssize_t len = maps_read_raw(p->maps_fd, &p->maps_buf, &p->maps_bufsz, err);
+	ssize_t len = ml_maps_read_raw(p->maps_fd, &p->maps_buf, &p->maps_bufsz, err);
 
 	if (len < 0)
 		return (int)len;
@@ -109,10 +109,10 @@ static int read_maps(struct profiler *p, bool *changed, struct ml_err *err)
 	}
 	*changed = true;
 	p->prev_len = 0;
-	len = maps_parse_fd(p->maps_fd, &p->maps_buf, &p->maps_bufsz, (size_t)len, &p->vmas, err);
+	len = ml_maps_parse_fd(p->maps_fd, &p->maps_buf, &p->maps_bufsz, (size_t)len, &p->vmas, err);
 	if (len < 0)
 		return (int)len;
-	maps_classify(&p->vmas, p->exe);
+	ml_maps_classify(&p->vmas, p->exe);
 	if ((size_t)len > p->prev_cap) {
 		char *n = realloc(p->prev_maps, (size_t)len);
 
@@ -148,16 +148,16 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 	struct ml_err e = { 0 };
 	int r;
 
-	if (rangeset_intersects(&p->foreign, start, end))
+	if (ml_rangeset_intersects(&p->foreign, start, end))
 		return 0;
-	r = uffd_register_wp(p->uffd, start, end, &e);
+	r = ml_uffd_register_wp(p->uffd, start, end, &e);
 	if (r == -EBUSY) {
 		/* the target's own userfaultfd owns it: never touch it */
-		return rangeset_add(&p->foreign, start, end);
+		return ml_rangeset_add(&p->foreign, start, end);
 	}
 	if (r)
 		return 0; /* unmapped meanwhile, or a mapping uffd cannot track */
-	if (rangeset_add(&p->ever, start, end))
+	if (ml_rangeset_add(&p->ever, start, end))
 		return -ENOMEM;
 	if (p->count_new) {
 		/*
@@ -168,12 +168,12 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 		 * between two scans would go unseen.
 		 */
 		struct scan_ctx sc = { p, -1 };
-		long n = pagescan_protect_present(&p->ps, start, end, attribute, &sc, &e);
+		long n = ml_pagescan_protect_present(&p->ps, start, end, attribute, &sc, &e);
 
 		clear_vec(&p->ps);
 		r = n < 0 ? (int)n : 0;
 	} else {
-		r = pagescan_baseline(&p->ps, start, end, &e);
+		r = ml_pagescan_baseline(&p->ps, start, end, &e);
 	}
 	if (r) {
 		if (r == -ESRCH || r == -ENOTSUP) {
@@ -183,7 +183,7 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 		}
 		return 0;
 	}
-	return rangeset_add(&p->registered, start, end);
+	return ml_rangeset_add(&p->registered, start, end);
 }
 
 /*
@@ -197,14 +197,14 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 	struct reg_ctx c = { p, err, 0 };
 	int r = 0;
 
-	rangeset_init(&next);
+	ml_rangeset_init(&next);
 	for (size_t i = 0; i < p->vmas.n; i++) {
 		const struct vma *v = &p->vmas.v[i];
 
-		if (!vma_is_writable_private(v))
+		if (!ml_vma_is_writable_private(v))
 			continue;
-		if (rangeset_covers(&p->registered, v->start, v->end)) {
-			if (rangeset_add(&next, v->start, v->end))
+		if (ml_rangeset_covers(&p->registered, v->start, v->end)) {
+			if (ml_rangeset_add(&next, v->start, v->end))
 				goto nomem;
 			continue;
 		}
@@ -214,13 +214,13 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 
 			if (b <= v->start || a >= v->end)
 				continue;
-			if (rangeset_add(&next, a > v->start ? a : v->start,
+			if (ml_rangeset_add(&next, a > v->start ? a : v->start,
 					 b < v->end ? b : v->end))
 				goto nomem;
 		}
-		r = rangeset_gaps(&p->registered, v->start, v->end, register_gap, &c);
+		r = ml_rangeset_gaps(&p->registered, v->start, v->end, register_gap, &c);
 		if (c.fatal) {
-			rangeset_free(&next);
+			ml_rangeset_free(&next);
 			return c.fatal;
 		}
 		if (r)
@@ -231,16 +231,16 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 
 			if (b <= v->start || a >= v->end)
 				continue;
-			if (rangeset_add(&next, a > v->start ? a : v->start,
+			if (ml_rangeset_add(&next, a > v->start ? a : v->start,
 					 b < v->end ? b : v->end))
 				goto nomem;
 		}
 	}
-	rangeset_free(&p->registered);
+	ml_rangeset_free(&p->registered);
 	p->registered = next;
 	return 0;
 nomem:
-	rangeset_free(&next);
+	ml_rangeset_free(&next);
 	return ml_err_set(err, ENOMEM, "out of memory tracking VMAs");
 }
 
@@ -273,7 +273,7 @@ static int attribute(const struct page_region *reg, void *arg)
 
 		if (i < 0 || (size_t)i >= p->vmas.n || p->vmas.v[i].start > s ||
 		    p->vmas.v[i].end <= s)
-			i = vma_find(&p->vmas, s);
+			i = ml_vma_find(&p->vmas, s);
 		if (i < 0)
 			break; /* raced with munmap */
 		uint64_t stop = p->vmas.v[i].end < e ? p->vmas.v[i].end : e;
@@ -324,12 +324,12 @@ static int rescan_run(struct profiler *p, struct scan_ctx *c, uint64_t start, ui
 
 		if (a >= b)
 			continue;
-		r = pagescan_dirty(&p->ps, a, b, 1, attribute, c, &e);
+		r = ml_pagescan_dirty(&p->ps, a, b, 1, attribute, c, &e);
 		clear_vec(&p->ps);
 		if (r == -EPERM) {
 			struct reg_ctx rc = { p, err, 0 };
 
-			rangeset_remove(&p->registered, a, b);
+			ml_rangeset_remove(&p->registered, a, b);
 			p->count_new = true;
 			register_gap(a, b, &rc);
 			p->count_new = false;
@@ -350,7 +350,7 @@ static int scan_all(struct profiler *p, struct ml_err *err)
 	for (size_t k = 0; k < p->registered.n; k++) {
 		uint64_t a = p->registered.r[k].start, b = p->registered.r[k].end;
 		struct ml_err e = { 0 };
-		long r = pagescan_dirty(&p->ps, a, b, 1, attribute, &c, &e);
+		long r = ml_pagescan_dirty(&p->ps, a, b, 1, attribute, &c, &e);
 
 		if (r == -EPERM) {
 			r = salvage_partial(p, &c);
@@ -402,7 +402,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	for (size_t i = 0; i < p->vmas.n; i++) {
 		const struct vma *v = &p->vmas.v[i];
 
-		if (!rangeset_intersects(&p->registered, v->start, v->end))
+		if (!ml_rangeset_intersects(&p->registered, v->start, v->end))
 			continue;
 		hs[n].start = v->start;
 		hs[n].end = v->end;
@@ -415,7 +415,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		out->regions[n].dirty_pages = p->dirty[i];
 		n++;
 	}
-	if (heat_update(&p->heat, hs, n)) {
+	if (ml_heat_update(&p->heat, hs, n)) {
 		free(hs);
 		free(out->regions);
 		out->regions = NULL;
@@ -423,7 +423,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	}
 	free(hs);
 	for (size_t i = 0; i < n; i++) {
-		const struct heat_state *st = heat_find(&p->heat, out->regions[i].start);
+		const struct heat_state *st = ml_heat_find(&p->heat, out->regions[i].start);
 
 		out->regions[i].written_ratio = st ? st->ratio : 0;
 		out->regions[i].consecutive_hot = st ? st->consecutive_hot : 0;
@@ -457,7 +457,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	return 0;
 }
 
-int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
+int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
 {
 	uint64_t t0 = mono_ns(), ts, now;
 	bool changed;
@@ -496,10 +496,10 @@ int profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err
 	r = fill_sample(p, out, now, t0, now - ts);
 	if (r)
 		return ml_err_set(err, ENOMEM, "out of memory");
-	/* what profiler_latest() returns, whether ticks come from the thread or not */
+	/* what ml_profiler_latest() returns, whether ticks come from the thread or not */
 	pthread_mutex_lock(&p->lock);
-	profiler_sample_free(&p->latest);
-	if (profiler_sample_copy(&p->latest, out))
+	ml_profiler_sample_free(&p->latest);
+	if (ml_profiler_sample_copy(&p->latest, out))
 		memset(&p->latest, 0, sizeof(p->latest));
 	pthread_mutex_unlock(&p->lock);
 	return 0;
@@ -523,7 +523,7 @@ static int setup_tracking(struct profiler *p, struct ml_err *err)
 	return 0;
 }
 
-int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *o,
+int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *o,
 		  struct ml_err *err)
 {
 	struct profiler *p;
@@ -548,8 +548,8 @@ int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *
 		p->o.hot_consecutive = HEAT_DEFAULT_CONSECUTIVE;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	vma_set_init(&p->vmas);
-	if (heat_init(&p->heat, p->o.hot_threshold, p->o.hot_consecutive)) {
+	ml_vma_set_init(&p->vmas);
+	if (ml_heat_init(&p->heat, p->o.hot_threshold, p->o.hot_consecutive)) {
 		r = ml_err_set(err, EINVAL,
 			       "invalid heat parameters: threshold must be in (0, 1], consecutive "
 			       "in [1, %d]",
@@ -557,7 +557,7 @@ int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *
 		goto fail;
 	}
 	if (!p->o.target_stopped) {
-		r = wp_check_target(pid, err);
+		r = ml_wp_check_target(pid, err);
 		if (r)
 			goto fail;
 	}
@@ -572,16 +572,16 @@ int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *
 			       errno == EACCES ? " (run as root or with CAP_SYS_PTRACE)" : "");
 		goto fail;
 	}
-	r = pagescan_open(&p->ps, pid, SCAN_VEC_LEN, err);
+	r = ml_pagescan_open(&p->ps, pid, SCAN_VEC_LEN, err);
 	if (r)
 		goto fail;
-	if (!pagescan_supported()) {
+	if (!ml_pagescan_supported()) {
 		r = ml_err_set(err, ENOTSUP,
 			       "this kernel has no PAGEMAP_SCAN ioctl: Linux 6.7 or later is "
 			       "needed for write tracking");
 		goto fail;
 	}
-	r = wp_attach(pid, p->o.target_stopped, &p->attach, err);
+	r = ml_wp_attach(pid, p->o.target_stopped, &p->attach, err);
 	if (r < 0)
 		goto fail;
 	p->uffd = r;
@@ -589,7 +589,7 @@ int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *
 	if (r)
 		goto fail;
 	if (p->registered.n) {
-		r = pagescan_verify_wp(&p->ps, p->registered.r[0].start,
+		r = ml_pagescan_verify_wp(&p->ps, p->registered.r[0].start,
 				       p->registered.r[p->registered.n - 1].end, err);
 		if (r < 0)
 			goto fail;
@@ -603,7 +603,7 @@ int profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *
 	*out = p;
 	return 0;
 fail:
-	profiler_close(p);
+	ml_profiler_close(p);
 	return r;
 }
 
@@ -612,8 +612,8 @@ static void unregister_all(struct profiler *p)
 	struct vma_set cur;
 	struct ml_err e;
 
-	vma_set_init(&cur);
-	if (maps_read_fd(p->maps_fd, &p->maps_buf, &p->maps_bufsz, &cur, &e) == 0) {
+	ml_vma_set_init(&cur);
+	if (ml_maps_read_fd(p->maps_fd, &p->maps_buf, &p->maps_bufsz, &cur, &e) == 0) {
 		for (size_t i = 0; i < cur.n; i++) {
 			const struct vma *v = &cur.v[i];
 
@@ -622,44 +622,44 @@ static void unregister_all(struct profiler *p)
 
 				if (b <= v->start || a >= v->end)
 					continue;
-				uffd_unregister(p->uffd, a > v->start ? a : v->start,
+				ml_uffd_unregister(p->uffd, a > v->start ? a : v->start,
 						b < v->end ? b : v->end, &e);
 			}
 		}
 	}
-	vma_set_free(&cur);
-	rangeset_clear(&p->ever);
-	rangeset_clear(&p->registered);
+	ml_vma_set_free(&cur);
+	ml_rangeset_clear(&p->ever);
+	ml_rangeset_clear(&p->registered);
 }
 
-void profiler_close(struct profiler *p)
+void ml_profiler_close(struct profiler *p)
 {
 	if (!p)
 		return;
-	profiler_stop(p);
+	ml_profiler_stop(p);
 	if (p->uffd >= 0) {
 		unregister_all(p);
 		close(p->uffd); /* the last reference: the kernel drops any leftovers */
 	}
-	pagescan_close(&p->ps);
+	ml_pagescan_close(&p->ps);
 	if (p->maps_fd >= 0)
 		close(p->maps_fd);
 	free(p->maps_buf);
 	free(p->prev_maps);
-	vma_set_free(&p->vmas);
-	rangeset_free(&p->registered);
-	rangeset_free(&p->ever);
-	rangeset_free(&p->foreign);
-	heat_free(&p->heat);
+	ml_vma_set_free(&p->vmas);
+	ml_rangeset_free(&p->registered);
+	ml_rangeset_free(&p->ever);
+	ml_rangeset_free(&p->foreign);
+	ml_heat_free(&p->heat);
 	free(p->dirty);
 	free(p->written);
-	profiler_sample_free(&p->latest);
+	ml_profiler_sample_free(&p->latest);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);
 	free(p);
 }
 
-void profiler_sample_free(struct profiler_sample *s)
+void ml_profiler_sample_free(struct profiler_sample *s)
 {
 	free(s->regions);
 	free(s->written);
@@ -668,7 +668,7 @@ void profiler_sample_free(struct profiler_sample *s)
 	s->nregions = s->nwritten = 0;
 }
 
-int profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src)
+int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src)
 {
 	*dst = *src;
 	dst->regions = NULL;
@@ -719,7 +719,7 @@ static void *loop(void *arg)
 		if (p->stop_req)
 			break;
 		pthread_mutex_unlock(&p->lock);
-		r = profiler_tick(p, &s, &e);
+		r = ml_profiler_tick(p, &s, &e);
 		if (p->fn && (!r || s.target_exited))
 			p->fn(&s, p->fn_arg);
 		pthread_mutex_lock(&p->lock);
@@ -731,10 +731,10 @@ static void *loop(void *arg)
 		if (r && (r != -EAGAIN || s.target_exited)) {
 			p->thread_rc = r;
 			p->thread_err = e;
-			profiler_sample_free(&s);
+			ml_profiler_sample_free(&s);
 			break;
 		}
-		profiler_sample_free(&s);
+		ml_profiler_sample_free(&s);
 		/* a tick longer than the interval: skip missed deadlines, do not pile up */
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -747,7 +747,7 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-int profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err)
+int ml_profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err)
 {
 	pthread_condattr_t ca;
 	int r;
@@ -773,7 +773,7 @@ int profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct ml
 	return 0;
 }
 
-void profiler_stop(struct profiler *p)
+void ml_profiler_stop(struct profiler *p)
 {
 	if (!p->thread_started)
 		return;
@@ -786,7 +786,7 @@ void profiler_stop(struct profiler *p)
 	p->running = false;
 }
 
-bool profiler_running(struct profiler *p)
+bool ml_profiler_running(struct profiler *p)
 {
 	bool r;
 
@@ -796,7 +796,7 @@ bool profiler_running(struct profiler *p)
 	return r;
 }
 
-int profiler_error(struct profiler *p, struct ml_err *err)
+int ml_profiler_error(struct profiler *p, struct ml_err *err)
 {
 	int r;
 
@@ -808,39 +808,39 @@ int profiler_error(struct profiler *p, struct ml_err *err)
 	return r;
 }
 
-int profiler_latest(struct profiler *p, struct profiler_sample *out)
+int ml_profiler_latest(struct profiler *p, struct profiler_sample *out)
 {
 	int r;
 
 	pthread_mutex_lock(&p->lock);
-	r = profiler_sample_copy(out, &p->latest);
+	r = ml_profiler_sample_copy(out, &p->latest);
 	pthread_mutex_unlock(&p->lock);
 	return r;
 }
 
-int profiler_release(struct profiler *p, struct ml_err *err)
+int ml_profiler_release(struct profiler *p, struct ml_err *err)
 {
 	(void)err;
 	p->restart = p->thread_started;
-	profiler_stop(p);
+	ml_profiler_stop(p);
 	unregister_all(p);
-	heat_reset(&p->heat);
+	ml_heat_reset(&p->heat);
 	p->released = true;
 	return 0;
 }
 
-int profiler_reinit(struct profiler *p, struct ml_err *err)
+int ml_profiler_reinit(struct profiler *p, struct ml_err *err)
 {
 	int r;
 
 	p->released = false;
-	rangeset_clear(&p->registered);
+	ml_rangeset_clear(&p->registered);
 	r = setup_tracking(p, err);
 	if (r)
 		return r;
 	p->seq = 0;
 	/* whether or not it had a callback (memlens migrate's has none) */
 	if (p->restart)
-		return profiler_start(p, p->fn, p->fn_arg, err);
+		return ml_profiler_start(p, p->fn, p->fn_arg, err);
 	return 0;
 }

@@ -282,49 +282,49 @@ static void print_json(const struct mig_run *m, int rc)
 	const struct migrate_result *x = &m->res;
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", "migrate");
-	jw_kint(&w, "pid", m->c->pid);
-	jw_kstr(&w, "to", m->c->to);
-	jw_kbool(&w, "ok", rc == EXIT_OK);
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", "migrate");
+	ml_jw_kint(&w, "pid", m->c->pid);
+	ml_jw_kstr(&w, "to", m->c->to);
+	ml_jw_kbool(&w, "ok", rc == EXIT_OK);
 	criu_cli_json_caps(&w, &m->caps);
-	jw_kbool(&w, "precopy", x->precopy);
-	jw_kbool(&w, "exclusion", x->exclude);
-	jw_key(&w, "rounds");
-	jw_arr(&w);
+	ml_jw_kbool(&w, "precopy", x->precopy);
+	ml_jw_kbool(&w, "exclusion", x->exclude);
+	ml_jw_key(&w, "rounds");
+	ml_jw_arr(&w);
 	for (int i = 0; i < x->nr; i++) {
 		const struct migrate_round *r = &x->r[i];
 
-		jw_obj(&w);
-		jw_kint(&w, "round", r->k);
-		jw_kstr(&w, "kind", r->pre_dump ? "pre-dump" : "dump");
-		jw_kint(&w, "pages", r->pages);
-		jw_kint(&w, "pages_scanned", r->pages_scanned);
-		jw_kint(&w, "pages_skipped_parent", r->pages_skipped_parent);
-		jw_kuint(&w, "bytes", r->bytes);
-		jw_kuint(&w, "stored_bytes", r->stored);
-		jw_kuint(&w, "start_ms", r->start_ms);
-		jw_kuint(&w, "duration_ms", r->duration_ms);
-		jw_kuint(&w, "hot_ranges", r->hot_ranges);
-		jw_kuint(&w, "hot_bytes", r->hot_bytes);
-		jw_kuint(&w, "excluded_ranges", r->excluded);
-		jw_kuint(&w, "no_parent_ranges", r->no_parent);
-		jw_kstr(&w, "note", r->note);
-		jw_obj_end(&w);
+		ml_jw_obj(&w);
+		ml_jw_kint(&w, "round", r->k);
+		ml_jw_kstr(&w, "kind", r->pre_dump ? "pre-dump" : "dump");
+		ml_jw_kint(&w, "pages", r->pages);
+		ml_jw_kint(&w, "pages_scanned", r->pages_scanned);
+		ml_jw_kint(&w, "pages_skipped_parent", r->pages_skipped_parent);
+		ml_jw_kuint(&w, "bytes", r->bytes);
+		ml_jw_kuint(&w, "stored_bytes", r->stored);
+		ml_jw_kuint(&w, "start_ms", r->start_ms);
+		ml_jw_kuint(&w, "duration_ms", r->duration_ms);
+		ml_jw_kuint(&w, "hot_ranges", r->hot_ranges);
+		ml_jw_kuint(&w, "hot_bytes", r->hot_bytes);
+		ml_jw_kuint(&w, "excluded_ranges", r->excluded);
+		ml_jw_kuint(&w, "no_parent_ranges", r->no_parent);
+		ml_jw_kstr(&w, "note", r->note);
+		ml_jw_obj_end(&w);
 	}
-	jw_arr_end(&w);
-	jw_kuint(&w, "total_bytes", x->total);
-	jw_kuint(&w, "downtime_ms", x->downtime_ms);
-	jw_kuint(&w, "final_dump_ms", x->dump_ms);
-	jw_kint(&w, "frozen_in_dump_ms", x->frozen_us >= 0 ? x->frozen_us / 1000 : -1);
-	jw_kuint(&w, "restore_ms", x->restore_ms);
-	jw_kint(&w, "restored_pid", x->restored);
+	ml_jw_arr_end(&w);
+	ml_jw_kuint(&w, "total_bytes", x->total);
+	ml_jw_kuint(&w, "downtime_ms", x->downtime_ms);
+	ml_jw_kuint(&w, "final_dump_ms", x->dump_ms);
+	ml_jw_kint(&w, "frozen_in_dump_ms", x->frozen_us >= 0 ? x->frozen_us / 1000 : -1);
+	ml_jw_kuint(&w, "restore_ms", x->restore_ms);
+	ml_jw_kint(&w, "restored_pid", x->restored);
 	if (x->exclude)
-		jw_kstr(&w, "limits", MIGRATE_LIMITS);
+		ml_jw_kstr(&w, "limits", MIGRATE_LIMITS);
 	if (x->error[0])
-		jw_kstr(&w, "error", x->error);
-	jw_obj_end(&w);
+		ml_jw_kstr(&w, "error", x->error);
+	ml_jw_obj_end(&w);
 }
 
 static void print_summary(const struct mig_run *m, int rc)
@@ -380,7 +380,7 @@ static int run_source(struct mig_cli *c)
 		return EXIT_FAIL;
 	m->c = c;
 	x = &m->res;
-	r = criu_dump_target_check(c->pid, &err);
+	r = ml_criu_dump_target_check(c->pid, &err);
 	if (r) {
 		cli_error("migrate", "%s", err.msg);
 		free(m);

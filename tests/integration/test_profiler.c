@@ -33,7 +33,7 @@ static void open_profiler(double thr, int cons, bool record)
 	int r;
 
 	target_wait_blocked(T.pid);
-	r = profiler_open(&P, T.pid, &o, &err);
+	r = ml_profiler_open(&P, T.pid, &o, &err);
 
 	REQUIRE_MSG(r == 0, "profiler_open: %s", err.msg);
 	/*
@@ -45,14 +45,14 @@ static void open_profiler(double thr, int cons, bool record)
 	struct profiler_sample s;
 
 	target_wait_blocked(T.pid);
-	REQUIRE_MSG(profiler_tick(P, &s, &err) == 0, "profiler_tick: %s", err.msg);
-	profiler_sample_free(&s);
+	REQUIRE_MSG(ml_profiler_tick(P, &s, &err) == 0, "profiler_tick: %s", err.msg);
+	ml_profiler_sample_free(&s);
 }
 
 static void finish(void)
 {
 	if (P)
-		profiler_close(P);
+		ml_profiler_close(P);
 	P = NULL;
 	target_stop(&T);
 }
@@ -71,7 +71,7 @@ static void tick(struct profiler_sample *s)
 	int r;
 
 	target_wait_blocked(T.pid);
-	r = profiler_tick(P, s, &err);
+	r = ml_profiler_tick(P, s, &err);
 
 	REQUIRE_MSG(r == 0, "profiler_tick: %s", err.msg);
 }
@@ -91,7 +91,7 @@ static void test_exact_counts_and_idle(void)
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->total_pages, 1000);
 	int64_t cum0 = s.dirty.cumulative_dirty_bytes;
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 
 	CHECK_STR(target_cmd(&T, "write A 3"), "wrote 334");
 	tick(&s);
@@ -103,12 +103,12 @@ static void test_exact_counts_and_idle(void)
 	CHECK_EQ(s.dirty.dirty_bytes, s.dirty.dirty_pages * 4096);
 	CHECK_EQ(s.dirty.cumulative_dirty_bytes, cum0 + s.dirty.dirty_bytes);
 	int64_t cum = s.dirty.cumulative_dirty_bytes;
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 
 	tick(&s); /* immediate rescan of an idle target: nothing at all */
 	CHECK_EQ(s.dirty.dirty_pages, 0);
 	CHECK_EQ(s.dirty.cumulative_dirty_bytes, cum);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 
 	/* reads do not count, first touches of untouched pages do */
 	REQUIRE(target_cmd(&T, "read A"));
@@ -116,12 +116,12 @@ static void test_exact_counts_and_idle(void)
 	tick(&s); /* B registered now */
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	CHECK_STR(target_cmd(&T, "write B 2"), "wrote 32");
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 32);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	finish();
 }
 
@@ -135,17 +135,17 @@ static void test_new_and_removed_vmas(void)
 	REQUIRE(target_map(&T, "N", 128, &a, &b) == 0);
 	tick(&s);
 	CHECK(region_at(&s, a) != NULL);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	CHECK_STR(target_cmd(&T, "write N 1"), "wrote 128");
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 128);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 
 	CHECK_STR(target_cmd(&T, "unmap N"), "ok");
 	tick(&s);
 	CHECK(region_at(&s, a) == NULL);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 
 	/* read-only VMAs are not tracked, so never hot */
 	REQUIRE(target_map(&T, "R", 32, &c, &d) == 0);
@@ -153,7 +153,7 @@ static void test_new_and_removed_vmas(void)
 	CHECK_STR(target_cmd(&T, "ro R"), "ok");
 	tick(&s);
 	CHECK(region_at(&s, c) == NULL);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	finish();
 }
 
@@ -167,7 +167,7 @@ static void test_replaced_vma_same_address(void)
 	REQUIRE(target_map(&T, "D", 100, &a, &b) == 0);
 	open_profiler(0, 0, false);
 	tick(&s);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	/* munmap + mmap at the same place: the new VMA is not registered */
 	const char *ans = target_cmd(&T, "remap D");
 	snprintf(want, sizeof(want), "mapped D %#llx", (unsigned long long)a);
@@ -178,12 +178,12 @@ static void test_replaced_vma_same_address(void)
 	tick(&s); /* detects the replacement, registers it, counts its pages */
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 100);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	CHECK_STR(target_cmd(&T, "write D 1"), "wrote 100");
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 100);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	finish();
 }
 
@@ -206,20 +206,20 @@ static void test_new_vma_written_before_first_scan(void)
 		if (s.written[i].start >= a && s.written[i].end <= b)
 			in_e += (s.written[i].end - s.written[i].start) / 4096;
 	CHECK_EQ(in_e, 50);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	/* only read since: nothing */
 	REQUIRE(target_cmd(&T, "read E"));
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	/* mapped and only read: zero pages, nothing written */
 	REQUIRE(target_map(&T, "Z", 40, &a, &b) == 0);
 	REQUIRE(target_cmd(&T, "read Z"));
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	finish();
 }
 
@@ -238,19 +238,19 @@ static void test_hot_then_cold(void)
 		REQUIRE(region_at(&s, a));
 		CHECK_EQ(region_at(&s, a)->consecutive_hot, i);
 		CHECK(region_at(&s, a)->hot == (i >= 2));
-		profiler_sample_free(&s);
+		ml_profiler_sample_free(&s);
 	}
 	CHECK_STR(target_cmd(&T, "write H 10"), "wrote 20"); /* ratio 0.1: cold */
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	struct profiler_sample latest;
-	REQUIRE(profiler_latest(P, &latest) == 0); /* hand ticks update it too */
+	REQUIRE(ml_profiler_latest(P, &latest) == 0); /* hand ticks update it too */
 	CHECK_EQ(latest.seq, s.seq);
 	CHECK_EQ(latest.nregions, s.nregions);
-	profiler_sample_free(&latest);
+	ml_profiler_sample_free(&latest);
 	CHECK(!region_at(&s, a)->hot);
 	CHECK_EQ(region_at(&s, a)->consecutive_hot, 0);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	finish();
 }
 
@@ -266,7 +266,7 @@ static void test_multithreaded_target(void)
 	open_profiler(0, 0, true);
 	usleep(100000);
 	tick(&s);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	usleep(200000);
 	tick(&s);
 	for (size_t i = 0; i < s.nwritten; i++)
@@ -274,7 +274,7 @@ static void test_multithreaded_target(void)
 	/* 4 threads x 16 pages rewritten every ms, plus their stacks */
 	CHECK(total >= 64);
 	CHECK_EQ((int64_t)total, s.dirty.dirty_pages);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	/* the target's threads are still running and it still answers */
 	CHECK(target_cmd(&T, "pid") != NULL);
 	finish();
@@ -289,16 +289,16 @@ static void test_target_exit(void)
 	start_target();
 	open_profiler(0, 0, false);
 	tick(&s);
-	profiler_sample_free(&s);
+	ml_profiler_sample_free(&s);
 	fputs("exit\n", T.in);
 	fflush(T.in);
 	waitpid(T.pid, &status, 0);
-	r = profiler_tick(P, &s, &err);
+	r = ml_profiler_tick(P, &s, &err);
 	CHECK_EQ(r, -ESRCH);
 	CHECK(s.target_exited);
 	CHECK(strstr(err.msg, "exited") != NULL);
-	profiler_sample_free(&s);
-	profiler_close(P);
+	ml_profiler_sample_free(&s);
+	ml_profiler_close(P);
 	P = NULL;
 	T.pid = 0;
 	fclose(T.in);
@@ -322,8 +322,8 @@ static void test_clean_detach(void)
 	CHECK_EQ(count_uffd_fds(T.pid), 0); /* the target never keeps the uffd */
 	REQUIRE(target_cmd(&T, "write C 2"));
 	tick(&s);
-	profiler_sample_free(&s);
-	profiler_close(P);
+	ml_profiler_sample_free(&s);
+	ml_profiler_close(P);
 	P = NULL;
 	CHECK_EQ(count_uw_vmas(T.pid), 0);
 	CHECK_EQ(count_uffd_fds(T.pid), 0);
@@ -348,11 +348,11 @@ static void test_scan_paging_small_vector(void)
 	start_target();
 	REQUIRE(target_map(&T, "V", 100, &a, &b) == 0);
 	CHECK_STR(target_cmd(&T, "write V 2"), "wrote 50"); /* 50 separate runs */
-	REQUIRE_MSG(pagescan_open(&ps, T.pid, 2, &err) == 0, "%s", err.msg);
-	n = pagescan_query(&ps, a, b, 0, 0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL, &err);
+	REQUIRE_MSG(ml_pagescan_open(&ps, T.pid, 2, &err) == 0, "%s", err.msg);
+	n = ml_pagescan_query(&ps, a, b, 0, 0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL, &err);
 	CHECK_EQ(n, 50);
 	CHECK(ps.ioctls >= 25);
-	pagescan_close(&ps);
+	ml_pagescan_close(&ps);
 	finish();
 }
 
@@ -362,21 +362,21 @@ static void test_attach_errors(void)
 	struct profiler *p = NULL;
 	int r;
 
-	r = profiler_open(&p, 999999, NULL, &err);
+	r = ml_profiler_open(&p, 999999, NULL, &err);
 	CHECK_EQ(r, -ESRCH);
 	CHECK(strstr(err.msg, "no process") != NULL);
 	if (kthread_pid()) {
-		r = profiler_open(&p, kthread_pid(), NULL, &err);
+		r = ml_profiler_open(&p, kthread_pid(), NULL, &err);
 		CHECK_EQ(r, -EINVAL);
 		CHECK(strstr(err.msg, "kernel thread") != NULL);
 	} else {
 		printf("# no kernel thread is visible in this PID namespace: not tried\n");
 	}
-	r = profiler_open(&p, getpid(), NULL, &err);
+	r = ml_profiler_open(&p, getpid(), NULL, &err);
 	CHECK_EQ(r, -EINVAL);
 	struct profiler_opts o = { .hot_threshold = 1.5 };
 	start_target();
-	r = profiler_open(&p, T.pid, &o, &err);
+	r = ml_profiler_open(&p, T.pid, &o, &err);
 	CHECK_EQ(r, -EINVAL);
 	CHECK(strstr(err.msg, "threshold") != NULL);
 	finish();
@@ -393,17 +393,17 @@ static void test_reinit_restarts_loop(void)
 	REQUIRE(target_map(&T, "H", 64, &a, &b) == 0);
 	REQUIRE(target_cmd(&T, "write H 1"));
 	open_profiler(0.3, 2, false);
-	REQUIRE_MSG(profiler_start(P, NULL, NULL, &err) == 0, "profiler_start: %s", err.msg);
-	CHECK(profiler_release(P, &err) == 0);
-	CHECK(!profiler_running(P));
-	REQUIRE_MSG(profiler_reinit(P, &err) == 0, "profiler_reinit: %s", err.msg);
-	CHECK(profiler_running(P));
+	REQUIRE_MSG(ml_profiler_start(P, NULL, NULL, &err) == 0, "profiler_start: %s", err.msg);
+	CHECK(ml_profiler_release(P, &err) == 0);
+	CHECK(!ml_profiler_running(P));
+	REQUIRE_MSG(ml_profiler_reinit(P, &err) == 0, "profiler_reinit: %s", err.msg);
+	CHECK(ml_profiler_running(P));
 	/* new intervals come: sequence numbers from 1 again, then growing */
 	for (int i = 0; i < 500 && seq < 2; i++) {
 		memset(&s, 0, sizeof(s));
-		if (profiler_latest(P, &s) == 0) {
+		if (ml_profiler_latest(P, &s) == 0) {
 			seq = s.seq;
-			profiler_sample_free(&s);
+			ml_profiler_sample_free(&s);
 		}
 		usleep(20000);
 	}
