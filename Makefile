@@ -19,6 +19,9 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -Icommon -I$(BUILD)/gen -MMD -MP
 LDLIBS  := -lpthread -lm
+# the JSON reader (lib/format/json.c) parses with Jansson
+LDLIBS  += $(shell pkg-config --libs jansson)
+BASE_CFLAGS += $(shell pkg-config --cflags jansson)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRCS := $(wildcard lib/*/*.c)

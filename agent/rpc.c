@@ -19,6 +19,7 @@ const struct rpc_method rpc_methods[] = {
 	{ "/agent.CRIUAgent/FinalDump", "FinalDump", rpc_final_dump },
 	{ "/agent.CRIUAgent/Restore", "Restore", rpc_restore },
 	{ "/agent.CRIUAgent/StartPageServer", "StartPageServer", rpc_start_page_server },
+	{ "/agent.CRIUAgent/Migrate", "Migrate", rpc_migrate },
 	{ NULL, NULL, NULL },
 };
 

@@ -26,6 +26,9 @@ void rpc_restore(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 		 struct rpc_reply *out);
 void rpc_start_page_server(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
 			   struct rpc_reply *out);
+/* agent/rpc_migrate.c */
+void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
+		 struct rpc_reply *out);
 
 /* Pack @m into @r (code OK). */
 int rpc_pack(struct rpc_reply *r, const ProtobufCMessage *m);

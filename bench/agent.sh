@@ -1,5 +1,5 @@
 #!/bin/bash
-# make bench, agent part (issue 4): GetHotRegions p50/p99 latency and calls/s
+# make bench, agent part: GetHotRegions p50/p99 latency and calls/s
 # at 1 and 16 clients, over the unix socket, while the agent profiles a
 # memwrite target every 100 ms (so the answer carries real hot regions).
 # The client is Debian's python3-grpcio: its own cost is part of the numbers.

@@ -21,8 +21,12 @@ MEMLENS=${MEMLENS:-$PWD/$BUILD/memlens}
 WORKLOADS=${WORKLOADS:-$PWD/$BUILD/workloads}
 OUTDIR=${OUTDIR:-$PWD/$BUILD/bench}
 PY=/usr/bin/python3
-ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-500}
-TRACE_S=${TRACE_S:-90} WARM_S=2 failed=
+# the profiling interval: a VMA is hot when a third of it is written in each
+# of 3 intervals; under TCG every first write to a page after a scan is a
+# slow fault: at 500 ms the 64 MiB buffers never turned hot (one small VMA
+# was all the bench left out), 2 s gives the writers time to cover them
+ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-2000}
+TRACE_S=${TRACE_S:-150} WARM_S=2 failed=
 tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
@@ -42,12 +46,19 @@ declare -A CMD=(
 	[memalloc]="$WORKLOADS/memalloc -m 32 -p 3000"
 )
 
-start() { # OUT CMD...: sets P
-	local out=$1
-	shift
+# what each workload prints once its memory is set up (migwork writes all of
+# it first: seconds under TCG; a pre-dump before that would see the rest as
+# new pages in the next round)
+declare -A READY=([migwork]=ready [memwrite]=writes [matmul]="matmul pid" [memalloc]=allocates)
+
+start() { # WORKLOAD OUT CMD...: sets P; returns once it is ready, and WARM_S more
+	local w=$1 out=$2
+	shift 2
 	setsid "$@" </dev/null >"$out" 2>&1 &
 	P=$!
 	pids+=("$P")
+	for _ in $(seq 1200); do grep -q "${READY[$w]}" "$out" 2>/dev/null && break; sleep 0.1; done
+	grep -q "${READY[$w]}" "$out" || echo "# $w: not ready after 120 s: $(tail -n 1 "$out")"
 	sleep "$WARM_S"
 }
 
@@ -55,7 +66,7 @@ for w in ${*:-migwork memwrite matmul memalloc}; do
 	OUT=$OUTDIR/migrate-$w.jsonl
 	: >"$OUT"
 	# the trace, on an instance of its own
-	start "$tmp/$w-trace.out" ${CMD[$w]}
+	start "$w" "$tmp/$w-trace.out" ${CMD[$w]}
 	"$MEMLENS" writes -p "$P" -i "$INTERVAL" -d "$TRACE_S" -q --record "$tmp/$w.trace" \
 		>/dev/null 2>"$tmp/$w-trace.err" || echo "# $w: writes --record: $(tail -n 1 "$tmp/$w-trace.err")"
 	kill -9 "$P" 2>/dev/null
@@ -63,7 +74,7 @@ for w in ${*:-migwork memwrite matmul memalloc}; do
 	for mode in none exclude; do
 		extra=()
 		[ $mode = none ] && extra=(--no-exclude)
-		start "$tmp/$w-$mode.out" ${CMD[$w]}
+		start "$w" "$tmp/$w-$mode.out" ${CMD[$w]}
 		p=$P
 		"$MEMLENS" migrate -p "$p" --to "$tmp/$w-$mode-dest" -D "$tmp/$w-$mode-src" --criu "$criu" \
 			--max-rounds "$ROUNDS" --stop-threshold "$THRESHOLD" --round-interval "$ROUND_S" \
@@ -94,9 +105,9 @@ EOF
 		"$MEMLENS" migrate-model "$tmp/$w.trace" --bandwidth "$bw" --round-interval "$ri" \
 			--max-rounds "$n" --stop-threshold "$THRESHOLD" --json >"$tmp/$w-$mode.model" \
 			2>"$tmp/$w-$mode.merr" || echo "# $w $mode: migrate-model: $(tail -n 1 "$tmp/$w-$mode.merr")"
-		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" >>"$OUT" <<'EOF'
+		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" "$INTERVAL" >>"$OUT" <<'EOF'
 import json, sys
-w, mode, mj, mm, bw, ri, kver = sys.argv[1:]
+w, mode, mj, mm, bw, ri, kver = sys.argv[1:8]
 m = json.load(open(mj))
 try:
     model = json.load(open(mm))
@@ -110,6 +121,11 @@ p = pol.get(want)
 row = {
     "workload": w, "mode": mode, "kernel": kver, "criu": m["criu"]["version"],
     "rounds": len(m["rounds"]), "round_bytes": [r["bytes"] for r in m["rounds"]],
+    "round_pages_scanned": [r.get("pages_scanned") for r in m["rounds"]],
+    "round_pages_skipped_parent": [r.get("pages_skipped_parent") for r in m["rounds"]],
+    "round_start_ms": [r["start_ms"] for r in m["rounds"]],
+    "round_hot_bytes": [r["hot_bytes"] for r in m["rounds"]],
+    "interval_ms": int(sys.argv[8]),
     "total_bytes": m["total_bytes"], "final_bytes": m["rounds"][-1]["bytes"],
     "downtime_ms": m["downtime_ms"], "final_dump_ms": m["final_dump_ms"],
     "restore_ms": m["restore_ms"],

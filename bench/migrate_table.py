@@ -32,13 +32,17 @@ def table(rows):
                "the same run, at the bandwidth and round interval that migration measured "
                "(error: model vs measured)." % (k["kernel"], k["criu"]))
     out.append("")
-    out.append("| workload | mode | rounds | MiB per round | total MiB | downtime s | "
-               "model total MiB (error) | model final MiB (error) | model downtime s (error) |")
-    out.append("|---|---|---|---|---|---|---|---|---|")
+    out.append("| workload | mode | rounds | MiB per round | hot MiB per round | total MiB | "
+               "downtime s | model total MiB (error) | model final MiB (error) | "
+               "model downtime s (error) |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        out.append("| %s | %s | %d | %s | %s | %.2f | %s (%s) | %s (%s) | %s (%s) |" % (
+        hot = r.get("round_hot_bytes")
+        out.append("| %s | %s | %d | %s | %s | %s | %.2f | %s (%s) | %s (%s) | %s (%s) |" % (
             r["workload"], "hot-VMA exclusion" if r["mode"] == "exclude" else "none",
-            r["rounds"], " / ".join(mib(b) for b in r["round_bytes"]), mib(r["total_bytes"]),
+            r["rounds"], " / ".join(mib(b) for b in r["round_bytes"]),
+            " / ".join(mib(b) for b in hot) if hot and r["mode"] == "exclude" else "-",
+            mib(r["total_bytes"]),
             r["downtime_ms"] / 1000.0, mib(r["model_total_bytes"]), pct(r["model_error_total"]),
             mib(r["model_final_bytes"]), pct(r["model_error_final"]),
             "n/a" if r["model_downtime_ms"] is None else "%.2f" % (r["model_downtime_ms"] / 1000.0),

@@ -1,5 +1,5 @@
 #!/bin/bash
-# make bench, snapshot part (issue 6, the paper's comparison): on one idle
+# make bench, snapshot part: on one idle
 # process of 1 GiB in ~50 VMAs, the cost of one collection cycle of
 # `memlens snapshot` against `pmap -X`, reading /proc/PID/smaps and `gcore`
 # (a core dump), all measured in this run, as ratios; then the CPU cost of

@@ -12,6 +12,7 @@ AGENT_GEN := $(BUILD)/gen/agent.pb-c.c $(BUILD)/gen/agent.pb-c.h
 AGENT_SRCS := $(wildcard agent/*.c) $(BUILD)/gen/agent.pb-c.c
 AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_OBJS)
 EXTRA_TARGETS += $(BUILD)/memlens-agent
+# (the Migrate RPC runs the migration flow of `memlens migrate`: common/)
 
 $(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens.a
 	$(CC) $(CFLAGS) -o $@ $(AGENT_OBJS) $(BUILD)/libmemlens.a \

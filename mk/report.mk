@@ -5,7 +5,8 @@
 #                                    fixtures in tests/report/
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 0
-REPORT_FUZZ_LIB := $(wildcard report/*.c) lib/format/json.c lib/common/err.c lib/scan/maps.c lib/common/lines.c
+# the whole library: report reads through lib/format, whose writers use the snapshot's helpers
+REPORT_FUZZ_LIB := $(wildcard report/*.c) $(LIB_SRCS)
 
 .PHONY: fuzz-report
 fuzz-report: $(BUILD)/fuzz/fuzz_report
@@ -18,6 +19,6 @@ fuzz-report: $(BUILD)/fuzz/fuzz_report
 
 $(BUILD)/fuzz/fuzz_report: tests/fuzz/fuzz_report.c $(REPORT_FUZZ_LIB) include/memlens/report.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -g -O1 \
+	$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(BUILD)/gen -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-o $@ tests/fuzz/fuzz_report.c $(REPORT_FUZZ_LIB) -lm
+		-o $@ tests/fuzz/fuzz_report.c $(REPORT_FUZZ_LIB) $(LDLIBS)

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_snapshot.h"
+#include "memlens/format_writes.h"
 #include "memlens/json.h"
 #include "report_int.h"
 
@@ -87,7 +89,7 @@ static const struct json *need_arr(const struct line_ctx *c, const struct json *
 {
 	const struct json *a = ml_json_get(o, key);
 
-	if (!a || a->type != JSON_ARRAY) {
+	if (!a || ml_json_type(a) != ML_JSON_ARRAY) {
 		bad(c, "field \"%s\" is missing or not an array", key);
 		return NULL;
 	}
@@ -147,28 +149,30 @@ static int set_hint(struct rep_writes *w, size_t j, uint32_t v)
 	return 0;
 }
 
-static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
-		      const struct json *reg, uint32_t *idx)
+/* A format reader's error, with the file and line. */
+static int rec_err(const struct line_ctx *c, int ret)
 {
-	uint64_t start, end;
-	const char *path;
-	long i;
+	if (ret == -ENOMEM)
+		return oom(c);
+	return bad(c, "%.200s", c->err->msg);
+}
 
-	if (ml_json_get_hex(reg, "start_addr", &start) || ml_json_get_hex(reg, "end_addr", &end))
-		return bad(c, "a region lacks \"%s\" as a \"0x...\" string", "start_addr/end_addr");
-	i = find_vma(w, j, start, end);
+static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
+		      const struct writes_region_rec *reg, uint32_t *idx)
+{
+	long i = find_vma(w, j, reg->start, reg->end);
+
 	if (i < 0) {
 		if (!grow((void **)&w->vma, &w->cvma, w->nvma, sizeof(*w->vma)))
 			return oom(c);
 		i = (long)w->nvma++;
-		w->vma[i].start = start;
-		w->vma[i].end = end;
-		w->vma[i].kind = ml_report_kind(ml_json_get_str(reg, "kind"));
+		w->vma[i].start = reg->start;
+		w->vma[i].end = reg->end;
+		w->vma[i].kind = ml_report_kind(reg->kind[0] ? reg->kind : NULL);
 	}
 	/* older files have no "path"; the other file of a run may have it */
-	path = ml_json_get_str(reg, "path");
-	if (path && path[0] && !w->vma[i].path) {
-		w->vma[i].path = strdup(path);
+	if (reg->path[0] && !w->vma[i].path) {
+		w->vma[i].path = strdup(reg->path);
 		if (!w->vma[i].path)
 			return oom(c);
 	}
@@ -179,21 +183,19 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 }
 
 static int add_region(const struct line_ctx *c, struct rep_writes *w, size_t j,
-		      const struct json *reg)
+		      const struct writes_region_rec *reg)
 {
 	struct rep_cell *cell;
-	double ratio;
-	bool hot = false;
+	double ratio = reg->written_ratio;
+	bool hot = reg->has_hot && reg->hot;
 	uint32_t vi = 0;
 	int ret;
 
+	if (isnan(ratio))
+		return bad(c, "field \"%s\" is missing or not a number", "written_ratio");
 	ret = region_vma(c, w, j, reg, &vi);
 	if (ret)
 		return ret;
-	ret = need_num(c, reg, "written_ratio", &ratio);
-	if (ret)
-		return ret;
-	ml_json_get_bool(reg, "hot", &hot);
 	if (!grow((void **)&w->cell, &w->ccell, w->ncell, sizeof(*w->cell)))
 		return oom(c);
 	cell = &w->cell[w->ncell++];
@@ -201,53 +203,39 @@ static int add_region(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	cell->vma = vi;
 	cell->ratio = (float)(ratio < 0 ? 0 : ratio > 1 ? 1 : ratio);
 	cell->hot = hot;
-	w->vma[vi].dirty_pages += num_or0(reg, "dirty_pages");
+	w->vma[vi].dirty_pages += reg->dirty_pages;
 	w->vma[vi].hot_ever |= hot;
 	return 0;
 }
 
-/* "written": [["0x..", "0x.."], ...], the page ranges of writes --record */
+/* "written": the page ranges of writes --record */
 static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
-		      const struct json *o)
+		      const struct writes_interval_rec *rec)
 {
-	const struct json *a = ml_json_get(o, "written");
-
-	if (!a)
+	if (!rec->has_written)
 		return 0;
 	w->iv[iv].has_ranges = true;
-	if (a->type != JSON_ARRAY)
-		return bad(c, "%s", "field \"written\" is not an array");
 	w->have_ranges = true;
-	for (size_t i = 0; i < ml_json_count(a); i++) {
-		const struct json *pair = ml_json_at(a, i);
+	for (size_t i = 0; i < rec->nwritten; i++) {
 		struct rep_range *rg;
-		uint64_t s, e;
 
-		if (ml_json_count(pair) != 2 || pair->type != JSON_ARRAY ||
-		    ml_json_as_hex(ml_json_at(pair, 0), &s) ||
-		    ml_json_as_hex(ml_json_at(pair, 1), &e) || e < s)
-			return bad(c, "%s",
-				   "\"written\" holds something other than [\"0xstart\", "
-				   "\"0xend\"] pairs");
 		if (!grow((void **)&w->range, &w->crange, w->nrange, sizeof(*w->range)))
 			return oom(c);
 		rg = &w->range[w->nrange++];
 		rg->iv = (uint32_t)iv;
-		rg->start = s;
-		rg->end = e;
+		rg->start = rec->written[i].start;
+		rg->end = rec->written[i].end;
 	}
 	return 0;
 }
 
-static void read_dirty(struct rep_writes *w, struct rep_interval *iv, const struct json *o)
+static void read_dirty(struct rep_writes *w, struct rep_interval *iv,
+		       const struct writes_dirty_rec *d)
 {
-	const struct json *d = ml_json_get(o, "dirty");
-	double pages = num_or0(d, "dirty_pages"), bytes = num_or0(d, "dirty_bytes");
-
-	iv->dirty_pages = pages;
-	iv->rate_pps = num_or0(d, "dirty_rate_pages_per_sec");
-	if (pages > 0 && bytes > 0)
-		w->page_size = bytes / pages;
+	iv->dirty_pages = d->dirty_pages;
+	iv->rate_pps = d->rate_pps;
+	if (d->dirty_pages > 0 && d->dirty_bytes > 0)
+		w->page_size = d->dirty_bytes / d->dirty_pages;
 }
 
 /* The run that already holds interval @seq at wall clock @wall, from another file. */
@@ -281,68 +269,75 @@ static int note_also(const struct line_ctx *c, struct rep_writes *w)
 
 /* The same interval again: take its page ranges if we have none yet. */
 static int merge_interval(const struct line_ctx *c, struct rep_writes *w, size_t iv,
-			  const struct json *o)
+			  const struct writes_interval_rec *rec)
 {
 	int ret = note_also(c, w);
 
 	if (ret || w->iv[iv].has_ranges)
 		return ret;
-	return add_ranges(c, w, iv, o);
+	return add_ranges(c, w, iv, rec);
+}
+
+static int add_interval(const struct line_ctx *c, const struct writes_interval_rec *rec)
+{
+	struct rep_writes *w;
+	struct rep_interval *iv;
+	size_t known;
+	int ret;
+
+	w = same_run(c, to_long(rec->pid), rec->seq, rec->dirty.timestamp_ms, &known);
+	if (w)
+		return merge_interval(c, w, known, rec);
+	w = writes_for(c, to_long(rec->pid));
+	if (!w || !grow((void **)&w->iv, &w->civ, w->niv, sizeof(*w->iv)))
+		return oom(c);
+	iv = &w->iv[w->niv++];
+	iv->t_ms = rec->t_ms;
+	iv->interval_s = rec->interval_s;
+	iv->hot_vmas = (int)fmin(fmax(rec->hot_vmas, 0), 1e9);
+	iv->seq = rec->seq;
+	iv->wall_ms = rec->dirty.timestamp_ms;
+	read_dirty(w, iv, &rec->dirty);
+	for (size_t j = 0; j < rec->nregions; j++) {
+		ret = add_region(c, w, j, &rec->regions[j]);
+		if (ret)
+			return ret;
+	}
+	return add_ranges(c, w, w->niv - 1, rec);
 }
 
 static int load_interval(const struct line_ctx *c, const struct json *o)
 {
-	struct rep_writes *w;
-	struct rep_interval *iv;
-	const struct json *regs;
-	double t, pid = 0, seq, wall;
-	size_t known;
-	int ret;
+	struct writes_interval_rec rec;
+	int ret = ml_fmt_writes_interval_read(o, &rec, c->err);
 
-	ret = need_num(c, o, "t_ms", &t);
 	if (ret)
-		return ret;
-	regs = need_arr(c, o, "regions");
-	if (!regs)
-		return -EINVAL;
-	ml_json_get_double(o, "pid", &pid);
-	seq = num_or0(o, "seq");
-	wall = num_or0(ml_json_get(o, "dirty"), "timestamp_ms");
-	w = same_run(c, to_long(pid), seq, wall, &known);
-	if (w)
-		return merge_interval(c, w, known, o);
-	w = writes_for(c, to_long(pid));
-	if (!w || !grow((void **)&w->iv, &w->civ, w->niv, sizeof(*w->iv)))
-		return oom(c);
-	iv = &w->iv[w->niv++];
-	iv->t_ms = t;
-	iv->interval_s = num_or0(o, "interval_s");
-	iv->hot_vmas = (int)fmin(fmax(num_or0(o, "hot_vmas"), 0), 1e9);
-	iv->seq = seq;
-	iv->wall_ms = wall;
-	read_dirty(w, iv, o);
-	for (size_t j = 0; j < ml_json_count(regs); j++) {
-		ret = add_region(c, w, j, ml_json_at(regs, j));
-		if (ret)
-			return ret;
-	}
-	return add_ranges(c, w, w->niv - 1, o);
+		ret = rec_err(c, ret);
+	else
+		ret = add_interval(c, &rec);
+	ml_fmt_writes_interval_free(&rec);
+	return ret;
 }
 
 static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid);
 
+/* The sentence for a known token (or an older file's sentence), else the word itself. */
+static void stop_text(char *dst, size_t size, enum ml_stop why, const char *word)
+{
+	snprintf(dst, size, "%s", why != ML_STOP_UNKNOWN ? ml_stop_text(why) : word);
+}
+
 /* writes and snapshot both end with a "summary": snapshot's counts "cycles" */
 static int load_snap_summary(const struct line_ctx *c, const struct json *o)
 {
-	const char *why = ml_json_get_str(o, "stopped_because");
+	struct snapshot_summary_rec rec;
 	struct rep_snaps *s;
-	double pid = 0;
 
-	ml_json_get_double(o, "pid", &pid);
-	s = snaps_for(c, to_long(pid));
+	ml_fmt_snapshot_summary_read(o, &rec);
+	s = snaps_for(c, to_long(rec.pid));
 	if (!s)
 		return oom(c);
-	snprintf(s->stopped_because, sizeof(s->stopped_because), "%s", why ? why : "");
+	stop_text(s->stopped_because, sizeof(s->stopped_because), rec.why, rec.why_word);
 	return 0;
 }
 
@@ -362,27 +357,31 @@ static struct rep_writes *run_ending_at(const struct line_ctx *c, long pid, doub
 
 static int load_summary(const struct line_ctx *c, const struct json *o)
 {
-	const struct json *d = ml_json_get(o, "dirty");
-	const char *why = ml_json_get_str(o, "stopped_because");
+	struct writes_summary_rec rec;
 	struct rep_writes *w;
-	double pid = 0;
+	int ret;
 
 	if (ml_json_get(o, "cycles"))
 		return load_snap_summary(c, o);
-	ml_json_get_double(o, "pid", &pid);
-	w = run_ending_at(c, to_long(pid), num_or0(d, "timestamp_ms"));
+	ret = ml_fmt_writes_summary_read(o, &rec, c->err);
+	if (ret) {
+		ml_fmt_writes_summary_free(&rec);
+		return rec_err(c, ret);
+	}
+	ml_fmt_writes_summary_free(&rec); /* the report draws no summary regions */
+	w = run_ending_at(c, to_long(rec.pid), rec.dirty.timestamp_ms);
 	if (w && note_also(c, w))
 		return -ENOMEM;
 	if (!w)
-		w = writes_for(c, to_long(pid));
+		w = writes_for(c, to_long(rec.pid));
 	if (!w)
 		return oom(c);
 	w->have_summary = true;
-	snprintf(w->stopped_because, sizeof(w->stopped_because), "%s", why ? why : "");
-	w->intervals = to_long(num_or0(o, "intervals"));
-	w->hot_vmas = to_long(num_or0(o, "hot_vmas"));
-	w->cumulative_dirty_bytes = num_or0(d, "cumulative_dirty_bytes");
-	w->avg_dirty_rate = num_or0(d, "avg_dirty_rate");
+	stop_text(w->stopped_because, sizeof(w->stopped_because), rec.why, rec.why_word);
+	w->intervals = to_long(rec.intervals);
+	w->hot_vmas = to_long(rec.hot_vmas);
+	w->cumulative_dirty_bytes = rec.dirty.cumulative_dirty_bytes;
+	w->avg_dirty_rate = rec.dirty.avg_dirty_rate;
 	return 0;
 }
 
@@ -409,66 +408,58 @@ static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid)
 	return s;
 }
 
-static int snap_region(const struct line_ctx *c, struct rep_snaps *s, struct rep_snap_point *pt,
-		       const struct json *reg, struct rep_kind_use *use)
+static void snap_region(struct rep_snaps *s, struct rep_snap_point *pt,
+			const struct snap_region_rec *reg, struct rep_kind_use *use)
 {
-	int k = ml_report_kind(ml_json_get_str(reg, "kind"));
-	double res, v;
-	int ret;
+	int k = ml_report_kind(reg->kind[0] ? reg->kind : NULL);
 
-	ret = need_num(c, reg, "resident_pages", &res);
-	if (ret)
-		return ret;
-	pt->resident[k] += res;
-	use[k].resident += res;
-	use[k].size += num_or0(reg, "size_pages");
-	use[k].swapped += num_or0(reg, "swapped_pages");
-	if (opt_num(reg, "written_pages", &v)) {
-		use[k].written += v;
+	pt->resident[k] += reg->c.resident_pages;
+	use[k].resident += reg->c.resident_pages;
+	use[k].size += reg->c.size_pages;
+	use[k].swapped += reg->c.swapped_pages;
+	if (reg->c.has_written) {
+		use[k].written += reg->c.written_pages;
 		s->have_written = true;
 	}
-	if (opt_num(ml_json_get(reg, "page_flags"), "dirty", &v)) {
-		use[k].dirty += v;
+	if (reg->c.has_flags) {
+		use[k].dirty += reg->c.dirty;
 		s->have_dirty = true;
 	}
+}
+
+static int add_snapshot(const struct line_ctx *c, const struct snapshot_rec *rec)
+{
+	struct rep_kind_use use[REPORT_KINDS] = { 0 };
+	struct rep_snap_point *pt;
+	struct rep_snaps *s;
+
+	s = snaps_for(c, to_long(rec->pid));
+	if (!s || !grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
+		return oom(c);
+	pt = &s->pt[s->npt++];
+	pt->t_ms = rec->t_ms;
+	for (size_t j = 0; j < rec->nregions; j++)
+		snap_region(s, pt, &rec->regions[j], use);
+	memcpy(s->last, use, sizeof(use));
+	s->cycle_us_sum += rec->cycle_us;
+	if (rec->cycle_us > s->cycle_us_max)
+		s->cycle_us_max = rec->cycle_us;
+	if (rec->page_size >= 512)
+		s->page_size = rec->page_size;
 	return 0;
 }
 
 static int load_snapshot(const struct line_ctx *c, const struct json *o)
 {
-	struct rep_kind_use use[REPORT_KINDS] = { 0 };
-	const struct json *regs;
-	struct rep_snap_point *pt;
-	struct rep_snaps *s;
-	double t, pid = 0, cyc, ps;
-	int ret;
+	struct snapshot_rec rec;
+	int ret = ml_fmt_snapshot_read(o, &rec, c->err);
 
-	ret = need_num(c, o, "t_ms", &t);
 	if (ret)
-		return ret;
-	regs = need_arr(c, o, "regions");
-	if (!regs)
-		return -EINVAL;
-	ml_json_get_double(o, "pid", &pid);
-	s = snaps_for(c, to_long(pid));
-	if (!s || !grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
-		return oom(c);
-	pt = &s->pt[s->npt++];
-	pt->t_ms = t;
-	for (size_t j = 0; j < ml_json_count(regs); j++) {
-		ret = snap_region(c, s, pt, ml_json_at(regs, j), use);
-		if (ret)
-			return ret;
-	}
-	memcpy(s->last, use, sizeof(use));
-	cyc = num_or0(o, "cycle_us");
-	s->cycle_us_sum += cyc;
-	if (cyc > s->cycle_us_max)
-		s->cycle_us_max = cyc;
-	ps = num_or0(o, "page_size");
-	if (ps >= 512)
-		s->page_size = ps;
-	return 0;
+		ret = rec_err(c, ret);
+	else
+		ret = add_snapshot(c, &rec);
+	ml_fmt_snapshot_free(&rec);
+	return ret;
 }
 
 static int load_hist(const struct line_ctx *c, const struct json *o, const char *key, double *h,
@@ -698,7 +689,7 @@ int ml_report_load_line(struct report *r, const char *src, long lineno, const ch
 				   "%s:%ld: not one complete JSON object (a truncated line?); "
 				   "remove or regenerate that line",
 				   src, lineno);
-	if (o->type != JSON_OBJECT)
+	if (ml_json_type(o) != ML_JSON_OBJECT)
 		ret = bad(&c, "%s", "not a JSON object");
 	else
 		ret = dispatch(&c, o);

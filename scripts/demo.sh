@@ -1,6 +1,7 @@
 #!/bin/bash
-# make demo: runs the seed's three workloads under `memlens writes` and
-# prints the table of seed §7.2 as measured on this machine.
+# make demo: runs three workloads under `memlens writes` and prints a table
+# of what each writes (VMAs, hot VMAs, written ratio, dirty rate) as
+# measured on this machine; then migrate-model, snapshot, faults and report.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD:-build}
@@ -27,7 +28,7 @@ profile() {	# name seconds cmd...
 echo "memlens demo: what this machine supports (memlens check):" >&2
 "$M" check >&2 || true
 echo >&2
-echo "memlens demo: where do these programs write? (seed §7.2, interval 1000 ms, hot = written ratio > 0.3 for 3 intervals)" >&2
+echo "memlens demo: where do these programs write? (interval 1000 ms, hot = written ratio > 0.3 for 3 intervals)" >&2
 profile memwrite 6 "$W/memwrite"
 profile memalloc 10 "$W/memalloc"
 profile matmul 7 "$W/matmul"
@@ -80,8 +81,17 @@ echo "Is leaving memwrite's hot memory out of CRIU pre-dumps worth it? (memlens 
 	>"$out/migrate.jsonl"
 echo
 echo "What memalloc's memory looks like, 10 times a second for 4 s (memlens snapshot, from its first instruction):"
+# (-o: the records and the summary go to the file; memalloc keeps stdout)
 "$M" snapshot -i 100 -d 4 --json -o "$out/snapshot.jsonl" -- "$W/memalloc" >"$out/snapshot.txt" 2>&1 || true
-tail -n 1 "$out/snapshot.txt"
+/usr/bin/env python3 -c '
+import json, sys
+try:
+    s = [json.loads(l) for l in open(sys.argv[1])][-1]
+    print("  %d snapshots; a cycle took %d us (median), %d us at most; stopped because %s"
+          % (s["cycles"], s["cycle_us_median"], s["cycle_us_max"], s["stopped_because"]))
+except (OSError, ValueError, IndexError, KeyError):
+    print("  no snapshot summary: see " + sys.argv[2])
+' "$out/snapshot.jsonl" "$out/snapshot.txt"
 echo
 echo "Page faults of matmul and how long they took (memlens faults, eBPF):"
 # (matmul's own output shares stdout with the JSON: keep the JSON line)

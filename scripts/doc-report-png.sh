@@ -27,7 +27,7 @@ for _ in $(seq 100); do grep -q ready mig.out && break; sleep 0.1; done
 kill "$pid"
 wait "$pid" 2>/dev/null || true
 "$M" migrate-model trace.jsonl -b 200 -r 0.5 --json >model.jsonl
-"$M" report writes.jsonl model.jsonl -t "memlens report: migwork" -o report.html >/dev/null
+"$M" report writes.jsonl model.jsonl --title "memlens report: migwork" -o report.html >/dev/null
 "$chromium" --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
 	--disable-component-update --disable-sync --hide-scrollbars --user-data-dir="$tmp/profile" \
 	--window-size=1100,2000 --screenshot="$tmp/full.png" "file://$tmp/report.html" 2>/dev/null

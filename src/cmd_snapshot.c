@@ -11,6 +11,7 @@
 
 #include "cliutil.h"
 #include "command.h"
+#include "memlens/format_snapshot.h"
 #include "memlens/jsonw.h"
 #include "opts.h"
 #include "output.h"
@@ -214,7 +215,7 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void summary(struct snap_cli *c, const struct snapshot *last, const char *why)
+static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_stop why)
 {
 	uint64_t mn = 0, med = 0, mx = 0, sum = 0;
 	FILE *f = c->rec == stdout ? NULL : stdout;
@@ -228,19 +229,17 @@ static void summary(struct snap_cli *c, const struct snapshot *last, const char 
 		mx = c->cycle_us[c->ncycles - 1];
 	}
 	if (c->rec == stdout && c->json) {
+		struct snapshot_summary line = { .pid = c->pid,
+						 .cycles = c->ncycles,
+						 .cycle_us_min = mn,
+						 .cycle_us_median = med,
+						 .cycle_us_max = mx,
+						 .cycle_us_mean = c->ncycles ? sum / c->ncycles : 0,
+						 .why = why };
 		struct jw w;
 
 		ml_jw_init(&w, stdout);
-		ml_jw_obj(&w);
-		ml_jw_kstr(&w, "type", "summary");
-		ml_jw_kint(&w, "pid", c->pid);
-		ml_jw_kuint(&w, "cycles", c->ncycles);
-		ml_jw_kuint(&w, "cycle_us_min", mn);
-		ml_jw_kuint(&w, "cycle_us_median", med);
-		ml_jw_kuint(&w, "cycle_us_max", mx);
-		ml_jw_kuint(&w, "cycle_us_mean", c->ncycles ? sum / c->ncycles : 0);
-		ml_jw_kstr(&w, "stopped_because", why);
-		ml_jw_obj_end(&w);
+		ml_fmt_snapshot_summary(&w, &line);
 		return;
 	}
 	if (!f)
@@ -253,22 +252,22 @@ static void summary(struct snap_cli *c, const struct snapshot *last, const char 
 		fprintf(f,
 			"\n%zu cycles; cycle time min %.3f / median %.3f / max %.3f ms\n"
 			"stopped because %s\n",
-			c->ncycles, mn / 1e3, med / 1e3, mx / 1e3, why);
+			c->ncycles, mn / 1e3, med / 1e3, mx / 1e3, ml_stop_text(why));
 	fflush(f);
 }
 
-static bool should_stop(const struct snap_cli *c, uint64_t seq, const char **why)
+static bool should_stop(const struct snap_cli *c, uint64_t seq, enum ml_stop *why)
 {
 	if (!c->interval_ms) {
-		*why = "single snapshot";
+		*why = ML_STOP_SINGLE;
 		return true;
 	}
 	if (c->count && seq >= (uint64_t)c->count) {
-		*why = "the count was reached";
+		*why = ML_STOP_COUNT;
 		return true;
 	}
 	if (c->duration > 0 && (ml_mono_ns() - c->first_ns) / 1e9 >= c->duration) {
-		*why = "the duration elapsed";
+		*why = ML_STOP_DURATION;
 		return true;
 	}
 	return false;
@@ -299,7 +298,7 @@ static int after_first(struct snap_cli *c, struct ml_err *err)
 }
 
 static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t *sigs,
-		      const char **why, struct ml_err *err)
+		      enum ml_stop *why, struct ml_err *err)
 {
 	struct snapshot a, b, *cur = &a, *prev = &b;
 	struct snapshot_diff d;
@@ -315,7 +314,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		if (!r && c->prof && seq > 0)
 			r = add_written(c, cur, err);
 		if (r == -ESRCH && seq > 0) {
-			*why = "the target exited";
+			*why = ML_STOP_TARGET_EXITED;
 			r = 0;
 			break;
 		}
@@ -329,7 +328,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		}
 		emit(c, cur, seq > 1 ? &d : NULL, seq);
 		if (out_failed(c->rec ? c->rec : stdout)) {
-			*why = "error"; /* a write failed: out_close() says which */
+			*why = ML_STOP_ERROR; /* a write failed: out_close() says which */
 			r = -EIO;
 			c->write_failed = true;
 			break;
@@ -346,7 +345,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		if (next < ml_mono_ns()) /* fell behind: a new cadence from now */
 			next = ml_mono_ns();
 		if (wait_until(sigs, next)) {
-			*why = "interrupted";
+			*why = ML_STOP_SIGNAL;
 			break;
 		}
 	}
@@ -354,7 +353,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		ml_spawn_release(c->child, NULL);
 	if (!c->write_failed && c->rec && c->rec != stdout && out_flush(c->rec)) {
 		c->write_failed = true; /* never a summary of records that were lost */
-		*why = "error";
+		*why = ML_STOP_ERROR;
 		r = -EIO;
 	}
 	live_stop();
@@ -367,9 +366,9 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 }
 
 /* We started the command: stop it (SIGTERM, SIGKILL after 2 s) unless it exited. */
-static int reap_child(struct snap_cli *c, const char *why, int rc)
+static int reap_child(struct snap_cli *c, enum ml_stop why, int rc)
 {
-	bool exited = !strcmp(why, "the target exited");
+	bool exited = why == ML_STOP_TARGET_EXITED;
 	int status = 0, i;
 	pid_t w = 0;
 
@@ -397,7 +396,7 @@ int cmd_snapshot(int argc, char **argv)
 	struct snapshot_opts so = { 0 };
 	struct snapshotter *sn = NULL;
 	struct ml_err err = { 0 };
-	const char *why = "error";
+	enum ml_stop why = ML_STOP_ERROR;
 	sigset_t sigs;
 	int r, rc = EXIT_OK, first;
 
@@ -431,7 +430,7 @@ int cmd_snapshot(int argc, char **argv)
 			ml_spawn_release(c.child, NULL);
 			kill(c.child, SIGKILL);
 		}
-		why = "error";
+		why = ML_STOP_ERROR;
 		goto out_child;
 	}
 	r = run_cycles(&c, sn, &sigs, &why, &err);
@@ -443,7 +442,7 @@ int cmd_snapshot(int argc, char **argv)
 		else
 			cli_error("snapshot", "%s", err.msg);
 		rc = exit_code_for(r);
-	} else if (!strcmp(why, "the target exited") && !c.rec) {
+	} else if (why == ML_STOP_TARGET_EXITED && !c.rec) {
 		fprintf(stderr, "memlens snapshot: the target process %d exited\n", (int)c.pid);
 	}
 	if (c.prof)

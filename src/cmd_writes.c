@@ -12,6 +12,7 @@
 #include "command.h"
 #include "live.h"
 #include "table.h"
+#include "memlens/format_writes.h"
 #include "memlens/jsonw.h"
 #include "opts.h"
 #include "output.h"
@@ -42,81 +43,13 @@ struct writes_ctx {
 	const struct attach_stats *attach; /* how the target was stopped */
 };
 
-static void emit_attach_json(struct jw *w, const struct attach_stats *a)
-{
-	ml_jw_key(w, "attach");
-	ml_jw_obj(w);
-	ml_jw_kdbl(w, "stopped_ms", a->stopped_ns / 1e6);
-	ml_jw_kuint(w, "threads_held", a->threads_held);
-	ml_jw_kuint(w, "threads_in_nonrestartable_wait", a->in_nonrestartable);
-	ml_jw_kuint(w, "waits_restarted", a->restarted);
-	ml_jw_kuint(w, "syscalls_injected", a->syscalls);
-	ml_jw_obj_end(w);
-}
-
-static void emit_region_json(struct jw *w, const struct profiler_region *r)
-{
-	ml_jw_obj(w);
-	ml_jw_khex(w, "start_addr", r->start);
-	ml_jw_khex(w, "end_addr", r->end);
-	ml_jw_kstr(w, "kind", ml_vma_kind_name(r->kind));
-	if (r->path && r->path[0])
-		ml_jw_kstr(w, "path", r->path);
-	ml_jw_kuint(w, "total_pages", r->total_pages);
-	ml_jw_kuint(w, "dirty_pages", r->dirty_pages);
-	ml_jw_kdbl(w, "written_ratio", r->written_ratio);
-	ml_jw_kint(w, "consecutive_hot", r->consecutive_hot);
-	ml_jw_kbool(w, "hot", r->hot);
-	ml_jw_obj_end(w);
-}
-
-static void emit_dirty_json(struct jw *w, const struct profiler_dirty *d)
-{
-	ml_jw_key(w, "dirty");
-	ml_jw_obj(w);
-	ml_jw_kint(w, "dirty_pages", d->dirty_pages);
-	ml_jw_kint(w, "dirty_bytes", d->dirty_bytes);
-	ml_jw_kdbl(w, "dirty_rate_pages_per_sec", d->dirty_rate_pages_per_sec);
-	ml_jw_kint(w, "cumulative_dirty_bytes", d->cumulative_dirty_bytes);
-	ml_jw_kdbl(w, "avg_dirty_rate", d->avg_dirty_rate);
-	ml_jw_kint(w, "timestamp_ms", d->timestamp_ms);
-	ml_jw_obj_end(w);
-}
-
 static void emit_interval_json(FILE *f, const struct writes_ctx *c, const struct profiler_sample *s,
 			       bool with_written)
 {
 	struct jw w;
 
 	ml_jw_init(&w, f);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", "interval");
-	ml_jw_kint(&w, "pid", c->pid);
-	ml_jw_kuint(&w, "seq", s->seq);
-	ml_jw_kint(&w, "t_ms", s->t_ms);
-	ml_jw_kdbl(&w, "interval_s", s->interval_s);
-	ml_jw_kint(&w, "total_vmas", s->total_vmas);
-	ml_jw_kint(&w, "tracked_vmas", s->tracked_vmas);
-	ml_jw_kint(&w, "hot_vmas", s->hot_vmas);
-	ml_jw_kuint(&w, "tick_us", s->tick_ns / 1000);
-	emit_dirty_json(&w, &s->dirty);
-	ml_jw_key(&w, "regions");
-	ml_jw_arr(&w);
-	for (size_t i = 0; i < s->nregions; i++)
-		emit_region_json(&w, &s->regions[i]);
-	ml_jw_arr_end(&w);
-	if (with_written) {
-		ml_jw_key(&w, "written");
-		ml_jw_arr(&w);
-		for (size_t i = 0; i < s->nwritten; i++) {
-			ml_jw_arr(&w);
-			ml_jw_hex(&w, s->written[i].start);
-			ml_jw_hex(&w, s->written[i].end);
-			ml_jw_arr_end(&w);
-		}
-		ml_jw_arr_end(&w);
-	}
-	ml_jw_obj_end(&w);
+	ml_fmt_writes_interval(&w, c->pid, s, with_written);
 }
 
 /* The mapped file of the region starting at @start ("" when none, or the maps are gone). */
@@ -267,38 +200,25 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 	pthread_mutex_unlock(&c->out_lock);
 }
 
-static void print_summary(struct writes_ctx *c, const char *why)
+static void print_summary(struct writes_ctx *c, enum ml_stop why)
 {
 	const struct profiler_sample *s = &c->last;
 	char b1[16], b2[16];
 
 	if (c->json) {
+		struct writes_summary sum = { .pid = c->pid,
+					      .intervals = c->intervals,
+					      .why = why,
+					      .attach = c->attach,
+					      .last = c->have_last ? s : NULL };
 		struct jw w;
 
 		ml_jw_init(&w, c->out);
-		ml_jw_obj(&w);
-		ml_jw_kstr(&w, "type", "summary");
-		ml_jw_kint(&w, "pid", c->pid);
-		ml_jw_kuint(&w, "intervals", c->intervals);
-		ml_jw_kint(&w, "total_vmas", c->have_last ? s->total_vmas : 0);
-		ml_jw_kint(&w, "tracked_vmas", c->have_last ? s->tracked_vmas : 0);
-		ml_jw_kint(&w, "hot_vmas", c->have_last ? s->hot_vmas : 0);
-		ml_jw_kstr(&w, "stopped_because", why);
-		if (c->attach)
-			emit_attach_json(&w, c->attach);
-		ml_jw_key(&w, "regions");
-		ml_jw_arr(&w);
-		for (size_t i = 0; c->have_last && i < s->nregions; i++)
-			if (s->regions[i].hot)
-				emit_region_json(&w, &s->regions[i]);
-		ml_jw_arr_end(&w);
-		struct profiler_dirty zero = { 0 };
-		emit_dirty_json(&w, c->have_last ? &s->dirty : &zero);
-		ml_jw_obj_end(&w);
+		ml_fmt_writes_summary(&w, &sum);
 		return;
 	}
 	fprintf(c->out, "summary: pid %d, %llu interval%s, stopped because %s\n", (int)c->pid,
-		(unsigned long long)c->intervals, c->intervals == 1 ? "" : "s", why);
+		(unsigned long long)c->intervals, c->intervals == 1 ? "" : "s", ml_stop_text(why));
 	if (!c->have_last)
 		return;
 	fprintf(c->out, "  VMAs %d, tracked %d, hot %d; cumulative written %s, average %s/s\n",
@@ -398,7 +318,8 @@ int cmd_writes(int argc, char **argv)
 	struct writes_ctx c = { 0 };
 	struct profiler *p = NULL;
 	struct ml_err err = { 0 };
-	const char *record_path = NULL, *out_path = NULL, *why = "interrupted";
+	const char *record_path = NULL, *out_path = NULL;
+	enum ml_stop why = ML_STOP_SIGNAL;
 	double duration = 0;
 	bool batch = false;
 	sigset_t sigs;
@@ -544,7 +465,7 @@ int cmd_writes(int argc, char **argv)
 		int sig = cli_wait_signal(&sigs, 50);
 
 		if (sig) {
-			why = "interrupted";
+			why = ML_STOP_SIGNAL;
 			stop_sig = sig;
 			break;
 		}
@@ -555,25 +476,25 @@ int cmd_writes(int argc, char **argv)
 			live_stop(); /* what follows is said on the normal screen */
 
 			if (er == -ESRCH) {
-				why = "the target exited";
+				why = ML_STOP_TARGET_EXITED;
 				if (!c.json)
 					fprintf(stderr,
 						"memlens writes: the target process %d exited; "
 						"profiling stopped\n",
 						(int)pid);
 			} else {
-				why = "error";
+				why = ML_STOP_ERROR;
 				cli_error("writes", "%s", e2.msg);
 				rc = exit_code_for(er);
 			}
 			break;
 		}
 		if (duration > 0 && duration_over(&c, t0, duration, want)) {
-			why = "the duration elapsed";
+			why = ML_STOP_DURATION;
 			break;
 		}
 		if (output_failed(&c)) {
-			why = "error"; /* out_close() below or main() names the stream */
+			why = ML_STOP_ERROR; /* out_close() below or main() names the stream */
 			rc = EXIT_FAIL;
 			break;
 		}
@@ -589,10 +510,10 @@ out_close:
 		int status;
 
 		/* we started it: it does not outlive us (like timeout(1)) */
-		if (strcmp(why, "the target exited"))
+		if (why != ML_STOP_TARGET_EXITED)
 			stop_child(child, stop_sig ? stop_sig : SIGTERM);
 		if (waitpid(child, &status, 0) == child && rc == EXIT_OK &&
-		    !strcmp(why, "the target exited") && WIFEXITED(status))
+		    why == ML_STOP_TARGET_EXITED && WIFEXITED(status))
 			rc = WEXITSTATUS(status);
 	}
 out:

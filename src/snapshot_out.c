@@ -8,105 +8,9 @@
 #include "cliutil.h"
 #include "memlens/units.h"
 #include "table.h"
+#include "memlens/format_snapshot.h"
 #include "memlens/jsonw.h"
 #include "snapshot_out.h"
-
-static void json_counts(struct jw *w, const struct snap_counts *c, unsigned int flags)
-{
-	ml_jw_kuint(w, "size_pages", c->size_pages);
-	ml_jw_kuint(w, "resident_pages", c->resident_pages);
-	ml_jw_kuint(w, "swapped_pages", c->swapped_pages);
-	ml_jw_kuint(w, "file_pages", c->file_pages);
-	ml_jw_kuint(w, "huge_pages", c->huge_pages);
-	ml_jw_kuint(w, "zero_pages", c->zero_pages);
-	if (flags & SNAP_HAVE_WRITTEN)
-		ml_jw_kuint(w, "written_pages", c->written_pages);
-	if (!(flags & SNAP_HAVE_PAGES))
-		return;
-	ml_jw_key(w, "page_flags");
-	ml_jw_obj(w);
-	ml_jw_kuint(w, "dirty", c->dirty_pages);
-	ml_jw_kuint(w, "referenced", c->referenced_pages);
-	ml_jw_kuint(w, "active", c->active_pages);
-	ml_jw_kuint(w, "lru", c->lru_pages);
-	ml_jw_kuint(w, "anon", c->anon_pages);
-	ml_jw_kuint(w, "swapbacked", c->swapbacked_pages);
-	ml_jw_kuint(w, "shared", c->shared_pages);
-	ml_jw_obj_end(w);
-}
-
-static void json_delta(struct jw *w, const struct snap_dcounts *d)
-{
-	ml_jw_kint(w, "size_pages", d->size_pages);
-	ml_jw_kint(w, "resident_pages", d->resident_pages);
-	ml_jw_kint(w, "swapped_pages", d->swapped_pages);
-	ml_jw_kint(w, "file_pages", d->file_pages);
-	ml_jw_kint(w, "huge_pages", d->huge_pages);
-	ml_jw_kint(w, "zero_pages", d->zero_pages);
-}
-
-static void json_mm(struct jw *w, const struct snap_mm *m)
-{
-	ml_jw_key(w, "mm");
-	ml_jw_obj(w);
-	ml_jw_kint(w, "VmSize_kb", m->vm_size_kb);
-	ml_jw_kint(w, "VmRSS_kb", m->vm_rss_kb);
-	ml_jw_kint(w, "RssAnon_kb", m->rss_anon_kb);
-	ml_jw_kint(w, "RssFile_kb", m->rss_file_kb);
-	ml_jw_kint(w, "RssShmem_kb", m->rss_shmem_kb);
-	ml_jw_kint(w, "VmSwap_kb", m->vm_swap_kb);
-	ml_jw_kint(w, "VmHWM_kb", m->vm_hwm_kb);
-	ml_jw_obj_end(w);
-}
-
-/* In/out of memory and dirty share per region kind. */
-static void json_kinds(struct jw *w, const struct snapshot *s)
-{
-	ml_jw_key(w, "by_kind");
-	ml_jw_obj(w);
-	for (int k = 0; k < VMA_KIND_COUNT; k++) {
-		const struct snap_counts *c = &s->kinds[k];
-		uint64_t mem = c->resident_pages + c->swapped_pages;
-
-		if (!c->size_pages)
-			continue;
-		ml_jw_key(w, ml_vma_kind_name(k));
-		ml_jw_obj(w);
-		json_counts(w, c, s->flags);
-		ml_jw_kdbl(w, "resident_pct", ml_snap_pct(c->resident_pages, c->size_pages));
-		ml_jw_kdbl(w, "in_memory_pct", ml_snap_pct(c->resident_pages, mem));
-		ml_jw_kdbl(w, "out_memory_pct", ml_snap_pct(c->swapped_pages, mem));
-		if (s->flags & SNAP_HAVE_PAGES)
-			ml_jw_kdbl(w, "dirty_pct", ml_snap_pct(c->dirty_pages, c->resident_pages));
-		if (s->flags & SNAP_HAVE_WRITTEN)
-			ml_jw_kdbl(w, "written_pct",
-				   ml_snap_pct(c->written_pages, c->resident_pages));
-		ml_jw_obj_end(w);
-	}
-	ml_jw_obj_end(w);
-}
-
-static void json_region(struct jw *w, const struct snapshot *s, const struct snapshot_diff *d,
-			size_t i)
-{
-	const struct vma *v = &s->vmas.v[i];
-
-	ml_jw_obj(w);
-	ml_jw_khex(w, "start_addr", v->start);
-	ml_jw_khex(w, "end_addr", v->end);
-	ml_jw_kstr(w, "perms", v->perms);
-	ml_jw_kstr(w, "kind", ml_vma_kind_name(v->kind));
-	ml_jw_kstr(w, "path", ml_vma_path(&s->vmas, v));
-	json_counts(w, &s->c[i], s->flags);
-	if (d && d->n == s->vmas.n) {
-		ml_jw_kbool(w, "new", d->prev[i] < 0);
-		ml_jw_key(w, "deltas");
-		ml_jw_obj(w);
-		json_delta(w, &d->d[i]);
-		ml_jw_obj_end(w);
-	}
-	ml_jw_obj_end(w);
-}
 
 void snap_json(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
 	       int64_t t_ms)
@@ -114,37 +18,7 @@ void snap_json(FILE *f, const struct snapshot *s, const struct snapshot_diff *d,
 	struct jw w;
 
 	ml_jw_init(&w, f);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", "snapshot");
-	ml_jw_kint(&w, "pid", s->pid);
-	ml_jw_kuint(&w, "seq", seq);
-	ml_jw_kint(&w, "t_ms", t_ms);
-	ml_jw_kuint(&w, "cycle_us", s->cycle_ns / 1000);
-	ml_jw_kuint(&w, "scan_threads", s->scan_threads);
-	ml_jw_kuint(&w, "recounts", s->recounts);
-	ml_jw_kuint(&w, "page_size", 4096);
-	ml_jw_kuint(&w, "vmas", s->vmas.n);
-	ml_jw_key(&w, "totals");
-	ml_jw_obj(&w);
-	json_counts(&w, &s->totals, s->flags);
-	ml_jw_obj_end(&w);
-	if (d) {
-		ml_jw_key(&w, "deltas");
-		ml_jw_obj(&w);
-		json_delta(&w, &d->totals);
-		ml_jw_kuint(&w, "vmas_added", d->added);
-		ml_jw_kuint(&w, "vmas_removed", d->removed);
-		ml_jw_kint(&w, "dt_ms", d->dt_ns / 1000000);
-		ml_jw_obj_end(&w);
-	}
-	json_mm(&w, &s->mm);
-	json_kinds(&w, s);
-	ml_jw_key(&w, "regions");
-	ml_jw_arr(&w);
-	for (size_t i = 0; i < s->vmas.n; i++)
-		json_region(&w, s, d, i);
-	ml_jw_arr_end(&w);
-	ml_jw_obj_end(&w);
+	ml_fmt_snapshot(&w, s, d, seq, t_ms);
 }
 
 void snap_csv_header(FILE *f)

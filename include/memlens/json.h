@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A small JSON reader: parse one document (one JSON Lines line) into a
- * tree, then look values up by key or index with typed accessors. Pure:
- * no I/O, no global state; safe on any input (depth and size limited).
+ * The JSON reader: parse one document (one JSON Lines line) with Jansson
+ * (strict RFC 8259, UTF-8, numbers read the same in every locale), then
+ * look values up by key or index with typed accessors. No I/O, no global
+ * state; safe on any input (nesting limited to ML_JSON_MAX_DEPTH).
+ * struct json is opaque: a parsed document and the values inside it.
  */
 #ifndef MEMLENS_JSON_H
 #define MEMLENS_JSON_H
@@ -16,31 +18,30 @@
 
 #include "memlens/err.h"
 
-#define JSON_MAX_DEPTH 64
+#define ML_JSON_MAX_DEPTH 64
 
-enum json_type { JSON_NULL, JSON_BOOL, JSON_NUMBER, JSON_STRING, JSON_ARRAY, JSON_OBJECT };
-
-struct json {
-	enum json_type type;
-	bool boolean;
-	double number;
-	bool is_int; /* the number was written as an integer that fits int64 */
-	int64_t integer;
-	char *string; /* JSON_STRING: decoded, NUL-terminated (may hold NULs: see len) */
-	size_t len; /* string length; array/object: number of members */
-	struct json *items; /* array elements / object values */
-	char **keys; /* object keys (decoded), same order as items */
+enum ml_json_type {
+	ML_JSON_NULL,
+	ML_JSON_BOOL,
+	ML_JSON_NUMBER,
+	ML_JSON_STRING,
+	ML_JSON_ARRAY,
+	ML_JSON_OBJECT,
+	ML_JSON_NONE, /* no value (a NULL pointer) */
 };
+
+struct json;
 
 /*
  * Parse @len bytes at @text (one value, surrounding white space allowed).
- * -EINVAL with "byte N: what" in @err on malformed input, -ENOMEM.
- * Free with ml_json_free().
+ * -EINVAL with "malformed JSON at byte N: what" in @err on malformed
+ * input, -ENOMEM. Free with ml_json_free().
  */
 int ml_json_parse(const char *text, size_t len, struct json **out, struct ml_err *err);
 void ml_json_free(struct json *j);
 
-/* NULL when @obj is not an object or has no such key (first match). */
+enum ml_json_type ml_json_type(const struct json *j);
+/* NULL when @obj is not an object or has no such key. */
 const struct json *ml_json_get(const struct json *obj, const char *key);
 /* NULL when @arr is not an array/object or @i is out of range. */
 const struct json *ml_json_at(const struct json *arr, size_t i);
@@ -52,8 +53,10 @@ int ml_json_as_int(const struct json *j, int64_t *out);
 int ml_json_as_uint(const struct json *j, uint64_t *out);
 int ml_json_as_double(const struct json *j, double *out);
 int ml_json_as_bool(const struct json *j, bool *out);
-/* NULL unless @j is a string. */
+/* NULL unless @j is a string (decoded, NUL-terminated; may hold NULs). */
 const char *ml_json_as_str(const struct json *j);
+/* The length of a string in bytes (0 for anything else). */
+size_t ml_json_str_len(const struct json *j);
 /* A "0x..." (or plain hex) string as a number. */
 int ml_json_as_hex(const struct json *j, uint64_t *out);
 

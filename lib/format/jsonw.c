@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include <math.h>
 #include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
 
 #include "memlens/jsonw.h"
 
@@ -124,11 +126,32 @@ void ml_jw_uint(struct jw *w, uint64_t v)
 	after_value(w);
 }
 
+static locale_t c_numeric;
+static pthread_once_t c_numeric_once = PTHREAD_ONCE_INIT;
+
+static void make_c_numeric(void)
+{
+	c_numeric = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
+/* "%.10g" with a '.' whatever LC_NUMERIC the program set: JSON has no ',' decimals. */
+static void put_dbl(FILE *f, double v)
+{
+	locale_t old = (locale_t)0;
+
+	pthread_once(&c_numeric_once, make_c_numeric);
+	if (c_numeric)
+		old = uselocale(c_numeric);
+	fprintf(f, "%.10g", v);
+	if (c_numeric)
+		uselocale(old);
+}
+
 void ml_jw_dbl(struct jw *w, double v)
 {
 	sep(w);
 	if (isfinite(v))
-		fprintf(w->f, "%.10g", v);
+		put_dbl(w->f, v);
 	else
 		fputs("null", w->f);
 	after_value(w);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Read the `memlens writes --record` trace (JSON Lines) for the migration model. */
+/* The migration model's input: the `writes --record` trace, read by lib/format/writes.c. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_writes.h"
 #include "memlens/json.h"
 #include "memlens/migrate_model.h"
 
@@ -26,56 +27,37 @@ void ml_mm_trace_free(struct mm_trace *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static int parse_regions(const struct json *arr, struct mm_interval *iv, struct ml_err *err)
+/* The model's view of an interval: each region needs "hot", each range START < END. */
+static int from_rec(struct writes_interval_rec *rec, struct mm_interval *iv, struct ml_err *err)
 {
-	size_t n = ml_json_count(arr);
-
-	if (!arr || arr->type != JSON_ARRAY)
-		return ml_err_set(err, EINVAL, "\"regions\" must be an array");
-	iv->regions = calloc(n ? n : 1, sizeof(*iv->regions));
+	if (!rec->t_ms_is_int)
+		return ml_err_set(err, EINVAL, "interval without an integer \"t_ms\"");
+	iv->t_ms = rec->t_ms_int;
+	iv->regions = calloc(rec->nregions ? rec->nregions : 1, sizeof(*iv->regions));
 	if (!iv->regions)
 		return ml_err_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		const struct json *r = ml_json_at(arr, i);
-		struct mm_region *m = &iv->regions[i];
+	for (size_t i = 0; i < rec->nregions; i++) {
+		const struct writes_region_rec *r = &rec->regions[i];
 
-		if (ml_json_get_hex(r, "start_addr", &m->start) ||
-		    ml_json_get_hex(r, "end_addr", &m->end) ||
-		    ml_json_get_bool(r, "hot", &m->hot) || m->end <= m->start)
+		if (!r->has_hot || r->end <= r->start)
 			return ml_err_set(
 				err, EINVAL,
 				"region %zu needs \"start_addr\" < \"end_addr\" (hex strings) "
 				"and a boolean \"hot\"",
 				i);
-		iv->nregions++;
+		iv->regions[iv->nregions++] = (struct mm_region){ r->start, r->end, r->hot };
 	}
-	return 0;
-}
-
-static int parse_written(const struct json *arr, struct mm_interval *iv, struct ml_err *err)
-{
-	size_t n = ml_json_count(arr);
-
-	if (!arr)
-		return 0; /* `writes --json` output: no ranges (mm_run refuses) */
-	if (arr->type != JSON_ARRAY)
-		return ml_err_set(err, EINVAL, "\"written\" must be an array");
-	iv->written = calloc(n ? n : 1, sizeof(*iv->written));
-	if (!iv->written)
-		return ml_err_set(err, ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++) {
-		const struct json *w = ml_json_at(arr, i);
-		struct range *r = &iv->written[i];
-
-		if (ml_json_count(w) != 2 || w->type != JSON_ARRAY ||
-		    ml_json_as_hex(ml_json_at(w, 0), &r->start) ||
-		    ml_json_as_hex(ml_json_at(w, 1), &r->end) || r->end <= r->start)
+	for (size_t i = 0; i < rec->nwritten; i++)
+		if (rec->written[i].end <= rec->written[i].start)
 			return ml_err_set(err, EINVAL,
 					  "written range %zu must be [\"0xSTART\", \"0xEND\"] with "
 					  "START < END",
 					  i);
-		iv->nwritten++;
-	}
+	/* `writes --json` output has no ranges (mm_run refuses) */
+	iv->written = rec->written;
+	iv->nwritten = rec->nwritten;
+	rec->written = NULL;
+	rec->nwritten = 0;
 	return 0;
 }
 
@@ -107,6 +89,7 @@ static bool blank(const char *s, size_t len)
 
 int ml_mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct ml_err *err)
 {
+	struct writes_interval_rec rec = { 0 };
 	struct mm_interval iv = { 0 };
 	struct json *j = NULL;
 	const char *type;
@@ -126,17 +109,14 @@ int ml_mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struc
 		t->skipped_lines++;
 		goto out;
 	}
-	if (ml_json_get_int(j, "t_ms", &iv.t_ms)) {
-		ret = ml_err_set(err, EINVAL, "interval without an integer \"t_ms\"");
-		goto out;
-	}
-	ret = parse_regions(ml_json_get(j, "regions"), &iv, err);
+	ret = ml_fmt_writes_interval_read(j, &rec, err);
 	if (!ret)
-		ret = parse_written(ml_json_get(j, "written"), &iv, err);
+		ret = from_rec(&rec, &iv, err);
 	if (!ret)
 		ret = append(t, &iv, err);
-	if (!ret && ml_json_get(j, "written"))
+	if (!ret && rec.has_written)
 		t->with_written++;
+	ml_fmt_writes_interval_free(&rec);
 	if (ret)
 		interval_free(&iv);
 out:

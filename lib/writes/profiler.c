@@ -40,6 +40,7 @@ struct profiler {
 	int64_t cumulative_dirty_bytes;
 	uint64_t seq;
 	bool released;
+	bool restart; /* the loop ran when released: ml_profiler_reinit() restarts it */
 	bool count_new; /* count pages of VMAs that appeared since the last tick */
 
 	/* per-tick scratch */
@@ -840,6 +841,7 @@ int ml_profiler_latest(struct profiler *p, struct profiler_sample *out)
 int ml_profiler_release(struct profiler *p, struct ml_err *err)
 {
 	(void)err;
+	p->restart = p->thread_started;
 	ml_profiler_stop(p);
 	unregister_all(p);
 	ml_heat_reset(&p->heat);
@@ -857,7 +859,8 @@ int ml_profiler_reinit(struct profiler *p, struct ml_err *err)
 	if (r)
 		return r;
 	p->seq = 0;
-	if (p->fn)
+	/* whether or not it had a callback (memlens migrate's has none) */
+	if (p->restart)
 		return ml_profiler_start(p, p->fn, p->fn_arg, err);
 	return 0;
 }

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer harness for the untrusted inputs of the CRIU area: the JSON
- * reader, a trace line of the migration model, and CRIU's stats-dump image.
- *   make fuzz && build/fuzz/fuzz_json -max_total_time=60
+ * reader and the schema readers of lib/format, a trace line of the migration model, and CRIU's
+ * stats-dump image. make fuzz && build/fuzz/fuzz_json -max_total_time=60
  */
 #include <stddef.h>
 #include <stdint.h>
 
 #include "memlens/criu.h"
+#include "memlens/format_snapshot.h"
+#include "memlens/format_writes.h"
 #include "memlens/json.h"
 #include "memlens/migrate_model.h"
 
@@ -28,6 +30,24 @@ static void walk(const struct json *j, int depth)
 		walk(ml_json_at(j, k), depth + 1);
 }
 
+/* The schema readers of lib/format on whatever parsed. */
+static void read_schemas(const struct json *j)
+{
+	struct writes_interval_rec wi;
+	struct writes_summary_rec ws;
+	struct snapshot_summary_rec ss;
+	struct snapshot_rec sr;
+	struct ml_err err;
+
+	(void)ml_fmt_writes_interval_read(j, &wi, &err);
+	ml_fmt_writes_interval_free(&wi);
+	(void)ml_fmt_writes_summary_read(j, &ws, &err);
+	ml_fmt_writes_summary_free(&ws);
+	(void)ml_fmt_snapshot_read(j, &sr, &err);
+	ml_fmt_snapshot_free(&sr);
+	ml_fmt_snapshot_summary_read(j, &ss);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 0.001 };
@@ -39,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (ml_json_parse((const char *)data, size, &j, &err) == 0) {
 		walk(j, 0);
+		read_schemas(j);
 		ml_json_free(j);
 	}
 	ml_mm_trace_init(&t);

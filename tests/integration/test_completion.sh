@@ -70,8 +70,8 @@ run_checks() {	# $1: label, $2: file to source first ("" for none)
 			notok "${label}_pids_after_$w" "no pid $sleeper among: $(head -c 200 "$tmp/pids")"
 		fi
 	done
-	got=$(comp "$loader" memlens agent --target-pid "$sleeper")
-	[ "$got" = "$sleeper" ] && ok "${label}_agent_target_pid" || notok "${label}_agent_target_pid" "$got"
+	got=$(comp "$loader" memlens agent --pid "$sleeper")
+	[ "$got" = "$sleeper" ] && ok "${label}_agent_pid" || notok "${label}_agent_pid" "$got"
 
 	touch "$tmp/out-file.jsonl"
 	got=$(comp "$loader" memlens writes -o "$tmp/out-")

@@ -112,7 +112,7 @@ else
 	what="libcriu's criu.h not at hand (no CRIU source built here): its prototypes declared"
 fi
 if cc -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Iinclude -I"$tmp" $def $criu_inc -o "$tmp/prog" "$tmp/prog.c" \
-	"$BUILD/libmemlens.a" -lpthread -lm 2>"$tmp/prog.err"; then
+	"$BUILD/libmemlens.a" -lpthread -lm $(pkg-config --libs jansson) 2>"$tmp/prog.err"; then
 	out=$("$tmp/prog" 2>&1)
 	if [[ "$out" == "vmas "*" bytes 8192 crius 7 8 1 2" ]]; then
 		ok "links_beside_libcriu ($what)"
@@ -143,7 +143,7 @@ int main(void)
 }
 EOF2
 if cc -std=gnu11 -D_GNU_SOURCE -Iinclude -o "$tmp/app/bin/loc" "$tmp/loc.c" "$BUILD/libmemlens.a" \
-	-lpthread -lm 2>"$tmp/loc.err"; then
+	-lpthread -lm $(pkg-config --libs jansson) 2>"$tmp/loc.err"; then
 	out=$(PATH=$tmp/empty "$tmp/app/bin/loc")
 	if [[ "$out" == "-2 no CRIU found"* ]] && [ ! -e "$tmp/planted-ran" ] &&
 		! grep -q '\.cache/criu' "$BUILD/libmemlens.a"; then

@@ -382,6 +382,35 @@ static void test_attach_errors(void)
 	finish();
 }
 
+/* A loop started without a callback runs again after release + reinit. */
+static void test_reinit_restarts_loop(void)
+{
+	struct profiler_sample s;
+	struct ml_err err = { 0 };
+	uint64_t a, b, seq = 0;
+
+	start_target();
+	REQUIRE(target_map(&T, "H", 64, &a, &b) == 0);
+	REQUIRE(target_cmd(&T, "write H 1"));
+	open_profiler(0.3, 2, false);
+	REQUIRE_MSG(ml_profiler_start(P, NULL, NULL, &err) == 0, "profiler_start: %s", err.msg);
+	CHECK(ml_profiler_release(P, &err) == 0);
+	CHECK(!ml_profiler_running(P));
+	REQUIRE_MSG(ml_profiler_reinit(P, &err) == 0, "profiler_reinit: %s", err.msg);
+	CHECK(ml_profiler_running(P));
+	/* new intervals come: sequence numbers from 1 again, then growing */
+	for (int i = 0; i < 500 && seq < 2; i++) {
+		memset(&s, 0, sizeof(s));
+		if (ml_profiler_latest(P, &s) == 0) {
+			seq = s.seq;
+			ml_profiler_sample_free(&s);
+		}
+		usleep(20000);
+	}
+	CHECK(seq >= 2); /* the stale sample before the release has seq 1 */
+	finish();
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -399,5 +428,6 @@ int main(void)
 	RUN(test_clean_detach);
 	RUN(test_scan_paging_small_vector);
 	RUN(test_attach_errors);
+	RUN(test_reinit_restarts_loop);
 	return T_DONE();
 }

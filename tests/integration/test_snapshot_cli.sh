@@ -64,7 +64,7 @@ assert "deltas" not in snaps[0] and all("deltas" in r for r in snaps[1:])
 assert all(r["deltas"]["vmas_added"] == 0 for r in snaps[1:])
 assert snaps[2]["t_ms"] >= snaps[1]["t_ms"] >= snaps[0]["t_ms"] == 0
 assert recs[-1]["type"] == "summary" and recs[-1]["cycles"] == 3
-assert recs[-1]["stopped_because"] == "the count was reached"
+assert recs[-1]["stopped_because"] == "count"
 PYEOF
 check_rc periodic_json $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
 
@@ -125,7 +125,7 @@ wait "$tpid"
 tpid=
 wait "$mpid"
 rc=$?
-grep -q '"stopped_because":"the target exited"' "$tmp/exit.json"
+grep -q '"stopped_because":"target_exited"' "$tmp/exit.json"
 check_rc target_exits_mid_run $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -c 300 "$tmp/exit.json")"
 
 # 8. spawn mode: cycle 1 at exec (no libc mapped, main has not run), later ones after

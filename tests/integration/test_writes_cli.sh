@@ -133,7 +133,7 @@ check target_exit_clean '[ "$(rc)" = 0 ] && grep -q "exited" "$tmp/err" && grep 
 
 # --- spawn mode ---------------------------------------------------------------
 run "$M" writes -i 100 --json -- "$W/memwrite" -s 1
-check spawn_mode '[ "$(rc)" = 0 ] && grep -q "\"type\":\"summary\"" "$tmp/out" && grep -q "\"stopped_because\":\"the target exited\"" "$tmp/out"' "$(tail -3 "$tmp/err")"
+check spawn_mode '[ "$(rc)" = 0 ] && grep -q "\"type\":\"summary\"" "$tmp/out" && grep -q "\"stopped_because\":\"target_exited\"" "$tmp/out"' "$(tail -3 "$tmp/err")"
 # memlens stops first (-d): the command it started is stopped too, and its
 # signal mask is not memlens's (it must not ignore SIGTERM)
 start=$SECONDS

@@ -21,7 +21,8 @@
 #   Each prints "ok - TEST", "not ok - TEST" (then "#   reason" lines) or
 #   "skip - TEST: reason"; other lines should start with "#". A case that
 #   exits non-zero without a "not ok" line counts as one failure; a case is
-#   killed after CASE_TIMEOUT seconds (default 600) and counted as failed.
+#   killed after CASE_TIMEOUT seconds (the memlens_case_timeout boot parameter
+#   run.sh sets from CASE_TIMEOUT; default 600) and counted as failed.
 #   A case that finds its command unsupported on this kernel (and tests
 #   the clear refusal instead) prints "# unsupported: WHY" once.
 #   NAME is the memlens command the case covers (check, writes, snapshot,
@@ -33,6 +34,7 @@
 # "[NAME] N passed, N failed, N skipped (T s)", then the totals.
 set -u
 cd "$(dirname "$0")/../.."
+CASE_TIMEOUT=${CASE_TIMEOUT:-${memlens_case_timeout:-600}}
 BUILD=${BUILD:-build}
 export MEMLENS=$PWD/$BUILD/memlens WORKLOADS=$PWD/$BUILD/workloads
 export KVER=$(uname -r) KERNEL=${memlens_kernel:-$(uname -r)} KCONFIG=${memlens_config:-/boot/config-$(uname -r)}

@@ -13,7 +13,8 @@
 # guest that hangs is killed after GUEST_TIMEOUT seconds and is one failure,
 # shown with the last lines of its console.
 # --plain (for tests/run.sh): the lines as "ok - CASE/TEST" with no prefix.
-# CASES=PATTERN runs only the guest cases whose file name contains PATTERN.
+# CASES=PATTERN runs only the guest cases whose file name contains PATTERN;
+# CASE_TIMEOUT=SEC is each case's time limit in the guest (default 600).
 # Outputs: $BUILD/kernels/V/{results.txt,console.log} (tests/kernels/table.sh
 # reads the results).
 set -u
@@ -100,6 +101,7 @@ run_kernel() {
 	append+=" memlens_out=$work/results.txt memlens_repo=$REPO memlens_kernel=$ver"
 	append+=" memlens_modules=$kdir/lib/modules memlens_config=$config memlens_timeout=$((GUEST_TIMEOUT - 60))"
 	[ -n "${CASES:-}" ] && append+=" memlens_cases=$CASES"
+	[ -n "${CASE_TIMEOUT:-}" ] && append+=" memlens_case_timeout=$CASE_TIMEOUT"
 	if grep -Eq '^CONFIG_(VIRTIO_FS|FUSE_FS)=m' "$config"; then
 		if ! make_initramfs "$kdir" "$kver" "$work/initramfs.gz" 2>"$work/initramfs.err"; then
 			say "skip - kernel_$ver: cannot build its initramfs: $(tail -n 1 "$work/initramfs.err")"

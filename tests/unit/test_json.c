@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The JSON reader: valid documents, accessors, and malformed input. */
 #include <errno.h>
+#include <locale.h>
 #include <stdint.h>
+#include <stdlib.h>
 
+#include "comma_locale.h"
 #include "harness.h"
 #include "memlens/json.h"
 
@@ -66,7 +69,7 @@ static void test_types_and_errors(void)
 	CHECK(!ml_json_as_int(ml_json_at(a, 3), &i) && i == 1000);
 	CHECK(!ml_json_as_bool(ml_json_at(a, 4), &b) && b);
 	CHECK(!ml_json_as_bool(ml_json_at(a, 5), &b) && !b);
-	CHECK(ml_json_at(a, 6)->type == JSON_NULL);
+	CHECK(ml_json_type(ml_json_at(a, 6)) == ML_JSON_NULL);
 	CHECK(ml_json_as_str(ml_json_at(a, 6)) == NULL);
 	CHECK_STR(ml_json_as_str(ml_json_at(a, 7)), "x");
 	CHECK(ml_json_as_int(ml_json_at(a, 7), &i) == -EINVAL);
@@ -146,10 +149,10 @@ static void test_malformed(void)
 
 static void test_depth_limit(void)
 {
-	char deep[JSON_MAX_DEPTH * 2 + 8], ok[40];
+	char deep[ML_JSON_MAX_DEPTH * 2 + 8], ok[40];
 	struct ml_err err = { 0 };
 	struct json *j;
-	size_t n = JSON_MAX_DEPTH + 1;
+	size_t n = ML_JSON_MAX_DEPTH + 1;
 
 	memset(deep, '[', n);
 	memset(deep + n, ']', n);
@@ -167,9 +170,67 @@ static void test_depth_limit(void)
 	if (j) {
 		uint64_t u;
 
-		CHECK_EQ(j->len, 4);
+		CHECK_EQ(ml_json_str_len(j), 4);
 		CHECK(ml_json_as_hex(j, &u) == -EINVAL);
 	}
+	ml_json_free(j);
+}
+
+/* Bytes that are not UTF-8 (older files hold names byte for byte) read as U+FFFD. */
+static void test_not_utf8(void)
+{
+	struct json *j = parse("{\"path\":\"/tmp/a\xff\xc3(b\",\"n\":1}");
+	int64_t i;
+
+	REQUIRE(j);
+	CHECK_STR(ml_json_get_str(j, "path"), "/tmp/a\xef\xbf\xbd\xef\xbf\xbd(b");
+	CHECK(!ml_json_get_int(j, "n", &i) && i == 1);
+	ml_json_free(j);
+	/* still strict about everything else */
+	CHECK(parse("{\"p\":\"\xff\",}") == NULL);
+}
+
+/* An integer beyond 64 bits: the document reads, its numbers as doubles. */
+static void test_beyond_int64(void)
+{
+	struct json *j = parse("[18446744073709551616, 3, -9223372036854775808, 0.25]");
+	int64_t i;
+	double d;
+
+	REQUIRE(j);
+	CHECK(!ml_json_as_double(ml_json_at(j, 0), &d) && d == 18446744073709551616.0);
+	CHECK(ml_json_as_int(ml_json_at(j, 0), &i) == -EINVAL);
+	CHECK(!ml_json_as_int(ml_json_at(j, 1), &i) && i == 3);
+	CHECK(!ml_json_as_int(ml_json_at(j, 2), &i) && i == INT64_MIN);
+	CHECK(!ml_json_as_double(ml_json_at(j, 3), &d) && d == 0.25);
+	ml_json_free(j);
+	/* a 64-bit integer that fits is exact */
+	j = parse("[9007199254740993, -9007199254740993]");
+	REQUIRE(j);
+	CHECK(!ml_json_as_int(ml_json_at(j, 0), &i) && i == 9007199254740993LL);
+	CHECK(!ml_json_as_int(ml_json_at(j, 1), &i) && i == -9007199254740993LL);
+	ml_json_free(j);
+}
+
+static void test_locale_independent(void)
+{
+	bool have = comma_locale_enter();
+	struct json *j = NULL;
+	double d = 0, c = -1;
+
+	if (have) {
+		c = strtod("0.5", NULL); /* this locale's strtod stops at the '.' */
+		j = parse("{\"v\":0.5,\"e\":2.5e-1,\"n\":-1.75}");
+	}
+	comma_locale_leave();
+	if (!have)
+		SKIP("no locale with a ',' decimal point: no de_DE.UTF-8, and localedef could "
+		     "not make one");
+	CHECK(c == 0); /* the test can fail: the locale reads "0.5" as 0 */
+	REQUIRE(j);
+	CHECK(!ml_json_get_double(j, "v", &d) && d == 0.5);
+	CHECK(!ml_json_get_double(j, "e", &d) && d == 0.25);
+	CHECK(!ml_json_get_double(j, "n", &d) && d == -1.75);
 	ml_json_free(j);
 }
 
@@ -180,5 +241,8 @@ int main(void)
 	RUN(test_strings);
 	RUN(test_malformed);
 	RUN(test_depth_limit);
+	RUN(test_not_utf8);
+	RUN(test_beyond_int64);
+	RUN(test_locale_independent);
 	return T_DONE();
 }

@@ -109,3 +109,15 @@ wait_gone() {
 	for _ in $(seq $(($2 * 10))); do gone "$1" && return 0; sleep 0.1; done
 	return 1
 }
+
+# netns_up NS_A NS_B ADDR_A ADDR_B: two network namespaces joined by a veth
+# pair (two hosts on one machine); the caller deletes them
+netns_up() {
+	local a=$1 b=$2
+	ip netns add "$a" && ip netns add "$b" &&
+		ip link add "v$a" type veth peer name "v$b" &&
+		ip link set "v$a" netns "$a" && ip link set "v$b" netns "$b" &&
+		ip -n "$a" addr add "$3/24" dev "v$a" && ip -n "$b" addr add "$4/24" dev "v$b" &&
+		ip -n "$a" link set "v$a" up && ip -n "$b" link set "v$b" up &&
+		ip -n "$a" link set lo up && ip -n "$b" link set lo up
+}

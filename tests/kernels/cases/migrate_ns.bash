@@ -6,15 +6,6 @@
 
 ns_a=mlcaseA$$ ns_b=mlcaseB$$
 t_at_exit 'ip netns del $ns_a 2>/dev/null; ip netns del $ns_b 2>/dev/null'
-netns_up() {
-	ip netns add "$ns_a" && ip netns add "$ns_b" &&
-		ip link add mcva type veth peer name mcvb &&
-		ip link set mcva netns "$ns_a" && ip link set mcvb netns "$ns_b" &&
-		ip -n "$ns_a" addr add 10.213.0.1/24 dev mcva && ip -n "$ns_b" addr add 10.213.0.2/24 dev mcvb &&
-		ip -n "$ns_a" link set mcva up && ip -n "$ns_b" link set mcvb up &&
-		ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up
-}
-
 # migrate_ns NAME CRIU
 migrate_ns() {
 	local name=$1 criu=$2 out=$tmp/$1.out j=$tmp/$1.json bad= rp rc p new
@@ -56,7 +47,7 @@ migrate_ns() {
 	[ -z "$bad" ] && ok "migrate_$name" || notok "migrate_$name" "$bad"
 }
 
-if ! netns_up 2>"$tmp/ns.err"; then
+if ! netns_up "$ns_a" "$ns_b" 10.213.0.1 10.213.0.2 2>"$tmp/ns.err"; then
 	skip migrate "cannot set up two network namespaces: $(cat "$tmp/ns.err")"
 	return 0 2>/dev/null || exit 0
 fi

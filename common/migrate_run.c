@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The source side of a live migration (migrate_run.h), for `memlens
+ * migrate` and the agent's Migrate RPC: the rounds over the control
+ * connection to the receiver (migrate_wire.h), CRIU through the
+ * checkpoint flow of the library.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cliutil.h"
+#include "memlens/heat.h"
+#include "migrate.h"
+#include "migrate_run.h"
+#include "migrate_wire.h"
+
+struct mig {
+	const struct migrate_opts *o;
+	struct migrate_result *res;
+	struct wire w;
+	bool w_open;
+	char host[256];
+	/* a receiver thread of ours for a directory on this machine */
+	int lfd;
+	bool recv_on;
+	pthread_t recv;
+	struct migrate_recv_opts ro;
+	struct profiler *p;
+	bool own_p;
+	struct criu_session *sess;
+	uint64_t t0_ns;
+	uint64_t criu_end_ns; /* when the last CRIU dump returned */
+};
+
+static int pause_ms(struct mig *m, unsigned int ms)
+{
+	if (m->o->pause)
+		return m->o->pause(ms, m->o->arg);
+	usleep(ms * 1000);
+	return 0;
+}
+
+static void *recv_thread(void *arg)
+{
+	struct mig *m = arg;
+
+	migrate_receive(m->lfd, &m->ro);
+	return NULL;
+}
+
+/* A destination given as a directory (not HOST:PORT). */
+static bool is_dir_dest(const char *to, int *port, char *host, size_t len)
+{
+	struct stat st;
+
+	return wire_parse_hostport(to, host, len, port) ||
+	       (stat(to, &st) == 0 && S_ISDIR(st.st_mode)) || strchr(to, '/');
+}
+
+/* The destination: a receiver of our own for a local DIR, or HOST:PORT. */
+static int connect_dest(struct mig *m)
+{
+	int port = 0, fd, r;
+
+	if (is_dir_dest(m->o->to, &port, m->host, sizeof(m->host))) {
+		m->ro = (struct migrate_recv_opts){ .dir = m->o->to,
+						    .host = "127.0.0.1",
+						    .caps = m->o->caps,
+						    .timeout_s = m->o->timeout_s };
+		m->lfd = wire_listen("127.0.0.1", 0, &port);
+		if (m->lfd < 0)
+			return m->lfd;
+		snprintf(m->host, sizeof(m->host), "127.0.0.1");
+		r = pthread_create(&m->recv, NULL, recv_thread, m);
+		if (r) {
+			close(m->lfd);
+			m->lfd = -1;
+			return -r;
+		}
+		m->recv_on = true;
+	} else if (!port) {
+		return -EINVAL;
+	}
+	fd = wire_connect(m->host, port);
+	if (fd < 0)
+		return fd;
+	r = wire_open(&m->w, fd);
+	m->w_open = !r;
+	return r;
+}
+
+static void end_receiver(struct mig *m)
+{
+	if (m->w_open)
+		wire_close(&m->w);
+	m->w_open = false;
+	if (m->recv_on) {
+		/* never connected: wake its accept() */
+		shutdown(m->lfd, SHUT_RDWR);
+		pthread_join(m->recv, NULL);
+		m->recv_on = false;
+	}
+	if (m->lfd >= 0)
+		close(m->lfd);
+	m->lfd = -1;
+}
+
+/* Send a request, read the answer; -EPROTO with the destination's ERR text. */
+static int ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
+{
+	int r = wire_send(&m->w, fmt, k);
+
+	if (!r)
+		r = wire_recv(&m->w, ans, len);
+	if (r) {
+		snprintf(m->res->error, sizeof(m->res->error),
+			 "the destination closed the connection");
+		return r;
+	}
+	if (!strncmp(ans, "ERR ", 4)) {
+		snprintf(m->res->error, sizeof(m->res->error), "the destination: %s", ans + 4);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static void round_dir(const struct mig *m, int k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.4000s/%d", m->o->work, k);
+}
+
+static void fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
+		       const struct rangeset *hot)
+{
+	r->pages = res->pages_written;
+	r->pages_scanned = res->pages_scanned;
+	r->pages_skipped_parent = res->pages_skipped_parent;
+	r->bytes = res->pages_written > 0 ? (uint64_t)res->pages_written * 4096 : 0;
+	r->duration_ms = res->duration_ms;
+	r->hot_ranges = hot->n;
+	r->hot_bytes = ml_rangeset_bytes(hot);
+	r->excluded = res->exclude.nexclude;
+	r->no_parent = res->exclude.nno_parent;
+	if (!r->pre_dump && !res->exclude.nno_parent && !res->exclude.parent_unusable)
+		snprintf(r->note, sizeof(r->note), "%s",
+			 r->k > 1 ? "the frozen tree: what changed since the last round"
+				  : "the frozen tree: all of its memory");
+	else if (!m->res->exclude && r->pre_dump)
+		snprintf(r->note, sizeof(r->note), "nothing left out: %s", m->res->why);
+	else
+		snprintf(r->note, sizeof(r->note), "%s", res->exclude.note);
+}
+
+/* One round: a page server at the destination, CRIU, the destination's count. */
+static int do_round(struct mig *m, int k, bool pre_dump)
+{
+	struct migrate_round *r = &m->res->r[m->res->nr];
+	struct criu_result *res = calloc(1, sizeof(*res));
+	char ans[512], dir[PATH_MAX], parent[PATH_MAX];
+	struct ml_err err = { 0 };
+	struct rangeset hot;
+	int port, ret, k2;
+	unsigned long long stored;
+
+	if (!res)
+		return -ENOMEM;
+	ml_rangeset_init(&hot);
+	memset(r, 0, sizeof(*r));
+	r->k = k;
+	r->pre_dump = pre_dump;
+	r->start_ms = (ml_mono_ns() - m->t0_ns) / 1000000;
+	ret = ask(m, ans, sizeof(ans), "ROUND %d", k);
+	if (!ret && sscanf(ans, "PORT %d", &port) != 1)
+		ret = -EPROTO;
+	if (ret)
+		goto out;
+	round_dir(m, k, dir, sizeof(dir));
+	round_dir(m, k - 1, parent, sizeof(parent));
+	struct criu_dump_req req = {
+		.pid = m->o->pid,
+		.images_dir = dir,
+		.parent_dir = k > 1 ? parent : NULL,
+		.pre_dump = pre_dump,
+		.shell_job = m->o->shell_job,
+		.page_server_addr = m->host,
+		.page_server_port = port,
+		.no_exclude = !m->res->exclude,
+		.extra_args = m->o->extra_args,
+	};
+
+	ret = ml_criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
+	m->criu_end_ns = ml_mono_ns();
+	if (!ret && !pre_dump)
+		ml_criu_read_dump_frozen(dir, &m->res->frozen_us, &err);
+	if (ret)
+		snprintf(m->res->error, sizeof(m->res->error), "%s", err.msg);
+	/* the page server ends with the dump, failed or not */
+	if (ask(m, ans, sizeof(ans), "DONE %d", k) == 0 &&
+	    sscanf(ans, "STORED %d %llu", &k2, &stored) == 2)
+		r->stored = stored;
+	if (ret)
+		goto out;
+	fill_round(m, r, res, &hot);
+	m->res->total += r->bytes;
+	m->res->nr++;
+	if (m->o->on_round)
+		m->o->on_round(r, m->o->arg);
+out:
+	ml_rangeset_free(&hot);
+	free(res);
+	return ret;
+}
+
+/* The final dump's images other than pages (those are at the destination). */
+static int send_images(struct mig *m, int k)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int ret = 0;
+	DIR *d;
+
+	round_dir(m, k, dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while (!ret && (de = readdir(d)))
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && wire_name_ok(de->d_name) && !strstr(de->d_name, ".log"))
+			ret = wire_send_file(&m->w, dir, de->d_name);
+	closedir(d);
+	if (ret)
+		snprintf(m->res->error, sizeof(m->res->error), "sending the images of %.900s: %s",
+			 dir, strerror(-ret));
+	return ret;
+}
+
+/* The dumped tree's pid must be free again before a restore on this machine. */
+static void wait_pid_free(struct mig *m, pid_t pid)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
+	for (int i = 0; i < 1000 && access(p, F_OK) == 0; i++)
+		if (pause_ms(m, 10))
+			return;
+}
+
+static int final_round(struct mig *m, int k)
+{
+	struct migrate_result *res = m->res;
+	uint64_t t0 = ml_mono_ns();
+	char ans[512];
+	int ret, pid;
+	unsigned long long ms;
+
+	ret = do_round(m, k, false);
+	if (ret)
+		return ret;
+	res->dump_ms = (ml_mono_ns() - t0) / 1000000;
+	ret = send_images(m, k);
+	if (ret)
+		return ret;
+	/* the same PID namespace at the destination (this machine, a
+	 * container or network namespace of it) needs the pid free again */
+	wait_pid_free(m, m->o->pid);
+	ret = wire_send(&m->w, "RESTORE %d %d", k, m->o->shell_job);
+	if (!ret)
+		ret = wire_recv(&m->w, ans, sizeof(ans));
+	if (ret) {
+		snprintf(res->error, sizeof(res->error), "the destination closed the connection");
+		return ret;
+	}
+	if (sscanf(ans, "RESTORED %d %llu", &pid, &ms) != 2) {
+		snprintf(res->error, sizeof(res->error), "the destination could not restore: %s",
+			 strncmp(ans, "ERR ", 4) ? ans : ans + 4);
+		return -EPROTO;
+	}
+	/* frozen: from the moment CRIU froze the tree (its own count of the
+	 * frozen time, up to the end of the dump) until it runs at the
+	 * destination; without that count, from the start of the final round */
+	if (res->frozen_us >= 0)
+		res->downtime_ms =
+			(ml_mono_ns() - m->criu_end_ns) / 1000000 + (uint64_t)res->frozen_us / 1000;
+	else
+		res->downtime_ms = (ml_mono_ns() - t0) / 1000000;
+	res->restored = pid;
+	res->restore_ms = ms;
+	return 0;
+}
+
+/* The profiler's latest interval number (0: none yet). */
+static uint64_t latest_seq(struct profiler *p)
+{
+	struct profiler_sample smp;
+	uint64_t seq;
+
+	memset(&smp, 0, sizeof(smp));
+	if (!p || ml_profiler_latest(p, &smp))
+		return 0;
+	seq = smp.seq;
+	ml_profiler_sample_free(&smp);
+	return seq;
+}
+
+/*
+ * Between rounds: at least round_s, and, when profiling, enough
+ * intervals since the profiler took the target again for a VMA to turn hot
+ * (a slow machine's intervals run late), up to 10 times longer.
+ */
+static int wait_round(struct mig *m)
+{
+	uint64_t t0 = ml_mono_ns(), seq0 = latest_seq(m->p);
+	double round_s = m->o->round_s, max_s = 10 * (round_s > 1 ? round_s : 1);
+	uint64_t cons = m->o->hot_consecutive > 0 ? (uint64_t)m->o->hot_consecutive
+						  : HEAT_DEFAULT_CONSECUTIVE;
+	int r;
+
+	for (;;) {
+		double el = (ml_mono_ns() - t0) / 1e9;
+		uint64_t seq = latest_seq(m->p);
+
+		if (seq < seq0) /* re-initialised after the last round: counting from 1 */
+			seq0 = 0;
+		if (el >= round_s && (!m->p || seq >= seq0 + cons + 1 || el >= max_s))
+			return 0;
+		r = pause_ms(m, 50);
+		if (r) {
+			snprintf(m->res->error, sizeof(m->res->error), "stopped between rounds: %s",
+				 strerror(-r));
+			return r;
+		}
+	}
+}
+
+static int start_profiling(struct mig *m)
+{
+	struct profiler_opts po = { .interval_ms = m->o->interval_ms,
+				    .hot_threshold = m->o->hot_threshold,
+				    .hot_consecutive = m->o->hot_consecutive };
+	struct ml_err err = { 0 };
+	int r = ml_profiler_open(&m->p, m->o->pid, &po, &err);
+
+	if (!r)
+		r = ml_profiler_start(m->p, NULL, NULL, &err);
+	if (r) {
+		snprintf(m->res->error, sizeof(m->res->error), "profiling pid %d: %s",
+			 (int)m->o->pid, err.msg);
+		if (m->p)
+			ml_profiler_close(m->p);
+		m->p = NULL;
+		return r;
+	}
+	m->own_p = true;
+	return wait_round(m);
+}
+
+void migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
+{
+	char opts[128];
+
+	res->precopy = o->caps->mem_dirty_track && o->max_rounds > 0;
+	res->exclude = res->precopy && !o->no_exclude && ml_criu_can_exclude(o->caps);
+	ml_criu_caps_options(o->caps, opts, sizeof(opts));
+	res->why[0] = '\0';
+	if (o->no_exclude)
+		snprintf(res->why, sizeof(res->why), "%s",
+			 o->off_note ? o->off_note : "exclusion switched off");
+	else if (!ml_criu_can_exclude(o->caps))
+		snprintf(res->why, sizeof(res->why),
+			 "this CRIU cannot leave memory out of a pre-dump (%s)", opts);
+}
+
+static int rounds(struct mig *m)
+{
+	const struct migrate_opts *o = m->o;
+	struct migrate_result *res = m->res;
+	char ans[256];
+	int ret, k = 1;
+
+	ret = wire_send(&m->w, MIGRATE_HELLO);
+	if (!ret)
+		ret = wire_recv(&m->w, ans, sizeof(ans));
+	if (ret || strncmp(ans, "OK", 2)) {
+		snprintf(res->error, sizeof(res->error), "no memlens migrate receiver at %s: %s",
+			 o->to, ret ? "no answer" : ans);
+		return ret ? ret : -EPROTO;
+	}
+	res->connected = true;
+	if (res->exclude && !o->prof && (ret = start_profiling(m)))
+		return ret;
+	for (; res->precopy && k <= o->max_rounds; k++) {
+		if (k > 1 && (ret = wait_round(m)))
+			return ret;
+		ret = do_round(m, k, true);
+		if (ret)
+			return ret;
+		if (res->r[res->nr - 1].bytes < o->threshold_mib * (1 << 20)) {
+			k++;
+			break;
+		}
+	}
+	return final_round(m, k);
+}
+
+int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
+{
+	struct criu_run_opts ro = { .timeout_ms = o->timeout_s * 1000 };
+	struct mig m = { .o = o, .res = res, .lfd = -1, .p = o->prof };
+	struct ml_err err = { 0 };
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	res->frozen_us = -1;
+	migrate_plan(o, res);
+	m.t0_ns = ml_mono_ns();
+	ret = ml_criu_session_open(&m.sess, o->caps, &ro, &err);
+	if (ret) {
+		snprintf(res->error, sizeof(res->error), "%s", err.msg);
+		return ret;
+	}
+	ret = connect_dest(&m);
+	if (ret)
+		snprintf(res->error, sizeof(res->error),
+			 "cannot reach the destination %.900s: %s (give a directory, or HOST:PORT "
+			 "where `memlens migrate --receive` listens)",
+			 o->to, strerror(-ret));
+	else
+		ret = rounds(&m);
+	if (m.own_p)
+		ml_profiler_close(m.p);
+	ml_criu_session_close(m.sess);
+	end_receiver(&m);
+	return ret;
+}

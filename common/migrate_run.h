@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The source side of a live migration, shared by `memlens migrate` and the
+ * agent's Migrate RPC: pre-dump rounds (hot memory left out when the CRIU
+ * can) until a round sends less than the threshold or the last round, the
+ * final dump, its images to the destination, the restore there. Every
+ * round is measured, then the downtime and the total bytes. The
+ * destination is a `memlens migrate --receive` at HOST:PORT, or a
+ * directory on this machine (served by a receiver thread of the caller's
+ * process).
+ */
+#ifndef MEMLENS_MIGRATE_RUN_H
+#define MEMLENS_MIGRATE_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/criu.h"
+#include "memlens/profiler.h"
+
+#define MIGRATE_MAX_ROUNDS 50
+
+struct migrate_round {
+	int k; /* 1, 2, ...: the images go to DIR/K at the destination */
+	bool pre_dump; /* false: the final dump */
+	int64_t pages; /* written, by CRIU's stats */
+	int64_t pages_scanned, pages_skipped_parent; /* the same; -1 unknown */
+	uint64_t bytes; /* pages * 4 KiB */
+	uint64_t stored; /* what the destination's page server stored */
+	uint64_t duration_ms, start_ms; /* start: since the migration began */
+	size_t hot_ranges, excluded, no_parent;
+	uint64_t hot_bytes;
+	char note[768]; /* what was left out and why */
+};
+
+struct migrate_opts {
+	pid_t pid; /* root of the tree */
+	const char *to; /* a directory on this machine, or HOST:PORT of a receiver */
+	const char *work; /* the source's images: WORK/1, WORK/2, ... (exists) */
+	const struct criu_caps *caps;
+	/* the caller's profiler of @pid (kept, released and re-initialised
+	 * around each round), or NULL: one of its own while excluding */
+	struct profiler *prof;
+	int max_rounds; /* 0: stop-and-copy */
+	double threshold_mib; /* stop pre-copy after a round sending less */
+	double round_s; /* between rounds */
+	unsigned int interval_ms; /* its own profiler's interval */
+	double hot_threshold; /* its own profiler's hot ratio; 0: the default */
+	int hot_consecutive; /* hot intervals in a row before a VMA is hot; 0: the default */
+	unsigned int timeout_s; /* every CRIU command */
+	bool no_exclude, shell_job;
+	const char *off_note; /* why nothing is left out with no_exclude; NULL: a default */
+	const char *const *extra_args; /* more options for dump/pre-dump, or NULL */
+	/* after each round; NULL: nothing */
+	void (*on_round)(const struct migrate_round *r, void *arg);
+	/* wait up to @ms; nonzero (a negative errno): give up; NULL: usleep */
+	int (*pause)(unsigned int ms, void *arg);
+	void *arg;
+};
+
+struct migrate_result {
+	bool precopy; /* pre-dump rounds (the kernel has soft-dirty, rounds > 0) */
+	bool exclude; /* hot memory left out of them */
+	char why[256]; /* why nothing is left out */
+	bool connected; /* the destination answered */
+	struct migrate_round r[MIGRATE_MAX_ROUNDS + 1];
+	int nr;
+	uint64_t total; /* bytes of all rounds */
+	uint64_t downtime_ms; /* frozen until running again at the destination */
+	uint64_t dump_ms, restore_ms; /* the final round; the restore there */
+	int64_t frozen_us; /* the final dump's frozen time by CRIU's count, -1 unknown */
+	pid_t restored;
+	char error[1024];
+};
+
+/* What migrate_run() will do: precopy, exclude and why. */
+void migrate_plan(const struct migrate_opts *o, struct migrate_result *res);
+
+/*
+ * Migrate: 0 once the tree runs at the destination (res->restored), else
+ * a negative errno with res->error. When the final dump happened (the
+ * last round is not a pre-dump) the tree's complete images are at the
+ * destination; otherwise it still runs at the source.
+ */
+int migrate_run(const struct migrate_opts *o, struct migrate_result *res);
+
+/* The note of a run that left hot memory out (for outputs). */
+#define MIGRATE_LIMITS "whole VMAs are left out; the ranges apply to every process of the tree"
+
+#endif

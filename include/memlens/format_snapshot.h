@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `snapshot` JSON Lines schema: one "snapshot" line per collection
+ * cycle (totals, mm counters, per-kind shares, one object per VMA) and one
+ * "summary" line (it has "cycles") at the end. Written from the collector's
+ * struct snapshot, read back into the records below (what report uses).
+ */
+#ifndef MEMLENS_FORMAT_SNAPSHOT_H
+#define MEMLENS_FORMAT_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/err.h"
+#include "memlens/format.h"
+#include "memlens/json.h"
+#include "memlens/jsonw.h"
+#include "memlens/snapshot.h"
+
+/* One "snapshot" line; @t_ms since the first cycle; @d (the change) may be NULL. */
+void ml_fmt_snapshot(struct jw *w, const struct snapshot *s, const struct snapshot_diff *d,
+		     uint64_t seq, int64_t t_ms);
+
+struct snapshot_summary {
+	pid_t pid;
+	uint64_t cycles;
+	uint64_t cycle_us_min, cycle_us_median, cycle_us_max, cycle_us_mean;
+	enum ml_stop why;
+};
+
+void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum);
+
+/* Page counts as read (absent or null: 0). */
+struct snap_counts_rec {
+	double size_pages, resident_pages, swapped_pages, file_pages, huge_pages, zero_pages;
+	double written_pages;
+	bool has_written; /* "written_pages" was there (write tracking) */
+	bool has_flags; /* "page_flags" with a "dirty" count was there */
+	double dirty, referenced, active, lru, anon, swapbacked, shared; /* page_flags */
+};
+
+struct snap_region_rec {
+	uint64_t start, end; /* 0 when absent */
+	char perms[8], kind[16]; /* "" when absent */
+	char *path; /* NULL when absent */
+	struct snap_counts_rec c;
+	bool has_delta, is_new;
+	double d_size, d_resident, d_swapped, d_file, d_huge, d_zero;
+};
+
+struct snapshot_rec {
+	double pid, seq, t_ms, cycle_us, scan_threads, recounts, page_size, vmas;
+	struct snap_counts_rec totals;
+	struct snap_region_rec *regions;
+	size_t nregions;
+};
+
+/*
+ * Read a "snapshot" object. Required: "t_ms" (a number) and "regions" (an
+ * array of objects, each with a number "resident_pages"). -EINVAL naming
+ * the field, -ENOMEM. Free with ml_fmt_snapshot_free() (also on error).
+ */
+int ml_fmt_snapshot_read(const struct json *o, struct snapshot_rec *out, struct ml_err *err);
+void ml_fmt_snapshot_free(struct snapshot_rec *r);
+
+struct snapshot_summary_rec {
+	double pid, cycles, cycle_us_min, cycle_us_median, cycle_us_max, cycle_us_mean;
+	enum ml_stop why;
+	char why_word[64]; /* "stopped_because" as written ("" when absent) */
+};
+
+/* Read a snapshot "summary" object (every field optional). */
+void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_rec *out);
+
+#endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `writes` JSON Lines schema: one "interval" line per profiler interval
+ * (with "written" page ranges for --record), one "summary" line at the end.
+ * Written from the profiler's samples, read back into the records below
+ * (what report and migrate-model use).
+ */
+#ifndef MEMLENS_FORMAT_WRITES_H
+#define MEMLENS_FORMAT_WRITES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/attach.h"
+#include "memlens/err.h"
+#include "memlens/format.h"
+#include "memlens/json.h"
+#include "memlens/jsonw.h"
+#include "memlens/profiler.h"
+#include "memlens/rangeset.h"
+
+/* One "interval" line; @with_written adds the page ranges (--record). */
+void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sample *s,
+			    bool with_written);
+
+struct writes_summary {
+	pid_t pid;
+	uint64_t intervals;
+	enum ml_stop why;
+	const struct attach_stats *attach; /* NULL: no "attach" object */
+	const struct profiler_sample *last; /* the last interval; NULL: none */
+};
+
+/* The "summary" line: the last interval's counts and hot regions. */
+void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum);
+
+/* The "dirty" object of both lines (numbers as read: absent or null is 0). */
+struct writes_dirty_rec {
+	double dirty_pages, dirty_bytes, rate_pps;
+	double cumulative_dirty_bytes, avg_dirty_rate, timestamp_ms;
+};
+
+struct writes_region_rec {
+	uint64_t start, end;
+	char kind[16]; /* "" when absent */
+	char path[512]; /* the mapped file ("" when none or absent; cut at 511 bytes) */
+	double written_ratio; /* NAN when absent */
+	double total_pages, dirty_pages, consecutive_hot;
+	bool hot, has_hot;
+};
+
+struct writes_interval_rec {
+	double pid, seq, t_ms, interval_s, total_vmas, tracked_vmas, hot_vmas, tick_us;
+	int64_t t_ms_int; /* t_ms when it is an integer */
+	bool t_ms_is_int;
+	struct writes_dirty_rec dirty;
+	struct writes_region_rec *regions;
+	size_t nregions;
+	struct range *written; /* [start, end) pairs, start <= end */
+	size_t nwritten;
+	bool has_written;
+};
+
+/*
+ * Read an "interval" object. Required: "t_ms" (a number), "regions" (an
+ * array of objects with hex "start_addr"/"end_addr"); "written", when
+ * present, an array of ["0xSTART", "0xEND"] pairs. -EINVAL naming the
+ * field, -ENOMEM. Free with ml_fmt_writes_interval_free() (also on error).
+ */
+int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec *out,
+				struct ml_err *err);
+void ml_fmt_writes_interval_free(struct writes_interval_rec *r);
+
+struct writes_attach_rec {
+	double stopped_ms, threads_held, in_nonrestartable, restarted, syscalls;
+};
+
+struct writes_summary_rec {
+	double pid, intervals, total_vmas, tracked_vmas, hot_vmas;
+	enum ml_stop why;
+	char why_word[64]; /* "stopped_because" as written ("" when absent) */
+	bool has_attach;
+	struct writes_attach_rec attach;
+	struct writes_region_rec *regions; /* the hot ones */
+	size_t nregions;
+	struct writes_dirty_rec dirty;
+};
+
+/*
+ * Read a writes "summary" object: every field optional; "regions", when
+ * present, as in an interval. Free with ml_fmt_writes_summary_free().
+ */
+int ml_fmt_writes_summary_read(const struct json *o, struct writes_summary_rec *out,
+			       struct ml_err *err);
+void ml_fmt_writes_summary_free(struct writes_summary_rec *r);
+
+#endif

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/* The `snapshot` JSON Lines schema, written and read (see memlens/format_snapshot.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memlens/format_snapshot.h"
+#include "memlens/maps.h"
+
+static void json_counts(struct jw *w, const struct snap_counts *c, unsigned int flags)
+{
+	ml_jw_kuint(w, "size_pages", c->size_pages);
+	ml_jw_kuint(w, "resident_pages", c->resident_pages);
+	ml_jw_kuint(w, "swapped_pages", c->swapped_pages);
+	ml_jw_kuint(w, "file_pages", c->file_pages);
+	ml_jw_kuint(w, "huge_pages", c->huge_pages);
+	ml_jw_kuint(w, "zero_pages", c->zero_pages);
+	if (flags & SNAP_HAVE_WRITTEN)
+		ml_jw_kuint(w, "written_pages", c->written_pages);
+	if (!(flags & SNAP_HAVE_PAGES))
+		return;
+	ml_jw_key(w, "page_flags");
+	ml_jw_obj(w);
+	ml_jw_kuint(w, "dirty", c->dirty_pages);
+	ml_jw_kuint(w, "referenced", c->referenced_pages);
+	ml_jw_kuint(w, "active", c->active_pages);
+	ml_jw_kuint(w, "lru", c->lru_pages);
+	ml_jw_kuint(w, "anon", c->anon_pages);
+	ml_jw_kuint(w, "swapbacked", c->swapbacked_pages);
+	ml_jw_kuint(w, "shared", c->shared_pages);
+	ml_jw_obj_end(w);
+}
+
+static void json_delta(struct jw *w, const struct snap_dcounts *d)
+{
+	ml_jw_kint(w, "size_pages", d->size_pages);
+	ml_jw_kint(w, "resident_pages", d->resident_pages);
+	ml_jw_kint(w, "swapped_pages", d->swapped_pages);
+	ml_jw_kint(w, "file_pages", d->file_pages);
+	ml_jw_kint(w, "huge_pages", d->huge_pages);
+	ml_jw_kint(w, "zero_pages", d->zero_pages);
+}
+
+static void json_mm(struct jw *w, const struct snap_mm *m)
+{
+	ml_jw_key(w, "mm");
+	ml_jw_obj(w);
+	ml_jw_kint(w, "VmSize_kb", m->vm_size_kb);
+	ml_jw_kint(w, "VmRSS_kb", m->vm_rss_kb);
+	ml_jw_kint(w, "RssAnon_kb", m->rss_anon_kb);
+	ml_jw_kint(w, "RssFile_kb", m->rss_file_kb);
+	ml_jw_kint(w, "RssShmem_kb", m->rss_shmem_kb);
+	ml_jw_kint(w, "VmSwap_kb", m->vm_swap_kb);
+	ml_jw_kint(w, "VmHWM_kb", m->vm_hwm_kb);
+	ml_jw_obj_end(w);
+}
+
+/* In/out of memory and dirty share per region kind. */
+static void json_kinds(struct jw *w, const struct snapshot *s)
+{
+	ml_jw_key(w, "by_kind");
+	ml_jw_obj(w);
+	for (int k = 0; k < VMA_KIND_COUNT; k++) {
+		const struct snap_counts *c = &s->kinds[k];
+		uint64_t mem = c->resident_pages + c->swapped_pages;
+
+		if (!c->size_pages)
+			continue;
+		ml_jw_key(w, ml_vma_kind_name(k));
+		ml_jw_obj(w);
+		json_counts(w, c, s->flags);
+		ml_jw_kdbl(w, "resident_pct", ml_snap_pct(c->resident_pages, c->size_pages));
+		ml_jw_kdbl(w, "in_memory_pct", ml_snap_pct(c->resident_pages, mem));
+		ml_jw_kdbl(w, "out_memory_pct", ml_snap_pct(c->swapped_pages, mem));
+		if (s->flags & SNAP_HAVE_PAGES)
+			ml_jw_kdbl(w, "dirty_pct", ml_snap_pct(c->dirty_pages, c->resident_pages));
+		if (s->flags & SNAP_HAVE_WRITTEN)
+			ml_jw_kdbl(w, "written_pct",
+				   ml_snap_pct(c->written_pages, c->resident_pages));
+		ml_jw_obj_end(w);
+	}
+	ml_jw_obj_end(w);
+}
+
+static void json_region(struct jw *w, const struct snapshot *s, const struct snapshot_diff *d,
+			size_t i)
+{
+	const struct vma *v = &s->vmas.v[i];
+
+	ml_jw_obj(w);
+	ml_jw_khex(w, "start_addr", v->start);
+	ml_jw_khex(w, "end_addr", v->end);
+	ml_jw_kstr(w, "perms", v->perms);
+	ml_jw_kstr(w, "kind", ml_vma_kind_name(v->kind));
+	ml_jw_kstr(w, "path", ml_vma_path(&s->vmas, v));
+	json_counts(w, &s->c[i], s->flags);
+	if (d && d->n == s->vmas.n) {
+		ml_jw_kbool(w, "new", d->prev[i] < 0);
+		ml_jw_key(w, "deltas");
+		ml_jw_obj(w);
+		json_delta(w, &d->d[i]);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_obj_end(w);
+}
+
+void ml_fmt_snapshot(struct jw *w, const struct snapshot *s, const struct snapshot_diff *d,
+		     uint64_t seq, int64_t t_ms)
+{
+	ml_jw_obj(w);
+	ml_jw_kstr(w, "type", "snapshot");
+	ml_jw_kint(w, "pid", s->pid);
+	ml_jw_kuint(w, "seq", seq);
+	ml_jw_kint(w, "t_ms", t_ms);
+	ml_jw_kuint(w, "cycle_us", s->cycle_ns / 1000);
+	ml_jw_kuint(w, "scan_threads", s->scan_threads);
+	ml_jw_kuint(w, "recounts", s->recounts);
+	ml_jw_kuint(w, "page_size", 4096);
+	ml_jw_kuint(w, "vmas", s->vmas.n);
+	ml_jw_key(w, "totals");
+	ml_jw_obj(w);
+	json_counts(w, &s->totals, s->flags);
+	ml_jw_obj_end(w);
+	if (d) {
+		ml_jw_key(w, "deltas");
+		ml_jw_obj(w);
+		json_delta(w, &d->totals);
+		ml_jw_kuint(w, "vmas_added", d->added);
+		ml_jw_kuint(w, "vmas_removed", d->removed);
+		ml_jw_kint(w, "dt_ms", d->dt_ns / 1000000);
+		ml_jw_obj_end(w);
+	}
+	json_mm(w, &s->mm);
+	json_kinds(w, s);
+	ml_jw_key(w, "regions");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < s->vmas.n; i++)
+		json_region(w, s, d, i);
+	ml_jw_arr_end(w);
+	ml_jw_obj_end(w);
+}
+
+void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum)
+{
+	ml_jw_obj(w);
+	ml_jw_kstr(w, "type", "summary");
+	ml_jw_kint(w, "pid", sum->pid);
+	ml_jw_kuint(w, "cycles", sum->cycles);
+	ml_jw_kuint(w, "cycle_us_min", sum->cycle_us_min);
+	ml_jw_kuint(w, "cycle_us_median", sum->cycle_us_median);
+	ml_jw_kuint(w, "cycle_us_max", sum->cycle_us_max);
+	ml_jw_kuint(w, "cycle_us_mean", sum->cycle_us_mean);
+	ml_jw_kstr(w, "stopped_because", ml_stop_token(sum->why));
+	ml_jw_obj_end(w);
+}
+
+/* An optional number: 0 when absent, null or not a number. */
+static double num_or0(const struct json *o, const char *key)
+{
+	double v = 0;
+
+	if (ml_json_get_double(o, key, &v) || !isfinite(v))
+		return 0;
+	return v;
+}
+
+static bool opt_num(const struct json *o, const char *key, double *out)
+{
+	return !ml_json_get_double(o, key, out) && isfinite(*out);
+}
+
+static void read_counts(const struct json *o, struct snap_counts_rec *c)
+{
+	const struct json *f = ml_json_get(o, "page_flags");
+
+	c->size_pages = num_or0(o, "size_pages");
+	c->resident_pages = num_or0(o, "resident_pages");
+	c->swapped_pages = num_or0(o, "swapped_pages");
+	c->file_pages = num_or0(o, "file_pages");
+	c->huge_pages = num_or0(o, "huge_pages");
+	c->zero_pages = num_or0(o, "zero_pages");
+	c->has_written = opt_num(o, "written_pages", &c->written_pages);
+	if (!c->has_written)
+		c->written_pages = 0;
+	c->has_flags = opt_num(f, "dirty", &c->dirty);
+	if (!c->has_flags)
+		c->dirty = 0;
+	c->referenced = num_or0(f, "referenced");
+	c->active = num_or0(f, "active");
+	c->lru = num_or0(f, "lru");
+	c->anon = num_or0(f, "anon");
+	c->swapbacked = num_or0(f, "swapbacked");
+	c->shared = num_or0(f, "shared");
+}
+
+static void copy_str(char *dst, size_t size, const char *s)
+{
+	snprintf(dst, size, "%s", s ? s : "");
+}
+
+static int read_region(const struct json *o, size_t i, struct snap_region_rec *r,
+		       struct ml_err *err)
+{
+	const struct json *d = ml_json_get(o, "deltas");
+	const char *path = ml_json_get_str(o, "path");
+	double v;
+
+	if (!opt_num(o, "resident_pages", &v))
+		return ml_err_set(err, EINVAL,
+				  "region %zu: field \"resident_pages\" is missing or not a number",
+				  i);
+	if (ml_json_get_hex(o, "start_addr", &r->start))
+		r->start = 0;
+	if (ml_json_get_hex(o, "end_addr", &r->end))
+		r->end = 0;
+	copy_str(r->perms, sizeof(r->perms), ml_json_get_str(o, "perms"));
+	copy_str(r->kind, sizeof(r->kind), ml_json_get_str(o, "kind"));
+	if (path) {
+		r->path = strdup(path);
+		if (!r->path)
+			return ml_err_set(err, ENOMEM, "out of memory");
+	}
+	read_counts(o, &r->c);
+	r->has_delta = ml_json_type(d) == ML_JSON_OBJECT;
+	ml_json_get_bool(o, "new", &r->is_new);
+	r->d_size = num_or0(d, "size_pages");
+	r->d_resident = num_or0(d, "resident_pages");
+	r->d_swapped = num_or0(d, "swapped_pages");
+	r->d_file = num_or0(d, "file_pages");
+	r->d_huge = num_or0(d, "huge_pages");
+	r->d_zero = num_or0(d, "zero_pages");
+	return 0;
+}
+
+int ml_fmt_snapshot_read(const struct json *o, struct snapshot_rec *r, struct ml_err *err)
+{
+	const struct json *regs = ml_json_get(o, "regions");
+	size_t n = ml_json_count(regs);
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (ml_json_get_double(o, "t_ms", &r->t_ms) || !isfinite(r->t_ms))
+		return ml_err_set(err, EINVAL, "field \"t_ms\" is missing or not a number");
+	if (ml_json_type(regs) != ML_JSON_ARRAY)
+		return ml_err_set(err, EINVAL, "field \"regions\" is missing or not an array");
+	r->pid = num_or0(o, "pid");
+	r->seq = num_or0(o, "seq");
+	r->cycle_us = num_or0(o, "cycle_us");
+	r->scan_threads = num_or0(o, "scan_threads");
+	r->recounts = num_or0(o, "recounts");
+	r->page_size = num_or0(o, "page_size");
+	r->vmas = num_or0(o, "vmas");
+	read_counts(ml_json_get(o, "totals"), &r->totals);
+	r->regions = calloc(n ? n : 1, sizeof(*r->regions));
+	if (!r->regions)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		ret = read_region(ml_json_at(regs, i), i, &r->regions[i], err);
+		r->nregions++; /* freed with the others, also when it failed */
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void ml_fmt_snapshot_free(struct snapshot_rec *r)
+{
+	for (size_t i = 0; i < r->nregions; i++)
+		free(r->regions[i].path);
+	free(r->regions);
+	r->regions = NULL;
+	r->nregions = 0;
+}
+
+void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_rec *r)
+{
+	const char *why = ml_json_get_str(o, "stopped_because");
+
+	memset(r, 0, sizeof(*r));
+	r->pid = num_or0(o, "pid");
+	r->cycles = num_or0(o, "cycles");
+	r->cycle_us_min = num_or0(o, "cycle_us_min");
+	r->cycle_us_median = num_or0(o, "cycle_us_median");
+	r->cycle_us_max = num_or0(o, "cycle_us_max");
+	r->cycle_us_mean = num_or0(o, "cycle_us_mean");
+	r->why = ml_stop_parse(why);
+	copy_str(r->why_word, sizeof(r->why_word), why);
+}

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/* The `writes` JSON Lines schema, written and read (see memlens/format_writes.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memlens/format_writes.h"
+#include "memlens/maps.h"
+
+static void put_attach(struct jw *w, const struct attach_stats *a)
+{
+	ml_jw_key(w, "attach");
+	ml_jw_obj(w);
+	ml_jw_kdbl(w, "stopped_ms", a->stopped_ns / 1e6);
+	ml_jw_kuint(w, "threads_held", a->threads_held);
+	ml_jw_kuint(w, "threads_in_nonrestartable_wait", a->in_nonrestartable);
+	ml_jw_kuint(w, "waits_restarted", a->restarted);
+	ml_jw_kuint(w, "syscalls_injected", a->syscalls);
+	ml_jw_obj_end(w);
+}
+
+static void put_region(struct jw *w, const struct profiler_region *r)
+{
+	ml_jw_obj(w);
+	ml_jw_khex(w, "start_addr", r->start);
+	ml_jw_khex(w, "end_addr", r->end);
+	ml_jw_kstr(w, "kind", ml_vma_kind_name(r->kind));
+	if (r->path && r->path[0])
+		ml_jw_kstr(w, "path", r->path);
+	ml_jw_kuint(w, "total_pages", r->total_pages);
+	ml_jw_kuint(w, "dirty_pages", r->dirty_pages);
+	ml_jw_kdbl(w, "written_ratio", r->written_ratio);
+	ml_jw_kint(w, "consecutive_hot", r->consecutive_hot);
+	ml_jw_kbool(w, "hot", r->hot);
+	ml_jw_obj_end(w);
+}
+
+static void put_dirty(struct jw *w, const struct profiler_dirty *d)
+{
+	ml_jw_key(w, "dirty");
+	ml_jw_obj(w);
+	ml_jw_kint(w, "dirty_pages", d->dirty_pages);
+	ml_jw_kint(w, "dirty_bytes", d->dirty_bytes);
+	ml_jw_kdbl(w, "dirty_rate_pages_per_sec", d->dirty_rate_pages_per_sec);
+	ml_jw_kint(w, "cumulative_dirty_bytes", d->cumulative_dirty_bytes);
+	ml_jw_kdbl(w, "avg_dirty_rate", d->avg_dirty_rate);
+	ml_jw_kint(w, "timestamp_ms", d->timestamp_ms);
+	ml_jw_obj_end(w);
+}
+
+void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sample *s,
+			    bool with_written)
+{
+	ml_jw_obj(w);
+	ml_jw_kstr(w, "type", "interval");
+	ml_jw_kint(w, "pid", pid);
+	ml_jw_kuint(w, "seq", s->seq);
+	ml_jw_kint(w, "t_ms", s->t_ms);
+	ml_jw_kdbl(w, "interval_s", s->interval_s);
+	ml_jw_kint(w, "total_vmas", s->total_vmas);
+	ml_jw_kint(w, "tracked_vmas", s->tracked_vmas);
+	ml_jw_kint(w, "hot_vmas", s->hot_vmas);
+	ml_jw_kuint(w, "tick_us", s->tick_ns / 1000);
+	put_dirty(w, &s->dirty);
+	ml_jw_key(w, "regions");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < s->nregions; i++)
+		put_region(w, &s->regions[i]);
+	ml_jw_arr_end(w);
+	if (with_written) {
+		ml_jw_key(w, "written");
+		ml_jw_arr(w);
+		for (size_t i = 0; i < s->nwritten; i++) {
+			ml_jw_arr(w);
+			ml_jw_hex(w, s->written[i].start);
+			ml_jw_hex(w, s->written[i].end);
+			ml_jw_arr_end(w);
+		}
+		ml_jw_arr_end(w);
+	}
+	ml_jw_obj_end(w);
+}
+
+void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
+{
+	const struct profiler_sample *s = sum->last;
+	struct profiler_dirty zero = { 0 };
+
+	ml_jw_obj(w);
+	ml_jw_kstr(w, "type", "summary");
+	ml_jw_kint(w, "pid", sum->pid);
+	ml_jw_kuint(w, "intervals", sum->intervals);
+	ml_jw_kint(w, "total_vmas", s ? s->total_vmas : 0);
+	ml_jw_kint(w, "tracked_vmas", s ? s->tracked_vmas : 0);
+	ml_jw_kint(w, "hot_vmas", s ? s->hot_vmas : 0);
+	ml_jw_kstr(w, "stopped_because", ml_stop_token(sum->why));
+	if (sum->attach)
+		put_attach(w, sum->attach);
+	ml_jw_key(w, "regions");
+	ml_jw_arr(w);
+	for (size_t i = 0; s && i < s->nregions; i++)
+		if (s->regions[i].hot)
+			put_region(w, &s->regions[i]);
+	ml_jw_arr_end(w);
+	put_dirty(w, s ? &s->dirty : &zero);
+	ml_jw_obj_end(w);
+}
+
+/* An optional number: 0 when absent, null (NaN is written as null) or not a number. */
+static double num_or0(const struct json *o, const char *key)
+{
+	double v = 0;
+
+	if (ml_json_get_double(o, key, &v) || !isfinite(v))
+		return 0;
+	return v;
+}
+
+static void read_dirty(const struct json *d, struct writes_dirty_rec *r)
+{
+	r->dirty_pages = num_or0(d, "dirty_pages");
+	r->dirty_bytes = num_or0(d, "dirty_bytes");
+	r->rate_pps = num_or0(d, "dirty_rate_pages_per_sec");
+	r->cumulative_dirty_bytes = num_or0(d, "cumulative_dirty_bytes");
+	r->avg_dirty_rate = num_or0(d, "avg_dirty_rate");
+	r->timestamp_ms = num_or0(d, "timestamp_ms");
+}
+
+static int read_region(const struct json *o, size_t i, struct writes_region_rec *r,
+		       struct ml_err *err)
+{
+	const char *kind = ml_json_get_str(o, "kind"), *path = ml_json_get_str(o, "path");
+	double v;
+
+	if (ml_json_get_hex(o, "start_addr", &r->start) || ml_json_get_hex(o, "end_addr", &r->end))
+		return ml_err_set(err, EINVAL,
+				  "region %zu lacks \"start_addr\"/\"end_addr\" as a \"0x...\" "
+				  "string",
+				  i);
+	snprintf(r->kind, sizeof(r->kind), "%s", kind ? kind : "");
+	snprintf(r->path, sizeof(r->path), "%s", path ? path : "");
+	r->written_ratio = !ml_json_get_double(o, "written_ratio", &v) && isfinite(v) ? v : NAN;
+	r->total_pages = num_or0(o, "total_pages");
+	r->dirty_pages = num_or0(o, "dirty_pages");
+	r->consecutive_hot = num_or0(o, "consecutive_hot");
+	r->has_hot = !ml_json_get_bool(o, "hot", &r->hot);
+	return 0;
+}
+
+static int read_regions(const struct json *a, struct writes_region_rec **out, size_t *n,
+			struct ml_err *err)
+{
+	size_t cnt = ml_json_count(a);
+	int ret;
+
+	if (ml_json_type(a) != ML_JSON_ARRAY)
+		return ml_err_set(err, EINVAL, "field \"regions\" is missing or not an array");
+	*out = calloc(cnt ? cnt : 1, sizeof(**out));
+	if (!*out)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < cnt; i++) {
+		ret = read_region(ml_json_at(a, i), i, &(*out)[i], err);
+		if (ret)
+			return ret;
+		(*n)++;
+	}
+	return 0;
+}
+
+static int read_written(const struct json *a, struct writes_interval_rec *r, struct ml_err *err)
+{
+	size_t n = ml_json_count(a);
+
+	if (!a)
+		return 0; /* `writes --json`: no ranges */
+	r->has_written = true;
+	if (ml_json_type(a) != ML_JSON_ARRAY)
+		return ml_err_set(err, EINVAL, "field \"written\" is not an array");
+	r->written = calloc(n ? n : 1, sizeof(*r->written));
+	if (!r->written)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct json *pair = ml_json_at(a, i);
+		struct range *rg = &r->written[i];
+
+		if (ml_json_type(pair) != ML_JSON_ARRAY || ml_json_count(pair) != 2 ||
+		    ml_json_as_hex(ml_json_at(pair, 0), &rg->start) ||
+		    ml_json_as_hex(ml_json_at(pair, 1), &rg->end) || rg->end < rg->start)
+			return ml_err_set(err, EINVAL,
+					  "\"written\" range %zu is not a [\"0xSTART\", \"0xEND\"] "
+					  "pair with START <= END",
+					  i);
+		r->nwritten++;
+	}
+	return 0;
+}
+
+int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec *r,
+				struct ml_err *err)
+{
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (ml_json_get_double(o, "t_ms", &r->t_ms) || !isfinite(r->t_ms))
+		return ml_err_set(err, EINVAL, "field \"t_ms\" is missing or not a number");
+	r->t_ms_is_int = !ml_json_get_int(o, "t_ms", &r->t_ms_int);
+	r->pid = num_or0(o, "pid");
+	r->seq = num_or0(o, "seq");
+	r->interval_s = num_or0(o, "interval_s");
+	r->total_vmas = num_or0(o, "total_vmas");
+	r->tracked_vmas = num_or0(o, "tracked_vmas");
+	r->hot_vmas = num_or0(o, "hot_vmas");
+	r->tick_us = num_or0(o, "tick_us");
+	read_dirty(ml_json_get(o, "dirty"), &r->dirty);
+	ret = read_regions(ml_json_get(o, "regions"), &r->regions, &r->nregions, err);
+	if (ret)
+		return ret;
+	return read_written(ml_json_get(o, "written"), r, err);
+}
+
+void ml_fmt_writes_interval_free(struct writes_interval_rec *r)
+{
+	free(r->regions);
+	free(r->written);
+	r->regions = NULL;
+	r->written = NULL;
+	r->nregions = r->nwritten = 0;
+}
+
+int ml_fmt_writes_summary_read(const struct json *o, struct writes_summary_rec *r,
+			       struct ml_err *err)
+{
+	const char *why = ml_json_get_str(o, "stopped_because");
+	const struct json *a = ml_json_get(o, "attach"), *regs = ml_json_get(o, "regions");
+
+	memset(r, 0, sizeof(*r));
+	r->pid = num_or0(o, "pid");
+	r->intervals = num_or0(o, "intervals");
+	r->total_vmas = num_or0(o, "total_vmas");
+	r->tracked_vmas = num_or0(o, "tracked_vmas");
+	r->hot_vmas = num_or0(o, "hot_vmas");
+	r->why = ml_stop_parse(why);
+	snprintf(r->why_word, sizeof(r->why_word), "%s", why ? why : "");
+	r->has_attach = ml_json_type(a) == ML_JSON_OBJECT;
+	r->attach.stopped_ms = num_or0(a, "stopped_ms");
+	r->attach.threads_held = num_or0(a, "threads_held");
+	r->attach.in_nonrestartable = num_or0(a, "threads_in_nonrestartable_wait");
+	r->attach.restarted = num_or0(a, "waits_restarted");
+	r->attach.syscalls = num_or0(a, "syscalls_injected");
+	read_dirty(ml_json_get(o, "dirty"), &r->dirty);
+	if (!regs)
+		return 0;
+	return read_regions(regs, &r->regions, &r->nregions, err);
+}
+
+void ml_fmt_writes_summary_free(struct writes_summary_rec *r)
+{
+	free(r->regions);
+	r->regions = NULL;
+	r->nregions = 0;
+}
