@@ -15,6 +15,7 @@ LDLIBS  := -lpthread -lm
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 LIB_SRCS := $(wildcard lib/*.c)
+LIB_SRCS += $(wildcard lib/snapshot/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 # src/*.c and src/<part>/*.c: every subcommand
 MEMLENS_SRCS := $(wildcard src/*.c)

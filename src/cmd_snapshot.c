@@ -22,11 +22,13 @@
 static const char usage_text[] =
 	"usage: memlens snapshot (-p PID | -- CMD [ARGS...]) [-i MS] [-n COUNT] [-d SEC]\n"
 	"                        [-o FILE] [--json | --csv] [--pages] [--writes]\n"
+	"                        [--method scan|read]\n"
 	"\n"
 	"Per-VMA picture of a process's memory: kind (text, data, bss, heap, stack,\n"
 	"lib-text, lib-data, anon, shm, file, vdso, vvar), pages resident, swapped,\n"
 	"file-backed, zero-page and huge, per region kind (in-memory %, dirty %) and\n"
-	"the mm counters, collected in about a millisecond with PAGEMAP_SCAN.\n"
+	"the mm counters, collected in about a millisecond with PAGEMAP_SCAN (Linux\n"
+	"6.7+; before, by reading /proc/PID/pagemap: same counts, slower).\n"
 	"\n"
 	"  -p, --pid PID        snapshot a running process\n"
 	"  -- CMD [ARGS]        start CMD and follow it: the first cycle is taken at its\n"
@@ -47,6 +49,9 @@ static const char usage_text[] =
 	"                       (userfaultfd write-protect, as `memlens writes`)\n"
 	"      --threads N      threads walking the page tables (1..8; default: one per\n"
 	"                       256 MiB mapped, at most half the CPUs memlens may use)\n"
+	"      --method M       how pages are counted: scan (the PAGEMAP_SCAN ioctl) or\n"
+	"                       read (every VMA's /proc/PID/pagemap entries, one by\n"
+	"                       one); default: scan where the kernel has it, else read\n"
 	"  -h, --help           this text\n"
 	"\n"
 	"Without -i/-n/-d a running process gets one snapshot. Stops at COUNT, the\n"
@@ -56,6 +61,7 @@ static const char usage_text[] =
 struct snap_cli {
 	pid_t pid, child;
 	long interval_ms, count, threads;
+	enum snap_method method;
 	double duration;
 	bool json, csv, pages, writes;
 	const char *out_path;
@@ -68,7 +74,7 @@ struct snap_cli {
 	uint64_t first_ns;
 };
 
-enum { OPT_JSON = 1000, OPT_CSV, OPT_PAGES, OPT_WRITES, OPT_THREADS };
+enum { OPT_JSON = 1000, OPT_CSV, OPT_PAGES, OPT_WRITES, OPT_THREADS, OPT_METHOD };
 
 static int parse_args(struct snap_cli *c, int argc, char **argv)
 {
@@ -83,6 +89,7 @@ static int parse_args(struct snap_cli *c, int argc, char **argv)
 		{ "pages", no_argument, NULL, OPT_PAGES },
 		{ "writes", no_argument, NULL, OPT_WRITES },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "method", required_argument, NULL, OPT_METHOD },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -138,6 +145,17 @@ static int parse_args(struct snap_cli *c, int argc, char **argv)
 			if (parse_long(optarg, 1, SNAPSHOT_MAX_THREADS, &c->threads)) {
 				cli_error("snapshot", "--threads must be 1..%d, not '%s'",
 					  SNAPSHOT_MAX_THREADS, optarg);
+				return -EINVAL;
+			}
+			break;
+		case OPT_METHOD:
+			if (!strcmp(optarg, "scan")) {
+				c->method = SNAP_METHOD_SCAN;
+			} else if (!strcmp(optarg, "read")) {
+				c->method = SNAP_METHOD_READ;
+			} else {
+				cli_error("snapshot", "--method must be scan or read, not '%s'",
+					  optarg);
 				return -EINVAL;
 			}
 			break;
@@ -453,6 +471,7 @@ int cmd_snapshot(int argc, char **argv)
 	cli_block_signals(&sigs);
 	so.pages = c.pages;
 	so.threads = (unsigned int)c.threads;
+	so.method = c.method;
 	r = snapshot_open(&sn, c.pid, &so, &err);
 	if (r) {
 		cli_error("snapshot", "%s", err.msg);

@@ -115,6 +115,12 @@ void snap_json(FILE *f, const struct snapshot *s, const struct snapshot_diff *d,
 	jw_kuint(&w, "seq", seq);
 	jw_kint(&w, "t_ms", t_ms);
 	jw_kuint(&w, "cycle_us", s->cycle_ns / 1000);
+	jw_kstr(&w, "method", ml_snap_method_name(s->method));
+	if (s->method == SNAP_METHOD_READ) {
+		jw_kuint(&w, "pagemap_reads", s->pagemap_reads);
+		/* without frame numbers zero and huge pages are not told apart */
+		jw_kbool(&w, "zero_and_huge_known", !(s->flags & SNAP_PFN_HIDDEN));
+	}
 	jw_kuint(&w, "scan_threads", s->scan_threads);
 	jw_kuint(&w, "recounts", s->recounts);
 	jw_kuint(&w, "page_size", 4096);
@@ -290,6 +296,12 @@ void snap_table(FILE *f, const struct snapshot *s)
 		(int)s->pid, s->vmas.n, fmt_bytes(s->totals.size_pages * 4096, b1, sizeof(b1)),
 		fmt_bytes(s->totals.resident_pages * 4096, b2, sizeof(b2)),
 		fmt_bytes(s->totals.swapped_pages * 4096, b3, sizeof(b3)), s->cycle_ns / 1e6);
+	if (s->method == SNAP_METHOD_READ)
+		fprintf(f, "counted by reading /proc/%d/pagemap, not with PAGEMAP_SCAN%s\n\n",
+			(int)s->pid, (s->flags & SNAP_PFN_HIDDEN) ? "; without root the kernel hides page "
+						       "frames: zero pages count as resident, "
+						       "huge pages as not huge"
+						     : "");
 	table_regions(f, s);
 	table_kinds(f, s);
 	fprintf(f,
