@@ -69,7 +69,8 @@ static void probe_pagemap_scan(struct feature_list *l)
 			->core = true;
 	else
 		feature_add(l, "memory", "pagemap_scan", FEATURE_MISSING,
-			    "writes, snapshot, checkpoint, agent",
+			    "writes, checkpoint, agent (snapshot reads /proc/PID/pagemap instead: "
+			    "same counts, slower)",
 			    "use Linux 6.7 or newer (PAGEMAP_SCAN came in 6.7)",
 			    "the PAGEMAP_SCAN ioctl is refused on /proc/self/pagemap")
 			->core = true;

@@ -702,8 +702,7 @@ static int pages_of_run(uint64_t start, uint64_t end, void *arg)
 	return snap_pages_count(&pr->s->pg, pr->s->scan[0].fd, start, end, pr->c, pr->err);
 }
 
-static int take_read(struct snapshotter *s, struct snapshot *out, ssize_t len,
-		     struct ml_err *err)
+static int take_read(struct snapshotter *s, struct snapshot *out, ssize_t len, struct ml_err *err)
 {
 	const struct vma_set *vs = &out->vmas;
 	uint64_t reads0 = s->pmr.reads;
@@ -819,7 +818,9 @@ int snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
 
 const char *ml_snap_method_name(enum snap_method m)
 {
-	return m == SNAP_METHOD_SCAN ? "pagemap_scan" : m == SNAP_METHOD_READ ? "pagemap_read" : "auto";
+	return m == SNAP_METHOD_SCAN   ? "pagemap_scan"
+	       : m == SNAP_METHOD_READ ? "pagemap_read"
+				       : "auto";
 }
 
 double snap_pct(uint64_t part, uint64_t whole)

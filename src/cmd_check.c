@@ -34,8 +34,9 @@ static const char usage_text[] =
 	"      --no-criu      do not look for CRIU (it runs `criu check`, ~0.5 s)\n"
 	"  -h, --help         this text\n"
 	"\n"
-	"Exit status: 0 the core (writes, snapshot) can run here; 5 a core feature is\n"
-	"missing (the output says which); 2 usage.\n";
+	"Exit status: 0 the core (what writes needs) is here; 5 a core feature is\n"
+	"missing (the output says which); 2 usage. snapshot runs either way: without\n"
+	"PAGEMAP_SCAN it reads /proc/PID/pagemap.\n";
 
 enum { OPT_JSON = 1000, OPT_CRIU, OPT_NOCRIU };
 
@@ -189,9 +190,11 @@ static void print_human(const struct feature_list *l, const struct utsname *u, b
 		if (f->fix)
 			printf("  %-8s %-15s fix: %s\n", "", "", f->fix);
 	}
-	printf("\n%s\n", core_ok ? "memlens writes and snapshot can run here."
-				 : "memlens writes and snapshot cannot run here: a core feature "
-				   "(marked core in --json) is missing, see above.");
+	printf("\n%s\n",
+	       core_ok ? "memlens writes and snapshot can run here."
+		       : "memlens writes cannot run here: a core feature (marked core in "
+			 "--json) is missing, see above. memlens snapshot can (without "
+			 "PAGEMAP_SCAN it reads /proc/PID/pagemap: same counts, slower).");
 }
 
 static int cmd_check(int argc, char **argv)

@@ -261,8 +261,8 @@ static void table_kinds(FILE *f, const struct snapshot *s)
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
 	char b[16];
 
-	fprintf(f, "\nby region kind:\n%-9s %8s %9s %9s %8s %8s", "KIND",
-		"SIZE", "RESIDENT", "SWAPPED", "IN-MEM%", "OUT-MEM%");
+	fprintf(f, "\nby region kind:\n%-9s %8s %9s %9s %8s %8s", "KIND", "SIZE", "RESIDENT",
+		"SWAPPED", "IN-MEM%", "OUT-MEM%");
 	if (pg)
 		fprintf(f, " %7s", "DIRTY%");
 	if (wr)
@@ -298,7 +298,8 @@ void snap_table(FILE *f, const struct snapshot *s)
 		fmt_bytes(s->totals.swapped_pages * 4096, b3, sizeof(b3)), s->cycle_ns / 1e6);
 	if (s->method == SNAP_METHOD_READ)
 		fprintf(f, "counted by reading /proc/%d/pagemap, not with PAGEMAP_SCAN%s\n\n",
-			(int)s->pid, (s->flags & SNAP_PFN_HIDDEN) ? "; without root the kernel hides page "
+			(int)s->pid,
+			(s->flags & SNAP_PFN_HIDDEN) ? "; without root the kernel hides page "
 						       "frames: zero pages count as resident, "
 						       "huge pages as not huge"
 						     : "");
