@@ -33,16 +33,20 @@ churn() {	# NAME-SUFFIX SECONDS [SNAPSHOT-OPTION...]
 	snaps = [r for r in recs if r["type"] == "snapshot"]
 	region = int(sys.argv[2], 16)
 	off = [s for s in snaps if s["totals"]["resident_pages"] * 4 != s["mm"]["VmRSS_kb"]]
-	# the 4 MiB region is counted whole in every cycle, alone or with its untouched neighbour
+	# the 4 MiB region is counted whole in every cycle, alone or with its
+	# untouched neighbour below: its VMA's count never moves, and holds the
+	# region's 1024 pages (more where the loader left an anonymous mapping
+	# right above it, which the kernel merged with it too)
 	rpages = []
 	for s in snaps:
 	    r = [v for v in s["regions"]
 	         if int(v["start_addr"], 16) <= region < int(v["end_addr"], 16)]
 	    rpages.append(r[0]["resident_pages"] if r else -1)
-	bad_r = sum(1 for p in rpages if p != 1024)
+	bad_r = sum(1 for p in rpages if p != rpages[0] or p < 1024)
 	recounted = sum(1 for s in snaps if s["recounts"] > 0)
-	print("# %d cycles, %d off VmRSS, %d with the resident region miscounted, %d recounted"
-	      % (len(snaps), len(off), bad_r, recounted))
+	print("# %d cycles, %d off VmRSS, %d with the resident region miscounted, %d recounted; "
+	      "the region's VMA: %s resident pages" % (len(snaps), len(off), bad_r, recounted,
+	                                               sorted(set(rpages))[:5]))
 	for s in off[:3]:
 	    print("# off: seq %d resident %d kB VmRSS %d kB recounts %d"
 	          % (s["seq"], s["totals"]["resident_pages"] * 4, s["mm"]["VmRSS_kb"], s["recounts"]))
