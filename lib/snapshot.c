@@ -256,7 +256,8 @@ static void add_region(struct snap_counts *c, uint64_t cats, uint64_t pages)
 			c->resident_pages += pages;
 		if (cats & PAGE_IS_FILE)
 			c->file_pages += pages;
-		if (cats & PAGE_IS_HUGE)
+		/* the huge zero page is no huge page of memory (nor in AnonHugePages) */
+		if ((cats & (PAGE_IS_HUGE | PAGE_IS_PFNZERO)) == PAGE_IS_HUGE)
 			c->huge_pages += pages;
 	}
 	add_swapped(c, cats, pages);
@@ -277,7 +278,7 @@ static void add_uncommon(struct snap_counts *c, struct sparse_acc *acc, uint64_t
 	if (cats & PAGE_IS_PRESENT) {
 		if (cats & PAGE_IS_PFNZERO)
 			c->zero_pages += pages;
-		if (cats & PAGE_IS_HUGE)
+		if ((cats & (PAGE_IS_HUGE | PAGE_IS_PFNZERO)) == PAGE_IS_HUGE)
 			c->huge_pages += pages;
 	}
 	add_swapped(c, cats, pages);

@@ -7,10 +7,10 @@
  *
  * What the entry alone does not say is read from /proc/kpageflags, for few
  * pages only:
- *  - the zero page (not resident, as in smaps' Rss): present, anonymous and
- *    not exclusive; its frame is learnt once from a page of our own; the
- *    huge zero page's frames are checked (KPF_ZERO_PAGE) only where a
- *    frame sits at its address's offset within 2 MiB, as a PMD maps them;
+ *  - the zero page (not resident, as in smaps' Rss): present and not
+ *    exclusive (the huge zero page also shows as a file page); its frame is learnt once from a page
+ * of our own; the huge zero page's frames are checked (KPF_ZERO_PAGE) only where a frame sits at
+ * its address's offset within 2 MiB, as a PMD maps them;
  *  - huge pages: a 2 MiB-aligned run of 512 present pages whose frames are
  *    contiguous from a 512-aligned one, and which kpageflags shows as one
  *    compound page (THP or hugetlb). A huge page the kernel has split into
@@ -120,7 +120,7 @@ static int read_flags(struct ml_pmread *p, uint64_t pfn, int n)
 	return pread_full(p->flags_fd, p->fl, (size_t)n * 8, (off_t)(pfn * 8));
 }
 
-/* A present, anonymous, not exclusive page at @addr with frame @pfn: the zero page? */
+/* A present, not exclusive page at @addr with frame @pfn: the zero page? */
 static bool is_zero(struct ml_pmread *p, uint64_t addr, uint64_t pfn)
 {
 	if (pfn == p->zero_pfn)
@@ -170,7 +170,8 @@ static bool count_one(struct ml_pmread *p, uint64_t e, uint64_t addr, struct sna
 	if (e & PM_PRESENT) {
 		if (!frame)
 			p->pfn_hidden = true;
-		if (!(e & (PM_FILE | PM_EXCLUSIVE)) && frame && is_zero(p, addr, frame)) {
+		/* never exclusive; the huge zero page reads as a file page */
+		if (!(e & PM_EXCLUSIVE) && frame && is_zero(p, addr, frame)) {
 			c->zero_pages++;
 			return false;
 		}

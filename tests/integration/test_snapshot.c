@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/swap.h>
 
 #include "harness.h"
@@ -527,6 +528,46 @@ static void test_read_matches_scan(void)
 }
 
 /*
+ * The huge zero page: a read of an untouched 2 MiB-aligned, MADV_HUGEPAGE
+ * region maps it (where THP and its zero page are on). Not resident (smaps'
+ * Rss leaves it out), 512 zero pages, not huge, not file, with either method. The
+ * test snapshots its own process.
+ */
+static void test_huge_zero_page(void)
+{
+	const size_t len = 4 << 20;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char *a;
+	struct snapshot s;
+	long i, thp;
+	pid_t saved = T.pid;
+
+	REQUIRE(m != MAP_FAILED);
+	a = (char *)(((uintptr_t)m + (2 << 20) - 1) & ~(uintptr_t)((2 << 20) - 1));
+	madvise((void *)a, 2 << 20, MADV_HUGEPAGE);
+	(void)a[0];
+	T.pid = getpid();
+	snapshot_init(&s);
+	take(&s, false);
+	i = idx(&s, (uint64_t)(uintptr_t)a);
+	thp = smaps_kb(getpid(), s.vmas.v[i].start, false, "Rss");
+	if (s.c[i].zero_pages != 512 && s.c[i].resident_pages == 0) {
+		T.pid = saved;
+		snapshot_free(&s);
+		munmap(m, len);
+		SKIP("no huge zero page here (THP off, or its zero page disabled): %llu zero pages",
+		     (unsigned long long)s.c[i].zero_pages);
+	}
+	CHECK_EQ(s.c[i].zero_pages, 512);
+	CHECK_EQ(s.c[i].resident_pages * 4, (uint64_t)thp);
+	CHECK_EQ(s.c[i].huge_pages, 0);
+	CHECK_EQ(s.c[i].file_pages, 0); /* no page cache either */
+	T.pid = saved;
+	snapshot_free(&s);
+	munmap(m, len);
+}
+
+/*
  * A VMA unmapped while the scan runs must not be counted as resident (the
  * counting scan derives resident pages from sizes): mapchurn maps 64 MiB,
  * touches one page and unmaps it, thousands of times a second, so its
@@ -850,7 +891,9 @@ int main(void)
 	RUN(test_spawn_before_main);
 	/* the counts again with the pagemap read forced */
 	RUN(test_read_matches_scan);
+	RUN(test_huge_zero_page);
 	method = SNAP_METHOD_READ;
+	t_run("pagemap_read_huge_zero_page", test_huge_zero_page);
 	t_run("pagemap_read_resident_exact", test_resident_exact);
 	t_run("pagemap_read_zero_file_pages", test_zero_file_pages);
 	t_run("pagemap_read_huge_pages", test_huge_pages);
