@@ -64,13 +64,13 @@ static void probe_pagemap_scan(struct feature_list *l)
 {
 	if (pagescan_supported())
 		feature_add(l, "memory", "pagemap_scan", FEATURE_OK,
-			    "writes, snapshot, checkpoint, agent", NULL,
-			    "the PAGEMAP_SCAN ioctl answers on /proc/self/pagemap")
+			    "writes, snapshot, checkpoint, agent, migrate's hot-range exclusion",
+			    NULL, "the PAGEMAP_SCAN ioctl answers on /proc/self/pagemap")
 			->core = true;
 	else
 		feature_add(l, "memory", "pagemap_scan", FEATURE_MISSING,
-			    "writes, checkpoint, agent (snapshot reads /proc/PID/pagemap instead: "
-			    "same counts, slower)",
+			    "writes, checkpoint, agent, migrate's hot-range exclusion (snapshot "
+			    "reads /proc/PID/pagemap instead: same counts, slower)",
 			    "use Linux 6.7 or newer (PAGEMAP_SCAN came in 6.7)",
 			    "the PAGEMAP_SCAN ioctl is refused on /proc/self/pagemap")
 			->core = true;
