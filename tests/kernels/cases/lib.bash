@@ -58,7 +58,7 @@ write_tracking_unsupported() {
 		jq_last "$C_TMP/wt.json" "next(f['used_by'] for f in d['features'] if f['name'] == 'pagemap_scan')" | grep -qw "$what" &&
 		ok "${what}_missing_in_check" ||
 		notok "${what}_missing_in_check" "$(jq_last "$C_TMP/wt.json" "[f for f in d['features'] if f['name'] == 'pagemap_scan']")"
-	sleep 120 &
+	setsid sleep 120 &	# in its own session, as CRIU wants it
 	pid=$!
 	C_BG+=("$pid")
 	"$MEMLENS" checkpoint -p $pid -D "$C_TMP/wt-images" -s 1 >"$C_TMP/wt.out" 2>"$C_TMP/wt.err"
