@@ -61,6 +61,11 @@ write_tracking_unsupported() {
 	setsid sleep 120 &	# in its own session, as CRIU wants it
 	pid=$!
 	C_BG+=("$pid")
+	# until it is its session's leader (setsid runs in the child)
+	for _ in $(seq 1 50); do
+		[ "$(awk '{print $6}' /proc/$pid/stat 2>/dev/null)" = "$pid" ] && break
+		sleep 0.1
+	done
 	"$MEMLENS" checkpoint -p $pid -D "$C_TMP/wt-images" -s 1 >"$C_TMP/wt.out" 2>"$C_TMP/wt.err"
 	rc=$?
 	st=$(awk '/^State:/ {print $2}' /proc/$pid/status 2>/dev/null)
