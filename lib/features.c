@@ -24,7 +24,7 @@
 #define PM_SOFT_DIRTY (1ULL << 55)
 #define CAP_SYS_PTRACE_BIT 19
 
-struct feature *feature_add(struct feature_list *l, const char *group, const char *name,
+struct feature *ml_feature_add(struct feature_list *l, const char *group, const char *name,
 			    enum feature_state state, const char *used_by, const char *fix,
 			    const char *fmt, ...)
 {
@@ -62,13 +62,13 @@ static int read_line(const char *path, char *buf, size_t len)
 
 static void probe_pagemap_scan(struct feature_list *l)
 {
-	if (pagescan_supported())
-		feature_add(l, "memory", "pagemap_scan", FEATURE_OK,
+	if (ml_pagescan_supported())
+		ml_feature_add(l, "memory", "pagemap_scan", FEATURE_OK,
 			    "writes, snapshot, checkpoint, agent, migrate's hot-range exclusion",
 			    NULL, "the PAGEMAP_SCAN ioctl answers on /proc/self/pagemap")
 			->core = true;
 	else
-		feature_add(l, "memory", "pagemap_scan", FEATURE_MISSING,
+		ml_feature_add(l, "memory", "pagemap_scan", FEATURE_MISSING,
 			    "writes, checkpoint, agent, migrate's hot-range exclusion (snapshot "
 			    "reads /proc/PID/pagemap instead: same counts, slower)",
 			    "use Linux 6.7 or newer (PAGEMAP_SCAN came in 6.7)",
@@ -78,24 +78,24 @@ static void probe_pagemap_scan(struct feature_list *l)
 
 static void probe_uffd(struct feature_list *l)
 {
-	uint64_t f = uffd_kernel_features();
+	uint64_t f = ml_uffd_kernel_features();
 	struct feature *it;
 
 	if (!f)
-		it = feature_add(l, "memory", "uffd_wp_async", FEATURE_MISSING,
+		it = ml_feature_add(l, "memory", "uffd_wp_async", FEATURE_MISSING,
 				 "writes, checkpoint, agent",
 				 "use a kernel with CONFIG_USERFAULTFD; without root, allow it "
 				 "(sysctl vm.unprivileged_userfaultfd=1) or run as root",
 				 "userfaultfd() is refused (%s)", strerror(errno));
 	else if ((f & UFFD_WP_FEATURES) != UFFD_WP_FEATURES)
-		it = feature_add(l, "memory", "uffd_wp_async", FEATURE_MISSING,
+		it = ml_feature_add(l, "memory", "uffd_wp_async", FEATURE_MISSING,
 				 "writes, checkpoint, agent",
 				 "use Linux 6.7 or newer (async write-protect came in 6.7)",
 				 "userfaultfd lacks %s (features 0x%llx)",
 				 !(f & UFFD_FEATURE_WP_ASYNC) ? "WP_ASYNC" : "WP_UNPOPULATED",
 				 (unsigned long long)f);
 	else
-		it = feature_add(l, "memory", "uffd_wp_async", FEATURE_OK,
+		it = ml_feature_add(l, "memory", "uffd_wp_async", FEATURE_OK,
 				 "writes, checkpoint, agent", NULL,
 				 "userfaultfd with WP_ASYNC and WP_UNPOPULATED (features 0x%llx)",
 				 (unsigned long long)f);
@@ -120,10 +120,10 @@ static void probe_soft_dirty(struct feature_list *l)
 		close(fd);
 	munmap(p, pg);
 	if (ent & PM_SOFT_DIRTY)
-		feature_add(l, "memory", "soft_dirty", FEATURE_OK, "checkpoint --pre-dump", NULL,
+		ml_feature_add(l, "memory", "soft_dirty", FEATURE_OK, "checkpoint --pre-dump", NULL,
 			    "a page written just now reads soft-dirty in /proc/self/pagemap");
 	else
-		feature_add(l, "memory", "soft_dirty", FEATURE_MISSING,
+		ml_feature_add(l, "memory", "soft_dirty", FEATURE_MISSING,
 			    "checkpoint --pre-dump (CRIU pre-dump and --track-mem)",
 			    "use a kernel built with CONFIG_MEM_SOFT_DIRTY; until then take full "
 			    "dumps and model pre-copy with `memlens migrate-model`",
@@ -138,10 +138,10 @@ static void probe_kpageflags(struct feature_list *l)
 	int e = errno;
 
 	if (fd >= 0 && fd2 >= 0)
-		feature_add(l, "memory", "kpageflags", FEATURE_OK, "snapshot --pages", NULL,
+		ml_feature_add(l, "memory", "kpageflags", FEATURE_OK, "snapshot --pages", NULL,
 			    "/proc/kpageflags and /proc/kpagecount are readable");
 	else
-		feature_add(
+		ml_feature_add(
 			l, "memory", "kpageflags", FEATURE_MISSING, "snapshot --pages",
 			e == EACCES || e == EPERM ? "run as root (CAP_SYS_ADMIN)"
 						  : "use a kernel with CONFIG_PROC_PAGE_MONITOR",
@@ -177,18 +177,18 @@ static void probe_ptrace(struct feature_list *l)
 	if (!read_line("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)))
 		scope = atoi(buf);
 	if (scope >= 3)
-		it = feature_add(l, "process", "ptrace", FEATURE_MISSING,
+		it = ml_feature_add(l, "process", "ptrace", FEATURE_MISSING,
 				 "writes, checkpoint, agent",
 				 "kernel.yama.ptrace_scope=3 forbids ptrace until reboot",
 				 "Yama ptrace_scope is 3: no process may be traced");
 	else if (scope >= 1 && !cap)
-		it = feature_add(l, "process", "ptrace", FEATURE_MISSING,
+		it = ml_feature_add(l, "process", "ptrace", FEATURE_MISSING,
 				 "writes, checkpoint, agent",
 				 "run as root or with CAP_SYS_PTRACE (or sysctl "
 				 "kernel.yama.ptrace_scope=0 for your own processes)",
 				 "Yama ptrace_scope is %d and memlens lacks CAP_SYS_PTRACE", scope);
 	else
-		it = feature_add(l, "process", "ptrace", FEATURE_OK, "writes, checkpoint, agent",
+		it = ml_feature_add(l, "process", "ptrace", FEATURE_OK, "writes, checkpoint, agent",
 				 NULL, "ptrace allowed (Yama ptrace_scope %d%s)", scope,
 				 cap ? ", CAP_SYS_PTRACE" : ", own processes only");
 	it->core = true;
@@ -201,11 +201,11 @@ static void probe_pidfd_getfd(struct feature_list *l)
 	int e = errno;
 
 	if (fd >= 0)
-		feature_add(l, "process", "pidfd_getfd", FEATURE_OK, "writes, checkpoint, agent",
+		ml_feature_add(l, "process", "pidfd_getfd", FEATURE_OK, "writes, checkpoint, agent",
 			    NULL, "pidfd_open and pidfd_getfd work")
 			->core = true;
 	else
-		feature_add(l, "process", "pidfd_getfd", FEATURE_MISSING,
+		ml_feature_add(l, "process", "pidfd_getfd", FEATURE_MISSING,
 			    "writes, checkpoint, agent", "use Linux 5.6 or newer", "%s fails: %s",
 			    pfd < 0 ? "pidfd_open" : "pidfd_getfd", strerror(e))
 			->core = true;
@@ -222,10 +222,10 @@ static void probe_pidns(struct feature_list *l)
 	if (stat("/proc/self/ns/pid", &st) < 0)
 		return;
 	if (st.st_ino == PIDNS_INIT_INO)
-		feature_add(l, "process", "pid_namespace", FEATURE_INFO, "every -p PID", NULL,
+		ml_feature_add(l, "process", "pid_namespace", FEATURE_INFO, "every -p PID", NULL,
 			    "the initial PID namespace: pids are the kernel's");
 	else
-		feature_add(l, "process", "pid_namespace", FEATURE_INFO, "every -p PID", NULL,
+		ml_feature_add(l, "process", "pid_namespace", FEATURE_INFO, "every -p PID", NULL,
 			    "PID namespace %llu (a container or pod): pids are as seen here, "
 			    "processes outside it are out of reach",
 			    (unsigned long long)st.st_ino);
@@ -236,7 +236,7 @@ static void probe_thp(struct feature_list *l)
 	char buf[128], *a, *b;
 
 	if (read_line("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf))) {
-		feature_add(l, "memory", "thp", FEATURE_INFO, "snapshot (huge_pages)", NULL,
+		ml_feature_add(l, "memory", "thp", FEATURE_INFO, "snapshot (huge_pages)", NULL,
 			    "no transparent huge pages in this kernel");
 		return;
 	}
@@ -244,7 +244,7 @@ static void probe_thp(struct feature_list *l)
 	b = a ? strchr(a, ']') : NULL;
 	if (a && b)
 		*b = '\0';
-	feature_add(l, "memory", "thp", FEATURE_INFO, "snapshot (huge_pages)", NULL,
+	ml_feature_add(l, "memory", "thp", FEATURE_INFO, "snapshot (huge_pages)", NULL,
 		    "transparent huge pages: %s", a && b ? a + 1 : buf);
 }
 
@@ -260,14 +260,14 @@ static void probe_swap(struct feature_list *l)
 		n++;
 	fclose(f);
 	if (n > 0)
-		feature_add(l, "memory", "swap", FEATURE_INFO, "snapshot (swapped_pages)", NULL,
+		ml_feature_add(l, "memory", "swap", FEATURE_INFO, "snapshot (swapped_pages)", NULL,
 			    "%d swap area(s)", n);
 	else
-		feature_add(l, "memory", "swap", FEATURE_INFO, "snapshot (swapped_pages)", NULL,
+		ml_feature_add(l, "memory", "swap", FEATURE_INFO, "snapshot (swapped_pages)", NULL,
 			    "no swap: swapped page counts are always 0");
 }
 
-void features_probe_memory(struct feature_list *l)
+void ml_features_probe_memory(struct feature_list *l)
 {
 	probe_pagemap_scan(l);
 	probe_uffd(l);

@@ -118,7 +118,7 @@ static unsigned int usable_cpus(void)
 	return sched_getaffinity(0, sizeof(set), &set) ? 1 : (unsigned int)CPU_COUNT(&set);
 }
 
-int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
+int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
 		  struct ml_err *err)
 {
 	struct snapshotter *s = calloc(1, sizeof(*s));
@@ -135,7 +135,7 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 		s->o = *o;
 	if (s->o.method == SNAP_METHOD_READ) {
 		s->read_method = true;
-	} else if (!pagescan_supported()) {
+	} else if (!ml_pagescan_supported()) {
 		if (s->o.method == SNAP_METHOD_SCAN) {
 			r = ml_err_set(err, ENOTSUP,
 				       "this kernel has no PAGEMAP_SCAN ioctl (Linux 6.7 or later "
@@ -152,7 +152,7 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 	if (r < 0)
 		goto fail;
 	s->status_fd = r;
-	r = pagescan_open(&s->scan[0], pid, SCAN_VEC_LEN, err);
+	r = ml_pagescan_open(&s->scan[0], pid, SCAN_VEC_LEN, err);
 	if (r == -ESRCH && s->status_fd >= 0) {
 		r = ml_err_set(
 			err, ESRCH,
@@ -164,7 +164,7 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 		goto fail;
 	s->nscan = 1;
 	if (s->o.pages) {
-		r = snap_pages_open(&s->pg, err);
+		r = ml_snap_pages_open(&s->pg, err);
 		if (r)
 			goto fail;
 	}
@@ -181,11 +181,11 @@ int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opt
 	*out = s;
 	return 0;
 fail:
-	snapshot_close(s);
+	ml_snapshot_close(s);
 	return r;
 }
 
-void snapshot_close(struct snapshotter *s)
+void ml_snapshot_close(struct snapshotter *s)
 {
 	if (!s)
 		return;
@@ -194,11 +194,11 @@ void snapshot_close(struct snapshotter *s)
 	if (s->status_fd >= 0)
 		close(s->status_fd);
 	if (s->scan[0].fd >= 0)
-		pagescan_close(&s->scan[0]);
+		ml_pagescan_close(&s->scan[0]);
 	for (unsigned int i = 1; i < s->nscan; i++)
-		pagescan_close(&s->scan[i]);
+		ml_pagescan_close(&s->scan[i]);
 	if (s->pg.flags_fd >= 0 || s->pg.count_fd >= 0)
-		snap_pages_close(&s->pg);
+		ml_snap_pages_close(&s->pg);
 	if (s->read_method)
 		ml_pmread_close(&s->pmr);
 	free(s->maps_buf);
@@ -321,7 +321,7 @@ static int on_region(const struct page_region *reg, void *arg)
 			snap->c[x->vi].swapped_pages += real_swapped(x->s, a, e);
 		if (x->s->o.pages && (reg->categories & PAGE_IS_PRESENT) &&
 		    !(reg->categories & PAGE_IS_PFNZERO)) {
-			x->r = snap_pages_count(&x->s->pg, x->s->scan[0].fd, a, e, &snap->c[x->vi],
+			x->r = ml_snap_pages_count(&x->s->pg, x->s->scan[0].fd, a, e, &snap->c[x->vi],
 						x->err);
 			if (x->r)
 				return x->r;
@@ -361,7 +361,7 @@ static struct pagescan_seg seg_of(uint64_t start, uint64_t end, bool file, bool 
 	struct pagescan_seg g = { .start = start, .end = end, .worker = worker };
 
 	g.return_mask =
-		(file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE) & pagescan_categories();
+		(file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE) & ml_pagescan_categories();
 	if (pages) {
 		g.anyof = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
 	} else if (file) {
@@ -401,7 +401,7 @@ static unsigned int scan_threads(const struct snapshotter *s, uint64_t mapped)
 static int open_workers(struct snapshotter *s, unsigned int n, struct ml_err *err)
 {
 	while (s->nscan < n) {
-		int r = pagescan_open(&s->scan[s->nscan], s->pid, SCAN_VEC_LEN, err);
+		int r = ml_pagescan_open(&s->scan[s->nscan], s->pid, SCAN_VEC_LEN, err);
 
 		if (r)
 			return r;
@@ -497,7 +497,7 @@ static int finish_counts(struct snapshotter *s, struct snapshot *snap, struct ml
 		uint64_t present;
 
 		if (!acc->seen) {
-			long r = pagescan_query(&s->scan[0], vs->v[i].start, vs->v[i].start + PG, 0,
+			long r = ml_pagescan_query(&s->scan[0], vs->v[i].start, vs->v[i].start + PG, 0,
 						0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL,
 						err);
 
@@ -538,11 +538,11 @@ static int scan(struct snapshotter *s, struct snapshot *snap, bool full, struct 
 	ns = plan_segments(vs, mapped, n, full, seg);
 	snap->scan_threads = n;
 	if (n > 1) {
-		r = pagescan_query_parallel(s->scan, n, seg, ns, on_region, &x, err);
+		r = ml_pagescan_query_parallel(s->scan, n, seg, ns, on_region, &x, err);
 	} else {
 		r = 0;
 		for (size_t k = 0; k < ns && !r; k++) {
-			long q = pagescan_query(&s->scan[0], seg[k].start, seg[k].end,
+			long q = ml_pagescan_query(&s->scan[0], seg[k].start, seg[k].end,
 						seg[k].inverted, 0, seg[k].anyof,
 						seg[k].return_mask, on_region, &x, err);
 			r = q < 0 ? (int)q : 0;
@@ -700,7 +700,7 @@ static int pages_of_run(uint64_t start, uint64_t end, void *arg)
 {
 	struct pages_run *pr = arg;
 
-	return snap_pages_count(&pr->s->pg, pr->s->scan[0].fd, start, end, pr->c, pr->err);
+	return ml_snap_pages_count(&pr->s->pg, pr->s->scan[0].fd, start, end, pr->c, pr->err);
 }
 
 static int take_read(struct snapshotter *s, struct snapshot *out, ssize_t len, struct ml_err *err)
@@ -709,10 +709,10 @@ static int take_read(struct snapshotter *s, struct snapshot *out, ssize_t len, s
 	uint64_t reads0 = s->pmr.reads;
 	int r;
 
-	len = maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len, &out->vmas, err);
+	len = ml_maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len, &out->vmas, err);
 	if (len < 0)
 		return maps_error(s, len, err);
-	maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
+	ml_maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
 	if (reset_counts(out))
 		return ml_err_set(err, ENOMEM, "out of memory");
 	ml_pmread_new_cycle(&s->pmr);
@@ -731,7 +731,7 @@ static int take_read(struct snapshotter *s, struct snapshot *out, ssize_t len, s
 	return read_status(s, &out->mm, err);
 }
 
-int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
+int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
 {
 	uint64_t t0 = mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
 	bool have_status = false;
@@ -744,7 +744,7 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 	out->recounts = 0;
 	out->method = s->read_method ? SNAP_METHOD_READ : SNAP_METHOD_SCAN;
 	out->pagemap_reads = 0;
-	len = maps_read_raw(s->maps_fd, &s->maps_buf, &s->maps_bufsz, err);
+	len = ml_maps_read_raw(s->maps_fd, &s->maps_buf, &s->maps_bufsz, err);
 	if (len < 0)
 		return maps_error(s, len, err);
 	if (s->read_method) {
@@ -757,11 +757,11 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 		bool full = s->o.pages || out->recounts == MAX_RECOUNTS;
 		int64_t rss_before = 0;
 
-		len = maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len,
+		len = ml_maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len,
 				    &out->vmas, err);
 		if (len < 0)
 			return maps_error(s, len, err);
-		maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
+		ml_maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
 		if (reset_counts(out))
 			return ml_err_set(err, ENOMEM, "out of memory");
 		if (!full) {
@@ -775,7 +775,7 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 			return r;
 		if (full)
 			break;
-		len2 = maps_read_raw(s->maps_fd, &s->maps_buf2, &s->maps_bufsz2, err);
+		len2 = ml_maps_read_raw(s->maps_fd, &s->maps_buf2, &s->maps_bufsz2, err);
 		if (len2 < 0)
 			return maps_error(s, len2, err);
 		r = read_status(s, &out->mm, err);
@@ -804,9 +804,9 @@ int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *er
 	return 0;
 }
 
-int snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
+int ml_snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
 {
-	long i = vma_find(&s->vmas, start);
+	long i = ml_vma_find(&s->vmas, start);
 
 	if (i < 0 || s->vmas.v[i].start != start)
 		return -ENOENT;
@@ -824,7 +824,7 @@ const char *ml_snap_method_name(enum snap_method m)
 				       : "auto";
 }
 
-double snap_pct(uint64_t part, uint64_t whole)
+double ml_snap_pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }

@@ -88,35 +88,35 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 	struct criu_caps caps;
 	char path[4096], opts[128];
 
-	if (criu_locate(explicit_path, path, sizeof(path), &err)) {
-		feature_add(l, "criu", "criu", FEATURE_MISSING, used,
+	if (ml_criu_locate(explicit_path, path, sizeof(path), &err)) {
+		ml_feature_add(l, "criu", "criu", FEATURE_MISSING, used,
 			    "scripts/ensure-criu.sh builds CRIU 4.1.1 (make demo and make test run "
 			    "it), or give one with --criu PATH / MEMLENS_CRIU",
 			    "%s", err.msg);
 		return;
 	}
-	if (criu_probe(path, &caps, &err) || !caps.works) {
-		feature_add(l, "criu", "criu", FEATURE_MISSING, used,
+	if (ml_criu_probe(path, &caps, &err) || !caps.works) {
+		ml_feature_add(l, "criu", "criu", FEATURE_MISSING, used,
 			    "use CRIU 4.1 or newer (scripts/ensure-criu.sh builds 4.1.1)",
 			    "%s %s fails `criu check`: %s", path, caps.version,
 			    err.msg[0] ? err.msg : caps.check_msg);
 		return;
 	}
-	feature_add(l, "criu", "criu", FEATURE_OK, used, NULL, "CRIU %s at %s; `criu check` passes",
+	ml_feature_add(l, "criu", "criu", FEATURE_OK, used, NULL, "CRIU %s at %s; `criu check` passes",
 		    caps.version, path);
 	if (caps.mem_dirty_track)
-		feature_add(l, "criu", "criu_pre_dump", FEATURE_OK,
+		ml_feature_add(l, "criu", "criu_pre_dump", FEATURE_OK,
 			    "checkpoint --pre-dump, migrate", NULL,
 			    "`criu check --feature mem_dirty_track` passes");
 	else
-		feature_add(l, "criu", "criu_pre_dump", FEATURE_MISSING,
+		ml_feature_add(l, "criu", "criu_pre_dump", FEATURE_MISSING,
 			    "checkpoint --pre-dump, migrate",
 			    "needs soft-dirty in the kernel (see soft_dirty); take full dumps "
 			    "meanwhile (migrate does one stop-and-copy dump)",
 			    "`criu check --feature mem_dirty_track` fails");
-	criu_caps_options(&caps, opts, sizeof(opts));
-	if (criu_can_exclude(&caps))
-		feature_add(l, "criu", "criu_exclude", FEATURE_OK,
+	ml_criu_caps_options(&caps, opts, sizeof(opts));
+	if (ml_criu_can_exclude(&caps))
+		ml_feature_add(l, "criu", "criu_exclude", FEATURE_OK,
 			    "checkpoint, migrate, agent (hot-VMA exclusion)",
 			    caps.no_parent_range
 				    ? NULL
@@ -124,7 +124,7 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 				      "memory out is taken without that parent",
 			    "this CRIU accepts: %s", opts);
 	else
-		feature_add(
+		ml_feature_add(
 			l, "criu", "criu_exclude", FEATURE_MISSING,
 			"checkpoint, migrate, agent (hot-VMA exclusion)",
 			"a CRIU build with the exclude options (a fork; upstream has none), via "
@@ -142,31 +142,31 @@ static void print_json(const struct feature_list *l, const struct utsname *u, bo
 {
 	struct jw w;
 
-	jw_init(&w, stdout);
-	jw_obj(&w);
-	jw_kstr(&w, "type", "check");
-	jw_kstr(&w, "kernel", u->release);
-	jw_kstr(&w, "arch", u->machine);
-	jw_kbool(&w, "root", geteuid() == 0);
-	jw_kbool(&w, "core_ok", core_ok);
-	jw_key(&w, "features");
-	jw_arr(&w);
+	ml_jw_init(&w, stdout);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", "check");
+	ml_jw_kstr(&w, "kernel", u->release);
+	ml_jw_kstr(&w, "arch", u->machine);
+	ml_jw_kbool(&w, "root", geteuid() == 0);
+	ml_jw_kbool(&w, "core_ok", core_ok);
+	ml_jw_key(&w, "features");
+	ml_jw_arr(&w);
 	for (size_t i = 0; i < l->n; i++) {
 		const struct feature *f = &l->items[i];
 
-		jw_obj(&w);
-		jw_kstr(&w, "group", f->group);
-		jw_kstr(&w, "name", f->name);
-		jw_kstr(&w, "state", state_name(f->state));
-		jw_kbool(&w, "core", f->core);
-		jw_kstr(&w, "detail", f->detail);
-		jw_kstr(&w, "used_by", f->used_by);
+		ml_jw_obj(&w);
+		ml_jw_kstr(&w, "group", f->group);
+		ml_jw_kstr(&w, "name", f->name);
+		ml_jw_kstr(&w, "state", state_name(f->state));
+		ml_jw_kbool(&w, "core", f->core);
+		ml_jw_kstr(&w, "detail", f->detail);
+		ml_jw_kstr(&w, "used_by", f->used_by);
 		if (f->fix)
-			jw_kstr(&w, "fix", f->fix);
-		jw_obj_end(&w);
+			ml_jw_kstr(&w, "fix", f->fix);
+		ml_jw_obj_end(&w);
 	}
-	jw_arr_end(&w);
-	jw_obj_end(&w);
+	ml_jw_arr_end(&w);
+	ml_jw_obj_end(&w);
 }
 
 static void print_human(const struct feature_list *l, const struct utsname *u, bool core_ok)
@@ -209,7 +209,7 @@ static int cmd_check(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	uname(&u);
-	features_probe_memory(&l);
+	ml_features_probe_memory(&l);
 	if (trace_probe_features)
 		trace_probe_features(&l);
 	if (!c.no_criu)

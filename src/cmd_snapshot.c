@@ -219,7 +219,7 @@ static void note_cycle(struct snap_cli *c, uint64_t us)
 static int add_written(struct snap_cli *c, struct snapshot *s, struct ml_err *err)
 {
 	struct profiler_sample ps;
-	int r = profiler_tick(c->prof, &ps, err);
+	int r = ml_profiler_tick(c->prof, &ps, err);
 
 	if (r == -EAGAIN && !ps.target_exited)
 		return 0; /* the maps kept changing: counted at the next snapshot */
@@ -227,8 +227,8 @@ static int add_written(struct snap_cli *c, struct snapshot *s, struct ml_err *er
 		return r;
 	s->flags |= SNAP_HAVE_WRITTEN;
 	for (size_t i = 0; i < ps.nregions; i++)
-		snapshot_set_written(s, ps.regions[i].start, ps.regions[i].dirty_pages);
-	profiler_sample_free(&ps);
+		ml_snapshot_set_written(s, ps.regions[i].start, ps.regions[i].dirty_pages);
+	ml_profiler_sample_free(&ps);
 	return 0;
 }
 
@@ -283,17 +283,17 @@ static void summary(struct snap_cli *c, const struct snapshot *last, const char 
 	if (c->rec == stdout && c->json) {
 		struct jw w;
 
-		jw_init(&w, stdout);
-		jw_obj(&w);
-		jw_kstr(&w, "type", "summary");
-		jw_kint(&w, "pid", c->pid);
-		jw_kuint(&w, "cycles", c->ncycles);
-		jw_kuint(&w, "cycle_us_min", mn);
-		jw_kuint(&w, "cycle_us_median", med);
-		jw_kuint(&w, "cycle_us_max", mx);
-		jw_kuint(&w, "cycle_us_mean", c->ncycles ? sum / c->ncycles : 0);
-		jw_kstr(&w, "stopped_because", why);
-		jw_obj_end(&w);
+		ml_jw_init(&w, stdout);
+		ml_jw_obj(&w);
+		ml_jw_kstr(&w, "type", "summary");
+		ml_jw_kint(&w, "pid", c->pid);
+		ml_jw_kuint(&w, "cycles", c->ncycles);
+		ml_jw_kuint(&w, "cycle_us_min", mn);
+		ml_jw_kuint(&w, "cycle_us_median", med);
+		ml_jw_kuint(&w, "cycle_us_max", mx);
+		ml_jw_kuint(&w, "cycle_us_mean", c->ncycles ? sum / c->ncycles : 0);
+		ml_jw_kstr(&w, "stopped_because", why);
+		ml_jw_obj_end(&w);
 		return;
 	}
 	if (!f)
@@ -336,18 +336,18 @@ static int after_first(struct snap_cli *c, struct ml_err *err)
 		struct profiler_opts po = { .target_stopped = c->child != 0 };
 
 		/* with a stopped child, attaching also releases it */
-		r = profiler_open(&c->prof, c->pid, &po, err);
+		r = ml_profiler_open(&c->prof, c->pid, &po, err);
 		if (r) {
 			c->prof = NULL;
 			ml_err_wrap(err, "--writes");
 			if (c->child)
-				spawn_release(c->child, NULL);
+				ml_spawn_release(c->child, NULL);
 			return r;
 		}
 		return 0;
 	}
 	if (c->child)
-		return spawn_release(c->child, err);
+		return ml_spawn_release(c->child, err);
 	return 0;
 }
 
@@ -359,12 +359,12 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 	uint64_t seq = 0, next;
 	int r = 0;
 
-	snapshot_init(&a);
-	snapshot_init(&b);
-	snapshot_diff_init(&d);
+	ml_snapshot_init(&a);
+	ml_snapshot_init(&b);
+	ml_snapshot_diff_init(&d);
 	next = cli_now_ns();
 	for (;;) {
-		r = snapshot_take(sn, cur, err);
+		r = ml_snapshot_take(sn, cur, err);
 		if (!r && c->prof && seq > 0)
 			r = add_written(c, cur, err);
 		if (r == -ESRCH && seq > 0) {
@@ -376,7 +376,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 			break;
 		if (!seq++)
 			c->first_ns = cur->t_ns;
-		if (snapshot_diff(seq > 1 ? prev : NULL, cur, &d)) {
+		if (ml_snapshot_diff(seq > 1 ? prev : NULL, cur, &d)) {
 			r = ml_err_set(err, ENOMEM, "out of memory");
 			break;
 		}
@@ -404,7 +404,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		}
 	}
 	if (r && seq <= 1 && c->child && !c->prof)
-		spawn_release(c->child, NULL);
+		ml_spawn_release(c->child, NULL);
 	if (!c->write_failed && c->rec && c->rec != stdout && out_flush(c->rec)) {
 		c->write_failed = true; /* never a summary of records that were lost */
 		*why = "error";
@@ -412,9 +412,9 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 	}
 	if (!c->write_failed)
 		summary(c, seq ? prev : NULL, *why);
-	snapshot_diff_free(&d);
-	snapshot_free(&a);
-	snapshot_free(&b);
+	ml_snapshot_diff_free(&d);
+	ml_snapshot_free(&a);
+	ml_snapshot_free(&b);
 	return r;
 }
 
@@ -460,7 +460,7 @@ int cmd_snapshot(int argc, char **argv)
 		return EXIT_FAIL;
 	if (!c.pid) {
 		/* before blocking signals: the command inherits the signal mask */
-		c.child = spawn_stopped(argv + optind, &err);
+		c.child = ml_spawn_stopped(argv + optind, &err);
 		if (c.child < 0) {
 			cli_error("snapshot", "%s", err.msg);
 			rc = err.code == ENOENT ? 127 : exit_code_for(-err.code);
@@ -472,12 +472,12 @@ int cmd_snapshot(int argc, char **argv)
 	so.pages = c.pages;
 	so.threads = (unsigned int)c.threads;
 	so.method = c.method;
-	r = snapshot_open(&sn, c.pid, &so, &err);
+	r = ml_snapshot_open(&sn, c.pid, &so, &err);
 	if (r) {
 		cli_error("snapshot", "%s", err.msg);
 		rc = exit_code_for(r);
 		if (c.child) {
-			spawn_release(c.child, NULL);
+			ml_spawn_release(c.child, NULL);
 			kill(c.child, SIGKILL);
 		}
 		why = "error";
@@ -496,8 +496,8 @@ int cmd_snapshot(int argc, char **argv)
 		fprintf(stderr, "memlens snapshot: the target process %d exited\n", (int)c.pid);
 	}
 	if (c.prof)
-		profiler_close(c.prof);
-	snapshot_close(sn);
+		ml_profiler_close(c.prof);
+	ml_snapshot_close(sn);
 out_child:
 	rc = reap_child(&c, why, rc);
 out:

@@ -9,76 +9,76 @@
 
 static void json_counts(struct jw *w, const struct snap_counts *c, unsigned int flags)
 {
-	jw_kuint(w, "size_pages", c->size_pages);
-	jw_kuint(w, "resident_pages", c->resident_pages);
-	jw_kuint(w, "swapped_pages", c->swapped_pages);
-	jw_kuint(w, "file_pages", c->file_pages);
-	jw_kuint(w, "huge_pages", c->huge_pages);
-	jw_kuint(w, "zero_pages", c->zero_pages);
+	ml_jw_kuint(w, "size_pages", c->size_pages);
+	ml_jw_kuint(w, "resident_pages", c->resident_pages);
+	ml_jw_kuint(w, "swapped_pages", c->swapped_pages);
+	ml_jw_kuint(w, "file_pages", c->file_pages);
+	ml_jw_kuint(w, "huge_pages", c->huge_pages);
+	ml_jw_kuint(w, "zero_pages", c->zero_pages);
 	if (flags & SNAP_HAVE_WRITTEN)
-		jw_kuint(w, "written_pages", c->written_pages);
+		ml_jw_kuint(w, "written_pages", c->written_pages);
 	if (!(flags & SNAP_HAVE_PAGES))
 		return;
-	jw_key(w, "page_flags");
-	jw_obj(w);
-	jw_kuint(w, "dirty", c->dirty_pages);
-	jw_kuint(w, "referenced", c->referenced_pages);
-	jw_kuint(w, "active", c->active_pages);
-	jw_kuint(w, "lru", c->lru_pages);
-	jw_kuint(w, "anon", c->anon_pages);
-	jw_kuint(w, "swapbacked", c->swapbacked_pages);
-	jw_kuint(w, "shared", c->shared_pages);
-	jw_obj_end(w);
+	ml_jw_key(w, "page_flags");
+	ml_jw_obj(w);
+	ml_jw_kuint(w, "dirty", c->dirty_pages);
+	ml_jw_kuint(w, "referenced", c->referenced_pages);
+	ml_jw_kuint(w, "active", c->active_pages);
+	ml_jw_kuint(w, "lru", c->lru_pages);
+	ml_jw_kuint(w, "anon", c->anon_pages);
+	ml_jw_kuint(w, "swapbacked", c->swapbacked_pages);
+	ml_jw_kuint(w, "shared", c->shared_pages);
+	ml_jw_obj_end(w);
 }
 
 static void json_delta(struct jw *w, const struct snap_dcounts *d)
 {
-	jw_kint(w, "size_pages", d->size_pages);
-	jw_kint(w, "resident_pages", d->resident_pages);
-	jw_kint(w, "swapped_pages", d->swapped_pages);
-	jw_kint(w, "file_pages", d->file_pages);
-	jw_kint(w, "huge_pages", d->huge_pages);
-	jw_kint(w, "zero_pages", d->zero_pages);
+	ml_jw_kint(w, "size_pages", d->size_pages);
+	ml_jw_kint(w, "resident_pages", d->resident_pages);
+	ml_jw_kint(w, "swapped_pages", d->swapped_pages);
+	ml_jw_kint(w, "file_pages", d->file_pages);
+	ml_jw_kint(w, "huge_pages", d->huge_pages);
+	ml_jw_kint(w, "zero_pages", d->zero_pages);
 }
 
 static void json_mm(struct jw *w, const struct snap_mm *m)
 {
-	jw_key(w, "mm");
-	jw_obj(w);
-	jw_kint(w, "VmSize_kb", m->vm_size_kb);
-	jw_kint(w, "VmRSS_kb", m->vm_rss_kb);
-	jw_kint(w, "RssAnon_kb", m->rss_anon_kb);
-	jw_kint(w, "RssFile_kb", m->rss_file_kb);
-	jw_kint(w, "RssShmem_kb", m->rss_shmem_kb);
-	jw_kint(w, "VmSwap_kb", m->vm_swap_kb);
-	jw_kint(w, "VmHWM_kb", m->vm_hwm_kb);
-	jw_obj_end(w);
+	ml_jw_key(w, "mm");
+	ml_jw_obj(w);
+	ml_jw_kint(w, "VmSize_kb", m->vm_size_kb);
+	ml_jw_kint(w, "VmRSS_kb", m->vm_rss_kb);
+	ml_jw_kint(w, "RssAnon_kb", m->rss_anon_kb);
+	ml_jw_kint(w, "RssFile_kb", m->rss_file_kb);
+	ml_jw_kint(w, "RssShmem_kb", m->rss_shmem_kb);
+	ml_jw_kint(w, "VmSwap_kb", m->vm_swap_kb);
+	ml_jw_kint(w, "VmHWM_kb", m->vm_hwm_kb);
+	ml_jw_obj_end(w);
 }
 
 /* In/out of memory and dirty share per region kind. */
 static void json_kinds(struct jw *w, const struct snapshot *s)
 {
-	jw_key(w, "by_kind");
-	jw_obj(w);
+	ml_jw_key(w, "by_kind");
+	ml_jw_obj(w);
 	for (int k = 0; k < VMA_KIND_COUNT; k++) {
 		const struct snap_counts *c = &s->kinds[k];
 		uint64_t mem = c->resident_pages + c->swapped_pages;
 
 		if (!c->size_pages)
 			continue;
-		jw_key(w, vma_kind_name(k));
-		jw_obj(w);
+		ml_jw_key(w, ml_vma_kind_name(k));
+		ml_jw_obj(w);
 		json_counts(w, c, s->flags);
-		jw_kdbl(w, "resident_pct", snap_pct(c->resident_pages, c->size_pages));
-		jw_kdbl(w, "in_memory_pct", snap_pct(c->resident_pages, mem));
-		jw_kdbl(w, "out_memory_pct", snap_pct(c->swapped_pages, mem));
+		ml_jw_kdbl(w, "resident_pct", ml_snap_pct(c->resident_pages, c->size_pages));
+		ml_jw_kdbl(w, "in_memory_pct", ml_snap_pct(c->resident_pages, mem));
+		ml_jw_kdbl(w, "out_memory_pct", ml_snap_pct(c->swapped_pages, mem));
 		if (s->flags & SNAP_HAVE_PAGES)
-			jw_kdbl(w, "dirty_pct", snap_pct(c->dirty_pages, c->resident_pages));
+			ml_jw_kdbl(w, "dirty_pct", ml_snap_pct(c->dirty_pages, c->resident_pages));
 		if (s->flags & SNAP_HAVE_WRITTEN)
-			jw_kdbl(w, "written_pct", snap_pct(c->written_pages, c->resident_pages));
-		jw_obj_end(w);
+			ml_jw_kdbl(w, "written_pct", ml_snap_pct(c->written_pages, c->resident_pages));
+		ml_jw_obj_end(w);
 	}
-	jw_obj_end(w);
+	ml_jw_obj_end(w);
 }
 
 static void json_region(struct jw *w, const struct snapshot *s, const struct snapshot_diff *d,
@@ -86,21 +86,21 @@ static void json_region(struct jw *w, const struct snapshot *s, const struct sna
 {
 	const struct vma *v = &s->vmas.v[i];
 
-	jw_obj(w);
-	jw_khex(w, "start_addr", v->start);
-	jw_khex(w, "end_addr", v->end);
-	jw_kstr(w, "perms", v->perms);
-	jw_kstr(w, "kind", vma_kind_name(v->kind));
-	jw_kstr(w, "path", vma_path(&s->vmas, v));
+	ml_jw_obj(w);
+	ml_jw_khex(w, "start_addr", v->start);
+	ml_jw_khex(w, "end_addr", v->end);
+	ml_jw_kstr(w, "perms", v->perms);
+	ml_jw_kstr(w, "kind", ml_vma_kind_name(v->kind));
+	ml_jw_kstr(w, "path", ml_vma_path(&s->vmas, v));
 	json_counts(w, &s->c[i], s->flags);
 	if (d && d->n == s->vmas.n) {
-		jw_kbool(w, "new", d->prev[i] < 0);
-		jw_key(w, "deltas");
-		jw_obj(w);
+		ml_jw_kbool(w, "new", d->prev[i] < 0);
+		ml_jw_key(w, "deltas");
+		ml_jw_obj(w);
 		json_delta(w, &d->d[i]);
-		jw_obj_end(w);
+		ml_jw_obj_end(w);
 	}
-	jw_obj_end(w);
+	ml_jw_obj_end(w);
 }
 
 void snap_json(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
@@ -108,44 +108,44 @@ void snap_json(FILE *f, const struct snapshot *s, const struct snapshot_diff *d,
 {
 	struct jw w;
 
-	jw_init(&w, f);
-	jw_obj(&w);
-	jw_kstr(&w, "type", "snapshot");
-	jw_kint(&w, "pid", s->pid);
-	jw_kuint(&w, "seq", seq);
-	jw_kint(&w, "t_ms", t_ms);
-	jw_kuint(&w, "cycle_us", s->cycle_ns / 1000);
-	jw_kstr(&w, "method", ml_snap_method_name(s->method));
+	ml_jw_init(&w, f);
+	ml_jw_obj(&w);
+	ml_jw_kstr(&w, "type", "snapshot");
+	ml_jw_kint(&w, "pid", s->pid);
+	ml_jw_kuint(&w, "seq", seq);
+	ml_jw_kint(&w, "t_ms", t_ms);
+	ml_jw_kuint(&w, "cycle_us", s->cycle_ns / 1000);
+	ml_jw_kstr(&w, "method", ml_snap_method_name(s->method));
 	if (s->method == SNAP_METHOD_READ) {
-		jw_kuint(&w, "pagemap_reads", s->pagemap_reads);
+		ml_jw_kuint(&w, "pagemap_reads", s->pagemap_reads);
 		/* without frame numbers zero and huge pages are not told apart */
-		jw_kbool(&w, "zero_and_huge_known", !(s->flags & SNAP_PFN_HIDDEN));
+		ml_jw_kbool(&w, "zero_and_huge_known", !(s->flags & SNAP_PFN_HIDDEN));
 	}
-	jw_kuint(&w, "scan_threads", s->scan_threads);
-	jw_kuint(&w, "recounts", s->recounts);
-	jw_kuint(&w, "page_size", 4096);
-	jw_kuint(&w, "vmas", s->vmas.n);
-	jw_key(&w, "totals");
-	jw_obj(&w);
+	ml_jw_kuint(&w, "scan_threads", s->scan_threads);
+	ml_jw_kuint(&w, "recounts", s->recounts);
+	ml_jw_kuint(&w, "page_size", 4096);
+	ml_jw_kuint(&w, "vmas", s->vmas.n);
+	ml_jw_key(&w, "totals");
+	ml_jw_obj(&w);
 	json_counts(&w, &s->totals, s->flags);
-	jw_obj_end(&w);
+	ml_jw_obj_end(&w);
 	if (d) {
-		jw_key(&w, "deltas");
-		jw_obj(&w);
+		ml_jw_key(&w, "deltas");
+		ml_jw_obj(&w);
 		json_delta(&w, &d->totals);
-		jw_kuint(&w, "vmas_added", d->added);
-		jw_kuint(&w, "vmas_removed", d->removed);
-		jw_kint(&w, "dt_ms", d->dt_ns / 1000000);
-		jw_obj_end(&w);
+		ml_jw_kuint(&w, "vmas_added", d->added);
+		ml_jw_kuint(&w, "vmas_removed", d->removed);
+		ml_jw_kint(&w, "dt_ms", d->dt_ns / 1000000);
+		ml_jw_obj_end(&w);
 	}
 	json_mm(&w, &s->mm);
 	json_kinds(&w, s);
-	jw_key(&w, "regions");
-	jw_arr(&w);
+	ml_jw_key(&w, "regions");
+	ml_jw_arr(&w);
 	for (size_t i = 0; i < s->vmas.n; i++)
 		json_region(&w, s, d, i);
-	jw_arr_end(&w);
-	jw_obj_end(&w);
+	ml_jw_arr_end(&w);
+	ml_jw_obj_end(&w);
 }
 
 void snap_csv_header(FILE *f)
@@ -212,8 +212,8 @@ void snap_csv(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, 
 		fprintf(f,
 			"%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%d,0x%" PRIx64 ",0x%" PRIx64 ",%s,%s,",
 			seq, t_ms, s->cycle_ns / 1000, (int)s->pid, v->start, v->end, v->perms,
-			vma_kind_name(v->kind));
-		csv_str(f, vma_path(&s->vmas, v));
+			ml_vma_kind_name(v->kind));
+		csv_str(f, ml_vma_path(&s->vmas, v));
 		csv_counts(f, &s->c[i], s->flags);
 		csv_delta(f, d ? &d->d[i] : NULL, d && d->prev[i] < 0);
 	}
@@ -243,7 +243,7 @@ static void table_regions(FILE *f, const struct snapshot *s)
 		fprintf(f,
 			"%012" PRIx64 "-%012" PRIx64 " %-4s %-8s %7s %7" PRIu64 " %6" PRIu64
 			" %6" PRIu64 " %6" PRIu64 " %6" PRIu64,
-			v->start, v->end, v->perms, vma_kind_name(v->kind),
+			v->start, v->end, v->perms, ml_vma_kind_name(v->kind),
 			fmt_bytes(v->end - v->start, b, sizeof(b)), c->resident_pages,
 			c->swapped_pages, c->file_pages, c->huge_pages, c->zero_pages);
 		if (wr)
@@ -252,7 +252,7 @@ static void table_regions(FILE *f, const struct snapshot *s)
 			fprintf(f, " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %6" PRIu64,
 				c->dirty_pages, c->referenced_pages, c->active_pages, c->anon_pages,
 				c->shared_pages);
-		fprintf(f, "  %s\n", vma_path(&s->vmas, v));
+		fprintf(f, "  %s\n", ml_vma_path(&s->vmas, v));
 	}
 }
 
@@ -275,14 +275,14 @@ static void table_kinds(FILE *f, const struct snapshot *s)
 		if (!c->size_pages)
 			continue;
 		fprintf(f, "%-9s %8s %9" PRIu64 " %9" PRIu64 " %8.1f %8.1f",
-			k < VMA_KIND_COUNT ? vma_kind_name(k) : "total",
+			k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total",
 			fmt_bytes(c->size_pages * 4096, b, sizeof(b)), c->resident_pages,
-			c->swapped_pages, snap_pct(c->resident_pages, mem),
-			snap_pct(c->swapped_pages, mem));
+			c->swapped_pages, ml_snap_pct(c->resident_pages, mem),
+			ml_snap_pct(c->swapped_pages, mem));
 		if (pg)
-			fprintf(f, " %7.1f", snap_pct(c->dirty_pages, c->resident_pages));
+			fprintf(f, " %7.1f", ml_snap_pct(c->dirty_pages, c->resident_pages));
 		if (wr)
-			fprintf(f, " %8.1f", snap_pct(c->written_pages, c->resident_pages));
+			fprintf(f, " %8.1f", ml_snap_pct(c->written_pages, c->resident_pages));
 		fputc('\n', f);
 	}
 }

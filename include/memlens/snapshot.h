@@ -108,24 +108,24 @@ struct snapshotter;
  * -ENOTSUP: SNAP_METHOD_SCAN asked for and no PAGEMAP_SCAN (Linux < 6.7)
  * or, with pages, no kpageflags.
  */
-int snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
+int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
 		  struct ml_err *err);
-void snapshot_close(struct snapshotter *s);
+void ml_snapshot_close(struct snapshotter *s);
 
 /* One collection cycle into @out (reused: its buffers are kept). -ESRCH: the target exited. */
-int snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err);
+int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err);
 
-void snapshot_init(struct snapshot *s);
-void snapshot_free(struct snapshot *s);
+void ml_snapshot_init(struct snapshot *s);
+void ml_snapshot_free(struct snapshot *s);
 /* Deep copy; -ENOMEM. */
-int snapshot_copy(struct snapshot *dst, const struct snapshot *src);
+int ml_snapshot_copy(struct snapshot *dst, const struct snapshot *src);
 
 /*
  * Record @pages written in the VMA starting at @start (from the write
  * profiler) and add them to the kind and total counts. -ENOENT when no
  * VMA of the snapshot starts there.
  */
-int snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages);
+int ml_snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages);
 
 /* Signed changes of the page counts. */
 struct snap_dcounts {
@@ -141,13 +141,13 @@ struct snapshot_diff {
 	int64_t dt_ns; /* time between the two cycles */
 };
 
-void snapshot_diff_init(struct snapshot_diff *d);
-void snapshot_diff_free(struct snapshot_diff *d);
+void ml_snapshot_diff_init(struct snapshot_diff *d);
+void ml_snapshot_diff_free(struct snapshot_diff *d);
 /* Compare @cur with @old (NULL: everything is new). -ENOMEM. */
-int snapshot_diff(const struct snapshot *old, const struct snapshot *cur,
+int ml_snapshot_diff(const struct snapshot *old, const struct snapshot *cur,
 		  struct snapshot_diff *out);
 
 /* 100 * part / whole, 0 when whole is 0. */
-double snap_pct(uint64_t part, uint64_t whole);
+double ml_snap_pct(uint64_t part, uint64_t whole);
 
 #endif

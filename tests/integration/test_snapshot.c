@@ -80,15 +80,15 @@ static void take_n(struct snapshot *s, bool pages, unsigned int threads)
 	struct snapshot_opts o = { .pages = pages, .threads = threads, .method = method };
 	struct snapshotter *sn;
 	struct ml_err err = { 0 };
-	int r = snapshot_open(&sn, T.pid, &o, &err);
+	int r = ml_snapshot_open(&sn, T.pid, &o, &err);
 
 	REQUIRE_MSG(r == 0, "snapshot_open: %s", err.msg);
-	r = snapshot_take(sn, s, &err);
-	snapshot_close(sn);
+	r = ml_snapshot_take(sn, s, &err);
+	ml_snapshot_close(sn);
 	REQUIRE_MSG(r == 0, "snapshot_take: %s", err.msg);
 	/* the method asked for, else PAGEMAP_SCAN exactly where the kernel has it */
 	CHECK_EQ(s->method, method == SNAP_METHOD_READ ? SNAP_METHOD_READ
-			    : pagescan_supported()     ? SNAP_METHOD_SCAN
+			    : ml_pagescan_supported()     ? SNAP_METHOD_SCAN
 						       : SNAP_METHOD_READ);
 	CHECK(!(s->flags & SNAP_PFN_HIDDEN)); /* root: the frames are shown */
 }
@@ -98,7 +98,7 @@ static void need_scan(void)
 {
 	if (method == SNAP_METHOD_READ)
 		SKIP("the pagemap read has no page-table walk of its own to test");
-	if (!pagescan_supported())
+	if (!ml_pagescan_supported())
 		SKIP("this kernel has no PAGEMAP_SCAN (Linux 6.7+): snapshots read pagemap, "
 		     "with one thread and no counting scan");
 }
@@ -110,7 +110,7 @@ static void take(struct snapshot *s, bool pages)
 
 static long idx(const struct snapshot *s, uint64_t a)
 {
-	long i = vma_find(&s->vmas, a);
+	long i = ml_vma_find(&s->vmas, a);
 
 	REQUIRE_MSG(i >= 0, "no VMA contains 0x%llx", (unsigned long long)a);
 	return i;
@@ -149,7 +149,7 @@ static void test_resident_exact(void)
 {
 	struct snapshot s;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("100");
 	take(&s, false);
 	long i = idx(&s, A("touch"));
@@ -159,16 +159,16 @@ static void test_resident_exact(void)
 	CHECK_EQ(s.c[i].zero_pages, 0);
 	CHECK_EQ(s.c[i].file_pages, 0);
 	CHECK_EQ(s.c[i].swapped_pages, 0);
-	CHECK_STR(vma_kind_name(s.vmas.v[i].kind), "anon");
+	CHECK_STR(ml_vma_kind_name(s.vmas.v[i].kind), "anon");
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 static void test_zero_file_pages(void)
 {
 	struct snapshot s;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("7");
 	take(&s, false);
 	long z = idx(&s, A("zero")), f = idx(&s, A("file"));
@@ -177,10 +177,10 @@ static void test_zero_file_pages(void)
 	CHECK_EQ(s.c[f].size_pages, 32);
 	CHECK_EQ(s.c[f].file_pages, 32);
 	CHECK_EQ(s.c[f].resident_pages, 32);
-	CHECK_STR(vma_kind_name(s.vmas.v[f].kind), "file");
+	CHECK_STR(ml_vma_kind_name(s.vmas.v[f].kind), "file");
 	CHECK_EQ(s.c[idx(&s, A("touch"))].resident_pages, 7);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 static void test_huge_pages(void)
@@ -188,14 +188,14 @@ static void test_huge_pages(void)
 	struct snapshot s;
 	long thp_kb;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("1");
 	take(&s, false);
 	long h = idx(&s, A("thp"));
 	thp_kb = smaps_kb(T.pid, s.vmas.v[h].start, false, "AnonHugePages");
 	if (thp_kb <= 0) {
 		stop();
-		snapshot_free(&s);
+		ml_snapshot_free(&s);
 		SKIP("the kernel gave the MADV_HUGEPAGE region no huge page (THP %s)",
 		     thp_kb < 0 ? "unreadable" : "unavailable or fragmented memory");
 	}
@@ -203,7 +203,7 @@ static void test_huge_pages(void)
 	CHECK_EQ(s.c[h].resident_pages, smaps_kb(T.pid, s.vmas.v[h].start, false, "Rss") / 4);
 	CHECK(s.totals.huge_pages >= s.c[h].huge_pages);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 static bool have_swap(void)
@@ -223,7 +223,7 @@ static void swapped_pages(void)
 {
 	struct snapshot s;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("1");
 	REQUIRE(A("swap"));
 	take(&s, false);
@@ -232,7 +232,7 @@ static void swapped_pages(void)
 	CHECK(s.c[w].swapped_pages > 0);
 	CHECK_EQ(s.c[w].swapped_pages + s.c[w].resident_pages, 64);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 /*
@@ -293,13 +293,13 @@ static void test_swapped_matches_vmswap(void)
 {
 	struct snapshot s;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("50");
 	take(&s, false);
 	CHECK(s.mm.vm_swap_kb >= 0);
 	CHECK_EQ(s.totals.swapped_pages * 4, s.mm.vm_swap_kb);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 /* Write tracking leaves uffd-wp markers on untouched pages: not swap. */
@@ -309,9 +309,9 @@ static void test_wp_markers_not_swapped(void)
 	struct profiler *p = NULL;
 	struct ml_err err = { 0 };
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("50");
-	int r = profiler_open(&p, T.pid, NULL, &err);
+	int r = ml_profiler_open(&p, T.pid, NULL, &err);
 	if (r) {
 		stop();
 		SKIP("write tracking unavailable here: %.200s", err.msg);
@@ -319,9 +319,9 @@ static void test_wp_markers_not_swapped(void)
 	take(&s, false);
 	CHECK_EQ(s.totals.swapped_pages * 4, s.mm.vm_swap_kb);
 	CHECK_EQ(s.c[idx(&s, A("touch"))].resident_pages, 50);
-	profiler_close(p);
+	ml_profiler_close(p);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 /* --writes: written pages of a cycle, as cmd_snapshot attributes them. */
@@ -332,31 +332,31 @@ static void test_written_pages(void)
 	struct profiler_sample ps;
 	struct ml_err err = { 0 };
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("10");
-	int r = profiler_open(&p, T.pid, NULL, &err);
+	int r = ml_profiler_open(&p, T.pid, NULL, &err);
 	if (r) {
 		stop();
 		SKIP("write tracking unavailable here: %.200s", err.msg);
 	}
-	REQUIRE(profiler_tick(p, &ps, &err) == 0);
-	profiler_sample_free(&ps);
+	REQUIRE(ml_profiler_tick(p, &ps, &err) == 0);
+	ml_profiler_sample_free(&ps);
 	const char *ans = target_cmd(&T, "touch 20");
 	REQUIRE(ans && !strcmp(ans, "touched 30"));
 	take(&s, false);
-	REQUIRE_MSG(profiler_tick(p, &ps, &err) == 0, "%s", err.msg);
+	REQUIRE_MSG(ml_profiler_tick(p, &ps, &err) == 0, "%s", err.msg);
 	for (size_t i = 0; i < ps.nregions; i++)
-		snapshot_set_written(&s, ps.regions[i].start, ps.regions[i].dirty_pages);
-	profiler_sample_free(&ps);
+		ml_snapshot_set_written(&s, ps.regions[i].start, ps.regions[i].dirty_pages);
+	ml_profiler_sample_free(&ps);
 	long t = idx(&s, A("touch"));
 	CHECK(s.flags & SNAP_HAVE_WRITTEN);
 	CHECK_EQ(s.c[t].written_pages, 20);
 	CHECK_EQ(s.c[t].resident_pages, 30);
 	CHECK(s.totals.written_pages >= 20);
 	CHECK_EQ(s.kinds[VMA_ANON].written_pages >= 20, 1);
-	profiler_close(p);
+	ml_profiler_close(p);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 static void test_per_vma_matches_smaps(void)
@@ -364,7 +364,7 @@ static void test_per_vma_matches_smaps(void)
 	struct snapshot s;
 	int bad = 0;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("100");
 	take(&s, false);
 	for (size_t i = 0; i < s.vmas.n; i++) {
@@ -374,13 +374,13 @@ static void test_per_vma_matches_smaps(void)
 			if (bad++ < 5)
 				T_FAILMSG("VMA %llx %s: smaps Rss %ld kB, snapshot %llu pages",
 					  (unsigned long long)s.vmas.v[i].start,
-					  vma_path(&s.vmas, &s.vmas.v[i]), rss,
+					  ml_vma_path(&s.vmas, &s.vmas.v[i]), rss,
 					  (unsigned long long)s.c[i].resident_pages);
 		}
 	}
 	CHECK_EQ(bad, 0);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 /*
@@ -408,8 +408,8 @@ static void test_threads_same_counts(void)
 	struct snapshot one, par;
 
 	need_scan();
-	snapshot_init(&one);
-	snapshot_init(&par);
+	ml_snapshot_init(&one);
+	ml_snapshot_init(&par);
 	start("100");
 	/* the target allocates stdin's buffer once it reads (one heap page) */
 	take_settled(&one, &par);
@@ -425,14 +425,14 @@ static void test_threads_same_counts(void)
 					T_FAILMSG("%u threads: VMA %llx %s field %zu: %llu, one "
 						  "thread %llu",
 						  nt[k], (unsigned long long)one.vmas.v[i].start,
-						  vma_kind_name(one.vmas.v[i].kind), f,
+						  ml_vma_kind_name(one.vmas.v[i].kind), f,
 						  (unsigned long long)((uint64_t *)&par.c[i])[f],
 						  (unsigned long long)((uint64_t *)&one.c[i])[f]);
 		CHECK(!memcmp(&one.totals, &par.totals, sizeof(one.totals)));
 	}
 	stop();
-	snapshot_free(&one);
-	snapshot_free(&par);
+	ml_snapshot_free(&one);
+	ml_snapshot_free(&par);
 }
 
 /*
@@ -445,8 +445,8 @@ static void test_counting_scan_matches_full(void)
 	int bad = 0;
 
 	need_scan();
-	snapshot_init(&cnt);
-	snapshot_init(&full);
+	ml_snapshot_init(&cnt);
+	ml_snapshot_init(&full);
 	start("100");
 	take_settled(&cnt, &full);
 	take_n(&full, true, 1);
@@ -462,7 +462,7 @@ static void test_counting_scan_matches_full(void)
 					  "%llu/%llu/%llu/%llu, "
 					  "full %llu/%llu/%llu/%llu",
 					  (unsigned long long)cnt.vmas.v[i].start,
-					  vma_kind_name(cnt.vmas.v[i].kind),
+					  ml_vma_kind_name(cnt.vmas.v[i].kind),
 					  (unsigned long long)a->resident_pages,
 					  (unsigned long long)a->file_pages,
 					  (unsigned long long)a->zero_pages,
@@ -479,8 +479,8 @@ static void test_counting_scan_matches_full(void)
 	CHECK(cnt.c[idx(&cnt, A("zero"))].zero_pages > 0);
 	CHECK(cnt.c[idx(&cnt, A("file"))].file_pages > 0);
 	stop();
-	snapshot_free(&cnt);
-	snapshot_free(&full);
+	ml_snapshot_free(&cnt);
+	ml_snapshot_free(&full);
 }
 
 /*
@@ -493,10 +493,10 @@ static void test_read_matches_scan(void)
 	struct snapshot scan, rd;
 	int bad = 0;
 
-	if (!pagescan_supported())
+	if (!ml_pagescan_supported())
 		SKIP("this kernel has no PAGEMAP_SCAN to compare the pagemap read with");
-	snapshot_init(&scan);
-	snapshot_init(&rd);
+	ml_snapshot_init(&scan);
+	ml_snapshot_init(&rd);
 	start("100");
 	take_settled(&scan, &rd);
 	for (int pages = 0; pages < 2; pages++) {
@@ -515,7 +515,7 @@ static void test_read_matches_scan(void)
 					T_FAILMSG("%s: VMA %llx %s field %zu: read %llu, scan %llu",
 						  pages ? "--pages" : "counts",
 						  (unsigned long long)scan.vmas.v[i].start,
-						  vma_path(&scan.vmas, &scan.vmas.v[i]), f,
+						  ml_vma_path(&scan.vmas, &scan.vmas.v[i]), f,
 						  (unsigned long long)((uint64_t *)&rd.c[i])[f],
 						  (unsigned long long)((uint64_t *)&scan.c[i])[f]);
 	}
@@ -523,8 +523,8 @@ static void test_read_matches_scan(void)
 	CHECK(rd.c[idx(&rd, A("zero"))].zero_pages > 0);
 	CHECK(rd.c[idx(&rd, A("file"))].file_pages > 0);
 	stop();
-	snapshot_free(&scan);
-	snapshot_free(&rd);
+	ml_snapshot_free(&scan);
+	ml_snapshot_free(&rd);
 }
 
 /*
@@ -547,13 +547,13 @@ static void test_huge_zero_page(void)
 	madvise((void *)a, 2 << 20, MADV_HUGEPAGE);
 	(void)a[0];
 	T.pid = getpid();
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	take(&s, false);
 	i = idx(&s, (uint64_t)(uintptr_t)a);
 	thp = smaps_kb(getpid(), s.vmas.v[i].start, false, "Rss");
 	if (s.c[i].zero_pages != 512 && s.c[i].resident_pages == 0) {
 		T.pid = saved;
-		snapshot_free(&s);
+		ml_snapshot_free(&s);
 		munmap(m, len);
 		SKIP("no huge zero page here (THP off, or its zero page disabled): %llu zero pages",
 		     (unsigned long long)s.c[i].zero_pages);
@@ -563,7 +563,7 @@ static void test_huge_zero_page(void)
 	CHECK_EQ(s.c[i].huge_pages, 0);
 	CHECK_EQ(s.c[i].file_pages, 0); /* no page cache either */
 	T.pid = saved;
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 	munmap(m, len);
 }
 
@@ -581,7 +581,7 @@ static void test_vmas_changing_during_scan(void)
 	int over = 0, n = 300, recounted = 0;
 	uint64_t worst = 0;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	REQUIRE(target_start(&T, workload("mapchurn"), argv) == 0);
 	REQUIRE(fgets(line, sizeof(line), T.out) && !strncmp(line, "ready", 5));
 	for (int i = 0; i < n; i++) {
@@ -599,7 +599,7 @@ static void test_vmas_changing_during_scan(void)
 	CHECK_EQ(over, 0);
 	target_stop(&T);
 	T.pid = 0;
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 /* Cuts inside big VMAs (bigmap: 192 MiB in 3 VMAs, 4 threads): still exact. */
@@ -610,8 +610,8 @@ static void test_threads_split_vmas(void)
 	char line[128];
 
 	need_scan();
-	snapshot_init(&one);
-	snapshot_init(&par);
+	ml_snapshot_init(&one);
+	ml_snapshot_init(&par);
 	REQUIRE(target_start(&T, workload("bigmap"), argv) == 0);
 	REQUIRE(fgets(line, sizeof(line), T.out) && !strncmp(line, "ready", 5));
 	take_settled(&one, &par);
@@ -628,8 +628,8 @@ static void test_threads_split_vmas(void)
 	CHECK_EQ(par.totals.resident_pages, one.totals.resident_pages);
 	target_stop(&T);
 	T.pid = 0;
-	snapshot_free(&one);
-	snapshot_free(&par);
+	ml_snapshot_free(&one);
+	ml_snapshot_free(&par);
 }
 
 static void test_totals_vs_rollup(void)
@@ -637,7 +637,7 @@ static void test_totals_vs_rollup(void)
 	struct snapshot s;
 	long rss;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("200");
 	take(&s, false);
 	rss = smaps_kb(T.pid, 0, true, "Rss");
@@ -648,7 +648,7 @@ static void test_totals_vs_rollup(void)
 			  rss);
 	CHECK(labs(ours - s.mm.vm_rss_kb) * 100 <= s.mm.vm_rss_kb);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 static void test_region_kinds(void)
@@ -656,36 +656,36 @@ static void test_region_kinds(void)
 	struct snapshot s;
 	bool libc = false, vdso = false;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("1");
 	take(&s, false);
-	CHECK_STR(vma_kind_name(s.vmas.v[idx(&s, A("data"))].kind), "data");
-	CHECK_STR(vma_kind_name(s.vmas.v[idx(&s, A("bss") + 32 * 4096)].kind), "bss");
-	CHECK_STR(vma_kind_name(s.vmas.v[idx(&s, A("heap"))].kind), "heap");
-	CHECK_STR(vma_kind_name(s.vmas.v[idx(&s, A("stack"))].kind), "stack");
+	CHECK_STR(ml_vma_kind_name(s.vmas.v[idx(&s, A("data"))].kind), "data");
+	CHECK_STR(ml_vma_kind_name(s.vmas.v[idx(&s, A("bss") + 32 * 4096)].kind), "bss");
+	CHECK_STR(ml_vma_kind_name(s.vmas.v[idx(&s, A("heap"))].kind), "heap");
+	CHECK_STR(ml_vma_kind_name(s.vmas.v[idx(&s, A("stack"))].kind), "stack");
 	for (size_t i = 0; i < s.vmas.n; i++) {
-		const char *p = vma_path(&s.vmas, &s.vmas.v[i]);
+		const char *p = ml_vma_path(&s.vmas, &s.vmas.v[i]);
 
 		if (strstr(p, "libc.so") && s.vmas.v[i].perms[2] == 'x')
 			libc = s.vmas.v[i].kind == VMA_LIB_TEXT;
 		if (!strcmp(p, "[vdso]"))
 			vdso = s.vmas.v[i].kind == VMA_VDSO;
 		if (!strcmp(p, "[heap]"))
-			CHECK_STR(vma_kind_name(s.vmas.v[i].kind), "heap");
+			CHECK_STR(ml_vma_kind_name(s.vmas.v[i].kind), "heap");
 	}
 	CHECK(libc);
 	CHECK(vdso);
 	CHECK_EQ(s.kinds[VMA_BSS].resident_pages, 0);
 	CHECK(s.kinds[VMA_TEXT].resident_pages > 0);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 static void test_page_flags(void)
 {
 	struct snapshot s;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("100");
 	take(&s, true);
 	REQUIRE(s.flags & SNAP_HAVE_PAGES);
@@ -697,7 +697,7 @@ static void test_page_flags(void)
 	CHECK(s.c[t].lru_pages <= 100);
 	CHECK(s.totals.anon_pages <= s.totals.resident_pages);
 	stop();
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 static void test_diff_after_touch(void)
@@ -705,28 +705,28 @@ static void test_diff_after_touch(void)
 	struct snapshot a, b;
 	struct snapshot_diff d;
 
-	snapshot_init(&a);
-	snapshot_init(&b);
-	snapshot_diff_init(&d);
+	ml_snapshot_init(&a);
+	ml_snapshot_init(&b);
+	ml_snapshot_diff_init(&d);
 	start("10");
 	take(&a, false);
 	const char *ans = target_cmd(&T, "touch 20");
 	REQUIRE(ans && !strcmp(ans, "touched 30"));
 	take(&b, false);
-	REQUIRE(snapshot_diff(&a, &b, &d) == 0);
+	REQUIRE(ml_snapshot_diff(&a, &b, &d) == 0);
 	long i = idx(&b, A("touch"));
 	CHECK(d.prev[i] >= 0);
 	CHECK_EQ(d.d[i].resident_pages, 20);
 	CHECK_EQ(b.c[i].resident_pages, 30);
 	CHECK_EQ(d.added, 0);
 	CHECK_EQ(d.removed, 0);
-	REQUIRE(snapshot_diff(NULL, &b, &d) == 0);
+	REQUIRE(ml_snapshot_diff(NULL, &b, &d) == 0);
 	CHECK_EQ(d.added, b.vmas.n);
 	CHECK_EQ(d.totals.resident_pages, (int64_t)b.totals.resident_pages);
 	stop();
-	snapshot_free(&a);
-	snapshot_free(&b);
-	snapshot_diff_free(&d);
+	ml_snapshot_free(&a);
+	ml_snapshot_free(&b);
+	ml_snapshot_diff_free(&d);
 }
 
 static char proc_state(pid_t pid, int *tracer)
@@ -756,19 +756,19 @@ static void test_target_unaffected(void)
 	struct snapshot_opts o = { .pages = true, .method = method };
 	int tracer = -1;
 
-	snapshot_init(&a);
-	snapshot_init(&b);
-	snapshot_diff_init(&d);
+	ml_snapshot_init(&a);
+	ml_snapshot_init(&b);
+	ml_snapshot_diff_init(&d);
 	start("100");
 	/* one round trip first: its first read of stdin allocates stdio's buffer */
 	REQUIRE(target_cmd(&T, "check") != NULL);
 	long rss0 = smaps_kb(T.pid, 0, true, "Rss");
-	REQUIRE(snapshot_open(&sn, T.pid, &o, &err) == 0);
-	REQUIRE(snapshot_take(sn, &a, &err) == 0);
+	REQUIRE(ml_snapshot_open(&sn, T.pid, &o, &err) == 0);
+	REQUIRE(ml_snapshot_take(sn, &a, &err) == 0);
 	for (int i = 0; i < 50; i++)
-		REQUIRE_MSG(snapshot_take(sn, &b, &err) == 0, "%s", err.msg);
-	snapshot_close(sn);
-	REQUIRE(snapshot_diff(&a, &b, &d) == 0);
+		REQUIRE_MSG(ml_snapshot_take(sn, &b, &err) == 0, "%s", err.msg);
+	ml_snapshot_close(sn);
+	REQUIRE(ml_snapshot_diff(&a, &b, &d) == 0);
 	CHECK_EQ(d.totals.resident_pages, 0);
 	CHECK_EQ(d.totals.zero_pages, 0);
 	CHECK_EQ(d.added + d.removed, 0);
@@ -779,9 +779,9 @@ static void test_target_unaffected(void)
 	const char *ans = target_cmd(&T, "check");
 	CHECK(ans && !strcmp(ans, "check ok"));
 	stop();
-	snapshot_free(&a);
-	snapshot_free(&b);
-	snapshot_diff_free(&d);
+	ml_snapshot_free(&a);
+	ml_snapshot_free(&b);
+	ml_snapshot_diff_free(&d);
 }
 
 static void test_exited_target(void)
@@ -791,23 +791,23 @@ static void test_exited_target(void)
 	struct ml_err err = { 0 };
 	pid_t pid;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	start("1");
 	pid = T.pid;
-	REQUIRE(snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err) == 0);
+	REQUIRE(ml_snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err) == 0);
 	stop();
-	CHECK_EQ(snapshot_take(sn, &s, &err), -ESRCH);
+	CHECK_EQ(ml_snapshot_take(sn, &s, &err), -ESRCH);
 	CHECK(strstr(err.msg, "exited") != NULL);
-	snapshot_close(sn);
-	CHECK_EQ(snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err),
+	ml_snapshot_close(sn);
+	CHECK_EQ(ml_snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err),
 		 -ESRCH);
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 static bool has_path(const struct snapshot *s, const char *needle)
 {
 	for (size_t i = 0; i < s->vmas.n; i++)
-		if (strstr(vma_path(&s->vmas, &s->vmas.v[i]), needle))
+		if (strstr(ml_vma_path(&s->vmas, &s->vmas.v[i]), needle))
 			return true;
 	return false;
 }
@@ -822,12 +822,12 @@ static void test_spawn_before_main(void)
 	int to[2], from[2], save0 = dup(0), save1 = dup(1);
 	pid_t pid;
 
-	snapshot_init(&s);
+	ml_snapshot_init(&s);
 	REQUIRE(pipe2(to, O_CLOEXEC) == 0 && pipe2(from, O_CLOEXEC) == 0);
 	fflush(stdout);
 	dup2(to[0], 0);
 	dup2(from[1], 1);
-	pid = spawn_stopped(argv, &err);
+	pid = ml_spawn_stopped(argv, &err);
 	dup2(save0, 0);
 	dup2(save1, 1);
 	close(save0);
@@ -835,24 +835,24 @@ static void test_spawn_before_main(void)
 	close(to[0]);
 	close(from[1]);
 	REQUIRE_MSG(pid > 0, "spawn_stopped: %s", err.msg);
-	REQUIRE(snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err) == 0);
-	REQUIRE_MSG(snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
+	REQUIRE(ml_snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err) == 0);
+	REQUIRE_MSG(ml_snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
 	CHECK(!has_path(&s, "libc.so"));
 	CHECK(!has_path(&s, "[heap]"));
 	CHECK(!has_path(&s, "snaptarget."));
 	CHECK(s.kinds[VMA_TEXT].size_pages > 0);
 	CHECK(s.kinds[VMA_STACK].resident_pages > 0);
-	REQUIRE(spawn_release(pid, &err) == 0);
+	REQUIRE(ml_spawn_release(pid, &err) == 0);
 	FILE *out = fdopen(from[0], "r");
 	REQUIRE(read_addrs(out) == 0);
-	REQUIRE_MSG(snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
+	REQUIRE_MSG(ml_snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
 	CHECK(has_path(&s, "libc.so"));
 	CHECK_EQ(s.c[idx(&s, A("touch"))].resident_pages, 5);
-	snapshot_close(sn);
+	ml_snapshot_close(sn);
 	close(to[1]); /* EOF: it exits */
 	fclose(out);
 	waitpid(pid, NULL, 0);
-	snapshot_free(&s);
+	ml_snapshot_free(&s);
 }
 
 int main(void)
