@@ -30,8 +30,9 @@ static const char about[] =
 	"feature is listed with the commands that need it and what to do.\n";
 
 static const char footer[] =
-	"Exit status: 0 the core (writes, snapshot) can run here; 5 a core feature is\n"
-	"missing (the output says which); 2 usage.\n";
+	"Exit status: 0 the core (what writes needs) is here; 5 a core feature is\n"
+	"missing (the output says which); 2 usage. snapshot runs either way: without\n"
+	"PAGEMAP_SCAN it reads /proc/PID/pagemap.\n";
 
 struct check_cli {
 	const char *criu;
@@ -173,8 +174,9 @@ static void print_human(const struct feature_list *l, const struct utsname *u, b
 	fputc('\n', stdout);
 	table_wrap(stdout, width, 0, "%s",
 		   core_ok ? "memlens writes and snapshot can run here."
-			   : "memlens writes and snapshot cannot run here: a core feature "
-			     "(marked core in --json) is missing, see above.");
+			   : "memlens writes cannot run here: a core feature (marked core in "
+			     "--json) is missing, see above. memlens snapshot can (without "
+			     "PAGEMAP_SCAN it reads /proc/PID/pagemap: same counts, slower).");
 }
 
 static int cmd_check(int argc, char **argv)

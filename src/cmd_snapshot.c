@@ -25,7 +25,8 @@ static const char about[] =
 	"Per-VMA picture of a process's memory: kind (text, data, bss, heap, stack,\n"
 	"lib-text, lib-data, anon, shm, file, vdso, vvar), pages resident, swapped,\n"
 	"file-backed, zero-page and huge, per region kind (in-memory %, dirty %) and\n"
-	"the mm counters, collected in about a millisecond with PAGEMAP_SCAN.\n";
+	"the mm counters, collected in about a millisecond with PAGEMAP_SCAN (Linux\n"
+	"6.7+; before, by reading /proc/PID/pagemap: same counts, slower).\n";
 
 static const char footer[] =
 	"Without -i/-n/-d a running process gets one snapshot. Stops at COUNT, the\n"
@@ -35,6 +36,8 @@ static const char footer[] =
 struct snap_cli {
 	pid_t pid, child;
 	long interval_ms, count, threads;
+	enum snap_method method;
+	const char *method_name; /* --method */
 	double duration;
 	bool json, csv, pages, writes;
 	const char *out_path;
@@ -90,6 +93,13 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 		CLI_OPT_THREADS(&c->threads, SNAPSHOT_MAX_THREADS,
 				"threads walking the page tables (default: one per 256 MiB "
 				"mapped, at most half the CPUs memlens may use)"),
+		{ .name = "method",
+		  .arg = "M",
+		  .kind = CLI_STR,
+		  .target = &c->method_name,
+		  .help = "how pages are counted: scan (the PAGEMAP_SCAN ioctl) or read (every "
+			  "VMA's /proc/PID/pagemap entries, one by one); default: scan where the "
+			  "kernel has it, else read" },
 		{ .name = "batch",
 		  .kind = CLI_FLAG,
 		  .target = &c->batch,
@@ -110,6 +120,13 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 		return cli_usage_error("snapshot", "give either -p PID or -- CMD [ARGS]");
 	if (c->json && c->csv)
 		return cli_usage_error("snapshot", "--json and --csv exclude each other");
+	if (c->method_name && !strcmp(c->method_name, "scan"))
+		c->method = SNAP_METHOD_SCAN;
+	else if (c->method_name && !strcmp(c->method_name, "read"))
+		c->method = SNAP_METHOD_READ;
+	else if (c->method_name)
+		return cli_usage_error("snapshot", "--method must be scan or read, not '%s'",
+				       c->method_name);
 	if (!c->interval_ms && !c->pid)
 		c->interval_ms = 100;
 	if (!c->interval_ms && (c->count > 1 || c->duration > 0))
@@ -422,6 +439,7 @@ int cmd_snapshot(int argc, char **argv)
 		live_start();
 	so.pages = c.pages;
 	so.threads = (unsigned int)c.threads;
+	so.method = c.method;
 	r = ml_snapshot_open(&sn, c.pid, &so, &err);
 	if (r) {
 		cli_error("snapshot", "%s", err.msg);

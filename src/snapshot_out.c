@@ -225,6 +225,14 @@ void snap_table(FILE *f, const struct snapshot *s)
 	int width = table_width(f);
 
 	table_head(f, s);
+	if (s->method == SNAP_METHOD_READ)
+		table_wrap(
+			f, width, 0, "counted by reading /proc/%d/pagemap, not with PAGEMAP_SCAN%s",
+			(int)s->pid,
+			(s->flags & SNAP_PFN_HIDDEN) ? "; without root the kernel hides page "
+						       "frames: zero pages count as resident, huge "
+						       "pages as not huge"
+						     : "");
 	fputc('\n', f);
 	table_regions(f, s, width, 0, NULL);
 	fputc('\n', f);

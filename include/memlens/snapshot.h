@@ -5,7 +5,9 @@
  * query over the whole address space for resident / swapped / file /
  * zero-page / huge pages, /proc/PID/status for the mm counters and, only
  * when asked, /proc/kpageflags + /proc/kpagecount for the page structures
- * of the present pages. Never a per-page pagemap read for the counts.
+ * of the present pages. Where the kernel has no PAGEMAP_SCAN (before 6.7),
+ * or when asked to, the counts come from reading every VMA's entries of
+ * /proc/PID/pagemap instead (SNAP_METHOD_READ: slower, same counts).
  */
 #ifndef MEMLENS_SNAPSHOT_H
 #define MEMLENS_SNAPSHOT_H
@@ -55,13 +57,27 @@ struct snap_mm {
 enum {
 	SNAP_HAVE_PAGES = 1 << 0, /* page-flag counts are filled in */
 	SNAP_HAVE_WRITTEN = 1 << 1, /* written_pages is filled in */
+	/* SNAP_METHOD_READ without page frame numbers (not CAP_SYS_ADMIN):
+	 * zero pages count as resident, huge pages are not told apart */
+	SNAP_PFN_HIDDEN = 1 << 2,
 };
+
+/* How the page counts are collected. */
+enum snap_method {
+	SNAP_METHOD_AUTO, /* PAGEMAP_SCAN where the kernel has it, else READ */
+	SNAP_METHOD_SCAN, /* the PAGEMAP_SCAN ioctl (Linux 6.7+) */
+	SNAP_METHOD_READ, /* a read of every VMA's /proc/PID/pagemap entries */
+};
+
+/* "pagemap_scan", "pagemap_read" (or "auto"). */
+const char *ml_snap_method_name(enum snap_method m);
 
 struct snapshot {
 	pid_t pid;
 	uint64_t t_ns; /* CLOCK_MONOTONIC when the cycle started */
 	uint64_t cycle_ns; /* how long collecting it took */
-	unsigned int flags; /* SNAP_HAVE_* */
+	unsigned int flags; /* SNAP_HAVE_*, SNAP_PFN_HIDDEN */
+	enum snap_method method; /* SCAN or READ: how this cycle was counted */
 	struct vma_set vmas; /* classified, sorted by start */
 	struct snap_counts *c; /* one per VMA, parallel to vmas.v */
 	size_t c_cap;
@@ -72,6 +88,7 @@ struct snapshot {
 	unsigned int scan_threads; /* threads that walked the page tables */
 	unsigned int recounts; /* scans redone: the VMAs changed under the counting scan */
 	uint64_t flag_reads; /* kpageflags/kpagecount preads of this cycle */
+	uint64_t pagemap_reads; /* SNAP_METHOD_READ: pagemap + kpageflags preads of this cycle */
 };
 
 struct snapshot_opts {
@@ -81,6 +98,7 @@ struct snapshot_opts {
 	 * mapped, at most half the CPUs we may run on and SNAPSHOT_MAX_THREADS).
 	 */
 	unsigned int threads;
+	enum snap_method method; /* AUTO (0), or one forced */
 };
 
 #define SNAPSHOT_MAX_THREADS 8
@@ -90,7 +108,8 @@ struct snapshotter;
 /*
  * Open the target's maps, pagemap and status files (kept open across
  * cycles). -ESRCH: no such process; -EACCES/-EPERM: not allowed;
- * -ENOTSUP: no PAGEMAP_SCAN (Linux < 6.7) or, with pages, no kpageflags.
+ * -ENOTSUP: SNAP_METHOD_SCAN asked for and no PAGEMAP_SCAN (Linux < 6.7)
+ * or, with pages, no kpageflags.
  */
 int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
 		     struct ml_err *err);

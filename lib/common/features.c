@@ -64,12 +64,13 @@ static void probe_pagemap_scan(struct feature_list *l)
 {
 	if (ml_pagescan_supported())
 		ml_feature_add(l, "memory", "pagemap_scan", FEATURE_OK,
-			       "writes, snapshot, checkpoint, agent", NULL,
-			       "the PAGEMAP_SCAN ioctl answers on /proc/self/pagemap")
+			       "writes, snapshot, checkpoint, agent, migrate's hot-range exclusion",
+			       NULL, "the PAGEMAP_SCAN ioctl answers on /proc/self/pagemap")
 			->core = true;
 	else
 		ml_feature_add(l, "memory", "pagemap_scan", FEATURE_MISSING,
-			       "writes, snapshot, checkpoint, agent",
+			       "writes, checkpoint, agent, migrate's hot-range exclusion (snapshot "
+			       "reads /proc/PID/pagemap instead: same counts, slower)",
 			       "use Linux 6.7 or newer (PAGEMAP_SCAN came in 6.7)",
 			       "the PAGEMAP_SCAN ioctl is refused on /proc/self/pagemap")
 			->core = true;

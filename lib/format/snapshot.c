@@ -115,6 +115,12 @@ void ml_fmt_snapshot(struct jw *w, const struct snapshot *s, const struct snapsh
 	ml_jw_kuint(w, "seq", seq);
 	ml_jw_kint(w, "t_ms", t_ms);
 	ml_jw_kuint(w, "cycle_us", s->cycle_ns / 1000);
+	ml_jw_kstr(w, "method", ml_snap_method_name(s->method));
+	if (s->method == SNAP_METHOD_READ) {
+		ml_jw_kuint(w, "pagemap_reads", s->pagemap_reads);
+		/* without frame numbers zero and huge pages are not told apart */
+		ml_jw_kbool(w, "zero_and_huge_known", !(s->flags & SNAP_PFN_HIDDEN));
+	}
 	ml_jw_kuint(w, "scan_threads", s->scan_threads);
 	ml_jw_kuint(w, "recounts", s->recounts);
 	ml_jw_kuint(w, "page_size", 4096);

@@ -2,7 +2,8 @@
 /*
  * memlens snapshot, the collector: maps + one PAGEMAP_SCAN category query
  * over the whole user address space, whose regions are attributed to VMAs
- * by walking both sorted lists; mm counters from /proc/PID/status.
+ * by walking both sorted lists; mm counters from /proc/PID/status. Without
+ * PAGEMAP_SCAN, a read of each VMA's pagemap entries (lib/snapshot/).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include "memlens/snapshot.h"
 #include "snapshot_pages.h"
 #include "memlens/clock.h"
+#include "pagemap_read.h"
 
 #define PG 4096ULL
 /* a scan ending at 0x7fffffffffff fails with EFAULT on 6.18 */
@@ -46,6 +48,8 @@ struct snapshotter {
 	char *maps_buf, *maps_buf2; /* the maps text before and after a counting scan */
 	size_t maps_bufsz, maps_bufsz2;
 	bool have_swap; /* swap devices existed when we opened */
+	bool read_method; /* SNAP_METHOD_READ: pmr, no PAGEMAP_SCAN */
+	struct ml_pmread pmr;
 	char exe[PATH_MAX];
 };
 
@@ -115,13 +119,19 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 		return ml_err_set(err, ENOMEM, "out of memory");
 	s->pid = pid;
 	s->maps_fd = s->status_fd = s->scan[0].fd = s->pg.flags_fd = s->pg.count_fd = -1;
+	s->pmr.flags_fd = -1;
 	if (o)
 		s->o = *o;
-	if (!ml_pagescan_supported()) {
-		r = ml_err_set(err, ENOTSUP,
-			       "this kernel has no PAGEMAP_SCAN ioctl: Linux 6.7 or later is "
-			       "needed for snapshots");
-		goto fail;
+	if (s->o.method == SNAP_METHOD_READ) {
+		s->read_method = true;
+	} else if (!ml_pagescan_supported()) {
+		if (s->o.method == SNAP_METHOD_SCAN) {
+			r = ml_err_set(err, ENOTSUP,
+				       "this kernel has no PAGEMAP_SCAN ioctl (Linux 6.7 or later "
+				       "has it): let the snapshot read /proc/PID/pagemap instead");
+			goto fail;
+		}
+		s->read_method = true; /* probed, not guessed from the version */
 	}
 	r = open_proc(pid, "maps", err);
 	if (r < 0)
@@ -148,6 +158,11 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 			goto fail;
 	}
 	s->have_swap = system_has_swap();
+	if (s->read_method) {
+		r = ml_pmread_open(&s->pmr, s->have_swap, err);
+		if (r)
+			goto fail;
+	}
 	s->cpus = usable_cpus();
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, s->exe, sizeof(s->exe) - 1);
@@ -173,6 +188,8 @@ void ml_snapshot_close(struct snapshotter *s)
 		ml_pagescan_close(&s->scan[i]);
 	if (s->pg.flags_fd >= 0 || s->pg.count_fd >= 0)
 		ml_snap_pages_close(&s->pg);
+	if (s->read_method)
+		ml_pmread_close(&s->pmr);
 	free(s->maps_buf);
 	free(s->maps_buf2);
 	free(s->acc);
@@ -228,7 +245,8 @@ static void add_region(struct snap_counts *c, uint64_t cats, uint64_t pages)
 			c->resident_pages += pages;
 		if (cats & PAGE_IS_FILE)
 			c->file_pages += pages;
-		if (cats & PAGE_IS_HUGE)
+		/* the huge zero page is no huge page of memory (nor in AnonHugePages) */
+		if ((cats & (PAGE_IS_HUGE | PAGE_IS_PFNZERO)) == PAGE_IS_HUGE)
 			c->huge_pages += pages;
 	}
 	add_swapped(c, cats, pages);
@@ -249,7 +267,7 @@ static void add_uncommon(struct snap_counts *c, struct sparse_acc *acc, uint64_t
 	if (cats & PAGE_IS_PRESENT) {
 		if (cats & PAGE_IS_PFNZERO)
 			c->zero_pages += pages;
-		if (cats & PAGE_IS_HUGE)
+		if ((cats & (PAGE_IS_HUGE | PAGE_IS_PFNZERO)) == PAGE_IS_HUGE)
 			c->huge_pages += pages;
 	}
 	add_swapped(c, cats, pages);
@@ -654,6 +672,55 @@ static bool agrees_with_rss(const struct snapshot *snap, int64_t rss_before)
 	return rss_kb(&snap->mm) == rss_before && counted == rss_before;
 }
 
+/*
+ * Without PAGEMAP_SCAN: every VMA's pagemap entries, read one VMA after the
+ * other. Only what the kernel shows present at a VMA's addresses counts, so
+ * a VMA that changes during the read is not miscounted from its size (no
+ * recount needed, unlike the counting scan).
+ */
+struct pages_run {
+	struct snapshotter *s;
+	struct snap_counts *c;
+	struct ml_err *err;
+};
+
+/* --pages: the page flags of a run of resident pages (the zero page left out, as in scan()) */
+static int pages_of_run(uint64_t start, uint64_t end, void *arg)
+{
+	struct pages_run *pr = arg;
+
+	return ml_snap_pages_count(&pr->s->pg, pr->s->scan[0].fd, start, end, pr->c, pr->err);
+}
+
+static int take_read(struct snapshotter *s, struct snapshot *out, ssize_t len, struct ml_err *err)
+{
+	const struct vma_set *vs = &out->vmas;
+	uint64_t reads0 = s->pmr.reads;
+	int r;
+
+	len = ml_maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len, &out->vmas,
+			       err);
+	if (len < 0)
+		return maps_error(s, len, err);
+	ml_maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
+	if (reset_counts(out))
+		return ml_err_set(err, ENOMEM, "out of memory");
+	ml_pmread_new_cycle(&s->pmr);
+	for (size_t i = 0; i < vs->n && vs->v[i].end <= USER_TOP; i++) {
+		struct pages_run pr = { s, &out->c[i], err };
+
+		r = ml_pmread_vma(&s->pmr, s->scan[0].fd, &vs->v[i], &out->c[i],
+				  s->o.pages ? pages_of_run : NULL, &pr, err);
+		if (r)
+			return r;
+	}
+	if (s->pmr.pfn_hidden)
+		out->flags |= SNAP_PFN_HIDDEN;
+	out->scan_threads = 1;
+	out->pagemap_reads = s->pmr.reads - reads0;
+	return read_status(s, &out->mm, err);
+}
+
 int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
 {
 	uint64_t t0 = ml_mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
@@ -665,10 +732,18 @@ int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err 
 	out->t_ns = t0;
 	out->flags = s->o.pages ? SNAP_HAVE_PAGES : 0;
 	out->recounts = 0;
+	out->method = s->read_method ? SNAP_METHOD_READ : SNAP_METHOD_SCAN;
+	out->pagemap_reads = 0;
 	len = ml_maps_read_raw(s->maps_fd, &s->maps_buf, &s->maps_bufsz, err);
 	if (len < 0)
 		return maps_error(s, len, err);
-	for (;;) {
+	if (s->read_method) {
+		r = take_read(s, out, len, err);
+		if (r)
+			return r;
+		have_status = true;
+	}
+	while (!s->read_method) { /* the counting scan, until it agrees with the kernel */
 		bool full = s->o.pages || out->recounts == MAX_RECOUNTS;
 		int64_t rss_before = 0;
 
@@ -730,6 +805,13 @@ int ml_snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
 	s->kinds[s->vmas.v[i].kind].written_pages += pages;
 	s->totals.written_pages += pages;
 	return 0;
+}
+
+const char *ml_snap_method_name(enum snap_method m)
+{
+	return m == SNAP_METHOD_SCAN   ? "pagemap_scan"
+	       : m == SNAP_METHOD_READ ? "pagemap_read"
+				       : "auto";
 }
 
 double ml_snap_pct(uint64_t part, uint64_t whole)

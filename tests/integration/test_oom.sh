@@ -144,15 +144,21 @@ test_modes() {
 	[ $? = 4 ] && grep -q root "$T_TMP/nr" && ok $n || notok $n "$(cat "$T_TMP/nr")"
 }
 
-# -i: one object per interval, then the summary (no OOM here: 0 kills)
+# -i: one object per interval, then the summary (no OOM here: 0 kills).
+# How many intervals a run of 0.9 s has depends on the CPU the tracer got
+# (a tick that comes late skips the ones it missed): at most 5, each one
+# at or after its own 200 ms mark, only the last marked last, at 0.9 s or
+# later.
 test_interval() {
 	local n=oom_interval_and_summary out=$T_TMP/iv.json
 	"$MEMLENS" oom --json -i 200 -d 0.9 >"$out" 2>"$T_TMP/iv.err"
-	if [ "$(intervals "$out" oom "(len(iv) >= 4, iv[-1]['last'], sum(x['kills'] for x in iv))")" = "(True, True, 0)" ] &&
-	   [ "$(jsonl "$out" oom_summary "sorted(d)")" = "['kills', 'lost', 'recursion_misses', 'type']" ]; then
+	local rc=$?
+	if [ $rc = 0 ] && [ "$(intervals "$out" oom "1 <= len(iv) <= 5 and iv[-1]['last'] and not any(x['last'] for x in iv[:-1]) and all(x['elapsed_ms'] >= 200 * (k + 1) for k, x in enumerate(iv[:-1])) and iv[-1]['elapsed_ms'] >= 900 and [x['elapsed_ms'] for x in iv] == sorted(x['elapsed_ms'] for x in iv) and sum(x['kills'] for x in iv) == 0")" = True ] &&
+	   [ "$(jsonl "$out" oom_summary "(sorted(d), d['kills'])")" = "(['kills', 'lost', 'recursion_misses', 'type'], 0)" ]; then
 		ok $n
 	else
-		notok $n "$(cat "$out" "$T_TMP/iv.err")"
+		notok $n "exit $rc; output:"
+		sed 's/^/#   /' "$out" "$T_TMP/iv.err"
 	fi
 }
 

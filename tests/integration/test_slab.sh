@@ -149,7 +149,7 @@ print(next((f["state"] for f in j["features"] if f["name"] == "tp_btf_kmem"), "a
 # instants between a cache's flush, its read and its counters' read can add
 # to either. The caches the workload drives must match.
 test_whole_system_window() {
-	local n=slab_every_cache_vs_slabinfo dir=/var/tmp/memlens-slab-win.$$ out=$T_TMP/win.json p res
+	local n=slab_every_cache_vs_slabinfo dir=${SLAB_DIR:-/var/tmp}/memlens-slab-win.$$ out=$T_TMP/win.json p res
 	if [ ! -w /sys/kernel/slab/dentry/shrink ]; then
 		skip $n "no /sys/kernel/slab/*/shrink here (not SLUB, or not root)"
 		return

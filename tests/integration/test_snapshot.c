@@ -4,14 +4,18 @@
  * exact resident / zero-page / file / huge counts of VMAs built for them,
  * per-VMA agreement with /proc/PID/smaps, totals vs smaps_rollup, region
  * kinds, page flags, diffs, spawn mode before main, uffd-wp markers not
- * counted as swap, target exit, and an untouched target.
+ * counted as swap, target exit, and an untouched target. The tests of the
+ * counts run again with the pagemap read forced (SNAP_METHOD_READ, what a
+ * kernel without PAGEMAP_SCAN gets), against smaps and the scan alike.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/swap.h>
 
 #include "harness.h"
 #include "integration/target.h"
+#include "../../lib/scan/pagescan.h"
 #include "memlens/profiler.h"
 #include "memlens/snapshot.h"
 #include "memlens/spawn.h"
@@ -21,6 +25,8 @@ static struct target T;
 static const char *const names[NAMES] = { "data", "bss",  "heap", "stack", "touch",
 					  "zero", "file", "thp",  "swap" };
 static uint64_t addr[NAMES];
+/* SNAP_METHOD_READ for the runs that force the pagemap read */
+static enum snap_method method = SNAP_METHOD_AUTO;
 
 static uint64_t A(const char *name)
 {
@@ -71,7 +77,7 @@ static void stop(void)
 
 static void take_n(struct snapshot *s, bool pages, unsigned int threads)
 {
-	struct snapshot_opts o = { .pages = pages, .threads = threads };
+	struct snapshot_opts o = { .pages = pages, .threads = threads, .method = method };
 	struct snapshotter *sn;
 	struct ml_err err = { 0 };
 	int r = ml_snapshot_open(&sn, T.pid, &o, &err);
@@ -80,6 +86,21 @@ static void take_n(struct snapshot *s, bool pages, unsigned int threads)
 	r = ml_snapshot_take(sn, s, &err);
 	ml_snapshot_close(sn);
 	REQUIRE_MSG(r == 0, "snapshot_take: %s", err.msg);
+	/* the method asked for, else PAGEMAP_SCAN exactly where the kernel has it */
+	CHECK_EQ(s->method, method == SNAP_METHOD_READ ? SNAP_METHOD_READ
+			    : ml_pagescan_supported()  ? SNAP_METHOD_SCAN
+						       : SNAP_METHOD_READ);
+	CHECK(!(s->flags & SNAP_PFN_HIDDEN)); /* root: the frames are shown */
+}
+
+/* The tests of the PAGEMAP_SCAN walk itself (threads, counting scan). */
+static void need_scan(void)
+{
+	if (method == SNAP_METHOD_READ)
+		SKIP("the pagemap read has no page-table walk of its own to test");
+	if (!ml_pagescan_supported())
+		SKIP("this kernel has no PAGEMAP_SCAN (Linux 6.7+): snapshots read pagemap, "
+		     "with one thread and no counting scan");
 }
 
 static void take(struct snapshot *s, bool pages)
@@ -386,6 +407,7 @@ static void test_threads_same_counts(void)
 	static const unsigned int nt[] = { 2, 3, 5, 8 };
 	struct snapshot one, par;
 
+	need_scan();
 	ml_snapshot_init(&one);
 	ml_snapshot_init(&par);
 	start("100");
@@ -422,6 +444,7 @@ static void test_counting_scan_matches_full(void)
 	struct snapshot cnt, full;
 	int bad = 0;
 
+	need_scan();
 	ml_snapshot_init(&cnt);
 	ml_snapshot_init(&full);
 	start("100");
@@ -458,6 +481,90 @@ static void test_counting_scan_matches_full(void)
 	stop();
 	ml_snapshot_free(&cnt);
 	ml_snapshot_free(&full);
+}
+
+/*
+ * The pagemap read and the PAGEMAP_SCAN walk count the same, field by field,
+ * with and without page flags, on every VMA of a target that holds resident,
+ * zero, file, huge and (with swap) swapped pages.
+ */
+static void test_read_matches_scan(void)
+{
+	struct snapshot scan, rd;
+	int bad = 0;
+
+	if (!ml_pagescan_supported())
+		SKIP("this kernel has no PAGEMAP_SCAN to compare the pagemap read with");
+	ml_snapshot_init(&scan);
+	ml_snapshot_init(&rd);
+	start("100");
+	take_settled(&scan, &rd);
+	for (int pages = 0; pages < 2; pages++) {
+		method = SNAP_METHOD_SCAN;
+		take_n(&scan, pages, 1);
+		method = SNAP_METHOD_READ;
+		take_n(&rd, pages, 1);
+		method = SNAP_METHOD_AUTO;
+		REQUIRE(scan.vmas.n == rd.vmas.n);
+		CHECK_EQ(rd.method, SNAP_METHOD_READ);
+		CHECK(rd.pagemap_reads > 0);
+		for (size_t i = 0; i < scan.vmas.n; i++)
+			for (size_t f = 0; f < sizeof(scan.c[i]) / 8; f++)
+				if (((uint64_t *)&scan.c[i])[f] != ((uint64_t *)&rd.c[i])[f] &&
+				    bad++ < 8)
+					T_FAILMSG("%s: VMA %llx %s field %zu: read %llu, scan %llu",
+						  pages ? "--pages" : "counts",
+						  (unsigned long long)scan.vmas.v[i].start,
+						  ml_vma_path(&scan.vmas, &scan.vmas.v[i]), f,
+						  (unsigned long long)((uint64_t *)&rd.c[i])[f],
+						  (unsigned long long)((uint64_t *)&scan.c[i])[f]);
+	}
+	CHECK_EQ(bad, 0);
+	CHECK(rd.c[idx(&rd, A("zero"))].zero_pages > 0);
+	CHECK(rd.c[idx(&rd, A("file"))].file_pages > 0);
+	stop();
+	ml_snapshot_free(&scan);
+	ml_snapshot_free(&rd);
+}
+
+/*
+ * The huge zero page: a read of an untouched 2 MiB-aligned, MADV_HUGEPAGE
+ * region maps it (where THP and its zero page are on). Not resident (smaps'
+ * Rss leaves it out), 512 zero pages, not huge, not file, with either method. The
+ * test snapshots its own process.
+ */
+static void test_huge_zero_page(void)
+{
+	const size_t len = 4 << 20;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	volatile char *a;
+	struct snapshot s;
+	long i, thp;
+	pid_t saved = T.pid;
+
+	REQUIRE(m != MAP_FAILED);
+	a = (char *)(((uintptr_t)m + (2 << 20) - 1) & ~(uintptr_t)((2 << 20) - 1));
+	madvise((void *)a, 2 << 20, MADV_HUGEPAGE);
+	(void)a[0];
+	T.pid = getpid();
+	ml_snapshot_init(&s);
+	take(&s, false);
+	i = idx(&s, (uint64_t)(uintptr_t)a);
+	thp = smaps_kb(getpid(), s.vmas.v[i].start, false, "Rss");
+	if (s.c[i].zero_pages != 512 && s.c[i].resident_pages == 0) {
+		T.pid = saved;
+		ml_snapshot_free(&s);
+		munmap(m, len);
+		SKIP("no huge zero page here (THP off, or its zero page disabled): %llu zero pages",
+		     (unsigned long long)s.c[i].zero_pages);
+	}
+	CHECK_EQ(s.c[i].zero_pages, 512);
+	CHECK_EQ(s.c[i].resident_pages * 4, (uint64_t)thp);
+	CHECK_EQ(s.c[i].huge_pages, 0);
+	CHECK_EQ(s.c[i].file_pages, 0); /* no page cache either */
+	T.pid = saved;
+	ml_snapshot_free(&s);
+	munmap(m, len);
 }
 
 /*
@@ -502,6 +609,7 @@ static void test_threads_split_vmas(void)
 	struct snapshot one, par;
 	char line[128];
 
+	need_scan();
 	ml_snapshot_init(&one);
 	ml_snapshot_init(&par);
 	REQUIRE(target_start(&T, workload("bigmap"), argv) == 0);
@@ -645,7 +753,7 @@ static void test_target_unaffected(void)
 	struct snapshot_diff d;
 	struct snapshotter *sn;
 	struct ml_err err = { 0 };
-	struct snapshot_opts o = { .pages = true };
+	struct snapshot_opts o = { .pages = true, .method = method };
 	int tracer = -1;
 
 	ml_snapshot_init(&a);
@@ -686,12 +794,13 @@ static void test_exited_target(void)
 	ml_snapshot_init(&s);
 	start("1");
 	pid = T.pid;
-	REQUIRE(ml_snapshot_open(&sn, pid, NULL, &err) == 0);
+	REQUIRE(ml_snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err) == 0);
 	stop();
 	CHECK_EQ(ml_snapshot_take(sn, &s, &err), -ESRCH);
 	CHECK(strstr(err.msg, "exited") != NULL);
 	ml_snapshot_close(sn);
-	CHECK_EQ(ml_snapshot_open(&sn, pid, NULL, &err), -ESRCH);
+	CHECK_EQ(ml_snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err),
+		 -ESRCH);
 	ml_snapshot_free(&s);
 }
 
@@ -727,7 +836,7 @@ static void test_spawn_before_main(void)
 	close(from[1]);
 	REQUIRE_MSG(pid > 0, "spawn_stopped: %s", err.msg);
 	T_CHILD(pid);
-	REQUIRE(ml_snapshot_open(&sn, pid, NULL, &err) == 0);
+	REQUIRE(ml_snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err) == 0);
 	REQUIRE_MSG(ml_snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
 	CHECK(!has_path(&s, "libc.so"));
 	CHECK(!has_path(&s, "[heap]"));
@@ -781,6 +890,32 @@ int main(void)
 	RUN(test_target_unaffected);
 	RUN(test_exited_target);
 	RUN(test_spawn_before_main);
+	/* the counts again with the pagemap read forced */
+	RUN(test_read_matches_scan);
+	RUN(test_huge_zero_page);
+	method = SNAP_METHOD_READ;
+	t_run("pagemap_read_huge_zero_page", test_huge_zero_page);
+	t_run("pagemap_read_resident_exact", test_resident_exact);
+	t_run("pagemap_read_zero_file_pages", test_zero_file_pages);
+	t_run("pagemap_read_huge_pages", test_huge_pages);
+	if (!have_swap()) {
+		swap_why = swap_make();
+		if (!swap_why[0])
+			printf("# a 64 MiB swap file again: %s\n", swap_file);
+	}
+	t_run("pagemap_read_swapped_pages", test_swapped_pages);
+	t_run("pagemap_read_swapped_matches_vmswap", test_swapped_matches_vmswap);
+	swap_drop();
+	t_run("pagemap_read_per_vma_matches_smaps", test_per_vma_matches_smaps);
+	t_run("pagemap_read_vmas_changing_during_read", test_vmas_changing_during_scan);
+	t_run("pagemap_read_totals_vs_rollup", test_totals_vs_rollup);
+	t_run("pagemap_read_region_kinds", test_region_kinds);
+	t_run("pagemap_read_page_flags", test_page_flags);
+	t_run("pagemap_read_diff_after_touch", test_diff_after_touch);
+	t_run("pagemap_read_target_unaffected", test_target_unaffected);
+	t_run("pagemap_read_exited_target", test_exited_target);
+	t_run("pagemap_read_spawn_before_main", test_spawn_before_main);
+	method = SNAP_METHOD_AUTO;
 	stop();
 	return T_DONE();
 }

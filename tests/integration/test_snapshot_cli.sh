@@ -98,14 +98,24 @@ check_rc output_file_human $(( rc != 0 || $? != 0 )) "rc=$rc $(head -3 "$tmp/hum
 check_rc output_file_stdout_unused $(( $(cat "$tmp/o.stdout" "$tmp/o2.stdout" | wc -c) != 0 )) \
 	"$(head -3 "$tmp/o.stdout" "$tmp/o2.stdout")"
 
-# 5. --pages and --writes add their fields
-"$M" snapshot -p "$tpid" --json --pages --writes -i 20 -n 2 >"$tmp/pw.json"
-rc=$?
-$PY - "$tmp/pw.json" <<'PYEOF' >"$tmp/py.out" 2>&1
+# 5. --pages and --writes add their fields (--writes: write tracking
+# needs PAGEMAP_SCAN and async write-protect, 6.7+; refused before)
+"$M" check --json >"$tmp/chk.json" 2>/dev/null
+scan=$($PY -c "import json,sys; print(next(f['state'] for f in json.load(open(sys.argv[1]))['features'] if f['name'] == 'pagemap_scan'))" "$tmp/chk.json")
+if [ "$scan" = ok ]; then
+	"$M" snapshot -p "$tpid" --json --pages --writes -i 20 -n 2 >"$tmp/pw.json"
+	rc=$?
+else
+	"$M" snapshot -p "$tpid" --writes -n 1 >/dev/null 2>"$tmp/w.err"
+	check writes_refused_without_pagemap_scan $(( $? != 5 )) "$(cat "$tmp/w.err")"
+	"$M" snapshot -p "$tpid" --json --pages -i 20 -n 2 >"$tmp/pw.json"
+	rc=$?
+fi
+$PY - "$tmp/pw.json" "$scan" <<'PYEOF' >"$tmp/py.out" 2>&1
 import json, sys
 snaps = [json.loads(l) for l in open(sys.argv[1])][:-1]
 assert "page_flags" in snaps[0]["totals"] and "anon" in snaps[0]["totals"]["page_flags"]
-assert "written_pages" in snaps[1]["totals"]
+assert sys.argv[2] != "ok" or "written_pages" in snaps[1]["totals"]
 assert snaps[1]["totals"]["swapped_pages"] * 4 == snaps[1]["mm"]["VmSwap_kb"]
 PYEOF
 check_rc pages_and_writes $(( rc != 0 || $? != 0 )) "rc=$rc $(tail -3 "$tmp/py.out")"
@@ -188,4 +198,50 @@ if command -v setpriv >/dev/null; then
 else
 	echo "skip - no_permission: setpriv (util-linux) is not installed"
 fi
-echo "skip - no_pagemap_scan: this kernel has PAGEMAP_SCAN (6.7+); the ENOTSUP path (exit 5) cannot be exercised here"
+
+# --method: the PAGEMAP_SCAN walk or the read of every VMA's pagemap entries
+# (what a kernel without PAGEMAP_SCAN gets): the same counts, and the JSON
+# says which; the kernel's answer decides the default, not its version
+"$M" snapshot --method bogus -p 1 >/dev/null 2>"$tmp/e"; rc=$?
+check method_bad_value $(( rc != 2 )) "rc=$rc $(cat "$tmp/e")"
+mkfifo "$tmp/in2"
+"$W/snaptarget" 100 <"$tmp/in2" >"$tmp/t2.out" &
+tpid=$!
+exec 7>"$tmp/in2"
+for _ in $(seq 100); do grep -q ready "$tmp/t2.out" && break; sleep 0.05; done
+"$M" snapshot -p "$tpid" --json --method read >"$tmp/rd.json" 2>"$tmp/rd.err"; rc=$?
+"$M" snapshot -p "$tpid" --json >"$tmp/auto.json" 2>"$tmp/auto.err"; rc2=$?
+"$M" snapshot -p "$tpid" --json --method read >"$tmp/rd2.json" 2>>"$tmp/rd.err"
+"$M" snapshot -p "$tpid" --method scan -n 1 >/dev/null 2>"$tmp/sc.err"; rc3=$?
+$PY - "$tmp/rd.json" "$tmp/auto.json" "$tmp/rd2.json" "$scan" <<'PYEOF' >"$tmp/py.out" 2>&1
+import json, sys
+rd, auto, rd2 = [[json.loads(l) for l in open(f)][0] for f in sys.argv[1:4]]
+want = "pagemap_scan" if sys.argv[4] == "ok" else "pagemap_read"
+assert rd["method"] == "pagemap_read" and auto["method"] == want, (rd["method"], auto["method"])
+assert rd["pagemap_reads"] > 0 and rd["zero_and_huge_known"] is True
+# the target is still: both reads agree with the default method on every VMA
+key = lambda o: [(r["start_addr"], r["resident_pages"], r["swapped_pages"], r["file_pages"],
+                  r["huge_pages"], r["zero_pages"]) for r in o["regions"]]
+assert key(rd) == key(rd2), "the target moved between the two reads"
+assert key(rd) == key(auto), [(a, b) for a, b in zip(key(rd), key(auto)) if a != b][:3]
+print("same counts, %s by default" % want)
+PYEOF
+check method_read_same_counts_as_default $(( rc != 0 || rc2 != 0 || $? != 0 )) "rc=$rc $rc2 $(tail -3 "$tmp/py.out") $(cat "$tmp/rd.err" "$tmp/auto.err")"
+if [ "$scan" = ok ]; then
+	check method_scan_where_the_kernel_has_it $(( rc3 != 0 )) "rc=$rc3 $(cat "$tmp/sc.err")"
+else
+	grep -q "no PAGEMAP_SCAN ioctl" "$tmp/sc.err"
+	check method_scan_refused_without_pagemap_scan_exit_5 $(( rc3 != 5 || $? != 0 )) "rc=$rc3 $(cat "$tmp/sc.err")"
+fi
+exec 7>&-
+wait "$tpid" 2>/dev/null
+tpid=
+if command -v setpriv >/dev/null; then
+	# without root the kernel hides page frames: the read cannot tell zero
+	# or huge pages, and says so
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$M" snapshot --method read -n 1 --json -- /bin/sleep 0.2 >"$tmp/u2.json" 2>"$tmp/e"; rc=$?
+	$PY -c "import json,sys; o=json.loads(open(sys.argv[1]).readline()); assert o['method'] == 'pagemap_read' and o['zero_and_huge_known'] is False and o['totals']['resident_pages'] > 0, o" "$tmp/u2.json" 2>"$tmp/py.out"
+	check method_read_unprivileged_says_zero_and_huge_unknown $(( rc != 0 || $? != 0 )) "rc=$rc $(cat "$tmp/e" "$tmp/py.out")"
+else
+	echo "skip - method_read_unprivileged_says_zero_and_huge_unknown: setpriv (util-linux) is not installed"
+fi

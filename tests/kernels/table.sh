@@ -16,8 +16,10 @@ py=/usr/bin/python3
 "$py" - "$BUILD/kernels" "$README" <<'PY'
 import os, re, sys
 root, readme = sys.argv[1], sys.argv[2]
-cases = [re.sub(r"^\d+-", "", f[:-3]) for f in sorted(os.listdir("tests/kernels/cases"))
-         if re.match(r"^\d+-.*\.sh$", f)]
+# one column per command: the cases of one command (81-checkpoint,
+# 82-checkpoint) share their name, and their lines
+cases = list(dict.fromkeys(re.sub(r"^\d+-", "", f[:-3]) for f in sorted(os.listdir("tests/kernels/cases"))
+                           if re.match(r"^\d+-.*\.sh$", f)))
 def key(v):
     return [int(x) if x.isdigit() else x for x in re.split(r"[.]", v)]
 rows = []

@@ -3,6 +3,13 @@
 # (tests/kernels/cases/agent_chain.bash).
 set -u
 cd "$(dirname "$0")/../../.." || exit 1
+case $KVER in [0-5].* | 6.[0-6].* | 6.[0-6]-*)
+	. tests/kernels/cases/lib.bash
+	write_tracking_unsupported agent
+	c_done
+	exit
+	;;
+esac
 WHICH=fork
 . tests/kernels/cases/agent_chain.bash
 exit 0

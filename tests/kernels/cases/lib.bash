@@ -36,3 +36,33 @@ run_host_test() {
 	env "$@" bash "tests/integration/$t"
 }
 c_done() { t_done; }
+# write_tracking_unsupported COMMAND: before Linux 6.7 (no PAGEMAP_SCAN, no
+# async write-protect) COMMAND cannot profile the target's writes. Says so
+# ("# unsupported: ..." for the kernel table), checks that memlens check
+# says it too, and that memlens checkpoint's profiler refuses clearly and
+# leaves its target running.
+write_tracking_unsupported() {
+	local what=$1 pid rc st
+	echo "# unsupported: $what profiles the target's writes, which needs PAGEMAP_SCAN and async write-protect (Linux 6.7+)"
+	"$MEMLENS" check --json >"$C_TMP/wt.json" 2>/dev/null
+	[ "$(jq_last "$C_TMP/wt.json" "next((f['state'] for f in d['features'] if f['name'] == 'pagemap_scan'), '')")" = missing ] &&
+		jq_last "$C_TMP/wt.json" "next(f['used_by'] for f in d['features'] if f['name'] == 'pagemap_scan')" | grep -qw "$what" &&
+		ok "${what}_missing_in_check" ||
+		notok "${what}_missing_in_check" "$(jq_last "$C_TMP/wt.json" "[f for f in d['features'] if f['name'] == 'pagemap_scan']")"
+	setsid sleep 120 &	# in its own session, as CRIU wants it
+	pid=$!
+	C_BG+=("$pid")
+	# until it is its session's leader (setsid runs in the child)
+	for _ in $(seq 1 50); do
+		[ "$(awk '{print $6}' /proc/$pid/stat 2>/dev/null)" = "$pid" ] && break
+		sleep 0.1
+	done
+	"$MEMLENS" checkpoint -p $pid -D "$C_TMP/wt-images" -s 1 >"$C_TMP/wt.out" 2>"$C_TMP/wt.err"
+	rc=$?
+	st=$(awk '/^State:/ {print $2}' /proc/$pid/status 2>/dev/null)
+	echo "# memlens checkpoint: exit $rc: $(tail -n 1 "$C_TMP/wt.err")"
+	[ $rc != 0 ] && grep -q 'no PAGEMAP_SCAN ioctl' "$C_TMP/wt.err" && [ "$st" = S ] &&
+		ok "${what}_profiling_refused_target_unharmed" ||
+		notok "${what}_profiling_refused_target_unharmed" "exit $rc, target state '$st': $(cat "$C_TMP/wt.err")"
+	kill $pid 2>/dev/null
+}
