@@ -28,23 +28,6 @@ struct recv_state {
 	int round;
 };
 
-static uint64_t pages_bytes(const char *dir)
-{
-	uint64_t sum = 0;
-	struct dirent *de;
-	struct stat st;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "pages-", 6) &&
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			sum += (uint64_t)st.st_size;
-	closedir(d);
-	return sum;
-}
-
 static void round_dir(const struct recv_state *s, int k, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.4000s/%d", s->o->dir, k);
@@ -89,7 +72,7 @@ static int end_round(struct recv_state *s, int k)
 	ml_criu_page_server_stop(s->ps_pid, &e);
 	s->ps_pid = 0;
 	round_dir(s, k, dir, sizeof(dir));
-	return wire_send(&s->w, "STORED %d %llu", k, (unsigned long long)pages_bytes(dir));
+	return wire_send(&s->w, "STORED %d %llu", k, (unsigned long long)ml_criu_dir_bytes(dir, "pages-"));
 }
 
 static int recv_file(struct recv_state *s, const char *name, unsigned long long size)

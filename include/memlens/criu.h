@@ -63,6 +63,10 @@ struct criu_caps {
  * looked at. Writes an absolute path into @out. -ENOENT with a message
  * that says how to get one.
  */
+/* The bytes of the regular files in @dir whose names start with @prefix
+ * (NULL: all), CRIU's logs left out: what a dump wrote there. */
+uint64_t ml_criu_dir_bytes(const char *dir, const char *prefix);
+
 int ml_criu_locate(const char *explicit_path, const char *fallback, char *out, size_t len,
 		   struct ml_err *err);
 

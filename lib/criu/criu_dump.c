@@ -57,7 +57,7 @@ static void relpath(const char *from, const char *to, char *out, size_t len)
 		snprintf(out, len, ".");
 }
 
-static uint64_t dir_bytes(const char *dir)
+uint64_t ml_criu_dir_bytes(const char *dir, const char *prefix)
 {
 	uint64_t sum = 0;
 	struct dirent *de;
@@ -67,7 +67,8 @@ static uint64_t dir_bytes(const char *dir)
 	if (!d)
 		return 0;
 	while ((de = readdir(d)))
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		if ((!prefix || !strncmp(de->d_name, prefix, strlen(prefix))) &&
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode) && !strstr(de->d_name, ".log"))
 			sum += (uint64_t)st.st_size;
 	closedir(d);
@@ -436,7 +437,7 @@ static void read_stats(const char *dir, struct criu_result *res)
 {
 	struct ml_err e;
 
-	res->image_bytes = dir_bytes(dir);
+	res->image_bytes = ml_criu_dir_bytes(dir, NULL);
 	ml_criu_read_dump_stats(dir, &res->pages_scanned, &res->pages_skipped_parent,
 				&res->pages_written, &e);
 }

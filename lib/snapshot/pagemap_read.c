@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "pagemap_read.h"
+#include "snapshot_pages.h"
 
 #define PG 4096ULL
 #define HPAGE (512ULL * PG)
@@ -41,24 +42,6 @@
  * markers, poison) use the top types */
 #define REAL_SWAP_TYPES 16
 
-static int pread_full(int fd, void *buf, size_t len, off_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, off + (off_t)done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (int)(done / sizeof(uint64_t));
-}
-
 /* The zero page's frame: a read of a fresh anonymous page of ours maps it. */
 static uint64_t own_zero_pfn(void)
 {
@@ -71,7 +54,7 @@ static uint64_t own_zero_pfn(void)
 	(void)m[0];
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		if (pread_full(fd, &e, sizeof(e), (off_t)((uintptr_t)m / PG * 8)) != 1)
+		if (ml_snap_pread_words(fd, &e, sizeof(e), (off_t)((uintptr_t)m / PG * 8)) != 1)
 			e = 0;
 		close(fd);
 	}
@@ -117,7 +100,7 @@ static int read_flags(struct ml_pmread *p, uint64_t pfn, int n)
 	if (p->flags_fd < 0)
 		return -1;
 	p->reads++;
-	return pread_full(p->flags_fd, p->fl, (size_t)n * 8, (off_t)(pfn * 8));
+	return ml_snap_pread_words(p->flags_fd, p->fl, (size_t)n * 8, (off_t)(pfn * 8));
 }
 
 /* A present, not exclusive page at @addr with frame @pfn: the zero page? */
@@ -210,7 +193,7 @@ int ml_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct vma *v, stru
 
 		if (stop > v->end)
 			stop = v->end;
-		n = pread_full(pagemap_fd, p->pm, (size_t)((stop - a) / PG * 8),
+		n = ml_snap_pread_words(pagemap_fd, p->pm, (size_t)((stop - a) / PG * 8),
 			       (off_t)(a / PG * 8));
 		p->reads++;
 		if (n < 0)

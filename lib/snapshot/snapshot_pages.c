@@ -80,7 +80,7 @@ void ml_snap_pages_close(struct snap_pages *p)
 	p->flags_fd = p->count_fd = -1;
 }
 
-static int pread_all(int fd, void *buf, size_t len, off_t off)
+int ml_snap_pread_words(int fd, void *buf, size_t len, off_t off)
 {
 	size_t done = 0;
 
@@ -114,8 +114,8 @@ static int read_cluster(struct snap_pages *p, const uint64_t *pfn, int n, struct
 			struct ml_err *err)
 {
 	size_t len = (size_t)(pfn[n - 1] - pfn[0] + 1);
-	int a = pread_all(p->flags_fd, p->fl, len * 8, (off_t)(pfn[0] * 8));
-	int b = pread_all(p->count_fd, p->cnt, len * 8, (off_t)(pfn[0] * 8));
+	int a = ml_snap_pread_words(p->flags_fd, p->fl, len * 8, (off_t)(pfn[0] * 8));
+	int b = ml_snap_pread_words(p->count_fd, p->cnt, len * 8, (off_t)(pfn[0] * 8));
 
 	p->reads += 2;
 	if (a < 0 || b < 0)
@@ -175,7 +175,7 @@ int ml_snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, ui
 
 		if (pages > BATCH)
 			pages = BATCH;
-		n = pread_all(pagemap_fd, p->pm, pages * 8, (off_t)(a / 4096 * 8));
+		n = ml_snap_pread_words(pagemap_fd, p->pm, pages * 8, (off_t)(a / 4096 * 8));
 		if (n < 0)
 			return ml_err_set(err, n == -ESRCH ? ESRCH : -n,
 					  "reading the target's pagemap: %s", strerror(-n));

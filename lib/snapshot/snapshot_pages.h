@@ -28,4 +28,8 @@ void ml_snap_pages_close(struct snap_pages *p);
 int ml_snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
 			struct snap_counts *c, struct ml_err *err);
 
+/* pread() @len bytes at @off in full (EINTR retried, a short read at the
+ * end kept): the number of 64-bit words read, or -errno. */
+int ml_snap_pread_words(int fd, void *buf, size_t len, off_t off);
+
 #endif

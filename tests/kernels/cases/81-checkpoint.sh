@@ -1,15 +1,8 @@
 #!/bin/bash
 # Pre-dump chains through `memlens checkpoint` with the CRIU fork that has
 # the exclude options (tests/kernels/cases/checkpoint_chain.bash).
-set -u
 cd "$(dirname "$0")/../../.." || exit 1
-case $KVER in [0-5].* | 6.[0-6].* | 6.[0-6]-*)
-	. tests/kernels/cases/lib.bash
-	write_tracking_unsupported checkpoint
-	c_done
-	exit
-	;;
-esac
+. tests/kernels/cases/needs_write_tracking.bash checkpoint
 WHICH=fork
 . tests/kernels/cases/checkpoint_chain.bash
 exit 0

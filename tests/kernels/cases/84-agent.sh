@@ -1,15 +1,8 @@
 #!/bin/bash
 # The agent's pre-dump chain with upstream CRIU 4.1.1
 # (tests/kernels/cases/agent_chain.bash).
-set -u
 cd "$(dirname "$0")/../../.." || exit 1
-case $KVER in [0-5].* | 6.[0-6].* | 6.[0-6]-*)
-	. tests/kernels/cases/lib.bash
-	write_tracking_unsupported agent
-	c_done
-	exit
-	;;
-esac
+. tests/kernels/cases/needs_write_tracking.bash agent
 WHICH=upstream
 . tests/kernels/cases/agent_chain.bash
 exit 0

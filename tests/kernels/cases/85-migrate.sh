@@ -3,14 +3,9 @@
 # fork that has the exclude options (tests/kernels/cases/migrate_ns.bash).
 set -u
 cd "$(dirname "$0")/../../.." || exit 1
-case $KVER in [0-5].* | 6.[0-6].* | 6.[0-6]-*)
-	# (without it, with upstream CRIU: the next case, which runs here)
-	. tests/kernels/cases/lib.bash
-	write_tracking_unsupported migrate
-	c_done
-	exit
-	;;
-esac
+# (before Linux 6.7 memlens migrate still runs with upstream CRIU, without
+# exclusion: the next case)
+. tests/kernels/cases/needs_write_tracking.bash migrate
 WHICH=fork
 . tests/kernels/cases/migrate_ns.bash
 exit 0
