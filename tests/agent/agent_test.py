@@ -1056,7 +1056,7 @@ def test_migrate_validation():
     mw, lo, hi = memwrite(4)
     sock = sock_path("migval")
     images = os.path.join(TMP, "images-migval")
-    start_agent(["--target-pid", str(mw.pid), "--images-root", images], sock)
+    start_agent(["--pid", str(mw.pid), "--images-root", images], sock)
     ch, st = unix(sock)
     ok = dict(images_dir="src", destination_dir="dst")
     bad = [(dict(images_dir="src"), "destination"),
@@ -1109,7 +1109,7 @@ def test_migrate():
         threading.Thread(target=mw.wait, daemon=True).start()
         sock = sock_path("migrate-" + name)
         images = os.path.join(TMP, "images-migrate-" + name)
-        start_agent(["--target-pid", str(mw.pid), "--criu", criu, "--images-root", images,
+        start_agent(["--pid", str(mw.pid), "--criu", criu, "--images-root", images,
                      "--criu-timeout", "300"], sock, prefix=in_a)
         ch, st = unix(sock)
         req = dict(images_dir="src", max_rounds=3, threshold_mib=1, round_seconds=2,

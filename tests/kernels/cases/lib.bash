@@ -57,7 +57,7 @@ write_tracking_unsupported() {
 		[ "$(awk '{print $6}' /proc/$pid/stat 2>/dev/null)" = "$pid" ] && break
 		sleep 0.1
 	done
-	"$MEMLENS" checkpoint -p $pid -D "$C_TMP/wt-images" -s 1 >"$C_TMP/wt.out" 2>"$C_TMP/wt.err"
+	"$MEMLENS" checkpoint -p $pid -D "$C_TMP/wt-images" -d 1 >"$C_TMP/wt.out" 2>"$C_TMP/wt.err"
 	rc=$?
 	st=$(awk '/^State:/ {print $2}' /proc/$pid/status 2>/dev/null)
 	echo "# memlens checkpoint: exit $rc: $(tail -n 1 "$C_TMP/wt.err")"
