@@ -7,6 +7,9 @@
 #ifndef MEMLENS_FORMAT_H
 #define MEMLENS_FORMAT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 enum ml_stop {
 	ML_STOP_UNKNOWN, /* not given, or a word this version does not know */
 	ML_STOP_DURATION, /* "duration": the requested duration elapsed */
@@ -23,5 +26,7 @@ const char *ml_stop_token(enum ml_stop s);
 const char *ml_stop_text(enum ml_stop s);
 /* A token, or a sentence older versions wrote; ML_STOP_UNKNOWN otherwise. */
 enum ml_stop ml_stop_parse(const char *s);
+
+#pragma GCC visibility pop
 
 #endif

@@ -8,6 +8,9 @@
 #ifndef MEMLENS_FORMAT_SNAPSHOT_H
 #define MEMLENS_FORMAT_SNAPSHOT_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,5 +76,7 @@ struct snapshot_summary_rec {
 
 /* Read a snapshot "summary" object (every field optional). */
 void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_rec *out);
+
+#pragma GCC visibility pop
 
 #endif

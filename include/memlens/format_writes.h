@@ -8,6 +8,9 @@
 #ifndef MEMLENS_FORMAT_WRITES_H
 #define MEMLENS_FORMAT_WRITES_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,5 +98,7 @@ struct writes_summary_rec {
 int ml_fmt_writes_summary_read(const struct json *o, struct writes_summary_rec *out,
 			       struct ml_err *err);
 void ml_fmt_writes_summary_free(struct writes_summary_rec *r);
+
+#pragma GCC visibility pop
 
 #endif

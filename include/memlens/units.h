@@ -6,6 +6,9 @@
 #ifndef MEMLENS_UNITS_H
 #define MEMLENS_UNITS_H
 
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,5 +30,7 @@ uint64_t ml_size_unit(uint64_t max_bytes, int digits, const char **name);
 
 /* @bytes in the unit @div of ml_size_unit(), rounded up ("4 KiB" for 1 byte). */
 uint64_t ml_in_unit(uint64_t bytes, uint64_t div);
+
+#pragma GCC visibility pop
 
 #endif

@@ -184,3 +184,15 @@ else
 		notok shared_links_beside_libcriu "$(head -n 8 "$tmp/prog_so.err")"
 	fi
 fi
+
+# every public header's declarations are exported by libmemlens.so (a new
+# header without the visibility pragma would be hidden there)
+missing=
+for h in include/memlens/*.h; do
+	grep -q 'visibility push(default)' "$h" || missing="$missing ${h#include/}"
+done
+if [ -z "$missing" ]; then
+	ok "public_headers_exported"
+else
+	notok public_headers_exported "no '#pragma GCC visibility push(default)' in:$missing"
+fi
