@@ -749,9 +749,12 @@ def test_auto_discovery_shared_pid_namespace():
     # shareProcessNamespace; the oldest non-agent process is "pause": it must be skipped
     pause = os.path.join(TMP, "pause")
     shutil.copy(os.path.join(WORKLOADS, "sleeper"), pause)
-    script = ('%s nanosleep 600000 >/dev/null & sleep 0.1; %s -m 8 >%s 2>&1 & sleep 0.2; '
+    # (the 0.1 s: "pause" starts a clock tick before the application, so it
+    # is the oldest; the agent starts once memwrite runs)
+    script = ('%s nanosleep 600000 >/dev/null & sleep 0.1; %s -m 8 >%s 2>&1 & '
+              'for i in $(seq 500); do grep -qs writes %s && break; sleep 0.02; done; '
               '%s agent --socket %s 2>%s.err & wait'
-              % (pause, os.path.join(WORKLOADS, "memwrite"), out, MEMLENS, sock, out))
+              % (pause, os.path.join(WORKLOADS, "memwrite"), out, out, MEMLENS, sock, out))
     in_pid_namespace(script, sock)
     m = re.search(r"pid (\d+) writes 0x([0-9a-f]+)-0x([0-9a-f]+)", open(out).read())
     check(m, "memwrite did not start")
@@ -1198,9 +1201,12 @@ def test_checkpoint_session_zero_target():
     sock = sock_path("sid0")
     out = os.path.join(TMP, "sid0.out")
     images = os.path.join(TMP, "images-sid0")
-    script = ('%s -m 8 >%s 2>&1 & sleep 0.2; %s agent --socket %s --comm memwrite '
+    # the agent starts once memwrite runs (it finds its target by comm)
+    script = ('%s -m 8 >%s 2>&1 & for i in $(seq 500); do grep -qs writes %s && break; '
+              'sleep 0.02; done; %s agent --socket %s --comm memwrite '
               '--criu %s --images-root %s 2>%s.err & wait'
-              % (os.path.join(WORKLOADS, "memwrite"), out, MEMLENS, sock, criu, images, out))
+              % (os.path.join(WORKLOADS, "memwrite"), out, out, MEMLENS, sock, criu, images,
+                 out))
     in_pid_namespace(script, sock)
     m = re.search(r"pid (\d+) writes 0x([0-9a-f]+)-0x([0-9a-f]+)", open(out).read())
     check(m, "memwrite did not start")
