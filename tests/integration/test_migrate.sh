@@ -24,15 +24,6 @@ t_at_exit cleanup
 jget() {
 	"$PY" -c 'import json,sys; j=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$1" "$2"
 }
-gone() {
-	local st
-	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
-	[ "$st" = Z ] || [ "$st" = X ]
-}
-wait_gone() {
-	for _ in $(seq $(($2 * 10))); do gone "$1" && return 0; sleep 0.1; done
-	return 1
-}
 # start OUT [nsenter args] -- CMD...: a workload in its own session; sets $P
 start() {
 	local out=$1
@@ -75,7 +66,7 @@ test_bad_destination() {
 	local rc=$?
 	if [ $rc -ne 1 ] || ! grep -q "cannot reach the destination 127.0.0.1:1" "$tmp/bd.err"; then
 		notok migrate_bad_destination "exit $rc: $(cat "$tmp/bd.err")"
-	elif gone "$P"; then
+	elif t_gone "$P"; then
 		notok migrate_bad_destination "the target died"
 	else
 		ok migrate_bad_destination

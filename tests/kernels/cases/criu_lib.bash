@@ -97,19 +97,6 @@ PYEOF
 	[ "$JBAD" = PASSED ] && JBAD= || JBAD=${JBAD:-"$label: the check itself failed"}
 }
 
-# gone PID: no such process, or a zombie
-gone() {
-	local st
-	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
-	[ "$st" = Z ] || [ "$st" = X ]
-}
-
-# wait_gone PID SECS
-wait_gone() {
-	for _ in $(seq $(($2 * 10))); do gone "$1" && return 0; sleep 0.1; done
-	return 1
-}
-
 # netns_up NS_A NS_B ADDR_A ADDR_B: two network namespaces joined by a veth
 # pair (two hosts on one machine); the caller deletes them
 netns_up() {
