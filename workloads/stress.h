@@ -310,4 +310,22 @@ static inline int stress_regs_changed(uint64_t seed, unsigned int spins)
 	return bad;
 }
 
+/*
+ * The main thread's work until the run stops: register checks (20000 spins
+ * each) from @seed on; every check that found a register changed is
+ * reported and counted in *@regs.
+ */
+static inline void stress_regs_loop(uint64_t seed, uint64_t *regs)
+{
+	while (!stress_stopping()) {
+		int k = stress_regs_changed(seed++, 20000);
+
+		if (k) {
+			stress_harm("registers changed", k, (long long)seed);
+			(*regs)++;
+		}
+		stress_checked(1);
+	}
+}
+
 #endif

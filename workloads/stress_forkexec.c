@@ -107,15 +107,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	stress_ready();
-	while (!stress_stopping()) {
-		int k = stress_regs_changed(seed++, 20000);
-
-		if (k) {
-			stress_harm("registers changed", k, (long long)seed);
-			regs++;
-		}
-		stress_checked(1);
-	}
+	stress_regs_loop(seed, &regs);
 	pthread_join(t, NULL);
 	return stress_finish("forkexec: %llu children, %llu held a userfaultfd before exec, %llu "
 			     "after, %llu failed to run, %llu register checks failed",

@@ -68,15 +68,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	stress_ready();
-	while (!stress_stopping()) {
-		int k = stress_regs_changed(seed++, 20000);
-
-		if (k) {
-			stress_harm("registers changed", k, (long long)seed);
-			regs++;
-		}
-		stress_checked(1);
-	}
+	stress_regs_loop(seed, &regs);
 	pthread_join(t, NULL);
 	return stress_finish("vmas: %zu pages, %llu passes over them, %llu register checks failed",
 			     npages, (unsigned long long)passes, (unsigned long long)regs);
