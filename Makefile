@@ -124,8 +124,8 @@ test: deps
 	@tests/run.sh
 
 # The kernel matrix: each Debian kernel booted in QEMU runs the guest suite
-# (tests/kernels/); doc/kernels.md's kernel table is regenerated from the run.
-KERNELS ?= 6.1 6.12 7.2
+# (tests/kernels/); the README's kernel table is regenerated from the run.
+KERNELS ?= 6.1 6.12 7.2 7.3
 .PHONY: test-kernels
 test-kernels: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

@@ -161,7 +161,10 @@ test_whole_system_window() {
 		notok $n "tracer did not start: $(cat "$TR_ERR")"; return
 	fi
 	python3 - "$dir" "$T_TMP/win.fifo" >"$T_TMP/win.py" 2>&1 <<'PY' &
-import os, sys
+import os, resource, sys
+# 8000 descriptors: more than the kernel's default limit (1024, hard 4096)
+# that a process started by a bare init (the matrix guests) has
+resource.setrlimit(resource.RLIMIT_NOFILE, (16384, 16384))
 fds = [os.pipe() for _ in range(4000)]	# held until the tracer is done
 for i in range(10000):
     open(os.path.join(sys.argv[1], str(i)), 'w').close()
@@ -170,9 +173,17 @@ open(sys.argv[2]).read()			# until the tracer has stopped
 PY
 	p=$!
 	T_BG+=("$p")
-	wait_for_line "$T_TMP/win.py" ready 60
+	if ! wait_for_line "$T_TMP/win.py" ready 120; then
+		tracer_stop
+		notok $n "the workload did not get ready: $(tail -n 5 "$T_TMP/win.py")"
+		kill $p 2>/dev/null
+		wait $p 2>/dev/null
+		rm -rf "$dir"
+		return
+	fi
 	tracer_stop
-	echo done >"$T_TMP/win.fifo"
+	# bounded: a fifo's writer waits for its reader, which may have gone
+	timeout 60 sh -c 'echo done >"$1"' _ "$T_TMP/win.fifo"
 	wait $p
 	rm -rf "$dir"
 	res=$(python3 - "$TR_OUT" "$(nproc)" <<'PY'

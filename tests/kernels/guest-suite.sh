@@ -27,7 +27,7 @@
 #   the clear refusal instead) prints "# unsupported: WHY" once.
 #   NAME is the memlens command the case covers (check, writes, snapshot,
 #   faults, oom, slab, leaks, criu, ...): the README's kernel table has one
-#   column per NAME (tests/kernels/table.sh).
+#   row per NAME (tests/kernels/table.sh).
 #   memlens_cases=PATTERN[,PATTERN...] (a boot parameter; run.sh sets it
 #   from CASES) runs only the cases whose file name contains one of them.
 # Output: each case's lines prefixed with "[NAME] ", then per case

@@ -5,7 +5,7 @@
 # suite (tests/kernels/guest-suite.sh) there against the binaries built here.
 #
 #   tests/kernels/run.sh [--plain] [VERSION...]
-#                              (default: $KERNELS, else 6.1 6.12 7.2)
+#                              (default: $KERNELS, else 6.1 6.12 7.2 7.3)
 #
 # Prints every guest test line prefixed with "[kernel V]", per kernel
 # "[kernel V] N passed, N failed, N skipped (T s)", and the totals last.
@@ -26,7 +26,7 @@ GUEST_TIMEOUT=${GUEST_TIMEOUT:-2400}
 VIRTIOFSD=${VIRTIOFSD:-/usr/lib/qemu/virtiofsd}
 PLAIN=
 [ "${1:-}" = --plain ] && PLAIN=1 && shift
-read -r -a versions <<<"${*:-${KERNELS:-6.1 6.12 7.2}}"
+read -r -a versions <<<"${*:-${KERNELS:-6.1 6.12 7.2 7.3}}"
 pass=0 fail=0 skip=0
 
 say() {
