@@ -38,6 +38,34 @@ static void fail_criu(struct rpc_reply *out, const char *what, int r, const stru
 		rpc_fail(out, criu_status(r), "%s: %s", what, e->msg);
 }
 
+/* The start of every CRIU RPC: its result, and a CRIU to run. NULL: answered. */
+static struct criu_result *criu_begin(struct agent *a, const char *what, struct rpc_reply *out)
+{
+	struct criu_result *res = calloc(1, sizeof(*res));
+	struct ml_err e = { 0 };
+
+	if (!res) {
+		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+		return NULL;
+	}
+	if (agent_criu(a, &e)) {
+		fail_no_criu(out, what, &e);
+		free(res);
+		return NULL;
+	}
+	return res;
+}
+
+/* After CRIU ran: its metrics, and on failure the answer. Returns r. */
+static int criu_end(enum ckpt_kind kind, int r, const char *what, const struct ml_err *e,
+		    const struct criu_result *res, struct rpc_reply *out)
+{
+	metrics_checkpoint(kind, !r, res->duration_ms);
+	if (r)
+		fail_criu(out, what, r, e, res);
+	return r;
+}
+
 /* images_dir and parent_dir of a request, resolved under --images-root. */
 static int dirs(struct agent *a, const char *images, const char *parent, char *dir, char *pdir,
 		struct rpc_reply *out, const char *what)
@@ -92,34 +120,24 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 			      struct rpc_reply *out)
 {
 	enum ckpt_kind kind = req->pre_dump ? CKPT_PRE_DUMP : CKPT_DUMP;
-	struct criu_result *res = calloc(1, sizeof(*res));
+	struct criu_result *res = criu_begin(a, what, out);
 	struct ml_err e = { 0 };
 	struct rangeset hot;
 	int r;
 
-	ml_rangeset_init(&hot);
-	if (!res) {
-		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+	if (!res)
 		return;
-	}
-	r = agent_criu(a, &e);
-	if (r) {
-		fail_no_criu(out, what, &e);
-		goto out;
-	}
+	ml_rangeset_init(&hot);
 	r = agent_target(a, &req->pid, &e);
 	if (r) {
 		fail_criu(out, what, r, &e, NULL);
 		goto out;
 	}
 	r = ml_criu_checkpoint(a->session, a->prof, req, res, &hot, &e);
-	metrics_checkpoint(kind, !r, res->duration_ms);
-	if (r) {
-		/* the client's arguments were checked above: -EINVAL is about the
-		 * target (CRIU refuses a process in session 0), a precondition */
-		fail_criu(out, what, r == -EINVAL ? -EOPNOTSUPP : r, &e, res);
+	/* the client's arguments were checked above: -EINVAL is about the
+	 * target (CRIU refuses a process in session 0), a precondition */
+	if (criu_end(kind, r == -EINVAL ? -EOPNOTSUPP : r, what, &e, res, out))
 		goto out;
-	}
 	a->checkpoints++;
 	if (a->prof && !res->profiler_reinit) {
 		/* the target is gone or frozen in the images: stop profiling it */
@@ -237,25 +255,14 @@ static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, cons
 				       .shell_job = q->shell_job,
 				       .extra_args = criu_opts(a) };
 	struct criu_run_opts o = { .timeout_ms = timeout_for(a, q->timeout_ms) };
-	struct criu_result *res = calloc(1, sizeof(*res));
+	struct criu_result *res = criu_begin(a, "Restore", out);
 	struct ml_err e = { 0 };
-	int r;
 
-	if (!res) {
-		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+	if (!res)
 		return;
-	}
-	r = agent_criu(a, &e);
-	if (r) {
-		fail_no_criu(out, "Restore", &e);
+	if (criu_end(CKPT_RESTORE, ml_criu_restore(&a->caps, &rq, &o, res, &e), "Restore", &e,
+		     res, out))
 		goto out;
-	}
-	r = ml_criu_restore(&a->caps, &rq, &o, res, &e);
-	metrics_checkpoint(CKPT_RESTORE, !r, res->duration_ms);
-	if (r) {
-		fail_criu(out, "Restore", r, &e, res);
-		goto out;
-	}
 	a->restored_pid = res->restored_pid;
 	resp.success = true;
 	resp.error = "";
@@ -305,26 +312,15 @@ static void page_server(struct agent *a, const Agent__StartPageServerRequest *q,
 		.parent_dir = q->parent_dir[0] ? pdir : NULL,
 	};
 	struct criu_run_opts o = { .timeout_ms = a->cfg.criu_timeout_ms };
-	struct criu_result *res = calloc(1, sizeof(*res));
+	struct criu_result *res = criu_begin(a, "StartPageServer", out);
 	struct ml_err e = { 0 };
 	pid_t pid = 0;
-	int r;
 
-	if (!res) {
-		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+	if (!res)
 		return;
-	}
-	r = agent_criu(a, &e);
-	if (r) {
-		fail_no_criu(out, "StartPageServer", &e);
+	if (criu_end(CKPT_PAGE_SERVER, ml_criu_page_server_start(&a->caps, &rq, &o, &pid, res, &e),
+		     "StartPageServer", &e, res, out))
 		goto out;
-	}
-	r = ml_criu_page_server_start(&a->caps, &rq, &o, &pid, res, &e);
-	metrics_checkpoint(CKPT_PAGE_SERVER, !r, res->duration_ms);
-	if (r) {
-		fail_criu(out, "StartPageServer", r, &e, res);
-		goto out;
-	}
 	resp.success = true;
 	resp.error = "";
 	resp.pid = pid;

@@ -499,6 +499,33 @@ static int read_pidfile(const char *path, pid_t *pid)
 	return *pid > 0 ? 0 : -EINVAL;
 }
 
+/* The arguments every detached CRIU command starts with (restore, the page
+ * server): ACTION in the images directory DIR (resolved), its log
+ * DIR/ACTION.log and its pidfile DIR/ACTION.pid, both removed first (CRIU
+ * refuses a pidfile that exists), then DETACH and --pidfile. */
+static int detached_args(struct criu_argv *a, const struct criu_caps *caps, const char *action,
+			 const char *detach, const char *images_dir, const struct criu_run_opts *o,
+			 char *dir, char *pidfile, size_t pidfile_len, struct criu_result *res,
+			 struct ml_err *err)
+{
+	char log[64];
+	int ret = prepare_dir(images_dir, dir, PATH_MAX, err);
+
+	if (ret)
+		return ret;
+	snprintf(log, sizeof(log), "%s.log", action);
+	snprintf(res->log_path, sizeof(res->log_path), "%.4000s/%s", dir, log);
+	snprintf(pidfile, pidfile_len, "%.4000s/%s.pid", dir, action);
+	unlink(pidfile);
+	unlink(res->log_path);
+	ret = add_common(a, caps, action, dir, log, o);
+	if (!ret)
+		ret = ml_criu_argv_add(a, detach);
+	if (!ret)
+		ret = ml_criu_argv_addf(a, "--pidfile=%s", pidfile);
+	return ret ? ml_err_set(err, ENOMEM, "out of memory") : 0;
+}
+
 int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req *r,
 		    const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
 {
@@ -508,19 +535,11 @@ int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req 
 
 	result_init(res);
 	ml_criu_argv_init(&a);
-	ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
+	ret = detached_args(&a, caps, "restore", "--restore-detached", r->images_dir, o, dir,
+			    pidfile, sizeof(pidfile), res, err);
 	if (ret)
 		goto out;
-	snprintf(res->log_path, sizeof(res->log_path), "%.4000s/restore.log", dir);
-	snprintf(pidfile, sizeof(pidfile), "%s/restore.pid", dir);
-	unlink(pidfile); /* criu restore fails when the pidfile exists */
-	unlink(res->log_path);
-	ret = add_common(&a, caps, "restore", dir, "restore.log", o);
-	if (!ret)
-		ret = ml_criu_argv_add(&a, "--restore-detached");
-	if (!ret)
-		ret = ml_criu_argv_addf(&a, "--pidfile=%s", pidfile);
-	if (!ret && r->shell_job)
+	if (r->shell_job)
 		ret = ml_criu_argv_add(&a, "--shell-job");
 	if (!ret)
 		ret = add_extra(&a, r->extra_args);
@@ -548,18 +567,11 @@ int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_pa
 	result_init(res);
 	ml_criu_argv_init(&a);
 	*pid = 0;
-	ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
+	ret = detached_args(&a, caps, "page-server", "--daemon", r->images_dir, o, dir, pidfile,
+			    sizeof(pidfile), res, err);
 	if (ret)
 		goto out;
-	snprintf(res->log_path, sizeof(res->log_path), "%.4000s/page-server.log", dir);
-	snprintf(pidfile, sizeof(pidfile), "%s/page-server.pid", dir);
-	unlink(pidfile);
-	ret = add_common(&a, caps, "page-server", dir, "page-server.log", o);
-	if (!ret)
-		ret = ml_criu_argv_add(&a, "--daemon");
-	if (!ret)
-		ret = ml_criu_argv_addf(&a, "--pidfile=%s", pidfile);
-	if (!ret && r->addr)
+	if (r->addr)
 		ret = ml_criu_argv_addf(&a, "--address=%s", r->addr);
 	if (!ret && r->port > 0)
 		ret = ml_criu_argv_addf(&a, "--port=%d", r->port);
