@@ -55,21 +55,6 @@ static int oom(const struct line_ctx *c)
 			  c->lineno);
 }
 
-/* An optional number: 0 when absent or null (jsonw writes NaN as null). */
-static double num_or0(const struct json *o, const char *key)
-{
-	double v = 0;
-
-	if (ml_json_get_double(o, key, &v) || !isfinite(v))
-		return 0;
-	return v;
-}
-
-static bool opt_num(const struct json *o, const char *key, double *out)
-{
-	return !ml_json_get_double(o, key, out) && isfinite(*out);
-}
-
 /* A count or pid from a double, clamped: a cast of 1e300 to long is undefined. */
 static long to_long(double v)
 {
@@ -491,10 +476,10 @@ static int fault_rows(const struct line_ctx *c, struct rep_faults *f, const stru
 
 		snprintf(fr->comm, sizeof(fr->comm), "%s", comm ? comm : "?");
 		/* system-wide rows have no pid; tracepoint mode cannot see retries */
-		fr->pid = opt_num(row, "pid", &v) ? to_long(v) : -1;
-		fr->minor = num_or0(row, "minor");
-		fr->major = num_or0(row, "major");
-		fr->retried = opt_num(row, "retried", &v) ? v : NAN;
+		fr->pid = ml_json_get_finite(row, "pid", &v) ? to_long(v) : -1;
+		fr->minor = ml_json_get_num_or0(row, "minor");
+		fr->major = ml_json_get_num_or0(row, "major");
+		fr->retried = ml_json_get_finite(row, "retried", &v) ? v : NAN;
 	}
 	return 0;
 }
@@ -570,9 +555,9 @@ static int load_policy(const struct line_ctx *c, struct rep_policy *p, const str
 			return ret;
 		p->rounds[p->nrounds++] = v;
 	}
-	p->total_bytes = num_or0(o, "total_bytes");
-	p->final_round_bytes = num_or0(o, "final_round_bytes");
-	p->downtime_ms = num_or0(o, "downtime_ms");
+	p->total_bytes = ml_json_get_num_or0(o, "total_bytes");
+	p->final_round_bytes = ml_json_get_num_or0(o, "final_round_bytes");
+	p->downtime_ms = ml_json_get_num_or0(o, "downtime_ms");
 	return 0;
 }
 
@@ -591,8 +576,8 @@ static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m, const s
 
 	if (!pols)
 		return -EINVAL;
-	m->bandwidth_mbps = num_or0(o, "bandwidth_mbps");
-	m->round_interval_s = num_or0(o, "round_interval_s");
+	m->bandwidth_mbps = ml_json_get_num_or0(o, "bandwidth_mbps");
+	m->round_interval_s = ml_json_get_num_or0(o, "round_interval_s");
 	m->src = strdup(c->src);
 	m->pol = calloc(n ? n : 1, sizeof(*m->pol));
 	if (!m->src || !m->pol)

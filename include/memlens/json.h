@@ -67,6 +67,11 @@ int ml_json_get_double(const struct json *obj, const char *key, double *out);
 int ml_json_get_bool(const struct json *obj, const char *key, bool *out);
 const char *ml_json_get_str(const struct json *obj, const char *key);
 int ml_json_get_hex(const struct json *obj, const char *key, uint64_t *out);
+/* A finite number at @key: true, and *out set; false when it is absent,
+ * null (jsonw writes NaN and the infinities as null) or not a number. */
+bool ml_json_get_finite(const struct json *obj, const char *key, double *out);
+/* The finite number at @key, or 0. */
+double ml_json_get_num_or0(const struct json *obj, const char *key);
 
 #pragma GCC visibility pop
 

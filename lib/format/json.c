@@ -326,3 +326,15 @@ int ml_json_get_hex(const struct json *obj, const char *key, uint64_t *out)
 {
 	return ml_json_as_hex(ml_json_get(obj, key), out);
 }
+
+bool ml_json_get_finite(const struct json *obj, const char *key, double *out)
+{
+	return !ml_json_get_double(obj, key, out) && isfinite(*out);
+}
+
+double ml_json_get_num_or0(const struct json *obj, const char *key)
+{
+	double v;
+
+	return ml_json_get_finite(obj, key, &v) ? v : 0;
+}

@@ -162,43 +162,28 @@ void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum)
 	ml_jw_obj_end(w);
 }
 
-/* An optional number: 0 when absent, null or not a number. */
-static double num_or0(const struct json *o, const char *key)
-{
-	double v = 0;
-
-	if (ml_json_get_double(o, key, &v) || !isfinite(v))
-		return 0;
-	return v;
-}
-
-static bool opt_num(const struct json *o, const char *key, double *out)
-{
-	return !ml_json_get_double(o, key, out) && isfinite(*out);
-}
-
 static void read_counts(const struct json *o, struct snap_counts_rec *c)
 {
 	const struct json *f = ml_json_get(o, "page_flags");
 
-	c->size_pages = num_or0(o, "size_pages");
-	c->resident_pages = num_or0(o, "resident_pages");
-	c->swapped_pages = num_or0(o, "swapped_pages");
-	c->file_pages = num_or0(o, "file_pages");
-	c->huge_pages = num_or0(o, "huge_pages");
-	c->zero_pages = num_or0(o, "zero_pages");
-	c->has_written = opt_num(o, "written_pages", &c->written_pages);
+	c->size_pages = ml_json_get_num_or0(o, "size_pages");
+	c->resident_pages = ml_json_get_num_or0(o, "resident_pages");
+	c->swapped_pages = ml_json_get_num_or0(o, "swapped_pages");
+	c->file_pages = ml_json_get_num_or0(o, "file_pages");
+	c->huge_pages = ml_json_get_num_or0(o, "huge_pages");
+	c->zero_pages = ml_json_get_num_or0(o, "zero_pages");
+	c->has_written = ml_json_get_finite(o, "written_pages", &c->written_pages);
 	if (!c->has_written)
 		c->written_pages = 0;
-	c->has_flags = opt_num(f, "dirty", &c->dirty);
+	c->has_flags = ml_json_get_finite(f, "dirty", &c->dirty);
 	if (!c->has_flags)
 		c->dirty = 0;
-	c->referenced = num_or0(f, "referenced");
-	c->active = num_or0(f, "active");
-	c->lru = num_or0(f, "lru");
-	c->anon = num_or0(f, "anon");
-	c->swapbacked = num_or0(f, "swapbacked");
-	c->shared = num_or0(f, "shared");
+	c->referenced = ml_json_get_num_or0(f, "referenced");
+	c->active = ml_json_get_num_or0(f, "active");
+	c->lru = ml_json_get_num_or0(f, "lru");
+	c->anon = ml_json_get_num_or0(f, "anon");
+	c->swapbacked = ml_json_get_num_or0(f, "swapbacked");
+	c->shared = ml_json_get_num_or0(f, "shared");
 }
 
 static void copy_str(char *dst, size_t size, const char *s)
@@ -213,7 +198,7 @@ static int read_region(const struct json *o, size_t i, struct snap_region_rec *r
 	const char *path = ml_json_get_str(o, "path");
 	double v;
 
-	if (!opt_num(o, "resident_pages", &v))
+	if (!ml_json_get_finite(o, "resident_pages", &v))
 		return ml_err_set(err, EINVAL,
 				  "region %zu: field \"resident_pages\" is missing or not a number",
 				  i);
@@ -231,12 +216,12 @@ static int read_region(const struct json *o, size_t i, struct snap_region_rec *r
 	read_counts(o, &r->c);
 	r->has_delta = ml_json_type(d) == ML_JSON_OBJECT;
 	ml_json_get_bool(o, "new", &r->is_new);
-	r->d_size = num_or0(d, "size_pages");
-	r->d_resident = num_or0(d, "resident_pages");
-	r->d_swapped = num_or0(d, "swapped_pages");
-	r->d_file = num_or0(d, "file_pages");
-	r->d_huge = num_or0(d, "huge_pages");
-	r->d_zero = num_or0(d, "zero_pages");
+	r->d_size = ml_json_get_num_or0(d, "size_pages");
+	r->d_resident = ml_json_get_num_or0(d, "resident_pages");
+	r->d_swapped = ml_json_get_num_or0(d, "swapped_pages");
+	r->d_file = ml_json_get_num_or0(d, "file_pages");
+	r->d_huge = ml_json_get_num_or0(d, "huge_pages");
+	r->d_zero = ml_json_get_num_or0(d, "zero_pages");
 	return 0;
 }
 
@@ -251,13 +236,13 @@ int ml_fmt_snapshot_read(const struct json *o, struct snapshot_rec *r, struct ml
 		return ml_err_set(err, EINVAL, "field \"t_ms\" is missing or not a number");
 	if (ml_json_type(regs) != ML_JSON_ARRAY)
 		return ml_err_set(err, EINVAL, "field \"regions\" is missing or not an array");
-	r->pid = num_or0(o, "pid");
-	r->seq = num_or0(o, "seq");
-	r->cycle_us = num_or0(o, "cycle_us");
-	r->scan_threads = num_or0(o, "scan_threads");
-	r->recounts = num_or0(o, "recounts");
-	r->page_size = num_or0(o, "page_size");
-	r->vmas = num_or0(o, "vmas");
+	r->pid = ml_json_get_num_or0(o, "pid");
+	r->seq = ml_json_get_num_or0(o, "seq");
+	r->cycle_us = ml_json_get_num_or0(o, "cycle_us");
+	r->scan_threads = ml_json_get_num_or0(o, "scan_threads");
+	r->recounts = ml_json_get_num_or0(o, "recounts");
+	r->page_size = ml_json_get_num_or0(o, "page_size");
+	r->vmas = ml_json_get_num_or0(o, "vmas");
 	read_counts(ml_json_get(o, "totals"), &r->totals);
 	r->regions = calloc(n ? n : 1, sizeof(*r->regions));
 	if (!r->regions)
@@ -285,12 +270,12 @@ void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_
 	const char *why = ml_json_get_str(o, "stopped_because");
 
 	memset(r, 0, sizeof(*r));
-	r->pid = num_or0(o, "pid");
-	r->cycles = num_or0(o, "cycles");
-	r->cycle_us_min = num_or0(o, "cycle_us_min");
-	r->cycle_us_median = num_or0(o, "cycle_us_median");
-	r->cycle_us_max = num_or0(o, "cycle_us_max");
-	r->cycle_us_mean = num_or0(o, "cycle_us_mean");
+	r->pid = ml_json_get_num_or0(o, "pid");
+	r->cycles = ml_json_get_num_or0(o, "cycles");
+	r->cycle_us_min = ml_json_get_num_or0(o, "cycle_us_min");
+	r->cycle_us_median = ml_json_get_num_or0(o, "cycle_us_median");
+	r->cycle_us_max = ml_json_get_num_or0(o, "cycle_us_max");
+	r->cycle_us_mean = ml_json_get_num_or0(o, "cycle_us_mean");
 	r->why = ml_stop_parse(why);
 	copy_str(r->why_word, sizeof(r->why_word), why);
 }

@@ -194,16 +194,6 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 				goto nomem;
 			continue;
 		}
-		/* keep what is registered already */
-		for (size_t k = 0; k < p->registered.n; k++) {
-			uint64_t a = p->registered.r[k].start, b = p->registered.r[k].end;
-
-			if (b <= v->start || a >= v->end)
-				continue;
-			if (ml_rangeset_add(&next, a > v->start ? a : v->start,
-					    b < v->end ? b : v->end))
-				goto nomem;
-		}
 		r = ml_rangeset_gaps(&p->registered, v->start, v->end, register_gap, &c);
 		if (c.fatal) {
 			ml_rangeset_free(&next);
@@ -211,7 +201,8 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 		}
 		if (r)
 			goto nomem;
-		/* register_gap added newly registered parts to p->registered */
+		/* keep what was registered already, and what register_gap
+		 * added to p->registered just now */
 		for (size_t k = 0; k < p->registered.n; k++) {
 			uint64_t a = p->registered.r[k].start, b = p->registered.r[k].end;
 

@@ -234,6 +234,25 @@ static void test_locale_independent(void)
 	ml_json_free(j);
 }
 
+/* optional numbers: a finite number, or absent / null / another type */
+static void test_finite_numbers(void)
+{
+	struct json *j = parse("{\"a\":2.5,\"n\":null,\"s\":\"7\",\"i\":-3}");
+	double d = 99;
+
+	REQUIRE(j);
+	CHECK(ml_json_get_finite(j, "a", &d) && d == 2.5);
+	CHECK(ml_json_get_finite(j, "i", &d) && d == -3);
+	CHECK(!ml_json_get_finite(j, "n", &d));
+	CHECK(!ml_json_get_finite(j, "s", &d));
+	CHECK(!ml_json_get_finite(j, "missing", &d));
+	CHECK(ml_json_get_num_or0(j, "a") == 2.5);
+	CHECK(ml_json_get_num_or0(j, "n") == 0);
+	CHECK(ml_json_get_num_or0(j, "s") == 0);
+	CHECK(ml_json_get_num_or0(j, "missing") == 0);
+	ml_json_free(j);
+}
+
 int main(void)
 {
 	RUN(test_interval_line);
@@ -244,5 +263,6 @@ int main(void)
 	RUN(test_not_utf8);
 	RUN(test_beyond_int64);
 	RUN(test_locale_independent);
+	RUN(test_finite_numbers);
 	return T_DONE();
 }
