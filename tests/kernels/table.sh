@@ -3,11 +3,16 @@
 # kernels-table markers) from the last matrix run's results,
 # $BUILD/kernels/*/results.txt (tests/kernels/run.sh). One column per kernel,
 # one row per memlens command (the guest cases named after it; the
-# migration measurements, migrate-bench-*, share one row):
+# migration measurements, migrate-bench-*, which run only when asked for,
+# are not a row):
 #   ✔                 every test of the command passed
 #   unsupported (why) the case printed "# unsupported: why" and its tests
 #                     (of the refusal) passed
+#   ✔ in part (unsupported: why)
+#                     one case of the command was unsupported so, another
+#                     (another CRIU, say) passed
 #   ✘ (test)          a test failed
+#   ✔ (N skipped: why) the others passed
 #   skipped (why)     the case only skipped
 #   not run           the kernel's run had no such case
 # README=FILE writes FILE instead.
@@ -21,17 +26,18 @@ import os, re, sys
 root, readme = sys.argv[1], sys.argv[2]
 
 def command(case):
-    name = re.sub(r"^\d+-", "", case)
-    return "migrate-bench" if name.startswith("migrate-bench") else name
+    return re.sub(r"^\d+-", "", case)
 
 files = sorted(f[:-3] for f in os.listdir("tests/kernels/cases") if re.match(r"^\d+-.*\.sh$", f))
 cases = [re.sub(r"^\d+-", "", f) for f in files]
-commands = list(dict.fromkeys(command(c) for c in cases))
+commands = list(dict.fromkeys(command(c) for c in cases if not c.startswith("migrate-bench")))
 
 def key(v):
     return [int(x) if x.isdigit() else x for x in re.split(r"[.]", v)]
 
-def cell(lines, kskip):
+def cell(cases, kskip):
+    """cases: the lines of each case of one command"""
+    lines = [l for c in cases for l in c]
     ok = [l for l in lines if l.startswith("ok - ")]
     bad = [l[len("not ok - "):] for l in lines if l.startswith("not ok - ")]
     sk = [l[len("skip - "):] for l in lines if l.startswith("skip - ")]
@@ -42,8 +48,13 @@ def cell(lines, kskip):
     if bad:
         names = list(dict.fromkeys(b.split(":")[0].split(" ")[0] for b in bad))
         return "✘ (%s)" % ", ".join(names[:3] + (["..."] if len(names) > 3 else [])), n
+    supported = [c for c in cases if not any(l.startswith("# unsupported: ") for l in c)]
+    if uns and any(l.startswith("ok - ") for c in supported for l in c):
+        return "✔ in part (unsupported: %s)" % uns[0], n
     if uns:
         return "unsupported (%s)" % uns[0], n
+    if ok and sk:
+        return "✔ (%d skipped: %s)" % (len(sk), sk[0].split(": ", 1)[-1]), n
     if ok:
         return "✔", n
     if sk:
@@ -62,10 +73,21 @@ for ver in sorted(os.listdir(root) if os.path.isdir(root) else [], key=key):
     wall = next((l.split()[1] for l in lines if l.startswith("wall_s ")), "?")
     ks = next((l for l in lines if l.startswith("skip - kernel_")), None)
     cells, tot = {}, [0, 0, 0]
+    # the guest suite prints each case's lines together, ending with its
+    # "[NAME] N passed, ..." line: split them into cases
+    per_case, cur = [], None
+    for l in lines:
+        if not (l.startswith("[") and "] " in l):
+            continue
+        name, text = l[1:l.index("]")], l.split("] ", 1)[1]
+        if cur is None or cur[0] != name:
+            cur = (name, [])
+            per_case.append(cur)
+        cur[1].append(text)
+        if re.match(r"\d+ passed, ", text):
+            cur = None
     for cmd in commands:
-        mine = [l.split("] ", 1)[1] for l in lines
-                if l.startswith("[") and "] " in l and command(l[1:l.index("]")]) == cmd]
-        cells[cmd], n = cell(mine, ks)
+        cells[cmd], n = cell([c for name, c in per_case if command(name) == cmd], ks)
         tot = [a + b for a, b in zip(tot, n)]
     if ks:
         cells["why"] = ks.split(": ", 1)[-1]
@@ -76,7 +98,7 @@ head = "| command | " + " | ".join("%s (%s)" % (re.match(r"\d+\.\d+", f).group(0
 rows = [head, "|---|" + "---|" * len(columns)]
 for cmd in commands:
     rows.append("| %s | %s |" % (cmd, " | ".join(c[cmd] for _, c, _, _ in columns)))
-rows.append("| passed / failed / skipped | %s |" % " | ".join("%d / %d / %d" % tuple(t) for _, _, t, _ in columns))
+rows.append("| tests passed / failed / skipped | %s |" % " | ".join("%d / %d / %d" % tuple(t) for _, _, t, _ in columns))
 rows.append("| guest suite wall time | %s |" % " | ".join("%s s" % w for *_, w in columns))
 if any("why" in c for _, c, _, _ in columns):
     rows.append("| kernel not run because | %s |" % " | ".join(c.get("why", "") for _, c, _, _ in columns))

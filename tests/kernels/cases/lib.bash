@@ -43,7 +43,7 @@ c_done() { t_done; }
 # leaves its target running.
 write_tracking_unsupported() {
 	local what=$1 pid rc st
-	echo "# unsupported: $what profiles the target's writes, which needs PAGEMAP_SCAN and async write-protect (Linux 6.7+)"
+	echo "# unsupported: profiling writes needs PAGEMAP_SCAN and async write-protect (Linux 6.7+)"
 	"$MEMLENS" check --json >"$C_TMP/wt.json" 2>/dev/null
 	[ "$(jq_last "$C_TMP/wt.json" "next((f['state'] for f in d['features'] if f['name'] == 'pagemap_scan'), '')")" = missing ] &&
 		jq_last "$C_TMP/wt.json" "next(f['used_by'] for f in d['features'] if f['name'] == 'pagemap_scan')" | grep -qw "$what" &&
