@@ -126,17 +126,52 @@ struct mm_struct___pre62 {
 	struct mm_rss_stat___pre62 rss_stat;
 } __attribute__((preserve_access_index));
 
+/* Linux 7.0 on, get_mm_counter(), which the kernel's own OOM report uses,
+ * is the exact sum of the per-CPU counters (percpu_counter_sum_positive);
+ * before, it was the shared count alone (percpu_counter_read_positive). The
+ * per-CPU parts are at counters + __per_cpu_offset[cpu] for every possible
+ * CPU (an offline one's part is folded into count when it goes). */
+extern int LINUX_KERNEL_VERSION __kconfig;
+extern const void __per_cpu_offset __ksym __weak;
+const volatile __u32 nr_cpus = 0; /* possible CPUs, set by the loader */
+#define OOM_MAX_CPUS 8192
+
+static __always_inline __s64 percpu_counter_sum(struct percpu_counter *fbc)
+{
+	const unsigned long *offsets = (const void *)&__per_cpu_offset;
+	unsigned long base = (unsigned long)BPF_CORE_READ(fbc, counters);
+	__s64 v = BPF_CORE_READ(fbc, count);
+
+	for (__u32 cpu = 0; cpu < nr_cpus && cpu < OOM_MAX_CPUS; cpu++) {
+		unsigned long off;
+		__s32 part;
+
+		if (bpf_probe_read_kernel(&off, sizeof(off), &offsets[cpu]) ||
+		    bpf_probe_read_kernel(&part, sizeof(part), (void *)(base + off)))
+			break;
+		v += part;
+	}
+	return v;
+}
+
+static __always_inline bool rss_exact_sum(void)
+{
+	return LINUX_KERNEL_VERSION >= KERNEL_VERSION(7, 0, 0) && &__per_cpu_offset && nr_cpus;
+}
+
 static __always_inline __s64 mm_counter(struct mm_struct *mm, int member)
 {
 	struct mm_struct___pre62 *old = (void *)mm;
 	__s64 v = 0;
 
-	/* since 6.2 rss_stat is struct percpu_counter[]: read .count, the value
-	 * get_mm_counter() and the kernel's OOM report use; before, struct
-	 * mm_rss_stat (gone since): the other branch is dead there, and its
-	 * unresolved relocation with it */
+	/* since 6.2 rss_stat is struct percpu_counter[]: read it the way the
+	 * kernel's OOM report does (above); before, struct mm_rss_stat (gone
+	 * since): the other branch is dead there, and its unresolved
+	 * relocation with it */
 	if (bpf_core_type_exists(struct mm_rss_stat___pre62))
 		bpf_core_read(&v, sizeof(v), &old->rss_stat.count[member].counter);
+	else if (rss_exact_sum())
+		v = percpu_counter_sum(&mm->rss_stat[member]);
 	else
 		bpf_core_read(&v, sizeof(v), &mm->rss_stat[member].count);
 	return v > 0 ? v : 0;

@@ -149,6 +149,7 @@ static int on_event(void *arg, void *data, size_t len)
 static struct oom_bpf *try_load(bool fentry, int *err)
 {
 	struct oom_bpf *s = oom_bpf__open();
+	int e;
 
 	if (!s) {
 		*err = -errno;
@@ -156,6 +157,8 @@ static struct oom_bpf *try_load(bool fentry, int *err)
 	}
 	bpf_program__set_autoload(s->progs.oom_kill_enter, fentry);
 	trace_pidns(&s->rodata->pidns_dev, &s->rodata->pidns_ino);
+	e = libbpf_num_possible_cpus();
+	s->rodata->nr_cpus = e > 0 ? (unsigned)e : 0;
 	*err = oom_bpf__load(s);
 	if (!*err)
 		*err = oom_bpf__attach(s);
