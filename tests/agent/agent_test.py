@@ -1127,10 +1127,18 @@ def test_migrate():
             wait_until("the receiver", lambda: "receiving" in open(recv_out.name).read())
             req["destination"] = "%s:%d" % (nsv[2], port)
         else:
-            st.StartProfiling(pb.StartProfilingRequest(interval_ms=300, hot_consecutive=2),
-                              timeout=10)
-            if precopy:
-                wait_until("13 hot ranges", lambda: hot_count(st) >= 13)
+            try:
+                st.StartProfiling(pb.StartProfilingRequest(interval_ms=300, hot_consecutive=2),
+                                  timeout=10)
+                if precopy:
+                    wait_until("13 hot ranges", lambda: hot_count(st) >= 13)
+            except grpc.RpcError as e:
+                # before Linux 6.7 there is nothing to profile writes with: the
+                # migration still runs, leaving nothing out
+                check(e.code() == grpc.StatusCode.FAILED_PRECONDITION and
+                      "PAGEMAP_SCAN" in e.details(), "StartProfiling: %s %s" %
+                      (e.code(), e.details()))
+                print("# migrate %s %s: no profiling here: %s" % (tag, name, e.details()))
             req["destination_dir"] = "dest"
         r = st.Migrate(pb.MigrateRequest(**req), timeout=1200)
         for x in r.rounds:
