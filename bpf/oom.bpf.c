@@ -130,15 +130,15 @@ struct mm_struct___pre62 {
  * is the exact sum of the per-CPU counters (percpu_counter_sum_positive);
  * before, it was the shared count alone (percpu_counter_read_positive). The
  * per-CPU parts are at counters + __per_cpu_offset[cpu] for every possible
- * CPU (an offline one's part is folded into count when it goes). */
-extern int LINUX_KERNEL_VERSION __kconfig;
-extern const void __per_cpu_offset __ksym __weak;
-const volatile __u32 nr_cpus = 0; /* possible CPUs, set by the loader */
+ * CPU (an offline one's part is folded into count when it goes). The loader
+ * sets per_cpu_offsets (from /proc/kallsyms) on the kernels that sum. */
+const volatile __u64 per_cpu_offsets = 0; /* &__per_cpu_offset, 0: do not sum */
+const volatile __u32 nr_cpus = 0; /* possible CPUs */
 #define OOM_MAX_CPUS 8192
 
 static __always_inline __s64 percpu_counter_sum(struct percpu_counter *fbc)
 {
-	const unsigned long *offsets = (const void *)&__per_cpu_offset;
+	const unsigned long *offsets = (const unsigned long *)per_cpu_offsets;
 	unsigned long base = (unsigned long)BPF_CORE_READ(fbc, counters);
 	__s64 v = BPF_CORE_READ(fbc, count);
 
@@ -154,11 +154,6 @@ static __always_inline __s64 percpu_counter_sum(struct percpu_counter *fbc)
 	return v;
 }
 
-static __always_inline bool rss_exact_sum(void)
-{
-	return LINUX_KERNEL_VERSION >= KERNEL_VERSION(7, 0, 0) && &__per_cpu_offset && nr_cpus;
-}
-
 static __always_inline __s64 mm_counter(struct mm_struct *mm, int member)
 {
 	struct mm_struct___pre62 *old = (void *)mm;
@@ -170,7 +165,7 @@ static __always_inline __s64 mm_counter(struct mm_struct *mm, int member)
 	 * relocation with it */
 	if (bpf_core_type_exists(struct mm_rss_stat___pre62))
 		bpf_core_read(&v, sizeof(v), &old->rss_stat.count[member].counter);
-	else if (rss_exact_sum())
+	else if (per_cpu_offsets && nr_cpus)
 		v = percpu_counter_sum(&mm->rss_stat[member]);
 	else
 		bpf_core_read(&v, sizeof(v), &mm->rss_stat[member].count);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysinfo.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,6 +147,35 @@ static int on_event(void *arg, void *data, size_t len)
 	return 0;
 }
 
+/*
+ * Where the kernel's OOM report sums the per-CPU RSS counters exactly
+ * (Linux 7.0 on), the address of __per_cpu_offset[] from /proc/kallsyms,
+ * for the BPF side to sum them the same way; 0 elsewhere, or when the
+ * symbol is not to be seen (kptr_restrict): then the shared count is read.
+ */
+static unsigned long long rss_sum_offsets(void)
+{
+	unsigned long long addr = 0, a;
+	struct utsname u;
+	char line[256], name[128], type;
+	FILE *f;
+
+	if (uname(&u) || atoi(u.release) < 7)
+		return 0;
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %127s", &a, &type, name) == 3 &&
+		    !strcmp(name, "__per_cpu_offset")) {
+			addr = a;
+			break;
+		}
+	}
+	fclose(f);
+	return addr;
+}
+
 static struct oom_bpf *try_load(bool fentry, int *err)
 {
 	struct oom_bpf *s = oom_bpf__open();
@@ -159,6 +189,7 @@ static struct oom_bpf *try_load(bool fentry, int *err)
 	trace_pidns(&s->rodata->pidns_dev, &s->rodata->pidns_ino);
 	e = libbpf_num_possible_cpus();
 	s->rodata->nr_cpus = e > 0 ? (unsigned)e : 0;
+	s->rodata->per_cpu_offsets = rss_sum_offsets();
 	*err = oom_bpf__load(s);
 	if (!*err)
 		*err = oom_bpf__attach(s);
