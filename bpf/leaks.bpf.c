@@ -49,22 +49,15 @@ struct inflight {
 	__u32 depth; /* nested allocator-internal calls */
 };
 
-/*
- * Per-thread records, deleted by the return, by the thread's exit
- * (sched_process_exit) or as stale. Not LRU maps: an LRU hash evicts live
- * entries long before it is full when its free nodes pile up on one CPU's
- * local list (seen on Linux 7.2: a few percent of the calls of 8 threads
- * lost their entry record, so their allocations went unrecorded).
- */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH); /* and sched_process_exit deletes */
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct inflight);
 } calls SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, __u8);
@@ -114,8 +107,7 @@ static __always_inline int call_enter(struct pt_regs *ctx, __u32 fn, __u64 size,
 	fresh.size = size;
 	fresh.arg = arg;
 	fresh.sp = sp;
-	if (bpf_map_update_elem(&calls, &tid, &fresh, BPF_ANY))
-		count(LEAKS_C_LOST); /* more threads inside the allocator than records */
+	bpf_map_update_elem(&calls, &tid, &fresh, BPF_ANY);
 	return 0;
 }
 

@@ -100,6 +100,7 @@ run_kernel() {
 	append="console=ttyS0 rootfstype=virtiofs root=rootfs rw quiet panic=-1"
 	append+=" memlens_out=$work/results.txt memlens_repo=$REPO memlens_kernel=$ver"
 	append+=" memlens_modules=$kdir/lib/modules memlens_config=$config memlens_timeout=$((GUEST_TIMEOUT - 60))"
+	[ -n "${GUEST_APPEND:-}" ] && append+=" $GUEST_APPEND"
 	[ -n "${CASES:-}" ] && append+=" memlens_cases=$CASES"
 	[ -n "${CASE_TIMEOUT:-}" ] && append+=" memlens_case_timeout=$CASE_TIMEOUT"
 	if grep -Eq '^CONFIG_(VIRTIO_FS|FUSE_FS)=m' "$config"; then
@@ -127,7 +128,7 @@ run_kernel() {
 		skip=$((skip + 1))
 		return
 	fi
-	timeout --kill-after=10 "$GUEST_TIMEOUT" "$QEMU" "${QEMU_ARGS[@]}" -accel tcg,thread=multi -cpu max -smp 2 -m 4G \
+	timeout --kill-after=10 "$GUEST_TIMEOUT" "$QEMU" "${QEMU_ARGS[@]}" -accel tcg,thread=multi -cpu "${QEMU_CPU:-max}" -smp 2 -m 4G \
 		-object memory-backend-memfd,id=mem,size=4G,share=on -numa node,memdev=mem \
 		-chardev socket,id=c0,path="$sock" \
 		-device vhost-user-fs-pci,queue-size=1024,chardev=c0,tag=rootfs \
