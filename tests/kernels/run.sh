@@ -15,6 +15,8 @@
 # --plain (for tests/run.sh): the lines as "ok - CASE/TEST" with no prefix.
 # CASES=PATTERN runs only the guest cases whose file name contains PATTERN;
 # CASE_TIMEOUT=SEC is each case's time limit in the guest (default 600).
+# QEMU_CPU=MODEL is the guest's CPU (default max; e.g. max,fred=off) and
+# GUEST_APPEND=ARGS adds to its kernel command line: for experiments.
 # Outputs: $BUILD/kernels/V/{results.txt,console.log} (tests/kernels/table.sh
 # reads the results).
 set -u
