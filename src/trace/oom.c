@@ -176,7 +176,7 @@ static unsigned long long rss_sum_offsets(void)
 	return addr;
 }
 
-static struct oom_bpf *try_load(bool fentry, int *err)
+static struct oom_bpf *try_load(bool fentry, unsigned long long per_cpu_offsets, int *err)
 {
 	struct oom_bpf *s = oom_bpf__open();
 	int e;
@@ -189,7 +189,7 @@ static struct oom_bpf *try_load(bool fentry, int *err)
 	trace_pidns(&s->rodata->pidns_dev, &s->rodata->pidns_ino);
 	e = libbpf_num_possible_cpus();
 	s->rodata->nr_cpus = e > 0 ? (unsigned)e : 0;
-	s->rodata->per_cpu_offsets = rss_sum_offsets();
+	s->rodata->per_cpu_offsets = per_cpu_offsets;
 	*err = oom_bpf__load(s);
 	if (!*err)
 		*err = oom_bpf__attach(s);
@@ -202,16 +202,18 @@ static struct oom_bpf *try_load(bool fentry, int *err)
 
 static int oom_start(struct oom_bpf **out, const struct oom_opts *o, struct ml_err *err)
 {
+	unsigned long long offsets = rss_sum_offsets();
 	int e, fe;
 
-	*out = try_load(true, &fe);
+	*out = try_load(true, offsets, &fe);
 	if (*out) {
 		if (o->verbose)
 			fprintf(stderr, "memlens oom: mode fentry: fentry/oom_kill_process + "
-					"tp_btf/mark_victim\n");
+					"tp_btf/mark_victim; RSS %s\n",
+				offsets ? "summed over the per-CPU counters" : "as the shared counters");
 		return 0;
 	}
-	*out = try_load(false, &e);
+	*out = try_load(false, offsets, &e);
 	if (!*out)
 		return trace_bpf_error(err, e, "loading the OOM tracer (tp_btf/mark_victim)");
 	if (o->verbose)
