@@ -25,12 +25,11 @@ py=/usr/bin/python3
 import os, re, sys
 root, readme = sys.argv[1], sys.argv[2]
 
-def command(case):
-    return re.sub(r"^\d+-", "", case)
-
-files = sorted(f[:-3] for f in os.listdir("tests/kernels/cases") if re.match(r"^\d+-.*\.sh$", f))
-cases = [re.sub(r"^\d+-", "", f) for f in files]
-commands = list(dict.fromkeys(command(c) for c in cases if not c.startswith("migrate-bench")))
+# a case's lines carry its name without the number (NN-NAME.sh), which is
+# the command it covers
+names = [re.sub(r"^\d+-", "", f[:-3]) for f in sorted(os.listdir("tests/kernels/cases"))
+         if re.match(r"^\d+-.*\.sh$", f)]
+commands = list(dict.fromkeys(n for n in names if not n.startswith("migrate-bench")))
 
 def key(v):
     return [int(x) if x.isdigit() else x for x in re.split(r"[.]", v)]
@@ -87,7 +86,7 @@ for ver in sorted(os.listdir(root) if os.path.isdir(root) else [], key=key):
         if re.match(r"\d+ passed, ", text):
             cur = None
     for cmd in commands:
-        cells[cmd], n = cell([c for name, c in per_case if command(name) == cmd], ks)
+        cells[cmd], n = cell([c for name, c in per_case if name == cmd], ks)
         tot = [a + b for a, b in zip(tot, n)]
     if ks:
         cells["why"] = ks.split(": ", 1)[-1]
