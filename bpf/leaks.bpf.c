@@ -19,6 +19,13 @@
  * returned, marks the thread as exiting: unknown pointers it frees from
  * then on are counted as exit_frees, not as frees of blocks from before
  * tracing.
+ *
+ * A thread's state lives in task-local storage: the kernel keeps it with
+ * the thread and frees it with the thread, and a program holds a pointer to
+ * it that no other thread's update can touch. (Kept in a hash map keyed by
+ * thread id, on Linux 7.2 and 7.3 a program preempted between its lookup
+ * and its update found the element holding another thread's record:
+ * multi-threaded counts drifted by a few per cent.)
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,6 +48,7 @@ __u64 counters[LEAKS_NR_COUNTERS];
  */
 bool armed = false;
 
+/* the outermost allocator call a thread is in */
 struct inflight {
 	__u64 size;
 	__u64 arg; /* realloc, reallocarray: old pointer; posix_memalign: memptr */
@@ -49,19 +57,18 @@ struct inflight {
 	__u32 depth; /* nested allocator-internal calls */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH); /* and sched_process_exit deletes */
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct inflight);
-} calls SEC(".maps");
+struct thread_state {
+	struct inflight call;
+	bool in_call; /* call holds a call under way */
+	bool exiting; /* past its start routine: see the top of this file */
+};
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u8);
-} exiting SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -87,42 +94,52 @@ static __always_inline bool wanted(void)
 	return armed && (!target_tgid || current_tgid() == target_tgid);
 }
 
+/*
+ * The current thread's state; created when @create. NULL when it has none,
+ * or when the kernel could not create it (then the call goes unrecorded and
+ * its return counts as unpaired).
+ */
+static __always_inline struct thread_state *thread(bool create)
+{
+	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
 static __always_inline int call_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg)
 {
-	__u32 tid = current_tid();
-	struct inflight *in, fresh = {};
+	struct thread_state *t;
 	__u64 sp = PT_REGS_SP(ctx);
 
 	if (!wanted())
 		return 0;
-	in = bpf_map_lookup_elem(&calls, &tid);
-	if (in) {
-		if (sp <= in->sp) { /* nested (or a tail call: the same sp) */
-			in->depth++;
+	t = thread(true);
+	if (!t)
+		return 0;
+	if (t->in_call) {
+		if (sp <= t->call.sp) { /* nested (or a tail call: the same sp) */
+			t->call.depth++;
 			return 0;
 		}
 		count(LEAKS_C_STALE); /* not nested: the outer call returned unseen */
 	}
-	fresh.fn = fn;
-	fresh.size = size;
-	fresh.arg = arg;
-	fresh.sp = sp;
-	bpf_map_update_elem(&calls, &tid, &fresh, BPF_ANY);
+	t->call.fn = fn;
+	t->call.size = size;
+	t->call.arg = arg;
+	t->call.sp = sp;
+	t->call.depth = 0;
+	t->in_call = true;
 	return 0;
 }
 
-static __always_inline void record_free(__u64 addr)
+static __always_inline void record_free(const struct thread_state *t, __u64 addr)
 {
-	__u32 tid;
-
 	if (!addr)
 		return;
 	if (bpf_map_delete_elem(&allocs, &addr) == 0) {
 		count(LEAKS_C_FREES);
 		return;
 	}
-	tid = current_tid();
-	count(bpf_map_lookup_elem(&exiting, &tid) ? LEAKS_C_EXIT_FREES : LEAKS_C_UNTRACKED);
+	count(t && t->exiting ? LEAKS_C_EXIT_FREES : LEAKS_C_UNTRACKED);
 }
 
 static __always_inline void record_alloc(struct pt_regs *ctx, __u64 addr, __u64 size)
@@ -146,19 +163,18 @@ static __always_inline void record_alloc(struct pt_regs *ctx, __u64 addr, __u64 
 
 static __always_inline int free_enter(struct pt_regs *ctx, __u64 ptr)
 {
-	__u32 tid = current_tid();
-	struct inflight *in;
+	struct thread_state *t;
 
 	if (!wanted())
 		return 0;
-	in = bpf_map_lookup_elem(&calls, &tid);
-	if (in) {
-		if (PT_REGS_SP(ctx) <= in->sp)
+	t = thread(false);
+	if (t && t->in_call) {
+		if (PT_REGS_SP(ctx) <= t->call.sp)
 			return 0; /* inside realloc: its return accounts for it */
 		count(LEAKS_C_STALE);
-		bpf_map_delete_elem(&calls, &tid);
+		t->in_call = false;
 	}
-	record_free(ptr);
+	record_free(t, ptr);
 	return 0;
 }
 
@@ -166,12 +182,13 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u64 ptr)
 static __always_inline int thread_exit_enter(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	__u8 one = 1;
+	struct thread_state *t;
 
-	if (!wanted() || tid == id >> 32)
+	if (!wanted() || (__u32)id == id >> 32)
 		return 0; /* the main thread calls it from exit(): no tcache flush there */
-	bpf_map_update_elem(&exiting, &tid, &one, BPF_ANY);
+	t = thread(true);
+	if (t)
+		t->exiting = true;
 	return 0;
 }
 
@@ -213,17 +230,18 @@ int BPF_KPROBE(fn_enter, __u64 a1, __u64 a2, __u64 a3)
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_exit, __u64 ret)
 {
-	__u32 tid = current_tid();
+	struct thread_state *t;
 	struct inflight *in;
 	__u64 addr = ret;
 
 	if (!wanted())
 		return 0;
-	in = bpf_map_lookup_elem(&calls, &tid);
-	if (!in) {
+	t = thread(false);
+	if (!t || !t->in_call) {
 		count(LEAKS_C_UNPAIRED);
 		return 0;
 	}
+	in = &t->call;
 	if (in->depth) {
 		in->depth--;
 		return 0;
@@ -233,7 +251,7 @@ int BPF_KRETPROBE(alloc_exit, __u64 ret)
 	case LEAKS_REALLOCARRAY:
 		/* success, or realloc(p, 0) which frees p and returns NULL */
 		if (in->arg && (addr || !in->size))
-			record_free(in->arg);
+			record_free(t, in->arg);
 		if (addr || in->size)
 			record_alloc(ctx, addr, in->size);
 		break;
@@ -246,19 +264,6 @@ int BPF_KRETPROBE(alloc_exit, __u64 ret)
 	default:
 		record_alloc(ctx, addr, in->size);
 	}
-	bpf_map_delete_elem(&calls, &tid);
-	return 0;
-}
-
-/* a thread's records go with it: its id may be reused by a new thread */
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(task_exit)
-{
-	__u32 tid = current_tid();
-
-	if (!wanted())
-		return 0;
-	bpf_map_delete_elem(&calls, &tid);
-	bpf_map_delete_elem(&exiting, &tid);
+	t->in_call = false;
 	return 0;
 }

@@ -350,13 +350,8 @@ static int attach_probes(struct leaks_run *r, pid_t pid, const struct probe_set 
 {
 	int (*attach)(struct leaks_run *, struct bpf_program *, pid_t, const struct probe_set *,
 		      bool) = r->multi ? attach_multi : attach_perf;
-	struct bpf_link *l;
 	int e;
 
-	l = bpf_program__attach(r->skel->progs.task_exit);
-	if (!l)
-		return -errno;
-	r->links[r->nlinks++] = l;
 	e = attach(r, r->skel->progs.alloc_exit, pid, returns, true);
 	if (!e)
 		e = attach(r, r->skel->progs.fn_enter, pid, entries, false);
