@@ -39,8 +39,14 @@ const volatile bool per_pid = false;
 __u64 minor_hist[FAULTS_HIST_SLOTS];
 __u64 major_hist[FAULTS_HIST_SLOTS];
 
+/*
+ * A thread's fault in progress, in task-local storage: its own, freed with
+ * it, and no other thread's update can touch it while a program holds it
+ * (a hash map keyed by thread id could not promise that on Linux 7.2 and
+ * 7.3: with several threads faulting, some faults went uncounted).
+ */
 struct fault_start {
-	__u64 ts;
+	__u64 ts; /* 0: none in progress */
 	__u32 pending; /* the last call returned VM_FAULT_RETRY */
 };
 
@@ -52,11 +58,18 @@ struct {
 } counts SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH); /* entries of dead threads age out */
-	__uint(max_entries, 65536);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct fault_start);
 } start SEC(".maps");
+
+/* current's fault in progress, created when @create (NULL: none, or no memory) */
+static __always_inline struct fault_start *fault_of_current(bool create)
+{
+	return bpf_task_storage_get(&start, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -120,18 +133,18 @@ SEC("fentry/handle_mm_fault")
 int BPF_PROG(mm_fault_enter, struct vm_area_struct *vma, unsigned long address, unsigned int flags,
 	     struct pt_regs *regs)
 {
-	__u32 tid = current_tid();
-	struct fault_start *st, fresh = {};
+	struct fault_start *st;
 
 	if (!wanted())
 		return 0;
-	st = bpf_map_lookup_elem(&start, &tid);
-	if (st && st->pending) { /* the retry of a fault we already timed */
+	st = fault_of_current(true);
+	if (!st)
+		return 0;
+	if (st->pending) { /* the retry of a fault we already timed */
 		st->pending = 0;
 		return 0;
 	}
-	fresh.ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&start, &tid, &fresh, BPF_ANY);
+	st->ts = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -139,7 +152,6 @@ SEC("fexit/handle_mm_fault")
 int BPF_PROG(mm_fault_exit, struct vm_area_struct *vma, unsigned long address, unsigned int flags,
 	     struct pt_regs *regs, vm_fault_t ret)
 {
-	__u32 tid = current_tid();
 	__u32 retry = bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_RETRY);
 	__u32 error = bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_OOM) |
 		      bpf_core_enum_value(enum vm_fault_reason, VM_FAULT_SIGBUS) |
@@ -152,15 +164,15 @@ int BPF_PROG(mm_fault_exit, struct vm_area_struct *vma, unsigned long address, u
 	struct fault_start *st;
 	__u64 ts;
 
-	st = bpf_map_lookup_elem(&start, &tid);
-	if (!st)
+	st = fault_of_current(false);
+	if (!st || !st->ts)
 		return 0;
 	if (ret & retry) { /* incomplete: the kernel calls us again */
 		st->pending = 1;
 		return 0;
 	}
 	ts = st->ts;
-	bpf_map_delete_elem(&start, &tid);
+	st->ts = 0;
 	if (ret & error)
 		return 0;
 	/* retried: completed with FAULT_FLAG_TRIED */
@@ -172,13 +184,13 @@ int BPF_PROG(mm_fault_exit, struct vm_area_struct *vma, unsigned long address, u
 
 static __always_inline int fault_begin(void)
 {
-	__u32 tid = current_tid();
-	struct fault_start st = {};
+	struct fault_start *st;
 
 	if (!wanted())
 		return 0;
-	st.ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&start, &tid, &st, BPF_ANY);
+	st = fault_of_current(true);
+	if (st)
+		st->ts = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -196,16 +208,15 @@ int BPF_PROG(pf_kernel, unsigned long address, struct pt_regs *regs, unsigned lo
 
 static __always_inline int fault_end(bool major)
 {
-	__u32 tid = current_tid();
 	struct fault_start *st;
 	__u64 ts = 0;
 
 	if (!wanted())
 		return 0;
-	st = bpf_map_lookup_elem(&start, &tid);
+	st = fault_of_current(false);
 	if (st) {
 		ts = st->ts;
-		bpf_map_delete_elem(&start, &tid);
+		st->ts = 0;
 	}
 	account(major, false, ts);
 	return 0;
