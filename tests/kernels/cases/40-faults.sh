@@ -73,21 +73,24 @@ echo "# $n: faultgen $G_OUT; memlens minor=$(row minor) major=$(row major) retri
 # Linux 7.0) skips a thread's run of a program while another thread's run
 # of it is preempted on the same CPU: memlens counts those runs
 # (recursion_misses) and reports the faults it did not see against the
-# kernel's counters; the counts must add up either way.
+# kernel's counters: each of those must be a skipped run.
 gated threads threads 64
 misses=$(jq_last "$TR_OUT" "d['recursion_misses']")
-n=faults_fentry_threads_64MiB_seen_plus_not_seen_is_the_kernels
-echo "# $n: faultgen minflt=$(field minflt); memlens minor=$(row minor) major=$(row major) not_seen=$(jq_last "$TR_OUT" "d['not_seen']['minor']") recursion_misses=$misses"
+n=faults_fentry_threads_64MiB_every_fault_not_seen_is_a_skipped_run
+unseen=$(jq_last "$TR_OUT" "d['not_seen']['minor']")
+echo "# $n: faultgen minflt=$(field minflt); memlens minor=$(row minor) major=$(row major) not_seen=$unseen recursion_misses=$misses"
+# the kernel's count read right, nothing counted twice, and each fault not
+# seen explained by a run the kernel skipped
 [ "$(field minflt)" -ge 16384 ] && [ "$(row major)" = 0 ] &&
 	[ "$(jq_last "$TR_OUT" "d['kernel']['minor']")" = "$(field minflt)" ] &&
-	[ "$(jq_last "$TR_OUT" "d['not_seen']['minor'] + $(row minor)")" = "$(field minflt)" ] &&
-	ok $n || notok $n "want minor + not_seen = $(field minflt), major=0" "$(cat "$C_TMP/threads.err" "$TR_OUT")"
+	[ "$(row minor)" -le "$(field minflt)" ] && [ "$unseen" -le "$misses" ] &&
+	ok $n || notok $n "want kernel minor = $(field minflt), not_seen <= recursion_misses, major=0" "$(cat "$C_TMP/threads.err" "$TR_OUT")"
 n=faults_fentry_threads_64MiB_minor_exact
-if [ "$(row minor)" = "$(field minflt)" ] && [ "$misses" = 0 ]; then
+if [ "$(row minor)" = "$(field minflt)" ]; then
 	ok $n
 elif [ "$misses" != 0 ]; then
-	skip $n "the kernel skipped $misses runs of memlens's programs (this kernel preempts BPF programs; its preemption modes: $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo unknown)); memlens reported the $(jq_last "$TR_OUT" "d['not_seen']['minor']") faults it did not see"
+	skip $n "the kernel skipped $misses runs of memlens's programs (this kernel preempts BPF programs; its preemption modes: $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || echo unknown)); memlens reported the $unseen faults it did not see"
 else
-	notok $n "want minor=$(field minflt), no recursion misses" "$(cat "$TR_OUT")"
+	notok $n "want minor=$(field minflt)" "$(cat "$TR_OUT")"
 fi
 c_done
