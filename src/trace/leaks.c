@@ -88,11 +88,11 @@ struct probe_set {
 	unsigned int n;
 };
 
-#define MAX_LINKS (2 * LEAKS_NR_PROBES + 1)
+#define MAX_LINKS (2 * LEAKS_NR_PROBES)
 
 struct leaks_run {
 	struct leaks_bpf *skel;
-	struct bpf_link *links[MAX_LINKS]; /* perf-event uprobes, raw_tp */
+	struct bpf_link *links[MAX_LINKS]; /* perf-event uprobes: entries and returns */
 	int nlinks;
 	int link_fds[2]; /* uprobe_multi links: returns, entries */
 	int nlink_fds;

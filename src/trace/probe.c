@@ -7,7 +7,9 @@
  * attaches it for an instant: nothing is left behind.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -255,6 +257,104 @@ static void probe_files(struct feature_list *l)
 			       NULL, "no memory cgroup: every OOM kill is global");
 }
 
+/* @word's value in the kernel command line (preempt=...), into @out */
+static bool cmdline_value(const char *word, char *out, size_t len)
+{
+	char buf[4096], *p, *save;
+	FILE *f = fopen("/proc/cmdline", "re");
+	bool found = false;
+
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		for (p = strtok_r(buf, " \n", &save); p; p = strtok_r(NULL, " \n", &save))
+			if (!strncmp(p, word, strlen(word))) {
+				snprintf(out, len, "%s", p + strlen(word));
+				found = true;
+			}
+	}
+	fclose(f);
+	return found;
+}
+
+/* the preemption model the kernel was built with, from its config in /boot */
+static const char *config_model(const char *release)
+{
+	static const struct {
+		const char *opt, *mode;
+	} models[] = {
+		{ "CONFIG_PREEMPT_RT=y", "rt" },     { "CONFIG_PREEMPT_LAZY=y", "lazy" },
+		{ "CONFIG_PREEMPT=y", "full" },	     { "CONFIG_PREEMPT_VOLUNTARY=y", "voluntary" },
+		{ "CONFIG_PREEMPT_NONE=y", "none" },
+	};
+	const char *mode = NULL;
+	char path[300], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/boot/config-%s", release);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (!mode && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		for (size_t i = 0; i < sizeof(models) / sizeof(models[0]) && !mode; i++)
+			if (!strcmp(line, models[i].opt))
+				mode = models[i].mode;
+	}
+	fclose(f);
+	return mode;
+}
+
+/*
+ * Whether the kernel preempts BPF programs. A preempted run of a tracing
+ * program still holds its CPU's slot: the kernel skips other threads' runs
+ * of it there (recursion_misses). The mode: debugfs's sched/preempt (the
+ * one in parentheses), else preempt= on the command line, else the model
+ * the kernel was built with (/boot/config-RELEASE, or a non-dynamic
+ * kernel's version string).
+ */
+static void probe_preemption(struct feature_list *l)
+{
+	static const char used_by[] = "faults, slab, oom";
+	static char buf[128];
+	char *a, *b;
+	const char *mode = NULL, *from = "sched/preempt";
+	struct utsname u;
+	FILE *f = fopen("/sys/kernel/debug/sched/preempt", "re");
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f) && (a = strchr(buf, '(')) && (b = strchr(a, ')'))) {
+			*b = '\0';
+			mode = a + 1;
+		}
+		fclose(f);
+	}
+	if (!mode && cmdline_value("preempt=", buf, sizeof(buf))) {
+		mode = buf;
+		from = "preempt= at boot";
+	}
+	if (!mode && !uname(&u)) {
+		from = "the kernel's build";
+		mode = config_model(u.release);
+		if (!mode && !strstr(u.version, "PREEMPT_DYNAMIC"))
+			mode = strstr(u.version, "PREEMPT_RT") ? "rt"
+			       : strstr(u.version, "PREEMPT ") ? "full"
+							       : "none";
+	}
+	if (!mode)
+		ml_feature_add(l, "ebpf", "preemption", FEATURE_INFO, used_by, NULL,
+			       "not known (mount debugfs for sched/preempt); where BPF programs "
+			       "are preempted, tracers count the runs the kernel skips");
+	else if (!strcmp(mode, "none") || !strcmp(mode, "voluntary"))
+		ml_feature_add(l, "ebpf", "preemption", FEATURE_INFO, used_by, NULL,
+			       "%s (%s): BPF programs are not preempted", mode, from);
+	else
+		ml_feature_add(l, "ebpf", "preemption", FEATURE_INFO, used_by, NULL,
+			       "%s (%s): BPF programs are preempted; the kernel skips a run "
+			       "meanwhile on that CPU, counted in recursion_misses",
+			       mode, from);
+}
+
 void trace_probe_features(struct feature_list *l)
 {
 	struct ml_err err = { 0 };
@@ -276,6 +376,7 @@ void trace_probe_features(struct feature_list *l)
 	probe_uprobe_multi(l);
 	probe_pmu(l, "kprobe", FEATURE_INFO, "none (memlens uses tracepoints)", NULL,
 		  "CONFIG_KPROBES; libbpf-tools such as oomkill need it");
+	probe_preemption(l);
 	probe_files(l);
 }
 

@@ -65,6 +65,21 @@ uprobe_multi) want=ok ;; uprobe) want=missing ;; *) want=unknown ;; esac
 [ "$(state uprobe_multi)" = $want ] && ok uprobe_multi_agrees_with_leaks ||
 	notok uprobe_multi_agrees_with_leaks "leaks: $want ($(cat "$tmp/l.json" "$tmp/l.err")); check: $(state uprobe_multi)"
 
+# preemption: what debugfs's sched/preempt says, read in a mount namespace
+# of its own with debugfs mounted (the host's mounts are untouched)
+pre=$(unshare -m sh -c 'mount -t debugfs none /sys/kernel/debug 2>/dev/null; sed -n "s/.*(\(.*\)).*/\1/p" /sys/kernel/debug/sched/preempt 2>/dev/null; "$0" check --json' "$M" 2>/dev/null)
+mode=$(printf '%s\n' "$pre" | head -n 1)
+printf '%s\n' "$pre" | tail -n +2 >"$tmp/pre.json"
+got=$("$PY" -c 'import json,sys; print(next((f["state"] + " " + f["detail"] for f in json.load(open(sys.argv[1]))["features"] if f["name"] == "preemption"), "absent"))' "$tmp/pre.json" 2>/dev/null)
+if [ -z "$mode" ] || [ "${mode#\{}" != "$mode" ]; then
+	skip preemption_as_sched_preempt_says "no sched/preempt in debugfs here (a kernel without PREEMPT_DYNAMIC); check says: $got"
+else
+	case $mode in none | voluntary) want="info $mode (sched/preempt): BPF programs are not preempted" ;;
+	*) want="info $mode (sched/preempt): BPF programs are preempted" ;; esac
+	[ "${got#"$want"}" != "$got" ] && ok preemption_as_sched_preempt_says ||
+		notok preemption_as_sched_preempt_says "sched/preempt: $mode; check: $got"
+fi
+
 # the human table names every missing feature with its fix
 "$M" check >"$tmp/c.txt" 2>&1
 missing=$("$PY" -c 'import json,sys; print(" ".join(f["name"] for f in json.load(open(sys.argv[1]))["features"] if f["state"] == "missing"))' "$tmp/c.json")
