@@ -321,6 +321,7 @@ static void probe_preemption(struct feature_list *l)
 	const char *mode = NULL, *from = "sched/preempt";
 	struct utsname u;
 	FILE *f = fopen("/sys/kernel/debug/sched/preempt", "re");
+	int why = f ? 0 : errno;
 
 	if (f) {
 		if (fgets(buf, sizeof(buf), f) && (a = strchr(buf, '(')) && (b = strchr(a, ')'))) {
@@ -343,8 +344,9 @@ static void probe_preemption(struct feature_list *l)
 	}
 	if (!mode)
 		ml_feature_add(l, "ebpf", "preemption", FEATURE_INFO, used_by, NULL,
-			       "not known (mount debugfs for sched/preempt); where BPF programs "
-			       "are preempted, tracers count the runs the kernel skips");
+			       "not known (debugfs's sched/preempt: %s); where BPF programs are "
+			       "preempted, tracers count the runs the kernel skips",
+			       why == ENOENT ? "not mounted" : strerror(why));
 	else if (!strcmp(mode, "none") || !strcmp(mode, "voluntary"))
 		ml_feature_add(l, "ebpf", "preemption", FEATURE_INFO, used_by, NULL,
 			       "%s (%s): BPF programs are not preempted", mode, from);
