@@ -43,7 +43,7 @@ __u64 major_hist[FAULTS_HIST_SLOTS];
  * A thread's fault in progress, in task-local storage: its own, freed with
  * it, and no other thread's update can touch it while a program holds it
  * (a hash map keyed by thread id could not promise that on Linux 7.2 and
- * 7.3: with several threads faulting, some faults went uncounted).
+ * 7.3, as leaks found there).
  */
 struct fault_start {
 	__u64 ts; /* 0: none in progress */

@@ -23,8 +23,8 @@
  * A thread's state lives in task-local storage: the kernel keeps it with
  * the thread and frees it with the thread, and a program holds a pointer to
  * it that no other thread's update can touch. (Kept in a hash map keyed by
- * thread id, on Linux 7.2 and 7.3 a program preempted between its lookup
- * and its update found the element holding another thread's record:
+ * thread id, on Linux 7.2 and 7.3 a program could find its thread's element
+ * holding another thread's record, or see it change while it ran:
  * multi-threaded counts drifted by a few per cent.)
  */
 #include "vmlinux.h"

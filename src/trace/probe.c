@@ -316,7 +316,7 @@ static const char *config_model(const char *release)
 static void probe_preemption(struct feature_list *l)
 {
 	static const char used_by[] = "faults, slab, oom";
-	static char buf[128];
+	char buf[128];
 	char *a, *b;
 	const char *mode = NULL, *from = "sched/preempt";
 	struct utsname u;
@@ -352,8 +352,8 @@ static void probe_preemption(struct feature_list *l)
 			       "%s (%s): BPF programs are not preempted", mode, from);
 	else
 		ml_feature_add(l, "ebpf", "preemption", FEATURE_INFO, used_by, NULL,
-			       "%s (%s): BPF programs are preempted; the kernel skips a run "
-			       "meanwhile on that CPU, counted in recursion_misses",
+			       "%s (%s): BPF programs are preempted; the kernel skips other "
+			       "threads' runs of a preempted program on its CPU (recursion_misses)",
 			       mode, from);
 }
 
