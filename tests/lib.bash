@@ -83,3 +83,15 @@ t_state_is() {
 wait_for_state() { t_wait "${3:-10}" t_state_is "$1" "$2"; }
 t_gone() { ! kill -0 "$1" 2>/dev/null || t_state_is "$1" 'Z|X'; }
 wait_gone() { t_wait "${2:-10}" t_gone "$1"; }
+# preempt_mode [FILE]: the kernel's preemption mode, the one in parentheses
+# in debugfs's sched/preempt (or FILE, a copy of it); nothing when it
+# cannot be read
+preempt_mode() { sed -n 's/.*(\(.*\)).*/\1/p' "${1:-/sys/kernel/debug/sched/preempt}" 2>/dev/null; }
+# preemption_says MODE: how memlens check's preemption detail begins for
+# MODE read from sched/preempt
+preemption_says() {
+	case $1 in
+	none | voluntary) echo "$1 (sched/preempt): BPF programs are not preempted" ;;
+	*) echo "$1 (sched/preempt): BPF programs are preempted" ;;
+	esac
+}

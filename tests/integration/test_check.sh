@@ -68,7 +68,8 @@ uprobe_multi) want=ok ;; uprobe) want=missing ;; *) want=unknown ;; esac
 # preemption: what debugfs's sched/preempt says, read in a mount namespace
 # of its own with debugfs mounted (the host's mounts are untouched)
 in_debugfs() { unshare -m sh -c 'mount -t debugfs none /sys/kernel/debug 2>/dev/null; exec "$@"' sh "$@"; }
-mode=$(in_debugfs cat /sys/kernel/debug/sched/preempt 2>"$tmp/pre.err" | sed -n 's/.*(\(.*\)).*/\1/p')
+in_debugfs cat /sys/kernel/debug/sched/preempt >"$tmp/pre.txt" 2>"$tmp/pre.err"
+mode=$(preempt_mode "$tmp/pre.txt")
 in_debugfs "$M" check --json >"$tmp/pre.json" 2>/dev/null
 got=$("$PY" -c 'import json,sys; print(next((f["state"] + " " + f["detail"] for f in json.load(open(sys.argv[1]))["features"] if f["name"] == "preemption"), "absent"))' "$tmp/pre.json" 2>/dev/null)
 if [ -z "$mode" ]; then
@@ -79,8 +80,7 @@ if [ -z "$mode" ]; then
 	*) notok preemption_as_sched_preempt_says "sched/preempt unreadable; check says: $got" ;;
 	esac
 else
-	case $mode in none | voluntary) want="info $mode (sched/preempt): BPF programs are not preempted" ;;
-	*) want="info $mode (sched/preempt): BPF programs are preempted" ;; esac
+	want="info $(preemption_says "$mode")"
 	[ "${got#"$want"}" != "$got" ] && ok preemption_as_sched_preempt_says ||
 		notok preemption_as_sched_preempt_says "sched/preempt: $mode; check: $got"
 fi

@@ -54,14 +54,11 @@ detail tracefs | grep -q 'mounted' && ! detail tracefs | grep -q 'not mounted' &
 [ "$(state btf)" = ok ] && [ -f /sys/kernel/btf/vmlinux ] && ok btf_present ||
 	notok btf_present "check: $(state btf): $(detail btf)"
 # preemption: as debugfs's sched/preempt says (the guest mounts debugfs)
-pm=$(sed -n 's/.*(\(.*\)).*/\1/p' /sys/kernel/debug/sched/preempt 2>/dev/null)
+pm=$(preempt_mode)
 if [ -z "$pm" ]; then
 	skip preemption_as_sched_preempt_says "no sched/preempt in this guest's debugfs; check says: $(detail preemption)"
 else
-	case $pm in
-	none | voluntary) want="$pm (sched/preempt): BPF programs are not preempted" ;;
-	*) want="$pm (sched/preempt): BPF programs are preempted" ;;
-	esac
+	want=$(preemption_says "$pm")
 	[ "$(state preemption)" = info ] && [ "$(detail preemption | cut -c1-${#want})" = "$want" ] &&
 		ok "preemption_${pm}_as_sched_preempt_says" ||
 		notok "preemption_${pm}_as_sched_preempt_says" "sched/preempt: $pm; check: $(detail preemption)"

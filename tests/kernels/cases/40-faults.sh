@@ -89,7 +89,7 @@ n=faults_fentry_threads_64MiB_minor_exact
 if [ "$(row minor)" = "$(field minflt)" ]; then
 	ok $n
 elif [ "$misses" != 0 ]; then
-	skip $n "this kernel preempts BPF programs (preemption mode $(sed -n 's/.*(\(.*\)).*/\1/p' /sys/kernel/debug/sched/preempt 2>/dev/null)): it skipped runs of memlens's programs while others were preempted, and memlens reported the faults it did not see"
+	skip $n "this kernel preempts BPF programs (preemption mode $(preempt_mode)): it skipped runs of memlens's programs while others were preempted, and memlens reported the faults it did not see"
 	echo "# $n: $misses runs skipped, $unseen faults not seen"
 else
 	notok $n "want minor=$(field minflt)" "$(cat "$TR_OUT")"
