@@ -75,7 +75,7 @@ $(BUILD)/memlens: $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemle
 	$(CC) $(CFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a \
 		$(MEMLENS_LDLIBS) $(LDLIBS)
 
-$(BUILD)/workloads/%: workloads/%.c
+$(BUILD)/workloads/%: workloads/%.c workloads/read_untouched.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -o $@ $< -lpthread -lm
 

@@ -5,7 +5,8 @@
  *   map NAME PAGES          mmap PAGES anonymous rw pages between two PROT_NONE guard
  *                           pages (so the VMA is exactly PAGES) -> "mapped NAME 0xS 0xE"
  *   write NAME STEP [OFF] [COUNT]   write pages i = OFF, OFF+STEP, ... -> "wrote N"
- *   read NAME               read every page -> "read N"
+ *   read NAME               read every page -> "read N" (an untouched one maps the
+ *                           zero page, or a fresh page: read_untouched.h)
  *   ro NAME                 mprotect read-only -> "ok"
  *   unmap NAME              munmap -> "ok"
  *   remap NAME              munmap + mmap at the same address, same size -> "mapped ..."
@@ -20,6 +21,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "read_untouched.h"
 
 #define MAXR 256
 #define PG 4096UL
@@ -54,7 +57,6 @@ int main(void)
 {
 	char line[256], cmd[32], name[32];
 	unsigned long a, b, c;
-	volatile unsigned char sink = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (fgets(line, sizeof(line), stdin)) {
@@ -117,8 +119,7 @@ int main(void)
 				regs[i].p[pg * PG] = (unsigned char)(pg + 1);
 			printf("wrote %lu\n", w);
 		} else if (!strcmp(cmd, "read")) {
-			for (unsigned long pg = 0; pg < regs[i].pages; pg++)
-				sink += regs[i].p[pg * PG];
+			ru_read_pages(regs[i].p, regs[i].pages);
 			printf("read %lu\n", regs[i].pages);
 		} else if (!strcmp(cmd, "ro")) {
 			mprotect(regs[i].p, regs[i].pages * PG, PROT_READ);

@@ -7,7 +7,8 @@
  *   addr heap  0xA 1         a small malloc (in [heap])
  *   addr stack 0xA 1         a local variable of main
  *   addr touch 0xA 256       anonymous rw mapping, TOUCH pages of it written (argv[1], default 100)
- *   addr zero  0xA 64        anonymous mapping, 40 pages only read (zero page)
+ *   addr zero  0xA 64        anonymous mapping, 40 pages only read (zero pages, or
+ *                            fresh ones where reads map no zero page: read_untouched.h)
  * (each anonymous mapping sits between PROT_NONE guard pages: one VMA each)
  *   addr file  0xA 32        a 32-page file (argv[2], default /tmp/snaptarget.PID), all read
  *   addr thp   0xA 1024      2 MiB-aligned 4 MiB, MADV_HUGEPAGE, one write per 2 MiB
@@ -25,6 +26,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "read_untouched.h"
 
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT 21
@@ -164,8 +167,7 @@ int main(int argc, char **argv)
 	touch_p = map_anon(TOUCH_PAGES * PG);
 	touch_more(argc > 1 ? strtoul(argv[1], NULL, 10) : 100);
 	zero_p = map_anon(ZERO_PAGES * PG);
-	for (unsigned long i = 0; i < ZERO_READ; i++)
-		sink = zero_p[i * PG];
+	ru_read_pages(zero_p, ZERO_READ);
 	file_p = map_file(argc > 2 ? argv[2] : fpath);
 	thp_p = map_thp();
 	if (have_swap()) {

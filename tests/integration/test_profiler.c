@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "machine.h"
 #include "integration/target.h"
 #include "../../lib/scan/pagescan.h"
 #include "memlens/profiler.h"
@@ -213,12 +214,16 @@ static void test_new_vma_written_before_first_scan(void)
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
 	ml_profiler_sample_free(&s);
-	/* mapped and only read: zero pages, nothing written */
+	/*
+	 * mapped and only read: zero pages, nothing written; where reads map
+	 * fresh pages instead, each was populated by the read fault without
+	 * write protection, and reads as written (content a pre-dump must send)
+	 */
 	REQUIRE(target_map(&T, "Z", 40, &a, &b) == 0);
 	REQUIRE(target_cmd(&T, "read Z"));
 	tick(&s);
 	REQUIRE(region_at(&s, a));
-	CHECK_EQ(region_at(&s, a)->dirty_pages, 0);
+	CHECK_EQ(region_at(&s, a)->dirty_pages, t_zero_page() ? 0 : 40);
 	ml_profiler_sample_free(&s);
 	finish();
 }

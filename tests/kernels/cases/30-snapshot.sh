@@ -26,6 +26,28 @@ if [ -x build/tests/integration/test_snapshot ]; then
 else
 	notok test_snapshot "build/tests/integration/test_snapshot is not built (make all)"
 fi
+# The counts that depend on what a read of untouched memory maps: here
+# (these kernels map the zero page) and again with MEMLENS_TEST_NO_ZERO_PAGE=1,
+# the expectations of a machine whose reads map fresh pages (the host may be
+# one), so that both sets are run wherever the suite runs.
+zero_page_tests() {	# PREFIX [ENV=VALUE]: the tests' lines, names prefixed
+	local prefix=$1 t
+	shift
+	for t in unit/test_snapshot integration/test_profiler integration/test_snapshot; do
+		[ -n "$prefix" ] || [ "$t" != integration/test_snapshot ] || continue # ran above
+		if [ -x "build/tests/$t" ]; then
+			env "$@" "build/tests/$t" | sed -E "s/^(ok|not ok|skip) - /\1 - $prefix/"
+		else
+			notok "$prefix${t#*/}" "build/tests/$t is not built (make all)"
+		fi
+	done
+}
+if kernel_at_least 6 7; then
+	zero_page_tests ""
+	zero_page_tests no_zero_page/ MEMLENS_TEST_NO_ZERO_PAGE=1
+else
+	echo "# the profiler's and the snapshot's read tests need PAGEMAP_SCAN (6.7+): not run again here"
+fi
 # the command line, and totals exact every cycle while the VMAs change
 run_host_test test_snapshot_cli.sh
 run_host_test test_snapshot_exact.sh CHURN_SECONDS=4
