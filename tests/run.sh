@@ -41,6 +41,20 @@ run_one() {	# $1: label, rest: command
 # TESTS matches the test's label (e.g. unit/test_maps, integration/test_agent.sh)
 want() { [ -z "${TESTS:-}" ] || [[ "$1" == *${TESTS}* ]]; }
 
+# CPU_HOGS=N: N busy loops per CPU beside the whole run (make test-loaded),
+# as on a build machine shared with other jobs: no test may depend on how
+# much CPU its workload gets
+hogs=()
+stop_hogs() { [ ${#hogs[@]} -eq 0 ] || kill "${hogs[@]}" 2>/dev/null; }
+trap stop_hogs EXIT
+if [ "${CPU_HOGS:-0}" -gt 0 ]; then
+	for _ in $(seq 1 $((CPU_HOGS * $(nproc)))); do
+		bash -c 'while :; do :; done' &
+		hogs+=($!)
+	done
+	echo "# ${#hogs[@]} busy loops beside the tests (CPU_HOGS=$CPU_HOGS per CPU)"
+fi
+
 for t in "$BUILD"/tests/unit/*; do
 	[ -f "$t" ] && [ -x "$t" ] && want "unit/${t##*/}" && run_one "unit/${t##*/}" "$t"
 done

@@ -9,7 +9,11 @@
  * (exit 0) or "cksum_worker: WRONG ..." (exit 1). Memory lost or corrupted by
  * a checkpoint/restore shows up as WRONG; -x flips one byte first, to show that. Prints
  * "cksum_worker pid N" first.
+ * SIGUSR1 ends it early: after the step under way it checks the steps done,
+ * so that a test can keep it running until it has done what it tests, and
+ * not for a time that a loaded machine may need more of.
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +23,14 @@
 #include <unistd.h>
 
 #define CHUNK (256 * 1024UL)
+
+static volatile sig_atomic_t finish;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	finish = 1;
+}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -111,9 +123,14 @@ int main(int argc, char **argv)
 		perror("cksum_worker: mmap");
 		return 1;
 	}
+	signal(SIGUSR1, on_usr1);
 	printf("cksum_worker pid %d\n", getpid());
 	fflush(stdout);
 	for (long i = 0; i < steps; i++) {
+		if (finish) {
+			steps = i;
+			break;
+		}
 		uint64_t *c = (uint64_t *)(buf + (size_t)(i * 7) % nchunks * CHUNK);
 
 		fill(c, (uint64_t)i + 1);

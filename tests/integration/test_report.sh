@@ -96,8 +96,9 @@ run "$M" report - -o - <"$F/migrate.jsonl"
 check stdin_to_stdout '[ "$(rc)" = 0 ] && grep -q "<svg .*class=\"migrate\"" "$tmp/out" && grep -q "(stdin)" "$tmp/out"'
 
 # --- real input: the built tool on the memwrite workload --------------------
-# -p: in `-- CMD` mode the program's own output would share stdout with the JSON
-"$W/memwrite" -s 5 >"$tmp/memwrite.out" &
+# -p: in `-- CMD` mode the program's own output would share stdout with the JSON;
+# paced (-P): its 8 MiB written once per interval, however loaded the machine
+"$W/memwrite" -P -m 8 -s 120 >"$tmp/memwrite.out" &
 mw=$!
 wait_for_line "$tmp/memwrite.out" writes 10
 "$M" writes -p $mw -d 2.5 -i 200 --json --record "$tmp/trace.jsonl" \
@@ -108,7 +109,7 @@ check real_writes_run '[ "$(grep -c "\"type\":\"interval\"" "$tmp/writes.jsonl")
 # --json and --record of the same run: one section, with the page-range view
 inputs=("$tmp/writes.jsonl" "$tmp/trace.jsonl" "$F/snapshot.jsonl" "$F/faults.jsonl" "$F/migrate.jsonl")
 if "$M" snapshot --help >/dev/null 2>&1; then
-	"$W/memwrite" -s 5 >"$tmp/memwrite2.out" &
+	"$W/memwrite" -s 120 >"$tmp/memwrite2.out" &
 	mw=$!
 	wait_for_line "$tmp/memwrite2.out" writes 10
 	"$M" snapshot -p $mw -i 100 -n 10 --json --writes >"$tmp/snap.jsonl" 2>"$tmp/snap.err"

@@ -105,9 +105,11 @@ test_json_shape() {
 # the totals at the end; recursion misses are reported in every object
 test_interval() {
 	local n=slab_interval_blocks_add_up out=$T_TMP/iv.json
-	"$MEMLENS" slab --json --top 0 -i 250 -d 1 >"$out" 2>"$T_TMP/iv.err"
+	# 8 intervals when each timer fires in time; 2 are enough to add up
+	# (a loaded machine, or an emulated guest, fires them late)
+	"$MEMLENS" slab --json --top 0 -i 250 -d 2 >"$out" 2>"$T_TMP/iv.err"
 	echo "# $n: $(intervals "$out" slab "(len(iv), [len(x['rows']) for x in iv], d['recursion_misses'])")"
-	if [ "$(intervals "$out" slab "len(iv) >= 3 and iv[-1]['last'] and {c: (sum(r['allocs'] for x in iv for r in x['rows'] if r['cache'] == c), sum(r['frees'] for x in iv for r in x['rows'] if r['cache'] == c)) for c in set(r['cache'] for x in iv for r in x['rows'])} == {r['cache']: (r['allocs'], r['frees']) for r in d['rows'] if r['allocs'] or r['frees']} and sum(x['recursion_misses'] for x in iv) == d['recursion_misses']")" = True ]; then
+	if [ "$(intervals "$out" slab "len(iv) >= 2 and iv[-1]['last'] and {c: (sum(r['allocs'] for x in iv for r in x['rows'] if r['cache'] == c), sum(r['frees'] for x in iv for r in x['rows'] if r['cache'] == c)) for c in set(r['cache'] for x in iv for r in x['rows'])} == {r['cache']: (r['allocs'], r['frees']) for r in d['rows'] if r['allocs'] or r['frees']} and sum(x['recursion_misses'] for x in iv) == d['recursion_misses']")" = True ]; then
 		ok $n
 	else
 		notok $n "$(head -c 2000 "$out") $(cat "$T_TMP/iv.err")"

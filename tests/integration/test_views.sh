@@ -25,11 +25,13 @@ fits() {
 	fi
 }
 
-# a target that runs until killed
-"$W/memwrite" -s 600 >"$T_TMP/mw.out" 2>&1 &
+# a target that runs until killed: paced, so with nobody profiling it writes
+# its buffer once and then holds still (what the views show of it does not
+# depend on how far a loaded machine let it get)
+"$W/memwrite" -P -s 600 >"$T_TMP/mw.out" 2>&1 &
 MW=$!
 T_BG+=("$MW")
-for _ in $(seq 1 100); do grep -qs writes "$T_TMP/mw.out" && break; sleep 0.05; done
+wait_for_line "$T_TMP/mw.out" "first pass written" 120
 
 # --- 80 columns, one unit ---
 "$M" snapshot -p $MW >"$T_TMP/snap.txt" 2>"$T_TMP/snap.err"
