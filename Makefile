@@ -139,6 +139,12 @@ test-long: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins
 	@MEMLENS_TEST_LONG=1 CHURN_SECONDS=60 tests/run.sh
 
+# make test beside two busy loops per CPU, as on a build machine shared
+# with other jobs: no test may depend on how much CPU a workload gets
+.PHONY: test-loaded
+test-loaded:
+	@CPU_HOGS=2 $(MAKE) --no-print-directory test
+
 # memlens and memlens-agent again, with ASan+UBSan, in $(BUILD)/asan-bin:
 # tests/run.sh repeats the command-line tests that feed them untrusted
 # input (gRPC payloads, report files, command lines) with these
