@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -132,8 +133,36 @@ static void t_teardown(int base)
 	}
 }
 
+/*
+ * T_ONLY=WORD[,WORD...]: run only the tests whose name contains one of the
+ * words (the others print nothing); for running one part of a program again
+ * under other conditions.
+ */
+static bool t_selected(const char *name)
+{
+	const char *only = getenv("T_ONLY"), *w;
+
+	if (!only || !*only)
+		return true;
+	for (w = only; *w;) {
+		size_t n = strcspn(w, ",");
+		char word[128];
+
+		if (n && n < sizeof(word)) {
+			memcpy(word, w, n);
+			word[n] = '\0';
+			if (strstr(name, word))
+				return true;
+		}
+		w += n + (w[n] == ',');
+	}
+	return false;
+}
+
 static void t_run(const char *name, void (*fn)(void))
 {
+	if (!t_selected(name))
+		return;
 	t_cur_failed = 0;
 	t_skipped = 0;
 	int base = t_ndefer; /* those registered outside a test run at T_DONE() */

@@ -30,21 +30,24 @@ fi
 # (these kernels map the zero page) and again with MEMLENS_TEST_NO_ZERO_PAGE=1,
 # the expectations of a machine whose reads map fresh pages (the host may be
 # one), so that both sets are run wherever the suite runs.
-zero_page_tests() {	# PREFIX [ENV=VALUE]: the tests' lines, names prefixed
-	local prefix=$1 t
+zero_page_tests() {	# PREFIX [ENV=VALUE]: the tests' lines, names as PREFIX/PROGRAM/TEST
+	local prefix=$1 t p
 	shift
 	for t in unit/test_snapshot integration/test_profiler integration/test_snapshot; do
-		[ -n "$prefix" ] || [ "$t" != integration/test_snapshot ] || continue # ran above
+		[ "$prefix" != zero_page ] || [ "$t" != integration/test_snapshot ] || continue # ran above
+		p=$prefix/${t//\//_}/
 		if [ -x "build/tests/$t" ]; then
-			env "$@" "build/tests/$t" | sed -E "s/^(ok|not ok|skip) - /\1 - $prefix/"
+			# of the snapshot's integration tests, those that count zero pages
+			env "$@" T_ONLY="$([ "$t" = integration/test_snapshot ] && echo zero,read_matches,counting_scan)" \
+				"build/tests/$t" | sed -E "s#^(ok|not ok|skip) - #\1 - $p#"
 		else
-			notok "$prefix${t#*/}" "build/tests/$t is not built (make all)"
+			notok "${p%/}" "build/tests/$t is not built (make all)"
 		fi
 	done
 }
 if kernel_at_least 6 7; then
-	zero_page_tests ""
-	zero_page_tests no_zero_page/ MEMLENS_TEST_NO_ZERO_PAGE=1
+	zero_page_tests zero_page
+	zero_page_tests no_zero_page MEMLENS_TEST_NO_ZERO_PAGE=1
 else
 	echo "# the profiler's and the snapshot's read tests need PAGEMAP_SCAN (6.7+): not run again here"
 fi
