@@ -20,6 +20,7 @@
 #include "snapshot_pages.h"
 #include "memlens/clock.h"
 #include "pagemap_read.h"
+#include "shmem_swap.h"
 
 #define PG 4096ULL
 /* a scan ending at 0x7fffffffffff fails with EFAULT on 6.18 */
@@ -50,6 +51,7 @@ struct snapshotter {
 	bool have_swap; /* swap devices existed when we opened */
 	bool read_method; /* SNAP_METHOD_READ: pmr, no PAGEMAP_SCAN */
 	struct ml_pmread pmr;
+	struct shmem_swap shm;
 	char exe[PATH_MAX];
 };
 
@@ -164,6 +166,7 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 			goto fail;
 	}
 	s->cpus = usable_cpus();
+	ml_shmem_swap_init(&s->shm, pid);
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, s->exe, sizeof(s->exe) - 1);
 	s->exe[n > 0 ? n : 0] = '\0';
@@ -787,6 +790,7 @@ int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err 
 		if (r)
 			return r;
 	}
+	ml_shmem_swap(&s->shm, &s->scan[0], out); /* not in the page tables the scan saw */
 	sum_up(out);
 	out->scan_ioctls = scan_ioctls(s) - ioctls0;
 	out->flag_reads = s->pg.reads - reads0;
