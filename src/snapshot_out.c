@@ -48,8 +48,11 @@ static void csv_str(FILE *f, const char *s)
 
 static void csv_counts(FILE *f, const struct snap_counts *c, unsigned int flags)
 {
-	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
-		c->size_pages, c->resident_pages, c->swapped_pages, c->file_pages, c->huge_pages,
+	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",", c->size_pages, c->resident_pages);
+	/* empty: some shmem swap could not be read, and a lower bound would read as exact */
+	if (!c->swap_unknown)
+		fprintf(f, "%" PRIu64, c->swapped_pages);
+	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, c->file_pages, c->huge_pages,
 		c->zero_pages);
 	if (flags & SNAP_HAVE_WRITTEN)
 		fprintf(f, ",%" PRIu64, c->written_pages);
@@ -110,6 +113,13 @@ uint64_t snap_unit(const struct snapshot *s)
 
 #define KB(pages) ml_in_unit((pages)*4096, div)
 
+/* The swapped amount of @c in @div units; with a "+?" when some shmem swap is not known. */
+static const char *swap_cell(const struct snap_counts *c, uint64_t div, char *buf, size_t size)
+{
+	snprintf(buf, size, "%" PRIu64 "%s", KB(c->swapped_pages), c->swap_unknown ? "+?" : "");
+	return buf;
+}
+
 static void table_regions(FILE *f, const struct snapshot *s, int width, size_t max_rows,
 			  const size_t *order)
 {
@@ -147,7 +157,7 @@ static void table_regions(FILE *f, const struct snapshot *s, int width, size_t m
 		table_cell(t, "%s", v->perms);
 		table_cell(t, "%" PRIu64, ml_in_unit(v->end - v->start, div));
 		table_cell(t, "%" PRIu64, KB(c->resident_pages));
-		table_cell(t, "%" PRIu64, KB(c->swapped_pages));
+		table_cell(t, "%s", swap_cell(c, div, a, sizeof(a)));
 		table_cell(t, "%" PRIu64, KB(c->file_pages));
 		table_cell(t, "%" PRIu64, KB(c->huge_pages));
 		table_cell(t, "%" PRIu64, KB(c->zero_pages));
@@ -180,6 +190,7 @@ static void table_kinds(FILE *f, const struct snapshot *s, int width)
 	const char *unit;
 	uint64_t div = table_unit(s, &unit);
 	struct table *t;
+	char b[32];
 	int n = 0;
 
 	for (int i = 0; i < 8; i++)
@@ -196,7 +207,7 @@ static void table_kinds(FILE *f, const struct snapshot *s, int width)
 		table_cell(t, "%s", k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total");
 		table_cell(t, "%" PRIu64, KB(c->size_pages));
 		table_cell(t, "%" PRIu64, KB(c->resident_pages));
-		table_cell(t, "%" PRIu64, KB(c->swapped_pages));
+		table_cell(t, "%s", swap_cell(c, div, b, sizeof(b)));
 		table_cell(t, "%.1f", ml_snap_pct(c->resident_pages, mem));
 		table_cell(t, "%.1f", ml_snap_pct(c->swapped_pages, mem));
 		if (pg)
@@ -213,10 +224,16 @@ static void table_head(FILE *f, const struct snapshot *s)
 {
 	char b1[16], b2[16], b3[16];
 
-	fprintf(f, "pid %d: %zu VMAs, %s mapped, %s resident, %s swapped; collected in %.3f ms\n",
+	fprintf(f, "pid %d: %zu VMAs, %s mapped, %s resident, %s%s swapped; collected in %.3f ms\n",
 		(int)s->pid, s->vmas.n, ml_fmt_bytes(s->totals.size_pages * 4096, b1, sizeof(b1)),
 		ml_fmt_bytes(s->totals.resident_pages * 4096, b2, sizeof(b2)),
-		ml_fmt_bytes(s->totals.swapped_pages * 4096, b3, sizeof(b3)), s->cycle_ns / 1e6);
+		ml_fmt_bytes(s->totals.swapped_pages * 4096, b3, sizeof(b3)),
+		s->totals.swap_unknown ? "+?" : "", s->cycle_ns / 1e6);
+	if (s->totals.swap_unknown)
+		fprintf(f,
+			"the swap of %" PRIu64 " shared memory VMAs is not known (\"+?\"): reading "
+			"it takes root and cachestat (Linux 6.5)\n",
+			s->totals.swap_unknown);
 }
 
 void snap_table(FILE *f, const struct snapshot *s)
@@ -314,12 +331,14 @@ void snap_line(FILE *f, const struct snapshot *s, const struct snapshot_diff *d,
 {
 	const struct snap_counts *c = &s->totals;
 	int64_t dr = d ? d->totals.resident_pages * 4096 / (int64_t)div : 0;
+	char sw[32];
 
 	fprintf(f,
-		"%5" PRIu64 " %7.2f %6.2f %5zu %7" PRIu64 " %+7" PRId64 " %7" PRIu64 " %7" PRIu64
+		"%5" PRIu64 " %7.2f %6.2f %5zu %7" PRIu64 " %+7" PRId64 " %7s %7" PRIu64
 		" %6" PRIu64 " %6" PRIu64,
 		seq, t_ms / 1000.0, s->cycle_ns / 1e6, s->vmas.n, KB(c->resident_pages), dr,
-		KB(c->swapped_pages), KB(c->file_pages), KB(c->huge_pages), KB(c->zero_pages));
+		swap_cell(c, div, sw, sizeof(sw)), KB(c->file_pages), KB(c->huge_pages),
+		KB(c->zero_pages));
 	if (s->flags & SNAP_HAVE_WRITTEN)
 		fprintf(f, " %7" PRIu64, KB(c->written_pages));
 	else if (written)

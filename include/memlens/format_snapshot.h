@@ -42,6 +42,7 @@ struct snap_counts_rec {
 	bool has_written; /* "written_pages" was there (write tracking) */
 	bool has_flags; /* "page_flags" with a "dirty" count was there */
 	double dirty, referenced, active, lru, anon, swapbacked, shared; /* page_flags */
+	double swap_unknown_vmas; /* VMAs whose shmem swap was not known (absent: 0) */
 };
 
 struct snap_region_rec {

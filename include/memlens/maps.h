@@ -20,11 +20,11 @@ enum vma_kind {
 	VMA_ANON = 0,
 	VMA_TEXT, /* main executable, executable or read-only image */
 	VMA_DATA, /* main executable, writable (.data) */
-	VMA_BSS, /* anonymous tail right after the executable's .data */
+	VMA_BSS, /* the executable's .bss: its ELF tail (struct ml_elf_tail) */
 	VMA_HEAP,
 	VMA_STACK,
 	VMA_LIB_TEXT, /* shared object, executable or read-only */
-	VMA_LIB_DATA, /* shared object, writable (incl. its .bss tail) */
+	VMA_LIB_DATA, /* shared object, writable (incl. its .bss: its ELF tail) */
 	VMA_SHM, /* shared anonymous, /dev/shm, SysV, memfd */
 	VMA_FILE, /* other file mappings */
 	VMA_VDSO,
@@ -85,8 +85,61 @@ ssize_t ml_maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct v
 /* ml_maps_read_raw() and ml_maps_parse_fd(): 0 or -errno. */
 int ml_maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err);
 
-/* Classify every VMA. @exe is the main executable's path, or NULL to guess. */
+/*
+ * A PT_LOAD segment of an ELF file whose memory is longer than its file
+ * part (p_memsz > p_filesz): the loader (the kernel for the executable,
+ * ld.so for shared objects) maps the rest, its .bss, anonymously, from the
+ * page end of the file part up to the page end of p_vaddr + p_memsz.
+ */
+struct ml_elf_tail {
+	unsigned int dev_major, dev_minor; /* the file, as maps shows it */
+	uint64_t inode;
+	uint64_t vaddr, offset, filesz, memsz; /* p_vaddr, p_offset, p_filesz, p_memsz */
+};
+
+/* What classification knows beyond the maps text (every field optional). */
+struct ml_maps_hints {
+	uint64_t start_brk; /* /proc/PID/stat field 47; 0 when unknown */
+	const struct ml_elf_tail *tails; /* of the mapped ELF files that have one */
+	size_t ntails;
+};
+
+/*
+ * Classify every VMA from what the kernel shows of it (path, device and
+ * inode, permissions, the kernel's own names) and @h. @exe is the main
+ * executable's path, or NULL to guess. An anonymous VMA is the .bss of a
+ * file (bss, lib-data) only when @h has that file's ELF tail and the VMA
+ * is exactly where the loader maps it, and no larger: anything else is
+ * anon, whatever it is next to. A pure function of its arguments.
+ */
+void ml_maps_classify_hints(struct vma_set *set, const char *exe, const struct ml_maps_hints *h);
+
+/* ml_maps_classify_hints() without hints: no anonymous VMA is taken for a .bss. */
 void ml_maps_classify(struct vma_set *set, const char *exe);
+
+/*
+ * The ELF tails (see struct ml_elf_tail) of the open file @fd, at most @max,
+ * with dev/inode left 0: how many, 0 for a file that is no ELF file or has
+ * none, or -errno when it cannot be read.
+ */
+int ml_elf_tails(int fd, struct ml_elf_tail *out, size_t max);
+
+/*
+ * Hints of one process for ml_maps_classify_hints(), gathered from
+ * /proc/PID/stat and the ELF headers of its mapped files (read once per
+ * file: kept by device and inode).
+ */
+struct ml_kind_src;
+
+int ml_kind_src_open(struct ml_kind_src **out, pid_t pid, struct ml_err *err);
+void ml_kind_src_close(struct ml_kind_src *k);
+
+/*
+ * Classify @set, the maps of the process @k was opened on, with its hints.
+ * A file that cannot be read, or a stat that cannot, only means fewer
+ * hints: this never fails.
+ */
+void ml_maps_classify_proc(struct ml_kind_src *k, struct vma_set *set, const char *exe);
 
 const char *ml_vma_path(const struct vma_set *set, const struct vma *v);
 const char *ml_vma_kind_name(enum vma_kind k);

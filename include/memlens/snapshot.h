@@ -3,7 +3,9 @@
  * Per-VMA memory snapshots,
  * from user space: /proc/PID/maps for the VMAs, one PAGEMAP_SCAN category
  * query over the whole address space for resident / swapped / file /
- * zero-page / huge pages, /proc/PID/status for the mm counters and, only
+ * zero-page / huge pages, cachestat(2) on the files of shared memory VMAs
+ * for their swap (not in the page tables), /proc/PID/status for the mm
+ * counters and, only
  * when asked, /proc/kpageflags + /proc/kpagecount for the page structures
  * of the present pages. Where the kernel has no PAGEMAP_SCAN (before 6.7),
  * or when asked to, the counts come from reading every VMA's entries of
@@ -27,7 +29,7 @@
 struct snap_counts {
 	uint64_t size_pages;
 	uint64_t resident_pages; /* present, own page frame (the zero page excluded, as in Rss) */
-	uint64_t swapped_pages;
+	uint64_t swapped_pages; /* as smaps' Swap: swap entries, and shmem pages in swap */
 	uint64_t file_pages; /* present and not anonymous (page cache, shmem) */
 	uint64_t huge_pages; /* present and mapped by a huge page (THP, hugetlb) */
 	uint64_t zero_pages; /* mapped to the shared zero page */
@@ -40,6 +42,15 @@ struct snap_counts {
 	uint64_t anon_pages;
 	uint64_t swapbacked_pages;
 	uint64_t shared_pages; /* mapcount > 1 */
+	/*
+	 * The part of swapped_pages that is shmem's (tmpfs, shared anonymous,
+	 * memfd, SysV shm): in the file, not in a page table, so not in
+	 * VmSwap; smaps' Swap counts it.
+	 */
+	uint64_t shmem_swapped_pages;
+	/* VMAs whose shmem swap could not be read (per VMA: 0 or 1):
+	 * their swapped_pages is a lower bound */
+	uint64_t swap_unknown;
 };
 
 /* /proc/PID/status, in kB; -1 when the kernel does not report it. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Kernel UAPI that Debian 12's linux-libc-dev (6.1) lacks: PAGEMAP_SCAN
- * (6.7) and the async write-protect userfaultfd features. The values are
- * those of include/uapi/linux/fs.h and userfaultfd.h of Linux >= 6.7.
+ * (6.7), the async write-protect userfaultfd features and cachestat (6.5).
+ * The values are those of include/uapi/linux/fs.h, userfaultfd.h and
+ * mman.h of Linux >= 6.7.
  * This is the only place they are defined; private to the library (a public
  * header that redefined them would break programs built with newer headers).
  */
@@ -64,6 +65,23 @@ struct pm_scan_arg {
 #ifndef UFFD_USER_MODE_ONLY
 #define UFFD_USER_MODE_ONLY 1
 #endif
+
+/* cachestat(2), Linux 6.5 (include/uapi/linux/mman.h; the same number on every architecture) */
+#ifndef __NR_cachestat
+#define __NR_cachestat 451
+#endif
+struct ml_cachestat_range {
+	__u64 off;
+	__u64 len;
+};
+
+struct ml_cachestat {
+	__u64 nr_cache;
+	__u64 nr_dirty;
+	__u64 nr_writeback;
+	__u64 nr_evicted;
+	__u64 nr_recently_evicted;
+};
 
 _Static_assert(sizeof(struct pm_scan_arg) == 96, "struct pm_scan_arg must be 96 bytes");
 _Static_assert(sizeof(struct page_region) == 24, "struct page_region must be 24 bytes");

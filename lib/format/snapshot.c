@@ -17,6 +17,9 @@ static void json_counts(struct jw *w, const struct snap_counts *c, unsigned int 
 	ml_jw_kuint(w, "file_pages", c->file_pages);
 	ml_jw_kuint(w, "huge_pages", c->huge_pages);
 	ml_jw_kuint(w, "zero_pages", c->zero_pages);
+	/* shmem swap that could not be read: swapped_pages is a lower bound */
+	if (c->swap_unknown)
+		ml_jw_kuint(w, "swap_unknown_vmas", c->swap_unknown);
 	if (flags & SNAP_HAVE_WRITTEN)
 		ml_jw_kuint(w, "written_pages", c->written_pages);
 	if (!(flags & SNAP_HAVE_PAGES))
@@ -172,6 +175,7 @@ static void read_counts(const struct json *o, struct snap_counts_rec *c)
 	c->file_pages = ml_json_get_num_or0(o, "file_pages");
 	c->huge_pages = ml_json_get_num_or0(o, "huge_pages");
 	c->zero_pages = ml_json_get_num_or0(o, "zero_pages");
+	c->swap_unknown_vmas = ml_json_get_num_or0(o, "swap_unknown_vmas");
 	c->has_written = ml_json_get_finite(o, "written_pages", &c->written_pages);
 	if (!c->has_written)
 		c->written_pages = 0;

@@ -349,7 +349,46 @@ static bool file_has_exec(const struct vma_set *s, const struct vma *v)
 	return false;
 }
 
-void ml_maps_classify(struct vma_set *s, const char *exe)
+#define PAGE_UP(x) (((x) + 4095) & ~4095ULL)
+
+/*
+ * @v is the .bss of the file mapped by @prev: @prev maps part of an ELF
+ * segment that has a tail, and @v starts where the loader maps that tail
+ * (the page end of the segment's file part) and ends no later than the
+ * segment's memory does. Both loaders map it so: binfmt_elf's elf_load()
+ * for the executable, ld.so's _dl_map_segments() for shared objects, with
+ * one anonymous mmap of [PAGE_UP(bias + p_vaddr + p_filesz),
+ * PAGE_UP(bias + p_vaddr + p_memsz)). A larger anonymous VMA there is some
+ * other mapping (which may have merged with the .bss): adjacency alone
+ * says nothing, since mmap places new mappings right below the last ones.
+ */
+static bool is_elf_tail(const struct vma *prev, const struct vma *v, const struct ml_maps_hints *h)
+{
+	if (!h || prev->end != v->start || !prev->inode)
+		return false;
+	for (size_t i = 0; i < h->ntails; i++) {
+		const struct ml_elf_tail *t = &h->tails[i];
+		uint64_t base, start, end;
+
+		if (t->inode != prev->inode || t->dev_major != prev->dev_major ||
+		    t->dev_minor != prev->dev_minor || !t->filesz)
+			continue;
+		/* @prev maps file bytes of this segment */
+		if (prev->offset < (t->offset & ~4095ULL) || prev->offset >= t->offset + t->filesz)
+			continue;
+		/* p_vaddr and p_offset are congruent modulo the page size: the
+		 * load bias is where @prev is less what it maps (unsigned
+		 * arithmetic wraps consistently) */
+		base = prev->start - prev->offset + t->offset - t->vaddr;
+		start = PAGE_UP(base + t->vaddr + t->filesz);
+		end = PAGE_UP(base + t->vaddr + t->memsz);
+		if (v->start == start && v->end <= end)
+			return true;
+	}
+	return false;
+}
+
+void ml_maps_classify_hints(struct vma_set *s, const char *exe, const struct ml_maps_hints *h)
 {
 	const char *guess = NULL;
 
@@ -366,10 +405,20 @@ void ml_maps_classify(struct vma_set *s, const char *exe)
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		struct vma *v = &s->v[i];
+		const struct vma *prev = i ? &s->v[i - 1] : NULL;
 		const char *p = ml_vma_path(s, v);
 		bool shared = v->perms[3] == 's';
+		bool tail = !shared && !v->inode && prev && is_elf_tail(prev, v, h);
 
-		if (path_is_special(p)) {
+		/*
+		 * The kernel names the VMA that overlaps [start_brk, brk]
+		 * [heap] (vma_is_initial_heap()): with no heap yet and brk
+		 * not randomised, that is the executable's .bss ending at
+		 * start_brk.
+		 */
+		if (tail && !strcmp(p, "[heap]") && h->start_brk && v->end <= h->start_brk) {
+			v->kind = !strcmp(ml_vma_path(s, prev), exe) ? VMA_BSS : VMA_LIB_DATA;
+		} else if (path_is_special(p)) {
 			if (!strcmp(p, "[heap]"))
 				v->kind = VMA_HEAP;
 			else if (!strncmp(p, "[stack", 6))
@@ -380,19 +429,16 @@ void ml_maps_classify(struct vma_set *s, const char *exe)
 				v->kind = VMA_VVAR;
 			else if (!strcmp(p, "[vsyscall]"))
 				v->kind = VMA_VSYSCALL;
-			else
+			else /* [anon:NAME] (PR_SET_VMA_ANON_NAME), [anon_shmem:NAME], ... */
 				v->kind = shared ? VMA_SHM : VMA_ANON;
 		} else if (!*p) {
-			const struct vma *prev = i ? &s->v[i - 1] : NULL;
-
-			v->kind = shared ? VMA_SHM : VMA_ANON;
-			/* .bss: anonymous rw tail adjacent to a file's writable mapping */
-			if (!shared && prev && prev->end == v->start && prev->inode &&
-			    prev->perms[1] == 'w' && v->perms[1] == 'w') {
-				const char *pp = ml_vma_path(s, prev);
-
-				v->kind = !strcmp(pp, exe) ? VMA_BSS : VMA_LIB_DATA;
-			}
+			if (shared)
+				v->kind = VMA_SHM;
+			else if (tail)
+				v->kind =
+					!strcmp(ml_vma_path(s, prev), exe) ? VMA_BSS : VMA_LIB_DATA;
+			else
+				v->kind = VMA_ANON;
 		} else if (shared && path_is_shm(p)) {
 			v->kind = VMA_SHM;
 		} else if (!strcmp(p, exe)) {
@@ -403,6 +449,11 @@ void ml_maps_classify(struct vma_set *s, const char *exe)
 			v->kind = shared && !v->inode ? VMA_SHM : VMA_FILE;
 		}
 	}
+}
+
+void ml_maps_classify(struct vma_set *s, const char *exe)
+{
+	ml_maps_classify_hints(s, exe, NULL);
 }
 
 bool ml_vma_is_writable_private(const struct vma *v)

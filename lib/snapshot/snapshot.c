@@ -20,6 +20,7 @@
 #include "snapshot_pages.h"
 #include "memlens/clock.h"
 #include "pagemap_read.h"
+#include "shmem_swap.h"
 
 #define PG 4096ULL
 /* a scan ending at 0x7fffffffffff fails with EFAULT on 6.18 */
@@ -50,6 +51,8 @@ struct snapshotter {
 	bool have_swap; /* swap devices existed when we opened */
 	bool read_method; /* SNAP_METHOD_READ: pmr, no PAGEMAP_SCAN */
 	struct ml_pmread pmr;
+	struct shmem_swap shm;
+	struct ml_kind_src *kinds; /* what classifying the VMAs reads beyond maps */
 	char exe[PATH_MAX];
 };
 
@@ -164,6 +167,10 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 			goto fail;
 	}
 	s->cpus = usable_cpus();
+	ml_shmem_swap_init(&s->shm, pid);
+	r = ml_kind_src_open(&s->kinds, pid, err);
+	if (r)
+		goto fail;
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, s->exe, sizeof(s->exe) - 1);
 	s->exe[n > 0 ? n : 0] = '\0';
@@ -193,6 +200,7 @@ void ml_snapshot_close(struct snapshotter *s)
 	free(s->maps_buf);
 	free(s->maps_buf2);
 	free(s->acc);
+	ml_kind_src_close(s->kinds);
 	free(s);
 }
 
@@ -702,7 +710,7 @@ static int take_read(struct snapshotter *s, struct snapshot *out, ssize_t len, s
 			       err);
 	if (len < 0)
 		return maps_error(s, len, err);
-	ml_maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
+	ml_maps_classify_proc(s->kinds, &out->vmas, s->exe[0] ? s->exe : NULL);
 	if (reset_counts(out))
 		return ml_err_set(err, ENOMEM, "out of memory");
 	ml_pmread_new_cycle(&s->pmr);
@@ -751,7 +759,7 @@ int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err 
 				       &out->vmas, err);
 		if (len < 0)
 			return maps_error(s, len, err);
-		ml_maps_classify(&out->vmas, s->exe[0] ? s->exe : NULL);
+		ml_maps_classify_proc(s->kinds, &out->vmas, s->exe[0] ? s->exe : NULL);
 		if (reset_counts(out))
 			return ml_err_set(err, ENOMEM, "out of memory");
 		if (!full) {
@@ -787,6 +795,7 @@ int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err 
 		if (r)
 			return r;
 	}
+	ml_shmem_swap(&s->shm, &s->scan[0], out); /* not in the page tables the scan saw */
 	sum_up(out);
 	out->scan_ioctls = scan_ioctls(s) - ioctls0;
 	out->flag_reads = s->pg.reads - reads0;

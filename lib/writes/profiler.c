@@ -28,6 +28,7 @@ struct profiler {
 	char *maps_buf;
 	size_t maps_bufsz;
 	char exe[PATH_MAX];
+	struct ml_kind_src *kinds; /* what classifying the VMAs reads beyond maps */
 	char *prev_maps; /* the maps text p->vmas was parsed from */
 	size_t prev_len, prev_cap;
 	struct vma_set vmas;
@@ -98,7 +99,7 @@ static int read_maps(struct profiler *p, bool *changed, struct ml_err *err)
 			       err);
 	if (len < 0)
 		return (int)len;
-	ml_maps_classify(&p->vmas, p->exe);
+	ml_maps_classify_proc(p->kinds, &p->vmas, p->exe);
 	if ((size_t)len > p->prev_cap) {
 		char *n = realloc(p->prev_maps, (size_t)len);
 
@@ -567,6 +568,9 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, p->exe, sizeof(p->exe) - 1);
 	p->exe[n > 0 ? n : 0] = '\0';
+	/* without it (out of memory) the kinds have no hints: no error */
+	if (ml_kind_src_open(&p->kinds, pid, NULL))
+		p->kinds = NULL;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	p->maps_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (p->maps_fd < 0) {
@@ -649,6 +653,7 @@ void ml_profiler_close(struct profiler *p)
 		close(p->maps_fd);
 	free(p->maps_buf);
 	free(p->prev_maps);
+	ml_kind_src_close(p->kinds);
 	ml_vma_set_free(&p->vmas);
 	ml_rangeset_free(&p->registered);
 	ml_rangeset_free(&p->ever);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* /proc/PID/maps parsing and classification, on fixed text. */
 #include <errno.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -30,13 +31,40 @@ static const char sample[] =
 
 static struct vma_set S;
 
-static void parse_sample(void)
+/*
+ * The ELF tails of the sample's files, as their program headers would say:
+ * prog's data segment ends its file part at 0x8000 and its memory at
+ * 0xa000 (two pages of .bss); libc's (p_vaddr one page above p_offset, as
+ * in glibc) at 0x21a800 and 0x227f50.
+ */
+static const struct ml_elf_tail sample_tails[] = {
+	{ .dev_major = 0xfe,
+	  .inode = 1311,
+	  .vaddr = 0x7010,
+	  .offset = 0x7010,
+	  .filesz = 0xff0,
+	  .memsz = 0x2ff0 },
+	{ .dev_major = 0xfe,
+	  .inode = 2222,
+	  .vaddr = 0x2158d0,
+	  .offset = 0x2148d0,
+	  .filesz = 0x4f30,
+	  .memsz = 0x12680 },
+};
+static const struct ml_maps_hints sample_hints = { .tails = sample_tails, .ntails = 2 };
+
+static void parse_text(const char *text)
 {
 	struct ml_err err = { 0 };
 
 	ml_vma_set_init(&S);
-	REQUIRE_MSG(ml_maps_parse(sample, strlen(sample), &S, &err) == 0, "%s", err.msg);
-	ml_maps_classify(&S, "/usr/bin/prog");
+	REQUIRE_MSG(ml_maps_parse(text, strlen(text), &S, &err) == 0, "%s", err.msg);
+}
+
+static void parse_sample(void)
+{
+	parse_text(sample);
+	ml_maps_classify_hints(&S, "/usr/bin/prog", &sample_hints);
 }
 
 static void test_parse_fields(void)
@@ -75,13 +103,107 @@ static void test_classify(void)
 
 static void test_classify_guesses_exe(void)
 {
-	struct ml_err err = { 0 };
-
-	ml_vma_set_init(&S);
-	REQUIRE(ml_maps_parse(sample, strlen(sample), &S, &err) == 0);
-	ml_maps_classify(&S, NULL);
+	parse_text(sample);
+	ml_maps_classify_hints(&S, NULL, &sample_hints);
 	CHECK_STR(ml_vma_kind_name(S.v[1].kind), "text");
 	CHECK_STR(ml_vma_kind_name(S.v[4].kind), "bss");
+	ml_vma_set_free(&S);
+}
+
+/* Without the ELF files' tails, no anonymous VMA is taken for a .bss: it is anon. */
+static void test_classify_no_hints(void)
+{
+	parse_text(sample);
+	ml_maps_classify(&S, "/usr/bin/prog");
+	CHECK_STR(ml_vma_kind_name(S.v[3].kind), "data");
+	CHECK_STR(ml_vma_kind_name(S.v[4].kind), "anon");
+	CHECK_STR(ml_vma_kind_name(S.v[11].kind), "lib-data");
+	CHECK_STR(ml_vma_kind_name(S.v[12].kind), "anon");
+	ml_vma_set_free(&S);
+}
+
+/*
+ * An anonymous VMA right after a library's data is its .bss only where
+ * and as long as the ELF tail says: a big buffer that mmap happened to
+ * place there (python's 1 GiB bytearray after _ctypes' data) is anon,
+ * merged with the .bss or not.
+ */
+static void test_classify_adjacent_anon(void)
+{
+	static const char *const texts[] = {
+		/* the .bss and a 256 MiB mapping above it, merged into one VMA */
+		"7f0000419000-7f000041b000 rw-p 00218000 fe:00 2222 /lib/libc.so.6\n"
+		"7f000041b000-7f001041b000 rw-p 00000000 00:00 0\n",
+		/* one page longer than the .bss */
+		"7f0000419000-7f000041b000 rw-p 00218000 fe:00 2222 /lib/libc.so.6\n"
+		"7f000041b000-7f0000429000 rw-p 00000000 00:00 0\n",
+		/* not where the .bss starts (a page above it) */
+		"7f0000419000-7f000041b000 rw-p 00218000 fe:00 2222 /lib/libc.so.6\n"
+		"7f000041c000-7f0000428000 rw-p 00000000 00:00 0\n",
+		/* another file, whose tail (prog's) does not fit */
+		"7f0000419000-7f000041b000 rw-p 00218000 fe:00 1311 /lib/other.so\n"
+		"7f000041b000-7f0000428000 rw-p 00000000 00:00 0\n",
+		/* same inode, other device: another file */
+		"7f0000419000-7f000041b000 rw-p 00218000 08:01 2222 /lib/libc.so.6\n"
+		"7f000041b000-7f0000428000 rw-p 00000000 00:00 0\n",
+	};
+	/* a libc whose .bss fits in its data's last page: no anonymous tail at all */
+	struct ml_elf_tail small = sample_tails[1];
+	struct ml_maps_hints h = { .tails = &small, .ntails = 1 };
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		parse_text(texts[i]);
+		ml_maps_classify_hints(&S, "/usr/bin/prog", &sample_hints);
+		if (strcmp(ml_vma_kind_name(S.v[1].kind), "anon"))
+			T_FAILMSG("text %zu: %s, not anon", i, ml_vma_kind_name(S.v[1].kind));
+		ml_vma_set_free(&S);
+	}
+	small.memsz = small.filesz + 0x100;
+	parse_text("7f0000419000-7f000041b000 rw-p 00218000 fe:00 2222 /lib/libc.so.6\n"
+		   "7f000041b000-7f001041b000 rw-p 00000000 00:00 0\n");
+	ml_maps_classify_hints(&S, "/usr/bin/prog", &h);
+	CHECK_STR(ml_vma_kind_name(S.v[1].kind), "anon");
+	ml_vma_set_free(&S);
+	/* the .bss exactly, and a .bss of which a part was unmapped */
+	parse_text("7f0000419000-7f000041b000 rw-p 00218000 fe:00 2222 /lib/libc.so.6\n"
+		   "7f000041b000-7f0000428000 rw-p 00000000 00:00 0\n");
+	ml_maps_classify_hints(&S, "/usr/bin/prog", &sample_hints);
+	CHECK_STR(ml_vma_kind_name(S.v[1].kind), "lib-data");
+	ml_vma_set_free(&S);
+	parse_text("7f0000419000-7f000041b000 rw-p 00218000 fe:00 2222 /lib/libc.so.6\n"
+		   "7f000041b000-7f0000420000 rw-p 00000000 00:00 0\n");
+	ml_maps_classify_hints(&S, "/usr/bin/prog", &sample_hints);
+	CHECK_STR(ml_vma_kind_name(S.v[1].kind), "lib-data");
+	ml_vma_set_free(&S);
+}
+
+/*
+ * The kernel names [heap] the VMA that overlaps [start_brk, brk]: before
+ * the first brk() that can be the executable's .bss, ending at start_brk.
+ * Names given with PR_SET_VMA_ANON_NAME are anonymous memory.
+ */
+static void test_classify_heap_and_names(void)
+{
+	static const char text[] =
+		"55d0c8a07000-55d0c8a08000 rw-p 00007000 fe:00 1311 /usr/bin/prog\n"
+		"55d0c8a08000-55d0c8a0a000 rw-p 00000000 00:00 0 [heap]\n"
+		"7f0000000000-7f0010000000 rw-p 00000000 00:00 0 [anon:python arena]\n"
+		"7f0010000000-7f0010100000 rw-s 00000000 00:01 7 [anon_shmem:ring]\n";
+	struct ml_maps_hints h = sample_hints;
+
+	parse_text(text);
+	h.start_brk = 0x55d0c8a0a000;
+	ml_maps_classify_hints(&S, "/usr/bin/prog", &h);
+	CHECK_STR(ml_vma_kind_name(S.v[1].kind), "bss");
+	CHECK_STR(ml_vma_kind_name(S.v[2].kind), "anon");
+	CHECK_STR(ml_vma_kind_name(S.v[3].kind), "shm");
+	/* once the heap has grown into it (or brk is elsewhere), it is the heap */
+	h.start_brk = 0x55d0c8a08000;
+	ml_maps_classify_hints(&S, "/usr/bin/prog", &h);
+	CHECK_STR(ml_vma_kind_name(S.v[1].kind), "heap");
+	h.start_brk = 0;
+	ml_maps_classify_hints(&S, "/usr/bin/prog", &h);
+	CHECK_STR(ml_vma_kind_name(S.v[1].kind), "heap");
 	ml_vma_set_free(&S);
 }
 
@@ -185,6 +307,48 @@ static void test_own_maps(void)
 	ml_vma_set_free(&S);
 }
 
+/* Big enough to have pages of .bss beyond the data's last page. */
+static char own_bss[1 << 20];
+
+/*
+ * This program's own .bss, classified from its ELF headers (read through
+ * /proc/self): bss. Then an anonymous mapping placed right after it (the
+ * kernel merges the two into one VMA when it can): anon, not bss.
+ */
+static void test_own_bss(void)
+{
+	struct ml_kind_src *k = NULL;
+	struct ml_err err = { 0 };
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	long i;
+	void *p;
+
+	REQUIRE(n > 0);
+	exe[n] = '\0';
+	REQUIRE(ml_kind_src_open(&k, getpid(), &err) == 0);
+	T_DEFER(ml_kind_src_close, k);
+	ml_vma_set_init(&S);
+	T_DEFER(ml_vma_set_free, &S);
+	REQUIRE(ml_maps_read(getpid(), &S, &err) == 0);
+	ml_maps_classify_proc(k, &S, exe);
+	i = ml_vma_find(&S, (uint64_t)(uintptr_t)(own_bss + sizeof(own_bss) / 2));
+	REQUIRE(i >= 0);
+	CHECK_STR(ml_vma_kind_name(S.v[i].kind), "bss");
+	p = mmap((void *)(uintptr_t)S.v[i].end, 64 << 20, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED || p != (void *)(uintptr_t)S.v[i].end)
+		SKIP("the addresses right after the .bss are taken");
+	REQUIRE(ml_maps_read(getpid(), &S, &err) == 0);
+	ml_maps_classify_proc(k, &S, exe);
+	i = ml_vma_find(&S, (uint64_t)(uintptr_t)p);
+	CHECK(i >= 0 && S.v[i].kind == VMA_ANON);
+	i = ml_vma_find(&S, (uint64_t)(uintptr_t)(own_bss + sizeof(own_bss) / 2));
+	/* merged with the .bss: the whole VMA is anon; else the .bss stays bss */
+	CHECK(i >= 0 && S.v[i].kind == ((uint64_t)(uintptr_t)p < S.v[i].end ? VMA_ANON : VMA_BSS));
+	munmap(p, 64 << 20);
+}
+
 static void test_kind_names_roundtrip(void)
 {
 	for (int k = 0; k < VMA_KIND_COUNT; k++)
@@ -197,6 +361,10 @@ int main(void)
 	RUN(test_parse_fields);
 	RUN(test_classify);
 	RUN(test_classify_guesses_exe);
+	RUN(test_classify_no_hints);
+	RUN(test_classify_adjacent_anon);
+	RUN(test_classify_heap_and_names);
+	RUN(test_own_bss);
 	RUN(test_writable_private_filter);
 	RUN(test_malformed);
 	RUN(test_diff_and_find);
