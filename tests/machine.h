@@ -9,6 +9,8 @@
  *   t_zero_page()       a read of untouched anonymous memory maps the zero page
  *   t_huge_read()       what such a read maps in an aligned MADV_HUGEPAGE region
  *   t_smaps_kb()        one field of one VMA of /proc/PID/smaps
+ *   t_have_swap()       a swap device is on; t_swap_make()/t_swap_drop() add a
+ *                       swap file of the test's own where there is none
  *
  * Reads go through ru_read_pages() (workloads/read_untouched.h), as the
  * workloads' do, so MEMLENS_TEST_NO_ZERO_PAGE=1 changes the probe and the
@@ -22,7 +24,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/swap.h>
 #include <unistd.h>
 
 #include "../workloads/read_untouched.h"
@@ -98,10 +103,10 @@ static inline bool t_zero_page(void)
 }
 
 enum t_huge_read {
-	T_HUGE_ZERO_PAGE,  /* the huge zero page: 512 zero pages, none resident */
+	T_HUGE_ZERO_PAGE, /* the huge zero page: 512 zero pages, none resident */
 	T_SMALL_ZERO_PAGE, /* the zero page, one page (THP off here, or its zero page) */
 	T_FRESH_HUGE_PAGE, /* a fresh huge page: 512 resident, huge pages */
-	T_FRESH_PAGE,	   /* a fresh 4 KiB page */
+	T_FRESH_PAGE, /* a fresh 4 KiB page */
 };
 
 static inline const char *t_huge_read_name(enum t_huge_read r)
@@ -161,6 +166,59 @@ static inline enum t_huge_read t_huge_read(void)
 		known = ahp >= 2048 ? T_FRESH_HUGE_PAGE : T_FRESH_PAGE;
 	munmap(raw, rawlen);
 	return (enum t_huge_read)known;
+}
+
+static inline bool t_have_swap(void)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen("/proc/swaps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		n++;
+	if (f)
+		fclose(f);
+	return n > 1;
+}
+
+/*
+ * Without swap, a 64 MiB swap file of the test's own for its duration
+ * (/var/tmp, mkswap, swapon; swapoff and removed by t_swap_drop()). Empty
+ * on success, else why not.
+ */
+static char t_swap_file[64];
+
+static inline const char *t_swap_make(void)
+{
+	static char why[256];
+	char cmd[256];
+
+	snprintf(t_swap_file, sizeof(t_swap_file), "/var/tmp/memlens-test-swap.%d", (int)getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "fallocate -l 64M %s && chmod 600 %s && mkswap %s >/dev/null 2>&1", t_swap_file,
+		 t_swap_file, t_swap_file);
+	if (system(cmd) != 0) {
+		unlink(t_swap_file);
+		t_swap_file[0] = '\0';
+		return "creating a swap file in /var/tmp failed (fallocate/mkswap)";
+	}
+	if (swapon(t_swap_file, 0) < 0) {
+		snprintf(why, sizeof(why), "swapon %s: %s", t_swap_file, strerror(errno));
+		unlink(t_swap_file);
+		t_swap_file[0] = '\0';
+		return why;
+	}
+	return "";
+}
+
+static inline void t_swap_drop(void)
+{
+	if (!t_swap_file[0])
+		return;
+	if (swapoff(t_swap_file) < 0)
+		printf("# swapoff %s: %s\n", t_swap_file, strerror(errno));
+	unlink(t_swap_file);
+	t_swap_file[0] = '\0';
 }
 
 /* one comment line per probe, for the log: what the expectations were */

@@ -71,58 +71,55 @@ static void add_tail(struct ml_elf_tail *out, size_t max, int *n, uint64_t vaddr
 	(*n)++;
 }
 
+/*
+ * The PT_LOAD segments with a tail (memsz > filesz) of an ELF file of one
+ * class: the same code for Elf64_* and Elf32_*, as the kernel's own
+ * binfmt_elf does with its elf_* macros.
+ */
+#define DEFINE_ELF_TAILS(bits)                                                                     \
+	static int elf##bits##_tails(int fd, struct ml_elf_tail *out, size_t max)                  \
+	{                                                                                          \
+		Elf##bits##_Ehdr e;                                                                \
+		Elf##bits##_Phdr *ph;                                                              \
+		int r, n = 0;                                                                      \
+                                                                                                   \
+		r = read_full(fd, &e, sizeof(e), 0);                                               \
+		if (r)                                                                             \
+			return r;                                                                  \
+		if (e.e_phentsize != sizeof(*ph) || !e.e_phnum || e.e_phnum > MAX_PHDRS ||         \
+		    e.e_phoff > ELF_HEADERS_MAX - e.e_phnum * sizeof(*ph))                         \
+			return 0;                                                                  \
+		ph = malloc(e.e_phnum * sizeof(*ph));                                              \
+		if (!ph)                                                                           \
+			return -ENOMEM;                                                            \
+		r = read_full(fd, ph, e.e_phnum * sizeof(*ph), (off_t)e.e_phoff);                  \
+		for (unsigned int i = 0; !r && i < e.e_phnum; i++)                                 \
+			if (ph[i].p_type == PT_LOAD)                                               \
+				add_tail(out, max, &n, ph[i].p_vaddr, ph[i].p_offset,              \
+					 ph[i].p_filesz, ph[i].p_memsz);                           \
+		free(ph);                                                                          \
+		return r ? r : n;                                                                  \
+	}
+DEFINE_ELF_TAILS(64)
+DEFINE_ELF_TAILS(32)
+
 int ml_elf_tails(int fd, struct ml_elf_tail *out, size_t max)
 {
 	unsigned char ident[EI_NIDENT];
-	int r, n = 0;
+	int r;
 
 	r = read_full(fd, ident, sizeof(ident), 0);
 	if (r)
 		return r == -ENOEXEC ? 0 : r;
 	if (memcmp(ident, ELFMAG, SELFMAG) || ident[EI_DATA] != ELFDATA2LSB)
 		return 0;
-	if (ident[EI_CLASS] == ELFCLASS64) {
-		Elf64_Ehdr e;
-		Elf64_Phdr *ph;
-
-		r = read_full(fd, &e, sizeof(e), 0);
-		if (r)
-			return r == -ENOEXEC ? 0 : r;
-		if (e.e_phentsize != sizeof(*ph) || !e.e_phnum || e.e_phnum > MAX_PHDRS ||
-		    e.e_phoff > ELF_HEADERS_MAX - e.e_phnum * sizeof(*ph))
-			return 0;
-		ph = malloc(e.e_phnum * sizeof(*ph));
-		if (!ph)
-			return -ENOMEM;
-		r = read_full(fd, ph, e.e_phnum * sizeof(*ph), (off_t)e.e_phoff);
-		for (unsigned int i = 0; !r && i < e.e_phnum; i++)
-			if (ph[i].p_type == PT_LOAD)
-				add_tail(out, max, &n, ph[i].p_vaddr, ph[i].p_offset,
-					 ph[i].p_filesz, ph[i].p_memsz);
-		free(ph);
-	} else if (ident[EI_CLASS] == ELFCLASS32) {
-		Elf32_Ehdr e;
-		Elf32_Phdr *ph;
-
-		r = read_full(fd, &e, sizeof(e), 0);
-		if (r)
-			return r == -ENOEXEC ? 0 : r;
-		if (e.e_phentsize != sizeof(*ph) || !e.e_phnum || e.e_phnum > MAX_PHDRS ||
-		    e.e_phoff > ELF_HEADERS_MAX - e.e_phnum * sizeof(*ph))
-			return 0;
-		ph = malloc(e.e_phnum * sizeof(*ph));
-		if (!ph)
-			return -ENOMEM;
-		r = read_full(fd, ph, e.e_phnum * sizeof(*ph), (off_t)e.e_phoff);
-		for (unsigned int i = 0; !r && i < e.e_phnum; i++)
-			if (ph[i].p_type == PT_LOAD)
-				add_tail(out, max, &n, ph[i].p_vaddr, ph[i].p_offset,
-					 ph[i].p_filesz, ph[i].p_memsz);
-		free(ph);
-	}
-	if (r)
-		return r == -ENOEXEC ? 0 : r;
-	return n;
+	if (ident[EI_CLASS] == ELFCLASS64)
+		r = elf64_tails(fd, out, max);
+	else if (ident[EI_CLASS] == ELFCLASS32)
+		r = elf32_tails(fd, out, max);
+	else
+		r = 0;
+	return r == -ENOEXEC ? 0 : r;
 }
 
 int ml_kind_src_open(struct ml_kind_src **out, pid_t pid, struct ml_err *err)

@@ -210,19 +210,6 @@ static void test_huge_pages(void)
 	ml_snapshot_free(&s);
 }
 
-static bool have_swap(void)
-{
-	char line[256];
-	int n = 0;
-	FILE *f = fopen("/proc/swaps", "re");
-
-	while (f && fgets(line, sizeof(line), f))
-		n++;
-	if (f)
-		fclose(f);
-	return n > 1;
-}
-
 static void swapped_pages(void)
 {
 	struct snapshot s;
@@ -239,53 +226,11 @@ static void swapped_pages(void)
 	ml_snapshot_free(&s);
 }
 
-/*
- * Without swap, a 64 MiB swap file of our own for the test's duration
- * (/var/tmp, mkswap, swapon; swapoff and removed after). Empty on
- * success, else why not.
- */
-static char swap_file[64];
-
-static const char *swap_make(void)
-{
-	static char why[256];
-	char cmd[256];
-	int rc;
-
-	snprintf(swap_file, sizeof(swap_file), "/var/tmp/memlens-test-swap.%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "fallocate -l 64M %s && chmod 600 %s && mkswap %s >/dev/null 2>&1", swap_file,
-		 swap_file, swap_file);
-	rc = system(cmd);
-	if (rc != 0) {
-		unlink(swap_file);
-		swap_file[0] = '\0';
-		return "creating a swap file in /var/tmp failed (fallocate/mkswap)";
-	}
-	if (swapon(swap_file, 0) < 0) {
-		snprintf(why, sizeof(why), "swapon %s: %s", swap_file, strerror(errno));
-		unlink(swap_file);
-		swap_file[0] = '\0';
-		return why;
-	}
-	return "";
-}
-
-static void swap_drop(void)
-{
-	if (!swap_file[0])
-		return;
-	if (swapoff(swap_file) < 0)
-		printf("# swapoff %s: %s\n", swap_file, strerror(errno));
-	unlink(swap_file);
-	swap_file[0] = '\0';
-}
-
 static const char *swap_why = "";
 
 static void test_swapped_pages(void)
 {
-	if (!have_swap())
+	if (!t_have_swap())
 		SKIP("no swap device on this machine, and none could be made (%.120s): "
 		     "MADV_PAGEOUT cannot swap pages out",
 		     swap_why);
@@ -910,17 +855,17 @@ int main(void)
 	RUN(test_zero_file_pages);
 	RUN(test_huge_pages);
 	/* with swap on, also for the uffd-wp markers that look like swap entries */
-	if (!have_swap()) {
-		swap_why = swap_make();
+	if (!t_have_swap()) {
+		swap_why = t_swap_make();
 		if (!swap_why[0])
 			printf("# no swap on this machine: using a 64 MiB swap file of its own, "
 			       "%s\n",
-			       swap_file);
+			       t_swap_file);
 	}
 	RUN(test_swapped_pages);
 	RUN(test_swapped_matches_vmswap);
 	RUN(test_wp_markers_not_swapped);
-	swap_drop();
+	t_swap_drop();
 	RUN(test_written_pages);
 	RUN(test_per_vma_matches_smaps);
 	RUN(test_threads_same_counts);
@@ -942,14 +887,14 @@ int main(void)
 	t_run("pagemap_read_resident_exact", test_resident_exact);
 	t_run("pagemap_read_zero_file_pages", test_zero_file_pages);
 	t_run("pagemap_read_huge_pages", test_huge_pages);
-	if (!have_swap()) {
-		swap_why = swap_make();
+	if (!t_have_swap()) {
+		swap_why = t_swap_make();
 		if (!swap_why[0])
-			printf("# a 64 MiB swap file again: %s\n", swap_file);
+			printf("# a 64 MiB swap file again: %s\n", t_swap_file);
 	}
 	t_run("pagemap_read_swapped_pages", test_swapped_pages);
 	t_run("pagemap_read_swapped_matches_vmswap", test_swapped_matches_vmswap);
-	swap_drop();
+	t_swap_drop();
 	t_run("pagemap_read_per_vma_matches_smaps", test_per_vma_matches_smaps);
 	t_run("pagemap_read_vmas_changing_during_read", test_vmas_changing_during_scan);
 	t_run("pagemap_read_totals_vs_rollup", test_totals_vs_rollup);

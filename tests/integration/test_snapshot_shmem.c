@@ -21,6 +21,7 @@
 #include <sys/swap.h>
 
 #include "harness.h"
+#include "machine.h"
 #include "memlens/format_snapshot.h"
 #include "memlens/jsonw.h"
 #include "memlens/snapshot.h"
@@ -183,59 +184,11 @@ static long smaps_kb(pid_t pid, uint64_t start, bool rollup, const char *key)
 	return v;
 }
 
-static bool have_swap(void)
-{
-	char line[256];
-	int n = 0;
-	FILE *f = fopen("/proc/swaps", "re");
-
-	while (f && fgets(line, sizeof(line), f))
-		n++;
-	if (f)
-		fclose(f);
-	return n > 1;
-}
-
-static char swap_file[64];
 static const char *swap_why = "";
-
-/* A 64 MiB swap file of our own (/var/tmp), as in test_snapshot.c. Empty on success. */
-static const char *swap_make(void)
-{
-	static char why[256];
-	char cmd[256];
-
-	snprintf(swap_file, sizeof(swap_file), "/var/tmp/memlens-test-swap.%d", (int)getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "fallocate -l 64M %s && chmod 600 %s && mkswap %s >/dev/null 2>&1", swap_file,
-		 swap_file, swap_file);
-	if (system(cmd) != 0) {
-		unlink(swap_file);
-		swap_file[0] = '\0';
-		return "creating a swap file in /var/tmp failed (fallocate/mkswap)";
-	}
-	if (swapon(swap_file, 0) < 0) {
-		snprintf(why, sizeof(why), "swapon %s: %s", swap_file, strerror(errno));
-		unlink(swap_file);
-		swap_file[0] = '\0';
-		return why;
-	}
-	return "";
-}
-
-static void swap_drop(void)
-{
-	if (!swap_file[0])
-		return;
-	if (swapoff(swap_file) < 0)
-		printf("# swapoff %s: %s\n", swap_file, strerror(errno));
-	unlink(swap_file);
-	swap_file[0] = '\0';
-}
 
 static void need_swap(void)
 {
-	if (!have_swap())
+	if (!t_have_swap())
 		SKIP("no swap device, and none could be made (%.120s): MADV_PAGEOUT cannot "
 		     "swap shared memory out",
 		     swap_why);
@@ -386,16 +339,16 @@ int main(void)
 		printf("skip - shmem_swap: needs root (swapon, /proc/PID/map_files)\n");
 		return T_DONE();
 	}
-	if (!have_swap()) {
-		swap_why = swap_make();
+	if (!t_have_swap()) {
+		swap_why = t_swap_make();
 		if (!swap_why[0])
 			printf("# no swap on this machine: using a 64 MiB swap file of its own, "
 			       "%s\n",
-			       swap_file);
+			       t_swap_file);
 	}
 	RUN(test_shmem_swap_exact);
 	RUN(test_shmem_swap_exact_pagemap_read);
 	RUN(test_shmem_swap_unknown);
-	swap_drop();
+	t_swap_drop();
 	return T_DONE();
 }
