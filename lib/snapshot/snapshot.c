@@ -68,6 +68,7 @@ struct scan_ctx {
 	struct snapshot *snap;
 	bool full; /* every present page reported (not the counting scan) */
 	size_t vi; /* VMA cursor: regions arrive sorted */
+	uint64_t done; /* regions are counted from here on: no page twice */
 	int r;
 	struct ml_err *err;
 };
@@ -287,13 +288,21 @@ static bool maybe_marker(uint64_t cats)
 	       (cats & (PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN | PAGE_IS_GUARD)) == PAGE_IS_WPALLOWED;
 }
 
-/* Split a scan region at VMA boundaries and count each piece in its VMA. */
+/*
+ * Split a scan region at VMA boundaries and count each piece in its VMA.
+ * Regions arrive in address order; a page seen again (a region repeated
+ * by a resumed scan) is not counted again, so no VMA ever counts more
+ * pages than it has.
+ */
 static int on_region(const struct page_region *reg, void *arg)
 {
 	struct scan_ctx *x = arg;
 	struct snapshot *snap = x->snap;
 	const struct vma_set *vs = &snap->vmas;
-	uint64_t a = reg->start;
+	uint64_t a = reg->start > x->done ? reg->start : x->done;
+
+	if (a < reg->end)
+		x->done = reg->end;
 
 	while (a < reg->end) {
 		const struct vma *v;
