@@ -49,6 +49,7 @@ struct snap_cli {
 	struct profiler *prof;
 	uint64_t *cycle_us; /* every cycle's cost, for the summary */
 	size_t ncycles, cap;
+	size_t not_exact; /* cycles the kernel's RSS did not confirm */
 	uint64_t first_ns;
 };
 
@@ -252,6 +253,7 @@ static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_sto
 						 .cycle_us_median = med,
 						 .cycle_us_max = mx,
 						 .cycle_us_mean = c->ncycles ? sum / c->ncycles : 0,
+						 .cycles_not_exact = c->not_exact,
 						 .why = why };
 		struct jw w;
 
@@ -270,6 +272,11 @@ static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_sto
 			"\n%zu cycles; cycle time min %.3f / median %.3f / max %.3f ms\n"
 			"stopped because %s\n",
 			c->ncycles, mn / 1e3, med / 1e3, mx / 1e3, ml_stop_text(why));
+	if (c->ncycles > 1 && c->not_exact)
+		fprintf(f,
+			"%zu of the cycles are not exact: their counts did not agree with the "
+			"kernel's RSS (\"exact\" in --json)\n",
+			c->not_exact);
 	fflush(f);
 }
 
@@ -351,6 +358,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 			break;
 		}
 		note_cycle(c, cur->cycle_ns / 1000);
+		c->not_exact += !cur->exact;
 		struct snapshot *t = prev;
 		prev = cur;
 		cur = t;

@@ -224,16 +224,29 @@ static void table_head(FILE *f, const struct snapshot *s)
 {
 	char b1[16], b2[16], b3[16];
 
-	fprintf(f, "pid %d: %zu VMAs, %s mapped, %s resident, %s%s swapped; collected in %.3f ms\n",
+	fprintf(f,
+		"pid %d: %zu VMAs, %s mapped, %s resident, %s%s swapped; collected in %.3f ms; "
+		"%s\n",
 		(int)s->pid, s->vmas.n, ml_fmt_bytes(s->totals.size_pages * 4096, b1, sizeof(b1)),
 		ml_fmt_bytes(s->totals.resident_pages * 4096, b2, sizeof(b2)),
 		ml_fmt_bytes(s->totals.swapped_pages * 4096, b3, sizeof(b3)),
-		s->totals.swap_unknown ? "+?" : "", s->cycle_ns / 1e6);
+		s->totals.swap_unknown ? "+?" : "", s->cycle_ns / 1e6,
+		s->exact ? "exact" : "NOT EXACT");
 	if (s->totals.swap_unknown)
 		fprintf(f,
 			"the swap of %" PRIu64 " shared memory VMAs is not known (\"+?\"): reading "
 			"it takes root and cachestat (Linux 6.5)\n",
 			s->totals.swap_unknown);
+}
+
+/* Why the counts are not exact: what the kernel said, in the last of the attempts. */
+static void not_exact(FILE *f, int width, const struct snapshot *s)
+{
+	table_wrap(f, width, 0,
+		   "not exact: %s (%u attempts; counted %" PRIu64 " kB resident, the kernel's RSS "
+		   "%" PRId64 " kB before and %" PRId64 " kB after the last)",
+		   ml_snap_check_text(s->check), s->recounts + 1, s->totals.resident_pages * 4,
+		   s->rss_before_kb, s->rss_after_kb);
 }
 
 void snap_table(FILE *f, const struct snapshot *s)
@@ -242,6 +255,8 @@ void snap_table(FILE *f, const struct snapshot *s)
 	int width = table_width(f);
 
 	table_head(f, s);
+	if (!s->exact)
+		not_exact(f, width, s);
 	if (s->method == SNAP_METHOD_READ)
 		table_wrap(
 			f, width, 0, "counted by reading /proc/%d/pagemap, not with PAGEMAP_SCAN%s",
@@ -343,6 +358,8 @@ void snap_line(FILE *f, const struct snapshot *s, const struct snapshot_diff *d,
 		fprintf(f, " %7" PRIu64, KB(c->written_pages));
 	else if (written)
 		fprintf(f, " %7s", "-");
+	if (!s->exact)
+		fprintf(f, "  not exact: %s", ml_snap_check_text(s->check));
 	fputc('\n', f);
 	fflush(f);
 }

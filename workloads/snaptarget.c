@@ -17,6 +17,16 @@
  * Then commands on stdin, each answered by one line:
  *   check          every region still holds its pattern -> "check ok" / "check bad NAME"
  *   touch N        write N more pages of the touch mapping -> "touched N"
+ *   layout DIR MB  map, next to each other, what made snapshots count pages
+ *                  twice (a scan returning more than 512 ranges), announced as above:
+ *     addr frag    0xA 1600   a private file mapping, read, every other page written:
+ *                             file and anonymous pages alternate, 1600 ranges
+ *     addr huge    0xA 8192   (DIR not "-") a 32 MiB file in DIR (a tmpfs mounted
+ *                             huge=always gives it huge pages), 2 MiB-aligned, read
+ *     addr libdata 0xA 4      a private file mapping of 4 pages, all written, like
+ *                             a library's data
+ *     addr big     0xA PAGES  MB MiB anonymous right after it, every page written
+ *                  then "ready layout"
  *   exit           exit(0) (EOF as well)
  */
 #include <fcntl.h>
@@ -43,6 +53,11 @@
 
 static unsigned char data_arr[16 * PG] = { 1 };
 static unsigned char bss_arr[64 * PG];
+
+#define FRAG_PAGES 1600UL
+#define HUGE_FILE (32UL << 20)
+#define LIBDATA_PAGES 4UL
+#define PMD (2UL << 20)
 
 static unsigned char *touch_p, *zero_p, *file_p, *thp_p, *swap_p;
 static unsigned long touched;
@@ -116,6 +131,102 @@ static unsigned char *map_thp(void)
 	return p;
 }
 
+/* A file of @len bytes at @path, each page filled with its number; open, unlinked. */
+static int page_file(const char *path, size_t len)
+{
+	unsigned char buf[64 * PG];
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	if (fd < 0) {
+		perror(path);
+		exit(1);
+	}
+	unlink(path);
+	for (size_t off = 0; off < len; off += sizeof(buf)) {
+		size_t n = len - off < sizeof(buf) ? len - off : sizeof(buf);
+
+		for (size_t p = 0; p < n; p += PG)
+			memset(buf + p, (int)((off + p) / PG + 1), PG);
+		if (write(fd, buf, n) != (ssize_t)n) {
+			perror("write");
+			exit(1);
+		}
+	}
+	return fd;
+}
+
+static void *map_at(void *at, size_t len, int prot, int flags, int fd)
+{
+	void *p = mmap(at, len, prot, flags | MAP_FIXED, fd, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	return p;
+}
+
+/*
+ * The layout command: one reservation, cut into the mappings, so that they
+ * are neighbours; the huge file starts at a 2 MiB boundary (a PMD can map
+ * it) and the fragmented mapping ends there.
+ */
+static void layout(const char *dir, unsigned long mb)
+{
+	size_t frag = FRAG_PAGES * PG, huge = strcmp(dir, "-") ? HUGE_FILE : 0;
+	size_t lib = LIBDATA_PAGES * PG, big = mb << 20;
+	size_t len = frag + PMD + huge + lib + big;
+	unsigned char *res = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *h, *f, *l, *b;
+	char path[4200];
+	int ffd, hfd;
+
+	if (res == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	h = (unsigned char *)(((uintptr_t)res + frag + PMD - 1) & ~(PMD - 1));
+	f = h - frag;
+	l = h + huge;
+	b = l + lib;
+	if (f > res)
+		munmap(res, (size_t)(f - res));
+	if (b + big < res + len)
+		munmap(b + big, (size_t)(res + len - (b + big)));
+	snprintf(path, sizeof(path), "/tmp/snaptarget.%d.frag", getpid());
+	ffd = page_file(path, frag);
+	/* frag and libdata: private, writable, at offsets that do not let them merge */
+	f = map_at(f, frag, PROT_READ | PROT_WRITE, MAP_PRIVATE, ffd);
+	for (size_t i = 0; i < FRAG_PAGES; i++)
+		sink = f[i * PG];
+	for (size_t i = 0; i < FRAG_PAGES; i += 2)
+		f[i * PG] = 0xfe;
+	if (huge) {
+		snprintf(path, sizeof(path), "%.4000s/snaptarget.%d.huge", dir, getpid());
+		hfd = page_file(path, huge);
+		h = map_at(h, huge, PROT_READ, MAP_SHARED, hfd);
+		close(hfd);
+		for (size_t off = 0; off < huge; off += PG)
+			sink = h[off];
+	}
+	l = mmap(l, lib, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, ffd, (off_t)(8 * PG));
+	if (l == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	close(ffd);
+	memset(l, 0x11, lib);
+	b = map_at(b, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+	for (size_t off = 0; off < big; off += PG)
+		b[off] = 0x22;
+	printf("addr frag %p %lu\n", (void *)f, FRAG_PAGES);
+	if (huge)
+		printf("addr huge %p %lu\n", (void *)h, HUGE_FILE / PG);
+	printf("addr libdata %p %lu\n", (void *)l, LIBDATA_PAGES);
+	printf("addr big %p %lu\n", (void *)b, (unsigned long)(big / PG));
+	printf("ready layout\n");
+}
+
 static int have_swap(void)
 {
 	char line[256];
@@ -157,7 +268,7 @@ static const char *check(void)
 
 int main(int argc, char **argv)
 {
-	char line[128], fpath[256];
+	char line[4200], fpath[256], dir[4096];
 	unsigned long n;
 	int stack_var = 1;
 	char *heap = malloc(64);
@@ -194,6 +305,8 @@ int main(int argc, char **argv)
 		if (!strncmp(line, "check", 5)) {
 			bad = check();
 			printf(bad ? "check bad %s\n" : "check ok\n", bad);
+		} else if (sscanf(line, "layout %4095s %lu", dir, &n) == 2) {
+			layout(dir, n);
 		} else if (sscanf(line, "touch %lu", &n) == 1) {
 			touch_more(n);
 			printf("touched %lu\n", touched);

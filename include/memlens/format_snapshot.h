@@ -30,6 +30,7 @@ struct snapshot_summary {
 	pid_t pid;
 	uint64_t cycles;
 	uint64_t cycle_us_min, cycle_us_median, cycle_us_max, cycle_us_mean;
+	uint64_t cycles_not_exact; /* snapshots the kernel's RSS did not confirm */
 	enum ml_stop why;
 };
 
@@ -56,6 +57,7 @@ struct snap_region_rec {
 
 struct snapshot_rec {
 	double pid, seq, t_ms, cycle_us, scan_threads, recounts, page_size, vmas;
+	bool exact; /* "exact" (true when absent) */
 	struct snap_counts_rec totals;
 	struct snap_region_rec *regions;
 	size_t nregions;
@@ -71,6 +73,7 @@ void ml_fmt_snapshot_free(struct snapshot_rec *r);
 
 struct snapshot_summary_rec {
 	double pid, cycles, cycle_us_min, cycle_us_median, cycle_us_max, cycle_us_mean;
+	double cycles_not_exact;
 	enum ml_stop why;
 	char why_word[64]; /* "stopped_because" as written ("" when absent) */
 };

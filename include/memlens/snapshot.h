@@ -83,6 +83,21 @@ enum snap_method {
 /* "pagemap_scan", "pagemap_read" (or "auto"). */
 const char *ml_snap_method_name(enum snap_method m);
 
+/*
+ * Whether a snapshot is verified exact and, if not, why: what went wrong
+ * in the last of its attempts (see ml_snapshot_take()).
+ */
+enum snap_check {
+	SNAP_CHECK_EXACT, /* the counts are the kernel's: exact */
+	SNAP_CHECK_MAPS_CHANGED, /* the memory map changed during the count */
+	SNAP_CHECK_RSS_CHANGED, /* the process's RSS changed during the count */
+	SNAP_CHECK_COUNT_DIFFERS, /* the pages counted resident are not the process's RSS */
+	SNAP_CHECK_NO_RSS, /* the kernel reports no RSS to check the count against */
+};
+
+/* One sentence for a snap_check ("" for SNAP_CHECK_EXACT). */
+const char *ml_snap_check_text(enum snap_check c);
+
 struct snapshot {
 	pid_t pid;
 	uint64_t t_ns; /* CLOCK_MONOTONIC when the cycle started */
@@ -97,7 +112,16 @@ struct snapshot {
 	struct snap_mm mm;
 	uint64_t scan_ioctls; /* PAGEMAP_SCAN calls of this cycle */
 	unsigned int scan_threads; /* threads that walked the page tables */
-	unsigned int recounts; /* scans redone: the VMAs changed under the counting scan */
+	unsigned int recounts; /* counts redone: the last one did not agree with the kernel */
+	/*
+	 * Verified exact: the maps text was the same before and after the
+	 * count, and the pages counted resident equal the RSS (VmRSS +
+	 * HugetlbPages) read before and after it. When no attempt agreed,
+	 * false, and check says what went wrong in the last one.
+	 */
+	bool exact;
+	enum snap_check check;
+	int64_t rss_before_kb, rss_after_kb; /* of the attempt taken; -1: not reported */
 	uint64_t flag_reads; /* kpageflags/kpagecount preads of this cycle */
 	uint64_t pagemap_reads; /* SNAP_METHOD_READ: pagemap + kpageflags preads of this cycle */
 };

@@ -126,6 +126,10 @@ void ml_fmt_snapshot(struct jw *w, const struct snapshot *s, const struct snapsh
 	}
 	ml_jw_kuint(w, "scan_threads", s->scan_threads);
 	ml_jw_kuint(w, "recounts", s->recounts);
+	/* never a count passed off as exact: say when the kernel did not confirm it */
+	ml_jw_kbool(w, "exact", s->exact);
+	if (!s->exact)
+		ml_jw_kstr(w, "not_exact_because", ml_snap_check_text(s->check));
 	ml_jw_kuint(w, "page_size", 4096);
 	ml_jw_kuint(w, "vmas", s->vmas.n);
 	ml_jw_key(w, "totals");
@@ -161,6 +165,7 @@ void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum)
 	ml_jw_kuint(w, "cycle_us_median", sum->cycle_us_median);
 	ml_jw_kuint(w, "cycle_us_max", sum->cycle_us_max);
 	ml_jw_kuint(w, "cycle_us_mean", sum->cycle_us_mean);
+	ml_jw_kuint(w, "cycles_not_exact", sum->cycles_not_exact);
 	ml_jw_kstr(w, "stopped_because", ml_stop_token(sum->why));
 	ml_jw_obj_end(w);
 }
@@ -245,6 +250,9 @@ int ml_fmt_snapshot_read(const struct json *o, struct snapshot_rec *r, struct ml
 	r->cycle_us = ml_json_get_num_or0(o, "cycle_us");
 	r->scan_threads = ml_json_get_num_or0(o, "scan_threads");
 	r->recounts = ml_json_get_num_or0(o, "recounts");
+	/* records of versions that did not say are taken as exact, as they claimed */
+	if (ml_json_get_bool(o, "exact", &r->exact))
+		r->exact = true;
 	r->page_size = ml_json_get_num_or0(o, "page_size");
 	r->vmas = ml_json_get_num_or0(o, "vmas");
 	read_counts(ml_json_get(o, "totals"), &r->totals);
@@ -280,6 +288,7 @@ void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_
 	r->cycle_us_median = ml_json_get_num_or0(o, "cycle_us_median");
 	r->cycle_us_max = ml_json_get_num_or0(o, "cycle_us_max");
 	r->cycle_us_mean = ml_json_get_num_or0(o, "cycle_us_mean");
+	r->cycles_not_exact = ml_json_get_num_or0(o, "cycles_not_exact");
 	r->why = ml_stop_parse(why);
 	copy_str(r->why_word, sizeof(r->why_word), why);
 }

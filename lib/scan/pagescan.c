@@ -59,13 +59,27 @@ static int scan_error(struct ml_err *err, int e, const char *what)
 	return ml_err_set(err, e, "%s: PAGEMAP_SCAN failed: %s", what, strerror(e));
 }
 
-/* Run one scan over [start, end), paging through walk_end. */
+/*
+ * Run one scan over [start, end), paging while the vector fills up.
+ *
+ * walk_end cannot be trusted: the kernel walks in steps of its own 512-entry
+ * bounce buffer and sets walk_end only when a step stops early (the buffer
+ * full), never when a later step reaches the end. A call that returns more
+ * than 512 regions but does not fill our vector so comes back with walk_end
+ * at the last of those stops, before regions it already returned (Linux
+ * 6.18: 2000 single-page regions, walk_end after the 1536th). Going on from
+ * there reported the rest again: every VMA behind that point counted twice
+ * (a 4-page VMA with 8 resident pages, twice the huge pages of a file). So
+ * a call that left room in the vector walked the whole range, and the next
+ * call starts no earlier than the end of the last region returned.
+ */
 static long run_scan(struct pagescan *ps, struct pm_scan_arg *a, uint64_t start, uint64_t end,
 		     pagescan_fn fn, void *arg, const char *what, struct ml_err *err)
 {
 	long pages = 0;
 
 	while (start < end) {
+		uint64_t next;
 		long n;
 
 		a->size = sizeof(*a);
@@ -95,9 +109,18 @@ static long run_scan(struct pagescan *ps, struct pm_scan_arg *a, uint64_t start,
 					return r;
 			}
 		}
-		if (a->walk_end <= start || a->walk_end >= end)
+		if (a->max_pages || !a->vec_len) {
+			next = a->walk_end;
+		} else {
+			if ((size_t)n < a->vec_len)
+				break; /* room left: the kernel walked all of it */
+			next = ps->vec[n - 1].end;
+			if (a->walk_end > next)
+				next = a->walk_end;
+		}
+		if (next <= start || next >= end)
 			break;
-		start = a->walk_end;
+		start = next;
 	}
 	return pages;
 }

@@ -68,6 +68,7 @@ struct scan_ctx {
 	struct snapshot *snap;
 	bool full; /* every present page reported (not the counting scan) */
 	size_t vi; /* VMA cursor: regions arrive sorted */
+	uint64_t done; /* regions are counted from here on: no page twice */
 	int r;
 	struct ml_err *err;
 };
@@ -287,13 +288,21 @@ static bool maybe_marker(uint64_t cats)
 	       (cats & (PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN | PAGE_IS_GUARD)) == PAGE_IS_WPALLOWED;
 }
 
-/* Split a scan region at VMA boundaries and count each piece in its VMA. */
+/*
+ * Split a scan region at VMA boundaries and count each piece in its VMA.
+ * Regions arrive in address order; a page seen again (a region repeated
+ * by a resumed scan) is not counted again, so no VMA ever counts more
+ * pages than it has.
+ */
 static int on_region(const struct page_region *reg, void *arg)
 {
 	struct scan_ctx *x = arg;
 	struct snapshot *snap = x->snap;
 	const struct vma_set *vs = &snap->vmas;
-	uint64_t a = reg->start;
+	uint64_t a = reg->start > x->done ? reg->start : x->done;
+
+	if (a < reg->end)
+		x->done = reg->end;
 
 	while (a < reg->end) {
 		const struct vma *v;
@@ -646,13 +655,19 @@ static int maps_error(struct snapshotter *s, ssize_t r, struct ml_err *err)
  * makes the pair read as one VMA whose untouched half then counts as 128
  * resident pages (or, the other way round, the resident half as absent).
  *
- * So a counting scan is accepted only when it agrees exactly with the
- * kernel: the maps text is the same after the scan as before it, the
- * process's RSS (VmRSS + HugetlbPages) is the same before and after, and
- * the pages counted resident are exactly that RSS. Otherwise the cycle is
- * redone on the new text; after MAX_RECOUNTS failures in a row it falls
- * back to a scan that reports every present page, which counts only pages
- * the kernel saw present. Tested with both churners of workloads/mapchurn.c.
+ * So a count is accepted only when it agrees exactly with the kernel: the
+ * maps text is the same after the count as before it, the process's RSS
+ * (VmRSS + HugetlbPages) is the same before and after, and the pages
+ * counted resident are exactly that RSS. The same rule holds for every
+ * way of counting (the counting scan, the scan of every present page that
+ * --pages and the last attempt use, the pagemap read) and every number of
+ * threads: the count of a still process must be the kernel's, whatever
+ * walked it. Otherwise the cycle is redone on the new text; the attempt
+ * after MAX_RECOUNTS failures of the counting scan reports every present
+ * page, which counts only pages the kernel saw present. When that one does
+ * not agree either, it is returned marked not exact, with what went wrong:
+ * never an unchecked count passed off as exact. Tested with both churners
+ * of workloads/mapchurn.c.
  */
 #define MAX_RECOUNTS 2
 #define SWAP_BUF(a, b, asz, bsz)                                                                   \
@@ -667,24 +682,47 @@ static int maps_error(struct snapshotter *s, ssize_t r, struct ml_err *err)
 
 static int64_t rss_kb(const struct snap_mm *mm)
 {
-	return (mm->vm_rss_kb > 0 ? mm->vm_rss_kb : 0) + (mm->hugetlb_kb > 0 ? mm->hugetlb_kb : 0);
+	if (mm->vm_rss_kb < 0)
+		return -1;
+	return mm->vm_rss_kb + (mm->hugetlb_kb > 0 ? mm->hugetlb_kb : 0);
 }
 
-/* The resident pages counted are the kernel's RSS, which did not move during the scan. */
-static bool agrees_with_rss(const struct snapshot *snap, int64_t rss_before)
+/* Does the count agree with the kernel (see above)? */
+static enum snap_check check_count(const struct snapshot *snap, bool same_maps)
 {
 	int64_t counted = (int64_t)(snap->totals.resident_pages * PG / 1024);
 
-	if (snap->mm.vm_rss_kb < 0)
-		return true; /* no VmRSS (kernel thread?): nothing to check against */
-	return rss_kb(&snap->mm) == rss_before && counted == rss_before;
+	if (snap->rss_before_kb < 0 || snap->rss_after_kb < 0)
+		return SNAP_CHECK_NO_RSS;
+	if (!same_maps)
+		return SNAP_CHECK_MAPS_CHANGED;
+	if (snap->rss_after_kb != snap->rss_before_kb)
+		return SNAP_CHECK_RSS_CHANGED;
+	if (counted != snap->rss_before_kb)
+		return SNAP_CHECK_COUNT_DIFFERS;
+	return SNAP_CHECK_EXACT;
+}
+
+const char *ml_snap_check_text(enum snap_check c)
+{
+	switch (c) {
+	case SNAP_CHECK_EXACT:
+		return "";
+	case SNAP_CHECK_MAPS_CHANGED:
+		return "the memory map changed while it was counted";
+	case SNAP_CHECK_RSS_CHANGED:
+		return "the resident memory changed while it was counted";
+	case SNAP_CHECK_COUNT_DIFFERS:
+		return "the pages counted resident differ from the kernel's RSS";
+	case SNAP_CHECK_NO_RSS:
+		return "the kernel reports no RSS to check the count against";
+	}
+	return "unknown";
 }
 
 /*
  * Without PAGEMAP_SCAN: every VMA's pagemap entries, read one VMA after the
- * other. Only what the kernel shows present at a VMA's addresses counts, so
- * a VMA that changes during the read is not miscounted from its size (no
- * recount needed, unlike the counting scan).
+ * other. Only what the kernel shows present at a VMA's addresses counts.
  */
 struct pages_run {
 	struct snapshotter *s;
@@ -700,19 +738,11 @@ static int pages_of_run(uint64_t start, uint64_t end, void *arg)
 	return ml_snap_pages_count(&pr->s->pg, pr->s->scan[0].fd, start, end, pr->c, pr->err);
 }
 
-static int take_read(struct snapshotter *s, struct snapshot *out, ssize_t len, struct ml_err *err)
+static int count_read(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
 {
 	const struct vma_set *vs = &out->vmas;
-	uint64_t reads0 = s->pmr.reads;
 	int r;
 
-	len = ml_maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len, &out->vmas,
-			       err);
-	if (len < 0)
-		return maps_error(s, len, err);
-	ml_maps_classify_proc(s->kinds, &out->vmas, s->exe[0] ? s->exe : NULL);
-	if (reset_counts(out))
-		return ml_err_set(err, ENOMEM, "out of memory");
 	ml_pmread_new_cycle(&s->pmr);
 	for (size_t i = 0; i < vs->n && vs->v[i].end <= USER_TOP; i++) {
 		struct pages_run pr = { s, &out->c[i], err };
@@ -725,36 +755,29 @@ static int take_read(struct snapshotter *s, struct snapshot *out, ssize_t len, s
 	if (s->pmr.pfn_hidden)
 		out->flags |= SNAP_PFN_HIDDEN;
 	out->scan_threads = 1;
-	out->pagemap_reads = s->pmr.reads - reads0;
-	return read_status(s, &out->mm, err);
+	return 0;
 }
 
 int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
 {
 	uint64_t t0 = ml_mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
-	bool have_status = false;
+	uint64_t pmreads0 = s->pmr.reads;
+	enum snap_check check;
 	ssize_t len, len2;
 	int r;
 
 	out->pid = s->pid;
 	out->t_ns = t0;
-	out->flags = s->o.pages ? SNAP_HAVE_PAGES : 0;
 	out->recounts = 0;
 	out->method = s->read_method ? SNAP_METHOD_READ : SNAP_METHOD_SCAN;
 	out->pagemap_reads = 0;
 	len = ml_maps_read_raw(s->maps_fd, &s->maps_buf, &s->maps_bufsz, err);
 	if (len < 0)
 		return maps_error(s, len, err);
-	if (s->read_method) {
-		r = take_read(s, out, len, err);
-		if (r)
-			return r;
-		have_status = true;
-	}
-	while (!s->read_method) { /* the counting scan, until it agrees with the kernel */
+	for (;;) { /* count, until the count agrees with the kernel */
 		bool full = s->o.pages || out->recounts == MAX_RECOUNTS;
-		int64_t rss_before = 0;
 
+		out->flags = s->o.pages ? SNAP_HAVE_PAGES : 0;
 		len = ml_maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len,
 				       &out->vmas, err);
 		if (len < 0)
@@ -762,43 +785,39 @@ int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err 
 		ml_maps_classify_proc(s->kinds, &out->vmas, s->exe[0] ? s->exe : NULL);
 		if (reset_counts(out))
 			return ml_err_set(err, ENOMEM, "out of memory");
-		if (!full) {
-			r = read_status(s, &out->mm, err);
-			if (r)
-				return r;
-			rss_before = rss_kb(&out->mm);
-		}
-		r = scan(s, out, full, err);
+		r = read_status(s, &out->mm, err);
 		if (r)
 			return r;
-		if (full)
-			break;
+		out->rss_before_kb = rss_kb(&out->mm);
+		r = s->read_method ? count_read(s, out, err) : scan(s, out, full, err);
+		if (r)
+			return r;
 		len2 = ml_maps_read_raw(s->maps_fd, &s->maps_buf2, &s->maps_bufsz2, err);
 		if (len2 < 0)
 			return maps_error(s, len2, err);
 		r = read_status(s, &out->mm, err);
 		if (r)
 			return r;
+		out->rss_after_kb = rss_kb(&out->mm);
 		sum_up(out);
-		if (len2 == len && !memcmp(s->maps_buf, s->maps_buf2, (size_t)len) &&
-		    agrees_with_rss(out, rss_before)) {
-			have_status = true;
+		check = check_count(out,
+				    len2 == len && !memcmp(s->maps_buf, s->maps_buf2, (size_t)len));
+		/* no RSS to compare with: another attempt cannot do better */
+		if (check == SNAP_CHECK_EXACT || check == SNAP_CHECK_NO_RSS ||
+		    out->recounts == MAX_RECOUNTS)
 			break;
-		}
-		/* the VMAs changed under the scan: again, on the newer text */
+		/* the count disagreed with the kernel: again, on the newer text */
 		SWAP_BUF(s->maps_buf, s->maps_buf2, s->maps_bufsz, s->maps_bufsz2);
 		len = len2;
 		out->recounts++;
 	}
-	if (!have_status) {
-		r = read_status(s, &out->mm, err);
-		if (r)
-			return r;
-	}
 	ml_shmem_swap(&s->shm, &s->scan[0], out); /* not in the page tables the scan saw */
 	sum_up(out);
+	out->exact = check == SNAP_CHECK_EXACT;
+	out->check = check;
 	out->scan_ioctls = scan_ioctls(s) - ioctls0;
 	out->flag_reads = s->pg.reads - reads0;
+	out->pagemap_reads = s->pmr.reads - pmreads0;
 	out->cycle_ns = ml_mono_ns() - t0;
 	return 0;
 }

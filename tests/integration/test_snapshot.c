@@ -12,23 +12,29 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/swap.h>
 
 #include "harness.h"
 #include "machine.h"
 #include "integration/target.h"
 #include "../../lib/scan/pagescan.h"
+#include "memlens/format_snapshot.h"
+#include "memlens/jsonw.h"
 #include "memlens/profiler.h"
 #include "memlens/snapshot.h"
 #include "memlens/spawn.h"
 
-#define NAMES 9
+#define NAMES 13
 static struct target T;
-static const char *const names[NAMES] = { "data", "bss",  "heap", "stack", "touch",
-					  "zero", "file", "thp",  "swap" };
+static const char *const names[NAMES] = { "data", "bss",  "heap",   "stack", "touch",
+					  "zero", "file", "thp",    "swap",  "frag",
+					  "huge", "big",  "libdata" };
 static uint64_t addr[NAMES];
 /* SNAP_METHOD_READ for the runs that force the pagemap read */
 static enum snap_method method = SNAP_METHOD_AUTO;
+/* the target changes all the time: a snapshot may say it is not exact */
+static bool churning;
 
 static uint64_t A(const char *name)
 {
@@ -93,6 +99,12 @@ static void take_n(struct snapshot *s, bool pages, unsigned int threads)
 			    : ml_pagescan_supported()  ? SNAP_METHOD_SCAN
 						       : SNAP_METHOD_READ);
 	CHECK(!(s->flags & SNAP_PFN_HIDDEN)); /* root: the frames are shown */
+	/* the targets hold still: every count must agree with the kernel */
+	if (!churning && !s->exact)
+		T_FAILMSG("not exact: %s (counted %llu kB, RSS %lld kB before, %lld kB after)",
+			  ml_snap_check_text(s->check),
+			  (unsigned long long)s->totals.resident_pages * 4,
+			  (long long)s->rss_before_kb, (long long)s->rss_after_kb);
 }
 
 /* The tests of the PAGEMAP_SCAN walk itself (threads, counting scan). */
@@ -145,6 +157,11 @@ static long smaps_kb(pid_t pid, uint64_t start, bool rollup, const char *key)
 	}
 	fclose(f);
 	return v;
+}
+
+static void set_false(bool *b)
+{
+	*b = false;
 }
 
 static void test_resident_exact(void)
@@ -518,6 +535,9 @@ static void test_huge_zero_page(void)
 	madvise(a, T_2M, MADV_HUGEPAGE);
 	ru_read_pages(a, 1);
 	T.pid = getpid();
+	/* its own process: the snapshot's own allocations may move the RSS it checks */
+	churning = true;
+	T_DEFER(set_false, &churning);
 	ml_snapshot_init(&s);
 	take(&s, false);
 	T.pid = saved;
@@ -572,6 +592,8 @@ static void test_vmas_changing_during_scan(void)
 	ml_snapshot_init(&s);
 	REQUIRE(target_start(&T, workload("mapchurn"), argv) == 0);
 	REQUIRE(fgets(line, sizeof(line), T.out) && !strncmp(line, "ready", 5));
+	churning = true;
+	T_DEFER(set_false, &churning);
 	for (int i = 0; i < n; i++) {
 		take_n(&s, false, 1);
 		recounted += s.recounts > 0;
@@ -844,6 +866,286 @@ static void test_spawn_before_main(void)
 	ml_snapshot_free(&s);
 }
 
+/* One VMA of /proc/PID/smaps: its Rss and its huge mappings (THP, file PMDs, hugetlb), in kB. */
+struct smaps_vma {
+	uint64_t start;
+	long rss, huge;
+};
+
+/* smaps of @pid into @v (at most @max VMAs); their number, or -1. */
+static int smaps_read(pid_t pid, struct smaps_vma *v, int max)
+{
+	static const char *const huge_keys[] = { "AnonHugePages:", "ShmemPmdMapped:",
+						 "FilePmdMapped:", "Shared_Hugetlb:",
+						 "Private_Hugetlb:" };
+	char path[64], line[512];
+	unsigned long long a, b;
+	int n = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		const char *sp = strchr(line, ' ');
+
+		/* a header ("start-end perms ..."), not a "Key: value" line */
+		if (sp && sp[-1] != ':' && sscanf(line, "%llx-%llx ", &a, &b) == 2) {
+			if (n + 1 == max)
+				break;
+			v[++n] = (struct smaps_vma){ .start = a };
+		} else if (n >= 0 && !strncmp(line, "Rss:", 4)) {
+			v[n].rss = strtol(line + 4, NULL, 10);
+		} else if (n >= 0) {
+			for (size_t k = 0; k < sizeof(huge_keys) / sizeof(huge_keys[0]); k++)
+				if (!strncmp(line, huge_keys[k], strlen(huge_keys[k])))
+					v[n].huge += strtol(line + strlen(huge_keys[k]), NULL, 10);
+		}
+	}
+	fclose(f);
+	return n + 1;
+}
+
+/*
+ * Every VMA of @s against smaps of the same, stopped, process: the same
+ * VMAs, never more resident pages than the VMA has, exactly smaps' Rss and
+ * huge pages; the totals exactly smaps_rollup's.
+ */
+static void check_vs_smaps(const struct snapshot *s, const char *what)
+{
+	static struct smaps_vma v[1024];
+	int n = smaps_read(T.pid, v, 1024);
+	long rss = 0, huge = 0;
+
+	REQUIRE_MSG(n > 0, "%s: cannot read smaps", what);
+	CHECK_EQ(s->vmas.n, n);
+	for (int i = 0; i < n && (size_t)i < s->vmas.n; i++) {
+		const struct snap_counts *c = &s->c[i];
+
+		rss += v[i].rss;
+		huge += v[i].huge;
+		if (s->vmas.v[i].start != v[i].start || c->resident_pages > c->size_pages ||
+		    (long)c->resident_pages * 4 != v[i].rss || (long)c->huge_pages * 4 != v[i].huge)
+			T_FAILMSG("%s: VMA %llx (%s, %llu pages): %llu resident, %llu huge; smaps "
+				  "%llx: Rss %ld kB, huge %ld kB",
+				  what, (unsigned long long)s->vmas.v[i].start,
+				  ml_vma_path(&s->vmas, &s->vmas.v[i]),
+				  (unsigned long long)c->size_pages,
+				  (unsigned long long)c->resident_pages,
+				  (unsigned long long)c->huge_pages, (unsigned long long)v[i].start,
+				  v[i].rss, v[i].huge);
+	}
+	CHECK_EQ(smaps_kb(T.pid, 0, true, "Rss"), rss);
+	CHECK_EQ((long)s->totals.resident_pages * 4, rss);
+	CHECK_EQ((long)s->totals.huge_pages * 4, huge);
+	printf("# %s: %llu kB resident, %llu kB huge; smaps %ld kB, %ld kB; %u recounts\n", what,
+	       (unsigned long long)s->totals.resident_pages * 4,
+	       (unsigned long long)s->totals.huge_pages * 4, rss, huge, s->recounts);
+}
+
+static void resume(void *pid)
+{
+	kill((pid_t)(intptr_t)pid, SIGCONT);
+}
+
+/* Stop the target (SIGSTOP) until the test ends: smaps and the snapshots see the same memory. */
+static void hold_still(void)
+{
+	char path[64], line[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)T.pid);
+	REQUIRE(kill(T.pid, SIGSTOP) == 0);
+	T_DEFER(resume, (intptr_t)T.pid);
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(path, "re");
+		char *p = f && fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+
+		if (f)
+			fclose(f);
+		if (p && p[2] == 'T')
+			return;
+		usleep(2000);
+	}
+	REQUIRE_MSG(0, "the target did not stop");
+}
+
+/* The target's "layout DIR MB" mappings (workloads/snaptarget.c). */
+static void layout(const char *dir, unsigned int mb)
+{
+	fprintf(T.in, "layout %s %u\n", dir, mb);
+	fflush(T.in);
+	REQUIRE_MSG(read_addrs(T.out) == 0, "snaptarget did not lay out its mappings");
+	REQUIRE(A("frag") && A("libdata") && A("big"));
+}
+
+static char huge_dir[64];
+
+static void huge_umount(void *unused)
+{
+	(void)unused;
+	umount2(huge_dir, MNT_DETACH);
+	rmdir(huge_dir);
+	huge_dir[0] = '\0';
+}
+
+/*
+ * A tmpfs mounted with huge=always: its files are kept in 2 MiB pages and
+ * mapped by PMDs where aligned (ShmemPmdMapped in smaps), which is what a
+ * file of huge page-cache pages looks like to the page-table walk. "" when
+ * mounted, else why not.
+ */
+static const char *huge_mount(void)
+{
+	static char why[160];
+
+	snprintf(huge_dir, sizeof(huge_dir), "/tmp/memlens-huge.XXXXXX");
+	if (!mkdtemp(huge_dir)) {
+		snprintf(why, sizeof(why), "cannot make a directory in /tmp: %s", strerror(errno));
+		return why;
+	}
+	if (mount("memlens-huge", huge_dir, "tmpfs", 0, "huge=always,size=48m")) {
+		snprintf(why, sizeof(why), "cannot mount a tmpfs with huge=always: %s",
+			 strerror(errno));
+		rmdir(huge_dir);
+		return why;
+	}
+	T_DEFER(huge_umount, NULL);
+	return "";
+}
+
+/*
+ * A file of huge page-cache pages (32 MiB, PMD-mapped) behind a mapping
+ * whose scan returns more than 512 ranges, walked by 1 to 4 threads: each
+ * count is exactly smaps' Rss and huge pages, VMA by VMA. Before, a resumed
+ * scan counted ranges twice: 4 threads found 59392 kB of huge pages where
+ * smaps had 36864, with --pages 133560 kB resident where it had 111032.
+ */
+static void test_huge_file_threads_exact(void)
+{
+	static const unsigned int nt[] = { 1, 2, 3, 4 };
+	const char *why = huge_mount();
+	struct snapshot s;
+	char what[64];
+	long pmd;
+
+	if (why[0])
+		SKIP("%s", why);
+	ml_snapshot_init(&s);
+	start("1");
+	layout(huge_dir, 64);
+	REQUIRE(A("huge"));
+	pmd = smaps_kb(T.pid, A("huge"), false, "ShmemPmdMapped") +
+	      smaps_kb(T.pid, A("huge"), false, "FilePmdMapped");
+	if (pmd <= 0) {
+		stop();
+		ml_snapshot_free(&s);
+		SKIP("the kernel mapped a file of a huge=always tmpfs with 4 KiB pages "
+		     "(ShmemPmdMapped %ld kB): no huge page-cache pages here",
+		     pmd);
+	}
+	hold_still();
+	for (int pages = 0; pages < 2; pages++)
+		for (size_t k = 0; k < sizeof(nt) / sizeof(nt[0]); k++) {
+			snprintf(what, sizeof(what), "%u thread(s)%s", nt[k],
+				 pages ? ", --pages" : "");
+			take_n(&s, pages, nt[k]);
+			check_vs_smaps(&s, what);
+			CHECK_EQ(s.c[idx(&s, A("huge"))].huge_pages * 4, pmd);
+		}
+	resume((void *)(intptr_t)T.pid);
+	stop();
+	ml_snapshot_free(&s);
+}
+
+/*
+ * A library's 4-page data VMA right before a big anonymous one, behind a
+ * mapping whose scan returns more than 512 ranges: with --pages (and
+ * without), no VMA counts more resident pages than it has, each is exactly
+ * smaps' Rss. Before, --pages counted the 4 pages twice (8), and the total
+ * was 16 kB over VmRSS, unchecked.
+ */
+static void test_pages_vma_not_over_size(void)
+{
+	struct snapshot s;
+	char what[64];
+
+	ml_snapshot_init(&s);
+	start("1");
+	layout("-", 64);
+	hold_still();
+	for (int pages = 1; pages >= 0; pages--)
+		for (unsigned int t = 1; t <= 2; t++) {
+			snprintf(what, sizeof(what), "%u thread(s)%s", t, pages ? ", --pages" : "");
+			take_n(&s, pages, t);
+			check_vs_smaps(&s, what);
+			CHECK_EQ(s.c[idx(&s, A("libdata"))].resident_pages, 4);
+			CHECK_EQ(s.c[idx(&s, A("big"))].resident_pages, 64 * 256);
+		}
+	resume((void *)(intptr_t)T.pid);
+	stop();
+	ml_snapshot_free(&s);
+}
+
+/*
+ * A target whose memory never holds still (mapchurn): a snapshot either
+ * agrees with the kernel (counted = RSS before = RSS after) and says it is
+ * exact, or says it is not, why, after every attempt, in the JSON too.
+ */
+static void test_not_exact_says_so(void)
+{
+	char *argv[] = { "mapchurn", "64", NULL };
+	int n = 0, not_exact = 0, exact = 0;
+	char line[128], *buf = NULL;
+	struct snapshot s;
+	size_t len = 0;
+
+	ml_snapshot_init(&s);
+	REQUIRE(target_start(&T, workload("mapchurn"), argv) == 0);
+	REQUIRE(fgets(line, sizeof(line), T.out) && !strncmp(line, "ready", 5));
+	churning = true;
+	T_DEFER(set_false, &churning);
+	for (; n < 5000 && (not_exact < 3 || n < 200); n++) {
+		int64_t rss;
+
+		take_n(&s, n % 2, 1);
+		rss = s.mm.vm_rss_kb + (s.mm.hugetlb_kb > 0 ? s.mm.hugetlb_kb : 0);
+		if (s.exact) {
+			exact++;
+			CHECK_EQ(s.check, SNAP_CHECK_EXACT);
+			CHECK_EQ((int64_t)s.totals.resident_pages * 4, s.rss_before_kb);
+			CHECK_EQ(s.rss_after_kb, s.rss_before_kb);
+			CHECK_EQ(rss, s.rss_after_kb);
+			continue;
+		}
+		not_exact++;
+		CHECK(s.check != SNAP_CHECK_EXACT && ml_snap_check_text(s.check)[0]);
+		CHECK_EQ(s.recounts, 2); /* every attempt was made */
+		if (s.check == SNAP_CHECK_RSS_CHANGED)
+			CHECK(s.rss_before_kb != s.rss_after_kb);
+		if (s.check == SNAP_CHECK_COUNT_DIFFERS)
+			CHECK((int64_t)s.totals.resident_pages * 4 != s.rss_before_kb);
+		if (not_exact == 1) {
+			FILE *f = open_memstream(&buf, &len);
+			struct jw w;
+
+			REQUIRE(f);
+			ml_jw_init(&w, f);
+			ml_fmt_snapshot(&w, &s, NULL, 1, 0);
+			fclose(f);
+			CHECK(strstr(buf, "\"exact\":false,\"not_exact_because\":\""));
+			printf("# not exact: %s\n", ml_snap_check_text(s.check));
+			free(buf);
+		}
+	}
+	printf("# %d snapshots of mapchurn: %d exact, %d said they were not\n", n, exact,
+	       not_exact);
+	CHECK(not_exact > 0);
+	target_stop(&T);
+	T.pid = 0;
+	ml_snapshot_free(&s);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -872,6 +1174,9 @@ int main(void)
 	RUN(test_counting_scan_matches_full);
 	RUN(test_vmas_changing_during_scan);
 	RUN(test_threads_split_vmas);
+	RUN(test_huge_file_threads_exact);
+	RUN(test_pages_vma_not_over_size);
+	RUN(test_not_exact_says_so);
 	RUN(test_totals_vs_rollup);
 	RUN(test_region_kinds);
 	RUN(test_page_flags);
@@ -897,6 +1202,9 @@ int main(void)
 	t_swap_drop();
 	t_run("pagemap_read_per_vma_matches_smaps", test_per_vma_matches_smaps);
 	t_run("pagemap_read_vmas_changing_during_read", test_vmas_changing_during_scan);
+	t_run("pagemap_read_huge_file_exact", test_huge_file_threads_exact);
+	t_run("pagemap_read_vma_not_over_size", test_pages_vma_not_over_size);
+	t_run("pagemap_read_not_exact_says_so", test_not_exact_says_so);
 	t_run("pagemap_read_totals_vs_rollup", test_totals_vs_rollup);
 	t_run("pagemap_read_region_kinds", test_region_kinds);
 	t_run("pagemap_read_page_flags", test_page_flags);

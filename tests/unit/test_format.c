@@ -269,6 +269,8 @@ static void make_snapshot(struct snapshot *s, struct snapshot_diff *d)
 	s->flags = SNAP_HAVE_PAGES | SNAP_HAVE_WRITTEN;
 	s->scan_threads = 2;
 	s->recounts = 1;
+	s->exact = false;
+	s->check = SNAP_CHECK_RSS_CHANGED;
 	s->c = calloc(2, sizeof(*s->c));
 	if (!s->c)
 		return;
@@ -328,6 +330,9 @@ static void test_snapshot_round_trip(void)
 	CHECK(rec.pid == 4242 && rec.seq == 5 && rec.t_ms == 6000);
 	CHECK(rec.cycle_us == 3456 && rec.scan_threads == 2 && rec.recounts == 1);
 	CHECK(rec.page_size == 4096 && rec.vmas == 2);
+	CHECK(!rec.exact); /* said, with why */
+	CHECK_STR(ml_json_get_str(j, "not_exact_because"),
+		  ml_snap_check_text(SNAP_CHECK_RSS_CHANGED));
 	check_counts(&rec.totals, &s.totals);
 	CHECK_EQ(rec.nregions, 2);
 	for (size_t i = 0; i < rec.nregions && i < 2; i++) {
@@ -390,6 +395,7 @@ static void test_snapshot_summary_round_trip(void)
 					.cycle_us_median = 3100,
 					.cycle_us_max = 4100,
 					.cycle_us_mean = 3150,
+					.cycles_not_exact = 2,
 					.why = ML_STOP_COUNT };
 	struct snapshot_summary_rec rec;
 	struct json *j;
@@ -401,10 +407,11 @@ static void test_snapshot_summary_round_trip(void)
 	REQUIRE(j);
 	CHECK_STR(o.buf, "{\"type\":\"summary\",\"pid\":99,\"cycles\":12,\"cycle_us_min\":2900,"
 			 "\"cycle_us_median\":3100,\"cycle_us_max\":4100,\"cycle_us_mean\":3150,"
-			 "\"stopped_because\":\"count\"}\n");
+			 "\"cycles_not_exact\":2,\"stopped_because\":\"count\"}\n");
 	ml_fmt_snapshot_summary_read(j, &rec);
 	CHECK(rec.pid == 99 && rec.cycles == 12 && rec.cycle_us_min == 2900);
 	CHECK(rec.cycle_us_median == 3100 && rec.cycle_us_max == 4100 && rec.cycle_us_mean == 3150);
+	CHECK_EQ(rec.cycles_not_exact, 2);
 	CHECK_EQ(rec.why, ML_STOP_COUNT);
 	ml_json_free(j);
 	free(o.buf);
