@@ -72,7 +72,7 @@ test_json_shape() {
 	local n=slab_json_shape_and_top
 	"$MEMLENS" slab --json --top 3 -d 0.5 >"$T_TMP/shape.json" 2>"$T_TMP/shape.err"
 	if [ "$(json "$T_TMP/shape.json" "d['type']")" = slab ] &&
-	   [ "$(json "$T_TMP/shape.json" "len(d['rows']) <= 3 and all(sorted(r) == ['allocs','cache','frees','net','net_kb'] for r in d['rows']) and d['kmalloc'] in ('cache', 'size')")" = True ] &&
+	   [ "$(json "$T_TMP/shape.json" "len(d['rows']) <= 3 and all(sorted(r) == ['allocs','cache','frees','net','net_kb','unseen_allocs'] for r in d['rows']) and d['unseen_allocs'] >= sum(r['unseen_allocs'] for r in d['rows']) and d['kmalloc'] in ('cache', 'size')")" = True ] &&
 	   [ "$(json "$T_TMP/shape.json" "all(r['net'] == r['allocs'] - r['frees'] for r in d['rows'])")" = True ]; then
 		ok $n
 	else
