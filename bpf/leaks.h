@@ -4,7 +4,7 @@
 #define MEMLENS_LEAKS_H
 
 #define LEAKS_MAX_ALLOCS 1000000 /* outstanding allocations tracked */
-#define LEAKS_MAX_STACKS 16384
+#define LEAKS_MAX_STACKS 262144 /* distinct call stacks kept (--max-stacks) */
 #define LEAKS_STACK_DEPTH 32
 
 enum leaks_fn {
@@ -26,7 +26,20 @@ enum leaks_fn {
 /* one outstanding allocation, keyed by its address */
 struct leaks_alloc {
 	__u64 size;
-	__s64 stack_id; /* in the stacks map; < 0 when not captured */
+	__s64 stack_id; /* its key in the stacks map; < 0: enum leaks_no_stack */
+};
+
+/* a user call stack, innermost return address first, zeros after the last */
+struct leaks_stack {
+	__u64 ips[LEAKS_STACK_DEPTH];
+};
+
+/* why an allocation has no stack (its stack_id) */
+enum leaks_no_stack {
+	LEAKS_STACK_OFF = -1, /* --no-stacks */
+	LEAKS_STACK_FULL = -2, /* the stacks map was full, or the kernel had no memory */
+	LEAKS_STACK_UNWALKED = -3, /* the kernel could not walk the user stack */
+	LEAKS_STACK_COLLISION = -4, /* another stack had its 63-bit hash */
 };
 
 /* the counters[] array of the BPF side, index = enum leaks_counter */
@@ -40,6 +53,9 @@ enum leaks_counter {
 	LEAKS_C_MISSED_FREES, /* an address allocated again before its free was seen */
 	LEAKS_C_STALE, /* per-thread call records whose return never came, dropped */
 	LEAKS_C_UNPAIRED, /* returns without their entry (calls begun before the attach) */
+	LEAKS_C_STACK_FULL, /* allocations recorded without their stack: LEAKS_STACK_FULL */
+	LEAKS_C_STACK_UNWALKED, /* likewise: LEAKS_STACK_UNWALKED */
+	LEAKS_C_STACK_COLLISION, /* likewise: LEAKS_STACK_COLLISION */
 	LEAKS_NR_COUNTERS,
 };
 

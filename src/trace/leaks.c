@@ -47,7 +47,9 @@ static const char footer[] =
 	"outstanding. When the table of outstanding blocks is full, further\n"
 	"allocations are counted as lost and the report says so. Call stacks are\n"
 	"walked with frame pointers: code built without them shows its caller and\n"
-	"little more.\n";
+	"little more. An allocation whose stack could not be kept (the table of\n"
+	"stacks full, the stack not walkable) is counted, with the reason\n"
+	"(stacks_lost), and shown as [stack not recorded].\n";
 
 struct leaks_opts {
 	pid_t pid;
@@ -55,6 +57,7 @@ struct leaks_opts {
 	long top;
 	bool json, no_stacks, free_at_entry, perf_uprobes;
 	long max_blocks; /* --max-blocks N; 0: LEAKS_MAX_ALLOCS */
+	long max_stacks; /* --max-stacks N; 0: LEAKS_MAX_STACKS */
 	const char *folded; /* --folded FILE */
 	const char *pprof; /* --pprof FILE */
 	const char *debug_dir; /* --debug-dir DIR */
@@ -109,7 +112,7 @@ struct leaks_run {
 
 static int parse_args(int argc, char **argv, struct leaks_opts *o)
 {
-	struct cli_opt opts[24];
+	struct cli_opt opts[25];
 	struct cli_spec spec = { .cmd = "leaks",
 				 .synopsis = "(-p PID | -- CMD [ARGS...])",
 				 .about = about,
@@ -163,6 +166,14 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 				      .help = "outstanding blocks the table holds (default "
 					      "1000000; each takes about 100 bytes of kernel "
 					      "memory)" };
+	opts[n++] = (struct cli_opt){ .name = "max-stacks",
+				      .arg = "N",
+				      .kind = CLI_LONG,
+				      .target = &o->max_stacks,
+				      .min = 1,
+				      .max = 16000000,
+				      .help = "distinct call stacks kept (default 262144; each "
+					      "takes about 350 bytes of kernel memory once seen)" };
 	opts[n++] = (struct cli_opt){ .name = "perf-uprobes",
 				      .kind = CLI_FLAG,
 				      .target = &o->perf_uprobes,
@@ -417,6 +428,8 @@ static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_
 	trace_pidns(&r->skel->rodata->pidns_dev, &r->skel->rodata->pidns_ino);
 	if (o->max_blocks)
 		bpf_map__set_max_entries(r->skel->maps.allocs, (__u32)o->max_blocks);
+	if (o->max_stacks)
+		bpf_map__set_max_entries(r->skel->maps.stacks, (__u32)o->max_stacks);
 	if (r->multi) {
 		bpf_program__set_expected_attach_type(r->skel->progs.fn_enter, UMULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(r->skel->progs.alloc_exit,
@@ -485,12 +498,31 @@ struct stack_row {
 	uint64_t count, bytes;
 };
 
+/* why allocations have no stack: the reasons the BPF side tells apart */
+#define NO_STACK_WHYS 3
+static const struct {
+	int64_t id; /* enum leaks_no_stack */
+	enum leaks_counter counter;
+	const char *key; /* in stacks_lost_by_reason and outstanding_no_stack_by_reason */
+	const char *text;
+} no_stack_why[NO_STACK_WHYS] = {
+	{ LEAKS_STACK_FULL, LEAKS_C_STACK_FULL, "table_full",
+	  "the table of stacks was full (--max-stacks makes it larger)" },
+	{ LEAKS_STACK_UNWALKED, LEAKS_C_STACK_UNWALKED, "not_walked",
+	  "the kernel could not walk the user stack" },
+	{ LEAKS_STACK_COLLISION, LEAKS_C_STACK_COLLISION, "hash_collision",
+	  "another stack had the same 63-bit hash" },
+};
+
 struct leak_totals {
 	struct size_row *sizes;
 	size_t nsizes;
 	struct stack_row *stacks;
 	size_t nstacks;
 	uint64_t count, bytes;
+	/* outstanding blocks without a stack, by no_stack_why[] */
+	uint64_t nostack_count[NO_STACK_WHYS], nostack_bytes[NO_STACK_WHYS];
+	uint64_t stacks_kept; /* distinct stacks in the table */
 	bool unread; /* the final table does not hold mallocs - frees - missed_frees */
 };
 
@@ -549,6 +581,21 @@ static void group_by_stack(struct leak_totals *t, struct leaks_alloc *a, size_t 
 		qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack_row);
 }
 
+/* the distinct stacks the table holds */
+static uint64_t count_stacks(struct leaks_bpf *s)
+{
+	int fd = bpf_map__fd(s->maps.stacks);
+	__u64 key, next;
+	uint64_t n = 0;
+
+	for (int e = bpf_map_get_next_key(fd, NULL, &next); !e;
+	     e = bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		n++;
+	}
+	return n;
+}
+
 static void totals(struct leaks_bpf *s, struct leak_totals *t)
 {
 	struct leaks_alloc *a;
@@ -567,11 +614,17 @@ static void totals(struct leaks_bpf *s, struct leak_totals *t)
 		t->sizes[t->nsizes - 1].bytes += a[i].size;
 		t->count++;
 		t->bytes += a[i].size;
+		for (int w = 0; w < NO_STACK_WHYS; w++)
+			if (a[i].stack_id == no_stack_why[w].id) {
+				t->nostack_count[w]++;
+				t->nostack_bytes[w] += a[i].size;
+			}
 	}
 	if (t->sizes)
 		qsort(t->sizes, t->nsizes, sizeof(*t->sizes), cmp_size_row);
 	group_by_stack(t, a, n);
 	free(a);
+	t->stacks_kept = count_stacks(s);
 }
 
 struct sym_stack {
@@ -589,23 +642,23 @@ struct sym_stack {
  */
 static void stack_text(struct leaks_run *r, int64_t id, struct sym_stack *st)
 {
-	__u64 ips[LEAKS_STACK_DEPTH];
+	struct leaks_stack ls;
 	size_t used = 0, len = sizeof(st->text);
 	char buf[512], *out = st->text;
 
 	out[0] = 0;
 	st->nips = 0;
 	if (id < 0 ||
-	    bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &(__u32){ (__u32)id }, ips))
+	    bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &(__u64){ (__u64)id }, &ls))
 		return;
-	for (int f = 0; f < LEAKS_STACK_DEPTH && ips[f]; f++) {
-		if (f && !symbolizer_is_code(&r->sym, ips[f]))
+	for (int f = 0; f < LEAKS_STACK_DEPTH && ls.ips[f]; f++) {
+		if (f && !symbolizer_is_code(&r->sym, ls.ips[f]))
 			break;
-		symbolize(&r->sym, ips[f], buf, sizeof(buf));
+		symbolize(&r->sym, ls.ips[f], buf, sizeof(buf));
 		if (used + strlen(buf) + 2 >= len)
 			break;
 		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "\n" : "", buf);
-		st->ips[st->nips++] = ips[f];
+		st->ips[st->nips++] = ls.ips[f];
 	}
 }
 
@@ -763,6 +816,56 @@ static void json_counters(struct jw *w, const __u64 *c)
 	ml_jw_kuint(w, "unpaired_returns", c[LEAKS_C_UNPAIRED]);
 }
 
+static uint64_t stacks_lost(const __u64 *c)
+{
+	uint64_t n = 0;
+
+	for (int w = 0; w < NO_STACK_WHYS; w++)
+		n += c[no_stack_why[w].counter];
+	return n;
+}
+
+static long max_stacks(const struct leaks_opts *o)
+{
+	return o->max_stacks ? o->max_stacks : (long)LEAKS_MAX_STACKS;
+}
+
+/*
+ * The allocations recorded without their stack, by reason: all of them
+ * (counted when they were made), and those still outstanding (read from
+ * the table, the ones by_stack shows as an empty stack).
+ */
+static void json_no_stack(struct jw *w, struct leaks_run *r, const struct leak_totals *t,
+			  const __u64 *c)
+{
+	uint64_t n = 0, bytes = 0;
+
+	ml_jw_kuint(w, "stacks_kept", t->stacks_kept);
+	ml_jw_kint(w, "max_stacks", r->o->no_stacks ? 0 : max_stacks(r->o));
+	ml_jw_kuint(w, "stacks_lost", stacks_lost(c));
+	ml_jw_key(w, "stacks_lost_by_reason");
+	ml_jw_obj(w);
+	for (int i = 0; i < NO_STACK_WHYS; i++)
+		ml_jw_kuint(w, no_stack_why[i].key, c[no_stack_why[i].counter]);
+	ml_jw_obj_end(w);
+	for (int i = 0; i < NO_STACK_WHYS; i++) {
+		n += t->nostack_count[i];
+		bytes += t->nostack_bytes[i];
+	}
+	ml_jw_kuint(w, "outstanding_no_stack", n);
+	ml_jw_kuint(w, "outstanding_no_stack_bytes", bytes);
+	ml_jw_key(w, "outstanding_no_stack_by_reason");
+	ml_jw_obj(w);
+	for (int i = 0; i < NO_STACK_WHYS; i++) {
+		ml_jw_key(w, no_stack_why[i].key);
+		ml_jw_obj(w);
+		ml_jw_kuint(w, "count", t->nostack_count[i]);
+		ml_jw_kuint(w, "bytes", t->nostack_bytes[i]);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_obj_end(w);
+}
+
 static void print_json(struct leaks_run *r, const struct leaks_opts *o, const struct leak_totals *t,
 		       const __u64 *c, const struct report_at *at)
 {
@@ -786,6 +889,7 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 	ml_jw_kuint(&w, "outstanding", t->count);
 	ml_jw_kuint(&w, "outstanding_bytes", t->bytes);
 	ml_jw_kbool(&w, "table_unread", t->unread);
+	json_no_stack(&w, r, t, c);
 	ml_jw_key(&w, "by_size");
 	ml_jw_arr(&w);
 	for (size_t i = 0; i < nsz; i++) {
@@ -844,6 +948,42 @@ static void print_screen(struct leaks_run *r, const struct leak_totals *t, const
 	if (live_rows() > 6)
 		sizes_table(f, t, (size_t)(live_rows() - 6), live_cols());
 	live_show();
+}
+
+/* One warning: how many allocations have no stack, why, and how many are outstanding. */
+static void text_no_stack(struct leaks_run *r, const struct leak_totals *t, const __u64 *c,
+			  int width)
+{
+	uint64_t n = 0, bytes = 0;
+	char why[512], b1[16];
+	size_t used = 0;
+
+	why[0] = 0;
+	for (int i = 0; i < NO_STACK_WHYS; i++) {
+		const char *text = no_stack_why[i].text;
+		char full[128];
+
+		n += t->nostack_count[i];
+		bytes += t->nostack_bytes[i];
+		if (!c[no_stack_why[i].counter])
+			continue;
+		if (no_stack_why[i].id == LEAKS_STACK_FULL) {
+			snprintf(full, sizeof(full),
+				 "the table of %ld stacks was full (--max-stacks makes it larger)",
+				 max_stacks(r->o));
+			text = full;
+		}
+		used += (size_t)snprintf(why + used, sizeof(why) - used, "%s%llu because %s",
+					 used ? "; " : "",
+					 (unsigned long long)c[no_stack_why[i].counter], text);
+		if (used >= sizeof(why))
+			break;
+	}
+	table_wrap(stdout, width, 2,
+		   "warning: %llu allocations recorded without their call stack (%s); %llu of "
+		   "them outstanding, %s, shown as [stack not recorded]",
+		   (unsigned long long)stacks_lost(c), why, (unsigned long long)n,
+		   ml_fmt_bytes(bytes, b1, sizeof(b1)));
 }
 
 static void print_table(struct leaks_run *r, const struct leaks_opts *o,
@@ -905,6 +1045,8 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			   "on the same CPU",
 			   (unsigned long long)c[LEAKS_C_UNPAIRED],
 			   (unsigned long long)c[LEAKS_C_STALE], (unsigned long long)rec);
+	if (stacks_lost(c))
+		text_no_stack(r, t, c, width);
 	putchar('\n');
 	sizes_table(stdout, t, nsz, width);
 	if (o->no_stacks)
@@ -973,16 +1115,16 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 	int e = p ? 0 : -err.code;
 
 	for (size_t i = 0; p && !e && i < t->nstacks; i++) {
-		__u64 ips[LEAKS_STACK_DEPTH] = { 0 };
+		struct leaks_stack ls = { { 0 } };
 		uint64_t u[LEAKS_STACK_DEPTH];
 		int64_t v[2] = { (int64_t)t->stacks[i].count, (int64_t)t->stacks[i].bytes };
-		__u32 id = (__u32)t->stacks[i].id;
+		__u64 id = (__u64)t->stacks[i].id;
 		int n = 0;
 
 		if (t->stacks[i].id >= 0 &&
-		    !bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &id, ips))
-			for (; n < LEAKS_STACK_DEPTH && ips[n]; n++)
-				u[n] = ips[n];
+		    !bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &id, &ls))
+			for (; n < LEAKS_STACK_DEPTH && ls.ips[n]; n++)
+				u[n] = ls.ips[n];
 		e = pprof_add(p, u, n, v);
 	}
 	if (p && !e) {

@@ -34,7 +34,9 @@ static const char footer[] =
 	"are listed). kmalloc() and kfree() are counted in the cache of their object\n"
 	"(bpf_get_kmem_cache(), Linux 6.13+); without it kmalloc() in the kmalloc-N\n"
 	"cache of its size, and kfree() apart. Not seen: kmem_cache_alloc_bulk(),\n"
-	"kmem_cache_free_bulk() and the batched frees of kfree_rcu() (no tracepoint).\n";
+	"kmem_cache_free_bulk() and the batched frees of kfree_rcu() (no tracepoint).\n"
+	"An object freed twice with no allocation event between was allocated by the\n"
+	"kernel without its tracepoint: counted per cache as unseen_allocs.\n";
 
 enum slab_sort { SORT_NET, SORT_NET_KB, SORT_ALLOCS, SORT_FREES };
 
@@ -270,7 +272,7 @@ struct cache_window {
 	char name[64];
 	long objperslab;
 	long long k[2]; /* objects in use: start, end */
-	__u64 allocs[2], frees[2]; /* counted by then */
+	__u64 allocs[2], frees[2], unseen[2]; /* counted by then */
 	bool have[2];
 };
 
@@ -297,17 +299,19 @@ static long long sysfs_objects(const char *cache, bool shrink)
 	return n;
 }
 
-static void counted_now(struct slab_bpf *skel, const char *cache, __u64 *allocs, __u64 *frees)
+static void counted_now(struct slab_bpf *skel, const char *cache, __u64 *allocs, __u64 *frees,
+			__u64 *unseen)
 {
 	struct slab_key key;
 	struct slab_val val;
 
 	memset(&key, 0, sizeof(key));
 	memcpy(key.cache, cache, strnlen(cache, sizeof(key.cache) - 1)); /* as the BPF side */
-	*allocs = *frees = 0;
+	*allocs = *frees = *unseen = 0;
 	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &key, &val)) {
 		*allocs = val.allocs;
 		*frees = val.frees;
+		*unseen = val.unseen_allocs;
 	}
 }
 
@@ -341,7 +345,7 @@ static int read_windows(struct slab_bpf *skel, struct cache_window **wv, size_t 
 			k = r->active_objs;
 		w->have[end] = k >= 0;
 		w->k[end] = k;
-		counted_now(skel, w->name, &w->allocs[end], &w->frees[end]);
+		counted_now(skel, w->name, &w->allocs[end], &w->frees[end], &w->unseen[end]);
 	}
 	slabinfo_free(&info);
 	return 0;
@@ -412,6 +416,7 @@ static void print_json(const struct slab_view *v)
 	ml_jw_kstr(&w, "kmalloc", v->km == KMALLOC_EXACT ? "cache" : "size");
 	ml_jw_kuint(&w, "kfree_unattributed", v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
 	ml_jw_kuint(&w, "kmalloc_large", v->counters[SLAB_C_KMALLOC_LARGE]);
+	ml_jw_kuint(&w, "unseen_allocs", v->counters[SLAB_C_UNSEEN_ALLOCS]);
 	ml_jw_key(&w, "rows");
 	ml_jw_arr(&w);
 	for (size_t i = 0; i < v->shown; i++) {
@@ -421,6 +426,7 @@ static void print_json(const struct slab_view *v)
 		ml_jw_kuint(&w, "frees", v->rows[i].val.frees);
 		ml_jw_kint(&w, "net", v->rows[i].net);
 		ml_jw_kint(&w, "net_kb", v->rows[i].net_kb);
+		ml_jw_kuint(&w, "unseen_allocs", v->rows[i].val.unseen_allocs);
 		if (v->win) {
 			const struct cache_window *c =
 				window_of(v->win, v->nwin, v->rows[i].key.cache);
@@ -433,6 +439,11 @@ static void print_json(const struct slab_view *v)
 			ml_jw_key(&w, "window_net");
 			if (c)
 				ml_jw_int(&w, window_net(c));
+			else
+				ml_jw_null(&w);
+			ml_jw_key(&w, "window_unseen_allocs");
+			if (c)
+				ml_jw_int(&w, (long long)(c->unseen[1] - c->unseen[0]));
 			else
 				ml_jw_null(&w);
 			ml_jw_kint(&w, "objperslab", c ? c->objperslab : 0);
@@ -495,6 +506,44 @@ static bool rows_table(FILE *f, const struct slab_view *v, int width, size_t max
 	return any;
 }
 
+static const struct slab_row *g_rows; /* for cmp_unseen */
+
+static int cmp_unseen(const void *a, const void *b)
+{
+	uint64_t x = g_rows[*(const size_t *)a].val.unseen_allocs;
+	uint64_t y = g_rows[*(const size_t *)b].val.unseen_allocs;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Objects the kernel reused with no allocation event: their caches' NET is
+ * short by at least this many. The four caches with most, by name.
+ */
+static void unseen_warning(const struct slab_view *v, int width)
+{
+	size_t *idx = calloc(v->n ? v->n : 1, sizeof(*idx)), k = 0, used = 0;
+	char list[256] = "";
+
+	for (size_t i = 0; idx && i < v->n; i++)
+		if (v->rows[i].val.unseen_allocs)
+			idx[k++] = i;
+	g_rows = v->rows;
+	if (idx)
+		qsort(idx, k, sizeof(*idx), cmp_unseen);
+	for (size_t i = 0; i < k && i < 4 && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s %llu",
+					 i ? ", " : "", v->rows[idx[i]].key.cache,
+					 (unsigned long long)v->rows[idx[i]].val.unseen_allocs);
+	free(idx);
+	table_wrap(stdout, width, 2,
+		   "warning: %llu objects were freed again with no allocation event since "
+		   "their last free (%s): the kernel allocated them without its "
+		   "kmem_cache_alloc/kmalloc tracepoint (its own trace events miss them too), "
+		   "so these caches' NET falls short by at least as many",
+		   (unsigned long long)v->counters[SLAB_C_UNSEEN_ALLOCS], list);
+}
+
 static void print_table(const struct slab_view *v)
 {
 	const struct slab_row *rows = v->rows;
@@ -515,6 +564,8 @@ static void print_table(const struct slab_view *v)
 			   "warning: %llu allocations or frees not seen: the kernel skipped the "
 			   "programs while another BPF program ran on the same CPU",
 			   (unsigned long long)v->recursion_misses);
+	if (v->counters[SLAB_C_UNSEEN_ALLOCS])
+		unseen_warning(v, width);
 	if (v->km == KMALLOC_BY_SIZE)
 		table_wrap(stdout, width, 2,
 			   "kmalloc() counted in the kmalloc-N cache of its size; %llu kfree() "
@@ -641,6 +692,7 @@ static void on_tick(void *arg, double elapsed_s, bool last)
 				continue;
 			row.val.allocs -= c->prev[j].val.allocs;
 			row.val.frees -= c->prev[j].val.frees;
+			row.val.unseen_allocs -= c->prev[j].val.unseen_allocs;
 			break;
 		}
 		row.net = (long long)row.val.allocs - (long long)row.val.frees;

@@ -265,6 +265,112 @@ test_table_full() {
 	fi
 }
 
+# Call stacks are kept by content: leakstacks N makes N blocks from N
+# distinct stacks and frees nothing. With the default table every one of
+# them has its stack (a 16384-bucket stack-trace map lost ~470 of 4000 to
+# bucket collisions, silently). With --max-stacks S < N the table fills:
+# exactly N - S allocations have no stack, counted by reason, and exactly
+# those make the [stack not recorded] group, in the JSON and in the text.
+test_stacks_lost() {
+	local n=leaks_distinct_stacks_all_kept out=$T_TMP/st.json
+	"$MEMLENS" leaks --json --top 0 -- "$WORKLOADS/leakstacks" 4000 >"$out" 2>"$T_TMP/st.err"
+	echo "# $n: $(json "$out" "{k: d[k] for k in ('mallocs','outstanding','stacks_kept','stacks_lost','outstanding_no_stack')}")"
+	if [ "$(json "$out" "(d['mallocs'], d['outstanding'], d['stacks_kept'], d['stacks_lost'], d['outstanding_no_stack'], len(d['by_stack']), all(s['count'] == 1 and s['stack'][0].startswith('leaf+') for s in d['by_stack']))")" = "(4000, 4000, 4000, 0, 0, 4000, True)" ]; then
+		ok $n
+	else
+		notok $n "$(head -c 2000 "$out") $(cat "$T_TMP/st.err")"
+	fi
+	n=leaks_stack_table_full_counted_exactly
+	out=$T_TMP/stf.json
+	"$MEMLENS" leaks --json --top 0 --max-stacks 500 -- "$WORKLOADS/leakstacks" 2000 \
+		>"$out" 2>"$T_TMP/stf.err"
+	echo "# $n: $(json "$out" "{k: d[k] for k in ('mallocs','stacks_kept','stacks_lost','stacks_lost_by_reason','outstanding_no_stack','outstanding_no_stack_bytes')}")"
+	if [ "$(json "$out" "(d['mallocs'], d['outstanding'], d['max_stacks'], d['stacks_kept'], d['stacks_lost'], d['stacks_lost_by_reason'], d['outstanding_no_stack'], d['outstanding_no_stack_bytes'], d['outstanding_no_stack_by_reason']['table_full'], [(s['count'], s['bytes']) for s in d['by_stack'] if not s['stack']], len([s for s in d['by_stack'] if s['stack'] and s['count'] == 1]))")" = "(2000, 2000, 500, 500, 1500, {'table_full': 1500, 'not_walked': 0, 'hash_collision': 0}, 1500, 36000, {'count': 1500, 'bytes': 36000}, [(1500, 36000)], 500)" ]; then
+		ok $n
+	else
+		notok $n "$(head -c 2000 "$out") $(cat "$T_TMP/stf.err")"
+	fi
+	n=leaks_stack_table_full_in_text
+	"$MEMLENS" leaks --top 0 --max-stacks 500 -- "$WORKLOADS/leakstacks" 2000 >"$T_TMP/stf.txt" 2>&1
+	if tr '\n' ' ' <"$T_TMP/stf.txt" | tr -s ' ' |
+		grep -q 'warning: 1500 allocations recorded without their call stack (1500 because the table of 500 stacks was full (--max-stacks makes it larger)); 1500 of them outstanding, 35K, shown as \[stack not recorded\]' &&
+	   [ "$(grep -B1 -x '    \[stack not recorded\]' "$T_TMP/stf.txt" | head -n 1)" = "1500 blocks, 35K outstanding from:" ] &&
+	   [ "$(grep -c 'leaf+' "$T_TMP/stf.txt")" = 500 ]; then
+		ok $n
+	else
+		notok $n "$(head -c 2000 "$T_TMP/stf.txt")"
+	fi
+}
+
+# A real program: Debian's git, git log -p --stat over a repository of 300
+# commits made here (about 2400 distinct call stacks; the
+# 16384-bucket stack-trace map lost the stacks of a dozen or more of its
+# outstanding blocks). Every outstanding block has its stack, and the
+# blocks and bytes outstanding at exit are valgrind's: its "in use at
+# exit", which is the sum of definitely, indirectly, possibly lost and
+# still reachable (memlens leaks reports every block not freed, reachable
+# or not). valgrind adds variables to its client's environment and git
+# copies its environment into an array it allocates: git runs under
+# memlens with the same environment, valgrind's LD_PRELOAD renamed.
+test_git_vs_valgrind() {
+	local n=leaks_git_log_stacks_and_bytes_as_valgrind repo=$T_TMP/repo out=$T_TMP/git.json res
+	local -a base venv
+	if ! command -v git >/dev/null || ! command -v valgrind >/dev/null; then
+		skip $n "needs git and valgrind (apt-get install git valgrind)"
+		return
+	fi
+	git init -q "$repo" && python3 - <<'PY' | git -C "$repo" fast-import --quiet && git -C "$repo" symbolic-ref HEAD refs/heads/main
+import sys
+files, out = {}, []
+for c in range(1, 301):
+    touched = sorted({c % 20, c * 7 % 20, c * 13 % 20})
+    out.append('commit refs/heads/main\nmark :%d\ncommitter t <t@example.org> %d +0000\ndata <<EOT\ncommit %d\nEOT\n'
+               % (c, 1700000000 + 60 * c, c))
+    if c > 1:
+        out.append('from :%d\n' % (c - 1))
+    for f in touched:
+        files[f] = files.get(f, '') + 'line of commit %d\n' % c
+        out.append('M 644 inline f%02d.txt\ndata %d\n%s\n' % (f, len(files[f]), files[f]))
+sys.stdout.write(''.join(out))
+PY
+	if [ $? != 0 ]; then
+		notok $n "could not make the repository"
+		return
+	fi
+	base=(PATH=/usr/bin:/bin HOME=$T_TMP LC_ALL=C GIT_CONFIG_NOSYSTEM=1)
+	[ -n "${ASAN_OPTIONS:-}" ] && base+=("ASAN_OPTIONS=$ASAN_OPTIONS")
+	[ -n "${UBSAN_OPTIONS:-}" ] && base+=("UBSAN_OPTIONS=$UBSAN_OPTIONS")
+	mapfile -d '' venv < <(cd "$repo" && env -i "${base[@]}" valgrind -q /usr/bin/env -0 |
+		sed -z 's/^LD_PRELOAD=/MEMLENS_TEST_UNUSED_PRELOAD=/')
+	(cd "$repo" && env -i "${base[@]}" valgrind --leak-check=full --show-leak-kinds=all \
+		--run-libc-freeres=no --run-cxx-freeres=no git --no-pager log -p --stat \
+		>/dev/null 2>"$T_TMP/vg.err")
+	(cd "$repo" && env -i "${venv[@]}" "$MEMLENS" leaks --json --top 0 -o "$out" -- \
+		git --no-pager log -p --stat >/dev/null 2>"$T_TMP/git.err")
+	res=$(python3 - "$out" "$T_TMP/vg.err" <<'PY'
+import json, re, sys
+d = json.loads([l for l in open(sys.argv[1]).read().splitlines() if l.startswith('{')][-1])
+vg = open(sys.argv[2]).read().replace(',', '')
+use = re.search(r'in use at exit: (\d+) bytes in (\d+) blocks', vg)
+kinds = [re.search(r'%s: (\d+) bytes in (\d+) blocks' % k, vg)
+         for k in ('definitely lost', 'indirectly lost', 'possibly lost', 'still reachable')]
+if not use or not all(kinds):
+    print('no valgrind summary'); sys.exit()
+vb, vn = int(use.group(1)), int(use.group(2))
+sb, sn = sum(int(k.group(1)) for k in kinds), sum(int(k.group(2)) for k in kinds)
+mine = (d['outstanding_bytes'], d['outstanding'])
+good = (mine == (vb, vn) == (sb, sn) and d['stacks_lost'] == 0 and d['outstanding_no_stack'] == 0
+        and all(s['stack'] for s in d['by_stack']) and d['stacks_kept'] > 1000)
+print('memlens %d bytes in %d blocks, %d stacks kept, %d lost, %d outstanding without; '
+      'valgrind in use at exit %d bytes in %d blocks, the four kinds %d in %d: %s'
+      % (mine + (d['stacks_kept'], d['stacks_lost'], d['outstanding_no_stack'], vb, vn, sb, sn,
+                 'good' if good else 'bad')))
+PY
+)
+	echo "# $n: $res"
+	[ "${res##*: }" = good ] && ok $n || notok $n "$(head -c 1500 "$out") $(cat "$T_TMP/git.err") $(tail -n 20 "$T_TMP/vg.err")"
+}
+
 # -i: live blocks while tracing, the last one marked; their interval
 # counts add up to the final report's (read once the probes are detached)
 test_interval() {
@@ -516,6 +622,8 @@ test_folded
 test_pprof
 test_interval
 test_table_full
+test_stacks_lost
+test_git_vs_valgrind
 test_leakmix
 test_pid_untracked_frees
 test_jemalloc
