@@ -59,12 +59,20 @@ int agent_criu(struct agent *a, struct ml_err *err)
 	pthread_mutex_lock(&a->criu_lock);
 	if (!a->criu_probed) {
 		struct criu_run_opts o = { .timeout_ms = a->cfg.criu_timeout_ms };
-		char path[PATH_MAX];
+		char path[PATH_MAX], dir[PATH_MAX];
+		struct criu_probe_opts po = {
+			.timeout_ms = a->cfg.criu_timeout_ms ? a->cfg.criu_timeout_ms
+							     : CRIU_DEFAULT_TIMEOUT_MS,
+			.cache_dir = criu_cli_cache_dir(dir, sizeof(dir)),
+		};
 
 		a->criu_probed = true;
 		a->criu_rc = criu_cli_locate(a->cfg.criu_path, path, sizeof(path), &a->criu_err);
 		if (!a->criu_rc)
-			a->criu_rc = ml_criu_probe(path, &a->caps, &a->criu_err);
+			a->criu_rc = ml_criu_probe_opts(path, &a->caps, &po, &a->criu_err);
+		/* slow is not broken: CRIU's runs say what fails (see criu_cli_setup()) */
+		if (!a->criu_rc && a->caps.timed_out)
+			a->caps.works = true;
 		if (!a->criu_rc && !a->caps.works)
 			a->criu_rc = ml_err_set(&a->criu_err, ENOTSUP,
 						"CRIU at %s does not work on this kernel: %s", path,

@@ -23,21 +23,41 @@ int criu_cli_locate(const char *explicit_path, char *out, size_t len, struct ml_
 	return ml_criu_locate(explicit_path, MEMLENS_BUILD_CRIU, out, len, err);
 }
 
+const char *criu_cli_cache_dir(char *buf, size_t len)
+{
+	const char *d = getenv("MEMLENS_CACHE_DIR"), *base;
+
+	if (d && *d)
+		return d;
+	if (geteuid() == 0)
+		return "/var/cache/memlens";
+	if ((base = getenv("XDG_CACHE_HOME")) && *base)
+		snprintf(buf, len, "%s/memlens", base);
+	else if ((base = getenv("HOME")) && *base)
+		snprintf(buf, len, "%s/.cache/memlens", base);
+	else
+		return NULL;
+	return buf;
+}
+
 /* Probed once per run: every later call with the same CRIU reuses it. */
 static struct criu_caps probed;
 static bool have_probed;
 
-int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps *caps)
+int criu_cli_setup(const char *cmd, const char *explicit_path, unsigned int timeout_ms,
+		   struct criu_caps *caps)
 {
 	struct ml_err err = { 0 };
-	char path[PATH_MAX];
+	char path[PATH_MAX], dir[PATH_MAX];
+	struct criu_probe_opts po = { .timeout_ms = timeout_ms };
 	int r;
 
+	po.cache_dir = criu_cli_cache_dir(dir, sizeof(dir));
 	r = criu_cli_locate(explicit_path, path, sizeof(path), &err);
 	if (!r && have_probed && !strcmp(path, probed.path)) {
 		*caps = probed;
 	} else if (!r) {
-		r = ml_criu_probe(path, caps, &err);
+		r = ml_criu_probe_opts(path, caps, &po, &err);
 		if (!r) {
 			probed = *caps;
 			have_probed = true;
@@ -46,6 +66,20 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps 
 	if (r) {
 		cli_error(cmd, "%s", err.msg);
 		return r == -ENOENT || r == -EACCES ? EXIT_NOFEATURE : exit_code_for(r);
+	}
+	if (caps->timed_out) {
+		/*
+		 * Slow is not broken: CRIU's own run is bounded by the same time
+		 * limit and says what fails. What the probe did not find out
+		 * (pre-dump, the exclude options) is not used.
+		 */
+		cli_error(cmd,
+			  "warning: %s (a busy machine?); going on without it: pre-dump and "
+			  "CRIU's exclude options are not used. A longer --timeout gives the "
+			  "probe more time",
+			  caps->check_msg);
+		caps->works = true;
+		return EXIT_OK;
 	}
 	if (!caps->works) {
 		cli_error(cmd,

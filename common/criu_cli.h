@@ -18,10 +18,23 @@
 int criu_cli_locate(const char *explicit_path, char *out, size_t len, struct ml_err *err);
 
 /*
- * Locate CRIU (criu_cli_locate()), probe it and require `criu check` to
- * pass. Prints the error; returns an exit code.
+ * Where the answers of CRIU probes that passed are kept between runs:
+ * $MEMLENS_CACHE_DIR, else /var/cache/memlens for root, else
+ * $XDG_CACHE_HOME/memlens or ~/.cache/memlens (in @buf). NULL when none
+ * can be named.
  */
-int criu_cli_setup(const char *cmd, const char *explicit_path, struct criu_caps *caps);
+const char *criu_cli_cache_dir(char *buf, size_t len);
+
+/*
+ * Locate CRIU (criu_cli_locate()), probe it, each probe bounded by
+ * @timeout_ms (the command's --timeout), and require `criu check` to pass.
+ * A probe that did not answer in time is a warning, not a failure. A probe
+ * that passed is remembered per CRIU binary and kernel (ml_criu_probe_opts()'s
+ * cache_dir: $MEMLENS_CACHE_DIR, /var/cache/memlens for root, else the
+ * user's cache directory). Prints the error; returns an exit code.
+ */
+int criu_cli_setup(const char *cmd, const char *explicit_path, unsigned int timeout_ms,
+		   struct criu_caps *caps);
 
 /* Up to CRIU_CLI_MAX_OPTS --criu-opt values, NULL-terminated for extra_args. */
 #define CRIU_CLI_MAX_OPTS 16

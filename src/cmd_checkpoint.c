@@ -424,7 +424,8 @@ static int cmd_checkpoint(int argc, char **argv)
 		cli_error("checkpoint", "%s", err.msg);
 		return exit_code_for(rc);
 	}
-	rc = criu_cli_setup("checkpoint", c.criu, &caps);
+	rc = criu_cli_setup("checkpoint", c.criu,
+			    c.timeout_s ? c.timeout_s * 1000 : CRIU_DEFAULT_TIMEOUT_MS, &caps);
 	if (rc)
 		return rc;
 	if (c.req.pre_dump && !caps.mem_dirty_track) {

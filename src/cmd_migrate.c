@@ -160,7 +160,7 @@ static int run_receive(struct mig_cli *c)
 
 	if (wire_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
 		return bad("--listen must be HOST:PORT with a port 1..65535", c->listen);
-	rc = criu_cli_setup("migrate", c->criu, &caps);
+	rc = criu_cli_setup("migrate", c->criu, c->timeout_s * 1000, &caps);
 	if (rc)
 		return rc;
 	lfd = wire_listen(host, port, &bound);
@@ -319,7 +319,7 @@ static int run_source(struct mig_cli *c)
 		free(m);
 		return exit_code_for(r);
 	}
-	rc = criu_cli_setup("migrate", c->criu, &m->caps);
+	rc = criu_cli_setup("migrate", c->criu, c->timeout_s * 1000, &m->caps);
 	if (!rc)
 		rc = make_work_dir(m);
 	if (rc) {

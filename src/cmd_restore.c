@@ -99,7 +99,8 @@ static int cmd_restore(int argc, char **argv)
 		cli_error("restore", "images directory %s: %s", c.req.images_dir, strerror(errno));
 		return errno == ENOENT ? EXIT_USAGE : exit_code_for(-errno);
 	}
-	rc = criu_cli_setup("restore", c.criu, &caps);
+	rc = criu_cli_setup("restore", c.criu,
+			    c.timeout_s ? c.timeout_s * 1000 : CRIU_DEFAULT_TIMEOUT_MS, &caps);
 	if (rc)
 		return rc;
 	ro.timeout_ms = c.timeout_s * 1000;

@@ -13,6 +13,8 @@ for fd in $(ls /proc/$$/fd); do
 done
 BUILD=${BUILD:-build}
 export MEMLENS="$PWD/$BUILD/memlens" WORKLOADS="$PWD/$BUILD/workloads"
+# CRIU's probe answers stay in the build tree, not in the machine's cache
+export MEMLENS_CACHE_DIR=${MEMLENS_CACHE_DIR:-$PWD/$BUILD/cache}
 pass=0 fail=0 skip=0
 failed_names=()
 failed_logs=()

@@ -54,7 +54,28 @@ struct criu_caps {
 	bool no_parent_range; /* --no-parent-range */
 	bool mem_dirty_track; /* dirty tracking works (soft-dirty): pre-dump works */
 	char check_msg[256]; /* why `criu check` failed, when it did */
+	/*
+	 * A probe did not answer within its time limit (a loaded machine, a
+	 * slow VM): not known to fail. works and mem_dirty_track are then
+	 * false and check_msg says which probe and how long it was given.
+	 */
+	bool timed_out;
+	bool cached; /* read from the probe cache, CRIU not run */
 };
+
+/* How ml_criu_probe_opts() probes CRIU (zeroed: the defaults of ml_criu_probe()). */
+struct criu_probe_opts {
+	unsigned int timeout_ms; /* each run of CRIU; 0: CRIU_PROBE_TIMEOUT_MS */
+	/*
+	 * A directory where the answer of a probe that passed is kept, per
+	 * CRIU binary (path, device, inode, size, mtime) and kernel (release
+	 * and version): later probes of the same pair read it instead of
+	 * running CRIU. Created 0700; a file not owned by the caller's euid or
+	 * writable by others is ignored. NULL: nothing kept.
+	 */
+	const char *cache_dir;
+};
+#define CRIU_PROBE_TIMEOUT_MS 60000
 
 /*
  * Choose the CRIU binary: @explicit_path if given (the caller's --criu or
@@ -77,6 +98,8 @@ int ml_criu_locate(const char *explicit_path, const char *fallback, char *out, s
  * Probe once and keep @caps for every later command of the same run.
  */
 int ml_criu_probe(const char *path, struct criu_caps *caps, struct ml_err *err);
+int ml_criu_probe_opts(const char *path, struct criu_caps *caps, const struct criu_probe_opts *o,
+		       struct ml_err *err);
 /* Can this CRIU leave ranges out of a pre-dump (--exclude-range or --exclude-file)? */
 bool ml_criu_can_exclude(const struct criu_caps *caps);
 /* "--exclude-range yes, --exclude-file no, --no-parent-range yes" into @buf. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "criu_cache.h"
 #include "criu_exec.h"
 #include "memlens/criu.h"
 
@@ -67,9 +68,9 @@ int ml_criu_locate(const char *explicit_path, const char *fallback, char *out, s
 	return r;
 }
 
-/* Run `criu ARGS...` with a short time limit; output into x (caller frees). */
-static int run_quick(const char *path, const char *const *args, struct criu_exec *x,
-		     struct ml_err *err)
+/* Run `criu ARGS...` with the probes' time limit; output into x (caller frees). */
+static int run_quick(const char *path, const char *const *args, unsigned int timeout_ms,
+		     struct criu_exec *x, struct ml_err *err)
 {
 	char *argv[8];
 	size_t n = 0;
@@ -80,7 +81,7 @@ static int run_quick(const char *path, const char *const *args, struct criu_exec
 	argv[n] = NULL;
 	memset(x, 0, sizeof(*x));
 	x->argv = argv;
-	x->timeout_ms = 60000;
+	x->timeout_ms = timeout_ms;
 	return ml_criu_exec_run(x, err);
 }
 
@@ -136,7 +137,8 @@ static int unrecognized(const char *out)
 }
 
 /* Version and the options CRIU accepts: one quick run, one more per unknown option. */
-static int probe_options(const char *path, struct criu_caps *c, struct ml_err *err)
+static int probe_options(const char *path, struct criu_caps *c, unsigned int timeout_ms,
+			 struct ml_err *err)
 {
 	bool tried[NFORK_OPTS] = { false };
 
@@ -151,9 +153,16 @@ static int probe_options(const char *path, struct criu_caps *c, struct ml_err *e
 				args[n++] = fork_opts[i].arg;
 		args[n++] = "--version";
 		args[n] = NULL;
-		ret = run_quick(path, args, &x, err);
+		ret = run_quick(path, args, timeout_ms, &x, err);
 		if (ret)
 			return ret;
+		if (x.timed_out) {
+			c->timed_out = true;
+			snprintf(c->check_msg, sizeof(c->check_msg),
+				 "`criu --version` did not answer within %u s", timeout_ms / 1000);
+			free(x.output);
+			return 0;
+		}
 		bad = x.status ? unrecognized(x.output) : -1;
 		if (bad >= 0 && !tried[bad]) {
 			tried[bad] = true; /* not accepted: try again without it */
@@ -176,28 +185,36 @@ static int probe_options(const char *path, struct criu_caps *c, struct ml_err *e
  * `criu check --feature mem_dirty_track` (soft-dirty: what pre-dump needs).
  * Not `check --extra`: its many optional probes take minutes in a slow VM.
  */
-static int probe_check(const char *path, struct criu_caps *c, struct ml_err *err)
+static int probe_check(const char *path, struct criu_caps *c, unsigned int timeout_ms,
+		       struct ml_err *err)
 {
 	static const char *const check[] = { "check", NULL };
 	static const char *const dirty[] = { "check", "--feature", "mem_dirty_track", NULL };
 	struct criu_exec x;
-	int ret = run_quick(path, check, &x, err);
+	int ret = run_quick(path, check, timeout_ms, &x, err);
 
 	if (ret)
 		return ret;
 	c->works = x.status == 0 && !x.timed_out;
-	if (!c->works)
-		ml_criu_error_tail(x.output, c->check_msg, sizeof(c->check_msg));
-	if (!c->works && x.timed_out)
+	c->timed_out = x.timed_out;
+	if (x.timed_out) /* slow, not failed: say so, and how long it had */
 		snprintf(c->check_msg, sizeof(c->check_msg),
-			 "`criu check` did not finish within 60 s");
+			 "`criu check` did not answer within %u s", timeout_ms / 1000);
+	else if (!c->works)
+		ml_criu_error_tail(x.output, c->check_msg, sizeof(c->check_msg));
 	free(x.output);
 	if (!c->works)
 		return 0;
-	ret = run_quick(path, dirty, &x, err);
+	ret = run_quick(path, dirty, timeout_ms, &x, err);
 	if (ret)
 		return ret;
-	c->mem_dirty_track = x.status == 0;
+	c->mem_dirty_track = x.status == 0 && !x.timed_out;
+	if (x.timed_out) {
+		c->timed_out = true;
+		snprintf(c->check_msg, sizeof(c->check_msg),
+			 "`criu check --feature mem_dirty_track` did not answer within %u s",
+			 timeout_ms / 1000);
+	}
 	free(x.output);
 	return 0;
 }
@@ -220,16 +237,28 @@ void ml_criu_caps_options(const struct criu_caps *c, char *buf, size_t len)
 	}
 }
 
-int ml_criu_probe(const char *path, struct criu_caps *c, struct ml_err *err)
+int ml_criu_probe_opts(const char *path, struct criu_caps *c, const struct criu_probe_opts *o,
+		       struct ml_err *err)
 {
+	unsigned int timeout_ms = o && o->timeout_ms ? o->timeout_ms : CRIU_PROBE_TIMEOUT_MS;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
 	ret = resolve_path(path, c->path, sizeof(c->path), err);
 	if (ret)
 		return ret;
-	ret = probe_options(c->path, c, err);
-	if (!ret)
-		ret = probe_check(c->path, c, err);
+	if (o && o->cache_dir && !ml_criu_cache_load(o->cache_dir, c->path, c))
+		return 0;
+	ret = probe_options(c->path, c, timeout_ms, err);
+	if (!ret && !c->timed_out)
+		ret = probe_check(c->path, c, timeout_ms, err);
+	/* a cache that cannot be written only costs the next command a probe */
+	if (!ret && o && o->cache_dir)
+		ml_criu_cache_store(o->cache_dir, c);
 	return ret;
+}
+
+int ml_criu_probe(const char *path, struct criu_caps *c, struct ml_err *err)
+{
+	return ml_criu_probe_opts(path, c, NULL, err);
 }

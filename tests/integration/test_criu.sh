@@ -395,7 +395,67 @@ PYEOF
 	fi
 }
 
+# CRIU's probes: bounded by --timeout, slow is not broken, and a probe that
+# passed is kept per CRIU binary and kernel (MEMLENS_CACHE_DIR). A wrapper
+# logs each run of the real CRIU and, with CRIU_SLOW_CHECK=S, takes S s to
+# answer `criu check`.
+test_probe_timeout_and_cache() {
+	need_criu probe_cache_reused || return
+	local w=$tmp/probe/criu log=$tmp/probe/runs cache=$tmp/probe/cache rc n
+	mkdir -p "$tmp/probe"
+	printf '#!/bin/sh\necho "$*" >>"%s"\n[ "$1" = check ] && [ -n "${CRIU_SLOW_CHECK:-}" ] && sleep "$CRIU_SLOW_CHECK"\nexec "%s" "$@"\n' \
+		"$log" "$CRIU" >"$w"
+	chmod 755 "$w"
+	start "$tmp/pc.out" "$WORKLOADS/memwrite" -P -m 4
+	probe() {	# NAME [ENV=VALUE...] [-- more memlens checkpoint options]
+		local name=$1 envs=()
+		shift
+		while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+		[ "${1:-}" = -- ] && shift
+		env MEMLENS_CACHE_DIR="$cache" "${envs[@]}" "$MEMLENS" checkpoint -p "$P" \
+			-D "$tmp/probe/$name" -R -d 0 --criu "$w" "$@" >"$tmp/probe/$name.out" 2>&1
+	}
+	# a `criu check` slower than --timeout: a warning, and the dump goes on
+	probe slow CRIU_SLOW_CHECK=4 -- --timeout 2
+	rc=$?
+	if [ $rc = 0 ] && grep -q "warning: .criu check. did not answer within 2 s" "$tmp/probe/slow.out" &&
+		grep -q "^dump of pid $P into .*: ok" "$tmp/probe/slow.out" && running "$P"; then
+		ok probe_slow_check_not_a_failure
+	else
+		notok probe_slow_check_not_a_failure "exit $rc: $(cat "$tmp/probe/slow.out")"
+	fi
+	[ -z "$(ls "$cache" 2>/dev/null)" ] && ok probe_slow_answer_not_cached ||
+		notok probe_slow_answer_not_cached "$(ls -l "$cache")"
+	# twice: `criu check` runs the first time only
+	: >"$log"
+	probe first && probe second
+	rc=$?
+	n=$(grep -c '^check$' "$log")
+	if [ $rc = 0 ] && [ "$n" = 1 ] && [ "$(stat -c %a "$cache")" = 700 ]; then
+		ok probe_cache_reused
+	else
+		notok probe_cache_reused "exit $rc, criu check ran $n times: $(cat "$log")" "$(cat "$tmp/probe/second.out")"
+	fi
+	# a cache file others may write is not believed
+	chmod 666 "$cache"/criu-probe-*
+	: >"$log"
+	probe hostile
+	n=$(grep -c '^check$' "$log")
+	[ "$n" = 1 ] && ok probe_cache_writable_by_others_ignored ||
+		notok probe_cache_writable_by_others_ignored "criu check ran $n times"
+	# nor the answer of another binary (its modification time changed)
+	rm -f "$cache"/criu-probe-*
+	probe again
+	touch -d "1 hour ago" "$w"
+	: >"$log"
+	probe other
+	n=$(grep -c '^check$' "$log")
+	[ "$n" = 1 ] && ok probe_cache_per_binary || notok probe_cache_per_binary "criu check ran $n times"
+	kill "$P"
+}
+
 test_no_criu
+test_probe_timeout_and_cache
 test_usage_errors
 test_criu_opt_passthrough
 test_no_such_pid
