@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "memlens/heat.h"
+#include "memlens/hotrange.h"
 #include "memlens/maps.h"
 #include "rpc_handlers.h"
 #include "memlens/clock.h"
@@ -45,9 +46,19 @@ static int validate_start(const Agent__StartProfilingRequest *q, struct profiler
 				"hot_consecutive must be 1..%d intervals, the heat window (0 for "
 				"the default %d), not %d",
 				HEAT_WINDOW, HEAT_DEFAULT_CONSECUTIVE, q->hot_consecutive);
+	if (q->hot_cool < 0 || q->hot_cool > HOTRANGE_MAX_INTERVALS)
+		return rpc_fail(out, RPC_INVALID_ARGUMENT,
+				"hot_cool must be 1..%d intervals (0: hot_consecutive), not %d",
+				HOTRANGE_MAX_INTERVALS, q->hot_cool);
+	if (q->max_hot_ranges < 0 || q->max_hot_ranges > HOTRANGE_MAX_MAX)
+		return rpc_fail(out, RPC_INVALID_ARGUMENT,
+				"max_hot_ranges must be 1..%d (0 for the default %d), not %d",
+				HOTRANGE_MAX_MAX, HOTRANGE_DEFAULT_MAX, q->max_hot_ranges);
 	po->interval_ms = (unsigned int)q->interval_ms;
 	po->hot_threshold = q->hot_threshold;
 	po->hot_consecutive = q->hot_consecutive;
+	po->hot_cool = q->hot_cool;
+	po->hot_ranges_max = (unsigned int)q->max_hot_ranges;
 	return 0;
 }
 
@@ -173,14 +184,35 @@ static int latest(struct agent *a, struct profiler_sample *s, const char *what,
 	return 0;
 }
 
+/* The hot ranges inside the VMAs into @resp; @rs and @ptrs have room for them all. */
+static void hot_ranges(const struct hotrange_set *h, Agent__GetHotRegionsResponse *resp,
+		       Agent__HotRangeProto *rs, Agent__HotRangeProto **ptrs)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		agent__hot_range_proto__init(&rs[i]);
+		rs[i].start_addr = h->r[i].start;
+		rs[i].end_addr = h->r[i].end;
+		rs[i].pages = (int64_t)((h->r[i].end - h->r[i].start) / 4096);
+		rs[i].hot_pages = (int64_t)h->r[i].hot_pages;
+		ptrs[i] = &rs[i];
+	}
+	resp->n_hot_ranges = h->n;
+	resp->hot_ranges = ptrs;
+	resp->hot_ranges_unmerged = (int32_t)h->unmerged;
+	resp->hot_range_bytes = h->hot_bytes;
+	resp->hot_range_merge_cost_bytes = h->merge_cost_bytes;
+}
+
 static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 {
 	Agent__GetHotRegionsResponse resp = AGENT__GET_HOT_REGIONS_RESPONSE__INIT;
 	Agent__HotRegionProto *regs = calloc(s->nregions + 1, sizeof(*regs));
 	Agent__HotRegionProto **ptrs = calloc(s->nregions + 1, sizeof(*ptrs));
+	Agent__HotRangeProto *rs = calloc(s->hot.n + 1, sizeof(*rs));
+	Agent__HotRangeProto **rptrs = calloc(s->hot.n + 1, sizeof(*rptrs));
 	size_t n = 0;
 
-	if (!regs || !ptrs) {
+	if (!regs || !ptrs || !rs || !rptrs) {
 		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "GetHotRegions: out of memory");
 		goto out;
 	}
@@ -202,10 +234,13 @@ static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 	resp.timestamp_ms = s->seq ? s->dirty.timestamp_ms : ml_wall_ms();
 	resp.total_vmas = s->total_vmas;
 	resp.hot_vmas = s->hot_vmas;
+	hot_ranges(&s->hot, &resp, rs, rptrs);
 	rpc_pack(out, &resp.base);
 out:
 	free(regs);
 	free(ptrs);
+	free(rs);
+	free(rptrs);
 }
 
 void rpc_get_hot_regions(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
@@ -267,6 +302,8 @@ static void status_profiler(struct agent *a, Agent__GetStatusResponse *r, struct
 	r->interval_ms = (int32_t)o->interval_ms;
 	r->hot_threshold = o->hot_threshold;
 	r->hot_consecutive = o->hot_consecutive;
+	r->hot_cool = o->hot_cool;
+	r->max_hot_ranges = (int32_t)o->hot_ranges_max;
 	if (!ml_profiler_latest(a->prof, s)) {
 		r->intervals = (int64_t)s->seq;
 		r->total_vmas = s->total_vmas;

@@ -162,6 +162,17 @@ void cli_wrap(FILE *f, const char *text, int col, int indent);
 		.letter = 'c', .name = "consecutive", .arg = "N", .help = h, .kind = CLI_INT,      \
 		.target = t, .min = 1, .max = hi                                                   \
 	}
+/* the hot ranges inside VMAs (memlens/hotrange.h): writes and migrate-model */
+#define CLI_OPT_COOL(t, h)                                                                         \
+	{                                                                                          \
+		.name = "cool", .arg = "N", .help = h, .kind = CLI_INT, .target = t, .min = 1,     \
+		.max = HOTRANGE_MAX_INTERVALS                                                      \
+	}
+#define CLI_OPT_HOT_RANGES(t, h)                                                                   \
+	{                                                                                          \
+		.name = "hot-ranges", .arg = "N", .help = h, .kind = CLI_UINT, .target = t,        \
+		.min = 1, .max = HOTRANGE_MAX_MAX                                                  \
+	}
 #define CLI_OPT_IMAGES_DIR(t, h)                                                                   \
 	{                                                                                          \
 		.letter = 'D', .name = "images-dir", .arg = "DIR", .help = h, .kind = CLI_STR,     \

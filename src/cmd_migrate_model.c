@@ -8,6 +8,7 @@
 #include "cliutil.h"
 #include "table.h"
 #include "command.h"
+#include "memlens/hotrange.h"
 #include "memlens/jsonw.h"
 #include "memlens/lines.h"
 #include "memlens/migrate_model.h"
@@ -17,7 +18,9 @@ static const char about[] =
 	"Replay a write trace recorded by `memlens writes --record FILE` through an\n"
 	"iterative pre-copy migration (pre-dump rounds every SEC seconds, then a\n"
 	"stop-and-copy dump) and compare three policies: none (no exclusion), hot-vma\n"
-	"and hot-range (only the page spans written in each of the last N intervals).\n";
+	"and hot-range (the hot ranges `memlens writes` reports: pages written in N\n"
+	"intervals in a row, cold again after --cool intervals unwritten, at most\n"
+	"--hot-ranges ranges).\n";
 
 static const char footer[] = "Downtime = bytes of the final (stop-and-copy) round / bandwidth.\n";
 
@@ -166,6 +169,11 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 				       "stop pre-copy once a round sends <= MIB MiB (default 0)"),
 		CLI_OPT_CONSECUTIVE(&c->p.hot_intervals, 1000,
 				    "hot-range: written in N intervals in a row (default 3)"),
+		CLI_OPT_COOL(&c->p.hot_cool,
+			     "hot-range: cold after N intervals in a row unwritten (default: -c)"),
+		CLI_OPT_HOT_RANGES(&c->p.hot_ranges_max,
+				   "hot-range: at most N ranges, the smallest gaps merged (default "
+				   "256)"),
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_END,
 	};

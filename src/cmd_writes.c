@@ -17,6 +17,7 @@
 #include "opts.h"
 #include "output.h"
 #include "memlens/heat.h"
+#include "memlens/hotrange.h"
 #include "memlens/maps.h"
 #include "memlens/profiler.h"
 #include "memlens/spawn.h"
@@ -24,7 +25,9 @@
 static const char about[] =
 	"Profile where a process writes: every interval, the pages of each writable\n"
 	"private VMA written since the last interval (userfaultfd async write-protect\n"
-	"+ PAGEMAP_SCAN), and which VMAs are hot.\n";
+	"+ PAGEMAP_SCAN), which VMAs are hot, and the hot ranges inside them: runs of\n"
+	"pages written in -c intervals in a row, cold again after --cool intervals\n"
+	"unwritten, at most --hot-ranges of them (the cheapest gaps merged).\n";
 
 static const char footer[] =
 	"The target is never stopped except for ~1 ms while a userfaultfd is created in\n"
@@ -137,6 +140,36 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 	free(v);
 }
 
+/*
+ * The hot ranges inside the VMAs: a count line, then @max_rows of them (0:
+ * all); pages counts the cold pages a merge took in, "hot" those that are.
+ */
+static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_rows)
+{
+	char b1[16], b2[16], a[40];
+	size_t n = max_rows && max_rows < h->n ? max_rows : h->n;
+
+	if (!h->n)
+		return;
+	fprintf(f, "  hot ranges: %zu, %s hot", h->n, ml_fmt_bytes(h->hot_bytes, b1, sizeof(b1)));
+	if (h->unmerged > h->n)
+		fprintf(f, " (%zu runs merged into %zu: %s of cold pages taken in)", h->unmerged,
+			h->n, ml_fmt_bytes(h->merge_cost_bytes, b2, sizeof(b2)));
+	fputc('\n', f);
+	for (size_t i = 0; i < n; i++) {
+		const struct hotrange_range *r = &h->r[i];
+		uint64_t pages = (r->end - r->start) / 4096;
+
+		fprintf(f, "    %s %8llu pages", table_range(r->start, r->end, a, sizeof(a)),
+			(unsigned long long)pages);
+		if (r->hot_pages != pages)
+			fprintf(f, " (%llu hot)", (unsigned long long)r->hot_pages);
+		fputc('\n', f);
+	}
+	if (n < h->n)
+		fprintf(f, "    ... %zu more (-a lists them all)\n", h->n - n);
+}
+
 static void print_table(const struct writes_ctx *c, const struct profiler_sample *s)
 {
 	char b1[16], b2[16], b3[16];
@@ -146,6 +179,7 @@ static void print_table(const struct writes_ctx *c, const struct profiler_sample
 		(unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
 		s->hot_vmas, s->tick_ns / 1e6);
 	region_table(c, c->out, s, width, 0, false);
+	hot_range_lines(c->out, &s->hot, c->all ? 0 : 16);
 	table_wrap(c->out, width, 4,
 		   "  dirty: %lld pages (%s) in %.2f s = %.0f pages/s; cumulative %s, avg %s/s",
 		   (long long)s->dirty.dirty_pages,
@@ -236,6 +270,7 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 				ml_fmt_bytes(r->end - r->start, b1, sizeof(b1)), r->written_ratio,
 				r->consecutive_hot);
 	}
+	hot_range_lines(c->out, &s->hot, 0);
 }
 
 /* A write to the output or the record file failed (their buffers flushed). */
@@ -335,8 +370,15 @@ int cmd_writes(int argc, char **argv)
 				 "scan interval in milliseconds (default 1000)"),
 		CLI_OPT_THRESHOLD(&po.hot_threshold,
 				  "written ratio above which an interval is hot (default 0.3)"),
-		CLI_OPT_CONSECUTIVE(&po.hot_consecutive, HEAT_WINDOW,
-				    "hot intervals in a row before a VMA is hot (default 3)"),
+		CLI_OPT_CONSECUTIVE(
+			&po.hot_consecutive, HEAT_WINDOW,
+			"hot intervals in a row before a VMA is hot, and written intervals "
+			"in a row before a page is (default 3)"),
+		CLI_OPT_COOL(&po.hot_cool, "a hot page turns cold after N intervals in a row "
+					   "unwritten (default: -c)"),
+		CLI_OPT_HOT_RANGES(&po.hot_ranges_max,
+				   "report at most N hot ranges, merging those with the smallest "
+				   "gaps (default 256)"),
 		CLI_OPT_DURATION(&duration, 0.001,
 				 "stop after SEC seconds: SEC intervals of 1 s without -i "
 				 "(default: Ctrl-C or the target's exit)"),
@@ -431,11 +473,16 @@ int cmd_writes(int argc, char **argv)
 		const struct attach_stats *st = c.attach;
 
 		table_wrap(c.out, table_width(c.out), 0,
-			   "profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals); "
-			   "target stopped %.2f ms for setup. Ctrl-C to stop.",
+			   "profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals; "
+			   "hot ranges: pages written %d intervals in a row, cold after %d "
+			   "unwritten, at most %u); target stopped %.2f ms for setup. Ctrl-C to "
+			   "stop.",
 			   (int)pid, ml_profiler_options(p)->interval_ms,
 			   ml_profiler_options(p)->hot_threshold,
-			   ml_profiler_options(p)->hot_consecutive, st->stopped_ns / 1e6);
+			   ml_profiler_options(p)->hot_consecutive,
+			   ml_profiler_options(p)->hot_consecutive,
+			   ml_profiler_options(p)->hot_cool, ml_profiler_options(p)->hot_ranges_max,
+			   st->stopped_ns / 1e6);
 		fputc('\n', c.out);
 		fflush(c.out);
 	} else if (c.quiet && !c.json) {

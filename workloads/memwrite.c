@@ -1,9 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * memwrite: rewrites a 64 MiB buffer with memset in a loop.
- *   memwrite [-m MIB] [-s SECONDS] [-r] [-P]
+ *   memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x]
  * -r prints the write throughput (MiB/s) when it ends. Prints its pid and
  * the range it writes first.
+ * -x writes only a fixed scattered set of page runs inside the buffer, each
+ * pass, and prints them first ("memwrite: run 0xS-0xE", one line each): hot
+ * data spread through one big VMA whose written ratio stays tiny. SIGUSR1
+ * makes it leave the set unwritten for one pass, then print "memwrite:
+ * skipped one pass". With -P it paces against a page of its own, in a
+ * separate mapping (a guard page keeps the kernel from merging the two),
+ * written every pass, skipped or not.
  * -P paces it against a write profiler: after each pass it waits until the
  * buffer is write-protected again (pagemap's uffd-wp bit on its first page,
  * set by the profiler's scan at the end of an interval), so that every
@@ -14,6 +21,7 @@
  * written") and idles: a still target of known size.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +38,35 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+#define PG 4096UL
+#define NRUNS 8
+
+static volatile sig_atomic_t skip_req;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	skip_req = 1;
+}
+
+/* -x: run k is (k % 4) + 1 pages at page k * npages / NRUNS + 3k + 1 */
+static void run_of(size_t npages, int k, size_t *first, size_t *n)
+{
+	*first = (size_t)k * (npages / NRUNS) + 3 * (size_t)k + 1;
+	*n = (size_t)(k % 4) + 1;
+}
+
+static void write_runs(unsigned char *buf, size_t npages, unsigned long pass)
+{
+	for (int k = 0; k < NRUNS; k++) {
+		size_t first, n;
+
+		run_of(npages, k, &first, &n);
+		for (size_t i = 0; i < n; i++)
+			buf[(first + i) * PG] = (unsigned char)pass;
+	}
+}
+
 /* the first page's pte is write-protected by userfaultfd (pagemap bit 57) */
 static int uffd_wp(int pagemap, const void *p)
 {
@@ -44,11 +81,11 @@ int main(int argc, char **argv)
 {
 	size_t mib = 64;
 	double secs = 0, t0;
-	int report = 0, paced = 0, pagemap = -1, opt;
+	int report = 0, paced = 0, scattered = 0, pagemap = -1, opt;
 	unsigned long passes = 0;
-	unsigned char *buf;
+	unsigned char *buf, *clock;
 
-	while ((opt = getopt(argc, argv, "m:s:rP")) != -1) {
+	while ((opt = getopt(argc, argv, "m:s:rPx")) != -1) {
 		if (opt == 'm')
 			mib = strtoul(optarg, NULL, 10);
 		else if (opt == 's')
@@ -57,19 +94,44 @@ int main(int argc, char **argv)
 			report = 1;
 		else if (opt == 'P')
 			paced = 1;
+		else if (opt == 'x')
+			scattered = 1;
 		else {
-			fprintf(stderr, "usage: memwrite [-m MIB] [-s SECONDS] [-r] [-P]\n");
+			fprintf(stderr, "usage: memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x]\n");
 			return 2;
 		}
 	}
 	size_t len = mib << 20;
-	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (scattered && !mib) {
+		fprintf(stderr, "memwrite: -x needs a buffer of 1 MiB or more\n");
+		return 2;
+	}
+	/* -x: the buffer, a guard page, the pacing page */
+	buf = mmap(NULL, len + (scattered ? 2 * PG : 0), PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED) {
 		perror("mmap");
 		return 1;
 	}
+	clock = buf;
+	if (scattered) {
+		clock = buf + len + PG;
+		/* exact pages: a huge page would make a whole 2 MiB look written */
+		if (mprotect(buf + len, PG, PROT_NONE) || madvise(buf, len, MADV_NOHUGEPAGE)) {
+			perror("mprotect/madvise");
+			return 1;
+		}
+		signal(SIGUSR1, on_usr1);
+	}
 	printf("memwrite pid %d writes %p-%p (%zu MiB)\n", getpid(), (void *)buf,
 	       (void *)(buf + len), mib);
+	for (int k = 0; scattered && k < NRUNS; k++) {
+		size_t first, n;
+
+		run_of(len / PG, k, &first, &n);
+		printf("memwrite: run %p-%p\n", (void *)(buf + first * PG),
+		       (void *)(buf + (first + n) * PG));
+	}
 	fflush(stdout);
 	if (paced && (pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
 		perror("/proc/self/pagemap");
@@ -77,14 +139,29 @@ int main(int argc, char **argv)
 	}
 	t0 = now();
 	for (;;) {
-		memset(buf, (int)(passes & 0xff), len);
+		int skipped = 0;
+
+		if (!scattered) {
+			memset(buf, (int)(passes & 0xff), len);
+		} else if (skip_req && passes) {
+			skip_req = 0;
+			skipped = 1;
+		} else {
+			write_runs(buf, len / PG, passes);
+		}
+		if (scattered)
+			clock[0] = (unsigned char)passes;
 		if (paced && !passes) {
 			printf("memwrite: first pass written\n"); /* idle until profiled */
 			fflush(stdout);
 		}
 		passes++;
-		while (paced && !uffd_wp(pagemap, buf) && !(secs > 0 && now() - t0 >= secs))
+		while (paced && !uffd_wp(pagemap, clock) && !(secs > 0 && now() - t0 >= secs))
 			usleep(1000);
+		if (skipped) {
+			printf("memwrite: skipped one pass\n");
+			fflush(stdout);
+		}
 		if (secs > 0 && now() - t0 >= secs)
 			break;
 	}

@@ -19,6 +19,7 @@
 #include "memlens/attach.h"
 #include "memlens/err.h"
 #include "memlens/format.h"
+#include "memlens/hotrange.h"
 #include "memlens/json.h"
 #include "memlens/jsonw.h"
 #include "memlens/profiler.h"
@@ -54,6 +55,14 @@ struct writes_region_rec {
 	bool hot, has_hot;
 };
 
+/* The "hot_ranges" object of both lines. */
+struct writes_hot_rec {
+	bool present; /* false: the line has none (written by an older memlens) */
+	struct hotrange_range *r;
+	size_t n;
+	double unmerged, hot_bytes, merge_cost_bytes;
+};
+
 struct writes_interval_rec {
 	double pid, seq, t_ms, interval_s, total_vmas, tracked_vmas, hot_vmas, tick_us;
 	int64_t t_ms_int; /* t_ms when it is an integer */
@@ -64,12 +73,14 @@ struct writes_interval_rec {
 	struct range *written; /* [start, end) pairs, start <= end */
 	size_t nwritten;
 	bool has_written;
+	struct writes_hot_rec hot;
 };
 
 /*
  * Read an "interval" object. Required: "t_ms" (a number), "regions" (an
  * array of objects with hex "start_addr"/"end_addr"); "written", when
- * present, an array of ["0xSTART", "0xEND"] pairs. -EINVAL naming the
+ * present, an array of ["0xSTART", "0xEND"] pairs; "hot_ranges", when
+ * present, an object with a "ranges" array. -EINVAL naming the
  * field, -ENOMEM. Free with ml_fmt_writes_interval_free() (also on error).
  */
 int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec *out,
@@ -89,6 +100,7 @@ struct writes_summary_rec {
 	struct writes_region_rec *regions; /* the hot ones */
 	size_t nregions;
 	struct writes_dirty_rec dirty;
+	struct writes_hot_rec hot;
 };
 
 /*

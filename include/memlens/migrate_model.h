@@ -6,8 +6,12 @@
  *
  *   none       every page not yet sent (or written since) goes in each round;
  *   hot-vma    the VMAs hot at round time are left for the final dump;
- *   hot-range  only the page spans written in each of the last hot_intervals
- *              intervals are left for the final dump.
+ *   hot-range  the hot ranges of memlens/hotrange.h are left for the final
+ *              dump: pages written in hot_intervals intervals in a row, hot
+ *              until hot_cool intervals unwritten, at most hot_ranges_max
+ *              ranges; computed from the trace's written ranges and VMAs
+ *              exactly as the profiler computes them, so what the model
+ *              leaves out is what `memlens writes` reports.
  *
  * Model: pre-dump round k happens at T_k = k * round_interval after the
  * trace starts. A page is "stale" until its current content has been sent:
@@ -72,6 +76,8 @@ struct mm_params {
 	int max_rounds; /* pre-dump rounds; 0: MM_DEFAULT_MAX_ROUNDS */
 	double stop_threshold_mb; /* MiB; stop pre-copy when a round sends <= this */
 	int hot_intervals; /* hot-range: written in this many intervals in a row; 0: 3 */
+	int hot_cool; /* hot-range: cold after this many unwritten; 0: hot_intervals */
+	unsigned int hot_ranges_max; /* hot-range: at most this many ranges; 0: 256 */
 };
 
 enum mm_policy { MM_NONE, MM_HOT_VMA, MM_HOT_RANGE };

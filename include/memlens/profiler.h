@@ -2,7 +2,9 @@
 /*
  * The write profiler: async write-protect tracking of a
  * target's writable private VMAs, one PAGEMAP_SCAN per interval, a heat
- * classifier per VMA, and the dirty-volume numbers of GetDirtyVolume.
+ * classifier per VMA, the hot ranges inside them (memlens/hotrange.h, from
+ * the same written page ranges), and the dirty-volume numbers of
+ * GetDirtyVolume.
  */
 #ifndef MEMLENS_PROFILER_H
 #define MEMLENS_PROFILER_H
@@ -17,6 +19,7 @@
 
 #include "memlens/attach.h"
 #include "memlens/err.h"
+#include "memlens/hotrange.h"
 #include "memlens/maps.h"
 #include "memlens/rangeset.h"
 
@@ -26,6 +29,8 @@ struct profiler_opts {
 	unsigned int interval_ms; /* 0: default */
 	double hot_threshold; /* 0: default */
 	int hot_consecutive; /* 0: default */
+	int hot_cool; /* hot ranges: unwritten intervals before cold; 0: hot_consecutive */
+	unsigned int hot_ranges_max; /* hot ranges reported at most; 0: HOTRANGE_DEFAULT_MAX */
 	bool record_ranges; /* keep the written page ranges of each interval */
 	bool target_stopped; /* pid is our tracee, in a ptrace-stop (spawn mode) */
 };
@@ -64,6 +69,7 @@ struct profiler_sample {
 	size_t nregions;
 	struct range *written; /* with record_ranges: written page ranges */
 	size_t nwritten;
+	struct hotrange_set hot; /* the hot ranges inside the tracked VMAs */
 	char *paths; /* the regions' paths, one after another */
 	uint64_t tick_ns; /* cost of this tick */
 	uint64_t scan_ns; /* of which PAGEMAP_SCAN */

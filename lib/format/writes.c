@@ -37,6 +37,29 @@ static void put_region(struct jw *w, const struct profiler_region *r)
 	ml_jw_obj_end(w);
 }
 
+/* The hot ranges inside the VMAs (memlens/hotrange.h), after merging to the bound. */
+static void put_hot_ranges(struct jw *w, const struct hotrange_set *h)
+{
+	ml_jw_key(w, "hot_ranges");
+	ml_jw_obj(w);
+	ml_jw_kuint(w, "count", h->n);
+	ml_jw_kuint(w, "unmerged", h->unmerged);
+	ml_jw_kuint(w, "hot_bytes", h->hot_bytes);
+	ml_jw_kuint(w, "merge_cost_bytes", h->merge_cost_bytes);
+	ml_jw_key(w, "ranges");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < h->n; i++) {
+		ml_jw_obj(w);
+		ml_jw_khex(w, "start_addr", h->r[i].start);
+		ml_jw_khex(w, "end_addr", h->r[i].end);
+		ml_jw_kuint(w, "pages", (h->r[i].end - h->r[i].start) / 4096);
+		ml_jw_kuint(w, "hot_pages", h->r[i].hot_pages);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_arr_end(w);
+	ml_jw_obj_end(w);
+}
+
 static void put_dirty(struct jw *w, const struct profiler_dirty *d)
 {
 	ml_jw_key(w, "dirty");
@@ -69,6 +92,7 @@ void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sampl
 	for (size_t i = 0; i < s->nregions; i++)
 		put_region(w, &s->regions[i]);
 	ml_jw_arr_end(w);
+	put_hot_ranges(w, &s->hot);
 	if (with_written) {
 		ml_jw_key(w, "written");
 		ml_jw_arr(w);
@@ -87,6 +111,7 @@ void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
 {
 	const struct profiler_sample *s = sum->last;
 	struct profiler_dirty zero = { 0 };
+	struct hotrange_set none = { 0 };
 
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "type", "summary");
@@ -104,6 +129,7 @@ void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
 		if (s->regions[i].hot)
 			put_region(w, &s->regions[i]);
 	ml_jw_arr_end(w);
+	put_hot_ranges(w, s ? &s->hot : &none);
 	put_dirty(w, s ? &s->dirty : &zero);
 	ml_jw_obj_end(w);
 }
@@ -197,6 +223,40 @@ static int read_written(const struct json *a, struct writes_interval_rec *r, str
 	return 0;
 }
 
+/* "hot_ranges", when present: {"count", ..., "ranges": [{"start_addr", "end_addr", ...}]}. */
+static int read_hot_ranges(const struct json *o, struct writes_hot_rec *h, struct ml_err *err)
+{
+	const struct json *a = ml_json_get(o, "ranges");
+	size_t n = ml_json_count(a);
+
+	if (!o)
+		return 0; /* written before hot ranges existed */
+	h->present = true;
+	if (ml_json_type(o) != ML_JSON_OBJECT || ml_json_type(a) != ML_JSON_ARRAY)
+		return ml_err_set(err, EINVAL,
+				  "field \"hot_ranges\" is not an object with a \"ranges\" array");
+	h->unmerged = num_or0(o, "unmerged");
+	h->hot_bytes = num_or0(o, "hot_bytes");
+	h->merge_cost_bytes = num_or0(o, "merge_cost_bytes");
+	h->r = calloc(n ? n : 1, sizeof(*h->r));
+	if (!h->r)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct json *r = ml_json_at(a, i);
+		struct hotrange_range *x = &h->r[i];
+
+		if (ml_json_get_hex(r, "start_addr", &x->start) ||
+		    ml_json_get_hex(r, "end_addr", &x->end) || x->end < x->start)
+			return ml_err_set(err, EINVAL,
+					  "hot range %zu lacks \"start_addr\" <= \"end_addr\" as "
+					  "\"0x...\" strings",
+					  i);
+		x->hot_pages = (uint64_t)num_or0(r, "hot_pages");
+		h->n++;
+	}
+	return 0;
+}
+
 int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec *r,
 				struct ml_err *err)
 {
@@ -215,6 +275,8 @@ int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec
 	r->tick_us = num_or0(o, "tick_us");
 	read_dirty(ml_json_get(o, "dirty"), &r->dirty);
 	ret = read_regions(ml_json_get(o, "regions"), &r->regions, &r->nregions, err);
+	if (!ret)
+		ret = read_hot_ranges(ml_json_get(o, "hot_ranges"), &r->hot, err);
 	if (ret)
 		return ret;
 	return read_written(ml_json_get(o, "written"), r, err);
@@ -224,9 +286,11 @@ void ml_fmt_writes_interval_free(struct writes_interval_rec *r)
 {
 	free(r->regions);
 	free(r->written);
+	free(r->hot.r);
 	r->regions = NULL;
 	r->written = NULL;
 	r->nregions = r->nwritten = 0;
+	memset(&r->hot, 0, sizeof(r->hot));
 }
 
 int ml_fmt_writes_summary_read(const struct json *o, struct writes_summary_rec *r,
@@ -234,6 +298,7 @@ int ml_fmt_writes_summary_read(const struct json *o, struct writes_summary_rec *
 {
 	const char *why = ml_json_get_str(o, "stopped_because");
 	const struct json *a = ml_json_get(o, "attach"), *regs = ml_json_get(o, "regions");
+	int ret;
 
 	memset(r, 0, sizeof(*r));
 	r->pid = num_or0(o, "pid");
@@ -250,14 +315,17 @@ int ml_fmt_writes_summary_read(const struct json *o, struct writes_summary_rec *
 	r->attach.restarted = num_or0(a, "waits_restarted");
 	r->attach.syscalls = num_or0(a, "syscalls_injected");
 	read_dirty(ml_json_get(o, "dirty"), &r->dirty);
-	if (!regs)
-		return 0;
+	ret = read_hot_ranges(ml_json_get(o, "hot_ranges"), &r->hot, err);
+	if (ret || !regs)
+		return ret;
 	return read_regions(regs, &r->regions, &r->nregions, err);
 }
 
 void ml_fmt_writes_summary_free(struct writes_summary_rec *r)
 {
 	free(r->regions);
+	free(r->hot.r);
 	r->regions = NULL;
 	r->nregions = 0;
+	memset(&r->hot, 0, sizeof(r->hot));
 }

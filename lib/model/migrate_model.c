@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/hotrange.h"
 #include "memlens/migrate_model.h"
 
 struct mm_sim {
@@ -14,6 +15,8 @@ struct mm_sim {
 	struct rangeset stale; /* pages whose current content is not sent yet */
 	struct rangeset known; /* the VMAs seen at the last round */
 	struct rangeset regions, dirty, excl, tmp;
+	struct hotrange hr; /* hot-range: the profiler's page heat, replayed */
+	long hr_at; /* the last interval fed to hr */
 };
 
 const char *ml_mm_policy_name(enum mm_policy p)
@@ -74,25 +77,56 @@ static int regions_of(const struct mm_interval *iv, bool hot_only, struct ranges
 	return ret;
 }
 
-/* Pages written in each of the last hot_intervals intervals up to @i. */
-static int hot_ranges(struct mm_sim *s, long i)
+static int by_start(const void *a, const void *b)
 {
-	int n = s->p->hot_intervals ? s->p->hot_intervals : MM_DEFAULT_HOT_INTERVALS;
-	struct rangeset w;
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Interval @k into the hot-range state, as the profiler's tick does: its
+ * tracked VMAs (sorted; overlaps, which only a hand-made trace has, joined)
+ * and its written ranges.
+ */
+static int feed_interval(struct mm_sim *s, const struct mm_interval *iv)
+{
+	struct range *v = malloc((iv->nregions + 1) * sizeof(*v));
+	size_t n = 0;
 	int ret;
 
-	ml_rangeset_clear(&s->excl);
-	if (i + 1 < n)
-		return 0;
-	ret = add_all(&s->excl, s->t->iv[i].written, s->t->iv[i].nwritten);
-	ml_rangeset_init(&w);
-	for (long k = i - 1; k > i - n && !ret; k--) {
-		ml_rangeset_clear(&w);
-		ret = add_all(&w, s->t->iv[k].written, s->t->iv[k].nwritten);
-		if (!ret)
-			ret = intersect(&s->excl, &w, &s->tmp);
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < iv->nregions; i++)
+		v[i] = (struct range){ iv->regions[i].start, iv->regions[i].end };
+	qsort(v, iv->nregions, sizeof(*v), by_start);
+	for (size_t i = 0; i < iv->nregions; i++) {
+		if (n && v[i].start < v[n - 1].end) {
+			if (v[i].end > v[n - 1].end)
+				v[n - 1].end = v[i].end;
+		} else {
+			v[n++] = v[i];
+		}
 	}
-	ml_rangeset_free(&w);
+	ret = ml_hotrange_update(&s->hr, v, n, iv->written, iv->nwritten);
+	free(v);
+	return ret;
+}
+
+/* The hot ranges after interval @i (the rounds come in time order). */
+static int hot_ranges(struct mm_sim *s, long i)
+{
+	struct hotrange_set set = { 0 };
+	int ret = 0;
+
+	ml_rangeset_clear(&s->excl);
+	while (s->hr_at < i && !ret)
+		ret = feed_interval(s, &s->t->iv[++s->hr_at]);
+	if (!ret)
+		ret = ml_hotrange_get(&s->hr, &set);
+	for (size_t k = 0; !ret && k < set.n; k++)
+		ret = ml_rangeset_add(&s->excl, set.r[k].start, set.r[k].end);
+	ml_hotrange_set_free(&set);
 	return ret;
 }
 
@@ -183,6 +217,7 @@ static void sim_free(struct mm_sim *s)
 	ml_rangeset_free(&s->dirty);
 	ml_rangeset_free(&s->excl);
 	ml_rangeset_free(&s->tmp);
+	ml_hotrange_free(&s->hr);
 }
 
 static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct mm_result *r)
@@ -220,6 +255,11 @@ static int check_params(const struct mm_trace *t, const struct mm_params *p, int
 		return ml_err_set(err, EINVAL,
 				  "max rounds, stop threshold and hot intervals "
 				  "must not be negative");
+	if (p->hot_intervals > HOTRANGE_MAX_INTERVALS || p->hot_cool < 0 ||
+	    p->hot_cool > HOTRANGE_MAX_INTERVALS || p->hot_ranges_max > HOTRANGE_MAX_MAX)
+		return ml_err_set(err, EINVAL,
+				  "hot intervals and cool must be 0..%d, the hot-range bound 0..%d",
+				  HOTRANGE_MAX_INTERVALS, HOTRANGE_MAX_MAX);
 	if (!t->n)
 		return ml_err_set(err, EINVAL,
 				  "the trace has no \"interval\" lines; record one "
@@ -254,10 +294,15 @@ int ml_mm_run(const struct mm_trace *t, const struct mm_params *p,
 		      ? max
 		      : (int)(t->iv[t->n - 1].t_ms / round_ms - 1);
 	for (int k = 0; k < MM_NPOLICIES && !ret; k++) {
-		struct mm_sim s = { .t = t, .p = p, .policy = (enum mm_policy)k };
+		struct mm_sim s = { .t = t, .p = p, .policy = (enum mm_policy)k, .hr_at = -1 };
 
 		out[k].policy = (enum mm_policy)k;
-		ret = simulate(&s, pre, round_ms, &out[k]);
+		/* the parameters were checked: only the defaults are filled in */
+		ret = ml_hotrange_init(
+			&s.hr, p->hot_intervals ? p->hot_intervals : MM_DEFAULT_HOT_INTERVALS,
+			p->hot_cool, p->hot_ranges_max);
+		if (!ret)
+			ret = simulate(&s, pre, round_ms, &out[k]);
 		sim_free(&s);
 	}
 	if (ret) {

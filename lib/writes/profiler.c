@@ -36,6 +36,7 @@ struct profiler {
 	struct rangeset ever; /* every range we ever registered */
 	struct rangeset foreign; /* ranges owned by another userfaultfd */
 	struct heat heat;
+	struct hotrange hr; /* heat per page, from the written ranges */
 	struct attach_stats attach;
 	uint64_t start_ns, last_scan_ns;
 	int64_t cumulative_dirty_bytes;
@@ -228,23 +229,22 @@ static int attribute(const struct page_region *reg, void *arg)
 	struct profiler *p = c->p;
 	uint64_t s = reg->start, e = reg->end;
 
-	if (p->o.record_ranges) {
-		if (p->nwritten && p->written[p->nwritten - 1].end == s) {
-			p->written[p->nwritten - 1].end = e;
-		} else {
-			if (p->nwritten == p->written_cap) {
-				size_t cap = p->written_cap ? p->written_cap * 2 : 256;
-				struct range *n = realloc(p->written, cap * sizeof(*n));
+	/* always kept: the hot ranges are computed from them */
+	if (p->nwritten && p->written[p->nwritten - 1].end == s) {
+		p->written[p->nwritten - 1].end = e;
+	} else {
+		if (p->nwritten == p->written_cap) {
+			size_t cap = p->written_cap ? p->written_cap * 2 : 256;
+			struct range *n = realloc(p->written, cap * sizeof(*n));
 
-				if (!n)
-					return -ENOMEM;
-				p->written = n;
-				p->written_cap = cap;
-			}
-			p->written[p->nwritten].start = s;
-			p->written[p->nwritten].end = e;
-			p->nwritten++;
+			if (!n)
+				return -ENOMEM;
+			p->written = n;
+			p->written_cap = cap;
 		}
+		p->written[p->nwritten].start = s;
+		p->written[p->nwritten].end = e;
+		p->nwritten++;
 	}
 	while (s < e) {
 		long i = c->vma_hint;
@@ -385,6 +385,23 @@ static int own_paths(struct profiler_sample *s)
 	return 0;
 }
 
+/* The page-granular heat of the @n tracked VMAs of @out, from this interval's writes. */
+static int update_hot_ranges(struct profiler *p, struct profiler_sample *out, size_t n)
+{
+	struct range *v = malloc((n ? n : 1) * sizeof(*v));
+	int r;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		v[i] = (struct range){ out->regions[i].start, out->regions[i].end };
+	r = ml_hotrange_update(&p->hr, v, n, p->written, p->nwritten);
+	free(v);
+	if (!r)
+		r = ml_hotrange_get(&p->hr, &out->hot);
+	return r;
+}
+
 static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t now, uint64_t t0,
 		       uint64_t scan_ns)
 {
@@ -424,6 +441,8 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		return -ENOMEM;
 	}
 	free(hs);
+	if (update_hot_ranges(p, out, n))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const struct heat_state *st = ml_heat_find(&p->heat, out->regions[i].start);
 
@@ -560,6 +579,15 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 			       HEAT_WINDOW);
 		goto fail;
 	}
+	if (ml_hotrange_init(&p->hr, p->o.hot_consecutive, p->o.hot_cool, p->o.hot_ranges_max)) {
+		r = ml_err_set(err, EINVAL,
+			       "invalid hot-range parameters: cool must be in [1, %d], the bound "
+			       "in [1, %d]",
+			       HOTRANGE_MAX_INTERVALS, HOTRANGE_MAX_MAX);
+		goto fail;
+	}
+	p->o.hot_cool = p->hr.cool;
+	p->o.hot_ranges_max = (unsigned int)p->hr.max_ranges;
 	if (!p->o.target_stopped) {
 		r = ml_wp_check_target(pid, err);
 		if (r)
@@ -659,6 +687,7 @@ void ml_profiler_close(struct profiler *p)
 	ml_rangeset_free(&p->ever);
 	ml_rangeset_free(&p->foreign);
 	ml_heat_free(&p->heat);
+	ml_hotrange_free(&p->hr);
 	free(p->dirty);
 	free(p->written);
 	ml_profiler_sample_free(&p->latest);
@@ -672,6 +701,7 @@ void ml_profiler_sample_free(struct profiler_sample *s)
 	free(s->regions);
 	free(s->written);
 	free(s->paths);
+	ml_hotrange_set_free(&s->hot);
 	s->regions = NULL;
 	s->written = NULL;
 	s->paths = NULL;
@@ -684,6 +714,8 @@ int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_s
 	dst->regions = NULL;
 	dst->written = NULL;
 	dst->paths = NULL;
+	dst->hot.r = NULL;
+	dst->hot.n = 0;
 	if (src->nregions) {
 		dst->regions = malloc(src->nregions * sizeof(*dst->regions));
 		if (!dst->regions)
@@ -703,6 +735,10 @@ int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_s
 			return -ENOMEM;
 		}
 		memcpy(dst->written, src->written, src->nwritten * sizeof(*dst->written));
+	}
+	if (ml_hotrange_set_copy(&dst->hot, &src->hot)) {
+		ml_profiler_sample_free(dst);
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -841,6 +877,7 @@ int ml_profiler_release(struct profiler *p, struct ml_err *err)
 	ml_profiler_stop(p);
 	unregister_all(p);
 	ml_heat_reset(&p->heat);
+	ml_hotrange_reset(&p->hr);
 	p->released = true;
 	return 0;
 }

@@ -460,6 +460,53 @@ def test_profile_flow():
     ch.close()
 
 
+def test_hot_ranges():
+    # memwrite -x: eight runs of pages scattered through a 64 MiB VMA, written
+    # once per interval (paced, -P); GetHotRegions reports exactly those runs
+    # as hot ranges while the VMA itself is not hot
+    out = open(os.path.join(TMP, "memwrite-x.out"), "w+")
+    mw = spawn([os.path.join(WORKLOADS, "memwrite"), "-x", "-P", "-m", "64"], stdout=out,
+               stderr=subprocess.STDOUT)
+    text = ""
+    for _ in range(3000):
+        out.seek(0)
+        text = out.read()
+        if "first pass written" in text:
+            break
+        time.sleep(0.02)
+    m = re.search(r"writes 0x([0-9a-f]+)-0x([0-9a-f]+)", text)
+    lo, hi = int(m.group(1), 16), int(m.group(2), 16)
+    want = [(int(a, 16), int(b, 16)) for a, b in re.findall(r"run 0x([0-9a-f]+)-0x([0-9a-f]+)", text)]
+    check(len(want) == 8, "memwrite -x runs: %s" % text)
+    sock = sock_path("hotranges")
+    start_agent(["--pid", str(mw.pid)], sock)
+    ch, st = unix(sock)
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2,
+                                                   hot_cool=10, max_hot_ranges=64), timeout=10)
+    check(r.success, "StartProfiling: %s" % r)
+    got, hot = None, None
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        hot = st.GetHotRegions(pb.GetHotRegionsRequest(), timeout=5)
+        got = [(x.start_addr, x.end_addr) for x in hot.hot_ranges if lo <= x.start_addr < hi]
+        if got == want:
+            break
+        time.sleep(0.1)
+    check(got == want, "hot ranges in the buffer: %s, want %s" % (got, want))
+    check(all(x.pages == (x.end_addr - x.start_addr) // 4096 and x.hot_pages == x.pages
+              for x in hot.hot_ranges), "pages: %s" % list(hot.hot_ranges))
+    check(hot.hot_ranges_unmerged == len(hot.hot_ranges) and hot.hot_range_merge_cost_bytes == 0
+          and hot.hot_range_bytes == sum(x.hot_pages for x in hot.hot_ranges) * 4096,
+          "counts: %s" % hot)
+    check(not any(reg.start_addr <= lo < reg.end_addr for reg in hot.regions),
+          "the buffer's VMA is hot as a whole: %s" % list(hot.regions))
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.hot_cool == 10 and s.max_hot_ranges == 64, "status: %s" % s)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    target_untouched(mw.pid)
+    ch.close()
+
+
 def test_validation():
     mw, lo, hi = memwrite(4)
     sock = sock_path("valid")
@@ -469,7 +516,9 @@ def test_validation():
            dict(interval_ms=-1), dict(interval_ms=-2147483648),
            dict(hot_threshold=float("nan")), dict(hot_threshold=1.5), dict(hot_threshold=-0.1),
            dict(hot_threshold=float("inf")), dict(hot_threshold=-1e-300),
-           dict(hot_consecutive=-1), dict(hot_consecutive=11), dict(hot_consecutive=2 ** 31 - 1)]
+           dict(hot_consecutive=-1), dict(hot_consecutive=11), dict(hot_consecutive=2 ** 31 - 1),
+           dict(hot_cool=-1), dict(hot_cool=1001), dict(max_hot_ranges=-1),
+           dict(max_hot_ranges=1000001)]
     for kw in bad:
         msg = expect_code(st.StartProfiling, grpc.StatusCode.INVALID_ARGUMENT,
                           pb.StartProfilingRequest(**kw))
@@ -483,7 +532,8 @@ def test_validation():
         s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
         if not kw:
             check(s.interval_ms == 1000 and abs(s.hot_threshold - 0.3) < 1e-9
-                  and s.hot_consecutive == 3, "defaults: %s" % s)
+                  and s.hot_consecutive == 3 and s.hot_cool == 3 and s.max_hot_ranges == 256,
+                  "defaults: %s" % s)
         st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
     # malformed payloads, for every method
     for m in METHODS:
@@ -1408,7 +1458,7 @@ def main():
         print("skip - agent: the agent tests need root (ptrace, userfaultfd of another process)")
         return 0
     for t in (test_cli_usage, test_socket_mode_and_lock, test_startup_errors_clean,
-              test_socket_dir_security, test_profile_flow, test_validation,
+              test_socket_dir_security, test_profile_flow, test_hot_ranges, test_validation,
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,

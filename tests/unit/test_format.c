@@ -69,6 +69,12 @@ static struct range written[] = {
 	{ 0x7f0000003000ULL, 0x7f0000007000ULL },
 };
 
+/* two runs of 1 and 4 pages merged over a 2-page gap, and one of 2 pages */
+static struct hotrange_range hot[] = {
+	{ 0x7f0000000000ULL, 0x7f0000007000ULL, 5 },
+	{ 0x7f0000100000ULL, 0x7f0000102000ULL, 2 },
+};
+
 static const struct profiler_sample sample = {
 	.seq = 3,
 	.t_ms = 3001,
@@ -86,8 +92,27 @@ static const struct profiler_sample sample = {
 	.nregions = 2,
 	.written = written,
 	.nwritten = 2,
+	.hot = { .r = hot,
+		 .n = 2,
+		 .unmerged = 3,
+		 .hot_bytes = 7 * 4096,
+		 .merge_cost_bytes = 2 * 4096 },
 	.tick_ns = 1234567,
 };
+
+static void check_hot(const struct writes_hot_rec *h, const struct hotrange_set *want)
+{
+	CHECK(h->present);
+	CHECK_EQ(h->n, want->n);
+	for (size_t i = 0; i < h->n && i < want->n; i++) {
+		CHECK_EQ(h->r[i].start, want->r[i].start);
+		CHECK_EQ(h->r[i].end, want->r[i].end);
+		CHECK_EQ(h->r[i].hot_pages, want->r[i].hot_pages);
+	}
+	CHECK(h->unmerged == (double)want->unmerged);
+	CHECK(h->hot_bytes == (double)want->hot_bytes);
+	CHECK(h->merge_cost_bytes == (double)want->merge_cost_bytes);
+}
 
 static void check_region(const struct writes_region_rec *r, const struct profiler_region *p)
 {
@@ -141,6 +166,7 @@ static void test_writes_interval_round_trip(void)
 			CHECK_EQ(rec.written[i].start, written[i].start);
 			CHECK_EQ(rec.written[i].end, written[i].end);
 		}
+		check_hot(&rec.hot, &sample.hot);
 		ml_fmt_writes_interval_free(&rec);
 		ml_json_free(j);
 		free(o.buf);
@@ -155,6 +181,7 @@ static void test_writes_interval_bytes(void)
 
 	s.nregions = 1;
 	s.nwritten = 1;
+	s.hot.n = 1;
 	out_open(&o);
 	ml_fmt_writes_interval(&o.w, 42, &s, true);
 	fclose(o.f);
@@ -166,7 +193,10 @@ static void test_writes_interval_bytes(void)
 		  "9007199254740992,\"avg_dirty_rate\":33554432.25,\"timestamp_ms\":"
 		  "1795997516441},\"regions\":[{\"start_addr\":\"0x7f0000000000\",\"end_addr\":"
 		  "\"0x7f0004000000\",\"kind\":\"heap\",\"total_pages\":16384,\"dirty_pages\":"
-		  "16384,\"written_ratio\":1,\"consecutive_hot\":3,\"hot\":true}],\"written\":"
+		  "16384,\"written_ratio\":1,\"consecutive_hot\":3,\"hot\":true}],"
+		  "\"hot_ranges\":{\"count\":1,\"unmerged\":3,\"hot_bytes\":28672,"
+		  "\"merge_cost_bytes\":8192,\"ranges\":[{\"start_addr\":\"0x7f0000000000\","
+		  "\"end_addr\":\"0x7f0000007000\",\"pages\":7,\"hot_pages\":5}]},\"written\":"
 		  "[[\"0x7f0000000000\",\"0x7f0000001000\"]]}\n");
 	free(o.buf);
 }
@@ -204,6 +234,7 @@ static void test_writes_summary_round_trip(void)
 	if (rec.nregions == 1)
 		check_region(&rec.regions[0], &regions[0]);
 	check_dirty(&rec.dirty, &sample.dirty);
+	check_hot(&rec.hot, &sample.hot);
 	ml_fmt_writes_summary_free(&rec);
 	ml_json_free(j);
 	free(o.buf);
@@ -218,6 +249,7 @@ static void test_writes_summary_round_trip(void)
 	CHECK(rec.pid == 7 && rec.intervals == 0 && rec.hot_vmas == 0 && !rec.has_attach);
 	CHECK_EQ(rec.why, ML_STOP_SIGNAL);
 	CHECK_EQ(rec.nregions, 0);
+	CHECK(rec.hot.present && rec.hot.n == 0);
 	CHECK(rec.dirty.cumulative_dirty_bytes == 0 && rec.dirty.timestamp_ms == 0);
 	ml_fmt_writes_summary_free(&rec);
 	ml_json_free(j);
@@ -249,6 +281,10 @@ static void test_writes_interval_errors(void)
 	read_interval_error("{\"t_ms\":1,\"regions\":[],\"written\":[[\"0x2\",\"0x1\"]]}",
 			    "\"written\" range 0");
 	read_interval_error("{\"t_ms\":1,\"regions\":[],\"written\":7}", "\"written\"");
+	read_interval_error("{\"t_ms\":1,\"regions\":[],\"hot_ranges\":[]}", "\"hot_ranges\"");
+	read_interval_error("{\"t_ms\":1,\"regions\":[],\"hot_ranges\":{\"ranges\":"
+			    "[{\"start_addr\":\"0x2000\",\"end_addr\":\"0x1000\"}]}}",
+			    "hot range 0");
 }
 
 /* A two-VMA snapshot, a diff against an older one, by hand. */

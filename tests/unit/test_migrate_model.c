@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "harness.h"
+#include "memlens/hotrange.h"
 #include "memlens/migrate_model.h"
 
 #define PG 4096ULL
@@ -15,7 +16,8 @@
 struct ivspec {
 	int64_t t_ms;
 	bool a_hot, has_b, has_c;
-	bool write_b; /* B page 0 written (A pages 0..3 always are) */
+	bool write_b; /* B page 0 written */
+	bool skip_a; /* A pages 0..3 not written (else they are) */
 };
 
 static void add_line(struct mm_trace *t, const struct ivspec *s)
@@ -30,13 +32,14 @@ static void add_line(struct mm_trace *t, const struct ivspec *s)
 		"\"regions\":[{\"start_addr\":\"0x10000\",\"end_addr\":\"0x20000\",\"kind\":"
 		"\"anon\","
 		"\"total_pages\":16,\"dirty_pages\":4,\"written_ratio\":0.25,\"consecutive_hot\":3,"
-		"\"hot\":%s}%s%s],\"written\":[[\"0x10000\",\"0x14000\"]%s]}\n",
+		"\"hot\":%s}%s%s],\"written\":[%s%s%s]}\n",
 		(long long)s->t_ms, s->a_hot ? "true" : "false",
 		s->has_b ? ",{\"start_addr\":\"0x40000\",\"end_addr\":\"0x48000\",\"hot\":false}"
 			 : "",
 		s->has_c ? ",{\"start_addr\":\"0x80000\",\"end_addr\":\"0x84000\",\"hot\":false}"
 			 : "",
-		s->write_b ? ",[\"0x40000\",\"0x41000\"]" : "");
+		s->skip_a ? "" : "[\"0x10000\",\"0x14000\"]", s->write_b && !s->skip_a ? "," : "",
+		s->write_b ? "[\"0x40000\",\"0x41000\"]" : "");
 	REQUIRE(n > 0 && n < (int)sizeof(line));
 	REQUIRE_MSG(!ml_mm_trace_add_line(t, line, (size_t)n, &err), "%s", err.msg);
 }
@@ -119,6 +122,71 @@ static void test_hot_vma_granularity(void)
 	check_rounds(&r[MM_HOT_RANGE], range, 3);
 	CHECK(r[MM_HOT_RANGE].downtime_ms == 15.625);
 	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
+}
+
+/*
+ * A0-3 written in every interval but the fourth: still hot at the 4 s round
+ * (one unwritten interval, cool 3), so it stays out; with cool 1 it turns
+ * cold at 4 s and goes. The rule the profiler applies, not "written in
+ * each of the last N intervals".
+ */
+static void test_hot_range_hysteresis(void)
+{
+	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	struct mm_result r[MM_NPOLICIES];
+	struct mm_trace t;
+	static const uint64_t sticky[] = { 24 * PG, 0, 4 * PG };
+	static const uint64_t cool1[] = { 24 * PG, 4 * PG, 4 * PG };
+
+	ml_mm_trace_init(&t);
+	for (int i = 1; i <= 6; i++) {
+		struct ivspec s = { .t_ms = i * 1000, .has_b = true, .skip_a = i == 4 };
+
+		add_line(&t, &s);
+	}
+	run(&t, &p, r);
+	check_rounds(&r[MM_HOT_RANGE], sticky, 3);
+	ml_mm_results_free(r);
+	p.hot_cool = 1;
+	run(&t, &p, r);
+	check_rounds(&r[MM_HOT_RANGE], cool1, 3);
+	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
+}
+
+/* Four one-page runs, bound 2: the two smallest gaps are excluded too. */
+static void test_hot_range_bound(void)
+{
+	struct mm_params p = {
+		.bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1, .hot_ranges_max = 2
+	};
+	struct mm_result r[MM_NPOLICIES];
+	struct ml_err err = { 0 };
+	struct mm_trace t;
+	/* runs at A pages 0, 2, 8 and 10, written every second: gaps of 1, 5, 1 pages */
+	static const char line[] =
+		"{\"type\":\"interval\",\"t_ms\":%d,\"regions\":[{\"start_addr\":\"0x10000\","
+		"\"end_addr\":\"0x20000\",\"hot\":false}],\"written\":[[\"0x10000\",\"0x11000\"],"
+		"[\"0x12000\",\"0x13000\"],[\"0x18000\",\"0x19000\"],[\"0x1a000\",\"0x1b000\"]]}";
+	/*
+	 * 2 s: A0-2 and A8-10 left out (6 pages, A1 and A9 cold): 10 of 16 go;
+	 * 4 s: nothing else is stale; the final round sends the 6 pages
+	 */
+	static const uint64_t want[] = { 10 * PG, 0, 6 * PG };
+	char buf[512];
+
+	ml_mm_trace_init(&t);
+	for (int i = 1; i <= 6; i++) {
+		int n = snprintf(buf, sizeof(buf), line, i * 1000);
+
+		REQUIRE_MSG(!ml_mm_trace_add_line(&t, buf, (size_t)n, &err), "%s", err.msg);
+	}
+	run(&t, &p, r);
+	check_rounds(&r[MM_HOT_RANGE], want, 3);
+	ml_mm_results_free(r);
+	p.hot_cool = HOTRANGE_MAX_INTERVALS + 1;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
 	ml_mm_trace_free(&t);
 }
 
@@ -230,6 +298,8 @@ int main(void)
 {
 	RUN(test_hot_late);
 	RUN(test_hot_vma_granularity);
+	RUN(test_hot_range_hysteresis);
+	RUN(test_hot_range_bound);
 	RUN(test_stop_threshold_and_max_rounds);
 	RUN(test_vmas_come_and_go);
 	RUN(test_bad_traces);

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/* Hot ranges inside VMAs (memlens/hotrange.h): per-page streaks kept as extents. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memlens/hotrange.h"
+
+#define PG HOTRANGE_PAGE
+
+int ml_hotrange_init(struct hotrange *h, int consecutive, int cool, size_t max_ranges)
+{
+	memset(h, 0, sizeof(*h));
+	if (consecutive < 1 || consecutive > HOTRANGE_MAX_INTERVALS)
+		return -EINVAL;
+	if (cool < 0 || cool > HOTRANGE_MAX_INTERVALS)
+		return -EINVAL;
+	if (max_ranges > HOTRANGE_MAX_MAX)
+		return -EINVAL;
+	h->consecutive = consecutive;
+	h->cool = cool ? cool : consecutive;
+	h->max_ranges = max_ranges ? max_ranges : HOTRANGE_DEFAULT_MAX;
+	return 0;
+}
+
+void ml_hotrange_free(struct hotrange *h)
+{
+	free(h->e);
+	free(h->vmas);
+	free(h->w);
+	h->e = NULL;
+	h->vmas = NULL;
+	h->w = NULL;
+	h->n = h->cap = h->nvmas = h->vmas_cap = h->w_cap = 0;
+}
+
+void ml_hotrange_reset(struct hotrange *h)
+{
+	h->n = 0;
+	h->nvmas = 0;
+}
+
+static int grow(void **p, size_t *cap, size_t want, size_t size)
+{
+	void *n;
+
+	if (want <= *cap)
+		return 0;
+	n = realloc(*p, want * size);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = want;
+	return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Index of the VMA holding @addr, or -1. */
+static long vma_of(const struct range *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].start <= addr ? (long)lo : -1;
+}
+
+/*
+ * The written ranges as whole pages, sorted, merged and clipped to the
+ * VMAs, into h->w; their number into *out. The clip walks both lists once.
+ */
+static int prepare_written(struct hotrange *h, const struct range *vmas, size_t nvmas,
+			   const struct range *written, size_t nwritten, size_t *out)
+{
+	struct range *tmp;
+	size_t n = 0, k = 0, j = 0;
+
+	*out = 0;
+	if (!nwritten || !nvmas)
+		return 0;
+	tmp = malloc(nwritten * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	for (size_t i = 0; i < nwritten; i++) {
+		uint64_t s = written[i].start & ~(PG - 1);
+		uint64_t e = written[i].end > UINT64_MAX - (PG - 1)
+				     ? UINT64_MAX & ~(PG - 1)
+				     : (written[i].end + PG - 1) & ~(PG - 1);
+
+		if (s < e)
+			tmp[n++] = (struct range){ s, e };
+	}
+	qsort(tmp, n, sizeof(*tmp), by_start);
+	for (size_t i = 1; i < n; i++) { /* merge overlapping and adjacent */
+		if (tmp[i].start <= tmp[k].end) {
+			if (tmp[i].end > tmp[k].end)
+				tmp[k].end = tmp[i].end;
+		} else {
+			tmp[++k] = tmp[i];
+		}
+	}
+	n = n ? k + 1 : 0;
+	/* each written range splits at most at every VMA boundary it crosses */
+	if (grow((void **)&h->w, &h->w_cap, n + nvmas, sizeof(*h->w))) {
+		free(tmp);
+		return -ENOMEM;
+	}
+	k = 0;
+	for (size_t i = 0; i < n && j < nvmas;) {
+		uint64_t s = tmp[i].start > vmas[j].start ? tmp[i].start : vmas[j].start;
+		uint64_t e = tmp[i].end < vmas[j].end ? tmp[i].end : vmas[j].end;
+
+		if (s < e)
+			h->w[k++] = (struct range){ s, e };
+		if (tmp[i].end < vmas[j].end)
+			i++;
+		else
+			j++;
+	}
+	free(tmp);
+	*out = k;
+	return 0;
+}
+
+/* The old extents clipped to the VMAs: state of unmapped memory is dropped. */
+static struct hotrange_ext *clip_old(const struct hotrange *h, const struct range *vmas,
+				     size_t nvmas, size_t *out)
+{
+	struct hotrange_ext *c = malloc((h->n + nvmas + 1) * sizeof(*c));
+	size_t k = 0, j = 0;
+
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < h->n && j < nvmas;) {
+		uint64_t s = h->e[i].start > vmas[j].start ? h->e[i].start : vmas[j].start;
+		uint64_t e = h->e[i].end < vmas[j].end ? h->e[i].end : vmas[j].end;
+
+		if (s < e) {
+			c[k] = h->e[i];
+			c[k].start = s;
+			c[k].end = e;
+			k++;
+		}
+		if (h->e[i].end < vmas[j].end)
+			i++;
+		else
+			j++;
+	}
+	*out = k;
+	return c;
+}
+
+/* The state of a page after this interval, from its state before. */
+static struct hotrange_ext step(const struct hotrange *h, const struct hotrange_ext *old,
+				bool written)
+{
+	struct hotrange_ext x = { 0 };
+
+	if (old)
+		x = *old;
+	if (written) {
+		if (x.streak < (uint32_t)h->consecutive)
+			x.streak++;
+		x.idle = 0;
+		x.hot = x.hot || x.streak >= (uint32_t)h->consecutive;
+	} else {
+		x.streak = 0;
+		if (x.hot && ++x.idle >= (uint32_t)h->cool) {
+			x.hot = false;
+			x.idle = 0;
+		}
+	}
+	return x;
+}
+
+static bool same_state(const struct hotrange_ext *a, const struct hotrange_ext *b)
+{
+	return a->streak == b->streak && a->idle == b->idle && a->hot == b->hot;
+}
+
+/* Append [s, e) in state @x: nothing when it has no state left, merged when it can be. */
+static void emit(struct hotrange_ext *out, size_t *n, uint64_t s, uint64_t e, struct hotrange_ext x)
+{
+	if (!x.hot && !x.streak)
+		return; /* cold and not written last interval: nothing to remember */
+	if (*n && out[*n - 1].end == s && same_state(&out[*n - 1], &x)) {
+		out[*n - 1].end = e;
+		return;
+	}
+	x.start = s;
+	x.end = e;
+	out[(*n)++] = x;
+}
+
+static bool vmas_valid(const struct range *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i].start >= v[i].end || (i && v[i - 1].end > v[i].start))
+			return false;
+	return true;
+}
+
+int ml_hotrange_update(struct hotrange *h, const struct range *vmas, size_t nvmas,
+		       const struct range *written, size_t nwritten)
+{
+	struct hotrange_ext *old, *out;
+	size_t ne, nw, n = 0, i = 0, j = 0;
+	uint64_t pos = 0;
+
+	if (!vmas_valid(vmas, nvmas))
+		return -EINVAL;
+	if (prepare_written(h, vmas, nvmas, written, nwritten, &nw))
+		return -ENOMEM;
+	if (grow((void **)&h->vmas, &h->vmas_cap, nvmas, sizeof(*h->vmas)))
+		return -ENOMEM;
+	old = clip_old(h, vmas, nvmas, &ne);
+	if (!old)
+		return -ENOMEM;
+	/* every boundary of either list can split a segment of the other */
+	out = malloc((2 * (ne + nw) + 1) * sizeof(*out));
+	if (!out) {
+		free(old);
+		return -ENOMEM;
+	}
+	const struct range *w = h->w;
+
+	while (i < ne || j < nw) {
+		uint64_t es = i < ne ? (old[i].start > pos ? old[i].start : pos) : UINT64_MAX;
+		uint64_t ws = j < nw ? (w[j].start > pos ? w[j].start : pos) : UINT64_MAX;
+		uint64_t s = es < ws ? es : ws, e;
+
+		if (es == s && ws == s) {
+			e = old[i].end < w[j].end ? old[i].end : w[j].end;
+			emit(out, &n, s, e, step(h, &old[i], true));
+		} else if (es == s) {
+			e = old[i].end < ws ? old[i].end : ws;
+			emit(out, &n, s, e, step(h, &old[i], false));
+		} else {
+			e = w[j].end < es ? w[j].end : es;
+			emit(out, &n, s, e, step(h, NULL, true));
+		}
+		pos = e;
+		if (i < ne && old[i].end <= pos)
+			i++;
+		if (j < nw && w[j].end <= pos)
+			j++;
+	}
+	free(old);
+	free(h->e);
+	h->e = out;
+	h->n = n;
+	h->cap = 2 * (ne + nw) + 1;
+	if (nvmas)
+		memcpy(h->vmas, vmas, nvmas * sizeof(*vmas));
+	h->nvmas = nvmas;
+	return 0;
+}
+
+struct gap {
+	uint64_t cost;
+	size_t idx; /* between run idx and run idx + 1 */
+	bool cross; /* the runs are in different VMAs */
+};
+
+/* Within a VMA first, then the cheapest, then the lowest address. */
+static int gap_order(const void *a, const void *b)
+{
+	const struct gap *x = a, *y = b;
+
+	if (x->cross != y->cross)
+		return x->cross ? 1 : -1;
+	if (x->cost != y->cost)
+		return x->cost < y->cost ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* The maximal runs of hot pages, into @runs (room for h->n). */
+static size_t hot_runs(const struct hotrange *h, struct range *runs)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < h->n; i++) {
+		if (!h->e[i].hot)
+			continue;
+		if (n && runs[n - 1].end == h->e[i].start)
+			runs[n - 1].end = h->e[i].end;
+		else
+			runs[n++] = (struct range){ h->e[i].start, h->e[i].end };
+	}
+	return n;
+}
+
+/* Mark the gaps to close so that at most h->max_ranges ranges remain. */
+static int choose_gaps(const struct hotrange *h, const struct range *runs, size_t n, bool *close,
+		       uint64_t *cost)
+{
+	size_t want = n - h->max_ranges;
+	struct gap *g = malloc((n - 1) * sizeof(*g));
+
+	if (!g)
+		return -ENOMEM;
+	for (size_t k = 0; k + 1 < n; k++) {
+		g[k].cost = runs[k + 1].start - runs[k].end;
+		g[k].idx = k;
+		g[k].cross = vma_of(h->vmas, h->nvmas, runs[k].end - 1) !=
+			     vma_of(h->vmas, h->nvmas, runs[k + 1].start);
+	}
+	qsort(g, n - 1, sizeof(*g), gap_order);
+	for (size_t k = 0; k < want; k++) {
+		close[g[k].idx] = true;
+		*cost += g[k].cost;
+	}
+	free(g);
+	return 0;
+}
+
+int ml_hotrange_get(const struct hotrange *h, struct hotrange_set *out)
+{
+	struct range *runs = malloc((h->n + 1) * sizeof(*runs));
+	bool *close = NULL;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	if (!runs)
+		return -ENOMEM;
+	n = hot_runs(h, runs);
+	out->unmerged = n;
+	out->r = malloc((n + 1) * sizeof(*out->r));
+	close = calloc(n + 1, sizeof(*close));
+	if (!out->r || !close ||
+	    (n > h->max_ranges && choose_gaps(h, runs, n, close, &out->merge_cost_bytes))) {
+		free(runs);
+		free(close);
+		ml_hotrange_set_free(out);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < n; k++) {
+		uint64_t pages = (runs[k].end - runs[k].start) / PG;
+
+		out->hot_bytes += runs[k].end - runs[k].start;
+		if (k && close[k - 1]) {
+			out->r[out->n - 1].end = runs[k].end;
+			out->r[out->n - 1].hot_pages += pages;
+		} else {
+			out->r[out->n++] =
+				(struct hotrange_range){ runs[k].start, runs[k].end, pages };
+		}
+	}
+	free(runs);
+	free(close);
+	return 0;
+}
+
+void ml_hotrange_set_free(struct hotrange_set *s)
+{
+	free(s->r);
+	memset(s, 0, sizeof(*s));
+}
+
+int ml_hotrange_set_copy(struct hotrange_set *dst, const struct hotrange_set *src)
+{
+	*dst = *src;
+	dst->r = NULL;
+	if (!src->n)
+		return 0;
+	dst->r = malloc(src->n * sizeof(*dst->r));
+	if (!dst->r) {
+		dst->n = 0;
+		return -ENOMEM;
+	}
+	memcpy(dst->r, src->r, src->n * sizeof(*dst->r));
+	return 0;
+}
