@@ -20,10 +20,12 @@ else
 	grep -E '^(not ok|cycles/|#)' "$tmp/null.out" | sed 's/^/#   /' | head -n 30
 fi
 
-# case | harm | what the case must report
-while IFS='|' read -r case harm want; do
+# case | harm | what the case must report | tries (the kill-random cases
+# kill memlens 0-50 ms after its start: on a loaded machine the stand-in
+# often has not run by then, so more tries are needed for one that harms)
+while IFS='|' read -r case harm want tries; do
 	STRESS_HARM=$harm MEMLENS=$PWD/tests/stress/harmful_memlens.sh STRESS_TMP=$tmp \
-		"$bin" -n 3 -c "$case" >"$tmp/harm.out" 2>&1
+		"$bin" -n "${tries:-3}" -c "$case" >"$tmp/harm.out" 2>&1
 	row=$(grep "^$case |" "$tmp/harm.out")
 	name=selftest/${case//\//_}_sees_${harm//:/_}
 	if grep -q "^not ok - stress/$case:" "$tmp/harm.out" && [[ "$row" == *"$want"* ]]; then
@@ -39,5 +41,5 @@ cycles/segv-barrier|sig:SEGV|SIGSEGV not from the write barrier
 cycles/waiter-epoll|stopcont|epoll_wait returned other than 0
 cycles/busy|stop|target left stopped
 cycles/busy|sig:KILL|target killed by SIGKILL
-kill-random/waiter-nanosleep|sig:TERM|target exit 0
+kill-random/waiter-nanosleep|sig:TERM|target exit 0|20
 LIST
