@@ -160,8 +160,8 @@ static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_ro
 		const struct hotrange_range *r = &h->r[i];
 		uint64_t pages = (r->end - r->start) / 4096;
 
-		fprintf(f, "    %s %8llu pages", table_range(r->start, r->end, a, sizeof(a)),
-			(unsigned long long)pages);
+		fprintf(f, "    %s %8llu page%s", table_range(r->start, r->end, a, sizeof(a)),
+			(unsigned long long)pages, pages == 1 ? "" : "s");
 		if (r->hot_pages != pages)
 			fprintf(f, " (%llu hot)", (unsigned long long)r->hot_pages);
 		fputc('\n', f);

@@ -220,17 +220,18 @@ static void table_kinds(FILE *f, const struct snapshot *s, int width)
 	table_free(t);
 }
 
-static void table_head(FILE *f, const struct snapshot *s)
+/* two lines: with its numbers (a collection time of 100 ms or more), one could pass 80 columns */
+static void table_head(FILE *f, int width, const struct snapshot *s)
 {
 	char b1[16], b2[16], b3[16];
 
-	fprintf(f,
-		"pid %d: %zu VMAs, %s mapped, %s resident, %s%s swapped; collected in %.3f ms; "
-		"%s\n",
-		(int)s->pid, s->vmas.n, ml_fmt_bytes(s->totals.size_pages * 4096, b1, sizeof(b1)),
-		ml_fmt_bytes(s->totals.resident_pages * 4096, b2, sizeof(b2)),
-		ml_fmt_bytes(s->totals.swapped_pages * 4096, b3, sizeof(b3)),
-		s->totals.swap_unknown ? "+?" : "", s->cycle_ns / 1e6,
+	table_wrap(f, width, 0, "pid %d: %zu VMAs, %s mapped, %s resident, %s%s swapped",
+		   (int)s->pid, s->vmas.n,
+		   ml_fmt_bytes(s->totals.size_pages * 4096, b1, sizeof(b1)),
+		   ml_fmt_bytes(s->totals.resident_pages * 4096, b2, sizeof(b2)),
+		   ml_fmt_bytes(s->totals.swapped_pages * 4096, b3, sizeof(b3)),
+		   s->totals.swap_unknown ? "+?" : "");
+	fprintf(f, "collected in %.3f ms: %s\n", s->cycle_ns / 1e6,
 		s->exact ? "exact" : "NOT EXACT");
 	if (s->totals.swap_unknown)
 		fprintf(f,
@@ -254,7 +255,7 @@ void snap_table(FILE *f, const struct snapshot *s)
 	const struct snap_mm *m = &s->mm;
 	int width = table_width(f);
 
-	table_head(f, s);
+	table_head(f, width, s);
 	if (!s->exact)
 		not_exact(f, width, s);
 	if (s->method == SNAP_METHOD_READ)
@@ -300,7 +301,7 @@ void snap_screen(FILE *f, const struct snapshot *s, const struct snapshot_diff *
 
 	fprintf(f, "memlens snapshot - cycle %" PRIu64 ", %.1f s; q or Ctrl-C quits\n", seq,
 		t_ms / 1000.0);
-	table_head(f, s);
+	table_head(f, cols, s);
 	if (d)
 		fprintf(f, "since the last cycle: RSS %s%s, %zu VMAs added, %zu removed\n",
 			d->totals.resident_pages < 0 ? "-" : "+",

@@ -89,7 +89,7 @@ check writes_exit_ok '[ $wrc = 0 ]' "$(cat "$tmp/w.err")"
 missing=
 for r in $runs; do
 	s=${r%-*} e=${r#*-}
-	grep -qE "^    ${s#0x}-${e#0x} +[0-9]+ pages$" "$tmp/text" || missing="$missing $r"
+	grep -qE "^    ${s#0x}-${e#0x} +[0-9]+ pages?$" "$tmp/text" || missing="$missing $r"
 done
 check text_summary_lists_ranges '[ -z "$missing" ] && grep -q "^  hot ranges: " "$tmp/text"' \
 	"missing:$missing" "$(cat "$tmp/text" "$tmp/text.err")"
