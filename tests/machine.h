@@ -34,16 +34,19 @@
 
 #define T_2M (2UL << 20)
 
-/* FIELD's kB in /proc/PID/smaps for the VMA starting at start; -1 if absent */
-static inline long t_smaps_kb(pid_t pid, uintptr_t start, const char *field)
+/*
+ * FIELD's kB ("Rss", "Swap", ...) in /proc/PID/smaps for the VMA starting
+ * at @start, or in smaps_rollup with @rollup; -1 if absent.
+ */
+static inline long t_smaps_kb(pid_t pid, uintptr_t start, bool rollup, const char *field)
 {
 	char path[64], line[512];
 	size_t flen = strlen(field);
-	bool in = false;
+	bool in = rollup;
 	long v = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, rollup ? "smaps_rollup" : "smaps");
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -51,7 +54,7 @@ static inline long t_smaps_kb(pid_t pid, uintptr_t start, const char *field)
 		unsigned long s, e;
 
 		/* a VMA's first line (no field name is a hex number and a '-') */
-		if (sscanf(line, "%lx-%lx ", &s, &e) == 2) {
+		if (!rollup && sscanf(line, "%lx-%lx ", &s, &e) == 2) {
 			in = s == start;
 			continue;
 		}
@@ -97,7 +100,7 @@ static inline bool t_zero_page(void)
 		return true;
 	madvise(p, 4096, MADV_NOHUGEPAGE);
 	ru_read_pages(p, 1);
-	known = t_smaps_kb(getpid(), (uintptr_t)p, "Rss") == 0;
+	known = t_smaps_kb(getpid(), (uintptr_t)p, false, "Rss") == 0;
 	munmap(raw, rawlen);
 	return known;
 }
@@ -158,8 +161,8 @@ static inline enum t_huge_read t_huge_read(void)
 		return T_FRESH_PAGE;
 	madvise(p, T_2M, MADV_HUGEPAGE);
 	ru_read_pages(p, 1);
-	rss = t_smaps_kb(getpid(), (uintptr_t)p, "Rss");
-	ahp = t_smaps_kb(getpid(), (uintptr_t)p, "AnonHugePages");
+	rss = t_smaps_kb(getpid(), (uintptr_t)p, false, "Rss");
+	ahp = t_smaps_kb(getpid(), (uintptr_t)p, false, "AnonHugePages");
 	if (rss == 0)
 		known = t_present((uintptr_t)p + 4096) ? T_HUGE_ZERO_PAGE : T_SMALL_ZERO_PAGE;
 	else

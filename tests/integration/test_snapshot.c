@@ -130,35 +130,6 @@ static long idx(const struct snapshot *s, uint64_t a)
 	return i;
 }
 
-/* A "Key:   N kB" field of /proc/PID/smaps for the VMA starting at @start, or of smaps_rollup. */
-static long smaps_kb(pid_t pid, uint64_t start, bool rollup, const char *key)
-{
-	char path[64], line[512], hdr[32];
-	bool in = rollup;
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, rollup ? "smaps_rollup" : "smaps");
-	snprintf(hdr, sizeof(hdr), "%llx-", (unsigned long long)start);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!rollup && strchr(line, '-') && strchr(line, '-') < strchr(line, ' ') &&
-		    line[0] != ' ' && !strchr(line, ':'))
-			in = !strncmp(line, hdr, strlen(hdr));
-		else if (!rollup && !strncmp(line, hdr, strlen(hdr)))
-			in = true;
-		if (in && !strncmp(line, key, strlen(key)) && line[strlen(key)] == ':') {
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-			if (!rollup)
-				break;
-		}
-	}
-	fclose(f);
-	return v;
-}
-
 static void set_false(bool *b)
 {
 	*b = false;
@@ -194,7 +165,7 @@ static void test_zero_file_pages(void)
 	bool zp = t_zero_page(); /* else each read mapped a fresh page */
 	CHECK_EQ(s.c[z].zero_pages, zp ? 40 : 0);
 	CHECK_EQ(s.c[z].resident_pages, zp ? 0 : 40);
-	CHECK_EQ(s.c[z].resident_pages * 4, (uint64_t)smaps_kb(T.pid, A("zero"), false, "Rss"));
+	CHECK_EQ(s.c[z].resident_pages * 4, (uint64_t)t_smaps_kb(T.pid, A("zero"), false, "Rss"));
 	CHECK_EQ(s.c[f].size_pages, 32);
 	CHECK_EQ(s.c[f].file_pages, 32);
 	CHECK_EQ(s.c[f].resident_pages, 32);
@@ -213,7 +184,7 @@ static void test_huge_pages(void)
 	start("1");
 	take(&s, false);
 	long h = idx(&s, A("thp"));
-	thp_kb = smaps_kb(T.pid, s.vmas.v[h].start, false, "AnonHugePages");
+	thp_kb = t_smaps_kb(T.pid, s.vmas.v[h].start, false, "AnonHugePages");
 	if (thp_kb <= 0) {
 		stop();
 		ml_snapshot_free(&s);
@@ -221,7 +192,7 @@ static void test_huge_pages(void)
 		     thp_kb < 0 ? "unreadable" : "unavailable or fragmented memory");
 	}
 	CHECK_EQ(s.c[h].huge_pages, thp_kb / 4);
-	CHECK_EQ(s.c[h].resident_pages, smaps_kb(T.pid, s.vmas.v[h].start, false, "Rss") / 4);
+	CHECK_EQ(s.c[h].resident_pages, t_smaps_kb(T.pid, s.vmas.v[h].start, false, "Rss") / 4);
 	CHECK(s.totals.huge_pages >= s.c[h].huge_pages);
 	stop();
 	ml_snapshot_free(&s);
@@ -236,7 +207,7 @@ static void swapped_pages(void)
 	REQUIRE(A("swap"));
 	take(&s, false);
 	long w = idx(&s, A("swap"));
-	CHECK_EQ(s.c[w].swapped_pages, smaps_kb(T.pid, s.vmas.v[w].start, false, "Swap") / 4);
+	CHECK_EQ(s.c[w].swapped_pages, t_smaps_kb(T.pid, s.vmas.v[w].start, false, "Swap") / 4);
 	CHECK(s.c[w].swapped_pages > 0);
 	CHECK_EQ(s.c[w].swapped_pages + s.c[w].resident_pages, 64);
 	stop();
@@ -334,7 +305,7 @@ static void test_per_vma_matches_smaps(void)
 	start("100");
 	take(&s, false);
 	for (size_t i = 0; i < s.vmas.n; i++) {
-		long rss = smaps_kb(T.pid, s.vmas.v[i].start, false, "Rss");
+		long rss = t_smaps_kb(T.pid, s.vmas.v[i].start, false, "Rss");
 
 		if (rss < 0 || (uint64_t)rss != s.c[i].resident_pages * 4) {
 			if (bad++ < 5)
@@ -542,8 +513,8 @@ static void test_huge_zero_page(void)
 	take(&s, false);
 	T.pid = saved;
 	i = idx(&s, (uint64_t)(uintptr_t)a);
-	rss = smaps_kb(getpid(), s.vmas.v[i].start, false, "Rss");
-	ahp = smaps_kb(getpid(), s.vmas.v[i].start, false, "AnonHugePages");
+	rss = t_smaps_kb(getpid(), s.vmas.v[i].start, false, "Rss");
+	ahp = t_smaps_kb(getpid(), s.vmas.v[i].start, false, "AnonHugePages");
 	printf("# a read here maps %s: %llu zero, %llu resident, %llu huge pages "
 	       "(smaps: Rss %ld kB, AnonHugePages %ld kB)\n",
 	       t_huge_read_name(kind), (unsigned long long)s.c[i].zero_pages,
@@ -650,7 +621,7 @@ static void test_totals_vs_rollup(void)
 	ml_snapshot_init(&s);
 	start("200");
 	take(&s, false);
-	rss = smaps_kb(T.pid, 0, true, "Rss");
+	rss = t_smaps_kb(T.pid, 0, true, "Rss");
 	REQUIRE(rss > 0);
 	long ours = (long)s.totals.resident_pages * 4;
 	if (labs(ours - rss) * 100 > rss)
@@ -772,7 +743,7 @@ static void test_target_unaffected(void)
 	start("100");
 	/* one round trip first: its first read of stdin allocates stdio's buffer */
 	REQUIRE(target_cmd(&T, "check") != NULL);
-	long rss0 = smaps_kb(T.pid, 0, true, "Rss");
+	long rss0 = t_smaps_kb(T.pid, 0, true, "Rss");
 	REQUIRE(ml_snapshot_open(&sn, T.pid, &o, &err) == 0);
 	REQUIRE(ml_snapshot_take(sn, &a, &err) == 0);
 	for (int i = 0; i < 50; i++)
@@ -782,7 +753,7 @@ static void test_target_unaffected(void)
 	CHECK_EQ(d.totals.resident_pages, 0);
 	CHECK_EQ(d.totals.zero_pages, 0);
 	CHECK_EQ(d.added + d.removed, 0);
-	CHECK_EQ(smaps_kb(T.pid, 0, true, "Rss"), rss0);
+	CHECK_EQ(t_smaps_kb(T.pid, 0, true, "Rss"), rss0);
 	char st = proc_state(T.pid, &tracer);
 	CHECK(st == 'S' || st == 'R');
 	CHECK_EQ(tracer, 0);
@@ -936,7 +907,7 @@ static void check_vs_smaps(const struct snapshot *s, const char *what)
 				  (unsigned long long)c->huge_pages, (unsigned long long)v[i].start,
 				  v[i].rss, v[i].huge);
 	}
-	CHECK_EQ(smaps_kb(T.pid, 0, true, "Rss"), rss);
+	CHECK_EQ(t_smaps_kb(T.pid, 0, true, "Rss"), rss);
 	CHECK_EQ((long)s->totals.resident_pages * 4, rss);
 	CHECK_EQ((long)s->totals.huge_pages * 4, huge);
 	printf("# %s: %llu kB resident, %llu kB huge; smaps %ld kB, %ld kB; %u recounts\n", what,
@@ -1035,8 +1006,8 @@ static void test_huge_file_threads_exact(void)
 	start("1");
 	layout(huge_dir, 64);
 	REQUIRE(A("huge"));
-	pmd = smaps_kb(T.pid, A("huge"), false, "ShmemPmdMapped") +
-	      smaps_kb(T.pid, A("huge"), false, "FilePmdMapped");
+	pmd = t_smaps_kb(T.pid, A("huge"), false, "ShmemPmdMapped") +
+	      t_smaps_kb(T.pid, A("huge"), false, "FilePmdMapped");
 	if (pmd <= 0) {
 		stop();
 		ml_snapshot_free(&s);

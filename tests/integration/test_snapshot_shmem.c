@@ -157,33 +157,6 @@ static void start_child(bool drop)
 	fclose(f);
 }
 
-/* A "Key:   N kB" field of /proc/PID/smaps for the VMA starting at @start, or of smaps_rollup. */
-static long smaps_kb(pid_t pid, uint64_t start, bool rollup, const char *key)
-{
-	char path[64], line[512], hdr[32];
-	bool in = rollup;
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, rollup ? "smaps_rollup" : "smaps");
-	snprintf(hdr, sizeof(hdr), "%llx-", (unsigned long long)start);
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!rollup && isxdigit((unsigned char)line[0]) && strchr(line, '-') &&
-		    strchr(line, '-') < strchr(line, ' '))
-			in = !strncmp(line, hdr, strlen(hdr));
-		if (in && !strncmp(line, key, strlen(key)) && line[strlen(key)] == ':') {
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-			if (!rollup)
-				break;
-		}
-	}
-	fclose(f);
-	return v;
-}
-
 static const char *swap_why = "";
 
 static void need_swap(void)
@@ -230,13 +203,13 @@ static void exact(enum snap_method m)
 	setup(false);
 	T_DEFER(stop_child, NULL);
 	for (int i = 0; i < NREG; i++)
-		before[i] = smaps_kb(child, reg_start[i], false, "Swap");
-	roll = smaps_kb(child, 0, true, "Swap");
+		before[i] = t_smaps_kb(child, reg_start[i], false, "Swap");
+	roll = t_smaps_kb(child, 0, true, "Swap");
 	take(child, m, &s);
 	for (int i = 0; i < NREG; i++)
-		after[i] = smaps_kb(child, reg_start[i], false, "Swap");
+		after[i] = t_smaps_kb(child, reg_start[i], false, "Swap");
 	/* unchanged by the snapshot too: it never brings a page back from swap */
-	REQUIRE_MSG(roll == smaps_kb(child, 0, true, "Swap"),
+	REQUIRE_MSG(roll == t_smaps_kb(child, 0, true, "Swap"),
 		    "the child's swap moved during the snapshot: nothing to compare");
 	for (int i = 0; i < NREG; i++) {
 		long v = ml_vma_find(&s.vmas, reg_start[i]);
