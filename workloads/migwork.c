@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * migwork: a live-migration target that checks its own memory.
- *   migwork [-H MIB] [-k N] [-I MIB] [-C MIB] [-W MIB] [-t MS] [-T SEC]
+ *   migwork [-H MIB] [-k N] [-I MIB] [-C MIB] [-W MIB] [-t MS] [-T SEC] [-P]
  *   -H  a hot buffer rewritten continuously (default 64), split into
  *       -k N separate mappings (default 1; guard pages keep them apart)
  *   -I  memory written once and then left idle (default 192)
@@ -11,6 +11,12 @@
  *   -t  sleep MS after each pass, which rewrites 1/8 of every hot region
  *       (default 1): all of them turn over at the same rate, whatever their size
  *   -T  phase 2 (as on SIGUSR2) SEC seconds after the start (default: never)
+ *   -P  paced against a write profiler: each turnover (8 passes: every
+ *       chunk of every active region once) waits until the first hot
+ *       region's first page is write-protected again (pagemap's uffd-wp
+ *       bit, set by the profiler's scan), so every profiling interval sees
+ *       each hot region written whole however little CPU the process gets.
+ *       Unprofiled, it writes one turnover and waits.
  * Every region is a run of 256 KiB chunks; its step s writes chunk
  * (s * 7) mod CHUNKS with a pattern of (region, s). SIGTERM or SIGUSR1:
  * recompute from the step counters alone what every chunk must hold,
@@ -19,6 +25,7 @@
  * shows up as WRONG. Prints "migwork pid N ready" once everything is
  * written, "migwork: phase 2" on SIGUSR2.
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -132,6 +139,16 @@ static void nap(long ms)
 		nanosleep(&ts, NULL);
 }
 
+/* the page at @p is write-protected by userfaultfd (pagemap bit 57) */
+static bool uffd_wp(int pagemap, const void *p)
+{
+	uint64_t e = 0;
+
+	if (pread(pagemap, &e, sizeof(e), (off_t)((uintptr_t)p / 4096 * 8)) != (ssize_t)sizeof(e))
+		return false;
+	return (e >> 57) & 1;
+}
+
 static bool active(const struct region *g)
 {
 	return g->kind == HOT || (g->kind == HOT_COLD && !phase2) ||
@@ -142,9 +159,14 @@ int main(int argc, char **argv)
 {
 	long hot = 64, idle = 192, hc = 32, ch = 0, k = 1, ms = 1, phase_s = 0, bad = 0;
 	uint64_t *tmp;
-	int opt;
+	int opt, pagemap = -1;
+	bool paced = false;
 
-	while ((opt = getopt(argc, argv, "H:k:I:C:W:t:T:")) != -1) {
+	while ((opt = getopt(argc, argv, "H:k:I:C:W:t:T:P")) != -1) {
+		if (opt == 'P') {
+			paced = true;
+			continue;
+		}
 		long *v = opt == 'H'   ? &hot
 			  : opt == 'k' ? &k
 			  : opt == 'I' ? &idle
@@ -156,7 +178,7 @@ int main(int argc, char **argv)
 
 		if (!v) {
 			fprintf(stderr, "usage: migwork [-H MIB] [-k N] [-I MIB] [-C MIB] [-W MIB] "
-					"[-t MS] [-T SEC]\n");
+					"[-t MS] [-T SEC] [-P]\n");
 			return 2;
 		}
 		*v = atol(optarg);
@@ -182,9 +204,18 @@ int main(int argc, char **argv)
 	for (int r = 0; r < nreg; r++) /* everything written once */
 		while (reg[r].steps < reg[r].nchunks)
 			step(r);
+	if (paced && (pagemap = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0) {
+		perror("migwork: /proc/self/pagemap");
+		return 1;
+	}
 	printf("migwork pid %d ready\n", getpid());
 	fflush(stdout);
-	for (bool said = false; !stop;) {
+	bool said = false;
+
+	for (unsigned long pass = 0; !stop; pass++) {
+		/* region 0 is hot (-H >= 1): a new interval protected it again */
+		while (paced && pass % 8 == 0 && pass && !stop && !uffd_wp(pagemap, reg[0].base))
+			nap(1);
 		if (phase2 && !said) {
 			printf("migwork: phase 2\n");
 			fflush(stdout);
