@@ -73,6 +73,16 @@ struct hotrange {
 	size_t nvmas, vmas_cap;
 	struct range *w; /* scratch: the written ranges, sorted and clipped */
 	size_t w_cap;
+	/*
+	 * Scratch kept from one update to the next (a fresh buffer of a few
+	 * MiB each interval would fault every page of it in again): the
+	 * written ranges before clipping, the old extents clipped, and the
+	 * extents being built (swapped with e).
+	 */
+	struct range *raw;
+	size_t raw_cap;
+	struct hotrange_ext *clip, *spare;
+	size_t clip_cap, spare_cap;
 };
 
 /* One reported range; pages counts the cold pages a merge took in too. */

@@ -28,10 +28,13 @@ void ml_hotrange_free(struct hotrange *h)
 	free(h->e);
 	free(h->vmas);
 	free(h->w);
-	h->e = NULL;
-	h->vmas = NULL;
-	h->w = NULL;
+	free(h->raw);
+	free(h->clip);
+	free(h->spare);
+	h->e = h->clip = h->spare = NULL;
+	h->vmas = h->w = h->raw = NULL;
 	h->n = h->cap = h->nvmas = h->vmas_cap = h->w_cap = 0;
+	h->raw_cap = h->clip_cap = h->spare_cap = 0;
 }
 
 void ml_hotrange_reset(struct hotrange *h)
@@ -90,9 +93,9 @@ static int prepare_written(struct hotrange *h, const struct range *vmas, size_t 
 	*out = 0;
 	if (!nwritten || !nvmas)
 		return 0;
-	tmp = malloc(nwritten * sizeof(*tmp));
-	if (!tmp)
+	if (grow((void **)&h->raw, &h->raw_cap, nwritten, sizeof(*h->raw)))
 		return -ENOMEM;
+	tmp = h->raw;
 	for (size_t i = 0; i < nwritten; i++) {
 		uint64_t s = written[i].start & ~(PG - 1);
 		uint64_t e = written[i].end > UINT64_MAX - (PG - 1)
@@ -102,7 +105,12 @@ static int prepare_written(struct hotrange *h, const struct range *vmas, size_t 
 		if (s < e)
 			tmp[n++] = (struct range){ s, e };
 	}
-	qsort(tmp, n, sizeof(*tmp), by_start);
+	/* the profiler's scans come in address order: sort only what is not */
+	for (size_t i = 1; i < n; i++)
+		if (tmp[i].start < tmp[i - 1].start) {
+			qsort(tmp, n, sizeof(*tmp), by_start);
+			break;
+		}
 	for (size_t i = 1; i < n; i++) { /* merge overlapping and adjacent */
 		if (tmp[i].start <= tmp[k].end) {
 			if (tmp[i].end > tmp[k].end)
@@ -113,10 +121,8 @@ static int prepare_written(struct hotrange *h, const struct range *vmas, size_t 
 	}
 	n = n ? k + 1 : 0;
 	/* each written range splits at most at every VMA boundary it crosses */
-	if (grow((void **)&h->w, &h->w_cap, n + nvmas, sizeof(*h->w))) {
-		free(tmp);
+	if (grow((void **)&h->w, &h->w_cap, n + nvmas, sizeof(*h->w)))
 		return -ENOMEM;
-	}
 	k = 0;
 	for (size_t i = 0; i < n && j < nvmas;) {
 		uint64_t s = tmp[i].start > vmas[j].start ? tmp[i].start : vmas[j].start;
@@ -129,20 +135,20 @@ static int prepare_written(struct hotrange *h, const struct range *vmas, size_t 
 		else
 			j++;
 	}
-	free(tmp);
 	*out = k;
 	return 0;
 }
 
 /* The old extents clipped to the VMAs: state of unmapped memory is dropped. */
-static struct hotrange_ext *clip_old(const struct hotrange *h, const struct range *vmas,
-				     size_t nvmas, size_t *out)
+static struct hotrange_ext *clip_old(struct hotrange *h, const struct range *vmas, size_t nvmas,
+				     size_t *out)
 {
-	struct hotrange_ext *c = malloc((h->n + nvmas + 1) * sizeof(*c));
+	struct hotrange_ext *c;
 	size_t k = 0, j = 0;
 
-	if (!c)
+	if (grow((void **)&h->clip, &h->clip_cap, h->n + nvmas + 1, sizeof(*h->clip)))
 		return NULL;
+	c = h->clip;
 	for (size_t i = 0; i < h->n && j < nvmas;) {
 		uint64_t s = h->e[i].start > vmas[j].start ? h->e[i].start : vmas[j].start;
 		uint64_t e = h->e[i].end < vmas[j].end ? h->e[i].end : vmas[j].end;
@@ -216,7 +222,7 @@ int ml_hotrange_update(struct hotrange *h, const struct range *vmas, size_t nvma
 		       const struct range *written, size_t nwritten)
 {
 	struct hotrange_ext *old, *out;
-	size_t ne, nw, n = 0, i = 0, j = 0;
+	size_t ne, nw, n = 0, i = 0, j = 0, out_cap;
 	uint64_t pos = 0;
 
 	if (!vmas_valid(vmas, nvmas))
@@ -229,11 +235,9 @@ int ml_hotrange_update(struct hotrange *h, const struct range *vmas, size_t nvma
 	if (!old)
 		return -ENOMEM;
 	/* every boundary of either list can split a segment of the other */
-	out = malloc((2 * (ne + nw) + 1) * sizeof(*out));
-	if (!out) {
-		free(old);
+	if (grow((void **)&h->spare, &h->spare_cap, 2 * (ne + nw) + 1, sizeof(*h->spare)))
 		return -ENOMEM;
-	}
+	out = h->spare;
 	const struct range *w = h->w;
 
 	while (i < ne || j < nw) {
@@ -257,11 +261,12 @@ int ml_hotrange_update(struct hotrange *h, const struct range *vmas, size_t nvma
 		if (j < nw && w[j].end <= pos)
 			j++;
 	}
-	free(old);
-	free(h->e);
+	out_cap = h->spare_cap;
+	h->spare = h->e; /* the old extents' buffer is the next update's */
+	h->spare_cap = h->cap;
 	h->e = out;
 	h->n = n;
-	h->cap = 2 * (ne + nw) + 1;
+	h->cap = out_cap;
 	if (nvmas)
 		memcpy(h->vmas, vmas, nvmas * sizeof(*vmas));
 	h->nvmas = nvmas;
@@ -302,27 +307,66 @@ static size_t hot_runs(const struct hotrange *h, struct range *runs)
 	return n;
 }
 
-/* Mark the gaps to close so that at most h->max_ranges ranges remain. */
+/* Move heap[i] down a min-heap (by gap_order) of @n gaps. */
+static void sift_down(struct gap *heap, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && gap_order(&heap[l], &heap[m]) < 0)
+			m = l;
+		if (l + 1 < n && gap_order(&heap[l + 1], &heap[m]) < 0)
+			m = l + 1;
+		if (m == i)
+			return;
+		struct gap t = heap[i];
+		heap[i] = heap[m];
+		heap[m] = t;
+		i = m;
+	}
+}
+
+/*
+ * Mark the gaps to close so that at most h->max_ranges ranges remain: all
+ * but the max_ranges - 1 last in gap_order (the ones kept open). Those are
+ * found with a min-heap of that size, so a profile with tens of thousands
+ * of runs costs n log(max_ranges), not a sort of every gap.
+ */
 static int choose_gaps(const struct hotrange *h, const struct range *runs, size_t n, bool *close,
 		       uint64_t *cost)
 {
-	size_t want = n - h->max_ranges;
-	struct gap *g = malloc((n - 1) * sizeof(*g));
+	size_t keep = h->max_ranges - 1, used = 0;
+	struct gap *heap = malloc((keep + 1) * sizeof(*heap));
 
-	if (!g)
+	if (!heap)
 		return -ENOMEM;
 	for (size_t k = 0; k + 1 < n; k++) {
-		g[k].cost = runs[k + 1].start - runs[k].end;
-		g[k].idx = k;
-		g[k].cross = vma_of(h->vmas, h->nvmas, runs[k].end - 1) !=
-			     vma_of(h->vmas, h->nvmas, runs[k + 1].start);
+		struct gap g = {
+			.cost = runs[k + 1].start - runs[k].end,
+			.idx = k,
+			.cross = vma_of(h->vmas, h->nvmas, runs[k].end - 1) !=
+				 vma_of(h->vmas, h->nvmas, runs[k + 1].start),
+		};
+
+		close[k] = true;
+		*cost += g.cost;
+		if (!keep)
+			continue;
+		if (used < keep) { /* fill, then heapify once full */
+			heap[used++] = g;
+			if (used == keep)
+				for (size_t i = keep / 2 + 1; i-- > 0;)
+					sift_down(heap, keep, i);
+		} else if (gap_order(&g, &heap[0]) > 0) {
+			heap[0] = g;
+			sift_down(heap, keep, 0);
+		}
 	}
-	qsort(g, n - 1, sizeof(*g), gap_order);
-	for (size_t k = 0; k < want; k++) {
-		close[g[k].idx] = true;
-		*cost += g[k].cost;
+	for (size_t i = 0; i < used; i++) { /* the kept gaps stay open */
+		close[heap[i].idx] = false;
+		*cost -= heap[i].cost;
 	}
-	free(g);
+	free(heap);
 	return 0;
 }
 
