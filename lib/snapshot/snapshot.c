@@ -747,13 +747,6 @@ static int count_read(struct snapshotter *s, struct snapshot *out, struct ml_err
 	for (size_t i = 0; i < vs->n && vs->v[i].end <= USER_TOP; i++) {
 		struct pages_run pr = { s, &out->c[i], err };
 
-		/*
-		 * [vvar] is mapped by page frame number (VM_PFNMAP): its pages are
-		 * in neither VmRSS nor smaps' Rss, and PAGEMAP_SCAN skips such a
-		 * VMA; the pagemap read shows them present (Linux 6.1: 3 pages)
-		 */
-		if (vs->v[i].kind == VMA_VVAR)
-			continue;
 		r = ml_pmread_vma(&s->pmr, s->scan[0].fd, &vs->v[i], &out->c[i],
 				  s->o.pages ? pages_of_run : NULL, &pr, err);
 		if (r)
