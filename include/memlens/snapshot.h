@@ -63,6 +63,12 @@ struct snap_mm {
 	int64_t vm_swap_kb;
 	int64_t vm_hwm_kb;
 	int64_t hugetlb_kb; /* HugetlbPages: mapped hugetlbfs pages, not in VmRSS */
+	/*
+	 * What a count is checked against: VmRSS, or smaps_rollup's Rss before
+	 * Linux 6.2, whose VmRSS lags (per-thread counters synced every 64
+	 * events)
+	 */
+	int64_t rss_kb;
 };
 
 enum {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "../scan/pagescan.h"
@@ -38,6 +39,7 @@ struct snapshotter {
 	pid_t pid;
 	struct snapshot_opts o;
 	int maps_fd, status_fd;
+	int rollup_fd; /* smaps_rollup, where VmRSS lags (before Linux 6.2); else -1 */
 	/* one scanner per walking thread; scan[0] opened with the snapshotter,
 	 * the others when a cycle first needs them */
 	struct pagescan scan[SNAPSHOT_MAX_THREADS];
@@ -72,6 +74,21 @@ struct scan_ctx {
 	int r;
 	struct ml_err *err;
 };
+
+/*
+ * Before Linux 6.2 an mm's RSS counters were cached per thread and folded in
+ * every 64 events (SPLIT_RSS_COUNTING): VmRSS lags the pages mapped by a
+ * few, and smaps_rollup (which walks the page tables) is the exact number.
+ */
+static bool rss_lags(void)
+{
+	struct utsname u;
+	int maj = 0, min = 0;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &maj, &min) != 2)
+		return false;
+	return maj < 6 || (maj == 6 && min < 2);
+}
 
 static int open_proc(pid_t pid, const char *name, struct ml_err *err)
 {
@@ -122,7 +139,8 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 	if (!s)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	s->pid = pid;
-	s->maps_fd = s->status_fd = s->scan[0].fd = s->pg.flags_fd = s->pg.count_fd = -1;
+	s->maps_fd = s->status_fd = s->rollup_fd = s->scan[0].fd = s->pg.flags_fd = s->pg.count_fd =
+		-1;
 	s->pmr.flags_fd = -1;
 	if (o)
 		s->o = *o;
@@ -145,6 +163,12 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 	if (r < 0)
 		goto fail;
 	s->status_fd = r;
+	if (rss_lags()) {
+		r = open_proc(pid, "smaps_rollup", err);
+		if (r < 0)
+			goto fail;
+		s->rollup_fd = r;
+	}
 	r = ml_pagescan_open(&s->scan[0], pid, SCAN_VEC_LEN, err);
 	if (r == -ESRCH && s->status_fd >= 0) {
 		r = ml_err_set(
@@ -190,6 +214,8 @@ void ml_snapshot_close(struct snapshotter *s)
 		close(s->maps_fd);
 	if (s->status_fd >= 0)
 		close(s->status_fd);
+	if (s->rollup_fd >= 0)
+		close(s->rollup_fd);
 	if (s->scan[0].fd >= 0)
 		ml_pagescan_close(&s->scan[0]);
 	for (unsigned int i = 1; i < s->nscan; i++)
@@ -590,6 +616,16 @@ static int read_status(struct snapshotter *s, struct snap_mm *mm, struct ml_err 
 	mm->vm_swap_kb = status_kb(buf, "\nVmSwap:");
 	mm->vm_hwm_kb = status_kb(buf, "\nVmHWM:");
 	mm->hugetlb_kb = status_kb(buf, "\nHugetlbPages:");
+	mm->rss_kb = mm->vm_rss_kb;
+	if (s->rollup_fd >= 0) {
+		do
+			n = pread(s->rollup_fd, buf, sizeof(buf) - 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n <= 0)
+			return ml_err_set(err, ESRCH, "the target process %d exited", (int)s->pid);
+		buf[n] = '\0';
+		mm->rss_kb = status_kb(buf, "\nRss:");
+	}
 	return 0;
 }
 
@@ -682,9 +718,9 @@ static int maps_error(struct snapshotter *s, ssize_t r, struct ml_err *err)
 
 static int64_t rss_kb(const struct snap_mm *mm)
 {
-	if (mm->vm_rss_kb < 0)
+	if (mm->rss_kb < 0)
 		return -1;
-	return mm->vm_rss_kb + (mm->hugetlb_kb > 0 ? mm->hugetlb_kb : 0);
+	return mm->rss_kb + (mm->hugetlb_kb > 0 ? mm->hugetlb_kb : 0);
 }
 
 /* Does the count agree with the kernel (see above)? */

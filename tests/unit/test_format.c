@@ -317,7 +317,7 @@ static void make_snapshot(struct snapshot *s, struct snapshot_diff *d)
 					  103,	 52,	16003, 16000, 16000, 7,	 0,    0 };
 	s->kinds[VMA_DATA] = s->c[0];
 	s->kinds[VMA_HEAP] = s->c[1];
-	s->mm = (struct snap_mm){ 70000, 64012, 64000, 12, 0, 1536, 70000, 0 };
+	s->mm = (struct snap_mm){ 70000, 64012, 64000, 12, 0, 1536, 70000, 0, 64012 };
 	memset(d, 0, sizeof(*d));
 	d->n = 2;
 	d->prev = calloc(2, sizeof(*d->prev));
