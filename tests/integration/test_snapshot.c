@@ -1080,7 +1080,7 @@ static void test_not_exact_says_so(void)
 		int64_t rss;
 
 		take_n(&s, n % 2, 1);
-		rss = s.mm.vm_rss_kb + (s.mm.hugetlb_kb > 0 ? s.mm.hugetlb_kb : 0);
+		rss = s.mm.rss_kb + (s.mm.hugetlb_kb > 0 ? s.mm.hugetlb_kb : 0);
 		if (s.exact) {
 			exact++;
 			CHECK_EQ(s.check, SNAP_CHECK_EXACT);
