@@ -190,10 +190,13 @@ static inline bool t_have_swap(void)
  * on success, else why not.
  */
 static char t_swap_file[64];
+static char t_swap_why[256]; /* why the last t_swap_make() could not, or "" */
 
 static inline const char *t_swap_make(void)
 {
-	static char why[256];
+	char *why = t_swap_why;
+
+	why[0] = '\0';
 	char cmd[256];
 
 	snprintf(t_swap_file, sizeof(t_swap_file), "/var/tmp/memlens-test-swap.%d", (int)getpid());
@@ -203,10 +206,12 @@ static inline const char *t_swap_make(void)
 	if (system(cmd) != 0) {
 		unlink(t_swap_file);
 		t_swap_file[0] = '\0';
-		return "creating a swap file in /var/tmp failed (fallocate/mkswap)";
+		snprintf(why, sizeof(t_swap_why), "%s",
+			 "creating a swap file in /var/tmp failed (fallocate/mkswap)");
+		return why;
 	}
 	if (swapon(t_swap_file, 0) < 0) {
-		snprintf(why, sizeof(why), "swapon %s: %s", t_swap_file, strerror(errno));
+		snprintf(why, sizeof(t_swap_why), "swapon %s: %s", t_swap_file, strerror(errno));
 		unlink(t_swap_file);
 		t_swap_file[0] = '\0';
 		return why;

@@ -214,14 +214,12 @@ static void swapped_pages(void)
 	ml_snapshot_free(&s);
 }
 
-static const char *swap_why = "";
-
 static void test_swapped_pages(void)
 {
 	if (!t_have_swap())
 		SKIP("no swap device on this machine, and none could be made (%.120s): "
 		     "MADV_PAGEOUT cannot swap pages out",
-		     swap_why);
+		     t_swap_why);
 	swapped_pages();
 }
 
@@ -1132,8 +1130,7 @@ int main(void)
 	RUN(test_huge_pages);
 	/* with swap on, also for the uffd-wp markers that look like swap entries */
 	if (!t_have_swap()) {
-		swap_why = t_swap_make();
-		if (!swap_why[0])
+		if (!t_swap_make()[0])
 			printf("# no swap on this machine: using a 64 MiB swap file of its own, "
 			       "%s\n",
 			       t_swap_file);
@@ -1167,8 +1164,7 @@ int main(void)
 	t_run("pagemap_read_zero_file_pages", test_zero_file_pages);
 	t_run("pagemap_read_huge_pages", test_huge_pages);
 	if (!t_have_swap()) {
-		swap_why = t_swap_make();
-		if (!swap_why[0])
+		if (!t_swap_make()[0])
 			printf("# a 64 MiB swap file again: %s\n", t_swap_file);
 	}
 	t_run("pagemap_read_swapped_pages", test_swapped_pages);

@@ -157,14 +157,12 @@ static void start_child(bool drop)
 	fclose(f);
 }
 
-static const char *swap_why = "";
-
 static void need_swap(void)
 {
 	if (!t_have_swap())
 		SKIP("no swap device, and none could be made (%.120s): MADV_PAGEOUT cannot "
 		     "swap shared memory out",
-		     swap_why);
+		     t_swap_why);
 }
 
 static void setup(bool drop)
@@ -313,8 +311,7 @@ int main(void)
 		return T_DONE();
 	}
 	if (!t_have_swap()) {
-		swap_why = t_swap_make();
-		if (!swap_why[0])
+		if (!t_swap_make()[0])
 			printf("# no swap on this machine: using a 64 MiB swap file of its own, "
 			       "%s\n",
 			       t_swap_file);
