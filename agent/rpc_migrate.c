@@ -150,7 +150,9 @@ static void migrate_response(const struct agent *a, const struct migrate_result 
 	resp.frozen_in_dump_ms = x->frozen_us >= 0 ? x->frozen_us / 1000 : -1;
 	resp.restore_ms = (int64_t)x->restore_ms;
 	resp.restored_pid = x->restored;
-	resp.limits = (char *)(x->exclude ? MIGRATE_LIMITS : "");
+	resp.limits = (char *)(!x->exclude	       ? ""
+			       : a->caps.page_granular ? MIGRATE_LIMITS_PAGE
+						       : MIGRATE_LIMITS_VMA);
 	resp.criu_version = (char *)a->caps.version;
 	rpc_pack(out, &resp.base);
 out:

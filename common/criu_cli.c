@@ -102,6 +102,8 @@ void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps)
 	ml_jw_kbool(w, "exclude_range", caps->exclude_range);
 	ml_jw_kbool(w, "exclude_file", caps->exclude_file);
 	ml_jw_kbool(w, "no_parent_range", caps->no_parent_range);
+	ml_jw_kbool(w, "page_granular", caps->page_granular);
+	ml_jw_kstr(w, "granularity", ml_criu_granularity(caps));
 	ml_jw_kbool(w, "mem_dirty_track", caps->mem_dirty_track);
 	ml_jw_obj_end(w);
 }

@@ -87,6 +87,10 @@ void migrate_plan(const struct migrate_opts *o, struct migrate_result *res);
 int migrate_run(const struct migrate_opts *o, struct migrate_result *res);
 
 /* The note of a run that left hot memory out (for outputs). */
-#define MIGRATE_LIMITS "whole VMAs are left out; the ranges apply to every process of the tree"
+/* What the CRIU in use leaves out, by ml_criu_granularity(). */
+#define MIGRATE_LIMITS_VMA "whole VMAs are left out; the ranges apply to every process of the tree"
+#define MIGRATE_LIMITS_PAGE                                                                        \
+	"hot pages are left out page by page, from the profiled process only; shared memory is "   \
+	"always sent"
 
 #endif

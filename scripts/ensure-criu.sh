@@ -2,14 +2,19 @@
 # Makes sure a working CRIU (>= 4.1) is available and prints its path.
 #
 #   1. $MEMLENS_CRIU, when set and `criu check` passes;
-#   2. a CRIU built earlier into .cache/criu/ (reused);
-#   3. the system's `criu`, when `criu check` passes;
-#   4. otherwise builds CRIU 4.1.1 from Debian's trixie source tarball
+#   2. the CRIU built earlier into .cache/criu/bin/criu, when it was built
+#      from the patches now in criu/patches/ (reused);
+#   3. otherwise builds CRIU 4.1.1 from Debian's trixie source tarball
 #      (apt-get source --download-only, with a private apt configuration so
-#      the system's sources are left alone) into .cache/criu/bin/criu.
+#      the system's sources are left alone): unmodified into
+#      .cache/criu/bin/criu-upstream, then with the project's patch series
+#      (criu/patches/*.patch, applied in order) into .cache/criu/bin/criu;
+#   4. when that cannot be done, the system's `criu`, when `criu check`
+#      passes (it leaves no pages out; memlens says so).
 #
-# Quiet: prints only the path (stdout); errors go to stderr, the build log to
-# .cache/criu/build.log. Exit 1 when no CRIU could be found or built.
+# Quiet: prints only the path (stdout); progress and errors go to stderr,
+# the build log to .cache/criu/build.log. Exit 1 when no CRIU could be found
+# or built. CRIU's build takes 2-15 minutes (two CPUs, idle or loaded).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -24,14 +29,25 @@ works() {	# $1: criu binary; fast `criu check` with a time limit
 if [ -n "${MEMLENS_CRIU:-}" ] && works "$MEMLENS_CRIU"; then
 	echo "$MEMLENS_CRIU"; exit 0
 fi
-if [ -x "$cache/bin/criu" ] && works "$cache/bin/criu"; then
+# the patch series the cached build must have been made from
+patches=("$root"/criu/patches/*.patch)
+[ -e "${patches[0]}" ] || patches=()
+want=$(cat "${patches[@]}" /dev/null | sha256sum | cut -c1-16)
+built() { [ -x "$cache/bin/criu" ] && [ "$(cat "$cache/bin/criu.patches" 2>/dev/null)" = "$want" ] &&
+	works "$cache/bin/criu"; }
+system_criu() {	# the fallback when nothing can be built here
+	local sys
+	sys=$(command -v criu || true)
+	if [ -n "$sys" ] && works "$sys"; then
+		echo "ensure-criu: using the system's $sys (without the project's patches: no pages are left out of pre-dumps)" >&2
+		echo "$sys"; exit 0
+	fi
+}
+if built; then
 	echo "$cache/bin/criu"; exit 0
 fi
-sys=$(command -v criu || true)
-if [ -n "$sys" ] && works "$sys"; then
-	echo "$sys"; exit 0
-fi
 if [ "$(id -u)" -ne 0 ]; then
+	system_criu
 	echo "ensure-criu: no working CRIU; building one needs root (apt-get). Run as root or set MEMLENS_CRIU." >&2
 	exit 1
 fi
@@ -42,12 +58,12 @@ log=$cache/build.log
 # one builder at a time (make test and make demo may race)
 exec 9>"$cache/.lock"
 flock 9
-if [ -x "$cache/bin/criu" ] && works "$cache/bin/criu"; then
+if built; then
 	echo "$cache/bin/criu"; exit 0
 fi
 
-echo "ensure-criu: no working CRIU >= 4.1 here: building CRIU $version from Debian's source, once (about a minute; log: $log)" >&2
-scripts/install-deps.sh >>"$log" 2>&1 || { echo "ensure-criu: installing the build dependencies failed; see $log" >&2; exit 1; }
+echo "ensure-criu: building CRIU $version from Debian's source, unmodified and with the project's ${#patches[@]} patches, once (2-15 minutes; log: $log)" >&2
+scripts/install-deps.sh >>"$log" 2>&1 || { echo "ensure-criu: installing the build dependencies failed; see $log" >&2; system_criu; exit 1; }
 
 src=$cache/src
 mkdir -p "$src"
@@ -73,20 +89,38 @@ if [ -z "$tarball" ]; then
 	tarball=$(ls "$src"/criu_"$version".orig.tar.* 2>/dev/null | head -n1 || true)
 	if [ -z "$tarball" ]; then
 		echo "ensure-criu: could not download criu_$version.orig.tar.* from Debian trixie ($uri); see $log" >&2
+		system_criu
 		exit 1
 	fi
 fi
 rm -rf "$src/criu-$version"
 tar -C "$src" -xf "$tarball" >>"$log" 2>&1
+t0=$SECONDS
+echo "ensure-criu: [1/2] CRIU $version, unmodified" >&2
 if ! make -C "$src/criu-$version" -j"$(nproc)" criu >>"$log" 2>&1; then
 	echo "ensure-criu: building CRIU $version failed; see $log" >&2
+	system_criu
 	exit 1
 fi
 mkdir -p "$cache/bin"
+install -m 0755 "$src/criu-$version/criu/criu" "$cache/bin/criu-upstream"
+echo "ensure-criu: [2/2] with criu/patches/ ($((SECONDS - t0)) s so far)" >&2
+for p in "${patches[@]}"; do
+	if ! patch -d "$src/criu-$version" -p1 --forward --batch <"$p" >>"$log" 2>&1; then
+		echo "ensure-criu: the patch $(basename "$p") does not apply to CRIU $version; see $log" >&2
+		exit 1
+	fi
+done
+if ! make -C "$src/criu-$version" -j"$(nproc)" criu >>"$log" 2>&1; then
+	echo "ensure-criu: building CRIU $version with the project's patches failed; see $log" >&2
+	exit 1
+fi
 install -m 0755 "$src/criu-$version/criu/criu" "$cache/bin/criu.new"
 mv "$cache/bin/criu.new" "$cache/bin/criu"
+echo "$want" >"$cache/bin/criu.patches"
 if ! works "$cache/bin/criu"; then
 	echo "ensure-criu: the CRIU $version built into $cache/bin/criu fails \`criu check\`; see $log" >&2
 	exit 1
 fi
+echo "ensure-criu: CRIU $version built in $((SECONDS - t0)) s" >&2
 echo "$cache/bin/criu"

@@ -93,14 +93,23 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 			       "meanwhile (migrate does one stop-and-copy dump)",
 			       "`criu check --feature mem_dirty_track` fails");
 	ml_criu_caps_options(&caps, opts, sizeof(opts));
-	if (ml_criu_can_exclude(&caps))
+	if (caps.page_granular)
 		ml_feature_add(l, "criu", "criu_exclude", FEATURE_OK,
-			       "checkpoint, migrate, agent (hot-VMA exclusion)",
-			       caps.no_parent_range
-				       ? NULL
-				       : "without --no-parent-range a pre-dump whose parent left "
-					 "memory out is taken without that parent",
-			       "this CRIU accepts: %s", opts);
+			       "checkpoint, migrate, agent (hot-memory exclusion)", NULL,
+			       "page granularity: hot pages are left out of pre-dumps one by one, "
+			       "per process (%s)",
+			       opts);
+	else if (ml_criu_can_exclude(&caps))
+		ml_feature_add(
+			l, "criu", "criu_exclude", FEATURE_OK,
+			"checkpoint, migrate, agent (hot-memory exclusion)",
+			caps.no_parent_range
+				? "VMA granularity: every VMA a hot range touches is left out "
+				  "whole, from every process of the tree; a CRIU built with "
+				  "memlens's patches leaves out pages"
+				: "without --no-parent-range a pre-dump whose parent left "
+				  "memory out is taken without that parent",
+			"this CRIU accepts: %s", opts);
 	else
 		ml_feature_add(
 			l, "criu", "criu_exclude", FEATURE_MISSING,

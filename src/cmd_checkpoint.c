@@ -232,6 +232,7 @@ static void json_exclusion(struct jw *w, const struct criu_exclude_report *x)
 	ml_jw_kuint(w, "exclude_ranges", x->nexclude);
 	ml_jw_kuint(w, "no_parent_ranges", x->nno_parent);
 	ml_jw_kbool(w, "exclude_file_used", x->used_file);
+	ml_jw_kstr(w, "granularity", x->granularity ? x->granularity : "none");
 	ml_jw_kstr(w, "note", x->note);
 	ml_jw_obj_end(w);
 }

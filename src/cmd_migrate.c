@@ -253,8 +253,10 @@ static void print_json(const struct mig_run *m, int rc)
 	ml_jw_kint(&w, "frozen_in_dump_ms", x->frozen_us >= 0 ? x->frozen_us / 1000 : -1);
 	ml_jw_kuint(&w, "restore_ms", x->restore_ms);
 	ml_jw_kint(&w, "restored_pid", x->restored);
+	ml_jw_kstr(&w, "granularity", x->exclude ? ml_criu_granularity(&m->caps) : "none");
 	if (x->exclude)
-		ml_jw_kstr(&w, "limits", MIGRATE_LIMITS);
+		ml_jw_kstr(&w, "limits",
+			   m->caps.page_granular ? MIGRATE_LIMITS_PAGE : MIGRATE_LIMITS_VMA);
 	if (x->error[0])
 		ml_jw_kstr(&w, "error", x->error);
 	ml_jw_obj_end(&w);
@@ -278,7 +280,11 @@ static void print_summary(const struct mig_run *m, int rc)
 	printf("  downtime: %.3f s frozen until running again (final round %.3f s, restore "
 	       "%.3f s)\n",
 	       x->downtime_ms / 1000.0, x->dump_ms / 1000.0, x->restore_ms / 1000.0);
-	if (x->exclude)
+	if (x->exclude && m->caps.page_granular)
+		printf("  note:     CRIU left hot pages out page by page, from pid %d only; shared "
+		       "memory is always sent\n",
+		       (int)m->c->pid);
+	else if (x->exclude)
 		printf("  note:     CRIU leaves out whole VMAs (cold pages of a hot VMA too) and "
 		       "applies the ranges to every process of the tree\n");
 }

@@ -52,6 +52,13 @@ struct criu_caps {
 	bool exclude_range; /* --exclude-range */
 	bool exclude_file; /* --exclude-file */
 	bool no_parent_range; /* --no-parent-range */
+	/*
+	 * Leaves pages out, not VMAs, and takes ranges per process
+	 * (--exclude-range PID:START:END): a CRIU with the project's patches
+	 * (criu/patches/), which lists that syntax in its --help. Without it, a
+	 * CRIU with the exclude options skips every VMA a range touches.
+	 */
+	bool page_granular;
 	bool mem_dirty_track; /* dirty tracking works (soft-dirty): pre-dump works */
 	char check_msg[256]; /* why `criu check` failed, when it did */
 	/*
@@ -102,6 +109,8 @@ int ml_criu_probe_opts(const char *path, struct criu_caps *caps, const struct cr
 		       struct ml_err *err);
 /* Can this CRIU leave ranges out of a pre-dump (--exclude-range or --exclude-file)? */
 bool ml_criu_can_exclude(const struct criu_caps *caps);
+/* "page", "vma" or "none": what this CRIU leaves out of a pre-dump. */
+const char *ml_criu_granularity(const struct criu_caps *caps);
 /* "--exclude-range yes, --exclude-file no, --no-parent-range yes" into @buf. */
 void ml_criu_caps_options(const struct criu_caps *caps, char *buf, size_t len);
 
@@ -129,13 +138,14 @@ int ml_criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
 			struct rangeset *no_parent);
 
 /*
- * Write the exclude file: "S E\n" per range (lower-case hex, no 0x) into
+ * Write the exclude file: "S E\n" per range (lower-case hex, no 0x), or
+ * "PID S E\n" when @pid > 0 (a CRIU with page_granular), into
  * @dir/exclude-ranges.txt. @dir must be a real directory (not a symlink),
  * owned by us, not writable by group or others; the file is created with
  * O_EXCL|O_NOFOLLOW, mode 0600. Path of the file into @path.
  */
-int ml_criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path,
-			       size_t len, struct ml_err *err);
+int ml_criu_write_exclude_file(const char *dir, pid_t pid, const struct rangeset *ranges,
+			       char *path, size_t len, struct ml_err *err);
 
 /* What ml_criu_exclude_args() did, for the report. */
 struct criu_exclude_report {
@@ -147,12 +157,15 @@ struct criu_exclude_report {
 	bool parent_unusable; /* the parent left out ranges this CRIU cannot mark */
 	size_t nno_parent_missing; /* how many */
 	size_t nparent_excluded; /* ranges the parent images left out */
+	const char *granularity; /* "page", "vma" or "none": what CRIU left out */
 	char note[768]; /* what was applied or skipped and why */
 };
 
 /*
  * the exclude and no-parent arguments of one (pre-)dump, using
- * only the options @caps accepts (@caps NULL: all of them).
+ * only the options @caps accepts (@caps NULL: all of them). With a
+ * page-granular CRIU (caps->page_granular) and @pid > 0, every range names
+ * @pid (PID:S:E), so that the other processes of a dumped tree keep theirs.
  * @exclude (NULL for a dump: it writes every VMA anyway) goes as
  * --exclude-file (written into @private_dir, see ml_criu_write_exclude_file())
  * when there are more than CRIU_EXCLUDE_RANGE_MAX ranges and CRIU has it,
@@ -163,7 +176,7 @@ struct criu_exclude_report {
  * option, rep->parent_unusable is set and the caller must not give CRIU the
  * parent (its pages there have holes CRIU would look for).
  */
-int ml_criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
+int ml_criu_exclude_args(struct criu_argv *a, pid_t pid, const struct rangeset *exclude,
 			 const struct rangeset *parent_excluded, const struct criu_caps *caps,
 			 const char *private_dir, struct criu_exclude_report *rep,
 			 struct ml_err *err);
@@ -354,8 +367,11 @@ void ml_criu_session_reset(struct criu_session *s);
 int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
 		       struct criu_result *res, struct rangeset *hot, struct ml_err *err);
 
-/* Hot regions of the profiler's latest sample as a range set. */
-int ml_criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err);
+/*
+ * The profiler's latest hot set as a range set: the hot ranges inside the
+ * VMAs (page granularity) when @pages, else the hot VMAs whole.
+ */
+int ml_criu_hot_set(struct profiler *p, bool pages, struct rangeset *out, struct ml_err *err);
 
 #pragma GCC visibility pop
 

@@ -224,6 +224,38 @@ bool ml_criu_can_exclude(const struct criu_caps *c)
 	return c && (c->exclude_range || c->exclude_file);
 }
 
+const char *ml_criu_granularity(const struct criu_caps *c)
+{
+	if (!c) /* the caller passes every option: assume the fork's */
+		return "vma";
+	if (!ml_criu_can_exclude(c))
+		return "none";
+	return c->page_granular ? "page" : "vma";
+}
+
+/*
+ * The project's patches take a PID in a range and say so in --help
+ * ("--exclude-range [PID:]START:END"); the fork parses "1:1000:2000" as
+ * 1-0x1000 without complaint, so acceptance cannot tell them apart.
+ */
+static int probe_page_granular(const char *path, struct criu_caps *c, unsigned int timeout_ms,
+			       struct ml_err *err)
+{
+	static const char *const help[] = { "--help", NULL };
+	struct criu_exec x;
+	int ret;
+
+	if (!c->exclude_range)
+		return 0;
+	ret = run_quick(path, help, timeout_ms, &x, err);
+	if (ret)
+		return ret;
+	c->page_granular =
+		!x.timed_out && x.output && strstr(x.output, "--exclude-range [PID:]START:END");
+	free(x.output);
+	return 0;
+}
+
 void ml_criu_caps_options(const struct criu_caps *c, char *buf, size_t len)
 {
 	size_t pos = 0;
@@ -250,6 +282,8 @@ int ml_criu_probe_opts(const char *path, struct criu_caps *c, const struct criu_
 	if (o && o->cache_dir && !ml_criu_cache_load(o->cache_dir, c->path, c))
 		return 0;
 	ret = probe_options(c->path, c, timeout_ms, err);
+	if (!ret && !c->timed_out)
+		ret = probe_page_granular(c->path, c, timeout_ms, err);
 	if (!ret && !c->timed_out)
 		ret = probe_check(c->path, c, timeout_ms, err);
 	/* a cache that cannot be written only costs the next command a probe */

@@ -182,15 +182,20 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-static int write_ranges(int fd, const struct rangeset *ranges)
+static int write_ranges(int fd, pid_t pid, const struct rangeset *ranges)
 {
-	char line[64];
+	char line[80];
 	int ret, n;
 
 	for (size_t i = 0; i < ranges->n; i++) {
-		n = snprintf(line, sizeof(line), "%llx %llx\n",
-			     (unsigned long long)ranges->r[i].start,
-			     (unsigned long long)ranges->r[i].end);
+		if (pid > 0)
+			n = snprintf(line, sizeof(line), "%d %llx %llx\n", (int)pid,
+				     (unsigned long long)ranges->r[i].start,
+				     (unsigned long long)ranges->r[i].end);
+		else
+			n = snprintf(line, sizeof(line), "%llx %llx\n",
+				     (unsigned long long)ranges->r[i].start,
+				     (unsigned long long)ranges->r[i].end);
 		ret = write_all(fd, line, (size_t)n);
 		if (ret)
 			return ret;
@@ -198,8 +203,8 @@ static int write_ranges(int fd, const struct rangeset *ranges)
 	return 0;
 }
 
-int ml_criu_write_exclude_file(const char *dir, const struct rangeset *ranges, char *path,
-			       size_t len, struct ml_err *err)
+int ml_criu_write_exclude_file(const char *dir, pid_t pid, const struct rangeset *ranges,
+			       char *path, size_t len, struct ml_err *err)
 {
 	int dfd, fd, ret;
 
@@ -215,7 +220,7 @@ int ml_criu_write_exclude_file(const char *dir, const struct rangeset *ranges, c
 				 dir, CRIU_EXCLUDE_FILE_NAME, strerror(errno));
 		goto out;
 	}
-	ret = write_ranges(fd, ranges);
+	ret = write_ranges(fd, pid, ranges);
 	if (!ret && fsync(fd) < 0)
 		ret = -errno;
 	if (close(fd) < 0 && !ret)
@@ -234,13 +239,17 @@ out:
 	return ret;
 }
 
-static int add_ranges(struct criu_argv *a, const char *opt, const struct rangeset *s)
+static int add_ranges(struct criu_argv *a, const char *opt, pid_t pid, const struct rangeset *s)
 {
 	int ret;
 
 	for (size_t i = 0; i < s->n; i++) {
 		ret = ml_criu_argv_add(a, opt);
-		if (!ret)
+		if (!ret && pid > 0)
+			ret = ml_criu_argv_addf(a, "%d:%llx:%llx", (int)pid,
+						(unsigned long long)s->r[i].start,
+						(unsigned long long)s->r[i].end);
+		else if (!ret)
 			ret = ml_criu_argv_addf(a, "%llx:%llx", (unsigned long long)s->r[i].start,
 						(unsigned long long)s->r[i].end);
 		if (ret)
@@ -249,7 +258,7 @@ static int add_ranges(struct criu_argv *a, const char *opt, const struct rangese
 	return 0;
 }
 
-static int add_exclude_file(struct criu_argv *a, const struct rangeset *exclude,
+static int add_exclude_file(struct criu_argv *a, pid_t pid, const struct rangeset *exclude,
 			    const char *private_dir, struct criu_exclude_report *rep,
 			    struct ml_err *err)
 {
@@ -260,7 +269,8 @@ static int add_exclude_file(struct criu_argv *a, const struct rangeset *exclude,
 				  "%zu hot ranges need an exclude file, but no private directory "
 				  "was given for it",
 				  exclude->n);
-	ret = ml_criu_write_exclude_file(private_dir, exclude, rep->file, sizeof(rep->file), err);
+	ret = ml_criu_write_exclude_file(private_dir, pid, exclude, rep->file, sizeof(rep->file),
+					 err);
 	if (ret)
 		return ret;
 	rep->used_file = true;
@@ -313,8 +323,10 @@ static void note_applied(struct criu_exclude_report *rep, size_t pos, char how, 
 			 uint64_t bytes)
 {
 	if (nexcl)
-		pos = note_add(rep, pos, "excluded %zu hot range(s) (%llu KiB) via %s%.300s", nexcl,
-			       (unsigned long long)(bytes >> 10),
+		pos = note_add(rep, pos, "excluded %zu hot range(s) (%llu KiB) %s via %s%.300s",
+			       nexcl, (unsigned long long)(bytes >> 10),
+			       !strcmp(rep->granularity, "page") ? "page by page"
+								 : "as the whole VMAs they touch",
 			       how == 'f' ? "--exclude-file " : "--exclude-range",
 			       how == 'f' ? rep->file : "");
 	if (rep->nno_parent)
@@ -329,7 +341,7 @@ static void note_applied(struct criu_exclude_report *rep, size_t pos, char how, 
 			 pos ? "; " : "", rep->nno_parent_missing);
 }
 
-int ml_criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
+int ml_criu_exclude_args(struct criu_argv *a, pid_t pid, const struct rangeset *exclude,
 			 const struct rangeset *parent_excluded, const struct criu_caps *caps,
 			 const char *private_dir, struct criu_exclude_report *rep,
 			 struct ml_err *err)
@@ -340,6 +352,9 @@ int ml_criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
 	int ret = 0;
 
 	memset(rep, 0, sizeof(*rep));
+	rep->granularity = ml_criu_granularity(caps);
+	if (!caps || !caps->page_granular)
+		pid = 0; /* CRIU takes no PID in a range */
 	ml_rangeset_init(&np);
 	if (nexcl && !how)
 		note_skipped(rep, caps, nexcl);
@@ -353,13 +368,13 @@ int ml_criu_exclude_args(struct criu_argv *a, const struct rangeset *exclude,
 		rep->nno_parent_missing = np.n;
 	}
 	if (nexcl && how == 'f')
-		ret = add_exclude_file(a, exclude, private_dir, rep, err);
+		ret = add_exclude_file(a, pid, exclude, private_dir, rep, err);
 	else if (nexcl && how == 'r')
-		ret = add_ranges(a, "--exclude-range", exclude);
+		ret = add_ranges(a, "--exclude-range", pid, exclude);
 	if (!ret && nexcl && how)
 		rep->nexclude = nexcl;
 	if (!ret && np.n && !rep->parent_unusable) {
-		ret = add_ranges(a, "--no-parent-range", &np);
+		ret = add_ranges(a, "--no-parent-range", pid, &np);
 		rep->nno_parent = np.n;
 	}
 	if (ret)

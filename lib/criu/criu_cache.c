@@ -17,7 +17,8 @@
 
 #include "criu_cache.h"
 
-#define CACHE_MAGIC "memlens-criu-probe 1\n"
+/* 2: page_granular added (an answer without it is probed again) */
+#define CACHE_MAGIC "memlens-criu-probe 2\n"
 
 /* What identifies the answer: the binary's identity and the kernel's. */
 static int cache_key(const char *path, char *key, size_t len)
@@ -94,6 +95,7 @@ int ml_criu_cache_load(const char *dir, const char *path, struct criu_caps *c)
 	c->exclude_range = flag(buf + strlen(key) - 1, "exclude_range");
 	c->exclude_file = flag(buf + strlen(key) - 1, "exclude_file");
 	c->no_parent_range = flag(buf + strlen(key) - 1, "no_parent_range");
+	c->page_granular = flag(buf + strlen(key) - 1, "page_granular");
 	c->mem_dirty_track = flag(buf + strlen(key) - 1, "mem_dirty_track");
 	c->cached = true;
 	return 0;
@@ -132,9 +134,9 @@ int ml_criu_cache_store(const char *dir, const struct criu_caps *c)
 	}
 	fprintf(f,
 		"%sworks=1\nversion=%s\nexclude_range=%d\nexclude_file=%d\n"
-		"no_parent_range=%d\nmem_dirty_track=%d\n",
+		"no_parent_range=%d\npage_granular=%d\nmem_dirty_track=%d\n",
 		key, c->version, c->exclude_range, c->exclude_file, c->no_parent_range,
-		c->mem_dirty_track);
+		c->page_granular, c->mem_dirty_track);
 	r = ferror(f) ? -EIO : 0;
 	if (fclose(f) && !r)
 		r = -errno;

@@ -64,7 +64,7 @@ void ml_criu_session_reset(struct criu_session *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
-int ml_criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err)
+int ml_criu_hot_set(struct profiler *p, bool pages, struct rangeset *out, struct ml_err *err)
 {
 	struct profiler_sample smp;
 	int ret = 0;
@@ -75,9 +75,14 @@ int ml_criu_hot_set(struct profiler *p, struct rangeset *out, struct ml_err *err
 	memset(&smp, 0, sizeof(smp));
 	if (ml_profiler_latest(p, &smp))
 		return 0; /* no interval yet: nothing is hot */
-	for (size_t i = 0; i < smp.nregions && !ret; i++)
-		if (smp.regions[i].hot)
-			ret = ml_rangeset_add(out, smp.regions[i].start, smp.regions[i].end);
+	if (pages)
+		for (size_t i = 0; i < smp.hot.n && !ret; i++)
+			ret = ml_rangeset_add(out, smp.hot.r[i].start, smp.hot.r[i].end);
+	else
+		for (size_t i = 0; i < smp.nregions && !ret; i++)
+			if (smp.regions[i].hot)
+				ret = ml_rangeset_add(out, smp.regions[i].start,
+						      smp.regions[i].end);
 	ml_profiler_sample_free(&smp);
 	if (ret)
 		return ml_err_set(err, ENOMEM, "out of memory");
@@ -121,7 +126,7 @@ static int run_checkpoint(struct criu_session *s, struct profiler *p,
 	/* what would make CRIU refuse, before the profiler is taken down for it */
 	ret = ml_criu_dump_precheck(&s->caps, req, err);
 	if (!ret)
-		ret = ml_criu_hot_set(p, hot, err);
+		ret = ml_criu_hot_set(p, s->caps.page_granular, hot, err);
 	if (ret)
 		goto out;
 	if (p && (ret = ml_profiler_release(p, err)))

@@ -55,7 +55,7 @@ static void test_ten_ranges_inline(void)
 	ml_criu_argv_init(&a);
 	ml_rangeset_init(&s);
 	add_n(&s, 10);
-	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &fork_caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &s, NULL, &fork_caps, NULL, &rep, &err));
 	CHECK_EQ(a.n, 20);
 	CHECK_STR(a.v[0], "--exclude-range");
 	CHECK_STR(a.v[1], "7f1234000000:7f1234100000");
@@ -82,7 +82,7 @@ static void test_eleven_ranges_file(void)
 	ml_criu_argv_init(&a);
 	ml_rangeset_init(&s);
 	add_n(&s, 11);
-	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &fork_caps, tmpdir, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &s, NULL, &fork_caps, tmpdir, &rep, &err));
 	CHECK_EQ(a.n, 2);
 	CHECK_STR(a.v[0], "--exclude-file");
 	CHECK(rep.used_file);
@@ -103,6 +103,72 @@ static void test_eleven_ranges_file(void)
 	CHECK(!strncmp(buf, "7f1234000000 7f1234100000\n7f1234200000 7f1234300000\n", 52));
 	ml_criu_argv_free(&a);
 	ml_rangeset_free(&s);
+	rm_tmpdir();
+}
+
+/*
+ * A CRIU with memlens's patches takes a PID in each range, inline and in the
+ * file; the fork does not, and must not get one even when a PID is given.
+ */
+static void test_page_granular_ranges_name_the_pid(void)
+{
+	static const struct criu_caps page_caps = { .works = true,
+						    .exclude_range = true,
+						    .exclude_file = true,
+						    .no_parent_range = true,
+						    .page_granular = true };
+	struct criu_exclude_report rep;
+	struct ml_err err = { 0 };
+	struct criu_argv a;
+	struct rangeset s, parent;
+	char buf[1024];
+	ssize_t n;
+	int fd;
+
+	ml_criu_argv_init(&a);
+	ml_rangeset_init(&s);
+	ml_rangeset_init(&parent);
+	REQUIRE(!ml_rangeset_add(&s, 0x7f0000001000ULL, 0x7f0000003000ULL));
+	REQUIRE(!ml_rangeset_add(&parent, 0x7f0000010000ULL, 0x7f0000011000ULL));
+	REQUIRE(!ml_criu_exclude_args(&a, 4242, &s, &parent, &page_caps, NULL, &rep, &err));
+	CHECK_EQ(a.n, 4);
+	CHECK_STR(a.v[0], "--exclude-range");
+	CHECK_STR(a.v[1], "4242:7f0000001000:7f0000003000");
+	CHECK_STR(a.v[2], "--no-parent-range");
+	CHECK_STR(a.v[3], "4242:7f0000010000:7f0000011000");
+	CHECK_STR(rep.granularity, "page");
+	CHECK(strstr(rep.note, "page by page") != NULL);
+	ml_criu_argv_free(&a);
+
+	ml_criu_argv_init(&a);
+	REQUIRE(!ml_criu_exclude_args(&a, 4242, &s, NULL, &fork_caps, NULL, &rep, &err));
+	CHECK_STR(a.v[1], "7f0000001000:7f0000003000");
+	CHECK_STR(rep.granularity, "vma");
+	CHECK(strstr(rep.note, "whole VMAs") != NULL);
+	ml_criu_argv_free(&a);
+
+	ml_criu_argv_init(&a);
+	REQUIRE(!ml_criu_exclude_args(&a, 4242, &s, NULL, &upstream_caps, NULL, &rep, &err));
+	CHECK_STR(rep.granularity, "none");
+	CHECK(rep.skipped);
+	ml_criu_argv_free(&a);
+
+	make_tmpdir();
+	add_n(&s, 11);
+	ml_criu_argv_init(&a);
+	REQUIRE(!ml_criu_exclude_args(&a, 4242, &s, NULL, &page_caps, tmpdir, &rep, &err));
+	CHECK_STR(a.v[0], "--exclude-file");
+	fd = open(rep.file, O_RDONLY);
+	REQUIRE(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	REQUIRE(n > 0);
+	buf[n] = '\0';
+	CHECK(!strncmp(buf, "4242 7f0000001000 7f0000003000\n4242 7f1234000000 7f1234100000\n",
+		       62));
+	ml_criu_argv_free(&a);
+	ml_rangeset_free(&s);
+	ml_rangeset_free(&parent);
 	rm_tmpdir();
 }
 
@@ -127,7 +193,7 @@ static void test_transitions(void)
 	CHECK_EQ(np.r[0].start, 0x1000000);
 	CHECK_EQ(np.r[0].end, 0x2000000);
 	/* given what the parent left out, the args compute the same transition */
-	REQUIRE(!ml_criu_exclude_args(&a, &cur, &prev, &fork_caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &cur, &prev, &fork_caps, NULL, &rep, &err));
 	REQUIRE(a.n == 6);
 	CHECK_STR(a.v[0], "--exclude-range");
 	CHECK_STR(a.v[1], "5000000:6000000");
@@ -165,7 +231,7 @@ static void test_upstream_gets_none(void)
 	add_n(&s, 3);
 	ml_rangeset_add(&np, 0x1000, 0x2000);
 	ml_criu_argv_add(&a, "criu");
-	REQUIRE(!ml_criu_exclude_args(&a, &s, &np, &upstream_caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &s, &np, &upstream_caps, NULL, &rep, &err));
 	CHECK_EQ(a.n, 1);
 	CHECK(rep.skipped);
 	CHECK_EQ(rep.nexclude, 0);
@@ -180,7 +246,7 @@ static void test_upstream_gets_none(void)
 
 	half.no_parent_range = false;
 	half.exclude_file = false;
-	REQUIRE(!ml_criu_exclude_args(&a, &s, &np, &half, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &s, &np, &half, NULL, &rep, &err));
 	CHECK_EQ(a.n, 7);
 	CHECK_STR(a.v[1], "--exclude-range");
 	CHECK(!rep.skipped);
@@ -192,7 +258,7 @@ static void test_upstream_gets_none(void)
 	ml_criu_argv_add(&a, "criu");
 	ml_rangeset_clear(&s);
 	ml_rangeset_clear(&np);
-	REQUIRE(!ml_criu_exclude_args(&a, &s, &np, &upstream_caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &s, &np, &upstream_caps, NULL, &rep, &err));
 	CHECK(!rep.skipped && !rep.parent_unusable);
 	CHECK_EQ(a.n, 1);
 	ml_criu_argv_free(&a);
@@ -214,7 +280,7 @@ static void test_many_ranges_without_file(void)
 	ml_criu_argv_init(&a);
 	ml_rangeset_init(&s);
 	add_n(&s, 12);
-	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &caps, tmpdir, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &s, NULL, &caps, tmpdir, &rep, &err));
 	CHECK_EQ(a.n, 24);
 	CHECK_STR(a.v[22], "--exclude-range");
 	CHECK_STR(a.v[23], "7f1235600000:7f1235700000");
@@ -228,7 +294,7 @@ static void test_many_ranges_without_file(void)
 	add_n(&s, 3);
 	caps.exclude_file = true;
 	caps.exclude_range = false;
-	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &caps, tmpdir, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &s, NULL, &caps, tmpdir, &rep, &err));
 	CHECK_EQ(a.n, 2);
 	CHECK_STR(a.v[0], "--exclude-file");
 	CHECK(rep.used_file);
@@ -236,7 +302,7 @@ static void test_many_ranges_without_file(void)
 	ml_criu_argv_free(&a);
 	ml_criu_argv_init(&a);
 	unlink(rep.file);
-	REQUIRE(!ml_criu_exclude_args(&a, &s, NULL, &caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &s, NULL, &caps, NULL, &rep, &err));
 	CHECK_EQ(a.n, 0);
 	CHECK(rep.skipped);
 	ml_criu_argv_free(&a);
@@ -260,7 +326,7 @@ static void test_no_exclude_keeps_no_parent(void)
 	ml_rangeset_init(&cur);
 	ml_rangeset_add(&parent, 0x1000000, 0x2000000);
 	ml_rangeset_add(&parent, 0x5000000, 0x6000000);
-	REQUIRE(!ml_criu_exclude_args(&a, NULL, &parent, &fork_caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, NULL, &parent, &fork_caps, NULL, &rep, &err));
 	REQUIRE(a.n == 4);
 	CHECK_STR(a.v[0], "--no-parent-range");
 	CHECK_STR(a.v[1], "1000000:2000000");
@@ -274,7 +340,7 @@ static void test_no_exclude_keeps_no_parent(void)
 	ml_criu_argv_free(&a);
 	ml_criu_argv_init(&a);
 	ml_rangeset_add(&cur, 0x9000000, 0xa000000);
-	REQUIRE(!ml_criu_exclude_args(&a, &cur, &parent, &np_only, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &cur, &parent, &np_only, NULL, &rep, &err));
 	CHECK(rep.skipped);
 	CHECK_EQ(a.n, 4);
 	CHECK_EQ(rep.nno_parent, 2);
@@ -282,7 +348,7 @@ static void test_no_exclude_keeps_no_parent(void)
 	ml_criu_argv_free(&a);
 	ml_criu_argv_init(&a);
 	ml_rangeset_clear(&parent);
-	REQUIRE(!ml_criu_exclude_args(&a, &cur, &parent, &fork_caps, NULL, &rep, &err));
+	REQUIRE(!ml_criu_exclude_args(&a, 0, &cur, &parent, &fork_caps, NULL, &rep, &err));
 	REQUIRE(a.n == 2);
 	CHECK_STR(a.v[1], "9000000:a000000");
 	CHECK_EQ(rep.nno_parent, 0);
@@ -370,32 +436,32 @@ static void test_unsafe_paths_refused(void)
 	/* a symlink to the directory */
 	snprintf(p2, sizeof(p2), "%s/link", tmpdir);
 	REQUIRE(symlink(tmpdir, p2) == 0);
-	CHECK(ml_criu_write_exclude_file(p2, &s, path, sizeof(path), &err) < 0);
+	CHECK(ml_criu_write_exclude_file(p2, 0, &s, path, sizeof(path), &err) < 0);
 	unlink(p2);
 	/* a directory others may write to */
 	snprintf(p2, sizeof(p2), "%s/sub", tmpdir);
 	REQUIRE(mkdir(p2, 0777) == 0);
 	chmod(p2, 0777);
-	CHECK(ml_criu_write_exclude_file(p2, &s, path, sizeof(path), &err) == -EPERM);
+	CHECK(ml_criu_write_exclude_file(p2, 0, &s, path, sizeof(path), &err) == -EPERM);
 	CHECK(strstr(err.msg, "not writable by group or others") != NULL);
 	rmdir(p2);
 	/* the file name is a symlink planted in advance */
 	snprintf(p2, sizeof(p2), "%s/%s", tmpdir, CRIU_EXCLUDE_FILE_NAME);
 	REQUIRE(symlink("/tmp/memlens-should-not-be-created", p2) == 0);
-	CHECK(ml_criu_write_exclude_file(tmpdir, &s, path, sizeof(path), &err) == -EEXIST);
+	CHECK(ml_criu_write_exclude_file(tmpdir, 0, &s, path, sizeof(path), &err) == -EEXIST);
 	CHECK(access("/tmp/memlens-should-not-be-created", F_OK) < 0);
 	unlink(p2);
 	/* an existing file is never overwritten */
 	fd = open(p2, O_CREAT | O_WRONLY, 0600);
 	REQUIRE(fd >= 0);
 	close(fd);
-	CHECK(ml_criu_write_exclude_file(tmpdir, &s, path, sizeof(path), &err) == -EEXIST);
+	CHECK(ml_criu_write_exclude_file(tmpdir, 0, &s, path, sizeof(path), &err) == -EEXIST);
 	unlink(p2);
 	/* a missing directory */
-	CHECK(ml_criu_write_exclude_file("/nonexistent/memlens", &s, path, sizeof(path), &err) ==
+	CHECK(ml_criu_write_exclude_file("/nonexistent/memlens", 0, &s, path, sizeof(path), &err) ==
 	      -ENOENT);
 	/* and a good one works */
-	CHECK(ml_criu_write_exclude_file(tmpdir, &s, path, sizeof(path), &err) == 0);
+	CHECK(ml_criu_write_exclude_file(tmpdir, 0, &s, path, sizeof(path), &err) == 0);
 	ml_rangeset_free(&s);
 	rm_tmpdir();
 }
@@ -462,6 +528,7 @@ int main(void)
 	RUN(test_ten_ranges_inline);
 	RUN(test_eleven_ranges_file);
 	RUN(test_transitions);
+	RUN(test_page_granular_ranges_name_the_pid);
 	RUN(test_upstream_gets_none);
 	RUN(test_many_ranges_without_file);
 	RUN(test_no_exclude_keeps_no_parent);
