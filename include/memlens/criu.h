@@ -313,6 +313,7 @@ struct criu_dump_stats {
 	int64_t irmap_resolve;
 	int64_t pages_lazy, page_pipes, page_pipe_bufs;
 	int64_t shpages_scanned, shpages_skipped_parent, shpages_written;
+	int64_t pages_excluded; /* left out by --exclude-range (memlens's CRIU patches) */
 };
 
 /*

@@ -63,7 +63,8 @@ static int copy_dump(const MlCriu__DumpStatsEntry *d, struct criu_dump_stats *s)
 	    !set_u64(&s->shpages_scanned, d->has_shpages_scanned, d->shpages_scanned) ||
 	    !set_u64(&s->shpages_skipped_parent, d->has_shpages_skipped_parent,
 		     d->shpages_skipped_parent) ||
-	    !set_u64(&s->shpages_written, d->has_shpages_written, d->shpages_written)) {
+	    !set_u64(&s->shpages_written, d->has_shpages_written, d->shpages_written) ||
+	    !set_u64(&s->pages_excluded, d->has_pages_excluded, d->pages_excluded)) {
 		stats_unknown(s);
 		return -EINVAL;
 	}

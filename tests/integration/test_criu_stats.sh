@@ -77,7 +77,7 @@ int main(int argc, char **argv)
 	static const char *const names[] = { "freezing_time", "frozen_time", "memdump_time",
 		"memwrite_time", "pages_scanned", "pages_skipped_parent", "pages_written",
 		"irmap_resolve", "pages_lazy", "page_pipes", "page_pipe_bufs", "shpages_scanned",
-		"shpages_skipped_parent", "shpages_written" };
+		"shpages_skipped_parent", "shpages_written", "pages_excluded" };
 	struct criu_dump_stats s;
 	struct ml_err err = { 0 };
 	const int64_t *f = &s.freezing_time;
@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	printf("{");
-	for (int i = 0; i < 14; i++, sep = ", ")
+	for (int i = 0; i < 15; i++, sep = ", ")
 		if (f[i] >= 0)
 			printf("%s\"%s\": %lld", sep, names[i], (long long)f[i]);
 	printf("}\n");
@@ -156,10 +156,11 @@ test_fresh_dump() {
 		skip checkpoint_json_pages_as_crit "$CRIT_MISSING"
 		return
 	fi
-	setsid "$WORKLOADS/memwrite" -m 8 </dev/null >"$tmp/mw.out" 2>&1 &
+	# -P: written once, then still (a dump must find all 8 MiB written)
+	setsid "$WORKLOADS/memwrite" -m 8 -P </dev/null >"$tmp/mw.out" 2>&1 &
 	P=$!
 	pids+=("$P")
-	wait_for_file "$tmp/mw.out" 10
+	wait_for_line "$tmp/mw.out" 'first pass written' 60
 	if ! MEMLENS_CRIU=$criu "$MEMLENS" checkpoint -p "$P" -D "$d" -R -d 0 --json \
 		>"$tmp/cp.json" 2>"$tmp/cp.err"; then
 		notok $n "memlens checkpoint failed: $(cat "$tmp/cp.err" "$tmp/cp.json")"

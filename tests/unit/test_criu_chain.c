@@ -100,8 +100,13 @@ static void test_probe_by_acceptance(void)
 	CHECK(caps.works);
 	CHECK(caps.mem_dirty_track);
 	CHECK_STR(caps.version, "4.0");
-	/* refused --exclude-file, the version without it, check, the soft-dirty check */
-	CHECK_EQ(log_lines(last, sizeof(last)), 4);
+	/*
+	 * refused --exclude-file, the version without it, --help (no
+	 * "[PID:]START:END" there: VMA granularity), check, the soft-dirty check
+	 */
+	CHECK(!caps.page_granular);
+	CHECK_STR(ml_criu_granularity(&caps), "vma");
+	CHECK_EQ(log_lines(last, sizeof(last)), 5);
 	CHECK_STR(last, "check --feature mem_dirty_track\n");
 	CHECK(ml_criu_can_exclude(&caps));
 	unlink(logf);

@@ -37,6 +37,7 @@ static const struct {
 	{ F(shpages_scanned) },
 	{ F(shpages_skipped_parent) },
 	{ F(shpages_written) },
+	{ F(pages_excluded) },
 };
 #undef F
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
