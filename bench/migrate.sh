@@ -1,8 +1,12 @@
 #!/bin/bash
-# Live migration measured side by side: no exclusion vs hot-VMA exclusion,
-# by `memlens migrate` with the CRIU fork that has the exclude options, on
-# migwork (64 MiB rewritten continuously, 192 MiB written once and idle,
-# 32 MiB hot first and cold after 12 s), memwrite, matmul and memalloc;
+# Live migration measured side by side, by `memlens migrate`: no exclusion
+# (none), hot memory left out page by page by the CRIU with memlens's patches
+# (page, scripts/ensure-criu.sh) and as whole VMAs by the CRIU fork with the
+# exclude options (vma, scripts/ensure-criu-exclude.sh, where its source is
+# there), on migwork (64 MiB rewritten continuously, 192 MiB written once and
+# idle, 32 MiB hot first and cold after 12 s), heap (migwork -S: 64 MiB hot
+# inside one 256 MiB VMA, the shape of a server's allocator heap), memwrite,
+# matmul and memalloc;
 # next to each, what `memlens migrate-model` predicts from a `memlens writes
 # --record` trace of the same workload taken in the same run (a separate
 # instance on the same timeline: the trace's profiler and the migration's
@@ -10,7 +14,7 @@
 # the migration measured. Needs soft-dirty (pre-dump): run it in the 6.12
 # guest: CASES=migrate-bench tests/kernels/run.sh 6.12 (the guest cases
 # 9N-migrate-bench-WORKLOAD.sh, one workload each).
-#   bench/migrate.sh [WORKLOAD...]   (default: all four)
+#   bench/migrate.sh [WORKLOAD...]   (default: all five)
 # One JSON line per mode into $OUTDIR/migrate-WORKLOAD.jsonl (default
 # build/bench; each workload's file is rewritten by its run);
 # bench/migrate_table.py makes the table of doc/internals/measurements.md from them.
@@ -31,8 +35,13 @@ tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
-criu=$(scripts/ensure-criu-exclude.sh 2>"$tmp/criu.err") ||
+criu=$(scripts/ensure-criu.sh 2>"$tmp/criu.err") ||
 	{ echo "skip - migrate_bench: $(tail -n 1 "$tmp/criu.err")"; exit 0; }
+"$criu" --help 2>/dev/null | grep -q -- '--exclude-range \[PID:\]' ||
+	echo "# $criu is not built with memlens's patches: the page mode leaves nothing out"
+# the fork (VMA granularity): optional
+vma_criu=$(scripts/ensure-criu-exclude.sh 2>"$tmp/criu-vma.err") ||
+	{ vma_criu=; echo "# no vma mode: $(tail -n 1 "$tmp/criu-vma.err")"; }
 if ! "$criu" check --feature mem_dirty_track >/dev/null 2>&1; then
 	echo "skip - migrate_bench: this kernel has no soft-dirty tracking (pre-dump needs it)"
 	exit 0
@@ -41,6 +50,7 @@ mkdir -p "$OUTDIR"
 
 declare -A CMD=(
 	[migwork]="$WORKLOADS/migwork -H 64 -I 192 -C 32 -t 1 -T 12"
+	[heap]="$WORKLOADS/migwork -S -H 64 -I 192 -C 0 -t 1"
 	[memwrite]="$WORKLOADS/memwrite -m 64"
 	[matmul]="$WORKLOADS/matmul -n 512"
 	[memalloc]="$WORKLOADS/memalloc -m 32 -p 3000"
@@ -49,7 +59,7 @@ declare -A CMD=(
 # what each workload prints once its memory is set up (migwork writes all of
 # it first: seconds under TCG; a pre-dump before that would see the rest as
 # new pages in the next round)
-declare -A READY=([migwork]=ready [memwrite]=writes [matmul]="matmul pid" [memalloc]=allocates)
+declare -A READY=([migwork]=ready [heap]=ready [memwrite]=writes [matmul]="matmul pid" [memalloc]=allocates)
 
 start() { # WORKLOAD OUT CMD...: sets P; returns once it is ready, and WARM_S more
 	local w=$1 out=$2
@@ -62,7 +72,7 @@ start() { # WORKLOAD OUT CMD...: sets P; returns once it is ready, and WARM_S mo
 	sleep "$WARM_S"
 }
 
-for w in ${*:-migwork memwrite matmul memalloc}; do
+for w in ${*:-migwork heap memwrite matmul memalloc}; do
 	OUT=$OUTDIR/migrate-$w.jsonl
 	: >"$OUT"
 	# the trace, on an instance of its own
@@ -71,19 +81,34 @@ for w in ${*:-migwork memwrite matmul memalloc}; do
 		>/dev/null 2>"$tmp/$w-trace.err" || echo "# $w: writes --record: $(tail -n 1 "$tmp/$w-trace.err")"
 	kill -9 "$P" 2>/dev/null
 	wait "$P" 2>/dev/null
-	for mode in none exclude; do
+	for mode in none vma page; do
 		extra=()
+		c=$criu
 		[ $mode = none ] && extra=(--no-exclude)
+		if [ $mode = vma ]; then
+			[ -n "$vma_criu" ] || continue
+			c=$vma_criu
+		fi
 		start "$w" "$tmp/$w-$mode.out" ${CMD[$w]}
 		p=$P
-		"$MEMLENS" migrate -p "$p" --to "$tmp/$w-$mode-dest" -D "$tmp/$w-$mode-src" --criu "$criu" \
+		"$MEMLENS" migrate -p "$p" --to "$tmp/$w-$mode-dest" -D "$tmp/$w-$mode-src" --criu "$c" \
 			--max-rounds "$ROUNDS" --stop-threshold "$THRESHOLD" --round-interval "$ROUND_S" \
 			-i "$INTERVAL" "${extra[@]}" --json >"$tmp/$w-$mode.json" 2>"$tmp/$w-$mode.err"
 		rc=$?
 		wait "$p" 2>/dev/null
 		np=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("restored_pid", 0))' \
 			"$tmp/$w-$mode.json" 2>/dev/null)
-		[ -n "$np" ] && [ "$np" != 0 ] && kill -9 "$np" 2>/dev/null
+		verified=null
+		if [ -n "$np" ] && [ "$np" != 0 ]; then
+			# migwork checks its own memory on SIGTERM: correct, or WRONG
+			if [[ ${CMD[$w]} == *migwork* ]]; then
+				kill -TERM "$np" 2>/dev/null
+				for _ in $(seq 600); do grep -qE 'migwork: (correct|WRONG)' "$tmp/$w-$mode.out" && break; sleep 0.1; done
+				grep -q 'migwork: correct' "$tmp/$w-$mode.out" && verified=true || verified=false
+				[ $verified = false ] && failed+=" $w/$mode(data)"
+			fi
+			kill -9 "$np" 2>/dev/null
+		fi
 		if [ $rc -ne 0 ]; then
 			echo "# $w $mode: migrate failed (exit $rc): $(tail -n 2 "$tmp/$w-$mode.err")"
 			failed+=" $w/$mode"
@@ -105,9 +130,10 @@ EOF
 		"$MEMLENS" migrate-model "$tmp/$w.trace" --bandwidth "$bw" --round-interval "$ri" \
 			--max-rounds "$n" --stop-threshold "$THRESHOLD" --json >"$tmp/$w-$mode.model" \
 			2>"$tmp/$w-$mode.merr" || echo "# $w $mode: migrate-model: $(tail -n 1 "$tmp/$w-$mode.merr")"
-		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" "$INTERVAL" >>"$OUT" <<'EOF'
+		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" "$INTERVAL" "$verified" >>"$OUT" <<'EOF'
 import json, sys
 w, mode, mj, mm, bw, ri, kver = sys.argv[1:8]
+verified = json.loads(sys.argv[9])
 m = json.load(open(mj))
 try:
     model = json.load(open(mm))
@@ -116,10 +142,11 @@ except (OSError, ValueError):
     pol = {}
 def err(pred, meas):
     return None if pred is None or not meas else (pred - meas) / meas
-want = "none" if mode == "none" else "hot-vma"
+want = {"none": "none", "vma": "hot-vma", "page": "hot-range"}[mode]
 p = pol.get(want)
 row = {
     "workload": w, "mode": mode, "kernel": kver, "criu": m["criu"]["version"],
+    "granularity": m.get("granularity"), "data_verified": verified,
     "rounds": len(m["rounds"]), "round_bytes": [r["bytes"] for r in m["rounds"]],
     "round_pages_scanned": [r.get("pages_scanned") for r in m["rounds"]],
     "round_pages_skipped_parent": [r.get("pages_skipped_parent") for r in m["rounds"]],

@@ -22,29 +22,43 @@ def mib(x):
     return "n/a" if x is None else "%.1f" % (x / MiB)
 
 
+MODES = {"none": "none", "exclude": "hot VMAs (fork)", "vma": "hot VMAs (fork)",
+         "page": "hot pages (memlens's CRIU)"}
+
+
 def table(rows):
     out = []
     k = rows[0]
-    out.append("Measured in one run of `bench/migrate.sh` (kernel %s in QEMU TCG, CRIU fork "
-               "%s, source and destination on one machine): `memlens migrate` without "
-               "exclusion (`--no-exclude`) and with hot-VMA exclusion; next to each, "
+    crius = sorted({r["criu"] for r in rows})
+    out.append("Measured in one run of `bench/migrate.sh` (kernel %s in QEMU TCG, CRIU %s, "
+               "source and destination on one machine): `memlens migrate` without "
+               "exclusion (`--no-exclude`), with hot VMAs left out whole (the CRIU fork) and "
+               "with hot pages left out (CRIU with memlens's patches); ratios against the "
+               "workload's `none` row of the same run; next to each, "
                "`migrate-model` on a `writes --record` trace of the same workload from "
                "the same run, at the bandwidth and round interval that migration measured "
-               "(error: model vs measured)." % (k["kernel"], k["criu"]))
+               "(error: model vs measured); data: the workload checked its own memory "
+               "after the restore." % (k["kernel"], " and ".join(crius)))
     out.append("")
-    out.append("| workload | mode | rounds | MiB per round | hot MiB per round | total MiB | "
-               "downtime s | model total MiB (error) | model final MiB (error) | "
+    out.append("| workload | left out | rounds | MiB per round | total MiB (× none) | "
+               "downtime s (× none) | data | model total MiB (error) | "
                "model downtime s (error) |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|")
+    none = {r["workload"]: r for r in rows if r["mode"] == "none"}
+
+    def ratio(r, key):
+        n = none.get(r["workload"])
+        return "" if not n or not n[key] or r["mode"] == "none" else " (%.2f×)" % (r[key] / n[key])
+
     for r in rows:
-        hot = r.get("round_hot_bytes")
-        out.append("| %s | %s | %d | %s | %s | %s | %.2f | %s (%s) | %s (%s) | %s (%s) |" % (
-            r["workload"], "hot-VMA exclusion" if r["mode"] == "exclude" else "none",
+        v = r.get("data_verified")
+        out.append("| %s | %s | %d | %s | %s%s | %.2f%s | %s | %s (%s) | %s (%s) |" % (
+            r["workload"], MODES.get(r["mode"], r["mode"]),
             r["rounds"], " / ".join(mib(b) for b in r["round_bytes"]),
-            " / ".join(mib(b) for b in hot) if hot and r["mode"] == "exclude" else "-",
-            mib(r["total_bytes"]),
-            r["downtime_ms"] / 1000.0, mib(r["model_total_bytes"]), pct(r["model_error_total"]),
-            mib(r["model_final_bytes"]), pct(r["model_error_final"]),
+            mib(r["total_bytes"]), ratio(r, "total_bytes"),
+            r["downtime_ms"] / 1000.0, ratio(r, "downtime_ms"),
+            "-" if v is None else ("intact" if v else "WRONG"),
+            mib(r["model_total_bytes"]), pct(r["model_error_total"]),
             "n/a" if r["model_downtime_ms"] is None else "%.2f" % (r["model_downtime_ms"] / 1000.0),
             pct(r["model_error_downtime"])))
     out.append("")

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * migwork: a live-migration target that checks its own memory.
- *   migwork [-H MIB] [-k N] [-I MIB] [-C MIB] [-W MIB] [-t MS] [-T SEC] [-P]
+ *   migwork [-H MIB] [-k N] [-I MIB] [-C MIB] [-W MIB] [-t MS] [-T SEC] [-P] [-S]
  *   -H  a hot buffer rewritten continuously (default 64), split into
  *       -k N separate mappings (default 1; guard pages keep them apart)
  *   -I  memory written once and then left idle (default 192)
@@ -17,6 +17,9 @@
  *       bit, set by the profiler's scan), so every profiling interval sees
  *       each hot region written whole however little CPU the process gets.
  *       Unprofiled, it writes one turnover and waits.
+ *   -S  one heap: every region is a part of a single mapping (one VMA, as
+ *       an allocator's heap holds a server's data), the idle memory first,
+ *       then the hot, hot-then-cold and cold-then-hot regions
  * Every region is a run of 256 KiB chunks; its step s writes chunk
  * (s * 7) mod CHUNKS with a pattern of (region, s). SIGTERM or SIGUSR1:
  * recompute from the step counters alone what every chunk must hold,
@@ -50,6 +53,8 @@ struct region {
 
 static struct region reg[MAXREG];
 static int nreg;
+static unsigned char *heap; /* -S: the regions are parts of this mapping */
+static size_t heap_off;
 static volatile sig_atomic_t phase2, stop;
 
 static void on_usr2(int sig)
@@ -120,11 +125,17 @@ static int add_region(size_t mib, enum kind kind)
 		return 0;
 	if (nreg >= MAXREG)
 		return -1;
+	if (heap) {
+		reg[nreg].base = heap + heap_off;
+		heap_off += len;
+		goto fill;
+	}
 	p = mmap(NULL, len + 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED || mmap(p + 4096, len, PROT_READ | PROT_WRITE,
 				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 		return -1;
 	reg[nreg].base = p + 4096;
+fill:
 	reg[nreg].nchunks = len / CHUNK;
 	reg[nreg].kind = kind;
 	nreg++;
@@ -159,12 +170,12 @@ int main(int argc, char **argv)
 {
 	long hot = 64, idle = 192, hc = 32, ch = 0, k = 1, ms = 1, phase_s = 0, bad = 0;
 	uint64_t *tmp;
-	int opt, pagemap = -1;
-	bool paced = false;
+	int opt, pagemap = -1, h0 = 0;
+	bool paced = false, one_heap = false;
 
-	while ((opt = getopt(argc, argv, "H:k:I:C:W:t:T:P")) != -1) {
-		if (opt == 'P') {
-			paced = true;
+	while ((opt = getopt(argc, argv, "H:k:I:C:W:t:T:PS")) != -1) {
+		if (opt == 'P' || opt == 'S') {
+			*(opt == 'P' ? &paced : &one_heap) = true;
 			continue;
 		}
 		long *v = opt == 'H'   ? &hot
@@ -178,7 +189,7 @@ int main(int argc, char **argv)
 
 		if (!v) {
 			fprintf(stderr, "usage: migwork [-H MIB] [-k N] [-I MIB] [-C MIB] [-W MIB] "
-					"[-t MS] [-T SEC] [-P]\n");
+					"[-t MS] [-T SEC] [-P] [-S]\n");
 			return 2;
 		}
 		*v = atol(optarg);
@@ -189,10 +200,19 @@ int main(int argc, char **argv)
 				"-t >= 0\n");
 		return 2;
 	}
+	if (one_heap) {
+		size_t len = (size_t)(hot + idle + hc + ch) << 20;
+
+		heap = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (heap == MAP_FAILED)
+			goto nomem;
+		if (add_region((size_t)idle, IDLE))
+			goto nomem;
+	}
 	for (long i = 0; i < k; i++)
 		if (add_region((size_t)(hot / k), HOT))
 			goto nomem;
-	if (add_region((size_t)idle, IDLE) || add_region((size_t)hc, HOT_COLD) ||
+	if ((!one_heap && add_region((size_t)idle, IDLE)) || add_region((size_t)hc, HOT_COLD) ||
 	    add_region((size_t)ch, COLD_HOT))
 		goto nomem;
 	signal(SIGUSR2, on_usr2);
@@ -208,13 +228,15 @@ int main(int argc, char **argv)
 		perror("migwork: /proc/self/pagemap");
 		return 1;
 	}
+	while (reg[h0].kind != HOT)
+		h0++;
 	printf("migwork pid %d ready\n", getpid());
 	fflush(stdout);
 	bool said = false;
 
 	for (unsigned long pass = 0; !stop; pass++) {
-		/* region 0 is hot (-H >= 1): a new interval protected it again */
-		while (paced && pass % 8 == 0 && pass && !stop && !uffd_wp(pagemap, reg[0].base))
+		/* the first hot region (-H >= 1): a new interval protected it again */
+		while (paced && pass % 8 == 0 && pass && !stop && !uffd_wp(pagemap, reg[h0].base))
 			nap(1);
 		if (phase2 && !said) {
 			printf("migwork: phase 2\n");
