@@ -5,8 +5,10 @@
 # exclude options (vma, scripts/ensure-criu-exclude.sh, where its source is
 # there), on migwork (64 MiB rewritten continuously, 192 MiB written once and
 # idle, 32 MiB hot first and cold after 12 s), heap (migwork -S: 64 MiB hot
-# inside one 256 MiB VMA, the shape of a server's allocator heap), memwrite,
-# matmul and memalloc;
+# inside one 256 MiB VMA, the shape of a server's allocator heap), redis
+# (Debian's redis-server, 250,000 keys of 1000 B, its own child rewriting
+# 20,000 of them until the freeze: bench/redis_target.sh), memwrite, matmul
+# and memalloc;
 # next to each, what `memlens migrate-model` predicts from a `memlens writes
 # --record` trace of the same workload taken in the same run (a separate
 # instance on the same timeline: the trace's profiler and the migration's
@@ -14,7 +16,7 @@
 # the migration measured. Needs soft-dirty (pre-dump): run it in the 6.12
 # guest: CASES=migrate-bench tests/kernels/run.sh 6.12 (the guest cases
 # 9N-migrate-bench-WORKLOAD.sh, one workload each).
-#   bench/migrate.sh [WORKLOAD...]   (default: all five)
+#   bench/migrate.sh [WORKLOAD...]   (default: all six)
 # One JSON line per mode into $OUTDIR/migrate-WORKLOAD.jsonl (default
 # build/bench; each workload's file is rewritten by its run);
 # bench/migrate_table.py makes the table of doc/internals/measurements.md from them.
@@ -51,6 +53,7 @@ mkdir -p "$OUTDIR"
 declare -A CMD=(
 	[migwork]="$WORKLOADS/migwork -H 64 -I 192 -C 32 -t 1 -T 12"
 	[heap]="$WORKLOADS/migwork -S -H 64 -I 192 -C 0 -t 1"
+	[redis]="bash bench/redis_target.sh @DIR@ 250000 20000"
 	[memwrite]="$WORKLOADS/memwrite -m 64"
 	[matmul]="$WORKLOADS/matmul -n 512"
 	[memalloc]="$WORKLOADS/memalloc -m 32 -p 3000"
@@ -59,11 +62,13 @@ declare -A CMD=(
 # what each workload prints once its memory is set up (migwork writes all of
 # it first: seconds under TCG; a pre-dump before that would see the rest as
 # new pages in the next round)
-declare -A READY=([migwork]=ready [heap]=ready [memwrite]=writes [matmul]="matmul pid" [memalloc]=allocates)
+declare -A READY=([migwork]=ready [heap]=ready [redis]="redis target ready" [memwrite]=writes
+	[matmul]="matmul pid" [memalloc]=allocates)
 
 start() { # WORKLOAD OUT CMD...: sets P; returns once it is ready, and WARM_S more
 	local w=$1 out=$2
 	shift 2
+	set -- "${@//@DIR@/$out.d}"	# redis: its own directory (socket)
 	setsid "$@" </dev/null >"$out" 2>&1 &
 	P=$!
 	pids+=("$P")
@@ -72,7 +77,7 @@ start() { # WORKLOAD OUT CMD...: sets P; returns once it is ready, and WARM_S mo
 	sleep "$WARM_S"
 }
 
-for w in ${*:-migwork heap memwrite matmul memalloc}; do
+for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 	OUT=$OUTDIR/migrate-$w.jsonl
 	: >"$OUT"
 	# the trace, on an instance of its own
@@ -100,6 +105,20 @@ for w in ${*:-migwork heap memwrite matmul memalloc}; do
 			"$tmp/$w-$mode.json" 2>/dev/null)
 		verified=null
 		if [ -n "$np" ] && [ "$np" != 0 ]; then
+			# redis: every key there (as many as when it was ready, or the
+			# writer's few more), each 1000 B, read through the restored socket
+			if [ "$w" = redis ]; then
+				verified=false
+				sock=$tmp/$w-$mode.out.d/redis.sock
+				n0=$(sed -n 's/^redis target ready: \([0-9]*\) keys/\1/p' "$tmp/$w-$mode.out")
+				n1=$(redis-cli -s "$sock" DBSIZE 2>/dev/null)
+				ns=$(redis-cli -s "$sock" --scan --count 1000 2>/dev/null | wc -l)
+				bad=$(redis-cli -s "$sock" --scan --count 1000 2>/dev/null | head -n 100 |
+					while read -r k; do redis-cli -s "$sock" STRLEN "$k"; done | grep -vcx 1000)
+				echo "# redis $mode: $n0 keys when ready, $n1 after the restore ($ns scanned, $bad of 100 sampled not 1000 B)"
+				[ -n "$n1" ] && [ "$n1" -ge "${n0:-1}" ] && [ "$ns" = "$n1" ] && [ "$bad" = 0 ] && verified=true
+				[ $verified = false ] && failed+=" $w/$mode(data)"
+			fi
 			# migwork checks its own memory on SIGTERM: correct, or WRONG
 			if [[ ${CMD[$w]} == *migwork* ]]; then
 				kill -TERM "$np" 2>/dev/null

@@ -454,7 +454,31 @@ test_probe_timeout_and_cache() {
 	kill "$P"
 }
 
+# Which granularity each CRIU gives, from what it accepts and says: the one
+# ensure-criu.sh built with memlens's patches (page), the same CRIU unmodified
+# (none: nothing left out), and the fork (vma), where its source is there.
+test_granularity_by_criu() {
+	local n=granularity_by_criu fork c want got bad=
+	need_criu $n || return
+	fork=$(scripts/ensure-criu-exclude.sh 2>/dev/null) || fork=
+	for c in "$CRIU:page" "$(dirname "$CRIU")/criu-upstream:none" ${fork:+"$fork:vma"}; do
+		want=${c##*:} c=${c%:*}
+		[ -x "$c" ] || { bad+=" $c missing;"; continue; }
+		"$MEMLENS" check --criu "$c" --json >"$tmp/g.json" 2>/dev/null
+		got=$(jget "$tmp/g.json" "next(f['detail'] for f in j['features'] if f['name'] == 'criu_exclude')" 2>/dev/null)
+		case $want in
+		page) [[ $got == "page granularity"* ]] || bad+=" $c: '$got';" ;;
+		vma) [[ $got == "this CRIU accepts"* ]] || bad+=" $c: '$got';" ;;
+		none) [[ $got == "this CRIU accepts neither"* ]] || bad+=" $c: '$got';" ;;
+		esac
+		echo "# $want: $c: $got"
+	done
+	[ -z "$fork" ] && echo "# no vma case: the CRIU fork's source is not beside the project"
+	[ -z "$bad" ] && ok $n || notok $n "$bad"
+}
+
 test_no_criu
+test_granularity_by_criu
 test_probe_timeout_and_cache
 test_usage_errors
 test_criu_opt_passthrough
