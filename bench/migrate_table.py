@@ -62,22 +62,29 @@ def table(rows):
             "n/a" if r["model_downtime_ms"] is None else "%.2f" % (r["model_downtime_ms"] / 1000.0),
             pct(r["model_error_downtime"])))
     out.append("")
-    out.append("| workload | total bytes exclude/none | downtime exclude/none | "
-               "model total hot-range/hot-VMA (page-range exclusion) |")
-    out.append("|---|---|---|---|")
+    out.append("Against `none` in the same run: bytes sent before the freeze (the pre-dump "
+               "rounds), total bytes, downtime; and the model's error for the same mode.")
+    out.append("")
+    out.append("| workload | left out | pre-copy bytes × none | total bytes × none | "
+               "downtime × none | model total error |")
+    out.append("|---|---|---|---|---|---|")
     by = {}
     for r in rows:
         by.setdefault(r["workload"], {})[r["mode"]] = r
     for w, m in by.items():
-        if "none" not in m or "exclude" not in m:
+        n = m.get("none")
+        if not n:
             continue
-        n, e = m["none"], m["exclude"]
-        hr = e.get("model_hot_range_total_bytes")
-        hv = e.get("model_total_bytes")
-        out.append("| %s | %.3f | %.3f | %s |" % (
-            w, e["total_bytes"] / max(n["total_bytes"], 1),
-            e["downtime_ms"] / max(n["downtime_ms"], 1),
-            "n/a" if not hr or not hv else "%.3f" % (hr / hv)))
+        pre_n = sum(n["round_bytes"][:-1])
+        for mode in ("exclude", "vma", "page"):
+            e = m.get(mode)
+            if not e:
+                continue
+            pre = sum(e["round_bytes"][:-1])
+            out.append("| %s | %s | %s | %.2f | %.2f | %s |" % (
+                w, MODES[mode], "%.2f" % (pre / pre_n) if pre_n else "n/a",
+                e["total_bytes"] / max(n["total_bytes"], 1),
+                e["downtime_ms"] / max(n["downtime_ms"], 1), pct(e["model_error_total"])))
     return "\n".join(out)
 
 
