@@ -12,7 +12,10 @@
  * "pagecheck: PID correct" or "pagecheck: PID WRONG ...": a page restored
  * from an older image, or not restored, shows up there. SIGTERM ends both.
  * Lines: "pagecheck: PID map ADDR pages N" at the start, "pagecheck: PID
- * step K done" after each step. Output is line-buffered (a file in tests).
+ * step K done" after each step. The parent prints the child's lines too
+ * (the child reports to it through a pipe): one process writes the output,
+ * line-buffered (a file in tests), and a line for the child means the child
+ * has done it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -85,7 +88,30 @@ static int parse_range(const char *arg, struct steps *s, unsigned long n)
 	return 0;
 }
 
-static int run(char *map, uint64_t *gen, unsigned long n, const struct steps *s, pid_t child)
+/* What the child did, sent to the parent, which prints it. */
+struct report {
+	int sig; /* SIGUSR1: a step, SIGUSR2: a check */
+	int step;
+	unsigned long bad; /* check: first wrong page + 1, or 0 */
+	uint64_t found, expected;
+};
+
+static void say(pid_t pid, const struct report *r, unsigned long n)
+{
+	if (r->sig == SIGUSR1)
+		printf("pagecheck: %d step %d done\n", (int)pid, r->step);
+	else if (r->bad)
+		printf("pagecheck: %d WRONG at page %lu: generation %llu, expected %llu\n",
+		       (int)pid, r->bad - 1, (unsigned long long)r->found,
+		       (unsigned long long)r->expected);
+	else
+		printf("pagecheck: %d correct (%lu pages)\n", (int)pid, n);
+}
+
+/* @child > 0: the parent, which reads the child's reports from @fd; 0: the child, which writes
+ * them; -1: alone */
+static int run(char *map, uint64_t *gen, unsigned long n, const struct steps *s, pid_t child,
+	       int fd)
 {
 	sigset_t set;
 	int k = 0;
@@ -103,6 +129,8 @@ static int run(char *map, uint64_t *gen, unsigned long n, const struct steps *s,
 			perror("pagecheck: sigwaitinfo");
 			return 2;
 		}
+		struct report r = { .sig = sig };
+
 		if (child > 0)
 			kill(child, sig);
 		if (sig == SIGTERM)
@@ -113,18 +141,30 @@ static int run(char *map, uint64_t *gen, unsigned long n, const struct steps *s,
 				     pg++)
 					fill(map, pg, ++gen[pg]);
 			}
-			printf("pagecheck: %d step %d done\n", (int)getpid(), ++k);
+			r.step = ++k;
 		} else {
-			uint64_t found;
-			unsigned long bad = check(map, gen, n, &found);
+			r.bad = check(map, gen, n, &r.found);
+			r.expected = r.bad ? gen[r.bad - 1] : 0;
+		}
+		if (!child) { /* the parent prints it */
+			if (write(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
+				return 2;
+			continue;
+		}
+		say(getpid(), &r, n);
+		if (child > 0) {
+			struct report cr;
+			ssize_t got;
 
-			if (bad)
-				printf("pagecheck: %d WRONG at page %lu: generation %llu, expected "
-				       "%llu\n",
-				       (int)getpid(), bad - 1, (unsigned long long)found,
-				       (unsigned long long)gen[bad - 1]);
-			else
-				printf("pagecheck: %d correct (%lu pages)\n", (int)getpid(), n);
+			do
+				got = read(fd, &cr, sizeof(cr));
+			while (got < 0 && errno == EINTR);
+			if (got != (ssize_t)sizeof(cr)) {
+				fprintf(stderr, "pagecheck: the child %d stopped reporting\n",
+					(int)child);
+				return 2;
+			}
+			say(child, &cr, n);
 		}
 	}
 	if (child > 0)
@@ -140,7 +180,8 @@ int main(int argc, char **argv)
 	int ns = 0, nc = 0, opt;
 	sigset_t set;
 	uint64_t *gen;
-	pid_t child = 0;
+	pid_t child = -1;
+	int pfd[2] = { -1, -1 };
 	char *map;
 
 	page = sysconf(_SC_PAGESIZE);
@@ -186,18 +227,25 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	if (nc) {
+		if (pipe(pfd)) {
+			perror("pagecheck: pipe");
+			return 2;
+		}
 		child = fork();
 		if (child < 0) {
 			perror("pagecheck: fork");
 			return 2;
 		}
 		if (child == 0) {
-			printf("pagecheck: %d map %p pages %lu\n", (int)getpid(), (void *)map, n);
-			return run(map, gen, n, &theirs, 0);
+			close(pfd[0]);
+			return run(map, gen, n, &theirs, 0, pfd[1]);
 		}
+		close(pfd[1]);
 	}
 	printf("pagecheck: %d map %p pages %lu\n", (int)getpid(), (void *)map, n);
-	return run(map, gen, n, &mine, child);
+	if (child > 0)
+		printf("pagecheck: %d map %p pages %lu\n", (int)child, (void *)map, n);
+	return run(map, gen, n, &mine, child, pfd[0]);
 bad:
 	fprintf(stderr, "pagecheck: a range is not START:COUNT within the %lu pages\n", n);
 	return 2;

@@ -1,5 +1,7 @@
-# Sourced by 60-checkpoint.sh (the CRIU fork with the exclude options) and
-# 61-checkpoint.sh (upstream CRIU 4.1.1), WHICH=fork|upstream.
+# Sourced by 81-checkpoint.sh (the CRIU fork with the exclude options),
+# 82-checkpoint.sh (upstream CRIU 4.1.1) and 78-checkpoint.sh (CRIU 4.1.1
+# with memlens's patches: the same expectations as the fork, page by page),
+# WHICH=fork|upstream|page.
 # Pre-dump chains through `memlens checkpoint`: round 1 excludes 13
 # hot ranges (12 hot mappings and a region that is hot first), then that
 # region turns cold and a cold one hot, round 2 excludes again (the cold
@@ -15,7 +17,7 @@ MIB_HOT=12 MIB_IDLE=32 MIB_HC=4 MIB_CH=4
 chain() {
 	local name=$1 criu=$2 d=$tmp/$1 out=$tmp/$1.out fork=false bad= np n2 gone
 	mkdir -p "$d"
-	[ "$name" = fork ] && fork=true
+	[ "$name" != upstream ] && fork=true	# a CRIU that leaves memory out
 	if ! start "$out" "$WORKLOADS/migwork" -H $MIB_HOT -k 12 -I $MIB_IDLE -C $MIB_HC -W $MIB_CH -t 2; then
 		notok "chain_$name" "migwork did not start: $(cat "$out")"
 		return

@@ -1,7 +1,8 @@
 # Shared by the CRIU cases of the guest suite (sourced, not a case itself).
-# Sets CRIUS (name=path pairs: the fork with the exclude options when its
-# source is here, and upstream CRIU 4.1.1), FORK_MISSING (why the fork is
-# not there), and helpers.
+# Sets CRIUS (name=path pairs: "fork", the fork with the exclude options
+# when its source is here; "page", CRIU 4.1.1 with memlens's patches, which
+# leaves pages out per process; "upstream", the same CRIU unmodified),
+# FORK_MISSING (why the fork is not there), and helpers.
 . tests/lib.bash	# ok, notok, skip, the waits, t_at_exit
 PY=/usr/bin/python3
 tmp=$(mktemp -d /tmp/memlens-case.XXXXXX)
@@ -19,11 +20,17 @@ if fork=$(scripts/ensure-criu-exclude.sh 2>"$tmp/fork.err"); then
 else
 	FORK_MISSING="the CRIU fork with the exclude options is not built here: $(tail -n 1 "$tmp/fork.err")"
 fi
-upstream=${MEMLENS_CRIU:-$(scripts/ensure-criu.sh 2>/dev/null)}
-[ -n "$upstream" ] && CRIUS+=("upstream=$upstream")
+# scripts/ensure-criu.sh builds both: criu (patched) and criu-upstream beside it
+patched=${MEMLENS_CRIU:-$(scripts/ensure-criu.sh 2>/dev/null)}
+if [ -n "$patched" ] && "$patched" --help 2>/dev/null | grep -q -- '--exclude-range \[PID:\]'; then
+	CRIUS+=("page=$patched")
+	[ -x "$(dirname "$patched")/criu-upstream" ] && CRIUS+=("upstream=$(dirname "$patched")/criu-upstream")
+elif [ -n "$patched" ]; then
+	CRIUS+=("upstream=$patched")	# a CRIU without the patches (the system's)
+fi
 
 # for_criu TEST FUNCTION WHY: run FUNCTION NAME PATH for the CRIU named by
-# $WHICH (fork or upstream); skip TEST_NAME with the reason when that CRIU
+# $WHICH (fork, page or upstream); skip TEST_NAME with the reason when that CRIU
 # is missing, or with WHY when the kernel lacks soft-dirty (WHY "": the
 # function decides itself)
 for_criu() {

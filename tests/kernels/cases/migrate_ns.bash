@@ -1,4 +1,4 @@
-# Sourced by 66-migrate.sh and 67-migrate.sh, WHICH=fork|upstream: memlens
+# Sourced by 85-migrate.sh, 86-migrate.sh and 78-migrate.sh, WHICH=fork|upstream|page: memlens
 # migrate with pre-copy (needs soft-dirty: the 6.12 guest), between two
 # network namespaces joined by a veth pair; the restored target checks its
 # own memory.
@@ -19,7 +19,7 @@ migrate_ns() {
 	# every hot region written whole in each profiling interval, so that all
 	# 13 are hot by round 1 however little CPU a loaded machine gives it
 	start "$out" "${in_a[@]}" "$WORKLOADS/migwork" -H 12 -k 12 -I 32 -C 4 -t 2 \
-		$([ "$name" = fork ] && echo -P) ||
+		$([ "$name" != upstream ] && echo -P) ||
 		{ notok "migrate_$name" "migwork did not start"; return; }
 	p=$P
 	"${in_a[@]}" "$MEMLENS" migrate -p "$p" --to 10.213.0.2:7411 --criu "$criu" \
@@ -31,11 +31,14 @@ migrate_ns() {
 	local common=('j["precopy"] and len(j["rounds"]) >= 2 and j["rounds"][-1]["kind"] == "dump"'
 		'all(r["stored_bytes"] == r["bytes"] for r in j["rounds"])'
 		'j["rounds"][-1]["pages"] <= 4096 + 2048')
-	if [ "$name" = fork ]; then
-		# round 1 leaves out the hot 12 + 4 MiB: idle 32 MiB = 8192 pages and a little
+	if [ "$name" != upstream ]; then
+		# round 1 leaves out the hot 12 + 4 MiB: idle 32 MiB = 8192 pages and a
+		# little; the fork as whole VMAs, the patched CRIU page by page
+		local lim='"whole VMAs" in j["limits"] and j["granularity"] == "vma"'
+		[ "$name" = page ] && lim='"page by page" in j["limits"] and j["granularity"] == "page"'
 		jcheck "migrate $name" "$j" "${common[@]}" \
 			'j["exclusion"] and j["rounds"][0]["excluded_ranges"] >= 13' \
-			'8192 <= j["rounds"][0]["pages"] <= 8192 + 512' '"whole VMAs" in j["limits"]'
+			'8192 <= j["rounds"][0]["pages"] <= 8192 + 512' "$lim"
 	else
 		jcheck "migrate $name" "$j" "${common[@]}" \
 			'not j["exclusion"] and "cannot leave memory out" in j["rounds"][0]["note"]'
