@@ -43,8 +43,8 @@ static void usage(FILE *f)
 		   "-q/--quiet, -v/--verbose, -h/--help, -V/--version.\n"
 		   "\n'memlens <command> --help' describes a command's options;\n"
 		   "'memlens --version' (-V) the versions and the features found.\n"
-		   "Exit status: 0 ok, 1 failed, 2 bad usage or input, 3 no such target or it\n"
-		   "exited, 4 permission denied, 5 the kernel lacks a needed feature.\n");
+		   "\nExit status, the same for every command:\n");
+	exit_table_print(f);
 }
 
 /* What went to standard output must have got there: else exit status 1. */
