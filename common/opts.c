@@ -167,11 +167,30 @@ static void bad_option(const struct cli_spec *s, const char *argvi, int optopt_,
 	cli_usage_error(s->cmd, "unknown option '-%c'", optopt_ ? optopt_ : '?');
 }
 
+/* An operand that is a PID where a command takes -p PID: it means -p PID. */
+static bool bare_pid(const struct cli_opt *pid_opt, const char *arg)
+{
+	pid_t pid;
+
+	return pid_opt && arg && !parse_pid(arg, &pid);
+}
+
+/* -p PID, or a bare PID: once only */
+static int take_pid(const struct cli_spec *s, struct cli_opt *o, const char *arg)
+{
+	if (o->given++)
+		return cli_usage_error(s->cmd,
+				       "one process only: -p PID (or a PID alone) was given twice, "
+				       "the second time as '%s'",
+				       arg);
+	return take(s, o, arg);
+}
+
 int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 {
 	struct option lo[MAX_OPTS + 4];
 	char so[3 * MAX_OPTS + 4];
-	struct cli_opt *by_key[KEY_HELP] = { 0 };
+	struct cli_opt *by_key[KEY_HELP] = { 0 }, *pid_opt = NULL;
 	bool cmd = false, args = false;
 	size_t nl = 0, ns = 0;
 	int n = 0, c;
@@ -182,6 +201,8 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 			cmd = true;
 		if (o->kind == CLI_ARGS)
 			args = true;
+		if (o->kind == CLI_PID && !pid_opt)
+			pid_opt = o;
 	}
 	so[ns++] = cmd ? '+' : '-'; /* '-': operands come back as 1 */
 	so[ns++] = ':';
@@ -216,10 +237,28 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 
 	if (!ops)
 		return cli_usage_error(s->cmd, "out of memory");
-	optind = 0; /* glibc: start afresh, reading the '+' or '-' of @so */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+	optind = 0; /* glibc: start afresh, reading the '+' or '-' of @so */
+	for (;;) {
+		c = getopt_long(argc, argv, so, lo, NULL);
+		/* '+': options stop at the first operand; a PID there is -p PID
+		 * (memlens snapshot 1234 -i 10), not a command named 1234 */
+		if (c == -1 && cmd && optind < argc && strcmp(argv[optind - 1], "--") &&
+		    bare_pid(pid_opt, argv[optind])) {
+			r = take_pid(s, pid_opt, argv[optind++]);
+			if (r)
+				goto out;
+			continue;
+		}
+		if (c == -1)
+			break;
 		if (c == 1) {
+			if (bare_pid(pid_opt, optarg)) {
+				r = take_pid(s, pid_opt, optarg);
+				if (r)
+					goto out;
+				continue;
+			}
 			if (!args) {
 				r = cli_usage_error(s->cmd, "unexpected argument '%s'", optarg);
 				goto out;
@@ -252,6 +291,12 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 			goto out;
 		}
 		if (c > 0 && c < KEY_HELP && by_key[c]) {
+			if (by_key[c]->kind == CLI_PID) {
+				r = take_pid(s, by_key[c], optarg);
+				if (r)
+					goto out;
+				continue;
+			}
 			by_key[c]->given++;
 			r = take(s, by_key[c], optarg);
 			if (r)
@@ -474,6 +519,15 @@ void cli_print_help(const struct cli_spec *s, FILE *f)
 			fprintf(f, "\n%*s", 2 + w + 2, "");
 		} else {
 			fprintf(f, "%*s", w - l + 2, "");
+		}
+		if (o->kind == CLI_PID) {
+			char h[512];
+
+			/* a bare PID means -p PID (cli_parse) */
+			snprintf(h, sizeof(h), "%s; a PID alone means the same (memlens %s 1234)",
+				 o->help ? o->help : "", s->cmd);
+			cli_wrap(f, h, 2 + w + 2, 2 + w + 2);
+			continue;
 		}
 		cli_wrap(f, o->help ? o->help : "", 2 + w + 2, 2 + w + 2);
 	}
