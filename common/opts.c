@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "cliutil.h"
 #include "command.h"
@@ -48,6 +50,24 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry 'memlens %s --help'.\n", cmd);
 	return EXIT_USAGE;
+}
+
+int cli_input_file(const char *cmd, const char *path)
+{
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) < 0 || access(path, R_OK) < 0) {
+		fprintf(stderr, "memlens %s: cannot read %s: %s; check the path\n", cmd, path,
+			strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "memlens %s: %s is a directory; give a file\n", cmd, path);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 bool cli_given(const struct cli_spec *s, const char *name)
@@ -238,6 +258,16 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 	if (!ops)
 		return cli_usage_error(s->cmd, "out of memory");
 	opterr = 0;
+	/* the operands first (only '-' parsing returns them in order, argv untouched) */
+	if (s->check_operand && !cmd) {
+		optind = 0;
+		while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1)
+			if (c == 1 && (r = s->check_operand(s->cmd, optarg)))
+				goto out;
+		while (optind < argc)
+			if ((r = s->check_operand(s->cmd, argv[optind++])))
+				goto out;
+	}
 	optind = 0; /* glibc: start afresh, reading the '+' or '-' of @so */
 	for (;;) {
 		c = getopt_long(argc, argv, so, lo, NULL);
