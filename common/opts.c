@@ -609,7 +609,7 @@ static void print_features(FILE *f, const struct feature_list *l, enum feature_s
 
 void cli_print_version(FILE *f)
 {
-	static struct feature_list l; /* 48 features of 200+ bytes each */
+	static struct feature_list l; /* 48 features of 500+ bytes each */
 	struct utsname u;
 
 	fprintf(f, "memlens %s\n", MEMLENS_VERSION);

@@ -262,8 +262,8 @@ int table_wrap(FILE *f, int width, int indent, const char *fmt, ...)
 			cut = room;
 			while (cut > 0 && p[cut] != ' ')
 				cut--;
-			if (cut == 0) /* one word longer than the line: cut it there */
-				cut = room;
+			if (cut == 0) /* one word longer than the line: whole, never cut */
+				cut = (int)strcspn(p, " ");
 		}
 		int keep = cut;
 

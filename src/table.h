@@ -44,7 +44,8 @@ void table_free(struct table *t);
 
 /*
  * A paragraph wrapped at word boundaries to @width columns: the first line
- * as is, the following ones indented by @indent spaces. Returns the lines.
+ * as is, the following ones indented by @indent spaces. A word longer than
+ * a line (a path) gets a line of its own, whole. Returns the lines.
  */
 int table_wrap(FILE *f, int width, int indent, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
