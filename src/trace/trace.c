@@ -146,11 +146,14 @@ int trace_bpf_error(struct ml_err *err, int e, const char *what)
 	switch (-e) {
 	case EPERM:
 	case EACCES:
-		return ml_err_set(err, -e,
-				  "%s: %s (run as root; a lockdown or "
-				  "kernel.unprivileged_bpf_disabled setting can also refuse it; "
-				  "memlens -v ... -v shows libbpf's log)",
-				  what, strerror(-e));
+		/* "run as root" only to who is not: as root, say what else refuses */
+		return ml_err_set(
+			err, -e, "%s: %s (%s; memlens -v ... -v shows libbpf's log)", what,
+			strerror(-e),
+			geteuid() ? "run as root; a lockdown or "
+				    "kernel.unprivileged_bpf_disabled setting can also refuse it"
+				  : "memlens runs as root already: a kernel lockdown or a "
+				    "security module refuses it");
 	case ENOENT:
 		if (access("/sys/kernel/tracing/events", F_OK) &&
 		    access("/sys/kernel/debug/tracing/events", F_OK))
