@@ -64,7 +64,8 @@ int cli_input_file(const char *cmd, const char *path)
 		return EXIT_USAGE;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "memlens %s: %s is a directory; give a file\n", cmd, path);
+		fprintf(stderr, "memlens %s: %s: is a directory; give a JSON Lines file\n", cmd,
+			path);
 		return EXIT_USAGE;
 	}
 	return 0;

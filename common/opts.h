@@ -95,8 +95,9 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
- * A check_operand for commands whose operands are input files ('-' is
- * standard input): one that cannot be read is a bad input (EXIT_USAGE).
+ * A check_operand for commands whose operands are JSON Lines input files
+ * ('-' is standard input): one that cannot be read, or a directory, is a
+ * bad input (EXIT_USAGE), said as ml_lines_check_file() says it.
  */
 int cli_input_file(const char *cmd, const char *path);
 
