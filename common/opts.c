@@ -259,15 +259,31 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 	if (!ops)
 		return cli_usage_error(s->cmd, "out of memory");
 	opterr = 0;
-	/* the operands first (only '-' parsing returns them in order, argv untouched) */
+	/* the operands first (only '-' parsing returns them in order, argv
+	 * untouched), unless --help or --version is asked for */
 	if (s->check_operand && !cmd) {
+		int nc = 0;
+		char **check = calloc((size_t)argc + 1, sizeof(*check));
+
+		if (!check) {
+			r = cli_usage_error(s->cmd, "out of memory");
+			goto out;
+		}
 		optind = 0;
-		while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1)
-			if (c == 1 && (r = s->check_operand(s->cmd, optarg)))
-				goto out;
-		while (optind < argc)
-			if ((r = s->check_operand(s->cmd, argv[optind++])))
-				goto out;
+		while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+			if (c == 'h' || c == 'V' || c == KEY_HELP || c == KEY_VERSION ||
+			    c == KEY_LIST)
+				nc = -1;
+			if (c == 1 && nc >= 0)
+				check[nc++] = optarg;
+		}
+		while (nc >= 0 && optind < argc)
+			check[nc++] = argv[optind++];
+		for (int i = 0; i < nc && !r; i++)
+			r = s->check_operand(s->cmd, check[i]);
+		free(check);
+		if (r)
+			goto out;
 	}
 	optind = 0; /* glibc: start afresh, reading the '+' or '-' of @so */
 	for (;;) {

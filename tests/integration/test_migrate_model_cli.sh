@@ -49,6 +49,11 @@ for opts in "-b 0" "-r abc" "--no-such-option" "-b"; do
 		notok "missing_file_before '$opts'" "rc=$rc $(cat "$tmp/e")"
 	fi
 done
+# but --help is --help, whatever file is named beside it
+"$M" migrate-model /nonexistent/trace.jsonl --help >"$tmp/h" 2>"$tmp/e"
+rc=$?
+check help_beside_missing_file '[ $rc = 0 ] && grep -q "^usage: memlens migrate-model" "$tmp/h" && [ ! -s "$tmp/e" ]' \
+	"rc=$rc $(cat "$tmp/e")"
 "$M" migrate-model "$tmp" >/dev/null 2>"$tmp/e"
 rc=$?
 check directory_refused '[ $rc = 2 ] && grep -q "is a directory" "$tmp/e"' "rc=$rc $(cat "$tmp/e")"
