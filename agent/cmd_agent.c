@@ -14,6 +14,7 @@
 
 #include <grpc/grpc.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "criu_cli.h"
 #include "opts.h"
@@ -360,6 +361,11 @@ int cmd_agent(int argc, char **argv)
 	r = parse_args(argc, argv, &a);
 	if (r)
 		return r < 0 ? EXIT_OK : r;
+	if (a.cfg.target.pid) {
+		r = cli_check_pid("agent", a.cfg.target.pid);
+		if (r)
+			return r;
+	}
 	if (a.cfg.target.pid && target_find(&a.cfg.target, &pid, &err)) {
 		cli_error("agent", "%s", err.msg);
 		return EXIT_NOTARGET;

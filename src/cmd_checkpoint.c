@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "table.h"
 #include "command.h"
@@ -419,6 +420,9 @@ static int cmd_checkpoint(int argc, char **argv)
 	rc = parse_args(argc, argv, &c);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	rc = cli_check_pid("checkpoint", c.req.pid);
+	if (rc)
+		return rc;
 	warn_too_short(&c);
 	rc = ml_criu_dump_target_check(c.req.pid, &err);
 	if (rc) {

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "table.h"
 #include "command.h"
@@ -391,6 +392,11 @@ static int cmd_migrate(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	if (!c.receive) {
+		rc = cli_check_pid("migrate", c.pid);
+		if (rc)
+			return rc;
+	}
 	return c.receive ? run_receive(&c) : run_source(&c);
 }
 

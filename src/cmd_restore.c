@@ -96,8 +96,12 @@ static int cmd_restore(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	if (access(c.req.images_dir, R_OK) < 0) {
-		cli_error("restore", "images directory %s: %s", c.req.images_dir, strerror(errno));
-		return errno == ENOENT ? EXIT_USAGE : exit_code_for(-errno);
+		int e = errno;
+
+		cli_error("restore",
+			  "images directory %s: %s; give the -D DIR memlens checkpoint wrote",
+			  c.req.images_dir, strerror(e));
+		return e == ENOENT ? EXIT_USAGE : exit_code_for(-e);
 	}
 	rc = criu_cli_setup("restore", c.criu,
 			    c.timeout_s ? c.timeout_s * 1000 : CRIU_DEFAULT_TIMEOUT_MS, &caps);

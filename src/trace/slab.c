@@ -744,7 +744,8 @@ static int cmd_slab(int argc, char **argv)
 		fprintf(stderr, "memlens slab: mode %s\n", mode);
 	/* --slabinfo: read at the two ends of the window the programs count */
 	if (o.slabinfo && (e = read_windows(skel, &c.win, &c.nwin, 0, o.shrink))) {
-		ml_err_set(&err, -e, "cannot read /proc/slabinfo: %s (run as root)", strerror(-e));
+		ml_err_set(&err, -e, "cannot read /proc/slabinfo: %s (%s)", strerror(-e),
+			   geteuid() ? "run as root" : "even as root: drop --slabinfo");
 		goto out;
 	}
 	trace_say_tracing("slab", "every slab cache", o.duration, false);

@@ -230,7 +230,7 @@ def test_cli_usage():
     p.wait()
     r = subprocess.run([MEMLENS, "agent", "--socket", sock_path("usage"), "--pid",
                         str(p.pid)], capture_output=True, text=True, timeout=20)
-    check(r.returncode == 3 and "does not exist" in r.stderr, "dead pid: %d %s" % (r.returncode, r.stderr))
+    check(r.returncode == 3 and "no process with pid" in r.stderr, "dead pid: %d %s" % (r.returncode, r.stderr))
 
 
 def test_socket_mode_and_lock():
