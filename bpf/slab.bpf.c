@@ -310,7 +310,7 @@ static __always_inline int kfree_unattributed(const void *ptr)
 	return 0;
 }
 
-/* preferred: BTF-typed tracepoints, SLAB_COPIES copies of each (see claim()) */
+/* preferred: BTF-typed tracepoints; SLAB_COPIES copies of each program (see claim()) */
 #define TP_BTF_COPY(n)                                                                             \
 	SEC("tp_btf/kmem_cache_alloc")                                                             \
 	int BPF_PROG(cache_alloc##n, unsigned long call_site, const void *ptr,                     \
@@ -364,29 +364,41 @@ TP_BTF_COPY(1)
 TP_BTF_COPY(2)
 TP_BTF_COPY(3)
 
-/* fallback: raw tracepoints, same arguments, untyped (read with probe_read); one copy */
-SEC("raw_tp/kmem_cache_alloc")
-int BPF_PROG(cache_alloc_raw, unsigned long call_site, const void *ptr, struct kmem_cache *s,
-	     gfp_t gfp_flags, int node)
-{
-	return on_alloc(ptr, s);
-}
+/* fallback: raw tracepoints, same arguments, untyped (read with probe_read) */
+#define RAW_TP_COPY(n)                                                                             \
+	SEC("raw_tp/kmem_cache_alloc")                                                             \
+	int BPF_PROG(cache_alloc_raw##n, unsigned long call_site, const void *ptr,                 \
+		     struct kmem_cache *s, gfp_t gfp_flags, int node)                              \
+	{                                                                                          \
+		if (!ptr || !claim(TP_CACHE_ALLOC, n, ctx, ptr))                                   \
+			return 0;                                                                  \
+		return on_alloc(ptr, s);                                                           \
+	}                                                                                          \
+	SEC("raw_tp/kmem_cache_free")                                                              \
+	int BPF_PROG(cache_free_raw##n, unsigned long call_site, const void *ptr,                  \
+		     const struct kmem_cache *s)                                                   \
+	{                                                                                          \
+		if (!ptr || !claim(TP_CACHE_FREE, n, ctx, ptr))                                    \
+			return 0;                                                                  \
+		return on_free(ptr, s);                                                            \
+	}                                                                                          \
+	SEC("raw_tp/kmalloc")                                                                      \
+	int BPF_PROG(kmalloc_raw##n, unsigned long call_site, const void *ptr, size_t bytes_req,   \
+		     size_t bytes_alloc, gfp_t gfp_flags, int node)                                \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KMALLOC, n, ctx, ptr))                                       \
+			return 0;                                                                  \
+		return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);                               \
+	}                                                                                          \
+	SEC("raw_tp/kfree")                                                                        \
+	int BPF_PROG(kfree_raw##n, unsigned long call_site, const void *ptr)                       \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KFREE, n, ctx, ptr))                                         \
+			return 0;                                                                  \
+		return kfree_unattributed(ptr);                                                    \
+	}
 
-SEC("raw_tp/kmem_cache_free")
-int BPF_PROG(cache_free_raw, unsigned long call_site, const void *ptr, const struct kmem_cache *s)
-{
-	return on_free(ptr, s);
-}
-
-SEC("raw_tp/kmalloc")
-int BPF_PROG(kmalloc_raw, unsigned long call_site, const void *ptr, size_t bytes_req,
-	     size_t bytes_alloc, gfp_t gfp_flags, int node)
-{
-	return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);
-}
-
-SEC("raw_tp/kfree")
-int BPF_PROG(kfree_raw, unsigned long call_site, const void *ptr)
-{
-	return kfree_unattributed(ptr);
-}
+RAW_TP_COPY(0)
+RAW_TP_COPY(1)
+RAW_TP_COPY(2)
+RAW_TP_COPY(3)

@@ -137,7 +137,9 @@ static struct slab_bpf *open_skel(bool typed, enum kmalloc_mode km, bool copies)
 		struct bpf_program *ca[] = COPIES(cache_alloc), *cf[] = COPIES(cache_free);
 		struct bpf_program *ke[] = COPIES(kmalloc_exact), *fe[] = COPIES(kfree_exact);
 		struct bpf_program *ks[] = COPIES(kmalloc_size), *fs[] = COPIES(kfree_size);
-		bool on = typed && i < s->rodata->ncopies;
+		struct bpf_program *ra[] = COPIES(cache_alloc_raw), *rf[] = COPIES(cache_free_raw);
+		struct bpf_program *rk[] = COPIES(kmalloc_raw), *rx[] = COPIES(kfree_raw);
+		bool on = typed && i < s->rodata->ncopies, raw = !typed && i < s->rodata->ncopies;
 
 		bpf_program__set_autoload(ca[i], on);
 		bpf_program__set_autoload(cf[i], on);
@@ -145,11 +147,11 @@ static struct slab_bpf *open_skel(bool typed, enum kmalloc_mode km, bool copies)
 		bpf_program__set_autoload(fe[i], on && km == KMALLOC_EXACT);
 		bpf_program__set_autoload(ks[i], on && km == KMALLOC_BY_SIZE);
 		bpf_program__set_autoload(fs[i], on && km == KMALLOC_BY_SIZE);
+		bpf_program__set_autoload(ra[i], raw);
+		bpf_program__set_autoload(rf[i], raw);
+		bpf_program__set_autoload(rk[i], raw);
+		bpf_program__set_autoload(rx[i], raw);
 	}
-	bpf_program__set_autoload(s->progs.cache_alloc_raw, !typed);
-	bpf_program__set_autoload(s->progs.cache_free_raw, !typed);
-	bpf_program__set_autoload(s->progs.kmalloc_raw, !typed);
-	bpf_program__set_autoload(s->progs.kfree_raw, !typed);
 	return s;
 }
 
@@ -183,8 +185,7 @@ static int slab_start(struct slab_bpf **out, int want, const char **mode, enum k
 		size_t t = i / 2;
 		bool copies = !(i % 2); /* with the copies first, then one program each */
 
-		if ((want == 1 && !tries[t].typed) || (want == 0 && tries[t].typed) ||
-		    (copies && !tries[t].typed))
+		if ((want == 1 && !tries[t].typed) || (want == 0 && tries[t].typed))
 			continue;
 		s = open_skel(tries[t].typed, tries[t].km, copies);
 		if (!s)
@@ -604,7 +605,7 @@ static void print_table(const struct slab_view *v)
 		table_wrap(stdout, width, 2,
 			   "warning: %llu allocations or frees not seen: the kernel skipped the "
 			   "programs for events that came while they ran on the same CPU (one "
-			   "program per tracepoint in this mode)",
+			   "program per tracepoint: its copies could not be loaded)",
 			   (unsigned long long)v->recursion_misses);
 	if (v->counters[SLAB_C_UNSEEN_ALLOCS])
 		unseen_warning(v, width);
