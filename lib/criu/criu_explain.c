@@ -235,12 +235,17 @@ static void hint_diag(const struct hint_ctx *c, char *buf, size_t len)
 
 static void hint_netlock(const struct hint_ctx *c, char *buf, size_t len)
 {
-	(void)c;
+	unsigned int ino = 0;
+	char which[48] = "";
+
+	if (sscanf(c->at, "Failed to lock TCP connection %x", &ino) == 1)
+		snprintf(which, sizeof(which), " (socket inode %u)", ino);
 	snprintf(buf, len,
-		 "CRIU could not lock the network for the established TCP connections "
-		 "(iptables-restore failed): install iptables, or pass --criu-opt "
+		 "CRIU could not lock the established TCP connection%s with iptables, which "
+		 "it needs to keep a connection: install iptables, or pass --criu-opt "
 		 "--network-lock=nftables with a CRIU built with libnftables, or use --tcp "
-		 "close");
+		 "close",
+		 which);
 }
 
 static void hint_file_locks(const struct hint_ctx *c, char *buf, size_t len)
@@ -269,6 +274,7 @@ static const struct {
 	{ "In-flight connection", hint_in_flight },
 	{ "Sockets (family ", hint_diag },
 	{ "Locking network failed: iptables-restore", hint_netlock },
+	{ "Failed to lock TCP connection ", hint_netlock },
 	{ "Some file locks are hold by dumping tasks", hint_file_locks },
 };
 

@@ -89,10 +89,12 @@ static void test_file_locks(void)
 
 static void test_quoted(void)
 {
-	expect(LOGS "quoted.log", 3,
+	expect(LOGS "quoted.log", 4,
 	       (const char *[]){ "family 2 protocol 6", "inet_diag and tcp_diag",
 				 "restore with --tcp established", "--criu-opt --skip-in-flight",
-				 NULL });
+				 "lock the established TCP connection (socket inode 91997) with "
+				 "iptables",
+				 "install iptables", NULL });
 }
 
 static void test_unknown_and_near_misses(void)
