@@ -455,8 +455,10 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 	res->frozen_us = -1;
 	migrate_plan(o, res);
 	m.t0_ns = ml_mono_ns();
-	/* before the first round: the final dump would refuse them frozen */
+	/* before the first round: what the final dump would refuse, frozen */
 	ret = ml_criu_tcp_check(o->pid, o->tcp, o->extra_args, &err);
+	if (!ret)
+		ret = ml_criu_sysv_check(o->pid, &err);
 	if (!ret)
 		ret = ml_criu_session_open(&m.sess, o->caps, &ro, &err);
 	if (ret) {

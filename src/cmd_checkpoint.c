@@ -431,6 +431,8 @@ static int cmd_checkpoint(int argc, char **argv)
 	rc = ml_criu_dump_target_check(c.req.pid, &err);
 	if (!rc && !c.req.pre_dump)
 		rc = ml_criu_tcp_check(c.req.pid, c.req.tcp, c.req.extra_args, &err);
+	if (!rc && !c.req.pre_dump)
+		rc = ml_criu_sysv_check(c.req.pid, &err);
 	if (rc) {
 		cli_error("checkpoint", "%s", err.msg);
 		return exit_code_for(rc);

@@ -413,6 +413,16 @@ void ml_criu_tcp_describe(const struct criu_tcp_conns *c, size_t max, char *buf,
 int ml_criu_tcp_check(pid_t pid, enum criu_tcp tcp, const char *const *extra_args,
 		      struct ml_err *err);
 
+/* ---- SysV IPC (lib/criu/criu_sysv.c) ------------------------------------------ */
+
+/*
+ * Before anything is frozen: -EINVAL with a message naming the process,
+ * segment and address when @pid's tree maps SysV shared memory and @pid
+ * shares the IPC namespace of the caller (the host's), which CRIU refuses
+ * to dump; 0 otherwise (a tree in its own IPC namespace is dumped with it).
+ */
+int ml_criu_sysv_check(pid_t pid, struct ml_err *err);
+
 /* ---- what a restore repeats (lib/criu/criu_restore_opts.c) ----------------- */
 
 /* memlens's record of the options a restore of these images must repeat. */

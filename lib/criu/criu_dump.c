@@ -127,7 +127,7 @@ static void read_failure(const char *output, struct criu_result *res)
 }
 
 /* The length of @s without the trailing @c characters. */
-static size_t strcspn_end(const char *s, char c)
+static size_t len_trimmed(const char *s, char c)
 {
 	size_t n = strlen(s);
 
@@ -171,7 +171,7 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 			what, tmo / 1000, res->log_path);
 	tail = res->log_tail[0] ? res->log_tail : "no error message";
 	return ml_err_set(err, EIO, "criu %s failed (exit status %d): %.*s%s%s; see its log %s",
-			  what, x.status, (int)strcspn_end(tail, '.'), tail,
+			  what, x.status, (int)len_trimmed(tail, '.'), tail,
 			  res->hint[0] ? ". What to do: " : "", res->hint, res->log_path);
 }
 
@@ -280,9 +280,12 @@ int ml_criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_r
 		ret = pre_dump_supported(caps, err);
 	if (!ret)
 		ret = session_visible(r->pid, err);
-	/* a pre-dump leaves sockets alone; a dump needs a TCP policy */
+	/* a pre-dump leaves sockets and SysV IPC alone; a dump needs a TCP
+	 * policy, and an IPC namespace of its own for SysV shared memory */
 	if (!ret && !r->pre_dump)
 		ret = ml_criu_tcp_check(r->pid, r->tcp, r->extra_args, err);
+	if (!ret && !r->pre_dump)
+		ret = ml_criu_sysv_check(r->pid, err);
 	return ret;
 }
 

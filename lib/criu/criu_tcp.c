@@ -14,10 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "criu_tree.h"
 #include "memlens/criu.h"
-#include "memlens/proc.h"
 
-#define TREE_MAX 4096
 #define NETNS_MAX 16
 
 static const char *const tcp_names[] = { "unset", "refuse", "established", "close" };
@@ -45,38 +44,6 @@ static const char *state_name(int st)
 					 "close-wait", "last-ack",    "listen",	   "closing" };
 
 	return st > 0 && st < (int)(sizeof(n) / sizeof(n[0])) ? n[st] : "?";
-}
-
-/*
- * The process tree of @root: @root and every descendant, by their ppid,
- * into @out (TREE_MAX); @all and @parent: room for TREE_MAX each.
- */
-static size_t tree(pid_t root, pid_t *out, pid_t *all, pid_t *parent)
-{
-	struct ml_proc_stat st;
-	struct dirent *de;
-	size_t n = 0, k = 0, nout = 1, max = TREE_MAX;
-	DIR *d = opendir("/proc");
-
-	out[0] = root;
-	if (!d)
-		return 1;
-	while ((de = readdir(d)) && n < TREE_MAX) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || pid <= 0 || ml_proc_stat_read((pid_t)pid, 0, &st))
-			continue;
-		all[n] = (pid_t)pid;
-		parent[n++] = st.ppid;
-	}
-	closedir(d);
-	/* breadth first: each process found adds its children */
-	for (k = 0; k < nout; k++)
-		for (size_t i = 0; i < n && nout < max; i++)
-			if (parent[i] == out[k] && all[i] != root)
-				out[nout++] = all[i];
-	return nout;
 }
 
 /* "0100007F:1F90" (tcp) or 32 hex digits and a port (tcp6) into @buf. */
@@ -185,7 +152,7 @@ static void scan_table(const char *path, const struct sock_fd *s, size_t n,
 
 int ml_criu_tcp_inspect(pid_t pid, struct criu_tcp_conns *out, struct ml_err *err)
 {
-	pid_t *procs = calloc(3 * TREE_MAX, sizeof(*procs));
+	pid_t *procs;
 	unsigned long netns[NETNS_MAX];
 	struct sock_fd *s = NULL;
 	size_t n = 0, cap = 0, nns = 0, np;
@@ -193,14 +160,12 @@ int ml_criu_tcp_inspect(pid_t pid, struct criu_tcp_conns *out, struct ml_err *er
 	struct stat st;
 
 	memset(out, 0, sizeof(*out));
-	if (!procs)
-		return ml_err_set(err, ENOMEM, "out of memory");
-	if (kill(pid, 0) < 0 && errno == ESRCH) {
-		free(procs);
+	if (kill(pid, 0) < 0 && errno == ESRCH)
 		return ml_err_set(err, ESRCH, "no process with pid %d (it may have exited)",
 				  (int)pid);
-	}
-	np = tree(pid, procs, procs + TREE_MAX, procs + 2 * TREE_MAX);
+	np = criu_tree(pid, &procs);
+	if (!np)
+		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < np; i++)
 		socket_fds(procs[i], &s, &n, &cap);
 	/* each network namespace of the tree once, read through one of its processes */

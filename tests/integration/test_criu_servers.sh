@@ -2,8 +2,10 @@
 # What real servers need from checkpoint, restore and migrate with a real
 # CRIU: bytes that count shared memory and every image written, checked
 # against the files; a TCP policy chosen before anything is frozen, and
-# repeated by the restore; the dump options a restore needs repeated from
-# the images' record (--criu-opt --file-locks); CRIU's refusals explained.
+# repeated by the restore; SysV shared memory of the host's IPC namespace
+# refused first, and dumped in a namespace of its own; the dump options a
+# restore needs repeated from the images' record (--criu-opt --file-locks);
+# CRIU's refusals explained.
 # On a kernel where this CRIU cannot dump an IPv4 socket at all (Linux
 # 6.16 and later refuse it SO_PASSCRED, CRIU before 4.2 asks), the dump of
 # a TCP server is checked to fail with that explained, and its restore is
@@ -29,6 +31,7 @@ if [ -z "$CRIU" ]; then
 	echo "# no working CRIU: $(tail -n1 "$tmp/ensure.err")"
 	for t in shared_bytes_checkpoint shared_bytes_page_server shared_bytes_migrate \
 		tcp_refused_before_freeze tcp_close_dump_restore tcp_established_dump_restore \
+		sysv_host_ipc_refused sysv_own_ipc_namespace_dumped \
 		criu_opt_reaches_restore criu_opt_reaches_migrate_restore; do
 		skip $t "no working CRIU: $(tail -n1 "$tmp/ensure.err")"
 	done
@@ -260,6 +263,39 @@ test_tcp_established_dump_restore() {
 	kill "$CP" 2>/dev/null
 }
 
+# --- SysV shared memory --------------------------------------------------------------
+
+# A segment of the host's IPC namespace: refused before anything is frozen,
+# with the way out; in an IPC namespace of its own the same target is dumped
+test_sysv_host_ipc_refused() {
+	local n=sysv_host_ipc_refused rc bad=
+	start "$tmp/sv.out" "$WORKLOADS/shmem" -m 1 -V
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/sv" -R -d 0 >/dev/null 2>"$tmp/sv.err"
+	rc=$?
+	[ $rc = 2 ] || bad="exit $rc"
+	grep -q "pid $P maps SysV shared memory (key 0x0, at 0x[0-9a-f]*) of the host's IPC namespace" "$tmp/sv.err" &&
+		grep -q "nothing was frozen" "$tmp/sv.err" && grep -q "unshare --ipc CMD" "$tmp/sv.err" ||
+		bad="$bad; message"
+	[ -e "$tmp/sv/dump.log" ] && bad="$bad; CRIU ran"
+	running "$P" || bad="$bad; the target is not running"
+	if [ -z "$bad" ]; then ok $n; else notok $n "$bad" "$(cat "$tmp/sv.err")"; fi
+	kill "$P"
+	n=sysv_own_ipc_namespace_dumped
+	if ! unshare --ipc true 2>/dev/null; then
+		skip $n "unshare --ipc is not allowed here"
+		return
+	fi
+	start "$tmp/svn.out" unshare --ipc "$WORKLOADS/shmem" -m 1 -V
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/svn" -R -d 0 --json >"$tmp/svn.json" 2>"$tmp/svn.err"
+	rc=$?
+	if [ $rc = 0 ] && ls "$tmp"/svn/ipcns-shm-*.img >/dev/null 2>&1 && running "$P"; then
+		ok $n
+	else
+		notok $n "exit $rc: $(cat "$tmp/svn.err")" "$(ls "$tmp/svn")"
+	fi
+	kill "$P"
+}
+
 # --- --criu-opt reaches the restore ------------------------------------------------
 
 cat >"$tmp/locker.py" <<'EOF'
@@ -332,6 +368,7 @@ test_shared_bytes_migrate
 test_tcp_refused_before_freeze
 test_tcp_close_dump_restore
 test_tcp_established_dump_restore
+test_sysv_host_ipc_refused
 test_criu_opt_reaches_restore
 test_criu_opt_reaches_migrate_restore
 t_done
