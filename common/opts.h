@@ -240,6 +240,12 @@ void cli_wrap(FILE *f, const char *text, int col, int indent);
 		.name = "criu-opt", .arg = "OPT", .help = h, .kind = CLI_FUNC, .target = t,        \
 		.fn = fn_                                                                          \
 	}
+/* what CRIU does with established TCP connections (criu_cli_tcp_fn) */
+#define CLI_OPT_TCP(t, fn_, h)                                                                     \
+	{                                                                                          \
+		.name = "tcp", .arg = "POLICY", .help = h, .kind = CLI_FUNC, .target = t,          \
+		.fn = fn_                                                                          \
+	}
 #define CLI_OPT_END                                                                                \
 	{                                                                                          \
 		0                                                                                  \

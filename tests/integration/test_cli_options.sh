@@ -36,6 +36,7 @@ COMMON = {  # long name: (letter, argument)
     "listen": ("l", "HOST:PORT"), "max-rounds": ("m", "N"), "round-interval": ("r", "SEC"),
     "stop-threshold": ("-", "MIB"), "top": ("T", "N"), "criu": ("-", "PATH"),
     "timeout": ("-", "SEC"), "criu-opt": ("-", "OPT"), "threads": ("-", "N"),
+    "tcp": ("-", "POLICY"),
 }
 
 def run(*args):
