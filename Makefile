@@ -154,9 +154,16 @@ asan-bins:
 	@$(MAKE) --no-print-directory BUILD=$(ASAN_BIN) CFLAGS="-O1 -g $(SAN)" \
 		$(ASAN_BIN)/memlens $(if $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS)),$(ASAN_BIN)/memlens-agent)
 
-demo: deps
-	@$(MAKE) --no-print-directory -j$(NPROC) all
-	@scripts/demo.sh
+# make demo: three steps, each said with its time (scripts/step.sh); it builds
+# what it runs, memlens and three workloads: no tests, sanitizer builds,
+# fuzzers, benchmarks, nor a CRIU (it runs none)
+DEMO_BINS := $(BUILD)/memlens $(addprefix $(BUILD)/workloads/,memwrite memalloc matmul)
+demo:
+	@scripts/step.sh "demo 1/3: the Debian packages memlens needs (make deps)" \
+		$(MAKE) --no-print-directory deps
+	@scripts/step.sh "demo 2/3: building memlens and the demo's three workloads" \
+		$(MAKE) --no-print-directory -j$(NPROC) $(DEMO_BINS)
+	@BUILD=$(BUILD) scripts/step.sh "demo 3/3: the demo (scripts/demo.sh)" scripts/demo.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all

@@ -95,6 +95,7 @@ struct agent_config {
 	const char *images_root; /* images_dir of requests must be under it */
 	unsigned int criu_timeout_ms;
 	struct criu_cli_opts criu_opts; /* --criu-opt: more options for every dump/restore */
+	enum criu_tcp tcp; /* --tcp: established TCP connections, every dump and restore */
 };
 
 struct agent {
@@ -102,7 +103,7 @@ struct agent {
 	pthread_rwlock_t lock; /* the profiler pointer and checkpoint state */
 	struct profiler *prof;
 	pid_t restored_pid; /* set by Restore: the next target */
-	char last_error[512];
+	char last_error[1024];
 	uint64_t start_ns;
 	int64_t checkpoints;
 	bool criu_probed;

@@ -14,6 +14,7 @@
 
 #include <grpc/grpc.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "criu_cli.h"
 #include "opts.h"
@@ -238,9 +239,10 @@ static int parse_args(int argc, char **argv, struct agent_args *a)
 		  .min = 1,
 		  .max = 86400,
 		  .help = "time limit of every CRIU command (default 120)" },
+		CLI_OPT_TCP(&a->cfg.tcp, criu_cli_tcp_fn, CRIU_CLI_TCP_HELP),
 		CLI_OPT_CRIU_OPT(&a->cfg.criu_opts, criu_cli_opt_fn,
 				 "one more option for every criu dump/restore, e.g. "
-				 "--tcp-established (repeatable)"),
+				 "--ext-unix-sk (repeatable)"),
 		CLI_OPT_THREADS(&threads, 32, "server threads (default 4)"),
 		CLI_OPT_END,
 	};
@@ -360,6 +362,11 @@ int cmd_agent(int argc, char **argv)
 	r = parse_args(argc, argv, &a);
 	if (r)
 		return r < 0 ? EXIT_OK : r;
+	if (a.cfg.target.pid) {
+		r = cli_check_pid("agent", a.cfg.target.pid);
+		if (r)
+			return r;
+	}
 	if (a.cfg.target.pid && target_find(&a.cfg.target, &pid, &err)) {
 		cli_error("agent", "%s", err.msg);
 		return EXIT_NOTARGET;

@@ -106,6 +106,8 @@ static void ckpt_response(const struct criu_result *res, const struct rangeset *
 	resp.duration_ms = (int64_t)res->duration_ms;
 	resp.image_bytes = res->image_bytes;
 	resp.pages_written = res->pages_written;
+	resp.bytes_written = res->bytes_written;
+	resp.shpages_written = res->shpages_written;
 	resp.profiler_reinit = res->profiler_reinit;
 	resp.log_path = (char *)res->log_path;
 	resp.cmdline = (char *)res->cmdline;
@@ -193,6 +195,7 @@ void rpc_pre_checkpoint(struct agent *a, const uint8_t *req, size_t len, uint64_
 			.no_exclude = q->no_exclude,
 			.timeout_ms = q->timeout_ms,
 			.extra_args = criu_opts(a),
+			.tcp = a->cfg.tcp,
 		};
 
 		pthread_rwlock_wrlock(&a->lock);
@@ -233,6 +236,7 @@ void rpc_final_dump(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 			.page_server_port = q->page_server_port,
 			.timeout_ms = q->timeout_ms,
 			.extra_args = criu_opts(a),
+			.tcp = a->cfg.tcp,
 		};
 
 		pthread_rwlock_wrlock(&a->lock);
@@ -253,7 +257,8 @@ static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, cons
 	Agent__RestoreResponse resp = AGENT__RESTORE_RESPONSE__INIT;
 	struct criu_restore_req rq = { .images_dir = dir,
 				       .shell_job = q->shell_job,
-				       .extra_args = criu_opts(a) };
+				       .extra_args = criu_opts(a),
+				       .tcp = a->cfg.tcp };
 	struct criu_run_opts o = { .timeout_ms = timeout_for(a, q->timeout_ms) };
 	struct criu_result *res = criu_begin(a, "Restore", out);
 	struct ml_err e = { 0 };
@@ -269,6 +274,7 @@ static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, cons
 	resp.pid = res->restored_pid;
 	resp.duration_ms = (int64_t)res->duration_ms;
 	resp.log_path = res->log_path;
+	resp.repeated = res->repeated;
 	rpc_pack(out, &resp.base);
 out:
 	free(res);

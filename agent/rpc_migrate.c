@@ -129,6 +129,8 @@ static void migrate_response(const struct agent *a, const struct migrate_result 
 		rs[i].pages_skipped_parent = r->pages_skipped_parent;
 		rs[i].bytes = r->bytes;
 		rs[i].stored_bytes = r->stored;
+		rs[i].shpages = r->shpages;
+		rs[i].images_bytes = r->images;
 		rs[i].start_ms = (int64_t)r->start_ms;
 		rs[i].duration_ms = (int64_t)r->duration_ms;
 		rs[i].hot_ranges = (int32_t)r->hot_ranges;
@@ -250,6 +252,7 @@ void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 			((q->timeout_ms ? q->timeout_ms : a->cfg.criu_timeout_ms) + 999) / 1000,
 		.off_note = "exclusion off (no_exclude in the request)",
 		.extra_args = a->cfg.criu_opts.n ? a->cfg.criu_opts.v : NULL,
+		.tcp = a->cfg.tcp,
 		.on_round = count_round,
 		.pause = pause_call,
 		.arg = &call,

@@ -320,7 +320,7 @@ void rpc_get_status(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 	Agent__GetStatusResponse resp = AGENT__GET_STATUS_RESPONSE__INIT;
 	Agent__GetStatusRequest *q;
 	struct profiler_sample s = { 0 };
-	char lasterr[512];
+	char lasterr[1024];
 	struct timespec ts;
 
 	(void)deadline;

@@ -108,32 +108,98 @@ static __always_inline int on_free(const void *ptr, const struct kmem_cache *s)
 	return 0;
 }
 
-/* preferred: BTF-typed tracepoints */
-SEC("tp_btf/kmem_cache_alloc")
-int BPF_PROG(cache_alloc, unsigned long call_site, const void *ptr, struct kmem_cache *s,
-	     gfp_t gfp_flags, int node)
-{
-	return on_alloc(ptr, s);
-}
+/*
+ * The kernel runs a tracing program at most once per CPU at a time: when an
+ * interrupt comes while the program is running and fires the same
+ * tracepoint, the program is skipped for that event and the skip counted
+ * (bpf_prog_info.recursion_misses). RCU callbacks freeing a batch of
+ * dentries, inodes and files in a softirq, on the way out of an interrupt
+ * that came while kmem_cache_free's program ran, lose every free of the
+ * batch that way: hundreds in a few seconds of file churn, the net of those
+ * caches then too high by as many.
+ *
+ * So each tracepoint gets SLAB_COPIES copies of its program (user space
+ * loads them where it can: ncopies). A copy is skipped only while it runs
+ * in a context the event interrupted: the task, a softirq, an interrupt,
+ * one copy each at most, since the copies of one event run one after the
+ * other. Below an NMI there are three such contexts, so one copy of four
+ * at least runs for every event. The first copy that runs for an event
+ * counts it; the others must see that it was counted. The copies of one
+ * event are called one after the other from the same frame, so their
+ * context pointer (the arguments array on the kernel's stack) is the same,
+ * and an event that interrupts them has another one: per CPU, a small
+ * table keyed by that address records which copy ran last for which
+ * pointer. An entry may be replaced only when it cannot belong to an event
+ * whose copies are still to run: its last copy ran, or it is older than
+ * any interrupt lasts.
+ */
+const volatile __u32 ncopies = 1;
 
-SEC("tp_btf/kmem_cache_free")
-int BPF_PROG(cache_free, unsigned long call_site, const void *ptr, const struct kmem_cache *s)
-{
-	return on_free(ptr, s);
-}
+#define CLAIM_SETS 64
+#define CLAIM_WAYS 4
+#define CLAIM_ENTRIES 256 /* CLAIM_SETS * CLAIM_WAYS */
+#define CLAIM_STALE_NS 50000000ULL /* 50 ms */
 
-/* fallback: raw tracepoints, same arguments, untyped (read with probe_read) */
-SEC("raw_tp/kmem_cache_alloc")
-int BPF_PROG(cache_alloc_raw, unsigned long call_site, const void *ptr, struct kmem_cache *s,
-	     gfp_t gfp_flags, int node)
-{
-	return on_alloc(ptr, s);
-}
+struct claim {
+	__u64 ctx; /* the copies' context pointer */
+	__u64 ptr; /* the event's object */
+	__u64 ts;
+	__u32 tp; /* tracepoint */
+	__u32 last; /* the last copy that ran */
+};
 
-SEC("raw_tp/kmem_cache_free")
-int BPF_PROG(cache_free_raw, unsigned long call_site, const void *ptr, const struct kmem_cache *s)
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CLAIM_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct claim);
+} claims SEC(".maps");
+
+enum { TP_CACHE_ALLOC = 1, TP_CACHE_FREE, TP_KMALLOC, TP_KFREE };
+
+/* true: copy @copy, called with @ctx, is the first copy to run for this event */
+static __always_inline bool claim(__u32 tp, __u32 copy, const void *ctx, const void *ptr)
 {
-	return on_free(ptr, s);
+	struct claim *e, *hit = NULL, *free = NULL, *oldest = NULL;
+	__u64 c = 0, now;
+	__u32 set, key;
+
+	if (ncopies <= 1)
+		return true;
+	/* the address as a number (the verifier keeps pointers pointers) */
+	bpf_probe_read_kernel(&c, sizeof(c), &ctx);
+	set = (__u32)((c >> 3) ^ (c >> 11)) % CLAIM_SETS;
+	now = bpf_ktime_get_ns();
+#pragma unroll
+	for (int w = 0; w < CLAIM_WAYS; w++) {
+		key = set * CLAIM_WAYS + w;
+		e = bpf_map_lookup_elem(&claims, &key);
+		if (!e)
+			return copy == 0;
+		if (e->ctx == c && e->tp == tp) {
+			hit = e;
+			break;
+		}
+		if (!free && (!e->ctx || e->last + 1 >= ncopies || now - e->ts > CLAIM_STALE_NS))
+			free = e;
+		if (!oldest || e->ts < oldest->ts)
+			oldest = e;
+	}
+	if (hit && hit->ptr == (__u64)ptr && hit->last < copy) {
+		hit->last = copy; /* an earlier copy counted this event */
+		return false;
+	}
+	if (copy) /* the copies before this one were running below: skipped */
+		count(copy + 1 >= ncopies ? SLAB_C_RESCUED_LAST : SLAB_C_RESCUED);
+	e = hit ? hit : free ? free : oldest;
+	if (!e)
+		return true;
+	e->ctx = c;
+	e->tp = tp;
+	e->ptr = (__u64)ptr;
+	e->ts = now;
+	e->last = copy;
+	return true;
 }
 
 /* ---- kmalloc() and kfree() ---- */
@@ -198,15 +264,11 @@ static __always_inline struct slab_val *kmalloc_slot(__u64 bytes, __u32 gfp)
 	return named_slot(name, (__u32)bytes);
 }
 
-SEC("tp_btf/kmalloc")
-int BPF_PROG(kmalloc_exact, unsigned long call_site, const void *ptr, size_t bytes_req,
-	     size_t bytes_alloc, gfp_t gfp_flags, int node)
+/* kmalloc()/kfree() in the cache of their object (bpf_get_kmem_cache) */
+static __always_inline int kmalloc_in_cache(const void *ptr)
 {
-	struct kmem_cache *s;
+	struct kmem_cache *s = bpf_get_kmem_cache((__u64)ptr);
 
-	if (!ptr)
-		return 0;
-	s = bpf_get_kmem_cache((__u64)ptr);
 	if (!s) {
 		count(SLAB_C_KMALLOC_LARGE);
 		return 0;
@@ -214,14 +276,10 @@ int BPF_PROG(kmalloc_exact, unsigned long call_site, const void *ptr, size_t byt
 	return on_alloc(ptr, s);
 }
 
-SEC("tp_btf/kfree")
-int BPF_PROG(kfree_exact, unsigned long call_site, const void *ptr)
+static __always_inline int kfree_in_cache(const void *ptr)
 {
-	struct kmem_cache *s;
+	struct kmem_cache *s = bpf_get_kmem_cache((__u64)ptr);
 
-	if (!ptr)
-		return 0;
-	s = bpf_get_kmem_cache((__u64)ptr);
 	if (s)
 		return on_free(ptr, s);
 	return 0; /* a large kmalloc's pages, or ZERO_SIZE_PTR */
@@ -252,28 +310,95 @@ static __always_inline int kfree_unattributed(const void *ptr)
 	return 0;
 }
 
-SEC("tp_btf/kmalloc")
-int BPF_PROG(kmalloc_size, unsigned long call_site, const void *ptr, size_t bytes_req,
-	     size_t bytes_alloc, gfp_t gfp_flags, int node)
-{
-	return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);
-}
+/* preferred: BTF-typed tracepoints; SLAB_COPIES copies of each program (see claim()) */
+#define TP_BTF_COPY(n)                                                                             \
+	SEC("tp_btf/kmem_cache_alloc")                                                             \
+	int BPF_PROG(cache_alloc##n, unsigned long call_site, const void *ptr,                     \
+		     struct kmem_cache *s, gfp_t gfp_flags, int node)                              \
+	{                                                                                          \
+		if (!ptr || !claim(TP_CACHE_ALLOC, n, ctx, ptr))                                   \
+			return 0;                                                                  \
+		return on_alloc(ptr, s);                                                           \
+	}                                                                                          \
+	SEC("tp_btf/kmem_cache_free")                                                              \
+	int BPF_PROG(cache_free##n, unsigned long call_site, const void *ptr,                      \
+		     const struct kmem_cache *s)                                                   \
+	{                                                                                          \
+		if (!ptr || !claim(TP_CACHE_FREE, n, ctx, ptr))                                    \
+			return 0;                                                                  \
+		return on_free(ptr, s);                                                            \
+	}                                                                                          \
+	SEC("tp_btf/kmalloc")                                                                      \
+	int BPF_PROG(kmalloc_exact##n, unsigned long call_site, const void *ptr, size_t bytes_req, \
+		     size_t bytes_alloc, gfp_t gfp_flags, int node)                                \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KMALLOC, n, ctx, ptr))                                       \
+			return 0;                                                                  \
+		return kmalloc_in_cache(ptr);                                                      \
+	}                                                                                          \
+	SEC("tp_btf/kfree")                                                                        \
+	int BPF_PROG(kfree_exact##n, unsigned long call_site, const void *ptr)                     \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KFREE, n, ctx, ptr))                                         \
+			return 0;                                                                  \
+		return kfree_in_cache(ptr);                                                        \
+	}                                                                                          \
+	SEC("tp_btf/kmalloc")                                                                      \
+	int BPF_PROG(kmalloc_size##n, unsigned long call_site, const void *ptr, size_t bytes_req,  \
+		     size_t bytes_alloc, gfp_t gfp_flags, int node)                                \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KMALLOC, n, ctx, ptr))                                       \
+			return 0;                                                                  \
+		return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);                               \
+	}                                                                                          \
+	SEC("tp_btf/kfree")                                                                        \
+	int BPF_PROG(kfree_size##n, unsigned long call_site, const void *ptr)                      \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KFREE, n, ctx, ptr))                                         \
+			return 0;                                                                  \
+		return kfree_unattributed(ptr);                                                    \
+	}
 
-SEC("tp_btf/kfree")
-int BPF_PROG(kfree_size, unsigned long call_site, const void *ptr)
-{
-	return kfree_unattributed(ptr);
-}
+TP_BTF_COPY(0)
+TP_BTF_COPY(1)
+TP_BTF_COPY(2)
+TP_BTF_COPY(3)
 
-SEC("raw_tp/kmalloc")
-int BPF_PROG(kmalloc_raw, unsigned long call_site, const void *ptr, size_t bytes_req,
-	     size_t bytes_alloc, gfp_t gfp_flags, int node)
-{
-	return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);
-}
+/* fallback: raw tracepoints, same arguments, untyped (read with probe_read) */
+#define RAW_TP_COPY(n)                                                                             \
+	SEC("raw_tp/kmem_cache_alloc")                                                             \
+	int BPF_PROG(cache_alloc_raw##n, unsigned long call_site, const void *ptr,                 \
+		     struct kmem_cache *s, gfp_t gfp_flags, int node)                              \
+	{                                                                                          \
+		if (!ptr || !claim(TP_CACHE_ALLOC, n, ctx, ptr))                                   \
+			return 0;                                                                  \
+		return on_alloc(ptr, s);                                                           \
+	}                                                                                          \
+	SEC("raw_tp/kmem_cache_free")                                                              \
+	int BPF_PROG(cache_free_raw##n, unsigned long call_site, const void *ptr,                  \
+		     const struct kmem_cache *s)                                                   \
+	{                                                                                          \
+		if (!ptr || !claim(TP_CACHE_FREE, n, ctx, ptr))                                    \
+			return 0;                                                                  \
+		return on_free(ptr, s);                                                            \
+	}                                                                                          \
+	SEC("raw_tp/kmalloc")                                                                      \
+	int BPF_PROG(kmalloc_raw##n, unsigned long call_site, const void *ptr, size_t bytes_req,   \
+		     size_t bytes_alloc, gfp_t gfp_flags, int node)                                \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KMALLOC, n, ctx, ptr))                                       \
+			return 0;                                                                  \
+		return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);                               \
+	}                                                                                          \
+	SEC("raw_tp/kfree")                                                                        \
+	int BPF_PROG(kfree_raw##n, unsigned long call_site, const void *ptr)                       \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KFREE, n, ctx, ptr))                                         \
+			return 0;                                                                  \
+		return kfree_unattributed(ptr);                                                    \
+	}
 
-SEC("raw_tp/kfree")
-int BPF_PROG(kfree_raw, unsigned long call_site, const void *ptr)
-{
-	return kfree_unattributed(ptr);
-}
+RAW_TP_COPY(0)
+RAW_TP_COPY(1)
+RAW_TP_COPY(2)
+RAW_TP_COPY(3)

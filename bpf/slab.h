@@ -5,6 +5,7 @@
 
 #define SLAB_NAME_LEN 32
 #define SLAB_MAX_FREED 262144 /* freed objects remembered (LRU) */
+#define SLAB_COPIES 4 /* programs per tracepoint: one runs for every event */
 
 struct slab_key {
 	char cache[SLAB_NAME_LEN];
@@ -23,6 +24,8 @@ enum slab_counter {
 	SLAB_C_KFREE_UNATTRIBUTED = 0, /* kfree() of a slab object whose cache is not known */
 	SLAB_C_KMALLOC_LARGE, /* kmalloc() served by the page allocator (no cache) */
 	SLAB_C_UNSEEN_ALLOCS, /* the sum of every cache's unseen_allocs */
+	SLAB_C_RESCUED, /* events counted by a later copy: the earlier ones were busy */
+	SLAB_C_RESCUED_LAST, /* of those, by the last copy: all the others were busy */
 	SLAB_NR_COUNTERS,
 };
 

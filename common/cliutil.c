@@ -84,27 +84,3 @@ int cli_wait_signal(const sigset_t *set, long ms)
 
 	return s > 0 ? s : 0;
 }
-
-int exit_code_for(int err)
-{
-	if (err < 0)
-		err = -err;
-	switch (err) {
-	case 0:
-		return EXIT_OK;
-	case ESRCH:
-	case ECHILD:
-		return EXIT_NOTARGET;
-	case EPERM:
-	case EACCES:
-		return EXIT_PERM;
-	case ENOTSUP:
-	case ENOSYS:
-	case ENOTTY:
-		return EXIT_NOFEATURE;
-	case EINVAL:
-		return EXIT_USAGE;
-	default:
-		return EXIT_FAIL;
-	}
-}

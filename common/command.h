@@ -19,17 +19,7 @@ struct memlens_cmd {
 			.name = nm, .summary = sum, .run = fn, .order = ord                        \
 		}
 
-/* Exit codes, the same for every subcommand (memlens(8), EXIT STATUS). */
-enum {
-	EXIT_OK = 0,
-	EXIT_FAIL = 1, /* the operation failed */
-	EXIT_USAGE = 2, /* bad command line or bad input */
-	EXIT_NOTARGET = 3, /* no such process, or it exited */
-	EXIT_PERM = 4, /* permission denied */
-	EXIT_NOFEATURE = 5, /* the kernel lacks a needed feature */
-};
-
-/* Map a negative errno from libmemlens to an exit code. */
-int exit_code_for(int err);
+/* Exit codes, the same for every subcommand: exitcode.h */
+#include "exitcode.h"
 
 #endif

@@ -159,6 +159,14 @@ int criu_cli_opt_fn(void *target, const char *arg, char *why, size_t len)
 	return 0;
 }
 
+int criu_cli_tcp_fn(void *target, const char *arg, char *why, size_t len)
+{
+	if (!ml_criu_tcp_parse(arg, target))
+		return 0;
+	snprintf(why, len, "must be refuse, established or close");
+	return -1;
+}
+
 int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg)
 {
 	char why[256];

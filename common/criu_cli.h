@@ -57,6 +57,18 @@ int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg);
  */
 int criu_cli_opt_fn(void *target, const char *arg, char *why, size_t len);
 
+/*
+ * --tcp POLICY for the option parser (@target an enum criu_tcp): refuse,
+ * established or close. 0, or -1 with @why filled in.
+ */
+int criu_cli_tcp_fn(void *target, const char *arg, char *why, size_t len);
+
+/* The help of --tcp, the same for every command that dumps. */
+#define CRIU_CLI_TCP_HELP                                                                          \
+	"established TCP connections: refuse (the default: a tree with any is not "                \
+	"checkpointed), established (kept, for a restore where the addresses move too) "           \
+	"or close (restored closed); the restore repeats it"
+
 /* "criu": {"path":..,"version":..,"exclude_options":bool,"mem_dirty_track":bool} */
 void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps);
 

@@ -72,7 +72,8 @@ static int end_round(struct recv_state *s, int k)
 	ml_criu_page_server_stop(s->ps_pid, &e);
 	s->ps_pid = 0;
 	round_dir(s, k, dir, sizeof(dir));
-	return wire_send(&s->w, "STORED %d %llu", k, (unsigned long long)ml_criu_dir_bytes(dir, "pages-"));
+	return wire_send(&s->w, "STORED %d %llu", k,
+			 (unsigned long long)ml_criu_dir_bytes(dir, NULL));
 }
 
 static int recv_file(struct recv_state *s, const char *name, unsigned long long size)

@@ -137,13 +137,43 @@ static void round_dir(const struct mig *m, int k, char *buf, size_t len)
 	snprintf(buf, len, "%.4000s/%d", m->o->work, k);
 }
 
-static void fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
-		       const struct rangeset *hot)
+/* The bytes of the files send_images() sends from @dir. */
+static uint64_t images_bytes(const char *dir)
 {
+	uint64_t sum = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && wire_name_ok(de->d_name) && !strstr(de->d_name, ".log"))
+			sum += (uint64_t)st.st_size;
+	closedir(d);
+	return sum;
+}
+
+static void fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
+		       const struct rangeset *hot, const char *dir)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
 	r->pages = res->pages_written;
+	r->shpages = res->shpages_written;
 	r->pages_scanned = res->pages_scanned;
 	r->pages_skipped_parent = res->pages_skipped_parent;
-	r->bytes = res->pages_written > 0 ? (uint64_t)res->pages_written * 4096 : 0;
+	/* every file the page server wrote; CRIU's page counts, shared memory
+	 * included, when the destination did not say */
+	r->bytes = r->stored;
+	if (!r->bytes)
+		r->bytes = (uint64_t)(r->pages > 0 ? r->pages : 0) * (uint64_t)page +
+			   (uint64_t)(r->shpages > 0 ? r->shpages : 0) * (uint64_t)page;
+	/* the final dump's other images go after it */
+	if (!r->pre_dump)
+		r->images = images_bytes(dir);
+	r->bytes += r->images;
 	r->duration_ms = res->duration_ms;
 	r->hot_ranges = hot->n;
 	r->hot_bytes = ml_rangeset_bytes(hot);
@@ -194,6 +224,7 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		.page_server_port = port,
 		.no_exclude = !m->res->exclude,
 		.extra_args = m->o->extra_args,
+		.tcp = m->o->tcp,
 	};
 
 	ret = ml_criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
@@ -208,7 +239,7 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		r->stored = stored;
 	if (ret)
 		goto out;
-	fill_round(m, r, res, &hot);
+	fill_round(m, r, res, &hot, dir);
 	m->res->total += r->bytes;
 	m->res->nr++;
 	if (m->o->on_round)
@@ -234,8 +265,10 @@ static int send_images(struct mig *m, int k)
 		return -errno;
 	while (!ret && (de = readdir(d)))
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && wire_name_ok(de->d_name) && !strstr(de->d_name, ".log"))
+		    S_ISREG(st.st_mode) && wire_name_ok(de->d_name) &&
+		    !strstr(de->d_name, ".log")) {
 			ret = wire_send_file(&m->w, dir, de->d_name);
+		}
 	closedir(d);
 	if (ret)
 		snprintf(m->res->error, sizeof(m->res->error), "sending the images of %.900s: %s",
@@ -422,7 +455,12 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 	res->frozen_us = -1;
 	migrate_plan(o, res);
 	m.t0_ns = ml_mono_ns();
-	ret = ml_criu_session_open(&m.sess, o->caps, &ro, &err);
+	/* before the first round: what the final dump would refuse, frozen */
+	ret = ml_criu_tcp_check(o->pid, o->tcp, o->extra_args, &err);
+	if (!ret)
+		ret = ml_criu_sysv_check(o->pid, &err);
+	if (!ret)
+		ret = ml_criu_session_open(&m.sess, o->caps, &ro, &err);
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "%s", err.msg);
 		return ret;

@@ -26,9 +26,13 @@ struct migrate_round {
 	int k; /* 1, 2, ...: the images go to DIR/K at the destination */
 	bool pre_dump; /* false: the final dump */
 	int64_t pages; /* written, by CRIU's stats */
+	int64_t shpages; /* shared memory pages written, by CRIU's stats; -1 unknown */
 	int64_t pages_scanned, pages_skipped_parent; /* the same; -1 unknown */
-	uint64_t bytes; /* pages * 4 KiB */
+	/* sent: what the destination's page server stored, plus the final
+	 * round's other images; by CRIU's counts when the destination's is missing */
+	uint64_t bytes;
 	uint64_t stored; /* what the destination's page server stored */
+	uint64_t images; /* the final round's other images, sent after it */
 	uint64_t duration_ms, start_ms; /* start: since the migration began */
 	size_t hot_ranges, excluded, no_parent;
 	uint64_t hot_bytes;
@@ -52,7 +56,10 @@ struct migrate_opts {
 	unsigned int timeout_s; /* every CRIU command */
 	bool no_exclude, shell_job;
 	const char *off_note; /* why nothing is left out with no_exclude; NULL: a default */
-	const char *const *extra_args; /* more options for dump/pre-dump, or NULL */
+	/* more options for dump/pre-dump, or NULL; the restore repeats those it
+	 * needs (ml_criu_restore_needs()), from the final dump's record */
+	const char *const *extra_args;
+	enum criu_tcp tcp; /* established TCP connections: dump and restore */
 	/* after each round; NULL: nothing */
 	void (*on_round)(const struct migrate_round *r, void *arg);
 	/* wait up to @ms; nonzero (a negative errno): give up; NULL: usleep */
@@ -72,7 +79,7 @@ struct migrate_result {
 	uint64_t dump_ms, restore_ms; /* the final round; the restore there */
 	int64_t frozen_us; /* the final dump's frozen time by CRIU's count, -1 unknown */
 	pid_t restored;
-	char error[1024];
+	char error[1280];
 };
 
 /* What migrate_run() will do: precopy, exclude and why. */

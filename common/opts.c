@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "cliutil.h"
 #include "command.h"
@@ -48,6 +50,25 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry 'memlens %s --help'.\n", cmd);
 	return EXIT_USAGE;
+}
+
+int cli_input_file(const char *cmd, const char *path)
+{
+	struct stat st;
+
+	if (!strcmp(path, "-"))
+		return 0;
+	if (stat(path, &st) < 0 || access(path, R_OK) < 0) {
+		fprintf(stderr, "memlens %s: cannot read %s: %s; check the path\n", cmd, path,
+			strerror(errno));
+		return EXIT_USAGE;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "memlens %s: %s: is a directory; give a JSON Lines file\n", cmd,
+			path);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 bool cli_given(const struct cli_spec *s, const char *name)
@@ -167,11 +188,30 @@ static void bad_option(const struct cli_spec *s, const char *argvi, int optopt_,
 	cli_usage_error(s->cmd, "unknown option '-%c'", optopt_ ? optopt_ : '?');
 }
 
+/* An operand that is a PID where a command takes -p PID: it means -p PID. */
+static bool bare_pid(const struct cli_opt *pid_opt, const char *arg)
+{
+	pid_t pid;
+
+	return pid_opt && arg && !parse_pid(arg, &pid);
+}
+
+/* -p PID, or a bare PID: once only */
+static int take_pid(const struct cli_spec *s, struct cli_opt *o, const char *arg)
+{
+	if (o->given++)
+		return cli_usage_error(s->cmd,
+				       "one process only: -p PID (or a PID alone) was given twice, "
+				       "the second time as '%s'",
+				       arg);
+	return take(s, o, arg);
+}
+
 int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 {
 	struct option lo[MAX_OPTS + 4];
 	char so[3 * MAX_OPTS + 4];
-	struct cli_opt *by_key[KEY_HELP] = { 0 };
+	struct cli_opt *by_key[KEY_HELP] = { 0 }, *pid_opt = NULL;
 	bool cmd = false, args = false;
 	size_t nl = 0, ns = 0;
 	int n = 0, c;
@@ -182,6 +222,8 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 			cmd = true;
 		if (o->kind == CLI_ARGS)
 			args = true;
+		if (o->kind == CLI_PID && !pid_opt)
+			pid_opt = o;
 	}
 	so[ns++] = cmd ? '+' : '-'; /* '-': operands come back as 1 */
 	so[ns++] = ':';
@@ -216,10 +258,54 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 
 	if (!ops)
 		return cli_usage_error(s->cmd, "out of memory");
-	optind = 0; /* glibc: start afresh, reading the '+' or '-' of @so */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+	/* the operands first (only '-' parsing returns them in order, argv
+	 * untouched), unless --help or --version is asked for */
+	if (s->check_operand && !cmd) {
+		int nc = 0;
+		char **check = calloc((size_t)argc + 1, sizeof(*check));
+
+		if (!check) {
+			r = cli_usage_error(s->cmd, "out of memory");
+			goto out;
+		}
+		optind = 0;
+		while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+			if (c == 'h' || c == 'V' || c == KEY_HELP || c == KEY_VERSION ||
+			    c == KEY_LIST)
+				nc = -1;
+			if (c == 1 && nc >= 0)
+				check[nc++] = optarg;
+		}
+		while (nc >= 0 && optind < argc)
+			check[nc++] = argv[optind++];
+		for (int i = 0; i < nc && !r; i++)
+			r = s->check_operand(s->cmd, check[i]);
+		free(check);
+		if (r)
+			goto out;
+	}
+	optind = 0; /* glibc: start afresh, reading the '+' or '-' of @so */
+	for (;;) {
+		c = getopt_long(argc, argv, so, lo, NULL);
+		/* '+': options stop at the first operand; a PID there is -p PID
+		 * (memlens snapshot 1234 -i 10), not a command named 1234 */
+		if (c == -1 && cmd && optind < argc && strcmp(argv[optind - 1], "--") &&
+		    bare_pid(pid_opt, argv[optind])) {
+			r = take_pid(s, pid_opt, argv[optind++]);
+			if (r)
+				goto out;
+			continue;
+		}
+		if (c == -1)
+			break;
 		if (c == 1) {
+			if (bare_pid(pid_opt, optarg)) {
+				r = take_pid(s, pid_opt, optarg);
+				if (r)
+					goto out;
+				continue;
+			}
 			if (!args) {
 				r = cli_usage_error(s->cmd, "unexpected argument '%s'", optarg);
 				goto out;
@@ -252,6 +338,12 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 			goto out;
 		}
 		if (c > 0 && c < KEY_HELP && by_key[c]) {
+			if (by_key[c]->kind == CLI_PID) {
+				r = take_pid(s, by_key[c], optarg);
+				if (r)
+					goto out;
+				continue;
+			}
 			by_key[c]->given++;
 			r = take(s, by_key[c], optarg);
 			if (r)
@@ -475,6 +567,15 @@ void cli_print_help(const struct cli_spec *s, FILE *f)
 		} else {
 			fprintf(f, "%*s", w - l + 2, "");
 		}
+		if (o->kind == CLI_PID) {
+			char h[512];
+
+			/* a bare PID means -p PID (cli_parse) */
+			snprintf(h, sizeof(h), "%s; a PID alone means the same (memlens %s 1234)",
+				 o->help ? o->help : "", s->cmd);
+			cli_wrap(f, h, 2 + w + 2, 2 + w + 2);
+			continue;
+		}
 		cli_wrap(f, o->help ? o->help : "", 2 + w + 2, 2 + w + 2);
 	}
 	if (s->footer) {
@@ -525,7 +626,7 @@ static void print_features(FILE *f, const struct feature_list *l, enum feature_s
 
 void cli_print_version(FILE *f)
 {
-	static struct feature_list l; /* 48 features of 200+ bytes each */
+	static struct feature_list l; /* 48 features of 500+ bytes each */
 	struct utsname u;
 
 	fprintf(f, "memlens %s\n", MEMLENS_VERSION);

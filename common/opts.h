@@ -69,6 +69,12 @@ struct cli_spec {
 	const char *about; /* the paragraphs after the usage line */
 	const char *footer; /* the paragraphs after the options, or NULL */
 	struct cli_opt *opts; /* ends with { 0 } */
+	/*
+	 * CLI_ARGS: called for each operand before any option is looked at,
+	 * so that a missing input file is what the user hears of first: 0,
+	 * or the exit code after its message.
+	 */
+	int (*check_operand)(const char *cmd, const char *arg);
 };
 
 /*
@@ -87,6 +93,13 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first);
  * Returns EXIT_USAGE.
  */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * A check_operand for commands whose operands are JSON Lines input files
+ * ('-' is standard input): one that cannot be read, or a directory, is a
+ * bad input (EXIT_USAGE), said as ml_lines_check_file() says it.
+ */
+int cli_input_file(const char *cmd, const char *path);
 
 /* The table option with this long name (NULL if none): was it given? */
 bool cli_given(const struct cli_spec *s, const char *name);
@@ -225,6 +238,12 @@ void cli_wrap(FILE *f, const char *text, int col, int indent);
 #define CLI_OPT_CRIU_OPT(t, fn_, h)                                                                \
 	{                                                                                          \
 		.name = "criu-opt", .arg = "OPT", .help = h, .kind = CLI_FUNC, .target = t,        \
+		.fn = fn_                                                                          \
+	}
+/* what CRIU does with established TCP connections (criu_cli_tcp_fn) */
+#define CLI_OPT_TCP(t, fn_, h)                                                                     \
+	{                                                                                          \
+		.name = "tcp", .arg = "POLICY", .help = h, .kind = CLI_FUNC, .target = t,          \
 		.fn = fn_                                                                          \
 	}
 #define CLI_OPT_END                                                                                \

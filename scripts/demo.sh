@@ -14,6 +14,21 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 4
 fi
 
+# each part says what it does and, once done, how long it took
+sec_name= sec_t0=
+end_section() {
+	[ -n "$sec_name" ] || return 0
+	awk -v n="$sec_name" -v a="$sec_t0" -v b="$EPOCHREALTIME" \
+		'BEGIN { printf "    (%s: %.1f s)\n", n, b - a }'
+	sec_name=
+}
+section() {	# N TITLE
+	end_section
+	sec_name="part $1 of 6" sec_t0=$EPOCHREALTIME
+	echo
+	echo "--- [$1/6] $2"
+}
+
 profile() {	# name seconds cmd...
 	local name=$1 secs=$2; shift 2
 	"$@" >"$out/$name.stdout" 2>&1 &
@@ -25,10 +40,10 @@ profile() {	# name seconds cmd...
 	wait "$pid" 2>/dev/null || true
 }
 
-echo "memlens demo: what this machine supports (memlens check):" >&2
-"$M" check >&2 || true
-echo >&2
-echo "memlens demo: where do these programs write? (interval 1000 ms, hot = written ratio > 0.3 for 3 intervals)" >&2
+section 1 "what this machine supports (memlens check)"
+"$M" check || true
+section 2 "where do these programs write? (memlens writes, 23 s)"
+echo "(an interval every 1000 ms; hot: written ratio > 0.3 for 3 intervals in a row)"
 profile memwrite 6 "$W/memwrite"
 profile memalloc 10 "$W/memalloc"
 profile matmul 7 "$W/matmul"
@@ -74,13 +89,11 @@ echo
 echo "JSON Lines of each run: $out/*.jsonl (page ranges per interval: $out/*.record.jsonl)"
 
 # The rest of the toolkit on the same workloads, for the report.
-echo
-echo "Is leaving memwrite's hot memory out of CRIU pre-dumps worth it? (memlens migrate-model, 100 MiB/s, a round every 2 s)"
+section 3 "would leaving memwrite's hot memory out of pre-dumps pay?"
 "$M" migrate-model "$out/memwrite.record.jsonl" --bandwidth 100 --round-interval 2
 "$M" migrate-model "$out/memwrite.record.jsonl" --bandwidth 100 --round-interval 2 --json \
 	>"$out/migrate.jsonl"
-echo
-echo "What memalloc's memory looks like, 10 times a second for 4 s (memlens snapshot, from its first instruction):"
+section 4 "memalloc's memory, 10 times a second for 4 s (memlens snapshot)"
 # (-o: the records and the summary go to the file; memalloc keeps stdout)
 "$M" snapshot -i 100 -d 4 --json -o "$out/snapshot.jsonl" -- "$W/memalloc" >"$out/snapshot.txt" 2>&1 || true
 /usr/bin/env python3 -c '
@@ -92,8 +105,7 @@ try:
 except (OSError, ValueError, IndexError, KeyError):
     print("  no snapshot summary: see " + sys.argv[2])
 ' "$out/snapshot.jsonl" "$out/snapshot.txt"
-echo
-echo "Page faults of matmul and how long they took (memlens faults, eBPF):"
+section 5 "page faults of matmul and their latency (memlens faults, 4 s)"
 # (matmul's own output shares stdout with the JSON: keep the JSON line)
 if "$M" faults -d 4 --json -- "$W/matmul" >"$out/faults.out" 2>"$out/faults.err"; then
 	grep '^{"type":"faults"' "$out/faults.out" >"$out/faults.jsonl"
@@ -106,6 +118,7 @@ else
 	echo "  skipped: $(tail -n 1 "$out/faults.err")"
 	rm -f "$out/faults.jsonl"
 fi
-echo
+section 6 "one HTML page of it all (memlens report)"
 "$M" report --skip-unknown --title "memlens demo" -o "$out/report.html" "$out"/*.jsonl &&
 	echo "report: $out/report.html (heat maps and dirty rates; open it in a browser)"
+end_section

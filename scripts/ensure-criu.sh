@@ -12,9 +12,11 @@
 #   4. when that cannot be done, the system's `criu`, when `criu check`
 #      passes (it leaves no pages out; memlens says so).
 #
-# Quiet: prints only the path (stdout); progress and errors go to stderr,
-# the build log to .cache/criu/build.log. Exit 1 when no CRIU could be found
-# or built. CRIU's build takes 2-15 minutes (two CPUs, idle or loaded).
+# Prints the path (stdout). A build says each step on stderr as it starts,
+# and while CRIU compiles a line per part of its tree and one every 30 s
+# (scripts/build-progress.sh): it takes 2-15 minutes on two CPUs (idle or
+# loaded), never in silence. Errors go to stderr, the build's output to
+# .cache/criu/build.log. Exit 1 when no CRIU could be found or built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -55,20 +57,25 @@ fi
 mkdir -p "$cache"
 log=$cache/build.log
 : >"$log"
-# one builder at a time (make test and make demo may race)
+# one builder at a time (two make test runs may race)
 exec 9>"$cache/.lock"
 flock 9
 if built; then
 	echo "$cache/bin/criu"; exit 0
 fi
 
-echo "ensure-criu: building CRIU $version from Debian's source, unmodified and with the project's ${#patches[@]} patches, once (2-15 minutes; log: $log)" >&2
+t0=$SECONDS
+step() { echo "ensure-criu: $* ($((SECONDS - t0)) s so far)" >&2; }
+echo "ensure-criu: building CRIU $version from Debian's source, unmodified and with the project's" \
+	"${#patches[@]} patches, once: it takes 2-15 minutes on 2 CPUs (log: $log)" >&2
+step "installing the build dependencies (scripts/install-deps.sh)"
 scripts/install-deps.sh >>"$log" 2>&1 || { echo "ensure-criu: installing the build dependencies failed; see $log" >&2; system_criu; exit 1; }
 
 src=$cache/src
 mkdir -p "$src"
 tarball=$(ls "$src"/criu_"$version".orig.tar.* 2>/dev/null | head -n1 || true)
 if [ -z "$tarball" ]; then
+	step "downloading criu_$version.orig.tar.* from Debian trixie"
 	# A private apt configuration with a trixie deb-src entry on the mirror
 	# the system already uses.
 	apt_dir=$cache/apt
@@ -95,23 +102,24 @@ if [ -z "$tarball" ]; then
 fi
 rm -rf "$src/criu-$version"
 tar -C "$src" -xf "$tarball" >>"$log" 2>&1
-t0=$SECONDS
-echo "ensure-criu: [1/2] CRIU $version, unmodified" >&2
-if ! make -C "$src/criu-$version" -j"$(nproc)" criu >>"$log" 2>&1; then
+step "[1/2] compiling CRIU $version, unmodified, with make -j$(nproc) (about 770 files)"
+if ! make -C "$src/criu-$version" -j"$(nproc)" criu 2>&1 |
+	scripts/build-progress.sh "ensure-criu: [1/2] compiling" "$log" 770; then
 	echo "ensure-criu: building CRIU $version failed; see $log" >&2
 	system_criu
 	exit 1
 fi
 mkdir -p "$cache/bin"
 install -m 0755 "$src/criu-$version/criu/criu" "$cache/bin/criu-upstream"
-echo "ensure-criu: [2/2] with criu/patches/ ($((SECONDS - t0)) s so far)" >&2
+step "[2/2] compiling it again with criu/patches/ (what the patches change)"
 for p in "${patches[@]}"; do
 	if ! patch -d "$src/criu-$version" -p1 --forward --batch <"$p" >>"$log" 2>&1; then
 		echo "ensure-criu: the patch $(basename "$p") does not apply to CRIU $version; see $log" >&2
 		exit 1
 	fi
 done
-if ! make -C "$src/criu-$version" -j"$(nproc)" criu >>"$log" 2>&1; then
+if ! make -C "$src/criu-$version" -j"$(nproc)" criu 2>&1 |
+	scripts/build-progress.sh "ensure-criu: [2/2] compiling" "$log"; then
 	echo "ensure-criu: building CRIU $version with the project's patches failed; see $log" >&2
 	exit 1
 fi

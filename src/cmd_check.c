@@ -68,8 +68,8 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 	if (criu_cli_locate(explicit_path, path, sizeof(path), &err)) {
 		ml_feature_add(
 			l, "criu", "criu", FEATURE_MISSING, used,
-			"scripts/ensure-criu.sh builds CRIU 4.1.1 (make demo and make test run "
-			"it), or give one with --criu PATH / MEMLENS_CRIU",
+			"scripts/ensure-criu.sh of the source tree builds CRIU 4.1.1 (make test "
+			"runs it; it takes minutes), or give one with --criu PATH / MEMLENS_CRIU",
 			"%s", err.msg);
 		return;
 	}
@@ -190,7 +190,7 @@ static void print_human(const struct feature_list *l, const struct utsname *u, b
 
 static int cmd_check(int argc, char **argv)
 {
-	static struct feature_list l; /* ~14 KiB */
+	static struct feature_list l; /* ~27 KiB */
 	struct check_cli c = { 0 };
 	struct utsname u;
 	bool core_ok = true;

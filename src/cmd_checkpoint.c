@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "table.h"
 #include "command.h"
@@ -136,9 +137,10 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 		  .kind = CLI_FLAG,
 		  .target = &c->req.no_exclude,
 		  .help = "never pass exclude options" },
+		CLI_OPT_TCP(&c->req.tcp, criu_cli_tcp_fn, CRIU_CLI_TCP_HELP),
 		CLI_OPT_CRIU_OPT(&c->extra, criu_cli_opt_fn,
-				 "pass one more option to criu dump, e.g. --tcp-established or "
-				 "--ext-unix-sk (repeatable)"),
+				 "pass one more option to criu dump, e.g. --ext-unix-sk "
+				 "(repeatable; memlens restore repeats those a restore needs)"),
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_END,
 	};
@@ -257,13 +259,18 @@ static void print_json(const struct ckpt_out *o)
 	ml_jw_kbool(&w, "timed_out", r->timed_out);
 	ml_jw_kuint(&w, "duration_ms", r->duration_ms);
 	ml_jw_kuint(&w, "image_bytes", r->image_bytes);
+	ml_jw_kuint(&w, "bytes_written", r->bytes_written);
 	ml_jw_kint(&w, "pages_written", r->pages_written);
+	ml_jw_kint(&w, "shpages_written", r->shpages_written);
 	ml_jw_kint(&w, "pages_scanned", r->pages_scanned);
 	ml_jw_kint(&w, "pages_skipped_parent", r->pages_skipped_parent);
 	json_ranges(&w, "hot_ranges", o->hot);
 	json_exclusion(&w, &r->exclude);
 	json_profiler(&w, o);
+	ml_jw_kstr(&w, "tcp", ml_criu_tcp_name(o->c->req.tcp));
 	ml_jw_kstr(&w, "log", r->log_path);
+	if (r->hint[0])
+		ml_jw_kstr(&w, "hint", r->hint);
 	if (o->error)
 		ml_jw_kstr(&w, "error", o->error);
 	ml_jw_obj_end(&w);
@@ -286,12 +293,14 @@ static void print_human(const struct ckpt_out *o)
 			   r->timed_out ? " (killed: timed out)" : "", r->duration_ms / 1000.0);
 	}
 	if (o->rc == EXIT_OK)
-		table_wrap(
-			stdout, width, 13,
-			"  images:    %s; pages written %lld (scanned %lld, skipped because in the "
-			"parent %lld)",
-			ml_fmt_bytes(r->image_bytes, b, sizeof(b)), (long long)r->pages_written,
-			(long long)r->pages_scanned, (long long)r->pages_skipped_parent);
+		table_wrap(stdout, width, 13,
+			   "  written:   %s%s; pages written %lld, shared memory pages %lld "
+			   "(scanned %lld, skipped because in the parent %lld)",
+			   ml_fmt_bytes(r->bytes_written, b, sizeof(b)),
+			   o->c->req.page_server_port ? " (images here and pages sent)"
+						      : " of images",
+			   (long long)r->pages_written, (long long)r->shpages_written,
+			   (long long)r->pages_scanned, (long long)r->pages_skipped_parent);
 	table_wrap(stdout, width, 13, "  hot:       %zu range(s), %s", o->hot->n,
 		   ml_fmt_bytes(ml_rangeset_bytes(o->hot), b, sizeof(b)));
 	table_wrap(stdout, width, 13, "  exclusion: %s",
@@ -419,8 +428,15 @@ static int cmd_checkpoint(int argc, char **argv)
 	rc = parse_args(argc, argv, &c);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	rc = cli_check_pid("checkpoint", c.req.pid);
+	if (rc)
+		return rc;
 	warn_too_short(&c);
 	rc = ml_criu_dump_target_check(c.req.pid, &err);
+	if (!rc && !c.req.pre_dump)
+		rc = ml_criu_tcp_check(c.req.pid, c.req.tcp, c.req.extra_args, &err);
+	if (!rc && !c.req.pre_dump)
+		rc = ml_criu_sysv_check(c.req.pid, &err);
 	if (rc) {
 		cli_error("checkpoint", "%s", err.msg);
 		return exit_code_for(rc);
@@ -440,6 +456,7 @@ static int cmd_checkpoint(int argc, char **argv)
 	memset(&res, 0, sizeof(res));
 	res.exit_status = -1;
 	res.pages_written = res.pages_scanned = res.pages_skipped_parent = -1;
+	res.shpages_written = -1;
 	ml_rangeset_init(&hot);
 	cli_block_signals(&sigs);
 	rc = checkpoint(&c, &caps, &o, &t, &sigs);

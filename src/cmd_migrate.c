@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "table.h"
 #include "command.h"
@@ -52,6 +53,7 @@ struct mig_cli {
 	pid_t pid;
 	const char *to, *dir, *listen, *criu;
 	struct criu_cli_opts extra;
+	enum criu_tcp tcp;
 	int max_rounds;
 	double threshold_mib, round_s;
 	unsigned int interval_ms, timeout_s;
@@ -119,8 +121,10 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 				"kill a CRIU command after SEC seconds (default 300)"),
 		CLI_OPT_SHELL_JOB(&c->shell_job,
 				  "the tree is attached to a terminal (--shell-job)"),
+		CLI_OPT_TCP(&c->tcp, criu_cli_tcp_fn, CRIU_CLI_TCP_HELP),
 		CLI_OPT_CRIU_OPT(&c->extra, criu_cli_opt_fn,
-				 "one more option for criu dump/pre-dump (repeatable)"),
+				 "one more option for criu dump/pre-dump (repeatable; the restore "
+				 "repeats those it needs, e.g. --ext-unix-sk)"),
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_END,
 	};
@@ -188,8 +192,10 @@ static void print_round(const struct migrate_round *r, void *arg)
 
 	if (c->json)
 		return;
+	/* pages: private and shared memory, as CRIU counted them */
 	printf("round %d %-8s %6.2f s %8lld pages %6s", r->k, r->pre_dump ? "pre-dump" : "dump",
-	       r->duration_ms / 1000.0, (long long)r->pages, ml_fmt_bytes(r->bytes, b, sizeof(b)));
+	       r->duration_ms / 1000.0, (long long)r->pages + (r->shpages > 0 ? r->shpages : 0),
+	       ml_fmt_bytes(r->bytes, b, sizeof(b)));
 	if (r->hot_ranges)
 		printf("  hot: %zu range(s), %s", r->hot_ranges,
 		       ml_fmt_bytes(r->hot_bytes, h, sizeof(h)));
@@ -233,10 +239,12 @@ static void print_json(const struct mig_run *m, int rc)
 		ml_jw_kint(&w, "round", r->k);
 		ml_jw_kstr(&w, "kind", r->pre_dump ? "pre-dump" : "dump");
 		ml_jw_kint(&w, "pages", r->pages);
+		ml_jw_kint(&w, "shpages", r->shpages);
 		ml_jw_kint(&w, "pages_scanned", r->pages_scanned);
 		ml_jw_kint(&w, "pages_skipped_parent", r->pages_skipped_parent);
 		ml_jw_kuint(&w, "bytes", r->bytes);
 		ml_jw_kuint(&w, "stored_bytes", r->stored);
+		ml_jw_kuint(&w, "images_bytes", r->images);
 		ml_jw_kuint(&w, "start_ms", r->start_ms);
 		ml_jw_kuint(&w, "duration_ms", r->duration_ms);
 		ml_jw_kuint(&w, "hot_ranges", r->hot_ranges);
@@ -248,6 +256,7 @@ static void print_json(const struct mig_run *m, int rc)
 	}
 	ml_jw_arr_end(&w);
 	ml_jw_kuint(&w, "total_bytes", x->total);
+	ml_jw_kstr(&w, "tcp", ml_criu_tcp_name(m->c->tcp));
 	ml_jw_kuint(&w, "downtime_ms", x->downtime_ms);
 	ml_jw_kuint(&w, "final_dump_ms", x->dump_ms);
 	ml_jw_kint(&w, "frozen_in_dump_ms", x->frozen_us >= 0 ? x->frozen_us / 1000 : -1);
@@ -348,6 +357,7 @@ static int run_source(struct mig_cli *c)
 		.off_note = "exclusion off (--no-exclude)",
 		.shell_job = c->shell_job,
 		.extra_args = c->extra.n ? c->extra.v : NULL,
+		.tcp = c->tcp,
 		.on_round = print_round,
 		.pause = wait_signal,
 		.arg = c,
@@ -391,6 +401,11 @@ static int cmd_migrate(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	if (!c.receive) {
+		rc = cli_check_pid("migrate", c.pid);
+		if (rc)
+			return rc;
+	}
 	return c.receive ? run_receive(&c) : run_source(&c);
 }
 

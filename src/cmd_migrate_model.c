@@ -24,10 +24,15 @@ static const char about[] =
 
 static const char footer[] = "Downtime = bytes of the final (stop-and-copy) round / bandwidth.\n";
 
+/* -b and -r when not given: a 1 Gbit/s link's worth, migrate's round interval */
+#define MM_DEFAULT_BANDWIDTH 100.0
+#define MM_DEFAULT_ROUND_S 2.0
+
 struct mm_cli {
 	const char *file;
 	struct mm_params p;
 	bool json;
+	bool b_given, r_given; /* else the defaults */
 };
 
 /* 0, or the exit status after printing why (2 bad input, 1 a read error). */
@@ -92,12 +97,28 @@ static void print_json(const struct mm_cli *c, const struct mm_result *r)
 	ml_jw_obj_end(&w);
 }
 
+/* "64 12 3 3": the bytes of each round of @r in @div units */
+static char *per_round(const struct mm_result *r, uint64_t div)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < r->nrounds; i++)
+		fprintf(f, "%s%llu", i ? " " : "",
+			(unsigned long long)ml_in_unit(r->rounds[i].bytes, div));
+	fclose(f);
+	return buf;
+}
+
 static void print_human(const struct mm_cli *c, const struct mm_trace *t, const struct mm_result *r)
 {
 	static const struct table_col cols[] = {
-		{ "POLICY", TABLE_LEFT, 0, false },	  { "ROUNDS", TABLE_RIGHT, 0, false },
+		{ "POLICY", TABLE_LEFT, 0, false },	  { "ROUNDS", TABLE_RIGHT, 1, false },
 		{ "TOTAL", TABLE_RIGHT, 0, false },	  { "FINAL", TABLE_RIGHT, 0, false },
-		{ "DOWNTIME_MS", TABLE_RIGHT, 0, false }, { "PER ROUND", TABLE_LEFT, 0, true },
+		{ "DOWNTIME_MS", TABLE_RIGHT, 0, false },
 	};
 	int width = table_width(stdout);
 	uint64_t max = 0, div;
@@ -105,37 +126,37 @@ static void print_human(const struct mm_cli *c, const struct mm_trace *t, const 
 	struct table *tb;
 
 	table_wrap(stdout, width, 2,
-		   "trace %s: %zu intervals over %.1f s; bandwidth %.1f MiB/s, a pre-dump round "
-		   "every %.1f s",
+		   "trace %s: %zu intervals over %.1f s; bandwidth %.1f MiB/s%s, a pre-dump round "
+		   "every %.1f s%s",
 		   c->file, t->n, t->iv[t->n - 1].t_ms / 1000.0, c->p.bandwidth_mbps,
-		   c->p.round_interval_s);
+		   c->b_given ? "" : " (the default; -b sets it)", c->p.round_interval_s,
+		   c->r_given ? "" : " (the default; -r sets it)");
 	for (int k = 0; k < MM_NPOLICIES; k++)
 		if (r[k].total_bytes > max)
 			max = r[k].total_bytes;
 	div = ml_size_unit(max, 6, &unit);
 	printf("\nsizes in %s:\n", unit);
-	tb = table_new(cols, 6);
+	tb = table_new(cols, 5);
 	for (int k = 0; k < MM_NPOLICIES; k++) {
-		char *rounds = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&rounds, &len);
-
-		for (size_t i = 0; f && i < r[k].nrounds; i++)
-			fprintf(f, "%s%llu", i ? " " : "",
-				(unsigned long long)ml_in_unit(r[k].rounds[i].bytes, div));
-		if (f)
-			fclose(f);
 		table_row(tb);
 		table_cell(tb, "%s", ml_mm_policy_name(r[k].policy));
 		table_cell(tb, "%zu", r[k].nrounds);
 		table_cell(tb, "%llu", (unsigned long long)ml_in_unit(r[k].total_bytes, div));
 		table_cell(tb, "%llu", (unsigned long long)ml_in_unit(r[k].final_round_bytes, div));
 		table_cell(tb, "%.1f", r[k].downtime_ms);
-		table_cell(tb, "%s", rounds ? rounds : "");
-		free(rounds);
 	}
 	table_print(tb, stdout, width, 0, 0);
 	table_free(tb);
+	/* every round, wrapped at spaces, never cut */
+	putchar('\n');
+	table_wrap(stdout, width, 0, "%s per round, the last one the final dump:", unit);
+	for (int k = 0; k < MM_NPOLICIES; k++) {
+		char *rounds = per_round(&r[k], div);
+
+		table_wrap(stdout, width, 13, "  %-10s %s", ml_mm_policy_name(r[k].policy),
+			   rounds ? rounds : "");
+		free(rounds);
+	}
 	if (r[0].downtime_ms > 0) {
 		putchar('\n');
 		table_wrap(stdout, width, 2,
@@ -158,10 +179,11 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		  .target = &c->p.bandwidth_mbps,
 		  .min = 1e-6,
 		  .max = 1e9,
-		  .flags = CLI_REQUIRED,
-		  .help = "link bandwidth in MiB/s (required)" },
+		  .help = "link bandwidth in MiB/s (default 100, a little under a 1 Gbit/s "
+			  "link)" },
 		CLI_OPT_ROUND_INTERVAL(&c->p.round_interval_s, 0.001,
-				       "seconds between pre-dump rounds (required)"),
+				       "seconds between pre-dump rounds (default 2, as memlens "
+				       "migrate's)"),
 		CLI_OPT_MAX_ROUNDS(&c->p.max_rounds, 1, 10000,
 				   "at most N pre-dump rounds before the final dump (default "
 				   "10)"),
@@ -177,21 +199,25 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_END,
 	};
-	struct cli_spec spec = {
-		.cmd = "migrate-model", .about = about, .footer = footer, .opts = opts
-	};
+	struct cli_spec spec = { .cmd = "migrate-model",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts,
+				 .check_operand = cli_input_file };
 	int r, first;
 
-	opts[2].flags = CLI_REQUIRED;
+	c->p.bandwidth_mbps = MM_DEFAULT_BANDWIDTH;
+	c->p.round_interval_s = MM_DEFAULT_ROUND_S;
 	r = cli_parse(&spec, argc, argv, &first);
 	if (r)
 		return r;
 	if (first + 1 != argc)
-		return cli_usage_error("migrate-model", "give exactly one trace FILE");
+		return cli_usage_error("migrate-model", "give exactly one trace FILE (%s)",
+				       first == argc ? "none was given"
+						     : "more than one was given");
 	c->file = argv[first];
-	if (!c->p.bandwidth_mbps || !c->p.round_interval_s)
-		return cli_usage_error("migrate-model",
-				       "-b/--bandwidth and -r/--round-interval are required");
+	c->b_given = cli_given(&spec, "bandwidth");
+	c->r_given = cli_given(&spec, "round-interval");
 	return 0;
 }
 

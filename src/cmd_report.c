@@ -75,7 +75,11 @@ static int parse_args(int argc, char **argv, struct report_args *a, int *first)
 		  .help = "skip lines of other types instead of stopping at them" },
 		CLI_OPT_END,
 	};
-	struct cli_spec spec = { .cmd = "report", .about = about, .footer = footer, .opts = opts };
+	struct cli_spec spec = { .cmd = "report",
+				 .about = about,
+				 .footer = footer,
+				 .opts = opts,
+				 .check_operand = cli_input_file };
 	int r = cli_parse(&spec, argc, argv, first);
 
 	if (r)

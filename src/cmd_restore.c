@@ -37,9 +37,12 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 		CLI_OPT_TIMEOUT(&c->timeout_s, "kill CRIU after SEC seconds (default 120)"),
 		CLI_OPT_SHELL_JOB(&c->req.shell_job,
 				  "pass --shell-job (it was dumped with --shell-job)"),
+		CLI_OPT_TCP(&c->req.tcp, criu_cli_tcp_fn,
+			    "established TCP connections in the images: established or close "
+			    "(default: as the checkpoint chose)"),
 		CLI_OPT_CRIU_OPT(&c->extra, criu_cli_opt_fn,
-				 "pass one more option to criu restore, e.g. --tcp-established "
-				 "(repeatable)"),
+				 "pass one more option to criu restore, e.g. --ext-unix-sk "
+				 "(repeatable; those the checkpoint recorded are repeated anyway)"),
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_END,
 	};
@@ -77,7 +80,10 @@ static void print_json(const struct restore_cli *c, const struct criu_caps *caps
 	ml_jw_kint(&w, "criu_exit_status", r->exit_status);
 	ml_jw_kbool(&w, "timed_out", r->timed_out);
 	ml_jw_kuint(&w, "duration_ms", r->duration_ms);
+	ml_jw_kstr(&w, "repeated", r->repeated);
 	ml_jw_kstr(&w, "log", r->log_path);
+	if (r->hint[0])
+		ml_jw_kstr(&w, "hint", r->hint);
 	if (error)
 		ml_jw_kstr(&w, "error", error);
 	ml_jw_obj_end(&w);
@@ -96,8 +102,12 @@ static int cmd_restore(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	if (access(c.req.images_dir, R_OK) < 0) {
-		cli_error("restore", "images directory %s: %s", c.req.images_dir, strerror(errno));
-		return errno == ENOENT ? EXIT_USAGE : exit_code_for(-errno);
+		int e = errno;
+
+		cli_error("restore",
+			  "images directory %s: %s; give the -D DIR memlens checkpoint wrote",
+			  c.req.images_dir, strerror(e));
+		return e == ENOENT ? EXIT_USAGE : exit_code_for(-e);
 	}
 	rc = criu_cli_setup("restore", c.criu,
 			    c.timeout_s ? c.timeout_s * 1000 : CRIU_DEFAULT_TIMEOUT_MS, &caps);
@@ -105,6 +115,10 @@ static int cmd_restore(int argc, char **argv)
 		return rc;
 	ro.timeout_ms = c.timeout_s * 1000;
 	r = ml_criu_restore(&caps, &c.req, &ro, &res, &err);
+	if (res.repeated[0] && !c.json)
+		fprintf(stderr,
+			"memlens restore: repeated the checkpoint's %s (recorded in %s/%s)\n",
+			res.repeated, c.req.images_dir, CRIU_RESTORE_OPTS_NAME);
 	rc = r ? (r == -ESRCH ? EXIT_FAIL : exit_code_for(r)) : EXIT_OK;
 	if (r)
 		cli_error("restore", "%s", err.msg);

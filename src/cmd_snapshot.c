@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/format_snapshot.h"
@@ -428,6 +429,9 @@ int cmd_snapshot(int argc, char **argv)
 	r = parse_args(&c, argc, argv, &first);
 	if (r)
 		return r < 0 ? EXIT_OK : r;
+	r = cli_check_target("snapshot", c.pid, argv + first);
+	if (r)
+		return r;
 	r = create_output(&c);
 	if (r)
 		return r;
@@ -435,8 +439,7 @@ int cmd_snapshot(int argc, char **argv)
 		/* before blocking signals: the command inherits the signal mask */
 		c.child = ml_spawn_stopped(argv + first, &err);
 		if (c.child < 0) {
-			cli_error("snapshot", "%s", err.msg);
-			rc = err.code == ENOENT ? 127 : exit_code_for(-err.code);
+			rc = cli_spawn_failed("snapshot", &err);
 			goto out;
 		}
 		c.pid = c.child;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "command.h"
 #include "live.h"
@@ -415,6 +416,9 @@ int cmd_writes(int argc, char **argv)
 		return r < 0 ? EXIT_OK : r;
 	if ((pid && first < argc) || (!pid && first >= argc))
 		return cli_usage_error("writes", "give either -p PID or -- CMD [ARGS]");
+	rc = cli_check_target("writes", pid, argv + first);
+	if (rc)
+		return rc;
 	po.interval_ms = (unsigned int)interval_ms;
 	/* -d without -i: intervals of 1 s, or one interval of the whole duration */
 	if (duration > 0 && !interval_ms)
@@ -447,8 +451,7 @@ int cmd_writes(int argc, char **argv)
 	if (!pid) {
 		child = ml_spawn_stopped(argv + first, &err);
 		if (child < 0) {
-			cli_error("writes", "%s", err.msg);
-			rc = err.code == ENOENT ? 127 : EXIT_FAIL;
+			rc = cli_spawn_failed("writes", &err);
 			goto out;
 		}
 		pid = child;

@@ -7,6 +7,7 @@
 #include "command.h"
 #include "opts.h"
 #include "output.h"
+#include "suggest.h"
 
 extern const struct memlens_cmd __start_memlens_cmds[];
 extern const struct memlens_cmd __stop_memlens_cmds[];
@@ -41,10 +42,12 @@ static void usage(FILE *f)
 		   "-o/--output FILE (what would go to standard output goes to FILE, in the\n"
 		   "format --json or --csv chose: never guessed from the file's name), --json,\n"
 		   "-q/--quiet, -v/--verbose, -h/--help, -V/--version.\n"
-		   "\n'memlens <command> --help' describes a command's options;\n"
-		   "'memlens --version' (-V) the versions and the features found.\n"
-		   "Exit status: 0 ok, 1 failed, 2 bad usage or input, 3 no such target or it\n"
-		   "exited, 4 permission denied, 5 the kernel lacks a needed feature.\n");
+		   "\n'memlens <command> --help' (or 'memlens help <command>') describes a\n"
+		   "command's options; 'memlens --version' (-V) the versions and the features\n"
+		   "found. Where a command takes -p PID, a PID alone means the same:\n"
+		   "'memlens snapshot 1234' is 'memlens snapshot -p 1234'.\n"
+		   "\nExit status, the same for every command:\n");
+	exit_table_print(f);
 }
 
 /* What went to standard output must have got there: else exit status 1. */
@@ -53,6 +56,41 @@ static int finish(const char *cmd, int rc)
 	if (out_close(cmd, stdout) && rc == EXIT_OK)
 		rc = EXIT_FAIL;
 	return rc;
+}
+
+static const struct memlens_cmd *find(const char *name)
+{
+	for (const struct memlens_cmd *c = __start_memlens_cmds; c < __stop_memlens_cmds; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+/* "memlens: unknown command 'write'; did you mean 'writes'?" and the Try line */
+static int unknown(const char *name)
+{
+	const char *names[64];
+	const char *near;
+	size_t n = 0;
+
+	for (const struct memlens_cmd *c = __start_memlens_cmds; c < __stop_memlens_cmds && n < 64;
+	     c++)
+		names[n++] = c->name;
+	near = cli_suggest(name, names, n);
+	if (near)
+		fprintf(stderr, "memlens: unknown command '%s'; did you mean '%s'?\n", name, near);
+	else
+		fprintf(stderr, "memlens: unknown command '%s'\n", name);
+	fprintf(stderr, "Try 'memlens --help' for the list of commands.\n");
+	return EXIT_USAGE;
+}
+
+/* CMD's own --help, as `memlens CMD --help` prints it */
+static int command_help(const struct memlens_cmd *c)
+{
+	char *args[] = { (char *)c->name, (char *)"--help", NULL };
+
+	return finish(c->name, c->run(2, args));
 }
 
 int main(int argc, char **argv)
@@ -65,6 +103,18 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		/* memlens help CMD: as git's */
+		if (argc > 2 && !strcmp(argv[1], "help")) {
+			if (argc > 3) {
+				fprintf(stderr,
+					"memlens help: give one command, not '%s ...'\n"
+					"Try 'memlens --help'.\n",
+					argv[2]);
+				return EXIT_USAGE;
+			}
+			c = find(argv[2]);
+			return c ? command_help(c) : unknown(argv[2]);
+		}
 		usage(stdout);
 		return finish("--help", EXIT_OK);
 	}
@@ -72,9 +122,11 @@ int main(int argc, char **argv)
 		cli_print_version(stdout);
 		return finish("--version", EXIT_OK);
 	}
-	for (c = __start_memlens_cmds; c < __stop_memlens_cmds; c++)
-		if (!strcmp(c->name, argv[1]))
-			return finish(c->name, c->run(argc - 1, argv + 1));
-	fprintf(stderr, "memlens: unknown command '%s'\nTry 'memlens --help'.\n", argv[1]);
-	return EXIT_USAGE;
+	c = find(argv[1]);
+	if (!c)
+		return unknown(argv[1]);
+	/* memlens CMD help: its --help (help alone, as no command is named help) */
+	if (argc == 3 && !strcmp(argv[2], "help"))
+		return command_help(c);
+	return finish(c->name, c->run(argc - 1, argv + 1));
 }

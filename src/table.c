@@ -262,8 +262,14 @@ int table_wrap(FILE *f, int width, int indent, const char *fmt, ...)
 			cut = room;
 			while (cut > 0 && p[cut] != ' ')
 				cut--;
-			if (cut == 0) /* one word longer than the line: cut it there */
-				cut = room;
+			/* one word longer than the line: after its last comma that fits
+			 * (a list of names), else whole (a path): never cut inside a name */
+			if (cut == 0) {
+				for (cut = room; cut > 0 && p[cut - 1] != ','; cut--)
+					;
+				if (cut == 0)
+					cut = (int)strcspn(p, " ");
+			}
 		}
 		int keep = cut;
 

@@ -44,7 +44,9 @@ void table_free(struct table *t);
 
 /*
  * A paragraph wrapped at word boundaries to @width columns: the first line
- * as is, the following ones indented by @indent spaces. Returns the lines.
+ * as is, the following ones indented by @indent spaces. A word longer than
+ * a line is broken after a comma (a list of names), else printed whole on
+ * a line of its own (a path): never cut inside a name. Returns the lines.
  */
 int table_wrap(FILE *f, int width, int indent, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

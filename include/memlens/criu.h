@@ -220,15 +220,36 @@ struct criu_result {
 	uint64_t duration_ms;
 	char log_path[PATH_MAX]; /* CRIU's log (-o), absolute */
 	char log_tail[512]; /* last error lines of the log, on failure */
-	uint64_t image_bytes; /* sum of the image files' sizes */
+	char hint[768]; /* on failure: what to do about a refusal memlens knows, or "" */
+	uint64_t image_bytes; /* sum of the image files' sizes in the images directory */
+	/*
+	 * What the dump wrote: its image files in the images directory, plus,
+	 * with a page server, the pages it sent there (pages_written and
+	 * shpages_written pages): all of it, shared memory included.
+	 */
+	uint64_t bytes_written;
 	int64_t pages_written; /* stats-dump: pages_written; -1 unknown */
+	int64_t shpages_written; /* stats-dump: shared memory pages written; -1 unknown */
 	int64_t pages_scanned; /* stats-dump: pages_scanned; -1 unknown */
 	int64_t pages_skipped_parent; /* stats-dump; -1 unknown */
 	pid_t restored_pid; /* restore: pid of the restored task */
+	char repeated[256]; /* restore: the options repeated from the checkpoint's record */
 	struct criu_exclude_report exclude;
 	bool parent_used; /* --prev-images-dir was passed */
 	bool profiler_reinit; /* the profiler was re-initialised after CRIU */
 	char profiler_note[256]; /* why it was not, when it was not */
+};
+
+/* What CRIU does with established TCP connections (dump and restore alike). */
+enum criu_tcp {
+	/*
+	 * None chosen. A dump refuses a tree with established connections, as
+	 * REFUSE; a restore repeats what the checkpoint recorded.
+	 */
+	CRIU_TCP_UNSET = 0,
+	CRIU_TCP_REFUSE, /* a tree with established connections is not dumped */
+	CRIU_TCP_ESTABLISHED, /* --tcp-established: kept (the addresses must move too) */
+	CRIU_TCP_CLOSE, /* --tcp-close: restored closed; the peers see them reset */
 };
 
 struct criu_dump_req {
@@ -247,6 +268,7 @@ struct criu_dump_req {
 	const struct rangeset *no_parent;
 	const char *const *extra_args; /* more CRIU options, NULL-terminated, or NULL */
 	unsigned int timeout_ms; /* this run's time limit; 0: the run options' */
+	enum criu_tcp tcp; /* established TCP connections (a dump; a pre-dump has none) */
 };
 
 /*
@@ -278,9 +300,17 @@ struct criu_restore_req {
 	const char *images_dir;
 	bool shell_job;
 	const char *const *extra_args;
+	enum criu_tcp tcp; /* UNSET: as the checkpoint recorded */
 };
 
-/* `criu restore -d`: res->restored_pid is the restored task. */
+/*
+ * `criu restore -d`: res->restored_pid is the restored task. The options
+ * the dump was given that a restore must repeat (ml_criu_restore_needs())
+ * are read from the images' record (CRIU_RESTORE_OPTS_NAME, written by
+ * every successful ml_criu_dump()) and passed again, unless @req says
+ * otherwise: its tcp, when set, replaces the recorded TCP option, and its
+ * extra_args come on top. res->repeated names what was repeated.
+ */
 int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req *req,
 		    const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
 
@@ -342,6 +372,83 @@ int ml_criu_parse_dump_frozen(const uint8_t *buf, size_t len, int64_t *frozen_us
 /* The same on a buffer holding the file (pure, for tests and fuzzing). */
 int ml_criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
 			     int64_t *pages_skipped_parent, int64_t *pages_written);
+
+/* ---- TCP connections (lib/criu/criu_tcp.c) ---------------------------------- */
+
+/* "refuse", "established", "close": 0, else -EINVAL. */
+int ml_criu_tcp_parse(const char *s, enum criu_tcp *out);
+/* "unset", "refuse", "established", "close" */
+const char *ml_criu_tcp_name(enum criu_tcp t);
+
+struct criu_tcp_conn {
+	pid_t pid;
+	int fd;
+	int state; /* as in /proc/net/tcp: 1 established, 2 syn-sent, ... */
+	char local[64], remote[64]; /* "127.0.0.1:6379", "[::1]:6379" */
+};
+
+#define CRIU_TCP_CONN_MAX 16
+struct criu_tcp_conns {
+	struct criu_tcp_conn c[CRIU_TCP_CONN_MAX]; /* the first ones found */
+	size_t n; /* how many were found (may be more than kept) */
+};
+
+/*
+ * The TCP connections of @pid's process tree that CRIU dumps only with
+ * --tcp-established or --tcp-close: the sockets of every process's file
+ * descriptors (/proc/PID/fd) that /proc/PID/net/tcp and tcp6 list in a
+ * state other than LISTEN and CLOSE. Reads /proc only; nothing is stopped.
+ */
+int ml_criu_tcp_inspect(pid_t pid, struct criu_tcp_conns *out, struct ml_err *err);
+/* "fd 5 of pid 42: 127.0.0.1:6379 <-> 127.0.0.1:40112 (established)", the first @max, ";
+ * "-separated. */
+void ml_criu_tcp_describe(const struct criu_tcp_conns *c, size_t max, char *buf, size_t len);
+/*
+ * Before anything is frozen: with no TCP policy chosen (@tcp UNSET or
+ * REFUSE, and neither --tcp-established nor --tcp-close in @extra_args),
+ * -EINVAL with a message naming the connections and the choice, when
+ * @pid's tree has any. 0 otherwise, also when /proc cannot tell (CRIU
+ * then checks again itself).
+ */
+int ml_criu_tcp_check(pid_t pid, enum criu_tcp tcp, const char *const *extra_args,
+		      struct ml_err *err);
+
+/* ---- SysV IPC (lib/criu/criu_sysv.c) ------------------------------------------ */
+
+/*
+ * Before anything is frozen: -EINVAL with a message naming the process,
+ * segment and address when @pid's tree maps SysV shared memory and @pid
+ * shares the IPC namespace of the caller (the host's), which CRIU refuses
+ * to dump; 0 otherwise (a tree in its own IPC namespace is dumped with it).
+ */
+int ml_criu_sysv_check(pid_t pid, struct ml_err *err);
+
+/* ---- what a restore repeats (lib/criu/criu_restore_opts.c) ----------------- */
+
+/* memlens's record of the options a restore of these images must repeat. */
+#define CRIU_RESTORE_OPTS_NAME "memlens-restore-opts.txt"
+
+/*
+ * Is @opt ("--name" or "--name=value") a dump option that its restore must
+ * be given too? --tcp-established, --tcp-close, --ext-unix-sk, --file-locks,
+ * --network-lock, --manage-cgroups, --cgroup-root, --enable-external-sharing,
+ * --enable-external-masters.
+ */
+bool ml_criu_restore_needs(const char *opt);
+
+/* ---- CRIU's refusals (lib/criu/criu_explain.c) ------------------------------ */
+
+/*
+ * What to do about a failed CRIU command: scans @log (CRIU's log, or its
+ * last part) for the refusals memlens knows (a socket option the kernel
+ * will not report, SysV shared memory of the host's IPC namespace, a pid
+ * still taken at restore, established TCP connections, unix sockets to
+ * outside the tree, missing socket diagnostics, ...) and writes one
+ * sentence for each into @buf, naming the socket, pid or address from the
+ * log and what to do. Returns how many refusals it found; @buf is "" when
+ * none. Pure: for CRIU's logs of any source.
+ */
+size_t ml_criu_explain(const char *log, char *buf, size_t len);
 
 /* ---- the checkpoint flow -------------------------------- */
 

@@ -11,7 +11,7 @@
 
 struct ml_err {
 	int code; /* positive errno, 0 when no error */
-	char msg[512];
+	char msg[1024];
 };
 
 /* Record errno-style error @code with a printf-style message; returns -code. */

@@ -24,7 +24,7 @@ struct feature {
 	const char *name; /* short, stable: "pagemap_scan" */
 	enum feature_state state;
 	bool core; /* memlens writes/snapshot cannot work without it */
-	char detail[200]; /* what was seen */
+	char detail[512]; /* what was seen: an ml_err message fits whole */
 	const char *used_by; /* the commands that need it */
 	const char *fix; /* what to do when it is missing, or NULL */
 };

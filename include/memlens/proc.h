@@ -40,6 +40,23 @@ int ml_proc_stat_read(pid_t pid, pid_t tid, struct ml_proc_stat *st);
 /* True when the process or thread is gone or a zombie (state Z or X). */
 int ml_proc_exited(pid_t pid, pid_t tid);
 
+struct ml_err;
+
+/*
+ * Can process @pid be looked at? 0; -ESRCH when there is none, or it is a
+ * zombie; -EINVAL when it is a kernel thread (no user memory); -EACCES or
+ * -EPERM when its memory map may not be read (ptrace read access). @err
+ * says which, and what to do.
+ */
+int ml_proc_check_target(pid_t pid, struct ml_err *err);
+
+/*
+ * What to add to a permission error on another process (its /proc files,
+ * ptrace): " (run as root or with CAP_SYS_PTRACE)" when not root; as root,
+ * what else refuses. Starts with a space.
+ */
+const char *ml_proc_access_hint(void);
+
 #pragma GCC visibility pop
 
 #endif

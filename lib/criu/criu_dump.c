@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "criu_exec.h"
+#include "criu_restore_opts.h"
 #include "memlens/criu.h"
 #include "memlens/proc.h"
 
@@ -57,6 +58,14 @@ static void relpath(const char *from, const char *to, char *out, size_t len)
 		snprintf(out, len, ".");
 }
 
+/* CRIU's logs and pidfiles: not images */
+static bool not_image(const char *name)
+{
+	size_t n = strlen(name);
+
+	return strstr(name, ".log") || (n > 4 && !strcmp(name + n - 4, ".pid"));
+}
+
 uint64_t ml_criu_dir_bytes(const char *dir, const char *prefix)
 {
 	uint64_t sum = 0;
@@ -69,7 +78,7 @@ uint64_t ml_criu_dir_bytes(const char *dir, const char *prefix)
 	while ((de = readdir(d)))
 		if ((!prefix || !strncmp(de->d_name, prefix, strlen(prefix))) &&
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && !strstr(de->d_name, ".log"))
+		    S_ISREG(st.st_mode) && !not_image(de->d_name))
 			sum += (uint64_t)st.st_size;
 	closedir(d);
 	return sum;
@@ -80,24 +89,51 @@ static void result_init(struct criu_result *res)
 	memset(res, 0, sizeof(*res));
 	res->exit_status = -1;
 	res->pages_written = res->pages_scanned = res->pages_skipped_parent = -1;
+	res->shpages_written = -1;
 }
 
-static int read_log_tail(const char *path, char *buf, size_t len)
+/* The last 256 KiB of CRIU's log (malloc'ed), or NULL. */
+static char *read_log(const char *path)
 {
-	char text[16384];
+	size_t cap = 262144;
+	char *text = malloc(cap);
 	ssize_t n;
 	off_t size;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = text ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 
-	if (fd < 0)
-		return -errno;
+	if (fd < 0) {
+		free(text);
+		return NULL;
+	}
 	size = lseek(fd, 0, SEEK_END);
-	n = pread(fd, text, sizeof(text) - 1,
-		  size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0);
+	n = pread(fd, text, cap - 1, size > (off_t)cap - 1 ? size - (off_t)cap + 1 : 0);
 	close(fd);
 	text[n > 0 ? n : 0] = '\0';
-	ml_criu_error_tail(text, buf, len);
-	return 0;
+	return text;
+}
+
+/* CRIU failed: its last error lines, and what to do about a refusal memlens knows. */
+static void read_failure(const char *output, struct criu_result *res)
+{
+	char *log = read_log(res->log_path);
+
+	if (log)
+		ml_criu_error_tail(log, res->log_tail, sizeof(res->log_tail));
+	if (!res->log_tail[0])
+		ml_criu_error_tail(output, res->log_tail, sizeof(res->log_tail));
+	if (!ml_criu_explain(log, res->hint, sizeof(res->hint)))
+		ml_criu_explain(output, res->hint, sizeof(res->hint));
+	free(log);
+}
+
+/* The length of @s without the trailing @c characters. */
+static size_t len_trimmed(const char *s, char c)
+{
+	size_t n = strlen(s);
+
+	while (n && s[n - 1] == c)
+		n--;
+	return n ? n : strlen(s);
 }
 
 /*
@@ -109,6 +145,7 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 {
 	struct criu_exec x = { .argv = a->v, .o = o };
 	unsigned int tmo = o && o->timeout_ms ? o->timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
+	const char *tail;
 	int ret;
 
 	ml_criu_argv_format(a, res->cmdline, sizeof(res->cmdline));
@@ -123,8 +160,7 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 		free(x.output);
 		return 0;
 	}
-	if (read_log_tail(res->log_path, res->log_tail, sizeof(res->log_tail)) || !res->log_tail[0])
-		ml_criu_error_tail(x.output, res->log_tail, sizeof(res->log_tail));
+	read_failure(x.output, res);
 	free(x.output);
 	if (x.timed_out)
 		return ml_err_set(
@@ -133,9 +169,10 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 			"%s (on some VMs CRIU hangs on the parasite's hardware breakpoint: "
 			"keep CRIU_FAULT=130, the default) or raise the time limit",
 			what, tmo / 1000, res->log_path);
-	return ml_err_set(err, EIO, "criu %s failed (exit status %d): %s; see its log %s", what,
-			  x.status, res->log_tail[0] ? res->log_tail : "no error message",
-			  res->log_path);
+	tail = res->log_tail[0] ? res->log_tail : "no error message";
+	return ml_err_set(err, EIO, "criu %s failed (exit status %d): %.*s%s%s; see its log %s",
+			  what, x.status, (int)len_trimmed(tail, '.'), tail,
+			  res->hint[0] ? ". What to do: " : "", res->hint, res->log_path);
 }
 
 /* Does the last 4 KiB of CRIU's log end while waiting for a task to trap? */
@@ -243,6 +280,12 @@ int ml_criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_r
 		ret = pre_dump_supported(caps, err);
 	if (!ret)
 		ret = session_visible(r->pid, err);
+	/* a pre-dump leaves sockets and SysV IPC alone; a dump needs a TCP
+	 * policy, and an IPC namespace of its own for SysV shared memory */
+	if (!ret && !r->pre_dump)
+		ret = ml_criu_tcp_check(r->pid, r->tcp, r->extra_args, err);
+	if (!ret && !r->pre_dump)
+		ret = ml_criu_sysv_check(r->pid, err);
 	return ret;
 }
 
@@ -282,6 +325,10 @@ static int add_dump_opts(struct criu_argv *a, const struct criu_caps *caps,
 		ret = ml_criu_argv_add(a, "--leave-running");
 	if (!ret && r->shell_job)
 		ret = ml_criu_argv_add(a, "--shell-job");
+	if (!ret && !r->pre_dump && r->tcp == CRIU_TCP_ESTABLISHED)
+		ret = ml_criu_argv_add(a, "--tcp-established");
+	if (!ret && !r->pre_dump && r->tcp == CRIU_TCP_CLOSE)
+		ret = ml_criu_argv_add(a, "--tcp-close");
 	if (!ret && use_parent) {
 		if (!realpath(r->parent_dir, abs))
 			return -errno;
@@ -422,6 +469,8 @@ static void remove_records(const char *dir)
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_HOT_IOVS_NAME);
 	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_RESTORE_OPTS_NAME);
+	unlink(path);
 }
 
 /* After a successful (pre-)dump: what it left out, for the next one. */
@@ -429,17 +478,36 @@ static int write_record(const char *dir, const struct criu_dump_req *r,
 			const struct criu_result *res, struct ml_err *err)
 {
 	bool left_out = r->pre_dump && res->exclude.nexclude && r->exclude;
+	int ret = ml_criu_record_write(dir, left_out ? r->exclude : NULL, err);
 
-	return ml_criu_record_write(dir, left_out ? r->exclude : NULL, err);
+	/* what its restore must repeat; a pre-dump is never restored */
+	if (!ret && !r->pre_dump)
+		ret = criu_restore_opts_write(dir, r->tcp, r->extra_args, err);
+	return ret;
 }
 
-static void read_stats(const char *dir, struct criu_result *res)
+/*
+ * What the dump wrote: the images here, and the pages (private and
+ * shared) it sent to a page server, by CRIU's own count.
+ */
+static void read_stats(const char *dir, const struct criu_dump_req *r, struct criu_result *res)
 {
+	struct criu_dump_stats s;
 	struct ml_err e;
+	long page = sysconf(_SC_PAGESIZE);
 
 	res->image_bytes = ml_criu_dir_bytes(dir, NULL);
-	ml_criu_read_dump_stats(dir, &res->pages_scanned, &res->pages_skipped_parent,
-				&res->pages_written, &e);
+	res->bytes_written = res->image_bytes;
+	if (ml_criu_stats_read(dir, &s, &e))
+		return;
+	res->pages_scanned = s.pages_scanned;
+	res->pages_skipped_parent = s.pages_skipped_parent;
+	res->pages_written = s.pages_written;
+	res->shpages_written = s.shpages_written;
+	if (r->page_server_port > 0)
+		res->bytes_written +=
+			(uint64_t)(s.pages_written > 0 ? s.pages_written : 0) * (uint64_t)page +
+			(uint64_t)(s.shpages_written > 0 ? s.shpages_written : 0) * (uint64_t)page;
 }
 
 int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
@@ -475,7 +543,7 @@ int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 	if (ret == -EIO && kill(r->pid, 0) < 0 && errno == ESRCH && r->leave_running)
 		ret = ml_err_set(err, ESRCH, "the target %d exited during the dump; CRIU's log: %s",
 				 (int)r->pid, res->log_path);
-	read_stats(dir, res);
+	read_stats(dir, r, res);
 out:
 	remove_tmpdir(tmpdir, res);
 	ml_criu_argv_free(&a);
@@ -541,6 +609,8 @@ int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req 
 		goto out;
 	if (r->shell_job)
 		ret = ml_criu_argv_add(&a, "--shell-job");
+	if (!ret)
+		ret = criu_restore_opts_add(&a, dir, r, res->repeated, sizeof(res->repeated));
 	if (!ret)
 		ret = add_extra(&a, r->extra_args);
 	if (ret) {

@@ -254,10 +254,10 @@ static int seize_error(pid_t pid, int e, struct ml_err *err)
 		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
 	if (e == EPERM)
 		return ml_err_set(err, EPERM,
-				  "ptrace(PTRACE_SEIZE, %d) refused: run as root or with "
-				  "CAP_SYS_PTRACE, and check that no debugger (gdb, strace) is "
-				  "already attached and that kernel.yama.ptrace_scope allows it",
-				  (int)pid);
+				  "ptrace(PTRACE_SEIZE, %d) refused%s; check that no debugger "
+				  "(gdb, strace) is already attached and that "
+				  "kernel.yama.ptrace_scope allows it",
+				  (int)pid, ml_proc_access_hint());
 	return ml_err_set(err, e, "ptrace(PTRACE_SEIZE, %d): %s", (int)pid, strerror(e));
 }
 

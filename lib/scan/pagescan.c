@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "memlens/proc.h"
 #include "pagescan.h"
 
 #define PAGE_SIZE_4K 4096ULL
@@ -24,9 +25,8 @@ int ml_pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_e
 
 		if (e == ENOENT)
 			return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
-		return ml_err_set(
-			err, e, "cannot open %s: %s%s", path, strerror(e),
-			e == EACCES || e == EPERM ? " (run as root or with CAP_SYS_PTRACE)" : "");
+		return ml_err_set(err, e, "cannot open %s: %s%s", path, strerror(e),
+				  e == EACCES || e == EPERM ? ml_proc_access_hint() : "");
 	}
 	ps->vec_len = vec_len ? vec_len : 1024;
 	ps->vec = calloc(ps->vec_len, sizeof(*ps->vec));

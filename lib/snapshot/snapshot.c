@@ -20,6 +20,7 @@
 #include "memlens/snapshot.h"
 #include "snapshot_pages.h"
 #include "memlens/clock.h"
+#include "memlens/proc.h"
 #include "pagemap_read.h"
 #include "shmem_swap.h"
 
@@ -103,7 +104,7 @@ static int open_proc(pid_t pid, const char *name, struct ml_err *err)
 	if (e == ENOENT)
 		return ml_err_set(err, ESRCH, "no process with pid %d", (int)pid);
 	return ml_err_set(err, e, "cannot open %s: %s%s", path, strerror(e),
-			  e == EACCES || e == EPERM ? " (run as root or with CAP_SYS_PTRACE)" : "");
+			  e == EACCES || e == EPERM ? ml_proc_access_hint() : "");
 }
 
 static bool system_has_swap(void)

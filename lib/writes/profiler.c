@@ -15,6 +15,7 @@
 #include "memlens/profiler.h"
 #include "../inject/uffd.h"
 #include "memlens/clock.h"
+#include "memlens/proc.h"
 
 #define SCAN_VEC_LEN 1024
 #define PG 4096ULL
@@ -603,8 +604,7 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 	p->maps_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (p->maps_fd < 0) {
 		r = ml_err_set(err, errno == ENOENT ? ESRCH : errno, "cannot open %s: %s%s", path,
-			       strerror(errno),
-			       errno == EACCES ? " (run as root or with CAP_SYS_PTRACE)" : "");
+			       strerror(errno), errno == EACCES ? ml_proc_access_hint() : "");
 		goto fail;
 	}
 	r = ml_pagescan_open(&p->ps, pid, SCAN_VEC_LEN, err);

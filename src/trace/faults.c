@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/jsonw.h"
@@ -658,6 +659,11 @@ static int cmd_faults(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e < 0 ? EXIT_OK : e;
+	if (o.pid || o.cmd) {
+		e = cli_check_target("faults", o.pid, o.cmd);
+		if (e)
+			return e;
+	}
 	e = trace_output_open("faults", o.cmd != NULL);
 	if (e)
 		return e;
@@ -702,7 +708,7 @@ static int cmd_faults(int argc, char **argv)
 	report(&r, &o);
 out:
 	if (e)
-		cli_error("faults", "%s", err.msg);
+		e = trace_fail("faults", &t, e, &err);
 	detach_all(&r);
 	free(r.links);
 	free(r.perf_fds);
@@ -710,7 +716,7 @@ out:
 	taskflt_free(&r.start);
 	faults_bpf__destroy(r.skel);
 	trace_target_close(&t, true);
-	return e ? exit_code_for(e) : EXIT_OK;
+	return e;
 }
 
 MEMLENS_COMMAND(faults, "faults", 20,

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/jsonw.h"
@@ -1236,6 +1237,9 @@ static int cmd_leaks(int argc, char **argv)
 	e = parse_args(argc, argv, &o);
 	if (e)
 		return e < 0 ? EXIT_OK : e;
+	e = cli_check_target("leaks", o.pid, o.cmd);
+	if (e)
+		return e;
 	e = trace_output_open("leaks", o.cmd != NULL);
 	if (e)
 		return e;
@@ -1292,7 +1296,7 @@ static int cmd_leaks(int argc, char **argv)
 	report(&r, &(struct report_at){ -1, true });
 out:
 	if (e)
-		cli_error("leaks", "%s", err.msg);
+		e = trace_fail("leaks", &t, e, &err);
 	detach_probes(&r);
 	if (r.folded)
 		fclose(r.folded);
@@ -1301,7 +1305,7 @@ out:
 	leaks_bpf__destroy(r.skel);
 	symbolizer_free(&r.sym);
 	trace_target_close(&t, true);
-	return e ? exit_code_for(e) : r.write_failed ? EXIT_FAIL : EXIT_OK;
+	return e ? e : r.write_failed ? EXIT_FAIL : EXIT_OK;
 }
 
 MEMLENS_COMMAND(leaks, "leaks", 22, "outstanding malloc/free allocations by size and stack (eBPF)",

@@ -60,6 +60,7 @@ static int try_tracing(struct btf *vmlinux, const char *name, int kind, enum bpf
 static void probe_kmem_tp_btf(struct feature_list *l)
 {
 	struct slab_bpf *s = slab_bpf__open();
+	struct bpf_program *p;
 	int e;
 
 	if (!s) {
@@ -68,14 +69,9 @@ static void probe_kmem_tp_btf(struct feature_list *l)
 			       strerror(errno));
 		return;
 	}
-	bpf_program__set_autoload(s->progs.cache_alloc_raw, false);
-	bpf_program__set_autoload(s->progs.cache_free_raw, false);
-	bpf_program__set_autoload(s->progs.kmalloc_raw, false);
-	bpf_program__set_autoload(s->progs.kfree_raw, false);
-	bpf_program__set_autoload(s->progs.kmalloc_exact, false);
-	bpf_program__set_autoload(s->progs.kfree_exact, false);
-	bpf_program__set_autoload(s->progs.kmalloc_size, false);
-	bpf_program__set_autoload(s->progs.kfree_size, false);
+	/* one copy of each (the others are the same program) */
+	bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(
+		p, p == s->progs.cache_alloc0 || p == s->progs.cache_free0);
 	e = slab_bpf__load(s);
 	slab_bpf__destroy(s);
 	if (!e)
@@ -100,7 +96,7 @@ static void probe_kmalloc_exact(struct feature_list *l)
 	if (!s)
 		return;
 	bpf_object__for_each_program(p, s->obj) bpf_program__set_autoload(
-		p, p == s->progs.kmalloc_exact || p == s->progs.kfree_exact);
+		p, p == s->progs.kmalloc_exact0 || p == s->progs.kfree_exact0);
 	e = slab_bpf__load(s);
 	slab_bpf__destroy(s);
 	if (!e)

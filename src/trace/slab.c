@@ -35,6 +35,8 @@ static const char footer[] =
 	"(bpf_get_kmem_cache(), Linux 6.13+); without it kmalloc() in the kmalloc-N\n"
 	"cache of its size, and kfree() apart. Not seen: kmem_cache_alloc_bulk(),\n"
 	"kmem_cache_free_bulk() and the batched frees of kfree_rcu() (no tracepoint).\n"
+	"Four copies of each program: an event that interrupts one (an RCU callback\n"
+	"freeing in a softirq) is counted by another.\n"
 	"An object freed twice with no allocation event between was allocated by the\n"
 	"kernel without its tracepoint: counted per cache as unseen_allocs.\n";
 
@@ -119,22 +121,37 @@ enum kmalloc_mode {
 	KMALLOC_BY_SIZE, /* kmalloc() in the kmalloc-N of its size, kfree() apart */
 };
 
-static struct slab_bpf *open_skel(bool typed, enum kmalloc_mode km)
+#define COPIES(prog)                                                                               \
+	{                                                                                          \
+		s->progs.prog##0, s->progs.prog##1, s->progs.prog##2, s->progs.prog##3             \
+	}
+
+static struct slab_bpf *open_skel(bool typed, enum kmalloc_mode km, bool copies)
 {
 	struct slab_bpf *s = slab_bpf__open();
 
 	if (!s)
 		return NULL;
-	bpf_program__set_autoload(s->progs.cache_alloc, typed);
-	bpf_program__set_autoload(s->progs.cache_free, typed);
-	bpf_program__set_autoload(s->progs.kmalloc_exact, typed && km == KMALLOC_EXACT);
-	bpf_program__set_autoload(s->progs.kfree_exact, typed && km == KMALLOC_EXACT);
-	bpf_program__set_autoload(s->progs.kmalloc_size, typed && km == KMALLOC_BY_SIZE);
-	bpf_program__set_autoload(s->progs.kfree_size, typed && km == KMALLOC_BY_SIZE);
-	bpf_program__set_autoload(s->progs.cache_alloc_raw, !typed);
-	bpf_program__set_autoload(s->progs.cache_free_raw, !typed);
-	bpf_program__set_autoload(s->progs.kmalloc_raw, !typed);
-	bpf_program__set_autoload(s->progs.kfree_raw, !typed);
+	s->rodata->ncopies = copies ? SLAB_COPIES : 1;
+	for (unsigned int i = 0; i < SLAB_COPIES; i++) {
+		struct bpf_program *ca[] = COPIES(cache_alloc), *cf[] = COPIES(cache_free);
+		struct bpf_program *ke[] = COPIES(kmalloc_exact), *fe[] = COPIES(kfree_exact);
+		struct bpf_program *ks[] = COPIES(kmalloc_size), *fs[] = COPIES(kfree_size);
+		struct bpf_program *ra[] = COPIES(cache_alloc_raw), *rf[] = COPIES(cache_free_raw);
+		struct bpf_program *rk[] = COPIES(kmalloc_raw), *rx[] = COPIES(kfree_raw);
+		bool on = typed && i < s->rodata->ncopies, raw = !typed && i < s->rodata->ncopies;
+
+		bpf_program__set_autoload(ca[i], on);
+		bpf_program__set_autoload(cf[i], on);
+		bpf_program__set_autoload(ke[i], on && km == KMALLOC_EXACT);
+		bpf_program__set_autoload(fe[i], on && km == KMALLOC_EXACT);
+		bpf_program__set_autoload(ks[i], on && km == KMALLOC_BY_SIZE);
+		bpf_program__set_autoload(fs[i], on && km == KMALLOC_BY_SIZE);
+		bpf_program__set_autoload(ra[i], raw);
+		bpf_program__set_autoload(rf[i], raw);
+		bpf_program__set_autoload(rk[i], raw);
+		bpf_program__set_autoload(rx[i], raw);
+	}
 	return s;
 }
 
@@ -164,10 +181,13 @@ static int slab_start(struct slab_bpf **out, int want, const char **mode, enum k
 	struct slab_bpf *s;
 	int e = -ENOMEM;
 
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		if ((want == 1 && !tries[i].typed) || (want == 0 && tries[i].typed))
+	for (size_t i = 0; i < 2 * sizeof(tries) / sizeof(tries[0]); i++) {
+		size_t t = i / 2;
+		bool copies = !(i % 2); /* with the copies first, then one program each */
+
+		if ((want == 1 && !tries[t].typed) || (want == 0 && tries[t].typed))
 			continue;
-		s = open_skel(tries[i].typed, tries[i].km);
+		s = open_skel(tries[t].typed, tries[t].km, copies);
 		if (!s)
 			return trace_bpf_error(err, -errno, "opening the slab tracer");
 		e = slab_bpf__load(s);
@@ -175,13 +195,30 @@ static int slab_start(struct slab_bpf **out, int want, const char **mode, enum k
 			e = slab_bpf__attach(s);
 		if (!e) {
 			*out = s;
-			*mode = tries[i].mode;
-			*km = tries[i].km;
+			*mode = tries[t].mode;
+			*km = tries[t].km;
 			return 0;
 		}
 		slab_bpf__destroy(s);
 	}
 	return trace_bpf_error(err, e, "loading the slab tracer (tp_btf and raw_tp)");
+}
+
+/*
+ * Events no program saw. The kernel counts, per program, the events it
+ * skipped because that program was already running on the CPU. With one
+ * program per tracepoint each of those is lost. With copies (see
+ * open_skel()) an event is lost only if every copy of its tracepoint
+ * skipped it, and a copy skips an event only while it runs in a context
+ * the event interrupted: the task, a softirq, an interrupt below an NMI,
+ * one copy each at most, fewer than the copies. What the copies after the
+ * first took over is counted apart (rescued).
+ */
+static uint64_t slab_misses(const struct slab_bpf *skel)
+{
+	if (skel->rodata->ncopies >= SLAB_COPIES)
+		return 0;
+	return trace_recursion_misses(skel->obj);
 }
 
 static long long sort_value(const struct slab_row *r, enum slab_sort k)
@@ -370,6 +407,7 @@ struct slab_view {
 	const struct slab_row *rows;
 	size_t n, shown;
 	uint64_t recursion_misses;
+	unsigned int copies; /* programs per tracepoint */
 	double elapsed_s; /* < 0: the whole run */
 	bool last;
 	enum kmalloc_mode km;
@@ -413,6 +451,9 @@ static void print_json(const struct slab_view *v)
 		ml_jw_kbool(&w, "last", v->last);
 	}
 	ml_jw_kuint(&w, "recursion_misses", v->recursion_misses);
+	ml_jw_kuint(&w, "copies", v->copies);
+	ml_jw_kuint(&w, "rescued", v->counters[SLAB_C_RESCUED] + v->counters[SLAB_C_RESCUED_LAST]);
+	ml_jw_kuint(&w, "rescued_by_last", v->counters[SLAB_C_RESCUED_LAST]);
 	ml_jw_kstr(&w, "kmalloc", v->km == KMALLOC_EXACT ? "cache" : "size");
 	ml_jw_kuint(&w, "kfree_unattributed", v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
 	ml_jw_kuint(&w, "kmalloc_large", v->counters[SLAB_C_KMALLOC_LARGE]);
@@ -539,8 +580,9 @@ static void unseen_warning(const struct slab_view *v, int width)
 	table_wrap(stdout, width, 2,
 		   "warning: %llu objects were freed again with no allocation event since "
 		   "their last free (%s): the kernel allocated them without its "
-		   "kmem_cache_alloc/kmalloc tracepoint (its own trace events miss them too), "
-		   "so these caches' NET falls short by at least as many",
+		   "kmem_cache_alloc/kmalloc tracepoint (its own trace events miss them too: "
+		   "kmem_cache_alloc_bulk(), the /proc inodes of tasks CRIU restores), so "
+		   "these caches' NET falls short by at least as many",
 		   (unsigned long long)v->counters[SLAB_C_UNSEEN_ALLOCS], list);
 }
 
@@ -562,7 +604,8 @@ static void print_table(const struct slab_view *v)
 	if (v->recursion_misses)
 		table_wrap(stdout, width, 2,
 			   "warning: %llu allocations or frees not seen: the kernel skipped the "
-			   "programs while another BPF program ran on the same CPU",
+			   "programs for events that came while they ran on the same CPU (one "
+			   "program per tracepoint: its copies could not be loaded)",
 			   (unsigned long long)v->recursion_misses);
 	if (v->counters[SLAB_C_UNSEEN_ALLOCS])
 		unseen_warning(v, width);
@@ -662,9 +705,10 @@ static void report(struct slab_ctx *c)
 		v.recursion_misses = c->prev_misses;
 	} else {
 		rows = collect(c->skel, &v.n, c->o->sort);
-		v.recursion_misses = trace_recursion_misses(c->skel->obj);
+		v.recursion_misses = slab_misses(c->skel);
 	}
 	v.km = c->km;
+	v.copies = c->skel->rodata->ncopies;
 	memcpy(v.counters, c->skel->bss->counters, sizeof(v.counters));
 	v.win = c->win;
 	v.nwin = c->nwin;
@@ -679,7 +723,7 @@ static void on_tick(void *arg, double elapsed_s, bool last)
 	struct slab_ctx *c = arg;
 	struct slab_view v = { .elapsed_s = elapsed_s, .last = last };
 	struct slab_row *now, *d;
-	uint64_t misses = trace_recursion_misses(c->skel->obj);
+	uint64_t misses = slab_misses(c->skel);
 	size_t n;
 
 	now = collect(c->skel, &n, SORT_NET);
@@ -706,6 +750,7 @@ static void on_tick(void *arg, double elapsed_s, bool last)
 	v.rows = d;
 	v.recursion_misses = misses - c->prev_misses;
 	v.km = c->km;
+	v.copies = c->skel->rodata->ncopies;
 	for (int i = 0; i < SLAB_NR_COUNTERS; i++) {
 		v.counters[i] = c->skel->bss->counters[i] - c->prev_counters[i];
 		c->prev_counters[i] += v.counters[i];
@@ -741,10 +786,12 @@ static int cmd_slab(int argc, char **argv)
 	if (e)
 		goto out;
 	if (o.verbose)
-		fprintf(stderr, "memlens slab: mode %s\n", mode);
+		fprintf(stderr, "memlens slab: mode %s; %u program(s) per tracepoint\n", mode,
+			skel->rodata->ncopies);
 	/* --slabinfo: read at the two ends of the window the programs count */
 	if (o.slabinfo && (e = read_windows(skel, &c.win, &c.nwin, 0, o.shrink))) {
-		ml_err_set(&err, -e, "cannot read /proc/slabinfo: %s (run as root)", strerror(-e));
+		ml_err_set(&err, -e, "cannot read /proc/slabinfo: %s (%s)", strerror(-e),
+			   geteuid() ? "run as root" : "even as root: drop --slabinfo");
 		goto out;
 	}
 	trace_say_tracing("slab", "every slab cache", o.duration, false);

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "cli_target.h"
 #include "cliutil.h"
 #include "command.h"
 #include "../output.h"
@@ -145,11 +146,14 @@ int trace_bpf_error(struct ml_err *err, int e, const char *what)
 	switch (-e) {
 	case EPERM:
 	case EACCES:
-		return ml_err_set(err, -e,
-				  "%s: %s (run as root; a lockdown or "
-				  "kernel.unprivileged_bpf_disabled setting can also refuse it; "
-				  "memlens -v ... -v shows libbpf's log)",
-				  what, strerror(-e));
+		/* "run as root" only to who is not: as root, say what else refuses */
+		return ml_err_set(
+			err, -e, "%s: %s (%s; memlens -v ... -v shows libbpf's log)", what,
+			strerror(-e),
+			geteuid() ? "run as root; a lockdown or "
+				    "kernel.unprivileged_bpf_disabled setting can also refuse it"
+				  : "memlens runs as root already: a kernel lockdown or a "
+				    "security module refuses it");
 	case ENOENT:
 		if (access("/sys/kernel/tracing/events", F_OK) &&
 		    access("/sys/kernel/debug/tracing/events", F_OK))
@@ -201,8 +205,10 @@ int trace_target_spawn(struct trace_target *t, char *const argv[], struct ml_err
 	memset(t, 0, sizeof(*t));
 	t->pidfd = -1;
 	pid = ml_spawn_stopped(argv, err);
-	if (pid < 0)
+	if (pid < 0) {
+		t->spawn_failed = true;
 		return pid;
+	}
 	t->pid = pid;
 	t->spawned = true;
 	t->pidfd = pidfd_open_(pid);
@@ -213,6 +219,14 @@ int trace_target_spawn(struct trace_target *t, char *const argv[], struct ml_err
 		return ml_err_set(err, e, "pidfd_open(%d): %s", (int)pid, strerror(e));
 	}
 	return 0;
+}
+
+int trace_fail(const char *cmd, const struct trace_target *t, int e, const struct ml_err *err)
+{
+	if (t->spawn_failed)
+		return cli_spawn_failed(cmd, err);
+	cli_error(cmd, "%s", err->msg);
+	return exit_code_for(e);
 }
 
 int trace_target_release(struct trace_target *t, struct ml_err *err)

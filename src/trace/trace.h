@@ -58,6 +58,7 @@ struct trace_target {
 	pid_t pid; /* 0: system-wide */
 	int pidfd; /* readable once the target has exited */
 	bool spawned; /* started by us from -- CMD, in its exec stop */
+	bool spawn_failed; /* -- CMD could not be started (exit status 127) */
 	bool exited;
 	int status; /* wait status when spawned and reaped */
 };
@@ -66,6 +67,11 @@ struct trace_target {
 int trace_target_attach(struct trace_target *t, pid_t pid, struct ml_err *err);
 /* -- CMD ARGS: start it stopped before its first instruction. */
 int trace_target_spawn(struct trace_target *t, char *const argv[], struct ml_err *err);
+/*
+ * The exit status and message of a failed run: -- CMD that could not be
+ * started gets 127 (cli_spawn_failed), everything else exit_code_for(@e).
+ */
+int trace_fail(const char *cmd, const struct trace_target *t, int e, const struct ml_err *err);
 /* Let a spawned target run. */
 int trace_target_release(struct trace_target *t, struct ml_err *err);
 /* Kill (when spawned and still stopped) and reap; close the pidfd. */

@@ -230,7 +230,7 @@ def test_cli_usage():
     p.wait()
     r = subprocess.run([MEMLENS, "agent", "--socket", sock_path("usage"), "--pid",
                         str(p.pid)], capture_output=True, text=True, timeout=20)
-    check(r.returncode == 3 and "does not exist" in r.stderr, "dead pid: %d %s" % (r.returncode, r.stderr))
+    check(r.returncode == 3 and "no process with pid" in r.stderr, "dead pid: %d %s" % (r.returncode, r.stderr))
 
 
 def test_socket_mode_and_lock():
@@ -1207,7 +1207,11 @@ def test_migrate():
               all(x.kind == "pre-dump" for x in r.rounds[:-1]), "kinds: %s" % r)
         check(r.total_bytes == sum(x.bytes for x in r.rounds) and r.total_bytes > 0,
               "total: %s" % r)
-        check(all(x.stored_bytes == x.bytes == x.pages * 4096 for x in r.rounds),
+        # a round sent what the destination stored (its pages, and their maps)
+        # and, the final one, the other images after them
+        check(all(x.stored_bytes >= (x.pages + max(x.shpages, 0)) * 4096 and
+                  x.stored_bytes + x.images_bytes == x.bytes and
+                  (x.images_bytes > 0) == (x.kind == "dump") for x in r.rounds),
               "what the destination stored: %s" % r)
         check(r.downtime_ms > 0 and r.final_dump_ms > 0 and r.restore_ms > 0, "times: %s" % r)
         if precopy:
@@ -1365,6 +1369,52 @@ def test_criu_opt():
     target_untouched(mw.pid)
 
 
+def test_tcp_policy():
+    """A target with an established TCP connection: without --tcp the agent
+    refuses FinalDump before anything is frozen (FAILED_PRECONDITION naming
+    the connection); with --tcp close CRIU gets --tcp-close, or, where this
+    kernel makes CRIU refuse the socket, the error says what to do."""
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU: the policy goes to a CRIU run")
+    lsock = socket.socket()
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(1)
+    client = socket.create_connection(lsock.getsockname())
+    conn, _ = lsock.accept()
+    lsock.close()
+    mw, lo, hi = memwrite(8, pass_fds=(conn.fileno(),))
+    conn.close()  # the target holds the server end, the test the client end
+    port = client.getpeername()[1]
+    images = os.path.join(TMP, "images-tcp")
+    for tag, extra in (("refuse", []), ("close", ["--tcp", "close"])):
+        sock = sock_path("tcp-" + tag)
+        a = start_agent(["--pid", str(mw.pid), "--criu", criu, "--images-root", images]
+                        + extra, sock)
+        ch, st = unix(sock)
+        if not extra:
+            msg = expect_code(st.FinalDump, grpc.StatusCode.FAILED_PRECONDITION,
+                              pb.FinalDumpRequest(images_dir=tag, leave_running=True), timeout=120)
+            check("127.0.0.1:%d <-> 127.0.0.1:%d (established)" % (port, client.getsockname()[1])
+                  in msg and "--tcp established" in msg, msg)
+            check(not os.path.exists(os.path.join(images, tag, "dump.log")), "CRIU ran")
+        else:
+            try:
+                r = st.FinalDump(pb.FinalDumpRequest(images_dir=tag, leave_running=True),
+                                 timeout=120)
+                check(r.success and "--tcp-close" in r.cmdline, "dump: %s" % r)
+            except grpc.RpcError as e:
+                check(e.code() == grpc.StatusCode.ABORTED and "What to do:" in e.details(),
+                      "unexplained: %s %s" % (e.code(), e.details()))
+        ch.close()
+        a.send_signal(signal.SIGTERM)
+        a.wait(30)
+    check(mw.poll() is None, "the target died")
+    client.sendall(b"x")  # the connection is still there
+    target_untouched(mw.pid)
+    client.close()
+
+
 def children_named(ppid, comm):
     found = []
     for d in os.listdir("/proc"):
@@ -1465,7 +1515,8 @@ def main():
               test_checkpoint_without_criu, test_checkpoint_with_criu, test_checkpoint_chain,
               test_migrate_validation, test_migrate,
               test_checkpoint_session_zero_target,
-              test_dump_call_timeout, test_criu_opt, test_sigterm_during_checkpoint,
+              test_dump_call_timeout, test_criu_opt, test_tcp_policy,
+              test_sigterm_during_checkpoint,
               test_deploy_files):
         if len(sys.argv) > 1 and t.__name__ not in sys.argv[1:]:
             continue

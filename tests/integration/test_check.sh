@@ -132,3 +132,34 @@ fi
 [ $r1 = 2 ] && [ $r2 = 2 ] && [ $r3 = 0 ] && ok usage || notok usage "exit $r1 $r2 $r3"
 
 t_done
+
+# The human text says all that --json says, wrapped at spaces, never cut
+# inside a word nor short of its end, at 80 columns and at 50; the CRIU
+# probe's message given a long --criu path (longer than 200 bytes) too.
+long=/nonexistent/$(printf 'criu-build-%02d/' $(seq 1 12))criu
+for cols in 80 50; do
+	COLUMNS=$cols "$M" check --criu "$long" >"$tmp/h$cols.txt" 2>&1
+	"$M" check --criu "$long" --json >"$tmp/h.json" 2>/dev/null
+	if "$PY" - "$tmp/h.json" "$tmp/h$cols.txt" "$long" <<'PYEOF'; then
+import json, sys
+j = json.load(open(sys.argv[1]))
+text = " ".join(open(sys.argv[2]).read().split())
+bad = []
+for f in j["features"]:
+    for key, pre in (("detail", ""), ("used_by", "used by: "), ("fix", "fix: ")):
+        v = f.get(key)
+        if key == "used_by" and f["state"] == "info":
+            continue  # the text leaves it out of info lines
+        if v and pre + " ".join(v.split()) not in text:
+            bad.append(f"{f['name']}.{key}: {v}")
+crit = next(f for f in j["features"] if f["name"] == "criu")
+if sys.argv[3] not in crit["detail"] or not crit["detail"].rstrip().endswith("MEMLENS_CRIU"):
+    bad.append("criu detail cut: " + crit["detail"])
+print("\n".join("#   " + b for b in bad))
+sys.exit(1 if bad else 0)
+PYEOF
+		ok "advice_whole_at_$cols"
+	else
+		notok "advice_whole_at_$cols" "$(head -c 600 "$tmp/h$cols.txt")"
+	fi
+done

@@ -36,6 +36,7 @@ COMMON = {  # long name: (letter, argument)
     "listen": ("l", "HOST:PORT"), "max-rounds": ("m", "N"), "round-interval": ("r", "SEC"),
     "stop-threshold": ("-", "MIB"), "top": ("T", "N"), "criu": ("-", "PATH"),
     "timeout": ("-", "SEC"), "criu-opt": ("-", "OPT"), "threads": ("-", "N"),
+    "tcp": ("-", "POLICY"),
 }
 
 def run(*args):
@@ -155,7 +156,11 @@ grep -q "^summary: pid [0-9]*, 1 interval, stopped because the duration elapsed"
 check_rc writes_one_interval_singular $? "$(grep summary "$tmp/d1.txt")"
 
 # --- checkpoint: a profile too short to find a hot VMA is said so ---------
-"$M" checkpoint -p 4194303 -D "$tmp/ck" -d 2 2>"$tmp/ck.err" >/dev/null
+# (a live target, checked first, and a CRIU that is not there: nothing is dumped)
+sleep 60 &
+ck_target=$!
+"$M" checkpoint -p "$ck_target" -D "$tmp/ck" -d 2 --criu /nonexistent/criu 2>"$tmp/ck.err" >/dev/null
+kill "$ck_target"
 grep -q "none can be found" "$tmp/ck.err" && grep -q -- "-d 4" "$tmp/ck.err"
 check_rc checkpoint_short_profile_warned $? "$(cat "$tmp/ck.err")"
 

@@ -2,7 +2,8 @@
 # The bash completion (scripts/bash-completion/memlens), sourced as
 # bash-completion loads it, driven with COMP_WORDS/COMP_CWORD as readline
 # does: the commands of `memlens --help`; for every command exactly the
-# options of its --help; process IDs after -p/--pid; file names after
+# options of its --help; process IDs after -p/--pid and for a bare number
+# where a command takes -p; `memlens help` completes commands; file names after
 # -o FILE; a command after --. Once with bash-completion's helpers loaded,
 # once without them (the script's own fallbacks).
 set -u
@@ -34,6 +35,8 @@ comp() {
 # the commands and options as the --help texts print them
 "$M" --help | awk '/^commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}' |
 	sort -u >"$tmp/cmds"
+# and help (memlens help COMMAND)
+{ cat "$tmp/cmds"; echo help; } | sort -u >"$tmp/words"
 help_opts() {	# $1: command: the long options of its option column
 	"$M" "$1" --help | grep -oE '^ {1,8}(-[a-zA-Z], )?--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u
 }
@@ -45,11 +48,21 @@ t_bg "$sleeper"
 run_checks() {	# $1: label, $2: file to source first ("" for none)
 	local label=$1 loader=$2 c bad= got
 	comp "$loader" memlens "" | grep -v '^--' >"$tmp/got"
-	if [ -s "$tmp/cmds" ] && diff -q "$tmp/cmds" "$tmp/got" >/dev/null; then
+	if [ -s "$tmp/cmds" ] && diff -q "$tmp/words" "$tmp/got" >/dev/null; then
 		ok "${label}_commands"
 	else
-		notok "${label}_commands" "$(diff "$tmp/cmds" "$tmp/got" | head -n 5 | tr '\n' ' ')"
+		notok "${label}_commands" "$(diff "$tmp/words" "$tmp/got" | head -n 5 | tr '\n' ' ')"
 	fi
+	comp "$loader" memlens help "" >"$tmp/got"
+	diff -q "$tmp/cmds" "$tmp/got" >/dev/null && ok "${label}_help_command" ||
+		notok "${label}_help_command" "$(diff "$tmp/cmds" "$tmp/got" | head -n 5 | tr '\n' ' ')"
+	# a PID alone where the command takes -p (memlens snapshot 1234)
+	comp "$loader" memlens snapshot "${sleeper:0:1}" >"$tmp/pids"
+	grep -qx "$sleeper" "$tmp/pids" && ok "${label}_bare_pid" ||
+		notok "${label}_bare_pid" "no pid $sleeper among: $(head -c 200 "$tmp/pids")"
+	got=$(comp "$loader" memlens report 1)
+	[[ $got != *"$sleeper"* ]] && ok "${label}_no_pid_where_no_p" ||
+		notok "${label}_no_pid_where_no_p" "report 1 -> pids"
 	got=$(comp "$loader" memlens sn)
 	[ "$got" = snapshot ] && ok "${label}_command_prefix" || notok "${label}_command_prefix" "sn -> $got"
 

@@ -79,8 +79,9 @@ test_usage_errors() {
 	[ $rc -eq 2 ] || { notok usage_errors "restore of a missing dir: exit $rc"; return; }
 	"$MEMLENS" migrate-model /nonexistent.jsonl --bandwidth 1 --round-interval 1 2>/dev/null; rc=$?
 	[ $rc -eq 2 ] || { notok usage_errors "migrate-model missing file: exit $rc"; return; }
-	"$MEMLENS" migrate-model "$tmp/x" --round-interval 1 2>/dev/null; rc=$?
-	[ $rc -eq 2 ] || { notok usage_errors "migrate-model without --bandwidth: exit $rc"; return; }
+	"$MEMLENS" migrate-model "$tmp/x" --round-interval 0 2>"$tmp/u.err"; rc=$?
+	[ $rc -eq 2 ] && grep -q "cannot read $tmp/x" "$tmp/u.err" ||
+		{ notok usage_errors "migrate-model: a missing file after a bad option: exit $rc"; return; }
 	"$MEMLENS" checkpoint --help | grep -q -- "--page-server HOST:PORT" || { notok usage_errors "help"; return; }
 	ok usage_errors
 }

@@ -174,7 +174,7 @@ kt=$(kthread_pid)
 if [ -n "$kt" ]; then
 	"$M" snapshot -p "$kt" >/dev/null 2>"$tmp/e"; rc=$?
 	grep -q "kernel thread" "$tmp/e"
-	check_rc kernel_thread $(( rc != 3 || $? != 0 )) "rc=$rc $(cat "$tmp/e")"
+	check_rc kernel_thread $(( rc != 2 || $? != 0 )) "rc=$rc $(cat "$tmp/e")"
 else
 	echo "skip - kernel_thread: no kernel thread is visible in this PID namespace"
 fi

@@ -48,6 +48,14 @@ if [ -n "${memlens_modules:-}" ] && [ -d "$memlens_modules" ]; then
 	printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "${memlens_modules%/lib/modules}" >/run/modprobe
 	chmod +x /run/modprobe
 	echo /run/modprobe >/proc/sys/kernel/modprobe
+	# CRIU finds a process's sockets through the socket diagnostics, which
+	# Debian builds as modules and nothing here loads by itself: without
+	# them CRIU dumps no server ("Sockets (family 2 proto 6) are not
+	# collected"). Built into a kernel, modprobe finds them there.
+	for m in inet_diag tcp_diag udp_diag raw_diag unix_diag netlink_diag af_packet_diag; do
+		modprobe -q "$m" 2>/dev/null ||
+			echo "guest: no $m in $(uname -r)'s modules: CRIU cannot dump such sockets here" >/dev/console
+	done
 fi
 ip link set lo up 2>/dev/null || ifconfig lo up 2>/dev/null
 hostname memlens-guest 2>/dev/null

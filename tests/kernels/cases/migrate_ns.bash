@@ -29,7 +29,7 @@ migrate_ns() {
 	wait "$rp"
 	[ $rc -eq 0 ] || { notok "migrate_$name" "exit $rc: $(tail -n 3 "$tmp/$name.err") / $(tail -n 3 "$tmp/$name-recv.out")"; return; }
 	local common=('j["precopy"] and len(j["rounds"]) >= 2 and j["rounds"][-1]["kind"] == "dump"'
-		'all(r["stored_bytes"] == r["bytes"] for r in j["rounds"])'
+		'all(r["stored_bytes"] + r["images_bytes"] == r["bytes"] for r in j["rounds"])'
 		'j["rounds"][-1]["pages"] <= 4096 + 2048')
 	if [ "$name" != upstream ]; then
 		# round 1 leaves out the hot 12 + 4 MiB: idle 32 MiB = 8192 pages and a
