@@ -482,7 +482,7 @@ static int write_record(const char *dir, const struct criu_dump_req *r,
 
 	/* what its restore must repeat; a pre-dump is never restored */
 	if (!ret && !r->pre_dump)
-		ret = criu_restore_opts_write(dir, r->tcp, r->extra_args, err);
+		ret = ml_criu_restore_opts_write(dir, r->tcp, r->extra_args, err);
 	return ret;
 }
 
@@ -610,7 +610,7 @@ int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req 
 	if (r->shell_job)
 		ret = ml_criu_argv_add(&a, "--shell-job");
 	if (!ret)
-		ret = criu_restore_opts_add(&a, dir, r, res->repeated, sizeof(res->repeated));
+		ret = ml_criu_restore_opts_add(&a, dir, r, res->repeated, sizeof(res->repeated));
 	if (!ret)
 		ret = add_extra(&a, r->extra_args);
 	if (ret) {

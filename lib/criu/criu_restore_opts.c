@@ -51,8 +51,8 @@ static bool is_tcp_opt(const char *opt)
 	return !strcmp(opt, "--tcp-established") || !strcmp(opt, "--tcp-close");
 }
 
-int criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
-			    struct ml_err *err)
+int ml_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
+			       struct ml_err *err)
 {
 	char path[4096];
 	FILE *f;
@@ -104,8 +104,8 @@ static int take(struct criu_argv *a, const struct criu_restore_req *r, const cha
 	return 0;
 }
 
-int criu_restore_opts_add(struct criu_argv *a, const char *dir, const struct criu_restore_req *r,
-			  char *repeated, size_t len)
+int ml_criu_restore_opts_add(struct criu_argv *a, const char *dir, const struct criu_restore_req *r,
+			     char *repeated, size_t len)
 {
 	char path[4096], line[256];
 	int ret = 0;

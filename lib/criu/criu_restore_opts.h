@@ -10,8 +10,8 @@
  * of @tcp and those of @extra a restore needs (ml_criu_restore_needs()),
  * one per line; empty when there are none.
  */
-int criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
-			    struct ml_err *err);
+int ml_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
+			       struct ml_err *err);
 
 /*
  * The options of a restore from @dir: the recorded ones (a recorded TCP
@@ -19,7 +19,7 @@ int criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *cons
  * TCP option, into @a; what came from the record into @repeated
  * (space-separated). 0 or -ENOMEM.
  */
-int criu_restore_opts_add(struct criu_argv *a, const char *dir, const struct criu_restore_req *r,
-			  char *repeated, size_t len);
+int ml_criu_restore_opts_add(struct criu_argv *a, const char *dir, const struct criu_restore_req *r,
+			     char *repeated, size_t len);
 
 #endif

@@ -56,7 +56,7 @@ int ml_criu_sysv_check(pid_t pid, struct ml_err *err)
 	/* a tree in an IPC namespace of its own: CRIU dumps the namespace */
 	if (!same_ipc_ns(pid))
 		return 0;
-	n = criu_tree(pid, &procs);
+	n = ml_criu_tree(pid, &procs);
 	for (size_t i = 0; i < n && !ret; i++)
 		if (sysv_map(procs[i], &addr, &key))
 			ret = ml_err_set(err, EINVAL,

@@ -163,7 +163,7 @@ int ml_criu_tcp_inspect(pid_t pid, struct criu_tcp_conns *out, struct ml_err *er
 	if (kill(pid, 0) < 0 && errno == ESRCH)
 		return ml_err_set(err, ESRCH, "no process with pid %d (it may have exited)",
 				  (int)pid);
-	np = criu_tree(pid, &procs);
+	np = ml_criu_tree(pid, &procs);
 	if (!np)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < np; i++)

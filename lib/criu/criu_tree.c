@@ -6,7 +6,7 @@
 #include "criu_tree.h"
 #include "memlens/proc.h"
 
-size_t criu_tree(pid_t root, pid_t **out)
+size_t ml_criu_tree(pid_t root, pid_t **out)
 {
 	pid_t *all = malloc(3 * CRIU_TREE_MAX * sizeof(*all)), *parent, *t;
 	struct ml_proc_stat st;

@@ -14,6 +14,6 @@
  * into *@out (malloc'ed; free() it). Returns how many; 0 when out of
  * memory.
  */
-size_t criu_tree(pid_t root, pid_t **out);
+size_t ml_criu_tree(pid_t root, pid_t **out);
 
 #endif
