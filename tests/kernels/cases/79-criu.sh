@@ -51,7 +51,8 @@ step() {	# NAME RC LOG: one line per stage; a failed stage ends the case
 setsid "$WORKLOADS/pagecheck" -n 1024 -s 0:50 -s 150:50 -c 300:100 -c 600:10 </dev/null >"$out" 2>&1 &
 pc=$!
 C_BG+=("$pc")
-t_wait 120 test "$(grep -c ' map ' "$out" 2>/dev/null)" = 2 ||
+lines() { [ "$(grep -cE -- "$1" "$out" 2>/dev/null)" = "$2" ]; }	# PATTERN N: N lines now
+t_wait 120 lines ' map ' 2 ||
 	{ notok $n "pagecheck did not start: $(cat "$out")"; exit 1; }
 child=$(awk -v p=$pc '$3 == "map" && $2 != p {print $2}' "$out")
 base=$(awk -v p=$pc '$2 == p && $3 == "map" {print $4}' "$out")
@@ -62,7 +63,7 @@ r() {	# PID FIRST END: the range of pages [FIRST, END) of PID, for --exclude-ran
 # sum of a per-VMA count in a CRIU log: "... N excluded" lines, per process
 excluded() { awk -v pid="$2" '/Dumping pages \(type/ {cur = ($NF == pid ")" || $NF == pid)} cur && / excluded$/ {s += $(NF - 1)} END {print s + 0}' "$1"; }
 parent_left() { awk -v pid="$2" '/Dumping pages \(type/ {cur = ($NF == pid ")" || $NF == pid)} cur && /The parent left out/ {s += $(NF - 9)} END {print s + 0}' "$1"; }
-steps_done() { test "$(grep -c " step $1 done" "$out")" = 2; }
+steps_done() { lines " step $1 done" 2; }
 
 crun $D/1/pre.log pre-dump -t $pc -D $D/1 --track-mem --exclude-range "$(r $pc 0 100)" \
 	--exclude-range "$(r "$child" 300 400)"
@@ -73,7 +74,7 @@ e1p=$(excluded $D/1/pre.log $pc) e1c=$(excluded $D/1/pre.log "$child")
 	notok criu_pages_round1_left_out_exactly_per_process "left out: parent $e1p, child $e1c pages (expected 100 each), images: $(ls $D/1 | grep excl | tr '\n' ' ')"
 
 kill -USR1 $pc
-t_wait 30 steps_done 1 || { notok $n "step 1 not done: $(cat "$out")"; exit 1; }
+t_wait 120 steps_done 1 || { notok $n "step 1 not done: $(cat "$out")"; exit 1; }
 
 crun $D/2/pre.log pre-dump -t $pc -D $D/2 --track-mem --prev-images-dir ../1 \
 	--exclude-range "$(r $pc 150 250)" --exclude-range "$(r "$child" 300 400)"
@@ -85,7 +86,7 @@ p2p=$(parent_left $D/2/pre.log $pc) p2c=$(parent_left $D/2/pre.log "$child")
 	notok criu_pages_round2_hot_to_cold_and_cold_to_hot "left out: parent $e2p, child $e2c (expected 100 each); the parent round had left out: $p2p, $p2c (expected 100 each)"
 
 kill -USR1 $pc
-t_wait 30 steps_done 2 || { notok $n "step 2 not done: $(cat "$out")"; exit 1; }
+t_wait 120 steps_done 2 || { notok $n "step 2 not done: $(cat "$out")"; exit 1; }
 
 crun $D/3/dump.log dump -t $pc -D $D/3 --track-mem --prev-images-dir ../2 \
 	--exclude-range "$(r $pc 0 1024)"
@@ -103,7 +104,7 @@ step criu_pages_restore $? $D/3/restore.log
 rp=$(cat $C_TMP/rpid 2>/dev/null)
 C_BG+=("$rp")
 kill -USR2 "$rp"
-t_wait 30 test "$(grep -cE ' (correct|WRONG)' "$out")" = 2
+t_wait 120 lines ' (correct|WRONG)' 2
 echo "# $(grep -E ' (correct|WRONG)' "$out" | tr '\n' ' ')"
 [ "$(grep -c ' correct ' "$out")" = 2 ] && ok $n || notok $n "$(grep -E 'WRONG|correct' "$out")"
 kill -TERM "$rp" 2>/dev/null
