@@ -232,6 +232,7 @@ struct criu_result {
 	int64_t shpages_written; /* stats-dump: shared memory pages written; -1 unknown */
 	int64_t pages_scanned; /* stats-dump: pages_scanned; -1 unknown */
 	int64_t pages_skipped_parent; /* stats-dump; -1 unknown */
+	int64_t pages_lazy; /* a lazy dump: pages left for the lazy server; -1 unknown */
 	pid_t restored_pid; /* restore: pid of the restored task */
 	char repeated[256]; /* restore: the options repeated from the checkpoint's record */
 	struct criu_exclude_report exclude;
@@ -258,9 +259,14 @@ struct criu_dump_req {
 	const char *parent_dir; /* --prev-images-dir (any path; made relative) or NULL */
 	bool pre_dump; /* `criu pre-dump` (needs soft-dirty) */
 	bool leave_running; /* --leave-running (dump only; pre-dump always leaves it) */
+	bool leave_stopped; /* --leave-stopped (dump only): the tree stays, stopped */
 	bool shell_job; /* --shell-job */
 	const char *page_server_addr; /* with port: --page-server --address --port */
 	int page_server_port; /* 0: no page server */
+	/* a dump only, run by ml_criu_lazy_dump_start(): --lazy-pages, its
+	 * server listening on lazy_addr:lazy_port (an address of this machine) */
+	const char *lazy_addr;
+	int lazy_port;
 	bool no_exclude; /* do not pass exclude arguments at all */
 	const struct rangeset *exclude; /* hot ranges to exclude (pre-dump only), or NULL */
 	/* more ranges to send without the parent, besides those the parent's
@@ -299,6 +305,7 @@ int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *req,
 struct criu_restore_req {
 	const char *images_dir;
 	bool shell_job;
+	bool lazy_pages; /* --lazy-pages: a `criu lazy-pages` serves the rest */
 	const char *const *extra_args;
 	enum criu_tcp tcp; /* UNSET: as the checkpoint recorded */
 };
@@ -449,6 +456,92 @@ bool ml_criu_restore_needs(const char *opt);
  * none. Pure: for CRIU's logs of any source.
  */
 size_t ml_criu_explain(const char *log, char *buf, size_t len);
+/* ---- post-copy: lazy pages (lib/criu/criu_lazy*.c) ------------------------ */
+
+/*
+ * `criu check --feature FEATURE` ("uffd-noncoop": what lazy pages need):
+ * 0, or -EOPNOTSUPP with CRIU's reason in @err.
+ */
+int ml_criu_check_feature(const struct criu_caps *caps, const char *feature,
+			  const struct criu_run_opts *o, struct ml_err *err);
+
+struct criu_lazy_dump;
+
+struct criu_lazy_dump_times {
+	uint64_t start_ms; /* CLOCK_MONOTONIC ms when CRIU started */
+	int64_t frozen_ms; /* when the tree was frozen, ms after start (its log); -1 unknown */
+	uint64_t ready_ms; /* when its images were complete and its server listened */
+};
+
+/*
+ * Start `criu dump --lazy-pages` (@req: lazy_addr, lazy_port set; see
+ * ml_criu_dump()) and return once its images are complete and its lazy
+ * server listens (the log's "Starting lazy pages server" and the port in
+ * /proc/net/tcp*): the tree is frozen, the pages left lazy are still at
+ * the source. CRIU then serves them until a `criu lazy-pages` has fetched
+ * every one; ml_criu_lazy_dump_wait() collects it. A dump that fails
+ * before is collected here, its error in @err (the tree keeps running).
+ */
+int ml_criu_lazy_dump_start(const struct criu_caps *caps, const struct criu_dump_req *req,
+			    const struct criu_run_opts *o, struct criu_lazy_dump **out,
+			    struct criu_lazy_dump_times *t, struct criu_result *res,
+			    struct ml_err *err);
+/*
+ * Wait for the lazy dump to end (within its time limit, counted from its
+ * start): 0 when CRIU exited 0. res->pages_* come from its log (the
+ * stats-dump of a lazy dump holds only the lazy server's counters).
+ */
+int ml_criu_lazy_dump_wait(struct criu_lazy_dump *d, struct criu_result *res, struct ml_err *err);
+/*
+ * Make a lazy server that no `criu lazy-pages` reached yet fail, so that
+ * CRIU ends the dump as failed (a dump fails by giving the tree back):
+ * one byte where CRIU waits for a request. Then wait for it as above.
+ */
+int ml_criu_lazy_dump_abort(struct criu_lazy_dump *d, struct criu_result *res, struct ml_err *err);
+void ml_criu_lazy_dump_free(struct criu_lazy_dump *d);
+
+struct criu_lazy_pages_req {
+	const char *images_dir; /* the lazy dump's images */
+	const char *addr; /* the lazy dump's server */
+	int port;
+};
+
+/*
+ * Start `criu lazy-pages --page-server --daemon` (at -v4: its log records
+ * every fault): returns once it listens for the restore; *pid is the
+ * daemon, which exits once every lazy page was copied in.
+ */
+int ml_criu_lazy_pages_start(const struct criu_caps *caps, const struct criu_lazy_pages_req *req,
+			     const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
+			     struct ml_err *err);
+
+/* What a `criu lazy-pages` log (-v4) says it did. */
+struct criu_lazy_stats {
+	int64_t pages_total; /* "Found N pages to be handled by UFFD", summed */
+	int64_t pages_copied; /* "UFFD transferred pages: (C/T)", summed */
+	uint64_t copy_bytes; /* every uffd_copy's length, summed */
+	uint64_t copies, zero_pages;
+	uint64_t faults; /* "#PF at": faults the restored tree waited on */
+	uint64_t faults_served; /* of those, served by a later copy or zero page */
+	uint64_t wait_sum_us, wait_max_us; /* fault until its page was copied in */
+	int64_t first_us, last_us; /* first and last copy, after the daemon's start; -1 none */
+	int nprocs; /* processes summarised */
+	bool errors; /* an "Error" line */
+	char error[256]; /* the last error lines */
+};
+
+/* Parse a `criu lazy-pages -v4` log (pure). 0, or -EINVAL when it is not one. */
+int ml_criu_parse_lazy_log(const char *buf, size_t len, struct criu_lazy_stats *st);
+int ml_criu_read_lazy_log(const char *path, struct criu_lazy_stats *st, struct ml_err *err);
+
+/*
+ * The page counts of a lazy dump from its log ("Pagemap generated: N
+ * pages (L lazy) H holes", summed: written = N - L, lazy = L, skipped as
+ * in the parent = H) and when the tree was frozen (the first "Seized
+ * task", microseconds after CRIU's start; -1 unknown). Pure.
+ */
+int ml_criu_parse_dump_log(const char *buf, size_t len, int64_t *written, int64_t *lazy,
+			   int64_t *holes, int64_t *frozen_us);
 
 /* ---- the checkpoint flow -------------------------------- */
 

@@ -56,6 +56,12 @@ int ml_proc_check_target(pid_t pid, struct ml_err *err);
  * what else refuses. Starts with a space.
  */
 const char *ml_proc_access_hint(void);
+/*
+ * The process tree under @pid, @pid first, breadth first (from each
+ * thread's /proc/PID/task/TID/children), at most @max: the number found.
+ * Exact only while the tree cannot fork or exit (frozen, stopped).
+ */
+size_t ml_proc_tree(pid_t pid, pid_t *out, size_t max);
 
 #pragma GCC visibility pop
 

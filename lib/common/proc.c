@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* /proc/PID/stat, read and parsed in one place (see memlens/proc.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -71,4 +72,38 @@ int ml_proc_exited(pid_t pid, pid_t tid)
 	if (ml_proc_stat_read(pid, tid, &st))
 		return 1;
 	return st.state == 'Z' || st.state == 'X';
+}
+
+size_t ml_proc_tree(pid_t pid, pid_t *out, size_t max)
+{
+	size_t n = 0;
+
+	if (!max)
+		return 0;
+	out[n++] = pid;
+	for (size_t i = 0; i < n; i++) {
+		char path[64];
+		struct dirent *de;
+		DIR *d;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)out[i]);
+		d = opendir(path);
+		while (d && (de = readdir(d))) {
+			char cp[600];
+			FILE *f;
+			int c;
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(cp, sizeof(cp), "%s/%s/children", path, de->d_name);
+			f = fopen(cp, "re");
+			while (f && n < max && fscanf(f, "%d", &c) == 1)
+				out[n++] = c;
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
+	}
+	return n;
 }

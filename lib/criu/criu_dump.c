@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "criu_dump.h"
 #include "criu_exec.h"
 #include "criu_restore_opts.h"
 #include "memlens/criu.h"
@@ -84,12 +85,13 @@ uint64_t ml_criu_dir_bytes(const char *dir, const char *prefix)
 	return sum;
 }
 
-static void result_init(struct criu_result *res)
+void ml_criu_result_init(struct criu_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->exit_status = -1;
 	res->pages_written = res->pages_scanned = res->pages_skipped_parent = -1;
 	res->shpages_written = -1;
+	res->pages_lazy = -1;
 }
 
 /* The last 256 KiB of CRIU's log (malloc'ed), or NULL. */
@@ -136,33 +138,27 @@ static size_t len_trimmed(const char *s, char c)
 	return n ? n : strlen(s);
 }
 
-/*
- * Run argv; fill @res; turn CRIU's failure into an error with a sentence.
- * @what: "dump", "restore"...
- */
-static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, const char *what,
-			  struct criu_result *res, struct ml_err *err)
+int ml_criu_exec_report(struct criu_exec *x, const struct criu_run_opts *o, const char *what,
+			struct criu_result *res, struct ml_err *err)
 {
-	struct criu_exec x = { .argv = a->v, .o = o };
-	unsigned int tmo = o && o->timeout_ms ? o->timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
+	unsigned int tmo = x->timeout_ms	? x->timeout_ms
+			   : o && o->timeout_ms ? o->timeout_ms
+						: CRIU_DEFAULT_TIMEOUT_MS;
 	const char *tail;
-	int ret;
 
-	ml_criu_argv_format(a, res->cmdline, sizeof(res->cmdline));
-	ret = ml_criu_exec_run(&x, err);
-	if (ret)
-		return ret;
 	res->ran = true;
-	res->exit_status = x.status;
-	res->timed_out = x.timed_out;
-	res->duration_ms = x.duration_ms;
-	if (!x.timed_out && x.status == 0) {
-		free(x.output);
+	res->exit_status = x->status;
+	res->timed_out = x->timed_out;
+	res->duration_ms = x->duration_ms;
+	if (!x->timed_out && x->status == 0) {
+		free(x->output);
+		x->output = NULL;
 		return 0;
 	}
-	read_failure(x.output, res);
-	free(x.output);
-	if (x.timed_out)
+	read_failure(x->output, res);
+	free(x->output);
+	x->output = NULL;
+	if (x->timed_out)
 		return ml_err_set(
 			err, ETIMEDOUT,
 			"criu %s did not finish within %u s and was killed; see its log "
@@ -171,8 +167,23 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 			what, tmo / 1000, res->log_path);
 	tail = res->log_tail[0] ? res->log_tail : "no error message";
 	return ml_err_set(err, EIO, "criu %s failed (exit status %d): %.*s%s%s; see its log %s",
-			  what, x.status, (int)len_trimmed(tail, '.'), tail,
+			  what, x->status, (int)len_trimmed(tail, '.'), tail,
 			  res->hint[0] ? ". What to do: " : "", res->hint, res->log_path);
+}
+
+/*
+ * Run argv; fill @res; turn CRIU's failure into an error with a sentence.
+ * @what: "dump", "restore"...
+ */
+static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, const char *what,
+			  struct criu_result *res, struct ml_err *err)
+{
+	struct criu_exec x = { .argv = a->v, .o = o };
+	int ret;
+
+	ml_criu_argv_format(a, res->cmdline, sizeof(res->cmdline));
+	ret = ml_criu_exec_run(&x, err);
+	return ret ? ret : ml_criu_exec_report(&x, o, what, res, err);
 }
 
 /* Does the last 4 KiB of CRIU's log end while waiting for a task to trap? */
@@ -305,7 +316,7 @@ static int add_common(struct criu_argv *a, const struct criu_caps *caps, const c
 	return ret;
 }
 
-static int add_extra(struct criu_argv *a, const char *const *extra)
+int ml_criu_add_extra(struct criu_argv *a, const char *const *extra)
 {
 	int ret = 0;
 
@@ -323,6 +334,8 @@ static int add_dump_opts(struct criu_argv *a, const struct criu_caps *caps,
 	ret = ml_criu_argv_addf(a, "--tree=%d", (int)r->pid);
 	if (!ret && r->leave_running && !r->pre_dump)
 		ret = ml_criu_argv_add(a, "--leave-running");
+	if (!ret && r->leave_stopped && !r->pre_dump)
+		ret = ml_criu_argv_add(a, "--leave-stopped");
 	if (!ret && r->shell_job)
 		ret = ml_criu_argv_add(a, "--shell-job");
 	if (!ret && !r->pre_dump && r->tcp == CRIU_TCP_ESTABLISHED)
@@ -338,7 +351,13 @@ static int add_dump_opts(struct criu_argv *a, const struct criu_caps *caps,
 	/* a dump skips the pages already in its parent only with --track-mem */
 	if (!ret && (r->pre_dump || (use_parent && caps->mem_dirty_track)))
 		ret = ml_criu_argv_add(a, "--track-mem");
-	if (!ret && r->page_server_port > 0) {
+	if (!ret && r->lazy_port > 0 && !r->pre_dump) {
+		ret = ml_criu_argv_add(a, "--lazy-pages");
+		if (!ret && r->lazy_addr)
+			ret = ml_criu_argv_addf(a, "--address=%s", r->lazy_addr);
+		if (!ret)
+			ret = ml_criu_argv_addf(a, "--port=%d", r->lazy_port);
+	} else if (!ret && r->page_server_port > 0) {
 		ret = ml_criu_argv_add(a, "--page-server");
 		if (!ret && r->page_server_addr)
 			ret = ml_criu_argv_addf(a, "--address=%s", r->page_server_addr);
@@ -451,7 +470,7 @@ static int build_dump(struct criu_argv *a, const struct criu_caps *caps,
 	for (size_t i = 0; i < ex.n && !ret; i++)
 		ret = ml_criu_argv_add(a, ex.v[i]);
 	if (!ret)
-		ret = add_extra(a, r->extra_args);
+		ret = ml_criu_add_extra(a, r->extra_args);
 	if (ret)
 		ret = ml_err_set(err, ENOMEM, "out of memory");
 out:
@@ -510,10 +529,46 @@ static void read_stats(const char *dir, const struct criu_dump_req *r, struct cr
 			(uint64_t)(s.shpages_written > 0 ? s.shpages_written : 0) * (uint64_t)page;
 }
 
+int ml_criu_dump_prepare(const struct criu_caps *caps, const struct criu_dump_req *r,
+			 const struct criu_run_opts *o, struct criu_argv *a, char *tmpdir,
+			 struct criu_result *res, struct ml_err *err)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	ml_criu_result_init(res);
+	ret = ml_criu_dump_precheck(caps, r, err);
+	if (!ret)
+		ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
+	if (!ret)
+		ret = build_dump(a, caps, r, o, dir, tmpdir, res, err);
+	if (ret)
+		return ret;
+	unlink(res->log_path);
+	remove_records(dir);
+	ml_criu_argv_format(a, res->cmdline, sizeof(res->cmdline));
+	return 0;
+}
+
+int ml_criu_dump_finish(const struct criu_dump_req *r, int ret, char *tmpdir,
+			struct criu_result *res, struct ml_err *err)
+{
+	if (!ret)
+		ret = write_record(r->images_dir, r, res, err);
+	if (ret == -ETIMEDOUT)
+		ret = after_timeout(r, res, err);
+	if (ret == -EIO && kill(r->pid, 0) < 0 && errno == ESRCH && r->leave_running)
+		ret = ml_err_set(err, ESRCH, "the target %d exited during the dump; CRIU's log: %s",
+				 (int)r->pid, res->log_path);
+	read_stats(r->images_dir, r, res);
+	remove_tmpdir(tmpdir, res);
+	return ret;
+}
+
 int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
 {
-	char dir[PATH_MAX], tmpdir[PATH_MAX] = "";
+	char tmpdir[PATH_MAX] = "";
 	struct criu_run_opts ro = { 0 };
 	struct criu_argv a;
 	int ret;
@@ -524,33 +579,19 @@ int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 		ro.timeout_ms = r->timeout_ms;
 		o = &ro;
 	}
-	result_init(res);
 	ml_criu_argv_init(&a);
-	ret = ml_criu_dump_precheck(caps, r, err);
-	if (!ret)
-		ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
-	if (!ret)
-		ret = build_dump(&a, caps, r, o, dir, tmpdir, res, err);
-	if (ret)
-		goto out;
-	unlink(res->log_path);
-	remove_records(dir);
-	ret = run_and_report(&a, o, r->pre_dump ? "pre-dump" : "dump", res, err);
-	if (!ret)
-		ret = write_record(dir, r, res, err);
-	if (ret == -ETIMEDOUT)
-		ret = after_timeout(r, res, err);
-	if (ret == -EIO && kill(r->pid, 0) < 0 && errno == ESRCH && r->leave_running)
-		ret = ml_err_set(err, ESRCH, "the target %d exited during the dump; CRIU's log: %s",
-				 (int)r->pid, res->log_path);
-	read_stats(dir, r, res);
-out:
-	remove_tmpdir(tmpdir, res);
+	ret = ml_criu_dump_prepare(caps, r, o, &a, tmpdir, res, err);
+	if (!ret) {
+		ret = run_and_report(&a, o, r->pre_dump ? "pre-dump" : "dump", res, err);
+		ret = ml_criu_dump_finish(r, ret, tmpdir, res, err);
+	} else {
+		remove_tmpdir(tmpdir, res);
+	}
 	ml_criu_argv_free(&a);
 	return ret;
 }
 
-static int read_pidfile(const char *path, pid_t *pid)
+int ml_criu_read_pidfile(const char *path, pid_t *pid)
 {
 	char buf[32];
 	ssize_t n;
@@ -571,10 +612,10 @@ static int read_pidfile(const char *path, pid_t *pid)
  * server): ACTION in the images directory DIR (resolved), its log
  * DIR/ACTION.log and its pidfile DIR/ACTION.pid, both removed first (CRIU
  * refuses a pidfile that exists), then DETACH and --pidfile. */
-static int detached_args(struct criu_argv *a, const struct criu_caps *caps, const char *action,
-			 const char *detach, const char *images_dir, const struct criu_run_opts *o,
-			 char *dir, char *pidfile, size_t pidfile_len, struct criu_result *res,
-			 struct ml_err *err)
+int ml_criu_detached_args(struct criu_argv *a, const struct criu_caps *caps, const char *action,
+			  const char *detach, const char *images_dir, const struct criu_run_opts *o,
+			  char *dir, char *pidfile, size_t pidfile_len, struct criu_result *res,
+			  struct ml_err *err)
 {
 	char log[64];
 	int ret = prepare_dir(images_dir, dir, PATH_MAX, err);
@@ -601,24 +642,26 @@ int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req 
 	struct criu_argv a;
 	int ret;
 
-	result_init(res);
+	ml_criu_result_init(res);
 	ml_criu_argv_init(&a);
-	ret = detached_args(&a, caps, "restore", "--restore-detached", r->images_dir, o, dir,
-			    pidfile, sizeof(pidfile), res, err);
+	ret = ml_criu_detached_args(&a, caps, "restore", "--restore-detached", r->images_dir, o,
+				    dir, pidfile, sizeof(pidfile), res, err);
 	if (ret)
 		goto out;
 	if (r->shell_job)
 		ret = ml_criu_argv_add(&a, "--shell-job");
+	if (!ret && r->lazy_pages)
+		ret = ml_criu_argv_add(&a, "--lazy-pages");
 	if (!ret)
 		ret = ml_criu_restore_opts_add(&a, dir, r, res->repeated, sizeof(res->repeated));
 	if (!ret)
-		ret = add_extra(&a, r->extra_args);
+		ret = ml_criu_add_extra(&a, r->extra_args);
 	if (ret) {
 		ret = ml_err_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
 	ret = run_and_report(&a, o, "restore", res, err);
-	if (!ret && read_pidfile(pidfile, &res->restored_pid))
+	if (!ret && ml_criu_read_pidfile(pidfile, &res->restored_pid))
 		ret = ml_err_set(err, EIO, "criu restore succeeded but wrote no pid into %s",
 				 pidfile);
 out:
@@ -634,11 +677,11 @@ int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_pa
 	struct criu_argv a;
 	int ret;
 
-	result_init(res);
+	ml_criu_result_init(res);
 	ml_criu_argv_init(&a);
 	*pid = 0;
-	ret = detached_args(&a, caps, "page-server", "--daemon", r->images_dir, o, dir, pidfile,
-			    sizeof(pidfile), res, err);
+	ret = ml_criu_detached_args(&a, caps, "page-server", "--daemon", r->images_dir, o, dir,
+				    pidfile, sizeof(pidfile), res, err);
 	if (ret)
 		goto out;
 	if (r->addr)
@@ -659,7 +702,7 @@ int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_pa
 		goto out;
 	}
 	ret = run_and_report(&a, o, "page-server", res, err);
-	if (!ret && read_pidfile(pidfile, pid))
+	if (!ret && ml_criu_read_pidfile(pidfile, pid))
 		ret = ml_err_set(err, EIO, "criu page-server started but wrote no pid into %s",
 				 pidfile);
 out:

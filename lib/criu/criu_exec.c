@@ -136,35 +136,67 @@ static void read_output(struct criu_exec *x, int fd)
 	x->output[x->output_len] = '\0';
 }
 
-int ml_criu_exec_run(struct criu_exec *x, struct ml_err *err)
+static unsigned int exec_timeout(const struct criu_exec *x)
 {
-	unsigned int timeout = x->timeout_ms;
-	uint64_t t0 = ml_mono_ms();
-	pid_t pid;
-	int fd, ret;
+	if (x->timeout_ms)
+		return x->timeout_ms;
+	return x->o && x->o->timeout_ms ? x->o->timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
+}
 
-	if (!timeout)
-		timeout = x->o && x->o->timeout_ms ? x->o->timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
+int ml_criu_exec_start(struct criu_exec *x, struct criu_child *c, struct ml_err *err)
+{
+	int ret;
+
 	x->status = -1;
 	x->signal = 0;
 	x->timed_out = false;
 	x->output = NULL;
 	x->output_len = 0;
-	fd = memfd_create("memlens-criu-output", MFD_CLOEXEC);
-	if (fd < 0)
+	c->pid = 0;
+	c->t0_ms = ml_mono_ms();
+	c->outfd = memfd_create("memlens-criu-output", MFD_CLOEXEC);
+	if (c->outfd < 0)
 		return ml_err_set(err, errno, "memfd_create for CRIU's output: %s",
 				  strerror(errno));
-	ret = spawn_child(x, fd, &pid, err);
-	if (ret)
-		goto out;
-	ret = wait_child(pid, timeout, x);
-	if (ret)
-		ml_err_set(err, -ret, "waiting for CRIU (pid %d): %s", (int)pid, strerror(-ret));
-	x->duration_ms = ml_mono_ms() - t0;
-	read_output(x, fd);
-out:
-	close(fd);
+	ret = spawn_child(x, c->outfd, &c->pid, err);
+	if (ret) {
+		close(c->outfd);
+		c->outfd = -1;
+	}
 	return ret;
+}
+
+bool ml_criu_exec_running(const struct criu_child *c)
+{
+	siginfo_t si = { 0 };
+
+	/* WNOWAIT: the child is left for ml_criu_exec_wait() to collect */
+	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return false;
+	return si.si_pid == 0;
+}
+
+int ml_criu_exec_wait(struct criu_exec *x, struct criu_child *c, struct ml_err *err)
+{
+	uint64_t el = ml_mono_ms() - c->t0_ms, tmo = exec_timeout(x);
+	int ret = wait_child(c->pid, el < tmo ? (unsigned int)(tmo - el) : 1, x);
+
+	if (ret)
+		ml_err_set(err, -ret, "waiting for CRIU (pid %d): %s", (int)c->pid, strerror(-ret));
+	x->duration_ms = ml_mono_ms() - c->t0_ms;
+	read_output(x, c->outfd);
+	close(c->outfd);
+	c->outfd = -1;
+	c->pid = 0;
+	return ret;
+}
+
+int ml_criu_exec_run(struct criu_exec *x, struct ml_err *err)
+{
+	struct criu_child c;
+	int ret = ml_criu_exec_start(x, &c, err);
+
+	return ret ? ret : ml_criu_exec_wait(x, &c, err);
 }
 
 static bool is_error_line(const char *s, size_t n)

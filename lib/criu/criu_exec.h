@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "memlens/criu.h"
 
@@ -24,6 +25,19 @@ struct criu_exec {
 
 /* 0 when CRIU ran (whatever its status); negative errno when it could not run. */
 int ml_criu_exec_run(struct criu_exec *x, struct ml_err *err);
+
+/* The same in two steps, for a CRIU that runs on while the caller works. */
+struct criu_child {
+	pid_t pid;
+	int outfd; /* its output */
+	uint64_t t0_ms;
+};
+
+int ml_criu_exec_start(struct criu_exec *x, struct criu_child *c, struct ml_err *err);
+/* Has it not exited yet? (it stays to be collected by ml_criu_exec_wait()) */
+bool ml_criu_exec_running(const struct criu_child *c);
+/* Wait for it, up to the time limit counted from the start (then killed). */
+int ml_criu_exec_wait(struct criu_exec *x, struct criu_child *c, struct ml_err *err);
 
 /* The last lines of @text that mention "Error" (or the last lines), into @buf. */
 void ml_criu_error_tail(const char *text, char *buf, size_t len);

@@ -154,6 +154,7 @@ int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct 
 	res->exit_status = -1;
 	res->pages_written = res->pages_scanned = res->pages_skipped_parent = -1;
 	res->shpages_written = -1;
+	res->pages_lazy = -1;
 	ml_rangeset_init(&local);
 	pthread_mutex_lock(&s->lock);
 	ret = run_checkpoint(s, p, req, res, hot ? hot : &local, err);
