@@ -104,11 +104,12 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 	o->interval_ms = q->interval_ms ? (unsigned int)q->interval_ms : DEFAULT_INTERVAL_MS;
 	o->no_exclude = q->no_exclude;
 	o->shell_job = q->shell_job;
+	o->postcopy = q->postcopy;
 	return true;
 }
 
-static void migrate_response(const struct agent *a, const struct migrate_result *x,
-			     struct rpc_reply *out)
+static void migrate_response(const struct agent *a, const struct migrate_opts *o,
+			     const struct migrate_result *x, struct rpc_reply *out)
 {
 	Agent__MigrateResponse resp = AGENT__MIGRATE_RESPONSE__INIT;
 	Agent__MigrateRound *rs = calloc((size_t)x->nr + 1, sizeof(*rs));
@@ -138,6 +139,8 @@ static void migrate_response(const struct agent *a, const struct migrate_result 
 		rs[i].excluded_ranges = (int32_t)r->excluded;
 		rs[i].no_parent_ranges = (int32_t)r->no_parent;
 		rs[i].note = (char *)r->note;
+		rs[i].pages_lazy = r->pages_lazy;
+		rs[i].files_bytes = r->files_bytes;
 		ptrs[i] = &rs[i];
 	}
 	resp.success = true;
@@ -156,6 +159,14 @@ static void migrate_response(const struct agent *a, const struct migrate_result 
 			       : a->caps.page_granular ? MIGRATE_LIMITS_PAGE
 						       : MIGRATE_LIMITS_VMA);
 	resp.criu_version = (char *)a->caps.version;
+	resp.postcopy = o->postcopy;
+	resp.lazy_pages_copied = x->lazy.pages_copied;
+	resp.lazy_bytes = x->lazy.bytes;
+	resp.lazy_faults = x->lazy.faults;
+	resp.lazy_fault_wait_avg_us =
+		x->lazy.faults_served ? x->lazy.wait_sum_us / x->lazy.faults_served : 0;
+	resp.lazy_fault_wait_max_us = x->lazy.wait_max_us;
+	resp.last_page_ms = (int64_t)x->lazy.last_page_ms;
 	rpc_pack(out, &resp.base);
 out:
 	free(rs);
@@ -227,7 +238,7 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o, const char *
 	else {
 		/* restored on this machine: the agent's next target */
 		a->restored_pid = dest_dir ? x->restored : 0;
-		migrate_response(a, x, out);
+		migrate_response(a, o, x, out);
 	}
 out:
 	free(x);

@@ -18,17 +18,11 @@
 
 #include "cliutil.h"
 #include "migrate.h"
+#include "migrate_recvst.h"
 #include "migrate_wire.h"
 #include "memlens/proc.h"
 
-struct recv_state {
-	const struct migrate_recv_opts *o;
-	struct wire w;
-	pid_t ps_pid; /* the running page server */
-	int round;
-};
-
-static void round_dir(const struct recv_state *s, int k, char *buf, size_t len)
+void recv_round_dir(const struct recv_state *s, int k, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.4000s/%d", s->o->dir, k);
 }
@@ -44,14 +38,15 @@ static int start_round(struct recv_state *s, int k)
 
 	if (k != s->round + 1 || s->ps_pid)
 		return wire_send(&s->w, "ERR round %d out of order (expected %d)", k, s->round + 1);
-	round_dir(s, k, dir, sizeof(dir));
-	round_dir(s, k - 1, parent, sizeof(parent));
+	recv_round_dir(s, k, dir, sizeof(dir));
+	recv_round_dir(s, k - 1, parent, sizeof(parent));
 	port = wire_free_port(s->o->host);
 	if (port < 0)
 		return wire_send(&s->w, "ERR no free port on %s: %s", s->o->host, strerror(-port));
 	rq.images_dir = dir;
 	rq.port = port;
 	rq.parent_dir = k > 1 ? parent : NULL;
+	s->files_round = false;
 	r = ml_criu_page_server_start(s->o->caps, &rq, &ro, &s->ps_pid, &res, &e);
 	if (r)
 		return wire_send(&s->w, "ERR %s", e.msg);
@@ -65,13 +60,14 @@ static int end_round(struct recv_state *s, int k)
 	char dir[PATH_MAX];
 	struct ml_err e;
 
-	if (k != s->round || !s->ps_pid)
+	if (k != s->round || (!s->ps_pid && !s->files_round))
 		return wire_send(&s->w, "ERR no page server for round %d", k);
-	for (int i = 0; i < 3000 && !ml_proc_exited(s->ps_pid, 0); i++)
+	for (int i = 0; s->ps_pid && i < 3000 && !ml_proc_exited(s->ps_pid, 0); i++)
 		usleep(10000);
-	ml_criu_page_server_stop(s->ps_pid, &e);
+	if (s->ps_pid)
+		ml_criu_page_server_stop(s->ps_pid, &e);
 	s->ps_pid = 0;
-	round_dir(s, k, dir, sizeof(dir));
+	recv_round_dir(s, k, dir, sizeof(dir));
 	return wire_send(&s->w, "STORED %d %llu", k,
 			 (unsigned long long)ml_criu_dir_bytes(dir, NULL));
 }
@@ -81,7 +77,7 @@ static int recv_file(struct recv_state *s, const char *name, unsigned long long 
 	char dir[PATH_MAX];
 	int r;
 
-	round_dir(s, s->round, dir, sizeof(dir));
+	recv_round_dir(s, s->round, dir, sizeof(dir));
 	r = wire_recv_file(&s->w, dir, name, size);
 	if (r == -EPIPE)
 		return r;
@@ -103,7 +99,7 @@ static int restore(struct recv_state *s, int k, int shell_job)
 	if (k != s->round)
 		return wire_send(&s->w, "ERR restore of round %d, but round %d came last", k,
 				 s->round);
-	round_dir(s, k, dir, sizeof(dir));
+	recv_round_dir(s, k, dir, sizeof(dir));
 	rq.images_dir = dir;
 	r = ml_criu_restore(s->o->caps, &rq, &ro, &res, &e);
 	if (r)
@@ -119,7 +115,7 @@ static int serve(struct recv_state *s)
 {
 	char line[512], name[256];
 	unsigned long long size;
-	int k, x, r;
+	int k, x, r, port;
 
 	r = wire_recv(&s->w, line, sizeof(line));
 	if (r || strcmp(line, MIGRATE_HELLO))
@@ -136,6 +132,12 @@ static int serve(struct recv_state *s)
 			r = recv_file(s, name, size);
 		else if (sscanf(line, "RESTORE %d %d", &k, &x) == 2)
 			return restore(s, k, x);
+		else if (sscanf(line, "IMAGES %d", &k) == 1)
+			r = recv_files_round(s, k);
+		else if (!strcmp(line, "CANLAZY"))
+			r = recv_can_lazy(s);
+		else if (sscanf(line, "LAZY %d %d %255s %d", &k, &x, name, &port) == 4)
+			return recv_restore_lazy(s, k, x, name, port);
 		else
 			r = wire_send(&s->w, "ERR unknown request '%.100s'", line);
 	}

@@ -20,27 +20,10 @@
 #include "memlens/heat.h"
 #include "migrate.h"
 #include "migrate_run.h"
+#include "migrate_src.h"
 #include "migrate_wire.h"
 
-struct mig {
-	const struct migrate_opts *o;
-	struct migrate_result *res;
-	struct wire w;
-	bool w_open;
-	char host[256];
-	/* a receiver thread of ours for a directory on this machine */
-	int lfd;
-	bool recv_on;
-	pthread_t recv;
-	struct migrate_recv_opts ro;
-	struct profiler *p;
-	bool own_p;
-	struct criu_session *sess;
-	uint64_t t0_ns;
-	uint64_t criu_end_ns; /* when the last CRIU dump returned */
-};
-
-static int pause_ms(struct mig *m, unsigned int ms)
+int mig_pause_ms(struct mig *m, unsigned int ms)
 {
 	if (m->o->pause)
 		return m->o->pause(ms, m->o->arg);
@@ -57,7 +40,7 @@ static void *recv_thread(void *arg)
 }
 
 /* A destination given as a directory (not HOST:PORT). */
-static bool is_dir_dest(const char *to, int *port, char *host, size_t len)
+bool mig_is_dir_dest(const char *to, int *port, char *host, size_t len)
 {
 	struct stat st;
 
@@ -70,7 +53,7 @@ static int connect_dest(struct mig *m)
 {
 	int port = 0, fd, r;
 
-	if (is_dir_dest(m->o->to, &port, m->host, sizeof(m->host))) {
+	if (mig_is_dir_dest(m->o->to, &port, m->host, sizeof(m->host))) {
 		m->ro = (struct migrate_recv_opts){ .dir = m->o->to,
 						    .host = "127.0.0.1",
 						    .caps = m->o->caps,
@@ -114,7 +97,7 @@ static void end_receiver(struct mig *m)
 }
 
 /* Send a request, read the answer; -EPROTO with the destination's ERR text. */
-static int ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
+int mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
 {
 	int r = wire_send(&m->w, fmt, k);
 
@@ -132,7 +115,7 @@ static int ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
 	return 0;
 }
 
-static void round_dir(const struct mig *m, int k, char *buf, size_t len)
+void mig_round_dir(const struct mig *m, int k, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.4000s/%d", m->o->work, k);
 }
@@ -155,8 +138,8 @@ static uint64_t images_bytes(const char *dir)
 	return sum;
 }
 
-static void fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
-		       const struct rangeset *hot, const char *dir)
+void mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
+		    const struct rangeset *hot, const char *dir)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -170,8 +153,9 @@ static void fill_round(struct mig *m, struct migrate_round *r, const struct criu
 	if (!r->bytes)
 		r->bytes = (uint64_t)(r->pages > 0 ? r->pages : 0) * (uint64_t)page +
 			   (uint64_t)(r->shpages > 0 ? r->shpages : 0) * (uint64_t)page;
-	/* the final dump's other images go after it */
-	if (!r->pre_dump)
+	/* the final dump's other images go after it (with post-copy the
+	 * destination counted them already: every round comes as files) */
+	if (!r->pre_dump && !m->o->postcopy)
 		r->images = images_bytes(dir);
 	r->bytes += r->images;
 	r->duration_ms = res->duration_ms;
@@ -206,14 +190,24 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 	memset(r, 0, sizeof(*r));
 	r->k = k;
 	r->pre_dump = pre_dump;
+	r->pages_lazy = -1;
 	r->start_ms = (ml_mono_ns() - m->t0_ns) / 1000000;
-	ret = ask(m, ans, sizeof(ans), "ROUND %d", k);
-	if (!ret && sscanf(ans, "PORT %d", &port) != 1)
-		ret = -EPROTO;
+	/* post-copy: written here and shipped (a lazy dump needs its parent's
+	 * pagemaps on this side); else into a page server at the destination */
+	port = 0;
+	if (m->o->postcopy) {
+		ret = mig_ask(m, ans, sizeof(ans), "IMAGES %d", k);
+		if (!ret && sscanf(ans, "READY %d", &k2) != 1)
+			ret = -EPROTO;
+	} else {
+		ret = mig_ask(m, ans, sizeof(ans), "ROUND %d", k);
+		if (!ret && sscanf(ans, "PORT %d", &port) != 1)
+			ret = -EPROTO;
+	}
 	if (ret)
 		goto out;
-	round_dir(m, k, dir, sizeof(dir));
-	round_dir(m, k - 1, parent, sizeof(parent));
+	mig_round_dir(m, k, dir, sizeof(dir));
+	mig_round_dir(m, k - 1, parent, sizeof(parent));
 	struct criu_dump_req req = {
 		.pid = m->o->pid,
 		.images_dir = dir,
@@ -233,13 +227,15 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		ml_criu_read_dump_frozen(dir, &m->res->frozen_us, &err);
 	if (ret)
 		snprintf(m->res->error, sizeof(m->res->error), "%s", err.msg);
+	else if (m->o->postcopy)
+		ret = mig_send_images(m, k, &r->files_bytes);
 	/* the page server ends with the dump, failed or not */
-	if (ask(m, ans, sizeof(ans), "DONE %d", k) == 0 &&
+	if (mig_ask(m, ans, sizeof(ans), "DONE %d", k) == 0 &&
 	    sscanf(ans, "STORED %d %llu", &k2, &stored) == 2)
 		r->stored = stored;
 	if (ret)
 		goto out;
-	fill_round(m, r, res, &hot, dir);
+	mig_fill_round(m, r, res, &hot, dir);
 	m->res->total += r->bytes;
 	m->res->nr++;
 	if (m->o->on_round)
@@ -251,7 +247,7 @@ out:
 }
 
 /* The final dump's images other than pages (those are at the destination). */
-static int send_images(struct mig *m, int k)
+int mig_send_images(struct mig *m, int k, uint64_t *bytes)
 {
 	char dir[PATH_MAX];
 	struct dirent *de;
@@ -259,7 +255,7 @@ static int send_images(struct mig *m, int k)
 	int ret = 0;
 	DIR *d;
 
-	round_dir(m, k, dir, sizeof(dir));
+	mig_round_dir(m, k, dir, sizeof(dir));
 	d = opendir(dir);
 	if (!d)
 		return -errno;
@@ -268,6 +264,8 @@ static int send_images(struct mig *m, int k)
 		    S_ISREG(st.st_mode) && wire_name_ok(de->d_name) &&
 		    !strstr(de->d_name, ".log")) {
 			ret = wire_send_file(&m->w, dir, de->d_name);
+			if (bytes)
+				*bytes += (uint64_t)st.st_size;
 		}
 	closedir(d);
 	if (ret)
@@ -283,7 +281,7 @@ static void wait_pid_free(struct mig *m, pid_t pid)
 
 	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
 	for (int i = 0; i < 1000 && access(p, F_OK) == 0; i++)
-		if (pause_ms(m, 10))
+		if (mig_pause_ms(m, 10))
 			return;
 }
 
@@ -299,7 +297,7 @@ static int final_round(struct mig *m, int k)
 	if (ret)
 		return ret;
 	res->dump_ms = (ml_mono_ns() - t0) / 1000000;
-	ret = send_images(m, k);
+	ret = mig_send_images(m, k, NULL);
 	if (ret)
 		return ret;
 	/* the same PID namespace at the destination (this machine, a
@@ -365,7 +363,7 @@ static int wait_round(struct mig *m)
 			seq0 = 0;
 		if (el >= round_s && (!m->p || seq >= seq0 + cons + 1 || el >= max_s))
 			return 0;
-		r = pause_ms(m, 50);
+		r = mig_pause_ms(m, 50);
 		if (r) {
 			snprintf(m->res->error, sizeof(m->res->error), "stopped between rounds: %s",
 				 strerror(-r));
@@ -428,6 +426,8 @@ static int rounds(struct mig *m)
 		return ret ? ret : -EPROTO;
 	}
 	res->connected = true;
+	if (o->postcopy && (ret = mig_postcopy_check(m)))
+		return ret;
 	if (res->exclude && !o->prof && (ret = start_profiling(m)))
 		return ret;
 	for (; res->precopy && k <= o->max_rounds; k++) {
@@ -441,7 +441,7 @@ static int rounds(struct mig *m)
 			break;
 		}
 	}
-	return final_round(m, k);
+	return o->postcopy ? mig_postcopy_final(m, k) : final_round(m, k);
 }
 
 int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
@@ -454,6 +454,8 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 	memset(res, 0, sizeof(*res));
 	res->frozen_us = -1;
 	migrate_plan(o, res);
+	if (o->postcopy && (ret = migrate_postcopy_precheck(o, res->error, sizeof(res->error))))
+		return ret;
 	m.t0_ns = ml_mono_ns();
 	/* before the first round: what the final dump would refuse, frozen */
 	ret = ml_criu_tcp_check(o->pid, o->tcp, o->extra_args, &err);

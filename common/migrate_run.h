@@ -31,8 +31,10 @@ struct migrate_round {
 	/* sent: what the destination's page server stored, plus the final
 	 * round's other images; by CRIU's counts when the destination's is missing */
 	uint64_t bytes;
-	uint64_t stored; /* what the destination's page server stored */
+	uint64_t stored; /* what the destination stored (post-copy: every file shipped) */
 	uint64_t images; /* the final round's other images, sent after it */
+	uint64_t files_bytes; /* post-copy: the image files shipped, pages included */
+	int64_t pages_lazy; /* post-copy's final dump: pages left for after the restore; -1 */
 	uint64_t duration_ms, start_ms; /* start: since the migration began */
 	size_t hot_ranges, excluded, no_parent;
 	uint64_t hot_bytes;
@@ -55,6 +57,10 @@ struct migrate_opts {
 	int hot_consecutive; /* hot intervals in a row before a VMA is hot; 0: the default */
 	unsigned int timeout_s; /* every CRIU command */
 	bool no_exclude, shell_job;
+	/* the final dump leaves the pages CRIU can fetch later (private
+	 * anonymous memory) at the source: the tree is restored first, then
+	 * they follow (CRIU's lazy pages; userfaultfd at the destination) */
+	bool postcopy;
 	const char *off_note; /* why nothing is left out with no_exclude; NULL: a default */
 	/* more options for dump/pre-dump, or NULL; the restore repeats those it
 	 * needs (ml_criu_restore_needs()), from the final dump's record */
@@ -79,8 +85,28 @@ struct migrate_result {
 	uint64_t dump_ms, restore_ms; /* the final round; the restore there */
 	int64_t frozen_us; /* the final dump's frozen time by CRIU's count, -1 unknown */
 	pid_t restored;
+	/* post-copy: what came after the restore (the destination's
+	 * `criu lazy-pages` log); the round's pages_lazy is what was left */
+	struct migrate_lazy {
+		int64_t pages_total, pages_copied; /* the daemon's count */
+		uint64_t bytes; /* pages_copied * 4 KiB: in total */
+		uint64_t copy_bytes; /* its copies' lengths, summed */
+		uint64_t faults; /* page faults the restored tree waited on */
+		uint64_t faults_served; /* of those, when their page came */
+		uint64_t wait_sum_us, wait_max_us;
+		uint64_t last_page_ms; /* frozen until the last page arrived */
+		uint64_t done_ms; /* frozen until the source's CRIU ended */
+	} lazy;
 	char error[1280];
 };
+
+/*
+ * What post-copy needs before anything runs: soft-dirty here, and, for a
+ * directory on this machine, a tree in its own PID namespace (the tree
+ * keeps its PIDs at the source until every page has arrived). 0, or a
+ * negative errno with the reason in @why.
+ */
+int migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t len);
 
 /* What migrate_run() will do: precopy, exclude and why. */
 void migrate_plan(const struct migrate_opts *o, struct migrate_result *res);

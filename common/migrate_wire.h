@@ -13,6 +13,18 @@
  *   FILE NAME SIZE + bytes ...   -> (none)          (the final dump's other images)
  *   RESTORE K SHELLJOB           -> RESTORED PID MS
  *   any request                  -> ERR MESSAGE     (on failure)
+ *
+ * Post-copy (`--postcopy`): every round's images are written at the source
+ * and sent as FILE records; the final dump's pages partly stay there.
+ *   CANLAZY                      -> OK              (userfaultfd works here)
+ *   IMAGES K                     -> READY K         (DIR/K, its parent linked)
+ *   FILE NAME SIZE + bytes ...   -> (none)
+ *   DONE K                       -> STORED K BYTES
+ *   LAZY K SHELLJOB ADDR PORT    -> RESTORED PID MS (criu lazy-pages fetching
+ *                                                    from ADDR:PORT, restored)
+ *                                -> LAZYDONE COPIED TOTAL COPYBYTES FAULTS
+ *                                   SERVED WAITSUM_US WAITMAX_US AFTER_MS
+ *                                   (every page arrived), or LAZYFAILED WHY
  */
 #ifndef MEMLENS_MIGRATE_WIRE_H
 #define MEMLENS_MIGRATE_WIRE_H

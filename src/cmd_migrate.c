@@ -39,6 +39,11 @@ static const char about[] =
 	"CRIU's own count of the frozen time in the final dump, then the transfer and\n"
 	"restore) and the total bytes sent.\n"
 	"Pages go to a `criu page-server` the destination starts for each round.\n"
+	"With --postcopy the rounds are written here and shipped as files, and the\n"
+	"final dump leaves private memory at the source: the destination restores the\n"
+	"tree at once and fetches those pages while it runs (faulting pages first).\n"
+	"The downtime then ends at the restore; also printed: when the last page\n"
+	"arrived and the page faults the restored tree waited on.\n"
 	"On a kernel without soft-dirty page tracking pre-copy is impossible: one\n"
 	"stop-and-copy dump, measured the same way.\n";
 
@@ -59,7 +64,7 @@ struct mig_cli {
 	unsigned int interval_ms, timeout_s;
 	double hot_threshold; /* 0: the profiler's default */
 	int hot_consecutive;
-	bool no_exclude, receive, shell_job, json;
+	bool no_exclude, receive, shell_job, json, postcopy;
 	const sigset_t *sigs; /* the signals that stop a migration */
 };
 
@@ -100,6 +105,13 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		  .kind = CLI_FLAG,
 		  .target = &c->no_exclude,
 		  .help = "never leave hot memory out" },
+		{ .name = "postcopy",
+		  .kind = CLI_FLAG,
+		  .target = &c->postcopy,
+		  .help = "restore before the last pages are copied: the final dump leaves "
+			  "private memory at the source, fetched on demand and in the "
+			  "background after the restore (CRIU's lazy pages; needs soft-dirty "
+			  "here and userfaultfd at the destination)" },
 		{ .section = "Destination:",
 		  .name = "receive",
 		  .kind = CLI_FLAG,
@@ -147,6 +159,10 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 	if (c->receive && (!c->listen || !c->dir || c->pid || c->to))
 		return cli_usage_error("migrate", "--receive needs -l/--listen HOST:PORT and -D "
 						  "DIR, and takes no -p or --to");
+	if (c->receive && c->postcopy)
+		return cli_usage_error("migrate", "--postcopy goes with the source (-p PID "
+						  "--to ...); a receiver takes post-copy when the "
+						  "source asks");
 	if (!c->receive && (!c->pid || !c->to || c->listen))
 		return cli_usage_error("migrate", "-p PID and --to DIR|HOST:PORT are required; "
 						  "-l/--listen goes with --receive");
@@ -196,6 +212,8 @@ static void print_round(const struct migrate_round *r, void *arg)
 	printf("round %d %-8s %6.2f s %8lld pages %6s", r->k, r->pre_dump ? "pre-dump" : "dump",
 	       r->duration_ms / 1000.0, (long long)r->pages + (r->shpages > 0 ? r->shpages : 0),
 	       ml_fmt_bytes(r->bytes, b, sizeof(b)));
+	if (r->pages_lazy > 0)
+		printf("  + %lld page(s) after the restore", (long long)r->pages_lazy);
 	if (r->hot_ranges)
 		printf("  hot: %zu range(s), %s", r->hot_ranges,
 		       ml_fmt_bytes(r->hot_bytes, h, sizeof(h)));
@@ -215,6 +233,27 @@ struct mig_run {
 	char work[PATH_MAX];
 	struct migrate_result res;
 };
+
+static void json_lazy(struct jw *w, const struct migrate_result *x)
+{
+	const struct migrate_lazy *l = &x->lazy;
+
+	ml_jw_key(w, "lazy");
+	ml_jw_obj(w);
+	ml_jw_kint(w, "pages_left", x->nr ? x->r[x->nr - 1].pages_lazy : -1);
+	ml_jw_kint(w, "pages_total", l->pages_total);
+	ml_jw_kint(w, "pages_copied", l->pages_copied);
+	ml_jw_kuint(w, "bytes", l->bytes);
+	ml_jw_kuint(w, "copy_bytes", l->copy_bytes);
+	ml_jw_kuint(w, "faults", l->faults);
+	ml_jw_kuint(w, "faults_served", l->faults_served);
+	ml_jw_kuint(w, "fault_wait_avg_us",
+		    l->faults_served ? l->wait_sum_us / l->faults_served : 0);
+	ml_jw_kuint(w, "fault_wait_max_us", l->wait_max_us);
+	ml_jw_kuint(w, "last_page_ms", l->last_page_ms);
+	ml_jw_kuint(w, "source_done_ms", l->done_ms);
+	ml_jw_obj_end(w);
+}
 
 static void print_json(const struct mig_run *m, int rc)
 {
@@ -245,6 +284,10 @@ static void print_json(const struct mig_run *m, int rc)
 		ml_jw_kuint(&w, "bytes", r->bytes);
 		ml_jw_kuint(&w, "stored_bytes", r->stored);
 		ml_jw_kuint(&w, "images_bytes", r->images);
+		if (m->c->postcopy) {
+			ml_jw_kuint(&w, "files_bytes", r->files_bytes);
+			ml_jw_kint(&w, "pages_lazy", r->pages_lazy);
+		}
 		ml_jw_kuint(&w, "start_ms", r->start_ms);
 		ml_jw_kuint(&w, "duration_ms", r->duration_ms);
 		ml_jw_kuint(&w, "hot_ranges", r->hot_ranges);
@@ -255,8 +298,11 @@ static void print_json(const struct mig_run *m, int rc)
 		ml_jw_obj_end(&w);
 	}
 	ml_jw_arr_end(&w);
+	ml_jw_kbool(&w, "postcopy", m->c->postcopy);
 	ml_jw_kuint(&w, "total_bytes", x->total);
 	ml_jw_kstr(&w, "tcp", ml_criu_tcp_name(m->c->tcp));
+	if (m->c->postcopy)
+		json_lazy(&w, x);
 	ml_jw_kuint(&w, "downtime_ms", x->downtime_ms);
 	ml_jw_kuint(&w, "final_dump_ms", x->dump_ms);
 	ml_jw_kint(&w, "frozen_in_dump_ms", x->frozen_us >= 0 ? x->frozen_us / 1000 : -1);
@@ -285,10 +331,24 @@ static void print_summary(const struct mig_run *m, int rc)
 	printf("migrated pid %d to %s: restored as pid %d\n", (int)m->c->pid, m->c->to,
 	       (int)x->restored);
 	printf("  rounds:   %d (%d pre-dump)\n", x->nr, x->nr - 1);
-	printf("  total:    %s sent\n", ml_fmt_bytes(x->total, b, sizeof(b)));
+	printf("  total:    %s sent%s\n", ml_fmt_bytes(x->total, b, sizeof(b)),
+	       m->c->postcopy ? " (pre-dumps, final dump and the pages after the restore)" : "");
 	printf("  downtime: %.3f s frozen until running again (final round %.3f s, restore "
 	       "%.3f s)\n",
 	       x->downtime_ms / 1000.0, x->dump_ms / 1000.0, x->restore_ms / 1000.0);
+	if (m->c->postcopy) {
+		const struct migrate_lazy *l = &x->lazy;
+
+		printf("  post-copy: %s in %lld page(s) after the restore; the last arrived "
+		       "%.3f s after the freeze\n",
+		       ml_fmt_bytes(l->bytes, b, sizeof(b)), (long long)l->pages_copied,
+		       l->last_page_ms / 1000.0);
+		printf("  faults:   %llu the restored tree waited on: %.2f ms on average, %.2f ms "
+		       "at most\n",
+		       (unsigned long long)l->faults,
+		       l->faults_served ? l->wait_sum_us / 1000.0 / l->faults_served : 0.0,
+		       l->wait_max_us / 1000.0);
+	}
 	if (x->exclude && m->caps.page_granular)
 		printf("  note:     CRIU left hot pages out page by page, from pid %d only; shared "
 		       "memory is always sent\n",
@@ -356,6 +416,7 @@ static int run_source(struct mig_cli *c)
 		.no_exclude = c->no_exclude,
 		.off_note = "exclusion off (--no-exclude)",
 		.shell_job = c->shell_job,
+		.postcopy = c->postcopy,
 		.extra_args = c->extra.n ? c->extra.v : NULL,
 		.tcp = c->tcp,
 		.on_round = print_round,
@@ -366,6 +427,15 @@ static int run_source(struct mig_cli *c)
 	cli_block_signals(&sigs);
 	c->sigs = &sigs;
 	migrate_plan(&o, &m->res);
+	/* before anything is frozen or even profiled */
+	r = c->postcopy ? migrate_postcopy_precheck(&o, m->res.error, sizeof(m->res.error)) : 0;
+	if (r) {
+		cli_error("migrate", "%s", m->res.error);
+		rc = r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+		print_summary(m, rc);
+		free(m);
+		return rc;
+	}
 	if (!c->json) {
 		printf("migrating pid %d to %s (CRIU %s; source images in %s)\n", (int)c->pid,
 		       c->to, m->caps.version, m->work);

@@ -17,6 +17,7 @@
 
 #include "criu_dump.h"
 #include "criu_exec.h"
+#include "criu_restore_opts.h"
 #include "memlens/clock.h"
 #include "memlens/criu.h"
 
@@ -254,8 +255,13 @@ int ml_criu_lazy_dump_start(const struct criu_caps *caps, const struct criu_dump
 		return ret;
 	}
 	ret = wait_ready(d, t, res, err);
+	/* the images go as soon as they are complete: with what their
+	 * restore must repeat (written again when the dump ends) */
+	if (!ret)
+		ret = ml_criu_restore_opts_write(d->req.images_dir, d->req.tcp, d->req.extra_args,
+						 err);
 	if (ret) {
-		ml_criu_lazy_dump_free(d);
+		ml_criu_lazy_dump_free(d); /* a server still waiting is made to fail */
 		return ret;
 	}
 	*out = d;
@@ -295,8 +301,9 @@ void ml_criu_lazy_dump_free(struct criu_lazy_dump *d)
 		struct criu_result res;
 		struct ml_err e;
 
-		/* never left running: the time limit, then killed */
-		collect(d, &res, &e);
+		/* never left running: a server nobody reached fails, the tree
+		 * is given back */
+		ml_criu_lazy_dump_abort(d, &res, &e);
 	}
 	ml_criu_argv_free(&d->a);
 	free(d);

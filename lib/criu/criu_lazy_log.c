@@ -2,7 +2,7 @@
 /*
  * What CRIU's logs say about post-copy: the page counts and the freeze of
  * a `criu dump --lazy-pages`, and the faults, copies and totals of a
- * `criu lazy-pages -v4` (criu/uffd.c's debug lines). Pure: buffers in,
+ * `criu lazy-pages -v4` (criu/uffd.c's debug lines, "uffd: PID-FD: ..."). Pure: buffers in,
  * numbers out.
  */
 #include <errno.h>
@@ -59,7 +59,7 @@ int ml_criu_parse_dump_log(const char *buf, size_t len, int64_t *written, int64_
 	while (next_line(&p, end, line, sizeof(line))) {
 		int64_t t = line_time(line, &rest);
 
-		if (*frozen_us < 0 && t >= 0 && !strncmp(rest, "Seized task ", 12))
+		if (*frozen_us < 0 && t >= 0 && strstr(rest, "Seized task "))
 			*frozen_us = t;
 		m = strstr(rest, "Pagemap generated: ");
 		if (m && sscanf(m, "Pagemap generated: %lu pages (%lu lazy) %lu holes", &n, &l,
@@ -146,6 +146,8 @@ static int lazy_line(struct criu_lazy_stats *st, struct faults *f, int64_t t, co
 	long c, tot;
 	int pid, fd, n = 0;
 
+	if (!strncmp(rest, "uffd: ", 6)) /* criu/uffd.c's LOG_PREFIX */
+		rest += 6;
 	if (sscanf(rest, "%d-%d: %n", &pid, &fd, &n) != 2 || !n)
 		return 0;
 	rest += n;

@@ -10,18 +10,18 @@
 #include "memlens/criu.h"
 #include "../../lib/criu/criu_exec.h"
 
-/* lines as criu/uffd.c writes them at -v4 */
+/* lines as criu/uffd.c writes them at -v4 (older CRIUs: without "uffd: ") */
 static const char lazy_log[] =
 	"(00.000010) Waiting for incoming connections on /d/lazy-pages.socket\n"
-	"(00.100000) 1-5: Found 10 pages to be handled by UFFD\n"
-	"(00.200000) 1-5: #PF at 0x7f0000002000\n"
+	"(00.100000) uffd: 1-5: Found 10 pages to be handled by UFFD\n"
+	"(00.200000) uffd: 1-5: #PF at 0x7f0000002000\n"
 	"(00.200500) 1-5: #PF at 0x7f0000009000\n"
 	"(00.201000) 1-5: uffd_copy: 0x7f0000002000/4096\n"
 	"(00.202000) 1-5: zero page at 0x7f0000009000\n"
 	"(00.300000) 1-5: uffd_copy: 0x7f0000000000/8192\n"
 	"(00.310000) 1-5: #PF at 0x7f0000004000\n"
 	"(00.330000) 1-5: uffd_copy: 0x7f0000003000/28672\n"
-	"(00.400000) 1-5: UFFD transferred pages: (10/10)\n";
+	"(00.400000) uffd: 1-5: UFFD transferred pages: (10/10)\n";
 
 static void test_lazy_log(void)
 {

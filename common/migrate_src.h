@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to the source side of a migration (migrate_run.c, and
+ * migrate_post.c for post-copy): the state of one run and the helpers
+ * both use.
+ */
+#ifndef MEMLENS_MIGRATE_SRC_H
+#define MEMLENS_MIGRATE_SRC_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "migrate.h"
+#include "migrate_run.h"
+#include "migrate_wire.h"
+
+struct mig {
+	const struct migrate_opts *o;
+	struct migrate_result *res;
+	struct wire w;
+	bool w_open;
+	char host[256];
+	/* a receiver thread of ours for a directory on this machine */
+	int lfd;
+	bool recv_on;
+	pthread_t recv;
+	struct migrate_recv_opts ro;
+	struct profiler *p;
+	bool own_p;
+	struct criu_session *sess;
+	uint64_t t0_ns;
+	uint64_t criu_end_ns; /* when the last CRIU dump returned */
+};
+
+/* A destination given as a directory (not HOST:PORT). */
+bool mig_is_dir_dest(const char *to, int *port, char *host, size_t len);
+/* Wait @ms (the caller's pause); nonzero: stop. */
+int mig_pause_ms(struct mig *m, unsigned int ms);
+/* Send a request, read the answer; -EPROTO with the destination's ERR text. */
+int mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k);
+/* WORK/K, the source's images of round K. */
+void mig_round_dir(const struct mig *m, int k, char *buf, size_t len);
+/* Round @r from CRIU's @res (r->stored set first), its images in @dir. */
+void mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
+		    const struct rangeset *hot, const char *dir);
+/* Round K's image files (not the logs) as FILE records; *@bytes (or NULL) adds their size. */
+int mig_send_images(struct mig *m, int k, uint64_t *bytes);
+
+/* Post-copy (migrate_post.c): can the destination take it (userfaultfd)? */
+int mig_postcopy_check(struct mig *m);
+/* Post-copy's final round: the lazy dump, its images, the restore, the lazy pages. */
+int mig_postcopy_final(struct mig *m, int k);
+
+#endif
