@@ -141,8 +141,32 @@ test_between_netns() {
 	check_migration migrate_between_netns "$tmp/n.json" "$tmp/n.out" "$p"
 }
 
+# --postcopy refuses before anything is frozen: without soft-dirty (this
+# kernel), or, to a directory here, for a tree in this PID namespace (its
+# PIDs stay taken at the source until every page has arrived)
+test_postcopy_refused() {
+	local rc bad= j=$tmp/pc.json
+	[ -n "$CRIU" ] || { skip migrate_postcopy_refused "no CRIU: $(tail -n1 "$tmp/ensure.err")"; return; }
+	start "$tmp/pc.out" "$WORKLOADS/migwork" -H 4 -I 4 -C 0 || { notok migrate_postcopy_refused "migwork"; return; }
+	"$MEMLENS" migrate -p "$P" --to "$tmp/pc-dest" -D "$tmp/pc-src" --postcopy --json >"$j" 2>"$tmp/pc.err"
+	rc=$?
+	if "$CRIU" check --feature mem_dirty_track >/dev/null 2>&1; then
+		[ $rc -eq 2 ] && grep -q "own PID namespace" "$tmp/pc.err" || bad="exit $rc: $(cat "$tmp/pc.err")"
+	else
+		[ $rc -eq 1 ] && grep -q "soft-dirty.*Nothing was frozen" "$tmp/pc.err" || bad="exit $rc: $(cat "$tmp/pc.err")"
+	fi
+	[ "$(jget "$j" 'j["ok"] or j["rounds"] != [] or "error" not in j')" = False ] || bad+=" json: $(cat "$j")"
+	[ -e "$tmp/pc-src/1" ] && bad+=" CRIU ran"
+	grep -q "^migrating" "$tmp/pc.err" && bad+=" it started"
+	t_gone "$P" && bad+=" the target died"
+	grep -q "State:.*T" /proc/"$P"/status && bad+=" the target is stopped"
+	kill "$P"
+	[ -z "$bad" ] && ok migrate_postcopy_refused || notok migrate_postcopy_refused "$bad"
+}
+
 test_usage
 test_no_target
+test_postcopy_refused
 test_bad_destination
 test_to_directory
 test_between_netns
