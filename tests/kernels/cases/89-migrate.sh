@@ -1,9 +1,10 @@
 #!/bin/bash
 # memlens migrate --postcopy between two network namespaces, side by side
-# with a pre-copy migration of the same workload (CRIU built from
-# criu/patches/). The target runs in its own PID namespace: with post-copy
-# the source keeps the tree, stopped, until every page has arrived, so its
-# PIDs are still taken when the destination restores it.
+# with a pre-copy migration of the same workload (upstream CRIU 4.1.1:
+# post-copy needs none of the patches). The target runs in its own PID
+# namespace: with post-copy the source keeps the tree, stopped, until every
+# page has arrived, so its PIDs are still taken when the destination
+# restores it.
 set -u
 cd "$(dirname "$0")/../../.." || exit 1
 . tests/kernels/cases/criu_lib.bash
