@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * matmul: C = A x B for 1024x1024 doubles, over and over (seed §7.2).
+ * matmul: C = A x B for 1024x1024 doubles, over and over.
  *   matmul [-n N] [-s SECONDS] [-t THREADS]
  */
 #include <pthread.h>

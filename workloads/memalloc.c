@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * memalloc: allocates and fills 32 MiB every 3 s (seed §7.2 "memory-alloc"),
+ * memalloc: allocates and fills 32 MiB every 3 s,
  * keeping the last 4 blocks.  memalloc [-m MIB] [-p PERIOD_MS] [-s SECONDS]
  */
 #include <stdio.h>

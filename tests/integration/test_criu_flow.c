@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The checkpoint flow of the library (seed §5.4) with a real CRIU and a real
+ * The checkpoint flow of the library with a real CRIU and a real
  * target (workloads/pagewriter): hot set -> release -> criu dump -> re-init,
  * then exact written-page counts again; CRIU failing and the target gone
  * leave the target running and tracked. Needs a CRIU: $MEMLENS_CRIU, else
@@ -210,7 +210,7 @@ static void test_checkpoint_then_exact_counts(void)
 	tick(&s);
 	REQUIRE(region_at(&s, a));
 	CHECK_EQ(region_at(&s, a)->dirty_pages, 32);
-	/* the cumulative counter restarted at the re-init (seed §5.2) */
+	/* the cumulative counter restarted at the re-init */
 	CHECK(s.dirty.cumulative_dirty_bytes >= 32 * 4096);
 	CHECK(s.dirty.cumulative_dirty_bytes < before.dirty.cumulative_dirty_bytes);
 	ml_profiler_sample_free(&s);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* CRIU arguments from the heat map (seed §5.3) and the stats-dump decoder. */
+/* CRIU arguments from the heat map and the stats-dump decoder. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The heat classifier (seed §4.4) on synthetic intervals. */
+/* The heat classifier on synthetic intervals. */
 #include <errno.h>
 #include <math.h>
 
