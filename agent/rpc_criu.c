@@ -265,8 +265,8 @@ static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, cons
 
 	if (!res)
 		return;
-	if (criu_end(CKPT_RESTORE, ml_criu_restore(&a->caps, &rq, &o, res, &e), "Restore", &e,
-		     res, out))
+	if (criu_end(CKPT_RESTORE, ml_criu_restore(&a->caps, &rq, &o, res, &e), "Restore", &e, res,
+		     out))
 		goto out;
 	a->restored_pid = res->restored_pid;
 	resp.success = true;
