@@ -30,7 +30,7 @@ def table(rows):
     out = []
     k = rows[0]
     crius = sorted({r["criu"] for r in rows})
-    out.append("Measured in one run of `bench/migrate.sh` (kernel %s in QEMU TCG, CRIU %s, "
+    out.append("Measured by `bench/migrate.sh`, every mode of a workload in one run (kernel %s in QEMU TCG, CRIU %s, "
                "source and destination on one machine): `memlens migrate` without "
                "exclusion (`--no-exclude`), with hot VMAs left out whole (the CRIU fork) and "
                "with hot pages left out (CRIU with memlens's patches); ratios against the "
@@ -57,10 +57,14 @@ def table(rows):
             r["rounds"], " / ".join(mib(b) for b in r["round_bytes"]),
             mib(r["total_bytes"]), ratio(r, "total_bytes"),
             r["downtime_ms"] / 1000.0, ratio(r, "downtime_ms"),
-            "-" if v is None else ("intact" if v else "WRONG"),
+            ("-" if v is None else ("intact" if v else "WRONG")) + ("*" if r.get("data_note") else ""),
             mib(r["model_total_bytes"]), pct(r["model_error_total"]),
             "n/a" if r["model_downtime_ms"] is None else "%.2f" % (r["model_downtime_ms"] / 1000.0),
             pct(r["model_error_downtime"])))
+    notes = sorted({r["data_note"] for r in rows if r.get("data_note")})
+    if notes:
+        out.append("")
+        out.append("\\* " + "; ".join(notes) + ".")
     out.append("")
     out.append("Against `none` in the same run: bytes sent before the freeze (the pre-dump "
                "rounds), total bytes, downtime; and the model's error for the same mode.")
