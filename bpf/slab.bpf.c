@@ -310,94 +310,66 @@ static __always_inline int kfree_unattributed(const void *ptr)
 	return 0;
 }
 
-/* preferred: BTF-typed tracepoints; SLAB_COPIES copies of each program (see claim()) */
-#define TP_BTF_COPY(n)                                                                             \
-	SEC("tp_btf/kmem_cache_alloc")                                                             \
-	int BPF_PROG(cache_alloc##n, unsigned long call_site, const void *ptr,                     \
-		     struct kmem_cache *s, gfp_t gfp_flags, int node)                              \
+/*
+ * The programs, each defined once and attached as tp_btf (preferred: typed
+ * arguments) or raw_tp (the fallback: the same arguments, untyped); each
+ * loaded SLAB_COPIES times (see claim()). @sec is the attach type.
+ */
+#define CACHE_ALLOC_PROG(sec, name, n)                                                             \
+	SEC(sec "/kmem_cache_alloc")                                                               \
+	int BPF_PROG(name, unsigned long call_site, const void *ptr, struct kmem_cache *s,         \
+		     gfp_t gfp_flags, int node)                                                    \
 	{                                                                                          \
 		if (!ptr || !claim(TP_CACHE_ALLOC, n, ctx, ptr))                                   \
 			return 0;                                                                  \
 		return on_alloc(ptr, s);                                                           \
-	}                                                                                          \
-	SEC("tp_btf/kmem_cache_free")                                                              \
-	int BPF_PROG(cache_free##n, unsigned long call_site, const void *ptr,                      \
-		     const struct kmem_cache *s)                                                   \
+	}
+#define CACHE_FREE_PROG(sec, name, n)                                                              \
+	SEC(sec "/kmem_cache_free")                                                                \
+	int BPF_PROG(name, unsigned long call_site, const void *ptr, const struct kmem_cache *s)   \
 	{                                                                                          \
 		if (!ptr || !claim(TP_CACHE_FREE, n, ctx, ptr))                                    \
 			return 0;                                                                  \
 		return on_free(ptr, s);                                                            \
-	}                                                                                          \
-	SEC("tp_btf/kmalloc")                                                                      \
-	int BPF_PROG(kmalloc_exact##n, unsigned long call_site, const void *ptr, size_t bytes_req, \
-		     size_t bytes_alloc, gfp_t gfp_flags, int node)                                \
-	{                                                                                          \
-		if (!ptr || !claim(TP_KMALLOC, n, ctx, ptr))                                       \
-			return 0;                                                                  \
-		return kmalloc_in_cache(ptr);                                                      \
-	}                                                                                          \
-	SEC("tp_btf/kfree")                                                                        \
-	int BPF_PROG(kfree_exact##n, unsigned long call_site, const void *ptr)                     \
-	{                                                                                          \
-		if (!ptr || !claim(TP_KFREE, n, ctx, ptr))                                         \
-			return 0;                                                                  \
-		return kfree_in_cache(ptr);                                                        \
-	}                                                                                          \
-	SEC("tp_btf/kmalloc")                                                                      \
-	int BPF_PROG(kmalloc_size##n, unsigned long call_site, const void *ptr, size_t bytes_req,  \
-		     size_t bytes_alloc, gfp_t gfp_flags, int node)                                \
-	{                                                                                          \
-		if (!ptr || !claim(TP_KMALLOC, n, ctx, ptr))                                       \
-			return 0;                                                                  \
-		return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);                               \
-	}                                                                                          \
-	SEC("tp_btf/kfree")                                                                        \
-	int BPF_PROG(kfree_size##n, unsigned long call_site, const void *ptr)                      \
-	{                                                                                          \
-		if (!ptr || !claim(TP_KFREE, n, ctx, ptr))                                         \
-			return 0;                                                                  \
-		return kfree_unattributed(ptr);                                                    \
 	}
+/* @fn: kmalloc_in_cache(ptr) or kmalloc_by_size(ptr, bytes_alloc, gfp_flags) */
+#define KMALLOC_PROG(sec, name, n, fn, ...)                                                        \
+	SEC(sec "/kmalloc")                                                                        \
+	int BPF_PROG(name, unsigned long call_site, const void *ptr, size_t bytes_req,             \
+		     size_t bytes_alloc, gfp_t gfp_flags, int node)                                \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KMALLOC, n, ctx, ptr))                                       \
+			return 0;                                                                  \
+		return fn(ptr, ##__VA_ARGS__);                                                     \
+	}
+/* @fn: kfree_in_cache or kfree_unattributed */
+#define KFREE_PROG(sec, name, n, fn)                                                               \
+	SEC(sec "/kfree")                                                                          \
+	int BPF_PROG(name, unsigned long call_site, const void *ptr)                               \
+	{                                                                                          \
+		if (!ptr || !claim(TP_KFREE, n, ctx, ptr))                                         \
+			return 0;                                                                  \
+		return fn(ptr);                                                                    \
+	}
+
+#define TP_BTF_COPY(n)                                                                             \
+	CACHE_ALLOC_PROG("tp_btf", cache_alloc##n, n)                                              \
+	CACHE_FREE_PROG("tp_btf", cache_free##n, n)                                                \
+	KMALLOC_PROG("tp_btf", kmalloc_exact##n, n, kmalloc_in_cache)                              \
+	KFREE_PROG("tp_btf", kfree_exact##n, n, kfree_in_cache)                                    \
+	KMALLOC_PROG("tp_btf", kmalloc_size##n, n, kmalloc_by_size, bytes_alloc, gfp_flags)        \
+	KFREE_PROG("tp_btf", kfree_size##n, n, kfree_unattributed)
+
+#define RAW_TP_COPY(n)                                                                             \
+	CACHE_ALLOC_PROG("raw_tp", cache_alloc_raw##n, n)                                          \
+	CACHE_FREE_PROG("raw_tp", cache_free_raw##n, n)                                            \
+	KMALLOC_PROG("raw_tp", kmalloc_raw##n, n, kmalloc_by_size, bytes_alloc, gfp_flags)         \
+	KFREE_PROG("raw_tp", kfree_raw##n, n, kfree_unattributed)
 
 TP_BTF_COPY(0)
 TP_BTF_COPY(1)
 TP_BTF_COPY(2)
 TP_BTF_COPY(3)
-
-/* fallback: raw tracepoints, same arguments, untyped (read with probe_read) */
-#define RAW_TP_COPY(n)                                                                             \
-	SEC("raw_tp/kmem_cache_alloc")                                                             \
-	int BPF_PROG(cache_alloc_raw##n, unsigned long call_site, const void *ptr,                 \
-		     struct kmem_cache *s, gfp_t gfp_flags, int node)                              \
-	{                                                                                          \
-		if (!ptr || !claim(TP_CACHE_ALLOC, n, ctx, ptr))                                   \
-			return 0;                                                                  \
-		return on_alloc(ptr, s);                                                           \
-	}                                                                                          \
-	SEC("raw_tp/kmem_cache_free")                                                              \
-	int BPF_PROG(cache_free_raw##n, unsigned long call_site, const void *ptr,                  \
-		     const struct kmem_cache *s)                                                   \
-	{                                                                                          \
-		if (!ptr || !claim(TP_CACHE_FREE, n, ctx, ptr))                                    \
-			return 0;                                                                  \
-		return on_free(ptr, s);                                                            \
-	}                                                                                          \
-	SEC("raw_tp/kmalloc")                                                                      \
-	int BPF_PROG(kmalloc_raw##n, unsigned long call_site, const void *ptr, size_t bytes_req,   \
-		     size_t bytes_alloc, gfp_t gfp_flags, int node)                                \
-	{                                                                                          \
-		if (!ptr || !claim(TP_KMALLOC, n, ctx, ptr))                                       \
-			return 0;                                                                  \
-		return kmalloc_by_size(ptr, bytes_alloc, gfp_flags);                               \
-	}                                                                                          \
-	SEC("raw_tp/kfree")                                                                        \
-	int BPF_PROG(kfree_raw##n, unsigned long call_site, const void *ptr)                       \
-	{                                                                                          \
-		if (!ptr || !claim(TP_KFREE, n, ctx, ptr))                                         \
-			return 0;                                                                  \
-		return kfree_unattributed(ptr);                                                    \
-	}
-
 RAW_TP_COPY(0)
 RAW_TP_COPY(1)
 RAW_TP_COPY(2)

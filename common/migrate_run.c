@@ -120,7 +120,14 @@ void mig_round_dir(const struct mig *m, int k, char *buf, size_t len)
 	snprintf(buf, len, "%.4000s/%d", m->o->work, k);
 }
 
-/* The bytes of the files send_images() sends from @dir. */
+/* A file of @d that goes to the destination as an image (no log, no link). */
+static bool shipped(DIR *d, const char *name, struct stat *st)
+{
+	return fstatat(dirfd(d), name, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode) &&
+	       wire_name_ok(name) && !strstr(name, ".log");
+}
+
+/* The bytes of the files mig_send_images() sends from @dir. */
 static uint64_t images_bytes(const char *dir)
 {
 	uint64_t sum = 0;
@@ -131,8 +138,7 @@ static uint64_t images_bytes(const char *dir)
 	if (!d)
 		return 0;
 	while ((de = readdir(d)))
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && wire_name_ok(de->d_name) && !strstr(de->d_name, ".log"))
+		if (shipped(d, de->d_name, &st))
 			sum += (uint64_t)st.st_size;
 	closedir(d);
 	return sum;
@@ -260,9 +266,7 @@ int mig_send_images(struct mig *m, int k, uint64_t *bytes)
 	if (!d)
 		return -errno;
 	while (!ret && (de = readdir(d)))
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode) && wire_name_ok(de->d_name) &&
-		    !strstr(de->d_name, ".log")) {
+		if (shipped(d, de->d_name, &st)) {
 			ret = wire_send_file(&m->w, dir, de->d_name);
 			if (bytes)
 				*bytes += (uint64_t)st.st_size;

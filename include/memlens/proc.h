@@ -37,6 +37,9 @@ int ml_proc_stat_parse(const char *line, struct ml_proc_stat *st);
  */
 int ml_proc_stat_read(pid_t pid, pid_t tid, struct ml_proc_stat *st);
 
+/* "Threads:" of /proc/@pid/status; 0 when it cannot be read. */
+int ml_proc_threads(pid_t pid);
+
 /* True when the process or thread is gone or a zombie (state Z or X). */
 int ml_proc_exited(pid_t pid, pid_t tid);
 

@@ -107,3 +107,20 @@ size_t ml_proc_tree(pid_t pid, pid_t *out, size_t max)
 	}
 	return n;
 }
+
+int ml_proc_threads(pid_t pid)
+{
+	char path[64], line[256];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}

@@ -18,24 +18,6 @@ const char *ml_proc_access_hint(void)
 	       "memlens lacks; look at another process)";
 }
 
-/* Threads: of /proc/PID/status, 0 when it cannot be read */
-static int threads(pid_t pid)
-{
-	char path[64], line[256];
-	int n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	fclose(f);
-	return n;
-}
-
 int ml_proc_check_target(pid_t pid, struct ml_err *err)
 {
 	struct ml_proc_stat st;
@@ -57,7 +39,7 @@ int ml_proc_check_target(pid_t pid, struct ml_err *err)
 				  (int)pid, st.comm);
 	/* a main thread that called pthread_exit() is a zombie while the
 	 * other threads run on: the command says what it can do then */
-	if (!r && (st.state == 'Z' || st.state == 'X') && threads(pid) <= 1)
+	if (!r && (st.state == 'Z' || st.state == 'X') && ml_proc_threads(pid) <= 1)
 		return ml_err_set(err, ESRCH,
 				  "pid %d (%s) has exited: it is a zombie, waiting for its parent "
 				  "(pid %d) to collect it, and has no memory left to look at",

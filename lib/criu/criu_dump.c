@@ -189,19 +189,7 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 /* Does the last 4 KiB of CRIU's log end while waiting for a task to trap? */
 static bool hung_on_trap(const char *log)
 {
-	char text[4096];
-	ssize_t n;
-	off_t size;
-	int fd = open(log, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	size = lseek(fd, 0, SEEK_END);
-	n = pread(fd, text, sizeof(text) - 1,
-		  size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
-	return strstr(text, "to trap") != NULL;
+	return ml_criu_log_tail_has(log, "to trap", 4095);
 }
 
 /* Task state letter of @pid, or 0. */

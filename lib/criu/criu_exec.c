@@ -244,3 +244,27 @@ void ml_criu_error_tail(const char *text, char *buf, size_t len)
 	for (size_t i = k > 3 ? k - 3 : 0; i < k; i++)
 		append_line(buf, len, lines[i % 3], lens[i % 3]);
 }
+
+bool ml_criu_log_tail_has(const char *path, const char *what, size_t tail)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *text;
+	off_t size;
+	ssize_t n;
+	bool found;
+
+	if (fd < 0)
+		return false;
+	text = malloc(tail + 1);
+	if (!text) {
+		close(fd);
+		return false;
+	}
+	size = lseek(fd, 0, SEEK_END);
+	n = pread(fd, text, tail, size > (off_t)tail ? size - (off_t)tail : 0);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	found = strstr(text, what) != NULL;
+	free(text);
+	return found;
+}

@@ -42,4 +42,7 @@ int ml_criu_exec_wait(struct criu_exec *x, struct criu_child *c, struct ml_err *
 /* The last lines of @text that mention "Error" (or the last lines), into @buf. */
 void ml_criu_error_tail(const char *text, char *buf, size_t len);
 
+/* Do the last @tail bytes of the file @path (a CRIU log) contain @what? */
+bool ml_criu_log_tail_has(const char *path, const char *what, size_t tail);
+
 #endif

@@ -15,6 +15,7 @@ struct hint_ctx {
 	const char *log; /* the whole text */
 	const char *line; /* the start of the matching line */
 	const char *at; /* the match, inside the line */
+	const char *sentence; /* the table's, for hint_socket() */
 };
 
 /* The last @needle in the log before @ctx->line, or NULL. */
@@ -150,16 +151,13 @@ static void hint_fork(const struct hint_ctx *c, char *buf, size_t len)
 		 pid, pid);
 }
 
-static void hint_tcp(const struct hint_ctx *c, char *buf, size_t len)
+/* The table's sentence about the socket CRIU was looking at (its one %s). */
+static void hint_socket(const struct hint_ctx *c, char *buf, size_t len)
 {
 	char sk[96];
 
 	which_socket(c, sk, sizeof(sk));
-	snprintf(buf, len,
-		 "%s is an established TCP connection, which CRIU dumps only when told what "
-		 "becomes of it: --tcp established keeps it (the restored tree must get the "
-		 "same IP addresses), --tcp close restores it closed (the peer must reconnect)",
-		 sk);
+	snprintf(buf, len, c->sentence, sk);
 }
 
 static void hint_tcp_image(const struct hint_ctx *c, char *buf, size_t len)
@@ -185,29 +183,6 @@ static void hint_ext_unix(const struct hint_ctx *c, char *buf, size_t len)
 		 "--ext-unix-sk (a datagram socket whose peer has a name; the restore "
 		 "repeats it) or checkpoint the peer's tree with it",
 		 sk, peer);
-}
-
-static void hint_ext_stream(const struct hint_ctx *c, char *buf, size_t len)
-{
-	char sk[96];
-
-	which_socket(c, sk, sizeof(sk));
-	snprintf(buf, len,
-		 "%s is a stream connection to a unix socket outside the process tree, "
-		 "which CRIU cannot dump even with --ext-unix-sk: checkpoint the peer's "
-		 "process in the same tree, or close the connection first",
-		 sk);
-}
-
-static void hint_in_flight(const struct hint_ctx *c, char *buf, size_t len)
-{
-	char sk[96];
-
-	which_socket(c, sk, sizeof(sk));
-	snprintf(buf, len,
-		 "%s has connections not yet accepted: let the server accept them, or pass "
-		 "--criu-opt --skip-in-flight (those clients see their connection reset)",
-		 sk);
 }
 
 static void hint_diag(const struct hint_ctx *c, char *buf, size_t len)
@@ -263,19 +238,28 @@ static void hint_file_locks(const struct hint_ctx *c, char *buf, size_t len)
 static const struct {
 	const char *needle;
 	void (*fn)(const struct hint_ctx *c, char *buf, size_t len);
+	const char *sentence; /* hint_socket(): %s is the socket */
 } table[] = {
-	{ "Can't get ", hint_sockopt }, /* "Can't get 1:34 opt: Operation not supported" */
-	{ "with SysVIPC shmem map @", hint_sysv },
-	{ "Can't fork for ", hint_fork },
-	{ "Connected TCP socket, consider using", hint_tcp },
-	{ "Connected TCP socket in image", hint_tcp_image },
-	{ "External socket is used", hint_ext_unix },
-	{ "Can't dump half of stream unix connection", hint_ext_stream },
-	{ "In-flight connection", hint_in_flight },
-	{ "Sockets (family ", hint_diag },
-	{ "Locking network failed: iptables-restore", hint_netlock },
-	{ "Failed to lock TCP connection ", hint_netlock },
-	{ "Some file locks are hold by dumping tasks", hint_file_locks },
+	{ "Can't get ", hint_sockopt, NULL }, /* "Can't get 1:34 opt: Operation not supported" */
+	{ "with SysVIPC shmem map @", hint_sysv, NULL },
+	{ "Can't fork for ", hint_fork, NULL },
+	{ "Connected TCP socket, consider using", hint_socket,
+	  "%s is an established TCP connection, which CRIU dumps only when told what "
+	  "becomes of it: --tcp established keeps it (the restored tree must get the "
+	  "same IP addresses), --tcp close restores it closed (the peer must reconnect)" },
+	{ "Connected TCP socket in image", hint_tcp_image, NULL },
+	{ "External socket is used", hint_ext_unix, NULL },
+	{ "Can't dump half of stream unix connection", hint_socket,
+	  "%s is a stream connection to a unix socket outside the process tree, "
+	  "which CRIU cannot dump even with --ext-unix-sk: checkpoint the peer's "
+	  "process in the same tree, or close the connection first" },
+	{ "In-flight connection", hint_socket,
+	  "%s has connections not yet accepted: let the server accept them, or pass "
+	  "--criu-opt --skip-in-flight (those clients see their connection reset)" },
+	{ "Sockets (family ", hint_diag, NULL },
+	{ "Locking network failed: iptables-restore", hint_netlock, NULL },
+	{ "Failed to lock TCP connection ", hint_netlock, NULL },
+	{ "Some file locks are hold by dumping tasks", hint_file_locks, NULL },
 };
 
 /* Does the match at @at qualify: for the socket option, the kernel refused it. */
@@ -312,7 +296,10 @@ size_t ml_criu_explain(const char *log, char *buf, size_t len)
 			at += strlen(table[i].needle);
 		if (!at)
 			continue;
-		struct hint_ctx c = { .log = log, .line = line_start(log, at), .at = at };
+		struct hint_ctx c = { .log = log,
+				      .line = line_start(log, at),
+				      .at = at,
+				      .sentence = table[i].sentence };
 
 		table[i].fn(&c, one, sizeof(one));
 		if (pos < len)

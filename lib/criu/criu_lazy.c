@@ -57,26 +57,6 @@ int ml_criu_check_feature(const struct criu_caps *caps, const char *feature,
 			  why[0] ? why : "no reason given");
 }
 
-/* Does the last 64 KiB of @path contain @what? */
-static bool log_has(const char *path, const char *what)
-{
-	static char text[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	off_t size;
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	size = lseek(fd, 0, SEEK_END);
-	n = pread(fd, text, sizeof(text) - 1,
-		  size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0);
-	close(fd);
-	if (n <= 0)
-		return false;
-	text[n] = '\0';
-	return strstr(text, what) != NULL;
-}
-
 /* Is a TCP socket of this network namespace listening on @port? */
 static bool port_listening(int port)
 {
@@ -193,7 +173,7 @@ static int wait_ready(struct criu_lazy_dump *d, struct criu_lazy_dump_times *t,
 						"lazy pages; see its log %s",
 						res->log_path);
 		}
-		if (log_has(res->log_path, "Starting lazy pages server") &&
+		if (ml_criu_log_tail_has(res->log_path, "Starting lazy pages server", 65535) &&
 		    port_listening(d->req.lazy_port))
 			break;
 		if (ml_mono_ms() - d->c.t0_ms > limit)

@@ -23,24 +23,6 @@
 #define SYS_pidfd_getfd 438
 #endif
 
-/* "Threads:" of /proc/PID/status; 0 when it cannot be read */
-static int live_threads(pid_t pid)
-{
-	char path[64], line[128];
-	int n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Threads:", 8))
-			n = atoi(line + 8);
-	fclose(f);
-	return n;
-}
-
 int ml_wp_check_target(pid_t pid, struct ml_err *err)
 {
 	struct ml_proc_stat st;
@@ -64,7 +46,7 @@ int ml_wp_check_target(pid_t pid, struct ml_err *err)
 				(int)pid);
 		/* a main thread that called pthread_exit() is a zombie while
 		 * the other threads run on */
-		if ((state == 'Z' || state == 'X') && live_threads(pid) <= 1)
+		if ((state == 'Z' || state == 'X') && ml_proc_threads(pid) <= 1)
 			return ml_err_set(err, ESRCH, "pid %d has exited (zombie)", (int)pid);
 		if (state == 'Z' || state == 'X')
 			return ml_err_set(

@@ -38,6 +38,19 @@ static void rm_tmpdir(void)
 	rmdir(tmpdir);
 }
 
+/* The text of @path into @buf (NUL-terminated); it must not be empty. */
+static void read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	REQUIRE(fd >= 0);
+	n = read(fd, buf, len - 1);
+	close(fd);
+	REQUIRE(n > 0);
+	buf[n] = '\0';
+}
+
 static void add_n(struct rangeset *s, int n)
 {
 	for (int i = 0; i < n; i++)
@@ -75,8 +88,6 @@ static void test_eleven_ranges_file(void)
 	struct criu_argv a;
 	struct rangeset s;
 	struct stat st;
-	ssize_t n;
-	int fd;
 
 	make_tmpdir();
 	ml_criu_argv_init(&a);
@@ -89,12 +100,7 @@ static void test_eleven_ranges_file(void)
 	CHECK_STR(a.v[1], rep.file);
 	REQUIRE(stat(rep.file, &st) == 0);
 	CHECK_EQ(st.st_mode & 0777, 0600);
-	fd = open(rep.file, O_RDONLY);
-	REQUIRE(fd >= 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	REQUIRE(n > 0);
-	buf[n] = '\0';
+	read_text(rep.file, buf, sizeof(buf));
 	for (int i = 0; i < 11; i++)
 		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%llx %llx\n",
 			 0x7f1234000000ULL + (unsigned long long)i * 0x200000,
@@ -122,8 +128,6 @@ static void test_page_granular_ranges_name_the_pid(void)
 	struct criu_argv a;
 	struct rangeset s, parent;
 	char buf[1024];
-	ssize_t n;
-	int fd;
 
 	ml_criu_argv_init(&a);
 	ml_rangeset_init(&s);
@@ -158,12 +162,7 @@ static void test_page_granular_ranges_name_the_pid(void)
 	ml_criu_argv_init(&a);
 	REQUIRE(!ml_criu_exclude_args(&a, 4242, &s, NULL, &page_caps, tmpdir, &rep, &err));
 	CHECK_STR(a.v[0], "--exclude-file");
-	fd = open(rep.file, O_RDONLY);
-	REQUIRE(fd >= 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	REQUIRE(n > 0);
-	buf[n] = '\0';
+	read_text(rep.file, buf, sizeof(buf));
 	CHECK(!strncmp(buf, "4242 7f0000001000 7f0000003000\n4242 7f1234000000 7f1234100000\n",
 		       62));
 	ml_criu_argv_free(&a);

@@ -18,17 +18,9 @@
 # many its parent had left out.
 . tests/kernels/cases/lib.bash
 n=criu_pages_left_out_restored_intact
-if [ -z "${MEMLENS_CRIU:-}" ]; then
-	skip $n "no CRIU built (scripts/ensure-criu.sh)"
-	exit 0
-fi
+pre_dump_or_skip $n
 if ! "$MEMLENS_CRIU" --exclude-range=1:1000:2000 --version >/dev/null 2>&1; then
 	skip $n "the CRIU in use ($MEMLENS_CRIU) has no per-process --exclude-range: not built with the project's patches"
-	exit 0
-fi
-if [ "$(kconfig MEM_SOFT_DIRTY)" != y ]; then
-	echo "# unsupported: no soft-dirty (CONFIG_MEM_SOFT_DIRTY unset)"
-	skip $n "this kernel has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY unset): CRIU cannot pre-dump"
 	exit 0
 fi
 CRIU=$MEMLENS_CRIU

@@ -6,15 +6,7 @@
 # pre-dump needs soft-dirty (CONFIG_MEM_SOFT_DIRTY).
 . tests/kernels/cases/lib.bash
 n=criu_pre_dump_chain_dump_restore_memory_intact
-if [ -z "${MEMLENS_CRIU:-}" ]; then
-	skip $n "no CRIU built (scripts/ensure-criu.sh)"
-	exit 0
-fi
-if [ "$(kconfig MEM_SOFT_DIRTY)" != y ]; then
-	echo "# unsupported: no soft-dirty (CONFIG_MEM_SOFT_DIRTY unset)"
-	skip $n "this kernel has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY unset): CRIU cannot pre-dump"
-	exit 0
-fi
+pre_dump_or_skip $n
 CRIU=$MEMLENS_CRIU
 D=$C_TMP/img
 mkdir -p $D/1 $D/2 $D/3

@@ -36,6 +36,19 @@ run_host_test() {
 	env "$@" bash "tests/integration/$t"
 }
 c_done() { t_done; }
+# pre_dump_or_skip TEST: end the case with a skip of TEST unless a CRIU was
+# built (MEMLENS_CRIU) and the kernel has soft-dirty, which pre-dump needs
+pre_dump_or_skip() {
+	if [ -z "${MEMLENS_CRIU:-}" ]; then
+		skip "$1" "no CRIU built (scripts/ensure-criu.sh)"
+		exit 0
+	fi
+	if [ "$(kconfig MEM_SOFT_DIRTY)" != y ]; then
+		echo "# unsupported: no soft-dirty (CONFIG_MEM_SOFT_DIRTY unset)"
+		skip "$1" "this kernel has no soft-dirty bits (CONFIG_MEM_SOFT_DIRTY unset): CRIU cannot pre-dump"
+		exit 0
+	fi
+}
 # write_tracking_unsupported COMMAND: before Linux 6.7 (no PAGEMAP_SCAN, no
 # async write-protect) COMMAND cannot profile the target's writes. Says so
 # ("# unsupported: ..." for the kernel table), checks that memlens check
