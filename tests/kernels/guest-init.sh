@@ -13,6 +13,12 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
+# what udev makes on a booted system: bash's <(...) reads /dev/fd/N (without
+# it, `cmd < <(...)` reads nothing and a test runs on empty input)
+ln -sfn /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 # /tmp and /run of the guest's own: the host's stay untouched. A checkout
 # that lives under one of them (a CI clone in /tmp) is bound back into the
 # guest's own, with the folder that holds it (../shared beside the checkout)
