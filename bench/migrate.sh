@@ -17,6 +17,8 @@
 # guest: CASES=migrate-bench tests/kernels/run.sh 6.12 (the guest cases
 # 9N-migrate-bench-WORKLOAD.sh, one workload each).
 #   bench/migrate.sh [WORKLOAD...]   (default: all six)
+# MODES picks the modes (default: none vma page page-cool page-postcopy);
+# REDIS_KEYS and REDIS_HOT size redis (default 250000 and 20000).
 # One JSON line per mode into $OUTDIR/migrate-WORKLOAD.jsonl (default
 # build/bench; each workload's file is rewritten by its run);
 # bench/migrate_table.py makes the table of doc/internals/measurements.md from them.
@@ -53,7 +55,7 @@ mkdir -p "$OUTDIR"
 declare -A CMD=(
 	[migwork]="$WORKLOADS/migwork -H 64 -I 192 -C 32 -t 1 -T 12"
 	[heap]="$WORKLOADS/migwork -S -H 64 -I 192 -C 0 -t 1"
-	[redis]="bash bench/redis_target.sh @DIR@ 250000 20000"
+	[redis]="bash bench/redis_target.sh @DIR@ ${REDIS_KEYS:-250000} ${REDIS_HOT:-20000}"
 	[memwrite]="$WORKLOADS/memwrite -m 64"
 	[matmul]="$WORKLOADS/matmul -n 512"
 	[memalloc]="$WORKLOADS/memalloc -m 32 -p 3000"
