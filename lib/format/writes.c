@@ -21,9 +21,11 @@ static void put_attach(struct jw *w, const struct attach_stats *a)
 	ml_jw_obj_end(w);
 }
 
-static void put_region(struct jw *w, const struct profiler_region *r)
+static void put_region(struct jw *w, const struct profiler_region *r, bool tree)
 {
 	ml_jw_obj(w);
+	if (tree)
+		ml_jw_kint(w, "pid", r->pid);
 	ml_jw_khex(w, "start_addr", r->start);
 	ml_jw_khex(w, "end_addr", r->end);
 	ml_jw_kstr(w, "kind", ml_vma_kind_name(r->kind));
@@ -34,11 +36,58 @@ static void put_region(struct jw *w, const struct profiler_region *r)
 	ml_jw_kdbl(w, "written_ratio", r->written_ratio);
 	ml_jw_kint(w, "consecutive_hot", r->consecutive_hot);
 	ml_jw_kbool(w, "hot", r->hot);
+	if (r->shared) {
+		ml_jw_key(w, "shared");
+		ml_jw_obj(w);
+		ml_jw_kuint(w, "dev", r->dev);
+		ml_jw_kuint(w, "inode", r->inode);
+		ml_jw_kuint(w, "pgoff", r->pgoff);
+		ml_jw_obj_end(w);
+	}
 	ml_jw_obj_end(w);
 }
 
+/* A tree's rows: one per process. */
+static void put_processes(struct jw *w, const struct profiler_sample *s)
+{
+	ml_jw_key(w, "processes");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct profiler_proc *p = &s->procs[i];
+
+		ml_jw_obj(w);
+		ml_jw_kint(w, "pid", p->pid);
+		ml_jw_kint(w, "ppid", p->ppid);
+		ml_jw_kstr(w, "comm", p->comm);
+		ml_jw_kstr(w, "state", p->exited ? "exited" : p->failed ? "not profiled" : "profiled");
+		if (p->note[0] && !p->exited)
+			ml_jw_kstr(w, "note", p->note);
+		ml_jw_kint(w, "tracked_vmas", p->tracked_vmas);
+		ml_jw_kint(w, "dirty_pages", p->dirty_pages);
+		ml_jw_kint(w, "shared_dirty_pages", p->shared_dirty_pages);
+		ml_jw_kint(w, "cumulative_dirty_bytes", p->cumulative_dirty_bytes);
+		ml_jw_kuint(w, "hot_bytes", p->hot_bytes);
+		if (p->shared_untracked)
+			ml_jw_kint(w, "shared_untracked_vmas", p->shared_untracked);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_arr_end(w);
+}
+
+/* What every interval and the summary say of the tree and of shared memory. */
+static void put_tree(struct jw *w, const struct profiler_sample *s)
+{
+	if (s->shared_untracked)
+		ml_jw_kint(w, "shared_untracked_vmas", s->shared_untracked);
+	if (!s->tree)
+		return;
+	ml_jw_kbool(w, "tree", true);
+	ml_jw_kint(w, "shared_dirty_pages", s->shared_dirty_pages);
+	put_processes(w, s);
+}
+
 /* The hot ranges inside the VMAs (memlens/hotrange.h), after merging to the bound. */
-static void put_hot_ranges(struct jw *w, const struct hotrange_set *h)
+static void put_hot_ranges(struct jw *w, const struct hotrange_set *h, bool tree)
 {
 	ml_jw_key(w, "hot_ranges");
 	ml_jw_obj(w);
@@ -50,6 +99,8 @@ static void put_hot_ranges(struct jw *w, const struct hotrange_set *h)
 	ml_jw_arr(w);
 	for (size_t i = 0; i < h->n; i++) {
 		ml_jw_obj(w);
+		if (tree)
+			ml_jw_kint(w, "pid", h->r[i].pid);
 		ml_jw_khex(w, "start_addr", h->r[i].start);
 		ml_jw_khex(w, "end_addr", h->r[i].end);
 		ml_jw_kuint(w, "pages", (h->r[i].end - h->r[i].start) / 4096);
@@ -87,12 +138,13 @@ void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sampl
 	ml_jw_kint(w, "hot_vmas", s->hot_vmas);
 	ml_jw_kuint(w, "tick_us", s->tick_ns / 1000);
 	put_dirty(w, &s->dirty);
+	put_tree(w, s);
 	ml_jw_key(w, "regions");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < s->nregions; i++)
-		put_region(w, &s->regions[i]);
+		put_region(w, &s->regions[i], s->tree);
 	ml_jw_arr_end(w);
-	put_hot_ranges(w, &s->hot);
+	put_hot_ranges(w, &s->hot, s->tree);
 	if (with_written) {
 		ml_jw_key(w, "written");
 		ml_jw_arr(w);
@@ -103,6 +155,14 @@ void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sampl
 			ml_jw_arr_end(w);
 		}
 		ml_jw_arr_end(w);
+		if (s->written_pid) {
+			/* a tree's: the process of each written range */
+			ml_jw_key(w, "written_pid");
+			ml_jw_arr(w);
+			for (size_t i = 0; i < s->nwritten; i++)
+				ml_jw_int(w, s->written_pid[i]);
+			ml_jw_arr_end(w);
+		}
 	}
 	ml_jw_obj_end(w);
 }
@@ -127,10 +187,12 @@ void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
 	ml_jw_arr(w);
 	for (size_t i = 0; s && i < s->nregions; i++)
 		if (s->regions[i].hot)
-			put_region(w, &s->regions[i]);
+			put_region(w, &s->regions[i], s->tree);
 	ml_jw_arr_end(w);
-	put_hot_ranges(w, s ? &s->hot : &none);
+	put_hot_ranges(w, s ? &s->hot : &none, s && s->tree);
 	put_dirty(w, s ? &s->dirty : &zero);
+	if (s)
+		put_tree(w, s);
 	ml_jw_obj_end(w);
 }
 

@@ -178,6 +178,9 @@ static int split_written(const struct profiler_sample *s, const struct range *w,
 	for (size_t i = 0; i < nw; i++) {
 		uint64_t a = w[i].start;
 
+		if (i && a < w[i - 1].start)
+			k = 0; /* the shared memory ranges come after the private ones */
+
 		while (a < w[i].end) {
 			while (k < s->nregions && s->regions[k].end <= a)
 				k++;
