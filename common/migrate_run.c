@@ -380,7 +380,8 @@ static int start_profiling(struct mig *m)
 {
 	struct profiler_opts po = { .interval_ms = m->o->interval_ms,
 				    .hot_threshold = m->o->hot_threshold,
-				    .hot_consecutive = m->o->hot_consecutive };
+				    .hot_consecutive = m->o->hot_consecutive,
+				    .tree = true /* CRIU dumps the whole tree */ };
 	struct ml_err err = { 0 };
 	int r = ml_profiler_open(&m->p, m->o->pid, &po, &err);
 

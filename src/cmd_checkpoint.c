@@ -337,7 +337,8 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 {
 	struct profiler_opts po = { .interval_ms = c->interval_ms,
 				    .hot_threshold = c->hot_threshold,
-				    .hot_consecutive = c->hot_consecutive };
+				    .hot_consecutive = c->hot_consecutive,
+				    .tree = true /* CRIU dumps the whole tree */ };
 	struct ml_err err = { 0 };
 	int r;
 
