@@ -78,11 +78,11 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 			 int width, size_t max_rows, bool by_dirty)
 {
 	static const struct table_col cols[] = {
-		{ "PID", TABLE_RIGHT, 0, false },    { "ADDRESS", TABLE_LEFT, 0, false },
-		{ "KIND", TABLE_LEFT, 0, false },
-		{ "SIZE", TABLE_RIGHT, 0, false },   { "WRITTEN", TABLE_RIGHT, 0, false },
-		{ "RATIO", TABLE_RIGHT, 0, false },  { "CONS", TABLE_RIGHT, 1, false },
-		{ "HOT", TABLE_LEFT, 0, false },     { "MAPPING", TABLE_LEFT, 0, true },
+		{ "PID", TABLE_RIGHT, 0, false },     { "ADDRESS", TABLE_LEFT, 0, false },
+		{ "KIND", TABLE_LEFT, 0, false },     { "SIZE", TABLE_RIGHT, 0, false },
+		{ "WRITTEN", TABLE_RIGHT, 0, false }, { "RATIO", TABLE_RIGHT, 0, false },
+		{ "CONS", TABLE_RIGHT, 1, false },    { "HOT", TABLE_LEFT, 0, false },
+		{ "MAPPING", TABLE_LEFT, 0, true },
 	};
 	const struct profiler_region **v = calloc(s->nregions + 1, sizeof(*v));
 	struct table *t;
@@ -170,9 +170,9 @@ static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_ro
 static void process_table(FILE *f, const struct profiler_sample *s, int width)
 {
 	static const struct table_col cols[] = {
-		{ "PID", TABLE_RIGHT, 0, false },	{ "PPID", TABLE_RIGHT, 1, false },
-		{ "COMM", TABLE_LEFT, 0, false },	{ "WRITTEN", TABLE_RIGHT, 0, false },
-		{ "SHARED", TABLE_RIGHT, 0, false },	{ "HOT", TABLE_RIGHT, 0, false },
+		{ "PID", TABLE_RIGHT, 0, false },	 { "PPID", TABLE_RIGHT, 1, false },
+		{ "COMM", TABLE_LEFT, 0, false },	 { "WRITTEN", TABLE_RIGHT, 0, false },
+		{ "SHARED", TABLE_RIGHT, 0, false },	 { "HOT", TABLE_RIGHT, 0, false },
 		{ "CUMULATIVE", TABLE_RIGHT, 1, false }, { "STATE", TABLE_LEFT, 0, true },
 	};
 	struct table *t = table_new(cols, 8);

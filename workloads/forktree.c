@@ -112,7 +112,7 @@ static int run(int is_root)
 			shared[i * PG + (size_t)getpid() % 64] = v;
 		clock[0] = v;
 		if (!pass && is_root) {
-			printf("forktree: first pass written\n");
+			printf("forktree: first pass written, ready\n");
 			fflush(stdout);
 		}
 		pass++;
@@ -171,8 +171,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* shared pages, a guard page, the pacing page's slot */
-	unsigned char *area = mmap(NULL, (nshared + 2) * PG, PROT_NONE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned char *area =
+		mmap(NULL, (nshared + 2) * PG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (area == MAP_FAILED) {
 		perror("forktree: mmap");

@@ -415,8 +415,8 @@ static int add_exclusion(struct criu_argv *ex, const struct criu_caps *caps,
 						 pexcl, caps, tmpdir[0] ? tmpdir : NULL,
 						 &res->exclude, err);
 	else
-		ret = ml_criu_exclude_args(ex, r->pid, excl, pexcl, caps,
-					   tmpdir[0] ? tmpdir : NULL, &res->exclude, err);
+		ret = ml_criu_exclude_args(ex, r->pid, excl, pexcl, caps, tmpdir[0] ? tmpdir : NULL,
+					   &res->exclude, err);
 	if (ret)
 		return ret;
 	res->exclude.nparent_excluded = pexcl->n;

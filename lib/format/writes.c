@@ -59,7 +59,10 @@ static void put_processes(struct jw *w, const struct profiler_sample *s)
 		ml_jw_kint(w, "pid", p->pid);
 		ml_jw_kint(w, "ppid", p->ppid);
 		ml_jw_kstr(w, "comm", p->comm);
-		ml_jw_kstr(w, "state", p->exited ? "exited" : p->failed ? "not profiled" : "profiled");
+		ml_jw_kstr(w, "state",
+			   p->exited   ? "exited"
+			   : p->failed ? "not profiled"
+				       : "profiled");
 		if (p->note[0] && !p->exited)
 			ml_jw_kstr(w, "note", p->note);
 		ml_jw_kint(w, "tracked_vmas", p->tracked_vmas);

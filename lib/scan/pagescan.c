@@ -147,8 +147,8 @@ int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool
 	return r < 0 ? (int)r : 0;
 }
 
-long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags,
-		       pagescan_fn fn, void *arg, struct ml_err *err)
+long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags, pagescan_fn fn,
+		       void *arg, struct ml_err *err)
 {
 	bool shared = flags & PAGESCAN_SHARED;
 	struct pm_scan_arg a = {

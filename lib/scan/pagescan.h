@@ -48,8 +48,8 @@ int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool
  * reported through @fn; paging by walk_end keeps the vector bounded.
  * Returns the number of written pages or a negative errno.
  */
-long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags,
-		       pagescan_fn fn, void *arg, struct ml_err *err);
+long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags, pagescan_fn fn,
+		       void *arg, struct ml_err *err);
 
 /*
  * Write-protect the present or swapped anonymous pages of [start, end) like

@@ -302,8 +302,7 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 
 		if (e->have_s) {
 			size_t nw;
-			const struct range *w =
-				ml_profiler_written(e->root ? t->root : e->p, &nw);
+			const struct range *w = ml_profiler_written(e->root ? t->root : e->p, &nw);
 
 			memcpy(out->regions + k, s->regions, s->nregions * sizeof(*s->regions));
 			k += s->nregions;
