@@ -237,6 +237,9 @@ static int read_region(const struct json *o, size_t i, struct writes_region_rec 
 	r->dirty_pages = num_or0(o, "dirty_pages");
 	r->consecutive_hot = num_or0(o, "consecutive_hot");
 	r->has_hot = !ml_json_get_bool(o, "hot", &r->hot);
+	if (ml_json_get_int(o, "pid", &r->pid))
+		r->pid = 0;
+	r->shared = ml_json_type(ml_json_get(o, "shared")) == ML_JSON_OBJECT;
 	return 0;
 }
 
@@ -288,6 +291,28 @@ static int read_written(const struct json *a, struct writes_interval_rec *r, str
 	return 0;
 }
 
+/* A tree's "written_pid", when present: one pid per "written" range. */
+static int read_written_pid(const struct json *a, struct writes_interval_rec *r, struct ml_err *err)
+{
+	size_t n = ml_json_count(a);
+
+	if (!a)
+		return 0;
+	if (ml_json_type(a) != ML_JSON_ARRAY || n != r->nwritten)
+		return ml_err_set(
+			err, EINVAL,
+			"field \"written_pid\" must be an array of one pid per \"written\" "
+			"range (%zu)",
+			r->nwritten);
+	r->written_pid = calloc(n ? n : 1, sizeof(*r->written_pid));
+	if (!r->written_pid)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (ml_json_as_int(ml_json_at(a, i), &r->written_pid[i]))
+			return ml_err_set(err, EINVAL, "\"written_pid\" %zu is not a pid", i);
+	return 0;
+}
+
 /* "hot_ranges", when present: {"count", ..., "ranges": [{"start_addr", "end_addr", ...}]}. */
 static int read_hot_ranges(const struct json *o, struct writes_hot_rec *h, struct ml_err *err)
 {
@@ -317,6 +342,7 @@ static int read_hot_ranges(const struct json *o, struct writes_hot_rec *h, struc
 					  "\"0x...\" strings",
 					  i);
 		x->hot_pages = (uint64_t)num_or0(r, "hot_pages");
+		x->pid = (pid_t)num_or0(r, "pid");
 		h->n++;
 	}
 	return 0;
@@ -344,16 +370,19 @@ int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec
 		ret = read_hot_ranges(ml_json_get(o, "hot_ranges"), &r->hot, err);
 	if (ret)
 		return ret;
-	return read_written(ml_json_get(o, "written"), r, err);
+	ret = read_written(ml_json_get(o, "written"), r, err);
+	return ret ? ret : read_written_pid(ml_json_get(o, "written_pid"), r, err);
 }
 
 void ml_fmt_writes_interval_free(struct writes_interval_rec *r)
 {
 	free(r->regions);
 	free(r->written);
+	free(r->written_pid);
 	free(r->hot.r);
 	r->regions = NULL;
 	r->written = NULL;
+	r->written_pid = NULL;
 	r->nregions = r->nwritten = 0;
 	memset(&r->hot, 0, sizeof(r->hot));
 }
