@@ -439,8 +439,7 @@ int cmd_writes(int argc, char **argv)
 		CLI_OPT_DURATION(&duration, 0.001,
 				 "stop after SEC seconds: SEC intervals of 1 s without -i "
 				 "(default: Ctrl-C or the target's exit)"),
-		{ .letter = 'T',
-		  .name = "tree",
+		{ .name = "tree",
 		  .kind = CLI_FLAG,
 		  .target = &c.tree,
 		  .help = "profile every process under the target too (as CRIU dumps them): a "
