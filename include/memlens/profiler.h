@@ -111,9 +111,10 @@ struct profiler_sample {
 	/*
 	 * A tree (profiler_opts.tree): regions, hot ranges and written ranges
 	 * of every process (each says its pid), and one row per process. The
-	 * dirty numbers are the tree's: a shared memory page written by two
-	 * processes counts once (by its object and offset); shared_dirty_pages
-	 * is how many shared memory pages of the tree were written.
+	 * dirty numbers and hot.hot_bytes are the tree's: a shared memory page
+	 * written (or hot) in two processes counts once (by its object and
+	 * offset); shared_dirty_pages is how many shared memory pages of the
+	 * tree were written.
 	 */
 	bool tree;
 	struct profiler_proc *procs;

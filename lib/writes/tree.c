@@ -220,7 +220,8 @@ static int64_t shm_union_pages(struct shm_runs *s)
 	int64_t pages = 0;
 	size_t i = 0;
 
-	qsort(s->r, s->n, sizeof(*s->r), cmp_run);
+	if (s->n)
+		qsort(s->r, s->n, sizeof(*s->r), cmp_run);
 	while (i < s->n) {
 		struct shm_run cur = s->r[i++];
 
@@ -235,13 +236,30 @@ static int64_t shm_union_pages(struct shm_runs *s)
 	return pages;
 }
 
-static int merge_hot(struct profiler_sample *out, const struct profiler_sample *s)
+/*
+ * Append @s's hot ranges to @out's. The hot bytes of shared memory go into
+ * @shm by object (the tree counts each page once), the others into
+ * @out; a range merged over cold pages counts its hot pages as private.
+ */
+static int merge_hot(struct profiler_sample *out, const struct profiler_sample *s,
+		     struct shm_runs *shm)
 {
 	const struct hotrange_set *h = &s->hot;
 	struct hotrange_range *r;
+	int64_t priv = 0, shared = 0;
 
 	if (!h->n)
 		return 0;
+	for (size_t i = 0; i < h->n; i++) {
+		struct range one = { h->r[i].start, h->r[i].end };
+
+		if (h->r[i].hot_pages != (one.end - one.start) / PG) {
+			priv += (int64_t)h->r[i].hot_pages;
+			continue;
+		}
+		if (split_written(s, &one, 1, shm, &priv, &shared))
+			return -ENOMEM;
+	}
 	r = realloc(out->hot.r, (out->hot.n + h->n) * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
@@ -249,7 +267,7 @@ static int merge_hot(struct profiler_sample *out, const struct profiler_sample *
 	out->hot.r = r;
 	out->hot.n += h->n;
 	out->hot.unmerged += h->unmerged;
-	out->hot.hot_bytes += h->hot_bytes;
+	out->hot.hot_bytes += (uint64_t)priv * PG;
 	out->hot.merge_cost_bytes += h->merge_cost_bytes;
 	return 0;
 }
@@ -280,7 +298,7 @@ static int merge_written(struct profiler_sample *out, const struct range *w, siz
 static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 {
 	const struct profiler_sample *rs = &t->v[0].s;
-	struct shm_runs shm = { 0 };
+	struct shm_runs shm = { 0 }, shm_hot = { 0 };
 	int64_t private_pages = 0;
 	size_t nreg = 0, k = 0;
 	int r = 0;
@@ -308,7 +326,7 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 			k += s->nregions;
 			r = split_written(s, w, nw, &shm, &priv, &shared);
 			if (!r)
-				r = merge_hot(out, s);
+				r = merge_hot(out, s, &shm_hot);
 			if (!r && ml_profiler_options(t->root)->record_ranges)
 				r = merge_written(out, w, nw, e->info.pid);
 			private_pages += priv;
@@ -332,10 +350,13 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 		r = ml_profiler_sample_own_paths(out);
 	if (r) {
 		free(shm.r);
+		free(shm_hot.r);
 		return r;
 	}
 	out->shared_dirty_pages = shm_union_pages(&shm);
+	out->hot.hot_bytes += (uint64_t)shm_union_pages(&shm_hot) * PG;
 	free(shm.r);
+	free(shm_hot.r);
 
 	int64_t pages = private_pages + out->shared_dirty_pages;
 	double elapsed = rs->t_ms / 1000.0;
