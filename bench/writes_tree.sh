@@ -33,8 +33,8 @@ last = iv[-1]
 hot_tree = last["hot_ranges"]["hot_bytes"]
 hot_root = [p["hot_bytes"] for p in last["processes"] if p["pid"] == root][0]
 procs = max(len(j["processes"]) for j in iv)
-mib = lambda b: "%.1f" % (b / 1048576)
-x = lambda a, b: "%.1f×" % (a / b) if b else "∞"
+mib = lambda b: "%.1f" % (b / 1048576) if b >= 1048576 else "%.2f" % (b / 1048576)
+x = lambda a, b: "%.1f×" % (a / b) if b else "the target: none"
 print("| %s | %d | %d | %s | %s (%s) | %s | %s (%s) | %s | %s |" % (
     name, procs, len(iv), mib(mine), mib(tree), x(tree, mine), mib(hot_root), mib(hot_tree),
     x(hot_tree, hot_root), mib(each), mib(once)))
