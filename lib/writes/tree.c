@@ -18,6 +18,8 @@
 #include "profiler_int.h"
 
 #define PTREE_MAX ML_PROC_TREE_MAX
+/* Processes that exited, kept in the rows (the oldest go first; the totals keep all) */
+#define PTREE_EXITED_MAX 64
 #define PG 4096ULL
 
 struct ptree_proc {
@@ -73,12 +75,30 @@ static struct ptree_proc *add_proc(struct ptree *t, pid_t pid)
 	return e;
 }
 
-static struct ptree_proc *find_live(struct ptree *t, pid_t pid)
+/* The process @pid, profiled or not, unless it exited (its pid may be taken again). */
+static struct ptree_proc *find_known(struct ptree *t, pid_t pid)
 {
 	for (size_t i = 0; i < t->n; i++)
-		if (t->v[i].info.pid == pid && !t->v[i].info.exited && !t->v[i].info.failed)
+		if (t->v[i].info.pid == pid && !t->v[i].info.exited)
 			return &t->v[i];
 	return NULL;
+}
+
+/* At most PTREE_EXITED_MAX exited processes stay in the rows: a server forks for ever. */
+static void prune_exited(struct ptree *t)
+{
+	for (;;) {
+		size_t n = 0, first = 0;
+
+		for (size_t i = 0; i < t->n; i++)
+			if (t->v[i].info.exited && !n++)
+				first = i;
+		if (n <= PTREE_EXITED_MAX)
+			return;
+		ml_profiler_sample_free(&t->v[first].s);
+		memmove(&t->v[first], &t->v[first + 1], (t->n - first - 1) * sizeof(*t->v));
+		t->n--;
+	}
 }
 
 /* A process of the tree is no longer profiled: exited, or failed with @why. */
@@ -107,7 +127,7 @@ static int discover(struct ptree *t)
 		struct ptree_proc *pp;
 		int r;
 
-		if (find_live(t, t->walk[i]) || ml_proc_exited(t->walk[i], 0))
+		if (find_known(t, t->walk[i]) || ml_proc_exited(t->walk[i], 0))
 			continue;
 		pp = add_proc(t, t->walk[i]);
 		if (!pp)
@@ -393,8 +413,15 @@ int ml_ptree_tick(struct ptree *t, struct profiler *root, struct profiler_sample
 		struct ptree_proc *e = &t->v[i];
 		struct ml_err e2 = { 0 };
 
-		if (!e->p)
+		if (!e->p) {
+			/* one that could not be profiled: its pid may be taken again once it is
+			 * gone */
+			if (e->info.failed && ml_proc_exited(e->info.pid, 0)) {
+				e->info.failed = false;
+				let_go(e, true, NULL);
+			}
 			continue;
+		}
 		r = ml_profiler_tick_one(e->p, &e->s, &e2);
 		if (!r) {
 			e->have_s = true;
@@ -406,6 +433,7 @@ int ml_ptree_tick(struct ptree *t, struct profiler *root, struct profiler_sample
 			let_go(e, false, e2.msg);
 		ml_profiler_sample_free(&e->s);
 	}
+	prune_exited(t);
 	r = merge(t, out, t0);
 	for (size_t i = 0; i < t->n; i++) {
 		if (t->v[i].have_s)
