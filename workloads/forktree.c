@@ -10,9 +10,9 @@
  * all of the shared pages (the same pages in every process), and prints
  *   forktree: pid PID private 0xS-0xE shared 0xS-0xE
  * once. SIGUSR1 to the root forks one more child; SIGTERM to a child ends
- * it (the root reaps it). The root checks, when it gets SIGINT or SIGTERM,
- * that its memory holds what it wrote last, and prints "forktree: data
- * intact" or "forktree: data corrupt" (a restored tree's check).
+ * it (the root reaps it); the children end with the root. The root checks, when it gets SIGINT or
+ * SIGTERM, that its memory holds what it wrote last, and prints "forktree: data intact" or
+ * "forktree: data corrupt" (a restored tree's check).
  *
  * -P paces every process against a write profiler, as memwrite -P does:
  * after each pass it waits until a page of its own is write-protected by
@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +40,26 @@ static volatile sig_atomic_t fork_req, stop_req;
 static size_t npriv = 64, nshared = 32;
 static int paced, memfd;
 static unsigned char *shared;
+static pid_t kids[256];
+static int nkids;
+
+/* A child ends with the root (SIGTERM), however the root ends. */
+static pid_t spawn_child(void)
+{
+	pid_t root = getpid(), c = fork();
+
+	if (c == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != root)
+			_exit(0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		nkids = 0;
+	} else if (c > 0 && nkids < (int)(sizeof(kids) / sizeof(kids[0]))) {
+		kids[nkids++] = c;
+	}
+	return c;
+}
 
 static void on_usr1(int sig)
 {
@@ -85,6 +106,17 @@ static int check(const unsigned char *priv, unsigned char v)
 	return 1;
 }
 
+/* The root: reap the children that ended, and forget them (their pids may be reused). */
+static void reap(void)
+{
+	pid_t c;
+
+	while ((c = waitpid(-1, NULL, WNOHANG)) > 0)
+		for (int i = 0; i < nkids; i++)
+			if (kids[i] == c)
+				kids[i] = kids[--nkids];
+}
+
 /* Write every pass until stopped; the root forks on request. */
 static int run(int is_root)
 {
@@ -120,14 +152,11 @@ static int run(int is_root)
 			usleep(paced ? 1000 : 100000);
 		if (is_root && fork_req) {
 			fork_req = 0;
-			pid_t c = fork();
-
-			if (c == 0)
+			if (spawn_child() == 0)
 				return run(0);
 		}
 		if (is_root)
-			while (waitpid(-1, NULL, WNOHANG) > 0)
-				;
+			reap();
 		if (stop_req && is_root) {
 			int ok = check(priv, v);
 
@@ -135,6 +164,10 @@ static int run(int is_root)
 			fflush(stdout);
 		}
 	}
+	for (int i = 0; is_root && i < nkids; i++)
+		kill(kids[i], SIGTERM);
+	while (is_root && wait(NULL) > 0)
+		;
 	return 0;
 }
 
@@ -201,7 +234,7 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, NULL);
 	for (int i = 0; i < children; i++) {
-		pid_t c = fork();
+		pid_t c = spawn_child();
 
 		if (c < 0) {
 			perror("forktree: fork");
@@ -210,7 +243,7 @@ int main(int argc, char **argv)
 		if (c == 0)
 			return run(0);
 	}
-	/* the root checks its data when stopped; children just end */
+	/* the root checks its data when stopped, and ends its children */
 	sigaction(SIGTERM, &sa, NULL);
 	return run(1);
 }
