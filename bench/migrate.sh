@@ -59,6 +59,14 @@ declare -A CMD=(
 	[memalloc]="$WORKLOADS/memalloc -m 32 -p 3000"
 )
 
+# the page modes: memlens's CRIU with memlens's defaults (page), with pages
+# hot once written and cold after 3 intervals unwritten (page-cool: a
+# server's keys rewritten at random are written now and then, not in every
+# interval), and with post-copy (page-postcopy); the same -c/--cool go to
+# the model
+declare -A MODE_ARGS=([page-cool]="-c 1 --cool 3" [page-postcopy]="--postcopy")
+declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 3")
+
 # what each workload prints once its memory is set up (migwork writes all of
 # it first: seconds under TCG; a pre-dump before that would see the rest as
 # new pages in the next round)
@@ -86,8 +94,8 @@ for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 		>/dev/null 2>"$tmp/$w-trace.err" || echo "# $w: writes --record: $(tail -n 1 "$tmp/$w-trace.err")"
 	kill -9 "$P" 2>/dev/null
 	wait "$P" 2>/dev/null
-	for mode in none vma page; do
-		extra=()
+	for mode in ${MODES:-none vma page page-cool page-postcopy}; do
+		extra=(${MODE_ARGS[$mode]:-})
 		c=$criu
 		[ $mode = none ] && extra=(--no-exclude)
 		if [ $mode = vma ]; then
@@ -150,7 +158,7 @@ print("%.3f %.3f %d" % (max(b / max(t, 1e-3), 0.001), max(ri, 0.001), max(len(r)
 EOF
 		read -r bw ri n <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
 		"$MEMLENS" migrate-model "$tmp/$w.trace" --bandwidth "$bw" --round-interval "$ri" \
-			--max-rounds "$n" --stop-threshold "$THRESHOLD" --json >"$tmp/$w-$mode.model" \
+			--max-rounds "$n" --stop-threshold "$THRESHOLD" ${MODEL_ARGS[$mode]:-} --json >"$tmp/$w-$mode.model" \
 			2>"$tmp/$w-$mode.merr" || echo "# $w $mode: migrate-model: $(tail -n 1 "$tmp/$w-$mode.merr")"
 		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" "$INTERVAL" "$verified" >>"$OUT" <<'EOF'
 import json, sys
@@ -164,7 +172,7 @@ except (OSError, ValueError):
     pol = {}
 def err(pred, meas):
     return None if pred is None or not meas else (pred - meas) / meas
-want = {"none": "none", "vma": "hot-vma", "page": "hot-range"}[mode]
+want = {"none": "none", "vma": "hot-vma"}.get(mode, "hot-range")
 p = pol.get(want)
 row = {
     "workload": w, "mode": mode, "kernel": kver, "criu": m["criu"]["version"],
@@ -177,7 +185,7 @@ row = {
     "interval_ms": int(sys.argv[8]),
     "total_bytes": m["total_bytes"], "final_bytes": m["rounds"][-1]["bytes"],
     "downtime_ms": m["downtime_ms"], "final_dump_ms": m["final_dump_ms"],
-    "restore_ms": m["restore_ms"],
+    "restore_ms": m["restore_ms"], "postcopy": bool(m.get("postcopy")),
     "excluded": [r["excluded_ranges"] for r in m["rounds"]],
     "bandwidth_mbps": float(bw), "round_interval_s": float(ri),
     "model_policy": want,

@@ -23,7 +23,9 @@ def mib(x):
 
 
 MODES = {"none": "none", "exclude": "hot VMAs (fork)", "vma": "hot VMAs (fork)",
-         "page": "hot pages (memlens's CRIU)"}
+         "page": "hot pages (memlens's CRIU)",
+         "page-cool": "hot pages, --cool 3 -c 1",
+         "page-postcopy": "hot pages + post-copy"}
 
 
 def table(rows):
@@ -80,7 +82,7 @@ def table(rows):
         if not n:
             continue
         pre_n = sum(n["round_bytes"][:-1])
-        for mode in ("exclude", "vma", "page"):
+        for mode in ("exclude", "vma", "page", "page-cool", "page-postcopy"):
             e = m.get(mode)
             if not e:
                 continue

@@ -55,6 +55,8 @@ struct migrate_opts {
 	unsigned int interval_ms; /* its own profiler's interval */
 	double hot_threshold; /* its own profiler's hot ratio; 0: the default */
 	int hot_consecutive; /* hot intervals in a row before a VMA is hot; 0: the default */
+	int hot_cool; /* hot ranges: unwritten intervals before cold; 0: hot_consecutive */
+	unsigned int hot_ranges_max; /* hot ranges left out at most; 0: HOTRANGE_EXCLUDE_MAX */
 	unsigned int timeout_s; /* every CRIU command */
 	bool no_exclude, shell_job;
 	/* the final dump leaves the pages CRIU can fetch later (private

@@ -44,7 +44,8 @@ struct ckpt_cli {
 	double profile_s, resume_s;
 	unsigned int interval_ms, timeout_s;
 	double hot_threshold; /* 0: the profiler's default */
-	int hot_consecutive;
+	int hot_consecutive, hot_cool;
+	unsigned int hot_ranges_max;
 	bool json;
 };
 
@@ -131,7 +132,13 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 		CLI_OPT_THRESHOLD(&c->hot_threshold,
 				  "written ratio above which an interval is hot (default 0.3)"),
 		CLI_OPT_CONSECUTIVE(&c->hot_consecutive, HEAT_WINDOW,
-				    "hot intervals in a row before a VMA is hot (default 3)"),
+				    "intervals written in a row before a page (a VMA with a "
+				    "CRIU that leaves out whole VMAs) is hot (default 3)"),
+		CLI_OPT_COOL(&c->hot_cool, "unwritten intervals in a row before a hot page "
+					   "is cold again (default: -c)"),
+		CLI_OPT_HOT_RANGES(&c->hot_ranges_max,
+				   "hot ranges left out at most, the smallest gaps between "
+				   "them merged beyond that (default 16384)"),
 		{ .name = "resume-seconds",
 		  .arg = "SEC",
 		  .kind = CLI_DOUBLE,
@@ -391,6 +398,9 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 	struct profiler_opts po = { .interval_ms = c->interval_ms,
 				    .hot_threshold = c->hot_threshold,
 				    .hot_consecutive = c->hot_consecutive,
+				    .hot_cool = c->hot_cool,
+				    .hot_ranges_max = c->hot_ranges_max ? c->hot_ranges_max
+									: HOTRANGE_EXCLUDE_MAX,
 				    .tree = true /* CRIU dumps the whole tree */ };
 	struct ml_err err = { 0 };
 	int r;

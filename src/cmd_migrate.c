@@ -29,7 +29,7 @@
 
 static const char about[] =
 	"Live-migrate the process tree of PID with CRIU. While it runs, pre-dump rounds\n"
-	"copy its memory to the destination; the hot memory (the VMAs it keeps writing)\n"
+	"copy its memory to the destination; the hot memory (the pages it keeps writing)\n"
 	"is left out of them when the CRIU in use has --exclude-range / --exclude-file,\n"
 	"since it would be sent again anyway. Pre-copy stops when a round sends less\n"
 	"than the stop threshold or after the last round; then the tree is frozen, the\n"
@@ -63,7 +63,8 @@ struct mig_cli {
 	double threshold_mib, round_s;
 	unsigned int interval_ms, timeout_s;
 	double hot_threshold; /* 0: the profiler's default */
-	int hot_consecutive;
+	int hot_consecutive, hot_cool;
+	unsigned int hot_ranges_max;
 	bool no_exclude, receive, shell_job, json, postcopy;
 	const sigset_t *sigs; /* the signals that stop a migration */
 };
@@ -100,7 +101,13 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		CLI_OPT_THRESHOLD(&c->hot_threshold,
 				  "written ratio above which an interval is hot (default 0.3)"),
 		CLI_OPT_CONSECUTIVE(&c->hot_consecutive, HEAT_WINDOW,
-				    "hot intervals in a row before a VMA is hot (default 3)"),
+				    "intervals written in a row before a page (a VMA with a "
+				    "CRIU that leaves out whole VMAs) is hot (default 3)"),
+		CLI_OPT_COOL(&c->hot_cool, "unwritten intervals in a row before a hot page "
+					   "is cold again (default: -c)"),
+		CLI_OPT_HOT_RANGES(&c->hot_ranges_max,
+				   "hot ranges left out at most, the smallest gaps between "
+				   "them merged beyond that (default 16384)"),
 		{ .name = "no-exclude",
 		  .kind = CLI_FLAG,
 		  .target = &c->no_exclude,
@@ -412,6 +419,8 @@ static int run_source(struct mig_cli *c)
 		.interval_ms = c->interval_ms,
 		.hot_threshold = c->hot_threshold,
 		.hot_consecutive = c->hot_consecutive,
+		.hot_cool = c->hot_cool,
+		.hot_ranges_max = c->hot_ranges_max,
 		.timeout_s = c->timeout_s,
 		.no_exclude = c->no_exclude,
 		.off_note = "exclusion off (--no-exclude)",

@@ -195,7 +195,7 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 			     "hot-range: cold after N intervals in a row unwritten (default: -c)"),
 		CLI_OPT_HOT_RANGES(&c->p.hot_ranges_max,
 				   "hot-range: at most N ranges, the smallest gaps merged (default "
-				   "256)"),
+				   "16384, as migrate)"),
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_END,
 	};

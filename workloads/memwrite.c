@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * memwrite: rewrites a 64 MiB buffer with memset in a loop.
- *   memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x]
+ *   memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x [-n RUNS]]
  * -r prints the write throughput (MiB/s) when it ends. Prints its pid and
  * the range it writes first.
- * -x writes only a fixed scattered set of page runs inside the buffer, each
+ * -x writes only a fixed scattered set of page runs (8, or -n RUNS) inside the buffer, each
  * pass, and prints them first ("memwrite: run 0xS-0xE", one line each): hot
  * data spread through one big VMA whose written ratio stays tiny. SIGUSR1
  * makes it leave the set unwritten for one pass, then print "memwrite:
@@ -39,7 +39,7 @@ static double now(void)
 }
 
 #define PG 4096UL
-#define NRUNS 8
+static int nruns = 8;
 
 static volatile sig_atomic_t skip_req;
 
@@ -49,16 +49,21 @@ static void on_usr1(int sig)
 	skip_req = 1;
 }
 
-/* -x: run k is (k % 4) + 1 pages at page k * npages / NRUNS + 3k + 1 */
+/*
+ * -x: run k is (k % 4) + 1 pages at page k * stride + 3k % (stride - 5) + 1,
+ * stride = npages / nruns: at least two unwritten pages between runs
+ */
 static void run_of(size_t npages, int k, size_t *first, size_t *n)
 {
-	*first = (size_t)k * (npages / NRUNS) + 3 * (size_t)k + 1;
+	size_t stride = npages / (size_t)nruns;
+
+	*first = (size_t)k * stride + 3 * (size_t)k % (stride - 5) + 1;
 	*n = (size_t)(k % 4) + 1;
 }
 
 static void write_runs(unsigned char *buf, size_t npages, unsigned long pass)
 {
-	for (int k = 0; k < NRUNS; k++) {
+	for (int k = 0; k < nruns; k++) {
 		size_t first, n;
 
 		run_of(npages, k, &first, &n);
@@ -85,7 +90,7 @@ int main(int argc, char **argv)
 	unsigned long passes = 0;
 	unsigned char *buf, *clock;
 
-	while ((opt = getopt(argc, argv, "m:s:rPx")) != -1) {
+	while ((opt = getopt(argc, argv, "m:s:rPxn:")) != -1) {
 		if (opt == 'm')
 			mib = strtoul(optarg, NULL, 10);
 		else if (opt == 's')
@@ -96,14 +101,20 @@ int main(int argc, char **argv)
 			paced = 1;
 		else if (opt == 'x')
 			scattered = 1;
+		else if (opt == 'n')
+			nruns = atoi(optarg);
 		else {
-			fprintf(stderr, "usage: memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x]\n");
+			fprintf(stderr,
+				"usage: memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x [-n RUNS]]\n");
 			return 2;
 		}
 	}
 	size_t len = mib << 20;
-	if (scattered && !mib) {
-		fprintf(stderr, "memwrite: -x needs a buffer of 1 MiB or more\n");
+	if (scattered && (!mib || nruns < 1 || len / PG / (size_t)nruns < 8)) {
+		fprintf(stderr,
+			"memwrite: -x needs a buffer of 1 MiB or more and 8 pages a run "
+			"(-n 1..%zu)\n",
+			len / PG / 8);
 		return 2;
 	}
 	/* -x: the buffer, a guard page, the pacing page */
@@ -125,7 +136,7 @@ int main(int argc, char **argv)
 	}
 	printf("memwrite pid %d writes %p-%p (%zu MiB)\n", getpid(), (void *)buf,
 	       (void *)(buf + len), mib);
-	for (int k = 0; scattered && k < NRUNS; k++) {
+	for (int k = 0; scattered && k < nruns; k++) {
 		size_t first, n;
 
 		run_of(len / PG, k, &first, &n);

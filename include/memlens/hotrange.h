@@ -56,6 +56,12 @@
 /* the largest consecutive and cool (migrate-model's -c goes up to it) */
 #define HOTRANGE_MAX_INTERVALS 1000
 #define HOTRANGE_DEFAULT_MAX 256
+/*
+ * The ranges a CRIU exclude list gets by default (checkpoint, migrate): a
+ * range costs CRIU one more entry to look up, a merged gap costs its bytes
+ * at the freeze, so hot pages spread through a heap are kept apart
+ */
+#define HOTRANGE_EXCLUDE_MAX 16384
 #define HOTRANGE_MAX_MAX 1000000
 
 struct hotrange_ext {

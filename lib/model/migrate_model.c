@@ -300,7 +300,7 @@ int ml_mm_run(const struct mm_trace *t, const struct mm_params *p,
 		/* the parameters were checked: only the defaults are filled in */
 		ret = ml_hotrange_init(
 			&s.hr, p->hot_intervals ? p->hot_intervals : MM_DEFAULT_HOT_INTERVALS,
-			p->hot_cool, p->hot_ranges_max);
+			p->hot_cool, p->hot_ranges_max ? p->hot_ranges_max : HOTRANGE_EXCLUDE_MAX);
 		if (!ret)
 			ret = simulate(&s, pre, round_ms, &out[k]);
 		sim_free(&s);

@@ -484,6 +484,39 @@ test_granularity_by_criu() {
 	[ -z "$bad" ] && ok $n || notok $n "$bad"
 }
 
+# Hot pages spread through one VMA (400 runs of 1-4 pages): checkpoint keeps
+# them apart as ranges (up to 16384 by default: a merged gap is cold memory
+# the freeze would carry), and merges the smallest gaps only beyond
+# --hot-ranges. Paced (-P): each interval sees every run written.
+test_checkpoint_hot_ranges_apart() {
+	local n=checkpoint_hot_ranges_apart j bad= runs lim
+	need_criu $n || return
+	start "$tmp/hr.out" "$WORKLOADS/memwrite" -x -n 400 -P -m 64
+	wait_for_line "$tmp/hr.out" "first pass written" 20
+	runs=$(grep -c '^memwrite: run ' "$tmp/hr.out")
+	local buf lo hi
+	buf=$(awk '/ writes / {print $5}' "$tmp/hr.out")
+	lo=${buf%-*} hi=${buf#*-}
+	for lim in default 256; do
+		j=$tmp/hr-$lim.json
+		"$MEMLENS" checkpoint -p "$P" -D "$tmp/hr-$lim" -R -d 3 -i 200 \
+			$([ $lim = default ] || echo --hot-ranges $lim) --json >"$j" 2>"$tmp/hr.err" ||
+			{ bad="$bad $lim: exit $?: $(cat "$tmp/hr.err")"; continue; }
+		# default: every run its own range (a few more outside the buffer:
+		# stack, the pacing page); 256: that many in all
+		local got want=$runs
+		if [ $lim = default ]; then
+			got=$(jget "$j" "sum(1 for s, e in j['hot_ranges'] if $lo <= int(s, 16) < $hi)")
+		else
+			got=$(jget "$j" 'len(j["hot_ranges"])') want=$lim
+		fi
+		[ "$got" = "$want" ] || bad="$bad $lim: $got ranges, want $want of $runs runs"
+	done
+	running "$P" || bad="$bad target not running"
+	kill "$P"
+	[ "$runs" = 400 ] && [ -z "$bad" ] && ok $n || notok $n "runs $runs:$bad"
+}
+
 test_no_criu
 test_granularity_by_criu
 test_probe_timeout_and_cache
@@ -493,6 +526,7 @@ test_no_such_pid
 test_pre_dump_refused
 test_session_outside_pidns
 test_checkpoint_leave_running
+test_checkpoint_hot_ranges_apart
 test_criu_fails_target_kept
 test_criu_timeout_target_kept
 test_target_exits_mid_profile

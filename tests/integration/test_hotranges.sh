@@ -35,6 +35,8 @@ t_bg $wr
 # state FILE WHAT: is WHAT true of the intervals written so far?
 #   hot      the last interval reports exactly the runs inside the buffer
 #   skipped  an interval after they turned hot wrote nothing in the buffer
+#   long     the trace holds 15 intervals (1.5 s at -i 100): enough for
+#            migrate-model's two rounds of 0.5 s however fast the rest went
 state() {
 	$PY - "$1" "$2" "$buf" "$runs" <<'PY'
 import json, sys
@@ -61,6 +63,8 @@ if what == "hot":
     sys.exit(0 if iv and inbuf(iv[-1]) == want else 1)
 if what == "skipped":
     sys.exit(0 if hot and any(bufdirty(j) == 0 for j in iv[hot[0]:]) else 1)
+if what == "long":
+    sys.exit(0 if len(iv) >= 15 else 1)
 PY
 }
 
@@ -78,6 +82,7 @@ else
 	notok skipped_interval_seen "$(tail -n 3 "$tmp/mw")"
 fi
 
+t_wait 60 state "$tmp/rec.jsonl" long
 kill -INT $wr
 wait $wr
 wrc=$?
