@@ -59,6 +59,7 @@ static int validate_start(const Agent__StartProfilingRequest *q, struct profiler
 	po->hot_consecutive = q->hot_consecutive;
 	po->hot_cool = q->hot_cool;
 	po->hot_ranges_max = (unsigned int)q->max_hot_ranges;
+	po->tree = true; /* CRIU dumps the whole tree: every process of it is profiled */
 	return 0;
 }
 
@@ -194,6 +195,7 @@ static void hot_ranges(const struct hotrange_set *h, Agent__GetHotRegionsRespons
 		rs[i].end_addr = h->r[i].end;
 		rs[i].pages = (int64_t)((h->r[i].end - h->r[i].start) / 4096);
 		rs[i].hot_pages = (int64_t)h->r[i].hot_pages;
+		rs[i].pid = h->r[i].pid;
 		ptrs[i] = &rs[i];
 	}
 	resp->n_hot_ranges = h->n;
@@ -210,9 +212,11 @@ static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 	Agent__HotRegionProto **ptrs = calloc(s->nregions + 1, sizeof(*ptrs));
 	Agent__HotRangeProto *rs = calloc(s->hot.n + 1, sizeof(*rs));
 	Agent__HotRangeProto **rptrs = calloc(s->hot.n + 1, sizeof(*rptrs));
+	Agent__ProcessWritesProto *procs = calloc(s->nprocs + 1, sizeof(*procs));
+	Agent__ProcessWritesProto **pptrs = calloc(s->nprocs + 1, sizeof(*pptrs));
 	size_t n = 0;
 
-	if (!regs || !ptrs || !rs || !rptrs) {
+	if (!regs || !ptrs || !rs || !rptrs || !procs || !pptrs) {
 		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "GetHotRegions: out of memory");
 		goto out;
 	}
@@ -226,9 +230,29 @@ static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 		regs[n].end_addr = r->end;
 		regs[n].written_ratio = r->written_ratio;
 		regs[n].consecutive_hot = r->consecutive_hot;
+		regs[n].pid = r->pid;
+		regs[n].shared = r->shared;
 		ptrs[n] = &regs[n];
 		n++;
 	}
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct profiler_proc *p = &s->procs[i];
+
+		agent__process_writes_proto__init(&procs[i]);
+		procs[i].pid = p->pid;
+		procs[i].ppid = p->ppid;
+		procs[i].comm = (char *)p->comm;
+		procs[i].exited = p->exited;
+		procs[i].dirty_pages = p->dirty_pages;
+		procs[i].shared_dirty_pages = p->shared_dirty_pages;
+		procs[i].cumulative_dirty_bytes = p->cumulative_dirty_bytes;
+		procs[i].hot_bytes = p->hot_bytes;
+		procs[i].note = (char *)(p->failed ? p->note : "");
+		pptrs[i] = &procs[i];
+	}
+	resp.n_processes = s->nprocs;
+	resp.processes = pptrs;
+	resp.shared_dirty_pages = s->shared_dirty_pages;
 	resp.n_regions = n;
 	resp.regions = ptrs;
 	resp.timestamp_ms = s->seq ? s->dirty.timestamp_ms : ml_wall_ms();
@@ -241,6 +265,8 @@ out:
 	free(ptrs);
 	free(rs);
 	free(rptrs);
+	free(procs);
+	free(pptrs);
 }
 
 void rpc_get_hot_regions(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,

@@ -383,7 +383,8 @@ static int start_profiling(struct mig *m)
 				    .hot_consecutive = m->o->hot_consecutive,
 				    .hot_cool = m->o->hot_cool,
 				    .hot_ranges_max = m->o->hot_ranges_max ? m->o->hot_ranges_max
-									   : HOTRANGE_EXCLUDE_MAX };
+									   : HOTRANGE_EXCLUDE_MAX,
+				    .tree = true /* CRIU dumps the whole tree */ };
 	struct ml_err err = { 0 };
 	int r = ml_profiler_open(&m->p, m->o->pid, &po, &err);
 

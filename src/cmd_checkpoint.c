@@ -55,6 +55,9 @@ struct ckpt_ticks {
 	bool counting;
 	struct profiler_sample first; /* first interval after the re-init */
 	bool have_first;
+	/* the processes of the tree in the last interval before the checkpoint */
+	struct profiler_proc *procs;
+	size_t nprocs;
 };
 
 static void on_tick(const struct profiler_sample *s, void *arg)
@@ -62,6 +65,15 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 	struct ckpt_ticks *t = arg;
 
 	pthread_mutex_lock(&t->lock);
+	if (!t->counting && s->nprocs) {
+		struct profiler_proc *v = realloc(t->procs, s->nprocs * sizeof(*v));
+
+		if (v) {
+			memcpy(v, s->procs, s->nprocs * sizeof(*v));
+			t->procs = v;
+			t->nprocs = s->nprocs;
+		}
+	}
 	if (t->counting && !t->have_first && !ml_profiler_sample_copy(&t->first, s))
 		t->have_first = true;
 	if (t->counting)
@@ -214,6 +226,27 @@ struct ckpt_out {
 	const char *error;
 };
 
+/* The tree's processes as profiled: "pid comm (hot 1.2M)", exited and unprofiled ones said so. */
+static void print_processes(const struct ckpt_ticks *t, int width)
+{
+	char line[2048], b[16];
+	size_t off = 0;
+
+	for (size_t i = 0; i < t->nprocs && off < sizeof(line); i++) {
+		const struct profiler_proc *p = &t->procs[i];
+		int n = snprintf(line + off, sizeof(line) - off, "%s%d %s (%s%s)", i ? ", " : "",
+				 (int)p->pid, p->comm,
+				 p->exited   ? "exited"
+				 : p->failed ? "not profiled"
+					     : "hot ",
+				 p->exited || p->failed ? ""
+							: ml_fmt_bytes(p->hot_bytes, b, sizeof(b)));
+
+		off += n > 0 ? (size_t)n : 0;
+	}
+	table_wrap(stdout, width, 13, "  processes: %zu profiled: %s", t->nprocs, line);
+}
+
 static void json_profiler(struct jw *w, const struct ckpt_out *o)
 {
 	const struct profiler_sample *f = &o->ticks->first;
@@ -224,6 +257,24 @@ static void json_profiler(struct jw *w, const struct ckpt_out *o)
 	ml_jw_kbool(w, "reinit", o->res->profiler_reinit);
 	ml_jw_kstr(w, "note", o->res->profiler_note);
 	ml_jw_kuint(w, "resumed_intervals", o->ticks->after);
+	/* CRIU dumps the tree: every process of it was profiled */
+	ml_jw_key(w, "processes");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < o->ticks->nprocs; i++) {
+		const struct profiler_proc *p = &o->ticks->procs[i];
+
+		ml_jw_obj(w);
+		ml_jw_kint(w, "pid", p->pid);
+		ml_jw_kstr(w, "comm", p->comm);
+		ml_jw_kstr(w, "state",
+			   p->exited   ? "exited"
+			   : p->failed ? "not profiled"
+				       : "profiled");
+		ml_jw_kuint(w, "hot_bytes", p->hot_bytes);
+		ml_jw_kint(w, "cumulative_dirty_bytes", p->cumulative_dirty_bytes);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_arr_end(w);
 	if (o->ticks->have_first) {
 		ml_jw_kint(w, "resumed_tracked_vmas", f->tracked_vmas);
 		ml_jw_kint(w, "resumed_dirty_pages", f->dirty.dirty_pages);
@@ -315,6 +366,8 @@ static void print_human(const struct ckpt_out *o)
 	if (o->profiled)
 		table_wrap(stdout, width, 13, "  profiler:  %s%s",
 			   r->profiler_reinit ? "re-initialised" : "", r->profiler_note);
+	if (o->ticks->nprocs)
+		print_processes(o->ticks, width);
 	if (o->ticks->have_first)
 		table_wrap(stdout, width, 13,
 			   "  resumed:   %llu interval(s); first: %d VMAs tracked, %lld pages "
@@ -347,7 +400,8 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 				    .hot_consecutive = c->hot_consecutive,
 				    .hot_cool = c->hot_cool,
 				    .hot_ranges_max = c->hot_ranges_max ? c->hot_ranges_max
-									: HOTRANGE_EXCLUDE_MAX };
+									: HOTRANGE_EXCLUDE_MAX,
+				    .tree = true /* CRIU dumps the whole tree */ };
 	struct ml_err err = { 0 };
 	int r;
 
@@ -477,6 +531,7 @@ static int cmd_checkpoint(int argc, char **argv)
 		print_human(&o);
 	ml_rangeset_free(&hot);
 	ml_profiler_sample_free(&t.first);
+	free(t.procs);
 	return rc;
 }
 

@@ -25,17 +25,20 @@
 
 static const char about[] =
 	"Profile where a process writes: every interval, the pages of each writable\n"
-	"private VMA written since the last interval (userfaultfd async write-protect\n"
-	"+ PAGEMAP_SCAN), which VMAs are hot, and the hot ranges inside them: runs of\n"
-	"pages written in -c intervals in a row, cold again after --cool intervals\n"
-	"unwritten, at most --hot-ranges of them (the cheapest gaps merged).\n";
+	"private VMA and of its writable shared memory written since the last interval\n"
+	"(userfaultfd async write-protect + PAGEMAP_SCAN), which VMAs are hot, and the\n"
+	"hot ranges inside them: runs of pages written in -c intervals in a row, cold\n"
+	"again after --cool intervals unwritten, at most --hot-ranges of them (the\n"
+	"cheapest gaps merged). With --tree, every process under it too: a row per\n"
+	"process, and the tree's totals, in which a shared memory page written by\n"
+	"several processes counts once.\n";
 
 static const char footer[] =
 	"The target is never stopped except for ~1 ms while a userfaultfd is created in\n"
 	"it; on exit every registration is removed and it holds no extra fd or mapping.\n";
 
 struct writes_ctx {
-	bool json, all, quiet;
+	bool json, all, quiet, tree;
 	FILE *out; /* stdout, or -o FILE */
 	FILE *record;
 	pid_t pid;
@@ -54,15 +57,6 @@ static void emit_interval_json(FILE *f, const struct writes_ctx *c, const struct
 
 	ml_jw_init(&w, f);
 	ml_fmt_writes_interval(&w, c->pid, s, with_written);
-}
-
-/* The mapped file of the region starting at @start ("" when none, or the maps are gone). */
-static const char *region_path(const struct vma_set *maps, uint64_t start)
-{
-	for (size_t i = 0; i < maps->n; i++)
-		if (maps->v[i].start <= start && start < maps->v[i].end)
-			return table_basename(ml_vma_path(maps, &maps->v[i]));
-	return "";
 }
 
 static int cmp_dirty(const void *a, const void *b)
@@ -84,14 +78,13 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 			 int width, size_t max_rows, bool by_dirty)
 {
 	static const struct table_col cols[] = {
-		{ "ADDRESS", TABLE_LEFT, 0, false }, { "KIND", TABLE_LEFT, 0, false },
-		{ "SIZE", TABLE_RIGHT, 0, false },   { "WRITTEN", TABLE_RIGHT, 0, false },
-		{ "RATIO", TABLE_RIGHT, 0, false },  { "CONS", TABLE_RIGHT, 1, false },
-		{ "HOT", TABLE_LEFT, 0, false },     { "MAPPING", TABLE_LEFT, 0, true },
+		{ "PID", TABLE_RIGHT, 0, false },     { "ADDRESS", TABLE_LEFT, 0, false },
+		{ "KIND", TABLE_LEFT, 0, false },     { "SIZE", TABLE_RIGHT, 0, false },
+		{ "WRITTEN", TABLE_RIGHT, 0, false }, { "RATIO", TABLE_RIGHT, 0, false },
+		{ "CONS", TABLE_RIGHT, 1, false },    { "HOT", TABLE_LEFT, 0, false },
+		{ "MAPPING", TABLE_LEFT, 0, true },
 	};
 	const struct profiler_region **v = calloc(s->nregions + 1, sizeof(*v));
-	struct vma_set maps;
-	struct ml_err err;
 	struct table *t;
 	uint64_t max = 0, div;
 	const char *unit;
@@ -116,15 +109,15 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 	}
 	if (by_dirty)
 		qsort(v, n, sizeof(*v), cmp_dirty);
-	ml_vma_set_init(&maps);
-	if (ml_maps_read(c->pid, &maps, &err))
-		ml_vma_set_clear(&maps);
 	div = ml_size_unit(max, 7, &unit);
-	t = table_new(cols, 8);
+	/* the PID column with --tree only */
+	t = c->tree ? table_new(cols, 9) : table_new(cols + 1, 8);
 	for (size_t i = 0; i < n; i++) {
 		const struct profiler_region *r = v[i];
 
 		table_row(t);
+		if (c->tree)
+			table_cell(t, "%d", (int)r->pid);
 		table_cell(t, "%s", table_addr(r->start, a, sizeof(a)));
 		table_cell(t, "%s", ml_vma_kind_name(r->kind));
 		table_cell(t, "%llu", (unsigned long long)ml_in_unit(r->end - r->start, div));
@@ -132,12 +125,12 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 		table_cell(t, "%.3f", r->written_ratio);
 		table_cell(t, "%d", r->consecutive_hot);
 		table_cell(t, "%s", r->hot ? "HOT" : "");
-		table_cell(t, "%s", region_path(&maps, r->start));
+		table_cell(t, "%s%s", table_basename(r->path ? r->path : ""),
+			   r->shared ? " (shared)" : "");
 	}
 	fprintf(f, "  sizes in %s:\n", unit);
 	table_print(t, f, width, 2, max_rows);
 	table_free(t);
-	ml_vma_set_free(&maps);
 	free(v);
 }
 
@@ -145,7 +138,7 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
  * The hot ranges inside the VMAs: a count line, then @max_rows of them (0:
  * all); pages counts the cold pages a merge took in, "hot" those that are.
  */
-static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_rows)
+static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_rows, bool tree)
 {
 	char b1[16], b2[16], a[40];
 	size_t n = max_rows && max_rows < h->n ? max_rows : h->n;
@@ -161,6 +154,8 @@ static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_ro
 		const struct hotrange_range *r = &h->r[i];
 		uint64_t pages = (r->end - r->start) / 4096;
 
+		if (tree)
+			fprintf(f, "    pid %d", (int)r->pid);
 		fprintf(f, "    %s %8llu page%s", table_range(r->start, r->end, a, sizeof(a)),
 			(unsigned long long)pages, pages == 1 ? "" : "s");
 		if (r->hot_pages != pages)
@@ -171,6 +166,54 @@ static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_ro
 		fprintf(f, "    ... %zu more (-a lists them all)\n", h->n - n);
 }
 
+/* A tree's processes: one row each, what it wrote this interval and since the start. */
+static void process_table(FILE *f, const struct profiler_sample *s, int width)
+{
+	static const struct table_col cols[] = {
+		{ "PID", TABLE_RIGHT, 0, false },	 { "PPID", TABLE_RIGHT, 1, false },
+		{ "COMM", TABLE_LEFT, 0, false },	 { "WRITTEN", TABLE_RIGHT, 0, false },
+		{ "SHARED", TABLE_RIGHT, 0, false },	 { "HOT", TABLE_RIGHT, 0, false },
+		{ "CUMULATIVE", TABLE_RIGHT, 1, false }, { "STATE", TABLE_LEFT, 0, true },
+	};
+	struct table *t = table_new(cols, 8);
+	char b1[16], b2[16], b3[16], b4[16];
+
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct profiler_proc *p = &s->procs[i];
+
+		table_row(t);
+		table_cell(t, "%d", (int)p->pid);
+		table_cell(t, "%d", (int)p->ppid);
+		table_cell(t, "%s", p->comm);
+		table_cell(t, "%s", ml_fmt_bytes((uint64_t)p->dirty_pages * 4096, b1, sizeof(b1)));
+		table_cell(t, "%s",
+			   ml_fmt_bytes((uint64_t)p->shared_dirty_pages * 4096, b2, sizeof(b2)));
+		table_cell(t, "%s", ml_fmt_bytes(p->hot_bytes, b3, sizeof(b3)));
+		table_cell(t, "%s",
+			   ml_fmt_bytes((uint64_t)p->cumulative_dirty_bytes, b4, sizeof(b4)));
+		table_cell(t, "%s", p->exited ? "exited" : p->failed ? p->note : "");
+	}
+	fprintf(f, "  processes (written this interval; SHARED: of it, shared memory):\n");
+	table_print(t, f, width, 2, 0);
+	table_free(t);
+}
+
+/* What the tree's totals and shared memory come to, when there is something to say. */
+static void tree_lines(FILE *f, const struct profiler_sample *s)
+{
+	char b1[16];
+
+	if (s->tree)
+		fprintf(f, "  tree: %zu processes; shared memory written: %s (each page once)\n",
+			s->nprocs,
+			ml_fmt_bytes((uint64_t)s->shared_dirty_pages * 4096, b1, sizeof(b1)));
+	if (s->shared_untracked)
+		fprintf(f,
+			"  shared: %d writable shared memory VMA%s not tracked on this kernel "
+			"(it lacks UFFD_FEATURE_WP_HUGETLBFS_SHMEM)\n",
+			s->shared_untracked, s->shared_untracked == 1 ? "" : "s");
+}
+
 static void print_table(const struct writes_ctx *c, const struct profiler_sample *s)
 {
 	char b1[16], b2[16], b3[16];
@@ -179,8 +222,11 @@ static void print_table(const struct writes_ctx *c, const struct profiler_sample
 	fprintf(c->out, "interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms\n",
 		(unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
 		s->hot_vmas, s->tick_ns / 1e6);
+	if (s->tree)
+		process_table(c->out, s, width);
 	region_table(c, c->out, s, width, 0, false);
-	hot_range_lines(c->out, &s->hot, c->all ? 0 : 16);
+	hot_range_lines(c->out, &s->hot, c->all ? 0 : 16, s->tree);
+	tree_lines(c->out, s);
 	table_wrap(c->out, width, 4,
 		   "  dirty: %lld pages (%s) in %.2f s = %.0f pages/s; cumulative %s, avg %s/s",
 		   (long long)s->dirty.dirty_pages,
@@ -252,10 +298,13 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 		ml_fmt_writes_summary(&w, &sum);
 		return;
 	}
-	fprintf(c->out, "summary: pid %d, %llu interval%s, stopped because %s\n", (int)c->pid,
-		(unsigned long long)c->intervals, c->intervals == 1 ? "" : "s", ml_stop_text(why));
+	fprintf(c->out, "summary: pid %d%s, %llu interval%s, stopped because %s\n", (int)c->pid,
+		c->tree ? " and its tree" : "", (unsigned long long)c->intervals,
+		c->intervals == 1 ? "" : "s", ml_stop_text(why));
 	if (!c->have_last)
 		return;
+	if (s->tree)
+		process_table(c->out, s, table_width(c->out));
 	fprintf(c->out, "  VMAs %d, tracked %d, hot %d; cumulative written %s, average %s/s\n",
 		s->total_vmas, s->tracked_vmas, s->hot_vmas,
 		ml_fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b1, sizeof(b1)),
@@ -264,14 +313,21 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 		const struct profiler_region *r = &s->regions[i];
 		char a[40];
 
-		if (r->hot)
+		if (r->hot && s->tree)
+			fprintf(c->out, "  HOT pid %d %s %-8s %6s ratio %.3f for %d intervals\n",
+				(int)r->pid, table_range(r->start, r->end, a, sizeof(a)),
+				ml_vma_kind_name(r->kind),
+				ml_fmt_bytes(r->end - r->start, b1, sizeof(b1)), r->written_ratio,
+				r->consecutive_hot);
+		else if (r->hot)
 			fprintf(c->out, "  HOT %s %-8s %6s ratio %.3f for %d intervals\n",
 				table_range(r->start, r->end, a, sizeof(a)),
 				ml_vma_kind_name(r->kind),
 				ml_fmt_bytes(r->end - r->start, b1, sizeof(b1)), r->written_ratio,
 				r->consecutive_hot);
 	}
-	hot_range_lines(c->out, &s->hot, 0);
+	hot_range_lines(c->out, &s->hot, 0, s->tree);
+	tree_lines(c->out, s);
 }
 
 /* A write to the output or the record file failed (their buffers flushed). */
@@ -383,6 +439,11 @@ int cmd_writes(int argc, char **argv)
 		CLI_OPT_DURATION(&duration, 0.001,
 				 "stop after SEC seconds: SEC intervals of 1 s without -i "
 				 "(default: Ctrl-C or the target's exit)"),
+		{ .name = "tree",
+		  .kind = CLI_FLAG,
+		  .target = &c.tree,
+		  .help = "profile every process under the target too (as CRIU dumps them): a "
+			  "row per process, the tree's totals" },
 		{ .letter = 'a',
 		  .name = "all",
 		  .kind = CLI_FLAG,
@@ -420,6 +481,7 @@ int cmd_writes(int argc, char **argv)
 	if (rc)
 		return rc;
 	po.interval_ms = (unsigned int)interval_ms;
+	po.tree = c.tree;
 	/* -d without -i: intervals of 1 s, or one interval of the whole duration */
 	if (duration > 0 && !interval_ms)
 		po.interval_ms =

@@ -147,6 +147,20 @@ int ml_criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
 int ml_criu_write_exclude_file(const char *dir, pid_t pid, const struct rangeset *ranges,
 			       char *path, size_t len, struct ml_err *err);
 
+/* The ranges of one process of a dumped tree. */
+struct criu_proc_ranges {
+	pid_t pid;
+	const struct rangeset *ranges;
+};
+
+/*
+ * ml_criu_write_exclude_file() of several processes: "PID S E\n" lines
+ * with @with_pid, else "S E\n".
+ */
+int ml_criu_write_exclude_file_procs(const char *dir, const struct criu_proc_ranges *procs,
+				     size_t nprocs, bool with_pid, char *path, size_t len,
+				     struct ml_err *err);
+
 /* What ml_criu_exclude_args() did, for the report. */
 struct criu_exclude_report {
 	size_t nexclude; /* ranges excluded (passed to CRIU) */
@@ -180,6 +194,18 @@ int ml_criu_exclude_args(struct criu_argv *a, pid_t pid, const struct rangeset *
 			 const struct rangeset *parent_excluded, const struct criu_caps *caps,
 			 const char *private_dir, struct criu_exclude_report *rep,
 			 struct ml_err *err);
+/*
+ * The same for a tree: @procs, the ranges of each of its processes (a
+ * page-granular CRIU gets each with its PID; another CRIU, which applies
+ * every range to every process, all of them without one, so the caller
+ * gives it their union as one entry). --no-parent-range goes for @pid
+ * (the root) as above; a page-granular CRIU reads what the parent left
+ * out of the other processes from the parent images itself.
+ */
+int ml_criu_exclude_args_procs(struct criu_argv *a, pid_t pid, const struct criu_proc_ranges *procs,
+			       size_t nprocs, const struct rangeset *parent_excluded,
+			       const struct criu_caps *caps, const char *private_dir,
+			       struct criu_exclude_report *rep, struct ml_err *err);
 
 /* ---- what an images directory left out (lib/criu/criu_record.c) ----------- */
 
@@ -269,6 +295,13 @@ struct criu_dump_req {
 	int lazy_port;
 	bool no_exclude; /* do not pass exclude arguments at all */
 	const struct rangeset *exclude; /* hot ranges to exclude (pre-dump only), or NULL */
+	/*
+	 * A tree's hot ranges, per process (pre-dump only), or NULL: what a
+	 * page-granular CRIU is given instead of @exclude (which is then their
+	 * union: the record, and what another CRIU is given).
+	 */
+	const struct criu_proc_ranges *exclude_procs;
+	size_t nexclude_procs;
 	/* more ranges to send without the parent, besides those the parent's
 	 * records say it left out (read from parent_dir), or NULL */
 	const struct rangeset *no_parent;
@@ -573,6 +606,23 @@ int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct 
  * VMAs (page granularity) when @pages, else the hot VMAs whole.
  */
 int ml_criu_hot_set(struct profiler *p, bool pages, struct rangeset *out, struct ml_err *err);
+
+/* A tree's hot sets, one per process that has one. */
+struct criu_hot_procs {
+	struct criu_proc_ranges *procs;
+	struct rangeset *sets; /* what procs[i].ranges point to */
+	size_t n;
+};
+
+/*
+ * The hot set of each process of a tree profiler's latest interval
+ * (profiler_opts.tree; none for one process, or when nothing is hot).
+ * Neither this nor ml_criu_hot_set() holds shared memory: CRIU dumps a
+ * shared memory object once, by the first process that maps it, whole.
+ */
+int ml_criu_hot_procs(struct profiler *p, bool pages, struct criu_hot_procs *out,
+		      struct ml_err *err);
+void ml_criu_hot_procs_free(struct criu_hot_procs *h);
 
 #pragma GCC visibility pop
 

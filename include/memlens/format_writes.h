@@ -53,6 +53,8 @@ struct writes_region_rec {
 	double written_ratio; /* NAN when absent */
 	double total_pages, dirty_pages, consecutive_hot;
 	bool hot, has_hot;
+	int64_t pid; /* a tree's: the process (0 when absent) */
+	bool shared; /* shared memory (it has a "shared" object) */
 };
 
 /* The "hot_ranges" object of both lines. */
@@ -71,6 +73,7 @@ struct writes_interval_rec {
 	struct writes_region_rec *regions;
 	size_t nregions;
 	struct range *written; /* [start, end) pairs, start <= end */
+	int64_t *written_pid; /* a tree's "written_pid": the process of each, or NULL */
 	size_t nwritten;
 	bool has_written;
 	struct writes_hot_rec hot;

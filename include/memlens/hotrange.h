@@ -48,6 +48,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "memlens/rangeset.h"
 
@@ -95,6 +96,7 @@ struct hotrange {
 struct hotrange_range {
 	uint64_t start, end;
 	uint64_t hot_pages;
+	pid_t pid; /* the process (profiler samples); 0: not said */
 };
 
 struct hotrange_set {

@@ -151,6 +151,8 @@ static inline uint64_t vma_pages(const struct vma *v)
 
 /* Writable, private and not a kernel-provided mapping: what the profiler tracks. */
 bool ml_vma_is_writable_private(const struct vma *v);
+/* Writable shared memory (shmem, memfd, SysV, shared anonymous: VMA_SHM, "rw-s"). */
+bool ml_vma_is_writable_shm(const struct vma *v);
 
 void ml_vma_set_init(struct vma_set *s);
 void ml_vma_set_clear(struct vma_set *s);

@@ -54,11 +54,21 @@ struct mm_interval {
 	size_t nwritten;
 };
 
+#define MM_TRACE_MAX_PROCS 255
+#define MM_TRACE_PID_SHIFT 56
+
 struct mm_trace {
 	struct mm_interval *iv; /* in t_ms order */
 	size_t n, cap;
 	size_t skipped_lines; /* lines of another "type" (e.g. summary) */
 	size_t with_written; /* intervals that have a "written" array */
+	/*
+	 * A tree's trace (regions and written ranges with a pid): each
+	 * process gets an address space of its own, process i's addresses
+	 * moved up by i << MM_TRACE_PID_SHIFT (user addresses stay below it).
+	 */
+	int64_t pids[MM_TRACE_MAX_PROCS];
+	size_t npids;
 };
 
 void ml_mm_trace_init(struct mm_trace *t);

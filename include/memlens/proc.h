@@ -65,6 +65,8 @@ const char *ml_proc_access_hint(void);
  * Exact only while the tree cannot fork or exit (frozen, stopped).
  */
 size_t ml_proc_tree(pid_t pid, pid_t *out, size_t max);
+/* The most processes of a tree the tools look at (CRIU, the tree profiler). */
+#define ML_PROC_TREE_MAX 4096
 
 #pragma GCC visibility pop
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The write profiler: async write-protect tracking of a
- * target's writable private VMAs, one PAGEMAP_SCAN per interval, a heat
+ * target's writable private VMAs and of its writable shared memory (shmem,
+ * memfd, SysV, shared anonymous; where the kernel can), one PAGEMAP_SCAN
+ * per interval, a heat
  * classifier per VMA, the hot ranges inside them (memlens/hotrange.h, from
  * the same written page ranges), and the dirty-volume numbers of
  * GetDirtyVolume.
@@ -33,6 +35,12 @@ struct profiler_opts {
 	unsigned int hot_ranges_max; /* hot ranges reported at most; 0: HOTRANGE_DEFAULT_MAX */
 	bool record_ranges; /* keep the written page ranges of each interval */
 	bool target_stopped; /* pid is our tracee, in a ptrace-stop (spawn mode) */
+	/*
+	 * Profile the process tree of pid: every descendant too, each with a
+	 * profiler of its own; children forked later are taken at the next
+	 * interval, children that exit stay in the totals, marked exited.
+	 */
+	bool tree;
 };
 
 struct profiler_region {
@@ -45,6 +53,26 @@ struct profiler_region {
 	bool hot;
 	/* the mapping's name in maps ("" for none); lives as long as the sample */
 	const char *path;
+	pid_t pid; /* the process whose VMA it is */
+	/* shared memory: the object (device, inode) and the VMA's first page in it */
+	bool shared;
+	uint32_t dev; /* major << 20 | minor */
+	uint64_t inode, pgoff;
+};
+
+/* One process of a profiled tree (profiler_opts.tree). */
+struct profiler_proc {
+	pid_t pid, ppid;
+	char comm[16];
+	bool exited; /* gone: its numbers are those it had when it exited */
+	bool failed; /* could not be profiled (note says why): not counted */
+	char note[160];
+	int tracked_vmas;
+	int shared_untracked;
+	int64_t dirty_pages; /* this interval, its shared memory pages included */
+	int64_t shared_dirty_pages; /* of which shared memory */
+	int64_t cumulative_dirty_bytes;
+	uint64_t hot_bytes; /* of its hot ranges */
 };
 
 /* GetDirtyVolumeResponse. */
@@ -68,12 +96,30 @@ struct profiler_sample {
 	struct profiler_region *regions; /* tracked VMAs, by address */
 	size_t nregions;
 	struct range *written; /* with record_ranges: written page ranges */
+	pid_t *written_pid; /* a tree's: the process of each written range */
 	size_t nwritten;
 	struct hotrange_set hot; /* the hot ranges inside the tracked VMAs */
 	char *paths; /* the regions' paths, one after another */
 	uint64_t tick_ns; /* cost of this tick */
 	uint64_t scan_ns; /* of which PAGEMAP_SCAN */
 	bool target_exited;
+	/*
+	 * Writable shared memory VMAs this kernel cannot write-protect
+	 * (no UFFD_FEATURE_WP_HUGETLBFS_SHMEM): not tracked, not counted.
+	 */
+	int shared_untracked;
+	/*
+	 * A tree (profiler_opts.tree): regions, hot ranges and written ranges
+	 * of every process (each says its pid), and one row per process. The
+	 * dirty numbers and hot.hot_bytes are the tree's: a shared memory page
+	 * written (or hot) in two processes counts once (by its object and
+	 * offset); shared_dirty_pages is how many shared memory pages of the
+	 * tree were written.
+	 */
+	bool tree;
+	struct profiler_proc *procs;
+	size_t nprocs;
+	int64_t shared_dirty_pages;
 };
 
 struct profiler;

@@ -187,7 +187,7 @@ static int write_ranges(int fd, pid_t pid, const struct rangeset *ranges)
 	char line[80];
 	int ret, n;
 
-	for (size_t i = 0; i < ranges->n; i++) {
+	for (size_t i = 0; ranges && i < ranges->n; i++) {
 		if (pid > 0)
 			n = snprintf(line, sizeof(line), "%d %llx %llx\n", (int)pid,
 				     (unsigned long long)ranges->r[i].start,
@@ -203,8 +203,26 @@ static int write_ranges(int fd, pid_t pid, const struct rangeset *ranges)
 	return 0;
 }
 
+static int write_procs(int fd, const struct criu_proc_ranges *procs, size_t nprocs, bool with_pid)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < nprocs && !ret; i++)
+		ret = write_ranges(fd, with_pid ? procs[i].pid : 0, procs[i].ranges);
+	return ret;
+}
+
 int ml_criu_write_exclude_file(const char *dir, pid_t pid, const struct rangeset *ranges,
 			       char *path, size_t len, struct ml_err *err)
+{
+	struct criu_proc_ranges one = { pid, ranges };
+
+	return ml_criu_write_exclude_file_procs(dir, &one, 1, pid > 0, path, len, err);
+}
+
+int ml_criu_write_exclude_file_procs(const char *dir, const struct criu_proc_ranges *procs,
+				     size_t nprocs, bool with_pid, char *path, size_t len,
+				     struct ml_err *err)
 {
 	int dfd, fd, ret;
 
@@ -220,7 +238,7 @@ int ml_criu_write_exclude_file(const char *dir, pid_t pid, const struct rangeset
 				 dir, CRIU_EXCLUDE_FILE_NAME, strerror(errno));
 		goto out;
 	}
-	ret = write_ranges(fd, pid, ranges);
+	ret = write_procs(fd, procs, nprocs, with_pid);
 	if (!ret && fsync(fd) < 0)
 		ret = -errno;
 	if (close(fd) < 0 && !ret)
@@ -258,9 +276,9 @@ static int add_ranges(struct criu_argv *a, const char *opt, pid_t pid, const str
 	return 0;
 }
 
-static int add_exclude_file(struct criu_argv *a, pid_t pid, const struct rangeset *exclude,
-			    const char *private_dir, struct criu_exclude_report *rep,
-			    struct ml_err *err)
+static int add_exclude_file(struct criu_argv *a, const struct criu_proc_ranges *procs,
+			    size_t nprocs, bool with_pid, size_t nexcl, const char *private_dir,
+			    struct criu_exclude_report *rep, struct ml_err *err)
 {
 	int ret;
 
@@ -268,9 +286,9 @@ static int add_exclude_file(struct criu_argv *a, pid_t pid, const struct rangese
 		return ml_err_set(err, EINVAL,
 				  "%zu hot ranges need an exclude file, but no private directory "
 				  "was given for it",
-				  exclude->n);
-	ret = ml_criu_write_exclude_file(private_dir, pid, exclude, rep->file, sizeof(rep->file),
-					 err);
+				  nexcl);
+	ret = ml_criu_write_exclude_file_procs(private_dir, procs, nprocs, with_pid, rep->file,
+					       sizeof(rep->file), err);
 	if (ret)
 		return ret;
 	rep->used_file = true;
@@ -346,14 +364,35 @@ int ml_criu_exclude_args(struct criu_argv *a, pid_t pid, const struct rangeset *
 			 const char *private_dir, struct criu_exclude_report *rep,
 			 struct ml_err *err)
 {
-	size_t nexcl = exclude ? exclude->n : 0;
-	char how = exclude_how(nexcl, caps, private_dir);
+	struct criu_proc_ranges one = { pid, exclude };
+
+	return ml_criu_exclude_args_procs(a, pid, exclude ? &one : NULL, exclude ? 1 : 0,
+					  parent_excluded, caps, private_dir, rep, err);
+}
+
+int ml_criu_exclude_args_procs(struct criu_argv *a, pid_t pid, const struct criu_proc_ranges *procs,
+			       size_t nprocs, const struct rangeset *parent_excluded,
+			       const struct criu_caps *caps, const char *private_dir,
+			       struct criu_exclude_report *rep, struct ml_err *err)
+{
+	const struct rangeset *exclude = NULL; /* @pid's own */
+	size_t nexcl = 0;
+	uint64_t bytes = 0;
+	char how;
+	bool with_pid = caps && caps->page_granular;
 	struct rangeset np;
 	int ret = 0;
 
+	for (size_t i = 0; i < nprocs; i++) {
+		nexcl += procs[i].ranges ? procs[i].ranges->n : 0;
+		bytes += procs[i].ranges ? ml_rangeset_bytes(procs[i].ranges) : 0;
+		if (procs[i].pid == pid)
+			exclude = procs[i].ranges;
+	}
+	how = exclude_how(nexcl, caps, private_dir);
 	memset(rep, 0, sizeof(*rep));
 	rep->granularity = ml_criu_granularity(caps);
-	if (!caps || !caps->page_granular)
+	if (!with_pid)
 		pid = 0; /* CRIU takes no PID in a range */
 	ml_rangeset_init(&np);
 	if (nexcl && !how)
@@ -368,9 +407,11 @@ int ml_criu_exclude_args(struct criu_argv *a, pid_t pid, const struct rangeset *
 		rep->nno_parent_missing = np.n;
 	}
 	if (nexcl && how == 'f')
-		ret = add_exclude_file(a, pid, exclude, private_dir, rep, err);
-	else if (nexcl && how == 'r')
-		ret = add_ranges(a, "--exclude-range", pid, exclude);
+		ret = add_exclude_file(a, procs, nprocs, with_pid, nexcl, private_dir, rep, err);
+	for (size_t i = 0; nexcl && how == 'r' && !ret && i < nprocs; i++)
+		if (procs[i].ranges)
+			ret = add_ranges(a, "--exclude-range", with_pid ? procs[i].pid : 0,
+					 procs[i].ranges);
 	if (!ret && nexcl && how)
 		rep->nexclude = nexcl;
 	if (!ret && np.n && !rep->parent_unusable) {
@@ -382,7 +423,7 @@ int ml_criu_exclude_args(struct criu_argv *a, pid_t pid, const struct rangeset *
 	if (rep->skipped)
 		note_applied(rep, strlen(rep->note), 0, 0, 0);
 	else if (nexcl || np.n)
-		note_applied(rep, 0, how, nexcl, nexcl ? ml_rangeset_bytes(exclude) : 0);
+		note_applied(rep, 0, how, nexcl, bytes);
 	else
 		snprintf(rep->note, sizeof(rep->note), "no hot ranges: nothing to exclude");
 out:

@@ -399,6 +399,9 @@ static int add_exclusion(struct criu_argv *ex, const struct criu_caps *caps,
 	size_t n = excl ? excl->n : 0;
 	int ret;
 
+	for (size_t i = 0; excl && caps->page_granular && i < r->nexclude_procs; i++)
+		n += r->exclude_procs[i].ranges->n; /* more than the union: an upper bound */
+
 	if (n > CRIU_EXCLUDE_RANGE_MAX && caps->exclude_file) {
 		snprintf(tmpdir, PATH_MAX, "%s/memlens-criu-XXXXXX", base && *base ? base : "/tmp");
 		if (!mkdtemp(tmpdir))
@@ -407,8 +410,13 @@ static int add_exclusion(struct criu_argv *ex, const struct criu_caps *caps,
 					  "exclude file (%s): %s",
 					  tmpdir, strerror(errno));
 	}
-	ret = ml_criu_exclude_args(ex, r->pid, excl, pexcl, caps, tmpdir[0] ? tmpdir : NULL,
-				   &res->exclude, err);
+	if (excl && r->exclude_procs && caps->page_granular)
+		ret = ml_criu_exclude_args_procs(ex, r->pid, r->exclude_procs, r->nexclude_procs,
+						 pexcl, caps, tmpdir[0] ? tmpdir : NULL,
+						 &res->exclude, err);
+	else
+		ret = ml_criu_exclude_args(ex, r->pid, excl, pexcl, caps, tmpdir[0] ? tmpdir : NULL,
+					   &res->exclude, err);
 	if (ret)
 		return ret;
 	res->exclude.nparent_excluded = pexcl->n;

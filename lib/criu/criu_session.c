@@ -64,6 +64,40 @@ void ml_criu_session_reset(struct criu_session *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/*
+ * The hot set of one process of the sample (@pid 0: every process, united).
+ * Shared memory is never in it: CRIU dumps a shared memory object once, by
+ * the first process that maps it, and leaves none of its pages out.
+ */
+static int hot_of(const struct profiler_sample *smp, bool pages, pid_t pid, struct rangeset *out)
+{
+	struct rangeset shm;
+	int ret = 0;
+
+	ml_rangeset_init(&shm);
+	for (size_t i = 0; i < smp->nregions && !ret; i++) {
+		const struct profiler_region *g = &smp->regions[i];
+
+		if (pid && g->pid != pid)
+			continue;
+		if (g->shared)
+			ret = ml_rangeset_add(&shm, g->start, g->end);
+		else if (!pages && g->hot)
+			ret = ml_rangeset_add(out, g->start, g->end);
+	}
+	for (size_t i = 0; pages && i < smp->hot.n && !ret; i++) {
+		const struct hotrange_range *h = &smp->hot.r[i];
+
+		if (!pid || h->pid == pid)
+			ret = ml_rangeset_add(out, h->start, h->end);
+	}
+	/* a merged hot range may span shared memory (pages only: no hot region is shared) */
+	for (size_t i = 0; pages && i < shm.n && !ret; i++)
+		ret = ml_rangeset_remove(out, shm.r[i].start, shm.r[i].end);
+	ml_rangeset_free(&shm);
+	return ret;
+}
+
 int ml_criu_hot_set(struct profiler *p, bool pages, struct rangeset *out, struct ml_err *err)
 {
 	struct profiler_sample smp;
@@ -75,17 +109,73 @@ int ml_criu_hot_set(struct profiler *p, bool pages, struct rangeset *out, struct
 	memset(&smp, 0, sizeof(smp));
 	if (ml_profiler_latest(p, &smp))
 		return 0; /* no interval yet: nothing is hot */
-	if (pages)
-		for (size_t i = 0; i < smp.hot.n && !ret; i++)
-			ret = ml_rangeset_add(out, smp.hot.r[i].start, smp.hot.r[i].end);
-	else
-		for (size_t i = 0; i < smp.nregions && !ret; i++)
-			if (smp.regions[i].hot)
-				ret = ml_rangeset_add(out, smp.regions[i].start,
-						      smp.regions[i].end);
+	if (!smp.tree) {
+		ret = hot_of(&smp, pages, 0, out);
+	} else {
+		/* one process at a time: a shared range of one is not another's */
+		struct rangeset one;
+
+		ml_rangeset_init(&one);
+		for (size_t i = 0; i < smp.nprocs && !ret; i++) {
+			ml_rangeset_clear(&one);
+			ret = hot_of(&smp, pages, smp.procs[i].pid, &one);
+			for (size_t k = 0; k < one.n && !ret; k++)
+				ret = ml_rangeset_add(out, one.r[k].start, one.r[k].end);
+		}
+		ml_rangeset_free(&one);
+	}
 	ml_profiler_sample_free(&smp);
 	if (ret)
 		return ml_err_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+void ml_criu_hot_procs_free(struct criu_hot_procs *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		ml_rangeset_free(&h->sets[i]);
+	}
+	free(h->sets);
+	free(h->procs);
+	memset(h, 0, sizeof(*h));
+}
+
+int ml_criu_hot_procs(struct profiler *p, bool pages, struct criu_hot_procs *out,
+		      struct ml_err *err)
+{
+	struct profiler_sample smp;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return 0;
+	memset(&smp, 0, sizeof(smp));
+	if (ml_profiler_latest(p, &smp))
+		return 0;
+	if (smp.nprocs) {
+		out->sets = calloc(smp.nprocs, sizeof(*out->sets));
+		out->procs = calloc(smp.nprocs, sizeof(*out->procs));
+		ret = out->sets && out->procs ? 0 : -ENOMEM;
+	}
+	for (size_t i = 0; i < smp.nprocs && !ret; i++) {
+		struct rangeset *s = &out->sets[out->n];
+
+		if (smp.procs[i].exited || smp.procs[i].failed)
+			continue;
+		ml_rangeset_init(s);
+		ret = hot_of(&smp, pages, smp.procs[i].pid, s);
+		if (!ret && !s->n) {
+			ml_rangeset_free(s);
+			continue;
+		}
+		out->procs[out->n] = (struct criu_proc_ranges){ smp.procs[i].pid, s };
+		out->n++;
+	}
+	ml_profiler_sample_free(&smp);
+	if (ret) {
+		ml_criu_hot_procs_free(out);
+		return ml_err_set(err, ENOMEM, "out of memory");
+	}
 	return 0;
 }
 
@@ -121,14 +211,22 @@ static int run_checkpoint(struct criu_session *s, struct profiler *p,
 			  struct rangeset *hot, struct ml_err *err)
 {
 	struct criu_dump_req r = *req;
+	struct criu_hot_procs procs = { 0 };
 	int ret;
 
 	/* what would make CRIU refuse, before the profiler is taken down for it */
 	ret = ml_criu_dump_precheck(&s->caps, req, err);
 	if (!ret)
 		ret = ml_criu_hot_set(p, s->caps.page_granular, hot, err);
+	if (!ret)
+		ret = ml_criu_hot_procs(p, s->caps.page_granular, &procs, err);
 	if (ret)
 		goto out;
+	/* a tree: each process's own ranges, to a CRIU that takes them so */
+	if (procs.n) {
+		r.exclude_procs = procs.procs;
+		r.nexclude_procs = procs.n;
+	}
 	if (p && (ret = ml_profiler_release(p, err)))
 		goto out;
 	/* what the parent left out comes from the parent's own records
@@ -141,6 +239,7 @@ static int run_checkpoint(struct criu_session *s, struct profiler *p,
 	else if (!ret && ml_rangeset_copy(&s->prev, hot))
 		ret = ml_err_set(err, ENOMEM, "out of memory");
 out:
+	ml_criu_hot_procs_free(&procs);
 	return ret;
 }
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "criu_tree.h"
 #include "memlens/criu.h"
+#include "memlens/proc.h"
 
 /* The first SysV segment @pid maps: its address and key; false when none. */
 static bool sysv_map(pid_t pid, unsigned long *addr, unsigned int *key)
@@ -56,7 +56,8 @@ int ml_criu_sysv_check(pid_t pid, struct ml_err *err)
 	/* a tree in an IPC namespace of its own: CRIU dumps the namespace */
 	if (!same_ipc_ns(pid))
 		return 0;
-	n = ml_criu_tree(pid, &procs);
+	procs = malloc(ML_PROC_TREE_MAX * sizeof(*procs));
+	n = procs ? ml_proc_tree(pid, procs, ML_PROC_TREE_MAX) : 0;
 	for (size_t i = 0; i < n && !ret; i++)
 		if (sysv_map(procs[i], &addr, &key))
 			ret = ml_err_set(err, EINVAL,

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "criu_tree.h"
 #include "memlens/criu.h"
+#include "memlens/proc.h"
 
 #define NETNS_MAX 16
 
@@ -163,7 +163,8 @@ int ml_criu_tcp_inspect(pid_t pid, struct criu_tcp_conns *out, struct ml_err *er
 	if (kill(pid, 0) < 0 && errno == ESRCH)
 		return ml_err_set(err, ESRCH, "no process with pid %d (it may have exited)",
 				  (int)pid);
-	np = ml_criu_tree(pid, &procs);
+	procs = malloc(ML_PROC_TREE_MAX * sizeof(*procs));
+	np = procs ? ml_proc_tree(pid, procs, ML_PROC_TREE_MAX) : 0;
 	if (!np)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < np; i++)

@@ -21,9 +21,11 @@ static void put_attach(struct jw *w, const struct attach_stats *a)
 	ml_jw_obj_end(w);
 }
 
-static void put_region(struct jw *w, const struct profiler_region *r)
+static void put_region(struct jw *w, const struct profiler_region *r, bool tree)
 {
 	ml_jw_obj(w);
+	if (tree)
+		ml_jw_kint(w, "pid", r->pid);
 	ml_jw_khex(w, "start_addr", r->start);
 	ml_jw_khex(w, "end_addr", r->end);
 	ml_jw_kstr(w, "kind", ml_vma_kind_name(r->kind));
@@ -34,11 +36,61 @@ static void put_region(struct jw *w, const struct profiler_region *r)
 	ml_jw_kdbl(w, "written_ratio", r->written_ratio);
 	ml_jw_kint(w, "consecutive_hot", r->consecutive_hot);
 	ml_jw_kbool(w, "hot", r->hot);
+	if (r->shared) {
+		ml_jw_key(w, "shared");
+		ml_jw_obj(w);
+		ml_jw_kuint(w, "dev", r->dev);
+		ml_jw_kuint(w, "inode", r->inode);
+		ml_jw_kuint(w, "pgoff", r->pgoff);
+		ml_jw_obj_end(w);
+	}
 	ml_jw_obj_end(w);
 }
 
+/* A tree's rows: one per process. */
+static void put_processes(struct jw *w, const struct profiler_sample *s)
+{
+	ml_jw_key(w, "processes");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct profiler_proc *p = &s->procs[i];
+
+		ml_jw_obj(w);
+		ml_jw_kint(w, "pid", p->pid);
+		ml_jw_kint(w, "ppid", p->ppid);
+		ml_jw_kstr(w, "comm", p->comm);
+		ml_jw_kstr(w, "state",
+			   p->exited   ? "exited"
+			   : p->failed ? "not profiled"
+				       : "profiled");
+		if (p->note[0] && !p->exited)
+			ml_jw_kstr(w, "note", p->note);
+		ml_jw_kint(w, "tracked_vmas", p->tracked_vmas);
+		ml_jw_kint(w, "dirty_pages", p->dirty_pages);
+		ml_jw_kint(w, "shared_dirty_pages", p->shared_dirty_pages);
+		ml_jw_kint(w, "cumulative_dirty_bytes", p->cumulative_dirty_bytes);
+		ml_jw_kuint(w, "hot_bytes", p->hot_bytes);
+		if (p->shared_untracked)
+			ml_jw_kint(w, "shared_untracked_vmas", p->shared_untracked);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_arr_end(w);
+}
+
+/* What every interval and the summary say of the tree and of shared memory. */
+static void put_tree(struct jw *w, const struct profiler_sample *s)
+{
+	if (s->shared_untracked)
+		ml_jw_kint(w, "shared_untracked_vmas", s->shared_untracked);
+	if (!s->tree)
+		return;
+	ml_jw_kbool(w, "tree", true);
+	ml_jw_kint(w, "shared_dirty_pages", s->shared_dirty_pages);
+	put_processes(w, s);
+}
+
 /* The hot ranges inside the VMAs (memlens/hotrange.h), after merging to the bound. */
-static void put_hot_ranges(struct jw *w, const struct hotrange_set *h)
+static void put_hot_ranges(struct jw *w, const struct hotrange_set *h, bool tree)
 {
 	ml_jw_key(w, "hot_ranges");
 	ml_jw_obj(w);
@@ -50,6 +102,8 @@ static void put_hot_ranges(struct jw *w, const struct hotrange_set *h)
 	ml_jw_arr(w);
 	for (size_t i = 0; i < h->n; i++) {
 		ml_jw_obj(w);
+		if (tree)
+			ml_jw_kint(w, "pid", h->r[i].pid);
 		ml_jw_khex(w, "start_addr", h->r[i].start);
 		ml_jw_khex(w, "end_addr", h->r[i].end);
 		ml_jw_kuint(w, "pages", (h->r[i].end - h->r[i].start) / 4096);
@@ -87,12 +141,13 @@ void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sampl
 	ml_jw_kint(w, "hot_vmas", s->hot_vmas);
 	ml_jw_kuint(w, "tick_us", s->tick_ns / 1000);
 	put_dirty(w, &s->dirty);
+	put_tree(w, s);
 	ml_jw_key(w, "regions");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < s->nregions; i++)
-		put_region(w, &s->regions[i]);
+		put_region(w, &s->regions[i], s->tree);
 	ml_jw_arr_end(w);
-	put_hot_ranges(w, &s->hot);
+	put_hot_ranges(w, &s->hot, s->tree);
 	if (with_written) {
 		ml_jw_key(w, "written");
 		ml_jw_arr(w);
@@ -103,6 +158,14 @@ void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sampl
 			ml_jw_arr_end(w);
 		}
 		ml_jw_arr_end(w);
+		if (s->written_pid) {
+			/* a tree's: the process of each written range */
+			ml_jw_key(w, "written_pid");
+			ml_jw_arr(w);
+			for (size_t i = 0; i < s->nwritten; i++)
+				ml_jw_int(w, s->written_pid[i]);
+			ml_jw_arr_end(w);
+		}
 	}
 	ml_jw_obj_end(w);
 }
@@ -127,10 +190,12 @@ void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
 	ml_jw_arr(w);
 	for (size_t i = 0; s && i < s->nregions; i++)
 		if (s->regions[i].hot)
-			put_region(w, &s->regions[i]);
+			put_region(w, &s->regions[i], s->tree);
 	ml_jw_arr_end(w);
-	put_hot_ranges(w, s ? &s->hot : &none);
+	put_hot_ranges(w, s ? &s->hot : &none, s && s->tree);
 	put_dirty(w, s ? &s->dirty : &zero);
+	if (s)
+		put_tree(w, s);
 	ml_jw_obj_end(w);
 }
 
@@ -172,6 +237,9 @@ static int read_region(const struct json *o, size_t i, struct writes_region_rec 
 	r->dirty_pages = num_or0(o, "dirty_pages");
 	r->consecutive_hot = num_or0(o, "consecutive_hot");
 	r->has_hot = !ml_json_get_bool(o, "hot", &r->hot);
+	if (ml_json_get_int(o, "pid", &r->pid))
+		r->pid = 0;
+	r->shared = ml_json_type(ml_json_get(o, "shared")) == ML_JSON_OBJECT;
 	return 0;
 }
 
@@ -223,6 +291,28 @@ static int read_written(const struct json *a, struct writes_interval_rec *r, str
 	return 0;
 }
 
+/* A tree's "written_pid", when present: one pid per "written" range. */
+static int read_written_pid(const struct json *a, struct writes_interval_rec *r, struct ml_err *err)
+{
+	size_t n = ml_json_count(a);
+
+	if (!a)
+		return 0;
+	if (ml_json_type(a) != ML_JSON_ARRAY || n != r->nwritten)
+		return ml_err_set(
+			err, EINVAL,
+			"field \"written_pid\" must be an array of one pid per \"written\" "
+			"range (%zu)",
+			r->nwritten);
+	r->written_pid = calloc(n ? n : 1, sizeof(*r->written_pid));
+	if (!r->written_pid)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (ml_json_as_int(ml_json_at(a, i), &r->written_pid[i]))
+			return ml_err_set(err, EINVAL, "\"written_pid\" %zu is not a pid", i);
+	return 0;
+}
+
 /* "hot_ranges", when present: {"count", ..., "ranges": [{"start_addr", "end_addr", ...}]}. */
 static int read_hot_ranges(const struct json *o, struct writes_hot_rec *h, struct ml_err *err)
 {
@@ -252,6 +342,7 @@ static int read_hot_ranges(const struct json *o, struct writes_hot_rec *h, struc
 					  "\"0x...\" strings",
 					  i);
 		x->hot_pages = (uint64_t)num_or0(r, "hot_pages");
+		x->pid = (pid_t)num_or0(r, "pid");
 		h->n++;
 	}
 	return 0;
@@ -279,16 +370,19 @@ int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec
 		ret = read_hot_ranges(ml_json_get(o, "hot_ranges"), &r->hot, err);
 	if (ret)
 		return ret;
-	return read_written(ml_json_get(o, "written"), r, err);
+	ret = read_written(ml_json_get(o, "written"), r, err);
+	return ret ? ret : read_written_pid(ml_json_get(o, "written_pid"), r, err);
 }
 
 void ml_fmt_writes_interval_free(struct writes_interval_rec *r)
 {
 	free(r->regions);
 	free(r->written);
+	free(r->written_pid);
 	free(r->hot.r);
 	r->regions = NULL;
 	r->written = NULL;
+	r->written_pid = NULL;
 	r->nregions = r->nwritten = 0;
 	memset(&r->hot, 0, sizeof(r->hot));
 }

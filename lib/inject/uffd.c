@@ -13,6 +13,9 @@ int ml_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_WP_FEATURES };
 
+	/* shared memory too, where the kernel can (not required) */
+	if (ml_uffd_kernel_features() & UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
+		api.features |= UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
 	if (ioctl(uffd, UFFDIO_API, &api) < 0) {
 		int e = errno;
 

@@ -12,7 +12,10 @@
 
 #define UFFD_WP_FEATURES (UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED)
 
-/* UFFDIO_API with async write-protect. -ENOTSUP names the missing feature. */
+/*
+ * UFFDIO_API with async write-protect, and UFFD_FEATURE_WP_HUGETLBFS_SHMEM
+ * (shared memory) when the kernel has it. -ENOTSUP names the missing feature.
+ */
 int ml_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err);
 /* UFFDIO_REGISTER_MODE_WP over [start, end). -EBUSY: owned by another uffd. */
 int ml_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err);

@@ -27,8 +27,37 @@ void ml_mm_trace_free(struct mm_trace *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* The model's view of an interval: each region needs "hot", each range START < END. */
-static int from_rec(struct writes_interval_rec *rec, struct mm_interval *iv, struct ml_err *err)
+static int cmp_region(const void *x, const void *y)
+{
+	const struct mm_region *a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The address space of process @pid (0: a trace of one process) in @t: its offset, or -1. */
+static int64_t pid_base(struct mm_trace *t, int64_t pid)
+{
+	size_t i = 0;
+
+	if (!pid)
+		return 0;
+	while (i < t->npids && t->pids[i] != pid)
+		i++;
+	if (i == t->npids) {
+		if (t->npids == MM_TRACE_MAX_PROCS)
+			return -1;
+		t->pids[t->npids++] = pid;
+	}
+	return (int64_t)((uint64_t)i << MM_TRACE_PID_SHIFT);
+}
+
+/*
+ * The model's view of an interval: each region needs "hot", each range
+ * START < END. Shared memory is never hot to the model: CRIU leaves none
+ * of it out. A tree's processes each get an address space of their own.
+ */
+static int from_rec(struct mm_trace *t, struct writes_interval_rec *rec, struct mm_interval *iv,
+		    struct ml_err *err)
 {
 	if (!rec->t_ms_is_int)
 		return ml_err_set(err, EINVAL, "interval without an integer \"t_ms\"");
@@ -45,7 +74,16 @@ static int from_rec(struct writes_interval_rec *rec, struct mm_interval *iv, str
 				"region %zu needs \"start_addr\" < \"end_addr\" (hex strings) "
 				"and a boolean \"hot\"",
 				i);
-		iv->regions[iv->nregions++] = (struct mm_region){ r->start, r->end, r->hot };
+		int64_t base = pid_base(t, r->pid);
+
+		if (base < 0 || r->end > (1ULL << MM_TRACE_PID_SHIFT))
+			return ml_err_set(err, EINVAL,
+					  "region %zu: more than %d processes, or an address above "
+					  "2^%d",
+					  i, MM_TRACE_MAX_PROCS, MM_TRACE_PID_SHIFT);
+		iv->regions[iv->nregions++] =
+			(struct mm_region){ r->start + (uint64_t)base, r->end + (uint64_t)base,
+					    r->hot && !r->shared };
 	}
 	for (size_t i = 0; i < rec->nwritten; i++)
 		if (rec->written[i].end <= rec->written[i].start)
@@ -53,6 +91,17 @@ static int from_rec(struct writes_interval_rec *rec, struct mm_interval *iv, str
 					  "written range %zu must be [\"0xSTART\", \"0xEND\"] with "
 					  "START < END",
 					  i);
+	/* a tree's regions by address space, then address */
+	qsort(iv->regions, iv->nregions, sizeof(*iv->regions), cmp_region);
+	for (size_t i = 0; rec->written_pid && i < rec->nwritten; i++) {
+		int64_t base = pid_base(t, rec->written_pid[i]);
+
+		if (base < 0)
+			return ml_err_set(err, EINVAL, "more than %d processes",
+					  MM_TRACE_MAX_PROCS);
+		rec->written[i].start += (uint64_t)base;
+		rec->written[i].end += (uint64_t)base;
+	}
 	/* `writes --json` output has no ranges (mm_run refuses) */
 	iv->written = rec->written;
 	iv->nwritten = rec->nwritten;
@@ -111,7 +160,7 @@ int ml_mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struc
 	}
 	ret = ml_fmt_writes_interval_read(j, &rec, err);
 	if (!ret)
-		ret = from_rec(&rec, &iv, err);
+		ret = from_rec(t, &rec, &iv, err);
 	if (!ret)
 		ret = append(t, &iv, err);
 	if (!ret && rec.has_written)

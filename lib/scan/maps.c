@@ -463,6 +463,11 @@ bool ml_vma_is_writable_private(const struct vma *v)
 	return v->kind != VMA_VDSO && v->kind != VMA_VVAR && v->kind != VMA_VSYSCALL;
 }
 
+bool ml_vma_is_writable_shm(const struct vma *v)
+{
+	return v->perms[1] == 'w' && v->perms[3] == 's' && v->kind == VMA_SHM;
+}
+
 size_t ml_vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added, size_t max)
 {
 	size_t i = 0, j = 0, n = 0;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,12 +126,19 @@ static long run_scan(struct pagescan *ps, struct pm_scan_arg *a, uint64_t start,
 	return pages;
 }
 
-int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err)
+/* Pages of a file a private VMA maps were never written by it; shared memory's are all "file". */
+static uint64_t file_cat(bool shared)
+{
+	return shared ? 0 : PAGE_IS_FILE;
+}
+
+int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+			 struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.flags = PM_SCAN_WP_MATCHING,
-		.category_inverted = PAGE_IS_PFNZERO | PAGE_IS_FILE,
-		.category_mask = PAGE_IS_PFNZERO | PAGE_IS_FILE,
+		.category_inverted = PAGE_IS_PFNZERO | file_cat(shared),
+		.category_mask = PAGE_IS_PFNZERO | file_cat(shared),
 		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 		.return_mask = 0,
 	};
@@ -139,13 +147,15 @@ int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, stru
 	return r < 0 ? (int)r : 0;
 }
 
-long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check_registered,
-		       pagescan_fn fn, void *arg, struct ml_err *err)
+long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags, pagescan_fn fn,
+		       void *arg, struct ml_err *err)
 {
+	bool shared = flags & PAGESCAN_SHARED;
 	struct pm_scan_arg a = {
-		.flags = PM_SCAN_WP_MATCHING | (check_registered ? PM_SCAN_CHECK_WPASYNC : 0),
-		.category_inverted = PAGE_IS_PFNZERO | PAGE_IS_FILE,
-		.category_mask = PAGE_IS_PFNZERO | PAGE_IS_FILE | PAGE_IS_WRITTEN,
+		.flags = PM_SCAN_WP_MATCHING |
+			 (flags & PAGESCAN_CHECK_REGISTERED ? PM_SCAN_CHECK_WPASYNC : 0),
+		.category_inverted = PAGE_IS_PFNZERO | file_cat(shared),
+		.category_mask = PAGE_IS_PFNZERO | file_cat(shared) | PAGE_IS_WRITTEN,
 		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_WRITTEN,
 	};
@@ -153,13 +163,13 @@ long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int ch
 	return run_scan(ps, &a, start, end, fn, arg, "dirty scan", err);
 }
 
-long ml_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, pagescan_fn fn,
-				 void *arg, struct ml_err *err)
+long ml_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+				 pagescan_fn fn, void *arg, struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.flags = PM_SCAN_WP_MATCHING,
-		.category_inverted = PAGE_IS_PFNZERO | PAGE_IS_FILE,
-		.category_mask = PAGE_IS_PFNZERO | PAGE_IS_FILE,
+		.category_inverted = PAGE_IS_PFNZERO | file_cat(shared),
+		.category_mask = PAGE_IS_PFNZERO | file_cat(shared),
 		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
 	};

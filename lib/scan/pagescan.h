@@ -7,6 +7,7 @@
 #ifndef MEMLENS_PAGESCAN_H
 #define MEMLENS_PAGESCAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,28 +30,34 @@ void ml_pagescan_close(struct pagescan *ps);
 
 /*
  * Write-protect every present or swapped, non-zero-page, anonymous page of
- * [start, end) without returning anything.
+ * [start, end) without returning anything; with @shared, the range is
+ * shared memory (shmem, memfd, SysV, shared anonymous): its pages too.
  */
-int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
+int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+			 struct ml_err *err);
+
+/* ml_pagescan_dirty()'s @flags */
+#define PAGESCAN_CHECK_REGISTERED 1 /* a range not registered fails with -EPERM */
+#define PAGESCAN_SHARED 2 /* shared memory: its (file) pages count */
 
 /*
  * Report pages of [start, end) written since the last write-protect and
- * write-protect them again, atomically. With
- * @check_registered, a VMA in the range that is not registered for async
- * write-protect fails the call with -EPERM. Pages in the vector are
+ * write-protect them again, atomically. With PAGESCAN_CHECK_REGISTERED in
+ * @flags, a VMA in the range that is not registered for async
+ * write-protect fails the call with -EPERM; PAGESCAN_SHARED as above. Pages in the vector are
  * reported through @fn; paging by walk_end keeps the vector bounded.
  * Returns the number of written pages or a negative errno.
  */
-long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int check_registered,
-		       pagescan_fn fn, void *arg, struct ml_err *err);
+long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags, pagescan_fn fn,
+		       void *arg, struct ml_err *err);
 
 /*
  * Write-protect the present or swapped anonymous pages of [start, end) like
  * ml_pagescan_baseline(), and report them: for a range that was not tracked
  * before, these are the pages written since it appeared.
  */
-long ml_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, pagescan_fn fn,
-				 void *arg, struct ml_err *err);
+long ml_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+				 pagescan_fn fn, void *arg, struct ml_err *err);
 
 /* 1 when some page of [start, end) is write-protect capable, 0 if none. */
 int ml_pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);

@@ -399,7 +399,7 @@ int ml_hotrange_get(const struct hotrange *h, struct hotrange_set *out)
 			out->r[out->n - 1].hot_pages += pages;
 		} else {
 			out->r[out->n++] =
-				(struct hotrange_range){ runs[k].start, runs[k].end, pages };
+				(struct hotrange_range){ runs[k].start, runs[k].end, pages, 0 };
 		}
 	}
 	free(runs);

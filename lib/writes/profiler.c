@@ -16,6 +16,7 @@
 #include "../inject/uffd.h"
 #include "memlens/clock.h"
 #include "memlens/proc.h"
+#include "profiler_int.h"
 
 #define SCAN_VEC_LEN 1024
 #define PG 4096ULL
@@ -33,7 +34,11 @@ struct profiler {
 	char *prev_maps; /* the maps text p->vmas was parsed from */
 	size_t prev_len, prev_cap;
 	struct vma_set vmas;
-	struct rangeset registered; /* registered by us and mapped now */
+	struct rangeset registered; /* private VMAs registered by us and mapped now */
+	struct rangeset shm_registered; /* shared memory VMAs, likewise */
+	bool shm_wp; /* the uffd write-protects shared memory (WP_HUGETLBFS_SHMEM) */
+	int shm_untracked; /* writable shared memory VMAs this kernel cannot track */
+	struct ptree *tree; /* with o.tree: the other processes of the tree */
 	struct rangeset ever; /* every range we ever registered */
 	struct rangeset foreign; /* ranges owned by another userfaultfd */
 	struct heat heat;
@@ -127,7 +132,13 @@ struct reg_ctx {
 	struct profiler *p;
 	struct ml_err *err;
 	int fatal;
+	bool shared; /* the range is shared memory */
 };
+
+static struct rangeset *reg_set(struct profiler *p, bool shared)
+{
+	return shared ? &p->shm_registered : &p->registered;
+}
 
 /* Register and baseline one range of a VMA that we do not track yet. */
 static int register_gap(uint64_t start, uint64_t end, void *arg)
@@ -157,12 +168,13 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 		 * between two scans would go unseen.
 		 */
 		struct scan_ctx sc = { p, -1 };
-		long n = ml_pagescan_protect_present(&p->ps, start, end, attribute, &sc, &e);
+		long n = ml_pagescan_protect_present(&p->ps, start, end, c->shared, attribute, &sc,
+						     &e);
 
 		clear_vec(&p->ps);
 		r = n < 0 ? (int)n : 0;
 	} else {
-		r = ml_pagescan_baseline(&p->ps, start, end, &e);
+		r = ml_pagescan_baseline(&p->ps, start, end, c->shared, &e);
 	}
 	if (r) {
 		if (r == -ESRCH || r == -ENOTSUP) {
@@ -172,32 +184,34 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 		}
 		return 0;
 	}
-	return ml_rangeset_add(&p->registered, start, end);
+	return ml_rangeset_add(reg_set(p, c->shared), start, end);
 }
 
-/*
- * Bring the registered set in line with the current maps: drop what is
- * gone, register and baseline what is new (only the new part of a VMA
- * that grew, so writes to the old part since the last scan are kept).
- */
-static int sync_registration(struct profiler *p, struct ml_err *err)
+/* sync_registration() of the private VMAs, or of the shared memory ones. */
+static int sync_set(struct profiler *p, bool shared, struct ml_err *err)
 {
-	struct rangeset next;
-	struct reg_ctx c = { p, err, 0 };
+	struct rangeset next, *reg = reg_set(p, shared);
+	struct reg_ctx c = { p, err, 0, shared };
 	int r = 0;
 
 	ml_rangeset_init(&next);
+	if (shared)
+		p->shm_untracked = 0;
 	for (size_t i = 0; i < p->vmas.n; i++) {
 		const struct vma *v = &p->vmas.v[i];
 
-		if (!ml_vma_is_writable_private(v))
+		if (shared ? !ml_vma_is_writable_shm(v) : !ml_vma_is_writable_private(v))
 			continue;
-		if (ml_rangeset_covers(&p->registered, v->start, v->end)) {
+		if (shared && !p->shm_wp) {
+			p->shm_untracked++;
+			continue;
+		}
+		if (ml_rangeset_covers(reg, v->start, v->end)) {
 			if (ml_rangeset_add(&next, v->start, v->end))
 				goto nomem;
 			continue;
 		}
-		r = ml_rangeset_gaps(&p->registered, v->start, v->end, register_gap, &c);
+		r = ml_rangeset_gaps(reg, v->start, v->end, register_gap, &c);
 		if (c.fatal) {
 			ml_rangeset_free(&next);
 			return c.fatal;
@@ -205,9 +219,9 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 		if (r)
 			goto nomem;
 		/* keep what was registered already, and what register_gap
-		 * added to p->registered just now */
-		for (size_t k = 0; k < p->registered.n; k++) {
-			uint64_t a = p->registered.r[k].start, b = p->registered.r[k].end;
+		 * added to the set just now */
+		for (size_t k = 0; k < reg->n; k++) {
+			uint64_t a = reg->r[k].start, b = reg->r[k].end;
 
 			if (b <= v->start || a >= v->end)
 				continue;
@@ -216,12 +230,24 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 				goto nomem;
 		}
 	}
-	ml_rangeset_free(&p->registered);
-	p->registered = next;
+	ml_rangeset_free(reg);
+	*reg = next;
 	return 0;
 nomem:
 	ml_rangeset_free(&next);
 	return ml_err_set(err, ENOMEM, "out of memory tracking VMAs");
+}
+
+/*
+ * Bring the registered sets in line with the current maps: drop what is
+ * gone, register and baseline what is new (only the new part of a VMA
+ * that grew, so writes to the old part since the last scan are kept).
+ */
+static int sync_registration(struct profiler *p, struct ml_err *err)
+{
+	int r = sync_set(p, false, err);
+
+	return r ? r : sync_set(p, true, err);
 }
 
 static int attribute(const struct page_region *reg, void *arg)
@@ -292,7 +318,7 @@ static int salvage_partial(struct profiler *p, struct scan_ctx *c)
  * by VMA; register and baseline the replaced ones.
  */
 static int rescan_run(struct profiler *p, struct scan_ctx *c, uint64_t start, uint64_t end,
-		      struct ml_err *err)
+		      bool shared, struct ml_err *err)
 {
 	for (size_t i = 0; i < p->vmas.n; i++) {
 		const struct vma *v = &p->vmas.v[i];
@@ -303,12 +329,14 @@ static int rescan_run(struct profiler *p, struct scan_ctx *c, uint64_t start, ui
 
 		if (a >= b)
 			continue;
-		r = ml_pagescan_dirty(&p->ps, a, b, 1, attribute, c, &e);
+		r = ml_pagescan_dirty(&p->ps, a, b,
+				      PAGESCAN_CHECK_REGISTERED | (shared ? PAGESCAN_SHARED : 0),
+				      attribute, c, &e);
 		clear_vec(&p->ps);
 		if (r == -EPERM) {
-			struct reg_ctx rc = { p, err, 0 };
+			struct reg_ctx rc = { p, err, 0, shared };
 
-			ml_rangeset_remove(&p->registered, a, b);
+			ml_rangeset_remove(reg_set(p, shared), a, b);
 			p->count_new = true;
 			register_gap(a, b, &rc);
 			p->count_new = false;
@@ -322,19 +350,21 @@ static int rescan_run(struct profiler *p, struct scan_ctx *c, uint64_t start, ui
 	return 0;
 }
 
-static int scan_all(struct profiler *p, struct ml_err *err)
+static int scan_set(struct profiler *p, bool shared, struct ml_err *err)
 {
 	struct scan_ctx c = { p, -1 };
+	struct rangeset *reg = reg_set(p, shared);
+	int flags = PAGESCAN_CHECK_REGISTERED | (shared ? PAGESCAN_SHARED : 0);
 
-	for (size_t k = 0; k < p->registered.n; k++) {
-		uint64_t a = p->registered.r[k].start, b = p->registered.r[k].end;
+	for (size_t k = 0; k < reg->n; k++) {
+		uint64_t a = reg->r[k].start, b = reg->r[k].end;
 		struct ml_err e = { 0 };
-		long r = ml_pagescan_dirty(&p->ps, a, b, 1, attribute, &c, &e);
+		long r = ml_pagescan_dirty(&p->ps, a, b, flags, attribute, &c, &e);
 
 		if (r == -EPERM) {
 			r = salvage_partial(p, &c);
 			if (!r)
-				r = rescan_run(p, &c, a, b, err);
+				r = rescan_run(p, &c, a, b, shared, err);
 			if (r)
 				return (int)r;
 			continue;
@@ -346,6 +376,13 @@ static int scan_all(struct profiler *p, struct ml_err *err)
 		}
 	}
 	return 0;
+}
+
+static int scan_all(struct profiler *p, struct ml_err *err)
+{
+	int r = scan_set(p, false, err);
+
+	return r ? r : scan_set(p, true, err);
 }
 
 static int ensure_scratch(struct profiler *p)
@@ -400,7 +437,14 @@ static int update_hot_ranges(struct profiler *p, struct profiler_sample *out, si
 	free(v);
 	if (!r)
 		r = ml_hotrange_get(&p->hr, &out->hot);
+	for (size_t i = 0; !r && i < out->hot.n; i++)
+		out->hot.r[i].pid = p->pid;
 	return r;
+}
+
+int ml_profiler_sample_own_paths(struct profiler_sample *s)
+{
+	return own_paths(s);
 }
 
 static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t now, uint64_t t0,
@@ -421,7 +465,9 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	for (size_t i = 0; i < p->vmas.n; i++) {
 		const struct vma *v = &p->vmas.v[i];
 
-		if (!ml_rangeset_intersects(&p->registered, v->start, v->end))
+		bool shared = ml_rangeset_intersects(&p->shm_registered, v->start, v->end);
+
+		if (!shared && !ml_rangeset_intersects(&p->registered, v->start, v->end))
 			continue;
 		hs[n].start = v->start;
 		hs[n].end = v->end;
@@ -433,6 +479,11 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		out->regions[n].total_pages = vma_pages(v);
 		out->regions[n].dirty_pages = p->dirty[i];
 		out->regions[n].path = ml_vma_path(&p->vmas, v);
+		out->regions[n].pid = p->pid;
+		out->regions[n].shared = shared;
+		out->regions[n].dev = (uint32_t)(v->dev_major << 20 | v->dev_minor);
+		out->regions[n].inode = v->inode;
+		out->regions[n].pgoff = v->offset / PG;
 		n++;
 	}
 	if (ml_heat_update(&p->heat, hs, n)) {
@@ -456,6 +507,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	if (own_paths(out))
 		return -ENOMEM;
 	out->tracked_vmas = (int)n;
+	out->shared_untracked = p->shm_untracked;
 	out->total_vmas = (int)p->vmas.n;
 	out->seq = ++p->seq;
 	out->t_ms = (int64_t)((now - p->start_ns) / 1000000);
@@ -481,7 +533,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	return 0;
 }
 
-int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
+int ml_profiler_tick_one(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
 {
 	uint64_t t0 = ml_mono_ns(), ts, now;
 	bool changed;
@@ -520,6 +572,21 @@ int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_
 	r = fill_sample(p, out, now, t0, now - ts);
 	if (r)
 		return ml_err_set(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+const struct range *ml_profiler_written(const struct profiler *p, size_t *n)
+{
+	*n = p->nwritten;
+	return p->written;
+}
+
+int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
+{
+	int r = p->tree ? ml_ptree_tick(p->tree, p, out, err) : ml_profiler_tick_one(p, out, err);
+
+	if (r)
+		return r;
 	/* what ml_profiler_latest() returns, whether ticks come from the thread or not */
 	pthread_mutex_lock(&p->lock);
 	ml_profiler_sample_free(&p->latest);
@@ -620,12 +687,14 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 	if (r < 0)
 		goto fail;
 	p->uffd = r;
+	p->shm_wp = p->attach.features & UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
 	r = setup_tracking(p, err);
 	if (r)
 		goto fail;
-	if (p->registered.n) {
-		r = ml_pagescan_verify_wp(&p->ps, p->registered.r[0].start,
-					  p->registered.r[p->registered.n - 1].end, err);
+	if (p->registered.n || p->shm_registered.n) {
+		const struct rangeset *v = p->registered.n ? &p->registered : &p->shm_registered;
+
+		r = ml_pagescan_verify_wp(&p->ps, v->r[0].start, v->r[v->n - 1].end, err);
 		if (r < 0)
 			goto fail;
 		if (r == 0) {
@@ -634,6 +703,11 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 				       "(the kernel lacks async uffd-wp on anonymous memory)");
 			goto fail;
 		}
+	}
+	if (p->o.tree) {
+		r = ml_ptree_open(&p->tree, p, err);
+		if (r)
+			goto fail;
 	}
 	*out = p;
 	return 0;
@@ -665,6 +739,7 @@ static void unregister_all(struct profiler *p)
 	ml_vma_set_free(&cur);
 	ml_rangeset_clear(&p->ever);
 	ml_rangeset_clear(&p->registered);
+	ml_rangeset_clear(&p->shm_registered);
 }
 
 void ml_profiler_close(struct profiler *p)
@@ -672,6 +747,7 @@ void ml_profiler_close(struct profiler *p)
 	if (!p)
 		return;
 	ml_profiler_stop(p);
+	ml_ptree_close(p->tree);
 	if (p->uffd >= 0) {
 		unregister_all(p);
 		close(p->uffd); /* the last reference: the kernel drops any leftovers */
@@ -684,6 +760,7 @@ void ml_profiler_close(struct profiler *p)
 	ml_kind_src_close(p->kinds);
 	ml_vma_set_free(&p->vmas);
 	ml_rangeset_free(&p->registered);
+	ml_rangeset_free(&p->shm_registered);
 	ml_rangeset_free(&p->ever);
 	ml_rangeset_free(&p->foreign);
 	ml_heat_free(&p->heat);
@@ -700,7 +777,12 @@ void ml_profiler_sample_free(struct profiler_sample *s)
 {
 	free(s->regions);
 	free(s->written);
+	free(s->written_pid);
 	free(s->paths);
+	free(s->procs);
+	s->written_pid = NULL;
+	s->procs = NULL;
+	s->nprocs = 0;
 	ml_hotrange_set_free(&s->hot);
 	s->regions = NULL;
 	s->written = NULL;
@@ -713,6 +795,8 @@ int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_s
 	*dst = *src;
 	dst->regions = NULL;
 	dst->written = NULL;
+	dst->written_pid = NULL;
+	dst->procs = NULL;
 	dst->paths = NULL;
 	dst->hot.r = NULL;
 	dst->hot.n = 0;
@@ -735,6 +819,23 @@ int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_s
 			return -ENOMEM;
 		}
 		memcpy(dst->written, src->written, src->nwritten * sizeof(*dst->written));
+		if (src->written_pid) {
+			dst->written_pid = malloc(src->nwritten * sizeof(*dst->written_pid));
+			if (!dst->written_pid) {
+				ml_profiler_sample_free(dst);
+				return -ENOMEM;
+			}
+			memcpy(dst->written_pid, src->written_pid,
+			       src->nwritten * sizeof(*dst->written_pid));
+		}
+	}
+	if (src->nprocs) {
+		dst->procs = malloc(src->nprocs * sizeof(*dst->procs));
+		if (!dst->procs) {
+			ml_profiler_sample_free(dst);
+			return -ENOMEM;
+		}
+		memcpy(dst->procs, src->procs, src->nprocs * sizeof(*dst->procs));
 	}
 	if (ml_hotrange_set_copy(&dst->hot, &src->hot)) {
 		ml_profiler_sample_free(dst);
@@ -875,6 +976,7 @@ int ml_profiler_release(struct profiler *p, struct ml_err *err)
 	(void)err;
 	p->restart = p->thread_started;
 	ml_profiler_stop(p);
+	ml_ptree_release(p->tree);
 	unregister_all(p);
 	ml_heat_reset(&p->heat);
 	ml_hotrange_reset(&p->hr);
@@ -891,6 +993,7 @@ int ml_profiler_reinit(struct profiler *p, struct ml_err *err)
 	r = setup_tracking(p, err);
 	if (r)
 		return r;
+	ml_ptree_reinit(p->tree);
 	p->seq = 0;
 	/* whether or not it had a callback (memlens migrate's has none) */
 	if (p->restart)

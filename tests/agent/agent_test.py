@@ -460,6 +460,55 @@ def test_profile_flow():
     ch.close()
 
 
+def test_tree():
+    # forktree -P: a root and two children, each writing 64 private pages and
+    # the same 32 pages of one shared mapping every interval. The agent
+    # profiles the whole tree: every process in "processes", every hot range
+    # with its pid, the shared region marked shared, its pages counted once
+    out = open(os.path.join(TMP, "forktree.out"), "w+")
+    ft = spawn([os.path.join(WORKLOADS, "forktree"), "-c", "2", "-p", "64", "-s", "32", "-P"],
+               stdout=out, stderr=subprocess.STDOUT)
+    tree = {}
+    for _ in range(3000):
+        out.seek(0)
+        tree = {int(p): (int(a, 16), int(s, 16)) for p, a, s in re.findall(
+            r"forktree: pid (\d+) private 0x([0-9a-f]+)-\S+ shared 0x([0-9a-f]+)-", out.read())}
+        if len(tree) == 3:
+            break
+        time.sleep(0.02)
+    check(len(tree) == 3, "forktree's processes: %s" % tree)
+    sock = sock_path("tree")
+    start_agent(["--pid", str(ft.pid)], sock)
+    ch, st = unix(sock)
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
+    check(r.success, "StartProfiling: %s" % r)
+
+    def good(h):
+        rows = {p.pid: p for p in h.processes}
+        if set(rows) != set(tree) or any(p.exited or p.note for p in rows.values()):
+            return False
+        for pid, (priv, shared) in tree.items():
+            if not any(x.pid == pid and x.start_addr <= priv < x.end_addr for x in h.hot_ranges):
+                return False
+            if not any(g.pid == pid and g.shared and g.start_addr == shared for g in h.regions):
+                return False
+        # the 32 shared pages once, and each process's own pacing page
+        return h.shared_dirty_pages == 32 + 3
+    hot = None
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        hot = st.GetHotRegions(pb.GetHotRegionsRequest(), timeout=5)
+        if good(hot):
+            break
+        time.sleep(0.1)
+    check(hot is not None and good(hot), "GetHotRegions of the tree: %s" % hot)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    for pid in tree:
+        target_untouched(pid)
+    ch.close()
+    os.killpg(ft.pid, signal.SIGINT)  # the root and its children
+
+
 def test_hot_ranges():
     # memwrite -x: eight runs of pages scattered through a 64 MiB VMA, written
     # once per interval (paced, -P); GetHotRegions reports exactly those runs
@@ -1508,7 +1557,7 @@ def main():
         print("skip - agent: the agent tests need root (ptrace, userfaultfd of another process)")
         return 0
     for t in (test_cli_usage, test_socket_mode_and_lock, test_startup_errors_clean,
-              test_socket_dir_security, test_profile_flow, test_hot_ranges, test_validation,
+              test_socket_dir_security, test_profile_flow, test_hot_ranges, test_tree, test_validation,
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,

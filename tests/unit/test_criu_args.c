@@ -522,12 +522,65 @@ static void test_stats_dump(void)
 	CHECK(ml_criu_parse_dump_stats(rimg, 22, &sc, &sk, &wr) == -ENOENT);
 }
 
+/*
+ * A tree: each process's ranges with its own PID to a page-granular CRIU,
+ * inline and in the file; --no-parent-range for the root only.
+ */
+static void test_tree_ranges_per_process(void)
+{
+	static const struct criu_caps page_caps = { .works = true,
+						    .exclude_range = true,
+						    .exclude_file = true,
+						    .no_parent_range = true,
+						    .page_granular = true };
+	struct criu_exclude_report rep;
+	struct ml_err err = { 0 };
+	struct criu_argv a;
+	struct rangeset r1, r2, parent;
+	char buf[1024];
+
+	ml_rangeset_init(&r1);
+	ml_rangeset_init(&r2);
+	ml_rangeset_init(&parent);
+	REQUIRE(!ml_rangeset_add(&r1, 0x7f0000001000ULL, 0x7f0000003000ULL));
+	REQUIRE(!ml_rangeset_add(&r2, 0x7f0000001000ULL, 0x7f0000002000ULL));
+	REQUIRE(!ml_rangeset_add(&parent, 0x7f0000010000ULL, 0x7f0000011000ULL));
+	const struct criu_proc_ranges procs[] = { { 100, &r1 }, { 101, &r2 } };
+
+	ml_criu_argv_init(&a);
+	REQUIRE(!ml_criu_exclude_args_procs(&a, 100, procs, 2, &parent, &page_caps, NULL, &rep,
+					    &err));
+	CHECK_EQ(a.n, 6);
+	CHECK_STR(a.v[1], "100:7f0000001000:7f0000003000");
+	CHECK_STR(a.v[3], "101:7f0000001000:7f0000002000");
+	CHECK_STR(a.v[4], "--no-parent-range");
+	CHECK_STR(a.v[5], "100:7f0000010000:7f0000011000");
+	CHECK_EQ(rep.nexclude, 2);
+	CHECK(strstr(rep.note, "(12 KiB)") != NULL); /* the two processes' bytes, summed */
+	ml_criu_argv_free(&a);
+
+	make_tmpdir();
+	add_n(&r2, 11);
+	ml_criu_argv_init(&a);
+	REQUIRE(!ml_criu_exclude_args_procs(&a, 100, procs, 2, NULL, &page_caps, tmpdir, &rep,
+					    &err));
+	CHECK_STR(a.v[0], "--exclude-file");
+	read_text(rep.file, buf, sizeof(buf));
+	CHECK(!strncmp(buf, "100 7f0000001000 7f0000003000\n101 7f0000001000 7f0000002000\n", 60));
+	ml_criu_argv_free(&a);
+	ml_rangeset_free(&r1);
+	ml_rangeset_free(&r2);
+	ml_rangeset_free(&parent);
+	rm_tmpdir();
+}
+
 int main(void)
 {
 	RUN(test_ten_ranges_inline);
 	RUN(test_eleven_ranges_file);
 	RUN(test_transitions);
 	RUN(test_page_granular_ranges_name_the_pid);
+	RUN(test_tree_ranges_per_process);
 	RUN(test_upstream_gets_none);
 	RUN(test_many_ranges_without_file);
 	RUN(test_no_exclude_keeps_no_parent);

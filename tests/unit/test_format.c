@@ -71,8 +71,8 @@ static struct range written[] = {
 
 /* two runs of 1 and 4 pages merged over a 2-page gap, and one of 2 pages */
 static struct hotrange_range hot[] = {
-	{ 0x7f0000000000ULL, 0x7f0000007000ULL, 5 },
-	{ 0x7f0000100000ULL, 0x7f0000102000ULL, 2 },
+	{ 0x7f0000000000ULL, 0x7f0000007000ULL, 5, 0 },
+	{ 0x7f0000100000ULL, 0x7f0000102000ULL, 2, 0 },
 };
 
 static const struct profiler_sample sample = {

@@ -294,6 +294,51 @@ static void test_bad_traces(void)
 	ml_mm_trace_free(&t);
 }
 
+/*
+ * A tree's trace: processes 10 and 11 both have A (16 pages at 0x10000,
+ * hot) and map shared memory S (8 pages at 0x40000, hot by its ratio),
+ * and write A0-3 and S0-1 every interval. Each process is an address space
+ * of its own, and shared memory is never left out.
+ */
+static void test_tree_trace(void)
+{
+	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	struct mm_result r[MM_NPOLICIES];
+	struct ml_err err = { 0 };
+	struct mm_trace t;
+	/* none: 2 x 24 pages; then 2 x (A0-3 + S0-1), twice */
+	static const uint64_t none[] = { 48 * PG, 12 * PG, 12 * PG };
+
+	ml_mm_trace_init(&t);
+	for (int i = 1; i <= 6; i++) {
+		char line[1024];
+		int n = snprintf(
+			line, sizeof(line),
+			"{\"type\":\"interval\",\"pid\":10,\"seq\":%d,\"t_ms\":%d,\"tree\":true,"
+			"\"regions\":[{\"pid\":10,\"start_addr\":\"0x10000\",\"end_addr\":"
+			"\"0x20000\",\"hot\":true},{\"pid\":10,\"start_addr\":\"0x40000\","
+			"\"end_addr\":\"0x48000\",\"hot\":true,\"shared\":{\"dev\":1,\"inode\":7,"
+			"\"pgoff\":0}},{\"pid\":11,\"start_addr\":\"0x10000\",\"end_addr\":"
+			"\"0x20000\",\"hot\":true},{\"pid\":11,\"start_addr\":\"0x40000\","
+			"\"end_addr\":\"0x48000\",\"hot\":true,\"shared\":{\"dev\":1,\"inode\":7,"
+			"\"pgoff\":0}}],\"written\":[[\"0x10000\",\"0x14000\"],[\"0x40000\","
+			"\"0x42000\"],[\"0x10000\",\"0x14000\"],[\"0x40000\",\"0x42000\"]],"
+			"\"written_pid\":[10,10,11,11]}",
+			i, i * 1000);
+
+		REQUIRE(n > 0 && n < (int)sizeof(line));
+		REQUIRE_MSG(!ml_mm_trace_add_line(&t, line, (size_t)n, &err), "%s", err.msg);
+	}
+	CHECK_EQ(t.npids, 2);
+	run(&t, &p, r);
+	check_rounds(&r[MM_NONE], none, 3);
+	/* hot VMAs: both As left out of the pre-dumps, never S */
+	CHECK_EQ(r[MM_HOT_VMA].rounds[0].bytes, 16 * PG);
+	CHECK_EQ(r[MM_HOT_VMA].rounds[1].bytes, 4 * PG);
+	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_hot_late);
@@ -303,5 +348,6 @@ int main(void)
 	RUN(test_stop_threshold_and_max_rounds);
 	RUN(test_vmas_come_and_go);
 	RUN(test_bad_traces);
+	RUN(test_tree_trace);
 	return T_DONE();
 }
