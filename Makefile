@@ -116,9 +116,12 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libmemlens.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libmemlens.a $(LDLIBS)
 
+# DEPS_OPT: the opt-in package lists (scripts/packages/optional/) a target
+# needs besides the default ones; make demo needs none of them
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh $(DEPS_OPT)
 
+test: DEPS_OPT := image deb
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins $(if $(HAVE_CLANG),fuzz-bins)
 	@tests/run.sh
@@ -135,6 +138,7 @@ test-kernels: deps
 # exactness loops: 20 runs of each kind instead of 3; the snapshot
 # exactness churn for 60 s instead of 10)
 .PHONY: test-long
+test-long: DEPS_OPT := image deb
 test-long: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins
 	@MEMLENS_TEST_LONG=1 CHURN_SECONDS=60 tests/run.sh
@@ -170,6 +174,7 @@ bench: deps
 	@bench/run.sh
 
 # install, uninstall (PREFIX, DESTDIR), the man pages: mk/install.mk
+# image (podman), deb (dpkg-buildpackage): mk/package.mk
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux.h)
