@@ -16,6 +16,8 @@ CC      ?= cc
 BUILD   ?= build
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
 CFLAGS  ?= -O2 -g
+# CPPFLAGS and LDFLAGS (empty by default) reach the programs' compiles and
+# links: a package build passes dpkg-buildflags' hardening through them
 WARN    := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -Icommon -I$(BUILD)/gen -MMD -MP
 LDLIBS  := -lpthread -lm
@@ -61,7 +63,7 @@ all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(WORKL
 
 $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
 
 $(BUILD)/libmemlens.a: $(LIB_OBJS)
 	@rm -f $@
@@ -72,7 +74,7 @@ $(BUILD)/libmemlens-report.a: $(REPORT_OBJS)
 	ar rcs $@ $^
 
 $(BUILD)/memlens: $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
-	$(CC) $(CFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a \
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a \
 		$(MEMLENS_LDLIBS) $(LDLIBS)
 
 $(BUILD)/workloads/%: workloads/%.c workloads/read_untouched.h
