@@ -1,10 +1,12 @@
 #!/bin/bash
 # make deb: the memlens and memlens-agent packages, built by
-# dpkg-buildpackage -us -uc -b (debian/) from a copy of the tree (the files
-# git knows, committed or not) in $BUILD/deb/src, so that the build leaves
-# the tree as it was; the .deb files land in $BUILD/deb. lintian checks
-# them: its tags go to $BUILD/deb/lintian.txt, and an error fails make deb.
-# A second run with the same files is skipped (key: a hash of the copy).
+# dpkg-buildpackage -us -uc -b (debian/) from a copy of the tree in
+# $BUILD/deb/src (the files git knows, committed or not, but the tests,
+# benchmarks, workloads and the documentation other than the man pages,
+# which the packages do not use), so that the build leaves the tree as it
+# was; the .deb files land in $BUILD/deb. lintian checks them: its tags go
+# to $BUILD/deb/lintian.txt, and an error fails make deb. A second run with
+# the same files is skipped (key: a hash of the copy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -23,17 +25,21 @@ changelog=$(dpkg-parsechangelog -l debian/changelog -S Version)
 
 src=$out/src/memlens-$VERSION
 mkdir -p "$out"
-key=$(git ls-files -z --cached --others --exclude-standard | xargs -0 -r sha256sum 2>/dev/null |
-	sha256sum | cut -c1-16)
+files() {
+	git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do
+			case $f in tests/* | bench/* | workloads/* | .ci/*) continue ;; doc/man/*) ;; doc/*) continue ;; esac
+			[ -e "$f" ] && printf '%s\0' "$f"
+		done
+}
+key=$(files | xargs -0 -r sha256sum | sha256sum | cut -c1-16)
 debs=("$out/memlens_${VERSION}_amd64.deb" "$out/memlens-agent_${VERSION}_amd64.deb")
 if [ "$(cat "$out/key" 2>/dev/null)" = "$key" ] && [ -s "${debs[0]}" ] && [ -s "${debs[1]}" ]; then
 	say "up to date: ${debs[*]#$PWD/}"
 else
 	rm -rf "$out/src" "$out"/*.deb "$out"/*.buildinfo "$out"/*.changes "$out/key" "$out/lintian.key"
 	mkdir -p "$src"
-	git ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-		tar --null -T - -cf - | tar -C "$src" -xf -
+	files | tar --null -T - -cf - | tar -C "$src" -xf -
 	say "dpkg-buildpackage -us -uc -b in $BUILD/deb/src (log: $BUILD/deb/build.log)"
 	(cd "$src" && dpkg-buildpackage -us -uc -b -j"$(nproc)") >"$out/build.log" 2>&1 ||
 		{ tail -n 25 "$out/build.log" >&2; die "dpkg-buildpackage failed; see $out/build.log"; }
