@@ -1,5 +1,6 @@
 #!/bin/bash
-# make deb: the memlens and memlens-agent packages (debian/), built with
+# LICENSES/ holds the text of every license an SPDX line names. make deb:
+# the memlens and memlens-agent packages (debian/), built with
 # dpkg-buildpackage from a copy of the tree the first time and whenever a
 # file changed (minutes; else reused), lintian without errors; debian/control's
 # Build-Depends all in the package lists the build installs; then both
@@ -24,6 +25,16 @@ for p in $(sed -n '/^Build-Depends:/,/^[A-Z]/p' debian/control | sed 's/^Build-D
 	cat scripts/packages/*.txt | grep -qx "$p" || missing="$missing $p"
 done
 check build_depends_in_package_lists '[ -z "$missing" ]' "not in scripts/packages/*.txt:$missing"
+
+# every license an SPDX-License-Identifier line names has its text in
+# LICENSES/ (a file of that name, or one whose Valid-License-Identifier is it)
+nolicense=
+for id in $(git grep -h -o 'SPDX-License-Identifier: [^*]*' 2>/dev/null | sed 's/.*: //' |
+	tr ' ()' '\n\n\n' | grep -xE '[A-Za-z0-9.+-]+' | grep -vxE 'OR|AND|WITH' | sort -u); do
+	[ -f "LICENSES/$id" ] || grep -qx "Valid-License-Identifier: $id" LICENSES/* 2>/dev/null ||
+		nolicense="$nolicense $id"
+done
+check licenses_for_every_spdx_id '[ -z "$nolicense" ] && [ -f LICENSE ]' "no text in LICENSES/ for:$nolicense"
 
 for tool in dpkg-buildpackage dh lintian podman mmdebstrap; do
 	if ! command -v "$tool" >/dev/null; then
