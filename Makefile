@@ -16,6 +16,8 @@ CC      ?= cc
 BUILD   ?= build
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
 CFLAGS  ?= -O2 -g
+# CPPFLAGS and LDFLAGS (empty by default) reach the programs' compiles and
+# links: a package build passes dpkg-buildflags' hardening through them
 WARN    := -Wall -Wextra -Werror
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Iinclude -Icommon -I$(BUILD)/gen -MMD -MP
 LDLIBS  := -lpthread -lm
@@ -61,7 +63,7 @@ all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(WORKL
 
 $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
 
 $(BUILD)/libmemlens.a: $(LIB_OBJS)
 	@rm -f $@
@@ -72,7 +74,7 @@ $(BUILD)/libmemlens-report.a: $(REPORT_OBJS)
 	ar rcs $@ $^
 
 $(BUILD)/memlens: $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
-	$(CC) $(CFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a \
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a \
 		$(MEMLENS_LDLIBS) $(LDLIBS)
 
 $(BUILD)/workloads/%: workloads/%.c workloads/read_untouched.h
@@ -116,9 +118,12 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libmemlens.a
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libmemlens.a $(LDLIBS)
 
+# DEPS_OPT: the opt-in package lists (scripts/packages/optional/) a target
+# needs besides the default ones; make demo needs none of them
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh $(DEPS_OPT)
 
+test: DEPS_OPT := image deb
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins $(if $(HAVE_CLANG),fuzz-bins)
 	@tests/run.sh
@@ -135,6 +140,7 @@ test-kernels: deps
 # exactness loops: 20 runs of each kind instead of 3; the snapshot
 # exactness churn for 60 s instead of 10)
 .PHONY: test-long
+test-long: DEPS_OPT := image deb
 test-long: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins
 	@MEMLENS_TEST_LONG=1 CHURN_SECONDS=60 tests/run.sh
@@ -170,6 +176,7 @@ bench: deps
 	@bench/run.sh
 
 # install, uninstall (PREFIX, DESTDIR), the man pages: mk/install.mk
+# image (podman), deb (dpkg-buildpackage): mk/package.mk
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux.h)

@@ -83,7 +83,8 @@ struct target_spec {
 /*
  * The target: @spec's pid, the oldest process named @spec->comm, or the
  * oldest process that is neither us, nor an ancestor, nor a descendant of
- * us, nor a kernel thread, nor a pod's "pause" process. -ESRCH when none.
+ * us, nor a kernel thread, nor a pod's infrastructure process ("pause",
+ * podman's "catatonit"). -ESRCH when none.
  */
 int target_find(const struct target_spec *spec, pid_t *out, struct ml_err *err);
 

@@ -2,7 +2,8 @@
 /*
  * Target discovery: in a pod with shareProcessNamespace the
  * agent sees the application's processes; the target is the oldest one
- * that is not the agent's own family, a kernel thread or the pod's pause.
+ * that is not the agent's own family, a kernel thread or the pod's
+ * infrastructure process (kubelet's "pause", podman's "catatonit").
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -129,8 +130,9 @@ static bool candidate(const struct proc_list *l, const struct proc_info *pi, pid
 		return false;
 	if (is_ancestor(l, pi->pid, self) || is_ancestor(l, self, pi->pid))
 		return false;
-	/* the pod's infrastructure container (shareProcessNamespace: it is PID 1) */
-	return strcmp(pi->comm, "pause") != 0;
+	/* the pod's infrastructure container (shareProcessNamespace: it is PID 1):
+	 * kubelet's pause, podman kube play's catatonit */
+	return strcmp(pi->comm, "pause") != 0 && strcmp(pi->comm, "catatonit") != 0;
 }
 
 static int find_oldest(const struct target_spec *spec, pid_t *out, struct ml_err *err)

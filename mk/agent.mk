@@ -15,7 +15,7 @@ EXTRA_TARGETS += $(BUILD)/memlens-agent
 # (the Migrate RPC runs the migration flow of `memlens migrate`: common/)
 
 $(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens.a
-	$(CC) $(CFLAGS) -o $@ $(AGENT_OBJS) $(BUILD)/libmemlens.a \
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJS) $(BUILD)/libmemlens.a \
 		$(shell pkg-config --libs $(AGENT_PKGS)) $(LDLIBS)
 GEN_HEADERS += $(BUILD)/gen/agent.pb-c.h
 

@@ -96,6 +96,9 @@ COMPLETION   := scripts/bash-completion/memlens
 # the agent's wire contract, for the clients' stubs
 MEMLENS_DATA := $(DATADIR)/memlens
 INSTALL_DATA := proto/agent.proto
+# memlens's patches to CRIU (GPL-2.0, as CRIU): what a CRIU leaving hot
+# memory out page by page is built from (memlens check names them)
+INSTALL_PATCHES := $(wildcard criu/patches/*.patch)
 
 .PHONY: install uninstall install-bin install-lib install-doc
 install: install-bin install-lib install-doc
@@ -119,9 +122,10 @@ install-lib: $(INSTALL_LIBS) $(INSTALL_SO) $(PC_FILES)
 	$(INSTALL) -m 0644 $(INSTALL_HDRS) $(DESTDIR)$(INCLUDEDIR)/memlens/
 
 install-doc: $(MAN_PAGES)
-	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MEMLENS_DATA)
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MEMLENS_DATA) $(DESTDIR)$(MEMLENS_DATA)/criu-patches
 	$(INSTALL) -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
 	$(INSTALL) -m 0644 $(INSTALL_DATA) $(DESTDIR)$(MEMLENS_DATA)/
+	$(INSTALL) -m 0644 $(INSTALL_PATCHES) $(DESTDIR)$(MEMLENS_DATA)/criu-patches/
 
 # removes exactly what install put there and memlens's own directories
 # (include/memlens, libexec/memlens); into a DESTDIR (a staging tree) also
@@ -136,8 +140,10 @@ uninstall:
 		$(PC_FILES:$(BUILD)/%=$(DESTDIR)$(PKGCONFIGDIR)/%) \
 		$(INSTALL_HDRS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) \
 		$(MAN_RST:doc/man/%.rst=$(DESTDIR)$(MANDIR)/man8/%) \
-		$(INSTALL_DATA:proto/%=$(DESTDIR)$(MEMLENS_DATA)/%)
-	@for d in $(DESTDIR)$(INCLUDEDIR)/memlens $(DESTDIR)$(MEMLENS_LIBEXEC) $(DESTDIR)$(MEMLENS_DATA); do \
+		$(INSTALL_DATA:proto/%=$(DESTDIR)$(MEMLENS_DATA)/%) \
+		$(INSTALL_PATCHES:criu/patches/%=$(DESTDIR)$(MEMLENS_DATA)/criu-patches/%)
+	@for d in $(DESTDIR)$(INCLUDEDIR)/memlens $(DESTDIR)$(MEMLENS_LIBEXEC) \
+		$(DESTDIR)$(MEMLENS_DATA)/criu-patches $(DESTDIR)$(MEMLENS_DATA); do \
 		if [ -d $$d ]; then rmdir $$d || exit 1; fi; done
 ifneq ($(DESTDIR),)
 	@for d in $(INSTALL_DIRS); do \

@@ -12,8 +12,8 @@ shared: $(BUILD)/libmemlens.so
 
 $(BUILD)/pic/%.o: %.c | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 $(BUILD)/libmemlens.so: $(PIC_OBJS) lib/libmemlens.map
-	$(CC) -shared -o $@ -Wl,-soname,libmemlens.so.$(SHARED_VERSION) \
+	$(CC) -shared $(LDFLAGS) -o $@ -Wl,-soname,libmemlens.so.$(SHARED_VERSION) \
 		-Wl,--version-script=lib/libmemlens.map -Wl,--no-undefined $(PIC_OBJS) $(LDLIBS)

@@ -1,18 +1,34 @@
 #!/bin/bash
 # Installs, from Debian's archive, every package memlens needs to build,
 # test, benchmark and demo. Idempotent and quiet: installs only what is
-# missing. Package lists: scripts/packages/*.txt (one package per line).
+# missing. Package lists: scripts/packages/*.txt (one package per line),
+# and for each NAME given, the opt-in list scripts/packages/optional/NAME.txt
+# (`make image` adds image, `make deb` deb, `make test` both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-missing=()
-for f in scripts/packages/*.txt; do
+lists=(scripts/packages/*.txt)
+for name in "$@"; do
+	f=scripts/packages/optional/$name.txt
+	if [ ! -f "$f" ]; then
+		echo "install-deps: no package list $f (there are: $(cd scripts/packages/optional && ls *.txt | sed 's/\.txt$//' | paste -sd' '))" >&2
+		exit 2
+	fi
+	lists+=("$f")
+done
+wanted=()
+for f in "${lists[@]}"; do
 	while read -r pkg _; do
 		case "$pkg" in ''|'#'*) continue ;; esac
-		if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
-			missing+=("$pkg")
-		fi
+		wanted+=("$pkg")
 	done < "$f"
+done
+# one dpkg-query for all of them (one per package takes half a minute)
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${wanted[@]}" 2>/dev/null |
+	awk '/ install ok installed$/ { print $1 }' | sort -u || true)
+missing=()
+for pkg in $(printf '%s\n' "${wanted[@]}" | sort -u); do
+	grep -qxF "$pkg" <<<"$installed" || missing+=("$pkg")
 done
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -12,6 +12,7 @@
 #include "cliutil.h"
 #include "table.h"
 #include "criu_cli.h"
+#include "install_paths.h"
 #include "opts.h"
 #include "command.h"
 #include "memlens/jsonw.h"
@@ -68,8 +69,10 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 	if (criu_cli_locate(explicit_path, path, sizeof(path), &err)) {
 		ml_feature_add(
 			l, "criu", "criu", FEATURE_MISSING, used,
-			"scripts/ensure-criu.sh of the source tree builds CRIU 4.1.1 (make test "
-			"runs it; it takes minutes), or give one with --criu PATH / MEMLENS_CRIU",
+			"install CRIU 4.1 or newer (Debian's criu from trixie on; page granularity "
+			"needs it built with memlens's patches, " MEMLENS_DATADIR "/criu-patches, "
+			"which scripts/ensure-criu.sh of the source tree builds in minutes), or "
+			"give one with --criu PATH / MEMLENS_CRIU",
 			"%s", err.msg);
 		return;
 	}
@@ -114,9 +117,10 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 		ml_feature_add(
 			l, "criu", "criu_exclude", FEATURE_MISSING,
 			"checkpoint, migrate, agent (hot-VMA exclusion)",
-			"a CRIU build with the exclude options (a fork; upstream has none), via "
-			"--criu PATH or MEMLENS_CRIU; without it dumps include hot memory and "
-			"say so",
+			"page granularity needs CRIU 4.1 built with memlens's patches "
+			"(" MEMLENS_DATADIR "/criu-patches; scripts/ensure-criu.sh of the source "
+			"tree builds it), given with --criu PATH or MEMLENS_CRIU; without it "
+			"dumps include hot memory and say so",
 			"this CRIU accepts neither exclude option (%s)", opts);
 }
 

@@ -51,6 +51,7 @@ agent=
 	for p in doc/man/*.8.rst; do p=${p#doc/man/}; echo "$prefix/share/man/man8/${p%.rst} 644"; done
 	echo "$prefix/share/bash-completion/completions/memlens 644"
 	echo "$prefix/share/memlens/agent.proto 644"
+	for p in criu/patches/*.patch; do echo "$prefix/share/memlens/criu-patches/${p##*/} 644"; done
 } | sort >"$tmp/want"
 (cd "$dest" && find . ! -type d -printf '/%P %m\n') | sort >"$tmp/got"
 if diff "$tmp/want" "$tmp/got" >"$tmp/layout.diff" &&

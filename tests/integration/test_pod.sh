@@ -1,0 +1,148 @@
+#!/bin/bash
+# The shipped Pod (deploy/kubernetes/memlens-agent-sidecar.yaml) under
+# podman kube play, with the image make image builds: its application
+# container runs workloads/memwrite (the build's workloads mounted from the
+# host) and its controller container the same image idle, all else as
+# shipped (the agent's command, capabilities, read-only root, the socket
+# volume and its init container, the seccomp profile that lets the agent
+# inject userfaultfd into the application, made by
+# deploy/podman/seccomp-userfaultfd.py); the agent's --comm names memwrite,
+# which it finds through the shared PID namespace, and a real
+# gRPC client (python3-grpcio) drives StartProfiling then GetHotRegions
+# until memwrite's buffer is hot; the time from pod start to that answer is
+# printed. Skipped where podman is missing.
+set -u
+. "$(dirname "$0")/../lib.bash"
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+W=${WORKLOADS:-$PWD/$BUILD/workloads}
+PY=/usr/bin/python3
+POD=app-with-memlens-agent
+YAML=deploy/kubernetes/memlens-agent-sidecar.yaml
+
+for tool in podman mmdebstrap runc catatonit; do
+	if ! command -v "$tool" >/dev/null && [ ! -x "/usr/libexec/podman/$tool" ]; then
+		skip pod "$tool is not installed (scripts/packages/optional/image.txt; make test installs it)"
+		exit 0
+	fi
+done
+if ! $PY -c 'import grpc, grpc_tools, google.protobuf, yaml' 2>/dev/null; then
+	skip pod "$PY lacks grpcio/grpc_tools/protobuf/yaml (scripts/packages/agent.txt, optional/image.txt)"
+	exit 0
+fi
+[ "$(id -u)" -eq 0 ] || { skip pod "podman kube play of the Pod needs root"; exit 0; }
+[ -x "$W/memwrite" ] || { notok pod "no $W/memwrite: build the workloads (make)"; exit 1; }
+t_tmpdir pod-test
+export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/deploy/podman/containers.conf}
+
+if ! make --no-print-directory image BUILD="$BUILD" >"$tmp/image.log" 2>&1; then
+	notok make_image "$(tail -n 8 "$tmp/image.log")"
+	exit 1
+fi
+image=$(sed -n 's/^ *image: \(localhost\/memlens:[^ ]*\).*/\1/p' "$YAML" | sort -u)
+check manifest_names_the_built_image '[ "$image" = "localhost/memlens:$(sed -n "s/^VERSION *:= *//p" Makefile)" ]' \
+	"the manifest's memlens image: $image"
+
+# the seccomp profile the manifest names, in a profile root of our own
+mkdir -p "$tmp/seccomp"
+profile=$(sed -n 's|.*seccomp.security.alpha.kubernetes.io/app: localhost/||p' "$YAML")
+deploy/podman/seccomp-userfaultfd.py "$tmp/seccomp/$profile" || { notok seccomp_profile; exit 1; }
+
+# the manifest, its example application and controller replaced
+$PY - "$YAML" "$tmp/pod.yaml" "$image" "$W" <<'EOF' || { notok pod_yaml; exit 1; }
+import sys, yaml
+src, dst, image, workloads = sys.argv[1:5]
+docs = list(yaml.safe_load_all(open(src)))
+pod = next(d for d in docs if d["kind"] == "Pod")
+for c in pod["spec"]["containers"]:
+    if c["name"] == "app":
+        c["image"] = image
+        # a 4 MiB buffer rewritten in a loop: every page of it written in
+        # each profiling interval even on a loaded machine
+        c["command"] = ["/opt/workloads/memwrite", "-m", "4", "-s", "600"]
+        c.setdefault("volumeMounts", []).append(
+            {"name": "workloads", "mountPath": "/opt/workloads", "readOnly": True})
+    elif c["name"] == "memlens-agent":
+        c["command"] = [a if not a.startswith("--comm=") else "--comm=memwrite" for a in c["command"]]
+    elif c["name"] == "controller":
+        c["image"] = image
+        c["command"] = ["sleep", "infinity"]
+# podman 4.3 removes a "once" init container as soon as it exits and, on a
+# loaded machine, may find it still running and fail kube play: "always"
+# keeps it (it runs at each start of the pod, as chmod may)
+pod["metadata"].setdefault("annotations", {})["io.podman.annotations.init.container.type"] = "always"
+pod["spec"]["volumes"].append(
+    {"name": "workloads", "hostPath": {"path": workloads, "type": "Directory"}})
+yaml.safe_dump(pod, open(dst, "w"))
+EOF
+
+podman pod rm -f "$POD" >/dev/null 2>&1
+t_at_exit "podman kube down '$tmp/pod.yaml' >/dev/null 2>&1; podman pod rm -f '$POD' >/dev/null 2>&1"
+t0=$EPOCHREALTIME
+if ! podman kube play --seccomp-profile-root "$tmp/seccomp" "$tmp/pod.yaml" >"$tmp/play.log" 2>&1; then
+	notok kube_play "$(tail -n 6 "$tmp/play.log")"
+	exit 1
+fi
+ok "kube_play (the shipped Pod with localhost/memlens)"
+
+agent_ready() {
+	local pid
+	pid=$(podman inspect --format '{{.State.Pid}}' "$POD-memlens-agent" 2>/dev/null) &&
+		[ "${pid:-0}" -gt 0 ] && [ -S "/proc/$pid/root/run/memlens/agent.sock" ]
+}
+if ! t_wait 120 agent_ready; then
+	notok agent_serving "$(podman logs "$POD-memlens-agent" 2>&1 | tail -n 5)"
+	exit 1
+fi
+apid=$(podman inspect --format '{{.State.Pid}}' "$POD-memlens-agent")
+mode=$(stat -c %a "/proc/$apid/root/run/memlens")
+check socket_dir_closed '[ "$mode" = 750 ]' "/run/memlens is $mode (the init container makes it 0750)"
+memwrite_pid() { podman logs "$POD-app" 2>&1 | sed -n 's/^memwrite pid \([0-9]*\) writes.*/\1/p'; }
+memwrite_started() { [ -n "$(memwrite_pid)" ]; }
+t_wait 60 memwrite_started || { notok memwrite_started "$(podman logs "$POD-app" 2>&1 | tail -n 3)"; exit 1; }
+wpid=$(memwrite_pid)
+wrange=$(podman logs "$POD-app" 2>&1 | sed -n 's/^memwrite pid [0-9]* writes \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p')
+
+(cd "$tmp" && $PY -m grpc_tools.protoc -I "$OLDPWD/proto" --python_out=. --grpc_python_out=. \
+	"$OLDPWD/proto/agent.proto") || { notok grpc_stubs; exit 1; }
+$PY - "/proc/$apid/root/run/memlens/agent.sock" "$wpid" "$t0" "$tmp" "$wrange" <<'EOF'
+import sys, time
+sys.path.insert(0, sys.argv[4])
+import grpc, agent_pb2 as pb, agent_pb2_grpc as rpc
+sock, wpid, t0 = sys.argv[1], sys.argv[2], float(sys.argv[3])
+lo, hi = (int(a, 16) for a in sys.argv[5].split("-"))
+st = rpc.CRIUAgentStub(grpc.insecure_channel("unix:" + sock))
+try:
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=200), timeout=60)
+except grpc.RpcError as e:
+    print("not ok - start_profiling\n#   %s: %s" % (e.code(), e.details()))
+    sys.exit(1)
+if not r.success or str(r.pid) != wpid:
+    print("not ok - start_profiling\n#   picked pid %d (memwrite is %s): %s" % (r.pid, wpid, r.error))
+    sys.exit(1)
+print("ok - start_profiling (the agent found memwrite, pid %d in the pod, %d VMAs)" % (r.pid, r.vma_count))
+first = None
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:
+    h = st.GetHotRegions(pb.GetHotRegionsRequest(), timeout=10)
+    if first is None:
+        first = time.time() - t0
+    big = [x for x in h.regions if x.start_addr <= lo and x.end_addr >= hi]
+    if big:
+        print("ok - hot_regions (memwrite's buffer hot: %#x-%#x, written ratio %.2f)"
+              % (big[0].start_addr, big[0].end_addr, big[0].written_ratio))
+        break
+    time.sleep(0.2)
+else:
+    print("not ok - hot_regions\n#   memwrite's buffer %s not hot in 120 s: %s"
+          % (sys.argv[5], [(hex(x.start_addr), hex(x.end_addr), round(x.written_ratio, 2)) for x in h.regions]))
+    sys.exit(1)
+print("# pod start to the first GetHotRegions answer: %.1f s (kube play, image on this host)" % first)
+st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+EOF
+[ $? = 0 ] || podman exec "$POD-memlens-agent" sh -c 'for p in /proc/[0-9]*; do
+	echo "#   pid ${p#/proc/} $(cat $p/comm) start $(cut -d" " -f22 $p/stat) $(grep Seccomp: $p/status)"
+	done' 2>/dev/null
+check agent_log_clean '! podman logs "$POD-memlens-agent" 2>&1 | grep -qiE "error|failed"' \
+	"$(podman logs "$POD-memlens-agent" 2>&1 | tail -n 5)"
+t_done
