@@ -289,9 +289,9 @@ static void merged_names(const char *cache, char *out, size_t len)
 		if (n <= 0)
 			continue;
 		other[n] = 0;
-		if (strcmp(other, target) || used + strlen(d->d_name) + 2 >= len)
+		if (strcmp(other, target) || used + strlen(d->d_name) + 3 >= len)
 			continue;
-		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "," : "",
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "",
 					 d->d_name);
 	}
 	closedir(dir);
