@@ -983,9 +983,17 @@ static void print_screen(struct leaks_run *r, const struct leak_totals *t, const
 	fprintf(f, "this interval: %llu allocations, %llu frees\n",
 		(unsigned long long)(c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]),
 		(unsigned long long)(c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]));
-	fprintf(f, "since the start: %llu allocations, %llu frees; outstanding %llu blocks, %s\n\n",
-		(unsigned long long)c[LEAKS_C_ALLOCS], (unsigned long long)c[LEAKS_C_FREES],
-		(unsigned long long)t->count, ml_fmt_bytes(t->bytes, b1, sizeof(b1)));
+	/* wrapped, not cut; a second line is one row less below */
+	int more = table_wrap(f, live_cols(), 2,
+			      "since the start: %llu allocations, %llu frees; outstanding %llu "
+			      "blocks, %s",
+			      (unsigned long long)c[LEAKS_C_ALLOCS],
+			      (unsigned long long)c[LEAKS_C_FREES], (unsigned long long)t->count,
+			      ml_fmt_bytes(t->bytes, b1, sizeof(b1))) -
+		   1;
+
+	fputc('\n', f);
+	room = room > (size_t)more ? room - (size_t)more : 0;
 	/* sizes in the upper part (at most half when there are stacks to show), stacks below */
 	nsz = t->nsizes < room ? t->nsizes : room;
 	if (!r->o->no_stacks && t->nstacks && nsz > room / 2)
