@@ -32,7 +32,9 @@ static const char about[] =
 static const char footer[] =
 	"Without -i/-n/-d a running process gets one snapshot. Stops at COUNT, the\n"
 	"duration, Ctrl-C or the target's exit. The target is never stopped (except\n"
-	"~1 ms with --writes, to create a userfaultfd in it).\n";
+	"once with --writes, to create a userfaultfd in it). When a cycle takes longer\n"
+	"than the interval, or the CPUs are busy, fewer cycles are taken: the summary\n"
+	"says so.\n";
 
 struct snap_cli {
 	pid_t pid, child;

@@ -31,8 +31,9 @@ static const char about[] =
 	"unwritten, at most --hot-ranges of them (the cheapest gaps merged).\n";
 
 static const char footer[] =
-	"The target is never stopped except for ~1 ms while a userfaultfd is created in\n"
-	"it; on exit every registration is removed and it holds no extra fd or mapping.\n";
+	"The target is stopped once, while a userfaultfd is created in it (the first\n"
+	"line says for how long: a millisecond or so on idle CPUs, more on busy ones);\n"
+	"on exit every registration is removed and it holds no extra fd or mapping.\n";
 
 struct writes_ctx {
 	bool json, all, quiet;
