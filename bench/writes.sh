@@ -30,7 +30,7 @@ stops() {	# LABEL
 		sleep 0.2
 		"$M" writes -p $mw -i 100 -d 0.2 --json 2>/dev/null | grep '"type":"summary"'
 		kill $mw 2>/dev/null
-		wait $mw 2>/dev/null
+		wait $mw 2>/dev/null || true
 	done >"${TMPDIR:-/tmp}/stops.$$"
 	python3 - "${TMPDIR:-/tmp}/stops.$$" "$1" <<'PY'
 import json, sys
