@@ -136,6 +136,12 @@ test-kernels: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@tests/kernels/run.sh $(KERNELS); rc=$$?; tests/kernels/table.sh; exit $$rc
 
+# The README's table of which command takes which common option, from the
+# option tables (tests/integration/test_cli_options.sh checks it is current)
+.PHONY: options-table
+options-table: $(BUILD)/memlens $(if $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS)),$(BUILD)/memlens-agent)
+	@MEMLENS=$(BUILD)/memlens scripts/options-table.sh
+
 # make test with the long variants of the tests that have one (leaks'
 # exactness loops: 20 runs of each kind instead of 3; the snapshot
 # exactness churn for 60 s instead of 10)

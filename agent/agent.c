@@ -10,6 +10,24 @@
 
 #include "agent.h"
 #include "memlens/clock.h"
+#include "memlens/features.h"
+
+/* Can the write profiler run here (GetStatus's "profile_writes")? */
+static bool probe_profile(void)
+{
+	struct feature_list *l = calloc(1, sizeof(*l));
+	int ok = 0;
+
+	if (!l)
+		return false;
+	ml_features_probe_memory(l);
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->items[i].name, "pagemap_scan") ||
+		    !strcmp(l->items[i].name, "uffd_wp_async"))
+			ok += l->items[i].state == FEATURE_OK;
+	free(l);
+	return ok == 2;
+}
 
 int agent_init(struct agent *a, const struct agent_config *cfg, struct ml_err *err)
 {
@@ -19,6 +37,8 @@ int agent_init(struct agent *a, const struct agent_config *cfg, struct ml_err *e
 	a->start_ns = ml_mono_ns();
 	pthread_rwlock_init(&a->lock, NULL);
 	pthread_mutex_init(&a->criu_lock, NULL);
+	pthread_mutex_init(&a->found_lock, NULL);
+	a->can_profile = probe_profile();
 	return 0;
 }
 
@@ -38,6 +58,7 @@ void agent_fini(struct agent *a)
 	pthread_mutex_unlock(&a->criu_lock);
 	pthread_rwlock_destroy(&a->lock);
 	pthread_mutex_destroy(&a->criu_lock);
+	pthread_mutex_destroy(&a->found_lock);
 }
 
 /* Called on the profiler's thread after every interval. */
@@ -141,7 +162,8 @@ int agent_images_path(const struct agent *a, const char *dir, char *out, size_t 
 		if (strncmp(dir, root, rl) || (dir[rl] != '/' && dir[rl] != '\0'))
 			return ml_err_set(
 				err, EINVAL,
-				"images_dir '%s' is outside the images root %s (see --images-root)",
+				"images_dir '%s' is outside the agent's images root %s: give a "
+				"directory under it, or one relative to it",
 				dir, root);
 		n = snprintf(out, len, "%s", dir);
 	} else {
@@ -170,4 +192,96 @@ int agent_target(struct agent *a, pid_t *pid, struct ml_err *err)
 		a->restored_pid = 0;
 	}
 	return target_find(&a->cfg.target, pid, err);
+}
+
+/* How the target was chosen, in words the operator used (start-up line, GetStatus). */
+static void target_how(const struct agent *a, pid_t pid, char *how, size_t len)
+{
+	if (a->prof && ml_profiler_pid(a->prof) == pid)
+		snprintf(how, len, "profiled (StartProfiling)");
+	else if (a->restored_pid == pid)
+		snprintf(how, len, "restored (Restore)");
+	else if (a->cfg.target.pid)
+		snprintf(how, len, "-p %d", (int)a->cfg.target.pid);
+	else if (a->cfg.target.comm)
+		snprintf(how, len, "--comm %s: the oldest process of that name",
+			 a->cfg.target.comm);
+	else
+		snprintf(how, len, "the oldest process outside the agent's own family");
+}
+
+static void read_comm(pid_t pid, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(comm, len, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(comm, (int)len, f))
+		comm[strcspn(comm, "\n")] = 0;
+	fclose(f);
+}
+
+void agent_discover(struct agent *a)
+{
+	struct ml_err e = { 0 };
+	char comm[16], how[96];
+	pid_t pid = 0, was;
+	int r;
+
+	/* a checkpoint holds the write lock for as long as CRIU runs: look later */
+	if (pthread_rwlock_tryrdlock(&a->lock))
+		return;
+	if (a->prof)
+		pid = ml_profiler_pid(a->prof);
+	else if (a->restored_pid && (kill(a->restored_pid, 0) == 0 || errno == EPERM))
+		pid = a->restored_pid;
+	r = pid ? 0 : target_find(&a->cfg.target, &pid, &e);
+	if (!r)
+		target_how(a, pid, how, sizeof(how));
+	pthread_rwlock_unlock(&a->lock);
+	if (!r)
+		read_comm(pid, comm, sizeof(comm));
+
+	pthread_mutex_lock(&a->found_lock);
+	was = a->found_pid;
+	if (!r && pid != was) {
+		a->found_pid = pid;
+		snprintf(a->found_comm, sizeof(a->found_comm), "%s", comm);
+		snprintf(a->found_how, sizeof(a->found_how), "%s", how);
+		fprintf(stderr, "memlens agent: target: pid %d (%s), chosen by %s\n", (int)pid,
+			comm, how);
+	} else if (r && was) {
+		fprintf(stderr,
+			"memlens agent: the target pid %d (%s) is gone; looking for a new one "
+			"every "
+			"second\n",
+			(int)was, a->found_comm);
+		a->found_pid = 0;
+		a->found_comm[0] = a->found_how[0] = 0;
+	} else if (r && !a->missing_said) {
+		fprintf(stderr,
+			"memlens agent: warning: %s; the agent serves calls and looks again every "
+			"second (GetStatus says target_pid 0 until then)\n",
+			e.msg);
+		a->missing_said = true;
+	}
+	pid = a->found_pid;
+	pthread_mutex_unlock(&a->found_lock);
+	metrics_target(pid);
+}
+
+pid_t agent_found(struct agent *a, char *comm, size_t clen, char *how, size_t hlen)
+{
+	pid_t pid;
+
+	pthread_mutex_lock(&a->found_lock);
+	pid = a->found_pid;
+	snprintf(comm, clen, "%s", a->found_comm);
+	snprintf(how, hlen, "%s", a->found_how);
+	pthread_mutex_unlock(&a->found_lock);
+	return pid;
 }

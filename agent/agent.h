@@ -113,6 +113,13 @@ struct agent {
 	struct criu_caps caps;
 	struct criu_session *session;
 	pthread_mutex_t criu_lock; /* probing and the session */
+	/* the target as last found (agent_discover), for GetStatus and the log */
+	pthread_mutex_t found_lock;
+	pid_t found_pid; /* 0: none found (yet) */
+	char found_comm[16];
+	char found_how[96]; /* how it was chosen: "--comm redis-server", ... */
+	bool missing_said; /* the "not running yet" warning was printed */
+	bool can_profile; /* PAGEMAP_SCAN and async uffd-wp: probed at start-up */
 };
 
 int agent_init(struct agent *a, const struct agent_config *cfg, struct ml_err *err);
@@ -126,6 +133,16 @@ int agent_images_path(const struct agent *a, const char *dir, char *out, size_t 
 /* Under the write lock: the profiled pid, the restored one, or target_find(). */
 int agent_target(struct agent *a, pid_t *pid, struct ml_err *err);
 void agent_tick(const struct profiler_sample *s, void *arg);
+/*
+ * Look for the target (the profiled one, the restored one, or
+ * target_find()) and say on stderr when it changes: found (pid and comm,
+ * and how it was chosen), not running yet (once), gone. Sets the
+ * target_pid metric. Called at start-up and every second; never blocks on
+ * a checkpoint under way (it looks again later).
+ */
+void agent_discover(struct agent *a);
+/* The target as last found: its pid (0: none), comm and how it was chosen. */
+pid_t agent_found(struct agent *a, char *comm, size_t clen, char *how, size_t hlen);
 
 /* ---- metrics (metrics.c) ---- */
 
@@ -134,6 +151,8 @@ enum ckpt_kind { CKPT_PRE_DUMP, CKPT_DUMP, CKPT_RESTORE, CKPT_PAGE_SERVER, CKPT_
 void metrics_rpc(int method, int code);
 void metrics_sample(const struct profiler_sample *s);
 void metrics_profiling(bool on, pid_t pid);
+/* The target found, profiled or not (0: none): the target_pid metric while not profiling. */
+void metrics_target(pid_t pid);
 void metrics_injection(uint64_t ns);
 void metrics_checkpoint(enum ckpt_kind kind, bool ok, uint64_t ms);
 void metrics_error(const char *kind);

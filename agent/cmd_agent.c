@@ -328,9 +328,12 @@ static int serve(struct agent_args *a, struct listener *l)
 	}
 	listen_bound(l);
 	announce(a);
-	do
+	agent_discover(&ag); /* the target it picked, or that none runs yet */
+	do {
 		sig = cli_wait_signal(&sigs, 1000);
-	while (!sig);
+		if (!sig)
+			agent_discover(&ag);
+	} while (!sig);
 	fprintf(stderr,
 		"memlens agent: %s: refusing new calls, finishing in-flight ones (grace %u s)\n",
 		strsignal(sig), a->grace_ms / 1000);

@@ -41,6 +41,7 @@ static struct {
 	} errors[MAX_ERROR_KINDS];
 	bool profiling;
 	int pid;
+	int target; /* found, not profiled: metrics_target() */
 	int64_t dirty_pages, dirty_bytes, cumulative_dirty_bytes;
 	double dirty_rate, avg_rate;
 	int total_vmas, tracked_vmas, hot_vmas;
@@ -98,6 +99,13 @@ void metrics_sample(const struct profiler_sample *s)
 	m.hot_vmas = s->hot_vmas;
 	m.intervals++;
 	histo_add(&m.scan, scan_buckets, NSCAN, (double)s->tick_ns / 1e9);
+	pthread_mutex_unlock(&m.lock);
+}
+
+void metrics_target(pid_t pid)
+{
+	pthread_mutex_lock(&m.lock);
+	m.target = (int)pid;
 	pthread_mutex_unlock(&m.lock);
 }
 
@@ -185,8 +193,9 @@ static void render_profile(struct out *o)
 {
 	head(o, "profiling", "gauge", "1 while the write profiler scans a target");
 	put(o, "memlens_agent_profiling %d\n", m.profiling);
-	head(o, "target_pid", "gauge", "pid of the profiled process, 0 when none");
-	put(o, "memlens_agent_target_pid %d\n", m.pid);
+	head(o, "target_pid", "gauge",
+	     "pid of the target: the profiled process, else the one found; 0 when none");
+	put(o, "memlens_agent_target_pid %d\n", m.profiling && m.pid ? m.pid : m.target);
 	head(o, "dirty_pages", "gauge", "pages written in the last interval");
 	put(o, "memlens_agent_dirty_pages %lld\n", (long long)m.dirty_pages);
 	head(o, "dirty_bytes", "gauge", "bytes written in the last interval");

@@ -136,6 +136,13 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 		goto out;
 	}
 	r = ml_criu_checkpoint(a->session, a->prof, req, res, &hot, &e);
+	if (r == -EOPNOTSUPP && req->pre_dump && !a->caps.mem_dirty_track)
+		/* say it in the requests' words: the client has no command line */
+		ml_err_set(&e, EOPNOTSUPP,
+			   "pre-dump needs soft-dirty page tracking, which this kernel lacks "
+			   "(CONFIG_MEM_SOFT_DIRTY); CRIU was not run. Call FinalDump instead "
+			   "(leave_running: true keeps the target running), or Migrate, which "
+			   "does one stop-and-copy dump here");
 	/* the client's arguments were checked above: -EINVAL is about the
 	 * target (CRIU refuses a process in session 0), a precondition */
 	if (criu_end(kind, r == -EINVAL ? -EOPNOTSUPP : r, what, &e, res, out))
@@ -167,7 +174,7 @@ static bool bad_timeout(uint32_t ms, const char *what, struct rpc_reply *out)
 	if (ms <= MAX_CRIU_TIMEOUT_MS)
 		return false;
 	rpc_fail(out, RPC_INVALID_ARGUMENT,
-		 "%s: timeout_ms must be at most %u (0: --criu-timeout), not %u", what,
+		 "%s: timeout_ms must be at most %u (0: the agent's default), not %u", what,
 		 MAX_CRIU_TIMEOUT_MS, ms);
 	return true;
 }

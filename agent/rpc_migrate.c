@@ -86,7 +86,7 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 	if (q->timeout_ms > MAX_TIMEOUT_MS)
 		return !rpc_fail(
 			out, RPC_INVALID_ARGUMENT,
-			"Migrate: timeout_ms must be at most %u (0: --criu-timeout), not %u",
+			"Migrate: timeout_ms must be at most %u (0: the agent's default), not %u",
 			MAX_TIMEOUT_MS, q->timeout_ms);
 	if (q->destination[0]) {
 		char host[256];

@@ -346,7 +346,9 @@ void rpc_get_status(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 	Agent__GetStatusResponse resp = AGENT__GET_STATUS_RESPONSE__INIT;
 	Agent__GetStatusRequest *q;
 	struct profiler_sample s = { 0 };
-	char lasterr[1024];
+	char lasterr[1024], comm[16], how[96];
+	char *caps[8];
+	size_t ncaps = 0;
 	struct timespec ts;
 
 	(void)deadline;
@@ -375,6 +377,25 @@ void rpc_get_status(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 	resp.criu_works = a->criu_probed && !a->criu_rc && a->caps.works;
 	resp.criu_exclude = resp.criu_works && (a->caps.exclude_range || a->caps.exclude_file);
 	resp.criu_pre_dump = resp.criu_works && a->caps.mem_dirty_track;
+	resp.target_pid = agent_found(a, comm, sizeof(comm), how, sizeof(how));
+	resp.target_comm = resp.target_pid ? comm : "";
+	resp.target_chosen_by = resp.target_pid ? how : "";
+	resp.state = a->prof	       ? (resp.profiling ? "profiling" : "profiling_stopped")
+		     : resp.target_pid ? "ready"
+				       : "waiting_for_target";
+	if (a->can_profile)
+		caps[ncaps++] = "profile_writes";
+	if (resp.criu_works) {
+		caps[ncaps++] = "checkpoint";
+		caps[ncaps++] = "restore";
+		caps[ncaps++] = "migrate";
+	}
+	if (resp.criu_pre_dump)
+		caps[ncaps++] = "pre_dump";
+	if (resp.criu_exclude)
+		caps[ncaps++] = a->caps.page_granular ? "exclude_pages" : "exclude_vmas";
+	resp.capabilities = caps;
+	resp.n_capabilities = ncaps;
 	rpc_pack(out, &resp.base);
 	pthread_mutex_unlock(&a->criu_lock);
 	pthread_rwlock_unlock(&a->lock);

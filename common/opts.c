@@ -202,8 +202,27 @@ static int take_pid(const struct cli_spec *s, struct cli_opt *o, const char *arg
 	if (o->given++)
 		return cli_usage_error(s->cmd,
 				       "one process only: -p PID (or a PID alone) was given twice, "
-				       "the second time as '%s'",
-				       arg);
+				       "as '%s' and as '%s'",
+				       o->first_arg, arg);
+	o->first_arg = arg;
+	return take(s, o, arg);
+}
+
+/*
+ * Any other option: one that takes a single value may be given once (two
+ * -d or -o are a mistake, not a choice of the last one); flags, counts
+ * (-v -v) and CLI_REPEAT options may be repeated.
+ */
+static int take_once(const struct cli_spec *s, struct cli_opt *o, const char *arg)
+{
+	char name[64];
+
+	if (o->given++ && o->arg && !(o->flags & CLI_REPEAT))
+		return cli_usage_error(s->cmd,
+				       "%s was given twice, as '%s' and as '%s': give it once",
+				       opt_name(o, name, sizeof(name)), o->first_arg, arg);
+	if (o->given == 1)
+		o->first_arg = arg;
 	return take(s, o, arg);
 }
 
@@ -218,6 +237,7 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 
 	for (struct cli_opt *o = s->opts; o->kind && n < MAX_OPTS; o++, n++) {
 		o->given = 0;
+		o->first_arg = NULL;
 		if (o->kind == CLI_CMD)
 			cmd = true;
 		if (o->kind == CLI_ARGS)
@@ -344,8 +364,7 @@ int cli_parse(struct cli_spec *s, int argc, char **argv, int *first)
 					goto out;
 				continue;
 			}
-			by_key[c]->given++;
-			r = take(s, by_key[c], optarg);
+			r = take_once(s, by_key[c], optarg);
 			if (r)
 				goto out;
 		}

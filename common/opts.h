@@ -43,6 +43,7 @@ enum cli_kind {
 enum {
 	CLI_HIDDEN = 1, /* parsed, but not in --help or the usage line */
 	CLI_REQUIRED = 2, /* shown without brackets in the usage line (checked by the command) */
+	CLI_REPEAT = 4, /* may be given more than once (each one adds); else twice is an error */
 };
 
 struct cli_opt {
@@ -59,6 +60,7 @@ struct cli_opt {
 	unsigned flags;
 	const char *section; /* a heading printed before this option in --help */
 	unsigned given; /* set by cli_parse: how many times it was given */
+	const char *first_arg; /* set by cli_parse: the argument it was first given */
 };
 
 struct cli_spec {
@@ -238,7 +240,7 @@ void cli_wrap(FILE *f, const char *text, int col, int indent);
 #define CLI_OPT_CRIU_OPT(t, fn_, h)                                                                \
 	{                                                                                          \
 		.name = "criu-opt", .arg = "OPT", .help = h, .kind = CLI_FUNC, .target = t,        \
-		.fn = fn_                                                                          \
+		.fn = fn_, .flags = CLI_REPEAT                                                     \
 	}
 /* what CRIU does with established TCP connections (criu_cli_tcp_fn) */
 #define CLI_OPT_TCP(t, fn_, h)                                                                     \

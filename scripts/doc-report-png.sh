@@ -23,7 +23,7 @@ cd "$tmp"
 "$W/migwork" -H 24 -k 3 -I 64 -C 16 -W 16 -T 3 >mig.out 2>&1 &
 pid=$!
 for _ in $(seq 100); do grep -q ready mig.out && break; sleep 0.1; done
-"$M" writes -q -p "$pid" -d 5 -i 250 --json --record trace.jsonl >writes.jsonl
+"$M" writes -q -p "$pid" -d 5 -i 250 --json --record trace.jsonl -o writes.jsonl
 kill "$pid"
 wait "$pid" 2>/dev/null || true
 "$M" migrate-model trace.jsonl -b 200 -r 0.5 --json >model.jsonl

@@ -14,6 +14,7 @@
 #include "criu_cli.h"
 #include "install_paths.h"
 #include "opts.h"
+#include "output.h"
 #include "command.h"
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
@@ -43,8 +44,11 @@ struct check_cli {
 
 static int parse_args(int argc, char **argv, struct check_cli *c)
 {
+	const char *out = NULL;
 	struct cli_opt opts[] = {
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
+		CLI_OPT_OUTPUT(&out,
+			       "write what would go to stdout (text, or JSON with --json) to FILE"),
 		CLI_OPT_CRIU(&c->criu, "the CRIU to check (default: as `memlens checkpoint` finds "
 				       "it)"),
 		{ .name = "no-criu",
@@ -54,9 +58,9 @@ static int parse_args(int argc, char **argv, struct check_cli *c)
 		CLI_OPT_END,
 	};
 	struct cli_spec spec = { .cmd = "check", .about = about, .footer = footer, .opts = opts };
-	int first;
+	int first, r = cli_parse(&spec, argc, argv, &first);
 
-	return cli_parse(&spec, argc, argv, &first);
+	return r ? r : out_option("check", out);
 }
 
 static void probe_criu(struct feature_list *l, const char *explicit_path)
@@ -96,32 +100,40 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 			       "meanwhile (migrate does one stop-and-copy dump)",
 			       "`criu check --feature mem_dirty_track` fails");
 	ml_criu_caps_options(&caps, opts, sizeof(opts));
+	/* exclusion happens in pre-dumps only: say so where there are none */
+	const char *here = caps.mem_dirty_track
+				   ? ""
+				   : "; but this kernel has no soft-dirty (criu_pre_dump): no "
+				     "pre-dumps here, so nothing is left out";
 	if (caps.page_granular)
 		ml_feature_add(l, "criu", "criu_exclude", FEATURE_OK,
-			       "checkpoint, migrate, agent (hot-memory exclusion)", NULL,
-			       "page granularity: hot pages are left out of pre-dumps one by one, "
-			       "per process (%s)",
-			       opts);
+			       "checkpoint --pre-dump, migrate, agent (hot-memory exclusion)", NULL,
+			       "page granularity: pre-dumps leave hot pages out one by one, per "
+			       "process; a dump writes every VMA (%s)%s",
+			       opts, here);
 	else if (ml_criu_can_exclude(&caps))
 		ml_feature_add(
 			l, "criu", "criu_exclude", FEATURE_OK,
-			"checkpoint, migrate, agent (hot-memory exclusion)",
+			"checkpoint --pre-dump, migrate, agent (hot-memory exclusion)",
 			caps.no_parent_range
 				? "VMA granularity: every VMA a hot range touches is left out "
 				  "whole, from every process of the tree; a CRIU built with "
 				  "memlens's patches leaves out pages"
 				: "without --no-parent-range a pre-dump whose parent left "
 				  "memory out is taken without that parent",
-			"this CRIU accepts: %s", opts);
+			"VMA granularity: pre-dumps leave hot VMAs out whole; a dump writes "
+			"every VMA; this CRIU accepts: %s%s",
+			opts, here);
 	else
 		ml_feature_add(
 			l, "criu", "criu_exclude", FEATURE_MISSING,
 			"checkpoint, migrate, agent (hot-VMA exclusion)",
-			"page granularity needs CRIU 4.1 built with memlens's patches "
-			"(" MEMLENS_DATADIR "/criu-patches; scripts/ensure-criu.sh of the source "
-			"tree builds it), given with --criu PATH or MEMLENS_CRIU; without it "
-			"dumps include hot memory and say so",
-			"this CRIU accepts neither exclude option (%s)", opts);
+			"the CRIU scripts/ensure-criu.sh builds, or CRIU 4.1 with memlens's patches "
+			"(" MEMLENS_DATADIR "/criu-patches): pages; a fork with the exclude options: "
+			"whole VMAs; via --criu PATH or MEMLENS_CRIU; upstream CRIU has none",
+			"this CRIU accepts neither exclude option (%s): nothing is left out of "
+			"any dump or pre-dump",
+			opts);
 }
 
 static const char *state_name(enum feature_state s)

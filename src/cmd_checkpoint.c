@@ -18,6 +18,7 @@
 #include "command.h"
 #include "criu_cli.h"
 #include "opts.h"
+#include "output.h"
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
 #include "memlens/heat.h"
@@ -100,6 +101,7 @@ static int parse_page_server(void *target, const char *arg, char *why, size_t le
 
 static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 {
+	const char *out = NULL;
 	long iv = 0;
 	struct cli_opt opts[] = {
 		CLI_OPT_PID(&c->req.pid, "the process to checkpoint (required)"),
@@ -161,6 +163,8 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 				 "pass one more option to criu dump, e.g. --ext-unix-sk "
 				 "(repeatable; memlens restore repeats those a restore needs)"),
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
+		CLI_OPT_OUTPUT(&out,
+			       "write what would go to stdout (text, or JSON with --json) to FILE"),
 		CLI_OPT_END,
 	};
 	struct cli_spec spec = { .cmd = "checkpoint",
@@ -179,7 +183,7 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 		c->req.extra_args = c->extra.v;
 	if (!c->req.pid || !c->req.images_dir)
 		return cli_usage_error("checkpoint", "-p PID and -D DIR are required");
-	return 0;
+	return out_option("checkpoint", out);
 }
 
 /*

@@ -13,6 +13,7 @@
 #include "memlens/lines.h"
 #include "memlens/migrate_model.h"
 #include "opts.h"
+#include "output.h"
 
 static const char about[] =
 	"Replay a write trace recorded by `memlens writes --record FILE` through an\n"
@@ -170,6 +171,7 @@ static void print_human(const struct mm_cli *c, const struct mm_trace *t, const 
 
 static int parse_args(int argc, char **argv, struct mm_cli *c)
 {
+	const char *out = NULL;
 	struct cli_opt opts[] = {
 		{ .arg = "FILE", .kind = CLI_ARGS, .help = "the trace ('-' for stdin)" },
 		{ .letter = 'b',
@@ -197,6 +199,8 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 				   "hot-range: at most N ranges, the smallest gaps merged (default "
 				   "16384, as migrate)"),
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
+		CLI_OPT_OUTPUT(&out,
+			       "write what would go to stdout (text, or JSON with --json) to FILE"),
 		CLI_OPT_END,
 	};
 	struct cli_spec spec = { .cmd = "migrate-model",
@@ -218,7 +222,7 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 	c->file = argv[first];
 	c->b_given = cli_given(&spec, "bandwidth");
 	c->r_given = cli_given(&spec, "round-interval");
-	return 0;
+	return out_option("migrate-model", out);
 }
 
 static int cmd_migrate_model(int argc, char **argv)

@@ -9,6 +9,7 @@
 #include "command.h"
 #include "criu_cli.h"
 #include "opts.h"
+#include "output.h"
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
 
@@ -30,6 +31,7 @@ struct restore_cli {
 
 static int parse_args(int argc, char **argv, struct restore_cli *c)
 {
+	const char *out = NULL;
 	struct cli_opt opts[] = {
 		CLI_OPT_IMAGES_DIR(&c->req.images_dir, "CRIU images directory (required)"),
 		CLI_OPT_CRIU(&c->criu, "the CRIU binary (default: $MEMLENS_CRIU, then criu on "
@@ -44,6 +46,8 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 				 "pass one more option to criu restore, e.g. --ext-unix-sk "
 				 "(repeatable; those the checkpoint recorded are repeated anyway)"),
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
+		CLI_OPT_OUTPUT(&out,
+			       "write what would go to stdout (text, or JSON with --json) to FILE"),
 		CLI_OPT_END,
 	};
 	struct cli_spec spec = { .cmd = "restore",
@@ -60,7 +64,7 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 		c->req.extra_args = c->extra.v;
 	if (!c->req.images_dir)
 		return cli_usage_error("restore", "give -D DIR");
-	return 0;
+	return out_option("restore", out);
 }
 
 static void print_json(const struct restore_cli *c, const struct criu_caps *caps,

@@ -32,7 +32,9 @@ static const char about[] =
 static const char footer[] =
 	"Without -i/-n/-d a running process gets one snapshot. Stops at COUNT, the\n"
 	"duration, Ctrl-C or the target's exit. The target is never stopped (except\n"
-	"~1 ms with --writes, to create a userfaultfd in it).\n";
+	"once with --writes, to create a userfaultfd in it). When a cycle takes longer\n"
+	"than the interval, or the CPUs are busy, fewer cycles are taken: the summary\n"
+	"says so.\n";
 
 struct snap_cli {
 	pid_t pid, child;
@@ -40,7 +42,7 @@ struct snap_cli {
 	enum snap_method method;
 	const char *method_name; /* --method */
 	double duration;
-	bool json, csv, pages, writes;
+	bool json, csv, pages, writes, quiet;
 	const char *out_path;
 	FILE *rec; /* records (stdout, which -o FILE replaces); NULL in human mode */
 	bool human_lines; /* one line per cycle on stdout */
@@ -77,6 +79,9 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 					     "CSV with --csv) to FILE, not stdout"),
 		CLI_OPT_JSON(&c->json, "JSON Lines: one \"snapshot\" object per cycle, then one "
 				       "\"summary\" object"),
+		CLI_OPT_QUIET(&c->quiet, "nothing on the terminal but errors: no lines per cycle, "
+					 "no live view; the summary (or --json, --csv) goes only "
+					 "to -o FILE"),
 		{ .name = "csv",
 		  .kind = CLI_FLAG,
 		  .target = &c->csv,
@@ -129,6 +134,8 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 	else if (c->method_name)
 		return cli_usage_error("snapshot", "--method must be scan or read, not '%s'",
 				       c->method_name);
+	if (c->quiet && !c->out_path)
+		c->out_path = "/dev/null";
 	if (!c->interval_ms && !c->pid)
 		c->interval_ms = 100;
 	if (!c->interval_ms && (c->count > 1 || c->duration > 0))
@@ -154,7 +161,7 @@ static void open_output(struct snap_cli *c)
 	if (c->json || c->csv)
 		c->rec = stdout;
 	else
-		c->human_lines = c->interval_ms > 0;
+		c->human_lines = c->interval_ms > 0 && !c->quiet;
 	if (c->csv)
 		snap_csv_header(c->rec);
 }
@@ -234,9 +241,26 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * Periodic mode: the cycles the interval asks for from the first cycle until
+ * now (the stop), at most -n; kept when at least 95% of them were taken.
+ */
+static uint64_t cycles_wanted(const struct snap_cli *c)
+{
+	uint64_t want;
+
+	if (!c->interval_ms || !c->ncycles)
+		return 0;
+	want = (ml_mono_ns() - c->first_ns) / ((uint64_t)c->interval_ms * 1000000ULL) + 1;
+	if (c->count && want > (uint64_t)c->count)
+		want = (uint64_t)c->count;
+	return want < c->ncycles ? c->ncycles : want;
+}
+
 static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_stop why)
 {
-	uint64_t mn = 0, med = 0, mx = 0, sum = 0;
+	uint64_t mn = 0, med = 0, mx = 0, sum = 0, want = cycles_wanted(c);
+	bool kept = c->ncycles * 100 >= want * 95;
 	FILE *f = c->rec == stdout ? NULL : stdout;
 
 	if (c->ncycles) {
@@ -255,7 +279,10 @@ static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_sto
 						 .cycle_us_max = mx,
 						 .cycle_us_mean = c->ncycles ? sum / c->ncycles : 0,
 						 .cycles_not_exact = c->not_exact,
-						 .why = why };
+						 .why = why,
+						 .interval_ms = (uint64_t)c->interval_ms,
+						 .cycles_wanted = want,
+						 .interval_kept = kept };
 		struct jw w;
 
 		ml_jw_init(&w, stdout);
@@ -273,6 +300,13 @@ static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_sto
 			"\n%zu cycles; cycle time min %.3f / median %.3f / max %.3f ms\n"
 			"stopped because %s\n",
 			c->ncycles, mn / 1e3, med / 1e3, mx / 1e3, ml_stop_text(why));
+	if (c->ncycles > 1 && !kept)
+		fprintf(f,
+			"the interval was not kept: %zu of the %llu cycles one every %ld ms "
+			"would give (%.0f%%); the longest cycle took %.3f ms (a cycle longer "
+			"than the interval, or a CPU busy with others, delays the next)\n",
+			c->ncycles, (unsigned long long)want, c->interval_ms,
+			100.0 * (double)c->ncycles / (double)want, mx / 1e3);
 	if (c->ncycles > 1 && c->not_exact)
 		fprintf(f,
 			"%zu of the cycles are not exact: their counts did not agree with the "
@@ -471,7 +505,7 @@ int cmd_snapshot(int argc, char **argv)
 		else
 			cli_error("snapshot", "%s", err.msg);
 		rc = exit_code_for(r);
-	} else if (why == ML_STOP_TARGET_EXITED && !c.rec) {
+	} else if (why == ML_STOP_TARGET_EXITED && !c.rec && !c.quiet) {
 		fprintf(stderr, "memlens snapshot: the target process %d exited\n", (int)c.pid);
 	}
 	if (c.prof)

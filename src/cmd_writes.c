@@ -34,8 +34,9 @@ static const char about[] =
 	"several processes counts once.\n";
 
 static const char footer[] =
-	"The target is never stopped except for ~1 ms while a userfaultfd is created in\n"
-	"it; on exit every registration is removed and it holds no extra fd or mapping.\n";
+	"The target is stopped once, while a userfaultfd is created in it (the first\n"
+	"line says for how long: a millisecond or so on idle CPUs, more on busy ones);\n"
+	"on exit every registration is removed and it holds no extra fd or mapping.\n";
 
 struct writes_ctx {
 	bool json, all, quiet, tree;
@@ -46,6 +47,8 @@ struct writes_ctx {
 	struct profiler_sample last;
 	bool have_last;
 	uint64_t intervals;
+	uint64_t t0_ns, interval_ms; /* the profiler's start, its interval */
+	uint64_t tick_ns_max; /* the longest tick */
 	int64_t max_dirty_pages;
 	const struct attach_stats *attach; /* how the target was stopped */
 };
@@ -128,7 +131,11 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 		table_cell(t, "%s%s", table_basename(r->path ? r->path : ""),
 			   r->shared ? " (shared)" : "");
 	}
-	fprintf(f, "  sizes in %s:\n", unit);
+	if (n < s->nregions && !c->all)
+		fprintf(f, "  sizes in %s; the %zu of %zu VMAs written or hot (-a: all):\n", unit,
+			n, s->nregions);
+	else
+		fprintf(f, "  sizes in %s:\n", unit);
 	table_print(t, f, width, 2, max_rows);
 	table_free(t);
 	free(v);
@@ -276,6 +283,8 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 	if (!ml_profiler_sample_copy(&c->last, s))
 		c->have_last = true;
 	c->intervals++;
+	if (s->tick_ns > c->tick_ns_max)
+		c->tick_ns_max = s->tick_ns;
 	if (s->dirty.dirty_pages > c->max_dirty_pages)
 		c->max_dirty_pages = s->dirty.dirty_pages;
 	pthread_mutex_unlock(&c->out_lock);
@@ -285,13 +294,23 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 {
 	const struct profiler_sample *s = &c->last;
 	char b1[16], b2[16];
+	/* the intervals the clock allowed from the start to now; a slow tick
+	 * or a busy CPU leaves fewer */
+	uint64_t want = c->t0_ns ? (ml_mono_ns() - c->t0_ns) / (c->interval_ms * 1000000ULL) : 0;
+	bool kept = want < 2 || c->intervals * 100 >= want * 95;
 
+	if (want < c->intervals)
+		want = c->intervals;
 	if (c->json) {
 		struct writes_summary sum = { .pid = c->pid,
 					      .intervals = c->intervals,
 					      .why = why,
 					      .attach = c->attach,
-					      .last = c->have_last ? s : NULL };
+					      .last = c->have_last ? s : NULL,
+					      .interval_ms = c->interval_ms,
+					      .intervals_wanted = want,
+					      .interval_kept = kept,
+					      .tick_ns_max = c->tick_ns_max };
 		struct jw w;
 
 		ml_jw_init(&w, c->out);
@@ -301,6 +320,12 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 	fprintf(c->out, "summary: pid %d%s, %llu interval%s, stopped because %s\n", (int)c->pid,
 		c->tree ? " and its tree" : "", (unsigned long long)c->intervals,
 		c->intervals == 1 ? "" : "s", ml_stop_text(why));
+	if (!kept)
+		fprintf(c->out,
+			"  the interval was not kept: %llu of the %llu intervals of %llu ms the "
+			"time allowed; the longest tick took %.1f ms (a busy CPU delays ticks)\n",
+			(unsigned long long)c->intervals, (unsigned long long)want,
+			(unsigned long long)c->interval_ms, c->tick_ns_max / 1e6);
 	if (!c->have_last)
 		return;
 	if (s->tree)
@@ -458,7 +483,8 @@ int cmd_writes(int argc, char **argv)
 		  .target = &record_path,
 		  .help = "also write each interval's written page ranges to FILE (JSON Lines; "
 			  "the input of migrate-model and report)" },
-		CLI_OPT_QUIET(&c.quiet, "human output: print only the summary"),
+		CLI_OPT_QUIET(&c.quiet, "nothing on the terminal but errors: no tables, no live "
+					"view; the summary (or --json) goes only to -o FILE"),
 		{ .name = "batch",
 		  .kind = CLI_FLAG,
 		  .target = &batch,
@@ -489,8 +515,8 @@ int cmd_writes(int argc, char **argv)
 				? (unsigned int)(duration * 1000 < 10 ? 10 : duration * 1000)
 				: PROFILER_DEFAULT_INTERVAL_MS;
 	c.out = stdout;
-	if (out_path) {
-		c.out = out_open(out_path);
+	if (out_path || c.quiet) {
+		c.out = out_open(out_path ? out_path : "/dev/null");
 		if (!c.out) {
 			cli_error("writes", "cannot create the output file %s: %s", out_path,
 				  strerror(errno));
@@ -550,13 +576,6 @@ int cmd_writes(int argc, char **argv)
 			   st->stopped_ns / 1e6);
 		fputc('\n', c.out);
 		fflush(c.out);
-	} else if (c.quiet && !c.json) {
-		/* -q: the summary only, but say what is going on (stderr, as the tracers do) */
-		fprintf(stderr,
-			"memlens writes: profiling pid %d every %u ms; the summary goes to %s "
-			"at the end (Ctrl-C stops)\n",
-			(int)pid, ml_profiler_options(p)->interval_ms,
-			out_path ? out_path : "stdout");
 	}
 	r = ml_profiler_start(p, on_tick, &c, &err);
 	if (r) {
@@ -565,6 +584,9 @@ int cmd_writes(int argc, char **argv)
 		goto out_close;
 	}
 	uint64_t t0 = ml_mono_ns();
+
+	c.t0_ns = t0;
+	c.interval_ms = ml_profiler_options(p)->interval_ms;
 	/*
 	 * -d SEC without -i: SEC intervals of 1 s, counted (not a race between
 	 * the last tick and the clock); with -i: SEC seconds.
@@ -589,7 +611,7 @@ int cmd_writes(int argc, char **argv)
 
 			if (er == -ESRCH) {
 				why = ML_STOP_TARGET_EXITED;
-				if (!c.json)
+				if (!c.json && !c.quiet)
 					fprintf(stderr,
 						"memlens writes: the target process %d exited; "
 						"profiling stopped\n",

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cliutil.h"
+#include "exitcode.h"
 #include "output.h"
 
 #define MAX_STREAMS 8
@@ -168,6 +170,18 @@ int out_stdout_open(const char *path)
 	redirect_path = path;
 	redirect_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
 	return redirect_fd < 0 ? -errno : 0;
+}
+
+int out_option(const char *cmd, const char *path)
+{
+	int e = path ? out_stdout_open(path) : 0;
+
+	if (e) {
+		cli_error(cmd, "cannot create the output file %s: %s", path, strerror(-e));
+		return e == -EACCES || e == -EPERM ? EXIT_PERM : EXIT_FAIL;
+	}
+	out_stdout_switch();
+	return 0;
 }
 
 void out_stdout_switch(void)

@@ -33,6 +33,12 @@ void out_set_name(FILE *f, const char *name);
 int out_stdout_open(const char *path);
 void out_stdout_switch(void);
 
+/*
+ * -o FILE of a command that starts nothing: both of the above at once.
+ * 0, or the exit code after "memlens CMD: cannot create the output file".
+ */
+int out_option(const char *cmd, const char *path);
+
 /* The errno of the first write to @f that failed, or 0 (buffered data not flushed). */
 int out_failed(FILE *f);
 

@@ -197,7 +197,8 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 
 	if (!t || t->ncols > 64)
 		return 0;
-	nrows = max_rows && max_rows < t->nrows ? max_rows : t->nrows;
+	/* cut: the last of the @max_rows lines says how many rows are not shown */
+	nrows = max_rows && max_rows < t->nrows ? max_rows - 1 : t->nrows;
 	layout(t, nrows, width, indent, w, on);
 	for (int c = 0; c < t->ncols; c++)
 		if (on[c]) {
@@ -224,6 +225,12 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 		}
 		put_line(f, line, width);
 		lines++;
+	}
+	if (nrows < t->nrows) {
+		fprintf(f, "%*s", indent, "");
+		lines += table_wrap(f, width - indent, indent,
+				    "... %zu more row%s of %zu (a taller terminal shows them)",
+				    t->nrows - nrows, t->nrows - nrows == 1 ? "" : "s", t->nrows);
 	}
 	p_dropped(t, f, width, indent, on, line, &lines);
 	free(line);

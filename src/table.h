@@ -36,8 +36,9 @@ void table_cell(struct table *t, const char *fmt, ...) __attribute__((format(pri
 size_t table_rows(const struct table *t);
 /*
  * Print the header and the first @max_rows rows (0: all) to @f within
- * @width columns, each line indented by @indent spaces. Returns the number
- * of lines printed.
+ * @width columns, each line indented by @indent spaces; when there are more
+ * rows, the last of the @max_rows lines says how many are not shown.
+ * Returns the number of lines printed.
  */
 int table_print(const struct table *t, FILE *f, int width, int indent, size_t max_rows);
 void table_free(struct table *t);

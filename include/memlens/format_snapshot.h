@@ -32,6 +32,11 @@ struct snapshot_summary {
 	uint64_t cycle_us_min, cycle_us_median, cycle_us_max, cycle_us_mean;
 	uint64_t cycles_not_exact; /* snapshots the kernel's RSS did not confirm */
 	enum ml_stop why;
+	/* periodic mode (0: one snapshot): the interval asked for, the cycles it
+	 * would have given from the first cycle to the stop, and whether they
+	 * were taken (at least 95% of them) */
+	uint64_t interval_ms, cycles_wanted;
+	bool interval_kept;
 };
 
 void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum);
@@ -74,6 +79,8 @@ void ml_fmt_snapshot_free(struct snapshot_rec *r);
 struct snapshot_summary_rec {
 	double pid, cycles, cycle_us_min, cycle_us_median, cycle_us_max, cycle_us_mean;
 	double cycles_not_exact;
+	double interval_ms, cycles_wanted; /* 0 when absent */
+	bool interval_kept; /* true when absent */
 	enum ml_stop why;
 	char why_word[64]; /* "stopped_because" as written ("" when absent) */
 };

@@ -35,6 +35,11 @@ struct writes_summary {
 	enum ml_stop why;
 	const struct attach_stats *attach; /* NULL: no "attach" object */
 	const struct profiler_sample *last; /* the last interval; NULL: none */
+	/* the interval asked for (0: no "interval_ms" &c.), the intervals it
+	 * would have given from the start to the stop, whether they were taken
+	 * (at least 95% of them), and the longest tick */
+	uint64_t interval_ms, intervals_wanted, tick_ns_max;
+	bool interval_kept;
 };
 
 /* The "summary" line: the last interval's counts and hot regions. */

@@ -265,8 +265,8 @@ static int pre_dump_supported(const struct criu_caps *caps, struct ml_err *err)
 	return ml_err_set(err, EOPNOTSUPP,
 			  "pre-dump needs soft-dirty page tracking, which this kernel lacks "
 			  "(CONFIG_MEM_SOFT_DIRTY is not set: `%s check --feature mem_dirty_track` "
-			  "fails); CRIU was not run. Take a full dump instead (drop --pre-dump), "
-			  "or model the pre-copy rounds with `memlens migrate-model`",
+			  "fails); CRIU was not run. Take a full dump instead (a dump, not a "
+			  "pre-dump), or model the pre-copy rounds with `memlens migrate-model`",
 			  caps->path);
 }
 

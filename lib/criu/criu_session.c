@@ -189,8 +189,8 @@ static void reinit_profiler(struct profiler *p, const struct criu_dump_req *req,
 		return;
 	if (dumped && !req->leave_running && !req->pre_dump) {
 		snprintf(res->profiler_note, sizeof(res->profiler_note),
-			 "not re-initialised: the target was dumped without --leave-running "
-			 "and is no longer running");
+			 "not re-initialised: the target was dumped without being left "
+			 "running, and CRIU ended it");
 		return;
 	}
 	if (kill(req->pid, 0) < 0 && errno == ESRCH) {

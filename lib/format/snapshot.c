@@ -166,6 +166,11 @@ void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum)
 	ml_jw_kuint(w, "cycle_us_max", sum->cycle_us_max);
 	ml_jw_kuint(w, "cycle_us_mean", sum->cycle_us_mean);
 	ml_jw_kuint(w, "cycles_not_exact", sum->cycles_not_exact);
+	if (sum->interval_ms) {
+		ml_jw_kuint(w, "interval_ms", sum->interval_ms);
+		ml_jw_kuint(w, "cycles_wanted", sum->cycles_wanted);
+		ml_jw_kbool(w, "interval_kept", sum->interval_kept);
+	}
 	ml_jw_kstr(w, "stopped_because", ml_stop_token(sum->why));
 	ml_jw_obj_end(w);
 }
@@ -289,6 +294,10 @@ void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_
 	r->cycle_us_max = ml_json_get_num_or0(o, "cycle_us_max");
 	r->cycle_us_mean = ml_json_get_num_or0(o, "cycle_us_mean");
 	r->cycles_not_exact = ml_json_get_num_or0(o, "cycles_not_exact");
+	r->interval_ms = ml_json_get_num_or0(o, "interval_ms");
+	r->cycles_wanted = ml_json_get_num_or0(o, "cycles_wanted");
+	if (ml_json_get_bool(o, "interval_kept", &r->interval_kept))
+		r->interval_kept = true;
 	r->why = ml_stop_parse(why);
 	copy_str(r->why_word, sizeof(r->why_word), why);
 }

@@ -183,6 +183,12 @@ void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
 	ml_jw_kint(w, "total_vmas", s ? s->total_vmas : 0);
 	ml_jw_kint(w, "tracked_vmas", s ? s->tracked_vmas : 0);
 	ml_jw_kint(w, "hot_vmas", s ? s->hot_vmas : 0);
+	if (sum->interval_ms) {
+		ml_jw_kuint(w, "interval_ms", sum->interval_ms);
+		ml_jw_kuint(w, "intervals_wanted", sum->intervals_wanted);
+		ml_jw_kbool(w, "interval_kept", sum->interval_kept);
+		ml_jw_kdbl(w, "tick_ms_max", (double)sum->tick_ns_max / 1e6);
+	}
 	ml_jw_kstr(w, "stopped_because", ml_stop_token(sum->why));
 	if (sum->attach)
 		put_attach(w, sum->attach);

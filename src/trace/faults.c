@@ -516,10 +516,51 @@ static void print_json(const struct faults_run *r, const struct faults_view *v)
 	ml_jw_obj_end(&w);
 }
 
+/* A latency histogram; one line when it is empty. */
+static void print_hist(const char *kind, const __u64 *slots)
+{
+	__u64 n = 0;
+
+	for (int i = 0; i < FAULTS_HIST_SLOTS; i++)
+		n += slots[i];
+	if (!n) {
+		printf("\n%s fault latency: no %s faults\n", kind, kind);
+		return;
+	}
+	printf("\n%s fault latency\n", kind);
+	trace_print_log2_hist(stdout, slots, FAULTS_HIST_SLOTS, "usecs");
+}
+
+/*
+ * Nothing to show: no fault seen, none missed, and with a target the
+ * kernel's own counters agree (none there either). One line says it.
+ */
+static bool print_none(const struct faults_run *r, const struct faults_view *v, uint64_t rec)
+{
+	if (v->n || rec)
+		return false;
+	if (v->elapsed_s >= 0) {
+		printf("--- %.3f s%s: no page faults\n", v->elapsed_s, v->last ? " (end)" : "");
+		fflush(stdout);
+		return true;
+	}
+	if (!r->o->pid) {
+		printf("no page faults\n");
+		return true;
+	}
+	if (!r->kern.known || r->kern.minor || r->kern.major)
+		return false; /* the kernel counted some: say which were not seen */
+	printf("no page faults by pid %d (its kernel counters agree: 0 minor, 0 major)\n",
+	       (int)r->o->pid);
+	return true;
+}
+
 static void print_table(const struct faults_run *r, const struct faults_view *v)
 {
 	uint64_t rec = trace_recursion_misses(r->skel->obj);
 
+	if (print_none(r, v, rec))
+		return;
 	if (v->elapsed_s >= 0)
 		printf("--- %.3f s%s: page faults in this interval\n", v->elapsed_s,
 		       v->last ? " (end)" : "");
@@ -546,10 +587,8 @@ static void print_table(const struct faults_run *r, const struct faults_view *v)
 			   (unsigned long long)rec);
 	if (v->elapsed_s < 0)
 		print_kernel(r, v);
-	printf("\nminor fault latency\n");
-	trace_print_log2_hist(stdout, v->minor_hist, FAULTS_HIST_SLOTS, "usecs");
-	printf("\nmajor fault latency\n");
-	trace_print_log2_hist(stdout, v->major_hist, FAULTS_HIST_SLOTS, "usecs");
+	print_hist("minor", v->minor_hist);
+	print_hist("major", v->major_hist);
 	if (v->elapsed_s >= 0)
 		printf("\n");
 	fflush(stdout);
@@ -693,6 +732,8 @@ static int cmd_faults(int argc, char **argv)
 		trace_say_tracing("faults", what, o.duration, o.pid != 0);
 	}
 	trace_output_switch(); /* after the spawn: CMD keeps our stdout */
+	if (o.cmd)
+		trace_output_hold(); /* the report after CMD's output, not in it */
 	e = trace_target_release(&t, &err);
 	if (e)
 		goto out;
@@ -700,7 +741,7 @@ static int cmd_faults(int argc, char **argv)
 	why = trace_run(&sigs,
 			&(struct trace_loop){
 				.duration_s = o.duration, .t = &t, .tick = on_tick, .arg = &r });
-	if (why == TRACE_STOP_TARGET && !o.cmd)
+	if (why == TRACE_STOP_TARGET && !trace_quiet() && !o.cmd)
 		fprintf(stderr, "memlens faults: process %d exited; counts up to its exit\n",
 			(int)o.pid);
 	detach_all(&r); /* nothing counts any more: the kernel's counters can be compared */
@@ -716,6 +757,15 @@ out:
 	taskflt_free(&r.start);
 	faults_bpf__destroy(r.skel);
 	trace_target_close(&t, true);
+	/* CMD is gone: its output came first, the report follows */
+	{
+		int we = trace_output_release();
+
+		if (we) {
+			cli_error("faults", "writing the report to stdout: %s", strerror(-we));
+			e = e ? e : EXIT_FAIL;
+		}
+	}
 	return e;
 }
 

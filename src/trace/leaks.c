@@ -931,11 +931,51 @@ static void sizes_table(FILE *f, const struct leak_totals *t, size_t n, int widt
 	table_free(tb);
 }
 
-/* One frame of the live view: the totals, then the block sizes outstanding that fit. */
+/*
+ * The live view's stacks: one line each, the most bytes first, "COUNT
+ * blocks BYTES: frame < caller" (the two innermost frames, inlined ones
+ * included), cut at @width; @n lines at most, the last saying how many more.
+ */
+static void stacks_lines(FILE *f, struct leaks_run *r, const struct leak_totals *t, size_t n,
+			 int width)
+{
+	static struct sym_frame fr[MAX_FRAMES];
+	struct sym_stack *v;
+	char b1[16], a[512], b[512], line[1200];
+	size_t nst, i;
+
+	size_t fit;
+
+	if (n < 2)
+		return;
+	v = symbolized_stacks(r, t, &nst);
+	fit = nst <= n - 1 ? nst : n - 2; /* the header; the "more" line when cut */
+	fprintf(f, "top stacks (blocks, bytes outstanding: innermost frame < its caller):\n");
+	for (i = 0; v && i < fit; i++) {
+		int nf = stack_frames(r, &v[i], fr);
+
+		a[0] = b[0] = 0;
+		if (nf > 0)
+			sym_frame_text(&fr[0], a, sizeof(a));
+		if (nf > 1)
+			sym_frame_text(&fr[1], b, sizeof(b));
+		snprintf(line, sizeof(line), "%8llu %8s: %s%s%s", (unsigned long long)v[i].count,
+			 ml_fmt_bytes(v[i].bytes, b1, sizeof(b1)), nf ? a : "[stack not recorded]",
+			 nf > 1 ? " < " : "", b);
+		fprintf(f, "%.*s\n", width, line);
+	}
+	if (v && i < nst)
+		fprintf(f, "... %zu more stacks (the report at the end lists them)\n", nst - i);
+	free(v);
+}
+
+/* One frame of the live view: the totals, the block sizes outstanding and the top stacks that fit.
+ */
 static void print_screen(struct leaks_run *r, const struct leak_totals *t, const __u64 *c,
 			 const struct report_at *at)
 {
 	FILE *f = live_frame();
+	size_t room = live_rows() > 6 ? (size_t)(live_rows() - 6) : 0, nsz;
 	char b1[16];
 
 	fprintf(f, "memlens leaks - pid %d, %.1f s, every %g s; q or Ctrl-C quits\n",
@@ -943,11 +983,29 @@ static void print_screen(struct leaks_run *r, const struct leak_totals *t, const
 	fprintf(f, "this interval: %llu allocations, %llu frees\n",
 		(unsigned long long)(c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]),
 		(unsigned long long)(c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]));
-	fprintf(f, "since the start: %llu allocations, %llu frees; outstanding %llu blocks, %s\n\n",
-		(unsigned long long)c[LEAKS_C_ALLOCS], (unsigned long long)c[LEAKS_C_FREES],
-		(unsigned long long)t->count, ml_fmt_bytes(t->bytes, b1, sizeof(b1)));
-	if (live_rows() > 6)
-		sizes_table(f, t, (size_t)(live_rows() - 6), live_cols());
+	/* wrapped, not cut; a second line is one row less below */
+	int more = table_wrap(f, live_cols(), 2,
+			      "since the start: %llu allocations, %llu frees; outstanding %llu "
+			      "blocks, %s",
+			      (unsigned long long)c[LEAKS_C_ALLOCS],
+			      (unsigned long long)c[LEAKS_C_FREES], (unsigned long long)t->count,
+			      ml_fmt_bytes(t->bytes, b1, sizeof(b1))) -
+		   1;
+
+	fputc('\n', f);
+	room = room > (size_t)more ? room - (size_t)more : 0;
+	/* sizes in the upper part (at most half when there are stacks to show), stacks below */
+	nsz = t->nsizes < room ? t->nsizes : room;
+	if (!r->o->no_stacks && t->nstacks && nsz > room / 2)
+		nsz = room / 2;
+	if (nsz)
+		sizes_table(f, t, nsz, live_cols());
+	if (nsz < t->nsizes)
+		fprintf(f, "... %zu more sizes\n", t->nsizes - nsz);
+	if (!r->o->no_stacks && t->nstacks && room > nsz + 4) {
+		fputc('\n', f);
+		stacks_lines(f, r, t, room - nsz - 4, live_cols());
+	}
 	live_show();
 }
 
@@ -1219,7 +1277,7 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 	trace_live_start(o->json);
 	why = trace_run(&sigs, &l);
 	live_stop();
-	if (why == TRACE_STOP_TARGET && !t->spawned)
+	if (why == TRACE_STOP_TARGET && !trace_quiet() && !t->spawned)
 		fprintf(stderr,
 			"memlens leaks: process %d exited; outstanding allocations at its exit\n",
 			(int)t->pid);

@@ -289,9 +289,9 @@ static void merged_names(const char *cache, char *out, size_t len)
 		if (n <= 0)
 			continue;
 		other[n] = 0;
-		if (strcmp(other, target) || used + strlen(d->d_name) + 2 >= len)
+		if (strcmp(other, target) || used + strlen(d->d_name) + 3 >= len)
 			continue;
-		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "," : "",
+		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "",
 					 d->d_name);
 	}
 	closedir(dir);
@@ -651,20 +651,26 @@ static void print_screen(const struct slab_view *v)
 		net += v->rows[i].net;
 		net_kb += v->rows[i].net_kb;
 	}
-	fprintf(f, "memlens slab - %.1f s, every %g s; q or Ctrl-C quits\n", v->elapsed_s,
-		trace_interval_s());
-	fprintf(f,
-		"this interval: %llu allocs, %llu frees, net %lld objects (%lld KiB) in %zu "
-		"caches\n",
-		allocs, frees, net, net_kb, v->n);
+	int lines, w = live_cols();
+
+	/* wrapped at the terminal's width: a cut line would hide its end */
+	lines = table_wrap(f, w, 2, "memlens slab - %.1f s, every %g s; q or Ctrl-C quits",
+			   v->elapsed_s, trace_interval_s());
+	lines += table_wrap(f, w, 2,
+			    "this interval: %llu allocs, %llu frees, net %lld objects (%lld KiB) "
+			    "in %zu caches",
+			    allocs, frees, net, net_kb, v->n);
 	if (v->recursion_misses)
-		fprintf(f, "warning: %llu events not seen (another BPF program ran)\n",
-			(unsigned long long)v->recursion_misses);
+		lines += table_wrap(f, w, 2,
+				    "warning: %llu events not seen (another BPF "
+				    "program ran)",
+				    (unsigned long long)v->recursion_misses);
 	fputc('\n', f);
+	lines++;
 	if (!v->n)
 		fprintf(f, "(no kmem_cache activity)\n");
-	else if (live_rows() > 6)
-		rows_table(f, v, live_cols(), (size_t)(live_rows() - 6));
+	else if (live_rows() > lines + 3)
+		rows_table(f, v, w, (size_t)(live_rows() - lines - 2));
 	live_show();
 }
 

@@ -355,6 +355,7 @@ void trace_comm(pid_t pid, char *buf, size_t len)
 }
 
 static const char *out_path; /* -o FILE */
+static bool quiet; /* -q */
 static long interval_ms; /* -i MS */
 static bool batch; /* --batch */
 
@@ -371,9 +372,10 @@ int trace_output_open(const char *cmd, bool for_cmd)
 {
 	int e;
 
-	if (!out_path)
+	if (!out_path && !quiet)
 		return 0;
-	e = out_stdout_open(out_path);
+	/* -q: nothing on the terminal but errors; the report only to -o FILE */
+	e = out_stdout_open(out_path ? out_path : "/dev/null");
 	if (e) {
 		cli_error(cmd, "cannot create the output file %s: %s", out_path, strerror(-e));
 		return e == -EACCES || e == -EPERM ? EXIT_PERM : EXIT_FAIL;
@@ -386,6 +388,64 @@ int trace_output_open(const char *cmd, bool for_cmd)
 void trace_output_switch(void)
 {
 	out_stdout_switch();
+}
+
+static int held_fd = -1; /* our stdout while the report is held in a file at fd 1 */
+
+void trace_output_hold(void)
+{
+	int tmp;
+
+	if (out_path || quiet)
+		return;
+	fflush(stdout);
+	tmp = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	held_fd = tmp < 0 ? -1 : fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (held_fd < 0 || dup2(tmp, STDOUT_FILENO) < 0) {
+		/* no temporary file: the report goes to stdout as it comes */
+		if (held_fd >= 0)
+			close(held_fd);
+		held_fd = -1;
+	}
+	if (tmp >= 0)
+		close(tmp);
+}
+
+int trace_output_release(void)
+{
+	char buf[65536];
+	ssize_t n;
+	int e = 0;
+
+	if (held_fd < 0)
+		return 0;
+	fflush(stdout);
+	e = out_failed(stdout);
+	if (!e && lseek(STDOUT_FILENO, 0, SEEK_SET) < 0)
+		e = errno;
+	while (!e && (n = read(STDOUT_FILENO, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			break;
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(held_fd, buf + off, (size_t)(n - off));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				e = w < 0 ? errno : EIO;
+				break;
+			}
+			off += w;
+		}
+	}
+	dup2(held_fd, STDOUT_FILENO);
+	close(held_fd);
+	held_fd = -1;
+	return -e;
 }
 
 int trace_common_opts(struct cli_opt *o, pid_t *pid, double *duration, bool *json, int *verbose,
@@ -410,6 +470,8 @@ int trace_common_opts(struct cli_opt *o, pid_t *pid, double *duration, bool *jso
 	o[n++] = (struct cli_opt)CLI_OPT_OUTPUT(
 		&out_path, pid ? "write the report to FILE, not stdout (CMD keeps stdout)"
 			       : "write the report to FILE, not stdout");
+	o[n++] = (struct cli_opt)CLI_OPT_QUIET(
+		&quiet, "nothing on the terminal but errors: the report goes only to -o FILE");
 	o[n++] = (struct cli_opt)CLI_OPT_VERBOSE(
 		verbose, "say which kernel hooks are used; twice: libbpf's log");
 	o[n] = (struct cli_opt)CLI_OPT_END;
@@ -541,8 +603,15 @@ void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, s
 	return rows;
 }
 
+bool trace_quiet(void)
+{
+	return quiet;
+}
+
 void trace_say_tracing(const char *cmd, const char *what, double duration_s, bool to_exit)
 {
+	if (quiet)
+		return;
 	if (duration_s > 0)
 		fprintf(stderr, "memlens %s: tracing %s for %g s (Ctrl-C stops early)\n", cmd, what,
 			duration_s);
@@ -558,7 +627,7 @@ double trace_interval_s(void)
 
 bool trace_live_start(bool json)
 {
-	if (json || !live_wanted(batch))
+	if (json || quiet || !live_wanted(batch))
 		return false;
 	if (!interval_ms)
 		interval_ms = 1000;

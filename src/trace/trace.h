@@ -97,6 +97,14 @@ enum trace_stop {
  */
 int trace_output_open(const char *cmd, bool for_cmd);
 void trace_output_switch(void);
+/*
+ * -- CMD without -o: CMD's output and the report share stdout. hold() (after
+ * the spawn) keeps the report in a temporary file; release() (once CMD is
+ * gone) prints it, so CMD's output comes first, never interleaved with it.
+ * release(): 0, or -errno of a write that failed.
+ */
+void trace_output_hold(void);
+int trace_output_release(void);
 
 /*
  * Tell the user the tracer is running, on stderr: "memlens CMD: tracing
@@ -104,6 +112,8 @@ void trace_output_switch(void);
  * scripts wait for "tracing" on stderr.
  */
 void trace_say_tracing(const char *cmd, const char *what, double duration_s, bool to_exit);
+/* -q: nothing on the terminal but errors (notes are not said) */
+bool trace_quiet(void);
 
 /*
  * Wait for @duration_s seconds (0: forever), a signal in @sigs, or the

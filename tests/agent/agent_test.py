@@ -828,6 +828,91 @@ def test_target_discovery():
     ch.close()
 
 
+def wait_for(what, fn, secs=60):
+    """Poll @fn until it returns something true (a state, not a time)."""
+    deadline = time.time() + secs
+    while time.time() < deadline:
+        v = fn()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("waited %d s for %s" % (secs, what))
+
+
+def named_memwrite(name):
+    exe = os.path.join(TMP, name)
+    shutil.copy(os.path.join(WORKLOADS, "memwrite"), exe)
+    out = open(os.path.join(TMP, name + ".out"), "w")
+    return spawn([exe, "-m", "4"], stdout=out, stderr=subprocess.STDOUT)
+
+
+def test_agent_says_its_target():
+    """The start-up line names the target --comm chose; GetStatus has it, the
+    state and the capabilities; the target_pid metric is set before any
+    profiling; a --comm that is not running yet is warned about at start and
+    found once it runs; errors name request fields, not command-line flags."""
+    name = "mw-%08x" % random.getrandbits(32)
+    mw = named_memwrite(name)
+    wait_for("the target to run", lambda: os.path.exists("/proc/%d/comm" % mw.pid) and
+             open("/proc/%d/comm" % mw.pid).read().strip() == name)
+    sock = sock_path("says")
+    port = free_port()
+    criu = criu_path()
+    a = start_agent(["--comm", name, "--metrics", "127.0.0.1:%d" % port] +
+                    (["--criu", criu, "--images-root", os.path.join(TMP, "says")] if criu
+                     else []), sock)
+    line = "target: pid %d (%s), chosen by --comm %s" % (mw.pid, name, name)
+    wait_for("the start-up line naming the target", lambda: line in agent_err(a))
+    ch, st = unix(sock)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.target_pid == mw.pid and s.target_comm == name and
+          s.target_chosen_by.startswith("--comm " + name) and s.state == "ready",
+          "status before profiling: %s" % s)
+    check("profile_writes" in s.capabilities, "capabilities: %s" % list(s.capabilities))
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
+        samples, _ = parse_metrics(r.read().decode())
+    check(samples.get(("memlens_agent_target_pid", "")) == mw.pid and
+          samples.get(("memlens_agent_profiling", "")) == 0,
+          "target_pid metric before profiling: %s" %
+          samples.get(("memlens_agent_target_pid", "")))
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100), timeout=10)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.state == "profiling" and s.target_pid == mw.pid, "status profiling: %s" % s)
+    if criu:
+        try:
+            r = st.PreCheckpoint(pb.PreCheckpointRequest(images_dir="pre"), timeout=120)
+            check(r.success, "pre-dump: %s" % r)
+        except grpc.RpcError as e:
+            msg = e.details()
+            print("# PreCheckpoint refused: " + msg)
+            check(e.code() == grpc.StatusCode.FAILED_PRECONDITION and "FinalDump" in msg and
+                  "--pre-dump" not in msg and "leave_running" in msg,
+                  "a client is told about requests, not flags: %s" % msg)
+        s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+        check("checkpoint" in s.capabilities and
+              ("pre_dump" in s.capabilities) == s.criu_pre_dump,
+              "capabilities after a CRIU call: %s" % list(s.capabilities))
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    ch.close()
+    target_untouched(mw.pid)
+
+    # a name that is not running yet: warned about, then found
+    later = "mw-%08x" % random.getrandbits(32)
+    sock = sock_path("later")
+    b = start_agent(["--comm", later], sock)
+    wait_for("the warning", lambda: "no process named '%s'" % later in agent_err(b))
+    check("looks again every second" in agent_err(b), agent_err(b))
+    ch, st = unix(sock)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.state == "waiting_for_target" and s.target_pid == 0, "waiting: %s" % s)
+    mw2 = named_memwrite(later)
+    s = wait_for("the agent to find the new process", lambda: (lambda s: s.target_pid == mw2.pid
+                 and s)(st.GetStatus(pb.GetStatusRequest(), timeout=5)))
+    check(s.state == "ready" and s.target_comm == later, "found: %s" % s)
+    check("target: pid %d (%s)" % (mw2.pid, later) in agent_err(b), agent_err(b))
+    ch.close()
+
+
 def in_pid_namespace(script, sock):
     """Run the sh @script as PID 1 of a new PID namespace; wait for the agent it
     starts to create @sock. Skips where PID namespaces cannot be made."""
@@ -1560,6 +1645,7 @@ def main():
               test_socket_dir_security, test_profile_flow, test_hot_ranges, test_tree, test_validation,
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
+              test_agent_says_its_target,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,
               test_checkpoint_without_criu, test_checkpoint_with_criu, test_checkpoint_chain,
               test_migrate_validation, test_migrate,

@@ -475,7 +475,7 @@ test_granularity_by_criu() {
 		got=$(jget "$tmp/g.json" "next(f['detail'] for f in j['features'] if f['name'] == 'criu_exclude')" 2>/dev/null)
 		case $want in
 		page) [[ $got == "page granularity"* ]] || bad+=" $c: '$got';" ;;
-		vma) [[ $got == "this CRIU accepts"* ]] || bad+=" $c: '$got';" ;;
+		vma) [[ $got == "VMA granularity"* ]] || bad+=" $c: '$got';" ;;
 		none) [[ $got == "this CRIU accepts neither"* ]] || bad+=" $c: '$got';" ;;
 		esac
 		echo "# $want: $c: $got"

@@ -90,7 +90,7 @@ check writes_exit_ok '[ $wrc = 0 ]' "$(cat "$tmp/w.err")"
 
 # the text summary of a run of its own (one profiler at a time: a second
 # one would find the VMAs registered already and leave them alone)
-"$M" writes -p $mw -i 100 -d 2 -q >"$tmp/text" 2>"$tmp/text.err"
+"$M" writes -p $mw -i 100 -d 2 -q -o "$tmp/text" 2>"$tmp/text.err"
 missing=
 for r in $runs; do
 	s=${r%-*} e=${r#*-}
