@@ -52,7 +52,39 @@ struct snap_cli {
 	size_t ncycles, cap;
 	size_t not_exact; /* cycles the kernel's RSS did not confirm */
 	uint64_t first_ns;
+	char command[256]; /* the target's argv, for the summary ("" unknown) */
 };
+
+/*
+ * The target's argv, space-separated: @argv with -- CMD, else its
+ * /proc/PID/cmdline (read when it is attached; "" when it cannot be).
+ * report groups the runs of one command by it.
+ */
+static void note_command(struct snap_cli *c, char **argv)
+{
+	size_t n = 0, len = sizeof(c->command);
+	char path[64];
+	FILE *f;
+
+	c->command[0] = '\0';
+	if (argv) {
+		for (; *argv && n + 1 < len; argv++)
+			n += (size_t)snprintf(c->command + n, len - n, "%s%s", n ? " " : "", *argv);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)c->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	n = fread(c->command, 1, len - 1, f);
+	fclose(f);
+	while (n && c->command[n - 1] == '\0')
+		n--;
+	c->command[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (c->command[i] == '\0')
+			c->command[i] = ' ';
+}
 
 static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 {
@@ -255,7 +287,8 @@ static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_sto
 						 .cycle_us_max = mx,
 						 .cycle_us_mean = c->ncycles ? sum / c->ncycles : 0,
 						 .cycles_not_exact = c->not_exact,
-						 .why = why };
+						 .why = why,
+						 .command = c->command };
 		struct jw w;
 
 		ml_jw_init(&w, stdout);
@@ -444,6 +477,7 @@ int cmd_snapshot(int argc, char **argv)
 		}
 		c.pid = c.child;
 	}
+	note_command(&c, c.child ? argv + first : NULL);
 	open_output(&c);
 	cli_block_signals(&sigs);
 	if (c.human_lines && live_wanted(c.batch))

@@ -32,6 +32,7 @@ struct snapshot_summary {
 	uint64_t cycle_us_min, cycle_us_median, cycle_us_max, cycle_us_mean;
 	uint64_t cycles_not_exact; /* snapshots the kernel's RSS did not confirm */
 	enum ml_stop why;
+	const char *command; /* the target's argv, space-separated; NULL: not known */
 };
 
 void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum);
@@ -76,6 +77,7 @@ struct snapshot_summary_rec {
 	double cycles_not_exact;
 	enum ml_stop why;
 	char why_word[64]; /* "stopped_because" as written ("" when absent) */
+	char command[256]; /* "command" ("" when absent) */
 };
 
 /* Read a snapshot "summary" object (every field optional). */

@@ -167,6 +167,8 @@ void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum)
 	ml_jw_kuint(w, "cycle_us_mean", sum->cycle_us_mean);
 	ml_jw_kuint(w, "cycles_not_exact", sum->cycles_not_exact);
 	ml_jw_kstr(w, "stopped_because", ml_stop_token(sum->why));
+	if (sum->command && sum->command[0])
+		ml_jw_kstr(w, "command", sum->command);
 	ml_jw_obj_end(w);
 }
 
@@ -291,4 +293,5 @@ void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_
 	r->cycles_not_exact = ml_json_get_num_or0(o, "cycles_not_exact");
 	r->why = ml_stop_parse(why);
 	copy_str(r->why_word, sizeof(r->why_word), why);
+	copy_str(r->command, sizeof(r->command), ml_json_get_str(o, "command"));
 }
