@@ -145,6 +145,26 @@ static void layout(const struct table *t, size_t nrows, int width, int indent, i
 		w[flex] -= total - width;
 }
 
+/*
+ * The flexible column (a name, a path) cut to @w columns: a path keeps its
+ * tail from a '/' on, after "...", and never loses its last component: when
+ * that alone is wider, the cell is shown whole and the line is wider.
+ */
+static int put_flex(char *buf, const char *s, int w)
+{
+	int l = (int)strlen(s);
+	const char *tail = s + l - (w > 3 ? w - 3 : 0), *slash;
+
+	if (l <= w)
+		return sprintf(buf, "%s", s);
+	slash = strchr(tail, '/');
+	if (slash)
+		return sprintf(buf, "...%s", slash);
+	slash = strrchr(s, '/');
+	return sprintf(buf, "%s",
+		       slash && slash[1] ? (l - (int)(slash - s) <= w ? slash : slash + 1) : s);
+}
+
 /* @s into @buf padded or cut to @w columns; a cut cell ends in "~". */
 static int put_cell(char *buf, const char *s, int w, enum table_align a, bool pad)
 {
@@ -157,14 +177,14 @@ static int put_cell(char *buf, const char *s, int w, enum table_align a, bool pa
 	return a == TABLE_RIGHT ? sprintf(buf, "%*s", w, s) : sprintf(buf, "%-*s", w, s);
 }
 
-static void put_line(FILE *f, char *line, int width)
+static void put_line(FILE *f, char *line, int width, bool may_widen)
 {
 	size_t n = strlen(line);
 
 	while (n && line[n - 1] == ' ')
 		n--;
-	if (n > (size_t)width)
-		n = (size_t)width; /* never wider than the screen */
+	if (n > (size_t)width && !may_widen)
+		n = (size_t)width; /* never wider than the screen, but for a whole name */
 	fprintf(f, "%.*s\n", (int)n, line);
 }
 
@@ -192,7 +212,7 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 {
 	int w[64], last = -1, lines = 0;
 	bool on[64];
-	size_t nrows, len = 0;
+	size_t nrows, len = 0, flex_max = 0;
 	char *line;
 
 	if (!t || t->ncols > 64)
@@ -204,12 +224,16 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 			last = c;
 			len += (size_t)w[c] + 1;
 		}
-	line = malloc(len + (size_t)indent + 4096);
+	for (size_t r = 0; r < nrows; r++)
+		for (int c = 0; c < t->ncols; c++)
+			if (t->cols[c].flex && strlen(cell(t, r, c)) > flex_max)
+				flex_max = strlen(cell(t, r, c));
+	line = malloc(len + (size_t)indent + flex_max + 4096);
 	if (!line)
 		return 0;
 	for (size_t r = 0; r <= nrows; r++) {
 		char *p = line + sprintf(line, "%*s", indent, "");
-		bool first = true;
+		bool first = true, widen = false;
 
 		for (int c = 0; c < t->ncols; c++) {
 			const char *s = r ? cell(t, r - 1, c) : t->cols[c].name;
@@ -219,10 +243,15 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 			if (!first)
 				*p++ = ' ';
 			first = false;
+			if (t->cols[c].flex && (int)strlen(s) > w[c] && c == last) {
+				p += put_flex(p, s, w[c]);
+				widen = true;
+				continue;
+			}
 			p += put_cell(p, s, w[c], t->cols[c].align,
 				      c != last || t->cols[c].align == TABLE_RIGHT);
 		}
-		put_line(f, line, width);
+		put_line(f, line, width, widen);
 		lines++;
 	}
 	p_dropped(t, f, width, indent, on, line, &lines);
