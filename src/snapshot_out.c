@@ -133,7 +133,7 @@ static void table_regions(FILE *f, const struct snapshot *s, int width, size_t m
 		{ "ADDRESS", TABLE_LEFT, 0, false }, { "KIND", TABLE_LEFT, 0, false },
 		{ "PERM", TABLE_LEFT, 0, false },    { "SIZE", TABLE_RIGHT, 0, false },
 		{ "RSS", TABLE_RIGHT, 0, false },    { "PSS", TABLE_RIGHT, 1, false },
-		{ "USS", TABLE_RIGHT, 1, false },    { "DIRTY", TABLE_RIGHT, 1, false },
+		{ "USS", TABLE_RIGHT, 2, false },    { "DIRTY", TABLE_RIGHT, 1, false },
 		{ "SWAP", TABLE_RIGHT, 0, false },   { "FILE", TABLE_RIGHT, 3, false },
 		{ "HUGE", TABLE_RIGHT, 4, false },   { "ZERO", TABLE_RIGHT, 4, false },
 		{ "WRITN", TABLE_RIGHT, 2, false },  { "PGDIRTY", TABLE_RIGHT, 5, false },
@@ -182,7 +182,7 @@ static void table_regions(FILE *f, const struct snapshot *s, int width, size_t m
 			table_cell(t, "%" PRIu64, KB(c->anon_pages));
 			table_cell(t, "%" PRIu64, KB(c->shared_pages));
 		}
-		table_cell(t, "%s", ml_vma_path(&s->vmas, v));
+		table_cell(t, "%s", table_basename(ml_vma_path(&s->vmas, v)));
 	}
 	fprintf(f, "regions (sizes in %s):\n", unit);
 	table_print(t, f, width, 0, max_rows);
@@ -255,10 +255,11 @@ static void table_kinds(FILE *f, const struct snapshot *s, int width)
 		if (wr)
 			table_cell(t, "%.1f", ml_snap_pct(c->written_pages, c->resident_pages));
 	}
-	fprintf(f, "by region kind (sizes in %s%s):\n", unit,
-		sw ? "" : "; no swap is configured, so nothing is out of memory");
+	fprintf(f, "by region kind (sizes in %s):\n", unit);
 	table_print(t, f, width, 0, 0);
 	table_free(t);
+	if (!sw)
+		fprintf(f, "(no swap configured: nothing can be out of memory)\n");
 }
 
 /* two lines: with its numbers (a collection time of 100 ms or more), one could pass 80 columns */

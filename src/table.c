@@ -128,8 +128,9 @@ static void layout(const struct table *t, size_t nrows, int width, int indent, i
 		total = line_width(t, w, on, indent);
 		if (total <= width)
 			return;
-		/* a flex column that can give enough room comes before dropping columns */
-		if (flex >= 0 && w[flex] - (total - width) >= 12) {
+		/* a flex column that can give enough room comes before dropping columns:
+		 * room for a usual name (20), longer ones wrap */
+		if (flex >= 0 && w[flex] - (total - width) >= (w[flex] < 20 ? w[flex] : 20)) {
 			w[flex] -= total - width;
 			return;
 		}
@@ -146,23 +147,16 @@ static void layout(const struct table *t, size_t nrows, int width, int indent, i
 }
 
 /*
- * The flexible column (a name, a path) cut to @w columns: a path keeps its
- * tail from a '/' on, after "...", and never loses its last component: when
- * that alone is wider, the cell is shown whole and the line is wider.
+ * How much of @s (longer than @w) goes on one line of the flexible column:
+ * up to @w characters, ending after a '/', '.', '-' or '_' when one is in
+ * the second half, so a name wraps where it reads as parts.
  */
-static int put_flex(char *buf, const char *s, int w)
+static int flex_chunk(const char *s, int w)
 {
-	int l = (int)strlen(s);
-	const char *tail = s + l - (w > 3 ? w - 3 : 0), *slash;
-
-	if (l <= w)
-		return sprintf(buf, "%s", s);
-	slash = strchr(tail, '/');
-	if (slash)
-		return sprintf(buf, "...%s", slash);
-	slash = strrchr(s, '/');
-	return sprintf(buf, "%s",
-		       slash && slash[1] ? (l - (int)(slash - s) <= w ? slash : slash + 1) : s);
+	for (int k = w; k > w / 2; k--)
+		if (strchr("/.-_", s[k - 1]))
+			return k;
+	return w;
 }
 
 /* @s into @buf padded or cut to @w columns; a cut cell ends in "~". */
@@ -177,14 +171,14 @@ static int put_cell(char *buf, const char *s, int w, enum table_align a, bool pa
 	return a == TABLE_RIGHT ? sprintf(buf, "%*s", w, s) : sprintf(buf, "%-*s", w, s);
 }
 
-static void put_line(FILE *f, char *line, int width, bool may_widen)
+static void put_line(FILE *f, char *line, int width)
 {
 	size_t n = strlen(line);
 
 	while (n && line[n - 1] == ' ')
 		n--;
-	if (n > (size_t)width && !may_widen)
-		n = (size_t)width; /* never wider than the screen, but for a whole name */
+	if (n > (size_t)width)
+		n = (size_t)width; /* never wider than the screen */
 	fprintf(f, "%.*s\n", (int)n, line);
 }
 
@@ -233,7 +227,9 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 		return 0;
 	for (size_t r = 0; r <= nrows; r++) {
 		char *p = line + sprintf(line, "%*s", indent, "");
-		bool first = true, widen = false;
+		const char *rest = NULL;
+		bool first = true;
+		int at = 0;
 
 		for (int c = 0; c < t->ncols; c++) {
 			const char *s = r ? cell(t, r - 1, c) : t->cols[c].name;
@@ -243,16 +239,29 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 			if (!first)
 				*p++ = ' ';
 			first = false;
-			if (t->cols[c].flex && (int)strlen(s) > w[c] && c == last) {
-				p += put_flex(p, s, w[c]);
-				widen = true;
+			/* a name is never cut: the last column wraps onto lines of its own */
+			if (t->cols[c].flex && c == last && w[c] > 0 && (int)strlen(s) > w[c]) {
+				int k = flex_chunk(s, w[c]);
+
+				at = (int)(p - line);
+				p += sprintf(p, "%.*s", k, s);
+				rest = s + k;
 				continue;
 			}
 			p += put_cell(p, s, w[c], t->cols[c].align,
 				      c != last || t->cols[c].align == TABLE_RIGHT);
 		}
-		put_line(f, line, width, widen);
+		put_line(f, line, width);
 		lines++;
+		while (rest && *rest) {
+			int k = (int)strlen(rest) > w[last] ? flex_chunk(rest, w[last])
+							    : (int)strlen(rest);
+
+			sprintf(line, "%*s%.*s", at, "", k, rest);
+			put_line(f, line, width);
+			lines++;
+			rest += k;
+		}
 	}
 	p_dropped(t, f, width, indent, on, line, &lines);
 	free(line);
