@@ -123,7 +123,7 @@ for k in "${kinds[@]}"; do
 		notok "report_${kind}_dom_equals_json" "$out"
 	fi
 done
-browse "$T_TMP/trace.html" --screenshot="$T_TMP/trace.png" 4200
+browse "$T_TMP/trace.html" --screenshot="$T_TMP/trace.png" 5800
 read -r w h colours ink <<<"$(python3 "$F/pngstat.py" "$T_TMP/trace.png" 2>&1)"
 check report_trace_png '[ "${w:-0}" = 1100 ] && [ "${colours:-0}" -ge 40 ] && awk "BEGIN{exit !(${ink:-0} > 0.05)}"' \
 	"png: $w $h colours=$colours ink=$ink"
