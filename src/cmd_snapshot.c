@@ -123,7 +123,7 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 		  .kind = CLI_FLAG,
 		  .target = &c->pss,
 		  .help = "also read /proc/PID/smaps each cycle: PSS, USS and Dirty per VMA, "
-			  "as pmap -X and smem show them (about 50 ms per GiB resident; a "
+			  "as pmap -X and smem show them (30 to 60 ms per GiB resident; a "
 			  "single snapshot's table always has them)" },
 		{ .name = "writes",
 		  .kind = CLI_FLAG,

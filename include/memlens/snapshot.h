@@ -179,7 +179,7 @@ int ml_snapshot_copy(struct snapshot *dst, const struct snapshot *src);
 /*
  * Add what /proc/PID/smaps says of each VMA of @s: PSS, USS, Dirty (see
  * struct snap_counts). The kernel computes them in one more walk of the
- * page tables (with each page's map count): exact, and about 50 ms for
+ * page tables (with each page's map count): exact, and 30 to 60 ms for
  * 1 GiB resident in 4 KiB pages, where the count itself takes about 1 ms;
  * so it is asked for, not done by ml_snapshot_take(). Read after the
  * count: a VMA that came or went meanwhile is left out and counted in
