@@ -41,10 +41,13 @@ pid=$!
 t_at_exit "kill $pid 2>/dev/null"
 wait_for_line "$tmp/py.out" ready 30
 
-# the shared objects the two readers map (their PSS share of those is theirs)
+# the files the two readers map (their PSS share of those is theirs): their
+# shared objects, and what glibc maps at run time in a process that uses
+# the locale or iconv (the locale files, gconv-modules.cache)
 observers=$({ ldd "$M"; ldd "$(command -v pmap)"; } 2>/dev/null |
 	awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i }' | xargs -r readlink -f |
 	xargs -rn1 basename | sort -u | tr '\n' ' ')
+observers="$observers gconv-modules.cache locale-archive $(ls /usr/lib/locale/*/ 2>/dev/null | grep '^LC_' | sort -u | tr '\n' ' ')"
 compare() {	# -> 0 when every VMA agrees; the differences in $tmp/diff
 	pmap -X "$pid" >"$tmp/X1" && pmap -x "$pid" >"$tmp/x1" || return 2
 	COLUMNS=300 "$M" snapshot -p "$pid" >"$tmp/table" 2>"$tmp/table.err" || return 2
