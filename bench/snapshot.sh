@@ -55,6 +55,14 @@ cycp=$($PY -c '
 import json, sys
 c = sorted(r["cycle_us"] for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "snapshot")
 print(c[len(c) // 2])' "$tmp/cycp.json")
+# --pss: the cycle, then smaps read after it (PSS, USS, Dirty), in the same run
+"$M" snapshot -p "$pid" --json --pss -i 10 -n 20 -o "$tmp/cycs.json" >/dev/null
+read -r cycs smapsus < <($PY -c '
+import json, sys
+r = [x for x in map(json.loads, open(sys.argv[1])) if x.get("type") == "snapshot"]
+c = sorted(x["cycle_us"] for x in r)
+s = sorted(x["smaps_us"] for x in r)
+print(c[len(c) // 2], s[len(s) // 2])' "$tmp/cycs.json")
 inv=$(med_us "$REPS" "$M" snapshot -p "$pid" --json)
 startup=$(med_us "$REPS" "$M" --help)
 pmapx=$(med_us "$REPS" pmap -X "$pid")
@@ -84,6 +92,8 @@ echo "one collection cycle (medians; memlens reports more per VMA than any peer)
 printf "  %-44s %9d us\n" "memlens snapshot, cycle ($nthr scan threads)" "$cyc"
 printf "  %-44s %9d us\n" "memlens snapshot, cycle (--threads 2)" "$cyc2"
 printf "  %-44s %9d us\n" "memlens snapshot --pages, cycle" "$cycp"
+printf "  %-44s %9d us\n" "memlens snapshot --pss: cycle" "$cycs"
+printf "  %-44s %9d us\n" "  then smaps for PSS/USS/Dirty" "$smapsus"
 printf "  %-44s %9d us\n" "memlens snapshot -p PID --json (whole run)" "$inv"
 printf "  %-44s %9d us\n" "  of which memlens start-up (--help)" "$startup"
 printf "  %-44s %9d us\n" "pmap -X PID (whole run)" "$pmapx"
@@ -91,11 +101,13 @@ printf "  %-44s %9d us\n" "read /proc/PID/smaps (in-process)" "$smaps"
 printf "  %-44s %9d us\n" "cat /proc/PID/smaps (whole run)" "$cat_smaps"
 [ -n "$gc" ] && printf "  %-44s %9d us\n" "gcore PID (core dump, whole run)" "$gc"
 echo "ratios (peer time / memlens cycle time; > 1: memlens is faster):"
-awk -v c="$cyc" -v c2="$cyc2" -v p="$pmapx" -v s="$smaps" -v cs="$cat_smaps" -v g="$gc" -v i="$inv" -v cp="$cycp" 'BEGIN {
+awk -v c="$cyc" -v c2="$cyc2" -v p="$pmapx" -v s="$smaps" -v cs="$cat_smaps" -v g="$gc" -v i="$inv" -v cp="$cycp" -v su="$smapsus" -v cs="$cycs" 'BEGIN {
 	printf "  vs pmap -X:               %8.1fx   (whole memlens run vs whole pmap run: %.1fx)\n", p / c, p / i
 	printf "  vs reading smaps:         %8.1fx   (cat smaps vs memlens run: %.1fx)\n", s / c, cs / i
 	if (g != "") printf "  vs gcore:                 %8.0fx   (whole runs: %.0fx)\n", g / c, g / i
 	printf "  --pages cycle vs pmap -X: %8.2fx\n", p / cp
+	printf "  --pss: smaps read / cycle: %7.1fx (what PSS costs on top of a cycle)\n", su / cs
+	printf "  --pages cycle / plain cycle: %5.0fx\n", cp / c
 	printf "  --threads 2 cycle: vs pmap -X %.1fx, vs gcore %.0fx\n", p / c2, (g != "" ? g / c2 : 0)
 }'
 

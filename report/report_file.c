@@ -7,6 +7,7 @@
 
 #include "memlens/lines.h"
 #include "report_int.h"
+#include "report_load.h"
 
 void ml_report_init(struct report *r)
 {
@@ -44,6 +45,20 @@ void ml_report_free(struct report *r)
 		free(r->m[i].pol);
 		free(r->m[i].src);
 	}
+	for (size_t i = 0; i < r->nfs; i++) {
+		free(r->fs[i].src);
+		free(r->fs[i].pt);
+	}
+	for (size_t i = 0; i < r->nl; i++)
+		ml_rl_free_leaks(&r->l[i]);
+	for (size_t i = 0; i < r->nsl; i++)
+		ml_rl_free_slab(&r->sl[i]);
+	for (size_t i = 0; i < r->no; i++)
+		ml_rl_free_oom(&r->o[i]);
+	free(r->fs);
+	free(r->l);
+	free(r->sl);
+	free(r->o);
 	for (size_t i = 0; i < r->nsrcs; i++)
 		free(r->srcs[i]);
 	free(r->w);
@@ -101,7 +116,8 @@ int ml_report_load_stream(struct report *r, FILE *f, const char *name, struct ml
 	if (!ret && r->lines + r->skipped == before)
 		ret = ml_err_set(err, EINVAL,
 				 "%s:%ld: empty: no JSON lines in the file; give report the output "
-				 "of memlens writes/snapshot/faults/migrate-model --json",
+				 "of memlens writes/snapshot/faults/migrate-model/leaks/slab/oom "
+				 "--json",
 				 name, in.lineno + 1);
 	ml_lines_free(&in);
 	return ret;

@@ -222,7 +222,20 @@ void ml_headline_snaps(const struct rep_snaps *s, char *buf, size_t len)
 		wr += s->have_written ? s->last[i].written : s->last[i].dirty;
 	}
 	ml_fmt_bytes_words(res * s->page_size, b, sizeof(b));
-	add(&l, "%s resident%s", b, s->npt > 1 ? " at the end" : "");
+	if (s->npt > 1) {
+		size_t at = ml_snaps_peak(s);
+		double peak = ml_snap_resident(&s->pt[at]);
+		char pk[32];
+
+		ml_fmt_bytes_words(peak * s->page_size, pk, sizeof(pk));
+		if (peak > res)
+			add(&l, "%s resident at the peak (%.1f s), %s at the end", pk,
+			    (s->pt[at].t_ms - s->pt[0].t_ms) / 1000, b);
+		else
+			add(&l, "%s resident at the end, also the peak", b);
+	} else {
+		add(&l, "%s resident", b);
+	}
 	n = kinds_by_resident(s, k);
 	for (int i = 0; i < n && i < KINDS_NAMED; i++) {
 		double share = 100 * s->last[k[i]].resident / res;
@@ -349,4 +362,112 @@ void ml_render_headline(struct rbuf *b, const char *text)
 	ml_rb_puts(b, "<p class=\"headline\">");
 	ml_rb_html(b, text);
 	ml_rb_puts(b, "</p>\n");
+}
+
+/* ---- the tracers ---- */
+
+void ml_headline_leaks(const struct rep_leaks *l, char *buf, size_t len)
+{
+	struct line ln = line_of(buf, len);
+	char b[32], cnt[32];
+	const struct rep_leak_stack *top = NULL;
+	double in_stacks = 0;
+
+	for (size_t i = 0; i < l->nstacks; i++) {
+		in_stacks += l->stacks[i].bytes;
+		if (!top || l->stacks[i].bytes > top->bytes)
+			top = &l->stacks[i];
+	}
+	if (!l->have_final) {
+		if (!l->npt) {
+			add(&ln, "no leaks lines in this input");
+			return;
+		}
+		ml_fmt_bytes_words(l->pt[l->npt - 1].outstanding_bytes, b, sizeof(b));
+		add(&ln, "%s outstanding at the last interval (no final line)", b);
+		return;
+	}
+	ml_fmt_bytes_words(l->outstanding_bytes, b, sizeof(b));
+	fmt_count(l->outstanding, cnt, sizeof(cnt));
+	if (!(l->outstanding_bytes > 0)) {
+		add(&ln, "nothing outstanding: every block allocated while traced was freed");
+		return;
+	}
+	add(&ln, "%s outstanding in %s block%s", b, cnt, l->outstanding == 1 ? "" : "s");
+	if (top && top->bytes > 0) {
+		ml_fmt_bytes_words(top->bytes, b, sizeof(b));
+		add(&ln, "; %s (%.0f%%) from one call stack", b,
+		    100 * top->bytes / l->outstanding_bytes);
+		if (top->nframes) {
+			/* innermost first, as a reader asks "who allocated it?" */
+			add(&ln, ":");
+			for (size_t f = top->nframes, n = 0; f-- > 0 && n < 3; n++)
+				add(&ln, "%s %s", n ? " ←" : "", top->frames[f]);
+		}
+	}
+	if (l->stacks_kept > 1)
+		add(&ln, "; %.0f call stacks in all", l->stacks_kept);
+}
+
+void ml_headline_slab(const struct rep_slab *s, const size_t *order, size_t norder, char *buf,
+		      size_t len)
+{
+	struct line l = line_of(buf, len);
+	size_t grew = 0;
+	char cnt[32];
+
+	if (!norder || !order) {
+		add(&l, "no slab cache was counted");
+		return;
+	}
+	for (size_t i = 0; i < norder; i++)
+		grew += s->cache[order[i]].net > 0;
+	const struct rep_slab_cache *c = &s->cache[order[0]];
+
+	fmt_count(fabs(c->net), cnt, sizeof(cnt));
+	add(&l, "%s %s most: %s%s objects net", c->name, c->net >= 0 ? "grew" : "shrank",
+	    c->net >= 0 ? "+" : "-", cnt);
+	if (c->in_final && c->net_kb != 0) {
+		char b[32];
+
+		ml_fmt_bytes_words(fabs(c->net_kb) * 1024, b, sizeof(b));
+		add(&l, " (%s)", b);
+	}
+	add(&l, "; %zu of the %zu caches listed grew", grew, norder);
+}
+
+void ml_headline_oom(const struct rep_oom *m, char *buf, size_t len)
+{
+	struct line l = line_of(buf, len);
+	double n = m->nkill;
+
+	if (!m->nkill) {
+		if (m->have_summary && m->kills > 0)
+			add(&l, "%.0f OOM kills counted, none reported (the ring buffer was full)",
+			    m->kills);
+		else
+			add(&l, "no OOM kill while memlens oom watched");
+		return;
+	}
+	const struct rep_oom_kill *big = &m->kill[0];
+	char rss[32], lim[32];
+
+	add(&l, "%.0f OOM kill%s of", n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < m->nkill && i < 4; i++) {
+		const struct rep_oom_kill *k = &m->kill[i];
+
+		if (i && !strcmp(k->victim_comm, m->kill[i - 1].victim_comm))
+			add(&l, ", %ld", k->victim_pid);
+		else
+			add(&l, "%s %s (pid %ld", i ? ")," : "", k->victim_comm, k->victim_pid);
+		if (k->anon_rss_kb + k->file_rss_kb + k->shmem_rss_kb >
+		    big->anon_rss_kb + big->file_rss_kb + big->shmem_rss_kb)
+			big = k;
+	}
+	add(&l, "%s)", m->nkill > 4 ? ", ..." : "");
+	ml_fmt_bytes_words((big->anon_rss_kb + big->file_rss_kb + big->shmem_rss_kb) * 1024, rss,
+			   sizeof(rss));
+	ml_fmt_bytes_words(big->limit_kb * 1024, lim, sizeof(lim));
+	add(&l, "; %s resident in the %svictim, at the %s limit of %s", rss,
+	    m->nkill > 1 ? "largest " : "", big->scope[0] ? big->scope : "?", lim);
 }

@@ -2,6 +2,8 @@
 /* The report page: one self-contained HTML file, inline SVG and CSS, no script. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "report_int.h"
 
@@ -27,7 +29,11 @@ static const char css[] =
 	".final{stroke:#1d232b;stroke-width:1.5}\n"
 	"table{border-collapse:collapse;margin:6px 0 12px}th,td{padding:2px 10px;text-align:right;"
 	"border-bottom:1px solid "
-	"#e6e9ed}th{background:#f3f5f7}td:first-child,th:first-child{text-align:left}\n";
+	"#e6e9ed}th{background:#f3f5f7}td:first-child,th:first-child{text-align:left}\n"
+	"svg .flabel{font:11px ui-monospace,'DejaVu Sans Mono',monospace;fill:#1d232b;"
+	"pointer-events:none}svg .fframe:hover rect{stroke:#1d232b;stroke-width:1}\n"
+	".side{display:flex;flex-wrap:wrap;gap:0 16px}.side figure{width:480px;margin:0}"
+	".side svg{width:480px;height:auto}.oomnote{color:#b3261e;font-weight:600;margin:2px 0}\n";
 
 static void page_head(struct rbuf *b, const struct report *r, const char *title)
 {
@@ -49,22 +55,68 @@ static void page_head(struct rbuf *b, const struct report *r, const char *title)
 	ml_rb_puts(b, "</p>\n");
 }
 
+/*
+ * Snapshot sections: the runs of one command (the same "command" in their
+ * summaries, different pids) make one section, in the order of the first;
+ * the others one each.
+ */
+static int render_snapshots(struct rbuf *b, const struct report *r, const struct report_opts *o)
+{
+	size_t *idx = malloc((r->ns + 1) * sizeof(*idx));
+	bool *done = calloc(r->ns + 1, sizeof(*done));
+
+	if (!idx || !done) {
+		free(idx);
+		free(done);
+		return -1;
+	}
+	for (size_t i = 0; i < r->ns; i++) {
+		size_t n = 0;
+
+		if (done[i])
+			continue;
+		idx[n++] = i;
+		for (size_t j = i + 1; r->s[i].command[0] && j < r->ns; j++)
+			if (!done[j] && r->s[j].pid != r->s[i].pid && r->s[j].npt &&
+			    !strcmp(r->s[j].command, r->s[i].command)) {
+				idx[n++] = j;
+				done[j] = true;
+			}
+		if (n > 1 && r->s[i].npt)
+			ml_render_runs(b, r, idx, n, o);
+		else
+			for (size_t k = 0; k < n; k++)
+				ml_render_snaps(b, r, &r->s[idx[k]], o);
+	}
+	free(idx);
+	free(done);
+	return 0;
+}
+
 int ml_report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
 		     struct ml_err *err)
 {
 	const char *title = o && o->title ? o->title : "memlens report";
 
-	if (!r->nw && !r->ns && !r->nf && !r->nm)
+	if (!r->nw && !r->ns && !r->nf && !r->nm && !r->nfs && !r->nl && !r->nsl && !r->no)
 		return ml_err_set(err, EINVAL,
-				  "nothing to draw: the input holds no writes, snapshot, "
-				  "faults or migrate_model lines");
+				  "nothing to draw: the input holds no lines of writes, snapshot, "
+				  "faults, migrate-model, leaks, slab or oom");
 	page_head(out, r, title);
 	for (size_t i = 0; i < r->nw; i++)
 		ml_render_writes(out, &r->w[i], o);
-	for (size_t i = 0; i < r->ns; i++)
-		ml_render_snaps(out, &r->s[i], o);
+	if (render_snapshots(out, r, o))
+		return ml_err_set(err, ENOMEM, "out of memory grouping the snapshot runs");
 	for (size_t i = 0; i < r->nf; i++)
 		ml_render_faults(out, &r->f[i]);
+	for (size_t i = 0; i < r->nfs; i++)
+		ml_render_fault_series(out, &r->fs[i]);
+	for (size_t i = 0; i < r->nl; i++)
+		ml_render_leaks(out, &r->l[i]);
+	for (size_t i = 0; i < r->nsl; i++)
+		ml_render_slab(out, &r->sl[i]);
+	for (size_t i = 0; i < r->no; i++)
+		ml_render_oom(out, &r->o[i]);
 	for (size_t i = 0; i < r->nm; i++)
 		ml_render_migrate(out, &r->m[i]);
 	ml_rb_puts(out, "<p class=\"meta\">Written by memlens report. No script, no network: "

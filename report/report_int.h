@@ -58,6 +58,15 @@ void ml_headline_writes(const struct rep_writes *w, char *buf, size_t len);
 void ml_headline_snaps(const struct rep_snaps *s, char *buf, size_t len);
 void ml_headline_faults(const struct rep_faults *f, char *buf, size_t len);
 void ml_headline_migrate(const struct rep_migrate *m, char *buf, size_t len);
+void ml_headline_leaks(const struct rep_leaks *l, char *buf, size_t len);
+void ml_headline_slab(const struct rep_slab *s, const size_t *order, size_t norder, char *buf,
+		      size_t len);
+void ml_headline_oom(const struct rep_oom *m, char *buf, size_t len);
+/* Pages resident in one snapshot; the snapshot with the most (the first of equals). */
+double ml_snap_resident(const struct rep_snap_point *pt);
+size_t ml_snaps_peak(const struct rep_snaps *s);
+/* Slab caches, the ones whose object count changed most first (malloc'ed; NULL: no memory). */
+size_t *ml_slab_order(const struct rep_slab *s, size_t *n);
 /* The left edge of fault latency bucket @i: "0µs", "2µs", ..., "1.02ms" */
 void ml_bucket_edge(int i, char *buf, size_t len);
 /* <p class="headline">@text</p> */
@@ -75,8 +84,20 @@ int ml_rp_max_rows(const struct report_opts *o);
 
 void ml_render_writes(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o);
 void ml_render_ranges(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o);
-void ml_render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o);
+void ml_render_snaps(struct rbuf *b, const struct report *r, const struct rep_snaps *s,
+		     const struct report_opts *o);
 void ml_render_faults(struct rbuf *b, const struct rep_faults *f);
 void ml_render_migrate(struct rbuf *b, const struct rep_migrate *m);
+void ml_render_leaks(struct rbuf *b, const struct rep_leaks *l);
+void ml_render_slab(struct rbuf *b, const struct rep_slab *s);
+void ml_render_oom(struct rbuf *b, const struct rep_oom *m);
+void ml_render_fault_series(struct rbuf *b, const struct rep_fault_series *fs);
+/* The stacked area of resident memory by kind over time (two snapshots or more). */
+void ml_render_snap_area(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o);
+/* Snapshot runs of one command (@n of them, @idx into r->s), side by side. */
+void ml_render_runs(struct rbuf *b, const struct report *r, const size_t *idx, size_t n,
+		    const struct report_opts *o);
+/* The OOM kills of @pid in @r, as a sentence for its section; "" when none. */
+void ml_oom_note(const struct report *r, long pid, char *buf, size_t len);
 
 #endif

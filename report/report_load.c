@@ -10,63 +10,12 @@
 #include "memlens/format_writes.h"
 #include "memlens/json.h"
 #include "report_int.h"
-
-#define TYPES_KNOWN "interval, summary, snapshot, faults, migrate_model"
-
-struct line_ctx {
-	struct report *r;
-	const char *src;
-	long lineno;
-	struct ml_err *err;
-};
-
-static int bad(const struct line_ctx *c, const char *fmt, const char *what)
-{
-	char msg[256];
-
-	snprintf(msg, sizeof(msg), fmt, what);
-	return ml_err_set(c->err, EINVAL,
-			  "%s:%ld: %s; give report the JSON Lines that memlens writes/snapshot/"
-			  "faults/migrate-model --json write",
-			  c->src, c->lineno, msg);
-}
-
-static bool grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-	size_t nc;
-	void *p;
-
-	if (n < *cap)
-		return true;
-	nc = *cap ? *cap * 2 : 16;
-	p = realloc(*arr, nc * size);
-	if (!p)
-		return false;
-	memset((char *)p + *cap * size, 0, (nc - *cap) * size);
-	*arr = p;
-	*cap = nc;
-	return true;
-}
-
-static int oom(const struct line_ctx *c)
-{
-	return ml_err_set(c->err, ENOMEM,
-			  "%s:%ld: out of memory; give report fewer or smaller files", c->src,
-			  c->lineno);
-}
-
-/* A count or pid from a double, clamped: a cast of 1e300 to long is undefined. */
-static long to_long(double v)
-{
-	if (!(v > -1e15))
-		return v < 0 ? -1000000000000000L : 0;
-	return v < 1e15 ? (long)v : 1000000000000000L;
-}
+#include "report_load.h"
 
 static int need_num(const struct line_ctx *c, const struct json *o, const char *key, double *out)
 {
 	if (ml_json_get_double(o, key, out) || !isfinite(*out))
-		return bad(c, "field \"%s\" is missing or not a number", key);
+		return ml_rl_bad(c, "field \"%s\" is missing or not a number", key);
 	return 0;
 }
 
@@ -75,7 +24,7 @@ static const struct json *need_arr(const struct line_ctx *c, const struct json *
 	const struct json *a = ml_json_get(o, key);
 
 	if (!a || ml_json_type(a) != ML_JSON_ARRAY) {
-		bad(c, "field \"%s\" is missing or not an array", key);
+		ml_rl_bad(c, "field \"%s\" is missing or not an array", key);
 		return NULL;
 	}
 	return a;
@@ -138,8 +87,8 @@ static int set_hint(struct rep_writes *w, size_t j, uint32_t v)
 static int rec_err(const struct line_ctx *c, int ret)
 {
 	if (ret == -ENOMEM)
-		return oom(c);
-	return bad(c, "%.200s", c->err->msg);
+		return ml_rl_oom(c);
+	return ml_rl_bad(c, "%.200s", c->err->msg);
 }
 
 static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
@@ -148,8 +97,8 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	long i = find_vma(w, j, reg->start, reg->end);
 
 	if (i < 0) {
-		if (!grow((void **)&w->vma, &w->cvma, w->nvma, sizeof(*w->vma)))
-			return oom(c);
+		if (!ml_rl_grow((void **)&w->vma, &w->cvma, w->nvma, sizeof(*w->vma)))
+			return ml_rl_oom(c);
 		i = (long)w->nvma++;
 		w->vma[i].start = reg->start;
 		w->vma[i].end = reg->end;
@@ -159,10 +108,10 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	if (reg->path[0] && !w->vma[i].path) {
 		w->vma[i].path = strdup(reg->path);
 		if (!w->vma[i].path)
-			return oom(c);
+			return ml_rl_oom(c);
 	}
 	if (set_hint(w, j, (uint32_t)i))
-		return oom(c);
+		return ml_rl_oom(c);
 	*idx = (uint32_t)i;
 	return 0;
 }
@@ -177,12 +126,12 @@ static int add_region(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	int ret;
 
 	if (isnan(ratio))
-		return bad(c, "field \"%s\" is missing or not a number", "written_ratio");
+		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "written_ratio");
 	ret = region_vma(c, w, j, reg, &vi);
 	if (ret)
 		return ret;
-	if (!grow((void **)&w->cell, &w->ccell, w->ncell, sizeof(*w->cell)))
-		return oom(c);
+	if (!ml_rl_grow((void **)&w->cell, &w->ccell, w->ncell, sizeof(*w->cell)))
+		return ml_rl_oom(c);
 	cell = &w->cell[w->ncell++];
 	cell->iv = (uint32_t)(w->niv - 1);
 	cell->vma = vi;
@@ -204,8 +153,8 @@ static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
 	for (size_t i = 0; i < rec->nwritten; i++) {
 		struct rep_range *rg;
 
-		if (!grow((void **)&w->range, &w->crange, w->nrange, sizeof(*w->range)))
-			return oom(c);
+		if (!ml_rl_grow((void **)&w->range, &w->crange, w->nrange, sizeof(*w->range)))
+			return ml_rl_oom(c);
 		rg = &w->range[w->nrange++];
 		rg->iv = (uint32_t)iv;
 		rg->start = rec->written[i].start;
@@ -249,7 +198,7 @@ static int note_also(const struct line_ctx *c, struct rep_writes *w)
 	if (same_src(w->src, c->src) || w->also)
 		return 0;
 	w->also = strdup(c->src);
-	return w->also ? 0 : oom(c);
+	return w->also ? 0 : ml_rl_oom(c);
 }
 
 /* The same interval again: take its page ranges if we have none yet. */
@@ -270,12 +219,12 @@ static int add_interval(const struct line_ctx *c, const struct writes_interval_r
 	size_t known;
 	int ret;
 
-	w = same_run(c, to_long(rec->pid), rec->seq, rec->dirty.timestamp_ms, &known);
+	w = same_run(c, ml_rl_long(rec->pid), rec->seq, rec->dirty.timestamp_ms, &known);
 	if (w)
 		return merge_interval(c, w, known, rec);
-	w = writes_for(c, to_long(rec->pid));
-	if (!w || !grow((void **)&w->iv, &w->civ, w->niv, sizeof(*w->iv)))
-		return oom(c);
+	w = writes_for(c, ml_rl_long(rec->pid));
+	if (!w || !ml_rl_grow((void **)&w->iv, &w->civ, w->niv, sizeof(*w->iv)))
+		return ml_rl_oom(c);
 	iv = &w->iv[w->niv++];
 	iv->t_ms = rec->t_ms;
 	iv->interval_s = rec->interval_s;
@@ -319,10 +268,11 @@ static int load_snap_summary(const struct line_ctx *c, const struct json *o)
 	struct rep_snaps *s;
 
 	ml_fmt_snapshot_summary_read(o, &rec);
-	s = snaps_for(c, to_long(rec.pid));
+	s = snaps_for(c, ml_rl_long(rec.pid));
 	if (!s)
-		return oom(c);
+		return ml_rl_oom(c);
 	stop_text(s->stopped_because, sizeof(s->stopped_because), rec.why, rec.why_word);
+	snprintf(s->command, sizeof(s->command), "%s", rec.command);
 	return 0;
 }
 
@@ -354,17 +304,17 @@ static int load_summary(const struct line_ctx *c, const struct json *o)
 		return rec_err(c, ret);
 	}
 	ml_fmt_writes_summary_free(&rec); /* the report draws no summary regions */
-	w = run_ending_at(c, to_long(rec.pid), rec.dirty.timestamp_ms);
+	w = run_ending_at(c, ml_rl_long(rec.pid), rec.dirty.timestamp_ms);
 	if (w && note_also(c, w))
 		return -ENOMEM;
 	if (!w)
-		w = writes_for(c, to_long(rec.pid));
+		w = writes_for(c, ml_rl_long(rec.pid));
 	if (!w)
-		return oom(c);
+		return ml_rl_oom(c);
 	w->have_summary = true;
 	stop_text(w->stopped_because, sizeof(w->stopped_because), rec.why, rec.why_word);
-	w->intervals = to_long(rec.intervals);
-	w->hot_vmas = to_long(rec.hot_vmas);
+	w->intervals = ml_rl_long(rec.intervals);
+	w->hot_vmas = ml_rl_long(rec.hot_vmas);
 	w->cumulative_dirty_bytes = rec.dirty.cumulative_dirty_bytes;
 	w->avg_dirty_rate = rec.dirty.avg_dirty_rate;
 	return 0;
@@ -418,9 +368,9 @@ static int add_snapshot(const struct line_ctx *c, const struct snapshot_rec *rec
 	struct rep_snap_point *pt;
 	struct rep_snaps *s;
 
-	s = snaps_for(c, to_long(rec->pid));
-	if (!s || !grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
-		return oom(c);
+	s = snaps_for(c, ml_rl_long(rec->pid));
+	if (!s || !ml_rl_grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
+		return ml_rl_oom(c);
 	pt = &s->pt[s->npt++];
 	pt->t_ms = rec->t_ms;
 	for (size_t j = 0; j < rec->nregions; j++)
@@ -457,7 +407,7 @@ static int load_hist(const struct line_ctx *c, const struct json *o, const char 
 	*n = ml_json_count(a) < REP_HIST_MAX ? ml_json_count(a) : REP_HIST_MAX;
 	for (size_t i = 0; i < *n; i++)
 		if (ml_json_as_double(ml_json_at(a, i), &h[i]) || !isfinite(h[i]) || h[i] < 0)
-			return bad(c, "\"%s\" holds something other than counts", key);
+			return ml_rl_bad(c, "\"%s\" holds something other than counts", key);
 	return 0;
 }
 
@@ -467,7 +417,7 @@ static int fault_rows(const struct line_ctx *c, struct rep_faults *f, const stru
 
 	f->rows = calloc(n ? n : 1, sizeof(*f->rows));
 	if (!f->rows)
-		return oom(c);
+		return ml_rl_oom(c);
 	for (size_t i = 0; i < n; i++) {
 		const struct json *row = ml_json_at(rows, i);
 		const char *comm = ml_json_get_str(row, "comm");
@@ -476,7 +426,7 @@ static int fault_rows(const struct line_ctx *c, struct rep_faults *f, const stru
 
 		snprintf(fr->comm, sizeof(fr->comm), "%s", comm ? comm : "?");
 		/* system-wide rows have no pid; tracepoint mode cannot see retries */
-		fr->pid = ml_json_get_finite(row, "pid", &v) ? to_long(v) : -1;
+		fr->pid = ml_json_get_finite(row, "pid", &v) ? ml_rl_long(v) : -1;
 		fr->minor = ml_json_get_num_or0(row, "minor");
 		fr->major = ml_json_get_num_or0(row, "major");
 		fr->retried = ml_json_get_finite(row, "retried", &v) ? v : NAN;
@@ -510,7 +460,7 @@ static int load_faults(const struct line_ctx *c, const struct json *o)
 		ret = fault_rows(c, &f, rows);
 	f.src = strdup(c->src);
 	if (!ret && !f.src)
-		ret = oom(c);
+		ret = ml_rl_oom(c);
 	if (ret)
 		goto fail;
 	/* one chart per file: a later faults line replaces an earlier one */
@@ -520,7 +470,7 @@ static int load_faults(const struct line_ctx *c, const struct json *o)
 	if (!slot) {
 		slot = realloc(r->f, (r->nf + 1) * sizeof(*slot));
 		if (!slot) {
-			ret = oom(c);
+			ret = ml_rl_oom(c);
 			goto fail;
 		}
 		r->f = slot;
@@ -546,7 +496,7 @@ static int load_policy(const struct line_ctx *c, struct rep_policy *p, const str
 	snprintf(p->name, sizeof(p->name), "%s", name ? name : "?");
 	p->rounds = calloc(n ? n : 1, sizeof(double));
 	if (!p->rounds)
-		return oom(c);
+		return ml_rl_oom(c);
 	for (size_t i = 0; i < n; i++) {
 		double v;
 		int ret = need_num(c, ml_json_at(rounds, i), "bytes", &v);
@@ -581,7 +531,7 @@ static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m, const s
 	m->src = strdup(c->src);
 	m->pol = calloc(n ? n : 1, sizeof(*m->pol));
 	if (!m->src || !m->pol)
-		return oom(c);
+		return ml_rl_oom(c);
 	for (size_t i = 0; i < n; i++) {
 		int ret = load_policy(c, &m->pol[m->npol++], ml_json_at(pols, i));
 
@@ -605,7 +555,7 @@ static int load_migrate(const struct line_ctx *c, const struct json *o)
 	if (!slot) {
 		slot = realloc(r->m, (r->nm + 1) * sizeof(*slot));
 		if (!slot) {
-			ret = oom(c);
+			ret = ml_rl_oom(c);
 			goto fail;
 		}
 		r->m = slot;
@@ -625,7 +575,7 @@ static int dispatch(const struct line_ctx *c, const struct json *o)
 	const char *type = ml_json_get_str(o, "type");
 
 	if (!type)
-		return bad(c, "%s", "no \"type\" field (expected one of " TYPES_KNOWN ")");
+		return ml_rl_bad(c, "%s", "no \"type\" field (expected one of " TYPES_KNOWN ")");
 	if (!strcmp(type, "interval"))
 		return load_interval(c, o);
 	if (!strcmp(type, "summary"))
@@ -636,6 +586,16 @@ static int dispatch(const struct line_ctx *c, const struct json *o)
 		return load_faults(c, o);
 	if (!strcmp(type, "migrate_model"))
 		return load_migrate(c, o);
+	if (!strcmp(type, "faults_interval"))
+		return ml_rl_faults_interval(c, o);
+	if (!strcmp(type, "leaks") || !strcmp(type, "leaks_interval"))
+		return ml_rl_leaks(c, o, type[5] == '_');
+	if (!strcmp(type, "slab") || !strcmp(type, "slab_interval"))
+		return ml_rl_slab(c, o, type[4] == '_');
+	if (!strcmp(type, "oom_kill"))
+		return ml_rl_oom_kill(c, o);
+	if (!strcmp(type, "oom_summary") || !strcmp(type, "oom_interval"))
+		return ml_rl_oom_count(c, o, type[4] == 'i');
 	if (c->r->skip_unknown) {
 		c->r->skipped++;
 		return 1;
@@ -663,19 +623,19 @@ int ml_report_load_line(struct report *r, const char *src, long lineno, const ch
 	int ret;
 
 	if (!looks_like_object(text, len))
-		return bad(&c, "%s",
-			   "not a JSON object (is the profiled program's own output "
-			   "mixed in? use writes --record FILE or -p PID)");
+		return ml_rl_bad(&c, "%s",
+				 "not a JSON object (is the profiled program's own output "
+				 "mixed in? use writes --record FILE or -p PID)");
 	ret = ml_json_parse(text, len, &o, err);
 	if (ret == -ENOMEM)
-		return oom(&c);
+		return ml_rl_oom(&c);
 	if (ret)
 		return ml_err_wrap(err,
 				   "%s:%ld: not one complete JSON object (a truncated line?); "
 				   "remove or regenerate that line",
 				   src, lineno);
 	if (ml_json_type(o) != ML_JSON_OBJECT)
-		ret = bad(&c, "%s", "not a JSON object");
+		ret = ml_rl_bad(&c, "%s", "not a JSON object");
 	else
 		ret = dispatch(&c, o);
 	ml_json_free(o);

@@ -18,6 +18,46 @@ static const int kind_order[REPORT_KINDS] = {
 #define C_ABSENT "#d9dde3"
 #define C_WRITTEN "#f28e2b"
 
+double ml_snap_resident(const struct rep_snap_point *pt)
+{
+	double sum = 0;
+
+	for (int k = 0; k < REPORT_KINDS; k++)
+		sum += pt->resident[k];
+	return sum;
+}
+
+size_t ml_snaps_peak(const struct rep_snaps *s)
+{
+	size_t at = 0;
+
+	for (size_t i = 1; i < s->npt; i++)
+		if (ml_snap_resident(&s->pt[i]) > ml_snap_resident(&s->pt[at]))
+			at = i;
+	return at;
+}
+
+/* The highest snapshot, marked where it is: averaging many down may flatten it. */
+static void peak_mark(struct rbuf *b, const struct plot *p, const struct rep_snaps *s)
+{
+	size_t at = ml_snaps_peak(s);
+	double v = ml_snap_resident(&s->pt[at]) * s->page_size / 1048576.0;
+	double x = ml_plot_x(p, (s->pt[at].t_ms - s->pt[0].t_ms) / 1000), y = ml_plot_y(p, v);
+	char size[16], text[64];
+
+	ml_fmt_bytes(ml_snap_resident(&s->pt[at]) * s->page_size, size, sizeof(size));
+	snprintf(text, sizeof(text), "peak %s at %.1f s", size,
+		 (s->pt[at].t_ms - s->pt[0].t_ms) / 1000);
+	ml_rb_printf(
+		b,
+		"<g class=\"peak\" data-pages=\"%.0f\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
+		"fill=\"#1d232b\"/>",
+		ml_snap_resident(&s->pt[at]), x, y);
+	ml_svg_text(b, x > p->x0 + p->w - 150 ? x - 8 : x + 8, y - 6 < 12 ? 12 : y - 6,
+		    x > p->x0 + p->w - 150 ? "end" : "start", "legend", text);
+	ml_rb_puts(b, "</g>\n");
+}
+
 struct bins {
 	int n;
 	double *t; /* seconds since the first snapshot */
@@ -92,7 +132,7 @@ static void area_layer(struct rbuf *b, const struct plot *p, const struct bins *
 	ml_rb_puts(b, "\"/>\n");
 }
 
-static void render_area(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
+void ml_render_snap_area(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
 {
 	struct plot p = { .x0 = 80, .y0 = 50, .w = RP_WIDTH - 100, .h = 220 };
 	struct bins bn = { 0 };
@@ -116,6 +156,7 @@ static void render_area(struct rbuf *b, const struct rep_snaps *s, const struct 
 		goto out;
 	}
 	p.xmax = bn.n > 1 ? bn.t[bn.n - 1] : 1;
+	max = fmax(max, ml_snap_resident(&s->pt[ml_snaps_peak(s)]) * s->page_size / 1048576.0);
 	p.ymax = ml_nice_ceil(max);
 	ml_svg_open(b, "stacked", 330, "resident memory by region kind over time");
 	for (int l = 0; l < REPORT_KINDS; l++) {
@@ -131,6 +172,8 @@ static void render_area(struct rbuf *b, const struct rep_snaps *s, const struct 
 	}
 	ml_svg_axes(b, &p, bn.n > 1 ? "time since the first snapshot (s)" : "one snapshot",
 		    "resident (MiB)");
+	if (bn.n > 1)
+		peak_mark(b, &p, s);
 	ml_svg_close(b);
 out:
 	free(bn.t);
@@ -244,18 +287,28 @@ static void render_kinds(struct rbuf *b, const struct rep_snaps *s)
 	ml_svg_close(b);
 }
 
-void ml_render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
+void ml_render_snaps(struct rbuf *b, const struct report *r, const struct rep_snaps *s,
+		     const struct report_opts *o)
 {
 	char head[512];
 
-	ml_rb_printf(
-		b,
-		"<section class=\"snapshots\">\n<h2>Memory of pid %ld</h2>\n<p class=\"src\">from ",
-		s->pid);
+	ml_rb_printf(b, "<section class=\"snapshots\">\n<h2>Memory of pid %ld", s->pid);
+	if (s->command[0]) {
+		ml_rb_puts(b, ": <code>");
+		ml_rb_html(b, s->command);
+		ml_rb_puts(b, "</code>");
+	}
+	ml_rb_puts(b, "</h2>\n<p class=\"src\">from ");
 	ml_rb_html(b, s->src);
 	ml_rb_puts(b, " (memlens snapshot)</p>\n");
 	ml_headline_snaps(s, head, sizeof(head));
 	ml_render_headline(b, head);
+	ml_oom_note(r, s->pid, head, sizeof(head));
+	if (head[0]) {
+		ml_rb_puts(b, "<p class=\"oomnote\">");
+		ml_rb_html(b, head);
+		ml_rb_puts(b, "</p>\n");
+	}
 	ml_rb_printf(b, "<p class=\"facts\">%zu snapshot%s", s->npt, s->npt == 1 ? "" : "s");
 	if (s->npt > 1)
 		ml_rb_printf(b, " over %.1f s", (s->pt[s->npt - 1].t_ms - s->pt[0].t_ms) / 1000);
@@ -284,7 +337,7 @@ void ml_render_snaps(struct rbuf *b, const struct rep_snaps *s, const struct rep
 			      "(a line over time needs two or more).</p>\n");
 	} else {
 		ml_rb_puts(b, "<figure>\n");
-		render_area(b, s, o);
+		ml_render_snap_area(b, s, o);
 		ml_rb_puts(b, "<figcaption>Resident memory, stacked by region "
 			      "kind.</figcaption>\n</figure>\n");
 	}

@@ -23,7 +23,15 @@ static const char about[] =
 	"                  marked) and the dirty-rate line\n"
 	"  snapshot        memlens snapshot --json: resident memory by region kind\n"
 	"                  over time (stacked) and in-memory / written share per kind\n"
+	"                  (runs of one command side by side)\n"
 	"  faults          memlens faults --json: fault latency histograms\n"
+	"                  (faults_interval, of -i: faults over time)\n"
+	"  leaks           memlens leaks --json: outstanding bytes by call stack as\n"
+	"                  a flame graph, and by block size (leaks_interval: over time)\n"
+	"  slab            memlens slab --json: per cache allocated, freed and net\n"
+	"                  (slab_interval, of -i: per interval, over time)\n"
+	"  oom_kill        memlens oom --json: each kill on a timeline, with its victim\n"
+	"                  (oom_interval, oom_summary: the counts)\n"
 	"  migrate_model   memlens migrate-model --json: bytes per pre-copy round\n"
 	"  summary         the last line of writes and snapshot --json\n";
 
@@ -159,8 +167,10 @@ static void say_written(const char *path, const struct report *r, size_t bytes)
 	if (!strcmp(path, "-"))
 		return;
 	printf("memlens report: wrote %s (%s): %zu writes run(s), %zu snapshot series, "
-	       "%zu fault histogram(s), %zu migration model(s) from %zu JSON lines\n",
-	       path, ml_fmt_bytes(bytes, size, sizeof(size)), r->nw, r->ns, r->nf, r->nm, r->lines);
+	       "%zu fault histogram(s), %zu migration model(s), %zu leaks run(s), %zu slab "
+	       "run(s), %zu OOM watch(es) from %zu JSON lines\n",
+	       path, ml_fmt_bytes(bytes, size, sizeof(size)), r->nw, r->ns, r->nf, r->nm, r->nl,
+	       r->nsl, r->no, r->lines);
 }
 
 int cmd_report(int argc, char **argv)

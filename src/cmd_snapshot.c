@@ -42,7 +42,7 @@ struct snap_cli {
 	enum snap_method method;
 	const char *method_name; /* --method */
 	double duration;
-	bool json, csv, pages, writes, quiet;
+	bool json, csv, pages, writes, quiet, pss;
 	const char *out_path;
 	FILE *rec; /* records (stdout, which -o FILE replaces); NULL in human mode */
 	bool human_lines; /* one line per cycle on stdout */
@@ -54,7 +54,39 @@ struct snap_cli {
 	size_t ncycles, cap;
 	size_t not_exact; /* cycles the kernel's RSS did not confirm */
 	uint64_t first_ns;
+	char command[256]; /* the target's argv, for the summary ("" unknown) */
 };
+
+/*
+ * The target's argv, space-separated: @argv with -- CMD, else its
+ * /proc/PID/cmdline (read when it is attached; "" when it cannot be).
+ * report groups the runs of one command by it.
+ */
+static void note_command(struct snap_cli *c, char **argv)
+{
+	size_t n = 0, len = sizeof(c->command);
+	char path[64];
+	FILE *f;
+
+	c->command[0] = '\0';
+	if (argv) {
+		for (; *argv && n + 1 < len; argv++)
+			n += (size_t)snprintf(c->command + n, len - n, "%s%s", n ? " " : "", *argv);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)c->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	n = fread(c->command, 1, len - 1, f);
+	fclose(f);
+	while (n && c->command[n - 1] == '\0')
+		n--;
+	c->command[n] = '\0';
+	for (size_t i = 0; i < n; i++)
+		if (c->command[i] == '\0')
+			c->command[i] = ' ';
+}
 
 static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 {
@@ -92,6 +124,12 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 		  .help = "also read /proc/kpageflags and /proc/kpagecount for the present "
 			  "pages: dirty, referenced, active, LRU, anon, swap-backed, shared "
 			  "(root only)" },
+		{ .name = "pss",
+		  .kind = CLI_FLAG,
+		  .target = &c->pss,
+		  .help = "also read /proc/PID/smaps each cycle: PSS, USS and Dirty per VMA, "
+			  "as pmap -X and smem show them (30 to 60 ms per GiB resident; a "
+			  "single snapshot's table always has them)" },
 		{ .name = "writes",
 		  .kind = CLI_FLAG,
 		  .target = &c->writes,
@@ -140,6 +178,9 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 		c->interval_ms = 100;
 	if (!c->interval_ms && (c->count > 1 || c->duration > 0))
 		c->interval_ms = 1000;
+	/* the one table a pmap -X user reads: with PSS, USS and Dirty */
+	if (!c->interval_ms && !c->json && !c->csv)
+		c->pss = true;
 	return 0;
 }
 
@@ -282,7 +323,8 @@ static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_sto
 						 .why = why,
 						 .interval_ms = (uint64_t)c->interval_ms,
 						 .cycles_wanted = want,
-						 .interval_kept = kept };
+						 .interval_kept = kept,
+						 .command = c->command };
 		struct jw w;
 
 		ml_jw_init(&w, stdout);
@@ -370,6 +412,8 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 	next = ml_mono_ns();
 	for (;;) {
 		r = ml_snapshot_take(sn, cur, err);
+		if (!r && c->pss)
+			r = ml_snapshot_add_smaps(cur, err);
 		if (!r && c->prof && seq > 0)
 			r = add_written(c, cur, err);
 		if (r == -ESRCH && seq > 0) {
@@ -478,6 +522,7 @@ int cmd_snapshot(int argc, char **argv)
 		}
 		c.pid = c.child;
 	}
+	note_command(&c, c.child ? argv + first : NULL);
 	open_output(&c);
 	cli_block_signals(&sigs);
 	if (c.human_lines && live_wanted(c.batch))

@@ -120,30 +120,37 @@ static const char *swap_cell(const struct snap_counts *c, uint64_t div, char *bu
 	return buf;
 }
 
+/* A size in kB in the table's unit. */
+#define KBU(kb) ml_in_unit((kb)*1024, div)
+
 static void table_regions(FILE *f, const struct snapshot *s, int width, size_t max_rows,
 			  const size_t *order)
 {
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
+	bool sm = s->flags & SNAP_HAVE_SMAPS;
 	/* left out first to fit the width: the page flags, then zero and huge pages */
 	const struct table_col cols[] = {
 		{ "ADDRESS", TABLE_LEFT, 0, false }, { "KIND", TABLE_LEFT, 0, false },
 		{ "PERM", TABLE_LEFT, 0, false },    { "SIZE", TABLE_RIGHT, 0, false },
-		{ "RSS", TABLE_RIGHT, 0, false },    { "SWAP", TABLE_RIGHT, 0, false },
-		{ "FILE", TABLE_RIGHT, 3, false },   { "HUGE", TABLE_RIGHT, 4, false },
-		{ "ZERO", TABLE_RIGHT, 4, false },   { "WRITN", TABLE_RIGHT, 2, false },
-		{ "DIRTY", TABLE_RIGHT, 5, false },  { "REF", TABLE_RIGHT, 6, false },
-		{ "ACTIVE", TABLE_RIGHT, 6, false }, { "ANON", TABLE_RIGHT, 6, false },
-		{ "SHARED", TABLE_RIGHT, 6, false }, { "MAPPING", TABLE_LEFT, 0, true },
+		{ "RSS", TABLE_RIGHT, 0, false },    { "PSS", TABLE_RIGHT, 1, false },
+		{ "USS", TABLE_RIGHT, 2, false },    { "DIRTY", TABLE_RIGHT, 1, false },
+		{ "SWAP", TABLE_RIGHT, 0, false },   { "FILE", TABLE_RIGHT, 3, false },
+		{ "HUGE", TABLE_RIGHT, 4, false },   { "ZERO", TABLE_RIGHT, 4, false },
+		{ "WRITN", TABLE_RIGHT, 2, false },  { "PGDIRTY", TABLE_RIGHT, 5, false },
+		{ "REF", TABLE_RIGHT, 6, false },    { "ACTIVE", TABLE_RIGHT, 6, false },
+		{ "ANON", TABLE_RIGHT, 6, false },   { "SHARED", TABLE_RIGHT, 6, false },
+		{ "MAPPING", TABLE_LEFT, 0, true },
 	};
-	struct table_col used[16];
+	const bool want[] = { 1, 1, 1, 1, 1, sm, sm, sm, 1, 1, 1, 1, wr, pg, pg, pg, pg, pg, 1 };
+	struct table_col used[19];
 	const char *unit;
 	uint64_t div = table_unit(s, &unit);
 	struct table *t;
 	char a[32];
 	int n = 0;
 
-	for (int i = 0; i < 16; i++)
-		if ((i != 9 || wr) && ((i < 10 || i == 15) || pg))
+	for (int i = 0; i < 19; i++)
+		if (want[i])
 			used[n++] = cols[i];
 	t = table_new(used, n);
 	for (size_t k = 0; k < s->vmas.n; k++) {
@@ -157,6 +164,11 @@ static void table_regions(FILE *f, const struct snapshot *s, int width, size_t m
 		table_cell(t, "%s", v->perms);
 		table_cell(t, "%" PRIu64, ml_in_unit(v->end - v->start, div));
 		table_cell(t, "%" PRIu64, KB(c->resident_pages));
+		if (sm) {
+			table_cell(t, "%" PRIu64, KBU(c->pss_kb));
+			table_cell(t, "%" PRIu64, KBU(c->uss_kb));
+			table_cell(t, "%" PRIu64, KBU(c->dirty_kb));
+		}
 		table_cell(t, "%s", swap_cell(c, div, a, sizeof(a)));
 		table_cell(t, "%" PRIu64, KB(c->file_pages));
 		table_cell(t, "%" PRIu64, KB(c->huge_pages));
@@ -177,24 +189,45 @@ static void table_regions(FILE *f, const struct snapshot *s, int width, size_t m
 	table_free(t);
 }
 
+/* Is any swap device or file on: without one nothing can be out of memory. */
+static bool swap_configured(void)
+{
+	FILE *fp = fopen("/proc/swaps", "re");
+	char line[256];
+	int n = 0;
+
+	if (!fp)
+		return true; /* cannot tell: show the columns */
+	while (fgets(line, sizeof(line), fp))
+		n++;
+	fclose(fp);
+	return n > 1; /* the header, then one line a device */
+}
+
 static void table_kinds(FILE *f, const struct snapshot *s, int width)
 {
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
+	bool sm = s->flags & SNAP_HAVE_SMAPS;
+	/* in/out of memory only where something can be out: a swap device, or swapped pages */
+	bool sw = s->totals.swapped_pages || s->totals.swap_unknown || swap_configured();
 	const struct table_col cols[] = {
 		{ "KIND", TABLE_LEFT, 0, false },      { "SIZE", TABLE_RIGHT, 0, false },
-		{ "RESIDENT", TABLE_RIGHT, 0, false }, { "SWAPPED", TABLE_RIGHT, 0, false },
-		{ "IN-MEM%", TABLE_RIGHT, 0, false },  { "OUT-MEM%", TABLE_RIGHT, 0, false },
-		{ "DIRTY%", TABLE_RIGHT, 1, false },   { "WRITTEN%", TABLE_RIGHT, 1, false },
+		{ "RESIDENT", TABLE_RIGHT, 0, false }, { "PSS", TABLE_RIGHT, 0, false },
+		{ "USS", TABLE_RIGHT, 0, false },      { "DIRTY", TABLE_RIGHT, 0, false },
+		{ "SWAPPED", TABLE_RIGHT, 0, false },  { "IN-MEM%", TABLE_RIGHT, 0, false },
+		{ "OUT-MEM%", TABLE_RIGHT, 0, false }, { "PGDIRTY%", TABLE_RIGHT, 1, false },
+		{ "WRITTEN%", TABLE_RIGHT, 1, false },
 	};
-	struct table_col used[8];
+	const bool want[] = { 1, 1, 1, sm, sm, sm, 1, sw, sw, pg, wr };
+	struct table_col used[11];
 	const char *unit;
 	uint64_t div = table_unit(s, &unit);
 	struct table *t;
 	char b[32];
 	int n = 0;
 
-	for (int i = 0; i < 8; i++)
-		if (i < 6 || (i == 6 && pg) || (i == 7 && wr))
+	for (int i = 0; i < 11; i++)
+		if (want[i])
 			used[n++] = cols[i];
 	t = table_new(used, n);
 	for (int k = 0; k <= VMA_KIND_COUNT; k++) {
@@ -207,9 +240,16 @@ static void table_kinds(FILE *f, const struct snapshot *s, int width)
 		table_cell(t, "%s", k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total");
 		table_cell(t, "%" PRIu64, KB(c->size_pages));
 		table_cell(t, "%" PRIu64, KB(c->resident_pages));
+		if (sm) {
+			table_cell(t, "%" PRIu64, KBU(c->pss_kb));
+			table_cell(t, "%" PRIu64, KBU(c->uss_kb));
+			table_cell(t, "%" PRIu64, KBU(c->dirty_kb));
+		}
 		table_cell(t, "%s", swap_cell(c, div, b, sizeof(b)));
-		table_cell(t, "%.1f", ml_snap_pct(c->resident_pages, mem));
-		table_cell(t, "%.1f", ml_snap_pct(c->swapped_pages, mem));
+		if (sw) {
+			table_cell(t, "%.1f", ml_snap_pct(c->resident_pages, mem));
+			table_cell(t, "%.1f", ml_snap_pct(c->swapped_pages, mem));
+		}
 		if (pg)
 			table_cell(t, "%.1f", ml_snap_pct(c->dirty_pages, c->resident_pages));
 		if (wr)
@@ -218,6 +258,8 @@ static void table_kinds(FILE *f, const struct snapshot *s, int width)
 	fprintf(f, "by region kind (sizes in %s):\n", unit);
 	table_print(t, f, width, 0, 0);
 	table_free(t);
+	if (!sw)
+		fprintf(f, "(no swap configured: nothing can be out of memory)\n");
 }
 
 /* two lines: with its numbers (a collection time of 100 ms or more), one could pass 80 columns */
@@ -233,6 +275,12 @@ static void table_head(FILE *f, int width, const struct snapshot *s)
 		   s->totals.swap_unknown ? "+?" : "");
 	fprintf(f, "collected in %.3f ms: %s\n", s->cycle_ns / 1e6,
 		s->exact ? "exact" : "NOT EXACT");
+	if (s->flags & SNAP_HAVE_SMAPS)
+		table_wrap(f, width, 0,
+			   "PSS, USS and DIRTY from /proc/%d/smaps, read after the count in %.3f "
+			   "ms%s",
+			   (int)s->pid, s->smaps_ns / 1e6,
+			   s->smaps_unmatched ? " (some VMAs changed in between: left out)" : "");
 	if (s->totals.swap_unknown)
 		fprintf(f,
 			"the swap of %" PRIu64 " shared memory VMAs is not known (\"+?\"): reading "

@@ -128,8 +128,9 @@ static void layout(const struct table *t, size_t nrows, int width, int indent, i
 		total = line_width(t, w, on, indent);
 		if (total <= width)
 			return;
-		/* a flex column that can give enough room comes before dropping columns */
-		if (flex >= 0 && w[flex] - (total - width) >= 12) {
+		/* a flex column that can give enough room comes before dropping columns:
+		 * room for a usual name (20), longer ones wrap */
+		if (flex >= 0 && w[flex] - (total - width) >= (w[flex] < 20 ? w[flex] : 20)) {
 			w[flex] -= total - width;
 			return;
 		}
@@ -143,6 +144,19 @@ static void layout(const struct table *t, size_t nrows, int width, int indent, i
 	}
 	if (flex >= 0 && w[flex] - (total - width) >= 4)
 		w[flex] -= total - width;
+}
+
+/*
+ * How much of @s (longer than @w) goes on one line of the flexible column:
+ * up to @w characters, ending after a '/', '.', '-' or '_' when one is in
+ * the second half, so a name wraps where it reads as parts.
+ */
+static int flex_chunk(const char *s, int w)
+{
+	for (int k = w; k > w / 2; k--)
+		if (strchr("/.-_", s[k - 1]))
+			return k;
+	return w;
 }
 
 /* @s into @buf padded or cut to @w columns; a cut cell ends in "~". */
@@ -192,7 +206,7 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 {
 	int w[64], last = -1, lines = 0;
 	bool on[64];
-	size_t nrows, len = 0;
+	size_t nrows, len = 0, flex_max = 0;
 	char *line;
 
 	if (!t || t->ncols > 64)
@@ -205,12 +219,18 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 			last = c;
 			len += (size_t)w[c] + 1;
 		}
-	line = malloc(len + (size_t)indent + 4096);
+	for (size_t r = 0; r < nrows; r++)
+		for (int c = 0; c < t->ncols; c++)
+			if (t->cols[c].flex && strlen(cell(t, r, c)) > flex_max)
+				flex_max = strlen(cell(t, r, c));
+	line = malloc(len + (size_t)indent + flex_max + 4096);
 	if (!line)
 		return 0;
 	for (size_t r = 0; r <= nrows; r++) {
 		char *p = line + sprintf(line, "%*s", indent, "");
+		const char *rest = NULL;
 		bool first = true;
+		int at = 0;
 
 		for (int c = 0; c < t->ncols; c++) {
 			const char *s = r ? cell(t, r - 1, c) : t->cols[c].name;
@@ -220,11 +240,29 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 			if (!first)
 				*p++ = ' ';
 			first = false;
+			/* a name is never cut: the last column wraps onto lines of its own */
+			if (t->cols[c].flex && c == last && w[c] > 0 && (int)strlen(s) > w[c]) {
+				int k = flex_chunk(s, w[c]);
+
+				at = (int)(p - line);
+				p += sprintf(p, "%.*s", k, s);
+				rest = s + k;
+				continue;
+			}
 			p += put_cell(p, s, w[c], t->cols[c].align,
 				      c != last || t->cols[c].align == TABLE_RIGHT);
 		}
 		put_line(f, line, width);
 		lines++;
+		while (rest && *rest) {
+			int k = (int)strlen(rest) > w[last] ? flex_chunk(rest, w[last])
+							    : (int)strlen(rest);
+
+			sprintf(line, "%*s%.*s", at, "", k, rest);
+			put_line(f, line, width);
+			lines++;
+			rest += k;
+		}
 	}
 	if (nrows < t->nrows) {
 		fprintf(f, "%*s", indent, "");

@@ -37,6 +37,7 @@ struct snapshot_summary {
 	 * were taken (at least 95% of them) */
 	uint64_t interval_ms, cycles_wanted;
 	bool interval_kept;
+	const char *command; /* the target's argv, space-separated; NULL: not known */
 };
 
 void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum);
@@ -83,6 +84,7 @@ struct snapshot_summary_rec {
 	bool interval_kept; /* true when absent */
 	enum ml_stop why;
 	char why_word[64]; /* "stopped_because" as written ("" when absent) */
+	char command[256]; /* "command" ("" when absent) */
 };
 
 /* Read a snapshot "summary" object (every field optional). */

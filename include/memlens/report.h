@@ -116,6 +116,18 @@ struct rep_snaps {
 	bool have_written, have_dirty;
 	double cycle_us_max, cycle_us_sum;
 	char stopped_because[64]; /* from its "summary" line */
+	char command[256]; /* "command" of its summary: the argv, space-separated ("" unknown) */
+};
+
+/* ---- memlens faults -i: its "faults_interval" lines ---- */
+struct rep_fault_point {
+	double t_ms, minor, major; /* faults in the interval ending at t_ms */
+};
+
+struct rep_fault_series {
+	char *src;
+	struct rep_fault_point *pt;
+	size_t npt, cpt;
 };
 
 /* ---- memlens faults: the last "faults" line of a file ---- */
@@ -150,6 +162,81 @@ struct rep_migrate {
 	size_t npol;
 };
 
+/* ---- memlens leaks: the "leaks" line of a file, and its "leaks_interval" lines ---- */
+struct rep_leak_stack {
+	double count, bytes;
+	char **frames; /* "function (object)", outermost first; offsets dropped */
+	size_t nframes;
+};
+
+struct rep_leak_size {
+	double size, count, bytes;
+};
+
+struct rep_leak_point {
+	double t_ms, outstanding, outstanding_bytes;
+};
+
+struct rep_leaks {
+	char *src;
+	long pid;
+	char allocator[128];
+	bool have_final; /* a "leaks" line (else only intervals) */
+	double mallocs, frees, outstanding, outstanding_bytes;
+	double no_stack, no_stack_bytes; /* outstanding blocks without a stack */
+	double stacks_kept; /* distinct stacks traced (by_stack holds the largest -T) */
+	struct rep_leak_size *sizes;
+	size_t nsizes;
+	struct rep_leak_stack *stacks;
+	size_t nstacks;
+	struct rep_leak_point *pt; /* from "leaks_interval" */
+	size_t npt, cpt;
+};
+
+/* ---- memlens slab: the "slab" line of a file and its "slab_interval" lines ---- */
+struct rep_slab_cache {
+	char name[64];
+	double allocs, frees, net, net_kb; /* of the "slab" line (or the intervals summed) */
+	bool in_final;
+};
+
+/* One cache's counts in one interval. */
+struct rep_slab_cell {
+	uint32_t iv, cache;
+	double allocs, frees;
+};
+
+struct rep_slab {
+	char *src;
+	bool have_final;
+	double *iv_ms; /* end of each interval, ms since the start */
+	size_t niv, civ;
+	struct rep_slab_cache *cache;
+	size_t ncache, ccache;
+	struct rep_slab_cell *cell;
+	size_t ncell, ccell;
+	double unseen_allocs;
+	char kmalloc[16];
+};
+
+/* ---- memlens oom: "oom_kill" lines of a file (and its "oom_summary") ---- */
+struct rep_oom_kill {
+	double time_ms; /* wall clock, ms since the epoch */
+	long victim_pid, trigger_pid;
+	char victim_comm[32], trigger_comm[32], scope[16], cgroup[128];
+	double anon_rss_kb, file_rss_kb, shmem_rss_kb, total_vm_kb, limit_kb;
+};
+
+struct rep_oom {
+	char *src;
+	struct rep_oom_kill *kill;
+	size_t nkill, ckill;
+	bool have_summary;
+	double kills, lost; /* of "oom_summary" */
+	double *iv_ms, *iv_kills; /* "oom_interval": end of each interval, its kills */
+	size_t niv, civ;
+};
+
 struct report {
 	struct rep_writes *w;
 	size_t nw;
@@ -159,6 +246,14 @@ struct report {
 	size_t nf;
 	struct rep_migrate *m;
 	size_t nm;
+	struct rep_fault_series *fs;
+	size_t nfs;
+	struct rep_leaks *l;
+	size_t nl;
+	struct rep_slab *sl;
+	size_t nsl;
+	struct rep_oom *o;
+	size_t no;
 	size_t lines; /* JSON lines read */
 	bool skip_unknown; /* set before loading: skip lines of other types */
 	size_t max_line; /* set before loading: longest line accepted (0: ML_MAX_LINE) */

@@ -51,6 +51,13 @@ struct snap_counts {
 	/* VMAs whose shmem swap could not be read (per VMA: 0 or 1):
 	 * their swapped_pages is a lower bound */
 	uint64_t swap_unknown;
+	/*
+	 * With SNAP_HAVE_SMAPS, from /proc/PID/smaps (kB, as pmap -X and smem
+	 * show them): Rss, Pss, Pss_Dirty, USS = Private_Clean +
+	 * Private_Dirty, Dirty = Shared_Dirty + Private_Dirty (pmap -x's
+	 * "Dirty": the page table's dirty bit or PG_dirty).
+	 */
+	uint64_t smaps_rss_kb, pss_kb, pss_dirty_kb, uss_kb, dirty_kb;
 };
 
 /* /proc/PID/status, in kB; -1 when the kernel does not report it. */
@@ -77,6 +84,7 @@ enum {
 	/* SNAP_METHOD_READ without page frame numbers (not CAP_SYS_ADMIN):
 	 * zero pages count as resident, huge pages are not told apart */
 	SNAP_PFN_HIDDEN = 1 << 2,
+	SNAP_HAVE_SMAPS = 1 << 3, /* the smaps fields of snap_counts are filled in */
 };
 
 /* How the page counts are collected. */
@@ -129,6 +137,10 @@ struct snapshot {
 	enum snap_check check;
 	int64_t rss_before_kb, rss_after_kb; /* of the attempt taken; -1: not reported */
 	uint64_t flag_reads; /* kpageflags/kpagecount preads of this cycle */
+	uint64_t smaps_ns; /* reading /proc/PID/smaps (ml_snapshot_add_smaps) */
+	/* smaps VMAs that matched no VMA of the count (the map changed between
+	 * the two reads): their numbers are left out */
+	uint64_t smaps_unmatched;
 	uint64_t pagemap_reads; /* SNAP_METHOD_READ: pagemap + kpageflags preads of this cycle */
 };
 
@@ -163,6 +175,17 @@ void ml_snapshot_init(struct snapshot *s);
 void ml_snapshot_free(struct snapshot *s);
 /* Deep copy; -ENOMEM. */
 int ml_snapshot_copy(struct snapshot *dst, const struct snapshot *src);
+
+/*
+ * Add what /proc/PID/smaps says of each VMA of @s: PSS, USS, Dirty (see
+ * struct snap_counts). The kernel computes them in one more walk of the
+ * page tables (with each page's map count): exact, and 30 to 60 ms for
+ * 1 GiB resident in 4 KiB pages, where the count itself takes about 1 ms;
+ * so it is asked for, not done by ml_snapshot_take(). Read after the
+ * count: a VMA that came or went meanwhile is left out and counted in
+ * smaps_unmatched. 0; -ESRCH when the process is gone; another -errno.
+ */
+int ml_snapshot_add_smaps(struct snapshot *s, struct ml_err *err);
 
 /*
  * Record @pages written in the VMA starting at @start (from the write

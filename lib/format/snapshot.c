@@ -22,6 +22,17 @@ static void json_counts(struct jw *w, const struct snap_counts *c, unsigned int 
 		ml_jw_kuint(w, "swap_unknown_vmas", c->swap_unknown);
 	if (flags & SNAP_HAVE_WRITTEN)
 		ml_jw_kuint(w, "written_pages", c->written_pages);
+	if (flags & SNAP_HAVE_SMAPS) {
+		/* from /proc/PID/smaps, as pmap -X and smem show them */
+		ml_jw_key(w, "smaps");
+		ml_jw_obj(w);
+		ml_jw_kuint(w, "rss_kb", c->smaps_rss_kb);
+		ml_jw_kuint(w, "pss_kb", c->pss_kb);
+		ml_jw_kuint(w, "pss_dirty_kb", c->pss_dirty_kb);
+		ml_jw_kuint(w, "uss_kb", c->uss_kb);
+		ml_jw_kuint(w, "dirty_kb", c->dirty_kb);
+		ml_jw_obj_end(w);
+	}
 	if (!(flags & SNAP_HAVE_PAGES))
 		return;
 	ml_jw_key(w, "page_flags");
@@ -118,6 +129,10 @@ void ml_fmt_snapshot(struct jw *w, const struct snapshot *s, const struct snapsh
 	ml_jw_kuint(w, "seq", seq);
 	ml_jw_kint(w, "t_ms", t_ms);
 	ml_jw_kuint(w, "cycle_us", s->cycle_ns / 1000);
+	if (s->flags & SNAP_HAVE_SMAPS) {
+		ml_jw_kuint(w, "smaps_us", s->smaps_ns / 1000);
+		ml_jw_kuint(w, "smaps_unmatched_vmas", s->smaps_unmatched);
+	}
 	ml_jw_kstr(w, "method", ml_snap_method_name(s->method));
 	if (s->method == SNAP_METHOD_READ) {
 		ml_jw_kuint(w, "pagemap_reads", s->pagemap_reads);
@@ -172,6 +187,8 @@ void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum)
 		ml_jw_kbool(w, "interval_kept", sum->interval_kept);
 	}
 	ml_jw_kstr(w, "stopped_because", ml_stop_token(sum->why));
+	if (sum->command && sum->command[0])
+		ml_jw_kstr(w, "command", sum->command);
 	ml_jw_obj_end(w);
 }
 
@@ -300,4 +317,5 @@ void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_
 		r->interval_kept = true;
 	r->why = ml_stop_parse(why);
 	copy_str(r->why_word, sizeof(r->why_word), why);
+	copy_str(r->command, sizeof(r->command), ml_json_get_str(o, "command"));
 }

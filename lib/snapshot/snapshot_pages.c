@@ -7,6 +7,7 @@
  * no particular order, so runs in virtual order are short).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/kernel-page-flags.h>
 #include <stdlib.h>
@@ -19,7 +20,14 @@
 #define SPAN 4096 /* PFNs per kpageflags pread */
 #define GAP 1 /* only adjacent PFNs share a pread: every entry read costs */
 #define PM_PRESENT (1ULL << 63)
+#define PM_EXCLUSIVE (1ULL << 56) /* mapped by this process's page tables only */
 #define PM_PFN_MASK ((1ULL << 55) - 1)
+/* kept with a PFN in the batch: pagemap said the page is mapped elsewhere too */
+#define PFN_SHARED (1ULL << 62)
+/* the pages whose map count pagemap's exclusive bit does not tell: parts of a large folio */
+#define KPF_LARGE                                                                                  \
+	((1ULL << KPF_COMPOUND_HEAD) | (1ULL << KPF_COMPOUND_TAIL) | (1ULL << KPF_HUGE) |          \
+	 (1ULL << KPF_THP))
 
 static int open_kpage(const char *path, struct ml_err *err)
 {
@@ -98,7 +106,7 @@ int ml_snap_pread_words(int fd, void *buf, size_t len, off_t off)
 	return (int)(done / sizeof(uint64_t));
 }
 
-static void count_one(struct snap_counts *c, uint64_t f, uint64_t cnt)
+static void count_one(struct snap_counts *c, uint64_t f, bool shared)
 {
 	c->dirty_pages += !!(f & (1ULL << KPF_DIRTY));
 	c->referenced_pages += !!(f & (1ULL << KPF_REFERENCED));
@@ -106,34 +114,58 @@ static void count_one(struct snap_counts *c, uint64_t f, uint64_t cnt)
 	c->lru_pages += !!(f & (1ULL << KPF_LRU));
 	c->anon_pages += !!(f & (1ULL << KPF_ANON));
 	c->swapbacked_pages += !!(f & (1ULL << KPF_SWAPBACKED));
-	c->shared_pages += cnt > 1;
+	c->shared_pages += shared;
 }
 
-/* The sorted PFNs pfn[0..n) all lie within SPAN of pfn[0]. */
+/*
+ * The sorted PFNs pfn[0..n) (with PFN_SHARED) all lie within SPAN of
+ * pfn[0]. A page is shared when its map count is above 1: for a small
+ * page, pagemap's exclusive bit says so already; only where the cluster
+ * holds part of a large folio (THP, hugetlb), whose map count the bit
+ * does not give per page, is /proc/kpagecount read too. It costs the
+ * kernel as much per page as kpageflags: most clusters are read once.
+ */
 static int read_cluster(struct snap_pages *p, const uint64_t *pfn, int n, struct snap_counts *c,
 			struct ml_err *err)
 {
-	size_t len = (size_t)(pfn[n - 1] - pfn[0] + 1);
-	int a = ml_snap_pread_words(p->flags_fd, p->fl, len * 8, (off_t)(pfn[0] * 8));
-	int b = ml_snap_pread_words(p->count_fd, p->cnt, len * 8, (off_t)(pfn[0] * 8));
+	uint64_t first = pfn[0] & PM_PFN_MASK, last = pfn[n - 1] & PM_PFN_MASK;
+	size_t len = (size_t)(last - first + 1);
+	int a = ml_snap_pread_words(p->flags_fd, p->fl, len * 8, (off_t)(first * 8)), b = -1;
+	bool large = false;
 
-	p->reads += 2;
-	if (a < 0 || b < 0)
-		return ml_err_set(err, a < 0 ? -a : -b,
-				  "reading /proc/kpageflags or kpagecount: %s",
-				  strerror(a < 0 ? -a : -b));
+	p->reads++;
+	if (a < 0)
+		return ml_err_set(err, -a, "reading /proc/kpageflags: %s", strerror(-a));
+	for (int i = 0; i < n && !large; i++) {
+		uint64_t k = (pfn[i] & PM_PFN_MASK) - first;
+
+		large = k < (uint64_t)a && (p->fl[k] & KPF_LARGE);
+	}
+	if (large) {
+		b = ml_snap_pread_words(p->count_fd, p->cnt, len * 8, (off_t)(first * 8));
+		p->reads++;
+		if (b < 0)
+			return ml_err_set(err, -b, "reading /proc/kpagecount: %s", strerror(-b));
+	}
 	for (int i = 0; i < n; i++) {
-		uint64_t k = pfn[i] - pfn[0];
+		uint64_t k = (pfn[i] & PM_PFN_MASK) - first;
+		bool shared = pfn[i] & PFN_SHARED;
 
-		if (k < (uint64_t)a && k < (uint64_t)b)
-			count_one(c, p->fl[k], p->cnt[k]);
+		if (k >= (uint64_t)a)
+			continue;
+		if (p->fl[k] & KPF_LARGE) {
+			if (k >= (uint64_t)b)
+				continue;
+			shared = p->cnt[k] > 1;
+		}
+		count_one(c, p->fl[k], shared);
 	}
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_pfn(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t x = *(const uint64_t *)a & PM_PFN_MASK, y = *(const uint64_t *)b & PM_PFN_MASK;
 
 	return x < y ? -1 : x > y;
 }
@@ -150,13 +182,14 @@ static int count_batch(struct snap_pages *p, int n, struct snap_counts *c, struc
 			return ml_err_set(err, EPERM,
 					  "the kernel hides page frame numbers from this user: "
 					  "--pages needs root (CAP_SYS_ADMIN)");
-		p->pm[m++] = p->pm[k] & PM_PFN_MASK;
+		p->pm[m++] = (p->pm[k] & PM_PFN_MASK) | (p->pm[k] & PM_EXCLUSIVE ? 0 : PFN_SHARED);
 	}
-	qsort(p->pm, (size_t)m, sizeof(uint64_t), cmp_u64);
+	qsort(p->pm, (size_t)m, sizeof(uint64_t), cmp_pfn);
 	while (i < m) {
 		int j = i + 1, r;
 
-		while (j < m && p->pm[j] - p->pm[j - 1] <= GAP && p->pm[j] - p->pm[i] < SPAN)
+		while (j < m && (p->pm[j] & PM_PFN_MASK) - (p->pm[j - 1] & PM_PFN_MASK) <= GAP &&
+		       (p->pm[j] & PM_PFN_MASK) - (p->pm[i] & PM_PFN_MASK) < SPAN)
 			j++;
 		r = read_cluster(p, p->pm + i, j - i, c, err);
 		if (r)

@@ -184,7 +184,7 @@ check browser_small_headlines '[ "$sections" -ge 4 ] &&
 	[ "$(count "<p class=\"headline\">" "$tmp/small.dom")" = "$sections" ] &&
 	grep -q "class=\"headline\">hot-VMA exclusion: 0.28× the bytes, 1.1× the downtime; hot-range exclusion: 0.15× the bytes, 0.55× the downtime</p>" "$tmp/small.dom" &&
 	grep -q "class=\"headline\">$want_w[ ;]" "$tmp/small.dom" &&
-	grep -q "class=\"headline\">50 MiB resident at the end: anon 48 MiB (97%)" "$tmp/small.dom"' \
+	grep -q "class=\"headline\">50 MiB resident at the end, also the peak: anon 48 MiB (97%)" "$tmp/small.dom"' \
 	"sections=$sections, writes: want \"$want_w\"" "$(grep -o "<p class=\"headline\">[^<]*" "$tmp/small.dom")"
 check browser_small_dom '[ "$(count "<svg [^>]*class=\"heatmap\"" "$tmp/small.dom")" = 1 ] &&
 	[ "$(count "<svg [^>]*class=\"rate\"" "$tmp/small.dom")" = 1 ] &&

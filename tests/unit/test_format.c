@@ -310,11 +310,13 @@ static void make_snapshot(struct snapshot *s, struct snapshot_diff *d)
 	s->c = calloc(2, sizeof(*s->c));
 	if (!s->c)
 		return;
-	s->c[0] = (struct snap_counts){ 4, 3, 1, 3, 0, 0, 2, 1, 3, 2, 3, 0, 0, 0, 0, 0 };
-	s->c[1] = (struct snap_counts){ 16384, 16000, 384,   0,	    15872, 12, 9000, 8000,
-					100,   50,    16000, 16000, 16000, 7,  0,    0 };
-	s->totals = (struct snap_counts){ 16388, 16003, 385,   3,     15872, 12, 9002, 8001,
-					  103,	 52,	16003, 16000, 16000, 7,	 0,    0 };
+	s->c[0] = (struct snap_counts){ 4, 3, 1, 3, 0, 0, 2, 1, 3, 2, 3,
+					0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	s->c[1] = (struct snap_counts){ 16384, 16000, 384, 0, 15872, 12, 9000, 8000, 100, 50, 16000,
+					16000, 16000, 7,   0, 0,     0,	 0,    0,    0,	  0 };
+	s->totals =
+		(struct snap_counts){ 16388, 16003, 385, 3, 15872, 12, 9002, 8001, 103, 52, 16003,
+				      16000, 16000, 7,	 0, 0,	   0,  0,    0,	   0,	0 };
 	s->kinds[VMA_DATA] = s->c[0];
 	s->kinds[VMA_HEAP] = s->c[1];
 	s->mm = (struct snap_mm){ 70000, 64012, 64000, 12, 0, 1536, 70000, 0, 64012 };

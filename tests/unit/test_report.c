@@ -640,6 +640,59 @@ static void headline_of(const char *file, int kind, const char *want)
 	ml_report_free(&r);
 }
 
+/* the tracers' lines: leaks (leaktree), slab -i, oom (three kills in a cgroup) */
+static void test_tracer_fixtures(void)
+{
+	struct ml_err err = { 0 };
+	struct report r;
+	size_t n, *order;
+	char h[512];
+	double stacked = 0;
+	struct rbuf b;
+
+	REQUIRE_MSG(!load(&r, FIX "leaks.jsonl", &err), "%s", err.msg);
+	REQUIRE(r.nl == 1 && r.l[0].have_final);
+	CHECK(r.l[0].nstacks == 6 && r.l[0].nsizes == 4);
+	/* innermost first in the JSON, outermost first here; offsets dropped */
+	CHECK_STR(r.l[0].stacks[0].frames[r.l[0].stacks[0].nframes - 1], "cache_add (leaktree)");
+	for (size_t i = 0; i < r.l[0].nstacks; i++)
+		stacked += r.l[0].stacks[i].bytes;
+	CHECK(stacked == r.l[0].outstanding_bytes);
+	ml_headline_leaks(&r.l[0], h, sizeof(h));
+	CHECK_STR(h, "789 KiB outstanding in 816 blocks; 512 KiB (65%) from one call stack: "
+		     "cache_add (leaktree) ← cache_fill (leaktree) ← load_cache.constprop.0 "
+		     "(leaktree); 6 call stacks in all");
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK(strstr(b.p, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"icicle\"") != NULL);
+	CHECK(strstr(b.p, "data-depth=\"0\" data-bytes=\"807936\" data-count=\"816\"") != NULL);
+	ml_rb_free(&b);
+	ml_report_free(&r);
+
+	REQUIRE_MSG(!load(&r, FIX "slab.jsonl", &err), "%s", err.msg);
+	REQUIRE(r.nsl == 1 && r.sl[0].have_final && r.sl[0].niv >= 2);
+	order = ml_slab_order(&r.sl[0], &n);
+	REQUIRE(order && n >= 1);
+	/* the first one changed most */
+	for (size_t i = 1; i < n; i++)
+		CHECK(fabs(r.sl[0].cache[order[i]].net) <= fabs(r.sl[0].cache[order[0]].net));
+	free(order);
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK(strstr(b.p, "<g class=\"slabpanel\"") != NULL);
+	ml_rb_free(&b);
+	ml_report_free(&r);
+
+	REQUIRE_MSG(!load(&r, FIX "oom.jsonl", &err), "%s", err.msg);
+	REQUIRE(r.no == 1 && r.o[0].nkill == 3 && r.o[0].have_summary && r.o[0].kills == 3);
+	ml_headline_oom(&r.o[0], h, sizeof(h));
+	CHECK_STR(h, "3 OOM kills of hog (pid 25124, 25204, 25225); 65 MiB resident in the largest "
+		     "victim, at the cgroup limit of 64 MiB");
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK(strstr(b.p, "<g class=\"oomkill\" data-pid=\"25204\" data-rss-kb=\"66292\">") !=
+	      NULL);
+	ml_rb_free(&b);
+	ml_report_free(&r);
+}
+
 /* each section's headline, computed from the fixtures' numbers */
 static void test_headline_fixtures(void)
 {
@@ -650,9 +703,10 @@ static void test_headline_fixtures(void)
 	/* the summary's average: 167792640 B/s */
 	headline_of(FIX "writes-one.jsonl", 0, "no hot VMA among 3; 160 MiB/s written on average");
 	/* last snapshot: anon 12288 of 12705 resident pages, 4096 swapped, 4133 written */
-	headline_of(FIX "snapshot.jsonl", 1,
-		    "50 MiB resident at the end: anon 48 MiB (97%), lib-text 1.4 MiB (3%), heap 80 "
-		    "KiB (<1%); 16 MiB swapped out; 16 MiB written in the last cycle");
+	headline_of(
+		FIX "snapshot.jsonl", 1,
+		"50 MiB resident at the end, also the peak: anon 48 MiB (97%), lib-text 1.4 MiB "
+		"(3%), heap 80 KiB (<1%); 16 MiB swapped out; 16 MiB written in the last cycle");
 	/* minor: 16225 in all, the 8113th in bucket 4 (16..32 µs), the 16063rd in 6 */
 	headline_of(FIX "faults.jsonl", 2,
 		    "16,225 minor faults, half under 32 µs, 99% under 128 µs; 13 major faults, "
@@ -666,8 +720,8 @@ static void test_headline_fixtures(void)
 	REQUIRE(!render(&r, NULL, &b));
 	CHECK(strstr(b.p,
 		     "(memlens snapshot)</p>\n<p class=\"headline\">50 MiB resident at the "
-		     "end: anon 48 MiB (97%), lib-text 1.4 MiB (3%), heap 80 KiB (&lt;1%); ") !=
-	      NULL);
+		     "end, also the peak: anon 48 MiB (97%), lib-text 1.4 MiB (3%), heap 80 KiB "
+		     "(&lt;1%); ") != NULL);
 	ml_rb_free(&b);
 	ml_report_free(&r);
 }
@@ -982,5 +1036,6 @@ int main(void)
 	RUN(test_hot_mark_contrast);
 	RUN(test_bucket_edges);
 	RUN(test_one_snapshot);
+	RUN(test_tracer_fixtures);
 	return T_DONE();
 }

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to the report's input reader: one line's context and its helpers. */
+#ifndef MEMLENS_REPORT_LOAD_H
+#define MEMLENS_REPORT_LOAD_H
+
+#include "memlens/json.h"
+#include "memlens/report.h"
+
+#define TYPES_KNOWN                                                                                \
+	"interval, summary, snapshot, faults, faults_interval, migrate_model, leaks, "             \
+	"leaks_interval, slab, slab_interval, oom_kill, oom_interval, oom_summary"
+
+struct line_ctx {
+	struct report *r;
+	const char *src;
+	long lineno;
+	struct ml_err *err;
+};
+
+/* -EINVAL with "FILE:LINE: @fmt" (@what its one %s) and what report reads. */
+int ml_rl_bad(const struct line_ctx *c, const char *fmt, const char *what);
+/* -ENOMEM with the file and line. */
+int ml_rl_oom(const struct line_ctx *c);
+/* Room for element @n of *@arr (elements of @size, zeroed when new). */
+bool ml_rl_grow(void **arr, size_t *cap, size_t n, size_t size);
+/* A count or pid from a double, clamped to +-1e15. */
+long ml_rl_long(double v);
+
+/* The tracers' lines: memlens leaks, slab, oom (report_load_trace.c). */
+int ml_rl_leaks(const struct line_ctx *c, const struct json *o, bool interval);
+int ml_rl_slab(const struct line_ctx *c, const struct json *o, bool interval);
+int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o);
+int ml_rl_oom_count(const struct line_ctx *c, const struct json *o, bool interval);
+/* "faults_interval": the faults of one interval, summed over its rows. */
+int ml_rl_faults_interval(const struct line_ctx *c, const struct json *o);
+void ml_rl_free_leaks(struct rep_leaks *l);
+void ml_rl_free_slab(struct rep_slab *s);
+void ml_rl_free_oom(struct rep_oom *m);
+
+#endif

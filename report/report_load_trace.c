@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The report's input from the tracers: the "leaks", "slab" and "oom_kill"
+ * lines (and their "_interval" and summary lines) that memlens leaks, slab
+ * and oom write with --json. Also the helpers every reader shares.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_load.h"
+
+int ml_rl_bad(const struct line_ctx *c, const char *fmt, const char *what)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), fmt, what);
+	return ml_err_set(c->err, EINVAL,
+			  "%s:%ld: %s; give report the JSON Lines that memlens writes/snapshot/"
+			  "faults/migrate-model/leaks/slab/oom --json write",
+			  c->src, c->lineno, msg);
+}
+
+bool ml_rl_grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+	size_t nc;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	nc = *cap ? *cap * 2 : 16;
+	p = realloc(*arr, nc * size);
+	if (!p)
+		return false;
+	memset((char *)p + *cap * size, 0, (nc - *cap) * size);
+	*arr = p;
+	*cap = nc;
+	return true;
+}
+
+int ml_rl_oom(const struct line_ctx *c)
+{
+	return ml_err_set(c->err, ENOMEM,
+			  "%s:%ld: out of memory; give report fewer or smaller files", c->src,
+			  c->lineno);
+}
+
+/* A count or pid from a double, clamped: a cast of 1e300 to long is undefined. */
+long ml_rl_long(double v)
+{
+	if (!(v > -1e15))
+		return v < 0 ? -1000000000000000L : 0;
+	return v < 1e15 ? (long)v : 1000000000000000L;
+}
+
+static const struct json *need_arr(const struct line_ctx *c, const struct json *o, const char *key)
+{
+	const struct json *a = ml_json_get(o, key);
+
+	if (!a || ml_json_type(a) != ML_JSON_ARRAY) {
+		ml_rl_bad(c, "field \"%s\" is missing or not an array", key);
+		return NULL;
+	}
+	return a;
+}
+
+/* A count that must be there: finite and not negative. */
+static int need_count(const struct line_ctx *c, const struct json *o, const char *key, double *v)
+{
+	if (!ml_json_get_finite(o, key, v) || *v < 0)
+		return ml_rl_bad(c, "field \"%s\" is missing or not a count", key);
+	return 0;
+}
+
+static void copy_str(char *dst, size_t size, const char *s)
+{
+	snprintf(dst, size, "%s", s ? s : "");
+}
+
+/* ---- leaks ---------------------------------------------------------------- */
+
+static void free_stacks(struct rep_leaks *l)
+{
+	for (size_t i = 0; i < l->nstacks; i++) {
+		for (size_t j = 0; j < l->stacks[i].nframes; j++)
+			free(l->stacks[i].frames[j]);
+		free(l->stacks[i].frames);
+	}
+	free(l->stacks);
+	free(l->sizes);
+	l->stacks = NULL;
+	l->sizes = NULL;
+	l->nstacks = l->nsizes = 0;
+}
+
+static struct rep_leaks *leaks_for(const struct line_ctx *c, long pid)
+{
+	struct report *r = c->r;
+	struct rep_leaks *l;
+
+	for (size_t i = 0; i < r->nl; i++)
+		if (r->l[i].pid == pid && !strcmp(r->l[i].src, c->src))
+			return &r->l[i];
+	l = realloc(r->l, (r->nl + 1) * sizeof(*l));
+	if (!l)
+		return NULL;
+	r->l = l;
+	l = &r->l[r->nl];
+	memset(l, 0, sizeof(*l));
+	l->src = strdup(c->src);
+	if (!l->src)
+		return NULL;
+	l->pid = pid;
+	r->nl++;
+	return l;
+}
+
+/* "main+0x18d (leaky)" -> "main (leaky)", as leaks --folded names frames */
+static char *frame_name(const char *s)
+{
+	const char *plus = strstr(s, "+0x"), *paren = strstr(s, " (");
+	char *out;
+
+	if (!plus || !paren || plus > paren || !plus[3])
+		return strdup(s);
+	out = malloc(strlen(s) + 1);
+	if (out)
+		sprintf(out, "%.*s%s", (int)(plus - s), s, paren);
+	return out;
+}
+
+static int leak_stack(const struct line_ctx *c, struct rep_leak_stack *st, const struct json *o)
+{
+	const struct json *frames = need_arr(c, o, "stack");
+	size_t n = ml_json_count(frames);
+	int ret;
+
+	if (!frames)
+		return -EINVAL;
+	ret = need_count(c, o, "count", &st->count);
+	if (!ret)
+		ret = need_count(c, o, "bytes", &st->bytes);
+	if (ret)
+		return ret;
+	st->frames = calloc(n ? n : 1, sizeof(*st->frames));
+	if (!st->frames)
+		return ml_rl_oom(c);
+	/* innermost first in the JSON; the picture reads from the outermost down */
+	for (size_t i = 0; i < n; i++) {
+		const char *f = ml_json_as_str(ml_json_at(frames, n - 1 - i));
+
+		if (!f)
+			return ml_rl_bad(c, "%s", "\"stack\" holds something other than strings");
+		st->frames[i] = frame_name(f);
+		if (!st->frames[i])
+			return ml_rl_oom(c);
+		st->nframes++;
+	}
+	return 0;
+}
+
+static int leak_tables(const struct line_ctx *c, struct rep_leaks *l, const struct json *o)
+{
+	const struct json *sizes = need_arr(c, o, "by_size"), *stacks;
+	size_t ns, nk;
+	int ret;
+
+	if (!sizes)
+		return -EINVAL;
+	stacks = need_arr(c, o, "by_stack");
+	if (!stacks)
+		return -EINVAL;
+	ns = ml_json_count(sizes);
+	nk = ml_json_count(stacks);
+	l->sizes = calloc(ns ? ns : 1, sizeof(*l->sizes));
+	l->stacks = calloc(nk ? nk : 1, sizeof(*l->stacks));
+	if (!l->sizes || !l->stacks)
+		return ml_rl_oom(c);
+	for (size_t i = 0; i < ns; i++) {
+		const struct json *s = ml_json_at(sizes, i);
+		struct rep_leak_size *z = &l->sizes[l->nsizes++];
+
+		ret = need_count(c, s, "size", &z->size);
+		if (!ret)
+			ret = need_count(c, s, "count", &z->count);
+		if (!ret)
+			ret = need_count(c, s, "bytes", &z->bytes);
+		if (ret)
+			return ret;
+	}
+	for (size_t i = 0; i < nk; i++) {
+		ret = leak_stack(c, &l->stacks[l->nstacks++], ml_json_at(stacks, i));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int ml_rl_leaks(const struct line_ctx *c, const struct json *o, bool interval)
+{
+	struct rep_leaks *l;
+	double pid = ml_json_get_num_or0(o, "pid"), v;
+	int ret;
+
+	l = leaks_for(c, ml_rl_long(pid));
+	if (!l)
+		return ml_rl_oom(c);
+	copy_str(l->allocator, sizeof(l->allocator), ml_json_get_str(o, "allocator"));
+	if (interval) {
+		struct rep_leak_point *p;
+
+		if (!ml_json_get_finite(o, "elapsed_ms", &v))
+			return ml_rl_bad(c, "field \"%s\" is missing or not a number",
+					 "elapsed_ms");
+		if (!ml_rl_grow((void **)&l->pt, &l->cpt, l->npt, sizeof(*l->pt)))
+			return ml_rl_oom(c);
+		p = &l->pt[l->npt++];
+		p->t_ms = v;
+		p->outstanding = ml_json_get_num_or0(o, "outstanding");
+		p->outstanding_bytes = ml_json_get_num_or0(o, "outstanding_bytes");
+		return 0;
+	}
+	/* one run per file and pid: a later "leaks" line replaces an earlier one */
+	free_stacks(l);
+	l->have_final = true;
+	ret = need_count(c, o, "outstanding_bytes", &l->outstanding_bytes);
+	if (ret)
+		return ret;
+	l->outstanding = ml_json_get_num_or0(o, "outstanding");
+	l->mallocs = ml_json_get_num_or0(o, "mallocs");
+	l->frees = ml_json_get_num_or0(o, "frees");
+	l->no_stack = ml_json_get_num_or0(o, "outstanding_no_stack");
+	l->stacks_kept = ml_json_get_num_or0(o, "stacks_kept");
+	l->no_stack_bytes = ml_json_get_num_or0(o, "outstanding_no_stack_bytes");
+	return leak_tables(c, l, o);
+}
+
+void ml_rl_free_leaks(struct rep_leaks *l)
+{
+	free_stacks(l);
+	free(l->src);
+	free(l->pt);
+}
+
+/* ---- slab ----------------------------------------------------------------- */
+
+static struct rep_slab *slab_for(const struct line_ctx *c)
+{
+	struct report *r = c->r;
+	struct rep_slab *s;
+
+	for (size_t i = 0; i < r->nsl; i++)
+		if (!strcmp(r->sl[i].src, c->src))
+			return &r->sl[i];
+	s = realloc(r->sl, (r->nsl + 1) * sizeof(*s));
+	if (!s)
+		return NULL;
+	r->sl = s;
+	s = &r->sl[r->nsl];
+	memset(s, 0, sizeof(*s));
+	s->src = strdup(c->src);
+	if (!s->src)
+		return NULL;
+	r->nsl++;
+	return s;
+}
+
+static long slab_cache(struct rep_slab *s, const char *name)
+{
+	for (size_t i = 0; i < s->ncache; i++)
+		if (!strcmp(s->cache[i].name, name))
+			return (long)i;
+	if (!ml_rl_grow((void **)&s->cache, &s->ccache, s->ncache, sizeof(*s->cache)))
+		return -1;
+	copy_str(s->cache[s->ncache].name, sizeof(s->cache[0].name), name);
+	return (long)s->ncache++;
+}
+
+static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct json *row,
+		    bool interval)
+{
+	const char *name = ml_json_get_str(row, "cache");
+	double allocs, frees;
+	long k;
+	int ret;
+
+	if (!name)
+		return ml_rl_bad(c, "field \"%s\" is missing or not a string", "cache");
+	ret = need_count(c, row, "allocs", &allocs);
+	if (!ret)
+		ret = need_count(c, row, "frees", &frees);
+	if (ret)
+		return ret;
+	k = slab_cache(s, name);
+	if (k < 0)
+		return ml_rl_oom(c);
+	if (interval) {
+		struct rep_slab_cell *cell;
+
+		if (!ml_rl_grow((void **)&s->cell, &s->ccell, s->ncell, sizeof(*s->cell)))
+			return ml_rl_oom(c);
+		cell = &s->cell[s->ncell++];
+		cell->iv = (uint32_t)(s->niv - 1);
+		cell->cache = (uint32_t)k;
+		cell->allocs = allocs;
+		cell->frees = frees;
+		if (!s->cache[k].in_final) {
+			s->cache[k].allocs += allocs;
+			s->cache[k].frees += frees;
+			s->cache[k].net = s->cache[k].allocs - s->cache[k].frees;
+		}
+		return 0;
+	}
+	s->cache[k].in_final = true;
+	s->cache[k].allocs = allocs;
+	s->cache[k].frees = frees;
+	s->cache[k].net = ml_json_get_num_or0(row, "net");
+	s->cache[k].net_kb = ml_json_get_num_or0(row, "net_kb");
+	return 0;
+}
+
+int ml_rl_slab(const struct line_ctx *c, const struct json *o, bool interval)
+{
+	const struct json *rows = need_arr(c, o, "rows");
+	struct rep_slab *s;
+	double v = 0;
+
+	if (!rows)
+		return -EINVAL;
+	if (interval && !ml_json_get_finite(o, "elapsed_ms", &v))
+		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "elapsed_ms");
+	s = slab_for(c);
+	if (!s)
+		return ml_rl_oom(c);
+	copy_str(s->kmalloc, sizeof(s->kmalloc), ml_json_get_str(o, "kmalloc"));
+	if (interval) {
+		if (!ml_rl_grow((void **)&s->iv_ms, &s->civ, s->niv, sizeof(*s->iv_ms)))
+			return ml_rl_oom(c);
+		s->iv_ms[s->niv++] = v;
+	} else {
+		s->have_final = true;
+		s->unseen_allocs = ml_json_get_num_or0(o, "unseen_allocs");
+	}
+	for (size_t i = 0; i < ml_json_count(rows); i++) {
+		int ret = slab_row(c, s, ml_json_at(rows, i), interval);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void ml_rl_free_slab(struct rep_slab *s)
+{
+	free(s->src);
+	free(s->iv_ms);
+	free(s->cache);
+	free(s->cell);
+}
+
+/* ---- oom ------------------------------------------------------------------ */
+
+static struct rep_oom *oom_for(const struct line_ctx *c)
+{
+	struct report *r = c->r;
+	struct rep_oom *m;
+
+	for (size_t i = 0; i < r->no; i++)
+		if (!strcmp(r->o[i].src, c->src))
+			return &r->o[i];
+	m = realloc(r->o, (r->no + 1) * sizeof(*m));
+	if (!m)
+		return NULL;
+	r->o = m;
+	m = &r->o[r->no];
+	memset(m, 0, sizeof(*m));
+	m->src = strdup(c->src);
+	if (!m->src)
+		return NULL;
+	r->no++;
+	return m;
+}
+
+int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o)
+{
+	struct rep_oom *m = oom_for(c);
+	struct rep_oom_kill *k;
+	double v;
+	int ret;
+
+	if (!m || !ml_rl_grow((void **)&m->kill, &m->ckill, m->nkill, sizeof(*m->kill)))
+		return ml_rl_oom(c);
+	k = &m->kill[m->nkill];
+	memset(k, 0, sizeof(*k));
+	ret = need_count(c, o, "time_ms", &k->time_ms);
+	if (!ret)
+		ret = need_count(c, o, "victim_pid", &v);
+	if (ret)
+		return ret;
+	k->victim_pid = ml_rl_long(v);
+	k->trigger_pid = ml_json_get_finite(o, "trigger_pid", &v) ? ml_rl_long(v) : -1;
+	copy_str(k->victim_comm, sizeof(k->victim_comm), ml_json_get_str(o, "victim_comm"));
+	copy_str(k->trigger_comm, sizeof(k->trigger_comm), ml_json_get_str(o, "trigger_comm"));
+	copy_str(k->scope, sizeof(k->scope), ml_json_get_str(o, "scope"));
+	copy_str(k->cgroup, sizeof(k->cgroup), ml_json_get_str(o, "cgroup"));
+	k->anon_rss_kb = ml_json_get_num_or0(o, "anon_rss_kb");
+	k->file_rss_kb = ml_json_get_num_or0(o, "file_rss_kb");
+	k->shmem_rss_kb = ml_json_get_num_or0(o, "shmem_rss_kb");
+	k->total_vm_kb = ml_json_get_num_or0(o, "total_vm_kb");
+	k->limit_kb = ml_json_get_num_or0(o, "limit_kb");
+	m->nkill++;
+	return 0;
+}
+
+int ml_rl_oom_count(const struct line_ctx *c, const struct json *o, bool interval)
+{
+	struct rep_oom *m = oom_for(c);
+	double kills, t;
+	int ret;
+
+	if (!m)
+		return ml_rl_oom(c);
+	ret = need_count(c, o, "kills", &kills);
+	if (ret)
+		return ret;
+	if (!interval) {
+		m->have_summary = true;
+		m->kills = kills;
+		m->lost = ml_json_get_num_or0(o, "lost");
+		return 0;
+	}
+	if (!ml_json_get_finite(o, "elapsed_ms", &t))
+		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "elapsed_ms");
+	if (!ml_rl_grow((void **)&m->iv_ms, &m->civ, m->niv, sizeof(*m->iv_ms)))
+		return ml_rl_oom(c);
+	/* both arrays grow together: the second one's capacity is the first's */
+	m->iv_ms[m->niv] = t;
+	{
+		double *k = realloc(m->iv_kills, m->civ * sizeof(*k));
+
+		if (!k)
+			return ml_rl_oom(c);
+		m->iv_kills = k;
+	}
+	m->iv_kills[m->niv++] = kills;
+	return 0;
+}
+
+void ml_rl_free_oom(struct rep_oom *m)
+{
+	free(m->src);
+	free(m->kill);
+	free(m->iv_ms);
+	free(m->iv_kills);
+}
+
+/* ---- faults -i ------------------------------------------------------------ */
+
+int ml_rl_faults_interval(const struct line_ctx *c, const struct json *o)
+{
+	const struct json *rows = need_arr(c, o, "rows");
+	struct report *r = c->r;
+	struct rep_fault_series *fs = NULL;
+	struct rep_fault_point *p;
+	double t;
+
+	if (!rows)
+		return -EINVAL;
+	if (!ml_json_get_finite(o, "elapsed_ms", &t))
+		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "elapsed_ms");
+	for (size_t i = 0; i < r->nfs && !fs; i++)
+		if (!strcmp(r->fs[i].src, c->src))
+			fs = &r->fs[i];
+	if (!fs) {
+		fs = realloc(r->fs, (r->nfs + 1) * sizeof(*fs));
+		if (!fs)
+			return ml_rl_oom(c);
+		r->fs = fs;
+		fs = &r->fs[r->nfs];
+		memset(fs, 0, sizeof(*fs));
+		fs->src = strdup(c->src);
+		if (!fs->src)
+			return ml_rl_oom(c);
+		r->nfs++;
+	}
+	if (!ml_rl_grow((void **)&fs->pt, &fs->cpt, fs->npt, sizeof(*fs->pt)))
+		return ml_rl_oom(c);
+	p = &fs->pt[fs->npt++];
+	p->t_ms = t;
+	for (size_t i = 0; i < ml_json_count(rows); i++) {
+		p->minor += ml_json_get_num_or0(ml_json_at(rows, i), "minor");
+		p->major += ml_json_get_num_or0(ml_json_at(rows, i), "major");
+	}
+	return 0;
+}
