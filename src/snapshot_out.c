@@ -123,7 +123,8 @@ static const char *swap_cell(const struct snap_counts *c, uint64_t div, char *bu
 /* A size in kB in the table's unit. */
 #define KBU(kb) ml_in_unit((kb)*1024, div)
 
-static void table_regions(FILE *f, const struct snapshot *s, int width, size_t max_rows,
+/* The regions in @order; @max_lines > 0: as many as fit in that many lines, title included */
+static void table_regions(FILE *f, const struct snapshot *s, int width, int max_lines,
 			  const size_t *order)
 {
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
@@ -185,7 +186,10 @@ static void table_regions(FILE *f, const struct snapshot *s, int width, size_t m
 		table_cell(t, "%s", table_basename(ml_vma_path(&s->vmas, v)));
 	}
 	fprintf(f, "regions (sizes in %s):\n", unit);
-	table_print(t, f, width, 0, max_rows);
+	if (max_lines > 0)
+		table_print_fit(t, f, width, 0, max_lines - 1);
+	else
+		table_print(t, f, width, 0, 0);
 	table_free(t);
 }
 
@@ -340,18 +344,52 @@ static int cmp_rss(const void *a, const void *b)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-void snap_screen(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
-		 int64_t t_ms, int rows, int cols)
+/*
+ * The kinds in a paragraph, for a screen too short for their table: each kind's size and resident
+ * size, the total last.
+ */
+static void kinds_compact(FILE *f, const struct snapshot *s, int width)
 {
-	size_t *order = malloc(s->vmas.n * sizeof(*order) + 1);
-	int used = 0;
+	const char *unit;
+	uint64_t div = table_unit(s, &unit);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return;
+	fprintf(m, "by region kind, size/resident in %s:", unit);
+	for (int k = 0; k <= VMA_KIND_COUNT; k++) {
+		const struct snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
+
+		if (c->size_pages)
+			fprintf(m, "%s %s %" PRIu64 "/%" PRIu64, k ? "," : "",
+				k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total", KB(c->size_pages),
+				KB(c->resident_pages));
+	}
+	fclose(m);
+	table_wrap(f, width, 2, "%s (a taller terminal shows the table)", text);
+	free(text);
+}
+
+/*
+ * What the live screen shows above the regions, into memory: @compact puts the kinds in a
+ * paragraph. Returns its lines, or -1 without memory.
+ */
+static int screen_top(const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+		      int64_t t_ms, int cols, bool compact, char **top, size_t *top_len)
+{
+	FILE *o = open_memstream(top, top_len);
+	int n = 0;
 	char b[16];
 
-	fprintf(f, "memlens snapshot - cycle %" PRIu64 ", %.1f s; q or Ctrl-C quits\n", seq,
+	if (!o)
+		return -1;
+	fprintf(o, "memlens snapshot - cycle %" PRIu64 ", %.1f s; q or Ctrl-C quits\n", seq,
 		t_ms / 1000.0);
-	table_head(f, cols, s);
+	table_head(o, cols, s);
 	if (d)
-		fprintf(f, "since the last cycle: RSS %s%s, %zu VMAs added, %zu removed\n",
+		fprintf(o, "since the last cycle: RSS %s%s, %zu VMAs added, %zu removed\n",
 			d->totals.resident_pages < 0 ? "-" : "+",
 			ml_fmt_bytes((uint64_t)(d->totals.resident_pages < 0
 							? -d->totals.resident_pages
@@ -360,23 +398,53 @@ void snap_screen(FILE *f, const struct snapshot *s, const struct snapshot_diff *
 				     b, sizeof(b)),
 			d->added, d->removed);
 	else
-		fputc('\n', f);
-	fputc('\n', f);
-	used = 5;
-	table_kinds(f, s, cols);
-	for (int k = 0; k <= VMA_KIND_COUNT; k++)
-		used += k == VMA_KIND_COUNT || s->kinds[k].size_pages;
-	used += 2;
-	fputc('\n', f);
+		fputc('\n', o);
+	if (!compact)
+		fputc('\n', o);
+	if (compact)
+		kinds_compact(o, s, cols);
+	else
+		table_kinds(o, s, cols);
+	fputc('\n', o);
+	fclose(o);
+	for (size_t i = 0; i < *top_len; i++)
+		n += (*top)[i] == '\n';
+	return n;
+}
+
+/* Lines the regions need at the least to be worth a place: title, header, a few rows, "more" */
+#define SCREEN_REGION_LINES 8
+
+void snap_screen(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+		 int64_t t_ms, int rows, int cols)
+{
+	size_t *order = malloc(s->vmas.n * sizeof(*order) + 1);
+	char *top = NULL;
+	size_t top_len = 0;
+	/* the lines above the regions are counted, not guessed: names wrap, notes come and go */
+	int used = screen_top(s, d, seq, t_ms, cols, false, &top, &top_len);
+
+	if (used >= 0 && rows - used - 1 < SCREEN_REGION_LINES) {
+		free(top);
+		top = NULL;
+		used = screen_top(s, d, seq, t_ms, cols, true, &top, &top_len);
+	}
+	if (used < 0) {
+		free(top);
+		free(order);
+		return;
+	}
+	fwrite(top, 1, top_len, f);
+	free(top);
 	if (order) {
 		for (size_t i = 0; i < s->vmas.n; i++)
 			order[i] = i;
 		by_rss_of = s;
 		qsort(order, s->vmas.n, sizeof(*order), cmp_rss);
 	}
-	/* the biggest regions by RSS, as many as fit under the rest */
-	if (rows - used - 3 > 0)
-		table_regions(f, s, cols, (size_t)(rows - used - 3), order);
+	/* the biggest regions by RSS, as many as fit above the line the cursor rests on */
+	if (rows - used - 1 >= 3)
+		table_regions(f, s, cols, rows - used - 1, order);
 	free(order);
 }
 

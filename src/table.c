@@ -275,6 +275,37 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 	return lines;
 }
 
+int table_print_fit(const struct table *t, FILE *f, int width, int indent, int max_lines)
+{
+	if (!t || max_lines < 2)
+		return 0;
+	/* the header and one line a row is the most rows can take: fewer when names wrap */
+	for (size_t m = (size_t)max_lines - 1; m >= 1; m--) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *mem = open_memstream(&buf, &len);
+		int lines;
+
+		if (!mem)
+			return 0;
+		lines = table_print(t, mem, width, indent, m < t->nrows ? m : 0);
+		fclose(mem);
+		if (lines <= max_lines || m == 1) {
+			if (lines <= max_lines)
+				fwrite(buf, 1, len, f);
+			free(buf);
+			return lines <= max_lines ? lines : 0;
+		}
+		free(buf);
+		/* a taller table than asked: skip straight to what the excess leaves */
+		if ((size_t)(lines - max_lines) < m)
+			m -= (size_t)(lines - max_lines) - 1;
+		else
+			m = 2;
+	}
+	return 0;
+}
+
 void table_free(struct table *t)
 {
 	if (!t)

@@ -41,6 +41,13 @@ size_t table_rows(const struct table *t);
  * Returns the number of lines printed.
  */
 int table_print(const struct table *t, FILE *f, int width, int indent, size_t max_rows);
+/*
+ * As table_print, with as many rows as fit in @max_lines lines in all: the
+ * header, names wrapped onto lines of their own, the line that says how
+ * many rows are not shown and the note on left-out columns count. At the
+ * least the header and the line of rows not shown. Returns the lines printed.
+ */
+int table_print_fit(const struct table *t, FILE *f, int width, int indent, int max_lines);
 void table_free(struct table *t);
 
 /*

@@ -118,7 +118,8 @@ def sock_path(tag):
 def start_agent(args, sock=None, wait_for=None, env=None, prefix=()):
     """Start the agent; wait until its socket (or @wait_for TCP port) accepts.
     @prefix: a command that runs it (nsenter into a network namespace)."""
-    argv = list(prefix) + [MEMLENS, "agent"] + (["--socket", sock] if sock else []) + args
+    given = any(a == "--socket" or a.startswith("--socket=") for a in args)
+    argv = list(prefix) + [MEMLENS, "agent"] + (["--socket", sock] if sock and not given else []) + args
     err = open(os.path.join(TMP, "agent-%d.err" % next(SEQ)), "w+")
     p = spawn(argv, stdout=subprocess.DEVNULL, stderr=err, env=env)
     p.errfile = err

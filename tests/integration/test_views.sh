@@ -80,7 +80,7 @@ fits check_80_columns "$T_TMP/check.txt"
 
 "$M" writes -p $MW -d 2.5 -i 500 >"$T_TMP/writes.txt" 2>"$T_TMP/writes.err"
 fits writes_80_columns "$T_TMP/writes.txt"
-if grep -q '^  sizes in KiB:' "$T_TMP/writes.txt" &&
+if grep -qE '^  sizes in KiB[:;]' "$T_TMP/writes.txt" &&
 	awk '/^  ADDRESS/ { t = 1; next } /^  (dirty|hot ranges):/ { t = 0 } t { if ($3 !~ /^[0-9]+$/ || $4 !~ /^[0-9]+$/) bad++; rows++ }
 	     END { exit !(rows > 0 && bad == 0) }' "$T_TMP/writes.txt"; then
 	ok writes_one_unit_per_table

@@ -138,7 +138,7 @@ check root_alone_without_tree \
 	'! grep -q "\"processes\"" "$tmp/one.jsonl" && grep -qE "\"type\": *\"summary\"" "$tmp/one.jsonl"' \
 	"$(tail -n 2 "$tmp/one.jsonl" | cut -c1-800)" "$(cat "$tmp/one.err")"
 # the human output names the processes
-"$M" writes -p $root --tree -i 200 -d 2 -q >"$tmp/text" 2>"$tmp/text.err"
+"$M" writes -p $root --tree -i 200 -d 2 >"$tmp/text" 2>"$tmp/text.err"
 check text_process_rows 'grep -qE "^ +$root +[0-9]+ forktree " "$tmp/text" &&
 	grep -q "^  tree: [0-9]* processes; shared memory written" "$tmp/text"' \
 	"$(cat "$tmp/text" "$tmp/text.err")"
