@@ -21,6 +21,7 @@
 #include "memlens/spawn.h"
 #include "live.h"
 #include "snapshot_out.h"
+#include "table.h"
 
 static const char about[] =
 	"Per-VMA picture of a process's memory: kind (text, data, bss, heap, stack,\n"
@@ -343,17 +344,17 @@ static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_sto
 			"stopped because %s\n",
 			c->ncycles, mn / 1e3, med / 1e3, mx / 1e3, ml_stop_text(why));
 	if (c->ncycles > 1 && !kept)
-		fprintf(f,
-			"the interval was not kept: %zu of the %llu cycles one every %ld ms "
-			"would give (%.0f%%); the longest cycle took %.3f ms (a cycle longer "
-			"than the interval, or a CPU busy with others, delays the next)\n",
-			c->ncycles, (unsigned long long)want, c->interval_ms,
-			100.0 * (double)c->ncycles / (double)want, mx / 1e3);
+		table_wrap(f, table_width(f), 2,
+			   "the interval was not kept: %zu of the %llu cycles one every %ld ms "
+			   "would give (%.0f%%); the longest cycle took %.3f ms (a cycle longer "
+			   "than the interval, or a CPU busy with others, delays the next)",
+			   c->ncycles, (unsigned long long)want, c->interval_ms,
+			   100.0 * (double)c->ncycles / (double)want, mx / 1e3);
 	if (c->ncycles > 1 && c->not_exact)
-		fprintf(f,
-			"%zu of the cycles are not exact: their counts did not agree with the "
-			"kernel's RSS (\"exact\" in --json)\n",
-			c->not_exact);
+		table_wrap(f, table_width(f), 2,
+			   "%zu of the cycles are not exact: their counts did not agree with the "
+			   "kernel's RSS (\"exact\" in --json)",
+			   c->not_exact);
 	fflush(f);
 }
 

@@ -321,11 +321,11 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 		c->tree ? " and its tree" : "", (unsigned long long)c->intervals,
 		c->intervals == 1 ? "" : "s", ml_stop_text(why));
 	if (!kept)
-		fprintf(c->out,
-			"  the interval was not kept: %llu of the %llu intervals of %llu ms the "
-			"time allowed; the longest tick took %.1f ms (a busy CPU delays ticks)\n",
-			(unsigned long long)c->intervals, (unsigned long long)want,
-			(unsigned long long)c->interval_ms, c->tick_ns_max / 1e6);
+		table_wrap(c->out, table_width(c->out), 4,
+			   "  the interval was not kept: %llu of the %llu intervals of %llu ms the "
+			   "time allowed; the longest tick took %.1f ms (a busy CPU delays ticks)",
+			   (unsigned long long)c->intervals, (unsigned long long)want,
+			   (unsigned long long)c->interval_ms, c->tick_ns_max / 1e6);
 	if (!c->have_last)
 		return;
 	if (s->tree)
