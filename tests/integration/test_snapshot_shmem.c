@@ -19,6 +19,11 @@
 #include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/swap.h>
+#include <sys/syscall.h>
+
+#ifndef __NR_cachestat
+#define __NR_cachestat 451 /* the same on every architecture */
+#endif
 
 #include "harness.h"
 #include "machine.h"
@@ -191,6 +196,33 @@ static void take(pid_t pid, enum snap_method m, struct snapshot *s)
 
 static struct snapshot s;
 
+/* On a mismatch: what cachestat says of the region now, asked by the test itself. */
+static void explain(int i, uint64_t start, uint64_t end)
+{
+	char path[96];
+	struct {
+		uint64_t off, len;
+	} range = { 0, end - start };
+	struct {
+		uint64_t cache, dirty, writeback, evicted, recently_evicted;
+	} cs = { 0 };
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%llx-%llx", (int)child,
+		 (unsigned long long)start, (unsigned long long)end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(__NR_cachestat, fd, &range, &cs, 0) < 0)
+		printf("#   %s: cachestat: %s\n", reg_names[i], strerror(errno));
+	else
+		printf("#   %s now: cachestat cache %llu evicted %llu writeback %llu; smaps Swap "
+		       "%ld kB\n",
+		       reg_names[i], (unsigned long long)cs.cache,
+		       (unsigned long long)cs.evicted, (unsigned long long)cs.writeback,
+		       t_smaps_kb(child, start, false, "Swap"));
+	if (fd >= 0)
+		close(fd);
+}
+
 static void exact(enum snap_method m)
 {
 	long before[NREG], after[NREG], roll;
@@ -219,6 +251,8 @@ static void exact(enum snap_method m)
 		       reg_names[i], s.vmas.v[v].perms, after[i],
 		       (unsigned long long)s.c[v].swapped_pages * 4,
 		       (unsigned long long)s.c[v].shmem_swapped_pages * 4);
+		if (s.c[v].swapped_pages * 4 != (uint64_t)after[i])
+			explain(i, s.vmas.v[v].start, s.vmas.v[v].end);
 		CHECK_EQ(s.c[v].swapped_pages * 4, after[i]);
 		CHECK_EQ(s.c[v].swap_unknown, 0);
 		/* MADV_PAGEOUT did swap something out of each (else this proves little) */
