@@ -23,6 +23,12 @@ int criu_cli_locate(const char *explicit_path, char *out, size_t len, struct ml_
 	return ml_criu_locate(explicit_path, MEMLENS_BUILD_CRIU, out, len, err);
 }
 
+const char *criu_cli_build_criu(void)
+{
+	return MEMLENS_BUILD_CRIU[0] && access(MEMLENS_BUILD_CRIU, X_OK) == 0 ? MEMLENS_BUILD_CRIU
+									    : NULL;
+}
+
 const char *criu_cli_cache_dir(char *buf, size_t len)
 {
 	const char *d = getenv("MEMLENS_CACHE_DIR"), *base;

@@ -17,6 +17,9 @@
  */
 int criu_cli_locate(const char *explicit_path, char *out, size_t len, struct ml_err *err);
 
+/* The CRIU this build was told about (see above) when it is there and executable, else NULL. */
+const char *criu_cli_build_criu(void);
+
 /*
  * Where the answers of CRIU probes that passed are kept between runs:
  * $MEMLENS_CACHE_DIR, else /var/cache/memlens for root, else

@@ -4,6 +4,7 @@
  * using it once on memlens's own memory, with the commands that need it
  * and what to do when it is missing.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -81,8 +82,19 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 		return;
 	}
 	if (ml_criu_probe(path, &caps, &err) || !caps.works) {
-		ml_feature_add(l, "criu", "criu", FEATURE_MISSING, used,
-			       "use CRIU 4.1 or newer (scripts/ensure-criu.sh builds 4.1.1)",
+		const char *tree = criu_cli_build_criu();
+		static char fix[PATH_MAX * 3 + 128]; /* the list keeps the pointer */
+
+		/* a CRIU on PATH comes first: say so when the source tree's own one is there */
+		if (tree && strcmp(tree, path))
+			snprintf(fix, sizeof(fix),
+				 "use the CRIU this build found, %s: pass --criu %s or set "
+				 "MEMLENS_CRIU=%s (the one on PATH comes first)",
+				 tree, tree, tree);
+		else
+			snprintf(fix, sizeof(fix), "%s",
+				 "use CRIU 4.1 or newer (scripts/ensure-criu.sh builds 4.1.1)");
+		ml_feature_add(l, "criu", "criu", FEATURE_MISSING, used, fix,
 			       "%s %s fails `criu check`: %s", path, caps.version,
 			       err.msg[0] ? err.msg : caps.check_msg);
 		return;
