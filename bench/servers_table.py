@@ -56,8 +56,9 @@ def main(argv):
         by.setdefault(r["server"], {})[(r["step"], r["mode"])] = r
     kernels = sorted({r["kernel"] for r in rows})
     out = ["| server | checkpoint → restore | migrate, no exclusion | migrate, hot memory left out "
-           "| data verified | bytes sent: none / left out | rounds | downtime: checkpoint / none / left out |",
-           "|---|---|---|---|---|---|---|---|"]
+           "| data verified | bytes sent: none / left out | of them in the final dump | rounds "
+           "| downtime: checkpoint / none / left out |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for s in sorted(by, key=lambda x: ORDER.index(x) if x in ORDER else 99):
         ck = by[s].get(("checkpoint", "dump"))
         no = by[s].get(("migrate", "none"))
@@ -68,9 +69,11 @@ def main(argv):
             ckc = "%s (%s written)" % (status(ck), mb(ck.get("bytes")))
         else:
             ckc = status(ck)
-        out.append("| %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s / %s |" % (
+        out.append("| %s | %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s / %s / %s |" % (
             NAMES.get(s, s), ckc, status(no), status(ex), ver,
             mb(no.get("bytes") if no and no["ok"] else None), mb(ex.get("bytes") if ex and ex["ok"] else None),
+            mb(no.get("final_bytes") if no and no["ok"] else None),
+            mb(ex.get("final_bytes") if ex and ex["ok"] else None),
             no.get("rounds", "–") if no and no["ok"] else "–", ex.get("rounds", "–") if ex and ex["ok"] else "–",
             sec(ck.get("downtime_ms") if ck and ck["ok"] else None),
             sec(no.get("downtime_ms") if no and no["ok"] else None),

@@ -94,7 +94,8 @@ if os.environ.get("SKIP_REASON"):
     row["note"] = os.environ["SKIP_REASON"]
 if step == "checkpoint" and m:
     row.update(bytes=m.get("bytes_written"), rounds=1, dump_ms=m.get("duration_ms"),
-               restore_ms=r.get("duration_ms"), processes=len(m.get("processes", [])) or None)
+               restore_ms=r.get("duration_ms"),
+               processes=len((m.get("profiler") or {}).get("processes") or []) or None)
     if m.get("duration_ms") is not None and r.get("duration_ms") is not None:
         row["downtime_ms"] = m["duration_ms"] + r["duration_ms"]
 elif m.get("rounds"):
@@ -136,7 +137,7 @@ after_restore() {
 	[ $rc = 0 ] && c=1
 	[ $rc = 2 ] && c=	# no clients
 	echo "# $t: data: $VNOTE; clients: $CNOTE"
-	SKIP_REASON= record "$step" "$mode" 1 $v $c "$j" "$VNOTE; $CNOTE" "$rj"
+	SKIP_REASON= record "$step" "$mode" 1 "$v" "$c" "$j" "$VNOTE; $CNOTE" "$rj"
 	if [ $v = 1 ] && [ "$c" != 0 ]; then ok "$t"; else notok "$t" "data: $VNOTE; clients: $CNOTE"; fi
 }
 
