@@ -132,9 +132,11 @@ test: deps
 # (tests/kernels/); the README's kernel table is regenerated from the run.
 KERNELS ?= 6.1 6.12 7.2 7.3
 .PHONY: test-kernels
+test-kernels: DEPS_OPT := servers
 test-kernels: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
-	@tests/kernels/run.sh $(KERNELS); rc=$$?; tests/kernels/table.sh; exit $$rc
+	@OPTIN=server tests/kernels/run.sh $(KERNELS); rc=$$?; tests/kernels/table.sh; \
+		bench/servers_table.py $(BUILD)/bench/server-*.jsonl; exit $$rc
 
 # The README's table of which command takes which common option, from the
 # option tables (tests/integration/test_cli_options.sh checks it is current)

@@ -30,6 +30,9 @@
 #   row per NAME (tests/kernels/table.sh).
 #   memlens_cases=PATTERN[,PATTERN...] (a boot parameter; run.sh sets it
 #   from CASES) runs only the cases whose file name contains one of them.
+#   A case's first lines may hold "# case-timeout: SEC", a longer limit.
+#   memlens_optin=NAME[,NAME...] (run.sh, from OPTIN) runs opt-in cases
+#   that look for it (the real servers: OPTIN=server; make test-kernels).
 # Output: each case's lines prefixed with "[NAME] ", then per case
 # "[NAME] N passed, N failed, N skipped (T s)", then the totals.
 set -u
@@ -74,12 +77,15 @@ for c in tests/kernels/cases/[0-9]*.sh; do
 	name=${name#*-}
 	log=$log_dir/$name.log
 	t0=$SECONDS
-	timeout --kill-after=10 "${CASE_TIMEOUT:-600}" bash "$c" >"$log" 2>&1
+	# a case may ask for more time: "# case-timeout: SEC" in its first lines
+	ct=$(head -n 5 "$c" | sed -n 's/^# case-timeout: \([0-9]*\)$/\1/p')
+	[ -n "$ct" ] && [ "$ct" -gt "${CASE_TIMEOUT:-600}" ] || ct=${CASE_TIMEOUT:-600}
+	timeout --kill-after=10 "$ct" bash "$c" >"$log" 2>&1
 	rc=$?
 	p=$(grep -c '^ok - ' "$log"); f=$(grep -c '^not ok - ' "$log"); s=$(grep -c '^skip - ' "$log")
 	grep -E '^(ok|not ok|skip) - |^#' "$log" | sed "s|^|[$name] |"
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
-		[ "$rc" = 124 ] || [ "$rc" = 137 ] && why="killed after ${CASE_TIMEOUT:-600} s" || why="exited with status $rc"
+		[ "$rc" = 124 ] || [ "$rc" = 137 ] && why="killed after $ct s" || why="exited with status $rc"
 		echo "[$name] not ok - $name $why"
 		tail -n 20 "$log" | sed "s|^|[$name] #   |"
 		f=$((f + 1))

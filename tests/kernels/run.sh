@@ -15,6 +15,8 @@
 # --plain (for tests/run.sh): the lines as "ok - CASE/TEST" with no prefix.
 # CASES=PATTERN runs only the guest cases whose file name contains PATTERN;
 # CASE_TIMEOUT=SEC is each case's time limit in the guest (default 600).
+# OPTIN=server also runs the opt-in real-server cases (9N-server-*.sh) in a
+# full run (make test-kernels sets it).
 # QEMU_CPU=MODEL is the guest's CPU (default max; e.g. max,fred=off) and
 # GUEST_APPEND=ARGS adds to its kernel command line: for experiments.
 # Outputs: $BUILD/kernels/V/{results.txt,console.log} (tests/kernels/table.sh
@@ -105,6 +107,7 @@ run_kernel() {
 	[ -n "${GUEST_APPEND:-}" ] && append+=" $GUEST_APPEND"
 	[ -n "${CASES:-}" ] && append+=" memlens_cases=$CASES"
 	[ -n "${CASE_TIMEOUT:-}" ] && append+=" memlens_case_timeout=$CASE_TIMEOUT"
+	[ -n "${OPTIN:-}" ] && append+=" memlens_optin=$OPTIN"
 	if grep -Eq '^CONFIG_(VIRTIO_FS|FUSE_FS)=m' "$config"; then
 		if ! make_initramfs "$kdir" "$kver" "$work/initramfs.gz" 2>"$work/initramfs.err"; then
 			say "skip - kernel_$ver: cannot build its initramfs: $(tail -n 1 "$work/initramfs.err")"

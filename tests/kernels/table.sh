@@ -3,8 +3,8 @@
 # kernels-table markers) from the last matrix run's results,
 # $BUILD/kernels/*/results.txt (tests/kernels/run.sh). One column per kernel,
 # one row per memlens command (the guest cases named after it; the
-# migration measurements, migrate-bench-*, which run only when asked for,
-# are not a row):
+# migration measurements, migrate-bench-*, and the real servers, server-*,
+# which run only when asked for, are not a row):
 #   ✔                 every test of the command passed
 #   unsupported (why) the case printed "# unsupported: why" and its tests
 #                     (of the refusal) passed
@@ -29,7 +29,7 @@ root, readme = sys.argv[1], sys.argv[2]
 # the command it covers
 names = [re.sub(r"^\d+-", "", f[:-3]) for f in sorted(os.listdir("tests/kernels/cases"))
          if re.match(r"^\d+-.*\.sh$", f)]
-commands = list(dict.fromkeys(n for n in names if not n.startswith("migrate-bench")))
+commands = list(dict.fromkeys(n for n in names if not n.startswith(("migrate-bench", "server-"))))
 
 def key(v):
     return [int(x) if x.isdigit() else x for x in re.split(r"[.]", v)]

@@ -1,0 +1,44 @@
+#!/bin/bash
+# The guest's real-server cases check data with tests/kernels/cases/server_kv.py
+# and make the README's table with bench/servers_table.py: both checked here
+# without CRIU, on this machine's redis-server (Debian's package). The
+# writer's acknowledged writes must be exactly what verify expects, a
+# changed key must be found, the writer must reconnect once told to, and
+# the table must carry a run's rows.
+set -u
+. "$(dirname "$0")/../lib.bash"
+PY=${PYTHON:-/usr/bin/python3}
+KV=tests/kernels/cases/server_kv.py
+command -v redis-server >/dev/null || { skip server_kv "redis-server is not installed"; exit 0; }
+t_tmpdir server_kv
+port=$((30000 + $$ % 20000))
+redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+	--dir "$tmp" --loglevel warning </dev/null >"$tmp/redis.log" 2>&1 &
+t_bg $!
+t_wait 30 eval '[ "$(redis-cli -p '$port' PING 2>/dev/null)" = PONG ]' ||
+	{ notok server_kv_redis_started "$(tail -n 2 "$tmp/redis.log")"; exit 1; }
+a=127.0.0.1:$port
+check server_kv_load_verified "$PY $KV redis load $a 2000 200 100 >/dev/null && $PY $KV redis verify $a 2000 200 100 0 | grep -q 'verified 2000 keys'"
+$PY $KV redis writer $a 2000 200 100 "$tmp/w.log" "$tmp/go" &
+t_bg $!
+wait_for_line "$tmp/w.log" "acknowledged 1000" 60
+redis-cli -p $port CLIENT KILL TYPE normal >/dev/null
+wait_for_line "$tmp/w.log" "^lost 1 after" 30
+n=$(sed -n 's/^lost 1 after \([0-9]*\) .*/\1/p' "$tmp/w.log")
+check server_kv_writes_exact "$PY $KV redis verify $a 2000 200 100 $n | grep -q 'verified 2000 keys, last write $n'" \
+	"$($PY $KV redis verify $a 2000 200 100 "$n")"
+redis-cli -p $port SET key:7 changed >/dev/null
+check server_kv_change_found "! $PY $KV redis verify $a 2000 200 100 $n >/dev/null"
+touch "$tmp/go.1"
+check server_kv_reconnects "wait_for_line '$tmp/w.log' '50 after reconnecting 1' 60" "$(tail -n 2 "$tmp/w.log")"
+
+cat >"$tmp/rows.jsonl" <<'ROWS'
+{"server": "redis", "kernel": "6.12.95", "step": "checkpoint", "mode": "dump", "ok": true, "data_verified": true, "clients_reconnected": true, "note": "", "bytes": 40293604, "rounds": 1, "downtime_ms": 4789}
+{"server": "redis", "kernel": "6.12.95", "step": "migrate", "mode": "none", "ok": true, "data_verified": true, "clients_reconnected": true, "note": "", "bytes": 47063203, "final_bytes": 2731514, "rounds": 3, "downtime_ms": 2783}
+{"server": "redis", "kernel": "6.12.95", "step": "migrate", "mode": "exclusion", "ok": false, "skip": true, "note": "CRIU cannot: why"}
+ROWS
+printf '# R\n\n<!-- servers-table:begin -->\n<!-- servers-table:end -->\n' >"$tmp/README.md"
+$PY bench/servers_table.py --readme "$tmp/README.md" "$tmp/rows.jsonl" >/dev/null
+check servers_table_written "grep -q '^| redis-server 7 | ✔ (40.3 MB written) | ✔ | skipped (CRIU cannot: why) | 2 of 2 steps | 47.1 MB / – | 2.7 MB / – | 3 / – | 4.8 s / 2.8 s / – |$' '$tmp/README.md'" \
+	"$(grep '^| redis' "$tmp/README.md")"
+t_done
