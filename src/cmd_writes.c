@@ -174,7 +174,8 @@ static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_ro
 }
 
 /* A tree's processes: one row each, what it wrote this interval and since the start. */
-static void process_table(FILE *f, const struct profiler_sample *s, int width)
+/* The tree's processes; @max_lines > 0: as many as fit in that many lines, title included */
+static void process_table(FILE *f, const struct profiler_sample *s, int width, int max_lines)
 {
 	static const struct table_col cols[] = {
 		{ "PID", TABLE_RIGHT, 0, false },	 { "PPID", TABLE_RIGHT, 1, false },
@@ -201,7 +202,10 @@ static void process_table(FILE *f, const struct profiler_sample *s, int width)
 		table_cell(t, "%s", p->exited ? "exited" : p->failed ? p->note : "");
 	}
 	fprintf(f, "  processes (written this interval; SHARED: of it, shared memory):\n");
-	table_print(t, f, width, 2, 0);
+	if (max_lines > 0)
+		table_print_fit(t, f, width, 2, max_lines - 1);
+	else
+		table_print(t, f, width, 2, 0);
 	table_free(t);
 }
 
@@ -230,7 +234,7 @@ static void print_table(const struct writes_ctx *c, const struct profiler_sample
 		(unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
 		s->hot_vmas, s->tick_ns / 1e6);
 	if (s->tree)
-		process_table(c->out, s, width);
+		process_table(c->out, s, width, 0);
 	region_table(c, c->out, s, width, 0, false);
 	hot_range_lines(c->out, &s->hot, c->all ? 0 : 16, s->tree);
 	tree_lines(c->out, s);
@@ -250,6 +254,7 @@ static void print_screen(const struct writes_ctx *c, const struct profiler_sampl
 {
 	FILE *f = live_frame();
 	char b1[16], b2[16], b3[16];
+	int rows = live_rows() - 8;
 
 	fprintf(f, "memlens writes - pid %d, interval %llu, %.1f s; q or Ctrl-C quits\n",
 		(int)c->pid, (unsigned long long)s->seq, s->t_ms / 1000.0);
@@ -259,8 +264,24 @@ static void print_screen(const struct writes_ctx *c, const struct profiler_sampl
 		ml_fmt_bytes((uint64_t)s->dirty.dirty_bytes, b1, sizeof(b1)), s->interval_s,
 		ml_fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b2, sizeof(b2)),
 		ml_fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b3, sizeof(b3)));
-	if (live_rows() > 8)
-		region_table(c, f, s, live_cols(), (size_t)(live_rows() - 8), true);
+	/* a tree: its processes first, in at most a third of what is left, then the regions */
+	if (s->tree && rows > 6) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		if (m) {
+			tree_lines(m, s);
+			process_table(m, s, live_cols(), rows / 3);
+			fclose(m);
+			fwrite(text, 1, len, f);
+			for (size_t i = 0; i < len; i++)
+				rows -= text[i] == '\n';
+			free(text);
+		}
+	}
+	if (rows > 0)
+		region_table(c, f, s, live_cols(), (size_t)rows, true);
 	live_show();
 }
 
@@ -329,7 +350,7 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 	if (!c->have_last)
 		return;
 	if (s->tree)
-		process_table(c->out, s, table_width(c->out));
+		process_table(c->out, s, table_width(c->out), 0);
 	fprintf(c->out, "  VMAs %d, tracked %d, hot %d; cumulative written %s, average %s/s\n",
 		s->total_vmas, s->tracked_vmas, s->hot_vmas,
 		ml_fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b1, sizeof(b1)),

@@ -4,7 +4,8 @@
 # it leaves out: writes names how many VMAs it lists of how many and how
 # many rows did not fit; snapshot's cut table says how many rows are
 # hidden; slab's header lines end on the screen (wrapped, not cut); leaks
-# shows its top stacks, a frame or two each, besides the sizes.
+# shows its top stacks, a frame or two each, besides the sizes; writes --tree
+# shows the tree's processes above the regions.
 . "$(dirname "$0")/bpf_common.bash"
 M=$MEMLENS W=$WORKLOADS
 if ! command -v tmux >/dev/null; then
@@ -53,6 +54,18 @@ for size in 80x24 200x50; do
 		'grep -qE "\.\.\. [0-9]+ more rows? of [0-9]+" "$T_TMP/snap$size.screen" && fits "snap$size" $c $r' \
 		"$(cat "$T_TMP/snap$size.screen")"
 done
+
+# a process tree: its processes' rows on the screen, then its regions, within the screen
+"$W/forktree" -c 3 -p 64 -s 32 >"$T_TMP/ft.out" 2>&1 &
+FT=$!
+T_BG+=($FT)
+ft_ready() { [ "$(grep -c '^forktree: pid ' "$T_TMP/ft.out" 2>/dev/null)" -ge 4 ]; }
+t_wait 30 ft_ready
+view "tree80x24" 80 24 'ADDRESS' "$M" writes -p $FT --tree -i 300
+check tree_80x24_process_rows \
+	'grep -q "^  processes (written" "$T_TMP/tree80x24.screen" && [ "$(grep -cE "^ +[0-9]+ +[0-9]+ forktree " "$T_TMP/tree80x24.screen")" -ge 2 ] && grep -q "^  tree: 4 processes" "$T_TMP/tree80x24.screen" && fits tree80x24 80 24' \
+	"$(cat "$T_TMP/tree80x24.screen")"
+kill -INT $FT
 
 if [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ]; then
 	skip live_views_tracers "needs root and kernel BTF (/sys/kernel/btf/vmlinux)"
