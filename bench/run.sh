@@ -1,6 +1,6 @@
 #!/bin/bash
 # make bench: every bench/*.sh in turn (writes, snapshot, agent, bpf, stop_time:
-# the stop time a target sees). BENCH=pattern runs only matching ones.
+# the stop time a target sees, writes_cost: what write tracking costs it). BENCH=pattern runs only matching ones.
 set -u
 cd "$(dirname "$0")/.."
 export BUILD=${BUILD:-build}

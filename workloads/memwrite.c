@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * memwrite: rewrites a 64 MiB buffer with memset in a loop.
- *   memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x [-n RUNS]]
- * -r prints the write throughput (MiB/s) when it ends. Prints its pid and
- * the range it writes first.
+ *   memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x [-n RUNS]] [-R MIBPS]
+ * -r prints the write throughput (MiB/s) when it ends, and on a second line
+ * what the writing cost (getrusage: CPU time, minor faults, context switches,
+ * counted from the first write of the loop, after -R's first pass). Prints
+ * its pid and the range it writes first.
+ * -R paces it at MIBPS MiB/s: it writes the whole buffer once (its pages
+ * faulted in), then every 10 ms writes, page by page in order round the
+ * buffer, what it is due by then, and sleeps; one that falls behind
+ * writes without sleeping until it catches up (-r then shows less than
+ * asked). A steady write rate whose cost (CPU time for the same bytes) can be
+ * compared with and without a profiler.
  * -x writes only a fixed scattered set of page runs (8, or -n RUNS) inside the buffer, each
  * pass, and prints them first ("memwrite: run 0xS-0xE", one line each): hot
  * data spread through one big VMA whose written ratio stays tiny. SIGUSR1
@@ -27,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -72,6 +81,34 @@ static void write_runs(unsigned char *buf, size_t npages, unsigned long pass)
 	}
 }
 
+/*
+ * -R: write the pages due by now (rate MiB/s since t0), each whole, in order
+ * from *pos round the buffer
+ */
+static void write_paced(unsigned char *buf, size_t len, double rate, double t0, uint64_t *done,
+			size_t *pos)
+{
+	uint64_t due = (uint64_t)((now() - t0) * rate * 1048576.0) / PG;
+
+	for (; *done < due; (*done)++) {
+		memset(buf + *pos, (int)(*done & 0xff), PG);
+		*pos = *pos + PG < len ? *pos + PG : 0;
+	}
+}
+
+static double cpu_s(const struct rusage *ru)
+{
+	return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+	       (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
+}
+
+static void sleep_until(double t)
+{
+	struct timespec ts = { (time_t)t, (long)((t - (time_t)t) * 1e9) };
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
 /* the first page's pte is write-protected by userfaultfd (pagemap bit 57) */
 static int uffd_wp(int pagemap, const void *p)
 {
@@ -85,12 +122,15 @@ static int uffd_wp(int pagemap, const void *p)
 int main(int argc, char **argv)
 {
 	size_t mib = 64;
-	double secs = 0, t0;
+	double secs = 0, rate = 0, t0;
 	int report = 0, paced = 0, scattered = 0, pagemap = -1, opt;
 	unsigned long passes = 0;
+	struct rusage ru0, ru;
+	uint64_t paced_pages = 0;
+	size_t pos = 0;
 	unsigned char *buf, *clock;
 
-	while ((opt = getopt(argc, argv, "m:s:rPxn:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:s:rPxn:R:")) != -1) {
 		if (opt == 'm')
 			mib = strtoul(optarg, NULL, 10);
 		else if (opt == 's')
@@ -103,13 +143,21 @@ int main(int argc, char **argv)
 			scattered = 1;
 		else if (opt == 'n')
 			nruns = atoi(optarg);
+		else if (opt == 'R')
+			rate = atof(optarg);
 		else {
 			fprintf(stderr,
-				"usage: memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x [-n RUNS]]\n");
+				"usage: memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x [-n RUNS]] "
+				"[-R MIBPS]\n");
 			return 2;
 		}
 	}
 	size_t len = mib << 20;
+	if (rate < 0 || (rate > 0 && (paced || scattered || !mib))) {
+		fprintf(stderr,
+			"memwrite: -R needs a rate above 0, a buffer, and neither -P nor -x\n");
+		return 2;
+	}
 	if (scattered && (!mib || nruns < 1 || len / PG / (size_t)nruns < 8)) {
 		fprintf(stderr,
 			"memwrite: -x needs a buffer of 1 MiB or more and 8 pages a run "
@@ -148,8 +196,21 @@ int main(int argc, char **argv)
 		perror("/proc/self/pagemap");
 		return 1;
 	}
+	if (rate > 0)
+		memset(buf, 0, len); /* faulted in: the loop measures rewrites */
+	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now();
-	for (;;) {
+	for (double tick = t0; rate > 0;) {
+		write_paced(buf, len, rate, t0, &paced_pages, &pos);
+		if (secs > 0 && now() - t0 >= secs)
+			break;
+		tick += 0.01;
+		if (tick > now())
+			sleep_until(tick);
+		else
+			tick = now(); /* behind: write on without sleeping */
+	}
+	for (; rate == 0;) {
 		int skipped = 0;
 
 		if (!scattered) {
@@ -176,8 +237,17 @@ int main(int argc, char **argv)
 		if (secs > 0 && now() - t0 >= secs)
 			break;
 	}
-	if (report)
-		printf("memwrite: %.1f MiB/s over %.2f s\n", passes * (double)mib / (now() - t0),
-		       now() - t0);
+	if (report) {
+		double t = now() - t0;
+		double written =
+			rate > 0 ? paced_pages * (double)PG / 1048576.0 : passes * (double)mib;
+
+		printf("memwrite: %.1f MiB/s over %.2f s\n", written / t, t);
+		getrusage(RUSAGE_SELF, &ru);
+		printf("memwrite: cost %.6f s cpu for %.1f MiB, %ld minor faults, %ld voluntary "
+		       "and %ld involuntary context switches\n",
+		       cpu_s(&ru) - cpu_s(&ru0), written, ru.ru_minflt - ru0.ru_minflt,
+		       ru.ru_nvcsw - ru0.ru_nvcsw, ru.ru_nivcsw - ru0.ru_nivcsw);
+	}
 	return 0;
 }
