@@ -324,9 +324,11 @@ static void test_refused_keeps_profiling(void)
 	CHECK(!res.ran);
 	CHECK(!res.profiler_reinit); /* never released, so never re-initialised */
 	CHECK(ml_profiler_running(P));
-	/* the heat it had learnt is still there */
-	CHECK(!ml_profiler_latest(P, &s) && region_at(&s, a) && region_at(&s, a)->hot);
+	/* still tracking the target's writes: written again, the region is hot (or still is).
+	 * Not "hot at once": under load enough intervals may pass for it to cool meanwhile. */
+	CHECK(!ml_profiler_latest(P, &s) && region_at(&s, a));
 	ml_profiler_sample_free(&s);
+	CHECK(make_hot(a));
 	CHECK(access(req.images_dir, F_OK) < 0);
 	ml_criu_session_close(sess);
 	ml_rangeset_free(&hot);
