@@ -50,9 +50,10 @@ static const char about[] =
 	"stop-and-copy dump, measured the same way.\n"
 	"--container migrates a container's processes: its init (found through podman,\n"
 	"runc or crun, or a cgroup) and everything it started, every one profiled. CRIU\n"
-	"dumps them directly with the container's namespaces, the mounts bound from the\n"
-	"host as external (--external mnt[]) and its cgroups left as they are; the\n"
-	"restore runs them in the container's root filesystem (--root), which must be at\n"
+	"dumps them directly with the container's namespaces and the mounts bound from\n"
+	"the host as external (--external mnt[]); its cgroups are not restored\n"
+	"(--manage-cgroups=ignore unless --criu-opt says otherwise). The restore runs\n"
+	"them in the container's root filesystem (--root), which must be at\n"
 	"the same path at the destination, as must the mounts' sources. The runtime\n"
 	"does not take part: after the migration it sees its container as exited.\n"
 	"SIGUSR1 ends pre-copy: the final dump follows the round under way.\n";
@@ -552,8 +553,8 @@ static int find_container(struct mig_cli *c)
 	for (n = 0; n < c->extra.n; n++)
 		if (!strncmp(c->extra.v[n], "--manage-cgroups", 16))
 			break;
-	if (criu_cli_add_opt("migrate", &c->extra, "--external=mnt[]") ||
-	    (n == c->extra.n && criu_cli_add_opt("migrate", &c->extra, "--manage-cgroups=ignore")))
+	if ((n == c->extra.n && criu_cli_add_opt("migrate", &c->extra, "--manage-cgroups=ignore")) ||
+	    criu_cli_add_opt("migrate", &c->extra, "--external=mnt[]"))
 		return EXIT_USAGE;
 	return 0;
 }
