@@ -50,10 +50,9 @@ static const char about[] =
 	"stop-and-copy dump, measured the same way.\n"
 	"--container migrates a container's processes: its init (found through podman,\n"
 	"runc or crun, or a cgroup) and everything it started, every one profiled. CRIU\n"
-	"dumps them directly with the container's namespaces and the mounts bound from\n"
-	"the host as external (--external mnt[]); its cgroups are not restored\n"
-	"(--manage-cgroups=ignore unless --criu-opt says otherwise). The restore runs\n"
-	"them in the container's root filesystem (--root), which must be at\n"
+	"dumps them directly with the container's namespaces and cgroups, the mounts\n"
+	"bound from the host as external (--external mnt[]); the restore recreates its\n"
+	"cgroups and runs it in its root filesystem (--root), which must be at\n"
 	"the same path at the destination, as must the mounts' sources. The runtime\n"
 	"does not take part: after the migration it sees its container as exited.\n"
 	"SIGUSR1 ends pre-copy: the final dump follows the round under way.\n";
@@ -198,9 +197,9 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 						  "--to ...); a receiver takes post-copy when the "
 						  "source asks");
 	if (!c->receive && ((!c->pid && !c->container) || !c->to || c->listen))
-		return cli_usage_error("migrate", "-p PID (or --container NAME) and --to "
-						  "DIR|HOST:PORT are required; -l/--listen goes "
-						  "with --receive");
+		return cli_usage_error("migrate", "-p PID and --to DIR|HOST:PORT are required "
+						  "(or --container NAME instead of -p); -l/--listen "
+						  "goes with --receive");
 	return 0;
 }
 
@@ -533,13 +532,14 @@ static int run_source(struct mig_cli *c)
 /*
  * --container: its init is the tree's root; CRIU is told what a container
  * needs on top of what it is given (--criu-opt): the mounts bound from
- * outside as external, its cgroups as they are, and at the restore its
- * root filesystem.
+ * outside as external, and at the restore its root filesystem. Its cgroups
+ * go as CRIU's default has them (soft): recreated at the restore, before
+ * the cgroup mounts that name them (the runtime removes them meanwhile).
  */
 static int find_container(struct mig_cli *c)
 {
 	struct ml_err err = { 0 };
-	int n, r = container_find(c->container, &c->ctr, &err);
+	int r = container_find(c->container, &c->ctr, &err);
 
 	if (r) {
 		cli_error("migrate", "%s", err.msg);
@@ -550,11 +550,7 @@ static int find_container(struct mig_cli *c)
 	c->ctr_restore[0] = c->ctr_root;
 	c->ctr_restore[1] = "--external=mnt[]";
 	c->ctr_restore[2] = NULL;
-	for (n = 0; n < c->extra.n; n++)
-		if (!strncmp(c->extra.v[n], "--manage-cgroups", 16))
-			break;
-	if ((n == c->extra.n && criu_cli_add_opt("migrate", &c->extra, "--manage-cgroups=ignore")) ||
-	    criu_cli_add_opt("migrate", &c->extra, "--external=mnt[]"))
+	if (criu_cli_add_opt("migrate", &c->extra, "--external=mnt[]"))
 		return EXIT_USAGE;
 	return 0;
 }

@@ -27,9 +27,12 @@ has_soft_dirty "$criu" || { skip $T "this kernel has no soft-dirty tracking (pre
 
 # runc (and podman's checks) run the CRIU on PATH: the patched one
 export PATH=$(dirname "$criu"):$PATH CONTAINERS_CONF=$PWD/deploy/podman/containers.conf
+# podman's storage in the case's tmpfs, for memlens's podman too
 S=$tmp/store R=$tmp/rootfs
-P=(podman --root "$S/root" --runroot "$S/run" --storage-driver vfs --runtime runc)
 mkdir -p "$S" "$R"/{usr,etc,tmp,proc,dev,sys,run,var}
+printf '[storage]\ndriver = "vfs"\ngraphroot = "%s/root"\nrunroot = "%s/run"\n' "$S" "$S" >"$S/storage.conf"
+export CONTAINERS_STORAGE_CONF=$S/storage.conf
+P=(podman --runtime runc)
 for l in bin lib lib64 sbin; do ln -s usr/$l "$R/$l"; done
 ns_a=mlctrA$$ ns_b=mlctrB$$ ctr=mlctr$$
 t_at_exit '"${P[@]}" rm -f -t 0 $ctr >/dev/null 2>&1; ip netns del $ns_a 2>/dev/null; ip netns del $ns_b 2>/dev/null'
@@ -46,7 +49,7 @@ rcli() { timeout 60 redis-cli -s "$sock" "$@"; }
 		>/dev/null 2>&1 &
 	wait' >"$tmp/run.out" 2>&1 ||
 	{ notok $T "podman run: $(tail -n 3 "$tmp/run.out")"; exit 0; }
-wait_for_file "$sock" 60 && t_wait 30 rcli ping >/dev/null ||
+t_wait 60 test -S "$sock" && t_wait 30 rcli ping >/dev/null ||
 	{ notok $T "redis did not start: $(cat "$R/tmp/redis.log" 2>/dev/null | tail -n 3)"; exit 0; }
 # the cold data: 150000 keys of 256 bytes
 rcli DEBUG POPULATE 150000 key 256 >/dev/null
