@@ -118,8 +118,8 @@ static void read_config(struct ml_container *c)
 	free(s);
 }
 
-static int by_runtime(const char *rt, const char *root, const char *name,
-		      struct ml_container *c, struct ml_err *err)
+static int by_runtime(const char *rt, const char *root, const char *name, struct ml_container *c,
+		      struct ml_err *err)
 {
 	char *argv[] = { (char *)rt, "--root", (char *)root, "state", (char *)name, NULL };
 	char *s;
@@ -158,7 +158,8 @@ static pid_t ppid_of(pid_t pid, void *arg)
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && sscanf(p + 2, "%*c %d", &pp) != 1)
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    sscanf(p + 2, "%*c %d", &pp) != 1)
 		pp = -1;
 	fclose(f);
 	return pp;
@@ -170,8 +171,9 @@ static void rootfs_of(pid_t pid, struct ml_container *c)
 	static const char *const rts[][2] = { { "runc", "/run/runc" }, { "crun", "/run/crun" } };
 
 	for (size_t i = 0; i < sizeof(rts) / sizeof(rts[0]); i++) {
-		char *argv[] = { (char *)rts[i][0], "--root", (char *)rts[i][1], "list", "-f", "json",
-				 NULL };
+		char *argv[] = {
+			(char *)rts[i][0], "--root", (char *)rts[i][1], "list", "-f", "json", NULL
+		};
 		struct ml_container x;
 		struct ml_err e;
 		char *s;

@@ -454,8 +454,7 @@ static int rounds(struct mig *m)
 		ret = do_round(m, k, true);
 		if (ret)
 			return ret;
-		if (res->r[res->nr - 1].bytes < o->threshold_mib * (1 << 20) ||
-		    precopy_ended(m)) {
+		if (res->r[res->nr - 1].bytes < o->threshold_mib * (1 << 20) || precopy_ended(m)) {
 			k++;
 			break;
 		}

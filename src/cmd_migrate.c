@@ -169,8 +169,9 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		CLI_OPT_END,
 	};
 	struct cli_spec spec = { .cmd = "migrate",
-				 .synopsis = "(-p PID|--container NAME --to DIR|HOST:PORT | --receive "
-					     "-l HOST:PORT -D DIR)",
+				 .synopsis =
+					 "(-p PID|--container NAME --to DIR|HOST:PORT | --receive "
+					 "-l HOST:PORT -D DIR)",
 				 .about = about,
 				 .footer = footer,
 				 .opts = opts };
@@ -197,9 +198,10 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 						  "--to ...); a receiver takes post-copy when the "
 						  "source asks");
 	if (!c->receive && ((!c->pid && !c->container) || !c->to || c->listen))
-		return cli_usage_error("migrate", "-p PID and --to DIR|HOST:PORT are required "
-						  "(or --container NAME instead of -p); -l/--listen "
-						  "goes with --receive");
+		return cli_usage_error("migrate",
+				       "-p PID and --to DIR|HOST:PORT are required "
+				       "(or --container NAME instead of -p); -l/--listen "
+				       "goes with --receive");
 	return 0;
 }
 

@@ -70,8 +70,8 @@ int ml_container_parse_list(const char *json, size_t len, pid_t pid, struct ml_c
 		const struct json *o = ml_json_at(j, i);
 		int64_t p = 0;
 
-		if (ml_json_type(o) != ML_JSON_OBJECT || ml_json_get_int(o, "pid", &p) || p != pid ||
-		    !ml_json_get_str(o, "id"))
+		if (ml_json_type(o) != ML_JSON_OBJECT || ml_json_get_int(o, "pid", &p) ||
+		    p != pid || !ml_json_get_str(o, "id"))
 			continue;
 		fill_state(o, c);
 		c->pid = pid;
@@ -186,7 +186,8 @@ int ml_container_parse_config(const char *json, size_t len, struct ml_container 
 	c->nmounts = 0;
 	for (size_t i = 0; mounts && i < ml_json_count(mounts); i++) {
 		const struct json *m = ml_json_at(mounts, i);
-		const char *d = ml_json_get_str(m, "destination"), *s = ml_json_get_str(m, "source");
+		const char *d = ml_json_get_str(m, "destination"),
+			   *s = ml_json_get_str(m, "source");
 
 		if (!d || !s || !is_bind(m))
 			continue;

@@ -86,8 +86,9 @@ static void test_runc_list(void)
 
 static void test_config(void)
 {
-	static const char *const dest[] = { "/usr",	      "/etc",	     "/etc/hosts",
-					    "/dev/shm", "/run/.containerenv", "/etc/hostname" };
+	static const char *const dest[] = {
+		"/usr", "/etc", "/etc/hosts", "/dev/shm", "/run/.containerenv", "/etc/hostname"
+	};
 	struct ml_err e = { 0 };
 	size_t n;
 	char *s = slurp("config.json", &n);
