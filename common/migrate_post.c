@@ -201,6 +201,7 @@ static int start_dump(struct post *p, int k)
 		.lazy_port = p->port,
 		.no_exclude = true,
 		.extra_args = m->o->extra_args,
+		.restore_args = m->o->restore_args,
 	};
 
 	if (m->p && (ret = ml_profiler_release(m->p, &p->err)))

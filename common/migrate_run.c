@@ -224,6 +224,7 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		.page_server_port = port,
 		.no_exclude = !m->res->exclude,
 		.extra_args = m->o->extra_args,
+		.restore_args = pre_dump ? NULL : m->o->restore_args,
 		.tcp = m->o->tcp,
 	};
 
@@ -346,6 +347,11 @@ static uint64_t latest_seq(struct profiler *p)
 	return seq;
 }
 
+static bool precopy_ended(const struct mig *m)
+{
+	return m->o->end_precopy && *m->o->end_precopy;
+}
+
 /*
  * Between rounds: at least round_s, and, when profiling, enough
  * intervals since the profiler took the target again for a VMA to turn hot
@@ -366,6 +372,8 @@ static int wait_round(struct mig *m)
 		if (seq < seq0) /* re-initialised after the last round: counting from 1 */
 			seq0 = 0;
 		if (el >= round_s && (!m->p || seq >= seq0 + cons + 1 || el >= max_s))
+			return 0;
+		if (precopy_ended(m))
 			return 0;
 		r = mig_pause_ms(m, 50);
 		if (r) {
@@ -441,10 +449,12 @@ static int rounds(struct mig *m)
 	for (; res->precopy && k <= o->max_rounds; k++) {
 		if (k > 1 && (ret = wait_round(m)))
 			return ret;
+		if (k > 1 && precopy_ended(m))
+			break;
 		ret = do_round(m, k, true);
 		if (ret)
 			return ret;
-		if (res->r[res->nr - 1].bytes < o->threshold_mib * (1 << 20)) {
+		if (res->r[res->nr - 1].bytes < o->threshold_mib * (1 << 20) || precopy_ended(m)) {
 			k++;
 			break;
 		}

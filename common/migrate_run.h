@@ -67,6 +67,12 @@ struct migrate_opts {
 	/* more options for dump/pre-dump, or NULL; the restore repeats those it
 	 * needs (ml_criu_restore_needs()), from the final dump's record */
 	const char *const *extra_args;
+	/* options only the restore takes (a container's --root=, --external=mnt[]),
+	 * recorded with the final dump's images, or NULL */
+	const char *const *restore_args;
+	/* set (by a signal handler, another thread) to end pre-copy: the final
+	 * dump follows the round under way at once; NULL: never */
+	const volatile bool *end_precopy;
 	enum criu_tcp tcp; /* established TCP connections: dump and restore */
 	/* after each round; NULL: nothing */
 	void (*on_round)(const struct migrate_round *r, void *arg);

@@ -7,6 +7,7 @@
  * destination side (migrate_recv.c).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli_target.h"
+#include "container_find.h"
 #include "cliutil.h"
 #include "table.h"
 #include "command.h"
@@ -45,7 +47,15 @@ static const char about[] =
 	"The downtime then ends at the restore; also printed: when the last page\n"
 	"arrived and the page faults the restored tree waited on.\n"
 	"On a kernel without soft-dirty page tracking pre-copy is impossible: one\n"
-	"stop-and-copy dump, measured the same way.\n";
+	"stop-and-copy dump, measured the same way.\n"
+	"--container migrates a container's processes: its init (found through podman,\n"
+	"runc or crun, or a cgroup) and everything it started, every one profiled. CRIU\n"
+	"dumps them directly with the container's namespaces and cgroups, the mounts\n"
+	"bound from the host as external (--external mnt[]); the restore recreates its\n"
+	"cgroups and runs it in its root filesystem (--root), which must be at\n"
+	"the same path at the destination, as must the mounts' sources. The runtime\n"
+	"does not take part: after the migration it sees its container as exited.\n"
+	"SIGUSR1 ends pre-copy: the final dump follows the round under way.\n";
 
 static const char footer[] =
 	"What limits the gain: CRIU leaves out whole VMAs (a VMA that overlaps a hot\n"
@@ -56,6 +66,11 @@ static const char footer[] =
 
 struct mig_cli {
 	pid_t pid;
+	const char *container; /* --container: the name given */
+	struct ml_container ctr; /* what it resolved to */
+	const char *ctr_dump[4], *ctr_restore[4]; /* the CRIU options it needs */
+	char ctr_root[PATH_MAX + 16];
+	volatile bool end_precopy; /* SIGUSR1 */
 	const char *to, *dir, *listen, *criu;
 	struct criu_cli_opts extra;
 	enum criu_tcp tcp;
@@ -85,6 +100,12 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		  .kind = CLI_PID,
 		  .target = &c->pid,
 		  .help = "the root of the process tree to migrate" },
+		{ .name = "container",
+		  .arg = "NAME|ID|CGROUP",
+		  .kind = CLI_STR,
+		  .target = &c->container,
+		  .help = "instead of -p: a container's processes (podman, runc or crun "
+			  "container, or a cgroup directory); see above" },
 		{ .name = "to",
 		  .arg = "DIR|HOST:PORT",
 		  .kind = CLI_STR,
@@ -148,8 +169,9 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		CLI_OPT_END,
 	};
 	struct cli_spec spec = { .cmd = "migrate",
-				 .synopsis = "(-p PID --to DIR|HOST:PORT | --receive -l HOST:PORT "
-					     "-D DIR)",
+				 .synopsis =
+					 "(-p PID|--container NAME --to DIR|HOST:PORT | --receive "
+					 "-l HOST:PORT -D DIR)",
 				 .about = about,
 				 .footer = footer,
 				 .opts = opts };
@@ -163,16 +185,23 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 	if (r)
 		return r;
 	c->interval_ms = (unsigned int)iv;
-	if (c->receive && (!c->listen || !c->dir || c->pid || c->to))
+	if (c->receive && (!c->listen || !c->dir || c->pid || c->to || c->container))
 		return cli_usage_error("migrate", "--receive needs -l/--listen HOST:PORT and -D "
-						  "DIR, and takes no -p or --to");
+						  "DIR, and takes no -p, --container or --to");
+	if (c->pid && c->container)
+		return cli_usage_error("migrate", "-p PID or --container NAME, not both");
+	if (c->container && c->postcopy)
+		return cli_usage_error("migrate", "--postcopy is not for a container (its restore "
+						  "needs the pages at once)");
 	if (c->receive && c->postcopy)
 		return cli_usage_error("migrate", "--postcopy goes with the source (-p PID "
 						  "--to ...); a receiver takes post-copy when the "
 						  "source asks");
-	if (!c->receive && (!c->pid || !c->to || c->listen))
-		return cli_usage_error("migrate", "-p PID and --to DIR|HOST:PORT are required; "
-						  "-l/--listen goes with --receive");
+	if (!c->receive && ((!c->pid && !c->container) || !c->to || c->listen))
+		return cli_usage_error("migrate",
+				       "-p PID and --to DIR|HOST:PORT are required "
+				       "(or --container NAME instead of -p); -l/--listen "
+				       "goes with --receive");
 	return 0;
 }
 
@@ -231,7 +260,14 @@ static void print_round(const struct migrate_round *r, void *arg)
 
 static int wait_signal(unsigned int ms, void *arg)
 {
-	return cli_wait_signal(((struct mig_cli *)arg)->sigs, (int)ms) ? -EINTR : 0;
+	struct mig_cli *c = arg;
+	int s = cli_wait_signal(c->sigs, (int)ms);
+
+	if (s == SIGUSR1) {
+		c->end_precopy = true;
+		return 0;
+	}
+	return s ? -EINTR : 0;
 }
 
 struct mig_run {
@@ -271,6 +307,19 @@ static void print_json(const struct mig_run *m, int rc)
 	ml_jw_obj(&w);
 	ml_jw_kstr(&w, "type", "migrate");
 	ml_jw_kint(&w, "pid", m->c->pid);
+	if (m->c->container) {
+		const struct ml_container *k = &m->c->ctr;
+
+		ml_jw_key(&w, "container");
+		ml_jw_obj(&w);
+		ml_jw_kstr(&w, "id", k->id);
+		ml_jw_kstr(&w, "name", k->name);
+		ml_jw_kstr(&w, "runtime", k->runtime);
+		ml_jw_kint(&w, "init_pid", k->pid);
+		ml_jw_kstr(&w, "rootfs", k->rootfs);
+		ml_jw_kuint(&w, "bind_mounts", k->nmounts);
+		ml_jw_obj_end(&w);
+	}
 	ml_jw_kstr(&w, "to", m->c->to);
 	ml_jw_kbool(&w, "ok", rc == EXIT_OK);
 	criu_cli_json_caps(&w, &m->caps);
@@ -427,6 +476,8 @@ static int run_source(struct mig_cli *c)
 		.shell_job = c->shell_job,
 		.postcopy = c->postcopy,
 		.extra_args = c->extra.n ? c->extra.v : NULL,
+		.restore_args = c->container ? c->ctr_restore : NULL,
+		.end_precopy = &c->end_precopy,
 		.tcp = c->tcp,
 		.on_round = print_round,
 		.pause = wait_signal,
@@ -434,6 +485,8 @@ static int run_source(struct mig_cli *c)
 	};
 
 	cli_block_signals(&sigs);
+	sigaddset(&sigs, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	c->sigs = &sigs;
 	migrate_plan(&o, &m->res);
 	/* before anything is frozen or even profiled */
@@ -446,6 +499,11 @@ static int run_source(struct mig_cli *c)
 		return rc;
 	}
 	if (!c->json) {
+		if (c->container)
+			printf("container %s (%s, %s): init pid %d, root filesystem %s, %zu bind "
+			       "mount(s)\n",
+			       c->ctr.name[0] ? c->ctr.name : c->ctr.id, c->ctr.id, c->ctr.runtime,
+			       (int)c->ctr.pid, c->ctr.rootfs, c->ctr.nmounts);
 		printf("migrating pid %d to %s (CRIU %s; source images in %s)\n", (int)c->pid,
 		       c->to, m->caps.version, m->work);
 		if (!x->precopy)
@@ -473,6 +531,32 @@ static int run_source(struct mig_cli *c)
 	return rc;
 }
 
+/*
+ * --container: its init is the tree's root; CRIU is told what a container
+ * needs on top of what it is given (--criu-opt): the mounts bound from
+ * outside as external, and at the restore its root filesystem. Its cgroups
+ * go as CRIU's default has them (soft): recreated at the restore, before
+ * the cgroup mounts that name them (the runtime removes them meanwhile).
+ */
+static int find_container(struct mig_cli *c)
+{
+	struct ml_err err = { 0 };
+	int r = container_find(c->container, &c->ctr, &err);
+
+	if (r) {
+		cli_error("migrate", "%s", err.msg);
+		return r == -ESRCH || r == -ENOENT ? EXIT_NOTARGET : EXIT_FAIL;
+	}
+	c->pid = c->ctr.pid;
+	snprintf(c->ctr_root, sizeof(c->ctr_root), "--root=%s", c->ctr.rootfs);
+	c->ctr_restore[0] = c->ctr_root;
+	c->ctr_restore[1] = "--external=mnt[]";
+	c->ctr_restore[2] = NULL;
+	if (criu_cli_add_opt("migrate", &c->extra, "--external=mnt[]"))
+		return EXIT_USAGE;
+	return 0;
+}
+
 static int cmd_migrate(int argc, char **argv)
 {
 	struct mig_cli c = { 0 };
@@ -480,6 +564,11 @@ static int cmd_migrate(int argc, char **argv)
 
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
+	if (c.container) {
+		rc = find_container(&c);
+		if (rc)
+			return rc;
+	}
 	if (!c.receive) {
 		rc = cli_check_pid("migrate", c.pid);
 		if (rc)

@@ -306,6 +306,9 @@ struct criu_dump_req {
 	 * records say it left out (read from parent_dir), or NULL */
 	const struct rangeset *no_parent;
 	const char *const *extra_args; /* more CRIU options, NULL-terminated, or NULL */
+	/* a dump: options only its restore takes (--root=/PATH, --external=mnt[...]),
+	 * recorded for it beside the images, NULL-terminated, or NULL */
+	const char *const *restore_args;
 	unsigned int timeout_ms; /* this run's time limit; 0: the run options' */
 	enum criu_tcp tcp; /* established TCP connections (a dump; a pre-dump has none) */
 };

@@ -497,7 +497,7 @@ static int write_record(const char *dir, const struct criu_dump_req *r,
 
 	/* what its restore must repeat; a pre-dump is never restored */
 	if (!ret && !r->pre_dump)
-		ret = ml_criu_restore_opts_write(dir, r->tcp, r->extra_args, err);
+		ret = ml_criu_restore_opts_write(dir, r->tcp, r->extra_args, r->restore_args, err);
 	return ret;
 }
 

@@ -239,7 +239,7 @@ int ml_criu_lazy_dump_start(const struct criu_caps *caps, const struct criu_dump
 	 * restore must repeat (written again when the dump ends) */
 	if (!ret)
 		ret = ml_criu_restore_opts_write(d->req.images_dir, d->req.tcp, d->req.extra_args,
-						 err);
+						 d->req.restore_args, err);
 	if (ret) {
 		ml_criu_lazy_dump_free(d); /* a server still waiting is made to fail */
 		return ret;

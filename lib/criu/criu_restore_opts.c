@@ -51,8 +51,15 @@ static bool is_tcp_opt(const char *opt)
 	return !strcmp(opt, "--tcp-established") || !strcmp(opt, "--tcp-close");
 }
 
+/* What a dump does not take but a restore of a container does: its root
+ * filesystem, where the external mounts the dump named go */
+static bool restore_only(const char *opt)
+{
+	return !strncmp(opt, "--root=/", 8) || !strncmp(opt, "--external=mnt[", 15);
+}
+
 int ml_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
-			       struct ml_err *err)
+			       const char *const *restore, struct ml_err *err)
 {
 	char path[4096];
 	FILE *f;
@@ -68,6 +75,9 @@ int ml_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *c
 	for (; extra && *extra; extra++)
 		if (ml_criu_restore_needs(*extra) && !(tcp_opt(tcp) && is_tcp_opt(*extra)))
 			fprintf(f, "%s\n", *extra);
+	for (; restore && *restore; restore++)
+		if (restore_only(*restore) && !strchr(*restore, '\n'))
+			fprintf(f, "%s\n", *restore);
 	if (fclose(f))
 		return ml_err_set(err, EIO, "cannot write %s", path);
 	return 0;
@@ -95,7 +105,7 @@ static int take(struct criu_argv *a, const struct criu_restore_req *r, const cha
 {
 	size_t pos = strlen(repeated);
 
-	if (!ml_criu_restore_needs(opt) || in_list(r->extra_args, opt) ||
+	if ((!ml_criu_restore_needs(opt) && !restore_only(opt)) || in_list(r->extra_args, opt) ||
 	    (is_tcp_opt(opt) && (r->tcp != CRIU_TCP_UNSET || tcp_in_list(r->extra_args))))
 		return 0;
 	if (ml_criu_argv_add(a, opt))

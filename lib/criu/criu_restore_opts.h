@@ -7,11 +7,12 @@
 
 /*
  * After a successful dump: @dir/memlens-restore-opts.txt with the option
- * of @tcp and those of @extra a restore needs (ml_criu_restore_needs()),
- * one per line; empty when there are none.
+ * of @tcp, those of @extra a restore needs (ml_criu_restore_needs()) and
+ * every one of @restore (options only a restore takes), one per line;
+ * empty when there are none.
  */
 int ml_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
-			       struct ml_err *err);
+			       const char *const *restore, struct ml_err *err);
 
 /*
  * The options of a restore from @dir: the recorded ones (a recorded TCP

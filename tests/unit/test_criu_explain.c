@@ -213,7 +213,7 @@ static void test_restore_record(void)
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "");
 	/* the policy wins over the same option passed through */
-	REQUIRE(ml_criu_restore_opts_write(tmpdir, CRIU_TCP_ESTABLISHED, extra, &err) == 0);
+	REQUIRE(ml_criu_restore_opts_write(tmpdir, CRIU_TCP_ESTABLISHED, extra, NULL, &err) == 0);
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "--tcp-established --ext-unix-sk");
 	CHECK_STR(rep, "--tcp-established --ext-unix-sk");
@@ -237,6 +237,17 @@ static void test_restore_record(void)
 	r = (struct criu_restore_req){ 0 };
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "--file-locks");
+	/* a container's: what only its restore takes is recorded as given, the
+	 * dump's --external=mnt[] is not (only the restore's), nor a relative root */
+	{
+		const char *dump[] = { "--external=mnt[]", "--manage-cgroups=ignore", NULL };
+		const char *rest[] = { "--root=/c/rootfs", "--external=mnt[]", "--root=rel",
+				       "--exec-cmd", NULL };
+
+		REQUIRE(ml_criu_restore_opts_write(tmpdir, CRIU_TCP_UNSET, dump, rest, &err) == 0);
+	}
+	restore_args(&r, args, sizeof(args), rep);
+	CHECK_STR(args, "--manage-cgroups=ignore --root=/c/rootfs --external=mnt[]");
 }
 
 int main(void)

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Find a container by what its runtime says (container_find.h): podman
+ * inspect, then `runc state`, then `crun state`; a cgroup directory by its
+ * member processes, its root filesystem then from the runtimes' lists.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "container_find.h"
+#include "memlens/json.h"
+
+extern char **environ;
+
+#define OUT_MAX (4 << 20)
+
+/* Run @argv (found on PATH), its stdout into *@out (NUL-terminated, free it),
+ * stderr discarded. 0 when it exited 0; -ENOENT when it is not there. */
+static int run_capture(char *const argv[], char **out, size_t *len)
+{
+	posix_spawn_file_actions_t fa;
+	int p[2], st, r;
+	size_t n = 0, cap = 65536;
+	char *buf = malloc(cap);
+	pid_t pid;
+	ssize_t k;
+
+	*out = NULL;
+	if (!buf)
+		return -ENOMEM;
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		free(buf);
+		return -errno;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	r = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (r) {
+		close(p[0]);
+		free(buf);
+		return -r;
+	}
+	while ((k = read(p[0], buf + n, cap - n - 1)) > 0 || (k < 0 && errno == EINTR)) {
+		if (k < 0)
+			continue;
+		n += (size_t)k;
+		if (n + 1 == cap && cap < OUT_MAX) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	close(p[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	/* posix_spawnp of a missing program: the child exits 127 */
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+		return -ENOENT;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+static int read_file(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = 0, cap = 65536;
+	char *buf;
+
+	*out = NULL;
+	if (!f)
+		return -errno;
+	buf = malloc(cap);
+	while (buf) {
+		n += fread(buf + n, 1, cap - n - 1, f);
+		if (n + 1 < cap || cap >= OUT_MAX)
+			break;
+		char *nb = realloc(buf, cap * 2);
+
+		if (!nb)
+			break;
+		buf = nb;
+		cap *= 2;
+	}
+	fclose(f);
+	if (!buf)
+		return -ENOMEM;
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+/* The bundle's config.json: the root filesystem when missing, the bind mounts. */
+static void read_config(struct ml_container *c)
+{
+	struct ml_err e;
+	char *s;
+	size_t n;
+
+	if (!c->config[0] || read_file(c->config, &s, &n))
+		return;
+	ml_container_parse_config(s, n, c, &e);
+	free(s);
+}
+
+static int by_runtime(const char *rt, const char *root, const char *name, struct ml_container *c,
+		      struct ml_err *err)
+{
+	char *argv[] = { (char *)rt, "--root", (char *)root, "state", (char *)name, NULL };
+	char *s;
+	size_t n;
+	int r = run_capture(argv, &s, &n);
+
+	if (!r)
+		r = ml_container_parse_state(s, n, c, err);
+	free(s);
+	if (!r)
+		snprintf(c->runtime, sizeof(c->runtime), "%s", rt);
+	return r;
+}
+
+static int by_podman(const char *name, struct ml_container *c, struct ml_err *err)
+{
+	char *argv[] = { "podman", "container", "inspect", (char *)name, NULL };
+	char *s;
+	size_t n;
+	int r = run_capture(argv, &s, &n);
+
+	if (!r)
+		r = ml_container_parse_podman(s, n, c, err);
+	free(s);
+	return r;
+}
+
+static pid_t ppid_of(pid_t pid, void *arg)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int pp = -1;
+
+	(void)arg;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    sscanf(p + 2, "%*c %d", &pp) != 1)
+		pp = -1;
+	fclose(f);
+	return pp;
+}
+
+/* The runtimes' lists (`runc list -f json`): the container whose init is @pid. */
+static void rootfs_of(pid_t pid, struct ml_container *c)
+{
+	static const char *const rts[][2] = { { "runc", "/run/runc" }, { "crun", "/run/crun" } };
+
+	for (size_t i = 0; i < sizeof(rts) / sizeof(rts[0]); i++) {
+		char *argv[] = {
+			(char *)rts[i][0], "--root", (char *)rts[i][1], "list", "-f", "json", NULL
+		};
+		struct ml_container x;
+		struct ml_err e;
+		char *s;
+		size_t n;
+
+		if (!run_capture(argv, &s, &n) && !ml_container_parse_list(s, n, pid, &x, &e)) {
+			snprintf(c->id, sizeof(c->id), "%s", x.id);
+			snprintf(c->rootfs, sizeof(c->rootfs), "%s", x.rootfs);
+			snprintf(c->bundle, sizeof(c->bundle), "%s", x.bundle);
+			snprintf(c->config, sizeof(c->config), "%s", x.config);
+			snprintf(c->status, sizeof(c->status), "%s", x.status);
+			free(s);
+			return;
+		}
+		free(s);
+	}
+}
+
+static int by_cgroup(const char *dir, struct ml_container *c, struct ml_err *err)
+{
+	char path[PATH_MAX + 16], *s;
+	size_t n;
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "%.4000s/cgroup.procs", dir);
+	r = read_file(path, &s, &n);
+	if (r)
+		return ml_err_set(err, -r, "cannot read %s: %s", path, strerror(-r));
+	r = ml_container_cgroup_init(s, ppid_of, NULL, &c->pid, err);
+	free(s);
+	if (r)
+		return r;
+	snprintf(c->runtime, sizeof(c->runtime), "cgroup");
+	snprintf(c->id, sizeof(c->id), "%.127s", dir);
+	rootfs_of(c->pid, c);
+	return 0;
+}
+
+static bool is_cgroup_dir(const char *arg, char *dir, size_t len)
+{
+	char p[PATH_MAX + 32];
+	struct stat st;
+
+	if (arg[0] == '/')
+		snprintf(dir, len, "%s", arg);
+	else
+		snprintf(dir, len, "/sys/fs/cgroup/%s", arg);
+	snprintf(p, sizeof(p), "%.4000s/cgroup.procs", dir);
+	return strchr(arg, '/') && stat(p, &st) == 0;
+}
+
+int container_find(const char *arg, struct ml_container *c, struct ml_err *err)
+{
+	struct ml_err e1 = { 0 };
+	char dir[PATH_MAX];
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	if (is_cgroup_dir(arg, dir, sizeof(dir)))
+		r = by_cgroup(dir, c, err);
+	else if ((r = by_podman(arg, c, &e1)) == 0 || r == -ESRCH || (r == -EINVAL && e1.msg[0]))
+		*err = e1;
+	else if ((r = by_runtime("runc", "/run/runc", arg, c, err)) && r != -ESRCH &&
+		 (r = by_runtime("crun", "/run/crun", arg, c, err)) && r != -ESRCH)
+		r = ml_err_set(err, ENOENT,
+			       "no container '%s': neither podman, runc (/run/runc) nor crun "
+			       "(/run/crun) knows it, and it is no cgroup directory",
+			       arg);
+	if (r)
+		return r;
+	read_config(c);
+	if (!c->rootfs[0])
+		return ml_err_set(err, ENOENT,
+				  "container %s (pid %d): its runtime does not say where its root "
+				  "filesystem is, which the restore needs",
+				  c->id, (int)c->pid);
+	return 0;
+}

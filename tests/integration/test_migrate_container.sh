@@ -1,0 +1,115 @@
+#!/bin/bash
+# memlens migrate --container on this machine: a podman (runc) container
+# running redis, found by its podman name, by its ID through runc alone
+# (podman off PATH), and by its cgroup directory; migrated to a directory
+# (stop-and-copy: this kernel has no soft-dirty; the pre-copy rounds run in
+# the 6.12 guest, tests/kernels/cases/96-migrate-container.sh), redis's
+# DEBUG DIGEST the same before and after. Unknown and stopped containers
+# are refused. The container's root is a directory with /usr and /etc bound
+# read-only from this machine. Skipped where podman, runc or redis is missing.
+set -u
+. "$(dirname "$0")/../lib.bash"
+cd "$(dirname "$0")/../.." || exit 1
+MEMLENS=${MEMLENS:-$PWD/build/memlens}
+PY=/usr/bin/python3
+T=migrate_container
+
+for p in podman runc redis-server redis-cli; do
+	command -v $p >/dev/null || { skip $T "no $p here (scripts/packages/optional/image.txt, servers.txt)"; exit 0; }
+done
+[ "$(id -u)" -eq 0 ] || { skip $T "CRIU needs root"; exit 0; }
+t_tmpdir migrate-container
+CRIU=$(scripts/ensure-criu.sh 2>"$tmp/ensure.err")
+[ -n "$CRIU" ] || { skip $T "no working CRIU: $(tail -n 1 "$tmp/ensure.err")"; exit 0; }
+export CONTAINERS_CONF=${CONTAINERS_CONF:-$PWD/deploy/podman/containers.conf}
+R=$tmp/rootfs
+mkdir -p "$R"/{usr,etc,tmp,proc,dev,sys,run,var}
+for l in bin lib lib64 sbin; do ln -s usr/$l "$R/$l"; done
+ctr=mlctr$$ sock=$R/tmp/redis.sock
+restored=
+t_at_exit 'podman rm -f -t 0 $ctr >/dev/null 2>&1; [ -n "$restored" ] && kill -KILL $restored 2>/dev/null'
+rcli() { timeout 30 redis-cli -s "$sock" "$@"; }
+jget() { "$PY" -c 'import json,sys; j=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$1" "$2"; }
+
+start_redis() {
+	rm -f "$sock"
+	podman rm -f -t 0 $ctr >/dev/null 2>&1
+	podman run -d --name $ctr -v /usr:/usr:ro -v /etc:/etc:ro --network none --rootfs "$R" \
+		redis-server --port 0 --unixsocket /tmp/redis.sock --save '' --enable-debug-command yes \
+		--dir /tmp >"$tmp/run.out" 2>&1 && t_wait 30 test -S "$sock" && t_wait 30 rcli ping >/dev/null
+}
+if ! start_redis; then
+	notok $T "podman run: $(tail -n 3 "$tmp/run.out")"
+	exit 0
+fi
+init=$(podman inspect $ctr --format '{{.State.Pid}}')
+id=$(podman inspect $ctr --format '{{.Id}}')
+
+# lookups: each resolves to the same init; --to nowhere, so nothing is dumped
+lookup() {	# NAME LABEL RUNTIME [env...]
+	local arg=$1 label=$2 rt=$3 rc bad=
+	shift 3
+	env "$@" "$MEMLENS" migrate --container "$arg" --to 127.0.0.1:1 --criu "$CRIU" --json \
+		>"$tmp/$label.json" 2>"$tmp/$label.err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "cannot reach the destination" "$tmp/$label.err" || bad="exit $rc: $(tail -n 2 "$tmp/$label.err")"
+	[ "$(jget "$tmp/$label.json" 'j["container"]["init_pid"], j["pid"], j["container"]["runtime"], j["container"]["rootfs"]')" = "($init, $init, '$rt', '$R')" ] ||
+		bad+=" $(jget "$tmp/$label.json" 'j.get("container")')"
+	[ -d /proc/$init ] || bad+=" the container stopped"
+	[ -z "$bad" ] && ok ${T}_lookup_$label || notok ${T}_lookup_$label "$bad"
+}
+lookup $ctr podman_name podman/runc
+# without podman on PATH: runc's own state, by ID
+mkdir -p "$tmp/bin"
+ln -s "$(command -v runc)" "$tmp/bin/runc"
+lookup "$id" runc_id runc PATH="$tmp/bin"
+cg=$(awk -F: '$1 == "0" {print $3}' /proc/$init/cgroup)
+cgdir=
+for d in /sys/fs/cgroup$cg /sys/fs/cgroup/unified$cg /sys/fs/cgroup/pids$cg; do
+	[ -e "$d/cgroup.procs" ] && cgdir=$d && break
+done
+if [ -n "$cgdir" ]; then
+	lookup "$cgdir" cgroup cgroup
+else
+	skip ${T}_lookup_cgroup "the container's cgroup ($cg) is not under /sys/fs/cgroup here"
+fi
+
+"$MEMLENS" migrate --container nosuch$$ --to "$tmp/x" --criu "$CRIU" 2>"$tmp/nosuch.err"
+rc=$?
+[ $rc -eq 3 ] && grep -q "no container 'nosuch$$'" "$tmp/nosuch.err" && ok ${T}_unknown ||
+	notok ${T}_unknown "exit $rc: $(cat "$tmp/nosuch.err")"
+"$MEMLENS" migrate --container $ctr -p 1 --to "$tmp/x" 2>"$tmp/both.err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "not both" "$tmp/both.err" && ok ${T}_pid_and_container ||
+	notok ${T}_pid_and_container "exit $rc: $(cat "$tmp/both.err")"
+
+# the migration itself: data through the dump and the restore
+bad=
+rcli DEBUG POPULATE 20000 key 128 >/dev/null
+d1=$(rcli DEBUG DIGEST)
+"$MEMLENS" migrate --container $ctr --to "$tmp/dest" -D "$tmp/src" --criu "$CRIU" --json \
+	>"$tmp/mig.json" 2>"$tmp/mig.err"
+rc=$?
+if [ $rc -ne 0 ]; then
+	notok $T "exit $rc: $(tail -n 3 "$tmp/mig.err") $(grep -h Error "$tmp"/src/*/dump.log "$tmp"/dest/*/restore.log 2>/dev/null | head -n 3)"
+else
+	restored=$(jget "$tmp/mig.json" 'j["restored_pid"]')
+	d2=$(rcli DEBUG DIGEST)
+	echo "# $(jget "$tmp/mig.json" '"%d bytes, downtime %d ms, restored as pid %d" % (j["total_bytes"], j["downtime_ms"], j["restored_pid"])')"
+	[ -n "$d1" ] && [ "$d1" = "$d2" ] || bad+=" digest $d1 before, $d2 after"
+	[ "$(cat /proc/$restored/comm 2>/dev/null)" = redis-server ] || bad+=" pid $restored is not redis"
+	[ -d /proc/$init ] && bad+=" the source's init $init still runs"
+	grep -q -- "--root=$R" "$tmp/dest/1/memlens-restore-opts.txt" || bad+=" no --root in the restore's record"
+	grep -q -- "--external=mnt\[\]" "$tmp/src/1/dump.log" 2>/dev/null ||
+		grep -q "autodetected external mount" "$tmp/src/1/dump.log" || bad+=" the mounts were not external"
+	[ -z "$bad" ] && ok $T || notok $T "$bad"
+fi
+
+# a stopped container: refused, nothing run
+podman rm -f -t 0 $ctr >/dev/null 2>&1
+podman create --name $ctr -v /usr:/usr:ro --network none --rootfs "$R" sleep 1 >/dev/null 2>&1
+"$MEMLENS" migrate --container $ctr --to "$tmp/y" --criu "$CRIU" 2>"$tmp/stopped.err"
+rc=$?
+[ $rc -eq 3 ] && grep -q "not running" "$tmp/stopped.err" && ok ${T}_stopped ||
+	notok ${T}_stopped "exit $rc: $(cat "$tmp/stopped.err")"
+t_done
