@@ -19,9 +19,7 @@
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
 #include "memlens/features.h"
-
-/* src/trace/probe.c, when the eBPF tracers are built in */
-void trace_probe_features(struct feature_list *l) __attribute__((weak));
+#include "trace/trace.h"
 
 static const char about[] =
 	"Probe what this machine offers memlens: PAGEMAP_SCAN, async write-protect\n"
@@ -217,8 +215,7 @@ static int cmd_check(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	uname(&u);
 	ml_features_probe_memory(&l);
-	if (trace_probe_features)
-		trace_probe_features(&l);
+	trace_probe_features(&l);
 	if (!c.no_criu)
 		probe_criu(&l, c.criu);
 	for (size_t i = 0; i < l.n; i++)
