@@ -126,8 +126,10 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 		ml_feature_add(
 			l, "criu", "criu_exclude", FEATURE_MISSING,
 			"checkpoint, migrate, agent (hot-VMA exclusion)",
-			"the CRIU scripts/ensure-criu.sh builds, or CRIU 4.1 with memlens's patches "
-			"(" MEMLENS_DATADIR "/criu-patches): pages; a fork with the exclude options: "
+			"the CRIU scripts/ensure-criu.sh builds, or CRIU 4.1 with memlens's "
+			"patches "
+			"(" MEMLENS_DATADIR
+			"/criu-patches): pages; a fork with the exclude options: "
 			"whole VMAs; via --criu PATH or MEMLENS_CRIU; upstream CRIU has none",
 			"this CRIU accepts neither exclude option (%s): nothing is left out of "
 			"any dump or pre-dump",
