@@ -26,16 +26,24 @@ LDLIBS  += $(shell pkg-config --libs jansson)
 BASE_CFLAGS += $(shell pkg-config --cflags jansson)
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
+# $(call objs,DIR,SOURCES): the object of each source under DIR: x.c gives
+# DIR/x.o, a generated source $(BUILD)/gen/x.c gives DIR/gen/x.o
+objs = $(patsubst %.c,$(1)/%.o,$(patsubst $(BUILD)/%,%,$(2)))
+# where the library's objects are built: plain, ASan+UBSan, position-
+# independent (mk/shared.mk), libFuzzer. An object that includes a
+# generated header names it as a prerequisite in each (lib_objs).
+LIB_OBJ_DIRS := $(BUILD) $(BUILD)/asan $(BUILD)/pic $(BUILD)/fuzz/obj
+lib_objs = $(foreach d,$(LIB_OBJ_DIRS),$(call objs,$(d),$(1)))
+
 LIB_SRCS := $(wildcard lib/*/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 REPORT_SRCS := $(wildcard report/*.c)
-REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/%.o)
+REPORT_OBJS := $(call objs,$(BUILD),$(REPORT_SRCS))
 COMMON_SRCS := $(wildcard common/*.c)
 # The CRIU the tools fall back to after --criu, $MEMLENS_CRIU and $PATH: the
 # one scripts/ensure-criu.sh builds for this source tree. A build to install
 # sets BUILD_CRIU= (empty): nothing outside PATH is then ever run.
 BUILD_CRIU ?= $(CURDIR)/.cache/criu/bin/criu
-COMMON_OBJS := $(COMMON_SRCS:%.c=$(BUILD)/%.o)
+COMMON_OBJS := $(call objs,$(BUILD),$(COMMON_SRCS))
 # src/*.c and src/<part>/*.c: every subcommand
 MEMLENS_SRCS := $(wildcard src/*.c) $(COMMON_SRCS)
 WORKLOAD_SRCS := $(wildcard workloads/*.c)
@@ -51,19 +59,42 @@ ITEST_ASAN := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/tests/asan-integration
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
-GEN_HEADERS :=
+FUZZ_CC ?= clang
 
--include mk/*.mk
+# How each kind of object is compiled (compile_rules below). EXTRA_CFLAGS
+# is set per object (mk/criu.mk, mk/pprof.mk), never for all of them.
+COMPILE_plain = $(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
+COMPILE_asan = $(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -c $< -o $@
+COMPILE_pic = $(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -Icommon -I$(BUILD)/gen -g -O1 \
+	-fno-sanitize-recover=all
+COMPILE_fuzz = $(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+# $(call compile_rules,DIR,KIND): DIR/x.o from x.c and DIR/gen/x.o from
+# the generated $(BUILD)/gen/x.c, with COMPILE_KIND
+define compile_rules
+$(1)/%.o: %.c
+	@mkdir -p $$(@D)
+	$$(COMPILE_$(2))
+$(1)/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $$(@D)
+	$$(COMPILE_$(2))
+endef
 
-MEMLENS_OBJS := $(MEMLENS_SRCS:%.c=$(BUILD)/%.o)
+# The optional and generated parts, in this order: the library's generated
+# sources first (LIB_SRCS is complete after criustats.mk, and shared.mk
+# reads it); then memlens's parts (eBPF tracers, pprof), the agent (it
+# adds itself to EXTRA_TARGETS, which install.mk reads), and the rest.
+MK_PARTS := criustats shared bpf pprof agent criu install package report stress
+include $(MK_PARTS:%=mk/%.mk)
 
-.PHONY: all test demo bench install deps clean unit-tests format check-format
+LIB_OBJS := $(call objs,$(BUILD),$(LIB_SRCS))
+MEMLENS_OBJS := $(call objs,$(BUILD),$(MEMLENS_SRCS))
+
+.PHONY: all test demo bench install deps clean format
 all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(WORKLOADS) $(UNIT_BINS) $(UNIT_ASAN) \
      $(ITEST_BINS) $(ITEST_ASAN) $(BENCH_BINS) $(EXTRA_TARGETS)
 
-$(BUILD)/%.o: %.c | $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
+$(eval $(call compile_rules,$(BUILD),plain))
 
 $(BUILD)/libmemlens.a: $(LIB_OBJS)
 	@rm -f $@
@@ -87,12 +118,10 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(TEST_LIBS) tests/harness.h
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(TEST_LIBS) $(LDLIBS)
 
 # the unit tests again, with an instrumented library, under ASan+UBSan
-ASAN_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/asan/%.o)
-ASAN_REPORT_OBJS := $(REPORT_SRCS:%.c=$(BUILD)/asan/%.o)
+ASAN_LIB_OBJS := $(call objs,$(BUILD)/asan,$(LIB_SRCS))
+ASAN_REPORT_OBJS := $(call objs,$(BUILD)/asan,$(REPORT_SRCS))
 ASAN_LIBS := $(BUILD)/asan/libmemlens-report.a $(BUILD)/asan/libmemlens.a
-$(BUILD)/asan/%.o: %.c | $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -c $< -o $@
+$(eval $(call compile_rules,$(BUILD)/asan,asan))
 
 $(BUILD)/asan/libmemlens.a: $(ASAN_LIB_OBJS)
 	@rm -f $@
@@ -127,6 +156,36 @@ test: DEPS_OPT := image deb
 test: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all asan-bins $(if $(HAVE_CLANG),fuzz-bins)
 	@tests/run.sh
+
+# make check: the quick checks, with no root, no network and no QEMU: the
+# unit tests, again under ASan+UBSan, the layer rules of lib/README.md
+# (scripts/check-layers.py, and its own test), and the format
+# (clang-format, where installed). Under a minute once built.
+UNIT_LABELS = $(UNIT_BINS:$(BUILD)/tests/unit/%=unit/%) $(UNIT_ASAN:$(BUILD)/tests/asan/%=asan/%)
+.PHONY: check unit-tests unit-bins check-layers check-format
+check:
+	@$(MAKE) --no-print-directory -j$(NPROC) unit-bins
+	@scripts/check-layers.py
+	@TEST="$(UNIT_LABELS) integration/test_layers.sh" GUEST_KERNELS= tests/run.sh
+	@$(MAKE) --no-print-directory check-format
+
+# the unit tests and their ASan+UBSan builds only
+unit-bins: $(UNIT_BINS) $(UNIT_ASAN)
+unit-tests:
+	@$(MAKE) --no-print-directory -j$(NPROC) unit-bins
+	@TEST="$(UNIT_LABELS)" GUEST_KERNELS= tests/run.sh
+
+check-layers:
+	@scripts/check-layers.py
+
+# the C sources as `make format` would leave them (.clang-format)
+FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v vmlinux.h)
+check-format:
+	@if ! command -v clang-format >/dev/null; then \
+		echo "check-format: skipped: no clang-format (install clang-format)"; \
+	elif clang-format --dry-run -Werror $(FORMAT_SRCS); then \
+		echo "check-format: $(words $(FORMAT_SRCS)) files formatted as .clang-format says"; \
+	else echo "check-format: run 'make format'" >&2; exit 1; fi
 
 # The kernel matrix: each Debian kernel booted in QEMU runs the guest suite
 # (tests/kernels/); the README's kernel table is regenerated from the run.
@@ -187,7 +246,7 @@ bench: deps
 # image (podman), deb (dpkg-buildpackage): mk/package.mk
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h' | grep -v vmlinux.h)
+	clang-format -i $(FORMAT_SRCS)
 
 clean:
 	rm -rf $(BUILD)
@@ -197,22 +256,20 @@ clean:
 # libFuzzer harnesses (clang), on one instrumented copy of the library:
 #   make fuzz             build them and fuzz each for FUZZ_TIME s (default 60)
 #   make fuzz-bins        only build them (make test does, and fuzzes each a few s)
+# (UBSan's findings stop the fuzzer: -fno-sanitize-recover=all, FUZZ_FLAGS)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_TIME ?= 60
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -Icommon -I$(BUILD)/gen -g -O1
-FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o) $(REPORT_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
-HAVE_CLANG := $(shell command -v clang >/dev/null && echo yes)
+FUZZ_LIB_OBJS := $(call objs,$(BUILD)/fuzz/obj,$(LIB_SRCS) $(REPORT_SRCS))
+HAVE_CLANG := $(shell command -v $(FUZZ_CC) >/dev/null && echo yes)
 .PHONY: fuzz fuzz-bins
 fuzz-bins: $(FUZZ_BINS)
 fuzz: fuzz-bins
 	@for f in $(FUZZ_BINS); do tests/fuzz/run.sh $$f $(FUZZ_TIME) || exit 1; done
-$(BUILD)/fuzz/obj/%.o: %.c | $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+$(eval $(call compile_rules,$(BUILD)/fuzz/obj,fuzz))
 $(BUILD)/fuzz/libmemlens.a: $(FUZZ_LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/fuzz/libmemlens.a
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(BUILD)/fuzz/libmemlens.a $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(BUILD)/fuzz/libmemlens.a $(LDLIBS)
 

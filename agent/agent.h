@@ -18,32 +18,8 @@
 #include "memlens/criu.h"
 #include "memlens/err.h"
 #include "memlens/profiler.h"
-
-/* gRPC status codes (grpc/status.h), without pulling gRPC into every file */
-enum rpc_code {
-	RPC_OK = 0,
-	RPC_CANCELLED = 1,
-	RPC_UNKNOWN = 2,
-	RPC_INVALID_ARGUMENT = 3,
-	RPC_DEADLINE_EXCEEDED = 4,
-	RPC_NOT_FOUND = 5,
-	RPC_ALREADY_EXISTS = 6,
-	RPC_PERMISSION_DENIED = 7,
-	RPC_RESOURCE_EXHAUSTED = 8,
-	RPC_FAILED_PRECONDITION = 9,
-	RPC_ABORTED = 10,
-	RPC_OUT_OF_RANGE = 11,
-	RPC_UNIMPLEMENTED = 12,
-	RPC_INTERNAL = 13,
-	RPC_UNAVAILABLE = 14,
-	RPC_DATA_LOSS = 15,
-	RPC_UNAUTHENTICATED = 16,
-	RPC_NCODES
-};
-
-const char *rpc_code_name(int code);
-/* A negative errno of libmemlens as a gRPC status code. */
-int rpc_code_for_errno(int err);
+#include "metrics.h"
+#include "status.h"
 
 /* What a handler answers: a packed message, or a status with a message. */
 struct rpc_reply {
@@ -144,23 +120,7 @@ void agent_discover(struct agent *a);
 /* The target as last found: its pid (0: none), comm and how it was chosen. */
 pid_t agent_found(struct agent *a, char *comm, size_t clen, char *how, size_t hlen);
 
-/* ---- metrics (metrics.c) ---- */
-
-enum ckpt_kind { CKPT_PRE_DUMP, CKPT_DUMP, CKPT_RESTORE, CKPT_PAGE_SERVER, CKPT_NKINDS };
-
-void metrics_rpc(int method, int code);
-void metrics_sample(const struct profiler_sample *s);
-void metrics_profiling(bool on, pid_t pid);
-/* The target found, profiled or not (0: none): the target_pid metric while not profiling. */
-void metrics_target(pid_t pid);
-void metrics_injection(uint64_t ns);
-void metrics_checkpoint(enum ckpt_kind kind, bool ok, uint64_t ms);
-void metrics_error(const char *kind);
-/* The Prometheus text exposition; malloc'ed, NUL-terminated. */
-char *metrics_render(size_t *len);
-/* Serve /metrics on HOST:PORT (libmicrohttpd, its own thread). */
-int metrics_serve(const char *hostport, struct ml_err *err);
-void metrics_stop(void);
+/* ---- metrics (metrics.c): metrics.h ---- */
 
 /* ---- listening (listen.c) ---- */
 

@@ -14,7 +14,8 @@
 
 #include <microhttpd.h>
 
-#include "agent.h"
+#include "metrics.h"
+#include "status.h"
 
 #define MAX_METHODS 16
 #define MAX_ERROR_KINDS 24
@@ -35,6 +36,7 @@ struct histo {
 static struct {
 	pthread_mutex_t lock;
 	uint64_t rpcs[MAX_METHODS][RPC_NCODES];
+	const char *methods[MAX_METHODS]; /* the name of each method counted */
 	struct {
 		char kind[32];
 		uint64_t n;
@@ -63,11 +65,12 @@ static void histo_add(struct histo *h, const double *b, size_t nb, double v)
 	h->sum += v;
 }
 
-void metrics_rpc(int method, int code)
+void metrics_rpc(int method, const char *name, int code)
 {
-	if (method < 0 || method >= MAX_METHODS || code < 0 || code >= RPC_NCODES)
+	if (method < 0 || method >= MAX_METHODS || !name || code < 0 || code >= RPC_NCODES)
 		return;
 	pthread_mutex_lock(&m.lock);
+	m.methods[method] = name;
 	m.rpcs[method][code]++;
 	pthread_mutex_unlock(&m.lock);
 }
@@ -243,11 +246,11 @@ static void render_rest(struct out *o)
 		histo_put(o, "checkpoint_duration_seconds", lab, &m.ckpt[k], ckpt_buckets, NCKPT);
 	}
 	head(o, "rpcs_total", "counter", "gRPC calls answered, by method and status code");
-	for (size_t i = 0; i < rpc_method_count() && i < MAX_METHODS; i++)
+	for (size_t i = 0; i < MAX_METHODS; i++)
 		for (int c = 0; c < RPC_NCODES; c++)
 			if (m.rpcs[i][c])
 				put(o, "memlens_agent_rpcs_total{method=\"%s\",code=\"%s\"} %llu\n",
-				    rpc_methods[i].name, rpc_code_name(c),
+				    m.methods[i], rpc_code_name(c),
 				    (unsigned long long)m.rpcs[i][c]);
 	head(o, "errors_total", "counter", "errors by kind (gRPC status names, target_exited)");
 	for (int i = 0; i < MAX_ERROR_KINDS && m.errors[i].kind[0]; i++)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The method table of CRIUAgent, status codes, and error replies. */
+/* The method table of CRIUAgent and error replies (counted in metrics.c). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,63 +39,6 @@ const struct rpc_method *rpc_method_find(const char *path, size_t len)
 int rpc_method_index(const struct rpc_method *m)
 {
 	return (int)(m - rpc_methods);
-}
-
-static const char *const code_names[RPC_NCODES] = {
-	"OK",
-	"CANCELLED",
-	"UNKNOWN",
-	"INVALID_ARGUMENT",
-	"DEADLINE_EXCEEDED",
-	"NOT_FOUND",
-	"ALREADY_EXISTS",
-	"PERMISSION_DENIED",
-	"RESOURCE_EXHAUSTED",
-	"FAILED_PRECONDITION",
-	"ABORTED",
-	"OUT_OF_RANGE",
-	"UNIMPLEMENTED",
-	"INTERNAL",
-	"UNAVAILABLE",
-	"DATA_LOSS",
-	"UNAUTHENTICATED",
-};
-
-const char *rpc_code_name(int code)
-{
-	return code >= 0 && code < RPC_NCODES ? code_names[code] : "UNKNOWN";
-}
-
-int rpc_code_for_errno(int err)
-{
-	switch (err < 0 ? -err : err) {
-	case 0:
-		return RPC_OK;
-	case EINVAL:
-		return RPC_INVALID_ARGUMENT;
-	case ESRCH:
-	case ENOENT:
-		return RPC_NOT_FOUND;
-	case EPERM:
-	case EACCES:
-		return RPC_PERMISSION_DENIED;
-	case EBUSY:
-	case EALREADY:
-	case ENOTSUP:
-	case ENOSYS:
-	case ENOTTY:
-		return RPC_FAILED_PRECONDITION;
-	case EEXIST:
-		return RPC_ALREADY_EXISTS;
-	case ETIMEDOUT:
-		return RPC_DEADLINE_EXCEEDED;
-	case ECHILD:
-		return RPC_ABORTED;
-	case ENOMEM:
-		return RPC_RESOURCE_EXHAUSTED;
-	default:
-		return RPC_INTERNAL;
-	}
 }
 
 int rpc_fail(struct rpc_reply *r, int code, const char *fmt, ...)

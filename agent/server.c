@@ -157,7 +157,7 @@ static void finish(struct call *c, struct rpc_reply *r)
 	n++;
 	free(r->body);
 	r->body = NULL;
-	metrics_rpc(c->m ? rpc_method_index(c->m) : -1, r->code);
+	metrics_rpc(c->m ? rpc_method_index(c->m) : -1, c->m ? c->m->name : NULL, r->code);
 	if (grpc_call_start_batch(c->call, ops, n, c, NULL) != GRPC_CALL_OK)
 		call_free(c);
 }

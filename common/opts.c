@@ -27,9 +27,8 @@
 #define KEY_VERSION (KEY_HELP + 1)
 #define KEY_LIST (KEY_HELP + 2)
 
-/* src/trace (the eBPF tracers), when built in */
-void trace_probe_features(struct feature_list *l) __attribute__((weak));
-void trace_libbpf_version(unsigned int *major, unsigned int *minor) __attribute__((weak));
+/* the eBPF tracers' part of --version, when the binary has them (cli_set_tracers) */
+static const struct cli_tracers *tracers;
 
 static const char help_help[] = "this text";
 static const char version_help[] =
@@ -643,16 +642,21 @@ static void print_features(FILE *f, const struct feature_list *l, enum feature_s
 	fputc('\n', f);
 }
 
+void cli_set_tracers(const struct cli_tracers *t)
+{
+	tracers = t;
+}
+
 void cli_print_version(FILE *f)
 {
 	static struct feature_list l; /* 48 features of 500+ bytes each */
 	struct utsname u;
 
 	fprintf(f, "memlens %s\n", MEMLENS_VERSION);
-	if (trace_libbpf_version) {
+	if (tracers && tracers->libbpf_version) {
 		unsigned int maj = 0, min = 0;
 
-		trace_libbpf_version(&maj, &min);
+		tracers->libbpf_version(&maj, &min);
 		fprintf(f, "using libbpf v%u.%u\n", maj, min);
 	} else {
 		fprintf(f, "using libbpf: no (this binary has no eBPF tracers)\n");
@@ -661,8 +665,8 @@ void cli_print_version(FILE *f)
 		fprintf(f, "kernel %s %s\n", u.release, u.machine);
 	memset(&l, 0, sizeof(l));
 	ml_features_probe_memory(&l);
-	if (trace_probe_features)
-		trace_probe_features(&l);
+	if (tracers && tracers->probe_features)
+		tracers->probe_features(&l);
 	fflush(f);
 	print_features(f, &l, FEATURE_OK, "features: ");
 	print_features(f, &l, FEATURE_MISSING, "missing: ");

@@ -123,6 +123,18 @@ void cli_list_options(const struct cli_spec *s, FILE *f);
  */
 void cli_print_version(FILE *f);
 
+/*
+ * What a binary with the eBPF tracers adds to --version: libbpf's version
+ * and the tracers' feature probes. memlens hands them over at start
+ * (src/main.c); a binary that does not (memlens-agent) has no tracers.
+ */
+struct feature_list;
+struct cli_tracers {
+	void (*libbpf_version)(unsigned int *major, unsigned int *minor);
+	void (*probe_features)(struct feature_list *l);
+};
+void cli_set_tracers(const struct cli_tracers *t);
+
 /* Word-wrap @text to 80 columns, every line after the first indented by @indent. */
 void cli_wrap(FILE *f, const char *text, int col, int indent);
 

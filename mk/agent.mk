@@ -10,14 +10,15 @@ AGENT_GEN := $(BUILD)/gen/agent.pb-c.c $(BUILD)/gen/agent.pb-c.h
 # a binary of its own (memlens-agent, run by `memlens agent`): the gRPC and
 # C++ runtime libraries would otherwise slow down every memlens command's start
 AGENT_SRCS := $(wildcard agent/*.c) $(BUILD)/gen/agent.pb-c.c
-AGENT_OBJS := $(AGENT_SRCS:%.c=$(BUILD)/%.o) $(COMMON_OBJS)
+AGENT_OBJS := $(call objs,$(BUILD),$(AGENT_SRCS)) $(COMMON_OBJS)
 EXTRA_TARGETS += $(BUILD)/memlens-agent
 # (the Migrate RPC runs the migration flow of `memlens migrate`: common/)
 
 $(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJS) $(BUILD)/libmemlens.a \
 		$(shell pkg-config --libs $(AGENT_PKGS)) $(LDLIBS)
-GEN_HEADERS += $(BUILD)/gen/agent.pb-c.h
+# the handlers' files include the generated header (through rpc_handlers.h)
+$(call objs,$(BUILD),$(shell grep -l '"rpc_handlers.h"' agent/*.c)): $(BUILD)/gen/agent.pb-c.h
 
 # one protoc-c run writes both files
 $(BUILD)/gen/agent.pb-c.h: proto/agent.proto

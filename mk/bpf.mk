@@ -17,7 +17,6 @@ BPF_PROG_OBJS := $(BPF_PROG_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS     := $(BPF_PROG_SRCS:bpf/%.bpf.c=$(BUILD)/gen/%.skel.h)
 VMLINUX_H     := $(BUILD)/gen/vmlinux.h
 
-GEN_HEADERS    += $(BPF_SKELS)
 .SECONDARY: $(BPF_PROG_OBJS)
 MEMLENS_SRCS   += $(wildcard src/trace/*.c)
 MEMLENS_LDLIBS += -lbpf -lelf -lz
@@ -43,6 +42,13 @@ $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/%.h bpf/common.bpf.h $(VMLINUX_H)
 
 # the skeleton embeds the object without its DWARF (llvm-strip -g keeps the
 # BTF and the CO-RE relocations): the objects shrink ~25 times, memlens too
+# the objects that include a skeleton: only these wait for bpftool (the
+# library includes none)
+$(BUILD)/src/trace/faults.o: $(BUILD)/gen/faults.skel.h
+$(BUILD)/src/trace/leaks.o: $(BUILD)/gen/leaks.skel.h
+$(BUILD)/src/trace/oom.o: $(BUILD)/gen/oom.skel.h
+$(BUILD)/src/trace/slab.o $(BUILD)/src/trace/probe.o: $(BUILD)/gen/slab.skel.h
+
 $(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPF_STRIP) -g -o $(BUILD)/bpf/$*.stripped.bpf.o $<
 	$(BPFTOOL) gen skeleton $(BUILD)/bpf/$*.stripped.bpf.o name $*_bpf > $@.tmp

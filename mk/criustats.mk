@@ -7,8 +7,9 @@
 CRIU_STATS_OK := $(shell pkg-config --exists libprotobuf-c && command -v protoc-c >/dev/null && echo yes)
 CRIU_STATS_GEN := $(BUILD)/gen/criu/stats.pb-c.c
 LIB_SRCS += $(CRIU_STATS_GEN)
-LIB_OBJS += $(CRIU_STATS_GEN:%.c=$(BUILD)/%.o)
-GEN_HEADERS += $(BUILD)/gen/criu/stats.pb-c.h
+# the one library source that includes the generated header, in every build
+# of the library (Makefile: lib_objs)
+$(call lib_objs,lib/criu/criu_stats.c): $(BUILD)/gen/criu/stats.pb-c.h
 LDLIBS += $(shell pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)
 
 # one protoc-c run writes both files

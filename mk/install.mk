@@ -43,7 +43,8 @@ MEMLENS_VERSION_STR := $(VERSION)
 # new PREFIX rebuilds only what names the paths (src/cmd_agent.c, the man
 # pages).
 PATHS_H := $(BUILD)/gen/install_paths.h
-GEN_HEADERS += $(PATHS_H)
+# the two objects that include it
+$(BUILD)/src/cmd_agent.o $(BUILD)/src/cmd_check.o: $(PATHS_H)
 .PHONY: FORCE
 $(PATHS_H): FORCE
 	@mkdir -p $(dir $@)
@@ -87,7 +88,7 @@ $(PC_FILES):
 # --- install / uninstall ----------------------------------------------------
 INSTALL_BINS := $(BUILD)/memlens $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS))
 INSTALL_LIBS := $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a
-# libmemlens.so (mk/shared.mk, read after this file): installed as
+# libmemlens.so (mk/shared.mk): installed as
 # libmemlens.so.N, its soname, with the libmemlens.so link for the linker
 INSTALL_SO   := $(BUILD)/libmemlens.so
 SO_NAME       = libmemlens.so.$(SHARED_VERSION)

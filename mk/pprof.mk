@@ -8,8 +8,9 @@ LIBDW_OK := $(shell pkg-config --exists libdw && echo yes)
 ifeq ($(PPROF_OK),yes)
 MEMLENS_SRCS   += $(BUILD)/gen/pprof_profile.pb-c.c
 MEMLENS_LDLIBS += $(shell pkg-config --libs libprotobuf-c)
-EXTRA_CFLAGS   += -DMEMLENS_PPROF
-GEN_HEADERS    += $(BUILD)/gen/pprof_profile.pb-c.h
+# only the object that writes profiles knows the format is there
+$(BUILD)/src/trace/pprof.o: EXTRA_CFLAGS += -DMEMLENS_PPROF
+$(BUILD)/src/trace/pprof.o: $(BUILD)/gen/pprof_profile.pb-c.h
 
 # one protoc-c run writes both files
 $(BUILD)/gen/pprof_profile.pb-c.h: proto/pprof_profile.proto
@@ -23,7 +24,8 @@ endif
 
 ifeq ($(LIBDW_OK),yes)
 MEMLENS_LDLIBS += $(shell pkg-config --libs libdw)
-EXTRA_CFLAGS   += -DMEMLENS_LIBDW
+# only the object that reads DWARF line tables
+$(BUILD)/src/trace/srcline.o: EXTRA_CFLAGS += -DMEMLENS_LIBDW
 else
 $(warning memlens leaks --pprof: no source lines (install libdw-dev))
 endif

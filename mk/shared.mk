@@ -4,15 +4,13 @@
 # include/memlens/ (lib/libmemlens.map), each version-tagged MEMLENS_1.
 # Built by `all` (make install installs it).
 SHARED_VERSION := 1
-PIC_OBJS := $(LIB_SRCS:%.c=$(BUILD)/pic/%.o)
+PIC_OBJS := $(call objs,$(BUILD)/pic,$(LIB_SRCS))
 EXTRA_TARGETS += $(BUILD)/libmemlens.so
 
 .PHONY: shared
 shared: $(BUILD)/libmemlens.so
 
-$(BUILD)/pic/%.o: %.c | $(GEN_HEADERS)
-	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+$(eval $(call compile_rules,$(BUILD)/pic,pic))
 
 $(BUILD)/libmemlens.so: $(PIC_OBJS) lib/libmemlens.map
 	$(CC) -shared $(LDFLAGS) -o $@ -Wl,-soname,libmemlens.so.$(SHARED_VERSION) \

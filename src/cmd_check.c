@@ -20,9 +20,7 @@
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
 #include "memlens/features.h"
-
-/* src/trace/probe.c, when the eBPF tracers are built in */
-void trace_probe_features(struct feature_list *l) __attribute__((weak));
+#include "trace/trace.h"
 
 static const char about[] =
 	"Probe what this machine offers memlens: PAGEMAP_SCAN, async write-protect\n"
@@ -140,8 +138,10 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 		ml_feature_add(
 			l, "criu", "criu_exclude", FEATURE_MISSING,
 			"checkpoint, migrate, agent (hot-VMA exclusion)",
-			"the CRIU scripts/ensure-criu.sh builds, or CRIU 4.1 with memlens's patches "
-			"(" MEMLENS_DATADIR "/criu-patches): pages; a fork with the exclude options: "
+			"the CRIU scripts/ensure-criu.sh builds, or CRIU 4.1 with memlens's "
+			"patches "
+			"(" MEMLENS_DATADIR
+			"/criu-patches): pages; a fork with the exclude options: "
 			"whole VMAs; via --criu PATH or MEMLENS_CRIU; upstream CRIU has none",
 			"this CRIU accepts neither exclude option (%s): nothing is left out of "
 			"any dump or pre-dump",
@@ -229,8 +229,7 @@ static int cmd_check(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	uname(&u);
 	ml_features_probe_memory(&l);
-	if (trace_probe_features)
-		trace_probe_features(&l);
+	trace_probe_features(&l);
 	if (!c.no_criu)
 		probe_criu(&l, c.criu);
 	for (size_t i = 0; i < l.n; i++)

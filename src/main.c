@@ -8,6 +8,7 @@
 #include "opts.h"
 #include "output.h"
 #include "suggest.h"
+#include "trace/trace.h"
 
 extern const struct memlens_cmd __start_memlens_cmds[];
 extern const struct memlens_cmd __stop_memlens_cmds[];
@@ -93,10 +94,17 @@ static int command_help(const struct memlens_cmd *c)
 	return finish(c->name, c->run(2, args));
 }
 
+/* the eBPF tracers' part of --version (common/ knows nothing of src/trace/) */
+static const struct cli_tracers tracers = {
+	.libbpf_version = trace_libbpf_version,
+	.probe_features = trace_probe_features,
+};
+
 int main(int argc, char **argv)
 {
 	const struct memlens_cmd *c;
 
+	cli_set_tracers(&tracers);
 	out_wrap_stdout();
 	if (argc < 2) {
 		fprintf(stderr, "memlens: give a command\nTry 'memlens --help'.\n");

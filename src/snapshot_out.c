@@ -364,8 +364,8 @@ static void kinds_compact(FILE *f, const struct snapshot *s, int width)
 
 		if (c->size_pages)
 			fprintf(m, "%s %s %" PRIu64 "/%" PRIu64, k ? "," : "",
-				k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total", KB(c->size_pages),
-				KB(c->resident_pages));
+				k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total",
+				KB(c->size_pages), KB(c->resident_pages));
 	}
 	fclose(m);
 	table_wrap(f, width, 2, "%s (a taller terminal shows the table)", text);

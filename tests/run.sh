@@ -2,7 +2,12 @@
 # Runs every test and ends with "N passed, N failed, N skipped".
 # Test programs print "ok - NAME", "not ok - NAME" or "skip - NAME: reason";
 # a program that dies without saying so counts as one failure.
-# TESTS=pattern runs only matching test programs.
+# TESTS=pattern runs only the tests whose label contains it (TESTS=agent);
+# TEST="LABEL..." only those with exactly these labels, separated by spaces
+# or commas (TEST=integration/test_agent.sh); a label that names no test
+# is a failure. Labels: unit/NAME, asan/NAME, integration/NAME(.sh),
+# asan-integration/NAME, fuzz/NAME, asan-cli/NAME.sh, stress/short,
+# kernels/VERSION.
 set -u
 cd "$(dirname "$0")/.."
 # Close whatever the caller left open beyond stdio (a CI runner's sockets,
@@ -41,7 +46,17 @@ run_one() {	# $1: label, rest: command
 }
 
 # TESTS matches the test's label (e.g. unit/test_maps, integration/test_agent.sh)
-want() { [ -z "${TESTS:-}" ] || [[ "$1" == *${TESTS}* ]]; }
+# as a substring, TEST as one of its exact labels
+declare -A test_seen=()
+want() {
+	[ -z "${TESTS:-}" ] || [[ "$1" == *${TESTS}* ]] || return 1
+	[ -z "${TEST:-}" ] && return 0
+	local t IFS=$' \t\n,'
+	for t in $TEST; do
+		[ "$t" = "$1" ] && test_seen[$t]=1 && return 0
+	done
+	return 1
+}
 
 # CPU_HOGS=N: N busy loops per CPU beside the whole run (make test-loaded),
 # as on a build machine shared with other jobs: no test may depend on how
@@ -124,6 +139,18 @@ for k in ${GUEST_KERNELS-6.12}; do
 		GUEST_TIMEOUT=${GUEST_TIMEOUT:-2400} TEST_TIMEOUT=$((${GUEST_TIMEOUT:-2400} + 120)) \
 		run_one "kernels/$k" tests/kernels/run.sh --plain "$k"
 done
+
+# a label TEST named that is no test here (a typo, a test not built)
+if [ -n "${TEST:-}" ]; then
+	IFS=$' \t\n,' read -r -d '' -a test_named <<<"$TEST"
+	for t in "${test_named[@]}"; do
+		[ -n "${test_seen[$t]:-}" ] && continue
+		echo "[$t] not ok - TEST names $t, which is no test here (labels: tests/run.sh)"
+		fail=$((fail + 1))
+		failed_names+=("$t")
+		failed_logs+=(/dev/null)
+	done
+fi
 
 echo
 # Repeat what failed at the very end, where a CI log that keeps only its tail

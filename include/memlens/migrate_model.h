@@ -87,7 +87,8 @@ struct mm_params {
 	double stop_threshold_mb; /* MiB; stop pre-copy when a round sends <= this */
 	int hot_intervals; /* hot-range: written in this many intervals in a row; 0: 3 */
 	int hot_cool; /* hot-range: cold after this many unwritten; 0: hot_intervals */
-	unsigned int hot_ranges_max; /* hot-range: at most this many ranges; 0: HOTRANGE_EXCLUDE_MAX, as migrate */
+	/* hot-range: at most this many ranges; 0: HOTRANGE_EXCLUDE_MAX, as migrate */
+	unsigned int hot_ranges_max;
 };
 
 enum mm_policy { MM_NONE, MM_HOT_VMA, MM_HOT_RANGE };

@@ -15,10 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../common/uapi.h"
+#include "kernel.h"
 #include "memlens/features.h"
-#include "../scan/pagescan.h"
-#include "../inject/uffd.h"
 
 #define PIDNS_INIT_INO 0xEFFFFFFCU /* PROC_PID_INIT_INO */
 #define PM_SOFT_DIRTY (1ULL << 55)

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../common/uapi.h"
@@ -71,19 +69,4 @@ int ml_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *er
 				  (unsigned long long)start, (unsigned long long)end, strerror(e));
 	}
 	return 0;
-}
-
-uint64_t ml_uffd_kernel_features(void)
-{
-	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
-	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);
-
-	if (fd < 0)
-		fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return 0;
-	if (ioctl(fd, UFFDIO_API, &api) < 0)
-		api.features = 0;
-	close(fd);
-	return api.features;
 }

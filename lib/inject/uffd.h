@@ -8,9 +8,10 @@
 
 #include <stdint.h>
 
+#include "../common/kernel.h"
 #include "memlens/err.h"
 
-#define UFFD_WP_FEATURES (UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED)
+/* UFFD_WP_FEATURES, ml_uffd_kernel_features(): ../common/kernel.h */
 
 /*
  * UFFDIO_API with async write-protect, and UFFD_FEATURE_WP_HUGETLBFS_SHMEM
@@ -20,7 +21,5 @@ int ml_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err);
 /* UFFDIO_REGISTER_MODE_WP over [start, end). -EBUSY: owned by another uffd. */
 int ml_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
 int ml_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
-/* The features this kernel offers (probes with a uffd of our own), or 0. */
-uint64_t ml_uffd_kernel_features(void);
 
 #endif

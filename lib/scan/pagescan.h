@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "../common/kernel.h"
 #include "../common/uapi.h"
 #include "memlens/err.h"
 
@@ -91,10 +92,6 @@ int ml_pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
 			       const struct pagescan_seg *segs, size_t nsegs, pagescan_fn fn,
 			       void *arg, struct ml_err *err);
 
-/* True when the running kernel knows PAGEMAP_SCAN (probes on our own pagemap). */
-int ml_pagescan_supported(void);
-/* The PAGE_IS_* categories this kernel knows, as a mask (all bits set but
- * those it would refuse: PAGE_IS_GUARD before Linux 6.14). */
-uint64_t ml_pagescan_categories(void);
+/* ml_pagescan_supported(), ml_pagescan_categories(): ../common/kernel.h */
 
 #endif

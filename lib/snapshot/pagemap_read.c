@@ -194,7 +194,7 @@ int ml_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct vma *v, stru
 		if (stop > v->end)
 			stop = v->end;
 		n = ml_snap_pread_words(pagemap_fd, p->pm, (size_t)((stop - a) / PG * 8),
-			       (off_t)(a / PG * 8));
+					(off_t)(a / PG * 8));
 		p->reads++;
 		if (n < 0)
 			return ml_err_set(err, n == -ESRCH ? ESRCH : -n,

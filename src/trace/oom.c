@@ -208,9 +208,11 @@ static int oom_start(struct oom_bpf **out, const struct oom_opts *o, struct ml_e
 	*out = try_load(true, offsets, &fe);
 	if (*out) {
 		if (o->verbose)
-			fprintf(stderr, "memlens oom: mode fentry: fentry/oom_kill_process + "
-					"tp_btf/mark_victim; RSS %s\n",
-				offsets ? "summed over the per-CPU counters" : "as the shared counters");
+			fprintf(stderr,
+				"memlens oom: mode fentry: fentry/oom_kill_process + "
+				"tp_btf/mark_victim; RSS %s\n",
+				offsets ? "summed over the per-CPU counters"
+					: "as the shared counters");
 		return 0;
 	}
 	*out = try_load(false, offsets, &e);
