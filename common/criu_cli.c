@@ -26,7 +26,7 @@ int criu_cli_locate(const char *explicit_path, char *out, size_t len, struct ml_
 const char *criu_cli_build_criu(void)
 {
 	return MEMLENS_BUILD_CRIU[0] && access(MEMLENS_BUILD_CRIU, X_OK) == 0 ? MEMLENS_BUILD_CRIU
-									    : NULL;
+									      : NULL;
 }
 
 const char *criu_cli_cache_dir(char *buf, size_t len)

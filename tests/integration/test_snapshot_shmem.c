@@ -216,9 +216,8 @@ static void explain(int i, uint64_t start, uint64_t end)
 	else
 		printf("#   %s now: cachestat cache %llu evicted %llu writeback %llu; smaps Swap "
 		       "%ld kB\n",
-		       reg_names[i], (unsigned long long)cs.cache,
-		       (unsigned long long)cs.evicted, (unsigned long long)cs.writeback,
-		       t_smaps_kb(child, start, false, "Swap"));
+		       reg_names[i], (unsigned long long)cs.cache, (unsigned long long)cs.evicted,
+		       (unsigned long long)cs.writeback, t_smaps_kb(child, start, false, "Swap"));
 	if (fd >= 0)
 		close(fd);
 }
