@@ -75,12 +75,24 @@ declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 3")
 declare -A READY=([migwork]=ready [heap]=ready [redis]="redis target ready" [memwrite]=writes
 	[matmul]="matmul pid" [memalloc]=allocates)
 
-start() { # WORKLOAD OUT CMD...: sets P; returns once it is ready, and WARM_S more
-	local w=$1 out=$2
+# Every workload runs in a PID namespace of its own (as in a container), in
+# every mode alike: --postcopy to this machine needs it (the restored tree
+# waits for its pages under its own PIDs, which must not be the source's),
+# and the modes are then compared on the same footing.
+start() { # WORKLOAD OUT CMD...: sets P (the workload, PID 1 of its namespace); returns once it is ready, and WARM_S more
+	local w=$1 out=$2 u
 	shift 2
 	set -- "${@//@DIR@/$out.d}"	# redis: its own directory (socket)
-	setsid "$@" </dev/null >"$out" 2>&1 &
-	P=$!
+	setsid unshare --pid --fork "$@" </dev/null >"$out" 2>&1 &
+	u=$!
+	pids+=("$u")
+	P=
+	for _ in $(seq 100); do
+		P=$(cat /proc/"$u"/task/*/children 2>/dev/null | awk '{print $1; exit}')
+		[ -n "$P" ] && break
+		sleep 0.1
+	done
+	[ -n "$P" ] || { echo "# $w: no workload under unshare $u"; P=$u; }
 	pids+=("$P")
 	for _ in $(seq 1200); do grep -q "${READY[$w]}" "$out" 2>/dev/null && break; sleep 0.1; done
 	grep -q "${READY[$w]}" "$out" || echo "# $w: not ready after 120 s: $(tail -n 1 "$out")"
@@ -88,14 +100,15 @@ start() { # WORKLOAD OUT CMD...: sets P; returns once it is ready, and WARM_S mo
 }
 
 for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
-	OUT=$OUTDIR/migrate-$w.jsonl
+	OUT=$OUTDIR/migrate-$w.jsonl FO=
 	: >"$OUT"
 	# the trace, on an instance of its own
 	start "$w" "$tmp/$w-trace.out" ${CMD[$w]}
 	"$MEMLENS" writes -p "$P" -i "$INTERVAL" -d "$TRACE_S" -q --record "$tmp/$w.trace" \
 		>/dev/null 2>"$tmp/$w-trace.err" || echo "# $w: writes --record: $(tail -n 1 "$tmp/$w-trace.err")"
-	kill -9 "$P" 2>/dev/null
-	wait "$P" 2>/dev/null
+	kill -9 "$P" 2>/dev/null	# PID 1 of its namespace: the whole tree goes
+	wait 2>/dev/null
+	cp "$tmp/$w.trace" "$OUTDIR/migrate-$w.trace" 2>/dev/null	# for migrate-model later
 	for mode in ${MODES:-none vma page page-cool page-postcopy}; do
 		extra=(${MODE_ARGS[$mode]:-})
 		c=$criu
@@ -110,7 +123,8 @@ for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 			--max-rounds "$ROUNDS" --stop-threshold "$THRESHOLD" --round-interval "$ROUND_S" \
 			-i "$INTERVAL" "${extra[@]}" --json >"$tmp/$w-$mode.json" 2>"$tmp/$w-$mode.err"
 		rc=$?
-		wait "$p" 2>/dev/null
+		[ $rc -ne 0 ] && kill -9 "$p" 2>/dev/null
+		wait 2>/dev/null
 		np=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("restored_pid", 0))' \
 			"$tmp/$w-$mode.json" 2>/dev/null)
 		verified=null
@@ -156,16 +170,25 @@ t = sum(x["duration_ms"] for x in r) / 1000.0
 starts = [x["start_ms"] for x in r]
 gaps = [b2 - a for a, b2 in zip(starts, starts[1:])]
 ri = (sum(gaps) / len(gaps) / 1000.0) if gaps else 1.0
-print("%.3f %.3f %d" % (max(b / max(t, 1e-3), 0.001), max(ri, 0.001), max(len(r) - 1, 0)))
+bw = max(b / max(t, 1e-3), 0.001)
+# the freeze's cost besides the final round's bytes: CRIU's dump of all but
+# the memory, and the restore
+fo = max(j["downtime_ms"] / 1000.0 - r[-1]["bytes"] / 1048576.0 / bw, 0.0)
+print("%.3f %.3f %d %.3f" % (bw, max(ri, 0.001), max(len(r) - 1, 0), fo))
 EOF
-		read -r bw ri n <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
+		read -r bw ri n fo <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
+		# the model's freeze overhead: the one none measured in this run
+		# (none's own row: its own, so its downtime error is its bytes')
+		[ "$mode" = none ] && FO=$fo
 		"$MEMLENS" migrate-model "$tmp/$w.trace" --bandwidth "$bw" --round-interval "$ri" \
-			--max-rounds "$n" --stop-threshold "$THRESHOLD" ${MODEL_ARGS[$mode]:-} --json >"$tmp/$w-$mode.model" \
+			--max-rounds "$n" --stop-threshold "$THRESHOLD" --freeze-overhead "${FO:-0}" \
+			${MODEL_ARGS[$mode]:-} --json >"$tmp/$w-$mode.model" \
 			2>"$tmp/$w-$mode.merr" || echo "# $w $mode: migrate-model: $(tail -n 1 "$tmp/$w-$mode.merr")"
-		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" "$INTERVAL" "$verified" >>"$OUT" <<'EOF'
+		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" "$INTERVAL" "$verified" "${FO:-0}" >>"$OUT" <<'EOF'
 import json, sys
 w, mode, mj, mm, bw, ri, kver = sys.argv[1:8]
 verified = json.loads(sys.argv[9])
+fo = float(sys.argv[10])
 m = json.load(open(mj))
 try:
     model = json.load(open(mm))
@@ -188,18 +211,31 @@ row = {
     "total_bytes": m["total_bytes"], "final_bytes": m["rounds"][-1]["bytes"],
     "downtime_ms": m["downtime_ms"], "final_dump_ms": m["final_dump_ms"],
     "restore_ms": m["restore_ms"], "postcopy": bool(m.get("postcopy")),
+    # post-copy: what went after the restore, when its last page arrived
+    # (ms after the freeze) and the faults the restored tree waited on
+    "lazy_bytes": m.get("lazy", {}).get("bytes"),
+    "last_page_ms": m.get("lazy", {}).get("last_page_ms"),
+    "lazy_faults": m.get("lazy", {}).get("faults_served"),
+    "lazy_fault_wait_avg_us": m.get("lazy", {}).get("fault_wait_avg_us"),
+    "lazy_fault_wait_max_us": m.get("lazy", {}).get("fault_wait_max_us"),
     "excluded": [r["excluded_ranges"] for r in m["rounds"]],
     "bandwidth_mbps": float(bw), "round_interval_s": float(ri),
     "model_policy": want,
     "model_total_bytes": p["total_bytes"] if p else None,
     "model_final_bytes": p["final_round_bytes"] if p else None,
-    "model_downtime_ms": p["downtime_ms"] if p else None,
+    "model_freeze_overhead_s": fo,
+    # post-copy: frozen for the overhead only; the last page when the
+    # final round would have ended
+    "model_downtime_ms": (p["postcopy_downtime_ms" if mode == "page-postcopy" else "downtime_ms"]
+                          if p else None),
+    "model_last_page_ms": p["postcopy_last_page_ms"] if p and mode == "page-postcopy" else None,
     "model_hot_range_total_bytes": pol["hot-range"]["total_bytes"] if "hot-range" in pol else None,
     "model_hot_range_final_bytes": pol["hot-range"]["final_round_bytes"] if "hot-range" in pol else None,
 }
 row["model_error_total"] = err(row["model_total_bytes"], row["total_bytes"])
 row["model_error_final"] = err(row["model_final_bytes"], row["final_bytes"])
 row["model_error_downtime"] = err(row["model_downtime_ms"], row["downtime_ms"])
+row["model_error_last_page"] = err(row["model_last_page_ms"], row["last_page_ms"])
 print(json.dumps(row))
 EOF
 		echo "# $w $mode: $(tail -n 1 "$OUT")"

@@ -72,8 +72,8 @@ def table(rows):
                "rounds), total bytes, downtime; and the model's error for the same mode.")
     out.append("")
     out.append("| workload | left out | pre-copy bytes × none | total bytes × none | "
-               "downtime × none | model total error |")
-    out.append("|---|---|---|---|---|---|")
+               "downtime × none | model total error | model downtime error |")
+    out.append("|---|---|---|---|---|---|---|")
     by = {}
     for r in rows:
         by.setdefault(r["workload"], {})[r["mode"]] = r
@@ -87,10 +87,41 @@ def table(rows):
             if not e:
                 continue
             pre = sum(e["round_bytes"][:-1])
-            out.append("| %s | %s | %s | %.2f | %.2f | %s |" % (
+            out.append("| %s | %s | %s | %.2f | %.2f | %s | %s |" % (
                 w, MODES[mode], "%.2f" % (pre / pre_n) if pre_n else "n/a",
                 e["total_bytes"] / max(n["total_bytes"], 1),
-                e["downtime_ms"] / max(n["downtime_ms"], 1), pct(e["model_error_total"])))
+                e["downtime_ms"] / max(n["downtime_ms"], 1), pct(e["model_error_total"]),
+                pct(e.get("model_error_downtime"))))
+    post = [r for r in rows if r.get("postcopy")]
+    if post:
+        out.append("")
+        out.append("With post-copy the tree runs again after the restore and the rest of its "
+                   "pages follow; the time until the last one arrived (from the freeze), what "
+                   "came after the restore, and the faults the restored tree waited on:")
+        out.append("")
+        out.append("| workload | downtime s | last page s (× none's downtime) | MiB after the restore "
+                   "| faults waited on | wait avg / max ms | model last page s (error) |")
+        out.append("|---|---|---|---|---|---|---|")
+        for r in post:
+            n = by.get(r["workload"], {}).get("none")
+            lp = r.get("last_page_ms")
+            out.append("| %s | %.2f | %s%s | %s | %s | %s | %s (%s) |" % (
+                r["workload"], r["downtime_ms"] / 1000.0,
+                "n/a" if lp is None else "%.2f" % (lp / 1000.0),
+                " (%.2f×)" % (lp / n["downtime_ms"]) if lp is not None and n and n["downtime_ms"] else "",
+                mib(r.get("lazy_bytes")),
+                "n/a" if r.get("lazy_faults") is None else "%d" % r["lazy_faults"],
+                "n/a" if r.get("lazy_fault_wait_avg_us") is None else "%.1f / %.1f" % (
+                    r["lazy_fault_wait_avg_us"] / 1000.0, r["lazy_fault_wait_max_us"] / 1000.0),
+                "n/a" if r.get("model_last_page_ms") is None else "%.2f" % (r["model_last_page_ms"] / 1000.0),
+                pct(r.get("model_error_last_page"))))
+    fos = sorted({r["model_freeze_overhead_s"] for r in rows if r.get("model_freeze_overhead_s") is not None})
+    if fos:
+        out.append("")
+        out.append("The model's downtime adds a freeze overhead (CRIU's dump of all but the memory, "
+                   "and the restore) measured on the workload's `none` migration of the same run: "
+                   "%s s; `none`'s own downtime error is therefore its final round's bytes' error." %
+                   " / ".join("%.2f" % f for f in fos))
     return "\n".join(out)
 
 

@@ -23,7 +23,11 @@ static const char about[] =
 	"intervals in a row, cold again after --cool intervals unwritten, at most\n"
 	"--hot-ranges ranges).\n";
 
-static const char footer[] = "Downtime = bytes of the final (stop-and-copy) round / bandwidth.\n";
+static const char footer[] =
+	"Downtime = --freeze-overhead + bytes of the final (stop-and-copy) round /\n"
+	"bandwidth. With post-copy (migrate --postcopy) the process runs again after\n"
+	"the freeze overhead alone and the final round's bytes follow: JSON gives that\n"
+	"downtime as postcopy_downtime_ms, the text a line under the table.\n";
 
 /* -b and -r when not given: a 1 Gbit/s link's worth, migrate's round interval */
 #define MM_DEFAULT_BANDWIDTH 100.0
@@ -75,6 +79,7 @@ static void print_json(const struct mm_cli *c, const struct mm_result *r)
 	ml_jw_kstr(&w, "type", "migrate_model");
 	ml_jw_kdbl(&w, "bandwidth_mbps", c->p.bandwidth_mbps);
 	ml_jw_kdbl(&w, "round_interval_s", c->p.round_interval_s);
+	ml_jw_kdbl(&w, "freeze_overhead_s", c->p.freeze_overhead_s);
 	ml_jw_key(&w, "policies");
 	ml_jw_arr(&w);
 	for (int k = 0; k < MM_NPOLICIES; k++) {
@@ -92,6 +97,8 @@ static void print_json(const struct mm_cli *c, const struct mm_result *r)
 		ml_jw_kuint(&w, "total_bytes", r[k].total_bytes);
 		ml_jw_kuint(&w, "final_round_bytes", r[k].final_round_bytes);
 		ml_jw_kdbl(&w, "downtime_ms", r[k].downtime_ms);
+		ml_jw_kdbl(&w, "postcopy_downtime_ms", r[k].postcopy_downtime_ms);
+		ml_jw_kdbl(&w, "postcopy_last_page_ms", r[k].downtime_ms);
 		ml_jw_obj_end(&w);
 	}
 	ml_jw_arr_end(&w);
@@ -167,6 +174,11 @@ static void print_human(const struct mm_cli *c, const struct mm_trace *t, const 
 			   r[0].total_bytes ? (double)r[1].total_bytes / r[0].total_bytes : 0.0,
 			   r[0].total_bytes ? (double)r[2].total_bytes / r[0].total_bytes : 0.0);
 	}
+	putchar('\n');
+	table_wrap(stdout, width, 2,
+		   "with post-copy: running again after %.1f ms (the freeze overhead%s); the "
+		   "final round's pages follow, the last arriving when DOWNTIME_MS says",
+		   r[0].postcopy_downtime_ms, c->p.freeze_overhead_s > 0 ? "" : ", -F sets it");
 }
 
 static int parse_args(int argc, char **argv, struct mm_cli *c)
@@ -183,6 +195,17 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		  .max = 1e9,
 		  .help = "link bandwidth in MiB/s (default 100, a little under a 1 Gbit/s "
 			  "link)" },
+		{ .letter = 'F',
+		  .name = "freeze-overhead",
+		  .arg = "SEC",
+		  .kind = CLI_DOUBLE,
+		  .target = &c->p.freeze_overhead_s,
+		  .min = 0,
+		  .max = 1e6,
+		  .help = "seconds each freeze costs besides sending the final round: "
+			  "CRIU's dump of all but the memory, and the restore (default 0; "
+			  "memlens migrate --json shows it as downtime_ms less final round "
+			  "bytes / bandwidth)" },
 		CLI_OPT_ROUND_INTERVAL(&c->p.round_interval_s, 0.001,
 				       "seconds between pre-dump rounds (default 2, as memlens "
 				       "migrate's)"),

@@ -20,7 +20,10 @@
  * the stale pages outside the excluded set; the final round sends every
  * stale page. Pre-copy stops after max_rounds, when a round sends no more
  * than stop_threshold, or when the trace has no more round intervals.
- * Downtime = final round bytes / bandwidth. Pure: no I/O.
+ * Downtime = freeze_overhead + final round bytes / bandwidth. With post-copy
+ * (CRIU's lazy pages) the tree runs again after freeze_overhead and the final
+ * round's bytes arrive after: the last page at downtime as without post-copy.
+ * Pure: no I/O.
  */
 #ifndef MEMLENS_MIGRATE_MODEL_H
 #define MEMLENS_MIGRATE_MODEL_H
@@ -89,6 +92,11 @@ struct mm_params {
 	int hot_cool; /* hot-range: cold after this many unwritten; 0: hot_intervals */
 	/* hot-range: at most this many ranges; 0: HOTRANGE_EXCLUDE_MAX, as migrate */
 	unsigned int hot_ranges_max;
+	/*
+	 * seconds a freeze costs besides sending the final round's bytes:
+	 * CRIU's dump of everything but the memory and the restore; >= 0
+	 */
+	double freeze_overhead_s;
 };
 
 enum mm_policy { MM_NONE, MM_HOT_VMA, MM_HOT_RANGE };
@@ -105,6 +113,8 @@ struct mm_result {
 	uint64_t total_bytes;
 	uint64_t final_round_bytes;
 	double downtime_ms;
+	/* with post-copy: frozen for freeze_overhead_s only, the final round after */
+	double postcopy_downtime_ms;
 };
 
 const char *ml_mm_policy_name(enum mm_policy p);

@@ -239,7 +239,9 @@ static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct m
 			final = true; /* converged: the next round is the stop-and-copy */
 	}
 	r->final_round_bytes = bytes;
-	r->downtime_ms = (double)bytes / (s->p->bandwidth_mbps * MM_MIB) * 1000.0;
+	r->postcopy_downtime_ms = s->p->freeze_overhead_s * 1000.0;
+	r->downtime_ms =
+		r->postcopy_downtime_ms + (double)bytes / (s->p->bandwidth_mbps * MM_MIB) * 1000.0;
 	return ret;
 }
 
@@ -251,10 +253,10 @@ static int check_params(const struct mm_trace *t, const struct mm_params *p, int
 	if (round_ms < 1)
 		return ml_err_set(err, EINVAL, "the round interval must be 1 ms .. 1e9 s");
 	if (p->max_rounds < 0 || p->max_rounds > 100000 || p->stop_threshold_mb < 0 ||
-	    p->hot_intervals < 0)
+	    p->hot_intervals < 0 || !(p->freeze_overhead_s >= 0) || p->freeze_overhead_s > 1e9)
 		return ml_err_set(err, EINVAL,
-				  "max rounds, stop threshold and hot intervals "
-				  "must not be negative");
+				  "max rounds, stop threshold, hot intervals and the freeze "
+				  "overhead must not be negative");
 	if (p->hot_intervals > HOTRANGE_MAX_INTERVALS || p->hot_cool < 0 ||
 	    p->hot_cool > HOTRANGE_MAX_INTERVALS || p->hot_ranges_max > HOTRANGE_MAX_MAX)
 		return ml_err_set(err, EINVAL,

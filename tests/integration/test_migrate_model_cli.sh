@@ -32,6 +32,23 @@ check defaults_said 'grep -q "bandwidth 100.0 MiB/s (the default; -b sets it)" "
 	"$(head -n 3 "$tmp/d.txt")"
 "$M" migrate-model "$tmp/t.jsonl" -b 50 -r 1 >"$tmp/g.txt" 2>&1
 check given_not_called_default '! grep -q "the default" "$tmp/g.txt"' "$(head -n 3 "$tmp/g.txt")"
+# the freeze overhead: added to every policy's downtime; post-copy's downtime is it alone
+"$M" migrate-model "$tmp/t.jsonl" -b 50 -F 0.25 --json >"$tmp/f.json" 2>"$tmp/f.err"
+rc=$?
+check freeze_overhead_json '[ $rc = 0 ] && "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+ok = j[\"freeze_overhead_s\"] == 0.25
+for p in j[\"policies\"]:
+    ok = ok and abs(p[\"downtime_ms\"] - (250 + p[\"final_round_bytes\"] / 50 / 1048576 * 1000)) < 1e-6
+    ok = ok and p[\"postcopy_downtime_ms\"] == 250 and p[\"postcopy_last_page_ms\"] == p[\"downtime_ms\"]
+sys.exit(not ok)" "$tmp/f.json"' "rc=$rc $(cat "$tmp/f.err") $(head -c 400 "$tmp/f.json")"
+"$M" migrate-model "$tmp/t.jsonl" -F 0.25 | tr -s ' \n' ' ' >"$tmp/f.txt"
+check freeze_overhead_said 'grep -q "with post-copy: running again after 250.0 ms (the freeze overhead)" "$tmp/f.txt"' \
+	"$(cat "$tmp/f.txt")"
+"$M" migrate-model "$tmp/t.jsonl" -F -1 >/dev/null 2>"$tmp/e"
+rc=$?
+check freeze_overhead_negative '[ $rc = 2 ] && grep -q "freeze-overhead" "$tmp/e"' "$(cat "$tmp/e")"
 "$M" migrate-model --help | tr -s ' \n' ' ' >"$tmp/help"
 check help_defaults 'grep -q "MiB/s (default 100" "$tmp/help" && grep -q "rounds (default 2" "$tmp/help"' \
 	"$(cat "$tmp/help")"

@@ -5,6 +5,7 @@
  * 0x40000, C = 4 pages at 0x80000. Every interval is 1 s long.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 
 #include "harness.h"
@@ -101,6 +102,34 @@ static void test_hot_late(void)
 	/* hot-range: A0-3 written at 2, 3 and 4 s: the same as hot-vma here */
 	check_rounds(&r[MM_HOT_RANGE], vma, 3);
 	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
+}
+
+/*
+ * A freeze overhead adds to every policy's downtime; with post-copy only the
+ * overhead is downtime, and the final round still ends when it did.
+ */
+static void test_freeze_overhead(void)
+{
+	struct mm_params p = { .bandwidth_mbps = 1,
+			       .round_interval_s = 2,
+			       .freeze_overhead_s = 0.5 };
+	struct mm_result r[MM_NPOLICIES];
+	struct ml_err err = { 0 };
+	struct mm_trace t;
+
+	trace_ab(&t, 1);
+	run(&t, &p, r);
+	CHECK(r[MM_NONE].downtime_ms == 500 + 15.625); /* 16 KiB at 1 MiB/s */
+	CHECK(r[MM_HOT_VMA].downtime_ms == 500 + 62.5);
+	for (int k = 0; k < MM_NPOLICIES; k++)
+		CHECK(r[k].postcopy_downtime_ms == 500);
+	ml_mm_results_free(r);
+	/* a negative or NaN overhead is refused */
+	p.freeze_overhead_s = -1;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
+	p.freeze_overhead_s = NAN;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
 	ml_mm_trace_free(&t);
 }
 
@@ -343,6 +372,7 @@ int main(void)
 {
 	RUN(test_hot_late);
 	RUN(test_hot_vma_granularity);
+	RUN(test_freeze_overhead);
 	RUN(test_hot_range_hysteresis);
 	RUN(test_hot_range_bound);
 	RUN(test_stop_threshold_and_max_rounds);
