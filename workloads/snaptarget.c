@@ -273,6 +273,17 @@ int main(int argc, char **argv)
 	int stack_var = 1;
 	char *heap = malloc(64);
 
+	/*
+	 * stdin's buffer, allocated and touched now: stdio would malloc it at
+	 * the first fgets, after "ready", and a snapshot taken in between
+	 * would see [heap] grow under it
+	 */
+	char *inbuf = malloc(BUFSIZ);
+
+	if (!inbuf)
+		return 1;
+	memset(inbuf, 0, BUFSIZ);
+	setvbuf(stdin, inbuf, _IOFBF, BUFSIZ);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	snprintf(fpath, sizeof(fpath), "/tmp/snaptarget.%d", getpid());
 	touch_p = map_anon(TOUCH_PAGES * PG);
