@@ -344,7 +344,7 @@ test_migrate_model_real_trace() {
 	rc=$?
 	[ $rc -eq 0 ] || { notok migrate_model_real_trace "exit $rc: $(cat "$tmp/mm.err")"; return; }
 	[ "$(wc -l <"$tmp/mm.json")" -eq 1 ] || { notok migrate_model_real_trace "not one line"; return; }
-	local check='j["type"]=="migrate_model" and j["bandwidth_mbps"]==100 and j["round_interval_s"]==2 and [p["name"] for p in j["policies"]]==["none","hot-vma","hot-range"] and all(set(p)=={"name","rounds","total_bytes","final_round_bytes","downtime_ms"} and p["rounds"][-1]["bytes"]==p["final_round_bytes"] and sum(r["bytes"] for r in p["rounds"])==p["total_bytes"] and abs(p["downtime_ms"]-p["final_round_bytes"]/(100*1048576)*1000)<1e-6 for p in j["policies"])'
+	local check='j["type"]=="migrate_model" and j["bandwidth_mbps"]==100 and j["round_interval_s"]==2 and [p["name"] for p in j["policies"]]==["none","hot-vma","hot-range"] and j["freeze_overhead_s"]==0 and all(set(p)=={"name","rounds","total_bytes","final_round_bytes","downtime_ms","postcopy_downtime_ms","postcopy_last_page_ms"} and p["postcopy_downtime_ms"]==0 and p["postcopy_last_page_ms"]==p["downtime_ms"] and p["rounds"][-1]["bytes"]==p["final_round_bytes"] and sum(r["bytes"] for r in p["rounds"])==p["total_bytes"] and abs(p["downtime_ms"]-p["final_round_bytes"]/(100*1048576)*1000)<1e-6 for p in j["policies"])'
 	[ "$(jget "$tmp/mm.json" "$check")" = True ] || { notok migrate_model_real_trace "shape: $(cat "$tmp/mm.json")"; return; }
 	# memwrite rewrites its 32 MiB buffer all the time: every pre-dump resends it
 	# without exclusion, and leaves it for the final round with it
