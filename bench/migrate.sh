@@ -83,7 +83,7 @@ start() { # WORKLOAD OUT CMD...: sets P (the workload, PID 1 of its namespace); 
 	local w=$1 out=$2 u
 	shift 2
 	set -- "${@//@DIR@/$out.d}"	# redis: its own directory (socket)
-	setsid unshare --pid --fork "$@" </dev/null >"$out" 2>&1 &
+	unshare --pid --fork setsid "$@" </dev/null >"$out" 2>&1 &
 	u=$!
 	pids+=("$u")
 	P=
