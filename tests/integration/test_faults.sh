@@ -314,12 +314,13 @@ test_interval() {
 		notok $n "$(cat "$out" "$T_TMP/iv.err" | head -c 3000)"
 	fi
 	n=faults_interval_text_blocks
-	"$MEMLENS" faults -i 100 -- "$WORKLOADS/faultgen" anon 64 >"$T_TMP/iv.txt" 2>/dev/null
-	if grep -q '^--- .* s (end): page faults in this interval' "$T_TMP/iv.txt" &&
+	"$MEMLENS" faults -i 100 -- "$WORKLOADS/faultgen" anon 64 >"$T_TMP/iv.txt" 2>"$T_TMP/ivt.err"
+	rc=$?
+	if [ $rc = 0 ] && grep -q '^--- .* s (end): page faults in this interval' "$T_TMP/iv.txt" &&
 	   [ "$(grep -c '^COMM' "$T_TMP/iv.txt")" -ge 2 ]; then
 		ok $n
 	else
-		notok $n "$(cat "$T_TMP/iv.txt")"
+		notok $n "exit $rc; stdout: $(cat "$T_TMP/iv.txt")" "stderr: $(cat "$T_TMP/ivt.err")"
 	fi
 	n=faults_bad_interval_exit_2
 	"$MEMLENS" faults -i 0 -d 1 >/dev/null 2>"$T_TMP/iv0.err"
