@@ -562,9 +562,6 @@ int cmd_writes(int argc, char **argv)
 	po.interval_ms = (unsigned int)interval_ms;
 	po.tree = c.tree;
 	po.max_overhead = max_overhead / 100;
-	if (c.tree && (po.sample_k > 1 || max_overhead > 0))
-		return cli_usage_error("writes", "--sample and --max-overhead do not combine with "
-						 "--tree yet");
 	/* -d without -i: intervals of 1 s, or one interval of the whole duration */
 	if (duration > 0 && !interval_ms)
 		po.interval_ms =

@@ -45,13 +45,17 @@ struct profiler_opts {
 	 * Sampled tracking (memlens/sample.h): each interval write-protect
 	 * 1/sample_k of every VMA's pages, a rotating sample of blocks, and
 	 * estimate from them. 0 or 1: every page (exact), unless max_overhead
-	 * makes it sample. Not with tree.
+	 * makes it sample. With tree, each process's own (a tree's sample
+	 * says the least fraction any process used, their faults and cost
+	 * summed; its shared memory estimates are not deduplicated).
 	 */
 	unsigned int sample_k;
 	/*
 	 * Keep the cost of tracking to the target under this share of one
 	 * CPU (0.05: 5%): the sample fraction (1/sample_k at most) and if need
 	 * be the interval follow the cost measured each interval. 0: no bound.
+	 * With tree, the bound is each process's, and the interval follows
+	 * the root's cost.
 	 */
 	double max_overhead;
 	unsigned int fault_ns; /* cost of one tracked write fault; 0: SAMPLE_DEFAULT_FAULT_NS */

@@ -904,10 +904,6 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 		goto fail;
 	}
 	p->sampling = p->o.sample_k > 1 || p->o.max_overhead > 0;
-	if (p->sampling && p->o.tree) {
-		r = ml_err_set(err, EINVAL, "sampled tracking does not combine with a tree yet");
-		goto fail;
-	}
 	p->sched.k = 1;
 	if (p->sampling) {
 		ml_sample_policy_init(&p->pol, p->o.sample_k ? p->o.sample_k : 1, p->o.max_overhead,

@@ -22,8 +22,6 @@ for bad in "--sample 0" "--sample 1.5" "--sample 1/0" "--sample 1/2000" "--sampl
 	run "$M" writes -p $$ $bad -d 1
 	check "bad_option_${bad// /_}" '[ "$(rc)" = 2 ] && [ -s "$tmp/err" ]' "rc=$(rc) $(cat "$tmp/err")"
 done
-run "$M" writes -p $$ --tree --sample 1/4 -d 1
-check tree_not_yet '[ "$(rc)" = 2 ] && grep -q "tree" "$tmp/err"' "rc=$(rc) $(cat "$tmp/err")"
 
 # --- estimates on a known write pattern ---------------------------------------
 "$W/memwrite" -P -m 8 -Z 4 -s 300 >"$tmp/mw" &
@@ -152,4 +150,27 @@ check bound_adapts 'grep -q fine "$tmp/py"' "$(cat "$tmp/py")"
 "$M" writes -p $mw -i 200 -d 1 --sample 0.25 --batch >"$tmp/h" 2>&1
 check text_says_fraction 'grep -q "^sampling: 1/4 of the pages" "$tmp/h" && grep -q "^interval 1 .* sample 1/4  overhead" "$tmp/h"' "$(head -8 "$tmp/h")"
 kill $mw; wait $mw 2>/dev/null
+
+# --- a tree: each process sampled, the tree's estimates added up -----------------
+"$W/forktree" >"$tmp/ft" 2>&1 &
+ft=$!
+wait_for_line "$tmp/ft" "ready" 10
+run "$M" writes -p $ft --tree -i 200 -d 2 --sample 1/4 --json
+check tree_exit_ok '[ "$(rc)" = 0 ]' "$(cat "$tmp/err")"
+python3 - "$tmp/out" >"$tmp/py" 2>&1 <<'PY'
+import json, sys
+iv = [json.loads(l) for l in open(sys.argv[1])]
+iv = [l for l in iv if l["type"] == "interval"]
+assert len(iv) >= 5 and all(l["tree"] for l in iv)
+for l in iv:
+    assert l["sampling"]["k"] == 4 and l["hot_ranges"].get("estimated") is True, l["sampling"]
+    assert len(l["processes"]) >= 2
+    # every process's regions sampled; the tree's pages its processes' sum
+    assert all(r["estimated"] for r in l["regions"])
+    assert l["dirty"]["dirty_pages"] <= sum(p["dirty_pages"] for p in l["processes"])
+    assert l["sampling"]["faults"] == sum(r.get("sampled_dirty_pages", 0) for r in l["regions"])
+print("fine")
+PY
+check tree_sampled 'grep -q fine "$tmp/py"' "$(cat "$tmp/py")"
+kill $ft; wait $ft 2>/dev/null
 t_done
