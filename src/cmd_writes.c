@@ -505,11 +505,13 @@ int cmd_writes(int argc, char **argv)
 		CLI_OPT_HOT_RANGES(&po.hot_ranges_max,
 				   "report at most N hot ranges, merging those with the smallest "
 				   "gaps (default 256)"),
-		CLI_OPT_SAMPLE(&po.sample_k,
-			       "write-protect only this fraction of each VMA's pages each "
-			       "interval (0.1 or 1/10: a rotating sample of 64 KiB blocks, every "
-			       "page once in 10 intervals) and estimate from it; the written "
-			       "ratios and hot ranges are then estimates (default: every page)"),
+		CLI_OPT_SAMPLE(
+			&po.sample_k,
+			"write-protect only this fraction of each VMA's pages each "
+			"interval (0.1 or 1/10: a rotating sample of 64 KiB blocks, every "
+			"page once in 10 intervals) and estimate from it; the written "
+			"ratios and hot ranges are then estimates; not with --record (default: "
+			"every page)"),
 		CLI_OPT_MAX_OVERHEAD(&max_overhead,
 				     "keep what tracking costs the target under PCT% of one CPU "
 				     "(its write faults times their cost): sample fewer pages, "
@@ -562,6 +564,10 @@ int cmd_writes(int argc, char **argv)
 	po.interval_ms = (unsigned int)interval_ms;
 	po.tree = c.tree;
 	po.max_overhead = max_overhead / 100;
+	/* migrate-model and report replay every written page of a record */
+	if (record_path && (po.sample_k > 1 || max_overhead > 0))
+		return cli_usage_error("writes", "--record needs every written page: it does not "
+						 "combine with --sample or --max-overhead");
 	/* -d without -i: intervals of 1 s, or one interval of the whole duration */
 	if (duration > 0 && !interval_ms)
 		po.interval_ms =

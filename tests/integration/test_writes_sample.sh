@@ -22,6 +22,8 @@ for bad in "--sample 0" "--sample 1.5" "--sample 1/0" "--sample 1/2000" "--sampl
 	run "$M" writes -p $$ $bad -d 1
 	check "bad_option_${bad// /_}" '[ "$(rc)" = 2 ] && [ -s "$tmp/err" ]' "rc=$(rc) $(cat "$tmp/err")"
 done
+run "$M" writes -p $$ --sample 1/4 --record "$tmp/rec" -d 1
+check record_needs_exact '[ "$(rc)" = 2 ] && grep -q "record needs every written page" "$tmp/err"' "rc=$(rc) $(cat "$tmp/err")"
 
 # --- estimates on a known write pattern ---------------------------------------
 "$W/memwrite" -P -m 8 -Z 4 -s 300 >"$tmp/mw" &
