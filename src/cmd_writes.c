@@ -48,6 +48,7 @@ struct writes_ctx {
 	bool have_last;
 	uint64_t intervals;
 	uint64_t t0_ns, interval_ms; /* the profiler's start, its interval */
+	bool interval_adapted; /* --max-overhead made the interval longer at some point */
 	uint64_t tick_ns_max; /* the longest tick */
 	int64_t max_dirty_pages;
 	const struct attach_stats *attach; /* how the target was stopped */
@@ -326,6 +327,8 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 	if (!ml_profiler_sample_copy(&c->last, s))
 		c->have_last = true;
 	c->intervals++;
+	if (s->sampling.next_interval_ms > c->interval_ms)
+		c->interval_adapted = true;
 	if (s->tick_ns > c->tick_ns_max)
 		c->tick_ns_max = s->tick_ns;
 	if (s->dirty.dirty_pages > c->max_dirty_pages)
@@ -340,7 +343,8 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 	/* the intervals the clock allowed from the start to now; a slow tick
 	 * or a busy CPU leaves fewer */
 	uint64_t want = c->t0_ns ? (ml_mono_ns() - c->t0_ns) / (c->interval_ms * 1000000ULL) : 0;
-	bool kept = want < 2 || c->intervals * 100 >= want * 95;
+	/* a longer interval --max-overhead chose is kept as it was meant to be */
+	bool kept = want < 2 || c->intervals * 100 >= want * 95 || c->interval_adapted;
 
 	if (want < c->intervals)
 		want = c->intervals;
@@ -463,13 +467,16 @@ static bool duration_over(struct writes_ctx *c, uint64_t t0, double duration, ui
 {
 	double el = (double)(ml_mono_ns() - t0) / 1e9;
 	uint64_t n;
+	bool adapted;
 
 	if (!want)
 		return el >= duration;
 	pthread_mutex_lock(&c->out_lock);
 	n = c->intervals;
+	adapted = c->interval_adapted;
 	pthread_mutex_unlock(&c->out_lock);
-	return n >= want || el >= duration * 3 + 2;
+	/* --max-overhead made intervals longer: SEC seconds, not SEC intervals */
+	return n >= want || el >= duration * (adapted ? 1 : 3) + (adapted ? 0 : 2);
 }
 
 int cmd_writes(int argc, char **argv)

@@ -93,6 +93,11 @@ struct profiler_sampling {
 	unsigned int k; /* 1/k of the pages were write-protected (1: all) */
 	uint64_t faults; /* tracked write faults the target took (pages found written) */
 	double cost; /* their cost, a share of one CPU (faults * fault_ns / interval) */
+	/*
+	 * The target's minor faults in the interval (/proc/PID/stat): the
+	 * tracked ones and every other (first touches, ...); a tree's summed
+	 */
+	uint64_t minflt;
 	unsigned int next_k; /* the next interval's */
 	unsigned int next_interval_ms;
 };

@@ -60,6 +60,7 @@ struct profiler {
 	size_t est_cap;
 	struct range *seen; /* the pieces of blocks scanned this interval */
 	size_t nseen, seen_cap;
+	uint64_t minflt; /* the target's minor faults at the last tick */
 
 	/* per-tick scratch */
 	uint64_t *dirty; /* per VMA index */
@@ -531,7 +532,12 @@ static int next_sample(struct profiler *p, uint64_t faults, double interval_s,
 		       struct profiler_sampling *out, struct ml_err *err)
 {
 	unsigned int k_old = p->sched.k;
+	struct ml_proc_stat st;
 
+	if (!ml_proc_stat_read(p->pid, 0, &st)) {
+		out->minflt = p->minflt && st.minflt >= p->minflt ? st.minflt - p->minflt : 0;
+		p->minflt = st.minflt;
+	}
 	out->on = true;
 	out->k = k_old;
 	out->faults = faults;
@@ -849,6 +855,11 @@ static int setup_tracking(struct profiler *p, struct ml_err *err)
 	r = sync_registration(p, err);
 	if (!r && p->sched.k > 1)
 		r = protect_sample(p, false, err); /* registered only: the first sample's blocks */
+	if (!r && p->sampling) {
+		struct ml_proc_stat st;
+
+		p->minflt = ml_proc_stat_read(p->pid, 0, &st) ? 0 : st.minflt;
+	}
 	if (r)
 		return r;
 	p->start_ns = p->last_scan_ns = ml_mono_ns();

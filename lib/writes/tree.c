@@ -324,6 +324,7 @@ static void merge_sampling(struct profiler_sampling *out, const struct profiler_
 		return;
 	out->on = true;
 	out->faults += s->faults;
+	out->minflt += s->minflt;
 	out->cost += s->cost;
 	if (s->k > out->k)
 		out->k = s->k;

@@ -95,6 +95,7 @@ assert len(iv) >= 12, f"only {len(iv)} sampled intervals"
 for l in iv:
     s = l["sampling"]
     assert s["k"] == 4 and s["fraction"] == 0.25 and s["next_fraction"] == 0.25, s
+    assert isinstance(s["target_minflt"], int) and s["target_minflt"] >= 0, s
     assert l["hot_ranges"].get("estimated") is True, l["hot_ranges"]
     b, z = region(l, buf), region(l, still)
     # 2048 pages in 128 blocks of 16 (two pieces more if not aligned): a quarter

@@ -231,7 +231,8 @@ static void test_writes_interval_sampled(void)
 	j = out_parse(&o);
 	REQUIRE(j);
 	CHECK(strstr(o.buf, "\"sampling\":{\"fraction\":0.1,\"k\":10,\"faults\":1638,"
-			    "\"overhead_pct\":3.27,\"next_fraction\":0.05,\"next_interval_ms\":"
+			    "\"overhead_pct\":3.27,\"target_minflt\":0,\"next_fraction\":0.05,"
+			    "\"next_interval_ms\":"
 			    "1000}") != NULL);
 	CHECK(strstr(o.buf, "\"hot\":true,\"estimated\":true,\"sampled_pages\":1638,"
 			    "\"sampled_dirty_pages\":1638,\"ratio_stderr\":0}") != NULL);
