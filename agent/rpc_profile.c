@@ -11,6 +11,7 @@
 #include "memlens/heat.h"
 #include "memlens/hotrange.h"
 #include "memlens/maps.h"
+#include "memlens/sample.h"
 #include "rpc_handlers.h"
 #include "memlens/clock.h"
 
@@ -54,6 +55,17 @@ static int validate_start(const Agent__StartProfilingRequest *q, struct profiler
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
 				"max_hot_ranges must be 1..%d (0 for the default %d), not %d",
 				HOTRANGE_MAX_MAX, HOTRANGE_DEFAULT_MAX, q->max_hot_ranges);
+	if (q->sample_k < 0 || q->sample_k > SAMPLE_K_MAX)
+		return rpc_fail(out, RPC_INVALID_ARGUMENT,
+				"sample_k must be 1..%d (0: every page), not %d", SAMPLE_K_MAX,
+				q->sample_k);
+	if (!(q->max_overhead_pct >= 0 && q->max_overhead_pct <= 100))
+		return rpc_fail(out, RPC_INVALID_ARGUMENT,
+				"max_overhead_pct must be a percent of one CPU in (0, 100] (0: no "
+				"bound), not %g",
+				q->max_overhead_pct);
+	po->sample_k = (unsigned int)q->sample_k;
+	po->max_overhead = q->max_overhead_pct / 100;
 	po->interval_ms = (unsigned int)q->interval_ms;
 	po->hot_threshold = q->hot_threshold;
 	po->hot_consecutive = q->hot_consecutive;
@@ -258,6 +270,9 @@ static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 	resp.timestamp_ms = s->seq ? s->dirty.timestamp_ms : ml_wall_ms();
 	resp.total_vmas = s->total_vmas;
 	resp.hot_vmas = s->hot_vmas;
+	resp.estimated = s->sampling.k > 1;
+	resp.sample_fraction = 1.0 / (s->sampling.k ? s->sampling.k : 1);
+	resp.overhead_pct = s->sampling.cost * 100;
 	hot_ranges(&s->hot, &resp, rs, rptrs);
 	rpc_pack(out, &resp.base);
 out:
@@ -310,6 +325,9 @@ void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint6
 		resp.dirty_rate_pages_per_sec = s.dirty.dirty_rate_pages_per_sec;
 		resp.cumulative_dirty_bytes = s.dirty.cumulative_dirty_bytes;
 		resp.avg_dirty_rate = s.dirty.avg_dirty_rate;
+		resp.estimated = s.sampling.k > 1;
+		resp.sample_fraction = 1.0 / (s.sampling.k ? s.sampling.k : 1);
+		resp.overhead_pct = s.sampling.cost * 100;
 		resp.timestamp_ms = s.seq ? s.dirty.timestamp_ms : ml_wall_ms();
 		rpc_pack(out, &resp.base);
 	}
@@ -330,6 +348,8 @@ static void status_profiler(struct agent *a, Agent__GetStatusResponse *r, struct
 	r->hot_consecutive = o->hot_consecutive;
 	r->hot_cool = o->hot_cool;
 	r->max_hot_ranges = (int32_t)o->hot_ranges_max;
+	r->sample_k = (int32_t)o->sample_k;
+	r->max_overhead_pct = o->max_overhead * 100;
 	if (!ml_profiler_latest(a->prof, s)) {
 		r->intervals = (int64_t)s->seq;
 		r->total_vmas = s->total_vmas;

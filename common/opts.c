@@ -13,6 +13,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/features.h"
+#include "memlens/sample.h"
 #include "opts.h"
 
 #ifndef MEMLENS_VERSION
@@ -670,4 +671,35 @@ void cli_print_version(FILE *f)
 	fflush(f);
 	print_features(f, &l, FEATURE_OK, "features: ");
 	print_features(f, &l, FEATURE_MISSING, "missing: ");
+}
+
+int cli_sample_fraction(void *target, const char *arg, char *why, size_t len)
+{
+	unsigned int *k = target;
+	char *end;
+	double f;
+
+	if (!strncmp(arg, "1/", 2)) {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg + 2, &end, 10);
+		if (errno || end == arg + 2 || *end || !v || v > SAMPLE_K_MAX)
+			goto bad;
+		*k = (unsigned int)v;
+		return 0;
+	}
+	errno = 0;
+	f = strtod(arg, &end);
+	if (errno || end == arg || *end || !(f > 0 && f <= 1))
+		goto bad;
+	/* the nearest 1/K: every page is sampled once in K intervals */
+	f = 1 / f + 0.5;
+	if (f > SAMPLE_K_MAX)
+		goto bad;
+	*k = (unsigned int)f;
+	return 0;
+bad:
+	snprintf(why, len, "must be a fraction in [1/%d, 1], as 0.1 or 1/10", SAMPLE_K_MAX);
+	return -1;
 }

@@ -200,6 +200,22 @@ void cli_wrap(FILE *f, const char *text, int col, int indent);
 		.name = "hot-ranges", .arg = "N", .help = h, .kind = CLI_UINT, .target = t,        \
 		.min = 1, .max = HOTRANGE_MAX_MAX                                                  \
 	}
+/*
+ * Sampled write tracking (memlens/sample.h): --sample FRACTION or 1/K into an
+ * unsigned int K (1/K of the pages each interval), --max-overhead PCT (a
+ * share of one CPU, in percent) into a double
+ */
+int cli_sample_fraction(void *target, const char *arg, char *why, size_t len);
+#define CLI_OPT_SAMPLE(t, h)                                                                       \
+	{                                                                                          \
+		.name = "sample", .arg = "FRACTION", .help = h, .kind = CLI_FUNC, .target = t,     \
+		.fn = cli_sample_fraction                                                          \
+	}
+#define CLI_OPT_MAX_OVERHEAD(t, h)                                                                 \
+	{                                                                                          \
+		.name = "max-overhead", .arg = "PCT", .help = h, .kind = CLI_DOUBLE, .target = t,  \
+		.min = 0.01, .max = 100                                                            \
+	}
 #define CLI_OPT_IMAGES_DIR(t, h)                                                                   \
 	{                                                                                          \
 		.letter = 'D', .name = "images-dir", .arg = "DIR", .help = h, .kind = CLI_STR,     \

@@ -47,6 +47,8 @@ struct ckpt_cli {
 	double hot_threshold; /* 0: the profiler's default */
 	int hot_consecutive, hot_cool;
 	unsigned int hot_ranges_max;
+	unsigned int sample_k; /* --sample 1/K; 0: every page */
+	double max_overhead; /* --max-overhead, percent of one CPU */
 	bool json;
 };
 
@@ -141,6 +143,14 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 		CLI_OPT_HOT_RANGES(&c->hot_ranges_max,
 				   "hot ranges left out at most, the smallest gaps between "
 				   "them merged beyond that (default 16384)"),
+		CLI_OPT_SAMPLE(&c->sample_k,
+			       "profile with only this fraction of each VMA's pages "
+			       "write-protected each interval (0.1 or 1/10, rotating): hot "
+			       "memory estimated, for a fraction of the cost to the target "
+			       "(default: every page)"),
+		CLI_OPT_MAX_OVERHEAD(&c->max_overhead,
+				     "keep what profiling costs each process under PCT% of one "
+				     "CPU, sampling fewer pages while it would not be"),
 		{ .name = "resume-seconds",
 		  .arg = "SEC",
 		  .kind = CLI_DOUBLE,
@@ -405,6 +415,8 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 				    .hot_cool = c->hot_cool,
 				    .hot_ranges_max = c->hot_ranges_max ? c->hot_ranges_max
 									: HOTRANGE_EXCLUDE_MAX,
+				    .sample_k = c->sample_k,
+				    .max_overhead = c->max_overhead / 100,
 				    .tree = true /* CRIU dumps the whole tree */ };
 	struct ml_err err = { 0 };
 	int r;

@@ -80,6 +80,8 @@ struct mig_cli {
 	double hot_threshold; /* 0: the profiler's default */
 	int hot_consecutive, hot_cool;
 	unsigned int hot_ranges_max;
+	unsigned int sample_k;
+	double max_overhead;
 	bool no_exclude, receive, shell_job, json, postcopy;
 	const sigset_t *sigs; /* the signals that stop a migration */
 };
@@ -129,6 +131,14 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		CLI_OPT_HOT_RANGES(&c->hot_ranges_max,
 				   "hot ranges left out at most, the smallest gaps between "
 				   "them merged beyond that (default 16384)"),
+		CLI_OPT_SAMPLE(&c->sample_k,
+			       "profile with only this fraction of each VMA's pages "
+			       "write-protected each interval (0.1 or 1/10, rotating): hot "
+			       "memory estimated, for a fraction of the cost to the target "
+			       "(default: every page)"),
+		CLI_OPT_MAX_OVERHEAD(&c->max_overhead,
+				     "keep what profiling costs each process under PCT% of one "
+				     "CPU, sampling fewer pages while it would not be"),
 		{ .name = "no-exclude",
 		  .kind = CLI_FLAG,
 		  .target = &c->no_exclude,
@@ -470,6 +480,8 @@ static int run_source(struct mig_cli *c)
 		.hot_consecutive = c->hot_consecutive,
 		.hot_cool = c->hot_cool,
 		.hot_ranges_max = c->hot_ranges_max,
+		.sample_k = c->sample_k,
+		.max_overhead = c->max_overhead / 100,
 		.timeout_s = c->timeout_s,
 		.no_exclude = c->no_exclude,
 		.off_note = "exclusion off (--no-exclude)",

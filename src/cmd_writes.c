@@ -48,6 +48,7 @@ struct writes_ctx {
 	bool have_last;
 	uint64_t intervals;
 	uint64_t t0_ns, interval_ms; /* the profiler's start, its interval */
+	bool interval_adapted; /* --max-overhead made the interval longer at some point */
 	uint64_t tick_ns_max; /* the longest tick */
 	int64_t max_dirty_pages;
 	const struct attach_stats *attach; /* how the target was stopped */
@@ -125,7 +126,10 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 		table_cell(t, "%s", ml_vma_kind_name(r->kind));
 		table_cell(t, "%llu", (unsigned long long)ml_in_unit(r->end - r->start, div));
 		table_cell(t, "%llu", (unsigned long long)ml_in_unit(r->dirty_pages * 4096, div));
-		table_cell(t, "%.3f", r->written_ratio);
+		if (r->estimated)
+			table_cell(t, "~%.3f", r->written_ratio);
+		else
+			table_cell(t, "%.3f", r->written_ratio);
 		table_cell(t, "%d", r->consecutive_hot);
 		table_cell(t, "%s", r->hot ? "HOT" : "");
 		table_cell(t, "%s%s", table_basename(r->path ? r->path : ""),
@@ -152,7 +156,8 @@ static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_ro
 
 	if (!h->n)
 		return;
-	fprintf(f, "  hot ranges: %zu, %s hot", h->n, ml_fmt_bytes(h->hot_bytes, b1, sizeof(b1)));
+	fprintf(f, "  hot ranges%s: %zu, %s hot", h->estimated ? " (estimated from a sample)" : "",
+		h->n, ml_fmt_bytes(h->hot_bytes, b1, sizeof(b1)));
 	if (h->unmerged > h->n)
 		fprintf(f, " (%zu runs merged into %zu: %s of cold pages taken in)", h->unmerged,
 			h->n, ml_fmt_bytes(h->merge_cost_bytes, b2, sizeof(b2)));
@@ -225,14 +230,30 @@ static void tree_lines(FILE *f, const struct profiler_sample *s)
 			s->shared_untracked, s->shared_untracked == 1 ? "" : "s");
 }
 
+/* "  sample 1/10 (faults cost 1.2% of a CPU)": how the interval was tracked */
+static void sampling_text(FILE *f, const struct profiler_sampling *s)
+{
+	if (!s->on)
+		return;
+	if (s->k > 1)
+		fprintf(f, "  sample 1/%u", s->k);
+	else
+		fprintf(f, "  sample 1/1 (every page)");
+	fprintf(f, "  overhead %.2f%% of a CPU", s->cost * 100);
+	if (s->next_k != s->k)
+		fprintf(f, ", next 1/%u", s->next_k);
+}
+
 static void print_table(const struct writes_ctx *c, const struct profiler_sample *s)
 {
 	char b1[16], b2[16], b3[16];
 	int width = table_width(c->out);
 
-	fprintf(c->out, "interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms\n",
+	fprintf(c->out, "interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms",
 		(unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
 		s->hot_vmas, s->tick_ns / 1e6);
+	sampling_text(c->out, &s->sampling);
+	fputc('\n', c->out);
 	if (s->tree)
 		process_table(c->out, s, width, 0);
 	region_table(c, c->out, s, width, 0, false);
@@ -258,8 +279,10 @@ static void print_screen(const struct writes_ctx *c, const struct profiler_sampl
 
 	fprintf(f, "memlens writes - pid %d, interval %llu, %.1f s; q or Ctrl-C quits\n",
 		(int)c->pid, (unsigned long long)s->seq, s->t_ms / 1000.0);
-	fprintf(f, "VMAs %d, tracked %d, hot %d; tick %.2f ms\n", s->total_vmas, s->tracked_vmas,
+	fprintf(f, "VMAs %d, tracked %d, hot %d; tick %.2f ms", s->total_vmas, s->tracked_vmas,
 		s->hot_vmas, s->tick_ns / 1e6);
+	sampling_text(f, &s->sampling);
+	fputc('\n', f);
 	fprintf(f, "written: %s in %.2f s; cumulative %s, average %s/s\n\n",
 		ml_fmt_bytes((uint64_t)s->dirty.dirty_bytes, b1, sizeof(b1)), s->interval_s,
 		ml_fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b2, sizeof(b2)),
@@ -304,6 +327,8 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 	if (!ml_profiler_sample_copy(&c->last, s))
 		c->have_last = true;
 	c->intervals++;
+	if (s->sampling.next_interval_ms > c->interval_ms)
+		c->interval_adapted = true;
 	if (s->tick_ns > c->tick_ns_max)
 		c->tick_ns_max = s->tick_ns;
 	if (s->dirty.dirty_pages > c->max_dirty_pages)
@@ -318,7 +343,8 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 	/* the intervals the clock allowed from the start to now; a slow tick
 	 * or a busy CPU leaves fewer */
 	uint64_t want = c->t0_ns ? (ml_mono_ns() - c->t0_ns) / (c->interval_ms * 1000000ULL) : 0;
-	bool kept = want < 2 || c->intervals * 100 >= want * 95;
+	/* a longer interval --max-overhead chose is kept as it was meant to be */
+	bool kept = want < 2 || c->intervals * 100 >= want * 95 || c->interval_adapted;
 
 	if (want < c->intervals)
 		want = c->intervals;
@@ -441,13 +467,16 @@ static bool duration_over(struct writes_ctx *c, uint64_t t0, double duration, ui
 {
 	double el = (double)(ml_mono_ns() - t0) / 1e9;
 	uint64_t n;
+	bool adapted;
 
 	if (!want)
 		return el >= duration;
 	pthread_mutex_lock(&c->out_lock);
 	n = c->intervals;
+	adapted = c->interval_adapted;
 	pthread_mutex_unlock(&c->out_lock);
-	return n >= want || el >= duration * 3 + 2;
+	/* --max-overhead made intervals longer: SEC seconds, not SEC intervals */
+	return n >= want || el >= duration * (adapted ? 1 : 3) + (adapted ? 0 : 2);
 }
 
 int cmd_writes(int argc, char **argv)
@@ -464,6 +493,7 @@ int cmd_writes(int argc, char **argv)
 	pid_t pid = 0, child = 0;
 	int r, rc = EXIT_OK, stop_sig = 0, first;
 	long interval_ms = 0;
+	double max_overhead = 0;
 	struct cli_opt opts[] = {
 		CLI_OPT_PID(&pid, "profile a running process"),
 		CLI_OPT_CMD("start CMD and profile it from its first instruction; CMD is "
@@ -482,6 +512,17 @@ int cmd_writes(int argc, char **argv)
 		CLI_OPT_HOT_RANGES(&po.hot_ranges_max,
 				   "report at most N hot ranges, merging those with the smallest "
 				   "gaps (default 256)"),
+		CLI_OPT_SAMPLE(
+			&po.sample_k,
+			"write-protect only this fraction of each VMA's pages each "
+			"interval (0.1 or 1/10: a rotating sample of 64 KiB blocks, every "
+			"page once in 10 intervals) and estimate from it; the written "
+			"ratios and hot ranges are then estimates; not with --record (default: "
+			"every page)"),
+		CLI_OPT_MAX_OVERHEAD(&max_overhead,
+				     "keep what tracking costs the target under PCT% of one CPU "
+				     "(its write faults times their cost): sample fewer pages, "
+				     "and if need be scan less often, while it would not be"),
 		CLI_OPT_DURATION(&duration, 0.001,
 				 "stop after SEC seconds: SEC intervals of 1 s without -i "
 				 "(default: Ctrl-C or the target's exit)"),
@@ -529,6 +570,11 @@ int cmd_writes(int argc, char **argv)
 		return rc;
 	po.interval_ms = (unsigned int)interval_ms;
 	po.tree = c.tree;
+	po.max_overhead = max_overhead / 100;
+	/* migrate-model and report replay every written page of a record */
+	if (record_path && (po.sample_k > 1 || max_overhead > 0))
+		return cli_usage_error("writes", "--record needs every written page: it does not "
+						 "combine with --sample or --max-overhead");
 	/* -d without -i: intervals of 1 s, or one interval of the whole duration */
 	if (duration > 0 && !interval_ms)
 		po.interval_ms =
@@ -596,6 +642,20 @@ int cmd_writes(int argc, char **argv)
 			   ml_profiler_options(p)->hot_cool, ml_profiler_options(p)->hot_ranges_max,
 			   st->stopped_ns / 1e6);
 		fputc('\n', c.out);
+		if (po.sample_k > 1 || po.max_overhead > 0) {
+			const struct profiler_opts *o = ml_profiler_options(p);
+
+			fprintf(c.out,
+				"sampling: 1/%u of the pages each interval (64 KiB blocks, "
+				"rotating)",
+				o->sample_k > 1 ? o->sample_k : 1);
+			if (o->max_overhead > 0)
+				fprintf(c.out,
+					", fewer while the write faults (%.1f us each) would cost "
+					"more than %.2f%% of a CPU",
+					o->fault_ns / 1e3, o->max_overhead * 100);
+			fputc('\n', c.out);
+		}
 		fflush(c.out);
 	}
 	r = ml_profiler_start(p, on_tick, &c, &err);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * memwrite: rewrites a 64 MiB buffer with memset in a loop.
- *   memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x [-n RUNS]] [-R MIBPS]
+ *   memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x [-n RUNS]] [-R MIBPS] [-Z MIB]
  * -r prints the write throughput (MiB/s) when it ends, and on a second line
  * what the writing cost (getrusage: CPU time, minor faults, context switches,
  * counted from the first write of the loop, after -R's first pass). Prints
@@ -19,14 +19,20 @@
  * skipped one pass". With -P it paces against a page of its own, in a
  * separate mapping (a guard page keeps the kernel from merging the two),
  * written every pass, skipped or not.
- * -P paces it against a write profiler: after each pass it waits until the
- * buffer is write-protected again (pagemap's uffd-wp bit on its first page,
- * set by the profiler's scan at the end of an interval), so that every
+ * -P paces it against a write profiler: after each pass it waits until some
+ * page of the buffer is write-protected again (pagemap's uffd-wp bit, set by
+ * the profiler at the end of an interval: on every page, or on those of its
+ * next sample when it samples; with -x, on the pacing page), and writes
+ * the whole buffer again, until no page of it is write-protected, so that every
  * interval sees the whole buffer written once however little CPU the
  * process gets, rather than as much as it managed to write. A test that
  * expects the buffer hot then depends on the profiler, not on the machine's
  * load. Without a profiler it writes the buffer once ("memwrite: first pass
  * written") and idles: a still target of known size.
+ * -Z MIB also maps a second buffer of MIB MiB, its own VMA (guard pages
+ * round it), writes it once before anything is printed and never again,
+ * and prints "memwrite: still 0xS-0xE": memory present but never written
+ * while profiled.
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -119,9 +125,28 @@ static int uffd_wp(int pagemap, const void *p)
 	return (e >> 57) & 1;
 }
 
+/* Is some page of [p, p + len) write-protected by userfaultfd? */
+static int uffd_wp_any(int pagemap, const unsigned char *p, size_t len)
+{
+	uint64_t e[512];
+	size_t n = len / 4096;
+
+	for (size_t i = 0; i < n; i += 512) {
+		size_t k = n - i < 512 ? n - i : 512;
+		off_t off = (off_t)(((uintptr_t)p / 4096 + i) * 8);
+
+		if (pread(pagemap, e, k * 8, off) != (ssize_t)(k * 8))
+			return 0;
+		for (size_t j = 0; j < k; j++)
+			if ((e[j] >> 57) & 1)
+				return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	size_t mib = 64;
+	size_t mib = 64, still_mib = 0;
 	double secs = 0, rate = 0, t0;
 	int report = 0, paced = 0, scattered = 0, pagemap = -1, opt;
 	unsigned long passes = 0;
@@ -130,7 +155,7 @@ int main(int argc, char **argv)
 	size_t pos = 0;
 	unsigned char *buf, *clock;
 
-	while ((opt = getopt(argc, argv, "m:s:rPxn:R:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:s:rPxn:R:Z:")) != -1) {
 		if (opt == 'm')
 			mib = strtoul(optarg, NULL, 10);
 		else if (opt == 's')
@@ -145,10 +170,12 @@ int main(int argc, char **argv)
 			nruns = atoi(optarg);
 		else if (opt == 'R')
 			rate = atof(optarg);
+		else if (opt == 'Z')
+			still_mib = strtoul(optarg, NULL, 10);
 		else {
 			fprintf(stderr,
 				"usage: memwrite [-m MIB] [-s SECONDS] [-r] [-P] [-x [-n RUNS]] "
-				"[-R MIBPS]\n");
+				"[-R MIBPS] [-Z MIB]\n");
 			return 2;
 		}
 	}
@@ -181,6 +208,19 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		signal(SIGUSR1, on_usr1);
+	}
+	if (still_mib) {
+		size_t sl = still_mib << 20;
+		unsigned char *st = mmap(NULL, sl + 2 * PG, PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (st == MAP_FAILED || mprotect(st, PG, PROT_NONE) ||
+		    mprotect(st + PG + sl, PG, PROT_NONE)) {
+			perror("mmap/mprotect");
+			return 1;
+		}
+		memset(st + PG, 1, sl);
+		printf("memwrite: still %p-%p\n", (void *)(st + PG), (void *)(st + PG + sl));
 	}
 	printf("memwrite pid %d writes %p-%p (%zu MiB)\n", getpid(), (void *)buf,
 	       (void *)(buf + len), mib);
@@ -228,7 +268,9 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 		passes++;
-		while (paced && !uffd_wp(pagemap, clock) && !(secs > 0 && now() - t0 >= secs))
+		while (paced &&
+		       !(scattered ? uffd_wp(pagemap, clock) : uffd_wp_any(pagemap, buf, len)) &&
+		       !(secs > 0 && now() - t0 >= secs))
 			usleep(1000);
 		if (skipped) {
 			printf("memwrite: skipped one pass\n");

@@ -105,6 +105,12 @@ struct hotrange_set {
 	size_t unmerged; /* runs of hot pages before merging */
 	uint64_t hot_bytes; /* bytes of hot pages */
 	uint64_t merge_cost_bytes; /* bytes of the gaps merged into r */
+	/*
+	 * From a sample (memlens/sample.h): each page's state counts only the
+	 * intervals it was write-protected in, so a page is hot once written in
+	 * `consecutive` of its sampled intervals in a row
+	 */
+	bool estimated;
 };
 
 /*
@@ -125,6 +131,17 @@ void ml_hotrange_reset(struct hotrange *h);
  */
 int ml_hotrange_update(struct hotrange *h, const struct range *vmas, size_t nvmas,
 		       const struct range *written, size_t nwritten);
+
+/*
+ * ml_hotrange_update() of a sampled interval: only the pages of @seen
+ * (sorted, disjoint: the pages write-protected during the interval) were
+ * watched. They step as there; every other page keeps its state (it was
+ * neither written nor left unwritten as far as anyone knows). State outside
+ * @vmas is dropped all the same.
+ */
+int ml_hotrange_update_seen(struct hotrange *h, const struct range *vmas, size_t nvmas,
+			    const struct range *written, size_t nwritten, const struct range *seen,
+			    size_t nseen);
 
 /* The hot ranges now, within max_ranges. Free with ml_hotrange_set_free(). */
 int ml_hotrange_get(const struct hotrange *h, struct hotrange_set *out);

@@ -41,6 +41,24 @@ struct profiler_opts {
 	 * interval, children that exit stay in the totals, marked exited.
 	 */
 	bool tree;
+	/*
+	 * Sampled tracking (memlens/sample.h): each interval write-protect
+	 * 1/sample_k of every VMA's pages, a rotating sample of blocks, and
+	 * estimate from them. 0 or 1: every page (exact), unless max_overhead
+	 * makes it sample. With tree, each process's own (a tree's sample
+	 * says the least fraction any process used, their faults and cost
+	 * summed; its shared memory estimates are not deduplicated).
+	 */
+	unsigned int sample_k;
+	/*
+	 * Keep the cost of tracking to the target under this share of one
+	 * CPU (0.05: 5%): the sample fraction (1/sample_k at most) and if need
+	 * be the interval follow the cost measured each interval. 0: no bound.
+	 * With tree, the bound is each process's, and the interval follows
+	 * the root's cost.
+	 */
+	double max_overhead;
+	unsigned int fault_ns; /* cost of one tracked write fault; 0: SAMPLE_DEFAULT_FAULT_NS */
 };
 
 struct profiler_region {
@@ -58,6 +76,30 @@ struct profiler_region {
 	bool shared;
 	uint32_t dev; /* major << 20 | minor */
 	uint64_t inode, pgoff;
+	/*
+	 * A sampled interval: dirty_pages and written_ratio are estimates
+	 * from sampled_pages write-protected pages, of which sampled_dirty
+	 * were written; ratio_stderr is the estimate's standard error. A VMA
+	 * no block of which was sampled keeps its last estimate (sampled_pages 0).
+	 */
+	bool estimated;
+	uint64_t sampled_pages, sampled_dirty;
+	double ratio_stderr;
+};
+
+/* How an interval was tracked. */
+struct profiler_sampling {
+	bool on; /* sampling asked for (sample_k > 1 or max_overhead) */
+	unsigned int k; /* 1/k of the pages were write-protected (1: all) */
+	uint64_t faults; /* tracked write faults the target took (pages found written) */
+	double cost; /* their cost, a share of one CPU (faults * fault_ns / interval) */
+	/*
+	 * The target's minor faults in the interval (/proc/PID/stat): the
+	 * tracked ones and every other (first touches, ...); a tree's summed
+	 */
+	uint64_t minflt;
+	unsigned int next_k; /* the next interval's */
+	unsigned int next_interval_ms;
 };
 
 /* One process of a profiled tree (profiler_opts.tree). */
@@ -99,6 +141,7 @@ struct profiler_sample {
 	pid_t *written_pid; /* a tree's: the process of each written range */
 	size_t nwritten;
 	struct hotrange_set hot; /* the hot ranges inside the tracked VMAs */
+	struct profiler_sampling sampling;
 	char *paths; /* the regions' paths, one after another */
 	uint64_t tick_ns; /* cost of this tick */
 	uint64_t scan_ns; /* of which PAGEMAP_SCAN */

@@ -36,6 +36,13 @@ static void put_region(struct jw *w, const struct profiler_region *r, bool tree)
 	ml_jw_kdbl(w, "written_ratio", r->written_ratio);
 	ml_jw_kint(w, "consecutive_hot", r->consecutive_hot);
 	ml_jw_kbool(w, "hot", r->hot);
+	if (r->estimated) {
+		/* a sampled interval: dirty_pages and written_ratio are estimates */
+		ml_jw_kbool(w, "estimated", true);
+		ml_jw_kuint(w, "sampled_pages", r->sampled_pages);
+		ml_jw_kuint(w, "sampled_dirty_pages", r->sampled_dirty);
+		ml_jw_kdbl(w, "ratio_stderr", r->ratio_stderr);
+	}
 	if (r->shared) {
 		ml_jw_key(w, "shared");
 		ml_jw_obj(w);
@@ -94,6 +101,8 @@ static void put_hot_ranges(struct jw *w, const struct hotrange_set *h, bool tree
 {
 	ml_jw_key(w, "hot_ranges");
 	ml_jw_obj(w);
+	if (h->estimated)
+		ml_jw_kbool(w, "estimated", true);
 	ml_jw_kuint(w, "count", h->n);
 	ml_jw_kuint(w, "unmerged", h->unmerged);
 	ml_jw_kuint(w, "hot_bytes", h->hot_bytes);
@@ -111,6 +120,23 @@ static void put_hot_ranges(struct jw *w, const struct hotrange_set *h, bool tree
 		ml_jw_obj_end(w);
 	}
 	ml_jw_arr_end(w);
+	ml_jw_obj_end(w);
+}
+
+/* How the interval was tracked, when sampling was asked for (memlens/sample.h). */
+static void put_sampling(struct jw *w, const struct profiler_sampling *s)
+{
+	if (!s->on)
+		return;
+	ml_jw_key(w, "sampling");
+	ml_jw_obj(w);
+	ml_jw_kdbl(w, "fraction", 1.0 / (s->k ? s->k : 1));
+	ml_jw_kuint(w, "k", s->k);
+	ml_jw_kuint(w, "faults", s->faults);
+	ml_jw_kdbl(w, "overhead_pct", s->cost * 100);
+	ml_jw_kuint(w, "target_minflt", s->minflt);
+	ml_jw_kdbl(w, "next_fraction", 1.0 / (s->next_k ? s->next_k : 1));
+	ml_jw_kuint(w, "next_interval_ms", s->next_interval_ms);
 	ml_jw_obj_end(w);
 }
 
@@ -142,6 +168,7 @@ void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sampl
 	ml_jw_kuint(w, "tick_us", s->tick_ns / 1000);
 	put_dirty(w, &s->dirty);
 	put_tree(w, s);
+	put_sampling(w, &s->sampling);
 	ml_jw_key(w, "regions");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < s->nregions; i++)
@@ -202,6 +229,8 @@ void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
 	put_dirty(w, s ? &s->dirty : &zero);
 	if (s)
 		put_tree(w, s);
+	if (s)
+		put_sampling(w, &s->sampling);
 	ml_jw_obj_end(w);
 }
 

@@ -70,3 +70,19 @@ int ml_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *er
 	}
 	return 0;
 }
+
+int ml_uffd_unprotect(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
+{
+	struct uffdio_writeprotect wp = {
+		.range = { .start = start, .len = end - start },
+		.mode = 0,
+	};
+
+	if (ioctl(uffd, UFFDIO_WRITEPROTECT, &wp) < 0) {
+		int e = errno;
+
+		return ml_err_set(err, e, "UFFDIO_WRITEPROTECT (clear) %llx-%llx: %s",
+				  (unsigned long long)start, (unsigned long long)end, strerror(e));
+	}
+	return 0;
+}

@@ -21,5 +21,10 @@ int ml_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err);
 /* UFFDIO_REGISTER_MODE_WP over [start, end). -EBUSY: owned by another uffd. */
 int ml_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
 int ml_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
+/*
+ * Clear the write-protect of [start, end) (UFFDIO_WRITEPROTECT without
+ * MODE_WP): writes to it no longer fault until it is protected again.
+ */
+int ml_uffd_unprotect(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
 
 #endif

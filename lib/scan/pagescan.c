@@ -152,7 +152,7 @@ long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int fl
 {
 	bool shared = flags & PAGESCAN_SHARED;
 	struct pm_scan_arg a = {
-		.flags = PM_SCAN_WP_MATCHING |
+		.flags = (flags & PAGESCAN_NO_WP ? 0 : PM_SCAN_WP_MATCHING) |
 			 (flags & PAGESCAN_CHECK_REGISTERED ? PM_SCAN_CHECK_WPASYNC : 0),
 		.category_inverted = PAGE_IS_PFNZERO | file_cat(shared),
 		.category_mask = PAGE_IS_PFNZERO | file_cat(shared) | PAGE_IS_WRITTEN,

@@ -40,6 +40,7 @@ int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool
 /* ml_pagescan_dirty()'s @flags */
 #define PAGESCAN_CHECK_REGISTERED 1 /* a range not registered fails with -EPERM */
 #define PAGESCAN_SHARED 2 /* shared memory: its (file) pages count */
+#define PAGESCAN_NO_WP 4 /* report only: the written pages are not write-protected again */
 
 /*
  * Report pages of [start, end) written since the last write-protect and

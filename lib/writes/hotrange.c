@@ -427,3 +427,123 @@ int ml_hotrange_set_copy(struct hotrange_set *dst, const struct hotrange_set *sr
 	memcpy(dst->r, src->r, src->n * sizeof(*dst->r));
 	return 0;
 }
+
+/*
+ * The ranges of @a minus those of @b (both sorted, disjoint) into @out
+ * (room for na + nb); their number.
+ */
+static size_t ext_minus(const struct hotrange_ext *a, size_t na, const struct range *b, size_t nb,
+			struct hotrange_ext *out)
+{
+	size_t n = 0, j = 0;
+
+	for (size_t i = 0; i < na; i++) {
+		uint64_t s = a[i].start;
+
+		while (j < nb && b[j].end <= s)
+			j++;
+		for (size_t k = j; k < nb && b[k].start < a[i].end && s < a[i].end; k++) {
+			if (b[k].start > s) {
+				out[n] = a[i];
+				out[n].start = s;
+				out[n].end = b[k].start;
+				n++;
+			}
+			if (b[k].end > s)
+				s = b[k].end;
+		}
+		if (s < a[i].end) {
+			out[n] = a[i];
+			out[n].start = s;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* @a and @b (sorted, disjoint, not overlapping each other) merged into @out; their number. */
+static size_t ext_merge(const struct hotrange_ext *a, size_t na, const struct hotrange_ext *b,
+			size_t nb, struct hotrange_ext *out)
+{
+	size_t n = 0, i = 0, j = 0;
+
+	while (i < na || j < nb) {
+		const struct hotrange_ext *x =
+			j >= nb || (i < na && a[i].start < b[j].start) ? &a[i++] : &b[j++];
+
+		if (n && out[n - 1].end == x->start && same_state(&out[n - 1], x))
+			out[n - 1].end = x->end;
+		else
+			out[n++] = *x;
+	}
+	return n;
+}
+
+/* @seen clipped to @vmas, into a new array; its number into *out (-1: no memory). */
+static struct range *seen_in(const struct range *vmas, size_t nvmas, const struct range *seen,
+			     size_t nseen, size_t *out)
+{
+	struct range *c = malloc((nseen + nvmas + 1) * sizeof(*c));
+	size_t k = 0, j = 0;
+
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < nseen && j < nvmas;) {
+		uint64_t s = seen[i].start > vmas[j].start ? seen[i].start : vmas[j].start;
+		uint64_t e = seen[i].end < vmas[j].end ? seen[i].end : vmas[j].end;
+
+		if (s < e)
+			c[k++] = (struct range){ s, e };
+		if (seen[i].end < vmas[j].end)
+			i++;
+		else
+			j++;
+	}
+	*out = k;
+	return c;
+}
+
+int ml_hotrange_update_seen(struct hotrange *h, const struct range *vmas, size_t nvmas,
+			    const struct range *written, size_t nwritten, const struct range *seen,
+			    size_t nseen)
+{
+	struct hotrange_ext *old, *kept = NULL, *merged = NULL;
+	struct range *sv = NULL;
+	size_t ne, nk, nsv = 0, n;
+	int r = -ENOMEM;
+
+	if (!seen)
+		return ml_hotrange_update(h, vmas, nvmas, written, nwritten);
+	if (!vmas_valid(vmas, nvmas) || !vmas_valid(seen, nseen))
+		return -EINVAL;
+	old = clip_old(h, vmas, nvmas, &ne); /* state of memory still mapped */
+	if (!old)
+		return -ENOMEM;
+	sv = seen_in(vmas, nvmas, seen, nseen, &nsv);
+	kept = malloc((ne + nsv + 1) * sizeof(*kept));
+	if (!sv || !kept)
+		goto out;
+	nk = ext_minus(old, ne, sv, nsv, kept); /* the pages not watched keep their state */
+	r = ml_hotrange_update(h, sv, nsv, written, nwritten);
+	if (r)
+		goto out;
+	merged = malloc((h->n + nk + 1) * sizeof(*merged));
+	r = -ENOMEM;
+	if (!merged || grow((void **)&h->vmas, &h->vmas_cap, nvmas, sizeof(*h->vmas)))
+		goto out;
+	n = ext_merge(h->e, h->n, kept, nk, merged);
+	free(h->e);
+	h->e = merged;
+	h->cap = h->n + nk + 1;
+	h->n = n;
+	merged = NULL;
+	if (nvmas)
+		memcpy(h->vmas, vmas, nvmas * sizeof(*vmas));
+	h->nvmas = nvmas;
+	r = 0;
+out:
+	free(merged);
+	free(kept);
+	free(sv);
+	return r;
+}

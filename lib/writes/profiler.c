@@ -16,6 +16,7 @@
 #include "../inject/uffd.h"
 #include "memlens/clock.h"
 #include "memlens/proc.h"
+#include "memlens/sample.h"
 #include "profiler_int.h"
 
 #define SCAN_VEC_LEN 1024
@@ -50,6 +51,16 @@ struct profiler {
 	bool released;
 	bool restart; /* the loop ran when released: ml_profiler_reinit() restarts it */
 	bool count_new; /* count pages of VMAs that appeared since the last tick */
+
+	/* sampled tracking (o.sample_k > 1 or o.max_overhead; memlens/sample.h) */
+	bool sampling;
+	struct sample_policy pol;
+	struct sample_sched sched; /* the blocks write-protected now (k 1: every page) */
+	struct sample_est *est; /* per VMA index, this interval */
+	size_t est_cap;
+	struct range *seen; /* the pieces of blocks scanned this interval */
+	size_t nseen, seen_cap;
+	uint64_t minflt; /* the target's minor faults at the last tick */
 
 	/* per-tick scratch */
 	uint64_t *dirty; /* per VMA index */
@@ -159,6 +170,14 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 		return 0; /* unmapped meanwhile, or a mapping uffd cannot track */
 	if (ml_rangeset_add(&p->ever, start, end))
 		return -ENOMEM;
+	if (p->sched.k > 1) {
+		/*
+		 * Sampled: protect_sample() write-protects its blocks; a new
+		 * VMA's present pages in this interval's blocks were written
+		 * since it appeared, and the scan finds them so.
+		 */
+		return ml_rangeset_add(reg_set(p, c->shared), start, end);
+	}
 	if (p->count_new) {
 		/*
 		 * The VMA (or this part of it) did not exist at the last scan:
@@ -385,6 +404,154 @@ static int scan_all(struct profiler *p, struct ml_err *err)
 	return r ? r : scan_set(p, true, err);
 }
 
+static int add_seen(struct profiler *p, uint64_t a, uint64_t b)
+{
+	if (p->nseen && p->seen[p->nseen - 1].end == a) {
+		p->seen[p->nseen - 1].end = b;
+		return 0;
+	}
+	if (p->nseen == p->seen_cap) {
+		size_t cap = p->seen_cap ? p->seen_cap * 2 : 256;
+		struct range *n = realloc(p->seen, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->seen = n;
+		p->seen_cap = cap;
+	}
+	p->seen[p->nseen++] = (struct range){ a, b };
+	return 0;
+}
+
+/*
+ * One sampled piece [a, b) of VMA @i: its pages written since
+ * protect_sample() write-protected it, reported without protecting them
+ * again (protect_sample() decides what the next interval watches).
+ */
+static int scan_piece(struct profiler *p, struct scan_ctx *c, size_t i, uint64_t a, uint64_t b,
+		      bool shared, struct ml_err *err)
+{
+	int flags = PAGESCAN_CHECK_REGISTERED | PAGESCAN_NO_WP | (shared ? PAGESCAN_SHARED : 0);
+	struct ml_err e = { 0 };
+	long n = ml_pagescan_dirty(&p->ps, a, b, flags, attribute, c, &e);
+
+	clear_vec(&p->ps);
+	if (n == -EPERM) {
+		/* unmapped and mapped again since the last scan: track the new one */
+		const struct vma *v = &p->vmas.v[i];
+		struct reg_ctx rc = { p, err, 0, shared };
+
+		ml_rangeset_remove(reg_set(p, shared), v->start, v->end);
+		register_gap(v->start, v->end, &rc);
+		if (rc.fatal)
+			return rc.fatal;
+		n = ml_pagescan_dirty(&p->ps, a, b, flags, attribute, c, &e);
+		clear_vec(&p->ps);
+		if (n == -EPERM)
+			return 0; /* not tracked after all: not in the sample */
+	}
+	if (n < 0) {
+		*err = e;
+		return (int)n;
+	}
+	ml_sample_est_add(&p->est[i], (b - a) / PG, (uint64_t)n);
+	return add_seen(p, a, b) ? ml_err_set(err, ENOMEM, "out of memory") : 0;
+}
+
+/* The sampled blocks of every tracked VMA, in address order. */
+static int scan_sampled(struct profiler *p, struct ml_err *err)
+{
+	struct scan_ctx c = { p, -1 };
+
+	p->nseen = 0;
+	for (size_t i = 0; i < p->vmas.n; i++) {
+		const struct vma *v = &p->vmas.v[i];
+		bool shared = ml_rangeset_intersects(&p->shm_registered, v->start, v->end);
+		struct rangeset *reg = reg_set(p, shared);
+		uint64_t pos = v->start, a, b;
+
+		if (!shared && !ml_rangeset_intersects(reg, v->start, v->end))
+			continue;
+		while (ml_sample_next(&p->sched, pos, v->end, &a, &b)) {
+			int r;
+
+			pos = b;
+			if (!ml_rangeset_covers(reg, a, b))
+				continue;
+			r = scan_piece(p, &c, i, a, b, shared, err);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Write-protect the pages the next interval watches: the blocks of
+ * p->sched (every page for k = 1). With @clear, the protection of the
+ * last sample is cleared first, so that pages outside the next sample do
+ * not fault. A failure to clear costs faults, never a count: a page is
+ * only counted in an interval its block was write-protected for at its
+ * start (protect_sample() protects a block's pages again before it is
+ * scanned).
+ */
+static int protect_sample(struct profiler *p, bool clear, struct ml_err *err)
+{
+	for (int sh = 0; sh < 2; sh++) {
+		const struct rangeset *reg = reg_set(p, sh);
+
+		for (size_t k = 0; k < reg->n; k++) {
+			uint64_t a = reg->r[k].start, b = reg->r[k].end, pos = a, x, y;
+			struct ml_err e = { 0 };
+			int r = 0;
+
+			if (clear)
+				ml_uffd_unprotect(p->uffd, a, b, &e);
+			if (p->sched.k <= 1) {
+				r = ml_pagescan_baseline(&p->ps, a, b, sh, &e);
+			} else {
+				while (!r && ml_sample_next(&p->sched, pos, b, &x, &y)) {
+					r = ml_pagescan_baseline(&p->ps, x, y, sh, &e);
+					pos = y;
+				}
+			}
+			if (r == -ESRCH) {
+				*err = e;
+				return r;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * After a scan: the policy's k and interval for the next interval, and
+ * the pages it watches write-protected. @faults: the pages found written.
+ */
+static int next_sample(struct profiler *p, uint64_t faults, double interval_s,
+		       struct profiler_sampling *out, struct ml_err *err)
+{
+	unsigned int k_old = p->sched.k;
+	struct ml_proc_stat st;
+
+	if (!ml_proc_stat_read(p->pid, 0, &st)) {
+		out->minflt = p->minflt && st.minflt >= p->minflt ? st.minflt - p->minflt : 0;
+		p->minflt = st.minflt;
+	}
+	out->on = true;
+	out->k = k_old;
+	out->faults = faults;
+	out->cost = ml_sample_policy_step(&p->pol, faults, interval_s);
+	p->sched.k = p->pol.k;
+	p->sched.round++;
+	p->o.interval_ms = p->pol.interval_ms;
+	out->next_k = p->sched.k;
+	out->next_interval_ms = p->o.interval_ms;
+	if (k_old <= 1 && p->sched.k <= 1)
+		return 0; /* exact: the scan protected every written page again */
+	return protect_sample(p, p->sched.k > 1, err);
+}
+
 static int ensure_scratch(struct profiler *p)
 {
 	if (p->vmas.n > p->dirty_cap) {
@@ -396,6 +563,16 @@ static int ensure_scratch(struct profiler *p)
 		p->dirty_cap = p->vmas.n;
 	}
 	memset(p->dirty, 0, p->vmas.n * sizeof(*p->dirty));
+	if (p->sampling && p->vmas.n > p->est_cap) {
+		struct sample_est *e = realloc(p->est, p->vmas.n * sizeof(*e));
+
+		if (!e)
+			return -ENOMEM;
+		p->est = e;
+		p->est_cap = p->vmas.n;
+	}
+	if (p->sampling)
+		memset(p->est, 0, p->vmas.n * sizeof(*p->est));
 	p->nwritten = 0;
 	return 0;
 }
@@ -423,8 +600,12 @@ static int own_paths(struct profiler_sample *s)
 	return 0;
 }
 
-/* The page-granular heat of the @n tracked VMAs of @out, from this interval's writes. */
-static int update_hot_ranges(struct profiler *p, struct profiler_sample *out, size_t n)
+/*
+ * The page-granular heat of the @n tracked VMAs of @out, from this
+ * interval's writes (@sampled: of the pages watched, p->seen).
+ */
+static int update_hot_ranges(struct profiler *p, struct profiler_sample *out, size_t n,
+			     bool sampled)
 {
 	struct range *v = malloc((n ? n : 1) * sizeof(*v));
 	int r;
@@ -433,10 +614,16 @@ static int update_hot_ranges(struct profiler *p, struct profiler_sample *out, si
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
 		v[i] = (struct range){ out->regions[i].start, out->regions[i].end };
-	r = ml_hotrange_update(&p->hr, v, n, p->written, p->nwritten);
+	if (sampled)
+		r = ml_hotrange_update_seen(&p->hr, v, n, p->written, p->nwritten,
+					    p->seen ? p->seen : v, p->nseen);
+	else
+		r = ml_hotrange_update(&p->hr, v, n, p->written, p->nwritten);
 	free(v);
 	if (!r)
 		r = ml_hotrange_get(&p->hr, &out->hot);
+	if (!r)
+		out->hot.estimated = sampled;
 	for (size_t i = 0; !r && i < out->hot.n; i++)
 		out->hot.r[i].pid = p->pid;
 	return r;
@@ -447,12 +634,46 @@ int ml_profiler_sample_own_paths(struct profiler_sample *s)
 	return own_paths(s);
 }
 
+/*
+ * A sampled interval: VMA @i's written pages estimated from its sampled
+ * blocks into @hs and @reg (the @n-th tracked VMA), the ratio itself into
+ * (*ratio)[n]. A VMA none of whose blocks was sampled keeps its last
+ * estimate. False: out of memory.
+ */
+static bool estimate(struct profiler *p, size_t i, struct heat_sample *hs,
+		     struct profiler_region *reg, double **ratio, size_t n)
+{
+	const struct vma *v = &p->vmas.v[i];
+	struct sample_result res;
+	double *r = realloc(*ratio, (n + 1) * sizeof(*r));
+
+	if (!r)
+		return false;
+	*ratio = r;
+	reg->estimated = true;
+	if (ml_sample_est_result(&p->est[i], vma_pages(v), &res)) {
+		hs->dirty_pages = res.written_pages;
+		reg->sampled_pages = p->est[i].pages;
+		reg->sampled_dirty = p->est[i].written;
+		reg->ratio_stderr = res.stderr_;
+		r[n] = res.ratio;
+	} else {
+		const struct heat_state *st = ml_heat_find(&p->heat, v->start);
+
+		hs->dirty_pages = st && st->end == v->end ? st->dirty_pages : 0;
+		reg->ratio_stderr = 0.5; /* not watched this interval */
+		r[n] = 0;
+	}
+	return true;
+}
+
 static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t now, uint64_t t0,
-		       uint64_t scan_ns)
+		       uint64_t scan_ns, bool sampled)
 {
 	struct heat_sample *hs;
 	size_t n = 0;
 	int64_t pages = 0;
+	double *est_ratio = NULL;
 
 	hs = calloc(p->vmas.n ? p->vmas.n : 1, sizeof(*hs));
 	out->regions = calloc(p->vmas.n ? p->vmas.n : 1, sizeof(*out->regions));
@@ -472,12 +693,18 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		hs[n].start = v->start;
 		hs[n].end = v->end;
 		hs[n].dirty_pages = p->dirty[i];
-		pages += (int64_t)p->dirty[i];
+		if (sampled && !estimate(p, i, &hs[n], &out->regions[n], &est_ratio, n)) {
+			free(hs);
+			free(out->regions);
+			out->regions = NULL;
+			return -ENOMEM;
+		}
+		pages += (int64_t)hs[n].dirty_pages;
 		out->regions[n].start = v->start;
 		out->regions[n].end = v->end;
 		out->regions[n].kind = v->kind;
 		out->regions[n].total_pages = vma_pages(v);
-		out->regions[n].dirty_pages = p->dirty[i];
+		out->regions[n].dirty_pages = hs[n].dirty_pages;
 		out->regions[n].path = ml_vma_path(&p->vmas, v);
 		out->regions[n].pid = p->pid;
 		out->regions[n].shared = shared;
@@ -488,21 +715,27 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	}
 	if (ml_heat_update(&p->heat, hs, n)) {
 		free(hs);
+		free(est_ratio);
 		free(out->regions);
 		out->regions = NULL;
 		return -ENOMEM;
 	}
 	free(hs);
-	if (update_hot_ranges(p, out, n))
+	if (update_hot_ranges(p, out, n, sampled)) {
+		free(est_ratio);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct heat_state *st = ml_heat_find(&p->heat, out->regions[i].start);
 
 		out->regions[i].written_ratio = st ? st->ratio : 0;
+		if (est_ratio && out->regions[i].sampled_pages)
+			out->regions[i].written_ratio = est_ratio[i];
 		out->regions[i].consecutive_hot = st ? st->consecutive_hot : 0;
 		out->regions[i].hot = st ? st->hot : false;
 		out->hot_vmas += out->regions[i].hot;
 	}
+	free(est_ratio);
 	out->nregions = n;
 	if (own_paths(out))
 		return -ENOMEM;
@@ -535,8 +768,8 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 
 int ml_profiler_tick_one(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
 {
-	uint64_t t0 = ml_mono_ns(), ts, now;
-	bool changed;
+	uint64_t t0 = ml_mono_ns(), ts, now, faults = 0;
+	bool changed, sampled;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -562,16 +795,29 @@ int ml_profiler_tick_one(struct profiler *p, struct profiler_sample *out, struct
 		}
 	}
 	ts = ml_mono_ns();
-	r = scan_all(p, err);
+	sampled = p->sched.k > 1;
+	r = sampled ? scan_sampled(p, err) : scan_all(p, err);
 	now = ml_mono_ns();
 	if (r) {
 		if (r == -ESRCH)
 			out->target_exited = true;
 		return r;
 	}
-	r = fill_sample(p, out, now, t0, now - ts);
+	for (size_t i = 0; i < p->vmas.n; i++)
+		faults += p->dirty[i];
+	r = fill_sample(p, out, now, t0, now - ts, sampled);
 	if (r)
 		return ml_err_set(err, ENOMEM, "out of memory");
+	if (p->sampling) {
+		r = next_sample(p, faults, out->interval_s, &out->sampling, err);
+		if (r) {
+			if (r == -ESRCH)
+				out->target_exited = true;
+			ml_profiler_sample_free(out);
+			return r;
+		}
+		out->tick_ns = ml_mono_ns() - t0;
+	}
 	return 0;
 }
 
@@ -607,6 +853,13 @@ static int setup_tracking(struct profiler *p, struct ml_err *err)
 	if (r)
 		return r;
 	r = sync_registration(p, err);
+	if (!r && p->sched.k > 1)
+		r = protect_sample(p, false, err); /* registered only: the first sample's blocks */
+	if (!r && p->sampling) {
+		struct ml_proc_stat st;
+
+		p->minflt = ml_proc_stat_read(p->pid, 0, &st) ? 0 : st.minflt;
+	}
 	if (r)
 		return r;
 	p->start_ns = p->last_scan_ns = ml_mono_ns();
@@ -653,6 +906,21 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 			       "in [1, %d]",
 			       HOTRANGE_MAX_INTERVALS, HOTRANGE_MAX_MAX);
 		goto fail;
+	}
+	if (p->o.sample_k > SAMPLE_K_MAX || !(p->o.max_overhead >= 0 && p->o.max_overhead <= 1)) {
+		r = ml_err_set(err, EINVAL,
+			       "invalid sampling: the fraction must be 1/K with K in [1, %d], the "
+			       "bound on the overhead in [0, 100]%%",
+			       SAMPLE_K_MAX);
+		goto fail;
+	}
+	p->sampling = p->o.sample_k > 1 || p->o.max_overhead > 0;
+	p->sched.k = 1;
+	if (p->sampling) {
+		ml_sample_policy_init(&p->pol, p->o.sample_k ? p->o.sample_k : 1, p->o.max_overhead,
+				      p->o.fault_ns, p->o.interval_ms);
+		p->sched.k = p->pol.k;
+		p->o.fault_ns = (unsigned int)p->pol.fault_ns;
 	}
 	p->o.hot_cool = p->hr.cool;
 	p->o.hot_ranges_max = (unsigned int)p->hr.max_ranges;
@@ -767,6 +1035,8 @@ void ml_profiler_close(struct profiler *p)
 	ml_hotrange_free(&p->hr);
 	free(p->dirty);
 	free(p->written);
+	free(p->est);
+	free(p->seen);
 	ml_profiler_sample_free(&p->latest);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->cond);

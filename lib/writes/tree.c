@@ -314,12 +314,32 @@ static int merge_written(struct profiler_sample *out, const struct range *w, siz
 	return 0;
 }
 
+/*
+ * How a tree's interval was tracked: the faults and their cost summed over
+ * its processes, the least fraction (largest k) any of them used.
+ */
+static void merge_sampling(struct profiler_sampling *out, const struct profiler_sampling *s)
+{
+	if (!s->on)
+		return;
+	out->on = true;
+	out->faults += s->faults;
+	out->minflt += s->minflt;
+	out->cost += s->cost;
+	if (s->k > out->k)
+		out->k = s->k;
+	if (s->next_k > out->next_k)
+		out->next_k = s->next_k;
+	if (s->next_interval_ms > out->next_interval_ms)
+		out->next_interval_ms = s->next_interval_ms;
+}
+
 /* The samples of this interval into @out: regions, hot and written ranges, rows, totals. */
 static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 {
 	const struct profiler_sample *rs = &t->v[0].s;
-	struct shm_runs shm = { 0 }, shm_hot = { 0 };
-	int64_t private_pages = 0;
+	struct shm_runs shm = { 0 }, shm_hot = { 0 }, sampled = { 0 };
+	int64_t private_pages = 0, shared_est = 0;
 	size_t nreg = 0, k = 0;
 	int r = 0;
 
@@ -342,9 +362,25 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 			size_t nw;
 			const struct range *w = ml_profiler_written(e->root ? t->root : e->p, &nw);
 
+			bool est = s->sampling.k > 1;
+
 			memcpy(out->regions + k, s->regions, s->nregions * sizeof(*s->regions));
 			k += s->nregions;
-			r = split_written(s, w, nw, &shm, &priv, &shared);
+			/* sampled: the written ranges are the sample's; count the estimates */
+			r = split_written(s, w, nw, est ? &sampled : &shm, &priv, &shared);
+			if (est) {
+				priv = shared = 0;
+				for (size_t j = 0; j < s->nregions; j++) {
+					if (s->regions[j].shared)
+						shared += (int64_t)s->regions[j].dirty_pages;
+					else
+						priv += (int64_t)s->regions[j].dirty_pages;
+				}
+				shared_est += shared;
+				sampled.n = 0;
+			}
+			merge_sampling(&out->sampling, &s->sampling);
+			out->hot.estimated |= s->hot.estimated;
 			if (!r)
 				r = merge_hot(out, s, &shm_hot);
 			if (!r && ml_profiler_options(t->root)->record_ranges)
@@ -366,6 +402,7 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 	}
 	out->nprocs = t->n;
 	out->nregions = k;
+	free(sampled.r);
 	if (!r)
 		r = ml_profiler_sample_own_paths(out);
 	if (r) {
@@ -373,7 +410,8 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 		free(shm_hot.r);
 		return r;
 	}
-	out->shared_dirty_pages = shm_union_pages(&shm);
+	/* a sampled process's shared pages: estimated, so not deduplicated */
+	out->shared_dirty_pages = shm_union_pages(&shm) + shared_est;
 	out->hot.hot_bytes += (uint64_t)shm_union_pages(&shm_hot) * PG;
 	free(shm.r);
 	free(shm_hot.r);

@@ -557,6 +557,35 @@ def test_hot_ranges():
     ch.close()
 
 
+def test_sampled():
+    # memwrite -P: a 4 MiB buffer rewritten in full every interval, profiled
+    # with 1/4 of its pages write-protected each interval: the agent says it
+    # estimates, the fraction in use and its cost, and the buffer turns hot
+    mw, lo, hi = memwrite(4)
+    sock = sock_path("sampled")
+    start_agent(["--pid", str(mw.pid)], sock)
+    ch, st = unix(sock)
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2,
+                                                   sample_k=4, max_overhead_pct=50), timeout=10)
+    check(r.success, "StartProfiling: %s" % r)
+    hot, reg = wait_hot(st, lo, hi)
+    check(hot.estimated and hot.sample_fraction == 0.25 and hot.overhead_pct > 0,
+          "sampling: %s" % hot)
+    check(reg.written_ratio > 0.5, "written ratio %f" % reg.written_ratio)
+    d = st.GetDirtyVolume(pb.GetDirtyVolumeRequest(), timeout=5)
+    check(d.estimated and d.sample_fraction == 0.25 and d.overhead_pct > 0, "dirty: %s" % d)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.sample_k == 4 and abs(s.max_overhead_pct - 50) < 1e-9, "status: %s" % s)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    for kw in (dict(sample_k=-1), dict(sample_k=1025), dict(max_overhead_pct=-1),
+               dict(max_overhead_pct=101), dict(max_overhead_pct=float("nan"))):
+        msg = expect_code(st.StartProfiling, grpc.StatusCode.INVALID_ARGUMENT,
+                          pb.StartProfilingRequest(**kw))
+        check(list(kw)[0] in msg, "%s: %s" % (kw, msg))
+    target_untouched(mw.pid)
+    ch.close()
+
+
 def test_validation():
     mw, lo, hi = memwrite(4)
     sock = sock_path("valid")
@@ -1645,7 +1674,7 @@ def main():
         print("skip - agent: the agent tests need root (ptrace, userfaultfd of another process)")
         return 0
     for t in (test_cli_usage, test_socket_mode_and_lock, test_startup_errors_clean,
-              test_socket_dir_security, test_profile_flow, test_hot_ranges, test_tree, test_validation,
+              test_socket_dir_security, test_profile_flow, test_hot_ranges, test_tree, test_sampled, test_validation,
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
               test_agent_says_its_target,

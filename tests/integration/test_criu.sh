@@ -299,6 +299,30 @@ test_dump_kill_restore() {
 	fi
 }
 
+# Profiled with a sample of the pages (--sample): the hot memory is an
+# estimate, which may only move bytes between a pre-dump and the dump;
+# the dump restores a worker that finishes with its checksums right
+test_sampled_dump_kill_restore() {
+	local n=sampled_dump_kill_restore
+	need_criu $n || return
+	start "$tmp/sk.out" "$WORKLOADS/cksum_worker" -m 16 -n 250 -t 20
+	local old=$P rc new
+	"$MEMLENS" checkpoint -p "$old" -D "$tmp/sk" -d 2 -i 200 --sample 1/4 --max-overhead 5 \
+		>"$tmp/sk.stdout" 2>"$tmp/sk.err"
+	rc=$?
+	[ $rc -eq 0 ] || { notok $n "checkpoint exit $rc: $(cat "$tmp/sk.err")"; return; }
+	wait "$old" 2>/dev/null
+	grep -q correct "$tmp/sk.out" && { notok $n "finished before the dump"; return; }
+	"$MEMLENS" restore -D "$tmp/sk" --json >"$tmp/sk.json" 2>"$tmp/sk.rerr"
+	rc=$?
+	[ $rc -eq 0 ] || { notok $n "restore exit $rc: $(cat "$tmp/sk.rerr")"; return; }
+	new=$(jget "$tmp/sk.json" 'j["pid"]')
+	pids+=("$new")
+	wait_gone "$new" 60 || { notok $n "restored process $new did not finish"; return; }
+	grep -q "cksum_worker: correct steps=250" "$tmp/sk.out" && ok $n ||
+		notok $n "restored worker output: $(cat "$tmp/sk.out")"
+}
+
 test_page_server() {
 	need_criu page_server || return
 	local port=$((20000 + $$ % 20000)) rc
@@ -532,6 +556,7 @@ test_criu_timeout_target_kept
 test_target_exits_mid_profile
 test_cksum_detects_corruption
 test_dump_kill_restore
+test_sampled_dump_kill_restore
 test_page_server
 test_restore_fails_clearly
 test_migrate_model_real_trace

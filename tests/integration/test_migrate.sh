@@ -108,6 +108,19 @@ test_to_directory() {
 	check_migration migrate_to_directory "$tmp/d.json" "$tmp/d.out" "$p"
 }
 
+# the same with the target profiled from a sample of its pages (migwork's
+# memory must arrive intact: sampled heat only moves bytes between rounds)
+test_to_directory_sampled() {
+	local n=migrate_to_directory_sampled
+	[ -n "$CRIU" ] || { skip $n "no CRIU: $(tail -n1 "$tmp/ensure.err")"; return; }
+	start "$tmp/ds.out" "$WORKLOADS/migwork" -H 4 -I 4 -C 4 -t 2 || { notok $n "migwork"; return; }
+	local p=$P
+	"$MEMLENS" migrate -p "$p" --to "$tmp/dests" -D "$tmp/srcs" --sample 1/8 --max-overhead 2 \
+		--json >"$tmp/ds.json" 2>"$tmp/ds.err" ||
+		{ notok $n "exit $?: $(cat "$tmp/ds.err") $(cat "$tmp/ds.json")"; return; }
+	check_migration $n "$tmp/ds.json" "$tmp/ds.out" "$p"
+}
+
 test_between_netns() {
 	[ -n "$CRIU" ] || { skip migrate_between_netns "no CRIU: $(tail -n1 "$tmp/ensure.err")"; return; }
 	if ! ip netns add "$ns_a" 2>"$tmp/ns.err" || ! ip netns add "$ns_b" 2>>"$tmp/ns.err"; then
@@ -169,4 +182,5 @@ test_no_target
 test_postcopy_refused
 test_bad_destination
 test_to_directory
+test_to_directory_sampled
 test_between_netns

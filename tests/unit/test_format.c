@@ -201,6 +201,51 @@ static void test_writes_interval_bytes(void)
 	free(o.buf);
 }
 
+/* A sampled interval: its fraction and cost, the estimates marked; the rest as ever. */
+static void test_writes_interval_sampled(void)
+{
+	struct profiler_sample s = sample;
+	struct profiler_region r = regions[0];
+	struct writes_interval_rec rec;
+	struct ml_err err = { 0 };
+	struct json *j;
+	struct out o;
+
+	r.estimated = true;
+	r.sampled_pages = 1638;
+	r.sampled_dirty = 1638;
+	r.ratio_stderr = 0;
+	s.regions = &r;
+	s.nregions = 1;
+	s.nwritten = 0;
+	s.hot.n = 0;
+	s.hot.estimated = true;
+	s.sampling = (struct profiler_sampling){ .on = true,
+						 .k = 10,
+						 .faults = 1638,
+						 .cost = 0.0327,
+						 .next_k = 20,
+						 .next_interval_ms = 1000 };
+	out_open(&o);
+	ml_fmt_writes_interval(&o.w, 42, &s, false);
+	j = out_parse(&o);
+	REQUIRE(j);
+	CHECK(strstr(o.buf, "\"sampling\":{\"fraction\":0.1,\"k\":10,\"faults\":1638,"
+			    "\"overhead_pct\":3.27,\"target_minflt\":0,\"next_fraction\":0.05,"
+			    "\"next_interval_ms\":"
+			    "1000}") != NULL);
+	CHECK(strstr(o.buf, "\"hot\":true,\"estimated\":true,\"sampled_pages\":1638,"
+			    "\"sampled_dirty_pages\":1638,\"ratio_stderr\":0}") != NULL);
+	CHECK(strstr(o.buf, "\"hot_ranges\":{\"estimated\":true,\"count\":0") != NULL);
+	/* readers of exact intervals read it as before */
+	REQUIRE_MSG(!ml_fmt_writes_interval_read(j, &rec, &err), "%s", err.msg);
+	CHECK_EQ(rec.nregions, 1);
+	check_region(&rec.regions[0], &r);
+	ml_fmt_writes_interval_free(&rec);
+	ml_json_free(j);
+	free(o.buf);
+}
+
 static void test_writes_summary_round_trip(void)
 {
 	struct attach_stats st = { .stopped_ns = 1250000,
@@ -536,6 +581,7 @@ int main(void)
 {
 	RUN(test_writes_interval_round_trip);
 	RUN(test_writes_interval_bytes);
+	RUN(test_writes_interval_sampled);
 	RUN(test_writes_summary_round_trip);
 	RUN(test_writes_interval_errors);
 	RUN(test_snapshot_round_trip);

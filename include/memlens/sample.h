@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sampled write tracking: which pages an interval write-protects, what the
+ * written ratio of a VMA is estimated at from them, and how the sample
+ * fraction follows a bound on what the tracking costs the target.
+ *
+ * The sample: memory is cut into blocks of SAMPLE_BLOCK_PAGES pages,
+ * aligned on their own size in the address space (so a VMA that grows or
+ * moves keeps its blocks). With 1/k of the pages sampled, block number
+ * addr / SAMPLE_BLOCK_BYTES is in the sample of round r when
+ * (addr / SAMPLE_BLOCK_BYTES) % k == r % k: a systematic sample of every
+ * k-th block, the offset rotating by one block each interval, so that k
+ * intervals in a row cover every page once.
+ *
+ * The estimate: a VMA's written ratio is the written pages of its sampled
+ * blocks over their pages (a ratio estimator over clusters). Its standard
+ * error, over the m sampled blocks of sizes n_j with d_j written pages,
+ * f the sampled share of the VMA's pages and r the estimate:
+ *
+ *	se = sqrt((1 - f) / m * sum((d_j - r n_j)^2) / (m - 1)) / mean(n_j)
+ *
+ * 0 when the blocks cover the whole VMA (f = 1) or all agree (every
+ * sampled page written, or none: a VMA rewritten in full is estimated at
+ * exactly 1, one never written at exactly 0). Below two blocks the spread
+ * cannot be measured and se is the bound of any ratio: 0.5 sqrt(1 - f).
+ *
+ * The policy: a tracked write fault costs the target about fault_ns of CPU
+ * (SAMPLE_DEFAULT_FAULT_NS unless measured); the faults of an interval are
+ * the sampled pages found written (each page write-protected once, faults
+ * once at most). With a bound on the share of one CPU, the next interval's
+ * k is the one that brings the cost measured under the bound, with a
+ * margin; well under it, k halves back towards its least. When even
+ * SAMPLE_K_MAX is too costly, the interval doubles (up to 16 times the
+ * one asked for), and shrinks back first once there is room again.
+ *
+ * Pure: no I/O.
+ */
+#ifndef MEMLENS_SAMPLE_H
+#define MEMLENS_SAMPLE_H
+
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SAMPLE_BLOCK_PAGES 16ULL
+#define SAMPLE_BLOCK_BYTES (SAMPLE_BLOCK_PAGES * 4096ULL)
+#define SAMPLE_K_MAX 1024
+/* ~20 us of the target's CPU per tracked write fault (doc/internals/write-tracking-cost.md) */
+#define SAMPLE_DEFAULT_FAULT_NS 20000
+#define SAMPLE_INTERVAL_GROWTH_MAX 16
+
+/* The blocks of round @round with 1/@k of them sampled. */
+struct sample_sched {
+	unsigned int k; /* 1: every page */
+	uint64_t round;
+};
+
+/* Is the block holding @addr sampled? */
+bool ml_sample_in(const struct sample_sched *s, uint64_t addr);
+/*
+ * The first sampled piece of [@start, @end) at or after @start: a block,
+ * clipped to the range, into *a and *b. False when there is none.
+ */
+bool ml_sample_next(const struct sample_sched *s, uint64_t start, uint64_t end, uint64_t *a,
+		    uint64_t *b);
+
+/* What the sampled blocks of one VMA said. */
+struct sample_est {
+	uint64_t blocks; /* sampled blocks (pieces of blocks at the VMA's ends count as one) */
+	uint64_t pages; /* their pages */
+	uint64_t written; /* of which written */
+	double sum_d2, sum_dn, sum_n2; /* sums of d^2, d n, n^2 over the blocks */
+};
+
+void ml_sample_est_add(struct sample_est *e, uint64_t pages, uint64_t written);
+
+struct sample_result {
+	double ratio; /* estimated written ratio */
+	double stderr_; /* its standard error */
+	uint64_t written_pages; /* estimated written pages of the VMA (ratio * total, rounded) */
+};
+
+/* The estimate for a VMA of @total_pages; false when no block of it was sampled. */
+bool ml_sample_est_result(const struct sample_est *e, uint64_t total_pages,
+			  struct sample_result *out);
+
+struct sample_policy {
+	unsigned int k_min; /* the least k (--sample), >= 1 */
+	unsigned int k; /* in use now */
+	double max_cpu; /* bound on the share of one CPU; 0: k stays k_min */
+	uint64_t fault_ns; /* cost of one tracked write fault */
+	unsigned int interval_ms, base_interval_ms; /* now, and as asked for */
+};
+
+/* -EINVAL for k_min outside [1, SAMPLE_K_MAX] or a bound outside [0, 1]. */
+int ml_sample_policy_init(struct sample_policy *p, unsigned int k_min, double max_cpu,
+			  uint64_t fault_ns, unsigned int interval_ms);
+/* The share of one CPU @faults tracked faults in @interval_s seconds cost. */
+double ml_sample_cost(const struct sample_policy *p, uint64_t faults, double interval_s);
+/*
+ * After an interval with 1/p->k sampled: @faults tracked faults in
+ * @interval_s seconds. Sets p->k and p->interval_ms for the next one;
+ * returns the cost of this one (a share of one CPU).
+ */
+double ml_sample_policy_step(struct sample_policy *p, uint64_t faults, double interval_s);
+
+#pragma GCC visibility pop
+
+#endif

@@ -1,0 +1,179 @@
+#!/bin/bash
+# memlens writes --sample and --max-overhead: the options as a user gives
+# them, and the sampled profiler against memwrite, whose writes are known:
+# a buffer rewritten in full every interval (-P) and one never written
+# after the start (-Z). Its estimates must be exact there (1 and 0), its
+# hot ranges those of exact tracking once every page was sampled, and never
+# on memory that was not written (a hot range is what a checkpoint leaves
+# out of a pre-dump: a wrong one costs bytes at the freeze, a missed one
+# costs nothing, CRIU's final dump sends every page not in a parent).
+set -u
+. "$(dirname "$0")/../lib.bash"
+M=${MEMLENS:?} W=${WORKLOADS:?}
+tmp=$(mktemp -d); t_at_exit 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"'
+run() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $? >"$tmp/rc"; }
+rc() { cat "$tmp/rc"; }
+
+# --- usage -------------------------------------------------------------------
+run "$M" writes --help
+check help_sample '[ "$(rc)" = 0 ] && grep -q -- "--sample FRACTION" "$tmp/out" && grep -q -- "--max-overhead PCT" "$tmp/out"'
+for bad in "--sample 0" "--sample 1.5" "--sample 1/0" "--sample 1/2000" "--sample x" \
+	"--sample 0.0001" "--max-overhead 0" "--max-overhead 101" "--max-overhead x"; do
+	run "$M" writes -p $$ $bad -d 1
+	check "bad_option_${bad// /_}" '[ "$(rc)" = 2 ] && [ -s "$tmp/err" ]' "rc=$(rc) $(cat "$tmp/err")"
+done
+run "$M" writes -p $$ --sample 1/4 --record "$tmp/rec" -d 1
+check record_needs_exact '[ "$(rc)" = 2 ] && grep -q "record needs every written page" "$tmp/err"' "rc=$(rc) $(cat "$tmp/err")"
+
+# --- estimates on a known write pattern ---------------------------------------
+"$W/memwrite" -P -m 8 -Z 4 -s 300 >"$tmp/mw" &
+mw=$!
+wait_for_line "$tmp/mw" "first pass written" 10
+buf=$(awk '/ writes / {print $5}' "$tmp/mw")
+still=$(awk '/still/ {print $3}' "$tmp/mw")
+
+# memlens writes --json until the state wanted, or 120 s; the lines into FILE
+cat >"$tmp/until.py" <<'PY'
+import json, signal, subprocess, sys, time
+out, want = sys.argv[1], sys.argv[2]
+buf = [int(x, 16) for x in sys.argv[3].split("-")]
+cmd = sys.argv[4:]
+p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+lines, full = [], 0
+deadline = time.monotonic() + 120
+def covered(l):
+    # the hot ranges cover the whole buffer
+    r = [(int(h["start_addr"], 16), int(h["end_addr"], 16)) for h in l["hot_ranges"]["ranges"]]
+    pos = buf[0]
+    for s, e in sorted(r):
+        if s <= pos < e:
+            pos = e
+    return pos >= buf[1]
+for line in p.stdout:
+    lines.append(line)
+    l = json.loads(line)
+    if l["type"] != "interval":
+        continue
+    big = [r for r in l["regions"] if int(r["start_addr"], 16) == buf[0]]
+    full = full + 1 if big and big[0]["written_ratio"] == 1 else 0
+    done = {"covered": full >= 3 and covered(l),
+            "adapted": l.get("sampling", {}).get("k", 1) > 1 and l["seq"] >= 4}[want]
+    if done or time.monotonic() > deadline:
+        p.send_signal(signal.SIGINT)
+        for rest in p.stdout:
+            lines.append(rest)
+        break
+p.wait()
+open(out, "w").writelines(lines)
+sys.exit(p.returncode)
+PY
+python3 "$tmp/until.py" "$tmp/sampled" covered "$buf" "$M" writes -p $mw -i 200 --sample 1/4 --json 2>"$tmp/err"
+check sampled_exit_ok '[ $? = 0 ]' "$(cat "$tmp/err")"
+python3 "$tmp/until.py" "$tmp/exact" covered "$buf" "$M" writes -p $mw -i 200 --json 2>"$tmp/err"
+check exact_exit_ok '[ $? = 0 ]' "$(cat "$tmp/err")"
+
+python3 - "$tmp/sampled" "$tmp/exact" "$buf" "$still" >"$tmp/py" 2>&1 <<'PY'
+import json, sys
+def load(f):
+    return [json.loads(l) for l in open(f)]
+sampled, exact = load(sys.argv[1]), load(sys.argv[2])
+buf = [int(x, 16) for x in sys.argv[3].split("-")]
+still = [int(x, 16) for x in sys.argv[4].split("-")]
+def region(l, r):
+    m = [x for x in l["regions"] if int(x["start_addr"], 16) == r[0]]
+    assert len(m) == 1 and int(m[0]["end_addr"], 16) == r[1], (r, l["seq"])
+    return m[0]
+def hot(l, within):
+    out = []
+    for h in l["hot_ranges"]["ranges"]:
+        s, e = max(int(h["start_addr"], 16), within[0]), min(int(h["end_addr"], 16), within[1])
+        if s < e:
+            out.append((s, e))
+    return sorted(out)
+iv = [l for l in sampled if l["type"] == "interval"]
+assert len(iv) >= 12, f"only {len(iv)} sampled intervals"
+for l in iv:
+    s = l["sampling"]
+    assert s["k"] == 4 and s["fraction"] == 0.25 and s["next_fraction"] == 0.25, s
+    assert isinstance(s["target_minflt"], int) and s["target_minflt"] >= 0, s
+    assert l["hot_ranges"].get("estimated") is True, l["hot_ranges"]
+    b, z = region(l, buf), region(l, still)
+    # 2048 pages in 128 blocks of 16 (two pieces more if not aligned): a quarter
+    assert b["estimated"] and abs(b["sampled_pages"] - 512) <= 16, b
+    assert b["sampled_dirty_pages"] <= b["sampled_pages"] and 0 <= b["written_ratio"] <= 1, b
+    # never written while profiled: exactly 0, with no error, every interval
+    assert z["estimated"] and abs(z["sampled_pages"] - 256) <= 16, z
+    assert z["written_ratio"] == 0 and z["dirty_pages"] == 0 and z["ratio_stderr"] == 0, z
+    assert not z["hot"] and hot(l, still) == [], l["hot_ranges"]
+    # the faults said are the pages found written in the sample
+    assert s["faults"] == sum(r.get("sampled_dirty_pages", 0) for r in l["regions"]), s
+    if b["written_ratio"] == 1:
+        assert b["dirty_pages"] == 2048 and b["ratio_stderr"] == 0, b
+# written in full: exactly 1 (the state waited for)
+assert [region(l, buf)["written_ratio"] for l in iv[-3:]] == [1, 1, 1]
+# a hot page must have been seen written: the sampled hot pages of the buffer
+# need 3 sampled intervals in a row, 12 intervals, before any
+first_hot = min(l["seq"] for l in iv if hot(l, buf))
+assert first_hot >= 9, first_hot
+ex = [l for l in exact if l["type"] == "interval"]
+for l in ex:
+    z = region(l, still)
+    assert not z.get("estimated") and "sampling" not in l and not l["hot_ranges"].get("estimated")
+    assert z["dirty_pages"] == 0 and hot(l, still) == []
+# the same hot ranges on the buffer, sampled and exact: all of it
+assert hot(iv[-1], buf) == hot(ex[-1], buf) == [tuple(buf)], (hot(iv[-1], buf), hot(ex[-1], buf))
+sm = [l for l in sampled if l["type"] == "summary"]
+assert len(sm) == 1 and sm[0]["sampling"]["k"] == 4 and sm[0]["hot_ranges"]["estimated"] is True
+print("fine")
+PY
+check sampled_matches_exact 'grep -q fine "$tmp/py"' "$(cat "$tmp/py")"
+check sampled_detached_no_uw 'kill -0 $mw && [ "$(grep -c " uw" /proc/$mw/smaps)" = 0 ]'
+
+# --- --max-overhead: memlens measures its cost and samples to stay under it ---
+# 2048 faults of ~20 us per 200 ms interval are 20% of a CPU: 1% needs 1/26
+python3 "$tmp/until.py" "$tmp/bound" adapted "$buf" "$M" writes -p $mw -i 200 --max-overhead 1 --json 2>"$tmp/err"
+check bound_exit_ok '[ $? = 0 ]' "$(cat "$tmp/err")"
+python3 - "$tmp/bound" >"$tmp/py" 2>&1 <<'PY'
+import json, sys
+iv = [json.loads(l) for l in open(sys.argv[1])]
+iv = [l for l in iv if l["type"] == "interval"]
+s = [l["sampling"] for l in iv]
+# exact to start with, then 1/k: each interval uses what the one before chose
+assert s[0]["k"] == 1 and s[-1]["k"] > 1, s
+for a, b in zip(s, s[1:]):
+    assert abs(b["fraction"] - a["next_fraction"]) < 1e-9, (a, b)
+for l, x in zip(iv, s):
+    # the cost said: faults * 20 us over the interval, in percent of a CPU
+    assert abs(x["overhead_pct"] - x["faults"] * 20e-6 / l["interval_s"] * 100) < 1e-6 * max(1, x["overhead_pct"]), (x, l["interval_s"])
+print("fine")
+PY
+check bound_adapts 'grep -q fine "$tmp/py"' "$(cat "$tmp/py")"
+
+# the text output says the fraction in use
+"$M" writes -p $mw -i 200 -d 1 --sample 0.25 --batch >"$tmp/h" 2>&1
+check text_says_fraction 'grep -q "^sampling: 1/4 of the pages" "$tmp/h" && grep -q "^interval 1 .* sample 1/4  overhead" "$tmp/h"' "$(head -8 "$tmp/h")"
+kill $mw; wait $mw 2>/dev/null
+
+# --- a tree: each process sampled, the tree's estimates added up -----------------
+"$W/forktree" >"$tmp/ft" 2>&1 &
+ft=$!
+wait_for_line "$tmp/ft" "ready" 10
+run "$M" writes -p $ft --tree -i 200 -d 2 --sample 1/4 --json
+check tree_exit_ok '[ "$(rc)" = 0 ]' "$(cat "$tmp/err")"
+python3 - "$tmp/out" >"$tmp/py" 2>&1 <<'PY'
+import json, sys
+iv = [json.loads(l) for l in open(sys.argv[1])]
+iv = [l for l in iv if l["type"] == "interval"]
+assert len(iv) >= 5 and all(l["tree"] for l in iv)
+for l in iv:
+    assert l["sampling"]["k"] == 4 and l["hot_ranges"].get("estimated") is True, l["sampling"]
+    assert len(l["processes"]) >= 2
+    # every process's regions sampled; the tree's pages its processes' sum
+    assert all(r["estimated"] for r in l["regions"])
+    assert l["dirty"]["dirty_pages"] <= sum(p["dirty_pages"] for p in l["processes"])
+    assert l["sampling"]["faults"] == sum(r.get("sampled_dirty_pages", 0) for r in l["regions"])
+print("fine")
+PY
+check tree_sampled 'grep -q fine "$tmp/py"' "$(cat "$tmp/py")"
+kill $ft; wait $ft 2>/dev/null
+t_done
