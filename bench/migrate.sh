@@ -83,7 +83,11 @@ start() { # WORKLOAD OUT CMD...: sets P (the workload, PID 1 of its namespace); 
 	local w=$1 out=$2 u
 	shift 2
 	set -- "${@//@DIR@/$out.d}"	# redis: its own directory (socket)
-	unshare --pid --fork setsid "$@" </dev/null >"$out" 2>&1 &
+	# the workload's output to OUT, unshare's own elsewhere: unshare says
+	# something when its child is killed, and a file that grew after the
+	# dump fails the restore ("has bad size")
+	unshare --pid --fork setsid bash -c 'o=$1; shift; exec "$@" </dev/null >"$o" 2>&1' _ "$out" "$@" \
+		</dev/null >>"$tmp/unshare.log" 2>&1 &
 	u=$!
 	pids+=("$u")
 	P=
