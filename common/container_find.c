@@ -253,3 +253,24 @@ int container_find(const char *arg, struct ml_container *c, struct ml_err *err)
 				  c->id, (int)c->pid);
 	return 0;
 }
+
+void container_cgroup_dir(pid_t pid, char *dir, size_t len)
+{
+	char path[64], line[PATH_MAX];
+	FILE *f;
+
+	dir[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::/", 4)) {
+			line[strcspn(line, "\n")] = '\0';
+			/* the root cgroup itself is never removed */
+			if (line[4])
+				snprintf(dir, len, "/sys/fs/cgroup%s", line + 3);
+			break;
+		}
+	fclose(f);
+}

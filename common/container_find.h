@@ -16,4 +16,10 @@
  */
 int container_find(const char *arg, struct ml_container *c, struct ml_err *err);
 
+/*
+ * The cgroup v2 directory of @pid (/sys/fs/cgroup + its "0::" line) into
+ * @dir; "" when it has none (cgroup v1 only) or cannot be read.
+ */
+void container_cgroup_dir(pid_t pid, char *dir, size_t len);
+
 #endif

@@ -290,6 +290,14 @@ static void wait_pid_free(struct mig *m, pid_t pid)
 			return;
 }
 
+/* @dir gone (or MIGRATE_SETTLE_MS passed): the runtime is done with its exited container. */
+static void wait_dir_gone(struct mig *m, const char *dir)
+{
+	for (int i = 0; dir && i < MIGRATE_SETTLE_MS / 10 && access(dir, F_OK) == 0; i++)
+		if (mig_pause_ms(m, 10))
+			return;
+}
+
 static int final_round(struct mig *m, int k)
 {
 	struct migrate_result *res = m->res;
@@ -308,6 +316,7 @@ static int final_round(struct mig *m, int k)
 	/* the same PID namespace at the destination (this machine, a
 	 * container or network namespace of it) needs the pid free again */
 	wait_pid_free(m, m->o->pid);
+	wait_dir_gone(m, m->o->settle_dir);
 	ret = wire_send(&m->w, "RESTORE %d %d", k, m->o->shell_job);
 	if (!ret)
 		ret = wire_recv(&m->w, ans, sizeof(ans));

@@ -41,6 +41,8 @@ struct migrate_round {
 	char note[768]; /* what was left out and why */
 };
 
+#define MIGRATE_SETTLE_MS 30000
+
 struct migrate_opts {
 	pid_t pid; /* root of the tree */
 	const char *to; /* a directory on this machine, or HOST:PORT of a receiver */
@@ -76,6 +78,13 @@ struct migrate_opts {
 	 * dump follows the round under way at once; NULL: never */
 	const volatile bool *end_precopy;
 	enum criu_tcp tcp; /* established TCP connections: dump and restore */
+	/*
+	 * a directory the tree's owner removes once the final dump has ended
+	 * the tree (a podman container's cgroup, which podman's clean-up takes
+	 * away while CRIU recreates it): the restore waits up to
+	 * MIGRATE_SETTLE_MS for it to go; NULL: nothing to wait for
+	 */
+	const char *settle_dir;
 	/* after each round; NULL: nothing */
 	void (*on_round)(const struct migrate_round *r, void *arg);
 	/* wait up to @ms; nonzero (a negative errno): give up; NULL: usleep */

@@ -70,6 +70,7 @@ struct mig_cli {
 	struct ml_container ctr; /* what it resolved to */
 	const char *ctr_dump[4], *ctr_restore[4]; /* the CRIU options it needs */
 	char ctr_root[PATH_MAX + 16];
+	char ctr_cgroup[PATH_MAX]; /* podman's container: its cgroup, or "" */
 	volatile bool end_precopy; /* SIGUSR1 */
 	const char *to, *dir, *listen, *criu;
 	struct criu_cli_opts extra;
@@ -491,6 +492,7 @@ static int run_source(struct mig_cli *c)
 		.restore_args = c->container ? c->ctr_restore : NULL,
 		.end_precopy = &c->end_precopy,
 		.tcp = c->tcp,
+		.settle_dir = c->ctr_cgroup[0] ? c->ctr_cgroup : NULL,
 		.on_round = print_round,
 		.pause = wait_signal,
 		.arg = c,
@@ -566,6 +568,17 @@ static int find_container(struct mig_cli *c)
 	c->ctr_restore[2] = NULL;
 	if (criu_cli_add_opt("migrate", &c->extra, "--external=mnt[]"))
 		return EXIT_USAGE;
+	/*
+	 * podman's clean-up of the exited container removes its cgroup while
+	 * CRIU's restore recreates it ("Can't move into .../cgroup.procs"):
+	 * the restore waits until it has gone (a runc container's stays until
+	 * `runc delete`: no wait)
+	 */
+	if (!strncmp(c->ctr.runtime, "podman", 6))
+		container_cgroup_dir(c->ctr.pid, c->ctr_cgroup, sizeof(c->ctr_cgroup));
+	/* only a cgroup of the container's own (its ID in the name) goes away */
+	if (!c->ctr.id[0] || !strstr(c->ctr_cgroup, c->ctr.id))
+		c->ctr_cgroup[0] = '\0';
 	return 0;
 }
 
