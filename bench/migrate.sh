@@ -160,7 +160,12 @@ for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 			kill -9 "$np" 2>/dev/null
 		fi
 		if [ $rc -ne 0 ]; then
-			echo "# $w $mode: migrate failed (exit $rc): $(tail -n 2 "$tmp/$w-$mode.err")"
+			echo "# $w $mode: migrate failed (exit $rc): $(tail -n 2 "$tmp/$w-$mode.err")" \
+				"$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])).get("error", ""))' \
+					"$tmp/$w-$mode.json" 2>/dev/null)"
+			for f in "$tmp/$w-$mode"-src/*/*.log "$tmp/$w-$mode"-dest/*/*.log; do
+				[ -f "$f" ] && grep -E "Error|FAILED" "$f" | tail -n 3 | sed "s|^|# ${f#$tmp/}: |"
+			done
 			failed+=" $w/$mode"
 			continue
 		fi
