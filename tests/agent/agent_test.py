@@ -108,7 +108,9 @@ def memwrite(mib=4, secs=None, pass_fds=()):
         if m:
             return p, int(m.group(2), 16), int(m.group(3), 16)
         time.sleep(0.02)
-    raise AssertionError("memwrite did not start")
+    out.seek(0)
+    raise AssertionError("memwrite did not start in 60 s (exit status %s): %r" %
+                         (p.poll(), out.read()[-500:]))
 
 
 def sock_path(tag):
