@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -70,6 +72,44 @@ static void choose_allocator(pid_t pid, const struct vma_set *set, const char *l
 	snprintf(a->path, sizeof(a->path), "/proc/%d/root%s", (int)pid, pick ? pick : libc);
 }
 
+/*
+ * A statically linked program (no dynamic loader mapped, no libc): its
+ * allocator is in the executable itself, found by name in its symbol
+ * table (.symtab: a stripped one has none). 0; -ENOENT: not static (the
+ * loader is mapped), or not yet known; -ENOEXEC: static, without malloc.
+ */
+static int static_allocator(pid_t pid, const struct vma_set *set, struct alloc_lib *a)
+{
+	static const char *const mallocs[] = { "malloc", "je_malloc", "tc_malloc" };
+	char exe[4001], link[64];
+	struct ml_err err = { 0 };
+	struct elf_syms syms;
+	uint64_t va;
+	bool found = false;
+	ssize_t n;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (is_loader(ml_vma_path(set, &set->v[i])))
+			return -ENOENT; /* dynamic: the loader has not mapped libc yet */
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = '\0';
+	if (snprintf(a->path, sizeof(a->path), "/proc/%d/root%.4000s", (int)pid, exe) >=
+	    (int)sizeof(a->path))
+		return -ENOENT;
+	if (elf_syms_load(a->path, &syms, &err))
+		return -ENOENT;
+	for (size_t i = 0; i < sizeof(mallocs) / sizeof(mallocs[0]) && !found; i++)
+		found = !elf_syms_find(&syms, mallocs[i], &va);
+	/* glibc's own malloc: its thread-exit hook is there too */
+	a->is_libc = !elf_syms_find(&syms, "__libc_malloc", &va);
+	a->is_static = true;
+	elf_syms_free(&syms);
+	return found ? 0 : -ENOEXEC;
+}
+
 /* 0 found, -ENOENT libc not (yet) mapped, other: the process is gone */
 static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 {
@@ -81,6 +121,7 @@ static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 	if (e)
 		goto out;
 	e = -ENOENT;
+	a->is_static = false;
 	for (size_t i = 0; i < set.n; i++) {
 		const char *p = ml_vma_path(&set, &set.v[i]);
 
@@ -90,6 +131,13 @@ static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 			break;
 		}
 	}
+	if (e == -ENOENT)
+		e = static_allocator(pid, &set, a);
+	if (e == -ENOEXEC)
+		e = ml_err_set(err, ENOENT,
+			       "process %d is statically linked and its symbol table names no "
+			       "malloc (stripped): memlens leaks cannot find its allocator",
+			       (int)pid);
 out:
 	ml_vma_set_free(&set);
 	return e;
@@ -101,8 +149,9 @@ int alloc_find(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 
 	if (e == -ENOENT)
 		return ml_err_set(err, ENOENT,
-				  "no C library (libc.so) is mapped in process %d: a statically "
-				  "linked program cannot be traced by memlens leaks",
+				  "no C library (libc.so) is mapped in process %d, and it has no "
+				  "malloc in its symbol table: a statically linked program is "
+				  "traced only when it is not stripped",
 				  (int)pid);
 	return e;
 }
@@ -117,7 +166,8 @@ static int wait_stop(pid_t pid, int *status, struct ml_err *err)
 	if (WIFEXITED(*status) || WIFSIGNALED(*status))
 		return ml_err_set(err, ESRCH,
 				  "the command exited without loading a C library (libc.so): a "
-				  "statically linked program cannot be traced by memlens leaks");
+				  "statically linked program is traced only when its symbol table "
+				  "names malloc (not stripped)");
 	return 0;
 }
 
@@ -144,6 +194,7 @@ int alloc_wait_loaded(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 	}
 	return ml_err_set(err, ENOENT,
 			  "the command mapped no C library (libc.so) in its first %d system "
-			  "calls: a statically linked program cannot be traced by memlens leaks",
+			  "calls: a statically linked program is traced only when its symbol "
+			  "table names malloc (not stripped)",
 			  LIBC_MAX_SYSCALL_STOPS / 2);
 }

@@ -18,6 +18,7 @@
 struct alloc_lib {
 	char path[4096]; /* usable from here: /proc/PID/root/... */
 	bool is_libc; /* false: another allocator replaces libc's malloc */
+	bool is_static; /* the executable itself: statically linked */
 };
 
 /* The allocator of running process @pid. */

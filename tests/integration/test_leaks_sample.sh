@@ -167,6 +167,27 @@ test_allocators() {
 	done
 }
 
+# a statically linked program: glibc's malloc is in the executable, found
+# by name in its symbol table; built here from workloads/leaky.c
+test_static() {
+	local n=leaks_static_executable_exact out=$T_TMP/st.json k=500 exe=$T_TMP/leaky-static
+	if ! cc -static -O2 -g -fno-omit-frame-pointer -o "$exe" "$(dirname "$0")/../../workloads/leaky.c" \
+		2>"$T_TMP/cc.err"; then
+		skip $n "cannot link statically here: $(head -n 1 "$T_TMP/cc.err")"
+		skip leaks_sample_1_exact_static "the same"
+		return
+	fi
+	"$MEMLENS" leaks --json -- "$exe" $k >"$out" 2>"$T_TMP/st.err"
+	echo "# $n: $(json "$out" "(d['allocator'], d['mallocs'], d['frees'], d['untracked_frees'], d['outstanding'])")"
+	# static glibc makes a few start-up allocations of its own, none of 4096 bytes
+	if [ "$(json "$out" "(d['allocator'].endswith('/leaky-static'), [(s['count'], s['bytes']) for s in d['by_size'] if s['size'] == 4096], d['frees'] - $((8 * k)), 0 <= d['mallocs'] - $((9 * k)) < 16, d['untracked_frees'])")" = "(True, [($k, $((4096 * k)))], 0, True, 0)" ]; then
+		ok $n
+	else
+		notok $n "$(cat "$out" "$T_TMP/st.err")"
+	fi
+	same_as_exact leaks_sample_1_exact_static all "$exe" $k
+}
+
 test_usage() {
 	local n a rc
 	for a in 0 2T 12X -5 ''; do
@@ -185,5 +206,6 @@ test_free_heavy
 test_outputs_weighted
 test_text
 test_allocators
+test_static
 test_usage
 t_done
