@@ -40,12 +40,33 @@ static bool is_loader(const char *path)
  * malloc and free, else the first other library that does, else libc.
  */
 static const char *const alloc_fns[] = { "malloc", "free" };
+static const char *const prefixed_fns[][2] = { { "je_malloc", "je_free" },
+					       { "tc_malloc", "tc_free" } };
+
+/* Has @path (a /proc/PID/root path) a prefixed allocator? @exe: its .symtab too. */
+static bool has_prefixed(const char *path, bool exe)
+{
+	struct ml_err err = { 0 };
+	struct elf_syms syms;
+	bool found = false;
+	uint64_t va;
+
+	for (int i = 0; i < 2 && !found; i++)
+		found = elf_exports(path, prefixed_fns[i], 2);
+	if (found || !exe || elf_syms_load(path, &syms, &err))
+		return found;
+	for (int i = 0; i < 2 && !found; i++)
+		found = !elf_syms_find(&syms, prefixed_fns[i][0], &va) &&
+			!elf_syms_find(&syms, prefixed_fns[i][1], &va);
+	elf_syms_free(&syms);
+	return found;
+}
 
 static void choose_allocator(pid_t pid, const struct vma_set *set, const char *libc,
 			     struct alloc_lib *a)
 {
 	char exe[PATH_MAX], cand[PATH_MAX], link[64];
-	const char *pick = NULL, *last = "";
+	const char *pick = NULL, *last = "", *extra = NULL;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
@@ -59,8 +80,11 @@ static void choose_allocator(pid_t pid, const struct vma_set *set, const char *l
 			continue;
 		last = p;
 		snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)pid, p);
-		if (!elf_exports(cand, alloc_fns, 2))
+		if (!elf_exports(cand, alloc_fns, 2)) {
+			if (!extra && has_prefixed(cand, !strcmp(p, exe)))
+				extra = p;
 			continue;
+		}
 		if (!strcmp(p, exe)) {
 			pick = p;
 			break;
@@ -70,6 +94,11 @@ static void choose_allocator(pid_t pid, const struct vma_set *set, const char *l
 	}
 	a->is_libc = !pick;
 	snprintf(a->path, sizeof(a->path), "/proc/%d/root%s", (int)pid, pick ? pick : libc);
+	a->extra[0] = 0;
+	if (extra && (!pick || strcmp(extra, pick)) &&
+	    snprintf(a->extra, sizeof(a->extra), "/proc/%d/root%.4000s", (int)pid, extra) >=
+		    (int)sizeof(a->extra))
+		a->extra[0] = 0;
 }
 
 /*
@@ -122,6 +151,7 @@ static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 		goto out;
 	e = -ENOENT;
 	a->is_static = false;
+	a->extra[0] = 0;
 	for (size_t i = 0; i < set.n; i++) {
 		const char *p = ml_vma_path(&set, &set.v[i]);
 

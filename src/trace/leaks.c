@@ -135,20 +135,23 @@ static const struct probe_name {
 #define NR_PROBE_NAMES (sizeof(probe_names) / sizeof(probe_names[0]))
 #define MAX_PROBES (NR_PROBE_NAMES + 1) /* and glibc's thread exit */
 
-/* file offsets to probe, each with its cookie (enum leaks_fn) */
+/* file offsets to probe in @path, each with its cookie (enum leaks_fn) */
 struct probe_set {
+	const char *path;
 	uint64_t off[MAX_PROBES];
 	uint64_t cookie[MAX_PROBES];
 	unsigned int n;
 };
 
-#define MAX_LINKS (2 * MAX_PROBES)
+/* the allocator malloc is bound to, and one with prefixed names beside it */
+#define MAX_OBJS 2
+#define MAX_LINKS (2 * MAX_PROBES * MAX_OBJS)
 
 struct leaks_run {
 	struct leaks_bpf *skel;
 	struct bpf_link *links[MAX_LINKS]; /* perf-event uprobes: entries and returns */
 	int nlinks;
-	int link_fds[2]; /* uprobe_multi links: returns, entries */
+	int link_fds[2 * MAX_OBJS]; /* uprobe_multi links: returns, entries */
 	int nlink_fds;
 	bool multi; /* uprobe_multi links, not one perf event per probe */
 	bool session; /* --sample: one uprobe session link (multi too) */
@@ -356,16 +359,21 @@ static void find_thread_exit(const struct leaks_run *r, const struct elf_syms *s
 	}
 }
 
-/* The probes: every entry point the allocator exports, each probed once. */
-static int find_probes(struct leaks_run *r, const struct leaks_opts *o, struct probe_set *entries,
-		       struct probe_set *returns, struct ml_err *err)
+/*
+ * The probes of @path: every entry point it has, each probed once; @main:
+ * the allocator malloc is bound to (else one beside it, with prefixed
+ * names only).
+ */
+static int find_probes(struct leaks_run *r, const struct leaks_opts *o, const char *path, bool main,
+		       struct probe_set *entries, struct probe_set *returns, struct ml_err *err)
 {
 	uint64_t seen[NR_PROBE_NAMES];
 	bool have_malloc = false, have_free = false;
 	struct elf_syms syms;
 	int nseen = 0, e;
 
-	e = elf_syms_load(r->alloc.path, &syms, err);
+	entries->path = returns->path = path;
+	e = elf_syms_load(path, &syms, err);
 	if (e)
 		return e;
 	for (size_t i = 0; i < NR_PROBE_NAMES; i++) {
@@ -382,13 +390,14 @@ static int find_probes(struct leaks_run *r, const struct leaks_opts *o, struct p
 		seen[nseen++] = off;
 		have_malloc |= pn->fn == LEAKS_MALLOC;
 		have_free |= pn->fn == LEAKS_FREE;
-		entry = alloc || o->free_at_entry ? off : emulatable_entry(r->alloc.path, off);
+		entry = alloc || o->free_at_entry ? off : emulatable_entry(path, off);
 		add_probe(entries, entry, pn->fn);
 		if (alloc)
 			add_probe(returns, off, pn->fn);
 		if (o->verbose)
-			fprintf(stderr, "memlens leaks: uprobe%s %s at 0x%llx%s\n",
+			fprintf(stderr, "memlens leaks: uprobe%s %s at 0x%llx%s%s%s\n",
 				alloc ? "+uretprobe" : "", pn->name, (unsigned long long)entry,
+				main ? "" : " of ", main ? "" : path,
 				entry != off ? " (past 'test %rdi,%rdi; je': an emulated push "
 					       "instead of a single-stepped test)"
 					     : "");
@@ -397,9 +406,9 @@ static int find_probes(struct leaks_run *r, const struct leaks_opts *o, struct p
 		e = ml_err_set(err, ENOENT,
 			       "%s has no function %s (nor je_%s, tc_%s): not an allocator "
 			       "memlens leaks can trace",
-			       r->alloc.path, have_malloc ? "free" : "malloc",
+			       path, have_malloc ? "free" : "malloc",
 			       have_malloc ? "free" : "malloc", have_malloc ? "free" : "malloc");
-	else
+	else if (main)
 		find_thread_exit(r, &syms, entries, o);
 	elf_syms_free(&syms);
 	return e;
@@ -412,7 +421,7 @@ static int attach_perf(struct leaks_run *r, struct bpf_program *p, pid_t pid,
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = ps->cookie[i]);
 		struct bpf_link *l;
 
-		l = bpf_program__attach_uprobe_opts(p, pid, r->alloc.path, (size_t)ps->off[i], &uo);
+		l = bpf_program__attach_uprobe_opts(p, pid, ps->path, (size_t)ps->off[i], &uo);
 		if (!l)
 			return -errno;
 		r->links[r->nlinks++] = l;
@@ -423,8 +432,7 @@ static int attach_perf(struct leaks_run *r, struct bpf_program *p, pid_t pid,
 static int attach_multi(struct leaks_run *r, struct bpf_program *p, pid_t pid,
 			const struct probe_set *ps, bool ret)
 {
-	int fd = umulti_attach(bpf_program__fd(p), r->alloc.path, ps->off, ps->cookie, ps->n, ret,
-			       pid);
+	int fd = umulti_attach(bpf_program__fd(p), ps->path, ps->off, ps->cookie, ps->n, ret, pid);
 
 	if (fd < 0)
 		return fd;
@@ -440,25 +448,24 @@ static int attach_multi(struct leaks_run *r, struct bpf_program *p, pid_t pid,
  * counted (unpaired_returns when only its return is seen).
  */
 static int attach_probes(struct leaks_run *r, pid_t pid, const struct probe_set *entries,
-			 const struct probe_set *returns)
+			 const struct probe_set *returns, int nobj)
 {
 	int (*attach)(struct leaks_run *, struct bpf_program *, pid_t, const struct probe_set *,
 		      bool) = r->multi ? attach_multi : attach_perf;
-	int e, fd;
+	int e = 0, fd;
 
-	if (r->session) { /* one link: entries and returns */
+	for (int i = 0; r->session && i < nobj; i++) { /* one link each: entries and returns */
 		fd = umulti_attach_session(bpf_program__fd(r->skel->progs.fn_session),
-					   r->alloc.path, entries->off, entries->cookie, entries->n,
-					   pid);
+					   entries[i].path, entries[i].off, entries[i].cookie,
+					   entries[i].n, pid);
 		if (fd < 0)
 			return fd;
 		r->link_fds[r->nlink_fds++] = fd;
-		r->skel->bss->armed = true;
-		return 0;
 	}
-	e = attach(r, r->skel->progs.alloc_exit, pid, returns, true);
-	if (!e)
-		e = attach(r, r->skel->progs.fn_enter, pid, entries, false);
+	for (int i = 0; !r->session && !e && i < nobj; i++)
+		e = attach(r, r->skel->progs.alloc_exit, pid, &returns[i], true);
+	for (int i = 0; !r->session && !e && i < nobj; i++)
+		e = attach(r, r->skel->progs.fn_enter, pid, &entries[i], false);
 	if (!e)
 		r->skel->bss->armed = true;
 	return e;
@@ -509,7 +516,8 @@ static void detach_probes(struct leaks_run *r)
 }
 
 static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
-			   const struct probe_set *entries, const struct probe_set *returns)
+			   const struct probe_set *entries, const struct probe_set *returns,
+			   int nobj)
 {
 	int e;
 
@@ -545,7 +553,7 @@ static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_
 	}
 	e = leaks_bpf__load(r->skel);
 	if (!e)
-		e = attach_probes(r, pid, entries, returns);
+		e = attach_probes(r, pid, entries, returns, nobj);
 	return e;
 }
 
@@ -564,15 +572,23 @@ static void unload(struct leaks_run *r)
 static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
 		       struct ml_err *err)
 {
-	struct probe_set entries = { .n = 0 }, returns = { .n = 0 };
-	int e;
+	struct probe_set entries[MAX_OBJS] = { { .n = 0 } }, returns[MAX_OBJS] = { { .n = 0 } };
+	unsigned int nent = 0, nret = 0;
+	int e, nobj = 1;
 
-	e = find_probes(r, o, &entries, &returns, err);
+	e = find_probes(r, o, r->alloc.path, true, &entries[0], &returns[0], err);
+	if (!e && r->alloc.extra[0])
+		e = find_probes(r, o, r->alloc.extra, false, &entries[nobj], &returns[nobj], err);
 	if (e)
 		return e;
+	nobj += r->alloc.extra[0] != 0;
+	for (int i = 0; i < nobj; i++) {
+		nent += entries[i].n;
+		nret += returns[i].n;
+	}
 	r->multi = !o->perf_uprobes;
 	r->session = o->sample && r->multi;
-	e = load_and_attach(r, o, pid, &entries, &returns);
+	e = load_and_attach(r, o, pid, entries, returns, nobj);
 	if (e && r->session && e != -EPERM && e != -EACCES) {
 		if (o->verbose)
 			fprintf(stderr,
@@ -582,7 +598,7 @@ static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pi
 				strerror(-e));
 		unload(r);
 		r->session = false;
-		e = load_and_attach(r, o, pid, &entries, &returns);
+		e = load_and_attach(r, o, pid, entries, returns, nobj);
 	}
 	if (e && r->multi && e != -EPERM && e != -EACCES) {
 		if (o->verbose)
@@ -592,7 +608,7 @@ static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pi
 				strerror(-e));
 		unload(r);
 		r->multi = false;
-		e = load_and_attach(r, o, pid, &entries, &returns);
+		e = load_and_attach(r, o, pid, entries, returns, nobj);
 	}
 	if (e)
 		return trace_bpf_error(err, e, "loading the leak tracer and attaching its uprobes");
@@ -606,7 +622,7 @@ static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pi
 			r->alloc.path,
 			r->alloc.is_libc ? "its C library"
 					 : "its allocator, in place of libc's malloc",
-			(int)pid, entries.n, returns.n);
+			(int)pid, nent, nret);
 	return 0;
 }
 
@@ -951,13 +967,18 @@ static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_tot
 }
 
 /* The allocator's path as the target sees it (without /proc/PID/root). */
-static const char *alloc_shown(const struct alloc_lib *a)
+static const char *path_shown(const char *path)
 {
-	const char *p = a->path;
+	const char *p = path;
 
 	if (!strncmp(p, "/proc/", 6) && (p = strstr(p + 6, "/root/")))
 		return p + 5;
-	return a->path;
+	return path;
+}
+
+static const char *alloc_shown(const struct alloc_lib *a)
+{
+	return path_shown(a->path);
 }
 
 /* elapsed_s < 0: the final report; else an interval block, @last at the end */
@@ -1079,6 +1100,8 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 	}
 	ml_jw_kint(&w, "pid", r->sym.pid);
 	ml_jw_kstr(&w, "allocator", alloc_shown(&r->alloc));
+	if (r->alloc.extra[0]) /* a prefixed allocator, probed beside it */
+		ml_jw_kstr(&w, "allocator_prefixed", path_shown(r->alloc.extra));
 	ml_jw_kstr(&w, "mode",
 		   r->session ? "uprobe_session"
 		   : r->multi ? "uprobe_multi"
@@ -1305,6 +1328,8 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			(unsigned long long)c[LEAKS_C_EXIT_FREES]);
 	if (!r->alloc.is_libc)
 		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(&r->alloc));
+	if (r->alloc.extra[0])
+		printf("also probed: %s (its je_malloc or tc_malloc)\n", path_shown(r->alloc.extra));
 	if (o->sample)
 		text_sampling(r, t, width);
 	else

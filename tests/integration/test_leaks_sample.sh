@@ -188,6 +188,20 @@ test_static() {
 	same_as_exact leaks_sample_1_exact_static all "$exe" $k
 }
 
+# je_malloc/je_free in the executable beside libc's malloc (a prefixed
+# jemalloc linked in): both probed, exact, and --sample 1 the same
+test_prefixed() {
+	local n=leaks_prefixed_allocator_beside_libc out=$T_TMP/pfx.json k=300
+	"$MEMLENS" leaks --json -- "$WORKLOADS/leakpfx" $k >"$out" 2>"$T_TMP/pfx.err"
+	echo "# $n: $(json "$out" "(d.get('allocator_prefixed'), d['mallocs'], d['frees'], d['outstanding'])")"
+	if [ "$(json "$out" "(d.get('allocator_prefixed', '').endswith('/leakpfx'), sorted((s['size'], s['count']) for s in d['by_size'] if s['size'] in (3000, 4096, 5000)), d['frees'], d['untracked_frees'])")" = "(True, [(3000, $k), (4096, $k)], $k, 0)" ]; then
+		ok $n
+	else
+		notok $n "$(cat "$out" "$T_TMP/pfx.err")"
+	fi
+	same_as_exact leaks_sample_1_exact_prefixed all "$WORKLOADS/leakpfx" $k
+}
+
 test_usage() {
 	local n a rc
 	for a in 0 2T 12X -5 ''; do
@@ -207,5 +221,6 @@ test_outputs_weighted
 test_text
 test_allocators
 test_static
+test_prefixed
 test_usage
 t_done
