@@ -1329,7 +1329,8 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 	if (!r->alloc.is_libc)
 		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(&r->alloc));
 	if (r->alloc.extra[0])
-		printf("also probed: %s (its je_malloc or tc_malloc)\n", path_shown(r->alloc.extra));
+		printf("also probed: %s (its je_malloc or tc_malloc)\n",
+		       path_shown(r->alloc.extra));
 	if (o->sample)
 		text_sampling(r, t, width);
 	else
@@ -1466,6 +1467,9 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 			 "(allocator %s)%s",
 			 (int)r->sym.pid, alloc_shown(&r->alloc), rate);
 		pprof_comment(p, comment);
+		if (r->o->sample) /* as Go's heap profiles: one sample per period of bytes */
+			pprof_period(p, &(struct pprof_type){ "space", "bytes" },
+				     (int64_t)r->o->sample);
 		pprof_times(p, (int64_t)r->start_wall_ns,
 			    (int64_t)(ml_mono_ns() - r->start_mono_ns));
 		e = pprof_write(p, f);

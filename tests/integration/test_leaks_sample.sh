@@ -101,7 +101,7 @@ test_free_heavy() {
 
 # the folded stacks and the pprof profile carry the estimates, as the JSON does
 test_outputs_weighted() {
-	local n=leaks_sample_folded_weighted out=$T_TMP/fw.json f=$T_TMP/fw.folded
+	local n=leaks_sample_folded_weighted out=$T_TMP/fw.json f=$T_TMP/fw.folded res
 	"$MEMLENS" leaks --json -T 0 --sample 16K --folded "$f" -- "$WORKLOADS/leaky" 3000 \
 		>"$out" 2>"$T_TMP/fw.err"
 	if [ "$(python3 - "$out" "$f" <<'PY'
@@ -117,17 +117,44 @@ PY
 	else
 		notok $n "$(cat "$f" "$T_TMP/fw.err")"
 	fi
-	n=leaks_sample_pprof_says_sampled
-	if ! "$MEMLENS" leaks --help | grep -q -- '--pprof'; then
-		skip $n "no --pprof"
-	elif "$MEMLENS" leaks --sample 16K --pprof "$T_TMP/p.pb.gz" -- "$WORKLOADS/leaky" 300 \
-		>/dev/null 2>"$T_TMP/pp.err"; then
+	# the profile: the JSON's estimates as its values, the rate as its
+	# period (space/bytes, as Go's sampled heap profiles) and in its comment
+	n=leaks_sample_pprof_weighted
+	local proto
+	proto=$(cd "$(dirname "$0")/../../proto" && pwd)
+	if ! "$MEMLENS" leaks --sample 16K --json --pprof "$T_TMP/p.pb.gz" -- "$WORKLOADS/leaky" 3000 \
+		>"$T_TMP/pp.json" 2>"$T_TMP/pp.err"; then
+		if grep -q 'without protobuf-c' "$T_TMP/pp.err"; then
+			skip $n "built without protobuf-c"
+		else
+			notok $n "$(cat "$T_TMP/pp.err")"
+		fi
+	elif ! command -v protoc >/dev/null || ! /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; then
 		gzip -dc "$T_TMP/p.pb.gz" | grep -aq 'one allocation per 16384 bytes on average' &&
 			ok $n || notok $n "no sampling rate in the profile's comment"
-	elif grep -q 'without protobuf-c' "$T_TMP/pp.err"; then
-		skip $n "built without protobuf-c"
+	elif ! mkdir -p "$T_TMP/pb" || ! protoc -I"$proto" --python_out="$T_TMP/pb" "$proto/pprof_profile.proto"; then
+		notok $n "protoc failed on proto/pprof_profile.proto"
 	else
-		notok $n "$(cat "$T_TMP/pp.err")"
+		res=$(/usr/bin/python3 - "$T_TMP/p.pb.gz" "$T_TMP/pp.json" "$T_TMP/pb" <<'PY'
+import gzip, json, sys
+sys.path.insert(0, sys.argv[3])
+import pprof_profile_pb2 as pb
+d = json.loads([l for l in open(sys.argv[2]).read().splitlines() if l.startswith('{')][-1])
+p = pb.Profile()
+p.ParseFromString(gzip.open(sys.argv[1]).read())
+S = p.string_table
+objs, space = sum(s.value[0] for s in p.sample), sum(s.value[1] for s in p.sample)
+bad = []
+# each sample rounded on its own: within one per stack
+n = len(p.sample)
+if abs(objs - d['outstanding']) > n or abs(space - d['outstanding_bytes']) > n: bad.append('values %s, report %s' % ((objs, space), (d['outstanding'], d['outstanding_bytes'])))
+if (S[p.period_type.type], S[p.period_type.unit], p.period) != ('space', 'bytes', 16384): bad.append('period %s' % p.period)
+if not any('one allocation per 16384 bytes' in S[c] for c in p.comment): bad.append('comment')
+print('good' if not bad else '; '.join(bad))
+PY
+)
+		echo "# $n: $res"
+		[ "$res" = good ] && ok $n || notok $n "$res"
 	fi
 }
 
