@@ -26,6 +26,19 @@
  * thread id, on Linux 7.2 and 7.3 a program could find its thread's element
  * holding another thread's record, or see it change while it ran:
  * multi-threaded counts drifted by a few per cent.)
+ *
+ * Sampled (leaks --sample BYTES, sample_mean): each thread counts down the
+ * bytes its allocations ask for, from a distance drawn from an exponential
+ * distribution of mean BYTES (leaks.h); an allocation that reaches it is
+ * recorded, and a new distance is drawn. The decision is taken at the
+ * entry of the outermost call: an allocation not sampled records nothing,
+ * walks no stack, and, attached as a uprobe session (Linux 6.13+), asks
+ * for no return probe at all: the kernel then leaves its return address
+ * alone. realloc and reallocarray always take their return probe (the old
+ * block may be a sampled one, and glibc's realloc calls malloc and free
+ * itself); the other entry points do not call each other in glibc,
+ * jemalloc and tcmalloc, so an unsampled call needs no record of being
+ * under way. A free only looks its address up.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -39,6 +52,14 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 target_tgid = 0;
 const volatile bool with_stacks = true;
+/* --sample BYTES: the mean distance between samples; 0: every allocation */
+const volatile __u64 sample_mean = 0;
+/* one program for entries and returns, attached as a uprobe session */
+const volatile bool session = false;
+/* -ln(1/2 + j / 2048) * 2^32, j = 0..1024: filled by user space (leaks.h) */
+const volatile __u64 expo_tab[LEAKS_EXPO_N + 1] = {};
+
+extern bool bpf_session_is_return(void) __ksym __weak;
 
 __u64 counters[LEAKS_NR_COUNTERS];
 /*
@@ -55,12 +76,15 @@ struct inflight {
 	__u64 sp; /* user stack pointer at the outermost call's entry */
 	__u32 fn; /* enum leaks_fn */
 	__u32 depth; /* nested allocator-internal calls */
+	bool sampled; /* record the block it returns (always, unless --sample) */
 };
 
 struct thread_state {
 	struct inflight call;
 	bool in_call; /* call holds a call under way */
 	bool exiting; /* past its start routine: see the top of this file */
+	bool counting; /* --sample: countdown holds a distance */
+	__u64 countdown; /* --sample: bytes * 2^8 until the next sampled allocation */
 	/*
 	 * Where the return probe walks the user stack into: too big for the
 	 * BPF stack, and per thread rather than per CPU because uprobe
@@ -110,6 +134,22 @@ struct {
 	__type(value, struct leaks_stack);
 } stacks SEC(".maps");
 
+/* --sample: every outermost allocation call and its bytes, per CPU */
+struct call_counts {
+	__u64 v[LEAKS_NR_CALL_COUNTERS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct call_counts);
+} calls SEC(".maps");
+
+/* what an entry program returns to a uprobe session: 0 runs the return probe */
+#define WANT_RETURN 0
+#define NO_RETURN 1
+
 static __always_inline void count(enum leaks_counter c)
 {
 	__sync_fetch_and_add(&counters[c], 1);
@@ -131,30 +171,75 @@ static __always_inline struct thread_state *thread(bool create)
 				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 }
 
+/* --sample: a distance to the next sample, bytes * 2^8 (see leaks.h) */
+static __always_inline __u64 sample_distance(void)
+{
+	__u64 r = (__u64)bpf_get_prandom_u32() << 32 | bpf_get_prandom_u32();
+
+	return leaks_distance(sample_mean, leaks_expo_fixed(expo_tab, r));
+}
+
+/*
+ * Is an allocation of @size bytes recorded? Always, unless --sample; then
+ * when it reaches the thread's countdown: with probability
+ * 1 - exp(-size / sample_mean), whatever came before (the distances are
+ * exponential, without memory). A block of 0 bytes is never sampled.
+ */
+static __always_inline bool sample(struct thread_state *t, __u64 size)
+{
+	struct call_counts *cc;
+	__u32 zero = 0;
+
+	if (!sample_mean)
+		return true;
+	cc = bpf_map_lookup_elem(&calls, &zero);
+	if (cc) {
+		__sync_fetch_and_add(&cc->v[LEAKS_CALLS], 1);
+		__sync_fetch_and_add(&cc->v[LEAKS_CALL_BYTES], size);
+	}
+	if (!size)
+		return false;
+	if (!t->counting) {
+		t->countdown = sample_distance();
+		t->counting = true;
+	}
+	if (!leaks_reaches(&t->countdown, size))
+		return false;
+	t->countdown = sample_distance();
+	return true;
+}
+
 static __always_inline int call_enter(struct pt_regs *ctx, __u32 fn, __u64 size, __u64 arg)
 {
 	struct thread_state *t;
 	__u64 sp = PT_REGS_SP(ctx);
+	bool sampled;
 
 	if (!wanted())
-		return 0;
+		return NO_RETURN;
 	t = thread(true);
 	if (!t)
-		return 0;
+		return NO_RETURN;
 	if (t->in_call) {
 		if (sp <= t->call.sp) { /* nested (or a tail call: the same sp) */
-			t->call.depth++;
-			return 0;
+			if (!session) /* a session runs no return probe for it */
+				t->call.depth++;
+			return NO_RETURN;
 		}
 		count(LEAKS_C_STALE); /* not nested: the outer call returned unseen */
+		t->in_call = false;
 	}
+	sampled = sample(t, size);
+	if (!sampled && session && fn != LEAKS_REALLOC && fn != LEAKS_REALLOCARRAY)
+		return NO_RETURN;
 	t->call.fn = fn;
 	t->call.size = size;
 	t->call.arg = arg;
 	t->call.sp = sp;
 	t->call.depth = 0;
+	t->call.sampled = sampled;
 	t->in_call = true;
-	return 0;
+	return WANT_RETURN;
 }
 
 static __always_inline void record_free(const struct thread_state *t, __u64 addr)
@@ -165,6 +250,8 @@ static __always_inline void record_free(const struct thread_state *t, __u64 addr
 		count(LEAKS_C_FREES);
 		return;
 	}
+	if (sample_mean)
+		return; /* most likely a block not sampled: not counted */
 	count(t && t->exiting ? LEAKS_C_EXIT_FREES : LEAKS_C_UNTRACKED);
 }
 
@@ -258,16 +345,16 @@ static __always_inline int free_enter(struct pt_regs *ctx, __u64 ptr)
 	struct thread_state *t;
 
 	if (!wanted())
-		return 0;
+		return NO_RETURN;
 	t = thread(false);
 	if (t && t->in_call) {
 		if (PT_REGS_SP(ctx) <= t->call.sp)
-			return 0; /* inside realloc: its return accounts for it */
+			return NO_RETURN; /* inside realloc: its return accounts for it */
 		count(LEAKS_C_STALE);
 		t->in_call = false;
 	}
 	record_free(t, ptr);
-	return 0;
+	return NO_RETURN;
 }
 
 /* glibc: a thread past its start routine (see the top of this file) */
@@ -277,11 +364,11 @@ static __always_inline int thread_exit_enter(void)
 	struct thread_state *t;
 
 	if (!wanted() || (__u32)id == id >> 32)
-		return 0; /* the main thread calls it from exit(): no tcache flush there */
+		return NO_RETURN; /* the main thread calls it from exit(): no tcache flush there */
 	t = thread(true);
 	if (t)
 		t->exiting = true;
-	return 0;
+	return NO_RETURN;
 }
 
 /*
@@ -290,8 +377,7 @@ static __always_inline int thread_exit_enter(void)
  * allocator can be attached with one uprobe_multi link (one removal, one
  * wait for the kernel's grace periods, instead of one per probe).
  */
-SEC("uprobe")
-int BPF_KPROBE(fn_enter, __u64 a1, __u64 a2, __u64 a3)
+static __always_inline int entry(struct pt_regs *ctx, __u64 a1, __u64 a2, __u64 a3)
 {
 	__u32 fn = (__u32)bpf_get_attach_cookie(ctx);
 
@@ -316,11 +402,17 @@ int BPF_KPROBE(fn_enter, __u64 a1, __u64 a2, __u64 a3)
 	case LEAKS_THREAD_EXIT:
 		return thread_exit_enter();
 	}
+	return NO_RETURN;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(fn_enter, __u64 a1, __u64 a2, __u64 a3)
+{
+	entry(ctx, a1, a2, a3);
 	return 0;
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(alloc_exit, __u64 ret)
+static __always_inline int exit_probe(struct pt_regs *ctx, __u64 ret)
 {
 	struct thread_state *t;
 	struct inflight *in;
@@ -344,18 +436,38 @@ int BPF_KRETPROBE(alloc_exit, __u64 ret)
 		/* success, or realloc(p, 0) which frees p and returns NULL */
 		if (in->arg && (addr || !in->size))
 			record_free(t, in->arg);
-		if (addr || in->size)
+		if ((addr || in->size) && in->sampled)
 			record_alloc(ctx, t, addr, in->size);
 		break;
 	case LEAKS_POSIX_MEMALIGN:
 		addr = 0;
 		if ((int)ret == 0)
 			bpf_probe_read_user(&addr, sizeof(addr), (void *)in->arg);
-		record_alloc(ctx, t, addr, in->size);
+		if (in->sampled)
+			record_alloc(ctx, t, addr, in->size);
 		break;
 	default:
-		record_alloc(ctx, t, addr, in->size);
+		if (in->sampled)
+			record_alloc(ctx, t, addr, in->size);
 	}
 	t->in_call = false;
 	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(alloc_exit, __u64 ret)
+{
+	return exit_probe(ctx, ret);
+}
+
+/*
+ * The same as a uprobe session (Linux 6.13+, one link): the entry says
+ * whether the return probe runs at all (0: it does). Loaded only then.
+ */
+SEC("uprobe")
+int BPF_KPROBE(fn_session, __u64 a1, __u64 a2, __u64 a3)
+{
+	if (bpf_session_is_return())
+		return exit_probe(ctx, PT_REGS_RC(ctx));
+	return entry(ctx, a1, a2, a3);
 }

@@ -7,6 +7,90 @@
 #define LEAKS_MAX_STACKS 262144 /* distinct call stacks kept (--max-stacks) */
 #define LEAKS_STACK_DEPTH 32
 
+/*
+ * Sampling by bytes (leaks --sample BYTES): each thread counts down a
+ * distance drawn from an exponential distribution of mean BYTES; an
+ * allocation that reaches it is recorded and a new distance is drawn. The
+ * draw needs a logarithm, which BPF has no floating point for: -ln(W) of a
+ * uniform W = r / 2^64 is k ln 2 - ln(m), where k is the number of leading
+ * zero bits of r and m in [1/2, 1) its normalised mantissa; -ln(m) is read
+ * from a table of LEAKS_EXPO_N + 1 values (user space fills it) and
+ * interpolated linearly between them (a relative error below 1e-7).
+ */
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+
+#define LEAKS_EXPO_N 1024 /* intervals of the -ln(m) table, a power of two */
+#define LEAKS_EXPO_SHIFT 32 /* the table and the draw: fixed point, 2^32 = 1.0 */
+#define LEAKS_LN2_FIXED 2977044472ULL /* ln(2) * 2^32 */
+#define LEAKS_COUNTDOWN_SHIFT 8 /* the countdown: bytes * 2^8 */
+
+/*
+ * An exponential variate of mean 1, times 2^32, from the 64 random bits @r
+ * and the table @tab: tab[j] = -ln(1/2 + j / (2 LEAKS_EXPO_N)) * 2^32, for
+ * j = 0 .. LEAKS_EXPO_N. Shared by the BPF program and the unit test.
+ */
+static __always_inline __u64 leaks_expo_fixed(const volatile __u64 *tab, __u64 r)
+{
+	__u64 k = 0, lo, hi, frac;
+	__u32 j;
+
+	if (!r)
+		return 64 * LEAKS_LN2_FIXED;
+	if (!(r >> 32)) {
+		k += 32;
+		r <<= 32;
+	}
+	if (!(r >> 48)) {
+		k += 16;
+		r <<= 16;
+	}
+	if (!(r >> 56)) {
+		k += 8;
+		r <<= 8;
+	}
+	if (!(r >> 60)) {
+		k += 4;
+		r <<= 4;
+	}
+	if (!(r >> 62)) {
+		k += 2;
+		r <<= 2;
+	}
+	if (!(r >> 63)) {
+		k += 1;
+		r <<= 1;
+	}
+	/* r / 2^64 = m in [1/2, 1): bits 62..53 pick the interval, 52..21 place it in it */
+	j = (__u32)(r >> 53) & (LEAKS_EXPO_N - 1);
+	frac = (r >> 21) & 0xffffffffULL;
+	lo = tab[j];
+	hi = tab[j + 1];
+	return k * LEAKS_LN2_FIXED + lo - (((lo - hi) * frac) >> 32);
+}
+
+/* the distance to the next sample, bytes * 2^8, for a mean of @mean bytes (at most 2^40) */
+static __always_inline __u64 leaks_distance(__u64 mean, __u64 e)
+{
+	return (mean * (e >> 16)) >> (16 - LEAKS_COUNTDOWN_SHIFT);
+}
+
+/*
+ * Does an allocation of @size bytes reach the countdown *@left? If not, it
+ * is taken off the countdown; if so, the caller draws a new one.
+ */
+static __always_inline bool leaks_reaches(__u64 *left, __u64 size)
+{
+	__u64 need = size >> (64 - LEAKS_COUNTDOWN_SHIFT) ? ~0ULL : size << LEAKS_COUNTDOWN_SHIFT;
+
+	if (need < *left) {
+		*left -= need;
+		return false;
+	}
+	return true;
+}
+
 enum leaks_fn {
 	LEAKS_MALLOC = 0,
 	LEAKS_CALLOC,
@@ -57,6 +141,13 @@ enum leaks_counter {
 	LEAKS_C_STACK_UNWALKED, /* likewise: LEAKS_STACK_UNWALKED */
 	LEAKS_C_STACK_COLLISION, /* likewise: LEAKS_STACK_COLLISION */
 	LEAKS_NR_COUNTERS,
+};
+
+/* --sample: the calls[] per-CPU counters, every allocation call sampled or not */
+enum leaks_call_counter {
+	LEAKS_CALLS = 0, /* outermost allocation calls */
+	LEAKS_CALL_BYTES, /* the bytes they asked for */
+	LEAKS_NR_CALL_COUNTERS,
 };
 
 #endif

@@ -393,7 +393,16 @@ void ml_headline_leaks(const struct rep_leaks *l, char *buf, size_t len)
 		add(&ln, "nothing outstanding: every block allocated while traced was freed");
 		return;
 	}
-	add(&ln, "%s outstanding in %s block%s", b, cnt, l->outstanding == 1 ? "" : "s");
+	add(&ln, "%s%s outstanding in %s block%s", l->sample_bytes > 0 ? "about " : "", b, cnt,
+	    l->outstanding == 1 ? "" : "s");
+	if (l->sample_bytes > 0) {
+		char se[32], every[32];
+
+		ml_fmt_bytes_words(l->outstanding_bytes_stderr, se, sizeof(se));
+		ml_fmt_bytes_words(l->sample_bytes, every, sizeof(every));
+		add(&ln, " (estimated from one allocation sampled per %s: standard error %s)",
+		    every, se);
+	}
 	if (top && top->bytes > 0) {
 		ml_fmt_bytes_words(top->bytes, b, sizeof(b));
 		add(&ln, "; %s (%.0f%%) from one call stack", b,

@@ -255,10 +255,19 @@ void ml_render_leaks(struct rbuf *b, const struct rep_leaks *l)
 	ml_render_headline(b, head);
 	if (l->have_final) {
 		ml_fmt_bytes(l->outstanding_bytes, s, sizeof(s));
-		ml_rb_printf(b,
-			     "<p class=\"facts\">%.0f allocations and %.0f frees seen; %.0f blocks "
-			     "(%s) outstanding at the end",
-			     l->mallocs, l->frees, l->outstanding, s);
+		if (l->sample_bytes > 0)
+			ml_rb_printf(
+				b,
+				"<p class=\"facts\">%.0f sampled allocations and %.0f of their "
+				"frees seen; about %.0f blocks (%s) outstanding at the end, "
+				"estimated",
+				l->mallocs, l->frees, l->outstanding, s);
+		else
+			ml_rb_printf(
+				b,
+				"<p class=\"facts\">%.0f allocations and %.0f frees seen; %.0f "
+				"blocks (%s) outstanding at the end",
+				l->mallocs, l->frees, l->outstanding, s);
 		if (l->allocator[0]) {
 			ml_rb_puts(b, "; allocator ");
 			ml_rb_html(b, l->allocator);

@@ -231,6 +231,8 @@ int ml_rl_leaks(const struct line_ctx *c, const struct json *o, bool interval)
 	l->outstanding = ml_json_get_num_or0(o, "outstanding");
 	l->mallocs = ml_json_get_num_or0(o, "mallocs");
 	l->frees = ml_json_get_num_or0(o, "frees");
+	l->sample_bytes = ml_json_get_num_or0(o, "sample_bytes");
+	l->outstanding_bytes_stderr = ml_json_get_num_or0(o, "outstanding_bytes_stderr");
 	l->no_stack = ml_json_get_num_or0(o, "outstanding_no_stack");
 	l->stacks_kept = ml_json_get_num_or0(o, "stacks_kept");
 	l->no_stack_bytes = ml_json_get_num_or0(o, "outstanding_no_stack_bytes");

@@ -183,6 +183,9 @@ struct rep_leaks {
 	char allocator[128];
 	bool have_final; /* a "leaks" line (else only intervals) */
 	double mallocs, frees, outstanding, outstanding_bytes;
+	/* leaks --sample: the mean bytes between samples (0: exact), and the
+	 * standard error of the estimated outstanding_bytes */
+	double sample_bytes, outstanding_bytes_stderr;
 	double no_stack, no_stack_bytes; /* outstanding blocks without a stack */
 	double stacks_kept; /* distinct stacks traced (by_stack holds the largest -T) */
 	struct rep_leak_size *sizes;

@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ptrace.h>
@@ -38,12 +40,33 @@ static bool is_loader(const char *path)
  * malloc and free, else the first other library that does, else libc.
  */
 static const char *const alloc_fns[] = { "malloc", "free" };
+static const char *const prefixed_fns[][2] = { { "je_malloc", "je_free" },
+					       { "tc_malloc", "tc_free" } };
+
+/* Has @path (a /proc/PID/root path) a prefixed allocator? @exe: its .symtab too. */
+static bool has_prefixed(const char *path, bool exe)
+{
+	struct ml_err err = { 0 };
+	struct elf_syms syms;
+	bool found = false;
+	uint64_t va;
+
+	for (int i = 0; i < 2 && !found; i++)
+		found = elf_exports(path, prefixed_fns[i], 2);
+	if (found || !exe || elf_syms_load(path, &syms, &err))
+		return found;
+	for (int i = 0; i < 2 && !found; i++)
+		found = !elf_syms_find(&syms, prefixed_fns[i][0], &va) &&
+			!elf_syms_find(&syms, prefixed_fns[i][1], &va);
+	elf_syms_free(&syms);
+	return found;
+}
 
 static void choose_allocator(pid_t pid, const struct vma_set *set, const char *libc,
 			     struct alloc_lib *a)
 {
 	char exe[PATH_MAX], cand[PATH_MAX], link[64];
-	const char *pick = NULL, *last = "";
+	const char *pick = NULL, *last = "", *extra = NULL;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
@@ -57,8 +80,11 @@ static void choose_allocator(pid_t pid, const struct vma_set *set, const char *l
 			continue;
 		last = p;
 		snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)pid, p);
-		if (!elf_exports(cand, alloc_fns, 2))
+		if (!elf_exports(cand, alloc_fns, 2)) {
+			if (!extra && has_prefixed(cand, !strcmp(p, exe)))
+				extra = p;
 			continue;
+		}
 		if (!strcmp(p, exe)) {
 			pick = p;
 			break;
@@ -68,6 +94,49 @@ static void choose_allocator(pid_t pid, const struct vma_set *set, const char *l
 	}
 	a->is_libc = !pick;
 	snprintf(a->path, sizeof(a->path), "/proc/%d/root%s", (int)pid, pick ? pick : libc);
+	a->extra[0] = 0;
+	if (extra && (!pick || strcmp(extra, pick)) &&
+	    snprintf(a->extra, sizeof(a->extra), "/proc/%d/root%.4000s", (int)pid, extra) >=
+		    (int)sizeof(a->extra))
+		a->extra[0] = 0;
+}
+
+/*
+ * A statically linked program (no dynamic loader mapped, no libc): its
+ * allocator is in the executable itself, found by name in its symbol
+ * table (.symtab: a stripped one has none). 0; -ENOENT: not static (the
+ * loader is mapped), or not yet known; -ENOEXEC: static, without malloc.
+ */
+static int static_allocator(pid_t pid, const struct vma_set *set, struct alloc_lib *a)
+{
+	static const char *const mallocs[] = { "malloc", "je_malloc", "tc_malloc" };
+	char exe[4001], link[64];
+	struct ml_err err = { 0 };
+	struct elf_syms syms;
+	uint64_t va;
+	bool found = false;
+	ssize_t n;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (is_loader(ml_vma_path(set, &set->v[i])))
+			return -ENOENT; /* dynamic: the loader has not mapped libc yet */
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = '\0';
+	if (snprintf(a->path, sizeof(a->path), "/proc/%d/root%.4000s", (int)pid, exe) >=
+	    (int)sizeof(a->path))
+		return -ENOENT;
+	if (elf_syms_load(a->path, &syms, &err))
+		return -ENOENT;
+	for (size_t i = 0; i < sizeof(mallocs) / sizeof(mallocs[0]) && !found; i++)
+		found = !elf_syms_find(&syms, mallocs[i], &va);
+	/* glibc's own malloc: its thread-exit hook is there too */
+	a->is_libc = !elf_syms_find(&syms, "__libc_malloc", &va);
+	a->is_static = true;
+	elf_syms_free(&syms);
+	return found ? 0 : -ENOEXEC;
 }
 
 /* 0 found, -ENOENT libc not (yet) mapped, other: the process is gone */
@@ -81,6 +150,8 @@ static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 	if (e)
 		goto out;
 	e = -ENOENT;
+	a->is_static = false;
+	a->extra[0] = 0;
 	for (size_t i = 0; i < set.n; i++) {
 		const char *p = ml_vma_path(&set, &set.v[i]);
 
@@ -90,6 +161,13 @@ static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 			break;
 		}
 	}
+	if (e == -ENOENT)
+		e = static_allocator(pid, &set, a);
+	if (e == -ENOEXEC)
+		e = ml_err_set(err, ENOENT,
+			       "process %d is statically linked and its symbol table names no "
+			       "malloc (stripped): memlens leaks cannot find its allocator",
+			       (int)pid);
 out:
 	ml_vma_set_free(&set);
 	return e;
@@ -101,8 +179,9 @@ int alloc_find(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 
 	if (e == -ENOENT)
 		return ml_err_set(err, ENOENT,
-				  "no C library (libc.so) is mapped in process %d: a statically "
-				  "linked program cannot be traced by memlens leaks",
+				  "no C library (libc.so) is mapped in process %d, and it has no "
+				  "malloc in its symbol table: a statically linked program is "
+				  "traced only when it is not stripped",
 				  (int)pid);
 	return e;
 }
@@ -117,7 +196,8 @@ static int wait_stop(pid_t pid, int *status, struct ml_err *err)
 	if (WIFEXITED(*status) || WIFSIGNALED(*status))
 		return ml_err_set(err, ESRCH,
 				  "the command exited without loading a C library (libc.so): a "
-				  "statically linked program cannot be traced by memlens leaks");
+				  "statically linked program is traced only when its symbol table "
+				  "names malloc (not stripped)");
 	return 0;
 }
 
@@ -144,6 +224,7 @@ int alloc_wait_loaded(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 	}
 	return ml_err_set(err, ENOENT,
 			  "the command mapped no C library (libc.so) in its first %d system "
-			  "calls: a statically linked program cannot be traced by memlens leaks",
+			  "calls: a statically linked program is traced only when its symbol "
+			  "table names malloc (not stripped)",
 			  LIBC_MAX_SYSCALL_STOPS / 2);
 }

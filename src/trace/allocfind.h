@@ -5,6 +5,8 @@
  * first object that exports it (the program itself, then LD_PRELOAD'ed and
  * needed libraries), so jemalloc, tcmalloc or mimalloc, linked in or
  * preloaded, replace libc's. Probing libc then would count nothing.
+ * jemalloc or tcmalloc built with a prefix (je_malloc, tc_malloc) replace
+ * nothing: they are probed beside the allocator of malloc.
  */
 #ifndef MEMLENS_ALLOCFIND_H
 #define MEMLENS_ALLOCFIND_H
@@ -18,6 +20,14 @@
 struct alloc_lib {
 	char path[4096]; /* usable from here: /proc/PID/root/... */
 	bool is_libc; /* false: another allocator replaces libc's malloc */
+	bool is_static; /* the executable itself: statically linked */
+	/*
+	 * An object beside it whose own allocator has prefixed names only
+	 * (je_malloc and je_free, or tc_malloc and tc_free: a jemalloc or
+	 * tcmalloc built with a prefix, linked into the program or a library
+	 * it loads, which its code calls by those names); "" when none.
+	 */
+	char extra[4096];
 };
 
 /* The allocator of running process @pid. */

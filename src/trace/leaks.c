@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/jsonw.h"
+#include "memlens/alloc_sample.h"
 #include "opts.h"
 #include "elfsym.h"
 #include "allocfind.h"
@@ -35,7 +37,8 @@ static const char about[] =
 	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
 	"posix_memalign, memalign, valloc and pvalloc of one process with uprobes on\n"
 	"its allocator (its libc, or the jemalloc/tcmalloc/mimalloc that replaces\n"
-	"libc's malloc), and report the\n"
+	"libc's malloc, under their prefixed names too: je_malloc, tc_malloc...; in a\n"
+	"statically linked program, the executable itself), and report the\n"
 	"allocations still outstanding at the end, grouped by size and by the user\n"
 	"call stack that made them (symbolized from the process's ELF files, with\n"
 	"source file:line and inlined functions where they or their debug files\n"
@@ -50,7 +53,16 @@ static const char footer[] =
 	"walked with frame pointers: code built without them shows its caller and\n"
 	"little more. An allocation whose stack could not be kept (the table of\n"
 	"stacks full, the stack not walkable) is counted, with the reason\n"
-	"(stacks_lost), and shown as [stack not recorded].\n";
+	"(stacks_lost), and shown as [stack not recorded].\n"
+	"\n"
+	"--sample BYTES records about one allocation per BYTES allocated, as pprof's\n"
+	"heap profiler does: each thread counts down a distance drawn from an\n"
+	"exponential distribution of mean BYTES, and the allocation that reaches it\n"
+	"is recorded. A recorded block of s bytes stands for 1 / (1 - exp(-s/BYTES))\n"
+	"blocks: the outstanding blocks and bytes shown are estimates, unbiased, with\n"
+	"a relative standard error of at most sqrt(BYTES / N) for N bytes outstanding.\n"
+	"Calls not sampled record nothing and, on Linux 6.13 and later, take no\n"
+	"return probe. Frees of unknown blocks are then not counted.\n";
 
 struct leaks_opts {
 	pid_t pid;
@@ -59,6 +71,7 @@ struct leaks_opts {
 	bool json, no_stacks, free_at_entry, perf_uprobes;
 	long max_blocks; /* --max-blocks N; 0: LEAKS_MAX_ALLOCS */
 	long max_stacks; /* --max-stacks N; 0: LEAKS_MAX_STACKS */
+	uint64_t sample; /* --sample BYTES; 0: every allocation */
 	const char *folded; /* --folded FILE */
 	const char *pprof; /* --pprof FILE */
 	const char *debug_dir; /* --debug-dir DIR */
@@ -66,41 +79,82 @@ struct leaks_opts {
 	char **cmd;
 };
 
-struct probe_fn {
+/*
+ * The entry points probed, by name, each with the function whose arguments
+ * it takes (enum leaks_fn): the standard names, jemalloc's and tcmalloc's
+ * prefixed ones (a program that links them with a prefix calls je_malloc or
+ * tc_malloc itself), and their own API with the same arguments (jemalloc's
+ * mallocx(size, flags), rallocx(ptr, size, flags), dallocx(ptr, flags),
+ * sdallocx(ptr, size, flags); C23's free_sized). Those an object exports
+ * at one address (tcmalloc's malloc and tc_malloc) are probed once.
+ */
+static const struct probe_name {
 	const char *name;
-	bool alloc; /* has a return probe */
-	bool required;
+	int fn; /* enum leaks_fn, or LEAKS_FREE */
+} probe_names[] = {
+	{ "malloc", LEAKS_MALLOC },
+	{ "je_malloc", LEAKS_MALLOC },
+	{ "tc_malloc", LEAKS_MALLOC },
+	{ "mallocx", LEAKS_MALLOC },
+	{ "je_mallocx", LEAKS_MALLOC },
+	{ "calloc", LEAKS_CALLOC },
+	{ "je_calloc", LEAKS_CALLOC },
+	{ "tc_calloc", LEAKS_CALLOC },
+	{ "realloc", LEAKS_REALLOC },
+	{ "je_realloc", LEAKS_REALLOC },
+	{ "tc_realloc", LEAKS_REALLOC },
+	{ "rallocx", LEAKS_REALLOC },
+	{ "je_rallocx", LEAKS_REALLOC },
+	{ "reallocarray", LEAKS_REALLOCARRAY },
+	{ "aligned_alloc", LEAKS_ALIGNED_ALLOC },
+	{ "je_aligned_alloc", LEAKS_ALIGNED_ALLOC },
+	{ "posix_memalign", LEAKS_POSIX_MEMALIGN },
+	{ "je_posix_memalign", LEAKS_POSIX_MEMALIGN },
+	{ "tc_posix_memalign", LEAKS_POSIX_MEMALIGN },
+	{ "memalign", LEAKS_MEMALIGN },
+	{ "je_memalign", LEAKS_MEMALIGN },
+	{ "tc_memalign", LEAKS_MEMALIGN },
+	{ "valloc", LEAKS_VALLOC },
+	{ "je_valloc", LEAKS_VALLOC },
+	{ "tc_valloc", LEAKS_VALLOC },
+	{ "pvalloc", LEAKS_PVALLOC },
+	{ "tc_pvalloc", LEAKS_PVALLOC },
+	{ "free", LEAKS_FREE },
+	{ "je_free", LEAKS_FREE },
+	{ "tc_free", LEAKS_FREE },
+	{ "cfree", LEAKS_FREE },
+	{ "tc_cfree", LEAKS_FREE },
+	{ "free_sized", LEAKS_FREE },
+	{ "free_aligned_sized", LEAKS_FREE },
+	{ "dallocx", LEAKS_FREE },
+	{ "je_dallocx", LEAKS_FREE },
+	{ "sdallocx", LEAKS_FREE },
+	{ "je_sdallocx", LEAKS_FREE },
 };
 
-static const struct probe_fn probe_fns[LEAKS_NR_FN + 1] = {
-	[LEAKS_FREE] = { "free", false, true },
-	[LEAKS_MALLOC] = { "malloc", true, true },
-	[LEAKS_CALLOC] = { "calloc", true, false },
-	[LEAKS_REALLOC] = { "realloc", true, false },
-	[LEAKS_REALLOCARRAY] = { "reallocarray", true, false },
-	[LEAKS_ALIGNED_ALLOC] = { "aligned_alloc", true, false },
-	[LEAKS_POSIX_MEMALIGN] = { "posix_memalign", true, false },
-	[LEAKS_MEMALIGN] = { "memalign", true, false },
-	[LEAKS_VALLOC] = { "valloc", true, false },
-	[LEAKS_PVALLOC] = { "pvalloc", true, false },
-};
+#define NR_PROBE_NAMES (sizeof(probe_names) / sizeof(probe_names[0]))
+#define MAX_PROBES (NR_PROBE_NAMES + 1) /* and glibc's thread exit */
 
-/* file offsets to probe, each with its cookie (enum leaks_fn) */
+/* file offsets to probe in @path, each with its cookie (enum leaks_fn) */
 struct probe_set {
-	uint64_t off[LEAKS_NR_PROBES];
-	uint64_t cookie[LEAKS_NR_PROBES];
+	const char *path;
+	uint64_t off[MAX_PROBES];
+	uint64_t cookie[MAX_PROBES];
 	unsigned int n;
 };
 
-#define MAX_LINKS (2 * LEAKS_NR_PROBES)
+/* the allocator malloc is bound to, and one with prefixed names beside it */
+#define MAX_OBJS 2
+#define MAX_LINKS (2 * MAX_PROBES * MAX_OBJS)
 
 struct leaks_run {
 	struct leaks_bpf *skel;
 	struct bpf_link *links[MAX_LINKS]; /* perf-event uprobes: entries and returns */
 	int nlinks;
-	int link_fds[2]; /* uprobe_multi links: returns, entries */
+	int link_fds[2 * MAX_OBJS]; /* uprobe_multi links: returns, entries */
 	int nlink_fds;
 	bool multi; /* uprobe_multi links, not one perf event per probe */
+	bool session; /* --sample: one uprobe session link (multi too) */
 	struct alloc_lib alloc; /* the file whose malloc the target calls */
 	struct symbolizer sym;
 	const struct leaks_opts *o;
@@ -111,9 +165,30 @@ struct leaks_run {
 	bool write_failed; /* it could not be written */
 };
 
+/* --sample BYTES: a number of bytes, with K, M, G or T (binary units) */
+static int parse_sample(void *target, const char *arg, char *why, size_t len)
+{
+	uint64_t *out = target, mult = 1;
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (*end && !end[1] && strchr("kKmMgGtT", *end))
+		mult = 1ULL << (10 * (strchr("kmgt", *end | 0x20) - "kmgt" + 1));
+	else if (*end)
+		v = 0;
+	if (errno || end == arg || v < 1 || v > (1ULL << 40) / mult) {
+		snprintf(why, len, "must be a number of bytes from 1 to 1T: 512K, 4M, 100000");
+		return -1;
+	}
+	*out = v * mult;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct leaks_opts *o)
 {
-	struct cli_opt opts[25];
+	struct cli_opt opts[26];
 	struct cli_spec spec = { .cmd = "leaks",
 				 .synopsis = "(-p PID | -- CMD [ARGS...])",
 				 .about = about,
@@ -189,6 +264,15 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 				  .help = "look for separate debug files in DIR first "
 					  "(DIR/.build-id/xx/rest.debug, or by .gnu_debuglink "
 					  "name), then beside each file and in /usr/lib/debug" };
+	opts[n++] = (struct cli_opt){ .name = "sample",
+				      .arg = "BYTES",
+				      .kind = CLI_FUNC,
+				      .target = &o->sample,
+				      .fn = parse_sample,
+				      .help = "record about one allocation per BYTES allocated "
+					      "(512K, 4M; an exponential countdown per thread, as "
+					      "pprof's heap profiler), and show estimated blocks "
+					      "and bytes; calls not sampled are cheaper" };
 	opts[n++] = trace_batch_opt();
 	opts[n] = (struct cli_opt)CLI_OPT_END;
 	r = cli_parse(&spec, argc, argv, &first);
@@ -275,50 +359,57 @@ static void find_thread_exit(const struct leaks_run *r, const struct elf_syms *s
 	}
 }
 
-/* The probes: every entry point the allocator exports, each probed once. */
-static int find_probes(struct leaks_run *r, const struct leaks_opts *o, struct probe_set *entries,
-		       struct probe_set *returns, struct ml_err *err)
+/*
+ * The probes of @path: every entry point it has, each probed once; @main:
+ * the allocator malloc is bound to (else one beside it, with prefixed
+ * names only).
+ */
+static int find_probes(struct leaks_run *r, const struct leaks_opts *o, const char *path, bool main,
+		       struct probe_set *entries, struct probe_set *returns, struct ml_err *err)
 {
-	uint64_t seen[LEAKS_NR_FN + 1];
+	uint64_t seen[NR_PROBE_NAMES];
+	bool have_malloc = false, have_free = false;
 	struct elf_syms syms;
 	int nseen = 0, e;
 
-	e = elf_syms_load(r->alloc.path, &syms, err);
+	entries->path = returns->path = path;
+	e = elf_syms_load(path, &syms, err);
 	if (e)
 		return e;
-	for (int fn = 0; fn <= LEAKS_NR_FN; fn++) {
-		const struct probe_fn *pf = &probe_fns[fn];
+	for (size_t i = 0; i < NR_PROBE_NAMES; i++) {
+		const struct probe_name *pn = &probe_names[i];
+		bool alloc = pn->fn != LEAKS_FREE, dup = false;
 		uint64_t va, off, entry;
-		bool dup = false;
 
-		if (elf_syms_find(&syms, pf->name, &va) || elf_vaddr_to_off(&syms, va, &off)) {
-			if (pf->required) {
-				e = ml_err_set(err, ENOENT,
-					       "%s has no function %s: not an allocator "
-					       "memlens leaks can trace",
-					       r->alloc.path, pf->name);
-				break;
-			}
+		if (elf_syms_find(&syms, pn->name, &va) || elf_vaddr_to_off(&syms, va, &off))
 			continue;
-		}
-		for (int i = 0; i < nseen; i++)
-			dup |= seen[i] == off;
+		for (int k = 0; k < nseen; k++)
+			dup |= seen[k] == off;
 		if (dup) /* an alias (aligned_alloc = memalign): probed once */
 			continue;
 		seen[nseen++] = off;
-		entry = pf->alloc || o->free_at_entry ? off : emulatable_entry(r->alloc.path, off);
-		add_probe(entries, entry, fn);
-		if (pf->alloc)
-			add_probe(returns, off, fn);
+		have_malloc |= pn->fn == LEAKS_MALLOC;
+		have_free |= pn->fn == LEAKS_FREE;
+		entry = alloc || o->free_at_entry ? off : emulatable_entry(path, off);
+		add_probe(entries, entry, pn->fn);
+		if (alloc)
+			add_probe(returns, off, pn->fn);
 		if (o->verbose)
-			fprintf(stderr, "memlens leaks: uprobe%s %s at 0x%llx%s\n",
-				pf->alloc ? "+uretprobe" : "", pf->name, (unsigned long long)entry,
+			fprintf(stderr, "memlens leaks: uprobe%s %s at 0x%llx%s%s%s\n",
+				alloc ? "+uretprobe" : "", pn->name, (unsigned long long)entry,
+				main ? "" : " of ", main ? "" : path,
 				entry != off ? " (past 'test %rdi,%rdi; je': an emulated push "
 					       "instead of a single-stepped test)"
 					     : "");
-		if (fn == LEAKS_FREE)
-			find_thread_exit(r, &syms, entries, o);
 	}
+	if (!have_malloc || !have_free)
+		e = ml_err_set(err, ENOENT,
+			       "%s has no function %s (nor je_%s, tc_%s): not an allocator "
+			       "memlens leaks can trace",
+			       path, have_malloc ? "free" : "malloc",
+			       have_malloc ? "free" : "malloc", have_malloc ? "free" : "malloc");
+	else if (main)
+		find_thread_exit(r, &syms, entries, o);
 	elf_syms_free(&syms);
 	return e;
 }
@@ -330,7 +421,7 @@ static int attach_perf(struct leaks_run *r, struct bpf_program *p, pid_t pid,
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = ps->cookie[i]);
 		struct bpf_link *l;
 
-		l = bpf_program__attach_uprobe_opts(p, pid, r->alloc.path, (size_t)ps->off[i], &uo);
+		l = bpf_program__attach_uprobe_opts(p, pid, ps->path, (size_t)ps->off[i], &uo);
 		if (!l)
 			return -errno;
 		r->links[r->nlinks++] = l;
@@ -341,8 +432,7 @@ static int attach_perf(struct leaks_run *r, struct bpf_program *p, pid_t pid,
 static int attach_multi(struct leaks_run *r, struct bpf_program *p, pid_t pid,
 			const struct probe_set *ps, bool ret)
 {
-	int fd = umulti_attach(bpf_program__fd(p), r->alloc.path, ps->off, ps->cookie, ps->n, ret,
-			       pid);
+	int fd = umulti_attach(bpf_program__fd(p), ps->path, ps->off, ps->cookie, ps->n, ret, pid);
 
 	if (fd < 0)
 		return fd;
@@ -358,15 +448,24 @@ static int attach_multi(struct leaks_run *r, struct bpf_program *p, pid_t pid,
  * counted (unpaired_returns when only its return is seen).
  */
 static int attach_probes(struct leaks_run *r, pid_t pid, const struct probe_set *entries,
-			 const struct probe_set *returns)
+			 const struct probe_set *returns, int nobj)
 {
 	int (*attach)(struct leaks_run *, struct bpf_program *, pid_t, const struct probe_set *,
 		      bool) = r->multi ? attach_multi : attach_perf;
-	int e;
+	int e = 0, fd;
 
-	e = attach(r, r->skel->progs.alloc_exit, pid, returns, true);
-	if (!e)
-		e = attach(r, r->skel->progs.fn_enter, pid, entries, false);
+	for (int i = 0; r->session && i < nobj; i++) { /* one link each: entries and returns */
+		fd = umulti_attach_session(bpf_program__fd(r->skel->progs.fn_session),
+					   entries[i].path, entries[i].off, entries[i].cookie,
+					   entries[i].n, pid);
+		if (fd < 0)
+			return fd;
+		r->link_fds[r->nlink_fds++] = fd;
+	}
+	for (int i = 0; !r->session && !e && i < nobj; i++)
+		e = attach(r, r->skel->progs.alloc_exit, pid, &returns[i], true);
+	for (int i = 0; !r->session && !e && i < nobj; i++)
+		e = attach(r, r->skel->progs.fn_enter, pid, &entries[i], false);
 	if (!e)
 		r->skel->bss->armed = true;
 	return e;
@@ -417,7 +516,8 @@ static void detach_probes(struct leaks_run *r)
 }
 
 static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
-			   const struct probe_set *entries, const struct probe_set *returns)
+			   const struct probe_set *entries, const struct probe_set *returns,
+			   int nobj)
 {
 	int e;
 
@@ -426,19 +526,34 @@ static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_
 		return -errno;
 	r->skel->rodata->target_tgid = (__u32)pid;
 	r->skel->rodata->with_stacks = !o->no_stacks;
+	r->skel->rodata->sample_mean = o->sample;
+	r->skel->rodata->session = r->session;
+	if (o->sample) {
+		uint64_t tab[LEAKS_EXPO_N + 1];
+
+		ml_alloc_sample_expo_table(tab, LEAKS_EXPO_N);
+		for (int j = 0; j <= LEAKS_EXPO_N; j++)
+			r->skel->rodata->expo_tab[j] = tab[j];
+	}
+	bpf_program__set_autoload(r->skel->progs.fn_session, r->session);
+	bpf_program__set_autoload(r->skel->progs.fn_enter, !r->session);
+	bpf_program__set_autoload(r->skel->progs.alloc_exit, !r->session);
+	if (r->session)
+		bpf_program__set_expected_attach_type(r->skel->progs.fn_session,
+						      UMULTI_SESSION_ATTACH_TYPE);
 	trace_pidns(&r->skel->rodata->pidns_dev, &r->skel->rodata->pidns_ino);
 	if (o->max_blocks)
 		bpf_map__set_max_entries(r->skel->maps.allocs, (__u32)o->max_blocks);
 	if (o->max_stacks)
 		bpf_map__set_max_entries(r->skel->maps.stacks, (__u32)o->max_stacks);
-	if (r->multi) {
+	if (r->multi && !r->session) {
 		bpf_program__set_expected_attach_type(r->skel->progs.fn_enter, UMULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(r->skel->progs.alloc_exit,
 						      UMULTI_ATTACH_TYPE);
 	}
 	e = leaks_bpf__load(r->skel);
 	if (!e)
-		e = attach_probes(r, pid, entries, returns);
+		e = attach_probes(r, pid, entries, returns, nobj);
 	return e;
 }
 
@@ -457,14 +572,34 @@ static void unload(struct leaks_run *r)
 static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
 		       struct ml_err *err)
 {
-	struct probe_set entries = { .n = 0 }, returns = { .n = 0 };
-	int e;
+	struct probe_set entries[MAX_OBJS] = { { .n = 0 } }, returns[MAX_OBJS] = { { .n = 0 } };
+	unsigned int nent = 0, nret = 0;
+	int e, nobj = 1;
 
-	e = find_probes(r, o, &entries, &returns, err);
+	e = find_probes(r, o, r->alloc.path, true, &entries[0], &returns[0], err);
+	if (!e && r->alloc.extra[0])
+		e = find_probes(r, o, r->alloc.extra, false, &entries[nobj], &returns[nobj], err);
 	if (e)
 		return e;
+	nobj += r->alloc.extra[0] != 0;
+	for (int i = 0; i < nobj; i++) {
+		nent += entries[i].n;
+		nret += returns[i].n;
+	}
 	r->multi = !o->perf_uprobes;
-	e = load_and_attach(r, o, pid, &entries, &returns);
+	r->session = o->sample && r->multi;
+	e = load_and_attach(r, o, pid, entries, returns, nobj);
+	if (e && r->session && e != -EPERM && e != -EACCES) {
+		if (o->verbose)
+			fprintf(stderr,
+				"memlens leaks: uprobe session refused (%s): two uprobe_multi "
+				"links instead (calls not sampled still take their return "
+				"probe)\n",
+				strerror(-e));
+		unload(r);
+		r->session = false;
+		e = load_and_attach(r, o, pid, entries, returns, nobj);
+	}
 	if (e && r->multi && e != -EPERM && e != -EACCES) {
 		if (o->verbose)
 			fprintf(stderr,
@@ -473,7 +608,7 @@ static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pi
 				strerror(-e));
 		unload(r);
 		r->multi = false;
-		e = load_and_attach(r, o, pid, &entries, &returns);
+		e = load_and_attach(r, o, pid, entries, returns, nobj);
 	}
 	if (e)
 		return trace_bpf_error(err, e, "loading the leak tracer and attaching its uprobes");
@@ -481,23 +616,39 @@ static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pi
 		fprintf(stderr,
 			"memlens leaks: mode %s on %s (%s), pid %d: %u entry and %u return "
 			"probes\n",
-			r->multi ? "uprobe_multi (two links)" : "perf-event uprobes", r->alloc.path,
+			r->session ? "uprobe session (one link)"
+			: r->multi ? "uprobe_multi (two links)"
+				   : "perf-event uprobes",
+			r->alloc.path,
 			r->alloc.is_libc ? "its C library"
 					 : "its allocator, in place of libc's malloc",
-			(int)pid, entries.n, returns.n);
+			(int)pid, nent, nret);
 	return 0;
 }
 
 /* ---- report ---- */
 
+/*
+ * count and bytes: the blocks recorded. est_count and est_bytes: what they
+ * stand for (with --sample, each block weighs 1 / p(size), sample.h; else
+ * the same numbers); var: the variance of est_bytes.
+ */
 struct size_row {
 	uint64_t size, count, bytes;
+	double est_count, est_bytes;
 };
 
 struct stack_row {
 	int64_t id;
 	uint64_t count, bytes;
+	double est_count, est_bytes, var;
 };
+
+/* an estimate as a whole number */
+static uint64_t est(double x)
+{
+	return x <= 0 ? 0 : (uint64_t)llround(x);
+}
 
 /* why allocations have no stack: the reasons the BPF side tells apart */
 #define NO_STACK_WHYS 3
@@ -521,6 +672,7 @@ struct leak_totals {
 	struct stack_row *stacks;
 	size_t nstacks;
 	uint64_t count, bytes;
+	double est_count, est_bytes, var; /* as in stack_row */
 	/* outstanding blocks without a stack, by no_stack_why[] */
 	uint64_t nostack_count[NO_STACK_WHYS], nostack_bytes[NO_STACK_WHYS];
 	uint64_t stacks_kept; /* distinct stacks in the table */
@@ -540,8 +692,8 @@ static int cmp_size_row(const void *a, const void *b)
 {
 	const struct size_row *x = a, *y = b;
 
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
+	if (x->est_bytes != y->est_bytes)
+		return x->est_bytes < y->est_bytes ? 1 : -1;
 	return x->size < y->size ? -1 : x->size > y->size;
 }
 
@@ -549,8 +701,8 @@ static int cmp_stack_row(const void *a, const void *b)
 {
 	const struct stack_row *x = a, *y = b;
 
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
+	if (x->est_bytes != y->est_bytes)
+		return x->est_bytes < y->est_bytes ? 1 : -1;
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
@@ -568,15 +720,22 @@ static int cmp_stack_id(const void *a, const void *b)
 }
 
 /* @a is reordered: sorted by stack id, each run is one stack */
-static void group_by_stack(struct leak_totals *t, struct leaks_alloc *a, size_t n)
+static void group_by_stack(struct leak_totals *t, struct leaks_alloc *a, size_t n, uint64_t mean)
 {
 	qsort(a, n, sizeof(*a), cmp_stack_id);
 	t->stacks = calloc(n ? n : 1, sizeof(*t->stacks));
 	for (size_t i = 0; t->stacks && i < n; i++) {
+		struct stack_row *row;
+		double w = ml_alloc_sample_weight(a[i].size, mean);
+
 		if (!t->nstacks || t->stacks[t->nstacks - 1].id != a[i].stack_id)
 			t->stacks[t->nstacks++].id = a[i].stack_id;
-		t->stacks[t->nstacks - 1].count++;
-		t->stacks[t->nstacks - 1].bytes += a[i].size;
+		row = &t->stacks[t->nstacks - 1];
+		row->count++;
+		row->bytes += a[i].size;
+		row->est_count += w;
+		row->est_bytes += w * (double)a[i].size;
+		row->var += ml_alloc_sample_var(a[i].size, mean);
 	}
 	if (t->stacks)
 		qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack_row);
@@ -597,7 +756,7 @@ static uint64_t count_stacks(struct leaks_bpf *s)
 	return n;
 }
 
-static void totals(struct leaks_bpf *s, struct leak_totals *t)
+static void totals(struct leaks_bpf *s, struct leak_totals *t, uint64_t mean)
 {
 	struct leaks_alloc *a;
 	size_t n;
@@ -609,12 +768,19 @@ static void totals(struct leaks_bpf *s, struct leak_totals *t)
 	qsort(a, n, sizeof(*a), cmp_u64);
 	t->sizes = calloc(n ? n : 1, sizeof(*t->sizes));
 	for (size_t i = 0; t->sizes && i < n; i++) {
+		double w = ml_alloc_sample_weight(a[i].size, mean);
+
 		if (!t->nsizes || t->sizes[t->nsizes - 1].size != a[i].size)
 			t->sizes[t->nsizes++].size = a[i].size;
 		t->sizes[t->nsizes - 1].count++;
 		t->sizes[t->nsizes - 1].bytes += a[i].size;
+		t->sizes[t->nsizes - 1].est_count += w;
+		t->sizes[t->nsizes - 1].est_bytes += w * (double)a[i].size;
 		t->count++;
 		t->bytes += a[i].size;
+		t->est_count += w;
+		t->est_bytes += w * (double)a[i].size;
+		t->var += ml_alloc_sample_var(a[i].size, mean);
 		for (int w = 0; w < NO_STACK_WHYS; w++)
 			if (a[i].stack_id == no_stack_why[w].id) {
 				t->nostack_count[w]++;
@@ -623,7 +789,7 @@ static void totals(struct leaks_bpf *s, struct leak_totals *t)
 	}
 	if (t->sizes)
 		qsort(t->sizes, t->nsizes, sizeof(*t->sizes), cmp_size_row);
-	group_by_stack(t, a, n);
+	group_by_stack(t, a, n, mean);
 	free(a);
 	t->stacks_kept = count_stacks(s);
 }
@@ -633,6 +799,7 @@ struct sym_stack {
 	uint64_t ips[LEAKS_STACK_DEPTH]; /* the addresses of those lines */
 	int nips;
 	uint64_t count, bytes;
+	double est_count, est_bytes, var; /* as in stack_row */
 };
 
 /*
@@ -720,8 +887,8 @@ static int cmp_sym_stack(const void *a, const void *b)
 {
 	const struct sym_stack *x = a, *y = b;
 
-	if (x->bytes != y->bytes)
-		return x->bytes < y->bytes ? 1 : -1;
+	if (x->est_bytes != y->est_bytes)
+		return x->est_bytes < y->est_bytes ? 1 : -1;
 	return strcmp(x->text, y->text);
 }
 
@@ -744,12 +911,18 @@ static struct sym_stack *symbolized_stacks(struct leaks_run *r, const struct lea
 		stack_text(r, t->stacks[i].id, &v[i]);
 		v[i].count = t->stacks[i].count;
 		v[i].bytes = t->stacks[i].bytes;
+		v[i].est_count = t->stacks[i].est_count;
+		v[i].est_bytes = t->stacks[i].est_bytes;
+		v[i].var = t->stacks[i].var;
 	}
 	qsort(v, t->nstacks, sizeof(*v), cmp_sym_text);
 	for (size_t i = 0; i < t->nstacks; i++) {
 		if (out && !strcmp(v[out - 1].text, v[i].text)) {
 			v[out - 1].count += v[i].count;
 			v[out - 1].bytes += v[i].bytes;
+			v[out - 1].est_count += v[i].est_count;
+			v[out - 1].est_bytes += v[i].est_bytes;
+			v[out - 1].var += v[i].var;
 			continue;
 		}
 		if (out != i)
@@ -773,8 +946,14 @@ static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_tot
 		char *save = NULL, *tok;
 
 		ml_jw_obj(w);
-		ml_jw_kuint(w, "count", v[i].count);
-		ml_jw_kuint(w, "bytes", v[i].bytes);
+		ml_jw_kuint(w, "count", est(v[i].est_count));
+		ml_jw_kuint(w, "bytes", est(v[i].est_bytes));
+		if (r->o->sample) {
+			ml_jw_kbool(w, "estimated", true);
+			ml_jw_kuint(w, "sampled", v[i].count);
+			ml_jw_kuint(w, "sampled_bytes", v[i].bytes);
+			ml_jw_kuint(w, "bytes_stderr", est(sqrt(v[i].var)));
+		}
 		ml_jw_key(w, "stack");
 		ml_jw_arr(w);
 		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
@@ -788,13 +967,18 @@ static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_tot
 }
 
 /* The allocator's path as the target sees it (without /proc/PID/root). */
-static const char *alloc_shown(const struct alloc_lib *a)
+static const char *path_shown(const char *path)
 {
-	const char *p = a->path;
+	const char *p = path;
 
 	if (!strncmp(p, "/proc/", 6) && (p = strstr(p + 6, "/root/")))
 		return p + 5;
-	return a->path;
+	return path;
+}
+
+static const char *alloc_shown(const struct alloc_lib *a)
+{
+	return path_shown(a->path);
 }
 
 /* elapsed_s < 0: the final report; else an interval block, @last at the end */
@@ -867,6 +1051,38 @@ static void json_no_stack(struct jw *w, struct leaks_run *r, const struct leak_t
 	ml_jw_obj_end(w);
 }
 
+/* --sample: every allocation call, sampled or not (the per-CPU calls[] counters) */
+static void call_counts(struct leaks_run *r, uint64_t *calls, uint64_t *bytes)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v;
+
+	*calls = *bytes = 0;
+	if (ncpu <= 0)
+		return;
+	v = calloc((size_t)ncpu, LEAKS_NR_CALL_COUNTERS * sizeof(*v));
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.calls), &(__u32){ 0 }, v))
+		for (int c = 0; c < ncpu; c++) {
+			*calls += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALLS];
+			*bytes += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALL_BYTES];
+		}
+	free(v);
+}
+
+/* --sample: the rate, what was sampled, and the standard error of the total */
+static void json_sampling(struct jw *w, struct leaks_run *r, const struct leak_totals *t)
+{
+	uint64_t calls, bytes;
+
+	call_counts(r, &calls, &bytes);
+	ml_jw_kuint(w, "sample_bytes", r->o->sample);
+	ml_jw_kuint(w, "allocation_calls", calls);
+	ml_jw_kuint(w, "allocation_call_bytes", bytes);
+	ml_jw_kuint(w, "sampled_outstanding", t->count);
+	ml_jw_kuint(w, "sampled_outstanding_bytes", t->bytes);
+	ml_jw_kuint(w, "outstanding_bytes_stderr", est(sqrt(t->var)));
+}
+
 static void print_json(struct leaks_run *r, const struct leaks_opts *o, const struct leak_totals *t,
 		       const __u64 *c, const struct report_at *at)
 {
@@ -884,11 +1100,19 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 	}
 	ml_jw_kint(&w, "pid", r->sym.pid);
 	ml_jw_kstr(&w, "allocator", alloc_shown(&r->alloc));
-	ml_jw_kstr(&w, "mode", r->multi ? "uprobe_multi" : "uprobe");
+	if (r->alloc.extra[0]) /* a prefixed allocator, probed beside it */
+		ml_jw_kstr(&w, "allocator_prefixed", path_shown(r->alloc.extra));
+	ml_jw_kstr(&w, "mode",
+		   r->session ? "uprobe_session"
+		   : r->multi ? "uprobe_multi"
+			      : "uprobe");
 	json_counters(&w, c);
 	ml_jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
-	ml_jw_kuint(&w, "outstanding", t->count);
-	ml_jw_kuint(&w, "outstanding_bytes", t->bytes);
+	ml_jw_kbool(&w, "estimated", o->sample != 0);
+	if (o->sample)
+		json_sampling(&w, r, t);
+	ml_jw_kuint(&w, "outstanding", est(t->est_count));
+	ml_jw_kuint(&w, "outstanding_bytes", est(t->est_bytes));
 	ml_jw_kbool(&w, "table_unread", t->unread);
 	json_no_stack(&w, r, t, c);
 	ml_jw_key(&w, "by_size");
@@ -896,8 +1120,12 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 	for (size_t i = 0; i < nsz; i++) {
 		ml_jw_obj(&w);
 		ml_jw_kuint(&w, "size", t->sizes[i].size);
-		ml_jw_kuint(&w, "count", t->sizes[i].count);
-		ml_jw_kuint(&w, "bytes", t->sizes[i].bytes);
+		ml_jw_kuint(&w, "count", est(t->sizes[i].est_count));
+		ml_jw_kuint(&w, "bytes", est(t->sizes[i].est_bytes));
+		if (o->sample) {
+			ml_jw_kbool(&w, "estimated", true);
+			ml_jw_kuint(&w, "sampled", t->sizes[i].count);
+		}
 		ml_jw_obj_end(&w);
 	}
 	ml_jw_arr_end(&w);
@@ -924,8 +1152,8 @@ static void sizes_table(FILE *f, const struct leak_totals *t, size_t n, int widt
 	for (size_t i = 0; i < n && i < t->nsizes; i++) {
 		table_row(tb);
 		table_cell(tb, "%12llu", (unsigned long long)t->sizes[i].size);
-		table_cell(tb, "%10llu", (unsigned long long)t->sizes[i].count);
-		table_cell(tb, "%12llu", (unsigned long long)t->sizes[i].bytes);
+		table_cell(tb, "%10llu", (unsigned long long)est(t->sizes[i].est_count));
+		table_cell(tb, "%12llu", (unsigned long long)est(t->sizes[i].est_bytes));
 	}
 	table_print(tb, f, width, 0, 0);
 	table_free(tb);
@@ -959,9 +1187,10 @@ static void stacks_lines(FILE *f, struct leaks_run *r, const struct leak_totals 
 			sym_frame_text(&fr[0], a, sizeof(a));
 		if (nf > 1)
 			sym_frame_text(&fr[1], b, sizeof(b));
-		snprintf(line, sizeof(line), "%8llu %8s: %s%s%s", (unsigned long long)v[i].count,
-			 ml_fmt_bytes(v[i].bytes, b1, sizeof(b1)), nf ? a : "[stack not recorded]",
-			 nf > 1 ? " < " : "", b);
+		snprintf(line, sizeof(line), "%8llu %8s: %s%s%s",
+			 (unsigned long long)est(v[i].est_count),
+			 ml_fmt_bytes(est(v[i].est_bytes), b1, sizeof(b1)),
+			 nf ? a : "[stack not recorded]", nf > 1 ? " < " : "", b);
 		fprintf(f, "%.*s\n", width, line);
 	}
 	if (v && i < nst)
@@ -985,11 +1214,12 @@ static void print_screen(struct leaks_run *r, const struct leak_totals *t, const
 		(unsigned long long)(c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]));
 	/* wrapped, not cut; a second line is one row less below */
 	int more = table_wrap(f, live_cols(), 2,
-			      "since the start: %llu allocations, %llu frees; outstanding %llu "
+			      "since the start: %llu allocations, %llu frees; outstanding %s%llu "
 			      "blocks, %s",
 			      (unsigned long long)c[LEAKS_C_ALLOCS],
-			      (unsigned long long)c[LEAKS_C_FREES], (unsigned long long)t->count,
-			      ml_fmt_bytes(t->bytes, b1, sizeof(b1))) -
+			      (unsigned long long)c[LEAKS_C_FREES], r->o->sample ? "~" : "",
+			      (unsigned long long)est(t->est_count),
+			      ml_fmt_bytes(est(t->est_bytes), b1, sizeof(b1))) -
 		   1;
 
 	fputc('\n', f);
@@ -1045,6 +1275,28 @@ static void text_no_stack(struct leaks_run *r, const struct leak_totals *t, cons
 		   ml_fmt_bytes(bytes, b1, sizeof(b1)));
 }
 
+/* --sample: the estimate of what is outstanding, with its standard error */
+static void text_sampling(struct leaks_run *r, const struct leak_totals *t, int width)
+{
+	char b1[16], b2[16], b3[16];
+	uint64_t calls, bytes;
+
+	call_counts(r, &calls, &bytes);
+	table_wrap(stdout, width, 2,
+		   "sampled: about one allocation per %s allocated (%llu of %llu allocation "
+		   "calls recorded, of %s asked for); the counts below are estimates",
+		   ml_fmt_bytes(r->o->sample, b1, sizeof(b1)),
+		   (unsigned long long)r->skel->bss->counters[LEAKS_C_ALLOCS],
+		   (unsigned long long)calls, ml_fmt_bytes(bytes, b2, sizeof(b2)));
+	table_wrap(stdout, width, 2,
+		   "outstanding (estimated): ~%llu blocks, ~%s (standard error %s; from %llu "
+		   "sampled blocks, %s)",
+		   (unsigned long long)est(t->est_count),
+		   ml_fmt_bytes(est(t->est_bytes), b1, sizeof(b1)),
+		   ml_fmt_bytes(est(sqrt(t->var)), b2, sizeof(b2)), (unsigned long long)t->count,
+		   ml_fmt_bytes(t->bytes, b3, sizeof(b3)));
+}
+
 static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			const struct leak_totals *t, const __u64 *c, const struct report_at *at)
 {
@@ -1053,7 +1305,7 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 	struct sym_stack *v;
 	int width = table_width(stdout);
 	size_t nst;
-	char b1[16];
+	char b1[16], b2[16];
 
 	if (at->elapsed_s >= 0)
 		table_wrap(stdout, width, 4,
@@ -1076,8 +1328,14 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			(unsigned long long)c[LEAKS_C_EXIT_FREES]);
 	if (!r->alloc.is_libc)
 		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(&r->alloc));
-	printf("outstanding: %llu blocks, %s\n", (unsigned long long)t->count,
-	       ml_fmt_bytes(t->bytes, b1, sizeof(b1)));
+	if (r->alloc.extra[0])
+		printf("also probed: %s (its je_malloc or tc_malloc)\n",
+		       path_shown(r->alloc.extra));
+	if (o->sample)
+		text_sampling(r, t, width);
+	else
+		printf("outstanding: %llu blocks, %s\n", (unsigned long long)t->count,
+		       ml_fmt_bytes(t->bytes, b1, sizeof(b1)));
 	if (t->unread)
 		table_wrap(stdout, width, 2,
 			   "warning: the table of outstanding blocks does not hold allocations - "
@@ -1112,8 +1370,17 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 		return;
 	v = symbolized_stacks(r, t, &nst);
 	for (size_t i = 0; v && i < nst && (!o->top || i < (size_t)o->top); i++) {
-		printf("\n%llu blocks, %s outstanding from:\n", (unsigned long long)v[i].count,
-		       ml_fmt_bytes(v[i].bytes, b1, sizeof(b1)));
+		if (o->sample)
+			printf("\n~%llu blocks, ~%s outstanding (standard error %s; %llu sampled) "
+			       "from:\n",
+			       (unsigned long long)est(v[i].est_count),
+			       ml_fmt_bytes(est(v[i].est_bytes), b1, sizeof(b1)),
+			       ml_fmt_bytes(est(sqrt(v[i].var)), b2, sizeof(b2)),
+			       (unsigned long long)v[i].count);
+		else
+			printf("\n%llu blocks, %s outstanding from:\n",
+			       (unsigned long long)v[i].count,
+			       ml_fmt_bytes(v[i].bytes, b1, sizeof(b1)));
 		print_frames(r, &v[i]);
 	}
 	free(v);
@@ -1151,7 +1418,7 @@ static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *
 					*c = ':';
 			fprintf(f, "%s%s", k == nf - 1 ? "" : ";", buf);
 		}
-		fprintf(f, " %llu\n", (unsigned long long)v[i].bytes);
+		fprintf(f, " %llu\n", (unsigned long long)est(v[i].est_bytes));
 	}
 	free(v);
 	if (fclose(f))
@@ -1176,7 +1443,8 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 	for (size_t i = 0; p && !e && i < t->nstacks; i++) {
 		struct leaks_stack ls = { { 0 } };
 		uint64_t u[LEAKS_STACK_DEPTH];
-		int64_t v[2] = { (int64_t)t->stacks[i].count, (int64_t)t->stacks[i].bytes };
+		int64_t v[2] = { (int64_t)est(t->stacks[i].est_count),
+				 (int64_t)est(t->stacks[i].est_bytes) };
 		__u64 id = (__u64)t->stacks[i].id;
 		int n = 0;
 
@@ -1187,11 +1455,21 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 		e = pprof_add(p, u, n, v);
 	}
 	if (p && !e) {
+		char rate[96] = "";
+
+		if (r->o->sample)
+			snprintf(rate, sizeof(rate),
+				 "; sampled, one allocation per %llu bytes on average: values "
+				 "are estimates",
+				 (unsigned long long)r->o->sample);
 		snprintf(comment, sizeof(comment),
 			 "memlens leaks: blocks still allocated by pid %d when tracing ended "
-			 "(allocator %s)",
-			 (int)r->sym.pid, alloc_shown(&r->alloc));
+			 "(allocator %s)%s",
+			 (int)r->sym.pid, alloc_shown(&r->alloc), rate);
 		pprof_comment(p, comment);
+		if (r->o->sample) /* as Go's heap profiles: one sample per period of bytes */
+			pprof_period(p, &(struct pprof_type){ "space", "bytes" },
+				     (int64_t)r->o->sample);
 		pprof_times(p, (int64_t)r->start_wall_ns,
 			    (int64_t)(ml_mono_ns() - r->start_mono_ns));
 		e = pprof_write(p, f);
@@ -1208,7 +1486,7 @@ static void report(struct leaks_run *r, const struct report_at *at)
 	struct leak_totals t;
 
 	memcpy(c, r->skel->bss->counters, sizeof(c));
-	totals(r->skel, &t);
+	totals(r->skel, &t, r->o->sample);
 	if (at->elapsed_s < 0)
 		t.unread =
 			t.count != c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] - c[LEAKS_C_MISSED_FREES];

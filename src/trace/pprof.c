@@ -426,6 +426,21 @@ void pprof_times(struct pprof *p, int64_t time_ns, int64_t duration_ns)
 	p->prof->duration_nanos = duration_ns;
 }
 
+void pprof_period(struct pprof *p, const struct pprof_type *type, int64_t period)
+{
+	ValueType *vt = p->prof->period_type ? p->prof->period_type : calloc(1, sizeof(*vt));
+
+	if (!vt) {
+		p->failed = -ENOMEM;
+		return;
+	}
+	perftools__profiles__value_type__init(vt);
+	vt->type = str(p, type->type);
+	vt->unit = str(p, type->unit);
+	p->prof->period_type = vt;
+	p->prof->period = period;
+}
+
 /* gzip (RFC 1952) of @in */
 static int gzip_write(const uint8_t *in, size_t n, FILE *f)
 {
@@ -526,6 +541,13 @@ void pprof_times(struct pprof *p, int64_t time_ns, int64_t duration_ns)
 	(void)p;
 	(void)time_ns;
 	(void)duration_ns;
+}
+
+void pprof_period(struct pprof *p, const struct pprof_type *type, int64_t period)
+{
+	(void)p;
+	(void)type;
+	(void)period;
 }
 
 int pprof_write(struct pprof *p, FILE *f)

@@ -37,6 +37,8 @@ struct pprof *pprof_new(struct symbolizer *sym, const struct pprof_type *types, 
 int pprof_add(struct pprof *p, const uint64_t *ips, int n, const int64_t *values);
 void pprof_comment(struct pprof *p, const char *text);
 void pprof_times(struct pprof *p, int64_t time_ns, int64_t duration_ns);
+/* The sampling period: one sample per @period of @type (a sampled heap profile) */
+void pprof_period(struct pprof *p, const struct pprof_type *type, int64_t period);
 /* Write the gzip-compressed profile to @f (not closed). 0 or -errno. */
 int pprof_write(struct pprof *p, FILE *f);
 void pprof_free(struct pprof *p);

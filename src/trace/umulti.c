@@ -29,8 +29,8 @@ struct umulti_link_create {
 
 #define UMULTI_RETURN 1U /* BPF_F_UPROBE_MULTI_RETURN */
 
-int umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
-		  unsigned int cnt, bool ret, pid_t pid)
+static int link_create(int prog_fd, __u32 attach_type, const char *path, const uint64_t *offs,
+		       const uint64_t *cookies, unsigned int cnt, bool ret, pid_t pid)
 {
 	union {
 		union bpf_attr attr;
@@ -43,7 +43,7 @@ int umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uin
 
 	memset(&a, 0, sizeof(a));
 	a.lc.prog_fd = (__u32)prog_fd;
-	a.lc.attach_type = UMULTI_ATTACH_TYPE;
+	a.lc.attach_type = attach_type;
 	a.lc.path = (__u64)(uintptr_t)path;
 	a.lc.offsets = (__u64)(uintptr_t)offs;
 	a.lc.cookies = (__u64)(uintptr_t)cookies;
@@ -52,4 +52,17 @@ int umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uin
 	a.lc.pid = (__u32)pid;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 	return fd < 0 ? -errno : (int)fd;
+}
+
+int umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
+		  unsigned int cnt, bool ret, pid_t pid)
+{
+	return link_create(prog_fd, UMULTI_ATTACH_TYPE, path, offs, cookies, cnt, ret, pid);
+}
+
+int umulti_attach_session(int prog_fd, const char *path, const uint64_t *offs,
+			  const uint64_t *cookies, unsigned int cnt, pid_t pid)
+{
+	return link_create(prog_fd, UMULTI_SESSION_ATTACH_TYPE, path, offs, cookies, cnt, false,
+			   pid);
 }

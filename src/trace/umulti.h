@@ -14,6 +14,8 @@
 
 /* the bpf_attach_type a program must be loaded with to be attached so */
 #define UMULTI_ATTACH_TYPE 48 /* BPF_TRACE_UPROBE_MULTI */
+/* the same for a uprobe session (Linux 6.13+): one program at entry and return */
+#define UMULTI_SESSION_ATTACH_TYPE 57 /* BPF_TRACE_UPROBE_SESSION */
 
 /*
  * Attach @prog_fd at the @cnt file offsets @offs of @path, each with its
@@ -23,5 +25,12 @@
  */
 int umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
 		  unsigned int cnt, bool ret, pid_t pid);
+
+/*
+ * The same as a uprobe session: the program runs at each entry, and at its
+ * return when the entry returned 0 (bpf_session_is_return() tells which).
+ */
+int umulti_attach_session(int prog_fd, const char *path, const uint64_t *offs,
+			  const uint64_t *cookies, unsigned int cnt, pid_t pid);
 
 #endif

@@ -668,6 +668,20 @@ static void test_tracer_fixtures(void)
 	ml_rb_free(&b);
 	ml_report_free(&r);
 
+	/* leaks --sample 16K: the estimates said to be estimates, with their standard error */
+	REQUIRE_MSG(!load(&r, FIX "leaks-sampled.jsonl", &err), "%s", err.msg);
+	REQUIRE(r.nl == 1 && r.l[0].have_final);
+	CHECK(r.l[0].sample_bytes == 16384 && r.l[0].outstanding_bytes_stderr == 343947);
+	ml_headline_leaks(&r.l[0], h, sizeof(h));
+	CHECK_STR(h, "about 7.8 MiB outstanding in 2,003 blocks (estimated from one allocation "
+		     "sampled per 16 KiB: standard error 336 KiB); 7.8 MiB (100%) from one call "
+		     "stack: main (leaky); 24 call stacks in all");
+	REQUIRE(!render(&r, NULL, &b));
+	CHECK(strstr(b.p, "3071 sampled allocations and 2628 of their frees seen; about 2003 "
+			  "blocks (7.8M) outstanding at the end, estimated") != NULL);
+	ml_rb_free(&b);
+	ml_report_free(&r);
+
 	REQUIRE_MSG(!load(&r, FIX "slab.jsonl", &err), "%s", err.msg);
 	REQUIRE(r.nsl == 1 && r.sl[0].have_final && r.sl[0].niv >= 2);
 	order = ml_slab_order(&r.sl[0], &n);

@@ -1,0 +1,86 @@
+#!/bin/bash
+# make bench: what `memlens leaks` costs a malloc-heavy program, exact and
+# sampled (--sample). Each workload runs untracked, under `leaks` exact and
+# under `leaks --sample` (SAMPLES, default "512K 64K"), one after the other
+# in the same run, REPS times each (default 3; the median is shown): the
+# wall time of the whole command over the untracked one's (memlens's own
+# start and end, about the time of `leaks -- /bin/true`, included: shown
+# apart), and the outstanding bytes the sampled run estimates against the
+# exact run's, with the standard error it gives.
+#
+# Workloads: mallocbench (N malloc(64)+free pairs), Debian's sqlite3 (an
+# in-memory table of 20000 rows of 600-byte blobs, half deleted) and
+# Debian's python3 (20000 600-byte bytearrays, half deleted, then
+# os._exit) where
+# installed; else workloads/memalloc.
+set -u
+M=${MEMLENS:?} W=${WORKLOADS:?}
+T=${TMPDIR:-/tmp}/leaks_cost.$$
+mkdir -p "$T"
+trap 'rm -rf "$T"' EXIT
+reps=${REPS:-3} samples=${SAMPLES:-512K 64K} pairs=${PAIRS:-100000}
+
+# wall NAME CMD...: the median wall time of CMD over $reps runs, in seconds; stdout in $T/NAME.out
+wall() {
+	local name=$1 r t0 t1
+	shift
+	for r in $(seq 1 "$reps"); do
+		t0=$(date +%s.%N)
+		"$@" >"$T/$name.out" 2>"$T/$name.err"
+		t1=$(date +%s.%N)
+		echo "$t1 - $t0" | bc
+	done | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# outstanding bytes (and the stderr, when sampled) of a JSON report
+outst() {
+	python3 -c '
+import json, sys
+d = json.loads([l for l in open(sys.argv[1]).read().splitlines() if l.startswith("{")][-1])
+print(d["outstanding_bytes"], d.get("outstanding_bytes_stderr", 0), d["mode"])' "$1" 2>/dev/null ||
+		echo "? ? ?"
+}
+
+cat >"$T/sql" <<'EOF'
+CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000)
+INSERT INTO t SELECT x, randomblob(600) FROM c;
+DELETE FROM t WHERE id % 2 = 0;
+SELECT count(*), sum(length(b)) FROM t;
+EOF
+names=(mallocbench) cmds=("$W/mallocbench $pairs 64")
+if [ -x /usr/bin/sqlite3 ]; then
+	names+=(sqlite3) cmds+=("/usr/bin/sqlite3 -init $T/sql :memory: .quit")
+fi
+if [ -x /usr/bin/python3 ]; then
+	names+=(python3)
+	# os._exit: what is outstanding then, not what the interpreter's teardown leaves
+	cmds+=("/usr/bin/python3 -S -c l=[bytearray(600)for(i)in(range(20000))];del(l[::2]);__import__('os')._exit(0)")
+fi
+[ ${#names[@]} = 1 ] && { names+=(memalloc) cmds+=("$W/memalloc -m 8 -p 10 -s 2"); }
+
+base=$(wall true "$M" leaks --json -- /bin/true)
+echo "memlens leaks -- /bin/true (its own start and end): ${base} s; median of $reps runs each"
+printf '%-12s %-14s %9s %8s %14s %14s %10s %s\n' workload mode "wall s" "x untr." \
+	"outst. bytes" "exact bytes" "stderr" "probes"
+for i in "${!names[@]}"; do
+	name=${names[$i]} cmd=${cmds[$i]}
+	# shellcheck disable=SC2086
+	u=$(wall "$name-u" $cmd)
+	# shellcheck disable=SC2086
+	e=$(wall "$name-e" "$M" leaks --json -T 0 -- $cmd)
+	read -r eb _ emode <<<"$(outst "$T/$name-e.out")"
+	printf '%-12s %-14s %9.3f %8s %14s %14s %10s %s\n' "$name" untracked "$u" 1.00 - - - -
+	printf '%-12s %-14s %9.3f %8.2f %14s %14s %10s %s\n' "$name" exact "$e" \
+		"$(echo "$e / $u" | bc -l)" "$eb" "$eb" 0 "$emode"
+	for s in $samples; do
+		# shellcheck disable=SC2086
+		t=$(wall "$name-s$s" "$M" leaks --json -T 0 --sample "$s" -- $cmd)
+		read -r sb se smode <<<"$(outst "$T/$name-s$s.out")"
+		printf '%-12s %-14s %9.3f %8.2f %14s %14s %10s %s\n' "$name" "--sample $s" "$t" \
+			"$(echo "$t / $u" | bc -l)" "$sb" "$eb" "$se" "$smode"
+	done
+done
+echo "x untr.: wall time over the untracked run's, same run; outst. bytes: what the mode reports"
+echo "outstanding at the end (sampled: the estimate), exact bytes: the exact run's, stderr: the"
+echo "standard error the sampled run gives for its estimate"
