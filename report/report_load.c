@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_faults.h"
 #include "memlens/format_snapshot.h"
 #include "memlens/format_writes.h"
 #include "memlens/json.h"
@@ -397,73 +398,48 @@ static int load_snapshot(const struct line_ctx *c, const struct json *o)
 	return ret;
 }
 
-static int load_hist(const struct line_ctx *c, const struct json *o, const char *key, double *h,
-		     size_t *n)
-{
-	const struct json *a = need_arr(c, o, key);
-
-	if (!a)
-		return -EINVAL;
-	*n = ml_json_count(a) < REP_HIST_MAX ? ml_json_count(a) : REP_HIST_MAX;
-	for (size_t i = 0; i < *n; i++)
-		if (ml_json_as_double(ml_json_at(a, i), &h[i]) || !isfinite(h[i]) || h[i] < 0)
-			return ml_rl_bad(c, "\"%s\" holds something other than counts", key);
-	return 0;
-}
-
-static int fault_rows(const struct line_ctx *c, struct rep_faults *f, const struct json *rows)
-{
-	size_t n = ml_json_count(rows);
-
-	f->rows = calloc(n ? n : 1, sizeof(*f->rows));
-	if (!f->rows)
-		return ml_rl_oom(c);
-	for (size_t i = 0; i < n; i++) {
-		const struct json *row = ml_json_at(rows, i);
-		const char *comm = ml_json_get_str(row, "comm");
-		struct rep_fault_row *fr = &f->rows[f->nrows++];
-		double v;
-
-		snprintf(fr->comm, sizeof(fr->comm), "%s", comm ? comm : "?");
-		/* system-wide rows have no pid; tracepoint mode cannot see retries */
-		fr->pid = ml_json_get_finite(row, "pid", &v) ? ml_rl_long(v) : -1;
-		fr->minor = ml_json_get_num_or0(row, "minor");
-		fr->major = ml_json_get_num_or0(row, "major");
-		fr->retried = ml_json_get_finite(row, "retried", &v) ? v : NAN;
-	}
-	return 0;
-}
-
 static void free_faults(struct rep_faults *f)
 {
 	free(f->src);
 	free(f->rows);
 }
 
-static int load_faults(const struct line_ctx *c, const struct json *o)
+/* The run's "faults" line, as the report keeps it. */
+static int fill_faults(const struct line_ctx *c, struct rep_faults *f, const struct faults_rec *rec)
+{
+	snprintf(f->mode, sizeof(f->mode), "%s", rec->mode);
+	f->nminor = rec->nminor < REP_HIST_MAX ? rec->nminor : REP_HIST_MAX;
+	f->nmajor = rec->nmajor < REP_HIST_MAX ? rec->nmajor : REP_HIST_MAX;
+	for (size_t i = 0; i < f->nminor; i++)
+		f->minor[i] = (double)rec->minor_hist[i];
+	for (size_t i = 0; i < f->nmajor; i++)
+		f->major[i] = (double)rec->major_hist[i];
+	f->rows = calloc(rec->nrows ? rec->nrows : 1, sizeof(*f->rows));
+	f->src = strdup(c->src);
+	if (!f->rows || !f->src)
+		return ml_rl_oom(c);
+	for (size_t i = 0; i < rec->nrows; i++) {
+		const struct faults_row_rec *row = &rec->rows[i];
+		struct rep_fault_row *fr = &f->rows[f->nrows++];
+
+		snprintf(fr->comm, sizeof(fr->comm), "%s", row->comm);
+		fr->pid = row->pid >= 0 ? ml_rl_long((double)row->pid) : -1;
+		fr->minor = (double)row->minor;
+		fr->major = (double)row->major;
+		fr->retried = row->has_retried ? (double)row->retried : NAN;
+	}
+	return 0;
+}
+
+/* One chart per file: a later faults line replaces an earlier one. */
+static int keep_faults(const struct line_ctx *c, const struct faults_rec *rec)
 {
 	struct rep_faults f = { 0 }, *slot = NULL;
 	struct report *r = c->r;
-	const struct json *rows;
-	const char *mode;
-	int ret;
+	int ret = fill_faults(c, &f, rec);
 
-	rows = need_arr(c, o, "rows");
-	if (!rows)
-		return -EINVAL;
-	mode = ml_json_get_str(o, "mode");
-	snprintf(f.mode, sizeof(f.mode), "%s", mode ? mode : "");
-	ret = load_hist(c, o, "minor_hist_us", f.minor, &f.nminor);
-	if (!ret)
-		ret = load_hist(c, o, "major_hist_us", f.major, &f.nmajor);
-	if (!ret)
-		ret = fault_rows(c, &f, rows);
-	f.src = strdup(c->src);
-	if (!ret && !f.src)
-		ret = ml_rl_oom(c);
 	if (ret)
 		goto fail;
-	/* one chart per file: a later faults line replaces an earlier one */
 	for (size_t i = 0; i < r->nf && !slot; i++)
 		if (same_src(r->f[i].src, c->src))
 			slot = &r->f[i];
@@ -482,6 +458,22 @@ static int load_faults(const struct line_ctx *c, const struct json *o)
 	return 0;
 fail:
 	free_faults(&f);
+	return ret;
+}
+
+/* "faults" and "faults_interval" (memlens/format_faults.h) */
+static int load_faults(const struct line_ctx *c, const struct json *o)
+{
+	struct faults_rec rec;
+	int ret = ml_fmt_faults_read(o, &rec, c->err);
+
+	if (ret)
+		ret = rec_err(c, ret);
+	else if (rec.interval)
+		ret = ml_rl_faults_interval(c, &rec);
+	else
+		ret = keep_faults(c, &rec);
+	ml_fmt_faults_free(&rec);
 	return ret;
 }
 
@@ -582,12 +574,10 @@ static int dispatch(const struct line_ctx *c, const struct json *o)
 		return load_summary(c, o);
 	if (!strcmp(type, "snapshot"))
 		return load_snapshot(c, o);
-	if (!strcmp(type, "faults"))
+	if (!strcmp(type, "faults") || !strcmp(type, "faults_interval"))
 		return load_faults(c, o);
 	if (!strcmp(type, "migrate_model"))
 		return load_migrate(c, o);
-	if (!strcmp(type, "faults_interval"))
-		return ml_rl_faults_interval(c, o);
 	if (!strcmp(type, "leaks") || !strcmp(type, "leaks_interval"))
 		return ml_rl_leaks(c, o, type[5] == '_');
 	if (!strcmp(type, "slab") || !strcmp(type, "slab_interval"))

@@ -3,6 +3,7 @@
 #ifndef MEMLENS_REPORT_LOAD_H
 #define MEMLENS_REPORT_LOAD_H
 
+#include "memlens/format_faults.h"
 #include "memlens/json.h"
 #include "memlens/report.h"
 
@@ -32,7 +33,7 @@ int ml_rl_slab(const struct line_ctx *c, const struct json *o, bool interval);
 int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o);
 int ml_rl_oom_count(const struct line_ctx *c, const struct json *o, bool interval);
 /* "faults_interval": the faults of one interval, summed over its rows. */
-int ml_rl_faults_interval(const struct line_ctx *c, const struct json *o);
+int ml_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec);
 void ml_rl_free_leaks(struct rep_leaks *l);
 void ml_rl_free_slab(struct rep_slab *s);
 void ml_rl_free_oom(struct rep_oom *m);

@@ -458,18 +458,12 @@ void ml_rl_free_oom(struct rep_oom *m)
 
 /* ---- faults -i ------------------------------------------------------------ */
 
-int ml_rl_faults_interval(const struct line_ctx *c, const struct json *o)
+int ml_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec)
 {
-	const struct json *rows = need_arr(c, o, "rows");
 	struct report *r = c->r;
 	struct rep_fault_series *fs = NULL;
 	struct rep_fault_point *p;
-	double t;
 
-	if (!rows)
-		return -EINVAL;
-	if (!ml_json_get_finite(o, "elapsed_ms", &t))
-		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "elapsed_ms");
 	for (size_t i = 0; i < r->nfs && !fs; i++)
 		if (!strcmp(r->fs[i].src, c->src))
 			fs = &r->fs[i];
@@ -488,10 +482,10 @@ int ml_rl_faults_interval(const struct line_ctx *c, const struct json *o)
 	if (!ml_rl_grow((void **)&fs->pt, &fs->cpt, fs->npt, sizeof(*fs->pt)))
 		return ml_rl_oom(c);
 	p = &fs->pt[fs->npt++];
-	p->t_ms = t;
-	for (size_t i = 0; i < ml_json_count(rows); i++) {
-		p->minor += ml_json_get_num_or0(ml_json_at(rows, i), "minor");
-		p->major += ml_json_get_num_or0(ml_json_at(rows, i), "major");
+	p->t_ms = (double)rec->elapsed_ms;
+	for (size_t i = 0; i < rec->nrows; i++) {
+		p->minor += (double)rec->rows[i].minor;
+		p->major += (double)rec->rows[i].major;
 	}
 	return 0;
 }

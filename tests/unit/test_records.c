@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The tracers' and the models' JSON Lines records of lib/format: each
+ * record written to the exact line the commands print, read back to the
+ * same record, and malformed lines refused with the field they lack.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "memlens/format_faults.h"
+
+/* What a writer wrote: the line, and the line parsed. */
+struct out {
+	char *buf;
+	size_t len;
+	FILE *f;
+	struct jw w;
+};
+
+static void out_open(struct out *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->f = open_memstream(&o->buf, &o->len);
+	ml_jw_init(&o->w, o->f);
+}
+
+static void out_close(struct out *o)
+{
+	fclose(o->f);
+	o->f = NULL;
+}
+
+static struct json *parse(const char *line)
+{
+	struct ml_err err = { 0 };
+	struct json *j = NULL;
+
+	if (ml_json_parse(line, strlen(line), &j, &err))
+		T_FAILMSG("%s in '%s'", err.msg, line);
+	return j;
+}
+
+/* ---- faults ------------------------------------------------------------- */
+
+static struct faults_row_rec fault_rows[] = {
+	{ .comm = "memwrite",
+	  .pid = 4242,
+	  .minor = 16390,
+	  .major = 2,
+	  .retried = 3,
+	  .has_retried = true },
+	{ .comm = "cc1 <x&y>", .pid = -1, .minor = 5120, .major = 0 },
+};
+
+static const char faults_line[] =
+	"{\"type\":\"faults\",\"mode\":\"fentry\",\"recursion_misses\":1,\"rows\":["
+	"{\"comm\":\"memwrite\",\"pid\":4242,\"minor\":16390,\"major\":2,\"retried\":3},"
+	"{\"comm\":\"cc1 <x&y>\",\"pid\":null,\"minor\":5120,\"major\":0,\"retried\":null}],"
+	"\"minor_hist_us\":[0,120,900],\"major_hist_us\":[],"
+	"\"kernel\":{\"minor\":21600,\"major\":2},"
+	"\"not_seen\":{\"minor\":90,\"major\":0,\"paths\":\"\"},"
+	"\"before_tracing\":{\"minor\":34,\"major\":1}}\n";
+
+static void faults_fill(struct faults_rec *r)
+{
+	memset(r, 0, sizeof(*r));
+	snprintf(r->mode, sizeof(r->mode), "fentry");
+	r->recursion_misses = 1;
+	r->rows = fault_rows;
+	r->nrows = 2;
+	r->minor_hist[1] = 120;
+	r->minor_hist[2] = 900;
+	r->nminor = 26; /* trailing zero slots are not written */
+	r->nmajor = 26;
+	r->has_kernel = true;
+	r->kernel = (struct faults_pair_rec){ 21600, 2 };
+	r->not_seen = (struct faults_pair_rec){ 90, 0 };
+	r->has_before = true;
+	r->before = (struct faults_pair_rec){ 34, 1 };
+}
+
+static void faults_same(const struct faults_rec *a, const struct faults_rec *b)
+{
+	CHECK_EQ(a->interval, b->interval);
+	CHECK_EQ(a->elapsed_ms, b->elapsed_ms);
+	CHECK_EQ(a->last, b->last);
+	CHECK_STR(a->mode, b->mode);
+	CHECK_EQ(a->recursion_misses, b->recursion_misses);
+	REQUIRE(a->nrows == b->nrows);
+	for (size_t i = 0; i < a->nrows; i++) {
+		CHECK_STR(a->rows[i].comm, b->rows[i].comm);
+		CHECK_EQ(a->rows[i].pid, b->rows[i].pid);
+		CHECK_EQ(a->rows[i].minor, b->rows[i].minor);
+		CHECK_EQ(a->rows[i].major, b->rows[i].major);
+		CHECK_EQ(a->rows[i].has_retried, b->rows[i].has_retried);
+		CHECK_EQ(a->rows[i].retried, b->rows[i].retried);
+	}
+	CHECK(!memcmp(a->minor_hist, b->minor_hist, sizeof(a->minor_hist)));
+	CHECK(!memcmp(a->major_hist, b->major_hist, sizeof(a->major_hist)));
+	CHECK_EQ(a->has_kernel, b->has_kernel);
+	CHECK_EQ(a->has_before, b->has_before);
+	if (a->has_kernel) {
+		CHECK(!memcmp(&a->kernel, &b->kernel, sizeof(a->kernel)));
+		CHECK(!memcmp(&a->not_seen, &b->not_seen, sizeof(a->not_seen)));
+	}
+	if (a->has_before)
+		CHECK(!memcmp(&a->before, &b->before, sizeof(a->before)));
+	CHECK_STR(a->not_seen_paths, b->not_seen_paths);
+}
+
+/* Write, compare with the exact line, read back, write again: the same line. */
+static void faults_round_trip(const struct faults_rec *in, const char *want)
+{
+	struct ml_err err = { 0 };
+	struct faults_rec back;
+	struct out o, o2;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_faults(&o.w, in);
+	out_close(&o);
+	CHECK_STR(o.buf, want);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_faults_read(j, &back, &err), "%s", err.msg);
+	faults_same(in, &back);
+	out_open(&o2);
+	ml_fmt_faults(&o2.w, &back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, want);
+	ml_fmt_faults_free(&back);
+	ml_json_free(j);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void test_faults_round_trip(void)
+{
+	struct faults_rec r;
+
+	faults_fill(&r);
+	faults_round_trip(&r, faults_line);
+}
+
+/* system-wide in tracepoint mode: no pid, no retries, the kernel's counts not known */
+static void test_faults_nulls(void)
+{
+	struct faults_row_rec row = { .comm = "cc1", .pid = -1, .minor = 7 };
+	struct faults_rec r = {
+		.mode = "tracepoint", .rows = &row, .nrows = 1, .not_seen_paths = "get_user_pages"
+	};
+
+	faults_round_trip(&r, "{\"type\":\"faults\",\"mode\":\"tracepoint\",\"recursion_misses\":0,"
+			      "\"rows\":[{\"comm\":\"cc1\",\"pid\":null,\"minor\":7,\"major\":0,"
+			      "\"retried\":null}],\"minor_hist_us\":[],\"major_hist_us\":[],"
+			      "\"kernel\":null,\"not_seen\":{\"minor\":null,\"major\":null,"
+			      "\"paths\":\"get_user_pages\"},\"before_tracing\":null}\n");
+}
+
+static void test_faults_interval_round_trip(void)
+{
+	struct faults_rec r;
+
+	faults_fill(&r);
+	r.interval = true;
+	r.elapsed_ms = 401;
+	r.last = true;
+	r.has_kernel = r.has_before = false; /* an interval's line has none */
+	r.not_seen_paths[0] = '\0';
+	faults_round_trip(
+		&r,
+		"{\"type\":\"faults_interval\",\"elapsed_ms\":401,\"last\":true,\"mode\":"
+		"\"fentry\",\"recursion_misses\":1,\"rows\":["
+		"{\"comm\":\"memwrite\",\"pid\":4242,\"minor\":16390,\"major\":2,\"retried\":3},"
+		"{\"comm\":\"cc1 <x&y>\",\"pid\":null,\"minor\":5120,\"major\":0,\"retried\":"
+		"null}],\"minor_hist_us\":[0,120,900],\"major_hist_us\":[]}\n");
+}
+
+/* What older files and hand-written lines hold: only rows and histograms. */
+static void test_faults_read_lenient(void)
+{
+	struct json *j = parse("{\"type\":\"faults\",\"rows\":[{\"minor\":5,\"major\":null,"
+			       "\"pid\":1.5e300},{}],\"minor_hist_us\":[1,2.0],"
+			       "\"major_hist_us\":[]}");
+	struct ml_err err = { 0 };
+	struct faults_rec r;
+
+	REQUIRE_MSG(!ml_fmt_faults_read(j, &r, &err), "%s", err.msg);
+	REQUIRE(r.nrows == 2);
+	CHECK_STR(r.rows[0].comm, "?");
+	CHECK_EQ(r.rows[0].minor, 5);
+	CHECK_EQ(r.rows[0].major, 0);
+	CHECK_EQ(r.rows[0].pid, 1000000000000000LL);
+	CHECK(!r.rows[0].has_retried);
+	CHECK_EQ(r.rows[1].pid, -1);
+	CHECK_EQ(r.nminor, 2);
+	CHECK_EQ(r.minor_hist[1], 2);
+	CHECK(!r.has_kernel && !r.has_before);
+	CHECK_STR(r.mode, "");
+	ml_fmt_faults_free(&r);
+	ml_json_free(j);
+}
+
+static void faults_refused(const char *line, const char *why)
+{
+	struct json *j = parse(line);
+	struct ml_err err = { 0 };
+	struct faults_rec r;
+
+	CHECK_EQ(ml_fmt_faults_read(j, &r, &err), -EINVAL);
+	if (!strstr(err.msg, why))
+		T_FAILMSG("\"%s\" lacks \"%s\" (line %s)", err.msg, why, line);
+	ml_fmt_faults_free(&r);
+	ml_json_free(j);
+}
+
+static void test_faults_malformed(void)
+{
+	faults_refused("{\"type\":\"slab\",\"rows\":[]}", "\"type\"");
+	faults_refused("{\"type\":\"faults\",\"minor_hist_us\":[],\"major_hist_us\":[]}",
+		       "\"rows\"");
+	faults_refused("{\"type\":\"faults\",\"rows\":[1],\"minor_hist_us\":[],"
+		       "\"major_hist_us\":[]}",
+		       "\"rows\" 0");
+	faults_refused("{\"type\":\"faults\",\"rows\":[],\"major_hist_us\":[]}",
+		       "\"minor_hist_us\"");
+	faults_refused("{\"type\":\"faults\",\"rows\":[],\"minor_hist_us\":[1,-2],"
+		       "\"major_hist_us\":[]}",
+		       "\"minor_hist_us\" holds");
+	faults_refused("{\"type\":\"faults\",\"rows\":[],\"minor_hist_us\":[],"
+		       "\"major_hist_us\":{}}",
+		       "\"major_hist_us\"");
+	faults_refused("{\"type\":\"faults_interval\",\"rows\":[]}", "\"elapsed_ms\"");
+	faults_refused("{\"type\":\"faults_interval\",\"elapsed_ms\":1,\"rows\":[],"
+		       "\"minor_hist_us\":[\"x\"]}",
+		       "\"minor_hist_us\"");
+}
+
+int main(void)
+{
+	RUN(test_faults_round_trip);
+	RUN(test_faults_nulls);
+	RUN(test_faults_interval_round_trip);
+	RUN(test_faults_read_lenient);
+	RUN(test_faults_malformed);
+	return T_DONE();
+}
