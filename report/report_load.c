@@ -7,29 +7,12 @@
 #include <string.h>
 
 #include "memlens/format_faults.h"
+#include "memlens/format_migrate_model.h"
 #include "memlens/format_snapshot.h"
 #include "memlens/format_writes.h"
 #include "memlens/json.h"
 #include "report_int.h"
 #include "report_load.h"
-
-static int need_num(const struct line_ctx *c, const struct json *o, const char *key, double *out)
-{
-	if (ml_json_get_double(o, key, out) || !isfinite(*out))
-		return ml_rl_bad(c, "field \"%s\" is missing or not a number", key);
-	return 0;
-}
-
-static const struct json *need_arr(const struct line_ctx *c, const struct json *o, const char *key)
-{
-	const struct json *a = ml_json_get(o, key);
-
-	if (!a || ml_json_type(a) != ML_JSON_ARRAY) {
-		ml_rl_bad(c, "field \"%s\" is missing or not an array", key);
-		return NULL;
-	}
-	return a;
-}
 
 static bool same_src(const char *a, const char *b)
 {
@@ -477,32 +460,6 @@ static int load_faults(const struct line_ctx *c, const struct json *o)
 	return ret;
 }
 
-static int load_policy(const struct line_ctx *c, struct rep_policy *p, const struct json *o)
-{
-	const char *name = ml_json_get_str(o, "name");
-	const struct json *rounds = need_arr(c, o, "rounds");
-	size_t n = ml_json_count(rounds);
-
-	if (!rounds)
-		return -EINVAL;
-	snprintf(p->name, sizeof(p->name), "%s", name ? name : "?");
-	p->rounds = calloc(n ? n : 1, sizeof(double));
-	if (!p->rounds)
-		return ml_rl_oom(c);
-	for (size_t i = 0; i < n; i++) {
-		double v;
-		int ret = need_num(c, ml_json_at(rounds, i), "bytes", &v);
-
-		if (ret)
-			return ret;
-		p->rounds[p->nrounds++] = v;
-	}
-	p->total_bytes = ml_json_get_num_or0(o, "total_bytes");
-	p->final_round_bytes = ml_json_get_num_or0(o, "final_round_bytes");
-	p->downtime_ms = ml_json_get_num_or0(o, "downtime_ms");
-	return 0;
-}
-
 static void free_migrate(struct rep_migrate *m)
 {
 	for (size_t i = 0; i < m->npol; i++)
@@ -511,24 +468,28 @@ static void free_migrate(struct rep_migrate *m)
 	free(m->src);
 }
 
-static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m, const struct json *o)
+static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m,
+			const struct migrate_model_rec *rec)
 {
-	const struct json *pols = need_arr(c, o, "policies");
-	size_t n = ml_json_count(pols);
-
-	if (!pols)
-		return -EINVAL;
-	m->bandwidth_mbps = ml_json_get_num_or0(o, "bandwidth_mbps");
-	m->round_interval_s = ml_json_get_num_or0(o, "round_interval_s");
+	m->bandwidth_mbps = rec->bandwidth_mbps;
+	m->round_interval_s = rec->round_interval_s;
 	m->src = strdup(c->src);
-	m->pol = calloc(n ? n : 1, sizeof(*m->pol));
+	m->pol = calloc(rec->npol ? rec->npol : 1, sizeof(*m->pol));
 	if (!m->src || !m->pol)
 		return ml_rl_oom(c);
-	for (size_t i = 0; i < n; i++) {
-		int ret = load_policy(c, &m->pol[m->npol++], ml_json_at(pols, i));
+	for (size_t i = 0; i < rec->npol; i++) {
+		const struct migrate_model_policy_rec *rp = &rec->pol[i];
+		struct rep_policy *p = &m->pol[m->npol++];
 
-		if (ret)
-			return ret;
+		snprintf(p->name, sizeof(p->name), "%s", rp->name);
+		p->rounds = calloc(rp->nrounds ? rp->nrounds : 1, sizeof(double));
+		if (!p->rounds)
+			return ml_rl_oom(c);
+		for (size_t j = 0; j < rp->nrounds; j++)
+			p->rounds[p->nrounds++] = (double)rp->rounds[j].bytes;
+		p->total_bytes = (double)rp->total_bytes;
+		p->final_round_bytes = (double)rp->final_round_bytes;
+		p->downtime_ms = rp->downtime_ms;
 	}
 	return 0;
 }
@@ -537,8 +498,14 @@ static int load_migrate(const struct line_ctx *c, const struct json *o)
 {
 	struct rep_migrate m = { 0 }, *slot = NULL;
 	struct report *r = c->r;
-	int ret = fill_migrate(c, &m, o);
+	struct migrate_model_rec rec;
+	int ret = ml_fmt_migrate_model_read(o, &rec, c->err);
 
+	if (ret)
+		ret = rec_err(c, ret);
+	else
+		ret = fill_migrate(c, &m, &rec);
+	ml_fmt_migrate_model_free(&rec);
 	if (ret)
 		goto fail;
 	for (size_t i = 0; i < r->nm && !slot; i++)

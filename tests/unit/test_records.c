@@ -11,6 +11,7 @@
 
 #include "harness.h"
 #include "memlens/format_faults.h"
+#include "memlens/format_migrate_model.h"
 
 /* What a writer wrote: the line, and the line parsed. */
 struct out {
@@ -238,6 +239,138 @@ static void test_faults_malformed(void)
 		       "\"minor_hist_us\"");
 }
 
+/* ---- migrate-model ------------------------------------------------------ */
+
+static struct migrate_model_round_rec none_rounds[] = { { 1, 67108864 }, { 2, 62914560 } },
+				      hot_rounds[] = { { 1, 2097152 } };
+
+static struct migrate_model_policy_rec policies[] = {
+	{ .name = "none",
+	  .rounds = none_rounds,
+	  .nrounds = 2,
+	  .total_bytes = 130023424,
+	  .final_round_bytes = 62914560,
+	  .downtime_ms = 475.125,
+	  .postcopy_downtime_ms = 250,
+	  .postcopy_last_page_ms = 475.125 },
+	{ .name = "hot-vma",
+	  .rounds = hot_rounds,
+	  .nrounds = 1,
+	  .total_bytes = 2097152,
+	  .final_round_bytes = 2097152,
+	  .downtime_ms = 0.1,
+	  .postcopy_downtime_ms = 0,
+	  .postcopy_last_page_ms = 0.1 },
+	{ .name = "hot-range" }, /* no rounds */
+};
+
+static const char mm_line[] =
+	"{\"type\":\"migrate_model\",\"bandwidth_mbps\":128,\"round_interval_s\":0.5,"
+	"\"freeze_overhead_s\":0.25,\"policies\":["
+	"{\"name\":\"none\",\"rounds\":[{\"round\":1,\"bytes\":67108864},"
+	"{\"round\":2,\"bytes\":62914560}],\"total_bytes\":130023424,"
+	"\"final_round_bytes\":62914560,\"downtime_ms\":475.125,"
+	"\"postcopy_downtime_ms\":250,\"postcopy_last_page_ms\":475.125},"
+	"{\"name\":\"hot-vma\",\"rounds\":[{\"round\":1,\"bytes\":2097152}],"
+	"\"total_bytes\":2097152,\"final_round_bytes\":2097152,\"downtime_ms\":0.1,"
+	"\"postcopy_downtime_ms\":0,\"postcopy_last_page_ms\":0.1},"
+	"{\"name\":\"hot-range\",\"rounds\":[],\"total_bytes\":0,\"final_round_bytes\":0,"
+	"\"downtime_ms\":0,\"postcopy_downtime_ms\":0,\"postcopy_last_page_ms\":0}]}\n";
+
+static void mm_same(const struct migrate_model_rec *a, const struct migrate_model_rec *b)
+{
+	CHECK(a->bandwidth_mbps == b->bandwidth_mbps);
+	CHECK(a->round_interval_s == b->round_interval_s);
+	CHECK(a->freeze_overhead_s == b->freeze_overhead_s);
+	REQUIRE(a->npol == b->npol);
+	for (size_t i = 0; i < a->npol; i++) {
+		const struct migrate_model_policy_rec *p = &a->pol[i], *q = &b->pol[i];
+
+		CHECK_STR(p->name, q->name);
+		REQUIRE(p->nrounds == q->nrounds);
+		for (size_t j = 0; j < p->nrounds; j++) {
+			CHECK_EQ(p->rounds[j].round, q->rounds[j].round);
+			CHECK_EQ(p->rounds[j].bytes, q->rounds[j].bytes);
+		}
+		CHECK_EQ(p->total_bytes, q->total_bytes);
+		CHECK_EQ(p->final_round_bytes, q->final_round_bytes);
+		CHECK(p->downtime_ms == q->downtime_ms);
+		CHECK(p->postcopy_downtime_ms == q->postcopy_downtime_ms);
+		CHECK(p->postcopy_last_page_ms == q->postcopy_last_page_ms);
+	}
+}
+
+static void test_migrate_model_round_trip(void)
+{
+	struct migrate_model_rec in = { .bandwidth_mbps = 128,
+					.round_interval_s = 0.5,
+					.freeze_overhead_s = 0.25,
+					.pol = policies,
+					.npol = 3 },
+				 back;
+	struct ml_err err = { 0 };
+	struct out o, o2;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_migrate_model(&o.w, &in);
+	out_close(&o);
+	CHECK_STR(o.buf, mm_line);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_migrate_model_read(j, &back, &err), "%s", err.msg);
+	mm_same(&in, &back);
+	out_open(&o2);
+	ml_fmt_migrate_model(&o2.w, &back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, mm_line);
+	ml_fmt_migrate_model_free(&back);
+	ml_json_free(j);
+	free(o.buf);
+	free(o2.buf);
+}
+
+/* older lines: no freeze overhead, no post-copy, no round numbers */
+static void test_migrate_model_read_lenient(void)
+{
+	struct json *j = parse("{\"type\":\"migrate_model\",\"policies\":[{\"rounds\":"
+			       "[{\"bytes\":4096}],\"downtime_ms\":null}]}");
+	struct ml_err err = { 0 };
+	struct migrate_model_rec r;
+
+	REQUIRE_MSG(!ml_fmt_migrate_model_read(j, &r, &err), "%s", err.msg);
+	REQUIRE(r.npol == 1 && r.pol[0].nrounds == 1);
+	CHECK_STR(r.pol[0].name, "?");
+	CHECK_EQ(r.pol[0].rounds[0].bytes, 4096);
+	CHECK_EQ(r.pol[0].rounds[0].round, 0);
+	CHECK(r.pol[0].downtime_ms == 0 && r.bandwidth_mbps == 0 && r.freeze_overhead_s == 0);
+	ml_fmt_migrate_model_free(&r);
+	ml_json_free(j);
+}
+
+static void mm_refused(const char *line, const char *why)
+{
+	struct json *j = parse(line);
+	struct ml_err err = { 0 };
+	struct migrate_model_rec r;
+
+	CHECK_EQ(ml_fmt_migrate_model_read(j, &r, &err), -EINVAL);
+	if (!strstr(err.msg, why))
+		T_FAILMSG("\"%s\" lacks \"%s\" (line %s)", err.msg, why, line);
+	ml_fmt_migrate_model_free(&r);
+	ml_json_free(j);
+}
+
+static void test_migrate_model_malformed(void)
+{
+	mm_refused("{\"type\":\"migrate_model\"}", "\"policies\"");
+	mm_refused("{\"type\":\"migrate_model\",\"policies\":{}}", "\"policies\"");
+	mm_refused("{\"type\":\"migrate_model\",\"policies\":[{\"name\":\"none\"}]}",
+		   "policy 0: field \"rounds\"");
+	mm_refused("{\"type\":\"migrate_model\",\"policies\":[{\"rounds\":[]},{\"rounds\":"
+		   "[{\"round\":1,\"bytes\":\"1\"}]}]}",
+		   "policy 1, round 0: field \"bytes\"");
+}
+
 int main(void)
 {
 	RUN(test_faults_round_trip);
@@ -245,5 +378,8 @@ int main(void)
 	RUN(test_faults_interval_round_trip);
 	RUN(test_faults_read_lenient);
 	RUN(test_faults_malformed);
+	RUN(test_migrate_model_round_trip);
+	RUN(test_migrate_model_read_lenient);
+	RUN(test_migrate_model_malformed);
 	return T_DONE();
 }
