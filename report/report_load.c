@@ -67,14 +67,6 @@ static int set_hint(struct rep_writes *w, size_t j, uint32_t v)
 	return 0;
 }
 
-/* A format reader's error, with the file and line. */
-static int rec_err(const struct line_ctx *c, int ret)
-{
-	if (ret == -ENOMEM)
-		return ml_rl_oom(c);
-	return ml_rl_bad(c, "%.200s", c->err->msg);
-}
-
 static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 		      const struct writes_region_rec *reg, uint32_t *idx)
 {
@@ -230,7 +222,7 @@ static int load_interval(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_writes_interval_read(o, &rec, c->err);
 
 	if (ret)
-		ret = rec_err(c, ret);
+		ret = ml_rl_rec_err(c, ret);
 	else
 		ret = add_interval(c, &rec);
 	ml_fmt_writes_interval_free(&rec);
@@ -285,7 +277,7 @@ static int load_summary(const struct line_ctx *c, const struct json *o)
 	ret = ml_fmt_writes_summary_read(o, &rec, c->err);
 	if (ret) {
 		ml_fmt_writes_summary_free(&rec);
-		return rec_err(c, ret);
+		return ml_rl_rec_err(c, ret);
 	}
 	ml_fmt_writes_summary_free(&rec); /* the report draws no summary regions */
 	w = run_ending_at(c, ml_rl_long(rec.pid), rec.dirty.timestamp_ms);
@@ -374,7 +366,7 @@ static int load_snapshot(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_snapshot_read(o, &rec, c->err);
 
 	if (ret)
-		ret = rec_err(c, ret);
+		ret = ml_rl_rec_err(c, ret);
 	else
 		ret = add_snapshot(c, &rec);
 	ml_fmt_snapshot_free(&rec);
@@ -451,7 +443,7 @@ static int load_faults(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_faults_read(o, &rec, c->err);
 
 	if (ret)
-		ret = rec_err(c, ret);
+		ret = ml_rl_rec_err(c, ret);
 	else if (rec.interval)
 		ret = ml_rl_faults_interval(c, &rec);
 	else
@@ -502,7 +494,7 @@ static int load_migrate(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_migrate_model_read(o, &rec, c->err);
 
 	if (ret)
-		ret = rec_err(c, ret);
+		ret = ml_rl_rec_err(c, ret);
 	else
 		ret = fill_migrate(c, &m, &rec);
 	ml_fmt_migrate_model_free(&rec);
@@ -548,7 +540,7 @@ static int dispatch(const struct line_ctx *c, const struct json *o)
 	if (!strcmp(type, "leaks") || !strcmp(type, "leaks_interval"))
 		return ml_rl_leaks(c, o, type[5] == '_');
 	if (!strcmp(type, "slab") || !strcmp(type, "slab_interval"))
-		return ml_rl_slab(c, o, type[4] == '_');
+		return ml_rl_slab(c, o);
 	if (!strcmp(type, "oom_kill"))
 		return ml_rl_oom_kill(c, o);
 	if (!strcmp(type, "oom_summary") || !strcmp(type, "oom_interval"))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_slab.h"
 #include "report_load.h"
 
 int ml_rl_bad(const struct line_ctx *c, const char *fmt, const char *what)
@@ -21,6 +22,13 @@ int ml_rl_bad(const struct line_ctx *c, const char *fmt, const char *what)
 			  "%s:%ld: %s; give report the JSON Lines that memlens writes/snapshot/"
 			  "faults/migrate-model/leaks/slab/oom --json write",
 			  c->src, c->lineno, msg);
+}
+
+int ml_rl_rec_err(const struct line_ctx *c, int ret)
+{
+	if (ret == -ENOMEM)
+		return ml_rl_oom(c);
+	return ml_rl_bad(c, "%.200s", c->err->msg);
 }
 
 bool ml_rl_grow(void **arr, size_t *cap, size_t n, size_t size)
@@ -278,22 +286,11 @@ static long slab_cache(struct rep_slab *s, const char *name)
 	return (long)s->ncache++;
 }
 
-static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct json *row,
+static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct slab_row_rec *row,
 		    bool interval)
 {
-	const char *name = ml_json_get_str(row, "cache");
-	double allocs, frees;
-	long k;
-	int ret;
+	long k = slab_cache(s, row->cache);
 
-	if (!name)
-		return ml_rl_bad(c, "field \"%s\" is missing or not a string", "cache");
-	ret = need_count(c, row, "allocs", &allocs);
-	if (!ret)
-		ret = need_count(c, row, "frees", &frees);
-	if (ret)
-		return ret;
-	k = slab_cache(s, name);
 	if (k < 0)
 		return ml_rl_oom(c);
 	if (interval) {
@@ -304,52 +301,59 @@ static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct j
 		cell = &s->cell[s->ncell++];
 		cell->iv = (uint32_t)(s->niv - 1);
 		cell->cache = (uint32_t)k;
-		cell->allocs = allocs;
-		cell->frees = frees;
+		cell->allocs = (double)row->allocs;
+		cell->frees = (double)row->frees;
 		if (!s->cache[k].in_final) {
-			s->cache[k].allocs += allocs;
-			s->cache[k].frees += frees;
+			s->cache[k].allocs += cell->allocs;
+			s->cache[k].frees += cell->frees;
 			s->cache[k].net = s->cache[k].allocs - s->cache[k].frees;
 		}
 		return 0;
 	}
 	s->cache[k].in_final = true;
-	s->cache[k].allocs = allocs;
-	s->cache[k].frees = frees;
-	s->cache[k].net = ml_json_get_num_or0(row, "net");
-	s->cache[k].net_kb = ml_json_get_num_or0(row, "net_kb");
+	s->cache[k].allocs = (double)row->allocs;
+	s->cache[k].frees = (double)row->frees;
+	s->cache[k].net = (double)row->net;
+	s->cache[k].net_kb = (double)row->net_kb;
 	return 0;
 }
 
-int ml_rl_slab(const struct line_ctx *c, const struct json *o, bool interval)
+static int add_slab(const struct line_ctx *c, const struct slab_rec *rec)
 {
-	const struct json *rows = need_arr(c, o, "rows");
-	struct rep_slab *s;
-	double v = 0;
+	struct rep_slab *s = slab_for(c);
 
-	if (!rows)
-		return -EINVAL;
-	if (interval && !ml_json_get_finite(o, "elapsed_ms", &v))
-		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "elapsed_ms");
-	s = slab_for(c);
 	if (!s)
 		return ml_rl_oom(c);
-	copy_str(s->kmalloc, sizeof(s->kmalloc), ml_json_get_str(o, "kmalloc"));
-	if (interval) {
+	copy_str(s->kmalloc, sizeof(s->kmalloc), rec->kmalloc);
+	if (rec->interval) {
 		if (!ml_rl_grow((void **)&s->iv_ms, &s->civ, s->niv, sizeof(*s->iv_ms)))
 			return ml_rl_oom(c);
-		s->iv_ms[s->niv++] = v;
+		s->iv_ms[s->niv++] = (double)rec->elapsed_ms;
 	} else {
 		s->have_final = true;
-		s->unseen_allocs = ml_json_get_num_or0(o, "unseen_allocs");
+		s->unseen_allocs = (double)rec->unseen_allocs;
 	}
-	for (size_t i = 0; i < ml_json_count(rows); i++) {
-		int ret = slab_row(c, s, ml_json_at(rows, i), interval);
+	for (size_t i = 0; i < rec->nrows; i++) {
+		int ret = slab_row(c, s, &rec->rows[i], rec->interval);
 
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/* "slab" and "slab_interval" (memlens/format_slab.h) */
+int ml_rl_slab(const struct line_ctx *c, const struct json *o)
+{
+	struct slab_rec rec;
+	int ret = ml_fmt_slab_read(o, &rec, c->err);
+
+	if (ret)
+		ret = ml_rl_rec_err(c, ret);
+	else
+		ret = add_slab(c, &rec);
+	ml_fmt_slab_free(&rec);
+	return ret;
 }
 
 void ml_rl_free_slab(struct rep_slab *s)

@@ -2,6 +2,7 @@
 /* What the tracers' record readers and writers share (see rec.h). */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 
 #include "rec.h"
 
@@ -27,6 +28,33 @@ int64_t ml_rec_pid(double v)
 	if (!(v > -1e15))
 		return v < 0 ? -1000000000000000LL : 0;
 	return v < 1e15 ? (int64_t)v : 1000000000000000LL;
+}
+
+int64_t ml_rec_int_or0(const struct json *o, const char *key)
+{
+	int64_t i;
+	double v;
+
+	if (!ml_json_get_int(o, key, &i))
+		return i;
+	return ml_json_get_finite(o, key, &v) ? ml_rec_pid(v) : 0;
+}
+
+int ml_rec_need_count(const struct json *o, const char *key, uint64_t *out, struct ml_err *err)
+{
+	double v;
+
+	if (!ml_json_get_finite(o, key, &v) || v < 0)
+		return ml_err_set(err, EINVAL, "field \"%s\" is missing or not a count", key);
+	*out = ml_rec_count_or0(o, key);
+	return 0;
+}
+
+void ml_rec_str(const struct json *o, const char *key, char *dst, size_t size)
+{
+	const char *s = ml_json_get_str(o, key);
+
+	snprintf(dst, size, "%s", s ? s : "");
 }
 
 void ml_rec_put_hist(struct jw *w, const char *key, const uint64_t *slots, size_t n)

@@ -13,6 +13,12 @@
 
 /* A count at @key: an integer as written, else a finite number >= 0 cut to one, else 0. */
 uint64_t ml_rec_count_or0(const struct json *o, const char *key);
+/* A number at @key: an integer as written, else a finite number clamped and cut, else 0. */
+int64_t ml_rec_int_or0(const struct json *o, const char *key);
+/* A count that must be there: a finite number >= 0. -EINVAL naming @key. */
+int ml_rec_need_count(const struct json *o, const char *key, uint64_t *out, struct ml_err *err);
+/* "@key": @s, or "" when absent (cut to @size). */
+void ml_rec_str(const struct json *o, const char *key, char *dst, size_t size);
 /* A pid from a number, clamped to +-1e15 (a cast of 1e300 is undefined). */
 int64_t ml_rec_pid(double v);
 /* "@key": [@slots up to the last one that is not 0] */

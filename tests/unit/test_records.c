@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "memlens/format_faults.h"
 #include "memlens/format_migrate_model.h"
+#include "memlens/format_slab.h"
 
 /* What a writer wrote: the line, and the line parsed. */
 struct out {
@@ -371,6 +372,155 @@ static void test_migrate_model_malformed(void)
 		   "policy 1, round 0: field \"bytes\"");
 }
 
+/* ---- slab --------------------------------------------------------------- */
+
+static struct slab_row_rec slab_rows[] = {
+	{ .cache = "kmalloc-64",
+	  .allocs = 1000,
+	  .frees = 1200,
+	  .net = -200,
+	  .net_kb = -12,
+	  .unseen_allocs = 3,
+	  .window_known = true,
+	  .slabinfo_delta = -190,
+	  .window_net = -200,
+	  .window_unseen_allocs = 3,
+	  .objperslab = 64 },
+	{ .cache = "dentry", .allocs = 5, .frees = 0, .net = 5, .net_kb = 0, .objperslab = 0 },
+};
+static struct slab_only_rec slab_only[] = { { "buffer_head", 7, 39 } };
+static struct slab_merged_rec slab_merged[] = { { "kmalloc-64", 3, "a b \"c\"" } };
+
+static const char slab_line[] =
+	"{\"type\":\"slab\",\"recursion_misses\":0,\"copies\":2,\"rescued\":5,"
+	"\"rescued_by_last\":1,\"kmalloc\":\"cache\",\"kfree_unattributed\":4,"
+	"\"kmalloc_large\":6,\"unseen_allocs\":3,\"rows\":["
+	"{\"cache\":\"kmalloc-64\",\"allocs\":1000,\"frees\":1200,\"net\":-200,"
+	"\"net_kb\":-12,\"unseen_allocs\":3,\"slabinfo_delta\":-190,\"window_net\":-200,"
+	"\"window_unseen_allocs\":3,\"objperslab\":64},"
+	"{\"cache\":\"dentry\",\"allocs\":5,\"frees\":0,\"net\":5,\"net_kb\":0,"
+	"\"unseen_allocs\":0,\"slabinfo_delta\":null,\"window_net\":null,"
+	"\"window_unseen_allocs\":null,\"objperslab\":0}],"
+	"\"slabinfo_only\":[{\"cache\":\"buffer_head\",\"slabinfo_delta\":7,"
+	"\"objperslab\":39}],"
+	"\"merged\":[{\"cache\":\"kmalloc-64\",\"users\":3,\"aliases\":\"a b \\\"c\\\"\"}]}\n";
+
+static void slab_same(const struct slab_rec *a, const struct slab_rec *b)
+{
+	CHECK_EQ(a->interval, b->interval);
+	CHECK_EQ(a->elapsed_ms, b->elapsed_ms);
+	CHECK_EQ(a->last, b->last);
+	CHECK_EQ(a->recursion_misses, b->recursion_misses);
+	CHECK_EQ(a->copies, b->copies);
+	CHECK_EQ(a->rescued, b->rescued);
+	CHECK_EQ(a->rescued_by_last, b->rescued_by_last);
+	CHECK_STR(a->kmalloc, b->kmalloc);
+	CHECK_EQ(a->kfree_unattributed, b->kfree_unattributed);
+	CHECK_EQ(a->kmalloc_large, b->kmalloc_large);
+	CHECK_EQ(a->unseen_allocs, b->unseen_allocs);
+	CHECK_EQ(a->has_slabinfo, b->has_slabinfo);
+	REQUIRE(a->nrows == b->nrows && a->nonly == b->nonly && a->nmerged == b->nmerged);
+	for (size_t i = 0; i < a->nrows; i++)
+		CHECK(!memcmp(&a->rows[i], &b->rows[i], sizeof(a->rows[i])));
+	for (size_t i = 0; i < a->nonly; i++)
+		CHECK(!memcmp(&a->only[i], &b->only[i], sizeof(a->only[i])));
+	for (size_t i = 0; i < a->nmerged; i++) {
+		CHECK_STR(a->merged[i].cache, b->merged[i].cache);
+		CHECK_EQ(a->merged[i].users, b->merged[i].users);
+		CHECK_STR(a->merged[i].aliases, b->merged[i].aliases);
+	}
+}
+
+static void slab_round_trip(const struct slab_rec *in, const char *want)
+{
+	struct ml_err err = { 0 };
+	struct slab_rec back;
+	struct out o, o2;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_slab(&o.w, in);
+	out_close(&o);
+	CHECK_STR(o.buf, want);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_slab_read(j, &back, &err), "%s", err.msg);
+	slab_same(in, &back);
+	out_open(&o2);
+	ml_fmt_slab(&o2.w, &back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, want);
+	ml_fmt_slab_free(&back);
+	ml_json_free(j);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void test_slab_round_trip(void)
+{
+	struct slab_rec r = { .copies = 2,
+			      .rescued = 5,
+			      .rescued_by_last = 1,
+			      .kmalloc = "cache",
+			      .kfree_unattributed = 4,
+			      .kmalloc_large = 6,
+			      .unseen_allocs = 3,
+			      .rows = slab_rows,
+			      .nrows = 2,
+			      .has_slabinfo = true,
+			      .only = slab_only,
+			      .nonly = 1,
+			      .merged = slab_merged,
+			      .nmerged = 1 };
+
+	slab_round_trip(&r, slab_line);
+}
+
+/* an interval: no --slabinfo fields */
+static void test_slab_interval_round_trip(void)
+{
+	struct slab_row_rec row = { .cache = "dentry", .allocs = 5, .net = 5 };
+	struct slab_rec r = { .interval = true,
+			      .elapsed_ms = 300,
+			      .recursion_misses = 9,
+			      .kmalloc = "size",
+			      .rows = &row,
+			      .nrows = 1 };
+
+	slab_round_trip(&r, "{\"type\":\"slab_interval\",\"elapsed_ms\":300,\"last\":false,"
+			    "\"recursion_misses\":9,\"copies\":0,\"rescued\":0,"
+			    "\"rescued_by_last\":0,\"kmalloc\":\"size\",\"kfree_unattributed\":0,"
+			    "\"kmalloc_large\":0,\"unseen_allocs\":0,\"rows\":[{\"cache\":"
+			    "\"dentry\",\"allocs\":5,\"frees\":0,\"net\":5,\"net_kb\":0,"
+			    "\"unseen_allocs\":0}],\"merged\":[]}\n");
+}
+
+static void slab_refused(const char *line, const char *why)
+{
+	struct json *j = parse(line);
+	struct ml_err err = { 0 };
+	struct slab_rec r;
+
+	CHECK_EQ(ml_fmt_slab_read(j, &r, &err), -EINVAL);
+	if (!strstr(err.msg, why))
+		T_FAILMSG("\"%s\" lacks \"%s\" (line %s)", err.msg, why, line);
+	ml_fmt_slab_free(&r);
+	ml_json_free(j);
+}
+
+static void test_slab_malformed(void)
+{
+	slab_refused("{\"type\":\"faults\",\"rows\":[]}", "\"type\"");
+	slab_refused("{\"type\":\"slab\"}", "\"rows\"");
+	slab_refused("{\"type\":\"slab_interval\",\"rows\":[]}", "\"elapsed_ms\"");
+	slab_refused("{\"type\":\"slab\",\"rows\":[{\"allocs\":1,\"frees\":1}]}",
+		     "row 0: field \"cache\"");
+	slab_refused("{\"type\":\"slab\",\"rows\":[{\"cache\":\"a\",\"allocs\":1,"
+		     "\"frees\":1},{\"cache\":\"b\",\"allocs\":-1,\"frees\":1}]}",
+		     "row 1: field \"allocs\" is missing or not a count");
+	slab_refused("{\"type\":\"slab\",\"rows\":[{\"cache\":\"a\",\"allocs\":1}]}", "\"frees\"");
+	slab_refused("{\"type\":\"slab\",\"rows\":[],\"merged\":{}}", "\"merged\"");
+}
+
 int main(void)
 {
 	RUN(test_faults_round_trip);
@@ -381,5 +531,8 @@ int main(void)
 	RUN(test_migrate_model_round_trip);
 	RUN(test_migrate_model_read_lenient);
 	RUN(test_migrate_model_malformed);
+	RUN(test_slab_round_trip);
+	RUN(test_slab_interval_round_trip);
+	RUN(test_slab_malformed);
 	return T_DONE();
 }
