@@ -544,7 +544,7 @@ static int dispatch(const struct line_ctx *c, const struct json *o)
 	if (!strcmp(type, "oom_kill"))
 		return ml_rl_oom_kill(c, o);
 	if (!strcmp(type, "oom_summary") || !strcmp(type, "oom_interval"))
-		return ml_rl_oom_count(c, o, type[4] == 'i');
+		return ml_rl_oom_count(c, o);
 	if (c->r->skip_unknown) {
 		c->r->skipped++;
 		return 1;

@@ -33,7 +33,7 @@ long ml_rl_long(double v);
 int ml_rl_leaks(const struct line_ctx *c, const struct json *o, bool interval);
 int ml_rl_slab(const struct line_ctx *c, const struct json *o);
 int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o);
-int ml_rl_oom_count(const struct line_ctx *c, const struct json *o, bool interval);
+int ml_rl_oom_count(const struct line_ctx *c, const struct json *o);
 /* "faults_interval": the faults of one interval, summed over its rows. */
 int ml_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec);
 void ml_rl_free_leaks(struct rep_leaks *l);

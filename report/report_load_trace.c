@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_oom.h"
 #include "memlens/format_slab.h"
 #include "report_load.h"
 
@@ -390,57 +391,55 @@ static struct rep_oom *oom_for(const struct line_ctx *c)
 int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o)
 {
 	struct rep_oom *m = oom_for(c);
+	struct oom_kill_rec rec;
 	struct rep_oom_kill *k;
-	double v;
 	int ret;
 
 	if (!m || !ml_rl_grow((void **)&m->kill, &m->ckill, m->nkill, sizeof(*m->kill)))
 		return ml_rl_oom(c);
-	k = &m->kill[m->nkill];
-	memset(k, 0, sizeof(*k));
-	ret = need_count(c, o, "time_ms", &k->time_ms);
-	if (!ret)
-		ret = need_count(c, o, "victim_pid", &v);
+	ret = ml_fmt_oom_kill_read(o, &rec, c->err);
 	if (ret)
-		return ret;
-	k->victim_pid = ml_rl_long(v);
-	k->trigger_pid = ml_json_get_finite(o, "trigger_pid", &v) ? ml_rl_long(v) : -1;
-	copy_str(k->victim_comm, sizeof(k->victim_comm), ml_json_get_str(o, "victim_comm"));
-	copy_str(k->trigger_comm, sizeof(k->trigger_comm), ml_json_get_str(o, "trigger_comm"));
-	copy_str(k->scope, sizeof(k->scope), ml_json_get_str(o, "scope"));
-	copy_str(k->cgroup, sizeof(k->cgroup), ml_json_get_str(o, "cgroup"));
-	k->anon_rss_kb = ml_json_get_num_or0(o, "anon_rss_kb");
-	k->file_rss_kb = ml_json_get_num_or0(o, "file_rss_kb");
-	k->shmem_rss_kb = ml_json_get_num_or0(o, "shmem_rss_kb");
-	k->total_vm_kb = ml_json_get_num_or0(o, "total_vm_kb");
-	k->limit_kb = ml_json_get_num_or0(o, "limit_kb");
-	m->nkill++;
+		return ml_rl_rec_err(c, ret);
+	k = &m->kill[m->nkill++];
+	memset(k, 0, sizeof(*k));
+	k->time_ms = (double)rec.time_ms;
+	k->victim_pid = ml_rl_long((double)rec.victim_pid);
+	k->trigger_pid = rec.trigger_pid >= 0 ? ml_rl_long((double)rec.trigger_pid) : -1;
+	copy_str(k->victim_comm, sizeof(k->victim_comm), rec.victim_comm);
+	copy_str(k->trigger_comm, sizeof(k->trigger_comm), rec.trigger_comm);
+	copy_str(k->scope, sizeof(k->scope), rec.scope);
+	/* the report keeps the path's first 127 bytes */
+	snprintf(k->cgroup, sizeof(k->cgroup), "%.*s", (int)sizeof(k->cgroup) - 1, rec.cgroup);
+	k->anon_rss_kb = (double)rec.anon_rss_kb;
+	k->file_rss_kb = (double)rec.file_rss_kb;
+	k->shmem_rss_kb = (double)rec.shmem_rss_kb;
+	k->total_vm_kb = (double)rec.total_vm_kb;
+	k->limit_kb = (double)rec.limit_kb;
 	return 0;
 }
 
-int ml_rl_oom_count(const struct line_ctx *c, const struct json *o, bool interval)
+/* "oom_interval" and "oom_summary" (memlens/format_oom.h) */
+int ml_rl_oom_count(const struct line_ctx *c, const struct json *o)
 {
 	struct rep_oom *m = oom_for(c);
-	double kills, t;
+	struct oom_count_rec rec;
 	int ret;
 
 	if (!m)
 		return ml_rl_oom(c);
-	ret = need_count(c, o, "kills", &kills);
+	ret = ml_fmt_oom_count_read(o, &rec, c->err);
 	if (ret)
-		return ret;
-	if (!interval) {
+		return ml_rl_rec_err(c, ret);
+	if (!rec.interval) {
 		m->have_summary = true;
-		m->kills = kills;
-		m->lost = ml_json_get_num_or0(o, "lost");
+		m->kills = (double)rec.kills;
+		m->lost = (double)rec.lost;
 		return 0;
 	}
-	if (!ml_json_get_finite(o, "elapsed_ms", &t))
-		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "elapsed_ms");
 	if (!ml_rl_grow((void **)&m->iv_ms, &m->civ, m->niv, sizeof(*m->iv_ms)))
 		return ml_rl_oom(c);
 	/* both arrays grow together: the second one's capacity is the first's */
-	m->iv_ms[m->niv] = t;
+	m->iv_ms[m->niv] = (double)rec.elapsed_ms;
 	{
 		double *k = realloc(m->iv_kills, m->civ * sizeof(*k));
 
@@ -448,7 +447,7 @@ int ml_rl_oom_count(const struct line_ctx *c, const struct json *o, bool interva
 			return ml_rl_oom(c);
 		m->iv_kills = k;
 	}
-	m->iv_kills[m->niv++] = kills;
+	m->iv_kills[m->niv++] = (double)rec.kills;
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "memlens/format_faults.h"
 #include "memlens/format_migrate_model.h"
+#include "memlens/format_oom.h"
 #include "memlens/format_slab.h"
 
 /* What a writer wrote: the line, and the line parsed. */
@@ -521,6 +522,134 @@ static void test_slab_malformed(void)
 	slab_refused("{\"type\":\"slab\",\"rows\":[],\"merged\":{}}", "\"merged\"");
 }
 
+/* ---- oom ---------------------------------------------------------------- */
+
+static void test_oom_kill_round_trip(void)
+{
+	static const char want[] =
+		"{\"type\":\"oom_kill\",\"time_ms\":1796498186935,\"victim_pid\":8757,"
+		"\"victim_comm\":\"hog\",\"trigger_pid\":8756,\"trigger_comm\":\"sh\","
+		"\"anon_rss_kb\":65152,\"file_rss_kb\":1104,\"shmem_rss_kb\":4,"
+		"\"total_vm_kb\":67880,\"limit_kb\":65536,\"scope\":\"cgroup\","
+		"\"cgroup\":\"/a/b\",\"source\":\"tracepoint\"}\n";
+	struct oom_kill_rec in = { .time_ms = 1796498186935ULL,
+				   .victim_pid = 8757,
+				   .victim_comm = "hog",
+				   .trigger_pid = 8756,
+				   .trigger_comm = "sh",
+				   .anon_rss_kb = 65152,
+				   .file_rss_kb = 1104,
+				   .shmem_rss_kb = 4,
+				   .total_vm_kb = 67880,
+				   .limit_kb = 65536,
+				   .scope = "cgroup",
+				   .cgroup = "/a/b",
+				   .source = "tracepoint" },
+			    back;
+	struct ml_err err = { 0 };
+	struct out o, o2;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_oom_kill(&o.w, &in);
+	out_close(&o);
+	CHECK_STR(o.buf, want);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_oom_kill_read(j, &back, &err), "%s", err.msg);
+	CHECK(!memcmp(&in, &back, sizeof(in)));
+	out_open(&o2);
+	ml_fmt_oom_kill(&o2.w, &back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, want);
+	ml_json_free(j);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void oom_count_round_trip(const struct oom_count_rec *in, const char *want)
+{
+	struct ml_err err = { 0 };
+	struct oom_count_rec back;
+	struct out o;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_oom_count(&o.w, in);
+	out_close(&o);
+	CHECK_STR(o.buf, want);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_oom_count_read(j, &back, &err), "%s", err.msg);
+	CHECK_EQ(back.interval, in->interval);
+	CHECK_EQ(back.elapsed_ms, in->elapsed_ms);
+	CHECK_EQ(back.last, in->last);
+	CHECK_EQ(back.kills, in->kills);
+	CHECK_EQ(back.lost, in->lost);
+	CHECK_EQ(back.recursion_misses, in->recursion_misses);
+	ml_json_free(j);
+	free(o.buf);
+}
+
+static void test_oom_count_round_trip(void)
+{
+	oom_count_round_trip(
+		&(struct oom_count_rec){ .kills = 3, .lost = 1, .recursion_misses = 2 },
+		"{\"type\":\"oom_summary\",\"kills\":3,\"lost\":1,"
+		"\"recursion_misses\":2}\n");
+	oom_count_round_trip(
+		&(struct oom_count_rec){
+			.interval = true, .elapsed_ms = 600, .last = true, .kills = 1 },
+		"{\"type\":\"oom_interval\",\"elapsed_ms\":600,\"last\":true,\"kills\":1,"
+		"\"lost\":0,\"recursion_misses\":0}\n");
+}
+
+static void test_oom_malformed(void)
+{
+	static const struct {
+		const char *line, *why;
+		bool kill;
+	} bad[] = {
+		{ "{\"type\":\"oom_kill\",\"victim_pid\":1}", "\"time_ms\"", true },
+		{ "{\"type\":\"oom_kill\",\"time_ms\":1,\"victim_pid\":-1}", "\"victim_pid\"",
+		  true },
+		{ "{\"type\":\"oom_summary\"}", "\"kills\"", false },
+		{ "{\"type\":\"oom_interval\",\"kills\":1}", "\"elapsed_ms\"", false },
+		{ "{\"type\":\"oom_kill\",\"kills\":1}", "\"type\"", false },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json *j = parse(bad[i].line);
+		struct ml_err err = { 0 };
+		struct oom_count_rec c;
+		struct oom_kill_rec k;
+		int ret = bad[i].kill ? ml_fmt_oom_kill_read(j, &k, &err)
+				      : ml_fmt_oom_count_read(j, &c, &err);
+
+		CHECK_EQ(ret, -EINVAL);
+		if (!strstr(err.msg, bad[i].why))
+			T_FAILMSG("\"%s\" lacks \"%s\"", err.msg, bad[i].why);
+		ml_json_free(j);
+	}
+}
+
+/* a kill line without a trigger: its pid not known, written null */
+static void test_oom_kill_lenient(void)
+{
+	struct json *j = parse("{\"type\":\"oom_kill\",\"time_ms\":5,\"victim_pid\":7}");
+	struct ml_err err = { 0 };
+	struct oom_kill_rec r;
+	struct out o;
+
+	REQUIRE_MSG(!ml_fmt_oom_kill_read(j, &r, &err), "%s", err.msg);
+	CHECK_EQ(r.trigger_pid, -1);
+	CHECK_STR(r.scope, "");
+	out_open(&o);
+	ml_fmt_oom_kill(&o.w, &r);
+	out_close(&o);
+	CHECK(strstr(o.buf, "\"trigger_pid\":null,") != NULL);
+	free(o.buf);
+	ml_json_free(j);
+}
+
 int main(void)
 {
 	RUN(test_faults_round_trip);
@@ -534,5 +663,9 @@ int main(void)
 	RUN(test_slab_round_trip);
 	RUN(test_slab_interval_round_trip);
 	RUN(test_slab_malformed);
+	RUN(test_oom_kill_round_trip);
+	RUN(test_oom_count_round_trip);
+	RUN(test_oom_malformed);
+	RUN(test_oom_kill_lenient);
 	return T_DONE();
 }
