@@ -6,29 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_faults.h"
+#include "memlens/format_migrate_model.h"
 #include "memlens/format_snapshot.h"
 #include "memlens/format_writes.h"
 #include "memlens/json.h"
 #include "report_int.h"
 #include "report_load.h"
-
-static int need_num(const struct line_ctx *c, const struct json *o, const char *key, double *out)
-{
-	if (ml_json_get_double(o, key, out) || !isfinite(*out))
-		return ml_rl_bad(c, "field \"%s\" is missing or not a number", key);
-	return 0;
-}
-
-static const struct json *need_arr(const struct line_ctx *c, const struct json *o, const char *key)
-{
-	const struct json *a = ml_json_get(o, key);
-
-	if (!a || ml_json_type(a) != ML_JSON_ARRAY) {
-		ml_rl_bad(c, "field \"%s\" is missing or not an array", key);
-		return NULL;
-	}
-	return a;
-}
 
 static bool same_src(const char *a, const char *b)
 {
@@ -81,14 +65,6 @@ static int set_hint(struct rep_writes *w, size_t j, uint32_t v)
 	}
 	w->hint[j] = v;
 	return 0;
-}
-
-/* A format reader's error, with the file and line. */
-static int rec_err(const struct line_ctx *c, int ret)
-{
-	if (ret == -ENOMEM)
-		return ml_rl_oom(c);
-	return ml_rl_bad(c, "%.200s", c->err->msg);
 }
 
 static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
@@ -246,7 +222,7 @@ static int load_interval(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_writes_interval_read(o, &rec, c->err);
 
 	if (ret)
-		ret = rec_err(c, ret);
+		ret = ml_rl_rec_err(c, ret);
 	else
 		ret = add_interval(c, &rec);
 	ml_fmt_writes_interval_free(&rec);
@@ -301,7 +277,7 @@ static int load_summary(const struct line_ctx *c, const struct json *o)
 	ret = ml_fmt_writes_summary_read(o, &rec, c->err);
 	if (ret) {
 		ml_fmt_writes_summary_free(&rec);
-		return rec_err(c, ret);
+		return ml_rl_rec_err(c, ret);
 	}
 	ml_fmt_writes_summary_free(&rec); /* the report draws no summary regions */
 	w = run_ending_at(c, ml_rl_long(rec.pid), rec.dirty.timestamp_ms);
@@ -390,48 +366,11 @@ static int load_snapshot(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_snapshot_read(o, &rec, c->err);
 
 	if (ret)
-		ret = rec_err(c, ret);
+		ret = ml_rl_rec_err(c, ret);
 	else
 		ret = add_snapshot(c, &rec);
 	ml_fmt_snapshot_free(&rec);
 	return ret;
-}
-
-static int load_hist(const struct line_ctx *c, const struct json *o, const char *key, double *h,
-		     size_t *n)
-{
-	const struct json *a = need_arr(c, o, key);
-
-	if (!a)
-		return -EINVAL;
-	*n = ml_json_count(a) < REP_HIST_MAX ? ml_json_count(a) : REP_HIST_MAX;
-	for (size_t i = 0; i < *n; i++)
-		if (ml_json_as_double(ml_json_at(a, i), &h[i]) || !isfinite(h[i]) || h[i] < 0)
-			return ml_rl_bad(c, "\"%s\" holds something other than counts", key);
-	return 0;
-}
-
-static int fault_rows(const struct line_ctx *c, struct rep_faults *f, const struct json *rows)
-{
-	size_t n = ml_json_count(rows);
-
-	f->rows = calloc(n ? n : 1, sizeof(*f->rows));
-	if (!f->rows)
-		return ml_rl_oom(c);
-	for (size_t i = 0; i < n; i++) {
-		const struct json *row = ml_json_at(rows, i);
-		const char *comm = ml_json_get_str(row, "comm");
-		struct rep_fault_row *fr = &f->rows[f->nrows++];
-		double v;
-
-		snprintf(fr->comm, sizeof(fr->comm), "%s", comm ? comm : "?");
-		/* system-wide rows have no pid; tracepoint mode cannot see retries */
-		fr->pid = ml_json_get_finite(row, "pid", &v) ? ml_rl_long(v) : -1;
-		fr->minor = ml_json_get_num_or0(row, "minor");
-		fr->major = ml_json_get_num_or0(row, "major");
-		fr->retried = ml_json_get_finite(row, "retried", &v) ? v : NAN;
-	}
-	return 0;
 }
 
 static void free_faults(struct rep_faults *f)
@@ -440,30 +379,42 @@ static void free_faults(struct rep_faults *f)
 	free(f->rows);
 }
 
-static int load_faults(const struct line_ctx *c, const struct json *o)
+/* The run's "faults" line, as the report keeps it. */
+static int fill_faults(const struct line_ctx *c, struct rep_faults *f, const struct faults_rec *rec)
+{
+	snprintf(f->mode, sizeof(f->mode), "%s", rec->mode);
+	f->nminor = rec->nminor < REP_HIST_MAX ? rec->nminor : REP_HIST_MAX;
+	f->nmajor = rec->nmajor < REP_HIST_MAX ? rec->nmajor : REP_HIST_MAX;
+	for (size_t i = 0; i < f->nminor; i++)
+		f->minor[i] = (double)rec->minor_hist[i];
+	for (size_t i = 0; i < f->nmajor; i++)
+		f->major[i] = (double)rec->major_hist[i];
+	f->rows = calloc(rec->nrows ? rec->nrows : 1, sizeof(*f->rows));
+	f->src = strdup(c->src);
+	if (!f->rows || !f->src)
+		return ml_rl_oom(c);
+	for (size_t i = 0; i < rec->nrows; i++) {
+		const struct faults_row_rec *row = &rec->rows[i];
+		struct rep_fault_row *fr = &f->rows[f->nrows++];
+
+		snprintf(fr->comm, sizeof(fr->comm), "%s", row->comm);
+		fr->pid = row->pid >= 0 ? ml_rl_long((double)row->pid) : -1;
+		fr->minor = (double)row->minor;
+		fr->major = (double)row->major;
+		fr->retried = row->has_retried ? (double)row->retried : NAN;
+	}
+	return 0;
+}
+
+/* One chart per file: a later faults line replaces an earlier one. */
+static int keep_faults(const struct line_ctx *c, const struct faults_rec *rec)
 {
 	struct rep_faults f = { 0 }, *slot = NULL;
 	struct report *r = c->r;
-	const struct json *rows;
-	const char *mode;
-	int ret;
+	int ret = fill_faults(c, &f, rec);
 
-	rows = need_arr(c, o, "rows");
-	if (!rows)
-		return -EINVAL;
-	mode = ml_json_get_str(o, "mode");
-	snprintf(f.mode, sizeof(f.mode), "%s", mode ? mode : "");
-	ret = load_hist(c, o, "minor_hist_us", f.minor, &f.nminor);
-	if (!ret)
-		ret = load_hist(c, o, "major_hist_us", f.major, &f.nmajor);
-	if (!ret)
-		ret = fault_rows(c, &f, rows);
-	f.src = strdup(c->src);
-	if (!ret && !f.src)
-		ret = ml_rl_oom(c);
 	if (ret)
 		goto fail;
-	/* one chart per file: a later faults line replaces an earlier one */
 	for (size_t i = 0; i < r->nf && !slot; i++)
 		if (same_src(r->f[i].src, c->src))
 			slot = &r->f[i];
@@ -485,30 +436,20 @@ fail:
 	return ret;
 }
 
-static int load_policy(const struct line_ctx *c, struct rep_policy *p, const struct json *o)
+/* "faults" and "faults_interval" (memlens/format_faults.h) */
+static int load_faults(const struct line_ctx *c, const struct json *o)
 {
-	const char *name = ml_json_get_str(o, "name");
-	const struct json *rounds = need_arr(c, o, "rounds");
-	size_t n = ml_json_count(rounds);
+	struct faults_rec rec;
+	int ret = ml_fmt_faults_read(o, &rec, c->err);
 
-	if (!rounds)
-		return -EINVAL;
-	snprintf(p->name, sizeof(p->name), "%s", name ? name : "?");
-	p->rounds = calloc(n ? n : 1, sizeof(double));
-	if (!p->rounds)
-		return ml_rl_oom(c);
-	for (size_t i = 0; i < n; i++) {
-		double v;
-		int ret = need_num(c, ml_json_at(rounds, i), "bytes", &v);
-
-		if (ret)
-			return ret;
-		p->rounds[p->nrounds++] = v;
-	}
-	p->total_bytes = ml_json_get_num_or0(o, "total_bytes");
-	p->final_round_bytes = ml_json_get_num_or0(o, "final_round_bytes");
-	p->downtime_ms = ml_json_get_num_or0(o, "downtime_ms");
-	return 0;
+	if (ret)
+		ret = ml_rl_rec_err(c, ret);
+	else if (rec.interval)
+		ret = ml_rl_faults_interval(c, &rec);
+	else
+		ret = keep_faults(c, &rec);
+	ml_fmt_faults_free(&rec);
+	return ret;
 }
 
 static void free_migrate(struct rep_migrate *m)
@@ -519,24 +460,28 @@ static void free_migrate(struct rep_migrate *m)
 	free(m->src);
 }
 
-static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m, const struct json *o)
+static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m,
+			const struct migrate_model_rec *rec)
 {
-	const struct json *pols = need_arr(c, o, "policies");
-	size_t n = ml_json_count(pols);
-
-	if (!pols)
-		return -EINVAL;
-	m->bandwidth_mbps = ml_json_get_num_or0(o, "bandwidth_mbps");
-	m->round_interval_s = ml_json_get_num_or0(o, "round_interval_s");
+	m->bandwidth_mbps = rec->bandwidth_mbps;
+	m->round_interval_s = rec->round_interval_s;
 	m->src = strdup(c->src);
-	m->pol = calloc(n ? n : 1, sizeof(*m->pol));
+	m->pol = calloc(rec->npol ? rec->npol : 1, sizeof(*m->pol));
 	if (!m->src || !m->pol)
 		return ml_rl_oom(c);
-	for (size_t i = 0; i < n; i++) {
-		int ret = load_policy(c, &m->pol[m->npol++], ml_json_at(pols, i));
+	for (size_t i = 0; i < rec->npol; i++) {
+		const struct migrate_model_policy_rec *rp = &rec->pol[i];
+		struct rep_policy *p = &m->pol[m->npol++];
 
-		if (ret)
-			return ret;
+		snprintf(p->name, sizeof(p->name), "%s", rp->name);
+		p->rounds = calloc(rp->nrounds ? rp->nrounds : 1, sizeof(double));
+		if (!p->rounds)
+			return ml_rl_oom(c);
+		for (size_t j = 0; j < rp->nrounds; j++)
+			p->rounds[p->nrounds++] = (double)rp->rounds[j].bytes;
+		p->total_bytes = (double)rp->total_bytes;
+		p->final_round_bytes = (double)rp->final_round_bytes;
+		p->downtime_ms = rp->downtime_ms;
 	}
 	return 0;
 }
@@ -545,8 +490,14 @@ static int load_migrate(const struct line_ctx *c, const struct json *o)
 {
 	struct rep_migrate m = { 0 }, *slot = NULL;
 	struct report *r = c->r;
-	int ret = fill_migrate(c, &m, o);
+	struct migrate_model_rec rec;
+	int ret = ml_fmt_migrate_model_read(o, &rec, c->err);
 
+	if (ret)
+		ret = ml_rl_rec_err(c, ret);
+	else
+		ret = fill_migrate(c, &m, &rec);
+	ml_fmt_migrate_model_free(&rec);
 	if (ret)
 		goto fail;
 	for (size_t i = 0; i < r->nm && !slot; i++)
@@ -582,20 +533,18 @@ static int dispatch(const struct line_ctx *c, const struct json *o)
 		return load_summary(c, o);
 	if (!strcmp(type, "snapshot"))
 		return load_snapshot(c, o);
-	if (!strcmp(type, "faults"))
+	if (!strcmp(type, "faults") || !strcmp(type, "faults_interval"))
 		return load_faults(c, o);
 	if (!strcmp(type, "migrate_model"))
 		return load_migrate(c, o);
-	if (!strcmp(type, "faults_interval"))
-		return ml_rl_faults_interval(c, o);
 	if (!strcmp(type, "leaks") || !strcmp(type, "leaks_interval"))
 		return ml_rl_leaks(c, o, type[5] == '_');
 	if (!strcmp(type, "slab") || !strcmp(type, "slab_interval"))
-		return ml_rl_slab(c, o, type[4] == '_');
+		return ml_rl_slab(c, o);
 	if (!strcmp(type, "oom_kill"))
 		return ml_rl_oom_kill(c, o);
 	if (!strcmp(type, "oom_summary") || !strcmp(type, "oom_interval"))
-		return ml_rl_oom_count(c, o, type[4] == 'i');
+		return ml_rl_oom_count(c, o);
 	if (c->r->skip_unknown) {
 		c->r->skipped++;
 		return 1;

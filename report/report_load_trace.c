@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_oom.h"
+#include "memlens/format_slab.h"
 #include "report_load.h"
 
 int ml_rl_bad(const struct line_ctx *c, const char *fmt, const char *what)
@@ -21,6 +23,13 @@ int ml_rl_bad(const struct line_ctx *c, const char *fmt, const char *what)
 			  "%s:%ld: %s; give report the JSON Lines that memlens writes/snapshot/"
 			  "faults/migrate-model/leaks/slab/oom --json write",
 			  c->src, c->lineno, msg);
+}
+
+int ml_rl_rec_err(const struct line_ctx *c, int ret)
+{
+	if (ret == -ENOMEM)
+		return ml_rl_oom(c);
+	return ml_rl_bad(c, "%.200s", c->err->msg);
 }
 
 bool ml_rl_grow(void **arr, size_t *cap, size_t n, size_t size)
@@ -280,22 +289,11 @@ static long slab_cache(struct rep_slab *s, const char *name)
 	return (long)s->ncache++;
 }
 
-static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct json *row,
+static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct slab_row_rec *row,
 		    bool interval)
 {
-	const char *name = ml_json_get_str(row, "cache");
-	double allocs, frees;
-	long k;
-	int ret;
+	long k = slab_cache(s, row->cache);
 
-	if (!name)
-		return ml_rl_bad(c, "field \"%s\" is missing or not a string", "cache");
-	ret = need_count(c, row, "allocs", &allocs);
-	if (!ret)
-		ret = need_count(c, row, "frees", &frees);
-	if (ret)
-		return ret;
-	k = slab_cache(s, name);
 	if (k < 0)
 		return ml_rl_oom(c);
 	if (interval) {
@@ -306,52 +304,59 @@ static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct j
 		cell = &s->cell[s->ncell++];
 		cell->iv = (uint32_t)(s->niv - 1);
 		cell->cache = (uint32_t)k;
-		cell->allocs = allocs;
-		cell->frees = frees;
+		cell->allocs = (double)row->allocs;
+		cell->frees = (double)row->frees;
 		if (!s->cache[k].in_final) {
-			s->cache[k].allocs += allocs;
-			s->cache[k].frees += frees;
+			s->cache[k].allocs += cell->allocs;
+			s->cache[k].frees += cell->frees;
 			s->cache[k].net = s->cache[k].allocs - s->cache[k].frees;
 		}
 		return 0;
 	}
 	s->cache[k].in_final = true;
-	s->cache[k].allocs = allocs;
-	s->cache[k].frees = frees;
-	s->cache[k].net = ml_json_get_num_or0(row, "net");
-	s->cache[k].net_kb = ml_json_get_num_or0(row, "net_kb");
+	s->cache[k].allocs = (double)row->allocs;
+	s->cache[k].frees = (double)row->frees;
+	s->cache[k].net = (double)row->net;
+	s->cache[k].net_kb = (double)row->net_kb;
 	return 0;
 }
 
-int ml_rl_slab(const struct line_ctx *c, const struct json *o, bool interval)
+static int add_slab(const struct line_ctx *c, const struct slab_rec *rec)
 {
-	const struct json *rows = need_arr(c, o, "rows");
-	struct rep_slab *s;
-	double v = 0;
+	struct rep_slab *s = slab_for(c);
 
-	if (!rows)
-		return -EINVAL;
-	if (interval && !ml_json_get_finite(o, "elapsed_ms", &v))
-		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "elapsed_ms");
-	s = slab_for(c);
 	if (!s)
 		return ml_rl_oom(c);
-	copy_str(s->kmalloc, sizeof(s->kmalloc), ml_json_get_str(o, "kmalloc"));
-	if (interval) {
+	copy_str(s->kmalloc, sizeof(s->kmalloc), rec->kmalloc);
+	if (rec->interval) {
 		if (!ml_rl_grow((void **)&s->iv_ms, &s->civ, s->niv, sizeof(*s->iv_ms)))
 			return ml_rl_oom(c);
-		s->iv_ms[s->niv++] = v;
+		s->iv_ms[s->niv++] = (double)rec->elapsed_ms;
 	} else {
 		s->have_final = true;
-		s->unseen_allocs = ml_json_get_num_or0(o, "unseen_allocs");
+		s->unseen_allocs = (double)rec->unseen_allocs;
 	}
-	for (size_t i = 0; i < ml_json_count(rows); i++) {
-		int ret = slab_row(c, s, ml_json_at(rows, i), interval);
+	for (size_t i = 0; i < rec->nrows; i++) {
+		int ret = slab_row(c, s, &rec->rows[i], rec->interval);
 
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/* "slab" and "slab_interval" (memlens/format_slab.h) */
+int ml_rl_slab(const struct line_ctx *c, const struct json *o)
+{
+	struct slab_rec rec;
+	int ret = ml_fmt_slab_read(o, &rec, c->err);
+
+	if (ret)
+		ret = ml_rl_rec_err(c, ret);
+	else
+		ret = add_slab(c, &rec);
+	ml_fmt_slab_free(&rec);
+	return ret;
 }
 
 void ml_rl_free_slab(struct rep_slab *s)
@@ -388,57 +393,55 @@ static struct rep_oom *oom_for(const struct line_ctx *c)
 int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o)
 {
 	struct rep_oom *m = oom_for(c);
+	struct oom_kill_rec rec;
 	struct rep_oom_kill *k;
-	double v;
 	int ret;
 
 	if (!m || !ml_rl_grow((void **)&m->kill, &m->ckill, m->nkill, sizeof(*m->kill)))
 		return ml_rl_oom(c);
-	k = &m->kill[m->nkill];
-	memset(k, 0, sizeof(*k));
-	ret = need_count(c, o, "time_ms", &k->time_ms);
-	if (!ret)
-		ret = need_count(c, o, "victim_pid", &v);
+	ret = ml_fmt_oom_kill_read(o, &rec, c->err);
 	if (ret)
-		return ret;
-	k->victim_pid = ml_rl_long(v);
-	k->trigger_pid = ml_json_get_finite(o, "trigger_pid", &v) ? ml_rl_long(v) : -1;
-	copy_str(k->victim_comm, sizeof(k->victim_comm), ml_json_get_str(o, "victim_comm"));
-	copy_str(k->trigger_comm, sizeof(k->trigger_comm), ml_json_get_str(o, "trigger_comm"));
-	copy_str(k->scope, sizeof(k->scope), ml_json_get_str(o, "scope"));
-	copy_str(k->cgroup, sizeof(k->cgroup), ml_json_get_str(o, "cgroup"));
-	k->anon_rss_kb = ml_json_get_num_or0(o, "anon_rss_kb");
-	k->file_rss_kb = ml_json_get_num_or0(o, "file_rss_kb");
-	k->shmem_rss_kb = ml_json_get_num_or0(o, "shmem_rss_kb");
-	k->total_vm_kb = ml_json_get_num_or0(o, "total_vm_kb");
-	k->limit_kb = ml_json_get_num_or0(o, "limit_kb");
-	m->nkill++;
+		return ml_rl_rec_err(c, ret);
+	k = &m->kill[m->nkill++];
+	memset(k, 0, sizeof(*k));
+	k->time_ms = (double)rec.time_ms;
+	k->victim_pid = ml_rl_long((double)rec.victim_pid);
+	k->trigger_pid = rec.trigger_pid >= 0 ? ml_rl_long((double)rec.trigger_pid) : -1;
+	copy_str(k->victim_comm, sizeof(k->victim_comm), rec.victim_comm);
+	copy_str(k->trigger_comm, sizeof(k->trigger_comm), rec.trigger_comm);
+	copy_str(k->scope, sizeof(k->scope), rec.scope);
+	/* the report keeps the path's first 127 bytes */
+	snprintf(k->cgroup, sizeof(k->cgroup), "%.*s", (int)sizeof(k->cgroup) - 1, rec.cgroup);
+	k->anon_rss_kb = (double)rec.anon_rss_kb;
+	k->file_rss_kb = (double)rec.file_rss_kb;
+	k->shmem_rss_kb = (double)rec.shmem_rss_kb;
+	k->total_vm_kb = (double)rec.total_vm_kb;
+	k->limit_kb = (double)rec.limit_kb;
 	return 0;
 }
 
-int ml_rl_oom_count(const struct line_ctx *c, const struct json *o, bool interval)
+/* "oom_interval" and "oom_summary" (memlens/format_oom.h) */
+int ml_rl_oom_count(const struct line_ctx *c, const struct json *o)
 {
 	struct rep_oom *m = oom_for(c);
-	double kills, t;
+	struct oom_count_rec rec;
 	int ret;
 
 	if (!m)
 		return ml_rl_oom(c);
-	ret = need_count(c, o, "kills", &kills);
+	ret = ml_fmt_oom_count_read(o, &rec, c->err);
 	if (ret)
-		return ret;
-	if (!interval) {
+		return ml_rl_rec_err(c, ret);
+	if (!rec.interval) {
 		m->have_summary = true;
-		m->kills = kills;
-		m->lost = ml_json_get_num_or0(o, "lost");
+		m->kills = (double)rec.kills;
+		m->lost = (double)rec.lost;
 		return 0;
 	}
-	if (!ml_json_get_finite(o, "elapsed_ms", &t))
-		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "elapsed_ms");
 	if (!ml_rl_grow((void **)&m->iv_ms, &m->civ, m->niv, sizeof(*m->iv_ms)))
 		return ml_rl_oom(c);
 	/* both arrays grow together: the second one's capacity is the first's */
-	m->iv_ms[m->niv] = t;
+	m->iv_ms[m->niv] = (double)rec.elapsed_ms;
 	{
 		double *k = realloc(m->iv_kills, m->civ * sizeof(*k));
 
@@ -446,7 +449,7 @@ int ml_rl_oom_count(const struct line_ctx *c, const struct json *o, bool interva
 			return ml_rl_oom(c);
 		m->iv_kills = k;
 	}
-	m->iv_kills[m->niv++] = kills;
+	m->iv_kills[m->niv++] = (double)rec.kills;
 	return 0;
 }
 
@@ -460,18 +463,12 @@ void ml_rl_free_oom(struct rep_oom *m)
 
 /* ---- faults -i ------------------------------------------------------------ */
 
-int ml_rl_faults_interval(const struct line_ctx *c, const struct json *o)
+int ml_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec)
 {
-	const struct json *rows = need_arr(c, o, "rows");
 	struct report *r = c->r;
 	struct rep_fault_series *fs = NULL;
 	struct rep_fault_point *p;
-	double t;
 
-	if (!rows)
-		return -EINVAL;
-	if (!ml_json_get_finite(o, "elapsed_ms", &t))
-		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "elapsed_ms");
 	for (size_t i = 0; i < r->nfs && !fs; i++)
 		if (!strcmp(r->fs[i].src, c->src))
 			fs = &r->fs[i];
@@ -490,10 +487,10 @@ int ml_rl_faults_interval(const struct line_ctx *c, const struct json *o)
 	if (!ml_rl_grow((void **)&fs->pt, &fs->cpt, fs->npt, sizeof(*fs->pt)))
 		return ml_rl_oom(c);
 	p = &fs->pt[fs->npt++];
-	p->t_ms = t;
-	for (size_t i = 0; i < ml_json_count(rows); i++) {
-		p->minor += ml_json_get_num_or0(ml_json_at(rows, i), "minor");
-		p->major += ml_json_get_num_or0(ml_json_at(rows, i), "major");
+	p->t_ms = (double)rec->elapsed_ms;
+	for (size_t i = 0; i < rec->nrows; i++) {
+		p->minor += (double)rec->rows[i].minor;
+		p->major += (double)rec->rows[i].major;
 	}
 	return 0;
 }

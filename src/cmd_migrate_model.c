@@ -9,7 +9,7 @@
 #include "table.h"
 #include "command.h"
 #include "memlens/hotrange.h"
-#include "memlens/jsonw.h"
+#include "memlens/format_migrate_model.h"
 #include "memlens/lines.h"
 #include "memlens/migrate_model.h"
 #include "opts.h"
@@ -70,39 +70,44 @@ static int read_trace(const char *path, struct mm_trace *t)
 	return !ret ? 0 : ret == -EIO || ret == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 }
 
-static void print_json(const struct mm_cli *c, const struct mm_result *r)
+/* The model's results as the record memlens/format_migrate_model.h writes. */
+static int print_json(const struct mm_cli *c, const struct mm_result *r)
 {
+	struct migrate_model_policy_rec pol[MM_NPOLICIES] = { 0 };
+	struct migrate_model_rec rec = { .bandwidth_mbps = c->p.bandwidth_mbps,
+					 .round_interval_s = c->p.round_interval_s,
+					 .freeze_overhead_s = c->p.freeze_overhead_s,
+					 .pol = pol,
+					 .npol = MM_NPOLICIES };
+	int ret = 0;
 	struct jw w;
 
-	ml_jw_init(&w, stdout);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", "migrate_model");
-	ml_jw_kdbl(&w, "bandwidth_mbps", c->p.bandwidth_mbps);
-	ml_jw_kdbl(&w, "round_interval_s", c->p.round_interval_s);
-	ml_jw_kdbl(&w, "freeze_overhead_s", c->p.freeze_overhead_s);
-	ml_jw_key(&w, "policies");
-	ml_jw_arr(&w);
 	for (int k = 0; k < MM_NPOLICIES; k++) {
-		ml_jw_obj(&w);
-		ml_jw_kstr(&w, "name", ml_mm_policy_name(r[k].policy));
-		ml_jw_key(&w, "rounds");
-		ml_jw_arr(&w);
-		for (size_t i = 0; i < r[k].nrounds; i++) {
-			ml_jw_obj(&w);
-			ml_jw_kint(&w, "round", r[k].rounds[i].round);
-			ml_jw_kuint(&w, "bytes", r[k].rounds[i].bytes);
-			ml_jw_obj_end(&w);
+		struct migrate_model_policy_rec *p = &pol[k];
+
+		snprintf(p->name, sizeof(p->name), "%s", ml_mm_policy_name(r[k].policy));
+		p->rounds = calloc(r[k].nrounds ? r[k].nrounds : 1, sizeof(*p->rounds));
+		if (!p->rounds) {
+			cli_error("migrate-model", "out of memory");
+			ret = EXIT_FAIL;
+			goto out;
 		}
-		ml_jw_arr_end(&w);
-		ml_jw_kuint(&w, "total_bytes", r[k].total_bytes);
-		ml_jw_kuint(&w, "final_round_bytes", r[k].final_round_bytes);
-		ml_jw_kdbl(&w, "downtime_ms", r[k].downtime_ms);
-		ml_jw_kdbl(&w, "postcopy_downtime_ms", r[k].postcopy_downtime_ms);
-		ml_jw_kdbl(&w, "postcopy_last_page_ms", r[k].downtime_ms);
-		ml_jw_obj_end(&w);
+		for (size_t i = 0; i < r[k].nrounds; i++)
+			p->rounds[i] = (struct migrate_model_round_rec){ r[k].rounds[i].round,
+									 r[k].rounds[i].bytes };
+		p->nrounds = r[k].nrounds;
+		p->total_bytes = r[k].total_bytes;
+		p->final_round_bytes = r[k].final_round_bytes;
+		p->downtime_ms = r[k].downtime_ms;
+		p->postcopy_downtime_ms = r[k].postcopy_downtime_ms;
+		p->postcopy_last_page_ms = r[k].downtime_ms;
 	}
-	ml_jw_arr_end(&w);
-	ml_jw_obj_end(&w);
+	ml_jw_init(&w, stdout);
+	ml_fmt_migrate_model(&w, &rec);
+out:
+	for (int k = 0; k < MM_NPOLICIES; k++)
+		free(pol[k].rounds);
+	return ret;
 }
 
 /* "64 12 3 3": the bytes of each round of @r in @div units */
@@ -269,7 +274,7 @@ static int cmd_migrate_model(int argc, char **argv)
 		goto out;
 	}
 	if (c.json)
-		print_json(&c, res);
+		rc = print_json(&c, res);
 	else
 		print_human(&c, &t, res);
 	ml_mm_results_free(res);

@@ -2,7 +2,9 @@
 /*
  * What the JSON Lines schemas share: why a run stopped, written as a token
  * ("stopped_because") and shown to people as a sentence. The schemas
- * themselves: memlens/format_writes.h, memlens/format_snapshot.h.
+ * themselves: memlens/format_writes.h, memlens/format_snapshot.h,
+ * memlens/format_faults.h, memlens/format_migrate_model.h,
+ * memlens/format_slab.h, memlens/format_oom.h.
  */
 #ifndef MEMLENS_FORMAT_H
 #define MEMLENS_FORMAT_H

@@ -15,7 +15,7 @@
 #include "cli_target.h"
 #include "cliutil.h"
 #include "command.h"
-#include "memlens/jsonw.h"
+#include "memlens/format_faults.h"
 #include "opts.h"
 #include "taskflt.h"
 #include "../table.h"
@@ -384,53 +384,6 @@ struct faults_view {
 	bool last;
 };
 
-static void jw_kuint_or_null(struct jw *w, const char *k, bool known, uint64_t v)
-{
-	ml_jw_key(w, k);
-	if (known)
-		ml_jw_uint(w, v);
-	else
-		ml_jw_null(w);
-}
-
-/*
- * "kernel": the kernel's counts while traced (null system-wide, or when a
- * thread could not be accounted for); "not_seen": how many of them the
- * mode's programs did not see, and which paths those are;
- * "before_tracing": with -- CMD, its counts from its fork to its exec.
- */
-static void json_kernel(struct jw *w, const struct faults_run *r, const struct faults_view *v)
-{
-	bool k = r->o->pid && r->kern.known;
-	uint64_t smin, smaj;
-
-	seen_totals(v->rows, v->n, &smin, &smaj);
-	ml_jw_key(w, "kernel");
-	if (k) {
-		ml_jw_obj(w);
-		ml_jw_kuint(w, "minor", r->kern.minor);
-		ml_jw_kuint(w, "major", r->kern.major);
-		ml_jw_obj_end(w);
-	} else {
-		ml_jw_null(w);
-	}
-	ml_jw_key(w, "not_seen");
-	ml_jw_obj(w);
-	jw_kuint_or_null(w, "minor", k, unseen(r->kern.minor, smin));
-	jw_kuint_or_null(w, "major", k, unseen(r->kern.major, smaj));
-	ml_jw_kstr(w, "paths", r->fentry ? "" : "get_user_pages");
-	ml_jw_obj_end(w);
-	ml_jw_key(w, "before_tracing");
-	if (r->o->pid && r->kern.before) {
-		ml_jw_obj(w);
-		ml_jw_kuint(w, "minor", r->kern.before_minor);
-		ml_jw_kuint(w, "major", r->kern.before_major);
-		ml_jw_obj_end(w);
-	} else {
-		ml_jw_null(w);
-	}
-}
-
 static void print_kernel(const struct faults_run *r, const struct faults_view *v)
 {
 	int width = table_width(stdout);
@@ -474,46 +427,55 @@ static void print_kernel(const struct faults_run *r, const struct faults_view *v
 			(unsigned long long)r->kern.before_major);
 }
 
+_Static_assert(FAULTS_HIST_SLOTS <= FAULTS_REC_HIST_MAX, "the record holds every slot");
+
+/* The record of @v: the run's also says what the kernel counted (memlens/format_faults.h). */
 static void print_json(const struct faults_run *r, const struct faults_view *v)
 {
+	struct faults_rec rec = { .interval = v->elapsed_s >= 0,
+				  .elapsed_ms =
+					  v->elapsed_s >= 0 ? (uint64_t)(v->elapsed_s * 1000) : 0,
+				  .last = v->last,
+				  .recursion_misses = trace_recursion_misses(r->skel->obj),
+				  .nrows = v->n,
+				  .nminor = FAULTS_HIST_SLOTS,
+				  .nmajor = FAULTS_HIST_SLOTS,
+				  .has_kernel = r->o->pid && r->kern.known,
+				  .kernel = { r->kern.minor, r->kern.major },
+				  .has_before = r->o->pid && r->kern.before,
+				  .before = { r->kern.before_minor, r->kern.before_major } };
+	uint64_t smin, smaj;
 	struct jw w;
 
-	ml_jw_init(&w, stdout);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", v->elapsed_s < 0 ? "faults" : "faults_interval");
-	if (v->elapsed_s >= 0) {
-		ml_jw_kuint(&w, "elapsed_ms", (uint64_t)(v->elapsed_s * 1000));
-		ml_jw_kbool(&w, "last", v->last);
+	snprintf(rec.mode, sizeof(rec.mode), "%s", r->fentry ? "fentry" : "tracepoint");
+	snprintf(rec.not_seen_paths, sizeof(rec.not_seen_paths), "%s",
+		 r->fentry ? "" : "get_user_pages");
+	seen_totals(v->rows, v->n, &smin, &smaj);
+	rec.not_seen.minor = unseen(r->kern.minor, smin);
+	rec.not_seen.major = unseen(r->kern.major, smaj);
+	for (int i = 0; i < FAULTS_HIST_SLOTS; i++) {
+		rec.minor_hist[i] = v->minor_hist[i];
+		rec.major_hist[i] = v->major_hist[i];
 	}
-	ml_jw_kstr(&w, "mode", r->fentry ? "fentry" : "tracepoint");
-	ml_jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
-	ml_jw_key(&w, "rows");
-	ml_jw_arr(&w);
+	rec.rows = calloc(v->n ? v->n : 1, sizeof(*rec.rows));
+	if (!rec.rows) {
+		cli_error("faults", "out of memory");
+		return;
+	}
 	for (size_t i = 0; i < v->n; i++) {
 		const struct faults_row *row = &v->rows[i];
+		struct faults_row_rec *o = &rec.rows[i];
 
-		ml_jw_obj(&w);
-		ml_jw_kstr(&w, "comm", row->key.comm);
-		ml_jw_key(&w, "pid");
-		if (row->key.pid)
-			ml_jw_int(&w, row->key.pid);
-		else
-			ml_jw_null(&w);
-		ml_jw_kuint(&w, "minor", row->val.minor);
-		ml_jw_kuint(&w, "major", row->val.major);
-		ml_jw_key(&w, "retried");
-		if (r->fentry)
-			ml_jw_uint(&w, row->val.retried);
-		else
-			ml_jw_null(&w);
-		ml_jw_obj_end(&w);
+		snprintf(o->comm, sizeof(o->comm), "%s", row->key.comm);
+		o->pid = row->key.pid ? (int64_t)row->key.pid : -1;
+		o->minor = row->val.minor;
+		o->major = row->val.major;
+		o->retried = row->val.retried;
+		o->has_retried = r->fentry;
 	}
-	ml_jw_arr_end(&w);
-	trace_json_hist(&w, "minor_hist_us", v->minor_hist, FAULTS_HIST_SLOTS);
-	trace_json_hist(&w, "major_hist_us", v->major_hist, FAULTS_HIST_SLOTS);
-	if (v->elapsed_s < 0)
-		json_kernel(&w, r, v);
-	ml_jw_obj_end(&w);
+	ml_jw_init(&w, stdout);
+	ml_fmt_faults(&w, &rec);
+	ml_fmt_faults_free(&rec);
 }
 
 /* A latency histogram; one line when it is empty. */

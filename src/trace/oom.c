@@ -13,7 +13,7 @@
 
 #include "cliutil.h"
 #include "command.h"
-#include "memlens/jsonw.h"
+#include "memlens/format_oom.h"
 #include "../table.h"
 #include "opts.h"
 #include "trace.h"
@@ -86,28 +86,30 @@ static const char *scope_name(uint32_t s)
 	return s == OOM_SCOPE_CGROUP ? "cgroup" : s == OOM_SCOPE_GLOBAL ? "global" : "unknown";
 }
 
+_Static_assert(OOM_CG_DEPTH *(OOM_CG_NAME + 1) + 8 <= sizeof(((struct oom_kill_rec *)0)->cgroup),
+	       "the record holds every cgroup path");
+
+/* The record of a kill (memlens/format_oom.h). */
 static void print_json(const struct oom_event *e, const char *cg, uint64_t limit, uint64_t real_ns)
 {
 	uint64_t kb = (uint64_t)getpagesize() / 1024;
+	struct oom_kill_rec r = { .time_ms = real_ns / 1000000,
+				  .victim_pid = e->victim_pid,
+				  .trigger_pid = e->trigger_pid,
+				  .anon_rss_kb = (uint64_t)e->anon_pages * kb,
+				  .file_rss_kb = (uint64_t)e->file_pages * kb,
+				  .shmem_rss_kb = (uint64_t)e->shmem_pages * kb,
+				  .total_vm_kb = e->total_vm_pages * kb,
+				  .limit_kb = limit * kb };
 	struct jw w;
 
+	snprintf(r.victim_comm, sizeof(r.victim_comm), "%s", e->victim_comm);
+	snprintf(r.trigger_comm, sizeof(r.trigger_comm), "%s", e->trigger_comm);
+	snprintf(r.scope, sizeof(r.scope), "%s", scope_name(e->scope));
+	snprintf(r.cgroup, sizeof(r.cgroup), "%s", cg);
+	snprintf(r.source, sizeof(r.source), "%s", e->from_fentry ? "fentry" : "tracepoint");
 	ml_jw_init(&w, stdout);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", "oom_kill");
-	ml_jw_kuint(&w, "time_ms", real_ns / 1000000);
-	ml_jw_kuint(&w, "victim_pid", e->victim_pid);
-	ml_jw_kstr(&w, "victim_comm", e->victim_comm);
-	ml_jw_kuint(&w, "trigger_pid", e->trigger_pid);
-	ml_jw_kstr(&w, "trigger_comm", e->trigger_comm);
-	ml_jw_kuint(&w, "anon_rss_kb", (uint64_t)e->anon_pages * kb);
-	ml_jw_kuint(&w, "file_rss_kb", (uint64_t)e->file_pages * kb);
-	ml_jw_kuint(&w, "shmem_rss_kb", (uint64_t)e->shmem_pages * kb);
-	ml_jw_kuint(&w, "total_vm_kb", e->total_vm_pages * kb);
-	ml_jw_kuint(&w, "limit_kb", limit * kb);
-	ml_jw_kstr(&w, "scope", scope_name(e->scope));
-	ml_jw_kstr(&w, "cgroup", cg);
-	ml_jw_kstr(&w, "source", e->from_fentry ? "fentry" : "tracepoint");
-	ml_jw_obj_end(&w);
+	ml_fmt_oom_kill(&w, &r);
 }
 
 static void print_line(const struct oom_event *e, const char *cg, uint64_t limit)
@@ -235,17 +237,17 @@ static void summary(struct oom_ctx *c, double elapsed_s, bool last)
 	struct jw w;
 
 	if (c->o->json) {
+		struct oom_count_rec r = {
+			.interval = elapsed_s >= 0,
+			.elapsed_ms = elapsed_s >= 0 ? (uint64_t)(elapsed_s * 1000) : 0,
+			.last = last,
+			.kills = kills,
+			.lost = lost,
+			.recursion_misses = rec,
+		};
+
 		ml_jw_init(&w, stdout);
-		ml_jw_obj(&w);
-		ml_jw_kstr(&w, "type", elapsed_s < 0 ? "oom_summary" : "oom_interval");
-		if (elapsed_s >= 0) {
-			ml_jw_kuint(&w, "elapsed_ms", (uint64_t)(elapsed_s * 1000));
-			ml_jw_kbool(&w, "last", last);
-		}
-		ml_jw_kuint(&w, "kills", kills);
-		ml_jw_kuint(&w, "lost", lost);
-		ml_jw_kuint(&w, "recursion_misses", rec);
-		ml_jw_obj_end(&w);
+		ml_fmt_oom_count(&w, &r);
 	} else if (elapsed_s >= 0) {
 		printf("--- %.3f s%s: %lu OOM kill%s in this interval\n", elapsed_s,
 		       last ? " (end)" : "", kills, kills == 1 ? "" : "s");

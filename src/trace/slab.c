@@ -16,7 +16,7 @@
 #include "command.h"
 #include "../live.h"
 #include "../table.h"
-#include "memlens/jsonw.h"
+#include "memlens/format_slab.h"
 #include "opts.h"
 #include "slabinfo.h"
 #include "trace.h"
@@ -416,101 +416,94 @@ struct slab_view {
 	size_t nwin;
 };
 
-/* caches whose count the kernel says changed, of which nothing was counted */
-static void json_slabinfo_only(struct jw *w, const struct slab_view *v)
+/* --slabinfo: the kernel's own count of @c's objects next to what was counted */
+static void row_window(struct slab_row_rec *o, const struct cache_window *c)
 {
-	ml_jw_key(w, "slabinfo_only");
-	ml_jw_arr(w);
+	o->window_known = c != NULL;
+	if (c) {
+		o->slabinfo_delta = c->k[1] - c->k[0];
+		o->window_net = window_net(c);
+		o->window_unseen_allocs = (long long)(c->unseen[1] - c->unseen[0]);
+		o->objperslab = c->objperslab;
+	}
+}
+
+/* caches whose count the kernel says changed, of which nothing was counted */
+static void slabinfo_only(struct slab_rec *rec, const struct slab_view *v)
+{
 	for (size_t i = 0; i < v->nwin; i++) {
 		const struct cache_window *c = &v->win[i];
+		struct slab_only_rec *x = &rec->only[rec->nonly];
 		bool counted = false;
 
 		for (size_t j = 0; j < v->n && !counted; j++)
 			counted = !strncmp(v->rows[j].key.cache, c->name, SLAB_NAME_LEN - 1);
 		if (counted || !c->have[0] || !c->have[1] || c->k[0] == c->k[1])
 			continue;
-		ml_jw_obj(w);
-		ml_jw_kstr(w, "cache", c->name);
-		ml_jw_kint(w, "slabinfo_delta", c->k[1] - c->k[0]);
-		ml_jw_kint(w, "objperslab", c->objperslab);
-		ml_jw_obj_end(w);
+		snprintf(x->cache, sizeof(x->cache), "%s", c->name);
+		x->slabinfo_delta = c->k[1] - c->k[0];
+		x->objperslab = c->objperslab;
+		rec->nonly++;
 	}
-	ml_jw_arr_end(w);
 }
 
+/* The record of @v (memlens/format_slab.h). */
 static void print_json(const struct slab_view *v)
 {
-	char names[1024];
+	struct slab_rec rec = {
+		.interval = v->elapsed_s >= 0,
+		.elapsed_ms = v->elapsed_s >= 0 ? (uint64_t)(v->elapsed_s * 1000) : 0,
+		.last = v->last,
+		.recursion_misses = v->recursion_misses,
+		.copies = v->copies,
+		.rescued = v->counters[SLAB_C_RESCUED] + v->counters[SLAB_C_RESCUED_LAST],
+		.rescued_by_last = v->counters[SLAB_C_RESCUED_LAST],
+		.kfree_unattributed = v->counters[SLAB_C_KFREE_UNATTRIBUTED],
+		.kmalloc_large = v->counters[SLAB_C_KMALLOC_LARGE],
+		.unseen_allocs = v->counters[SLAB_C_UNSEEN_ALLOCS],
+		.has_slabinfo = v->win != NULL,
+	};
 	struct jw w;
 
-	ml_jw_init(&w, stdout);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", v->elapsed_s < 0 ? "slab" : "slab_interval");
-	if (v->elapsed_s >= 0) {
-		ml_jw_kuint(&w, "elapsed_ms", (uint64_t)(v->elapsed_s * 1000));
-		ml_jw_kbool(&w, "last", v->last);
+	snprintf(rec.kmalloc, sizeof(rec.kmalloc), "%s", v->km == KMALLOC_EXACT ? "cache" : "size");
+	rec.rows = calloc(v->shown ? v->shown : 1, sizeof(*rec.rows));
+	rec.only = calloc(v->nwin ? v->nwin : 1, sizeof(*rec.only));
+	rec.merged = calloc(v->n ? v->n : 1, sizeof(*rec.merged));
+	if (!rec.rows || !rec.only || !rec.merged) {
+		cli_error("slab", "out of memory");
+		goto out;
 	}
-	ml_jw_kuint(&w, "recursion_misses", v->recursion_misses);
-	ml_jw_kuint(&w, "copies", v->copies);
-	ml_jw_kuint(&w, "rescued", v->counters[SLAB_C_RESCUED] + v->counters[SLAB_C_RESCUED_LAST]);
-	ml_jw_kuint(&w, "rescued_by_last", v->counters[SLAB_C_RESCUED_LAST]);
-	ml_jw_kstr(&w, "kmalloc", v->km == KMALLOC_EXACT ? "cache" : "size");
-	ml_jw_kuint(&w, "kfree_unattributed", v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
-	ml_jw_kuint(&w, "kmalloc_large", v->counters[SLAB_C_KMALLOC_LARGE]);
-	ml_jw_kuint(&w, "unseen_allocs", v->counters[SLAB_C_UNSEEN_ALLOCS]);
-	ml_jw_key(&w, "rows");
-	ml_jw_arr(&w);
 	for (size_t i = 0; i < v->shown; i++) {
-		ml_jw_obj(&w);
-		ml_jw_kstr(&w, "cache", v->rows[i].key.cache);
-		ml_jw_kuint(&w, "allocs", v->rows[i].val.allocs);
-		ml_jw_kuint(&w, "frees", v->rows[i].val.frees);
-		ml_jw_kint(&w, "net", v->rows[i].net);
-		ml_jw_kint(&w, "net_kb", v->rows[i].net_kb);
-		ml_jw_kuint(&w, "unseen_allocs", v->rows[i].val.unseen_allocs);
-		if (v->win) {
-			const struct cache_window *c =
-				window_of(v->win, v->nwin, v->rows[i].key.cache);
+		const struct slab_row *row = &v->rows[i];
+		struct slab_row_rec *o = &rec.rows[rec.nrows++];
 
-			ml_jw_key(&w, "slabinfo_delta");
-			if (c)
-				ml_jw_int(&w, c->k[1] - c->k[0]);
-			else
-				ml_jw_null(&w);
-			ml_jw_key(&w, "window_net");
-			if (c)
-				ml_jw_int(&w, window_net(c));
-			else
-				ml_jw_null(&w);
-			ml_jw_key(&w, "window_unseen_allocs");
-			if (c)
-				ml_jw_int(&w, (long long)(c->unseen[1] - c->unseen[0]));
-			else
-				ml_jw_null(&w);
-			ml_jw_kint(&w, "objperslab", c ? c->objperslab : 0);
-		}
-		ml_jw_obj_end(&w);
+		snprintf(o->cache, sizeof(o->cache), "%s", row->key.cache);
+		o->allocs = row->val.allocs;
+		o->frees = row->val.frees;
+		o->net = row->net;
+		o->net_kb = row->net_kb;
+		o->unseen_allocs = row->val.unseen_allocs;
+		if (v->win)
+			row_window(o, window_of(v->win, v->nwin, row->key.cache));
 	}
-	ml_jw_arr_end(&w);
 	if (v->win)
-		json_slabinfo_only(&w, v);
-	ml_jw_key(&w, "merged");
-	ml_jw_arr(&w);
+		slabinfo_only(&rec, v);
 	for (size_t i = 0; i < v->n; i++) {
+		struct slab_merged_rec *m = &rec.merged[rec.nmerged];
+
 		if (v->rows[i].val.refcount <= 1)
 			continue;
-		merged_names(v->rows[i].key.cache, names, sizeof(names));
-		ml_jw_obj(&w);
-		ml_jw_kstr(&w, "cache", v->rows[i].key.cache);
-		ml_jw_kint(&w, "users", v->rows[i].val.refcount);
-		ml_jw_kstr(&w, "aliases", names);
-		ml_jw_obj_end(&w);
+		snprintf(m->cache, sizeof(m->cache), "%s", v->rows[i].key.cache);
+		m->users = v->rows[i].val.refcount;
+		merged_names(v->rows[i].key.cache, m->aliases, sizeof(m->aliases));
+		rec.nmerged++;
 	}
-	ml_jw_arr_end(&w);
-	ml_jw_obj_end(&w);
+	ml_jw_init(&w, stdout);
+	ml_fmt_slab(&w, &rec);
+out:
+	ml_fmt_slab_free(&rec);
 }
 
-/* The rows of @v, @max of them (0: all), in @width columns; true when one is a merged cache. */
 static bool rows_table(FILE *f, const struct slab_view *v, int width, size_t max)
 {
 	static const struct table_col cols[] = {

@@ -319,20 +319,6 @@ void trace_print_log2_hist(FILE *f, const __u64 *slots, int n, const char *unit)
 	}
 }
 
-void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n)
-{
-	int last = -1;
-
-	for (int i = 0; i < n; i++)
-		if (slots[i])
-			last = i;
-	ml_jw_key(w, key);
-	ml_jw_arr(w);
-	for (int i = 0; i <= last; i++)
-		ml_jw_uint(w, slots[i]);
-	ml_jw_arr_end(w);
-}
-
 void trace_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];

@@ -124,8 +124,6 @@ enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace
 
 /* bcc-style log2 histogram: "     0 -> 1     : 12   |****   |" */
 void trace_print_log2_hist(FILE *f, const __u64 *slots, int n, const char *unit);
-/* [n0, n1, ...] with trailing zero slots dropped */
-void trace_json_hist(struct jw *w, const char *key, const __u64 *slots, int n);
 
 #define TRACE_NO_KEY ((size_t)-1)
 

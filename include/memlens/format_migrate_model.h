@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `migrate-model` JSON Lines schema: one "migrate_model" line, the
+ * model's parameters and, for each policy, the bytes of each round, the
+ * totals and the downtimes. Written from the record below (memlens
+ * migrate-model fills it from the model's results), read back into the same
+ * record (what report uses).
+ */
+#ifndef MEMLENS_FORMAT_MIGRATE_MODEL_H
+#define MEMLENS_FORMAT_MIGRATE_MODEL_H
+
+/* the interface libmemlens.so exports (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memlens/err.h"
+#include "memlens/json.h"
+#include "memlens/jsonw.h"
+
+struct migrate_model_round_rec {
+	int64_t round; /* from 1; the last one the stop-and-copy (0 when absent) */
+	uint64_t bytes;
+};
+
+struct migrate_model_policy_rec {
+	char name[32]; /* "none", "hot-vma", "hot-range" ("?" when absent) */
+	struct migrate_model_round_rec *rounds;
+	size_t nrounds;
+	uint64_t total_bytes, final_round_bytes;
+	/* ms; written null when not finite, read 0 when absent or null */
+	double downtime_ms, postcopy_downtime_ms, postcopy_last_page_ms;
+};
+
+struct migrate_model_rec {
+	double bandwidth_mbps, round_interval_s, freeze_overhead_s; /* 0 when absent */
+	struct migrate_model_policy_rec *pol;
+	size_t npol;
+};
+
+void ml_fmt_migrate_model(struct jw *w, const struct migrate_model_rec *r);
+
+/*
+ * Read a "migrate_model" object. Required: "policies" (an array of
+ * objects, each with a "rounds" array of objects with a number "bytes").
+ * -EINVAL naming the field, -ENOMEM. Free with ml_fmt_migrate_model_free()
+ * (also on error).
+ */
+int ml_fmt_migrate_model_read(const struct json *o, struct migrate_model_rec *out,
+			      struct ml_err *err);
+void ml_fmt_migrate_model_free(struct migrate_model_rec *r);
+
+#pragma GCC visibility pop
+
+#endif

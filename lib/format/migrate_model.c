@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/* The `migrate-model` JSON Lines schema, written and read (see memlens/format_migrate_model.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memlens/format_migrate_model.h"
+#include "rec.h"
+
+static void put_policy(struct jw *w, const struct migrate_model_policy_rec *p)
+{
+	ml_jw_obj(w);
+	ml_jw_kstr(w, "name", p->name);
+	ml_jw_key(w, "rounds");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < p->nrounds; i++) {
+		ml_jw_obj(w);
+		ml_jw_kint(w, "round", p->rounds[i].round);
+		ml_jw_kuint(w, "bytes", p->rounds[i].bytes);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_arr_end(w);
+	ml_jw_kuint(w, "total_bytes", p->total_bytes);
+	ml_jw_kuint(w, "final_round_bytes", p->final_round_bytes);
+	ml_jw_kdbl(w, "downtime_ms", p->downtime_ms);
+	ml_jw_kdbl(w, "postcopy_downtime_ms", p->postcopy_downtime_ms);
+	ml_jw_kdbl(w, "postcopy_last_page_ms", p->postcopy_last_page_ms);
+	ml_jw_obj_end(w);
+}
+
+void ml_fmt_migrate_model(struct jw *w, const struct migrate_model_rec *r)
+{
+	ml_jw_obj(w);
+	ml_jw_kstr(w, "type", "migrate_model");
+	ml_jw_kdbl(w, "bandwidth_mbps", r->bandwidth_mbps);
+	ml_jw_kdbl(w, "round_interval_s", r->round_interval_s);
+	ml_jw_kdbl(w, "freeze_overhead_s", r->freeze_overhead_s);
+	ml_jw_key(w, "policies");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < r->npol; i++)
+		put_policy(w, &r->pol[i]);
+	ml_jw_arr_end(w);
+	ml_jw_obj_end(w);
+}
+
+static int read_policy(const struct json *o, size_t k, struct migrate_model_policy_rec *p,
+		       struct ml_err *err)
+{
+	const struct json *rounds = ml_json_get(o, "rounds");
+	const char *name = ml_json_get_str(o, "name");
+	size_t n = ml_json_count(rounds);
+
+	if (ml_json_type(rounds) != ML_JSON_ARRAY)
+		return ml_err_set(err, EINVAL,
+				  "policy %zu: field \"rounds\" is missing or not an array", k);
+	snprintf(p->name, sizeof(p->name), "%s", name ? name : "?");
+	p->rounds = calloc(n ? n : 1, sizeof(*p->rounds));
+	if (!p->rounds)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		const struct json *r = ml_json_at(rounds, i);
+		double v;
+
+		if (!ml_json_get_finite(r, "bytes", &v))
+			return ml_err_set(err, EINVAL,
+					  "policy %zu, round %zu: field \"bytes\" is missing or "
+					  "not a number",
+					  k, i);
+		p->rounds[i].bytes = ml_rec_count_or0(r, "bytes");
+		p->rounds[i].round = ml_json_get_finite(r, "round", &v) ? ml_rec_pid(v) : 0;
+		p->nrounds++;
+	}
+	p->total_bytes = ml_rec_count_or0(o, "total_bytes");
+	p->final_round_bytes = ml_rec_count_or0(o, "final_round_bytes");
+	p->downtime_ms = ml_json_get_num_or0(o, "downtime_ms");
+	p->postcopy_downtime_ms = ml_json_get_num_or0(o, "postcopy_downtime_ms");
+	p->postcopy_last_page_ms = ml_json_get_num_or0(o, "postcopy_last_page_ms");
+	return 0;
+}
+
+int ml_fmt_migrate_model_read(const struct json *o, struct migrate_model_rec *r, struct ml_err *err)
+{
+	const struct json *pols = ml_json_get(o, "policies");
+	size_t n = ml_json_count(pols);
+
+	memset(r, 0, sizeof(*r));
+	if (ml_json_type(pols) != ML_JSON_ARRAY)
+		return ml_err_set(err, EINVAL, "field \"policies\" is missing or not an array");
+	r->bandwidth_mbps = ml_json_get_num_or0(o, "bandwidth_mbps");
+	r->round_interval_s = ml_json_get_num_or0(o, "round_interval_s");
+	r->freeze_overhead_s = ml_json_get_num_or0(o, "freeze_overhead_s");
+	r->pol = calloc(n ? n : 1, sizeof(*r->pol));
+	if (!r->pol)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		int ret = read_policy(ml_json_at(pols, i), i, &r->pol[r->npol++], err);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void ml_fmt_migrate_model_free(struct migrate_model_rec *r)
+{
+	for (size_t i = 0; i < r->npol; i++)
+		free(r->pol[i].rounds);
+	free(r->pol);
+	r->pol = NULL;
+	r->npol = 0;
+}

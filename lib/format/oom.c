@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/* The `oom` JSON Lines schema, written and read (see memlens/format_oom.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "memlens/format_oom.h"
+#include "rec.h"
+
+void ml_fmt_oom_kill(struct jw *w, const struct oom_kill_rec *r)
+{
+	ml_jw_obj(w);
+	ml_jw_kstr(w, "type", "oom_kill");
+	ml_jw_kuint(w, "time_ms", r->time_ms);
+	ml_jw_kuint(w, "victim_pid", r->victim_pid);
+	ml_jw_kstr(w, "victim_comm", r->victim_comm);
+	ml_jw_key(w, "trigger_pid");
+	if (r->trigger_pid >= 0)
+		ml_jw_int(w, r->trigger_pid);
+	else
+		ml_jw_null(w);
+	ml_jw_kstr(w, "trigger_comm", r->trigger_comm);
+	ml_jw_kuint(w, "anon_rss_kb", r->anon_rss_kb);
+	ml_jw_kuint(w, "file_rss_kb", r->file_rss_kb);
+	ml_jw_kuint(w, "shmem_rss_kb", r->shmem_rss_kb);
+	ml_jw_kuint(w, "total_vm_kb", r->total_vm_kb);
+	ml_jw_kuint(w, "limit_kb", r->limit_kb);
+	ml_jw_kstr(w, "scope", r->scope);
+	ml_jw_kstr(w, "cgroup", r->cgroup);
+	ml_jw_kstr(w, "source", r->source);
+	ml_jw_obj_end(w);
+}
+
+int ml_fmt_oom_kill_read(const struct json *o, struct oom_kill_rec *r, struct ml_err *err)
+{
+	double v;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = ml_rec_need_count(o, "time_ms", &r->time_ms, err);
+	if (!ret)
+		ret = ml_rec_need_count(o, "victim_pid", &r->victim_pid, err);
+	if (ret)
+		return ret;
+	r->trigger_pid = ml_json_get_finite(o, "trigger_pid", &v) ? ml_rec_pid(v) : -1;
+	ml_rec_str(o, "victim_comm", r->victim_comm, sizeof(r->victim_comm));
+	ml_rec_str(o, "trigger_comm", r->trigger_comm, sizeof(r->trigger_comm));
+	r->anon_rss_kb = ml_rec_count_or0(o, "anon_rss_kb");
+	r->file_rss_kb = ml_rec_count_or0(o, "file_rss_kb");
+	r->shmem_rss_kb = ml_rec_count_or0(o, "shmem_rss_kb");
+	r->total_vm_kb = ml_rec_count_or0(o, "total_vm_kb");
+	r->limit_kb = ml_rec_count_or0(o, "limit_kb");
+	ml_rec_str(o, "scope", r->scope, sizeof(r->scope));
+	ml_rec_str(o, "cgroup", r->cgroup, sizeof(r->cgroup));
+	ml_rec_str(o, "source", r->source, sizeof(r->source));
+	return 0;
+}
+
+void ml_fmt_oom_count(struct jw *w, const struct oom_count_rec *r)
+{
+	ml_jw_obj(w);
+	ml_jw_kstr(w, "type", r->interval ? "oom_interval" : "oom_summary");
+	if (r->interval) {
+		ml_jw_kuint(w, "elapsed_ms", r->elapsed_ms);
+		ml_jw_kbool(w, "last", r->last);
+	}
+	ml_jw_kuint(w, "kills", r->kills);
+	ml_jw_kuint(w, "lost", r->lost);
+	ml_jw_kuint(w, "recursion_misses", r->recursion_misses);
+	ml_jw_obj_end(w);
+}
+
+int ml_fmt_oom_count_read(const struct json *o, struct oom_count_rec *r, struct ml_err *err)
+{
+	const char *type = ml_json_get_str(o, "type");
+	double v;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (!type || (strcmp(type, "oom_interval") && strcmp(type, "oom_summary")))
+		return ml_err_set(err, EINVAL,
+				  "field \"type\" is not \"oom_interval\" or \"oom_summary\"");
+	r->interval = !strcmp(type, "oom_interval");
+	ret = ml_rec_need_count(o, "kills", &r->kills, err);
+	if (ret)
+		return ret;
+	if (r->interval) {
+		if (!ml_json_get_finite(o, "elapsed_ms", &v))
+			return ml_err_set(err, EINVAL,
+					  "field \"elapsed_ms\" is missing or not a number");
+		r->elapsed_ms = ml_rec_count_or0(o, "elapsed_ms");
+		ml_json_get_bool(o, "last", &r->last);
+	}
+	r->lost = ml_rec_count_or0(o, "lost");
+	r->recursion_misses = ml_rec_count_or0(o, "recursion_misses");
+	return 0;
+}

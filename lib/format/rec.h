@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to lib/format: what the tracers' record readers and writers share. */
+#ifndef MEMLENS_FORMAT_REC_H
+#define MEMLENS_FORMAT_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memlens/err.h"
+#include "memlens/json.h"
+#include "memlens/jsonw.h"
+
+/* A count at @key: an integer as written, else a finite number >= 0 cut to one, else 0. */
+uint64_t ml_rec_count_or0(const struct json *o, const char *key);
+/* A number at @key: an integer as written, else a finite number clamped and cut, else 0. */
+int64_t ml_rec_int_or0(const struct json *o, const char *key);
+/* A count that must be there: a finite number >= 0. -EINVAL naming @key. */
+int ml_rec_need_count(const struct json *o, const char *key, uint64_t *out, struct ml_err *err);
+/* "@key": @s, or "" when absent (cut to @size). */
+void ml_rec_str(const struct json *o, const char *key, char *dst, size_t size);
+/* A pid from a number, clamped to +-1e15 (a cast of 1e300 is undefined). */
+int64_t ml_rec_pid(double v);
+/* "@key": [@slots up to the last one that is not 0] */
+void ml_rec_put_hist(struct jw *w, const char *key, const uint64_t *slots, size_t n);
+/*
+ * "@key": an array of counts, its first @max kept in @slots (*@n of them).
+ * Absent: an error unless @optional (then *@n is 0). -EINVAL naming @key.
+ */
+int ml_rec_read_hist(const struct json *o, const char *key, bool optional, uint64_t *slots,
+		     size_t max, size_t *n, struct ml_err *err);
+
+#endif
