@@ -167,6 +167,7 @@ for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 				[ -f "$f" ] && grep -E "Error|FAILED" "$f" | tail -n 3 | sed "s|^|# ${f#$tmp/}: |"
 			done
 			failed+=" $w/$mode"
+			rm -rf "$tmp/$w-$mode-src" "$tmp/$w-$mode-dest"
 			continue
 		fi
 		# the model, with what this migration measured
@@ -248,6 +249,9 @@ row["model_error_last_page"] = err(row["model_last_page_ms"], row["last_page_ms"
 print(json.dumps(row))
 EOF
 		echo "# $w $mode: $(tail -n 1 "$OUT")"
+		# a mode's images go once measured: all of them at once do not
+		# fit a small /tmp (redis: ~0.5 GB a mode)
+		rm -rf "$tmp/$w-$mode-src" "$tmp/$w-$mode-dest"
 	done
 done
 if [ -n "$failed" ]; then
