@@ -1,0 +1,108 @@
+#!/bin/bash
+# make bench BENCH=writes_redis: what write tracking costs a real server.
+# Debian's redis-server holding KEYS keys of 1000 B; redis-benchmark SETs
+# N random ones of them (10 clients), untracked, under `memlens writes -i
+# INTERVAL` (exact) and under `memlens writes -i INTERVAL --sample 1/K`,
+# in turn, REPS times (the modes interleaved so that they share the load
+# of the machine). Each run has a fresh server, loaded the same way; the
+# tracked ones start once memlens has reported its first interval (the
+# whole heap write-protected). Prints, per mode, the median SET throughput
+# and p99 latency, and their ratios against the untracked runs of the same
+# run, and what memlens said the sampled runs cost.
+set -u
+M=${MEMLENS:?}
+command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || {
+	echo "skip: redis-server and redis-benchmark are not installed (apt-get install redis-server redis-tools)"
+	exit 0
+}
+T=$(mktemp -d "${TMPDIR:-/tmp}/writes_redis.XXXXXX")
+srv=
+trap '[ -n "$srv" ] && kill -9 $srv 2>/dev/null; rm -rf "$T"' EXIT
+
+keys=${KEYS:-100000} n=${N:-200000} iv=${INTERVAL:-1000} k=${K:-10} reps=${REPS:-3}
+sock=$T/redis.sock
+
+start_server() {
+	rm -f "$sock"
+	redis-server --port 0 --unixsocket "$sock" --unixsocketperm 700 --save '' \
+		--appendonly no --dir "$T" --daemonize no --loglevel warning >"$T/srv.log" 2>&1 &
+	srv=$!
+	for _ in $(seq 600); do [ -S "$sock" ] && break; sleep 0.05; done
+	redis-benchmark -s "$sock" -t set -r "$keys" -n $((keys * 4)) -d 1000 -P 32 -q >/dev/null 2>&1
+}
+
+stop_server() {
+	kill -9 "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	srv=
+}
+
+# one run: MODE (untracked, exact, sampled) -> "rps p99" on stdout
+run() {
+	local mode=$1 ml= extra=()
+	start_server
+	if [ "$mode" != untracked ]; then
+		[ "$mode" = sampled ] && extra=(--sample "1/$k")
+		: >"$T/w.json"
+		"$M" writes -p "$srv" -i "$iv" "${extra[@]}" -q --json -o "$T/w.json" 2>"$T/w.err" &
+		ml=$!
+		for _ in $(seq 1200); do
+			grep -q '"type": *"interval"' "$T/w.json" 2>/dev/null && break
+			kill -0 $ml 2>/dev/null || break
+			sleep 0.05
+		done
+		if ! grep -q '"type": *"interval"' "$T/w.json"; then
+			echo "memlens writes did not start: $(tail -n 2 "$T/w.err")" >&2
+			kill -9 $ml 2>/dev/null
+			stop_server
+			return 1
+		fi
+	fi
+	redis-benchmark -s "$sock" -t set -r "$keys" -n "$n" -d 1000 -c 10 --csv 2>/dev/null |
+		awk -F'"' '$2 == "SET" { print $4, $14 }'
+	if [ -n "$ml" ]; then
+		kill -INT $ml
+		wait $ml
+		# the sampled runs' own estimate of what they cost
+		python3 -c '
+import json, sys
+v = [json.loads(l).get("sampling", {}).get("overhead_pct") for l in open(sys.argv[1])
+     if l.strip() and json.loads(l).get("type") == "interval"]
+v = [x for x in v if x is not None]
+print("%.2f" % (sum(v) / len(v)) if v else "-", file=open(sys.argv[2], "a"))' "$T/w.json" "$T/oh.$mode"
+	fi
+	# the server survived tracking: it still answers
+	redis-cli -s "$sock" PING | grep -q PONG || echo "redis did not answer after $mode" >&2
+	stop_server
+}
+
+echo "redis-server $keys keys x 1000 B; redis-benchmark SET -n $n -c 10, untracked / writes -i $iv (exact) / --sample 1/$k, $reps runs each, interleaved:"
+for r in $(seq "$reps"); do
+	for mode in untracked exact sampled; do
+		out=$(run $mode) || continue
+		echo "$out" >>"$T/r.$mode"
+		echo "    run $r $mode: $out (SET/s, p99 ms)"
+	done
+done
+python3 - "$T" <<'PY'
+import os, statistics, sys
+t = sys.argv[1]
+def med(mode, col):
+    f = os.path.join(t, "r." + mode)
+    if not os.path.exists(f):
+        return None
+    v = [float(l.split()[col]) for l in open(f) if l.strip()]
+    return statistics.median(v) if v else None
+u_rps, u_p99 = med("untracked", 0), med("untracked", 1)
+print("    %-10s %12s %10s %12s %12s" % ("mode", "SET/s", "p99 ms", "SET/s x u", "p99 x u"))
+for mode in ("untracked", "exact", "sampled"):
+    rps, p99 = med(mode, 0), med(mode, 1)
+    if rps is None or not u_rps:
+        print("    %-10s no result" % mode)
+        continue
+    print("    %-10s %12.0f %10.3f %12.2f %12.2f" % (mode, rps, p99, rps / u_rps, p99 / u_p99))
+oh = os.path.join(t, "oh.sampled")
+if os.path.exists(oh):
+    print("    the sampled runs said they cost: %s %% of a CPU" % ", ".join(l.strip() for l in open(oh)))
+print("    medians of the runs; x u: against the untracked runs of this same run")
+PY
