@@ -24,7 +24,8 @@ notok() {
 	echo "not ok - $1"
 	shift
 	local l
-	for l in "$@"; do echo "#   $l"; done
+	# every line of a message is a comment line: the runner keeps those
+	for l in "$@"; do printf '%s\n' "$l" | sed 's/^/#   /'; done
 	T_FAILS=$((T_FAILS + 1))
 }
 skip() { echo "skip - $1: $2"; }
