@@ -75,6 +75,11 @@ copy
 planted header_not_in_map 'ml_rangeset_new_thing is declared in memlens/rangeset.h'
 got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
 check inline_and_pointer_not_exports '! grep -qE "ml_rangeset_(inline|fn)" <<<"$got"' "$got"
+# a new public header, not yet in lib/README.md's tables, is read too
+copy
+printf '#pragma GCC visibility push(default)\nvoid ml_newpart_fn(void);\n' \
+	>"$tmp/t/include/memlens/newpart.h"
+planted new_header_read 'ml_newpart_fn is declared in memlens/newpart.h but not listed'
 # doc/library.md's list gone stale, then rewritten by --write
 copy
 sed -i 's/`ml_rangeset_add()`, //' "$tmp/t/doc/library.md"
