@@ -159,14 +159,17 @@ test: deps
 
 # make check: the quick checks, with no root, no network and no QEMU: the
 # unit tests, again under ASan+UBSan, the layer rules of lib/README.md
-# (scripts/check-layers.py, and its own test), and the format
+# (scripts/check-layers.py, and its own test), libmemlens.so's export list
+# (scripts/check-exports.py, and its own test), and the format
 # (clang-format, where installed). Under a minute once built.
 UNIT_LABELS = $(UNIT_BINS:$(BUILD)/tests/unit/%=unit/%) $(UNIT_ASAN:$(BUILD)/tests/asan/%=asan/%)
-.PHONY: check unit-tests unit-bins check-layers check-format
+.PHONY: check unit-tests unit-bins check-layers check-exports check-format
 check:
-	@$(MAKE) --no-print-directory -j$(NPROC) unit-bins
+	@$(MAKE) --no-print-directory -j$(NPROC) unit-bins $(BUILD)/libmemlens.so
 	@scripts/check-layers.py
-	@TEST="$(UNIT_LABELS) integration/test_layers.sh" GUEST_KERNELS= tests/run.sh
+	@scripts/check-exports.py --so $(BUILD)/libmemlens.so
+	@TEST="$(UNIT_LABELS) integration/test_layers.sh integration/test_exports.sh" \
+		GUEST_KERNELS= tests/run.sh
 	@$(MAKE) --no-print-directory check-format
 
 # the unit tests and their ASan+UBSan builds only
@@ -177,6 +180,11 @@ unit-tests:
 
 check-layers:
 	@scripts/check-layers.py
+
+# lib/libmemlens.map, the public headers, libmemlens.so and doc/library.md's
+# list of exported functions agree
+check-exports: $(BUILD)/libmemlens.so
+	@scripts/check-exports.py --so $(BUILD)/libmemlens.so
 
 # the C sources as `make format` would leave them (.clang-format)
 FORMAT_SRCS = $(shell git ls-files '*.c' '*.h' 2>/dev/null | grep -v vmlinux.h)

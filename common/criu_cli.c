@@ -98,22 +98,6 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, unsigned int time
 	return EXIT_OK;
 }
 
-void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps)
-{
-	ml_jw_key(w, "criu");
-	ml_jw_obj(w);
-	ml_jw_kstr(w, "path", caps->path);
-	ml_jw_kstr(w, "version", caps->version);
-	ml_jw_kbool(w, "exclude_options", ml_criu_can_exclude(caps));
-	ml_jw_kbool(w, "exclude_range", caps->exclude_range);
-	ml_jw_kbool(w, "exclude_file", caps->exclude_file);
-	ml_jw_kbool(w, "no_parent_range", caps->no_parent_range);
-	ml_jw_kbool(w, "page_granular", caps->page_granular);
-	ml_jw_kstr(w, "granularity", ml_criu_granularity(caps));
-	ml_jw_kbool(w, "mem_dirty_track", caps->mem_dirty_track);
-	ml_jw_obj_end(w);
-}
-
 /* Options memlens itself sets: passing them again would contradict it. */
 static const char *const owned_opts[] = {
 	"--images-dir",

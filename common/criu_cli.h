@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 
-#include "memlens/jsonw.h"
 #include "memlens/criu.h"
 
 /*
@@ -71,8 +70,5 @@ int criu_cli_tcp_fn(void *target, const char *arg, char *why, size_t len);
 	"established TCP connections: refuse (the default: a tree with any is not "                \
 	"checkpointed), established (kept, for a restore where the addresses move too) "           \
 	"or close (restored closed); the restore repeats it"
-
-/* "criu": {"path":..,"version":..,"exclude_options":bool,"mem_dirty_track":bool} */
-void criu_cli_json_caps(struct jw *w, const struct criu_caps *caps);
 
 #endif

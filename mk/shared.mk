@@ -1,7 +1,8 @@
 # libmemlens.so: the library as a shared object for programs that link it
 # dynamically. Position-independent objects of their own, built with
 # -fvisibility=hidden; the exported interface is the ml_ functions of
-# include/memlens/ (lib/libmemlens.map), each version-tagged MEMLENS_1.
+# include/memlens/, each listed by name in lib/libmemlens.map (make check-exports
+# checks the list) and version-tagged MEMLENS_1.
 # Built by `all` (make install installs it).
 SHARED_VERSION := 1
 PIC_OBJS := $(call objs,$(BUILD)/pic,$(LIB_SRCS))

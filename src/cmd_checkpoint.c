@@ -19,8 +19,8 @@
 #include "criu_cli.h"
 #include "opts.h"
 #include "output.h"
-#include "memlens/jsonw.h"
 #include "memlens/criu.h"
+#include "memlens/format_checkpoint.h"
 #include "memlens/heat.h"
 #include "memlens/profiler.h"
 
@@ -216,19 +216,6 @@ static void warn_too_short(const struct ckpt_cli *c)
 			(double)cons * iv / 1000 + (double)iv / 1000);
 }
 
-static void json_ranges(struct jw *w, const char *key, const struct rangeset *s)
-{
-	ml_jw_key(w, key);
-	ml_jw_arr(w);
-	for (size_t i = 0; i < s->n; i++) {
-		ml_jw_arr(w);
-		ml_jw_hex(w, s->r[i].start);
-		ml_jw_hex(w, s->r[i].end);
-		ml_jw_arr_end(w);
-	}
-	ml_jw_arr_end(w);
-}
-
 struct ckpt_out {
 	const struct ckpt_cli *c;
 	const struct criu_caps *caps;
@@ -261,91 +248,58 @@ static void print_processes(const struct ckpt_ticks *t, int width)
 	table_wrap(stdout, width, 13, "  processes: %zu profiled: %s", t->nprocs, line);
 }
 
-static void json_profiler(struct jw *w, const struct ckpt_out *o)
-{
-	const struct profiler_sample *f = &o->ticks->first;
-
-	ml_jw_key(w, "profiler");
-	ml_jw_obj(w);
-	ml_jw_kbool(w, "profiled", o->profiled);
-	ml_jw_kbool(w, "reinit", o->res->profiler_reinit);
-	ml_jw_kstr(w, "note", o->res->profiler_note);
-	ml_jw_kuint(w, "resumed_intervals", o->ticks->after);
-	/* CRIU dumps the tree: every process of it was profiled */
-	ml_jw_key(w, "processes");
-	ml_jw_arr(w);
-	for (size_t i = 0; i < o->ticks->nprocs; i++) {
-		const struct profiler_proc *p = &o->ticks->procs[i];
-
-		ml_jw_obj(w);
-		ml_jw_kint(w, "pid", p->pid);
-		ml_jw_kstr(w, "comm", p->comm);
-		ml_jw_kstr(w, "state",
-			   p->exited   ? "exited"
-			   : p->failed ? "not profiled"
-				       : "profiled");
-		ml_jw_kuint(w, "hot_bytes", p->hot_bytes);
-		ml_jw_kint(w, "cumulative_dirty_bytes", p->cumulative_dirty_bytes);
-		ml_jw_obj_end(w);
-	}
-	ml_jw_arr_end(w);
-	if (o->ticks->have_first) {
-		ml_jw_kint(w, "resumed_tracked_vmas", f->tracked_vmas);
-		ml_jw_kint(w, "resumed_dirty_pages", f->dirty.dirty_pages);
-		ml_jw_kint(w, "resumed_cumulative_dirty_bytes", f->dirty.cumulative_dirty_bytes);
-	}
-	ml_jw_obj_end(w);
-}
-
-static void json_exclusion(struct jw *w, const struct criu_exclude_report *x)
-{
-	ml_jw_key(w, "exclusion");
-	ml_jw_obj(w);
-	ml_jw_kbool(w, "applied", x->nexclude || x->nno_parent);
-	ml_jw_kbool(w, "skipped", x->skipped);
-	ml_jw_kuint(w, "exclude_ranges", x->nexclude);
-	ml_jw_kuint(w, "no_parent_ranges", x->nno_parent);
-	ml_jw_kbool(w, "exclude_file_used", x->used_file);
-	ml_jw_kstr(w, "granularity", x->granularity ? x->granularity : "none");
-	ml_jw_kstr(w, "note", x->note);
-	ml_jw_obj_end(w);
-}
-
+/* The "checkpoint" line (memlens/format_checkpoint.h). */
 static void print_json(const struct ckpt_out *o)
 {
 	const struct criu_result *r = o->res;
+	const struct criu_exclude_report *x = &r->exclude;
+	const struct profiler_sample *f = &o->ticks->first;
+	struct checkpoint_rec rec = {
+		.pid = o->c->req.pid,
+		.images_dir = o->c->req.images_dir,
+		.pre_dump = o->c->req.pre_dump,
+		.ok = o->rc == EXIT_OK,
+		.exit_code = o->rc,
+		.command = r->cmdline,
+		.criu_ran = r->ran,
+		.criu_exit_status = r->exit_status,
+		.timed_out = r->timed_out,
+		.duration_ms = r->duration_ms,
+		.image_bytes = r->image_bytes,
+		.bytes_written = r->bytes_written,
+		.pages_written = r->pages_written,
+		.shpages_written = r->shpages_written,
+		.pages_scanned = r->pages_scanned,
+		.pages_skipped_parent = r->pages_skipped_parent,
+		.hot_ranges = o->hot->r,
+		.nhot_ranges = o->hot->n,
+		.exclusion = { .applied = x->nexclude || x->nno_parent,
+			       .skipped = x->skipped,
+			       .exclude_ranges = x->nexclude,
+			       .no_parent_ranges = x->nno_parent,
+			       .exclude_file_used = x->used_file,
+			       .granularity = x->granularity,
+			       .note = x->note },
+		.profiler = { .profiled = o->profiled,
+			      .reinit = r->profiler_reinit,
+			      .note = r->profiler_note,
+			      .resumed_intervals = o->ticks->after,
+			      .procs = o->ticks->procs,
+			      .nprocs = o->ticks->nprocs,
+			      .has_resumed = o->ticks->have_first,
+			      .resumed_tracked_vmas = f->tracked_vmas,
+			      .resumed_dirty_pages = f->dirty.dirty_pages,
+			      .resumed_cumulative_dirty_bytes = f->dirty.cumulative_dirty_bytes },
+		.tcp = ml_criu_tcp_name(o->c->req.tcp),
+		.log = r->log_path,
+		.hint = r->hint,
+		.error = o->error,
+	};
 	struct jw w;
 
+	ml_fmt_criu_caps_of(&rec.criu, o->caps);
 	ml_jw_init(&w, stdout);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", "checkpoint");
-	ml_jw_kint(&w, "pid", o->c->req.pid);
-	ml_jw_kstr(&w, "images_dir", o->c->req.images_dir);
-	ml_jw_kstr(&w, "action", o->c->req.pre_dump ? "pre-dump" : "dump");
-	ml_jw_kbool(&w, "ok", o->rc == EXIT_OK);
-	ml_jw_kint(&w, "exit_code", o->rc);
-	criu_cli_json_caps(&w, o->caps);
-	ml_jw_kstr(&w, "command", r->cmdline);
-	ml_jw_kbool(&w, "criu_ran", r->ran);
-	ml_jw_kint(&w, "criu_exit_status", r->exit_status);
-	ml_jw_kbool(&w, "timed_out", r->timed_out);
-	ml_jw_kuint(&w, "duration_ms", r->duration_ms);
-	ml_jw_kuint(&w, "image_bytes", r->image_bytes);
-	ml_jw_kuint(&w, "bytes_written", r->bytes_written);
-	ml_jw_kint(&w, "pages_written", r->pages_written);
-	ml_jw_kint(&w, "shpages_written", r->shpages_written);
-	ml_jw_kint(&w, "pages_scanned", r->pages_scanned);
-	ml_jw_kint(&w, "pages_skipped_parent", r->pages_skipped_parent);
-	json_ranges(&w, "hot_ranges", o->hot);
-	json_exclusion(&w, &r->exclude);
-	json_profiler(&w, o);
-	ml_jw_kstr(&w, "tcp", ml_criu_tcp_name(o->c->req.tcp));
-	ml_jw_kstr(&w, "log", r->log_path);
-	if (r->hint[0])
-		ml_jw_kstr(&w, "hint", r->hint);
-	if (o->error)
-		ml_jw_kstr(&w, "error", o->error);
-	ml_jw_obj_end(&w);
+	ml_fmt_checkpoint(&w, &rec);
 }
 
 static void print_human(const struct ckpt_out *o)

@@ -21,7 +21,7 @@
 #include "table.h"
 #include "command.h"
 #include "criu_cli.h"
-#include "memlens/jsonw.h"
+#include "memlens/format_migrate.h"
 #include "opts.h"
 #include "memlens/heat.h"
 #include "memlens/criu.h"
@@ -288,100 +288,85 @@ struct mig_run {
 	struct migrate_result res;
 };
 
-static void json_lazy(struct jw *w, const struct migrate_result *x)
-{
-	const struct migrate_lazy *l = &x->lazy;
-
-	ml_jw_key(w, "lazy");
-	ml_jw_obj(w);
-	ml_jw_kint(w, "pages_left", x->nr ? x->r[x->nr - 1].pages_lazy : -1);
-	ml_jw_kint(w, "pages_total", l->pages_total);
-	ml_jw_kint(w, "pages_copied", l->pages_copied);
-	ml_jw_kuint(w, "bytes", l->bytes);
-	ml_jw_kuint(w, "copy_bytes", l->copy_bytes);
-	ml_jw_kuint(w, "faults", l->faults);
-	ml_jw_kuint(w, "faults_served", l->faults_served);
-	ml_jw_kuint(w, "fault_wait_avg_us",
-		    l->faults_served ? l->wait_sum_us / l->faults_served : 0);
-	ml_jw_kuint(w, "fault_wait_max_us", l->wait_max_us);
-	ml_jw_kuint(w, "last_page_ms", l->last_page_ms);
-	ml_jw_kuint(w, "source_done_ms", l->done_ms);
-	ml_jw_obj_end(w);
-}
-
+/* The "migrate" line (memlens/format_migrate.h). */
 static void print_json(const struct mig_run *m, int rc)
 {
 	const struct migrate_result *x = &m->res;
+	const struct migrate_lazy *l = &x->lazy;
+	struct migrate_round_rec rounds[MIGRATE_MAX_ROUNDS + 1];
+	struct migrate_rec rec = {
+		.pid = m->c->pid,
+		.has_container = m->c->container != NULL,
+		.to = m->c->to,
+		.ok = rc == EXIT_OK,
+		.precopy = x->precopy,
+		.exclusion = x->exclude,
+		.rounds = rounds,
+		.postcopy = m->c->postcopy,
+		.total_bytes = x->total,
+		.tcp = ml_criu_tcp_name(m->c->tcp),
+		.lazy = { .pages_left = x->nr ? x->r[x->nr - 1].pages_lazy : -1,
+			  .pages_total = l->pages_total,
+			  .pages_copied = l->pages_copied,
+			  .bytes = l->bytes,
+			  .copy_bytes = l->copy_bytes,
+			  .faults = l->faults,
+			  .faults_served = l->faults_served,
+			  .fault_wait_avg_us =
+				  l->faults_served ? l->wait_sum_us / l->faults_served : 0,
+			  .fault_wait_max_us = l->wait_max_us,
+			  .last_page_ms = l->last_page_ms,
+			  .source_done_ms = l->done_ms },
+		.downtime_ms = x->downtime_ms,
+		.final_dump_ms = x->dump_ms,
+		.frozen_in_dump_ms = x->frozen_us >= 0 ? x->frozen_us / 1000 : -1,
+		.restore_ms = x->restore_ms,
+		.restored_pid = x->restored,
+		.granularity = x->exclude ? ml_criu_granularity(&m->caps) : "none",
+		.limits = !x->exclude		  ? NULL
+			  : m->caps.page_granular ? MIGRATE_LIMITS_PAGE
+						  : MIGRATE_LIMITS_VMA,
+		.error = x->error,
+	};
 	struct jw w;
 
-	ml_jw_init(&w, stdout);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", "migrate");
-	ml_jw_kint(&w, "pid", m->c->pid);
 	if (m->c->container) {
 		const struct ml_container *k = &m->c->ctr;
 
-		ml_jw_key(&w, "container");
-		ml_jw_obj(&w);
-		ml_jw_kstr(&w, "id", k->id);
-		ml_jw_kstr(&w, "name", k->name);
-		ml_jw_kstr(&w, "runtime", k->runtime);
-		ml_jw_kint(&w, "init_pid", k->pid);
-		ml_jw_kstr(&w, "rootfs", k->rootfs);
-		ml_jw_kuint(&w, "bind_mounts", k->nmounts);
-		ml_jw_obj_end(&w);
+		rec.container = (struct migrate_container_rec){ .id = k->id,
+								.name = k->name,
+								.runtime = k->runtime,
+								.init_pid = k->pid,
+								.rootfs = k->rootfs,
+								.bind_mounts = k->nmounts };
 	}
-	ml_jw_kstr(&w, "to", m->c->to);
-	ml_jw_kbool(&w, "ok", rc == EXIT_OK);
-	criu_cli_json_caps(&w, &m->caps);
-	ml_jw_kbool(&w, "precopy", x->precopy);
-	ml_jw_kbool(&w, "exclusion", x->exclude);
-	ml_jw_key(&w, "rounds");
-	ml_jw_arr(&w);
 	for (int i = 0; i < x->nr; i++) {
 		const struct migrate_round *r = &x->r[i];
 
-		ml_jw_obj(&w);
-		ml_jw_kint(&w, "round", r->k);
-		ml_jw_kstr(&w, "kind", r->pre_dump ? "pre-dump" : "dump");
-		ml_jw_kint(&w, "pages", r->pages);
-		ml_jw_kint(&w, "shpages", r->shpages);
-		ml_jw_kint(&w, "pages_scanned", r->pages_scanned);
-		ml_jw_kint(&w, "pages_skipped_parent", r->pages_skipped_parent);
-		ml_jw_kuint(&w, "bytes", r->bytes);
-		ml_jw_kuint(&w, "stored_bytes", r->stored);
-		ml_jw_kuint(&w, "images_bytes", r->images);
-		if (m->c->postcopy) {
-			ml_jw_kuint(&w, "files_bytes", r->files_bytes);
-			ml_jw_kint(&w, "pages_lazy", r->pages_lazy);
-		}
-		ml_jw_kuint(&w, "start_ms", r->start_ms);
-		ml_jw_kuint(&w, "duration_ms", r->duration_ms);
-		ml_jw_kuint(&w, "hot_ranges", r->hot_ranges);
-		ml_jw_kuint(&w, "hot_bytes", r->hot_bytes);
-		ml_jw_kuint(&w, "excluded_ranges", r->excluded);
-		ml_jw_kuint(&w, "no_parent_ranges", r->no_parent);
-		ml_jw_kstr(&w, "note", r->note);
-		ml_jw_obj_end(&w);
+		rounds[rec.nrounds++] = (struct migrate_round_rec){
+			.round = r->k,
+			.pre_dump = r->pre_dump,
+			.pages = r->pages,
+			.shpages = r->shpages,
+			.pages_scanned = r->pages_scanned,
+			.pages_skipped_parent = r->pages_skipped_parent,
+			.bytes = r->bytes,
+			.stored_bytes = r->stored,
+			.images_bytes = r->images,
+			.files_bytes = r->files_bytes,
+			.pages_lazy = r->pages_lazy,
+			.start_ms = r->start_ms,
+			.duration_ms = r->duration_ms,
+			.hot_ranges = r->hot_ranges,
+			.hot_bytes = r->hot_bytes,
+			.excluded_ranges = r->excluded,
+			.no_parent_ranges = r->no_parent,
+			.note = r->note,
+		};
 	}
-	ml_jw_arr_end(&w);
-	ml_jw_kbool(&w, "postcopy", m->c->postcopy);
-	ml_jw_kuint(&w, "total_bytes", x->total);
-	ml_jw_kstr(&w, "tcp", ml_criu_tcp_name(m->c->tcp));
-	if (m->c->postcopy)
-		json_lazy(&w, x);
-	ml_jw_kuint(&w, "downtime_ms", x->downtime_ms);
-	ml_jw_kuint(&w, "final_dump_ms", x->dump_ms);
-	ml_jw_kint(&w, "frozen_in_dump_ms", x->frozen_us >= 0 ? x->frozen_us / 1000 : -1);
-	ml_jw_kuint(&w, "restore_ms", x->restore_ms);
-	ml_jw_kint(&w, "restored_pid", x->restored);
-	ml_jw_kstr(&w, "granularity", x->exclude ? ml_criu_granularity(&m->caps) : "none");
-	if (x->exclude)
-		ml_jw_kstr(&w, "limits",
-			   m->caps.page_granular ? MIGRATE_LIMITS_PAGE : MIGRATE_LIMITS_VMA);
-	if (x->error[0])
-		ml_jw_kstr(&w, "error", x->error);
-	ml_jw_obj_end(&w);
+	ml_fmt_criu_caps_of(&rec.criu, &m->caps);
+	ml_jw_init(&w, stdout);
+	ml_fmt_migrate(&w, &rec);
 }
 
 static void print_summary(const struct mig_run *m, int rc)

@@ -12,6 +12,7 @@
 #include "output.h"
 #include "memlens/jsonw.h"
 #include "memlens/criu.h"
+#include "memlens/format_criu.h"
 
 static const char about[] =
 	"Restore a process tree checkpointed with `memlens checkpoint` (criu restore\n"
@@ -70,6 +71,7 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 static void print_json(const struct restore_cli *c, const struct criu_caps *caps,
 		       const struct criu_result *r, int rc, const char *error)
 {
+	struct criu_caps_rec crec;
 	struct jw w;
 
 	ml_jw_init(&w, stdout);
@@ -79,7 +81,8 @@ static void print_json(const struct restore_cli *c, const struct criu_caps *caps
 	ml_jw_kbool(&w, "ok", rc == EXIT_OK);
 	ml_jw_kint(&w, "exit_code", rc);
 	ml_jw_kint(&w, "pid", r->restored_pid);
-	criu_cli_json_caps(&w, caps);
+	ml_fmt_criu_caps_of(&crec, caps);
+	ml_fmt_criu_caps(&w, &crec);
 	ml_jw_kstr(&w, "command", r->cmdline);
 	ml_jw_kint(&w, "criu_exit_status", r->exit_status);
 	ml_jw_kbool(&w, "timed_out", r->timed_out);

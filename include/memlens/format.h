@@ -4,7 +4,8 @@
  * ("stopped_because") and shown to people as a sentence. The schemas
  * themselves: memlens/format_writes.h, memlens/format_snapshot.h,
  * memlens/format_faults.h, memlens/format_migrate_model.h,
- * memlens/format_slab.h, memlens/format_oom.h.
+ * memlens/format_slab.h, memlens/format_oom.h, memlens/format_checkpoint.h,
+ * memlens/format_migrate.h (and memlens/format_criu.h, the "criu" object).
  */
 #ifndef MEMLENS_FORMAT_H
 #define MEMLENS_FORMAT_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The tracers' and the models' JSON Lines records of lib/format: each
+ * The tracers', the models' and the CRIU commands' records of lib/format: each
  * record written to the exact line the commands print, read back to the
  * same record, and malformed lines refused with the field they lack.
  */
@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "memlens/format_checkpoint.h"
 #include "memlens/format_faults.h"
+#include "memlens/format_migrate.h"
 #include "memlens/format_migrate_model.h"
 #include "memlens/format_oom.h"
 #include "memlens/format_slab.h"
@@ -650,6 +652,470 @@ static void test_oom_kill_lenient(void)
 	ml_json_free(j);
 }
 
+/* ---- checkpoint and migrate --------------------------------------------- */
+
+static const char caps_obj[] =
+	"\"criu\":{\"path\":\"/usr/sbin/criu\",\"version\":\"4.1.1\",\"exclude_options\":true,"
+	"\"exclude_range\":true,\"exclude_file\":true,\"no_parent_range\":true,"
+	"\"page_granular\":false,\"granularity\":\"vma\",\"mem_dirty_track\":true}";
+
+static const struct criu_caps_rec caps_rec = { .path = "/usr/sbin/criu",
+					       .version = "4.1.1",
+					       .exclude_options = true,
+					       .exclude_range = true,
+					       .exclude_file = true,
+					       .no_parent_range = true,
+					       .granularity = "vma",
+					       .mem_dirty_track = true };
+
+static void caps_same(const struct criu_caps_rec *a, const struct criu_caps_rec *b)
+{
+	CHECK_STR(a->path, b->path);
+	CHECK_STR(a->version, b->version);
+	CHECK_EQ(a->exclude_options, b->exclude_options);
+	CHECK_EQ(a->exclude_range, b->exclude_range);
+	CHECK_EQ(a->exclude_file, b->exclude_file);
+	CHECK_EQ(a->no_parent_range, b->no_parent_range);
+	CHECK_EQ(a->page_granular, b->page_granular);
+	CHECK_STR(a->granularity, b->granularity);
+	CHECK_EQ(a->mem_dirty_track, b->mem_dirty_track);
+}
+
+/* the record of what ml_criu_probe() found, as the commands make it */
+static void test_criu_caps_of(void)
+{
+	struct criu_caps caps = { .path = "/usr/sbin/criu",
+				  .version = "4.1.1",
+				  .works = true,
+				  .exclude_range = true,
+				  .exclude_file = true,
+				  .no_parent_range = true,
+				  .mem_dirty_track = true };
+	struct criu_caps_rec r;
+	struct out o;
+
+	ml_fmt_criu_caps_of(&r, &caps);
+	caps_same(&r, &caps_rec);
+	out_open(&o);
+	ml_jw_obj(&o.w);
+	ml_fmt_criu_caps(&o.w, &r);
+	ml_jw_obj_end(&o.w);
+	out_close(&o);
+	CHECK(!strncmp(o.buf + 1, caps_obj, strlen(caps_obj)) &&
+	      !strcmp(o.buf + 1 + strlen(caps_obj), "}\n"));
+	free(o.buf);
+}
+
+static struct range ckpt_hot[] = { { 0x7f0000001000, 0x7f0000003000 }, { 0x55aa0000, 0x55ab0000 } };
+static struct profiler_proc ckpt_procs[] = {
+	{ .pid = 4242, .comm = "memwrite", .hot_bytes = 8192, .cumulative_dirty_bytes = 65536 },
+	{ .pid = 4243, .comm = "child \"x\"", .exited = true, .cumulative_dirty_bytes = -1 },
+	{ .pid = 4244, .comm = "other", .failed = true },
+};
+
+static const char ckpt_line[] =
+	"{\"type\":\"checkpoint\",\"pid\":4242,\"images_dir\":\"/tmp/img\",\"action\":\"dump\","
+	"\"ok\":false,\"exit_code\":1,%s,\"command\":\"criu dump -t 4242 'a b'\","
+	"\"criu_ran\":true,\"criu_exit_status\":1,\"timed_out\":false,\"duration_ms\":1234,"
+	"\"image_bytes\":1048576,\"bytes_written\":2097152,\"pages_written\":512,"
+	"\"shpages_written\":-1,\"pages_scanned\":1024,\"pages_skipped_parent\":0,"
+	"\"hot_ranges\":[[\"0x7f0000001000\",\"0x7f0000003000\"],[\"0x55aa0000\",\"0x55ab0000\"]],"
+	"\"exclusion\":{\"applied\":true,\"skipped\":false,\"exclude_ranges\":2,"
+	"\"no_parent_ranges\":1,\"exclude_file_used\":false,\"granularity\":\"vma\","
+	"\"note\":\"2 hot ranges left out\"},"
+	"\"profiler\":{\"profiled\":true,\"reinit\":true,\"note\":\"\",\"resumed_intervals\":3,"
+	"\"processes\":[{\"pid\":4242,\"comm\":\"memwrite\",\"state\":\"profiled\","
+	"\"hot_bytes\":8192,\"cumulative_dirty_bytes\":65536},"
+	"{\"pid\":4243,\"comm\":\"child \\\"x\\\"\",\"state\":\"exited\",\"hot_bytes\":0,"
+	"\"cumulative_dirty_bytes\":-1},"
+	"{\"pid\":4244,\"comm\":\"other\",\"state\":\"not profiled\",\"hot_bytes\":0,"
+	"\"cumulative_dirty_bytes\":0}],"
+	"\"resumed_tracked_vmas\":7,\"resumed_dirty_pages\":12,"
+	"\"resumed_cumulative_dirty_bytes\":49152},"
+	"\"tcp\":\"refuse\",\"log\":\"/tmp/img/dump.log\",\"hint\":\"pass --tcp-established\","
+	"\"error\":\"CRIU failed\"}\n";
+
+static void ckpt_fill(struct checkpoint_rec *r)
+{
+	*r = (struct checkpoint_rec){
+		.pid = 4242,
+		.images_dir = "/tmp/img",
+		.exit_code = 1,
+		.criu = caps_rec,
+		.command = "criu dump -t 4242 'a b'",
+		.criu_ran = true,
+		.criu_exit_status = 1,
+		.duration_ms = 1234,
+		.image_bytes = 1048576,
+		.bytes_written = 2097152,
+		.pages_written = 512,
+		.shpages_written = -1,
+		.pages_scanned = 1024,
+		.hot_ranges = ckpt_hot,
+		.nhot_ranges = 2,
+		.exclusion = { .applied = true,
+			       .exclude_ranges = 2,
+			       .no_parent_ranges = 1,
+			       .granularity = "vma",
+			       .note = "2 hot ranges left out" },
+		.profiler = { .profiled = true,
+			      .reinit = true,
+			      .note = "",
+			      .resumed_intervals = 3,
+			      .procs = ckpt_procs,
+			      .nprocs = 3,
+			      .has_resumed = true,
+			      .resumed_tracked_vmas = 7,
+			      .resumed_dirty_pages = 12,
+			      .resumed_cumulative_dirty_bytes = 49152 },
+		.tcp = "refuse",
+		.log = "/tmp/img/dump.log",
+		.hint = "pass --tcp-established",
+		.error = "CRIU failed",
+	};
+}
+
+/* @in written is @want; read back and written again, the same line */
+static void ckpt_round_trip(const struct checkpoint_rec *in, const char *want,
+			    struct checkpoint_rec *back, struct json **j)
+{
+	struct ml_err err = { 0 };
+	struct out o, o2;
+
+	out_open(&o);
+	ml_fmt_checkpoint(&o.w, in);
+	out_close(&o);
+	CHECK_STR(o.buf, want);
+	*j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_checkpoint_read(*j, back, &err), "%s", err.msg);
+	out_open(&o2);
+	ml_fmt_checkpoint(&o2.w, back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, want);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void test_checkpoint_round_trip(void)
+{
+	char want[sizeof(ckpt_line) + sizeof(caps_obj)];
+	struct checkpoint_rec in, back;
+	struct json *j;
+
+	snprintf(want, sizeof(want), ckpt_line, caps_obj);
+	ckpt_fill(&in);
+	ckpt_round_trip(&in, want, &back, &j);
+	CHECK_EQ(back.pid, 4242);
+	CHECK(!back.pre_dump && !back.ok);
+	CHECK_EQ(back.exit_code, 1);
+	caps_same(&back.criu, &caps_rec);
+	CHECK_STR(back.command, in.command);
+	CHECK_EQ(back.shpages_written, -1);
+	REQUIRE(back.nhot_ranges == 2);
+	CHECK_EQ(back.hot_ranges[0].start, 0x7f0000001000);
+	CHECK_EQ(back.hot_ranges[1].end, 0x55ab0000);
+	CHECK_EQ(back.exclusion.no_parent_ranges, 1);
+	CHECK_STR(back.exclusion.note, in.exclusion.note);
+	REQUIRE(back.profiler.nprocs == 3);
+	CHECK_STR(back.profiler.procs[1].comm, "child \"x\"");
+	CHECK(back.profiler.procs[1].exited && !back.profiler.procs[1].failed);
+	CHECK(back.profiler.procs[2].failed && !back.profiler.procs[2].exited);
+	CHECK_EQ(back.profiler.procs[0].hot_bytes, 8192);
+	CHECK(back.profiler.has_resumed);
+	CHECK_EQ(back.profiler.resumed_cumulative_dirty_bytes, 49152);
+	CHECK_STR(back.hint, in.hint);
+	CHECK_STR(back.error, in.error);
+	ml_fmt_checkpoint_free(&back);
+	ml_json_free(j);
+}
+
+/* a pre-dump that went well: no hint, no error, nothing profiled after it */
+static void test_checkpoint_ok_round_trip(void)
+{
+	static const char want[] =
+		"{\"type\":\"checkpoint\",\"pid\":7,\"images_dir\":\"/i\",\"action\":\"pre-dump\","
+		"\"ok\":true,\"exit_code\":0,\"criu\":{\"path\":\"\",\"version\":\"\","
+		"\"exclude_options\":false,\"exclude_range\":false,\"exclude_file\":false,"
+		"\"no_parent_range\":false,\"page_granular\":false,\"granularity\":\"\","
+		"\"mem_dirty_track\":false},\"command\":\"criu pre-dump\",\"criu_ran\":true,"
+		"\"criu_exit_status\":0,\"timed_out\":false,\"duration_ms\":5,\"image_bytes\":0,"
+		"\"bytes_written\":0,\"pages_written\":0,\"shpages_written\":0,\"pages_scanned\":0,"
+		"\"pages_skipped_parent\":0,\"hot_ranges\":[],\"exclusion\":{\"applied\":false,"
+		"\"skipped\":true,\"exclude_ranges\":0,\"no_parent_ranges\":0,"
+		"\"exclude_file_used\":false,\"granularity\":\"none\",\"note\":\"\"},"
+		"\"profiler\":{\"profiled\":false,\"reinit\":false,\"note\":\"not profiled\","
+		"\"resumed_intervals\":0,\"processes\":[]},\"tcp\":\"refuse\",\"log\":\"/i/l\"}\n";
+	struct checkpoint_rec in = { .pid = 7,
+				     .images_dir = "/i",
+				     .pre_dump = true,
+				     .ok = true,
+				     .command = "criu pre-dump",
+				     .criu_ran = true,
+				     .duration_ms = 5,
+				     .exclusion = { .skipped = true },
+				     .profiler = { .note = "not profiled" },
+				     .tcp = "refuse",
+				     .log = "/i/l",
+				     .hint = "" },
+			      back;
+	struct json *j;
+
+	ckpt_round_trip(&in, want, &back, &j);
+	CHECK(back.pre_dump && back.ok && back.exclusion.skipped);
+	CHECK(!back.profiler.has_resumed && back.profiler.nprocs == 0 && back.nhot_ranges == 0);
+	CHECK(back.hint == NULL && back.error == NULL);
+	ml_fmt_checkpoint_free(&back);
+	ml_json_free(j);
+}
+
+static void ckpt_refused(const char *line, const char *why)
+{
+	struct json *j = parse(line);
+	struct ml_err err = { 0 };
+	struct checkpoint_rec r;
+
+	CHECK_EQ(ml_fmt_checkpoint_read(j, &r, &err), -EINVAL);
+	if (!strstr(err.msg, why))
+		T_FAILMSG("\"%s\" lacks \"%s\" (line %s)", err.msg, why, line);
+	ml_fmt_checkpoint_free(&r);
+	ml_json_free(j);
+}
+
+static void test_checkpoint_malformed(void)
+{
+#define CK "{\"type\":\"checkpoint\",\"pid\":1,\"action\":\"dump\",\"ok\":true"
+	ckpt_refused("{\"type\":\"restore\",\"pid\":1}", "\"type\"");
+	ckpt_refused("{\"type\":\"checkpoint\",\"action\":\"dump\"}", "\"pid\"");
+	ckpt_refused("{\"type\":\"checkpoint\",\"pid\":1,\"action\":\"undump\"}", "\"action\"");
+	ckpt_refused("{\"type\":\"checkpoint\",\"pid\":1,\"action\":\"dump\"}", "\"ok\"");
+	ckpt_refused(CK "}", "\"criu\"");
+	ckpt_refused(CK ",\"criu\":{}}", "\"hot_ranges\"");
+	ckpt_refused(CK ",\"criu\":{},\"hot_ranges\":[[\"0x1\"]]}", "\"hot_ranges\" 0");
+	ckpt_refused(CK ",\"criu\":{},\"hot_ranges\":[[\"0x1\",\"zz\"]]}", "\"hot_ranges\" 0");
+	ckpt_refused(CK ",\"criu\":{},\"hot_ranges\":[]}", "\"exclusion\"");
+	ckpt_refused(CK ",\"criu\":{},\"hot_ranges\":[],\"exclusion\":{}}", "\"profiler\"");
+	ckpt_refused(CK ",\"criu\":{},\"hot_ranges\":[],\"exclusion\":{},\"profiler\":{}}",
+		     "\"processes\"");
+	ckpt_refused(CK ",\"criu\":{},\"hot_ranges\":[],\"exclusion\":{},\"profiler\":"
+			"{\"processes\":[1]}}",
+		     "\"processes\" 0");
+#undef CK
+}
+
+static struct migrate_round_rec mig_rounds[] = {
+	{ .round = 1,
+	  .pre_dump = true,
+	  .pages = 16384,
+	  .shpages = 0,
+	  .pages_scanned = 20000,
+	  .pages_skipped_parent = -1,
+	  .bytes = 67108864,
+	  .stored_bytes = 67108864,
+	  .files_bytes = 67200000,
+	  .pages_lazy = -1,
+	  .start_ms = 0,
+	  .duration_ms = 812,
+	  .hot_ranges = 3,
+	  .hot_bytes = 3145728,
+	  .excluded_ranges = 3,
+	  .note = "3 hot ranges left out" },
+	{ .round = 2,
+	  .pages = 12,
+	  .shpages = -1,
+	  .pages_scanned = 20000,
+	  .pages_skipped_parent = 19000,
+	  .bytes = 49152,
+	  .stored_bytes = 49152,
+	  .images_bytes = 20480,
+	  .files_bytes = 70000,
+	  .pages_lazy = 768,
+	  .start_ms = 1400,
+	  .duration_ms = 95,
+	  .no_parent_ranges = 1,
+	  .note = "" },
+};
+
+static const char mig_line[] =
+	"{\"type\":\"migrate\",\"pid\":4242,\"container\":{\"id\":\"abc123\",\"name\":\"web\","
+	"\"runtime\":\"podman/crun\",\"init_pid\":4242,\"rootfs\":\"/var/lib/c/rootfs\","
+	"\"bind_mounts\":2},\"to\":\"10.0.0.2:7070\",\"ok\":false,%s,\"precopy\":true,"
+	"\"exclusion\":true,\"rounds\":["
+	"{\"round\":1,\"kind\":\"pre-dump\",\"pages\":16384,\"shpages\":0,"
+	"\"pages_scanned\":20000,\"pages_skipped_parent\":-1,\"bytes\":67108864,"
+	"\"stored_bytes\":67108864,\"images_bytes\":0,\"files_bytes\":67200000,"
+	"\"pages_lazy\":-1,\"start_ms\":0,\"duration_ms\":812,\"hot_ranges\":3,"
+	"\"hot_bytes\":3145728,\"excluded_ranges\":3,\"no_parent_ranges\":0,"
+	"\"note\":\"3 hot ranges left out\"},"
+	"{\"round\":2,\"kind\":\"dump\",\"pages\":12,\"shpages\":-1,\"pages_scanned\":20000,"
+	"\"pages_skipped_parent\":19000,\"bytes\":49152,\"stored_bytes\":49152,"
+	"\"images_bytes\":20480,\"files_bytes\":70000,\"pages_lazy\":768,\"start_ms\":1400,"
+	"\"duration_ms\":95,\"hot_ranges\":0,\"hot_bytes\":0,\"excluded_ranges\":0,"
+	"\"no_parent_ranges\":1,\"note\":\"\"}],"
+	"\"postcopy\":true,\"total_bytes\":67178496,\"tcp\":\"established\","
+	"\"lazy\":{\"pages_left\":768,\"pages_total\":768,\"pages_copied\":760,"
+	"\"bytes\":3112960,\"copy_bytes\":3112960,\"faults\":40,\"faults_served\":38,"
+	"\"fault_wait_avg_us\":250,\"fault_wait_max_us\":1200,\"last_page_ms\":2300,"
+	"\"source_done_ms\":2400},"
+	"\"downtime_ms\":180,\"final_dump_ms\":95,\"frozen_in_dump_ms\":-1,\"restore_ms\":85,"
+	"\"restored_pid\":5151,\"granularity\":\"vma\",\"limits\":\"whole VMAs\","
+	"\"error\":\"the destination failed\"}\n";
+
+static void mig_round_trip(const struct migrate_rec *in, const char *want, struct migrate_rec *back,
+			   struct json **j)
+{
+	struct ml_err err = { 0 };
+	struct out o, o2;
+
+	out_open(&o);
+	ml_fmt_migrate(&o.w, in);
+	out_close(&o);
+	CHECK_STR(o.buf, want);
+	*j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_migrate_read(*j, back, &err), "%s", err.msg);
+	out_open(&o2);
+	ml_fmt_migrate(&o2.w, back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, want);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void test_migrate_round_trip(void)
+{
+	char want[sizeof(mig_line) + sizeof(caps_obj)];
+	struct migrate_rec in = {
+		.pid = 4242,
+		.has_container = true,
+		.container = { .id = "abc123",
+			       .name = "web",
+			       .runtime = "podman/crun",
+			       .init_pid = 4242,
+			       .rootfs = "/var/lib/c/rootfs",
+			       .bind_mounts = 2 },
+		.to = "10.0.0.2:7070",
+		.criu = caps_rec,
+		.precopy = true,
+		.exclusion = true,
+		.rounds = mig_rounds,
+		.nrounds = 2,
+		.postcopy = true,
+		.total_bytes = 67178496,
+		.tcp = "established",
+		.lazy = { .pages_left = 768,
+			  .pages_total = 768,
+			  .pages_copied = 760,
+			  .bytes = 3112960,
+			  .copy_bytes = 3112960,
+			  .faults = 40,
+			  .faults_served = 38,
+			  .fault_wait_avg_us = 250,
+			  .fault_wait_max_us = 1200,
+			  .last_page_ms = 2300,
+			  .source_done_ms = 2400 },
+		.downtime_ms = 180,
+		.final_dump_ms = 95,
+		.frozen_in_dump_ms = -1,
+		.restore_ms = 85,
+		.restored_pid = 5151,
+		.granularity = "vma",
+		.limits = "whole VMAs",
+		.error = "the destination failed",
+	},
+			  back;
+	struct json *j;
+
+	snprintf(want, sizeof(want), mig_line, caps_obj);
+	mig_round_trip(&in, want, &back, &j);
+	CHECK(back.has_container && back.postcopy && !back.ok);
+	CHECK_STR(back.container.rootfs, in.container.rootfs);
+	CHECK_EQ(back.container.bind_mounts, 2);
+	caps_same(&back.criu, &caps_rec);
+	REQUIRE(back.nrounds == 2);
+	CHECK(back.rounds[0].pre_dump && !back.rounds[1].pre_dump);
+	CHECK_EQ(back.rounds[0].pages_skipped_parent, -1);
+	CHECK_EQ(back.rounds[1].pages_lazy, 768);
+	CHECK_STR(back.rounds[0].note, mig_rounds[0].note);
+	CHECK_EQ(back.lazy.faults_served, 38);
+	CHECK_EQ(back.frozen_in_dump_ms, -1);
+	CHECK_STR(back.limits, in.limits);
+	CHECK_STR(back.error, in.error);
+	ml_fmt_migrate_free(&back);
+	ml_json_free(j);
+}
+
+/* pre-copy without post-copy or a container, nothing left out, no error */
+static void test_migrate_plain_round_trip(void)
+{
+	static const char want[] =
+		"{\"type\":\"migrate\",\"pid\":9,\"to\":\"/"
+		"dst\",\"ok\":true,\"criu\":{\"path\":\"\","
+		"\"version\":\"\",\"exclude_options\":false,\"exclude_range\":false,"
+		"\"exclude_file\":false,\"no_parent_range\":false,\"page_granular\":false,"
+		"\"granularity\":\"\",\"mem_dirty_track\":false},\"precopy\":false,"
+		"\"exclusion\":false,\"rounds\":[{\"round\":2,\"kind\":\"dump\",\"pages\":12,"
+		"\"shpages\":-1,\"pages_scanned\":20000,\"pages_skipped_parent\":19000,"
+		"\"bytes\":49152,\"stored_bytes\":49152,\"images_bytes\":20480,\"start_ms\":1400,"
+		"\"duration_ms\":95,\"hot_ranges\":0,\"hot_bytes\":0,\"excluded_ranges\":0,"
+		"\"no_parent_ranges\":1,\"note\":\"\"}],\"postcopy\":false,\"total_bytes\":69632,"
+		"\"tcp\":\"refuse\",\"downtime_ms\":200,\"final_dump_ms\":95,"
+		"\"frozen_in_dump_ms\":40,\"restore_ms\":105,\"restored_pid\":9,"
+		"\"granularity\":\"none\"}\n";
+	struct migrate_rec in = { .pid = 9,
+				  .to = "/dst",
+				  .ok = true,
+				  .rounds = &mig_rounds[1],
+				  .nrounds = 1,
+				  .total_bytes = 69632,
+				  .tcp = "refuse",
+				  .lazy = { .faults = 3 }, /* not written without post-copy */
+				  .downtime_ms = 200,
+				  .final_dump_ms = 95,
+				  .frozen_in_dump_ms = 40,
+				  .restore_ms = 105,
+				  .restored_pid = 9,
+				  .granularity = "none",
+				  .error = "" },
+			   back;
+	struct json *j;
+
+	mig_round_trip(&in, want, &back, &j);
+	CHECK(!back.has_container && !back.postcopy && back.ok);
+	CHECK(back.limits == NULL && back.error == NULL && back.lazy.faults == 0);
+	REQUIRE(back.nrounds == 1);
+	CHECK_EQ(back.rounds[0].files_bytes, 0);
+	CHECK_EQ(back.rounds[0].pages_lazy, 0);
+	ml_fmt_migrate_free(&back);
+	ml_json_free(j);
+}
+
+static void mig_refused(const char *line, const char *why)
+{
+	struct json *j = parse(line);
+	struct ml_err err = { 0 };
+	struct migrate_rec r;
+
+	CHECK_EQ(ml_fmt_migrate_read(j, &r, &err), -EINVAL);
+	if (!strstr(err.msg, why))
+		T_FAILMSG("\"%s\" lacks \"%s\" (line %s)", err.msg, why, line);
+	ml_fmt_migrate_free(&r);
+	ml_json_free(j);
+}
+
+static void test_migrate_malformed(void)
+{
+#define MG "{\"type\":\"migrate\",\"pid\":1,\"ok\":true"
+	mig_refused("{\"type\":\"migrate_model\",\"pid\":1}", "\"type\"");
+	mig_refused("{\"type\":\"migrate\",\"pid\":\"1\"}", "\"pid\"");
+	mig_refused("{\"type\":\"migrate\",\"pid\":1}", "\"ok\"");
+	mig_refused(MG ",\"container\":[]}", "\"container\"");
+	mig_refused(MG "}", "\"criu\"");
+	mig_refused(MG ",\"criu\":{}}", "\"rounds\"");
+	mig_refused(MG ",\"criu\":{},\"rounds\":[{\"kind\":\"dump\"},2]}", "\"rounds\" 1");
+	mig_refused(MG ",\"criu\":{},\"rounds\":[{\"round\":1}]}", "round 0: field \"kind\"");
+	mig_refused(MG ",\"criu\":{},\"rounds\":[],\"postcopy\":true}", "\"lazy\"");
+#undef MG
+}
+
 int main(void)
 {
 	RUN(test_faults_round_trip);
@@ -667,5 +1133,12 @@ int main(void)
 	RUN(test_oom_count_round_trip);
 	RUN(test_oom_malformed);
 	RUN(test_oom_kill_lenient);
+	RUN(test_criu_caps_of);
+	RUN(test_checkpoint_round_trip);
+	RUN(test_checkpoint_ok_round_trip);
+	RUN(test_checkpoint_malformed);
+	RUN(test_migrate_round_trip);
+	RUN(test_migrate_plain_round_trip);
+	RUN(test_migrate_malformed);
 	return T_DONE();
 }

@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""libmemlens.so's exports, its version map and its public headers agree.
+
+lib/libmemlens.map lists every symbol libmemlens.so exports, one by one
+(no wildcard), under the version MEMLENS_1. This script reads three lists:
+
+  the map:      the names in its "global:" section;
+  the headers:  the ml_ functions declared in the library's public headers
+                (include/memlens/*.h but those lib/README.md's part table
+                gives to another part), static inline ones left out;
+  the .so:      what `nm -D --defined-only` says it exports (with --so, or
+                build/libmemlens.so), each with the version MEMLENS_1;
+
+and fails (exit 1, one line per fault) when a symbol is in one and not in
+another, or is exported without the version. It also keeps the list of
+exported functions in doc/library.md (between the "exports:" markers) the
+one the map gives: --write rewrites that list; without it a stale list fails.
+
+usage: scripts/check-exports.py [--root DIR] [--so FILE] [--write]
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+MAP = 'lib/libmemlens.map'
+README = 'lib/README.md'
+DOC = 'doc/library.md'
+VERSION = 'MEMLENS_1'
+DOC_BEGIN = '<!-- exports: begin (scripts/check-exports.py --write) -->'
+DOC_END = '<!-- exports: end -->'
+
+
+def strip_comments(text):
+    text = re.sub(r'/\*.*?\*/', ' ', text, flags=re.S)
+    return re.sub(r'//[^\n]*', ' ', text)
+
+
+def read_map(root, faults):
+    """The names of the map's global: section, in order."""
+    with open(os.path.join(root, MAP)) as f:
+        text = strip_comments(f.read())
+    m = re.search(r'\b' + VERSION + r'\s*\{(.*)\}\s*;', text, flags=re.S)
+    if not m:
+        faults.append('%s: no "%s { ... };" node' % (MAP, VERSION))
+        return []
+    body = m.group(1)
+    g = re.search(r'\bglobal\s*:(.*?)(?:\blocal\s*:|$)', body, flags=re.S)
+    if not g:
+        faults.append('%s: no "global:" section' % MAP)
+        return []
+    names = [n.strip() for n in g.group(1).split(';') if n.strip()]
+    out = []
+    for n in names:
+        if not re.fullmatch(r'[A-Za-z_]\w*', n):
+            faults.append('%s: "%s" is not one symbol name (list each symbol, no wildcard)'
+                          % (MAP, n))
+        elif n in out:
+            faults.append('%s: %s is listed twice' % (MAP, n))
+        else:
+            out.append(n)
+    loc = re.search(r'\blocal\s*:\s*\*\s*;', body)
+    if not loc:
+        faults.append('%s: no "local: *;" (everything not listed must stay local)' % MAP)
+    return out
+
+
+def lib_headers(root):
+    """The library's public headers: include/memlens/*.h but those lib/README.md's
+    part table gives to another part (report/'s report.h)."""
+    others, table = set(), None
+    with open(os.path.join(root, README)) as f:
+        for line in f:
+            if not line.startswith('|'):
+                table = None
+                continue
+            cells = [c.strip() for c in line.strip().strip('|').split('|')]
+            if cells[0] in ('folder', 'part'):
+                table = cells[0]
+                continue
+            if table == 'part' and not set(line.strip()) <= set('|-: '):
+                part = re.findall(r'`([^`]+)`', cells[0])
+                if part and part[0].rstrip('/') != 'lib':
+                    others.update(re.findall(r'`([^`]+\.h)`', cells[-1]))
+    return sorted(h for h in os.listdir(os.path.join(root, 'include/memlens'))
+                  if h.endswith('.h') and h not in others)
+
+
+def declared(root, header):
+    """The ml_ functions @header declares at file scope (not static, not in a macro)."""
+    with open(os.path.join(root, 'include/memlens', header)) as f:
+        text = strip_comments(f.read())
+    # preprocessor lines, with their continuations
+    text = re.sub(r'^\s*#(?:[^\n]*\\\n)*[^\n]*', ' ', text, flags=re.M)
+    out, depth, stmt = [], 0, ''
+    for tok in re.split(r'([{};])', text):
+        if tok == '{':
+            depth += 1
+        elif tok == '}':
+            depth -= 1
+        elif tok == ';':
+            stmt = ''
+        if depth == 0 and tok not in '{};':
+            stmt += tok
+            if re.match(r'\s*(static|typedef)\b', stmt):
+                continue
+            # a name before "(": a function (a pointer's "(*ml_x)(" is not one)
+            for m in re.finditer(r'(?<!\(\*)(?<!\( \*)\b(ml_\w+)\s*\(', tok):
+                if m.group(1) not in out:
+                    out.append(m.group(1))
+        if tok in '{}' and depth == 0:
+            stmt = ''
+    return out
+
+
+def exported(so, faults):
+    """{name: version} of what @so exports."""
+    try:
+        out = subprocess.run(['nm', '-D', '--defined-only', so], check=True,
+                             capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        faults.append('%s: nm failed (%s); build it: make %s' % (so, e, so))
+        return None
+    syms = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) != 3:
+            continue
+        name, _, ver = f[2].partition('@')
+        ver = ver.lstrip('@')
+        if name == VERSION and f[1] == 'A':
+            continue
+        syms[name] = ver
+    return syms
+
+
+def doc_list(groups):
+    lines = [DOC_BEGIN]
+    for h, names in groups:
+        lines.append('* `memlens/%s`: %s' % (h, ', '.join('`%s()`' % n for n in names)))
+    lines.append(DOC_END)
+    return '\n'.join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--root', default=os.path.join(os.path.dirname(__file__), '..'))
+    ap.add_argument('--so', help='the shared library (default: ROOT/build/libmemlens.so)')
+    ap.add_argument('--write', action='store_true',
+                    help='rewrite the list of exported functions in ' + DOC)
+    a = ap.parse_args()
+    root = a.root
+    so = a.so or os.path.join(root, 'build/libmemlens.so')
+    faults = []
+
+    mapped = read_map(root, faults)
+    groups, public = [], {}
+    for h in lib_headers(root):
+        names = declared(root, h)
+        for n in names:
+            public.setdefault(n, h)
+        if names:
+            groups.append((h, sorted(n for n in names if public[n] == h)))
+    for n in public:
+        if n not in mapped:
+            faults.append('%s: %s is declared in memlens/%s but not listed (it would not be '
+                          'exported)' % (MAP, n, public[n]))
+    for n in mapped:
+        if n not in public:
+            faults.append('%s: %s is listed but no public header of %s declares it'
+                          % (MAP, n, README))
+    syms = exported(so, faults)
+    if syms is not None:
+        for n in sorted(syms):
+            if n not in mapped:
+                faults.append('%s exports %s, which %s does not list' % (so, n, MAP))
+            elif syms[n] != VERSION:
+                faults.append('%s exports %s with the version "%s", not %s'
+                              % (so, n, syms[n], VERSION))
+        for n in mapped:
+            if n not in syms:
+                faults.append('%s lists %s, which %s does not export' % (MAP, n, so))
+
+    want = doc_list(sorted(groups))
+    doc_path = os.path.join(root, DOC)
+    with open(doc_path) as f:
+        doc = f.read()
+    i, j = doc.find(DOC_BEGIN), doc.find(DOC_END)
+    if i < 0 or j < i:
+        faults.append('%s: no list of exported functions between "%s" and "%s"'
+                      % (DOC, DOC_BEGIN, DOC_END))
+    else:
+        have = doc[i:j + len(DOC_END)]
+        if have != want:
+            if a.write:
+                with open(doc_path, 'w') as f:
+                    f.write(doc[:i] + want + doc[j + len(DOC_END):])
+                print('check-exports: %s: the list of exported functions rewritten' % DOC)
+            else:
+                faults.append('%s: the list of exported functions is not the one the public '
+                              'headers give: run scripts/check-exports.py --write' % DOC)
+
+    for f in faults:
+        print(f, file=sys.stderr)
+    if faults:
+        print('check-exports: %d fault(s)' % len(faults), file=sys.stderr)
+        return 1
+    print('check-exports: %d symbols of %d public headers: %s, %s and %s agree'
+          % (len(mapped), len(groups), MAP, os.path.relpath(so, root), DOC))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

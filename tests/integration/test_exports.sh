@@ -1,0 +1,95 @@
+#!/bin/bash
+# libmemlens.so's explicit export list (scripts/check-exports.py): the
+# tree's map, public headers, built library and doc/library.md agree; and in
+# a copy of what the check reads (never the tree itself), each kind of
+# disagreement planted fails it, naming the symbol.
+set -u
+. "$(dirname "$0")/../lib.bash"
+cd "$(dirname "$0")/../.." || exit 1
+BUILD=${BUILD:-build}
+CHECK=scripts/check-exports.py
+SO=$BUILD/libmemlens.so
+t_tmpdir exports
+
+if [ ! -f "$SO" ]; then
+	notok exports "$SO is missing (make $SO)"
+	t_done
+	exit
+fi
+out=$("$CHECK" --so "$SO" 2>&1)
+rc=$?
+check tree_agrees '[ "$rc" -eq 0 ] && [[ "$out" =~ \ ([1-9][0-9]+)\ symbols\ of ]]' "$out"
+n=$(nm -D --defined-only "$SO" | awk 'NF == 3 && $3 ~ /^ml_/' | wc -l)
+listed=$(grep -cE '^[[:space:]]+ml_[a-z0-9_]+;' lib/libmemlens.map)
+check map_lists_each_export '[ "$n" -eq "$listed" ] && ! grep -q "ml_\*" lib/libmemlens.map' \
+	"$n exported, $listed listed"
+
+mkdir -p "$tmp/base/lib" "$tmp/base/doc" "$tmp/base/include"
+cp lib/libmemlens.map lib/README.md "$tmp/base/lib/"
+cp doc/library.md "$tmp/base/doc/"
+cp -r include/memlens "$tmp/base/include/"
+copy() {
+	rm -rf "$tmp/t"
+	cp -r "$tmp/base" "$tmp/t"
+}
+# planted NAME EXPECT...: the check of the copy fails and says each EXPECT
+planted() {
+	local name=$1 got rc e miss=()
+	shift
+	got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
+	rc=$?
+	for e in "$@"; do
+		grep -qF -- "$e" <<<"$got" || miss+=("$e")
+	done
+	if [ "$rc" -eq 1 ] && [ ${#miss[@]} -eq 0 ]; then
+		ok "$name"
+	else
+		notok "$name" "exit status $rc (want 1); not said: ${miss[*]:-}" "$got"
+	fi
+}
+
+# an exported function left out of the map: the library would hide it
+copy
+sed -i '/^\t\tml_rangeset_add;$/d' "$tmp/t/lib/libmemlens.map"
+planted map_lacks_export \
+	'ml_rangeset_add is declared in memlens/rangeset.h but not listed' \
+	'exports ml_rangeset_add, which lib/libmemlens.map does not list'
+# the map listing what is neither declared nor exported
+copy
+sed -i 's/^\t\tml_rangeset_add;$/&\n\t\tml_rangeset_helper;/' "$tmp/t/lib/libmemlens.map"
+planted map_lists_unexported \
+	'ml_rangeset_helper is listed but no public header' \
+	'lists ml_rangeset_helper, which' 'does not export'
+# a wildcard instead of names
+copy
+sed -i 's/^\t\tml_rangeset_add;$/\t\tml_*;/' "$tmp/t/lib/libmemlens.map"
+planted map_wildcard '"ml_*" is not one symbol name'
+# a public header declaring a function the map does not list (a static
+# inline one and a function pointer are no exports)
+copy
+{
+	echo 'int ml_rangeset_new_thing(int x);'
+	echo 'static inline int ml_rangeset_inline(void) { return ml_rangeset_new_thing(1); }'
+	echo 'typedef int (*ml_rangeset_fn)(void);'
+} >>"$tmp/t/include/memlens/rangeset.h"
+planted header_not_in_map 'ml_rangeset_new_thing is declared in memlens/rangeset.h'
+got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
+check inline_and_pointer_not_exports '! grep -qE "ml_rangeset_(inline|fn)" <<<"$got"' "$got"
+# a new public header, not yet in lib/README.md's tables, is read too
+copy
+printf '#pragma GCC visibility push(default)\nvoid ml_newpart_fn(void);\n' \
+	>"$tmp/t/include/memlens/newpart.h"
+planted new_header_read 'ml_newpart_fn is declared in memlens/newpart.h but not listed'
+# doc/library.md's list gone stale, then rewritten by --write
+copy
+sed -i 's/`ml_rangeset_add()`, //' "$tmp/t/doc/library.md"
+planted doc_stale 'doc/library.md: the list of exported functions is not the one'
+"$CHECK" --root "$tmp/t" --so "$SO" --write >/dev/null 2>&1
+got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
+check doc_rewritten '[ $? -eq 0 ] && cmp -s "$tmp/t/doc/library.md" doc/library.md' "$got"
+
+# the same copy, unchanged, passes: the failures above are the planted ones
+copy
+got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
+check copy_passes '[ $? -eq 0 ]' "$got"
+t_done
