@@ -274,3 +274,30 @@ void container_cgroup_dir(pid_t pid, char *dir, size_t len)
 		}
 	fclose(f);
 }
+
+int container_migrate_find(const char *arg, struct container_migrate *m, struct ml_err *err)
+{
+	struct ml_container *c = &m->ctr;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	r = container_find(arg, c, err);
+	if (r)
+		return r;
+	snprintf(m->root_arg, sizeof(m->root_arg), "--root=%s", c->rootfs);
+	m->restore[0] = m->root_arg;
+	m->restore[1] = CONTAINER_DUMP_OPT;
+	m->restore[2] = NULL;
+	/*
+	 * podman's clean-up of the exited container removes its cgroup while
+	 * CRIU's restore recreates it ("Can't move into .../cgroup.procs"):
+	 * the restore waits until it has gone (a runc container's stays until
+	 * `runc delete`: no wait); only a cgroup of the container's own (its
+	 * ID in the name) goes away
+	 */
+	if (!strncmp(c->runtime, "podman", 6))
+		container_cgroup_dir(c->pid, m->settle, sizeof(m->settle));
+	if (!c->id[0] || !strstr(m->settle, c->id))
+		m->settle[0] = '\0';
+	return 0;
+}
