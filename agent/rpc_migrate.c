@@ -252,7 +252,7 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o,
 			   struct rpc_reply *out)
 {
 	struct migrate_result *x = calloc(1, sizeof(*x));
-	struct ml_err e = { 0 };
+	struct ml_err e = { 0 }, ignored = { 0 };
 	pid_t target = 0;
 	bool dumped, own;
 	int r;
@@ -266,19 +266,12 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o,
 		rpc_fail(out, RPC_FAILED_PRECONDITION, "Migrate: %s", e.msg);
 		goto out;
 	}
-	if (o->pid) {
-		/* the request's tree: the agent's target only when it is that one */
-		struct ml_err ignored = { 0 };
-
-		if (agent_target(a, &target, &ignored))
-			target = 0;
-		r = kill(o->pid, 0) && errno == ESRCH
-			    ? ml_err_set(&e, ESRCH, "no process %d (the request's %s)", (int)o->pid,
-					 cm ? "container's init" : "pid")
-			    : 0;
-	} else {
+	if (!o->pid) {
 		r = agent_target(a, &o->pid, &e);
 		target = o->pid;
+	} else if (agent_target(a, &target, &ignored)) {
+		/* the request's tree: the agent's target only when it is that one */
+		target = 0;
 	}
 	own = target == o->pid;
 	if (!r)
@@ -359,7 +352,7 @@ static bool find_container(struct agent *a, const char *name, struct mig_call *c
 	o->pid = call->cm->ctr.pid;
 	o->extra_args = call->extra.v;
 	o->restore_args = call->cm->restore;
-	o->settle_dir = call->cm->settle[0] ? call->cm->settle : NULL;
+	o->settle_dirs = call->cm->settle_v;
 	return true;
 }
 
@@ -391,6 +384,13 @@ void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 	if (!check_request(q, &o, out))
 		goto out;
 	o.pid = q->pid;
+	if (q->pid && kill(q->pid, 0) && errno == ESRCH) {
+		rpc_fail(out, RPC_NOT_FOUND,
+			 "Migrate: no process %d (the request's pid); give a running process's "
+			 "pid, or none for the agent's target",
+			 q->pid);
+		goto out;
+	}
 	/* before the lock: podman may take a while to answer */
 	if (q->container[0] && !find_container(a, q->container, &call, &o, out))
 		goto out;

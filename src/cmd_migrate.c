@@ -489,7 +489,7 @@ static int run_source(struct mig_cli *c)
 		.restore_args = c->container ? c->cm.restore : NULL,
 		.end_precopy = &c->end_precopy,
 		.tcp = c->tcp,
-		.settle_dir = c->cm.settle[0] ? c->cm.settle : NULL,
+		.settle_dirs = c->container ? c->cm.settle_v : NULL,
 		.on_round = print_round,
 		.pause = wait_signal,
 		.arg = c,

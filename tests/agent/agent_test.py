@@ -1323,6 +1323,8 @@ def test_migrate_container_errors():
     unknown = "memlens-no-such-container-%d" % os.getpid()
     bad = [(dict(ok, container="c1", pid=mw.pid), inval, ["container or pid, not both"]),
            (dict(ok, pid=-4), inval, ["pid must be"]),
+           (dict(ok, pid=4194304 + 1), grpc.StatusCode.NOT_FOUND,
+            ["no process 4194305 (the request's pid)", "none for the agent's target"]),
            (dict(ok, container="-c1"), inval, ["container must be", "starts with '-'"]),
            (dict(ok, container="c 1"), inval, ["container must be", "space"]),
            (dict(ok, container="/etc/c1"), inval, ["under /sys/fs/cgroup"]),
