@@ -1381,6 +1381,41 @@ def test_migrate_container_errors():
     ch.close()
 
 
+def test_migrate_pid():
+    """Migrate with the request's pid: that process tree is migrated (to a
+    directory on this machine), not the agent's target, which goes on
+    being profiled; the restored tree verifies its own memory."""
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU (set MEMLENS_CRIU or run scripts/ensure-criu.sh)")
+    target, lo, hi = memwrite(4)
+    mw, out = migwork(["-H", "4", "-k", "4", "-I", "8", "-C", "2", "-t", "2"])
+    threading.Thread(target=mw.wait, daemon=True).start()
+    sock = sock_path("migpid")
+    start_agent(["--pid", str(target.pid), "--criu", criu, "--images-root",
+                 os.path.join(TMP, "images-migpid"), "--criu-timeout", "300"], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
+    r = st.Migrate(pb.MigrateRequest(pid=mw.pid, images_dir="src", destination_dir="dest",
+                                     max_rounds=2, threshold_mib=1, round_seconds=1,
+                                     interval_ms=300, timeout_ms=300000), timeout=1200)
+    print("# migrate pid %d: %d round(s), total %d bytes, downtime %d ms" %
+          (mw.pid, len(r.rounds), r.total_bytes, r.downtime_ms))
+    check(r.success and r.pid == mw.pid and r.restored_pid == mw.pid and not r.container_id,
+          "reply: %s" % r)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.profiling and s.pid == target.pid and s.target_pid == target.pid,
+          "the agent's target after another tree's migration: %s" % s)
+    wait_hot(st, lo, hi)
+    os.kill(r.restored_pid, signal.SIGTERM)
+    wait_until("the restored tree to finish", lambda: gone(r.restored_pid))
+    text = open(out).read()
+    check("migwork: correct" in text, "restored tree: %s" % text[-300:])
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    target_untouched(target.pid)
+    ch.close()
+
+
 def test_checkpoint_tree_pids():
     """PreCheckpoint of a process tree (forktree: a root and two children,
     each writing its own private pages and one shared mapping): every
@@ -1816,7 +1851,7 @@ def main():
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,
               test_checkpoint_without_criu, test_checkpoint_with_criu, test_checkpoint_chain,
               test_migrate_validation, test_migrate_container_errors, test_migrate,
-              test_checkpoint_tree_pids,
+              test_migrate_pid, test_checkpoint_tree_pids,
               test_checkpoint_session_zero_target,
               test_dump_call_timeout, test_criu_opt, test_tcp_policy,
               test_sigterm_during_checkpoint,
