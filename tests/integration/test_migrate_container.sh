@@ -118,7 +118,7 @@ else
 	"$MEMLENS" agent --socket "$agent_sock" --comm memlens-none --criu "$CRIU" \
 		--images-root "$tmp/agent-images" 2>"$tmp/agent.err" &
 	agent_pid=$!
-	t_at_exit 'podman rm -f -t 0 $ctr >/dev/null 2>&1; [ -n "$restored" ] && kill -KILL $restored 2>/dev/null; kill $agent_pid 2>/dev/null'
+	t_at_exit 'kill $agent_pid 2>/dev/null'
 	t_wait 30 test -S "$agent_sock" || notok $A "the agent did not start: $(tail -n 3 "$tmp/agent.err")"
 	agent container=nosuch$$ images_dir=src destination_dir=dest >"$tmp/a-nosuch.json"
 	[ "$(jget "$tmp/a-nosuch.json" 'j["code"] == "NOT_FOUND" and "no container '"'nosuch$$'"'" in j["error"] and "podman ps" in j["error"]')" = True ] &&
