@@ -82,7 +82,7 @@ while True:
     if r != b"%d line %d\n" % (n, n):
         print("wrong %d: %r" % (n, r), flush=True)
         sys.exit(1)
-    print("reply %d ok" % n, flush=True)
+    print("reply %d ok %.3f" % (n, time.monotonic()), flush=True)
     time.sleep(0.2)
 EOF
 # the server in A, in its own session; the client in C
@@ -94,7 +94,7 @@ cp=$!
 pids+=("$cp")
 wait_for_line "$tmp/client.out" '^reply 5 ok' 30 || { notok $T "the client is not served: $(tail -n 3 "$tmp/client.out")"; exit 0; }
 echo "# server pid $sp in $ns_a at $SVC:$PORT, client in $ns_c: $(head -n 1 "$tmp/client.out")"
-last() { sed -n 's/^reply \([0-9]*\) ok$/\1/p' "$tmp/client.out" | tail -n 1; }
+last() { sed -n 's/^reply \([0-9]*\) ok.*/\1/p' "$tmp/client.out" | tail -n 1; }
 
 "${in_b[@]}" "$MEMLENS" migrate --receive --listen 10.217.0.2:7417 --criu "$criu" \
 	-D "$tmp/dest" >"$tmp/recv.out" 2>&1 &
@@ -135,7 +135,7 @@ wait_for_line "$tmp/client.out" "^reply $((n0 + 10)) ok" 120 ||
 grep -qE '^(wrong|failed)' "$tmp/client.out" && bad+=" $(grep -E '^(wrong|failed)' "$tmp/client.out")"
 kill -0 $cp 2>/dev/null || bad+=" the client ended"
 "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print("# migrate --tcp established: %s; total %d bytes, downtime %d ms (final dump %d ms, restore %d ms)" % (", ".join("%s %d pages" % (r["kind"], r["pages"]) for r in j["rounds"]), j["total_bytes"], j["downtime_ms"], j["final_dump_ms"], j["restore_ms"]))' "$tmp/mig.json"
-echo "# the client: reply $n0 before the switch, $(last) now, one connection ($(head -n 1 "$tmp/client.out"))"
+echo "# the client: reply $n0 before the switch, $(last) now, one connection ($(head -n 1 "$tmp/client.out")); longest wait for a reply $(awk '$1 == "reply" {if (t) {d = $4 - t; if (d > m) m = d}; t = $4} END {printf "%.1f", m}' "$tmp/client.out") s (sent every 0.2 s)"
 kill -KILL "$new" "$cp" 2>/dev/null
 [ -z "$bad" ] && ok $T || notok $T "$bad"
 exit 0
