@@ -319,11 +319,17 @@ int container_migrate_find(const char *arg, struct container_migrate *m, struct 
 	 * CRIU's restore recreates them ("Can't move into .../cgroup.procs"):
 	 * the restore waits until they have gone (a runc container's stay
 	 * until `runc delete`: no wait); only the cgroups of the container's
-	 * own (its ID in the name) go away, in any order (every v1 hierarchy)
+	 * own (its ID in the name) go away, in any order (every v1 hierarchy).
+	 * A container found by its cgroup is podman's when the cgroup is named
+	 * as podman names them (libpod-ID, libpod-ID.scope).
 	 */
-	if (!strncmp(c->runtime, "podman", 6)) {
-		size_t n = container_cgroup_dirs(c->pid, c->id, m->settle, CONTAINER_CGROUPS_MAX);
+	if (!strncmp(c->runtime, "podman", 6) || !strcmp(c->runtime, "cgroup")) {
+		char libpod[160];
+		size_t n;
 
+		snprintf(libpod, sizeof(libpod), "libpod-%s", c->id);
+		n = container_cgroup_dirs(c->pid, strcmp(c->runtime, "cgroup") ? c->id : libpod,
+					  m->settle, CONTAINER_CGROUPS_MAX);
 		for (size_t i = 0; i < n; i++)
 			m->settle_v[i] = m->settle[i];
 	}

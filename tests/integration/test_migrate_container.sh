@@ -150,6 +150,34 @@ else
 			[ -z "$bad" ] && ok $A || notok $A "$bad"
 		fi
 	fi
+	# by its cgroup directory (relative to /sys/fs/cgroup, as a client gives it)
+	[ -n "$restored" ] && kill -KILL $restored 2>/dev/null
+	restored=
+	bad=
+	if [ -z "$cgdir" ]; then
+		skip ${A}_cgroup "the container's cgroup is not under /sys/fs/cgroup here"
+	elif ! start_redis; then
+		notok ${A}_cgroup "podman run: $(tail -n 3 "$tmp/run.out")"
+	else
+		init=$(podman inspect $ctr --format '{{.State.Pid}}')
+		cg=$(awk -F: '$1 == "0" {print $3}' /proc/$init/cgroup)
+		rel=${cgdir#/sys/fs/cgroup/}
+		rel=${rel%%/*}$cg
+		[ "$rel" = "${rel#/}" ] || rel=${rel#/}
+		rcli DEBUG POPULATE 2000 key 128 >/dev/null
+		d1=$(rcli DEBUG DIGEST)
+		agent container="$rel" images_dir=src3 destination_dir=dest3 >"$tmp/a-cg.json"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			notok ${A}_cgroup "container=$rel: $(cat "$tmp/a-cg.json")"
+		else
+			restored=$(jget "$tmp/a-cg.json" 'j["restored_pid"]')
+			[ "$(rcli DEBUG DIGEST)" = "$d1" ] || bad+=" digest"
+			[ "$(jget "$tmp/a-cg.json" 'j["pid"], j["container_runtime"], j["container_rootfs"]')" = "($init, 'cgroup', '$R')" ] ||
+				bad+=" reply: $(cat "$tmp/a-cg.json")"
+			[ -z "$bad" ] && ok ${A}_cgroup || notok ${A}_cgroup "container=$rel:$bad"
+		fi
+	fi
 fi
 
 # a stopped container: refused, nothing run
