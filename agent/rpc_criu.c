@@ -78,23 +78,39 @@ static int dirs(struct agent *a, const char *images, const char *parent, char *d
 	return 0;
 }
 
+/*
+ * The ranges left out, each with its process: every process's own hot
+ * set (@procs), or, a profiler of one process, @hot as @pid's.
+ */
 static void ckpt_response(const struct criu_result *res, const struct rangeset *hot,
-			  const char *dir, struct rpc_reply *out)
+			  const struct criu_hot_procs *procs, pid_t pid, const char *dir,
+			  struct rpc_reply *out)
 {
 	Agent__CheckpointResponse resp = AGENT__CHECKPOINT_RESPONSE__INIT;
-	Agent__HotRegionProto *regs = calloc(hot->n + 1, sizeof(*regs));
-	Agent__HotRegionProto **ptrs = calloc(hot->n + 1, sizeof(*ptrs));
+	size_t n = procs->n ? 0 : hot->n;
+	Agent__HotRegionProto *regs;
+	Agent__HotRegionProto **ptrs;
 
+	for (size_t i = 0; i < procs->n; i++)
+		n += procs->procs[i].ranges->n;
+	regs = calloc(n + 1, sizeof(*regs));
+	ptrs = calloc(n + 1, sizeof(*ptrs));
 	if (!regs || !ptrs) {
 		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < hot->n && res->exclude.nexclude; i++) {
-		agent__hot_region_proto__init(&regs[i]);
-		regs[i].start_addr = hot->r[i].start;
-		regs[i].end_addr = hot->r[i].end;
-		ptrs[i] = &regs[i];
-		resp.n_excluded++;
+	for (size_t k = 0; k < (procs->n ? procs->n : 1) && res->exclude.nexclude; k++) {
+		const struct rangeset *set = procs->n ? procs->procs[k].ranges : hot;
+
+		for (size_t i = 0; i < set->n; i++) {
+			Agent__HotRegionProto *g = &regs[resp.n_excluded];
+
+			agent__hot_region_proto__init(g);
+			g->start_addr = set->r[i].start;
+			g->end_addr = set->r[i].end;
+			g->pid = procs->n ? procs->procs[k].pid : pid;
+			ptrs[resp.n_excluded++] = g;
+		}
 	}
 	resp.excluded = ptrs;
 	resp.success = true;
@@ -124,6 +140,7 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 	enum ckpt_kind kind = req->pre_dump ? CKPT_PRE_DUMP : CKPT_DUMP;
 	struct criu_result *res = criu_begin(a, what, out);
 	struct ml_err e = { 0 };
+	struct criu_hot_procs procs = { 0 };
 	struct rangeset hot;
 	int r;
 
@@ -135,7 +152,7 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 		fail_criu(out, what, r, &e, NULL);
 		goto out;
 	}
-	r = ml_criu_checkpoint(a->session, a->prof, req, res, &hot, &e);
+	r = ml_criu_checkpoint_procs(a->session, a->prof, req, res, &hot, &procs, &e);
 	if (r == -EOPNOTSUPP && req->pre_dump && !a->caps.mem_dirty_track)
 		/* say it in the requests' words: the client has no command line */
 		ml_err_set(&e, EOPNOTSUPP,
@@ -154,8 +171,9 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 		a->prof = NULL;
 		metrics_profiling(false, 0);
 	}
-	ckpt_response(res, &hot, req->images_dir, out);
+	ckpt_response(res, &hot, &procs, req->pid, req->images_dir, out);
 out:
+	ml_criu_hot_procs_free(&procs);
 	ml_rangeset_free(&hot);
 	free(res);
 }

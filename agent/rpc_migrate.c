@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include <grpc/support/time.h>
 
+#include "container_find.h"
 #include "migrate_run.h"
 #include "migrate_wire.h"
 #include "rpc_handlers.h"
@@ -29,6 +31,8 @@
 
 struct mig_call {
 	uint64_t deadline_ns; /* the call's deadline (gRPC's monotonic clock), 0: none */
+	struct container_migrate *cm; /* the request's container, or NULL */
+	struct criu_cli_opts extra; /* the agent's --criu-opt, and what a container needs */
 };
 
 static uint64_t grpc_now_ns(void)
@@ -53,6 +57,31 @@ static void count_round(const struct migrate_round *r, void *arg)
 {
 	(void)arg;
 	metrics_checkpoint(r->pre_dump ? CKPT_PRE_DUMP : CKPT_DUMP, true, r->duration_ms);
+}
+
+/*
+ * Why the request's container is no name, ID or cgroup directory, or NULL:
+ * it goes to podman, runc and crun as an argument, and a path is read.
+ */
+static const char *container_arg_bad(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n >= PATH_MAX - 32)
+		return "too long";
+	if (s[0] == '-')
+		return "it starts with '-'";
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f)
+			return "it has a space, a control or a non-ASCII character";
+	if (!strchr(s, '/'))
+		return NULL;
+	if (s[0] == '/' && strncmp(s, "/sys/fs/cgroup/", 15))
+		return "a cgroup directory is under /sys/fs/cgroup";
+	if (!strcmp(s, "..") || !strncmp(s, "../", 3) || strstr(s, "/../") ||
+	    (n >= 3 && !strcmp(s + n - 3, "/..")))
+		return "a cgroup directory has no '..'";
+	return NULL;
 }
 
 /* The request's numbers, defaults for zeros; false (answered) when out of range. */
@@ -88,6 +117,28 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 			out, RPC_INVALID_ARGUMENT,
 			"Migrate: timeout_ms must be at most %u (0: the agent's default), not %u",
 			MAX_TIMEOUT_MS, q->timeout_ms);
+	if (q->container[0] && q->pid)
+		return !rpc_fail(out, RPC_INVALID_ARGUMENT,
+				 "Migrate: give container or pid, not both (neither: the "
+				 "agent's target)");
+	if (q->pid < 0)
+		return !rpc_fail(
+			out, RPC_INVALID_ARGUMENT,
+			"Migrate: pid must be a process id (0: the agent's target), not %d",
+			q->pid);
+	if (q->container[0] && q->postcopy)
+		return !rpc_fail(out, RPC_INVALID_ARGUMENT,
+				 "Migrate: postcopy is not for a container (its restore needs "
+				 "the pages at once)");
+	if (q->container[0]) {
+		const char *why = container_arg_bad(q->container);
+
+		if (why)
+			return !rpc_fail(out, RPC_INVALID_ARGUMENT,
+					 "Migrate: container must be a container's name or ID, "
+					 "or its cgroup directory; '%.200s' is not: %s",
+					 q->container, why);
+	}
 	if (q->destination[0]) {
 		char host[256];
 		int port;
@@ -109,7 +160,8 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 }
 
 static void migrate_response(const struct agent *a, const struct migrate_opts *o,
-			     const struct migrate_result *x, struct rpc_reply *out)
+			     const struct container_migrate *cm, const struct migrate_result *x,
+			     struct rpc_reply *out)
 {
 	Agent__MigrateResponse resp = AGENT__MIGRATE_RESPONSE__INIT;
 	Agent__MigrateRound *rs = calloc((size_t)x->nr + 1, sizeof(*rs));
@@ -167,6 +219,13 @@ static void migrate_response(const struct agent *a, const struct migrate_opts *o
 		x->lazy.faults_served ? x->lazy.wait_sum_us / x->lazy.faults_served : 0;
 	resp.lazy_fault_wait_max_us = x->lazy.wait_max_us;
 	resp.last_page_ms = (int64_t)x->lazy.last_page_ms;
+	resp.pid = o->pid;
+	if (cm) {
+		resp.container_id = (char *)cm->ctr.id;
+		resp.container_name = (char *)cm->ctr.name;
+		resp.container_runtime = (char *)cm->ctr.runtime;
+		resp.container_rootfs = (char *)cm->ctr.rootfs;
+	}
 	rpc_pack(out, &resp.base);
 out:
 	free(rs);
@@ -187,13 +246,15 @@ static int status_for(int r, bool dumped)
 	return rpc_code_for_errno(r);
 }
 
-/* Under the write lock. */
-static void migrate_locked(struct agent *a, struct migrate_opts *o, const char *dest_dir,
+/* Under the write lock. @o->pid: the request's tree, 0: the agent's target. */
+static void migrate_locked(struct agent *a, struct migrate_opts *o,
+			   const struct container_migrate *cm, const char *dest_dir,
 			   struct rpc_reply *out)
 {
 	struct migrate_result *x = calloc(1, sizeof(*x));
-	struct ml_err e = { 0 };
-	bool dumped;
+	struct ml_err e = { 0 }, ignored = { 0 };
+	pid_t target = 0;
+	bool dumped, own;
 	int r;
 
 	if (!x) {
@@ -205,7 +266,14 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o, const char *
 		rpc_fail(out, RPC_FAILED_PRECONDITION, "Migrate: %s", e.msg);
 		goto out;
 	}
-	r = agent_target(a, &o->pid, &e);
+	if (!o->pid) {
+		r = agent_target(a, &o->pid, &e);
+		target = o->pid;
+	} else if (agent_target(a, &target, &ignored)) {
+		/* the request's tree: the agent's target only when it is that one */
+		target = 0;
+	}
+	own = target == o->pid;
 	if (!r)
 		r = ml_criu_dump_target_check(o->pid, &e);
 	if (r) {
@@ -214,12 +282,15 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o, const char *
 		goto out;
 	}
 	o->caps = &a->caps;
-	o->prof = a->prof && ml_profiler_running(a->prof) ? a->prof : NULL;
+	/* the agent's profiler decides what is hot when it profiles this tree */
+	o->prof = a->prof && ml_profiler_running(a->prof) && ml_profiler_pid(a->prof) == o->pid
+			  ? a->prof
+			  : NULL;
 	r = migrate_run(o, x);
 	dumped = x->nr && !x->r[x->nr - 1].pre_dump;
 	if (dumped || !r) {
 		a->checkpoints += x->nr;
-		if (a->prof) {
+		if (a->prof && own) {
 			/* its target is frozen in the images, or gone */
 			ml_profiler_close(a->prof);
 			a->prof = NULL;
@@ -236,12 +307,53 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o, const char *
 			 "Migrate: %s; the process tree is still running at the source",
 			 x->error[0] ? x->error : strerror(-r));
 	else {
-		/* restored on this machine: the agent's next target */
-		a->restored_pid = dest_dir ? x->restored : 0;
-		migrate_response(a, o, x, out);
+		/* the agent's target restored on this machine: its next target */
+		if (own)
+			a->restored_pid = dest_dir ? x->restored : 0;
+		migrate_response(a, o, cm, x, out);
 	}
 out:
 	free(x);
+}
+
+/*
+ * The request's container: what CRIU needs for it on top of the agent's
+ * options, as `memlens migrate --container` has it. false: answered.
+ */
+static bool find_container(struct agent *a, const char *name, struct mig_call *call,
+			   struct migrate_opts *o, struct rpc_reply *out)
+{
+	struct ml_err e = { 0 };
+	char why[256];
+	int r;
+
+	call->cm = calloc(1, sizeof(*call->cm));
+	if (!call->cm)
+		return !rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+	r = container_migrate_find(name, call->cm, &e);
+	if (r == -ENOENT)
+		return !rpc_fail(out, RPC_NOT_FOUND,
+				 "Migrate: container: %s; give the name or ID of a running "
+				 "container (`podman ps`, `runc list`) or its cgroup directory",
+				 e.msg);
+	if (r == -ESRCH || r == -EINVAL)
+		return !rpc_fail(out, RPC_FAILED_PRECONDITION, "Migrate: container: %s; %s", e.msg,
+				 r == -ESRCH ? "start it first"
+					     : "give the cgroup of one container (its init and "
+					       "what that started)");
+	if (r)
+		return !rpc_fail(out, rpc_code_for_errno(r), "Migrate: container '%s': %s", name,
+				 e.msg);
+	call->extra = a->cfg.criu_opts;
+	if (criu_cli_opt_fn(&call->extra, CONTAINER_DUMP_OPT, why, sizeof(why)))
+		return !rpc_fail(out, RPC_FAILED_PRECONDITION,
+				 "Migrate: container: the agent's --criu-opt and %s: %s",
+				 CONTAINER_DUMP_OPT, why);
+	o->pid = call->cm->ctr.pid;
+	o->extra_args = call->extra.v;
+	o->restore_args = call->cm->restore;
+	o->settle_dirs = call->cm->settle_v;
+	return true;
 }
 
 void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
@@ -271,6 +383,17 @@ void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 
 	if (!check_request(q, &o, out))
 		goto out;
+	o.pid = q->pid;
+	if (q->pid && kill(q->pid, 0) && errno == ESRCH) {
+		rpc_fail(out, RPC_NOT_FOUND,
+			 "Migrate: no process %d (the request's pid); give a running process's "
+			 "pid, or none for the agent's target",
+			 q->pid);
+		goto out;
+	}
+	/* before the lock: podman may take a while to answer */
+	if (q->container[0] && !find_container(a, q->container, &call, &o, out))
+		goto out;
 	if (agent_images_path(a, q->images_dir, dir, sizeof(dir), &e)) {
 		rpc_fail(out, RPC_INVALID_ARGUMENT, "Migrate: %s", e.msg);
 		goto out;
@@ -292,8 +415,9 @@ void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 	}
 	o.to = q->destination_dir[0] ? dest : q->destination;
 	pthread_rwlock_wrlock(&a->lock);
-	migrate_locked(a, &o, q->destination_dir[0] ? dest : NULL, out);
+	migrate_locked(a, &o, call.cm, q->destination_dir[0] ? dest : NULL, out);
 	pthread_rwlock_unlock(&a->lock);
 out:
+	free(call.cm);
 	agent__migrate_request__free_unpacked(q, NULL);
 }

@@ -254,23 +254,84 @@ int container_find(const char *arg, struct ml_container *c, struct ml_err *err)
 	return 0;
 }
 
-void container_cgroup_dir(pid_t pid, char *dir, size_t len)
+static void add_dir(char (*dirs)[PATH_MAX], size_t max, size_t *n, const char *root,
+		    const char *sub, const char *path)
+{
+	if (*n == max)
+		return;
+	snprintf(dirs[*n], PATH_MAX, "%s%s%.*s%s", root, sub[0] ? "/" : "", PATH_MAX / 2, sub,
+		 path);
+	if (access(dirs[*n], F_OK) == 0)
+		(*n)++;
+}
+
+size_t container_cgroup_dirs(pid_t pid, const char *id, char (*dirs)[PATH_MAX], size_t max)
 {
 	char path[64], line[PATH_MAX];
+	size_t n = 0;
 	FILE *f;
 
-	dir[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "0::/", 4)) {
-			line[strcspn(line, "\n")] = '\0';
-			/* the root cgroup itself is never removed */
-			if (line[4])
-				snprintf(dir, len, "/sys/fs/cgroup%s", line + 3);
-			break;
+		return 0;
+	/* "ID:CONTROLLERS:PATH", "0::PATH" for cgroup v2 */
+	while (fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *p = ctl ? strchr(ctl + 1, ':') : NULL;
+
+		line[strcspn(line, "\n")] = '\0';
+		/* the root cgroup and the parents are never removed */
+		if (!p || p[1] != '/' || !p[2] || !id[0] || !strstr(p + 1, id))
+			continue;
+		*p = '\0';
+		ctl++;
+		if (!*ctl) {
+			size_t k = n;
+
+			add_dir(dirs, max, &n, "/sys/fs/cgroup", "", p + 1);
+			if (n == k)
+				add_dir(dirs, max, &n, "/sys/fs/cgroup/unified", "", p + 1);
+		} else {
+			/* a named hierarchy is mounted as its name (name=systemd: systemd) */
+			add_dir(dirs, max, &n, "/sys/fs/cgroup",
+				strncmp(ctl, "name=", 5) ? ctl : ctl + 5, p + 1);
 		}
+	}
 	fclose(f);
+	return n;
+}
+
+int container_migrate_find(const char *arg, struct container_migrate *m, struct ml_err *err)
+{
+	struct ml_container *c = &m->ctr;
+	int r;
+
+	memset(m, 0, sizeof(*m));
+	r = container_find(arg, c, err);
+	if (r)
+		return r;
+	snprintf(m->root_arg, sizeof(m->root_arg), "--root=%s", c->rootfs);
+	m->restore[0] = m->root_arg;
+	m->restore[1] = CONTAINER_DUMP_OPT;
+	m->restore[2] = NULL;
+	/*
+	 * podman's clean-up of the exited container removes its cgroups while
+	 * CRIU's restore recreates them ("Can't move into .../cgroup.procs"):
+	 * the restore waits until they have gone (a runc container's stay
+	 * until `runc delete`: no wait); only the cgroups of the container's
+	 * own (its ID in the name) go away, in any order (every v1 hierarchy).
+	 * A container found by its cgroup is podman's when the cgroup is named
+	 * as podman names them (libpod-ID, libpod-ID.scope).
+	 */
+	if (!strncmp(c->runtime, "podman", 6) || !strcmp(c->runtime, "cgroup")) {
+		char libpod[160];
+		size_t n;
+
+		snprintf(libpod, sizeof(libpod), "libpod-%s", c->id);
+		n = container_cgroup_dirs(c->pid, strcmp(c->runtime, "cgroup") ? c->id : libpod,
+					  m->settle, CONTAINER_CGROUPS_MAX);
+		for (size_t i = 0; i < n; i++)
+			m->settle_v[i] = m->settle[i];
+	}
+	return 0;
 }

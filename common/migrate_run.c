@@ -291,11 +291,15 @@ static void wait_pid_free(struct mig *m, pid_t pid)
 }
 
 /* @dir gone (or MIGRATE_SETTLE_MS passed): the runtime is done with its exited container. */
-static void wait_dir_gone(struct mig *m, const char *dir)
+static void wait_dirs_gone(struct mig *m, const char *const *dirs)
 {
-	for (int i = 0; dir && i < MIGRATE_SETTLE_MS / 10 && access(dir, F_OK) == 0; i++)
-		if (mig_pause_ms(m, 10))
-			return;
+	int i = 0;
+
+	/* MIGRATE_SETTLE_MS for all of them */
+	for (size_t k = 0; dirs && dirs[k]; k++)
+		for (; i < MIGRATE_SETTLE_MS / 10 && access(dirs[k], F_OK) == 0; i++)
+			if (mig_pause_ms(m, 10))
+				return;
 }
 
 static int final_round(struct mig *m, int k)
@@ -316,7 +320,7 @@ static int final_round(struct mig *m, int k)
 	/* the same PID namespace at the destination (this machine, a
 	 * container or network namespace of it) needs the pid free again */
 	wait_pid_free(m, m->o->pid);
-	wait_dir_gone(m, m->o->settle_dir);
+	wait_dirs_gone(m, m->o->settle_dirs);
 	ret = wire_send(&m->w, "RESTORE %d %d", k, m->o->shell_job);
 	if (!ret)
 		ret = wire_recv(&m->w, ans, sizeof(ans));

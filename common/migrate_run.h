@@ -79,12 +79,12 @@ struct migrate_opts {
 	const volatile bool *end_precopy;
 	enum criu_tcp tcp; /* established TCP connections: dump and restore */
 	/*
-	 * a directory the tree's owner removes once the final dump has ended
-	 * the tree (a podman container's cgroup, which podman's clean-up takes
-	 * away while CRIU recreates it): the restore waits up to
-	 * MIGRATE_SETTLE_MS for it to go; NULL: nothing to wait for
+	 * directories the tree's owner removes once the final dump has ended
+	 * the tree (a podman container's cgroups, which podman's clean-up
+	 * takes away while CRIU recreates them): the restore waits up to
+	 * MIGRATE_SETTLE_MS for them to go; NULL-terminated, or NULL
 	 */
-	const char *settle_dir;
+	const char *const *settle_dirs;
 	/* after each round; NULL: nothing */
 	void (*on_round)(const struct migrate_round *r, void *arg);
 	/* wait up to @ms; nonzero (a negative errno): give up; NULL: usleep */

@@ -67,10 +67,7 @@ static const char footer[] =
 struct mig_cli {
 	pid_t pid;
 	const char *container; /* --container: the name given */
-	struct ml_container ctr; /* what it resolved to */
-	const char *ctr_dump[4], *ctr_restore[4]; /* the CRIU options it needs */
-	char ctr_root[PATH_MAX + 16];
-	char ctr_cgroup[PATH_MAX]; /* podman's container: its cgroup, or "" */
+	struct container_migrate cm; /* what it resolved to, what CRIU needs for it */
 	volatile bool end_precopy; /* SIGUSR1 */
 	const char *to, *dir, *listen, *criu;
 	struct criu_cli_opts extra;
@@ -331,7 +328,7 @@ static void print_json(const struct mig_run *m, int rc)
 	struct jw w;
 
 	if (m->c->container) {
-		const struct ml_container *k = &m->c->ctr;
+		const struct ml_container *k = &m->c->cm.ctr;
 
 		rec.container = (struct migrate_container_rec){ .id = k->id,
 								.name = k->name,
@@ -474,10 +471,10 @@ static int run_source(struct mig_cli *c)
 		.shell_job = c->shell_job,
 		.postcopy = c->postcopy,
 		.extra_args = c->extra.n ? c->extra.v : NULL,
-		.restore_args = c->container ? c->ctr_restore : NULL,
+		.restore_args = c->container ? c->cm.restore : NULL,
 		.end_precopy = &c->end_precopy,
 		.tcp = c->tcp,
-		.settle_dir = c->ctr_cgroup[0] ? c->ctr_cgroup : NULL,
+		.settle_dirs = c->container ? c->cm.settle_v : NULL,
 		.on_round = print_round,
 		.pause = wait_signal,
 		.arg = c,
@@ -501,8 +498,9 @@ static int run_source(struct mig_cli *c)
 		if (c->container)
 			printf("container %s (%s, %s): init pid %d, root filesystem %s, %zu bind "
 			       "mount(s)\n",
-			       c->ctr.name[0] ? c->ctr.name : c->ctr.id, c->ctr.id, c->ctr.runtime,
-			       (int)c->ctr.pid, c->ctr.rootfs, c->ctr.nmounts);
+			       c->cm.ctr.name[0] ? c->cm.ctr.name : c->cm.ctr.id, c->cm.ctr.id,
+			       c->cm.ctr.runtime, (int)c->cm.ctr.pid, c->cm.ctr.rootfs,
+			       c->cm.ctr.nmounts);
 		printf("migrating pid %d to %s (CRIU %s; source images in %s)\n", (int)c->pid,
 		       c->to, m->caps.version, m->work);
 		if (!x->precopy)
@@ -530,40 +528,19 @@ static int run_source(struct mig_cli *c)
 	return rc;
 }
 
-/*
- * --container: its init is the tree's root; CRIU is told what a container
- * needs on top of what it is given (--criu-opt): the mounts bound from
- * outside as external, and at the restore its root filesystem. Its cgroups
- * go as CRIU's default has them (soft): recreated at the restore, before
- * the cgroup mounts that name them (the runtime removes them meanwhile).
- */
+/* --container: its init is the tree's root (container_migrate_find()). */
 static int find_container(struct mig_cli *c)
 {
 	struct ml_err err = { 0 };
-	int r = container_find(c->container, &c->ctr, &err);
+	int r = container_migrate_find(c->container, &c->cm, &err);
 
 	if (r) {
 		cli_error("migrate", "%s", err.msg);
 		return r == -ESRCH || r == -ENOENT ? EXIT_NOTARGET : EXIT_FAIL;
 	}
-	c->pid = c->ctr.pid;
-	snprintf(c->ctr_root, sizeof(c->ctr_root), "--root=%s", c->ctr.rootfs);
-	c->ctr_restore[0] = c->ctr_root;
-	c->ctr_restore[1] = "--external=mnt[]";
-	c->ctr_restore[2] = NULL;
-	if (criu_cli_add_opt("migrate", &c->extra, "--external=mnt[]"))
+	c->pid = c->cm.ctr.pid;
+	if (criu_cli_add_opt("migrate", &c->extra, CONTAINER_DUMP_OPT))
 		return EXIT_USAGE;
-	/*
-	 * podman's clean-up of the exited container removes its cgroup while
-	 * CRIU's restore recreates it ("Can't move into .../cgroup.procs"):
-	 * the restore waits until it has gone (a runc container's stays until
-	 * `runc delete`: no wait)
-	 */
-	if (!strncmp(c->ctr.runtime, "podman", 6))
-		container_cgroup_dir(c->ctr.pid, c->ctr_cgroup, sizeof(c->ctr_cgroup));
-	/* only a cgroup of the container's own (its ID in the name) goes away */
-	if (!c->ctr.id[0] || !strstr(c->ctr_cgroup, c->ctr.id))
-		c->ctr_cgroup[0] = '\0';
 	return 0;
 }
 

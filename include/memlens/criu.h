@@ -604,6 +604,19 @@ void ml_criu_session_reset(struct criu_session *s);
 int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
 		       struct criu_result *res, struct rangeset *hot, struct ml_err *err);
 
+struct criu_hot_procs;
+
+/*
+ * ml_criu_checkpoint(), and which process each range of the hot set is
+ * from: @procs (not NULL) receives each process's own hot set, as
+ * ml_criu_hot_procs() (free it with ml_criu_hot_procs_free()); none when
+ * the profiler follows one process: the hot set is then @req->pid's.
+ */
+int ml_criu_checkpoint_procs(struct criu_session *s, struct profiler *p,
+			     const struct criu_dump_req *req, struct criu_result *res,
+			     struct rangeset *hot, struct criu_hot_procs *procs,
+			     struct ml_err *err);
+
 /*
  * The profiler's latest hot set as a range set: the hot ranges inside the
  * VMAs (page granularity) when @pages, else the hot VMAs whole.

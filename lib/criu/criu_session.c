@@ -208,7 +208,8 @@ static void reinit_profiler(struct profiler *p, const struct criu_dump_req *req,
 
 static int run_checkpoint(struct criu_session *s, struct profiler *p,
 			  const struct criu_dump_req *req, struct criu_result *res,
-			  struct rangeset *hot, struct ml_err *err)
+			  struct rangeset *hot, struct criu_hot_procs *procs_out,
+			  struct ml_err *err)
 {
 	struct criu_dump_req r = *req;
 	struct criu_hot_procs procs = { 0 };
@@ -239,12 +240,23 @@ static int run_checkpoint(struct criu_session *s, struct profiler *p,
 	else if (!ret && ml_rangeset_copy(&s->prev, hot))
 		ret = ml_err_set(err, ENOMEM, "out of memory");
 out:
+	if (procs_out && !ret) {
+		*procs_out = procs;
+		return 0;
+	}
 	ml_criu_hot_procs_free(&procs);
 	return ret;
 }
 
 int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
 		       struct criu_result *res, struct rangeset *hot, struct ml_err *err)
+{
+	return ml_criu_checkpoint_procs(s, p, req, res, hot, NULL, err);
+}
+
+int ml_criu_checkpoint_procs(struct criu_session *s, struct profiler *p,
+			     const struct criu_dump_req *req, struct criu_result *res,
+			     struct rangeset *hot, struct criu_hot_procs *procs, struct ml_err *err)
 {
 	struct rangeset local;
 	int ret;
@@ -256,7 +268,9 @@ int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct 
 	res->pages_lazy = -1;
 	ml_rangeset_init(&local);
 	pthread_mutex_lock(&s->lock);
-	ret = run_checkpoint(s, p, req, res, hot ? hot : &local, err);
+	if (procs)
+		memset(procs, 0, sizeof(*procs));
+	ret = run_checkpoint(s, p, req, res, hot ? hot : &local, procs, err);
 	pthread_mutex_unlock(&s->lock);
 	ml_rangeset_free(&local);
 	return ret;

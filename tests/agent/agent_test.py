@@ -1307,6 +1307,174 @@ def test_migrate_validation():
     ch.close()
 
 
+def test_migrate_container_errors():
+    """Migrate of a container (the request's container, as `memlens migrate
+    --container`): given with pid, malformed, unknown, an empty cgroup or a
+    cgroup of two trees, it is refused before anything runs, with a status
+    that names what failed and says what to do; the agent's target runs on
+    untouched."""
+    mw, lo, hi = memwrite(4)
+    sock = sock_path("migctr")
+    images = os.path.join(TMP, "images-migctr")
+    start_agent(["--pid", str(mw.pid), "--images-root", images], sock)
+    ch, st = unix(sock)
+    ok = dict(images_dir="src", destination_dir="dst")
+    inval = grpc.StatusCode.INVALID_ARGUMENT
+    unknown = "memlens-no-such-container-%d" % os.getpid()
+    bad = [(dict(ok, container="c1", pid=mw.pid), inval, ["container or pid, not both"]),
+           (dict(ok, pid=-4), inval, ["pid must be"]),
+           (dict(ok, pid=4194304 + 1), grpc.StatusCode.NOT_FOUND,
+            ["no process 4194305 (the request's pid)", "none for the agent's target"]),
+           (dict(ok, container="-c1"), inval, ["container must be", "starts with '-'"]),
+           (dict(ok, container="c 1"), inval, ["container must be", "space"]),
+           (dict(ok, container="/etc/c1"), inval, ["under /sys/fs/cgroup"]),
+           (dict(ok, container="a/../../../etc"), inval, ["'..'"]),
+           (dict(ok, container="c1", postcopy=True), inval, ["postcopy is not for a container"]),
+           (dict(ok, container=unknown), grpc.StatusCode.NOT_FOUND,
+            ["no container '%s'" % unknown, "podman ps", "cgroup directory"]),
+           (dict(ok, container="memlens.slice/" + unknown), grpc.StatusCode.NOT_FOUND,
+            ["no container 'memlens.slice/%s'" % unknown, "cgroup directory"])]
+    # a cgroup directory: empty, then with two trees (not one container)
+    cg = None
+    for root in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup/pids", "/sys/fs/cgroup"):
+        d = os.path.join(root, "memlens-agent-test-%d" % os.getpid())
+        try:
+            os.mkdir(d)
+        except OSError:
+            continue
+        if os.path.exists(os.path.join(d, "cgroup.procs")):
+            cg = d
+            break
+        os.rmdir(d)
+    sleepers = []
+    try:
+        if cg:
+            expect = expect_code(st.Migrate, grpc.StatusCode.FAILED_PRECONDITION,
+                                 pb.MigrateRequest(container=cg, **ok))
+            check("no process" in expect and "start it first" in expect, expect)
+            for _ in range(2):
+                sleepers.append(spawn(["sleep", "600"]))
+                with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+                    f.write(str(sleepers[-1].pid))
+            bad.append((dict(ok, container=cg), grpc.StatusCode.FAILED_PRECONDITION,
+                        ["2 trees, not one container", "give the cgroup of one container"]))
+        else:
+            print("# no cgroup could be made here: the cgroup directory cases are left out")
+        for kw, code, words in bad:
+            msg = expect_code(st.Migrate, code, pb.MigrateRequest(**kw))
+            check(msg.startswith("Migrate: ") and all(w in msg for w in words),
+                  "%s: the message does not say %s: %s" % (kw, words, msg))
+    finally:
+        for p in sleepers:
+            p.kill()
+            p.wait()
+        if cg:
+            for _ in range(100):
+                try:
+                    os.rmdir(cg)
+                    break
+                except OSError:
+                    time.sleep(0.05)
+    check(mw.poll() is None, "the target died")
+    check(not os.path.exists(os.path.join(images, "src")), "images were made")
+    target_untouched(mw.pid)
+    ch.close()
+
+
+def test_migrate_pid():
+    """Migrate with the request's pid: that process tree is migrated (to a
+    directory on this machine), not the agent's target, which goes on
+    being profiled; the restored tree verifies its own memory."""
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU (set MEMLENS_CRIU or run scripts/ensure-criu.sh)")
+    target, lo, hi = memwrite(4)
+    mw, out = migwork(["-H", "4", "-k", "4", "-I", "8", "-C", "2", "-t", "2"])
+    threading.Thread(target=mw.wait, daemon=True).start()
+    sock = sock_path("migpid")
+    start_agent(["--pid", str(target.pid), "--criu", criu, "--images-root",
+                 os.path.join(TMP, "images-migpid"), "--criu-timeout", "300"], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
+    r = st.Migrate(pb.MigrateRequest(pid=mw.pid, images_dir="src", destination_dir="dest",
+                                     max_rounds=2, threshold_mib=1, round_seconds=1,
+                                     interval_ms=300, timeout_ms=300000), timeout=1200)
+    print("# migrate pid %d: %d round(s), total %d bytes, downtime %d ms" %
+          (mw.pid, len(r.rounds), r.total_bytes, r.downtime_ms))
+    check(r.success and r.pid == mw.pid and r.restored_pid == mw.pid and not r.container_id,
+          "reply: %s" % r)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.profiling and s.pid == target.pid and s.target_pid == target.pid,
+          "the agent's target after another tree's migration: %s" % s)
+    wait_hot(st, lo, hi)
+    os.kill(r.restored_pid, signal.SIGTERM)
+    wait_until("the restored tree to finish", lambda: gone(r.restored_pid))
+    text = open(out).read()
+    check("migwork: correct" in text, "restored tree: %s" % text[-300:])
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    target_untouched(target.pid)
+    ch.close()
+
+
+def test_checkpoint_tree_pids():
+    """PreCheckpoint of a process tree (forktree: a root and two children,
+    each writing its own private pages and one shared mapping): every
+    excluded range names its process, each process's private buffer is
+    left out under its own pid, the shared mapping never. Pre-dumps need
+    soft-dirty (the 6.12 guest of tests/kernels)."""
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU (set MEMLENS_CRIU or run scripts/ensure-criu.sh)")
+    if subprocess.run([criu, "check", "--feature", "mem_dirty_track"], capture_output=True,
+                      timeout=60).returncode:
+        raise Skip("this kernel has no soft-dirty tracking: pre-dumps need it "
+                   "(they run in the 6.12 guest of tests/kernels)")
+    out = open(os.path.join(TMP, "forktree-ckpt.out"), "w+")
+    ft = spawn([os.path.join(WORKLOADS, "forktree"), "-c", "2", "-p", "64", "-s", "32", "-P"],
+               stdout=out, stderr=subprocess.STDOUT)
+    tree = {}
+    for _ in range(3000):
+        out.seek(0)
+        tree = {int(p): (int(a, 16), int(s, 16)) for p, a, s in re.findall(
+            r"forktree: pid (\d+) private 0x([0-9a-f]+)-\S+ shared 0x([0-9a-f]+)-", out.read())}
+        if len(tree) == 3:
+            break
+        time.sleep(0.02)
+    check(len(tree) == 3, "forktree's processes: %s" % tree)
+    sock = sock_path("treeckpt")
+    start_agent(["--pid", str(ft.pid), "--criu", criu, "--images-root",
+                 os.path.join(TMP, "images-treeckpt"), "--criu-timeout", "300"], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=300, hot_consecutive=2), timeout=10)
+
+    def all_hot():
+        h = st.GetHotRegions(pb.GetHotRegionsRequest(), timeout=5)
+        return all(any(x.pid == pid and x.start_addr <= priv < x.end_addr for x in h.hot_ranges)
+                   for pid, (priv, _) in tree.items())
+    wait_until("every process's private pages hot", all_hot, 120)
+    r = st.PreCheckpoint(pb.PreCheckpointRequest(images_dir="t1"), timeout=600)
+    for x in r.excluded:
+        print("# tree pre-dump: pid %d left out %x-%x" % (x.pid, x.start_addr, x.end_addr))
+    if r.exclude_skipped:
+        raise Skip("this CRIU leaves nothing out: %s" % r.note)
+    check(r.success and r.excluded, "nothing left out: %s" % r)
+    check(all(x.pid in tree for x in r.excluded), "a range without its process: %s" %
+          list(r.excluded))
+    # what was hot at that moment: at least one process's own buffer, under its pid
+    for pid, (priv, shared) in tree.items():
+        check(not any(x.start_addr <= shared < x.end_addr for x in r.excluded),
+              "the shared mapping was left out: %s" % list(r.excluded))
+    owners = {pid for pid, (priv, _) in tree.items()
+              if any(x.pid == pid and x.start_addr <= priv < x.end_addr for x in r.excluded)}
+    check(owners, "no process's private buffer is in the excluded list under its pid: %s" %
+          list(r.excluded))
+    print("# tree pre-dump: %d range(s) left out, the private buffers of %d of 3 processes "
+          "under their own pid" % (len(r.excluded), len(owners)))
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    ch.close()
+    os.killpg(ft.pid, signal.SIGINT)
+
+
 def test_migrate():
     """The Migrate RPC: the whole live migration in one call, the flow of
     `memlens migrate` (pre-dump rounds with the agent's hot regions left
@@ -1682,7 +1850,8 @@ def main():
               test_agent_says_its_target,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,
               test_checkpoint_without_criu, test_checkpoint_with_criu, test_checkpoint_chain,
-              test_migrate_validation, test_migrate,
+              test_migrate_validation, test_migrate_container_errors, test_migrate,
+              test_migrate_pid, test_checkpoint_tree_pids,
               test_checkpoint_session_zero_target,
               test_dump_call_timeout, test_criu_opt, test_tcp_policy,
               test_sigterm_during_checkpoint,

@@ -6,7 +6,9 @@
 # the 6.12 guest, tests/kernels/cases/96-migrate-container.sh), redis's
 # DEBUG DIGEST the same before and after. Unknown and stopped containers
 # are refused. The container's root is a directory with /usr and /etc bound
-# read-only from this machine. Skipped where podman, runc or redis is missing.
+# read-only from this machine. The same through the agent's Migrate with the
+# container named in the request (a real gRPC client), its bytes and
+# downtime beside the command's. Skipped where podman, runc or redis is missing.
 set -u
 . "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
@@ -105,6 +107,79 @@ else
 	[ -z "$bad" ] && ok $T || notok $T "$bad"
 fi
 
+# the same through the agent's Migrate, the container named in the request
+# (a real gRPC client); the agent has no target of its own
+A=agent_migrate_container
+agent_sock=$tmp/agent.sock
+agent() { "$PY" tests/agent/migrate_client.py "$agent_sock" "$@"; }
+if ! "$PY" -c 'import grpc, grpc_tools' 2>/dev/null || ! [ -x "$(dirname "$MEMLENS")/memlens-agent" ]; then
+	skip $A "no memlens-agent or python3-grpcio here"
+else
+	"$MEMLENS" agent --socket "$agent_sock" --comm memlens-none --criu "$CRIU" \
+		--images-root "$tmp/agent-images" 2>"$tmp/agent.err" &
+	agent_pid=$!
+	t_at_exit 'kill $agent_pid 2>/dev/null'
+	t_wait 30 test -S "$agent_sock" || notok $A "the agent did not start: $(tail -n 3 "$tmp/agent.err")"
+	agent container=nosuch$$ images_dir=src destination_dir=dest >"$tmp/a-nosuch.json"
+	[ "$(jget "$tmp/a-nosuch.json" 'j["code"] == "NOT_FOUND" and "no container '"'nosuch$$'"'" in j["error"] and "podman ps" in j["error"]')" = True ] &&
+		ok ${A}_unknown || notok ${A}_unknown "$(cat "$tmp/a-nosuch.json")"
+	[ -n "$restored" ] && kill -KILL $restored 2>/dev/null
+	restored=
+	bad=
+	if ! start_redis; then
+		notok $A "podman run: $(tail -n 3 "$tmp/run.out")"
+	else
+		init=$(podman inspect $ctr --format '{{.State.Pid}}')
+		rcli DEBUG POPULATE 20000 key 128 >/dev/null
+		d1=$(rcli DEBUG DIGEST)
+		agent container=$ctr images_dir=src destination_dir=dest >"$tmp/a-mig.json"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			notok $A "$(cat "$tmp/a-mig.json") $(grep -h Error "$tmp"/agent-images/src/*/dump.log "$tmp"/agent-images/dest/*/restore.log 2>/dev/null | head -n 3)"
+		else
+			restored=$(jget "$tmp/a-mig.json" 'j["restored_pid"]')
+			d2=$(rcli DEBUG DIGEST)
+			echo "# agent: $(jget "$tmp/a-mig.json" '"%d bytes, downtime %d ms, restored as pid %d" % (j["total_bytes"], j["downtime_ms"], j["restored_pid"])')"
+			echo "# same run, agent/CLI: bytes $(jget "$tmp/a-mig.json" '"%.2f" % (j["total_bytes"] / '"$(jget "$tmp/mig.json" 'j["total_bytes"]')"')'), downtime $(jget "$tmp/a-mig.json" '"%.2f" % (j["downtime_ms"] / '"$(jget "$tmp/mig.json" 'max(j["downtime_ms"], 1)')"')')"
+			[ -n "$d1" ] && [ "$d1" = "$d2" ] || bad+=" digest $d1 before, $d2 after"
+			[ "$(cat /proc/$restored/comm 2>/dev/null)" = redis-server ] || bad+=" pid $restored is not redis"
+			[ -d /proc/$init ] && bad+=" the source's init $init still runs"
+			[ "$(jget "$tmp/a-mig.json" 'j["pid"], j["container_name"], j["container_runtime"], j["container_rootfs"], len(j["container_id"])')" = "($init, '$ctr', 'podman/runc', '$R', 64)" ] ||
+				bad+=" reply: $(cat "$tmp/a-mig.json")"
+			grep -q -- "--root=$R" "$tmp/agent-images/dest/1/memlens-restore-opts.txt" || bad+=" no --root in the restore's record"
+			[ -z "$bad" ] && ok $A || notok $A "$bad"
+		fi
+	fi
+	# by its cgroup directory (relative to /sys/fs/cgroup, as a client gives it)
+	[ -n "$restored" ] && kill -KILL $restored 2>/dev/null
+	restored=
+	bad=
+	if [ -z "$cgdir" ]; then
+		skip ${A}_cgroup "the container's cgroup is not under /sys/fs/cgroup here"
+	elif ! start_redis; then
+		notok ${A}_cgroup "podman run: $(tail -n 3 "$tmp/run.out")"
+	else
+		init=$(podman inspect $ctr --format '{{.State.Pid}}')
+		cg=$(awk -F: '$1 == "0" {print $3}' /proc/$init/cgroup)
+		rel=${cgdir#/sys/fs/cgroup/}
+		rel=${rel%%/*}$cg
+		[ "$rel" = "${rel#/}" ] || rel=${rel#/}
+		rcli DEBUG POPULATE 2000 key 128 >/dev/null
+		d1=$(rcli DEBUG DIGEST)
+		agent container="$rel" images_dir=src3 destination_dir=dest3 >"$tmp/a-cg.json"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			notok ${A}_cgroup "container=$rel: $(cat "$tmp/a-cg.json")"
+		else
+			restored=$(jget "$tmp/a-cg.json" 'j["restored_pid"]')
+			[ "$(rcli DEBUG DIGEST)" = "$d1" ] || bad+=" digest"
+			[ "$(jget "$tmp/a-cg.json" 'j["pid"], j["container_runtime"], j["container_rootfs"]')" = "($init, 'cgroup', '$R')" ] ||
+				bad+=" reply: $(cat "$tmp/a-cg.json")"
+			[ -z "$bad" ] && ok ${A}_cgroup || notok ${A}_cgroup "container=$rel:$bad"
+		fi
+	fi
+fi
+
 # a stopped container: refused, nothing run
 podman rm -f -t 0 $ctr >/dev/null 2>&1
 podman create --name $ctr -v /usr:/usr:ro --network none --rootfs "$R" sleep 1 >/dev/null 2>&1
@@ -112,4 +187,9 @@ podman create --name $ctr -v /usr:/usr:ro --network none --rootfs "$R" sleep 1 >
 rc=$?
 [ $rc -eq 3 ] && grep -q "not running" "$tmp/stopped.err" && ok ${T}_stopped ||
 	notok ${T}_stopped "exit $rc: $(cat "$tmp/stopped.err")"
+if [ -S "$agent_sock" ]; then
+	agent container=$ctr images_dir=src2 destination_dir=dest2 >"$tmp/a-stopped.json"
+	[ "$(jget "$tmp/a-stopped.json" 'j["code"] == "FAILED_PRECONDITION" and "not running" in j["error"] and "start it first" in j["error"]')" = True ] &&
+		[ ! -e "$tmp/agent-images/src2" ] && ok ${A}_stopped || notok ${A}_stopped "$(cat "$tmp/a-stopped.json")"
+fi
 t_done
