@@ -356,9 +356,12 @@ static __always_inline struct leaks_sample *dwarf_sample(struct pt_regs *ctx, __
 		return NULL;
 	}
 	s->size = 0;
+	s->to_end = 0;
 	if (!bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end, &end, 0) && end > sp &&
-	    end - sp < n)
+	    end - sp <= n) {
 		n = (__u32)(end - sp) & ~7U;
+		s->to_end = 1;
+	}
 	if (n <= dwarf_stack_size && n >= 8 && !bpf_probe_read_user(s->stack, n, (void *)sp))
 		s->size = n;
 #pragma unroll
@@ -368,6 +371,7 @@ static __always_inline struct leaks_sample *dwarf_sample(struct pt_regs *ctx, __
 			break;
 		if (!bpf_probe_read_user(s->stack, n, (void *)sp))
 			s->size = n;
+		s->to_end = 0;
 	}
 	if (!s->size) {
 		bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);

@@ -35,6 +35,8 @@ struct leaks_sample {
 	__u64 seq; /* the allocation's stack_id in the allocs map */
 	__u32 tid;
 	__u32 size; /* bytes of stack copied, from regs[LEAKS_REG_SP] */
+	__u32 to_end; /* they end where the stack's mapping does */
+	__u32 pad;
 	__u64 regs[LEAKS_NR_REGS];
 	__u8 stack[]; /* --stack-size bytes reserved, size of them valid */
 };

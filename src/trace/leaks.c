@@ -763,6 +763,7 @@ static int on_sample(void *ctx, void *data, size_t len)
 	in.tid = (pid_t)sm->tid;
 	in.stack = sm->stack;
 	in.size = sm->size;
+	in.to_end = sm->to_end;
 	for (int i = 0; i < UNWIND_NR_REGS; i++)
 		in.regs[i] = sm->regs[i];
 	t0 = ml_mono_ns();

@@ -156,7 +156,7 @@ static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *a
 		*result = w;
 		return true;
 	}
-	if (addr >= sp)
+	if (addr >= sp && !u->in->to_end)
 		u->out_of_copy = true; /* most likely a frame above the copy */
 	return false;
 }
@@ -234,6 +234,11 @@ static enum unwind_end walk(struct unwinder *u)
 	u->n = 0;
 	u->out_of_copy = false;
 	e = dwfl_getthread_frames(u->dwfl, u->in->tid, frame_cb, u);
+	/*
+	 * Ended where libdwfl found no caller. (It may also end so where it
+	 * could not read a frame above the copy and its frame-pointer fallback
+	 * found nothing either: a stack cut by --stack-size can look complete.)
+	 */
 	if (e == 0)
 		return UNWIND_COMPLETE;
 	if (e > 0)

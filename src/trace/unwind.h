@@ -34,6 +34,7 @@ struct unwind_input {
 	uint64_t regs[UNWIND_NR_REGS];
 	const void *stack;
 	size_t size;
+	bool to_end; /* the copy ends where the stack does: nothing is above it */
 };
 
 /* how an unwinding ended */
