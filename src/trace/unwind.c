@@ -57,6 +57,24 @@ const char *unwind_end_name(enum unwind_end e)
 #include <dwarf.h>
 
 #define REPORT_EVERY_NS 10000000ULL /* 10 ms */
+#define RULES_SIZE 16384 /* a power of two */
+
+/*
+ * The call frame information at one pc, when it is of the simple kind
+ * compilers emit for x86-64 code: the CFA is rsp or rbp plus a constant,
+ * the return address is saved at CFA - 8, rbp is unchanged or saved at
+ * CFA plus a constant. Anything else (expressions, signal frames, no
+ * information) is RULE_SLOW: the stack is then unwound by libdwfl itself.
+ */
+enum { RULE_EMPTY = 0, RULE_OK, RULE_OUTERMOST, RULE_SLOW };
+
+struct frame_rule {
+	uint64_t pc; /* the pc looked up (a return address - 1 but in the first frame) */
+	uint8_t kind;
+	uint8_t cfa_reg; /* DWARF 7 (rsp) or 6 (rbp) */
+	uint8_t bp_how; /* 0 unchanged, 1 saved at CFA + bp_off, 2 not recoverable */
+	int32_t cfa_off, bp_off;
+};
 
 struct unwinder {
 	pid_t pid;
@@ -69,6 +87,8 @@ struct unwinder {
 	uint64_t *ips;
 	int n, max;
 	bool out_of_copy; /* a read above the copy failed */
+	bool slow_only; /* never the rule cache (tests compare the two) */
+	struct frame_rule *rules; /* RULES_SIZE, direct-mapped by pc */
 };
 
 static char *debuginfo_path;
@@ -191,8 +211,10 @@ struct unwinder *unwinder_new(pid_t pid)
 	if (!u)
 		return NULL;
 	u->pid = pid;
-	u->dwfl = dwfl_begin(&proc_callbacks);
+	u->rules = calloc(RULES_SIZE, sizeof(*u->rules));
+	u->dwfl = u->rules ? dwfl_begin(&proc_callbacks) : NULL;
 	if (!u->dwfl) {
+		free(u->rules);
 		free(u);
 		errno = ENOMEM;
 		return NULL;
@@ -208,6 +230,7 @@ void unwinder_free(struct unwinder *u)
 	if (!u)
 		return;
 	dwfl_end(u->dwfl);
+	free(u->rules);
 	if (u->mem_fd >= 0)
 		close(u->mem_fd);
 	free(u);
@@ -224,6 +247,145 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	u->ips[u->n++] = pc;
 	return DWARF_CB_OK;
+}
+
+/* a register's rule: 0 unchanged, 1 saved at CFA + *off, 2 undefined, -1 anything else */
+static int reg_rule(Dwarf_Frame *fr, int regno, int32_t *off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t v = 0;
+
+	if (dwarf_frame_register(fr, regno, mem, &ops, &n))
+		return -1;
+	if (!n)
+		return ops ? 2 : 0; /* ops_mem: undefined; NULL: same value */
+	if (ops[0].atom != DW_OP_call_frame_cfa || ops[n - 1].atom == DW_OP_stack_value)
+		return -1;
+	if (n == 2 && ops[1].atom == DW_OP_plus_uconst)
+		v = (int64_t)ops[1].number;
+	else if (n == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus)
+		v = (int64_t)ops[1].number;
+	else if (n != 1)
+		return -1;
+	if (v < INT32_MIN || v > INT32_MAX)
+		return -1;
+	*off = (int32_t)v;
+	return 1;
+}
+
+static void make_rule(struct unwinder *u, uint64_t pc, struct frame_rule *r)
+{
+	Dwfl_Module *m = dwfl_addrmodule(u->dwfl, pc);
+	Dwarf_CFI *cfi[2] = { NULL, NULL };
+	Dwarf_Addr bias[2] = { 0, 0 }, lo, hi;
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op *ops;
+	size_t nops;
+	bool signalp;
+	int32_t off;
+	int k;
+
+	*r = (struct frame_rule){ .pc = pc, .kind = RULE_SLOW };
+	if (!m || !dwfl_module_info(m, NULL, &lo, &hi, NULL, NULL, NULL, NULL) || pc < lo ||
+	    pc >= hi)
+		return;
+	for (k = 0; k < 2 && !fr; k++) {
+		/* .eh_frame, else .debug_frame (of the debug file: read only then) */
+		cfi[k] = k ? dwfl_module_dwarf_cfi(m, &bias[k]) : dwfl_module_eh_cfi(m, &bias[k]);
+		if (cfi[k] && dwarf_cfi_addrframe(cfi[k], pc - bias[k], &fr))
+			fr = NULL;
+	}
+	if (!fr)
+		return;
+	if (dwarf_frame_info(fr, NULL, NULL, &signalp) != 16 || signalp)
+		goto out;
+	switch (reg_rule(fr, 16, &off)) {
+	case 2:
+		r->kind = RULE_OUTERMOST; /* the return address undefined: the outermost frame */
+		goto out;
+	case 1:
+		if (off == -8)
+			break;
+		/* fall through */
+	default:
+		goto out;
+	}
+	if (dwarf_frame_cfa(fr, &ops, &nops) || nops != 1)
+		goto out;
+	if (ops[0].atom == DW_OP_bregx && (ops[0].number == 6 || ops[0].number == 7)) {
+		r->cfa_reg = (uint8_t)ops[0].number;
+		off = (int32_t)(int64_t)ops[0].number2;
+	} else if (ops[0].atom == DW_OP_breg6 || ops[0].atom == DW_OP_breg7) {
+		r->cfa_reg = (uint8_t)(ops[0].atom - DW_OP_breg0);
+		off = (int32_t)(int64_t)ops[0].number;
+	} else {
+		goto out;
+	}
+	r->cfa_off = off;
+	k = reg_rule(fr, 6, &r->bp_off);
+	if (k < 0)
+		goto out;
+	r->bp_how = (uint8_t)k;
+	r->kind = RULE_OK;
+out:
+	free(fr);
+}
+
+static const struct frame_rule *rule_at(struct unwinder *u, uint64_t pc)
+{
+	struct frame_rule *r = &u->rules[(pc ^ (pc >> 14)) & (RULES_SIZE - 1)];
+
+	if (r->kind == RULE_EMPTY || r->pc != pc)
+		make_rule(u, pc, r);
+	return r;
+}
+
+/*
+ * The common case, without libdwfl's frame states: each frame by its
+ * cached rule. False when a frame needs more (then libdwfl unwinds it all).
+ */
+static bool walk_fast(struct unwinder *u, enum unwind_end *end)
+{
+	const struct unwind_input *in = u->in;
+	uint64_t ip = in->regs[UNWIND_IP], sp = in->regs[UNWIND_SP], bp = in->regs[UNWIND_BP];
+	bool bp_ok = true;
+
+	u->n = 0;
+	for (;;) {
+		const struct frame_rule *r = rule_at(u, u->n ? ip - 1 : ip);
+		uint64_t cfa, ra, nbp;
+
+		if (r->kind == RULE_SLOW || (r->kind == RULE_OK && r->cfa_reg == 6 && !bp_ok))
+			return false;
+		if (u->n >= u->max) {
+			*end = UNWIND_CUT;
+			return true;
+		}
+		u->ips[u->n++] = ip;
+		if (r->kind == RULE_OUTERMOST) {
+			*end = UNWIND_COMPLETE;
+			return true;
+		}
+		cfa = (r->cfa_reg == 7 ? sp : bp) + (uint64_t)(int64_t)r->cfa_off;
+		if (!unwind_copy_read(in, cfa - 8, &ra))
+			return false; /* libdwfl says how it ends */
+		if (r->bp_how == 1) {
+			if (!unwind_copy_read(in, cfa + (uint64_t)(int64_t)r->bp_off, &nbp))
+				return false;
+			bp = nbp;
+		} else if (r->bp_how == 2) {
+			bp_ok = false;
+		}
+		if (!ra) {
+			*end = UNWIND_COMPLETE;
+			return true;
+		}
+		if (cfa <= sp)
+			return false; /* not going up the stack: let libdwfl judge */
+		sp = cfa;
+		ip = ra;
+	}
 }
 
 /* one attempt: the frames found, how it ended */
@@ -268,6 +430,10 @@ int unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ip
 		if (!u->attached)
 			return 0;
 	}
+	if (!u->slow_only && walk_fast(u, end)) {
+		u->in = NULL;
+		return u->n;
+	}
 	*end = walk(u);
 	/* stopped at a pc in no file known: one loaded since? */
 	if (*end == UNWIND_NO_CFI && u->n && late && !dwfl_addrmodule(u->dwfl, u->ips[u->n - 1])) {
@@ -276,6 +442,11 @@ int unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ip
 	}
 	u->in = NULL;
 	return u->n;
+}
+
+void unwinder_set_slow(struct unwinder *u, bool slow)
+{
+	u->slow_only = slow;
 }
 
 #else /* no libdw: nothing unwinds */
@@ -295,6 +466,12 @@ struct unwinder *unwinder_new(pid_t pid)
 void unwinder_free(struct unwinder *u)
 {
 	(void)u;
+}
+
+void unwinder_set_slow(struct unwinder *u, bool slow)
+{
+	(void)u;
+	(void)slow;
 }
 
 int unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ips, int max,

@@ -70,6 +70,14 @@ struct unwinder;
 /* An unwinder of process @pid (its ELF files found from /proc/PID/maps); NULL, errno set. */
 struct unwinder *unwinder_new(pid_t pid);
 void unwinder_free(struct unwinder *u);
+/*
+ * Frames whose call frame information is of the simple kind (the CFA rsp
+ * or rbp plus a constant, the return address at CFA - 8, rbp unchanged or
+ * saved at a constant offset) are unwound from rules cached per pc, without
+ * libdwfl's frame states; a stack with any other frame is unwound by
+ * libdwfl whole. @slow: always by libdwfl (for tests comparing the two).
+ */
+void unwinder_set_slow(struct unwinder *u, bool slow);
 
 /*
  * Unwind @in: its return addresses, innermost first (the first is

@@ -185,6 +185,19 @@ static void test_unwinds_own_stack(void)
 	CHECK_EQ(ips[0], in.regs[UNWIND_IP]);
 	CHECK_EQ(ips[1], (uint64_t)ra_capture); /* into middle() */
 	CHECK_EQ(ips[2], (uint64_t)ra_middle); /* into this test */
+	/* the cached rules give what libdwfl's own unwinding gives */
+	{
+		uint64_t slow[64];
+		enum unwind_end send;
+		int k;
+
+		unwinder_set_slow(u, true);
+		k = unwind_stack(u, &in, slow, 64, &send);
+		unwinder_set_slow(u, false);
+		CHECK_EQ(k, n);
+		CHECK_EQ(send, end);
+		CHECK(!memcmp(slow, ips, (size_t)n * sizeof(*ips)));
+	}
 	/* two frames only: it is cut, and says so */
 	CHECK_EQ(unwind_stack(u, &in, ips, 2, &end), 2);
 	CHECK_EQ(end, UNWIND_CUT);
