@@ -6,7 +6,8 @@
 #
 # Each workload (Debian's sqlite3 and python3, where installed) runs, one
 # after the other in the same run: untracked, under `leaks --stacks fp`,
-# `leaks --stacks dwarf` and heaptrack (REPS times each, default 3, the
+# `leaks --stacks dwarf` (the default 8192 bytes of stack copied, and
+# BIG, default 32768) and heaptrack (REPS times each, default 3, the
 # median wall time shown, as a ratio to the untracked run's). From the last
 # run of each, the top TOP (default 10) stacks by bytes still allocated at
 # the end (memlens --folded, heaptrack_print --flamegraph-cost-type leaked):
@@ -21,7 +22,7 @@ M=${MEMLENS:?} W=${WORKLOADS:?}
 T=${TMPDIR:-/tmp}/leaks_stacks.$$
 mkdir -p "$T"
 trap 'rm -rf "$T"' EXIT
-reps=${REPS:-3} top=${TOP:-10}
+reps=${REPS:-3} top=${TOP:-10} big=${BIG:-32768}
 
 command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null || {
 	echo "leaks_stacks: heaptrack and heaptrack_print are needed (apt-get install heaptrack)"
@@ -66,11 +67,11 @@ if [ -x /usr/bin/python3 ]; then
 fi
 [ ${#names[@]} = 0 ] && { echo "leaks_stacks: neither /usr/bin/sqlite3 nor /usr/bin/python3"; exit 0; }
 
-# analyse FP DWARF HEAPTRACK JSON: depths of the top stacks, dwarf's matches in heaptrack's
+# analyse MODE HEAPTRACK JSON: depths of the top stacks of both, the mode's matches in heaptrack's
 analyse() {
 	python3 - "$@" "$top" <<'PY'
 import json, re, sys
-fp, dw, ht, js, top = sys.argv[1:6]
+dw, ht, js, top = sys.argv[1:5]
 top = int(top)
 def norm(f):
     f = re.sub(r' \(.*\)$', '', f.strip())
@@ -99,7 +100,7 @@ def key(frames):
     named = [n for n in (norm(f) for f in reversed(frames)) if n]
     # heaptrack's stacks begin at malloc's caller, memlens's too
     return tuple(named[:4])
-F, D, H = stacks(fp), stacks(dw), stacks(ht)
+D, H = stacks(dw), stacks(ht)
 hk = [key(f) for _, f in H]
 match = sum(1 for _, f in D if key(f) in hk)
 inner = sum(1 for _, f in D if key(f)[:1] in [k[:1] for k in hk])
@@ -109,7 +110,7 @@ try:
     u, dropped = j.get('unwind', {}), j['stacks_lost_by_reason']['dropped']
 except Exception:
     pass
-print("%.1f %d %.1f %d %.1f %d %d %d %d %.1f %s %s %s" % (*depth(F), *depth(D), *depth(H), match,
+print("%.1f %d %.1f %d %d %d %d %.1f %s %s %s" % (*depth(D), *depth(H), match,
       inner, len(D), u.get('us_per_stack', 0), u.get('not_unwound_fully', '?'),
       u.get('stacks', '?'), dropped))
 PY
@@ -118,8 +119,8 @@ PY
 base=$(wall true "$M" leaks --json -- /bin/true)
 echo "memlens leaks --stacks fp|dwarf against heaptrack: top $top stacks by bytes still allocated at exit; median of $reps runs"
 echo "memlens leaks -- /bin/true (its own start and end): ${base} s"
-printf '%-8s %8s %8s %8s %8s | %-11s %-11s %-11s | %-9s %s\n' workload "x fp" "x dwarf" "x heaptr" \
-	"untr. s" "depth fp" "depth dwarf" "depth heapt" "top match" "dwarf: us/stack, partial/unwound, dropped"
+printf '%-8s %-16s %8s %7s %5s %-9s %s\n' workload mode "x untr." depth max "top match" \
+	"unwinding: us/stack, partial/unwound, dropped"
 for i in "${!names[@]}"; do
 	name=${names[$i]} cmd=${cmds[$i]}
 	# shellcheck disable=SC2086
@@ -129,17 +130,27 @@ for i in "${!names[@]}"; do
 	# shellcheck disable=SC2086
 	d=$(wall "$name-dw" "$M" leaks --json -T 0 --stacks dwarf --folded "$T/$name-dw.folded" -- $cmd)
 	# shellcheck disable=SC2086
+	b=$(wall "$name-big" "$M" leaks --json -T 0 --stacks dwarf --stack-size "$big" \
+		--folded "$T/$name-big.folded" -- $cmd)
+	# shellcheck disable=SC2086
 	h=$(wall "$name-ht" heaptrack -o "$T/$name-ht" $cmd)
 	heaptrack_print -f "$T/$name-ht.zst" --flamegraph-cost-type leaked \
 		-F "$T/$name-ht.folded" >/dev/null 2>&1 || : >"$T/$name-ht.folded"
-	read -r fm fx dm dx hm hx match inner nd us part nun drop <<<"$(analyse "$T/$name-fp.folded" \
-		"$T/$name-dw.folded" "$T/$name-ht.folded" "$T/$name-dw.out")"
-	printf '%-8s %8.2f %8.2f %8.2f %8.3f | %4s max %-3s %4s max %-3s %4s max %-3s | %2s/%-2s (%s) | %s, %s/%s, %s\n' \
-		"$name" "$(echo "$f / $u" | bc -l)" "$(echo "$d / $u" | bc -l)" "$(echo "$h / $u" | bc -l)" \
-		"$u" "$fm" "$fx" "$dm" "$dx" "$hm" "$hx" "$match" "$nd" "$inner" "$us" "$part" "$nun" "$drop"
+	printf '%-8s %-16s %8s %7s %5s\n' "$name" untracked 1.00 - -
+	for m in fp dw big; do
+		t=$f label="fp"
+		[ $m = dw ] && t=$d label="dwarf"
+		[ $m = big ] && t=$b label="dwarf $big"
+		read -r mm mx hm hx match inner nd us part nun drop <<<"$(analyse "$T/$name-$m.folded" \
+			"$T/$name-ht.folded" "$T/$name-$m.out")"
+		printf '%-8s %-16s %8.2f %7s %5s %2s/%-2s (%2s) %s\n' "$name" "$label" \
+			"$(echo "$t / $u" | bc -l)" "$mm" "$mx" "$match" "$nd" "$inner" \
+			"$([ $m = fp ] && echo - || echo "$us, $part/$nun, $drop")"
+	done
+	printf '%-8s %-16s %8.2f %7s %5s\n' "$name" heaptrack "$(echo "$h / $u" | bc -l)" "$hm" "$hx"
 done
-echo "x fp, x dwarf, x heaptr: wall time over the untracked run's (same run; memlens's own start"
-echo "and end included); depth: mean and largest frames of the top stacks; top match: memlens"
-echo "dwarf's top stacks found among heaptrack's (innermost 4 named functions), in brackets those"
-echo "whose innermost named function is; partial: stacks not unwound to their outermost frame;"
-echo "dropped: allocations whose stack copy found the ring buffer full (unwinding fell behind)"
+echo "x untr.: wall time over the untracked run's (same run; memlens's own start and end included);"
+echo "depth, max: mean and largest frames of the top $top stacks; top match: the mode's top stacks"
+echo "found among heaptrack's (innermost 4 named functions), in brackets those whose innermost named"
+echo "function is; partial: stacks not unwound to their outermost frame; dropped: allocations whose"
+echo "stack copy found the ring buffer full (unwinding fell behind)"

@@ -56,6 +56,8 @@ const volatile bool with_stacks = true;
 const volatile bool dwarf = false;
 /* --stack-size: bytes copied, a multiple of 8 up to LEAKS_DWARF_STACK_MAX */
 const volatile __u32 dwarf_stack_size = LEAKS_DWARF_STACK_DEFAULT;
+/* the bytes reserved for it: rounded up to pages, and one page more (leaks_stack_room) */
+const volatile __u32 dwarf_stack_room = LEAKS_DWARF_STACK_DEFAULT + 4096;
 /* --sample BYTES: the mean distance between samples; 0: every allocation */
 const volatile __u64 sample_mean = 0;
 /* one program for entries and returns, attached as a uprobe session */
@@ -340,17 +342,19 @@ static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *
  * return to the allocator's caller (the callee-saved registers hold the
  * caller's values again), in a ring buffer record: NULL when it is full
  * (*@id says why). The copy ends where the stack's mapping does, when that
- * is nearer than --stack-size bytes (bpf_probe_read_user reads all or
- * nothing); where the kernel cannot say, it is shortened by halves.
+ * is nearer than --stack-size bytes. It is read page by page:
+ * bpf_probe_read_user takes no page fault, and a page of a large frame the
+ * program never wrote to is not there (it reads as zeros, as it would: the
+ * copy has zeros there too) rather than ending the copy.
  */
 static __always_inline struct leaks_sample *dwarf_sample(struct pt_regs *ctx, __s64 *id)
 {
 #if defined(__TARGET_ARCH_x86)
 	struct leaks_sample *s;
 	__u64 sp = PT_REGS_SP(ctx), end = 0;
-	__u32 n = dwarf_stack_size;
+	__u32 n = dwarf_stack_size, first;
 
-	s = bpf_ringbuf_reserve(&samples, sizeof(*s) + dwarf_stack_size, 0);
+	s = bpf_ringbuf_reserve(&samples, sizeof(*s) + dwarf_stack_room, 0);
 	if (!s) {
 		*id = LEAKS_STACK_DROPPED;
 		return NULL;
@@ -362,16 +366,21 @@ static __always_inline struct leaks_sample *dwarf_sample(struct pt_regs *ctx, __
 		n = (__u32)(end - sp) & ~7U;
 		s->to_end = 1;
 	}
-	if (n <= dwarf_stack_size && n >= 8 && !bpf_probe_read_user(s->stack, n, (void *)sp))
+	/* up to the next page boundary (the stack pointer's page is there) */
+	first = LEAKS_PAGE - (__u32)(sp & (LEAKS_PAGE - 1));
+	if (first > n)
+		first = n;
+	if (first && !bpf_probe_read_user(s->stack, first, (void *)sp)) {
 		s->size = n;
 #pragma unroll
-	for (int i = 1; i < 7 && !s->size; i++) {
-		n = dwarf_stack_size >> i;
-		if (n < 64)
-			break;
-		if (!bpf_probe_read_user(s->stack, n, (void *)sp))
-			s->size = n;
-		s->to_end = 0;
+		for (int i = 0; i < LEAKS_DWARF_STACK_MAX / LEAKS_PAGE; i++) {
+			__u32 off = first + (__u32)i * LEAKS_PAGE;
+
+			if ((__u32)i * LEAKS_PAGE >= dwarf_stack_size || off >= n)
+				break;
+			/* a page not there is left zero-filled */
+			bpf_probe_read_user(s->stack + off, LEAKS_PAGE, (void *)(sp + off));
+		}
 	}
 	if (!s->size) {
 		bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);

@@ -16,6 +16,16 @@
 #define LEAKS_DWARF_STACK_DEFAULT 8192 /* --stack-size */
 #define LEAKS_DWARF_STACK_MIN 512
 #define LEAKS_DWARF_STACK_MAX 32768
+#define LEAKS_PAGE 4096 /* the copy is read page by page */
+
+/*
+ * The bytes a record reserves for a copy of @size bytes: whole pages, and
+ * one more, for the last page read whole from wherever the first ended.
+ */
+static __always_inline __u32 leaks_stack_room(__u32 size)
+{
+	return ((size + LEAKS_PAGE - 1) & ~(__u32)(LEAKS_PAGE - 1)) + LEAKS_PAGE;
+}
 
 /* the registers copied (x86-64): the return address, the stack, the callee-saved */
 enum leaks_reg {

@@ -589,7 +589,9 @@ static void detach_probes(struct leaks_run *r)
  */
 static __u32 samples_bytes(const struct leaks_opts *o)
 {
-	__u32 want = 1024 * (__u32)(sizeof(struct leaks_sample) + o->stack_size + 8), b = 4096;
+	__u32 want = 1024 * (__u32)(sizeof(struct leaks_sample) +
+				    leaks_stack_room((__u32)o->stack_size) + 8),
+	      b = 4096;
 
 	if (o->stacks != STACKS_DWARF)
 		return (__u32)sysconf(_SC_PAGESIZE);
@@ -613,6 +615,7 @@ static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_
 	r->skel->rodata->session = r->session;
 	r->skel->rodata->dwarf = o->stacks == STACKS_DWARF;
 	r->skel->rodata->dwarf_stack_size = (__u32)o->stack_size;
+	r->skel->rodata->dwarf_stack_room = leaks_stack_room((__u32)o->stack_size);
 	bpf_map__set_max_entries(r->skel->maps.samples, samples_bytes(o));
 	if (o->sample) {
 		uint64_t tab[LEAKS_EXPO_N + 1];

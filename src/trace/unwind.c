@@ -342,6 +342,19 @@ static const struct frame_rule *rule_at(struct unwinder *u, uint64_t pc)
 }
 
 /*
+ * A frame saved at @addr, not in the copy: above it, while the stack goes
+ * on, the stack was cut by --stack-size (libdwfl would look no further,
+ * and may call that the end). Else libdwfl says how it ends.
+ */
+static bool above_copy(const struct unwind_input *in, uint64_t addr, enum unwind_end *end)
+{
+	if (in->to_end || addr < in->regs[UNWIND_SP] + in->size)
+		return false;
+	*end = UNWIND_OUT_OF_COPY;
+	return true;
+}
+
+/*
  * The common case, without libdwfl's frame states: each frame by its
  * cached rule. False when a frame needs more (then libdwfl unwinds it all).
  */
@@ -369,10 +382,10 @@ static bool walk_fast(struct unwinder *u, enum unwind_end *end)
 		}
 		cfa = (r->cfa_reg == 7 ? sp : bp) + (uint64_t)(int64_t)r->cfa_off;
 		if (!unwind_copy_read(in, cfa - 8, &ra))
-			return false; /* libdwfl says how it ends */
+			return above_copy(in, cfa - 8, end);
 		if (r->bp_how == 1) {
 			if (!unwind_copy_read(in, cfa + (uint64_t)(int64_t)r->bp_off, &nbp))
-				return false;
+				return above_copy(in, cfa + (uint64_t)(int64_t)r->bp_off, end);
 			bp = nbp;
 		} else if (r->bp_how == 2) {
 			bp_ok = false;
