@@ -6,8 +6,8 @@
 #
 # Each workload (Debian's sqlite3 and python3, where installed) runs, one
 # after the other in the same run: untracked, under `leaks --stacks fp`,
-# `leaks --stacks dwarf` (the default 8192 bytes of stack copied, and
-# BIG, default 32768) and heaptrack (REPS times each, default 3, the
+# `leaks --stacks dwarf` (SMALL, default 8192 bytes of stack copied, as
+# perf; memlens's default, 16384; and BIG, default 32768) and heaptrack (REPS times each, default 3, the
 # median wall time shown, as a ratio to the untracked run's). From the last
 # run of each, the top TOP (default 10) stacks by bytes still allocated at
 # the end (memlens --folded, heaptrack_print --flamegraph-cost-type leaked):
@@ -22,7 +22,7 @@ M=${MEMLENS:?} W=${WORKLOADS:?}
 T=${TMPDIR:-/tmp}/leaks_stacks.$$
 mkdir -p "$T"
 trap 'rm -rf "$T"' EXIT
-reps=${REPS:-3} top=${TOP:-10} big=${BIG:-32768}
+reps=${REPS:-3} top=${TOP:-10} small=${SMALL:-8192} big=${BIG:-32768}
 
 command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null || {
 	echo "leaks_stacks: heaptrack and heaptrack_print are needed (apt-get install heaptrack)"
@@ -130,6 +130,9 @@ for i in "${!names[@]}"; do
 	# shellcheck disable=SC2086
 	d=$(wall "$name-dw" "$M" leaks --json -T 0 --stacks dwarf --folded "$T/$name-dw.folded" -- $cmd)
 	# shellcheck disable=SC2086
+	sm=$(wall "$name-small" "$M" leaks --json -T 0 --stacks dwarf --stack-size "$small" \
+		--folded "$T/$name-small.folded" -- $cmd)
+	# shellcheck disable=SC2086
 	b=$(wall "$name-big" "$M" leaks --json -T 0 --stacks dwarf --stack-size "$big" \
 		--folded "$T/$name-big.folded" -- $cmd)
 	# shellcheck disable=SC2086
@@ -137,8 +140,9 @@ for i in "${!names[@]}"; do
 	heaptrack_print -f "$T/$name-ht.zst" --flamegraph-cost-type leaked \
 		-F "$T/$name-ht.folded" >/dev/null 2>&1 || : >"$T/$name-ht.folded"
 	printf '%-8s %-16s %8s %7s %5s\n' "$name" untracked 1.00 - -
-	for m in fp dw big; do
+	for m in fp small dw big; do
 		t=$f label="fp"
+		[ $m = small ] && t=$sm label="dwarf $small"
 		[ $m = dw ] && t=$d label="dwarf"
 		[ $m = big ] && t=$b label="dwarf $big"
 		read -r mm mx hm hx match inner nd us part nun drop <<<"$(analyse "$T/$name-$m.folded" \

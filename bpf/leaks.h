@@ -13,7 +13,7 @@
  * buffer; user space unwinds them (src/trace/unwind.c). The copy is at most
  * what a per-CPU map value may hold.
  */
-#define LEAKS_DWARF_STACK_DEFAULT 8192 /* --stack-size */
+#define LEAKS_DWARF_STACK_DEFAULT 16384 /* --stack-size: twice perf's, for large frames */
 #define LEAKS_DWARF_STACK_MIN 512
 #define LEAKS_DWARF_STACK_MAX 32768
 #define LEAKS_PAGE 4096 /* the copy is read page by page */

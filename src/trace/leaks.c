@@ -325,14 +325,15 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					  "--call-graph dwarf: whole stacks of code built "
 					  "without frame pointers, at a higher cost; needs "
 					  "memlens built with libdw-dev)" };
-	opts[n++] = (struct cli_opt){ .name = "stack-size",
-				      .arg = "BYTES",
-				      .kind = CLI_FUNC,
-				      .target = &o->stack_size,
-				      .fn = parse_stack_size,
-				      .help = "--stacks dwarf: bytes of stack copied at each "
-					      "allocation (default 8192, at most 32768, a multiple "
-					      "of 8; frames above them are not found)" };
+	opts[n++] =
+		(struct cli_opt){ .name = "stack-size",
+				  .arg = "BYTES",
+				  .kind = CLI_FUNC,
+				  .target = &o->stack_size,
+				  .fn = parse_stack_size,
+				  .help = "--stacks dwarf: bytes of stack copied at each "
+					  "allocation (default 16384, at most 32768, a multiple "
+					  "of 8; frames above them are not found)" };
 	opts[n++] = trace_batch_opt();
 	opts[n] = (struct cli_opt)CLI_OPT_END;
 	r = cli_parse(&spec, argc, argv, &first);
