@@ -52,6 +52,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 target_tgid = 0;
 const volatile bool with_stacks = true;
+/* --stacks dwarf: copy registers and stack to the samples ring buffer */
+const volatile bool dwarf = false;
+/* --stack-size: bytes copied, a multiple of 8 up to LEAKS_DWARF_STACK_MAX */
+const volatile __u32 dwarf_stack_size = LEAKS_DWARF_STACK_DEFAULT;
+/* the bytes reserved for it: rounded up to pages, and one page more (leaks_stack_room) */
+const volatile __u32 dwarf_stack_room = LEAKS_DWARF_STACK_DEFAULT + 4096;
 /* --sample BYTES: the mean distance between samples; 0: every allocation */
 const volatile __u64 sample_mean = 0;
 /* one program for entries and returns, attached as a uprobe session */
@@ -62,6 +68,8 @@ const volatile __u64 expo_tab[LEAKS_EXPO_N + 1] = {};
 extern bool bpf_session_is_return(void) __ksym __weak;
 
 __u64 counters[LEAKS_NR_COUNTERS];
+/* --stacks dwarf: the stack_id of the next allocation, its sample's seq */
+__u64 dwarf_seq;
 /*
  * Set by user space once every probe is attached: tracing begins at one
  * instant for all entry points, not over the milliseconds the attaching
@@ -133,6 +141,15 @@ struct {
 	__type(key, __u64);
 	__type(value, struct leaks_stack);
 } stacks SEC(".maps");
+
+/*
+ * --stacks dwarf: one struct leaks_sample per allocation recorded, for
+ * user space to unwind (sized by user space before loading).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 24);
+} samples SEC(".maps");
 
 /* --sample: every outermost allocation call and its bytes, per CPU */
 struct call_counts {
@@ -313,23 +330,106 @@ static __always_inline __s64 stack_id(struct pt_regs *ctx, struct thread_state *
 	return same_stack(old, &t->stack) ? (__s64)key : LEAKS_STACK_COLLISION;
 }
 
+/* bpf_find_vma's callback: the end of the mapping the stack pointer is in */
+static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	*(__u64 *)data = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/*
+ * --stacks dwarf: the registers and the top of the user stack, at the
+ * return to the allocator's caller (the callee-saved registers hold the
+ * caller's values again), in a ring buffer record: NULL when it is full
+ * (*@id says why). The copy ends where the stack's mapping does, when that
+ * is nearer than --stack-size bytes. It is read page by page:
+ * bpf_probe_read_user takes no page fault, and a page of a large frame the
+ * program never wrote to is not there (it reads as zeros, as it would: the
+ * copy has zeros there too) rather than ending the copy.
+ */
+static __always_inline struct leaks_sample *dwarf_sample(struct pt_regs *ctx, __s64 *id)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct leaks_sample *s;
+	__u64 sp = PT_REGS_SP(ctx), end = 0;
+	__u32 n = dwarf_stack_size, first;
+
+	s = bpf_ringbuf_reserve(&samples, sizeof(*s) + dwarf_stack_room, 0);
+	if (!s) {
+		*id = LEAKS_STACK_DROPPED;
+		return NULL;
+	}
+	s->size = 0;
+	s->to_end = 0;
+	if (!bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end, &end, 0) && end > sp &&
+	    end - sp <= n) {
+		n = (__u32)(end - sp) & ~7U;
+		s->to_end = 1;
+	}
+	/* up to the next page boundary (the stack pointer's page is there) */
+	first = LEAKS_PAGE - (__u32)(sp & (LEAKS_PAGE - 1));
+	if (first > n)
+		first = n;
+	if (first && !bpf_probe_read_user(s->stack, first, (void *)sp)) {
+		s->size = n;
+#pragma unroll
+		for (int i = 0; i < LEAKS_DWARF_STACK_MAX / LEAKS_PAGE; i++) {
+			__u32 off = first + (__u32)i * LEAKS_PAGE;
+
+			if ((__u32)i * LEAKS_PAGE >= dwarf_stack_size || off >= n)
+				break;
+			/* a page not there is left zero-filled */
+			bpf_probe_read_user(s->stack + off, LEAKS_PAGE, (void *)(sp + off));
+		}
+	}
+	if (!s->size) {
+		bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);
+		*id = LEAKS_STACK_UNWALKED;
+		return NULL;
+	}
+	s->tid = (__u32)bpf_get_current_pid_tgid();
+	s->regs[LEAKS_REG_IP] = ctx->ip;
+	s->regs[LEAKS_REG_SP] = sp;
+	s->regs[LEAKS_REG_BP] = ctx->bp;
+	s->regs[LEAKS_REG_BX] = ctx->bx;
+	s->regs[LEAKS_REG_R12] = ctx->r12;
+	s->regs[LEAKS_REG_R13] = ctx->r13;
+	s->regs[LEAKS_REG_R14] = ctx->r14;
+	s->regs[LEAKS_REG_R15] = ctx->r15;
+	s->seq = __sync_fetch_and_add(&dwarf_seq, 1);
+	*id = (__s64)(s->seq & 0x7fffffffffffffffULL);
+	return s;
+#else
+	*id = LEAKS_STACK_UNWALKED; /* user space refuses --stacks dwarf here */
+	return NULL;
+#endif
+}
+
 static __always_inline void record_alloc(struct pt_regs *ctx, struct thread_state *t, __u64 addr,
 					 __u64 size)
 {
 	struct leaks_alloc a = { .size = size, .stack_id = LEAKS_STACK_OFF };
+	struct leaks_sample *s = NULL;
 	long e;
 
 	if (!addr) {
 		count(LEAKS_C_FAILED);
 		return;
 	}
-	if (with_stacks)
+	if (with_stacks && dwarf)
+		s = dwarf_sample(ctx, &a.stack_id);
+	else if (with_stacks)
 		a.stack_id = stack_id(ctx, t);
 	e = bpf_map_update_elem(&allocs, &addr, &a, BPF_NOEXIST);
 	if (e == -17 /* EEXIST: its free was not seen */) {
 		count(LEAKS_C_MISSED_FREES);
 		e = bpf_map_update_elem(&allocs, &addr, &a, BPF_EXIST);
 	}
+	/* handed over once the block is in the table: user space finds it there */
+	if (s && e)
+		bpf_ringbuf_discard(s, 0);
+	else if (s)
+		bpf_ringbuf_submit(s, 0);
 	count(e ? LEAKS_C_LOST : LEAKS_C_ALLOCS);
 	/* what lacks a stack is counted among the allocations recorded only */
 	if (!e && a.stack_id == LEAKS_STACK_FULL)
@@ -338,6 +438,8 @@ static __always_inline void record_alloc(struct pt_regs *ctx, struct thread_stat
 		count(LEAKS_C_STACK_UNWALKED);
 	else if (!e && a.stack_id == LEAKS_STACK_COLLISION)
 		count(LEAKS_C_STACK_COLLISION);
+	else if (!e && a.stack_id == LEAKS_STACK_DROPPED)
+		count(LEAKS_C_STACK_DROPPED);
 }
 
 static __always_inline int free_enter(struct pt_regs *ctx, __u64 ptr)

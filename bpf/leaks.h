@@ -8,6 +8,50 @@
 #define LEAKS_STACK_DEPTH 32
 
 /*
+ * leaks --stacks dwarf: the return probe copies the user registers DWARF
+ * call frame information needs and the top of the user stack into a ring
+ * buffer; user space unwinds them (src/trace/unwind.c). The copy is at most
+ * what a per-CPU map value may hold.
+ */
+#define LEAKS_DWARF_STACK_DEFAULT 16384 /* --stack-size: twice perf's, for large frames */
+#define LEAKS_DWARF_STACK_MIN 512
+#define LEAKS_DWARF_STACK_MAX 32768
+#define LEAKS_PAGE 4096 /* the copy is read page by page */
+
+/*
+ * The bytes a record reserves for a copy of @size bytes: whole pages, and
+ * one more, for the last page read whole from wherever the first ended.
+ */
+static __always_inline __u32 leaks_stack_room(__u32 size)
+{
+	return ((size + LEAKS_PAGE - 1) & ~(__u32)(LEAKS_PAGE - 1)) + LEAKS_PAGE;
+}
+
+/* the registers copied (x86-64): the return address, the stack, the callee-saved */
+enum leaks_reg {
+	LEAKS_REG_IP = 0,
+	LEAKS_REG_SP,
+	LEAKS_REG_BP,
+	LEAKS_REG_BX,
+	LEAKS_REG_R12,
+	LEAKS_REG_R13,
+	LEAKS_REG_R14,
+	LEAKS_REG_R15,
+	LEAKS_NR_REGS,
+};
+
+/* one record of the ring buffer: the stack of one allocation kept */
+struct leaks_sample {
+	__u64 seq; /* the allocation's stack_id in the allocs map */
+	__u32 tid;
+	__u32 size; /* bytes of stack copied, from regs[LEAKS_REG_SP] */
+	__u32 to_end; /* they end where the stack's mapping does */
+	__u32 pad;
+	__u64 regs[LEAKS_NR_REGS];
+	__u8 stack[]; /* --stack-size bytes reserved, size of them valid */
+};
+
+/*
  * Sampling by bytes (leaks --sample BYTES): each thread counts down a
  * distance drawn from an exponential distribution of mean BYTES; an
  * allocation that reaches it is recorded and a new distance is drawn. The
@@ -124,6 +168,7 @@ enum leaks_no_stack {
 	LEAKS_STACK_FULL = -2, /* the stacks map was full, or the kernel had no memory */
 	LEAKS_STACK_UNWALKED = -3, /* the kernel could not walk the user stack */
 	LEAKS_STACK_COLLISION = -4, /* another stack had its 63-bit hash */
+	LEAKS_STACK_DROPPED = -5, /* dwarf: the ring buffer of stack copies was full */
 };
 
 /* the counters[] array of the BPF side, index = enum leaks_counter */
@@ -140,6 +185,7 @@ enum leaks_counter {
 	LEAKS_C_STACK_FULL, /* allocations recorded without their stack: LEAKS_STACK_FULL */
 	LEAKS_C_STACK_UNWALKED, /* likewise: LEAKS_STACK_UNWALKED */
 	LEAKS_C_STACK_COLLISION, /* likewise: LEAKS_STACK_COLLISION */
+	LEAKS_C_STACK_DROPPED, /* likewise: LEAKS_STACK_DROPPED */
 	LEAKS_NR_COUNTERS,
 };
 

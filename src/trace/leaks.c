@@ -25,7 +25,9 @@
 #include "elfsym.h"
 #include "allocfind.h"
 #include "pprof.h"
+#include "stackstore.h"
 #include "symbolize.h"
+#include "unwind.h"
 #include "../live.h"
 #include "../table.h"
 #include "trace.h"
@@ -51,9 +53,13 @@ static const char footer[] =
 	"outstanding. When the table of outstanding blocks is full, further\n"
 	"allocations are counted as lost and the report says so. Call stacks are\n"
 	"walked with frame pointers: code built without them shows its caller and\n"
-	"little more. An allocation whose stack could not be kept (the table of\n"
-	"stacks full, the stack not walkable) is counted, with the reason\n"
-	"(stacks_lost), and shown as [stack not recorded].\n"
+	"little more: --stacks dwarf unwinds them with their DWARF call frame\n"
+	"information instead, as perf record --call-graph dwarf does (the registers\n"
+	"and the top --stack-size bytes of the stack are copied at each allocation\n"
+	"recorded, and unwound by memlens with elfutils' libdw). An allocation whose\n"
+	"stack could not be kept (the table of stacks full, the stack not walkable,\n"
+	"the buffer of stack copies full) is counted, with the reason (stacks_lost),\n"
+	"and shown as [stack not recorded].\n"
 	"\n"
 	"--sample BYTES records about one allocation per BYTES allocated, as pprof's\n"
 	"heap profiler does: each thread counts down a distance drawn from an\n"
@@ -63,6 +69,13 @@ static const char footer[] =
 	"a relative standard error of at most sqrt(BYTES / N) for N bytes outstanding.\n"
 	"Calls not sampled record nothing and, on Linux 6.13 and later, take no\n"
 	"return probe. Frees of unknown blocks are then not counted.\n";
+
+enum { STACKS_FP = 0, STACKS_DWARF };
+static const char *const stacks_modes[] = { "fp", "dwarf", NULL };
+
+/* the deepest stack kept: frame pointers walked by the kernel, DWARF by us */
+#define DWARF_DEPTH 64
+#define STACK_MAX (DWARF_DEPTH > LEAKS_STACK_DEPTH ? DWARF_DEPTH : LEAKS_STACK_DEPTH)
 
 struct leaks_opts {
 	pid_t pid;
@@ -75,6 +88,8 @@ struct leaks_opts {
 	const char *folded; /* --folded FILE */
 	const char *pprof; /* --pprof FILE */
 	const char *debug_dir; /* --debug-dir DIR */
+	int stacks; /* --stacks: STACKS_FP, STACKS_DWARF */
+	uint64_t stack_size; /* --stack-size BYTES (dwarf); 0: the default */
 	int verbose;
 	char **cmd;
 };
@@ -163,6 +178,15 @@ struct leaks_run {
 	FILE *pprof; /* --pprof FILE, likewise */
 	uint64_t start_wall_ns, start_mono_ns; /* when tracing began */
 	bool write_failed; /* it could not be written */
+	/* --stacks dwarf */
+	struct ring_buffer *rb; /* the stack copies */
+	struct unwinder *unw;
+	struct stackstore store; /* the stacks unwound, and whose they are */
+	size_t prune_at; /* bindings at which those of freed blocks are dropped */
+	struct {
+		uint64_t stacks, ns, frames, max_frames, ends[UNWIND_NR_ENDS];
+		uint64_t full; /* more distinct stacks than --max-stacks */
+	} unw_stats;
 };
 
 /* --sample BYTES: a number of bytes, with K, M, G or T (binary units) */
@@ -186,9 +210,24 @@ static int parse_sample(void *target, const char *arg, char *why, size_t len)
 	return 0;
 }
 
+/* --stack-size BYTES: a multiple of 8 the ring buffer's records can hold */
+static int parse_stack_size(void *target, const char *arg, char *why, size_t len)
+{
+	uint64_t v;
+
+	if (parse_sample(&v, arg, why, len) || v < LEAKS_DWARF_STACK_MIN ||
+	    v > LEAKS_DWARF_STACK_MAX || v % 8) {
+		snprintf(why, len, "must be a multiple of 8 from %d to %d bytes: 4096, 16K",
+			 LEAKS_DWARF_STACK_MIN, LEAKS_DWARF_STACK_MAX);
+		return -1;
+	}
+	*(uint64_t *)target = v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct leaks_opts *o)
 {
-	struct cli_opt opts[26];
+	struct cli_opt opts[30];
 	struct cli_spec spec = { .cmd = "leaks",
 				 .synopsis = "(-p PID | -- CMD [ARGS...])",
 				 .about = about,
@@ -273,6 +312,28 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					      "(512K, 4M; an exponential countdown per thread, as "
 					      "pprof's heap profiler), and show estimated blocks "
 					      "and bytes; calls not sampled are cheaper" };
+	opts[n++] =
+		(struct cli_opt){ .name = "stacks",
+				  .arg = "fp|dwarf",
+				  .kind = CLI_CHOICE,
+				  .choices = stacks_modes,
+				  .target = &o->stacks,
+				  .help = "how call stacks are walked: fp, with frame pointers, "
+					  "by the kernel (the default, cheapest); dwarf, with "
+					  "the DWARF call frame information of each ELF file, "
+					  "in user space, from a copy of the stack (as perf's "
+					  "--call-graph dwarf: whole stacks of code built "
+					  "without frame pointers, at a higher cost; needs "
+					  "memlens built with libdw-dev)" };
+	opts[n++] =
+		(struct cli_opt){ .name = "stack-size",
+				  .arg = "BYTES",
+				  .kind = CLI_FUNC,
+				  .target = &o->stack_size,
+				  .fn = parse_stack_size,
+				  .help = "--stacks dwarf: bytes of stack copied at each "
+					  "allocation (default 16384, at most 32768, a multiple "
+					  "of 8; frames above them are not found)" };
 	opts[n++] = trace_batch_opt();
 	opts[n] = (struct cli_opt)CLI_OPT_END;
 	r = cli_parse(&spec, argc, argv, &first);
@@ -291,6 +352,14 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 				       "--debug-dir %s: not a directory: give a directory of debug "
 				       "files",
 				       o->debug_dir);
+	if (o->stack_size && o->stacks != STACKS_DWARF)
+		return cli_usage_error("leaks", "--stack-size is the copy --stacks dwarf unwinds: "
+						"add --stacks dwarf");
+	if (o->stacks == STACKS_DWARF && o->no_stacks)
+		return cli_usage_error("leaks", "--stacks dwarf walks the call stacks: drop "
+						"--no-stacks");
+	if (!o->stack_size)
+		o->stack_size = LEAKS_DWARF_STACK_DEFAULT;
 	if ((o->folded || o->pprof) && o->no_stacks)
 		return cli_usage_error("leaks", "--%s needs the call stacks: drop --no-stacks",
 				       o->folded ? "folded" : "pprof");
@@ -515,6 +584,23 @@ static void detach_probes(struct leaks_run *r)
 	r->nlink_fds = 0;
 }
 
+/*
+ * The ring buffer of stack copies: room for 1024 of them (a burst of
+ * allocations while user space unwinds), a power of two; one page unused.
+ */
+static __u32 samples_bytes(const struct leaks_opts *o)
+{
+	__u32 want = 1024 * (__u32)(sizeof(struct leaks_sample) +
+				    leaks_stack_room((__u32)o->stack_size) + 8),
+	      b = 4096;
+
+	if (o->stacks != STACKS_DWARF)
+		return (__u32)sysconf(_SC_PAGESIZE);
+	while (b < want)
+		b <<= 1;
+	return b;
+}
+
 static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
 			   const struct probe_set *entries, const struct probe_set *returns,
 			   int nobj)
@@ -528,6 +614,10 @@ static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_
 	r->skel->rodata->with_stacks = !o->no_stacks;
 	r->skel->rodata->sample_mean = o->sample;
 	r->skel->rodata->session = r->session;
+	r->skel->rodata->dwarf = o->stacks == STACKS_DWARF;
+	r->skel->rodata->dwarf_stack_size = (__u32)o->stack_size;
+	r->skel->rodata->dwarf_stack_room = leaks_stack_room((__u32)o->stack_size);
+	bpf_map__set_max_entries(r->skel->maps.samples, samples_bytes(o));
 	if (o->sample) {
 		uint64_t tab[LEAKS_EXPO_N + 1];
 
@@ -626,6 +716,121 @@ static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pi
 	return 0;
 }
 
+/* ---- --stacks dwarf: the stack copies, unwound as they come ---- */
+
+static struct leaks_alloc *read_allocs(struct leaks_bpf *s, size_t *n);
+static long max_stacks(const struct leaks_opts *o);
+
+static int cmp_seq(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Forget which stack the blocks freed since had: keep the bindings of the
+ * blocks the table holds now. A block is in the table before its copy is
+ * handed over (bpf/leaks.bpf.c), so none bound yet is missed.
+ */
+static void prune_bindings(struct leaks_run *r)
+{
+	size_t n, k = 0;
+	struct leaks_alloc *a = read_allocs(r->skel, &n);
+	uint64_t *live = a ? malloc((n ? n : 1) * sizeof(*live)) : NULL;
+
+	if (live) {
+		for (size_t i = 0; i < n; i++)
+			if (a[i].stack_id >= 0)
+				live[k++] = (uint64_t)a[i].stack_id;
+		qsort(live, k, sizeof(*live), cmp_seq);
+		stackstore_keep(&r->store, live, k);
+	}
+	free(live);
+	free(a);
+	r->prune_at = 2 * r->store.nbinds > (1u << 20) ? 2 * r->store.nbinds : (1u << 20);
+}
+
+/* One stack copy: unwound, its stack stored once, the block bound to it. */
+static int on_sample(void *ctx, void *data, size_t len)
+{
+	static uint64_t ips[DWARF_DEPTH];
+	struct leaks_run *r = ctx;
+	const struct leaks_sample *sm = data;
+	struct unwind_input in = { 0 };
+	enum unwind_end end;
+	uint64_t t0;
+	int n, id;
+
+	if (len < sizeof(*sm) || len < sizeof(*sm) + sm->size)
+		return 0;
+	in.tid = (pid_t)sm->tid;
+	in.stack = sm->stack;
+	in.size = sm->size;
+	in.to_end = sm->to_end;
+	for (int i = 0; i < UNWIND_NR_REGS; i++)
+		in.regs[i] = sm->regs[i];
+	t0 = ml_mono_ns();
+	n = unwind_stack(r->unw, &in, ips, DWARF_DEPTH, &end);
+	if (!n) { /* its pc in no file known: the caller alone, as frame pointers give */
+		ips[0] = in.regs[UNWIND_IP];
+		n = 1;
+	}
+	r->unw_stats.ns += ml_mono_ns() - t0;
+	r->unw_stats.stacks++;
+	r->unw_stats.frames += (uint64_t)n;
+	if ((uint64_t)n > r->unw_stats.max_frames)
+		r->unw_stats.max_frames = (uint64_t)n;
+	r->unw_stats.ends[end]++;
+	id = stackstore_intern(&r->store, ips, (uint32_t)n);
+	if (id == -ENOSPC)
+		r->unw_stats.full++;
+	if (id >= 0)
+		stackstore_bind(&r->store, sm->seq, (uint32_t)id);
+	if (r->store.nbinds >= r->prune_at)
+		prune_bindings(r);
+	return 0;
+}
+
+static int dwarf_start(struct leaks_run *r, pid_t pid, struct ml_err *err)
+{
+	stackstore_init(&r->store, (size_t)max_stacks(r->o));
+	r->prune_at = 1u << 20;
+	r->unw = unwinder_new(pid);
+	if (!r->unw)
+		return ml_err_set(err, errno,
+				  "cannot read the ELF files of process %d to unwind "
+				  "its stacks: %s",
+				  (int)pid, strerror(errno));
+	r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.samples), on_sample, r, NULL);
+	if (!r->rb)
+		return ml_err_set(err, errno, "cannot read the ring buffer of stack copies: %s",
+				  strerror(errno));
+	return 0;
+}
+
+/* The return addresses of stack @id, innermost first, at most STACK_MAX: how many. */
+static int stack_ips(struct leaks_run *r, int64_t id, uint64_t *ips)
+{
+	struct leaks_stack ls;
+	const uint64_t *v;
+	int n = 0;
+
+	if (id < 0)
+		return 0;
+	if (r->o->stacks == STACKS_DWARF) {
+		n = (int)stackstore_get(&r->store, (uint32_t)id, &v);
+		n = n > STACK_MAX ? STACK_MAX : n;
+		memcpy(ips, v, (size_t)n * sizeof(*ips));
+		return n;
+	}
+	if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &(__u64){ (__u64)id }, &ls))
+		return 0;
+	for (; n < LEAKS_STACK_DEPTH && ls.ips[n]; n++)
+		ips[n] = ls.ips[n];
+	return n;
+}
+
 /* ---- report ---- */
 
 /*
@@ -651,7 +856,7 @@ static uint64_t est(double x)
 }
 
 /* why allocations have no stack: the reasons the BPF side tells apart */
-#define NO_STACK_WHYS 3
+#define NO_STACK_WHYS 4
 static const struct {
 	int64_t id; /* enum leaks_no_stack */
 	enum leaks_counter counter;
@@ -664,6 +869,8 @@ static const struct {
 	  "the kernel could not walk the user stack" },
 	{ LEAKS_STACK_COLLISION, LEAKS_C_STACK_COLLISION, "hash_collision",
 	  "another stack had the same 63-bit hash" },
+	{ LEAKS_STACK_DROPPED, LEAKS_C_STACK_DROPPED, "dropped",
+	  "the buffer of stack copies was full (unwinding fell behind)" },
 };
 
 struct leak_totals {
@@ -756,8 +963,9 @@ static uint64_t count_stacks(struct leaks_bpf *s)
 	return n;
 }
 
-static void totals(struct leaks_bpf *s, struct leak_totals *t, uint64_t mean)
+static void totals(struct leaks_run *r, struct leak_totals *t, uint64_t mean)
 {
+	struct leaks_bpf *s = r->skel;
 	struct leaks_alloc *a;
 	size_t n;
 
@@ -765,6 +973,13 @@ static void totals(struct leaks_bpf *s, struct leak_totals *t, uint64_t mean)
 	a = read_allocs(s, &n);
 	if (!a)
 		return;
+	/* dwarf: the BPF side's ids are sequence numbers, bound to stacks unwound */
+	for (size_t i = 0; r->o->stacks == STACKS_DWARF && i < n; i++)
+		if (a[i].stack_id >= 0) {
+			int id = stackstore_lookup(&r->store, (uint64_t)a[i].stack_id);
+
+			a[i].stack_id = id >= 0 ? id : LEAKS_STACK_FULL;
+		}
 	qsort(a, n, sizeof(*a), cmp_u64);
 	t->sizes = calloc(n ? n : 1, sizeof(*t->sizes));
 	for (size_t i = 0; t->sizes && i < n; i++) {
@@ -791,12 +1006,12 @@ static void totals(struct leaks_bpf *s, struct leak_totals *t, uint64_t mean)
 		qsort(t->sizes, t->nsizes, sizeof(*t->sizes), cmp_size_row);
 	group_by_stack(t, a, n, mean);
 	free(a);
-	t->stacks_kept = count_stacks(s);
+	t->stacks_kept = r->o->stacks == STACKS_DWARF ? r->store.nstacks : count_stacks(s);
 }
 
 struct sym_stack {
-	char text[4096]; /* one symbolize() line per address */
-	uint64_t ips[LEAKS_STACK_DEPTH]; /* the addresses of those lines */
+	char *text; /* one symbolize() line per address */
+	uint64_t ips[STACK_MAX]; /* the addresses of those lines */
 	int nips;
 	uint64_t count, bytes;
 	double est_count, est_bytes, var; /* as in stack_row */
@@ -810,28 +1025,35 @@ struct sym_stack {
  */
 static void stack_text(struct leaks_run *r, int64_t id, struct sym_stack *st)
 {
-	struct leaks_stack ls;
-	size_t used = 0, len = sizeof(st->text);
-	char buf[512], *out = st->text;
+	static char out[STACK_MAX * 520];
+	uint64_t ips[STACK_MAX];
+	size_t used = 0, len = sizeof(out);
+	int n = stack_ips(r, id, ips);
+	char buf[512];
 
 	out[0] = 0;
 	st->nips = 0;
-	if (id < 0 ||
-	    bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &(__u64){ (__u64)id }, &ls))
-		return;
-	for (int f = 0; f < LEAKS_STACK_DEPTH && ls.ips[f]; f++) {
-		if (f && !symbolizer_is_code(&r->sym, ls.ips[f]))
+	for (int f = 0; f < n; f++) {
+		if (f && !symbolizer_is_code(&r->sym, ips[f]))
 			break;
-		symbolize(&r->sym, ls.ips[f], buf, sizeof(buf));
+		symbolize(&r->sym, ips[f], buf, sizeof(buf));
 		if (used + strlen(buf) + 2 >= len)
 			break;
 		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "\n" : "", buf);
-		st->ips[st->nips++] = ls.ips[f];
+		st->ips[st->nips++] = ips[f];
 	}
+	st->text = strdup(out);
+}
+
+static void free_sym_stacks(struct sym_stack *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i].text);
+	free(v);
 }
 
 /* Each frame of @st, inlined ones included, innermost first. */
-#define MAX_FRAMES (LEAKS_STACK_DEPTH * SRCLINE_MAX_INLINE)
+#define MAX_FRAMES (STACK_MAX * SRCLINE_MAX_INLINE)
 static int stack_frames(struct leaks_run *r, const struct sym_stack *st, struct sym_frame *fr)
 {
 	int n = 0;
@@ -909,6 +1131,10 @@ static struct sym_stack *symbolized_stacks(struct leaks_run *r, const struct lea
 		return NULL;
 	for (size_t i = 0; i < t->nstacks; i++) {
 		stack_text(r, t->stacks[i].id, &v[i]);
+		if (!v[i].text) {
+			free_sym_stacks(v, i);
+			return NULL;
+		}
 		v[i].count = t->stacks[i].count;
 		v[i].bytes = t->stacks[i].bytes;
 		v[i].est_count = t->stacks[i].est_count;
@@ -923,6 +1149,7 @@ static struct sym_stack *symbolized_stacks(struct leaks_run *r, const struct lea
 			v[out - 1].est_count += v[i].est_count;
 			v[out - 1].est_bytes += v[i].est_bytes;
 			v[out - 1].var += v[i].var;
+			free(v[i].text);
 			continue;
 		}
 		if (out != i)
@@ -932,6 +1159,105 @@ static struct sym_stack *symbolized_stacks(struct leaks_run *r, const struct lea
 	*n = out;
 	qsort(v, out, sizeof(*v), cmp_sym_stack);
 	return v;
+}
+
+/* How deep the distinct stacks of the outstanding blocks are (return addresses each). */
+static void depth_stats(const struct sym_stack *v, size_t n, size_t *nst, double *mean, int *max)
+{
+	uint64_t sum = 0;
+
+	*nst = 0;
+	*max = 0;
+	for (size_t i = 0; v && i < n; i++) {
+		if (!v[i].nips)
+			continue; /* [stack not recorded] */
+		(*nst)++;
+		sum += (uint64_t)v[i].nips;
+		if (v[i].nips > *max)
+			*max = v[i].nips;
+	}
+	*mean = *nst ? (double)sum / (double)*nst : 0;
+}
+
+/* the stacks not unwound to their outermost frame */
+static uint64_t unwound_partly(const struct leaks_run *r)
+{
+	return r->unw_stats.ends[UNWIND_OUT_OF_COPY] + r->unw_stats.ends[UNWIND_NO_CFI];
+}
+
+static double us_per_stack(const struct leaks_run *r)
+{
+	return r->unw_stats.stacks ? (double)r->unw_stats.ns / 1e3 / (double)r->unw_stats.stacks
+				   : 0;
+}
+
+static void json_depth(struct jw *w, struct leaks_run *r, const struct sym_stack *v, size_t n)
+{
+	size_t nst;
+	double mean;
+	int max;
+
+	depth_stats(v, n, &nst, &mean, &max);
+	ml_jw_key(w, "stack_depth");
+	ml_jw_obj(w);
+	ml_jw_kuint(w, "stacks", nst);
+	ml_jw_kdbl(w, "mean", mean);
+	ml_jw_kint(w, "max", max);
+	ml_jw_obj_end(w);
+	if (r->o->stacks != STACKS_DWARF)
+		return;
+	ml_jw_key(w, "unwind");
+	ml_jw_obj(w);
+	ml_jw_kuint(w, "stack_size", r->o->stack_size);
+	ml_jw_kuint(w, "stacks", r->unw_stats.stacks);
+	ml_jw_kdbl(w, "us_per_stack", us_per_stack(r));
+	ml_jw_kdbl(w, "frames_mean",
+		   r->unw_stats.stacks ? (double)r->unw_stats.frames / (double)r->unw_stats.stacks
+				       : 0);
+	ml_jw_kuint(w, "frames_max", r->unw_stats.max_frames);
+	ml_jw_kint(w, "max_frames", DWARF_DEPTH);
+	for (int e = 0; e < UNWIND_NR_ENDS; e++)
+		ml_jw_kuint(w, unwind_end_name((enum unwind_end)e), r->unw_stats.ends[e]);
+	ml_jw_kuint(w, "not_unwound_fully", unwound_partly(r));
+	ml_jw_kuint(w, "table_full", r->unw_stats.full);
+	ml_jw_obj_end(w);
+}
+
+/* The text report's line on the call stacks: how walked, how deep, at what cost. */
+static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n, int width)
+{
+	char un[512] = "";
+	size_t nst;
+	double mean;
+	int max;
+
+	depth_stats(v, n, &nst, &mean, &max);
+	if (r->o->stacks == STACKS_DWARF) {
+		size_t k =
+			(size_t)snprintf(un, sizeof(un), "; %llu stacks unwound, %.1f us each",
+					 (unsigned long long)r->unw_stats.stacks, us_per_stack(r));
+
+		if (unwound_partly(r) && k < sizeof(un))
+			k += (size_t)snprintf(
+				un + k, sizeof(un) - k,
+				"; %llu not to their outermost frame (%llu ended above the %llu "
+				"bytes copied: --stack-size makes it larger; %llu at code without "
+				"call frame information)",
+				(unsigned long long)unwound_partly(r),
+				(unsigned long long)r->unw_stats.ends[UNWIND_OUT_OF_COPY],
+				(unsigned long long)r->o->stack_size,
+				(unsigned long long)r->unw_stats.ends[UNWIND_NO_CFI]);
+		if (r->unw_stats.ends[UNWIND_CUT] && k < sizeof(un))
+			snprintf(un + k, sizeof(un) - k, "; %llu cut at %d frames",
+				 (unsigned long long)r->unw_stats.ends[UNWIND_CUT], DWARF_DEPTH);
+	}
+	table_wrap(stdout, width, 2,
+		   "call stacks: %s; %zu distinct outstanding, %.1f frames on average, at most "
+		   "%d%s",
+		   r->o->stacks == STACKS_DWARF ? "unwound with DWARF call frame information "
+						  "(--stacks dwarf)"
+						: "walked with frame pointers (--stacks fp)",
+		   nst, mean, max, un);
 }
 
 static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_totals *t, long top)
@@ -963,7 +1289,8 @@ static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_tot
 		ml_jw_obj_end(w);
 	}
 	ml_jw_arr_end(w);
-	free(v);
+	json_depth(w, r, v, n);
+	free_sym_stacks(v, n);
 }
 
 /* The allocator's path as the target sees it (without /proc/PID/root). */
@@ -1106,6 +1433,7 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 		   r->session ? "uprobe_session"
 		   : r->multi ? "uprobe_multi"
 			      : "uprobe");
+	ml_jw_kstr(&w, "stacks_mode", o->no_stacks ? "none" : stacks_modes[o->stacks]);
 	json_counters(&w, c);
 	ml_jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
 	ml_jw_kbool(&w, "estimated", o->sample != 0);
@@ -1195,7 +1523,7 @@ static void stacks_lines(FILE *f, struct leaks_run *r, const struct leak_totals 
 	}
 	if (v && i < nst)
 		fprintf(f, "... %zu more stacks (the report at the end lists them)\n", nst - i);
-	free(v);
+	free_sym_stacks(v, nst);
 }
 
 /* One frame of the live view: the totals, the block sizes outstanding and the top stacks that fit.
@@ -1369,6 +1697,8 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 	if (o->no_stacks)
 		return;
 	v = symbolized_stacks(r, t, &nst);
+	putchar('\n');
+	text_depth(r, v, nst, width);
 	for (size_t i = 0; v && i < nst && (!o->top || i < (size_t)o->top); i++) {
 		if (o->sample)
 			printf("\n~%llu blocks, ~%s outstanding (standard error %s; %llu sampled) "
@@ -1383,7 +1713,7 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			       ml_fmt_bytes(v[i].bytes, b1, sizeof(b1)));
 		print_frames(r, &v[i]);
 	}
-	free(v);
+	free_sym_stacks(v, nst);
 }
 
 /*
@@ -1420,7 +1750,7 @@ static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *
 		}
 		fprintf(f, " %llu\n", (unsigned long long)est(v[i].est_bytes));
 	}
-	free(v);
+	free_sym_stacks(v, n);
 	if (fclose(f))
 		return -errno;
 	return 0;
@@ -1441,18 +1771,11 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 	int e = p ? 0 : -err.code;
 
 	for (size_t i = 0; p && !e && i < t->nstacks; i++) {
-		struct leaks_stack ls = { { 0 } };
-		uint64_t u[LEAKS_STACK_DEPTH];
+		uint64_t u[STACK_MAX];
 		int64_t v[2] = { (int64_t)est(t->stacks[i].est_count),
 				 (int64_t)est(t->stacks[i].est_bytes) };
-		__u64 id = (__u64)t->stacks[i].id;
-		int n = 0;
 
-		if (t->stacks[i].id >= 0 &&
-		    !bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &id, &ls))
-			for (; n < LEAKS_STACK_DEPTH && ls.ips[n]; n++)
-				u[n] = ls.ips[n];
-		e = pprof_add(p, u, n, v);
+		e = pprof_add(p, u, stack_ips(r, t->stacks[i].id, u), v);
 	}
 	if (p && !e) {
 		char rate[96] = "";
@@ -1486,7 +1809,10 @@ static void report(struct leaks_run *r, const struct report_at *at)
 	struct leak_totals t;
 
 	memcpy(c, r->skel->bss->counters, sizeof(c));
-	totals(r->skel, &t, r->o->sample);
+	if (r->rb)
+		ring_buffer__consume(r->rb); /* every copy handed over so far, unwound */
+	c[LEAKS_C_STACK_FULL] += r->unw_stats.full; /* dwarf: more stacks than --max-stacks */
+	totals(r, &t, r->o->sample);
 	if (at->elapsed_s < 0)
 		t.unread =
 			t.count != c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] - c[LEAKS_C_MISSED_FREES];
@@ -1544,9 +1870,12 @@ static void on_idle(void *arg)
 
 static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, struct trace_target *t)
 {
-	struct trace_loop l = {
-		.duration_s = o->duration, .t = t, .tick = on_tick, .idle = on_idle, .arg = r
-	};
+	struct trace_loop l = { .duration_s = o->duration,
+				.t = t,
+				.rb = r->rb,
+				.tick = on_tick,
+				.idle = on_idle,
+				.arg = r };
 	sigset_t sigs;
 
 	enum trace_stop why;
@@ -1584,6 +1913,18 @@ static int cmd_leaks(int argc, char **argv)
 			  strerror(errno));
 		return errno == EACCES || errno == EPERM ? EXIT_PERM : EXIT_FAIL;
 	}
+	if (o.stacks == STACKS_DWARF && !unwind_supported()) {
+		cli_error("leaks",
+			  "--stacks dwarf: this memlens was built without elfutils' libdw "
+			  "(install libdw-dev, then rebuild)%s",
+#ifdef __x86_64__
+			  ""
+#else
+			  "; and it unwinds x86-64 only"
+#endif
+		);
+		return EXIT_FAIL;
+	}
 	if (o.pprof && !pprof_supported()) {
 		cli_error("leaks", "--pprof: this memlens was built without protobuf-c (install "
 				   "libprotobuf-c-dev and protobuf-c-compiler, then rebuild)");
@@ -1604,6 +1945,8 @@ static int cmd_leaks(int argc, char **argv)
 		e = find_allocator(&r, &t, &err);
 	if (!e)
 		e = leaks_start(&r, &o, t.pid, &err);
+	if (!e && o.stacks == STACKS_DWARF)
+		e = dwarf_start(&r, t.pid, &err);
 	if (e)
 		goto out;
 	symbolizer_init(&r.sym, t.pid);
@@ -1638,6 +1981,9 @@ out:
 		fclose(r.folded);
 	if (r.pprof)
 		fclose(r.pprof);
+	ring_buffer__free(r.rb);
+	unwinder_free(r.unw);
+	stackstore_free(&r.store);
 	leaks_bpf__destroy(r.skel);
 	symbolizer_free(&r.sym);
 	trace_target_close(&t, true);
