@@ -25,6 +25,7 @@ criu=
 for c in "${CRIUS[@]}"; do [ "${c%%=*}" = page ] && criu=${c#*=}; done
 [ -n "$criu" ] || { skip $T "no CRIU with memlens's patches here (scripts/ensure-criu.sh)"; exit 0; }
 has_soft_dirty "$criu" || { skip $T "this kernel has no soft-dirty tracking (pre-copy needs it)"; exit 0; }
+dumps_inet_sockets "$criu" || { skip $T "$SOCK_WHY"; exit 0; }
 
 # runc (and podman's checks) run the CRIU on PATH: the patched one
 export PATH=$(dirname "$criu"):$PATH CONTAINERS_CONF=$PWD/deploy/podman/containers.conf

@@ -54,6 +54,27 @@ for_criu() {
 # soft-dirty: what pre-dump needs
 has_soft_dirty() { "$1" check --feature mem_dirty_track >/dev/null 2>&1; }
 
+# dumps_inet_sockets CRIU: whether this CRIU can dump a process holding a
+# listening TCP socket on this kernel (CRIU 4.1.1 reads socket options that
+# kernels 6.16 and later refuse: "Can't get 1:34 opt"); when not, SOCK_WHY
+# says CRIU's words
+dumps_inet_sockets() {
+	local d=$tmp/sockprobe rc p
+	mkdir -p "$d"
+	setsid "$PY" -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+print("ready", flush=True); time.sleep(120)' </dev/null >"$d/out" 2>&1 &
+	p=$!
+	pids+=("$p")
+	wait_for_line "$d/out" ready 30 || { SOCK_WHY="the probe did not start"; return 1; }
+	"$1" dump -t "$p" -D "$d" --leave-running -o dump.log >/dev/null 2>&1
+	rc=$?
+	kill -9 "$p" 2>/dev/null
+	[ $rc = 0 ] && return 0
+	SOCK_WHY="this CRIU cannot dump a TCP socket on this kernel: $(grep -h Error "$d/dump.log" | head -n 1 | sed 's/^([0-9. ]*) //')"
+	return 1
+}
+
 # start a workload in its own session, stdio to a file; sets $P
 start() {
 	local out=$1

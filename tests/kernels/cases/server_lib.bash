@@ -38,6 +38,10 @@ server_begin() {
 		skip "server_$SRV" "this kernel has no soft-dirty tracking (pre-copy needs it)"
 		exit 0
 	fi
+	if ! dumps_inet_sockets "$CR"; then
+		skip "server_$SRV" "$SOCK_WHY"
+		exit 0
+	fi
 	chmod 755 "$tmp"
 	NS_A=mlsrvA$$ NS_B=mlsrvB$$ IP_A=10.$NET.0.1 IP_B=10.$NET.0.2
 	t_at_exit 'ip netns del $NS_A 2>/dev/null; ip netns del $NS_B 2>/dev/null'
