@@ -1772,8 +1772,7 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 
 	for (size_t i = 0; p && !e && i < t->nstacks; i++) {
 		uint64_t u[STACK_MAX];
-		int64_t v[2] = { (int64_t)est(t->stacks[i].est_count),
-				 (int64_t)est(t->stacks[i].est_bytes) };
+		double v[2] = { t->stacks[i].est_count, t->stacks[i].est_bytes };
 
 		e = pprof_add(p, u, stack_ips(r, t->stacks[i].id, u), v);
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* pprof profile.proto writer (see pprof.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,8 @@ struct pprof {
 	struct srcline_cache *lines;
 	struct strmap strs, funcs, locs, maps, samples;
 	size_t cap_str, cap_sample, cap_loc, cap_func, cap_map, cap_comment;
+	double *sums; /* per sample, its values unrounded: nvalues each */
+	size_t cap_sums;
 	int nvalues;
 	int failed; /* -errno of the first allocation that failed */
 };
@@ -353,7 +356,7 @@ static uint64_t location_for(struct pprof *p, uint64_t ip)
 }
 
 /* Stacks that are the same once cut (see pprof_add) are one sample. */
-static Sample *sample_for(struct pprof *p, const uint64_t *ids, size_t n)
+static Sample *sample_for(struct pprof *p, const uint64_t *ids, size_t n, size_t *index)
 {
 	char key[32 * 21 + 1];
 	size_t used = 0, *v;
@@ -367,14 +370,28 @@ static Sample *sample_for(struct pprof *p, const uint64_t *ids, size_t n)
 	v = strmap_slot(&p->samples, key, &found);
 	if (!v)
 		return NULL;
-	if (found)
+	if (found) {
+		*index = *v;
 		return p->prof->sample[*v];
+	}
+	if ((p->prof->n_sample + 1) * (size_t)p->nvalues > p->cap_sums) {
+		size_t cap = (p->prof->n_sample + 1) * (size_t)p->nvalues * 2;
+		double *sums = realloc(p->sums, cap * sizeof(*sums));
+
+		if (!sums)
+			return NULL;
+		p->sums = sums;
+		p->cap_sums = cap;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s || PUSH(p->prof->sample, p->prof->n_sample, p->cap_sample, s)) {
 		free(s);
 		return NULL;
 	}
 	*v = p->prof->n_sample - 1;
+	*index = *v;
+	for (int i = 0; i < p->nvalues; i++)
+		p->sums[*v * (size_t)p->nvalues + (size_t)i] = 0;
 	perftools__profiles__sample__init(s);
 	s->location_id = malloc((n ? n : 1) * sizeof(*s->location_id));
 	s->value = calloc((size_t)p->nvalues, sizeof(*s->value));
@@ -386,10 +403,10 @@ static Sample *sample_for(struct pprof *p, const uint64_t *ids, size_t n)
 	return s;
 }
 
-int pprof_add(struct pprof *p, const uint64_t *ips, int n, const int64_t *values)
+int pprof_add(struct pprof *p, const uint64_t *ips, int n, const double *values)
 {
 	uint64_t ids[64];
-	size_t nid = 0;
+	size_t nid = 0, k = 0;
 	Sample *s;
 
 	for (int f = 0; f < n && f < 64 && ips[f]; f++) {
@@ -399,11 +416,15 @@ int pprof_add(struct pprof *p, const uint64_t *ips, int n, const int64_t *values
 	}
 	if (!nid)
 		ids[nid++] = location_for(p, 0);
-	s = sample_for(p, ids, nid);
+	s = sample_for(p, ids, nid, &k);
 	if (!s)
 		return p->failed = -ENOMEM;
-	for (int i = 0; i < p->nvalues; i++)
-		s->value[i] += values[i];
+	for (int i = 0; i < p->nvalues; i++) {
+		double *sum = &p->sums[k * (size_t)p->nvalues + (size_t)i];
+
+		*sum += values[i];
+		s->value[i] = *sum <= 0 ? 0 : (int64_t)llround(*sum);
+	}
 	return p->failed;
 }
 
@@ -494,6 +515,7 @@ void pprof_free(struct pprof *p)
 	/* everything was calloc'ed: protobuf-c frees it with the system allocator */
 	perftools__profiles__profile__free_unpacked(p->prof, NULL);
 	srcline_free(p->lines);
+	free(p->sums);
 	strmap_free(&p->strs);
 	strmap_free(&p->funcs);
 	strmap_free(&p->locs);
@@ -521,7 +543,7 @@ struct pprof *pprof_new(struct symbolizer *sym, const struct pprof_type *types, 
 	return NULL;
 }
 
-int pprof_add(struct pprof *p, const uint64_t *ips, int n, const int64_t *values)
+int pprof_add(struct pprof *p, const uint64_t *ips, int n, const double *values)
 {
 	(void)p;
 	(void)ips;

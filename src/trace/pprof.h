@@ -33,8 +33,10 @@ struct pprof *pprof_new(struct symbolizer *sym, const struct pprof_type *types, 
  * One sample: the call stack @ips (innermost first, @n frames, return
  * addresses; cut at the first one outside executable code past the first),
  * @n = 0 for a stack that was not recorded; @values, one per type.
+ * Stacks that are the same once cut are one sample: their values add up,
+ * unrounded (estimates), and are rounded once, when the profile is written.
  */
-int pprof_add(struct pprof *p, const uint64_t *ips, int n, const int64_t *values);
+int pprof_add(struct pprof *p, const uint64_t *ips, int n, const double *values);
 void pprof_comment(struct pprof *p, const char *text);
 void pprof_times(struct pprof *p, int64_t time_ns, int64_t duration_ns);
 /* The sampling period: one sample per @period of @type (a sampled heap profile) */
