@@ -65,8 +65,6 @@ const volatile bool session = false;
 /* -ln(1/2 + j / 2048) * 2^32, j = 0..1024: filled by user space (leaks.h) */
 const volatile __u64 expo_tab[LEAKS_EXPO_N + 1] = {};
 
-extern bool bpf_session_is_return(void) __ksym __weak;
-
 __u64 counters[LEAKS_NR_COUNTERS];
 /* --stacks dwarf: the stack_id of the next allocation, its sample's seq */
 __u64 dwarf_seq;
@@ -565,11 +563,15 @@ int BPF_KRETPROBE(alloc_exit, __u64 ret)
 /*
  * The same as a uprobe session (Linux 6.13+, one link): the entry says
  * whether the return probe runs at all (0: it does). Loaded only then.
+ * The return is told apart by the registers: there the ip is the caller's
+ * return address, at the entry the function's own (bpf_get_func_ip()).
+ * Not bpf_session_is_return(): its prototype gained a context argument in
+ * Linux 7, and libbpf 1.1 refuses a kfunc whose prototype differs.
  */
 SEC("uprobe")
 int BPF_KPROBE(fn_session, __u64 a1, __u64 a2, __u64 a3)
 {
-	if (bpf_session_is_return())
+	if (PT_REGS_IP(ctx) != bpf_get_func_ip(ctx))
 		return exit_probe(ctx, PT_REGS_RC(ctx));
 	return entry(ctx, a1, a2, a3);
 }

@@ -28,7 +28,7 @@ int umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uin
 
 /*
  * The same as a uprobe session: the program runs at each entry, and at its
- * return when the entry returned 0 (bpf_session_is_return() tells which).
+ * return when the entry returned 0 (the program tells which by its ip).
  */
 int umulti_attach_session(int prog_fd, const char *path, const uint64_t *offs,
 			  const uint64_t *cookies, unsigned int cnt, pid_t pid);
