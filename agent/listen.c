@@ -3,7 +3,7 @@
  * The unix socket: who may reach it, and who may take it over.
  *
  * gRPC unlinks whatever is at a unix socket path before it binds
- * (DESIGN.md), so nothing may be left to chance:
+ * (seen in gRPC 1.51), so nothing may be left to chance:
  * - the socket's directory (created 0750 when missing) must be owned by
  *   root or by the agent's user and writable by nobody else, and every
  *   directory above it owned by root or that user and either writable by

@@ -8,7 +8,7 @@
  * operations: REQUESTED -> RECEIVING -> FINISHING -> freed. Every call
  * object alive is counted; the queue is shut down only once the server's
  * shutdown notification has arrived and the count is zero, because a
- * start_batch on a shut-down queue aborts the process (DESIGN.md).
+ * start_batch on a shut-down queue aborts the process (gRPC 1.51).
  */
 #include <errno.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
  * serialises the checkpoints of one target and keeps the previous exclude
  * set between them.
  *
- * Facts of this kernel that shape the defaults (DESIGN.md, CRIU section):
+ * Facts of the kernels and CRIUs seen that shape the defaults:
  * dumps can hang on the parasite's hardware breakpoint, so CRIU runs with
  * CRIU_FAULT=130 (no breakpoints) unless hw_breakpoints is set, and always
  * under a time limit; pre-dump needs soft-dirty (`criu check

@@ -3,7 +3,7 @@
  * Run CRIU as a child under a time limit: posix_spawn (safe in threaded
  * servers), its own session so a timeout kills the whole tree, output
  * captured in a memfd, CRIU_FAULT=130 unless hardware breakpoints are
- * wanted (DESIGN.md: the parasite's breakpoint never fires on this VM).
+ * wanted (on some VMs the parasite's hardware breakpoint never fires).
  */
 #include <errno.h>
 #include <fcntl.h>
