@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_target.h"
 #include "cliutil.h"
@@ -98,6 +100,50 @@ static int parse_page_server(void *target, const char *arg, char *why, size_t le
 	snprintf(c->ps_host, sizeof(c->ps_host), "%.*s", (int)(colon - arg), arg);
 	c->req.page_server_addr = c->ps_host;
 	c->req.page_server_port = (int)port;
+	return 0;
+}
+
+/*
+ * --parent must name the images of an earlier (pre-)dump: CRIU reads the
+ * parent's inventory.img (both a dump and a pre-dump write it) and fails
+ * late, after the profiling, without it. Refuse it before anything runs.
+ */
+static int check_parent(const char *parent, const char *images)
+{
+	static const char what[] = "give the -D DIR of an earlier `memlens checkpoint` "
+				   "(a dump or a pre-dump) of this process, or leave --parent out";
+	char inv[PATH_MAX + 16], a[PATH_MAX], b[PATH_MAX];
+	struct stat st;
+
+	if (stat(parent, &st) < 0) {
+		int e = errno;
+
+		if (e == ENOENT || e == ENOTDIR)
+			return cli_usage_error("checkpoint", "--parent %s does not exist; %s",
+					       parent, what);
+		cli_error("checkpoint", "--parent %s: %s", parent, strerror(e));
+		return exit_code_for(-e);
+	}
+	if (!S_ISDIR(st.st_mode))
+		return cli_usage_error("checkpoint", "--parent %s is not a directory; %s", parent,
+				       what);
+	snprintf(inv, sizeof(inv), "%s/inventory.img", parent);
+	if (access(inv, R_OK) < 0) {
+		int e = errno;
+
+		if (e == ENOENT)
+			return cli_usage_error("checkpoint",
+					       "--parent %s holds no CRIU images (no "
+					       "inventory.img); %s",
+					       parent, what);
+		cli_error("checkpoint", "--parent %s: %s: %s", parent, inv, strerror(e));
+		return exit_code_for(-e);
+	}
+	if (realpath(parent, a) && realpath(images, b) && !strcmp(a, b))
+		return cli_usage_error("checkpoint",
+				       "--parent %s is the -D directory itself; give the new "
+				       "images a directory of their own",
+				       parent);
 	return 0;
 }
 
@@ -193,6 +239,11 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 		c->req.extra_args = c->extra.v;
 	if (!c->req.pid || !c->req.images_dir)
 		return cli_usage_error("checkpoint", "-p PID and -D DIR are required");
+	if (c->req.parent_dir) {
+		r = check_parent(c->req.parent_dir, c->req.images_dir);
+		if (r)
+			return r;
+	}
 	return out_option("checkpoint", out);
 }
 

@@ -86,6 +86,36 @@ test_usage_errors() {
 	ok usage_errors
 }
 
+# --parent that names no images is refused before profiling or CRIU
+test_parent_refused() {
+	local rc d
+	start "$tmp/pr.out" "$WORKLOADS/memwrite" -m 4
+	mkdir -p "$tmp/pr-empty" "$tmp/pr-d"
+	: >"$tmp/pr-file"
+	for d in "$tmp/pr-none:does not exist" "$tmp/pr-empty:holds no CRIU images (no inventory.img)" \
+		"$tmp/pr-file:is not a directory"; do
+		# -d 60: a check after the profiling would take a minute
+		timeout 30 "$MEMLENS" checkpoint -p "$P" -D "$tmp/pr-d" --parent "${d%%:*}" -d 60 \
+			>"$tmp/pr.stdout" 2>"$tmp/pr.err"
+		rc=$?
+		if [ $rc -ne 2 ] || ! grep -qF -- "--parent ${d%%:*} ${d#*:}" "$tmp/pr.err" ||
+		   ! grep -qF "give " "$tmp/pr.err" || [ -s "$tmp/pr.stdout" ]; then
+			notok parent_refused "--parent ${d%%:*}: exit $rc: $(cat "$tmp/pr.err")"; return
+		fi
+	done
+	# not even the images directory is made
+	[ -z "$(ls -A "$tmp/pr-d")" ] || { notok parent_refused "-D DIR written: $(ls "$tmp/pr-d")"; return; }
+	# images of their own: the parent is not the new -D DIR
+	mkdir -p "$tmp/pr-self"; : >"$tmp/pr-self/inventory.img"
+	timeout 30 "$MEMLENS" checkpoint -p "$P" -D "$tmp/pr-self" --parent "$tmp/pr-self/" -d 60 \
+		>/dev/null 2>"$tmp/pr.err"
+	rc=$?
+	[ $rc -eq 2 ] && grep -qF "is the -D directory itself" "$tmp/pr.err" ||
+		{ notok parent_refused "--parent = -D: exit $rc: $(cat "$tmp/pr.err")"; return; }
+	running "$P" && ok parent_refused || notok parent_refused "target not running"
+	kill "$P"
+}
+
 # --- with CRIU ---------------------------------------------------------------
 
 test_no_such_pid() {
@@ -545,6 +575,7 @@ test_no_criu
 test_granularity_by_criu
 test_probe_timeout_and_cache
 test_usage_errors
+test_parent_refused
 test_criu_opt_passthrough
 test_no_such_pid
 test_pre_dump_refused
