@@ -142,7 +142,7 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res);
 /* What the CRIU in use leaves out, by ml_criu_granularity(). */
 #define MIGRATE_LIMITS_VMA "whole VMAs are left out; the ranges apply to every process of the tree"
 #define MIGRATE_LIMITS_PAGE                                                                        \
-	"hot pages are left out page by page, from the profiled process only; shared memory is "   \
+	"hot pages are left out page by page, per process of the tree; shared memory is "          \
 	"always sent"
 
 #endif

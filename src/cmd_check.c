@@ -26,7 +26,7 @@ static const char about[] =
 	"Probe what this machine offers memlens: PAGEMAP_SCAN, async write-protect\n"
 	"userfaultfd, soft-dirty, kpageflags, ptrace, pidfd_getfd, the PID namespace,\n"
 	"THP, swap; eBPF (BTF, tp_btf, fentry, ring buffers, uprobes); CRIU (version,\n"
-	"`criu check`, pre-dump, the exclude options). Each probe uses the feature\n"
+	"`criu check`, pre-dump, the exclude options, sockets). Each probe uses the feature\n"
 	"once on memlens's own memory; no other process is touched. Every missing\n"
 	"feature is listed with the commands that need it and what to do.\n";
 
@@ -62,6 +62,35 @@ static int parse_args(int argc, char **argv, struct check_cli *c)
 	return r ? r : out_option("check", out);
 }
 
+/*
+ * Since Linux 6.16 SO_PASSCRED and SO_PASSSEC exist only on unix and
+ * netlink sockets, and CRIU before 4.2 asks every socket for them: its
+ * dump of a process with a TCP or UDP socket fails.
+ */
+static void probe_criu_sockets(struct feature_list *l, const char *version)
+{
+	static const char used[] =
+		"checkpoint, migrate, agent of a process with a TCP or UDP socket";
+	int kmaj = 0, kmin = 0, cmaj = 0, cmin = 0;
+	struct utsname u;
+
+	if (uname(&u) < 0 || sscanf(u.release, "%d.%d", &kmaj, &kmin) != 2 ||
+	    sscanf(version, "%d.%d", &cmaj, &cmin) != 2)
+		return;
+	if (kmaj * 1000 + kmin < 6016 || cmaj * 1000 + cmin >= 4002)
+		ml_feature_add(l, "criu", "criu_sockets", FEATURE_OK, used, NULL,
+			       "CRIU %s can dump TCP and UDP sockets on Linux %d.%d", version, kmaj,
+			       kmin);
+	else
+		ml_feature_add(l, "criu", "criu_sockets", FEATURE_MISSING, used,
+			       "give CRIU 4.2 or newer with --criu PATH or MEMLENS_CRIU, or "
+			       "checkpoint on a kernel before 6.16",
+			       "CRIU %s cannot dump a TCP or UDP socket on this kernel: since "
+			       "Linux 6.16 only unix and netlink sockets have SO_PASSCRED, which "
+			       "CRIU before 4.2 asks every socket for",
+			       version);
+}
+
 static void probe_criu(struct feature_list *l, const char *explicit_path)
 {
 	static const char used[] = "checkpoint, restore, agent (dumps)";
@@ -72,10 +101,10 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 	if (criu_cli_locate(explicit_path, path, sizeof(path), &err)) {
 		ml_feature_add(
 			l, "criu", "criu", FEATURE_MISSING, used,
-			"install CRIU 4.1 or newer (Debian's criu from trixie on; page granularity "
-			"needs it built with memlens's patches, " MEMLENS_DATADIR "/criu-patches, "
-			"which scripts/ensure-criu.sh of the source tree builds in minutes), or "
-			"give one with --criu PATH / MEMLENS_CRIU",
+			"install CRIU 4.1 or newer (Debian's criu from trixie on; leaving hot "
+			"pages out needs 4.1.1 built with memlens's patches, " MEMLENS_DATADIR
+			"/criu-patches, which scripts/ensure-criu.sh of the source tree builds in "
+			"minutes), or give one with --criu PATH / MEMLENS_CRIU",
 			"%s", err.msg);
 		return;
 	}
@@ -109,6 +138,7 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 			       "needs soft-dirty in the kernel (see soft_dirty); take full dumps "
 			       "meanwhile (migrate does one stop-and-copy dump)",
 			       "`criu check --feature mem_dirty_track` fails");
+	probe_criu_sockets(l, caps.version);
 	ml_criu_caps_options(&caps, opts, sizeof(opts));
 	/* exclusion happens in pre-dumps only: say so where there are none */
 	const char *here = caps.mem_dirty_track
@@ -126,9 +156,9 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 			l, "criu", "criu_exclude", FEATURE_OK,
 			"checkpoint --pre-dump, migrate, agent (hot-memory exclusion)",
 			caps.no_parent_range
-				? "VMA granularity: every VMA a hot range touches is left out "
-				  "whole, from every process of the tree; a CRIU built with "
-				  "memlens's patches leaves out pages"
+				? "VMA granularity (the older CRIU fork of 4.0): every VMA a hot "
+				  "range touches is left out whole, from every process of the "
+				  "tree; CRIU 4.1.1 built with memlens's patches leaves out pages"
 				: "without --no-parent-range a pre-dump whose parent left "
 				  "memory out is taken without that parent",
 			"VMA granularity: pre-dumps leave hot VMAs out whole; a dump writes "
@@ -138,11 +168,11 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 		ml_feature_add(
 			l, "criu", "criu_exclude", FEATURE_MISSING,
 			"checkpoint, migrate, agent (hot-VMA exclusion)",
-			"the CRIU scripts/ensure-criu.sh builds, or CRIU 4.1 with memlens's "
-			"patches "
-			"(" MEMLENS_DATADIR
-			"/criu-patches): pages; a fork with the exclude options: "
-			"whole VMAs; via --criu PATH or MEMLENS_CRIU; upstream CRIU has none",
+			"the CRIU 4.1.1 that scripts/ensure-criu.sh builds with memlens's "
+			"patches (" MEMLENS_DATADIR
+			"/criu-patches) leaves out pages; the older CRIU fork of 4.0 with the "
+			"exclude options, whole VMAs; give one with --criu PATH or MEMLENS_CRIU "
+			"(upstream CRIU has none)",
 			"this CRIU accepts neither exclude option (%s): nothing is left out of "
 			"any dump or pre-dump",
 			opts);

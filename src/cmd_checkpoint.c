@@ -27,17 +27,21 @@
 #include "memlens/profiler.h"
 
 static const char about[] =
-	"Profile where PID writes for a few seconds, then checkpoint it with CRIU. The\n"
-	"hot VMAs are passed to CRIU as --exclude-range / --exclude-file (and the VMAs\n"
-	"that turned cold since the last checkpoint as --no-parent-range) when the CRIU\n"
-	"in use has those options (a CRIU fork; upstream CRIU does not: then nothing is\n"
-	"excluded and the report says so). The profiler lets go of the target while CRIU\n"
-	"runs and tracks it again afterwards.\n";
+	"Profile where PID and every process of its tree write for a few seconds, then\n"
+	"checkpoint them with CRIU. Only a pre-dump (--pre-dump) leaves the hot memory\n"
+	"out, and only with a CRIU that has the exclude options: the CRIU 4.1.1 that\n"
+	"scripts/ensure-criu.sh builds with memlens's patches leaves out hot pages, per\n"
+	"process; an older CRIU fork of 4.0, every VMA a hot range touches, whole;\n"
+	"upstream CRIU nothing (the report says so). A dump always writes every VMA.\n"
+	"The profiler lets go of the target while CRIU runs and tracks it again\n"
+	"afterwards.\n";
 
 static const char footer[] =
 	"CRIU runs with CRIU_FAULT=130 (no hardware breakpoints): on some VMs its dump\n"
 	"hangs otherwise. Exit status: 0 ok, 1 CRIU failed (see its log), 2 usage,\n"
-	"3 no such process / it exited, 4 permission denied, 5 missing kernel feature or CRIU.\n";
+	"3 no such process / it exited, 4 permission denied, 5 missing kernel feature or CRIU.\n"
+	"On Linux 6.16 and later, CRIU before 4.2 (4.1.1 too) cannot dump a TCP or UDP\n"
+	"socket: give CRIU 4.2 or newer with --criu PATH.\n";
 
 struct ckpt_cli {
 	struct criu_dump_req req;

@@ -58,11 +58,14 @@ static const char about[] =
 	"SIGUSR1 ends pre-copy: the final dump follows the round under way.\n";
 
 static const char footer[] =
-	"What limits the gain: CRIU leaves out whole VMAs (a VMA that overlaps a hot\n"
-	"range is left out entirely, cold pages included), and the ranges apply to every\n"
-	"process of the tree at those addresses. Exit status: 0 migrated, 1 CRIU or the\n"
-	"destination failed (the tree keeps running at the source when the final dump\n"
-	"did not happen), 2 usage, 3 no such process, 5 missing CRIU.\n";
+	"What limits the gain depends on the CRIU: the CRIU 4.1.1 that\n"
+	"scripts/ensure-criu.sh builds with memlens's patches leaves hot pages out, per\n"
+	"process; an older CRIU fork of 4.0 leaves out every VMA a hot range touches,\n"
+	"whole, in every process of the tree; upstream CRIU nothing. Exit status:\n"
+	"0 migrated, 1 CRIU or the destination failed (the tree keeps running at the\n"
+	"source when the final dump did not happen), 2 usage, 3 no such process,\n"
+	"5 missing CRIU. On Linux 6.16 and later, CRIU before 4.2 (4.1.1 too) cannot\n"
+	"dump a TCP or UDP socket: give CRIU 4.2 or newer with --criu PATH.\n";
 
 struct mig_cli {
 	pid_t pid;
@@ -399,9 +402,8 @@ static void print_summary(const struct mig_run *m, int rc)
 		       l->wait_max_us / 1000.0);
 	}
 	if (x->exclude && m->caps.page_granular)
-		printf("  note:     CRIU left hot pages out page by page, from pid %d only; shared "
-		       "memory is always sent\n",
-		       (int)m->c->pid);
+		printf("  note:     CRIU left hot pages out page by page, per process of the tree; "
+		       "shared memory is always sent\n");
 	else if (x->exclude)
 		printf("  note:     CRIU leaves out whole VMAs (cold pages of a hot VMA too) and "
 		       "applies the ranges to every process of the tree\n");

@@ -305,7 +305,7 @@ static void note_skipped(struct criu_exclude_report *rep, const struct criu_caps
 	snprintf(rep->note, sizeof(rep->note),
 		 "exclusion skipped: %zu hot range(s) were not passed because the CRIU in use "
 		 "(%.200s) accepts neither --exclude-range nor --exclude-file (upstream CRIU lacks "
-		 "them; they exist only in a CRIU fork)",
+		 "them; memlens's patches to CRIU 4.1.1 and an older CRIU fork of 4.0 have them)",
 		 nexcl, caps && caps->path[0] ? caps->path : "criu");
 }
 
