@@ -148,11 +148,16 @@ static void layout(const struct table *t, size_t nrows, int width, int indent, i
 
 /*
  * How much of @s (longer than @w) goes on one line of the flexible column:
- * up to @w characters, ending after a '/', '.', '-' or '_' when one is in
- * the second half, so a name wraps where it reads as parts.
+ * up to @w characters, ending before a space when there is one, so that
+ * words stay whole ("(shared)", "(deleted)"), else after a '/', '.', '-' or
+ * '_' when one is in the second half, so a name wraps where it reads as
+ * parts. The caller skips the spaces the next line would start with.
  */
 static int flex_chunk(const char *s, int w)
 {
+	for (int k = w; k > 0; k--)
+		if (s[k] == ' ' && s[k - 1] != ' ')
+			return k;
 	for (int k = w; k > w / 2; k--)
 		if (strchr("/.-_", s[k - 1]))
 			return k;
@@ -246,7 +251,7 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 
 				at = (int)(p - line);
 				p += sprintf(p, "%.*s", k, s);
-				rest = s + k;
+				rest = s + k + strspn(s + k, " ");
 				continue;
 			}
 			p += put_cell(p, s, w[c], t->cols[c].align,
@@ -262,6 +267,7 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 			put_line(f, line, width);
 			lines++;
 			rest += k;
+			rest += strspn(rest, " ");
 		}
 	}
 	if (nrows < t->nrows) {

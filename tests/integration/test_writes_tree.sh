@@ -142,6 +142,14 @@ check root_alone_without_tree \
 check text_process_rows 'grep -qE "^ +$root +[0-9]+ forktree " "$tmp/text" &&
 	grep -q "^  tree: [0-9]* processes; shared memory written" "$tmp/text"' \
 	"$(cat "$tmp/text" "$tmp/text.err")"
+# a mapping's name wraps between words, at any width: "(shared)" stays whole
+bad=
+for w in 64 70 76 80 90; do
+	COLUMNS=$w "$M" writes -p $root --tree -a -i 200 -d 1 >"$tmp/wrap" 2>/dev/null
+	grep -q '(shared)' "$tmp/wrap" || bad+=" $w: no (shared);"
+	grep -qE '\(shar?e?d?$|^ *\)$|^ *a?r?e?d\)$' "$tmp/wrap" && bad+=" $w: $(grep -E -B1 '^ *(a?r?e?d)?\)$' "$tmp/wrap" | head -n2 | tr -s ' ');"
+done
+check text_shared_whole '[ -z "$bad" ]' "$bad"
 
 kill -INT $root
 wait_for_line "$tmp/ft" "forktree: data " 20
