@@ -5,6 +5,7 @@
  * cr-restore.c) and, for each, a sentence naming the socket, pid or
  * address found in the log and the option or set-up that fixes it.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,11 +138,36 @@ static void hint_sysv(const struct hint_ctx *c, char *buf, size_t len)
 		 pid, addr);
 }
 
+/* Is @pid a zombie? Its parent's pid into @ppid when it is. */
+static bool is_zombie(int pid, int *ppid)
+{
+	char path[64], line[512], *p;
+	char st = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	return p && sscanf(p + 1, " %c %d", &st, ppid) == 2 && st == 'Z';
+}
+
 static void hint_fork(const struct hint_ctx *c, char *buf, size_t len)
 {
-	int pid = 0;
+	int pid = 0, ppid = 0;
 
 	sscanf(c->at, "Can't fork for %d", &pid);
+	if (pid > 0 && is_zombie(pid, &ppid)) {
+		snprintf(buf, len,
+			 "pid %d has exited (the dump without --leave-running ended it) but its "
+			 "parent, pid %d, has not collected it yet, so the pid is still taken and "
+			 "CRIU restores a process under the pid it had: restore again once pid %d "
+			 "is gone (its parent waits for it, or exits)",
+			 pid, ppid, pid);
+		return;
+	}
 	snprintf(buf, len,
 		 "pid %d is still running on this machine (the checkpointed process, left "
 		 "running, or another that got its pid), and CRIU restores a process under "

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "harness.h"
 #include "memlens/criu.h"
@@ -70,6 +71,39 @@ static void test_restore_pid_taken(void)
 	expect(LOGS "restore-pid-taken.log", 1,
 	       (const char *[]){ "pid 16398 is still running", "stop pid 16398",
 				 "new PID namespace", NULL });
+}
+
+/* the pid is a zombie: the dump ended the process, its parent has not collected it */
+static void test_restore_pid_zombie(void)
+{
+	char log[160], hint[512], want[64], st = 0;
+	pid_t z = fork();
+
+	REQUIRE(z >= 0);
+	if (!z)
+		_exit(0);
+	for (int i = 0; i < 500 && st != 'Z'; i++) {
+		char path[64], line[256], *p;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)z);
+		f = fopen(path, "r");
+		p = f && fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		if (f)
+			fclose(f);
+		if (!p || sscanf(p + 1, " %c", &st) != 1 || st != 'Z')
+			usleep(10000);
+	}
+	CHECK(st == 'Z');
+	snprintf(log, sizeof(log),
+		 "(00.28) Error (criu/cr-restore.c:1230): Can't fork for %d: File exists\n",
+		 (int)z);
+	CHECK_EQ(ml_criu_explain(log, hint, sizeof(hint)), 1);
+	snprintf(want, sizeof(want), "its parent, pid %d, has not collected it", (int)getpid());
+	CHECK(strstr(hint, "has exited") != NULL);
+	CHECK(strstr(hint, want) != NULL);
+	CHECK(strstr(hint, "still running") == NULL);
+	waitpid(z, NULL, 0);
 }
 
 static void test_ext_unix_sk(void)
@@ -256,6 +290,7 @@ int main(void)
 	RUN(test_tcp_established);
 	RUN(test_sysv_host_ipc);
 	RUN(test_restore_pid_taken);
+	RUN(test_restore_pid_zombie);
 	RUN(test_ext_unix_sk);
 	RUN(test_file_locks);
 	RUN(test_quoted);
