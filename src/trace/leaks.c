@@ -1692,6 +1692,16 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			   (unsigned long long)c[LEAKS_C_STALE], (unsigned long long)rec);
 	if (stacks_lost(c))
 		text_no_stack(r, t, c, width);
+	if (!t->count && !t->unread) { /* no table, no stacks: say so in words */
+		if (o->sample)
+			table_wrap(stdout, width, 2,
+				   "no leak seen: no sampled block is outstanding (a leak of less "
+				   "than about %s in all can go unsampled)",
+				   ml_fmt_bytes(o->sample, b1, sizeof(b1)));
+		else
+			printf("no leak seen: no block is outstanding\n");
+		return;
+	}
 	putchar('\n');
 	sizes_table(stdout, t, nsz, width);
 	if (o->no_stacks)

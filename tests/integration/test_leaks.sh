@@ -622,7 +622,24 @@ test_source_lines() {
 		ok $n || notok $n "$(cat "$T_TMP/dd.err")"
 }
 
+# a process that allocates nothing while traced: the output says so in
+# words, without an empty table (sampled or not); exit 0
+test_nothing_outstanding() {
+	local n=leaks_nothing_outstanding_said p bad= m
+	"$WORKLOADS/memwrite" -m 4 -P >"$T_TMP/no.mw" 2>&1 &
+	p=$!
+	wait_for_line "$T_TMP/no.mw" "first pass written" 20
+	for m in "" "--sample 512K"; do
+		"$MEMLENS" leaks -p $p -d 1 $m >"$T_TMP/no.out" 2>"$T_TMP/no.err" || bad+=" $m: exit $?;"
+		grep -q "^no leak seen: no .*block is outstanding" "$T_TMP/no.out" || bad+=" $m: not said;"
+		grep -q "COUNT" "$T_TMP/no.out" && bad+=" $m: an empty table;"
+	done
+	kill $p; wait $p 2>/dev/null
+	[ -z "$bad" ] && ok $n || notok $n "$bad" "$(cat "$T_TMP/no.out" "$T_TMP/no.err")"
+}
+
 test_spawned_exact
+test_nothing_outstanding
 test_source_lines
 test_folded
 test_pprof
