@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "memlens/format_check.h"
 #include "memlens/format_checkpoint.h"
 #include "memlens/format_faults.h"
 #include "memlens/format_migrate.h"
@@ -1116,6 +1117,114 @@ static void test_migrate_malformed(void)
 #undef MG
 }
 
+/* ---- check ---------------------------------------------------------------- */
+
+static const struct feature check_features[] = {
+	{ .group = "memory",
+	  .name = "pagemap_scan",
+	  .state = FEATURE_OK,
+	  .core = true,
+	  .detail = "PAGEMAP_SCAN works",
+	  .used_by = "writes, snapshot" },
+	{ .group = "criu",
+	  .name = "criu",
+	  .state = FEATURE_MISSING,
+	  .detail = "no \"criu\" on PATH",
+	  .used_by = "checkpoint, restore",
+	  .fix = "install CRIU" },
+	{ .group = "process",
+	  .name = "pid_ns",
+	  .state = FEATURE_INFO,
+	  .detail = "",
+	  .used_by = "" },
+};
+
+static const char check_line[] =
+	"{\"type\":\"check\",\"kernel\":\"6.12.1\",\"arch\":\"x86_64\",\"root\":true,"
+	"\"core_ok\":false,\"features\":["
+	"{\"group\":\"memory\",\"name\":\"pagemap_scan\",\"state\":\"ok\",\"core\":true,"
+	"\"detail\":\"PAGEMAP_SCAN works\",\"used_by\":\"writes, snapshot\"},"
+	"{\"group\":\"criu\",\"name\":\"criu\",\"state\":\"missing\",\"core\":false,"
+	"\"detail\":\"no \\\"criu\\\" on PATH\",\"used_by\":\"checkpoint, restore\","
+	"\"fix\":\"install CRIU\"},"
+	"{\"group\":\"process\",\"name\":\"pid_ns\",\"state\":\"info\",\"core\":false,"
+	"\"detail\":\"\",\"used_by\":\"\"}]}\n";
+
+static void test_check_round_trip(void)
+{
+	struct check_rec in = { .kernel = "6.12.1",
+				.arch = "x86_64",
+				.root = true,
+				.features = check_features,
+				.nfeatures = 3 },
+			 back;
+	struct ml_err err = { 0 };
+	struct out o, o2;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_check(&o.w, &in);
+	out_close(&o);
+	CHECK_STR(o.buf, check_line);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_check_read(j, &back, &err), "%s", err.msg);
+	CHECK_STR(back.kernel, "6.12.1");
+	CHECK_STR(back.arch, "x86_64");
+	CHECK(back.root && !back.core_ok);
+	REQUIRE(back.nfeatures == 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct feature *a = &check_features[i], *b = &back.features[i];
+
+		CHECK_STR(a->group, b->group);
+		CHECK_STR(a->name, b->name);
+		CHECK_EQ(a->state, b->state);
+		CHECK_EQ(a->core, b->core);
+		CHECK_STR(a->detail, b->detail);
+		CHECK_STR(a->used_by, b->used_by);
+		CHECK_EQ(!a->fix, !b->fix);
+	}
+	CHECK_STR(back.features[1].fix, "install CRIU");
+	out_open(&o2);
+	ml_fmt_check(&o2.w, &back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, check_line);
+	ml_fmt_check_free(&back);
+	ml_json_free(j);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void test_check_malformed(void)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "{\"type\":\"restore\",\"core_ok\":true,\"features\":[]}", "\"type\"" },
+		{ "{\"type\":\"check\",\"features\":[]}", "\"core_ok\"" },
+		{ "{\"type\":\"check\",\"core_ok\":true}", "\"features\"" },
+		{ "{\"type\":\"check\",\"core_ok\":true,\"features\":[1]}", "feature 0" },
+		{ "{\"type\":\"check\",\"core_ok\":true,\"features\":[{\"name\":\"x\","
+		  "\"state\":\"ok\"}]}",
+		  "feature 0: field \"group\"" },
+		{ "{\"type\":\"check\",\"core_ok\":true,\"features\":[{\"group\":\"g\","
+		  "\"name\":\"x\",\"state\":\"ok\"},{\"group\":\"g\",\"name\":\"y\","
+		  "\"state\":\"gone\"}]}",
+		  "feature 1: field \"state\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json *j = parse(bad[i].line);
+		struct ml_err err = { 0 };
+		struct check_rec r;
+
+		CHECK_EQ(ml_fmt_check_read(j, &r, &err), -EINVAL);
+		if (!strstr(err.msg, bad[i].why))
+			T_FAILMSG("\"%s\" lacks \"%s\"", err.msg, bad[i].why);
+		ml_fmt_check_free(&r);
+		ml_json_free(j);
+	}
+}
+
 int main(void)
 {
 	RUN(test_faults_round_trip);
@@ -1140,5 +1249,7 @@ int main(void)
 	RUN(test_migrate_round_trip);
 	RUN(test_migrate_plain_round_trip);
 	RUN(test_migrate_malformed);
+	RUN(test_check_round_trip);
+	RUN(test_check_malformed);
 	return T_DONE();
 }
