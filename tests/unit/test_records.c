@@ -16,6 +16,7 @@
 #include "memlens/format_migrate.h"
 #include "memlens/format_migrate_model.h"
 #include "memlens/format_oom.h"
+#include "memlens/format_restore.h"
 #include "memlens/format_slab.h"
 
 /* What a writer wrote: the line, and the line parsed. */
@@ -1225,6 +1226,100 @@ static void test_check_malformed(void)
 	}
 }
 
+/* ---- restore -------------------------------------------------------------- */
+
+static const char restore_fmt[] =
+	"{\"type\":\"restore\",\"images_dir\":\"/tmp/img\",\"ok\":%s,\"exit_code\":%s,"
+	"\"pid\":%s,%s,\"command\":\"criu restore -D /tmp/img -d\","
+	"\"criu_exit_status\":%s,\"timed_out\":false,\"duration_ms\":321,"
+	"\"repeated\":\"%s\",\"log\":\"/tmp/img/restore.log\"%s}\n";
+
+static void restore_round_trip(const struct restore_rec *in, const char *want)
+{
+	struct ml_err err = { 0 };
+	struct restore_rec back;
+	struct out o, o2;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_restore(&o.w, in);
+	out_close(&o);
+	CHECK_STR(o.buf, want);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_restore_read(j, &back, &err), "%s", err.msg);
+	CHECK_STR(back.images_dir, in->images_dir);
+	CHECK_EQ(back.ok, in->ok);
+	CHECK_EQ(back.exit_code, in->exit_code);
+	CHECK_EQ(back.pid, in->pid);
+	caps_same(&back.criu, &in->criu);
+	CHECK_STR(back.command, in->command);
+	CHECK_EQ(back.criu_exit_status, in->criu_exit_status);
+	CHECK_EQ(back.timed_out, in->timed_out);
+	CHECK_EQ(back.duration_ms, in->duration_ms);
+	CHECK_STR(back.repeated, in->repeated);
+	CHECK_STR(back.log, in->log);
+	CHECK_EQ(!back.error, !in->error);
+	out_open(&o2);
+	ml_fmt_restore(&o2.w, &back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, want);
+	ml_json_free(j);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void test_restore_round_trip(void)
+{
+	struct restore_rec r = { .images_dir = "/tmp/img",
+				 .ok = true,
+				 .pid = 4321,
+				 .criu = caps_rec,
+				 .command = "criu restore -D /tmp/img -d",
+				 .duration_ms = 321,
+				 .repeated = "--tcp-established",
+				 .log = "/tmp/img/restore.log",
+				 .hint = "" };
+	char want[2048];
+
+	snprintf(want, sizeof(want), restore_fmt, "true", "0", "4321", caps_obj, "0",
+		 "--tcp-established", "");
+	restore_round_trip(&r, want);
+	/* CRIU failed: no pid, its status, the hint and the error written */
+	r.ok = false;
+	r.exit_code = 1;
+	r.pid = 0;
+	r.criu_exit_status = 1;
+	r.repeated = "";
+	r.hint = "pass --tcp-established";
+	r.error = "criu restore failed \"x\"";
+	snprintf(want, sizeof(want), restore_fmt, "false", "1", "0", caps_obj, "1", "",
+		 ",\"hint\":\"pass --tcp-established\","
+		 "\"error\":\"criu restore failed \\\"x\\\"\"");
+	restore_round_trip(&r, want);
+}
+
+static void test_restore_malformed(void)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "{\"type\":\"checkpoint\",\"ok\":true,\"criu\":{}}", "\"type\"" },
+		{ "{\"type\":\"restore\",\"ok\":1,\"criu\":{}}", "\"ok\"" },
+		{ "{\"type\":\"restore\",\"ok\":true}", "\"criu\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json *j = parse(bad[i].line);
+		struct ml_err err = { 0 };
+		struct restore_rec r;
+
+		CHECK_EQ(ml_fmt_restore_read(j, &r, &err), -EINVAL);
+		if (!strstr(err.msg, bad[i].why))
+			T_FAILMSG("\"%s\" lacks \"%s\"", err.msg, bad[i].why);
+		ml_json_free(j);
+	}
+}
+
 int main(void)
 {
 	RUN(test_faults_round_trip);
@@ -1251,5 +1346,7 @@ int main(void)
 	RUN(test_migrate_malformed);
 	RUN(test_check_round_trip);
 	RUN(test_check_malformed);
+	RUN(test_restore_round_trip);
+	RUN(test_restore_malformed);
 	return T_DONE();
 }
