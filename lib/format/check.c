@@ -13,15 +13,20 @@ static const char *const state_names[] = {
 	[FEATURE_INFO] = "info",
 };
 
+#define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
+
+/* a state not known is written as "info", neither good nor bad */
+static const char *state_name(enum feature_state s)
+{
+	return (unsigned)s < NSTATES ? state_names[s] : "info";
+}
+
 static void put_feature(struct jw *w, const struct feature *f)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "group", f->group);
 	ml_jw_kstr(w, "name", f->name);
-	ml_jw_kstr(w, "state",
-		   f->state == FEATURE_OK	 ? "ok"
-		   : f->state == FEATURE_MISSING ? "missing"
-						 : "info");
+	ml_jw_kstr(w, "state", state_name(f->state));
 	ml_jw_kbool(w, "core", f->core);
 	ml_jw_kstr(w, "detail", f->detail);
 	ml_jw_kstr(w, "used_by", f->used_by);
@@ -61,10 +66,10 @@ static int read_feature(const struct json *o, size_t i, struct feature *f, struc
 	if (!f->name)
 		return ml_err_set(err, EINVAL,
 				  "feature %zu: field \"name\" is missing or not a string", i);
-	for (s = 0; s < sizeof(state_names) / sizeof(state_names[0]); s++)
+	for (s = 0; s < NSTATES; s++)
 		if (state && !strcmp(state, state_names[s]))
 			break;
-	if (s == sizeof(state_names) / sizeof(state_names[0]))
+	if (s == NSTATES)
 		return ml_err_set(err, EINVAL,
 				  "feature %zu: field \"state\" is not \"ok\", \"missing\" or "
 				  "\"info\"",
