@@ -538,7 +538,7 @@ static int dispatch(const struct line_ctx *c, const struct json *o)
 	if (!strcmp(type, "migrate_model"))
 		return load_migrate(c, o);
 	if (!strcmp(type, "leaks") || !strcmp(type, "leaks_interval"))
-		return ml_rl_leaks(c, o, type[5] == '_');
+		return ml_rl_leaks(c, o);
 	if (!strcmp(type, "slab") || !strcmp(type, "slab_interval"))
 		return ml_rl_slab(c, o);
 	if (!strcmp(type, "oom_kill"))

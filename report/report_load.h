@@ -30,7 +30,7 @@ int ml_rl_rec_err(const struct line_ctx *c, int ret);
 long ml_rl_long(double v);
 
 /* The tracers' lines: memlens leaks, slab, oom (report_load_trace.c). */
-int ml_rl_leaks(const struct line_ctx *c, const struct json *o, bool interval);
+int ml_rl_leaks(const struct line_ctx *c, const struct json *o);
 int ml_rl_slab(const struct line_ctx *c, const struct json *o);
 int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o);
 int ml_rl_oom_count(const struct line_ctx *c, const struct json *o);

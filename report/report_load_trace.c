@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_leaks.h"
 #include "memlens/format_oom.h"
 #include "memlens/format_slab.h"
 #include "report_load.h"
@@ -62,25 +63,6 @@ long ml_rl_long(double v)
 	if (!(v > -1e15))
 		return v < 0 ? -1000000000000000L : 0;
 	return v < 1e15 ? (long)v : 1000000000000000L;
-}
-
-static const struct json *need_arr(const struct line_ctx *c, const struct json *o, const char *key)
-{
-	const struct json *a = ml_json_get(o, key);
-
-	if (!a || ml_json_type(a) != ML_JSON_ARRAY) {
-		ml_rl_bad(c, "field \"%s\" is missing or not an array", key);
-		return NULL;
-	}
-	return a;
-}
-
-/* A count that must be there: finite and not negative. */
-static int need_count(const struct line_ctx *c, const struct json *o, const char *key, double *v)
-{
-	if (!ml_json_get_finite(o, key, v) || *v < 0)
-		return ml_rl_bad(c, "field \"%s\" is missing or not a count", key);
-	return 0;
 }
 
 static void copy_str(char *dst, size_t size, const char *s)
@@ -140,29 +122,19 @@ static char *frame_name(const char *s)
 	return out;
 }
 
-static int leak_stack(const struct line_ctx *c, struct rep_leak_stack *st, const struct json *o)
+static int leak_stack(const struct line_ctx *c, struct rep_leak_stack *st,
+		      const struct leaks_stack_rec *s)
 {
-	const struct json *frames = need_arr(c, o, "stack");
-	size_t n = ml_json_count(frames);
-	int ret;
+	size_t n = s->nstack;
 
-	if (!frames)
-		return -EINVAL;
-	ret = need_count(c, o, "count", &st->count);
-	if (!ret)
-		ret = need_count(c, o, "bytes", &st->bytes);
-	if (ret)
-		return ret;
+	st->count = (double)s->count;
+	st->bytes = (double)s->bytes;
 	st->frames = calloc(n ? n : 1, sizeof(*st->frames));
 	if (!st->frames)
 		return ml_rl_oom(c);
 	/* innermost first in the JSON; the picture reads from the outermost down */
 	for (size_t i = 0; i < n; i++) {
-		const char *f = ml_json_as_str(ml_json_at(frames, n - 1 - i));
-
-		if (!f)
-			return ml_rl_bad(c, "%s", "\"stack\" holds something other than strings");
-		st->frames[i] = frame_name(f);
+		st->frames[i] = frame_name(s->stack[n - 1 - i]);
 		if (!st->frames[i])
 			return ml_rl_oom(c);
 		st->nframes++;
@@ -170,82 +142,73 @@ static int leak_stack(const struct line_ctx *c, struct rep_leak_stack *st, const
 	return 0;
 }
 
-static int leak_tables(const struct line_ctx *c, struct rep_leaks *l, const struct json *o)
+static int leak_tables(const struct line_ctx *c, struct rep_leaks *l, const struct leaks_rec *rec)
 {
-	const struct json *sizes = need_arr(c, o, "by_size"), *stacks;
-	size_t ns, nk;
-	int ret;
-
-	if (!sizes)
-		return -EINVAL;
-	stacks = need_arr(c, o, "by_stack");
-	if (!stacks)
-		return -EINVAL;
-	ns = ml_json_count(sizes);
-	nk = ml_json_count(stacks);
-	l->sizes = calloc(ns ? ns : 1, sizeof(*l->sizes));
-	l->stacks = calloc(nk ? nk : 1, sizeof(*l->stacks));
+	l->sizes = calloc(rec->nsizes ? rec->nsizes : 1, sizeof(*l->sizes));
+	l->stacks = calloc(rec->nstacks ? rec->nstacks : 1, sizeof(*l->stacks));
 	if (!l->sizes || !l->stacks)
 		return ml_rl_oom(c);
-	for (size_t i = 0; i < ns; i++) {
-		const struct json *s = ml_json_at(sizes, i);
+	for (size_t i = 0; i < rec->nsizes; i++) {
 		struct rep_leak_size *z = &l->sizes[l->nsizes++];
 
-		ret = need_count(c, s, "size", &z->size);
-		if (!ret)
-			ret = need_count(c, s, "count", &z->count);
-		if (!ret)
-			ret = need_count(c, s, "bytes", &z->bytes);
-		if (ret)
-			return ret;
+		z->size = (double)rec->sizes[i].size;
+		z->count = (double)rec->sizes[i].count;
+		z->bytes = (double)rec->sizes[i].bytes;
 	}
-	for (size_t i = 0; i < nk; i++) {
-		ret = leak_stack(c, &l->stacks[l->nstacks++], ml_json_at(stacks, i));
+	for (size_t i = 0; i < rec->nstacks; i++) {
+		int ret = leak_stack(c, &l->stacks[l->nstacks++], &rec->stacks[i]);
+
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-int ml_rl_leaks(const struct line_ctx *c, const struct json *o, bool interval)
+static int add_leaks(const struct line_ctx *c, const struct leaks_rec *rec)
 {
-	struct rep_leaks *l;
-	double pid = ml_json_get_num_or0(o, "pid"), v;
-	int ret;
+	struct rep_leaks *l = leaks_for(c, ml_rl_long((double)rec->pid));
 
-	l = leaks_for(c, ml_rl_long(pid));
 	if (!l)
 		return ml_rl_oom(c);
-	copy_str(l->allocator, sizeof(l->allocator), ml_json_get_str(o, "allocator"));
-	if (interval) {
+	copy_str(l->allocator, sizeof(l->allocator), rec->allocator);
+	if (rec->interval) {
 		struct rep_leak_point *p;
 
-		if (!ml_json_get_finite(o, "elapsed_ms", &v))
-			return ml_rl_bad(c, "field \"%s\" is missing or not a number",
-					 "elapsed_ms");
 		if (!ml_rl_grow((void **)&l->pt, &l->cpt, l->npt, sizeof(*l->pt)))
 			return ml_rl_oom(c);
 		p = &l->pt[l->npt++];
-		p->t_ms = v;
-		p->outstanding = ml_json_get_num_or0(o, "outstanding");
-		p->outstanding_bytes = ml_json_get_num_or0(o, "outstanding_bytes");
+		p->t_ms = (double)rec->elapsed_ms;
+		p->outstanding = (double)rec->outstanding;
+		p->outstanding_bytes = (double)rec->outstanding_bytes;
 		return 0;
 	}
 	/* one run per file and pid: a later "leaks" line replaces an earlier one */
 	free_stacks(l);
 	l->have_final = true;
-	ret = need_count(c, o, "outstanding_bytes", &l->outstanding_bytes);
+	l->outstanding_bytes = (double)rec->outstanding_bytes;
+	l->outstanding = (double)rec->outstanding;
+	l->mallocs = (double)rec->mallocs;
+	l->frees = (double)rec->frees;
+	l->sample_bytes = (double)rec->sample_bytes;
+	l->outstanding_bytes_stderr = (double)rec->outstanding_bytes_stderr;
+	l->no_stack = (double)rec->outstanding_no_stack;
+	l->stacks_kept = (double)rec->stacks_kept;
+	l->no_stack_bytes = (double)rec->outstanding_no_stack_bytes;
+	return leak_tables(c, l, rec);
+}
+
+/* "leaks" and "leaks_interval" (memlens/format_leaks.h) */
+int ml_rl_leaks(const struct line_ctx *c, const struct json *o)
+{
+	struct leaks_rec rec;
+	int ret = ml_fmt_leaks_read(o, &rec, c->err);
+
 	if (ret)
-		return ret;
-	l->outstanding = ml_json_get_num_or0(o, "outstanding");
-	l->mallocs = ml_json_get_num_or0(o, "mallocs");
-	l->frees = ml_json_get_num_or0(o, "frees");
-	l->sample_bytes = ml_json_get_num_or0(o, "sample_bytes");
-	l->outstanding_bytes_stderr = ml_json_get_num_or0(o, "outstanding_bytes_stderr");
-	l->no_stack = ml_json_get_num_or0(o, "outstanding_no_stack");
-	l->stacks_kept = ml_json_get_num_or0(o, "stacks_kept");
-	l->no_stack_bytes = ml_json_get_num_or0(o, "outstanding_no_stack_bytes");
-	return leak_tables(c, l, o);
+		ret = ml_rl_rec_err(c, ret);
+	else
+		ret = add_leaks(c, &rec);
+	ml_fmt_leaks_free(&rec);
+	return ret;
 }
 
 void ml_rl_free_leaks(struct rep_leaks *l)

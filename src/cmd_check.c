@@ -17,7 +17,7 @@
 #include "opts.h"
 #include "output.h"
 #include "command.h"
-#include "memlens/jsonw.h"
+#include "memlens/format_check.h"
 #include "memlens/criu.h"
 #include "memlens/features.h"
 #include "trace/trace.h"
@@ -185,33 +185,16 @@ static const char *state_name(enum feature_state s)
 
 static void print_json(const struct feature_list *l, const struct utsname *u, bool core_ok)
 {
+	struct check_rec rec = { .kernel = u->release,
+				 .arch = u->machine,
+				 .root = geteuid() == 0,
+				 .core_ok = core_ok,
+				 .features = l->items,
+				 .nfeatures = l->n };
 	struct jw w;
 
 	ml_jw_init(&w, stdout);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", "check");
-	ml_jw_kstr(&w, "kernel", u->release);
-	ml_jw_kstr(&w, "arch", u->machine);
-	ml_jw_kbool(&w, "root", geteuid() == 0);
-	ml_jw_kbool(&w, "core_ok", core_ok);
-	ml_jw_key(&w, "features");
-	ml_jw_arr(&w);
-	for (size_t i = 0; i < l->n; i++) {
-		const struct feature *f = &l->items[i];
-
-		ml_jw_obj(&w);
-		ml_jw_kstr(&w, "group", f->group);
-		ml_jw_kstr(&w, "name", f->name);
-		ml_jw_kstr(&w, "state", state_name(f->state));
-		ml_jw_kbool(&w, "core", f->core);
-		ml_jw_kstr(&w, "detail", f->detail);
-		ml_jw_kstr(&w, "used_by", f->used_by);
-		if (f->fix)
-			ml_jw_kstr(&w, "fix", f->fix);
-		ml_jw_obj_end(&w);
-	}
-	ml_jw_arr_end(&w);
-	ml_jw_obj_end(&w);
+	ml_fmt_check(&w, &rec);
 }
 
 static void print_human(const struct feature_list *l, const struct utsname *u, bool core_ok)

@@ -10,9 +10,8 @@
 #include "criu_cli.h"
 #include "opts.h"
 #include "output.h"
-#include "memlens/jsonw.h"
 #include "memlens/criu.h"
-#include "memlens/format_criu.h"
+#include "memlens/format_restore.h"
 
 static const char about[] =
 	"Restore a process tree checkpointed with `memlens checkpoint` (criu restore\n"
@@ -71,29 +70,23 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 static void print_json(const struct restore_cli *c, const struct criu_caps *caps,
 		       const struct criu_result *r, int rc, const char *error)
 {
-	struct criu_caps_rec crec;
+	struct restore_rec rec = { .images_dir = c->req.images_dir,
+				   .ok = rc == EXIT_OK,
+				   .exit_code = rc,
+				   .pid = r->restored_pid,
+				   .command = r->cmdline,
+				   .criu_exit_status = r->exit_status,
+				   .timed_out = r->timed_out,
+				   .duration_ms = r->duration_ms,
+				   .repeated = r->repeated,
+				   .log = r->log_path,
+				   .hint = r->hint,
+				   .error = error };
 	struct jw w;
 
+	ml_fmt_criu_caps_of(&rec.criu, caps);
 	ml_jw_init(&w, stdout);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", "restore");
-	ml_jw_kstr(&w, "images_dir", c->req.images_dir);
-	ml_jw_kbool(&w, "ok", rc == EXIT_OK);
-	ml_jw_kint(&w, "exit_code", rc);
-	ml_jw_kint(&w, "pid", r->restored_pid);
-	ml_fmt_criu_caps_of(&crec, caps);
-	ml_fmt_criu_caps(&w, &crec);
-	ml_jw_kstr(&w, "command", r->cmdline);
-	ml_jw_kint(&w, "criu_exit_status", r->exit_status);
-	ml_jw_kbool(&w, "timed_out", r->timed_out);
-	ml_jw_kuint(&w, "duration_ms", r->duration_ms);
-	ml_jw_kstr(&w, "repeated", r->repeated);
-	ml_jw_kstr(&w, "log", r->log_path);
-	if (r->hint[0])
-		ml_jw_kstr(&w, "hint", r->hint);
-	if (error)
-		ml_jw_kstr(&w, "error", error);
-	ml_jw_obj_end(&w);
+	ml_fmt_restore(&w, &rec);
 }
 
 static int cmd_restore(int argc, char **argv)

@@ -19,8 +19,8 @@
 #include "cli_target.h"
 #include "cliutil.h"
 #include "command.h"
-#include "memlens/jsonw.h"
 #include "memlens/alloc_sample.h"
+#include "memlens/format_leaks.h"
 #include "opts.h"
 #include "elfsym.h"
 #include "allocfind.h"
@@ -860,16 +860,16 @@ static uint64_t est(double x)
 static const struct {
 	int64_t id; /* enum leaks_no_stack */
 	enum leaks_counter counter;
-	const char *key; /* in stacks_lost_by_reason and outstanding_no_stack_by_reason */
+	enum leaks_reason reason; /* its key in the record's ..._by_reason objects */
 	const char *text;
 } no_stack_why[NO_STACK_WHYS] = {
-	{ LEAKS_STACK_FULL, LEAKS_C_STACK_FULL, "table_full",
+	{ LEAKS_STACK_FULL, LEAKS_C_STACK_FULL, LEAKS_REASON_TABLE_FULL,
 	  "the table of stacks was full (--max-stacks makes it larger)" },
-	{ LEAKS_STACK_UNWALKED, LEAKS_C_STACK_UNWALKED, "not_walked",
+	{ LEAKS_STACK_UNWALKED, LEAKS_C_STACK_UNWALKED, LEAKS_REASON_NOT_WALKED,
 	  "the kernel could not walk the user stack" },
-	{ LEAKS_STACK_COLLISION, LEAKS_C_STACK_COLLISION, "hash_collision",
+	{ LEAKS_STACK_COLLISION, LEAKS_C_STACK_COLLISION, LEAKS_REASON_HASH_COLLISION,
 	  "another stack had the same 63-bit hash" },
-	{ LEAKS_STACK_DROPPED, LEAKS_C_STACK_DROPPED, "dropped",
+	{ LEAKS_STACK_DROPPED, LEAKS_C_STACK_DROPPED, LEAKS_REASON_DROPPED,
 	  "the buffer of stack copies was full (unwinding fell behind)" },
 };
 
@@ -1063,32 +1063,26 @@ static int stack_frames(struct leaks_run *r, const struct sym_stack *st, struct 
 	return n;
 }
 
-static void json_frames(struct jw *w, struct leaks_run *r, const struct sym_stack *st)
+/* The record's frames of @st, inlined ones included (their strings @r's symbolizer's). */
+static void rec_frames(struct leaks_run *r, const struct sym_stack *st, struct leaks_stack_rec *s)
 {
 	static struct sym_frame fr[MAX_FRAMES];
 	int n = stack_frames(r, st, fr);
-	char addr[24];
 
-	ml_jw_key(w, "frames");
-	ml_jw_arr(w);
-	for (int i = 0; i < n; i++) {
-		ml_jw_obj(w);
-		snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)fr[i].addr);
-		ml_jw_kstr(w, "address", addr);
-		if (fr[i].func)
-			ml_jw_kstr(w, "function", fr[i].func);
-		if (fr[i].have_off)
-			ml_jw_kuint(w, "offset", fr[i].off);
-		ml_jw_kbool(w, "inlined", fr[i].inlined);
-		if (fr[i].object && fr[i].object[0])
-			ml_jw_kstr(w, "object", fr[i].object);
-		if (fr[i].file)
-			ml_jw_kstr(w, "file", fr[i].file);
-		if (fr[i].line)
-			ml_jw_kuint(w, "line", (uint64_t)fr[i].line);
-		ml_jw_obj_end(w);
-	}
-	ml_jw_arr_end(w);
+	s->frames = calloc(n > 0 ? (size_t)n : 1, sizeof(*s->frames));
+	if (!s->frames)
+		return;
+	for (int i = 0; i < n; i++)
+		s->frames[s->nframes++] = (struct leaks_frame_rec){
+			.address = fr[i].addr,
+			.function = fr[i].func,
+			.has_offset = fr[i].have_off,
+			.offset = fr[i].off,
+			.inlined = fr[i].inlined,
+			.object = fr[i].object,
+			.file = fr[i].file,
+			.line = (uint64_t)fr[i].line,
+		};
 }
 
 static void print_frames(struct leaks_run *r, const struct sym_stack *st)
@@ -1191,36 +1185,37 @@ static double us_per_stack(const struct leaks_run *r)
 				   : 0;
 }
 
-static void json_depth(struct jw *w, struct leaks_run *r, const struct sym_stack *v, size_t n)
+static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct sym_stack *v,
+		      size_t n)
 {
 	size_t nst;
 	double mean;
 	int max;
 
 	depth_stats(v, n, &nst, &mean, &max);
-	ml_jw_key(w, "stack_depth");
-	ml_jw_obj(w);
-	ml_jw_kuint(w, "stacks", nst);
-	ml_jw_kdbl(w, "mean", mean);
-	ml_jw_kint(w, "max", max);
-	ml_jw_obj_end(w);
+	rec->has_depth = true;
+	rec->depth_stacks = nst;
+	rec->depth_mean = mean;
+	rec->depth_max = max;
 	if (r->o->stacks != STACKS_DWARF)
 		return;
-	ml_jw_key(w, "unwind");
-	ml_jw_obj(w);
-	ml_jw_kuint(w, "stack_size", r->o->stack_size);
-	ml_jw_kuint(w, "stacks", r->unw_stats.stacks);
-	ml_jw_kdbl(w, "us_per_stack", us_per_stack(r));
-	ml_jw_kdbl(w, "frames_mean",
-		   r->unw_stats.stacks ? (double)r->unw_stats.frames / (double)r->unw_stats.stacks
-				       : 0);
-	ml_jw_kuint(w, "frames_max", r->unw_stats.max_frames);
-	ml_jw_kint(w, "max_frames", DWARF_DEPTH);
-	for (int e = 0; e < UNWIND_NR_ENDS; e++)
-		ml_jw_kuint(w, unwind_end_name((enum unwind_end)e), r->unw_stats.ends[e]);
-	ml_jw_kuint(w, "not_unwound_fully", unwound_partly(r));
-	ml_jw_kuint(w, "table_full", r->unw_stats.full);
-	ml_jw_obj_end(w);
+	rec->has_unwind = true;
+	rec->unwind = (struct leaks_unwind_rec){
+		.stack_size = r->o->stack_size,
+		.stacks = r->unw_stats.stacks,
+		.us_per_stack = us_per_stack(r),
+		.frames_mean = r->unw_stats.stacks
+				       ? (double)r->unw_stats.frames / (double)r->unw_stats.stacks
+				       : 0,
+		.frames_max = r->unw_stats.max_frames,
+		.max_frames = DWARF_DEPTH,
+		.complete = r->unw_stats.ends[UNWIND_COMPLETE],
+		.cut = r->unw_stats.ends[UNWIND_CUT],
+		.out_of_copy = r->unw_stats.ends[UNWIND_OUT_OF_COPY],
+		.no_cfi = r->unw_stats.ends[UNWIND_NO_CFI],
+		.not_unwound_fully = unwound_partly(r),
+		.table_full = r->unw_stats.full,
+	};
 }
 
 /* The text report's line on the call stacks: how walked, how deep, at what cost. */
@@ -1260,37 +1255,48 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
 		   nst, mean, max, un);
 }
 
-static void json_stacks(struct jw *w, struct leaks_run *r, const struct leak_totals *t, long top)
+/*
+ * The record's stacks: the first @top of @v (0: all), each one's lines
+ * (its text cut at each '\n', in place) and frames. Free with free_rec_stacks().
+ */
+static void rec_stacks(struct leaks_rec *rec, struct leaks_run *r, struct sym_stack *v, size_t n,
+		       long top)
 {
-	struct sym_stack *v;
-	size_t n;
+	size_t k = top && (size_t)top < n ? (size_t)top : n;
 
-	ml_jw_key(w, "by_stack");
-	ml_jw_arr(w);
-	v = symbolized_stacks(r, t, &n);
-	for (size_t i = 0; v && i < n && (!top || i < (size_t)top); i++) {
+	rec->stacks = calloc(k ? k : 1, sizeof(*rec->stacks));
+	if (!rec->stacks)
+		return;
+	for (size_t i = 0; v && i < k; i++) {
+		struct leaks_stack_rec *s = &rec->stacks[rec->nstacks++];
+		size_t nl = 1;
+		const char **lines;
 		char *save = NULL, *tok;
 
-		ml_jw_obj(w);
-		ml_jw_kuint(w, "count", est(v[i].est_count));
-		ml_jw_kuint(w, "bytes", est(v[i].est_bytes));
-		if (r->o->sample) {
-			ml_jw_kbool(w, "estimated", true);
-			ml_jw_kuint(w, "sampled", v[i].count);
-			ml_jw_kuint(w, "sampled_bytes", v[i].bytes);
-			ml_jw_kuint(w, "bytes_stderr", est(sqrt(v[i].var)));
-		}
-		ml_jw_key(w, "stack");
-		ml_jw_arr(w);
-		for (tok = strtok_r(v[i].text, "\n", &save); tok; tok = strtok_r(NULL, "\n", &save))
-			ml_jw_str(w, tok);
-		ml_jw_arr_end(w);
-		json_frames(w, r, &v[i]);
-		ml_jw_obj_end(w);
+		for (const char *p = v[i].text; *p; p++)
+			nl += *p == '\n';
+		lines = calloc(nl, sizeof(*lines));
+
+		s->count = est(v[i].est_count);
+		s->bytes = est(v[i].est_bytes);
+		s->sampled = v[i].count;
+		s->sampled_bytes = v[i].bytes;
+		s->bytes_stderr = est(sqrt(v[i].var));
+		s->stack = lines;
+		for (tok = strtok_r(v[i].text, "\n", &save); lines && tok;
+		     tok = strtok_r(NULL, "\n", &save))
+			lines[s->nstack++] = tok;
+		rec_frames(r, &v[i], s);
 	}
-	ml_jw_arr_end(w);
-	json_depth(w, r, v, n);
-	free_sym_stacks(v, n);
+}
+
+static void free_rec_stacks(struct leaks_rec *rec)
+{
+	for (size_t i = 0; rec->stacks && i < rec->nstacks; i++) {
+		free((void *)rec->stacks[i].stack);
+		free(rec->stacks[i].frames);
+	}
+	free(rec->stacks);
 }
 
 /* The allocator's path as the target sees it (without /proc/PID/root). */
@@ -1314,18 +1320,17 @@ struct report_at {
 	bool last;
 };
 
-static void json_counters(struct jw *w, const __u64 *c)
+static void rec_counters(struct leaks_rec *rec, const __u64 *c)
 {
-	ml_jw_kuint(w, "mallocs", c[LEAKS_C_ALLOCS]);
-	ml_jw_kuint(w, "frees", c[LEAKS_C_FREES]);
-	ml_jw_kuint(w, "untracked_frees", c[LEAKS_C_UNTRACKED]);
-	ml_jw_kuint(w, "exit_frees", c[LEAKS_C_EXIT_FREES]);
-	ml_jw_kuint(w, "missed_frees", c[LEAKS_C_MISSED_FREES]);
-	ml_jw_kuint(w, "failed", c[LEAKS_C_FAILED]);
-	ml_jw_kuint(w, "lost", c[LEAKS_C_LOST]);
-	ml_jw_kbool(w, "table_full", c[LEAKS_C_LOST] != 0);
-	ml_jw_kuint(w, "stale_calls", c[LEAKS_C_STALE]);
-	ml_jw_kuint(w, "unpaired_returns", c[LEAKS_C_UNPAIRED]);
+	rec->mallocs = c[LEAKS_C_ALLOCS];
+	rec->frees = c[LEAKS_C_FREES];
+	rec->untracked_frees = c[LEAKS_C_UNTRACKED];
+	rec->exit_frees = c[LEAKS_C_EXIT_FREES];
+	rec->missed_frees = c[LEAKS_C_MISSED_FREES];
+	rec->failed = c[LEAKS_C_FAILED];
+	rec->lost = c[LEAKS_C_LOST];
+	rec->stale_calls = c[LEAKS_C_STALE];
+	rec->unpaired_returns = c[LEAKS_C_UNPAIRED];
 }
 
 static uint64_t stacks_lost(const __u64 *c)
@@ -1347,35 +1352,21 @@ static long max_stacks(const struct leaks_opts *o)
  * (counted when they were made), and those still outstanding (read from
  * the table, the ones by_stack shows as an empty stack).
  */
-static void json_no_stack(struct jw *w, struct leaks_run *r, const struct leak_totals *t,
-			  const __u64 *c)
+static void rec_no_stack(struct leaks_rec *rec, struct leaks_run *r, const struct leak_totals *t,
+			 const __u64 *c)
 {
-	uint64_t n = 0, bytes = 0;
+	rec->stacks_kept = t->stacks_kept;
+	rec->max_stacks = r->o->no_stacks ? 0 : max_stacks(r->o);
+	rec->stacks_lost = stacks_lost(c);
+	for (int i = 0; i < NO_STACK_WHYS; i++) {
+		enum leaks_reason k = no_stack_why[i].reason;
 
-	ml_jw_kuint(w, "stacks_kept", t->stacks_kept);
-	ml_jw_kint(w, "max_stacks", r->o->no_stacks ? 0 : max_stacks(r->o));
-	ml_jw_kuint(w, "stacks_lost", stacks_lost(c));
-	ml_jw_key(w, "stacks_lost_by_reason");
-	ml_jw_obj(w);
-	for (int i = 0; i < NO_STACK_WHYS; i++)
-		ml_jw_kuint(w, no_stack_why[i].key, c[no_stack_why[i].counter]);
-	ml_jw_obj_end(w);
-	for (int i = 0; i < NO_STACK_WHYS; i++) {
-		n += t->nostack_count[i];
-		bytes += t->nostack_bytes[i];
+		rec->stacks_lost_by_reason[k] = c[no_stack_why[i].counter];
+		rec->outstanding_no_stack_by_reason[k].count = t->nostack_count[i];
+		rec->outstanding_no_stack_by_reason[k].bytes = t->nostack_bytes[i];
+		rec->outstanding_no_stack += t->nostack_count[i];
+		rec->outstanding_no_stack_bytes += t->nostack_bytes[i];
 	}
-	ml_jw_kuint(w, "outstanding_no_stack", n);
-	ml_jw_kuint(w, "outstanding_no_stack_bytes", bytes);
-	ml_jw_key(w, "outstanding_no_stack_by_reason");
-	ml_jw_obj(w);
-	for (int i = 0; i < NO_STACK_WHYS; i++) {
-		ml_jw_key(w, no_stack_why[i].key);
-		ml_jw_obj(w);
-		ml_jw_kuint(w, "count", t->nostack_count[i]);
-		ml_jw_kuint(w, "bytes", t->nostack_bytes[i]);
-		ml_jw_obj_end(w);
-	}
-	ml_jw_obj_end(w);
 }
 
 /* --sample: every allocation call, sampled or not (the per-CPU calls[] counters) */
@@ -1397,74 +1388,65 @@ static void call_counts(struct leaks_run *r, uint64_t *calls, uint64_t *bytes)
 }
 
 /* --sample: the rate, what was sampled, and the standard error of the total */
-static void json_sampling(struct jw *w, struct leaks_run *r, const struct leak_totals *t)
+static void rec_sampling(struct leaks_rec *rec, struct leaks_run *r, const struct leak_totals *t)
 {
-	uint64_t calls, bytes;
-
-	call_counts(r, &calls, &bytes);
-	ml_jw_kuint(w, "sample_bytes", r->o->sample);
-	ml_jw_kuint(w, "allocation_calls", calls);
-	ml_jw_kuint(w, "allocation_call_bytes", bytes);
-	ml_jw_kuint(w, "sampled_outstanding", t->count);
-	ml_jw_kuint(w, "sampled_outstanding_bytes", t->bytes);
-	ml_jw_kuint(w, "outstanding_bytes_stderr", est(sqrt(t->var)));
+	rec->sample_bytes = r->o->sample;
+	call_counts(r, &rec->allocation_calls, &rec->allocation_call_bytes);
+	rec->sampled_outstanding = t->count;
+	rec->sampled_outstanding_bytes = t->bytes;
+	rec->outstanding_bytes_stderr = est(sqrt(t->var));
 }
 
 static void print_json(struct leaks_run *r, const struct leaks_opts *o, const struct leak_totals *t,
 		       const __u64 *c, const struct report_at *at)
 {
-	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
+	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes, nst = 0;
+	struct leaks_rec rec = {
+		.interval = at->elapsed_s >= 0,
+		.pid = r->sym.pid,
+		.allocator = alloc_shown(&r->alloc),
+		/* a prefixed allocator, probed beside it */
+		.allocator_prefixed = r->alloc.extra[0] ? path_shown(r->alloc.extra) : NULL,
+		.mode = r->session ? "uprobe_session"
+			: r->multi ? "uprobe_multi"
+				   : "uprobe",
+		.stacks_mode = o->no_stacks ? "none" : stacks_modes[o->stacks],
+		.recursion_misses = trace_recursion_misses(r->skel->obj),
+		.outstanding = est(t->est_count),
+		.outstanding_bytes = est(t->est_bytes),
+		.table_unread = t->unread,
+	};
+	struct sym_stack *v = NULL;
 	struct jw w;
 
-	ml_jw_init(&w, stdout);
-	ml_jw_obj(&w);
-	ml_jw_kstr(&w, "type", at->elapsed_s < 0 ? "leaks" : "leaks_interval");
-	if (at->elapsed_s >= 0) {
-		ml_jw_kuint(&w, "elapsed_ms", (uint64_t)(at->elapsed_s * 1000));
-		ml_jw_kbool(&w, "last", at->last);
-		ml_jw_kuint(&w, "interval_mallocs", c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS]);
-		ml_jw_kuint(&w, "interval_frees", c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES]);
+	if (rec.interval) {
+		rec.elapsed_ms = (uint64_t)(at->elapsed_s * 1000);
+		rec.last = at->last;
+		rec.interval_mallocs = c[LEAKS_C_ALLOCS] - r->prev[LEAKS_C_ALLOCS];
+		rec.interval_frees = c[LEAKS_C_FREES] - r->prev[LEAKS_C_FREES];
 	}
-	ml_jw_kint(&w, "pid", r->sym.pid);
-	ml_jw_kstr(&w, "allocator", alloc_shown(&r->alloc));
-	if (r->alloc.extra[0]) /* a prefixed allocator, probed beside it */
-		ml_jw_kstr(&w, "allocator_prefixed", path_shown(r->alloc.extra));
-	ml_jw_kstr(&w, "mode",
-		   r->session ? "uprobe_session"
-		   : r->multi ? "uprobe_multi"
-			      : "uprobe");
-	ml_jw_kstr(&w, "stacks_mode", o->no_stacks ? "none" : stacks_modes[o->stacks]);
-	json_counters(&w, c);
-	ml_jw_kuint(&w, "recursion_misses", trace_recursion_misses(r->skel->obj));
-	ml_jw_kbool(&w, "estimated", o->sample != 0);
+	rec_counters(&rec, c);
 	if (o->sample)
-		json_sampling(&w, r, t);
-	ml_jw_kuint(&w, "outstanding", est(t->est_count));
-	ml_jw_kuint(&w, "outstanding_bytes", est(t->est_bytes));
-	ml_jw_kbool(&w, "table_unread", t->unread);
-	json_no_stack(&w, r, t, c);
-	ml_jw_key(&w, "by_size");
-	ml_jw_arr(&w);
-	for (size_t i = 0; i < nsz; i++) {
-		ml_jw_obj(&w);
-		ml_jw_kuint(&w, "size", t->sizes[i].size);
-		ml_jw_kuint(&w, "count", est(t->sizes[i].est_count));
-		ml_jw_kuint(&w, "bytes", est(t->sizes[i].est_bytes));
-		if (o->sample) {
-			ml_jw_kbool(&w, "estimated", true);
-			ml_jw_kuint(&w, "sampled", t->sizes[i].count);
-		}
-		ml_jw_obj_end(&w);
+		rec_sampling(&rec, r, t);
+	rec_no_stack(&rec, r, t, c);
+	rec.sizes = calloc(nsz ? nsz : 1, sizeof(*rec.sizes));
+	for (size_t i = 0; rec.sizes && i < nsz; i++)
+		rec.sizes[rec.nsizes++] = (struct leaks_size_rec){
+			.size = t->sizes[i].size,
+			.count = est(t->sizes[i].est_count),
+			.bytes = est(t->sizes[i].est_bytes),
+			.sampled = t->sizes[i].count,
+		};
+	if (!o->no_stacks) {
+		v = symbolized_stacks(r, t, &nst);
+		rec_stacks(&rec, r, v, nst, o->top);
+		rec_depth(&rec, r, v, nst);
 	}
-	ml_jw_arr_end(&w);
-	if (o->no_stacks) {
-		ml_jw_key(&w, "by_stack");
-		ml_jw_arr(&w);
-		ml_jw_arr_end(&w);
-	} else {
-		json_stacks(&w, r, t, o->top);
-	}
-	ml_jw_obj_end(&w);
+	ml_jw_init(&w, stdout);
+	ml_fmt_leaks(&w, &rec);
+	free_rec_stacks(&rec);
+	free(rec.sizes);
+	free_sym_stacks(v, nst);
 }
 
 /* Outstanding blocks by size, @n rows (sizes in bytes, as malloc() was asked). */

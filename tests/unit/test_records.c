@@ -10,11 +10,14 @@
 #include <string.h>
 
 #include "harness.h"
+#include "memlens/format_check.h"
 #include "memlens/format_checkpoint.h"
 #include "memlens/format_faults.h"
+#include "memlens/format_leaks.h"
 #include "memlens/format_migrate.h"
 #include "memlens/format_migrate_model.h"
 #include "memlens/format_oom.h"
+#include "memlens/format_restore.h"
 #include "memlens/format_slab.h"
 
 /* What a writer wrote: the line, and the line parsed. */
@@ -1116,6 +1119,522 @@ static void test_migrate_malformed(void)
 #undef MG
 }
 
+/* ---- check ---------------------------------------------------------------- */
+
+static const struct feature check_features[] = {
+	{ .group = "memory",
+	  .name = "pagemap_scan",
+	  .state = FEATURE_OK,
+	  .core = true,
+	  .detail = "PAGEMAP_SCAN works",
+	  .used_by = "writes, snapshot" },
+	{ .group = "criu",
+	  .name = "criu",
+	  .state = FEATURE_MISSING,
+	  .detail = "no \"criu\" on PATH",
+	  .used_by = "checkpoint, restore",
+	  .fix = "install CRIU" },
+	{ .group = "process",
+	  .name = "pid_ns",
+	  .state = FEATURE_INFO,
+	  .detail = "",
+	  .used_by = "" },
+};
+
+static const char check_line[] =
+	"{\"type\":\"check\",\"kernel\":\"6.12.1\",\"arch\":\"x86_64\",\"root\":true,"
+	"\"core_ok\":false,\"features\":["
+	"{\"group\":\"memory\",\"name\":\"pagemap_scan\",\"state\":\"ok\",\"core\":true,"
+	"\"detail\":\"PAGEMAP_SCAN works\",\"used_by\":\"writes, snapshot\"},"
+	"{\"group\":\"criu\",\"name\":\"criu\",\"state\":\"missing\",\"core\":false,"
+	"\"detail\":\"no \\\"criu\\\" on PATH\",\"used_by\":\"checkpoint, restore\","
+	"\"fix\":\"install CRIU\"},"
+	"{\"group\":\"process\",\"name\":\"pid_ns\",\"state\":\"info\",\"core\":false,"
+	"\"detail\":\"\",\"used_by\":\"\"}]}\n";
+
+static void test_check_round_trip(void)
+{
+	struct check_rec in = { .kernel = "6.12.1",
+				.arch = "x86_64",
+				.root = true,
+				.features = check_features,
+				.nfeatures = 3 },
+			 back;
+	struct ml_err err = { 0 };
+	struct out o, o2;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_check(&o.w, &in);
+	out_close(&o);
+	CHECK_STR(o.buf, check_line);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_check_read(j, &back, &err), "%s", err.msg);
+	CHECK_STR(back.kernel, "6.12.1");
+	CHECK_STR(back.arch, "x86_64");
+	CHECK(back.root && !back.core_ok);
+	REQUIRE(back.nfeatures == 3);
+	for (size_t i = 0; i < 3; i++) {
+		const struct feature *a = &check_features[i], *b = &back.features[i];
+
+		CHECK_STR(a->group, b->group);
+		CHECK_STR(a->name, b->name);
+		CHECK_EQ(a->state, b->state);
+		CHECK_EQ(a->core, b->core);
+		CHECK_STR(a->detail, b->detail);
+		CHECK_STR(a->used_by, b->used_by);
+		CHECK_EQ(!a->fix, !b->fix);
+	}
+	CHECK_STR(back.features[1].fix, "install CRIU");
+	out_open(&o2);
+	ml_fmt_check(&o2.w, &back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, check_line);
+	ml_fmt_check_free(&back);
+	ml_json_free(j);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void test_check_malformed(void)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "{\"type\":\"restore\",\"core_ok\":true,\"features\":[]}", "\"type\"" },
+		{ "{\"type\":\"check\",\"features\":[]}", "\"core_ok\"" },
+		{ "{\"type\":\"check\",\"core_ok\":true}", "\"features\"" },
+		{ "{\"type\":\"check\",\"core_ok\":true,\"features\":[1]}", "feature 0" },
+		{ "{\"type\":\"check\",\"core_ok\":true,\"features\":[{\"name\":\"x\","
+		  "\"state\":\"ok\"}]}",
+		  "feature 0: field \"group\"" },
+		{ "{\"type\":\"check\",\"core_ok\":true,\"features\":[{\"group\":\"g\","
+		  "\"name\":\"x\",\"state\":\"ok\"},{\"group\":\"g\",\"name\":\"y\","
+		  "\"state\":\"gone\"}]}",
+		  "feature 1: field \"state\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json *j = parse(bad[i].line);
+		struct ml_err err = { 0 };
+		struct check_rec r;
+
+		CHECK_EQ(ml_fmt_check_read(j, &r, &err), -EINVAL);
+		if (!strstr(err.msg, bad[i].why))
+			T_FAILMSG("\"%s\" lacks \"%s\"", err.msg, bad[i].why);
+		ml_fmt_check_free(&r);
+		ml_json_free(j);
+	}
+}
+
+/* ---- restore -------------------------------------------------------------- */
+
+static const char restore_fmt[] =
+	"{\"type\":\"restore\",\"images_dir\":\"/tmp/img\",\"ok\":%s,\"exit_code\":%s,"
+	"\"pid\":%s,%s,\"command\":\"criu restore -D /tmp/img -d\","
+	"\"criu_exit_status\":%s,\"timed_out\":false,\"duration_ms\":321,"
+	"\"repeated\":\"%s\",\"log\":\"/tmp/img/restore.log\"%s}\n";
+
+static void restore_round_trip(const struct restore_rec *in, const char *want)
+{
+	struct ml_err err = { 0 };
+	struct restore_rec back;
+	struct out o, o2;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_restore(&o.w, in);
+	out_close(&o);
+	CHECK_STR(o.buf, want);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_restore_read(j, &back, &err), "%s", err.msg);
+	CHECK_STR(back.images_dir, in->images_dir);
+	CHECK_EQ(back.ok, in->ok);
+	CHECK_EQ(back.exit_code, in->exit_code);
+	CHECK_EQ(back.pid, in->pid);
+	caps_same(&back.criu, &in->criu);
+	CHECK_STR(back.command, in->command);
+	CHECK_EQ(back.criu_exit_status, in->criu_exit_status);
+	CHECK_EQ(back.timed_out, in->timed_out);
+	CHECK_EQ(back.duration_ms, in->duration_ms);
+	CHECK_STR(back.repeated, in->repeated);
+	CHECK_STR(back.log, in->log);
+	CHECK_EQ(!back.error, !in->error);
+	out_open(&o2);
+	ml_fmt_restore(&o2.w, &back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, want);
+	ml_json_free(j);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void test_restore_round_trip(void)
+{
+	struct restore_rec r = { .images_dir = "/tmp/img",
+				 .ok = true,
+				 .pid = 4321,
+				 .criu = caps_rec,
+				 .command = "criu restore -D /tmp/img -d",
+				 .duration_ms = 321,
+				 .repeated = "--tcp-established",
+				 .log = "/tmp/img/restore.log",
+				 .hint = "" };
+	char want[2048];
+
+	snprintf(want, sizeof(want), restore_fmt, "true", "0", "4321", caps_obj, "0",
+		 "--tcp-established", "");
+	restore_round_trip(&r, want);
+	/* CRIU failed: no pid, its status, the hint and the error written */
+	r.ok = false;
+	r.exit_code = 1;
+	r.pid = 0;
+	r.criu_exit_status = 1;
+	r.repeated = "";
+	r.hint = "pass --tcp-established";
+	r.error = "criu restore failed \"x\"";
+	snprintf(want, sizeof(want), restore_fmt, "false", "1", "0", caps_obj, "1", "",
+		 ",\"hint\":\"pass --tcp-established\","
+		 "\"error\":\"criu restore failed \\\"x\\\"\"");
+	restore_round_trip(&r, want);
+}
+
+static void test_restore_malformed(void)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "{\"type\":\"checkpoint\",\"ok\":true,\"criu\":{}}", "\"type\"" },
+		{ "{\"type\":\"restore\",\"ok\":1,\"criu\":{}}", "\"ok\"" },
+		{ "{\"type\":\"restore\",\"ok\":true}", "\"criu\"" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json *j = parse(bad[i].line);
+		struct ml_err err = { 0 };
+		struct restore_rec r;
+
+		CHECK_EQ(ml_fmt_restore_read(j, &r, &err), -EINVAL);
+		if (!strstr(err.msg, bad[i].why))
+			T_FAILMSG("\"%s\" lacks \"%s\"", err.msg, bad[i].why);
+		ml_json_free(j);
+	}
+}
+
+/* ---- leaks ---------------------------------------------------------------- */
+
+static struct leaks_size_rec leaks_sizes[] = {
+	{ .size = 4096, .count = 160, .bytes = 655360, .sampled = 40 },
+	{ .size = 24, .count = 3, .bytes = 72, .sampled = 1 },
+};
+static const char *leaks_lines0[] = { "leaf+0x1d (/usr/bin/leaky)", "main+0x42 (/usr/bin/leaky)" };
+static struct leaks_frame_rec leaks_frames0[] = {
+	{ .address = 0x401d2d,
+	  .function = "leaf",
+	  .has_offset = true,
+	  .offset = 0x1d,
+	  .object = "/usr/bin/leaky",
+	  .file = "leaky.c",
+	  .line = 12 },
+	{ .address = 0x401d2d, .function = "helper", .inlined = true, .object = "/usr/bin/leaky" },
+	{ .address = 0x7f00000010, .object = "" },
+};
+static struct leaks_stack_rec leaks_stacks[] = {
+	{ .count = 160,
+	  .bytes = 655360,
+	  .sampled = 40,
+	  .sampled_bytes = 163840,
+	  .bytes_stderr = 9000,
+	  .stack = leaks_lines0,
+	  .nstack = 2,
+	  .frames = leaks_frames0,
+	  .nframes = 3 },
+	{ .count = 3, .bytes = 72, .sampled = 1, .sampled_bytes = 24 }, /* no stack */
+};
+
+static const char leaks_line[] =
+	"{\"type\":\"leaks\",\"pid\":4242,\"allocator\":\"/usr/lib/libc.so.6\","
+	"\"allocator_prefixed\":\"/usr/lib/libjemalloc.so.2\",\"mode\":\"uprobe_multi\","
+	"\"stacks_mode\":\"dwarf\",\"mallocs\":1000,\"frees\":800,\"untracked_frees\":2,"
+	"\"exit_frees\":3,\"missed_frees\":4,\"failed\":5,\"lost\":6,\"table_full\":true,"
+	"\"stale_calls\":7,\"unpaired_returns\":8,\"recursion_misses\":9,\"estimated\":true,"
+	"\"sample_bytes\":16384,\"allocation_calls\":1000,\"allocation_call_bytes\":900000,"
+	"\"sampled_outstanding\":41,\"sampled_outstanding_bytes\":163864,"
+	"\"outstanding_bytes_stderr\":9001,\"outstanding\":163,\"outstanding_bytes\":655432,"
+	"\"table_unread\":false,\"stacks_kept\":2,\"max_stacks\":262144,\"stacks_lost\":10,"
+	"\"stacks_lost_by_reason\":{\"table_full\":1,\"not_walked\":2,\"hash_collision\":3,"
+	"\"dropped\":4},\"outstanding_no_stack\":3,\"outstanding_no_stack_bytes\":72,"
+	"\"outstanding_no_stack_by_reason\":{\"table_full\":{\"count\":0,\"bytes\":0},"
+	"\"not_walked\":{\"count\":3,\"bytes\":72},\"hash_collision\":{\"count\":0,\"bytes\":0},"
+	"\"dropped\":{\"count\":0,\"bytes\":0}},"
+	"\"by_size\":[{\"size\":4096,\"count\":160,\"bytes\":655360,\"estimated\":true,"
+	"\"sampled\":40},{\"size\":24,\"count\":3,\"bytes\":72,\"estimated\":true,"
+	"\"sampled\":1}],"
+	"\"by_stack\":[{\"count\":160,\"bytes\":655360,\"estimated\":true,\"sampled\":40,"
+	"\"sampled_bytes\":163840,\"bytes_stderr\":9000,"
+	"\"stack\":[\"leaf+0x1d (/usr/bin/leaky)\",\"main+0x42 (/usr/bin/leaky)\"],"
+	"\"frames\":[{\"address\":\"0x401d2d\",\"function\":\"leaf\",\"offset\":29,"
+	"\"inlined\":false,\"object\":\"/usr/bin/leaky\",\"file\":\"leaky.c\",\"line\":12},"
+	"{\"address\":\"0x401d2d\",\"function\":\"helper\",\"inlined\":true,"
+	"\"object\":\"/usr/bin/leaky\"},{\"address\":\"0x7f00000010\",\"inlined\":false}]},"
+	"{\"count\":3,\"bytes\":72,\"estimated\":true,\"sampled\":1,\"sampled_bytes\":24,"
+	"\"bytes_stderr\":0,\"stack\":[],\"frames\":[]}],"
+	"\"stack_depth\":{\"stacks\":1,\"mean\":2.5,\"max\":3},"
+	"\"unwind\":{\"stack_size\":8192,\"stacks\":50,\"us_per_stack\":1.25,"
+	"\"frames_mean\":6.5,\"frames_max\":20,\"max_frames\":127,\"complete\":40,\"cut\":1,"
+	"\"out_of_copy\":5,\"no_cfi\":4,\"not_unwound_fully\":9,\"table_full\":2}}\n";
+
+static void leaks_fill(struct leaks_rec *r)
+{
+	*r = (struct leaks_rec){
+		.pid = 4242,
+		.allocator = "/usr/lib/libc.so.6",
+		.allocator_prefixed = "/usr/lib/libjemalloc.so.2",
+		.mode = "uprobe_multi",
+		.stacks_mode = "dwarf",
+		.mallocs = 1000,
+		.frees = 800,
+		.untracked_frees = 2,
+		.exit_frees = 3,
+		.missed_frees = 4,
+		.failed = 5,
+		.lost = 6,
+		.stale_calls = 7,
+		.unpaired_returns = 8,
+		.recursion_misses = 9,
+		.sample_bytes = 16384,
+		.allocation_calls = 1000,
+		.allocation_call_bytes = 900000,
+		.sampled_outstanding = 41,
+		.sampled_outstanding_bytes = 163864,
+		.outstanding_bytes_stderr = 9001,
+		.outstanding = 163,
+		.outstanding_bytes = 655432,
+		.stacks_kept = 2,
+		.max_stacks = 262144,
+		.stacks_lost = 10,
+		.stacks_lost_by_reason = { 1, 2, 3, 4 },
+		.outstanding_no_stack = 3,
+		.outstanding_no_stack_bytes = 72,
+		.outstanding_no_stack_by_reason = { [LEAKS_REASON_NOT_WALKED] = { 3, 72 } },
+		.sizes = leaks_sizes,
+		.nsizes = 2,
+		.stacks = leaks_stacks,
+		.nstacks = 2,
+		.has_depth = true,
+		.depth_stacks = 1,
+		.depth_mean = 2.5,
+		.depth_max = 3,
+		.has_unwind = true,
+		.unwind = { .stack_size = 8192,
+			    .stacks = 50,
+			    .us_per_stack = 1.25,
+			    .frames_mean = 6.5,
+			    .frames_max = 20,
+			    .max_frames = 127,
+			    .complete = 40,
+			    .cut = 1,
+			    .out_of_copy = 5,
+			    .no_cfi = 4,
+			    .not_unwound_fully = 9,
+			    .table_full = 2 },
+	};
+}
+
+static void leaks_same(const struct leaks_rec *a, const struct leaks_rec *b)
+{
+	CHECK_EQ(a->interval, b->interval);
+	CHECK_EQ(a->elapsed_ms, b->elapsed_ms);
+	CHECK_EQ(a->last, b->last);
+	CHECK_EQ(a->interval_mallocs, b->interval_mallocs);
+	CHECK_EQ(a->interval_frees, b->interval_frees);
+	CHECK_EQ(a->pid, b->pid);
+	CHECK_STR(a->allocator, b->allocator);
+	CHECK_STR(a->mode, b->mode);
+	CHECK_STR(a->stacks_mode, b->stacks_mode);
+	CHECK_EQ(a->mallocs, b->mallocs);
+	CHECK_EQ(a->frees, b->frees);
+	CHECK_EQ(a->lost, b->lost);
+	CHECK_EQ(a->sample_bytes, b->sample_bytes);
+	CHECK_EQ(a->outstanding_bytes_stderr, b->outstanding_bytes_stderr);
+	CHECK_EQ(a->outstanding, b->outstanding);
+	CHECK_EQ(a->outstanding_bytes, b->outstanding_bytes);
+	CHECK_EQ(a->stacks_kept, b->stacks_kept);
+	CHECK_EQ(a->max_stacks, b->max_stacks);
+	CHECK(!memcmp(a->stacks_lost_by_reason, b->stacks_lost_by_reason,
+		      sizeof(a->stacks_lost_by_reason)));
+	CHECK(!memcmp(a->outstanding_no_stack_by_reason, b->outstanding_no_stack_by_reason,
+		      sizeof(a->outstanding_no_stack_by_reason)));
+	REQUIRE(a->nsizes == b->nsizes);
+	for (size_t i = 0; i < a->nsizes; i++)
+		CHECK(!memcmp(&a->sizes[i], &b->sizes[i], sizeof(a->sizes[i])));
+	REQUIRE(a->nstacks == b->nstacks);
+	for (size_t i = 0; i < a->nstacks; i++) {
+		const struct leaks_stack_rec *s = &a->stacks[i], *t = &b->stacks[i];
+
+		CHECK_EQ(s->count, t->count);
+		CHECK_EQ(s->bytes, t->bytes);
+		CHECK_EQ(s->sampled_bytes, t->sampled_bytes);
+		REQUIRE(s->nstack == t->nstack && s->nframes == t->nframes);
+		for (size_t k = 0; k < s->nstack; k++)
+			CHECK_STR(s->stack[k], t->stack[k]);
+		for (size_t k = 0; k < s->nframes; k++) {
+			CHECK_EQ(s->frames[k].address, t->frames[k].address);
+			CHECK_EQ(!s->frames[k].function, !t->frames[k].function);
+			CHECK_EQ(s->frames[k].offset, t->frames[k].offset);
+			CHECK_EQ(s->frames[k].inlined, t->frames[k].inlined);
+			CHECK_EQ(s->frames[k].line, t->frames[k].line);
+		}
+	}
+	CHECK_EQ(a->has_depth, b->has_depth);
+	CHECK_EQ(a->depth_max, b->depth_max);
+	CHECK(a->depth_mean == b->depth_mean);
+	CHECK_EQ(a->has_unwind, b->has_unwind);
+	CHECK(a->unwind.us_per_stack == b->unwind.us_per_stack);
+	CHECK_EQ(a->unwind.no_cfi, b->unwind.no_cfi);
+	CHECK_EQ(a->unwind.table_full, b->unwind.table_full);
+}
+
+/* Write, compare with the exact line, read back, write again: the same line. */
+static void leaks_round_trip(const struct leaks_rec *in, const char *want)
+{
+	struct ml_err err = { 0 };
+	struct leaks_rec back;
+	struct out o, o2;
+	struct json *j;
+
+	out_open(&o);
+	ml_fmt_leaks(&o.w, in);
+	out_close(&o);
+	CHECK_STR(o.buf, want);
+	j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_leaks_read(j, &back, &err), "%s", err.msg);
+	leaks_same(in, &back);
+	out_open(&o2);
+	ml_fmt_leaks(&o2.w, &back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, want);
+	ml_fmt_leaks_free(&back);
+	ml_json_free(j);
+	free(o.buf);
+	free(o2.buf);
+}
+
+static void test_leaks_round_trip(void)
+{
+	struct leaks_rec r;
+
+	leaks_fill(&r);
+	leaks_round_trip(&r, leaks_line);
+}
+
+/* -i with --no-stacks, every call traced: no sampling fields, no stack_depth */
+static void test_leaks_interval_round_trip(void)
+{
+	struct leaks_size_rec size = { .size = 64, .count = 2, .bytes = 128 };
+	struct leaks_rec r = { .interval = true,
+			       .elapsed_ms = 1000,
+			       .last = true,
+			       .interval_mallocs = 5,
+			       .interval_frees = 3,
+			       .pid = 7,
+			       .allocator = "/lib/libc.so.6",
+			       .mode = "uprobe",
+			       .stacks_mode = "none",
+			       .mallocs = 5,
+			       .frees = 3,
+			       .outstanding = 2,
+			       .outstanding_bytes = 128,
+			       .sizes = &size,
+			       .nsizes = 1 };
+
+	leaks_round_trip(
+		&r,
+		"{\"type\":\"leaks_interval\",\"elapsed_ms\":1000,\"last\":true,"
+		"\"interval_mallocs\":5,\"interval_frees\":3,\"pid\":7,\"allocator\":"
+		"\"/lib/libc.so.6\",\"mode\":\"uprobe\",\"stacks_mode\":\"none\",\"mallocs\":5,"
+		"\"frees\":3,\"untracked_frees\":0,\"exit_frees\":0,\"missed_frees\":0,"
+		"\"failed\":0,\"lost\":0,\"table_full\":false,\"stale_calls\":0,"
+		"\"unpaired_returns\":0,\"recursion_misses\":0,\"estimated\":false,"
+		"\"outstanding\":2,\"outstanding_bytes\":128,\"table_unread\":false,"
+		"\"stacks_kept\":0,\"max_stacks\":0,\"stacks_lost\":0,\"stacks_lost_by_reason\":"
+		"{\"table_full\":0,\"not_walked\":0,\"hash_collision\":0,\"dropped\":0},"
+		"\"outstanding_no_stack\":0,\"outstanding_no_stack_bytes\":0,"
+		"\"outstanding_no_stack_by_reason\":{\"table_full\":{\"count\":0,\"bytes\":0},"
+		"\"not_walked\":{\"count\":0,\"bytes\":0},\"hash_collision\":{\"count\":0,"
+		"\"bytes\":0},\"dropped\":{\"count\":0,\"bytes\":0}},"
+		"\"by_size\":[{\"size\":64,\"count\":2,\"bytes\":128}],\"by_stack\":[]}\n");
+}
+
+/* older lines: three reasons, no frames; an interval without its tables */
+static void test_leaks_read_lenient(void)
+{
+	struct json *j = parse(
+		"{\"type\":\"leaks\",\"pid\":5,\"outstanding_bytes\":10,"
+		"\"stacks_lost_by_reason\":{\"table_full\":1,\"not_walked\":2,\"hash_collision\":3}"
+		","
+		"\"by_size\":[],\"by_stack\":[{\"count\":1,\"bytes\":10,\"stack\":[\"main\"]}]}");
+	struct ml_err err = { 0 };
+	struct leaks_rec r;
+
+	REQUIRE_MSG(!ml_fmt_leaks_read(j, &r, &err), "%s", err.msg);
+	CHECK_EQ(r.pid, 5);
+	CHECK_EQ(r.outstanding_bytes, 10);
+	CHECK_EQ(r.stacks_lost_by_reason[LEAKS_REASON_HASH_COLLISION], 3);
+	CHECK_EQ(r.stacks_lost_by_reason[LEAKS_REASON_DROPPED], 0);
+	REQUIRE(r.nstacks == 1);
+	CHECK_EQ(r.stacks[0].nframes, 0);
+	CHECK_STR(r.stacks[0].stack[0], "main");
+	CHECK(!r.has_depth && !r.has_unwind);
+	ml_fmt_leaks_free(&r);
+	ml_json_free(j);
+	j = parse("{\"type\":\"leaks_interval\",\"elapsed_ms\":500,\"outstanding\":4}");
+	REQUIRE_MSG(!ml_fmt_leaks_read(j, &r, &err), "%s", err.msg);
+	CHECK(r.interval && r.elapsed_ms == 500 && r.outstanding == 4 && !r.nsizes);
+	ml_fmt_leaks_free(&r);
+	ml_json_free(j);
+}
+
+static void test_leaks_malformed(void)
+{
+#define LK "{\"type\":\"leaks\",\"outstanding_bytes\":1"
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "{\"type\":\"slab\",\"outstanding_bytes\":1}", "\"type\"" },
+		{ "{\"type\":\"leaks_interval\"}",
+		  "field \"elapsed_ms\" is missing or not a number" },
+		{ "{\"type\":\"leaks\",\"outstanding_bytes\":-1}",
+		  "field \"outstanding_bytes\" is missing or not a count" },
+		{ LK "}", "field \"by_size\" is missing or not an array" },
+		{ LK ",\"by_size\":[]}", "field \"by_stack\" is missing or not an array" },
+		{ LK ",\"by_size\":[{\"size\":1,\"count\":1}],\"by_stack\":[]}",
+		  "field \"bytes\" is missing or not a count" },
+		{ LK ",\"by_size\":[],\"by_stack\":[{\"count\":1,\"bytes\":1}]}",
+		  "field \"stack\" is missing or not an array" },
+		{ LK ",\"by_size\":[],\"by_stack\":[{\"count\":1,\"bytes\":1,\"stack\":[1]}]}",
+		  "\"stack\" holds something other than strings" },
+		{ LK ",\"by_size\":[],\"by_stack\":[{\"count\":1,\"bytes\":1,\"stack\":[],"
+		     "\"frames\":[{\"address\":1}]}]}",
+		  "\"frames\" 0" },
+		{ "{\"type\":\"leaks_interval\",\"elapsed_ms\":1,\"by_size\":[]}",
+		  "field \"by_stack\"" },
+	};
+#undef LK
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct json *j = parse(bad[i].line);
+		struct ml_err err = { 0 };
+		struct leaks_rec r;
+
+		CHECK_EQ(ml_fmt_leaks_read(j, &r, &err), -EINVAL);
+		if (!strstr(err.msg, bad[i].why))
+			T_FAILMSG("\"%s\" lacks \"%s\"", err.msg, bad[i].why);
+		ml_fmt_leaks_free(&r);
+		ml_json_free(j);
+	}
+}
+
 int main(void)
 {
 	RUN(test_faults_round_trip);
@@ -1140,5 +1659,13 @@ int main(void)
 	RUN(test_migrate_round_trip);
 	RUN(test_migrate_plain_round_trip);
 	RUN(test_migrate_malformed);
+	RUN(test_check_round_trip);
+	RUN(test_check_malformed);
+	RUN(test_restore_round_trip);
+	RUN(test_restore_malformed);
+	RUN(test_leaks_round_trip);
+	RUN(test_leaks_interval_round_trip);
+	RUN(test_leaks_read_lenient);
+	RUN(test_leaks_malformed);
 	return T_DONE();
 }
