@@ -17,7 +17,9 @@
 # guest: CASES=migrate-bench tests/kernels/run.sh 6.12 (the guest cases
 # 9N-migrate-bench-WORKLOAD.sh, one workload each).
 #   bench/migrate.sh [WORKLOAD...]   (default: all six)
-# MODES picks the modes (default: none vma page page-cool page-postcopy);
+# MODES picks the modes (default: none vma page page-cool page-postcopy;
+# commas also separate them, for the guest's kernel command line:
+# GUEST_APPEND=MODES=none,page-postcopy);
 # REDIS_KEYS and REDIS_HOT size redis (default 250000 and 20000).
 # One JSON line per mode into $OUTDIR/migrate-WORKLOAD.jsonl (default
 # build/bench; each workload's file is rewritten by its run);
@@ -33,6 +35,7 @@ PY=/usr/bin/python3
 # of 3 intervals; under TCG every first write to a page after a scan is a
 # slow fault: at 500 ms the 64 MiB buffers never turned hot (one small VMA
 # was all the bench left out), 2 s gives the writers time to cover them
+MODES=${MODES:-none vma page page-cool page-postcopy}
 ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-2000}
 TRACE_S=${TRACE_S:-150} WARM_S=2 failed=
 tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
@@ -113,7 +116,7 @@ for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 	kill -9 "$P" 2>/dev/null	# PID 1 of its namespace: the whole tree goes
 	wait 2>/dev/null
 	cp "$tmp/$w.trace" "$OUTDIR/migrate-$w.trace" 2>/dev/null	# for migrate-model later
-	for mode in ${MODES:-none vma page page-cool page-postcopy}; do
+	for mode in ${MODES//,/ }; do
 		extra=(${MODE_ARGS[$mode]:-})
 		c=$criu
 		[ $mode = none ] && extra=(--no-exclude)

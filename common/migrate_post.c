@@ -232,19 +232,26 @@ static void fill(struct post *p, unsigned long long stored)
 		 (long long)(r->pages_lazy > 0 ? r->pages_lazy : 0));
 }
 
-/* "LAZYDONE COPIED TOTAL COPYBYTES FAULTS SERVED WAITSUM WAITMAX AFTER_MS", or FAILED. */
+/*
+ * "LAZYDONE COPIED TOTAL COPYBYTES FAULTS SERVED WAITSUM WAITMAX AFTER_MS
+ * [PARENT]", or FAILED. PARENT: of COPIED, the pages read from the parent
+ * rounds' images at the destination (only a CRIU with the project's
+ * patches leaves those to lazy-pages; a receiver before it sends none).
+ */
 static int lazy_done(struct post *p, const char *ans, uint64_t restored_ms)
 {
 	struct migrate_lazy *l = &p->m->res->lazy;
-	long long c, t, after;
+	long long c, t, after, par = 0;
 	unsigned long long cb, f, fs, ws, wm;
 
-	if (sscanf(ans, "LAZYDONE %lld %lld %llu %llu %llu %llu %llu %lld", &c, &t, &cb, &f, &fs,
-		   &ws, &wm, &after) != 8)
+	if (sscanf(ans, "LAZYDONE %lld %lld %llu %llu %llu %llu %llu %lld %lld", &c, &t, &cb, &f,
+		   &fs, &ws, &wm, &after, &par) < 8 ||
+	    par < 0 || par > c)
 		return -EPROTO;
 	l->pages_copied = c;
 	l->pages_total = t;
-	l->bytes = (uint64_t)c * 4096;
+	l->pages_parent = par;
+	l->bytes = (uint64_t)(c - par) * 4096;
 	l->copy_bytes = cb;
 	l->faults = f;
 	l->faults_served = fs;

@@ -109,11 +109,11 @@ static int lazy_result(struct recv_state *s, const char *dir, pid_t lpid, pid_t 
 			(unsigned long long)st.faults,
 			st.faults_served ? st.wait_sum_us / 1000.0 / st.faults_served : 0.0,
 			st.wait_max_us / 1000.0);
-	return wire_send(&s->w, "LAZYDONE %lld %lld %llu %llu %llu %llu %llu %lld",
+	return wire_send(&s->w, "LAZYDONE %lld %lld %llu %llu %llu %llu %llu %lld %lld",
 			 (long long)st.pages_copied, (long long)st.pages_total,
 			 (unsigned long long)st.copy_bytes, (unsigned long long)st.faults,
 			 (unsigned long long)st.faults_served, (unsigned long long)st.wait_sum_us,
-			 (unsigned long long)st.wait_max_us, after);
+			 (unsigned long long)st.wait_max_us, after, (long long)st.pages_parent);
 }
 
 int recv_restore_lazy(struct recv_state *s, int k, int shell_job, const char *addr, int port)

@@ -108,7 +108,8 @@ struct migrate_result {
 	 * `criu lazy-pages` log); the round's pages_lazy is what was left */
 	struct migrate_lazy {
 		int64_t pages_total, pages_copied; /* the daemon's count */
-		uint64_t bytes; /* pages_copied * 4 KiB: in total */
+		int64_t pages_parent; /* of pages_copied, from the parent rounds' images */
+		uint64_t bytes; /* (pages_copied - pages_parent) * 4 KiB: from the source */
 		uint64_t copy_bytes; /* its copies' lengths, summed */
 		uint64_t faults; /* page faults the restored tree waited on */
 		uint64_t faults_served; /* of those, when their page came */

@@ -308,6 +308,7 @@ static void print_json(const struct mig_run *m, int rc)
 		.lazy = { .pages_left = x->nr ? x->r[x->nr - 1].pages_lazy : -1,
 			  .pages_total = l->pages_total,
 			  .pages_copied = l->pages_copied,
+			  .pages_parent = l->pages_parent,
 			  .bytes = l->bytes,
 			  .copy_bytes = l->copy_bytes,
 			  .faults = l->faults,

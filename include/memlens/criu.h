@@ -555,6 +555,7 @@ int ml_criu_lazy_pages_start(const struct criu_caps *caps, const struct criu_laz
 struct criu_lazy_stats {
 	int64_t pages_total; /* "Found N pages to be handled by UFFD", summed */
 	int64_t pages_copied; /* "UFFD transferred pages: (C/T)", summed */
+	int64_t pages_parent; /* of those, read from the parent images (a patched CRIU) */
 	uint64_t copy_bytes; /* every uffd_copy's length, summed */
 	uint64_t copies, zero_pages;
 	uint64_t faults; /* "#PF at": faults the restored tree waited on */

@@ -44,7 +44,7 @@ struct migrate_container_rec {
 /* post-copy: what came after the restore */
 struct migrate_lazy_rec {
 	int64_t pages_left; /* the final dump's pages_lazy; -1 unknown */
-	int64_t pages_total, pages_copied;
+	int64_t pages_total, pages_copied, pages_parent;
 	uint64_t bytes, copy_bytes, faults, faults_served;
 	uint64_t fault_wait_avg_us, fault_wait_max_us, last_page_ms, source_done_ms;
 };

@@ -171,6 +171,8 @@ static int lazy_line(struct criu_lazy_stats *st, struct faults *f, int64_t t, co
 	} else if (sscanf(rest, "UFFD transferred pages: (%ld/%ld)", &c, &tot) == 2) {
 		st->pages_copied += c;
 		st->nprocs++;
+	} else if (sscanf(rest, "UFFD pages from the parent images: %ld", &c) == 1) {
+		st->pages_parent += c;
 	}
 	return 0;
 }

@@ -54,6 +54,7 @@ static void put_lazy(struct jw *w, const struct migrate_lazy_rec *l)
 	ml_jw_kint(w, "pages_left", l->pages_left);
 	ml_jw_kint(w, "pages_total", l->pages_total);
 	ml_jw_kint(w, "pages_copied", l->pages_copied);
+	ml_jw_kint(w, "pages_parent", l->pages_parent);
 	ml_jw_kuint(w, "bytes", l->bytes);
 	ml_jw_kuint(w, "copy_bytes", l->copy_bytes);
 	ml_jw_kuint(w, "faults", l->faults);
@@ -170,6 +171,7 @@ static int read_lazy(const struct json *o, struct migrate_lazy_rec *l, struct ml
 	l->pages_left = ml_rec_int_or0(o, "pages_left");
 	l->pages_total = ml_rec_int_or0(o, "pages_total");
 	l->pages_copied = ml_rec_int_or0(o, "pages_copied");
+	l->pages_parent = ml_rec_int_or0(o, "pages_parent");
 	l->bytes = ml_rec_count_or0(o, "bytes");
 	l->copy_bytes = ml_rec_count_or0(o, "copy_bytes");
 	l->faults = ml_rec_count_or0(o, "faults");

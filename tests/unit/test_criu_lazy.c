@@ -41,7 +41,25 @@ static void test_lazy_log(void)
 	CHECK_EQ(st.first_us, 201000);
 	CHECK_EQ(st.last_us, 330000);
 	CHECK_EQ(st.nprocs, 1);
+	CHECK_EQ(st.pages_parent, 0);
 	CHECK(!st.errors);
+}
+
+/* a CRIU with the project's patches also says what it read from the parents */
+static void test_lazy_log_parent_pages(void)
+{
+	static const char log[] = "(00.1) uffd: 1-5: Found 30 pages to be handled by UFFD\n"
+				  "(00.2) uffd: 1-5: UFFD transferred pages: (30/30)\n"
+				  "(00.2) uffd: 1-5: UFFD pages from the parent images: 20\n"
+				  "(00.3) uffd: 2-6: UFFD transferred pages: (4/30)\n"
+				  "(00.3) uffd: 2-6: UFFD pages from the parent images: 3\n";
+	struct criu_lazy_stats st;
+
+	REQUIRE(ml_criu_parse_lazy_log(log, sizeof(log) - 1, &st) == 0);
+	CHECK_EQ(st.pages_total, 30);
+	CHECK_EQ(st.pages_copied, 34);
+	CHECK_EQ(st.pages_parent, 23);
+	CHECK_EQ(st.nprocs, 2);
 }
 
 static void test_lazy_log_errors(void)
@@ -95,6 +113,7 @@ static void test_exec_start_wait(void)
 int main(void)
 {
 	RUN(test_lazy_log);
+	RUN(test_lazy_log_parent_pages);
 	RUN(test_lazy_log_errors);
 	RUN(test_dump_log);
 	RUN(test_exec_start_wait);

@@ -1,8 +1,9 @@
 #!/bin/bash
 # memlens migrate --postcopy between two network namespaces, side by side
 # with a pre-copy migration of the same workload (upstream CRIU 4.1.1:
-# post-copy needs none of the patches). The target runs in its own PID
-# namespace: with post-copy the source keeps the tree, stopped, until every
+# post-copy needs none of the patches), then once more with the project's
+# CRIU, which also leaves the pages of the pre-dump rounds' images for
+# after the restore. The target runs in its own PID namespace: with post-copy the source keeps the tree, stopped, until every
 # page has arrived, so its PIDs are still taken when the destination
 # restores it.
 set -u
@@ -60,21 +61,30 @@ one_migration() {
 	grep -q "migwork: correct" "$out" || BAD+=" restored memory: $(tail -n 1 "$out")"
 }
 
+# postcopy_case WHICH CRIU: a post-copy migration with that CRIU; with
+# upstream also the pre-copy one it is compared with. Upstream CRIU loads
+# every page of the parent rounds' images before the tree runs; the
+# project's CRIU (patches 0004, 0005) leaves them to the lazy-pages daemon
+# as well, and says how many of its pages it read from them (pages_parent)
 postcopy_case() {
-	local criu=$2 pre_j pre_bad
-	one_migration postcopy "$criu" 7422 --postcopy --timeout 150
+	local which=$1 criu=$2 pre_j pre_bad sfx= port=7422 parent='== 0'
+	if [ "$which" != upstream ]; then
+		sfx=_$which port=7424 parent='> 0'
+	fi
+	one_migration postcopy$sfx "$criu" $port --postcopy --timeout 150
 	if [ -z "$BAD" ]; then
 		# the bytes: every round's pages files as CRIU counted them, plus
-		# every lazy page the destination's daemon copied in, which are all
-		# the final dump left (the daemon's own total also counts pages of
-		# the parent rounds' lazy-able VMAs it never needed to fetch)
-		jcheck "migrate postcopy" "$J" 'j["ok"] and j["postcopy"] and j["precopy"]' \
+		# every lazy page the destination's daemon fetched from the source,
+		# which are all the final dump left; what the daemon read from the
+		# parent rounds' images (pages_parent) was counted in their rounds
+		jcheck "migrate postcopy$sfx" "$J" 'j["ok"] and j["postcopy"] and j["precopy"]' \
 			'j["rounds"][-1]["kind"] == "dump" and len(j["rounds"]) >= 2' \
 			'all(r["stored_bytes"] == r["bytes"] for r in j["rounds"])' \
 			'j["lazy"]["pages_left"] > 0' \
-			'j["lazy"]["pages_copied"] == j["lazy"]["pages_left"]' \
+			"j[\"lazy\"][\"pages_parent\"] $parent" \
+			'j["lazy"]["pages_copied"] - j["lazy"]["pages_parent"] == j["lazy"]["pages_left"]' \
 			'j["lazy"]["pages_total"] >= j["lazy"]["pages_copied"]' \
-			'j["lazy"]["bytes"] == 4096 * j["lazy"]["pages_copied"]' \
+			'j["lazy"]["bytes"] == 4096 * (j["lazy"]["pages_copied"] - j["lazy"]["pages_parent"])' \
 			'j["lazy"]["copy_bytes"] >= j["lazy"]["bytes"]' \
 			'j["total_bytes"] == sum(r["stored_bytes"] for r in j["rounds"]) + j["lazy"]["bytes"]' \
 			'0 < j["downtime_ms"] <= j["lazy"]["last_page_ms"] <= j["lazy"]["source_done_ms"] + 1000' \
@@ -82,8 +92,22 @@ postcopy_case() {
 			'j["lazy"]["fault_wait_max_us"] >= j["lazy"]["fault_wait_avg_us"]'
 		BAD+=$JBAD
 	fi
-	[ -z "$BAD" ] && ok migrate_postcopy || notok migrate_postcopy "$BAD"
+	[ -z "$BAD" ] && ok migrate_postcopy$sfx || notok migrate_postcopy$sfx "$BAD"
+	if [ "$which" != upstream ]; then
+		[ -n "$BAD" ] || [ -z "${UP_J:-}" ] || "$PY" - "$UP_J" "$J" <<'PYEOF'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+print("# post-copy, the project's CRIU vs upstream: downtime %d / %d ms = %.2f; restore %d / %d ms "
+      "= %.2f; pages read from the parent images after the restore: %d; total bytes %d / %d = %.2f" % (
+      b["downtime_ms"], a["downtime_ms"], b["downtime_ms"] / max(a["downtime_ms"], 1),
+      b["restore_ms"], a["restore_ms"], b["restore_ms"] / max(a["restore_ms"], 1),
+      b["lazy"]["pages_parent"], b["total_bytes"], a["total_bytes"],
+      b["total_bytes"] / max(a["total_bytes"], 1)))
+PYEOF
+		return
+	fi
 	local post_j=$J post_bad=$BAD
+	[ -n "$BAD" ] || UP_J=$J
 	one_migration precopy "$criu" 7421
 	[ -z "$BAD" ] && ok migrate_precopy_pidns || notok migrate_precopy_pidns "$BAD"
 	pre_j=$J pre_bad=$BAD J=$post_j BAD=$post_bad
@@ -108,6 +132,9 @@ if ! netns_up "$ns_a" "$ns_b" 10.213.1.1 10.213.1.2 2>"$tmp/ns.err"; then
 	skip migrate_postcopy "cannot set up two network namespaces: $(cat "$tmp/ns.err")"
 	exit 0
 fi
+UP_J=
 WHICH=upstream
+for_criu migrate_postcopy postcopy_case "this kernel has no soft-dirty tracking (post-copy needs it)"
+WHICH=page
 for_criu migrate_postcopy postcopy_case "this kernel has no soft-dirty tracking (post-copy needs it)"
 exit 0
