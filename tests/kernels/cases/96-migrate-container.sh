@@ -51,25 +51,25 @@ imgs() {
 		sort -u -k1,1 | awk '{s += $2} END {print s + 0}'
 }
 # ns_comms INIT: "PID COMM" of each process in INIT's pid namespace, PID
-# as the namespace numbers it (as CRIU names its pagemaps)
+# as the namespace numbers it (as CRIU names its pagemaps); one python, as
+# a fork per process is slow under TCG
 ns_comms() {
-	local p ns
-	ns=$(readlink "/proc/$1/ns/pid") || return
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] || continue
-		echo "$(awk '/^NSpid:/ {print $NF}' "$p/status" 2>/dev/null) $(cat "$p/comm" 2>/dev/null)"
-	done
-}
-# shared_maps INIT: the shared mappings of the processes in INIT's pid
-# namespace (CRIU dumps their pages as shared memory, by inode)
-shared_maps() {
-	local p ns
-	ns=$(readlink "/proc/$1/ns/pid") || return
-	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] || continue
-		awk -v who="${p#/proc/} $(cat "$p/comm" 2>/dev/null)" '$2 ~ /s$/ {
-			printf "# shared mapping of %s: %s %s inode %s %s\n", who, $1, $2, $5, $6 }' "$p/maps" 2>/dev/null
-	done
+	"$PY" - "$1" <<'PYEOF'
+import glob, os, re, sys
+try:
+    ns = os.readlink("/proc/%s/ns/pid" % sys.argv[1])
+except OSError:
+    sys.exit(0)
+for p in glob.glob("/proc/[0-9]*"):
+    try:
+        if os.readlink(p + "/ns/pid") != ns:
+            continue
+        t = open(p + "/status").read()
+    except OSError:
+        continue
+    print(re.search(r"^NSpid:.*?(\d+)\s*$", t, re.M).group(1),
+          re.search(r"^Name:\s*(.*)$", t, re.M).group(1))
+PYEOF
 }
 # per_proc LABEL DIR...: per image directory, the pages each process's
 # pagemap holds there (sent in that round) and those it leaves to the
@@ -156,7 +156,6 @@ writer() { pgrep -P "$1" -x redis-benchmark; }
 t_wait 30 writer "$init" >/dev/null || { notok $T "the writer did not start"; exit 0; }
 echo "# container $ctr: init $init, redis $(pgrep -P "$init" -x redis-server), writer $(writer "$init" | head -n 1)"
 ns_comms "$init" >"$tmp/comms"
-shared_maps "$init"
 echo "# in the container: $(grep -v ' sleep$' "$tmp/comms" | tr '\n' ' ')"
 
 # stop_writer INIT: the writer stopped, then redis's digest (it has no other client)
@@ -222,9 +221,11 @@ mp=$!
 # (or memlens has ended: then its error below)
 t_wait 300 eval '[ -e "$tmp/src/2/stats-dump" ] || ! kill -0 $mp 2>/dev/null'
 [ -e "$tmp/src/2/stats-dump" ] || bad+=" no second pre-dump: $(tail -n 2 "$tmp/mig.err")"
-shared_maps "$init"
+tw=$(date +%s%N)
 d1=$(stop_writer "$init") || bad+=" cannot stop the writer / take the digest"
 kill -USR1 $mp
+tu=$(date +%s%N)
+echo "# memlens: pre-dump 2 seen, the writer stopped, the digest taken and SIGUSR1 sent in $(( (tu - tw) / 1000000 )) ms"
 wait $mp
 rc=$?
 wait "$rp"
@@ -234,7 +235,7 @@ jcheck "migrate container" "$tmp/mig.json" 'j["precopy"] and j["exclusion"] and 
 	'j["container"]["runtime"] == "podman/runc" and j["container"]["rootfs"].endswith("/rootfs")' \
 	'any(r["excluded_ranges"] > 0 for r in j["rounds"][1:-1])'
 bad+=$JBAD
-"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); [print("# %s %d: %d pages, %d bytes, %d ms, hot %d ranges / %d bytes, %d left out" % (r["kind"], r["round"], r["pages"], r["bytes"], r["duration_ms"], r["hot_ranges"], r["hot_bytes"], r["excluded_ranges"])) for r in j["rounds"]]; print("# memlens: total %d bytes, downtime %d ms (final dump %d ms, restore %d ms)" % (j["total_bytes"], j["downtime_ms"], j["final_dump_ms"], j["restore_ms"]))' "$tmp/mig.json"
+"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); [print("# %s %d: at %d ms, %d pages, %d bytes, %d ms, hot %d ranges / %d bytes, %d left out" % (r["kind"], r["round"], r["start_ms"], r["pages"], r["bytes"], r["duration_ms"], r["hot_ranges"], r["hot_bytes"], r["excluded_ranges"])) for r in j["rounds"]]; print("# memlens: total %d bytes, downtime %d ms (final dump %d ms, restore %d ms)" % (j["total_bytes"], j["downtime_ms"], j["final_dump_ms"], j["restore_ms"]))' "$tmp/mig.json"
 new=$(jget "$tmp/mig.json" 'j["restored_pid"]')
 pids+=("$new")
 d2=$(rcli DEBUG DIGEST)
