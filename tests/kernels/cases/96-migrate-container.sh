@@ -214,12 +214,12 @@ rp=$!
 pids+=("$rp")
 wait_for_line "$tmp/recv.out" receiving 10
 "${in_a[@]}" "$MEMLENS" migrate --container $ctr --to 10.215.0.2:7415 --criu "$criu" \
-	--max-rounds 12 --stop-threshold 0 --round-interval 6 -i 300 -D "$tmp/src" --json \
+	--max-rounds 12 --stop-threshold 0 --round-interval 15 -i 300 -D "$tmp/src" --json \
 	>"$tmp/mig.json" 2>"$tmp/mig.err" &
 mp=$!
 # two pre-dumps done: stop the writer, take the digest, end pre-copy
 # (or memlens has ended: then its error below). All of it between two
-# rounds (--round-interval 6): a SIGSTOP that lands while CRIU infects the
+# rounds (--round-interval 15): a SIGSTOP that lands while CRIU infects the
 # writer fails the pre-dump (compel's remote_mprotect), and a pre-dump with
 # the writer stopped leaves it out (CRIU's pre-dump skips stopped tasks),
 # so that the final dump finds no parent for it and sends it in full
