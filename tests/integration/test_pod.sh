@@ -10,7 +10,12 @@
 # which it finds through the shared PID namespace, and a real
 # gRPC client (python3-grpcio) drives StartProfiling then GetHotRegions
 # until memwrite's buffer is hot; the time from pod start to that answer is
-# printed. Skipped where podman is missing.
+# printed. The metrics endpoint is then read from inside the pod (the app's
+# container, bash's /dev/tcp: target_pid is memwrite's, profiling 1), and
+# PreCheckpoint, FinalDump and Restore must be refused (FAILED_PRECONDITION:
+# the sidecar has no CAP_SYS_ADMIN, which CRIU needs) with memwrite left
+# running, the same pid, the MiB it wrote once unchanged. Skipped where
+# podman is missing.
 set -u
 . "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
