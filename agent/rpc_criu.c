@@ -21,6 +21,35 @@ static int criu_status(int r)
 	return r == -EOPNOTSUPP ? RPC_FAILED_PRECONDITION : rpc_code_for_errno(r);
 }
 
+/* CAP_SYS_ADMIN in the agent's effective set (CRIU inherits it). */
+static bool has_sys_admin(void)
+{
+	unsigned long long eff = 0;
+	char line[256];
+	bool found = false;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return true; /* cannot tell: let CRIU say */
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "CapEff: %llx", &eff) == 1;
+	fclose(f);
+	return !found || (eff >> 21 & 1); /* CAP_SYS_ADMIN is 21 */
+}
+
+bool rpc_refuse_without_sys_admin(const char *what, struct rpc_reply *out)
+{
+	if (has_sys_admin())
+		return false;
+	rpc_fail(out, RPC_FAILED_PRECONDITION,
+		 "%s: the agent lacks CAP_SYS_ADMIN, which CRIU needs to dump or restore a "
+		 "process; CRIU was not run. An agent in a sidecar container profiles only "
+		 "(StartProfiling, GetHotRegions, metrics): dumps are done from the node, "
+		 "with `memlens migrate --container NAME`",
+		 what);
+	return true;
+}
+
 /* No usable CRIU on this host: the server lacks a component. */
 static void fail_no_criu(struct rpc_reply *out, const char *what, const struct ml_err *e)
 {
@@ -209,7 +238,8 @@ void rpc_pre_checkpoint(struct agent *a, const uint8_t *req, size_t len, uint64_
 		rpc_malformed(out, "PreCheckpointRequest", len);
 		return;
 	}
-	if (bad_timeout(q->timeout_ms, "PreCheckpoint", out)) {
+	if (bad_timeout(q->timeout_ms, "PreCheckpoint", out) ||
+	    rpc_refuse_without_sys_admin("PreCheckpoint", out)) {
 		/* answered */
 	} else if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "PreCheckpoint")) {
 		struct criu_dump_req r = {
@@ -248,7 +278,8 @@ void rpc_final_dump(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 			 "FinalDump: page_server_port must be 1..65535 together with "
 			 "page_server_address (or 0 to write pages into images_dir), not %d",
 			 q->page_server_port);
-	} else if (bad_timeout(q->timeout_ms, "FinalDump", out)) {
+	} else if (bad_timeout(q->timeout_ms, "FinalDump", out) ||
+		   rpc_refuse_without_sys_admin("FinalDump", out)) {
 		/* answered */
 	} else if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "FinalDump")) {
 		struct criu_dump_req r = {
@@ -317,7 +348,8 @@ void rpc_restore(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 		rpc_malformed(out, "RestoreRequest", len);
 		return;
 	}
-	if (bad_timeout(q->timeout_ms, "Restore", out)) {
+	if (bad_timeout(q->timeout_ms, "Restore", out) ||
+	    rpc_refuse_without_sys_admin("Restore", out)) {
 		/* answered */
 	} else if (!dirs(a, q->images_dir, NULL, dir, unused, out, "Restore")) {
 		pthread_rwlock_wrlock(&a->lock);

@@ -30,6 +30,11 @@ void rpc_start_page_server(struct agent *a, const uint8_t *req, size_t len, uint
 void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
 		 struct rpc_reply *out);
 
+/*
+ * FAILED_PRECONDITION, and true, when the agent lacks CAP_SYS_ADMIN, which
+ * CRIU needs to dump or restore (a sidecar's agent profiles only).
+ */
+bool rpc_refuse_without_sys_admin(const char *what, struct rpc_reply *out);
 /* Pack @m into @r (code OK). */
 int rpc_pack(struct rpc_reply *r, const ProtobufCMessage *m);
 /* INVALID_ARGUMENT for a request that does not decode. */

@@ -381,7 +381,7 @@ void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 		.arg = &call,
 	};
 
-	if (!check_request(q, &o, out))
+	if (!check_request(q, &o, out) || rpc_refuse_without_sys_admin("Migrate", out))
 		goto out;
 	o.pid = q->pid;
 	if (q->pid && kill(q->pid, 0) && errno == ESRCH) {

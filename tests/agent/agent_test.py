@@ -1112,6 +1112,38 @@ def test_checkpoint_without_criu():
     ch.close()
 
 
+def test_checkpoint_without_sys_admin():
+    # an agent without CAP_SYS_ADMIN (a sidecar's): it profiles, but refuses
+    # every call that would run CRIU to dump or restore, CRIU not run, and
+    # names the node-side command; the target carries on, profiled
+    if not shutil.which("setpriv"):
+        print("# no setpriv here: test_checkpoint_without_sys_admin not run")
+        return
+    mw, lo, hi = memwrite(8)
+    sock = sock_path("noadmin")
+    images = os.path.join(TMP, "images-noadmin")
+    start_agent(["--pid", str(mw.pid), "--images-root", images], sock,
+                prefix=("setpriv", "--bounding-set=-sys_admin", "--inh-caps=-sys_admin"))
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100), timeout=10)
+    wait_hot(st, lo, hi)
+    for call, req in ((st.PreCheckpoint, pb.PreCheckpointRequest(images_dir="p1")),
+                      (st.FinalDump, pb.FinalDumpRequest(images_dir="d1", parent_dir="p1")),
+                      (st.Restore, pb.RestoreRequest(images_dir="d1")),
+                      (st.Migrate, pb.MigrateRequest(images_dir="m1", destination_dir="m2"))):
+        msg = expect_code(call, grpc.StatusCode.FAILED_PRECONDITION, req)
+        check("CAP_SYS_ADMIN" in msg and "memlens migrate --container" in msg, msg)
+    check(not os.path.exists(os.path.join(images, "p1")) and
+          not os.path.exists(os.path.join(images, "m1")), "images directories made")
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.profiling and s.checkpoints == 0, "profiling %s, %d checkpoints" % (s.profiling, s.checkpoints))
+    wait_hot(st, lo, hi)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    check(mw.poll() is None, "memwrite exited")
+    target_untouched(mw.pid)
+    ch.close()
+
+
 def test_checkpoint_with_criu():
     criu = criu_path()
     if not criu:
@@ -1849,7 +1881,8 @@ def main():
               test_second_agent_same_socket, test_metrics, test_target_discovery,
               test_agent_says_its_target,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,
-              test_checkpoint_without_criu, test_checkpoint_with_criu, test_checkpoint_chain,
+              test_checkpoint_without_criu, test_checkpoint_without_sys_admin,
+              test_checkpoint_with_criu, test_checkpoint_chain,
               test_migrate_validation, test_migrate_container_errors, test_migrate,
               test_migrate_pid, test_checkpoint_tree_pids,
               test_checkpoint_session_zero_target,

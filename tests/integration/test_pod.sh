@@ -10,7 +10,12 @@
 # which it finds through the shared PID namespace, and a real
 # gRPC client (python3-grpcio) drives StartProfiling then GetHotRegions
 # until memwrite's buffer is hot; the time from pod start to that answer is
-# printed. Skipped where podman is missing.
+# printed. The metrics endpoint is then read from inside the pod (the app's
+# container, bash's /dev/tcp: target_pid is memwrite's, profiling 1), and
+# PreCheckpoint, FinalDump and Restore must be refused (FAILED_PRECONDITION:
+# the sidecar has no CAP_SYS_ADMIN, which CRIU needs) with memwrite left
+# running, the same pid, the MiB it wrote once unchanged. Skipped where
+# podman is missing.
 set -u
 . "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
@@ -59,7 +64,9 @@ for c in pod["spec"]["containers"]:
         c["image"] = image
         # a 4 MiB buffer rewritten in a loop: every page of it written in
         # each profiling interval even on a loaded machine
-        c["command"] = ["/opt/workloads/memwrite", "-m", "4", "-s", "600"]
+        # (and 1 MiB written once, bytes of 1, never again: the data
+        # checked at the end)
+        c["command"] = ["/opt/workloads/memwrite", "-m", "4", "-s", "600", "-Z", "1"]
         c.setdefault("volumeMounts", []).append(
             {"name": "workloads", "mountPath": "/opt/workloads", "readOnly": True})
     elif c["name"] == "memlens-agent":
@@ -102,14 +109,28 @@ memwrite_started() { [ -n "$(memwrite_pid)" ]; }
 t_wait 60 memwrite_started || { notok memwrite_started "$(podman logs "$POD-app" 2>&1 | tail -n 3)"; exit 1; }
 wpid=$(memwrite_pid)
 wrange=$(podman logs "$POD-app" 2>&1 | sed -n 's/^memwrite pid [0-9]* writes \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p')
+srange=$(podman logs "$POD-app" 2>&1 | sed -n 's/^memwrite: still \(0x[0-9a-f]*-0x[0-9a-f]*\).*/\1/p')
+hpid=$(podman inspect --format '{{.State.Pid}}' "$POD-app")
+# still_intact: memwrite's once-written MiB still holds only bytes of 1
+still_intact() {
+	$PY - "$hpid" "$srange" <<'EOF'
+import sys
+pid, (lo, hi) = sys.argv[1], (int(a, 16) for a in sys.argv[2].split("-"))
+with open("/proc/%s/mem" % pid, "rb") as f:
+    f.seek(lo)
+    b = f.read(hi - lo)
+sys.exit(0 if len(b) == hi - lo and b.count(1) == len(b) else 1)
+EOF
+}
+check memwrite_data_written still_intact "memwrite's still range $srange (host pid $hpid) is not all ones"
 
 (cd "$tmp" && $PY -m grpc_tools.protoc -I "$OLDPWD/proto" --python_out=. --grpc_python_out=. \
 	"$OLDPWD/proto/agent.proto") || { notok grpc_stubs; exit 1; }
-$PY - "/proc/$apid/root/run/memlens/agent.sock" "$wpid" "$t0" "$tmp" "$wrange" <<'EOF'
-import sys, time
+$PY - "/proc/$apid/root/run/memlens/agent.sock" "$wpid" "$t0" "$tmp" "$wrange" "$POD-app" <<'EOF'
+import subprocess, sys, time
 sys.path.insert(0, sys.argv[4])
 import grpc, agent_pb2 as pb, agent_pb2_grpc as rpc
-sock, wpid, t0 = sys.argv[1], sys.argv[2], float(sys.argv[3])
+sock, wpid, t0, app = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[6]
 lo, hi = (int(a, 16) for a in sys.argv[5].split("-"))
 st = rpc.CRIUAgentStub(grpc.insecure_channel("unix:" + sock))
 try:
@@ -138,11 +159,61 @@ else:
           % (sys.argv[5], [(hex(x.start_addr), hex(x.end_addr), round(x.written_ratio, 2)) for x in h.regions]))
     sys.exit(1)
 print("# pod start to the first GetHotRegions answer: %.1f s (kube play, image on this host)" % first)
+failed = 0
+
+# the metrics endpoint, from inside the pod: the application's container
+# (the image has no curl: bash's /dev/tcp) to the agent's port on the
+# pod's loopback
+get = ("exec 3<>/dev/tcp/127.0.0.1/9464 && "
+       "printf 'GET /metrics HTTP/1.0\\r\\nHost: localhost\\r\\n\\r\\n' >&3 && cat <&3")
+m = subprocess.run(["podman", "exec", app, "bash", "-c", get], capture_output=True, text=True,
+                   timeout=60)
+vals = {}
+for line in m.stdout.splitlines():
+    w = line.split()
+    if len(w) == 2 and not line.startswith("#"):
+        vals[w[0]] = w[1]
+if (m.returncode == 0 and " 200 " in m.stdout.split("\n", 1)[0]
+        and vals.get("memlens_agent_target_pid") == wpid
+        and vals.get("memlens_agent_profiling") == "1"):
+    print("ok - metrics_in_pod (from the app's container: target_pid %s, profiling 1)" % wpid)
+else:
+    failed += 1
+    print("not ok - metrics_in_pod\n#   exit %d, target_pid %s (memwrite is %s), profiling %s: %s"
+          % (m.returncode, vals.get("memlens_agent_target_pid"), wpid,
+             vals.get("memlens_agent_profiling"), (m.stdout[:200] + m.stderr[-300:]).replace("\n", " ")))
+
+# the checkpoint RPCs: the sidecar has no CAP_SYS_ADMIN, so the agent
+# refuses them (CRIU not run) and names the node-side command
+calls = [("PreCheckpoint", st.PreCheckpoint, pb.PreCheckpointRequest(images_dir="pod-pre")),
+         ("FinalDump", st.FinalDump,
+          pb.FinalDumpRequest(images_dir="pod-final", parent_dir="pod-pre")),
+         ("Restore", st.Restore, pb.RestoreRequest(images_dir="pod-final"))]
+for name, call, req in calls:
+    try:
+        r = call(req, timeout=120)
+        why = "answered OK: %s" % str(r).replace("\n", " ")
+    except grpc.RpcError as e:
+        d = e.details() or ""
+        if (e.code() == grpc.StatusCode.FAILED_PRECONDITION and "CAP_SYS_ADMIN" in d
+                and "memlens migrate --container" in d):
+            print("ok - %s_refused (FAILED_PRECONDITION, naming CAP_SYS_ADMIN and "
+                  "memlens migrate --container)" % name.lower())
+            continue
+        why = "%s: %s" % (e.code(), d)
+    failed += 1
+    print("not ok - %s_refused\n#   %s" % (name.lower(), why))
 st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+sys.exit(1 if failed else 0)
 EOF
 [ $? = 0 ] || podman exec "$POD-memlens-agent" sh -c 'for p in /proc/[0-9]*; do
 	echo "#   pid ${p#/proc/} $(cat $p/comm) start $(cut -d" " -f22 $p/stat) $(grep Seccomp: $p/status)"
 	done' 2>/dev/null
+# the application unharmed: the same process, running, its data as written
+check app_running_same_pid '[ "$(podman inspect --format "{{.State.Running}} {{.State.Pid}}" "$POD-app")" = "true $hpid" ] &&
+	[ "$(cat /proc/$hpid/comm 2>/dev/null)" = memwrite ]' \
+	"app: $(podman inspect --format "{{.State.Status}} {{.State.Pid}}" "$POD-app" 2>&1), memwrite was host pid $hpid"
+check app_data_intact still_intact "memwrite's still range $srange changed"
 check agent_log_clean '! podman logs "$POD-memlens-agent" 2>&1 | grep -qiE "error|failed"' \
 	"$(podman logs "$POD-memlens-agent" 2>&1 | tail -n 5)"
 t_done
