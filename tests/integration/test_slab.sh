@@ -250,9 +250,13 @@ PY
 # the window's net equals the kernel's change of objects in use. For
 # dentry and lsm_inode_cache, which other processes use meanwhile:
 #   kernel's change = window net + window unseen_allocs
-# give or take the free objects of the per-CPU slabs taken between a
-# cache's flush and its read, which the kernel counts as in use (a slab per
-# CPU at each end). The frees that
+# give or take the free objects that the per-CPU slabs and per-CPU partial
+# lists hold when the cache is read, which SLUB counts as in use: the
+# flush (--shrink) empties them just before, but on a busy machine other
+# processes' frees refill them before the read (a slab and cpu_partial
+# objects per CPU, from /sys/kernel/slab, at each end; seen: 108-229
+# objects beside builds and busy loops, within a slab per CPU on a quiet
+# machine). The frees that
 # RCU callbacks make in a softirq while the free program runs are counted
 # by the program's copies (copies 4, tp_btf and raw_tp alike: nothing lost
 # to recursion); with one program they were lost and the net came out
@@ -260,19 +264,13 @@ PY
 # allocated without a kmem_cache_alloc event (the /proc inodes and dentries
 # of tasks CRIU restores, skbuffs from kmem_cache_alloc_bulk()), seen when
 # freed again.
-test_tmpfs_create_vs_slabinfo() {
-	local n=slab_tmpfs_files_shmem_exact mnt=$T_TMP/tmpfs out res k=${SLAB_TMPFS_FILES:-20000}
-	if [ ! -w /sys/kernel/slab/dentry/shrink ]; then
-		skip $n "no /sys/kernel/slab/*/shrink here (not SLUB, or not root)"
-		return
-	fi
-	mkdir -p "$mnt" && mount -t tmpfs -o size=64m memlens-test "$mnt" || {
-		skip $n "cannot mount a tmpfs here"
-		return
-	}
-	t_at_exit "umount '$mnt' 2>/dev/null"
+
+# One window: sets res (its numbers, then "good" or "bad: ...") and out.
+tmpfs_window() {
+	local mnt=$1 k=$2
 	if ! tracer_start tmpfs slab --json --top 0 --slabinfo --shrink; then
-		notok $n "tracer did not start: $(cat "$TR_ERR")"; return
+		res="bad: tracer did not start: $(cat "$TR_ERR")"
+		return
 	fi
 	python3 - "$mnt" "$k" <<'PY'
 import os, sys
@@ -297,25 +295,55 @@ for c in ('shmem_inode_cache', 'dentry', 'lsm_inode_cache'):
         bad.append('%s: no row' % c)
         continue
     w, s, u, ops = r['window_net'], r['slabinfo_delta'], r['window_unseen_allocs'], r['objperslab'] or 1
-    print('# %-18s allocs %6d frees %5d window net %6d unseen %3d slabinfo %6d: slabinfo - net - unseen %4d (per-CPU slabs: %d)'
-          % (c, r['allocs'], r['frees'], w, u, s, s - w - u, 2 * ops * ncpu))
+    try:
+        cpu_partial = int(open('/sys/kernel/slab/%s/cpu_partial' % c).read())
+    except (OSError, ValueError):
+        cpu_partial = 0
+    bound = 2 * ncpu * (ops + cpu_partial)
+    print('# %-18s allocs %6d frees %5d window net %6d unseen %3d slabinfo %6d: slabinfo - net - unseen %4d (per-CPU slabs and partial lists: %d)'
+          % (c, r['allocs'], r['frees'], w, u, s, s - w - u, bound))
     if r['allocs'] < k:
         bad.append('%s: %d allocations counted, < %d files' % (c, r['allocs'], k))
     if c == 'shmem_inode_cache' and w != s:
         bad.append('shmem_inode_cache: net %d != slabinfo %d' % (w, s))
-    if abs(s - w - u) > 2 * ops * ncpu:
-        bad.append('%s: slabinfo %d != net %d + unseen %d beyond %d objects of per-CPU slabs'
-                   % (c, s, w, u, 2 * ops * ncpu))
+    if c != 'shmem_inode_cache' and abs(s - w - u) > bound:
+        bad.append('%s: slabinfo %d != net %d + unseen %d beyond %d objects of per-CPU slabs and partial lists'
+                   % (c, s, w, u, bound))
 print('good' if not bad else 'bad: ' + '; '.join(bad))
 PY
 )
-	echo "$res" | grep -v '^good$\|^bad: '
+	rm -f "$mnt"/f*
+}
+
+# N files created in a tmpfs of the test's own, in a --slabinfo --shrink
+# window: see the comment above. Other processes use dentry and
+# lsm_inode_cache meanwhile; on a busy machine their per-CPU slabs and
+# partial lists taken between a cache's flush and its read can hold more
+# free objects than the bound allows. Such noise differs from window to
+# window, events lost by memlens do not: the window is taken again, up to
+# three times, and every attempt's numbers are printed.
+test_tmpfs_create_vs_slabinfo() {
+	local n=slab_tmpfs_files_shmem_exact mnt=$T_TMP/tmpfs out res k=${SLAB_TMPFS_FILES:-20000} try
+	if [ ! -w /sys/kernel/slab/dentry/shrink ]; then
+		skip $n "no /sys/kernel/slab/*/shrink here (not SLUB, or not root)"
+		return
+	fi
+	mkdir -p "$mnt" && mount -t tmpfs -o size=64m memlens-test "$mnt" || {
+		skip $n "cannot mount a tmpfs here"
+		return
+	}
+	t_at_exit "umount '$mnt' 2>/dev/null"
+	for try in 1 2 3; do
+		tmpfs_window "$mnt" "$k"
+		echo "$res" | grep -v '^good$\|^bad: ' | sed "s/^# /# window $try: /"
+		[ "$(echo "$res" | tail -n 1)" = good ] && break
+		echo "# window $try: $(echo "$res" | tail -n 1)"
+	done
 	if [ "$(echo "$res" | tail -n 1)" = good ]; then
 		ok $n
 	else
-		notok $n "$(echo "$res" | tail -n 1)" "$(head -c 1500 "$out")"
+		notok $n "$(echo "$res" | tail -n 1) (in each of 3 windows)" "$(head -c 1500 "$out")"
 	fi
-	rm -f "$mnt"/f*
 }
 
 make_tree
