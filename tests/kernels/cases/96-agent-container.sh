@@ -134,10 +134,19 @@ migrate() {
 	kill -KILL "$new" 2>/dev/null
 	[ -z "$bad" ] && ok ${T}_$how || notok ${T}_$how "$bad"
 }
+# stop_writer INIT: stop the writer, print redis's digest, and wait until
+# redis has closed the digest's connection: a dump that froze redis before
+# that would find a unix socket whose peer (redis-cli, outside the
+# container) it cannot dump ("Unix socket N not found"), as happened on a
+# loaded machine
+socks() { find /proc/"$1"/fd -lname 'socket:*' 2>/dev/null | wc -l; }
 stop_writer() {
-	local w
+	local w r n0
 	w=$(writer "$1" | head -n 1)
-	kill -STOP "$w" && wait_for_state "$w" '^T' 30 && rcli DEBUG DIGEST
+	r=$(pgrep -P "$1" -x redis-server)
+	n0=$(socks "$r")
+	kill -STOP "$w" && wait_for_state "$w" '^T' 30 && rcli DEBUG DIGEST &&
+		t_wait 30 eval '[ "$(socks "$r")" -le "$n0" ]'
 }
 
 # ---- memlens migrate --container
