@@ -18,6 +18,7 @@
 
 #include "cliutil.h"
 #include "memlens/heat.h"
+#include "memlens/proc.h"
 #include "migrate.h"
 #include "migrate_run.h"
 #include "migrate_src.h"
@@ -179,6 +180,50 @@ void mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_re
 		snprintf(r->note, sizeof(r->note), "%s", res->exclude.note);
 }
 
+/*
+ * The processes of @root's tree that are stopped (state T), at most @max
+ * in @out; their number. CRIU's pre-dump skips a stopped task: it dumps
+ * none of its memory, so the next round has no parent pages for it and
+ * sends all of them.
+ */
+static int tree_stopped(pid_t root, pid_t *out, int max)
+{
+	enum { TREE = 4096 };
+	pid_t *tree = malloc(TREE * sizeof(*tree));
+	struct ml_proc_stat st;
+	size_t n;
+	int k = 0;
+
+	if (!tree)
+		return 0;
+	n = ml_proc_tree(root, tree, TREE);
+	for (size_t i = 0; i < n; i++) {
+		if (ml_proc_stat_read(tree[i], 0, &st) || st.state != 'T')
+			continue;
+		if (k < max)
+			out[k] = tree[i];
+		k++;
+	}
+	free(tree);
+	return k;
+}
+
+/* Say in the round's note which processes its pre-dump skipped. */
+static void note_stopped(struct migrate_round *r, const pid_t *pids, int n, int max)
+{
+	size_t len = strlen(r->note);
+	char list[128] = "";
+	size_t l = 0;
+
+	for (int i = 0; i < n && i < max && l < sizeof(list); i++)
+		l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%d", i ? ", " : "", pids[i]);
+	if (len < sizeof(r->note))
+		snprintf(r->note + len, sizeof(r->note) - len,
+			 "%s%d stopped process(es) (pid %s%s) skipped by CRIU's pre-dump: the "
+			 "next round sends all of their memory",
+			 len ? "; " : "", n, list, n > max ? ", ..." : "");
+}
+
 /* One round: a page server at the destination, CRIU, the destination's count. */
 static int do_round(struct mig *m, int k, bool pre_dump)
 {
@@ -228,6 +273,9 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		.tcp = m->o->tcp,
 	};
 
+	pid_t stopped[8];
+	int nstopped = pre_dump ? tree_stopped(m->o->pid, stopped, 8) : 0;
+
 	ret = ml_criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
 	m->criu_end_ns = ml_mono_ns();
 	if (!ret && !pre_dump)
@@ -243,6 +291,8 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 	if (ret)
 		goto out;
 	mig_fill_round(m, r, res, &hot, dir);
+	if (nstopped)
+		note_stopped(r, stopped, nstopped, 8);
 	m->res->total += r->bytes;
 	m->res->nr++;
 	if (m->o->on_round)
