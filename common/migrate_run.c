@@ -180,6 +180,8 @@ void mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_re
 		snprintf(r->note, sizeof(r->note), "%s", res->exclude.note);
 }
 
+#define STOPPED_MAX 8 /* stopped processes a round's note names */
+
 /*
  * The processes of @root's tree that are stopped (state T), at most @max
  * in @out; their number. CRIU's pre-dump skips a stopped task: it dumps
@@ -208,20 +210,21 @@ static int tree_stopped(pid_t root, pid_t *out, int max)
 	return k;
 }
 
-/* Say in the round's note which processes its pre-dump skipped. */
-static void note_stopped(struct migrate_round *r, const pid_t *pids, int n, int max)
+/* Say in the round's note which processes (@n, the first STOPPED_MAX in @pids) its pre-dump
+ * skipped. */
+static void note_stopped(struct migrate_round *r, const pid_t *pids, int n)
 {
 	size_t len = strlen(r->note);
 	char list[128] = "";
 	size_t l = 0;
 
-	for (int i = 0; i < n && i < max && l < sizeof(list); i++)
+	for (int i = 0; i < n && i < STOPPED_MAX && l < sizeof(list); i++)
 		l += (size_t)snprintf(list + l, sizeof(list) - l, "%s%d", i ? ", " : "", pids[i]);
 	if (len < sizeof(r->note))
 		snprintf(r->note + len, sizeof(r->note) - len,
 			 "%s%d stopped process(es) (pid %s%s) skipped by CRIU's pre-dump: the "
 			 "next round sends all of their memory",
-			 len ? "; " : "", n, list, n > max ? ", ..." : "");
+			 len ? "; " : "", n, list, n > STOPPED_MAX ? ", ..." : "");
 }
 
 /* One round: a page server at the destination, CRIU, the destination's count. */
@@ -273,8 +276,8 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		.tcp = m->o->tcp,
 	};
 
-	pid_t stopped[8];
-	int nstopped = pre_dump ? tree_stopped(m->o->pid, stopped, 8) : 0;
+	pid_t stopped[STOPPED_MAX];
+	int nstopped = pre_dump ? tree_stopped(m->o->pid, stopped, STOPPED_MAX) : 0;
 
 	ret = ml_criu_checkpoint(m->sess, m->p, &req, res, &hot, &err);
 	m->criu_end_ns = ml_mono_ns();
@@ -292,7 +295,7 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		goto out;
 	mig_fill_round(m, r, res, &hot, dir);
 	if (nstopped)
-		note_stopped(r, stopped, nstopped, 8);
+		note_stopped(r, stopped, nstopped);
 	m->res->total += r->bytes;
 	m->res->nr++;
 	if (m->o->on_round)

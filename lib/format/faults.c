@@ -49,11 +49,7 @@ static void put_row(struct jw *w, const struct faults_row_rec *row)
 void ml_fmt_faults(struct jw *w, const struct faults_rec *r)
 {
 	ml_jw_obj(w);
-	ml_jw_kstr(w, "type", r->interval ? "faults_interval" : "faults");
-	if (r->interval) {
-		ml_jw_kuint(w, "elapsed_ms", r->elapsed_ms);
-		ml_jw_kbool(w, "last", r->last);
-	}
+	ml_rec_put_head(w, "faults", "faults_interval", r->interval, r->elapsed_ms, r->last);
 	ml_jw_kstr(w, "mode", r->mode);
 	ml_jw_kuint(w, "recursion_misses", r->recursion_misses);
 	ml_jw_key(w, "rows");
@@ -118,7 +114,6 @@ static int read_rows(const struct json *a, struct faults_rec *r, struct ml_err *
 int ml_fmt_faults_read(const struct json *o, struct faults_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type"), *s;
-	double v;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -130,11 +125,9 @@ int ml_fmt_faults_read(const struct json *o, struct faults_rec *r, struct ml_err
 	if (ret)
 		return ret;
 	if (r->interval) {
-		if (!ml_json_get_finite(o, "elapsed_ms", &v))
-			return ml_err_set(err, EINVAL,
-					  "field \"elapsed_ms\" is missing or not a number");
-		r->elapsed_ms = ml_rec_count_or0(o, "elapsed_ms");
-		ml_json_get_bool(o, "last", &r->last);
+		ret = ml_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
+		if (ret)
+			return ret;
 	}
 	s = ml_json_get_str(o, "mode");
 	snprintf(r->mode, sizeof(r->mode), "%s", s ? s : "");

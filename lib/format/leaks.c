@@ -167,10 +167,8 @@ static void put_depth(struct jw *w, const struct leaks_rec *r)
 void ml_fmt_leaks(struct jw *w, const struct leaks_rec *r)
 {
 	ml_jw_obj(w);
-	ml_jw_kstr(w, "type", r->interval ? "leaks_interval" : "leaks");
+	ml_rec_put_head(w, "leaks", "leaks_interval", r->interval, r->elapsed_ms, r->last);
 	if (r->interval) {
-		ml_jw_kuint(w, "elapsed_ms", r->elapsed_ms);
-		ml_jw_kbool(w, "last", r->last);
 		ml_jw_kuint(w, "interval_mallocs", r->interval_mallocs);
 		ml_jw_kuint(w, "interval_frees", r->interval_frees);
 	}
@@ -388,6 +386,7 @@ int ml_fmt_leaks_read(const struct json *o, struct leaks_rec *r, struct ml_err *
 {
 	const char *type = ml_json_get_str(o, "type");
 	double v;
+	int ret;
 
 	memset(r, 0, sizeof(*r));
 	if (!type || (strcmp(type, "leaks") && strcmp(type, "leaks_interval")))
@@ -395,11 +394,9 @@ int ml_fmt_leaks_read(const struct json *o, struct leaks_rec *r, struct ml_err *
 				  "field \"type\" is not \"leaks\" or \"leaks_interval\"");
 	r->interval = !strcmp(type, "leaks_interval");
 	if (r->interval) {
-		if (!ml_json_get_finite(o, "elapsed_ms", &v))
-			return ml_err_set(err, EINVAL,
-					  "field \"elapsed_ms\" is missing or not a number");
-		r->elapsed_ms = ml_rec_count_or0(o, "elapsed_ms");
-		ml_json_get_bool(o, "last", &r->last);
+		ret = ml_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
+		if (ret)
+			return ret;
 		r->interval_mallocs = ml_rec_count_or0(o, "interval_mallocs");
 		r->interval_frees = ml_rec_count_or0(o, "interval_frees");
 	} else if (!ml_json_get_finite(o, "outstanding_bytes", &v) || v < 0) {

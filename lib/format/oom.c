@@ -58,11 +58,7 @@ int ml_fmt_oom_kill_read(const struct json *o, struct oom_kill_rec *r, struct ml
 void ml_fmt_oom_count(struct jw *w, const struct oom_count_rec *r)
 {
 	ml_jw_obj(w);
-	ml_jw_kstr(w, "type", r->interval ? "oom_interval" : "oom_summary");
-	if (r->interval) {
-		ml_jw_kuint(w, "elapsed_ms", r->elapsed_ms);
-		ml_jw_kbool(w, "last", r->last);
-	}
+	ml_rec_put_head(w, "oom_summary", "oom_interval", r->interval, r->elapsed_ms, r->last);
 	ml_jw_kuint(w, "kills", r->kills);
 	ml_jw_kuint(w, "lost", r->lost);
 	ml_jw_kuint(w, "recursion_misses", r->recursion_misses);
@@ -72,7 +68,6 @@ void ml_fmt_oom_count(struct jw *w, const struct oom_count_rec *r)
 int ml_fmt_oom_count_read(const struct json *o, struct oom_count_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type");
-	double v;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -84,11 +79,9 @@ int ml_fmt_oom_count_read(const struct json *o, struct oom_count_rec *r, struct 
 	if (ret)
 		return ret;
 	if (r->interval) {
-		if (!ml_json_get_finite(o, "elapsed_ms", &v))
-			return ml_err_set(err, EINVAL,
-					  "field \"elapsed_ms\" is missing or not a number");
-		r->elapsed_ms = ml_rec_count_or0(o, "elapsed_ms");
-		ml_json_get_bool(o, "last", &r->last);
+		ret = ml_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
+		if (ret)
+			return ret;
 	}
 	r->lost = ml_rec_count_or0(o, "lost");
 	r->recursion_misses = ml_rec_count_or0(o, "recursion_misses");

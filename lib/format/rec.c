@@ -94,3 +94,24 @@ int ml_rec_read_hist(const struct json *o, const char *key, bool optional, uint6
 	}
 	return 0;
 }
+
+void ml_rec_put_head(struct jw *w, const char *type, const char *itype, bool interval,
+		     uint64_t elapsed_ms, bool last)
+{
+	ml_jw_kstr(w, "type", interval ? itype : type);
+	if (interval) {
+		ml_jw_kuint(w, "elapsed_ms", elapsed_ms);
+		ml_jw_kbool(w, "last", last);
+	}
+}
+
+int ml_rec_read_interval(const struct json *o, uint64_t *elapsed_ms, bool *last, struct ml_err *err)
+{
+	double v;
+
+	if (!ml_json_get_finite(o, "elapsed_ms", &v))
+		return ml_err_set(err, EINVAL, "field \"elapsed_ms\" is missing or not a number");
+	*elapsed_ms = ml_rec_count_or0(o, "elapsed_ms");
+	ml_json_get_bool(o, "last", last);
+	return 0;
+}

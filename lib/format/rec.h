@@ -21,6 +21,15 @@ int ml_rec_need_count(const struct json *o, const char *key, uint64_t *out, stru
 void ml_rec_str(const struct json *o, const char *key, char *dst, size_t size);
 /* A pid from a number, clamped to +-1e15 (a cast of 1e300 is undefined). */
 int64_t ml_rec_pid(double v);
+/*
+ * The head every tracer record starts with: "type": @itype for an
+ * interval's block (then "elapsed_ms" and "last"), else @type.
+ */
+void ml_rec_put_head(struct jw *w, const char *type, const char *itype, bool interval,
+		     uint64_t elapsed_ms, bool last);
+/* An interval block's "elapsed_ms" (a number: -EINVAL when not) and "last". */
+int ml_rec_read_interval(const struct json *o, uint64_t *elapsed_ms, bool *last,
+			 struct ml_err *err);
 /* "@key": [@slots up to the last one that is not 0] */
 void ml_rec_put_hist(struct jw *w, const char *key, const uint64_t *slots, size_t n);
 /*

@@ -39,11 +39,7 @@ static void put_row(struct jw *w, const struct slab_row_rec *row, bool slabinfo)
 void ml_fmt_slab(struct jw *w, const struct slab_rec *r)
 {
 	ml_jw_obj(w);
-	ml_jw_kstr(w, "type", r->interval ? "slab_interval" : "slab");
-	if (r->interval) {
-		ml_jw_kuint(w, "elapsed_ms", r->elapsed_ms);
-		ml_jw_kbool(w, "last", r->last);
-	}
+	ml_rec_put_head(w, "slab", "slab_interval", r->interval, r->elapsed_ms, r->last);
 	ml_jw_kuint(w, "recursion_misses", r->recursion_misses);
 	ml_jw_kuint(w, "copies", r->copies);
 	ml_jw_kuint(w, "rescued", r->rescued);
@@ -155,7 +151,6 @@ int ml_fmt_slab_read(const struct json *o, struct slab_rec *r, struct ml_err *er
 {
 	const char *type = ml_json_get_str(o, "type");
 	const struct json *rows;
-	double v;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -167,11 +162,9 @@ int ml_fmt_slab_read(const struct json *o, struct slab_rec *r, struct ml_err *er
 	if (ret)
 		return ret;
 	if (r->interval) {
-		if (!ml_json_get_finite(o, "elapsed_ms", &v))
-			return ml_err_set(err, EINVAL,
-					  "field \"elapsed_ms\" is missing or not a number");
-		r->elapsed_ms = ml_rec_count_or0(o, "elapsed_ms");
-		ml_json_get_bool(o, "last", &r->last);
+		ret = ml_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
+		if (ret)
+			return ret;
 	}
 	r->recursion_misses = ml_rec_count_or0(o, "recursion_misses");
 	r->copies = ml_rec_count_or0(o, "copies");
