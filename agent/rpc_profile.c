@@ -27,6 +27,7 @@ static int validate_start(const Agent__StartProfilingRequest *q, struct profiler
 			  struct rpc_reply *out)
 {
 	memset(po, 0, sizeof(*po));
+	po->sz = sizeof(*po);
 	if (q->interval_ms && (q->interval_ms < INTERVAL_MIN || q->interval_ms > INTERVAL_MAX))
 		return rpc_fail(
 			out, RPC_INVALID_ARGUMENT,

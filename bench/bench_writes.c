@@ -99,7 +99,7 @@ static void write_pct(int pct)
 int main(int argc, char **argv)
 {
 	char prog[4096];
-	struct profiler_opts o = { 0 };
+	ML_OPTS(profiler_opts, o);
 	struct profiler *p;
 	struct pagescan ps;
 	struct ml_err err = { 0 };

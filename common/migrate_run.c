@@ -452,15 +452,13 @@ static int wait_round(struct mig *m)
 
 static int start_profiling(struct mig *m)
 {
-	struct profiler_opts po = { .interval_ms = m->o->interval_ms,
-				    .hot_threshold = m->o->hot_threshold,
-				    .hot_consecutive = m->o->hot_consecutive,
-				    .hot_cool = m->o->hot_cool,
-				    .hot_ranges_max = m->o->hot_ranges_max ? m->o->hot_ranges_max
-									   : HOTRANGE_EXCLUDE_MAX,
-				    .sample_k = m->o->sample_k,
-				    .max_overhead = m->o->max_overhead,
-				    .tree = true /* CRIU dumps the whole tree */ };
+	ML_OPTS(profiler_opts, po, .interval_ms = m->o->interval_ms,
+		.hot_threshold = m->o->hot_threshold, .hot_consecutive = m->o->hot_consecutive,
+		.hot_cool = m->o->hot_cool,
+		.hot_ranges_max =
+			m->o->hot_ranges_max ? m->o->hot_ranges_max : HOTRANGE_EXCLUDE_MAX,
+		.sample_k = m->o->sample_k, .max_overhead = m->o->max_overhead,
+		.tree = true /* CRIU dumps the whole tree */);
 	struct ml_err err = { 0 };
 	int r = ml_profiler_open(&m->p, m->o->pid, &po, &err);
 

@@ -93,11 +93,16 @@ static int render_snapshots(struct rbuf *b, const struct report *r, const struct
 	return 0;
 }
 
-int ml_report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
+int ml_report_render(const struct report *r, const struct report_opts *opts, struct rbuf *out,
 		     struct ml_err *err)
 {
-	const char *title = o && o->title ? o->title : "memlens report";
+	struct report_opts ov;
+	const struct report_opts *o = &ov;
+	const char *title;
 
+	if (ml_opts_load(&ov, sizeof(ov), opts, "report_opts", err))
+		return -EINVAL;
+	title = o->title ? o->title : "memlens report";
 	if (!r->nw && !r->ns && !r->nf && !r->nm && !r->nfs && !r->nl && !r->nsl && !r->no)
 		return ml_err_set(err, EINVAL,
 				  "nothing to draw: the input holds no lines of writes, snapshot, "

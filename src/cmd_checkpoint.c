@@ -418,15 +418,11 @@ static int wait_profiling(struct profiler *p, const sigset_t *sigs, double secs)
 static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigset_t *sigs,
 			   struct profiler **pp)
 {
-	struct profiler_opts po = { .interval_ms = c->interval_ms,
-				    .hot_threshold = c->hot_threshold,
-				    .hot_consecutive = c->hot_consecutive,
-				    .hot_cool = c->hot_cool,
-				    .hot_ranges_max = c->hot_ranges_max ? c->hot_ranges_max
-									: HOTRANGE_EXCLUDE_MAX,
-				    .sample_k = c->sample_k,
-				    .max_overhead = c->max_overhead / 100,
-				    .tree = true /* CRIU dumps the whole tree */ };
+	ML_OPTS(profiler_opts, po, .interval_ms = c->interval_ms, .hot_threshold = c->hot_threshold,
+		.hot_consecutive = c->hot_consecutive, .hot_cool = c->hot_cool,
+		.hot_ranges_max = c->hot_ranges_max ? c->hot_ranges_max : HOTRANGE_EXCLUDE_MAX,
+		.sample_k = c->sample_k, .max_overhead = c->max_overhead / 100,
+		.tree = true /* CRIU dumps the whole tree */);
 	struct ml_err err = { 0 };
 	int r;
 

@@ -257,7 +257,7 @@ static int cmd_migrate_model(int argc, char **argv)
 {
 	struct mm_result res[MM_NPOLICIES];
 	struct ml_err err = { 0 };
-	struct mm_cli c = { 0 };
+	struct mm_cli c = { .p.sz = sizeof(struct mm_params) };
 	struct mm_trace t;
 	int rc;
 

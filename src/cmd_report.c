@@ -175,7 +175,7 @@ static void say_written(const char *path, const struct report *r, size_t bytes)
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_args a = { .out = "report.html" };
+	struct report_args a = { .out = "report.html", .opts.sz = sizeof(struct report_opts) };
 	struct ml_err err = { 0 };
 	struct rbuf page = { 0 };
 	struct report r;

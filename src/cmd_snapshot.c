@@ -381,7 +381,7 @@ static int after_first(struct snap_cli *c, struct ml_err *err)
 	int r;
 
 	if (c->writes) {
-		struct profiler_opts po = { .target_stopped = c->child != 0 };
+		ML_OPTS(profiler_opts, po, .target_stopped = c->child != 0);
 
 		/* with a stopped child, attaching also releases it */
 		r = ml_profiler_open(&c->prof, c->pid, &po, err);
@@ -498,7 +498,7 @@ static int reap_child(struct snap_cli *c, enum ml_stop why, int rc)
 int cmd_snapshot(int argc, char **argv)
 {
 	struct snap_cli c = { 0 };
-	struct snapshot_opts so = { 0 };
+	ML_OPTS(snapshot_opts, so);
 	struct snapshotter *sn = NULL;
 	struct ml_err err = { 0 };
 	enum ml_stop why = ML_STOP_ERROR;

@@ -481,7 +481,7 @@ static bool duration_over(struct writes_ctx *c, uint64_t t0, double duration, ui
 
 int cmd_writes(int argc, char **argv)
 {
-	struct profiler_opts po = { 0 };
+	ML_OPTS(profiler_opts, po);
 	struct writes_ctx c = { 0 };
 	struct profiler *p = NULL;
 	struct ml_err err = { 0 };

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "memlens/err.h"
+#include "memlens/opts.h"
 #include "memlens/rangeset.h"
 
 #define MM_MIB (1024.0 * 1024.0)
@@ -84,6 +85,7 @@ void ml_mm_trace_free(struct mm_trace *t);
 int ml_mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct ml_err *err);
 
 struct mm_params {
+	size_t sz; /* sizeof(struct mm_params): memlens/opts.h */
 	double bandwidth_mbps; /* MiB/s, > 0 */
 	double round_interval_s; /* > 0 */
 	int max_rounds; /* pre-dump rounds; 0: MM_DEFAULT_MAX_ROUNDS */

@@ -21,6 +21,7 @@
 
 #include "memlens/attach.h"
 #include "memlens/err.h"
+#include "memlens/opts.h"
 #include "memlens/hotrange.h"
 #include "memlens/maps.h"
 #include "memlens/rangeset.h"
@@ -28,6 +29,7 @@
 #define PROFILER_DEFAULT_INTERVAL_MS 1000
 
 struct profiler_opts {
+	size_t sz; /* sizeof(struct profiler_opts): memlens/opts.h */
 	unsigned int interval_ms; /* 0: default */
 	double hot_threshold; /* 0: default */
 	int hot_consecutive; /* 0: default */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "memlens/err.h"
+#include "memlens/opts.h"
 #include "memlens/maps.h"
 
 /* A growable string. On allocation failure @oom is set and output dropped. */
@@ -282,6 +283,7 @@ int ml_report_load_line(struct report *r, const char *src, long lineno, const ch
 			size_t len, struct ml_err *err);
 
 struct report_opts {
+	size_t sz; /* sizeof(struct report_opts): memlens/opts.h */
 	const char *title;
 	int max_cols; /* time columns/points per chart (downsampling); 0: 360 */
 	int max_rows; /* VMAs in a heat map; 0: 40 */

@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "memlens/err.h"
+#include "memlens/opts.h"
 #include "memlens/maps.h"
 
 /* Page counts of one VMA, one region kind, or the whole process. */
@@ -145,6 +146,7 @@ struct snapshot {
 };
 
 struct snapshot_opts {
+	size_t sz; /* sizeof(struct snapshot_opts): memlens/opts.h */
 	bool pages; /* read kpageflags/kpagecount for present pages (needs root) */
 	/*
 	 * Threads walking the page tables: 0 = automatic (one per 256 MiB

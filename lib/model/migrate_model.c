@@ -278,17 +278,24 @@ static int check_params(const struct mm_trace *t, const struct mm_params *p, int
 	return 0;
 }
 
-int ml_mm_run(const struct mm_trace *t, const struct mm_params *p,
+int ml_mm_run(const struct mm_trace *t, const struct mm_params *params,
 	      struct mm_result out[MM_NPOLICIES], struct ml_err *err)
 {
-	int64_t round_ms = p->round_interval_s > 0 && p->round_interval_s <= 1e9
-				   ? (int64_t)llround(p->round_interval_s * 1000.0)
-				   : 0;
-	int max = p->max_rounds ? p->max_rounds : MM_DEFAULT_MAX_ROUNDS;
-	int ret = check_params(t, p, round_ms, err);
-	int pre;
+	struct mm_params pv;
+	const struct mm_params *p = &pv;
+	int64_t round_ms;
+	int max, pre;
+	int ret;
 
 	memset(out, 0, MM_NPOLICIES * sizeof(*out));
+	ret = ml_opts_load(&pv, sizeof(pv), params, "mm_params", err);
+	if (ret)
+		return ret;
+	round_ms = p->round_interval_s > 0 && p->round_interval_s <= 1e9
+			   ? (int64_t)llround(p->round_interval_s * 1000.0)
+			   : 0;
+	max = p->max_rounds ? p->max_rounds : MM_DEFAULT_MAX_ROUNDS;
+	ret = check_params(t, p, round_ms, err);
 	if (ret)
 		return ret;
 	/* pre-dump rounds: the round boundaries within the trace, less the final one */

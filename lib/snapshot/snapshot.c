@@ -143,8 +143,11 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 	s->maps_fd = s->status_fd = s->rollup_fd = s->scan[0].fd = s->pg.flags_fd = s->pg.count_fd =
 		-1;
 	s->pmr.flags_fd = -1;
-	if (o)
-		s->o = *o;
+	r = ml_opts_load(&s->o, sizeof(s->o), o, "snapshot_opts", err);
+	if (r) {
+		free(s);
+		return r;
+	}
 	if (s->o.method == SNAP_METHOD_READ) {
 		s->read_method = true;
 	} else if (!ml_pagescan_supported()) {

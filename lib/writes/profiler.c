@@ -882,8 +882,11 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 	p->uffd = -1;
 	p->maps_fd = -1;
 	p->ps.fd = -1;
-	if (o)
-		p->o = *o;
+	r = ml_opts_load(&p->o, sizeof(p->o), o, "profiler_opts", err);
+	if (r) {
+		free(p);
+		return r;
+	}
 	if (!p->o.interval_ms)
 		p->o.interval_ms = PROFILER_DEFAULT_INTERVAL_MS;
 	if (p->o.hot_threshold == 0)

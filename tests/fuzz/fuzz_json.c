@@ -50,7 +50,7 @@ static void read_schemas(const struct json *j)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 0.001 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 0.001);
 	struct mm_result r[MM_NPOLICIES];
 	struct ml_err err;
 	struct mm_trace t;

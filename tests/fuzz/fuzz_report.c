@@ -35,7 +35,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fclose(f);
 	if (r.nw || r.ns || r.nf || r.nm) {
-		if (ml_report_render(&r, &(struct report_opts){ .max_cols = 50 }, &page, &err))
+		if (ml_report_render(&r,
+				     &(struct report_opts){ .sz = sizeof(struct report_opts),
+							    .max_cols = 50 },
+				     &page, &err))
 			abort();
 	}
 	ml_rb_free(&page);

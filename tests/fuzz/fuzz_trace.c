@@ -16,7 +16,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mm_params p = { .bandwidth_mbps = 100, .round_interval_s = 0.5 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 100, .round_interval_s = 0.5);
 	struct mm_result res[MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct ml_lines in;

@@ -104,7 +104,7 @@ static void noop(const struct profiler_sample *s, void *arg)
 static void setup(uint64_t *a, uint64_t *b)
 {
 	char *argv[] = { "pagewriter", NULL };
-	struct profiler_opts o = { .interval_ms = 100, .hot_threshold = 0.3, .hot_consecutive = 2 };
+	ML_OPTS(profiler_opts, o, .interval_ms = 100, .hot_threshold = 0.3, .hot_consecutive = 2);
 	struct ml_err err = { 0 };
 
 	if (!have_criu)

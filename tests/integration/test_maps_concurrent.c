@@ -120,7 +120,7 @@ static void test_maps_read_settles(void)
 
 static void test_profiler_goes_on(void)
 {
-	struct profiler_opts o = { .interval_ms = 10 };
+	ML_OPTS(profiler_opts, o, .interval_ms = 10);
 	struct ml_err err = { 0 };
 	struct profiler *p = NULL;
 	int ticks = 0, failed = 0;
@@ -158,7 +158,7 @@ static void count_sample(const struct profiler_sample *s, void *arg)
 
 static void test_profiler_thread_goes_on(void)
 {
-	struct profiler_opts o = { .interval_ms = 10 };
+	ML_OPTS(profiler_opts, o, .interval_ms = 10);
 	struct ml_err err = { 0 };
 	struct profiler *p = NULL;
 	struct timespec two = { 2, 0 };
@@ -177,7 +177,7 @@ static void test_profiler_thread_goes_on(void)
 
 static void test_snapshot_goes_on(void)
 {
-	struct snapshot_opts o = { 0 };
+	ML_OPTS(snapshot_opts, o);
 	struct ml_err err = { 0 };
 	struct snapshotter *s = NULL;
 	struct snapshot snap;

@@ -27,9 +27,8 @@ static void start_target(void)
 
 static void open_profiler(double thr, int cons, bool record)
 {
-	struct profiler_opts o = { .hot_threshold = thr,
-				   .hot_consecutive = cons,
-				   .record_ranges = record };
+	ML_OPTS(profiler_opts, o, .hot_threshold = thr, .hot_consecutive = cons,
+		.record_ranges = record);
 	struct ml_err err = { 0 };
 	int r;
 
@@ -379,7 +378,7 @@ static void test_attach_errors(void)
 	}
 	r = ml_profiler_open(&p, getpid(), NULL, &err);
 	CHECK_EQ(r, -EINVAL);
-	struct profiler_opts o = { .hot_threshold = 1.5 };
+	ML_OPTS(profiler_opts, o, .hot_threshold = 1.5);
 	start_target();
 	r = ml_profiler_open(&p, T.pid, &o, &err);
 	CHECK_EQ(r, -EINVAL);

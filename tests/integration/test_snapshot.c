@@ -85,7 +85,7 @@ static void stop(void)
 
 static void take_n(struct snapshot *s, bool pages, unsigned int threads)
 {
-	struct snapshot_opts o = { .pages = pages, .threads = threads, .method = method };
+	ML_OPTS(snapshot_opts, o, .pages = pages, .threads = threads, .method = method);
 	struct snapshotter *sn;
 	struct ml_err err = { 0 };
 	int r = ml_snapshot_open(&sn, T.pid, &o, &err);
@@ -738,7 +738,7 @@ static void test_target_unaffected(void)
 	struct snapshot_diff d;
 	struct snapshotter *sn;
 	struct ml_err err = { 0 };
-	struct snapshot_opts o = { .pages = true, .method = method };
+	ML_OPTS(snapshot_opts, o, .pages = true, .method = method);
 	int tracer = -1;
 
 	ml_snapshot_init(&a);
@@ -779,12 +779,18 @@ static void test_exited_target(void)
 	ml_snapshot_init(&s);
 	start("1");
 	pid = T.pid;
-	REQUIRE(ml_snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err) == 0);
+	REQUIRE(ml_snapshot_open(&sn, pid,
+				 &(struct snapshot_opts){ .sz = sizeof(struct snapshot_opts),
+							  .method = method },
+				 &err) == 0);
 	stop();
 	CHECK_EQ(ml_snapshot_take(sn, &s, &err), -ESRCH);
 	CHECK(strstr(err.msg, "exited") != NULL);
 	ml_snapshot_close(sn);
-	CHECK_EQ(ml_snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err),
+	CHECK_EQ(ml_snapshot_open(&sn, pid,
+				  &(struct snapshot_opts){ .sz = sizeof(struct snapshot_opts),
+							   .method = method },
+				  &err),
 		 -ESRCH);
 	ml_snapshot_free(&s);
 }
@@ -821,7 +827,10 @@ static void test_spawn_before_main(void)
 	close(from[1]);
 	REQUIRE_MSG(pid > 0, "spawn_stopped: %s", err.msg);
 	T_CHILD(pid);
-	REQUIRE(ml_snapshot_open(&sn, pid, &(struct snapshot_opts){ .method = method }, &err) == 0);
+	REQUIRE(ml_snapshot_open(&sn, pid,
+				 &(struct snapshot_opts){ .sz = sizeof(struct snapshot_opts),
+							  .method = method },
+				 &err) == 0);
 	REQUIRE_MSG(ml_snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
 	CHECK(!has_path(&s, "libc.so"));
 	CHECK(!has_path(&s, "[heap]"));

@@ -183,7 +183,7 @@ static void setup(bool drop)
 
 static void take(pid_t pid, enum snap_method m, struct snapshot *s)
 {
-	struct snapshot_opts o = { .method = m };
+	ML_OPTS(snapshot_opts, o, .method = m);
 	struct snapshotter *sn;
 	struct ml_err err = { 0 };
 	int r = ml_snapshot_open(&sn, pid, &o, &err);
@@ -292,7 +292,7 @@ static void test_shmem_swap_unknown(void)
 	pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
-		struct snapshot_opts o = { 0 };
+		ML_OPTS(snapshot_opts, o);
 		struct snapshotter *sn;
 		struct ml_err err = { 0 };
 		struct jw w;

@@ -82,7 +82,7 @@ static void run(const struct mm_trace *t, struct mm_params *p, struct mm_result 
 /* A turns hot at interval 3. Rounds at 2, 4 (pre-dumps) and 6 s (final). */
 static void test_hot_late(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
 	struct mm_result r[MM_NPOLICIES];
 	struct mm_trace t;
 	/* none: all 24 pages; then A0-3 + B0 (5); then A0-3 (4) */
@@ -111,9 +111,7 @@ static void test_hot_late(void)
  */
 static void test_freeze_overhead(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 1,
-			       .round_interval_s = 2,
-			       .freeze_overhead_s = 0.5 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2, .freeze_overhead_s = 0.5);
 	struct mm_result r[MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct mm_trace t;
@@ -136,7 +134,7 @@ static void test_freeze_overhead(void)
 /* A hot from the start: hot-vma leaves all of A (16 pages) for the downtime. */
 static void test_hot_vma_granularity(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
 	struct mm_result r[MM_NPOLICIES];
 	struct mm_trace t;
 	static const uint64_t vma[] = { 8 * PG, 1 * PG, 16 * PG };
@@ -162,7 +160,7 @@ static void test_hot_vma_granularity(void)
  */
 static void test_hot_range_hysteresis(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
 	struct mm_result r[MM_NPOLICIES];
 	struct mm_trace t;
 	static const uint64_t sticky[] = { 24 * PG, 0, 4 * PG };
@@ -187,9 +185,8 @@ static void test_hot_range_hysteresis(void)
 /* Four one-page runs, bound 2: the two smallest gaps are excluded too. */
 static void test_hot_range_bound(void)
 {
-	struct mm_params p = {
-		.bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1, .hot_ranges_max = 2
-	};
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1,
+		.hot_ranges_max = 2);
 	struct mm_result r[MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct mm_trace t;
@@ -221,9 +218,8 @@ static void test_hot_range_bound(void)
 
 static void test_stop_threshold_and_max_rounds(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 2,
-			       .round_interval_s = 1,
-			       .stop_threshold_mb = 0.02 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 2, .round_interval_s = 1,
+		.stop_threshold_mb = 0.02);
 	struct mm_result r[MM_NPOLICIES];
 	struct mm_trace t;
 	/* 1 s rounds: 24 pages, then 4 (<= 20 KiB: converged), then the final 4 */
@@ -249,7 +245,7 @@ static void test_stop_threshold_and_max_rounds(void)
 /* B is unmapped and C mapped at 3 s: C is sent whole, B forgotten. */
 static void test_vmas_come_and_go(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
 	struct mm_result r[MM_NPOLICIES];
 	struct mm_trace t;
 	static const uint64_t none[] = { 24 * PG, 8 * PG, 4 * PG };
@@ -268,7 +264,7 @@ static void test_vmas_come_and_go(void)
 
 static void test_bad_traces(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
 	struct mm_result r[MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct mm_trace t;
@@ -331,7 +327,7 @@ static void test_bad_traces(void)
  */
 static void test_tree_trace(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
 	struct mm_result r[MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct mm_trace t;

@@ -377,7 +377,9 @@ static void test_render_all_fixtures(void)
 		snprintf(path, sizeof(path), FIX "%s.jsonl", files[i]);
 		REQUIRE_MSG(!ml_report_load_file(&r, path, &err), "%s", err.msg);
 	}
-	REQUIRE(!render(&r, &(struct report_opts){ .title = "t <1>" }, &b));
+	REQUIRE(!render(&r,
+			&(struct report_opts){ .sz = sizeof(struct report_opts), .title = "t <1>" },
+			&b));
 	CHECK(!strncmp(b.p, "<!DOCTYPE html>", 15));
 	CHECK(strstr(b.p, "<title>t &lt;1&gt;</title>") != NULL);
 	CHECK_EQ(count(b.p, "<svg "), count(b.p, "</svg>"));
@@ -453,11 +455,13 @@ static void test_downsample_mean(void)
 	ml_report_init(&r);
 	REQUIRE(!add_interval(&r, 1, 1, (double[]){ 0.0 }, NULL));
 	REQUIRE(!add_interval(&r, 2, 1, (double[]){ 1.0 }, NULL));
-	REQUIRE(!render(&r, &(struct report_opts){ .max_cols = 1 }, &b));
+	REQUIRE(!render(
+		&r, &(struct report_opts){ .sz = sizeof(struct report_opts), .max_cols = 1 }, &b));
 	CHECK_EQ(count(b.p, "class=\"cell\""), 1);
 	CHECK(strstr(b.p, "fill=\"#fd8d3c\"") != NULL);
 	ml_rb_free(&b);
-	REQUIRE(!render(&r, &(struct report_opts){ .max_cols = 2 }, &b));
+	REQUIRE(!render(
+		&r, &(struct report_opts){ .sz = sizeof(struct report_opts), .max_cols = 2 }, &b));
 	CHECK_EQ(count(b.p, "class=\"cell\""), 2);
 	CHECK(strstr(b.p, "fill=\"#4a0016\"") != NULL); /* 1.0: the darkest */
 	ml_rb_free(&b);
@@ -543,7 +547,8 @@ static void test_render_large(void)
 		REQUIRE(!add_interval(&r, i, 12, ratio, NULL));
 	}
 	REQUIRE(r.nw == 1 && r.w[0].niv == 10000 && r.w[0].nvma == 12);
-	REQUIRE(!render(&r, &(struct report_opts){ .max_rows = 10 }, &b));
+	REQUIRE(!render(
+		&r, &(struct report_opts){ .sz = sizeof(struct report_opts), .max_rows = 10 }, &b));
 	CHECK(b.len < 400 * 1024);
 	CHECK(count(b.p, "class=\"cell\"") <= 10 * 360);
 	CHECK(strstr(b.p, "2 more VMAs") != NULL);

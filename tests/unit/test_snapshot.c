@@ -15,7 +15,7 @@
 
 static struct snapshotter *open_self(bool pages)
 {
-	struct snapshot_opts o = { .pages = pages };
+	ML_OPTS(snapshot_opts, o, .pages = pages);
 	struct snapshotter *sn = NULL;
 	struct ml_err err = { 0 };
 	int r = ml_snapshot_open(&sn, getpid(), &o, &err);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Options structs of libmemlens's public API (struct profiler_opts,
+ * snapshot_opts, mm_params, report_opts, criu_probe_opts, criu_run_opts)
+ * start with `size_t sz`: the size of the struct as the caller was compiled,
+ * as libbpf's _opts. Declare one with ML_OPTS(), which sets it:
+ *
+ *	ML_OPTS(profiler_opts, o, .interval_ms = 100);
+ *	ml_profiler_open(&p, pid, &o, &err);
+ *
+ * A library newer than its caller reads the fields the caller did not know
+ * as 0 (their defaults); a caller built against newer headers may pass the
+ * fields this library does not know only as 0, else the call fails with
+ * -EINVAL and says which library it is. A struct whose sz is not set fails
+ * the same way. NULL, where a function takes it, means every default.
+ */
+#ifndef MEMLENS_OPTS_SIZE_H
+#define MEMLENS_OPTS_SIZE_H
+
+#include <stddef.h>
+#include <string.h>
+
+#include "memlens/err.h"
+
+/*
+ * As libbpf's LIBBPF_OPTS: zero the whole struct first, so that its padding
+ * (where a later version may put a field) reads 0 in a newer library.
+ */
+#define ML_OPTS(TYPE, NAME, ...)                                                 \
+	struct TYPE NAME = ({                                                    \
+		memset(&NAME, 0, sizeof(struct TYPE));                           \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };         \
+	})
+
+#pragma GCC visibility push(default)
+
+/*
+ * For libmemlens and the libraries built on it: copy the caller's options
+ * @src (a struct starting with size_t sz; NULL: all zero) into @dst of the
+ * library's @dst_sz bytes, zero-filling what the caller did not know, and
+ * set dst's sz to @dst_sz. @what names the struct in the error. Returns 0 or
+ * -EINVAL (sz unset, or a field this library does not know set).
+ */
+int ml_opts_load(void *dst, size_t dst_sz, const void *src, const char *what,
+		 struct ml_err *err);
+
+#pragma GCC visibility pop
+
+#endif
