@@ -18,18 +18,19 @@
 #define MEMLENS_OPTS_SIZE_H
 
 #include <stddef.h>
-#include <string.h>
 
 #include "memlens/err.h"
 
 /*
  * As libbpf's LIBBPF_OPTS: zero the whole struct first, so that its padding
  * (where a later version may put a field) reads 0 in a newer library.
+ * __builtin_memset, not <string.h>: a caller may have another string.h
+ * first on its include path (CRIU's criu/include has one).
  */
-#define ML_OPTS(TYPE, NAME, ...)                                                 \
-	struct TYPE NAME = ({                                                    \
-		memset(&NAME, 0, sizeof(struct TYPE));                           \
-		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };         \
+#define ML_OPTS(TYPE, NAME, ...)                                                                   \
+	struct TYPE NAME = ({                                                                      \
+		__builtin_memset(&NAME, 0, sizeof(struct TYPE));                                   \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ };                           \
 	})
 
 #pragma GCC visibility push(default)
@@ -41,8 +42,7 @@
  * set dst's sz to @dst_sz. @what names the struct in the error. Returns 0 or
  * -EINVAL (sz unset, or a field this library does not know set).
  */
-int ml_opts_load(void *dst, size_t dst_sz, const void *src, const char *what,
-		 struct ml_err *err);
+int ml_opts_load(void *dst, size_t dst_sz, const void *src, const char *what, struct ml_err *err);
 
 #pragma GCC visibility pop
 
