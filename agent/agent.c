@@ -79,13 +79,12 @@ int agent_criu(struct agent *a, struct ml_err *err)
 
 	pthread_mutex_lock(&a->criu_lock);
 	if (!a->criu_probed) {
-		struct criu_run_opts o = { .timeout_ms = a->cfg.criu_timeout_ms };
+		ML_OPTS(criu_run_opts, o, .timeout_ms = a->cfg.criu_timeout_ms);
 		char path[PATH_MAX], dir[PATH_MAX];
-		struct criu_probe_opts po = {
+		ML_OPTS(criu_probe_opts, po,
 			.timeout_ms = a->cfg.criu_timeout_ms ? a->cfg.criu_timeout_ms
 							     : CRIU_DEFAULT_TIMEOUT_MS,
-			.cache_dir = criu_cli_cache_dir(dir, sizeof(dir)),
-		};
+			.cache_dir = criu_cli_cache_dir(dir, sizeof(dir)), );
 
 		a->criu_probed = true;
 		a->criu_rc = criu_cli_locate(a->cfg.criu_path, path, sizeof(path), &a->criu_err);

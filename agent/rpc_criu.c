@@ -315,7 +315,7 @@ static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, cons
 				       .shell_job = q->shell_job,
 				       .extra_args = criu_opts(a),
 				       .tcp = a->cfg.tcp };
-	struct criu_run_opts o = { .timeout_ms = timeout_for(a, q->timeout_ms) };
+	ML_OPTS(criu_run_opts, o, .timeout_ms = timeout_for(a, q->timeout_ms));
 	struct criu_result *res = criu_begin(a, "Restore", out);
 	struct ml_err e = { 0 };
 
@@ -374,7 +374,7 @@ static void page_server(struct agent *a, const Agent__StartPageServerRequest *q,
 		.port = q->port,
 		.parent_dir = q->parent_dir[0] ? pdir : NULL,
 	};
-	struct criu_run_opts o = { .timeout_ms = a->cfg.criu_timeout_ms };
+	ML_OPTS(criu_run_opts, o, .timeout_ms = a->cfg.criu_timeout_ms);
 	struct criu_result *res = criu_begin(a, "StartPageServer", out);
 	struct ml_err e = { 0 };
 	pid_t pid = 0;

@@ -55,7 +55,7 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, unsigned int time
 {
 	struct ml_err err = { 0 };
 	char path[PATH_MAX], dir[PATH_MAX];
-	struct criu_probe_opts po = { .timeout_ms = timeout_ms };
+	ML_OPTS(criu_probe_opts, po, .timeout_ms = timeout_ms);
 	int r;
 
 	po.cache_dir = criu_cli_cache_dir(dir, sizeof(dir));

@@ -174,7 +174,7 @@ static int give_back(struct post *p, int ret, bool abort_dump)
 static int start_dump(struct post *p, int k)
 {
 	struct mig *m = p->m;
-	struct criu_run_opts ro = { .timeout_ms = m->o->timeout_s * 1000 };
+	ML_OPTS(criu_run_opts, ro, .timeout_ms = m->o->timeout_s * 1000);
 	char ans[512];
 	int ret, k2;
 

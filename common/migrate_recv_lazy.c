@@ -23,7 +23,7 @@
 
 int recv_can_lazy(struct recv_state *s)
 {
-	struct criu_run_opts ro = { .timeout_ms = s->o->timeout_s * 1000 };
+	ML_OPTS(criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
 	struct ml_err e = { 0 };
 
 	if (ml_criu_check_feature(s->o->caps, "uffd-noncoop", &ro, &e))
@@ -118,7 +118,7 @@ static int lazy_result(struct recv_state *s, const char *dir, pid_t lpid, pid_t 
 
 int recv_restore_lazy(struct recv_state *s, int k, int shell_job, const char *addr, int port)
 {
-	struct criu_run_opts ro = { .timeout_ms = s->o->timeout_s * 1000 };
+	ML_OPTS(criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
 	struct criu_lazy_pages_req lq = { .addr = addr, .port = port };
 	struct criu_restore_req rq = { .shell_job = shell_job != 0, .lazy_pages = true };
 	struct criu_result res;

@@ -530,7 +530,7 @@ static int rounds(struct mig *m)
 
 int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 {
-	struct criu_run_opts ro = { .timeout_ms = o->timeout_s * 1000 };
+	ML_OPTS(criu_run_opts, ro, .timeout_ms = o->timeout_s * 1000);
 	struct mig m = { .o = o, .res = res, .lfd = -1, .p = o->prof };
 	struct ml_err err = { 0 };
 	int ret;

@@ -452,7 +452,7 @@ static int run_criu(struct ckpt_cli *c, const struct criu_caps *caps, struct pro
 		    struct ckpt_ticks *t, struct criu_result *res, struct rangeset *hot,
 		    struct ml_err *err)
 {
-	struct criu_run_opts ro = { .timeout_ms = c->timeout_s * 1000 };
+	ML_OPTS(criu_run_opts, ro, .timeout_ms = c->timeout_s * 1000);
 	struct criu_session *s;
 	int r = ml_criu_session_open(&s, caps, &ro, err);
 

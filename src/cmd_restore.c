@@ -93,7 +93,7 @@ static int cmd_restore(int argc, char **argv)
 {
 	struct restore_cli c = { 0 };
 	struct ml_err err = { 0 };
-	struct criu_run_opts ro = { 0 };
+	ML_OPTS(criu_run_opts, ro);
 	struct criu_result res;
 	struct criu_caps caps;
 	int rc, r;

@@ -32,6 +32,7 @@
 #include <sys/types.h>
 
 #include "memlens/err.h"
+#include "memlens/opts.h"
 #include "memlens/rangeset.h"
 
 struct profiler;
@@ -72,6 +73,7 @@ struct criu_caps {
 
 /* How ml_criu_probe_opts() probes CRIU (zeroed: the defaults of ml_criu_probe()). */
 struct criu_probe_opts {
+	size_t sz; /* sizeof(struct criu_probe_opts): memlens/opts.h */
 	unsigned int timeout_ms; /* each run of CRIU; 0: CRIU_PROBE_TIMEOUT_MS */
 	/*
 	 * A directory where the answer of a probe that passed is kept, per
@@ -233,6 +235,7 @@ int ml_criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out);
 /* ---- running CRIU (lib/criu/criu.c) ---------------------------------------- */
 
 struct criu_run_opts {
+	size_t sz; /* sizeof(struct criu_run_opts): memlens/opts.h */
 	unsigned int timeout_ms; /* 0: CRIU_DEFAULT_TIMEOUT_MS */
 	bool hw_breakpoints; /* false: set CRIU_FAULT=130 (no hw breakpoints) */
 	int log_level; /* -v level, 0: 4 */

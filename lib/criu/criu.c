@@ -269,13 +269,19 @@ void ml_criu_caps_options(const struct criu_caps *c, char *buf, size_t len)
 	}
 }
 
-int ml_criu_probe_opts(const char *path, struct criu_caps *c, const struct criu_probe_opts *o,
+int ml_criu_probe_opts(const char *path, struct criu_caps *c, const struct criu_probe_opts *opts,
 		       struct ml_err *err)
 {
-	unsigned int timeout_ms = o && o->timeout_ms ? o->timeout_ms : CRIU_PROBE_TIMEOUT_MS;
+	struct criu_probe_opts ov;
+	const struct criu_probe_opts *o = &ov;
+	unsigned int timeout_ms;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
+	ret = ml_opts_load(&ov, sizeof(ov), opts, "criu_probe_opts", err);
+	if (ret)
+		return ret;
+	timeout_ms = o->timeout_ms ? o->timeout_ms : CRIU_PROBE_TIMEOUT_MS;
 	ret = resolve_path(path, c->path, sizeof(c->path), err);
 	if (ret)
 		return ret;

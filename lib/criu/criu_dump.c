@@ -565,16 +565,17 @@ int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
 {
 	char tmpdir[PATH_MAX] = "";
-	struct criu_run_opts ro = { 0 };
+	struct criu_run_opts ro;
 	struct criu_argv a;
 	int ret;
 
-	if (r->timeout_ms) { /* this request's own limit */
-		if (o)
-			ro = *o;
+	ml_criu_result_init(res);
+	ret = ml_opts_load(&ro, sizeof(ro), o, "criu_run_opts", err);
+	if (ret)
+		return ret;
+	if (r->timeout_ms) /* this request's own limit */
 		ro.timeout_ms = r->timeout_ms;
-		o = &ro;
-	}
+	o = &ro;
 	ml_criu_argv_init(&a);
 	ret = ml_criu_dump_prepare(caps, r, o, &a, tmpdir, res, err);
 	if (!ret) {
@@ -635,10 +636,15 @@ int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req 
 		    const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
 {
 	char dir[PATH_MAX], pidfile[PATH_MAX + 16];
+	struct criu_run_opts ov;
 	struct criu_argv a;
 	int ret;
 
 	ml_criu_result_init(res);
+	ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
+	if (ret)
+		return ret;
+	o = &ov;
 	ml_criu_argv_init(&a);
 	ret = ml_criu_detached_args(&a, caps, "restore", "--restore-detached", r->images_dir, o,
 				    dir, pidfile, sizeof(pidfile), res, err);
@@ -670,12 +676,17 @@ int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_pa
 			      struct ml_err *err)
 {
 	char dir[PATH_MAX], pidfile[PATH_MAX + 24], abs[PATH_MAX], rel[PATH_MAX];
+	struct criu_run_opts ov;
 	struct criu_argv a;
 	int ret;
 
 	ml_criu_result_init(res);
-	ml_criu_argv_init(&a);
 	*pid = 0;
+	ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
+	if (ret)
+		return ret;
+	o = &ov;
+	ml_criu_argv_init(&a);
 	ret = ml_criu_detached_args(&a, caps, "page-server", "--daemon", r->images_dir, o, dir,
 				    pidfile, sizeof(pidfile), res, err);
 	if (ret)

@@ -37,10 +37,13 @@ int ml_criu_check_feature(const struct criu_caps *caps, const char *feature,
 {
 	char *argv[] = { (char *)caps->path, (char *)"check", (char *)"--feature", (char *)feature,
 			 NULL };
-	struct criu_exec x = { .argv = argv, .o = o };
+	struct criu_run_opts ov;
+	struct criu_exec x = { .argv = argv, .o = &ov };
 	char why[256];
-	int ret = ml_criu_exec_run(&x, err);
+	int ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
 
+	if (!ret)
+		ret = ml_criu_exec_run(&x, err);
 	if (ret)
 		return ret;
 	if (!x.timed_out && x.status == 0) {
@@ -201,11 +204,16 @@ int ml_criu_lazy_dump_start(const struct criu_caps *caps, const struct criu_dump
 			    struct ml_err *err)
 {
 	struct criu_lazy_dump *d;
+	struct criu_run_opts ov;
 	int ret;
 
 	*out = NULL;
 	memset(t, 0, sizeof(*t));
 	t->frozen_ms = -1;
+	ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
+	if (ret)
+		return ret;
+	o = &ov;
 	if (req->pre_dump || req->lazy_port <= 0 || !req->lazy_addr)
 		return ml_err_set(err, EINVAL,
 				  "a lazy dump needs the address and port of its page server, "
@@ -294,16 +302,17 @@ int ml_criu_lazy_pages_start(const struct criu_caps *caps, const struct criu_laz
 			     struct ml_err *err)
 {
 	char dir[PATH_MAX], pidfile[PATH_MAX + 24];
-	struct criu_run_opts ro = { 0 };
+	struct criu_run_opts ro;
 	struct criu_argv a;
 	int ret;
 
-	if (o)
-		ro = *o;
-	ro.log_level = 4; /* every fault and copy, with its time */
 	ml_criu_result_init(res);
-	ml_criu_argv_init(&a);
 	*pid = 0;
+	ret = ml_opts_load(&ro, sizeof(ro), o, "criu_run_opts", err);
+	if (ret)
+		return ret;
+	ro.log_level = 4; /* every fault and copy, with its time */
+	ml_criu_argv_init(&a);
 	ret = ml_criu_detached_args(&a, caps, "lazy-pages", "--daemon", r->images_dir, &ro, dir,
 				    pidfile, sizeof(pidfile), res, err);
 	if (ret)

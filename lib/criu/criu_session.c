@@ -24,15 +24,20 @@ struct criu_session {
 int ml_criu_session_open(struct criu_session **out, const struct criu_caps *caps,
 			 const struct criu_run_opts *o, struct ml_err *err)
 {
-	struct criu_session *s = calloc(1, sizeof(*s));
+	struct criu_session *s;
+	int ret;
 
 	*out = NULL;
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ml_err_set(err, ENOMEM, "out of memory");
+	ret = ml_opts_load(&s->opts, sizeof(s->opts), o, "criu_run_opts", err);
+	if (ret) {
+		free(s);
+		return ret;
+	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->caps = *caps;
-	if (o)
-		s->opts = *o;
 	ml_rangeset_init(&s->prev);
 	*out = s;
 	return 0;
