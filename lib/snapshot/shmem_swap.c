@@ -197,9 +197,16 @@ void ml_shmem_swap(struct shmem_swap *ss, struct pagescan *scan, struct snapshot
 		struct snap_counts *c = &snap->c[i];
 		int64_t n;
 
-		/* tmpfs and the kernel's internal shm mount have anonymous
-		 * device numbers (major 0), as do a few other file systems */
-		if (!v->inode || v->dev_major != 0 || ml_vma_path(vs, v)[0] == '[')
+		/*
+		 * tmpfs and the kernel's internal shm mount have anonymous
+		 * device numbers (major 0), as do a few other file systems.
+		 * Not the inode: a SysV segment's is its shm id, 0 for the
+		 * first segment of an IPC namespace (a server started in its
+		 * own). A named shared anonymous mapping is [anon_shmem:NAME].
+		 */
+		const char *p = ml_vma_path(vs, v);
+
+		if (v->dev_major != 0 || !*p || (p[0] == '[' && strncmp(p, "[anon_shmem:", 12)))
 			continue;
 		n = shmem_vma(ss, scan, vs, v);
 		if (n >= 0) {

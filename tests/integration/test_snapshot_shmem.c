@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -173,8 +174,16 @@ static void need_swap(void)
 static void setup(bool drop)
 {
 	snprintf(shm_path, sizeof(shm_path), "/dev/shm/memlens-test-shm.%d", (int)getpid());
+	/*
+	 * In an IPC namespace of its own the segment's id is 0, and so is
+	 * the inode /proc/PID/maps shows for it: the case of a server
+	 * started in its own namespace, where the swap of the segment was
+	 * once missed (taken for an anonymous mapping's inode 0).
+	 */
+	REQUIRE_MSG(unshare(CLONE_NEWIPC) == 0, "unshare(CLONE_NEWIPC): %s", strerror(errno));
 	shm_id = shmget(IPC_PRIVATE, 2 * MB, IPC_CREAT | 0600);
-	REQUIRE_MSG(shm_id >= 0, "shmget: %s", strerror(errno));
+	REQUIRE_MSG(shm_id == 0, "shmget in a new IPC namespace: id %d (%s)", shm_id,
+		    shm_id < 0 ? strerror(errno) : "not 0");
 	start_child(drop);
 	/* the segment and the file live on in the child's mappings only */
 	shmctl(shm_id, IPC_RMID, NULL);
