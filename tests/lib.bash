@@ -75,6 +75,20 @@ t_wait() {	# S CMD...: poll CMD every 20 ms for S seconds
 }
 wait_for_line() { t_wait "${3:-10}" grep -qE -- "$2" "$1" 2>/dev/null; }
 wait_for_file() { t_wait "${2:-10}" test -s "$1"; }
+# start_ready NAME OUT CMD...: CMD in a session of its own, its output in
+# OUT, killed at the end; waits (60 s at most) for its line "ready PID" and
+# sets ready_pid to that PID. If it never comes: not ok NAME_ready, exit 1.
+start_ready() {
+	local name=$1 out=$2
+	shift 2
+	setsid "$@" </dev/null >"$out" 2>&1 &
+	t_bg $!
+	if ! wait_for_line "$out" '^ready ' 60; then
+		notok "${name}_ready" "$(cat "$out")"
+		exit 1
+	fi
+	ready_pid=$(awk '/^ready /{print $2; exit}' "$out")
+}
 t_state_is() {
 	local s
 	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1

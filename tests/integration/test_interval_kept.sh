@@ -15,14 +15,8 @@ M=${MEMLENS:?} W=${WORKLOADS:?}
 PY=${PYTHON:-python3}
 t_tmpdir interval_kept
 
-setsid "$W/bigmap" 256 8 </dev/null >"$tmp/bm" 2>&1 &
-bm=$!
-t_bg $bm
-if ! wait_for_line "$tmp/bm" '^ready ' 60; then
-	notok bigmap_ready "$(cat "$tmp/bm")"
-	exit 1
-fi
-bm=$(awk '/^ready /{print $2; exit}' "$tmp/bm")
+start_ready bigmap "$tmp/bm" "$W/bigmap" 256 8
+bm=$ready_pid
 
 # jget FILE EXPR: a Python expression on the summary line s of FILE
 jget() {

@@ -16,14 +16,8 @@ M=${MEMLENS:?} W=${WORKLOADS:?}
 PY=${PYTHON:-python3}
 t_tmpdir writes_interval_kept
 
-setsid "$W/bigmap" 256 8000 </dev/null >"$tmp/bm" 2>&1 &
-bm=$!
-t_bg $bm
-if ! wait_for_line "$tmp/bm" '^ready ' 60; then
-	notok bigmap_ready "$(cat "$tmp/bm")"
-	exit 1
-fi
-bm=$(awk '/^ready /{print $2; exit}' "$tmp/bm")
+start_ready bigmap "$tmp/bm" "$W/bigmap" 256 8000
+bm=$ready_pid
 
 # jsum FILE EXPR: a Python expression on the summary s and the interval
 # records iv of FILE
@@ -70,14 +64,8 @@ kill $bm 2>/dev/null
 wait $bm 2>/dev/null
 
 # kept: an idle small target, three intervals of 1 s
-setsid "$W/bigmap" 16 4 </dev/null >"$tmp/bm2" 2>&1 &
-sm=$!
-t_bg $sm
-if ! wait_for_line "$tmp/bm2" '^ready ' 60; then
-	notok bigmap_small_ready "$(cat "$tmp/bm2")"
-	exit 1
-fi
-sm=$(awk '/^ready /{print $2; exit}' "$tmp/bm2")
+start_ready bigmap_small "$tmp/bm2" "$W/bigmap" 16 4
+sm=$ready_pid
 "$M" writes -p $sm -d 3 --json -o "$tmp/kept.jsonl" 2>"$tmp/kept.err"
 rc=$?
 got=$(jsum "$tmp/kept.jsonl" '" ".join(str(x) for x in (s["intervals"], s["intervals_wanted"], s["interval_kept"], s["stopped_because"]))' 2>&1)

@@ -26,21 +26,8 @@ has_soft_dirty "$criu" || { skip $T "this kernel has no soft-dirty tracking (pre
 
 ns_a=mltcpA$$ ns_b=mltcpB$$ ns_c=mltcpC$$
 t_at_exit 'ip netns del $ns_a 2>/dev/null; ip netns del $ns_b 2>/dev/null; ip netns del $ns_c 2>/dev/null'
-SVC=10.220.0.10 CLI=10.221.0.1 PORT=7420
-net() {
-	netns_up "$ns_a" "$ns_b" 10.217.0.1 10.217.0.2 && ip netns add "$ns_c" &&
-		ip link add vac$$ type veth peer name vca$$ && ip link add vbc$$ type veth peer name vcb$$ &&
-		ip link set vac$$ netns "$ns_a" && ip link set vca$$ netns "$ns_c" &&
-		ip link set vbc$$ netns "$ns_b" && ip link set vcb$$ netns "$ns_c" &&
-		ip -n "$ns_a" addr add 10.218.0.2/24 dev vac$$ && ip -n "$ns_c" addr add 10.218.0.1/24 dev vca$$ &&
-		ip -n "$ns_b" addr add 10.219.0.2/24 dev vbc$$ && ip -n "$ns_c" addr add 10.219.0.1/24 dev vcb$$ &&
-		ip -n "$ns_a" link set vac$$ up && ip -n "$ns_b" link set vbc$$ up &&
-		ip -n "$ns_c" link set vca$$ up && ip -n "$ns_c" link set vcb$$ up && ip -n "$ns_c" link set lo up &&
-		ip -n "$ns_a" addr add $SVC/32 dev lo && ip -n "$ns_b" addr add $SVC/32 dev lo &&
-		ip -n "$ns_c" addr add $CLI/32 dev lo &&
-		ip -n "$ns_a" route add $CLI/32 via 10.218.0.1 && ip -n "$ns_b" route add $CLI/32 via 10.219.0.1 &&
-		ip -n "$ns_c" route add $SVC/32 via 10.218.0.2
-}
+PORT=7420
+net() { netns_moving "$ns_a" "$ns_b" "$ns_c" 217; }
 if ! net 2>"$tmp/ns.err"; then
 	skip $T "cannot set up the network namespaces: $(cat "$tmp/ns.err")"
 	exit 0
@@ -123,7 +110,7 @@ fi
 new=$(jget "$tmp/mig.json" 'j["restored_pid"]')
 pids+=("$new")
 # the address is B's now: C's route goes there
-ip -n "$ns_c" route replace $SVC/32 via 10.219.0.2
+ip -n "$ns_c" route replace $SVC/32 via $SVC_VIA_B
 bad=
 jcheck migrate "$tmp/mig.json" 'j["tcp"] == "established" and j["rounds"][-1]["kind"] == "dump"' \
 	'j["precopy"] and len(j["rounds"]) == 3'

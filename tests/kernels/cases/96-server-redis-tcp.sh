@@ -32,21 +32,8 @@ dumps_inet_sockets "$criu" || { skip $T "$SOCK_WHY"; exit 0; }
 
 ns_a=mlrtA$$ ns_b=mlrtB$$ ns_c=mlrtC$$
 t_at_exit 'ip netns del $ns_a 2>/dev/null; ip netns del $ns_b 2>/dev/null; ip netns del $ns_c 2>/dev/null'
-SVC=10.230.0.10 CLI=10.231.0.1 PORT=6379
-net() {
-	netns_up "$ns_a" "$ns_b" 10.227.0.1 10.227.0.2 && ip netns add "$ns_c" &&
-		ip link add vac$$ type veth peer name vca$$ && ip link add vbc$$ type veth peer name vcb$$ &&
-		ip link set vac$$ netns "$ns_a" && ip link set vca$$ netns "$ns_c" &&
-		ip link set vbc$$ netns "$ns_b" && ip link set vcb$$ netns "$ns_c" &&
-		ip -n "$ns_a" addr add 10.228.0.2/24 dev vac$$ && ip -n "$ns_c" addr add 10.228.0.1/24 dev vca$$ &&
-		ip -n "$ns_b" addr add 10.229.0.2/24 dev vbc$$ && ip -n "$ns_c" addr add 10.229.0.1/24 dev vcb$$ &&
-		ip -n "$ns_a" link set vac$$ up && ip -n "$ns_b" link set vbc$$ up &&
-		ip -n "$ns_c" link set vca$$ up && ip -n "$ns_c" link set vcb$$ up && ip -n "$ns_c" link set lo up &&
-		ip -n "$ns_a" addr add $SVC/32 dev lo && ip -n "$ns_b" addr add $SVC/32 dev lo &&
-		ip -n "$ns_c" addr add $CLI/32 dev lo &&
-		ip -n "$ns_a" route add $CLI/32 via 10.228.0.1 && ip -n "$ns_b" route add $CLI/32 via 10.229.0.1 &&
-		ip -n "$ns_c" route add $SVC/32 via 10.228.0.2
-}
+PORT=6379
+net() { netns_moving "$ns_a" "$ns_b" "$ns_c" 227; }
 if ! net 2>"$tmp/ns.err"; then
 	skip $T "cannot set up the network namespaces: $(cat "$tmp/ns.err")"
 	exit 0
@@ -172,7 +159,7 @@ if [ $rc -ne 0 ]; then
 fi
 new=$(jget "$tmp/mig.json" 'j["restored_pid"]')
 pids+=("$new")
-ip -n "$ns_c" route replace $SVC/32 via 10.229.0.2
+ip -n "$ns_c" route replace $SVC/32 via $SVC_VIA_B
 bad=
 jcheck migrate "$tmp/mig.json" 'j["tcp"] == "established" and j["rounds"][-1]["kind"] == "dump"' \
 	'j["precopy"] and len(j["rounds"]) == 3'

@@ -136,3 +136,29 @@ netns_up() {
 		ip -n "$a" link set "v$a" up && ip -n "$b" link set "v$b" up &&
 		ip -n "$a" link set lo up && ip -n "$b" link set lo up
 }
+
+# netns_moving A B C N: the set-up of a service that moves from namespace A
+# to B while a client in C stays connected. A and B are joined by a veth
+# pair (10.N.0.1 and 10.N.0.2, for memlens's own connection); C reaches A
+# over 10.(N+1).0.0/24 and B over 10.(N+2).0.0/24. The service address SVC
+# (10.(N+3).0.10) is on A's and B's loopback, the client's CLI
+# (10.(N+4).0.1) on C's; C routes SVC to A. Moving the route
+# (`ip -n C route replace $SVC/32 via $SVC_VIA_B`) makes B the service.
+# Sets SVC, CLI, SVC_VIA_B; 0 or the failing command's status.
+netns_moving() {
+	local a=$1 b=$2 c=$3 n=$4
+	local ac=$((n + 1)) bc=$((n + 2))
+	SVC=10.$((n + 3)).0.10 CLI=10.$((n + 4)).0.1 SVC_VIA_B=10.$bc.0.2
+	netns_up "$a" "$b" 10.$n.0.1 10.$n.0.2 && ip netns add "$c" &&
+		ip link add vac$$ type veth peer name vca$$ && ip link add vbc$$ type veth peer name vcb$$ &&
+		ip link set vac$$ netns "$a" && ip link set vca$$ netns "$c" &&
+		ip link set vbc$$ netns "$b" && ip link set vcb$$ netns "$c" &&
+		ip -n "$a" addr add 10.$ac.0.2/24 dev vac$$ && ip -n "$c" addr add 10.$ac.0.1/24 dev vca$$ &&
+		ip -n "$b" addr add 10.$bc.0.2/24 dev vbc$$ && ip -n "$c" addr add 10.$bc.0.1/24 dev vcb$$ &&
+		ip -n "$a" link set vac$$ up && ip -n "$b" link set vbc$$ up &&
+		ip -n "$c" link set vca$$ up && ip -n "$c" link set vcb$$ up && ip -n "$c" link set lo up &&
+		ip -n "$a" addr add "$SVC/32" dev lo && ip -n "$b" addr add "$SVC/32" dev lo &&
+		ip -n "$c" addr add "$CLI/32" dev lo &&
+		ip -n "$a" route add "$CLI/32" via 10.$ac.0.1 && ip -n "$b" route add "$CLI/32" via 10.$bc.0.1 &&
+		ip -n "$c" route add "$SVC/32" via 10.$ac.0.2
+}
