@@ -14,8 +14,11 @@
 # container, bash's /dev/tcp: target_pid is memwrite's, profiling 1), and
 # PreCheckpoint, FinalDump and Restore must be refused (FAILED_PRECONDITION:
 # the sidecar has no CAP_SYS_ADMIN, which CRIU needs) with memwrite left
-# running, the same pid, the MiB it wrote once unchanged. Skipped where
-# podman is missing.
+# running, the same pid, the MiB it wrote once unchanged. From the node,
+# `memlens migrate --container` of the application's container is refused
+# before CRIU runs: it shares the pod's PID namespace, which CRIU can dump
+# only from its init (the pod's infra process). Skipped where podman is
+# missing.
 #
 # APP=redis (tests/integration/test_pod_redis.sh): the application
 # container is Debian's redis-server instead, in its own image made from
@@ -287,6 +290,15 @@ EOF
 [ $? = 0 ] || podman exec "$POD-memlens-agent" sh -c 'for p in /proc/[0-9]*; do
 	echo "#   pid ${p#/proc/} $(cat $p/comm) start $(cut -d" " -f22 $p/stat) $(grep Seccomp: $p/status)"
 	done' 2>/dev/null
+# from the node: memlens migrate --container of the application alone is
+# refused before CRIU runs, since it shares the pod's PID namespace (CRIU
+# dumps one only from its init, the pod's infra process)
+MEMLENS=${MEMLENS:-$PWD/$BUILD/memlens}
+"$MEMLENS" migrate --container "$POD-app" --to "$tmp/node-dest" -D "$tmp/node-src" \
+	>"$tmp/node.out" 2>"$tmp/node.err"
+rc=$?
+check node_migrate_refused '[ $rc = 1 ] && grep -q "shares its PID namespace" "$tmp/node.err" &&
+	[ ! -e "$tmp/node-src/1" ]' "exit $rc: $(tail -n 3 "$tmp/node.err")"
 # the application unharmed: the same process, running, its data as written
 check app_running_same_pid '[ "$(podman inspect --format "{{.State.Running}} {{.State.Pid}}" "$POD-app")" = "true $hpid" ] &&
 	[ "$(cat /proc/$hpid/comm 2>/dev/null)" = $comm ]' \
