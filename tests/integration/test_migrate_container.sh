@@ -13,7 +13,8 @@
 # unmounts /sys/fs/cgroup/unified in crun's own mount namespace, since crun
 # refuses them): found by its podman name and by its ID through crun
 # alone, migrated, its bytes and downtime beside runc's. Skipped where
-# podman, runc or redis is missing (the crun cases where crun is).
+# podman, runc or redis is missing (the crun cases where crun is). A
+# container sharing another's PID namespace is refused before CRIU runs.
 set -u
 . "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
@@ -243,6 +244,30 @@ else
 	[ -n "$restored" ] && kill -KILL $restored 2>/dev/null
 	restored=
 fi
+
+# a container sharing another's PID namespace (podman run --pid
+# container:X, as in a Pod with shareProcessNamespace): refused before
+# CRIU runs, by the command and by the agent
+S=migrate_container_shared_pidns
+podman rm -f -t 0 ${ctr}b >/dev/null 2>&1
+t_at_exit 'podman rm -f -t 0 ${ctr}b >/dev/null 2>&1'
+if ! start_redis || ! podman run -d --name ${ctr}b --pid container:$ctr -v /usr:/usr:ro --network none \
+	--rootfs "$R" sleep 600 >"$tmp/run2.out" 2>&1; then
+	notok $S "podman run: $(tail -n 3 "$tmp/run.out" "$tmp/run2.out")"
+else
+	"$MEMLENS" migrate --container ${ctr}b --to "$tmp/z" -D "$tmp/zs" --criu "$CRIU" 2>"$tmp/shared.err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "shares its PID namespace" "$tmp/shared.err" && [ ! -e "$tmp/zs/1" ] &&
+		[ "$(podman inspect --format '{{.State.Running}}' ${ctr}b)" = true ] && ok $S ||
+		notok $S "exit $rc: $(cat "$tmp/shared.err")"
+	if [ -S "$agent_sock" ]; then
+		agent container=${ctr}b images_dir=src4 destination_dir=dest4 >"$tmp/a-shared.json"
+		[ "$(jget "$tmp/a-shared.json" 'j["code"] == "FAILED_PRECONDITION" and "shares its PID namespace" in j["error"]')" = True ] &&
+			[ ! -e "$tmp/agent-images/src4/1" ] && ok agent_$S ||
+			notok agent_$S "$(cat "$tmp/a-shared.json")"
+	fi
+fi
+podman rm -f -t 0 ${ctr}b >/dev/null 2>&1
 
 # a stopped container: refused, nothing run
 podman rm -f -t 0 $ctr >/dev/null 2>&1
