@@ -41,8 +41,10 @@ deps=$(apt-cache depends --no-recommends --no-suggests --no-enhances --no-breaks
 	sed -n 's/^ *\(Pre\)\{0,1\}Depends: \([a-z0-9][a-z0-9.+-]*\)$/\2/p' | sort -u)
 versions=$(apt-cache policy "${pkgs[@]}" $deps 2>/dev/null |
 	awk '/^[^ ]/ { p = $1 } /Candidate:/ { print p, $2 }')
+# (without apt's lists here mmdebstrap still fetches its own, but the key
+# then cannot follow the archive: say so)
 grep -q '^redis-server: [0-9]' <<<"$versions" ||
-	die "apt knows no redis-server candidate (apt-get update?): $versions"
+	say "apt knows no redis-server version here (no apt-get update?): the image is reused until it does"
 opts=(--variant=essential --format=tar --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
 	"--include=$(IFS=,; echo "${pkgs[*]}")"
 	"--dpkgopt=path-exclude=/usr/share/man/*" "--dpkgopt=path-exclude=/usr/share/info/*"
