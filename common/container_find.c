@@ -301,15 +301,64 @@ size_t container_cgroup_dirs(pid_t pid, const char *id, char (*dirs)[PATH_MAX], 
 	return n;
 }
 
+/*
+ * @pid's number in its own PID namespace (the last of /proc/PID/status's
+ * NSpid), when that namespace is not ours; 0 when it is ours or unknown.
+ */
+static long pid_in_other_ns(pid_t pid)
+{
+	char path[64], line[256];
+	struct stat self, other;
+	long last = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", (int)pid);
+	if (stat("/proc/self/ns/pid", &self) || stat(path, &other) ||
+	    (self.st_dev == other.st_dev && self.st_ino == other.st_ino))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (long v; (v = strtol(p, &end, 10)), end != p; p = end)
+			last = v;
+		break;
+	}
+	fclose(f);
+	return last;
+}
+
 int container_migrate_find(const char *arg, struct container_migrate *m, struct ml_err *err)
 {
 	struct ml_container *c = &m->ctr;
+	long nspid;
 	int r;
 
 	memset(m, 0, sizeof(*m));
 	r = container_find(arg, c, err);
 	if (r)
 		return r;
+	/*
+	 * CRIU dumps a PID namespace only from its init: a container whose
+	 * init is not pid 1 there shares the namespace with others (a pod's
+	 * shareProcessNamespace, podman run --pid container:X), and CRIU
+	 * would fail after freezing it ("Can't dump a pid namespace without
+	 * the process init"). Refused before anything runs.
+	 */
+	nspid = pid_in_other_ns(c->pid);
+	if (nspid > 1)
+		return ml_err_set(
+			err, ENOTSUP,
+			"container %s (pid %d) shares its PID namespace with other "
+			"containers (it is pid %ld there, a pod with shareProcessNamespace "
+			"or --pid container:): CRIU dumps a PID namespace only from its "
+			"first process, so this container cannot be checkpointed alone",
+			c->name[0] ? c->name : c->id, (int)c->pid, nspid);
 	snprintf(m->root_arg, sizeof(m->root_arg), "--root=%s", c->rootfs);
 	m->restore[0] = m->root_arg;
 	m->restore[1] = CONTAINER_DUMP_OPT;

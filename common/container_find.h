@@ -48,7 +48,11 @@ struct container_migrate {
 	const char *settle_v[CONTAINER_CGROUPS_MAX + 1]; /* NULL-terminated */
 };
 
-/* container_find(@arg), then the rest of @m; 0 or container_find()'s error. */
+/*
+ * container_find(@arg), then the rest of @m; 0 or container_find()'s
+ * error, or -ENOTSUP when the container's init is not the first process
+ * of its PID namespace (CRIU cannot dump it without the rest).
+ */
 int container_migrate_find(const char *arg, struct container_migrate *m, struct ml_err *err);
 
 #endif

@@ -109,7 +109,7 @@ int ml_container_parse_podman(const char *json, size_t len, struct ml_container 
 {
 	const struct json *o, *st;
 	struct json *j;
-	const char *cfg;
+	const char *cfg, *rt;
 	char *slash;
 	int r;
 
@@ -126,8 +126,12 @@ int ml_container_parse_podman(const char *json, size_t len, struct ml_container 
 	}
 	copy(c->id, sizeof(c->id), ml_json_get_str(o, "Id"));
 	copy(c->name, sizeof(c->name), ml_json_get_str(o, "Name"));
-	snprintf(c->runtime, sizeof(c->runtime), "podman/%.20s",
-		 ml_json_get_str(o, "OCIRuntime") ?: "unknown");
+	/* a name from containers.conf ("runc"), or the path given to podman
+	 * --runtime (a wrapper named after its runtime): its last component */
+	rt = ml_json_get_str(o, "OCIRuntime");
+	if (rt && strrchr(rt, '/'))
+		rt = strrchr(rt, '/') + 1;
+	snprintf(c->runtime, sizeof(c->runtime), "podman/%.20s", rt && *rt ? rt : "unknown");
 	copy(c->status, sizeof(c->status), ml_json_get_str(st, "Status"));
 	copy(c->rootfs, sizeof(c->rootfs), ml_json_get_str(o, "Rootfs"));
 	cfg = ml_json_get_str(o, "OCIConfigPath");

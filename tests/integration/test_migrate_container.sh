@@ -8,7 +8,13 @@
 # are refused. The container's root is a directory with /usr and /etc bound
 # read-only from this machine. The same through the agent's Migrate with the
 # container named in the request (a real gRPC client), its bytes and
-# downtime beside the command's. Skipped where podman, runc or redis is missing.
+# downtime beside the command's. Then the same container run by crun
+# (podman --runtime; on a host with hybrid cgroups through a wrapper that
+# unmounts /sys/fs/cgroup/unified in crun's own mount namespace, since crun
+# refuses them): found by its podman name and by its ID through crun
+# alone, migrated, its bytes and downtime beside runc's. Skipped where
+# podman, runc or redis is missing (the crun cases where crun is). A
+# container sharing another's PID namespace is refused before CRIU runs.
 set -u
 . "$(dirname "$0")/../lib.bash"
 cd "$(dirname "$0")/../.." || exit 1
@@ -33,10 +39,10 @@ t_at_exit 'podman rm -f -t 0 $ctr >/dev/null 2>&1; [ -n "$restored" ] && kill -K
 rcli() { timeout 30 redis-cli -s "$sock" "$@"; }
 jget() { "$PY" -c 'import json,sys; j=json.loads(open(sys.argv[1]).read()); print(eval(sys.argv[2]))' "$1" "$2"; }
 
-start_redis() {
+start_redis() {	# [RUNTIME]
 	rm -f "$sock"
 	podman rm -f -t 0 $ctr >/dev/null 2>&1
-	podman run -d --name $ctr -v /usr:/usr:ro -v /etc:/etc:ro --network none --rootfs "$R" \
+	podman run -d --name $ctr ${1:+--runtime "$1"} -v /usr:/usr:ro -v /etc:/etc:ro --network none --rootfs "$R" \
 		redis-server --port 0 --unixsocket /tmp/redis.sock --save '' --enable-debug-command yes \
 		--dir /tmp >"$tmp/run.out" 2>&1 && t_wait 30 test -S "$sock" && t_wait 30 rcli ping >/dev/null
 }
@@ -179,6 +185,89 @@ else
 		fi
 	fi
 fi
+
+# crun: the same container run by crun (podman --runtime), found by its
+# podman name and by its ID through crun alone, then migrated. crun refuses
+# a host with hybrid cgroups (a cgroup2 hierarchy at /sys/fs/cgroup/unified
+# beside the v1 controllers): there it runs through a wrapper that unmounts
+# that hierarchy in a mount namespace of its own, where crun sees cgroup v1
+C=migrate_container_crun
+[ -n "$restored" ] && kill -KILL $restored 2>/dev/null
+restored=
+crun_rt=$(command -v crun)
+if [ -z "$crun_rt" ]; then
+	skip $C "no crun here (scripts/packages/optional/image.txt)"
+else
+	podman rm -f -t 0 $ctr >/dev/null 2>&1
+	if ! podman run --rm --runtime "$crun_rt" -v /usr:/usr:ro --network none --rootfs "$R" true \
+		>"$tmp/crun-probe.out" 2>&1 && grep -q "hybrid mode" "$tmp/crun-probe.out"; then
+		mkdir -p "$tmp/crunw"
+		printf '#!/bin/sh\nexec unshare -m sh -c %s "%s" "$@"\n' \
+			"'umount /sys/fs/cgroup/unified 2>/dev/null; exec \"\$0\" \"\$@\"'" "$crun_rt" \
+			>"$tmp/crunw/crun"
+		chmod +x "$tmp/crunw/crun"
+		crun_rt=$tmp/crunw/crun
+		echo "# crun refuses this host's hybrid cgroups: run through $crun_rt, which unmounts /sys/fs/cgroup/unified"
+	fi
+	if ! start_redis "$crun_rt"; then
+		skip $C "crun cannot run the container here: $(tail -n 2 "$tmp/run.out") $(tail -n 2 "$tmp/crun-probe.out")"
+	else
+		init=$(podman inspect $ctr --format '{{.State.Pid}}')
+		id=$(podman inspect $ctr --format '{{.Id}}')
+		lookup $ctr crun_podman_name podman/crun
+		mkdir -p "$tmp/crunbin"
+		ln -sf "$(command -v crun)" "$tmp/crunbin/crun"
+		lookup "$id" crun_id crun PATH="$tmp/crunbin"
+		bad=
+		rcli DEBUG POPULATE 20000 key 128 >/dev/null
+		d1=$(rcli DEBUG DIGEST)
+		"$MEMLENS" migrate --container $ctr --to "$tmp/crun-dest" -D "$tmp/crun-src" --criu "$CRIU" \
+			--json >"$tmp/crun-mig.json" 2>"$tmp/crun-mig.err"
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			notok $C "exit $rc: $(tail -n 3 "$tmp/crun-mig.err") $(grep -h Error "$tmp"/crun-src/*/dump.log "$tmp"/crun-dest/*/restore.log 2>/dev/null | head -n 3)"
+		else
+			restored=$(jget "$tmp/crun-mig.json" 'j["restored_pid"]')
+			d2=$(rcli DEBUG DIGEST)
+			echo "# crun: $(jget "$tmp/crun-mig.json" '"%d bytes, downtime %d ms, restored as pid %d" % (j["total_bytes"], j["downtime_ms"], j["restored_pid"])')"
+			[ -s "$tmp/mig.json" ] &&
+				echo "# same run, crun/runc: bytes $(jget "$tmp/crun-mig.json" '"%.3f" % (j["total_bytes"] / '"$(jget "$tmp/mig.json" 'j["total_bytes"]')"')'), downtime $(jget "$tmp/crun-mig.json" '"%.2f" % (j["downtime_ms"] / '"$(jget "$tmp/mig.json" 'max(j["downtime_ms"], 1)')"')')"
+			[ -n "$d1" ] && [ "$d1" = "$d2" ] || bad+=" digest $d1 before, $d2 after"
+			[ "$(cat /proc/$restored/comm 2>/dev/null)" = redis-server ] || bad+=" pid $restored is not redis"
+			[ -d /proc/$init ] && bad+=" the source's init $init still runs"
+			[ "$(jget "$tmp/crun-mig.json" 'j["container"]["runtime"]')" = podman/crun ] ||
+				bad+=" runtime $(jget "$tmp/crun-mig.json" 'j["container"]')"
+			grep -q -- "--root=$R" "$tmp/crun-dest/1/memlens-restore-opts.txt" || bad+=" no --root in the restore's record"
+			[ -z "$bad" ] && ok $C || notok $C "$bad"
+		fi
+	fi
+	[ -n "$restored" ] && kill -KILL $restored 2>/dev/null
+	restored=
+fi
+
+# a container sharing another's PID namespace (podman run --pid
+# container:X, as in a Pod with shareProcessNamespace): refused before
+# CRIU runs, by the command and by the agent
+S=migrate_container_shared_pidns
+podman rm -f -t 0 ${ctr}b >/dev/null 2>&1
+t_at_exit 'podman rm -f -t 0 ${ctr}b >/dev/null 2>&1'
+if ! start_redis || ! podman run -d --name ${ctr}b --pid container:$ctr -v /usr:/usr:ro --network none \
+	--rootfs "$R" sleep 600 >"$tmp/run2.out" 2>&1; then
+	notok $S "podman run: $(tail -n 3 "$tmp/run.out" "$tmp/run2.out")"
+else
+	"$MEMLENS" migrate --container ${ctr}b --to "$tmp/z" -D "$tmp/zs" --criu "$CRIU" 2>"$tmp/shared.err"
+	rc=$?
+	[ $rc -eq 1 ] && grep -q "shares its PID namespace" "$tmp/shared.err" && [ ! -e "$tmp/zs/1" ] &&
+		[ "$(podman inspect --format '{{.State.Running}}' ${ctr}b)" = true ] && ok $S ||
+		notok $S "exit $rc: $(cat "$tmp/shared.err")"
+	if [ -S "$agent_sock" ]; then
+		agent container=${ctr}b images_dir=src4 destination_dir=dest4 >"$tmp/a-shared.json"
+		[ "$(jget "$tmp/a-shared.json" 'j["code"] == "FAILED_PRECONDITION" and "shares its PID namespace" in j["error"]')" = True ] &&
+			[ ! -e "$tmp/agent-images/src4/1" ] && ok agent_$S ||
+			notok agent_$S "$(cat "$tmp/a-shared.json")"
+	fi
+fi
+podman rm -f -t 0 ${ctr}b >/dev/null 2>&1
 
 # a stopped container: refused, nothing run
 podman rm -f -t 0 $ctr >/dev/null 2>&1

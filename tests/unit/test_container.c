@@ -52,6 +52,23 @@ static void test_podman_inspect(void)
 	CHECK_STR(c.bundle, BUNDLE);
 }
 
+/* podman run --runtime PATH: OCIRuntime is the path, the runtime its name */
+static void test_podman_runtime_path(void)
+{
+	struct ml_err e = { 0 };
+	size_t n;
+	char *s = slurp("podman-inspect.json", &n), *p = strstr(s, "\"OCIRuntime\": \"runc\"");
+	char *t = calloc(1, n + 64);
+
+	REQUIRE(p && t);
+	T_DEFER(free, t);
+	snprintf(t, n + 64, "%.*s\"OCIRuntime\": \"/usr/local/libexec/crun\"%s", (int)(p - s), s,
+		 p + strlen("\"OCIRuntime\": \"runc\""));
+	CHECK_EQ(ml_container_parse_podman(t, strlen(t), &c, &e), 0);
+	CHECK_STR(c.runtime, "podman/crun");
+	CHECK_EQ(c.pid, 8811);
+}
+
 static void test_runc_state(void)
 {
 	struct ml_err e = { 0 };
@@ -169,6 +186,7 @@ static void test_cgroup_init(void)
 int main(void)
 {
 	RUN(test_podman_inspect);
+	RUN(test_podman_runtime_path);
 	RUN(test_runc_state);
 	RUN(test_runc_list);
 	RUN(test_config);
