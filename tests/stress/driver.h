@@ -72,6 +72,10 @@ void target_kill(struct target *t);
 pid_t spawn(char *const argv[], const char *out_path, const char *err_path);
 /* Wait for @pid at most @timeout_ms (then SIGKILL it); the wait status, or -1. */
 int wait_for(pid_t pid, int timeout_ms, bool *timed_out);
+/* Whether child @pid exits within @timeout_ms; it is neither reaped nor killed. */
+bool exits_within(pid_t pid, int timeout_ms);
+/* Child @pid's state and wait channel ("S in do_wait"), for a message. */
+void proc_where(pid_t pid, char *buf, size_t len);
 void sleep_us(uint64_t us);
 uint64_t now_us(void);
 /* The last non-empty line of a file (at most @len - 1 bytes). */
@@ -86,6 +90,10 @@ struct result {
 	int tries, failures;
 	struct tally harm;
 	char note[1600]; /* counts, the targets' summaries: a comment line */
+	/* memlens runs slower than SLOW_MS that still ended well: the slowest */
+	int slow;
+	double slow_max_s;
+	char slow_where[64]; /* where the slowest one waited at SLOW_MS */
 	char skip[256]; /* non-empty: the case was skipped, and why */
 };
 

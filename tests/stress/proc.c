@@ -138,6 +138,48 @@ pid_t spawn(char *const argv[], const char *out_path, const char *err_path)
 	return p;
 }
 
+bool exits_within(pid_t pid, int timeout_ms)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), r;
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+	if (pfd < 0)
+		return true; /* cannot tell: wait_for decides */
+	do
+		r = poll(&p, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	close(pfd);
+	return r != 0;
+}
+
+void proc_where(pid_t pid, char *buf, size_t len)
+{
+	char path[64], stat[512], wchan[64] = "?";
+	const char *st;
+	int fd;
+	ssize_t n;
+
+	snprintf(buf, len, "?");
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	stat[n] = 0;
+	st = strrchr(stat, ')');
+	snprintf(path, sizeof(path), "/proc/%d/wchan", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, wchan, sizeof(wchan) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n > 0)
+		wchan[n] = 0;
+	snprintf(buf, len, "%c in %s", st && st[1] && st[2] ? st[2] : '?',
+		 n > 0 && strcmp(wchan, "0") ? wchan : "user space");
+}
+
 int wait_for(pid_t pid, int timeout_ms, bool *timed_out)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), st;
