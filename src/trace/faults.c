@@ -20,7 +20,7 @@
 #include "taskflt.h"
 #include "../table.h"
 #include "trace.h"
-#include "../../bpf/faults.h"
+#include "../../trace/faults.h"
 #include "faults.skel.h"
 
 static const char about[] =

@@ -32,7 +32,7 @@
 #include "../table.h"
 #include "trace.h"
 #include "umulti.h"
-#include "../../bpf/leaks.h"
+#include "../../trace/leaks.h"
 #include "leaks.skel.h"
 
 static const char about[] =

@@ -17,7 +17,7 @@
 #include "../table.h"
 #include "opts.h"
 #include "trace.h"
-#include "../../bpf/oom.h"
+#include "../../trace/oom.h"
 #include "oom.skel.h"
 
 static const char about[] =

@@ -21,7 +21,7 @@
 #include "elfsym.h"
 #include "trace.h"
 #include "umulti.h"
-#include "../../bpf/slab.h"
+#include "../../trace/slab.h"
 #include "slab.skel.h"
 
 static const struct bpf_insn ret0[] = {

@@ -20,7 +20,7 @@
 #include "opts.h"
 #include "slabinfo.h"
 #include "trace.h"
-#include "../../bpf/slab.h"
+#include "../../trace/slab.h"
 #include "slab.skel.h"
 
 static const char about[] =

@@ -14,7 +14,7 @@
 
 #include "harness.h"
 #include "memlens/alloc_sample.h"
-#include "../../bpf/leaks.h"
+#include "../../trace/leaks.h"
 
 static __u64 tab[LEAKS_EXPO_N + 1]; /* as the BPF program has it */
 
