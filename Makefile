@@ -3,6 +3,7 @@
 # Layout (README "Layout"):
 #   lib/<part>/  -> build/libmemlens.a         kernel interfaces and the model
 #   report/      -> build/libmemlens-report.a  the HTML/SVG report
+#   trace/       -> build/libmemlens-trace.a   the eBPF tracers (mk/bpf.mk)
 #   common/      code both binaries link (exit codes, messages, CRIU lookup)
 #   src/         -> build/memlens               the command and its subcommands
 #   agent/       -> build/memlens-agent         the gRPC agent (mk/agent.mk)
@@ -91,7 +92,7 @@ LIB_OBJS := $(call objs,$(BUILD),$(LIB_SRCS))
 MEMLENS_OBJS := $(call objs,$(BUILD),$(MEMLENS_SRCS))
 
 .PHONY: all test demo bench install deps clean format
-all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(WORKLOADS) $(UNIT_BINS) $(UNIT_ASAN) \
+all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens-trace.a $(WORKLOADS) $(UNIT_BINS) $(UNIT_ASAN) \
      $(ITEST_BINS) $(ITEST_ASAN) $(BENCH_BINS) $(EXTRA_TARGETS)
 
 $(eval $(call compile_rules,$(BUILD),plain))
@@ -104,9 +105,9 @@ $(BUILD)/libmemlens-report.a: $(REPORT_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/memlens: $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a \
-		$(MEMLENS_LDLIBS) $(LDLIBS)
+$(BUILD)/memlens: $(MEMLENS_OBJS) $(MEMLENS_LIBS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MEMLENS_OBJS) $(MEMLENS_LIBS) $(BUILD)/libmemlens-report.a \
+		$(BUILD)/libmemlens.a $(MEMLENS_LDLIBS) $(LDLIBS)
 
 $(BUILD)/workloads/%: workloads/%.c workloads/read_untouched.h
 	@mkdir -p $(dir $@)

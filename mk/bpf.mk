@@ -18,8 +18,14 @@ BPF_SKELS     := $(BPF_PROG_SRCS:trace/%.bpf.c=$(BUILD)/gen/%.skel.h)
 VMLINUX_H     := $(BUILD)/gen/vmlinux.h
 
 .SECONDARY: $(BPF_PROG_OBJS)
+# the tracers' user side: trace/*.c, the library libmemlens-trace.a (what
+# memlens and the agent link), and src/trace/*.c, memlens's commands
+# (their options and what they print)
+TRACE_SRCS     := $(filter-out %.bpf.c,$(wildcard trace/*.c))
+TRACE_LDLIBS   := -lbpf -lelf -lz
 MEMLENS_SRCS   += $(wildcard src/trace/*.c)
-MEMLENS_LDLIBS += -lbpf -lelf -lz
+MEMLENS_LIBS   += $(BUILD)/libmemlens-trace.a
+MEMLENS_LDLIBS += $(TRACE_LDLIBS)
 
 # The BTF is an order-only prerequisite: sysfs gives its file a new mtime
 # whenever its inode is evicted (drop_caches), which would rebuild every BPF
@@ -40,14 +46,15 @@ $(BUILD)/bpf/%.bpf.o: trace/%.bpf.c trace/%.h trace/common.bpf.h $(VMLINUX_H)
 	$(BPF_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 		-I$(BUILD)/gen -Itrace -c $< -o $@
 
-# the skeleton embeds the object without its DWARF (llvm-strip -g keeps the
-# BTF and the CO-RE relocations): the objects shrink ~25 times, memlens too
-# the objects that include a skeleton: only these wait for bpftool (the
-# library includes none)
+# the objects that include a skeleton: only these wait for bpftool (no
+# object of libmemlens.a, and no other one of libmemlens-trace.a)
 $(BUILD)/src/trace/faults.o: $(BUILD)/gen/faults.skel.h
 $(BUILD)/src/trace/leaks.o: $(BUILD)/gen/leaks.skel.h
 $(BUILD)/src/trace/oom.o: $(BUILD)/gen/oom.skel.h
-$(BUILD)/src/trace/slab.o $(BUILD)/src/trace/probe.o: $(BUILD)/gen/slab.skel.h
+$(BUILD)/src/trace/slab.o $(BUILD)/trace/probe.o: $(BUILD)/gen/slab.skel.h
+
+# the skeleton embeds the object without its DWARF (llvm-strip -g keeps the
+# BTF and the CO-RE relocations): the objects shrink ~25 times, memlens too
 
 $(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPF_STRIP) -g -o $(BUILD)/bpf/$*.stripped.bpf.o $<

@@ -17,7 +17,7 @@
 #include "command.h"
 #include "memlens/format_faults.h"
 #include "opts.h"
-#include "taskflt.h"
+#include "../../trace/taskflt.h"
 #include "../table.h"
 #include "trace.h"
 #include "../../trace/faults.h"

@@ -18,7 +18,7 @@
 #include "../table.h"
 #include "memlens/format_slab.h"
 #include "opts.h"
-#include "slabinfo.h"
+#include "../../trace/slabinfo.h"
 #include "trace.h"
 #include "../../trace/slab.h"
 #include "slab.skel.h"

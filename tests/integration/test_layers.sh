@@ -17,7 +17,7 @@ check tree_counted '[[ "$out" =~ ([1-9][0-9]*)\ includes\ of\ [1-9][0-9]*\ files
 # tables; made once, each plant works on a hard-linked copy of it (a planted
 # file is replaced, never written through the link)
 mkdir "$tmp/base"
-find lib include common src agent report bpf -name '*.[ch]' -exec cp --parents -t "$tmp/base" {} +
+find lib include common src agent report trace -name '*.[ch]' -exec cp --parents -t "$tmp/base" {} +
 cp lib/README.md "$tmp/base/lib/"
 copy() {
 	rm -rf "$tmp/t"
