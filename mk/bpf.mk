@@ -50,7 +50,7 @@ $(BUILD)/bpf/%.bpf.o: trace/%.bpf.c trace/%.h trace/common.bpf.h $(VMLINUX_H)
 # object of libmemlens.a, and no other one of libmemlens-trace.a)
 $(BUILD)/src/trace/faults.o: $(BUILD)/gen/faults.skel.h
 $(BUILD)/src/trace/leaks.o: $(BUILD)/gen/leaks.skel.h
-$(BUILD)/src/trace/oom.o: $(BUILD)/gen/oom.skel.h
+$(BUILD)/trace/oom.o: $(BUILD)/gen/oom.skel.h
 $(BUILD)/src/trace/slab.o $(BUILD)/trace/probe.o: $(BUILD)/gen/slab.skel.h
 
 # the skeleton embeds the object without its DWARF (llvm-strip -g keeps the

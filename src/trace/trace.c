@@ -141,8 +141,19 @@ void trace_target_close(struct trace_target *t, bool kill_it)
 	t->pidfd = -1;
 }
 
+static int poll_rb(void *rb, int timeout_ms)
+{
+	return timeout_ms ? ring_buffer__poll(rb, timeout_ms) : ring_buffer__consume(rb);
+}
+
 enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
 			   struct ring_buffer *rb)
+{
+	return trace_wait_poll(sigs, duration_s, t, rb ? poll_rb : NULL, rb);
+}
+
+enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct trace_target *t,
+				int (*poll)(void *src, int timeout_ms), void *src)
 {
 	uint64_t end = duration_s > 0 ? ml_mono_ns() + (uint64_t)(duration_s * 1e9) : 0;
 
@@ -154,9 +165,13 @@ enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace
 			return TRACE_STOP_TIME;
 		if (end && (end - now) / 1000000 < (uint64_t)ms)
 			ms = (long)((end - now) / 1000000) + 1;
-		if (rb) {
-			if (ring_buffer__poll(rb, (int)ms) < 0 && errno != EINTR)
+		if (poll) {
+			int e = poll(src, (int)ms);
+
+			if (e < 0 && e != -EINTR) {
+				errno = -e;
 				return TRACE_STOP_ERROR;
+			}
 			ms = 0;
 		}
 		if (cli_wait_signal(sigs, ms))
@@ -164,8 +179,8 @@ enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace
 		if (out_failed(stdout))
 			return TRACE_STOP_OUTPUT; /* main() says what failed */
 		if (t && t->pid && trace_target_gone(t)) {
-			if (rb)
-				ring_buffer__consume(rb);
+			if (poll)
+				poll(src, 0);
 			return TRACE_STOP_TARGET;
 		}
 	}
@@ -364,8 +379,11 @@ enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l)
 			until = end;
 		if (next && next < until)
 			until = next;
-		why = trace_wait(sigs, until > now ? (double)(until - now) / 1e9 : 1e-6, l->t,
-				 l->rb);
+		why = l->rb ? trace_wait(sigs, until > now ? (double)(until - now) / 1e9 : 1e-6,
+					 l->t, l->rb)
+			    : trace_wait_poll(sigs,
+					      until > now ? (double)(until - now) / 1e9 : 1e-6,
+					      l->t, l->poll, l->src);
 		now = ml_mono_ns();
 		if (why != TRACE_STOP_TIME || (end && now >= end)) {
 			if (next)

@@ -93,6 +93,9 @@ bool trace_quiet(void);
  */
 enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
 			   struct ring_buffer *rb);
+/* trace_wait() polling @poll(@src, ...) instead of a ring buffer (trace_loop) */
+enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct trace_target *t,
+				int (*poll)(void *src, int timeout_ms), void *src);
 
 /* bcc-style log2 histogram: "     0 -> 1     : 12   |****   |" */
 void trace_print_log2_hist(FILE *f, const __u64 *slots, int n, const char *unit);
@@ -122,8 +125,8 @@ bool trace_live_start(bool json);
 
 /*
  * The wait of a tracer: until @duration_s has passed (0: no limit), a
- * signal in @sigs, or the exit of @t (may be NULL), polling @rb (may be
- * NULL). With -i, @tick is called at the end of every interval, and once
+ * signal in @sigs, or the exit of @t (may be NULL), polling @rb or @poll
+ * (may be NULL). With -i, @tick is called at the end of every interval, and once
  * more for the last, partial one (@last true) before returning. @idle (may
  * be NULL) is called about every half second.
  */
@@ -131,6 +134,12 @@ struct trace_loop {
 	double duration_s;
 	struct trace_target *t;
 	struct ring_buffer *rb;
+	/*
+	 * Instead of @rb, a library tracer's: @poll(@src, MS) hands what came
+	 * in MS milliseconds (0: what is there) to its callback; < 0: -errno
+	 */
+	int (*poll)(void *src, int timeout_ms);
+	void *src;
 	void (*tick)(void *arg, double elapsed_s, bool last);
 	void (*idle)(void *arg);
 	void *arg;
