@@ -51,7 +51,7 @@ $(BUILD)/bpf/%.bpf.o: trace/%.bpf.c trace/%.h trace/common.bpf.h $(VMLINUX_H)
 $(BUILD)/trace/faults.o: $(BUILD)/gen/faults.skel.h
 $(BUILD)/src/trace/leaks.o: $(BUILD)/gen/leaks.skel.h
 $(BUILD)/trace/oom.o: $(BUILD)/gen/oom.skel.h
-$(BUILD)/src/trace/slab.o $(BUILD)/trace/probe.o: $(BUILD)/gen/slab.skel.h
+$(BUILD)/trace/slab.o $(BUILD)/trace/probe.o: $(BUILD)/gen/slab.skel.h
 
 # the skeleton embeds the object without its DWARF (llvm-strip -g keeps the
 # BTF and the CO-RE relocations): the objects shrink ~25 times, memlens too
