@@ -4,7 +4,8 @@
 
 lib/README.md has two tables: lib/'s folders, each depending only on those
 above it, and the parts of the tree (lib/, report/, trace/, common/, src/,
-agent/), each naming the parts it may include. Both name the public headers
+agent/), each naming the parts it may include (the whole of lib/, or some
+of its folders: lib/common/). Both name the public headers
 (include/memlens/) each folder or part owns. This script resolves every
 `#include "..."` of those folders as the compiler does (the including
 file's folder, then -Iinclude, then -Icommon) and prints each include that
@@ -132,9 +133,11 @@ def check_one(rules, frm, to):
     allowed = rules.parts.get(fp)
     if allowed is None:
         return '%s/ has no row in the part table of %s' % (fp, README)
-    if tp not in allowed:
+    # a row may name the whole library (lib/) or some of its folders (lib/common/)
+    target = 'lib/' + tf if tp == 'lib' and tf else tp
+    if tp not in allowed and target not in allowed:
         return '%s/ may include %s, not %s/ (%s)' % (
-            fp, ' '.join(a + '/' for a in allowed) or 'only itself', tp, README)
+            fp, ' '.join(a + '/' for a in allowed) or 'only itself', target, README)
     return None
 
 

@@ -61,6 +61,12 @@ plant across_binaries agent/target.c '#include "../src/table.h"' \
 # code both binaries link including the command's
 plant common_includes_src common/suggest.c '#include "../src/output.h"' \
 	'includes src/output.h' 'common/ may include lib/, not src/'
+# the tracer library using a folder of lib/ its row does not name
+plant trace_lib_folder trace/oom.c '#include "memlens/profiler.h"' \
+	'includes include/memlens/profiler.h' 'not lib/writes/'
+# the library including the tracers'
+plant lib_includes_trace lib/common/err.c '#include "../../trace/bpfutil.h"' \
+	'includes trace/bpfutil.h' 'lib/ may include only itself, not trace/'
 # a weak symbol: a dependency no include shows
 plant weak_symbol common/opts.c 'void trace_probe_features(void *l) __attribute__((weak));' \
 	'a weak symbol'
