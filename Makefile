@@ -114,9 +114,11 @@ $(BUILD)/workloads/%: workloads/%.c workloads/read_untouched.h
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -o $@ $< -lpthread -lm
 
 TEST_LIBS := $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
+# UNIT_LIBS: set per test, the libraries one unit test links besides them
+# (mk/pprof.mk: the tracer library's)
 $(BUILD)/tests/unit/%: tests/unit/%.c $(TEST_LIBS) tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(TEST_LIBS) $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(UNIT_LIBS) $(TEST_LIBS) $(LDLIBS)
 
 # the unit tests again, with an instrumented library, under ASan+UBSan
 ASAN_LIB_OBJS := $(call objs,$(BUILD)/asan,$(LIB_SRCS))
@@ -134,7 +136,7 @@ $(BUILD)/asan/libmemlens-report.a: $(ASAN_REPORT_OBJS)
 
 $(BUILD)/tests/asan/%: tests/unit/%.c $(ASAN_LIBS) tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(ASAN_LIBS) $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(UNIT_LIBS) $(ASAN_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_LIBS) tests/harness.h
 	@mkdir -p $(dir $@)

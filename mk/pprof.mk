@@ -40,3 +40,9 @@ TRACE_OBJS := $(call objs,$(BUILD),$(TRACE_SRCS))
 $(BUILD)/libmemlens-trace.a: $(TRACE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
+
+# the unit test of the tracer library's API links it, and libbpf
+TRACE_UNIT := $(BUILD)/tests/unit/test_trace_api $(BUILD)/tests/asan/test_trace_api
+$(TRACE_UNIT): $(BUILD)/libmemlens-trace.a
+$(TRACE_UNIT): LDLIBS += $(TRACE_LDLIBS)
+$(TRACE_UNIT): UNIT_LIBS := $(BUILD)/libmemlens-trace.a
