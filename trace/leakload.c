@@ -141,7 +141,7 @@ static void add_probe(struct probe_set *ps, uint64_t off, int fn)
 }
 
 /*
- * glibc's thread-exit path (see bpf/leaks.bpf.c): __call_tls_dtors, which a
+ * glibc's thread-exit path (see leaks.bpf.c): __call_tls_dtors, which a
  * thread calls before its tcache is flushed. Not there (musl, an old glibc):
  * those frees count as untracked, and -v says so.
  */

@@ -306,7 +306,7 @@ static int cmp_seq(const void *a, const void *b)
 /*
  * Forget which stack the blocks freed since had: keep the bindings of the
  * blocks the table holds now. A block is in the table before its copy is
- * handed over (bpf/leaks.bpf.c), so none bound yet is missed.
+ * handed over (trace/leaks.bpf.c), so none bound yet is missed.
  */
 static void prune_bindings(struct leaks_run *r)
 {
