@@ -19,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "memlens/alloc_sample.h"
+#include "memlens/clock.h"
 #include "allocfind.h"
 #include "bpfutil.h"
 #include "elfsym.h"
@@ -384,6 +385,11 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 void leaks_unload(struct leaks_loader *r)
 {
 	leaks_detach(r);
+	ring_buffer__free(r->rb);
+	r->rb = NULL;
+	unwinder_free(r->unw);
+	r->unw = NULL;
+	stackstore_free(&r->store);
 	leaks_bpf__destroy(r->skel);
 	r->skel = NULL;
 }
@@ -402,6 +408,7 @@ int leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
 
 	r->o = o;
 	r->alloc = alloc;
+	r->dwarf = o->dwarf;
 
 	e = find_probes(r, o, r->alloc->path, true, &entries[0], &returns[0], err);
 	if (!e && r->alloc->extra[0])
@@ -447,4 +454,137 @@ int leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
 	    r->alloc->is_libc ? "its C library" : "its allocator, in place of libc's malloc",
 	    (int)pid, nent, nret);
 	return 0;
+}
+
+/* ---- dwarf: the stack copies, unwound as they come ---- */
+
+static int cmp_seq(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Forget which stack the blocks freed since had: keep the bindings of the
+ * blocks the table holds now. A block is in the table before its copy is
+ * handed over (trace/leaks.bpf.c), so none bound yet is missed.
+ */
+static void prune_bindings(struct leaks_loader *r)
+{
+	size_t n, k = 0;
+	struct leaks_alloc *a = leaks_read_allocs(r, &n);
+	uint64_t *live = a ? malloc((n ? n : 1) * sizeof(*live)) : NULL;
+
+	if (live) {
+		for (size_t i = 0; i < n; i++)
+			if (a[i].stack_id >= 0)
+				live[k++] = (uint64_t)a[i].stack_id;
+		qsort(live, k, sizeof(*live), cmp_seq);
+		stackstore_keep(&r->store, live, k);
+	}
+	free(live);
+	free(a);
+	r->prune_at = 2 * r->store.nbinds > (1u << 20) ? 2 * r->store.nbinds : (1u << 20);
+}
+
+/* One stack copy: unwound, its stack stored once, the block bound to it. */
+static int on_sample(void *ctx, void *data, size_t len)
+{
+	static uint64_t ips[LEAKS_DWARF_DEPTH];
+	struct leaks_loader *r = ctx;
+	const struct leaks_sample *sm = data;
+	struct unwind_input in = { 0 };
+	enum unwind_end end;
+	uint64_t t0;
+	int n, id;
+
+	if (len < sizeof(*sm) || len < sizeof(*sm) + sm->size)
+		return 0;
+	in.tid = (pid_t)sm->tid;
+	in.stack = sm->stack;
+	in.size = sm->size;
+	in.to_end = sm->to_end;
+	for (int i = 0; i < UNWIND_NR_REGS; i++)
+		in.regs[i] = sm->regs[i];
+	t0 = ml_mono_ns();
+	n = unwind_stack(r->unw, &in, ips, LEAKS_DWARF_DEPTH, &end);
+	if (!n) { /* its pc in no file known: the caller alone, as frame pointers give */
+		ips[0] = in.regs[UNWIND_IP];
+		n = 1;
+	}
+	r->unw_stats.ns += ml_mono_ns() - t0;
+	r->unw_stats.stacks++;
+	r->unw_stats.frames += (uint64_t)n;
+	if ((uint64_t)n > r->unw_stats.max_frames)
+		r->unw_stats.max_frames = (uint64_t)n;
+	r->unw_stats.ends[end]++;
+	id = stackstore_intern(&r->store, ips, (uint32_t)n);
+	if (id == -ENOSPC)
+		r->unw_stats.full++;
+	if (id >= 0)
+		stackstore_bind(&r->store, sm->seq, (uint32_t)id);
+	if (r->store.nbinds >= r->prune_at)
+		prune_bindings(r);
+	return 0;
+}
+
+int leaks_dwarf_start(struct leaks_loader *r, pid_t pid, size_t max_stacks, struct ml_err *err)
+{
+	stackstore_init(&r->store, max_stacks);
+	r->prune_at = 1u << 20;
+	r->unw = unwinder_new(pid);
+	if (!r->unw)
+		return ml_err_set(err, errno,
+				  "cannot read the ELF files of process %d to unwind "
+				  "its stacks: %s",
+				  (int)pid, strerror(errno));
+	r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.samples), on_sample, r, NULL);
+	if (!r->rb)
+		return ml_err_set(err, errno, "cannot read the ring buffer of stack copies: %s",
+				  strerror(errno));
+	return 0;
+}
+
+/* The return addresses of stack @id, innermost first, at most LEAKS_STACK_MAX: how many. */
+int leaks_stack_ips(struct leaks_loader *r, int64_t id, uint64_t *ips)
+{
+	struct leaks_stack ls;
+	const uint64_t *v;
+	int n = 0;
+
+	if (id < 0)
+		return 0;
+	if (r->dwarf) {
+		n = (int)stackstore_get(&r->store, (uint32_t)id, &v);
+		n = n > LEAKS_STACK_MAX ? LEAKS_STACK_MAX : n;
+		memcpy(ips, v, (size_t)n * sizeof(*ips));
+		return n;
+	}
+	if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &(__u64){ (__u64)id }, &ls))
+		return 0;
+	for (; n < LEAKS_STACK_DEPTH && ls.ips[n]; n++)
+		ips[n] = ls.ips[n];
+	return n;
+}
+
+struct leaks_alloc *leaks_read_allocs(const struct leaks_loader *r, size_t *n)
+{
+	return trace_map_dump(bpf_map__fd(r->skel->maps.allocs), sizeof(__u64),
+			      sizeof(struct leaks_alloc), TRACE_NO_KEY, 0, n);
+}
+
+/* the distinct stacks the table holds */
+uint64_t leaks_count_stacks(const struct leaks_loader *r)
+{
+	int fd = bpf_map__fd(r->skel->maps.stacks);
+	__u64 key, next;
+	uint64_t n = 0;
+
+	for (int e = bpf_map_get_next_key(fd, NULL, &next); !e;
+	     e = bpf_map_get_next_key(fd, &key, &next)) {
+		key = next;
+		n++;
+	}
+	return n;
 }

@@ -73,8 +73,8 @@ enum { STACKS_FP = 0, STACKS_DWARF };
 static const char *const stacks_modes[] = { "fp", "dwarf", NULL };
 
 /* the deepest stack kept: frame pointers walked by the kernel, DWARF by us */
-#define DWARF_DEPTH 64
-#define STACK_MAX (DWARF_DEPTH > LEAKS_STACK_DEPTH ? DWARF_DEPTH : LEAKS_STACK_DEPTH)
+#define DWARF_DEPTH LEAKS_DWARF_DEPTH
+#define STACK_MAX LEAKS_STACK_MAX
 
 struct leaks_opts {
 	pid_t pid;
@@ -103,15 +103,6 @@ struct leaks_run {
 	FILE *pprof; /* --pprof FILE, likewise */
 	uint64_t start_wall_ns, start_mono_ns; /* when tracing began */
 	bool write_failed; /* it could not be written */
-	/* --stacks dwarf */
-	struct ring_buffer *rb; /* the stack copies */
-	struct unwinder *unw;
-	struct stackstore store; /* the stacks unwound, and whose they are */
-	size_t prune_at; /* bindings at which those of freed blocks are dropped */
-	struct {
-		uint64_t stacks, ns, frames, max_frames, ends[UNWIND_NR_ENDS];
-		uint64_t full; /* more distinct stacks than --max-stacks */
-	} unw_stats;
 };
 
 /* --sample BYTES: a number of bytes, with K, M, G or T (binary units) */
@@ -291,121 +282,6 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 	return 0;
 }
 
-/* ---- --stacks dwarf: the stack copies, unwound as they come ---- */
-
-static struct leaks_alloc *read_allocs(struct leaks_bpf *s, size_t *n);
-static long max_stacks(const struct leaks_opts *o);
-
-static int cmp_seq(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Forget which stack the blocks freed since had: keep the bindings of the
- * blocks the table holds now. A block is in the table before its copy is
- * handed over (trace/leaks.bpf.c), so none bound yet is missed.
- */
-static void prune_bindings(struct leaks_run *r)
-{
-	size_t n, k = 0;
-	struct leaks_alloc *a = read_allocs(r->ld.skel, &n);
-	uint64_t *live = a ? malloc((n ? n : 1) * sizeof(*live)) : NULL;
-
-	if (live) {
-		for (size_t i = 0; i < n; i++)
-			if (a[i].stack_id >= 0)
-				live[k++] = (uint64_t)a[i].stack_id;
-		qsort(live, k, sizeof(*live), cmp_seq);
-		stackstore_keep(&r->store, live, k);
-	}
-	free(live);
-	free(a);
-	r->prune_at = 2 * r->store.nbinds > (1u << 20) ? 2 * r->store.nbinds : (1u << 20);
-}
-
-/* One stack copy: unwound, its stack stored once, the block bound to it. */
-static int on_sample(void *ctx, void *data, size_t len)
-{
-	static uint64_t ips[DWARF_DEPTH];
-	struct leaks_run *r = ctx;
-	const struct leaks_sample *sm = data;
-	struct unwind_input in = { 0 };
-	enum unwind_end end;
-	uint64_t t0;
-	int n, id;
-
-	if (len < sizeof(*sm) || len < sizeof(*sm) + sm->size)
-		return 0;
-	in.tid = (pid_t)sm->tid;
-	in.stack = sm->stack;
-	in.size = sm->size;
-	in.to_end = sm->to_end;
-	for (int i = 0; i < UNWIND_NR_REGS; i++)
-		in.regs[i] = sm->regs[i];
-	t0 = ml_mono_ns();
-	n = unwind_stack(r->unw, &in, ips, DWARF_DEPTH, &end);
-	if (!n) { /* its pc in no file known: the caller alone, as frame pointers give */
-		ips[0] = in.regs[UNWIND_IP];
-		n = 1;
-	}
-	r->unw_stats.ns += ml_mono_ns() - t0;
-	r->unw_stats.stacks++;
-	r->unw_stats.frames += (uint64_t)n;
-	if ((uint64_t)n > r->unw_stats.max_frames)
-		r->unw_stats.max_frames = (uint64_t)n;
-	r->unw_stats.ends[end]++;
-	id = stackstore_intern(&r->store, ips, (uint32_t)n);
-	if (id == -ENOSPC)
-		r->unw_stats.full++;
-	if (id >= 0)
-		stackstore_bind(&r->store, sm->seq, (uint32_t)id);
-	if (r->store.nbinds >= r->prune_at)
-		prune_bindings(r);
-	return 0;
-}
-
-static int dwarf_start(struct leaks_run *r, pid_t pid, struct ml_err *err)
-{
-	stackstore_init(&r->store, (size_t)max_stacks(r->o));
-	r->prune_at = 1u << 20;
-	r->unw = unwinder_new(pid);
-	if (!r->unw)
-		return ml_err_set(err, errno,
-				  "cannot read the ELF files of process %d to unwind "
-				  "its stacks: %s",
-				  (int)pid, strerror(errno));
-	r->rb = ring_buffer__new(bpf_map__fd(r->ld.skel->maps.samples), on_sample, r, NULL);
-	if (!r->rb)
-		return ml_err_set(err, errno, "cannot read the ring buffer of stack copies: %s",
-				  strerror(errno));
-	return 0;
-}
-
-/* The return addresses of stack @id, innermost first, at most STACK_MAX: how many. */
-static int stack_ips(struct leaks_run *r, int64_t id, uint64_t *ips)
-{
-	struct leaks_stack ls;
-	const uint64_t *v;
-	int n = 0;
-
-	if (id < 0)
-		return 0;
-	if (r->o->stacks == STACKS_DWARF) {
-		n = (int)stackstore_get(&r->store, (uint32_t)id, &v);
-		n = n > STACK_MAX ? STACK_MAX : n;
-		memcpy(ips, v, (size_t)n * sizeof(*ips));
-		return n;
-	}
-	if (bpf_map_lookup_elem(bpf_map__fd(r->ld.skel->maps.stacks), &(__u64){ (__u64)id }, &ls))
-		return 0;
-	for (; n < LEAKS_STACK_DEPTH && ls.ips[n]; n++)
-		ips[n] = ls.ips[n];
-	return n;
-}
-
 /* ---- report ---- */
 
 /*
@@ -488,12 +364,6 @@ static int cmp_stack_row(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
-static struct leaks_alloc *read_allocs(struct leaks_bpf *s, size_t *n)
-{
-	return trace_map_dump(bpf_map__fd(s->maps.allocs), sizeof(__u64),
-			      sizeof(struct leaks_alloc), TRACE_NO_KEY, 0, n);
-}
-
 static int cmp_stack_id(const void *a, const void *b)
 {
 	const struct leaks_alloc *x = a, *y = b;
@@ -523,35 +393,19 @@ static void group_by_stack(struct leak_totals *t, struct leaks_alloc *a, size_t 
 		qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack_row);
 }
 
-/* the distinct stacks the table holds */
-static uint64_t count_stacks(struct leaks_bpf *s)
-{
-	int fd = bpf_map__fd(s->maps.stacks);
-	__u64 key, next;
-	uint64_t n = 0;
-
-	for (int e = bpf_map_get_next_key(fd, NULL, &next); !e;
-	     e = bpf_map_get_next_key(fd, &key, &next)) {
-		key = next;
-		n++;
-	}
-	return n;
-}
-
 static void totals(struct leaks_run *r, struct leak_totals *t, uint64_t mean)
 {
-	struct leaks_bpf *s = r->ld.skel;
 	struct leaks_alloc *a;
 	size_t n;
 
 	memset(t, 0, sizeof(*t));
-	a = read_allocs(s, &n);
+	a = leaks_read_allocs(&r->ld, &n);
 	if (!a)
 		return;
 	/* dwarf: the BPF side's ids are sequence numbers, bound to stacks unwound */
 	for (size_t i = 0; r->o->stacks == STACKS_DWARF && i < n; i++)
 		if (a[i].stack_id >= 0) {
-			int id = stackstore_lookup(&r->store, (uint64_t)a[i].stack_id);
+			int id = stackstore_lookup(&r->ld.store, (uint64_t)a[i].stack_id);
 
 			a[i].stack_id = id >= 0 ? id : LEAKS_STACK_FULL;
 		}
@@ -581,7 +435,8 @@ static void totals(struct leaks_run *r, struct leak_totals *t, uint64_t mean)
 		qsort(t->sizes, t->nsizes, sizeof(*t->sizes), cmp_size_row);
 	group_by_stack(t, a, n, mean);
 	free(a);
-	t->stacks_kept = r->o->stacks == STACKS_DWARF ? r->store.nstacks : count_stacks(s);
+	t->stacks_kept =
+		r->o->stacks == STACKS_DWARF ? r->ld.store.nstacks : leaks_count_stacks(&r->ld);
 }
 
 struct sym_stack {
@@ -603,7 +458,7 @@ static void stack_text(struct leaks_run *r, int64_t id, struct sym_stack *st)
 	static char out[STACK_MAX * 520];
 	uint64_t ips[STACK_MAX];
 	size_t used = 0, len = sizeof(out);
-	int n = stack_ips(r, id, ips);
+	int n = leaks_stack_ips(&r->ld, id, ips);
 	char buf[512];
 
 	out[0] = 0;
@@ -751,13 +606,14 @@ static void depth_stats(const struct sym_stack *v, size_t n, size_t *nst, double
 /* the stacks not unwound to their outermost frame */
 static uint64_t unwound_partly(const struct leaks_run *r)
 {
-	return r->unw_stats.ends[UNWIND_OUT_OF_COPY] + r->unw_stats.ends[UNWIND_NO_CFI];
+	return r->ld.unw_stats.ends[UNWIND_OUT_OF_COPY] + r->ld.unw_stats.ends[UNWIND_NO_CFI];
 }
 
 static double us_per_stack(const struct leaks_run *r)
 {
-	return r->unw_stats.stacks ? (double)r->unw_stats.ns / 1e3 / (double)r->unw_stats.stacks
-				   : 0;
+	return r->ld.unw_stats.stacks
+		       ? (double)r->ld.unw_stats.ns / 1e3 / (double)r->ld.unw_stats.stacks
+		       : 0;
 }
 
 static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct sym_stack *v,
@@ -777,19 +633,19 @@ static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct s
 	rec->has_unwind = true;
 	rec->unwind = (struct leaks_unwind_rec){
 		.stack_size = r->o->stack_size,
-		.stacks = r->unw_stats.stacks,
+		.stacks = r->ld.unw_stats.stacks,
 		.us_per_stack = us_per_stack(r),
-		.frames_mean = r->unw_stats.stacks
-				       ? (double)r->unw_stats.frames / (double)r->unw_stats.stacks
-				       : 0,
-		.frames_max = r->unw_stats.max_frames,
+		.frames_mean = r->ld.unw_stats.stacks ? (double)r->ld.unw_stats.frames /
+								(double)r->ld.unw_stats.stacks
+						      : 0,
+		.frames_max = r->ld.unw_stats.max_frames,
 		.max_frames = DWARF_DEPTH,
-		.complete = r->unw_stats.ends[UNWIND_COMPLETE],
-		.cut = r->unw_stats.ends[UNWIND_CUT],
-		.out_of_copy = r->unw_stats.ends[UNWIND_OUT_OF_COPY],
-		.no_cfi = r->unw_stats.ends[UNWIND_NO_CFI],
+		.complete = r->ld.unw_stats.ends[UNWIND_COMPLETE],
+		.cut = r->ld.unw_stats.ends[UNWIND_CUT],
+		.out_of_copy = r->ld.unw_stats.ends[UNWIND_OUT_OF_COPY],
+		.no_cfi = r->ld.unw_stats.ends[UNWIND_NO_CFI],
 		.not_unwound_fully = unwound_partly(r),
-		.table_full = r->unw_stats.full,
+		.table_full = r->ld.unw_stats.full,
 	};
 }
 
@@ -803,9 +659,9 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
 
 	depth_stats(v, n, &nst, &mean, &max);
 	if (r->o->stacks == STACKS_DWARF) {
-		size_t k =
-			(size_t)snprintf(un, sizeof(un), "; %llu stacks unwound, %.1f us each",
-					 (unsigned long long)r->unw_stats.stacks, us_per_stack(r));
+		size_t k = (size_t)snprintf(un, sizeof(un), "; %llu stacks unwound, %.1f us each",
+					    (unsigned long long)r->ld.unw_stats.stacks,
+					    us_per_stack(r));
 
 		if (unwound_partly(r) && k < sizeof(un))
 			k += (size_t)snprintf(
@@ -814,12 +670,12 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
 				"bytes copied: --stack-size makes it larger; %llu at code without "
 				"call frame information)",
 				(unsigned long long)unwound_partly(r),
-				(unsigned long long)r->unw_stats.ends[UNWIND_OUT_OF_COPY],
+				(unsigned long long)r->ld.unw_stats.ends[UNWIND_OUT_OF_COPY],
 				(unsigned long long)r->o->stack_size,
-				(unsigned long long)r->unw_stats.ends[UNWIND_NO_CFI]);
-		if (r->unw_stats.ends[UNWIND_CUT] && k < sizeof(un))
+				(unsigned long long)r->ld.unw_stats.ends[UNWIND_NO_CFI]);
+		if (r->ld.unw_stats.ends[UNWIND_CUT] && k < sizeof(un))
 			snprintf(un + k, sizeof(un) - k, "; %llu cut at %d frames",
-				 (unsigned long long)r->unw_stats.ends[UNWIND_CUT], DWARF_DEPTH);
+				 (unsigned long long)r->ld.unw_stats.ends[UNWIND_CUT], DWARF_DEPTH);
 	}
 	table_wrap(stdout, width, 2,
 		   "call stacks: %s; %zu distinct outstanding, %.1f frames on average, at most "
@@ -1341,7 +1197,7 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 		uint64_t u[STACK_MAX];
 		double v[2] = { t->stacks[i].est_count, t->stacks[i].est_bytes };
 
-		e = pprof_add(p, u, stack_ips(r, t->stacks[i].id, u), v);
+		e = pprof_add(p, u, leaks_stack_ips(&r->ld, t->stacks[i].id, u), v);
 	}
 	if (p && !e) {
 		char rate[96] = "";
@@ -1375,9 +1231,9 @@ static void report(struct leaks_run *r, const struct report_at *at)
 	struct leak_totals t;
 
 	memcpy(c, r->ld.skel->bss->counters, sizeof(c));
-	if (r->rb)
-		ring_buffer__consume(r->rb); /* every copy handed over so far, unwound */
-	c[LEAKS_C_STACK_FULL] += r->unw_stats.full; /* dwarf: more stacks than --max-stacks */
+	if (r->ld.rb)
+		ring_buffer__consume(r->ld.rb); /* every copy handed over so far, unwound */
+	c[LEAKS_C_STACK_FULL] += r->ld.unw_stats.full; /* dwarf: more stacks than --max-stacks */
 	totals(r, &t, r->o->sample);
 	if (at->elapsed_s < 0)
 		t.unread =
@@ -1438,7 +1294,7 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 {
 	struct trace_loop l = { .duration_s = o->duration,
 				.t = t,
-				.rb = r->rb,
+				.rb = r->ld.rb,
 				.tick = on_tick,
 				.idle = on_idle,
 				.arg = r };
@@ -1535,7 +1391,7 @@ static int cmd_leaks(int argc, char **argv)
 		e = leaks_load(&r.ld, &lo, &r.alloc, t.pid, &err);
 	}
 	if (!e && o.stacks == STACKS_DWARF)
-		e = dwarf_start(&r, t.pid, &err);
+		e = leaks_dwarf_start(&r.ld, t.pid, (size_t)max_stacks(&o), &err);
 	if (e)
 		goto out;
 	symbolizer_init(&r.sym, t.pid);
@@ -1570,9 +1426,6 @@ out:
 		fclose(r.folded);
 	if (r.pprof)
 		fclose(r.pprof);
-	ring_buffer__free(r.rb);
-	unwinder_free(r.unw);
-	stackstore_free(&r.store);
 	leaks_unload(&r.ld);
 	symbolizer_free(&r.sym);
 	trace_target_close(&t, true);
