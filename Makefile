@@ -3,6 +3,7 @@
 # Layout (README "Layout"):
 #   lib/<part>/  -> build/libmemlens.a         kernel interfaces and the model
 #   report/      -> build/libmemlens-report.a  the HTML/SVG report
+#   trace/       -> build/libmemlens-trace.a   the eBPF tracers (mk/bpf.mk)
 #   common/      code both binaries link (exit codes, messages, CRIU lookup)
 #   src/         -> build/memlens               the command and its subcommands
 #   agent/       -> build/memlens-agent         the gRPC agent (mk/agent.mk)
@@ -91,7 +92,7 @@ LIB_OBJS := $(call objs,$(BUILD),$(LIB_SRCS))
 MEMLENS_OBJS := $(call objs,$(BUILD),$(MEMLENS_SRCS))
 
 .PHONY: all test demo bench install deps clean format
-all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(WORKLOADS) $(UNIT_BINS) $(UNIT_ASAN) \
+all: $(BUILD)/memlens $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens-trace.a $(WORKLOADS) $(UNIT_BINS) $(UNIT_ASAN) \
      $(ITEST_BINS) $(ITEST_ASAN) $(BENCH_BINS) $(EXTRA_TARGETS)
 
 $(eval $(call compile_rules,$(BUILD),plain))
@@ -104,18 +105,20 @@ $(BUILD)/libmemlens-report.a: $(REPORT_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/memlens: $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MEMLENS_OBJS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a \
-		$(MEMLENS_LDLIBS) $(LDLIBS)
+$(BUILD)/memlens: $(MEMLENS_OBJS) $(MEMLENS_LIBS) $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MEMLENS_OBJS) $(MEMLENS_LIBS) $(BUILD)/libmemlens-report.a \
+		$(BUILD)/libmemlens.a $(MEMLENS_LDLIBS) $(LDLIBS)
 
 $(BUILD)/workloads/%: workloads/%.c workloads/read_untouched.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -o $@ $< -lpthread -lm
 
 TEST_LIBS := $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens.a
+# UNIT_LIBS: set per test, the libraries one unit test links besides them
+# (mk/pprof.mk: the tracer library's)
 $(BUILD)/tests/unit/%: tests/unit/%.c $(TEST_LIBS) tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(TEST_LIBS) $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests -o $@ $< $(UNIT_LIBS) $(TEST_LIBS) $(LDLIBS)
 
 # the unit tests again, with an instrumented library, under ASan+UBSan
 ASAN_LIB_OBJS := $(call objs,$(BUILD)/asan,$(LIB_SRCS))
@@ -133,7 +136,7 @@ $(BUILD)/asan/libmemlens-report.a: $(ASAN_REPORT_OBJS)
 
 $(BUILD)/tests/asan/%: tests/unit/%.c $(ASAN_LIBS) tests/harness.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(ASAN_LIBS) $(LDLIBS)
+	$(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -Itests -o $@ $< $(UNIT_LIBS) $(ASAN_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/integration/%: tests/integration/%.c $(TEST_LIBS) tests/harness.h
 	@mkdir -p $(dir $@)

@@ -14,9 +14,10 @@ AGENT_OBJS := $(call objs,$(BUILD),$(AGENT_SRCS)) $(COMMON_OBJS)
 EXTRA_TARGETS += $(BUILD)/memlens-agent
 # (the Migrate RPC runs the migration flow of `memlens migrate`: common/)
 
-$(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJS) $(BUILD)/libmemlens.a \
-		$(shell pkg-config --libs $(AGENT_PKGS)) $(LDLIBS)
+# the tracer library too (mk/bpf.mk), for the RPCs that will offer them
+$(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens-trace.a $(BUILD)/libmemlens.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(AGENT_OBJS) $(BUILD)/libmemlens-trace.a $(BUILD)/libmemlens.a \
+		$(shell pkg-config --libs $(AGENT_PKGS)) $(TRACE_LDLIBS) $(LDLIBS)
 # the handlers' files include the generated header (through rpc_handlers.h)
 $(call objs,$(BUILD),$(shell grep -l '"rpc_handlers.h"' agent/*.c)): $(BUILD)/gen/agent.pb-c.h
 

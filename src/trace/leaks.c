@@ -5,7 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,17 +22,16 @@
 #include "memlens/alloc_sample.h"
 #include "memlens/format_leaks.h"
 #include "opts.h"
-#include "elfsym.h"
-#include "allocfind.h"
-#include "pprof.h"
-#include "stackstore.h"
-#include "symbolize.h"
-#include "unwind.h"
+#include "../../trace/allocfind.h"
+#include "../../trace/pprof.h"
+#include "../../trace/stackstore.h"
+#include "../../trace/symbolize.h"
+#include "../../trace/unwind.h"
 #include "../live.h"
 #include "../table.h"
 #include "trace.h"
-#include "umulti.h"
-#include "../../bpf/leaks.h"
+#include "../../trace/leakload.h"
+#include "../../trace/leaks.h"
 #include "leaks.skel.h"
 
 static const char about[] =
@@ -74,8 +73,8 @@ enum { STACKS_FP = 0, STACKS_DWARF };
 static const char *const stacks_modes[] = { "fp", "dwarf", NULL };
 
 /* the deepest stack kept: frame pointers walked by the kernel, DWARF by us */
-#define DWARF_DEPTH 64
-#define STACK_MAX (DWARF_DEPTH > LEAKS_STACK_DEPTH ? DWARF_DEPTH : LEAKS_STACK_DEPTH)
+#define DWARF_DEPTH LEAKS_DWARF_DEPTH
+#define STACK_MAX LEAKS_STACK_MAX
 
 struct leaks_opts {
 	pid_t pid;
@@ -94,82 +93,8 @@ struct leaks_opts {
 	char **cmd;
 };
 
-/*
- * The entry points probed, by name, each with the function whose arguments
- * it takes (enum leaks_fn): the standard names, jemalloc's and tcmalloc's
- * prefixed ones (a program that links them with a prefix calls je_malloc or
- * tc_malloc itself), and their own API with the same arguments (jemalloc's
- * mallocx(size, flags), rallocx(ptr, size, flags), dallocx(ptr, flags),
- * sdallocx(ptr, size, flags); C23's free_sized). Those an object exports
- * at one address (tcmalloc's malloc and tc_malloc) are probed once.
- */
-static const struct probe_name {
-	const char *name;
-	int fn; /* enum leaks_fn, or LEAKS_FREE */
-} probe_names[] = {
-	{ "malloc", LEAKS_MALLOC },
-	{ "je_malloc", LEAKS_MALLOC },
-	{ "tc_malloc", LEAKS_MALLOC },
-	{ "mallocx", LEAKS_MALLOC },
-	{ "je_mallocx", LEAKS_MALLOC },
-	{ "calloc", LEAKS_CALLOC },
-	{ "je_calloc", LEAKS_CALLOC },
-	{ "tc_calloc", LEAKS_CALLOC },
-	{ "realloc", LEAKS_REALLOC },
-	{ "je_realloc", LEAKS_REALLOC },
-	{ "tc_realloc", LEAKS_REALLOC },
-	{ "rallocx", LEAKS_REALLOC },
-	{ "je_rallocx", LEAKS_REALLOC },
-	{ "reallocarray", LEAKS_REALLOCARRAY },
-	{ "aligned_alloc", LEAKS_ALIGNED_ALLOC },
-	{ "je_aligned_alloc", LEAKS_ALIGNED_ALLOC },
-	{ "posix_memalign", LEAKS_POSIX_MEMALIGN },
-	{ "je_posix_memalign", LEAKS_POSIX_MEMALIGN },
-	{ "tc_posix_memalign", LEAKS_POSIX_MEMALIGN },
-	{ "memalign", LEAKS_MEMALIGN },
-	{ "je_memalign", LEAKS_MEMALIGN },
-	{ "tc_memalign", LEAKS_MEMALIGN },
-	{ "valloc", LEAKS_VALLOC },
-	{ "je_valloc", LEAKS_VALLOC },
-	{ "tc_valloc", LEAKS_VALLOC },
-	{ "pvalloc", LEAKS_PVALLOC },
-	{ "tc_pvalloc", LEAKS_PVALLOC },
-	{ "free", LEAKS_FREE },
-	{ "je_free", LEAKS_FREE },
-	{ "tc_free", LEAKS_FREE },
-	{ "cfree", LEAKS_FREE },
-	{ "tc_cfree", LEAKS_FREE },
-	{ "free_sized", LEAKS_FREE },
-	{ "free_aligned_sized", LEAKS_FREE },
-	{ "dallocx", LEAKS_FREE },
-	{ "je_dallocx", LEAKS_FREE },
-	{ "sdallocx", LEAKS_FREE },
-	{ "je_sdallocx", LEAKS_FREE },
-};
-
-#define NR_PROBE_NAMES (sizeof(probe_names) / sizeof(probe_names[0]))
-#define MAX_PROBES (NR_PROBE_NAMES + 1) /* and glibc's thread exit */
-
-/* file offsets to probe in @path, each with its cookie (enum leaks_fn) */
-struct probe_set {
-	const char *path;
-	uint64_t off[MAX_PROBES];
-	uint64_t cookie[MAX_PROBES];
-	unsigned int n;
-};
-
-/* the allocator malloc is bound to, and one with prefixed names beside it */
-#define MAX_OBJS 2
-#define MAX_LINKS (2 * MAX_PROBES * MAX_OBJS)
-
 struct leaks_run {
-	struct leaks_bpf *skel;
-	struct bpf_link *links[MAX_LINKS]; /* perf-event uprobes: entries and returns */
-	int nlinks;
-	int link_fds[2 * MAX_OBJS]; /* uprobe_multi links: returns, entries */
-	int nlink_fds;
-	bool multi; /* uprobe_multi links, not one perf event per probe */
-	bool session; /* --sample: one uprobe session link (multi too) */
+	struct leaks_loader ld; /* the programs and their uprobes */
 	struct alloc_lib alloc; /* the file whose malloc the target calls */
 	struct symbolizer sym;
 	const struct leaks_opts *o;
@@ -178,15 +103,6 @@ struct leaks_run {
 	FILE *pprof; /* --pprof FILE, likewise */
 	uint64_t start_wall_ns, start_mono_ns; /* when tracing began */
 	bool write_failed; /* it could not be written */
-	/* --stacks dwarf */
-	struct ring_buffer *rb; /* the stack copies */
-	struct unwinder *unw;
-	struct stackstore store; /* the stacks unwound, and whose they are */
-	size_t prune_at; /* bindings at which those of freed blocks are dropped */
-	struct {
-		uint64_t stacks, ns, frames, max_frames, ends[UNWIND_NR_ENDS];
-		uint64_t full; /* more distinct stacks than --max-stacks */
-	} unw_stats;
 };
 
 /* --sample BYTES: a number of bytes, with K, M, G or T (binary units) */
@@ -366,471 +282,6 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 	return 0;
 }
 
-/*
- * x86-64: a uprobe on "test %rdi,%rdi" is single-stepped (slow); the push
- * after "test %rdi,%rdi; je" is emulated, every non-NULL call passes it and
- * %rdi still holds the argument there. Use it when the prologue is that.
- */
-static uint64_t emulatable_entry(const char *path, uint64_t off)
-{
-#ifdef __x86_64__
-	unsigned char b[16];
-	int fd = open(path, O_RDONLY | O_CLOEXEC), next = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return off;
-	n = pread(fd, b, sizeof(b), (off_t)off);
-	close(fd);
-	if (n != sizeof(b) || b[0] != 0x48 || b[1] != 0x85 || b[2] != 0xff)
-		return off;
-	if (b[3] == 0x74)
-		next = 5;
-	else if (b[3] == 0x0f && b[4] == 0x84)
-		next = 9;
-	if (next && b[next] >= 0x50 && b[next] <= 0x57)
-		return off + (uint64_t)next;
-	if (next && b[next] == 0x41 && b[next + 1] >= 0x50 && b[next + 1] <= 0x57)
-		return off + (uint64_t)next;
-#else
-	(void)path;
-#endif
-	return off;
-}
-
-static void add_probe(struct probe_set *ps, uint64_t off, int fn)
-{
-	ps->off[ps->n] = off;
-	ps->cookie[ps->n++] = (uint64_t)fn;
-}
-
-/*
- * glibc's thread-exit path (see bpf/leaks.bpf.c): __call_tls_dtors, which a
- * thread calls before its tcache is flushed. Not there (musl, an old glibc):
- * those frees count as untracked, and -v says so.
- */
-static void find_thread_exit(const struct leaks_run *r, const struct elf_syms *syms,
-			     struct probe_set *entries, const struct leaks_opts *o)
-{
-	uint64_t va, off;
-
-	if (r->alloc.is_libc && !elf_syms_find(syms, "__call_tls_dtors", &va) &&
-	    !elf_vaddr_to_off(syms, va, &off)) {
-		add_probe(entries, off, LEAKS_THREAD_EXIT);
-		if (o->verbose)
-			fprintf(stderr,
-				"memlens leaks: uprobe __call_tls_dtors at 0x%llx (thread exit: "
-				"frees of glibc's per-thread cache are exit_frees)\n",
-				(unsigned long long)off);
-	} else if (o->verbose && r->alloc.is_libc) {
-		fprintf(stderr, "memlens leaks: no __call_tls_dtors in the C library: blocks its "
-				"per-thread cache frees at thread exit count as untracked_frees\n");
-	}
-}
-
-/*
- * The probes of @path: every entry point it has, each probed once; @main:
- * the allocator malloc is bound to (else one beside it, with prefixed
- * names only).
- */
-static int find_probes(struct leaks_run *r, const struct leaks_opts *o, const char *path, bool main,
-		       struct probe_set *entries, struct probe_set *returns, struct ml_err *err)
-{
-	uint64_t seen[NR_PROBE_NAMES];
-	bool have_malloc = false, have_free = false;
-	struct elf_syms syms;
-	int nseen = 0, e;
-
-	entries->path = returns->path = path;
-	e = elf_syms_load(path, &syms, err);
-	if (e)
-		return e;
-	for (size_t i = 0; i < NR_PROBE_NAMES; i++) {
-		const struct probe_name *pn = &probe_names[i];
-		bool alloc = pn->fn != LEAKS_FREE, dup = false;
-		uint64_t va, off, entry;
-
-		if (elf_syms_find(&syms, pn->name, &va) || elf_vaddr_to_off(&syms, va, &off))
-			continue;
-		for (int k = 0; k < nseen; k++)
-			dup |= seen[k] == off;
-		if (dup) /* an alias (aligned_alloc = memalign): probed once */
-			continue;
-		seen[nseen++] = off;
-		have_malloc |= pn->fn == LEAKS_MALLOC;
-		have_free |= pn->fn == LEAKS_FREE;
-		entry = alloc || o->free_at_entry ? off : emulatable_entry(path, off);
-		add_probe(entries, entry, pn->fn);
-		if (alloc)
-			add_probe(returns, off, pn->fn);
-		if (o->verbose)
-			fprintf(stderr, "memlens leaks: uprobe%s %s at 0x%llx%s%s%s\n",
-				alloc ? "+uretprobe" : "", pn->name, (unsigned long long)entry,
-				main ? "" : " of ", main ? "" : path,
-				entry != off ? " (past 'test %rdi,%rdi; je': an emulated push "
-					       "instead of a single-stepped test)"
-					     : "");
-	}
-	if (!have_malloc || !have_free)
-		e = ml_err_set(err, ENOENT,
-			       "%s has no function %s (nor je_%s, tc_%s): not an allocator "
-			       "memlens leaks can trace",
-			       path, have_malloc ? "free" : "malloc",
-			       have_malloc ? "free" : "malloc", have_malloc ? "free" : "malloc");
-	else if (main)
-		find_thread_exit(r, &syms, entries, o);
-	elf_syms_free(&syms);
-	return e;
-}
-
-static int attach_perf(struct leaks_run *r, struct bpf_program *p, pid_t pid,
-		       const struct probe_set *ps, bool ret)
-{
-	for (unsigned int i = 0; i < ps->n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .retprobe = ret, .bpf_cookie = ps->cookie[i]);
-		struct bpf_link *l;
-
-		l = bpf_program__attach_uprobe_opts(p, pid, ps->path, (size_t)ps->off[i], &uo);
-		if (!l)
-			return -errno;
-		r->links[r->nlinks++] = l;
-	}
-	return 0;
-}
-
-static int attach_multi(struct leaks_run *r, struct bpf_program *p, pid_t pid,
-			const struct probe_set *ps, bool ret)
-{
-	int fd = umulti_attach(bpf_program__fd(p), ps->path, ps->off, ps->cookie, ps->n, ret, pid);
-
-	if (fd < 0)
-		return fd;
-	r->link_fds[r->nlink_fds++] = fd;
-	return 0;
-}
-
-/*
- * Return probes before entry probes: an entry seen without its return
- * probe would leave a call record that never ends. Nothing is counted
- * until all are attached (armed), so tracing begins at one instant for
- * every entry point and every thread: a call under way then is not
- * counted (unpaired_returns when only its return is seen).
- */
-static int attach_probes(struct leaks_run *r, pid_t pid, const struct probe_set *entries,
-			 const struct probe_set *returns, int nobj)
-{
-	int (*attach)(struct leaks_run *, struct bpf_program *, pid_t, const struct probe_set *,
-		      bool) = r->multi ? attach_multi : attach_perf;
-	int e = 0, fd;
-
-	for (int i = 0; r->session && i < nobj; i++) { /* one link each: entries and returns */
-		fd = umulti_attach_session(bpf_program__fd(r->skel->progs.fn_session),
-					   entries[i].path, entries[i].off, entries[i].cookie,
-					   entries[i].n, pid);
-		if (fd < 0)
-			return fd;
-		r->link_fds[r->nlink_fds++] = fd;
-	}
-	for (int i = 0; !r->session && !e && i < nobj; i++)
-		e = attach(r, r->skel->progs.alloc_exit, pid, &returns[i], true);
-	for (int i = 0; !r->session && !e && i < nobj; i++)
-		e = attach(r, r->skel->progs.fn_enter, pid, &entries[i], false);
-	if (!e)
-		r->skel->bss->armed = true;
-	return e;
-}
-
-static void *destroy_link(void *l)
-{
-	bpf_link__destroy(l);
-	return NULL;
-}
-
-static void *close_link_fd(void *fd)
-{
-	close((int)(intptr_t)fd);
-	return NULL;
-}
-
-/*
- * Each uprobe's removal waits for the kernel's grace periods: a
- * uprobe_multi link waits once for all its probes, a perf-event uprobe once
- * per probe. The links are removed in parallel, which helps where the
- * kernel does not serialise the removals.
- */
-static void detach_probes(struct leaks_run *r)
-{
-	pthread_t th[MAX_LINKS + 2];
-	bool started[MAX_LINKS + 2];
-	int n = 0;
-
-	for (int i = 0; i < r->nlink_fds; i++, n++)
-		started[n] = !pthread_create(&th[n], NULL, close_link_fd,
-					     (void *)(intptr_t)r->link_fds[i]);
-	for (int i = 0; i < r->nlinks; i++, n++)
-		started[n] = !pthread_create(&th[n], NULL, destroy_link, r->links[i]);
-	n = 0;
-	for (int i = 0; i < r->nlink_fds; i++, n++)
-		if (started[n])
-			pthread_join(th[n], NULL);
-		else
-			close(r->link_fds[i]);
-	for (int i = 0; i < r->nlinks; i++, n++)
-		if (started[n])
-			pthread_join(th[n], NULL);
-		else
-			bpf_link__destroy(r->links[i]);
-	r->nlinks = 0;
-	r->nlink_fds = 0;
-}
-
-/*
- * The ring buffer of stack copies: room for 1024 of them (a burst of
- * allocations while user space unwinds), a power of two; one page unused.
- */
-static __u32 samples_bytes(const struct leaks_opts *o)
-{
-	__u32 want = 1024 * (__u32)(sizeof(struct leaks_sample) +
-				    leaks_stack_room((__u32)o->stack_size) + 8),
-	      b = 4096;
-
-	if (o->stacks != STACKS_DWARF)
-		return (__u32)sysconf(_SC_PAGESIZE);
-	while (b < want)
-		b <<= 1;
-	return b;
-}
-
-static int load_and_attach(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
-			   const struct probe_set *entries, const struct probe_set *returns,
-			   int nobj)
-{
-	int e;
-
-	r->skel = leaks_bpf__open();
-	if (!r->skel)
-		return -errno;
-	r->skel->rodata->target_tgid = (__u32)pid;
-	r->skel->rodata->with_stacks = !o->no_stacks;
-	r->skel->rodata->sample_mean = o->sample;
-	r->skel->rodata->session = r->session;
-	r->skel->rodata->dwarf = o->stacks == STACKS_DWARF;
-	r->skel->rodata->dwarf_stack_size = (__u32)o->stack_size;
-	r->skel->rodata->dwarf_stack_room = leaks_stack_room((__u32)o->stack_size);
-	bpf_map__set_max_entries(r->skel->maps.samples, samples_bytes(o));
-	if (o->sample) {
-		uint64_t tab[LEAKS_EXPO_N + 1];
-
-		ml_alloc_sample_expo_table(tab, LEAKS_EXPO_N);
-		for (int j = 0; j <= LEAKS_EXPO_N; j++)
-			r->skel->rodata->expo_tab[j] = tab[j];
-	}
-	bpf_program__set_autoload(r->skel->progs.fn_session, r->session);
-	bpf_program__set_autoload(r->skel->progs.fn_enter, !r->session);
-	bpf_program__set_autoload(r->skel->progs.alloc_exit, !r->session);
-	if (r->session)
-		bpf_program__set_expected_attach_type(r->skel->progs.fn_session,
-						      UMULTI_SESSION_ATTACH_TYPE);
-	trace_pidns(&r->skel->rodata->pidns_dev, &r->skel->rodata->pidns_ino);
-	if (o->max_blocks)
-		bpf_map__set_max_entries(r->skel->maps.allocs, (__u32)o->max_blocks);
-	if (o->max_stacks)
-		bpf_map__set_max_entries(r->skel->maps.stacks, (__u32)o->max_stacks);
-	if (r->multi && !r->session) {
-		bpf_program__set_expected_attach_type(r->skel->progs.fn_enter, UMULTI_ATTACH_TYPE);
-		bpf_program__set_expected_attach_type(r->skel->progs.alloc_exit,
-						      UMULTI_ATTACH_TYPE);
-	}
-	e = leaks_bpf__load(r->skel);
-	if (!e)
-		e = attach_probes(r, pid, entries, returns, nobj);
-	return e;
-}
-
-static void unload(struct leaks_run *r)
-{
-	detach_probes(r);
-	leaks_bpf__destroy(r->skel);
-	r->skel = NULL;
-}
-
-/*
- * uprobe_multi links first (kernel 6.6+); a kernel without them refuses
- * the link (EINVAL, EOPNOTSUPP...) and the programs are loaded again for
- * one perf-event uprobe per probe.
- */
-static int leaks_start(struct leaks_run *r, const struct leaks_opts *o, pid_t pid,
-		       struct ml_err *err)
-{
-	struct probe_set entries[MAX_OBJS] = { { .n = 0 } }, returns[MAX_OBJS] = { { .n = 0 } };
-	unsigned int nent = 0, nret = 0;
-	int e, nobj = 1;
-
-	e = find_probes(r, o, r->alloc.path, true, &entries[0], &returns[0], err);
-	if (!e && r->alloc.extra[0])
-		e = find_probes(r, o, r->alloc.extra, false, &entries[nobj], &returns[nobj], err);
-	if (e)
-		return e;
-	nobj += r->alloc.extra[0] != 0;
-	for (int i = 0; i < nobj; i++) {
-		nent += entries[i].n;
-		nret += returns[i].n;
-	}
-	r->multi = !o->perf_uprobes;
-	r->session = o->sample && r->multi;
-	e = load_and_attach(r, o, pid, entries, returns, nobj);
-	if (e && r->session && e != -EPERM && e != -EACCES) {
-		if (o->verbose)
-			fprintf(stderr,
-				"memlens leaks: uprobe session refused (%s): two uprobe_multi "
-				"links instead (calls not sampled still take their return "
-				"probe)\n",
-				strerror(-e));
-		unload(r);
-		r->session = false;
-		e = load_and_attach(r, o, pid, entries, returns, nobj);
-	}
-	if (e && r->multi && e != -EPERM && e != -EACCES) {
-		if (o->verbose)
-			fprintf(stderr,
-				"memlens leaks: uprobe_multi links refused (%s): one perf-event "
-				"uprobe per probe instead\n",
-				strerror(-e));
-		unload(r);
-		r->multi = false;
-		e = load_and_attach(r, o, pid, entries, returns, nobj);
-	}
-	if (e)
-		return trace_bpf_error(err, e, "loading the leak tracer and attaching its uprobes");
-	if (o->verbose)
-		fprintf(stderr,
-			"memlens leaks: mode %s on %s (%s), pid %d: %u entry and %u return "
-			"probes\n",
-			r->session ? "uprobe session (one link)"
-			: r->multi ? "uprobe_multi (two links)"
-				   : "perf-event uprobes",
-			r->alloc.path,
-			r->alloc.is_libc ? "its C library"
-					 : "its allocator, in place of libc's malloc",
-			(int)pid, nent, nret);
-	return 0;
-}
-
-/* ---- --stacks dwarf: the stack copies, unwound as they come ---- */
-
-static struct leaks_alloc *read_allocs(struct leaks_bpf *s, size_t *n);
-static long max_stacks(const struct leaks_opts *o);
-
-static int cmp_seq(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Forget which stack the blocks freed since had: keep the bindings of the
- * blocks the table holds now. A block is in the table before its copy is
- * handed over (bpf/leaks.bpf.c), so none bound yet is missed.
- */
-static void prune_bindings(struct leaks_run *r)
-{
-	size_t n, k = 0;
-	struct leaks_alloc *a = read_allocs(r->skel, &n);
-	uint64_t *live = a ? malloc((n ? n : 1) * sizeof(*live)) : NULL;
-
-	if (live) {
-		for (size_t i = 0; i < n; i++)
-			if (a[i].stack_id >= 0)
-				live[k++] = (uint64_t)a[i].stack_id;
-		qsort(live, k, sizeof(*live), cmp_seq);
-		stackstore_keep(&r->store, live, k);
-	}
-	free(live);
-	free(a);
-	r->prune_at = 2 * r->store.nbinds > (1u << 20) ? 2 * r->store.nbinds : (1u << 20);
-}
-
-/* One stack copy: unwound, its stack stored once, the block bound to it. */
-static int on_sample(void *ctx, void *data, size_t len)
-{
-	static uint64_t ips[DWARF_DEPTH];
-	struct leaks_run *r = ctx;
-	const struct leaks_sample *sm = data;
-	struct unwind_input in = { 0 };
-	enum unwind_end end;
-	uint64_t t0;
-	int n, id;
-
-	if (len < sizeof(*sm) || len < sizeof(*sm) + sm->size)
-		return 0;
-	in.tid = (pid_t)sm->tid;
-	in.stack = sm->stack;
-	in.size = sm->size;
-	in.to_end = sm->to_end;
-	for (int i = 0; i < UNWIND_NR_REGS; i++)
-		in.regs[i] = sm->regs[i];
-	t0 = ml_mono_ns();
-	n = unwind_stack(r->unw, &in, ips, DWARF_DEPTH, &end);
-	if (!n) { /* its pc in no file known: the caller alone, as frame pointers give */
-		ips[0] = in.regs[UNWIND_IP];
-		n = 1;
-	}
-	r->unw_stats.ns += ml_mono_ns() - t0;
-	r->unw_stats.stacks++;
-	r->unw_stats.frames += (uint64_t)n;
-	if ((uint64_t)n > r->unw_stats.max_frames)
-		r->unw_stats.max_frames = (uint64_t)n;
-	r->unw_stats.ends[end]++;
-	id = stackstore_intern(&r->store, ips, (uint32_t)n);
-	if (id == -ENOSPC)
-		r->unw_stats.full++;
-	if (id >= 0)
-		stackstore_bind(&r->store, sm->seq, (uint32_t)id);
-	if (r->store.nbinds >= r->prune_at)
-		prune_bindings(r);
-	return 0;
-}
-
-static int dwarf_start(struct leaks_run *r, pid_t pid, struct ml_err *err)
-{
-	stackstore_init(&r->store, (size_t)max_stacks(r->o));
-	r->prune_at = 1u << 20;
-	r->unw = unwinder_new(pid);
-	if (!r->unw)
-		return ml_err_set(err, errno,
-				  "cannot read the ELF files of process %d to unwind "
-				  "its stacks: %s",
-				  (int)pid, strerror(errno));
-	r->rb = ring_buffer__new(bpf_map__fd(r->skel->maps.samples), on_sample, r, NULL);
-	if (!r->rb)
-		return ml_err_set(err, errno, "cannot read the ring buffer of stack copies: %s",
-				  strerror(errno));
-	return 0;
-}
-
-/* The return addresses of stack @id, innermost first, at most STACK_MAX: how many. */
-static int stack_ips(struct leaks_run *r, int64_t id, uint64_t *ips)
-{
-	struct leaks_stack ls;
-	const uint64_t *v;
-	int n = 0;
-
-	if (id < 0)
-		return 0;
-	if (r->o->stacks == STACKS_DWARF) {
-		n = (int)stackstore_get(&r->store, (uint32_t)id, &v);
-		n = n > STACK_MAX ? STACK_MAX : n;
-		memcpy(ips, v, (size_t)n * sizeof(*ips));
-		return n;
-	}
-	if (bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.stacks), &(__u64){ (__u64)id }, &ls))
-		return 0;
-	for (; n < LEAKS_STACK_DEPTH && ls.ips[n]; n++)
-		ips[n] = ls.ips[n];
-	return n;
-}
-
 /* ---- report ---- */
 
 /*
@@ -913,12 +364,6 @@ static int cmp_stack_row(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
 }
 
-static struct leaks_alloc *read_allocs(struct leaks_bpf *s, size_t *n)
-{
-	return trace_map_dump(bpf_map__fd(s->maps.allocs), sizeof(__u64),
-			      sizeof(struct leaks_alloc), TRACE_NO_KEY, 0, n);
-}
-
 static int cmp_stack_id(const void *a, const void *b)
 {
 	const struct leaks_alloc *x = a, *y = b;
@@ -948,35 +393,19 @@ static void group_by_stack(struct leak_totals *t, struct leaks_alloc *a, size_t 
 		qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack_row);
 }
 
-/* the distinct stacks the table holds */
-static uint64_t count_stacks(struct leaks_bpf *s)
-{
-	int fd = bpf_map__fd(s->maps.stacks);
-	__u64 key, next;
-	uint64_t n = 0;
-
-	for (int e = bpf_map_get_next_key(fd, NULL, &next); !e;
-	     e = bpf_map_get_next_key(fd, &key, &next)) {
-		key = next;
-		n++;
-	}
-	return n;
-}
-
 static void totals(struct leaks_run *r, struct leak_totals *t, uint64_t mean)
 {
-	struct leaks_bpf *s = r->skel;
 	struct leaks_alloc *a;
 	size_t n;
 
 	memset(t, 0, sizeof(*t));
-	a = read_allocs(s, &n);
+	a = leaks_read_allocs(&r->ld, &n);
 	if (!a)
 		return;
 	/* dwarf: the BPF side's ids are sequence numbers, bound to stacks unwound */
 	for (size_t i = 0; r->o->stacks == STACKS_DWARF && i < n; i++)
 		if (a[i].stack_id >= 0) {
-			int id = stackstore_lookup(&r->store, (uint64_t)a[i].stack_id);
+			int id = stackstore_lookup(&r->ld.store, (uint64_t)a[i].stack_id);
 
 			a[i].stack_id = id >= 0 ? id : LEAKS_STACK_FULL;
 		}
@@ -1006,7 +435,8 @@ static void totals(struct leaks_run *r, struct leak_totals *t, uint64_t mean)
 		qsort(t->sizes, t->nsizes, sizeof(*t->sizes), cmp_size_row);
 	group_by_stack(t, a, n, mean);
 	free(a);
-	t->stacks_kept = r->o->stacks == STACKS_DWARF ? r->store.nstacks : count_stacks(s);
+	t->stacks_kept =
+		r->o->stacks == STACKS_DWARF ? r->ld.store.nstacks : leaks_count_stacks(&r->ld);
 }
 
 struct sym_stack {
@@ -1028,7 +458,7 @@ static void stack_text(struct leaks_run *r, int64_t id, struct sym_stack *st)
 	static char out[STACK_MAX * 520];
 	uint64_t ips[STACK_MAX];
 	size_t used = 0, len = sizeof(out);
-	int n = stack_ips(r, id, ips);
+	int n = leaks_stack_ips(&r->ld, id, ips);
 	char buf[512];
 
 	out[0] = 0;
@@ -1176,13 +606,14 @@ static void depth_stats(const struct sym_stack *v, size_t n, size_t *nst, double
 /* the stacks not unwound to their outermost frame */
 static uint64_t unwound_partly(const struct leaks_run *r)
 {
-	return r->unw_stats.ends[UNWIND_OUT_OF_COPY] + r->unw_stats.ends[UNWIND_NO_CFI];
+	return r->ld.unw_stats.ends[UNWIND_OUT_OF_COPY] + r->ld.unw_stats.ends[UNWIND_NO_CFI];
 }
 
 static double us_per_stack(const struct leaks_run *r)
 {
-	return r->unw_stats.stacks ? (double)r->unw_stats.ns / 1e3 / (double)r->unw_stats.stacks
-				   : 0;
+	return r->ld.unw_stats.stacks
+		       ? (double)r->ld.unw_stats.ns / 1e3 / (double)r->ld.unw_stats.stacks
+		       : 0;
 }
 
 static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct sym_stack *v,
@@ -1202,19 +633,19 @@ static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct s
 	rec->has_unwind = true;
 	rec->unwind = (struct leaks_unwind_rec){
 		.stack_size = r->o->stack_size,
-		.stacks = r->unw_stats.stacks,
+		.stacks = r->ld.unw_stats.stacks,
 		.us_per_stack = us_per_stack(r),
-		.frames_mean = r->unw_stats.stacks
-				       ? (double)r->unw_stats.frames / (double)r->unw_stats.stacks
-				       : 0,
-		.frames_max = r->unw_stats.max_frames,
+		.frames_mean = r->ld.unw_stats.stacks ? (double)r->ld.unw_stats.frames /
+								(double)r->ld.unw_stats.stacks
+						      : 0,
+		.frames_max = r->ld.unw_stats.max_frames,
 		.max_frames = DWARF_DEPTH,
-		.complete = r->unw_stats.ends[UNWIND_COMPLETE],
-		.cut = r->unw_stats.ends[UNWIND_CUT],
-		.out_of_copy = r->unw_stats.ends[UNWIND_OUT_OF_COPY],
-		.no_cfi = r->unw_stats.ends[UNWIND_NO_CFI],
+		.complete = r->ld.unw_stats.ends[UNWIND_COMPLETE],
+		.cut = r->ld.unw_stats.ends[UNWIND_CUT],
+		.out_of_copy = r->ld.unw_stats.ends[UNWIND_OUT_OF_COPY],
+		.no_cfi = r->ld.unw_stats.ends[UNWIND_NO_CFI],
 		.not_unwound_fully = unwound_partly(r),
-		.table_full = r->unw_stats.full,
+		.table_full = r->ld.unw_stats.full,
 	};
 }
 
@@ -1228,9 +659,9 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
 
 	depth_stats(v, n, &nst, &mean, &max);
 	if (r->o->stacks == STACKS_DWARF) {
-		size_t k =
-			(size_t)snprintf(un, sizeof(un), "; %llu stacks unwound, %.1f us each",
-					 (unsigned long long)r->unw_stats.stacks, us_per_stack(r));
+		size_t k = (size_t)snprintf(un, sizeof(un), "; %llu stacks unwound, %.1f us each",
+					    (unsigned long long)r->ld.unw_stats.stacks,
+					    us_per_stack(r));
 
 		if (unwound_partly(r) && k < sizeof(un))
 			k += (size_t)snprintf(
@@ -1239,12 +670,12 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
 				"bytes copied: --stack-size makes it larger; %llu at code without "
 				"call frame information)",
 				(unsigned long long)unwound_partly(r),
-				(unsigned long long)r->unw_stats.ends[UNWIND_OUT_OF_COPY],
+				(unsigned long long)r->ld.unw_stats.ends[UNWIND_OUT_OF_COPY],
 				(unsigned long long)r->o->stack_size,
-				(unsigned long long)r->unw_stats.ends[UNWIND_NO_CFI]);
-		if (r->unw_stats.ends[UNWIND_CUT] && k < sizeof(un))
+				(unsigned long long)r->ld.unw_stats.ends[UNWIND_NO_CFI]);
+		if (r->ld.unw_stats.ends[UNWIND_CUT] && k < sizeof(un))
 			snprintf(un + k, sizeof(un) - k, "; %llu cut at %d frames",
-				 (unsigned long long)r->unw_stats.ends[UNWIND_CUT], DWARF_DEPTH);
+				 (unsigned long long)r->ld.unw_stats.ends[UNWIND_CUT], DWARF_DEPTH);
 	}
 	table_wrap(stdout, width, 2,
 		   "call stacks: %s; %zu distinct outstanding, %.1f frames on average, at most "
@@ -1379,7 +810,7 @@ static void call_counts(struct leaks_run *r, uint64_t *calls, uint64_t *bytes)
 	if (ncpu <= 0)
 		return;
 	v = calloc((size_t)ncpu, LEAKS_NR_CALL_COUNTERS * sizeof(*v));
-	if (v && !bpf_map_lookup_elem(bpf_map__fd(r->skel->maps.calls), &(__u32){ 0 }, v))
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(r->ld.skel->maps.calls), &(__u32){ 0 }, v))
 		for (int c = 0; c < ncpu; c++) {
 			*calls += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALLS];
 			*bytes += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALL_BYTES];
@@ -1407,11 +838,11 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 		.allocator = alloc_shown(&r->alloc),
 		/* a prefixed allocator, probed beside it */
 		.allocator_prefixed = r->alloc.extra[0] ? path_shown(r->alloc.extra) : NULL,
-		.mode = r->session ? "uprobe_session"
-			: r->multi ? "uprobe_multi"
-				   : "uprobe",
+		.mode = r->ld.session ? "uprobe_session"
+			: r->ld.multi ? "uprobe_multi"
+				      : "uprobe",
 		.stacks_mode = o->no_stacks ? "none" : stacks_modes[o->stacks],
-		.recursion_misses = trace_recursion_misses(r->skel->obj),
+		.recursion_misses = trace_recursion_misses(r->ld.skel->obj),
 		.outstanding = est(t->est_count),
 		.outstanding_bytes = est(t->est_bytes),
 		.table_unread = t->unread,
@@ -1596,7 +1027,7 @@ static void text_sampling(struct leaks_run *r, const struct leak_totals *t, int 
 		   "sampled: about one allocation per %s allocated (%llu of %llu allocation "
 		   "calls recorded, of %s asked for); the counts below are estimates",
 		   ml_fmt_bytes(r->o->sample, b1, sizeof(b1)),
-		   (unsigned long long)r->skel->bss->counters[LEAKS_C_ALLOCS],
+		   (unsigned long long)r->ld.skel->bss->counters[LEAKS_C_ALLOCS],
 		   (unsigned long long)calls, ml_fmt_bytes(bytes, b2, sizeof(b2)));
 	table_wrap(stdout, width, 2,
 		   "outstanding (estimated): ~%llu blocks, ~%s (standard error %s; from %llu "
@@ -1611,7 +1042,7 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			const struct leak_totals *t, const __u64 *c, const struct report_at *at)
 {
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
-	uint64_t rec = trace_recursion_misses(r->skel->obj);
+	uint64_t rec = trace_recursion_misses(r->ld.skel->obj);
 	struct sym_stack *v;
 	int width = table_width(stdout);
 	size_t nst;
@@ -1766,7 +1197,7 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 		uint64_t u[STACK_MAX];
 		double v[2] = { t->stacks[i].est_count, t->stacks[i].est_bytes };
 
-		e = pprof_add(p, u, stack_ips(r, t->stacks[i].id, u), v);
+		e = pprof_add(p, u, leaks_stack_ips(&r->ld, t->stacks[i].id, u), v);
 	}
 	if (p && !e) {
 		char rate[96] = "";
@@ -1799,10 +1230,10 @@ static void report(struct leaks_run *r, const struct report_at *at)
 	__u64 c[LEAKS_NR_COUNTERS];
 	struct leak_totals t;
 
-	memcpy(c, r->skel->bss->counters, sizeof(c));
-	if (r->rb)
-		ring_buffer__consume(r->rb); /* every copy handed over so far, unwound */
-	c[LEAKS_C_STACK_FULL] += r->unw_stats.full; /* dwarf: more stacks than --max-stacks */
+	memcpy(c, r->ld.skel->bss->counters, sizeof(c));
+	if (r->ld.rb)
+		ring_buffer__consume(r->ld.rb); /* every copy handed over so far, unwound */
+	c[LEAKS_C_STACK_FULL] += r->ld.unw_stats.full; /* dwarf: more stacks than --max-stacks */
 	totals(r, &t, r->o->sample);
 	if (at->elapsed_s < 0)
 		t.unread =
@@ -1863,7 +1294,7 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 {
 	struct trace_loop l = { .duration_s = o->duration,
 				.t = t,
-				.rb = r->rb,
+				.rb = r->ld.rb,
 				.tick = on_tick,
 				.idle = on_idle,
 				.arg = r };
@@ -1879,6 +1310,18 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 		fprintf(stderr,
 			"memlens leaks: process %d exited; outstanding allocations at its exit\n",
 			(int)t->pid);
+}
+
+/* -v: what the loader says, on stderr */
+static void say(void *arg, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)arg;
+	fputs("memlens leaks: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 }
 
 static int cmd_leaks(int argc, char **argv)
@@ -1934,10 +1377,21 @@ static int cmd_leaks(int argc, char **argv)
 			  : trace_target_attach(&t, o.pid, &err);
 	if (!e)
 		e = find_allocator(&r, &t, &err);
-	if (!e)
-		e = leaks_start(&r, &o, t.pid, &err);
+	if (!e) {
+		struct leaks_load_opts lo = { .no_stacks = o.no_stacks,
+					      .free_at_entry = o.free_at_entry,
+					      .perf_uprobes = o.perf_uprobes,
+					      .dwarf = o.stacks == STACKS_DWARF,
+					      .max_blocks = o.max_blocks,
+					      .max_stacks = o.max_stacks,
+					      .sample = o.sample,
+					      .stack_size = o.stack_size,
+					      .say = o.verbose ? say : NULL };
+
+		e = leaks_load(&r.ld, &lo, &r.alloc, t.pid, &err);
+	}
 	if (!e && o.stacks == STACKS_DWARF)
-		e = dwarf_start(&r, t.pid, &err);
+		e = leaks_dwarf_start(&r.ld, t.pid, (size_t)max_stacks(&o), &err);
 	if (e)
 		goto out;
 	symbolizer_init(&r.sym, t.pid);
@@ -1962,20 +1416,17 @@ static int cmd_leaks(int argc, char **argv)
 	}
 	run_until_done(&r, &o, &t);
 	symbolizer_refresh(&r.sym);
-	detach_probes(&r); /* the table is read once nothing changes it any more */
+	leaks_detach(&r.ld); /* the table is read once nothing changes it any more */
 	report(&r, &(struct report_at){ -1, true });
 out:
 	if (e)
 		e = trace_fail("leaks", &t, e, &err);
-	detach_probes(&r);
+	leaks_detach(&r.ld);
 	if (r.folded)
 		fclose(r.folded);
 	if (r.pprof)
 		fclose(r.pprof);
-	ring_buffer__free(r.rb);
-	unwinder_free(r.unw);
-	stackstore_free(&r.store);
-	leaks_bpf__destroy(r.skel);
+	leaks_unload(&r.ld);
 	symbolizer_free(&r.sym);
 	trace_target_close(&t, true);
 	return e ? e : r.write_failed ? EXIT_FAIL : EXIT_OK;

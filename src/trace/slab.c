@@ -1,27 +1,20 @@
 // SPDX-License-Identifier: MIT
 /* memlens slab: kmem_cache allocations and frees per slab cache. */
-#include <dirent.h>
 #include <errno.h>
-#include <stddef.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
 #include "cliutil.h"
 #include "command.h"
 #include "../live.h"
 #include "../table.h"
 #include "memlens/format_slab.h"
+#include "memlens/opts.h"
+#include "memlens/trace_slab.h"
 #include "opts.h"
-#include "slabinfo.h"
 #include "trace.h"
-#include "../../bpf/slab.h"
-#include "slab.skel.h"
 
 static const char about[] =
 	"Count kmem_cache_alloc() and kmem_cache_free() per slab cache (eBPF), the\n"
@@ -43,19 +36,12 @@ static const char footer[] =
 enum slab_sort { SORT_NET, SORT_NET_KB, SORT_ALLOCS, SORT_FREES };
 
 struct slab_opts {
-	int mode; /* -1 auto, 1 tp_btf, 0 raw_tp */
+	enum ml_slab_mode mode; /* --mode's choices are in its order */
 	double duration;
 	long top;
 	enum slab_sort sort;
 	bool json, slabinfo, shrink;
 	int verbose;
-};
-
-struct slab_row {
-	struct slab_key key;
-	struct slab_val val;
-	long long net;
-	long long net_kb;
 };
 
 static int parse_args(int argc, char **argv, struct slab_opts *o)
@@ -64,7 +50,7 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 	static const char *const modes[] = { "auto", "tp_btf", "raw_tp", NULL };
 	struct cli_opt opts[20];
 	struct cli_spec spec = { .cmd = "slab", .about = about, .footer = footer, .opts = opts };
-	int n, r, first, mode = 0;
+	int n, r, first;
 
 	memset(o, 0, sizeof(*o));
 	o->top = 20;
@@ -84,7 +70,7 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 	opts[n++] = (struct cli_opt){ .name = "mode",
 				      .arg = "MODE",
 				      .kind = CLI_CHOICE,
-				      .target = &mode,
+				      .target = &o->mode,
 				      .choices = modes,
 				      .help = "auto (default: tp_btf, else raw_tp), tp_btf or "
 					      "raw_tp" };
@@ -109,127 +95,20 @@ static int parse_args(int argc, char **argv, struct slab_opts *o)
 	r = cli_parse(&spec, argc, argv, &first);
 	if (r)
 		return r;
-	o->mode = mode == 0 ? -1 : mode == 1;
 	if (o->shrink && !o->slabinfo)
 		return cli_usage_error("slab", "--shrink goes with --slabinfo");
 	return 0;
 }
 
-/* how kmalloc() and kfree() are counted */
-enum kmalloc_mode {
-	KMALLOC_EXACT, /* in their object's cache (bpf_get_kmem_cache) */
-	KMALLOC_BY_SIZE, /* kmalloc() in the kmalloc-N of its size, kfree() apart */
-};
-
-#define COPIES(prog)                                                                               \
-	{                                                                                          \
-		s->progs.prog##0, s->progs.prog##1, s->progs.prog##2, s->progs.prog##3             \
-	}
-
-static struct slab_bpf *open_skel(bool typed, enum kmalloc_mode km, bool copies)
-{
-	struct slab_bpf *s = slab_bpf__open();
-
-	if (!s)
-		return NULL;
-	s->rodata->ncopies = copies ? SLAB_COPIES : 1;
-	for (unsigned int i = 0; i < SLAB_COPIES; i++) {
-		struct bpf_program *ca[] = COPIES(cache_alloc), *cf[] = COPIES(cache_free);
-		struct bpf_program *ke[] = COPIES(kmalloc_exact), *fe[] = COPIES(kfree_exact);
-		struct bpf_program *ks[] = COPIES(kmalloc_size), *fs[] = COPIES(kfree_size);
-		struct bpf_program *ra[] = COPIES(cache_alloc_raw), *rf[] = COPIES(cache_free_raw);
-		struct bpf_program *rk[] = COPIES(kmalloc_raw), *rx[] = COPIES(kfree_raw);
-		bool on = typed && i < s->rodata->ncopies, raw = !typed && i < s->rodata->ncopies;
-
-		bpf_program__set_autoload(ca[i], on);
-		bpf_program__set_autoload(cf[i], on);
-		bpf_program__set_autoload(ke[i], on && km == KMALLOC_EXACT);
-		bpf_program__set_autoload(fe[i], on && km == KMALLOC_EXACT);
-		bpf_program__set_autoload(ks[i], on && km == KMALLOC_BY_SIZE);
-		bpf_program__set_autoload(fs[i], on && km == KMALLOC_BY_SIZE);
-		bpf_program__set_autoload(ra[i], raw);
-		bpf_program__set_autoload(rf[i], raw);
-		bpf_program__set_autoload(rk[i], raw);
-		bpf_program__set_autoload(rx[i], raw);
-	}
-	return s;
-}
-
-/*
- * tp_btf with kmalloc/kfree in their caches first, then tp_btf with them by
- * size, then raw_tp (by size), as far as @want allows.
- */
-static int slab_start(struct slab_bpf **out, int want, const char **mode, enum kmalloc_mode *km,
-		      struct ml_err *err)
-{
-	static const struct {
-		bool typed;
-		enum kmalloc_mode km;
-		const char *mode;
-	} tries[] = {
-		{ true, KMALLOC_EXACT,
-		  "tp_btf/kmem_cache_alloc, kmem_cache_free, kmalloc, kfree (kmalloc and kfree "
-		  "in their object's cache: bpf_get_kmem_cache)" },
-		{ true, KMALLOC_BY_SIZE,
-		  "tp_btf/kmem_cache_alloc, kmem_cache_free, kmalloc, kfree (no "
-		  "bpf_get_kmem_cache: kmalloc in the kmalloc-N cache of its size, kfree not "
-		  "attributed)" },
-		{ false, KMALLOC_BY_SIZE,
-		  "raw_tp/kmem_cache_alloc, kmem_cache_free, kmalloc, kfree (kmalloc in the "
-		  "kmalloc-N cache of its size, kfree not attributed)" },
-	};
-	struct slab_bpf *s;
-	int e = -ENOMEM;
-
-	for (size_t i = 0; i < 2 * sizeof(tries) / sizeof(tries[0]); i++) {
-		size_t t = i / 2;
-		bool copies = !(i % 2); /* with the copies first, then one program each */
-
-		if ((want == 1 && !tries[t].typed) || (want == 0 && tries[t].typed))
-			continue;
-		s = open_skel(tries[t].typed, tries[t].km, copies);
-		if (!s)
-			return trace_bpf_error(err, -errno, "opening the slab tracer");
-		e = slab_bpf__load(s);
-		if (!e)
-			e = slab_bpf__attach(s);
-		if (!e) {
-			*out = s;
-			*mode = tries[t].mode;
-			*km = tries[t].km;
-			return 0;
-		}
-		slab_bpf__destroy(s);
-	}
-	return trace_bpf_error(err, e, "loading the slab tracer (tp_btf and raw_tp)");
-}
-
-/*
- * Events no program saw. The kernel counts, per program, the events it
- * skipped because that program was already running on the CPU. With one
- * program per tracepoint each of those is lost. With copies (see
- * open_skel()) an event is lost only if every copy of its tracepoint
- * skipped it, and a copy skips an event only while it runs in a context
- * the event interrupted: the task, a softirq, an interrupt below an NMI,
- * one copy each at most, fewer than the copies. What the copies after the
- * first took over is counted apart (rescued).
- */
-static uint64_t slab_misses(const struct slab_bpf *skel)
-{
-	if (skel->rodata->ncopies >= SLAB_COPIES)
-		return 0;
-	return trace_recursion_misses(skel->obj);
-}
-
-static long long sort_value(const struct slab_row *r, enum slab_sort k)
+static long long sort_value(const struct ml_slab_row *r, enum slab_sort k)
 {
 	switch (k) {
 	case SORT_NET_KB:
 		return r->net_kb;
 	case SORT_ALLOCS:
-		return (long long)r->val.allocs;
+		return (long long)r->allocs;
 	case SORT_FREES:
-		return (long long)r->val.frees;
+		return (long long)r->frees;
 	default:
 		return r->net;
 	}
@@ -243,181 +122,40 @@ static int cmp_rows(const void *a, const void *b)
 
 	if (x != y)
 		return x < y ? 1 : -1;
-	return strcmp(((const struct slab_row *)a)->key.cache,
-		      ((const struct slab_row *)b)->key.cache);
+	return strcmp(((const struct ml_slab_row *)a)->cache,
+		      ((const struct ml_slab_row *)b)->cache);
 }
 
-static struct slab_row *collect(struct slab_bpf *s, size_t *n, enum slab_sort sort)
-{
-	struct slab_row *rows =
-		trace_map_dump(bpf_map__fd(s->maps.stats), sizeof(rows->key), sizeof(*rows),
-			       offsetof(struct slab_row, key), offsetof(struct slab_row, val), n);
-
-	for (size_t i = 0; rows && i < *n; i++) {
-		struct slab_row *r = &rows[i];
-
-		r->net = (long long)r->val.allocs - (long long)r->val.frees;
-		r->net_kb = r->net * (long long)r->val.size / 1024;
-	}
-	g_sort = sort;
-	if (rows)
-		qsort(rows, *n, sizeof(*rows), cmp_rows);
-	return rows;
-}
-
-/* Other names SLUB merged into @cache: the /sys/kernel/slab links to the same dir. */
-static void merged_names(const char *cache, char *out, size_t len)
-{
-	char path[PATH_MAX], target[PATH_MAX], other[PATH_MAX];
-	struct dirent *d;
-	size_t used = 0;
-	ssize_t n;
-	DIR *dir;
-
-	out[0] = 0;
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s", cache);
-	n = readlink(path, target, sizeof(target) - 1);
-	dir = n > 0 ? opendir("/sys/kernel/slab") : NULL;
-	if (!dir)
-		return;
-	target[n] = 0;
-	while ((d = readdir(dir))) {
-		if (d->d_type != DT_LNK || !strcmp(d->d_name, cache))
-			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/slab/%s", d->d_name);
-		n = readlink(path, other, sizeof(other) - 1);
-		if (n <= 0)
-			continue;
-		other[n] = 0;
-		if (strcmp(other, target) || used + strlen(d->d_name) + 3 >= len)
-			continue;
-		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "",
-					 d->d_name);
-	}
-	closedir(dir);
-}
-
-/*
- * --slabinfo: each cache's objects in use as the kernel counts them, and
- * what the programs had counted for it, read at the same instant at the
- * start and at the end. With --shrink, each cache's per-CPU slabs are
- * flushed first (1 > /sys/kernel/slab/CACHE/shrink) and its count read right
- * after (/sys/kernel/slab/CACHE/objects): the free objects per-CPU slabs
- * hold, which SLUB counts as in use, are then not in it.
- */
-struct cache_window {
-	char name[64];
-	long objperslab;
-	long long k[2]; /* objects in use: start, end */
-	__u64 allocs[2], frees[2], unseen[2]; /* counted by then */
-	bool have[2];
-};
-
-static long long sysfs_objects(const char *cache, bool shrink)
-{
-	char path[128], buf[64];
-	long long n = -1;
-	FILE *f;
-
-	if (shrink) {
-		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
-		f = fopen(path, "we");
-		if (f) {
-			fputs("1", f);
-			fclose(f);
-		}
-	}
-	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/objects", cache);
-	f = fopen(path, "re");
-	if (f && fgets(buf, sizeof(buf), f))
-		n = atoll(buf);
-	if (f)
-		fclose(f);
-	return n;
-}
-
-static void counted_now(struct slab_bpf *skel, const char *cache, __u64 *allocs, __u64 *frees,
-			__u64 *unseen)
-{
-	struct slab_key key;
-	struct slab_val val;
-
-	memset(&key, 0, sizeof(key));
-	memcpy(key.cache, cache, strnlen(cache, sizeof(key.cache) - 1)); /* as the BPF side */
-	*allocs = *frees = *unseen = 0;
-	if (!bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &key, &val)) {
-		*allocs = val.allocs;
-		*frees = val.frees;
-		*unseen = val.unseen_allocs;
-	}
-}
-
-/* @end: 0 at the start, 1 at the end; the first call makes the list */
-static int read_windows(struct slab_bpf *skel, struct cache_window **wv, size_t *nw, int end,
-			bool shrink)
-{
-	struct slabinfo info;
-	int e = slabinfo_read(&info);
-
-	if (e)
-		return e;
-	if (!end) {
-		*wv = calloc(info.n ? info.n : 1, sizeof(**wv));
-		if (!*wv) {
-			slabinfo_free(&info);
-			return -ENOMEM;
-		}
-		*nw = info.n;
-		for (size_t i = 0; i < info.n; i++) {
-			snprintf((*wv)[i].name, sizeof((*wv)[i].name), "%s", info.v[i].name);
-			(*wv)[i].objperslab = info.v[i].objperslab;
-		}
-	}
-	for (size_t i = 0; i < *nw; i++) {
-		struct cache_window *w = &(*wv)[i];
-		const struct slabinfo_row *r = slabinfo_find(&info, w->name);
-		long long k = shrink ? sysfs_objects(w->name, true) : -1;
-
-		if (k < 0 && r)
-			k = r->active_objs;
-		w->have[end] = k >= 0;
-		w->k[end] = k;
-		counted_now(skel, w->name, &w->allocs[end], &w->frees[end], &w->unseen[end]);
-	}
-	slabinfo_free(&info);
-	return 0;
-}
-
-static const struct cache_window *window_of(const struct cache_window *wv, size_t nw,
-					    const char *cache)
+static const struct ml_slab_window *window_of(const struct ml_slab_window *wv, size_t nw,
+					      const char *cache)
 {
 	for (size_t i = 0; i < nw; i++)
-		if (!strncmp(wv[i].name, cache, SLAB_NAME_LEN - 1))
+		if (!strncmp(wv[i].name, cache, ML_SLAB_NAME_LEN - 1))
 			return wv[i].have[0] && wv[i].have[1] ? &wv[i] : NULL;
 	return NULL;
 }
 
-static long long window_net(const struct cache_window *w)
+static long long window_net(const struct ml_slab_window *w)
 {
 	return (long long)(w->allocs[1] - w->allocs[0]) - (long long)(w->frees[1] - w->frees[0]);
 }
 
 /* what one report shows: the whole run, or one interval */
 struct slab_view {
-	const struct slab_row *rows;
+	const struct ml_slab_row *rows;
 	size_t n, shown;
 	uint64_t recursion_misses;
 	unsigned int copies; /* programs per tracepoint */
 	double elapsed_s; /* < 0: the whole run */
 	bool last;
-	enum kmalloc_mode km;
-	__u64 counters[SLAB_NR_COUNTERS]; /* the run's (summary) or the interval's */
-	const struct cache_window *win; /* --slabinfo, summary only */
+	bool kmalloc_exact;
+	uint64_t counters[ML_SLAB_NR_COUNTERS]; /* the run's (summary) or the interval's */
+	const struct ml_slab_window *win; /* --slabinfo, summary only */
 	size_t nwin;
 };
 
 /* --slabinfo: the kernel's own count of @c's objects next to what was counted */
-static void row_window(struct slab_row_rec *o, const struct cache_window *c)
+static void row_window(struct slab_row_rec *o, const struct ml_slab_window *c)
 {
 	o->window_known = c != NULL;
 	if (c) {
@@ -432,12 +170,12 @@ static void row_window(struct slab_row_rec *o, const struct cache_window *c)
 static void slabinfo_only(struct slab_rec *rec, const struct slab_view *v)
 {
 	for (size_t i = 0; i < v->nwin; i++) {
-		const struct cache_window *c = &v->win[i];
+		const struct ml_slab_window *c = &v->win[i];
 		struct slab_only_rec *x = &rec->only[rec->nonly];
 		bool counted = false;
 
 		for (size_t j = 0; j < v->n && !counted; j++)
-			counted = !strncmp(v->rows[j].key.cache, c->name, SLAB_NAME_LEN - 1);
+			counted = !strncmp(v->rows[j].cache, c->name, ML_SLAB_NAME_LEN - 1);
 		if (counted || !c->have[0] || !c->have[1] || c->k[0] == c->k[1])
 			continue;
 		snprintf(x->cache, sizeof(x->cache), "%s", c->name);
@@ -456,16 +194,16 @@ static void print_json(const struct slab_view *v)
 		.last = v->last,
 		.recursion_misses = v->recursion_misses,
 		.copies = v->copies,
-		.rescued = v->counters[SLAB_C_RESCUED] + v->counters[SLAB_C_RESCUED_LAST],
-		.rescued_by_last = v->counters[SLAB_C_RESCUED_LAST],
-		.kfree_unattributed = v->counters[SLAB_C_KFREE_UNATTRIBUTED],
-		.kmalloc_large = v->counters[SLAB_C_KMALLOC_LARGE],
-		.unseen_allocs = v->counters[SLAB_C_UNSEEN_ALLOCS],
+		.rescued = v->counters[ML_SLAB_RESCUED] + v->counters[ML_SLAB_RESCUED_LAST],
+		.rescued_by_last = v->counters[ML_SLAB_RESCUED_LAST],
+		.kfree_unattributed = v->counters[ML_SLAB_KFREE_UNATTRIBUTED],
+		.kmalloc_large = v->counters[ML_SLAB_KMALLOC_LARGE],
+		.unseen_allocs = v->counters[ML_SLAB_UNSEEN_ALLOCS],
 		.has_slabinfo = v->win != NULL,
 	};
 	struct jw w;
 
-	snprintf(rec.kmalloc, sizeof(rec.kmalloc), "%s", v->km == KMALLOC_EXACT ? "cache" : "size");
+	snprintf(rec.kmalloc, sizeof(rec.kmalloc), "%s", v->kmalloc_exact ? "cache" : "size");
 	rec.rows = calloc(v->shown ? v->shown : 1, sizeof(*rec.rows));
 	rec.only = calloc(v->nwin ? v->nwin : 1, sizeof(*rec.only));
 	rec.merged = calloc(v->n ? v->n : 1, sizeof(*rec.merged));
@@ -474,28 +212,28 @@ static void print_json(const struct slab_view *v)
 		goto out;
 	}
 	for (size_t i = 0; i < v->shown; i++) {
-		const struct slab_row *row = &v->rows[i];
+		const struct ml_slab_row *row = &v->rows[i];
 		struct slab_row_rec *o = &rec.rows[rec.nrows++];
 
-		snprintf(o->cache, sizeof(o->cache), "%s", row->key.cache);
-		o->allocs = row->val.allocs;
-		o->frees = row->val.frees;
+		snprintf(o->cache, sizeof(o->cache), "%s", row->cache);
+		o->allocs = row->allocs;
+		o->frees = row->frees;
 		o->net = row->net;
 		o->net_kb = row->net_kb;
-		o->unseen_allocs = row->val.unseen_allocs;
+		o->unseen_allocs = row->unseen_allocs;
 		if (v->win)
-			row_window(o, window_of(v->win, v->nwin, row->key.cache));
+			row_window(o, window_of(v->win, v->nwin, row->cache));
 	}
 	if (v->win)
 		slabinfo_only(&rec, v);
 	for (size_t i = 0; i < v->n; i++) {
 		struct slab_merged_rec *m = &rec.merged[rec.nmerged];
 
-		if (v->rows[i].val.refcount <= 1)
+		if (v->rows[i].refcount <= 1)
 			continue;
-		snprintf(m->cache, sizeof(m->cache), "%s", v->rows[i].key.cache);
-		m->users = v->rows[i].val.refcount;
-		merged_names(v->rows[i].key.cache, m->aliases, sizeof(m->aliases));
+		snprintf(m->cache, sizeof(m->cache), "%s", v->rows[i].cache);
+		m->users = v->rows[i].refcount;
+		ml_slab_merged_names(v->rows[i].cache, m->aliases, sizeof(m->aliases));
 		rec.nmerged++;
 	}
 	ml_jw_init(&w, stdout);
@@ -512,19 +250,19 @@ static bool rows_table(FILE *f, const struct slab_view *v, int width, size_t max
 		{ "NET_KB", TABLE_RIGHT, 0, false },   { "WINDOW", TABLE_RIGHT, 0, false },
 		{ "SLABINFO", TABLE_RIGHT, 0, false },
 	};
-	const struct slab_row *rows = v->rows;
+	const struct ml_slab_row *rows = v->rows;
 	struct table *t = table_new(cols, v->win ? 7 : 5);
 	bool any = false;
 
 	for (size_t i = 0; i < v->shown; i++) {
-		const struct cache_window *c =
-			v->win ? window_of(v->win, v->nwin, rows[i].key.cache) : NULL;
+		const struct ml_slab_window *c =
+			v->win ? window_of(v->win, v->nwin, rows[i].cache) : NULL;
 
-		any |= rows[i].val.refcount > 1;
+		any |= rows[i].refcount > 1;
 		table_row(t);
-		table_cell(t, "%s%s", rows[i].key.cache, rows[i].val.refcount > 1 ? "*" : "");
-		table_cell(t, "%llu", (unsigned long long)rows[i].val.allocs);
-		table_cell(t, "%llu", (unsigned long long)rows[i].val.frees);
+		table_cell(t, "%s%s", rows[i].cache, rows[i].refcount > 1 ? "*" : "");
+		table_cell(t, "%llu", (unsigned long long)rows[i].allocs);
+		table_cell(t, "%llu", (unsigned long long)rows[i].frees);
 		table_cell(t, "%lld", rows[i].net);
 		table_cell(t, "%lld", rows[i].net_kb);
 		if (c) {
@@ -540,12 +278,12 @@ static bool rows_table(FILE *f, const struct slab_view *v, int width, size_t max
 	return any;
 }
 
-static const struct slab_row *g_rows; /* for cmp_unseen */
+static const struct ml_slab_row *g_rows; /* for cmp_unseen */
 
 static int cmp_unseen(const void *a, const void *b)
 {
-	uint64_t x = g_rows[*(const size_t *)a].val.unseen_allocs;
-	uint64_t y = g_rows[*(const size_t *)b].val.unseen_allocs;
+	uint64_t x = g_rows[*(const size_t *)a].unseen_allocs;
+	uint64_t y = g_rows[*(const size_t *)b].unseen_allocs;
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -560,15 +298,15 @@ static void unseen_warning(const struct slab_view *v, int width)
 	char list[256] = "";
 
 	for (size_t i = 0; idx && i < v->n; i++)
-		if (v->rows[i].val.unseen_allocs)
+		if (v->rows[i].unseen_allocs)
 			idx[k++] = i;
 	g_rows = v->rows;
 	if (idx)
 		qsort(idx, k, sizeof(*idx), cmp_unseen);
 	for (size_t i = 0; i < k && i < 4 && used < sizeof(list); i++)
 		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s %llu",
-					 i ? ", " : "", v->rows[idx[i]].key.cache,
-					 (unsigned long long)v->rows[idx[i]].val.unseen_allocs);
+					 i ? ", " : "", v->rows[idx[i]].cache,
+					 (unsigned long long)v->rows[idx[i]].unseen_allocs);
 	free(idx);
 	table_wrap(stdout, width, 2,
 		   "warning: %llu objects were freed again with no allocation event since "
@@ -576,12 +314,12 @@ static void unseen_warning(const struct slab_view *v, int width)
 		   "kmem_cache_alloc/kmalloc tracepoint (its own trace events miss them too: "
 		   "kmem_cache_alloc_bulk(), the /proc inodes of tasks CRIU restores), so "
 		   "these caches' NET falls short by at least as many",
-		   (unsigned long long)v->counters[SLAB_C_UNSEEN_ALLOCS], list);
+		   (unsigned long long)v->counters[ML_SLAB_UNSEEN_ALLOCS], list);
 }
 
 static void print_table(const struct slab_view *v)
 {
-	const struct slab_row *rows = v->rows;
+	const struct ml_slab_row *rows = v->rows;
 	int width = table_width(stdout);
 	char names[1024];
 	bool any;
@@ -600,14 +338,14 @@ static void print_table(const struct slab_view *v)
 			   "programs for events that came while they ran on the same CPU (one "
 			   "program per tracepoint: its copies could not be loaded)",
 			   (unsigned long long)v->recursion_misses);
-	if (v->counters[SLAB_C_UNSEEN_ALLOCS])
+	if (v->counters[ML_SLAB_UNSEEN_ALLOCS])
 		unseen_warning(v, width);
-	if (v->km == KMALLOC_BY_SIZE)
+	if (!v->kmalloc_exact)
 		table_wrap(stdout, width, 2,
 			   "kmalloc() counted in the kmalloc-N cache of its size; %llu kfree() "
 			   "calls not attributed to a cache (this kernel lacks "
 			   "bpf_get_kmem_cache(), Linux 6.13+, or tp_btf)",
-			   (unsigned long long)v->counters[SLAB_C_KFREE_UNATTRIBUTED]);
+			   (unsigned long long)v->counters[ML_SLAB_KFREE_UNATTRIBUTED]);
 	if (v->win)
 		table_wrap(
 			stdout, width, 2,
@@ -619,11 +357,11 @@ static void print_table(const struct slab_view *v)
 	if (any) {
 		printf("\n* merged caches (SLUB): objects of these names are counted together\n");
 		for (size_t i = 0; i < v->shown; i++) {
-			if (rows[i].val.refcount <= 1)
+			if (rows[i].refcount <= 1)
 				continue;
-			merged_names(rows[i].key.cache, names, sizeof(names));
-			table_wrap(stdout, width, 4, "  %s: %d users%s%s", rows[i].key.cache,
-				   rows[i].val.refcount, names[0] ? ", also " : "", names);
+			ml_slab_merged_names(rows[i].cache, names, sizeof(names));
+			table_wrap(stdout, width, 4, "  %s: %d users%s%s", rows[i].cache,
+				   rows[i].refcount, names[0] ? ", also " : "", names);
 		}
 	}
 	if (v->elapsed_s >= 0)
@@ -639,8 +377,8 @@ static void print_screen(const struct slab_view *v)
 	FILE *f = live_frame();
 
 	for (size_t i = 0; i < v->n; i++) {
-		allocs += v->rows[i].val.allocs;
-		frees += v->rows[i].val.frees;
+		allocs += v->rows[i].allocs;
+		frees += v->rows[i].frees;
 		net += v->rows[i].net;
 		net_kb += v->rows[i].net_kb;
 	}
@@ -679,13 +417,11 @@ static void show(const struct slab_opts *o, struct slab_view *v)
 }
 
 struct slab_ctx {
-	struct slab_bpf *skel;
+	struct ml_slab_tracer *t;
 	const struct slab_opts *o;
-	enum kmalloc_mode km;
-	struct cache_window *win; /* --slabinfo */
-	size_t nwin;
-	__u64 prev_counters[SLAB_NR_COUNTERS];
-	struct slab_row *prev; /* the totals at the last interval */
+	struct ml_slab_tracer_info info;
+	uint64_t prev_counters[ML_SLAB_NR_COUNTERS];
+	struct ml_slab_row *prev; /* the totals at the last interval */
 	size_t nprev;
 	uint64_t prev_misses;
 };
@@ -693,24 +429,28 @@ struct slab_ctx {
 static void report(struct slab_ctx *c)
 {
 	struct slab_view v = { .elapsed_s = -1 };
-	struct slab_row *rows;
+	struct ml_slab_counts now;
+	struct ml_slab_row *rows;
 
+	if (ml_slab_tracer_read(c->t, &now))
+		return;
 	if (c->prev) { /* -i: the totals the intervals added up to, read at the last one */
 		rows = c->prev;
 		c->prev = NULL;
 		v.n = c->nprev;
-		g_sort = c->o->sort;
-		qsort(rows, v.n, sizeof(*rows), cmp_rows);
 		v.recursion_misses = c->prev_misses;
+		ml_slab_counts_free(&now);
 	} else {
-		rows = collect(c->skel, &v.n, c->o->sort);
-		v.recursion_misses = slab_misses(c->skel);
+		rows = now.rows;
+		v.n = now.n;
+		v.recursion_misses = now.recursion_misses;
 	}
-	v.km = c->km;
-	v.copies = c->skel->rodata->ncopies;
-	memcpy(v.counters, c->skel->bss->counters, sizeof(v.counters));
-	v.win = c->win;
-	v.nwin = c->nwin;
+	g_sort = c->o->sort;
+	qsort(rows, v.n, sizeof(*rows), cmp_rows);
+	v.kmalloc_exact = c->info.kmalloc_exact;
+	v.copies = c->info.copies;
+	memcpy(v.counters, now.counters, sizeof(v.counters));
+	v.win = ml_slab_tracer_windows(c->t, &v.nwin);
 	v.rows = rows;
 	show(c->o, &v);
 	free(rows);
@@ -721,26 +461,34 @@ static void on_tick(void *arg, double elapsed_s, bool last)
 {
 	struct slab_ctx *c = arg;
 	struct slab_view v = { .elapsed_s = elapsed_s, .last = last };
-	struct slab_row *now, *d;
-	uint64_t misses = slab_misses(c->skel);
+	struct ml_slab_counts cnt;
+	struct ml_slab_row *now, *d;
+	uint64_t misses;
 	size_t n;
 
-	now = collect(c->skel, &n, SORT_NET);
+	if (ml_slab_tracer_read(c->t, &cnt))
+		memset(&cnt, 0, sizeof(cnt));
+	now = cnt.rows;
+	n = cnt.n;
+	misses = cnt.recursion_misses;
+	g_sort = SORT_NET;
+	if (now)
+		qsort(now, n, sizeof(*now), cmp_rows);
 	d = calloc(n ? n : 1, sizeof(*d));
 	for (size_t i = 0; d && i < n; i++) {
-		struct slab_row row = now[i];
+		struct ml_slab_row row = now[i];
 
 		for (size_t j = 0; j < c->nprev; j++) {
-			if (strcmp(c->prev[j].key.cache, row.key.cache))
+			if (strcmp(c->prev[j].cache, row.cache))
 				continue;
-			row.val.allocs -= c->prev[j].val.allocs;
-			row.val.frees -= c->prev[j].val.frees;
-			row.val.unseen_allocs -= c->prev[j].val.unseen_allocs;
+			row.allocs -= c->prev[j].allocs;
+			row.frees -= c->prev[j].frees;
+			row.unseen_allocs -= c->prev[j].unseen_allocs;
 			break;
 		}
-		row.net = (long long)row.val.allocs - (long long)row.val.frees;
-		row.net_kb = row.net * (long long)row.val.size / 1024;
-		if (row.val.allocs || row.val.frees)
+		row.net = (long long)row.allocs - (long long)row.frees;
+		row.net_kb = row.net * (long long)row.size / 1024;
+		if (row.allocs || row.frees)
 			d[v.n++] = row;
 	}
 	g_sort = c->o->sort;
@@ -748,10 +496,10 @@ static void on_tick(void *arg, double elapsed_s, bool last)
 		qsort(d, v.n, sizeof(*d), cmp_rows);
 	v.rows = d;
 	v.recursion_misses = misses - c->prev_misses;
-	v.km = c->km;
-	v.copies = c->skel->rodata->ncopies;
-	for (int i = 0; i < SLAB_NR_COUNTERS; i++) {
-		v.counters[i] = c->skel->bss->counters[i] - c->prev_counters[i];
+	v.kmalloc_exact = c->info.kmalloc_exact;
+	v.copies = c->info.copies;
+	for (int i = 0; i < ML_SLAB_NR_COUNTERS; i++) {
+		v.counters[i] = cnt.counters[i] - c->prev_counters[i];
 		c->prev_counters[i] += v.counters[i];
 	}
 	show(c->o, &v);
@@ -764,10 +512,9 @@ static void on_tick(void *arg, double elapsed_s, bool last)
 
 static int cmd_slab(int argc, char **argv)
 {
-	struct slab_bpf *skel = NULL;
+	struct ml_slab_tracer *t = NULL;
 	struct ml_err err = { 0 };
 	struct slab_opts o;
-	const char *mode = "";
 	struct slab_ctx c = { .o = &o };
 	sigset_t sigs;
 	int e;
@@ -779,16 +526,19 @@ static int cmd_slab(int argc, char **argv)
 	if (e)
 		return e;
 	trace_libbpf_quiet(o.verbose);
-	e = trace_preflight(&err);
-	if (!e)
-		e = slab_start(&skel, o.mode, &mode, &c.km, &err);
+	{
+		ML_OPTS(ml_slab_tracer_opts, to, .mode = o.mode);
+
+		e = ml_slab_tracer_open(&t, &to, &err);
+	}
 	if (e)
 		goto out;
+	ml_slab_tracer_info(t, &c.info);
 	if (o.verbose)
-		fprintf(stderr, "memlens slab: mode %s; %u program(s) per tracepoint\n", mode,
-			skel->rodata->ncopies);
+		fprintf(stderr, "memlens slab: mode %s; %u program(s) per tracepoint\n",
+			c.info.mode, c.info.copies);
 	/* --slabinfo: read at the two ends of the window the programs count */
-	if (o.slabinfo && (e = read_windows(skel, &c.win, &c.nwin, 0, o.shrink))) {
+	if (o.slabinfo && (e = ml_slab_tracer_window(t, false, o.shrink))) {
 		ml_err_set(&err, -e, "cannot read /proc/slabinfo: %s (%s)", strerror(-e),
 			   geteuid() ? "run as root" : "even as root: drop --slabinfo");
 		goto out;
@@ -796,21 +546,18 @@ static int cmd_slab(int argc, char **argv)
 	trace_say_tracing("slab", "every slab cache", o.duration, false);
 	cli_block_signals(&sigs);
 	trace_live_start(o.json);
-	c.skel = skel;
+	c.t = t;
 	trace_run(&sigs,
 		  &(struct trace_loop){ .duration_s = o.duration, .tick = on_tick, .arg = &c });
 	live_stop();
-	if (c.win && read_windows(skel, &c.win, &c.nwin, 1, o.shrink)) {
-		free(c.win);
-		c.win = NULL;
-	}
+	if (o.slabinfo)
+		ml_slab_tracer_window(t, true, o.shrink); /* when it fails: no window */
 	report(&c);
 out:
 	if (e)
 		cli_error("slab", "%s", err.msg);
 	free(c.prev);
-	free(c.win);
-	slab_bpf__destroy(skel);
+	ml_slab_tracer_close(t);
 	return e ? exit_code_for(e) : EXIT_OK;
 }
 

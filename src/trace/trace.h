@@ -15,41 +15,13 @@
 
 #include "memlens/jsonw.h"
 #include "memlens/err.h"
+#include "../../trace/bpfutil.h"
 
 struct ring_buffer;
 
-struct feature_list;
-/* `memlens check`: what the tracers can use here (memlens/features.h). */
-void trace_probe_features(struct feature_list *l);
-/* `memlens --version`: libbpf_major_version(), libbpf_minor_version() */
-void trace_libbpf_version(unsigned int *major, unsigned int *minor);
-
-/* Route libbpf's messages to stderr only when @verbose > 1. */
+/* Route libbpf's messages to stderr only when @verbose > 1 (-v -v). */
 void trace_libbpf_quiet(int verbose);
 
-/* Kernel BTF present and we may load BPF: 0, or -errno with the reason in @err. */
-int trace_preflight(struct ml_err *err);
-
-/*
- * Turn a failed libbpf step (@e a negative errno) into a sentence that says
- * what to do. @what names the step ("loading the fault tracer").
- */
-int trace_bpf_error(struct ml_err *err, int e, const char *what);
-/*
- * The last line of the verifier's log of the last program that failed to
- * load ("" when none): why it was refused. trace_bpf_error() uses it (a
- * refusal by the verifier as root is ENOTSUP, not a permission error).
- */
-const char *trace_verifier_said(void);
-
-/*
- * memlens's own PID namespace, for the BPF side's pidns_dev/pidns_ino:
- * both 0 in the initial namespace (the kernel's pids are ours), else the
- * device and inode of /proc/self/ns/pid, so pids are matched and reported
- * as they are seen here (in a container or a pod). Returns true when not
- * in the initial namespace.
- */
-bool trace_pidns(__u64 *dev, __u64 *ino);
 /* With -v, outside the initial PID namespace: say that pids are as seen here. */
 void trace_say_pidns(const char *cmd, int verbose);
 
@@ -121,20 +93,12 @@ bool trace_quiet(void);
  */
 enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
 			   struct ring_buffer *rb);
+/* trace_wait() polling @poll(@src, ...) instead of a ring buffer (trace_loop) */
+enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct trace_target *t,
+				int (*poll)(void *src, int timeout_ms), void *src);
 
 /* bcc-style log2 histogram: "     0 -> 1     : 12   |****   |" */
 void trace_print_log2_hist(FILE *f, const __u64 *slots, int n, const char *unit);
-
-#define TRACE_NO_KEY ((size_t)-1)
-
-/*
- * Every entry of the BPF map @fd (keys of @key_size bytes, at most 256),
- * copied into a new array of @row_size-byte rows: the value at @val_off,
- * the key at @key_off (TRACE_NO_KEY: not kept). Stops early, keeping what
- * it has, when memory runs out. Returns the array (free it) and *@n.
- */
-void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
-		     size_t *n);
 
 /*
  * The options every tracer shares, appended at @o (room for 8 entries, the
@@ -161,8 +125,8 @@ bool trace_live_start(bool json);
 
 /*
  * The wait of a tracer: until @duration_s has passed (0: no limit), a
- * signal in @sigs, or the exit of @t (may be NULL), polling @rb (may be
- * NULL). With -i, @tick is called at the end of every interval, and once
+ * signal in @sigs, or the exit of @t (may be NULL), polling @rb or @poll
+ * (may be NULL). With -i, @tick is called at the end of every interval, and once
  * more for the last, partial one (@last true) before returning. @idle (may
  * be NULL) is called about every half second.
  */
@@ -170,21 +134,16 @@ struct trace_loop {
 	double duration_s;
 	struct trace_target *t;
 	struct ring_buffer *rb;
+	/*
+	 * Instead of @rb, a library tracer's: @poll(@src, MS) hands what came
+	 * in MS milliseconds (0: what is there) to its callback; < 0: -errno
+	 */
+	int (*poll)(void *src, int timeout_ms);
+	void *src;
 	void (*tick)(void *arg, double elapsed_s, bool last);
 	void (*idle)(void *arg);
 	void *arg;
 };
 enum trace_stop trace_run(const sigset_t *sigs, const struct trace_loop *l);
-
-/*
- * Events the kernel did not hand to the programs of @obj because another
- * BPF program was running on that CPU (bpf_prog_info.recursion_misses),
- * summed over its loaded programs.
- */
-struct bpf_object;
-uint64_t trace_recursion_misses(const struct bpf_object *obj);
-
-/* "comm" of a pid from /proc, or "?" */
-void trace_comm(pid_t pid, char *buf, size_t len);
 
 #endif

@@ -17,7 +17,7 @@ check tree_counted '[[ "$out" =~ ([1-9][0-9]*)\ includes\ of\ [1-9][0-9]*\ files
 # tables; made once, each plant works on a hard-linked copy of it (a planted
 # file is replaced, never written through the link)
 mkdir "$tmp/base"
-find lib include common src agent report bpf -name '*.[ch]' -exec cp --parents -t "$tmp/base" {} +
+find lib include common src agent report trace -name '*.[ch]' -exec cp --parents -t "$tmp/base" {} +
 cp lib/README.md "$tmp/base/lib/"
 copy() {
 	rm -rf "$tmp/t"
@@ -61,6 +61,12 @@ plant across_binaries agent/target.c '#include "../src/table.h"' \
 # code both binaries link including the command's
 plant common_includes_src common/suggest.c '#include "../src/output.h"' \
 	'includes src/output.h' 'common/ may include lib/, not src/'
+# the tracer library using a folder of lib/ its row does not name
+plant trace_lib_folder trace/oom.c '#include "memlens/profiler.h"' \
+	'includes include/memlens/profiler.h' 'not lib/writes/'
+# the library including the tracers'
+plant lib_includes_trace lib/common/err.c '#include "../../trace/bpfutil.h"' \
+	'includes trace/bpfutil.h' 'lib/ may include only itself, not trace/'
 # a weak symbol: a dependency no include shows
 plant weak_symbol common/opts.c 'void trace_probe_features(void *l) __attribute__((weak));' \
 	'a weak symbol'

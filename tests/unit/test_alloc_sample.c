@@ -2,7 +2,7 @@
 /*
  * Sampling allocations by bytes (leaks --sample): the estimator
  * (lib/common/alloc_sample.c) and the BPF program's fixed-point sampler
- * (bpf/leaks.h), run here on a fixed pseudo-random sequence, so that every
+ * (trace/leaks.h), run here on a fixed pseudo-random sequence, so that every
  * check is deterministic. The statistical checks allow 5 standard errors:
  * with this seed they pass by a wide margin, and a biased sampler (a
  * countdown that is off by a few per cent) fails them.
@@ -14,7 +14,7 @@
 
 #include "harness.h"
 #include "memlens/alloc_sample.h"
-#include "../../bpf/leaks.h"
+#include "../../trace/leaks.h"
 
 static __u64 tab[LEAKS_EXPO_N + 1]; /* as the BPF program has it */
 

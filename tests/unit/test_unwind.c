@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "../../src/trace/stackstore.c"
-#include "../../src/trace/unwind.c"
+#include "../../trace/stackstore.c"
+#include "../../trace/unwind.c"
 
 static void test_copy_read_bounds(void)
 {

@@ -10,7 +10,7 @@
 /*
  * leaks --stacks dwarf: the return probe copies the user registers DWARF
  * call frame information needs and the top of the user stack into a ring
- * buffer; user space unwinds them (src/trace/unwind.c). The copy is at most
+ * buffer; user space unwinds them (trace/unwind.c). The copy is at most
  * what a per-CPU map value may hold.
  */
 #define LEAKS_DWARF_STACK_DEFAULT 16384 /* --stack-size: twice perf's, for large frames */

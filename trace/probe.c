@@ -19,9 +19,9 @@
 #include "memlens/features.h"
 #include "allocfind.h"
 #include "elfsym.h"
-#include "trace.h"
+#include "bpfutil.h"
 #include "umulti.h"
-#include "../../bpf/slab.h"
+#include "slab.h"
 #include "slab.skel.h"
 
 static const struct bpf_insn ret0[] = {
@@ -357,7 +357,7 @@ void trace_probe_features(struct feature_list *l)
 {
 	struct ml_err err = { 0 };
 
-	trace_libbpf_quiet(0);
+	trace_libbpf_log(NULL);
 	if (trace_preflight(&err)) {
 		ml_feature_add(l, "ebpf", "bpf", FEATURE_MISSING, "faults, slab, leaks, oom",
 			       err.code == EPERM
