@@ -2,9 +2,11 @@
 # make bench BENCH=writes_redis: what write tracking costs a real server.
 # Debian's redis-server holding KEYS keys of 1000 B; redis-benchmark SETs
 # N random ones of them (10 clients), untracked, under `memlens writes -i
-# INTERVAL` (exact) and under `memlens writes -i INTERVAL --sample 1/K`,
-# in turn, REPS times (the modes interleaved so that they share the load
-# of the machine). Each run has a fresh server, loaded the same way; the
+# INTERVAL` (exact), under `memlens writes -i INTERVAL --sample 1/K`
+# (sampled) and, with MODES="untracked exact sampled bounded" (as
+# bench/writes_overhead.sh runs it), `--max-overhead PCT` (bounded), in
+# turn, REPS times (the modes interleaved so that they share the load of
+# the machine). Each run has a fresh server, loaded the same way; the
 # tracked ones start once memlens has reported its first interval (the
 # whole heap write-protected). Prints, per mode, the median SET throughput
 # and p99 latency, and their ratios against the untracked runs of the same
@@ -20,6 +22,8 @@ srv=
 trap '[ -n "$srv" ] && kill -9 $srv 2>/dev/null; rm -rf "$T"' EXIT
 
 keys=${KEYS:-100000} n=${N:-200000} iv=${INTERVAL:-1000} k=${K:-10} reps=${REPS:-3}
+pct=${PCT:-2}
+read -r -a modes <<<"${MODES:-untracked exact sampled}"
 sock=$T/redis.sock
 
 start_server() {
@@ -43,6 +47,7 @@ run() {
 	start_server
 	if [ "$mode" != untracked ]; then
 		[ "$mode" = sampled ] && extra=(--sample "1/$k")
+		[ "$mode" = bounded ] && extra=(--max-overhead "$pct")
 		: >"$T/w.json"
 		"$M" writes -p "$srv" -i "$iv" "${extra[@]}" -q --json -o "$T/w.json" 2>"$T/w.err" &
 		ml=$!
@@ -63,28 +68,32 @@ run() {
 	if [ -n "$ml" ]; then
 		kill -INT $ml
 		wait $ml
-		# the sampled runs' own estimate of what they cost
+		# the sampled runs' own estimate of what they cost, and the fraction they ended at
 		python3 -c '
 import json, sys
-v = [json.loads(l).get("sampling", {}).get("overhead_pct") for l in open(sys.argv[1])
+s = [json.loads(l).get("sampling") for l in open(sys.argv[1])
      if l.strip() and json.loads(l).get("type") == "interval"]
-v = [x for x in v if x is not None]
-print("%.2f" % (sum(v) / len(v)) if v else "-", file=open(sys.argv[2], "a"))' "$T/w.json" "$T/oh.$mode"
+s = [x for x in s if x]
+print("%.2f%% (1/%d)" % (sum(x["overhead_pct"] for x in s) / len(s), s[-1]["k"]) if s else "-",
+      file=open(sys.argv[2], "a"))' "$T/w.json" "$T/oh.$mode"
 	fi
 	# the server survived tracking: it still answers
 	redis-cli -s "$sock" PING | grep -q PONG || echo "redis did not answer after $mode" >&2
 	stop_server
 }
 
-echo "redis-server $keys keys x 1000 B; redis-benchmark SET -n $n -c 10, untracked / writes -i $iv (exact) / --sample 1/$k, $reps runs each, interleaved:"
+echo "redis-server $keys keys x 1000 B; redis-benchmark SET -n $n -c 10, ${modes[*]}"
+echo "(writes -i $iv; sampled: --sample 1/$k; bounded: --max-overhead $pct), $reps runs each, interleaved:"
+# a first server's run is slower (cold caches, page cache): one untracked, not counted
+run untracked >/dev/null || true
 for r in $(seq "$reps"); do
-	for mode in untracked exact sampled; do
+	for mode in "${modes[@]}"; do
 		out=$(run $mode) || continue
 		echo "$out" >>"$T/r.$mode"
 		echo "    run $r $mode: $out (SET/s, p99 ms)"
 	done
 done
-python3 - "$T" <<'PY'
+python3 - "$T" "${modes[@]}" <<'PY'
 import os, statistics, sys
 t = sys.argv[1]
 def med(mode, col):
@@ -95,14 +104,16 @@ def med(mode, col):
     return statistics.median(v) if v else None
 u_rps, u_p99 = med("untracked", 0), med("untracked", 1)
 print("    %-10s %12s %10s %12s %12s" % ("mode", "SET/s", "p99 ms", "SET/s x u", "p99 x u"))
-for mode in ("untracked", "exact", "sampled"):
+for mode in sys.argv[2:]:
     rps, p99 = med(mode, 0), med(mode, 1)
     if rps is None or not u_rps:
         print("    %-10s no result" % mode)
         continue
     print("    %-10s %12.0f %10.3f %12.2f %12.2f" % (mode, rps, p99, rps / u_rps, p99 / u_p99))
-oh = os.path.join(t, "oh.sampled")
-if os.path.exists(oh):
-    print("    the sampled runs said they cost: %s %% of a CPU" % ", ".join(l.strip() for l in open(oh)))
+for mode in ("sampled", "bounded"):
+    oh = os.path.join(t, "oh." + mode)
+    if os.path.exists(oh):
+        print("    the %s runs said they cost (of a CPU, the fraction they ended at): %s"
+              % (mode, ", ".join(l.strip() for l in open(oh))))
 print("    medians of the runs; x u: against the untracked runs of this same run")
 PY
