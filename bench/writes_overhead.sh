@@ -1,7 +1,7 @@
 #!/bin/bash
 # make bench BENCH=writes_overhead: what each way of tracking writes costs
 # the target, all four in one run. memwrite -m MIB paced at RATES MiB/s
-# (default 1 10 100 1000) and unpaced (as fast as it can), SECS s each,
+# (default "1 10 100 1000 max", max: unpaced, as fast as it can), SECS s each,
 # untracked, under `memlens writes -i INTERVAL` (exact), `--sample 1/K`
 # (sampled) and `--max-overhead PCT` (bounded: exact while the faults cost
 # under PCT % of a CPU at the cost memlens measured, sampled beyond), one
@@ -41,7 +41,8 @@ run() {
 	grep -q cost "$out" || echo "    $rate $mode run $rep: no result: $(tail -n 1 "$out")" >&2
 }
 
-for rate in ${RATES:-1 10 100 1000} max; do
+rates=${RATES:-1 10 100 1000 max}
+for rate in $rates; do
 	for rep in $(seq "$reps"); do
 		for i in 0 1 2 3; do
 			run "$rate" "${modes[$(((i + rep) % 4))]}" "$rep"
@@ -49,7 +50,7 @@ for rate in ${RATES:-1 10 100 1000} max; do
 	done
 done
 
-python3 - "$T" "$mib" "$reps" "${RATES:-1 10 100 1000} max" <<'PY'
+python3 - "$T" "$mib" "$reps" "$rates" <<'PY'
 import json, os, re, statistics, sys
 t, mib, reps, rates = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
 modes = ("untracked", "exact", "sampled", "bounded")
