@@ -6,11 +6,12 @@
 # (sampled) and, with MODES="untracked exact sampled bounded" (as
 # bench/writes_overhead.sh runs it), `--max-overhead PCT` (bounded), in
 # turn, REPS times (the modes interleaved so that they share the load of
-# the machine). Each run has a fresh server, loaded the same way; the
+# the machine, their order rotated each time), after one untracked run
+# not counted. Each run has a fresh server, loaded the same way; the
 # tracked ones start once memlens has reported its first interval (the
 # whole heap write-protected). Prints, per mode, the median SET throughput
 # and p99 latency, and their ratios against the untracked runs of the same
-# run, and what memlens said the sampled runs cost.
+# run, and what memlens said the sampled and bounded runs cost.
 set -u
 M=${MEMLENS:?}
 command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || {
@@ -63,8 +64,14 @@ run() {
 			return 1
 		fi
 	fi
+	# the server's CPU time (every thread's, ns) around the benchmark: its cost
+	# per SET, which the machine's load moves less than its throughput
+	local c0 c1
+	c0=$(cat /proc/"$srv"/task/*/schedstat | awk '{ s += $1 } END { print s }')
 	redis-benchmark -s "$sock" -t set -r "$keys" -n "$n" -d 1000 -c 10 --csv 2>/dev/null |
-		awk -F'"' '$2 == "SET" { print $4, $14 }'
+		awk -F'"' '$2 == "SET" { printf "%s %s ", $4, $14 }'
+	c1=$(cat /proc/"$srv"/task/*/schedstat | awk '{ s += $1 } END { print s }')
+	echo "$c0 $c1 $n" | awk '{ printf "%.2f\n", ($2 - $1) / $3 / 1000 }'
 	if [ -n "$ml" ]; then
 		kill -INT $ml
 		wait $ml
@@ -87,10 +94,12 @@ echo "(writes -i $iv; sampled: --sample 1/$k; bounded: --max-overhead $pct), $re
 # a first server's run is slower (cold caches, page cache): one untracked, not counted
 run untracked >/dev/null || true
 for r in $(seq "$reps"); do
-	for mode in "${modes[@]}"; do
+	# the order rotated each time: no mode always runs after the same one
+	for i in "${!modes[@]}"; do
+		mode=${modes[$(((i + r - 1) % ${#modes[@]}))]}
 		out=$(run $mode) || continue
 		echo "$out" >>"$T/r.$mode"
-		echo "    run $r $mode: $out (SET/s, p99 ms)"
+		echo "    run $r $mode: $out (SET/s, p99 ms, server CPU us per SET)"
 	done
 done
 python3 - "$T" "${modes[@]}" <<'PY'
@@ -102,18 +111,21 @@ def med(mode, col):
         return None
     v = [float(l.split()[col]) for l in open(f) if l.strip()]
     return statistics.median(v) if v else None
-u_rps, u_p99 = med("untracked", 0), med("untracked", 1)
-print("    %-10s %12s %10s %12s %12s" % ("mode", "SET/s", "p99 ms", "SET/s x u", "p99 x u"))
+u_rps, u_p99, u_cpu = med("untracked", 0), med("untracked", 1), med("untracked", 2)
+print("    %-10s %10s %8s %10s %10s %8s %10s" % ("mode", "SET/s", "p99 ms", "us CPU/SET",
+      "SET/s x u", "p99 x u", "CPU/SET x u"))
 for mode in sys.argv[2:]:
-    rps, p99 = med(mode, 0), med(mode, 1)
+    rps, p99, cpu = med(mode, 0), med(mode, 1), med(mode, 2)
     if rps is None or not u_rps:
         print("    %-10s no result" % mode)
         continue
-    print("    %-10s %12.0f %10.3f %12.2f %12.2f" % (mode, rps, p99, rps / u_rps, p99 / u_p99))
+    print("    %-10s %10.0f %8.3f %10.2f %10.2f %8.2f %10.2f" % (mode, rps, p99, cpu,
+          rps / u_rps, p99 / u_p99, cpu / u_cpu))
 for mode in ("sampled", "bounded"):
     oh = os.path.join(t, "oh." + mode)
     if os.path.exists(oh):
         print("    the %s runs said they cost (of a CPU, the fraction they ended at): %s"
               % (mode, ", ".join(l.strip() for l in open(oh))))
-print("    medians of the runs; x u: against the untracked runs of this same run")
+print("    medians of the runs; x u: against the untracked runs of this same run; CPU/SET:")
+print("    the server's CPU time (all its threads) during the benchmark over the SETs")
 PY
