@@ -77,4 +77,4 @@ echo "    slowdown: the target's CPU time per MiB written over the untracked cop
 echo "    ratio: the buffer's mean written ratio per interval, exact and estimated; |error|: mean"
 echo "    distance to min(1, kept MiB/s x interval / buffer), what memwrite wrote; mean se: the"
 echo "    standard error the sampled run reported; overhead: what the sampled run said it cost"
-echo "    (its tracked faults x 20 us over the interval, percent of one CPU)"
+echo "    (its tracked faults x the fault cost it measured, over the interval, percent of one CPU)"

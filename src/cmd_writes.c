@@ -21,6 +21,7 @@
 #include "memlens/hotrange.h"
 #include "memlens/maps.h"
 #include "memlens/profiler.h"
+#include "memlens/sample.h"
 #include "memlens/spawn.h"
 
 static const char about[] =
@@ -649,12 +650,20 @@ int cmd_writes(int argc, char **argv)
 				"sampling: 1/%u of the pages each interval (64 KiB blocks, "
 				"rotating)",
 				o->sample_k > 1 ? o->sample_k : 1);
+			uint64_t measured = ml_wp_fault_ns(); /* cached: what the profiler used */
+
 			if (o->max_overhead > 0)
 				fprintf(c.out,
-					", fewer while the write faults (%.1f us each) would cost "
-					"more than %.2f%% of a CPU",
-					o->fault_ns / 1e3, o->max_overhead * 100);
-			fputc('\n', c.out);
+					", fewer while the write faults would cost more than "
+					"%.2f%% of a CPU",
+					o->max_overhead * 100);
+			fprintf(c.out,
+				"\nfault cost: %.2f us of the target's CPU per tracked write fault "
+				"(%s)\n",
+				o->fault_ns / 1e3,
+				measured && o->fault_ns == measured
+					? "measured on this machine"
+					: "assumed: it could not be measured here");
 		}
 		fflush(c.out);
 	}

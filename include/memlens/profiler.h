@@ -60,7 +60,12 @@ struct profiler_opts {
 	 * the root's cost.
 	 */
 	double max_overhead;
-	unsigned int fault_ns; /* cost of one tracked write fault; 0: SAMPLE_DEFAULT_FAULT_NS */
+	/*
+	 * Cost of one tracked write fault, ns of the target's CPU; 0: measured
+	 * on this machine when sampling (ml_wp_fault_ns()), else
+	 * SAMPLE_DEFAULT_FAULT_NS. ml_profiler_options() says the one in use.
+	 */
+	unsigned int fault_ns;
 };
 
 struct profiler_region {
@@ -102,6 +107,8 @@ struct profiler_sampling {
 	uint64_t minflt;
 	unsigned int next_k; /* the next interval's */
 	unsigned int next_interval_ms;
+	uint64_t fault_ns; /* the cost of one tracked fault the cost counts */
+	bool fault_ns_measured; /* measured on this machine (else given, or the default) */
 };
 
 /* One process of a profiled tree (profiler_opts.tree). */

@@ -25,7 +25,8 @@
  * cannot be measured and se is the bound of any ratio: 0.5 sqrt(1 - f).
  *
  * The policy: a tracked write fault costs the target about fault_ns of CPU
- * (SAMPLE_DEFAULT_FAULT_NS unless measured); the faults of an interval are
+ * (ml_wp_fault_ns(), measured on the running machine; SAMPLE_DEFAULT_FAULT_NS
+ * where it cannot be); the faults of an interval are
  * the sampled pages found written (each page write-protected once, faults
  * once at most). With a bound on the share of one CPU, the next interval's
  * k is the one that brings the cost measured under the bound, with a
@@ -33,7 +34,7 @@
  * SAMPLE_K_MAX is too costly, the interval doubles (up to 16 times the
  * one asked for), and shrinks back first once there is room again.
  *
- * Pure: no I/O.
+ * Pure: no I/O, but for ml_wp_fault_ns() (lib/writes/faultcost.c).
  */
 #ifndef MEMLENS_SAMPLE_H
 #define MEMLENS_SAMPLE_H
@@ -48,8 +49,15 @@
 #define SAMPLE_BLOCK_PAGES 16ULL
 #define SAMPLE_BLOCK_BYTES (SAMPLE_BLOCK_PAGES * 4096ULL)
 #define SAMPLE_K_MAX 1024
-/* ~20 us of the target's CPU per tracked write fault (doc/internals/write-tracking-cost.md) */
+/*
+ * The cost of a tracked write fault where it cannot be measured: ~20 us of
+ * the target's CPU, what a fault cost on a slow VM (doc/internals/write-tracking-cost.md)
+ */
 #define SAMPLE_DEFAULT_FAULT_NS 20000
+/* the measurement: FAULTCOST_ROUNDS rounds of FAULTCOST_PAGES pages */
+#define FAULTCOST_PAGES 256
+#define FAULTCOST_ROUNDS 7
+#define FAULTCOST_ROUNDS_MAX 64
 #define SAMPLE_INTERVAL_GROWTH_MAX 16
 
 /* The blocks of round @round with 1/@k of them sampled. */
@@ -106,6 +114,25 @@ double ml_sample_cost(const struct sample_policy *p, uint64_t faults, double int
  * returns the cost of this one (a share of one CPU).
  */
 double ml_sample_policy_step(struct sample_policy *p, uint64_t faults, double interval_s);
+
+/*
+ * What one tracked write fault costs on this machine, in ns of the writer's
+ * CPU: measured once (the first call, a few ms; later calls return the
+ * same) on a private scratch mapping of the calling process, whose pages
+ * are write-protected with an async userfaultfd as a tracked target's are:
+ * the CPU time of writing them then, less that of writing them again once
+ * they are not, per page, the median of FAULTCOST_ROUNDS rounds. 0 when it
+ * cannot be measured here (no userfaultfd or PAGEMAP_SCAN for us).
+ */
+uint64_t ml_wp_fault_ns(void);
+/*
+ * The pure part: @rounds measurements of @pages pages, the CPU ns writing
+ * them write-protected (@wp_ns) and not (@plain_ns): the median round's
+ * difference per page, at least 1; 0 when it is not positive or the input
+ * is not valid (no rounds, more than FAULTCOST_ROUNDS_MAX, no pages).
+ */
+uint64_t ml_wp_fault_ns_from(const uint64_t *wp_ns, const uint64_t *plain_ns, unsigned int rounds,
+			     uint64_t pages);
 
 #pragma GCC visibility pop
 

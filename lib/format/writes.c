@@ -137,6 +137,8 @@ static void put_sampling(struct jw *w, const struct profiler_sampling *s)
 	ml_jw_kuint(w, "target_minflt", s->minflt);
 	ml_jw_kdbl(w, "next_fraction", 1.0 / (s->next_k ? s->next_k : 1));
 	ml_jw_kuint(w, "next_interval_ms", s->next_interval_ms);
+	ml_jw_kuint(w, "fault_ns", s->fault_ns);
+	ml_jw_kbool(w, "fault_ns_measured", s->fault_ns_measured);
 	ml_jw_obj_end(w);
 }
 

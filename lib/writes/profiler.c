@@ -54,6 +54,7 @@ struct profiler {
 
 	/* sampled tracking (o.sample_k > 1 or o.max_overhead; memlens/sample.h) */
 	bool sampling;
+	bool fault_measured; /* pol.fault_ns is ml_wp_fault_ns()'s */
 	struct sample_policy pol;
 	struct sample_sched sched; /* the blocks write-protected now (k 1: every page) */
 	struct sample_est *est; /* per VMA index, this interval */
@@ -547,6 +548,8 @@ static int next_sample(struct profiler *p, uint64_t faults, double interval_s,
 	p->o.interval_ms = p->pol.interval_ms;
 	out->next_k = p->sched.k;
 	out->next_interval_ms = p->o.interval_ms;
+	out->fault_ns = p->pol.fault_ns;
+	out->fault_ns_measured = p->fault_measured;
 	if (k_old <= 1 && p->sched.k <= 1)
 		return 0; /* exact: the scan protected every written page again */
 	return protect_sample(p, p->sched.k > 1, err);
@@ -920,6 +923,14 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 	p->sampling = p->o.sample_k > 1 || p->o.max_overhead > 0;
 	p->sched.k = 1;
 	if (p->sampling) {
+		/* before the attach: the target is not stopped while we measure */
+		if (!p->o.fault_ns) {
+			uint64_t ns = ml_wp_fault_ns();
+
+			p->fault_measured = ns > 0 && ns <= UINT_MAX;
+			if (p->fault_measured)
+				p->o.fault_ns = (unsigned int)ns;
+		}
 		ml_sample_policy_init(&p->pol, p->o.sample_k ? p->o.sample_k : 1, p->o.max_overhead,
 				      p->o.fault_ns, p->o.interval_ms);
 		p->sched.k = p->pol.k;

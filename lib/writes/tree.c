@@ -322,6 +322,11 @@ static void merge_sampling(struct profiler_sampling *out, const struct profiler_
 {
 	if (!s->on)
 		return;
+	if (!out->on) {
+		/* the root's first: the others use the cost it measured */
+		out->fault_ns = s->fault_ns;
+		out->fault_ns_measured = s->fault_ns_measured;
+	}
 	out->on = true;
 	out->faults += s->faults;
 	out->minflt += s->minflt;

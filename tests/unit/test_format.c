@@ -225,15 +225,17 @@ static void test_writes_interval_sampled(void)
 						 .faults = 1638,
 						 .cost = 0.0327,
 						 .next_k = 20,
-						 .next_interval_ms = 1000 };
+						 .next_interval_ms = 1000,
+						 .fault_ns = 720,
+						 .fault_ns_measured = true };
 	out_open(&o);
 	ml_fmt_writes_interval(&o.w, 42, &s, false);
 	j = out_parse(&o);
 	REQUIRE(j);
 	CHECK(strstr(o.buf, "\"sampling\":{\"fraction\":0.1,\"k\":10,\"faults\":1638,"
 			    "\"overhead_pct\":3.27,\"target_minflt\":0,\"next_fraction\":0.05,"
-			    "\"next_interval_ms\":"
-			    "1000}") != NULL);
+			    "\"next_interval_ms\":1000,\"fault_ns\":720,"
+			    "\"fault_ns_measured\":true}") != NULL);
 	CHECK(strstr(o.buf, "\"hot\":true,\"estimated\":true,\"sampled_pages\":1638,"
 			    "\"sampled_dirty_pages\":1638,\"ratio_stderr\":0}") != NULL);
 	CHECK(strstr(o.buf, "\"hot_ranges\":{\"estimated\":true,\"count\":0") != NULL);

@@ -349,6 +349,43 @@ static void test_hotrange_seen_all_is_exact(void)
 	ml_hotrange_free(&b);
 }
 
+/* The per-fault cost from its rounds: the median round's difference, per page. */
+static void test_fault_ns_from(void)
+{
+	uint64_t wp[] = { 300000, 190000, 200000, 5000000, 210000 };
+	uint64_t plain[] = { 10000, 10000, 10000, 10000, 10000 };
+
+	/* 290, 180, 190, 4990, 200 us over 256 pages: the median is 200 us, 781 ns a page */
+	CHECK_EQ(ml_wp_fault_ns_from(wp, plain, 5, 256), 781);
+	/* an even count: the mean of the middle two (190 and 200 us) */
+	CHECK_EQ(ml_wp_fault_ns_from(wp + 1, plain + 1, 4, 256), (195000ULL + 128) / 256);
+	/* a round preempted the other way (its plain writes slower) moves it one down */
+	plain[0] = 900000;
+	CHECK_EQ(ml_wp_fault_ns_from(wp, plain, 5, 256), (190000ULL + 128) / 256);
+	/* a cost under 1 ns a page is 1, not "unmeasured" */
+	uint64_t w1[] = { 100 }, p1[] = { 90 };
+	CHECK_EQ(ml_wp_fault_ns_from(w1, p1, 1, 256), 1);
+	/* nothing measured: the faults were no dearer than the plain writes */
+	uint64_t w0[] = { 100, 100, 100 }, p0[] = { 100, 200, 90 };
+	CHECK_EQ(ml_wp_fault_ns_from(w0, p0, 3, 256), 0);
+	/* invalid input */
+	CHECK_EQ(ml_wp_fault_ns_from(wp, plain, 0, 256), 0);
+	CHECK_EQ(ml_wp_fault_ns_from(wp, plain, 5, 0), 0);
+	CHECK_EQ(ml_wp_fault_ns_from(NULL, plain, 5, 256), 0);
+	CHECK_EQ(ml_wp_fault_ns_from(wp, plain, FAULTCOST_ROUNDS_MAX + 1, 256), 0);
+}
+
+/* Measured on this machine: positive where the kernel lets us, and once. */
+static void test_fault_ns_measured(void)
+{
+	uint64_t a = ml_wp_fault_ns();
+
+	if (!a)
+		SKIP("no async userfaultfd write-protect for this process");
+	CHECK(a > 0);
+	CHECK_EQ(ml_wp_fault_ns(), a);
+}
+
 int main(void)
 {
 	RUN(test_rotation_covers_every_page_once);
@@ -362,5 +399,7 @@ int main(void)
 	RUN(test_policy_interval_when_k_is_not_enough);
 	RUN(test_hotrange_seen);
 	RUN(test_hotrange_seen_all_is_exact);
+	RUN(test_fault_ns_from);
+	RUN(test_fault_ns_measured);
 	return T_DONE();
 }
