@@ -75,6 +75,13 @@ struct migrate_rec {
 	const char *granularity;
 	const char *limits; /* NULL: not written */
 	const char *error; /* NULL or "": not written */
+	/*
+	 * What CRIU would refuse, found before anything was frozen, and
+	 * whether the command stopped there (--check-only). NULL: not
+	 * written; written only (a record read back has NULL).
+	 */
+	const struct criu_preflight *preflight;
+	bool check_only;
 };
 
 /* The "migrate" line, as memlens migrate --json writes it. */

@@ -98,6 +98,10 @@ void ml_fmt_migrate(struct jw *w, const struct migrate_rec *r)
 		ml_jw_kstr(w, "limits", r->limits);
 	if (r->error && r->error[0])
 		ml_jw_kstr(w, "error", r->error);
+	if (r->preflight) {
+		ml_fmt_criu_preflight(w, r->preflight);
+		ml_jw_kbool(w, "check_only", r->check_only);
+	}
 	ml_jw_obj_end(w);
 }
 
