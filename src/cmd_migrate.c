@@ -338,6 +338,10 @@ static void print_json(const struct mig_run *m, int rc)
 						  : MIGRATE_LIMITS_VMA,
 		.error = x->error,
 		.preflight = m->pf_ran ? &m->pf : NULL,
+		.procs = x->procs,
+		.nprocs = x->nprocs,
+		.nprocs_total = x->nprocs_total,
+		.procs_profiled = x->procs_profiled,
 		.check_only = m->c->check_only,
 	};
 	struct jw w;
@@ -381,6 +385,40 @@ static void print_json(const struct mig_run *m, int rc)
 	ml_fmt_migrate(&w, &rec);
 }
 
+/* A row per process of the tree before the final dump, and the tree's total. */
+static void print_procs(const struct migrate_result *x)
+{
+	uint64_t hot = 0;
+	int64_t dirty = 0;
+	char b[16], d[16];
+
+	if (!x->nprocs)
+		return;
+	printf("  processes: %zu in the tree%s\n", x->nprocs_total,
+	       x->procs_profiled ? " (hot memory and bytes written while profiled)" : "");
+	for (size_t i = 0; i < x->nprocs; i++) {
+		const struct profiler_proc *q = &x->procs[i];
+
+		if (x->procs_profiled)
+			printf("    %7d %-16s hot %8s  written %8s%s\n", (int)q->pid, q->comm,
+			       ml_fmt_bytes(q->hot_bytes, b, sizeof(b)),
+			       ml_fmt_bytes((uint64_t)q->cumulative_dirty_bytes, d, sizeof(d)),
+			       q->exited   ? "  (exited)"
+			       : q->failed ? "  (not profiled)"
+					   : "");
+		else
+			printf("    %7d %s\n", (int)q->pid, q->comm);
+		hot += q->hot_bytes;
+		dirty += q->cumulative_dirty_bytes;
+	}
+	if (x->nprocs_total > x->nprocs)
+		printf("    and %zu more\n", x->nprocs_total - x->nprocs);
+	if (x->procs_profiled)
+		printf("    %7s %-16s hot %8s  written %8s\n", "", "tree total",
+		       ml_fmt_bytes(hot, b, sizeof(b)),
+		       ml_fmt_bytes((uint64_t)dirty, d, sizeof(d)));
+}
+
 static void print_summary(const struct mig_run *m, int rc)
 {
 	const struct migrate_result *x = &m->res;
@@ -413,6 +451,7 @@ static void print_summary(const struct mig_run *m, int rc)
 	printf("  rounds:   %d (%d pre-dump)\n", x->nr, x->nr - 1);
 	printf("  total:    %s sent%s\n", ml_fmt_bytes(x->total, b, sizeof(b)),
 	       m->c->postcopy ? " (pre-dumps, final dump and the pages after the restore)" : "");
+	print_procs(x);
 	printf("  downtime: %.3f s frozen until running again (final round %.3f s, restore "
 	       "%.3f s)\n",
 	       x->downtime_ms / 1000.0, x->dump_ms / 1000.0, x->restore_ms / 1000.0);
