@@ -146,6 +146,7 @@ int ml_criu_parse_tracer(const char *status)
 struct pf_fd {
 	pid_t pid;
 	int fd;
+	int fam; /* a socket's enum sk_family, -1 not known yet */
 	char link[160];
 	struct stat st;
 };
@@ -284,6 +285,7 @@ static void read_fds(struct pf *s, pid_t pid)
 		x = &s->fds[s->nfds];
 		x->pid = pid;
 		x->fd = atoi(de->d_name);
+		x->fam = -1;
 		k = readlinkat(dirfd(d), de->d_name, x->link, sizeof(x->link) - 1);
 		if (k <= 0 || fstatat(dirfd(d), de->d_name, &x->st, 0) < 0)
 			continue;
@@ -323,7 +325,7 @@ static bool in_table(pid_t pid, const char *name, int col, unsigned long ino)
 	return found;
 }
 
-static enum sk_family sk_family(pid_t pid, unsigned long ino)
+static enum sk_family sk_family_read(pid_t pid, unsigned long ino)
 {
 	if (in_table(pid, "unix", 7, ino))
 		return SK_UNIX;
@@ -336,6 +338,14 @@ static enum sk_family sk_family(pid_t pid, unsigned long ino)
 	if (in_table(pid, "netlink", 10, ino))
 		return SK_NETLINK;
 	return SK_OTHER;
+}
+
+/* A socket fd's family, read once from its process's /proc/PID/net tables. */
+static enum sk_family sk_family(struct pf_fd *x)
+{
+	if (x->fam < 0)
+		x->fam = (int)sk_family_read(x->pid, (unsigned long)x->st.st_ino);
+	return (enum sk_family)x->fam;
 }
 
 struct usk {
@@ -358,20 +368,24 @@ static int unix_diag(struct usk **out, size_t *n)
 		       .udiag_states = ~0U,
 		       .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER },
 	};
-	static char buf[32768];
 	size_t cap = 0;
 	int fd, ret = 0;
 	bool done = false;
+	char *buf = malloc(32768);
 
 	*out = NULL;
 	*n = 0;
+	if (!buf)
+		return -ENOMEM;
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (fd < 0)
+	if (fd < 0) {
+		free(buf);
 		return -errno;
+	}
 	if (send(fd, &req, sizeof(req), 0) < 0)
 		ret = -errno;
 	while (!ret && !done) {
-		ssize_t k = recv(fd, buf, sizeof(buf), 0);
+		ssize_t k = recv(fd, buf, 32768, 0);
 		struct nlmsghdr *h = (struct nlmsghdr *)buf;
 
 		if (k <= 0) {
@@ -429,6 +443,7 @@ static int unix_diag(struct usk **out, size_t *n)
 		}
 	}
 	close(fd);
+	free(buf);
 	if (ret) {
 		free(*out);
 		*out = NULL;
@@ -578,12 +593,12 @@ static void check_sockets(struct pf *s)
 		dumpable = ml_criu_sockets_dumpable(s->o->criu_version, krel);
 
 	for (size_t i = 0; i < s->nfds; i++) {
-		const struct pf_fd *x = &s->fds[i];
+		struct pf_fd *x = &s->fds[i];
 		enum sk_family fam;
 
 		if (!S_ISSOCK(x->st.st_mode))
 			continue;
-		fam = sk_family(x->pid, (unsigned long)x->st.st_ino);
+		fam = sk_family(x);
 		if (fam == SK_UNIX) {
 			bool same = false;
 
@@ -627,12 +642,12 @@ static void check_inet_diag(struct pf *s)
 	pid_t tp = 0, up = 0;
 
 	for (size_t i = 0; i < s->nfds; i++) {
-		const struct pf_fd *x = &s->fds[i];
+		struct pf_fd *x = &s->fds[i];
 		enum sk_family fam;
 
 		if (!S_ISSOCK(x->st.st_mode))
 			continue;
-		fam = sk_family(x->pid, (unsigned long)x->st.st_ino);
+		fam = sk_family(x);
 		if (fam == SK_TCP && !tcp) {
 			tcp = true;
 			tp = x->pid;
