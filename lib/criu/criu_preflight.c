@@ -736,8 +736,12 @@ static void check_session_tty(struct pf *s)
 	}
 }
 
+/* CRIU copies a deleted file a process holds into the images, up to this (--ghost-limit) */
+#define GHOST_LIMIT (1 << 20)
+
 static void check_fds(struct pf *s)
 {
+	bool limit_given = has_opt(s, "--ghost-limit");
 	char what[96];
 
 	for (size_t i = 0; i < s->nfds; i++) {
@@ -756,6 +760,14 @@ static void check_fds(struct pf *s)
 			    "restore)",
 			    "fd %d: the device %s (%u:%u), which CRIU cannot dump", x->fd, x->link,
 			    ma, mi);
+		else if (S_ISREG(x->st.st_mode) && !x->st.st_nlink && !limit_given &&
+			 strncmp(x->link, "/memfd:", 7) && x->st.st_blocks * 512 > GHOST_LIMIT)
+			add(s, CRIU_FINDING_FD, false, x->pid,
+			    "pass --criu-opt --ghost-limit=SIZE (at least its size: CRIU copies it "
+			    "into the images), or have the target close it first",
+			    "fd %d: the deleted file %s of %lld bytes, more than CRIU copies of a "
+			    "deleted file by default (1 MiB)",
+			    x->fd, x->link, (long long)x->st.st_blocks * 512);
 	}
 }
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # What CRIU would refuse, found before anything is frozen: real processes
 # with a unix socket connected to a process outside their tree, a file
-# lock, a tracer, an io_uring or a userfaultfd, an established TCP
-# connection, a session led from outside. Each: `memlens checkpoint` and
+# lock, a tracer, an io_uring or a userfaultfd, a deleted file larger than
+# CRIU copies, an established TCP connection, a session led from outside. Each: `memlens checkpoint` and
 # `memlens migrate` exit 6, the message names the process, the resource
 # and what fixes it, CRIU never runs, and the target runs on as before.
 # With the option that takes care of a finding, --check-only says it is
@@ -63,6 +63,11 @@ if pid == 0:
         fd = libc.syscall(323, os.O_CLOEXEC | os.O_NONBLOCK)  # userfaultfd
         if fd < 0:
             msg = b"userfaultfd: " + os.strerror(ctypes.get_errno()).encode()
+    elif mode == "ghost":
+        g = open(tmp + "/ghost", "wb")
+        g.write(os.urandom(2 << 20))
+        g.flush()
+        os.unlink(tmp + "/ghost")
     elif mode == "tcp":
         l = socket.socket()
         l.bind(("127.0.0.1", 0))
@@ -195,6 +200,17 @@ if launch uffd; then
 	kill -9 "$T" "$L"; wait "$L" 2>/dev/null
 else
 	skip userfaultfd "$WHY"
+fi
+
+# --- a deleted file larger than CRIU copies by default -------------------------------
+if launch ghost; then
+	refused deleted_file checkpoint "pid $T \(python3\): fd [0-9]+: the deleted file $tmp/ghost \(deleted\) of [0-9]+ bytes" \
+		"fix: pass --criu-opt --ghost-limit=SIZE"
+	check_only deleted_file_limit --criu-opt --ghost-limit=4M
+	[ $RC = 0 ] && ok deleted_file_limit || notok deleted_file_limit "exit $RC: $(cat "$tmp/deleted_file_limit.err")"
+	kill -9 "$T" "$L"; wait "$L" 2>/dev/null
+else
+	skip deleted_file "$WHY"
 fi
 
 # --- an established TCP connection, without and with a policy -----------------------
