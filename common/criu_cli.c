@@ -166,3 +166,63 @@ int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg)
 	cli_error(cmd, "--criu-opt %s, not '%s'", why, arg);
 	return EXIT_USAGE;
 }
+
+int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
+		       const struct criu_preflight_opts *o, bool quiet, struct criu_preflight *out)
+{
+	struct criu_preflight_opts x = *o;
+	struct ml_err err = { 0 };
+	int r;
+
+	x.criu_version = caps ? caps->version : NULL;
+	r = ml_criu_preflight(pid, &x, out, &err);
+	if (r) {
+		cli_error(cmd, "%s", err.msg);
+		return exit_code_for(r);
+	}
+	if (out->nrefused)
+		cli_error(cmd,
+			  "CRIU would refuse the process tree of pid %d (%zu process%s): %zu "
+			  "finding%s below; CRIU was not run and nothing was frozen",
+			  (int)pid, out->nprocs, out->nprocs == 1 ? "" : "es", out->nrefused,
+			  out->nrefused == 1 ? "" : "s");
+	for (size_t i = 0; i < out->n; i++) {
+		const struct criu_finding *f = &out->f[i];
+
+		if (f->absorbed && (quiet || out->nrefused))
+			continue;
+		fprintf(stderr, "%s pid %d (%s): %s\n    %s%s\n", f->absorbed ? "  note:" : " ",
+			(int)f->pid, f->comm, f->resource, f->absorbed ? "" : "fix: ", f->fix);
+	}
+	if (out->nfound > out->n)
+		fprintf(stderr, "  and %zu more\n", out->nfound - out->n);
+	return out->nrefused ? EXIT_REFUSED : 0;
+}
+
+int criu_cli_check_only(const char *cmd, const struct criu_caps *caps,
+			const struct criu_dump_req *req, unsigned int timeout_s, char *hint,
+			size_t hint_len)
+{
+	struct criu_run_opts ro = { .timeout_ms = timeout_s * 1000 };
+	struct criu_result *res = calloc(1, sizeof(*res));
+	struct ml_err err = { 0 };
+	int r;
+
+	if (!res)
+		return EXIT_FAIL;
+	r = ml_criu_dump_check_only(caps, req, &ro, res, &err);
+	if (r == -EOPNOTSUPP) {
+		fprintf(stderr, "memlens %s: %s: only memlens's own inspection was done\n", cmd,
+			err.msg);
+		r = 0;
+	} else if (r) {
+		cli_error(cmd, "`criu dump --check-only` refused: %s", err.msg);
+		if (res->hint[0])
+			snprintf(hint, hint_len, "%s", res->hint);
+	} else {
+		fprintf(stderr, "memlens %s: `criu dump --check-only` found nothing to refuse\n",
+			cmd);
+	}
+	free(res);
+	return r == -EIO ? EXIT_REFUSED : r ? exit_code_for(r) : 0;
+}

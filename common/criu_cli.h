@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "memlens/criu.h"
+#include "memlens/criu_preflight.h"
 
 /*
  * Which CRIU the command-line tools and the agent use: --criu PATH, else
@@ -64,6 +65,31 @@ int criu_cli_opt_fn(void *target, const char *arg, char *why, size_t len);
  * established or close. 0, or -1 with @why filled in.
  */
 int criu_cli_tcp_fn(void *target, const char *arg, char *why, size_t len);
+
+/*
+ * Before anything is frozen: what CRIU would refuse in @pid's tree
+ * (ml_criu_preflight() with @o, the version of @caps). When it would, every
+ * finding goes to stderr (process, resource, what fixes it) and the result
+ * is EXIT_REFUSED; otherwise 0, the findings that an option takes care of
+ * said as notes (unless @quiet). Another error: its message and exit code.
+ */
+int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
+		       const struct criu_preflight_opts *o, bool quiet, struct criu_preflight *out);
+
+/*
+ * --check-only: `criu dump --check-only` of @req's tree when this CRIU has
+ * it (else said so on stderr, and not an error). Returns an exit code:
+ * EXIT_REFUSED when CRIU refused, with its reasons.
+ */
+int criu_cli_check_only(const char *cmd, const struct criu_caps *caps,
+			const struct criu_dump_req *req, unsigned int timeout_s, char *hint,
+			size_t hint_len);
+
+/* The help of --check-only, the same for checkpoint and migrate. */
+#define CRIU_CLI_CHECK_ONLY_HELP                                                                   \
+	"look for what CRIU would refuse (sockets, terminals, tracers, file locks, "               \
+	"file descriptors, SysV IPC; then `criu dump --check-only` when this CRIU has it) "        \
+	"and exit: nothing is profiled or frozen"
 
 /* The help of --tcp, the same for every command that dumps. */
 #define CRIU_CLI_TCP_HELP                                                                          \

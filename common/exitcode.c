@@ -18,6 +18,9 @@ const struct exit_row exit_table[] = {
 		     "CAP_PERFMON for eBPF); as root, the message names what else refused" },
 	{ EXIT_NOFEATURE, "the kernel, or the CRIU in use, lacks a feature the command needs "
 			  "(the message names it)" },
+	{ EXIT_REFUSED, "checkpoint, migrate: CRIU would refuse the process tree, found before "
+			"anything was frozen (the message names each process, the resource and "
+			"the option or set-up that fixes it)" },
 	{ EXIT_NOCMD, "-- CMD: CMD could not be started (not found, or not executable)" },
 	{ -1, NULL },
 };

@@ -17,6 +17,7 @@ enum {
 	EXIT_NOTARGET = 3, /* no such process, or it exited (a zombie) */
 	EXIT_PERM = 4, /* permission denied */
 	EXIT_NOFEATURE = 5, /* the kernel lacks a needed feature */
+	EXIT_REFUSED = 6, /* CRIU would refuse the target: found before anything was frozen */
 	EXIT_NOCMD = 127, /* -- CMD: CMD could not be started */
 };
 

@@ -492,6 +492,45 @@ void migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
 			 "this CRIU cannot leave memory out of a pre-dump (%s)", opts);
 }
 
+/* The tree's processes, just before the final dump ends them here. */
+static void snap_procs(struct mig *m)
+{
+	struct migrate_result *res = m->res;
+	struct profiler_sample s;
+	pid_t *tree;
+	size_t n;
+
+	res->nprocs = res->nprocs_total = 0;
+	if (m->p && !ml_profiler_latest(m->p, &s)) {
+		n = s.nprocs < MIGRATE_MAX_PROCS ? s.nprocs : MIGRATE_MAX_PROCS;
+		if (n)
+			memcpy(res->procs, s.procs, n * sizeof(*s.procs));
+		res->nprocs = n;
+		res->nprocs_total = s.nprocs;
+		ml_profiler_sample_free(&s);
+		if (n) {
+			res->procs_profiled = true;
+			return;
+		}
+	}
+	tree = malloc(ML_PROC_TREE_MAX * sizeof(*tree));
+	n = tree ? ml_proc_tree(m->o->pid, tree, ML_PROC_TREE_MAX) : 0;
+	res->nprocs_total = n;
+	for (size_t i = 0; i < n && res->nprocs < MIGRATE_MAX_PROCS; i++) {
+		struct profiler_proc *q = &res->procs[res->nprocs];
+		struct ml_proc_stat st;
+
+		if (ml_proc_stat_read(tree[i], 0, &st))
+			continue;
+		memset(q, 0, sizeof(*q));
+		q->pid = tree[i];
+		q->ppid = st.ppid;
+		snprintf(q->comm, sizeof(q->comm), "%.15s", st.comm);
+		res->nprocs++;
+	}
+	free(tree);
+}
+
 static int rounds(struct mig *m)
 {
 	const struct migrate_opts *o = m->o;
@@ -525,6 +564,7 @@ static int rounds(struct mig *m)
 			break;
 		}
 	}
+	snap_procs(m);
 	return o->postcopy ? mig_postcopy_final(m, k) : final_round(m, k);
 }
 

@@ -21,6 +21,7 @@
 #include "memlens/profiler.h"
 
 #define MIGRATE_MAX_ROUNDS 50
+#define MIGRATE_MAX_PROCS 64
 
 struct migrate_round {
 	int k; /* 1, 2, ...: the images go to DIR/K at the destination */
@@ -118,6 +119,14 @@ struct migrate_result {
 		uint64_t done_ms; /* frozen until the source's CRIU ended */
 	} lazy;
 	char error[1280];
+	/*
+	 * The tree's processes before the final dump, as the profiler saw them
+	 * in its last interval (procs_profiled), else as /proc lists them: the
+	 * first MIGRATE_MAX_PROCS of nprocs_total.
+	 */
+	struct profiler_proc procs[MIGRATE_MAX_PROCS];
+	size_t nprocs, nprocs_total;
+	bool procs_profiled;
 };
 
 /*

@@ -39,7 +39,9 @@ static const char about[] =
 static const char footer[] =
 	"CRIU runs with CRIU_FAULT=130 (no hardware breakpoints): on some VMs its dump\n"
 	"hangs otherwise. Exit status: 0 ok, 1 CRIU failed (see its log), 2 usage,\n"
-	"3 no such process / it exited, 4 permission denied, 5 missing kernel feature or CRIU.\n"
+	"3 no such process / it exited, 4 permission denied, 5 missing kernel feature\n"
+	"or CRIU, 6 CRIU would refuse the tree (each process, resource and fix named;\n"
+	"nothing frozen; --check-only stops there).\n"
 	"On Linux 6.16 and later, CRIU before 4.2 (4.1.1 too) cannot dump a TCP or UDP\n"
 	"socket: give CRIU 4.2 or newer with --criu PATH.\n";
 
@@ -56,6 +58,7 @@ struct ckpt_cli {
 	unsigned int sample_k; /* --sample 1/K; 0: every page */
 	double max_overhead; /* --max-overhead, percent of one CPU */
 	bool json;
+	bool check_only; /* --check-only: the preflight, then exit */
 };
 
 struct ckpt_ticks {
@@ -222,6 +225,10 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 		CLI_OPT_CRIU_OPT(&c->extra, criu_cli_opt_fn,
 				 "pass one more option to criu dump, e.g. --ext-unix-sk "
 				 "(repeatable; memlens restore repeats those a restore needs)"),
+		{ .name = "check-only",
+		  .kind = CLI_FLAG,
+		  .target = &c->check_only,
+		  .help = CRIU_CLI_CHECK_ONLY_HELP },
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_OUTPUT(&out,
 			       "write what would go to stdout (text, or JSON with --json) to FILE"),
@@ -280,6 +287,8 @@ struct ckpt_out {
 	bool profiled;
 	int rc;
 	const char *error;
+	const struct criu_preflight *pf; /* NULL: it did not run */
+	bool stopped; /* at the preflight: refused, or --check-only */
 };
 
 /* The tree's processes as profiled: "pid comm (hot 1.2M)", exited and unprofiled ones said so. */
@@ -352,9 +361,35 @@ static void print_json(const struct ckpt_out *o)
 	};
 	struct jw w;
 
+	rec.preflight = o->pf;
+	rec.check_only = o->c->check_only;
 	ml_fmt_criu_caps_of(&rec.criu, o->caps);
 	ml_jw_init(&w, stdout);
 	ml_fmt_checkpoint(&w, &rec);
+}
+
+/* Stopped before CRIU ran: what the preflight found. */
+static void print_stopped(const struct ckpt_out *o, int width)
+{
+	const struct criu_preflight *p = o->pf;
+
+	table_wrap(stdout, width, 13, "check of pid %d's tree for a %s: %s", (int)o->c->req.pid,
+		   o->c->req.pre_dump ? "pre-dump" : "dump",
+		   o->rc == EXIT_OK	   ? "nothing CRIU would refuse was found"
+		   : o->rc == EXIT_REFUSED ? "CRIU would refuse it"
+					   : "FAILED");
+	table_wrap(stdout, width, 13, "  criu:      %s (version %s)", o->caps->path,
+		   o->caps->version);
+	if (!p)
+		return;
+	table_wrap(stdout, width, 13, "  processes: %zu inspected; %zu finding(s), %zu refused%s",
+		   p->nprocs, p->nfound, p->nrefused,
+		   p->nrefused && !o->c->check_only ? " (named above)" : "");
+	for (size_t i = 0; i < p->n && o->c->check_only; i++)
+		table_wrap(stdout, width, 13, "  %-10s pid %d (%s): %s; %s%s",
+			   p->f[i].absorbed ? "absorbed:" : "refused:", (int)p->f[i].pid,
+			   p->f[i].comm, p->f[i].resource,
+			   p->f[i].absorbed ? "" : "fix: ", p->f[i].fix);
 }
 
 static void print_human(const struct ckpt_out *o)
@@ -363,6 +398,10 @@ static void print_human(const struct ckpt_out *o)
 	int width = table_width(stdout);
 	char b[16];
 
+	if (o->stopped) {
+		print_stopped(o, width);
+		return;
+	}
 	table_wrap(stdout, width, 13, "%s of pid %d into %s: %s",
 		   o->c->req.pre_dump ? "pre-dump" : "dump", (int)o->c->req.pid,
 		   o->c->req.images_dir, o->rc == EXIT_OK ? "ok" : "FAILED");
@@ -498,6 +537,40 @@ out:
 	return r;
 }
 
+/*
+ * Before anything is profiled or frozen: what CRIU would refuse (and, with
+ * --check-only, CRIU's own check). The exit code when the command stops
+ * here (refused, --check-only, an error), else -1: go on.
+ */
+static int preflight(struct ckpt_cli *c, const struct criu_caps *caps, struct ckpt_out *o)
+{
+	static struct criu_preflight pf;
+	static char hint[768];
+	ML_OPTS(criu_preflight_opts, po, .tcp = c->req.tcp, .extra_args = c->req.extra_args,
+		.shell_job = c->req.shell_job, .pre_dump = c->req.pre_dump);
+	int rc = criu_cli_preflight("checkpoint", c->req.pid, caps, &po, c->json || c->check_only,
+				    &pf);
+
+	o->pf = &pf;
+	if (!rc && c->check_only && !c->req.pre_dump) {
+		rc = criu_cli_check_only("checkpoint", caps, &c->req, c->timeout_s, hint,
+					 sizeof(hint));
+		((struct criu_result *)o->res)->hint[0] = '\0';
+		snprintf(((struct criu_result *)o->res)->hint, sizeof(o->res->hint), "%s", hint);
+	}
+	if (!rc && !c->check_only)
+		return -1;
+	o->stopped = true;
+	o->rc = rc;
+	if (rc == EXIT_REFUSED)
+		o->error = "CRIU would refuse the process tree; nothing was frozen";
+	if (c->json)
+		print_json(o);
+	else
+		print_human(o);
+	return rc;
+}
+
 static int cmd_checkpoint(int argc, char **argv)
 {
 	struct ckpt_ticks t = { .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -518,17 +591,21 @@ static int cmd_checkpoint(int argc, char **argv)
 		return rc;
 	warn_too_short(&c);
 	rc = ml_criu_dump_target_check(c.req.pid, &err);
-	if (!rc && !c.req.pre_dump)
-		rc = ml_criu_tcp_check(c.req.pid, c.req.tcp, c.req.extra_args, &err);
-	if (!rc && !c.req.pre_dump)
-		rc = ml_criu_sysv_check(c.req.pid, &err);
-	if (rc) {
+	if (rc) { /* -EINVAL: a session CRIU cannot see, which it refuses */
 		cli_error("checkpoint", "%s", err.msg);
-		return exit_code_for(rc);
+		return rc == -EINVAL ? EXIT_REFUSED : exit_code_for(rc);
 	}
 	rc = criu_cli_setup("checkpoint", c.criu,
 			    c.timeout_s ? c.timeout_s * 1000 : CRIU_DEFAULT_TIMEOUT_MS, &caps);
 	if (rc)
+		return rc;
+	memset(&res, 0, sizeof(res));
+	res.exit_status = -1;
+	res.pages_written = res.pages_scanned = res.pages_skipped_parent = -1;
+	res.shpages_written = -1;
+	ml_rangeset_init(&hot);
+	rc = preflight(&c, &caps, &o);
+	if (rc >= 0)
 		return rc;
 	if (c.req.pre_dump && !caps.mem_dirty_track) {
 		cli_error("checkpoint",
@@ -538,11 +615,6 @@ static int cmd_checkpoint(int argc, char **argv)
 			  "--pre-dump), or model pre-copy rounds with `memlens migrate-model`");
 		return EXIT_NOFEATURE;
 	}
-	memset(&res, 0, sizeof(res));
-	res.exit_status = -1;
-	res.pages_written = res.pages_scanned = res.pages_skipped_parent = -1;
-	res.shpages_written = -1;
-	ml_rangeset_init(&hot);
 	cli_block_signals(&sigs);
 	rc = checkpoint(&c, &caps, &o, &t, &sigs);
 	o.rc = rc = rc ? exit_code_for(rc) : EXIT_OK;

@@ -64,8 +64,10 @@ static const char footer[] =
 	"whole, in every process of the tree; upstream CRIU nothing. Exit status:\n"
 	"0 migrated, 1 CRIU or the destination failed (the tree keeps running at the\n"
 	"source when the final dump did not happen), 2 usage, 3 no such process,\n"
-	"5 missing CRIU. On Linux 6.16 and later, CRIU before 4.2 (4.1.1 too) cannot\n"
-	"dump a TCP or UDP socket: give CRIU 4.2 or newer with --criu PATH.\n";
+	"5 missing CRIU, 6 CRIU would refuse the tree (each process, resource and fix\n"
+	"named; nothing frozen; --check-only stops there). On Linux 6.16 and later,\n"
+	"CRIU before 4.2 (4.1.1 too) cannot dump a TCP or UDP socket: give CRIU 4.2 or\n"
+	"newer with --criu PATH.\n";
 
 struct mig_cli {
 	pid_t pid;
@@ -84,6 +86,7 @@ struct mig_cli {
 	unsigned int sample_k;
 	double max_overhead;
 	bool no_exclude, receive, shell_job, json, postcopy;
+	bool check_only; /* --check-only: the preflight, then exit */
 	const sigset_t *sigs; /* the signals that stop a migration */
 };
 
@@ -176,6 +179,10 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		CLI_OPT_CRIU_OPT(&c->extra, criu_cli_opt_fn,
 				 "one more option for criu dump/pre-dump (repeatable; the restore "
 				 "repeats those it needs, e.g. --ext-unix-sk)"),
+		{ .name = "check-only",
+		  .kind = CLI_FLAG,
+		  .target = &c->check_only,
+		  .help = CRIU_CLI_CHECK_ONLY_HELP },
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_END,
 	};
@@ -286,6 +293,8 @@ struct mig_run {
 	struct criu_caps caps;
 	char work[PATH_MAX];
 	struct migrate_result res;
+	struct criu_preflight pf;
+	bool pf_ran;
 };
 
 /* The "migrate" line (memlens/format_migrate.h). */
@@ -328,6 +337,12 @@ static void print_json(const struct mig_run *m, int rc)
 			  : m->caps.page_granular ? MIGRATE_LIMITS_PAGE
 						  : MIGRATE_LIMITS_VMA,
 		.error = x->error,
+		.preflight = m->pf_ran ? &m->pf : NULL,
+		.procs = x->procs,
+		.nprocs = x->nprocs,
+		.nprocs_total = x->nprocs_total,
+		.procs_profiled = x->procs_profiled,
+		.check_only = m->c->check_only,
 	};
 	struct jw w;
 
@@ -370,6 +385,40 @@ static void print_json(const struct mig_run *m, int rc)
 	ml_fmt_migrate(&w, &rec);
 }
 
+/* A row per process of the tree before the final dump, and the tree's total. */
+static void print_procs(const struct migrate_result *x)
+{
+	uint64_t hot = 0;
+	int64_t dirty = 0;
+	char b[16], d[16];
+
+	if (!x->nprocs)
+		return;
+	printf("  processes: %zu in the tree%s\n", x->nprocs_total,
+	       x->procs_profiled ? " (hot memory and bytes written while profiled)" : "");
+	for (size_t i = 0; i < x->nprocs; i++) {
+		const struct profiler_proc *q = &x->procs[i];
+
+		if (x->procs_profiled)
+			printf("    %7d %-16s hot %8s  written %8s%s\n", (int)q->pid, q->comm,
+			       ml_fmt_bytes(q->hot_bytes, b, sizeof(b)),
+			       ml_fmt_bytes((uint64_t)q->cumulative_dirty_bytes, d, sizeof(d)),
+			       q->exited   ? "  (exited)"
+			       : q->failed ? "  (not profiled)"
+					   : "");
+		else
+			printf("    %7d %s\n", (int)q->pid, q->comm);
+		hot += q->hot_bytes;
+		dirty += q->cumulative_dirty_bytes;
+	}
+	if (x->nprocs_total > x->nprocs)
+		printf("    and %zu more\n", x->nprocs_total - x->nprocs);
+	if (x->procs_profiled)
+		printf("    %7s %-16s hot %8s  written %8s\n", "", "tree total",
+		       ml_fmt_bytes(hot, b, sizeof(b)),
+		       ml_fmt_bytes((uint64_t)dirty, d, sizeof(d)));
+}
+
 static void print_summary(const struct mig_run *m, int rc)
 {
 	const struct migrate_result *x = &m->res;
@@ -379,6 +428,22 @@ static void print_summary(const struct mig_run *m, int rc)
 		print_json(m, rc);
 		return;
 	}
+	if (m->c->check_only) {
+		const struct criu_preflight *p = &m->pf;
+
+		printf("check of pid %d's tree for a migration: %s\n", (int)m->c->pid,
+		       rc == EXIT_OK	    ? "nothing CRIU would refuse was found"
+		       : rc == EXIT_REFUSED ? "CRIU would refuse it"
+					    : "FAILED");
+		printf("  processes: %zu inspected; %zu finding(s), %zu refused\n", p->nprocs,
+		       p->nfound, p->nrefused);
+		for (size_t i = 0; i < p->n; i++)
+			table_wrap(stdout, table_width(stdout), 13, "  %-10s pid %d (%s): %s; %s%s",
+				   p->f[i].absorbed ? "absorbed:" : "refused:", (int)p->f[i].pid,
+				   p->f[i].comm, p->f[i].resource,
+				   p->f[i].absorbed ? "" : "fix: ", p->f[i].fix);
+		return;
+	}
 	if (rc != EXIT_OK)
 		return;
 	printf("migrated pid %d to %s: restored as pid %d\n", (int)m->c->pid, m->c->to,
@@ -386,6 +451,7 @@ static void print_summary(const struct mig_run *m, int rc)
 	printf("  rounds:   %d (%d pre-dump)\n", x->nr, x->nr - 1);
 	printf("  total:    %s sent%s\n", ml_fmt_bytes(x->total, b, sizeof(b)),
 	       m->c->postcopy ? " (pre-dumps, final dump and the pages after the restore)" : "");
+	print_procs(x);
 	printf("  downtime: %.3f s frozen until running again (final round %.3f s, restore "
 	       "%.3f s)\n",
 	       x->downtime_ms / 1000.0, x->dump_ms / 1000.0, x->restore_ms / 1000.0);
@@ -428,6 +494,42 @@ static int make_work_dir(struct mig_run *m)
 	return 0;
 }
 
+/*
+ * Before anything is profiled or frozen: what CRIU would refuse in the tree
+ * (and, with --check-only, CRIU's own check). An exit code when the
+ * command stops here, else -1.
+ */
+static int preflight(struct mig_run *m)
+{
+	struct mig_cli *c = m->c;
+	const char *const *extra = c->extra.n ? c->extra.v : NULL;
+	ML_OPTS(criu_preflight_opts, po, .tcp = c->tcp, .extra_args = extra,
+		.shell_job = c->shell_job);
+	int rc = criu_cli_preflight("migrate", c->pid, &m->caps, &po, c->json || c->check_only,
+				    &m->pf);
+
+	m->pf_ran = true;
+	if (!rc && c->check_only && !make_work_dir(m)) {
+		struct criu_dump_req req = { .pid = c->pid,
+					     .images_dir = m->work,
+					     .shell_job = c->shell_job,
+					     .tcp = c->tcp,
+					     .extra_args = extra };
+
+		rc = criu_cli_check_only("migrate", &m->caps, &req, c->timeout_s, m->res.error,
+					 sizeof(m->res.error));
+		if (!c->dir)
+			rmdir(m->work); /* when CRIU left nothing there */
+	}
+	if (!rc && !c->check_only)
+		return -1;
+	if (rc == EXIT_REFUSED && !m->res.error[0])
+		snprintf(m->res.error, sizeof(m->res.error),
+			 "CRIU would refuse the process tree; nothing was frozen");
+	print_summary(m, rc);
+	return rc;
+}
+
 static int run_source(struct mig_cli *c)
 {
 	struct mig_run *m = calloc(1, sizeof(*m));
@@ -441,14 +543,19 @@ static int run_source(struct mig_cli *c)
 	m->c = c;
 	x = &m->res;
 	r = ml_criu_dump_target_check(c->pid, &err);
-	if (r) {
+	if (r) { /* -EINVAL: a session CRIU cannot see, which it refuses */
 		cli_error("migrate", "%s", err.msg);
 		free(m);
-		return exit_code_for(r);
+		return r == -EINVAL ? EXIT_REFUSED : exit_code_for(r);
 	}
 	rc = criu_cli_setup("migrate", c->criu, c->timeout_s * 1000, &m->caps);
 	if (!rc)
-		rc = make_work_dir(m);
+		rc = preflight(m);
+	if (rc >= 0) {
+		free(m);
+		return rc;
+	}
+	rc = make_work_dir(m);
 	if (rc) {
 		free(m);
 		return rc;

@@ -70,6 +70,13 @@ struct checkpoint_rec {
 	const char *log; /* CRIU's log */
 	const char *hint; /* NULL or "": not written */
 	const char *error; /* NULL: not written */
+	/*
+	 * What CRIU would refuse, found before anything was frozen, and
+	 * whether the command stopped there (--check-only). NULL: not
+	 * written; written only (a record read back has NULL).
+	 */
+	const struct criu_preflight *preflight;
+	bool check_only;
 };
 
 /* The "checkpoint" line, as memlens checkpoint --json writes it. */

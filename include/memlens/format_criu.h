@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "memlens/criu.h"
+#include "memlens/criu_preflight.h"
 #include "memlens/err.h"
 #include "memlens/json.h"
 #include "memlens/jsonw.h"
@@ -37,6 +38,14 @@ void ml_fmt_criu_caps(struct jw *w, const struct criu_caps_rec *r);
  * object. Booleans absent read as false, strings absent as NULL. -EINVAL.
  */
 int ml_fmt_criu_caps_read(const struct json *o, struct criu_caps_rec *out, struct ml_err *err);
+
+/*
+ * "preflight": {"refused": N, "found": N, "processes": N, "findings": [{"kind",
+ * "pid", "comm", "resource", "fix", "absorbed"}, ...]}: what CRIU would refuse,
+ * found before anything was frozen (ml_criu_preflight()). Written only: the
+ * readers of the records leave it out.
+ */
+void ml_fmt_criu_preflight(struct jw *w, const struct criu_preflight *p);
 
 #pragma GCC visibility pop
 

@@ -19,6 +19,7 @@
 #include "memlens/format_criu.h"
 #include "memlens/json.h"
 #include "memlens/jsonw.h"
+#include "memlens/profiler.h"
 
 /* One of "rounds": a pre-dump or the final dump. */
 struct migrate_round_rec {
@@ -75,6 +76,24 @@ struct migrate_rec {
 	const char *granularity;
 	const char *limits; /* NULL: not written */
 	const char *error; /* NULL or "": not written */
+	/*
+	 * What CRIU would refuse, found before anything was frozen, and
+	 * whether the command stopped there (--check-only). NULL: not
+	 * written; written only (a record read back has NULL).
+	 */
+	const struct criu_preflight *preflight;
+	bool check_only;
+	/*
+	 * The tree's processes before the final dump: "processes" (pid, ppid,
+	 * comm, state, hot_bytes, cumulative_dirty_bytes, as the profiler saw
+	 * them; state "listed" when nothing profiled them) and "processes_total"
+	 * (count, hot_bytes, cumulative_dirty_bytes). nprocs 0: not written;
+	 * written only.
+	 */
+	const struct profiler_proc *procs;
+	size_t nprocs;
+	size_t nprocs_total; /* in the tree (nprocs of them kept) */
+	bool procs_profiled;
 };
 
 /* The "migrate" line, as memlens migrate --json writes it. */

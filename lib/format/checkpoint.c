@@ -101,6 +101,10 @@ void ml_fmt_checkpoint(struct jw *w, const struct checkpoint_rec *r)
 		ml_jw_kstr(w, "hint", r->hint);
 	if (r->error)
 		ml_jw_kstr(w, "error", r->error);
+	if (r->preflight) {
+		ml_fmt_criu_preflight(w, r->preflight);
+		ml_jw_kbool(w, "check_only", r->check_only);
+	}
 	ml_jw_obj_end(w);
 }
 

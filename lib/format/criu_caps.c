@@ -50,3 +50,28 @@ int ml_fmt_criu_caps_read(const struct json *o, struct criu_caps_rec *r, struct 
 	ml_json_get_bool(o, "mem_dirty_track", &r->mem_dirty_track);
 	return 0;
 }
+
+void ml_fmt_criu_preflight(struct jw *w, const struct criu_preflight *p)
+{
+	ml_jw_key(w, "preflight");
+	ml_jw_obj(w);
+	ml_jw_kuint(w, "refused", p->nrefused);
+	ml_jw_kuint(w, "found", p->nfound);
+	ml_jw_kuint(w, "processes", p->nprocs);
+	ml_jw_key(w, "findings");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct criu_finding *f = &p->f[i];
+
+		ml_jw_obj(w);
+		ml_jw_kstr(w, "kind", ml_criu_finding_name(f->kind));
+		ml_jw_kint(w, "pid", f->pid);
+		ml_jw_kstr(w, "comm", f->comm);
+		ml_jw_kstr(w, "resource", f->resource);
+		ml_jw_kstr(w, "fix", f->fix);
+		ml_jw_kbool(w, "absorbed", f->absorbed);
+		ml_jw_obj_end(w);
+	}
+	ml_jw_arr_end(w);
+	ml_jw_obj_end(w);
+}

@@ -66,6 +66,40 @@ static void put_lazy(struct jw *w, const struct migrate_lazy_rec *l)
 	ml_jw_obj_end(w);
 }
 
+static void put_procs(struct jw *w, const struct migrate_rec *r)
+{
+	uint64_t hot = 0;
+	int64_t dirty = 0;
+
+	ml_jw_key(w, "processes");
+	ml_jw_arr(w);
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct profiler_proc *q = &r->procs[i];
+
+		ml_jw_obj(w);
+		ml_jw_kint(w, "pid", q->pid);
+		ml_jw_kint(w, "ppid", q->ppid);
+		ml_jw_kstr(w, "comm", q->comm);
+		ml_jw_kstr(w, "state",
+			   !r->procs_profiled ? "listed"
+			   : q->exited	      ? "exited"
+			   : q->failed	      ? "not profiled"
+					      : "profiled");
+		ml_jw_kuint(w, "hot_bytes", q->hot_bytes);
+		ml_jw_kint(w, "cumulative_dirty_bytes", q->cumulative_dirty_bytes);
+		ml_jw_obj_end(w);
+		hot += q->hot_bytes;
+		dirty += q->cumulative_dirty_bytes;
+	}
+	ml_jw_arr_end(w);
+	ml_jw_key(w, "processes_total");
+	ml_jw_obj(w);
+	ml_jw_kuint(w, "count", r->nprocs_total > r->nprocs ? r->nprocs_total : r->nprocs);
+	ml_jw_kuint(w, "hot_bytes", hot);
+	ml_jw_kint(w, "cumulative_dirty_bytes", dirty);
+	ml_jw_obj_end(w);
+}
+
 void ml_fmt_migrate(struct jw *w, const struct migrate_rec *r)
 {
 	ml_jw_obj(w);
@@ -85,6 +119,8 @@ void ml_fmt_migrate(struct jw *w, const struct migrate_rec *r)
 	ml_jw_arr_end(w);
 	ml_jw_kbool(w, "postcopy", r->postcopy);
 	ml_jw_kuint(w, "total_bytes", r->total_bytes);
+	if (r->nprocs)
+		put_procs(w, r);
 	ml_jw_kstr(w, "tcp", r->tcp);
 	if (r->postcopy)
 		put_lazy(w, &r->lazy);
@@ -98,6 +134,10 @@ void ml_fmt_migrate(struct jw *w, const struct migrate_rec *r)
 		ml_jw_kstr(w, "limits", r->limits);
 	if (r->error && r->error[0])
 		ml_jw_kstr(w, "error", r->error);
+	if (r->preflight) {
+		ml_fmt_criu_preflight(w, r->preflight);
+		ml_jw_kbool(w, "check_only", r->check_only);
+	}
 	ml_jw_obj_end(w);
 }
 

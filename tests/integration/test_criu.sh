@@ -201,7 +201,7 @@ test_session_outside_pidns() {
 		st=$(awk "{print \$3}" /proc/$p/stat)
 		echo "state=$st sid=$(awk "{print \$6}" /proc/$p/stat)" >>"$4"
 		kill $p' _ "$WORKLOADS/memwrite" "$MEMLENS" "$tmp/so" "$tmp/so.err"
-	if ! grep -q "^rc=2$" "$tmp/so.err" || ! grep -q "has no session leader that CRIU can see" "$tmp/so.err" ||
+	if ! grep -q "^rc=6$" "$tmp/so.err" || ! grep -q "has no session leader that CRIU can see" "$tmp/so.err" ||
 		! grep -q "setsid" "$tmp/so.err"; then
 		notok session_outside_pidns "$(cat "$tmp/so.err")"
 	elif ! grep -q "^state=[SR] sid=0$" "$tmp/so.err"; then
@@ -410,8 +410,8 @@ test_migrate_model_real_trace() {
 	ok migrate_model_real_trace
 }
 
-# A target connected to an outside unix socket: CRIU refuses it, says which
-# option it needs, and --criu-opt passes that option through.
+# A target connected to an outside unix socket: refused before anything is
+# frozen (exit 6), naming the option it needs; --criu-opt passes that through.
 test_criu_opt_passthrough() {
 	local rc
 	"$MEMLENS" checkpoint -p 1 -D "$tmp/x" --criu-opt --tree=5 >/dev/null 2>"$tmp/co.err"
@@ -442,7 +442,7 @@ mine.send(b"still connected")
 print("peer got", peer.recv(64).decode())
 p.kill()
 PYEOF
-	if grep -q "^plain 1 .*--ext-unix-sk" "$tmp/usk.out" && grep -q "^ext 0 " "$tmp/usk.out" &&
+	if grep -q "^plain 6 .*nothing was frozen.*--ext-unix-sk" "$tmp/usk.out" && grep -q "^ext 0 " "$tmp/usk.out" &&
 	   grep -q "^alive True" "$tmp/usk.out" && grep -q "^peer got still connected" "$tmp/usk.out"; then
 		ok criu_opt_ext_unix_sk
 	else

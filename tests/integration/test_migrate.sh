@@ -89,6 +89,9 @@ check_migration() {
 		bad+=" downtime $(jget "$j" 'j["downtime_ms"]')"
 	new=$(jget "$j" 'j["restored_pid"]')
 	[ "$new" = "$old" ] || bad+=" restored as $new, not $old"
+	# a row per process of the tree (migwork: one), and nothing CRIU refused
+	[ "$(jget "$j" '[p["pid"] for p in j["processes"]] == [j["pid"]] and j["processes"][0]["comm"] == "migwork" and j["processes_total"]["count"] == 1 and j["preflight"]["refused"] == 0')" = True ] ||
+		bad+=" processes: $(jget "$j" '(j.get("processes"), j.get("processes_total"), j.get("preflight"))')"
 	pids+=("$new")
 	kill -TERM "$new"
 	wait_gone "$new" 30 || bad+=" the restored target did not finish"

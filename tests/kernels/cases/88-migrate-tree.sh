@@ -33,8 +33,12 @@ migrate_tree() {
 	# round 1 leaves out the three private buffers (and each process's
 	# stack page or so), per process: at least one range each
 	jcheck "migrate tree $name" "$j" 'j["precopy"] and j["rounds"][-1]["kind"] == "dump"' \
-		'j["exclusion"] and j["rounds"][0]["excluded_ranges"] >= 3'
+		'j["exclusion"] and j["rounds"][0]["excluded_ranges"] >= 3' \
+		'j["preflight"]["refused"] == 0 and j["processes_total"]["count"] == 3' \
+		'sorted(p["state"] for p in j["processes"]) == ["profiled"] * 3'
 	bad+=$JBAD
+	# the rows of the tree, as the text output gives them too
+	"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print("# processes:", ", ".join("%d %s hot %d written %d" % (p["pid"], p["comm"], p["hot_bytes"], p["cumulative_dirty_bytes"]) for p in j["processes"]))' "$j"
 	grep -h -- "--exclude-range" "$tmp/$name-src"/*/*.log 2>/dev/null | head -n 2 | sed 's/^/# /'
 	new=$(sed -n 's/.*"restored_pid":\([0-9]*\).*/\1/p' "$j")
 	pids+=("$new")
