@@ -133,33 +133,7 @@ wait_for_line "$tmp/client.out" '^reply 10 ok' 60 || { notok $T "the client is n
 echo "# redis-server pid $sp in $ns_a at $SVC:$PORT, $(cat "$tmp/load.out") keys, client in $ns_c: $(head -n 1 "$tmp/client.out")"
 last() { sed -n 's/^reply \([0-9]*\) ok.*/\1/p' "$tmp/client.out" | tail -n 1; }
 
-"${in_b[@]}" "$MEMLENS" migrate --receive --listen 10.227.0.2:7427 --criu "$criu" \
-	-D "$tmp/dest" >"$tmp/recv.out" 2>&1 &
-rp=$!
-pids+=("$rp")
-wait_for_line "$tmp/recv.out" receiving 10
-"${in_a[@]}" "$MEMLENS" migrate -p "$sp" --to 10.227.0.2:7427 --tcp established --criu "$criu" \
-	--max-rounds 2 --stop-threshold 0 --round-interval 2 -i 500 -D "$tmp/src" --json \
-	>"$tmp/mig.json" 2>"$tmp/mig.err"
-rc=$?
-wait "$rp"
-n0=$(last)
-if [ $rc -ne 0 ]; then
-	why=$(grep -h -E 'Error|error' "$tmp/src"/*/dump.log "$tmp/dest"/*/restore.log 2>/dev/null | tail -n 3 | tr '\n' ' ')
-	echo "# memlens migrate exit $rc: $(tail -n 4 "$tmp/mig.err" | tr '\n' ' ')"
-	echo "# receiver: $(tail -n 3 "$tmp/recv.out" | tr '\n' ' ')"
-	if jget "$tmp/mig.json" 'j["rounds"][-1]["kind"] == "dump"' 2>/dev/null | grep -q True; then
-		notok $T "the final dump happened, then: $(tail -n 2 "$tmp/mig.err") CRIU: $why"
-	else
-		skip $T "CRIU: ${why:-$(tail -n 2 "$tmp/mig.err" | tr '\n' ' ')}"
-		wait_for_line "$tmp/client.out" "^reply $((n0 + 3)) ok" 30 ||
-			notok ${T}_source_kept "the connection broke at the source: $(tail -n 2 "$tmp/client.out")"
-	fi
-	exit 0
-fi
-new=$(jget "$tmp/mig.json" 'j["restored_pid"]')
-pids+=("$new")
-ip -n "$ns_c" route replace $SVC/32 via $SVC_VIA_B
+migrate_moving "$sp" 10.227.0.2:7427 2 500 || exit 0
 bad=
 jcheck migrate "$tmp/mig.json" 'j["tcp"] == "established" and j["rounds"][-1]["kind"] == "dump"' \
 	'j["precopy"] and len(j["rounds"]) == 3'

@@ -162,3 +162,43 @@ netns_moving() {
 		ip -n "$a" route add "$CLI/32" via 10.$ac.0.1 && ip -n "$b" route add "$CLI/32" via 10.$bc.0.1 &&
 		ip -n "$c" route add "$SVC/32" via 10.$ac.0.2
 }
+
+# migrate_moving PID HOSTPORT ROUND_INTERVAL INTERVAL_MS: after netns_moving,
+# migrate PID from A (in_a) to a receiver in B (in_b) listening on
+# HOSTPORT, pre-copy with --tcp established, while the client (whose
+# replies last() counts) keeps its connection; then C's route to SVC goes
+# to B. Sets rc, n0 (the client's last reply when the migration ended)
+# and new (the restored pid). When CRIU could not do it: says why, fails
+# $T if the final dump had happened, else skips it and checks that the
+# source still serves; returns 1 then (the caller stops).
+migrate_moving() {
+	local sp=$1 to=$2 ri=$3 iv=$4 rp why
+	"${in_b[@]}" "$MEMLENS" migrate --receive --listen "$to" --criu "$criu" \
+		-D "$tmp/dest" >"$tmp/recv.out" 2>&1 &
+	rp=$!
+	pids+=("$rp")
+	wait_for_line "$tmp/recv.out" receiving 10
+	"${in_a[@]}" "$MEMLENS" migrate -p "$sp" --to "$to" --tcp established --criu "$criu" \
+		--max-rounds 2 --stop-threshold 0 --round-interval "$ri" -i "$iv" -D "$tmp/src" --json \
+		>"$tmp/mig.json" 2>"$tmp/mig.err"
+	rc=$?
+	wait "$rp"
+	n0=$(last)
+	if [ $rc -ne 0 ]; then
+		why=$(grep -h -E 'Error|error' "$tmp/src"/*/dump.log "$tmp/dest"/*/restore.log 2>/dev/null | tail -n 3 | tr '\n' ' ')
+		echo "# memlens migrate exit $rc: $(tail -n 4 "$tmp/mig.err" | tr '\n' ' ')"
+		echo "# receiver: $(tail -n 3 "$tmp/recv.out" | tr '\n' ' ')"
+		if jget "$tmp/mig.json" 'j["rounds"][-1]["kind"] == "dump"' 2>/dev/null | grep -q True; then
+			notok $T "the final dump happened, then: $(tail -n 2 "$tmp/mig.err") CRIU: $why"
+		else
+			skip $T "CRIU: ${why:-$(tail -n 2 "$tmp/mig.err" | tr '\n' ' ')}"
+			wait_for_line "$tmp/client.out" "^reply $((n0 + 3)) ok" 30 ||
+				notok ${T}_source_kept "the connection broke at the source: $(tail -n 2 "$tmp/client.out")"
+		fi
+		return 1
+	fi
+	new=$(jget "$tmp/mig.json" 'j["restored_pid"]')
+	pids+=("$new")
+	# the address is B's now: C's route goes there
+	ip -n "$ns_c" route replace "$SVC/32" via "$SVC_VIA_B"
+}
