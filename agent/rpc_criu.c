@@ -162,6 +162,51 @@ out:
 	free(ptrs);
 }
 
+bool rpc_refuse_preflight(const struct agent *a, pid_t pid, const struct criu_preflight_opts *o,
+			  const char *what, struct rpc_reply *out)
+{
+	struct criu_preflight_opts x = *o;
+	struct criu_preflight *p = calloc(1, sizeof(*p));
+	struct ml_err e = { 0 };
+	char list[sizeof(out->msg)];
+	size_t pos = 0;
+	int r;
+
+	if (!p)
+		return !!rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+	x.criu_version = a->caps.version;
+	r = ml_criu_preflight(pid, &x, p, &e);
+	if (r) {
+		rpc_fail(out, r == -ESRCH ? RPC_NOT_FOUND : rpc_code_for_errno(r), "%s: %s", what,
+			 e.msg);
+		free(p);
+		return true;
+	}
+	if (!p->nrefused) {
+		free(p);
+		return false;
+	}
+	list[0] = '\0';
+	for (size_t i = 0; i < p->n && pos < sizeof(list); i++) {
+		const struct criu_finding *f = &p->f[i];
+		int k;
+
+		if (f->absorbed)
+			continue;
+		k = snprintf(list + pos, sizeof(list) - pos, "%spid %d (%s): %s; fix: %s",
+			     pos ? "; " : "", (int)f->pid, f->comm, f->resource, f->fix);
+		pos += k > 0 ? (size_t)k : 0;
+	}
+	if (p->nfound > p->n && pos < sizeof(list))
+		snprintf(list + pos, sizeof(list) - pos, "; and %zu more", p->nfound - p->n);
+	rpc_fail(out, RPC_FAILED_PRECONDITION,
+		 "%s: CRIU would refuse the process tree of pid %d (%zu process%s), CRIU was not "
+		 "run and nothing was frozen: %s",
+		 what, (int)pid, p->nprocs, p->nprocs == 1 ? "" : "es", list);
+	free(p);
+	return true;
+}
+
 /* Under the write lock. */
 static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const char *what,
 			      struct rpc_reply *out)
@@ -181,6 +226,10 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 		fail_criu(out, what, r, &e, NULL);
 		goto out;
 	}
+	ML_OPTS(criu_preflight_opts, po, .tcp = req->tcp, .extra_args = req->extra_args,
+		.shell_job = req->shell_job, .pre_dump = req->pre_dump);
+	if (rpc_refuse_preflight(a, req->pid, &po, what, out))
+		goto out;
 	r = ml_criu_checkpoint_procs(a->session, a->prof, req, res, &hot, &procs, &e);
 	if (r == -EOPNOTSUPP && req->pre_dump && !a->caps.mem_dirty_track)
 		/* say it in the requests' words: the client has no command line */

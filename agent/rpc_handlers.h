@@ -7,6 +7,7 @@
 
 #include "agent.h"
 #include "agent.pb-c.h"
+#include "memlens/criu_preflight.h"
 
 void rpc_start_profiling(struct agent *a, const uint8_t *req, size_t len, uint64_t deadline,
 			 struct rpc_reply *out);
@@ -35,6 +36,15 @@ void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
  * CRIU needs to dump or restore (a sidecar's agent profiles only).
  */
 bool rpc_refuse_without_sys_admin(const char *what, struct rpc_reply *out);
+/*
+ * Before anything is frozen: what CRIU would refuse in @pid's tree
+ * (include/memlens/criu_preflight.h, as `memlens checkpoint` and `memlens
+ * migrate` check it). FAILED_PRECONDITION naming each finding (pid, comm,
+ * resource, fix), and true, when it would; the error, and true, when the
+ * check itself fails; false: go on. @o: the TCP policy and options given.
+ */
+bool rpc_refuse_preflight(const struct agent *a, pid_t pid, const struct criu_preflight_opts *o,
+			  const char *what, struct rpc_reply *out);
 /* Pack @m into @r (code OK). */
 int rpc_pack(struct rpc_reply *r, const ProtobufCMessage *m);
 /* INVALID_ARGUMENT for a request that does not decode. */

@@ -281,6 +281,12 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o,
 			 "Migrate: %s", e.msg);
 		goto out;
 	}
+	/* what CRIU would refuse, before anything is frozen (the TCP policy
+	 * and the options given absorb what they take care of) */
+	ML_OPTS(criu_preflight_opts, po, .tcp = o->tcp, .extra_args = o->extra_args,
+		.shell_job = o->shell_job);
+	if (rpc_refuse_preflight(a, o->pid, &po, "Migrate", out))
+		goto out;
 	o->caps = &a->caps;
 	/* the agent's profiler decides what is hot when it profiles this tree */
 	o->prof = a->prof && ml_profiler_running(a->prof) && ml_profiler_pid(a->prof) == o->pid

@@ -1701,8 +1701,9 @@ def test_dump_call_timeout():
 
 def test_criu_opt():
     """--criu-opt reaches every dump: a target connected to an outside unix
-    socket is refused by CRIU (ABORTED, CRIU's advice in the message) unless
-    the agent runs with --criu-opt --ext-unix-sk."""
+    socket is refused before anything is frozen (FAILED_PRECONDITION naming
+    the socket and --ext-unix-sk) unless the agent runs with --criu-opt
+    --ext-unix-sk, which the check then takes into account."""
     r = subprocess.run([MEMLENS, "agent", "--socket", sock_path("usage"), "--criu-opt",
                         "--images-dir=/x"], capture_output=True, text=True, timeout=20)
     check(r.returncode == 2 and "sets --images-dir itself" in r.stderr,
@@ -1725,9 +1726,11 @@ def test_criu_opt():
             r = st.FinalDump(pb.FinalDumpRequest(images_dir=tag, leave_running=True), timeout=120)
             check(r.success and "--ext-unix-sk" in r.cmdline, "dump: %s" % r)
         else:
-            msg = expect_code(st.FinalDump, grpc.StatusCode.ABORTED,
+            msg = expect_code(st.FinalDump, grpc.StatusCode.FAILED_PRECONDITION,
                               pb.FinalDumpRequest(images_dir=tag, leave_running=True), timeout=120)
-            check("--ext-unix-sk" in msg, msg)
+            check("--ext-unix-sk" in msg and "pid %d (memwrite)" % mw.pid in msg and
+                  "nothing was frozen" in msg, msg)
+            check(not os.path.exists(os.path.join(images, tag, "dump.log")), "CRIU ran")
         ch.close()
         a.send_signal(signal.SIGTERM)
         a.wait(30)
@@ -1741,7 +1744,8 @@ def test_tcp_policy():
     """A target with an established TCP connection: without --tcp the agent
     refuses FinalDump before anything is frozen (FAILED_PRECONDITION naming
     the connection); with --tcp close CRIU gets --tcp-close, or, where this
-    kernel makes CRIU refuse the socket, the error says what to do."""
+    kernel makes this CRIU refuse the socket, the refusal (before anything
+    is frozen) says what to do."""
     criu = criu_path()
     if not criu:
         raise Skip("no working CRIU: the policy goes to a CRIU run")
@@ -1763,8 +1767,9 @@ def test_tcp_policy():
         if not extra:
             msg = expect_code(st.FinalDump, grpc.StatusCode.FAILED_PRECONDITION,
                               pb.FinalDumpRequest(images_dir=tag, leave_running=True), timeout=120)
-            check("127.0.0.1:%d <-> 127.0.0.1:%d (established)" % (port, client.getsockname()[1])
-                  in msg and "--tcp established" in msg, msg)
+            check("127.0.0.1:%d <-> 127.0.0.1:%d" % (port, client.getsockname()[1])
+                  in msg and "--tcp established" in msg and "pid %d (memwrite)" % mw.pid in msg,
+                  msg)
             check(not os.path.exists(os.path.join(images, tag, "dump.log")), "CRIU ran")
         else:
             try:
@@ -1772,8 +1777,14 @@ def test_tcp_policy():
                                  timeout=120)
                 check(r.success and "--tcp-close" in r.cmdline, "dump: %s" % r)
             except grpc.RpcError as e:
-                check(e.code() == grpc.StatusCode.ABORTED and "What to do:" in e.details(),
+                # where this kernel makes this CRIU refuse the socket, the
+                # check before the freeze says so (else CRIU, ABORTED)
+                check((e.code() == grpc.StatusCode.FAILED_PRECONDITION and
+                       "CRIU 4.2" in e.details() and "nothing was frozen" in e.details()) or
+                      (e.code() == grpc.StatusCode.ABORTED and "What to do:" in e.details()),
                       "unexplained: %s %s" % (e.code(), e.details()))
+                check(not os.path.exists(os.path.join(images, tag, "dump.log")) or
+                      e.code() == grpc.StatusCode.ABORTED, "CRIU ran")
         ch.close()
         a.send_signal(signal.SIGTERM)
         a.wait(30)
@@ -1781,6 +1792,52 @@ def test_tcp_policy():
     client.sendall(b"x")  # the connection is still there
     target_untouched(mw.pid)
     client.close()
+
+
+def proc_state(pid):
+    stat_line = open("/proc/%d/stat" % pid).read()
+    return stat_line[stat_line.rindex(")") + 2]
+
+
+def test_preflight_refusal():
+    """A target holding what CRIU refuses (one end of a unix stream
+    connection whose other end is outside its tree): FinalDump and Migrate
+    answer FAILED_PRECONDITION naming the process, the socket and the fix,
+    before anything is frozen: CRIU does not run and the target runs on,
+    neither stopped nor touched. (PreCheckpoint checks only what a pre-dump,
+    which dumps no files, refuses.)"""
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU: the check runs before a CRIU run")
+    mine, peer = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    mw, lo, hi = memwrite(8, pass_fds=(mine.fileno(),))
+    mine.close()  # the target holds one end, the test the other
+    sock = sock_path("preflight")
+    images = os.path.join(TMP, "images-preflight")
+    start_agent(["--pid", str(mw.pid), "--criu", criu, "--images-root", images], sock)
+    ch, st = unix(sock)
+    st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2), timeout=10)
+    calls = (("FinalDump", st.FinalDump,
+              pb.FinalDumpRequest(images_dir="fd", leave_running=True), "fd"),
+             ("Migrate", st.Migrate,
+              pb.MigrateRequest(images_dir="mig", destination_dir="mig-dest", max_rounds=2,
+                                round_seconds=1), "mig"))
+    for name, call, req, d in calls:
+        msg = expect_code(call, grpc.StatusCode.FAILED_PRECONDITION, req, timeout=120)
+        print("# %s: %s" % (name, msg))
+        check("pid %d (memwrite)" % mw.pid in msg and "unix" in msg and "fix:" in msg and
+              "nothing was frozen" in msg, "%s: %s" % (name, msg))
+        check(not os.path.exists(os.path.join(images, d, "dump.log")), "%s: CRIU ran" % name)
+        check(mw.poll() is None and proc_state(mw.pid) not in "tT",
+              "%s: the target is not running (state %s)" % (name, proc_state(mw.pid)))
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.profiling and s.checkpoints == 0, "status after the refusals: %s" % s)
+    wait_hot(st, lo, hi)
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    peer.sendall(b"x")  # the connection is still there
+    target_untouched(mw.pid)
+    peer.close()
+    ch.close()
 
 
 def children_named(ppid, comm):
@@ -1886,7 +1943,7 @@ def main():
               test_migrate_validation, test_migrate_container_errors, test_migrate,
               test_migrate_pid, test_checkpoint_tree_pids,
               test_checkpoint_session_zero_target,
-              test_dump_call_timeout, test_criu_opt, test_tcp_policy,
+              test_dump_call_timeout, test_criu_opt, test_tcp_policy, test_preflight_refusal,
               test_sigterm_during_checkpoint,
               test_deploy_files):
         if len(sys.argv) > 1 and t.__name__ not in sys.argv[1:]:
