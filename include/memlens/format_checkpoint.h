@@ -73,7 +73,8 @@ struct checkpoint_rec {
 	/*
 	 * What CRIU would refuse, found before anything was frozen, and
 	 * whether the command stopped there (--check-only). NULL: not
-	 * written; written only (a record read back has NULL).
+	 * written (read back: NULL when absent, else allocated, freed with
+	 * the record).
 	 */
 	const struct criu_preflight *preflight;
 	bool check_only;
@@ -86,7 +87,8 @@ void ml_fmt_checkpoint(struct jw *w, const struct checkpoint_rec *r);
  * Read a "checkpoint" object. Required: "pid" (a number), "action" ("dump"
  * or "pre-dump"), "ok" (a boolean), the object "criu", "hot_ranges" (an
  * array of [start, end] hex strings) and the objects "exclusion" and
- * "profiler" ("processes" in it: an array of objects). Numbers absent
+ * "profiler" ("processes" in it: an array of objects); with "preflight",
+ * what ml_fmt_criu_preflight_read() needs. Numbers absent
  * read as 0. -EINVAL naming the field, -ENOMEM. Free with
  * ml_fmt_checkpoint_free() (also on error).
  */

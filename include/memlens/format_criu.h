@@ -42,10 +42,19 @@ int ml_fmt_criu_caps_read(const struct json *o, struct criu_caps_rec *out, struc
 /*
  * "preflight": {"refused": N, "found": N, "processes": N, "findings": [{"kind",
  * "pid", "comm", "resource", "fix", "absorbed"}, ...]}: what CRIU would refuse,
- * found before anything was frozen (ml_criu_preflight()). Written only: the
- * readers of the records leave it out.
+ * found before anything was frozen (ml_criu_preflight()).
  */
 void ml_fmt_criu_preflight(struct jw *w, const struct criu_preflight *p);
+/*
+ * Read the object at "preflight" back (@o is that object) into *@out,
+ * allocated (free() it; NULL on error). Required: the counts "refused",
+ * "found" and "processes", and "findings", an array of objects each with
+ * a known "kind" and a numeric "pid"; strings are cut to the finding's
+ * fields, findings past CRIU_PREFLIGHT_MAX counted in nfound only.
+ * -EINVAL naming the field, -ENOMEM.
+ */
+int ml_fmt_criu_preflight_read(const struct json *o, struct criu_preflight **out,
+			       struct ml_err *err);
 
 #pragma GCC visibility pop
 

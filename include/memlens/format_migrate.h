@@ -79,7 +79,8 @@ struct migrate_rec {
 	/*
 	 * What CRIU would refuse, found before anything was frozen, and
 	 * whether the command stopped there (--check-only). NULL: not
-	 * written; written only (a record read back has NULL).
+	 * written (read back: NULL when absent, else allocated, freed with
+	 * the record).
 	 */
 	const struct criu_preflight *preflight;
 	bool check_only;
@@ -87,8 +88,11 @@ struct migrate_rec {
 	 * The tree's processes before the final dump: "processes" (pid, ppid,
 	 * comm, state, hot_bytes, cumulative_dirty_bytes, as the profiler saw
 	 * them; state "listed" when nothing profiled them) and "processes_total"
-	 * (count, hot_bytes, cumulative_dirty_bytes). nprocs 0: not written;
-	 * written only.
+	 * (count, hot_bytes, cumulative_dirty_bytes). nprocs 0: not written.
+	 * Read back (allocated, freed with the record): pid, ppid, comm,
+	 * exited, failed, hot_bytes and cumulative_dirty_bytes, nprocs_total
+	 * from "processes_total" "count", procs_profiled unless the state is
+	 * "listed"; the rest is 0.
 	 */
 	const struct profiler_proc *procs;
 	size_t nprocs;
@@ -103,7 +107,9 @@ void ml_fmt_migrate(struct jw *w, const struct migrate_rec *r);
  * Read a "migrate" object. Required: "pid" (a number), "ok" (a boolean),
  * the object "criu" and "rounds" (an array of objects, each with "kind"
  * "pre-dump" or "dump"); with "postcopy" true, the object "lazy"; with
- * "container", an object. Numbers absent read as 0. -EINVAL naming the
+ * "container", an object; with "processes", an array of objects and the
+ * object "processes_total"; with "preflight", what
+ * ml_fmt_criu_preflight_read() needs. Numbers absent read as 0. -EINVAL naming the
  * field, -ENOMEM. Free with ml_fmt_migrate_free() (also on error).
  */
 int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *out, struct ml_err *err);

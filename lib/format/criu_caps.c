@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The "criu" object, written and read (see memlens/format_criu.h). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memlens/format_criu.h"
+#include "rec.h"
 
 void ml_fmt_criu_caps_of(struct criu_caps_rec *r, const struct criu_caps *caps)
 {
@@ -74,4 +76,76 @@ void ml_fmt_criu_preflight(struct jw *w, const struct criu_preflight *p)
 	}
 	ml_jw_arr_end(w);
 	ml_jw_obj_end(w);
+}
+
+static int read_kind(const char *name, enum criu_finding_kind *out)
+{
+	for (int k = CRIU_FINDING_CRIU_KERNEL; k <= CRIU_FINDING_SYSV; k++)
+		if (name && !strcmp(name, ml_criu_finding_name((enum criu_finding_kind)k))) {
+			*out = (enum criu_finding_kind)k;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static int read_finding(const struct json *o, size_t i, struct criu_finding *f, struct ml_err *err)
+{
+	double v;
+
+	if (ml_json_type(o) != ML_JSON_OBJECT)
+		return ml_err_set(err, EINVAL, "\"preflight\" finding %zu is not an object", i);
+	if (read_kind(ml_json_get_str(o, "kind"), &f->kind))
+		return ml_err_set(err, EINVAL,
+				  "\"preflight\" finding %zu: field \"kind\" is missing or unknown",
+				  i);
+	if (!ml_json_get_finite(o, "pid", &v))
+		return ml_err_set(
+			err, EINVAL,
+			"\"preflight\" finding %zu: field \"pid\" is missing or not a number", i);
+	f->pid = (pid_t)ml_rec_pid(v);
+	ml_rec_str(o, "comm", f->comm, sizeof(f->comm));
+	ml_rec_str(o, "resource", f->resource, sizeof(f->resource));
+	ml_rec_str(o, "fix", f->fix, sizeof(f->fix));
+	ml_json_get_bool(o, "absorbed", &f->absorbed);
+	return 0;
+}
+
+int ml_fmt_criu_preflight_read(const struct json *o, struct criu_preflight **out,
+			       struct ml_err *err)
+{
+	const struct json *a = ml_json_get(o, "findings");
+	struct criu_preflight *p;
+	uint64_t refused, found, procs;
+	size_t n;
+	int ret;
+
+	*out = NULL;
+	if (ml_json_type(o) != ML_JSON_OBJECT)
+		return ml_err_set(err, EINVAL, "field \"preflight\" is not an object");
+	if (ml_rec_need_count(o, "refused", &refused, err) ||
+	    ml_rec_need_count(o, "found", &found, err) ||
+	    ml_rec_need_count(o, "processes", &procs, err))
+		return -EINVAL;
+	if (ml_json_type(a) != ML_JSON_ARRAY)
+		return ml_err_set(err, EINVAL,
+				  "field \"preflight\".\"findings\" is missing or not an array");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	n = ml_json_count(a);
+	for (size_t i = 0; i < n; i++) {
+		if (i < CRIU_PREFLIGHT_MAX) {
+			ret = read_finding(ml_json_at(a, i), i, &p->f[p->n], err);
+			if (ret) {
+				free(p);
+				return ret;
+			}
+			p->n++;
+		}
+	}
+	p->nrefused = (size_t)refused;
+	p->nfound = found > n ? (size_t)found : n;
+	p->nprocs = (size_t)procs;
+	*out = p;
+	return 0;
 }

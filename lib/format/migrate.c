@@ -223,6 +223,48 @@ static int read_lazy(const struct json *o, struct migrate_lazy_rec *l, struct ml
 	return 0;
 }
 
+static int read_procs(const struct json *o, struct migrate_rec *r, struct ml_err *err)
+{
+	const struct json *a = ml_json_get(o, "processes"), *t = ml_json_get(o, "processes_total");
+	struct profiler_proc *procs;
+	size_t n = ml_json_count(a);
+	uint64_t count;
+
+	if (!a)
+		return 0;
+	if (ml_json_type(a) != ML_JSON_ARRAY)
+		return ml_err_set(err, EINVAL, "field \"processes\" is not an array");
+	if (ml_json_type(t) != ML_JSON_OBJECT)
+		return ml_err_set(err, EINVAL,
+				  "field \"processes_total\" is missing or not an object");
+	if (ml_rec_need_count(t, "count", &count, err))
+		return -EINVAL;
+	procs = calloc(n ? n : 1, sizeof(*procs));
+	if (!procs)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	r->procs = procs;
+	for (size_t i = 0; i < n; i++) {
+		const struct json *p = ml_json_at(a, i);
+		struct profiler_proc *q = &procs[r->nprocs];
+		const char *state = ml_json_get_str(p, "state");
+
+		if (ml_json_type(p) != ML_JSON_OBJECT)
+			return ml_err_set(err, EINVAL, "\"processes\" %zu is not an object", i);
+		r->nprocs++;
+		q->pid = (pid_t)ml_rec_int_or0(p, "pid");
+		q->ppid = (pid_t)ml_rec_int_or0(p, "ppid");
+		ml_rec_str(p, "comm", q->comm, sizeof(q->comm));
+		q->exited = state && !strcmp(state, "exited");
+		q->failed = state && !strcmp(state, "not profiled");
+		if (state && strcmp(state, "listed"))
+			r->procs_profiled = true;
+		q->hot_bytes = ml_rec_count_or0(p, "hot_bytes");
+		q->cumulative_dirty_bytes = ml_rec_int_or0(p, "cumulative_dirty_bytes");
+	}
+	r->nprocs_total = (size_t)count;
+	return 0;
+}
+
 int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type");
@@ -259,6 +301,9 @@ int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *r, struct ml_e
 			return ret;
 	}
 	r->total_bytes = ml_rec_count_or0(o, "total_bytes");
+	ret = read_procs(o, r, err);
+	if (ret)
+		return ret;
 	r->tcp = ml_json_get_str(o, "tcp");
 	r->downtime_ms = ml_rec_count_or0(o, "downtime_ms");
 	r->final_dump_ms = ml_rec_count_or0(o, "final_dump_ms");
@@ -268,6 +313,15 @@ int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *r, struct ml_e
 	r->granularity = ml_json_get_str(o, "granularity");
 	r->limits = ml_json_get_str(o, "limits");
 	r->error = ml_json_get_str(o, "error");
+	if (ml_json_get(o, "preflight")) {
+		struct criu_preflight *pf;
+
+		ret = ml_fmt_criu_preflight_read(ml_json_get(o, "preflight"), &pf, err);
+		if (ret)
+			return ret;
+		r->preflight = pf;
+		ml_json_get_bool(o, "check_only", &r->check_only);
+	}
 	return 0;
 }
 
@@ -276,4 +330,9 @@ void ml_fmt_migrate_free(struct migrate_rec *r)
 	free(r->rounds);
 	r->rounds = NULL;
 	r->nrounds = 0;
+	free((struct profiler_proc *)r->procs);
+	r->procs = NULL;
+	r->nprocs = 0;
+	free((struct criu_preflight *)r->preflight);
+	r->preflight = NULL;
 }

@@ -1120,6 +1120,271 @@ static void test_migrate_malformed(void)
 #undef MG
 }
 
+/* ---- preflight, and migrate's processes ------------------------------------ */
+
+static const struct criu_preflight pf_two = {
+	.f = { { .kind = CRIU_FINDING_UNIX_PEER,
+		 .pid = 42,
+		 .comm = "redis-server",
+		 .resource = "fd 4: a unix stream socket connected to a socket of pid 7 (sh)",
+		 .fix = "start the peer in the same process tree" },
+	       { .kind = CRIU_FINDING_TCP,
+		 .absorbed = true,
+		 .pid = 43,
+		 .comm = "worker \"x\"",
+		 .resource = "fd 5: an established TCP connection 10.0.0.1:80 <-> 10.0.0.2:5000",
+		 .fix = "absorbed by --tcp close" } },
+	.n = 2,
+	.nfound = 5, /* more found than kept */
+	.nrefused = 4,
+	.nprocs = 3,
+};
+
+static void pf_same(const struct criu_preflight *a, const struct criu_preflight *b)
+{
+	REQUIRE(b && a->n == b->n);
+	CHECK_EQ(b->nfound, a->nfound);
+	CHECK_EQ(b->nrefused, a->nrefused);
+	CHECK_EQ(b->nprocs, a->nprocs);
+	for (size_t i = 0; i < a->n; i++) {
+		CHECK_EQ(b->f[i].kind, a->f[i].kind);
+		CHECK(b->f[i].absorbed == a->f[i].absorbed);
+		CHECK_EQ(b->f[i].pid, a->f[i].pid);
+		CHECK_STR(b->f[i].comm, a->f[i].comm);
+		CHECK_STR(b->f[i].resource, a->f[i].resource);
+		CHECK_STR(b->f[i].fix, a->f[i].fix);
+	}
+}
+
+/* written, read back and written again: the same line, @frag in it */
+static char *write_twice_ckpt(const struct checkpoint_rec *in, struct checkpoint_rec *back,
+			      struct json **j)
+{
+	struct ml_err err = { 0 };
+	struct out o, o2;
+
+	out_open(&o);
+	ml_fmt_checkpoint(&o.w, in);
+	out_close(&o);
+	*j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_checkpoint_read(*j, back, &err), "%s", err.msg);
+	out_open(&o2);
+	ml_fmt_checkpoint(&o2.w, back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, o.buf);
+	free(o2.buf);
+	return o.buf;
+}
+
+static void test_checkpoint_preflight_round_trip(void)
+{
+	struct checkpoint_rec in = { .pid = 42,
+				     .images_dir = "/i",
+				     .exit_code = 6,
+				     .command = "",
+				     .exclusion = { .skipped = true },
+				     .profiler = { .note = "not profiled" },
+				     .tcp = "close",
+				     .log = "",
+				     .preflight = &pf_two,
+				     .check_only = true },
+			      back;
+	struct json *j;
+	char *line = write_twice_ckpt(&in, &back, &j);
+
+	CHECK(strstr(line, "\"preflight\":{\"refused\":4,\"found\":5,\"processes\":3,"
+			   "\"findings\":[{\"kind\":\"unix_peer\",\"pid\":42,"
+			   "\"comm\":\"redis-server\",") != NULL);
+	CHECK(strstr(line, "\"absorbed\":true}]},\"check_only\":true}") != NULL);
+	pf_same(&pf_two, back.preflight);
+	CHECK(back.check_only);
+	ml_fmt_checkpoint_free(&back);
+	CHECK(back.preflight == NULL);
+	ml_json_free(j);
+	free(line);
+
+	/* nothing found, not --check-only */
+	struct criu_preflight none = { .nprocs = 1 };
+
+	in.preflight = &none;
+	in.check_only = false;
+	line = write_twice_ckpt(&in, &back, &j);
+	CHECK(strstr(line, "\"preflight\":{\"refused\":0,\"found\":0,\"processes\":1,"
+			   "\"findings\":[]},\"check_only\":false}") != NULL);
+	pf_same(&none, back.preflight);
+	CHECK(!back.check_only);
+	ml_fmt_checkpoint_free(&back);
+	ml_json_free(j);
+	free(line);
+
+	/* none written: none read */
+	in.preflight = NULL;
+	line = write_twice_ckpt(&in, &back, &j);
+	CHECK(!strstr(line, "preflight") && back.preflight == NULL);
+	ml_fmt_checkpoint_free(&back);
+	ml_json_free(j);
+	free(line);
+}
+
+/* more findings than a record keeps: the first ones, all counted */
+static void test_preflight_read_many(void)
+{
+	char line[8192];
+	struct ml_err err = { 0 };
+	struct criu_preflight *p;
+	struct json *j;
+	int n = snprintf(line, sizeof(line),
+			 "{\"refused\":0,\"found\":1,\"processes\":2,\"findings\":[");
+
+	for (int i = 0; i < CRIU_PREFLIGHT_MAX + 3; i++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n,
+			      "%s{\"kind\":\"file_lock\",\"pid\":%d,\"comm\":"
+			      "\"a-comm-longer-than-sixteen\",\"absorbed\":true}",
+			      i ? "," : "", 100 + i);
+	snprintf(line + n, sizeof(line) - (size_t)n, "]}");
+	j = parse(line);
+	REQUIRE_MSG(!ml_fmt_criu_preflight_read(j, &p, &err), "%s", err.msg);
+	CHECK_EQ(p->n, CRIU_PREFLIGHT_MAX);
+	CHECK_EQ(p->nfound, CRIU_PREFLIGHT_MAX + 3);
+	CHECK_EQ(p->f[CRIU_PREFLIGHT_MAX - 1].pid, 100 + CRIU_PREFLIGHT_MAX - 1);
+	CHECK(p->f[0].kind == CRIU_FINDING_FILE_LOCK && p->f[0].absorbed);
+	CHECK_STR(p->f[0].comm, "a-comm-longer-t"); /* cut to the field */
+	CHECK(p->f[0].resource[0] == '\0' && p->f[0].fix[0] == '\0');
+	free(p);
+	ml_json_free(j);
+}
+
+static void test_checkpoint_preflight_malformed(void)
+{
+#define CK                                                                                         \
+	"{\"type\":\"checkpoint\",\"pid\":1,\"action\":\"dump\",\"ok\":true,\"criu\":{},"          \
+	"\"hot_ranges\":[],\"exclusion\":{},\"profiler\":{\"processes\":[]}"
+#define PF "\"preflight\":{\"refused\":1,\"found\":1,\"processes\":1"
+	ckpt_refused(CK ",\"preflight\":[]}", "\"preflight\" is not an object");
+	ckpt_refused(CK ",\"preflight\":{}}", "\"refused\"");
+	ckpt_refused(CK ",\"preflight\":{\"refused\":1,\"found\":-1}}", "\"found\"");
+	ckpt_refused(CK ",\"preflight\":{\"refused\":1,\"found\":1}}", "\"processes\"");
+	ckpt_refused(CK "," PF "}}", "\"findings\"");
+	ckpt_refused(CK "," PF ",\"findings\":{}}}", "\"findings\"");
+	ckpt_refused(CK "," PF ",\"findings\":[1]}}", "finding 0 is not an object");
+	ckpt_refused(CK "," PF ",\"findings\":[{\"kind\":\"tcp\",\"pid\":1},{\"pid\":2}]}}",
+		     "finding 1: field \"kind\"");
+	ckpt_refused(CK "," PF ",\"findings\":[{\"kind\":\"gremlin\",\"pid\":2}]}}",
+		     "finding 0: field \"kind\"");
+	ckpt_refused(CK "," PF ",\"findings\":[{\"kind\":\"tcp\",\"pid\":\"2\"}]}}",
+		     "finding 0: field \"pid\"");
+#undef PF
+#undef CK
+}
+
+static const struct profiler_proc mig_procs[] = {
+	{ .pid = 100,
+	  .ppid = 1,
+	  .comm = "redis-server",
+	  .hot_bytes = 8192,
+	  .cumulative_dirty_bytes = 1 << 20 },
+	{ .pid = 101, .ppid = 100, .comm = "child \"y\"", .exited = true, .hot_bytes = 4096 },
+	{ .pid = 102, .ppid = 100, .comm = "bgsave", .failed = true },
+};
+
+static char *write_twice_mig(const struct migrate_rec *in, struct migrate_rec *back,
+			     struct json **j)
+{
+	struct ml_err err = { 0 };
+	struct out o, o2;
+
+	out_open(&o);
+	ml_fmt_migrate(&o.w, in);
+	out_close(&o);
+	*j = parse(o.buf);
+	REQUIRE_MSG(!ml_fmt_migrate_read(*j, back, &err), "%s", err.msg);
+	out_open(&o2);
+	ml_fmt_migrate(&o2.w, back);
+	out_close(&o2);
+	CHECK_STR(o2.buf, o.buf);
+	free(o2.buf);
+	return o.buf;
+}
+
+static void test_migrate_procs_preflight_round_trip(void)
+{
+	struct migrate_rec in = { .pid = 100,
+				  .to = "/dst",
+				  .rounds = &mig_rounds[1],
+				  .nrounds = 1,
+				  .tcp = "refuse",
+				  .granularity = "none",
+				  .procs = mig_procs,
+				  .nprocs = 3,
+				  .nprocs_total = 7,
+				  .procs_profiled = true,
+				  .preflight = &pf_two },
+			   back;
+	struct json *j;
+	char *line = write_twice_mig(&in, &back, &j);
+
+	CHECK(strstr(line, "\"processes\":[{\"pid\":100,\"ppid\":1,\"comm\":\"redis-server\","
+			   "\"state\":\"profiled\",\"hot_bytes\":8192,"
+			   "\"cumulative_dirty_bytes\":1048576},") != NULL);
+	CHECK(strstr(line, "\"processes_total\":{\"count\":7,\"hot_bytes\":12288,"
+			   "\"cumulative_dirty_bytes\":1048576}") != NULL);
+	REQUIRE(back.nprocs == 3);
+	CHECK_EQ(back.nprocs_total, 7);
+	CHECK(back.procs_profiled);
+	CHECK_EQ(back.procs[1].ppid, 100);
+	CHECK_STR(back.procs[1].comm, "child \"y\"");
+	CHECK(back.procs[1].exited && !back.procs[1].failed);
+	CHECK(back.procs[2].failed && !back.procs[2].exited);
+	CHECK_EQ(back.procs[0].hot_bytes, 8192);
+	CHECK_EQ(back.procs[0].cumulative_dirty_bytes, 1 << 20);
+	pf_same(&pf_two, back.preflight);
+	CHECK(!back.check_only);
+	ml_fmt_migrate_free(&back);
+	CHECK(back.procs == NULL && back.nprocs == 0 && back.preflight == NULL);
+	ml_json_free(j);
+	free(line);
+
+	/* listed, not profiled; none of them kept past the count */
+	in.procs_profiled = false;
+	in.nprocs = 1;
+	in.nprocs_total = 0;
+	in.preflight = NULL;
+	line = write_twice_mig(&in, &back, &j);
+	CHECK(strstr(line, "\"state\":\"listed\"") != NULL);
+	CHECK(strstr(line, "\"processes_total\":{\"count\":1,") != NULL);
+	REQUIRE(back.nprocs == 1);
+	CHECK(!back.procs_profiled && back.preflight == NULL);
+	CHECK_EQ(back.nprocs_total, 1);
+	ml_fmt_migrate_free(&back);
+	ml_json_free(j);
+	free(line);
+
+	/* none written: none read */
+	in.nprocs = 0;
+	line = write_twice_mig(&in, &back, &j);
+	CHECK(!strstr(line, "processes") && back.nprocs == 0 && back.procs == NULL);
+	ml_fmt_migrate_free(&back);
+	ml_json_free(j);
+	free(line);
+}
+
+static void test_migrate_procs_preflight_malformed(void)
+{
+#define MG "{\"type\":\"migrate\",\"pid\":1,\"ok\":true,\"criu\":{},\"rounds\":[]"
+#define TOT "\"processes_total\":{\"count\":1}"
+	mig_refused(MG ",\"processes\":{}}", "\"processes\" is not an array");
+	mig_refused(MG ",\"processes\":[]}", "\"processes_total\"");
+	mig_refused(MG ",\"processes\":[],\"processes_total\":[]}", "\"processes_total\"");
+	mig_refused(MG ",\"processes\":[],\"processes_total\":{}}", "\"count\"");
+	mig_refused(MG ",\"processes\":[{\"pid\":1},2]," TOT "}", "\"processes\" 1");
+	mig_refused(MG ",\"preflight\":7}", "\"preflight\" is not an object");
+	mig_refused(MG ",\"preflight\":{\"refused\":0,\"found\":0,\"processes\":1,"
+		       "\"findings\":[{\"kind\":\"sysv_ipc\"}]}}",
+		    "finding 0: field \"pid\"");
+#undef TOT
+#undef MG
+}
+
 /* ---- check ---------------------------------------------------------------- */
 
 static const struct feature check_features[] = {
@@ -1660,6 +1925,11 @@ int main(void)
 	RUN(test_migrate_round_trip);
 	RUN(test_migrate_plain_round_trip);
 	RUN(test_migrate_malformed);
+	RUN(test_checkpoint_preflight_round_trip);
+	RUN(test_preflight_read_many);
+	RUN(test_checkpoint_preflight_malformed);
+	RUN(test_migrate_procs_preflight_round_trip);
+	RUN(test_migrate_procs_preflight_malformed);
 	RUN(test_check_round_trip);
 	RUN(test_check_malformed);
 	RUN(test_restore_round_trip);
