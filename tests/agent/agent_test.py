@@ -1799,13 +1799,20 @@ def proc_state(pid):
     return stat_line[stat_line.rindex(")") + 2]
 
 
+def tracer_of(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("TracerPid:"):
+            return int(line.split()[1])
+    return -1
+
+
 def test_preflight_refusal():
     """A target holding what CRIU refuses (one end of a unix stream
     connection whose other end is outside its tree): FinalDump and Migrate
     answer FAILED_PRECONDITION naming the process, the socket and the fix,
     before anything is frozen: CRIU does not run and the target runs on,
-    neither stopped nor touched. (PreCheckpoint checks only what a pre-dump,
-    which dumps no files, refuses.)"""
+    neither stopped nor touched. PreCheckpoint checks what a pre-dump, which
+    dumps no files, refuses: a tree another process traces."""
     criu = criu_path()
     if not criu:
         raise Skip("no working CRIU: the check runs before a CRIU run")
@@ -1834,6 +1841,22 @@ def test_preflight_refusal():
     check(s.profiling and s.checkpoints == 0, "status after the refusals: %s" % s)
     wait_hot(st, lo, hi)
     st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    if shutil.which("strace"):
+        # a pre-dump dumps no files, but CRIU must trace the tree itself
+        tracer = spawn(["strace", "-o", "/dev/null", "-p", str(mw.pid)],
+                       stderr=subprocess.DEVNULL)
+        wait_for("strace to attach", lambda: tracer_of(mw.pid) == tracer.pid)
+        msg = expect_code(st.PreCheckpoint, grpc.StatusCode.FAILED_PRECONDITION,
+                          pb.PreCheckpointRequest(images_dir="pre"), timeout=120)
+        print("# PreCheckpoint: %s" % msg)
+        check("pid %d (memwrite)" % mw.pid in msg and
+              "traced by pid %d (strace)" % tracer.pid in msg and "nothing was frozen" in msg,
+              "PreCheckpoint: %s" % msg)
+        check(not os.path.exists(os.path.join(images, "pre", "dump.log")),
+              "PreCheckpoint: CRIU ran")
+        tracer.terminate()
+        tracer.wait(30)
+        wait_for("strace to detach", lambda: tracer_of(mw.pid) == 0)
     peer.sendall(b"x")  # the connection is still there
     target_untouched(mw.pid)
     peer.close()
