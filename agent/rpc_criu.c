@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The checkpoint RPCs on include/memlens/criu.h: PreCheckpoint and
- * FinalDump run the checkpoint flow (release the profiler, exclude hot
- * VMAs, CRIU, re-init), Restore and StartPageServer run CRIU directly.
+ * FinalDump run the checkpoint flow (check the tree for what CRIU would
+ * refuse, release the profiler, exclude hot VMAs, CRIU, re-init), Restore
+ * and StartPageServer run CRIU directly.
  * They hold the agent's write lock: one checkpoint at a time, and no
  * profiler change underneath.
  */

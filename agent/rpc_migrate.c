@@ -2,9 +2,10 @@
 /*
  * The Migrate RPC: live-migrate the agent's target with the flow of
  * `memlens migrate` (common/migrate_run.c), to a `memlens migrate
- * --receive` at HOST:PORT or to a directory on this machine. Holds the
- * agent's write lock for the whole migration: no other checkpoint and no
- * profiler change meanwhile. The agent's own profiler, when it profiles
+ * --receive` at HOST:PORT or to a directory on this machine, once the
+ * tree is checked for what CRIU would refuse (rpc_refuse_preflight()).
+ * Holds the agent's write lock for the whole migration: no other
+ * checkpoint and no profiler change meanwhile. The agent's own profiler, when it profiles
  * the target, decides what is hot.
  */
 #include <errno.h>
