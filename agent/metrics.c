@@ -48,6 +48,8 @@ static struct {
 	double dirty_rate, avg_rate;
 	int total_vmas, tracked_vmas, hot_vmas;
 	uint64_t intervals;
+	double overhead, fault_s; /* the last interval's tracking cost, one fault's */
+	bool fault_measured;
 	struct histo scan;
 	double injection_s;
 	uint64_t injections;
@@ -100,6 +102,9 @@ void metrics_sample(const struct profiler_sample *s)
 	m.total_vmas = s->total_vmas;
 	m.tracked_vmas = s->tracked_vmas;
 	m.hot_vmas = s->hot_vmas;
+	m.overhead = s->sampling.cost;
+	m.fault_s = (double)s->sampling.fault_ns / 1e9;
+	m.fault_measured = s->sampling.fault_ns_measured;
 	m.intervals++;
 	histo_add(&m.scan, scan_buckets, NSCAN, (double)s->tick_ns / 1e9);
 	pthread_mutex_unlock(&m.lock);
@@ -217,6 +222,17 @@ static void render_profile(struct out *o)
 	put(o, "memlens_agent_vmas{state=\"hot\"} %d\n", m.hot_vmas);
 	head(o, "hot_vmas", "gauge", "VMAs classified hot in the last interval");
 	put(o, "memlens_agent_hot_vmas %d\n", m.hot_vmas);
+	head(o, "tracking_overhead_ratio", "gauge",
+	     "CPU the tracked write faults cost the target in the last interval, a share of one "
+	     "CPU (counted when sampling or bounded, else 0)");
+	put(o, "memlens_agent_tracking_overhead_ratio %.9g\n", m.overhead);
+	head(o, "write_fault_cost_seconds", "gauge",
+	     "CPU one tracked write fault costs the target, as the overhead counts it (0: none "
+	     "counted)");
+	put(o, "memlens_agent_write_fault_cost_seconds %.9g\n", m.fault_s);
+	head(o, "write_fault_cost_measured", "gauge",
+	     "1 when write_fault_cost_seconds was measured on this machine, 0 when assumed");
+	put(o, "memlens_agent_write_fault_cost_measured %d\n", m.fault_measured);
 	head(o, "intervals_total", "counter", "profiling intervals scanned");
 	put(o, "memlens_agent_intervals_total %llu\n", (unsigned long long)m.intervals);
 	head(o, "scan_duration_seconds", "histogram",

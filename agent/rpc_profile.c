@@ -274,6 +274,9 @@ static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 	resp.estimated = s->sampling.k > 1;
 	resp.sample_fraction = 1.0 / (s->sampling.k ? s->sampling.k : 1);
 	resp.overhead_pct = s->sampling.cost * 100;
+	resp.fault_ns = s->sampling.fault_ns;
+	resp.fault_ns_measured = s->sampling.fault_ns_measured;
+	resp.tracked_faults = s->sampling.faults;
 	hot_ranges(&s->hot, &resp, rs, rptrs);
 	rpc_pack(out, &resp.base);
 out:
@@ -329,6 +332,9 @@ void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint6
 		resp.estimated = s.sampling.k > 1;
 		resp.sample_fraction = 1.0 / (s.sampling.k ? s.sampling.k : 1);
 		resp.overhead_pct = s.sampling.cost * 100;
+		resp.fault_ns = s.sampling.fault_ns;
+		resp.fault_ns_measured = s.sampling.fault_ns_measured;
+		resp.tracked_faults = s.sampling.faults;
 		resp.timestamp_ms = s.seq ? s.dirty.timestamp_ms : ml_wall_ms();
 		rpc_pack(out, &resp.base);
 	}
@@ -351,11 +357,20 @@ static void status_profiler(struct agent *a, Agent__GetStatusResponse *r, struct
 	r->max_hot_ranges = (int32_t)o->hot_ranges_max;
 	r->sample_k = (int32_t)o->sample_k;
 	r->max_overhead_pct = o->max_overhead * 100;
+	if (o->sample_k > 1 || o->max_overhead > 0) {
+		/* before the first interval: the one the profiler took, the measured one if so */
+		r->fault_ns = o->fault_ns;
+		r->fault_ns_measured = o->fault_ns && o->fault_ns == ml_wp_fault_ns();
+	}
 	if (!ml_profiler_latest(a->prof, s)) {
 		r->intervals = (int64_t)s->seq;
 		r->total_vmas = s->total_vmas;
 		r->tracked_vmas = s->tracked_vmas;
 		r->hot_vmas = s->hot_vmas;
+		if (s->sampling.on) {
+			r->fault_ns = s->sampling.fault_ns;
+			r->fault_ns_measured = s->sampling.fault_ns_measured;
+		}
 	}
 	if (ml_profiler_error(a->prof, &e))
 		snprintf(lasterr, len, "%s", e.msg);

@@ -22,6 +22,7 @@
 #include "memlens/maps.h"
 #include "memlens/profiler.h"
 #include "memlens/sample.h"
+#include "memlens/sample.h"
 #include "memlens/spawn.h"
 
 static const char about[] =
@@ -52,6 +53,9 @@ struct writes_ctx {
 	bool interval_adapted; /* --max-overhead made the interval longer at some point */
 	uint64_t tick_ns_max; /* the longest tick */
 	int64_t max_dirty_pages;
+	/* the largest standard error of a sampled written ratio, the intervals one was noted in */
+	double stderr_max;
+	uint64_t stderr_over;
 	const struct attach_stats *attach; /* how the target was stopped */
 };
 
@@ -309,6 +313,27 @@ static void print_screen(const struct writes_ctx *c, const struct profiler_sampl
 	live_show();
 }
 
+/*
+ * The standard errors a sampled interval states, of the VMAs of which its
+ * sample held two blocks or more: a single block's is the bound of any
+ * ratio (the spread is not measured), a small VMA's every time.
+ */
+static void note_stderr(struct writes_ctx *c, const struct profiler_sample *s)
+{
+	bool over = false;
+
+	for (size_t i = 0; i < s->nregions; i++) {
+		const struct profiler_region *r = &s->regions[i];
+
+		if (!r->estimated || r->sampled_pages <= SAMPLE_BLOCK_PAGES)
+			continue;
+		if (r->ratio_stderr > c->stderr_max)
+			c->stderr_max = r->ratio_stderr;
+		over |= r->ratio_stderr > WRITES_STDERR_NOTE;
+	}
+	c->stderr_over += over;
+}
+
 static void on_tick(const struct profiler_sample *s, void *arg)
 {
 	struct writes_ctx *c = arg;
@@ -334,6 +359,7 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 		c->tick_ns_max = s->tick_ns;
 	if (s->dirty.dirty_pages > c->max_dirty_pages)
 		c->max_dirty_pages = s->dirty.dirty_pages;
+	note_stderr(c, s);
 	pthread_mutex_unlock(&c->out_lock);
 }
 
@@ -358,7 +384,9 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 					      .interval_ms = c->interval_ms,
 					      .intervals_wanted = want,
 					      .interval_kept = kept,
-					      .tick_ns_max = c->tick_ns_max };
+					      .tick_ns_max = c->tick_ns_max,
+					      .ratio_stderr_max = c->stderr_max,
+					      .ratio_stderr_over = c->stderr_over };
 		struct jw w;
 
 		ml_jw_init(&w, c->out);
@@ -401,6 +429,13 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 	}
 	hot_range_lines(c->out, &s->hot, 0, s->tree);
 	tree_lines(c->out, s);
+	if (c->stderr_over)
+		table_wrap(
+			c->out, table_width(c->out), 4,
+			"  note: a sampled written ratio had a standard error of up to %.3f, over "
+			"%.2f in %llu of %llu intervals: " WRITES_STDERR_ADVICE,
+			c->stderr_max, WRITES_STDERR_NOTE, (unsigned long long)c->stderr_over,
+			(unsigned long long)c->intervals);
 }
 
 /* A write to the output or the record file failed (their buffers flushed). */

@@ -40,7 +40,23 @@ struct writes_summary {
 	 * (at least 95% of them), and the longest tick */
 	uint64_t interval_ms, intervals_wanted, tick_ns_max;
 	bool interval_kept;
+	/*
+	 * A sampled run: the largest standard error of a VMA's written ratio
+	 * its intervals stated (VMAs sampled in them only), and in how many
+	 * intervals one was over WRITES_STDERR_NOTE: then the summary has a
+	 * "sampling_error" object with a note. 0: none was.
+	 */
+	double ratio_stderr_max;
+	uint64_t ratio_stderr_over;
 };
+
+/* A sampled written ratio less certain than this (its standard error) is noted. */
+#define WRITES_STDERR_NOTE 0.05
+
+/* What the note says to do (the summary's text and JSON). */
+#define WRITES_STDERR_ADVICE                                                                       \
+	"writes too sparse for the sample to estimate well: profile longer (-d), sample more "     \
+	"pages (a smaller K in --sample 1/K) or track every page (no --sample)"
 
 /* The "summary" line: the last interval's counts and hot regions. */
 void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum);

@@ -233,6 +233,15 @@ void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
 		put_tree(w, s);
 	if (s)
 		put_sampling(w, &s->sampling);
+	if (sum->ratio_stderr_over) {
+		ml_jw_key(w, "sampling_error");
+		ml_jw_obj(w);
+		ml_jw_kdbl(w, "ratio_stderr_max", sum->ratio_stderr_max);
+		ml_jw_kdbl(w, "ratio_stderr_note_above", WRITES_STDERR_NOTE);
+		ml_jw_kuint(w, "intervals_over", sum->ratio_stderr_over);
+		ml_jw_kstr(w, "note", WRITES_STDERR_ADVICE);
+		ml_jw_obj_end(w);
+	}
 	ml_jw_obj_end(w);
 }
 

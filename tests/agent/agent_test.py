@@ -565,7 +565,8 @@ def test_sampled():
     # estimates, the fraction in use and its cost, and the buffer turns hot
     mw, lo, hi = memwrite(4)
     sock = sock_path("sampled")
-    start_agent(["--pid", str(mw.pid)], sock)
+    port = free_port()
+    start_agent(["--pid", str(mw.pid), "--metrics", "127.0.0.1:%d" % port], sock)
     ch, st = unix(sock)
     r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2,
                                                    sample_k=4, max_overhead_pct=50), timeout=10)
@@ -578,6 +579,31 @@ def test_sampled():
     check(d.estimated and d.sample_fraction == 0.25 and d.overhead_pct > 0, "dirty: %s" % d)
     s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
     check(s.sample_k == 4 and abs(s.max_overhead_pct - 50) < 1e-9, "status: %s" % s)
+    # the cost of one tracked fault, measured once when profiling started:
+    # the same in every answer, and the one the overhead is counted with
+    ns = d.fault_ns
+    check(0 < ns < 1000000, "fault_ns: %s" % d)
+    check(hot.fault_ns == s.fault_ns == ns, "fault_ns %d %d %d" % (hot.fault_ns, s.fault_ns, ns))
+    check(hot.fault_ns_measured == s.fault_ns_measured == d.fault_ns_measured,
+          "fault_ns_measured: %s %s %s" % (hot.fault_ns_measured, s.fault_ns_measured,
+                                           d.fault_ns_measured))
+    if not d.fault_ns_measured:
+        check(ns == 20000, "assumed fault cost %d" % ns)
+    check(d.tracked_faults > 0 and d.dirty_pages > 0 and hot.tracked_faults > 0, "faults: %s" % d)
+    interval_s = d.dirty_pages / d.dirty_rate_pages_per_sec
+    want = d.tracked_faults * ns * 1e-9 / interval_s * 100
+    check(abs(d.overhead_pct - want) < 1e-6 * max(1, want),
+          "overhead %f, %d faults * %d ns / %f s = %f" % (d.overhead_pct, d.tracked_faults, ns,
+                                                          interval_s, want))
+    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as m:
+        samples, types = parse_metrics(m.read().decode())
+    g = lambda n: samples.get(("memlens_agent_" + n, ""))  # noqa: E731
+    check(abs(g("write_fault_cost_seconds") - ns * 1e-9) < 1e-15 and
+          g("write_fault_cost_measured") == int(d.fault_ns_measured) and
+          g("tracking_overhead_ratio") > 0, "metrics: %s" % {k: v for k, v in samples.items()
+                                                            if "fault" in k[0] or "overhead" in k[0]})
+    check(types.get("memlens_agent_write_fault_cost_seconds") == "gauge", "TYPE gauge")
+    print("# fault_ns %d (%s)" % (ns, "measured" if d.fault_ns_measured else "assumed"))
     st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
     for kw in (dict(sample_k=-1), dict(sample_k=1025), dict(max_overhead_pct=-1),
                dict(max_overhead_pct=101), dict(max_overhead_pct=float("nan"))):

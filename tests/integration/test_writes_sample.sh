@@ -124,6 +124,8 @@ for l in ex:
 assert hot(iv[-1], buf) == hot(ex[-1], buf) == [tuple(buf)], (hot(iv[-1], buf), hot(ex[-1], buf))
 sm = [l for l in sampled if l["type"] == "summary"]
 assert len(sm) == 1 and sm[0]["sampling"]["k"] == 4 and sm[0]["hot_ranges"]["estimated"] is True
+# every estimate exact (1 and 0): nothing to note
+assert "sampling_error" not in sm[0], sm[0]["sampling_error"]
 print("fine")
 PY
 check sampled_matches_exact 'grep -q fine "$tmp/py"' "$(cat "$tmp/py")"
@@ -164,6 +166,37 @@ else
 	check text_says_fault_cost 'grep -q "^fault cost: 20.00 us of the target.s CPU per tracked write fault (assumed" "$tmp/h"' "$(head -6 "$tmp/h")"
 fi
 kill $mw; wait $mw 2>/dev/null
+
+# --- sparse writes: the sample's stated error is large, and memlens says so ----
+# 2 MiB/s into a 4 MiB buffer (64 blocks) for 500 ms intervals: one run of
+# about 16 blocks an interval, of which a 1/16 sample (4 blocks) holds one
+# or two, the others unwritten: a standard error of about 0.2 each interval
+"$W/memwrite" -m 4 -R 2 -s 300 >"$tmp/mws" &
+mws=$!
+wait_for_line "$tmp/mws" "writes" 10
+run "$M" writes -p $mws -i 500 -d 3 --sample 1/16 --json
+check sparse_exit_ok '[ "$(rc)" = 0 ]' "$(cat "$tmp/err")"
+python3 - "$tmp/out" >"$tmp/py" 2>&1 <<'PY'
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+iv = [l for l in ls if l["type"] == "interval"]
+sm = [l for l in ls if l["type"] == "summary"][0]
+e = sm["sampling_error"]
+# the largest stated error of a VMA sampled in two blocks or more, as the intervals said it
+se = max(r["ratio_stderr"] for l in iv for r in l["regions"]
+         if r.get("estimated") and r["sampled_pages"] > 16)
+assert e["ratio_stderr_max"] == se > 0.05 and e["ratio_stderr_note_above"] == 0.05, (e, se)
+assert 1 <= e["intervals_over"] <= len(iv), (e, len(iv))
+assert "--sample" in e["note"] and "-d" in e["note"], e
+print("fine")
+PY
+check sparse_json_notes_error 'grep -q fine "$tmp/py"' "$(cat "$tmp/py")"
+run "$M" writes -p $mws -i 500 -d 3 --sample 1/16 --batch
+check sparse_text_notes_error 'grep -Eq "^  note: a sampled written ratio had a standard error of up to 0\.[0-9]+, over 0\.05" "$tmp/out"' "$(tail -6 "$tmp/out")"
+# exact: no estimate, no note
+run "$M" writes -p $mws -i 500 -d 2 --json
+check exact_no_error_note '[ "$(rc)" = 0 ] && ! grep -q sampling_error "$tmp/out"' "$(tail -1 "$tmp/out")"
+kill $mws; wait $mws 2>/dev/null
 
 # --- a tree: each process sampled, the tree's estimates added up -----------------
 "$W/forktree" >"$tmp/ft" 2>&1 &

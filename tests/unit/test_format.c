@@ -298,6 +298,24 @@ static void test_writes_summary_round_trip(void)
 	CHECK_EQ(rec.nregions, 0);
 	CHECK(rec.hot.present && rec.hot.n == 0);
 	CHECK(rec.dirty.cumulative_dirty_bytes == 0 && rec.dirty.timestamp_ms == 0);
+	CHECK(strstr(o.buf, "sampling_error") == NULL); /* nothing over the note's threshold */
+	ml_fmt_writes_summary_free(&rec);
+	ml_json_free(j);
+	free(o.buf);
+
+	/* a sampled run whose stated errors were large: the note, and it still reads */
+	sum = (struct writes_summary){
+		.pid = 7, .why = ML_STOP_DURATION, .ratio_stderr_max = 0.25, .ratio_stderr_over = 3
+	};
+	out_open(&o);
+	ml_fmt_writes_summary(&o.w, &sum);
+	j = out_parse(&o);
+	REQUIRE(j);
+	CHECK(strstr(o.buf,
+		     "\"sampling_error\":{\"ratio_stderr_max\":0.25,"
+		     "\"ratio_stderr_note_above\":0.05,\"intervals_over\":3,\"note\":\"") != NULL);
+	REQUIRE_MSG(!ml_fmt_writes_summary_read(j, &rec, &err), "%s", err.msg);
+	CHECK(rec.pid == 7);
 	ml_fmt_writes_summary_free(&rec);
 	ml_json_free(j);
 	free(o.buf);

@@ -218,6 +218,14 @@ static void test_policy_follows_the_cost(void)
 	CHECK_EQ(p.k, 1);
 	ml_sample_policy_step(&p, 0, 1.0);
 	CHECK_EQ(p.k, 1);
+	/* exact tracking under the bound stays exact, however close to it */
+	REQUIRE(ml_sample_policy_init(&p, 1, 0.05, 20000, 1000) == 0);
+	for (int i = 0; i < 5; i++) {
+		c = ml_sample_policy_step(&p, 2499, 1.0); /* 4.998% of a CPU */
+		CHECK(c < 0.05);
+		CHECK_EQ(p.k, 1);
+		CHECK_EQ(p.interval_ms, 1000);
+	}
 	/* --sample 1/4 is the least k: never below it */
 	REQUIRE(ml_sample_policy_init(&p, 4, 0.05, 20000, 1000) == 0);
 	ml_sample_policy_step(&p, 0, 1.0);
