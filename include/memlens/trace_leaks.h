@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The leak tracer (eBPF, libmemlens-trace.a): uprobes on the malloc family
+ * of one process's allocator (its libc, or the jemalloc/tcmalloc/mimalloc
+ * that replaces it), and the blocks still outstanding, per size and per
+ * call stack. It needs root and a kernel with BTF; link with
+ * -lmemlens-trace -lmemlens -lbpf -lelf -lz (and -ldw for DWARF stacks).
+ *
+ *	ML_OPTS(ml_leaks_tracer_opts, o, .pid = pid);
+ *	ml_leaks_tracer_open(&t, &o, &err);
+ *	... let it count ...
+ *	ml_leaks_tracer_read(t, &s);   (as often as wanted)
+ *	ml_leaks_outstanding_free(&s);
+ *	ml_leaks_tracer_close(t);
+ */
+#ifndef MEMLENS_TRACE_LEAKS_H
+#define MEMLENS_TRACE_LEAKS_H
+
+/* exported by whatever shared object links it (built with -fvisibility=hidden) */
+#pragma GCC visibility push(default)
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "memlens/err.h"
+
+enum ml_leaks_stacks {
+	ML_LEAKS_STACKS_FP, /* walked with frame pointers, by the kernel */
+	ML_LEAKS_STACKS_DWARF, /* a copy of the stack, unwound with DWARF call frame information */
+};
+
+struct ml_leaks_tracer_opts {
+	size_t sz; /* memlens/opts.h: ML_OPTS() */
+	pid_t pid; /* the process traced */
+	bool wait_loaded; /* just started: wait until its allocator is mapped */
+	bool no_stacks; /* no call stacks recorded */
+	bool free_at_entry; /* free's probe at its first instruction */
+	bool perf_uprobes; /* one perf-event uprobe per probe, not uprobe_multi */
+	enum ml_leaks_stacks stacks;
+	long max_blocks, max_stacks; /* the tables' sizes; 0: the defaults */
+	uint64_t sample; /* the mean bytes between sampled allocations; 0: every one */
+	uint64_t stack_size; /* ML_LEAKS_STACKS_DWARF: the bytes of stack copied; 0: the default */
+	/* what is probed and the mode chosen, a sentence each (NULL: not said) */
+	void (*say)(void *arg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+	void *say_arg;
+};
+
+struct ml_leaks_tracer;
+
+/*
+ * The blocks recorded (count, bytes) and what they stand for (est_count,
+ * est_bytes: with sampling, each block of s bytes weighs
+ * 1 / (1 - exp(-s / sample)); else the same numbers); var: the variance
+ * of est_bytes.
+ */
+struct ml_leaks_size {
+	uint64_t size, count, bytes;
+	double est_count, est_bytes;
+};
+
+struct ml_leaks_stack {
+	int64_t id; /* ml_leaks_tracer_stack(); < 0: recorded without its stack */
+	uint64_t count, bytes;
+	double est_count, est_bytes, var;
+};
+
+/* why outstanding blocks have no stack (ml_leaks_outstanding.no_stack_*[]) */
+enum ml_leaks_no_stack {
+	ML_LEAKS_NO_STACK_TABLE_FULL, /* the table of stacks was full */
+	ML_LEAKS_NO_STACK_NOT_WALKED, /* the kernel could not walk the user stack */
+	ML_LEAKS_NO_STACK_COLLISION, /* another stack had the same 63-bit hash */
+	ML_LEAKS_NO_STACK_DROPPED, /* the buffer of stack copies was full */
+	ML_LEAKS_NR_NO_STACK,
+};
+
+/* The blocks outstanding when read. */
+struct ml_leaks_outstanding {
+	struct ml_leaks_size *sizes; /* by est_bytes, largest first */
+	size_t nsizes;
+	struct ml_leaks_stack *stacks; /* likewise */
+	size_t nstacks;
+	uint64_t count, bytes;
+	double est_count, est_bytes, var; /* as in ml_leaks_stack */
+	uint64_t no_stack_count[ML_LEAKS_NR_NO_STACK], no_stack_bytes[ML_LEAKS_NR_NO_STACK];
+	uint64_t stacks_kept; /* distinct stacks in the table */
+};
+
+/*
+ * Find the allocator of process opts.pid, load the programs and attach
+ * their uprobes (uprobe_multi links first, else one perf-event uprobe
+ * each); with DWARF stacks, start unwinding their copies. Counting starts
+ * once all are attached. 0 and *@out, or -errno with a sentence that says
+ * what to do in @err.
+ */
+int ml_leaks_tracer_open(struct ml_leaks_tracer **out, const struct ml_leaks_tracer_opts *opts,
+			 struct ml_err *err);
+/*
+ * The blocks outstanding now, per size and per call stack (with DWARF
+ * stacks, after unwinding every copy handed over so far). 0; -EIO when the
+ * table could not be read (@out empty); -ENOMEM (@out partly filled).
+ * Free @out with ml_leaks_outstanding_free() either way.
+ */
+int ml_leaks_tracer_read(struct ml_leaks_tracer *t, struct ml_leaks_outstanding *out);
+void ml_leaks_outstanding_free(struct ml_leaks_outstanding *s);
+/* The return addresses of stack @id, innermost first, at most @max: how many. */
+int ml_leaks_tracer_stack(struct ml_leaks_tracer *t, int64_t id, uint64_t *ips, int max);
+/* Detach every uprobe: nothing changes the tables any more (NULL: nothing). */
+void ml_leaks_tracer_detach(struct ml_leaks_tracer *t);
+/* Detach and free (NULL: nothing). */
+void ml_leaks_tracer_close(struct ml_leaks_tracer *t);
+
+#pragma GCC visibility pop
+
+#endif
