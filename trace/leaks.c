@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "memlens/alloc_sample.h"
@@ -18,6 +19,13 @@
 #include "bpfutil.h"
 #include "leakload.h"
 #include "leaks.h"
+#include "leaks.skel.h"
+
+_Static_assert((int)LEAKS_NR_COUNTERS == (int)ML_LEAKS_NR_COUNTERS &&
+		       (int)LEAKS_C_MISSED_FREES == (int)ML_LEAKS_MISSED_FREES &&
+		       (int)LEAKS_C_STACK_FULL == (int)ML_LEAKS_STACK_FULL &&
+		       (int)LEAKS_C_STACK_DROPPED == (int)ML_LEAKS_STACK_DROPPED,
+	       "the counters");
 
 struct ml_leaks_tracer {
 	struct ml_leaks_tracer_opts o;
@@ -199,6 +207,39 @@ void ml_leaks_outstanding_free(struct ml_leaks_outstanding *s)
 	s->sizes = NULL;
 	s->stacks = NULL;
 	s->nsizes = s->nstacks = 0;
+}
+
+void ml_leaks_tracer_counters(const struct ml_leaks_tracer *t, uint64_t *c)
+{
+	for (int i = 0; i < ML_LEAKS_NR_COUNTERS; i++)
+		c[i] = t->ld.skel->bss->counters[i];
+}
+
+void ml_leaks_tracer_calls(const struct ml_leaks_tracer *t, uint64_t *calls, uint64_t *bytes)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *v;
+
+	*calls = *bytes = 0;
+	if (ncpu <= 0)
+		return;
+	v = calloc((size_t)ncpu, LEAKS_NR_CALL_COUNTERS * sizeof(*v));
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(t->ld.skel->maps.calls), &(__u32){ 0 }, v))
+		for (int c = 0; c < ncpu; c++) {
+			*calls += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALLS];
+			*bytes += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALL_BYTES];
+		}
+	free(v);
+}
+
+uint64_t ml_leaks_tracer_recursion_misses(const struct ml_leaks_tracer *t)
+{
+	return trace_recursion_misses(t->ld.skel->obj);
+}
+
+const char *ml_leaks_tracer_mode(const struct ml_leaks_tracer *t)
+{
+	return t->ld.session ? "uprobe_session" : t->ld.multi ? "uprobe_multi" : "uprobe";
 }
 
 int ml_leaks_tracer_stack(struct ml_leaks_tracer *t, int64_t id, uint64_t *ips, int max)

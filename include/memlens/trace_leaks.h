@@ -87,6 +87,24 @@ struct ml_leaks_outstanding {
 	uint64_t stacks_kept; /* distinct stacks in the table */
 };
 
+/* The tracer's counters (ml_leaks_tracer_counters()), each since the open. */
+enum ml_leaks_counter {
+	ML_LEAKS_ALLOCS = 0, /* successful allocations recorded */
+	ML_LEAKS_FREES, /* frees of blocks seen allocated */
+	ML_LEAKS_UNTRACKED_FREES, /* frees of blocks allocated before tracing began */
+	ML_LEAKS_LOST, /* allocations not recorded: the table of blocks was full */
+	ML_LEAKS_FAILED, /* allocation calls that returned NULL */
+	ML_LEAKS_EXIT_FREES, /* unknown blocks freed by glibc at a thread's exit (its tcache) */
+	ML_LEAKS_MISSED_FREES, /* an address allocated again before its free was seen */
+	ML_LEAKS_STALE, /* calls whose return never came, dropped */
+	ML_LEAKS_UNPAIRED, /* returns without their entry (calls begun before the attach) */
+	ML_LEAKS_STACK_FULL, /* allocations recorded without their stack, by reason: */
+	ML_LEAKS_STACK_NOT_WALKED, /* as in enum ml_leaks_no_stack */
+	ML_LEAKS_STACK_COLLISION,
+	ML_LEAKS_STACK_DROPPED,
+	ML_LEAKS_NR_COUNTERS,
+};
+
 /*
  * Find the allocator of process opts.pid, load the programs and attach
  * their uprobes (uprobe_multi links first, else one perf-event uprobe
@@ -104,6 +122,14 @@ int ml_leaks_tracer_open(struct ml_leaks_tracer **out, const struct ml_leaks_tra
  */
 int ml_leaks_tracer_read(struct ml_leaks_tracer *t, struct ml_leaks_outstanding *out);
 void ml_leaks_outstanding_free(struct ml_leaks_outstanding *s);
+/* The counters now, ML_LEAKS_NR_COUNTERS of them, into @c. */
+void ml_leaks_tracer_counters(const struct ml_leaks_tracer *t, uint64_t *c);
+/* Sampling: every outermost allocation call, sampled or not, and the bytes they asked for. */
+void ml_leaks_tracer_calls(const struct ml_leaks_tracer *t, uint64_t *calls, uint64_t *bytes);
+/* Events no program saw (another BPF program ran on that CPU). */
+uint64_t ml_leaks_tracer_recursion_misses(const struct ml_leaks_tracer *t);
+/* How the uprobes are attached: "uprobe_session", "uprobe_multi" or "uprobe". */
+const char *ml_leaks_tracer_mode(const struct ml_leaks_tracer *t);
 /* The return addresses of stack @id, innermost first, at most @max: how many. */
 int ml_leaks_tracer_stack(struct ml_leaks_tracer *t, int64_t id, uint64_t *ips, int max);
 /* Detach every uprobe: nothing changes the tables any more (NULL: nothing). */

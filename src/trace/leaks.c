@@ -101,7 +101,7 @@ struct leaks_run {
 	const struct alloc_lib *alloc; /* the file whose malloc the target calls (tr's) */
 	struct symbolizer sym;
 	const struct leaks_opts *o;
-	__u64 prev[LEAKS_NR_COUNTERS]; /* the counters at the last interval */
+	uint64_t prev[LEAKS_NR_COUNTERS]; /* the counters at the last interval */
 	FILE *folded; /* --folded FILE, created before tracing */
 	FILE *pprof; /* --pprof FILE, likewise */
 	uint64_t start_wall_ns, start_mono_ns; /* when tracing began */
@@ -627,7 +627,7 @@ struct report_at {
 	bool last;
 };
 
-static void rec_counters(struct leaks_rec *rec, const __u64 *c)
+static void rec_counters(struct leaks_rec *rec, const uint64_t *c)
 {
 	rec->mallocs = c[LEAKS_C_ALLOCS];
 	rec->frees = c[LEAKS_C_FREES];
@@ -640,7 +640,7 @@ static void rec_counters(struct leaks_rec *rec, const __u64 *c)
 	rec->unpaired_returns = c[LEAKS_C_UNPAIRED];
 }
 
-static uint64_t stacks_lost(const __u64 *c)
+static uint64_t stacks_lost(const uint64_t *c)
 {
 	uint64_t n = 0;
 
@@ -660,7 +660,7 @@ static long max_stacks(const struct leaks_opts *o)
  * the table, the ones by_stack shows as an empty stack).
  */
 static void rec_no_stack(struct leaks_rec *rec, struct leaks_run *r,
-			 const struct ml_leaks_outstanding *t, const __u64 *c)
+			 const struct ml_leaks_outstanding *t, const uint64_t *c)
 {
 	rec->stacks_kept = t->stacks_kept;
 	rec->max_stacks = r->o->no_stacks ? 0 : max_stacks(r->o);
@@ -677,36 +677,19 @@ static void rec_no_stack(struct leaks_rec *rec, struct leaks_run *r,
 }
 
 /* --sample: every allocation call, sampled or not (the per-CPU calls[] counters) */
-static void call_counts(struct leaks_run *r, uint64_t *calls, uint64_t *bytes)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v;
-
-	*calls = *bytes = 0;
-	if (ncpu <= 0)
-		return;
-	v = calloc((size_t)ncpu, LEAKS_NR_CALL_COUNTERS * sizeof(*v));
-	if (v && !bpf_map_lookup_elem(bpf_map__fd(r->ld->skel->maps.calls), &(__u32){ 0 }, v))
-		for (int c = 0; c < ncpu; c++) {
-			*calls += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALLS];
-			*bytes += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALL_BYTES];
-		}
-	free(v);
-}
-
 /* --sample: the rate, what was sampled, and the standard error of the total */
 static void rec_sampling(struct leaks_rec *rec, struct leaks_run *r,
 			 const struct ml_leaks_outstanding *t)
 {
 	rec->sample_bytes = r->o->sample;
-	call_counts(r, &rec->allocation_calls, &rec->allocation_call_bytes);
+	ml_leaks_tracer_calls(r->tr, &rec->allocation_calls, &rec->allocation_call_bytes);
 	rec->sampled_outstanding = t->count;
 	rec->sampled_outstanding_bytes = t->bytes;
 	rec->outstanding_bytes_stderr = est(sqrt(t->var));
 }
 
 static void print_json(struct leaks_run *r, const struct leaks_opts *o,
-		       const struct ml_leaks_outstanding *t, const __u64 *c,
+		       const struct ml_leaks_outstanding *t, const uint64_t *c,
 		       const struct report_at *at)
 {
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes, nst = 0;
@@ -716,11 +699,9 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o,
 		.allocator = alloc_shown(r->alloc),
 		/* a prefixed allocator, probed beside it */
 		.allocator_prefixed = r->alloc->extra[0] ? path_shown(r->alloc->extra) : NULL,
-		.mode = r->ld->session ? "uprobe_session"
-			: r->ld->multi ? "uprobe_multi"
-				       : "uprobe",
+		.mode = ml_leaks_tracer_mode(r->tr),
 		.stacks_mode = o->no_stacks ? "none" : stacks_modes[o->stacks],
-		.recursion_misses = trace_recursion_misses(r->ld->skel->obj),
+		.recursion_misses = ml_leaks_tracer_recursion_misses(r->tr),
 		.outstanding = est(t->est_count),
 		.outstanding_bytes = est(t->est_bytes),
 		.table_unread = r->unread,
@@ -819,8 +800,8 @@ static void stacks_lines(FILE *f, struct leaks_run *r, const struct ml_leaks_out
 
 /* One frame of the live view: the totals, the block sizes outstanding and the top stacks that fit.
  */
-static void print_screen(struct leaks_run *r, const struct ml_leaks_outstanding *t, const __u64 *c,
-			 const struct report_at *at)
+static void print_screen(struct leaks_run *r, const struct ml_leaks_outstanding *t,
+			 const uint64_t *c, const struct report_at *at)
 {
 	FILE *f = live_frame();
 	size_t room = live_rows() > 6 ? (size_t)(live_rows() - 6) : 0, nsz;
@@ -859,8 +840,8 @@ static void print_screen(struct leaks_run *r, const struct ml_leaks_outstanding 
 }
 
 /* One warning: how many allocations have no stack, why, and how many are outstanding. */
-static void text_no_stack(struct leaks_run *r, const struct ml_leaks_outstanding *t, const __u64 *c,
-			  int width)
+static void text_no_stack(struct leaks_run *r, const struct ml_leaks_outstanding *t,
+			  const uint64_t *c, int width)
 {
 	uint64_t n = 0, bytes = 0;
 	char why[512], b1[16];
@@ -898,15 +879,16 @@ static void text_no_stack(struct leaks_run *r, const struct ml_leaks_outstanding
 static void text_sampling(struct leaks_run *r, const struct ml_leaks_outstanding *t, int width)
 {
 	char b1[16], b2[16], b3[16];
-	uint64_t calls, bytes;
+	uint64_t calls, bytes, c[LEAKS_NR_COUNTERS];
 
-	call_counts(r, &calls, &bytes);
+	ml_leaks_tracer_counters(r->tr, c); /* read now, as the calls are */
+	ml_leaks_tracer_calls(r->tr, &calls, &bytes);
 	table_wrap(stdout, width, 2,
 		   "sampled: about one allocation per %s allocated (%llu of %llu allocation "
 		   "calls recorded, of %s asked for); the counts below are estimates",
 		   ml_fmt_bytes(r->o->sample, b1, sizeof(b1)),
-		   (unsigned long long)r->ld->skel->bss->counters[LEAKS_C_ALLOCS],
-		   (unsigned long long)calls, ml_fmt_bytes(bytes, b2, sizeof(b2)));
+		   (unsigned long long)c[LEAKS_C_ALLOCS], (unsigned long long)calls,
+		   ml_fmt_bytes(bytes, b2, sizeof(b2)));
 	table_wrap(stdout, width, 2,
 		   "outstanding (estimated): ~%llu blocks, ~%s (standard error %s; from %llu "
 		   "sampled blocks, %s)",
@@ -917,11 +899,11 @@ static void text_sampling(struct leaks_run *r, const struct ml_leaks_outstanding
 }
 
 static void print_table(struct leaks_run *r, const struct leaks_opts *o,
-			const struct ml_leaks_outstanding *t, const __u64 *c,
+			const struct ml_leaks_outstanding *t, const uint64_t *c,
 			const struct report_at *at)
 {
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
-	uint64_t rec = trace_recursion_misses(r->ld->skel->obj);
+	uint64_t rec = ml_leaks_tracer_recursion_misses(r->tr);
 	struct sym_stack *v;
 	int width = table_width(stdout);
 	size_t nst;
@@ -1106,10 +1088,10 @@ static int write_pprof(struct leaks_run *r, const struct ml_leaks_outstanding *t
 
 static void report(struct leaks_run *r, const struct report_at *at)
 {
-	__u64 c[LEAKS_NR_COUNTERS];
+	uint64_t c[LEAKS_NR_COUNTERS];
 	struct ml_leaks_outstanding t;
 
-	memcpy(c, r->ld->skel->bss->counters, sizeof(c));
+	ml_leaks_tracer_counters(r->tr, c);
 	/* what it could read, even short of memory; with dwarf, every copy so far unwound */
 	ml_leaks_tracer_read(r->tr, &t);
 	c[LEAKS_C_STACK_FULL] += r->ld->unw_stats.full; /* dwarf: more stacks than --max-stacks */
