@@ -95,8 +95,11 @@ struct leaks_alloc *leaks_read_allocs(const struct leaks_loader *l, size_t *n);
 uint64_t leaks_count_stacks(const struct leaks_loader *l);
 
 struct ml_leaks_tracer;
-/* memlens leaks: the loader behind a tracer (memlens/trace_leaks.h), and its allocator */
-struct leaks_loader *leaks_tracer_loader(struct ml_leaks_tracer *t);
-const struct alloc_lib *leaks_tracer_alloc(const struct ml_leaks_tracer *t);
+/*
+ * memlens leaks: the ring buffer of stack copies of a tracer
+ * (memlens/trace_leaks.h) with DWARF stacks, for its wait loop to poll;
+ * NULL without.
+ */
+struct ring_buffer *leaks_tracer_ring(struct ml_leaks_tracer *t);
 
 #endif

@@ -26,6 +26,7 @@ _Static_assert((int)LEAKS_NR_COUNTERS == (int)ML_LEAKS_NR_COUNTERS &&
 		       (int)LEAKS_C_STACK_FULL == (int)ML_LEAKS_STACK_FULL &&
 		       (int)LEAKS_C_STACK_DROPPED == (int)ML_LEAKS_STACK_DROPPED,
 	       "the counters");
+_Static_assert(LEAKS_STACK_MAX == ML_LEAKS_STACK_MAX, "the deepest stack");
 
 struct ml_leaks_tracer {
 	struct ml_leaks_tracer_opts o;
@@ -42,14 +43,9 @@ static const int64_t no_stack_id[ML_LEAKS_NR_NO_STACK] = {
 	[ML_LEAKS_NO_STACK_DROPPED] = LEAKS_STACK_DROPPED,
 };
 
-struct leaks_loader *leaks_tracer_loader(struct ml_leaks_tracer *t)
+struct ring_buffer *leaks_tracer_ring(struct ml_leaks_tracer *t)
 {
-	return &t->ld;
-}
-
-const struct alloc_lib *leaks_tracer_alloc(const struct ml_leaks_tracer *t)
-{
-	return &t->alloc;
+	return t->ld.rb;
 }
 
 int ml_leaks_tracer_open(struct ml_leaks_tracer **out, const struct ml_leaks_tracer_opts *opts,
@@ -235,6 +231,30 @@ void ml_leaks_tracer_calls(const struct ml_leaks_tracer *t, uint64_t *calls, uin
 uint64_t ml_leaks_tracer_recursion_misses(const struct ml_leaks_tracer *t)
 {
 	return trace_recursion_misses(t->ld.skel->obj);
+}
+
+void ml_leaks_tracer_allocator(const struct ml_leaks_tracer *t, struct ml_leaks_allocator *out)
+{
+	*out = (struct ml_leaks_allocator){ .path = t->alloc.path,
+					    .is_libc = t->alloc.is_libc,
+					    .is_static = t->alloc.is_static,
+					    .prefixed = t->alloc.extra };
+}
+
+void ml_leaks_tracer_unwind_stats(const struct ml_leaks_tracer *t,
+				  struct ml_leaks_unwind_stats *out)
+{
+	*out = (struct ml_leaks_unwind_stats){
+		.stacks = t->ld.unw_stats.stacks,
+		.ns = t->ld.unw_stats.ns,
+		.frames = t->ld.unw_stats.frames,
+		.max_frames = t->ld.unw_stats.max_frames,
+		.complete = t->ld.unw_stats.ends[UNWIND_COMPLETE],
+		.cut = t->ld.unw_stats.ends[UNWIND_CUT],
+		.out_of_copy = t->ld.unw_stats.ends[UNWIND_OUT_OF_COPY],
+		.no_cfi = t->ld.unw_stats.ends[UNWIND_NO_CFI],
+		.full = t->ld.unw_stats.full,
+	};
 }
 
 const char *ml_leaks_tracer_mode(const struct ml_leaks_tracer *t)

@@ -87,6 +87,28 @@ struct ml_leaks_outstanding {
 	uint64_t stacks_kept; /* distinct stacks in the table */
 };
 
+/* the deepest stack ml_leaks_tracer_stack() returns */
+#define ML_LEAKS_STACK_MAX 64
+
+/* The file whose malloc the process calls (ml_leaks_tracer_allocator()). */
+struct ml_leaks_allocator {
+	const char *path; /* usable from here: /proc/PID/root/... */
+	bool is_libc; /* false: another allocator replaces libc's malloc */
+	bool is_static; /* the executable itself: statically linked */
+	const char *prefixed; /* an allocator with prefixed names only, probed beside it; "" */
+};
+
+/* ML_LEAKS_STACKS_DWARF: the stack copies unwound (ml_leaks_tracer_unwind_stats()). */
+struct ml_leaks_unwind_stats {
+	uint64_t stacks, ns; /* unwound, and the time it took */
+	uint64_t frames, max_frames; /* found in all, and in the deepest */
+	uint64_t complete; /* to the outermost frame */
+	uint64_t cut; /* at ML_LEAKS_STACK_MAX frames */
+	uint64_t out_of_copy; /* above the bytes copied */
+	uint64_t no_cfi; /* at code without call frame information */
+	uint64_t full; /* more distinct stacks than opts.max_stacks: not kept */
+};
+
 /* The tracer's counters (ml_leaks_tracer_counters()), each since the open. */
 enum ml_leaks_counter {
 	ML_LEAKS_ALLOCS = 0, /* successful allocations recorded */
@@ -128,9 +150,12 @@ void ml_leaks_tracer_counters(const struct ml_leaks_tracer *t, uint64_t *c);
 void ml_leaks_tracer_calls(const struct ml_leaks_tracer *t, uint64_t *calls, uint64_t *bytes);
 /* Events no program saw (another BPF program ran on that CPU). */
 uint64_t ml_leaks_tracer_recursion_misses(const struct ml_leaks_tracer *t);
+void ml_leaks_tracer_allocator(const struct ml_leaks_tracer *t, struct ml_leaks_allocator *out);
+void ml_leaks_tracer_unwind_stats(const struct ml_leaks_tracer *t,
+				  struct ml_leaks_unwind_stats *out);
 /* How the uprobes are attached: "uprobe_session", "uprobe_multi" or "uprobe". */
 const char *ml_leaks_tracer_mode(const struct ml_leaks_tracer *t);
-/* The return addresses of stack @id, innermost first, at most @max: how many. */
+/* The return addresses of stack @id, innermost first, at most @max: how many (0 when none). */
 int ml_leaks_tracer_stack(struct ml_leaks_tracer *t, int64_t id, uint64_t *ips, int max);
 /* Detach every uprobe: nothing changes the tables any more (NULL: nothing). */
 void ml_leaks_tracer_detach(struct ml_leaks_tracer *t);

@@ -13,9 +13,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
 #include "cli_target.h"
 #include "cliutil.h"
 #include "command.h"
@@ -24,9 +21,7 @@
 #include "memlens/opts.h"
 #include "memlens/trace_leaks.h"
 #include "opts.h"
-#include "../../trace/allocfind.h"
 #include "../../trace/pprof.h"
-#include "../../trace/stackstore.h"
 #include "../../trace/symbolize.h"
 #include "../../trace/unwind.h"
 #include "../live.h"
@@ -34,7 +29,6 @@
 #include "trace.h"
 #include "../../trace/leakload.h"
 #include "../../trace/leaks.h"
-#include "leaks.skel.h"
 
 static const char about[] =
 	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
@@ -97,8 +91,7 @@ struct leaks_opts {
 
 struct leaks_run {
 	struct ml_leaks_tracer *tr;
-	struct leaks_loader *ld; /* the programs and their uprobes (tr's) */
-	const struct alloc_lib *alloc; /* the file whose malloc the target calls (tr's) */
+	struct ml_leaks_allocator alloc; /* the file whose malloc the target calls */
 	struct symbolizer sym;
 	const struct leaks_opts *o;
 	uint64_t prev[LEAKS_NR_COUNTERS]; /* the counters at the last interval */
@@ -333,7 +326,7 @@ static void stack_text(struct leaks_run *r, int64_t id, struct sym_stack *st)
 	static char out[STACK_MAX * 520];
 	uint64_t ips[STACK_MAX];
 	size_t used = 0, len = sizeof(out);
-	int n = leaks_stack_ips(r->ld, id, ips);
+	int n = ml_leaks_tracer_stack(r->tr, id, ips, STACK_MAX);
 	char buf[512];
 
 	out[0] = 0;
@@ -478,17 +471,24 @@ static void depth_stats(const struct sym_stack *v, size_t n, size_t *nst, double
 	*mean = *nst ? (double)sum / (double)*nst : 0;
 }
 
+/* dwarf: the stack copies unwound so far */
+static struct ml_leaks_unwind_stats unw(const struct leaks_run *r)
+{
+	struct ml_leaks_unwind_stats u;
+
+	ml_leaks_tracer_unwind_stats(r->tr, &u);
+	return u;
+}
+
 /* the stacks not unwound to their outermost frame */
 static uint64_t unwound_partly(const struct leaks_run *r)
 {
-	return r->ld->unw_stats.ends[UNWIND_OUT_OF_COPY] + r->ld->unw_stats.ends[UNWIND_NO_CFI];
+	return unw(r).out_of_copy + unw(r).no_cfi;
 }
 
 static double us_per_stack(const struct leaks_run *r)
 {
-	return r->ld->unw_stats.stacks
-		       ? (double)r->ld->unw_stats.ns / 1e3 / (double)r->ld->unw_stats.stacks
-		       : 0;
+	return unw(r).stacks ? (double)unw(r).ns / 1e3 / (double)unw(r).stacks : 0;
 }
 
 static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct sym_stack *v,
@@ -508,19 +508,17 @@ static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct s
 	rec->has_unwind = true;
 	rec->unwind = (struct leaks_unwind_rec){
 		.stack_size = r->o->stack_size,
-		.stacks = r->ld->unw_stats.stacks,
+		.stacks = unw(r).stacks,
 		.us_per_stack = us_per_stack(r),
-		.frames_mean = r->ld->unw_stats.stacks ? (double)r->ld->unw_stats.frames /
-								 (double)r->ld->unw_stats.stacks
-						       : 0,
-		.frames_max = r->ld->unw_stats.max_frames,
+		.frames_mean = unw(r).stacks ? (double)unw(r).frames / (double)unw(r).stacks : 0,
+		.frames_max = unw(r).max_frames,
 		.max_frames = DWARF_DEPTH,
-		.complete = r->ld->unw_stats.ends[UNWIND_COMPLETE],
-		.cut = r->ld->unw_stats.ends[UNWIND_CUT],
-		.out_of_copy = r->ld->unw_stats.ends[UNWIND_OUT_OF_COPY],
-		.no_cfi = r->ld->unw_stats.ends[UNWIND_NO_CFI],
+		.complete = unw(r).complete,
+		.cut = unw(r).cut,
+		.out_of_copy = unw(r).out_of_copy,
+		.no_cfi = unw(r).no_cfi,
 		.not_unwound_fully = unwound_partly(r),
-		.table_full = r->ld->unw_stats.full,
+		.table_full = unw(r).full,
 	};
 }
 
@@ -535,8 +533,7 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
 	depth_stats(v, n, &nst, &mean, &max);
 	if (r->o->stacks == STACKS_DWARF) {
 		size_t k = (size_t)snprintf(un, sizeof(un), "; %llu stacks unwound, %.1f us each",
-					    (unsigned long long)r->ld->unw_stats.stacks,
-					    us_per_stack(r));
+					    (unsigned long long)unw(r).stacks, us_per_stack(r));
 
 		if (unwound_partly(r) && k < sizeof(un))
 			k += (size_t)snprintf(
@@ -545,13 +542,12 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
 				"bytes copied: --stack-size makes it larger; %llu at code without "
 				"call frame information)",
 				(unsigned long long)unwound_partly(r),
-				(unsigned long long)r->ld->unw_stats.ends[UNWIND_OUT_OF_COPY],
+				(unsigned long long)unw(r).out_of_copy,
 				(unsigned long long)r->o->stack_size,
-				(unsigned long long)r->ld->unw_stats.ends[UNWIND_NO_CFI]);
-		if (r->ld->unw_stats.ends[UNWIND_CUT] && k < sizeof(un))
+				(unsigned long long)unw(r).no_cfi);
+		if (unw(r).cut && k < sizeof(un))
 			snprintf(un + k, sizeof(un) - k, "; %llu cut at %d frames",
-				 (unsigned long long)r->ld->unw_stats.ends[UNWIND_CUT],
-				 DWARF_DEPTH);
+				 (unsigned long long)unw(r).cut, DWARF_DEPTH);
 	}
 	table_wrap(stdout, width, 2,
 		   "call stacks: %s; %zu distinct outstanding, %.1f frames on average, at most "
@@ -616,7 +612,7 @@ static const char *path_shown(const char *path)
 	return path;
 }
 
-static const char *alloc_shown(const struct alloc_lib *a)
+static const char *alloc_shown(const struct ml_leaks_allocator *a)
 {
 	return path_shown(a->path);
 }
@@ -696,9 +692,9 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o,
 	struct leaks_rec rec = {
 		.interval = at->elapsed_s >= 0,
 		.pid = r->sym.pid,
-		.allocator = alloc_shown(r->alloc),
+		.allocator = alloc_shown(&r->alloc),
 		/* a prefixed allocator, probed beside it */
-		.allocator_prefixed = r->alloc->extra[0] ? path_shown(r->alloc->extra) : NULL,
+		.allocator_prefixed = r->alloc.prefixed[0] ? path_shown(r->alloc.prefixed) : NULL,
 		.mode = ml_leaks_tracer_mode(r->tr),
 		.stacks_mode = o->no_stacks ? "none" : stacks_modes[o->stacks],
 		.recursion_misses = ml_leaks_tracer_recursion_misses(r->tr),
@@ -928,11 +924,11 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			"%llu frees at thread exit of blocks glibc's per-thread cache held (freed "
 			"before, or its own)",
 			(unsigned long long)c[LEAKS_C_EXIT_FREES]);
-	if (!r->alloc->is_libc)
-		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(r->alloc));
-	if (r->alloc->extra[0])
+	if (!r->alloc.is_libc)
+		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(&r->alloc));
+	if (r->alloc.prefixed[0])
 		printf("also probed: %s (its je_malloc or tc_malloc)\n",
-		       path_shown(r->alloc->extra));
+		       path_shown(r->alloc.prefixed));
 	if (o->sample)
 		text_sampling(r, t, width);
 	else
@@ -1058,7 +1054,7 @@ static int write_pprof(struct leaks_run *r, const struct ml_leaks_outstanding *t
 		uint64_t u[STACK_MAX];
 		double v[2] = { t->stacks[i].est_count, t->stacks[i].est_bytes };
 
-		e = pprof_add(p, u, leaks_stack_ips(r->ld, t->stacks[i].id, u), v);
+		e = pprof_add(p, u, ml_leaks_tracer_stack(r->tr, t->stacks[i].id, u, STACK_MAX), v);
 	}
 	if (p && !e) {
 		char rate[96] = "";
@@ -1071,7 +1067,7 @@ static int write_pprof(struct leaks_run *r, const struct ml_leaks_outstanding *t
 		snprintf(comment, sizeof(comment),
 			 "memlens leaks: blocks still allocated by pid %d when tracing ended "
 			 "(allocator %s)%s",
-			 (int)r->sym.pid, alloc_shown(r->alloc), rate);
+			 (int)r->sym.pid, alloc_shown(&r->alloc), rate);
 		pprof_comment(p, comment);
 		if (r->o->sample) /* as Go's heap profiles: one sample per period of bytes */
 			pprof_period(p, &(struct pprof_type){ "space", "bytes" },
@@ -1094,7 +1090,7 @@ static void report(struct leaks_run *r, const struct report_at *at)
 	ml_leaks_tracer_counters(r->tr, c);
 	/* what it could read, even short of memory; with dwarf, every copy so far unwound */
 	ml_leaks_tracer_read(r->tr, &t);
-	c[LEAKS_C_STACK_FULL] += r->ld->unw_stats.full; /* dwarf: more stacks than --max-stacks */
+	c[LEAKS_C_STACK_FULL] += unw(r).full; /* dwarf: more stacks than --max-stacks */
 	if (at->elapsed_s < 0)
 		r->unread =
 			t.count != c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] - c[LEAKS_C_MISSED_FREES];
@@ -1146,7 +1142,7 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 {
 	struct trace_loop l = { .duration_s = o->duration,
 				.t = t,
-				.rb = r->ld->rb,
+				.rb = leaks_tracer_ring(r->tr),
 				.tick = on_tick,
 				.idle = on_idle,
 				.arg = r };
@@ -1238,10 +1234,8 @@ static int cmd_leaks(int argc, char **argv)
 
 		e = ml_leaks_tracer_open(&r.tr, &lo, &err);
 	}
-	if (!e) {
-		r.ld = leaks_tracer_loader(r.tr);
-		r.alloc = leaks_tracer_alloc(r.tr);
-	}
+	if (!e)
+		ml_leaks_tracer_allocator(r.tr, &r.alloc);
 	if (e)
 		goto out;
 	symbolizer_init(&r.sym, t.pid);
