@@ -49,7 +49,7 @@ $(BUILD)/bpf/%.bpf.o: trace/%.bpf.c trace/%.h trace/common.bpf.h $(VMLINUX_H)
 # the objects that include a skeleton: only these wait for bpftool (no
 # object of libmemlens.a, and no other one of libmemlens-trace.a)
 $(BUILD)/trace/faults.o: $(BUILD)/gen/faults.skel.h
-$(BUILD)/src/trace/leaks.o $(BUILD)/trace/leakload.o: $(BUILD)/gen/leaks.skel.h
+$(BUILD)/trace/leakload.o $(BUILD)/trace/leaks.o: $(BUILD)/gen/leaks.skel.h
 $(BUILD)/trace/oom.o: $(BUILD)/gen/oom.skel.h
 $(BUILD)/trace/slab.o $(BUILD)/trace/probe.o: $(BUILD)/gen/slab.skel.h
 

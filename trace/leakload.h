@@ -3,7 +3,7 @@
  * The leak tracer below `memlens leaks`: find the allocator's entry
  * points, load the programs, attach their uprobes, detach them; unwind the
  * stack copies as they come; read the tables. Private to the tracer
- * library and memlens (the report is still in src/trace/leaks.c).
+ * library and memlens (the public API is memlens/trace_leaks.h, trace/leaks.c).
  */
 #ifndef MEMLENS_TRACE_LEAKLOAD_H
 #define MEMLENS_TRACE_LEAKLOAD_H
@@ -93,5 +93,13 @@ int leaks_stack_ips(struct leaks_loader *l, int64_t id, uint64_t *ips);
 struct leaks_alloc *leaks_read_allocs(const struct leaks_loader *l, size_t *n);
 /* The distinct stacks the kernel's table holds (frame pointers). */
 uint64_t leaks_count_stacks(const struct leaks_loader *l);
+
+struct ml_leaks_tracer;
+/*
+ * memlens leaks: the ring buffer of stack copies of a tracer
+ * (memlens/trace_leaks.h) with DWARF stacks, for its wait loop to poll;
+ * NULL without.
+ */
+struct ring_buffer *leaks_tracer_ring(struct ml_leaks_tracer *t);
 
 #endif

@@ -13,18 +13,15 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
 #include "cli_target.h"
 #include "cliutil.h"
 #include "command.h"
 #include "memlens/alloc_sample.h"
 #include "memlens/format_leaks.h"
+#include "memlens/opts.h"
+#include "memlens/trace_leaks.h"
 #include "opts.h"
-#include "../../trace/allocfind.h"
 #include "../../trace/pprof.h"
-#include "../../trace/stackstore.h"
 #include "../../trace/symbolize.h"
 #include "../../trace/unwind.h"
 #include "../live.h"
@@ -32,7 +29,6 @@
 #include "trace.h"
 #include "../../trace/leakload.h"
 #include "../../trace/leaks.h"
-#include "leaks.skel.h"
 
 static const char about[] =
 	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
@@ -94,15 +90,16 @@ struct leaks_opts {
 };
 
 struct leaks_run {
-	struct leaks_loader ld; /* the programs and their uprobes */
-	struct alloc_lib alloc; /* the file whose malloc the target calls */
+	struct ml_leaks_tracer *tr;
+	struct ml_leaks_allocator alloc; /* the file whose malloc the target calls */
 	struct symbolizer sym;
 	const struct leaks_opts *o;
-	__u64 prev[LEAKS_NR_COUNTERS]; /* the counters at the last interval */
+	uint64_t prev[LEAKS_NR_COUNTERS]; /* the counters at the last interval */
 	FILE *folded; /* --folded FILE, created before tracing */
 	FILE *pprof; /* --pprof FILE, likewise */
 	uint64_t start_wall_ns, start_mono_ns; /* when tracing began */
 	bool write_failed; /* it could not be written */
+	bool unread; /* the final table does not hold mallocs - frees - missed_frees */
 };
 
 /* --sample BYTES: a number of bytes, with K, M, G or T (binary units) */
@@ -284,22 +281,6 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 
 /* ---- report ---- */
 
-/*
- * count and bytes: the blocks recorded. est_count and est_bytes: what they
- * stand for (with --sample, each block weighs 1 / p(size), sample.h; else
- * the same numbers); var: the variance of est_bytes.
- */
-struct size_row {
-	uint64_t size, count, bytes;
-	double est_count, est_bytes;
-};
-
-struct stack_row {
-	int64_t id;
-	uint64_t count, bytes;
-	double est_count, est_bytes, var;
-};
-
 /* an estimate as a whole number */
 static uint64_t est(double x)
 {
@@ -323,128 +304,15 @@ static const struct {
 	{ LEAKS_STACK_DROPPED, LEAKS_C_STACK_DROPPED, LEAKS_REASON_DROPPED,
 	  "the buffer of stack copies was full (unwinding fell behind)" },
 };
-
-struct leak_totals {
-	struct size_row *sizes;
-	size_t nsizes;
-	struct stack_row *stacks;
-	size_t nstacks;
-	uint64_t count, bytes;
-	double est_count, est_bytes, var; /* as in stack_row */
-	/* outstanding blocks without a stack, by no_stack_why[] */
-	uint64_t nostack_count[NO_STACK_WHYS], nostack_bytes[NO_STACK_WHYS];
-	uint64_t stacks_kept; /* distinct stacks in the table */
-	bool unread; /* the final table does not hold mallocs - frees - missed_frees */
-};
-
-static int cmp_u64(const void *a, const void *b)
-{
-	const struct leaks_alloc *x = a, *y = b;
-
-	if (x->size != y->size)
-		return x->size < y->size ? -1 : 1;
-	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
-}
-
-static int cmp_size_row(const void *a, const void *b)
-{
-	const struct size_row *x = a, *y = b;
-
-	if (x->est_bytes != y->est_bytes)
-		return x->est_bytes < y->est_bytes ? 1 : -1;
-	return x->size < y->size ? -1 : x->size > y->size;
-}
-
-static int cmp_stack_row(const void *a, const void *b)
-{
-	const struct stack_row *x = a, *y = b;
-
-	if (x->est_bytes != y->est_bytes)
-		return x->est_bytes < y->est_bytes ? 1 : -1;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
-}
-
-static int cmp_stack_id(const void *a, const void *b)
-{
-	const struct leaks_alloc *x = a, *y = b;
-
-	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
-}
-
-/* @a is reordered: sorted by stack id, each run is one stack */
-static void group_by_stack(struct leak_totals *t, struct leaks_alloc *a, size_t n, uint64_t mean)
-{
-	qsort(a, n, sizeof(*a), cmp_stack_id);
-	t->stacks = calloc(n ? n : 1, sizeof(*t->stacks));
-	for (size_t i = 0; t->stacks && i < n; i++) {
-		struct stack_row *row;
-		double w = ml_alloc_sample_weight(a[i].size, mean);
-
-		if (!t->nstacks || t->stacks[t->nstacks - 1].id != a[i].stack_id)
-			t->stacks[t->nstacks++].id = a[i].stack_id;
-		row = &t->stacks[t->nstacks - 1];
-		row->count++;
-		row->bytes += a[i].size;
-		row->est_count += w;
-		row->est_bytes += w * (double)a[i].size;
-		row->var += ml_alloc_sample_var(a[i].size, mean);
-	}
-	if (t->stacks)
-		qsort(t->stacks, t->nstacks, sizeof(*t->stacks), cmp_stack_row);
-}
-
-static void totals(struct leaks_run *r, struct leak_totals *t, uint64_t mean)
-{
-	struct leaks_alloc *a;
-	size_t n;
-
-	memset(t, 0, sizeof(*t));
-	a = leaks_read_allocs(&r->ld, &n);
-	if (!a)
-		return;
-	/* dwarf: the BPF side's ids are sequence numbers, bound to stacks unwound */
-	for (size_t i = 0; r->o->stacks == STACKS_DWARF && i < n; i++)
-		if (a[i].stack_id >= 0) {
-			int id = stackstore_lookup(&r->ld.store, (uint64_t)a[i].stack_id);
-
-			a[i].stack_id = id >= 0 ? id : LEAKS_STACK_FULL;
-		}
-	qsort(a, n, sizeof(*a), cmp_u64);
-	t->sizes = calloc(n ? n : 1, sizeof(*t->sizes));
-	for (size_t i = 0; t->sizes && i < n; i++) {
-		double w = ml_alloc_sample_weight(a[i].size, mean);
-
-		if (!t->nsizes || t->sizes[t->nsizes - 1].size != a[i].size)
-			t->sizes[t->nsizes++].size = a[i].size;
-		t->sizes[t->nsizes - 1].count++;
-		t->sizes[t->nsizes - 1].bytes += a[i].size;
-		t->sizes[t->nsizes - 1].est_count += w;
-		t->sizes[t->nsizes - 1].est_bytes += w * (double)a[i].size;
-		t->count++;
-		t->bytes += a[i].size;
-		t->est_count += w;
-		t->est_bytes += w * (double)a[i].size;
-		t->var += ml_alloc_sample_var(a[i].size, mean);
-		for (int w = 0; w < NO_STACK_WHYS; w++)
-			if (a[i].stack_id == no_stack_why[w].id) {
-				t->nostack_count[w]++;
-				t->nostack_bytes[w] += a[i].size;
-			}
-	}
-	if (t->sizes)
-		qsort(t->sizes, t->nsizes, sizeof(*t->sizes), cmp_size_row);
-	group_by_stack(t, a, n, mean);
-	free(a);
-	t->stacks_kept =
-		r->o->stacks == STACKS_DWARF ? r->ld.store.nstacks : leaks_count_stacks(&r->ld);
-}
+/* in the order of enum ml_leaks_no_stack: the tracer's counts of each */
+_Static_assert(NO_STACK_WHYS == ML_LEAKS_NR_NO_STACK, "the reasons for no stack");
 
 struct sym_stack {
 	char *text; /* one symbolize() line per address */
 	uint64_t ips[STACK_MAX]; /* the addresses of those lines */
 	int nips;
 	uint64_t count, bytes;
-	double est_count, est_bytes, var; /* as in stack_row */
+	double est_count, est_bytes, var; /* as in struct ml_leaks_stack */
 };
 
 /*
@@ -458,7 +326,7 @@ static void stack_text(struct leaks_run *r, int64_t id, struct sym_stack *st)
 	static char out[STACK_MAX * 520];
 	uint64_t ips[STACK_MAX];
 	size_t used = 0, len = sizeof(out);
-	int n = leaks_stack_ips(&r->ld, id, ips);
+	int n = ml_leaks_tracer_stack(r->tr, id, ips, STACK_MAX);
 	char buf[512];
 
 	out[0] = 0;
@@ -544,8 +412,8 @@ static int cmp_sym_text(const void *a, const void *b)
 }
 
 /* Stacks that read the same once symbolized and trimmed are one stack. */
-static struct sym_stack *symbolized_stacks(struct leaks_run *r, const struct leak_totals *t,
-					   size_t *n)
+static struct sym_stack *symbolized_stacks(struct leaks_run *r,
+					   const struct ml_leaks_outstanding *t, size_t *n)
 {
 	struct sym_stack *v = calloc(t->nstacks ? t->nstacks : 1, sizeof(*v));
 	size_t out = 0;
@@ -603,17 +471,24 @@ static void depth_stats(const struct sym_stack *v, size_t n, size_t *nst, double
 	*mean = *nst ? (double)sum / (double)*nst : 0;
 }
 
+/* dwarf: the stack copies unwound so far */
+static struct ml_leaks_unwind_stats unw(const struct leaks_run *r)
+{
+	struct ml_leaks_unwind_stats u;
+
+	ml_leaks_tracer_unwind_stats(r->tr, &u);
+	return u;
+}
+
 /* the stacks not unwound to their outermost frame */
 static uint64_t unwound_partly(const struct leaks_run *r)
 {
-	return r->ld.unw_stats.ends[UNWIND_OUT_OF_COPY] + r->ld.unw_stats.ends[UNWIND_NO_CFI];
+	return unw(r).out_of_copy + unw(r).no_cfi;
 }
 
 static double us_per_stack(const struct leaks_run *r)
 {
-	return r->ld.unw_stats.stacks
-		       ? (double)r->ld.unw_stats.ns / 1e3 / (double)r->ld.unw_stats.stacks
-		       : 0;
+	return unw(r).stacks ? (double)unw(r).ns / 1e3 / (double)unw(r).stacks : 0;
 }
 
 static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct sym_stack *v,
@@ -633,19 +508,17 @@ static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct s
 	rec->has_unwind = true;
 	rec->unwind = (struct leaks_unwind_rec){
 		.stack_size = r->o->stack_size,
-		.stacks = r->ld.unw_stats.stacks,
+		.stacks = unw(r).stacks,
 		.us_per_stack = us_per_stack(r),
-		.frames_mean = r->ld.unw_stats.stacks ? (double)r->ld.unw_stats.frames /
-								(double)r->ld.unw_stats.stacks
-						      : 0,
-		.frames_max = r->ld.unw_stats.max_frames,
+		.frames_mean = unw(r).stacks ? (double)unw(r).frames / (double)unw(r).stacks : 0,
+		.frames_max = unw(r).max_frames,
 		.max_frames = DWARF_DEPTH,
-		.complete = r->ld.unw_stats.ends[UNWIND_COMPLETE],
-		.cut = r->ld.unw_stats.ends[UNWIND_CUT],
-		.out_of_copy = r->ld.unw_stats.ends[UNWIND_OUT_OF_COPY],
-		.no_cfi = r->ld.unw_stats.ends[UNWIND_NO_CFI],
+		.complete = unw(r).complete,
+		.cut = unw(r).cut,
+		.out_of_copy = unw(r).out_of_copy,
+		.no_cfi = unw(r).no_cfi,
 		.not_unwound_fully = unwound_partly(r),
-		.table_full = r->ld.unw_stats.full,
+		.table_full = unw(r).full,
 	};
 }
 
@@ -660,8 +533,7 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
 	depth_stats(v, n, &nst, &mean, &max);
 	if (r->o->stacks == STACKS_DWARF) {
 		size_t k = (size_t)snprintf(un, sizeof(un), "; %llu stacks unwound, %.1f us each",
-					    (unsigned long long)r->ld.unw_stats.stacks,
-					    us_per_stack(r));
+					    (unsigned long long)unw(r).stacks, us_per_stack(r));
 
 		if (unwound_partly(r) && k < sizeof(un))
 			k += (size_t)snprintf(
@@ -670,12 +542,12 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
 				"bytes copied: --stack-size makes it larger; %llu at code without "
 				"call frame information)",
 				(unsigned long long)unwound_partly(r),
-				(unsigned long long)r->ld.unw_stats.ends[UNWIND_OUT_OF_COPY],
+				(unsigned long long)unw(r).out_of_copy,
 				(unsigned long long)r->o->stack_size,
-				(unsigned long long)r->ld.unw_stats.ends[UNWIND_NO_CFI]);
-		if (r->ld.unw_stats.ends[UNWIND_CUT] && k < sizeof(un))
+				(unsigned long long)unw(r).no_cfi);
+		if (unw(r).cut && k < sizeof(un))
 			snprintf(un + k, sizeof(un) - k, "; %llu cut at %d frames",
-				 (unsigned long long)r->ld.unw_stats.ends[UNWIND_CUT], DWARF_DEPTH);
+				 (unsigned long long)unw(r).cut, DWARF_DEPTH);
 	}
 	table_wrap(stdout, width, 2,
 		   "call stacks: %s; %zu distinct outstanding, %.1f frames on average, at most "
@@ -740,7 +612,7 @@ static const char *path_shown(const char *path)
 	return path;
 }
 
-static const char *alloc_shown(const struct alloc_lib *a)
+static const char *alloc_shown(const struct ml_leaks_allocator *a)
 {
 	return path_shown(a->path);
 }
@@ -751,7 +623,7 @@ struct report_at {
 	bool last;
 };
 
-static void rec_counters(struct leaks_rec *rec, const __u64 *c)
+static void rec_counters(struct leaks_rec *rec, const uint64_t *c)
 {
 	rec->mallocs = c[LEAKS_C_ALLOCS];
 	rec->frees = c[LEAKS_C_FREES];
@@ -764,7 +636,7 @@ static void rec_counters(struct leaks_rec *rec, const __u64 *c)
 	rec->unpaired_returns = c[LEAKS_C_UNPAIRED];
 }
 
-static uint64_t stacks_lost(const __u64 *c)
+static uint64_t stacks_lost(const uint64_t *c)
 {
 	uint64_t n = 0;
 
@@ -783,8 +655,8 @@ static long max_stacks(const struct leaks_opts *o)
  * (counted when they were made), and those still outstanding (read from
  * the table, the ones by_stack shows as an empty stack).
  */
-static void rec_no_stack(struct leaks_rec *rec, struct leaks_run *r, const struct leak_totals *t,
-			 const __u64 *c)
+static void rec_no_stack(struct leaks_rec *rec, struct leaks_run *r,
+			 const struct ml_leaks_outstanding *t, const uint64_t *c)
 {
 	rec->stacks_kept = t->stacks_kept;
 	rec->max_stacks = r->o->no_stacks ? 0 : max_stacks(r->o);
@@ -793,43 +665,28 @@ static void rec_no_stack(struct leaks_rec *rec, struct leaks_run *r, const struc
 		enum leaks_reason k = no_stack_why[i].reason;
 
 		rec->stacks_lost_by_reason[k] = c[no_stack_why[i].counter];
-		rec->outstanding_no_stack_by_reason[k].count = t->nostack_count[i];
-		rec->outstanding_no_stack_by_reason[k].bytes = t->nostack_bytes[i];
-		rec->outstanding_no_stack += t->nostack_count[i];
-		rec->outstanding_no_stack_bytes += t->nostack_bytes[i];
+		rec->outstanding_no_stack_by_reason[k].count = t->no_stack_count[i];
+		rec->outstanding_no_stack_by_reason[k].bytes = t->no_stack_bytes[i];
+		rec->outstanding_no_stack += t->no_stack_count[i];
+		rec->outstanding_no_stack_bytes += t->no_stack_bytes[i];
 	}
 }
 
 /* --sample: every allocation call, sampled or not (the per-CPU calls[] counters) */
-static void call_counts(struct leaks_run *r, uint64_t *calls, uint64_t *bytes)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *v;
-
-	*calls = *bytes = 0;
-	if (ncpu <= 0)
-		return;
-	v = calloc((size_t)ncpu, LEAKS_NR_CALL_COUNTERS * sizeof(*v));
-	if (v && !bpf_map_lookup_elem(bpf_map__fd(r->ld.skel->maps.calls), &(__u32){ 0 }, v))
-		for (int c = 0; c < ncpu; c++) {
-			*calls += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALLS];
-			*bytes += v[c * LEAKS_NR_CALL_COUNTERS + LEAKS_CALL_BYTES];
-		}
-	free(v);
-}
-
 /* --sample: the rate, what was sampled, and the standard error of the total */
-static void rec_sampling(struct leaks_rec *rec, struct leaks_run *r, const struct leak_totals *t)
+static void rec_sampling(struct leaks_rec *rec, struct leaks_run *r,
+			 const struct ml_leaks_outstanding *t)
 {
 	rec->sample_bytes = r->o->sample;
-	call_counts(r, &rec->allocation_calls, &rec->allocation_call_bytes);
+	ml_leaks_tracer_calls(r->tr, &rec->allocation_calls, &rec->allocation_call_bytes);
 	rec->sampled_outstanding = t->count;
 	rec->sampled_outstanding_bytes = t->bytes;
 	rec->outstanding_bytes_stderr = est(sqrt(t->var));
 }
 
-static void print_json(struct leaks_run *r, const struct leaks_opts *o, const struct leak_totals *t,
-		       const __u64 *c, const struct report_at *at)
+static void print_json(struct leaks_run *r, const struct leaks_opts *o,
+		       const struct ml_leaks_outstanding *t, const uint64_t *c,
+		       const struct report_at *at)
 {
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes, nst = 0;
 	struct leaks_rec rec = {
@@ -837,15 +694,13 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 		.pid = r->sym.pid,
 		.allocator = alloc_shown(&r->alloc),
 		/* a prefixed allocator, probed beside it */
-		.allocator_prefixed = r->alloc.extra[0] ? path_shown(r->alloc.extra) : NULL,
-		.mode = r->ld.session ? "uprobe_session"
-			: r->ld.multi ? "uprobe_multi"
-				      : "uprobe",
+		.allocator_prefixed = r->alloc.prefixed[0] ? path_shown(r->alloc.prefixed) : NULL,
+		.mode = ml_leaks_tracer_mode(r->tr),
 		.stacks_mode = o->no_stacks ? "none" : stacks_modes[o->stacks],
-		.recursion_misses = trace_recursion_misses(r->ld.skel->obj),
+		.recursion_misses = ml_leaks_tracer_recursion_misses(r->tr),
 		.outstanding = est(t->est_count),
 		.outstanding_bytes = est(t->est_bytes),
-		.table_unread = t->unread,
+		.table_unread = r->unread,
 	};
 	struct sym_stack *v = NULL;
 	struct jw w;
@@ -881,7 +736,7 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o, const st
 }
 
 /* Outstanding blocks by size, @n rows (sizes in bytes, as malloc() was asked). */
-static void sizes_table(FILE *f, const struct leak_totals *t, size_t n, int width)
+static void sizes_table(FILE *f, const struct ml_leaks_outstanding *t, size_t n, int width)
 {
 	static const struct table_col cols[] = {
 		{ "SIZE", TABLE_RIGHT, 0, false },
@@ -905,8 +760,8 @@ static void sizes_table(FILE *f, const struct leak_totals *t, size_t n, int widt
  * blocks BYTES: frame < caller" (the two innermost frames, inlined ones
  * included), cut at @width; @n lines at most, the last saying how many more.
  */
-static void stacks_lines(FILE *f, struct leaks_run *r, const struct leak_totals *t, size_t n,
-			 int width)
+static void stacks_lines(FILE *f, struct leaks_run *r, const struct ml_leaks_outstanding *t,
+			 size_t n, int width)
 {
 	static struct sym_frame fr[MAX_FRAMES];
 	struct sym_stack *v;
@@ -941,8 +796,8 @@ static void stacks_lines(FILE *f, struct leaks_run *r, const struct leak_totals 
 
 /* One frame of the live view: the totals, the block sizes outstanding and the top stacks that fit.
  */
-static void print_screen(struct leaks_run *r, const struct leak_totals *t, const __u64 *c,
-			 const struct report_at *at)
+static void print_screen(struct leaks_run *r, const struct ml_leaks_outstanding *t,
+			 const uint64_t *c, const struct report_at *at)
 {
 	FILE *f = live_frame();
 	size_t room = live_rows() > 6 ? (size_t)(live_rows() - 6) : 0, nsz;
@@ -981,8 +836,8 @@ static void print_screen(struct leaks_run *r, const struct leak_totals *t, const
 }
 
 /* One warning: how many allocations have no stack, why, and how many are outstanding. */
-static void text_no_stack(struct leaks_run *r, const struct leak_totals *t, const __u64 *c,
-			  int width)
+static void text_no_stack(struct leaks_run *r, const struct ml_leaks_outstanding *t,
+			  const uint64_t *c, int width)
 {
 	uint64_t n = 0, bytes = 0;
 	char why[512], b1[16];
@@ -993,8 +848,8 @@ static void text_no_stack(struct leaks_run *r, const struct leak_totals *t, cons
 		const char *text = no_stack_why[i].text;
 		char full[128];
 
-		n += t->nostack_count[i];
-		bytes += t->nostack_bytes[i];
+		n += t->no_stack_count[i];
+		bytes += t->no_stack_bytes[i];
 		if (!c[no_stack_why[i].counter])
 			continue;
 		if (no_stack_why[i].id == LEAKS_STACK_FULL) {
@@ -1017,18 +872,19 @@ static void text_no_stack(struct leaks_run *r, const struct leak_totals *t, cons
 }
 
 /* --sample: the estimate of what is outstanding, with its standard error */
-static void text_sampling(struct leaks_run *r, const struct leak_totals *t, int width)
+static void text_sampling(struct leaks_run *r, const struct ml_leaks_outstanding *t, int width)
 {
 	char b1[16], b2[16], b3[16];
-	uint64_t calls, bytes;
+	uint64_t calls, bytes, c[LEAKS_NR_COUNTERS];
 
-	call_counts(r, &calls, &bytes);
+	ml_leaks_tracer_counters(r->tr, c); /* read now, as the calls are */
+	ml_leaks_tracer_calls(r->tr, &calls, &bytes);
 	table_wrap(stdout, width, 2,
 		   "sampled: about one allocation per %s allocated (%llu of %llu allocation "
 		   "calls recorded, of %s asked for); the counts below are estimates",
 		   ml_fmt_bytes(r->o->sample, b1, sizeof(b1)),
-		   (unsigned long long)r->ld.skel->bss->counters[LEAKS_C_ALLOCS],
-		   (unsigned long long)calls, ml_fmt_bytes(bytes, b2, sizeof(b2)));
+		   (unsigned long long)c[LEAKS_C_ALLOCS], (unsigned long long)calls,
+		   ml_fmt_bytes(bytes, b2, sizeof(b2)));
 	table_wrap(stdout, width, 2,
 		   "outstanding (estimated): ~%llu blocks, ~%s (standard error %s; from %llu "
 		   "sampled blocks, %s)",
@@ -1039,10 +895,11 @@ static void text_sampling(struct leaks_run *r, const struct leak_totals *t, int 
 }
 
 static void print_table(struct leaks_run *r, const struct leaks_opts *o,
-			const struct leak_totals *t, const __u64 *c, const struct report_at *at)
+			const struct ml_leaks_outstanding *t, const uint64_t *c,
+			const struct report_at *at)
 {
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes;
-	uint64_t rec = trace_recursion_misses(r->ld.skel->obj);
+	uint64_t rec = ml_leaks_tracer_recursion_misses(r->tr);
 	struct sym_stack *v;
 	int width = table_width(stdout);
 	size_t nst;
@@ -1069,15 +926,15 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			(unsigned long long)c[LEAKS_C_EXIT_FREES]);
 	if (!r->alloc.is_libc)
 		printf("allocator: %s (in place of libc's malloc)\n", alloc_shown(&r->alloc));
-	if (r->alloc.extra[0])
+	if (r->alloc.prefixed[0])
 		printf("also probed: %s (its je_malloc or tc_malloc)\n",
-		       path_shown(r->alloc.extra));
+		       path_shown(r->alloc.prefixed));
 	if (o->sample)
 		text_sampling(r, t, width);
 	else
 		printf("outstanding: %llu blocks, %s\n", (unsigned long long)t->count,
 		       ml_fmt_bytes(t->bytes, b1, sizeof(b1)));
-	if (t->unread)
+	if (r->unread)
 		table_wrap(stdout, width, 2,
 			   "warning: the table of outstanding blocks does not hold allocations - "
 			   "frees - missed frees (%llu): it could not be read in full",
@@ -1105,7 +962,7 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			   (unsigned long long)c[LEAKS_C_STALE], (unsigned long long)rec);
 	if (stacks_lost(c))
 		text_no_stack(r, t, c, width);
-	if (!t->count && !t->unread) { /* no table, no stacks: say so in words */
+	if (!t->count && !r->unread) { /* no table, no stacks: say so in words */
 		if (o->sample)
 			table_wrap(stdout, width, 2,
 				   "no leak seen: no sampled block is outstanding (a leak of less "
@@ -1146,7 +1003,7 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
  * they were inlined into. Offsets are dropped, so that a function is one
  * node however many call sites it has; ';' inside a name becomes ':'.
  */
-static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *f)
+static int write_folded(struct leaks_run *r, const struct ml_leaks_outstanding *t, FILE *f)
 {
 	static struct sym_frame fr[MAX_FRAMES];
 	struct sym_stack *v;
@@ -1184,7 +1041,7 @@ static int write_folded(struct leaks_run *r, const struct leak_totals *t, FILE *
  * stack, values inuse_objects (blocks) and inuse_space (bytes), as Go's
  * heap profiles name them. Closes @f.
  */
-static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f)
+static int write_pprof(struct leaks_run *r, const struct ml_leaks_outstanding *t, FILE *f)
 {
 	static const struct pprof_type types[] = { { "inuse_objects", "count" },
 						   { "inuse_space", "bytes" } };
@@ -1197,7 +1054,7 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 		uint64_t u[STACK_MAX];
 		double v[2] = { t->stacks[i].est_count, t->stacks[i].est_bytes };
 
-		e = pprof_add(p, u, leaks_stack_ips(&r->ld, t->stacks[i].id, u), v);
+		e = pprof_add(p, u, ml_leaks_tracer_stack(r->tr, t->stacks[i].id, u, STACK_MAX), v);
 	}
 	if (p && !e) {
 		char rate[96] = "";
@@ -1227,16 +1084,15 @@ static int write_pprof(struct leaks_run *r, const struct leak_totals *t, FILE *f
 
 static void report(struct leaks_run *r, const struct report_at *at)
 {
-	__u64 c[LEAKS_NR_COUNTERS];
-	struct leak_totals t;
+	uint64_t c[LEAKS_NR_COUNTERS];
+	struct ml_leaks_outstanding t;
 
-	memcpy(c, r->ld.skel->bss->counters, sizeof(c));
-	if (r->ld.rb)
-		ring_buffer__consume(r->ld.rb); /* every copy handed over so far, unwound */
-	c[LEAKS_C_STACK_FULL] += r->ld.unw_stats.full; /* dwarf: more stacks than --max-stacks */
-	totals(r, &t, r->o->sample);
+	ml_leaks_tracer_counters(r->tr, c);
+	/* what it could read, even short of memory; with dwarf, every copy so far unwound */
+	ml_leaks_tracer_read(r->tr, &t);
+	c[LEAKS_C_STACK_FULL] += unw(r).full; /* dwarf: more stacks than --max-stacks */
 	if (at->elapsed_s < 0)
-		t.unread =
+		r->unread =
 			t.count != c[LEAKS_C_ALLOCS] - c[LEAKS_C_FREES] - c[LEAKS_C_MISSED_FREES];
 	if (r->o->json)
 		print_json(r, r->o, &t, c, at);
@@ -1266,15 +1122,7 @@ static void report(struct leaks_run *r, const struct report_at *at)
 		printf("\n");
 	fflush(stdout);
 	memcpy(r->prev, c, sizeof(c));
-	free(t.sizes);
-	free(t.stacks);
-}
-
-static int find_allocator(struct leaks_run *r, struct trace_target *t, struct ml_err *err)
-{
-	if (t->spawned)
-		return alloc_wait_loaded(t->pid, &r->alloc, err);
-	return alloc_find(t->pid, &r->alloc, err);
+	ml_leaks_outstanding_free(&t);
 }
 
 static void on_tick(void *arg, double elapsed_s, bool last)
@@ -1294,7 +1142,7 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 {
 	struct trace_loop l = { .duration_s = o->duration,
 				.t = t,
-				.rb = r->ld.rb,
+				.rb = leaks_tracer_ring(r->tr),
 				.tick = on_tick,
 				.idle = on_idle,
 				.arg = r };
@@ -1375,23 +1223,19 @@ static int cmd_leaks(int argc, char **argv)
 	if (!e)
 		e = o.cmd ? trace_target_spawn(&t, o.cmd, &err)
 			  : trace_target_attach(&t, o.pid, &err);
-	if (!e)
-		e = find_allocator(&r, &t, &err);
 	if (!e) {
-		struct leaks_load_opts lo = { .no_stacks = o.no_stacks,
-					      .free_at_entry = o.free_at_entry,
-					      .perf_uprobes = o.perf_uprobes,
-					      .dwarf = o.stacks == STACKS_DWARF,
-					      .max_blocks = o.max_blocks,
-					      .max_stacks = o.max_stacks,
-					      .sample = o.sample,
-					      .stack_size = o.stack_size,
-					      .say = o.verbose ? say : NULL };
+		ML_OPTS(ml_leaks_tracer_opts, lo, .pid = t.pid, .wait_loaded = t.spawned,
+			.no_stacks = o.no_stacks, .free_at_entry = o.free_at_entry,
+			.perf_uprobes = o.perf_uprobes,
+			.stacks = o.stacks == STACKS_DWARF ? ML_LEAKS_STACKS_DWARF
+							   : ML_LEAKS_STACKS_FP,
+			.max_blocks = o.max_blocks, .max_stacks = o.max_stacks, .sample = o.sample,
+			.stack_size = o.stack_size, .say = o.verbose ? say : NULL);
 
-		e = leaks_load(&r.ld, &lo, &r.alloc, t.pid, &err);
+		e = ml_leaks_tracer_open(&r.tr, &lo, &err);
 	}
-	if (!e && o.stacks == STACKS_DWARF)
-		e = leaks_dwarf_start(&r.ld, t.pid, (size_t)max_stacks(&o), &err);
+	if (!e)
+		ml_leaks_tracer_allocator(r.tr, &r.alloc);
 	if (e)
 		goto out;
 	symbolizer_init(&r.sym, t.pid);
@@ -1416,17 +1260,17 @@ static int cmd_leaks(int argc, char **argv)
 	}
 	run_until_done(&r, &o, &t);
 	symbolizer_refresh(&r.sym);
-	leaks_detach(&r.ld); /* the table is read once nothing changes it any more */
+	ml_leaks_tracer_detach(r.tr); /* the table is read once nothing changes it any more */
 	report(&r, &(struct report_at){ -1, true });
 out:
 	if (e)
 		e = trace_fail("leaks", &t, e, &err);
-	leaks_detach(&r.ld);
+	ml_leaks_tracer_detach(r.tr);
 	if (r.folded)
 		fclose(r.folded);
 	if (r.pprof)
 		fclose(r.pprof);
-	leaks_unload(&r.ld);
+	ml_leaks_tracer_close(r.tr);
 	symbolizer_free(&r.sym);
 	trace_target_close(&t, true);
 	return e ? e : r.write_failed ? EXIT_FAIL : EXIT_OK;

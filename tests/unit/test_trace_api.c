@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The tracer library's public API (memlens/trace_oom.h, trace_faults.h,
- * trace_slab.h) where it needs no BPF: options without their size or with
+ * trace_slab.h, trace_leaks.h) where it needs no BPF: options without their size or with
  * fields this library does not know are refused before anything is
  * loaded, close takes NULL, and the helpers that read sysfs say nothing
  * of a cache that is not there.
@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "memlens/opts.h"
 #include "memlens/trace_faults.h"
+#include "memlens/trace_leaks.h"
 #include "memlens/trace_oom.h"
 #include "memlens/trace_slab.h"
 
@@ -36,6 +37,35 @@ static void test_opts_without_size(void)
 	CHECK(strstr(err.msg, "ml_slab_tracer_opts") != NULL);
 }
 
+static void test_leaks_opts_without_size(void)
+{
+	struct ml_leaks_tracer_opts lo = { .pid = 1 };
+	struct ml_leaks_tracer *lt = (void *)1;
+	struct ml_err err = { 0 };
+
+	CHECK_EQ(ml_leaks_tracer_open(&lt, &lo, &err), -EINVAL);
+	CHECK(lt == NULL);
+	CHECK(strstr(err.msg, "ml_leaks_tracer_opts") != NULL);
+}
+
+/* likewise, from a caller built against a newer header */
+static void test_leaks_opts_unknown_field(void)
+{
+	struct {
+		struct ml_leaks_tracer_opts o;
+		long newer;
+	} big;
+	struct ml_leaks_tracer *lt = (void *)1;
+	struct ml_err err = { 0 };
+
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	big.o.pid = 1;
+	big.newer = 1;
+	CHECK_EQ(ml_leaks_tracer_open(&lt, &big.o, &err), -EINVAL);
+	CHECK(lt == NULL);
+}
+
 /* a caller built against a newer header, setting a field this library lacks */
 static void test_opts_unknown_field(void)
 {
@@ -57,13 +87,18 @@ static void test_close_null(void)
 {
 	struct ml_faults_counts fc = { 0 };
 	struct ml_slab_counts sc = { 0 };
+	struct ml_leaks_outstanding lo = { 0 };
 
 	ml_oom_tracer_close(NULL);
 	ml_faults_tracer_close(NULL);
 	ml_slab_tracer_close(NULL);
+	ml_leaks_tracer_detach(NULL);
+	ml_leaks_tracer_close(NULL);
 	ml_faults_counts_free(&fc);
 	ml_slab_counts_free(&sc);
+	ml_leaks_outstanding_free(&lo);
 	CHECK(fc.rows == NULL && sc.rows == NULL);
+	CHECK(lo.sizes == NULL && lo.stacks == NULL && lo.nsizes == 0 && lo.nstacks == 0);
 }
 
 static void test_merged_names_of_no_cache(void)
@@ -78,6 +113,8 @@ int main(void)
 {
 	RUN(test_opts_without_size);
 	RUN(test_opts_unknown_field);
+	RUN(test_leaks_opts_without_size);
+	RUN(test_leaks_opts_unknown_field);
 	RUN(test_close_null);
 	RUN(test_merged_names_of_no_cache);
 	return T_DONE();
