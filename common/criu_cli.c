@@ -168,7 +168,8 @@ int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg)
 }
 
 int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
-		       const struct criu_preflight_opts *o, bool quiet, struct criu_preflight *out)
+		       const struct criu_preflight_opts *o, bool quiet, bool listed,
+		       struct criu_preflight *out)
 {
 	struct criu_preflight_opts x = *o;
 	struct ml_err err = { 0 };
@@ -183,10 +184,10 @@ int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
 	if (out->nrefused)
 		cli_error(cmd,
 			  "CRIU would refuse the process tree of pid %d (%zu process%s): %zu "
-			  "finding%s below; CRIU was not run and nothing was frozen",
+			  "finding%s %s; CRIU was not run and nothing was frozen",
 			  (int)pid, out->nprocs, out->nprocs == 1 ? "" : "es", out->nrefused,
-			  out->nrefused == 1 ? "" : "s");
-	for (size_t i = 0; i < out->n; i++) {
+			  out->nrefused == 1 ? "" : "s", listed ? "in the report" : "below");
+	for (size_t i = 0; i < out->n && !listed; i++) {
 		const struct criu_finding *f = &out->f[i];
 
 		if (f->absorbed && (quiet || out->nrefused))
@@ -194,7 +195,7 @@ int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
 		fprintf(stderr, "%s pid %d (%s): %s\n    %s%s\n", f->absorbed ? "  note:" : " ",
 			(int)f->pid, f->comm, f->resource, f->absorbed ? "" : "fix: ", f->fix);
 	}
-	if (out->nfound > out->n)
+	if (out->nfound > out->n && !listed)
 		fprintf(stderr, "  and %zu more\n", out->nfound - out->n);
 	return out->nrefused ? EXIT_REFUSED : 0;
 }

@@ -71,10 +71,13 @@ int criu_cli_tcp_fn(void *target, const char *arg, char *why, size_t len);
  * (ml_criu_preflight() with @o, the version of @caps). When it would, every
  * finding goes to stderr (process, resource, what fixes it) and the result
  * is EXIT_REFUSED; otherwise 0, the findings that an option takes care of
- * said as notes (unless @quiet). Another error: its message and exit code.
+ * said as notes (unless @quiet). With @listed the caller's own report on
+ * stdout lists them (--check-only in text): stderr then gets one line that
+ * says so. Another error: its message and exit code.
  */
 int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
-		       const struct criu_preflight_opts *o, bool quiet, struct criu_preflight *out);
+		       const struct criu_preflight_opts *o, bool quiet, bool listed,
+		       struct criu_preflight *out);
 
 /*
  * --check-only: `criu dump --check-only` of @req's tree when this CRIU has

@@ -549,7 +549,7 @@ static int preflight(struct ckpt_cli *c, const struct criu_caps *caps, struct ck
 	ML_OPTS(criu_preflight_opts, po, .tcp = c->req.tcp, .extra_args = c->req.extra_args,
 		.shell_job = c->req.shell_job, .pre_dump = c->req.pre_dump);
 	int rc = criu_cli_preflight("checkpoint", c->req.pid, caps, &po, c->json || c->check_only,
-				    &pf);
+				    c->check_only && !c->json, &pf);
 
 	o->pf = &pf;
 	if (!rc && c->check_only && !c->req.pre_dump) {

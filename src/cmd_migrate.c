@@ -506,7 +506,7 @@ static int preflight(struct mig_run *m)
 	ML_OPTS(criu_preflight_opts, po, .tcp = c->tcp, .extra_args = extra,
 		.shell_job = c->shell_job);
 	int rc = criu_cli_preflight("migrate", c->pid, &m->caps, &po, c->json || c->check_only,
-				    &m->pf);
+				    c->check_only && !c->json, &m->pf);
 
 	m->pf_ran = true;
 	if (!rc && c->check_only && !make_work_dir(m)) {
