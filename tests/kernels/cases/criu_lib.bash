@@ -182,6 +182,9 @@ migrate_moving() {
 		--max-rounds 2 --stop-threshold 0 --round-interval "$ri" -i "$iv" -D "$tmp/src" --json \
 		>"$tmp/mig.json" 2>"$tmp/mig.err"
 	rc=$?
+	# a migration refused before its first round never reaches the
+	# receiver, which would wait for it forever
+	[ $rc -eq 0 ] || t_wait 10 t_gone "$rp" || kill "$rp" 2>/dev/null
 	wait "$rp"
 	n0=$(last)
 	if [ $rc -ne 0 ]; then
