@@ -138,7 +138,14 @@ static int serve(struct recv_state *s)
 			r = recv_can_lazy(s);
 		else if (sscanf(line, "LAZY %d %d %255s %d", &k, &x, name, &port) == 4)
 			return recv_restore_lazy(s, k, x, name, port);
-		else
+		else if (!strncmp(line, "ABORT ", 6)) {
+			fprintf(stderr,
+				"memlens migrate: the source refused the migration before its "
+				"first "
+				"round, nothing was sent: %s\n",
+				line + 6);
+			return -ECANCELED;
+		} else
 			r = wire_send(&s->w, "ERR unknown request '%.100s'", line);
 	}
 	return r == -EPIPE ? -ECONNRESET : r;

@@ -531,6 +531,26 @@ static void snap_procs(struct mig *m)
 	free(tree);
 }
 
+void migrate_abort(const char *to, const char *why)
+{
+	char host[256], ans[256], line[480];
+	struct wire w;
+	int port = 0, fd;
+
+	if (!to || mig_is_dir_dest(to, &port, host, sizeof(host)) || !port)
+		return;
+	fd = wire_connect_timeout(host, port, 3000);
+	if (fd < 0 || wire_open(&w, fd))
+		return;
+	/* one line: the receiver's buffer holds 512 bytes */
+	snprintf(line, sizeof(line), "%s", why);
+	line[strcspn(line, "\n")] = '\0';
+	if (!wire_send(&w, MIGRATE_HELLO) && !wire_recv(&w, ans, sizeof(ans)) &&
+	    !strncmp(ans, "OK", 2))
+		wire_send(&w, "ABORT %s", line);
+	wire_close(&w);
+}
+
 static int rounds(struct mig *m)
 {
 	const struct migrate_opts *o = m->o;
@@ -578,8 +598,10 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 	memset(res, 0, sizeof(*res));
 	res->frozen_us = -1;
 	migrate_plan(o, res);
-	if (o->postcopy && (ret = migrate_postcopy_precheck(o, res->error, sizeof(res->error))))
+	if (o->postcopy && (ret = migrate_postcopy_precheck(o, res->error, sizeof(res->error)))) {
+		migrate_abort(o->to, res->error);
 		return ret;
+	}
 	m.t0_ns = ml_mono_ns();
 	/* before the first round: what the final dump would refuse, frozen */
 	ret = ml_criu_tcp_check(o->pid, o->tcp, o->extra_args, &err);
@@ -589,6 +611,7 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 		ret = ml_criu_session_open(&m.sess, o->caps, &ro, &err);
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "%s", err.msg);
+		migrate_abort(o->to, res->error);
 		return ret;
 	}
 	ret = connect_dest(&m);

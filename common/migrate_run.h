@@ -148,6 +148,13 @@ void migrate_plan(const struct migrate_opts *o, struct migrate_result *res);
  */
 int migrate_run(const struct migrate_opts *o, struct migrate_result *res);
 
+/*
+ * The source refused the migration before its first round: when @to is
+ * HOST:PORT, tell the receiver there why (ABORT), so that it exits instead
+ * of waiting. Best effort, bounded (a few seconds); a directory: nothing.
+ */
+void migrate_abort(const char *to, const char *why);
+
 /* The note of a run that left hot memory out (for outputs). */
 /* What the CRIU in use leaves out, by ml_criu_granularity(). */
 #define MIGRATE_LIMITS_VMA "whole VMAs are left out; the ranges apply to every process of the tree"

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -211,8 +212,9 @@ out:
 	return ret;
 }
 
-int wire_connect(const char *host, int port)
+int wire_connect_timeout(const char *host, int port, int timeout_ms)
 {
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
 	struct addrinfo *ai, *a;
 	int fd = -EHOSTUNREACH, ret = resolve(host, port, false, &ai);
 
@@ -224,6 +226,14 @@ int wire_connect(const char *host, int port)
 			fd = -errno;
 			continue;
 		}
+		/* on Linux SO_SNDTIMEO bounds a blocking connect() too */
+		if (timeout_ms > 0 && (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+				       setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))) {
+			ret = -errno;
+			close(fd);
+			fd = ret;
+			continue;
+		}
 		if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
 			break;
 		ret = -errno;
@@ -232,6 +242,11 @@ int wire_connect(const char *host, int port)
 	}
 	freeaddrinfo(ai);
 	return fd;
+}
+
+int wire_connect(const char *host, int port)
+{
+	return wire_connect_timeout(host, port, 0);
 }
 
 int wire_free_port(const char *host)

@@ -25,6 +25,9 @@
  *                                -> LAZYDONE COPIED TOTAL COPYBYTES FAULTS
  *                                   SERVED WAITSUM_US WAITMAX_US AFTER_MS
  *                                   (every page arrived), or LAZYFAILED WHY
+ *   ABORT WHY                    -> (none: the source refused the migration
+ *                                   before its first round; the receiver
+ *                                   says WHY and exits)
  */
 #ifndef MEMLENS_MIGRATE_WIRE_H
 #define MEMLENS_MIGRATE_WIRE_H
@@ -60,6 +63,8 @@ int wire_parse_hostport(const char *s, char *host, size_t len, int *port);
 int wire_listen(const char *host, int port, int *bound);
 /* Connected TCP socket to @host:@port, or -errno. */
 int wire_connect(const char *host, int port);
+/* The same, the connect and later reads and writes bounded by @timeout_ms. */
+int wire_connect_timeout(const char *host, int port, int timeout_ms);
 /* A free TCP port on @host (bound and released), or -errno. */
 int wire_free_port(const char *host);
 

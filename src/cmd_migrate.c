@@ -248,7 +248,7 @@ static int run_receive(struct mig_cli *c)
 		c->dir, caps.version);
 	rc = migrate_receive(lfd, &ro);
 	close(lfd);
-	if (rc)
+	if (rc && rc != -ECANCELED) /* canceled: the source's reason is said */
 		cli_error("migrate", "the migration did not complete: %s", strerror(-rc));
 	return rc ? EXIT_FAIL : EXIT_OK;
 }
@@ -526,6 +526,22 @@ static int preflight(struct mig_run *m)
 	if (rc == EXIT_REFUSED && !m->res.error[0])
 		snprintf(m->res.error, sizeof(m->res.error),
 			 "CRIU would refuse the process tree; nothing was frozen");
+	if (rc == EXIT_REFUSED && !c->check_only) {
+		const struct criu_finding *f = NULL;
+		char why[400];
+
+		for (size_t i = 0; i < m->pf.n && !f; i++)
+			if (!m->pf.f[i].absorbed)
+				f = &m->pf.f[i];
+		snprintf(why, sizeof(why),
+			 "CRIU would refuse the process tree of pid %d (%zu finding(s), the "
+			 "source's message names them all)%s%d (%s): %.200s",
+			 (int)c->pid, m->pf.nrefused, f ? "; the first: pid " : "",
+			 f ? (int)f->pid : 0, f ? f->comm : "", f ? f->resource : "");
+		if (!f)
+			why[strcspn(why, ";")] = '\0';
+		migrate_abort(c->to, why);
+	}
 	print_summary(m, rc);
 	return rc;
 }
@@ -599,6 +615,7 @@ static int run_source(struct mig_cli *c)
 	r = c->postcopy ? migrate_postcopy_precheck(&o, m->res.error, sizeof(m->res.error)) : 0;
 	if (r) {
 		cli_error("migrate", "%s", m->res.error);
+		migrate_abort(c->to, m->res.error);
 		rc = r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		print_summary(m, rc);
 		free(m);

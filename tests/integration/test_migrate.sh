@@ -180,9 +180,44 @@ test_postcopy_refused() {
 	[ -z "$bad" ] && ok migrate_postcopy_refused || notok migrate_postcopy_refused "$bad"
 }
 
+# refused before its first round (a file lock the target holds, which CRIU
+# refuses without --file-locks): the receiver is told, says why and exits
+# instead of waiting for a migration that will not come
+test_refused_tells_receiver() {
+	local rc rrc rp p port bad=
+	[ -n "$CRIU" ] || { skip migrate_refused_tells_receiver "no CRIU: $(tail -n1 "$tmp/ensure.err")"; return; }
+	port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	"$MEMLENS" migrate --receive --listen 127.0.0.1:"$port" -D "$tmp/ab-dest" >"$tmp/ab.recv" 2>&1 &
+	rp=$!
+	pids+=("$rp")
+	wait_for_line "$tmp/ab.recv" receiving 10
+	setsid flock "$tmp/ab.lock" sleep 300 </dev/null >/dev/null 2>&1 &
+	p=$!
+	pids+=("$p")
+	t_wait 10 pgrep -P "$p" sleep >/dev/null
+	"$MEMLENS" migrate -p "$p" --to 127.0.0.1:"$port" -D "$tmp/ab-src" >"$tmp/ab.out" 2>"$tmp/ab.err"
+	rc=$?
+	[ $rc -eq 6 ] || bad+=" migrate: exit $rc, not 6: $(cat "$tmp/ab.err")"
+	if t_wait 10 t_gone "$rp"; then
+		wait "$rp"
+		rrc=$?
+		[ $rrc -eq 1 ] || bad+=" the receiver's exit $rrc, not 1"
+		grep -q "the source refused the migration before its first round, nothing was sent: CRIU would refuse the process tree of pid $p" "$tmp/ab.recv" ||
+			bad+=" the receiver said: $(tail -n 2 "$tmp/ab.recv")"
+	else
+		bad+=" the receiver still waits: $(cat "$tmp/ab.recv")"
+		kill "$rp" 2>/dev/null
+	fi
+	[ -e "$tmp/ab-src/1" ] && bad+=" CRIU ran"
+	t_gone "$p" && bad+=" the target died"
+	kill "$p" 2>/dev/null
+	[ -z "$bad" ] && ok migrate_refused_tells_receiver || notok migrate_refused_tells_receiver "$bad"
+}
+
 test_usage
 test_no_target
 test_postcopy_refused
+test_refused_tells_receiver
 test_bad_destination
 test_to_directory
 test_to_directory_sampled
