@@ -149,3 +149,19 @@ int ml_fmt_criu_preflight_read(const struct json *o, struct criu_preflight **out
 	*out = p;
 	return 0;
 }
+
+int ml_rec_read_preflight(const struct json *o, const struct criu_preflight **pf, bool *check_only,
+			  struct ml_err *err)
+{
+	struct criu_preflight *p;
+	int ret;
+
+	if (!ml_json_get(o, "preflight"))
+		return 0;
+	ret = ml_fmt_criu_preflight_read(ml_json_get(o, "preflight"), &p, err);
+	if (ret)
+		return ret;
+	*pf = p;
+	ml_json_get_bool(o, "check_only", check_only);
+	return 0;
+}

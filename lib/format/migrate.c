@@ -313,16 +313,7 @@ int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *r, struct ml_e
 	r->granularity = ml_json_get_str(o, "granularity");
 	r->limits = ml_json_get_str(o, "limits");
 	r->error = ml_json_get_str(o, "error");
-	if (ml_json_get(o, "preflight")) {
-		struct criu_preflight *pf;
-
-		ret = ml_fmt_criu_preflight_read(ml_json_get(o, "preflight"), &pf, err);
-		if (ret)
-			return ret;
-		r->preflight = pf;
-		ml_json_get_bool(o, "check_only", &r->check_only);
-	}
-	return 0;
+	return ml_rec_read_preflight(o, &r->preflight, &r->check_only, err);
 }
 
 void ml_fmt_migrate_free(struct migrate_rec *r)

@@ -38,5 +38,12 @@ void ml_rec_put_hist(struct jw *w, const char *key, const uint64_t *slots, size_
  */
 int ml_rec_read_hist(const struct json *o, const char *key, bool optional, uint64_t *slots,
 		     size_t max, size_t *n, struct ml_err *err);
+/*
+ * The "preflight" object of a record that ran CRIU (checkpoint, migrate)
+ * into *@pf (the caller frees it; NULL when absent) and its "check_only".
+ */
+struct criu_preflight;
+int ml_rec_read_preflight(const struct json *o, const struct criu_preflight **pf, bool *check_only,
+			  struct ml_err *err);
 
 #endif
