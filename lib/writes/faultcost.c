@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../common/uapi.h"
+#include "../scan/pagescan.h"
 #include "memlens/sample.h"
 
 #define PG 4096UL
@@ -61,34 +62,15 @@ static void touch(volatile unsigned char *b, size_t n, unsigned char v)
 		b[i * PG] = v;
 }
 
-/* Write-protect the written pages of [b, b + len): how many there were, or -1. */
-static long protect(int pm, unsigned char *b, size_t len)
-{
-	struct page_region vec[64];
-	struct pm_scan_arg a = {
-		.size = sizeof(a),
-		.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC,
-		.start = (uintptr_t)b,
-		.end = (uintptr_t)b + len,
-		.vec = (uintptr_t)vec,
-		.vec_len = sizeof(vec) / sizeof(vec[0]),
-		.category_mask = PAGE_IS_WRITTEN,
-		.return_mask = PAGE_IS_WRITTEN,
-	};
-	long n = ioctl(pm, PAGEMAP_SCAN, &a), pages = 0;
-
-	for (long i = 0; i < n; i++)
-		pages += (long)((vec[i].end - vec[i].start) / PG);
-	return n < 0 ? -1 : pages;
-}
-
 static uint64_t measure(void)
 {
 	const size_t n = FAULTCOST_PAGES;
 	uint64_t wp[FAULTCOST_ROUNDS], plain[FAULTCOST_ROUNDS], t0, t1, t2, r = 0;
 	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+	struct pagescan ps = { .fd = -1 };
+	struct ml_err err;
 	unsigned char *b;
-	int uffd, pm = -1;
+	int uffd;
 
 	b = mmap(NULL, n * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (b == MAP_FAILED)
@@ -106,12 +88,13 @@ static uint64_t measure(void)
 
 	if (ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
 		goto out;
-	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	if (pm < 0)
+	if (ml_pagescan_open(&ps, getpid(), 64, &err))
 		goto out;
 	/* a round more than counted: the first warms the page tables and the caches */
 	for (int i = -1; i < FAULTCOST_ROUNDS; i++) {
-		if (protect(pm, b, n * PG) != (long)n)
+		/* every page written before, write-protected again */
+		if (ml_pagescan_dirty(&ps, (uintptr_t)b, (uintptr_t)b + n * PG,
+				      PAGESCAN_CHECK_REGISTERED, NULL, NULL, &err) != (long)n)
 			goto out; /* not every page write-protected: nothing to measure */
 		t0 = thread_ns();
 		touch(b, n, (unsigned char)(i + 2));
@@ -125,8 +108,7 @@ static uint64_t measure(void)
 	}
 	r = ml_wp_fault_ns_from(wp, plain, FAULTCOST_ROUNDS, n);
 out:
-	if (pm >= 0)
-		close(pm);
+	ml_pagescan_close(&ps);
 	if (uffd >= 0)
 		close(uffd);
 	munmap(b, n * PG);
