@@ -354,6 +354,92 @@ struct usk {
 	char name[112]; /* "" unnamed; abstract names start with '@' */
 };
 
+/*
+ * Send the sock_diag dump request @req (@len bytes) on @fd and hand each
+ * answer to @fn (non-zero stops and is returned) until the dump is done:
+ * 0, the kernel's error (negative), or -errno.
+ */
+static int sock_diag_dump(int fd, const void *req, size_t len,
+			  int (*fn)(const struct nlmsghdr *h, void *arg), void *arg)
+{
+	const size_t size = 32768;
+	char *buf = malloc(size);
+	bool done = false;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	if (send(fd, req, len, 0) < 0)
+		ret = -errno;
+	while (!ret && !done) {
+		ssize_t k = recv(fd, buf, size, 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		if (k <= 0) {
+			ret = k < 0 ? -errno : -EIO;
+			break;
+		}
+		for (; !ret && !done && NLMSG_OK(h, (size_t)k); h = NLMSG_NEXT(h, k)) {
+			if (h->nlmsg_type == NLMSG_DONE) {
+				done = true;
+			} else if (h->nlmsg_type == NLMSG_ERROR) {
+				const struct nlmsgerr *e = NLMSG_DATA(h);
+
+				ret = e->error ? e->error : -EIO;
+			} else {
+				ret = fn(h, arg);
+			}
+		}
+	}
+	free(buf);
+	return ret;
+}
+
+struct usk_list {
+	struct usk *v;
+	size_t n, cap;
+};
+
+/* One unix_diag answer: the socket, its peer and its name. */
+static int usk_add(const struct nlmsghdr *h, void *arg)
+{
+	const struct unix_diag_msg *m = NLMSG_DATA(h);
+	const struct rtattr *a = (const struct rtattr *)(m + 1);
+	int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
+	struct usk_list *l = arg;
+	struct usk *u;
+
+	if (l->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 256;
+		struct usk *g = realloc(l->v, nc * sizeof(*g));
+
+		if (!g)
+			return -ENOMEM;
+		l->v = g;
+		l->cap = nc;
+	}
+	u = &l->v[l->n++];
+	memset(u, 0, sizeof(*u));
+	u->ino = m->udiag_ino;
+	u->type = m->udiag_type;
+	u->state = m->udiag_state;
+	for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+		size_t len = RTA_PAYLOAD(a);
+		const char *d = RTA_DATA(a);
+
+		if (a->rta_type == UNIX_DIAG_PEER && len >= 4)
+			memcpy(&u->peer, d, 4);
+		if (a->rta_type == UNIX_DIAG_NAME && len) {
+			len = len < sizeof(u->name) - 1 ? len : sizeof(u->name) - 1;
+			memcpy(u->name, d, len);
+			u->name[len] = '\0';
+			if (!d[0]) /* abstract */
+				u->name[0] = '@';
+		}
+	}
+	return 0;
+}
+
 /* Every unix socket of this network namespace, with its peer and name: 0 or -errno. */
 static int unix_diag(struct usk **out, size_t *n)
 {
@@ -368,88 +454,29 @@ static int unix_diag(struct usk **out, size_t *n)
 		       .udiag_states = ~0U,
 		       .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_PEER },
 	};
-	size_t cap = 0;
-	int fd, ret = 0;
-	bool done = false;
-	char *buf = malloc(32768);
+	struct usk_list l = { 0 };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), ret;
 
 	*out = NULL;
 	*n = 0;
-	if (!buf)
-		return -ENOMEM;
-	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (fd < 0) {
-		free(buf);
+	if (fd < 0)
 		return -errno;
-	}
-	if (send(fd, &req, sizeof(req), 0) < 0)
-		ret = -errno;
-	while (!ret && !done) {
-		ssize_t k = recv(fd, buf, 32768, 0);
-		struct nlmsghdr *h = (struct nlmsghdr *)buf;
-
-		if (k <= 0) {
-			ret = k < 0 ? -errno : -EIO;
-			break;
-		}
-		for (; !done && NLMSG_OK(h, (size_t)k); h = NLMSG_NEXT(h, k)) {
-			struct unix_diag_msg *m = NLMSG_DATA(h);
-			struct rtattr *a = (struct rtattr *)(m + 1);
-			int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
-			struct usk *u;
-
-			if (h->nlmsg_type == NLMSG_DONE) {
-				done = true;
-				break;
-			}
-			if (h->nlmsg_type == NLMSG_ERROR) {
-				struct nlmsgerr *e = NLMSG_DATA(h);
-
-				ret = e->error ? e->error : -EIO;
-				done = true;
-				break;
-			}
-			if (*n == cap) {
-				size_t nc = cap ? cap * 2 : 256;
-				struct usk *g = realloc(*out, nc * sizeof(*g));
-
-				if (!g) {
-					ret = -ENOMEM;
-					done = true;
-					break;
-				}
-				*out = g;
-				cap = nc;
-			}
-			u = &(*out)[(*n)++];
-			memset(u, 0, sizeof(*u));
-			u->ino = m->udiag_ino;
-			u->type = m->udiag_type;
-			u->state = m->udiag_state;
-			for (; RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-				size_t l = RTA_PAYLOAD(a);
-				const char *d = RTA_DATA(a);
-
-				if (a->rta_type == UNIX_DIAG_PEER && l >= 4)
-					memcpy(&u->peer, d, 4);
-				if (a->rta_type == UNIX_DIAG_NAME && l) {
-					l = l < sizeof(u->name) - 1 ? l : sizeof(u->name) - 1;
-					memcpy(u->name, d, l);
-					u->name[l] = '\0';
-					if (!d[0]) /* abstract */
-						u->name[0] = '@';
-				}
-			}
-		}
-	}
+	ret = sock_diag_dump(fd, &req, sizeof(req), usk_add, &l);
 	close(fd);
-	free(buf);
 	if (ret) {
-		free(*out);
-		*out = NULL;
-		*n = 0;
+		free(l.v);
+		return ret;
 	}
-	return ret;
+	*out = l.v;
+	*n = l.n;
+	return 0;
+}
+
+static int stop_at_first(const struct nlmsghdr *h, void *arg)
+{
+	(void)h;
+	(void)arg;
+	return 1;
 }
 
 /* Does the kernel list sockets of @family/@proto (its diag module is there)? */
@@ -466,23 +493,13 @@ static bool inet_diag_works(int family, int proto)
 		       .sdiag_protocol = (unsigned char)proto,
 		       .idiag_states = 0 /* none: only whether it answers */ },
 	};
-	char buf[4096];
-	struct nlmsghdr *h = (struct nlmsghdr *)buf;
-	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	ssize_t k;
-	bool ok = true;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_SOCK_DIAG), ret;
 
 	if (fd < 0)
 		return true; /* cannot tell */
-	if (send(fd, &req, sizeof(req), 0) == sizeof(req) &&
-	    (k = recv(fd, buf, sizeof(buf), 0)) > 0 && NLMSG_OK(h, (size_t)k) &&
-	    h->nlmsg_type == NLMSG_ERROR) {
-		struct nlmsgerr *e = NLMSG_DATA(h);
-
-		ok = e->error != -ENOENT && e->error != -EPROTONOSUPPORT;
-	}
+	ret = sock_diag_dump(fd, &req, sizeof(req), stop_at_first, NULL);
 	close(fd);
-	return ok;
+	return ret != -ENOENT && ret != -EPROTONOSUPPORT;
 }
 
 static const struct usk *usk_find(const struct usk *u, size_t n, unsigned int ino)
