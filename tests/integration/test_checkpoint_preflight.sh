@@ -13,14 +13,6 @@ cd "$(dirname "$0")/../.." || exit 1
 MEMLENS=${MEMLENS:-$PWD/build/memlens}
 PY=/usr/bin/python3
 t_tmpdir checkpoint-preflight
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do
-		[ "$p" -gt 1 ] 2>/dev/null && kill -9 "$p" 2>/dev/null
-	done
-}
-t_at_exit cleanup
 
 CRIU=$(scripts/ensure-criu.sh 2>"$tmp/ensure.err")
 if [ -z "$CRIU" ]; then
@@ -105,11 +97,11 @@ launch() {
 		setsid "$PY" "$tmp/launch.py" "$1" "$tmp" </dev/null >"$out" 2>&1 &
 	fi
 	L=$!
-	pids+=("$L")
+	t_bg "$L"
 	wait_for_line "$out" '^(target|none) ' 10
 	WHY=$(sed -n 's/^none //p' "$out")
 	T=$(awk '/^target/ {print $2}' "$out")
-	[ -n "$T" ] && pids+=("$T")
+	[ -n "$T" ] && t_bg "$T"
 	[ -n "$T" ]
 }
 
