@@ -529,17 +529,19 @@ static int preflight(struct mig_run *m)
 	if (rc == EXIT_REFUSED && !c->check_only) {
 		const struct criu_finding *f = NULL;
 		char why[400];
+		int k;
 
 		for (size_t i = 0; i < m->pf.n && !f; i++)
 			if (!m->pf.f[i].absorbed)
 				f = &m->pf.f[i];
-		snprintf(why, sizeof(why),
-			 "CRIU would refuse the process tree of pid %d (%zu finding(s), the "
-			 "source's message names them all)%s%d (%s): %.200s",
-			 (int)c->pid, m->pf.nrefused, f ? "; the first: pid " : "",
-			 f ? (int)f->pid : 0, f ? f->comm : "", f ? f->resource : "");
-		if (!f)
-			why[strcspn(why, ";")] = '\0';
+		k = snprintf(why, sizeof(why),
+			     "CRIU would refuse the process tree of pid %d (%zu finding(s), the "
+			     "source's message names them all)",
+			     (int)c->pid, m->pf.nrefused);
+		if (f)
+			snprintf(why + k, sizeof(why) - (size_t)k,
+				 "; the first: pid %d (%s): %.200s", (int)f->pid, f->comm,
+				 f->resource);
 		migrate_abort(c->to, why);
 	}
 	print_summary(m, rc);
