@@ -23,7 +23,7 @@ fi
 export MEMLENS_CRIU=$CRIU
 
 # The launcher: starts the target (a child in a session of its own, but for
-# "nosession") with MODE's resource, prints "target PID" (or "none WHY"),
+# "nosession", where it stays in the launcher's) with MODE's resource, prints "target PID" (or "none WHY"),
 # and stays, holding whatever lies outside the target's tree.
 cat >"$tmp/launch.py" <<'EOF'
 import ctypes, fcntl, os, signal, socket, sys, time
@@ -91,11 +91,10 @@ EOF
 # resource cannot be had here
 launch() {
 	local out=$tmp/$1.launch
-	if [ "$1" = nosession ]; then
-		"$PY" "$tmp/launch.py" "$1" "$tmp" </dev/null >"$out" 2>&1 &
-	else
-		setsid "$PY" "$tmp/launch.py" "$1" "$tmp" </dev/null >"$out" 2>&1 &
-	fi
+	# The launcher leads a session of its own, whatever session this
+	# script runs in (a CI runner's may read 0): "nosession" puts the
+	# target in the launcher's session, led from outside its tree.
+	setsid "$PY" "$tmp/launch.py" "$1" "$tmp" </dev/null >"$out" 2>&1 &
 	L=$!
 	t_bg "$L"
 	wait_for_line "$out" '^(target|none) ' 10
