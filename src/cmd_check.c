@@ -242,7 +242,7 @@ static int cmd_check(int argc, char **argv)
 		return rc < 0 ? EXIT_OK : rc;
 	uname(&u);
 	ml_features_probe_memory(&l);
-	trace_probe_features(&l);
+	mlt_trace_probe_features(&l);
 	if (!c.no_criu)
 		probe_criu(&l, c.criu);
 	for (size_t i = 0; i < l.n; i++)

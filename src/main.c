@@ -96,8 +96,8 @@ static int command_help(const struct memlens_cmd *c)
 
 /* the eBPF tracers' part of --version (common/ knows nothing of src/trace/) */
 static const struct cli_tracers tracers = {
-	.libbpf_version = trace_libbpf_version,
-	.probe_features = trace_probe_features,
+	.libbpf_version = mlt_trace_libbpf_version,
+	.probe_features = mlt_trace_probe_features,
 };
 
 int main(int argc, char **argv)

@@ -52,13 +52,13 @@ static bool has_prefixed(const char *path, bool exe)
 	uint64_t va;
 
 	for (int i = 0; i < 2 && !found; i++)
-		found = elf_exports(path, prefixed_fns[i], 2);
-	if (found || !exe || elf_syms_load(path, &syms, &err))
+		found = mlt_elf_exports(path, prefixed_fns[i], 2);
+	if (found || !exe || mlt_elf_syms_load(path, &syms, &err))
 		return found;
 	for (int i = 0; i < 2 && !found; i++)
-		found = !elf_syms_find(&syms, prefixed_fns[i][0], &va) &&
-			!elf_syms_find(&syms, prefixed_fns[i][1], &va);
-	elf_syms_free(&syms);
+		found = !mlt_elf_syms_find(&syms, prefixed_fns[i][0], &va) &&
+			!mlt_elf_syms_find(&syms, prefixed_fns[i][1], &va);
+	mlt_elf_syms_free(&syms);
 	return found;
 }
 
@@ -80,7 +80,7 @@ static void choose_allocator(pid_t pid, const struct vma_set *set, const char *l
 			continue;
 		last = p;
 		snprintf(cand, sizeof(cand), "/proc/%d/root%s", (int)pid, p);
-		if (!elf_exports(cand, alloc_fns, 2)) {
+		if (!mlt_elf_exports(cand, alloc_fns, 2)) {
 			if (!extra && has_prefixed(cand, !strcmp(p, exe)))
 				extra = p;
 			continue;
@@ -128,14 +128,14 @@ static int static_allocator(pid_t pid, const struct vma_set *set, struct alloc_l
 	if (snprintf(a->path, sizeof(a->path), "/proc/%d/root%.4000s", (int)pid, exe) >=
 	    (int)sizeof(a->path))
 		return -ENOENT;
-	if (elf_syms_load(a->path, &syms, &err))
+	if (mlt_elf_syms_load(a->path, &syms, &err))
 		return -ENOENT;
 	for (size_t i = 0; i < sizeof(mallocs) / sizeof(mallocs[0]) && !found; i++)
-		found = !elf_syms_find(&syms, mallocs[i], &va);
+		found = !mlt_elf_syms_find(&syms, mallocs[i], &va);
 	/* glibc's own malloc: its thread-exit hook is there too */
-	a->is_libc = !elf_syms_find(&syms, "__libc_malloc", &va);
+	a->is_libc = !mlt_elf_syms_find(&syms, "__libc_malloc", &va);
 	a->is_static = true;
-	elf_syms_free(&syms);
+	mlt_elf_syms_free(&syms);
 	return found ? 0 : -ENOEXEC;
 }
 
@@ -173,7 +173,7 @@ out:
 	return e;
 }
 
-int alloc_find(pid_t pid, struct alloc_lib *a, struct ml_err *err)
+int mlt_alloc_find(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 {
 	int e = scan_maps(pid, a, err);
 
@@ -201,7 +201,7 @@ static int wait_stop(pid_t pid, int *status, struct ml_err *err)
 	return 0;
 }
 
-int alloc_wait_loaded(pid_t pid, struct alloc_lib *a, struct ml_err *err)
+int mlt_alloc_wait_loaded(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 {
 	int status, sig = 0, e;
 

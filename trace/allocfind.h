@@ -31,7 +31,7 @@ struct alloc_lib {
 };
 
 /* The allocator of running process @pid. */
-int alloc_find(pid_t pid, struct alloc_lib *a, struct ml_err *err);
+int mlt_alloc_find(pid_t pid, struct alloc_lib *a, struct ml_err *err);
 
 /*
  * For a process we started and hold in a ptrace stop before its first
@@ -40,6 +40,6 @@ int alloc_find(pid_t pid, struct alloc_lib *a, struct ml_err *err);
  * preloaded and needed allocators), then find the allocator. The process
  * is left in a ptrace stop.
  */
-int alloc_wait_loaded(pid_t pid, struct alloc_lib *a, struct ml_err *err);
+int mlt_alloc_wait_loaded(pid_t pid, struct alloc_lib *a, struct ml_err *err);
 
 #endif

@@ -46,13 +46,13 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return log_fn ? log_fn((int)level, fmt, ap) : 0;
 }
 
-void trace_libbpf_log(trace_log_fn fn)
+void mlt_trace_libbpf_log(trace_log_fn fn)
 {
 	log_fn = fn;
 	libbpf_set_print(libbpf_print);
 }
 
-const char *trace_verifier_said(void)
+const char *mlt_trace_verifier_said(void)
 {
 	return verifier_said;
 }
@@ -60,7 +60,7 @@ const char *trace_verifier_said(void)
 /* PROC_PID_INIT_INO: the initial PID namespace's inode number */
 #define PIDNS_INIT_INO 0xEFFFFFFCU
 
-bool trace_pidns(__u64 *dev, __u64 *ino)
+bool mlt_trace_pidns(__u64 *dev, __u64 *ino)
 {
 	struct stat st;
 
@@ -91,7 +91,7 @@ static bool may_load_bpf(void)
 	return (eff >> 21 & 1) || ((eff >> 39 & 1) && (eff >> 38 & 1));
 }
 
-int trace_preflight(struct ml_err *err)
+int mlt_trace_preflight(struct ml_err *err)
 {
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return ml_err_set(
@@ -105,7 +105,7 @@ int trace_preflight(struct ml_err *err)
 	return 0;
 }
 
-int trace_bpf_error(struct ml_err *err, int e, const char *what)
+int mlt_trace_bpf_error(struct ml_err *err, int e, const char *what)
 {
 	if (e > 0)
 		e = -e;
@@ -150,27 +150,6 @@ int trace_bpf_error(struct ml_err *err, int e, const char *what)
 	default:
 		return ml_err_set(err, -e, "%s: %s", what, strerror(-e));
 	}
-}
-
-void trace_comm(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(buf, len, "?");
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0) {
-		snprintf(buf, len, "?");
-		return;
-	}
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
 }
 
 /* the whole map in one pass of bpf_map_lookup_batch: 0, or -errno (not supported) */
@@ -260,8 +239,8 @@ out:
 	return e;
 }
 
-void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
-		     size_t *n)
+void *mlt_trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
+			 size_t *n)
 {
 	unsigned char key[256], next[256];
 	char *rows = NULL;
@@ -298,7 +277,7 @@ void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, s
 	return rows;
 }
 
-uint64_t trace_recursion_misses(const struct bpf_object *obj)
+uint64_t mlt_trace_recursion_misses(const struct bpf_object *obj)
 {
 	struct bpf_program *p;
 	uint64_t sum = 0;

@@ -19,32 +19,32 @@
 
 struct feature_list;
 /* `memlens check`: what the tracers can use here (memlens/features.h). */
-void trace_probe_features(struct feature_list *l);
+void mlt_trace_probe_features(struct feature_list *l);
 /* `memlens --version`: libbpf_major_version(), libbpf_minor_version() */
-void trace_libbpf_version(unsigned int *major, unsigned int *minor);
+void mlt_trace_libbpf_version(unsigned int *major, unsigned int *minor);
 
 /*
  * Take libbpf's messages: the verifier's last line is kept (see
- * trace_verifier_said()), then each message goes to @fn (its level is
+ * mlt_trace_verifier_said()), then each message goes to @fn (its level is
  * libbpf's enum libbpf_print_level), or nowhere when @fn is NULL.
  */
 typedef int (*trace_log_fn)(int level, const char *fmt, va_list ap);
-void trace_libbpf_log(trace_log_fn fn);
+void mlt_trace_libbpf_log(trace_log_fn fn);
 
 /* Kernel BTF present and we may load BPF: 0, or -errno with the reason in @err. */
-int trace_preflight(struct ml_err *err);
+int mlt_trace_preflight(struct ml_err *err);
 
 /*
  * Turn a failed libbpf step (@e a negative errno) into a sentence that says
  * what to do. @what names the step ("loading the fault tracer").
  */
-int trace_bpf_error(struct ml_err *err, int e, const char *what);
+int mlt_trace_bpf_error(struct ml_err *err, int e, const char *what);
 /*
  * The last line of the verifier's log of the last program that failed to
- * load ("" when none): why it was refused. trace_bpf_error() uses it (a
+ * load ("" when none): why it was refused. mlt_trace_bpf_error() uses it (a
  * refusal by the verifier as root is ENOTSUP, not a permission error).
  */
-const char *trace_verifier_said(void);
+const char *mlt_trace_verifier_said(void);
 
 /*
  * memlens's own PID namespace, for the BPF side's pidns_dev/pidns_ino:
@@ -53,7 +53,7 @@ const char *trace_verifier_said(void);
  * as they are seen here (in a container or a pod). Returns true when not
  * in the initial namespace.
  */
-bool trace_pidns(__u64 *dev, __u64 *ino);
+bool mlt_trace_pidns(__u64 *dev, __u64 *ino);
 
 #define TRACE_NO_KEY ((size_t)-1)
 
@@ -63,8 +63,8 @@ bool trace_pidns(__u64 *dev, __u64 *ino);
  * the key at @key_off (TRACE_NO_KEY: not kept). Stops early, keeping what
  * it has, when memory runs out. Returns the array (free it) and *@n.
  */
-void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
-		     size_t *n);
+void *mlt_trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, size_t val_off,
+			 size_t *n);
 
 /*
  * Events the kernel did not hand to the programs of @obj because another
@@ -72,9 +72,6 @@ void *trace_map_dump(int fd, size_t key_size, size_t row_size, size_t key_off, s
  * summed over its loaded programs.
  */
 struct bpf_object;
-uint64_t trace_recursion_misses(const struct bpf_object *obj);
-
-/* "comm" of a pid from /proc, or "?" */
-void trace_comm(pid_t pid, char *buf, size_t len);
+uint64_t mlt_trace_recursion_misses(const struct bpf_object *obj);
 
 #endif

@@ -100,7 +100,7 @@ static Elf_Scn *find_section(Elf *elf, Elf64_Word type, GElf_Shdr *sh)
 	return NULL;
 }
 
-int elf_syms_load(const char *path, struct elf_syms *out, struct ml_err *err)
+int mlt_elf_syms_load(const char *path, struct elf_syms *out, struct ml_err *err)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn;
@@ -135,11 +135,11 @@ out:
 		elf_end(elf);
 	close(fd);
 	if (e)
-		elf_syms_free(out);
+		mlt_elf_syms_free(out);
 	return e;
 }
 
-bool elf_exports(const char *path, const char *const *names, int n)
+bool mlt_elf_exports(const char *path, const char *const *names, int n)
 {
 	unsigned int found = 0, all = (1u << n) - 1;
 	Elf_Data *d;
@@ -179,14 +179,14 @@ bool elf_exports(const char *path, const char *const *names, int n)
 	return found == all;
 }
 
-void elf_syms_free(struct elf_syms *s)
+void mlt_elf_syms_free(struct elf_syms *s)
 {
 	free(s->v);
 	free(s->strs);
 	memset(s, 0, sizeof(*s));
 }
 
-const struct elf_sym *elf_syms_at(const struct elf_syms *s, uint64_t vaddr)
+const struct elf_sym *mlt_elf_syms_at(const struct elf_syms *s, uint64_t vaddr)
 {
 	size_t lo = 0, hi = s->n;
 
@@ -207,7 +207,7 @@ const struct elf_sym *elf_syms_at(const struct elf_syms *s, uint64_t vaddr)
 	return NULL;
 }
 
-int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *vaddr)
+int mlt_elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *vaddr)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->v[i].name, name)) {
@@ -217,7 +217,7 @@ int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *vaddr)
 	return -ENOENT;
 }
 
-int elf_vaddr_to_off(const struct elf_syms *s, uint64_t vaddr, uint64_t *off)
+int mlt_elf_vaddr_to_off(const struct elf_syms *s, uint64_t vaddr, uint64_t *off)
 {
 	for (int i = 0; i < s->nseg; i++)
 		if (vaddr >= s->seg[i].vaddr && vaddr < s->seg[i].vaddr + s->seg[i].filesz) {
@@ -227,7 +227,7 @@ int elf_vaddr_to_off(const struct elf_syms *s, uint64_t vaddr, uint64_t *off)
 	return -ENOENT;
 }
 
-int elf_off_to_vaddr(const struct elf_syms *s, uint64_t off, uint64_t *vaddr)
+int mlt_elf_off_to_vaddr(const struct elf_syms *s, uint64_t off, uint64_t *vaddr)
 {
 	for (int i = 0; i < s->nseg; i++)
 		if (off >= s->seg[i].off && off < s->seg[i].off + s->seg[i].filesz) {

@@ -28,16 +28,16 @@ struct elf_syms {
 };
 
 /* Function symbols of .symtab, or of .dynsym when the file is stripped. */
-int elf_syms_load(const char *path, struct elf_syms *out, struct ml_err *err);
-void elf_syms_free(struct elf_syms *s);
+int mlt_elf_syms_load(const char *path, struct elf_syms *out, struct ml_err *err);
+void mlt_elf_syms_free(struct elf_syms *s);
 /* Does @path export (define in .dynsym) every function of @names[0..n)? One pass. */
-bool elf_exports(const char *path, const char *const *names, int n);
+bool mlt_elf_exports(const char *path, const char *const *names, int n);
 /* The function containing @vaddr, or NULL. */
-const struct elf_sym *elf_syms_at(const struct elf_syms *s, uint64_t vaddr);
+const struct elf_sym *mlt_elf_syms_at(const struct elf_syms *s, uint64_t vaddr);
 /* The address of function @name: 0 or -ENOENT. */
-int elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *vaddr);
+int mlt_elf_syms_find(const struct elf_syms *s, const char *name, uint64_t *vaddr);
 /* vaddr <-> file offset through the PT_LOAD segments: 0 or -ENOENT. */
-int elf_vaddr_to_off(const struct elf_syms *s, uint64_t vaddr, uint64_t *off);
-int elf_off_to_vaddr(const struct elf_syms *s, uint64_t off, uint64_t *vaddr);
+int mlt_elf_vaddr_to_off(const struct elf_syms *s, uint64_t vaddr, uint64_t *off);
+int mlt_elf_off_to_vaddr(const struct elf_syms *s, uint64_t off, uint64_t *vaddr);
 
 #endif

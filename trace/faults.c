@@ -79,7 +79,7 @@ static struct faults_bpf *open_skel(const struct ml_faults_tracer_opts *o, bool 
 		return NULL;
 	s->rodata->target_tgid = (__u32)o->pid;
 	s->rodata->per_pid = o->pid != 0;
-	trace_pidns(&s->rodata->pidns_dev, &s->rodata->pidns_ino);
+	mlt_trace_pidns(&s->rodata->pidns_dev, &s->rodata->pidns_ino);
 	bpf_program__set_autoload(s->progs.mm_fault_enter, fentry);
 	bpf_program__set_autoload(s->progs.mm_fault_exit, fentry);
 	bpf_program__set_autoload(s->progs.pf_user, !fentry);
@@ -138,7 +138,7 @@ static int attach_tracepoint_mode(struct ml_faults_tracer *r, struct ml_err *err
 	int ncpu = libbpf_num_possible_cpus(), e;
 
 	if (ncpu < 0)
-		return trace_bpf_error(err, ncpu, "counting CPUs");
+		return mlt_trace_bpf_error(err, ncpu, "counting CPUs");
 	r->perf_fds = calloc((size_t)ncpu * 2, sizeof(int));
 	if (!r->perf_fds)
 		return ml_err_set(err, ENOMEM, "out of memory");
@@ -146,9 +146,9 @@ static int attach_tracepoint_mode(struct ml_faults_tracer *r, struct ml_err *err
 	if (!e)
 		e = attach_prog(r, r->skel->progs.pf_kernel);
 	if (e)
-		return trace_bpf_error(err, e,
-				       "attaching to tp_btf/page_fault_user and "
-				       "page_fault_kernel");
+		return mlt_trace_bpf_error(err, e,
+					   "attaching to tp_btf/page_fault_user and "
+					   "page_fault_kernel");
 	for (int cpu = 0; cpu < ncpu && !e; cpu++) {
 		e = open_sw_event(r, r->skel->progs.sw_fault_min, PERF_COUNT_SW_PAGE_FAULTS_MIN,
 				  cpu);
@@ -157,7 +157,7 @@ static int attach_tracepoint_mode(struct ml_faults_tracer *r, struct ml_err *err
 					  PERF_COUNT_SW_PAGE_FAULTS_MAJ, cpu);
 	}
 	if (e)
-		return trace_bpf_error(err, e, "opening the page-fault perf software events");
+		return mlt_trace_bpf_error(err, e, "opening the page-fault perf software events");
 	return 0;
 }
 
@@ -168,10 +168,11 @@ static int load_tracepoint_mode(struct ml_faults_tracer *r, const struct ml_faul
 
 	r->skel = open_skel(o, false);
 	if (!r->skel)
-		return trace_bpf_error(err, -errno, "opening the fault tracer");
+		return mlt_trace_bpf_error(err, -errno, "opening the fault tracer");
 	e = faults_bpf__load(r->skel);
 	if (e)
-		return trace_bpf_error(err, e, "loading the fault tracer (tp_btf + perf_event)");
+		return mlt_trace_bpf_error(err, e,
+					   "loading the fault tracer (tp_btf + perf_event)");
 	return attach_tracepoint_mode(r, err);
 }
 
@@ -184,7 +185,7 @@ static int attach_thread_exit(struct ml_faults_tracer *r, const struct ml_faults
 	if (!o->pid)
 		return 0;
 	e = attach_prog(r, r->skel->progs.thread_exit);
-	return e ? trace_bpf_error(err, e, "attaching raw_tp/sched_process_exit") : 0;
+	return e ? mlt_trace_bpf_error(err, e, "attaching raw_tp/sched_process_exit") : 0;
 }
 
 static int faults_start(struct ml_faults_tracer *r, const struct ml_faults_tracer_opts *o,
@@ -197,8 +198,9 @@ static int faults_start(struct ml_faults_tracer *r, const struct ml_faults_trace
 		if (!e)
 			return attach_thread_exit(r, o, err);
 		if (o->mode == ML_FAULTS_FENTRY)
-			return trace_bpf_error(err, e == -EPERM ? -ENOTSUP : e,
-					       "--mode fentry: fentry/fexit on handle_mm_fault");
+			return mlt_trace_bpf_error(
+				err, e == -EPERM ? -ENOTSUP : e,
+				"--mode fentry: fentry/fexit on handle_mm_fault");
 	} else {
 		snprintf(r->why, sizeof(r->why), "--mode tracepoint");
 	}
@@ -230,9 +232,9 @@ int ml_faults_tracer_read(const struct ml_faults_tracer *t, struct ml_faults_cou
 	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));
-	rows = trace_map_dump(bpf_map__fd(t->skel->maps.counts), sizeof(rows->key), sizeof(*rows),
-			      offsetof(struct faults_row, key), offsetof(struct faults_row, val),
-			      &n);
+	rows = mlt_trace_map_dump(bpf_map__fd(t->skel->maps.counts), sizeof(rows->key),
+				  sizeof(*rows), offsetof(struct faults_row, key),
+				  offsetof(struct faults_row, val), &n);
 	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
 	if (!out->rows) {
 		free(rows);
@@ -254,7 +256,7 @@ int ml_faults_tracer_read(const struct ml_faults_tracer *t, struct ml_faults_cou
 		out->minor_hist[i] = t->skel->bss->minor_hist[i];
 		out->major_hist[i] = t->skel->bss->major_hist[i];
 	}
-	out->recursion_misses = trace_recursion_misses(t->skel->obj);
+	out->recursion_misses = mlt_trace_recursion_misses(t->skel->obj);
 	return 0;
 }
 
@@ -283,7 +285,7 @@ static void kernel_counts(struct ml_faults_tracer *r, pid_t pid, bool spawned)
 
 	if (!r->have_start)
 		return;
-	taskflt_read(pid, &now); /* nothing when it has exited */
+	mlt_taskflt_read(pid, &now); /* nothing when it has exited */
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		if (!bpf_map_lookup_elem(fd, &next, &c)) {
 			min += c.minflt;
@@ -300,7 +302,7 @@ static void kernel_counts(struct ml_faults_tracer *r, pid_t pid, bool spawned)
 		maj += now.v[i].majflt;
 	}
 	for (size_t i = 0; i < r->start.n; i++) {
-		const struct taskflt *t = taskflt_find(&now, r->start.v[i].tid);
+		const struct taskflt *t = mlt_taskflt_find(&now, r->start.v[i].tid);
 
 		key = (__u32)r->start.v[i].tid;
 		if ((!t || t->dead) && bpf_map_lookup_elem(fd, &key, &c))
@@ -308,7 +310,7 @@ static void kernel_counts(struct ml_faults_tracer *r, pid_t pid, bool spawned)
 		smin += r->start.v[i].minflt;
 		smaj += r->start.v[i].majflt;
 	}
-	taskflt_free(&now);
+	mlt_taskflt_free(&now);
 	r->kern.known = known && min >= smin && maj >= smaj;
 	r->kern.minor = r->kern.known ? min - smin : 0;
 	r->kern.major = r->kern.known ? maj - smaj : 0;
@@ -329,12 +331,12 @@ int ml_faults_tracer_open(struct ml_faults_tracer **out, const struct ml_faults_
 		return ml_err_set(err, ENOMEM, "out of memory");
 	e = ml_opts_load(&r->o, sizeof(r->o), opts, "ml_faults_tracer_opts", err);
 	if (!e)
-		e = trace_preflight(err);
+		e = mlt_trace_preflight(err);
 	if (e)
 		goto fail;
 	/* before attaching: a process started stopped has the counts of its fork and exec */
 	if (r->o.pid)
-		r->have_start = !taskflt_read(r->o.pid, &r->start);
+		r->have_start = !mlt_taskflt_read(r->o.pid, &r->start);
 	e = faults_start(r, &r->o, err);
 	if (e)
 		goto fail;
@@ -371,7 +373,7 @@ void ml_faults_tracer_close(struct ml_faults_tracer *t)
 	detach_all(t);
 	free(t->links);
 	free(t->perf_fds);
-	taskflt_free(&t->start);
+	mlt_taskflt_free(&t->start);
 	faults_bpf__destroy(t->skel);
 	free(t);
 }

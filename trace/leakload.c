@@ -151,8 +151,8 @@ static void find_thread_exit(const struct leaks_loader *r, const struct elf_syms
 {
 	uint64_t va, off;
 
-	if (r->alloc->is_libc && !elf_syms_find(syms, "__call_tls_dtors", &va) &&
-	    !elf_vaddr_to_off(syms, va, &off)) {
+	if (r->alloc->is_libc && !mlt_elf_syms_find(syms, "__call_tls_dtors", &va) &&
+	    !mlt_elf_vaddr_to_off(syms, va, &off)) {
 		add_probe(entries, off, LEAKS_THREAD_EXIT);
 		SAY(o,
 		    "uprobe __call_tls_dtors at 0x%llx (thread exit: "
@@ -179,7 +179,7 @@ static int find_probes(struct leaks_loader *r, const struct leaks_load_opts *o, 
 	int nseen = 0, e;
 
 	entries->path = returns->path = path;
-	e = elf_syms_load(path, &syms, err);
+	e = mlt_elf_syms_load(path, &syms, err);
 	if (e)
 		return e;
 	for (size_t i = 0; i < NR_PROBE_NAMES; i++) {
@@ -187,7 +187,8 @@ static int find_probes(struct leaks_loader *r, const struct leaks_load_opts *o, 
 		bool alloc = pn->fn != LEAKS_FREE, dup = false;
 		uint64_t va, off, entry;
 
-		if (elf_syms_find(&syms, pn->name, &va) || elf_vaddr_to_off(&syms, va, &off))
+		if (mlt_elf_syms_find(&syms, pn->name, &va) ||
+		    mlt_elf_vaddr_to_off(&syms, va, &off))
 			continue;
 		for (int k = 0; k < nseen; k++)
 			dup |= seen[k] == off;
@@ -214,7 +215,7 @@ static int find_probes(struct leaks_loader *r, const struct leaks_load_opts *o, 
 			       have_malloc ? "free" : "malloc", have_malloc ? "free" : "malloc");
 	else if (main)
 		find_thread_exit(r, &syms, entries, o);
-	elf_syms_free(&syms);
+	mlt_elf_syms_free(&syms);
 	return e;
 }
 
@@ -236,7 +237,8 @@ static int attach_perf(struct leaks_loader *r, struct bpf_program *p, pid_t pid,
 static int attach_multi(struct leaks_loader *r, struct bpf_program *p, pid_t pid,
 			const struct probe_set *ps, bool ret)
 {
-	int fd = umulti_attach(bpf_program__fd(p), ps->path, ps->off, ps->cookie, ps->n, ret, pid);
+	int fd = mlt_umulti_attach(bpf_program__fd(p), ps->path, ps->off, ps->cookie, ps->n, ret,
+				   pid);
 
 	if (fd < 0)
 		return fd;
@@ -259,9 +261,9 @@ static int attach_probes(struct leaks_loader *r, pid_t pid, const struct probe_s
 	int e = 0, fd;
 
 	for (int i = 0; r->session && i < nobj; i++) { /* one link each: entries and returns */
-		fd = umulti_attach_session(bpf_program__fd(r->skel->progs.fn_session),
-					   entries[i].path, entries[i].off, entries[i].cookie,
-					   entries[i].n, pid);
+		fd = mlt_umulti_attach_session(bpf_program__fd(r->skel->progs.fn_session),
+					       entries[i].path, entries[i].off, entries[i].cookie,
+					       entries[i].n, pid);
 		if (fd < 0)
 			return fd;
 		r->link_fds[r->nlink_fds++] = fd;
@@ -293,7 +295,7 @@ static void *close_link_fd(void *fd)
  * per probe. The links are removed in parallel, which helps where the
  * kernel does not serialise the removals.
  */
-void leaks_detach(struct leaks_loader *r)
+void mlt_leaks_detach(struct leaks_loader *r)
 {
 	pthread_t th[MAX_LINKS + 2];
 	bool started[MAX_LINKS + 2];
@@ -366,7 +368,7 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 	if (r->session)
 		bpf_program__set_expected_attach_type(r->skel->progs.fn_session,
 						      UMULTI_SESSION_ATTACH_TYPE);
-	trace_pidns(&r->skel->rodata->pidns_dev, &r->skel->rodata->pidns_ino);
+	mlt_trace_pidns(&r->skel->rodata->pidns_dev, &r->skel->rodata->pidns_ino);
 	if (o->max_blocks)
 		bpf_map__set_max_entries(r->skel->maps.allocs, (__u32)o->max_blocks);
 	if (o->max_stacks)
@@ -382,14 +384,14 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 	return e;
 }
 
-void leaks_unload(struct leaks_loader *r)
+void mlt_leaks_unload(struct leaks_loader *r)
 {
-	leaks_detach(r);
+	mlt_leaks_detach(r);
 	ring_buffer__free(r->rb);
 	r->rb = NULL;
-	unwinder_free(r->unw);
+	mlt_unwinder_free(r->unw);
 	r->unw = NULL;
-	stackstore_free(&r->store);
+	mlt_stackstore_free(&r->store);
 	leaks_bpf__destroy(r->skel);
 	r->skel = NULL;
 }
@@ -399,8 +401,8 @@ void leaks_unload(struct leaks_loader *r)
  * the link (EINVAL, EOPNOTSUPP...) and the programs are loaded again for
  * one perf-event uprobe per probe.
  */
-int leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
-	       const struct alloc_lib *alloc, pid_t pid, struct ml_err *err)
+int mlt_leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
+		   const struct alloc_lib *alloc, pid_t pid, struct ml_err *err)
 {
 	struct probe_set entries[MAX_OBJS] = { { .n = 0 } }, returns[MAX_OBJS] = { { .n = 0 } };
 	unsigned int nent = 0, nret = 0;
@@ -429,7 +431,7 @@ int leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
 		    "links instead (calls not sampled still take their return "
 		    "probe)\n",
 		    strerror(-e));
-		leaks_unload(r);
+		mlt_leaks_unload(r);
 		r->session = false;
 		e = load_and_attach(r, o, pid, entries, returns, nobj);
 	}
@@ -438,12 +440,13 @@ int leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
 		    "uprobe_multi links refused (%s): one perf-event "
 		    "uprobe per probe instead\n",
 		    strerror(-e));
-		leaks_unload(r);
+		mlt_leaks_unload(r);
 		r->multi = false;
 		e = load_and_attach(r, o, pid, entries, returns, nobj);
 	}
 	if (e)
-		return trace_bpf_error(err, e, "loading the leak tracer and attaching its uprobes");
+		return mlt_trace_bpf_error(err, e,
+					   "loading the leak tracer and attaching its uprobes");
 	SAY(o,
 	    "mode %s on %s (%s), pid %d: %u entry and %u return "
 	    "probes\n",
@@ -473,7 +476,7 @@ static int cmp_seq(const void *a, const void *b)
 static void prune_bindings(struct leaks_loader *r)
 {
 	size_t n, k = 0;
-	struct leaks_alloc *a = leaks_read_allocs(r, &n);
+	struct leaks_alloc *a = mlt_leaks_read_allocs(r, &n);
 	uint64_t *live = a ? malloc((n ? n : 1) * sizeof(*live)) : NULL;
 
 	if (live) {
@@ -481,7 +484,7 @@ static void prune_bindings(struct leaks_loader *r)
 			if (a[i].stack_id >= 0)
 				live[k++] = (uint64_t)a[i].stack_id;
 		qsort(live, k, sizeof(*live), cmp_seq);
-		stackstore_keep(&r->store, live, k);
+		mlt_stackstore_keep(&r->store, live, k);
 	}
 	free(live);
 	free(a);
@@ -508,7 +511,7 @@ static int on_sample(void *ctx, void *data, size_t len)
 	for (int i = 0; i < UNWIND_NR_REGS; i++)
 		in.regs[i] = sm->regs[i];
 	t0 = ml_mono_ns();
-	n = unwind_stack(r->unw, &in, ips, LEAKS_DWARF_DEPTH, &end);
+	n = mlt_unwind_stack(r->unw, &in, ips, LEAKS_DWARF_DEPTH, &end);
 	if (!n) { /* its pc in no file known: the caller alone, as frame pointers give */
 		ips[0] = in.regs[UNWIND_IP];
 		n = 1;
@@ -519,21 +522,21 @@ static int on_sample(void *ctx, void *data, size_t len)
 	if ((uint64_t)n > r->unw_stats.max_frames)
 		r->unw_stats.max_frames = (uint64_t)n;
 	r->unw_stats.ends[end]++;
-	id = stackstore_intern(&r->store, ips, (uint32_t)n);
+	id = mlt_stackstore_intern(&r->store, ips, (uint32_t)n);
 	if (id == -ENOSPC)
 		r->unw_stats.full++;
 	if (id >= 0)
-		stackstore_bind(&r->store, sm->seq, (uint32_t)id);
+		mlt_stackstore_bind(&r->store, sm->seq, (uint32_t)id);
 	if (r->store.nbinds >= r->prune_at)
 		prune_bindings(r);
 	return 0;
 }
 
-int leaks_dwarf_start(struct leaks_loader *r, pid_t pid, size_t max_stacks, struct ml_err *err)
+int mlt_leaks_dwarf_start(struct leaks_loader *r, pid_t pid, size_t max_stacks, struct ml_err *err)
 {
-	stackstore_init(&r->store, max_stacks);
+	mlt_stackstore_init(&r->store, max_stacks);
 	r->prune_at = 1u << 20;
-	r->unw = unwinder_new(pid);
+	r->unw = mlt_unwinder_new(pid);
 	if (!r->unw)
 		return ml_err_set(err, errno,
 				  "cannot read the ELF files of process %d to unwind "
@@ -547,7 +550,7 @@ int leaks_dwarf_start(struct leaks_loader *r, pid_t pid, size_t max_stacks, stru
 }
 
 /* The return addresses of stack @id, innermost first, at most LEAKS_STACK_MAX: how many. */
-int leaks_stack_ips(struct leaks_loader *r, int64_t id, uint64_t *ips)
+int mlt_leaks_stack_ips(struct leaks_loader *r, int64_t id, uint64_t *ips)
 {
 	struct leaks_stack ls;
 	const uint64_t *v;
@@ -556,7 +559,7 @@ int leaks_stack_ips(struct leaks_loader *r, int64_t id, uint64_t *ips)
 	if (id < 0)
 		return 0;
 	if (r->dwarf) {
-		n = (int)stackstore_get(&r->store, (uint32_t)id, &v);
+		n = (int)mlt_stackstore_get(&r->store, (uint32_t)id, &v);
 		n = n > LEAKS_STACK_MAX ? LEAKS_STACK_MAX : n;
 		memcpy(ips, v, (size_t)n * sizeof(*ips));
 		return n;
@@ -568,14 +571,14 @@ int leaks_stack_ips(struct leaks_loader *r, int64_t id, uint64_t *ips)
 	return n;
 }
 
-struct leaks_alloc *leaks_read_allocs(const struct leaks_loader *r, size_t *n)
+struct leaks_alloc *mlt_leaks_read_allocs(const struct leaks_loader *r, size_t *n)
 {
-	return trace_map_dump(bpf_map__fd(r->skel->maps.allocs), sizeof(__u64),
-			      sizeof(struct leaks_alloc), TRACE_NO_KEY, 0, n);
+	return mlt_trace_map_dump(bpf_map__fd(r->skel->maps.allocs), sizeof(__u64),
+				  sizeof(struct leaks_alloc), TRACE_NO_KEY, 0, n);
 }
 
 /* the distinct stacks the table holds */
-uint64_t leaks_count_stacks(const struct leaks_loader *r)
+uint64_t mlt_leaks_count_stacks(const struct leaks_loader *r)
 {
 	int fd = bpf_map__fd(r->skel->maps.stacks);
 	__u64 key, next;

@@ -55,7 +55,7 @@ struct leaks_loader {
 	int nlink_fds;
 	bool multi; /* uprobe_multi links, not one perf event per probe */
 	bool session; /* sampling: one uprobe session link (multi too) */
-	bool dwarf; /* the stacks are copies, unwound here (leaks_dwarf_start()) */
+	bool dwarf; /* the stacks are copies, unwound here (mlt_leaks_dwarf_start()) */
 	/* dwarf */
 	struct ring_buffer *rb; /* the stack copies */
 	struct unwinder *unw;
@@ -74,25 +74,25 @@ struct leaks_loader {
  * are attached. 0, or -errno with what to do in @err. @o and @alloc are
  * read during the call only.
  */
-int leaks_load(struct leaks_loader *l, const struct leaks_load_opts *o,
-	       const struct alloc_lib *alloc, pid_t pid, struct ml_err *err);
+int mlt_leaks_load(struct leaks_loader *l, const struct leaks_load_opts *o,
+		   const struct alloc_lib *alloc, pid_t pid, struct ml_err *err);
 /* Detach every uprobe (the tables stay readable). */
-void leaks_detach(struct leaks_loader *l);
+void mlt_leaks_detach(struct leaks_loader *l);
 /* Detach, and free the programs, their tables and the stacks unwound. */
-void leaks_unload(struct leaks_loader *l);
+void mlt_leaks_unload(struct leaks_loader *l);
 
 /*
  * dwarf: unwind the stack copies of process @pid as they come (polled
  * through l->rb), each distinct stack stored once (at most @max_stacks)
  * and the block bound to it. 0, or -errno with the reason in @err.
  */
-int leaks_dwarf_start(struct leaks_loader *l, pid_t pid, size_t max_stacks, struct ml_err *err);
+int mlt_leaks_dwarf_start(struct leaks_loader *l, pid_t pid, size_t max_stacks, struct ml_err *err);
 /* The return addresses of stack @id, innermost first, at most LEAKS_STACK_MAX: how many. */
-int leaks_stack_ips(struct leaks_loader *l, int64_t id, uint64_t *ips);
+int mlt_leaks_stack_ips(struct leaks_loader *l, int64_t id, uint64_t *ips);
 /* The table of outstanding blocks (free it), *@n of them; NULL when it cannot be read. */
-struct leaks_alloc *leaks_read_allocs(const struct leaks_loader *l, size_t *n);
+struct leaks_alloc *mlt_leaks_read_allocs(const struct leaks_loader *l, size_t *n);
 /* The distinct stacks the kernel's table holds (frame pointers). */
-uint64_t leaks_count_stacks(const struct leaks_loader *l);
+uint64_t mlt_leaks_count_stacks(const struct leaks_loader *l);
 
 struct ml_leaks_tracer;
 /*

@@ -60,10 +60,10 @@ int ml_leaks_tracer_open(struct ml_leaks_tracer **out, const struct ml_leaks_tra
 		return ml_err_set(err, ENOMEM, "out of memory");
 	e = ml_opts_load(&t->o, sizeof(t->o), opts, "ml_leaks_tracer_opts", err);
 	if (!e)
-		e = trace_preflight(err);
+		e = mlt_trace_preflight(err);
 	if (!e)
-		e = t->o.wait_loaded ? alloc_wait_loaded(t->o.pid, &t->alloc, err)
-				     : alloc_find(t->o.pid, &t->alloc, err);
+		e = t->o.wait_loaded ? mlt_alloc_wait_loaded(t->o.pid, &t->alloc, err)
+				     : mlt_alloc_find(t->o.pid, &t->alloc, err);
 	if (!e) {
 		t->lo = (struct leaks_load_opts){ .no_stacks = t->o.no_stacks,
 						  .free_at_entry = t->o.free_at_entry,
@@ -75,10 +75,10 @@ int ml_leaks_tracer_open(struct ml_leaks_tracer **out, const struct ml_leaks_tra
 						  .stack_size = t->o.stack_size,
 						  .say = t->o.say,
 						  .say_arg = t->o.say_arg };
-		e = leaks_load(&t->ld, &t->lo, &t->alloc, t->o.pid, err);
+		e = mlt_leaks_load(&t->ld, &t->lo, &t->alloc, t->o.pid, err);
 	}
 	if (!e && t->o.stacks == ML_LEAKS_STACKS_DWARF)
-		e = leaks_dwarf_start(
+		e = mlt_leaks_dwarf_start(
 			&t->ld, t->o.pid,
 			(size_t)(t->o.max_stacks ? t->o.max_stacks : (long)LEAKS_MAX_STACKS), err);
 	if (e) {
@@ -156,13 +156,13 @@ int ml_leaks_tracer_read(struct ml_leaks_tracer *r, struct ml_leaks_outstanding 
 	memset(t, 0, sizeof(*t));
 	if (r->ld.rb)
 		ring_buffer__consume(r->ld.rb); /* every copy handed over so far, unwound */
-	a = leaks_read_allocs(&r->ld, &n);
+	a = mlt_leaks_read_allocs(&r->ld, &n);
 	if (!a)
 		return -EIO;
 	/* dwarf: the BPF side's ids are sequence numbers, bound to stacks unwound */
 	for (size_t i = 0; dwarf && i < n; i++)
 		if (a[i].stack_id >= 0) {
-			int id = stackstore_lookup(&r->ld.store, (uint64_t)a[i].stack_id);
+			int id = mlt_stackstore_lookup(&r->ld.store, (uint64_t)a[i].stack_id);
 
 			a[i].stack_id = id >= 0 ? id : LEAKS_STACK_FULL;
 		}
@@ -192,7 +192,7 @@ int ml_leaks_tracer_read(struct ml_leaks_tracer *r, struct ml_leaks_outstanding 
 		qsort(t->sizes, t->nsizes, sizeof(*t->sizes), cmp_size_row);
 	group_by_stack(t, a, n, mean);
 	free(a);
-	t->stacks_kept = dwarf ? r->ld.store.nstacks : leaks_count_stacks(&r->ld);
+	t->stacks_kept = dwarf ? r->ld.store.nstacks : mlt_leaks_count_stacks(&r->ld);
 	return t->sizes && t->stacks ? 0 : -ENOMEM;
 }
 
@@ -230,7 +230,7 @@ void ml_leaks_tracer_calls(const struct ml_leaks_tracer *t, uint64_t *calls, uin
 
 uint64_t ml_leaks_tracer_recursion_misses(const struct ml_leaks_tracer *t)
 {
-	return trace_recursion_misses(t->ld.skel->obj);
+	return mlt_trace_recursion_misses(t->ld.skel->obj);
 }
 
 void ml_leaks_tracer_allocator(const struct ml_leaks_tracer *t, struct ml_leaks_allocator *out)
@@ -265,7 +265,7 @@ const char *ml_leaks_tracer_mode(const struct ml_leaks_tracer *t)
 int ml_leaks_tracer_stack(struct ml_leaks_tracer *t, int64_t id, uint64_t *ips, int max)
 {
 	uint64_t v[LEAKS_STACK_MAX];
-	int n = leaks_stack_ips(&t->ld, id, v);
+	int n = mlt_leaks_stack_ips(&t->ld, id, v);
 
 	n = n < max ? n : max < 0 ? 0 : max;
 	memcpy(ips, v, (size_t)n * sizeof(*ips));
@@ -275,13 +275,13 @@ int ml_leaks_tracer_stack(struct ml_leaks_tracer *t, int64_t id, uint64_t *ips, 
 void ml_leaks_tracer_detach(struct ml_leaks_tracer *t)
 {
 	if (t)
-		leaks_detach(&t->ld);
+		mlt_leaks_detach(&t->ld);
 }
 
 void ml_leaks_tracer_close(struct ml_leaks_tracer *t)
 {
 	if (!t)
 		return;
-	leaks_unload(&t->ld);
+	mlt_leaks_unload(&t->ld);
 	free(t);
 }

@@ -127,7 +127,7 @@ static struct oom_bpf *try_load(bool fentry, unsigned long long per_cpu_offsets,
 		return NULL;
 	}
 	bpf_program__set_autoload(s->progs.oom_kill_enter, fentry);
-	trace_pidns(&s->rodata->pidns_dev, &s->rodata->pidns_ino);
+	mlt_trace_pidns(&s->rodata->pidns_dev, &s->rodata->pidns_ino);
 	e = libbpf_num_possible_cpus();
 	s->rodata->nr_cpus = e > 0 ? (unsigned)e : 0;
 	s->rodata->per_cpu_offsets = per_cpu_offsets;
@@ -164,7 +164,7 @@ int ml_oom_tracer_open(struct ml_oom_tracer **out, const struct ml_oom_tracer_op
 		return ml_err_set(err, ENOMEM, "out of memory");
 	e = ml_opts_load(&t->o, sizeof(t->o), opts, "ml_oom_tracer_opts", err);
 	if (!e)
-		e = trace_preflight(err);
+		e = mlt_trace_preflight(err);
 	if (e)
 		goto fail;
 	offsets = rss_sum_offsets();
@@ -175,14 +175,15 @@ int ml_oom_tracer_open(struct ml_oom_tracer **out, const struct ml_oom_tracer_op
 		t->info.fentry_error = fe;
 		t->skel = try_load(false, offsets, &e);
 		if (!t->skel) {
-			e = trace_bpf_error(err, e, "loading the OOM tracer (tp_btf/mark_victim)");
+			e = mlt_trace_bpf_error(err, e,
+						"loading the OOM tracer (tp_btf/mark_victim)");
 			goto fail;
 		}
 	}
 	t->boot_to_real_ns = realtime_offset();
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_event, t, NULL);
 	if (!t->rb) {
-		e = trace_bpf_error(err, -errno, "creating the ring buffer");
+		e = mlt_trace_bpf_error(err, -errno, "creating the ring buffer");
 		goto fail;
 	}
 	*out = t;
@@ -206,7 +207,7 @@ void ml_oom_tracer_stats(const struct ml_oom_tracer *t, struct ml_oom_tracer_sta
 {
 	out->kills = t->kills;
 	out->lost = t->skel->bss->lost_events;
-	out->recursion_misses = trace_recursion_misses(t->skel->obj);
+	out->recursion_misses = mlt_trace_recursion_misses(t->skel->obj);
 }
 
 void ml_oom_tracer_close(struct ml_oom_tracer *t)

@@ -13,18 +13,18 @@
 #include "pprof_profile.pb-c.h"
 #include "srcline.h"
 
-bool pprof_supported(void)
+bool mlt_pprof_supported(void)
 {
 	return true;
 }
 
-typedef Perftools__Profiles__Profile Profile;
-typedef Perftools__Profiles__Sample Sample;
-typedef Perftools__Profiles__Location Location;
-typedef Perftools__Profiles__Line Line;
-typedef Perftools__Profiles__Function Function;
-typedef Perftools__Profiles__Mapping Mapping;
-typedef Perftools__Profiles__ValueType ValueType;
+typedef MltPprof__Profile Profile;
+typedef MltPprof__Sample Sample;
+typedef MltPprof__Location Location;
+typedef MltPprof__Line Line;
+typedef MltPprof__Function Function;
+typedef MltPprof__Mapping Mapping;
+typedef MltPprof__ValueType ValueType;
 
 /* string -> index, open addressing */
 struct strmap {
@@ -151,8 +151,8 @@ static int64_t str(struct pprof *p, const char *s)
 	return (int64_t)*v;
 }
 
-struct pprof *pprof_new(struct symbolizer *sym, const struct pprof_type *types, int ntypes,
-			struct ml_err *err)
+struct pprof *mlt_pprof_new(struct symbolizer *sym, const struct pprof_type *types, int ntypes,
+			    struct ml_err *err)
 {
 	struct pprof *p = calloc(1, sizeof(*p));
 
@@ -166,9 +166,9 @@ struct pprof *pprof_new(struct symbolizer *sym, const struct pprof_type *types, 
 		ml_err_set(err, ENOMEM, "out of memory");
 		return NULL;
 	}
-	perftools__profiles__profile__init(p->prof);
+	mlt_pprof__profile__init(p->prof);
 	p->sym = sym;
-	p->lines = srcline_new(sym->debug_dir);
+	p->lines = mlt_srcline_new(sym->debug_dir);
 	p->nvalues = ntypes;
 	str(p, ""); /* index 0, as the format wants */
 	p->prof->sample_type = calloc((size_t)ntypes, sizeof(*p->prof->sample_type));
@@ -177,13 +177,13 @@ struct pprof *pprof_new(struct symbolizer *sym, const struct pprof_type *types, 
 
 		if (!vt)
 			break;
-		perftools__profiles__value_type__init(vt);
+		mlt_pprof__value_type__init(vt);
 		vt->type = str(p, types[i].type);
 		vt->unit = str(p, types[i].unit);
 		p->prof->sample_type[p->prof->n_sample_type++] = vt;
 	}
 	if (p->prof->n_sample_type != (size_t)ntypes || !p->lines || p->failed) {
-		pprof_free(p);
+		mlt_pprof_free(p);
 		ml_err_set(err, ENOMEM, "out of memory");
 		return NULL;
 	}
@@ -210,7 +210,7 @@ static uint64_t mapping_for(struct pprof *p, const struct sym_info *si, bool fun
 			*v = 0;
 			return p->failed = -ENOMEM, 0;
 		}
-		perftools__profiles__mapping__init(m);
+		mlt_pprof__mapping__init(m);
 		m->id = p->prof->n_mapping;
 		m->memory_start = si->vma->start;
 		m->memory_limit = si->vma->end;
@@ -247,7 +247,7 @@ static uint64_t function_for(struct pprof *p, const char *name, const char *sys,
 		free(fn);
 		return p->failed = -ENOMEM, 0;
 	}
-	perftools__profiles__function__init(fn);
+	mlt_pprof__function__init(fn);
 	fn->id = p->prof->n_function;
 	fn->name = str(p, name);
 	fn->system_name = str(p, sys ? sys : name);
@@ -269,7 +269,7 @@ static int add_line(struct pprof *p, Location *l, uint64_t func, int line)
 		return p->failed = -ENOMEM;
 	}
 	l->line = v;
-	perftools__profiles__line__init(ln);
+	mlt_pprof__line__init(ln);
 	ln->function_id = func;
 	ln->line = line;
 	l->line[l->n_line++] = ln;
@@ -310,11 +310,11 @@ static void describe(struct pprof *p, Location *l, uint64_t ip)
 		add_line(p, l, function_for(p, "[stack not recorded]", NULL, NULL, 0), 0);
 		return;
 	}
-	symbolizer_info(p->sym, ip - 1, &si);
+	mlt_symbolizer_info(p->sym, ip - 1, &si);
 	if (!si.vma)
 		return;
 	if (si.open_path && si.have_vaddr)
-		nf = srcline_lookup(p->lines, si.open_path, si.vaddr, fr, SRCLINE_MAX_INLINE);
+		nf = mlt_srcline_lookup(p->lines, si.open_path, si.vaddr, fr, SRCLINE_MAX_INLINE);
 	l->mapping_id = mapping_for(p, &si, si.sym || nf, nf > 0, nf > 1);
 	for (int k = 0; k < nf; k++) {
 		bool outer = k == nf - 1;
@@ -347,7 +347,7 @@ static uint64_t location_for(struct pprof *p, uint64_t ip)
 		free(l);
 		return p->failed = -ENOMEM, 0;
 	}
-	perftools__profiles__location__init(l);
+	mlt_pprof__location__init(l);
 	l->id = p->prof->n_location;
 	l->address = ip;
 	*v = l->id;
@@ -355,7 +355,7 @@ static uint64_t location_for(struct pprof *p, uint64_t ip)
 	return l->id;
 }
 
-/* Stacks that are the same once cut (see pprof_add) are one sample. */
+/* Stacks that are the same once cut (see mlt_pprof_add) are one sample. */
 static Sample *sample_for(struct pprof *p, const uint64_t *ids, size_t n, size_t *index)
 {
 	char key[32 * 21 + 1];
@@ -392,7 +392,7 @@ static Sample *sample_for(struct pprof *p, const uint64_t *ids, size_t n, size_t
 	*index = *v;
 	for (int i = 0; i < p->nvalues; i++)
 		p->sums[*v * (size_t)p->nvalues + (size_t)i] = 0;
-	perftools__profiles__sample__init(s);
+	mlt_pprof__sample__init(s);
 	s->location_id = malloc((n ? n : 1) * sizeof(*s->location_id));
 	s->value = calloc((size_t)p->nvalues, sizeof(*s->value));
 	if (!s->location_id || !s->value)
@@ -403,14 +403,14 @@ static Sample *sample_for(struct pprof *p, const uint64_t *ids, size_t n, size_t
 	return s;
 }
 
-int pprof_add(struct pprof *p, const uint64_t *ips, int n, const double *values)
+int mlt_pprof_add(struct pprof *p, const uint64_t *ips, int n, const double *values)
 {
 	uint64_t ids[64];
 	size_t nid = 0, k = 0;
 	Sample *s;
 
 	for (int f = 0; f < n && f < 64 && ips[f]; f++) {
-		if (f && !symbolizer_is_code(p->sym, ips[f]))
+		if (f && !mlt_symbolizer_is_code(p->sym, ips[f]))
 			break; /* a frame-pointer walk ran into data */
 		ids[nid++] = location_for(p, ips[f]);
 	}
@@ -428,7 +428,7 @@ int pprof_add(struct pprof *p, const uint64_t *ips, int n, const double *values)
 	return p->failed;
 }
 
-void pprof_comment(struct pprof *p, const char *text)
+void mlt_pprof_comment(struct pprof *p, const char *text)
 {
 	int64_t i = str(p, text);
 	int64_t *v = realloc(p->prof->comment, (p->prof->n_comment + 1) * sizeof(*v));
@@ -441,13 +441,13 @@ void pprof_comment(struct pprof *p, const char *text)
 	v[p->prof->n_comment++] = i;
 }
 
-void pprof_times(struct pprof *p, int64_t time_ns, int64_t duration_ns)
+void mlt_pprof_times(struct pprof *p, int64_t time_ns, int64_t duration_ns)
 {
 	p->prof->time_nanos = time_ns;
 	p->prof->duration_nanos = duration_ns;
 }
 
-void pprof_period(struct pprof *p, const struct pprof_type *type, int64_t period)
+void mlt_pprof_period(struct pprof *p, const struct pprof_type *type, int64_t period)
 {
 	ValueType *vt = p->prof->period_type ? p->prof->period_type : calloc(1, sizeof(*vt));
 
@@ -455,7 +455,7 @@ void pprof_period(struct pprof *p, const struct pprof_type *type, int64_t period
 		p->failed = -ENOMEM;
 		return;
 	}
-	perftools__profiles__value_type__init(vt);
+	mlt_pprof__value_type__init(vt);
 	vt->type = str(p, type->type);
 	vt->unit = str(p, type->unit);
 	p->prof->period_type = vt;
@@ -488,7 +488,7 @@ static int gzip_write(const uint8_t *in, size_t n, FILE *f)
 	return 0;
 }
 
-int pprof_write(struct pprof *p, FILE *f)
+int mlt_pprof_write(struct pprof *p, FILE *f)
 {
 	size_t n;
 	uint8_t *buf;
@@ -496,11 +496,11 @@ int pprof_write(struct pprof *p, FILE *f)
 
 	if (p->failed)
 		return p->failed;
-	n = perftools__profiles__profile__get_packed_size(p->prof);
+	n = mlt_pprof__profile__get_packed_size(p->prof);
 	buf = malloc(n ? n : 1);
 	if (!buf)
 		return -ENOMEM;
-	perftools__profiles__profile__pack(p->prof, buf);
+	mlt_pprof__profile__pack(p->prof, buf);
 	e = gzip_write(buf, n, f);
 	free(buf);
 	if (!e && fflush(f))
@@ -508,13 +508,13 @@ int pprof_write(struct pprof *p, FILE *f)
 	return e;
 }
 
-void pprof_free(struct pprof *p)
+void mlt_pprof_free(struct pprof *p)
 {
 	if (!p)
 		return;
 	/* everything was calloc'ed: protobuf-c frees it with the system allocator */
-	perftools__profiles__profile__free_unpacked(p->prof, NULL);
-	srcline_free(p->lines);
+	mlt_pprof__profile__free_unpacked(p->prof, NULL);
+	mlt_srcline_free(p->lines);
 	free(p->sums);
 	strmap_free(&p->strs);
 	strmap_free(&p->funcs);
@@ -526,13 +526,13 @@ void pprof_free(struct pprof *p)
 
 #else /* built without protobuf-c */
 
-bool pprof_supported(void)
+bool mlt_pprof_supported(void)
 {
 	return false;
 }
 
-struct pprof *pprof_new(struct symbolizer *sym, const struct pprof_type *types, int ntypes,
-			struct ml_err *err)
+struct pprof *mlt_pprof_new(struct symbolizer *sym, const struct pprof_type *types, int ntypes,
+			    struct ml_err *err)
 {
 	(void)sym;
 	(void)types;
@@ -543,7 +543,7 @@ struct pprof *pprof_new(struct symbolizer *sym, const struct pprof_type *types, 
 	return NULL;
 }
 
-int pprof_add(struct pprof *p, const uint64_t *ips, int n, const double *values)
+int mlt_pprof_add(struct pprof *p, const uint64_t *ips, int n, const double *values)
 {
 	(void)p;
 	(void)ips;
@@ -552,34 +552,34 @@ int pprof_add(struct pprof *p, const uint64_t *ips, int n, const double *values)
 	return -ENOTSUP;
 }
 
-void pprof_comment(struct pprof *p, const char *text)
+void mlt_pprof_comment(struct pprof *p, const char *text)
 {
 	(void)p;
 	(void)text;
 }
 
-void pprof_times(struct pprof *p, int64_t time_ns, int64_t duration_ns)
+void mlt_pprof_times(struct pprof *p, int64_t time_ns, int64_t duration_ns)
 {
 	(void)p;
 	(void)time_ns;
 	(void)duration_ns;
 }
 
-void pprof_period(struct pprof *p, const struct pprof_type *type, int64_t period)
+void mlt_pprof_period(struct pprof *p, const struct pprof_type *type, int64_t period)
 {
 	(void)p;
 	(void)type;
 	(void)period;
 }
 
-int pprof_write(struct pprof *p, FILE *f)
+int mlt_pprof_write(struct pprof *p, FILE *f)
 {
 	(void)p;
 	(void)f;
 	return -ENOTSUP;
 }
 
-void pprof_free(struct pprof *p)
+void mlt_pprof_free(struct pprof *p)
 {
 	(void)p;
 }

@@ -83,7 +83,8 @@ static void probe_kmem_tp_btf(struct feature_list *l)
 			       "none needed: slab falls back to raw_tp",
 			       "slab's tp_btf programs on kmem_cache_alloc/kmem_cache_free are "
 			       "refused: %s",
-			       trace_verifier_said()[0] ? trace_verifier_said() : strerror(-e));
+			       mlt_trace_verifier_said()[0] ? mlt_trace_verifier_said()
+							    : strerror(-e));
 }
 
 /* slab's kmalloc/kfree programs that find their object's cache (bpf_get_kmem_cache) */
@@ -110,7 +111,7 @@ static void probe_kmalloc_exact(struct feature_list *l)
 			"none needed: slab counts kmalloc() by its size and kfree() apart "
 			"(Linux 6.13 or newer has bpf_get_kmem_cache())",
 			"slab's kmalloc/kfree programs with bpf_get_kmem_cache() are refused: %s",
-			trace_verifier_said()[0] ? trace_verifier_said() : strerror(-e));
+			mlt_trace_verifier_said()[0] ? mlt_trace_verifier_said() : strerror(-e));
 }
 
 static const char *why(int e)
@@ -184,18 +185,19 @@ static int try_uprobe_multi(void)
 	uint64_t va, off, cookie = 0;
 	int fd, link, e;
 
-	if (alloc_find(getpid(), &libc, &err))
+	if (mlt_alloc_find(getpid(), &libc, &err))
 		return -err.code;
-	if (elf_syms_load(libc.path, &syms, &err))
+	if (mlt_elf_syms_load(libc.path, &syms, &err))
 		return -err.code;
-	e = elf_syms_find(&syms, "free", &va) || elf_vaddr_to_off(&syms, va, &off) ? -ENOENT : 0;
-	elf_syms_free(&syms);
+	e = mlt_elf_syms_find(&syms, "free", &va) || mlt_elf_vaddr_to_off(&syms, va, &off) ? -ENOENT
+											   : 0;
+	mlt_elf_syms_free(&syms);
 	if (e)
 		return e;
 	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "memlens_probe", "GPL", ret0, 2, &o);
 	if (fd < 0)
 		return -errno;
-	link = umulti_attach(fd, libc.path, &off, &cookie, 1, false, getpid());
+	link = mlt_umulti_attach(fd, libc.path, &off, &cookie, 1, false, getpid());
 	if (link >= 0)
 		close(link);
 	close(fd);
@@ -353,12 +355,12 @@ static void probe_preemption(struct feature_list *l)
 			       mode, from);
 }
 
-void trace_probe_features(struct feature_list *l)
+void mlt_trace_probe_features(struct feature_list *l)
 {
 	struct ml_err err = { 0 };
 
-	trace_libbpf_log(NULL);
-	if (trace_preflight(&err)) {
+	mlt_trace_libbpf_log(NULL);
+	if (mlt_trace_preflight(&err)) {
 		ml_feature_add(l, "ebpf", "bpf", FEATURE_MISSING, "faults, slab, leaks, oom",
 			       err.code == EPERM
 				       ? "run as root (sudo)"
@@ -379,7 +381,7 @@ void trace_probe_features(struct feature_list *l)
 }
 
 /* `memlens --version`: the libbpf memlens runs with */
-void trace_libbpf_version(unsigned int *major, unsigned int *minor)
+void mlt_trace_libbpf_version(unsigned int *major, unsigned int *minor)
 {
 	*major = libbpf_major_version();
 	*minor = libbpf_minor_version();

@@ -116,7 +116,7 @@ static int slab_start(struct slab_bpf **out, int want, const char **mode, enum k
 			continue;
 		s = open_skel(tries[t].typed, tries[t].km, copies);
 		if (!s)
-			return trace_bpf_error(err, -errno, "opening the slab tracer");
+			return mlt_trace_bpf_error(err, -errno, "opening the slab tracer");
 		e = slab_bpf__load(s);
 		if (!e)
 			e = slab_bpf__attach(s);
@@ -128,7 +128,7 @@ static int slab_start(struct slab_bpf **out, int want, const char **mode, enum k
 		}
 		slab_bpf__destroy(s);
 	}
-	return trace_bpf_error(err, e, "loading the slab tracer (tp_btf and raw_tp)");
+	return mlt_trace_bpf_error(err, e, "loading the slab tracer (tp_btf and raw_tp)");
 }
 
 /*
@@ -145,7 +145,7 @@ static uint64_t slab_misses(const struct slab_bpf *skel)
 {
 	if (skel->rodata->ncopies >= SLAB_COPIES)
 		return 0;
-	return trace_recursion_misses(skel->obj);
+	return mlt_trace_recursion_misses(skel->obj);
 }
 
 /* Other names SLUB merged into @cache: the /sys/kernel/slab links to the same dir. */
@@ -224,14 +224,14 @@ static int read_windows(struct slab_bpf *skel, struct ml_slab_window **wv, size_
 			bool shrink)
 {
 	struct slabinfo info;
-	int e = slabinfo_read(&info);
+	int e = mlt_slabinfo_read(&info);
 
 	if (e)
 		return e;
 	if (!end) {
 		*wv = calloc(info.n ? info.n : 1, sizeof(**wv));
 		if (!*wv) {
-			slabinfo_free(&info);
+			mlt_slabinfo_free(&info);
 			return -ENOMEM;
 		}
 		*nw = info.n;
@@ -242,7 +242,7 @@ static int read_windows(struct slab_bpf *skel, struct ml_slab_window **wv, size_
 	}
 	for (size_t i = 0; i < *nw; i++) {
 		struct ml_slab_window *w = &(*wv)[i];
-		const struct slabinfo_row *r = slabinfo_find(&info, w->name);
+		const struct slabinfo_row *r = mlt_slabinfo_find(&info, w->name);
 		long long k = shrink ? sysfs_objects(w->name, true) : -1;
 
 		if (k < 0 && r)
@@ -251,7 +251,7 @@ static int read_windows(struct slab_bpf *skel, struct ml_slab_window **wv, size_
 		w->k[end] = k;
 		counted_now(skel, w->name, &w->allocs[end], &w->frees[end], &w->unseen[end]);
 	}
-	slabinfo_free(&info);
+	mlt_slabinfo_free(&info);
 	return 0;
 }
 
@@ -268,7 +268,7 @@ int ml_slab_tracer_open(struct ml_slab_tracer **out, const struct ml_slab_tracer
 		return ml_err_set(err, ENOMEM, "out of memory");
 	e = ml_opts_load(&t->o, sizeof(t->o), opts, "ml_slab_tracer_opts", err);
 	if (!e)
-		e = trace_preflight(err);
+		e = mlt_trace_preflight(err);
 	want = t->o.mode == ML_SLAB_TP_BTF ? 1 : t->o.mode == ML_SLAB_RAW_TP ? 0 : -1;
 	if (!e)
 		e = slab_start(&t->skel, want, &t->info.mode, &km, err);
@@ -293,8 +293,9 @@ int ml_slab_tracer_read(const struct ml_slab_tracer *t, struct ml_slab_counts *o
 	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));
-	rows = trace_map_dump(bpf_map__fd(t->skel->maps.stats), sizeof(rows->key), sizeof(*rows),
-			      offsetof(struct slab_row, key), offsetof(struct slab_row, val), &n);
+	rows = mlt_trace_map_dump(bpf_map__fd(t->skel->maps.stats), sizeof(rows->key),
+				  sizeof(*rows), offsetof(struct slab_row, key),
+				  offsetof(struct slab_row, val), &n);
 	out->rows = calloc(n ? n : 1, sizeof(*out->rows));
 	if (!out->rows) {
 		free(rows);

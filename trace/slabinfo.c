@@ -7,7 +7,7 @@
 
 #include "slabinfo.h"
 
-int slabinfo_read(struct slabinfo *s)
+int mlt_slabinfo_read(struct slabinfo *s)
 {
 	FILE *f = fopen("/proc/slabinfo", "re");
 	char line[512];
@@ -30,7 +30,7 @@ int slabinfo_read(struct slabinfo *s)
 
 			if (!v) {
 				fclose(f);
-				slabinfo_free(s);
+				mlt_slabinfo_free(s);
 				return -ENOMEM;
 			}
 			s->v = v;
@@ -42,7 +42,7 @@ int slabinfo_read(struct slabinfo *s)
 	return 0;
 }
 
-const struct slabinfo_row *slabinfo_find(const struct slabinfo *s, const char *name)
+const struct slabinfo_row *mlt_slabinfo_find(const struct slabinfo *s, const char *name)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (!strcmp(s->v[i].name, name))
@@ -50,7 +50,7 @@ const struct slabinfo_row *slabinfo_find(const struct slabinfo *s, const char *n
 	return NULL;
 }
 
-void slabinfo_free(struct slabinfo *s)
+void mlt_slabinfo_free(struct slabinfo *s)
 {
 	free(s->v);
 	s->v = NULL;

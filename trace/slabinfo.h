@@ -21,8 +21,8 @@ struct slabinfo {
 };
 
 /* 0, or -errno (-EACCES: not root) */
-int slabinfo_read(struct slabinfo *s);
-const struct slabinfo_row *slabinfo_find(const struct slabinfo *s, const char *name);
-void slabinfo_free(struct slabinfo *s);
+int mlt_slabinfo_read(struct slabinfo *s);
+const struct slabinfo_row *mlt_slabinfo_find(const struct slabinfo *s, const char *name);
+void mlt_slabinfo_free(struct slabinfo *s);
 
 #endif

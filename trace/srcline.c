@@ -150,7 +150,7 @@ static const Dwfl_Callbacks callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-struct srcline_cache *srcline_new(const char *debug_dir)
+struct srcline_cache *mlt_srcline_new(const char *debug_dir)
 {
 	struct srcline_cache *c = calloc(1, sizeof(struct srcline_cache));
 
@@ -162,7 +162,7 @@ struct srcline_cache *srcline_new(const char *debug_dir)
 	return c;
 }
 
-void srcline_free(struct srcline_cache *c)
+void mlt_srcline_free(struct srcline_cache *c)
 {
 	if (!c)
 		return;
@@ -201,7 +201,7 @@ static struct srcline_file *file_for(struct srcline_cache *c, const char *path)
 	if (f->mod && dwfl_module_info(f->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL))
 		*userdata = c; /* for find_debuginfo */
 	if (!f->mod || !dwfl_module_getdwarf(f->mod, &f->bias)) {
-		/* no DWARF: the symbol tables may still serve (srcline_symbol) */
+		/* no DWARF: the symbol tables may still serve (mlt_srcline_symbol) */
 		if (!f->mod || !dwfl_module_getelf(f->mod, &f->bias)) {
 			dwfl_end(f->dwfl);
 			f->dwfl = NULL;
@@ -259,8 +259,8 @@ static const char *absolute(struct srcline_cache *c, Dwarf_Die *cu, const char *
 	return full;
 }
 
-int srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,
-		   struct srcline_frame *out, int max)
+int mlt_srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,
+		       struct srcline_frame *out, int max)
 {
 	struct srcline_file *f = c ? file_for(c, path) : NULL;
 	Dwarf_Addr pc, cubias;
@@ -320,8 +320,8 @@ int srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,
 	return n;
 }
 
-int srcline_symbol(struct srcline_cache *c, const char *path, uint64_t vaddr, const char **name,
-		   uint64_t *start)
+int mlt_srcline_symbol(struct srcline_cache *c, const char *path, uint64_t vaddr, const char **name,
+		       uint64_t *start)
 {
 	struct srcline_file *f = c ? file_for(c, path) : NULL;
 	GElf_Off off = 0;
@@ -342,26 +342,26 @@ struct srcline_cache {
 	int unused;
 };
 
-struct srcline_cache *srcline_new(const char *debug_dir)
+struct srcline_cache *mlt_srcline_new(const char *debug_dir)
 {
 	(void)debug_dir;
 	return calloc(1, sizeof(struct srcline_cache));
 }
 
-void srcline_free(struct srcline_cache *c)
+void mlt_srcline_free(struct srcline_cache *c)
 {
 	free(c);
 }
 
-int srcline_symbol(struct srcline_cache *c, const char *path, uint64_t vaddr, const char **name,
-		   uint64_t *start)
+int mlt_srcline_symbol(struct srcline_cache *c, const char *path, uint64_t vaddr, const char **name,
+		       uint64_t *start)
 {
 	(void)c, (void)path, (void)vaddr, (void)name, (void)start;
 	return -ENOENT;
 }
 
-int srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,
-		   struct srcline_frame *out, int max)
+int mlt_srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,
+		       struct srcline_frame *out, int max)
 {
 	(void)c;
 	(void)path;

@@ -32,22 +32,22 @@ struct srcline_cache; /* one loaded file per path */
  * @debug_dir: a directory searched for debug files before /usr/lib/debug,
  * or NULL. Kept by pointer: it must outlive the cache.
  */
-struct srcline_cache *srcline_new(const char *debug_dir);
-void srcline_free(struct srcline_cache *c);
+struct srcline_cache *mlt_srcline_new(const char *debug_dir);
+void mlt_srcline_free(struct srcline_cache *c);
 /*
  * The frames at @vaddr (an address as the ELF file @path numbers its code),
  * innermost (inlined) first, the function it is in last; at most @max.
  * Returns how many, 0 when @path has no line information for it. The
- * strings belong to @c until srcline_free().
+ * strings belong to @c until mlt_srcline_free().
  */
-int srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,
-		   struct srcline_frame *out, int max);
+int mlt_srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr,
+		       struct srcline_frame *out, int max);
 /*
  * The symbol containing @vaddr from the symbol tables libdwfl reads (the
  * file's and its debug file's: a stripped file's local functions): 0 and
  * @name (owned by @c), @start; -ENOENT.
  */
-int srcline_symbol(struct srcline_cache *c, const char *path, uint64_t vaddr, const char **name,
-		   uint64_t *start);
+int mlt_srcline_symbol(struct srcline_cache *c, const char *path, uint64_t vaddr, const char **name,
+		       uint64_t *start);
 
 #endif

@@ -7,13 +7,13 @@
 
 #include "stackstore.h"
 
-void stackstore_init(struct stackstore *s, size_t max_stacks)
+void mlt_stackstore_init(struct stackstore *s, size_t max_stacks)
 {
 	memset(s, 0, sizeof(*s));
 	s->max_stacks = max_stacks;
 }
 
-void stackstore_free(struct stackstore *s)
+void mlt_stackstore_free(struct stackstore *s)
 {
 	free(s->ips);
 	free(s->stacks);
@@ -90,7 +90,7 @@ static int reserve(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-int stackstore_intern(struct stackstore *s, const uint64_t *ips, uint32_t n)
+int mlt_stackstore_intern(struct stackstore *s, const uint64_t *ips, uint32_t n)
 {
 	uint64_t h = stack_hash(ips, n);
 	size_t i;
@@ -114,7 +114,7 @@ int stackstore_intern(struct stackstore *s, const uint64_t *ips, uint32_t n)
 	return (int)s->nstacks++;
 }
 
-uint32_t stackstore_get(const struct stackstore *s, uint32_t id, const uint64_t **ips)
+uint32_t mlt_stackstore_get(const struct stackstore *s, uint32_t id, const uint64_t **ips)
 {
 	if (id >= s->nstacks) {
 		*ips = NULL;
@@ -169,7 +169,7 @@ static int binds_rebuild(struct stackstore *s, size_t cap, bool filter, const ui
 	return 0;
 }
 
-int stackstore_bind(struct stackstore *s, uint64_t seq, uint32_t id)
+int mlt_stackstore_bind(struct stackstore *s, uint64_t seq, uint32_t id)
 {
 	struct ss_bind *slot;
 
@@ -185,7 +185,7 @@ int stackstore_bind(struct stackstore *s, uint64_t seq, uint32_t id)
 	return 0;
 }
 
-int stackstore_lookup(const struct stackstore *s, uint64_t seq)
+int mlt_stackstore_lookup(const struct stackstore *s, uint64_t seq)
 {
 	const struct ss_bind *slot;
 
@@ -195,7 +195,7 @@ int stackstore_lookup(const struct stackstore *s, uint64_t seq)
 	return slot->key ? (int)slot->id : -1;
 }
 
-int stackstore_keep(struct stackstore *s, const uint64_t *live, size_t n)
+int mlt_stackstore_keep(struct stackstore *s, const uint64_t *live, size_t n)
 {
 	size_t cap = 4096;
 

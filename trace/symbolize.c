@@ -5,14 +5,14 @@
 
 #include "symbolize.h"
 
-void symbolizer_init(struct symbolizer *s, pid_t pid)
+void mlt_symbolizer_init(struct symbolizer *s, pid_t pid)
 {
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	ml_vma_set_init(&s->maps);
 }
 
-void symbolizer_refresh(struct symbolizer *s)
+void mlt_symbolizer_refresh(struct symbolizer *s)
 {
 	struct vma_set fresh;
 
@@ -43,9 +43,9 @@ static struct sym_file *file_syms(struct symbolizer *s, const char *path)
 	f->path = strdup(path);
 	/* the process's own view of the file first (mount namespaces) */
 	snprintf(proc_path, sizeof(proc_path), "/proc/%d/root%s", (int)s->pid, path);
-	if (!elf_syms_load(proc_path, &f->syms, NULL))
+	if (!mlt_elf_syms_load(proc_path, &f->syms, NULL))
 		f->open_path = strdup(proc_path);
-	else if (!elf_syms_load(path, &f->syms, NULL))
+	else if (!mlt_elf_syms_load(path, &f->syms, NULL))
 		f->open_path = strdup(path);
 	f->loaded = f->open_path ? 1 : -1;
 	return f->loaded > 0 ? f : NULL;
@@ -54,11 +54,11 @@ static struct sym_file *file_syms(struct symbolizer *s, const char *path)
 static struct srcline_cache *lines(struct symbolizer *s)
 {
 	if (!s->lines)
-		s->lines = srcline_new(s->debug_dir);
+		s->lines = mlt_srcline_new(s->debug_dir);
 	return s->lines;
 }
 
-void symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out)
+void mlt_symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out)
 {
 	const struct elf_sym *sym;
 	struct sym_file *f;
@@ -74,15 +74,15 @@ void symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out)
 	if (!f)
 		return;
 	out->open_path = f->open_path;
-	if (elf_off_to_vaddr(&f->syms, addr - out->vma->start + out->vma->offset, &out->vaddr))
+	if (mlt_elf_off_to_vaddr(&f->syms, addr - out->vma->start + out->vma->offset, &out->vaddr))
 		return;
 	out->have_vaddr = true;
-	sym = elf_syms_at(&f->syms, out->vaddr);
+	sym = mlt_elf_syms_at(&f->syms, out->vaddr);
 	if (sym) {
 		out->sym = sym->name;
 		out->sym_vaddr = sym->vaddr;
-	} else if (lines(s) && !srcline_symbol(s->lines, f->open_path, out->vaddr, &out->sym,
-					       &out->sym_vaddr)) {
+	} else if (lines(s) && !mlt_srcline_symbol(s->lines, f->open_path, out->vaddr, &out->sym,
+						   &out->sym_vaddr)) {
 		/* a local function of a stripped file, from its debug file */
 	}
 }
@@ -94,12 +94,12 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-void symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len)
+void mlt_symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len)
 {
 	struct sym_info si;
 	const char *base;
 
-	symbolizer_info(s, addr, &si);
+	mlt_symbolizer_info(s, addr, &si);
 	if (!si.vma) {
 		snprintf(out, len, "0x%llx", (unsigned long long)addr);
 		return;
@@ -113,7 +113,7 @@ void symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len)
 		 base);
 }
 
-int symbolize_frames(struct symbolizer *s, uint64_t ip, struct sym_frame *out, int max)
+int mlt_symbolize_frames(struct symbolizer *s, uint64_t ip, struct sym_frame *out, int max)
 {
 	struct srcline_frame fr[SRCLINE_MAX_INLINE];
 	struct sym_info call, at;
@@ -121,16 +121,16 @@ int symbolize_frames(struct symbolizer *s, uint64_t ip, struct sym_frame *out, i
 
 	memset(out, 0, sizeof(*out) * (size_t)max);
 	out[0].addr = ip;
-	/* the function and offset of ip itself, as symbolize() names them */
-	symbolizer_info(s, ip, &at);
+	/* the function and offset of ip itself, as mlt_symbolize() names them */
+	mlt_symbolizer_info(s, ip, &at);
 	if (!at.vma)
 		return 1;
 	out[0].object = at.path;
 	/* its source line and inlined functions: those of the call at ip - 1 */
-	symbolizer_info(s, ip - 1, &call);
+	mlt_symbolizer_info(s, ip - 1, &call);
 	if (call.vma == at.vma && call.open_path && call.have_vaddr && lines(s))
-		nf = srcline_lookup(s->lines, call.open_path, call.vaddr, fr,
-				    max < SRCLINE_MAX_INLINE ? max : SRCLINE_MAX_INLINE);
+		nf = mlt_srcline_lookup(s->lines, call.open_path, call.vaddr, fr,
+					max < SRCLINE_MAX_INLINE ? max : SRCLINE_MAX_INLINE);
 	n = nf ? nf : 1;
 	for (int k = 0; k < n; k++) {
 		struct sym_frame *f = &out[k];
@@ -151,7 +151,7 @@ int symbolize_frames(struct symbolizer *s, uint64_t ip, struct sym_frame *out, i
 	return n;
 }
 
-void sym_frame_text(const struct sym_frame *f, char *out, size_t len)
+void mlt_sym_frame_text(const struct sym_frame *f, char *out, size_t len)
 {
 	const char *base = f->object ? base_name(f->object) : NULL;
 	size_t n;
@@ -171,22 +171,22 @@ void sym_frame_text(const struct sym_frame *f, char *out, size_t len)
 		snprintf(out + n, len - n, " at %s:%d", base_name(f->file), f->line);
 }
 
-bool symbolizer_is_code(struct symbolizer *s, uint64_t addr)
+bool mlt_symbolizer_is_code(struct symbolizer *s, uint64_t addr)
 {
 	long i = s->have_maps ? ml_vma_find(&s->maps, addr) : -1;
 
 	return i >= 0 && s->maps.v[i].perms[2] == 'x';
 }
 
-void symbolizer_free(struct symbolizer *s)
+void mlt_symbolizer_free(struct symbolizer *s)
 {
 	for (size_t i = 0; i < s->nfiles; i++) {
 		free(s->files[i].path);
 		free(s->files[i].open_path);
-		elf_syms_free(&s->files[i].syms);
+		mlt_elf_syms_free(&s->files[i].syms);
 	}
 	free(s->files);
-	srcline_free(s->lines);
+	mlt_srcline_free(s->lines);
 	ml_vma_set_free(&s->maps);
 	memset(s, 0, sizeof(*s));
 }

@@ -33,11 +33,11 @@ struct symbolizer {
 	struct srcline_cache *lines; /* made at the first lookup */
 };
 
-void symbolizer_init(struct symbolizer *s, pid_t pid);
+void mlt_symbolizer_init(struct symbolizer *s, pid_t pid);
 /* Re-read the process's maps; keeps the previous snapshot once it has exited. */
-void symbolizer_refresh(struct symbolizer *s);
+void mlt_symbolizer_refresh(struct symbolizer *s);
 /* Always writes something: "main+0x1d (leaky)", "0x7f12... (libfoo.so)", "0x1234". */
-void symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len);
+void mlt_symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len);
 /* What is known of one address, for formats that want the parts. */
 struct sym_info {
 	const struct vma *vma; /* its mapping; NULL: in none */
@@ -48,7 +48,7 @@ struct sym_info {
 	const char *sym; /* the symbol containing it, or NULL */
 	uint64_t sym_vaddr;
 };
-void symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out);
+void mlt_symbolizer_info(struct symbolizer *s, uint64_t addr, struct sym_info *out);
 
 /*
  * One frame of a call stack: the function a return address is in, and
@@ -68,17 +68,17 @@ struct sym_frame {
 /*
  * The frames of return address @ip (its call is at ip - 1), innermost
  * first, at most @max (>= 1): always at least one. The strings belong to
- * @s until symbolizer_free().
+ * @s until mlt_symbolizer_free().
  */
-int symbolize_frames(struct symbolizer *s, uint64_t ip, struct sym_frame *out, int max);
+int mlt_symbolize_frames(struct symbolizer *s, uint64_t ip, struct sym_frame *out, int max);
 /*
  * A frame as text: "main+0x1d (leaky) at leaky.c:42",
  * "fill [inlined] (leaky) at leaky.c:17", "0x7f12... (libfoo.so)".
  */
-void sym_frame_text(const struct sym_frame *f, char *out, size_t len);
+void mlt_sym_frame_text(const struct sym_frame *f, char *out, size_t len);
 
 /* @addr is in an executable mapping (a plausible return address). */
-bool symbolizer_is_code(struct symbolizer *s, uint64_t addr);
-void symbolizer_free(struct symbolizer *s);
+bool mlt_symbolizer_is_code(struct symbolizer *s, uint64_t addr);
+void mlt_symbolizer_free(struct symbolizer *s);
 
 #endif

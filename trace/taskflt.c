@@ -25,7 +25,7 @@ static int read_one(pid_t pid, pid_t tid, struct taskflt *t)
 	return 0;
 }
 
-int taskflt_read(pid_t pid, struct taskflt_set *s)
+int mlt_taskflt_read(pid_t pid, struct taskflt_set *s)
 {
 	char path[64];
 	struct dirent *d;
@@ -48,7 +48,7 @@ int taskflt_read(pid_t pid, struct taskflt_set *s)
 
 			if (!v) {
 				closedir(dir);
-				taskflt_free(s);
+				mlt_taskflt_free(s);
 				return -ENOMEM;
 			}
 			s->v = v;
@@ -61,14 +61,14 @@ int taskflt_read(pid_t pid, struct taskflt_set *s)
 	return s->n ? 0 : -ESRCH;
 }
 
-void taskflt_free(struct taskflt_set *s)
+void mlt_taskflt_free(struct taskflt_set *s)
 {
 	free(s->v);
 	s->v = NULL;
 	s->n = 0;
 }
 
-const struct taskflt *taskflt_find(const struct taskflt_set *s, pid_t tid)
+const struct taskflt *mlt_taskflt_find(const struct taskflt_set *s, pid_t tid)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->v[i].tid == tid)

@@ -24,8 +24,8 @@ struct taskflt_set {
 };
 
 /* Every thread of @pid now; -errno (-ESRCH: no such process). */
-int taskflt_read(pid_t pid, struct taskflt_set *s);
-void taskflt_free(struct taskflt_set *s);
-const struct taskflt *taskflt_find(const struct taskflt_set *s, pid_t tid);
+int mlt_taskflt_read(pid_t pid, struct taskflt_set *s);
+void mlt_taskflt_free(struct taskflt_set *s);
+const struct taskflt *mlt_taskflt_find(const struct taskflt_set *s, pid_t tid);
 
 #endif

@@ -54,14 +54,14 @@ static int link_create(int prog_fd, __u32 attach_type, const char *path, const u
 	return fd < 0 ? -errno : (int)fd;
 }
 
-int umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
-		  unsigned int cnt, bool ret, pid_t pid)
+int mlt_umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
+		      unsigned int cnt, bool ret, pid_t pid)
 {
 	return link_create(prog_fd, UMULTI_ATTACH_TYPE, path, offs, cookies, cnt, ret, pid);
 }
 
-int umulti_attach_session(int prog_fd, const char *path, const uint64_t *offs,
-			  const uint64_t *cookies, unsigned int cnt, pid_t pid)
+int mlt_umulti_attach_session(int prog_fd, const char *path, const uint64_t *offs,
+			      const uint64_t *cookies, unsigned int cnt, pid_t pid)
 {
 	return link_create(prog_fd, UMULTI_SESSION_ATTACH_TYPE, path, offs, cookies, cnt, false,
 			   pid);

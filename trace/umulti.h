@@ -23,14 +23,14 @@
  * process); @ret: return probes. Returns the link's fd (close it to
  * detach) or -errno.
  */
-int umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
-		  unsigned int cnt, bool ret, pid_t pid);
+int mlt_umulti_attach(int prog_fd, const char *path, const uint64_t *offs, const uint64_t *cookies,
+		      unsigned int cnt, bool ret, pid_t pid);
 
 /*
  * The same as a uprobe session: the program runs at each entry, and at its
  * return when the entry returned 0 (the program tells which by its ip).
  */
-int umulti_attach_session(int prog_fd, const char *path, const uint64_t *offs,
-			  const uint64_t *cookies, unsigned int cnt, pid_t pid);
+int mlt_umulti_attach_session(int prog_fd, const char *path, const uint64_t *offs,
+			      const uint64_t *cookies, unsigned int cnt, pid_t pid);
 
 #endif

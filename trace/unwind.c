@@ -19,7 +19,13 @@
 
 #include "unwind.h"
 
-bool unwind_copy_read(const struct unwind_input *in, uint64_t addr, uint64_t *out)
+/*
+ * The 64-bit word at @addr from the copy in @in: false when it is not
+ * wholly inside [regs[UNWIND_SP], regs[UNWIND_SP] + size). (Unused without
+ * libdw but by tests/unit/test_unwind.c, which includes this file.)
+ */
+static __attribute__((unused)) bool unwind_copy_read(const struct unwind_input *in, uint64_t addr,
+						     uint64_t *out)
 {
 	uint64_t sp = in->regs[UNWIND_SP];
 
@@ -30,7 +36,12 @@ bool unwind_copy_read(const struct unwind_input *in, uint64_t addr, uint64_t *ou
 	return true;
 }
 
-int unwind_dwarf_regno(enum unwind_reg r)
+/*
+ * The x86-64 DWARF register numbers of the copied registers (rbx 3, rbp 6,
+ * rsp 7, r12-r15 12-15; the pc is apart): @dwarf[i] for enum unwind_reg i,
+ * -1 for UNWIND_IP. (Unused without libdw, as unwind_copy_read().)
+ */
+static __attribute__((unused)) int unwind_dwarf_regno(enum unwind_reg r)
 {
 	static const int x86_64[UNWIND_NR_REGS] = {
 		[UNWIND_IP] = -1,  [UNWIND_SP] = 7,   [UNWIND_BP] = 6,	 [UNWIND_BX] = 3,
@@ -40,7 +51,7 @@ int unwind_dwarf_regno(enum unwind_reg r)
 	return (unsigned)r < UNWIND_NR_REGS ? x86_64[r] : -1;
 }
 
-const char *unwind_end_name(enum unwind_end e)
+const char *mlt_unwind_end_name(enum unwind_end e)
 {
 	static const char *const names[UNWIND_NR_ENDS] = {
 		[UNWIND_COMPLETE] = "complete",
@@ -98,7 +109,7 @@ static const Dwfl_Callbacks proc_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
-bool unwind_supported(void)
+bool mlt_unwind_supported(void)
 {
 	return true;
 }
@@ -203,7 +214,7 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 	.set_initial_registers = set_initial_registers,
 };
 
-struct unwinder *unwinder_new(pid_t pid)
+struct unwinder *mlt_unwinder_new(pid_t pid)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 	char path[64];
@@ -225,7 +236,7 @@ struct unwinder *unwinder_new(pid_t pid)
 	return u;
 }
 
-void unwinder_free(struct unwinder *u)
+void mlt_unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
@@ -421,8 +432,8 @@ static enum unwind_end walk(struct unwinder *u)
 	return u->out_of_copy ? UNWIND_OUT_OF_COPY : UNWIND_NO_CFI;
 }
 
-int unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ips, int max,
-		 enum unwind_end *end)
+int mlt_unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ips, int max,
+		     enum unwind_end *end)
 {
 	bool late = now_ns() - u->reported_ns >= REPORT_EVERY_NS;
 
@@ -457,38 +468,38 @@ int unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ip
 	return u->n;
 }
 
-void unwinder_set_slow(struct unwinder *u, bool slow)
+void mlt_unwinder_set_slow(struct unwinder *u, bool slow)
 {
 	u->slow_only = slow;
 }
 
 #else /* no libdw: nothing unwinds */
 
-bool unwind_supported(void)
+bool mlt_unwind_supported(void)
 {
 	return false;
 }
 
-struct unwinder *unwinder_new(pid_t pid)
+struct unwinder *mlt_unwinder_new(pid_t pid)
 {
 	(void)pid;
 	errno = ENOSYS;
 	return NULL;
 }
 
-void unwinder_free(struct unwinder *u)
+void mlt_unwinder_free(struct unwinder *u)
 {
 	(void)u;
 }
 
-void unwinder_set_slow(struct unwinder *u, bool slow)
+void mlt_unwinder_set_slow(struct unwinder *u, bool slow)
 {
 	(void)u;
 	(void)slow;
 }
 
-int unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ips, int max,
-		 enum unwind_end *end)
+int mlt_unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ips, int max,
+		     enum unwind_end *end)
 {
 	(void)u;
 	(void)in;

@@ -46,30 +46,17 @@ enum unwind_end {
 	UNWIND_NR_ENDS,
 };
 
-/*
- * The 64-bit word at @addr from the copy in @in: false when it is not
- * wholly inside [regs[UNWIND_SP], regs[UNWIND_SP] + size).
- */
-bool unwind_copy_read(const struct unwind_input *in, uint64_t addr, uint64_t *out);
-
-/*
- * The x86-64 DWARF register numbers of the copied registers (rbx 3, rbp 6,
- * rsp 7, r12-r15 12-15; the pc is apart): @dwarf[i] for enum unwind_reg i,
- * -1 for UNWIND_IP.
- */
-int unwind_dwarf_regno(enum unwind_reg r);
-
 /* A short name of an end, for reports: "complete", "cut", "out_of_copy", "no_cfi". */
-const char *unwind_end_name(enum unwind_end e);
+const char *mlt_unwind_end_name(enum unwind_end e);
 
 /* libdw is there: unwinding is possible at all */
-bool unwind_supported(void);
+bool mlt_unwind_supported(void);
 
 struct unwinder;
 
 /* An unwinder of process @pid (its ELF files found from /proc/PID/maps); NULL, errno set. */
-struct unwinder *unwinder_new(pid_t pid);
-void unwinder_free(struct unwinder *u);
+struct unwinder *mlt_unwinder_new(pid_t pid);
+void mlt_unwinder_free(struct unwinder *u);
 /*
  * Frames whose call frame information is of the simple kind (the CFA rsp
  * or rbp plus a constant, the return address at CFA - 8, rbp unchanged or
@@ -77,14 +64,14 @@ void unwinder_free(struct unwinder *u);
  * libdwfl's frame states; a stack with any other frame is unwound by
  * libdwfl whole. @slow: always by libdwfl (for tests comparing the two).
  */
-void unwinder_set_slow(struct unwinder *u, bool slow);
+void mlt_unwinder_set_slow(struct unwinder *u, bool slow);
 
 /*
  * Unwind @in: its return addresses, innermost first (the first is
  * regs[UNWIND_IP]), at most @max into @ips. Returns how many (0: none,
  * the pc is in no known file), and how it ended in *@end.
  */
-int unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ips, int max,
-		 enum unwind_end *end);
+int mlt_unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ips, int max,
+		     enum unwind_end *end);
 
 #endif

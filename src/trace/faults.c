@@ -412,7 +412,7 @@ static int cmd_faults(int argc, char **argv)
 		return e;
 	trace_libbpf_quiet(o.verbose);
 	trace_say_pidns("faults", o.verbose);
-	e = trace_preflight(&err);
+	e = mlt_trace_preflight(&err);
 	if (!e && o.cmd)
 		e = trace_target_spawn(&t, o.cmd, &err);
 	else if (!e && o.pid)

@@ -308,7 +308,7 @@ static const struct {
 _Static_assert(NO_STACK_WHYS == ML_LEAKS_NR_NO_STACK, "the reasons for no stack");
 
 struct sym_stack {
-	char *text; /* one symbolize() line per address */
+	char *text; /* one mlt_symbolize() line per address */
 	uint64_t ips[STACK_MAX]; /* the addresses of those lines */
 	int nips;
 	uint64_t count, bytes;
@@ -332,9 +332,9 @@ static void stack_text(struct leaks_run *r, int64_t id, struct sym_stack *st)
 	out[0] = 0;
 	st->nips = 0;
 	for (int f = 0; f < n; f++) {
-		if (f && !symbolizer_is_code(&r->sym, ips[f]))
+		if (f && !mlt_symbolizer_is_code(&r->sym, ips[f]))
 			break;
-		symbolize(&r->sym, ips[f], buf, sizeof(buf));
+		mlt_symbolize(&r->sym, ips[f], buf, sizeof(buf));
 		if (used + strlen(buf) + 2 >= len)
 			break;
 		used += (size_t)snprintf(out + used, len - used, "%s%s", used ? "\n" : "", buf);
@@ -357,7 +357,7 @@ static int stack_frames(struct leaks_run *r, const struct sym_stack *st, struct 
 	int n = 0;
 
 	for (int i = 0; i < st->nips; i++)
-		n += symbolize_frames(&r->sym, st->ips[i], fr + n, SRCLINE_MAX_INLINE);
+		n += mlt_symbolize_frames(&r->sym, st->ips[i], fr + n, SRCLINE_MAX_INLINE);
 	return n;
 }
 
@@ -392,7 +392,7 @@ static void print_frames(struct leaks_run *r, const struct sym_stack *st)
 	if (!n)
 		printf("    [stack not recorded]\n");
 	for (int i = 0; i < n; i++) {
-		sym_frame_text(&fr[i], buf, sizeof(buf));
+		mlt_sym_frame_text(&fr[i], buf, sizeof(buf));
 		printf("    %s\n", buf);
 	}
 }
@@ -780,9 +780,9 @@ static void stacks_lines(FILE *f, struct leaks_run *r, const struct ml_leaks_out
 
 		a[0] = b[0] = 0;
 		if (nf > 0)
-			sym_frame_text(&fr[0], a, sizeof(a));
+			mlt_sym_frame_text(&fr[0], a, sizeof(a));
 		if (nf > 1)
-			sym_frame_text(&fr[1], b, sizeof(b));
+			mlt_sym_frame_text(&fr[1], b, sizeof(b));
 		snprintf(line, sizeof(line), "%8llu %8s: %s%s%s",
 			 (unsigned long long)est(v[i].est_count),
 			 ml_fmt_bytes(est(v[i].est_bytes), b1, sizeof(b1)),
@@ -1022,7 +1022,7 @@ static int write_folded(struct leaks_run *r, const struct ml_leaks_outstanding *
 			/* the function only: no offset, line, or inlined mark */
 			name.have_off = name.inlined = false;
 			name.file = NULL;
-			sym_frame_text(&name, buf, sizeof(buf));
+			mlt_sym_frame_text(&name, buf, sizeof(buf));
 			for (char *c = buf; *c; c++)
 				if (*c == ';')
 					*c = ':';
@@ -1046,7 +1046,7 @@ static int write_pprof(struct leaks_run *r, const struct ml_leaks_outstanding *t
 	static const struct pprof_type types[] = { { "inuse_objects", "count" },
 						   { "inuse_space", "bytes" } };
 	struct ml_err err = { 0 };
-	struct pprof *p = pprof_new(&r->sym, types, 2, &err);
+	struct pprof *p = mlt_pprof_new(&r->sym, types, 2, &err);
 	char comment[4400];
 	int e = p ? 0 : -err.code;
 
@@ -1054,7 +1054,8 @@ static int write_pprof(struct leaks_run *r, const struct ml_leaks_outstanding *t
 		uint64_t u[STACK_MAX];
 		double v[2] = { t->stacks[i].est_count, t->stacks[i].est_bytes };
 
-		e = pprof_add(p, u, ml_leaks_tracer_stack(r->tr, t->stacks[i].id, u, STACK_MAX), v);
+		e = mlt_pprof_add(p, u, ml_leaks_tracer_stack(r->tr, t->stacks[i].id, u, STACK_MAX),
+				  v);
 	}
 	if (p && !e) {
 		char rate[96] = "";
@@ -1068,15 +1069,15 @@ static int write_pprof(struct leaks_run *r, const struct ml_leaks_outstanding *t
 			 "memlens leaks: blocks still allocated by pid %d when tracing ended "
 			 "(allocator %s)%s",
 			 (int)r->sym.pid, alloc_shown(&r->alloc), rate);
-		pprof_comment(p, comment);
+		mlt_pprof_comment(p, comment);
 		if (r->o->sample) /* as Go's heap profiles: one sample per period of bytes */
-			pprof_period(p, &(struct pprof_type){ "space", "bytes" },
-				     (int64_t)r->o->sample);
-		pprof_times(p, (int64_t)r->start_wall_ns,
-			    (int64_t)(ml_mono_ns() - r->start_mono_ns));
-		e = pprof_write(p, f);
+			mlt_pprof_period(p, &(struct pprof_type){ "space", "bytes" },
+					 (int64_t)r->o->sample);
+		mlt_pprof_times(p, (int64_t)r->start_wall_ns,
+				(int64_t)(ml_mono_ns() - r->start_mono_ns));
+		e = mlt_pprof_write(p, f);
 	}
-	pprof_free(p);
+	mlt_pprof_free(p);
 	if (fclose(f) && !e)
 		e = -errno;
 	return e;
@@ -1129,13 +1130,14 @@ static void on_tick(void *arg, double elapsed_s, bool last)
 {
 	struct leaks_run *r = arg;
 
-	symbolizer_refresh(&r->sym);
+	mlt_symbolizer_refresh(&r->sym);
 	report(r, &(struct report_at){ elapsed_s, last });
 }
 
 static void on_idle(void *arg)
 {
-	symbolizer_refresh(&((struct leaks_run *)arg)->sym); /* maps of a process that may exit */
+	mlt_symbolizer_refresh(
+		&((struct leaks_run *)arg)->sym); /* maps of a process that may exit */
 }
 
 static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, struct trace_target *t)
@@ -1195,7 +1197,7 @@ static int cmd_leaks(int argc, char **argv)
 			  strerror(errno));
 		return errno == EACCES || errno == EPERM ? EXIT_PERM : EXIT_FAIL;
 	}
-	if (o.stacks == STACKS_DWARF && !unwind_supported()) {
+	if (o.stacks == STACKS_DWARF && !mlt_unwind_supported()) {
 		cli_error("leaks",
 			  "--stacks dwarf: this memlens was built without elfutils' libdw "
 			  "(install libdw-dev, then rebuild)%s",
@@ -1207,7 +1209,7 @@ static int cmd_leaks(int argc, char **argv)
 		);
 		return EXIT_FAIL;
 	}
-	if (o.pprof && !pprof_supported()) {
+	if (o.pprof && !mlt_pprof_supported()) {
 		cli_error("leaks", "--pprof: this memlens was built without protobuf-c (install "
 				   "libprotobuf-c-dev and protobuf-c-compiler, then rebuild)");
 		return EXIT_FAIL;
@@ -1219,7 +1221,7 @@ static int cmd_leaks(int argc, char **argv)
 	}
 	trace_libbpf_quiet(o.verbose);
 	trace_say_pidns("leaks", o.verbose);
-	e = trace_preflight(&err);
+	e = mlt_trace_preflight(&err);
 	if (!e)
 		e = o.cmd ? trace_target_spawn(&t, o.cmd, &err)
 			  : trace_target_attach(&t, o.pid, &err);
@@ -1238,9 +1240,9 @@ static int cmd_leaks(int argc, char **argv)
 		ml_leaks_tracer_allocator(r.tr, &r.alloc);
 	if (e)
 		goto out;
-	symbolizer_init(&r.sym, t.pid);
+	mlt_symbolizer_init(&r.sym, t.pid);
 	r.sym.debug_dir = o.debug_dir;
-	symbolizer_refresh(&r.sym);
+	mlt_symbolizer_refresh(&r.sym);
 	trace_output_switch(); /* after the spawn: CMD keeps our stdout */
 	e = trace_target_release(&t, &err);
 	if (e)
@@ -1259,7 +1261,7 @@ static int cmd_leaks(int argc, char **argv)
 		r.start_mono_ns = ml_mono_ns();
 	}
 	run_until_done(&r, &o, &t);
-	symbolizer_refresh(&r.sym);
+	mlt_symbolizer_refresh(&r.sym);
 	ml_leaks_tracer_detach(r.tr); /* the table is read once nothing changes it any more */
 	report(&r, &(struct report_at){ -1, true });
 out:
@@ -1271,7 +1273,7 @@ out:
 	if (r.pprof)
 		fclose(r.pprof);
 	ml_leaks_tracer_close(r.tr);
-	symbolizer_free(&r.sym);
+	mlt_symbolizer_free(&r.sym);
 	trace_target_close(&t, true);
 	return e ? e : r.write_failed ? EXIT_FAIL : EXIT_OK;
 }

@@ -38,14 +38,14 @@ static int libbpf_print(int level, const char *fmt, va_list ap)
 void trace_libbpf_quiet(int verbose)
 {
 	libbpf_verbose = verbose;
-	trace_libbpf_log(libbpf_print);
+	mlt_trace_libbpf_log(libbpf_print);
 }
 
 void trace_say_pidns(const char *cmd, int verbose)
 {
 	__u64 dev, ino;
 
-	if (verbose && trace_pidns(&dev, &ino))
+	if (verbose && mlt_trace_pidns(&dev, &ino))
 		fprintf(stderr,
 			"memlens %s: in PID namespace %llu (not the initial one): pids are "
 			"matched and reported as seen here\n",

@@ -68,7 +68,7 @@ plant trace_lib_folder trace/oom.c '#include "memlens/profiler.h"' \
 plant lib_includes_trace lib/common/err.c '#include "../../trace/bpfutil.h"' \
 	'includes trace/bpfutil.h' 'lib/ may include only itself, not trace/'
 # a weak symbol: a dependency no include shows
-plant weak_symbol common/opts.c 'void trace_probe_features(void *l) __attribute__((weak));' \
+plant weak_symbol common/opts.c 'void mlt_trace_probe_features(void *l) __attribute__((weak));' \
 	'a weak symbol'
 
 # a public header or a lib folder the tables do not name

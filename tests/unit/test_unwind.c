@@ -43,8 +43,8 @@ static void test_dwarf_regnos(void)
 	CHECK_EQ(unwind_dwarf_regno(UNWIND_R12), 12);
 	CHECK_EQ(unwind_dwarf_regno(UNWIND_R15), 15);
 	CHECK_EQ(unwind_dwarf_regno(UNWIND_NR_REGS), -1);
-	CHECK(!strcmp(unwind_end_name(UNWIND_OUT_OF_COPY), "out_of_copy"));
-	CHECK(!strcmp(unwind_end_name(UNWIND_NR_ENDS), "?"));
+	CHECK(!strcmp(mlt_unwind_end_name(UNWIND_OUT_OF_COPY), "out_of_copy"));
+	CHECK(!strcmp(mlt_unwind_end_name(UNWIND_NR_ENDS), "?"));
 }
 
 static void test_store_interns_once(void)
@@ -53,17 +53,17 @@ static void test_store_interns_once(void)
 	const uint64_t *got;
 	struct stackstore s;
 
-	stackstore_init(&s, 3);
-	CHECK_EQ(stackstore_intern(&s, a, 3), 0);
-	CHECK_EQ(stackstore_intern(&s, b, 3), 1);
-	CHECK_EQ(stackstore_intern(&s, a, 3), 0);
-	CHECK_EQ(stackstore_intern(&s, a, 2), 2); /* a prefix is another stack */
-	CHECK_EQ(stackstore_intern(&s, c, 2), -ENOSPC);
-	CHECK_EQ(stackstore_intern(&s, b, 3), 1); /* known ones still found when full */
-	CHECK_EQ(stackstore_get(&s, 1, &got), 3);
+	mlt_stackstore_init(&s, 3);
+	CHECK_EQ(mlt_stackstore_intern(&s, a, 3), 0);
+	CHECK_EQ(mlt_stackstore_intern(&s, b, 3), 1);
+	CHECK_EQ(mlt_stackstore_intern(&s, a, 3), 0);
+	CHECK_EQ(mlt_stackstore_intern(&s, a, 2), 2); /* a prefix is another stack */
+	CHECK_EQ(mlt_stackstore_intern(&s, c, 2), -ENOSPC);
+	CHECK_EQ(mlt_stackstore_intern(&s, b, 3), 1); /* known ones still found when full */
+	CHECK_EQ(mlt_stackstore_get(&s, 1, &got), 3);
 	CHECK(!memcmp(got, b, sizeof(b)));
-	CHECK_EQ(stackstore_get(&s, 3, &got), 0);
-	stackstore_free(&s);
+	CHECK_EQ(mlt_stackstore_get(&s, 3, &got), 0);
+	mlt_stackstore_free(&s);
 }
 
 /* many stacks: the index grows, every one is still found under its id */
@@ -72,19 +72,19 @@ static void test_store_grows(void)
 	struct stackstore s;
 	uint64_t v[2];
 
-	stackstore_init(&s, 0);
+	mlt_stackstore_init(&s, 0);
 	for (uint64_t i = 0; i < 20000; i++) {
 		v[0] = i;
 		v[1] = i * 7;
-		CHECK_EQ(stackstore_intern(&s, v, 2), (int)i);
+		CHECK_EQ(mlt_stackstore_intern(&s, v, 2), (int)i);
 	}
 	for (uint64_t i = 0; i < 20000; i += 97) {
 		v[0] = i;
 		v[1] = i * 7;
-		CHECK_EQ(stackstore_intern(&s, v, 2), (int)i);
+		CHECK_EQ(mlt_stackstore_intern(&s, v, 2), (int)i);
 	}
 	CHECK_EQ(s.nstacks, 20000);
-	stackstore_free(&s);
+	mlt_stackstore_free(&s);
 }
 
 static void test_bindings_kept_and_dropped(void)
@@ -92,23 +92,23 @@ static void test_bindings_kept_and_dropped(void)
 	uint64_t live[] = { 3, 5000, 99999 }, st = 42;
 	struct stackstore s;
 
-	stackstore_init(&s, 0);
-	CHECK_EQ(stackstore_intern(&s, &st, 1), 0);
-	CHECK_EQ(stackstore_lookup(&s, 3), -1);
+	mlt_stackstore_init(&s, 0);
+	CHECK_EQ(mlt_stackstore_intern(&s, &st, 1), 0);
+	CHECK_EQ(mlt_stackstore_lookup(&s, 3), -1);
 	for (uint64_t seq = 0; seq < 100000; seq++)
-		CHECK_EQ(stackstore_bind(&s, seq, 0), 0);
+		CHECK_EQ(mlt_stackstore_bind(&s, seq, 0), 0);
 	CHECK_EQ(s.nbinds, 100000);
-	CHECK_EQ(stackstore_lookup(&s, 77777), 0);
-	CHECK_EQ(stackstore_lookup(&s, 100000), -1);
-	CHECK_EQ(stackstore_keep(&s, live, 3), 0);
+	CHECK_EQ(mlt_stackstore_lookup(&s, 77777), 0);
+	CHECK_EQ(mlt_stackstore_lookup(&s, 100000), -1);
+	CHECK_EQ(mlt_stackstore_keep(&s, live, 3), 0);
 	CHECK_EQ(s.nbinds, 3);
-	CHECK_EQ(stackstore_lookup(&s, 5000), 0);
-	CHECK_EQ(stackstore_lookup(&s, 99999), 0);
-	CHECK_EQ(stackstore_lookup(&s, 4), -1);
-	CHECK_EQ(stackstore_keep(&s, live, 0), 0); /* none live: none kept */
+	CHECK_EQ(mlt_stackstore_lookup(&s, 5000), 0);
+	CHECK_EQ(mlt_stackstore_lookup(&s, 99999), 0);
+	CHECK_EQ(mlt_stackstore_lookup(&s, 4), -1);
+	CHECK_EQ(mlt_stackstore_keep(&s, live, 0), 0); /* none live: none kept */
 	CHECK_EQ(s.nbinds, 0);
-	CHECK_EQ(stackstore_lookup(&s, 3), -1);
-	stackstore_free(&s);
+	CHECK_EQ(mlt_stackstore_lookup(&s, 3), -1);
+	mlt_stackstore_free(&s);
 }
 
 #if defined(MEMLENS_LIBDW) && defined(__x86_64__)
@@ -175,12 +175,12 @@ static void test_unwinds_own_stack(void)
 	uint64_t ips[64];
 	int n;
 
-	CHECK(unwind_supported());
+	CHECK(mlt_unwind_supported());
 	middle(&in);
-	u = unwinder_new(getpid());
+	u = mlt_unwinder_new(getpid());
 	REQUIRE(u);
-	n = unwind_stack(u, &in, ips, 64, &end);
-	printf("# %d frames, ended %s\n", n, unwind_end_name(end));
+	n = mlt_unwind_stack(u, &in, ips, 64, &end);
+	printf("# %d frames, ended %s\n", n, mlt_unwind_end_name(end));
 	REQUIRE(n >= 3);
 	CHECK_EQ(ips[0], in.regs[UNWIND_IP]);
 	CHECK_EQ(ips[1], (uint64_t)ra_capture); /* into middle() */
@@ -191,23 +191,23 @@ static void test_unwinds_own_stack(void)
 		enum unwind_end send;
 		int k;
 
-		unwinder_set_slow(u, true);
-		k = unwind_stack(u, &in, slow, 64, &send);
-		unwinder_set_slow(u, false);
+		mlt_unwinder_set_slow(u, true);
+		k = mlt_unwind_stack(u, &in, slow, 64, &send);
+		mlt_unwinder_set_slow(u, false);
 		CHECK_EQ(k, n);
 		CHECK_EQ(send, end);
 		CHECK(!memcmp(slow, ips, (size_t)n * sizeof(*ips)));
 	}
 	/* two frames only: it is cut, and says so */
-	CHECK_EQ(unwind_stack(u, &in, ips, 2, &end), 2);
+	CHECK_EQ(mlt_unwind_stack(u, &in, ips, 2, &end), 2);
 	CHECK_EQ(end, UNWIND_CUT);
 	/* a copy too short to hold middle()'s frame: its caller is not found */
 	in.size = 16;
 	in.to_end = false;
-	n = unwind_stack(u, &in, ips, 64, &end);
+	n = mlt_unwind_stack(u, &in, ips, 64, &end);
 	CHECK(n >= 1 && n < 3);
 	CHECK(end != UNWIND_CUT);
-	unwinder_free(u);
+	mlt_unwinder_free(u);
 }
 #endif
 
