@@ -94,12 +94,4 @@ struct leaks_alloc *mlt_leaks_read_allocs(const struct leaks_loader *l, size_t *
 /* The distinct stacks the kernel's table holds (frame pointers). */
 uint64_t mlt_leaks_count_stacks(const struct leaks_loader *l);
 
-struct ml_leaks_tracer;
-/*
- * memlens leaks: the ring buffer of stack copies of a tracer
- * (memlens/trace_leaks.h) with DWARF stacks, for its wait loop to poll;
- * NULL without.
- */
-struct ring_buffer *leaks_tracer_ring(struct ml_leaks_tracer *t);
-
 #endif

@@ -43,11 +43,6 @@ static const int64_t no_stack_id[ML_LEAKS_NR_NO_STACK] = {
 	[ML_LEAKS_NO_STACK_DROPPED] = LEAKS_STACK_DROPPED,
 };
 
-struct ring_buffer *leaks_tracer_ring(struct ml_leaks_tracer *t)
-{
-	return t->ld.rb;
-}
-
 int ml_leaks_tracer_open(struct ml_leaks_tracer **out, const struct ml_leaks_tracer_opts *opts,
 			 struct ml_err *err)
 {
@@ -270,6 +265,25 @@ int ml_leaks_tracer_stack(struct ml_leaks_tracer *t, int64_t id, uint64_t *ips, 
 	n = n < max ? n : max < 0 ? 0 : max;
 	memcpy(ips, v, (size_t)n * sizeof(*ips));
 	return n;
+}
+
+int ml_leaks_tracer_fd(const struct ml_leaks_tracer *t)
+{
+	if (!t)
+		return -EINVAL;
+	if (!t->ld.rb)
+		return -ENOENT;
+	return ring_buffer__epoll_fd(t->ld.rb);
+}
+
+int ml_leaks_tracer_poll(struct ml_leaks_tracer *t, int timeout_ms)
+{
+	if (!t)
+		return -EINVAL;
+	if (!t->ld.rb)
+		return 0;
+	return timeout_ms ? ring_buffer__poll(t->ld.rb, timeout_ms)
+			  : ring_buffer__consume(t->ld.rb);
 }
 
 void ml_leaks_tracer_detach(struct ml_leaks_tracer *t)

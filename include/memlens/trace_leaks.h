@@ -157,6 +157,25 @@ void ml_leaks_tracer_unwind_stats(const struct ml_leaks_tracer *t,
 const char *ml_leaks_tracer_mode(const struct ml_leaks_tracer *t);
 /* The return addresses of stack @id, innermost first, at most @max: how many (0 when none). */
 int ml_leaks_tracer_stack(struct ml_leaks_tracer *t, int64_t id, uint64_t *ips, int max);
+/*
+ * With DWARF stacks (ML_LEAKS_STACKS_DWARF) the programs hand a copy of
+ * each new block's stack over through a ring buffer, unwound as it is read:
+ * a program's wait loop polls it, as libbpf's ring_buffer__epoll_fd() and
+ * ring_buffer__poll(), so that the copies do not pile up between reads.
+ *
+ * An fd to poll (epoll: readable when copies wait), owned by the tracer and
+ * closed by ml_leaks_tracer_close(); -ENOENT when the tracer has no ring
+ * buffer (stacks walked with frame pointers, or none: nothing to poll),
+ * -EINVAL for NULL.
+ */
+int ml_leaks_tracer_fd(const struct ml_leaks_tracer *t);
+/*
+ * Unwind the stack copies that wait, first waiting up to @timeout_ms for
+ * one (0: those there are, at once; < 0: until one comes). How many were
+ * read, or -errno (-EINTR: a signal came). 0 at once when the tracer has
+ * no ring buffer (ml_leaks_tracer_fd() < 0); -EINVAL for NULL.
+ */
+int ml_leaks_tracer_poll(struct ml_leaks_tracer *t, int timeout_ms);
 /* Detach every uprobe: nothing changes the tables any more (NULL: nothing). */
 void ml_leaks_tracer_detach(struct ml_leaks_tracer *t);
 /* Detach and free (NULL: nothing). */

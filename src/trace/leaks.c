@@ -1140,11 +1140,20 @@ static void on_idle(void *arg)
 		&((struct leaks_run *)arg)->sym); /* maps of a process that may exit */
 }
 
+/* --stacks dwarf: the stack copies, unwound as they come */
+static int poll_leaks(void *tr, int timeout_ms)
+{
+	return ml_leaks_tracer_poll(tr, timeout_ms);
+}
+
 static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, struct trace_target *t)
 {
+	/* no ring buffer (stacks walked with frame pointers, or none): no poll */
+	bool rb = ml_leaks_tracer_fd(r->tr) >= 0;
 	struct trace_loop l = { .duration_s = o->duration,
 				.t = t,
-				.rb = leaks_tracer_ring(r->tr),
+				.poll = rb ? poll_leaks : NULL,
+				.src = r->tr,
 				.tick = on_tick,
 				.idle = on_idle,
 				.arg = r };

@@ -3,8 +3,8 @@
  * The tracer library's public API (memlens/trace_oom.h, trace_faults.h,
  * trace_slab.h, trace_leaks.h) where it needs no BPF: options without their size or with
  * fields this library does not know are refused before anything is
- * loaded, close takes NULL, and the helpers that read sysfs say nothing
- * of a cache that is not there.
+ * loaded, close (and the leak tracer's fd and poll) take NULL, and the
+ * helpers that read sysfs say nothing of a cache that is not there.
  */
 #include <errno.h>
 #include <string.h>
@@ -101,6 +101,29 @@ static void test_close_null(void)
 	CHECK(lo.sizes == NULL && lo.stacks == NULL && lo.nsizes == 0 && lo.nstacks == 0);
 }
 
+/* the ring buffer of stack copies: nothing to poll without a tracer */
+static void test_leaks_poll_null(void)
+{
+	CHECK_EQ(ml_leaks_tracer_fd(NULL), -EINVAL);
+	CHECK_EQ(ml_leaks_tracer_poll(NULL, 0), -EINVAL);
+	CHECK_EQ(ml_leaks_tracer_poll(NULL, 10), -EINVAL);
+	CHECK_EQ(ml_leaks_tracer_poll(NULL, -1), -EINVAL); /* does not wait forever */
+}
+
+/* nor with the handle an open that failed leaves */
+static void test_leaks_poll_after_failed_open(void)
+{
+	struct ml_leaks_tracer_opts lo = { .pid = 1 };
+	struct ml_leaks_tracer *lt = (void *)1;
+	struct ml_err err = { 0 };
+
+	CHECK_EQ(ml_leaks_tracer_open(&lt, &lo, &err), -EINVAL);
+	CHECK(lt == NULL);
+	CHECK_EQ(ml_leaks_tracer_fd(lt), -EINVAL);
+	CHECK_EQ(ml_leaks_tracer_poll(lt, 0), -EINVAL);
+	ml_leaks_tracer_close(lt);
+}
+
 static void test_merged_names_of_no_cache(void)
 {
 	char names[64] = "x";
@@ -116,6 +139,8 @@ int main(void)
 	RUN(test_leaks_opts_without_size);
 	RUN(test_leaks_opts_unknown_field);
 	RUN(test_close_null);
+	RUN(test_leaks_poll_null);
+	RUN(test_leaks_poll_after_failed_open);
 	RUN(test_merged_names_of_no_cache);
 	return T_DONE();
 }
