@@ -163,12 +163,14 @@ test: deps
 # make check: the quick checks, with no root, no network and no QEMU: the
 # unit tests, again under ASan+UBSan, the layer rules of lib/README.md
 # (scripts/check-layers.py, and its own test), libmemlens.so's export list
-# (scripts/check-exports.py, and its own test), and the format
+# and the prefixes of the archives' globals (scripts/check-exports.py, and
+# its own test), and the format
 # (clang-format, where installed). Under a minute once built.
 UNIT_LABELS = $(UNIT_BINS:$(BUILD)/tests/unit/%=unit/%) $(UNIT_ASAN:$(BUILD)/tests/asan/%=asan/%)
 .PHONY: check unit-tests unit-bins check-layers check-exports check-format
+CHECK_ARCHIVES := $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens-trace.a
 check:
-	@$(MAKE) --no-print-directory -j$(NPROC) unit-bins $(BUILD)/libmemlens.so
+	@$(MAKE) --no-print-directory -j$(NPROC) unit-bins $(BUILD)/libmemlens.so $(CHECK_ARCHIVES)
 	@scripts/check-layers.py
 	@scripts/check-exports.py --so $(BUILD)/libmemlens.so
 	@TEST="$(UNIT_LABELS) integration/test_layers.sh integration/test_exports.sh" \
@@ -185,8 +187,8 @@ check-layers:
 	@scripts/check-layers.py
 
 # lib/libmemlens.map, the public headers, libmemlens.so and doc/library.md's
-# list of exported functions agree
-check-exports: $(BUILD)/libmemlens.so
+# list of exported functions agree; the archives' globals are prefixed
+check-exports: $(BUILD)/libmemlens.so $(CHECK_ARCHIVES)
 	@scripts/check-exports.py --so $(BUILD)/libmemlens.so
 
 # the C sources as `make format` would leave them (.clang-format)

@@ -17,7 +17,16 @@ another, or is exported without the version. It also keeps the list of
 exported functions in doc/library.md (between the "exports:" markers) the
 one the map gives: --write rewrites that list; without it a stale list fails.
 
-usage: scripts/check-exports.py [--root DIR] [--so FILE] [--write]
+The static archives next to the .so (or each --archive) are read too, with
+`nm -g --defined-only`: a global symbol they define is a name a program
+linking them can no longer use, so each must carry the archive's prefix:
+ml_ in libmemlens.a and libmemlens-report.a; ml_ (public) or mlt_ (private
+to the tracer library, shared by its files) in libmemlens-trace.a, whose
+ml_ functions are its public API: each is declared in one of the public
+headers lib/README.md's part table gives to trace/, and each function these
+declare is defined in it.
+
+usage: scripts/check-exports.py [--root DIR] [--so FILE] [--archive FILE]... [--write]
 """
 import argparse
 import os
@@ -31,6 +40,13 @@ DOC = 'doc/library.md'
 VERSION = 'MEMLENS_1'
 DOC_BEGIN = '<!-- exports: begin (scripts/check-exports.py --write) -->'
 DOC_END = '<!-- exports: end -->'
+# the static archives read by default (next to the .so), and the prefixes of
+# the global symbols each may define (any other archive: ml_ only)
+ARCHIVES = ('libmemlens.a', 'libmemlens-report.a', 'libmemlens-trace.a')
+PREFIXES = {'libmemlens-trace.a': ('ml_', 'mlt_')}
+# the archive whose ml_ symbols are exactly the functions its part's public
+# headers declare, and that part's row in lib/README.md's part table
+PUBLIC_OF = {'libmemlens-trace.a': 'trace'}
 
 
 def strip_comments(text):
@@ -65,6 +81,26 @@ def read_map(root, faults):
     if not loc:
         faults.append('%s: no "local: *;" (everything not listed must stay local)' % MAP)
     return out
+
+
+def part_headers(root):
+    """{part: [its public headers]} of lib/README.md's part table but lib/."""
+    parts, table = {}, None
+    with open(os.path.join(root, README)) as f:
+        for line in f:
+            if not line.startswith('|'):
+                table = None
+                continue
+            cells = [c.strip() for c in line.strip().strip('|').split('|')]
+            if cells[0] in ('folder', 'part'):
+                table = cells[0]
+                continue
+            if table == 'part' and not set(line.strip()) <= set('|-: '):
+                part = re.findall(r'`([^`]+)`', cells[0])
+                if part and part[0].rstrip('/') != 'lib':
+                    parts.setdefault(part[0].rstrip('/'), []).extend(
+                        re.findall(r'`([^`]+\.h)`', cells[-1]))
+    return parts
 
 
 def lib_headers(root):
@@ -136,6 +172,58 @@ def exported(so, faults):
     return syms
 
 
+def archive_globals(archive, faults):
+    """[(object, name)] of the global symbols @archive defines."""
+    try:
+        out = subprocess.run(['nm', '-g', '--defined-only', archive], check=True,
+                             capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        faults.append('%s: nm failed (%s); build it: make %s' % (archive, e, archive))
+        return None
+    syms, obj = [], '?'
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 1 and f[0].endswith(':'):
+            obj = f[0][:-1]
+        elif len(f) == 3:
+            syms.append((obj, f[2]))
+    return syms
+
+
+def check_archive(root, archive, faults):
+    """Every global @archive defines has its prefix; the trace archive's ml_
+    ones are the functions its public headers declare."""
+    base = os.path.basename(archive)
+    prefixes = PREFIXES.get(base, ('ml_',))
+    syms = archive_globals(archive, faults)
+    if syms is None:
+        return 0
+    for obj, n in syms:
+        if not n.startswith(prefixes):
+            faults.append('%s (%s) defines the global %s, which is not %s: make it static, '
+                          'or name it so' % (archive, obj, n,
+                                             ' or '.join(p + '*' for p in prefixes)))
+    part = PUBLIC_OF.get(base)
+    if part:
+        decl = {}
+        for h in part_headers(root).get(part, []):
+            if os.path.exists(os.path.join(root, 'include/memlens', h)):
+                for n in declared(root, h):
+                    decl.setdefault(n, h)
+        defined = {n for _, n in syms}
+        for obj, n in syms:
+            if n.startswith('ml_') and n not in decl:
+                faults.append('%s (%s) defines %s, which no public header of %s/ declares '
+                              '(a private name is %s)' % (archive, obj, n, part,
+                                                          ' or '.join(p + '*' for p in prefixes
+                                                                      if p != 'ml_')))
+        for n in sorted(decl):
+            if n not in defined:
+                faults.append('memlens/%s declares %s, which %s does not define'
+                              % (decl[n], n, archive))
+    return len(syms)
+
+
 def doc_list(groups):
     lines = [DOC_BEGIN]
     for h, names in groups:
@@ -148,6 +236,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--root', default=os.path.join(os.path.dirname(__file__), '..'))
     ap.add_argument('--so', help='the shared library (default: ROOT/build/libmemlens.so)')
+    ap.add_argument('--archive', action='append',
+                    help='a static archive whose globals to check (default: %s next to '
+                    'the .so)' % ', '.join(ARCHIVES))
     ap.add_argument('--write', action='store_true',
                     help='rewrite the list of exported functions in ' + DOC)
     a = ap.parse_args()
@@ -183,6 +274,9 @@ def main():
             if n not in syms:
                 faults.append('%s lists %s, which %s does not export' % (MAP, n, so))
 
+    archives = a.archive or [os.path.join(os.path.dirname(so), n) for n in ARCHIVES]
+    nglobals = sum(check_archive(root, ar, faults) for ar in archives)
+
     want = doc_list(sorted(groups))
     doc_path = os.path.join(root, DOC)
     with open(doc_path) as f:
@@ -207,8 +301,10 @@ def main():
     if faults:
         print('check-exports: %d fault(s)' % len(faults), file=sys.stderr)
         return 1
-    print('check-exports: %d symbols of %d public headers: %s, %s and %s agree'
-          % (len(mapped), len(groups), MAP, os.path.relpath(so, root), DOC))
+    print('check-exports: %d symbols of %d public headers: %s, %s and %s agree; '
+          'the %d globals of %d archives are prefixed'
+          % (len(mapped), len(groups), MAP, os.path.relpath(so, root), DOC, nglobals,
+             len(archives)))
     return 0
 
 

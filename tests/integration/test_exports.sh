@@ -1,7 +1,8 @@
 #!/bin/bash
 # libmemlens.so's explicit export list (scripts/check-exports.py): the
-# tree's map, public headers, built library and doc/library.md agree; and in
-# a copy of what the check reads (never the tree itself), each kind of
+# tree's map, public headers, built library and doc/library.md agree, and
+# the static archives define no global without their prefix; and in a copy
+# of what the check reads (never the tree itself), each kind of
 # disagreement planted fails it, naming the symbol.
 set -u
 . "$(dirname "$0")/../lib.bash"
@@ -19,6 +20,7 @@ fi
 out=$("$CHECK" --so "$SO" 2>&1)
 rc=$?
 check tree_agrees '[ "$rc" -eq 0 ] && [[ "$out" =~ \ ([1-9][0-9]+)\ symbols\ of ]]' "$out"
+check archives_prefixed '[[ "$out" =~ the\ ([1-9][0-9]+)\ globals\ of\ 3\ archives ]]' "$out"
 n=$(nm -D --defined-only "$SO" | awk 'NF == 3 && $3 ~ /^ml_/' | wc -l)
 listed=$(grep -cE '^[[:space:]]+ml_[a-z0-9_]+;' lib/libmemlens.map)
 check map_lists_each_export '[ "$n" -eq "$listed" ] && ! grep -q "ml_\*" lib/libmemlens.map' \
@@ -36,7 +38,7 @@ copy() {
 planted() {
 	local name=$1 got rc e miss=()
 	shift
-	got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
+	got=$("$CHECK" --root "$tmp/t" --so "$SO" ${ar_args[@]+"${ar_args[@]}"} 2>&1)
 	rc=$?
 	for e in "$@"; do
 		grep -qF -- "$e" <<<"$got" || miss+=("$e")
@@ -87,6 +89,51 @@ planted doc_stale 'doc/library.md: the list of exported functions is not the one
 "$CHECK" --root "$tmp/t" --so "$SO" --write >/dev/null 2>&1
 got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
 check doc_rewritten '[ $? -eq 0 ] && cmp -s "$tmp/t/doc/library.md" doc/library.md' "$got"
+
+# The archives: a copy of the tracer library with one more object, $1
+# (C source), and the check told to read it instead of the built one
+ar_args=()
+plant_archive() {
+	mkdir -p "$tmp/ar"
+	rm -f "$tmp/ar/libmemlens-trace.a"
+	cp "$BUILD/libmemlens-trace.a" "$tmp/ar/"
+	printf '%s\n' "$1" >"$tmp/ar/extra.c"
+	cc -c -o "$tmp/ar/extra.o" "$tmp/ar/extra.c" && ar rcs "$tmp/ar/libmemlens-trace.a" "$tmp/ar/extra.o"
+	ar_args=(--archive "$BUILD/libmemlens.a" --archive "$BUILD/libmemlens-report.a"
+		--archive "$tmp/ar/libmemlens-trace.a")
+}
+if [ -f "$BUILD/libmemlens-trace.a" ] && command -v cc >/dev/null; then
+	# a helper without the prefix: a program linking the archive could not
+	# name its own function so
+	copy
+	plant_archive 'int stack_helper(int x) { return x + 1; }'
+	planted archive_unprefixed \
+		'libmemlens-trace.a (extra.o) defines the global stack_helper, which is not ml_* or mlt_*'
+	# an ml_ function no public header declares: public in name only
+	copy
+	plant_archive 'int ml_leaks_secret(int x) { return x + 1; }'
+	planted archive_ml_undeclared \
+		'defines ml_leaks_secret, which no public header of trace/ declares (a private name is mlt_*)'
+	# the private prefix, and a static, are what the tracer library may define
+	copy
+	plant_archive 'static int one(void) { return 1; } int mlt_helper(int x) { return x + one(); }'
+	got=$("$CHECK" --root "$tmp/t" --so "$SO" "${ar_args[@]}" 2>&1)
+	check archive_private_prefix_passes '[ $? -eq 0 ]' "$got"
+	# but not in libmemlens.a, whose globals are all ml_
+	mkdir -p "$tmp/ar/lib"
+	ar rcs "$tmp/ar/lib/libmemlens.a" "$tmp/ar/extra.o"
+	ar_args=(--archive "$tmp/ar/lib/libmemlens.a")
+	planted archive_lib_ml_only 'libmemlens.a (extra.o) defines the global mlt_helper, which is not ml_*'
+	# a public header of the tracers declaring what the archive lacks
+	copy
+	ar_args=()
+	echo 'int ml_leaks_tracer_new_thing(void);' >>"$tmp/t/include/memlens/trace_leaks.h"
+	planted archive_lacks_declared \
+		'memlens/trace_leaks.h declares ml_leaks_tracer_new_thing, which' 'libmemlens-trace.a does not define'
+else
+	notok archives "$BUILD/libmemlens-trace.a or cc is missing (make $BUILD/libmemlens-trace.a)"
+fi
+ar_args=()
 
 # the same copy, unchanged, passes: the failures above are the planted ones
 copy
