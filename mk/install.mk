@@ -76,18 +76,26 @@ $(BUILD)/man/%.8: doc/man/%.8.rst mk/install.mk $(PATHS_H)
 	@mv $@.tmp $@
 
 # --- pkg-config -------------------------------------------------------------
-PC_FILES := $(BUILD)/memlens.pc $(BUILD)/memlens-report.pc
+PC_FILES := $(BUILD)/memlens.pc $(BUILD)/memlens-report.pc $(BUILD)/memlens-trace.pc
 $(BUILD)/memlens.pc: lib/memlens.pc.in FORCE
 $(BUILD)/memlens-report.pc: report/memlens-report.pc.in FORCE
+$(BUILD)/memlens-trace.pc: trace/memlens-trace.pc.in FORCE
+# what libmemlens-trace.a needs besides libmemlens, by pkg-config name: libbpf
+# and libelf, zlib (TRACE_LDLIBS), and those of the parts this build has
+# (mk/pprof.mk: protobuf-c for the pprof profiles, libdw for source lines and
+# DWARF stacks)
+TRACE_PC_PRIVATE := libbpf libelf zlib $(if $(filter yes,$(PPROF_OK)),libprotobuf-c) \
+	$(if $(filter yes,$(LIBDW_OK)),libdw)
 $(PC_FILES):
 	@mkdir -p $(dir $@)
 	@sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
-		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(MEMLENS_VERSION_STR)|g' $< > $@.tmp
+		-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(MEMLENS_VERSION_STR)|g' \
+		-e 's|@REQUIRES_PRIVATE@|$(strip $(TRACE_PC_PRIVATE))|g' $< > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 # --- install / uninstall ----------------------------------------------------
 INSTALL_BINS := $(BUILD)/memlens $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS))
-INSTALL_LIBS := $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a
+INSTALL_LIBS := $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens-trace.a
 # libmemlens.so (mk/shared.mk): installed as
 # libmemlens.so.N, its soname, with the libmemlens.so link for the linker
 INSTALL_SO   := $(BUILD)/libmemlens.so

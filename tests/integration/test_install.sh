@@ -6,7 +6,9 @@
 # completion, pkg-config files); the installed memlens runs (--version,
 # --help, check, and `memlens agent` finds the installed memlens-agent); a
 # C program builds against the installed library with pkg-config and the
-# installed memlens.pc; uninstall leaves nothing behind.
+# installed memlens.pc, and one using the OOM tracer with the installed
+# libmemlens-trace.a and memlens-trace.pc (pkg-config --static); uninstall
+# leaves nothing behind.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
@@ -43,10 +45,12 @@ agent=
 	[ -n "$agent" ] && echo "$prefix/libexec/memlens/memlens-agent 755"
 	echo "$libdir/libmemlens.a 644"
 	echo "$libdir/libmemlens-report.a 644"
+	echo "$libdir/libmemlens-trace.a 644"
 	echo "$libdir/libmemlens.so.1 755"
 	echo "$libdir/libmemlens.so 777"
 	echo "$libdir/pkgconfig/memlens.pc 644"
 	echo "$libdir/pkgconfig/memlens-report.pc 644"
+	echo "$libdir/pkgconfig/memlens-trace.pc 644"
 	for h in include/memlens/*.h; do echo "$prefix/$h 644"; done
 	for p in doc/man/*.8.rst; do p=${p#doc/man/}; echo "$prefix/share/man/man8/${p%.rst} 644"; done
 	echo "$prefix/share/bash-completion/completions/memlens 644"
@@ -207,6 +211,41 @@ C
 		ok "pkg_config_report ($rflags)"
 	else
 		notok pkg_config_report "cc rep.c $rflags: $(head -n 5 "$tmp/cc.log") $(LD_LIBRARY_PATH=$dest$libdir "$tmp/rep" 2>&1)"
+	fi
+	# the tracer library, static only: a program using the OOM tracer,
+	# linked with what pkg-config --static says (libbpf and the rest from
+	# the system's .pc files, hence its search path after the installed
+	# one), on the installed archives only: no libmemlens.so
+	cat >"$tmp/oom.c" <<'C'
+/* options without their size: refused before anything is loaded (no root needed) */
+#include <errno.h>
+#include <memlens/trace_oom.h>
+#include <stdio.h>
+
+int main(void)
+{
+	struct ml_oom_tracer_opts o = { 0 };
+	struct ml_oom_tracer *t = NULL;
+	struct ml_err err = { 0 };
+	int rc = ml_oom_tracer_open(&t, &o, &err);
+
+	ml_oom_tracer_close(t);
+	printf("%d %s\n", rc, err.msg);
+	return rc == -EINVAL ? 0 : 1;
+}
+C
+	tflags=$(PKG_CONFIG_LIBDIR=$PKG_CONFIG_LIBDIR:$(pkg-config --variable pc_path pkg-config 2>/dev/null) \
+		pkg-config --static --cflags --libs memlens-trace 2>"$tmp/pc.err" | sed -E 's/-lmemlens( |$)/-l:libmemlens.a\1/')
+	if [ -z "$tflags" ]; then
+		notok pkg_config_trace_static "pkg-config --static memlens-trace: $(cat "$tmp/pc.err")"
+	elif ! (cd "$tmp" && ${CC:-cc} -std=gnu11 -Wall -Werror -o oom oom.c $tflags) >"$tmp/cc.log" 2>&1; then
+		notok pkg_config_trace_static "cc oom.c $tflags: $(head -n 5 "$tmp/cc.log")"
+	elif readelf -d "$tmp/oom" | grep -q 'NEEDED.*libmemlens'; then
+		notok pkg_config_trace_static "oom is linked with $(readelf -d "$tmp/oom" | grep 'NEEDED.*libmemlens')"
+	elif ! out=$("$tmp/oom" 2>&1) || [[ "$out" != "-22 "*ml_oom_tracer_opts* ]]; then # -EINVAL
+		notok pkg_config_trace_static "the program said: $out"
+	else
+		ok "pkg_config_trace_static ($tflags)"
 	fi
 fi
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_LIBDIR
