@@ -1,8 +1,9 @@
 #!/bin/bash
 # libmemlens as a library others link: every global symbol carries the ml_
-# prefix; the public headers define no kernel UAPI of their own, so they
-# compile beside linux-libc-dev's newer headers (>= 6.7, where <linux/fs.h>
-# has PAGEMAP_SCAN's struct page_region) in either include order and beside
+# prefix (the tracer library's: ml_, or mlt_ for its private ones); the
+# public headers define no kernel UAPI of their own, so they compile beside
+# linux-libc-dev's newer headers (>= 6.7, where <linux/fs.h> has
+# PAGEMAP_SCAN's struct page_region) in either include order and beside
 # libcriu's <criu.h>; and a program that has libcriu's criu_dump() and
 # criu_restore() (and names memlens once used: vma_find, svg_open) links
 # against libmemlens.a and runs.
@@ -13,17 +14,19 @@ BUILD=${BUILD:-build}
 tmp=$(mktemp -d /tmp/memlens-lib-test.XXXXXX)
 t_at_exit 'rm -rf "$tmp"'
 
-for a in libmemlens.a libmemlens-report.a; do
+for a in libmemlens.a libmemlens-report.a libmemlens-trace.a; do
 	if [ ! -f "$BUILD/$a" ]; then
 		notok "prefix_$a" "$BUILD/$a is missing (make all)"
 		continue
 	fi
-	bad=$(nm -g --defined-only "$BUILD/$a" | awk 'NF == 3 { print $3 }' | grep -v '^ml_' | sort -u)
-	n=$(nm -g --defined-only "$BUILD/$a" | awk 'NF == 3' | grep -c ' ml_')
+	re='^ml_' what=ml_
+	[ "$a" = libmemlens-trace.a ] && re='^mlt?_' what='ml_ or mlt_'
+	bad=$(nm -g --defined-only "$BUILD/$a" | awk 'NF == 3 { print $3 }' | grep -vE "$re" | sort -u)
+	n=$(nm -g --defined-only "$BUILD/$a" | awk 'NF == 3' | wc -l)
 	if [ -z "$bad" ] && [ "$n" -gt 0 ]; then
-		ok "prefix_$a ($n global symbols, all ml_)"
+		ok "prefix_$a ($n global symbols, all $what)"
 	else
-		notok "prefix_$a" "globals without the ml_ prefix: $(echo $bad | cut -c1-400)"
+		notok "prefix_$a" "globals without the $what prefix: $(echo $bad | cut -c1-400)"
 	fi
 done
 
