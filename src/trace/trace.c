@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -152,6 +153,27 @@ enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace
 	return trace_wait_poll(sigs, duration_s, t, rb ? poll_rb : NULL, rb);
 }
 
+/*
+ * Up to ms for a signal of sigs (returned, else 0) or the target's exit,
+ * whichever comes first: its pidfd and a signalfd of sigs polled together,
+ * so that the end of a short-lived target is seen at once, not at the next
+ * tick (100 ms on every `leaks -- CMD` otherwise).
+ */
+static int wait_signal_or_exit(const sigset_t *sigs, long ms, const struct trace_target *t)
+{
+	struct pollfd p[2] = { { .fd = -1, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
+
+	if (ms <= 0 || !t || !t->pid || t->pidfd < 0 || t->exited)
+		return cli_wait_signal(sigs, ms);
+	p[1].fd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (p[1].fd < 0)
+		return cli_wait_signal(sigs, ms);
+	p[0].fd = t->pidfd;
+	(void)poll(p, 2, (int)ms);
+	close(p[1].fd);
+	return cli_wait_signal(sigs, 0);
+}
+
 enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct trace_target *t,
 				int (*poll)(void *src, int timeout_ms), void *src)
 {
@@ -174,7 +196,7 @@ enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct 
 			}
 			ms = 0;
 		}
-		if (cli_wait_signal(sigs, ms))
+		if (wait_signal_or_exit(sigs, ms, t))
 			return TRACE_STOP_SIGNAL;
 		if (out_failed(stdout))
 			return TRACE_STOP_OUTPUT; /* main() says what failed */
