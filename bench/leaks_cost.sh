@@ -8,6 +8,15 @@
 # apart), and the outstanding bytes the sampled run estimates against the
 # exact run's, with the standard error it gives.
 #
+# The peers run the same workloads in the same run, each as a ratio to the
+# untracked run: heaptrack (LD_PRELOAD, every allocation and its stack,
+# written to a file; its own start and end, heaptrack -- /bin/true, shown
+# apart too) and bpftrace (BT_SCRIPT below: uprobes on libc's malloc, its
+# return and free, outstanding bytes per ustack, the classic one-liner
+# grown to count what is left; it probes malloc and free only, memlens
+# the ten allocating functions). A peer that is missing or cannot run here
+# is left out with the reason printed.
+#
 # Workloads: mallocbench (N malloc(64)+free pairs), Debian's sqlite3 (an
 # in-memory table of 20000 rows of 600-byte blobs, half deleted) and
 # Debian's python3 (20000 600-byte bytearrays, half deleted, then
@@ -59,8 +68,50 @@ if [ -x /usr/bin/python3 ]; then
 fi
 [ ${#names[@]} = 1 ] && { names+=(memalloc) cmds+=("$W/memalloc -m 8 -p 10 -s 2"); }
 
+# bpftrace: outstanding bytes per user stack of the traced command (-c), and in all
+# shellcheck disable=SC2016
+BT_SCRIPT='uprobe:libc:malloc /pid == cpid/ { @sz[tid] = arg0; }
+uretprobe:libc:malloc /pid == cpid && @sz[tid]/ {
+	$s = @sz[tid]; delete(@sz[tid]);
+	if (retval) { @a[retval] = $s; @st[retval] = ustack; @out[ustack] += $s; @outst += $s; }
+}
+uprobe:libc:free /pid == cpid && @a[arg0]/ {
+	@out[@st[arg0]] -= @a[arg0]; @outst -= @a[arg0]; delete(@a[arg0]); delete(@st[arg0]);
+}
+END { clear(@a); clear(@st); clear(@sz); }'
+# every block outstanding has its entry (bpftrace's default is 4096 per map)
+export BPFTRACE_MAP_KEYS_MAX=${BPFTRACE_MAP_KEYS_MAX:-1048576}
+
+# peers: those that run here (a trial run on /bin/true), else the reason
+ht=0 bt=0
+if ! command -v heaptrack >/dev/null; then
+	echo "leaks_cost: heaptrack left out: not installed (apt-get install heaptrack)"
+elif ! heaptrack -o "$T/trial-ht" /bin/true >"$T/trial-ht.log" 2>&1; then
+	echo "leaks_cost: heaptrack left out: it fails here: $(tail -n 1 "$T/trial-ht.log")"
+else
+	ht=1
+fi
+if ! command -v bpftrace >/dev/null; then
+	echo "leaks_cost: bpftrace left out: not installed (apt-get install bpftrace)"
+elif [ "$(id -u)" != 0 ]; then
+	echo "leaks_cost: bpftrace left out: needs root"
+elif ! bpftrace -c /bin/true -e "$BT_SCRIPT" >"$T/trial-bt.log" 2>&1 ||
+	! grep -q '^Attaching' "$T/trial-bt.log"; then
+	echo "leaks_cost: bpftrace left out: it fails here: $(grep -m 1 ERROR "$T/trial-bt.log")"
+else
+	bt=1
+fi
+
 base=$(wall true "$M" leaks --json -- /bin/true)
 echo "memlens leaks -- /bin/true (its own start and end): ${base} s; median of $reps runs each"
+if [ $ht = 1 ]; then
+	hbase=$(wall true-ht heaptrack -o "$T/true-ht" /bin/true)
+	echo "heaptrack /bin/true (its own start and end): ${hbase} s"
+fi
+if [ $bt = 1 ]; then
+	bbase=$(wall true-bt bpftrace -c /bin/true -e "$BT_SCRIPT")
+	echo "bpftrace -c /bin/true (its own start and end): ${bbase} s"
+fi
 printf '%-12s %-14s %9s %8s %14s %14s %10s %s\n' workload mode "wall s" "x untr." \
 	"outst. bytes" "exact bytes" "stderr" "probes"
 for i in "${!names[@]}"; do
@@ -80,7 +131,24 @@ for i in "${!names[@]}"; do
 		printf '%-12s %-14s %9.3f %8.2f %14s %14s %10s %s\n' "$name" "--sample $s" "$t" \
 			"$(echo "$t / $u" | bc -l)" "$sb" "$eb" "$se" "$smode"
 	done
+	if [ $ht = 1 ]; then
+		rm -f "$T/$name-ht".zst "$T/$name-ht".gz
+		# shellcheck disable=SC2086
+		h=$(wall "$name-ht" heaptrack -o "$T/$name-ht" $cmd)
+		# what it found leaked, as heaptrack_print writes it (e.g. 14.66M)
+		hb=$(heaptrack_print -f "$(ls "$T/$name-ht".zst "$T/$name-ht".gz 2>/dev/null | head -n 1)" 2>/dev/null |
+			sed -n 's/^total memory leaked: *//p' | head -n 1)
+		printf '%-12s %-14s %9.3f %8.2f %14s %14s %10s %s\n' "$name" heaptrack "$h" \
+			"$(echo "$h / $u" | bc -l)" "${hb:-?}" "$eb" - LD_PRELOAD
+	fi
+	if [ $bt = 1 ]; then
+		b=$(wall "$name-bt" bpftrace -c "$cmd" -e "$BT_SCRIPT")
+		bb=$(sed -n 's/^@outst: //p' "$T/$name-bt.out")
+		printf '%-12s %-14s %9.3f %8.2f %14s %14s %10s %s\n' "$name" bpftrace "$b" \
+			"$(echo "$b / $u" | bc -l)" "${bb:-?}" "$eb" - uprobe
+	fi
 done
 echo "x untr.: wall time over the untracked run's, same run; outst. bytes: what the mode reports"
 echo "outstanding at the end (sampled: the estimate), exact bytes: the exact run's, stderr: the"
-echo "standard error the sampled run gives for its estimate"
+echo "standard error the sampled run gives for its estimate; heaptrack's is what heaptrack_print"
+echo "finds leaked, bpftrace's counts malloc and free only"
