@@ -251,6 +251,7 @@ demo:
 		$(MAKE) --no-print-directory -j$(NPROC) $(DEMO_BINS)
 	@BUILD=$(BUILD) scripts/step.sh "demo 3/3: the demo (scripts/demo.sh)" scripts/demo.sh
 
+bench: DEPS_OPT := bench
 bench: deps
 	@$(MAKE) --no-print-directory -j$(NPROC) all
 	@bench/run.sh
