@@ -21,7 +21,7 @@
 
 #include "container_find.h"
 #include "migrate_run.h"
-#include "migrate_wire.h"
+#include "../lib/migrate/migrate_wire.h"
 #include "rpc_handlers.h"
 
 #define DEFAULT_ROUNDS 5
@@ -144,7 +144,7 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 		char host[256];
 		int port;
 
-		if (wire_parse_hostport(q->destination, host, sizeof(host), &port) || !port)
+		if (ml_wire_parse_hostport(q->destination, host, sizeof(host), &port) || !port)
 			return !rpc_fail(out, RPC_INVALID_ARGUMENT,
 					 "Migrate: destination must be HOST:PORT with a port "
 					 "1..65535, not '%s'",

@@ -94,10 +94,10 @@ int migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t le
 int mig_postcopy_check(struct mig *m)
 {
 	char ans[512];
-	int ret = wire_send(&m->w, "CANLAZY");
+	int ret = ml_wire_send(&m->w, "CANLAZY");
 
 	if (!ret)
-		ret = wire_recv(&m->w, ans, sizeof(ans));
+		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret) {
 		snprintf(m->res->error, sizeof(m->res->error),
 			 "the destination closed the connection");
@@ -184,7 +184,7 @@ static int start_dump(struct post *p, int k)
 	if (ret)
 		return ret;
 	if ((ret = local_addr(m, p->addr, sizeof(p->addr))) ||
-	    (p->port = wire_free_port(p->addr)) < 0)
+	    (p->port = ml_wire_free_port(p->addr)) < 0)
 		return fail(p, ret ? ret : p->port,
 			    "no address and free port for the lazy pages on this side (%s)",
 			    strerror(-(ret ? ret : p->port)));
@@ -270,9 +270,9 @@ static int restore_and_fetch(struct post *p, int k)
 	char ans[512];
 	int pid, ret;
 
-	ret = wire_send(&m->w, "LAZY %d %d %s %d", k, m->o->shell_job, p->addr, p->port);
+	ret = ml_wire_send(&m->w, "LAZY %d %d %s %d", k, m->o->shell_job, p->addr, p->port);
 	if (!ret)
-		ret = wire_recv(&m->w, ans, sizeof(ans));
+		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret)
 		return give_back(p, fail(p, ret, "%s", "the destination closed the connection"),
 				 true);
@@ -284,7 +284,7 @@ static int restore_and_fetch(struct post *p, int k)
 	res->downtime_ms = ml_mono_ms() - frozen_at;
 	res->restored = pid;
 	res->restore_ms = ms;
-	ret = wire_recv(&m->w, ans, sizeof(ans));
+	ret = ml_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret || lazy_done(p, ans, res->downtime_ms)) {
 		/* the destination killed what it restored: it runs on here */
 		give_back(p, 0, true);

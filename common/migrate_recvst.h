@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "migrate.h"
-#include "migrate_wire.h"
+#include "../lib/migrate/migrate_wire.h"
 
 struct recv_state {
 	const struct migrate_recv_opts *o;

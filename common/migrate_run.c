@@ -22,7 +22,7 @@
 #include "migrate.h"
 #include "migrate_run.h"
 #include "migrate_src.h"
-#include "migrate_wire.h"
+#include "../lib/migrate/migrate_wire.h"
 
 int mig_pause_ms(struct mig *m, unsigned int ms)
 {
@@ -45,7 +45,7 @@ bool mig_is_dir_dest(const char *to, int *port, char *host, size_t len)
 {
 	struct stat st;
 
-	return wire_parse_hostport(to, host, len, port) ||
+	return ml_wire_parse_hostport(to, host, len, port) ||
 	       (stat(to, &st) == 0 && S_ISDIR(st.st_mode)) || strchr(to, '/');
 }
 
@@ -59,7 +59,7 @@ static int connect_dest(struct mig *m)
 						    .host = "127.0.0.1",
 						    .caps = m->o->caps,
 						    .timeout_s = m->o->timeout_s };
-		m->lfd = wire_listen("127.0.0.1", 0, &port);
+		m->lfd = ml_wire_listen("127.0.0.1", 0, &port);
 		if (m->lfd < 0)
 			return m->lfd;
 		snprintf(m->host, sizeof(m->host), "127.0.0.1");
@@ -73,10 +73,10 @@ static int connect_dest(struct mig *m)
 	} else if (!port) {
 		return -EINVAL;
 	}
-	fd = wire_connect(m->host, port);
+	fd = ml_wire_connect(m->host, port);
 	if (fd < 0)
 		return fd;
-	r = wire_open(&m->w, fd);
+	r = ml_wire_open(&m->w, fd);
 	m->w_open = !r;
 	return r;
 }
@@ -84,7 +84,7 @@ static int connect_dest(struct mig *m)
 static void end_receiver(struct mig *m)
 {
 	if (m->w_open)
-		wire_close(&m->w);
+		ml_wire_close(&m->w);
 	m->w_open = false;
 	if (m->recv_on) {
 		/* never connected: wake its accept() */
@@ -100,10 +100,10 @@ static void end_receiver(struct mig *m)
 /* Send a request, read the answer; -EPROTO with the destination's ERR text. */
 int mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
 {
-	int r = wire_send(&m->w, fmt, k);
+	int r = ml_wire_send(&m->w, fmt, k);
 
 	if (!r)
-		r = wire_recv(&m->w, ans, len);
+		r = ml_wire_recv(&m->w, ans, len);
 	if (r) {
 		snprintf(m->res->error, sizeof(m->res->error),
 			 "the destination closed the connection");
@@ -125,7 +125,7 @@ void mig_round_dir(const struct mig *m, int k, char *buf, size_t len)
 static bool shipped(DIR *d, const char *name, struct stat *st)
 {
 	return fstatat(dirfd(d), name, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode) &&
-	       wire_name_ok(name) && !strstr(name, ".log");
+	       ml_wire_name_ok(name) && !strstr(name, ".log");
 }
 
 /* The bytes of the files mig_send_images() sends from @dir. */
@@ -321,7 +321,7 @@ int mig_send_images(struct mig *m, int k, uint64_t *bytes)
 		return -errno;
 	while (!ret && (de = readdir(d)))
 		if (shipped(d, de->d_name, &st)) {
-			ret = wire_send_file(&m->w, dir, de->d_name);
+			ret = ml_wire_send_file(&m->w, dir, de->d_name);
 			if (bytes)
 				*bytes += (uint64_t)st.st_size;
 		}
@@ -374,9 +374,9 @@ static int final_round(struct mig *m, int k)
 	 * container or network namespace of it) needs the pid free again */
 	wait_pid_free(m, m->o->pid);
 	wait_dirs_gone(m, m->o->settle_dirs);
-	ret = wire_send(&m->w, "RESTORE %d %d", k, m->o->shell_job);
+	ret = ml_wire_send(&m->w, "RESTORE %d %d", k, m->o->shell_job);
 	if (!ret)
-		ret = wire_recv(&m->w, ans, sizeof(ans));
+		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "the destination closed the connection");
 		return ret;
@@ -539,16 +539,16 @@ void migrate_abort(const char *to, const char *why)
 
 	if (!to || mig_is_dir_dest(to, &port, host, sizeof(host)) || !port)
 		return;
-	fd = wire_connect_timeout(host, port, 3000);
-	if (fd < 0 || wire_open(&w, fd))
+	fd = ml_wire_connect_timeout(host, port, 3000);
+	if (fd < 0 || ml_wire_open(&w, fd))
 		return;
 	/* one line: the receiver's buffer holds 512 bytes */
 	snprintf(line, sizeof(line), "%s", why);
 	line[strcspn(line, "\n")] = '\0';
-	if (!wire_send(&w, MIGRATE_HELLO) && !wire_recv(&w, ans, sizeof(ans)) &&
+	if (!ml_wire_send(&w, MIGRATE_HELLO) && !ml_wire_recv(&w, ans, sizeof(ans)) &&
 	    !strncmp(ans, "OK", 2))
-		wire_send(&w, "ABORT %s", line);
-	wire_close(&w);
+		ml_wire_send(&w, "ABORT %s", line);
+	ml_wire_close(&w);
 }
 
 static int rounds(struct mig *m)
@@ -558,9 +558,9 @@ static int rounds(struct mig *m)
 	char ans[256];
 	int ret, k = 1;
 
-	ret = wire_send(&m->w, MIGRATE_HELLO);
+	ret = ml_wire_send(&m->w, MIGRATE_HELLO);
 	if (!ret)
-		ret = wire_recv(&m->w, ans, sizeof(ans));
+		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret || strncmp(ans, "OK", 2)) {
 		snprintf(res->error, sizeof(res->error), "no memlens migrate receiver at %s: %s",
 			 o->to, ret ? "no answer" : ans);

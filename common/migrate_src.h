@@ -13,7 +13,7 @@
 
 #include "migrate.h"
 #include "migrate_run.h"
-#include "migrate_wire.h"
+#include "../lib/migrate/migrate_wire.h"
 
 struct mig {
 	const struct migrate_opts *o;

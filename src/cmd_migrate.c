@@ -27,7 +27,7 @@
 #include "memlens/criu.h"
 #include "migrate.h"
 #include "migrate_run.h"
-#include "migrate_wire.h"
+#include "../lib/migrate/migrate_wire.h"
 
 static const char about[] =
 	"Live-migrate the process tree of PID with CRIU. While it runs, pre-dump rounds\n"
@@ -232,12 +232,12 @@ static int run_receive(struct mig_cli *c)
 	char host[256];
 	int port, bound, lfd, rc;
 
-	if (wire_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
+	if (ml_wire_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
 		return bad("--listen must be HOST:PORT with a port 1..65535", c->listen);
 	rc = criu_cli_setup("migrate", c->criu, c->timeout_s * 1000, &caps);
 	if (rc)
 		return rc;
-	lfd = wire_listen(host, port, &bound);
+	lfd = ml_wire_listen(host, port, &bound);
 	if (lfd < 0) {
 		cli_error("migrate", "cannot listen on %s: %s", c->listen, strerror(-lfd));
 		return EXIT_FAIL;
