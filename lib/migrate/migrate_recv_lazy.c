@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Post-copy, the destination side of `memlens migrate`: each round's
+ * Post-copy, the destination side of a live migration: each round's
  * images arrive as files (the round's `parent` link made here), then
  * `criu lazy-pages` fetches the pages the final dump left at the source
  * while `criu restore --lazy-pages` runs the tree; its log (-v4) says
@@ -14,14 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cliutil.h"
 #include "memlens/clock.h"
 #include "memlens/proc.h"
 #include "migrate_recvst.h"
 
 #define TREE_MAX 4096
 
-int recv_can_lazy(struct recv_state *s)
+int ml_mig_recv_can_lazy(struct recv_state *s)
 {
 	ML_OPTS(criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
 	struct ml_err e = { 0 };
@@ -34,14 +33,14 @@ int recv_can_lazy(struct recv_state *s)
 	return ml_wire_send(&s->w, "OK");
 }
 
-int recv_files_round(struct recv_state *s, int k)
+int ml_mig_recv_files_round(struct recv_state *s, int k)
 {
 	char dir[PATH_MAX], link[PATH_MAX + 8], parent[32];
 
 	if (k != s->round + 1 || s->ps_pid)
 		return ml_wire_send(&s->w, "ERR round %d out of order (expected %d)", k,
 				    s->round + 1);
-	recv_round_dir(s, k, dir, sizeof(dir));
+	ml_mig_recv_round_dir(s, k, dir, sizeof(dir));
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return ml_wire_send(&s->w, "ERR cannot create %s: %s", dir, strerror(errno));
 	snprintf(link, sizeof(link), "%s/parent", dir);
@@ -102,14 +101,19 @@ static int lazy_result(struct recv_state *s, const char *dir, pid_t lpid, pid_t 
 	after = st.last_us >= 0
 			? (long long)(t_spawn + (uint64_t)st.last_us / 1000) - (long long)t_restored
 			: 0;
-	if (s->o->verbose)
-		fprintf(stderr,
-			"memlens migrate: %lld of %lld lazy page(s) arrived; %llu fault(s) "
-			"waited %.1f ms on average, %.1f ms at most\n",
-			(long long)st.pages_copied, (long long)st.pages_total,
-			(unsigned long long)st.faults,
-			st.faults_served ? st.wait_sum_us / 1000.0 / st.faults_served : 0.0,
-			st.wait_max_us / 1000.0);
+	if (s->o->verbose) {
+		struct ml_mig_event ev = { .kind = ML_MIG_EV_LAZY_DONE,
+					   .dir = dir,
+					   .pid = restored };
+
+		ml_mig_emit(s->o->on_event, s->o->arg, &ev,
+			    "%lld of %lld lazy page(s) arrived; %llu fault(s) waited %.1f ms on "
+			    "average, %.1f ms at most",
+			    (long long)st.pages_copied, (long long)st.pages_total,
+			    (unsigned long long)st.faults,
+			    st.faults_served ? st.wait_sum_us / 1000.0 / st.faults_served : 0.0,
+			    st.wait_max_us / 1000.0);
+	}
 	return ml_wire_send(&s->w, "LAZYDONE %lld %lld %llu %llu %llu %llu %llu %lld %lld",
 			    (long long)st.pages_copied, (long long)st.pages_total,
 			    (unsigned long long)st.copy_bytes, (unsigned long long)st.faults,
@@ -118,7 +122,7 @@ static int lazy_result(struct recv_state *s, const char *dir, pid_t lpid, pid_t 
 			    after, (long long)st.pages_parent);
 }
 
-int recv_restore_lazy(struct recv_state *s, int k, int shell_job, const char *addr, int port)
+int ml_mig_recv_restore_lazy(struct recv_state *s, int k, int shell_job, const char *addr, int port)
 {
 	ML_OPTS(criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
 	struct criu_lazy_pages_req lq = { .addr = addr, .port = port };
@@ -133,7 +137,7 @@ int recv_restore_lazy(struct recv_state *s, int k, int shell_job, const char *ad
 	if (k != s->round || !s->files_round)
 		return ml_wire_send(&s->w, "ERR lazy restore of round %d, but round %d came last",
 				    k, s->round);
-	recv_round_dir(s, k, dir, sizeof(dir));
+	ml_mig_recv_round_dir(s, k, dir, sizeof(dir));
 	lq.images_dir = dir;
 	rq.images_dir = dir;
 	t_spawn = ml_mono_ms();
@@ -148,10 +152,16 @@ int recv_restore_lazy(struct recv_state *s, int k, int shell_job, const char *ad
 		return ml_wire_send(&s->w, "ERR %s", e.msg);
 	}
 	t_restored = ml_mono_ms();
-	if (s->o->verbose)
-		fprintf(stderr,
-			"memlens migrate: restored pid %d from %s in %.2f s; lazy pages follow\n",
-			(int)res.restored_pid, dir, res.duration_ms / 1000.0);
+	if (s->o->verbose) {
+		struct ml_mig_event ev = { .kind = ML_MIG_EV_RESTORED_LAZY,
+					   .dir = dir,
+					   .pid = res.restored_pid,
+					   .ms = res.duration_ms };
+
+		ml_mig_emit(s->o->on_event, s->o->arg, &ev,
+			    "restored pid %d from %s in %.2f s; lazy pages follow",
+			    (int)res.restored_pid, dir, res.duration_ms / 1000.0);
+	}
 	r = ml_wire_send(&s->w, "RESTORED %d %llu", (int)res.restored_pid,
 			 (unsigned long long)res.duration_ms);
 	if (r) {
