@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The Migrate RPC: live-migrate the agent's target with the flow of
- * `memlens migrate` (common/migrate_run.c), to a `memlens migrate
+ * `memlens migrate` (lib/migrate/migrate_run.c), to a `memlens migrate
  * --receive` at HOST:PORT or to a directory on this machine, once the
  * tree is checked for what CRIU would refuse (rpc_refuse_preflight()).
  * Holds the agent's write lock for the whole migration: no other
@@ -20,8 +20,9 @@
 #include <grpc/support/time.h>
 
 #include "container_find.h"
-#include "migrate_run.h"
-#include "migrate_wire.h"
+#include "migrate_msg.h"
+#include "../lib/migrate/migrate_run.h"
+#include "../lib/migrate/migrate_wire.h"
 #include "rpc_handlers.h"
 
 #define DEFAULT_ROUNDS 5
@@ -144,7 +145,7 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 		char host[256];
 		int port;
 
-		if (wire_parse_hostport(q->destination, host, sizeof(host), &port) || !port)
+		if (ml_wire_parse_hostport(q->destination, host, sizeof(host), &port) || !port)
 			return !rpc_fail(out, RPC_INVALID_ARGUMENT,
 					 "Migrate: destination must be HOST:PORT with a port "
 					 "1..65535, not '%s'",
@@ -293,7 +294,7 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o,
 	o->prof = a->prof && ml_profiler_running(a->prof) && ml_profiler_pid(a->prof) == o->pid
 			  ? a->prof
 			  : NULL;
-	r = migrate_run(o, x);
+	r = ml_migrate_run(o, x);
 	dumped = x->nr && !x->r[x->nr - 1].pre_dump;
 	if (dumped || !r) {
 		a->checkpoints += x->nr;
@@ -385,6 +386,7 @@ void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 		.tcp = a->cfg.tcp,
 		.on_round = count_round,
 		.pause = pause_call,
+		.on_event = migrate_print_event,
 		.arg = &call,
 	};
 

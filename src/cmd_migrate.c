@@ -4,7 +4,7 @@
  * (hot memory left out when the CRIU can), a final dump, all sent to
  * `criu page-server`s at the destination, then the restore there; each
  * round and the downtime measured. `memlens migrate --receive` is the
- * destination side (migrate_recv.c).
+ * destination side (lib/migrate/migrate_recv.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,13 +21,14 @@
 #include "table.h"
 #include "command.h"
 #include "criu_cli.h"
+#include "migrate_msg.h"
 #include "memlens/format_migrate.h"
 #include "opts.h"
 #include "memlens/heat.h"
 #include "memlens/criu.h"
-#include "migrate.h"
-#include "migrate_run.h"
-#include "migrate_wire.h"
+#include "../lib/migrate/migrate.h"
+#include "../lib/migrate/migrate_run.h"
+#include "../lib/migrate/migrate_wire.h"
 
 static const char about[] =
 	"Live-migrate the process tree of PID with CRIU. While it runs, pre-dump rounds\n"
@@ -227,17 +228,20 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 
 static int run_receive(struct mig_cli *c)
 {
-	struct migrate_recv_opts ro = { .dir = c->dir, .timeout_s = c->timeout_s, .verbose = true };
+	struct migrate_recv_opts ro = { .dir = c->dir,
+					.timeout_s = c->timeout_s,
+					.verbose = true,
+					.on_event = migrate_print_event };
 	struct criu_caps caps;
 	char host[256];
 	int port, bound, lfd, rc;
 
-	if (wire_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
+	if (ml_wire_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
 		return bad("--listen must be HOST:PORT with a port 1..65535", c->listen);
 	rc = criu_cli_setup("migrate", c->criu, c->timeout_s * 1000, &caps);
 	if (rc)
 		return rc;
-	lfd = wire_listen(host, port, &bound);
+	lfd = ml_wire_listen(host, port, &bound);
 	if (lfd < 0) {
 		cli_error("migrate", "cannot listen on %s: %s", c->listen, strerror(-lfd));
 		return EXIT_FAIL;
@@ -246,7 +250,7 @@ static int run_receive(struct mig_cli *c)
 	ro.caps = &caps;
 	fprintf(stderr, "memlens migrate: receiving on %s:%d into %s (CRIU %s)\n", host, bound,
 		c->dir, caps.version);
-	rc = migrate_receive(lfd, &ro);
+	rc = ml_migrate_receive(lfd, &ro);
 	close(lfd);
 	if (rc && rc != -ECANCELED) /* canceled: the source's reason is said */
 		cli_error("migrate", "the migration did not complete: %s", strerror(-rc));
@@ -542,7 +546,7 @@ static int preflight(struct mig_run *m)
 			snprintf(why + k, sizeof(why) - (size_t)k,
 				 "; the first: pid %d (%s): %.200s", (int)f->pid, f->comm,
 				 f->resource);
-		migrate_abort(c->to, why);
+		ml_migrate_abort(c->to, why);
 	}
 	print_summary(m, rc);
 	return rc;
@@ -605,6 +609,7 @@ static int run_source(struct mig_cli *c)
 		.settle_dirs = c->container ? c->cm.settle_v : NULL,
 		.on_round = print_round,
 		.pause = wait_signal,
+		.on_event = migrate_print_event,
 		.arg = c,
 	};
 
@@ -612,12 +617,12 @@ static int run_source(struct mig_cli *c)
 	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	c->sigs = &sigs;
-	migrate_plan(&o, &m->res);
+	ml_migrate_plan(&o, &m->res);
 	/* before anything is frozen or even profiled */
-	r = c->postcopy ? migrate_postcopy_precheck(&o, m->res.error, sizeof(m->res.error)) : 0;
+	r = c->postcopy ? ml_migrate_postcopy_precheck(&o, m->res.error, sizeof(m->res.error)) : 0;
 	if (r) {
 		cli_error("migrate", "%s", m->res.error);
-		migrate_abort(c->to, m->res.error);
+		ml_migrate_abort(c->to, m->res.error);
 		rc = r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		print_summary(m, rc);
 		free(m);
@@ -637,7 +642,7 @@ static int run_source(struct mig_cli *c)
 			       "impossible, so one stop-and-copy dump\n");
 		fflush(stdout);
 	}
-	r = migrate_run(&o, &m->res);
+	r = ml_migrate_run(&o, &m->res);
 	rc = r ? (r == -ESRCH ? EXIT_NOTARGET : EXIT_FAIL) : EXIT_OK;
 	if (r && !x->connected) {
 		cli_error("migrate", "%s", x->error);

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cliutil.h"
+#include "memlens/clock.h"
 #include "memlens/heat.h"
 #include "memlens/proc.h"
 #include "migrate.h"
@@ -24,7 +24,7 @@
 #include "migrate_src.h"
 #include "migrate_wire.h"
 
-int mig_pause_ms(struct mig *m, unsigned int ms)
+int ml_mig_pause_ms(struct mig *m, unsigned int ms)
 {
 	if (m->o->pause)
 		return m->o->pause(ms, m->o->arg);
@@ -36,16 +36,16 @@ static void *recv_thread(void *arg)
 {
 	struct mig *m = arg;
 
-	migrate_receive(m->lfd, &m->ro);
+	ml_migrate_receive(m->lfd, &m->ro);
 	return NULL;
 }
 
 /* A destination given as a directory (not HOST:PORT). */
-bool mig_is_dir_dest(const char *to, int *port, char *host, size_t len)
+bool ml_mig_is_dir_dest(const char *to, int *port, char *host, size_t len)
 {
 	struct stat st;
 
-	return wire_parse_hostport(to, host, len, port) ||
+	return ml_wire_parse_hostport(to, host, len, port) ||
 	       (stat(to, &st) == 0 && S_ISDIR(st.st_mode)) || strchr(to, '/');
 }
 
@@ -54,12 +54,14 @@ static int connect_dest(struct mig *m)
 {
 	int port = 0, fd, r;
 
-	if (mig_is_dir_dest(m->o->to, &port, m->host, sizeof(m->host))) {
+	if (ml_mig_is_dir_dest(m->o->to, &port, m->host, sizeof(m->host))) {
 		m->ro = (struct migrate_recv_opts){ .dir = m->o->to,
 						    .host = "127.0.0.1",
 						    .caps = m->o->caps,
-						    .timeout_s = m->o->timeout_s };
-		m->lfd = wire_listen("127.0.0.1", 0, &port);
+						    .timeout_s = m->o->timeout_s,
+						    .on_event = m->o->on_event,
+						    .arg = m->o->arg };
+		m->lfd = ml_wire_listen("127.0.0.1", 0, &port);
 		if (m->lfd < 0)
 			return m->lfd;
 		snprintf(m->host, sizeof(m->host), "127.0.0.1");
@@ -73,10 +75,10 @@ static int connect_dest(struct mig *m)
 	} else if (!port) {
 		return -EINVAL;
 	}
-	fd = wire_connect(m->host, port);
+	fd = ml_wire_connect(m->host, port);
 	if (fd < 0)
 		return fd;
-	r = wire_open(&m->w, fd);
+	r = ml_wire_open(&m->w, fd);
 	m->w_open = !r;
 	return r;
 }
@@ -84,7 +86,7 @@ static int connect_dest(struct mig *m)
 static void end_receiver(struct mig *m)
 {
 	if (m->w_open)
-		wire_close(&m->w);
+		ml_wire_close(&m->w);
 	m->w_open = false;
 	if (m->recv_on) {
 		/* never connected: wake its accept() */
@@ -98,12 +100,12 @@ static void end_receiver(struct mig *m)
 }
 
 /* Send a request, read the answer; -EPROTO with the destination's ERR text. */
-int mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
+int ml_mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
 {
-	int r = wire_send(&m->w, fmt, k);
+	int r = ml_wire_send(&m->w, fmt, k);
 
 	if (!r)
-		r = wire_recv(&m->w, ans, len);
+		r = ml_wire_recv(&m->w, ans, len);
 	if (r) {
 		snprintf(m->res->error, sizeof(m->res->error),
 			 "the destination closed the connection");
@@ -116,7 +118,7 @@ int mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
 	return 0;
 }
 
-void mig_round_dir(const struct mig *m, int k, char *buf, size_t len)
+void ml_mig_round_dir(const struct mig *m, int k, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.4000s/%d", m->o->work, k);
 }
@@ -125,10 +127,10 @@ void mig_round_dir(const struct mig *m, int k, char *buf, size_t len)
 static bool shipped(DIR *d, const char *name, struct stat *st)
 {
 	return fstatat(dirfd(d), name, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode) &&
-	       wire_name_ok(name) && !strstr(name, ".log");
+	       ml_wire_name_ok(name) && !strstr(name, ".log");
 }
 
-/* The bytes of the files mig_send_images() sends from @dir. */
+/* The bytes of the files ml_mig_send_images() sends from @dir. */
 static uint64_t images_bytes(const char *dir)
 {
 	uint64_t sum = 0;
@@ -145,8 +147,8 @@ static uint64_t images_bytes(const char *dir)
 	return sum;
 }
 
-void mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
-		    const struct rangeset *hot, const char *dir)
+void ml_mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
+		       const struct rangeset *hot, const char *dir)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -250,18 +252,18 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 	 * pagemaps on this side); else into a page server at the destination */
 	port = 0;
 	if (m->o->postcopy) {
-		ret = mig_ask(m, ans, sizeof(ans), "IMAGES %d", k);
+		ret = ml_mig_ask(m, ans, sizeof(ans), "IMAGES %d", k);
 		if (!ret && sscanf(ans, "READY %d", &k2) != 1)
 			ret = -EPROTO;
 	} else {
-		ret = mig_ask(m, ans, sizeof(ans), "ROUND %d", k);
+		ret = ml_mig_ask(m, ans, sizeof(ans), "ROUND %d", k);
 		if (!ret && sscanf(ans, "PORT %d", &port) != 1)
 			ret = -EPROTO;
 	}
 	if (ret)
 		goto out;
-	mig_round_dir(m, k, dir, sizeof(dir));
-	mig_round_dir(m, k - 1, parent, sizeof(parent));
+	ml_mig_round_dir(m, k, dir, sizeof(dir));
+	ml_mig_round_dir(m, k - 1, parent, sizeof(parent));
 	struct criu_dump_req req = {
 		.pid = m->o->pid,
 		.images_dir = dir,
@@ -286,14 +288,14 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 	if (ret)
 		snprintf(m->res->error, sizeof(m->res->error), "%s", err.msg);
 	else if (m->o->postcopy)
-		ret = mig_send_images(m, k, &r->files_bytes);
+		ret = ml_mig_send_images(m, k, &r->files_bytes);
 	/* the page server ends with the dump, failed or not */
-	if (mig_ask(m, ans, sizeof(ans), "DONE %d", k) == 0 &&
+	if (ml_mig_ask(m, ans, sizeof(ans), "DONE %d", k) == 0 &&
 	    sscanf(ans, "STORED %d %llu", &k2, &stored) == 2)
 		r->stored = stored;
 	if (ret)
 		goto out;
-	mig_fill_round(m, r, res, &hot, dir);
+	ml_mig_fill_round(m, r, res, &hot, dir);
 	if (nstopped)
 		note_stopped(r, stopped, nstopped);
 	m->res->total += r->bytes;
@@ -307,7 +309,7 @@ out:
 }
 
 /* The final dump's images other than pages (those are at the destination). */
-int mig_send_images(struct mig *m, int k, uint64_t *bytes)
+int ml_mig_send_images(struct mig *m, int k, uint64_t *bytes)
 {
 	char dir[PATH_MAX];
 	struct dirent *de;
@@ -315,13 +317,13 @@ int mig_send_images(struct mig *m, int k, uint64_t *bytes)
 	int ret = 0;
 	DIR *d;
 
-	mig_round_dir(m, k, dir, sizeof(dir));
+	ml_mig_round_dir(m, k, dir, sizeof(dir));
 	d = opendir(dir);
 	if (!d)
 		return -errno;
 	while (!ret && (de = readdir(d)))
 		if (shipped(d, de->d_name, &st)) {
-			ret = wire_send_file(&m->w, dir, de->d_name);
+			ret = ml_wire_send_file(&m->w, dir, de->d_name);
 			if (bytes)
 				*bytes += (uint64_t)st.st_size;
 		}
@@ -339,7 +341,7 @@ static void wait_pid_free(struct mig *m, pid_t pid)
 
 	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
 	for (int i = 0; i < 1000 && access(p, F_OK) == 0; i++)
-		if (mig_pause_ms(m, 10))
+		if (ml_mig_pause_ms(m, 10))
 			return;
 }
 
@@ -351,7 +353,7 @@ static void wait_dirs_gone(struct mig *m, const char *const *dirs)
 	/* MIGRATE_SETTLE_MS for all of them */
 	for (size_t k = 0; dirs && dirs[k]; k++)
 		for (; i < MIGRATE_SETTLE_MS / 10 && access(dirs[k], F_OK) == 0; i++)
-			if (mig_pause_ms(m, 10))
+			if (ml_mig_pause_ms(m, 10))
 				return;
 }
 
@@ -367,16 +369,16 @@ static int final_round(struct mig *m, int k)
 	if (ret)
 		return ret;
 	res->dump_ms = (ml_mono_ns() - t0) / 1000000;
-	ret = mig_send_images(m, k, NULL);
+	ret = ml_mig_send_images(m, k, NULL);
 	if (ret)
 		return ret;
 	/* the same PID namespace at the destination (this machine, a
 	 * container or network namespace of it) needs the pid free again */
 	wait_pid_free(m, m->o->pid);
 	wait_dirs_gone(m, m->o->settle_dirs);
-	ret = wire_send(&m->w, "RESTORE %d %d", k, m->o->shell_job);
+	ret = ml_wire_send(&m->w, "RESTORE %d %d", k, m->o->shell_job);
 	if (!ret)
-		ret = wire_recv(&m->w, ans, sizeof(ans));
+		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "the destination closed the connection");
 		return ret;
@@ -441,7 +443,7 @@ static int wait_round(struct mig *m)
 			return 0;
 		if (precopy_ended(m))
 			return 0;
-		r = mig_pause_ms(m, 50);
+		r = ml_mig_pause_ms(m, 50);
 		if (r) {
 			snprintf(m->res->error, sizeof(m->res->error), "stopped between rounds: %s",
 				 strerror(-r));
@@ -476,7 +478,7 @@ static int start_profiling(struct mig *m)
 	return wait_round(m);
 }
 
-void migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
+void ml_migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
 {
 	char opts[128];
 
@@ -531,24 +533,24 @@ static void snap_procs(struct mig *m)
 	free(tree);
 }
 
-void migrate_abort(const char *to, const char *why)
+void ml_migrate_abort(const char *to, const char *why)
 {
 	char host[256], ans[256], line[480];
 	struct wire w;
 	int port = 0, fd;
 
-	if (!to || mig_is_dir_dest(to, &port, host, sizeof(host)) || !port)
+	if (!to || ml_mig_is_dir_dest(to, &port, host, sizeof(host)) || !port)
 		return;
-	fd = wire_connect_timeout(host, port, 3000);
-	if (fd < 0 || wire_open(&w, fd))
+	fd = ml_wire_connect_timeout(host, port, 3000);
+	if (fd < 0 || ml_wire_open(&w, fd))
 		return;
 	/* one line: the receiver's buffer holds 512 bytes */
 	snprintf(line, sizeof(line), "%s", why);
 	line[strcspn(line, "\n")] = '\0';
-	if (!wire_send(&w, MIGRATE_HELLO) && !wire_recv(&w, ans, sizeof(ans)) &&
+	if (!ml_wire_send(&w, MIGRATE_HELLO) && !ml_wire_recv(&w, ans, sizeof(ans)) &&
 	    !strncmp(ans, "OK", 2))
-		wire_send(&w, "ABORT %s", line);
-	wire_close(&w);
+		ml_wire_send(&w, "ABORT %s", line);
+	ml_wire_close(&w);
 }
 
 static int rounds(struct mig *m)
@@ -558,16 +560,16 @@ static int rounds(struct mig *m)
 	char ans[256];
 	int ret, k = 1;
 
-	ret = wire_send(&m->w, MIGRATE_HELLO);
+	ret = ml_wire_send(&m->w, MIGRATE_HELLO);
 	if (!ret)
-		ret = wire_recv(&m->w, ans, sizeof(ans));
+		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret || strncmp(ans, "OK", 2)) {
 		snprintf(res->error, sizeof(res->error), "no memlens migrate receiver at %s: %s",
 			 o->to, ret ? "no answer" : ans);
 		return ret ? ret : -EPROTO;
 	}
 	res->connected = true;
-	if (o->postcopy && (ret = mig_postcopy_check(m)))
+	if (o->postcopy && (ret = ml_mig_postcopy_check(m)))
 		return ret;
 	if (res->exclude && !o->prof && (ret = start_profiling(m)))
 		return ret;
@@ -585,10 +587,10 @@ static int rounds(struct mig *m)
 		}
 	}
 	snap_procs(m);
-	return o->postcopy ? mig_postcopy_final(m, k) : final_round(m, k);
+	return o->postcopy ? ml_mig_postcopy_final(m, k) : final_round(m, k);
 }
 
-int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
+int ml_migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 {
 	ML_OPTS(criu_run_opts, ro, .timeout_ms = o->timeout_s * 1000);
 	struct mig m = { .o = o, .res = res, .lfd = -1, .p = o->prof };
@@ -597,9 +599,10 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 
 	memset(res, 0, sizeof(*res));
 	res->frozen_us = -1;
-	migrate_plan(o, res);
-	if (o->postcopy && (ret = migrate_postcopy_precheck(o, res->error, sizeof(res->error)))) {
-		migrate_abort(o->to, res->error);
+	ml_migrate_plan(o, res);
+	if (o->postcopy &&
+	    (ret = ml_migrate_postcopy_precheck(o, res->error, sizeof(res->error)))) {
+		ml_migrate_abort(o->to, res->error);
 		return ret;
 	}
 	m.t0_ns = ml_mono_ns();
@@ -611,7 +614,7 @@ int migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 		ret = ml_criu_session_open(&m.sess, o->caps, &ro, &err);
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "%s", err.msg);
-		migrate_abort(o->to, res->error);
+		ml_migrate_abort(o->to, res->error);
 		return ret;
 	}
 	ret = connect_dest(&m);

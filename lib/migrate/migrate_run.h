@@ -19,6 +19,7 @@
 
 #include "memlens/criu.h"
 #include "memlens/profiler.h"
+#include "migrate_event.h"
 
 #define MIGRATE_MAX_ROUNDS 50
 #define MIGRATE_MAX_PROCS 64
@@ -90,6 +91,9 @@ struct migrate_opts {
 	void (*on_round)(const struct migrate_round *r, void *arg);
 	/* wait up to @ms; nonzero (a negative errno): give up; NULL: usleep */
 	int (*pause)(unsigned int ms, void *arg);
+	/* what the run has to say besides its result (migrate_event.h), its
+	 * receiver thread's problems included; NULL: nothing */
+	ml_mig_event_fn on_event;
 	void *arg;
 };
 
@@ -135,10 +139,10 @@ struct migrate_result {
  * keeps its PIDs at the source until every page has arrived). 0, or a
  * negative errno with the reason in @why.
  */
-int migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t len);
+int ml_migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t len);
 
-/* What migrate_run() will do: precopy, exclude and why. */
-void migrate_plan(const struct migrate_opts *o, struct migrate_result *res);
+/* What ml_migrate_run() will do: precopy, exclude and why. */
+void ml_migrate_plan(const struct migrate_opts *o, struct migrate_result *res);
 
 /*
  * Migrate: 0 once the tree runs at the destination (res->restored), else
@@ -146,14 +150,14 @@ void migrate_plan(const struct migrate_opts *o, struct migrate_result *res);
  * last round is not a pre-dump) the tree's complete images are at the
  * destination; otherwise it still runs at the source.
  */
-int migrate_run(const struct migrate_opts *o, struct migrate_result *res);
+int ml_migrate_run(const struct migrate_opts *o, struct migrate_result *res);
 
 /*
  * The source refused the migration before its first round: when @to is
  * HOST:PORT, tell the receiver there why (ABORT), so that it exits instead
  * of waiting. Best effort, bounded (a few seconds); a directory: nothing.
  */
-void migrate_abort(const char *to, const char *why);
+void ml_migrate_abort(const char *to, const char *why);
 
 /* The note of a run that left hot memory out (for outputs). */
 /* What the CRIU in use leaves out, by ml_criu_granularity(). */
