@@ -173,6 +173,9 @@ for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 			rm -rf "$tmp/$w-$mode-src" "$tmp/$w-$mode-dest"
 			continue
 		fi
+		# kept: migrate-model --calibrate fits its fixed parts from it, and
+		# the model can be run again on the trace later
+		cp "$tmp/$w-$mode.json" "$OUTDIR/migrate-$w-$mode.json"
 		# the model, with what this migration measured
 		"$PY" - "$tmp/$w-$mode.json" >"$tmp/$w-$mode.params" <<'EOF'
 import json, sys
