@@ -155,14 +155,15 @@ if [ -n "${MODEL_ONLY:-}" ]; then
 		for mode in ${MODES//,/ }; do
 			[ -f "$OUTDIR/migrate-$w-$mode.json" ] || continue
 			# the data check and the kernel of the run
-			read -r v k < <("$PY" -c 'import json,sys
+			"$PY" -c 'import json,sys
 for l in open(sys.argv[1]):
     r = json.loads(l)
     if r["mode"] == sys.argv[2]:
         print(json.dumps(r.get("data_verified")), r["kernel"])
         break
 else:
-    print("null")' "$tmp/$w.rows" "$mode")
+    print("null")' "$tmp/$w.rows" "$mode" >"$tmp/$w-$mode.run"
+			read -r v k <"$tmp/$w-$mode.run"
 			model_row "$w" "$mode" "$v" $k >>"$OUT"
 			echo "# $w $mode: $(tail -n 1 "$OUT")"
 		done
