@@ -12,11 +12,18 @@
 # next to each, what `memlens migrate-model` predicts from a `memlens writes
 # --record` trace of the same workload taken in the same run (a separate
 # instance on the same timeline: the trace's profiler and the migration's
-# cannot watch one process at once), with the bandwidth and round interval
-# the migration measured. Needs soft-dirty (pre-dump): run it in the 6.12
-# guest: CASES=migrate-bench tests/kernels/run.sh 6.12 (the guest cases
-# 9N-migrate-bench-WORKLOAD.sh, one workload each).
+# cannot watch one process at once), at the round interval the migration
+# measured, its bandwidth and the fixed parts of its downtime fitted from
+# what it measured (migrate-model --calibrate: the final dump's and the
+# restore's); next to that, the downtime the model predicts fitted from the
+# workload's none migration instead. Needs soft-dirty (pre-dump): run it in
+# the 6.12 guest: CASES=migrate-bench tests/kernels/run.sh 6.12 (the guest
+# cases 9N-migrate-bench-WORKLOAD.sh, one workload each).
 #   bench/migrate.sh [WORKLOAD...]   (default: all six)
+# MODEL_ONLY=1 migrates nothing: it runs the model again on a run's trace
+# and migrations ($OUTDIR/migrate-WORKLOAD.trace and migrate-WORKLOAD-MODE.json,
+# kept by the run) and rewrites the rows, the data checks as the run found
+# them: for a model that changed since (any machine, no soft-dirty needed).
 # MODES picks the modes (default: none vma page page-cool page-postcopy;
 # commas also separate them, for the guest's kernel command line:
 # GUEST_APPEND=MODES=none,page-postcopy);
@@ -41,6 +48,128 @@ TRACE_S=${TRACE_S:-150} WARM_S=2 failed=
 tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
+# the migration measured, from the --json output of migrate the run kept
+declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 3")
+
+# model_row W MODE VERIFIED [KERNEL]: the row of W's migration in MODE (its
+# kept JSON), the model beside it; VERIFIED: true, false or null; KERNEL: the
+# one it ran on (default: this one)
+model_row() {
+	local w=$1 mode=$2 verified=$3 mj=$OUTDIR/migrate-$1-$2.json nj=$OUTDIR/migrate-$1-none.json ri n
+	"$PY" - "$mj" >"$tmp/$w-$mode.params" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+starts = [x["start_ms"] for x in j["rounds"]]
+gaps = [b - a for a, b in zip(starts, starts[1:])]
+ri = (sum(gaps) / len(gaps) / 1000.0) if gaps else 1.0
+print("%.3f %d" % (max(ri, 0.001), max(len(j["rounds"]) - 1, 0)))
+EOF
+	read -r ri n <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
+	# fitted from this migration, and from the workload's none migration
+	for cal in own none; do
+		local c=$mj
+		[ $cal = none ] && c=$nj
+		rm -f "$tmp/$w-$mode.model-$cal"
+		[ -f "$c" ] || continue
+		"$MEMLENS" migrate-model "$OUTDIR/migrate-$w.trace" --calibrate "$c" --round-interval "$ri" \
+			--max-rounds "$n" --stop-threshold "$THRESHOLD" ${MODEL_ARGS[$mode]:-} --json \
+			>"$tmp/$w-$mode.model-$cal" 2>"$tmp/$w-$mode.merr" ||
+			echo "# $w $mode: migrate-model --calibrate $cal: $(tail -n 1 "$tmp/$w-$mode.merr")" >&2
+	done
+	"$PY" - "$w" "$mode" "$mj" "$tmp/$w-$mode.model-own" "$tmp/$w-$mode.model-none" "$ri" \
+		"$INTERVAL" "$verified" "${4:-$(uname -r)}" <<'EOF'
+import json, sys
+w, mode, mj, mm, mn, ri = sys.argv[1:7]
+kver = sys.argv[9]
+verified = json.loads(sys.argv[8])
+m = json.load(open(mj))
+want = {"none": "none", "vma": "hot-vma"}.get(mode, "hot-range")
+def load(path):
+    try:
+        model = json.load(open(path))
+        return model, {p["name"]: p for p in model["policies"]}
+    except (OSError, ValueError):
+        return {}, {}
+model, pol = load(mm)
+model_n, pol_n = load(mn)
+p, pn = pol.get(want), pol_n.get(want)
+def err(pred, meas):
+    return None if pred is None or not meas else (pred - meas) / meas
+# post-copy: frozen for the fixed parts only; the last page when the final
+# round has gone after them
+dkey = "postcopy_downtime_ms" if mode == "page-postcopy" else "downtime_ms"
+row = {
+    "workload": w, "mode": mode, "kernel": kver, "criu": m["criu"]["version"],
+    "granularity": m.get("granularity"), "data_verified": verified,
+    "rounds": len(m["rounds"]), "round_bytes": [r["bytes"] for r in m["rounds"]],
+    "round_duration_ms": [r["duration_ms"] for r in m["rounds"]],
+    "round_pages_scanned": [r.get("pages_scanned") for r in m["rounds"]],
+    "round_pages_skipped_parent": [r.get("pages_skipped_parent") for r in m["rounds"]],
+    "round_start_ms": [r["start_ms"] for r in m["rounds"]],
+    "round_hot_bytes": [r["hot_bytes"] for r in m["rounds"]],
+    "interval_ms": int(sys.argv[7]),
+    "total_bytes": m["total_bytes"], "final_bytes": m["rounds"][-1]["bytes"],
+    "downtime_ms": m["downtime_ms"], "final_dump_ms": m["final_dump_ms"],
+    "restore_ms": m["restore_ms"], "postcopy": bool(m.get("postcopy")),
+    # post-copy: what went after the restore, when its last page arrived
+    # (ms after the freeze) and the faults the restored tree waited on
+    "lazy_bytes": m.get("lazy", {}).get("bytes"),
+    "last_page_ms": m.get("lazy", {}).get("last_page_ms"),
+    "lazy_faults": m.get("lazy", {}).get("faults_served"),
+    "lazy_fault_wait_avg_us": m.get("lazy", {}).get("fault_wait_avg_us"),
+    "lazy_fault_wait_max_us": m.get("lazy", {}).get("fault_wait_max_us"),
+    "excluded": [r["excluded_ranges"] for r in m["rounds"]],
+    "bandwidth_mbps": model.get("bandwidth_mbps"), "round_interval_s": float(ri),
+    "model_policy": want,
+    "model_total_bytes": p["total_bytes"] if p else None,
+    "model_final_bytes": p["final_round_bytes"] if p else None,
+    # the parts fitted from this migration
+    "model_dump_fixed_s": model.get("dump_fixed_s"),
+    "model_restore_fixed_s": model.get("restore_fixed_s"),
+    "model_restore_bandwidth_mbps": model.get("restore_bandwidth_mbps"),
+    "model_downtime_ms": p[dkey] if p else None,
+    "model_dump_ms": p["dump_ms"] if p and mode != "page-postcopy" else None,
+    "model_restore_ms": p["restore_ms"] if p and mode != "page-postcopy" else None,
+    "model_last_page_ms": p["postcopy_last_page_ms"] if p and mode == "page-postcopy" else None,
+    # fitted from the workload's none migration instead
+    "model_downtime_none_fit_ms": pn[dkey] if pn else None,
+    "model_hot_range_total_bytes": pol["hot-range"]["total_bytes"] if "hot-range" in pol else None,
+    "model_hot_range_final_bytes": pol["hot-range"]["final_round_bytes"] if "hot-range" in pol else None,
+}
+row["model_error_total"] = err(row["model_total_bytes"], row["total_bytes"])
+row["model_error_final"] = err(row["model_final_bytes"], row["final_bytes"])
+row["model_error_downtime"] = err(row["model_downtime_ms"], row["downtime_ms"])
+row["model_error_downtime_none_fit"] = err(row["model_downtime_none_fit_ms"], row["downtime_ms"])
+row["model_error_last_page"] = err(row["model_last_page_ms"], row["last_page_ms"])
+print(json.dumps(row))
+EOF
+}
+
+if [ -n "${MODEL_ONLY:-}" ]; then
+	for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
+		OUT=$OUTDIR/migrate-$w.jsonl
+		[ -f "$OUT" ] && [ -f "$OUTDIR/migrate-$w.trace" ] || { echo "# $w: no run in $OUTDIR"; continue; }
+		cp "$OUT" "$tmp/$w.rows"
+		: >"$OUT"
+		for mode in ${MODES//,/ }; do
+			[ -f "$OUTDIR/migrate-$w-$mode.json" ] || continue
+			# the data check and the kernel of the run
+			"$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["mode"] == sys.argv[2]:
+        print(json.dumps(r.get("data_verified")), r["kernel"])
+        break
+else:
+    print("null")' "$tmp/$w.rows" "$mode" >"$tmp/$w-$mode.run"
+			read -r v k <"$tmp/$w-$mode.run"
+			model_row "$w" "$mode" "$v" $k >>"$OUT"
+			echo "# $w $mode: $(tail -n 1 "$OUT")"
+		done
+	done
+	exit 0
+fi
 
 criu=$(scripts/ensure-criu.sh 2>"$tmp/criu.err") ||
 	{ echo "skip - migrate_bench: $(tail -n 1 "$tmp/criu.err")"; exit 0; }
@@ -70,7 +199,6 @@ declare -A CMD=(
 # interval), and with post-copy (page-postcopy); the same -c/--cool go to
 # the model
 declare -A MODE_ARGS=([page-cool]="-c 1 --cool 3" [page-postcopy]="--postcopy")
-declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 3")
 
 # what each workload prints once its memory is set up (migwork writes all of
 # it first: seconds under TCG; a pre-dump before that would see the rest as
@@ -107,7 +235,7 @@ start() { # WORKLOAD OUT CMD...: sets P (the workload, PID 1 of its namespace); 
 }
 
 for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
-	OUT=$OUTDIR/migrate-$w.jsonl FO=
+	OUT=$OUTDIR/migrate-$w.jsonl
 	: >"$OUT"
 	# the trace, on an instance of its own
 	start "$w" "$tmp/$w-trace.out" ${CMD[$w]}
@@ -173,84 +301,11 @@ for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 			rm -rf "$tmp/$w-$mode-src" "$tmp/$w-$mode-dest"
 			continue
 		fi
+		# kept: migrate-model --calibrate fits its fixed parts from it, and
+		# the model can be run again on the trace later
+		cp "$tmp/$w-$mode.json" "$OUTDIR/migrate-$w-$mode.json"
 		# the model, with what this migration measured
-		"$PY" - "$tmp/$w-$mode.json" >"$tmp/$w-$mode.params" <<'EOF'
-import json, sys
-j = json.load(open(sys.argv[1]))
-r = j["rounds"]
-b = sum(x["bytes"] for x in r) / 1048576.0
-t = sum(x["duration_ms"] for x in r) / 1000.0
-starts = [x["start_ms"] for x in r]
-gaps = [b2 - a for a, b2 in zip(starts, starts[1:])]
-ri = (sum(gaps) / len(gaps) / 1000.0) if gaps else 1.0
-bw = max(b / max(t, 1e-3), 0.001)
-# the freeze's cost besides the final round's bytes: CRIU's dump of all but
-# the memory, and the restore
-fo = max(j["downtime_ms"] / 1000.0 - r[-1]["bytes"] / 1048576.0 / bw, 0.0)
-print("%.3f %.3f %d %.3f" % (bw, max(ri, 0.001), max(len(r) - 1, 0), fo))
-EOF
-		read -r bw ri n fo <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
-		# the model's freeze overhead: the one none measured in this run
-		# (none's own row: its own, so its downtime error is its bytes')
-		[ "$mode" = none ] && FO=$fo
-		"$MEMLENS" migrate-model "$tmp/$w.trace" --bandwidth "$bw" --round-interval "$ri" \
-			--max-rounds "$n" --stop-threshold "$THRESHOLD" --freeze-overhead "${FO:-0}" \
-			${MODEL_ARGS[$mode]:-} --json >"$tmp/$w-$mode.model" \
-			2>"$tmp/$w-$mode.merr" || echo "# $w $mode: migrate-model: $(tail -n 1 "$tmp/$w-$mode.merr")"
-		"$PY" - "$w" "$mode" "$tmp/$w-$mode.json" "$tmp/$w-$mode.model" "$bw" "$ri" "$(uname -r)" "$INTERVAL" "$verified" "${FO:-0}" >>"$OUT" <<'EOF'
-import json, sys
-w, mode, mj, mm, bw, ri, kver = sys.argv[1:8]
-verified = json.loads(sys.argv[9])
-fo = float(sys.argv[10])
-m = json.load(open(mj))
-try:
-    model = json.load(open(mm))
-    pol = {p["name"]: p for p in model["policies"]}
-except (OSError, ValueError):
-    pol = {}
-def err(pred, meas):
-    return None if pred is None or not meas else (pred - meas) / meas
-want = {"none": "none", "vma": "hot-vma"}.get(mode, "hot-range")
-p = pol.get(want)
-row = {
-    "workload": w, "mode": mode, "kernel": kver, "criu": m["criu"]["version"],
-    "granularity": m.get("granularity"), "data_verified": verified,
-    "rounds": len(m["rounds"]), "round_bytes": [r["bytes"] for r in m["rounds"]],
-    "round_pages_scanned": [r.get("pages_scanned") for r in m["rounds"]],
-    "round_pages_skipped_parent": [r.get("pages_skipped_parent") for r in m["rounds"]],
-    "round_start_ms": [r["start_ms"] for r in m["rounds"]],
-    "round_hot_bytes": [r["hot_bytes"] for r in m["rounds"]],
-    "interval_ms": int(sys.argv[8]),
-    "total_bytes": m["total_bytes"], "final_bytes": m["rounds"][-1]["bytes"],
-    "downtime_ms": m["downtime_ms"], "final_dump_ms": m["final_dump_ms"],
-    "restore_ms": m["restore_ms"], "postcopy": bool(m.get("postcopy")),
-    # post-copy: what went after the restore, when its last page arrived
-    # (ms after the freeze) and the faults the restored tree waited on
-    "lazy_bytes": m.get("lazy", {}).get("bytes"),
-    "last_page_ms": m.get("lazy", {}).get("last_page_ms"),
-    "lazy_faults": m.get("lazy", {}).get("faults_served"),
-    "lazy_fault_wait_avg_us": m.get("lazy", {}).get("fault_wait_avg_us"),
-    "lazy_fault_wait_max_us": m.get("lazy", {}).get("fault_wait_max_us"),
-    "excluded": [r["excluded_ranges"] for r in m["rounds"]],
-    "bandwidth_mbps": float(bw), "round_interval_s": float(ri),
-    "model_policy": want,
-    "model_total_bytes": p["total_bytes"] if p else None,
-    "model_final_bytes": p["final_round_bytes"] if p else None,
-    "model_freeze_overhead_s": fo,
-    # post-copy: frozen for the overhead only; the last page when the
-    # final round would have ended
-    "model_downtime_ms": (p["postcopy_downtime_ms" if mode == "page-postcopy" else "downtime_ms"]
-                          if p else None),
-    "model_last_page_ms": p["postcopy_last_page_ms"] if p and mode == "page-postcopy" else None,
-    "model_hot_range_total_bytes": pol["hot-range"]["total_bytes"] if "hot-range" in pol else None,
-    "model_hot_range_final_bytes": pol["hot-range"]["final_round_bytes"] if "hot-range" in pol else None,
-}
-row["model_error_total"] = err(row["model_total_bytes"], row["total_bytes"])
-row["model_error_final"] = err(row["model_final_bytes"], row["final_bytes"])
-row["model_error_downtime"] = err(row["model_downtime_ms"], row["downtime_ms"])
-row["model_error_last_page"] = err(row["model_last_page_ms"], row["last_page_ms"])
-print(json.dumps(row))
-EOF
+		model_row "$w" "$mode" "$verified" >>"$OUT"
 		echo "# $w $mode: $(tail -n 1 "$OUT")"
 		# a mode's images go once measured: all of them at once do not
 		# fit a small /tmp (redis: ~0.5 GB a mode)

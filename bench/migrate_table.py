@@ -38,7 +38,8 @@ def table(rows):
                "with hot pages left out (CRIU with memlens's patches); ratios against the "
                "workload's `none` row of the same run; next to each, "
                "`migrate-model` on a `writes --record` trace of the same workload from "
-               "the same run, at the bandwidth and round interval that migration measured "
+               "the same run, at the round interval that migration measured and with the "
+               "parameters given below the tables "
                "(error: model vs measured); data: the workload checked its own memory "
                "after the restore." % (k["kernel"], " and ".join(crius)))
     out.append("")
@@ -71,9 +72,11 @@ def table(rows):
     out.append("Against `none` in the same run: bytes sent before the freeze (the pre-dump "
                "rounds), total bytes, downtime; and the model's error for the same mode.")
     out.append("")
+    nf = any(r.get("model_error_downtime_none_fit") is not None for r in rows)
     out.append("| workload | left out | pre-copy bytes × none | total bytes × none | "
-               "downtime × none | model total error | model downtime error |")
-    out.append("|---|---|---|---|---|---|---|")
+               "downtime × none | model total error | model downtime error |%s" %
+               (" model downtime error, fitted from none |" if nf else ""))
+    out.append("|---|---|---|---|---|---|---|%s" % ("---|" if nf else ""))
     by = {}
     for r in rows:
         by.setdefault(r["workload"], {})[r["mode"]] = r
@@ -87,11 +90,12 @@ def table(rows):
             if not e:
                 continue
             pre = sum(e["round_bytes"][:-1])
-            out.append("| %s | %s | %s | %.2f | %.2f | %s | %s |" % (
+            out.append("| %s | %s | %s | %.2f | %.2f | %s | %s |%s" % (
                 w, MODES[mode], "%.2f" % (pre / pre_n) if pre_n else "n/a",
                 e["total_bytes"] / max(n["total_bytes"], 1),
                 e["downtime_ms"] / max(n["downtime_ms"], 1), pct(e["model_error_total"]),
-                pct(e.get("model_error_downtime"))))
+                pct(e.get("model_error_downtime")),
+                " %s |" % pct(e.get("model_error_downtime_none_fit")) if nf else ""))
     post = [r for r in rows if r.get("postcopy")]
     if post:
         out.append("")
@@ -115,13 +119,44 @@ def table(rows):
                     r["lazy_fault_wait_avg_us"] / 1000.0, r["lazy_fault_wait_max_us"] / 1000.0),
                 "n/a" if r.get("model_last_page_ms") is None else "%.2f" % (r["model_last_page_ms"] / 1000.0),
                 pct(r.get("model_error_last_page"))))
-    fos = sorted({r["model_freeze_overhead_s"] for r in rows if r.get("model_freeze_overhead_s") is not None})
+    fit = [r for r in rows if r.get("model_dump_fixed_s") is not None]
+    if fit:
+        out.append("")
+        out.append("%s: the model's downtime is the final dump (a fixed part, then the final round's "
+                   "bytes at the bandwidth) plus the restore (a fixed part, then the tree's whole "
+                   "memory at the restore's bandwidth: a restore loads the pre-dump rounds' pages "
+                   "too); with post-copy the fixed parts alone. `migrate-model --calibrate` fits "
+                   "them from each mode's own migration: the bandwidth from its rounds' durations "
+                   "against their bytes, the dump's fixed part from the rest of its downtime, the "
+                   "restore's bandwidth from its restore with a fixed part of %s s assumed (a "
+                   "post-copy restore, which loads no memory, is all fixed part). Fitted "
+                   "(bandwidth MiB/s, dump fixed s, restore fixed s, restore MiB/s): %s. Fitted "
+                   "so, a mode's downtime error is mostly that of its bytes (the final round's, and the tree's "
+                   "memory: the VMAs of the trace, against the pages the dump found); the last column of "
+                   "the ratios' table fits all of a workload's modes from its `none` migration "
+                   "instead." % (
+                       ", ".join(dict.fromkeys(r["workload"] for r in fit)),
+                       " / ".join(sorted({"%.2f" % r["model_restore_fixed_s"] for r in fit
+                                          if not r.get("postcopy")})),
+                       "; ".join("%s %s %.1f, %.2f, %.2f, %s" % (
+                           r["workload"], r["mode"], r["bandwidth_mbps"] or 0,
+                           r["model_dump_fixed_s"], r["model_restore_fixed_s"],
+                           "%.1f" % r["model_restore_bandwidth_mbps"]
+                           if r.get("model_restore_bandwidth_mbps") and not r.get("postcopy")
+                           else "-") for r in fit)))
+    old = [r for r in rows if r.get("model_freeze_overhead_s") is not None]
+    fos = sorted({r["model_freeze_overhead_s"] for r in old})
     if fos:
         out.append("")
-        out.append("The model's downtime adds a freeze overhead (CRIU's dump of all but the memory, "
-                   "and the restore) measured on the workload's `none` migration of the same run: "
-                   "%s s; `none`'s own downtime error is therefore its final round's bytes' error." %
-                   " / ".join("%.2f" % f for f in fos))
+        out.append("%s%s: the model's downtime %s a freeze overhead (CRIU's dump of all but the "
+                   "memory, and the restore) measured on the workload's `none` migration of the "
+                   "same run: %s s, plus the final round's bytes at the bandwidth that migration "
+                   "measured; `none`'s own downtime error is therefore its final round's bytes' "
+                   "error." % (
+                       ", ".join(dict.fromkeys(r["workload"] for r in old)),
+                       " (a run before the model had the restore's part of its own)" if fit else "",
+                       "is" if fit else "adds",
+                       " / ".join("%.2f" % f for f in fos)))
     return "\n".join(out)
 
 

@@ -9,7 +9,9 @@
 #include "table.h"
 #include "command.h"
 #include "memlens/hotrange.h"
+#include "memlens/format_migrate.h"
 #include "memlens/format_migrate_model.h"
+#include "memlens/json.h"
 #include "memlens/lines.h"
 #include "memlens/migrate_model.h"
 #include "opts.h"
@@ -24,20 +26,36 @@ static const char about[] =
 	"--hot-ranges ranges).\n";
 
 static const char footer[] =
-	"Downtime = --freeze-overhead + bytes of the final (stop-and-copy) round /\n"
-	"bandwidth. With post-copy (migrate --postcopy) the process runs again after\n"
-	"the freeze overhead alone and the final round's bytes follow: JSON gives that\n"
-	"downtime as postcopy_downtime_ms, the text a line under the table.\n";
+	"Downtime = the final dump (--dump-fixed + the final round's bytes / bandwidth)\n"
+	"+ the restore (--restore-fixed + the tree's memory / --restore-bandwidth; the\n"
+	"restore loads every page, those of the pre-dump rounds too) + --freeze-overhead.\n"
+	"With post-copy (migrate --postcopy) the process runs again after the fixed\n"
+	"parts alone and the final round's bytes follow: JSON gives that downtime as\n"
+	"postcopy_downtime_ms, the text a line under the table. --calibrate fits the\n"
+	"bandwidth, the dump's fixed part and the restore's bandwidth (or, from a\n"
+	"post-copy migration, its fixed part) from what a `memlens migrate --json` run\n"
+	"measured; an option given on the command line wins over the fit.\n";
 
 /* -b and -r when not given: a 1 Gbit/s link's worth, migrate's round interval */
 #define MM_DEFAULT_BANDWIDTH 100.0
 #define MM_DEFAULT_ROUND_S 2.0
+/*
+ * The fixed parts and the restore's bandwidth when neither given nor fitted:
+ * a small tree on a machine of today (CRIU's dump of its state and its restore
+ * take tenths of a second, its images are read back from the page cache)
+ */
+#define MM_DEFAULT_DUMP_FIXED_S 0.1
+#define MM_DEFAULT_RESTORE_FIXED_S 0.2
+#define MM_DEFAULT_RESTORE_BANDWIDTH 1000.0
 
 struct mm_cli {
 	const char *file;
+	const char *calibrate; /* a migrate --json record, or NULL */
 	struct mm_params p;
+	struct mm_fit fit;
 	bool json;
 	bool b_given, r_given; /* else the defaults */
+	bool df_given, rf_given, rb_given;
 };
 
 /* 0, or the exit status after printing why (2 bad input, 1 a read error). */
@@ -70,6 +88,62 @@ static int read_trace(const char *path, struct mm_trace *t)
 	return !ret ? 0 : ret == -EIO || ret == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
 }
 
+/* The "migrate" object of @path (memlens migrate --json) into c->fit; 0 or an exit status. */
+static int calibrate(struct mm_cli *c)
+{
+	struct ml_err err = { 0 };
+	FILE *f = fopen(c->calibrate, "re");
+	struct migrate_rec m = { 0 };
+	struct json *j = NULL;
+	struct ml_lines in;
+	const char *line, *type;
+	bool found = false;
+	size_t n;
+	int ret;
+
+	if (!f) {
+		cli_error("migrate-model", "cannot open the migration record %s: %s", c->calibrate,
+			  strerror(errno));
+		return EXIT_USAGE;
+	}
+	ret = ml_lines_check_file(f, c->calibrate, &err);
+	ml_lines_init(&in, f, c->calibrate, 0);
+	while (!ret && !found && (ret = ml_lines_next(&in, &line, &n, &err)) > 0) {
+		ret = ml_json_parse(line, n, &j, &err);
+		type = ret ? NULL : ml_json_get_str(j, "type");
+		if (type && !strcmp(type, "migrate")) {
+			found = true;
+			ret = ml_fmt_migrate_read(j, &m, &err);
+			if (!ret)
+				ret = ml_mm_calibrate(&m, &c->fit, &err);
+			ml_fmt_migrate_free(&m);
+		}
+		ml_json_free(j);
+		j = NULL;
+		if (ret)
+			ml_err_wrap(&err, "%s:%ld", c->calibrate, in.lineno);
+	}
+	ml_lines_free(&in);
+	fclose(f);
+	if (!ret && !found)
+		ret = ml_err_set(&err, EINVAL,
+				 "%s: no \"migrate\" line (the output of `memlens migrate --json`)",
+				 c->calibrate);
+	if (ret < 0) {
+		cli_error("migrate-model", "%s", err.msg);
+		return ret == -EIO || ret == -ENOMEM ? EXIT_FAIL : EXIT_USAGE;
+	}
+	if (!c->b_given)
+		c->p.bandwidth_mbps = c->fit.bandwidth_mbps;
+	if (!c->df_given)
+		c->p.dump_fixed_s = c->fit.dump_fixed_s;
+	if (!c->rf_given && c->fit.restore_fixed_fitted)
+		c->p.restore_fixed_s = c->fit.restore_fixed_s;
+	if (!c->rb_given && c->fit.restore_bandwidth_mbps > 0)
+		c->p.restore_bandwidth_mbps = c->fit.restore_bandwidth_mbps;
+	return 0;
+}
+
 /* The model's results as the record memlens/format_migrate_model.h writes. */
 static int print_json(const struct mm_cli *c, const struct mm_result *r)
 {
@@ -77,6 +151,10 @@ static int print_json(const struct mm_cli *c, const struct mm_result *r)
 	struct migrate_model_rec rec = { .bandwidth_mbps = c->p.bandwidth_mbps,
 					 .round_interval_s = c->p.round_interval_s,
 					 .freeze_overhead_s = c->p.freeze_overhead_s,
+					 .dump_fixed_s = c->p.dump_fixed_s,
+					 .restore_fixed_s = c->p.restore_fixed_s,
+					 .restore_bandwidth_mbps = c->p.restore_bandwidth_mbps,
+					 .calibrated_from = c->calibrate,
 					 .pol = pol,
 					 .npol = MM_NPOLICIES };
 	int ret = 0;
@@ -100,7 +178,10 @@ static int print_json(const struct mm_cli *c, const struct mm_result *r)
 		p->final_round_bytes = r[k].final_round_bytes;
 		p->downtime_ms = r[k].downtime_ms;
 		p->postcopy_downtime_ms = r[k].postcopy_downtime_ms;
-		p->postcopy_last_page_ms = r[k].downtime_ms;
+		p->postcopy_last_page_ms = r[k].postcopy_last_page_ms;
+		p->dump_ms = r[k].dump_ms;
+		p->restore_ms = r[k].restore_ms;
+		p->restored_bytes = r[k].restored_bytes;
 	}
 	ml_jw_init(&w, stdout);
 	ml_fmt_migrate_model(&w, &rec);
@@ -134,6 +215,7 @@ static void print_human(const struct mm_cli *c, const struct mm_trace *t, const 
 		{ "DOWNTIME_MS", TABLE_RIGHT, 0, false },
 	};
 	int width = table_width(stdout);
+	char restore[128] = "";
 	uint64_t max = 0, div;
 	const char *unit;
 	struct table *tb;
@@ -180,10 +262,33 @@ static void print_human(const struct mm_cli *c, const struct mm_trace *t, const 
 			   r[0].total_bytes ? (double)r[2].total_bytes / r[0].total_bytes : 0.0);
 	}
 	putchar('\n');
+	if (c->calibrate)
+		table_wrap(stdout, width, 2,
+			   "fitted from %s: bandwidth %.1f MiB/s (%s), the final dump's fixed part "
+			   "%.2f s, the restore's %s",
+			   c->calibrate, c->fit.bandwidth_mbps,
+			   c->fit.slope ? "the slope of round time on bytes"
+					: "bytes / time of its rounds",
+			   c->fit.dump_fixed_s,
+			   c->fit.restore_fixed_fitted	       ? "fixed part: all of its restore"
+			   : c->fit.restore_bandwidth_mbps > 0 ? "bandwidth"
+							       : "bandwidth: none to fit");
+	if (c->p.restore_bandwidth_mbps > 0)
+		snprintf(restore, sizeof(restore),
+			 " + the tree's memory at %.1f MiB/s: %.1f ms for none's %.1f MiB",
+			 c->p.restore_bandwidth_mbps, r[0].restore_ms,
+			 r[0].restored_bytes / MM_MIB);
 	table_wrap(stdout, width, 2,
-		   "with post-copy: running again after %.1f ms (the freeze overhead%s); the "
-		   "final round's pages follow, the last arriving when DOWNTIME_MS says",
-		   r[0].postcopy_downtime_ms, c->p.freeze_overhead_s > 0 ? "" : ", -F sets it");
+		   "DOWNTIME_MS = the final dump (%.2f s + its bytes at %.1f MiB/s) + the restore "
+		   "(%.2f s%s)%s",
+		   c->p.dump_fixed_s, c->p.bandwidth_mbps, c->p.restore_fixed_s, restore,
+		   c->p.freeze_overhead_s > 0 ? " + the freeze overhead" : "");
+	table_wrap(stdout, width, 2,
+		   "with post-copy: running again after %.1f ms (the fixed parts: no memory in the "
+		   "final dump nor in the restore); the final round's pages follow, the last "
+		   "%.1f ms after the freeze (none; hot-vma %.1f, hot-range %.1f)",
+		   r[0].postcopy_downtime_ms, r[0].postcopy_last_page_ms,
+		   r[1].postcopy_last_page_ms, r[2].postcopy_last_page_ms);
 }
 
 static int parse_args(int argc, char **argv, struct mm_cli *c)
@@ -207,10 +312,40 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		  .target = &c->p.freeze_overhead_s,
 		  .min = 0,
 		  .max = 1e6,
-		  .help = "seconds each freeze costs besides sending the final round: "
-			  "CRIU's dump of all but the memory, and the restore (default 0; "
-			  "memlens migrate --json shows it as downtime_ms less final round "
-			  "bytes / bandwidth)" },
+		  .help = "seconds added to every downtime besides the dump and the "
+			  "restore (default 0)" },
+		{ .name = "dump-fixed",
+		  .arg = "SEC",
+		  .kind = CLI_DOUBLE,
+		  .target = &c->p.dump_fixed_s,
+		  .min = 0,
+		  .max = 1e6,
+		  .help = "the final dump's fixed part: the tree frozen, CRIU's dump of "
+			  "all but the memory, the images' way over (default 0.1, or fitted "
+			  "by --calibrate)" },
+		{ .name = "restore-fixed",
+		  .arg = "SEC",
+		  .kind = CLI_DOUBLE,
+		  .target = &c->p.restore_fixed_s,
+		  .min = 0,
+		  .max = 1e6,
+		  .help = "the restore's fixed part: the process tree, its files, "
+			  "mappings and sockets (default 0.2; --calibrate on a post-copy "
+			  "migration fits it)" },
+		{ .name = "restore-bandwidth",
+		  .arg = "MIBPS",
+		  .kind = CLI_DOUBLE,
+		  .target = &c->p.restore_bandwidth_mbps,
+		  .min = 0,
+		  .max = 1e9,
+		  .help = "MiB/s the restore loads the tree's memory at; 0: no part per "
+			  "byte (default 1000, or fitted by --calibrate)" },
+		{ .name = "calibrate",
+		  .arg = "FILE",
+		  .kind = CLI_STR,
+		  .target = &c->calibrate,
+		  .help = "fit the bandwidth, the dump's fixed part and the restore's from "
+			  "a `memlens migrate --json` output of the same workload" },
 		CLI_OPT_ROUND_INTERVAL(&c->p.round_interval_s, 0.001,
 				       "seconds between pre-dump rounds (default 2, as memlens "
 				       "migrate's)"),
@@ -240,6 +375,10 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 
 	c->p.bandwidth_mbps = MM_DEFAULT_BANDWIDTH;
 	c->p.round_interval_s = MM_DEFAULT_ROUND_S;
+	c->p.dump_fixed_s = MM_DEFAULT_DUMP_FIXED_S;
+	c->p.restore_fixed_s = MM_DEFAULT_RESTORE_FIXED_S;
+	c->p.restore_bandwidth_mbps = MM_DEFAULT_RESTORE_BANDWIDTH;
+	c->fit.restore_fixed_s = MM_DEFAULT_RESTORE_FIXED_S;
 	r = cli_parse(&spec, argc, argv, &first);
 	if (r)
 		return r;
@@ -250,6 +389,11 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 	c->file = argv[first];
 	c->b_given = cli_given(&spec, "bandwidth");
 	c->r_given = cli_given(&spec, "round-interval");
+	c->df_given = cli_given(&spec, "dump-fixed");
+	c->rf_given = cli_given(&spec, "restore-fixed");
+	c->rb_given = cli_given(&spec, "restore-bandwidth");
+	if (c->rf_given)
+		c->fit.restore_fixed_s = c->p.restore_fixed_s; /* the fit assumes it */
 	return out_option("migrate-model", out);
 }
 
@@ -265,6 +409,11 @@ static int cmd_migrate_model(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
 	ml_mm_trace_init(&t);
+	if (c.calibrate) {
+		rc = calibrate(&c);
+		if (rc)
+			goto out;
+	}
 	rc = read_trace(c.file, &t);
 	if (rc)
 		goto out;

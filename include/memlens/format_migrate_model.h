@@ -32,10 +32,18 @@ struct migrate_model_policy_rec {
 	uint64_t total_bytes, final_round_bytes;
 	/* ms; written null when not finite, read 0 when absent or null */
 	double downtime_ms, postcopy_downtime_ms, postcopy_last_page_ms;
+	/* the downtime's parts: the final dump, the restore (0 when absent) */
+	double dump_ms, restore_ms;
+	uint64_t restored_bytes; /* the memory a restore loads (0 when absent) */
 };
 
 struct migrate_model_rec {
 	double bandwidth_mbps, round_interval_s, freeze_overhead_s; /* 0 when absent */
+	/* the fixed parts, s, and the restore's MiB/s (0 when absent) */
+	double dump_fixed_s, restore_fixed_s, restore_bandwidth_mbps;
+	/* the migration record they were fitted from; NULL: none (read: points
+	 * into the JSON read) */
+	const char *calibrated_from;
 	struct migrate_model_policy_rec *pol;
 	size_t npol;
 };

@@ -20,10 +20,22 @@
  * the stale pages outside the excluded set; the final round sends every
  * stale page. Pre-copy stops after max_rounds, when a round sends no more
  * than stop_threshold, or when the trace has no more round intervals.
- * Downtime = freeze_overhead + final round bytes / bandwidth. With post-copy
- * (CRIU's lazy pages) the tree runs again after freeze_overhead and the final
- * round's bytes arrive after: the last page at downtime as without post-copy.
- * Pure: no I/O.
+ * Downtime is the final dump's time plus the restore's, each a fixed part
+ * and a part per byte:
+ *
+ *   dump     = dump_fixed + final round bytes / bandwidth
+ *   restore  = restore_fixed + restored bytes / restore_bandwidth
+ *   downtime = freeze_overhead + dump + restore
+ *
+ * where the restored bytes are the tree's memory at the final round (its
+ * VMAs then: the restore loads every page, those of the pre-dump rounds
+ * too) and a restore_bandwidth of 0 leaves the per-byte part out. With
+ * post-copy (CRIU's lazy pages) the final dump writes no memory and the
+ * restore loads none (the model counts no page as loaded eagerly): the
+ * tree runs again after freeze_overhead + dump_fixed + restore_fixed, and
+ * the final round's bytes stream after it, the last one final round bytes
+ * / bandwidth later. ml_mm_calibrate() fits the fixed parts and the two
+ * bandwidths from a migration's record. Pure: no I/O.
  */
 #ifndef MEMLENS_MIGRATE_MODEL_H
 #define MEMLENS_MIGRATE_MODEL_H
@@ -36,6 +48,7 @@
 #include <stdint.h>
 
 #include "memlens/err.h"
+#include "memlens/format_migrate.h"
 #include "memlens/opts.h"
 #include "memlens/rangeset.h"
 
@@ -99,6 +112,16 @@ struct mm_params {
 	 * CRIU's dump of everything but the memory and the restore; >= 0
 	 */
 	double freeze_overhead_s;
+	/*
+	 * the final dump's fixed part as the downtime sees it (the tree
+	 * frozen, CRIU's dump of all but the memory, the images' way to
+	 * the destination), the restore's (the process tree, its files,
+	 * mappings and sockets), seconds, >= 0; and the MiB/s the restore
+	 * loads the memory at, >= 0 (0: no part per byte)
+	 */
+	double dump_fixed_s;
+	double restore_fixed_s;
+	double restore_bandwidth_mbps;
 };
 
 enum mm_policy { MM_NONE, MM_HOT_VMA, MM_HOT_RANGE };
@@ -117,6 +140,10 @@ struct mm_result {
 	double downtime_ms;
 	/* with post-copy: frozen for freeze_overhead_s only, the final round after */
 	double postcopy_downtime_ms;
+	uint64_t restored_bytes; /* the tree's memory at the final round */
+	double dump_ms, restore_ms; /* the downtime's parts (without freeze_overhead_s) */
+	/* with post-copy: the final round's last byte, ms after the freeze */
+	double postcopy_last_page_ms;
 };
 
 const char *ml_mm_policy_name(enum mm_policy p);
@@ -125,6 +152,44 @@ const char *ml_mm_policy_name(enum mm_policy p);
 int ml_mm_run(const struct mm_trace *t, const struct mm_params *p,
 	      struct mm_result out[MM_NPOLICIES], struct ml_err *err);
 void ml_mm_results_free(struct mm_result out[MM_NPOLICIES]);
+
+#define MM_PAGE_SIZE 4096 /* the page size a migrate record counts pages in */
+
+/* What ml_mm_calibrate() fitted, and from what. */
+struct mm_fit {
+	double bandwidth_mbps; /* the dump's MiB/s */
+	double dump_fixed_s, restore_fixed_s;
+	double restore_bandwidth_mbps; /* 0: not fitted */
+	bool slope; /* bandwidth_mbps: the slope of round time on bytes (else their ratio) */
+	bool restore_fixed_fitted; /* restore_fixed_s: a post-copy restore, which loads no memory */
+	uint64_t final_bytes, restored_bytes; /* the record's final round, the memory it restored */
+};
+
+/*
+ * Fit the downtime's parts from @m, the record of a migration
+ * (`memlens migrate --json`) that succeeded:
+ *
+ *   bandwidth     the slope of each round's duration on its bytes (least
+ *                 squares over every round, the final dump's too), when
+ *                 the rounds' bytes differ and the slope is positive;
+ *                 else all bytes / all durations;
+ *   dump_fixed    downtime - restore - final round bytes / bandwidth
+ *                 (at least 0): all the frozen time that is not the
+ *                 restore and not the final round's bytes;
+ *   restore       without post-copy, the restore loaded the final dump's
+ *                 memory (its pages_scanned pages): with restore_fixed
+ *                 as @fit->restore_fixed_s says on entry, the restore
+ *                 bandwidth is that memory / (restore - restore_fixed)
+ *                 (0 when the restore took no longer than its fixed
+ *                 part); with post-copy the restore loaded no memory:
+ *                 restore_fixed is the restore's time, the restore
+ *                 bandwidth is not fitted (0).
+ *
+ * On entry @fit->restore_fixed_s is the restore's fixed part to assume
+ * (>= 0). -EINVAL with the reason when @m is not a record to fit from
+ * (failed, no rounds, no time measured).
+ */
+int ml_mm_calibrate(const struct migrate_rec *m, struct mm_fit *fit, struct ml_err *err);
 
 #pragma GCC visibility pop
 

@@ -26,6 +26,9 @@ static void put_policy(struct jw *w, const struct migrate_model_policy_rec *p)
 	ml_jw_kdbl(w, "downtime_ms", p->downtime_ms);
 	ml_jw_kdbl(w, "postcopy_downtime_ms", p->postcopy_downtime_ms);
 	ml_jw_kdbl(w, "postcopy_last_page_ms", p->postcopy_last_page_ms);
+	ml_jw_kdbl(w, "dump_ms", p->dump_ms);
+	ml_jw_kdbl(w, "restore_ms", p->restore_ms);
+	ml_jw_kuint(w, "restored_bytes", p->restored_bytes);
 	ml_jw_obj_end(w);
 }
 
@@ -36,6 +39,11 @@ void ml_fmt_migrate_model(struct jw *w, const struct migrate_model_rec *r)
 	ml_jw_kdbl(w, "bandwidth_mbps", r->bandwidth_mbps);
 	ml_jw_kdbl(w, "round_interval_s", r->round_interval_s);
 	ml_jw_kdbl(w, "freeze_overhead_s", r->freeze_overhead_s);
+	ml_jw_kdbl(w, "dump_fixed_s", r->dump_fixed_s);
+	ml_jw_kdbl(w, "restore_fixed_s", r->restore_fixed_s);
+	ml_jw_kdbl(w, "restore_bandwidth_mbps", r->restore_bandwidth_mbps);
+	if (r->calibrated_from)
+		ml_jw_kstr(w, "calibrated_from", r->calibrated_from);
 	ml_jw_key(w, "policies");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < r->npol; i++)
@@ -76,6 +84,9 @@ static int read_policy(const struct json *o, size_t k, struct migrate_model_poli
 	p->downtime_ms = ml_json_get_num_or0(o, "downtime_ms");
 	p->postcopy_downtime_ms = ml_json_get_num_or0(o, "postcopy_downtime_ms");
 	p->postcopy_last_page_ms = ml_json_get_num_or0(o, "postcopy_last_page_ms");
+	p->dump_ms = ml_json_get_num_or0(o, "dump_ms");
+	p->restore_ms = ml_json_get_num_or0(o, "restore_ms");
+	p->restored_bytes = ml_rec_count_or0(o, "restored_bytes");
 	return 0;
 }
 
@@ -90,6 +101,10 @@ int ml_fmt_migrate_model_read(const struct json *o, struct migrate_model_rec *r,
 	r->bandwidth_mbps = ml_json_get_num_or0(o, "bandwidth_mbps");
 	r->round_interval_s = ml_json_get_num_or0(o, "round_interval_s");
 	r->freeze_overhead_s = ml_json_get_num_or0(o, "freeze_overhead_s");
+	r->dump_fixed_s = ml_json_get_num_or0(o, "dump_fixed_s");
+	r->restore_fixed_s = ml_json_get_num_or0(o, "restore_fixed_s");
+	r->restore_bandwidth_mbps = ml_json_get_num_or0(o, "restore_bandwidth_mbps");
+	r->calibrated_from = ml_json_get_str(o, "calibrated_from");
 	r->pol = calloc(n ? n : 1, sizeof(*r->pol));
 	if (!r->pol)
 		return ml_err_set(err, ENOMEM, "out of memory");

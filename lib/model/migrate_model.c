@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memlens/format_migrate.h"
 #include "memlens/hotrange.h"
 #include "memlens/migrate_model.h"
 
@@ -220,6 +221,23 @@ static void sim_free(struct mm_sim *s)
 	ml_hotrange_free(&s->hr);
 }
 
+/* The downtime's parts from the final round's and the restored bytes. */
+static void downtime(const struct mm_params *p, struct mm_result *r)
+{
+	double send_ms = (double)r->final_round_bytes / (p->bandwidth_mbps * MM_MIB) * 1000.0;
+
+	r->dump_ms = p->dump_fixed_s * 1000.0 + send_ms;
+	r->restore_ms = p->restore_fixed_s * 1000.0;
+	if (p->restore_bandwidth_mbps > 0)
+		r->restore_ms +=
+			(double)r->restored_bytes / (p->restore_bandwidth_mbps * MM_MIB) * 1000.0;
+	r->downtime_ms = p->freeze_overhead_s * 1000.0 + r->dump_ms + r->restore_ms;
+	/* post-copy: no memory in the final dump nor in the restore */
+	r->postcopy_downtime_ms =
+		(p->freeze_overhead_s + p->dump_fixed_s + p->restore_fixed_s) * 1000.0;
+	r->postcopy_last_page_ms = r->postcopy_downtime_ms + send_ms;
+}
+
 static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct mm_result *r)
 {
 	double threshold = s->p->stop_threshold_mb * MM_MIB;
@@ -239,10 +257,15 @@ static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct m
 			final = true; /* converged: the next round is the stop-and-copy */
 	}
 	r->final_round_bytes = bytes;
-	r->postcopy_downtime_ms = s->p->freeze_overhead_s * 1000.0;
-	r->downtime_ms =
-		r->postcopy_downtime_ms + (double)bytes / (s->p->bandwidth_mbps * MM_MIB) * 1000.0;
+	/* the tree's memory at the final round: what a restore loads */
+	r->restored_bytes = ml_rangeset_bytes(&s->regions);
+	downtime(s->p, r);
 	return ret;
+}
+
+static bool seconds_ok(double s)
+{
+	return s >= 0 && s <= 1e9;
 }
 
 static int check_params(const struct mm_trace *t, const struct mm_params *p, int64_t round_ms,
@@ -253,10 +276,13 @@ static int check_params(const struct mm_trace *t, const struct mm_params *p, int
 	if (round_ms < 1)
 		return ml_err_set(err, EINVAL, "the round interval must be 1 ms .. 1e9 s");
 	if (p->max_rounds < 0 || p->max_rounds > 100000 || p->stop_threshold_mb < 0 ||
-	    p->hot_intervals < 0 || !(p->freeze_overhead_s >= 0) || p->freeze_overhead_s > 1e9)
+	    p->hot_intervals < 0 || !seconds_ok(p->freeze_overhead_s) ||
+	    !seconds_ok(p->dump_fixed_s) || !seconds_ok(p->restore_fixed_s) ||
+	    !(p->restore_bandwidth_mbps >= 0) || !isfinite(p->restore_bandwidth_mbps))
 		return ml_err_set(err, EINVAL,
-				  "max rounds, stop threshold, hot intervals and the freeze "
-				  "overhead must not be negative");
+				  "max rounds, stop threshold, hot intervals, the freeze "
+				  "overhead, the fixed parts and the restore bandwidth must not "
+				  "be negative");
 	if (p->hot_intervals > HOTRANGE_MAX_INTERVALS || p->hot_cool < 0 ||
 	    p->hot_cool > HOTRANGE_MAX_INTERVALS || p->hot_ranges_max > HOTRANGE_MAX_MAX)
 		return ml_err_set(err, EINVAL,
@@ -328,4 +354,75 @@ void ml_mm_results_free(struct mm_result out[MM_NPOLICIES])
 		out[k].rounds = NULL;
 		out[k].nrounds = 0;
 	}
+}
+
+/* Least squares of y on x: the slope, or 0 when the x do not differ. */
+static double slope(const double *x, const double *y, size_t n)
+{
+	double mx = 0, my = 0, sxx = 0, sxy = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		mx += x[i] / (double)n;
+		my += y[i] / (double)n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sxx += (x[i] - mx) * (x[i] - mx);
+		sxy += (x[i] - mx) * (y[i] - my);
+	}
+	return sxx > 0 ? sxy / sxx : 0;
+}
+
+int ml_mm_calibrate(const struct migrate_rec *m, struct mm_fit *fit, struct ml_err *err)
+{
+	const struct migrate_round_rec *last;
+	double *x, *y, b, bytes = 0, secs = 0, restore_s, frozen_s;
+	double rfixed = fit->restore_fixed_s;
+
+	if (!m->ok || !m->nrounds)
+		return ml_err_set(err, EINVAL,
+				  "the migration record is of a migration that failed, or has "
+				  "no rounds: nothing to fit");
+	if (!(rfixed >= 0) || rfixed > 1e9)
+		return ml_err_set(err, EINVAL, "the restore's fixed part must not be negative");
+	last = &m->rounds[m->nrounds - 1];
+	x = calloc(m->nrounds, sizeof(*x));
+	y = calloc(m->nrounds, sizeof(*y));
+	if (!x || !y) {
+		free(x);
+		free(y);
+		return ml_err_set(err, ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < m->nrounds; i++) {
+		x[i] = (double)m->rounds[i].bytes / MM_MIB;
+		y[i] = (double)m->rounds[i].duration_ms / 1000.0;
+		bytes += x[i];
+		secs += y[i];
+	}
+	b = slope(x, y, m->nrounds);
+	free(x);
+	free(y);
+	if (!(secs > 0) || !(bytes > 0))
+		return ml_err_set(err, EINVAL,
+				  "the migration record's rounds sent no bytes or took no time: "
+				  "no bandwidth to fit");
+	memset(fit, 0, sizeof(*fit));
+	fit->slope = b > 0;
+	fit->bandwidth_mbps = b > 0 ? 1.0 / b : bytes / secs;
+	fit->final_bytes = last->bytes;
+	restore_s = (double)m->restore_ms / 1000.0;
+	frozen_s = (double)m->downtime_ms / 1000.0 - restore_s -
+		   (double)last->bytes / MM_MIB / fit->bandwidth_mbps;
+	fit->dump_fixed_s = frozen_s > 0 ? frozen_s : 0;
+	if (m->postcopy || last->pages_scanned <= 0) {
+		/* no memory loaded, or not known how much: all of it fixed */
+		fit->restore_fixed_s = restore_s;
+		fit->restore_fixed_fitted = true;
+		return 0;
+	}
+	fit->restore_fixed_s = rfixed;
+	fit->restored_bytes = (uint64_t)last->pages_scanned * MM_PAGE_SIZE;
+	if (restore_s > rfixed && fit->restored_bytes)
+		fit->restore_bandwidth_mbps =
+			(double)fit->restored_bytes / MM_MIB / (restore_s - rfixed);
+	return 0;
 }

@@ -33,7 +33,10 @@ check defaults_said 'grep -q "bandwidth 100.0 MiB/s (the default; -b sets it)" "
 "$M" migrate-model "$tmp/t.jsonl" -b 50 -r 1 >"$tmp/g.txt" 2>&1
 check given_not_called_default '! grep -q "the default" "$tmp/g.txt"' "$(head -n 3 "$tmp/g.txt")"
 # the freeze overhead: added to every policy's downtime; post-copy's downtime is it alone
-"$M" migrate-model "$tmp/t.jsonl" -b 50 -F 0.25 --json >"$tmp/f.json" 2>"$tmp/f.err"
+# when the fixed parts are 0
+Z="--dump-fixed 0 --restore-fixed 0 --restore-bandwidth 0"
+# shellcheck disable=SC2086
+"$M" migrate-model "$tmp/t.jsonl" -b 50 -F 0.25 $Z --json >"$tmp/f.json" 2>"$tmp/f.err"
 rc=$?
 check freeze_overhead_json '[ $rc = 0 ] && "$PY" -c "
 import json, sys
@@ -43,14 +46,61 @@ for p in j[\"policies\"]:
     ok = ok and abs(p[\"downtime_ms\"] - (250 + p[\"final_round_bytes\"] / 50 / 1048576 * 1000)) < 1e-6
     ok = ok and p[\"postcopy_downtime_ms\"] == 250 and p[\"postcopy_last_page_ms\"] == p[\"downtime_ms\"]
 sys.exit(not ok)" "$tmp/f.json"' "rc=$rc $(cat "$tmp/f.err") $(head -c 400 "$tmp/f.json")"
-"$M" migrate-model "$tmp/t.jsonl" -F 0.25 | tr -s ' \n' ' ' >"$tmp/f.txt"
-check freeze_overhead_said 'grep -q "with post-copy: running again after 250.0 ms (the freeze overhead)" "$tmp/f.txt"' \
+# shellcheck disable=SC2086
+"$M" migrate-model "$tmp/t.jsonl" -F 0.25 $Z | tr -s ' \n' ' ' >"$tmp/f.txt"
+check freeze_overhead_said 'grep -q "with post-copy: running again after 250.0 ms (the fixed parts" "$tmp/f.txt"' \
 	"$(cat "$tmp/f.txt")"
+# the downtime's parts: the final dump (fixed + the final round at -b), the
+# restore (fixed + the tree's 256 MiB at --restore-bandwidth); post-copy: the
+# fixed parts, its last page the final round later
+"$M" migrate-model "$tmp/t.jsonl" -b 50 --dump-fixed 0.5 --restore-fixed 1.5 --restore-bandwidth 128 \
+	--json >"$tmp/p.json" 2>"$tmp/p.err"
+rc=$?
+check downtime_parts_json '[ $rc = 0 ] && "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+ok = (j[\"dump_fixed_s\"], j[\"restore_fixed_s\"], j[\"restore_bandwidth_mbps\"]) == (0.5, 1.5, 128)
+for p in j[\"policies\"]:
+    send = p[\"final_round_bytes\"] / 50 / 1048576 * 1000
+    ok = ok and p[\"restored_bytes\"] == 256 << 20 and p[\"restore_ms\"] == 1500 + 2000
+    ok = ok and abs(p[\"dump_ms\"] - 500 - send) < 1e-6 and abs(p[\"downtime_ms\"] - p[\"dump_ms\"] - 3500) < 1e-6
+    ok = ok and p[\"postcopy_downtime_ms\"] == 2000 and abs(p[\"postcopy_last_page_ms\"] - 2000 - send) < 1e-6
+sys.exit(not ok)" "$tmp/p.json"' "rc=$rc $(cat "$tmp/p.err") $(head -c 400 "$tmp/p.json")"
+# --calibrate: the bandwidth from the rounds' slope (32 MiB/s), the dump's
+# fixed part (3.5 s frozen - 2.25 s restore - 8 MiB / 32 MiB/s = 1 s), the
+# restore's bandwidth (64 MiB in 2.25 s less its fixed 0.25 s: 32 MiB/s)
+"$PY" - >"$tmp/mig.json" <<'PYEOF'
+import json
+r = [(67108864, 2500), (16777216, 1000), (8388608, 750), (8388608, 750)]
+print(json.dumps({"type": "migrate", "pid": 42, "ok": True, "criu": {}, "downtime_ms": 3500,
+                  "restore_ms": 2250,
+                  "rounds": [{"round": i + 1, "kind": "pre-dump" if i < 3 else "dump", "bytes": b,
+                              "duration_ms": d, "pages_scanned": 16384} for i, (b, d) in enumerate(r)]}))
+PYEOF
+"$M" migrate-model "$tmp/t.jsonl" --calibrate "$tmp/mig.json" --restore-fixed 0.25 --json \
+	>"$tmp/c.json" 2>"$tmp/c.err"
+rc=$?
+check calibrate_json '[ $rc = 0 ] && "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(not ((j[\"bandwidth_mbps\"], j[\"dump_fixed_s\"], j[\"restore_fixed_s\"], j[\"restore_bandwidth_mbps\"]) == (32, 1, 0.25, 32) and j[\"calibrated_from\"] == sys.argv[2]))" "$tmp/c.json" "$tmp/mig.json"' \
+	"rc=$rc $(cat "$tmp/c.err") $(head -c 400 "$tmp/c.json")"
+# given on the command line, an option wins over the fit
+"$M" migrate-model "$tmp/t.jsonl" --calibrate "$tmp/mig.json" -b 10 --dump-fixed 2 --json >"$tmp/c2.json" 2>&1
+check calibrate_option_wins '"$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(not (j[\"bandwidth_mbps\"] == 10 and j[\"dump_fixed_s\"] == 2))" "$tmp/c2.json"' "$(head -c 400 "$tmp/c2.json")"
+"$M" migrate-model "$tmp/t.jsonl" --calibrate "$tmp/t.jsonl" >/dev/null 2>"$tmp/e"
+rc=$?
+check calibrate_not_a_migration '[ $rc = 2 ] && grep -q "no \"migrate\" line" "$tmp/e"' "rc=$rc $(cat "$tmp/e")"
 "$M" migrate-model "$tmp/t.jsonl" -F -1 >/dev/null 2>"$tmp/e"
 rc=$?
 check freeze_overhead_negative '[ $rc = 2 ] && grep -q "freeze-overhead" "$tmp/e"' "$(cat "$tmp/e")"
 "$M" migrate-model --help | tr -s ' \n' ' ' >"$tmp/help"
-check help_defaults 'grep -q "MiB/s (default 100" "$tmp/help" && grep -q "rounds (default 2" "$tmp/help"' \
+check help_defaults 'grep -q "MiB/s (default 100" "$tmp/help" && grep -q "rounds (default 2" "$tmp/help" &&
+	grep -q "over (default 0.1" "$tmp/help" && grep -q "sockets (default 0.2" "$tmp/help" &&
+	grep -q "byte (default 1000" "$tmp/help"' \
 	"$(cat "$tmp/help")"
 check man_defaults 'tr -s " \n" " " <doc/man/memlens-migrate-model.8.rst | grep -q "(default 100" &&
 	tr -s " \n" " " <doc/man/memlens-migrate-model.8.rst | grep -q "(default 2"'

@@ -131,6 +131,129 @@ static void test_freeze_overhead(void)
 	ml_mm_trace_free(&t);
 }
 
+/*
+ * The downtime's parts: the final dump (its fixed part and the final round
+ * at the bandwidth) and the restore (its fixed part and the tree's memory,
+ * A and B's 24 pages, at the restore's bandwidth); post-copy's downtime is
+ * the fixed parts alone, its last page the final round later.
+ */
+static void test_downtime_parts(void)
+{
+	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
+		.freeze_overhead_s = 0.125, .dump_fixed_s = 0.25, .restore_fixed_s = 0.5,
+		.restore_bandwidth_mbps = 2);
+	struct mm_result r[MM_NPOLICIES];
+	struct ml_err err = { 0 };
+	struct mm_trace t;
+
+	trace_ab(&t, 1);
+	run(&t, &p, r);
+	for (int k = 0; k < MM_NPOLICIES; k++) {
+		CHECK_EQ(r[k].restored_bytes, 24 * PG);
+		CHECK(r[k].restore_ms == 500 + 46.875); /* 96 KiB at 2 MiB/s */
+		CHECK(r[k].postcopy_downtime_ms == 125 + 250 + 500);
+	}
+	CHECK(r[MM_NONE].dump_ms == 250 + 15.625); /* 16 KiB at 1 MiB/s */
+	CHECK(r[MM_NONE].downtime_ms == 125 + 250 + 15.625 + 546.875);
+	CHECK(r[MM_NONE].postcopy_last_page_ms == 875 + 15.625);
+	CHECK(r[MM_HOT_VMA].dump_ms == 250 + 62.5); /* all of A: 64 KiB */
+	CHECK(r[MM_HOT_VMA].downtime_ms == 125 + 250 + 62.5 + 546.875);
+	CHECK(r[MM_HOT_VMA].postcopy_last_page_ms == 875 + 62.5);
+	ml_mm_results_free(r);
+	/* no restore bandwidth: the restore is its fixed part */
+	p.restore_bandwidth_mbps = 0;
+	run(&t, &p, r);
+	CHECK(r[MM_NONE].restore_ms == 500);
+	CHECK(r[MM_NONE].downtime_ms == 125 + 265.625 + 500);
+	ml_mm_results_free(r);
+	/* negative or NaN parts are refused */
+	p.restore_bandwidth_mbps = -1;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
+	p.restore_bandwidth_mbps = NAN;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
+	p.restore_bandwidth_mbps = 0;
+	p.dump_fixed_s = -0.5;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
+	p.dump_fixed_s = 0;
+	p.restore_fixed_s = NAN;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
+	ml_mm_trace_free(&t);
+}
+
+#define MIB (1024 * 1024ULL)
+
+/*
+ * Fitting from a migration's record: four rounds of 64, 16, 8 and 8 MiB taking
+ * 0.5 s + 1/32 s per MiB (32 MiB/s: the slope, whatever the rounds' own fixed
+ * part); frozen 3.5 s, of which the restore 2.25 s and the final round 0.25
+ * s: the dump's fixed part 1 s; the restore loaded 16384 pages (64 MiB) in
+ * 2.25 s, 0.25 s of it fixed: 32 MiB/s.
+ */
+static void test_calibrate(void)
+{
+	struct migrate_round_rec rounds[] = {
+		{ .round = 1, .pre_dump = true, .bytes = 64 * MIB, .duration_ms = 2500 },
+		{ .round = 2, .pre_dump = true, .bytes = 16 * MIB, .duration_ms = 1000 },
+		{ .round = 3, .pre_dump = true, .bytes = 8 * MIB, .duration_ms = 750 },
+		{ .round = 4, .bytes = 8 * MIB, .duration_ms = 750, .pages_scanned = 16384 },
+	};
+	struct migrate_rec m = {
+		.ok = true, .rounds = rounds, .nrounds = 4, .downtime_ms = 3500, .restore_ms = 2250
+	};
+	struct mm_fit fit = { .restore_fixed_s = 0.25 };
+	struct ml_err err = { 0 };
+
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
+	CHECK(fit.slope);
+	CHECK(fit.bandwidth_mbps == 32);
+	CHECK(fit.dump_fixed_s == 1);
+	CHECK(fit.restore_fixed_s == 0.25);
+	CHECK(!fit.restore_fixed_fitted);
+	CHECK_EQ(fit.restored_bytes, 64 * MIB);
+	CHECK_EQ(fit.final_bytes, 8 * MIB);
+	CHECK(fit.restore_bandwidth_mbps == 32);
+
+	/* a restore no longer than its fixed part: no bandwidth */
+	fit = (struct mm_fit){ .restore_fixed_s = 3 };
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
+	CHECK(fit.restore_bandwidth_mbps == 0);
+	CHECK(fit.restore_fixed_s == 3);
+
+	/* post-copy: the restore loaded no memory, all of it is fixed */
+	m.postcopy = true;
+	m.restore_ms = 1500;
+	fit = (struct mm_fit){ .restore_fixed_s = 0.25 };
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
+	CHECK(fit.restore_fixed_fitted);
+	CHECK(fit.restore_fixed_s == 1.5);
+	CHECK(fit.restore_bandwidth_mbps == 0);
+	CHECK(fit.dump_fixed_s == 3.5 - 1.5 - 0.25);
+
+	/* rounds of equal bytes: no slope, bytes / time; the dump's fixed part at least 0 */
+	m.postcopy = false;
+	m.nrounds = 2;
+	rounds[0] = rounds[1] = rounds[3];
+	m.downtime_ms = 100;
+	m.restore_ms = 2250;
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
+	CHECK(!fit.slope);
+	CHECK(fit.bandwidth_mbps == 16 / 1.5);
+	CHECK(fit.dump_fixed_s == 0);
+
+	/* nothing to fit from */
+	rounds[0].duration_ms = rounds[1].duration_ms = 0;
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), -EINVAL);
+	m.ok = false;
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), -EINVAL);
+	m.ok = true;
+	m.nrounds = 0;
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), -EINVAL);
+	fit.restore_fixed_s = -1;
+	m.nrounds = 2;
+	rounds[0].duration_ms = 750;
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), -EINVAL);
+}
+
 /* A hot from the start: hot-vma leaves all of A (16 pages) for the downtime. */
 static void test_hot_vma_granularity(void)
 {
@@ -369,6 +492,8 @@ int main(void)
 	RUN(test_hot_late);
 	RUN(test_hot_vma_granularity);
 	RUN(test_freeze_overhead);
+	RUN(test_downtime_parts);
+	RUN(test_calibrate);
 	RUN(test_hot_range_hysteresis);
 	RUN(test_hot_range_bound);
 	RUN(test_stop_threshold_and_max_rounds);

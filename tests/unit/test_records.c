@@ -259,7 +259,10 @@ static struct migrate_model_policy_rec policies[] = {
 	  .final_round_bytes = 62914560,
 	  .downtime_ms = 475.125,
 	  .postcopy_downtime_ms = 250,
-	  .postcopy_last_page_ms = 475.125 },
+	  .postcopy_last_page_ms = 475.125,
+	  .dump_ms = 100.5,
+	  .restore_ms = 124.625,
+	  .restored_bytes = 67108864 },
 	{ .name = "hot-vma",
 	  .rounds = hot_rounds,
 	  .nrounds = 1,
@@ -273,22 +276,30 @@ static struct migrate_model_policy_rec policies[] = {
 
 static const char mm_line[] =
 	"{\"type\":\"migrate_model\",\"bandwidth_mbps\":128,\"round_interval_s\":0.5,"
-	"\"freeze_overhead_s\":0.25,\"policies\":["
+	"\"freeze_overhead_s\":0.25,\"dump_fixed_s\":0.125,\"restore_fixed_s\":0.5,"
+	"\"restore_bandwidth_mbps\":512,\"calibrated_from\":\"m.json\",\"policies\":["
 	"{\"name\":\"none\",\"rounds\":[{\"round\":1,\"bytes\":67108864},"
 	"{\"round\":2,\"bytes\":62914560}],\"total_bytes\":130023424,"
 	"\"final_round_bytes\":62914560,\"downtime_ms\":475.125,"
-	"\"postcopy_downtime_ms\":250,\"postcopy_last_page_ms\":475.125},"
+	"\"postcopy_downtime_ms\":250,\"postcopy_last_page_ms\":475.125,"
+	"\"dump_ms\":100.5,\"restore_ms\":124.625,\"restored_bytes\":67108864},"
 	"{\"name\":\"hot-vma\",\"rounds\":[{\"round\":1,\"bytes\":2097152}],"
 	"\"total_bytes\":2097152,\"final_round_bytes\":2097152,\"downtime_ms\":0.1,"
-	"\"postcopy_downtime_ms\":0,\"postcopy_last_page_ms\":0.1},"
+	"\"postcopy_downtime_ms\":0,\"postcopy_last_page_ms\":0.1,\"dump_ms\":0,"
+	"\"restore_ms\":0,\"restored_bytes\":0},"
 	"{\"name\":\"hot-range\",\"rounds\":[],\"total_bytes\":0,\"final_round_bytes\":0,"
-	"\"downtime_ms\":0,\"postcopy_downtime_ms\":0,\"postcopy_last_page_ms\":0}]}\n";
+	"\"downtime_ms\":0,\"postcopy_downtime_ms\":0,\"postcopy_last_page_ms\":0,"
+	"\"dump_ms\":0,\"restore_ms\":0,\"restored_bytes\":0}]}\n";
 
 static void mm_same(const struct migrate_model_rec *a, const struct migrate_model_rec *b)
 {
 	CHECK(a->bandwidth_mbps == b->bandwidth_mbps);
 	CHECK(a->round_interval_s == b->round_interval_s);
 	CHECK(a->freeze_overhead_s == b->freeze_overhead_s);
+	CHECK(a->dump_fixed_s == b->dump_fixed_s);
+	CHECK(a->restore_fixed_s == b->restore_fixed_s);
+	CHECK(a->restore_bandwidth_mbps == b->restore_bandwidth_mbps);
+	CHECK_STR(a->calibrated_from, b->calibrated_from);
 	REQUIRE(a->npol == b->npol);
 	for (size_t i = 0; i < a->npol; i++) {
 		const struct migrate_model_policy_rec *p = &a->pol[i], *q = &b->pol[i];
@@ -304,6 +315,9 @@ static void mm_same(const struct migrate_model_rec *a, const struct migrate_mode
 		CHECK(p->downtime_ms == q->downtime_ms);
 		CHECK(p->postcopy_downtime_ms == q->postcopy_downtime_ms);
 		CHECK(p->postcopy_last_page_ms == q->postcopy_last_page_ms);
+		CHECK(p->dump_ms == q->dump_ms);
+		CHECK(p->restore_ms == q->restore_ms);
+		CHECK_EQ(p->restored_bytes, q->restored_bytes);
 	}
 }
 
@@ -312,6 +326,10 @@ static void test_migrate_model_round_trip(void)
 	struct migrate_model_rec in = { .bandwidth_mbps = 128,
 					.round_interval_s = 0.5,
 					.freeze_overhead_s = 0.25,
+					.dump_fixed_s = 0.125,
+					.restore_fixed_s = 0.5,
+					.restore_bandwidth_mbps = 512,
+					.calibrated_from = "m.json",
 					.pol = policies,
 					.npol = 3 },
 				 back;
@@ -350,6 +368,10 @@ static void test_migrate_model_read_lenient(void)
 	CHECK_EQ(r.pol[0].rounds[0].bytes, 4096);
 	CHECK_EQ(r.pol[0].rounds[0].round, 0);
 	CHECK(r.pol[0].downtime_ms == 0 && r.bandwidth_mbps == 0 && r.freeze_overhead_s == 0);
+	/* no fixed parts, no restore, not calibrated */
+	CHECK(r.dump_fixed_s == 0 && r.restore_fixed_s == 0 && r.restore_bandwidth_mbps == 0);
+	CHECK(!r.calibrated_from);
+	CHECK(r.pol[0].dump_ms == 0 && r.pol[0].restore_ms == 0 && r.pol[0].restored_bytes == 0);
 	ml_fmt_migrate_model_free(&r);
 	ml_json_free(j);
 }
