@@ -19,10 +19,10 @@ one the map gives: --write rewrites that list; without it a stale list fails.
 
 The static archives next to the .so (or each --archive) are read too, with
 `nm -g --defined-only`: a global symbol they define is a name a program
-linking them can no longer use, so each must carry the archive's prefix:
-ml_ in libmemlens.a and libmemlens-report.a; ml_ (public) or mlt_ (private
-to the tracer library, shared by its files) in libmemlens-trace.a, whose
-ml_ functions are its public API: each is declared in one of the public
+linking them can no longer use, so each must carry one of the archive's
+prefixes: ml_ (public) or its private one (shared by its files), mli_ in
+libmemlens.a, mlr_ in libmemlens-report.a, mlt_ in libmemlens-trace.a,
+whose ml_ functions are its public API: each is declared in one of the public
 headers lib/README.md's part table gives to trace/, and each function these
 declare is defined in it.
 
@@ -41,9 +41,14 @@ VERSION = 'MEMLENS_1'
 DOC_BEGIN = '<!-- exports: begin (scripts/check-exports.py --write) -->'
 DOC_END = '<!-- exports: end -->'
 # the static archives read by default (next to the .so), and the prefixes of
-# the global symbols each may define (any other archive: ml_ only)
+# the global symbols each may define: ml_ (public), then its private one (any
+# other archive: ml_ only)
 ARCHIVES = ('libmemlens.a', 'libmemlens-report.a', 'libmemlens-trace.a')
-PREFIXES = {'libmemlens-trace.a': ('ml_', 'mlt_')}
+PREFIXES = {
+    'libmemlens.a': ('ml_', 'mli_'),
+    'libmemlens-report.a': ('ml_', 'mlr_'),
+    'libmemlens-trace.a': ('ml_', 'mlt_'),
+}
 # the archive whose ml_ symbols are exactly the functions its part's public
 # headers declare, and that part's row in lib/README.md's part table
 PUBLIC_OF = {'libmemlens-trace.a': 'trace'}

@@ -119,7 +119,7 @@ if [ -f "$BUILD/libmemlens-trace.a" ] && command -v cc >/dev/null; then
 	plant_archive 'static int one(void) { return 1; } int mlt_helper(int x) { return x + one(); }'
 	got=$("$CHECK" --root "$tmp/t" --so "$SO" "${ar_args[@]}" 2>&1)
 	check archive_private_prefix_passes '[ $? -eq 0 ]' "$got"
-	# but not in libmemlens.a, whose globals are all ml_
+	# but not in libmemlens.a, whose private prefix is mli_
 	mkdir -p "$tmp/ar/lib"
 	ar rcs "$tmp/ar/lib/libmemlens.a" "$tmp/ar/extra.o"
 	ar_args=(--archive "$tmp/ar/lib/libmemlens.a")
