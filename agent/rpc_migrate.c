@@ -145,7 +145,7 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 		char host[256];
 		int port;
 
-		if (ml_wire_parse_hostport(q->destination, host, sizeof(host), &port) || !port)
+		if (mli_wire_parse_hostport(q->destination, host, sizeof(host), &port) || !port)
 			return !rpc_fail(out, RPC_INVALID_ARGUMENT,
 					 "Migrate: destination must be HOST:PORT with a port "
 					 "1..65535, not '%s'",
@@ -294,7 +294,7 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o,
 	o->prof = a->prof && ml_profiler_running(a->prof) && ml_profiler_pid(a->prof) == o->pid
 			  ? a->prof
 			  : NULL;
-	r = ml_migrate_run(o, x);
+	r = mli_migrate_run(o, x);
 	dumped = x->nr && !x->r[x->nr - 1].pre_dump;
 	if (dumped || !r) {
 		a->checkpoints += x->nr;

@@ -128,7 +128,7 @@ int main(int argc, char **argv)
 		hi = e > hi ? e : hi;
 		cmd("write r%d 1", r);
 	}
-	if (ml_profiler_open(&p, pid, &o, &err) || ml_pagescan_open(&ps, pid, 1024, &err)) {
+	if (ml_profiler_open(&p, pid, &o, &err) || mli_pagescan_open(&ps, pid, 1024, &err)) {
 		fprintf(stderr, "bench_writes: %s\n", err.msg);
 		return 1;
 	}
@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 			ml_profiler_sample_free(&s);
 			write_pct(pcts[k]);
 			uint64_t t0 = now_ns();
-			long n = ml_pagescan_dirty(&ps, lo, hi, 0, NULL, NULL, &err);
+			long n = mli_pagescan_dirty(&ps, lo, hi, 0, NULL, NULL, &err);
 			raw[i] = now_ns() - t0;
 			if (n < 0) {
 				fprintf(stderr, "bench_writes: %s\n", err.msg);
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 		printf("    %6d %% %12lld %12.0f %12.0f %12.0f %7.2fx\n", pcts[k], (long long)pages,
 		       mt / 1e3, ms / 1e3, mr / 1e3, (double)mt / (double)mr);
 	}
-	ml_pagescan_close(&ps);
+	mli_pagescan_close(&ps);
 	ml_profiler_close(p);
 	fclose(tin);
 	waitpid(pid, NULL, 0);

@@ -14,7 +14,7 @@
  * them: bucket 0 holds faults under 2 µs, bucket i >= 1 those of 2^i µs up
  * to 2^(i+1) µs. Each bar is drawn between its two edges.
  */
-void ml_bucket_edge(int i, char *buf, size_t len)
+void mlr_bucket_edge(int i, char *buf, size_t len)
 {
 	double us = i ? ldexp(1, i) : 0;
 
@@ -59,13 +59,13 @@ static void histogram(struct rbuf *b, const double *h, size_t n, size_t lo, size
 	bw = p.w / (double)nb;
 	/* edge labels are up to 6 characters: about 44 px each */
 	every = bw >= 46 ? 1 : bw >= 23 ? 2 : 4;
-	p.ymax = ml_nice_ceil(max);
+	p.ymax = mlr_nice_ceil(max);
 	snprintf(title, sizeof(title), "%s fault latency histogram", what);
-	ml_svg_open(b, "hist", 240, title);
-	ml_svg_text(b, p.x0, 16, "start", "axis", title);
-	ml_svg_yaxis(b, &p, "faults (count)");
+	mlr_svg_open(b, "hist", 240, title);
+	mlr_svg_text(b, p.x0, 16, "start", "axis", title);
+	mlr_svg_yaxis(b, &p, "faults (count)");
 	for (size_t i = 0; i < nb; i++) {
-		double v = lo + i < n ? h[lo + i] : 0, y = ml_plot_y(&p, v);
+		double v = lo + i < n ? h[lo + i] : 0, y = mlr_plot_y(&p, v);
 
 		if (!(v > 0))
 			continue;
@@ -75,8 +75,8 @@ static void histogram(struct rbuf *b, const double *h, size_t n, size_t lo, size
 			     p.x0 + i * bw + 1, y, bw > 3 ? bw - 2 : bw, p.y0 + p.h - y, colour);
 		/* counts on the bars: the tail is too short to read off the axis */
 		if (nb <= 24)
-			ml_svg_text(b, p.x0 + (i + 0.5) * bw, y - 3, "middle", "tick",
-				    ml_fmt_si(v, lab, sizeof(lab)));
+			mlr_svg_text(b, p.x0 + (i + 0.5) * bw, y - 3, "middle", "tick",
+				     mlr_fmt_si(v, lab, sizeof(lab)));
 	}
 	for (size_t i = 0; i <= nb; i++) {
 		double x = p.x0 + i * bw;
@@ -87,14 +87,14 @@ static void histogram(struct rbuf *b, const double *h, size_t n, size_t lo, size
 			     "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
 			     "y2=\"%.1f\"/>\n",
 			     x, p.y0 + p.h, x, p.y0 + p.h + 4);
-		ml_bucket_edge((int)(lo + i), lab, sizeof(lab));
-		ml_svg_text(b, x, p.y0 + p.h + 17, "middle", "tick", lab);
+		mlr_bucket_edge((int)(lo + i), lab, sizeof(lab));
+		mlr_svg_text(b, x, p.y0 + p.h + 17, "middle", "tick", lab);
 	}
 	ml_rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 		     p.x0, p.y0 + p.h, p.x0 + p.w, p.y0 + p.h);
-	ml_svg_text(b, p.x0 + p.w / 2, p.y0 + p.h + 38, "middle", "axis",
-		    "fault latency (each bar: from its left edge to its right edge)");
-	ml_svg_close(b);
+	mlr_svg_text(b, p.x0 + p.w / 2, p.y0 + p.h + 38, "middle", "axis",
+		     "fault latency (each bar: from its left edge to its right edge)");
+	mlr_svg_close(b);
 }
 
 static int cmp_rows(const void *a, const void *b)
@@ -138,7 +138,7 @@ out:
 	free(rows);
 }
 
-void ml_render_faults(struct rbuf *b, const struct rep_faults *f)
+void mlr_render_faults(struct rbuf *b, const struct rep_faults *f)
 {
 	size_t lo = 0, hi = 0;
 	char head[512];
@@ -152,8 +152,8 @@ void ml_render_faults(struct rbuf *b, const struct rep_faults *f)
 		ml_rb_puts(b, " mode");
 	}
 	ml_rb_puts(b, ")</p>\n");
-	ml_headline_faults(f, head, sizeof(head));
-	ml_render_headline(b, head);
+	mlr_headline_faults(f, head, sizeof(head));
+	mlr_render_headline(b, head);
 	ml_rb_puts(b, "<figure>\n");
 	used_buckets(f->minor, f->nminor, &lo, &hi);
 	used_buckets(f->major, f->nmajor, &lo, &hi);

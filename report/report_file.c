@@ -50,11 +50,11 @@ void ml_report_free(struct report *r)
 		free(r->fs[i].pt);
 	}
 	for (size_t i = 0; i < r->nl; i++)
-		ml_rl_free_leaks(&r->l[i]);
+		mlr_rl_free_leaks(&r->l[i]);
 	for (size_t i = 0; i < r->nsl; i++)
-		ml_rl_free_slab(&r->sl[i]);
+		mlr_rl_free_slab(&r->sl[i]);
 	for (size_t i = 0; i < r->no; i++)
-		ml_rl_free_oom(&r->o[i]);
+		mlr_rl_free_oom(&r->o[i]);
 	free(r->fs);
 	free(r->l);
 	free(r->sl);

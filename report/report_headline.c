@@ -41,7 +41,7 @@ static struct line line_of(char *buf, size_t len)
 	return (struct line){ .p = buf, .cap = len };
 }
 
-void ml_fmt_us(double us, char *buf, size_t len)
+void mlr_fmt_us(double us, char *buf, size_t len)
 {
 	if (us < 1000)
 		snprintf(buf, len, "%.0f µs", us);
@@ -73,7 +73,8 @@ static void fmt_ratio(double r, char *buf, size_t len)
 	snprintf(buf, len, r >= 10 ? "%.0f" : r >= 1 ? "%.1f" : "%.2g", r);
 }
 
-const char *ml_vma_name(const struct rep_vma *v)
+/* The mapped file's basename or a named anonymous VMA's name; NULL: none. */
+static const char *vma_name(const struct rep_vma *v)
 {
 	const char *p = v->path, *slash;
 
@@ -86,9 +87,9 @@ const char *ml_vma_name(const struct rep_vma *v)
 	return slash && slash[1] ? slash + 1 : p;
 }
 
-void ml_vma_label(const struct rep_vma *v, bool with_addr, char *buf, size_t len)
+void mlr_vma_label(const struct rep_vma *v, bool with_addr, char *buf, size_t len)
 {
-	const char *name = ml_vma_name(v);
+	const char *name = vma_name(v);
 	char size[16];
 	int n;
 
@@ -151,7 +152,7 @@ static double mean_write_rate(const struct rep_writes *w)
 
 #define HOT_NAMED 2 /* hot VMAs named in the headline */
 
-void ml_headline_writes(const struct rep_writes *w, char *buf, size_t len)
+void mlr_headline_writes(const struct rep_writes *w, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
 	uint32_t *idx = calloc(w->ncell + 1, sizeof(*idx));
@@ -171,7 +172,7 @@ void ml_headline_writes(const struct rep_writes *w, char *buf, size_t len)
 	if (w->nvma)
 		add(&l, " %s %zu", hot ? "of" : "among", w->nvma);
 	for (size_t i = 0; idx && w->niv && i < hot && i < HOT_NAMED; i++) {
-		ml_vma_label(&w->vma[idx[i]], false, lab, sizeof(lab));
+		mlr_vma_label(&w->vma[idx[i]], false, lab, sizeof(lab));
 		add(&l, "%s%s", i ? ", " : " (", lab);
 	}
 	if (idx && w->niv && hot > HOT_NAMED)
@@ -205,7 +206,7 @@ static int kinds_by_resident(const struct rep_snaps *s, int *k)
 
 #define KINDS_NAMED 3
 
-void ml_headline_snaps(const struct rep_snaps *s, char *buf, size_t len)
+void mlr_headline_snaps(const struct rep_snaps *s, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
 	double res = 0, swp = 0, wr = 0;
@@ -223,8 +224,8 @@ void ml_headline_snaps(const struct rep_snaps *s, char *buf, size_t len)
 	}
 	ml_fmt_bytes_words(res * s->page_size, b, sizeof(b));
 	if (s->npt > 1) {
-		size_t at = ml_snaps_peak(s);
-		double peak = ml_snap_resident(&s->pt[at]);
+		size_t at = mlr_snaps_peak(s);
+		double peak = mlr_snap_resident(&s->pt[at]);
 		char pk[32];
 
 		ml_fmt_bytes_words(peak * s->page_size, pk, sizeof(pk));
@@ -278,15 +279,15 @@ static void fault_kind(struct line *l, const double *h, size_t n, const char *wh
 		add(l, "no %s faults", what);
 		return;
 	}
-	ml_fmt_us(hist_quantile(h, n, total, 0.5), q50, sizeof(q50));
-	ml_fmt_us(hist_quantile(h, n, total, 0.99), q99, sizeof(q99));
+	mlr_fmt_us(hist_quantile(h, n, total, 0.5), q50, sizeof(q50));
+	mlr_fmt_us(hist_quantile(h, n, total, 0.99), q99, sizeof(q99));
 	fmt_count(total, cnt, sizeof(cnt));
 	add(l, "%s %s fault%s, half under %s", cnt, what, total == 1 ? "" : "s", q50);
 	if (strcmp(q50, q99))
 		add(l, ", 99%% under %s", q99);
 }
 
-void ml_headline_faults(const struct rep_faults *f, char *buf, size_t len)
+void mlr_headline_faults(const struct rep_faults *f, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
 	const struct rep_fault_row *top = NULL;
@@ -313,7 +314,7 @@ static const char *policy_title(const char *name)
 	return name;
 }
 
-void ml_headline_migrate(const struct rep_migrate *m, char *buf, size_t len)
+void mlr_headline_migrate(const struct rep_migrate *m, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
 	const struct rep_policy *base = NULL;
@@ -357,7 +358,7 @@ void ml_headline_migrate(const struct rep_migrate *m, char *buf, size_t len)
 		add(&l, " (against %s)", base->name);
 }
 
-void ml_render_headline(struct rbuf *b, const char *text)
+void mlr_render_headline(struct rbuf *b, const char *text)
 {
 	ml_rb_puts(b, "<p class=\"headline\">");
 	ml_rb_html(b, text);
@@ -366,7 +367,7 @@ void ml_render_headline(struct rbuf *b, const char *text)
 
 /* ---- the tracers ---- */
 
-void ml_headline_leaks(const struct rep_leaks *l, char *buf, size_t len)
+void mlr_headline_leaks(const struct rep_leaks *l, char *buf, size_t len)
 {
 	struct line ln = line_of(buf, len);
 	char b[32], cnt[32];
@@ -418,8 +419,8 @@ void ml_headline_leaks(const struct rep_leaks *l, char *buf, size_t len)
 		add(&ln, "; %.0f call stacks in all", l->stacks_kept);
 }
 
-void ml_headline_slab(const struct rep_slab *s, const size_t *order, size_t norder, char *buf,
-		      size_t len)
+void mlr_headline_slab(const struct rep_slab *s, const size_t *order, size_t norder, char *buf,
+		       size_t len)
 {
 	struct line l = line_of(buf, len);
 	size_t grew = 0;
@@ -445,7 +446,7 @@ void ml_headline_slab(const struct rep_slab *s, const size_t *order, size_t nord
 	add(&l, "; %zu of the %zu caches listed grew", grew, norder);
 }
 
-void ml_headline_oom(const struct rep_oom *m, char *buf, size_t len)
+void mlr_headline_oom(const struct rep_oom *m, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
 	double n = m->nkill;

@@ -11,7 +11,7 @@ static const char *const heat_colours[HEAT_LEVELS] = {
 	"#fc4e2a", "#e31a1c", "#bd0026", "#800026", "#4a0016",
 };
 
-int ml_heat_level(double ratio)
+int mlr_heat_level(double ratio)
 {
 	int l;
 
@@ -21,18 +21,18 @@ int ml_heat_level(double ratio)
 	return l > HEAT_LEVELS ? HEAT_LEVELS : l;
 }
 
-const char *ml_heat_level_colour(int l)
+const char *mlr_heat_level_colour(int l)
 {
 	if (l <= 0)
 		return HEAT_ZERO;
 	return heat_colours[(l > HEAT_LEVELS ? HEAT_LEVELS : l) - 1];
 }
 
-double ml_heat_scale_legend(struct rbuf *b, double x, double y, const char *what)
+double mlr_heat_scale_legend(struct rbuf *b, double x, double y, const char *what)
 {
 	char t[16];
 
-	ml_svg_text(b, x, y, "start", "legend", what);
+	mlr_svg_text(b, x, y, "start", "legend", what);
 	x += 7.0 * 30;
 	for (int l = 0; l < HEAT_LEVELS; l++) {
 		ml_rb_printf(
@@ -42,12 +42,12 @@ double ml_heat_scale_legend(struct rbuf *b, double x, double y, const char *what
 			x + l * 26, y - 10, heat_colours[l]);
 		if (l % 2 == 0) {
 			snprintf(t, sizeof(t), "%g", (double)l / HEAT_LEVELS);
-			ml_svg_text(b, x + l * 26, y + 14, "middle", "tick", t);
+			mlr_svg_text(b, x + l * 26, y + 14, "middle", "tick", t);
 		}
 	}
-	ml_svg_text(b, x + HEAT_LEVELS * 26, y + 14, "middle", "tick", "1");
+	mlr_svg_text(b, x + HEAT_LEVELS * 26, y + 14, "middle", "tick", "1");
 	x += HEAT_LEVELS * 26 + 20;
-	return ml_svg_legend(b, x, y, HEAT_ZERO, "tracked, not written");
+	return mlr_svg_legend(b, x, y, HEAT_ZERO, "tracked, not written");
 }
 
 static int cmp_rank(const void *a, const void *b, void *arg)
@@ -63,7 +63,7 @@ static int cmp_rank(const void *a, const void *b, void *arg)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-void ml_rank_vmas(const struct rep_writes *w, uint32_t *idx)
+void mlr_rank_vmas(const struct rep_writes *w, uint32_t *idx)
 {
 	for (size_t i = 0; i < w->nvma; i++)
 		idx[i] = (uint32_t)i;

@@ -83,10 +83,10 @@ static int render_snapshots(struct rbuf *b, const struct report *r, const struct
 				done[j] = true;
 			}
 		if (n > 1 && r->s[i].npt)
-			ml_render_runs(b, r, idx, n, o);
+			mlr_render_runs(b, r, idx, n, o);
 		else
 			for (size_t k = 0; k < n; k++)
-				ml_render_snaps(b, r, &r->s[idx[k]], o);
+				mlr_render_snaps(b, r, &r->s[idx[k]], o);
 	}
 	free(idx);
 	free(done);
@@ -109,21 +109,21 @@ int ml_report_render(const struct report *r, const struct report_opts *opts, str
 				  "faults, migrate-model, leaks, slab or oom");
 	page_head(out, r, title);
 	for (size_t i = 0; i < r->nw; i++)
-		ml_render_writes(out, &r->w[i], o);
+		mlr_render_writes(out, &r->w[i], o);
 	if (render_snapshots(out, r, o))
 		return ml_err_set(err, ENOMEM, "out of memory grouping the snapshot runs");
 	for (size_t i = 0; i < r->nf; i++)
-		ml_render_faults(out, &r->f[i]);
+		mlr_render_faults(out, &r->f[i]);
 	for (size_t i = 0; i < r->nfs; i++)
-		ml_render_fault_series(out, &r->fs[i]);
+		mlr_render_fault_series(out, &r->fs[i]);
 	for (size_t i = 0; i < r->nl; i++)
-		ml_render_leaks(out, &r->l[i]);
+		mlr_render_leaks(out, &r->l[i]);
 	for (size_t i = 0; i < r->nsl; i++)
-		ml_render_slab(out, &r->sl[i]);
+		mlr_render_slab(out, &r->sl[i]);
 	for (size_t i = 0; i < r->no; i++)
-		ml_render_oom(out, &r->o[i]);
+		mlr_render_oom(out, &r->o[i]);
 	for (size_t i = 0; i < r->nm; i++)
-		ml_render_migrate(out, &r->m[i]);
+		mlr_render_migrate(out, &r->m[i]);
 	ml_rb_puts(out, "<p class=\"meta\">Written by memlens report. No script, no network: "
 			"everything is in this file.</p>\n</body>\n</html>\n");
 	if (out->oom)

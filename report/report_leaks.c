@@ -185,10 +185,10 @@ static void render_icicle(struct rbuf *b, const struct rep_leaks *l)
 			     "<p class=\"note\">The %zu call stacks with the most bytes, of %.0f "
 			     "(leaks -T N shows more).</p>\n",
 			     l->nstacks, l->stacks_kept);
-	ml_svg_open(b, "icicle", 16 + (t.maxdepth + 1) * ROW_H,
-		    "outstanding bytes by call stack, outermost frame at the top");
+	mlr_svg_open(b, "icicle", 16 + (t.maxdepth + 1) * ROW_H,
+		     "outstanding bytes by call stack, outermost frame at the top");
 	draw(b, &t, 0, 0, RP_WIDTH, t.n[0].bytes);
-	ml_svg_close(b);
+	mlr_svg_close(b);
 	ml_rb_puts(b, "<figcaption>Outstanding bytes by call stack, as a flame graph drawn from "
 		      "the top: the outermost frame first, the frames it called below it, each "
 		      "as wide as the bytes still allocated under it, the largest on the left. "
@@ -206,16 +206,16 @@ static void render_over_time(struct rbuf *b, const struct rep_leaks *l)
 	for (size_t i = 0; i < l->npt; i++)
 		max = fmax(max, l->pt[i].outstanding_bytes / 1048576.0);
 	p.xmax = fmax(l->pt[l->npt - 1].t_ms / 1000, 1e-3);
-	p.ymax = ml_nice_ceil(max);
+	p.ymax = mlr_nice_ceil(max);
 	ml_rb_puts(b, "<figure>\n");
-	ml_svg_open(b, "leakline", 240, "outstanding bytes over time");
-	ml_svg_axes(b, &p, "time since tracing began (s)", "outstanding (MiB)");
+	mlr_svg_open(b, "leakline", 240, "outstanding bytes over time");
+	mlr_svg_axes(b, &p, "time since tracing began (s)", "outstanding (MiB)");
 	ml_rb_puts(b, "<polyline class=\"rate\" points=\"");
 	for (size_t i = 0; i < l->npt; i++)
-		ml_rb_printf(b, "%.1f,%.1f ", ml_plot_x(&p, l->pt[i].t_ms / 1000),
-			     ml_plot_y(&p, l->pt[i].outstanding_bytes / 1048576.0));
+		ml_rb_printf(b, "%.1f,%.1f ", mlr_plot_x(&p, l->pt[i].t_ms / 1000),
+			     mlr_plot_y(&p, l->pt[i].outstanding_bytes / 1048576.0));
 	ml_rb_puts(b, "\"/>\n");
-	ml_svg_close(b);
+	mlr_svg_close(b);
 	ml_rb_puts(b, "<figcaption>Bytes allocated and not freed, read at each interval while "
 		      "tracing (leaks -i).</figcaption>\n</figure>\n");
 }
@@ -241,7 +241,7 @@ static void sizes_table(struct rbuf *b, const struct rep_leaks *l)
 		ml_rb_printf(b, "<p class=\"note\">%zu more sizes not shown.</p>\n", l->nsizes - n);
 }
 
-void ml_render_leaks(struct rbuf *b, const struct rep_leaks *l)
+void mlr_render_leaks(struct rbuf *b, const struct rep_leaks *l)
 {
 	char head[512], s[16];
 
@@ -251,8 +251,8 @@ void ml_render_leaks(struct rbuf *b, const struct rep_leaks *l)
 		     l->pid);
 	ml_rb_html(b, l->src);
 	ml_rb_puts(b, " (memlens leaks)</p>\n");
-	ml_headline_leaks(l, head, sizeof(head));
-	ml_render_headline(b, head);
+	mlr_headline_leaks(l, head, sizeof(head));
+	mlr_render_headline(b, head);
 	if (l->have_final) {
 		ml_fmt_bytes(l->outstanding_bytes, s, sizeof(s));
 		if (l->sample_bytes > 0)

@@ -73,8 +73,8 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	long i = find_vma(w, j, reg->start, reg->end);
 
 	if (i < 0) {
-		if (!ml_rl_grow((void **)&w->vma, &w->cvma, w->nvma, sizeof(*w->vma)))
-			return ml_rl_oom(c);
+		if (!mlr_rl_grow((void **)&w->vma, &w->cvma, w->nvma, sizeof(*w->vma)))
+			return mlr_rl_oom(c);
 		i = (long)w->nvma++;
 		w->vma[i].start = reg->start;
 		w->vma[i].end = reg->end;
@@ -84,10 +84,10 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	if (reg->path[0] && !w->vma[i].path) {
 		w->vma[i].path = strdup(reg->path);
 		if (!w->vma[i].path)
-			return ml_rl_oom(c);
+			return mlr_rl_oom(c);
 	}
 	if (set_hint(w, j, (uint32_t)i))
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	*idx = (uint32_t)i;
 	return 0;
 }
@@ -102,12 +102,12 @@ static int add_region(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	int ret;
 
 	if (isnan(ratio))
-		return ml_rl_bad(c, "field \"%s\" is missing or not a number", "written_ratio");
+		return mlr_rl_bad(c, "field \"%s\" is missing or not a number", "written_ratio");
 	ret = region_vma(c, w, j, reg, &vi);
 	if (ret)
 		return ret;
-	if (!ml_rl_grow((void **)&w->cell, &w->ccell, w->ncell, sizeof(*w->cell)))
-		return ml_rl_oom(c);
+	if (!mlr_rl_grow((void **)&w->cell, &w->ccell, w->ncell, sizeof(*w->cell)))
+		return mlr_rl_oom(c);
 	cell = &w->cell[w->ncell++];
 	cell->iv = (uint32_t)(w->niv - 1);
 	cell->vma = vi;
@@ -129,8 +129,8 @@ static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
 	for (size_t i = 0; i < rec->nwritten; i++) {
 		struct rep_range *rg;
 
-		if (!ml_rl_grow((void **)&w->range, &w->crange, w->nrange, sizeof(*w->range)))
-			return ml_rl_oom(c);
+		if (!mlr_rl_grow((void **)&w->range, &w->crange, w->nrange, sizeof(*w->range)))
+			return mlr_rl_oom(c);
 		rg = &w->range[w->nrange++];
 		rg->iv = (uint32_t)iv;
 		rg->start = rec->written[i].start;
@@ -174,7 +174,7 @@ static int note_also(const struct line_ctx *c, struct rep_writes *w)
 	if (same_src(w->src, c->src) || w->also)
 		return 0;
 	w->also = strdup(c->src);
-	return w->also ? 0 : ml_rl_oom(c);
+	return w->also ? 0 : mlr_rl_oom(c);
 }
 
 /* The same interval again: take its page ranges if we have none yet. */
@@ -195,12 +195,12 @@ static int add_interval(const struct line_ctx *c, const struct writes_interval_r
 	size_t known;
 	int ret;
 
-	w = same_run(c, ml_rl_long(rec->pid), rec->seq, rec->dirty.timestamp_ms, &known);
+	w = same_run(c, mlr_rl_long(rec->pid), rec->seq, rec->dirty.timestamp_ms, &known);
 	if (w)
 		return merge_interval(c, w, known, rec);
-	w = writes_for(c, ml_rl_long(rec->pid));
-	if (!w || !ml_rl_grow((void **)&w->iv, &w->civ, w->niv, sizeof(*w->iv)))
-		return ml_rl_oom(c);
+	w = writes_for(c, mlr_rl_long(rec->pid));
+	if (!w || !mlr_rl_grow((void **)&w->iv, &w->civ, w->niv, sizeof(*w->iv)))
+		return mlr_rl_oom(c);
 	iv = &w->iv[w->niv++];
 	iv->t_ms = rec->t_ms;
 	iv->interval_s = rec->interval_s;
@@ -222,7 +222,7 @@ static int load_interval(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_writes_interval_read(o, &rec, c->err);
 
 	if (ret)
-		ret = ml_rl_rec_err(c, ret);
+		ret = mlr_rl_rec_err(c, ret);
 	else
 		ret = add_interval(c, &rec);
 	ml_fmt_writes_interval_free(&rec);
@@ -244,9 +244,9 @@ static int load_snap_summary(const struct line_ctx *c, const struct json *o)
 	struct rep_snaps *s;
 
 	ml_fmt_snapshot_summary_read(o, &rec);
-	s = snaps_for(c, ml_rl_long(rec.pid));
+	s = snaps_for(c, mlr_rl_long(rec.pid));
 	if (!s)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	stop_text(s->stopped_because, sizeof(s->stopped_because), rec.why, rec.why_word);
 	snprintf(s->command, sizeof(s->command), "%s", rec.command);
 	return 0;
@@ -277,20 +277,20 @@ static int load_summary(const struct line_ctx *c, const struct json *o)
 	ret = ml_fmt_writes_summary_read(o, &rec, c->err);
 	if (ret) {
 		ml_fmt_writes_summary_free(&rec);
-		return ml_rl_rec_err(c, ret);
+		return mlr_rl_rec_err(c, ret);
 	}
 	ml_fmt_writes_summary_free(&rec); /* the report draws no summary regions */
-	w = run_ending_at(c, ml_rl_long(rec.pid), rec.dirty.timestamp_ms);
+	w = run_ending_at(c, mlr_rl_long(rec.pid), rec.dirty.timestamp_ms);
 	if (w && note_also(c, w))
 		return -ENOMEM;
 	if (!w)
-		w = writes_for(c, ml_rl_long(rec.pid));
+		w = writes_for(c, mlr_rl_long(rec.pid));
 	if (!w)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	w->have_summary = true;
 	stop_text(w->stopped_because, sizeof(w->stopped_because), rec.why, rec.why_word);
-	w->intervals = ml_rl_long(rec.intervals);
-	w->hot_vmas = ml_rl_long(rec.hot_vmas);
+	w->intervals = mlr_rl_long(rec.intervals);
+	w->hot_vmas = mlr_rl_long(rec.hot_vmas);
 	w->cumulative_dirty_bytes = rec.dirty.cumulative_dirty_bytes;
 	w->avg_dirty_rate = rec.dirty.avg_dirty_rate;
 	return 0;
@@ -344,9 +344,9 @@ static int add_snapshot(const struct line_ctx *c, const struct snapshot_rec *rec
 	struct rep_snap_point *pt;
 	struct rep_snaps *s;
 
-	s = snaps_for(c, ml_rl_long(rec->pid));
-	if (!s || !ml_rl_grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
-		return ml_rl_oom(c);
+	s = snaps_for(c, mlr_rl_long(rec->pid));
+	if (!s || !mlr_rl_grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
+		return mlr_rl_oom(c);
 	pt = &s->pt[s->npt++];
 	pt->t_ms = rec->t_ms;
 	for (size_t j = 0; j < rec->nregions; j++)
@@ -366,7 +366,7 @@ static int load_snapshot(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_snapshot_read(o, &rec, c->err);
 
 	if (ret)
-		ret = ml_rl_rec_err(c, ret);
+		ret = mlr_rl_rec_err(c, ret);
 	else
 		ret = add_snapshot(c, &rec);
 	ml_fmt_snapshot_free(&rec);
@@ -392,13 +392,13 @@ static int fill_faults(const struct line_ctx *c, struct rep_faults *f, const str
 	f->rows = calloc(rec->nrows ? rec->nrows : 1, sizeof(*f->rows));
 	f->src = strdup(c->src);
 	if (!f->rows || !f->src)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	for (size_t i = 0; i < rec->nrows; i++) {
 		const struct faults_row_rec *row = &rec->rows[i];
 		struct rep_fault_row *fr = &f->rows[f->nrows++];
 
 		snprintf(fr->comm, sizeof(fr->comm), "%s", row->comm);
-		fr->pid = row->pid >= 0 ? ml_rl_long((double)row->pid) : -1;
+		fr->pid = row->pid >= 0 ? mlr_rl_long((double)row->pid) : -1;
 		fr->minor = (double)row->minor;
 		fr->major = (double)row->major;
 		fr->retried = row->has_retried ? (double)row->retried : NAN;
@@ -421,7 +421,7 @@ static int keep_faults(const struct line_ctx *c, const struct faults_rec *rec)
 	if (!slot) {
 		slot = realloc(r->f, (r->nf + 1) * sizeof(*slot));
 		if (!slot) {
-			ret = ml_rl_oom(c);
+			ret = mlr_rl_oom(c);
 			goto fail;
 		}
 		r->f = slot;
@@ -443,9 +443,9 @@ static int load_faults(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_faults_read(o, &rec, c->err);
 
 	if (ret)
-		ret = ml_rl_rec_err(c, ret);
+		ret = mlr_rl_rec_err(c, ret);
 	else if (rec.interval)
-		ret = ml_rl_faults_interval(c, &rec);
+		ret = mlr_rl_faults_interval(c, &rec);
 	else
 		ret = keep_faults(c, &rec);
 	ml_fmt_faults_free(&rec);
@@ -468,7 +468,7 @@ static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m,
 	m->src = strdup(c->src);
 	m->pol = calloc(rec->npol ? rec->npol : 1, sizeof(*m->pol));
 	if (!m->src || !m->pol)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	for (size_t i = 0; i < rec->npol; i++) {
 		const struct migrate_model_policy_rec *rp = &rec->pol[i];
 		struct rep_policy *p = &m->pol[m->npol++];
@@ -476,7 +476,7 @@ static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m,
 		snprintf(p->name, sizeof(p->name), "%s", rp->name);
 		p->rounds = calloc(rp->nrounds ? rp->nrounds : 1, sizeof(double));
 		if (!p->rounds)
-			return ml_rl_oom(c);
+			return mlr_rl_oom(c);
 		for (size_t j = 0; j < rp->nrounds; j++)
 			p->rounds[p->nrounds++] = (double)rp->rounds[j].bytes;
 		p->total_bytes = (double)rp->total_bytes;
@@ -494,7 +494,7 @@ static int load_migrate(const struct line_ctx *c, const struct json *o)
 	int ret = ml_fmt_migrate_model_read(o, &rec, c->err);
 
 	if (ret)
-		ret = ml_rl_rec_err(c, ret);
+		ret = mlr_rl_rec_err(c, ret);
 	else
 		ret = fill_migrate(c, &m, &rec);
 	ml_fmt_migrate_model_free(&rec);
@@ -506,7 +506,7 @@ static int load_migrate(const struct line_ctx *c, const struct json *o)
 	if (!slot) {
 		slot = realloc(r->m, (r->nm + 1) * sizeof(*slot));
 		if (!slot) {
-			ret = ml_rl_oom(c);
+			ret = mlr_rl_oom(c);
 			goto fail;
 		}
 		r->m = slot;
@@ -526,7 +526,7 @@ static int dispatch(const struct line_ctx *c, const struct json *o)
 	const char *type = ml_json_get_str(o, "type");
 
 	if (!type)
-		return ml_rl_bad(c, "%s", "no \"type\" field (expected one of " TYPES_KNOWN ")");
+		return mlr_rl_bad(c, "%s", "no \"type\" field (expected one of " TYPES_KNOWN ")");
 	if (!strcmp(type, "interval"))
 		return load_interval(c, o);
 	if (!strcmp(type, "summary"))
@@ -538,13 +538,13 @@ static int dispatch(const struct line_ctx *c, const struct json *o)
 	if (!strcmp(type, "migrate_model"))
 		return load_migrate(c, o);
 	if (!strcmp(type, "leaks") || !strcmp(type, "leaks_interval"))
-		return ml_rl_leaks(c, o);
+		return mlr_rl_leaks(c, o);
 	if (!strcmp(type, "slab") || !strcmp(type, "slab_interval"))
-		return ml_rl_slab(c, o);
+		return mlr_rl_slab(c, o);
 	if (!strcmp(type, "oom_kill"))
-		return ml_rl_oom_kill(c, o);
+		return mlr_rl_oom_kill(c, o);
 	if (!strcmp(type, "oom_summary") || !strcmp(type, "oom_interval"))
-		return ml_rl_oom_count(c, o);
+		return mlr_rl_oom_count(c, o);
 	if (c->r->skip_unknown) {
 		c->r->skipped++;
 		return 1;
@@ -572,19 +572,19 @@ int ml_report_load_line(struct report *r, const char *src, long lineno, const ch
 	int ret;
 
 	if (!looks_like_object(text, len))
-		return ml_rl_bad(&c, "%s",
-				 "not a JSON object (is the profiled program's own output "
-				 "mixed in? use writes --record FILE or -p PID)");
+		return mlr_rl_bad(&c, "%s",
+				  "not a JSON object (is the profiled program's own output "
+				  "mixed in? use writes --record FILE or -p PID)");
 	ret = ml_json_parse(text, len, &o, err);
 	if (ret == -ENOMEM)
-		return ml_rl_oom(&c);
+		return mlr_rl_oom(&c);
 	if (ret)
 		return ml_err_wrap(err,
 				   "%s:%ld: not one complete JSON object (a truncated line?); "
 				   "remove or regenerate that line",
 				   src, lineno);
 	if (ml_json_type(o) != ML_JSON_OBJECT)
-		ret = ml_rl_bad(&c, "%s", "not a JSON object");
+		ret = mlr_rl_bad(&c, "%s", "not a JSON object");
 	else
 		ret = dispatch(&c, o);
 	ml_json_free(o);

@@ -19,25 +19,25 @@ struct line_ctx {
 };
 
 /* -EINVAL with "FILE:LINE: @fmt" (@what its one %s) and what report reads. */
-int ml_rl_bad(const struct line_ctx *c, const char *fmt, const char *what);
+int mlr_rl_bad(const struct line_ctx *c, const char *fmt, const char *what);
 /* -ENOMEM with the file and line. */
-int ml_rl_oom(const struct line_ctx *c);
+int mlr_rl_oom(const struct line_ctx *c);
 /* Room for element @n of *@arr (elements of @size, zeroed when new). */
-bool ml_rl_grow(void **arr, size_t *cap, size_t n, size_t size);
+bool mlr_rl_grow(void **arr, size_t *cap, size_t n, size_t size);
 /* A format reader's error @ret, with the file and line. */
-int ml_rl_rec_err(const struct line_ctx *c, int ret);
+int mlr_rl_rec_err(const struct line_ctx *c, int ret);
 /* A count or pid from a double, clamped to +-1e15. */
-long ml_rl_long(double v);
+long mlr_rl_long(double v);
 
 /* The tracers' lines: memlens leaks, slab, oom (report_load_trace.c). */
-int ml_rl_leaks(const struct line_ctx *c, const struct json *o);
-int ml_rl_slab(const struct line_ctx *c, const struct json *o);
-int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o);
-int ml_rl_oom_count(const struct line_ctx *c, const struct json *o);
+int mlr_rl_leaks(const struct line_ctx *c, const struct json *o);
+int mlr_rl_slab(const struct line_ctx *c, const struct json *o);
+int mlr_rl_oom_kill(const struct line_ctx *c, const struct json *o);
+int mlr_rl_oom_count(const struct line_ctx *c, const struct json *o);
 /* "faults_interval": the faults of one interval, summed over its rows. */
-int ml_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec);
-void ml_rl_free_leaks(struct rep_leaks *l);
-void ml_rl_free_slab(struct rep_slab *s);
-void ml_rl_free_oom(struct rep_oom *m);
+int mlr_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec);
+void mlr_rl_free_leaks(struct rep_leaks *l);
+void mlr_rl_free_slab(struct rep_slab *s);
+void mlr_rl_free_oom(struct rep_oom *m);
 
 #endif

@@ -15,7 +15,7 @@
 #include "memlens/format_slab.h"
 #include "report_load.h"
 
-int ml_rl_bad(const struct line_ctx *c, const char *fmt, const char *what)
+int mlr_rl_bad(const struct line_ctx *c, const char *fmt, const char *what)
 {
 	char msg[256];
 
@@ -26,14 +26,14 @@ int ml_rl_bad(const struct line_ctx *c, const char *fmt, const char *what)
 			  c->src, c->lineno, msg);
 }
 
-int ml_rl_rec_err(const struct line_ctx *c, int ret)
+int mlr_rl_rec_err(const struct line_ctx *c, int ret)
 {
 	if (ret == -ENOMEM)
-		return ml_rl_oom(c);
-	return ml_rl_bad(c, "%.200s", c->err->msg);
+		return mlr_rl_oom(c);
+	return mlr_rl_bad(c, "%.200s", c->err->msg);
 }
 
-bool ml_rl_grow(void **arr, size_t *cap, size_t n, size_t size)
+bool mlr_rl_grow(void **arr, size_t *cap, size_t n, size_t size)
 {
 	size_t nc;
 	void *p;
@@ -50,7 +50,7 @@ bool ml_rl_grow(void **arr, size_t *cap, size_t n, size_t size)
 	return true;
 }
 
-int ml_rl_oom(const struct line_ctx *c)
+int mlr_rl_oom(const struct line_ctx *c)
 {
 	return ml_err_set(c->err, ENOMEM,
 			  "%s:%ld: out of memory; give report fewer or smaller files", c->src,
@@ -58,7 +58,7 @@ int ml_rl_oom(const struct line_ctx *c)
 }
 
 /* A count or pid from a double, clamped: a cast of 1e300 to long is undefined. */
-long ml_rl_long(double v)
+long mlr_rl_long(double v)
 {
 	if (!(v > -1e15))
 		return v < 0 ? -1000000000000000L : 0;
@@ -131,12 +131,12 @@ static int leak_stack(const struct line_ctx *c, struct rep_leak_stack *st,
 	st->bytes = (double)s->bytes;
 	st->frames = calloc(n ? n : 1, sizeof(*st->frames));
 	if (!st->frames)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	/* innermost first in the JSON; the picture reads from the outermost down */
 	for (size_t i = 0; i < n; i++) {
 		st->frames[i] = frame_name(s->stack[n - 1 - i]);
 		if (!st->frames[i])
-			return ml_rl_oom(c);
+			return mlr_rl_oom(c);
 		st->nframes++;
 	}
 	return 0;
@@ -147,7 +147,7 @@ static int leak_tables(const struct line_ctx *c, struct rep_leaks *l, const stru
 	l->sizes = calloc(rec->nsizes ? rec->nsizes : 1, sizeof(*l->sizes));
 	l->stacks = calloc(rec->nstacks ? rec->nstacks : 1, sizeof(*l->stacks));
 	if (!l->sizes || !l->stacks)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	for (size_t i = 0; i < rec->nsizes; i++) {
 		struct rep_leak_size *z = &l->sizes[l->nsizes++];
 
@@ -166,16 +166,16 @@ static int leak_tables(const struct line_ctx *c, struct rep_leaks *l, const stru
 
 static int add_leaks(const struct line_ctx *c, const struct leaks_rec *rec)
 {
-	struct rep_leaks *l = leaks_for(c, ml_rl_long((double)rec->pid));
+	struct rep_leaks *l = leaks_for(c, mlr_rl_long((double)rec->pid));
 
 	if (!l)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	copy_str(l->allocator, sizeof(l->allocator), rec->allocator);
 	if (rec->interval) {
 		struct rep_leak_point *p;
 
-		if (!ml_rl_grow((void **)&l->pt, &l->cpt, l->npt, sizeof(*l->pt)))
-			return ml_rl_oom(c);
+		if (!mlr_rl_grow((void **)&l->pt, &l->cpt, l->npt, sizeof(*l->pt)))
+			return mlr_rl_oom(c);
 		p = &l->pt[l->npt++];
 		p->t_ms = (double)rec->elapsed_ms;
 		p->outstanding = (double)rec->outstanding;
@@ -198,20 +198,20 @@ static int add_leaks(const struct line_ctx *c, const struct leaks_rec *rec)
 }
 
 /* "leaks" and "leaks_interval" (memlens/format_leaks.h) */
-int ml_rl_leaks(const struct line_ctx *c, const struct json *o)
+int mlr_rl_leaks(const struct line_ctx *c, const struct json *o)
 {
 	struct leaks_rec rec;
 	int ret = ml_fmt_leaks_read(o, &rec, c->err);
 
 	if (ret)
-		ret = ml_rl_rec_err(c, ret);
+		ret = mlr_rl_rec_err(c, ret);
 	else
 		ret = add_leaks(c, &rec);
 	ml_fmt_leaks_free(&rec);
 	return ret;
 }
 
-void ml_rl_free_leaks(struct rep_leaks *l)
+void mlr_rl_free_leaks(struct rep_leaks *l)
 {
 	free_stacks(l);
 	free(l->src);
@@ -246,7 +246,7 @@ static long slab_cache(struct rep_slab *s, const char *name)
 	for (size_t i = 0; i < s->ncache; i++)
 		if (!strcmp(s->cache[i].name, name))
 			return (long)i;
-	if (!ml_rl_grow((void **)&s->cache, &s->ccache, s->ncache, sizeof(*s->cache)))
+	if (!mlr_rl_grow((void **)&s->cache, &s->ccache, s->ncache, sizeof(*s->cache)))
 		return -1;
 	copy_str(s->cache[s->ncache].name, sizeof(s->cache[0].name), name);
 	return (long)s->ncache++;
@@ -258,12 +258,12 @@ static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct s
 	long k = slab_cache(s, row->cache);
 
 	if (k < 0)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	if (interval) {
 		struct rep_slab_cell *cell;
 
-		if (!ml_rl_grow((void **)&s->cell, &s->ccell, s->ncell, sizeof(*s->cell)))
-			return ml_rl_oom(c);
+		if (!mlr_rl_grow((void **)&s->cell, &s->ccell, s->ncell, sizeof(*s->cell)))
+			return mlr_rl_oom(c);
 		cell = &s->cell[s->ncell++];
 		cell->iv = (uint32_t)(s->niv - 1);
 		cell->cache = (uint32_t)k;
@@ -289,11 +289,11 @@ static int add_slab(const struct line_ctx *c, const struct slab_rec *rec)
 	struct rep_slab *s = slab_for(c);
 
 	if (!s)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	copy_str(s->kmalloc, sizeof(s->kmalloc), rec->kmalloc);
 	if (rec->interval) {
-		if (!ml_rl_grow((void **)&s->iv_ms, &s->civ, s->niv, sizeof(*s->iv_ms)))
-			return ml_rl_oom(c);
+		if (!mlr_rl_grow((void **)&s->iv_ms, &s->civ, s->niv, sizeof(*s->iv_ms)))
+			return mlr_rl_oom(c);
 		s->iv_ms[s->niv++] = (double)rec->elapsed_ms;
 	} else {
 		s->have_final = true;
@@ -309,20 +309,20 @@ static int add_slab(const struct line_ctx *c, const struct slab_rec *rec)
 }
 
 /* "slab" and "slab_interval" (memlens/format_slab.h) */
-int ml_rl_slab(const struct line_ctx *c, const struct json *o)
+int mlr_rl_slab(const struct line_ctx *c, const struct json *o)
 {
 	struct slab_rec rec;
 	int ret = ml_fmt_slab_read(o, &rec, c->err);
 
 	if (ret)
-		ret = ml_rl_rec_err(c, ret);
+		ret = mlr_rl_rec_err(c, ret);
 	else
 		ret = add_slab(c, &rec);
 	ml_fmt_slab_free(&rec);
 	return ret;
 }
 
-void ml_rl_free_slab(struct rep_slab *s)
+void mlr_rl_free_slab(struct rep_slab *s)
 {
 	free(s->src);
 	free(s->iv_ms);
@@ -353,23 +353,23 @@ static struct rep_oom *oom_for(const struct line_ctx *c)
 	return m;
 }
 
-int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o)
+int mlr_rl_oom_kill(const struct line_ctx *c, const struct json *o)
 {
 	struct rep_oom *m = oom_for(c);
 	struct oom_kill_rec rec;
 	struct rep_oom_kill *k;
 	int ret;
 
-	if (!m || !ml_rl_grow((void **)&m->kill, &m->ckill, m->nkill, sizeof(*m->kill)))
-		return ml_rl_oom(c);
+	if (!m || !mlr_rl_grow((void **)&m->kill, &m->ckill, m->nkill, sizeof(*m->kill)))
+		return mlr_rl_oom(c);
 	ret = ml_fmt_oom_kill_read(o, &rec, c->err);
 	if (ret)
-		return ml_rl_rec_err(c, ret);
+		return mlr_rl_rec_err(c, ret);
 	k = &m->kill[m->nkill++];
 	memset(k, 0, sizeof(*k));
 	k->time_ms = (double)rec.time_ms;
-	k->victim_pid = ml_rl_long((double)rec.victim_pid);
-	k->trigger_pid = rec.trigger_pid >= 0 ? ml_rl_long((double)rec.trigger_pid) : -1;
+	k->victim_pid = mlr_rl_long((double)rec.victim_pid);
+	k->trigger_pid = rec.trigger_pid >= 0 ? mlr_rl_long((double)rec.trigger_pid) : -1;
 	copy_str(k->victim_comm, sizeof(k->victim_comm), rec.victim_comm);
 	copy_str(k->trigger_comm, sizeof(k->trigger_comm), rec.trigger_comm);
 	copy_str(k->scope, sizeof(k->scope), rec.scope);
@@ -384,39 +384,39 @@ int ml_rl_oom_kill(const struct line_ctx *c, const struct json *o)
 }
 
 /* "oom_interval" and "oom_summary" (memlens/format_oom.h) */
-int ml_rl_oom_count(const struct line_ctx *c, const struct json *o)
+int mlr_rl_oom_count(const struct line_ctx *c, const struct json *o)
 {
 	struct rep_oom *m = oom_for(c);
 	struct oom_count_rec rec;
 	int ret;
 
 	if (!m)
-		return ml_rl_oom(c);
+		return mlr_rl_oom(c);
 	ret = ml_fmt_oom_count_read(o, &rec, c->err);
 	if (ret)
-		return ml_rl_rec_err(c, ret);
+		return mlr_rl_rec_err(c, ret);
 	if (!rec.interval) {
 		m->have_summary = true;
 		m->kills = (double)rec.kills;
 		m->lost = (double)rec.lost;
 		return 0;
 	}
-	if (!ml_rl_grow((void **)&m->iv_ms, &m->civ, m->niv, sizeof(*m->iv_ms)))
-		return ml_rl_oom(c);
+	if (!mlr_rl_grow((void **)&m->iv_ms, &m->civ, m->niv, sizeof(*m->iv_ms)))
+		return mlr_rl_oom(c);
 	/* both arrays grow together: the second one's capacity is the first's */
 	m->iv_ms[m->niv] = (double)rec.elapsed_ms;
 	{
 		double *k = realloc(m->iv_kills, m->civ * sizeof(*k));
 
 		if (!k)
-			return ml_rl_oom(c);
+			return mlr_rl_oom(c);
 		m->iv_kills = k;
 	}
 	m->iv_kills[m->niv++] = (double)rec.kills;
 	return 0;
 }
 
-void ml_rl_free_oom(struct rep_oom *m)
+void mlr_rl_free_oom(struct rep_oom *m)
 {
 	free(m->src);
 	free(m->kill);
@@ -426,7 +426,7 @@ void ml_rl_free_oom(struct rep_oom *m)
 
 /* ---- faults -i ------------------------------------------------------------ */
 
-int ml_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec)
+int mlr_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec)
 {
 	struct report *r = c->r;
 	struct rep_fault_series *fs = NULL;
@@ -438,17 +438,17 @@ int ml_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec
 	if (!fs) {
 		fs = realloc(r->fs, (r->nfs + 1) * sizeof(*fs));
 		if (!fs)
-			return ml_rl_oom(c);
+			return mlr_rl_oom(c);
 		r->fs = fs;
 		fs = &r->fs[r->nfs];
 		memset(fs, 0, sizeof(*fs));
 		fs->src = strdup(c->src);
 		if (!fs->src)
-			return ml_rl_oom(c);
+			return mlr_rl_oom(c);
 		r->nfs++;
 	}
-	if (!ml_rl_grow((void **)&fs->pt, &fs->cpt, fs->npt, sizeof(*fs->pt)))
-		return ml_rl_oom(c);
+	if (!mlr_rl_grow((void **)&fs->pt, &fs->cpt, fs->npt, sizeof(*fs->pt)))
+		return mlr_rl_oom(c);
 	p = &fs->pt[fs->npt++];
 	p->t_ms = (double)rec->elapsed_ms;
 	for (size_t i = 0; i < rec->nrows; i++) {

@@ -23,7 +23,7 @@ static const char *policy_colour(const char *name, size_t i)
 static void one_bar(struct rbuf *b, const struct plot *p, double x, double w, double bytes,
 		    const char *colour, bool label, bool final)
 {
-	double y = ml_plot_y(p, bytes / 1048576.0);
+	double y = mlr_plot_y(p, bytes / 1048576.0);
 	char v[24];
 
 	ml_rb_printf(b,
@@ -35,7 +35,7 @@ static void one_bar(struct rbuf *b, const struct plot *p, double x, double w, do
 			ml_fmt_bytes(bytes, v, sizeof(v));
 		else
 			snprintf(v, sizeof(v), "0");
-		ml_svg_text(b, x + w / 2, y - 3, "middle", "tick", v);
+		mlr_svg_text(b, x + w / 2, y - 3, "middle", "tick", v);
 	}
 }
 
@@ -97,19 +97,19 @@ static void round_labels(struct rbuf *b, const struct plot *p, const struct layo
 
 	for (size_t r = 0; r < l->npre; r += every) {
 		snprintf(t, sizeof(t), "%zu", r + 1);
-		ml_svg_text(b, p->x0 + (r + 0.5) * l->gw, base + 16, "middle", "tick", t);
+		mlr_svg_text(b, p->x0 + (r + 0.5) * l->gw, base + 16, "middle", "tick", t);
 	}
 	if (l->npre) {
-		ml_svg_text(b, p->x0 + l->npre * l->gw / 2, base + 34, "middle", "axis",
-			    "pre-dump round (process running)");
+		mlr_svg_text(b, p->x0 + l->npre * l->gw / 2, base + 34, "middle", "axis",
+			     "pre-dump round (process running)");
 		ml_rb_printf(b,
 			     "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
 			     "y2=\"%.1f\" stroke-dasharray=\"4 3\"/>\n",
 			     l->final_x - GROUP_GAP / 2.0, p->y0, l->final_x - GROUP_GAP / 2.0,
 			     base + 30);
 	}
-	ml_svg_text(b, l->final_x + l->fw / 2, base + 16, "middle", "tick", "final dump");
-	ml_svg_text(b, l->final_x + l->fw / 2, base + 34, "middle", "axis", "(process stopped)");
+	mlr_svg_text(b, l->final_x + l->fw / 2, base + 16, "middle", "tick", "final dump");
+	mlr_svg_text(b, l->final_x + l->fw / 2, base + 34, "middle", "axis", "(process stopped)");
 }
 
 static void round_chart(struct rbuf *b, const struct rep_migrate *m)
@@ -121,16 +121,16 @@ static void round_chart(struct rbuf *b, const struct rep_migrate *m)
 	for (size_t i = 0; i < m->npol; i++)
 		for (size_t r = 0; r < m->pol[i].nrounds; r++)
 			max = fmax(max, m->pol[i].rounds[r] / 1048576.0);
-	p.ymax = ml_nice_ceil(max);
-	ml_svg_open(b, "migrate", 300, "bytes sent per pre-copy round, per policy");
-	ml_svg_yaxis(b, &p, "sent in the round (MiB)");
+	p.ymax = mlr_nice_ceil(max);
+	mlr_svg_open(b, "migrate", 300, "bytes sent per pre-copy round, per policy");
+	mlr_svg_yaxis(b, &p, "sent in the round (MiB)");
 	round_bars(b, m, &p, &l);
 	ml_rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 		     p.x0, p.y0 + p.h, p.x0 + p.w, p.y0 + p.h);
 	round_labels(b, &p, &l);
 	for (size_t i = 0; i < m->npol; i++)
-		x = ml_svg_legend(b, x, 18, policy_colour(m->pol[i].name, i), m->pol[i].name);
-	ml_svg_close(b);
+		x = mlr_svg_legend(b, x, 18, policy_colour(m->pol[i].name, i), m->pol[i].name);
+	mlr_svg_close(b);
 }
 
 static bool has_none(const struct rep_migrate *m)
@@ -159,7 +159,7 @@ static void policy_table(struct rbuf *b, const struct rep_migrate *m)
 	ml_rb_puts(b, "</table>\n");
 }
 
-void ml_render_migrate(struct rbuf *b, const struct rep_migrate *m)
+void mlr_render_migrate(struct rbuf *b, const struct rep_migrate *m)
 {
 	char head[512];
 
@@ -167,8 +167,8 @@ void ml_render_migrate(struct rbuf *b, const struct rep_migrate *m)
 		      "class=\"src\">from ");
 	ml_rb_html(b, m->src);
 	ml_rb_puts(b, " (memlens migrate-model)</p>\n");
-	ml_headline_migrate(m, head, sizeof(head));
-	ml_render_headline(b, head);
+	mlr_headline_migrate(m, head, sizeof(head));
+	mlr_render_headline(b, head);
 	ml_rb_printf(
 		b,
 		"<p class=\"facts\">link bandwidth %.0f MiB/s, a pre-dump round every %.2f s%s."

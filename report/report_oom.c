@@ -30,14 +30,15 @@ static void render_timeline(struct rbuf *b, const struct rep_oom *m)
 	for (size_t i = 0; i < m->nkill; i++)
 		span = fmax(span, (m->kill[i].time_ms - t0) / 1000);
 	p.xmax = span > 0 ? span : 1;
-	p.ymax = ml_nice_ceil(max);
+	p.ymax = mlr_nice_ceil(max);
 	ml_rb_puts(b, "<figure>\n");
-	ml_svg_open(b, "oom", 260, "OOM kills over time");
-	ml_svg_axes(b, &p, "time since the first kill (s)", "victim's RSS (MiB)");
+	mlr_svg_open(b, "oom", 260, "OOM kills over time");
+	mlr_svg_axes(b, &p, "time since the first kill (s)", "victim's RSS (MiB)");
 	for (size_t i = 0; i < m->nkill; i++) {
 		const struct rep_oom_kill *k = &m->kill[i];
 		double rssk = k->anon_rss_kb + k->file_rss_kb + k->shmem_rss_kb;
-		double x = ml_plot_x(&p, (k->time_ms - t0) / 1000), y = ml_plot_y(&p, rssk / 1024);
+		double x = mlr_plot_x(&p, (k->time_ms - t0) / 1000),
+		       y = mlr_plot_y(&p, rssk / 1024);
 
 		ml_fmt_bytes(rssk * 1024, rss, sizeof(rss));
 		snprintf(label, sizeof(label), "%s (pid %ld) %s",
@@ -52,10 +53,10 @@ static void render_timeline(struct rbuf *b, const struct rep_oom *m)
 			     "cy=\"%.1f\" r=\"5\" fill=\"" C_KILL "\"/>",
 			     x, p.y0 + p.h, x, y, x, y);
 		/* labels one row apart when kills crowd, so they do not overlap */
-		ml_svg_text(b, x + 7, y - 6 - (double)(i % 3) * 13, "start", "legend", label);
+		mlr_svg_text(b, x + 7, y - 6 - (double)(i % 3) * 13, "start", "legend", label);
 		ml_rb_puts(b, "</g>\n");
 	}
-	ml_svg_close(b);
+	mlr_svg_close(b);
 	ml_rb_puts(b, "<figcaption>Each OOM kill at its time, as high as the victim's resident "
 		      "memory (anonymous, file and shared memory) when it was "
 		      "killed.</figcaption>\n</figure>\n");
@@ -98,15 +99,15 @@ static void kill_table(struct rbuf *b, const struct rep_oom *m)
 	ml_rb_puts(b, "</table>\n");
 }
 
-void ml_render_oom(struct rbuf *b, const struct rep_oom *m)
+void mlr_render_oom(struct rbuf *b, const struct rep_oom *m)
 {
 	char head[512];
 
 	ml_rb_puts(b, "<section class=\"oom\">\n<h2>OOM kills</h2>\n<p class=\"src\">from ");
 	ml_rb_html(b, m->src);
 	ml_rb_puts(b, " (memlens oom)</p>\n");
-	ml_headline_oom(m, head, sizeof(head));
-	ml_render_headline(b, head);
+	mlr_headline_oom(m, head, sizeof(head));
+	mlr_render_headline(b, head);
 	if (m->nkill) {
 		render_timeline(b, m);
 		kill_table(b, m);

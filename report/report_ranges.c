@@ -70,10 +70,10 @@ static int slice_level(const struct slices *s, int r, int c)
 
 	if (!s->nint[c] || pages <= 0)
 		return 0;
-	return ml_heat_level(s->written[(size_t)r * s->ncols + c] / (pages * s->nint[c]));
+	return mlr_heat_level(s->written[(size_t)r * s->ncols + c] / (pages * s->nint[c]));
 }
 
-int ml_group_rows(const int *v, int nrows, int ncols, int *first)
+int mlr_group_rows(const int *v, int nrows, int ncols, int *first)
 {
 	int n = 0;
 
@@ -112,7 +112,7 @@ static void slices_draw(struct rbuf *b, const struct slices *s, const int *lv, c
 				     "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
 				     "height=\"%.1f\" fill=\"%s\"/>\n",
 				     p->x0 + c * cw, y, (e - c) * cw, rowh - 1,
-				     ml_heat_level_colour(row[c]));
+				     mlr_heat_level_colour(row[c]));
 		}
 		if (k == 1 && g % 2 && ngroups > 8)
 			continue;
@@ -145,7 +145,7 @@ static void render_one(struct rbuf *b, const struct rep_writes *w, const struct 
 		       const struct report_opts *o, bool legend)
 {
 	double t0 = w->iv[0].t_ms - w->iv[0].interval_s * 1000, t1 = w->iv[w->niv - 1].t_ms;
-	int ncols = (int)w->niv < ml_rp_max_cols(o) ? (int)w->niv : ml_rp_max_cols(o);
+	int ncols = (int)w->niv < mlr_rp_max_cols(o) ? (int)w->niv : mlr_rp_max_cols(o);
 	struct plot p = { .x0 = LABEL_W, .y0 = 30, .w = RP_WIDTH - LABEL_W - 20 };
 	char title[200], lab[96], slice[16];
 	int *lv = NULL, first[SLICES + 1], ng;
@@ -154,29 +154,29 @@ static void render_one(struct rbuf *b, const struct rep_writes *w, const struct 
 
 	if (slices_build(&s, w, v, ncols) || !(lv = slice_levels(&s)))
 		goto out;
-	ng = ml_group_rows(lv, s.nrows, s.ncols, first);
+	ng = mlr_group_rows(lv, s.nrows, s.ncols, first);
 	rowh = ng <= 8 ? 20 : 13;
 	p.h = ng * rowh;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
-	ml_vma_label(v, false, lab, sizeof(lab));
+	mlr_vma_label(v, false, lab, sizeof(lab));
 	ml_fmt_bytes((double)(v->end - v->start) / s.nrows, slice, sizeof(slice));
 	snprintf(title, sizeof(title), "inside %s at 0x%llx: %d slices of %s each", lab,
 		 (unsigned long long)v->start, s.nrows, slice);
-	ml_svg_open(b, "ranges", (int)(p.h + (legend ? 110 : 72)), title);
-	ml_svg_text(b, p.x0, 16, "start", "axis", title);
+	mlr_svg_open(b, "ranges", (int)(p.h + (legend ? 110 : 72)), title);
+	mlr_svg_text(b, p.x0, 16, "start", "axis", title);
 	slices_draw(b, &s, lv, first, ng, &p, rowh);
 	ml_rb_printf(b,
 		     "<text class=\"axis\" transform=\"translate(16 %.1f) rotate(-90)\" "
 		     "text-anchor=\"middle\">offset</text>\n",
 		     p.y0 + p.h / 2);
-	ml_svg_xaxis(
+	mlr_svg_xaxis(
 		b,
 		&(struct plot){
 			.x0 = p.x0, .y0 = p.y0, .w = p.w, .h = p.h - 1, .xmin = 0, .xmax = p.xmax },
 		"time since the profiler started (s)");
 	if (legend)
-		ml_heat_scale_legend(b, 10, p.y0 + p.h + 66, "written share of the slice:");
-	ml_svg_close(b);
+		mlr_heat_scale_legend(b, 10, p.y0 + p.h + 66, "written share of the slice:");
+	mlr_svg_close(b);
 out:
 	free(lv);
 	free(s.written);
@@ -191,7 +191,7 @@ static bool vma_written(const struct rep_writes *w, const struct rep_vma *v)
 	return false;
 }
 
-void ml_render_ranges(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
+void mlr_render_ranges(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
 {
 	uint32_t *idx = calloc(w->nvma + 1, sizeof(*idx));
 	const struct rep_vma *pick[RANGE_VMAS];
@@ -199,7 +199,7 @@ void ml_render_ranges(struct rbuf *b, const struct rep_writes *w, const struct r
 
 	if (!idx || !w->niv)
 		goto out;
-	ml_rank_vmas(w, idx);
+	mlr_rank_vmas(w, idx);
 	/* the first 64 by rank are enough: the written ones rank first */
 	for (size_t i = 0; i < w->nvma && i < 64 && n < RANGE_VMAS; i++) {
 		const struct rep_vma *v = &w->vma[idx[i]];

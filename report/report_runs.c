@@ -18,7 +18,7 @@ static const char *const run_colours[] = { "#4e79a7", "#f28e2b", "#59a14f", "#e1
 					   "#b07aa1", "#76b7b2", "#edc948", "#9c755f" };
 #define NCOLOURS (sizeof(run_colours) / sizeof(run_colours[0]))
 
-void ml_oom_note(const struct report *r, long pid, char *buf, size_t len)
+void mlr_oom_note(const struct report *r, long pid, char *buf, size_t len)
 {
 	size_t n = 0;
 
@@ -56,13 +56,13 @@ static void overlay(struct rbuf *b, const struct report *r, const size_t *idx, s
 
 		span = fmax(span, span_s(s));
 		if (s->npt)
-			max = fmax(max, ml_snap_resident(&s->pt[ml_snaps_peak(s)]) * s->page_size /
-						1048576.0);
+			max = fmax(max, mlr_snap_resident(&s->pt[mlr_snaps_peak(s)]) *
+						s->page_size / 1048576.0);
 	}
 	p.xmax = span > 0 ? span : 1;
-	p.ymax = ml_nice_ceil(max);
-	ml_svg_open(b, "runs", 300, "total resident memory of each run over time");
-	ml_svg_axes(b, &p, "time since the run's first snapshot (s)", "resident (MiB)");
+	p.ymax = mlr_nice_ceil(max);
+	mlr_svg_open(b, "runs", 300, "total resident memory of each run over time");
+	mlr_svg_axes(b, &p, "time since the run's first snapshot (s)", "resident (MiB)");
 	for (size_t i = 0; i < n; i++) {
 		const struct rep_snaps *s = &r->s[idx[i]];
 		double mib = s->page_size / 1048576.0;
@@ -75,13 +75,13 @@ static void overlay(struct rbuf *b, const struct report *r, const size_t *idx, s
 		/* at most 2000 points a run: the line stays small for long runs */
 		for (size_t j = 0; j < s->npt; j += s->npt / 2000 + 1)
 			ml_rb_printf(b, "%.1f,%.1f ",
-				     ml_plot_x(&p, (s->pt[j].t_ms - s->pt[0].t_ms) / 1000),
-				     ml_plot_y(&p, ml_snap_resident(&s->pt[j]) * mib));
+				     mlr_plot_x(&p, (s->pt[j].t_ms - s->pt[0].t_ms) / 1000),
+				     mlr_plot_y(&p, mlr_snap_resident(&s->pt[j]) * mib));
 		ml_rb_puts(b, "\"/>\n");
 		snprintf(name, sizeof(name), "run %zu (pid %ld)", i + 1, s->pid);
-		x = ml_svg_legend(b, x, 18, run_colours[i % NCOLOURS], name);
+		x = mlr_svg_legend(b, x, 18, run_colours[i % NCOLOURS], name);
 	}
-	ml_svg_close(b);
+	mlr_svg_close(b);
 }
 
 static void cell_bytes(struct rbuf *b, double bytes)
@@ -112,35 +112,37 @@ static void side_table(struct rbuf *b, const struct report *r, const size_t *idx
 	for (size_t i = 0; i < n; i++) {
 		const struct rep_snaps *sn = &r->s[idx[i]];
 
-		cell_bytes(b, sn->npt ? ml_snap_resident(&sn->pt[ml_snaps_peak(sn)]) * sn->page_size
-				      : 0);
+		cell_bytes(b,
+			   sn->npt ? mlr_snap_resident(&sn->pt[mlr_snaps_peak(sn)]) * sn->page_size
+				   : 0);
 	}
 	ml_rb_puts(b, "</tr>\n<tr><td>peak at</td>");
 	for (size_t i = 0; i < n; i++) {
 		const struct rep_snaps *sn = &r->s[idx[i]];
 
 		ml_rb_printf(b, "<td>%.1f s</td>",
-			     sn->npt ? (sn->pt[ml_snaps_peak(sn)].t_ms - sn->pt[0].t_ms) / 1000
+			     sn->npt ? (sn->pt[mlr_snaps_peak(sn)].t_ms - sn->pt[0].t_ms) / 1000
 				     : 0);
 	}
 	ml_rb_puts(b, "</tr>\n<tr class=\"end\"><td>resident at the end</td>");
 	for (size_t i = 0; i < n; i++) {
 		const struct rep_snaps *sn = &r->s[idx[i]];
 
-		cell_bytes(b, sn->npt ? ml_snap_resident(&sn->pt[sn->npt - 1]) * sn->page_size : 0);
+		cell_bytes(b,
+			   sn->npt ? mlr_snap_resident(&sn->pt[sn->npt - 1]) * sn->page_size : 0);
 	}
 	ml_rb_puts(b, "</tr>\n<tr><td>one snapshot took</td>");
 	for (size_t i = 0; i < n; i++) {
 		const struct rep_snaps *sn = &r->s[idx[i]];
 
-		ml_fmt_us(sn->npt ? sn->cycle_us_sum / (double)sn->npt : 0, s, sizeof(s));
+		mlr_fmt_us(sn->npt ? sn->cycle_us_sum / (double)sn->npt : 0, s, sizeof(s));
 		ml_rb_printf(b, "<td>%s</td>", s);
 	}
 	ml_rb_puts(b, "</tr>\n<tr><td>stopped because</td>");
 	for (size_t i = 0; i < n; i++) {
 		char note[256];
 
-		ml_oom_note(r, r->s[idx[i]].pid, note, sizeof(note));
+		mlr_oom_note(r, r->s[idx[i]].pid, note, sizeof(note));
 		ml_rb_puts(b, "<td>");
 		ml_rb_html(b, note[0] ? "OOM-killed" : r->s[idx[i]].stopped_because);
 		ml_rb_puts(b, "</td>");
@@ -163,9 +165,9 @@ static void headline(const struct report *r, const size_t *idx, size_t n, char *
 	for (int end = 0; end < 2; end++) {
 		for (size_t i = 0; i < n && at < len; i++) {
 			const struct rep_snaps *sn = &r->s[idx[i]];
-			size_t k = end ? sn->npt - 1 : ml_snaps_peak(sn);
+			size_t k = end ? sn->npt - 1 : mlr_snaps_peak(sn);
 
-			ml_fmt_bytes_words(sn->npt ? ml_snap_resident(&sn->pt[k]) * sn->page_size
+			ml_fmt_bytes_words(sn->npt ? mlr_snap_resident(&sn->pt[k]) * sn->page_size
 						   : 0,
 					   s, sizeof(s));
 			at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", s);
@@ -175,8 +177,8 @@ static void headline(const struct report *r, const size_t *idx, size_t n, char *
 	}
 }
 
-void ml_render_runs(struct rbuf *b, const struct report *r, const size_t *idx, size_t n,
-		    const struct report_opts *o)
+void mlr_render_runs(struct rbuf *b, const struct report *r, const size_t *idx, size_t n,
+		     const struct report_opts *o)
 {
 	char head[1024];
 
@@ -184,7 +186,7 @@ void ml_render_runs(struct rbuf *b, const struct report *r, const size_t *idx, s
 	ml_rb_html(b, r->s[idx[0]].command);
 	ml_rb_puts(b, "</code></h2>\n<p class=\"src\">memlens snapshot, one run per process</p>\n");
 	headline(r, idx, n, head, sizeof(head));
-	ml_render_headline(b, head);
+	mlr_render_headline(b, head);
 	side_table(b, r, idx, n);
 	ml_rb_puts(b, "<figure>\n");
 	overlay(b, r, idx, n);
@@ -195,7 +197,7 @@ void ml_render_runs(struct rbuf *b, const struct report *r, const size_t *idx, s
 
 		ml_rb_printf(b, "<figure>\n");
 		if (sn->npt > 1)
-			ml_render_snap_area(b, sn, o);
+			mlr_render_snap_area(b, sn, o);
 		ml_rb_printf(b,
 			     "<figcaption>run %zu (pid %ld): resident memory by region "
 			     "kind</figcaption>\n</figure>\n",
@@ -204,7 +206,7 @@ void ml_render_runs(struct rbuf *b, const struct report *r, const size_t *idx, s
 	ml_rb_puts(b, "</div>\n</section>\n");
 }
 
-void ml_render_fault_series(struct rbuf *b, const struct rep_fault_series *fs)
+void mlr_render_fault_series(struct rbuf *b, const struct rep_fault_series *fs)
 {
 	struct plot p = { .x0 = 80, .y0 = 36, .w = RP_WIDTH - 100, .h = 180 };
 	double max = 0, x;
@@ -214,26 +216,26 @@ void ml_render_fault_series(struct rbuf *b, const struct rep_fault_series *fs)
 	for (size_t i = 0; i < fs->npt; i++)
 		max = fmax(max, fmax(fs->pt[i].minor, fs->pt[i].major));
 	p.xmax = fmax(fs->pt[fs->npt - 1].t_ms / 1000, 1e-3);
-	p.ymax = ml_nice_ceil(max);
+	p.ymax = mlr_nice_ceil(max);
 	ml_rb_puts(b, "<section class=\"faultseries\">\n<h2>Page faults over time</h2>\n"
 		      "<p class=\"src\">from ");
 	ml_rb_html(b, fs->src);
 	ml_rb_puts(b, " (memlens faults -i)</p>\n<figure>\n");
-	ml_svg_open(b, "faultline", 280, "page faults per interval");
-	ml_svg_axes(b, &p, "time since tracing began (s)", "faults in the interval");
+	mlr_svg_open(b, "faultline", 280, "page faults per interval");
+	mlr_svg_axes(b, &p, "time since tracing began (s)", "faults in the interval");
 	for (int major = 0; major < 2; major++) {
 		ml_rb_printf(b,
 			     "<polyline class=\"%s\" fill=\"none\" stroke=\"%s\" "
 			     "stroke-width=\"1.6\" points=\"",
 			     major ? "major" : "minor", major ? "#e15759" : "#4e79a7");
 		for (size_t i = 0; i < fs->npt; i++)
-			ml_rb_printf(b, "%.1f,%.1f ", ml_plot_x(&p, fs->pt[i].t_ms / 1000),
-				     ml_plot_y(&p, major ? fs->pt[i].major : fs->pt[i].minor));
+			ml_rb_printf(b, "%.1f,%.1f ", mlr_plot_x(&p, fs->pt[i].t_ms / 1000),
+				     mlr_plot_y(&p, major ? fs->pt[i].major : fs->pt[i].minor));
 		ml_rb_puts(b, "\"/>\n");
 	}
-	x = ml_svg_legend(b, p.x0, 16, "#4e79a7", "minor");
-	ml_svg_legend(b, x, 16, "#e15759", "major");
-	ml_svg_close(b);
+	x = mlr_svg_legend(b, p.x0, 16, "#4e79a7", "minor");
+	mlr_svg_legend(b, x, 16, "#e15759", "major");
+	mlr_svg_close(b);
 	ml_rb_puts(b, "<figcaption>Faults counted in each interval (faults -i).</figcaption>\n"
 		      "</figure>\n</section>\n");
 }

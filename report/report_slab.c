@@ -38,7 +38,7 @@ static int cmp_net(const void *a, const void *b)
  * lists its own top -T caches, so the sum over the intervals of a cache
  * that some did not list is short of its total.
  */
-size_t *ml_slab_order(const struct rep_slab *s, size_t *n)
+size_t *mlr_slab_order(const struct rep_slab *s, size_t *n)
 {
 	size_t *o = malloc((s->ncache + 1) * sizeof(*o));
 
@@ -89,39 +89,39 @@ static void panel(struct rbuf *b, const struct rep_slab *s, size_t k, double x0,
 	}
 	top = fmax(top, fmax(hi, -lo));
 	p.xmax = s->iv_ms[s->niv - 1] / 1000;
-	p.ymax = ml_nice_ceil(top);
+	p.ymax = mlr_nice_ceil(top);
 	p.ymin = -p.ymax;
 	snprintf(t, sizeof(t), "%.40s%s", s->cache[k].name, listed_always(s, k) ? "" : " *");
 	ml_rb_printf(b, "<g class=\"slabpanel\" data-cache=\"");
 	ml_rb_html(b, s->cache[k].name);
 	ml_rb_printf(b, "\" data-net=\"%.0f\">\n", net);
-	ml_svg_text(b, p.x0 + p.w / 2, y0 + 14, "middle", "axis", t);
-	ml_svg_axes(b, &p, "time (s)", "objects");
+	mlr_svg_text(b, p.x0 + p.w / 2, y0 + 14, "middle", "axis", t);
+	mlr_svg_axes(b, &p, "time (s)", "objects");
 	bw = fmax(1, p.w / (double)(s->niv ? s->niv : 1) - 1);
 	for (size_t i = 0; i < s->niv; i++) {
 		double t0 = i ? s->iv_ms[i - 1] / 1000 : 0;
-		double x = ml_plot_x(&p, t0), zero = ml_plot_y(&p, 0);
+		double x = mlr_plot_x(&p, t0), zero = mlr_plot_y(&p, 0);
 
-		bw = fmax(0.8, ml_plot_x(&p, s->iv_ms[i] / 1000) - x - 0.5);
+		bw = fmax(0.8, mlr_plot_x(&p, s->iv_ms[i] / 1000) - x - 0.5);
 		if (al[i] > 0)
 			ml_rb_printf(b,
 				     "<rect class=\"alloc\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 				     "height=\"%.1f\" fill=\"" C_ALLOC "\"/>\n",
-				     x, ml_plot_y(&p, al[i]), bw, zero - ml_plot_y(&p, al[i]));
+				     x, mlr_plot_y(&p, al[i]), bw, zero - mlr_plot_y(&p, al[i]));
 		if (fr[i] > 0)
 			ml_rb_printf(b,
 				     "<rect class=\"free\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
 				     "height=\"%.1f\" fill=\"" C_FREE "\"/>\n",
-				     x, zero, bw, ml_plot_y(&p, -fr[i]) - zero);
+				     x, zero, bw, mlr_plot_y(&p, -fr[i]) - zero);
 	}
 	ml_rb_puts(b, "<polyline class=\"net\" fill=\"none\" stroke=\"" C_NET
 		      "\" stroke-width=\"1.6\" points=\"");
 	net = 0;
-	ml_rb_printf(b, "%.1f,%.1f ", ml_plot_x(&p, 0), ml_plot_y(&p, 0));
+	ml_rb_printf(b, "%.1f,%.1f ", mlr_plot_x(&p, 0), mlr_plot_y(&p, 0));
 	for (size_t i = 0; i < s->niv; i++) {
 		net += al[i] - fr[i];
-		ml_rb_printf(b, "%.1f,%.1f ", ml_plot_x(&p, s->iv_ms[i] / 1000),
-			     ml_plot_y(&p, net));
+		ml_rb_printf(b, "%.1f,%.1f ", mlr_plot_x(&p, s->iv_ms[i] / 1000),
+			     mlr_plot_y(&p, net));
 	}
 	ml_rb_puts(b, "\"/>\n</g>\n");
 out:
@@ -143,15 +143,15 @@ static void render_panels(struct rbuf *b, const struct rep_slab *s, const size_t
 		return;
 	}
 	ml_rb_puts(b, "<figure>\n");
-	ml_svg_open(b, "slab", rows * 190 + 30, "slab cache allocations and frees over time");
+	mlr_svg_open(b, "slab", rows * 190 + 30, "slab cache allocations and frees over time");
 	for (size_t i = 0; i < n; i++) {
 		panel(b, s, order[i], (double)(i % 3) * 320, (double)(i / 3) * 190);
 		partial |= !listed_always(s, order[i]);
 	}
-	x = ml_svg_legend(b, 60, rows * 190 + 20, C_ALLOC, "allocated in the interval");
-	x = ml_svg_legend(b, x, rows * 190 + 20, C_FREE, "freed in the interval");
-	ml_svg_legend(b, x, rows * 190 + 20, C_NET, "net since the start");
-	ml_svg_close(b);
+	x = mlr_svg_legend(b, 60, rows * 190 + 20, C_ALLOC, "allocated in the interval");
+	x = mlr_svg_legend(b, x, rows * 190 + 20, C_FREE, "freed in the interval");
+	mlr_svg_legend(b, x, rows * 190 + 20, C_NET, "net since the start");
+	mlr_svg_close(b);
 	ml_rb_printf(b,
 		     "<figcaption>The %zu caches whose object count changed the most: objects "
 		     "allocated (up) and freed (down) in each interval, and the net since "
@@ -185,17 +185,17 @@ static void slab_table(struct rbuf *b, const struct rep_slab *s, const size_t *o
 		ml_rb_printf(b, "<p class=\"note\">%zu more caches not shown.</p>\n", norder - n);
 }
 
-void ml_render_slab(struct rbuf *b, const struct rep_slab *s)
+void mlr_render_slab(struct rbuf *b, const struct rep_slab *s)
 {
-	size_t norder, *order = ml_slab_order(s, &norder);
+	size_t norder, *order = mlr_slab_order(s, &norder);
 	char head[512];
 
 	ml_rb_puts(b,
 		   "<section class=\"slab\">\n<h2>Kernel slab caches</h2>\n<p class=\"src\">from ");
 	ml_rb_html(b, s->src);
 	ml_rb_puts(b, " (memlens slab)</p>\n");
-	ml_headline_slab(s, order, norder, head, sizeof(head));
-	ml_render_headline(b, head);
+	mlr_headline_slab(s, order, norder, head, sizeof(head));
+	mlr_render_headline(b, head);
 	if (order && norder) {
 		render_panels(b, s, order, norder);
 		slab_table(b, s, order, norder);

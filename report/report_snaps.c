@@ -18,7 +18,7 @@ static const int kind_order[REPORT_KINDS] = {
 #define C_ABSENT "#d9dde3"
 #define C_WRITTEN "#f28e2b"
 
-double ml_snap_resident(const struct rep_snap_point *pt)
+double mlr_snap_resident(const struct rep_snap_point *pt)
 {
 	double sum = 0;
 
@@ -27,12 +27,12 @@ double ml_snap_resident(const struct rep_snap_point *pt)
 	return sum;
 }
 
-size_t ml_snaps_peak(const struct rep_snaps *s)
+size_t mlr_snaps_peak(const struct rep_snaps *s)
 {
 	size_t at = 0;
 
 	for (size_t i = 1; i < s->npt; i++)
-		if (ml_snap_resident(&s->pt[i]) > ml_snap_resident(&s->pt[at]))
+		if (mlr_snap_resident(&s->pt[i]) > mlr_snap_resident(&s->pt[at]))
 			at = i;
 	return at;
 }
@@ -40,21 +40,21 @@ size_t ml_snaps_peak(const struct rep_snaps *s)
 /* The highest snapshot, marked where it is: averaging many down may flatten it. */
 static void peak_mark(struct rbuf *b, const struct plot *p, const struct rep_snaps *s)
 {
-	size_t at = ml_snaps_peak(s);
-	double v = ml_snap_resident(&s->pt[at]) * s->page_size / 1048576.0;
-	double x = ml_plot_x(p, (s->pt[at].t_ms - s->pt[0].t_ms) / 1000), y = ml_plot_y(p, v);
+	size_t at = mlr_snaps_peak(s);
+	double v = mlr_snap_resident(&s->pt[at]) * s->page_size / 1048576.0;
+	double x = mlr_plot_x(p, (s->pt[at].t_ms - s->pt[0].t_ms) / 1000), y = mlr_plot_y(p, v);
 	char size[16], text[64];
 
-	ml_fmt_bytes(ml_snap_resident(&s->pt[at]) * s->page_size, size, sizeof(size));
+	ml_fmt_bytes(mlr_snap_resident(&s->pt[at]) * s->page_size, size, sizeof(size));
 	snprintf(text, sizeof(text), "peak %s at %.1f s", size,
 		 (s->pt[at].t_ms - s->pt[0].t_ms) / 1000);
 	ml_rb_printf(
 		b,
 		"<g class=\"peak\" data-pages=\"%.0f\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" "
 		"fill=\"#1d232b\"/>",
-		ml_snap_resident(&s->pt[at]), x, y);
-	ml_svg_text(b, x > p->x0 + p->w - 150 ? x - 8 : x + 8, y - 6 < 12 ? 12 : y - 6,
-		    x > p->x0 + p->w - 150 ? "end" : "start", "legend", text);
+		mlr_snap_resident(&s->pt[at]), x, y);
+	mlr_svg_text(b, x > p->x0 + p->w - 150 ? x - 8 : x + 8, y - 6 < 12 ? 12 : y - 6,
+		     x > p->x0 + p->w - 150 ? "end" : "start", "legend", text);
 	ml_rb_puts(b, "</g>\n");
 }
 
@@ -99,7 +99,7 @@ static double bin_x(const struct plot *p, const struct bins *bn, int c, bool end
 {
 	if (bn->n == 1)
 		return end ? p->x0 + p->w : p->x0;
-	return ml_plot_x(p, bn->t[c]);
+	return mlr_plot_x(p, bn->t[c]);
 }
 
 static double stack_at(const struct bins *bn, int c, int upto)
@@ -121,25 +121,25 @@ static void area_layer(struct rbuf *b, const struct plot *p, const struct bins *
 		int c = bn->n == 1 ? 0 : i;
 
 		ml_rb_printf(b, "%.1f,%.1f ", bin_x(p, bn, c, i == 1),
-			     ml_plot_y(p, stack_at(bn, c, layer + 1)));
+			     mlr_plot_y(p, stack_at(bn, c, layer + 1)));
 	}
 	for (int i = n - 1; i >= 0; i--) {
 		int c = bn->n == 1 ? 0 : i;
 
 		ml_rb_printf(b, "%.1f,%.1f ", bin_x(p, bn, c, i == 1),
-			     ml_plot_y(p, stack_at(bn, c, layer)));
+			     mlr_plot_y(p, stack_at(bn, c, layer)));
 	}
 	ml_rb_puts(b, "\"/>\n");
 }
 
-void ml_render_snap_area(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
+void mlr_render_snap_area(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
 {
 	struct plot p = { .x0 = 80, .y0 = 50, .w = RP_WIDTH - 100, .h = 220 };
 	struct bins bn = { 0 };
 	bool used[REPORT_KINDS] = { false };
 	double max = 0, x = p.x0, y = 16;
 
-	if (bins_build(&bn, s, ml_rp_max_cols(o))) {
+	if (bins_build(&bn, s, mlr_rp_max_cols(o))) {
 		ml_rb_puts(b, "<p class=\"note\">out of memory drawing the resident memory</p>\n");
 		goto out;
 	}
@@ -156,9 +156,9 @@ void ml_render_snap_area(struct rbuf *b, const struct rep_snaps *s, const struct
 		goto out;
 	}
 	p.xmax = bn.n > 1 ? bn.t[bn.n - 1] : 1;
-	max = fmax(max, ml_snap_resident(&s->pt[ml_snaps_peak(s)]) * s->page_size / 1048576.0);
-	p.ymax = ml_nice_ceil(max);
-	ml_svg_open(b, "stacked", 330, "resident memory by region kind over time");
+	max = fmax(max, mlr_snap_resident(&s->pt[mlr_snaps_peak(s)]) * s->page_size / 1048576.0);
+	p.ymax = mlr_nice_ceil(max);
+	mlr_svg_open(b, "stacked", 330, "resident memory by region kind over time");
 	for (int l = 0; l < REPORT_KINDS; l++) {
 		if (!used[kind_order[l]])
 			continue;
@@ -167,14 +167,14 @@ void ml_render_snap_area(struct rbuf *b, const struct rep_snaps *s, const struct
 			x = p.x0;
 			y += 18;
 		}
-		x = ml_svg_legend(b, x, y, ml_report_kind_colour(kind_order[l]),
-				  ml_report_kind_label(kind_order[l]));
+		x = mlr_svg_legend(b, x, y, ml_report_kind_colour(kind_order[l]),
+				   ml_report_kind_label(kind_order[l]));
 	}
-	ml_svg_axes(b, &p, bn.n > 1 ? "time since the first snapshot (s)" : "one snapshot",
-		    "resident (MiB)");
+	mlr_svg_axes(b, &p, bn.n > 1 ? "time since the first snapshot (s)" : "one snapshot",
+		     "resident (MiB)");
 	if (bn.n > 1)
 		peak_mark(b, &p, s);
-	ml_svg_close(b);
+	mlr_svg_close(b);
 out:
 	free(bn.t);
 	free(bn.v);
@@ -199,7 +199,7 @@ static void bar_row(struct rbuf *b, double x0, double w, double y, const double 
 	/* the share, and of how much: 100% of 16K is not 100% of 64M */
 	ml_fmt_bytes(bytes, size, sizeof(size));
 	snprintf(pct, sizeof(pct), "%.1f%% of %s", part[0] * 100, size);
-	ml_svg_text(b, x0 + w + 4, y + 12, "start", "tick", pct);
+	mlr_svg_text(b, x0 + w + 4, y + 12, "start", "tick", pct);
 }
 
 static void pct_axis(struct rbuf *b, double x0, double w, double y, const char *label)
@@ -208,13 +208,13 @@ static void pct_axis(struct rbuf *b, double x0, double w, double y, const char *
 
 	for (int i = 0; i <= 4; i++) {
 		snprintf(t, sizeof(t), "%d%%", i * 25);
-		ml_svg_text(b, x0 + w * i / 4, y + 14, "middle", "tick", t);
+		mlr_svg_text(b, x0 + w * i / 4, y + 14, "middle", "tick", t);
 		ml_rb_printf(
 			b,
 			"<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 			x0 + w * i / 4, y - 2, x0 + w * i / 4, y + 2);
 	}
-	ml_svg_text(b, x0 + w / 2, y + 32, "middle", "axis", label);
+	mlr_svg_text(b, x0 + w / 2, y + 32, "middle", "axis", label);
 }
 
 /* The second panel shows pages written (snapshot --writes), else dirty (--pages). */
@@ -239,7 +239,7 @@ static void kinds_row(struct rbuf *b, const struct rep_snaps *s, const struct re
 
 	mem[2] = fmax(0, 1 - mem[0] - mem[1]);
 	wr[1] = fmax(0, 1 - wr[0]);
-	ml_svg_text(b, 84, y + 12, "end", "vma", label);
+	mlr_svg_text(b, 84, y + 12, "end", "vma", label);
 	bar_row(b, 90, 360, y, mem, mem_c, 3, u->size * s->page_size);
 	if (have_marked(s))
 		bar_row(b, 560, 300, y, wr, wr_c, 2, u->size * s->page_size);
@@ -254,12 +254,13 @@ static void render_kinds(struct rbuf *b, const struct rep_snaps *s)
 
 	for (int k = 0; k < REPORT_KINDS; k++)
 		rows += s->last[k].size > 0;
-	ml_svg_open(b, "kinds", 40 + rows * 22 + 70, "in memory and written share per region kind");
-	ml_svg_text(b, 90, 14, "start", "axis", "in memory: share of the region's pages");
+	mlr_svg_open(b, "kinds", 40 + rows * 22 + 70,
+		     "in memory and written share per region kind");
+	mlr_svg_text(b, 90, 14, "start", "axis", "in memory: share of the region's pages");
 	snprintf(head, sizeof(head), "%s: share of the region's pages",
 		 s->have_written ? "written in the last cycle" : "dirty (page flag)");
 	if (have_marked(s))
-		ml_svg_text(b, 560, 14, "start", "axis", head);
+		mlr_svg_text(b, 560, 14, "start", "axis", head);
 	for (int l = 0; l < REPORT_KINDS; l++) {
 		const struct rep_kind_use *u = &s->last[kind_order[l]];
 
@@ -278,17 +279,17 @@ static void render_kinds(struct rbuf *b, const struct rep_snaps *s)
 	pct_axis(b, 90, 360, y, "% of pages (last snapshot)");
 	if (have_marked(s))
 		pct_axis(b, 560, 300, y, "% of pages (last snapshot)");
-	x = ml_svg_legend(b, 90, y + 52, C_RESIDENT, "resident");
-	x = ml_svg_legend(b, x, y + 52, C_SWAPPED, "swapped");
+	x = mlr_svg_legend(b, 90, y + 52, C_RESIDENT, "resident");
+	x = mlr_svg_legend(b, x, y + 52, C_SWAPPED, "swapped");
 	snprintf(head, sizeof(head), "not present / not %s", marked_name(s));
-	x = ml_svg_legend(b, x, y + 52, C_ABSENT, have_marked(s) ? head : "not present");
+	x = mlr_svg_legend(b, x, y + 52, C_ABSENT, have_marked(s) ? head : "not present");
 	if (have_marked(s))
-		ml_svg_legend(b, x, y + 52, C_WRITTEN, marked_name(s));
-	ml_svg_close(b);
+		mlr_svg_legend(b, x, y + 52, C_WRITTEN, marked_name(s));
+	mlr_svg_close(b);
 }
 
-void ml_render_snaps(struct rbuf *b, const struct report *r, const struct rep_snaps *s,
-		     const struct report_opts *o)
+void mlr_render_snaps(struct rbuf *b, const struct report *r, const struct rep_snaps *s,
+		      const struct report_opts *o)
 {
 	char head[512];
 
@@ -301,9 +302,9 @@ void ml_render_snaps(struct rbuf *b, const struct report *r, const struct rep_sn
 	ml_rb_puts(b, "</h2>\n<p class=\"src\">from ");
 	ml_rb_html(b, s->src);
 	ml_rb_puts(b, " (memlens snapshot)</p>\n");
-	ml_headline_snaps(s, head, sizeof(head));
-	ml_render_headline(b, head);
-	ml_oom_note(r, s->pid, head, sizeof(head));
+	mlr_headline_snaps(s, head, sizeof(head));
+	mlr_render_headline(b, head);
+	mlr_oom_note(r, s->pid, head, sizeof(head));
 	if (head[0]) {
 		ml_rb_puts(b, "<p class=\"oomnote\">");
 		ml_rb_html(b, head);
@@ -315,8 +316,8 @@ void ml_render_snaps(struct rbuf *b, const struct report *r, const struct rep_sn
 	if (s->cycle_us_sum > 0) {
 		char avg[24], max[24];
 
-		ml_fmt_us(s->cycle_us_sum / s->npt, avg, sizeof(avg));
-		ml_fmt_us(s->cycle_us_max, max, sizeof(max));
+		mlr_fmt_us(s->cycle_us_sum / s->npt, avg, sizeof(avg));
+		mlr_fmt_us(s->cycle_us_max, max, sizeof(max));
 		if (s->npt == 1)
 			ml_rb_printf(b, "; it took %s", max);
 		else
@@ -337,7 +338,7 @@ void ml_render_snaps(struct rbuf *b, const struct report *r, const struct rep_sn
 			      "(a line over time needs two or more).</p>\n");
 	} else {
 		ml_rb_puts(b, "<figure>\n");
-		ml_render_snap_area(b, s, o);
+		mlr_render_snap_area(b, s, o);
 		ml_rb_puts(b, "<figcaption>Resident memory, stacked by region "
 			      "kind.</figcaption>\n</figure>\n");
 	}

@@ -121,14 +121,14 @@ const char *ml_report_kind_colour(int k)
 	return kind_colours[k];
 }
 
-double ml_plot_x(const struct plot *p, double x)
+double mlr_plot_x(const struct plot *p, double x)
 {
 	double span = p->xmax - p->xmin;
 
 	return p->x0 + (span > 0 ? (x - p->xmin) / span : 0.5) * p->w;
 }
 
-double ml_plot_y(const struct plot *p, double y)
+double mlr_plot_y(const struct plot *p, double y)
 {
 	double span = p->ymax - p->ymin;
 
@@ -150,7 +150,7 @@ static double nice_step(double span, int max)
 	return 10 * mag;
 }
 
-int ml_nice_ticks(double lo, double hi, int max, double *ticks)
+int mlr_nice_ticks(double lo, double hi, int max, double *ticks)
 {
 	double step, first, v;
 	int n = 0;
@@ -167,7 +167,7 @@ int ml_nice_ticks(double lo, double hi, int max, double *ticks)
 	return n;
 }
 
-double ml_nice_ceil(double v)
+double mlr_nice_ceil(double v)
 {
 	double mag, f;
 
@@ -186,7 +186,7 @@ double ml_nice_ceil(double v)
 	return 10 * mag;
 }
 
-const char *ml_fmt_si(double v, char *buf, size_t len)
+const char *mlr_fmt_si(double v, char *buf, size_t len)
 {
 	static const char *const sfx[] = { "", "k", "M", "G", "T", "P" };
 	double a = fabs(v);
@@ -208,7 +208,7 @@ const char *ml_fmt_si(double v, char *buf, size_t len)
 	return buf;
 }
 
-void ml_svg_open(struct rbuf *b, const char *cls, int h, const char *title)
+void mlr_svg_open(struct rbuf *b, const char *cls, int h, const char *title)
 {
 	ml_rb_printf(b,
 		     "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" role=\"img\" "
@@ -218,13 +218,13 @@ void ml_svg_open(struct rbuf *b, const char *cls, int h, const char *title)
 	ml_rb_puts(b, "</title>\n");
 }
 
-void ml_svg_close(struct rbuf *b)
+void mlr_svg_close(struct rbuf *b)
 {
 	ml_rb_puts(b, "</svg>\n");
 }
 
-void ml_svg_text(struct rbuf *b, double x, double y, const char *anchor, const char *cls,
-		 const char *text)
+void mlr_svg_text(struct rbuf *b, double x, double y, const char *anchor, const char *cls,
+		  const char *text)
 {
 	ml_rb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s%s>", x, y, anchor,
 		     cls ? " class=\"" : "", cls ? cls : "", cls ? "\"" : "");
@@ -232,20 +232,21 @@ void ml_svg_text(struct rbuf *b, double x, double y, const char *anchor, const c
 	ml_rb_puts(b, "</text>\n");
 }
 
-void ml_svg_yaxis(struct rbuf *b, const struct plot *p, const char *ylabel)
+void mlr_svg_yaxis(struct rbuf *b, const struct plot *p, const char *ylabel)
 {
 	double ticks[12];
 	char s[32];
-	int n = ml_nice_ticks(p->ymin, p->ymax, 6, ticks);
+	int n = mlr_nice_ticks(p->ymin, p->ymax, 6, ticks);
 
 	for (int i = 0; i < n; i++) {
-		double y = ml_plot_y(p, ticks[i]);
+		double y = mlr_plot_y(p, ticks[i]);
 
 		ml_rb_printf(
 			b,
 			"<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 			p->x0, y, p->x0 + p->w, y);
-		ml_svg_text(b, p->x0 - 6, y + 4, "end", "tick", ml_fmt_si(ticks[i], s, sizeof(s)));
+		mlr_svg_text(b, p->x0 - 6, y + 4, "end", "tick",
+			     mlr_fmt_si(ticks[i], s, sizeof(s)));
 	}
 	ml_rb_printf(b,
 		     "<text class=\"axis\" transform=\"translate(%.1f %.1f) rotate(-90)\" "
@@ -257,49 +258,49 @@ void ml_svg_yaxis(struct rbuf *b, const struct plot *p, const char *ylabel)
 		     p->x0, p->y0, p->x0, p->y0 + p->h);
 }
 
-void ml_svg_xaxis(struct rbuf *b, const struct plot *p, const char *xlabel)
+void mlr_svg_xaxis(struct rbuf *b, const struct plot *p, const char *xlabel)
 {
 	double ticks[12];
 	char s[32];
-	int n = ml_nice_ticks(p->xmin, p->xmax, 9, ticks);
+	int n = mlr_nice_ticks(p->xmin, p->xmax, 9, ticks);
 	double base = p->y0 + p->h;
 
 	for (int i = 0; i < n; i++) {
-		double x = ml_plot_x(p, ticks[i]);
+		double x = mlr_plot_x(p, ticks[i]);
 
 		ml_rb_printf(
 			b,
 			"<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 			x, base, x, base + 4);
-		ml_svg_text(b, x, base + 17, "middle", "tick", ml_fmt_si(ticks[i], s, sizeof(s)));
+		mlr_svg_text(b, x, base + 17, "middle", "tick", mlr_fmt_si(ticks[i], s, sizeof(s)));
 	}
 	ml_rb_printf(b, "<line class=\"frame\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 		     p->x0, base, p->x0 + p->w, base);
-	ml_svg_text(b, p->x0 + p->w / 2, base + 36, "middle", "axis", xlabel);
+	mlr_svg_text(b, p->x0 + p->w / 2, base + 36, "middle", "axis", xlabel);
 }
 
-void ml_svg_axes(struct rbuf *b, const struct plot *p, const char *xlabel, const char *ylabel)
+void mlr_svg_axes(struct rbuf *b, const struct plot *p, const char *xlabel, const char *ylabel)
 {
-	ml_svg_yaxis(b, p, ylabel);
-	ml_svg_xaxis(b, p, xlabel);
+	mlr_svg_yaxis(b, p, ylabel);
+	mlr_svg_xaxis(b, p, xlabel);
 }
 
-double ml_svg_legend(struct rbuf *b, double x, double y, const char *colour, const char *text)
+double mlr_svg_legend(struct rbuf *b, double x, double y, const char *colour, const char *text)
 {
 	ml_rb_printf(b,
 		     "<rect class=\"swatch\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" "
 		     "fill=\"%s\"/>\n",
 		     x, y - 10, colour);
-	ml_svg_text(b, x + 16, y, "start", "legend", text);
+	mlr_svg_text(b, x + 16, y, "start", "legend", text);
 	return x + 16 + 7.0 * (double)strlen(text) + 18;
 }
 
-int ml_rp_max_cols(const struct report_opts *o)
+int mlr_rp_max_cols(const struct report_opts *o)
 {
 	return o && o->max_cols > 0 ? o->max_cols : 360;
 }
 
-int ml_rp_max_rows(const struct report_opts *o)
+int mlr_rp_max_rows(const struct report_opts *o)
 {
 	return o && o->max_rows > 0 ? o->max_rows : 40;
 }

@@ -35,13 +35,13 @@ static int pick_rows(const struct rep_writes *w, int max, uint32_t *rows)
 {
 	int n;
 
-	ml_rank_vmas(w, rows);
+	mlr_rank_vmas(w, rows);
 	n = (int)w->nvma < max ? (int)w->nvma : max;
 	qsort_r(rows, (size_t)n, sizeof(*rows), cmp_addr, (void *)w);
 	return n;
 }
 
-static void ml_heat_free(struct heat *h)
+static void heat_free(struct heat *h)
 {
 	free(h->rows);
 	free(h->sum);
@@ -55,12 +55,12 @@ static int heat_build(struct heat *h, const struct rep_writes *w, const struct r
 	int *vrow;
 
 	memset(h, 0, sizeof(*h));
-	h->ncols = (int)w->niv < ml_rp_max_cols(o) ? (int)w->niv : ml_rp_max_cols(o);
+	h->ncols = (int)w->niv < mlr_rp_max_cols(o) ? (int)w->niv : mlr_rp_max_cols(o);
 	h->rows = calloc(w->nvma + 1, sizeof(*h->rows));
 	vrow = malloc((w->nvma + 1) * sizeof(*vrow));
 	if (!h->rows || !vrow)
 		goto fail;
-	h->nrows = pick_rows(w, ml_rp_max_rows(o), h->rows);
+	h->nrows = pick_rows(w, mlr_rp_max_rows(o), h->rows);
 	cells = (size_t)h->nrows * (size_t)h->ncols + 1;
 	h->sum = calloc(cells, sizeof(*h->sum));
 	h->cnt = calloc(cells, sizeof(*h->cnt));
@@ -88,7 +88,7 @@ static int heat_build(struct heat *h, const struct rep_writes *w, const struct r
 	return 0;
 fail:
 	free(vrow);
-	ml_heat_free(h);
+	heat_free(h);
 	return -1;
 }
 
@@ -97,7 +97,7 @@ static int cell_level(const struct heat *h, size_t k)
 {
 	if (!h->cnt[k])
 		return -1;
-	return ml_heat_level(h->sum[k] / h->cnt[k]);
+	return mlr_heat_level(h->sum[k] / h->cnt[k]);
 }
 
 static void heat_row(struct rbuf *b, const struct heat *h, int r, const struct plot *p, double rowh)
@@ -116,7 +116,7 @@ static void heat_row(struct rbuf *b, const struct heat *h, int r, const struct p
 				     "<rect class=\"cell\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" "
 				     "height=\"%.1f\" fill=\"%s\"/>\n",
 				     p->x0 + c * cw, y, (e - c) * cw, rowh - HOT_LANE,
-				     ml_heat_level_colour(l));
+				     mlr_heat_level_colour(l));
 		c = e;
 	}
 	for (c = 0; c < h->ncols; c++) {
@@ -139,7 +139,7 @@ static void heat_label(struct rbuf *b, const struct rep_vma *v, double y, double
 {
 	char text[96];
 
-	ml_vma_label(v, true, text, sizeof(text));
+	mlr_vma_label(v, true, text, sizeof(text));
 	/* the label column holds about 40 characters; the full path is in the title */
 	if (strlen(text) > LABEL_CHARS)
 		snprintf(text + LABEL_CHARS - 1, sizeof(text) - (LABEL_CHARS - 1), "…");
@@ -159,9 +159,9 @@ static void heat_label(struct rbuf *b, const struct rep_vma *v, double y, double
 
 static void heat_legend(struct rbuf *b, double y)
 {
-	ml_heat_scale_legend(b, 10, y, "written ratio (mean per cell):");
-	ml_svg_legend(b, 10, y + 36, HOT_MARK,
-		      "under a row: the VMA was hot then (bold label: hot at some time)");
+	mlr_heat_scale_legend(b, 10, y, "written ratio (mean per cell):");
+	mlr_svg_legend(b, 10, y + 36, HOT_MARK,
+		       "under a row: the VMA was hot then (bold label: hot at some time)");
 }
 
 static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
@@ -182,21 +182,21 @@ static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct
 	p.xmin = 0;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
 	snprintf(title, sizeof(title), "written ratio of each VMA over time, pid %ld", w->pid);
-	ml_svg_open(b, "heatmap", (int)(p.h + 124), title);
+	mlr_svg_open(b, "heatmap", (int)(p.h + 124), title);
 	for (int r = 0; r < h.nrows; r++) {
 		heat_row(b, &h, r, &p, rowh);
 		heat_label(b, &w->vma[h.rows[r]], p.y0 + r * rowh, rowh);
 	}
-	ml_svg_xaxis(b, &p, "time since the profiler started (s)");
+	mlr_svg_xaxis(b, &p, "time since the profiler started (s)");
 	heat_legend(b, p.y0 + p.h + 62);
-	ml_svg_close(b);
+	mlr_svg_close(b);
 	if (w->nvma > (size_t)h.nrows)
 		ml_rb_printf(
 			b,
 			"<p class=\"note\">%zu more VMAs, never hot and written least, are not "
 			"shown.</p>\n",
 			w->nvma - (size_t)h.nrows);
-	ml_heat_free(&h);
+	heat_free(&h);
 }
 
 /* Mean and maximum of each column's dirty rate, in MiB/s. */
@@ -218,8 +218,8 @@ static void rate_points(struct rbuf *b, const struct rep_writes *w, const struct
 			t += w->iv[i].t_ms;
 		}
 		if (n)
-			ml_rb_printf(b, "%.1f,%.1f ", ml_plot_x(p, (t / n - t0) / 1000),
-				     ml_plot_y(p, use_max ? max : sum / n));
+			ml_rb_printf(b, "%.1f,%.1f ", mlr_plot_x(p, (t / n - t0) / 1000),
+				     mlr_plot_y(p, use_max ? max : sum / n));
 	}
 	ml_rb_puts(b, "\"/>\n");
 }
@@ -228,27 +228,27 @@ static void render_rate(struct rbuf *b, const struct rep_writes *w, const struct
 {
 	double t0 = w->iv[0].t_ms - w->iv[0].interval_s * 1000, t1 = w->iv[w->niv - 1].t_ms;
 	struct plot p = { .x0 = 80, .y0 = 30, .w = RP_WIDTH - 100, .h = 170 };
-	int ncols = (int)w->niv < ml_rp_max_cols(o) ? (int)w->niv : ml_rp_max_cols(o);
+	int ncols = (int)w->niv < mlr_rp_max_cols(o) ? (int)w->niv : mlr_rp_max_cols(o);
 	double max = 0, x = p.x0;
 
 	for (size_t i = 0; i < w->niv; i++)
 		if (w->iv[i].rate_pps * w->page_size / 1048576.0 > max)
 			max = w->iv[i].rate_pps * w->page_size / 1048576.0;
 	p.xmax = (t1 > t0 ? t1 - t0 : 1) / 1000;
-	p.ymax = ml_nice_ceil(max);
-	ml_svg_open(b, "rate", 250, "dirty rate over time");
-	ml_svg_axes(b, &p, "time since the profiler started (s)", "dirty rate (MiB/s)");
+	p.ymax = mlr_nice_ceil(max);
+	mlr_svg_open(b, "rate", 250, "dirty rate over time");
+	mlr_svg_axes(b, &p, "time since the profiler started (s)", "dirty rate (MiB/s)");
 	if (ncols < (int)w->niv) {
 		rate_points(b, w, &p, ncols, true, t0);
-		x = ml_svg_legend(b, x, 16, "#9ecae1", "maximum of the intervals in a point");
+		x = mlr_svg_legend(b, x, 16, "#9ecae1", "maximum of the intervals in a point");
 	}
 	rate_points(b, w, &p, ncols, false, t0);
-	ml_svg_legend(b, x, 16, "#08519c", ncols < (int)w->niv ? "mean" : "written per second");
+	mlr_svg_legend(b, x, 16, "#08519c", ncols < (int)w->niv ? "mean" : "written per second");
 	for (size_t i = 0; ncols == (int)w->niv && i < w->niv && w->niv <= 60; i++)
 		ml_rb_printf(b, "<circle class=\"pt\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"/>\n",
-			     ml_plot_x(&p, (w->iv[i].t_ms - t0) / 1000),
-			     ml_plot_y(&p, w->iv[i].rate_pps * w->page_size / 1048576.0));
-	ml_svg_close(b);
+			     mlr_plot_x(&p, (w->iv[i].t_ms - t0) / 1000),
+			     mlr_plot_y(&p, w->iv[i].rate_pps * w->page_size / 1048576.0));
+	mlr_svg_close(b);
 }
 
 static bool any_written(const struct rep_writes *w)
@@ -273,7 +273,7 @@ static void writes_facts(struct rbuf *b, const struct rep_writes *w)
 	ml_rb_puts(b, ".</p>\n");
 }
 
-void ml_render_writes(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
+void mlr_render_writes(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
 {
 	char head[512];
 
@@ -286,8 +286,8 @@ void ml_render_writes(struct rbuf *b, const struct rep_writes *w, const struct r
 		ml_rb_html(b, w->also);
 	}
 	ml_rb_puts(b, " (memlens writes)</p>\n");
-	ml_headline_writes(w, head, sizeof(head));
-	ml_render_headline(b, head);
+	mlr_headline_writes(w, head, sizeof(head));
+	mlr_render_headline(b, head);
 	writes_facts(b, w);
 	if (!w->niv) {
 		ml_rb_puts(b, "<p class=\"note\">no intervals in this input, only the "
@@ -322,6 +322,6 @@ void ml_render_writes(struct rbuf *b, const struct rep_writes *w, const struct r
 			      "together.</figcaption>\n</figure>\n");
 	}
 	if (w->have_ranges)
-		ml_render_ranges(b, w, o);
+		mlr_render_ranges(b, w, o);
 	ml_rb_puts(b, "</section>\n");
 }

@@ -19,12 +19,14 @@ one the map gives: --write rewrites that list; without it a stale list fails.
 
 The static archives next to the .so (or each --archive) are read too, with
 `nm -g --defined-only`: a global symbol they define is a name a program
-linking them can no longer use, so each must carry the archive's prefix:
-ml_ in libmemlens.a and libmemlens-report.a; ml_ (public) or mlt_ (private
-to the tracer library, shared by its files) in libmemlens-trace.a, whose
-ml_ functions are its public API: each is declared in one of the public
-headers lib/README.md's part table gives to trace/, and each function these
-declare is defined in it.
+linking them can no longer use, so each must carry one of the archive's
+prefixes: ml_ (public) or its private one (shared by its files), mli_ in
+libmemlens.a, mlr_ in libmemlens-report.a, mlt_ in libmemlens-trace.a.
+The ml_ ones are exactly its public API: libmemlens.a's are the names the
+map lists; the other two's, the functions declared in the public headers
+lib/README.md's part table gives to their part (report/, trace/). An ml_
+global not in that list fails (it is private: rename it), and so does a
+name of the list the archive does not define.
 
 usage: scripts/check-exports.py [--root DIR] [--so FILE] [--archive FILE]... [--write]
 """
@@ -41,12 +43,19 @@ VERSION = 'MEMLENS_1'
 DOC_BEGIN = '<!-- exports: begin (scripts/check-exports.py --write) -->'
 DOC_END = '<!-- exports: end -->'
 # the static archives read by default (next to the .so), and the prefixes of
-# the global symbols each may define (any other archive: ml_ only)
+# the global symbols each may define: ml_ (public), then its private one (any
+# other archive: ml_ only)
 ARCHIVES = ('libmemlens.a', 'libmemlens-report.a', 'libmemlens-trace.a')
-PREFIXES = {'libmemlens-trace.a': ('ml_', 'mlt_')}
-# the archive whose ml_ symbols are exactly the functions its part's public
+PREFIXES = {
+    'libmemlens.a': ('ml_', 'mli_'),
+    'libmemlens-report.a': ('ml_', 'mlr_'),
+    'libmemlens-trace.a': ('ml_', 'mlt_'),
+}
+# the archives whose ml_ symbols are exactly the functions their part's public
 # headers declare, and that part's row in lib/README.md's part table
-PUBLIC_OF = {'libmemlens-trace.a': 'trace'}
+PUBLIC_OF = {'libmemlens-report.a': 'report', 'libmemlens-trace.a': 'trace'}
+# the archive whose ml_ symbols are exactly the names the map lists
+MAPPED = 'libmemlens.a'
 
 
 def strip_comments(text):
@@ -190,9 +199,10 @@ def archive_globals(archive, faults):
     return syms
 
 
-def check_archive(root, archive, faults):
-    """Every global @archive defines has its prefix; the trace archive's ml_
-    ones are the functions its public headers declare."""
+def check_archive(root, archive, mapped, faults):
+    """Every global @archive defines has its prefix; its ml_ ones are its
+    public API: @mapped (the map's names) for libmemlens.a, the functions
+    its part's public headers declare for the report and trace archives."""
     base = os.path.basename(archive)
     prefixes = PREFIXES.get(base, ('ml_',))
     syms = archive_globals(archive, faults)
@@ -203,6 +213,17 @@ def check_archive(root, archive, faults):
             faults.append('%s (%s) defines the global %s, which is not %s: make it static, '
                           'or name it so' % (archive, obj, n,
                                              ' or '.join(p + '*' for p in prefixes)))
+    private = ' or '.join(p + '*' for p in prefixes if p != 'ml_')
+    if base == MAPPED:
+        listed = set(mapped)
+        defined = {n for _, n in syms}
+        for obj, n in syms:
+            if n.startswith('ml_') and n not in listed:
+                faults.append('%s (%s) defines %s, which %s does not list (a private name '
+                              'is %s)' % (archive, obj, n, MAP, private))
+        for n in mapped:
+            if n not in defined:
+                faults.append('%s lists %s, which %s does not define' % (MAP, n, archive))
     part = PUBLIC_OF.get(base)
     if part:
         decl = {}
@@ -214,9 +235,7 @@ def check_archive(root, archive, faults):
         for obj, n in syms:
             if n.startswith('ml_') and n not in decl:
                 faults.append('%s (%s) defines %s, which no public header of %s/ declares '
-                              '(a private name is %s)' % (archive, obj, n, part,
-                                                          ' or '.join(p + '*' for p in prefixes
-                                                                      if p != 'ml_')))
+                              '(a private name is %s)' % (archive, obj, n, part, private))
         for n in sorted(decl):
             if n not in defined:
                 faults.append('memlens/%s declares %s, which %s does not define'
@@ -275,7 +294,7 @@ def main():
                 faults.append('%s lists %s, which %s does not export' % (MAP, n, so))
 
     archives = a.archive or [os.path.join(os.path.dirname(so), n) for n in ARCHIVES]
-    nglobals = sum(check_archive(root, ar, faults) for ar in archives)
+    nglobals = sum(check_archive(root, ar, mapped, faults) for ar in archives)
 
     want = doc_list(sorted(groups))
     doc_path = os.path.join(root, DOC)
@@ -302,7 +321,7 @@ def main():
         print('check-exports: %d fault(s)' % len(faults), file=sys.stderr)
         return 1
     print('check-exports: %d symbols of %d public headers: %s, %s and %s agree; '
-          'the %d globals of %d archives are prefixed'
+          'the %d globals of %d archives are prefixed, their ml_ ones public'
           % (len(mapped), len(groups), MAP, os.path.relpath(so, root), DOC, nglobals,
              len(archives)))
     return 0

@@ -236,12 +236,12 @@ static int run_receive(struct mig_cli *c)
 	char host[256];
 	int port, bound, lfd, rc;
 
-	if (ml_wire_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
+	if (mli_wire_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
 		return bad("--listen must be HOST:PORT with a port 1..65535", c->listen);
 	rc = criu_cli_setup("migrate", c->criu, c->timeout_s * 1000, &caps);
 	if (rc)
 		return rc;
-	lfd = ml_wire_listen(host, port, &bound);
+	lfd = mli_wire_listen(host, port, &bound);
 	if (lfd < 0) {
 		cli_error("migrate", "cannot listen on %s: %s", c->listen, strerror(-lfd));
 		return EXIT_FAIL;
@@ -250,7 +250,7 @@ static int run_receive(struct mig_cli *c)
 	ro.caps = &caps;
 	fprintf(stderr, "memlens migrate: receiving on %s:%d into %s (CRIU %s)\n", host, bound,
 		c->dir, caps.version);
-	rc = ml_migrate_receive(lfd, &ro);
+	rc = mli_migrate_receive(lfd, &ro);
 	close(lfd);
 	if (rc && rc != -ECANCELED) /* canceled: the source's reason is said */
 		cli_error("migrate", "the migration did not complete: %s", strerror(-rc));
@@ -546,7 +546,7 @@ static int preflight(struct mig_run *m)
 			snprintf(why + k, sizeof(why) - (size_t)k,
 				 "; the first: pid %d (%s): %.200s", (int)f->pid, f->comm,
 				 f->resource);
-		ml_migrate_abort(c->to, why);
+		mli_migrate_abort(c->to, why);
 	}
 	print_summary(m, rc);
 	return rc;
@@ -617,12 +617,12 @@ static int run_source(struct mig_cli *c)
 	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	c->sigs = &sigs;
-	ml_migrate_plan(&o, &m->res);
+	mli_migrate_plan(&o, &m->res);
 	/* before anything is frozen or even profiled */
-	r = c->postcopy ? ml_migrate_postcopy_precheck(&o, m->res.error, sizeof(m->res.error)) : 0;
+	r = c->postcopy ? mli_migrate_postcopy_precheck(&o, m->res.error, sizeof(m->res.error)) : 0;
 	if (r) {
 		cli_error("migrate", "%s", m->res.error);
-		ml_migrate_abort(c->to, m->res.error);
+		mli_migrate_abort(c->to, m->res.error);
 		rc = r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		print_summary(m, rc);
 		free(m);
@@ -642,7 +642,7 @@ static int run_source(struct mig_cli *c)
 			       "impossible, so one stop-and-copy dump\n");
 		fflush(stdout);
 	}
-	r = ml_migrate_run(&o, &m->res);
+	r = mli_migrate_run(&o, &m->res);
 	rc = r ? (r == -ESRCH ? EXIT_NOTARGET : EXIT_FAIL) : EXIT_OK;
 	if (r && !x->connected) {
 		cli_error("migrate", "%s", x->error);

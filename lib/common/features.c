@@ -60,7 +60,7 @@ static int read_line(const char *path, char *buf, size_t len)
 
 static void probe_pagemap_scan(struct feature_list *l)
 {
-	if (ml_pagescan_supported())
+	if (mli_pagescan_supported())
 		ml_feature_add(l, "memory", "pagemap_scan", FEATURE_OK,
 			       "writes, snapshot, checkpoint, agent, migrate's hot-range exclusion",
 			       NULL, "the PAGEMAP_SCAN ioctl answers on /proc/self/pagemap")
@@ -76,7 +76,7 @@ static void probe_pagemap_scan(struct feature_list *l)
 
 static void probe_uffd(struct feature_list *l)
 {
-	uint64_t f = ml_uffd_kernel_features();
+	uint64_t f = mli_uffd_kernel_features();
 	struct feature *it;
 
 	if (!f)

@@ -35,12 +35,12 @@ static int probe_scan(uint64_t return_mask)
 	return r >= 0;
 }
 
-int ml_pagescan_supported(void)
+int mli_pagescan_supported(void)
 {
 	return probe_scan(PAGE_IS_PRESENT);
 }
 
-uint64_t ml_pagescan_categories(void)
+uint64_t mli_pagescan_categories(void)
 {
 	static uint64_t known; /* 0: not probed yet; the walker threads share it */
 	uint64_t cats = __atomic_load_n(&known, __ATOMIC_RELAXED);
@@ -56,7 +56,7 @@ uint64_t ml_pagescan_categories(void)
 	return cats;
 }
 
-uint64_t ml_uffd_kernel_features(void)
+uint64_t mli_uffd_kernel_features(void)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
 	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY);

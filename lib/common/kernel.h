@@ -16,12 +16,12 @@
 #define UFFD_WP_FEATURES (UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED)
 
 /* True when the running kernel knows PAGEMAP_SCAN (probes on our own pagemap). */
-int ml_pagescan_supported(void);
+int mli_pagescan_supported(void);
 /* The PAGE_IS_* categories this kernel knows, as a mask (all bits set but
  * those it would refuse: PAGE_IS_GUARD before Linux 6.14). */
-uint64_t ml_pagescan_categories(void);
+uint64_t mli_pagescan_categories(void);
 
 /* The userfaultfd features this kernel offers (probes with a uffd of our own), or 0. */
-uint64_t ml_uffd_kernel_features(void);
+uint64_t mli_uffd_kernel_features(void);
 
 #endif

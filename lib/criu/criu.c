@@ -82,7 +82,7 @@ static int run_quick(const char *path, const char *const *args, unsigned int tim
 	memset(x, 0, sizeof(*x));
 	x->argv = argv;
 	x->timeout_ms = timeout_ms;
-	return ml_criu_exec_run(x, err);
+	return mli_criu_exec_run(x, err);
 }
 
 static void parse_version(const char *out, char *ver, size_t len)
@@ -201,7 +201,7 @@ static int probe_check(const char *path, struct criu_caps *c, unsigned int timeo
 		snprintf(c->check_msg, sizeof(c->check_msg),
 			 "`criu check` did not answer within %u s", timeout_ms / 1000);
 	else if (!c->works)
-		ml_criu_error_tail(x.output, c->check_msg, sizeof(c->check_msg));
+		mli_criu_error_tail(x.output, c->check_msg, sizeof(c->check_msg));
 	free(x.output);
 	if (!c->works)
 		return 0;
@@ -285,7 +285,7 @@ int ml_criu_probe_opts(const char *path, struct criu_caps *c, const struct criu_
 	ret = resolve_path(path, c->path, sizeof(c->path), err);
 	if (ret)
 		return ret;
-	if (o && o->cache_dir && !ml_criu_cache_load(o->cache_dir, c->path, c))
+	if (o && o->cache_dir && !mli_criu_cache_load(o->cache_dir, c->path, c))
 		return 0;
 	ret = probe_options(c->path, c, timeout_ms, err);
 	if (!ret && !c->timed_out)
@@ -294,7 +294,7 @@ int ml_criu_probe_opts(const char *path, struct criu_caps *c, const struct criu_
 		ret = probe_check(c->path, c, timeout_ms, err);
 	/* a cache that cannot be written only costs the next command a probe */
 	if (!ret && o && o->cache_dir)
-		ml_criu_cache_store(o->cache_dir, c);
+		mli_criu_cache_store(o->cache_dir, c);
 	return ret;
 }
 

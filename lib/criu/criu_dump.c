@@ -85,7 +85,7 @@ uint64_t ml_criu_dir_bytes(const char *dir, const char *prefix)
 	return sum;
 }
 
-void ml_criu_result_init(struct criu_result *res)
+void mli_criu_result_init(struct criu_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->exit_status = -1;
@@ -120,9 +120,9 @@ static void read_failure(const char *output, struct criu_result *res)
 	char *log = read_log(res->log_path);
 
 	if (log)
-		ml_criu_error_tail(log, res->log_tail, sizeof(res->log_tail));
+		mli_criu_error_tail(log, res->log_tail, sizeof(res->log_tail));
 	if (!res->log_tail[0])
-		ml_criu_error_tail(output, res->log_tail, sizeof(res->log_tail));
+		mli_criu_error_tail(output, res->log_tail, sizeof(res->log_tail));
 	if (!ml_criu_explain(log, res->hint, sizeof(res->hint)))
 		ml_criu_explain(output, res->hint, sizeof(res->hint));
 	free(log);
@@ -138,8 +138,8 @@ static size_t len_trimmed(const char *s, char c)
 	return n ? n : strlen(s);
 }
 
-int ml_criu_exec_report(struct criu_exec *x, const struct criu_run_opts *o, const char *what,
-			struct criu_result *res, struct ml_err *err)
+int mli_criu_exec_report(struct criu_exec *x, const struct criu_run_opts *o, const char *what,
+			 struct criu_result *res, struct ml_err *err)
 {
 	unsigned int tmo = x->timeout_ms	? x->timeout_ms
 			   : o && o->timeout_ms ? o->timeout_ms
@@ -182,14 +182,14 @@ static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, co
 	int ret;
 
 	ml_criu_argv_format(a, res->cmdline, sizeof(res->cmdline));
-	ret = ml_criu_exec_run(&x, err);
-	return ret ? ret : ml_criu_exec_report(&x, o, what, res, err);
+	ret = mli_criu_exec_run(&x, err);
+	return ret ? ret : mli_criu_exec_report(&x, o, what, res, err);
 }
 
 /* Does the last 4 KiB of CRIU's log end while waiting for a task to trap? */
 static bool hung_on_trap(const char *log)
 {
-	return ml_criu_log_tail_has(log, "to trap", 4095);
+	return mli_criu_log_tail_has(log, "to trap", 4095);
 }
 
 /* Task state letter of @pid, or 0. */
@@ -304,7 +304,7 @@ static int add_common(struct criu_argv *a, const struct criu_caps *caps, const c
 	return ret;
 }
 
-int ml_criu_add_extra(struct criu_argv *a, const char *const *extra)
+static int criu_add_extra(struct criu_argv *a, const char *const *extra)
 {
 	int ret = 0;
 
@@ -466,7 +466,7 @@ static int build_dump(struct criu_argv *a, const struct criu_caps *caps,
 	for (size_t i = 0; i < ex.n && !ret; i++)
 		ret = ml_criu_argv_add(a, ex.v[i]);
 	if (!ret)
-		ret = ml_criu_add_extra(a, r->extra_args);
+		ret = criu_add_extra(a, r->extra_args);
 	if (ret)
 		ret = ml_err_set(err, ENOMEM, "out of memory");
 out:
@@ -497,7 +497,7 @@ static int write_record(const char *dir, const struct criu_dump_req *r,
 
 	/* what its restore must repeat; a pre-dump is never restored */
 	if (!ret && !r->pre_dump)
-		ret = ml_criu_restore_opts_write(dir, r->tcp, r->extra_args, r->restore_args, err);
+		ret = mli_criu_restore_opts_write(dir, r->tcp, r->extra_args, r->restore_args, err);
 	return ret;
 }
 
@@ -525,14 +525,14 @@ static void read_stats(const char *dir, const struct criu_dump_req *r, struct cr
 			(uint64_t)(s.shpages_written > 0 ? s.shpages_written : 0) * (uint64_t)page;
 }
 
-int ml_criu_dump_prepare(const struct criu_caps *caps, const struct criu_dump_req *r,
-			 const struct criu_run_opts *o, struct criu_argv *a, char *tmpdir,
-			 struct criu_result *res, struct ml_err *err)
+int mli_criu_dump_prepare(const struct criu_caps *caps, const struct criu_dump_req *r,
+			  const struct criu_run_opts *o, struct criu_argv *a, char *tmpdir,
+			  struct criu_result *res, struct ml_err *err)
 {
 	char dir[PATH_MAX];
 	int ret;
 
-	ml_criu_result_init(res);
+	mli_criu_result_init(res);
 	ret = ml_criu_dump_precheck(caps, r, err);
 	if (!ret)
 		ret = prepare_dir(r->images_dir, dir, sizeof(dir), err);
@@ -546,8 +546,8 @@ int ml_criu_dump_prepare(const struct criu_caps *caps, const struct criu_dump_re
 	return 0;
 }
 
-int ml_criu_dump_finish(const struct criu_dump_req *r, int ret, char *tmpdir,
-			struct criu_result *res, struct ml_err *err)
+int mli_criu_dump_finish(const struct criu_dump_req *r, int ret, char *tmpdir,
+			 struct criu_result *res, struct ml_err *err)
 {
 	if (!ret)
 		ret = write_record(r->images_dir, r, res, err);
@@ -569,7 +569,7 @@ int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 	struct criu_argv a;
 	int ret;
 
-	ml_criu_result_init(res);
+	mli_criu_result_init(res);
 	ret = ml_opts_load(&ro, sizeof(ro), o, "criu_run_opts", err);
 	if (ret)
 		return ret;
@@ -577,10 +577,10 @@ int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 		ro.timeout_ms = r->timeout_ms;
 	o = &ro;
 	ml_criu_argv_init(&a);
-	ret = ml_criu_dump_prepare(caps, r, o, &a, tmpdir, res, err);
+	ret = mli_criu_dump_prepare(caps, r, o, &a, tmpdir, res, err);
 	if (!ret) {
 		ret = run_and_report(&a, o, r->pre_dump ? "pre-dump" : "dump", res, err);
-		ret = ml_criu_dump_finish(r, ret, tmpdir, res, err);
+		ret = mli_criu_dump_finish(r, ret, tmpdir, res, err);
 	} else {
 		remove_tmpdir(tmpdir, res);
 	}
@@ -588,7 +588,7 @@ int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
 	return ret;
 }
 
-int ml_criu_read_pidfile(const char *path, pid_t *pid)
+int mli_criu_read_pidfile(const char *path, pid_t *pid)
 {
 	char buf[32];
 	ssize_t n;
@@ -609,10 +609,10 @@ int ml_criu_read_pidfile(const char *path, pid_t *pid)
  * server): ACTION in the images directory DIR (resolved), its log
  * DIR/ACTION.log and its pidfile DIR/ACTION.pid, both removed first (CRIU
  * refuses a pidfile that exists), then DETACH and --pidfile. */
-int ml_criu_detached_args(struct criu_argv *a, const struct criu_caps *caps, const char *action,
-			  const char *detach, const char *images_dir, const struct criu_run_opts *o,
-			  char *dir, char *pidfile, size_t pidfile_len, struct criu_result *res,
-			  struct ml_err *err)
+int mli_criu_detached_args(struct criu_argv *a, const struct criu_caps *caps, const char *action,
+			   const char *detach, const char *images_dir,
+			   const struct criu_run_opts *o, char *dir, char *pidfile,
+			   size_t pidfile_len, struct criu_result *res, struct ml_err *err)
 {
 	char log[64];
 	int ret = prepare_dir(images_dir, dir, PATH_MAX, err);
@@ -640,14 +640,14 @@ int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req 
 	struct criu_argv a;
 	int ret;
 
-	ml_criu_result_init(res);
+	mli_criu_result_init(res);
 	ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
 	if (ret)
 		return ret;
 	o = &ov;
 	ml_criu_argv_init(&a);
-	ret = ml_criu_detached_args(&a, caps, "restore", "--restore-detached", r->images_dir, o,
-				    dir, pidfile, sizeof(pidfile), res, err);
+	ret = mli_criu_detached_args(&a, caps, "restore", "--restore-detached", r->images_dir, o,
+				     dir, pidfile, sizeof(pidfile), res, err);
 	if (ret)
 		goto out;
 	if (r->shell_job)
@@ -655,15 +655,15 @@ int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req 
 	if (!ret && r->lazy_pages)
 		ret = ml_criu_argv_add(&a, "--lazy-pages");
 	if (!ret)
-		ret = ml_criu_restore_opts_add(&a, dir, r, res->repeated, sizeof(res->repeated));
+		ret = mli_criu_restore_opts_add(&a, dir, r, res->repeated, sizeof(res->repeated));
 	if (!ret)
-		ret = ml_criu_add_extra(&a, r->extra_args);
+		ret = criu_add_extra(&a, r->extra_args);
 	if (ret) {
 		ret = ml_err_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
 	ret = run_and_report(&a, o, "restore", res, err);
-	if (!ret && ml_criu_read_pidfile(pidfile, &res->restored_pid))
+	if (!ret && mli_criu_read_pidfile(pidfile, &res->restored_pid))
 		ret = ml_err_set(err, EIO, "criu restore succeeded but wrote no pid into %s",
 				 pidfile);
 out:
@@ -680,15 +680,15 @@ int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_pa
 	struct criu_argv a;
 	int ret;
 
-	ml_criu_result_init(res);
+	mli_criu_result_init(res);
 	*pid = 0;
 	ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
 	if (ret)
 		return ret;
 	o = &ov;
 	ml_criu_argv_init(&a);
-	ret = ml_criu_detached_args(&a, caps, "page-server", "--daemon", r->images_dir, o, dir,
-				    pidfile, sizeof(pidfile), res, err);
+	ret = mli_criu_detached_args(&a, caps, "page-server", "--daemon", r->images_dir, o, dir,
+				     pidfile, sizeof(pidfile), res, err);
 	if (ret)
 		goto out;
 	if (r->addr)
@@ -709,7 +709,7 @@ int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_pa
 		goto out;
 	}
 	ret = run_and_report(&a, o, "page-server", res, err);
-	if (!ret && ml_criu_read_pidfile(pidfile, pid))
+	if (!ret && mli_criu_read_pidfile(pidfile, pid))
 		ret = ml_err_set(err, EIO, "criu page-server started but wrote no pid into %s",
 				 pidfile);
 out:

@@ -143,7 +143,7 @@ static unsigned int exec_timeout(const struct criu_exec *x)
 	return x->o && x->o->timeout_ms ? x->o->timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
 }
 
-int ml_criu_exec_start(struct criu_exec *x, struct criu_child *c, struct ml_err *err)
+int mli_criu_exec_start(struct criu_exec *x, struct criu_child *c, struct ml_err *err)
 {
 	int ret;
 
@@ -166,17 +166,17 @@ int ml_criu_exec_start(struct criu_exec *x, struct criu_child *c, struct ml_err 
 	return ret;
 }
 
-bool ml_criu_exec_running(const struct criu_child *c)
+bool mli_criu_exec_running(const struct criu_child *c)
 {
 	siginfo_t si = { 0 };
 
-	/* WNOWAIT: the child is left for ml_criu_exec_wait() to collect */
+	/* WNOWAIT: the child is left for mli_criu_exec_wait() to collect */
 	if (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
 		return false;
 	return si.si_pid == 0;
 }
 
-int ml_criu_exec_wait(struct criu_exec *x, struct criu_child *c, struct ml_err *err)
+int mli_criu_exec_wait(struct criu_exec *x, struct criu_child *c, struct ml_err *err)
 {
 	uint64_t el = ml_mono_ms() - c->t0_ms, tmo = exec_timeout(x);
 	int ret = wait_child(c->pid, el < tmo ? (unsigned int)(tmo - el) : 1, x);
@@ -191,12 +191,12 @@ int ml_criu_exec_wait(struct criu_exec *x, struct criu_child *c, struct ml_err *
 	return ret;
 }
 
-int ml_criu_exec_run(struct criu_exec *x, struct ml_err *err)
+int mli_criu_exec_run(struct criu_exec *x, struct ml_err *err)
 {
 	struct criu_child c;
-	int ret = ml_criu_exec_start(x, &c, err);
+	int ret = mli_criu_exec_start(x, &c, err);
 
-	return ret ? ret : ml_criu_exec_wait(x, &c, err);
+	return ret ? ret : mli_criu_exec_wait(x, &c, err);
 }
 
 static bool is_error_line(const char *s, size_t n)
@@ -222,7 +222,7 @@ static void append_line(char *buf, size_t len, const char *s, size_t n)
 	buf[used + n] = '\0';
 }
 
-void ml_criu_error_tail(const char *text, char *buf, size_t len)
+void mli_criu_error_tail(const char *text, char *buf, size_t len)
 {
 	const char *lines[3] = { 0 };
 	size_t lens[3] = { 0 }, k = 0;
@@ -245,7 +245,7 @@ void ml_criu_error_tail(const char *text, char *buf, size_t len)
 		append_line(buf, len, lines[i % 3], lens[i % 3]);
 }
 
-bool ml_criu_log_tail_has(const char *path, const char *what, size_t tail)
+bool mli_criu_log_tail_has(const char *path, const char *what, size_t tail)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	char *text;

@@ -24,7 +24,7 @@ struct criu_exec {
 };
 
 /* 0 when CRIU ran (whatever its status); negative errno when it could not run. */
-int ml_criu_exec_run(struct criu_exec *x, struct ml_err *err);
+int mli_criu_exec_run(struct criu_exec *x, struct ml_err *err);
 
 /* The same in two steps, for a CRIU that runs on while the caller works. */
 struct criu_child {
@@ -33,16 +33,16 @@ struct criu_child {
 	uint64_t t0_ms;
 };
 
-int ml_criu_exec_start(struct criu_exec *x, struct criu_child *c, struct ml_err *err);
-/* Has it not exited yet? (it stays to be collected by ml_criu_exec_wait()) */
-bool ml_criu_exec_running(const struct criu_child *c);
+int mli_criu_exec_start(struct criu_exec *x, struct criu_child *c, struct ml_err *err);
+/* Has it not exited yet? (it stays to be collected by mli_criu_exec_wait()) */
+bool mli_criu_exec_running(const struct criu_child *c);
 /* Wait for it, up to the time limit counted from the start (then killed). */
-int ml_criu_exec_wait(struct criu_exec *x, struct criu_child *c, struct ml_err *err);
+int mli_criu_exec_wait(struct criu_exec *x, struct criu_child *c, struct ml_err *err);
 
 /* The last lines of @text that mention "Error" (or the last lines), into @buf. */
-void ml_criu_error_tail(const char *text, char *buf, size_t len);
+void mli_criu_error_tail(const char *text, char *buf, size_t len);
 
 /* Do the last @tail bytes of the file @path (a CRIU log) contain @what? */
-bool ml_criu_log_tail_has(const char *path, const char *what, size_t tail);
+bool mli_criu_log_tail_has(const char *path, const char *what, size_t tail);
 
 #endif

@@ -43,14 +43,14 @@ int ml_criu_check_feature(const struct criu_caps *caps, const char *feature,
 	int ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
 
 	if (!ret)
-		ret = ml_criu_exec_run(&x, err);
+		ret = mli_criu_exec_run(&x, err);
 	if (ret)
 		return ret;
 	if (!x.timed_out && x.status == 0) {
 		free(x.output);
 		return 0;
 	}
-	ml_criu_error_tail(x.output, why, sizeof(why));
+	mli_criu_error_tail(x.output, why, sizeof(why));
 	free(x.output);
 	if (x.timed_out)
 		return ml_err_set(err, ETIMEDOUT,
@@ -153,10 +153,10 @@ static int collect(struct criu_lazy_dump *d, struct criu_result *res, struct ml_
 	if (d->collected)
 		return ml_err_set(err, EALREADY, "the lazy dump was collected already");
 	d->collected = true;
-	ret = ml_criu_exec_wait(&d->x, &d->c, err);
+	ret = mli_criu_exec_wait(&d->x, &d->c, err);
 	if (!ret)
-		ret = ml_criu_exec_report(&d->x, &d->o, "dump --lazy-pages", res, err);
-	ret = ml_criu_dump_finish(&d->req, ret, d->tmpdir, res, err);
+		ret = mli_criu_exec_report(&d->x, &d->o, "dump --lazy-pages", res, err);
+	ret = mli_criu_dump_finish(&d->req, ret, d->tmpdir, res, err);
 	counts_from_log(res->log_path, res, &fz);
 	return ret;
 }
@@ -167,7 +167,7 @@ static int wait_ready(struct criu_lazy_dump *d, struct criu_lazy_dump_times *t,
 	uint64_t limit = d->o.timeout_ms ? d->o.timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
 
 	for (;;) {
-		if (!ml_criu_exec_running(&d->c)) {
+		if (!mli_criu_exec_running(&d->c)) {
 			int ret = collect(d, res, err);
 
 			return ret ? ret
@@ -176,7 +176,7 @@ static int wait_ready(struct criu_lazy_dump *d, struct criu_lazy_dump_times *t,
 						"lazy pages; see its log %s",
 						res->log_path);
 		}
-		if (ml_criu_log_tail_has(res->log_path, "Starting lazy pages server", 65535) &&
+		if (mli_criu_log_tail_has(res->log_path, "Starting lazy pages server", 65535) &&
 		    port_listening(d->req.lazy_port))
 			break;
 		if (ml_mono_ms() - d->c.t0_ms > limit)
@@ -229,14 +229,14 @@ int ml_criu_lazy_dump_start(const struct criu_caps *caps, const struct criu_dump
 	snprintf(d->addr, sizeof(d->addr), "%s", req->lazy_addr);
 	d->req.lazy_addr = d->addr;
 	ml_criu_argv_init(&d->a);
-	ret = ml_criu_dump_prepare(caps, &d->req, &d->o, &d->a, d->tmpdir, res, err);
+	ret = mli_criu_dump_prepare(caps, &d->req, &d->o, &d->a, d->tmpdir, res, err);
 	if (ret) {
-		ml_criu_dump_finish(&d->req, ret, d->tmpdir, res, err);
+		mli_criu_dump_finish(&d->req, ret, d->tmpdir, res, err);
 		ml_criu_lazy_dump_free(d);
 		return ret;
 	}
 	d->x = (struct criu_exec){ .argv = d->a.v, .o = &d->o };
-	ret = ml_criu_exec_start(&d->x, &d->c, err);
+	ret = mli_criu_exec_start(&d->x, &d->c, err);
 	if (ret) {
 		d->collected = true;
 		ml_criu_lazy_dump_free(d);
@@ -246,8 +246,8 @@ int ml_criu_lazy_dump_start(const struct criu_caps *caps, const struct criu_dump
 	/* the images go as soon as they are complete: with what their
 	 * restore must repeat (written again when the dump ends) */
 	if (!ret)
-		ret = ml_criu_restore_opts_write(d->req.images_dir, d->req.tcp, d->req.extra_args,
-						 d->req.restore_args, err);
+		ret = mli_criu_restore_opts_write(d->req.images_dir, d->req.tcp, d->req.extra_args,
+						  d->req.restore_args, err);
 	if (ret) {
 		ml_criu_lazy_dump_free(d); /* a server still waiting is made to fail */
 		return ret;
@@ -306,15 +306,15 @@ int ml_criu_lazy_pages_start(const struct criu_caps *caps, const struct criu_laz
 	struct criu_argv a;
 	int ret;
 
-	ml_criu_result_init(res);
+	mli_criu_result_init(res);
 	*pid = 0;
 	ret = ml_opts_load(&ro, sizeof(ro), o, "criu_run_opts", err);
 	if (ret)
 		return ret;
 	ro.log_level = 4; /* every fault and copy, with its time */
 	ml_criu_argv_init(&a);
-	ret = ml_criu_detached_args(&a, caps, "lazy-pages", "--daemon", r->images_dir, &ro, dir,
-				    pidfile, sizeof(pidfile), res, err);
+	ret = mli_criu_detached_args(&a, caps, "lazy-pages", "--daemon", r->images_dir, &ro, dir,
+				     pidfile, sizeof(pidfile), res, err);
 	if (ret)
 		goto out;
 	ret = ml_criu_argv_add(&a, "--page-server");
@@ -330,11 +330,11 @@ int ml_criu_lazy_pages_start(const struct criu_caps *caps, const struct criu_laz
 		struct criu_exec x = { .argv = a.v, .o = &ro };
 
 		ml_criu_argv_format(&a, res->cmdline, sizeof(res->cmdline));
-		ret = ml_criu_exec_run(&x, err);
+		ret = mli_criu_exec_run(&x, err);
 		if (!ret)
-			ret = ml_criu_exec_report(&x, &ro, "lazy-pages", res, err);
+			ret = mli_criu_exec_report(&x, &ro, "lazy-pages", res, err);
 	}
-	if (!ret && ml_criu_read_pidfile(pidfile, pid))
+	if (!ret && mli_criu_read_pidfile(pidfile, pid))
 		ret = ml_err_set(err, EIO, "criu lazy-pages started but wrote no pid into %s",
 				 pidfile);
 out:

@@ -972,7 +972,7 @@ int ml_criu_dump_check_only(const struct criu_caps *caps, const struct criu_dump
 	int ret;
 
 	/* CRIU parses every option before the command: an unknown one says so */
-	ret = ml_criu_exec_run(&x, err);
+	ret = mli_criu_exec_run(&x, err);
 	if (ret)
 		return ret;
 	ret = x.timed_out || x.status || (x.output && strstr(x.output, "unrecognized option"));

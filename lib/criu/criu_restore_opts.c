@@ -58,8 +58,8 @@ static bool restore_only(const char *opt)
 	return !strncmp(opt, "--root=/", 8) || !strncmp(opt, "--external=mnt[", 15);
 }
 
-int ml_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
-			       const char *const *restore, struct ml_err *err)
+int mli_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
+				const char *const *restore, struct ml_err *err)
 {
 	char path[4096];
 	FILE *f;
@@ -114,8 +114,8 @@ static int take(struct criu_argv *a, const struct criu_restore_req *r, const cha
 	return 0;
 }
 
-int ml_criu_restore_opts_add(struct criu_argv *a, const char *dir, const struct criu_restore_req *r,
-			     char *repeated, size_t len)
+int mli_criu_restore_opts_add(struct criu_argv *a, const char *dir,
+			      const struct criu_restore_req *r, char *repeated, size_t len)
 {
 	char path[4096], line[256];
 	int ret = 0;

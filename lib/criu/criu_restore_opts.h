@@ -11,8 +11,8 @@
  * every one of @restore (options only a restore takes), one per line;
  * empty when there are none.
  */
-int ml_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
-			       const char *const *restore, struct ml_err *err);
+int mli_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
+				const char *const *restore, struct ml_err *err);
 
 /*
  * The options of a restore from @dir: the recorded ones (a recorded TCP
@@ -20,7 +20,7 @@ int ml_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *c
  * TCP option, into @a; what came from the record into @repeated
  * (space-separated). 0 or -ENOMEM.
  */
-int ml_criu_restore_opts_add(struct criu_argv *a, const char *dir, const struct criu_restore_req *r,
-			     char *repeated, size_t len);
+int mli_criu_restore_opts_add(struct criu_argv *a, const char *dir,
+			      const struct criu_restore_req *r, char *repeated, size_t len);
 
 #endif

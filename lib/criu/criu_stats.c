@@ -45,7 +45,7 @@ static bool set_u64(int64_t *out, bool has, uint64_t v)
 	return true;
 }
 
-static int copy_dump(const MlCriu__DumpStatsEntry *d, struct criu_dump_stats *s)
+static int copy_dump(const MliCriu__DumpStatsEntry *d, struct criu_dump_stats *s)
 {
 	/* proto2 required fields are there once unpacked */
 	s->freezing_time = d->freezing_time;
@@ -73,7 +73,7 @@ static int copy_dump(const MlCriu__DumpStatsEntry *d, struct criu_dump_stats *s)
 
 int ml_criu_stats_parse(const uint8_t *buf, size_t len, struct criu_dump_stats *out)
 {
-	MlCriu__StatsEntry *e;
+	MliCriu__StatsEntry *e;
 	size_t pos = 0;
 	uint32_t size;
 	int ret;
@@ -87,11 +87,11 @@ int ml_criu_stats_parse(const uint8_t *buf, size_t len, struct criu_dump_stats *
 	pos += 8;
 	if (size > len - pos)
 		return -EINVAL;
-	e = ml_criu__stats_entry__unpack(NULL, size, buf + pos);
+	e = mli_criu__stats_entry__unpack(NULL, size, buf + pos);
 	if (!e)
 		return -EINVAL; /* not a stats_entry, or one missing a required field */
 	ret = e->dump ? copy_dump(e->dump, out) : -ENOENT;
-	ml_criu__stats_entry__free_unpacked(e, NULL);
+	mli_criu__stats_entry__free_unpacked(e, NULL);
 	return ret;
 }
 

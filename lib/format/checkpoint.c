@@ -138,8 +138,8 @@ static int read_exclusion(const struct json *o, struct checkpoint_exclusion_rec 
 		return ml_err_set(err, EINVAL, "field \"exclusion\" is missing or not an object");
 	ml_json_get_bool(o, "applied", &x->applied);
 	ml_json_get_bool(o, "skipped", &x->skipped);
-	x->exclude_ranges = ml_rec_count_or0(o, "exclude_ranges");
-	x->no_parent_ranges = ml_rec_count_or0(o, "no_parent_ranges");
+	x->exclude_ranges = mli_rec_count_or0(o, "exclude_ranges");
+	x->no_parent_ranges = mli_rec_count_or0(o, "no_parent_ranges");
 	ml_json_get_bool(o, "exclude_file_used", &x->exclude_file_used);
 	x->granularity = ml_json_get_str(o, "granularity");
 	x->note = ml_json_get_str(o, "note");
@@ -163,12 +163,12 @@ static int read_procs(const struct json *a, struct checkpoint_profiler_rec *p, s
 
 		if (ml_json_type(o) != ML_JSON_OBJECT)
 			return ml_err_set(err, EINVAL, "\"processes\" %zu is not an object", i);
-		q->pid = (pid_t)ml_rec_int_or0(o, "pid");
-		ml_rec_str(o, "comm", q->comm, sizeof(q->comm));
+		q->pid = (pid_t)mli_rec_int_or0(o, "pid");
+		mli_rec_str(o, "comm", q->comm, sizeof(q->comm));
 		q->exited = state && !strcmp(state, "exited");
 		q->failed = state && !strcmp(state, "not profiled");
-		q->hot_bytes = ml_rec_count_or0(o, "hot_bytes");
-		q->cumulative_dirty_bytes = ml_rec_int_or0(o, "cumulative_dirty_bytes");
+		q->hot_bytes = mli_rec_count_or0(o, "hot_bytes");
+		q->cumulative_dirty_bytes = mli_rec_int_or0(o, "cumulative_dirty_bytes");
 	}
 	return 0;
 }
@@ -181,11 +181,11 @@ static int read_profiler(const struct json *o, struct checkpoint_profiler_rec *p
 	ml_json_get_bool(o, "profiled", &p->profiled);
 	ml_json_get_bool(o, "reinit", &p->reinit);
 	p->note = ml_json_get_str(o, "note");
-	p->resumed_intervals = ml_rec_count_or0(o, "resumed_intervals");
+	p->resumed_intervals = mli_rec_count_or0(o, "resumed_intervals");
 	p->has_resumed = ml_json_get(o, "resumed_tracked_vmas") != NULL;
-	p->resumed_tracked_vmas = ml_rec_int_or0(o, "resumed_tracked_vmas");
-	p->resumed_dirty_pages = ml_rec_int_or0(o, "resumed_dirty_pages");
-	p->resumed_cumulative_dirty_bytes = ml_rec_int_or0(o, "resumed_cumulative_dirty_bytes");
+	p->resumed_tracked_vmas = mli_rec_int_or0(o, "resumed_tracked_vmas");
+	p->resumed_dirty_pages = mli_rec_int_or0(o, "resumed_dirty_pages");
+	p->resumed_cumulative_dirty_bytes = mli_rec_int_or0(o, "resumed_cumulative_dirty_bytes");
 	return read_procs(ml_json_get(o, "processes"), p, err);
 }
 
@@ -200,28 +200,28 @@ int ml_fmt_checkpoint_read(const struct json *o, struct checkpoint_rec *r, struc
 		return ml_err_set(err, EINVAL, "field \"type\" is not \"checkpoint\"");
 	if (!ml_json_get_finite(o, "pid", &v))
 		return ml_err_set(err, EINVAL, "field \"pid\" is missing or not a number");
-	r->pid = ml_rec_pid(v);
+	r->pid = mli_rec_pid(v);
 	if (!action || (strcmp(action, "dump") && strcmp(action, "pre-dump")))
 		return ml_err_set(err, EINVAL, "field \"action\" is not \"dump\" or \"pre-dump\"");
 	r->pre_dump = !strcmp(action, "pre-dump");
 	if (ml_json_get_bool(o, "ok", &r->ok))
 		return ml_err_set(err, EINVAL, "field \"ok\" is missing or not a boolean");
 	r->images_dir = ml_json_get_str(o, "images_dir");
-	r->exit_code = ml_rec_int_or0(o, "exit_code");
+	r->exit_code = mli_rec_int_or0(o, "exit_code");
 	ret = ml_fmt_criu_caps_read(ml_json_get(o, "criu"), &r->criu, err);
 	if (ret)
 		return ret;
 	r->command = ml_json_get_str(o, "command");
 	ml_json_get_bool(o, "criu_ran", &r->criu_ran);
-	r->criu_exit_status = ml_rec_int_or0(o, "criu_exit_status");
+	r->criu_exit_status = mli_rec_int_or0(o, "criu_exit_status");
 	ml_json_get_bool(o, "timed_out", &r->timed_out);
-	r->duration_ms = ml_rec_count_or0(o, "duration_ms");
-	r->image_bytes = ml_rec_count_or0(o, "image_bytes");
-	r->bytes_written = ml_rec_count_or0(o, "bytes_written");
-	r->pages_written = ml_rec_int_or0(o, "pages_written");
-	r->shpages_written = ml_rec_int_or0(o, "shpages_written");
-	r->pages_scanned = ml_rec_int_or0(o, "pages_scanned");
-	r->pages_skipped_parent = ml_rec_int_or0(o, "pages_skipped_parent");
+	r->duration_ms = mli_rec_count_or0(o, "duration_ms");
+	r->image_bytes = mli_rec_count_or0(o, "image_bytes");
+	r->bytes_written = mli_rec_count_or0(o, "bytes_written");
+	r->pages_written = mli_rec_int_or0(o, "pages_written");
+	r->shpages_written = mli_rec_int_or0(o, "shpages_written");
+	r->pages_scanned = mli_rec_int_or0(o, "pages_scanned");
+	r->pages_skipped_parent = mli_rec_int_or0(o, "pages_skipped_parent");
 	ret = read_ranges(ml_json_get(o, "hot_ranges"), r, err);
 	if (!ret)
 		ret = read_exclusion(ml_json_get(o, "exclusion"), &r->exclusion, err);
@@ -233,7 +233,7 @@ int ml_fmt_checkpoint_read(const struct json *o, struct checkpoint_rec *r, struc
 	r->log = ml_json_get_str(o, "log");
 	r->hint = ml_json_get_str(o, "hint");
 	r->error = ml_json_get_str(o, "error");
-	return ml_rec_read_preflight(o, &r->preflight, &r->check_only, err);
+	return mli_rec_read_preflight(o, &r->preflight, &r->check_only, err);
 }
 
 void ml_fmt_checkpoint_free(struct checkpoint_rec *r)

@@ -102,10 +102,10 @@ static int read_finding(const struct json *o, size_t i, struct criu_finding *f, 
 		return ml_err_set(
 			err, EINVAL,
 			"\"preflight\" finding %zu: field \"pid\" is missing or not a number", i);
-	f->pid = (pid_t)ml_rec_pid(v);
-	ml_rec_str(o, "comm", f->comm, sizeof(f->comm));
-	ml_rec_str(o, "resource", f->resource, sizeof(f->resource));
-	ml_rec_str(o, "fix", f->fix, sizeof(f->fix));
+	f->pid = (pid_t)mli_rec_pid(v);
+	mli_rec_str(o, "comm", f->comm, sizeof(f->comm));
+	mli_rec_str(o, "resource", f->resource, sizeof(f->resource));
+	mli_rec_str(o, "fix", f->fix, sizeof(f->fix));
 	ml_json_get_bool(o, "absorbed", &f->absorbed);
 	return 0;
 }
@@ -122,9 +122,9 @@ int ml_fmt_criu_preflight_read(const struct json *o, struct criu_preflight **out
 	*out = NULL;
 	if (ml_json_type(o) != ML_JSON_OBJECT)
 		return ml_err_set(err, EINVAL, "field \"preflight\" is not an object");
-	if (ml_rec_need_count(o, "refused", &refused, err) ||
-	    ml_rec_need_count(o, "found", &found, err) ||
-	    ml_rec_need_count(o, "processes", &procs, err))
+	if (mli_rec_need_count(o, "refused", &refused, err) ||
+	    mli_rec_need_count(o, "found", &found, err) ||
+	    mli_rec_need_count(o, "processes", &procs, err))
 		return -EINVAL;
 	if (ml_json_type(a) != ML_JSON_ARRAY)
 		return ml_err_set(err, EINVAL,
@@ -150,8 +150,8 @@ int ml_fmt_criu_preflight_read(const struct json *o, struct criu_preflight **out
 	return 0;
 }
 
-int ml_rec_read_preflight(const struct json *o, const struct criu_preflight **pf, bool *check_only,
-			  struct ml_err *err)
+int mli_rec_read_preflight(const struct json *o, const struct criu_preflight **pf, bool *check_only,
+			   struct ml_err *err)
 {
 	struct criu_preflight *p;
 	int ret;

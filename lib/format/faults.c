@@ -49,7 +49,7 @@ static void put_row(struct jw *w, const struct faults_row_rec *row)
 void ml_fmt_faults(struct jw *w, const struct faults_rec *r)
 {
 	ml_jw_obj(w);
-	ml_rec_put_head(w, "faults", "faults_interval", r->interval, r->elapsed_ms, r->last);
+	mli_rec_put_head(w, "faults", "faults_interval", r->interval, r->elapsed_ms, r->last);
 	ml_jw_kstr(w, "mode", r->mode);
 	ml_jw_kuint(w, "recursion_misses", r->recursion_misses);
 	ml_jw_key(w, "rows");
@@ -57,8 +57,8 @@ void ml_fmt_faults(struct jw *w, const struct faults_rec *r)
 	for (size_t i = 0; i < r->nrows; i++)
 		put_row(w, &r->rows[i]);
 	ml_jw_arr_end(w);
-	ml_rec_put_hist(w, "minor_hist_us", r->minor_hist, r->nminor);
-	ml_rec_put_hist(w, "major_hist_us", r->major_hist, r->nmajor);
+	mli_rec_put_hist(w, "minor_hist_us", r->minor_hist, r->nminor);
+	mli_rec_put_hist(w, "major_hist_us", r->major_hist, r->nmajor);
 	if (!r->interval) {
 		/* "not_seen" is known when "kernel" is */
 		put_pair(w, "kernel", r->has_kernel, &r->kernel);
@@ -78,8 +78,8 @@ static bool read_pair(const struct json *o, struct faults_pair_rec *p)
 {
 	if (ml_json_type(o) != ML_JSON_OBJECT)
 		return false;
-	p->minor = ml_rec_count_or0(o, "minor");
-	p->major = ml_rec_count_or0(o, "major");
+	p->minor = mli_rec_count_or0(o, "minor");
+	p->major = mli_rec_count_or0(o, "major");
 	return true;
 }
 
@@ -102,11 +102,11 @@ static int read_rows(const struct json *a, struct faults_rec *r, struct ml_err *
 			return ml_err_set(err, EINVAL, "\"rows\" %zu is not an object", i);
 		snprintf(row->comm, sizeof(row->comm), "%s", comm ? comm : "?");
 		/* system-wide rows have no pid */
-		row->pid = ml_json_get_finite(o, "pid", &v) ? ml_rec_pid(v) : -1;
-		row->minor = ml_rec_count_or0(o, "minor");
-		row->major = ml_rec_count_or0(o, "major");
+		row->pid = ml_json_get_finite(o, "pid", &v) ? mli_rec_pid(v) : -1;
+		row->minor = mli_rec_count_or0(o, "minor");
+		row->major = mli_rec_count_or0(o, "major");
 		row->has_retried = ml_json_get_finite(o, "retried", &v);
-		row->retried = row->has_retried ? ml_rec_count_or0(o, "retried") : 0;
+		row->retried = row->has_retried ? mli_rec_count_or0(o, "retried") : 0;
 	}
 	return 0;
 }
@@ -125,18 +125,18 @@ int ml_fmt_faults_read(const struct json *o, struct faults_rec *r, struct ml_err
 	if (ret)
 		return ret;
 	if (r->interval) {
-		ret = ml_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
+		ret = mli_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
 		if (ret)
 			return ret;
 	}
 	s = ml_json_get_str(o, "mode");
 	snprintf(r->mode, sizeof(r->mode), "%s", s ? s : "");
-	r->recursion_misses = ml_rec_count_or0(o, "recursion_misses");
-	ret = ml_rec_read_hist(o, "minor_hist_us", r->interval, r->minor_hist, FAULTS_REC_HIST_MAX,
-			       &r->nminor, err);
+	r->recursion_misses = mli_rec_count_or0(o, "recursion_misses");
+	ret = mli_rec_read_hist(o, "minor_hist_us", r->interval, r->minor_hist, FAULTS_REC_HIST_MAX,
+				&r->nminor, err);
 	if (!ret)
-		ret = ml_rec_read_hist(o, "major_hist_us", r->interval, r->major_hist,
-				       FAULTS_REC_HIST_MAX, &r->nmajor, err);
+		ret = mli_rec_read_hist(o, "major_hist_us", r->interval, r->major_hist,
+					FAULTS_REC_HIST_MAX, &r->nmajor, err);
 	if (ret)
 		return ret;
 	r->has_kernel = read_pair(ml_json_get(o, "kernel"), &r->kernel);

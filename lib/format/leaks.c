@@ -167,7 +167,7 @@ static void put_depth(struct jw *w, const struct leaks_rec *r)
 void ml_fmt_leaks(struct jw *w, const struct leaks_rec *r)
 {
 	ml_jw_obj(w);
-	ml_rec_put_head(w, "leaks", "leaks_interval", r->interval, r->elapsed_ms, r->last);
+	mli_rec_put_head(w, "leaks", "leaks_interval", r->interval, r->elapsed_ms, r->last);
 	if (r->interval) {
 		ml_jw_kuint(w, "interval_mallocs", r->interval_mallocs);
 		ml_jw_kuint(w, "interval_frees", r->interval_frees);
@@ -215,9 +215,9 @@ static void read_reasons(const struct json *o, struct leaks_rec *r)
 	for (int i = 0; i < LEAKS_NR_REASONS; i++) {
 		const struct json *e = ml_json_get(out, reason_keys[i]);
 
-		r->stacks_lost_by_reason[i] = ml_rec_count_or0(lost, reason_keys[i]);
-		r->outstanding_no_stack_by_reason[i].count = ml_rec_count_or0(e, "count");
-		r->outstanding_no_stack_by_reason[i].bytes = ml_rec_count_or0(e, "bytes");
+		r->stacks_lost_by_reason[i] = mli_rec_count_or0(lost, reason_keys[i]);
+		r->outstanding_no_stack_by_reason[i].count = mli_rec_count_or0(e, "count");
+		r->outstanding_no_stack_by_reason[i].bytes = mli_rec_count_or0(e, "bytes");
 	}
 }
 
@@ -228,55 +228,55 @@ static void read_unwind(const struct json *o, struct leaks_rec *r)
 	double v;
 
 	r->has_depth = ml_json_type(d) == ML_JSON_OBJECT;
-	r->depth_stacks = ml_rec_count_or0(d, "stacks");
+	r->depth_stacks = mli_rec_count_or0(d, "stacks");
 	r->depth_mean = ml_json_get_finite(d, "mean", &v) ? v : 0;
-	r->depth_max = ml_rec_int_or0(d, "max");
+	r->depth_max = mli_rec_int_or0(d, "max");
 	r->has_unwind = r->has_depth && ml_json_type(u) == ML_JSON_OBJECT;
-	x->stack_size = ml_rec_count_or0(u, "stack_size");
-	x->stacks = ml_rec_count_or0(u, "stacks");
+	x->stack_size = mli_rec_count_or0(u, "stack_size");
+	x->stacks = mli_rec_count_or0(u, "stacks");
 	x->us_per_stack = ml_json_get_finite(u, "us_per_stack", &v) ? v : 0;
 	x->frames_mean = ml_json_get_finite(u, "frames_mean", &v) ? v : 0;
-	x->frames_max = ml_rec_count_or0(u, "frames_max");
-	x->max_frames = ml_rec_int_or0(u, "max_frames");
-	x->complete = ml_rec_count_or0(u, "complete");
-	x->cut = ml_rec_count_or0(u, "cut");
-	x->out_of_copy = ml_rec_count_or0(u, "out_of_copy");
-	x->no_cfi = ml_rec_count_or0(u, "no_cfi");
-	x->not_unwound_fully = ml_rec_count_or0(u, "not_unwound_fully");
-	x->table_full = ml_rec_count_or0(u, "table_full");
+	x->frames_max = mli_rec_count_or0(u, "frames_max");
+	x->max_frames = mli_rec_int_or0(u, "max_frames");
+	x->complete = mli_rec_count_or0(u, "complete");
+	x->cut = mli_rec_count_or0(u, "cut");
+	x->out_of_copy = mli_rec_count_or0(u, "out_of_copy");
+	x->no_cfi = mli_rec_count_or0(u, "no_cfi");
+	x->not_unwound_fully = mli_rec_count_or0(u, "not_unwound_fully");
+	x->table_full = mli_rec_count_or0(u, "table_full");
 }
 
 static void read_counters(const struct json *o, struct leaks_rec *r)
 {
-	r->pid = ml_rec_int_or0(o, "pid");
+	r->pid = mli_rec_int_or0(o, "pid");
 	r->allocator = ml_json_get_str(o, "allocator");
 	r->allocator_prefixed = ml_json_get_str(o, "allocator_prefixed");
 	r->mode = ml_json_get_str(o, "mode");
 	r->stacks_mode = ml_json_get_str(o, "stacks_mode");
-	r->mallocs = ml_rec_count_or0(o, "mallocs");
-	r->frees = ml_rec_count_or0(o, "frees");
-	r->untracked_frees = ml_rec_count_or0(o, "untracked_frees");
-	r->exit_frees = ml_rec_count_or0(o, "exit_frees");
-	r->missed_frees = ml_rec_count_or0(o, "missed_frees");
-	r->failed = ml_rec_count_or0(o, "failed");
-	r->lost = ml_rec_count_or0(o, "lost");
-	r->stale_calls = ml_rec_count_or0(o, "stale_calls");
-	r->unpaired_returns = ml_rec_count_or0(o, "unpaired_returns");
-	r->recursion_misses = ml_rec_count_or0(o, "recursion_misses");
-	r->sample_bytes = ml_rec_count_or0(o, "sample_bytes");
-	r->allocation_calls = ml_rec_count_or0(o, "allocation_calls");
-	r->allocation_call_bytes = ml_rec_count_or0(o, "allocation_call_bytes");
-	r->sampled_outstanding = ml_rec_count_or0(o, "sampled_outstanding");
-	r->sampled_outstanding_bytes = ml_rec_count_or0(o, "sampled_outstanding_bytes");
-	r->outstanding_bytes_stderr = ml_rec_count_or0(o, "outstanding_bytes_stderr");
-	r->outstanding = ml_rec_count_or0(o, "outstanding");
-	r->outstanding_bytes = ml_rec_count_or0(o, "outstanding_bytes");
+	r->mallocs = mli_rec_count_or0(o, "mallocs");
+	r->frees = mli_rec_count_or0(o, "frees");
+	r->untracked_frees = mli_rec_count_or0(o, "untracked_frees");
+	r->exit_frees = mli_rec_count_or0(o, "exit_frees");
+	r->missed_frees = mli_rec_count_or0(o, "missed_frees");
+	r->failed = mli_rec_count_or0(o, "failed");
+	r->lost = mli_rec_count_or0(o, "lost");
+	r->stale_calls = mli_rec_count_or0(o, "stale_calls");
+	r->unpaired_returns = mli_rec_count_or0(o, "unpaired_returns");
+	r->recursion_misses = mli_rec_count_or0(o, "recursion_misses");
+	r->sample_bytes = mli_rec_count_or0(o, "sample_bytes");
+	r->allocation_calls = mli_rec_count_or0(o, "allocation_calls");
+	r->allocation_call_bytes = mli_rec_count_or0(o, "allocation_call_bytes");
+	r->sampled_outstanding = mli_rec_count_or0(o, "sampled_outstanding");
+	r->sampled_outstanding_bytes = mli_rec_count_or0(o, "sampled_outstanding_bytes");
+	r->outstanding_bytes_stderr = mli_rec_count_or0(o, "outstanding_bytes_stderr");
+	r->outstanding = mli_rec_count_or0(o, "outstanding");
+	r->outstanding_bytes = mli_rec_count_or0(o, "outstanding_bytes");
 	ml_json_get_bool(o, "table_unread", &r->table_unread);
-	r->stacks_kept = ml_rec_count_or0(o, "stacks_kept");
-	r->max_stacks = ml_rec_int_or0(o, "max_stacks");
-	r->stacks_lost = ml_rec_count_or0(o, "stacks_lost");
-	r->outstanding_no_stack = ml_rec_count_or0(o, "outstanding_no_stack");
-	r->outstanding_no_stack_bytes = ml_rec_count_or0(o, "outstanding_no_stack_bytes");
+	r->stacks_kept = mli_rec_count_or0(o, "stacks_kept");
+	r->max_stacks = mli_rec_int_or0(o, "max_stacks");
+	r->stacks_lost = mli_rec_count_or0(o, "stacks_lost");
+	r->outstanding_no_stack = mli_rec_count_or0(o, "outstanding_no_stack");
+	r->outstanding_no_stack_bytes = mli_rec_count_or0(o, "outstanding_no_stack_bytes");
 	read_reasons(o, r);
 }
 
@@ -303,11 +303,11 @@ static int read_frames(const struct json *o, struct leaks_stack_rec *s, struct m
 					  i);
 		f->function = ml_json_get_str(e, "function");
 		f->has_offset = ml_json_get(e, "offset") != NULL;
-		f->offset = ml_rec_count_or0(e, "offset");
+		f->offset = mli_rec_count_or0(e, "offset");
 		ml_json_get_bool(e, "inlined", &f->inlined);
 		f->object = ml_json_get_str(e, "object");
 		f->file = ml_json_get_str(e, "file");
-		f->line = ml_rec_count_or0(e, "line");
+		f->line = mli_rec_count_or0(e, "line");
 	}
 	return 0;
 }
@@ -320,14 +320,14 @@ static int read_stack(const struct json *o, struct leaks_stack_rec *s, struct ml
 
 	if (!a)
 		return -EINVAL;
-	ret = ml_rec_need_count(o, "count", &s->count, err);
+	ret = mli_rec_need_count(o, "count", &s->count, err);
 	if (!ret)
-		ret = ml_rec_need_count(o, "bytes", &s->bytes, err);
+		ret = mli_rec_need_count(o, "bytes", &s->bytes, err);
 	if (ret)
 		return ret;
-	s->sampled = ml_rec_count_or0(o, "sampled");
-	s->sampled_bytes = ml_rec_count_or0(o, "sampled_bytes");
-	s->bytes_stderr = ml_rec_count_or0(o, "bytes_stderr");
+	s->sampled = mli_rec_count_or0(o, "sampled");
+	s->sampled_bytes = mli_rec_count_or0(o, "sampled_bytes");
+	s->bytes_stderr = mli_rec_count_or0(o, "bytes_stderr");
 	s->stack = calloc(n ? n : 1, sizeof(*s->stack));
 	if (!s->stack)
 		return ml_err_set(err, ENOMEM, "out of memory");
@@ -365,14 +365,14 @@ static int read_tables(const struct json *o, struct leaks_rec *r, struct ml_err 
 		const struct json *e = ml_json_at(sizes, i);
 		struct leaks_size_rec *z = &r->sizes[r->nsizes++];
 
-		ret = ml_rec_need_count(e, "size", &z->size, err);
+		ret = mli_rec_need_count(e, "size", &z->size, err);
 		if (!ret)
-			ret = ml_rec_need_count(e, "count", &z->count, err);
+			ret = mli_rec_need_count(e, "count", &z->count, err);
 		if (!ret)
-			ret = ml_rec_need_count(e, "bytes", &z->bytes, err);
+			ret = mli_rec_need_count(e, "bytes", &z->bytes, err);
 		if (ret)
 			return ret;
-		z->sampled = ml_rec_count_or0(e, "sampled");
+		z->sampled = mli_rec_count_or0(e, "sampled");
 	}
 	for (size_t i = 0; i < nk; i++) {
 		ret = read_stack(ml_json_at(stacks, i), &r->stacks[r->nstacks++], err);
@@ -394,11 +394,11 @@ int ml_fmt_leaks_read(const struct json *o, struct leaks_rec *r, struct ml_err *
 				  "field \"type\" is not \"leaks\" or \"leaks_interval\"");
 	r->interval = !strcmp(type, "leaks_interval");
 	if (r->interval) {
-		ret = ml_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
+		ret = mli_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
 		if (ret)
 			return ret;
-		r->interval_mallocs = ml_rec_count_or0(o, "interval_mallocs");
-		r->interval_frees = ml_rec_count_or0(o, "interval_frees");
+		r->interval_mallocs = mli_rec_count_or0(o, "interval_mallocs");
+		r->interval_frees = mli_rec_count_or0(o, "interval_frees");
 	} else if (!ml_json_get_finite(o, "outstanding_bytes", &v) || v < 0) {
 		return ml_err_set(err, EINVAL,
 				  "field \"outstanding_bytes\" is missing or not a count");

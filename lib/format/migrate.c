@@ -148,9 +148,9 @@ static int read_container(const struct json *o, struct migrate_container_rec *k,
 	k->id = ml_json_get_str(o, "id");
 	k->name = ml_json_get_str(o, "name");
 	k->runtime = ml_json_get_str(o, "runtime");
-	k->init_pid = ml_rec_int_or0(o, "init_pid");
+	k->init_pid = mli_rec_int_or0(o, "init_pid");
 	k->rootfs = ml_json_get_str(o, "rootfs");
-	k->bind_mounts = ml_rec_count_or0(o, "bind_mounts");
+	k->bind_mounts = mli_rec_count_or0(o, "bind_mounts");
 	return 0;
 }
 
@@ -165,22 +165,22 @@ static int read_round(const struct json *o, size_t i, struct migrate_round_rec *
 		return ml_err_set(err, EINVAL,
 				  "round %zu: field \"kind\" is not \"dump\" or \"pre-dump\"", i);
 	r->pre_dump = !strcmp(kind, "pre-dump");
-	r->round = ml_rec_int_or0(o, "round");
-	r->pages = ml_rec_int_or0(o, "pages");
-	r->shpages = ml_rec_int_or0(o, "shpages");
-	r->pages_scanned = ml_rec_int_or0(o, "pages_scanned");
-	r->pages_skipped_parent = ml_rec_int_or0(o, "pages_skipped_parent");
-	r->bytes = ml_rec_count_or0(o, "bytes");
-	r->stored_bytes = ml_rec_count_or0(o, "stored_bytes");
-	r->images_bytes = ml_rec_count_or0(o, "images_bytes");
-	r->files_bytes = ml_rec_count_or0(o, "files_bytes");
-	r->pages_lazy = ml_rec_int_or0(o, "pages_lazy");
-	r->start_ms = ml_rec_count_or0(o, "start_ms");
-	r->duration_ms = ml_rec_count_or0(o, "duration_ms");
-	r->hot_ranges = ml_rec_count_or0(o, "hot_ranges");
-	r->hot_bytes = ml_rec_count_or0(o, "hot_bytes");
-	r->excluded_ranges = ml_rec_count_or0(o, "excluded_ranges");
-	r->no_parent_ranges = ml_rec_count_or0(o, "no_parent_ranges");
+	r->round = mli_rec_int_or0(o, "round");
+	r->pages = mli_rec_int_or0(o, "pages");
+	r->shpages = mli_rec_int_or0(o, "shpages");
+	r->pages_scanned = mli_rec_int_or0(o, "pages_scanned");
+	r->pages_skipped_parent = mli_rec_int_or0(o, "pages_skipped_parent");
+	r->bytes = mli_rec_count_or0(o, "bytes");
+	r->stored_bytes = mli_rec_count_or0(o, "stored_bytes");
+	r->images_bytes = mli_rec_count_or0(o, "images_bytes");
+	r->files_bytes = mli_rec_count_or0(o, "files_bytes");
+	r->pages_lazy = mli_rec_int_or0(o, "pages_lazy");
+	r->start_ms = mli_rec_count_or0(o, "start_ms");
+	r->duration_ms = mli_rec_count_or0(o, "duration_ms");
+	r->hot_ranges = mli_rec_count_or0(o, "hot_ranges");
+	r->hot_bytes = mli_rec_count_or0(o, "hot_bytes");
+	r->excluded_ranges = mli_rec_count_or0(o, "excluded_ranges");
+	r->no_parent_ranges = mli_rec_count_or0(o, "no_parent_ranges");
 	r->note = ml_json_get_str(o, "note");
 	return 0;
 }
@@ -208,18 +208,18 @@ static int read_lazy(const struct json *o, struct migrate_lazy_rec *l, struct ml
 {
 	if (ml_json_type(o) != ML_JSON_OBJECT)
 		return ml_err_set(err, EINVAL, "field \"lazy\" is missing or not an object");
-	l->pages_left = ml_rec_int_or0(o, "pages_left");
-	l->pages_total = ml_rec_int_or0(o, "pages_total");
-	l->pages_copied = ml_rec_int_or0(o, "pages_copied");
-	l->pages_parent = ml_rec_int_or0(o, "pages_parent");
-	l->bytes = ml_rec_count_or0(o, "bytes");
-	l->copy_bytes = ml_rec_count_or0(o, "copy_bytes");
-	l->faults = ml_rec_count_or0(o, "faults");
-	l->faults_served = ml_rec_count_or0(o, "faults_served");
-	l->fault_wait_avg_us = ml_rec_count_or0(o, "fault_wait_avg_us");
-	l->fault_wait_max_us = ml_rec_count_or0(o, "fault_wait_max_us");
-	l->last_page_ms = ml_rec_count_or0(o, "last_page_ms");
-	l->source_done_ms = ml_rec_count_or0(o, "source_done_ms");
+	l->pages_left = mli_rec_int_or0(o, "pages_left");
+	l->pages_total = mli_rec_int_or0(o, "pages_total");
+	l->pages_copied = mli_rec_int_or0(o, "pages_copied");
+	l->pages_parent = mli_rec_int_or0(o, "pages_parent");
+	l->bytes = mli_rec_count_or0(o, "bytes");
+	l->copy_bytes = mli_rec_count_or0(o, "copy_bytes");
+	l->faults = mli_rec_count_or0(o, "faults");
+	l->faults_served = mli_rec_count_or0(o, "faults_served");
+	l->fault_wait_avg_us = mli_rec_count_or0(o, "fault_wait_avg_us");
+	l->fault_wait_max_us = mli_rec_count_or0(o, "fault_wait_max_us");
+	l->last_page_ms = mli_rec_count_or0(o, "last_page_ms");
+	l->source_done_ms = mli_rec_count_or0(o, "source_done_ms");
 	return 0;
 }
 
@@ -237,7 +237,7 @@ static int read_procs(const struct json *o, struct migrate_rec *r, struct ml_err
 	if (ml_json_type(t) != ML_JSON_OBJECT)
 		return ml_err_set(err, EINVAL,
 				  "field \"processes_total\" is missing or not an object");
-	if (ml_rec_need_count(t, "count", &count, err))
+	if (mli_rec_need_count(t, "count", &count, err))
 		return -EINVAL;
 	procs = calloc(n ? n : 1, sizeof(*procs));
 	if (!procs)
@@ -251,15 +251,15 @@ static int read_procs(const struct json *o, struct migrate_rec *r, struct ml_err
 		if (ml_json_type(p) != ML_JSON_OBJECT)
 			return ml_err_set(err, EINVAL, "\"processes\" %zu is not an object", i);
 		r->nprocs++;
-		q->pid = (pid_t)ml_rec_int_or0(p, "pid");
-		q->ppid = (pid_t)ml_rec_int_or0(p, "ppid");
-		ml_rec_str(p, "comm", q->comm, sizeof(q->comm));
+		q->pid = (pid_t)mli_rec_int_or0(p, "pid");
+		q->ppid = (pid_t)mli_rec_int_or0(p, "ppid");
+		mli_rec_str(p, "comm", q->comm, sizeof(q->comm));
 		q->exited = state && !strcmp(state, "exited");
 		q->failed = state && !strcmp(state, "not profiled");
 		if (state && strcmp(state, "listed"))
 			r->procs_profiled = true;
-		q->hot_bytes = ml_rec_count_or0(p, "hot_bytes");
-		q->cumulative_dirty_bytes = ml_rec_int_or0(p, "cumulative_dirty_bytes");
+		q->hot_bytes = mli_rec_count_or0(p, "hot_bytes");
+		q->cumulative_dirty_bytes = mli_rec_int_or0(p, "cumulative_dirty_bytes");
 	}
 	r->nprocs_total = (size_t)count;
 	return 0;
@@ -277,7 +277,7 @@ int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *r, struct ml_e
 		return ml_err_set(err, EINVAL, "field \"type\" is not \"migrate\"");
 	if (!ml_json_get_finite(o, "pid", &v))
 		return ml_err_set(err, EINVAL, "field \"pid\" is missing or not a number");
-	r->pid = ml_rec_pid(v);
+	r->pid = mli_rec_pid(v);
 	if (ml_json_get_bool(o, "ok", &r->ok))
 		return ml_err_set(err, EINVAL, "field \"ok\" is missing or not a boolean");
 	r->has_container = k != NULL;
@@ -300,20 +300,20 @@ int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *r, struct ml_e
 		if (ret)
 			return ret;
 	}
-	r->total_bytes = ml_rec_count_or0(o, "total_bytes");
+	r->total_bytes = mli_rec_count_or0(o, "total_bytes");
 	ret = read_procs(o, r, err);
 	if (ret)
 		return ret;
 	r->tcp = ml_json_get_str(o, "tcp");
-	r->downtime_ms = ml_rec_count_or0(o, "downtime_ms");
-	r->final_dump_ms = ml_rec_count_or0(o, "final_dump_ms");
-	r->frozen_in_dump_ms = ml_rec_int_or0(o, "frozen_in_dump_ms");
-	r->restore_ms = ml_rec_count_or0(o, "restore_ms");
-	r->restored_pid = ml_rec_int_or0(o, "restored_pid");
+	r->downtime_ms = mli_rec_count_or0(o, "downtime_ms");
+	r->final_dump_ms = mli_rec_count_or0(o, "final_dump_ms");
+	r->frozen_in_dump_ms = mli_rec_int_or0(o, "frozen_in_dump_ms");
+	r->restore_ms = mli_rec_count_or0(o, "restore_ms");
+	r->restored_pid = mli_rec_int_or0(o, "restored_pid");
 	r->granularity = ml_json_get_str(o, "granularity");
 	r->limits = ml_json_get_str(o, "limits");
 	r->error = ml_json_get_str(o, "error");
-	return ml_rec_read_preflight(o, &r->preflight, &r->check_only, err);
+	return mli_rec_read_preflight(o, &r->preflight, &r->check_only, err);
 }
 
 void ml_fmt_migrate_free(struct migrate_rec *r)

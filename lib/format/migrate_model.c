@@ -75,12 +75,12 @@ static int read_policy(const struct json *o, size_t k, struct migrate_model_poli
 					  "policy %zu, round %zu: field \"bytes\" is missing or "
 					  "not a number",
 					  k, i);
-		p->rounds[i].bytes = ml_rec_count_or0(r, "bytes");
-		p->rounds[i].round = ml_json_get_finite(r, "round", &v) ? ml_rec_pid(v) : 0;
+		p->rounds[i].bytes = mli_rec_count_or0(r, "bytes");
+		p->rounds[i].round = ml_json_get_finite(r, "round", &v) ? mli_rec_pid(v) : 0;
 		p->nrounds++;
 	}
-	p->total_bytes = ml_rec_count_or0(o, "total_bytes");
-	p->final_round_bytes = ml_rec_count_or0(o, "final_round_bytes");
+	p->total_bytes = mli_rec_count_or0(o, "total_bytes");
+	p->final_round_bytes = mli_rec_count_or0(o, "final_round_bytes");
 	p->downtime_ms = ml_json_get_num_or0(o, "downtime_ms");
 	p->postcopy_downtime_ms = ml_json_get_num_or0(o, "postcopy_downtime_ms");
 	p->postcopy_last_page_ms = ml_json_get_num_or0(o, "postcopy_last_page_ms");

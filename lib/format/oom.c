@@ -36,29 +36,29 @@ int ml_fmt_oom_kill_read(const struct json *o, struct oom_kill_rec *r, struct ml
 	int ret;
 
 	memset(r, 0, sizeof(*r));
-	ret = ml_rec_need_count(o, "time_ms", &r->time_ms, err);
+	ret = mli_rec_need_count(o, "time_ms", &r->time_ms, err);
 	if (!ret)
-		ret = ml_rec_need_count(o, "victim_pid", &r->victim_pid, err);
+		ret = mli_rec_need_count(o, "victim_pid", &r->victim_pid, err);
 	if (ret)
 		return ret;
-	r->trigger_pid = ml_json_get_finite(o, "trigger_pid", &v) ? ml_rec_pid(v) : -1;
-	ml_rec_str(o, "victim_comm", r->victim_comm, sizeof(r->victim_comm));
-	ml_rec_str(o, "trigger_comm", r->trigger_comm, sizeof(r->trigger_comm));
-	r->anon_rss_kb = ml_rec_count_or0(o, "anon_rss_kb");
-	r->file_rss_kb = ml_rec_count_or0(o, "file_rss_kb");
-	r->shmem_rss_kb = ml_rec_count_or0(o, "shmem_rss_kb");
-	r->total_vm_kb = ml_rec_count_or0(o, "total_vm_kb");
-	r->limit_kb = ml_rec_count_or0(o, "limit_kb");
-	ml_rec_str(o, "scope", r->scope, sizeof(r->scope));
-	ml_rec_str(o, "cgroup", r->cgroup, sizeof(r->cgroup));
-	ml_rec_str(o, "source", r->source, sizeof(r->source));
+	r->trigger_pid = ml_json_get_finite(o, "trigger_pid", &v) ? mli_rec_pid(v) : -1;
+	mli_rec_str(o, "victim_comm", r->victim_comm, sizeof(r->victim_comm));
+	mli_rec_str(o, "trigger_comm", r->trigger_comm, sizeof(r->trigger_comm));
+	r->anon_rss_kb = mli_rec_count_or0(o, "anon_rss_kb");
+	r->file_rss_kb = mli_rec_count_or0(o, "file_rss_kb");
+	r->shmem_rss_kb = mli_rec_count_or0(o, "shmem_rss_kb");
+	r->total_vm_kb = mli_rec_count_or0(o, "total_vm_kb");
+	r->limit_kb = mli_rec_count_or0(o, "limit_kb");
+	mli_rec_str(o, "scope", r->scope, sizeof(r->scope));
+	mli_rec_str(o, "cgroup", r->cgroup, sizeof(r->cgroup));
+	mli_rec_str(o, "source", r->source, sizeof(r->source));
 	return 0;
 }
 
 void ml_fmt_oom_count(struct jw *w, const struct oom_count_rec *r)
 {
 	ml_jw_obj(w);
-	ml_rec_put_head(w, "oom_summary", "oom_interval", r->interval, r->elapsed_ms, r->last);
+	mli_rec_put_head(w, "oom_summary", "oom_interval", r->interval, r->elapsed_ms, r->last);
 	ml_jw_kuint(w, "kills", r->kills);
 	ml_jw_kuint(w, "lost", r->lost);
 	ml_jw_kuint(w, "recursion_misses", r->recursion_misses);
@@ -75,15 +75,15 @@ int ml_fmt_oom_count_read(const struct json *o, struct oom_count_rec *r, struct 
 		return ml_err_set(err, EINVAL,
 				  "field \"type\" is not \"oom_interval\" or \"oom_summary\"");
 	r->interval = !strcmp(type, "oom_interval");
-	ret = ml_rec_need_count(o, "kills", &r->kills, err);
+	ret = mli_rec_need_count(o, "kills", &r->kills, err);
 	if (ret)
 		return ret;
 	if (r->interval) {
-		ret = ml_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
+		ret = mli_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
 		if (ret)
 			return ret;
 	}
-	r->lost = ml_rec_count_or0(o, "lost");
-	r->recursion_misses = ml_rec_count_or0(o, "recursion_misses");
+	r->lost = mli_rec_count_or0(o, "lost");
+	r->recursion_misses = mli_rec_count_or0(o, "recursion_misses");
 	return 0;
 }

@@ -18,46 +18,46 @@ static uint64_t as_count(const struct json *j)
 	return v >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)v;
 }
 
-uint64_t ml_rec_count_or0(const struct json *o, const char *key)
+uint64_t mli_rec_count_or0(const struct json *o, const char *key)
 {
 	return as_count(ml_json_get(o, key));
 }
 
-int64_t ml_rec_pid(double v)
+int64_t mli_rec_pid(double v)
 {
 	if (!(v > -1e15))
 		return v < 0 ? -1000000000000000LL : 0;
 	return v < 1e15 ? (int64_t)v : 1000000000000000LL;
 }
 
-int64_t ml_rec_int_or0(const struct json *o, const char *key)
+int64_t mli_rec_int_or0(const struct json *o, const char *key)
 {
 	int64_t i;
 	double v;
 
 	if (!ml_json_get_int(o, key, &i))
 		return i;
-	return ml_json_get_finite(o, key, &v) ? ml_rec_pid(v) : 0;
+	return ml_json_get_finite(o, key, &v) ? mli_rec_pid(v) : 0;
 }
 
-int ml_rec_need_count(const struct json *o, const char *key, uint64_t *out, struct ml_err *err)
+int mli_rec_need_count(const struct json *o, const char *key, uint64_t *out, struct ml_err *err)
 {
 	double v;
 
 	if (!ml_json_get_finite(o, key, &v) || v < 0)
 		return ml_err_set(err, EINVAL, "field \"%s\" is missing or not a count", key);
-	*out = ml_rec_count_or0(o, key);
+	*out = mli_rec_count_or0(o, key);
 	return 0;
 }
 
-void ml_rec_str(const struct json *o, const char *key, char *dst, size_t size)
+void mli_rec_str(const struct json *o, const char *key, char *dst, size_t size)
 {
 	const char *s = ml_json_get_str(o, key);
 
 	snprintf(dst, size, "%s", s ? s : "");
 }
 
-void ml_rec_put_hist(struct jw *w, const char *key, const uint64_t *slots, size_t n)
+void mli_rec_put_hist(struct jw *w, const char *key, const uint64_t *slots, size_t n)
 {
 	size_t end = 0;
 
@@ -71,8 +71,8 @@ void ml_rec_put_hist(struct jw *w, const char *key, const uint64_t *slots, size_
 	ml_jw_arr_end(w);
 }
 
-int ml_rec_read_hist(const struct json *o, const char *key, bool optional, uint64_t *slots,
-		     size_t max, size_t *n, struct ml_err *err)
+int mli_rec_read_hist(const struct json *o, const char *key, bool optional, uint64_t *slots,
+		      size_t max, size_t *n, struct ml_err *err)
 {
 	const struct json *a = ml_json_get(o, key);
 	size_t cnt = ml_json_count(a);
@@ -95,8 +95,8 @@ int ml_rec_read_hist(const struct json *o, const char *key, bool optional, uint6
 	return 0;
 }
 
-void ml_rec_put_head(struct jw *w, const char *type, const char *itype, bool interval,
-		     uint64_t elapsed_ms, bool last)
+void mli_rec_put_head(struct jw *w, const char *type, const char *itype, bool interval,
+		      uint64_t elapsed_ms, bool last)
 {
 	ml_jw_kstr(w, "type", interval ? itype : type);
 	if (interval) {
@@ -105,13 +105,14 @@ void ml_rec_put_head(struct jw *w, const char *type, const char *itype, bool int
 	}
 }
 
-int ml_rec_read_interval(const struct json *o, uint64_t *elapsed_ms, bool *last, struct ml_err *err)
+int mli_rec_read_interval(const struct json *o, uint64_t *elapsed_ms, bool *last,
+			  struct ml_err *err)
 {
 	double v;
 
 	if (!ml_json_get_finite(o, "elapsed_ms", &v))
 		return ml_err_set(err, EINVAL, "field \"elapsed_ms\" is missing or not a number");
-	*elapsed_ms = ml_rec_count_or0(o, "elapsed_ms");
+	*elapsed_ms = mli_rec_count_or0(o, "elapsed_ms");
 	ml_json_get_bool(o, "last", last);
 	return 0;
 }

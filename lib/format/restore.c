@@ -42,12 +42,12 @@ int ml_fmt_restore_read(const struct json *o, struct restore_rec *r, struct ml_e
 	if (ret)
 		return ret;
 	r->images_dir = ml_json_get_str(o, "images_dir");
-	r->exit_code = ml_rec_int_or0(o, "exit_code");
-	r->pid = ml_rec_int_or0(o, "pid");
+	r->exit_code = mli_rec_int_or0(o, "exit_code");
+	r->pid = mli_rec_int_or0(o, "pid");
 	r->command = ml_json_get_str(o, "command");
-	r->criu_exit_status = ml_rec_int_or0(o, "criu_exit_status");
+	r->criu_exit_status = mli_rec_int_or0(o, "criu_exit_status");
 	ml_json_get_bool(o, "timed_out", &r->timed_out);
-	r->duration_ms = ml_rec_count_or0(o, "duration_ms");
+	r->duration_ms = mli_rec_count_or0(o, "duration_ms");
 	r->repeated = ml_json_get_str(o, "repeated");
 	r->log = ml_json_get_str(o, "log");
 	r->hint = ml_json_get_str(o, "hint");

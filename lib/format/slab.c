@@ -39,7 +39,7 @@ static void put_row(struct jw *w, const struct slab_row_rec *row, bool slabinfo)
 void ml_fmt_slab(struct jw *w, const struct slab_rec *r)
 {
 	ml_jw_obj(w);
-	ml_rec_put_head(w, "slab", "slab_interval", r->interval, r->elapsed_ms, r->last);
+	mli_rec_put_head(w, "slab", "slab_interval", r->interval, r->elapsed_ms, r->last);
 	ml_jw_kuint(w, "recursion_misses", r->recursion_misses);
 	ml_jw_kuint(w, "copies", r->copies);
 	ml_jw_kuint(w, "rescued", r->rescued);
@@ -100,19 +100,19 @@ static int read_row(const struct json *o, size_t i, struct slab_row_rec *row, st
 		return ml_err_set(err, EINVAL,
 				  "row %zu: field \"cache\" is missing or not a string", i);
 	snprintf(row->cache, sizeof(row->cache), "%s", cache);
-	ret = ml_rec_need_count(o, "allocs", &row->allocs, err);
+	ret = mli_rec_need_count(o, "allocs", &row->allocs, err);
 	if (!ret)
-		ret = ml_rec_need_count(o, "frees", &row->frees, err);
+		ret = mli_rec_need_count(o, "frees", &row->frees, err);
 	if (ret)
 		return ml_err_wrap(err, "row %zu", i);
-	row->net = ml_rec_int_or0(o, "net");
-	row->net_kb = ml_rec_int_or0(o, "net_kb");
-	row->unseen_allocs = ml_rec_count_or0(o, "unseen_allocs");
+	row->net = mli_rec_int_or0(o, "net");
+	row->net_kb = mli_rec_int_or0(o, "net_kb");
+	row->unseen_allocs = mli_rec_count_or0(o, "unseen_allocs");
 	row->window_known = ml_json_type(ml_json_get(o, "slabinfo_delta")) == ML_JSON_NUMBER;
-	row->slabinfo_delta = ml_rec_int_or0(o, "slabinfo_delta");
-	row->window_net = ml_rec_int_or0(o, "window_net");
-	row->window_unseen_allocs = ml_rec_int_or0(o, "window_unseen_allocs");
-	row->objperslab = ml_rec_int_or0(o, "objperslab");
+	row->slabinfo_delta = mli_rec_int_or0(o, "slabinfo_delta");
+	row->window_net = mli_rec_int_or0(o, "window_net");
+	row->window_unseen_allocs = mli_rec_int_or0(o, "window_unseen_allocs");
+	row->objperslab = mli_rec_int_or0(o, "objperslab");
 	return 0;
 }
 
@@ -129,9 +129,9 @@ static int read_lists(const struct json *o, struct slab_rec *r, struct ml_err *e
 		struct slab_only_rec *x = &r->only[r->nonly++];
 		const struct json *e = ml_json_at(a, i);
 
-		ml_rec_str(e, "cache", x->cache, sizeof(x->cache));
-		x->slabinfo_delta = ml_rec_int_or0(e, "slabinfo_delta");
-		x->objperslab = ml_rec_int_or0(e, "objperslab");
+		mli_rec_str(e, "cache", x->cache, sizeof(x->cache));
+		x->slabinfo_delta = mli_rec_int_or0(e, "slabinfo_delta");
+		x->objperslab = mli_rec_int_or0(e, "objperslab");
 	}
 	ret = array_of(o, "merged", true, sizeof(*r->merged), (void **)&r->merged, &a, err);
 	if (ret)
@@ -140,9 +140,9 @@ static int read_lists(const struct json *o, struct slab_rec *r, struct ml_err *e
 		struct slab_merged_rec *x = &r->merged[r->nmerged++];
 		const struct json *e = ml_json_at(a, i);
 
-		ml_rec_str(e, "cache", x->cache, sizeof(x->cache));
-		x->users = ml_rec_int_or0(e, "users");
-		ml_rec_str(e, "aliases", x->aliases, sizeof(x->aliases));
+		mli_rec_str(e, "cache", x->cache, sizeof(x->cache));
+		x->users = mli_rec_int_or0(e, "users");
+		mli_rec_str(e, "aliases", x->aliases, sizeof(x->aliases));
 	}
 	return 0;
 }
@@ -162,18 +162,18 @@ int ml_fmt_slab_read(const struct json *o, struct slab_rec *r, struct ml_err *er
 	if (ret)
 		return ret;
 	if (r->interval) {
-		ret = ml_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
+		ret = mli_rec_read_interval(o, &r->elapsed_ms, &r->last, err);
 		if (ret)
 			return ret;
 	}
-	r->recursion_misses = ml_rec_count_or0(o, "recursion_misses");
-	r->copies = ml_rec_count_or0(o, "copies");
-	r->rescued = ml_rec_count_or0(o, "rescued");
-	r->rescued_by_last = ml_rec_count_or0(o, "rescued_by_last");
-	ml_rec_str(o, "kmalloc", r->kmalloc, sizeof(r->kmalloc));
-	r->kfree_unattributed = ml_rec_count_or0(o, "kfree_unattributed");
-	r->kmalloc_large = ml_rec_count_or0(o, "kmalloc_large");
-	r->unseen_allocs = ml_rec_count_or0(o, "unseen_allocs");
+	r->recursion_misses = mli_rec_count_or0(o, "recursion_misses");
+	r->copies = mli_rec_count_or0(o, "copies");
+	r->rescued = mli_rec_count_or0(o, "rescued");
+	r->rescued_by_last = mli_rec_count_or0(o, "rescued_by_last");
+	mli_rec_str(o, "kmalloc", r->kmalloc, sizeof(r->kmalloc));
+	r->kfree_unattributed = mli_rec_count_or0(o, "kfree_unattributed");
+	r->kmalloc_large = mli_rec_count_or0(o, "kmalloc_large");
+	r->unseen_allocs = mli_rec_count_or0(o, "unseen_allocs");
 	for (size_t i = 0; i < ml_json_count(rows); i++) {
 		ret = read_row(ml_json_at(rows, i), i, &r->rows[r->nrows], err);
 		if (ret)

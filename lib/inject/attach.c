@@ -84,7 +84,7 @@ static int uffd_create_error(pid_t pid, long r, struct ml_err *err)
 		return ml_err_set(err, ENOTSUP,
 				  "userfaultfd() is not available in the target (kernel built "
 				  "without CONFIG_USERFAULTFD, or a seccomp filter blocks it)");
-	if (r == -EPERM && ml_seccomp_mode(pid) == 2)
+	if (r == -EPERM && mli_seccomp_mode(pid) == 2)
 		return ml_err_set(
 			err, EPERM,
 			"userfaultfd() refused in the target by its seccomp filter (allow "
@@ -242,7 +242,7 @@ int ml_wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struc
 		return job.rc;
 	}
 	ufd = job.rc;
-	r = ml_uffd_api(ufd, &st->features, err);
+	r = mli_uffd_api(ufd, &st->features, err);
 	if (r) {
 		close(ufd);
 		return r;

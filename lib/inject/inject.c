@@ -435,10 +435,10 @@ static int save_context(struct injector *in, struct ml_err *err)
 	} else {
 		return ml_err_set(err, errno, "reading the FPU state: %s", strerror(errno));
 	}
-	in->fp_len = ml_inject_fp_len(in->xstate, in->xstate_len);
+	in->fp_len = mli_inject_fp_len(in->xstate, in->xstate_len);
 	if (!in->fp_len)
 		return ml_err_set(err, ENOTSUP, "the thread's FPU state has an unknown layout");
-	in->frame_len = ml_inject_frame_len(in->fp_len);
+	in->frame_len = mli_inject_frame_len(in->fp_len);
 	return 0;
 }
 
@@ -509,8 +509,8 @@ static int write_frame(struct injector *in, uint64_t at, const struct user_regs_
 
 	if (!buf)
 		return -ENOMEM;
-	ml_inject_frame_build(buf, at, in->prep.sigreturn, r, mask, in->xstate, in->xstate_len,
-			      in->fp_len);
+	mli_inject_frame_build(buf, at, in->prep.sigreturn, r, mask, in->xstate, in->xstate_len,
+			       in->fp_len);
 	rc = poke(in->pid, at, buf, in->frame_len);
 	free(buf);
 	return rc;
@@ -720,7 +720,7 @@ int ml_inject_check_filters(struct injector *in, const struct inject_call *calls
 	d[k].arch = AUDIT_ARCH_X86_64;
 	d[k].instruction_pointer = in->prep.sigreturn + 7;
 	names[k++] = "rt_sigreturn";
-	return ml_seccomp_check_calls(in->tid, d, k, names, err);
+	return mli_seccomp_check_calls(in->tid, d, k, names, err);
 }
 
 int ml_inject_lowest_free_fd(pid_t pid)
@@ -782,7 +782,7 @@ static int setup_thread(struct injector *in, struct ml_err *err)
 		return r;
 	/* the frame that returns the thread to its own context; fixed */
 	own = in->saved;
-	ml_inject_apply_restart(&own);
+	mli_inject_apply_restart(&own);
 	if (write_frame(in, frame_addr(in, -1, 0), &own, in->saved_mask))
 		return ml_err_set(err, EFAULT, "writing the continuation failed");
 	in->region = 0;

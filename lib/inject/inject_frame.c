@@ -19,7 +19,7 @@ static size_t align64(size_t n)
 	return (n + 63) & ~(size_t)63;
 }
 
-size_t ml_inject_fp_len(const void *xstate, size_t xstate_len)
+size_t mli_inject_fp_len(const void *xstate, size_t xstate_len)
 {
 	uint32_t magic1, size;
 
@@ -32,20 +32,20 @@ size_t ml_inject_fp_len(const void *xstate, size_t xstate_len)
 	return (xstate_len > size + 4 ? xstate_len : size + 4);
 }
 
-size_t ml_inject_frame_len(size_t fp_len)
+size_t mli_inject_frame_len(size_t fp_len)
 {
 	return ML_FRAME_FP_OFF + align64(fp_len);
 }
 
-void ml_inject_frame_build(void *buf, uint64_t at, uint64_t pretcode,
-			   const struct user_regs_struct *r, uint64_t mask, const void *xstate,
-			   size_t xstate_len, size_t fp_len)
+void mli_inject_frame_build(void *buf, uint64_t at, uint64_t pretcode,
+			    const struct user_regs_struct *r, uint64_t mask, const void *xstate,
+			    size_t xstate_len, size_t fp_len)
 {
 	struct ml_rt_sigframe f;
 	struct ml_sigcontext *mc = &f.uc.mc;
 	char *fp = (char *)buf + ML_FRAME_FP_OFF;
 
-	memset(buf, 0, ml_inject_frame_len(fp_len));
+	memset(buf, 0, mli_inject_frame_len(fp_len));
 	memset(&f, 0, sizeof(f));
 	f.pretcode = pretcode;
 	f.uc.uc_flags = ML_UC_SIGCONTEXT_SS | ML_UC_STRICT_RESTORE_SS;
@@ -93,7 +93,7 @@ void ml_inject_frame_build(void *buf, uint64_t at, uint64_t pretcode,
 	memcpy(buf, &f, sizeof(f));
 }
 
-void ml_inject_apply_restart(struct user_regs_struct *r)
+void mli_inject_apply_restart(struct user_regs_struct *r)
 {
 	if ((long)r->orig_rax < 0)
 		return;

@@ -49,10 +49,10 @@ struct ml_rt_sigframe {
  * Bytes the signal frame's FPU area needs for this XSAVE image, the
  * MAGIC2 word included; 0 when the image is unusable.
  */
-size_t ml_inject_fp_len(const void *xstate, size_t xstate_len);
+size_t mli_inject_fp_len(const void *xstate, size_t xstate_len);
 
 /* Size of one frame (frame + FPU area), a multiple of 64. */
-size_t ml_inject_frame_len(size_t fp_len);
+size_t mli_inject_frame_len(size_t fp_len);
 
 /*
  * Build, in @buf, the frame that will sit at target address @at (64-byte
@@ -61,15 +61,15 @@ size_t ml_inject_frame_len(size_t fp_len);
  * sequence). The alternate signal stack is left as it is: the frame's
  * uc_stack carries an invalid mode, which the kernel ignores.
  */
-void ml_inject_frame_build(void *buf, uint64_t at, uint64_t pretcode,
-			   const struct user_regs_struct *r, uint64_t mask, const void *xstate,
-			   size_t xstate_len, size_t fp_len);
+void mli_inject_frame_build(void *buf, uint64_t at, uint64_t pretcode,
+			    const struct user_regs_struct *r, uint64_t mask, const void *xstate,
+			    size_t xstate_len, size_t fp_len);
 
 /*
  * rt_sigreturn leaves no syscall to restart (orig_rax = -1): apply to @r,
  * as the kernel would on resume, the restart of the call it was stopped
  * in. A call with a restart block is entered again with its arguments.
  */
-void ml_inject_apply_restart(struct user_regs_struct *r);
+void mli_inject_apply_restart(struct user_regs_struct *r);
 
 #endif

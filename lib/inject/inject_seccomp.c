@@ -38,7 +38,7 @@
 #define MAX_FILTERS 256
 
 /* Run one classic BPF program on @d; returns its verdict. */
-uint32_t ml_seccomp_bpf_run(const struct sock_filter *f, size_t n, const struct seccomp_data *d)
+uint32_t mli_seccomp_bpf_run(const struct sock_filter *f, size_t n, const struct seccomp_data *d)
 {
 	uint32_t A = 0, X = 0, M[BPF_MEMWORDS] = { 0 };
 	size_t pc = 0;
@@ -177,7 +177,7 @@ static const char *action_name(uint32_t a)
 	return "stop it";
 }
 
-int ml_seccomp_mode(pid_t tid)
+int mli_seccomp_mode(pid_t tid)
 {
 	char path[64], line[128];
 	int mode = -1;
@@ -194,15 +194,15 @@ int ml_seccomp_mode(pid_t tid)
 	return mode;
 }
 
-int ml_seccomp_check_calls(pid_t tid, const struct seccomp_data *calls, size_t n,
-			   const char **names, struct ml_err *err)
+int mli_seccomp_check_calls(pid_t tid, const struct seccomp_data *calls, size_t n,
+			    const char **names, struct ml_err *err)
 {
 	uint32_t verdict[16];
 	int r = 0;
 
 	if (n > 16)
 		return ml_err_set(err, EINVAL, "too many calls to check");
-	if (ml_seccomp_mode(tid) != 2)
+	if (mli_seccomp_mode(tid) != 2)
 		return 0; /* no filter (mode 1, strict, is refused by the caller's ENOSYS) */
 	for (size_t c = 0; c < n; c++)
 		verdict[c] = SECCOMP_RET_ALLOW;
@@ -225,7 +225,7 @@ int ml_seccomp_check_calls(pid_t tid, const struct seccomp_data *calls, size_t n
 			return 0;
 		}
 		for (size_t c = 0; c < n; c++) {
-			uint32_t v = ml_seccomp_bpf_run(prog, (size_t)len, &calls[c]);
+			uint32_t v = mli_seccomp_bpf_run(prog, (size_t)len, &calls[c]);
 
 			if (action(v) < action(verdict[c]))
 				verdict[c] = v;

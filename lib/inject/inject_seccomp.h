@@ -12,16 +12,16 @@
 #include "memlens/err.h"
 
 /* 0 none, 1 strict, 2 filter; -1 unknown */
-int ml_seccomp_mode(pid_t tid);
+int mli_seccomp_mode(pid_t tid);
 
-uint32_t ml_seccomp_bpf_run(const struct sock_filter *f, size_t n, const struct seccomp_data *d);
+uint32_t mli_seccomp_bpf_run(const struct sock_filter *f, size_t n, const struct seccomp_data *d);
 
 /*
  * @tid must be ptrace-stopped. 0 when every call would run (or fail with
  * an error), -EPERM with the reason when a filter would kill, trap or
  * suspend the target on one of them.
  */
-int ml_seccomp_check_calls(pid_t tid, const struct seccomp_data *calls, size_t n,
-			   const char **names, struct ml_err *err);
+int mli_seccomp_check_calls(pid_t tid, const struct seccomp_data *calls, size_t n,
+			    const char **names, struct ml_err *err);
 
 #endif

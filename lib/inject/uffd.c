@@ -7,18 +7,18 @@
 #include "../common/uapi.h"
 #include "uffd.h"
 
-int ml_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
+int mli_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_WP_FEATURES };
 
 	/* shared memory too, where the kernel can (not required) */
-	if (ml_uffd_kernel_features() & UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
+	if (mli_uffd_kernel_features() & UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
 		api.features |= UFFD_FEATURE_WP_HUGETLBFS_SHMEM;
 	if (ioctl(uffd, UFFDIO_API, &api) < 0) {
 		int e = errno;
 
 		if (e == EINVAL) {
-			uint64_t have = ml_uffd_kernel_features();
+			uint64_t have = mli_uffd_kernel_features();
 
 			if (!(have & UFFD_FEATURE_WP_ASYNC))
 				return ml_err_set(
@@ -41,7 +41,7 @@ int ml_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err)
 	return 0;
 }
 
-int ml_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
+int mli_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
 {
 	struct uffdio_register reg = {
 		.range = { .start = start, .len = end - start },
@@ -58,7 +58,7 @@ int ml_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *e
 	return 0;
 }
 
-int ml_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
+int mli_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
 {
 	struct uffdio_range r = { .start = start, .len = end - start };
 
@@ -71,7 +71,7 @@ int ml_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *er
 	return 0;
 }
 
-int ml_uffd_unprotect(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
+int mli_uffd_unprotect(int uffd, uint64_t start, uint64_t end, struct ml_err *err)
 {
 	struct uffdio_writeprotect wp = {
 		.range = { .start = start, .len = end - start },

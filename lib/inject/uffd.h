@@ -11,20 +11,20 @@
 #include "../common/kernel.h"
 #include "memlens/err.h"
 
-/* UFFD_WP_FEATURES, ml_uffd_kernel_features(): ../common/kernel.h */
+/* UFFD_WP_FEATURES, mli_uffd_kernel_features(): ../common/kernel.h */
 
 /*
  * UFFDIO_API with async write-protect, and UFFD_FEATURE_WP_HUGETLBFS_SHMEM
  * (shared memory) when the kernel has it. -ENOTSUP names the missing feature.
  */
-int ml_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err);
+int mli_uffd_api(int uffd, uint64_t *features_out, struct ml_err *err);
 /* UFFDIO_REGISTER_MODE_WP over [start, end). -EBUSY: owned by another uffd. */
-int ml_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
-int ml_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
+int mli_uffd_register_wp(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
+int mli_uffd_unregister(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
 /*
  * Clear the write-protect of [start, end) (UFFDIO_WRITEPROTECT without
  * MODE_WP): writes to it no longer fault until it is protected again.
  */
-int ml_uffd_unprotect(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
+int mli_uffd_unprotect(int uffd, uint64_t start, uint64_t end, struct ml_err *err);
 
 #endif

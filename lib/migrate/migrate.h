@@ -20,6 +20,6 @@ struct migrate_recv_opts {
 };
 
 /* Accept one source on @lfd and serve its migration. 0 once restored. */
-int ml_migrate_receive(int lfd, const struct migrate_recv_opts *o);
+int mli_migrate_receive(int lfd, const struct migrate_recv_opts *o);
 
 #endif

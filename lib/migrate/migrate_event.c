@@ -6,7 +6,7 @@
 
 #include "migrate_event.h"
 
-void ml_mig_emit(ml_mig_event_fn fn, void *arg, struct ml_mig_event *ev, const char *fmt, ...)
+void mli_mig_emit(ml_mig_event_fn fn, void *arg, struct ml_mig_event *ev, const char *fmt, ...)
 {
 	char msg[PATH_MAX + 1024];
 	va_list ap;

@@ -42,7 +42,7 @@ struct ml_mig_event {
 typedef void (*ml_mig_event_fn)(const struct ml_mig_event *ev, void *arg);
 
 /* @ev with its msg formatted from @fmt, to @fn (NULL: nothing). */
-void ml_mig_emit(ml_mig_event_fn fn, void *arg, struct ml_mig_event *ev, const char *fmt, ...)
+void mli_mig_emit(ml_mig_event_fn fn, void *arg, struct ml_mig_event *ev, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 #endif

@@ -40,7 +40,7 @@ static int lazy_pipe_ok(void)
 	return ret;
 }
 
-int ml_migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t len)
+int mli_migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t len)
 {
 	char host[256], path[64], line[256];
 	int port = 0;
@@ -66,7 +66,7 @@ int ml_migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t
 			 LAZY_PIPE_BYTES / 1024, 4 << 20);
 		return -EPERM;
 	}
-	if (!ml_mig_is_dir_dest(o->to, &port, host, sizeof(host)))
+	if (!mli_mig_is_dir_dest(o->to, &port, host, sizeof(host)))
 		return 0;
 	/* NSpid: the tree's root in its own PID namespace reads "... 1" */
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)o->pid);
@@ -91,13 +91,13 @@ int ml_migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t
 	return -EINVAL;
 }
 
-int ml_mig_postcopy_check(struct mig *m)
+int mli_mig_postcopy_check(struct mig *m)
 {
 	char ans[512];
-	int ret = ml_wire_send(&m->w, "CANLAZY");
+	int ret = mli_wire_send(&m->w, "CANLAZY");
 
 	if (!ret)
-		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
+		ret = mli_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret) {
 		snprintf(m->res->error, sizeof(m->res->error),
 			 "the destination closed the connection");
@@ -178,18 +178,18 @@ static int start_dump(struct post *p, int k)
 	char ans[512];
 	int ret, k2;
 
-	ret = ml_mig_ask(m, ans, sizeof(ans), "IMAGES %d", k);
+	ret = mli_mig_ask(m, ans, sizeof(ans), "IMAGES %d", k);
 	if (!ret && sscanf(ans, "READY %d", &k2) != 1)
 		ret = fail(p, -EPROTO, "the destination: %s", ans);
 	if (ret)
 		return ret;
 	if ((ret = local_addr(m, p->addr, sizeof(p->addr))) ||
-	    (p->port = ml_wire_free_port(p->addr)) < 0)
+	    (p->port = mli_wire_free_port(p->addr)) < 0)
 		return fail(p, ret ? ret : p->port,
 			    "no address and free port for the lazy pages on this side (%s)",
 			    strerror(-(ret ? ret : p->port)));
-	ml_mig_round_dir(m, k, p->dir, sizeof(p->dir));
-	ml_mig_round_dir(m, k - 1, p->parent, sizeof(p->parent));
+	mli_mig_round_dir(m, k, p->dir, sizeof(p->dir));
+	mli_mig_round_dir(m, k - 1, p->parent, sizeof(p->parent));
 	struct criu_dump_req req = {
 		.pid = m->o->pid,
 		.images_dir = p->dir,
@@ -222,7 +222,7 @@ static void fill(struct post *p, unsigned long long stored)
 
 	ml_rangeset_init(&none);
 	r->stored = stored; /* every file of the final dump: what it sent before the restore */
-	ml_mig_fill_round(p->m, r, p->cres, &none, p->dir);
+	mli_mig_fill_round(p->m, r, p->cres, &none, p->dir);
 	r->pages_lazy = p->cres->pages_lazy;
 	r->duration_ms = p->t.ready_ms;
 	snprintf(r->note, sizeof(r->note),
@@ -270,9 +270,9 @@ static int restore_and_fetch(struct post *p, int k)
 	char ans[512];
 	int pid, ret;
 
-	ret = ml_wire_send(&m->w, "LAZY %d %d %s %d", k, m->o->shell_job, p->addr, p->port);
+	ret = mli_wire_send(&m->w, "LAZY %d %d %s %d", k, m->o->shell_job, p->addr, p->port);
 	if (!ret)
-		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
+		ret = mli_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret)
 		return give_back(p, fail(p, ret, "%s", "the destination closed the connection"),
 				 true);
@@ -284,7 +284,7 @@ static int restore_and_fetch(struct post *p, int k)
 	res->downtime_ms = ml_mono_ms() - frozen_at;
 	res->restored = pid;
 	res->restore_ms = ms;
-	ret = ml_wire_recv(&m->w, ans, sizeof(ans));
+	ret = mli_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret || lazy_done(p, ans, res->downtime_ms)) {
 		/* the destination killed what it restored: it runs on here */
 		give_back(p, 0, true);
@@ -305,13 +305,13 @@ static int restore_and_fetch(struct post *p, int k)
 	if (ret) {
 		struct ml_mig_event ev = { .kind = ML_MIG_EV_LAZY_DUMP_FAILED, .err = ret };
 
-		ml_mig_emit(m->o->on_event, m->o->arg, &ev, "%s (every lazy page was delivered)",
-			    p->err.msg);
+		mli_mig_emit(m->o->on_event, m->o->arg, &ev, "%s (every lazy page was delivered)",
+			     p->err.msg);
 	}
 	return 0;
 }
 
-int ml_mig_postcopy_final(struct mig *m, int k)
+int mli_mig_postcopy_final(struct mig *m, int k)
 {
 	struct migrate_round *r = &m->res->r[m->res->nr];
 	struct post *p = calloc(1, sizeof(*p));
@@ -330,11 +330,11 @@ int ml_mig_postcopy_final(struct mig *m, int k)
 	r->start_ms = (ml_mono_ns() - m->t0_ns) / 1000000;
 	ret = start_dump(p, k);
 	if (!ret) {
-		ret = ml_mig_send_images(m, k, &r->files_bytes);
+		ret = mli_mig_send_images(m, k, &r->files_bytes);
 		if (ret)
 			give_back(p, ret, true);
 	}
-	if (!ret && (ml_mig_ask(m, ans, sizeof(ans), "DONE %d", k) ||
+	if (!ret && (mli_mig_ask(m, ans, sizeof(ans), "DONE %d", k) ||
 		     sscanf(ans, "STORED %d %llu", &k2, &stored) != 2))
 		ret = give_back(
 			p, fail(p, -EPROTO, "the destination did not store the images: %s", ans),

@@ -22,7 +22,7 @@
 #include "migrate_wire.h"
 #include "memlens/proc.h"
 
-void ml_mig_recv_round_dir(const struct recv_state *s, int k, char *buf, size_t len)
+void mli_mig_recv_round_dir(const struct recv_state *s, int k, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.4000s/%d", s->o->dir, k);
 }
@@ -37,23 +37,23 @@ static int start_round(struct recv_state *s, int k)
 	int port, r;
 
 	if (k != s->round + 1 || s->ps_pid)
-		return ml_wire_send(&s->w, "ERR round %d out of order (expected %d)", k,
-				    s->round + 1);
-	ml_mig_recv_round_dir(s, k, dir, sizeof(dir));
-	ml_mig_recv_round_dir(s, k - 1, parent, sizeof(parent));
-	port = ml_wire_free_port(s->o->host);
+		return mli_wire_send(&s->w, "ERR round %d out of order (expected %d)", k,
+				     s->round + 1);
+	mli_mig_recv_round_dir(s, k, dir, sizeof(dir));
+	mli_mig_recv_round_dir(s, k - 1, parent, sizeof(parent));
+	port = mli_wire_free_port(s->o->host);
 	if (port < 0)
-		return ml_wire_send(&s->w, "ERR no free port on %s: %s", s->o->host,
-				    strerror(-port));
+		return mli_wire_send(&s->w, "ERR no free port on %s: %s", s->o->host,
+				     strerror(-port));
 	rq.images_dir = dir;
 	rq.port = port;
 	rq.parent_dir = k > 1 ? parent : NULL;
 	s->files_round = false;
 	r = ml_criu_page_server_start(s->o->caps, &rq, &ro, &s->ps_pid, &res, &e);
 	if (r)
-		return ml_wire_send(&s->w, "ERR %s", e.msg);
+		return mli_wire_send(&s->w, "ERR %s", e.msg);
 	s->round = k;
-	return ml_wire_send(&s->w, "PORT %d", port);
+	return mli_wire_send(&s->w, "PORT %d", port);
 }
 
 /* The page server exits by itself once the dump has closed its connection. */
@@ -63,15 +63,15 @@ static int end_round(struct recv_state *s, int k)
 	struct ml_err e;
 
 	if (k != s->round || (!s->ps_pid && !s->files_round))
-		return ml_wire_send(&s->w, "ERR no page server for round %d", k);
+		return mli_wire_send(&s->w, "ERR no page server for round %d", k);
 	for (int i = 0; s->ps_pid && i < 3000 && !ml_proc_exited(s->ps_pid, 0); i++)
 		usleep(10000);
 	if (s->ps_pid)
 		ml_criu_page_server_stop(s->ps_pid, &e);
 	s->ps_pid = 0;
-	ml_mig_recv_round_dir(s, k, dir, sizeof(dir));
-	return ml_wire_send(&s->w, "STORED %d %llu", k,
-			    (unsigned long long)ml_criu_dir_bytes(dir, NULL));
+	mli_mig_recv_round_dir(s, k, dir, sizeof(dir));
+	return mli_wire_send(&s->w, "STORED %d %llu", k,
+			     (unsigned long long)ml_criu_dir_bytes(dir, NULL));
 }
 
 static int recv_file(struct recv_state *s, const char *name, unsigned long long size)
@@ -79,8 +79,8 @@ static int recv_file(struct recv_state *s, const char *name, unsigned long long 
 	char dir[PATH_MAX];
 	int r;
 
-	ml_mig_recv_round_dir(s, s->round, dir, sizeof(dir));
-	r = ml_wire_recv_file(&s->w, dir, name, size);
+	mli_mig_recv_round_dir(s, s->round, dir, sizeof(dir));
+	r = mli_wire_recv_file(&s->w, dir, name, size);
 	if (r == -EPIPE)
 		return r;
 	if (r) {
@@ -88,8 +88,8 @@ static int recv_file(struct recv_state *s, const char *name, unsigned long long 
 			.kind = ML_MIG_EV_STORE_FAILED, .dir = dir, .name = name, .err = r
 		};
 
-		ml_mig_emit(s->o->on_event, s->o->arg, &ev, "cannot store %s/%s: %s", dir, name,
-			    strerror(-r));
+		mli_mig_emit(s->o->on_event, s->o->arg, &ev, "cannot store %s/%s: %s", dir, name,
+			     strerror(-r));
 	}
 	return 0;
 }
@@ -104,24 +104,24 @@ static int restore(struct recv_state *s, int k, int shell_job)
 	int r;
 
 	if (k != s->round)
-		return ml_wire_send(&s->w, "ERR restore of round %d, but round %d came last", k,
-				    s->round);
-	ml_mig_recv_round_dir(s, k, dir, sizeof(dir));
+		return mli_wire_send(&s->w, "ERR restore of round %d, but round %d came last", k,
+				     s->round);
+	mli_mig_recv_round_dir(s, k, dir, sizeof(dir));
 	rq.images_dir = dir;
 	r = ml_criu_restore(s->o->caps, &rq, &ro, &res, &e);
 	if (r)
-		return ml_wire_send(&s->w, "ERR %s", e.msg);
+		return mli_wire_send(&s->w, "ERR %s", e.msg);
 	if (s->o->verbose) {
 		struct ml_mig_event ev = { .kind = ML_MIG_EV_RESTORED,
 					   .dir = dir,
 					   .pid = res.restored_pid,
 					   .ms = res.duration_ms };
 
-		ml_mig_emit(s->o->on_event, s->o->arg, &ev, "restored pid %d from %s in %.2f s",
-			    (int)res.restored_pid, dir, res.duration_ms / 1000.0);
+		mli_mig_emit(s->o->on_event, s->o->arg, &ev, "restored pid %d from %s in %.2f s",
+			     (int)res.restored_pid, dir, res.duration_ms / 1000.0);
 	}
-	return ml_wire_send(&s->w, "RESTORED %d %llu", (int)res.restored_pid,
-			    (unsigned long long)res.duration_ms);
+	return mli_wire_send(&s->w, "RESTORED %d %llu", (int)res.restored_pid,
+			     (unsigned long long)res.duration_ms);
 }
 
 static int serve(struct recv_state *s)
@@ -130,13 +130,13 @@ static int serve(struct recv_state *s)
 	unsigned long long size;
 	int k, x, r, port;
 
-	r = ml_wire_recv(&s->w, line, sizeof(line));
+	r = mli_wire_recv(&s->w, line, sizeof(line));
 	if (r || strcmp(line, MIGRATE_HELLO))
-		return ml_wire_send(&s->w, "ERR this is a memlens migrate receiver; it speaks %s",
-				    MIGRATE_HELLO)
+		return mli_wire_send(&s->w, "ERR this is a memlens migrate receiver; it speaks %s",
+				     MIGRATE_HELLO)
 			       ?: -EPROTO;
-	r = ml_wire_send(&s->w, "OK %s", s->o->caps->version[0] ? s->o->caps->version : "unknown");
-	while (!r && !(r = ml_wire_recv(&s->w, line, sizeof(line)))) {
+	r = mli_wire_send(&s->w, "OK %s", s->o->caps->version[0] ? s->o->caps->version : "unknown");
+	while (!r && !(r = mli_wire_recv(&s->w, line, sizeof(line)))) {
 		if (sscanf(line, "ROUND %d", &k) == 1)
 			r = start_round(s, k);
 		else if (sscanf(line, "DONE %d", &k) == 1)
@@ -146,26 +146,26 @@ static int serve(struct recv_state *s)
 		else if (sscanf(line, "RESTORE %d %d", &k, &x) == 2)
 			return restore(s, k, x);
 		else if (sscanf(line, "IMAGES %d", &k) == 1)
-			r = ml_mig_recv_files_round(s, k);
+			r = mli_mig_recv_files_round(s, k);
 		else if (!strcmp(line, "CANLAZY"))
-			r = ml_mig_recv_can_lazy(s);
+			r = mli_mig_recv_can_lazy(s);
 		else if (sscanf(line, "LAZY %d %d %255s %d", &k, &x, name, &port) == 4)
-			return ml_mig_recv_restore_lazy(s, k, x, name, port);
+			return mli_mig_recv_restore_lazy(s, k, x, name, port);
 		else if (!strncmp(line, "ABORT ", 6)) {
 			struct ml_mig_event ev = { .kind = ML_MIG_EV_ABORTED, .err = -ECANCELED };
 
-			ml_mig_emit(s->o->on_event, s->o->arg, &ev,
-				    "the source refused the migration before its first round, "
-				    "nothing was sent: %s",
-				    line + 6);
+			mli_mig_emit(s->o->on_event, s->o->arg, &ev,
+				     "the source refused the migration before its first round, "
+				     "nothing was sent: %s",
+				     line + 6);
 			return -ECANCELED;
 		} else
-			r = ml_wire_send(&s->w, "ERR unknown request '%.100s'", line);
+			r = mli_wire_send(&s->w, "ERR unknown request '%.100s'", line);
 	}
 	return r == -EPIPE ? -ECONNRESET : r;
 }
 
-int ml_migrate_receive(int lfd, const struct migrate_recv_opts *o)
+int mli_migrate_receive(int lfd, const struct migrate_recv_opts *o)
 {
 	struct recv_state s = { .o = o };
 	int fd, r;
@@ -175,8 +175,8 @@ int ml_migrate_receive(int lfd, const struct migrate_recv_opts *o)
 					   .dir = o->dir,
 					   .err = -errno };
 
-		ml_mig_emit(o->on_event, o->arg, &ev, "cannot create %s: %s", o->dir,
-			    strerror(-ev.err));
+		mli_mig_emit(o->on_event, o->arg, &ev, "cannot create %s: %s", o->dir,
+			     strerror(-ev.err));
 		return ev.err;
 	}
 	do
@@ -184,7 +184,7 @@ int ml_migrate_receive(int lfd, const struct migrate_recv_opts *o)
 	while (fd < 0 && errno == EINTR);
 	if (fd < 0)
 		return -errno;
-	r = ml_wire_open(&s.w, fd);
+	r = mli_wire_open(&s.w, fd);
 	if (!r)
 		r = serve(&s);
 	if (s.ps_pid) {
@@ -192,6 +192,6 @@ int ml_migrate_receive(int lfd, const struct migrate_recv_opts *o)
 
 		ml_criu_page_server_stop(s.ps_pid, &e);
 	}
-	ml_wire_close(&s.w);
+	mli_wire_close(&s.w);
 	return r;
 }

@@ -18,14 +18,14 @@ struct recv_state {
 };
 
 /* DIR/K */
-void ml_mig_recv_round_dir(const struct recv_state *s, int k, char *buf, size_t len);
+void mli_mig_recv_round_dir(const struct recv_state *s, int k, char *buf, size_t len);
 
 /* Post-copy (migrate_recv_lazy.c). CANLAZY: can lazy pages work here? */
-int ml_mig_recv_can_lazy(struct recv_state *s);
+int mli_mig_recv_can_lazy(struct recv_state *s);
 /* IMAGES K: round K's images will come as files (its parent linked). */
-int ml_mig_recv_files_round(struct recv_state *s, int k);
+int mli_mig_recv_files_round(struct recv_state *s, int k);
 /* LAZY K SHELLJOB ADDR PORT: `criu lazy-pages`, the lazy restore, then the count. */
-int ml_mig_recv_restore_lazy(struct recv_state *s, int k, int shell_job, const char *addr,
-			     int port);
+int mli_mig_recv_restore_lazy(struct recv_state *s, int k, int shell_job, const char *addr,
+			      int port);
 
 #endif

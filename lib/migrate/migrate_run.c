@@ -24,7 +24,8 @@
 #include "migrate_src.h"
 #include "migrate_wire.h"
 
-int ml_mig_pause_ms(struct mig *m, unsigned int ms)
+/* Wait @ms (the caller's pause); nonzero: stop. */
+static int mig_pause_ms(struct mig *m, unsigned int ms)
 {
 	if (m->o->pause)
 		return m->o->pause(ms, m->o->arg);
@@ -36,16 +37,16 @@ static void *recv_thread(void *arg)
 {
 	struct mig *m = arg;
 
-	ml_migrate_receive(m->lfd, &m->ro);
+	mli_migrate_receive(m->lfd, &m->ro);
 	return NULL;
 }
 
 /* A destination given as a directory (not HOST:PORT). */
-bool ml_mig_is_dir_dest(const char *to, int *port, char *host, size_t len)
+bool mli_mig_is_dir_dest(const char *to, int *port, char *host, size_t len)
 {
 	struct stat st;
 
-	return ml_wire_parse_hostport(to, host, len, port) ||
+	return mli_wire_parse_hostport(to, host, len, port) ||
 	       (stat(to, &st) == 0 && S_ISDIR(st.st_mode)) || strchr(to, '/');
 }
 
@@ -54,14 +55,14 @@ static int connect_dest(struct mig *m)
 {
 	int port = 0, fd, r;
 
-	if (ml_mig_is_dir_dest(m->o->to, &port, m->host, sizeof(m->host))) {
+	if (mli_mig_is_dir_dest(m->o->to, &port, m->host, sizeof(m->host))) {
 		m->ro = (struct migrate_recv_opts){ .dir = m->o->to,
 						    .host = "127.0.0.1",
 						    .caps = m->o->caps,
 						    .timeout_s = m->o->timeout_s,
 						    .on_event = m->o->on_event,
 						    .arg = m->o->arg };
-		m->lfd = ml_wire_listen("127.0.0.1", 0, &port);
+		m->lfd = mli_wire_listen("127.0.0.1", 0, &port);
 		if (m->lfd < 0)
 			return m->lfd;
 		snprintf(m->host, sizeof(m->host), "127.0.0.1");
@@ -75,10 +76,10 @@ static int connect_dest(struct mig *m)
 	} else if (!port) {
 		return -EINVAL;
 	}
-	fd = ml_wire_connect(m->host, port);
+	fd = mli_wire_connect(m->host, port);
 	if (fd < 0)
 		return fd;
-	r = ml_wire_open(&m->w, fd);
+	r = mli_wire_open(&m->w, fd);
 	m->w_open = !r;
 	return r;
 }
@@ -86,7 +87,7 @@ static int connect_dest(struct mig *m)
 static void end_receiver(struct mig *m)
 {
 	if (m->w_open)
-		ml_wire_close(&m->w);
+		mli_wire_close(&m->w);
 	m->w_open = false;
 	if (m->recv_on) {
 		/* never connected: wake its accept() */
@@ -100,12 +101,12 @@ static void end_receiver(struct mig *m)
 }
 
 /* Send a request, read the answer; -EPROTO with the destination's ERR text. */
-int ml_mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
+int mli_mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
 {
-	int r = ml_wire_send(&m->w, fmt, k);
+	int r = mli_wire_send(&m->w, fmt, k);
 
 	if (!r)
-		r = ml_wire_recv(&m->w, ans, len);
+		r = mli_wire_recv(&m->w, ans, len);
 	if (r) {
 		snprintf(m->res->error, sizeof(m->res->error),
 			 "the destination closed the connection");
@@ -118,7 +119,7 @@ int ml_mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k)
 	return 0;
 }
 
-void ml_mig_round_dir(const struct mig *m, int k, char *buf, size_t len)
+void mli_mig_round_dir(const struct mig *m, int k, char *buf, size_t len)
 {
 	snprintf(buf, len, "%.4000s/%d", m->o->work, k);
 }
@@ -127,10 +128,10 @@ void ml_mig_round_dir(const struct mig *m, int k, char *buf, size_t len)
 static bool shipped(DIR *d, const char *name, struct stat *st)
 {
 	return fstatat(dirfd(d), name, st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st->st_mode) &&
-	       ml_wire_name_ok(name) && !strstr(name, ".log");
+	       mli_wire_name_ok(name) && !strstr(name, ".log");
 }
 
-/* The bytes of the files ml_mig_send_images() sends from @dir. */
+/* The bytes of the files mli_mig_send_images() sends from @dir. */
 static uint64_t images_bytes(const char *dir)
 {
 	uint64_t sum = 0;
@@ -147,8 +148,8 @@ static uint64_t images_bytes(const char *dir)
 	return sum;
 }
 
-void ml_mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
-		       const struct rangeset *hot, const char *dir)
+void mli_mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
+			const struct rangeset *hot, const char *dir)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -252,18 +253,18 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 	 * pagemaps on this side); else into a page server at the destination */
 	port = 0;
 	if (m->o->postcopy) {
-		ret = ml_mig_ask(m, ans, sizeof(ans), "IMAGES %d", k);
+		ret = mli_mig_ask(m, ans, sizeof(ans), "IMAGES %d", k);
 		if (!ret && sscanf(ans, "READY %d", &k2) != 1)
 			ret = -EPROTO;
 	} else {
-		ret = ml_mig_ask(m, ans, sizeof(ans), "ROUND %d", k);
+		ret = mli_mig_ask(m, ans, sizeof(ans), "ROUND %d", k);
 		if (!ret && sscanf(ans, "PORT %d", &port) != 1)
 			ret = -EPROTO;
 	}
 	if (ret)
 		goto out;
-	ml_mig_round_dir(m, k, dir, sizeof(dir));
-	ml_mig_round_dir(m, k - 1, parent, sizeof(parent));
+	mli_mig_round_dir(m, k, dir, sizeof(dir));
+	mli_mig_round_dir(m, k - 1, parent, sizeof(parent));
 	struct criu_dump_req req = {
 		.pid = m->o->pid,
 		.images_dir = dir,
@@ -288,14 +289,14 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 	if (ret)
 		snprintf(m->res->error, sizeof(m->res->error), "%s", err.msg);
 	else if (m->o->postcopy)
-		ret = ml_mig_send_images(m, k, &r->files_bytes);
+		ret = mli_mig_send_images(m, k, &r->files_bytes);
 	/* the page server ends with the dump, failed or not */
-	if (ml_mig_ask(m, ans, sizeof(ans), "DONE %d", k) == 0 &&
+	if (mli_mig_ask(m, ans, sizeof(ans), "DONE %d", k) == 0 &&
 	    sscanf(ans, "STORED %d %llu", &k2, &stored) == 2)
 		r->stored = stored;
 	if (ret)
 		goto out;
-	ml_mig_fill_round(m, r, res, &hot, dir);
+	mli_mig_fill_round(m, r, res, &hot, dir);
 	if (nstopped)
 		note_stopped(r, stopped, nstopped);
 	m->res->total += r->bytes;
@@ -309,7 +310,7 @@ out:
 }
 
 /* The final dump's images other than pages (those are at the destination). */
-int ml_mig_send_images(struct mig *m, int k, uint64_t *bytes)
+int mli_mig_send_images(struct mig *m, int k, uint64_t *bytes)
 {
 	char dir[PATH_MAX];
 	struct dirent *de;
@@ -317,13 +318,13 @@ int ml_mig_send_images(struct mig *m, int k, uint64_t *bytes)
 	int ret = 0;
 	DIR *d;
 
-	ml_mig_round_dir(m, k, dir, sizeof(dir));
+	mli_mig_round_dir(m, k, dir, sizeof(dir));
 	d = opendir(dir);
 	if (!d)
 		return -errno;
 	while (!ret && (de = readdir(d)))
 		if (shipped(d, de->d_name, &st)) {
-			ret = ml_wire_send_file(&m->w, dir, de->d_name);
+			ret = mli_wire_send_file(&m->w, dir, de->d_name);
 			if (bytes)
 				*bytes += (uint64_t)st.st_size;
 		}
@@ -341,7 +342,7 @@ static void wait_pid_free(struct mig *m, pid_t pid)
 
 	snprintf(p, sizeof(p), "/proc/%d", (int)pid);
 	for (int i = 0; i < 1000 && access(p, F_OK) == 0; i++)
-		if (ml_mig_pause_ms(m, 10))
+		if (mig_pause_ms(m, 10))
 			return;
 }
 
@@ -353,7 +354,7 @@ static void wait_dirs_gone(struct mig *m, const char *const *dirs)
 	/* MIGRATE_SETTLE_MS for all of them */
 	for (size_t k = 0; dirs && dirs[k]; k++)
 		for (; i < MIGRATE_SETTLE_MS / 10 && access(dirs[k], F_OK) == 0; i++)
-			if (ml_mig_pause_ms(m, 10))
+			if (mig_pause_ms(m, 10))
 				return;
 }
 
@@ -369,16 +370,16 @@ static int final_round(struct mig *m, int k)
 	if (ret)
 		return ret;
 	res->dump_ms = (ml_mono_ns() - t0) / 1000000;
-	ret = ml_mig_send_images(m, k, NULL);
+	ret = mli_mig_send_images(m, k, NULL);
 	if (ret)
 		return ret;
 	/* the same PID namespace at the destination (this machine, a
 	 * container or network namespace of it) needs the pid free again */
 	wait_pid_free(m, m->o->pid);
 	wait_dirs_gone(m, m->o->settle_dirs);
-	ret = ml_wire_send(&m->w, "RESTORE %d %d", k, m->o->shell_job);
+	ret = mli_wire_send(&m->w, "RESTORE %d %d", k, m->o->shell_job);
 	if (!ret)
-		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
+		ret = mli_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "the destination closed the connection");
 		return ret;
@@ -443,7 +444,7 @@ static int wait_round(struct mig *m)
 			return 0;
 		if (precopy_ended(m))
 			return 0;
-		r = ml_mig_pause_ms(m, 50);
+		r = mig_pause_ms(m, 50);
 		if (r) {
 			snprintf(m->res->error, sizeof(m->res->error), "stopped between rounds: %s",
 				 strerror(-r));
@@ -478,7 +479,7 @@ static int start_profiling(struct mig *m)
 	return wait_round(m);
 }
 
-void ml_migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
+void mli_migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
 {
 	char opts[128];
 
@@ -533,24 +534,24 @@ static void snap_procs(struct mig *m)
 	free(tree);
 }
 
-void ml_migrate_abort(const char *to, const char *why)
+void mli_migrate_abort(const char *to, const char *why)
 {
 	char host[256], ans[256], line[480];
 	struct wire w;
 	int port = 0, fd;
 
-	if (!to || ml_mig_is_dir_dest(to, &port, host, sizeof(host)) || !port)
+	if (!to || mli_mig_is_dir_dest(to, &port, host, sizeof(host)) || !port)
 		return;
-	fd = ml_wire_connect_timeout(host, port, 3000);
-	if (fd < 0 || ml_wire_open(&w, fd))
+	fd = mli_wire_connect_timeout(host, port, 3000);
+	if (fd < 0 || mli_wire_open(&w, fd))
 		return;
 	/* one line: the receiver's buffer holds 512 bytes */
 	snprintf(line, sizeof(line), "%s", why);
 	line[strcspn(line, "\n")] = '\0';
-	if (!ml_wire_send(&w, MIGRATE_HELLO) && !ml_wire_recv(&w, ans, sizeof(ans)) &&
+	if (!mli_wire_send(&w, MIGRATE_HELLO) && !mli_wire_recv(&w, ans, sizeof(ans)) &&
 	    !strncmp(ans, "OK", 2))
-		ml_wire_send(&w, "ABORT %s", line);
-	ml_wire_close(&w);
+		mli_wire_send(&w, "ABORT %s", line);
+	mli_wire_close(&w);
 }
 
 static int rounds(struct mig *m)
@@ -560,16 +561,16 @@ static int rounds(struct mig *m)
 	char ans[256];
 	int ret, k = 1;
 
-	ret = ml_wire_send(&m->w, MIGRATE_HELLO);
+	ret = mli_wire_send(&m->w, MIGRATE_HELLO);
 	if (!ret)
-		ret = ml_wire_recv(&m->w, ans, sizeof(ans));
+		ret = mli_wire_recv(&m->w, ans, sizeof(ans));
 	if (ret || strncmp(ans, "OK", 2)) {
 		snprintf(res->error, sizeof(res->error), "no memlens migrate receiver at %s: %s",
 			 o->to, ret ? "no answer" : ans);
 		return ret ? ret : -EPROTO;
 	}
 	res->connected = true;
-	if (o->postcopy && (ret = ml_mig_postcopy_check(m)))
+	if (o->postcopy && (ret = mli_mig_postcopy_check(m)))
 		return ret;
 	if (res->exclude && !o->prof && (ret = start_profiling(m)))
 		return ret;
@@ -587,10 +588,10 @@ static int rounds(struct mig *m)
 		}
 	}
 	snap_procs(m);
-	return o->postcopy ? ml_mig_postcopy_final(m, k) : final_round(m, k);
+	return o->postcopy ? mli_mig_postcopy_final(m, k) : final_round(m, k);
 }
 
-int ml_migrate_run(const struct migrate_opts *o, struct migrate_result *res)
+int mli_migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 {
 	ML_OPTS(criu_run_opts, ro, .timeout_ms = o->timeout_s * 1000);
 	struct mig m = { .o = o, .res = res, .lfd = -1, .p = o->prof };
@@ -599,10 +600,10 @@ int ml_migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 
 	memset(res, 0, sizeof(*res));
 	res->frozen_us = -1;
-	ml_migrate_plan(o, res);
+	mli_migrate_plan(o, res);
 	if (o->postcopy &&
-	    (ret = ml_migrate_postcopy_precheck(o, res->error, sizeof(res->error)))) {
-		ml_migrate_abort(o->to, res->error);
+	    (ret = mli_migrate_postcopy_precheck(o, res->error, sizeof(res->error)))) {
+		mli_migrate_abort(o->to, res->error);
 		return ret;
 	}
 	m.t0_ns = ml_mono_ns();
@@ -614,7 +615,7 @@ int ml_migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 		ret = ml_criu_session_open(&m.sess, o->caps, &ro, &err);
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "%s", err.msg);
-		ml_migrate_abort(o->to, res->error);
+		mli_migrate_abort(o->to, res->error);
 		return ret;
 	}
 	ret = connect_dest(&m);

@@ -139,10 +139,10 @@ struct migrate_result {
  * keeps its PIDs at the source until every page has arrived). 0, or a
  * negative errno with the reason in @why.
  */
-int ml_migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t len);
+int mli_migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t len);
 
-/* What ml_migrate_run() will do: precopy, exclude and why. */
-void ml_migrate_plan(const struct migrate_opts *o, struct migrate_result *res);
+/* What mli_migrate_run() will do: precopy, exclude and why. */
+void mli_migrate_plan(const struct migrate_opts *o, struct migrate_result *res);
 
 /*
  * Migrate: 0 once the tree runs at the destination (res->restored), else
@@ -150,14 +150,14 @@ void ml_migrate_plan(const struct migrate_opts *o, struct migrate_result *res);
  * last round is not a pre-dump) the tree's complete images are at the
  * destination; otherwise it still runs at the source.
  */
-int ml_migrate_run(const struct migrate_opts *o, struct migrate_result *res);
+int mli_migrate_run(const struct migrate_opts *o, struct migrate_result *res);
 
 /*
  * The source refused the migration before its first round: when @to is
  * HOST:PORT, tell the receiver there why (ABORT), so that it exits instead
  * of waiting. Best effort, bounded (a few seconds); a directory: nothing.
  */
-void ml_migrate_abort(const char *to, const char *why);
+void mli_migrate_abort(const char *to, const char *why);
 
 /* The note of a run that left hot memory out (for outputs). */
 /* What the CRIU in use leaves out, by ml_criu_granularity(). */

@@ -34,22 +34,20 @@ struct mig {
 };
 
 /* A destination given as a directory (not HOST:PORT). */
-bool ml_mig_is_dir_dest(const char *to, int *port, char *host, size_t len);
-/* Wait @ms (the caller's pause); nonzero: stop. */
-int ml_mig_pause_ms(struct mig *m, unsigned int ms);
+bool mli_mig_is_dir_dest(const char *to, int *port, char *host, size_t len);
 /* Send a request, read the answer; -EPROTO with the destination's ERR text. */
-int ml_mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k);
+int mli_mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k);
 /* WORK/K, the source's images of round K. */
-void ml_mig_round_dir(const struct mig *m, int k, char *buf, size_t len);
+void mli_mig_round_dir(const struct mig *m, int k, char *buf, size_t len);
 /* Round @r from CRIU's @res (r->stored set first), its images in @dir. */
-void ml_mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
-		       const struct rangeset *hot, const char *dir);
+void mli_mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
+			const struct rangeset *hot, const char *dir);
 /* Round K's image files (not the logs) as FILE records; *@bytes (or NULL) adds their size. */
-int ml_mig_send_images(struct mig *m, int k, uint64_t *bytes);
+int mli_mig_send_images(struct mig *m, int k, uint64_t *bytes);
 
 /* Post-copy (migrate_post.c): can the destination take it (userfaultfd)? */
-int ml_mig_postcopy_check(struct mig *m);
+int mli_mig_postcopy_check(struct mig *m);
 /* Post-copy's final round: the lazy dump, its images, the restore, the lazy pages. */
-int ml_mig_postcopy_final(struct mig *m, int k);
+int mli_mig_postcopy_final(struct mig *m, int k);
 
 #endif

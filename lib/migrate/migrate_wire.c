@@ -15,7 +15,7 @@
 
 #include "migrate_wire.h"
 
-int ml_wire_open(struct wire *w, int fd)
+int mli_wire_open(struct wire *w, int fd)
 {
 	int fd2 = dup(fd);
 
@@ -36,7 +36,7 @@ int ml_wire_open(struct wire *w, int fd)
 	return 0;
 }
 
-void ml_wire_close(struct wire *w)
+void mli_wire_close(struct wire *w)
 {
 	if (w->in)
 		fclose(w->in);
@@ -45,7 +45,7 @@ void ml_wire_close(struct wire *w)
 	w->in = w->out = NULL;
 }
 
-int ml_wire_send(struct wire *w, const char *fmt, ...)
+int mli_wire_send(struct wire *w, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -58,7 +58,7 @@ int ml_wire_send(struct wire *w, const char *fmt, ...)
 	return 0;
 }
 
-int ml_wire_recv(struct wire *w, char *buf, size_t len)
+int mli_wire_recv(struct wire *w, char *buf, size_t len)
 {
 	size_t n;
 
@@ -71,12 +71,12 @@ int ml_wire_recv(struct wire *w, char *buf, size_t len)
 	return 0;
 }
 
-bool ml_wire_name_ok(const char *name)
+bool mli_wire_name_ok(const char *name)
 {
 	return *name && *name != '.' && !strchr(name, '/') && strlen(name) < 200;
 }
 
-int ml_wire_send_file(struct wire *w, const char *dir, const char *name)
+int mli_wire_send_file(struct wire *w, const char *dir, const char *name)
 {
 	char path[4096], buf[65536];
 	struct stat st;
@@ -103,12 +103,12 @@ int ml_wire_send_file(struct wire *w, const char *dir, const char *name)
 	return fflush(w->out) ? -EIO : 0;
 }
 
-int ml_wire_recv_file(struct wire *w, const char *dir, const char *name, uint64_t size)
+int mli_wire_recv_file(struct wire *w, const char *dir, const char *name, uint64_t size)
 {
 	char path[4096], buf[65536];
 	int fd, ret = 0;
 
-	if (!ml_wire_name_ok(name))
+	if (!mli_wire_name_ok(name))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -131,7 +131,7 @@ int ml_wire_recv_file(struct wire *w, const char *dir, const char *name, uint64_
 	return ret;
 }
 
-int ml_wire_parse_hostport(const char *s, char *host, size_t len, int *port)
+int mli_wire_parse_hostport(const char *s, char *host, size_t len, int *port)
 {
 	const char *colon = strrchr(s, ':');
 	const char *h = s;
@@ -181,7 +181,7 @@ static int bound_port(int fd)
 					: ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
-int ml_wire_listen(const char *host, int port, int *bound)
+int mli_wire_listen(const char *host, int port, int *bound)
 {
 	struct addrinfo *ai;
 	int fd, one = 1, ret = resolve(host, port, true, &ai);
@@ -212,7 +212,7 @@ out:
 	return ret;
 }
 
-int ml_wire_connect_timeout(const char *host, int port, int timeout_ms)
+int mli_wire_connect_timeout(const char *host, int port, int timeout_ms)
 {
 	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
 	struct addrinfo *ai, *a;
@@ -244,14 +244,14 @@ int ml_wire_connect_timeout(const char *host, int port, int timeout_ms)
 	return fd;
 }
 
-int ml_wire_connect(const char *host, int port)
+int mli_wire_connect(const char *host, int port)
 {
-	return ml_wire_connect_timeout(host, port, 0);
+	return mli_wire_connect_timeout(host, port, 0);
 }
 
-int ml_wire_free_port(const char *host)
+int mli_wire_free_port(const char *host)
 {
-	int port = 0, fd = ml_wire_listen(host, 0, &port);
+	int port = 0, fd = mli_wire_listen(host, 0, &port);
 
 	if (fd < 0)
 		return fd;

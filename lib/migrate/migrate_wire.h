@@ -44,28 +44,28 @@ struct wire {
 };
 
 /* Both directions on a connected socket (the fd is owned by @w). */
-int ml_wire_open(struct wire *w, int fd);
-void ml_wire_close(struct wire *w);
+int mli_wire_open(struct wire *w, int fd);
+void mli_wire_close(struct wire *w);
 /* One line, printf-style, flushed. 0 or -EIO. */
-int ml_wire_send(struct wire *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int mli_wire_send(struct wire *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* One line without its newline into @buf. 0, -EPIPE at end of stream, -E2BIG. */
-int ml_wire_recv(struct wire *w, char *buf, size_t len);
+int mli_wire_recv(struct wire *w, char *buf, size_t len);
 /* Send @dir/@name as a FILE record. */
-int ml_wire_send_file(struct wire *w, const char *dir, const char *name);
+int mli_wire_send_file(struct wire *w, const char *dir, const char *name);
 /* Receive @size bytes of a FILE record into @dir/@name (created 0600). */
-int ml_wire_recv_file(struct wire *w, const char *dir, const char *name, uint64_t size);
+int mli_wire_recv_file(struct wire *w, const char *dir, const char *name, uint64_t size);
 /* A file name the receiver accepts: no '/', not "." or "..", no leading '.'. */
-bool ml_wire_name_ok(const char *name);
+bool mli_wire_name_ok(const char *name);
 
 /* "HOST:PORT" into @host (brackets of "[v6]:port" removed) and @port. */
-int ml_wire_parse_hostport(const char *s, char *host, size_t len, int *port);
+int mli_wire_parse_hostport(const char *s, char *host, size_t len, int *port);
 /* Listening TCP socket on @host:@port (0: any free port); *bound gets the port. */
-int ml_wire_listen(const char *host, int port, int *bound);
+int mli_wire_listen(const char *host, int port, int *bound);
 /* Connected TCP socket to @host:@port, or -errno. */
-int ml_wire_connect(const char *host, int port);
+int mli_wire_connect(const char *host, int port);
 /* The same, the connect and later reads and writes bounded by @timeout_ms. */
-int ml_wire_connect_timeout(const char *host, int port, int timeout_ms);
+int mli_wire_connect_timeout(const char *host, int port, int timeout_ms);
 /* A free TCP port on @host (bound and released), or -errno. */
-int ml_wire_free_port(const char *host);
+int mli_wire_free_port(const char *host);
 
 #endif

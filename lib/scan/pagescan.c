@@ -13,7 +13,7 @@
 
 #define PAGE_SIZE_4K 4096ULL
 
-int ml_pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err)
+int mli_pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err)
 {
 	char path[64];
 
@@ -39,7 +39,7 @@ int ml_pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_e
 	return 0;
 }
 
-void ml_pagescan_close(struct pagescan *ps)
+void mli_pagescan_close(struct pagescan *ps)
 {
 	if (ps->fd >= 0)
 		close(ps->fd);
@@ -132,8 +132,8 @@ static uint64_t file_cat(bool shared)
 	return shared ? 0 : PAGE_IS_FILE;
 }
 
-int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
-			 struct ml_err *err)
+int mli_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+			  struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.flags = PM_SCAN_WP_MATCHING,
@@ -147,8 +147,8 @@ int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool
 	return r < 0 ? (int)r : 0;
 }
 
-long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags, pagescan_fn fn,
-		       void *arg, struct ml_err *err)
+long mli_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags,
+			pagescan_fn fn, void *arg, struct ml_err *err)
 {
 	bool shared = flags & PAGESCAN_SHARED;
 	struct pm_scan_arg a = {
@@ -163,8 +163,8 @@ long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int fl
 	return run_scan(ps, &a, start, end, fn, arg, "dirty scan", err);
 }
 
-long ml_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
-				 pagescan_fn fn, void *arg, struct ml_err *err)
+long mli_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+				  pagescan_fn fn, void *arg, struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.flags = PM_SCAN_WP_MATCHING,
@@ -184,7 +184,7 @@ static int stop_first(const struct page_region *r, void *arg)
 	return 1;
 }
 
-int ml_pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err)
+int mli_pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.max_pages = 1,
@@ -198,9 +198,9 @@ int ml_pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, str
 	return r > 0;
 }
 
-long ml_pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
-		       uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn,
-		       void *arg, struct ml_err *err)
+long mli_pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
+			uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn,
+			void *arg, struct ml_err *err)
 {
 	struct pm_scan_arg a = {
 		.category_inverted = inverted,

@@ -26,18 +26,18 @@ struct pagescan {
 /* Called for each returned region; non-zero stops the scan and is returned. */
 typedef int (*pagescan_fn)(const struct page_region *r, void *arg);
 
-int ml_pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err);
-void ml_pagescan_close(struct pagescan *ps);
+int mli_pagescan_open(struct pagescan *ps, pid_t pid, size_t vec_len, struct ml_err *err);
+void mli_pagescan_close(struct pagescan *ps);
 
 /*
  * Write-protect every present or swapped, non-zero-page, anonymous page of
  * [start, end) without returning anything; with @shared, the range is
  * shared memory (shmem, memfd, SysV, shared anonymous): its pages too.
  */
-int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
-			 struct ml_err *err);
+int mli_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+			  struct ml_err *err);
 
-/* ml_pagescan_dirty()'s @flags */
+/* mli_pagescan_dirty()'s @flags */
 #define PAGESCAN_CHECK_REGISTERED 1 /* a range not registered fails with -EPERM */
 #define PAGESCAN_SHARED 2 /* shared memory: its (file) pages count */
 #define PAGESCAN_NO_WP 4 /* report only: the written pages are not write-protected again */
@@ -50,28 +50,28 @@ int ml_pagescan_baseline(struct pagescan *ps, uint64_t start, uint64_t end, bool
  * reported through @fn; paging by walk_end keeps the vector bounded.
  * Returns the number of written pages or a negative errno.
  */
-long ml_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags, pagescan_fn fn,
-		       void *arg, struct ml_err *err);
+long mli_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int flags,
+			pagescan_fn fn, void *arg, struct ml_err *err);
 
 /*
  * Write-protect the present or swapped anonymous pages of [start, end) like
- * ml_pagescan_baseline(), and report them: for a range that was not tracked
+ * mli_pagescan_baseline(), and report them: for a range that was not tracked
  * before, these are the pages written since it appeared.
  */
-long ml_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
-				 pagescan_fn fn, void *arg, struct ml_err *err);
+long mli_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+				  pagescan_fn fn, void *arg, struct ml_err *err);
 
 /* 1 when some page of [start, end) is write-protect capable, 0 if none. */
-int ml_pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
+int mli_pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
 
 /*
  * Plain query without write-protect: regions of [start, end) whose
  * categories match (inverted/mask/anyof as the kernel defines them),
  * reported with @return_mask. Returns the number of pages or -errno.
  */
-long ml_pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
-		       uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn,
-		       void *arg, struct ml_err *err);
+long mli_pagescan_query(struct pagescan *ps, uint64_t start, uint64_t end, uint64_t inverted,
+			uint64_t mask, uint64_t anyof, uint64_t return_mask, pagescan_fn fn,
+			void *arg, struct ml_err *err);
 
 /* One piece of a parallel query: [start, end) by worker @worker, with its masks. */
 struct pagescan_seg {
@@ -81,7 +81,7 @@ struct pagescan_seg {
 };
 
 /*
- * ml_pagescan_query() of @segs (each with its inverted/anyof/return masks) by
+ * mli_pagescan_query() of @segs (each with its inverted/anyof/return masks) by
  * @nworkers workers, worker
  * i scanning with ps[i] (open scanners of the same process; worker 0 runs
  * on the calling thread). @segs are in address order and each worker's
@@ -89,10 +89,10 @@ struct pagescan_seg {
  * in address order; it is called from the calling thread after the walk.
  * Each scanner counts its own ioctls. 0 or -errno.
  */
-int ml_pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
-			       const struct pagescan_seg *segs, size_t nsegs, pagescan_fn fn,
-			       void *arg, struct ml_err *err);
+int mli_pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
+				const struct pagescan_seg *segs, size_t nsegs, pagescan_fn fn,
+				void *arg, struct ml_err *err);
 
-/* ml_pagescan_supported(), ml_pagescan_categories(): ../common/kernel.h */
+/* mli_pagescan_supported(), mli_pagescan_categories(): ../common/kernel.h */
 
 #endif

@@ -54,17 +54,17 @@ static void *work(void *arg)
 
 		if (g->worker != w->id)
 			continue;
-		r = ml_pagescan_query(w->ps, g->start, g->end, g->inverted, 0, g->anyof,
-				      g->return_mask, collect, w, &w->err);
+		r = mli_pagescan_query(w->ps, g->start, g->end, g->inverted, 0, g->anyof,
+				       g->return_mask, collect, w, &w->err);
 		if (r < 0)
 			w->r = (int)r;
 	}
 	return NULL;
 }
 
-int ml_pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
-			       const struct pagescan_seg *segs, size_t nsegs, pagescan_fn fn,
-			       void *arg, struct ml_err *err)
+int mli_pagescan_query_parallel(struct pagescan *ps, unsigned int nworkers,
+				const struct pagescan_seg *segs, size_t nsegs, pagescan_fn fn,
+				void *arg, struct ml_err *err)
 {
 	struct worker *w;
 	int r = 0;

@@ -54,7 +54,7 @@ static uint64_t own_zero_pfn(void)
 	(void)m[0];
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
-		if (ml_snap_pread_words(fd, &e, sizeof(e), (off_t)((uintptr_t)m / PG * 8)) != 1)
+		if (mli_snap_pread_words(fd, &e, sizeof(e), (off_t)((uintptr_t)m / PG * 8)) != 1)
 			e = 0;
 		close(fd);
 	}
@@ -62,7 +62,7 @@ static uint64_t own_zero_pfn(void)
 	return (e & PM_PRESENT) ? e & PM_FRAME : 0;
 }
 
-int ml_pmread_open(struct ml_pmread *p, bool have_swap, struct ml_err *err)
+int mli_pmread_open(struct ml_pmread *p, bool have_swap, struct ml_err *err)
 {
 	memset(p, 0, sizeof(*p));
 	p->flags_fd = -1;
@@ -70,7 +70,7 @@ int ml_pmread_open(struct ml_pmread *p, bool have_swap, struct ml_err *err)
 	p->pm = malloc(BATCH * sizeof(uint64_t));
 	p->fl = malloc(512 * sizeof(uint64_t));
 	if (!p->pm || !p->fl) {
-		ml_pmread_close(p);
+		mli_pmread_close(p);
 		return ml_err_set(err, ENOMEM, "out of memory for the pagemap buffers");
 	}
 	p->flags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
@@ -78,7 +78,7 @@ int ml_pmread_open(struct ml_pmread *p, bool have_swap, struct ml_err *err)
 	return 0;
 }
 
-void ml_pmread_close(struct ml_pmread *p)
+void mli_pmread_close(struct ml_pmread *p)
 {
 	if (p->flags_fd >= 0)
 		close(p->flags_fd);
@@ -88,7 +88,7 @@ void ml_pmread_close(struct ml_pmread *p)
 	p->flags_fd = -1;
 }
 
-void ml_pmread_new_cycle(struct ml_pmread *p)
+void mli_pmread_new_cycle(struct ml_pmread *p)
 {
 	p->hzero_pfn = 0;
 	p->pfn_hidden = false;
@@ -100,7 +100,7 @@ static int read_flags(struct ml_pmread *p, uint64_t pfn, int n)
 	if (p->flags_fd < 0)
 		return -1;
 	p->reads++;
-	return ml_snap_pread_words(p->flags_fd, p->fl, (size_t)n * 8, (off_t)(pfn * 8));
+	return mli_snap_pread_words(p->flags_fd, p->fl, (size_t)n * 8, (off_t)(pfn * 8));
 }
 
 /* A present, not exclusive page at @addr with frame @pfn: the zero page? */
@@ -180,8 +180,8 @@ static int flush_run(uint64_t *run, uint64_t end, ml_pmread_run_fn fn, void *arg
 	return r;
 }
 
-int ml_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct vma *v, struct snap_counts *c,
-		  ml_pmread_run_fn fn, void *arg, struct ml_err *err)
+int mli_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct vma *v, struct snap_counts *c,
+		   ml_pmread_run_fn fn, void *arg, struct ml_err *err)
 {
 	uint64_t run = 0; /* start of the current run of resident pages, 0: none */
 	int r;
@@ -193,8 +193,8 @@ int ml_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct vma *v, stru
 
 		if (stop > v->end)
 			stop = v->end;
-		n = ml_snap_pread_words(pagemap_fd, p->pm, (size_t)((stop - a) / PG * 8),
-					(off_t)(a / PG * 8));
+		n = mli_snap_pread_words(pagemap_fd, p->pm, (size_t)((stop - a) / PG * 8),
+					 (off_t)(a / PG * 8));
 		p->reads++;
 		if (n < 0)
 			return ml_err_set(err, n == -ESRCH ? ESRCH : -n,

@@ -26,10 +26,10 @@ struct ml_pmread {
 };
 
 /* Buffers, and /proc/kpageflags when it can be opened. 0 or -ENOMEM. */
-int ml_pmread_open(struct ml_pmread *p, bool have_swap, struct ml_err *err);
-void ml_pmread_close(struct ml_pmread *p);
+int mli_pmread_open(struct ml_pmread *p, bool have_swap, struct ml_err *err);
+void mli_pmread_close(struct ml_pmread *p);
 /* Forget what one cycle learnt about frames that may change (the huge zero page). */
-void ml_pmread_new_cycle(struct ml_pmread *p);
+void mli_pmread_new_cycle(struct ml_pmread *p);
 
 /* A run [start, end) of resident pages; non-zero stops the read and is returned. */
 typedef int (*ml_pmread_run_fn)(uint64_t start, uint64_t end, void *arg);
@@ -39,7 +39,7 @@ typedef int (*ml_pmread_run_fn)(uint64_t start, uint64_t end, void *arg);
  * read from @pagemap_fd (the target's /proc/PID/pagemap); @fn (may be
  * NULL) gets the runs of resident pages. -ESRCH when the target exited.
  */
-int ml_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct vma *v, struct snap_counts *c,
-		  ml_pmread_run_fn fn, void *arg, struct ml_err *err);
+int mli_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct vma *v, struct snap_counts *c,
+		   ml_pmread_run_fn fn, void *arg, struct ml_err *err);
 
 #endif

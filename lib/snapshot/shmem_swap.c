@@ -48,7 +48,7 @@
 
 #define PG 4096ULL
 
-void ml_shmem_swap_init(struct shmem_swap *ss, pid_t pid)
+void mli_shmem_swap_init(struct shmem_swap *ss, pid_t pid)
 {
 	memset(ss, 0, sizeof(*ss));
 	ss->pid = pid;
@@ -128,9 +128,9 @@ static int64_t vma_swapped(struct shmem_swap *ss, struct pagescan *scan, const s
 
 	if (all <= 0 || v->perms[3] == 's' || v->perms[1] != 'w')
 		return all;
-	r = ml_pagescan_query(scan, v->start, v->end, PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
-			      PAGE_IS_PRESENT | PAGE_IS_SWAPPED, 0, PAGE_IS_PRESENT, on_hole, &h,
-			      &err);
+	r = mli_pagescan_query(scan, v->start, v->end, PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+			       PAGE_IS_PRESENT | PAGE_IS_SWAPPED, 0, PAGE_IS_PRESENT, on_hole, &h,
+			       &err);
 	return r < 0 ? r : h.swapped;
 }
 
@@ -187,7 +187,7 @@ static int64_t shmem_vma(struct shmem_swap *ss, struct pagescan *scan, const str
 	return n;
 }
 
-void ml_shmem_swap(struct shmem_swap *ss, struct pagescan *scan, struct snapshot *snap)
+void mli_shmem_swap(struct shmem_swap *ss, struct pagescan *scan, struct snapshot *snap)
 {
 	const struct vma_set *vs = &snap->vmas;
 	int swap_devices = -1; /* not looked at yet */

@@ -27,7 +27,7 @@ struct shmem_swap {
 	uint64_t calls; /* cachestat calls, for cost accounting */
 };
 
-void ml_shmem_swap_init(struct shmem_swap *ss, pid_t pid);
+void mli_shmem_swap_init(struct shmem_swap *ss, pid_t pid);
 
 /*
  * Add the swap of every shmem-backed VMA of @snap to its swapped_pages
@@ -36,6 +36,6 @@ void ml_shmem_swap_init(struct shmem_swap *ss, pid_t pid);
  * (for the holes of private writable mappings). What cannot be read is
  * marked unknown, so this never fails.
  */
-void ml_shmem_swap(struct shmem_swap *ss, struct pagescan *scan, struct snapshot *snap);
+void mli_shmem_swap(struct shmem_swap *ss, struct pagescan *scan, struct snapshot *snap);
 
 #endif

@@ -150,7 +150,7 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 	}
 	if (s->o.method == SNAP_METHOD_READ) {
 		s->read_method = true;
-	} else if (!ml_pagescan_supported()) {
+	} else if (!mli_pagescan_supported()) {
 		if (s->o.method == SNAP_METHOD_SCAN) {
 			r = ml_err_set(err, ENOTSUP,
 				       "this kernel has no PAGEMAP_SCAN ioctl (Linux 6.7 or later "
@@ -173,7 +173,7 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 			goto fail;
 		s->rollup_fd = r;
 	}
-	r = ml_pagescan_open(&s->scan[0], pid, SCAN_VEC_LEN, err);
+	r = mli_pagescan_open(&s->scan[0], pid, SCAN_VEC_LEN, err);
 	if (r == -ESRCH && s->status_fd >= 0) {
 		r = ml_err_set(
 			err, ESRCH,
@@ -185,18 +185,18 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 		goto fail;
 	s->nscan = 1;
 	if (s->o.pages) {
-		r = ml_snap_pages_open(&s->pg, err);
+		r = mli_snap_pages_open(&s->pg, err);
 		if (r)
 			goto fail;
 	}
 	s->have_swap = system_has_swap();
 	if (s->read_method) {
-		r = ml_pmread_open(&s->pmr, s->have_swap, err);
+		r = mli_pmread_open(&s->pmr, s->have_swap, err);
 		if (r)
 			goto fail;
 	}
 	s->cpus = usable_cpus();
-	ml_shmem_swap_init(&s->shm, pid);
+	mli_shmem_swap_init(&s->shm, pid);
 	r = ml_kind_src_open(&s->kinds, pid, err);
 	if (r)
 		goto fail;
@@ -221,13 +221,13 @@ void ml_snapshot_close(struct snapshotter *s)
 	if (s->rollup_fd >= 0)
 		close(s->rollup_fd);
 	if (s->scan[0].fd >= 0)
-		ml_pagescan_close(&s->scan[0]);
+		mli_pagescan_close(&s->scan[0]);
 	for (unsigned int i = 1; i < s->nscan; i++)
-		ml_pagescan_close(&s->scan[i]);
+		mli_pagescan_close(&s->scan[i]);
 	if (s->pg.flags_fd >= 0 || s->pg.count_fd >= 0)
-		ml_snap_pages_close(&s->pg);
+		mli_snap_pages_close(&s->pg);
 	if (s->read_method)
-		ml_pmread_close(&s->pmr);
+		mli_pmread_close(&s->pmr);
 	free(s->maps_buf);
 	free(s->maps_buf2);
 	free(s->acc);
@@ -357,8 +357,8 @@ static int on_region(const struct page_region *reg, void *arg)
 			snap->c[x->vi].swapped_pages += real_swapped(x->s, a, e);
 		if (x->s->o.pages && (reg->categories & PAGE_IS_PRESENT) &&
 		    !(reg->categories & PAGE_IS_PFNZERO)) {
-			x->r = ml_snap_pages_count(&x->s->pg, x->s->scan[0].fd, a, e,
-						   &snap->c[x->vi], x->err);
+			x->r = mli_snap_pages_count(&x->s->pg, x->s->scan[0].fd, a, e,
+						    &snap->c[x->vi], x->err);
 			if (x->r)
 				return x->r;
 		}
@@ -396,8 +396,8 @@ static struct pagescan_seg seg_of(uint64_t start, uint64_t end, bool file, bool 
 		PAGE_IS_PRESENT | PAGE_IS_SWAPPED | PAGE_IS_PFNZERO | PAGE_IS_HUGE;
 	struct pagescan_seg g = { .start = start, .end = end, .worker = worker };
 
-	g.return_mask =
-		(file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE) & ml_pagescan_categories();
+	g.return_mask = (file ? SCAN_CATS : SCAN_CATS & ~(uint64_t)PAGE_IS_FILE) &
+			mli_pagescan_categories();
 	if (pages) {
 		g.anyof = PAGE_IS_PRESENT | PAGE_IS_SWAPPED;
 	} else if (file) {
@@ -437,7 +437,7 @@ static unsigned int scan_threads(const struct snapshotter *s, uint64_t mapped)
 static int open_workers(struct snapshotter *s, unsigned int n, struct ml_err *err)
 {
 	while (s->nscan < n) {
-		int r = ml_pagescan_open(&s->scan[s->nscan], s->pid, SCAN_VEC_LEN, err);
+		int r = mli_pagescan_open(&s->scan[s->nscan], s->pid, SCAN_VEC_LEN, err);
 
 		if (r)
 			return r;
@@ -533,9 +533,9 @@ static int finish_counts(struct snapshotter *s, struct snapshot *snap, struct ml
 		uint64_t present;
 
 		if (!acc->seen) {
-			long r = ml_pagescan_query(&s->scan[0], vs->v[i].start, vs->v[i].start + PG,
-						   0, 0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL,
-						   NULL, err);
+			long r = mli_pagescan_query(&s->scan[0], vs->v[i].start,
+						    vs->v[i].start + PG, 0, 0, PAGE_IS_PRESENT,
+						    PAGE_IS_PRESENT, NULL, NULL, err);
 
 			if (r < 0)
 				return (int)r;
@@ -574,13 +574,13 @@ static int scan(struct snapshotter *s, struct snapshot *snap, bool full, struct 
 	ns = plan_segments(vs, mapped, n, full, seg);
 	snap->scan_threads = n;
 	if (n > 1) {
-		r = ml_pagescan_query_parallel(s->scan, n, seg, ns, on_region, &x, err);
+		r = mli_pagescan_query_parallel(s->scan, n, seg, ns, on_region, &x, err);
 	} else {
 		r = 0;
 		for (size_t k = 0; k < ns && !r; k++) {
-			long q = ml_pagescan_query(&s->scan[0], seg[k].start, seg[k].end,
-						   seg[k].inverted, 0, seg[k].anyof,
-						   seg[k].return_mask, on_region, &x, err);
+			long q = mli_pagescan_query(&s->scan[0], seg[k].start, seg[k].end,
+						    seg[k].inverted, 0, seg[k].anyof,
+						    seg[k].return_mask, on_region, &x, err);
 			r = q < 0 ? (int)q : 0;
 		}
 	}
@@ -775,7 +775,7 @@ static int pages_of_run(uint64_t start, uint64_t end, void *arg)
 {
 	struct pages_run *pr = arg;
 
-	return ml_snap_pages_count(&pr->s->pg, pr->s->scan[0].fd, start, end, pr->c, pr->err);
+	return mli_snap_pages_count(&pr->s->pg, pr->s->scan[0].fd, start, end, pr->c, pr->err);
 }
 
 static int count_read(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
@@ -783,12 +783,12 @@ static int count_read(struct snapshotter *s, struct snapshot *out, struct ml_err
 	const struct vma_set *vs = &out->vmas;
 	int r;
 
-	ml_pmread_new_cycle(&s->pmr);
+	mli_pmread_new_cycle(&s->pmr);
 	for (size_t i = 0; i < vs->n && vs->v[i].end <= USER_TOP; i++) {
 		struct pages_run pr = { s, &out->c[i], err };
 
-		r = ml_pmread_vma(&s->pmr, s->scan[0].fd, &vs->v[i], &out->c[i],
-				  s->o.pages ? pages_of_run : NULL, &pr, err);
+		r = mli_pmread_vma(&s->pmr, s->scan[0].fd, &vs->v[i], &out->c[i],
+				   s->o.pages ? pages_of_run : NULL, &pr, err);
 		if (r)
 			return r;
 	}
@@ -851,7 +851,7 @@ int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err 
 		len = len2;
 		out->recounts++;
 	}
-	ml_shmem_swap(&s->shm, &s->scan[0], out); /* not in the page tables the scan saw */
+	mli_shmem_swap(&s->shm, &s->scan[0], out); /* not in the page tables the scan saw */
 	sum_up(out);
 	out->exact = check == SNAP_CHECK_EXACT;
 	out->check = check;

@@ -48,7 +48,7 @@ static int open_kpage(const char *path, struct ml_err *err)
 	return ml_err_set(err, errno, "cannot open %s: %s", path, strerror(errno));
 }
 
-int ml_snap_pages_open(struct snap_pages *p, struct ml_err *err)
+int mli_snap_pages_open(struct snap_pages *p, struct ml_err *err)
 {
 	int r;
 
@@ -71,11 +71,11 @@ int ml_snap_pages_open(struct snap_pages *p, struct ml_err *err)
 	}
 	return 0;
 fail:
-	ml_snap_pages_close(p);
+	mli_snap_pages_close(p);
 	return r;
 }
 
-void ml_snap_pages_close(struct snap_pages *p)
+void mli_snap_pages_close(struct snap_pages *p)
 {
 	if (p->flags_fd >= 0)
 		close(p->flags_fd);
@@ -88,7 +88,7 @@ void ml_snap_pages_close(struct snap_pages *p)
 	p->flags_fd = p->count_fd = -1;
 }
 
-int ml_snap_pread_words(int fd, void *buf, size_t len, off_t off)
+int mli_snap_pread_words(int fd, void *buf, size_t len, off_t off)
 {
 	size_t done = 0;
 
@@ -130,7 +130,7 @@ static int read_cluster(struct snap_pages *p, const uint64_t *pfn, int n, struct
 {
 	uint64_t first = pfn[0] & PM_PFN_MASK, last = pfn[n - 1] & PM_PFN_MASK;
 	size_t len = (size_t)(last - first + 1);
-	int a = ml_snap_pread_words(p->flags_fd, p->fl, len * 8, (off_t)(first * 8)), b = -1;
+	int a = mli_snap_pread_words(p->flags_fd, p->fl, len * 8, (off_t)(first * 8)), b = -1;
 	bool large = false;
 
 	p->reads++;
@@ -142,7 +142,7 @@ static int read_cluster(struct snap_pages *p, const uint64_t *pfn, int n, struct
 		large = k < (uint64_t)a && (p->fl[k] & KPF_LARGE);
 	}
 	if (large) {
-		b = ml_snap_pread_words(p->count_fd, p->cnt, len * 8, (off_t)(first * 8));
+		b = mli_snap_pread_words(p->count_fd, p->cnt, len * 8, (off_t)(first * 8));
 		p->reads++;
 		if (b < 0)
 			return ml_err_set(err, -b, "reading /proc/kpagecount: %s", strerror(-b));
@@ -199,8 +199,8 @@ static int count_batch(struct snap_pages *p, int n, struct snap_counts *c, struc
 	return 0;
 }
 
-int ml_snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
-			struct snap_counts *c, struct ml_err *err)
+int mli_snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
+			 struct snap_counts *c, struct ml_err *err)
 {
 	for (uint64_t a = start; a < end;) {
 		uint64_t pages = (end - a) / 4096;
@@ -208,7 +208,7 @@ int ml_snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, ui
 
 		if (pages > BATCH)
 			pages = BATCH;
-		n = ml_snap_pread_words(pagemap_fd, p->pm, pages * 8, (off_t)(a / 4096 * 8));
+		n = mli_snap_pread_words(pagemap_fd, p->pm, pages * 8, (off_t)(a / 4096 * 8));
 		if (n < 0)
 			return ml_err_set(err, n == -ESRCH ? ESRCH : -n,
 					  "reading the target's pagemap: %s", strerror(-n));

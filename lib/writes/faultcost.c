@@ -88,13 +88,13 @@ static uint64_t measure(void)
 
 	if (ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg))
 		goto out;
-	if (ml_pagescan_open(&ps, getpid(), 64, &err))
+	if (mli_pagescan_open(&ps, getpid(), 64, &err))
 		goto out;
 	/* a round more than counted: the first warms the page tables and the caches */
 	for (int i = -1; i < FAULTCOST_ROUNDS; i++) {
 		/* every page written before, write-protected again */
-		if (ml_pagescan_dirty(&ps, (uintptr_t)b, (uintptr_t)b + n * PG,
-				      PAGESCAN_CHECK_REGISTERED, NULL, NULL, &err) != (long)n)
+		if (mli_pagescan_dirty(&ps, (uintptr_t)b, (uintptr_t)b + n * PG,
+				       PAGESCAN_CHECK_REGISTERED, NULL, NULL, &err) != (long)n)
 			goto out; /* not every page write-protected: nothing to measure */
 		t0 = thread_ns();
 		touch(b, n, (unsigned char)(i + 2));
@@ -108,7 +108,7 @@ static uint64_t measure(void)
 	}
 	r = ml_wp_fault_ns_from(wp, plain, FAULTCOST_ROUNDS, n);
 out:
-	ml_pagescan_close(&ps);
+	mli_pagescan_close(&ps);
 	if (uffd >= 0)
 		close(uffd);
 	munmap(b, n * PG);

@@ -162,7 +162,7 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 
 	if (ml_rangeset_intersects(&p->foreign, start, end))
 		return 0;
-	r = ml_uffd_register_wp(p->uffd, start, end, &e);
+	r = mli_uffd_register_wp(p->uffd, start, end, &e);
 	if (r == -EBUSY) {
 		/* the target's own userfaultfd owns it: never touch it */
 		return ml_rangeset_add(&p->foreign, start, end);
@@ -188,13 +188,13 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 		 * between two scans would go unseen.
 		 */
 		struct scan_ctx sc = { p, -1 };
-		long n = ml_pagescan_protect_present(&p->ps, start, end, c->shared, attribute, &sc,
-						     &e);
+		long n = mli_pagescan_protect_present(&p->ps, start, end, c->shared, attribute, &sc,
+						      &e);
 
 		clear_vec(&p->ps);
 		r = n < 0 ? (int)n : 0;
 	} else {
-		r = ml_pagescan_baseline(&p->ps, start, end, c->shared, &e);
+		r = mli_pagescan_baseline(&p->ps, start, end, c->shared, &e);
 	}
 	if (r) {
 		if (r == -ESRCH || r == -ENOTSUP) {
@@ -349,9 +349,9 @@ static int rescan_run(struct profiler *p, struct scan_ctx *c, uint64_t start, ui
 
 		if (a >= b)
 			continue;
-		r = ml_pagescan_dirty(&p->ps, a, b,
-				      PAGESCAN_CHECK_REGISTERED | (shared ? PAGESCAN_SHARED : 0),
-				      attribute, c, &e);
+		r = mli_pagescan_dirty(&p->ps, a, b,
+				       PAGESCAN_CHECK_REGISTERED | (shared ? PAGESCAN_SHARED : 0),
+				       attribute, c, &e);
 		clear_vec(&p->ps);
 		if (r == -EPERM) {
 			struct reg_ctx rc = { p, err, 0, shared };
@@ -379,7 +379,7 @@ static int scan_set(struct profiler *p, bool shared, struct ml_err *err)
 	for (size_t k = 0; k < reg->n; k++) {
 		uint64_t a = reg->r[k].start, b = reg->r[k].end;
 		struct ml_err e = { 0 };
-		long r = ml_pagescan_dirty(&p->ps, a, b, flags, attribute, &c, &e);
+		long r = mli_pagescan_dirty(&p->ps, a, b, flags, attribute, &c, &e);
 
 		if (r == -EPERM) {
 			r = salvage_partial(p, &c);
@@ -434,7 +434,7 @@ static int scan_piece(struct profiler *p, struct scan_ctx *c, size_t i, uint64_t
 {
 	int flags = PAGESCAN_CHECK_REGISTERED | PAGESCAN_NO_WP | (shared ? PAGESCAN_SHARED : 0);
 	struct ml_err e = { 0 };
-	long n = ml_pagescan_dirty(&p->ps, a, b, flags, attribute, c, &e);
+	long n = mli_pagescan_dirty(&p->ps, a, b, flags, attribute, c, &e);
 
 	clear_vec(&p->ps);
 	if (n == -EPERM) {
@@ -446,7 +446,7 @@ static int scan_piece(struct profiler *p, struct scan_ctx *c, size_t i, uint64_t
 		register_gap(v->start, v->end, &rc);
 		if (rc.fatal)
 			return rc.fatal;
-		n = ml_pagescan_dirty(&p->ps, a, b, flags, attribute, c, &e);
+		n = mli_pagescan_dirty(&p->ps, a, b, flags, attribute, c, &e);
 		clear_vec(&p->ps);
 		if (n == -EPERM)
 			return 0; /* not tracked after all: not in the sample */
@@ -507,12 +507,12 @@ static int protect_sample(struct profiler *p, bool clear, struct ml_err *err)
 			int r = 0;
 
 			if (clear)
-				ml_uffd_unprotect(p->uffd, a, b, &e);
+				mli_uffd_unprotect(p->uffd, a, b, &e);
 			if (p->sched.k <= 1) {
-				r = ml_pagescan_baseline(&p->ps, a, b, sh, &e);
+				r = mli_pagescan_baseline(&p->ps, a, b, sh, &e);
 			} else {
 				while (!r && ml_sample_next(&p->sched, pos, b, &x, &y)) {
-					r = ml_pagescan_baseline(&p->ps, x, y, sh, &e);
+					r = mli_pagescan_baseline(&p->ps, x, y, sh, &e);
 					pos = y;
 				}
 			}
@@ -632,7 +632,7 @@ static int update_hot_ranges(struct profiler *p, struct profiler_sample *out, si
 	return r;
 }
 
-int ml_profiler_sample_own_paths(struct profiler_sample *s)
+int mli_profiler_sample_own_paths(struct profiler_sample *s)
 {
 	return own_paths(s);
 }
@@ -769,7 +769,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	return 0;
 }
 
-int ml_profiler_tick_one(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
+int mli_profiler_tick_one(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
 {
 	uint64_t t0 = ml_mono_ns(), ts, now, faults = 0;
 	bool changed, sampled;
@@ -824,7 +824,7 @@ int ml_profiler_tick_one(struct profiler *p, struct profiler_sample *out, struct
 	return 0;
 }
 
-const struct range *ml_profiler_written(const struct profiler *p, size_t *n)
+const struct range *mli_profiler_written(const struct profiler *p, size_t *n)
 {
 	*n = p->nwritten;
 	return p->written;
@@ -832,7 +832,7 @@ const struct range *ml_profiler_written(const struct profiler *p, size_t *n)
 
 int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
 {
-	int r = p->tree ? ml_ptree_tick(p->tree, p, out, err) : ml_profiler_tick_one(p, out, err);
+	int r = p->tree ? mli_ptree_tick(p->tree, p, out, err) : mli_profiler_tick_one(p, out, err);
 
 	if (r)
 		return r;
@@ -956,10 +956,10 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 			       strerror(errno), errno == EACCES ? ml_proc_access_hint() : "");
 		goto fail;
 	}
-	r = ml_pagescan_open(&p->ps, pid, SCAN_VEC_LEN, err);
+	r = mli_pagescan_open(&p->ps, pid, SCAN_VEC_LEN, err);
 	if (r)
 		goto fail;
-	if (!ml_pagescan_supported()) {
+	if (!mli_pagescan_supported()) {
 		r = ml_err_set(err, ENOTSUP,
 			       "this kernel has no PAGEMAP_SCAN ioctl: Linux 6.7 or later is "
 			       "needed for write tracking");
@@ -976,7 +976,7 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 	if (p->registered.n || p->shm_registered.n) {
 		const struct rangeset *v = p->registered.n ? &p->registered : &p->shm_registered;
 
-		r = ml_pagescan_verify_wp(&p->ps, v->r[0].start, v->r[v->n - 1].end, err);
+		r = mli_pagescan_verify_wp(&p->ps, v->r[0].start, v->r[v->n - 1].end, err);
 		if (r < 0)
 			goto fail;
 		if (r == 0) {
@@ -987,7 +987,7 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 		}
 	}
 	if (p->o.tree) {
-		r = ml_ptree_open(&p->tree, p, err);
+		r = mli_ptree_open(&p->tree, p, err);
 		if (r)
 			goto fail;
 	}
@@ -1013,8 +1013,8 @@ static void unregister_all(struct profiler *p)
 
 				if (b <= v->start || a >= v->end)
 					continue;
-				ml_uffd_unregister(p->uffd, a > v->start ? a : v->start,
-						   b < v->end ? b : v->end, &e);
+				mli_uffd_unregister(p->uffd, a > v->start ? a : v->start,
+						    b < v->end ? b : v->end, &e);
 			}
 		}
 	}
@@ -1029,12 +1029,12 @@ void ml_profiler_close(struct profiler *p)
 	if (!p)
 		return;
 	ml_profiler_stop(p);
-	ml_ptree_close(p->tree);
+	mli_ptree_close(p->tree);
 	if (p->uffd >= 0) {
 		unregister_all(p);
 		close(p->uffd); /* the last reference: the kernel drops any leftovers */
 	}
-	ml_pagescan_close(&p->ps);
+	mli_pagescan_close(&p->ps);
 	if (p->maps_fd >= 0)
 		close(p->maps_fd);
 	free(p->maps_buf);
@@ -1260,7 +1260,7 @@ int ml_profiler_release(struct profiler *p, struct ml_err *err)
 	(void)err;
 	p->restart = p->thread_started;
 	ml_profiler_stop(p);
-	ml_ptree_release(p->tree);
+	mli_ptree_release(p->tree);
 	unregister_all(p);
 	ml_heat_reset(&p->heat);
 	ml_hotrange_reset(&p->hr);
@@ -1277,7 +1277,7 @@ int ml_profiler_reinit(struct profiler *p, struct ml_err *err)
 	r = setup_tracking(p, err);
 	if (r)
 		return r;
-	ml_ptree_reinit(p->tree);
+	mli_ptree_reinit(p->tree);
 	p->seq = 0;
 	/* whether or not it had a callback (memlens migrate's has none) */
 	if (p->restart)

@@ -145,7 +145,7 @@ static int discover(struct ptree *t)
 	return 0;
 }
 
-int ml_ptree_open(struct ptree **out, struct profiler *root, struct ml_err *err)
+int mli_ptree_open(struct ptree **out, struct profiler *root, struct ml_err *err)
 {
 	struct ptree *t = calloc(1, sizeof(*t));
 	struct ptree_proc *r;
@@ -161,7 +161,7 @@ int ml_ptree_open(struct ptree **out, struct profiler *root, struct ml_err *err)
 	t->walk = malloc(PTREE_MAX * sizeof(*t->walk));
 	r = t->walk ? add_proc(t, ml_profiler_pid(root)) : NULL;
 	if (!r || discover(t)) {
-		ml_ptree_close(t);
+		mli_ptree_close(t);
 		return ml_err_set(err, ENOMEM, "out of memory");
 	}
 	r = &t->v[0];
@@ -365,7 +365,7 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 
 		if (e->have_s) {
 			size_t nw;
-			const struct range *w = ml_profiler_written(e->root ? t->root : e->p, &nw);
+			const struct range *w = mli_profiler_written(e->root ? t->root : e->p, &nw);
 
 			bool est = s->sampling.k > 1;
 
@@ -409,7 +409,7 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 	out->nregions = k;
 	free(sampled.r);
 	if (!r)
-		r = ml_profiler_sample_own_paths(out);
+		r = mli_profiler_sample_own_paths(out);
 	if (r) {
 		free(shm.r);
 		free(shm_hot.r);
@@ -435,8 +435,8 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 	return 0;
 }
 
-int ml_ptree_tick(struct ptree *t, struct profiler *root, struct profiler_sample *out,
-		  struct ml_err *err)
+int mli_ptree_tick(struct ptree *t, struct profiler *root, struct profiler_sample *out,
+		   struct ml_err *err)
 {
 	uint64_t t0 = ml_mono_ns();
 	int r;
@@ -445,7 +445,7 @@ int ml_ptree_tick(struct ptree *t, struct profiler *root, struct profiler_sample
 	/* new processes first: baselined now, their writes count from the next interval */
 	if (discover(t))
 		return ml_err_set(err, ENOMEM, "out of memory");
-	r = ml_profiler_tick_one(root, &t->v[0].s, err);
+	r = mli_profiler_tick_one(root, &t->v[0].s, err);
 	if (r) {
 		out->target_exited = t->v[0].s.target_exited;
 		ml_profiler_sample_free(&t->v[0].s);
@@ -465,7 +465,7 @@ int ml_ptree_tick(struct ptree *t, struct profiler *root, struct profiler_sample
 			}
 			continue;
 		}
-		r = ml_profiler_tick_one(e->p, &e->s, &e2);
+		r = mli_profiler_tick_one(e->p, &e->s, &e2);
 		if (!r) {
 			e->have_s = true;
 			continue;
@@ -490,7 +490,7 @@ int ml_ptree_tick(struct ptree *t, struct profiler *root, struct profiler_sample
 	return 0;
 }
 
-void ml_ptree_release(struct ptree *t)
+void mli_ptree_release(struct ptree *t)
 {
 	struct ml_err e;
 
@@ -499,7 +499,7 @@ void ml_ptree_release(struct ptree *t)
 			ml_profiler_release(t->v[i].p, &e);
 }
 
-void ml_ptree_reinit(struct ptree *t)
+void mli_ptree_reinit(struct ptree *t)
 {
 	if (!t)
 		return;
@@ -518,7 +518,7 @@ void ml_ptree_reinit(struct ptree *t)
 	}
 }
 
-void ml_ptree_close(struct ptree *t)
+void mli_ptree_close(struct ptree *t)
 {
 	if (!t)
 		return;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # libmemlens.so's explicit export list (scripts/check-exports.py): the
 # tree's map, public headers, built library and doc/library.md agree, and
-# the static archives define no global without their prefix; and in a copy
+# the static archives define no global without their prefix (ml_ for their
+# public API only, or their own private one); and in a copy
 # of what the check reads (never the tree itself), each kind of
 # disagreement planted fails it, naming the symbol.
 set -u
@@ -61,7 +62,8 @@ copy
 sed -i 's/^\t\tml_rangeset_add;$/&\n\t\tml_rangeset_helper;/' "$tmp/t/lib/libmemlens.map"
 planted map_lists_unexported \
 	'ml_rangeset_helper is listed but no public header' \
-	'lists ml_rangeset_helper, which' 'does not export'
+	'lists ml_rangeset_helper, which' 'does not export' \
+	"lists ml_rangeset_helper, which $BUILD/libmemlens.a does not define"
 # a wildcard instead of names
 copy
 sed -i 's/^\t\tml_rangeset_add;$/\t\tml_*;/' "$tmp/t/lib/libmemlens.map"
@@ -90,48 +92,88 @@ planted doc_stale 'doc/library.md: the list of exported functions is not the one
 got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
 check doc_rewritten '[ $? -eq 0 ] && cmp -s "$tmp/t/doc/library.md" doc/library.md' "$got"
 
-# The archives: a copy of the tracer library with one more object, $1
-# (C source), and the check told to read it instead of the built one
+# The archives: a copy of archive $1 (libmemlens-trace.a, ...) with one
+# more object, $2 (C source), and the check told to read it instead of the
+# built one (and the other two built ones)
 ar_args=()
 plant_archive() {
+	local a
 	mkdir -p "$tmp/ar"
-	rm -f "$tmp/ar/libmemlens-trace.a"
-	cp "$BUILD/libmemlens-trace.a" "$tmp/ar/"
-	printf '%s\n' "$1" >"$tmp/ar/extra.c"
-	cc -c -o "$tmp/ar/extra.o" "$tmp/ar/extra.c" && ar rcs "$tmp/ar/libmemlens-trace.a" "$tmp/ar/extra.o"
-	ar_args=(--archive "$BUILD/libmemlens.a" --archive "$BUILD/libmemlens-report.a"
-		--archive "$tmp/ar/libmemlens-trace.a")
+	rm -f "$tmp/ar/"*.a
+	cp "$BUILD/$1" "$tmp/ar/"
+	printf '%s\n' "$2" >"$tmp/ar/extra.c"
+	cc -c -o "$tmp/ar/extra.o" "$tmp/ar/extra.c" && ar rcs "$tmp/ar/$1" "$tmp/ar/extra.o"
+	ar_args=()
+	for a in libmemlens.a libmemlens-report.a libmemlens-trace.a; do
+		if [ "$a" = "$1" ]; then
+			ar_args+=(--archive "$tmp/ar/$a")
+		else
+			ar_args+=(--archive "$BUILD/$a")
+		fi
+	done
 }
-if [ -f "$BUILD/libmemlens-trace.a" ] && command -v cc >/dev/null; then
+if [ -f "$BUILD/libmemlens-trace.a" ] && [ -f "$BUILD/libmemlens.a" ] &&
+	[ -f "$BUILD/libmemlens-report.a" ] && command -v cc >/dev/null; then
 	# a helper without the prefix: a program linking the archive could not
 	# name its own function so
 	copy
-	plant_archive 'int stack_helper(int x) { return x + 1; }'
+	plant_archive libmemlens-trace.a 'int stack_helper(int x) { return x + 1; }'
 	planted archive_unprefixed \
 		'libmemlens-trace.a (extra.o) defines the global stack_helper, which is not ml_* or mlt_*'
 	# an ml_ function no public header declares: public in name only
 	copy
-	plant_archive 'int ml_leaks_secret(int x) { return x + 1; }'
+	plant_archive libmemlens-trace.a 'int ml_leaks_secret(int x) { return x + 1; }'
 	planted archive_ml_undeclared \
 		'defines ml_leaks_secret, which no public header of trace/ declares (a private name is mlt_*)'
 	# the private prefix, and a static, are what the tracer library may define
 	copy
-	plant_archive 'static int one(void) { return 1; } int mlt_helper(int x) { return x + one(); }'
+	plant_archive libmemlens-trace.a \
+		'static int one(void) { return 1; } int mlt_helper(int x) { return x + one(); }'
 	got=$("$CHECK" --root "$tmp/t" --so "$SO" "${ar_args[@]}" 2>&1)
 	check archive_private_prefix_passes '[ $? -eq 0 ]' "$got"
-	# but not in libmemlens.a, whose globals are all ml_
-	mkdir -p "$tmp/ar/lib"
-	ar rcs "$tmp/ar/lib/libmemlens.a" "$tmp/ar/extra.o"
-	ar_args=(--archive "$tmp/ar/lib/libmemlens.a")
-	planted archive_lib_ml_only 'libmemlens.a (extra.o) defines the global mlt_helper, which is not ml_*'
-	# a public header of the tracers declaring what the archive lacks
+	# but not in libmemlens.a, whose private prefix is mli_
+	plant_archive libmemlens.a \
+		'static int one(void) { return 1; } int mlt_helper(int x) { return x + one(); }'
+	planted archive_lib_ml_only \
+		'libmemlens.a (extra.o) defines the global mlt_helper, which is not ml_* or mli_*'
+	# an ml_ function of libmemlens.a the map does not list: private, but
+	# named as the public API is
+	copy
+	plant_archive libmemlens.a 'int ml_rangeset_secret(int x) { return x + 1; }'
+	planted archive_lib_ml_unlisted \
+		'libmemlens.a (extra.o) defines ml_rangeset_secret, which lib/libmemlens.map does not list (a private name is mli_*)'
+	# libmemlens.a's private prefix, and a static, pass
+	copy
+	plant_archive libmemlens.a \
+		'static int one(void) { return 1; } int mli_helper(int x) { return x + one(); }'
+	got=$("$CHECK" --root "$tmp/t" --so "$SO" "${ar_args[@]}" 2>&1)
+	check archive_lib_private_prefix_passes '[ $? -eq 0 ]' "$got"
+	# the report library: an ml_ function report.h does not declare fails,
+	# its private mlr_ passes
+	copy
+	plant_archive libmemlens-report.a 'int ml_report_secret(int x) { return x + 1; }'
+	planted archive_report_ml_undeclared \
+		'libmemlens-report.a (extra.o) defines ml_report_secret, which no public header of report/ declares (a private name is mlr_*)'
+	copy
+	plant_archive libmemlens-report.a \
+		'static int one(void) { return 1; } int mlr_helper(int x) { return x + one(); }'
+	got=$("$CHECK" --root "$tmp/t" --so "$SO" "${ar_args[@]}" 2>&1)
+	check archive_report_private_prefix_passes '[ $? -eq 0 ]' "$got"
+	plant_archive libmemlens-report.a 'int mli_helper(int x) { return x + 1; }'
+	planted archive_report_other_private \
+		'libmemlens-report.a (extra.o) defines the global mli_helper, which is not ml_* or mlr_*'
+	# a public header of the tracers, or report.h, declaring what the archive lacks
 	copy
 	ar_args=()
 	echo 'int ml_leaks_tracer_new_thing(void);' >>"$tmp/t/include/memlens/trace_leaks.h"
 	planted archive_lacks_declared \
 		'memlens/trace_leaks.h declares ml_leaks_tracer_new_thing, which' 'libmemlens-trace.a does not define'
+	copy
+	echo 'int ml_report_new_thing(void);' >>"$tmp/t/include/memlens/report.h"
+	planted report_lacks_declared \
+		'memlens/report.h declares ml_report_new_thing, which' 'libmemlens-report.a does not define'
 else
-	notok archives "$BUILD/libmemlens-trace.a or cc is missing (make $BUILD/libmemlens-trace.a)"
+	notok archives "an archive or cc is missing (make all)"
 fi
 ar_args=()
 

@@ -1,7 +1,8 @@
 #!/bin/bash
 # libmemlens as a library others link: every global symbol carries the ml_
-# prefix (the tracer library's: ml_, or mlt_ for its private ones); the
-# public headers define no kernel UAPI of their own, so they compile beside
+# prefix or its archive's private one (mli_ in libmemlens.a, mlr_ in
+# libmemlens-report.a, mlt_ in libmemlens-trace.a); the public headers
+# define no kernel UAPI of their own, so they compile beside
 # linux-libc-dev's newer headers (>= 6.7, where <linux/fs.h> has
 # PAGEMAP_SCAN's struct page_region) in either include order and beside
 # libcriu's <criu.h>; and a program that has libcriu's criu_dump() and
@@ -19,8 +20,11 @@ for a in libmemlens.a libmemlens-report.a libmemlens-trace.a; do
 		notok "prefix_$a" "$BUILD/$a is missing (make all)"
 		continue
 	fi
-	re='^ml_' what=ml_
-	[ "$a" = libmemlens-trace.a ] && re='^mlt?_' what='ml_ or mlt_'
+	case $a in
+	libmemlens.a) re='^mli?_' what='ml_ or mli_' ;;
+	libmemlens-report.a) re='^mlr?_' what='ml_ or mlr_' ;;
+	*) re='^mlt?_' what='ml_ or mlt_' ;;
+	esac
 	bad=$(nm -g --defined-only "$BUILD/$a" | awk 'NF == 3 { print $3 }' | grep -vE "$re" | sort -u)
 	n=$(nm -g --defined-only "$BUILD/$a" | awk 'NF == 3' | wc -l)
 	if [ -z "$bad" ] && [ "$n" -gt 0 ]; then

@@ -352,11 +352,11 @@ static void test_scan_paging_small_vector(void)
 	start_target();
 	REQUIRE(target_map(&T, "V", 100, &a, &b) == 0);
 	CHECK_STR(target_cmd(&T, "write V 2"), "wrote 50"); /* 50 separate runs */
-	REQUIRE_MSG(ml_pagescan_open(&ps, T.pid, 2, &err) == 0, "%s", err.msg);
-	n = ml_pagescan_query(&ps, a, b, 0, 0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL, &err);
+	REQUIRE_MSG(mli_pagescan_open(&ps, T.pid, 2, &err) == 0, "%s", err.msg);
+	n = mli_pagescan_query(&ps, a, b, 0, 0, PAGE_IS_PRESENT, PAGE_IS_PRESENT, NULL, NULL, &err);
 	CHECK_EQ(n, 50);
 	CHECK(ps.ioctls >= 25);
-	ml_pagescan_close(&ps);
+	mli_pagescan_close(&ps);
 	finish();
 }
 

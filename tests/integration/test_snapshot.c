@@ -96,7 +96,7 @@ static void take_n(struct snapshot *s, bool pages, unsigned int threads)
 	REQUIRE_MSG(r == 0, "snapshot_take: %s", err.msg);
 	/* the method asked for, else PAGEMAP_SCAN exactly where the kernel has it */
 	CHECK_EQ(s->method, method == SNAP_METHOD_READ ? SNAP_METHOD_READ
-			    : ml_pagescan_supported()  ? SNAP_METHOD_SCAN
+			    : mli_pagescan_supported() ? SNAP_METHOD_SCAN
 						       : SNAP_METHOD_READ);
 	CHECK(!(s->flags & SNAP_PFN_HIDDEN)); /* root: the frames are shown */
 	/* the targets hold still: every count must agree with the kernel */
@@ -112,7 +112,7 @@ static void need_scan(void)
 {
 	if (method == SNAP_METHOD_READ)
 		SKIP("the pagemap read has no page-table walk of its own to test");
-	if (!ml_pagescan_supported())
+	if (!mli_pagescan_supported())
 		SKIP("this kernel has no PAGEMAP_SCAN (Linux 6.7+): snapshots read pagemap, "
 		     "with one thread and no counting scan");
 }
@@ -439,7 +439,7 @@ static void test_read_matches_scan(void)
 	const size_t first_flag = offsetof(struct snap_counts, dirty_pages) / 8;
 	int bad = 0, moved = 0;
 
-	if (!ml_pagescan_supported())
+	if (!mli_pagescan_supported())
 		SKIP("this kernel has no PAGEMAP_SCAN to compare the pagemap read with");
 	ml_snapshot_init(&scan);
 	ml_snapshot_init(&rd);

@@ -12,7 +12,7 @@ static void test_status_and_output(void)
 	struct criu_exec x = { .argv = argv };
 	struct ml_err err = { 0 };
 
-	REQUIRE(ml_criu_exec_run(&x, &err) == 0);
+	REQUIRE(mli_criu_exec_run(&x, &err) == 0);
 	CHECK_EQ(x.status, 3);
 	CHECK(!x.timed_out);
 	REQUIRE(x.output);
@@ -28,11 +28,11 @@ static void test_criu_fault_env(void)
 	struct ml_err err = { 0 };
 
 	setenv("CRIU_FAULT", "7", 1);
-	REQUIRE(ml_criu_exec_run(&x, &err) == 0);
+	REQUIRE(mli_criu_exec_run(&x, &err) == 0);
 	CHECK(x.output && strstr(x.output, "fault=130\n"));
 	free(x.output);
 	x.o = &hw;
-	REQUIRE(ml_criu_exec_run(&x, &err) == 0);
+	REQUIRE(mli_criu_exec_run(&x, &err) == 0);
 	CHECK(x.output && strstr(x.output, "fault=\n")); /* ours removed, none added */
 	free(x.output);
 	unsetenv("CRIU_FAULT");
@@ -48,7 +48,7 @@ static void test_timeout_kills_the_tree(void)
 	FILE *f;
 	int child = 0;
 
-	REQUIRE(ml_criu_exec_run(&x, &err) == 0);
+	REQUIRE(mli_criu_exec_run(&x, &err) == 0);
 	CHECK(x.timed_out);
 	CHECK_EQ(x.status, -1);
 	CHECK_EQ(x.signal, SIGKILL);
@@ -69,7 +69,7 @@ static void test_missing_binary(void)
 	struct criu_exec x = { .argv = argv };
 	struct ml_err err = { 0 };
 
-	CHECK(ml_criu_exec_run(&x, &err) == -ENOENT);
+	CHECK(mli_criu_exec_run(&x, &err) == -ENOENT);
 	CHECK(strstr(err.msg, "/nonexistent/criu") && strstr(err.msg, "--criu"));
 }
 
@@ -77,13 +77,13 @@ static void test_error_tail(void)
 {
 	char buf[256];
 
-	ml_criu_error_tail(
+	mli_criu_error_tail(
 		"(0.1) ok\n(0.2) Error (a.c:1): one\n(0.3) fine\n(0.4) Error (b.c:2): two\n", buf,
 		sizeof(buf));
 	CHECK_STR(buf, "(0.2) Error (a.c:1): one | (0.4) Error (b.c:2): two");
-	ml_criu_error_tail("nothing wrong\n", buf, sizeof(buf));
+	mli_criu_error_tail("nothing wrong\n", buf, sizeof(buf));
 	CHECK_STR(buf, "");
-	ml_criu_error_tail("Error 1\nError 2\nError 3\nError 4\n", buf, 12);
+	mli_criu_error_tail("Error 1\nError 2\nError 3\nError 4\n", buf, 12);
 	CHECK_EQ(strlen(buf), 11);
 }
 

@@ -225,7 +225,7 @@ static void restore_args(const struct criu_restore_req *r, char *buf, size_t len
 	size_t pos = 0;
 
 	ml_criu_argv_init(&a);
-	REQUIRE(ml_criu_restore_opts_add(&a, tmpdir, r, rep, 256) == 0);
+	REQUIRE(mli_criu_restore_opts_add(&a, tmpdir, r, rep, 256) == 0);
 	buf[0] = '\0';
 	for (size_t i = 0; i < a.n; i++)
 		pos += (size_t)snprintf(buf + pos, len - pos, "%s%s", i ? " " : "", a.v[i]);
@@ -247,7 +247,7 @@ static void test_restore_record(void)
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "");
 	/* the policy wins over the same option passed through */
-	REQUIRE(ml_criu_restore_opts_write(tmpdir, CRIU_TCP_ESTABLISHED, extra, NULL, &err) == 0);
+	REQUIRE(mli_criu_restore_opts_write(tmpdir, CRIU_TCP_ESTABLISHED, extra, NULL, &err) == 0);
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "--tcp-established --ext-unix-sk");
 	CHECK_STR(rep, "--tcp-established --ext-unix-sk");
@@ -278,7 +278,7 @@ static void test_restore_record(void)
 		const char *rest[] = { "--root=/c/rootfs", "--external=mnt[]", "--root=rel",
 				       "--exec-cmd", NULL };
 
-		REQUIRE(ml_criu_restore_opts_write(tmpdir, CRIU_TCP_UNSET, dump, rest, &err) == 0);
+		REQUIRE(mli_criu_restore_opts_write(tmpdir, CRIU_TCP_UNSET, dump, rest, &err) == 0);
 	}
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "--manage-cgroups=ignore --root=/c/rootfs --external=mnt[]");

@@ -101,9 +101,9 @@ static void test_exec_start_wait(void)
 	struct ml_err err = { 0 };
 	struct criu_child c;
 
-	REQUIRE(ml_criu_exec_start(&x, &c, &err) == 0);
-	CHECK(ml_criu_exec_running(&c));
-	REQUIRE(ml_criu_exec_wait(&x, &c, &err) == 0);
+	REQUIRE(mli_criu_exec_start(&x, &c, &err) == 0);
+	CHECK(mli_criu_exec_running(&c));
+	REQUIRE(mli_criu_exec_wait(&x, &c, &err) == 0);
 	CHECK_EQ(x.status, 4);
 	CHECK(x.duration_ms >= 250);
 	CHECK(x.output && strstr(x.output, "done\n"));

@@ -31,16 +31,16 @@ static void test_frame_contents(void)
 	memcpy(xs + ML_FXSAVE_SW_OFF, &magic1, 4);
 	memcpy(xs + ML_FXSAVE_SW_OFF + 16, &size, 4);
 	xs[0] = 0x7f; /* fcw byte, copied as is */
-	fp = ml_inject_fp_len(xs, 1024);
+	fp = mli_inject_fp_len(xs, 1024);
 	CHECK_EQ(fp, 1024); /* the whole image, and room for MAGIC2 at 832 */
-	CHECK_EQ(ml_inject_frame_len(fp), ML_FRAME_FP_OFF + 1024);
+	CHECK_EQ(mli_inject_frame_len(fp), ML_FRAME_FP_OFF + 1024);
 	r.rip = 0x401000;
 	r.rsp = 0x7ffd0000;
 	r.rax = 42;
 	r.eflags = 0x346; /* with TF */
 	r.cs = 0x33;
 	r.ss = 0x2b;
-	ml_inject_frame_build(buf, 0x7ffc0000, 0xdead, &r, 0x1234, xs, 1024, fp);
+	mli_inject_frame_build(buf, 0x7ffc0000, 0xdead, &r, 0x1234, xs, 1024, fp);
 	memcpy(&f, buf, sizeof(f));
 	CHECK_EQ(f.pretcode, 0xdead);
 	CHECK_EQ(f.uc.mc.rip, 0x401000);
@@ -62,8 +62,8 @@ static void test_legacy_fp_image(void)
 {
 	unsigned char xs[512] = { 0 };
 
-	CHECK_EQ(ml_inject_fp_len(xs, 512), 512);
-	CHECK_EQ(ml_inject_fp_len(xs, 100), 0);
+	CHECK_EQ(mli_inject_fp_len(xs, 512), 512);
+	CHECK_EQ(mli_inject_fp_len(xs, 100), 0);
 }
 
 static void test_restart_applied(void)
@@ -73,19 +73,19 @@ static void test_restart_applied(void)
 	r.orig_rax = SYS_nanosleep;
 	r.rax = (uint64_t)-516; /* -ERESTART_RESTARTBLOCK */
 	r.rip = 0x1002;
-	ml_inject_apply_restart(&r);
+	mli_inject_apply_restart(&r);
 	CHECK_EQ(r.rax, SYS_nanosleep);
 	CHECK_EQ(r.rip, 0x1000);
 	CHECK_EQ((long)r.orig_rax, -1);
 	r.orig_rax = SYS_read;
 	r.rax = 5; /* completed: nothing to restart */
 	r.rip = 0x2002;
-	ml_inject_apply_restart(&r);
+	mli_inject_apply_restart(&r);
 	CHECK_EQ(r.rax, 5);
 	CHECK_EQ(r.rip, 0x2002);
 	r.orig_rax = (uint64_t)-1; /* not in a call */
 	r.rax = (uint64_t)-512;
-	ml_inject_apply_restart(&r);
+	mli_inject_apply_restart(&r);
 	CHECK_EQ((long)r.rax, -512);
 }
 
@@ -104,13 +104,13 @@ static void test_seccomp_eval(void)
 	};
 	struct seccomp_data d = { .nr = SYS_userfaultfd, .arch = AUDIT_ARCH_X86_64 };
 
-	CHECK_EQ(ml_seccomp_bpf_run(f, 9, &d), SECCOMP_RET_ERRNO | EPERM);
+	CHECK_EQ(mli_seccomp_bpf_run(f, 9, &d), SECCOMP_RET_ERRNO | EPERM);
 	d.nr = SYS_close;
-	CHECK_EQ(ml_seccomp_bpf_run(f, 9, &d), SECCOMP_RET_ALLOW);
+	CHECK_EQ(mli_seccomp_bpf_run(f, 9, &d), SECCOMP_RET_ALLOW);
 	d.nr = 435;
-	CHECK_EQ(ml_seccomp_bpf_run(f, 9, &d), SECCOMP_RET_TRAP);
+	CHECK_EQ(mli_seccomp_bpf_run(f, 9, &d), SECCOMP_RET_TRAP);
 	d.arch = 0x40000003; /* i386 */
-	CHECK_EQ(ml_seccomp_bpf_run(f, 9, &d), SECCOMP_RET_KILL_PROCESS);
+	CHECK_EQ(mli_seccomp_bpf_run(f, 9, &d), SECCOMP_RET_KILL_PROCESS);
 }
 
 int main(void)

@@ -22,8 +22,8 @@ struct link {
 
 static void link_close(struct link *l)
 {
-	ml_wire_close(&l->a);
-	ml_wire_close(&l->b);
+	mli_wire_close(&l->a);
+	mli_wire_close(&l->b);
 	free(l);
 }
 
@@ -34,8 +34,8 @@ static struct link *link_open(void)
 
 	REQUIRE(l);
 	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
-	REQUIRE(ml_wire_open(&l->a, sv[0]) == 0);
-	REQUIRE(ml_wire_open(&l->b, sv[1]) == 0);
+	REQUIRE(mli_wire_open(&l->a, sv[0]) == 0);
+	REQUIRE(mli_wire_open(&l->b, sv[1]) == 0);
 	l->raw = sv[0];
 	T_DEFER(link_close, l);
 	return l;
@@ -72,18 +72,18 @@ static void test_lines_round_trip(void)
 	struct link *l = link_open();
 	char buf[64];
 
-	CHECK_EQ(ml_wire_send(&l->a, "%s", MIGRATE_HELLO), 0);
-	CHECK_EQ(ml_wire_send(&l->a, "ROUND %d", 3), 0);
-	CHECK_EQ(ml_wire_send(&l->a, "%s", ""), 0);
-	CHECK_EQ(ml_wire_recv(&l->b, buf, sizeof(buf)), 0);
+	CHECK_EQ(mli_wire_send(&l->a, "%s", MIGRATE_HELLO), 0);
+	CHECK_EQ(mli_wire_send(&l->a, "ROUND %d", 3), 0);
+	CHECK_EQ(mli_wire_send(&l->a, "%s", ""), 0);
+	CHECK_EQ(mli_wire_recv(&l->b, buf, sizeof(buf)), 0);
 	CHECK_STR(buf, MIGRATE_HELLO);
-	CHECK_EQ(ml_wire_recv(&l->b, buf, sizeof(buf)), 0);
+	CHECK_EQ(mli_wire_recv(&l->b, buf, sizeof(buf)), 0);
 	CHECK_STR(buf, "ROUND 3");
-	CHECK_EQ(ml_wire_recv(&l->b, buf, sizeof(buf)), 0);
+	CHECK_EQ(mli_wire_recv(&l->b, buf, sizeof(buf)), 0);
 	CHECK_STR(buf, "");
 	/* and the other way */
-	CHECK_EQ(ml_wire_send(&l->b, "STORED %d %llu", 3, 123456789012ULL), 0);
-	CHECK_EQ(ml_wire_recv(&l->a, buf, sizeof(buf)), 0);
+	CHECK_EQ(mli_wire_send(&l->b, "STORED %d %llu", 3, 123456789012ULL), 0);
+	CHECK_EQ(mli_wire_recv(&l->a, buf, sizeof(buf)), 0);
 	CHECK_STR(buf, "STORED 3 123456789012");
 }
 
@@ -93,13 +93,13 @@ static void test_line_too_long(void)
 	char buf[8];
 
 	/* 7 characters and the newline fit in 8 bytes but no NUL: too long */
-	CHECK_EQ(ml_wire_send(&l->a, "%s", "1234567"), 0);
-	CHECK_EQ(ml_wire_recv(&l->b, buf, sizeof(buf)), -E2BIG);
-	CHECK_EQ(ml_wire_send(&l->a, "%s", "123456"), 0);
+	CHECK_EQ(mli_wire_send(&l->a, "%s", "1234567"), 0);
+	CHECK_EQ(mli_wire_recv(&l->b, buf, sizeof(buf)), -E2BIG);
+	CHECK_EQ(mli_wire_send(&l->a, "%s", "123456"), 0);
 	/* what was left of the long line, then the next one */
-	CHECK_EQ(ml_wire_recv(&l->b, buf, sizeof(buf)), 0);
+	CHECK_EQ(mli_wire_recv(&l->b, buf, sizeof(buf)), 0);
 	CHECK_STR(buf, "");
-	CHECK_EQ(ml_wire_recv(&l->b, buf, sizeof(buf)), 0);
+	CHECK_EQ(mli_wire_recv(&l->b, buf, sizeof(buf)), 0);
 	CHECK_STR(buf, "123456");
 }
 
@@ -109,11 +109,11 @@ static void test_line_cut_short(void)
 	char buf[64];
 
 	raw_then_eof(l, "DONE 1\nDONE", 11);
-	CHECK_EQ(ml_wire_recv(&l->b, buf, sizeof(buf)), 0);
+	CHECK_EQ(mli_wire_recv(&l->b, buf, sizeof(buf)), 0);
 	CHECK_STR(buf, "DONE 1");
 	/* no newline before the end of the stream: not a line */
-	CHECK_EQ(ml_wire_recv(&l->b, buf, sizeof(buf)), -EPIPE);
-	CHECK_EQ(ml_wire_recv(&l->b, buf, sizeof(buf)), -EPIPE);
+	CHECK_EQ(mli_wire_recv(&l->b, buf, sizeof(buf)), -EPIPE);
+	CHECK_EQ(mli_wire_recv(&l->b, buf, sizeof(buf)), -EPIPE);
 }
 
 static void write_file(const char *dir, const char *name, size_t n)
@@ -156,28 +156,28 @@ static void test_file_round_trip(void)
 
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		write_file(src, f[i].name, f[i].size);
-		REQUIRE(ml_wire_send_file(&l->a, src, f[i].name) == 0);
-		CHECK_EQ(ml_wire_send(&l->a, "DONE %zu", i), 0);
+		REQUIRE(mli_wire_send_file(&l->a, src, f[i].name) == 0);
+		CHECK_EQ(mli_wire_send(&l->a, "DONE %zu", i), 0);
 	}
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		char want[32];
 
-		REQUIRE(ml_wire_recv(&l->b, line, sizeof(line)) == 0);
+		REQUIRE(mli_wire_recv(&l->b, line, sizeof(line)) == 0);
 		REQUIRE_MSG(sscanf(line, "FILE %255s %llu", name, &size) == 2, "got '%s'", line);
 		CHECK_STR(name, f[i].name);
 		CHECK_EQ(size, f[i].size);
-		CHECK_EQ(ml_wire_recv_file(&l->b, dst, name, size), 0);
+		CHECK_EQ(mli_wire_recv_file(&l->b, dst, name, size), 0);
 		CHECK(same_file(src, dst, name));
 		/* the record ends exactly where its size says */
 		snprintf(want, sizeof(want), "DONE %zu", i);
-		CHECK_EQ(ml_wire_recv(&l->b, line, sizeof(line)), 0);
+		CHECK_EQ(mli_wire_recv(&l->b, line, sizeof(line)), 0);
 		CHECK_STR(line, want);
 	}
 	snprintf(line, sizeof(line), "%s/pages-1.img", dst);
 	REQUIRE(stat(line, &st) == 0);
 	CHECK_EQ(st.st_mode & 0777, 0600);
 	/* a file not there: nothing sent */
-	CHECK_EQ(ml_wire_send_file(&l->a, src, "missing.img"), -ENOENT);
+	CHECK_EQ(mli_wire_send_file(&l->a, src, "missing.img"), -ENOENT);
 }
 
 static void test_file_truncated(void)
@@ -188,9 +188,9 @@ static void test_file_truncated(void)
 	struct stat st;
 
 	raw_then_eof(l, "FILE x.img 1000\n0123456789", 26);
-	REQUIRE(ml_wire_recv(&l->b, line, sizeof(line)) == 0);
+	REQUIRE(mli_wire_recv(&l->b, line, sizeof(line)) == 0);
 	CHECK_STR(line, "FILE x.img 1000");
-	CHECK_EQ(ml_wire_recv_file(&l->b, dst, "x.img", 1000), -EPIPE);
+	CHECK_EQ(mli_wire_recv_file(&l->b, dst, "x.img", 1000), -EPIPE);
 	/* what came is stored, no more */
 	snprintf(path, sizeof(path), "%s/x.img", dst);
 	REQUIRE(stat(path, &st) == 0);
@@ -205,19 +205,19 @@ static void test_file_bad_name(void)
 	char line[64], longname[256];
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CHECK(!ml_wire_name_ok(bad[i]));
-		CHECK_EQ(ml_wire_recv_file(&l->b, dst, bad[i], 0), -EINVAL);
+		CHECK(!mli_wire_name_ok(bad[i]));
+		CHECK_EQ(mli_wire_recv_file(&l->b, dst, bad[i], 0), -EINVAL);
 	}
 	memset(longname, 'a', 200);
 	longname[200] = '\0';
-	CHECK(!ml_wire_name_ok(longname));
+	CHECK(!mli_wire_name_ok(longname));
 	longname[199] = '\0';
-	CHECK(ml_wire_name_ok(longname));
-	CHECK(ml_wire_name_ok("pages-1.img"));
-	CHECK(ml_wire_name_ok("a..b"));
+	CHECK(mli_wire_name_ok(longname));
+	CHECK(mli_wire_name_ok("pages-1.img"));
+	CHECK(mli_wire_name_ok("a..b"));
 	/* a refused name's bytes are not read: the next line follows them */
 	raw_then_eof(l, "NEXT\n", 5);
-	CHECK_EQ(ml_wire_recv(&l->b, line, sizeof(line)), 0);
+	CHECK_EQ(mli_wire_recv(&l->b, line, sizeof(line)), 0);
 	CHECK_STR(line, "NEXT");
 }
 
@@ -226,13 +226,13 @@ static void test_hostport(void)
 	char host[16];
 	int port = -1;
 
-	CHECK_EQ(ml_wire_parse_hostport("10.0.0.2:7070", host, sizeof(host), &port), 0);
+	CHECK_EQ(mli_wire_parse_hostport("10.0.0.2:7070", host, sizeof(host), &port), 0);
 	CHECK_STR(host, "10.0.0.2");
 	CHECK_EQ(port, 7070);
-	CHECK_EQ(ml_wire_parse_hostport("[::1]:0", host, sizeof(host), &port), 0);
+	CHECK_EQ(mli_wire_parse_hostport("[::1]:0", host, sizeof(host), &port), 0);
 	CHECK_STR(host, "::1");
 	CHECK_EQ(port, 0);
-	CHECK_EQ(ml_wire_parse_hostport("fe80::1:65535", host, sizeof(host), &port), 0);
+	CHECK_EQ(mli_wire_parse_hostport("fe80::1:65535", host, sizeof(host), &port), 0);
 	CHECK_STR(host, "fe80::1");
 	CHECK_EQ(port, 65535);
 
@@ -243,7 +243,7 @@ static void test_hostport(void)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		port = -1;
-		CHECK_EQ(ml_wire_parse_hostport(bad[i], host, sizeof(host), &port), -EINVAL);
+		CHECK_EQ(mli_wire_parse_hostport(bad[i], host, sizeof(host), &port), -EINVAL);
 		CHECK_EQ(port, -1);
 	}
 }

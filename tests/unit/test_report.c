@@ -90,32 +90,32 @@ static int add_interval(struct report *r, long seq, int nvma, const double *rati
 static void test_nice_ticks(void)
 {
 	double t[12];
-	int n = ml_nice_ticks(0, 10, 6, t);
+	int n = mlr_nice_ticks(0, 10, 6, t);
 
 	CHECK_EQ(n, 6);
 	CHECK(t[0] == 0 && t[1] == 2 && t[5] == 10);
-	n = ml_nice_ticks(0, 0.2, 9, t);
+	n = mlr_nice_ticks(0, 0.2, 9, t);
 	CHECK_EQ(n, 5);
 	CHECK(fabs(t[3] - 0.15) < 1e-15 && fabs(t[4] - 0.2) < 1e-15);
-	n = ml_nice_ticks(-3, 17, 6, t);
+	n = mlr_nice_ticks(-3, 17, 6, t);
 	CHECK_EQ(n, 4);
 	CHECK(t[0] == 0 && t[3] == 15);
-	CHECK_EQ(ml_nice_ticks(5, 5, 6, t), 1);
+	CHECK_EQ(mlr_nice_ticks(5, 5, 6, t), 1);
 	CHECK(t[0] == 5);
-	CHECK(ml_nice_ceil(7) == 10 && ml_nice_ceil(0.3) == 0.5 && ml_nice_ceil(0) == 1);
-	CHECK(ml_nice_ceil(120) == 200 && ml_nice_ceil(250) == 250 && ml_nice_ceil(NAN) == 1);
+	CHECK(mlr_nice_ceil(7) == 10 && mlr_nice_ceil(0.3) == 0.5 && mlr_nice_ceil(0) == 1);
+	CHECK(mlr_nice_ceil(120) == 200 && mlr_nice_ceil(250) == 250 && mlr_nice_ceil(NAN) == 1);
 }
 
 static void test_fmt_si(void)
 {
 	char b[32];
 
-	CHECK_STR(ml_fmt_si(0, b, sizeof(b)), "0");
-	CHECK_STR(ml_fmt_si(1500, b, sizeof(b)), "1500");
-	CHECK_STR(ml_fmt_si(12000, b, sizeof(b)), "12k");
-	CHECK_STR(ml_fmt_si(2500000, b, sizeof(b)), "2.5M");
-	CHECK_STR(ml_fmt_si(0.25, b, sizeof(b)), "0.25");
-	CHECK_STR(ml_fmt_si(-3, b, sizeof(b)), "-3");
+	CHECK_STR(mlr_fmt_si(0, b, sizeof(b)), "0");
+	CHECK_STR(mlr_fmt_si(1500, b, sizeof(b)), "1500");
+	CHECK_STR(mlr_fmt_si(12000, b, sizeof(b)), "12k");
+	CHECK_STR(mlr_fmt_si(2500000, b, sizeof(b)), "2.5M");
+	CHECK_STR(mlr_fmt_si(0.25, b, sizeof(b)), "0.25");
+	CHECK_STR(mlr_fmt_si(-3, b, sizeof(b)), "-3");
 }
 
 static void test_html_escape(void)
@@ -470,16 +470,16 @@ static void test_downsample_mean(void)
 
 static void test_heat_level(void)
 {
-	CHECK_EQ(ml_heat_level(0), 0);
-	CHECK_EQ(ml_heat_level(-1), 0);
-	CHECK_EQ(ml_heat_level(NAN), 0);
-	CHECK_EQ(ml_heat_level(0.05), 1);
-	CHECK_EQ(ml_heat_level(0.1), 2);
-	CHECK_EQ(ml_heat_level(0.5), 6);
-	CHECK_EQ(ml_heat_level(0.99), HEAT_LEVELS);
-	CHECK_EQ(ml_heat_level(1), HEAT_LEVELS);
-	CHECK_STR(ml_heat_level_colour(0), HEAT_ZERO);
-	CHECK_STR(ml_heat_level_colour(HEAT_LEVELS), "#4a0016");
+	CHECK_EQ(mlr_heat_level(0), 0);
+	CHECK_EQ(mlr_heat_level(-1), 0);
+	CHECK_EQ(mlr_heat_level(NAN), 0);
+	CHECK_EQ(mlr_heat_level(0.05), 1);
+	CHECK_EQ(mlr_heat_level(0.1), 2);
+	CHECK_EQ(mlr_heat_level(0.5), 6);
+	CHECK_EQ(mlr_heat_level(0.99), HEAT_LEVELS);
+	CHECK_EQ(mlr_heat_level(1), HEAT_LEVELS);
+	CHECK_STR(mlr_heat_level_colour(0), HEAT_ZERO);
+	CHECK_STR(mlr_heat_level_colour(HEAT_LEVELS), "#4a0016");
 }
 
 /*
@@ -632,13 +632,13 @@ static void headline_of(const char *file, int kind, const char *want)
 
 	REQUIRE_MSG(!load(&r, file, &err), "%s", err.msg);
 	if (kind == 0 && r.nw)
-		ml_headline_writes(&r.w[0], h, sizeof(h));
+		mlr_headline_writes(&r.w[0], h, sizeof(h));
 	else if (kind == 1 && r.ns)
-		ml_headline_snaps(&r.s[0], h, sizeof(h));
+		mlr_headline_snaps(&r.s[0], h, sizeof(h));
 	else if (kind == 2 && r.nf)
-		ml_headline_faults(&r.f[0], h, sizeof(h));
+		mlr_headline_faults(&r.f[0], h, sizeof(h));
 	else if (kind == 3 && r.nm)
-		ml_headline_migrate(&r.m[0], h, sizeof(h));
+		mlr_headline_migrate(&r.m[0], h, sizeof(h));
 	else
 		snprintf(h, sizeof(h), "(no section)");
 	CHECK_STR(h, want);
@@ -663,7 +663,7 @@ static void test_tracer_fixtures(void)
 	for (size_t i = 0; i < r.l[0].nstacks; i++)
 		stacked += r.l[0].stacks[i].bytes;
 	CHECK(stacked == r.l[0].outstanding_bytes);
-	ml_headline_leaks(&r.l[0], h, sizeof(h));
+	mlr_headline_leaks(&r.l[0], h, sizeof(h));
 	CHECK_STR(h, "789 KiB outstanding in 816 blocks; 512 KiB (65%) from one call stack: "
 		     "cache_add (leaktree) ← cache_fill (leaktree) ← load_cache.constprop.0 "
 		     "(leaktree); 6 call stacks in all");
@@ -677,7 +677,7 @@ static void test_tracer_fixtures(void)
 	REQUIRE_MSG(!load(&r, FIX "leaks-sampled.jsonl", &err), "%s", err.msg);
 	REQUIRE(r.nl == 1 && r.l[0].have_final);
 	CHECK(r.l[0].sample_bytes == 16384 && r.l[0].outstanding_bytes_stderr == 343947);
-	ml_headline_leaks(&r.l[0], h, sizeof(h));
+	mlr_headline_leaks(&r.l[0], h, sizeof(h));
 	CHECK_STR(h, "about 7.8 MiB outstanding in 2,003 blocks (estimated from one allocation "
 		     "sampled per 16 KiB: standard error 336 KiB); 7.8 MiB (100%) from one call "
 		     "stack: main (leaky); 24 call stacks in all");
@@ -689,7 +689,7 @@ static void test_tracer_fixtures(void)
 
 	REQUIRE_MSG(!load(&r, FIX "slab.jsonl", &err), "%s", err.msg);
 	REQUIRE(r.nsl == 1 && r.sl[0].have_final && r.sl[0].niv >= 2);
-	order = ml_slab_order(&r.sl[0], &n);
+	order = mlr_slab_order(&r.sl[0], &n);
 	REQUIRE(order && n >= 1);
 	/* the first one changed most */
 	for (size_t i = 1; i < n; i++)
@@ -702,7 +702,7 @@ static void test_tracer_fixtures(void)
 
 	REQUIRE_MSG(!load(&r, FIX "oom.jsonl", &err), "%s", err.msg);
 	REQUIRE(r.no == 1 && r.o[0].nkill == 3 && r.o[0].have_summary && r.o[0].kills == 3);
-	ml_headline_oom(&r.o[0], h, sizeof(h));
+	mlr_headline_oom(&r.o[0], h, sizeof(h));
 	CHECK_STR(h, "3 OOM kills of hog (pid 25124, 25204, 25225); 65 MiB resident in the largest "
 		     "victim, at the cgroup limit of 64 MiB");
 	REQUIRE(!render(&r, NULL, &b));
@@ -795,7 +795,7 @@ static void test_headline_writes(void)
 	/* read from the first line that has it */
 	CHECK_STR(r.w[0].vma[1].path, "/opt/app/bin/srv");
 	CHECK(r.w[0].vma[0].path == NULL);
-	ml_headline_writes(&r.w[0], h, sizeof(h));
+	mlr_headline_writes(&r.w[0], h, sizeof(h));
 	/* 4 MiB in 1 s; two hot at the end, biggest first; libz was hot before */
 	CHECK_STR(h, "2 hot VMAs of 3 (1.0M anon, 4.0K data srv); 3 hot at some time; 4.0 MiB/s "
 		     "written on average");
@@ -817,7 +817,7 @@ static void test_headline_writes(void)
 	REQUIRE(!load_lines(&r, lines, 1));
 	r.w[0].iv[0].dirty_pages = 0;
 	r.w[0].cell[0].hot = r.w[0].cell[1].hot = false;
-	ml_headline_writes(&r.w[0], h, sizeof(h));
+	mlr_headline_writes(&r.w[0], h, sizeof(h));
 	CHECK_STR(h, "1 hot VMA of 3 (4.0M lib-data libz.so.1); 3 hot at some time; 0 B/s written "
 		     "on average");
 	ml_report_free(&r);
@@ -837,11 +837,11 @@ static void test_headline_migrate_other(void)
 	char h[512];
 
 	REQUIRE(!load_lines(&r, lines, 1));
-	ml_headline_migrate(&r.m[0], h, sizeof(h));
+	mlr_headline_migrate(&r.m[0], h, sizeof(h));
 	CHECK_STR(h, "hot-range exclusion: 0.25× the bytes, same downtime (against hot-vma)");
 	ml_report_free(&r);
 	REQUIRE(!load_lines(&r, lines + 1, 1));
-	ml_headline_migrate(&r.m[0], h, sizeof(h));
+	mlr_headline_migrate(&r.m[0], h, sizeof(h));
 	CHECK_STR(h, "none: 1.0 MiB sent, 8 ms downtime");
 	ml_report_free(&r);
 }
@@ -887,11 +887,11 @@ static void test_group_rows(void)
 	static const int same[] = { 5, 5, 5, 5, 5, 5 };
 	int first[5];
 
-	CHECK_EQ(ml_group_rows(v, 4, 2, first), 3);
+	CHECK_EQ(mlr_group_rows(v, 4, 2, first), 3);
 	CHECK(first[0] == 0 && first[1] == 2 && first[2] == 3 && first[3] == 4);
-	CHECK_EQ(ml_group_rows(same, 6, 1, first), 1);
+	CHECK_EQ(mlr_group_rows(same, 6, 1, first), 1);
 	CHECK(first[0] == 0 && first[1] == 6);
-	CHECK_EQ(ml_group_rows(same, 1, 6, first), 1);
+	CHECK_EQ(mlr_group_rows(same, 1, 6, first), 1);
 	CHECK(first[0] == 0 && first[1] == 1);
 }
 
@@ -949,7 +949,7 @@ static void test_hot_mark_contrast(void)
 	CHECK(strstr(cell, "fill=\"#4a0016\"") < strstr(cell, "/>"));
 	CHECK(strstr(hot, "fill=\"#1f78d1\"") < strstr(hot, "/>"));
 	for (int l = 0; l <= HEAT_LEVELS; l++)
-		CHECK(strcmp(ml_heat_level_colour(l), "#1f78d1"));
+		CHECK(strcmp(mlr_heat_level_colour(l), "#1f78d1"));
 	ml_rb_free(&b);
 	ml_report_free(&r);
 }
@@ -965,15 +965,15 @@ static void test_bucket_edges(void)
 	char e[24];
 	const char *p;
 
-	ml_bucket_edge(0, e, sizeof(e));
+	mlr_bucket_edge(0, e, sizeof(e));
 	CHECK_STR(e, "0µs");
-	ml_bucket_edge(1, e, sizeof(e));
+	mlr_bucket_edge(1, e, sizeof(e));
 	CHECK_STR(e, "2µs");
-	ml_bucket_edge(9, e, sizeof(e));
+	mlr_bucket_edge(9, e, sizeof(e));
 	CHECK_STR(e, "512µs");
-	ml_bucket_edge(10, e, sizeof(e));
+	mlr_bucket_edge(10, e, sizeof(e));
 	CHECK_STR(e, "1.02ms");
-	ml_bucket_edge(20, e, sizeof(e));
+	mlr_bucket_edge(20, e, sizeof(e));
 	CHECK_STR(e, "1.05s");
 	ml_report_init(&r);
 	REQUIRE_MSG(!ml_report_load_line(&r, "f", 1, line, strlen(line), &err), "%s", err.msg);
@@ -987,7 +987,7 @@ static void test_bucket_edges(void)
 	CHECK_EQ(count(p, ">64µs</text>"), 0);
 	CHECK_EQ(count(p, "<rect class=\"bar\""), 3);
 	/* a short buffer: cut, still a string */
-	ml_headline_faults(&r.f[0], e, sizeof(e));
+	mlr_headline_faults(&r.f[0], e, sizeof(e));
 	CHECK_STR(e, "6 minor faults, half un");
 	ml_rb_free(&b);
 	ml_report_free(&r);
@@ -1006,7 +1006,7 @@ static void test_one_snapshot(void)
 	char h[512];
 
 	REQUIRE(!load_lines(&r, lines, 1));
-	ml_headline_snaps(&r.s[0], h, sizeof(h));
+	mlr_headline_snaps(&r.s[0], h, sizeof(h));
 	CHECK_STR(h, "3.0 MiB resident: lib-text 2.0 MiB (67%), anon 1.0 MiB (33%)");
 	REQUIRE(!render(&r, NULL, &b));
 	CHECK_EQ(count(b.p, "class=\"stacked\""), 0);
