@@ -86,7 +86,7 @@ static int read_policy(const struct json *o, size_t k, struct migrate_model_poli
 	p->postcopy_last_page_ms = ml_json_get_num_or0(o, "postcopy_last_page_ms");
 	p->dump_ms = ml_json_get_num_or0(o, "dump_ms");
 	p->restore_ms = ml_json_get_num_or0(o, "restore_ms");
-	p->restored_bytes = ml_rec_count_or0(o, "restored_bytes");
+	p->restored_bytes = mli_rec_count_or0(o, "restored_bytes");
 	return 0;
 }
 
