@@ -15,7 +15,7 @@
 /* Can the write profiler run here (GetStatus's "profile_writes")? */
 static bool probe_profile(void)
 {
-	struct feature_list *l = calloc(1, sizeof(*l));
+	struct ml_feature_list *l = calloc(1, sizeof(*l));
 	int ok = 0;
 
 	if (!l)
@@ -62,7 +62,7 @@ void agent_fini(struct agent *a)
 }
 
 /* Called on the profiler's thread after every interval. */
-void agent_tick(const struct profiler_sample *s, void *arg)
+void agent_tick(const struct ml_profiler_sample *s, void *arg)
 {
 	(void)arg;
 	if (s->target_exited) {
@@ -79,9 +79,9 @@ int agent_criu(struct agent *a, struct ml_err *err)
 
 	pthread_mutex_lock(&a->criu_lock);
 	if (!a->criu_probed) {
-		ML_OPTS(criu_run_opts, o, .timeout_ms = a->cfg.criu_timeout_ms);
+		ML_OPTS(ml_criu_run_opts, o, .timeout_ms = a->cfg.criu_timeout_ms);
 		char path[PATH_MAX], dir[PATH_MAX];
-		ML_OPTS(criu_probe_opts, po,
+		ML_OPTS(ml_criu_probe_opts, po,
 			.timeout_ms = a->cfg.criu_timeout_ms ? a->cfg.criu_timeout_ms
 							     : CRIU_DEFAULT_TIMEOUT_MS,
 			.cache_dir = criu_cli_cache_dir(dir, sizeof(dir)), );

@@ -72,13 +72,13 @@ struct agent_config {
 	const char *images_root; /* images_dir of requests must be under it */
 	unsigned int criu_timeout_ms;
 	struct criu_cli_opts criu_opts; /* --criu-opt: more options for every dump/restore */
-	enum criu_tcp tcp; /* --tcp: established TCP connections, every dump and restore */
+	enum ml_criu_tcp tcp; /* --tcp: established TCP connections, every dump and restore */
 };
 
 struct agent {
 	struct agent_config cfg;
 	pthread_rwlock_t lock; /* the profiler pointer and checkpoint state */
-	struct profiler *prof;
+	struct ml_profiler *prof;
 	pid_t restored_pid; /* set by Restore: the next target */
 	char last_error[1024];
 	uint64_t start_ns;
@@ -86,8 +86,8 @@ struct agent {
 	bool criu_probed;
 	int criu_rc; /* criu_locate/criu_probe result */
 	struct ml_err criu_err;
-	struct criu_caps caps;
-	struct criu_session *session;
+	struct ml_criu_caps caps;
+	struct ml_criu_session *session;
 	pthread_mutex_t criu_lock; /* probing and the session */
 	/* the target as last found (agent_discover), for GetStatus and the log */
 	pthread_mutex_t found_lock;
@@ -108,7 +108,7 @@ int agent_images_path(const struct agent *a, const char *dir, char *out, size_t 
 		      struct ml_err *err);
 /* Under the write lock: the profiled pid, the restored one, or target_find(). */
 int agent_target(struct agent *a, pid_t *pid, struct ml_err *err);
-void agent_tick(const struct profiler_sample *s, void *arg);
+void agent_tick(const struct ml_profiler_sample *s, void *arg);
 /*
  * Look for the target (the profiled one, the restored one, or
  * target_find()) and say on stderr when it changes: found (pid and comm,

@@ -91,7 +91,7 @@ void metrics_error(const char *kind)
 	pthread_mutex_unlock(&m.lock);
 }
 
-void metrics_sample(const struct profiler_sample *s)
+void metrics_sample(const struct ml_profiler_sample *s)
 {
 	pthread_mutex_lock(&m.lock);
 	m.dirty_pages = s->dirty.dirty_pages;

@@ -22,7 +22,7 @@ enum ckpt_kind { CKPT_PRE_DUMP, CKPT_DUMP, CKPT_RESTORE, CKPT_PAGE_SERVER, CKPT_
  * with status @code.
  */
 void metrics_rpc(int method, const char *name, int code);
-void metrics_sample(const struct profiler_sample *s);
+void metrics_sample(const struct ml_profiler_sample *s);
 void metrics_profiling(bool on, pid_t pid);
 /* The target found, profiled or not (0: none): the target_pid metric while not profiling. */
 void metrics_target(pid_t pid);

@@ -58,7 +58,7 @@ static void fail_no_criu(struct rpc_reply *out, const char *what, const struct m
 }
 
 static void fail_criu(struct rpc_reply *out, const char *what, int r, const struct ml_err *e,
-		      const struct criu_result *res)
+		      const struct ml_criu_result *res)
 {
 	/* the library's messages usually name the log already */
 	if (res && res->ran && !strstr(e->msg, res->log_path))
@@ -69,9 +69,9 @@ static void fail_criu(struct rpc_reply *out, const char *what, int r, const stru
 }
 
 /* The start of every CRIU RPC: its result, and a CRIU to run. NULL: answered. */
-static struct criu_result *criu_begin(struct agent *a, const char *what, struct rpc_reply *out)
+static struct ml_criu_result *criu_begin(struct agent *a, const char *what, struct rpc_reply *out)
 {
-	struct criu_result *res = calloc(1, sizeof(*res));
+	struct ml_criu_result *res = calloc(1, sizeof(*res));
 	struct ml_err e = { 0 };
 
 	if (!res) {
@@ -88,7 +88,7 @@ static struct criu_result *criu_begin(struct agent *a, const char *what, struct 
 
 /* After CRIU ran: its metrics, and on failure the answer. Returns r. */
 static int criu_end(enum ckpt_kind kind, int r, const char *what, const struct ml_err *e,
-		    const struct criu_result *res, struct rpc_reply *out)
+		    const struct ml_criu_result *res, struct rpc_reply *out)
 {
 	metrics_checkpoint(kind, !r, res->duration_ms);
 	if (r)
@@ -112,8 +112,8 @@ static int dirs(struct agent *a, const char *images, const char *parent, char *d
  * The ranges left out, each with its process: every process's own hot
  * set (@procs), or, a profiler of one process, @hot as @pid's.
  */
-static void ckpt_response(const struct criu_result *res, const struct rangeset *hot,
-			  const struct criu_hot_procs *procs, pid_t pid, const char *dir,
+static void ckpt_response(const struct ml_criu_result *res, const struct ml_rangeset *hot,
+			  const struct ml_criu_hot_procs *procs, pid_t pid, const char *dir,
 			  struct rpc_reply *out)
 {
 	Agent__CheckpointResponse resp = AGENT__CHECKPOINT_RESPONSE__INIT;
@@ -130,7 +130,7 @@ static void ckpt_response(const struct criu_result *res, const struct rangeset *
 		goto out;
 	}
 	for (size_t k = 0; k < (procs->n ? procs->n : 1) && res->exclude.nexclude; k++) {
-		const struct rangeset *set = procs->n ? procs->procs[k].ranges : hot;
+		const struct ml_rangeset *set = procs->n ? procs->procs[k].ranges : hot;
 
 		for (size_t i = 0; i < set->n; i++) {
 			Agent__HotRegionProto *g = &regs[resp.n_excluded];
@@ -163,11 +163,11 @@ out:
 	free(ptrs);
 }
 
-bool rpc_refuse_preflight(const struct agent *a, pid_t pid, const struct criu_preflight_opts *o,
+bool rpc_refuse_preflight(const struct agent *a, pid_t pid, const struct ml_criu_preflight_opts *o,
 			  const char *what, struct rpc_reply *out)
 {
-	struct criu_preflight_opts x = *o;
-	struct criu_preflight *p = calloc(1, sizeof(*p));
+	struct ml_criu_preflight_opts x = *o;
+	struct ml_criu_preflight *p = calloc(1, sizeof(*p));
 	struct ml_err e = { 0 };
 	char list[sizeof(out->msg)];
 	size_t pos = 0;
@@ -189,7 +189,7 @@ bool rpc_refuse_preflight(const struct agent *a, pid_t pid, const struct criu_pr
 	}
 	list[0] = '\0';
 	for (size_t i = 0; i < p->n && pos < sizeof(list); i++) {
-		const struct criu_finding *f = &p->f[i];
+		const struct ml_criu_finding *f = &p->f[i];
 		int k;
 
 		if (f->absorbed)
@@ -209,14 +209,14 @@ bool rpc_refuse_preflight(const struct agent *a, pid_t pid, const struct criu_pr
 }
 
 /* Under the write lock. */
-static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const char *what,
+static void checkpoint_locked(struct agent *a, struct ml_criu_dump_req *req, const char *what,
 			      struct rpc_reply *out)
 {
 	enum ckpt_kind kind = req->pre_dump ? CKPT_PRE_DUMP : CKPT_DUMP;
-	struct criu_result *res = criu_begin(a, what, out);
+	struct ml_criu_result *res = criu_begin(a, what, out);
 	struct ml_err e = { 0 };
-	struct criu_hot_procs procs = { 0 };
-	struct rangeset hot;
+	struct ml_criu_hot_procs procs = { 0 };
+	struct ml_rangeset hot;
 	int r;
 
 	if (!res)
@@ -227,7 +227,7 @@ static void checkpoint_locked(struct agent *a, struct criu_dump_req *req, const 
 		fail_criu(out, what, r, &e, NULL);
 		goto out;
 	}
-	ML_OPTS(criu_preflight_opts, po, .tcp = req->tcp, .extra_args = req->extra_args,
+	ML_OPTS(ml_criu_preflight_opts, po, .tcp = req->tcp, .extra_args = req->extra_args,
 		.shell_job = req->shell_job, .pre_dump = req->pre_dump);
 	if (rpc_refuse_preflight(a, req->pid, &po, what, out))
 		goto out;
@@ -292,7 +292,7 @@ void rpc_pre_checkpoint(struct agent *a, const uint8_t *req, size_t len, uint64_
 	    rpc_refuse_without_sys_admin("PreCheckpoint", out)) {
 		/* answered */
 	} else if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "PreCheckpoint")) {
-		struct criu_dump_req r = {
+		struct ml_criu_dump_req r = {
 			.images_dir = dir,
 			.parent_dir = q->parent_dir[0] ? pdir : NULL,
 			.pre_dump = true,
@@ -332,7 +332,7 @@ void rpc_final_dump(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 		   rpc_refuse_without_sys_admin("FinalDump", out)) {
 		/* answered */
 	} else if (!dirs(a, q->images_dir, q->parent_dir, dir, pdir, out, "FinalDump")) {
-		struct criu_dump_req r = {
+		struct ml_criu_dump_req r = {
 			.images_dir = dir,
 			.parent_dir = q->parent_dir[0] ? pdir : NULL,
 			.leave_running = q->leave_running,
@@ -361,12 +361,12 @@ static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, cons
 			   struct rpc_reply *out)
 {
 	Agent__RestoreResponse resp = AGENT__RESTORE_RESPONSE__INIT;
-	struct criu_restore_req rq = { .images_dir = dir,
-				       .shell_job = q->shell_job,
-				       .extra_args = criu_opts(a),
-				       .tcp = a->cfg.tcp };
-	ML_OPTS(criu_run_opts, o, .timeout_ms = timeout_for(a, q->timeout_ms));
-	struct criu_result *res = criu_begin(a, "Restore", out);
+	struct ml_criu_restore_req rq = { .images_dir = dir,
+					  .shell_job = q->shell_job,
+					  .extra_args = criu_opts(a),
+					  .tcp = a->cfg.tcp };
+	ML_OPTS(ml_criu_run_opts, o, .timeout_ms = timeout_for(a, q->timeout_ms));
+	struct ml_criu_result *res = criu_begin(a, "Restore", out);
 	struct ml_err e = { 0 };
 
 	if (!res)
@@ -418,14 +418,14 @@ static void page_server(struct agent *a, const Agent__StartPageServerRequest *q,
 			const char *pdir, struct rpc_reply *out)
 {
 	Agent__StartPageServerResponse resp = AGENT__START_PAGE_SERVER_RESPONSE__INIT;
-	struct criu_page_server_req rq = {
+	struct ml_criu_page_server_req rq = {
 		.images_dir = dir,
 		.addr = q->address[0] ? q->address : NULL,
 		.port = q->port,
 		.parent_dir = q->parent_dir[0] ? pdir : NULL,
 	};
-	ML_OPTS(criu_run_opts, o, .timeout_ms = a->cfg.criu_timeout_ms);
-	struct criu_result *res = criu_begin(a, "StartPageServer", out);
+	ML_OPTS(ml_criu_run_opts, o, .timeout_ms = a->cfg.criu_timeout_ms);
+	struct ml_criu_result *res = criu_begin(a, "StartPageServer", out);
 	struct ml_err e = { 0 };
 	pid_t pid = 0;
 

@@ -43,7 +43,7 @@ bool rpc_refuse_without_sys_admin(const char *what, struct rpc_reply *out);
  * resource, fix), and true, when it would; the error, and true, when the
  * check itself fails; false: go on. @o: the TCP policy and options given.
  */
-bool rpc_refuse_preflight(const struct agent *a, pid_t pid, const struct criu_preflight_opts *o,
+bool rpc_refuse_preflight(const struct agent *a, pid_t pid, const struct ml_criu_preflight_opts *o,
 			  const char *what, struct rpc_reply *out);
 /* Pack @m into @r (code OK). */
 int rpc_pack(struct rpc_reply *r, const ProtobufCMessage *m);

@@ -285,7 +285,7 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o,
 	}
 	/* what CRIU would refuse, before anything is frozen (the TCP policy
 	 * and the options given absorb what they take care of) */
-	ML_OPTS(criu_preflight_opts, po, .tcp = o->tcp, .extra_args = o->extra_args,
+	ML_OPTS(ml_criu_preflight_opts, po, .tcp = o->tcp, .extra_args = o->extra_args,
 		.shell_job = o->shell_job);
 	if (rpc_refuse_preflight(a, o->pid, &po, "Migrate", out))
 		goto out;

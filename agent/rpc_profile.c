@@ -23,7 +23,7 @@
 #define INTERVAL_MAX 600000
 
 /* StartProfiling parameters; proto3 zero means "not set": the default. */
-static int validate_start(const Agent__StartProfilingRequest *q, struct profiler_opts *po,
+static int validate_start(const Agent__StartProfilingRequest *q, struct ml_profiler_opts *po,
 			  struct rpc_reply *out)
 {
 	memset(po, 0, sizeof(*po));
@@ -78,7 +78,7 @@ static int validate_start(const Agent__StartProfilingRequest *q, struct profiler
 
 static int count_writable(pid_t pid)
 {
-	struct vma_set set;
+	struct ml_vma_set set;
 	struct ml_err e;
 	int n = 0;
 
@@ -90,11 +90,11 @@ static int count_writable(pid_t pid)
 	return n;
 }
 
-static void start_locked(struct agent *a, const struct profiler_opts *po, struct rpc_reply *out)
+static void start_locked(struct agent *a, const struct ml_profiler_opts *po, struct rpc_reply *out)
 {
 	Agent__StartProfilingResponse resp = AGENT__START_PROFILING_RESPONSE__INIT;
 	struct ml_err err = { 0 };
-	struct profiler *p = NULL;
+	struct ml_profiler *p = NULL;
 	pid_t pid;
 	int r;
 
@@ -134,7 +134,7 @@ void rpc_start_profiling(struct agent *a, const uint8_t *req, size_t len, uint64
 			 struct rpc_reply *out)
 {
 	Agent__StartProfilingRequest *q;
-	struct profiler_opts po;
+	struct ml_profiler_opts po;
 
 	(void)deadline;
 	q = agent__start_profiling_request__unpack(NULL, len, req);
@@ -175,7 +175,7 @@ void rpc_stop_profiling(struct agent *a, const uint8_t *req, size_t len, uint64_
 }
 
 /* Under the read lock: the latest sample, or FAILED_PRECONDITION. */
-static int latest(struct agent *a, struct profiler_sample *s, const char *what,
+static int latest(struct agent *a, struct ml_profiler_sample *s, const char *what,
 		  struct rpc_reply *out)
 {
 	struct ml_err e = { 0 };
@@ -199,7 +199,7 @@ static int latest(struct agent *a, struct profiler_sample *s, const char *what,
 }
 
 /* The hot ranges inside the VMAs into @resp; @rs and @ptrs have room for them all. */
-static void hot_ranges(const struct hotrange_set *h, Agent__GetHotRegionsResponse *resp,
+static void hot_ranges(const struct ml_hotrange_set *h, Agent__GetHotRegionsResponse *resp,
 		       Agent__HotRangeProto *rs, Agent__HotRangeProto **ptrs)
 {
 	for (size_t i = 0; i < h->n; i++) {
@@ -218,7 +218,7 @@ static void hot_ranges(const struct hotrange_set *h, Agent__GetHotRegionsRespons
 	resp->hot_range_merge_cost_bytes = h->merge_cost_bytes;
 }
 
-static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
+static void hot_regions(const struct ml_profiler_sample *s, struct rpc_reply *out)
 {
 	Agent__GetHotRegionsResponse resp = AGENT__GET_HOT_REGIONS_RESPONSE__INIT;
 	Agent__HotRegionProto *regs = calloc(s->nregions + 1, sizeof(*regs));
@@ -234,7 +234,7 @@ static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 		goto out;
 	}
 	for (size_t i = 0; i < s->nregions; i++) {
-		const struct profiler_region *r = &s->regions[i];
+		const struct ml_profiler_region *r = &s->regions[i];
 
 		if (!r->hot)
 			continue;
@@ -249,7 +249,7 @@ static void hot_regions(const struct profiler_sample *s, struct rpc_reply *out)
 		n++;
 	}
 	for (size_t i = 0; i < s->nprocs; i++) {
-		const struct profiler_proc *p = &s->procs[i];
+		const struct ml_profiler_proc *p = &s->procs[i];
 
 		agent__process_writes_proto__init(&procs[i]);
 		procs[i].pid = p->pid;
@@ -292,7 +292,7 @@ void rpc_get_hot_regions(struct agent *a, const uint8_t *req, size_t len, uint64
 			 struct rpc_reply *out)
 {
 	Agent__GetHotRegionsRequest *q;
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 
 	(void)deadline;
 	q = agent__get_hot_regions_request__unpack(NULL, len, req);
@@ -313,7 +313,7 @@ void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint6
 {
 	Agent__GetDirtyVolumeResponse resp = AGENT__GET_DIRTY_VOLUME_RESPONSE__INIT;
 	Agent__GetDirtyVolumeRequest *q;
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 
 	(void)deadline;
 	q = agent__get_dirty_volume_request__unpack(NULL, len, req);
@@ -342,10 +342,10 @@ void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint6
 	ml_profiler_sample_free(&s);
 }
 
-static void status_profiler(struct agent *a, Agent__GetStatusResponse *r, struct profiler_sample *s,
-			    char *lasterr, size_t len)
+static void status_profiler(struct agent *a, Agent__GetStatusResponse *r,
+			    struct ml_profiler_sample *s, char *lasterr, size_t len)
 {
-	const struct profiler_opts *o = ml_profiler_options(a->prof);
+	const struct ml_profiler_opts *o = ml_profiler_options(a->prof);
 	struct ml_err e = { 0 };
 
 	r->profiling = ml_profiler_running(a->prof);
@@ -381,7 +381,7 @@ void rpc_get_status(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 {
 	Agent__GetStatusResponse resp = AGENT__GET_STATUS_RESPONSE__INIT;
 	Agent__GetStatusRequest *q;
-	struct profiler_sample s = { 0 };
+	struct ml_profiler_sample s = { 0 };
 	char lasterr[1024], comm[16], how[96];
 	char *caps[8];
 	size_t ncaps = 0;

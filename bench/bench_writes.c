@@ -99,8 +99,8 @@ static void write_pct(int pct)
 int main(int argc, char **argv)
 {
 	char prog[4096];
-	ML_OPTS(profiler_opts, o);
-	struct profiler *p;
+	ML_OPTS(ml_profiler_opts, o);
+	struct ml_profiler *p;
 	struct pagescan ps;
 	struct ml_err err = { 0 };
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_writes: %s\n", err.msg);
 		return 1;
 	}
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	ml_profiler_tick(p, &s, &err);
 	printf("(a) tick vs raw PAGEMAP_SCAN, 1 GiB in %d VMAs of the target (%d VMAs in all), %d "
 	       "reps, medians\n",
@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 	uint64_t stop[64];
 	int n = 0;
 	for (int i = 0; i < 30; i++) {
-		struct attach_stats st;
+		struct ml_attach_stats st;
 		int fd = ml_wp_attach(pid, false, &st, &err);
 
 		if (fd < 0) {

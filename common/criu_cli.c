@@ -47,15 +47,15 @@ const char *criu_cli_cache_dir(char *buf, size_t len)
 }
 
 /* Probed once per run: every later call with the same CRIU reuses it. */
-static struct criu_caps probed;
+static struct ml_criu_caps probed;
 static bool have_probed;
 
 int criu_cli_setup(const char *cmd, const char *explicit_path, unsigned int timeout_ms,
-		   struct criu_caps *caps)
+		   struct ml_criu_caps *caps)
 {
 	struct ml_err err = { 0 };
 	char path[PATH_MAX], dir[PATH_MAX];
-	ML_OPTS(criu_probe_opts, po, .timeout_ms = timeout_ms);
+	ML_OPTS(ml_criu_probe_opts, po, .timeout_ms = timeout_ms);
 	int r;
 
 	po.cache_dir = criu_cli_cache_dir(dir, sizeof(dir));
@@ -167,11 +167,11 @@ int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg)
 	return EXIT_USAGE;
 }
 
-int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
-		       const struct criu_preflight_opts *o, bool quiet, bool listed,
-		       struct criu_preflight *out)
+int criu_cli_preflight(const char *cmd, pid_t pid, const struct ml_criu_caps *caps,
+		       const struct ml_criu_preflight_opts *o, bool quiet, bool listed,
+		       struct ml_criu_preflight *out)
 {
-	struct criu_preflight_opts x = *o;
+	struct ml_criu_preflight_opts x = *o;
 	struct ml_err err = { 0 };
 	int r;
 
@@ -188,7 +188,7 @@ int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
 			  (int)pid, out->nprocs, out->nprocs == 1 ? "" : "es", out->nrefused,
 			  out->nrefused == 1 ? "" : "s", listed ? "in the report" : "below");
 	for (size_t i = 0; i < out->n && !listed; i++) {
-		const struct criu_finding *f = &out->f[i];
+		const struct ml_criu_finding *f = &out->f[i];
 
 		if (f->absorbed && (quiet || out->nrefused))
 			continue;
@@ -200,12 +200,12 @@ int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
 	return out->nrefused ? EXIT_REFUSED : 0;
 }
 
-int criu_cli_check_only(const char *cmd, const struct criu_caps *caps,
-			const struct criu_dump_req *req, unsigned int timeout_s, char *hint,
+int criu_cli_check_only(const char *cmd, const struct ml_criu_caps *caps,
+			const struct ml_criu_dump_req *req, unsigned int timeout_s, char *hint,
 			size_t hint_len)
 {
-	struct criu_run_opts ro = { .timeout_ms = timeout_s * 1000 };
-	struct criu_result *res = calloc(1, sizeof(*res));
+	struct ml_criu_run_opts ro = { .timeout_ms = timeout_s * 1000 };
+	struct ml_criu_result *res = calloc(1, sizeof(*res));
 	struct ml_err err = { 0 };
 	int r;
 

@@ -37,7 +37,7 @@ const char *criu_cli_cache_dir(char *buf, size_t len);
  * user's cache directory). Prints the error; returns an exit code.
  */
 int criu_cli_setup(const char *cmd, const char *explicit_path, unsigned int timeout_ms,
-		   struct criu_caps *caps);
+		   struct ml_criu_caps *caps);
 
 /* Up to CRIU_CLI_MAX_OPTS --criu-opt values, NULL-terminated for extra_args. */
 #define CRIU_CLI_MAX_OPTS 16
@@ -61,7 +61,7 @@ int criu_cli_add_opt(const char *cmd, struct criu_cli_opts *o, const char *arg);
 int criu_cli_opt_fn(void *target, const char *arg, char *why, size_t len);
 
 /*
- * --tcp POLICY for the option parser (@target an enum criu_tcp): refuse,
+ * --tcp POLICY for the option parser (@target an enum ml_criu_tcp): refuse,
  * established or close. 0, or -1 with @why filled in.
  */
 int criu_cli_tcp_fn(void *target, const char *arg, char *why, size_t len);
@@ -75,17 +75,17 @@ int criu_cli_tcp_fn(void *target, const char *arg, char *why, size_t len);
  * stdout lists them (--check-only in text): stderr then gets one line that
  * says so. Another error: its message and exit code.
  */
-int criu_cli_preflight(const char *cmd, pid_t pid, const struct criu_caps *caps,
-		       const struct criu_preflight_opts *o, bool quiet, bool listed,
-		       struct criu_preflight *out);
+int criu_cli_preflight(const char *cmd, pid_t pid, const struct ml_criu_caps *caps,
+		       const struct ml_criu_preflight_opts *o, bool quiet, bool listed,
+		       struct ml_criu_preflight *out);
 
 /*
  * --check-only: `criu dump --check-only` of @req's tree when this CRIU has
  * it (else said so on stderr, and not an error). Returns an exit code:
  * EXIT_REFUSED when CRIU refused, with its reasons.
  */
-int criu_cli_check_only(const char *cmd, const struct criu_caps *caps,
-			const struct criu_dump_req *req, unsigned int timeout_s, char *hint,
+int criu_cli_check_only(const char *cmd, const struct ml_criu_caps *caps,
+			const struct ml_criu_dump_req *req, unsigned int timeout_s, char *hint,
 			size_t hint_len);
 
 /* The help of --check-only, the same for checkpoint and migrate. */

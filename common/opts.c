@@ -618,13 +618,13 @@ void cli_list_options(const struct cli_spec *s, FILE *f)
 
 /* ---- --version -------------------------------------------------------- */
 
-static void print_features(FILE *f, const struct feature_list *l, enum feature_state want,
+static void print_features(FILE *f, const struct ml_feature_list *l, enum ml_feature_state want,
 			   const char *head)
 {
 	int col = fprintf(f, "%s", head), n = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
-		const struct feature *x = &l->items[i];
+		const struct ml_feature *x = &l->items[i];
 		int len = (int)strlen(x->name) + 2;
 
 		if (x->state != want)
@@ -650,7 +650,7 @@ void cli_set_tracers(const struct cli_tracers *t)
 
 void cli_print_version(FILE *f)
 {
-	static struct feature_list l; /* 48 features of 500+ bytes each */
+	static struct ml_feature_list l; /* 48 features of 500+ bytes each */
 	struct utsname u;
 
 	fprintf(f, "memlens %s\n", MEMLENS_VERSION);

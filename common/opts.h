@@ -128,10 +128,10 @@ void cli_print_version(FILE *f);
  * and the tracers' feature probes. memlens hands them over at start
  * (src/main.c); a binary that does not (memlens-agent) has no tracers.
  */
-struct feature_list;
+struct ml_feature_list;
 struct cli_tracers {
 	void (*libbpf_version)(unsigned int *major, unsigned int *minor);
-	void (*probe_features)(struct feature_list *l);
+	void (*probe_features)(struct ml_feature_list *l);
 };
 void cli_set_tracers(const struct cli_tracers *t);
 

@@ -40,7 +40,7 @@ static void used_buckets(const double *h, size_t n, size_t *lo, size_t *hi)
 }
 
 /* Buckets @lo..@hi - 1: the minor and major histograms share them, to compare. */
-static void histogram(struct rbuf *b, const double *h, size_t n, size_t lo, size_t hi,
+static void histogram(struct ml_rbuf *b, const double *h, size_t n, size_t lo, size_t hi,
 		      const char *what, const char *colour)
 {
 	struct plot p = { .x0 = 80, .y0 = 30, .w = RP_WIDTH - 100, .h = 150 };
@@ -99,15 +99,15 @@ static void histogram(struct rbuf *b, const double *h, size_t n, size_t lo, size
 
 static int cmp_rows(const void *a, const void *b)
 {
-	const struct rep_fault_row *x = a, *y = b;
+	const struct ml_rep_fault_row *x = a, *y = b;
 	double sx = x->minor + x->major, sy = y->minor + y->major;
 
 	return sx < sy ? 1 : sx > sy ? -1 : x->pid > y->pid ? 1 : x->pid < y->pid ? -1 : 0;
 }
 
-static void fault_table(struct rbuf *b, const struct rep_faults *f)
+static void fault_table(struct ml_rbuf *b, const struct ml_rep_faults *f)
 {
-	struct rep_fault_row *rows = malloc((f->nrows + 1) * sizeof(*rows));
+	struct ml_rep_fault_row *rows = malloc((f->nrows + 1) * sizeof(*rows));
 	size_t n = f->nrows < TOP_ROWS ? f->nrows : TOP_ROWS;
 
 	if (!rows || !f->nrows)
@@ -138,7 +138,7 @@ out:
 	free(rows);
 }
 
-void mlr_render_faults(struct rbuf *b, const struct rep_faults *f)
+void mlr_render_faults(struct ml_rbuf *b, const struct ml_rep_faults *f)
 {
 	size_t lo = 0, hi = 0;
 	char head[512];

@@ -9,12 +9,12 @@
 #include "report_int.h"
 #include "report_load.h"
 
-void ml_report_init(struct report *r)
+void ml_report_init(struct ml_report *r)
 {
 	memset(r, 0, sizeof(*r));
 }
 
-static void free_writes(struct rep_writes *w)
+static void free_writes(struct ml_rep_writes *w)
 {
 	free(w->src);
 	free(w->also);
@@ -27,7 +27,7 @@ static void free_writes(struct rep_writes *w)
 	free(w->range);
 }
 
-void ml_report_free(struct report *r)
+void ml_report_free(struct ml_report *r)
 {
 	for (size_t i = 0; i < r->nw; i++)
 		free_writes(&r->w[i]);
@@ -77,7 +77,7 @@ static bool blank(const char *s, size_t n)
 	return true;
 }
 
-static int add_src(struct report *r, const char *path, struct ml_err *err)
+static int add_src(struct ml_report *r, const char *path, struct ml_err *err)
 {
 	char **s = realloc(r->srcs, (r->nsrcs + 1) * sizeof(*s));
 
@@ -91,7 +91,7 @@ static int add_src(struct report *r, const char *path, struct ml_err *err)
 	return 0;
 }
 
-int ml_report_load_stream(struct report *r, FILE *f, const char *name, struct ml_err *err)
+int ml_report_load_stream(struct ml_report *r, FILE *f, const char *name, struct ml_err *err)
 {
 	size_t before = r->lines + r->skipped, n;
 	struct ml_lines in;
@@ -123,7 +123,7 @@ int ml_report_load_stream(struct report *r, FILE *f, const char *name, struct ml
 	return ret;
 }
 
-int ml_report_load_file(struct report *r, const char *path, struct ml_err *err)
+int ml_report_load_file(struct ml_report *r, const char *path, struct ml_err *err)
 {
 	FILE *f = fopen(path, "re");
 	int ret;

@@ -74,7 +74,7 @@ static void fmt_ratio(double r, char *buf, size_t len)
 }
 
 /* The mapped file's basename or a named anonymous VMA's name; NULL: none. */
-static const char *vma_name(const struct rep_vma *v)
+static const char *vma_name(const struct ml_rep_vma *v)
 {
 	const char *p = v->path, *slash;
 
@@ -87,7 +87,7 @@ static const char *vma_name(const struct rep_vma *v)
 	return slash && slash[1] ? slash + 1 : p;
 }
 
-void mlr_vma_label(const struct rep_vma *v, bool with_addr, char *buf, size_t len)
+void mlr_vma_label(const struct ml_rep_vma *v, bool with_addr, char *buf, size_t len)
 {
 	const char *name = vma_name(v);
 	char size[16];
@@ -105,9 +105,9 @@ void mlr_vma_label(const struct rep_vma *v, bool with_addr, char *buf, size_t le
 
 static int cmp_size(const void *a, const void *b, void *arg)
 {
-	const struct rep_writes *w = arg;
-	const struct rep_vma *x = &w->vma[*(const uint32_t *)a];
-	const struct rep_vma *y = &w->vma[*(const uint32_t *)b];
+	const struct ml_rep_writes *w = arg;
+	const struct ml_rep_vma *x = &w->vma[*(const uint32_t *)a];
+	const struct ml_rep_vma *y = &w->vma[*(const uint32_t *)b];
 	uint64_t sx = x->end - x->start, sy = y->end - y->start;
 
 	if (sx != sy)
@@ -116,12 +116,12 @@ static int cmp_size(const void *a, const void *b, void *arg)
 }
 
 /* VMAs hot in the last interval (in @idx, biggest first, if given): how many */
-static size_t hot_at_end(const struct rep_writes *w, uint32_t *idx)
+static size_t hot_at_end(const struct ml_rep_writes *w, uint32_t *idx)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < w->ncell; i++) {
-		const struct rep_cell *c = &w->cell[i];
+		const struct ml_rep_cell *c = &w->cell[i];
 
 		if (c->iv + 1 == w->niv && c->hot) {
 			if (idx)
@@ -134,7 +134,7 @@ static size_t hot_at_end(const struct rep_writes *w, uint32_t *idx)
 	return n;
 }
 
-static double mean_write_rate(const struct rep_writes *w)
+static double mean_write_rate(const struct ml_rep_writes *w)
 {
 	double bytes = 0, secs = 0;
 
@@ -152,7 +152,7 @@ static double mean_write_rate(const struct rep_writes *w)
 
 #define HOT_NAMED 2 /* hot VMAs named in the headline */
 
-void mlr_headline_writes(const struct rep_writes *w, char *buf, size_t len)
+void mlr_headline_writes(const struct ml_rep_writes *w, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
 	uint32_t *idx = calloc(w->ncell + 1, sizeof(*idx));
@@ -187,7 +187,7 @@ void mlr_headline_writes(const struct rep_writes *w, char *buf, size_t len)
 }
 
 /* Kinds of the last snapshot by resident pages, most first: how many with any. */
-static int kinds_by_resident(const struct rep_snaps *s, int *k)
+static int kinds_by_resident(const struct ml_rep_snaps *s, int *k)
 {
 	int n = 0;
 
@@ -206,7 +206,7 @@ static int kinds_by_resident(const struct rep_snaps *s, int *k)
 
 #define KINDS_NAMED 3
 
-void mlr_headline_snaps(const struct rep_snaps *s, char *buf, size_t len)
+void mlr_headline_snaps(const struct ml_rep_snaps *s, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
 	double res = 0, swp = 0, wr = 0;
@@ -287,10 +287,10 @@ static void fault_kind(struct line *l, const double *h, size_t n, const char *wh
 		add(l, ", 99%% under %s", q99);
 }
 
-void mlr_headline_faults(const struct rep_faults *f, char *buf, size_t len)
+void mlr_headline_faults(const struct ml_rep_faults *f, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
-	const struct rep_fault_row *top = NULL;
+	const struct ml_rep_fault_row *top = NULL;
 	char cnt[32];
 
 	fault_kind(&l, f->minor, f->nminor, "minor");
@@ -314,10 +314,10 @@ static const char *policy_title(const char *name)
 	return name;
 }
 
-void mlr_headline_migrate(const struct rep_migrate *m, char *buf, size_t len)
+void mlr_headline_migrate(const struct ml_rep_migrate *m, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
-	const struct rep_policy *base = NULL;
+	const struct ml_rep_policy *base = NULL;
 	char b[32], r[16];
 
 	for (size_t i = 0; i < m->npol && !base; i++)
@@ -338,7 +338,7 @@ void mlr_headline_migrate(const struct rep_migrate *m, char *buf, size_t len)
 		return;
 	}
 	for (size_t i = 0, n = 0; i < m->npol; i++) {
-		const struct rep_policy *p = &m->pol[i];
+		const struct ml_rep_policy *p = &m->pol[i];
 		double dr = base->downtime_ms > 0 ? p->downtime_ms / base->downtime_ms : NAN;
 
 		if (p == base)
@@ -358,7 +358,7 @@ void mlr_headline_migrate(const struct rep_migrate *m, char *buf, size_t len)
 		add(&l, " (against %s)", base->name);
 }
 
-void mlr_render_headline(struct rbuf *b, const char *text)
+void mlr_render_headline(struct ml_rbuf *b, const char *text)
 {
 	ml_rb_puts(b, "<p class=\"headline\">");
 	ml_rb_html(b, text);
@@ -367,11 +367,11 @@ void mlr_render_headline(struct rbuf *b, const char *text)
 
 /* ---- the tracers ---- */
 
-void mlr_headline_leaks(const struct rep_leaks *l, char *buf, size_t len)
+void mlr_headline_leaks(const struct ml_rep_leaks *l, char *buf, size_t len)
 {
 	struct line ln = line_of(buf, len);
 	char b[32], cnt[32];
-	const struct rep_leak_stack *top = NULL;
+	const struct ml_rep_leak_stack *top = NULL;
 	double in_stacks = 0;
 
 	for (size_t i = 0; i < l->nstacks; i++) {
@@ -419,7 +419,7 @@ void mlr_headline_leaks(const struct rep_leaks *l, char *buf, size_t len)
 		add(&ln, "; %.0f call stacks in all", l->stacks_kept);
 }
 
-void mlr_headline_slab(const struct rep_slab *s, const size_t *order, size_t norder, char *buf,
+void mlr_headline_slab(const struct ml_rep_slab *s, const size_t *order, size_t norder, char *buf,
 		       size_t len)
 {
 	struct line l = line_of(buf, len);
@@ -432,7 +432,7 @@ void mlr_headline_slab(const struct rep_slab *s, const size_t *order, size_t nor
 	}
 	for (size_t i = 0; i < norder; i++)
 		grew += s->cache[order[i]].net > 0;
-	const struct rep_slab_cache *c = &s->cache[order[0]];
+	const struct ml_rep_slab_cache *c = &s->cache[order[0]];
 
 	fmt_count(fabs(c->net), cnt, sizeof(cnt));
 	add(&l, "%s %s most: %s%s objects net", c->name, c->net >= 0 ? "grew" : "shrank",
@@ -446,7 +446,7 @@ void mlr_headline_slab(const struct rep_slab *s, const size_t *order, size_t nor
 	add(&l, "; %zu of the %zu caches listed grew", grew, norder);
 }
 
-void mlr_headline_oom(const struct rep_oom *m, char *buf, size_t len)
+void mlr_headline_oom(const struct ml_rep_oom *m, char *buf, size_t len)
 {
 	struct line l = line_of(buf, len);
 	double n = m->nkill;
@@ -459,12 +459,12 @@ void mlr_headline_oom(const struct rep_oom *m, char *buf, size_t len)
 			add(&l, "no OOM kill while memlens oom watched");
 		return;
 	}
-	const struct rep_oom_kill *big = &m->kill[0];
+	const struct ml_rep_oom_kill *big = &m->kill[0];
 	char rss[32], lim[32];
 
 	add(&l, "%.0f OOM kill%s of", n, n == 1 ? "" : "s");
 	for (size_t i = 0; i < m->nkill && i < 4; i++) {
-		const struct rep_oom_kill *k = &m->kill[i];
+		const struct ml_rep_oom_kill *k = &m->kill[i];
 
 		if (i && !strcmp(k->victim_comm, m->kill[i - 1].victim_comm))
 			add(&l, ", %ld", k->victim_pid);

@@ -28,7 +28,7 @@ const char *mlr_heat_level_colour(int l)
 	return heat_colours[(l > HEAT_LEVELS ? HEAT_LEVELS : l) - 1];
 }
 
-double mlr_heat_scale_legend(struct rbuf *b, double x, double y, const char *what)
+double mlr_heat_scale_legend(struct ml_rbuf *b, double x, double y, const char *what)
 {
 	char t[16];
 
@@ -52,9 +52,9 @@ double mlr_heat_scale_legend(struct rbuf *b, double x, double y, const char *wha
 
 static int cmp_rank(const void *a, const void *b, void *arg)
 {
-	const struct rep_writes *w = arg;
-	const struct rep_vma *x = &w->vma[*(const uint32_t *)a];
-	const struct rep_vma *y = &w->vma[*(const uint32_t *)b];
+	const struct ml_rep_writes *w = arg;
+	const struct ml_rep_vma *x = &w->vma[*(const uint32_t *)a];
+	const struct ml_rep_vma *y = &w->vma[*(const uint32_t *)b];
 
 	if (x->hot_ever != y->hot_ever)
 		return x->hot_ever ? -1 : 1;
@@ -63,7 +63,7 @@ static int cmp_rank(const void *a, const void *b, void *arg)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-void mlr_rank_vmas(const struct rep_writes *w, uint32_t *idx)
+void mlr_rank_vmas(const struct ml_rep_writes *w, uint32_t *idx)
 {
 	for (size_t i = 0; i < w->nvma; i++)
 		idx[i] = (uint32_t)i;

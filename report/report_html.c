@@ -35,7 +35,7 @@ static const char css[] =
 	".side{display:flex;flex-wrap:wrap;gap:0 16px}.side figure{width:480px;margin:0}"
 	".side svg{width:480px;height:auto}.oomnote{color:#b3261e;font-weight:600;margin:2px 0}\n";
 
-static void page_head(struct rbuf *b, const struct report *r, const char *title)
+static void page_head(struct ml_rbuf *b, const struct ml_report *r, const char *title)
 {
 	ml_rb_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -60,7 +60,8 @@ static void page_head(struct rbuf *b, const struct report *r, const char *title)
  * summaries, different pids) make one section, in the order of the first;
  * the others one each.
  */
-static int render_snapshots(struct rbuf *b, const struct report *r, const struct report_opts *o)
+static int render_snapshots(struct ml_rbuf *b, const struct ml_report *r,
+			    const struct ml_report_opts *o)
 {
 	size_t *idx = malloc((r->ns + 1) * sizeof(*idx));
 	bool *done = calloc(r->ns + 1, sizeof(*done));
@@ -93,14 +94,14 @@ static int render_snapshots(struct rbuf *b, const struct report *r, const struct
 	return 0;
 }
 
-int ml_report_render(const struct report *r, const struct report_opts *opts, struct rbuf *out,
-		     struct ml_err *err)
+int ml_report_render(const struct ml_report *r, const struct ml_report_opts *opts,
+		     struct ml_rbuf *out, struct ml_err *err)
 {
-	struct report_opts ov;
-	const struct report_opts *o = &ov;
+	struct ml_report_opts ov;
+	const struct ml_report_opts *o = &ov;
 	const char *title;
 
-	if (ml_opts_load(&ov, sizeof(ov), opts, "report_opts", err))
+	if (ml_opts_load(&ov, sizeof(ov), opts, "ml_report_opts", err))
 		return -EINVAL;
 	title = o->title ? o->title : "memlens report";
 	if (!r->nw && !r->ns && !r->nf && !r->nm && !r->nfs && !r->nl && !r->nsl && !r->no)

@@ -61,12 +61,12 @@ static int child(struct tree *t, int parent, const char *name)
 	return c;
 }
 
-static int build(struct tree *t, const struct rep_leaks *l)
+static int build(struct tree *t, const struct ml_rep_leaks *l)
 {
 	if (add_node(t, "all outstanding blocks", 0) < 0)
 		return -1;
 	for (size_t i = 0; i < l->nstacks; i++) {
-		const struct rep_leak_stack *st = &l->stacks[i];
+		const struct ml_rep_leak_stack *st = &l->stacks[i];
 		int at = 0;
 
 		t->n[0].bytes += st->bytes;
@@ -110,7 +110,7 @@ static int cmp_bytes(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void draw(struct rbuf *b, const struct tree *t, int i, double x, double w, double total)
+static void draw(struct ml_rbuf *b, const struct tree *t, int i, double x, double w, double total)
 {
 	const struct node *n = &t->n[i];
 	int *kids, nk = 0;
@@ -168,7 +168,7 @@ static void draw(struct rbuf *b, const struct tree *t, int i, double x, double w
 	free(kids);
 }
 
-static void render_icicle(struct rbuf *b, const struct rep_leaks *l)
+static void render_icicle(struct ml_rbuf *b, const struct ml_rep_leaks *l)
 {
 	struct tree t = { 0 };
 
@@ -196,7 +196,7 @@ static void render_icicle(struct rbuf *b, const struct rep_leaks *l)
 	free(t.n);
 }
 
-static void render_over_time(struct rbuf *b, const struct rep_leaks *l)
+static void render_over_time(struct ml_rbuf *b, const struct ml_rep_leaks *l)
 {
 	struct plot p = { .x0 = 80, .y0 = 20, .w = RP_WIDTH - 100, .h = 160 };
 	double max = 0;
@@ -220,7 +220,7 @@ static void render_over_time(struct rbuf *b, const struct rep_leaks *l)
 		      "tracing (leaks -i).</figcaption>\n</figure>\n");
 }
 
-static void sizes_table(struct rbuf *b, const struct rep_leaks *l)
+static void sizes_table(struct ml_rbuf *b, const struct ml_rep_leaks *l)
 {
 	size_t n = l->nsizes < TOP_ROWS ? l->nsizes : TOP_ROWS;
 	char s[16];
@@ -230,7 +230,7 @@ static void sizes_table(struct rbuf *b, const struct rep_leaks *l)
 	ml_rb_puts(b, "<table class=\"leak-sizes\"><tr><th>block size (bytes)</th><th>blocks</th>"
 		      "<th>bytes</th><th></th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
-		const struct rep_leak_size *z = &l->sizes[i];
+		const struct ml_rep_leak_size *z = &l->sizes[i];
 
 		ml_fmt_bytes(z->bytes, s, sizeof(s));
 		ml_rb_printf(b, "<tr><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%s</td></tr>\n",
@@ -241,7 +241,7 @@ static void sizes_table(struct rbuf *b, const struct rep_leaks *l)
 		ml_rb_printf(b, "<p class=\"note\">%zu more sizes not shown.</p>\n", l->nsizes - n);
 }
 
-void mlr_render_leaks(struct rbuf *b, const struct rep_leaks *l)
+void mlr_render_leaks(struct ml_rbuf *b, const struct ml_rep_leaks *l)
 {
 	char head[512], s[16];
 

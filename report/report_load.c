@@ -19,10 +19,10 @@ static bool same_src(const char *a, const char *b)
 	return !strcmp(a, b);
 }
 
-static struct rep_writes *writes_for(const struct line_ctx *c, long pid)
+static struct ml_rep_writes *writes_for(const struct line_ctx *c, long pid)
 {
-	struct report *r = c->r;
-	struct rep_writes *w;
+	struct ml_report *r = c->r;
+	struct ml_rep_writes *w;
 
 	for (size_t i = 0; i < r->nw; i++)
 		if (r->w[i].pid == pid && same_src(r->w[i].src, c->src))
@@ -42,7 +42,7 @@ static struct rep_writes *writes_for(const struct line_ctx *c, long pid)
 	return w;
 }
 
-static long find_vma(struct rep_writes *w, size_t j, uint64_t start, uint64_t end)
+static long find_vma(struct ml_rep_writes *w, size_t j, uint64_t start, uint64_t end)
 {
 	if (j < w->nhint && w->hint[j] < w->nvma && w->vma[w->hint[j]].start == start &&
 	    w->vma[w->hint[j]].end == end)
@@ -53,7 +53,7 @@ static long find_vma(struct rep_writes *w, size_t j, uint64_t start, uint64_t en
 	return -1;
 }
 
-static int set_hint(struct rep_writes *w, size_t j, uint32_t v)
+static int set_hint(struct ml_rep_writes *w, size_t j, uint32_t v)
 {
 	if (j >= w->nhint) {
 		uint32_t *h = realloc(w->hint, (j + 1) * sizeof(*h));
@@ -67,8 +67,8 @@ static int set_hint(struct rep_writes *w, size_t j, uint32_t v)
 	return 0;
 }
 
-static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
-		      const struct writes_region_rec *reg, uint32_t *idx)
+static int region_vma(const struct line_ctx *c, struct ml_rep_writes *w, size_t j,
+		      const struct ml_writes_region_rec *reg, uint32_t *idx)
 {
 	long i = find_vma(w, j, reg->start, reg->end);
 
@@ -92,10 +92,10 @@ static int region_vma(const struct line_ctx *c, struct rep_writes *w, size_t j,
 	return 0;
 }
 
-static int add_region(const struct line_ctx *c, struct rep_writes *w, size_t j,
-		      const struct writes_region_rec *reg)
+static int add_region(const struct line_ctx *c, struct ml_rep_writes *w, size_t j,
+		      const struct ml_writes_region_rec *reg)
 {
-	struct rep_cell *cell;
+	struct ml_rep_cell *cell;
 	double ratio = reg->written_ratio;
 	bool hot = reg->has_hot && reg->hot;
 	uint32_t vi = 0;
@@ -119,15 +119,15 @@ static int add_region(const struct line_ctx *c, struct rep_writes *w, size_t j,
 }
 
 /* "written": the page ranges of writes --record */
-static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
-		      const struct writes_interval_rec *rec)
+static int add_ranges(const struct line_ctx *c, struct ml_rep_writes *w, size_t iv,
+		      const struct ml_writes_interval_rec *rec)
 {
 	if (!rec->has_written)
 		return 0;
 	w->iv[iv].has_ranges = true;
 	w->have_ranges = true;
 	for (size_t i = 0; i < rec->nwritten; i++) {
-		struct rep_range *rg;
+		struct ml_rep_range *rg;
 
 		if (!mlr_rl_grow((void **)&w->range, &w->crange, w->nrange, sizeof(*w->range)))
 			return mlr_rl_oom(c);
@@ -139,8 +139,8 @@ static int add_ranges(const struct line_ctx *c, struct rep_writes *w, size_t iv,
 	return 0;
 }
 
-static void read_dirty(struct rep_writes *w, struct rep_interval *iv,
-		       const struct writes_dirty_rec *d)
+static void read_dirty(struct ml_rep_writes *w, struct ml_rep_interval *iv,
+		       const struct ml_writes_dirty_rec *d)
 {
 	iv->dirty_pages = d->dirty_pages;
 	iv->rate_pps = d->rate_pps;
@@ -149,15 +149,15 @@ static void read_dirty(struct rep_writes *w, struct rep_interval *iv,
 }
 
 /* The run that already holds interval @seq at wall clock @wall, from another file. */
-static struct rep_writes *same_run(const struct line_ctx *c, long pid, double seq, double wall,
-				   size_t *iv)
+static struct ml_rep_writes *same_run(const struct line_ctx *c, long pid, double seq, double wall,
+				      size_t *iv)
 {
-	struct report *r = c->r;
+	struct ml_report *r = c->r;
 
 	if (!(seq >= 1 && seq < 1e15) || !(wall > 0))
 		return NULL;
 	for (size_t i = 0; i < r->nw; i++) {
-		struct rep_writes *w = &r->w[i];
+		struct ml_rep_writes *w = &r->w[i];
 		size_t k = (size_t)seq - 1;
 
 		if (w->pid == pid && k < w->niv && w->iv[k].seq == seq &&
@@ -169,7 +169,7 @@ static struct rep_writes *same_run(const struct line_ctx *c, long pid, double se
 	return NULL;
 }
 
-static int note_also(const struct line_ctx *c, struct rep_writes *w)
+static int note_also(const struct line_ctx *c, struct ml_rep_writes *w)
 {
 	if (same_src(w->src, c->src) || w->also)
 		return 0;
@@ -178,8 +178,8 @@ static int note_also(const struct line_ctx *c, struct rep_writes *w)
 }
 
 /* The same interval again: take its page ranges if we have none yet. */
-static int merge_interval(const struct line_ctx *c, struct rep_writes *w, size_t iv,
-			  const struct writes_interval_rec *rec)
+static int merge_interval(const struct line_ctx *c, struct ml_rep_writes *w, size_t iv,
+			  const struct ml_writes_interval_rec *rec)
 {
 	int ret = note_also(c, w);
 
@@ -188,10 +188,10 @@ static int merge_interval(const struct line_ctx *c, struct rep_writes *w, size_t
 	return add_ranges(c, w, iv, rec);
 }
 
-static int add_interval(const struct line_ctx *c, const struct writes_interval_rec *rec)
+static int add_interval(const struct line_ctx *c, const struct ml_writes_interval_rec *rec)
 {
-	struct rep_writes *w;
-	struct rep_interval *iv;
+	struct ml_rep_writes *w;
+	struct ml_rep_interval *iv;
 	size_t known;
 	int ret;
 
@@ -216,9 +216,9 @@ static int add_interval(const struct line_ctx *c, const struct writes_interval_r
 	return add_ranges(c, w, w->niv - 1, rec);
 }
 
-static int load_interval(const struct line_ctx *c, const struct json *o)
+static int load_interval(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct writes_interval_rec rec;
+	struct ml_writes_interval_rec rec;
 	int ret = ml_fmt_writes_interval_read(o, &rec, c->err);
 
 	if (ret)
@@ -229,7 +229,7 @@ static int load_interval(const struct line_ctx *c, const struct json *o)
 	return ret;
 }
 
-static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid);
+static struct ml_rep_snaps *snaps_for(const struct line_ctx *c, long pid);
 
 /* The sentence for a known token (or an older file's sentence), else the word itself. */
 static void stop_text(char *dst, size_t size, enum ml_stop why, const char *word)
@@ -238,10 +238,10 @@ static void stop_text(char *dst, size_t size, enum ml_stop why, const char *word
 }
 
 /* writes and snapshot both end with a "summary": snapshot's counts "cycles" */
-static int load_snap_summary(const struct line_ctx *c, const struct json *o)
+static int load_snap_summary(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct snapshot_summary_rec rec;
-	struct rep_snaps *s;
+	struct ml_snapshot_summary_rec rec;
+	struct ml_rep_snaps *s;
 
 	ml_fmt_snapshot_summary_read(o, &rec);
 	s = snaps_for(c, mlr_rl_long(rec.pid));
@@ -253,12 +253,12 @@ static int load_snap_summary(const struct line_ctx *c, const struct json *o)
 }
 
 /* A summary's "dirty" is that of its run's last interval. */
-static struct rep_writes *run_ending_at(const struct line_ctx *c, long pid, double wall)
+static struct ml_rep_writes *run_ending_at(const struct line_ctx *c, long pid, double wall)
 {
-	struct report *r = c->r;
+	struct ml_report *r = c->r;
 
 	for (size_t i = 0; wall > 0 && i < r->nw; i++) {
-		struct rep_writes *w = &r->w[i];
+		struct ml_rep_writes *w = &r->w[i];
 
 		if (w->pid == pid && w->niv && w->iv[w->niv - 1].wall_ms == wall)
 			return w;
@@ -266,10 +266,10 @@ static struct rep_writes *run_ending_at(const struct line_ctx *c, long pid, doub
 	return NULL;
 }
 
-static int load_summary(const struct line_ctx *c, const struct json *o)
+static int load_summary(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct writes_summary_rec rec;
-	struct rep_writes *w;
+	struct ml_writes_summary_rec rec;
+	struct ml_rep_writes *w;
 	int ret;
 
 	if (ml_json_get(o, "cycles"))
@@ -296,10 +296,10 @@ static int load_summary(const struct line_ctx *c, const struct json *o)
 	return 0;
 }
 
-static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid)
+static struct ml_rep_snaps *snaps_for(const struct line_ctx *c, long pid)
 {
-	struct report *r = c->r;
-	struct rep_snaps *s;
+	struct ml_report *r = c->r;
+	struct ml_rep_snaps *s;
 
 	for (size_t i = 0; i < r->ns; i++)
 		if (r->s[i].pid == pid && same_src(r->s[i].src, c->src))
@@ -319,8 +319,8 @@ static struct rep_snaps *snaps_for(const struct line_ctx *c, long pid)
 	return s;
 }
 
-static void snap_region(struct rep_snaps *s, struct rep_snap_point *pt,
-			const struct snap_region_rec *reg, struct rep_kind_use *use)
+static void snap_region(struct ml_rep_snaps *s, struct ml_rep_snap_point *pt,
+			const struct ml_snap_region_rec *reg, struct ml_rep_kind_use *use)
 {
 	int k = ml_report_kind(reg->kind[0] ? reg->kind : NULL);
 
@@ -338,11 +338,11 @@ static void snap_region(struct rep_snaps *s, struct rep_snap_point *pt,
 	}
 }
 
-static int add_snapshot(const struct line_ctx *c, const struct snapshot_rec *rec)
+static int add_snapshot(const struct line_ctx *c, const struct ml_snapshot_rec *rec)
 {
-	struct rep_kind_use use[REPORT_KINDS] = { 0 };
-	struct rep_snap_point *pt;
-	struct rep_snaps *s;
+	struct ml_rep_kind_use use[REPORT_KINDS] = { 0 };
+	struct ml_rep_snap_point *pt;
+	struct ml_rep_snaps *s;
 
 	s = snaps_for(c, mlr_rl_long(rec->pid));
 	if (!s || !mlr_rl_grow((void **)&s->pt, &s->cpt, s->npt, sizeof(*s->pt)))
@@ -360,9 +360,9 @@ static int add_snapshot(const struct line_ctx *c, const struct snapshot_rec *rec
 	return 0;
 }
 
-static int load_snapshot(const struct line_ctx *c, const struct json *o)
+static int load_snapshot(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct snapshot_rec rec;
+	struct ml_snapshot_rec rec;
 	int ret = ml_fmt_snapshot_read(o, &rec, c->err);
 
 	if (ret)
@@ -373,14 +373,15 @@ static int load_snapshot(const struct line_ctx *c, const struct json *o)
 	return ret;
 }
 
-static void free_faults(struct rep_faults *f)
+static void free_faults(struct ml_rep_faults *f)
 {
 	free(f->src);
 	free(f->rows);
 }
 
 /* The run's "faults" line, as the report keeps it. */
-static int fill_faults(const struct line_ctx *c, struct rep_faults *f, const struct faults_rec *rec)
+static int fill_faults(const struct line_ctx *c, struct ml_rep_faults *f,
+		       const struct ml_faults_rec *rec)
 {
 	snprintf(f->mode, sizeof(f->mode), "%s", rec->mode);
 	f->nminor = rec->nminor < REP_HIST_MAX ? rec->nminor : REP_HIST_MAX;
@@ -394,8 +395,8 @@ static int fill_faults(const struct line_ctx *c, struct rep_faults *f, const str
 	if (!f->rows || !f->src)
 		return mlr_rl_oom(c);
 	for (size_t i = 0; i < rec->nrows; i++) {
-		const struct faults_row_rec *row = &rec->rows[i];
-		struct rep_fault_row *fr = &f->rows[f->nrows++];
+		const struct ml_faults_row_rec *row = &rec->rows[i];
+		struct ml_rep_fault_row *fr = &f->rows[f->nrows++];
 
 		snprintf(fr->comm, sizeof(fr->comm), "%s", row->comm);
 		fr->pid = row->pid >= 0 ? mlr_rl_long((double)row->pid) : -1;
@@ -407,10 +408,10 @@ static int fill_faults(const struct line_ctx *c, struct rep_faults *f, const str
 }
 
 /* One chart per file: a later faults line replaces an earlier one. */
-static int keep_faults(const struct line_ctx *c, const struct faults_rec *rec)
+static int keep_faults(const struct line_ctx *c, const struct ml_faults_rec *rec)
 {
-	struct rep_faults f = { 0 }, *slot = NULL;
-	struct report *r = c->r;
+	struct ml_rep_faults f = { 0 }, *slot = NULL;
+	struct ml_report *r = c->r;
 	int ret = fill_faults(c, &f, rec);
 
 	if (ret)
@@ -437,9 +438,9 @@ fail:
 }
 
 /* "faults" and "faults_interval" (memlens/format_faults.h) */
-static int load_faults(const struct line_ctx *c, const struct json *o)
+static int load_faults(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct faults_rec rec;
+	struct ml_faults_rec rec;
 	int ret = ml_fmt_faults_read(o, &rec, c->err);
 
 	if (ret)
@@ -452,7 +453,7 @@ static int load_faults(const struct line_ctx *c, const struct json *o)
 	return ret;
 }
 
-static void free_migrate(struct rep_migrate *m)
+static void free_migrate(struct ml_rep_migrate *m)
 {
 	for (size_t i = 0; i < m->npol; i++)
 		free(m->pol[i].rounds);
@@ -460,8 +461,8 @@ static void free_migrate(struct rep_migrate *m)
 	free(m->src);
 }
 
-static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m,
-			const struct migrate_model_rec *rec)
+static int fill_migrate(const struct line_ctx *c, struct ml_rep_migrate *m,
+			const struct ml_migrate_model_rec *rec)
 {
 	m->bandwidth_mbps = rec->bandwidth_mbps;
 	m->round_interval_s = rec->round_interval_s;
@@ -470,8 +471,8 @@ static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m,
 	if (!m->src || !m->pol)
 		return mlr_rl_oom(c);
 	for (size_t i = 0; i < rec->npol; i++) {
-		const struct migrate_model_policy_rec *rp = &rec->pol[i];
-		struct rep_policy *p = &m->pol[m->npol++];
+		const struct ml_migrate_model_policy_rec *rp = &rec->pol[i];
+		struct ml_rep_policy *p = &m->pol[m->npol++];
 
 		snprintf(p->name, sizeof(p->name), "%s", rp->name);
 		p->rounds = calloc(rp->nrounds ? rp->nrounds : 1, sizeof(double));
@@ -486,11 +487,11 @@ static int fill_migrate(const struct line_ctx *c, struct rep_migrate *m,
 	return 0;
 }
 
-static int load_migrate(const struct line_ctx *c, const struct json *o)
+static int load_migrate(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct rep_migrate m = { 0 }, *slot = NULL;
-	struct report *r = c->r;
-	struct migrate_model_rec rec;
+	struct ml_rep_migrate m = { 0 }, *slot = NULL;
+	struct ml_report *r = c->r;
+	struct ml_migrate_model_rec rec;
 	int ret = ml_fmt_migrate_model_read(o, &rec, c->err);
 
 	if (ret)
@@ -521,7 +522,7 @@ fail:
 	return ret;
 }
 
-static int dispatch(const struct line_ctx *c, const struct json *o)
+static int dispatch(const struct line_ctx *c, const struct ml_json *o)
 {
 	const char *type = ml_json_get_str(o, "type");
 
@@ -564,11 +565,11 @@ static bool looks_like_object(const char *s, size_t len)
 	return i < len && s[i] == '{';
 }
 
-int ml_report_load_line(struct report *r, const char *src, long lineno, const char *text,
+int ml_report_load_line(struct ml_report *r, const char *src, long lineno, const char *text,
 			size_t len, struct ml_err *err)
 {
 	struct line_ctx c = { .r = r, .src = src, .lineno = lineno, .err = err };
-	struct json *o = NULL;
+	struct ml_json *o = NULL;
 	int ret;
 
 	if (!looks_like_object(text, len))

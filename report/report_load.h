@@ -12,7 +12,7 @@
 	"leaks_interval, slab, slab_interval, oom_kill, oom_interval, oom_summary"
 
 struct line_ctx {
-	struct report *r;
+	struct ml_report *r;
 	const char *src;
 	long lineno;
 	struct ml_err *err;
@@ -30,14 +30,14 @@ int mlr_rl_rec_err(const struct line_ctx *c, int ret);
 long mlr_rl_long(double v);
 
 /* The tracers' lines: memlens leaks, slab, oom (report_load_trace.c). */
-int mlr_rl_leaks(const struct line_ctx *c, const struct json *o);
-int mlr_rl_slab(const struct line_ctx *c, const struct json *o);
-int mlr_rl_oom_kill(const struct line_ctx *c, const struct json *o);
-int mlr_rl_oom_count(const struct line_ctx *c, const struct json *o);
+int mlr_rl_leaks(const struct line_ctx *c, const struct ml_json *o);
+int mlr_rl_slab(const struct line_ctx *c, const struct ml_json *o);
+int mlr_rl_oom_kill(const struct line_ctx *c, const struct ml_json *o);
+int mlr_rl_oom_count(const struct line_ctx *c, const struct ml_json *o);
 /* "faults_interval": the faults of one interval, summed over its rows. */
-int mlr_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec);
-void mlr_rl_free_leaks(struct rep_leaks *l);
-void mlr_rl_free_slab(struct rep_slab *s);
-void mlr_rl_free_oom(struct rep_oom *m);
+int mlr_rl_faults_interval(const struct line_ctx *c, const struct ml_faults_rec *rec);
+void mlr_rl_free_leaks(struct ml_rep_leaks *l);
+void mlr_rl_free_slab(struct ml_rep_slab *s);
+void mlr_rl_free_oom(struct ml_rep_oom *m);
 
 #endif

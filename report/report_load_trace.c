@@ -72,7 +72,7 @@ static void copy_str(char *dst, size_t size, const char *s)
 
 /* ---- leaks ---------------------------------------------------------------- */
 
-static void free_stacks(struct rep_leaks *l)
+static void free_stacks(struct ml_rep_leaks *l)
 {
 	for (size_t i = 0; i < l->nstacks; i++) {
 		for (size_t j = 0; j < l->stacks[i].nframes; j++)
@@ -86,10 +86,10 @@ static void free_stacks(struct rep_leaks *l)
 	l->nstacks = l->nsizes = 0;
 }
 
-static struct rep_leaks *leaks_for(const struct line_ctx *c, long pid)
+static struct ml_rep_leaks *leaks_for(const struct line_ctx *c, long pid)
 {
-	struct report *r = c->r;
-	struct rep_leaks *l;
+	struct ml_report *r = c->r;
+	struct ml_rep_leaks *l;
 
 	for (size_t i = 0; i < r->nl; i++)
 		if (r->l[i].pid == pid && !strcmp(r->l[i].src, c->src))
@@ -122,8 +122,8 @@ static char *frame_name(const char *s)
 	return out;
 }
 
-static int leak_stack(const struct line_ctx *c, struct rep_leak_stack *st,
-		      const struct leaks_stack_rec *s)
+static int leak_stack(const struct line_ctx *c, struct ml_rep_leak_stack *st,
+		      const struct ml_leaks_stack_rec *s)
 {
 	size_t n = s->nstack;
 
@@ -142,14 +142,15 @@ static int leak_stack(const struct line_ctx *c, struct rep_leak_stack *st,
 	return 0;
 }
 
-static int leak_tables(const struct line_ctx *c, struct rep_leaks *l, const struct leaks_rec *rec)
+static int leak_tables(const struct line_ctx *c, struct ml_rep_leaks *l,
+		       const struct ml_leaks_rec *rec)
 {
 	l->sizes = calloc(rec->nsizes ? rec->nsizes : 1, sizeof(*l->sizes));
 	l->stacks = calloc(rec->nstacks ? rec->nstacks : 1, sizeof(*l->stacks));
 	if (!l->sizes || !l->stacks)
 		return mlr_rl_oom(c);
 	for (size_t i = 0; i < rec->nsizes; i++) {
-		struct rep_leak_size *z = &l->sizes[l->nsizes++];
+		struct ml_rep_leak_size *z = &l->sizes[l->nsizes++];
 
 		z->size = (double)rec->sizes[i].size;
 		z->count = (double)rec->sizes[i].count;
@@ -164,15 +165,15 @@ static int leak_tables(const struct line_ctx *c, struct rep_leaks *l, const stru
 	return 0;
 }
 
-static int add_leaks(const struct line_ctx *c, const struct leaks_rec *rec)
+static int add_leaks(const struct line_ctx *c, const struct ml_leaks_rec *rec)
 {
-	struct rep_leaks *l = leaks_for(c, mlr_rl_long((double)rec->pid));
+	struct ml_rep_leaks *l = leaks_for(c, mlr_rl_long((double)rec->pid));
 
 	if (!l)
 		return mlr_rl_oom(c);
 	copy_str(l->allocator, sizeof(l->allocator), rec->allocator);
 	if (rec->interval) {
-		struct rep_leak_point *p;
+		struct ml_rep_leak_point *p;
 
 		if (!mlr_rl_grow((void **)&l->pt, &l->cpt, l->npt, sizeof(*l->pt)))
 			return mlr_rl_oom(c);
@@ -198,9 +199,9 @@ static int add_leaks(const struct line_ctx *c, const struct leaks_rec *rec)
 }
 
 /* "leaks" and "leaks_interval" (memlens/format_leaks.h) */
-int mlr_rl_leaks(const struct line_ctx *c, const struct json *o)
+int mlr_rl_leaks(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct leaks_rec rec;
+	struct ml_leaks_rec rec;
 	int ret = ml_fmt_leaks_read(o, &rec, c->err);
 
 	if (ret)
@@ -211,7 +212,7 @@ int mlr_rl_leaks(const struct line_ctx *c, const struct json *o)
 	return ret;
 }
 
-void mlr_rl_free_leaks(struct rep_leaks *l)
+void mlr_rl_free_leaks(struct ml_rep_leaks *l)
 {
 	free_stacks(l);
 	free(l->src);
@@ -220,10 +221,10 @@ void mlr_rl_free_leaks(struct rep_leaks *l)
 
 /* ---- slab ----------------------------------------------------------------- */
 
-static struct rep_slab *slab_for(const struct line_ctx *c)
+static struct ml_rep_slab *slab_for(const struct line_ctx *c)
 {
-	struct report *r = c->r;
-	struct rep_slab *s;
+	struct ml_report *r = c->r;
+	struct ml_rep_slab *s;
 
 	for (size_t i = 0; i < r->nsl; i++)
 		if (!strcmp(r->sl[i].src, c->src))
@@ -241,7 +242,7 @@ static struct rep_slab *slab_for(const struct line_ctx *c)
 	return s;
 }
 
-static long slab_cache(struct rep_slab *s, const char *name)
+static long slab_cache(struct ml_rep_slab *s, const char *name)
 {
 	for (size_t i = 0; i < s->ncache; i++)
 		if (!strcmp(s->cache[i].name, name))
@@ -252,15 +253,15 @@ static long slab_cache(struct rep_slab *s, const char *name)
 	return (long)s->ncache++;
 }
 
-static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct slab_row_rec *row,
-		    bool interval)
+static int slab_row(const struct line_ctx *c, struct ml_rep_slab *s,
+		    const struct ml_slab_row_rec *row, bool interval)
 {
 	long k = slab_cache(s, row->cache);
 
 	if (k < 0)
 		return mlr_rl_oom(c);
 	if (interval) {
-		struct rep_slab_cell *cell;
+		struct ml_rep_slab_cell *cell;
 
 		if (!mlr_rl_grow((void **)&s->cell, &s->ccell, s->ncell, sizeof(*s->cell)))
 			return mlr_rl_oom(c);
@@ -284,9 +285,9 @@ static int slab_row(const struct line_ctx *c, struct rep_slab *s, const struct s
 	return 0;
 }
 
-static int add_slab(const struct line_ctx *c, const struct slab_rec *rec)
+static int add_slab(const struct line_ctx *c, const struct ml_slab_rec *rec)
 {
-	struct rep_slab *s = slab_for(c);
+	struct ml_rep_slab *s = slab_for(c);
 
 	if (!s)
 		return mlr_rl_oom(c);
@@ -309,9 +310,9 @@ static int add_slab(const struct line_ctx *c, const struct slab_rec *rec)
 }
 
 /* "slab" and "slab_interval" (memlens/format_slab.h) */
-int mlr_rl_slab(const struct line_ctx *c, const struct json *o)
+int mlr_rl_slab(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct slab_rec rec;
+	struct ml_slab_rec rec;
 	int ret = ml_fmt_slab_read(o, &rec, c->err);
 
 	if (ret)
@@ -322,7 +323,7 @@ int mlr_rl_slab(const struct line_ctx *c, const struct json *o)
 	return ret;
 }
 
-void mlr_rl_free_slab(struct rep_slab *s)
+void mlr_rl_free_slab(struct ml_rep_slab *s)
 {
 	free(s->src);
 	free(s->iv_ms);
@@ -332,10 +333,10 @@ void mlr_rl_free_slab(struct rep_slab *s)
 
 /* ---- oom ------------------------------------------------------------------ */
 
-static struct rep_oom *oom_for(const struct line_ctx *c)
+static struct ml_rep_oom *oom_for(const struct line_ctx *c)
 {
-	struct report *r = c->r;
-	struct rep_oom *m;
+	struct ml_report *r = c->r;
+	struct ml_rep_oom *m;
 
 	for (size_t i = 0; i < r->no; i++)
 		if (!strcmp(r->o[i].src, c->src))
@@ -353,11 +354,11 @@ static struct rep_oom *oom_for(const struct line_ctx *c)
 	return m;
 }
 
-int mlr_rl_oom_kill(const struct line_ctx *c, const struct json *o)
+int mlr_rl_oom_kill(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct rep_oom *m = oom_for(c);
-	struct oom_kill_rec rec;
-	struct rep_oom_kill *k;
+	struct ml_rep_oom *m = oom_for(c);
+	struct ml_oom_kill_rec rec;
+	struct ml_rep_oom_kill *k;
 	int ret;
 
 	if (!m || !mlr_rl_grow((void **)&m->kill, &m->ckill, m->nkill, sizeof(*m->kill)))
@@ -384,10 +385,10 @@ int mlr_rl_oom_kill(const struct line_ctx *c, const struct json *o)
 }
 
 /* "oom_interval" and "oom_summary" (memlens/format_oom.h) */
-int mlr_rl_oom_count(const struct line_ctx *c, const struct json *o)
+int mlr_rl_oom_count(const struct line_ctx *c, const struct ml_json *o)
 {
-	struct rep_oom *m = oom_for(c);
-	struct oom_count_rec rec;
+	struct ml_rep_oom *m = oom_for(c);
+	struct ml_oom_count_rec rec;
 	int ret;
 
 	if (!m)
@@ -416,7 +417,7 @@ int mlr_rl_oom_count(const struct line_ctx *c, const struct json *o)
 	return 0;
 }
 
-void mlr_rl_free_oom(struct rep_oom *m)
+void mlr_rl_free_oom(struct ml_rep_oom *m)
 {
 	free(m->src);
 	free(m->kill);
@@ -426,11 +427,11 @@ void mlr_rl_free_oom(struct rep_oom *m)
 
 /* ---- faults -i ------------------------------------------------------------ */
 
-int mlr_rl_faults_interval(const struct line_ctx *c, const struct faults_rec *rec)
+int mlr_rl_faults_interval(const struct line_ctx *c, const struct ml_faults_rec *rec)
 {
-	struct report *r = c->r;
-	struct rep_fault_series *fs = NULL;
-	struct rep_fault_point *p;
+	struct ml_report *r = c->r;
+	struct ml_rep_fault_series *fs = NULL;
+	struct ml_rep_fault_point *p;
 
 	for (size_t i = 0; i < r->nfs && !fs; i++)
 		if (!strcmp(r->fs[i].src, c->src))

@@ -20,7 +20,7 @@ static const char *policy_colour(const char *name, size_t i)
 	return spare[i % 4];
 }
 
-static void one_bar(struct rbuf *b, const struct plot *p, double x, double w, double bytes,
+static void one_bar(struct ml_rbuf *b, const struct plot *p, double x, double w, double bytes,
 		    const char *colour, bool label, bool final)
 {
 	double y = mlr_plot_y(p, bytes / 1048576.0);
@@ -53,7 +53,7 @@ struct layout {
 #define FINAL_BAR_MIN 40 /* px: room for the size over each final dump */
 #define GROUP_GAP 24 /* px between the pre-dumps and the final dumps */
 
-static struct layout lay_out(const struct rep_migrate *m, const struct plot *p)
+static struct layout lay_out(const struct ml_rep_migrate *m, const struct plot *p)
 {
 	double npol = (double)(m->npol ? m->npol : 1);
 	struct layout l = { 0 };
@@ -71,13 +71,13 @@ static struct layout lay_out(const struct rep_migrate *m, const struct plot *p)
 	return l;
 }
 
-static void round_bars(struct rbuf *b, const struct rep_migrate *m, const struct plot *p,
+static void round_bars(struct ml_rbuf *b, const struct ml_rep_migrate *m, const struct plot *p,
 		       const struct layout *l)
 {
 	bool labels = (l->npre + 1) * m->npol <= 24 && l->bw >= 30; /* room for the values */
 
 	for (size_t i = 0; i < m->npol; i++) {
-		const struct rep_policy *pol = &m->pol[i];
+		const struct ml_rep_policy *pol = &m->pol[i];
 		const char *c = policy_colour(pol->name, i);
 
 		for (size_t r = 0; r + 1 < pol->nrounds; r++)
@@ -89,7 +89,7 @@ static void round_bars(struct rbuf *b, const struct rep_migrate *m, const struct
 	}
 }
 
-static void round_labels(struct rbuf *b, const struct plot *p, const struct layout *l)
+static void round_labels(struct ml_rbuf *b, const struct plot *p, const struct layout *l)
 {
 	size_t every = l->npre <= 20 ? 1 : l->npre / 20 + 1;
 	double base = p->y0 + p->h;
@@ -112,7 +112,7 @@ static void round_labels(struct rbuf *b, const struct plot *p, const struct layo
 	mlr_svg_text(b, l->final_x + l->fw / 2, base + 34, "middle", "axis", "(process stopped)");
 }
 
-static void round_chart(struct rbuf *b, const struct rep_migrate *m)
+static void round_chart(struct ml_rbuf *b, const struct ml_rep_migrate *m)
 {
 	struct plot p = { .x0 = 80, .y0 = 40, .w = RP_WIDTH - 100, .h = 200 };
 	struct layout l = lay_out(m, &p);
@@ -133,7 +133,7 @@ static void round_chart(struct rbuf *b, const struct rep_migrate *m)
 	mlr_svg_close(b);
 }
 
-static bool has_none(const struct rep_migrate *m)
+static bool has_none(const struct ml_rep_migrate *m)
 {
 	for (size_t i = 0; i < m->npol; i++)
 		if (!strcmp(m->pol[i].name, "none"))
@@ -141,14 +141,14 @@ static bool has_none(const struct rep_migrate *m)
 	return false;
 }
 
-static void policy_table(struct rbuf *b, const struct rep_migrate *m)
+static void policy_table(struct ml_rbuf *b, const struct ml_rep_migrate *m)
 {
 	ml_rb_puts(
 		b,
 		"<table class=\"migrate\"><tr><th>policy</th><th>rounds</th>"
 		"<th>sent in all (MiB)</th><th>last round (MiB)</th><th>downtime (ms)</th></tr>\n");
 	for (size_t i = 0; i < m->npol; i++) {
-		const struct rep_policy *p = &m->pol[i];
+		const struct ml_rep_policy *p = &m->pol[i];
 
 		ml_rb_puts(b, "<tr><td>");
 		ml_rb_html(b, p->name);
@@ -159,7 +159,7 @@ static void policy_table(struct rbuf *b, const struct rep_migrate *m)
 	ml_rb_puts(b, "</table>\n");
 }
 
-void mlr_render_migrate(struct rbuf *b, const struct rep_migrate *m)
+void mlr_render_migrate(struct ml_rbuf *b, const struct ml_rep_migrate *m)
 {
 	char head[512];
 

@@ -13,7 +13,7 @@
 
 #define C_KILL "#e15759"
 
-static void render_timeline(struct rbuf *b, const struct rep_oom *m)
+static void render_timeline(struct ml_rbuf *b, const struct ml_rep_oom *m)
 {
 	struct plot p = { .x0 = 80, .y0 = 30, .w = RP_WIDTH - 200, .h = 170 };
 	double t0 = m->kill[0].time_ms, max = 0, span;
@@ -35,7 +35,7 @@ static void render_timeline(struct rbuf *b, const struct rep_oom *m)
 	mlr_svg_open(b, "oom", 260, "OOM kills over time");
 	mlr_svg_axes(b, &p, "time since the first kill (s)", "victim's RSS (MiB)");
 	for (size_t i = 0; i < m->nkill; i++) {
-		const struct rep_oom_kill *k = &m->kill[i];
+		const struct ml_rep_oom_kill *k = &m->kill[i];
 		double rssk = k->anon_rss_kb + k->file_rss_kb + k->shmem_rss_kb;
 		double x = mlr_plot_x(&p, (k->time_ms - t0) / 1000),
 		       y = mlr_plot_y(&p, rssk / 1024);
@@ -62,7 +62,7 @@ static void render_timeline(struct rbuf *b, const struct rep_oom *m)
 		      "killed.</figcaption>\n</figure>\n");
 }
 
-static void kill_table(struct rbuf *b, const struct rep_oom *m)
+static void kill_table(struct ml_rbuf *b, const struct ml_rep_oom *m)
 {
 	double t0 = m->kill[0].time_ms;
 	char s[5][16];
@@ -73,7 +73,7 @@ static void kill_table(struct rbuf *b, const struct rep_oom *m)
 		      "<th>anon RSS</th><th>file RSS</th><th>shmem RSS</th><th>total VM</th>"
 		      "<th>limit</th><th>scope</th><th>cgroup</th><th>triggered by</th></tr>\n");
 	for (size_t i = 0; i < m->nkill; i++) {
-		const struct rep_oom_kill *k = &m->kill[i];
+		const struct ml_rep_oom_kill *k = &m->kill[i];
 
 		ml_fmt_bytes(k->anon_rss_kb * 1024, s[0], sizeof(s[0]));
 		ml_fmt_bytes(k->file_rss_kb * 1024, s[1], sizeof(s[1]));
@@ -99,7 +99,7 @@ static void kill_table(struct rbuf *b, const struct rep_oom *m)
 	ml_rb_puts(b, "</table>\n");
 }
 
-void mlr_render_oom(struct rbuf *b, const struct rep_oom *m)
+void mlr_render_oom(struct ml_rbuf *b, const struct ml_rep_oom *m)
 {
 	char head[512];
 

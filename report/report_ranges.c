@@ -28,7 +28,7 @@ static uint64_t slice_start(const struct slices *s, int row)
 	return s->start + (uint64_t)row * s->pages / (uint64_t)s->nrows * UNIT;
 }
 
-static void add_range(struct slices *s, const struct rep_range *rg, int col)
+static void add_range(struct slices *s, const struct ml_rep_range *rg, int col)
 {
 	for (int r = 0; r < s->nrows; r++) {
 		uint64_t a = slice_start(s, r), z = slice_start(s, r + 1);
@@ -39,7 +39,7 @@ static void add_range(struct slices *s, const struct rep_range *rg, int col)
 	}
 }
 
-static int slices_build(struct slices *s, const struct rep_writes *w, const struct rep_vma *v,
+static int slices_build(struct slices *s, const struct ml_rep_writes *w, const struct ml_rep_vma *v,
 			int ncols)
 {
 	memset(s, 0, sizeof(*s));
@@ -56,7 +56,7 @@ static int slices_build(struct slices *s, const struct rep_writes *w, const stru
 	for (size_t i = 0; i < w->niv; i++)
 		s->nint[(uint64_t)i * ncols / w->niv]++;
 	for (size_t i = 0; i < w->nrange; i++) {
-		const struct rep_range *rg = &w->range[i];
+		const struct ml_rep_range *rg = &w->range[i];
 
 		if (rg->end > v->start && rg->start < v->end && rg->iv < w->niv)
 			add_range(s, rg, (int)((uint64_t)rg->iv * ncols / w->niv));
@@ -94,7 +94,7 @@ static void offset_text(const struct slices *s, int r, char *buf, size_t len)
 }
 
 /* One row per group of identical slices, labelled by its first offset (and count). */
-static void slices_draw(struct rbuf *b, const struct slices *s, const int *lv, const int *first,
+static void slices_draw(struct ml_rbuf *b, const struct slices *s, const int *lv, const int *first,
 			int ngroups, const struct plot *p, double rowh)
 {
 	double cw = p->w / s->ncols;
@@ -141,8 +141,8 @@ static int *slice_levels(const struct slices *s)
 	return lv;
 }
 
-static void render_one(struct rbuf *b, const struct rep_writes *w, const struct rep_vma *v,
-		       const struct report_opts *o, bool legend)
+static void render_one(struct ml_rbuf *b, const struct ml_rep_writes *w, const struct ml_rep_vma *v,
+		       const struct ml_report_opts *o, bool legend)
 {
 	double t0 = w->iv[0].t_ms - w->iv[0].interval_s * 1000, t1 = w->iv[w->niv - 1].t_ms;
 	int ncols = (int)w->niv < mlr_rp_max_cols(o) ? (int)w->niv : mlr_rp_max_cols(o);
@@ -183,7 +183,7 @@ out:
 	free(s.nint);
 }
 
-static bool vma_written(const struct rep_writes *w, const struct rep_vma *v)
+static bool vma_written(const struct ml_rep_writes *w, const struct ml_rep_vma *v)
 {
 	for (size_t i = 0; i < w->nrange; i++)
 		if (w->range[i].end > v->start && w->range[i].start < v->end)
@@ -191,10 +191,11 @@ static bool vma_written(const struct rep_writes *w, const struct rep_vma *v)
 	return false;
 }
 
-void mlr_render_ranges(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
+void mlr_render_ranges(struct ml_rbuf *b, const struct ml_rep_writes *w,
+		       const struct ml_report_opts *o)
 {
 	uint32_t *idx = calloc(w->nvma + 1, sizeof(*idx));
-	const struct rep_vma *pick[RANGE_VMAS];
+	const struct ml_rep_vma *pick[RANGE_VMAS];
 	int n = 0;
 
 	if (!idx || !w->niv)
@@ -202,7 +203,7 @@ void mlr_render_ranges(struct rbuf *b, const struct rep_writes *w, const struct 
 	mlr_rank_vmas(w, idx);
 	/* the first 64 by rank are enough: the written ones rank first */
 	for (size_t i = 0; i < w->nvma && i < 64 && n < RANGE_VMAS; i++) {
-		const struct rep_vma *v = &w->vma[idx[i]];
+		const struct ml_rep_vma *v = &w->vma[idx[i]];
 
 		if (v->end - v->start >= UNIT && vma_written(w, v))
 			pick[n++] = v;

@@ -18,14 +18,14 @@ static const char *const run_colours[] = { "#4e79a7", "#f28e2b", "#59a14f", "#e1
 					   "#b07aa1", "#76b7b2", "#edc948", "#9c755f" };
 #define NCOLOURS (sizeof(run_colours) / sizeof(run_colours[0]))
 
-void mlr_oom_note(const struct report *r, long pid, char *buf, size_t len)
+void mlr_oom_note(const struct ml_report *r, long pid, char *buf, size_t len)
 {
 	size_t n = 0;
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < r->no; i++)
 		for (size_t j = 0; j < r->o[i].nkill; j++) {
-			const struct rep_oom_kill *k = &r->o[i].kill[j];
+			const struct ml_rep_oom_kill *k = &r->o[i].kill[j];
 			char rss[16];
 
 			if (k->victim_pid != pid || n + 1 >= len)
@@ -41,18 +41,18 @@ void mlr_oom_note(const struct report *r, long pid, char *buf, size_t len)
 		}
 }
 
-static double span_s(const struct rep_snaps *s)
+static double span_s(const struct ml_rep_snaps *s)
 {
 	return s->npt > 1 ? (s->pt[s->npt - 1].t_ms - s->pt[0].t_ms) / 1000 : 0;
 }
 
-static void overlay(struct rbuf *b, const struct report *r, const size_t *idx, size_t n)
+static void overlay(struct ml_rbuf *b, const struct ml_report *r, const size_t *idx, size_t n)
 {
 	struct plot p = { .x0 = 80, .y0 = 40, .w = RP_WIDTH - 100, .h = 200 };
 	double max = 0, span = 0, x = p.x0;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct rep_snaps *s = &r->s[idx[i]];
+		const struct ml_rep_snaps *s = &r->s[idx[i]];
 
 		span = fmax(span, span_s(s));
 		if (s->npt)
@@ -64,7 +64,7 @@ static void overlay(struct rbuf *b, const struct report *r, const size_t *idx, s
 	mlr_svg_open(b, "runs", 300, "total resident memory of each run over time");
 	mlr_svg_axes(b, &p, "time since the run's first snapshot (s)", "resident (MiB)");
 	for (size_t i = 0; i < n; i++) {
-		const struct rep_snaps *s = &r->s[idx[i]];
+		const struct ml_rep_snaps *s = &r->s[idx[i]];
 		double mib = s->page_size / 1048576.0;
 		char name[48];
 
@@ -84,7 +84,7 @@ static void overlay(struct rbuf *b, const struct report *r, const size_t *idx, s
 	mlr_svg_close(b);
 }
 
-static void cell_bytes(struct rbuf *b, double bytes)
+static void cell_bytes(struct ml_rbuf *b, double bytes)
 {
 	char s[32];
 
@@ -92,7 +92,7 @@ static void cell_bytes(struct rbuf *b, double bytes)
 	ml_rb_printf(b, "<td data-bytes=\"%.0f\">%s</td>", bytes, s);
 }
 
-static void side_table(struct rbuf *b, const struct report *r, const size_t *idx, size_t n)
+static void side_table(struct ml_rbuf *b, const struct ml_report *r, const size_t *idx, size_t n)
 {
 	char s[64];
 
@@ -110,7 +110,7 @@ static void side_table(struct rbuf *b, const struct report *r, const size_t *idx
 		ml_rb_printf(b, "<td>%.1f s</td>", span_s(&r->s[idx[i]]));
 	ml_rb_puts(b, "</tr>\n<tr class=\"peak\"><td>peak resident</td>");
 	for (size_t i = 0; i < n; i++) {
-		const struct rep_snaps *sn = &r->s[idx[i]];
+		const struct ml_rep_snaps *sn = &r->s[idx[i]];
 
 		cell_bytes(b,
 			   sn->npt ? mlr_snap_resident(&sn->pt[mlr_snaps_peak(sn)]) * sn->page_size
@@ -118,7 +118,7 @@ static void side_table(struct rbuf *b, const struct report *r, const size_t *idx
 	}
 	ml_rb_puts(b, "</tr>\n<tr><td>peak at</td>");
 	for (size_t i = 0; i < n; i++) {
-		const struct rep_snaps *sn = &r->s[idx[i]];
+		const struct ml_rep_snaps *sn = &r->s[idx[i]];
 
 		ml_rb_printf(b, "<td>%.1f s</td>",
 			     sn->npt ? (sn->pt[mlr_snaps_peak(sn)].t_ms - sn->pt[0].t_ms) / 1000
@@ -126,14 +126,14 @@ static void side_table(struct rbuf *b, const struct report *r, const size_t *idx
 	}
 	ml_rb_puts(b, "</tr>\n<tr class=\"end\"><td>resident at the end</td>");
 	for (size_t i = 0; i < n; i++) {
-		const struct rep_snaps *sn = &r->s[idx[i]];
+		const struct ml_rep_snaps *sn = &r->s[idx[i]];
 
 		cell_bytes(b,
 			   sn->npt ? mlr_snap_resident(&sn->pt[sn->npt - 1]) * sn->page_size : 0);
 	}
 	ml_rb_puts(b, "</tr>\n<tr><td>one snapshot took</td>");
 	for (size_t i = 0; i < n; i++) {
-		const struct rep_snaps *sn = &r->s[idx[i]];
+		const struct ml_rep_snaps *sn = &r->s[idx[i]];
 
 		mlr_fmt_us(sn->npt ? sn->cycle_us_sum / (double)sn->npt : 0, s, sizeof(s));
 		ml_rb_printf(b, "<td>%s</td>", s);
@@ -156,7 +156,7 @@ static void side_table(struct rbuf *b, const struct report *r, const size_t *idx
 	ml_rb_puts(b, "</tr>\n</table>\n");
 }
 
-static void headline(const struct report *r, const size_t *idx, size_t n, char *buf, size_t len)
+static void headline(const struct ml_report *r, const size_t *idx, size_t n, char *buf, size_t len)
 {
 	size_t at;
 	char s[32];
@@ -164,7 +164,7 @@ static void headline(const struct report *r, const size_t *idx, size_t n, char *
 	at = (size_t)snprintf(buf, len, "%zu runs: peak ", n);
 	for (int end = 0; end < 2; end++) {
 		for (size_t i = 0; i < n && at < len; i++) {
-			const struct rep_snaps *sn = &r->s[idx[i]];
+			const struct ml_rep_snaps *sn = &r->s[idx[i]];
 			size_t k = end ? sn->npt - 1 : mlr_snaps_peak(sn);
 
 			ml_fmt_bytes_words(sn->npt ? mlr_snap_resident(&sn->pt[k]) * sn->page_size
@@ -177,8 +177,8 @@ static void headline(const struct report *r, const size_t *idx, size_t n, char *
 	}
 }
 
-void mlr_render_runs(struct rbuf *b, const struct report *r, const size_t *idx, size_t n,
-		     const struct report_opts *o)
+void mlr_render_runs(struct ml_rbuf *b, const struct ml_report *r, const size_t *idx, size_t n,
+		     const struct ml_report_opts *o)
 {
 	char head[1024];
 
@@ -193,7 +193,7 @@ void mlr_render_runs(struct rbuf *b, const struct report *r, const size_t *idx, 
 	ml_rb_puts(b, "<figcaption>Total resident memory of each run, from its first "
 		      "snapshot.</figcaption>\n</figure>\n<div class=\"side\">\n");
 	for (size_t i = 0; i < n; i++) {
-		const struct rep_snaps *sn = &r->s[idx[i]];
+		const struct ml_rep_snaps *sn = &r->s[idx[i]];
 
 		ml_rb_printf(b, "<figure>\n");
 		if (sn->npt > 1)
@@ -206,7 +206,7 @@ void mlr_render_runs(struct rbuf *b, const struct report *r, const size_t *idx, 
 	ml_rb_puts(b, "</div>\n</section>\n");
 }
 
-void mlr_render_fault_series(struct rbuf *b, const struct rep_fault_series *fs)
+void mlr_render_fault_series(struct ml_rbuf *b, const struct ml_rep_fault_series *fs)
 {
 	struct plot p = { .x0 = 80, .y0 = 36, .w = RP_WIDTH - 100, .h = 180 };
 	double max = 0, x;

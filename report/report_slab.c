@@ -18,12 +18,12 @@
 #define C_FREE "#e15759"
 #define C_NET "#1d232b"
 
-static const struct rep_slab *cmp_of;
+static const struct ml_rep_slab *cmp_of;
 
 static int cmp_net(const void *a, const void *b)
 {
-	const struct rep_slab_cache *x = &cmp_of->cache[*(const size_t *)a];
-	const struct rep_slab_cache *y = &cmp_of->cache[*(const size_t *)b];
+	const struct ml_rep_slab_cache *x = &cmp_of->cache[*(const size_t *)a];
+	const struct ml_rep_slab_cache *y = &cmp_of->cache[*(const size_t *)b];
 
 	if (fabs(x->net) != fabs(y->net))
 		return fabs(x->net) < fabs(y->net) ? 1 : -1;
@@ -38,7 +38,7 @@ static int cmp_net(const void *a, const void *b)
  * lists its own top -T caches, so the sum over the intervals of a cache
  * that some did not list is short of its total.
  */
-size_t *mlr_slab_order(const struct rep_slab *s, size_t *n)
+size_t *mlr_slab_order(const struct ml_rep_slab *s, size_t *n)
 {
 	size_t *o = malloc((s->ncache + 1) * sizeof(*o));
 
@@ -54,7 +54,7 @@ size_t *mlr_slab_order(const struct rep_slab *s, size_t *n)
 }
 
 /* Did every interval list cache @k? Else its chart is short of what the total says. */
-static bool listed_always(const struct rep_slab *s, size_t k)
+static bool listed_always(const struct ml_rep_slab *s, size_t k)
 {
 	double a = 0, f = 0;
 
@@ -67,7 +67,7 @@ static bool listed_always(const struct rep_slab *s, size_t k)
 }
 
 /* One cache: allocations up, frees down per interval, the net since the start as a line. */
-static void panel(struct rbuf *b, const struct rep_slab *s, size_t k, double x0, double y0)
+static void panel(struct ml_rbuf *b, const struct ml_rep_slab *s, size_t k, double x0, double y0)
 {
 	struct plot p = { .x0 = x0 + 56, .y0 = y0 + 24, .w = 300 - 70, .h = 120 };
 	double *al = calloc(s->niv + 1, sizeof(double)), *fr = calloc(s->niv + 1, sizeof(double));
@@ -129,7 +129,7 @@ out:
 	free(fr);
 }
 
-static void render_panels(struct rbuf *b, const struct rep_slab *s, const size_t *order,
+static void render_panels(struct ml_rbuf *b, const struct ml_rep_slab *s, const size_t *order,
 			  size_t norder)
 {
 	size_t n = norder < PANELS ? norder : PANELS;
@@ -162,14 +162,15 @@ static void render_panels(struct rbuf *b, const struct rep_slab *s, const size_t
 			     : "");
 }
 
-static void slab_table(struct rbuf *b, const struct rep_slab *s, const size_t *order, size_t norder)
+static void slab_table(struct ml_rbuf *b, const struct ml_rep_slab *s, const size_t *order,
+		       size_t norder)
 {
 	size_t n = norder < TOP_ROWS ? norder : TOP_ROWS;
 
 	ml_rb_puts(b, "<table class=\"slab\"><tr><th>cache</th><th>allocated</th><th>freed</th>"
 		      "<th>net</th><th>net KiB</th></tr>\n");
 	for (size_t i = 0; i < n; i++) {
-		const struct rep_slab_cache *c = &s->cache[order[i]];
+		const struct ml_rep_slab_cache *c = &s->cache[order[i]];
 
 		ml_rb_puts(b, "<tr><td>");
 		ml_rb_html(b, c->name);
@@ -185,7 +186,7 @@ static void slab_table(struct rbuf *b, const struct rep_slab *s, const size_t *o
 		ml_rb_printf(b, "<p class=\"note\">%zu more caches not shown.</p>\n", norder - n);
 }
 
-void mlr_render_slab(struct rbuf *b, const struct rep_slab *s)
+void mlr_render_slab(struct ml_rbuf *b, const struct ml_rep_slab *s)
 {
 	size_t norder, *order = mlr_slab_order(s, &norder);
 	char head[512];

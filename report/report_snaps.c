@@ -18,7 +18,7 @@ static const int kind_order[REPORT_KINDS] = {
 #define C_ABSENT "#d9dde3"
 #define C_WRITTEN "#f28e2b"
 
-double mlr_snap_resident(const struct rep_snap_point *pt)
+double mlr_snap_resident(const struct ml_rep_snap_point *pt)
 {
 	double sum = 0;
 
@@ -27,7 +27,7 @@ double mlr_snap_resident(const struct rep_snap_point *pt)
 	return sum;
 }
 
-size_t mlr_snaps_peak(const struct rep_snaps *s)
+size_t mlr_snaps_peak(const struct ml_rep_snaps *s)
 {
 	size_t at = 0;
 
@@ -38,7 +38,7 @@ size_t mlr_snaps_peak(const struct rep_snaps *s)
 }
 
 /* The highest snapshot, marked where it is: averaging many down may flatten it. */
-static void peak_mark(struct rbuf *b, const struct plot *p, const struct rep_snaps *s)
+static void peak_mark(struct ml_rbuf *b, const struct plot *p, const struct ml_rep_snaps *s)
 {
 	size_t at = mlr_snaps_peak(s);
 	double v = mlr_snap_resident(&s->pt[at]) * s->page_size / 1048576.0;
@@ -64,7 +64,7 @@ struct bins {
 	double *v; /* [bin * REPORT_KINDS + kind], MiB */
 };
 
-static int bins_build(struct bins *bn, const struct rep_snaps *s, int max)
+static int bins_build(struct bins *bn, const struct ml_rep_snaps *s, int max)
 {
 	double mib = s->page_size / 1048576.0;
 	int *cnt;
@@ -111,7 +111,7 @@ static double stack_at(const struct bins *bn, int c, int upto)
 	return sum;
 }
 
-static void area_layer(struct rbuf *b, const struct plot *p, const struct bins *bn, int layer)
+static void area_layer(struct ml_rbuf *b, const struct plot *p, const struct bins *bn, int layer)
 {
 	int k = kind_order[layer], n = bn->n == 1 ? 2 : bn->n;
 
@@ -132,7 +132,8 @@ static void area_layer(struct rbuf *b, const struct plot *p, const struct bins *
 	ml_rb_puts(b, "\"/>\n");
 }
 
-void mlr_render_snap_area(struct rbuf *b, const struct rep_snaps *s, const struct report_opts *o)
+void mlr_render_snap_area(struct ml_rbuf *b, const struct ml_rep_snaps *s,
+			  const struct ml_report_opts *o)
 {
 	struct plot p = { .x0 = 80, .y0 = 50, .w = RP_WIDTH - 100, .h = 220 };
 	struct bins bn = { 0 };
@@ -180,7 +181,7 @@ out:
 	free(bn.v);
 }
 
-static void bar_row(struct rbuf *b, double x0, double w, double y, const double *part,
+static void bar_row(struct ml_rbuf *b, double x0, double w, double y, const double *part,
 		    const char *const *colours, int nparts, double bytes)
 {
 	double x = x0;
@@ -202,7 +203,7 @@ static void bar_row(struct rbuf *b, double x0, double w, double y, const double 
 	mlr_svg_text(b, x0 + w + 4, y + 12, "start", "tick", pct);
 }
 
-static void pct_axis(struct rbuf *b, double x0, double w, double y, const char *label)
+static void pct_axis(struct ml_rbuf *b, double x0, double w, double y, const char *label)
 {
 	char t[8];
 
@@ -218,18 +219,18 @@ static void pct_axis(struct rbuf *b, double x0, double w, double y, const char *
 }
 
 /* The second panel shows pages written (snapshot --writes), else dirty (--pages). */
-static bool have_marked(const struct rep_snaps *s)
+static bool have_marked(const struct ml_rep_snaps *s)
 {
 	return s->have_written || s->have_dirty;
 }
 
-static const char *marked_name(const struct rep_snaps *s)
+static const char *marked_name(const struct ml_rep_snaps *s)
 {
 	return s->have_written ? "written" : "dirty";
 }
 
-static void kinds_row(struct rbuf *b, const struct rep_snaps *s, const struct rep_kind_use *u,
-		      const char *label, double y)
+static void kinds_row(struct ml_rbuf *b, const struct ml_rep_snaps *s,
+		      const struct ml_rep_kind_use *u, const char *label, double y)
 {
 	static const char *const mem_c[] = { C_RESIDENT, C_SWAPPED, C_ABSENT };
 	static const char *const wr_c[] = { C_WRITTEN, C_ABSENT };
@@ -245,9 +246,9 @@ static void kinds_row(struct rbuf *b, const struct rep_snaps *s, const struct re
 		bar_row(b, 560, 300, y, wr, wr_c, 2, u->size * s->page_size);
 }
 
-static void render_kinds(struct rbuf *b, const struct rep_snaps *s)
+static void render_kinds(struct ml_rbuf *b, const struct ml_rep_snaps *s)
 {
-	struct rep_kind_use tot = { 0 };
+	struct ml_rep_kind_use tot = { 0 };
 	double y = 40, x;
 	char head[96];
 	int rows = 1;
@@ -262,7 +263,7 @@ static void render_kinds(struct rbuf *b, const struct rep_snaps *s)
 	if (have_marked(s))
 		mlr_svg_text(b, 560, 14, "start", "axis", head);
 	for (int l = 0; l < REPORT_KINDS; l++) {
-		const struct rep_kind_use *u = &s->last[kind_order[l]];
+		const struct ml_rep_kind_use *u = &s->last[kind_order[l]];
 
 		if (!(u->size > 0))
 			continue;
@@ -288,8 +289,8 @@ static void render_kinds(struct rbuf *b, const struct rep_snaps *s)
 	mlr_svg_close(b);
 }
 
-void mlr_render_snaps(struct rbuf *b, const struct report *r, const struct rep_snaps *s,
-		      const struct report_opts *o)
+void mlr_render_snaps(struct ml_rbuf *b, const struct ml_report *r, const struct ml_rep_snaps *s,
+		      const struct ml_report_opts *o)
 {
 	char head[512];
 

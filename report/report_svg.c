@@ -8,7 +8,7 @@
 
 #include "report_int.h"
 
-static bool rb_reserve(struct rbuf *b, size_t more)
+static bool rb_reserve(struct ml_rbuf *b, size_t more)
 {
 	size_t cap;
 	char *p;
@@ -30,7 +30,7 @@ static bool rb_reserve(struct rbuf *b, size_t more)
 	return true;
 }
 
-void ml_rb_printf(struct rbuf *b, const char *fmt, ...)
+void ml_rb_printf(struct ml_rbuf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -46,7 +46,7 @@ void ml_rb_printf(struct rbuf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-void ml_rb_puts(struct rbuf *b, const char *s)
+void ml_rb_puts(struct ml_rbuf *b, const char *s)
 {
 	size_t n = strlen(s);
 
@@ -56,7 +56,7 @@ void ml_rb_puts(struct rbuf *b, const char *s)
 	b->len += n;
 }
 
-void ml_rb_html(struct rbuf *b, const char *s)
+void ml_rb_html(struct ml_rbuf *b, const char *s)
 {
 	char one[2] = { 0 };
 
@@ -85,7 +85,7 @@ void ml_rb_html(struct rbuf *b, const char *s)
 	}
 }
 
-void ml_rb_free(struct rbuf *b)
+void ml_rb_free(struct ml_rbuf *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof(*b));
@@ -208,7 +208,7 @@ const char *mlr_fmt_si(double v, char *buf, size_t len)
 	return buf;
 }
 
-void mlr_svg_open(struct rbuf *b, const char *cls, int h, const char *title)
+void mlr_svg_open(struct ml_rbuf *b, const char *cls, int h, const char *title)
 {
 	ml_rb_printf(b,
 		     "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"%s\" role=\"img\" "
@@ -218,12 +218,12 @@ void mlr_svg_open(struct rbuf *b, const char *cls, int h, const char *title)
 	ml_rb_puts(b, "</title>\n");
 }
 
-void mlr_svg_close(struct rbuf *b)
+void mlr_svg_close(struct ml_rbuf *b)
 {
 	ml_rb_puts(b, "</svg>\n");
 }
 
-void mlr_svg_text(struct rbuf *b, double x, double y, const char *anchor, const char *cls,
+void mlr_svg_text(struct ml_rbuf *b, double x, double y, const char *anchor, const char *cls,
 		  const char *text)
 {
 	ml_rb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\"%s%s%s>", x, y, anchor,
@@ -232,7 +232,7 @@ void mlr_svg_text(struct rbuf *b, double x, double y, const char *anchor, const 
 	ml_rb_puts(b, "</text>\n");
 }
 
-void mlr_svg_yaxis(struct rbuf *b, const struct plot *p, const char *ylabel)
+void mlr_svg_yaxis(struct ml_rbuf *b, const struct plot *p, const char *ylabel)
 {
 	double ticks[12];
 	char s[32];
@@ -258,7 +258,7 @@ void mlr_svg_yaxis(struct rbuf *b, const struct plot *p, const char *ylabel)
 		     p->x0, p->y0, p->x0, p->y0 + p->h);
 }
 
-void mlr_svg_xaxis(struct rbuf *b, const struct plot *p, const char *xlabel)
+void mlr_svg_xaxis(struct ml_rbuf *b, const struct plot *p, const char *xlabel)
 {
 	double ticks[12];
 	char s[32];
@@ -279,13 +279,13 @@ void mlr_svg_xaxis(struct rbuf *b, const struct plot *p, const char *xlabel)
 	mlr_svg_text(b, p->x0 + p->w / 2, base + 36, "middle", "axis", xlabel);
 }
 
-void mlr_svg_axes(struct rbuf *b, const struct plot *p, const char *xlabel, const char *ylabel)
+void mlr_svg_axes(struct ml_rbuf *b, const struct plot *p, const char *xlabel, const char *ylabel)
 {
 	mlr_svg_yaxis(b, p, ylabel);
 	mlr_svg_xaxis(b, p, xlabel);
 }
 
-double mlr_svg_legend(struct rbuf *b, double x, double y, const char *colour, const char *text)
+double mlr_svg_legend(struct ml_rbuf *b, double x, double y, const char *colour, const char *text)
 {
 	ml_rb_printf(b,
 		     "<rect class=\"swatch\" x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" "
@@ -295,12 +295,12 @@ double mlr_svg_legend(struct rbuf *b, double x, double y, const char *colour, co
 	return x + 16 + 7.0 * (double)strlen(text) + 18;
 }
 
-int mlr_rp_max_cols(const struct report_opts *o)
+int mlr_rp_max_cols(const struct ml_report_opts *o)
 {
 	return o && o->max_cols > 0 ? o->max_cols : 360;
 }
 
-int mlr_rp_max_rows(const struct report_opts *o)
+int mlr_rp_max_rows(const struct ml_report_opts *o)
 {
 	return o && o->max_rows > 0 ? o->max_rows : 40;
 }

@@ -23,15 +23,15 @@ struct heat {
 
 static int cmp_addr(const void *a, const void *b, void *arg)
 {
-	const struct rep_writes *w = arg;
-	const struct rep_vma *x = &w->vma[*(const uint32_t *)a];
-	const struct rep_vma *y = &w->vma[*(const uint32_t *)b];
+	const struct ml_rep_writes *w = arg;
+	const struct ml_rep_vma *x = &w->vma[*(const uint32_t *)a];
+	const struct ml_rep_vma *y = &w->vma[*(const uint32_t *)b];
 
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 /* The most written VMAs (hot ones first), shown in address order. */
-static int pick_rows(const struct rep_writes *w, int max, uint32_t *rows)
+static int pick_rows(const struct ml_rep_writes *w, int max, uint32_t *rows)
 {
 	int n;
 
@@ -49,7 +49,7 @@ static void heat_free(struct heat *h)
 	free(h->hot);
 }
 
-static int heat_build(struct heat *h, const struct rep_writes *w, const struct report_opts *o)
+static int heat_build(struct heat *h, const struct ml_rep_writes *w, const struct ml_report_opts *o)
 {
 	size_t cells;
 	int *vrow;
@@ -72,7 +72,7 @@ static int heat_build(struct heat *h, const struct rep_writes *w, const struct r
 	for (int r = 0; r < h->nrows; r++)
 		vrow[h->rows[r]] = r;
 	for (size_t i = 0; i < w->ncell; i++) {
-		const struct rep_cell *c = &w->cell[i];
+		const struct ml_rep_cell *c = &w->cell[i];
 		int r = vrow[c->vma];
 		size_t k;
 
@@ -100,7 +100,8 @@ static int cell_level(const struct heat *h, size_t k)
 	return mlr_heat_level(h->sum[k] / h->cnt[k]);
 }
 
-static void heat_row(struct rbuf *b, const struct heat *h, int r, const struct plot *p, double rowh)
+static void heat_row(struct ml_rbuf *b, const struct heat *h, int r, const struct plot *p,
+		     double rowh)
 {
 	double cw = p->w / h->ncols, y = p->y0 + r * rowh;
 	size_t base = (size_t)r * h->ncols;
@@ -135,7 +136,7 @@ static void heat_row(struct rbuf *b, const struct heat *h, int r, const struct p
 	}
 }
 
-static void heat_label(struct rbuf *b, const struct rep_vma *v, double y, double rowh)
+static void heat_label(struct ml_rbuf *b, const struct ml_rep_vma *v, double y, double rowh)
 {
 	char text[96];
 
@@ -157,14 +158,15 @@ static void heat_label(struct rbuf *b, const struct rep_vma *v, double y, double
 	ml_rb_puts(b, "</text>\n");
 }
 
-static void heat_legend(struct rbuf *b, double y)
+static void heat_legend(struct ml_rbuf *b, double y)
 {
 	mlr_heat_scale_legend(b, 10, y, "written ratio (mean per cell):");
 	mlr_svg_legend(b, 10, y + 36, HOT_MARK,
 		       "under a row: the VMA was hot then (bold label: hot at some time)");
 }
 
-static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
+static void render_heat(struct ml_rbuf *b, const struct ml_rep_writes *w,
+			const struct ml_report_opts *o)
 {
 	double t0 = w->iv[0].t_ms - w->iv[0].interval_s * 1000, t1 = w->iv[w->niv - 1].t_ms;
 	struct plot p = { .x0 = LABEL_W, .y0 = 10, .w = RP_WIDTH - LABEL_W - 20 };
@@ -200,8 +202,8 @@ static void render_heat(struct rbuf *b, const struct rep_writes *w, const struct
 }
 
 /* Mean and maximum of each column's dirty rate, in MiB/s. */
-static void rate_points(struct rbuf *b, const struct rep_writes *w, const struct plot *p, int ncols,
-			bool use_max, double t0)
+static void rate_points(struct ml_rbuf *b, const struct ml_rep_writes *w, const struct plot *p,
+			int ncols, bool use_max, double t0)
 {
 	size_t i = 0;
 
@@ -224,7 +226,8 @@ static void rate_points(struct rbuf *b, const struct rep_writes *w, const struct
 	ml_rb_puts(b, "\"/>\n");
 }
 
-static void render_rate(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
+static void render_rate(struct ml_rbuf *b, const struct ml_rep_writes *w,
+			const struct ml_report_opts *o)
 {
 	double t0 = w->iv[0].t_ms - w->iv[0].interval_s * 1000, t1 = w->iv[w->niv - 1].t_ms;
 	struct plot p = { .x0 = 80, .y0 = 30, .w = RP_WIDTH - 100, .h = 170 };
@@ -251,7 +254,7 @@ static void render_rate(struct rbuf *b, const struct rep_writes *w, const struct
 	mlr_svg_close(b);
 }
 
-static bool any_written(const struct rep_writes *w)
+static bool any_written(const struct ml_rep_writes *w)
 {
 	for (size_t i = 0; i < w->niv; i++)
 		if (w->iv[i].rate_pps > 0 || w->iv[i].dirty_pages > 0)
@@ -259,7 +262,7 @@ static bool any_written(const struct rep_writes *w)
 	return false;
 }
 
-static void writes_facts(struct rbuf *b, const struct rep_writes *w)
+static void writes_facts(struct ml_rbuf *b, const struct ml_rep_writes *w)
 {
 	char s1[32];
 
@@ -273,7 +276,8 @@ static void writes_facts(struct rbuf *b, const struct rep_writes *w)
 	ml_rb_puts(b, ".</p>\n");
 }
 
-void mlr_render_writes(struct rbuf *b, const struct rep_writes *w, const struct report_opts *o)
+void mlr_render_writes(struct ml_rbuf *b, const struct ml_rep_writes *w,
+		       const struct ml_report_opts *o)
 {
 	char head[512];
 

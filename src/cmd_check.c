@@ -67,7 +67,7 @@ static int parse_args(int argc, char **argv, struct check_cli *c)
  * netlink sockets, and CRIU before 4.2 asks every socket for them: its
  * dump of a process with a TCP or UDP socket fails.
  */
-static void probe_criu_sockets(struct feature_list *l, const char *version)
+static void probe_criu_sockets(struct ml_feature_list *l, const char *version)
 {
 	static const char used[] =
 		"checkpoint, migrate, agent of a process with a TCP or UDP socket";
@@ -91,11 +91,11 @@ static void probe_criu_sockets(struct feature_list *l, const char *version)
 			       version);
 }
 
-static void probe_criu(struct feature_list *l, const char *explicit_path)
+static void probe_criu(struct ml_feature_list *l, const char *explicit_path)
 {
 	static const char used[] = "checkpoint, restore, agent (dumps)";
 	struct ml_err err = { 0 };
-	struct criu_caps caps;
+	struct ml_criu_caps caps;
 	char path[4096], opts[128];
 
 	if (criu_cli_locate(explicit_path, path, sizeof(path), &err)) {
@@ -178,26 +178,26 @@ static void probe_criu(struct feature_list *l, const char *explicit_path)
 			opts);
 }
 
-static const char *state_name(enum feature_state s)
+static const char *state_name(enum ml_feature_state s)
 {
 	return s == FEATURE_OK ? "ok" : s == FEATURE_MISSING ? "missing" : "info";
 }
 
-static void print_json(const struct feature_list *l, const struct utsname *u, bool core_ok)
+static void print_json(const struct ml_feature_list *l, const struct utsname *u, bool core_ok)
 {
-	struct check_rec rec = { .kernel = u->release,
-				 .arch = u->machine,
-				 .root = geteuid() == 0,
-				 .core_ok = core_ok,
-				 .features = l->items,
-				 .nfeatures = l->n };
-	struct jw w;
+	struct ml_check_rec rec = { .kernel = u->release,
+				    .arch = u->machine,
+				    .root = geteuid() == 0,
+				    .core_ok = core_ok,
+				    .features = l->items,
+				    .nfeatures = l->n };
+	struct ml_jw w;
 
 	ml_jw_init(&w, stdout);
 	ml_fmt_check(&w, &rec);
 }
 
-static void print_human(const struct feature_list *l, const struct utsname *u, bool core_ok)
+static void print_human(const struct ml_feature_list *l, const struct utsname *u, bool core_ok)
 {
 	const char *group = "";
 	int width = table_width(stdout);
@@ -205,7 +205,7 @@ static void print_human(const struct feature_list *l, const struct utsname *u, b
 	printf("memlens check: Linux %s %s, %s\n", u->release, u->machine,
 	       geteuid() == 0 ? "running as root" : "not root (some probes need root)");
 	for (size_t i = 0; i < l->n; i++) {
-		const struct feature *f = &l->items[i];
+		const struct ml_feature *f = &l->items[i];
 
 		if (strcmp(group, f->group)) {
 			group = f->group;
@@ -231,7 +231,7 @@ static void print_human(const struct feature_list *l, const struct utsname *u, b
 
 static int cmd_check(int argc, char **argv)
 {
-	static struct feature_list l; /* ~27 KiB */
+	static struct ml_feature_list l; /* ~27 KiB */
 	struct check_cli c = { 0 };
 	struct utsname u;
 	bool core_ok = true;

@@ -46,7 +46,7 @@ static const char footer[] =
 	"socket: give CRIU 4.2 or newer with --criu PATH.\n";
 
 struct ckpt_cli {
-	struct criu_dump_req req;
+	struct ml_criu_dump_req req;
 	const char *criu;
 	struct criu_cli_opts extra;
 	char ps_host[256];
@@ -65,20 +65,20 @@ struct ckpt_ticks {
 	pthread_mutex_t lock;
 	uint64_t after; /* ticks since the re-init */
 	bool counting;
-	struct profiler_sample first; /* first interval after the re-init */
+	struct ml_profiler_sample first; /* first interval after the re-init */
 	bool have_first;
 	/* the processes of the tree in the last interval before the checkpoint */
-	struct profiler_proc *procs;
+	struct ml_profiler_proc *procs;
 	size_t nprocs;
 };
 
-static void on_tick(const struct profiler_sample *s, void *arg)
+static void on_tick(const struct ml_profiler_sample *s, void *arg)
 {
 	struct ckpt_ticks *t = arg;
 
 	pthread_mutex_lock(&t->lock);
 	if (!t->counting && s->nprocs) {
-		struct profiler_proc *v = realloc(t->procs, s->nprocs * sizeof(*v));
+		struct ml_profiler_proc *v = realloc(t->procs, s->nprocs * sizeof(*v));
 
 		if (v) {
 			memcpy(v, s->procs, s->nprocs * sizeof(*v));
@@ -280,14 +280,14 @@ static void warn_too_short(const struct ckpt_cli *c)
 
 struct ckpt_out {
 	const struct ckpt_cli *c;
-	const struct criu_caps *caps;
-	const struct criu_result *res;
-	const struct rangeset *hot;
+	const struct ml_criu_caps *caps;
+	const struct ml_criu_result *res;
+	const struct ml_rangeset *hot;
 	const struct ckpt_ticks *ticks;
 	bool profiled;
 	int rc;
 	const char *error;
-	const struct criu_preflight *pf; /* NULL: it did not run */
+	const struct ml_criu_preflight *pf; /* NULL: it did not run */
 	bool stopped; /* at the preflight: refused, or --check-only */
 };
 
@@ -298,7 +298,7 @@ static void print_processes(const struct ckpt_ticks *t, int width)
 	size_t off = 0;
 
 	for (size_t i = 0; i < t->nprocs && off < sizeof(line); i++) {
-		const struct profiler_proc *p = &t->procs[i];
+		const struct ml_profiler_proc *p = &t->procs[i];
 		int n = snprintf(line + off, sizeof(line) - off, "%s%d %s (%s%s)", i ? ", " : "",
 				 (int)p->pid, p->comm,
 				 p->exited   ? "exited"
@@ -315,10 +315,10 @@ static void print_processes(const struct ckpt_ticks *t, int width)
 /* The "checkpoint" line (memlens/format_checkpoint.h). */
 static void print_json(const struct ckpt_out *o)
 {
-	const struct criu_result *r = o->res;
-	const struct criu_exclude_report *x = &r->exclude;
-	const struct profiler_sample *f = &o->ticks->first;
-	struct checkpoint_rec rec = {
+	const struct ml_criu_result *r = o->res;
+	const struct ml_criu_exclude_report *x = &r->exclude;
+	const struct ml_profiler_sample *f = &o->ticks->first;
+	struct ml_checkpoint_rec rec = {
 		.pid = o->c->req.pid,
 		.images_dir = o->c->req.images_dir,
 		.pre_dump = o->c->req.pre_dump,
@@ -359,7 +359,7 @@ static void print_json(const struct ckpt_out *o)
 		.hint = r->hint,
 		.error = o->error,
 	};
-	struct jw w;
+	struct ml_jw w;
 
 	rec.preflight = o->pf;
 	rec.check_only = o->c->check_only;
@@ -371,7 +371,7 @@ static void print_json(const struct ckpt_out *o)
 /* Stopped before CRIU ran: what the preflight found. */
 static void print_stopped(const struct ckpt_out *o, int width)
 {
-	const struct criu_preflight *p = o->pf;
+	const struct ml_criu_preflight *p = o->pf;
 
 	table_wrap(stdout, width, 13, "check of pid %d's tree for a %s: %s", (int)o->c->req.pid,
 		   o->c->req.pre_dump ? "pre-dump" : "dump",
@@ -394,7 +394,7 @@ static void print_stopped(const struct ckpt_out *o, int width)
 
 static void print_human(const struct ckpt_out *o)
 {
-	const struct criu_result *r = o->res;
+	const struct ml_criu_result *r = o->res;
 	int width = table_width(stdout);
 	char b[16];
 
@@ -441,7 +441,7 @@ static void print_human(const struct ckpt_out *o)
 }
 
 /* Sleep @secs, or until a signal or the profiler stops. -EINTR / -ESRCH. */
-static int wait_profiling(struct profiler *p, const sigset_t *sigs, double secs)
+static int wait_profiling(struct ml_profiler *p, const sigset_t *sigs, double secs)
 {
 	uint64_t t0 = ml_mono_ns();
 
@@ -455,10 +455,11 @@ static int wait_profiling(struct profiler *p, const sigset_t *sigs, double secs)
 }
 
 static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigset_t *sigs,
-			   struct profiler **pp)
+			   struct ml_profiler **pp)
 {
-	ML_OPTS(profiler_opts, po, .interval_ms = c->interval_ms, .hot_threshold = c->hot_threshold,
-		.hot_consecutive = c->hot_consecutive, .hot_cool = c->hot_cool,
+	ML_OPTS(ml_profiler_opts, po, .interval_ms = c->interval_ms,
+		.hot_threshold = c->hot_threshold, .hot_consecutive = c->hot_consecutive,
+		.hot_cool = c->hot_cool,
 		.hot_ranges_max = c->hot_ranges_max ? c->hot_ranges_max : HOTRANGE_EXCLUDE_MAX,
 		.sample_k = c->sample_k, .max_overhead = c->max_overhead / 100,
 		.tree = true /* CRIU dumps the whole tree */);
@@ -487,12 +488,12 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 	return r;
 }
 
-static int run_criu(struct ckpt_cli *c, const struct criu_caps *caps, struct profiler *p,
-		    struct ckpt_ticks *t, struct criu_result *res, struct rangeset *hot,
+static int run_criu(struct ckpt_cli *c, const struct ml_criu_caps *caps, struct ml_profiler *p,
+		    struct ckpt_ticks *t, struct ml_criu_result *res, struct ml_rangeset *hot,
 		    struct ml_err *err)
 {
-	ML_OPTS(criu_run_opts, ro, .timeout_ms = c->timeout_s * 1000);
-	struct criu_session *s;
+	ML_OPTS(ml_criu_run_opts, ro, .timeout_ms = c->timeout_s * 1000);
+	struct ml_criu_session *s;
 	int r = ml_criu_session_open(&s, caps, &ro, err);
 
 	if (r)
@@ -508,11 +509,11 @@ static int run_criu(struct ckpt_cli *c, const struct criu_caps *caps, struct pro
 	return r;
 }
 
-static int checkpoint(struct ckpt_cli *c, const struct criu_caps *caps, struct ckpt_out *o,
+static int checkpoint(struct ckpt_cli *c, const struct ml_criu_caps *caps, struct ckpt_out *o,
 		      struct ckpt_ticks *t, const sigset_t *sigs)
 {
 	static struct ml_err err;
-	struct profiler *p = NULL;
+	struct ml_profiler *p = NULL;
 	int r = 0;
 
 	if (c->profile_s > 0) {
@@ -521,7 +522,8 @@ static int checkpoint(struct ckpt_cli *c, const struct criu_caps *caps, struct c
 		if (r)
 			goto out;
 	}
-	r = run_criu(c, caps, p, t, (struct criu_result *)o->res, (struct rangeset *)o->hot, &err);
+	r = run_criu(c, caps, p, t, (struct ml_criu_result *)o->res, (struct ml_rangeset *)o->hot,
+		     &err);
 	if (r) {
 		cli_error("checkpoint", "%s", err.msg);
 		o->error = err.msg;
@@ -542,11 +544,11 @@ out:
  * --check-only, CRIU's own check). The exit code when the command stops
  * here (refused, --check-only, an error), else -1: go on.
  */
-static int preflight(struct ckpt_cli *c, const struct criu_caps *caps, struct ckpt_out *o)
+static int preflight(struct ckpt_cli *c, const struct ml_criu_caps *caps, struct ckpt_out *o)
 {
-	static struct criu_preflight pf;
+	static struct ml_criu_preflight pf;
 	static char hint[768];
-	ML_OPTS(criu_preflight_opts, po, .tcp = c->req.tcp, .extra_args = c->req.extra_args,
+	ML_OPTS(ml_criu_preflight_opts, po, .tcp = c->req.tcp, .extra_args = c->req.extra_args,
 		.shell_job = c->req.shell_job, .pre_dump = c->req.pre_dump);
 	int rc = criu_cli_preflight("checkpoint", c->req.pid, caps, &po, c->json || c->check_only,
 				    c->check_only && !c->json, &pf);
@@ -555,8 +557,8 @@ static int preflight(struct ckpt_cli *c, const struct criu_caps *caps, struct ck
 	if (!rc && c->check_only && !c->req.pre_dump) {
 		rc = criu_cli_check_only("checkpoint", caps, &c->req, c->timeout_s, hint,
 					 sizeof(hint));
-		((struct criu_result *)o->res)->hint[0] = '\0';
-		snprintf(((struct criu_result *)o->res)->hint, sizeof(o->res->hint), "%s", hint);
+		((struct ml_criu_result *)o->res)->hint[0] = '\0';
+		snprintf(((struct ml_criu_result *)o->res)->hint, sizeof(o->res->hint), "%s", hint);
 	}
 	if (!rc && !c->check_only)
 		return -1;
@@ -575,9 +577,9 @@ static int cmd_checkpoint(int argc, char **argv)
 {
 	struct ckpt_ticks t = { .lock = PTHREAD_MUTEX_INITIALIZER };
 	struct ckpt_cli c = { 0 };
-	struct criu_caps caps;
-	struct criu_result res;
-	struct rangeset hot;
+	struct ml_criu_caps caps;
+	struct ml_criu_result res;
+	struct ml_rangeset hot;
 	struct ckpt_out o = { .c = &c, .caps = &caps, .res = &res, .hot = &hot, .ticks = &t };
 	struct ml_err err = { 0 };
 	sigset_t sigs;

@@ -77,7 +77,7 @@ struct mig_cli {
 	volatile bool end_precopy; /* SIGUSR1 */
 	const char *to, *dir, *listen, *criu;
 	struct criu_cli_opts extra;
-	enum criu_tcp tcp;
+	enum ml_criu_tcp tcp;
 	int max_rounds;
 	double threshold_mib, round_s;
 	unsigned int interval_ms, timeout_s;
@@ -232,7 +232,7 @@ static int run_receive(struct mig_cli *c)
 					.timeout_s = c->timeout_s,
 					.verbose = true,
 					.on_event = migrate_print_event };
-	struct criu_caps caps;
+	struct ml_criu_caps caps;
 	char host[256];
 	int port, bound, lfd, rc;
 
@@ -294,10 +294,10 @@ static int wait_signal(unsigned int ms, void *arg)
 
 struct mig_run {
 	struct mig_cli *c;
-	struct criu_caps caps;
+	struct ml_criu_caps caps;
 	char work[PATH_MAX];
 	struct migrate_result res;
-	struct criu_preflight pf;
+	struct ml_criu_preflight pf;
 	bool pf_ran;
 };
 
@@ -306,8 +306,8 @@ static void print_json(const struct mig_run *m, int rc)
 {
 	const struct migrate_result *x = &m->res;
 	const struct migrate_lazy *l = &x->lazy;
-	struct migrate_round_rec rounds[MIGRATE_MAX_ROUNDS + 1];
-	struct migrate_rec rec = {
+	struct ml_migrate_round_rec rounds[MIGRATE_MAX_ROUNDS + 1];
+	struct ml_migrate_rec rec = {
 		.pid = m->c->pid,
 		.has_container = m->c->container != NULL,
 		.to = m->c->to,
@@ -348,22 +348,22 @@ static void print_json(const struct mig_run *m, int rc)
 		.procs_profiled = x->procs_profiled,
 		.check_only = m->c->check_only,
 	};
-	struct jw w;
+	struct ml_jw w;
 
 	if (m->c->container) {
 		const struct ml_container *k = &m->c->cm.ctr;
 
-		rec.container = (struct migrate_container_rec){ .id = k->id,
-								.name = k->name,
-								.runtime = k->runtime,
-								.init_pid = k->pid,
-								.rootfs = k->rootfs,
-								.bind_mounts = k->nmounts };
+		rec.container = (struct ml_migrate_container_rec){ .id = k->id,
+								   .name = k->name,
+								   .runtime = k->runtime,
+								   .init_pid = k->pid,
+								   .rootfs = k->rootfs,
+								   .bind_mounts = k->nmounts };
 	}
 	for (int i = 0; i < x->nr; i++) {
 		const struct migrate_round *r = &x->r[i];
 
-		rounds[rec.nrounds++] = (struct migrate_round_rec){
+		rounds[rec.nrounds++] = (struct ml_migrate_round_rec){
 			.round = r->k,
 			.pre_dump = r->pre_dump,
 			.pages = r->pages,
@@ -401,7 +401,7 @@ static void print_procs(const struct migrate_result *x)
 	printf("  processes: %zu in the tree%s\n", x->nprocs_total,
 	       x->procs_profiled ? " (hot memory and bytes written while profiled)" : "");
 	for (size_t i = 0; i < x->nprocs; i++) {
-		const struct profiler_proc *q = &x->procs[i];
+		const struct ml_profiler_proc *q = &x->procs[i];
 
 		if (x->procs_profiled)
 			printf("    %7d %-16s hot %8s  written %8s%s\n", (int)q->pid, q->comm,
@@ -433,7 +433,7 @@ static void print_summary(const struct mig_run *m, int rc)
 		return;
 	}
 	if (m->c->check_only) {
-		const struct criu_preflight *p = &m->pf;
+		const struct ml_criu_preflight *p = &m->pf;
 
 		printf("check of pid %d's tree for a migration: %s\n", (int)m->c->pid,
 		       rc == EXIT_OK	    ? "nothing CRIU would refuse was found"
@@ -507,18 +507,18 @@ static int preflight(struct mig_run *m)
 {
 	struct mig_cli *c = m->c;
 	const char *const *extra = c->extra.n ? c->extra.v : NULL;
-	ML_OPTS(criu_preflight_opts, po, .tcp = c->tcp, .extra_args = extra,
+	ML_OPTS(ml_criu_preflight_opts, po, .tcp = c->tcp, .extra_args = extra,
 		.shell_job = c->shell_job);
 	int rc = criu_cli_preflight("migrate", c->pid, &m->caps, &po, c->json || c->check_only,
 				    c->check_only && !c->json, &m->pf);
 
 	m->pf_ran = true;
 	if (!rc && c->check_only && !make_work_dir(m)) {
-		struct criu_dump_req req = { .pid = c->pid,
-					     .images_dir = m->work,
-					     .shell_job = c->shell_job,
-					     .tcp = c->tcp,
-					     .extra_args = extra };
+		struct ml_criu_dump_req req = { .pid = c->pid,
+						.images_dir = m->work,
+						.shell_job = c->shell_job,
+						.tcp = c->tcp,
+						.extra_args = extra };
 
 		rc = criu_cli_check_only("migrate", &m->caps, &req, c->timeout_s, m->res.error,
 					 sizeof(m->res.error));
@@ -531,7 +531,7 @@ static int preflight(struct mig_run *m)
 		snprintf(m->res.error, sizeof(m->res.error),
 			 "CRIU would refuse the process tree; nothing was frozen");
 	if (rc == EXIT_REFUSED && !c->check_only) {
-		const struct criu_finding *f = NULL;
+		const struct ml_criu_finding *f = NULL;
 		char why[400];
 		int k;
 

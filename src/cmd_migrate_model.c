@@ -51,15 +51,15 @@ static const char footer[] =
 struct mm_cli {
 	const char *file;
 	const char *calibrate; /* a migrate --json record, or NULL */
-	struct mm_params p;
-	struct mm_fit fit;
+	struct ml_mm_params p;
+	struct ml_mm_fit fit;
 	bool json;
 	bool b_given, r_given; /* else the defaults */
 	bool df_given, rf_given, rb_given;
 };
 
 /* 0, or the exit status after printing why (2 bad input, 1 a read error). */
-static int read_trace(const char *path, struct mm_trace *t)
+static int read_trace(const char *path, struct ml_mm_trace *t)
 {
 	struct ml_err err = { 0 };
 	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
@@ -93,8 +93,8 @@ static int calibrate(struct mm_cli *c)
 {
 	struct ml_err err = { 0 };
 	FILE *f = fopen(c->calibrate, "re");
-	struct migrate_rec m = { 0 };
-	struct json *j = NULL;
+	struct ml_migrate_rec m = { 0 };
+	struct ml_json *j = NULL;
 	struct ml_lines in;
 	const char *line, *type;
 	bool found = false;
@@ -145,23 +145,23 @@ static int calibrate(struct mm_cli *c)
 }
 
 /* The model's results as the record memlens/format_migrate_model.h writes. */
-static int print_json(const struct mm_cli *c, const struct mm_result *r)
+static int print_json(const struct mm_cli *c, const struct ml_mm_result *r)
 {
-	struct migrate_model_policy_rec pol[MM_NPOLICIES] = { 0 };
-	struct migrate_model_rec rec = { .bandwidth_mbps = c->p.bandwidth_mbps,
-					 .round_interval_s = c->p.round_interval_s,
-					 .freeze_overhead_s = c->p.freeze_overhead_s,
-					 .dump_fixed_s = c->p.dump_fixed_s,
-					 .restore_fixed_s = c->p.restore_fixed_s,
-					 .restore_bandwidth_mbps = c->p.restore_bandwidth_mbps,
-					 .calibrated_from = c->calibrate,
-					 .pol = pol,
-					 .npol = MM_NPOLICIES };
+	struct ml_migrate_model_policy_rec pol[MM_NPOLICIES] = { 0 };
+	struct ml_migrate_model_rec rec = { .bandwidth_mbps = c->p.bandwidth_mbps,
+					    .round_interval_s = c->p.round_interval_s,
+					    .freeze_overhead_s = c->p.freeze_overhead_s,
+					    .dump_fixed_s = c->p.dump_fixed_s,
+					    .restore_fixed_s = c->p.restore_fixed_s,
+					    .restore_bandwidth_mbps = c->p.restore_bandwidth_mbps,
+					    .calibrated_from = c->calibrate,
+					    .pol = pol,
+					    .npol = MM_NPOLICIES };
 	int ret = 0;
-	struct jw w;
+	struct ml_jw w;
 
 	for (int k = 0; k < MM_NPOLICIES; k++) {
-		struct migrate_model_policy_rec *p = &pol[k];
+		struct ml_migrate_model_policy_rec *p = &pol[k];
 
 		snprintf(p->name, sizeof(p->name), "%s", ml_mm_policy_name(r[k].policy));
 		p->rounds = calloc(r[k].nrounds ? r[k].nrounds : 1, sizeof(*p->rounds));
@@ -171,8 +171,8 @@ static int print_json(const struct mm_cli *c, const struct mm_result *r)
 			goto out;
 		}
 		for (size_t i = 0; i < r[k].nrounds; i++)
-			p->rounds[i] = (struct migrate_model_round_rec){ r[k].rounds[i].round,
-									 r[k].rounds[i].bytes };
+			p->rounds[i] = (struct ml_migrate_model_round_rec){ r[k].rounds[i].round,
+									    r[k].rounds[i].bytes };
 		p->nrounds = r[k].nrounds;
 		p->total_bytes = r[k].total_bytes;
 		p->final_round_bytes = r[k].final_round_bytes;
@@ -192,7 +192,7 @@ out:
 }
 
 /* "64 12 3 3": the bytes of each round of @r in @div units */
-static char *per_round(const struct mm_result *r, uint64_t div)
+static char *per_round(const struct ml_mm_result *r, uint64_t div)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -207,7 +207,8 @@ static char *per_round(const struct mm_result *r, uint64_t div)
 	return buf;
 }
 
-static void print_human(const struct mm_cli *c, const struct mm_trace *t, const struct mm_result *r)
+static void print_human(const struct mm_cli *c, const struct ml_mm_trace *t,
+			const struct ml_mm_result *r)
 {
 	static const struct table_col cols[] = {
 		{ "POLICY", TABLE_LEFT, 0, false },	  { "ROUNDS", TABLE_RIGHT, 1, false },
@@ -399,10 +400,10 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 
 static int cmd_migrate_model(int argc, char **argv)
 {
-	struct mm_result res[MM_NPOLICIES];
+	struct ml_mm_result res[MM_NPOLICIES];
 	struct ml_err err = { 0 };
-	struct mm_cli c = { .p.sz = sizeof(struct mm_params) };
-	struct mm_trace t;
+	struct mm_cli c = { .p.sz = sizeof(struct ml_mm_params) };
+	struct ml_mm_trace t;
 	int rc;
 
 	rc = parse_args(argc, argv, &c);

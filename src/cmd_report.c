@@ -45,7 +45,7 @@ static const char footer[] =
 struct report_args {
 	const char *out;
 	bool skip_unknown;
-	struct report_opts opts;
+	struct ml_report_opts opts;
 };
 
 static int parse_args(int argc, char **argv, struct report_args *a, int *first)
@@ -99,7 +99,7 @@ static int parse_args(int argc, char **argv, struct report_args *a, int *first)
 	return EXIT_OK;
 }
 
-static int load_inputs(struct report *r, int n, char **files)
+static int load_inputs(struct ml_report *r, int n, char **files)
 {
 	struct ml_err err = { 0 };
 	int ret;
@@ -118,7 +118,7 @@ static int load_inputs(struct report *r, int n, char **files)
 }
 
 /* Write to a temporary file first: a failed run never leaves half a page. */
-static int write_page(const char *path, const struct rbuf *page)
+static int write_page(const char *path, const struct ml_rbuf *page)
 {
 	char tmp[4096];
 	struct stat st;
@@ -160,7 +160,7 @@ static int write_page(const char *path, const struct rbuf *page)
 	return -e;
 }
 
-static void say_written(const char *path, const struct report *r, size_t bytes)
+static void say_written(const char *path, const struct ml_report *r, size_t bytes)
 {
 	char size[16];
 
@@ -175,10 +175,10 @@ static void say_written(const char *path, const struct report *r, size_t bytes)
 
 int cmd_report(int argc, char **argv)
 {
-	struct report_args a = { .out = "report.html", .opts.sz = sizeof(struct report_opts) };
+	struct report_args a = { .out = "report.html", .opts.sz = sizeof(struct ml_report_opts) };
 	struct ml_err err = { 0 };
-	struct rbuf page = { 0 };
-	struct report r;
+	struct ml_rbuf page = { 0 };
+	struct ml_report r;
 	int rc, ret, first;
 
 	rc = parse_args(argc, argv, &a, &first);

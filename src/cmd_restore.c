@@ -22,7 +22,7 @@ static const char footer[] =
 	"2 usage, 5 no working CRIU.\n";
 
 struct restore_cli {
-	struct criu_restore_req req;
+	struct ml_criu_restore_req req;
 	const char *criu;
 	struct criu_cli_opts extra;
 	unsigned int timeout_s;
@@ -67,22 +67,22 @@ static int parse_args(int argc, char **argv, struct restore_cli *c)
 	return out_option("restore", out);
 }
 
-static void print_json(const struct restore_cli *c, const struct criu_caps *caps,
-		       const struct criu_result *r, int rc, const char *error)
+static void print_json(const struct restore_cli *c, const struct ml_criu_caps *caps,
+		       const struct ml_criu_result *r, int rc, const char *error)
 {
-	struct restore_rec rec = { .images_dir = c->req.images_dir,
-				   .ok = rc == EXIT_OK,
-				   .exit_code = rc,
-				   .pid = r->restored_pid,
-				   .command = r->cmdline,
-				   .criu_exit_status = r->exit_status,
-				   .timed_out = r->timed_out,
-				   .duration_ms = r->duration_ms,
-				   .repeated = r->repeated,
-				   .log = r->log_path,
-				   .hint = r->hint,
-				   .error = error };
-	struct jw w;
+	struct ml_restore_rec rec = { .images_dir = c->req.images_dir,
+				      .ok = rc == EXIT_OK,
+				      .exit_code = rc,
+				      .pid = r->restored_pid,
+				      .command = r->cmdline,
+				      .criu_exit_status = r->exit_status,
+				      .timed_out = r->timed_out,
+				      .duration_ms = r->duration_ms,
+				      .repeated = r->repeated,
+				      .log = r->log_path,
+				      .hint = r->hint,
+				      .error = error };
+	struct ml_jw w;
 
 	ml_fmt_criu_caps_of(&rec.criu, caps);
 	ml_jw_init(&w, stdout);
@@ -93,9 +93,9 @@ static int cmd_restore(int argc, char **argv)
 {
 	struct restore_cli c = { 0 };
 	struct ml_err err = { 0 };
-	ML_OPTS(criu_run_opts, ro);
-	struct criu_result res;
-	struct criu_caps caps;
+	ML_OPTS(ml_criu_run_opts, ro);
+	struct ml_criu_result res;
+	struct ml_criu_caps caps;
 	int rc, r;
 
 	rc = parse_args(argc, argv, &c);

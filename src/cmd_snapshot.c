@@ -40,7 +40,7 @@ static const char footer[] =
 struct snap_cli {
 	pid_t pid, child;
 	long interval_ms, count, threads;
-	enum snap_method method;
+	enum ml_snap_method method;
 	const char *method_name; /* --method */
 	double duration;
 	bool json, csv, pages, writes, quiet, pss;
@@ -50,7 +50,7 @@ struct snap_cli {
 	bool batch; /* --batch: lines even on a terminal */
 	uint64_t line_unit; /* the unit of those lines, from the first cycle */
 	bool write_failed; /* the output could not be written: no summary */
-	struct profiler *prof;
+	struct ml_profiler *prof;
 	uint64_t *cycle_us; /* every cycle's cost, for the summary */
 	size_t ncycles, cap;
 	size_t not_exact; /* cycles the kernel's RSS did not confirm */
@@ -222,9 +222,9 @@ static void note_cycle(struct snap_cli *c, uint64_t us)
 	c->cycle_us[c->ncycles++] = us;
 }
 
-static int add_written(struct snap_cli *c, struct snapshot *s, struct ml_err *err)
+static int add_written(struct snap_cli *c, struct ml_snapshot *s, struct ml_err *err)
 {
-	struct profiler_sample ps;
+	struct ml_profiler_sample ps;
 	int r = ml_profiler_tick(c->prof, &ps, err);
 
 	if (r == -EAGAIN && !ps.target_exited)
@@ -238,7 +238,7 @@ static int add_written(struct snap_cli *c, struct snapshot *s, struct ml_err *er
 	return 0;
 }
 
-static void emit(struct snap_cli *c, const struct snapshot *s, const struct snapshot_diff *d,
+static void emit(struct snap_cli *c, const struct ml_snapshot *s, const struct ml_snapshot_diff *d,
 		 uint64_t seq)
 {
 	int64_t t_ms = (int64_t)(s->t_ns - c->first_ns) / 1000000;
@@ -299,7 +299,7 @@ static uint64_t cycles_wanted(const struct snap_cli *c)
 	return want < c->ncycles ? c->ncycles : want;
 }
 
-static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_stop why)
+static void summary(struct snap_cli *c, const struct ml_snapshot *last, enum ml_stop why)
 {
 	uint64_t mn = 0, med = 0, mx = 0, sum = 0, want = cycles_wanted(c);
 	bool kept = c->ncycles * 100 >= want * 95;
@@ -314,19 +314,20 @@ static void summary(struct snap_cli *c, const struct snapshot *last, enum ml_sto
 		mx = c->cycle_us[c->ncycles - 1];
 	}
 	if (c->rec == stdout && c->json) {
-		struct snapshot_summary line = { .pid = c->pid,
-						 .cycles = c->ncycles,
-						 .cycle_us_min = mn,
-						 .cycle_us_median = med,
-						 .cycle_us_max = mx,
-						 .cycle_us_mean = c->ncycles ? sum / c->ncycles : 0,
-						 .cycles_not_exact = c->not_exact,
-						 .why = why,
-						 .interval_ms = (uint64_t)c->interval_ms,
-						 .cycles_wanted = want,
-						 .interval_kept = kept,
-						 .command = c->command };
-		struct jw w;
+		struct ml_snapshot_summary line = { .pid = c->pid,
+						    .cycles = c->ncycles,
+						    .cycle_us_min = mn,
+						    .cycle_us_median = med,
+						    .cycle_us_max = mx,
+						    .cycle_us_mean =
+							    c->ncycles ? sum / c->ncycles : 0,
+						    .cycles_not_exact = c->not_exact,
+						    .why = why,
+						    .interval_ms = (uint64_t)c->interval_ms,
+						    .cycles_wanted = want,
+						    .interval_kept = kept,
+						    .command = c->command };
+		struct ml_jw w;
 
 		ml_jw_init(&w, stdout);
 		ml_fmt_snapshot_summary(&w, &line);
@@ -381,7 +382,7 @@ static int after_first(struct snap_cli *c, struct ml_err *err)
 	int r;
 
 	if (c->writes) {
-		ML_OPTS(profiler_opts, po, .target_stopped = c->child != 0);
+		ML_OPTS(ml_profiler_opts, po, .target_stopped = c->child != 0);
 
 		/* with a stopped child, attaching also releases it */
 		r = ml_profiler_open(&c->prof, c->pid, &po, err);
@@ -399,11 +400,11 @@ static int after_first(struct snap_cli *c, struct ml_err *err)
 	return 0;
 }
 
-static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t *sigs,
+static int run_cycles(struct snap_cli *c, struct ml_snapshotter *sn, const sigset_t *sigs,
 		      enum ml_stop *why, struct ml_err *err)
 {
-	struct snapshot a, b, *cur = &a, *prev = &b;
-	struct snapshot_diff d;
+	struct ml_snapshot a, b, *cur = &a, *prev = &b;
+	struct ml_snapshot_diff d;
 	uint64_t seq = 0, next;
 	int r = 0;
 
@@ -439,7 +440,7 @@ static int run_cycles(struct snap_cli *c, struct snapshotter *sn, const sigset_t
 		}
 		note_cycle(c, cur->cycle_ns / 1000);
 		c->not_exact += !cur->exact;
-		struct snapshot *t = prev;
+		struct ml_snapshot *t = prev;
 		prev = cur;
 		cur = t;
 		if (seq == 1 && (r = after_first(c, err)))
@@ -498,8 +499,8 @@ static int reap_child(struct snap_cli *c, enum ml_stop why, int rc)
 int cmd_snapshot(int argc, char **argv)
 {
 	struct snap_cli c = { 0 };
-	ML_OPTS(snapshot_opts, so);
-	struct snapshotter *sn = NULL;
+	ML_OPTS(ml_snapshot_opts, so);
+	struct ml_snapshotter *sn = NULL;
 	struct ml_err err = { 0 };
 	enum ml_stop why = ML_STOP_ERROR;
 	sigset_t sigs;

@@ -46,7 +46,7 @@ struct writes_ctx {
 	FILE *record;
 	pid_t pid;
 	pthread_mutex_t out_lock;
-	struct profiler_sample last;
+	struct ml_profiler_sample last;
 	bool have_last;
 	uint64_t intervals;
 	uint64_t t0_ns, interval_ms; /* the profiler's start, its interval */
@@ -56,13 +56,13 @@ struct writes_ctx {
 	/* the largest standard error of a sampled written ratio, the intervals one was noted in */
 	double stderr_max;
 	uint64_t stderr_over;
-	const struct attach_stats *attach; /* how the target was stopped */
+	const struct ml_attach_stats *attach; /* how the target was stopped */
 };
 
-static void emit_interval_json(FILE *f, const struct writes_ctx *c, const struct profiler_sample *s,
-			       bool with_written)
+static void emit_interval_json(FILE *f, const struct writes_ctx *c,
+			       const struct ml_profiler_sample *s, bool with_written)
 {
-	struct jw w;
+	struct ml_jw w;
 
 	ml_jw_init(&w, f);
 	ml_fmt_writes_interval(&w, c->pid, s, with_written);
@@ -70,8 +70,8 @@ static void emit_interval_json(FILE *f, const struct writes_ctx *c, const struct
 
 static int cmp_dirty(const void *a, const void *b)
 {
-	const struct profiler_region *x = *(const struct profiler_region *const *)a;
-	const struct profiler_region *y = *(const struct profiler_region *const *)b;
+	const struct ml_profiler_region *x = *(const struct ml_profiler_region *const *)a;
+	const struct ml_profiler_region *y = *(const struct ml_profiler_region *const *)b;
 
 	if (x->dirty_pages != y->dirty_pages)
 		return x->dirty_pages < y->dirty_pages ? 1 : -1;
@@ -83,7 +83,7 @@ static int cmp_dirty(const void *a, const void *b)
  * -a), sizes in one unit; @max_rows of them (0: all), the most written
  * first when @by_dirty.
  */
-static void region_table(const struct writes_ctx *c, FILE *f, const struct profiler_sample *s,
+static void region_table(const struct writes_ctx *c, FILE *f, const struct ml_profiler_sample *s,
 			 int width, size_t max_rows, bool by_dirty)
 {
 	static const struct table_col cols[] = {
@@ -93,7 +93,7 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 		{ "CONS", TABLE_RIGHT, 1, false },    { "HOT", TABLE_LEFT, 0, false },
 		{ "MAPPING", TABLE_LEFT, 0, true },
 	};
-	const struct profiler_region **v = calloc(s->nregions + 1, sizeof(*v));
+	const struct ml_profiler_region **v = calloc(s->nregions + 1, sizeof(*v));
 	struct table *t;
 	uint64_t max = 0, div;
 	const char *unit;
@@ -103,7 +103,7 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 	if (!v)
 		return;
 	for (size_t i = 0; i < s->nregions; i++) {
-		const struct profiler_region *r = &s->regions[i];
+		const struct ml_profiler_region *r = &s->regions[i];
 
 		if (!c->all && !r->dirty_pages && !r->hot && !r->consecutive_hot)
 			continue;
@@ -122,7 +122,7 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
 	/* the PID column with --tree only */
 	t = c->tree ? table_new(cols, 9) : table_new(cols + 1, 8);
 	for (size_t i = 0; i < n; i++) {
-		const struct profiler_region *r = v[i];
+		const struct ml_profiler_region *r = v[i];
 
 		table_row(t);
 		if (c->tree)
@@ -154,7 +154,7 @@ static void region_table(const struct writes_ctx *c, FILE *f, const struct profi
  * The hot ranges inside the VMAs: a count line, then @max_rows of them (0:
  * all); pages counts the cold pages a merge took in, "hot" those that are.
  */
-static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_rows, bool tree)
+static void hot_range_lines(FILE *f, const struct ml_hotrange_set *h, size_t max_rows, bool tree)
 {
 	char b1[16], b2[16], a[40];
 	size_t n = max_rows && max_rows < h->n ? max_rows : h->n;
@@ -168,7 +168,7 @@ static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_ro
 			h->n, ml_fmt_bytes(h->merge_cost_bytes, b2, sizeof(b2)));
 	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
-		const struct hotrange_range *r = &h->r[i];
+		const struct ml_hotrange_range *r = &h->r[i];
 		uint64_t pages = (r->end - r->start) / 4096;
 
 		if (tree)
@@ -185,7 +185,7 @@ static void hot_range_lines(FILE *f, const struct hotrange_set *h, size_t max_ro
 
 /* A tree's processes: one row each, what it wrote this interval and since the start. */
 /* The tree's processes; @max_lines > 0: as many as fit in that many lines, title included */
-static void process_table(FILE *f, const struct profiler_sample *s, int width, int max_lines)
+static void process_table(FILE *f, const struct ml_profiler_sample *s, int width, int max_lines)
 {
 	static const struct table_col cols[] = {
 		{ "PID", TABLE_RIGHT, 0, false },	 { "PPID", TABLE_RIGHT, 1, false },
@@ -197,7 +197,7 @@ static void process_table(FILE *f, const struct profiler_sample *s, int width, i
 	char b1[16], b2[16], b3[16], b4[16];
 
 	for (size_t i = 0; i < s->nprocs; i++) {
-		const struct profiler_proc *p = &s->procs[i];
+		const struct ml_profiler_proc *p = &s->procs[i];
 
 		table_row(t);
 		table_cell(t, "%d", (int)p->pid);
@@ -220,7 +220,7 @@ static void process_table(FILE *f, const struct profiler_sample *s, int width, i
 }
 
 /* What the tree's totals and shared memory come to, when there is something to say. */
-static void tree_lines(FILE *f, const struct profiler_sample *s)
+static void tree_lines(FILE *f, const struct ml_profiler_sample *s)
 {
 	char b1[16];
 
@@ -236,7 +236,7 @@ static void tree_lines(FILE *f, const struct profiler_sample *s)
 }
 
 /* "  sample 1/10 (faults cost 1.2% of a CPU)": how the interval was tracked */
-static void sampling_text(FILE *f, const struct profiler_sampling *s)
+static void sampling_text(FILE *f, const struct ml_profiler_sampling *s)
 {
 	if (!s->on)
 		return;
@@ -249,7 +249,7 @@ static void sampling_text(FILE *f, const struct profiler_sampling *s)
 		fprintf(f, ", next 1/%u", s->next_k);
 }
 
-static void print_table(const struct writes_ctx *c, const struct profiler_sample *s)
+static void print_table(const struct writes_ctx *c, const struct ml_profiler_sample *s)
 {
 	char b1[16], b2[16], b3[16];
 	int width = table_width(c->out);
@@ -276,7 +276,7 @@ static void print_table(const struct writes_ctx *c, const struct profiler_sample
 }
 
 /* One frame of the live view: totals, then the most written regions that fit. */
-static void print_screen(const struct writes_ctx *c, const struct profiler_sample *s)
+static void print_screen(const struct writes_ctx *c, const struct ml_profiler_sample *s)
 {
 	FILE *f = live_frame();
 	char b1[16], b2[16], b3[16];
@@ -318,12 +318,12 @@ static void print_screen(const struct writes_ctx *c, const struct profiler_sampl
  * sample held two blocks or more: a single block's is the bound of any
  * ratio (the spread is not measured), a small VMA's every time.
  */
-static void note_stderr(struct writes_ctx *c, const struct profiler_sample *s)
+static void note_stderr(struct writes_ctx *c, const struct ml_profiler_sample *s)
 {
 	bool over = false;
 
 	for (size_t i = 0; i < s->nregions; i++) {
-		const struct profiler_region *r = &s->regions[i];
+		const struct ml_profiler_region *r = &s->regions[i];
 
 		if (!r->estimated || r->sampled_pages <= SAMPLE_BLOCK_PAGES)
 			continue;
@@ -334,7 +334,7 @@ static void note_stderr(struct writes_ctx *c, const struct profiler_sample *s)
 	c->stderr_over += over;
 }
 
-static void on_tick(const struct profiler_sample *s, void *arg)
+static void on_tick(const struct ml_profiler_sample *s, void *arg)
 {
 	struct writes_ctx *c = arg;
 
@@ -365,7 +365,7 @@ static void on_tick(const struct profiler_sample *s, void *arg)
 
 static void print_summary(struct writes_ctx *c, enum ml_stop why)
 {
-	const struct profiler_sample *s = &c->last;
+	const struct ml_profiler_sample *s = &c->last;
 	char b1[16], b2[16];
 	/* the intervals the clock allowed from the start to now; a slow tick
 	 * or a busy CPU leaves fewer */
@@ -376,18 +376,18 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 	if (want < c->intervals)
 		want = c->intervals;
 	if (c->json) {
-		struct writes_summary sum = { .pid = c->pid,
-					      .intervals = c->intervals,
-					      .why = why,
-					      .attach = c->attach,
-					      .last = c->have_last ? s : NULL,
-					      .interval_ms = c->interval_ms,
-					      .intervals_wanted = want,
-					      .interval_kept = kept,
-					      .tick_ns_max = c->tick_ns_max,
-					      .ratio_stderr_max = c->stderr_max,
-					      .ratio_stderr_over = c->stderr_over };
-		struct jw w;
+		struct ml_writes_summary sum = { .pid = c->pid,
+						 .intervals = c->intervals,
+						 .why = why,
+						 .attach = c->attach,
+						 .last = c->have_last ? s : NULL,
+						 .interval_ms = c->interval_ms,
+						 .intervals_wanted = want,
+						 .interval_kept = kept,
+						 .tick_ns_max = c->tick_ns_max,
+						 .ratio_stderr_max = c->stderr_max,
+						 .ratio_stderr_over = c->stderr_over };
+		struct ml_jw w;
 
 		ml_jw_init(&w, c->out);
 		ml_fmt_writes_summary(&w, &sum);
@@ -411,7 +411,7 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 		ml_fmt_bytes((uint64_t)s->dirty.cumulative_dirty_bytes, b1, sizeof(b1)),
 		ml_fmt_bytes((uint64_t)s->dirty.avg_dirty_rate, b2, sizeof(b2)));
 	for (size_t i = 0; i < s->nregions; i++) {
-		const struct profiler_region *r = &s->regions[i];
+		const struct ml_profiler_region *r = &s->regions[i];
 		char a[40];
 
 		if (r->hot && s->tree)
@@ -517,9 +517,9 @@ static bool duration_over(struct writes_ctx *c, uint64_t t0, double duration, ui
 
 int cmd_writes(int argc, char **argv)
 {
-	ML_OPTS(profiler_opts, po);
+	ML_OPTS(ml_profiler_opts, po);
 	struct writes_ctx c = { 0 };
-	struct profiler *p = NULL;
+	struct ml_profiler *p = NULL;
 	struct ml_err err = { 0 };
 	const char *record_path = NULL, *out_path = NULL;
 	enum ml_stop why = ML_STOP_SIGNAL;
@@ -664,7 +664,7 @@ int cmd_writes(int argc, char **argv)
 	if (!c.json && !c.quiet && c.out == stdout && live_wanted(batch)) {
 		live_start();
 	} else if (!c.json && !c.quiet) {
-		const struct attach_stats *st = c.attach;
+		const struct ml_attach_stats *st = c.attach;
 
 		table_wrap(c.out, table_width(c.out), 0,
 			   "profiling pid %d every %u ms (hot: ratio > %.2f for %d intervals; "
@@ -679,7 +679,7 @@ int cmd_writes(int argc, char **argv)
 			   st->stopped_ns / 1e6);
 		fputc('\n', c.out);
 		if (po.sample_k > 1 || po.max_overhead > 0) {
-			const struct profiler_opts *o = ml_profiler_options(p);
+			const struct ml_profiler_opts *o = ml_profiler_options(p);
 
 			fprintf(c.out,
 				"sampling: 1/%u of the pages each interval (64 KiB blocks, "

@@ -12,10 +12,10 @@
 #include "memlens/jsonw.h"
 #include "snapshot_out.h"
 
-void snap_json(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+void snap_json(FILE *f, const struct ml_snapshot *s, const struct ml_snapshot_diff *d, uint64_t seq,
 	       int64_t t_ms)
 {
-	struct jw w;
+	struct ml_jw w;
 
 	ml_jw_init(&w, f);
 	ml_fmt_snapshot(&w, s, d, seq, t_ms);
@@ -46,7 +46,7 @@ static void csv_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static void csv_counts(FILE *f, const struct snap_counts *c, unsigned int flags)
+static void csv_counts(FILE *f, const struct ml_snap_counts *c, unsigned int flags)
 {
 	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",", c->size_pages, c->resident_pages);
 	/* empty: some shmem swap could not be read, and a lower bound would read as exact */
@@ -68,7 +68,7 @@ static void csv_counts(FILE *f, const struct snap_counts *c, unsigned int flags)
 		fputs(",,,,,,,", f);
 }
 
-static void csv_delta(FILE *f, const struct snap_dcounts *d, int is_new)
+static void csv_delta(FILE *f, const struct ml_snap_dcounts *d, int is_new)
 {
 	if (!d) {
 		fputs(",,,,,,\n", f);
@@ -79,11 +79,11 @@ static void csv_delta(FILE *f, const struct snap_dcounts *d, int is_new)
 		is_new);
 }
 
-void snap_csv(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+void snap_csv(FILE *f, const struct ml_snapshot *s, const struct ml_snapshot_diff *d, uint64_t seq,
 	      int64_t t_ms)
 {
 	for (size_t i = 0; i < s->vmas.n; i++) {
-		const struct vma *v = &s->vmas.v[i];
+		const struct ml_vma *v = &s->vmas.v[i];
 
 		fprintf(f,
 			"%" PRIu64 ",%" PRId64 ",%" PRIu64 ",%d,0x%" PRIx64 ",0x%" PRIx64 ",%s,%s,",
@@ -101,12 +101,12 @@ void snap_csv(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, 
 }
 
 /* The unit of the tables of @s: from its largest size (pmap -x shows KiB). */
-static uint64_t table_unit(const struct snapshot *s, const char **name)
+static uint64_t table_unit(const struct ml_snapshot *s, const char **name)
 {
 	return ml_size_unit(s->totals.size_pages * 4096, 7, name);
 }
 
-uint64_t snap_unit(const struct snapshot *s)
+uint64_t snap_unit(const struct ml_snapshot *s)
 {
 	return table_unit(s, NULL);
 }
@@ -114,7 +114,7 @@ uint64_t snap_unit(const struct snapshot *s)
 #define KB(pages) ml_in_unit((pages)*4096, div)
 
 /* The swapped amount of @c in @div units; with a "+?" when some shmem swap is not known. */
-static const char *swap_cell(const struct snap_counts *c, uint64_t div, char *buf, size_t size)
+static const char *swap_cell(const struct ml_snap_counts *c, uint64_t div, char *buf, size_t size)
 {
 	snprintf(buf, size, "%" PRIu64 "%s", KB(c->swapped_pages), c->swap_unknown ? "+?" : "");
 	return buf;
@@ -124,7 +124,7 @@ static const char *swap_cell(const struct snap_counts *c, uint64_t div, char *bu
 #define KBU(kb) ml_in_unit((kb)*1024, div)
 
 /* The regions in @order; @max_lines > 0: as many as fit in that many lines, title included */
-static void table_regions(FILE *f, const struct snapshot *s, int width, int max_lines,
+static void table_regions(FILE *f, const struct ml_snapshot *s, int width, int max_lines,
 			  const size_t *order)
 {
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
@@ -156,8 +156,8 @@ static void table_regions(FILE *f, const struct snapshot *s, int width, int max_
 	t = table_new(used, n);
 	for (size_t k = 0; k < s->vmas.n; k++) {
 		size_t i = order ? order[k] : k;
-		const struct vma *v = &s->vmas.v[i];
-		const struct snap_counts *c = &s->c[i];
+		const struct ml_vma *v = &s->vmas.v[i];
+		const struct ml_snap_counts *c = &s->c[i];
 
 		table_row(t);
 		table_cell(t, "%s", table_addr(v->start, a, sizeof(a)));
@@ -208,7 +208,7 @@ static bool swap_configured(void)
 	return n > 1; /* the header, then one line a device */
 }
 
-static void table_kinds(FILE *f, const struct snapshot *s, int width)
+static void table_kinds(FILE *f, const struct ml_snapshot *s, int width)
 {
 	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
 	bool sm = s->flags & SNAP_HAVE_SMAPS;
@@ -235,7 +235,7 @@ static void table_kinds(FILE *f, const struct snapshot *s, int width)
 			used[n++] = cols[i];
 	t = table_new(used, n);
 	for (int k = 0; k <= VMA_KIND_COUNT; k++) {
-		const struct snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
+		const struct ml_snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
 		uint64_t mem = c->resident_pages + c->swapped_pages;
 
 		if (!c->size_pages)
@@ -267,7 +267,7 @@ static void table_kinds(FILE *f, const struct snapshot *s, int width)
 }
 
 /* two lines: with its numbers (a collection time of 100 ms or more), one could pass 80 columns */
-static void table_head(FILE *f, int width, const struct snapshot *s)
+static void table_head(FILE *f, int width, const struct ml_snapshot *s)
 {
 	char b1[16], b2[16], b3[16];
 
@@ -293,7 +293,7 @@ static void table_head(FILE *f, int width, const struct snapshot *s)
 }
 
 /* Why the counts are not exact: what the kernel said, in the last of the attempts. */
-static void not_exact(FILE *f, int width, const struct snapshot *s)
+static void not_exact(FILE *f, int width, const struct ml_snapshot *s)
 {
 	table_wrap(f, width, 0,
 		   "not exact: %s (%u attempts; counted %" PRIu64 " kB resident, the kernel's RSS "
@@ -302,9 +302,9 @@ static void not_exact(FILE *f, int width, const struct snapshot *s)
 		   s->rss_before_kb, s->rss_after_kb);
 }
 
-void snap_table(FILE *f, const struct snapshot *s)
+void snap_table(FILE *f, const struct ml_snapshot *s)
 {
-	const struct snap_mm *m = &s->mm;
+	const struct ml_snap_mm *m = &s->mm;
 	int width = table_width(f);
 
 	table_head(f, width, s);
@@ -332,7 +332,7 @@ void snap_table(FILE *f, const struct snapshot *s)
 	fflush(f);
 }
 
-static const struct snapshot *by_rss_of;
+static const struct ml_snapshot *by_rss_of;
 
 static int cmp_rss(const void *a, const void *b)
 {
@@ -348,7 +348,7 @@ static int cmp_rss(const void *a, const void *b)
  * The kinds in a paragraph, for a screen too short for their table: each kind's size and resident
  * size, the total last.
  */
-static void kinds_compact(FILE *f, const struct snapshot *s, int width)
+static void kinds_compact(FILE *f, const struct ml_snapshot *s, int width)
 {
 	const char *unit;
 	uint64_t div = table_unit(s, &unit);
@@ -360,7 +360,7 @@ static void kinds_compact(FILE *f, const struct snapshot *s, int width)
 		return;
 	fprintf(m, "by region kind, size/resident in %s:", unit);
 	for (int k = 0; k <= VMA_KIND_COUNT; k++) {
-		const struct snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
+		const struct ml_snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
 
 		if (c->size_pages)
 			fprintf(m, "%s %s %" PRIu64 "/%" PRIu64, k ? "," : "",
@@ -376,7 +376,7 @@ static void kinds_compact(FILE *f, const struct snapshot *s, int width)
  * What the live screen shows above the regions, into memory: @compact puts the kinds in a
  * paragraph. Returns its lines, or -1 without memory.
  */
-static int screen_top(const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+static int screen_top(const struct ml_snapshot *s, const struct ml_snapshot_diff *d, uint64_t seq,
 		      int64_t t_ms, int cols, bool compact, char **top, size_t *top_len)
 {
 	FILE *o = open_memstream(top, top_len);
@@ -415,8 +415,8 @@ static int screen_top(const struct snapshot *s, const struct snapshot_diff *d, u
 /* Lines the regions need at the least to be worth a place: title, header, a few rows, "more" */
 #define SCREEN_REGION_LINES 8
 
-void snap_screen(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
-		 int64_t t_ms, int rows, int cols)
+void snap_screen(FILE *f, const struct ml_snapshot *s, const struct ml_snapshot_diff *d,
+		 uint64_t seq, int64_t t_ms, int rows, int cols)
 {
 	size_t *order = malloc(s->vmas.n * sizeof(*order) + 1);
 	char *top = NULL;
@@ -448,7 +448,7 @@ void snap_screen(FILE *f, const struct snapshot *s, const struct snapshot_diff *
 	free(order);
 }
 
-void snap_line_header(FILE *f, const struct snapshot *s, bool written)
+void snap_line_header(FILE *f, const struct ml_snapshot *s, bool written)
 {
 	const char *unit;
 
@@ -458,10 +458,10 @@ void snap_line_header(FILE *f, const struct snapshot *s, bool written)
 		"RSS", "+RSS", "SWAP", "FILE", "HUGE", "ZERO", written ? "   WRITN" : "");
 }
 
-void snap_line(FILE *f, const struct snapshot *s, const struct snapshot_diff *d, uint64_t seq,
+void snap_line(FILE *f, const struct ml_snapshot *s, const struct ml_snapshot_diff *d, uint64_t seq,
 	       int64_t t_ms, uint64_t div, bool written)
 {
-	const struct snap_counts *c = &s->totals;
+	const struct ml_snap_counts *c = &s->totals;
 	int64_t dr = d ? d->totals.resident_pages * 4096 / (int64_t)div : 0;
 	char sw[32];
 

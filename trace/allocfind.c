@@ -62,7 +62,7 @@ static bool has_prefixed(const char *path, bool exe)
 	return found;
 }
 
-static void choose_allocator(pid_t pid, const struct vma_set *set, const char *libc,
+static void choose_allocator(pid_t pid, const struct ml_vma_set *set, const char *libc,
 			     struct alloc_lib *a)
 {
 	char exe[PATH_MAX], cand[PATH_MAX], link[64];
@@ -107,7 +107,7 @@ static void choose_allocator(pid_t pid, const struct vma_set *set, const char *l
  * table (.symtab: a stripped one has none). 0; -ENOENT: not static (the
  * loader is mapped), or not yet known; -ENOEXEC: static, without malloc.
  */
-static int static_allocator(pid_t pid, const struct vma_set *set, struct alloc_lib *a)
+static int static_allocator(pid_t pid, const struct ml_vma_set *set, struct alloc_lib *a)
 {
 	static const char *const mallocs[] = { "malloc", "je_malloc", "tc_malloc" };
 	char exe[4001], link[64];
@@ -142,7 +142,7 @@ static int static_allocator(pid_t pid, const struct vma_set *set, struct alloc_l
 /* 0 found, -ENOENT libc not (yet) mapped, other: the process is gone */
 static int scan_maps(pid_t pid, struct alloc_lib *a, struct ml_err *err)
 {
-	struct vma_set set;
+	struct ml_vma_set set;
 	int e;
 
 	ml_vma_set_init(&set);

@@ -17,9 +17,9 @@
 
 #include "memlens/err.h"
 
-struct feature_list;
+struct ml_feature_list;
 /* `memlens check`: what the tracers can use here (memlens/features.h). */
-void mlt_trace_probe_features(struct feature_list *l);
+void mlt_trace_probe_features(struct ml_feature_list *l);
 /* `memlens --version`: libbpf_major_version(), libbpf_minor_version() */
 void mlt_trace_libbpf_version(unsigned int *major, unsigned int *minor);
 

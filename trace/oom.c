@@ -56,7 +56,7 @@ static const char *scope_name(uint32_t s)
 	return s == OOM_SCOPE_CGROUP ? "cgroup" : s == OOM_SCOPE_GLOBAL ? "global" : "unknown";
 }
 
-_Static_assert(OOM_CG_DEPTH *(OOM_CG_NAME + 1) + 8 <= sizeof(((struct oom_kill_rec *)0)->cgroup),
+_Static_assert(OOM_CG_DEPTH *(OOM_CG_NAME + 1) + 8 <= sizeof(((struct ml_oom_kill_rec *)0)->cgroup),
 	       "the record holds every cgroup path");
 
 static int on_event(void *arg, void *data, size_t len)
@@ -64,7 +64,7 @@ static int on_event(void *arg, void *data, size_t len)
 	struct ml_oom_tracer *t = arg;
 	const struct oom_event *e = data;
 	uint64_t kb = (uint64_t)getpagesize() / 1024, limit;
-	struct oom_kill_rec r;
+	struct ml_oom_kill_rec r;
 
 	if (len < sizeof(*e))
 		return 0;
@@ -72,14 +72,14 @@ static int on_event(void *arg, void *data, size_t len)
 	limit = e->limit_pages;
 	if (e->scope == OOM_SCOPE_GLOBAL && !e->from_fentry)
 		limit = global_limit_pages();
-	r = (struct oom_kill_rec){ .time_ms = (e->ts_ns + t->boot_to_real_ns) / 1000000,
-				   .victim_pid = e->victim_pid,
-				   .trigger_pid = e->trigger_pid,
-				   .anon_rss_kb = (uint64_t)e->anon_pages * kb,
-				   .file_rss_kb = (uint64_t)e->file_pages * kb,
-				   .shmem_rss_kb = (uint64_t)e->shmem_pages * kb,
-				   .total_vm_kb = e->total_vm_pages * kb,
-				   .limit_kb = limit * kb };
+	r = (struct ml_oom_kill_rec){ .time_ms = (e->ts_ns + t->boot_to_real_ns) / 1000000,
+				      .victim_pid = e->victim_pid,
+				      .trigger_pid = e->trigger_pid,
+				      .anon_rss_kb = (uint64_t)e->anon_pages * kb,
+				      .file_rss_kb = (uint64_t)e->file_pages * kb,
+				      .shmem_rss_kb = (uint64_t)e->shmem_pages * kb,
+				      .total_vm_kb = e->total_vm_pages * kb,
+				      .limit_kb = limit * kb };
 	snprintf(r.victim_comm, sizeof(r.victim_comm), "%s", e->victim_comm);
 	snprintf(r.trigger_comm, sizeof(r.trigger_comm), "%s", e->trigger_comm);
 	snprintf(r.scope, sizeof(r.scope), "%s", scope_name(e->scope));

@@ -57,7 +57,7 @@ static int try_tracing(struct btf *vmlinux, const char *name, int kind, enum bpf
  * (not attached): a no-op program would load on any prototype, slab's
  * reads its arguments with their types, which differ between kernels.
  */
-static void probe_kmem_tp_btf(struct feature_list *l)
+static void probe_kmem_tp_btf(struct ml_feature_list *l)
 {
 	struct slab_bpf *s = slab_bpf__open();
 	struct bpf_program *p;
@@ -88,7 +88,7 @@ static void probe_kmem_tp_btf(struct feature_list *l)
 }
 
 /* slab's kmalloc/kfree programs that find their object's cache (bpf_get_kmem_cache) */
-static void probe_kmalloc_exact(struct feature_list *l)
+static void probe_kmalloc_exact(struct ml_feature_list *l)
 {
 	struct slab_bpf *s = slab_bpf__open();
 	struct bpf_program *p;
@@ -119,7 +119,7 @@ static const char *why(int e)
 	return e == -ENOENT ? "the kernel has no such function or tracepoint" : strerror(-e);
 }
 
-static void probe_programs(struct feature_list *l)
+static void probe_programs(struct ml_feature_list *l)
 {
 	struct btf *vmlinux = btf__load_vmlinux_btf();
 	int e;
@@ -157,7 +157,7 @@ static void probe_programs(struct feature_list *l)
 	btf__free(vmlinux);
 }
 
-static void probe_ringbuf(struct feature_list *l)
+static void probe_ringbuf(struct ml_feature_list *l)
 {
 	int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "memlens_probe", 0, 0, 4096, NULL);
 
@@ -204,7 +204,7 @@ static int try_uprobe_multi(void)
 	return link < 0 ? link : 0;
 }
 
-static void probe_uprobe_multi(struct feature_list *l)
+static void probe_uprobe_multi(struct ml_feature_list *l)
 {
 	int e = try_uprobe_multi();
 
@@ -220,7 +220,7 @@ static void probe_uprobe_multi(struct feature_list *l)
 }
 
 /* @absent: FEATURE_MISSING when a tracer needs it, else FEATURE_INFO */
-static void probe_pmu(struct feature_list *l, const char *name, enum feature_state absent,
+static void probe_pmu(struct ml_feature_list *l, const char *name, enum ml_feature_state absent,
 		      const char *used_by, const char *fix, const char *what)
 {
 	char path[96];
@@ -233,7 +233,7 @@ static void probe_pmu(struct feature_list *l, const char *name, enum feature_sta
 		ml_feature_add(l, "ebpf", name, absent, used_by, fix, "no %s PMU (%s)", name, what);
 }
 
-static void probe_files(struct feature_list *l)
+static void probe_files(struct ml_feature_list *l)
 {
 	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
 	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
@@ -311,7 +311,7 @@ static const char *config_model(const char *release)
  * the kernel was built with (/boot/config-RELEASE, or a non-dynamic
  * kernel's version string).
  */
-static void probe_preemption(struct feature_list *l)
+static void probe_preemption(struct ml_feature_list *l)
 {
 	static const char used_by[] = "faults, slab, oom";
 	char buf[128];
@@ -355,7 +355,7 @@ static void probe_preemption(struct feature_list *l)
 			       mode, from);
 }
 
-void mlt_trace_probe_features(struct feature_list *l)
+void mlt_trace_probe_features(struct ml_feature_list *l)
 {
 	struct ml_err err = { 0 };
 

@@ -14,7 +14,7 @@ void mlt_symbolizer_init(struct symbolizer *s, pid_t pid)
 
 void mlt_symbolizer_refresh(struct symbolizer *s)
 {
-	struct vma_set fresh;
+	struct ml_vma_set fresh;
 
 	ml_vma_set_init(&fresh);
 	if (ml_maps_read(s->pid, &fresh, NULL) || !fresh.n) {

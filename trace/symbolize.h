@@ -25,7 +25,7 @@ struct sym_file {
 
 struct symbolizer {
 	pid_t pid;
-	struct vma_set maps; /* the last snapshot that could be read */
+	struct ml_vma_set maps; /* the last snapshot that could be read */
 	int have_maps;
 	struct sym_file *files;
 	size_t nfiles;
@@ -40,7 +40,7 @@ void mlt_symbolizer_refresh(struct symbolizer *s);
 void mlt_symbolize(struct symbolizer *s, uint64_t addr, char *out, size_t len);
 /* What is known of one address, for formats that want the parts. */
 struct sym_info {
-	const struct vma *vma; /* its mapping; NULL: in none */
+	const struct ml_vma *vma; /* its mapping; NULL: in none */
 	const char *path; /* the mapping's name ("" when anonymous) */
 	const char *open_path; /* the file as this process can open it, or NULL */
 	bool have_vaddr;

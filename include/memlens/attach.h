@@ -20,7 +20,7 @@
 
 #include "memlens/err.h"
 
-struct attach_stats {
+struct ml_attach_stats {
 	uint64_t stopped_ns; /* how long the target was stopped */
 	unsigned long syscalls; /* syscalls injected */
 	uint64_t features; /* uffd features granted */
@@ -36,7 +36,7 @@ struct attach_stats {
  * @pid is our tracee and already in a ptrace-stop (spawn mode, at exec).
  * On failure everything done so far is undone and @err names the step.
  */
-int ml_wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err);
+int ml_wp_attach(pid_t pid, bool already_stopped, struct ml_attach_stats *st, struct ml_err *err);
 
 /* Refuse what cannot be profiled, with a clear reason (no such pid, kernel thread). */
 int ml_wp_check_target(pid_t pid, struct ml_err *err);

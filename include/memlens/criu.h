@@ -7,7 +7,7 @@
  *
  * Nothing here prints or exits. CRIU runs as a child process (posix_spawn,
  * its own session, stdout/stderr into its log), so the functions are safe
- * to call from any thread of a long-running server; a struct criu_session
+ * to call from any thread of a long-running server; a struct ml_criu_session
  * serialises the checkpoints of one target and keeps the previous exclude
  * set between them.
  *
@@ -35,7 +35,7 @@
 #include "memlens/opts.h"
 #include "memlens/rangeset.h"
 
-struct profiler;
+struct ml_profiler;
 
 /* At most this many --exclude-range arguments; more go into one --exclude-file. */
 #define CRIU_EXCLUDE_RANGE_MAX 10
@@ -45,7 +45,7 @@ struct profiler;
 /* ---- finding and probing CRIU ---------------------------------------- */
 
 /* What the CRIU binary at @path supports. */
-struct criu_caps {
+struct ml_criu_caps {
 	char path[PATH_MAX];
 	char version[64]; /* "4.1.1", or "" if unknown */
 	bool works; /* `criu check` passed */
@@ -72,8 +72,8 @@ struct criu_caps {
 };
 
 /* How ml_criu_probe_opts() probes CRIU (zeroed: the defaults of ml_criu_probe()). */
-struct criu_probe_opts {
-	size_t sz; /* sizeof(struct criu_probe_opts): memlens/opts.h */
+struct ml_criu_probe_opts {
+	size_t sz; /* sizeof(struct ml_criu_probe_opts): memlens/opts.h */
 	unsigned int timeout_ms; /* each run of CRIU; 0: CRIU_PROBE_TIMEOUT_MS */
 	/*
 	 * A directory where the answer of a probe that passed is kept, per
@@ -106,38 +106,38 @@ int ml_criu_locate(const char *explicit_path, const char *fallback, char *out, s
  * unrecognized), `criu check` and `criu check --feature mem_dirty_track`.
  * Probe once and keep @caps for every later command of the same run.
  */
-int ml_criu_probe(const char *path, struct criu_caps *caps, struct ml_err *err);
-int ml_criu_probe_opts(const char *path, struct criu_caps *caps, const struct criu_probe_opts *o,
-		       struct ml_err *err);
+int ml_criu_probe(const char *path, struct ml_criu_caps *caps, struct ml_err *err);
+int ml_criu_probe_opts(const char *path, struct ml_criu_caps *caps,
+		       const struct ml_criu_probe_opts *o, struct ml_err *err);
 /* Can this CRIU leave ranges out of a pre-dump (--exclude-range or --exclude-file)? */
-bool ml_criu_can_exclude(const struct criu_caps *caps);
+bool ml_criu_can_exclude(const struct ml_criu_caps *caps);
 /* "page", "vma" or "none": what this CRIU leaves out of a pre-dump. */
-const char *ml_criu_granularity(const struct criu_caps *caps);
+const char *ml_criu_granularity(const struct ml_criu_caps *caps);
 /* "--exclude-range yes, --exclude-file no, --no-parent-range yes" into @buf. */
-void ml_criu_caps_options(const struct criu_caps *caps, char *buf, size_t len);
+void ml_criu_caps_options(const struct ml_criu_caps *caps, char *buf, size_t len);
 
 /* ---- arguments (pure; lib/criu/criu_args.c) -------------------------------- */
 
 /* A growable, NULL-terminated argv. */
-struct criu_argv {
+struct ml_criu_argv {
 	char **v;
 	size_t n, cap;
 };
 
-void ml_criu_argv_init(struct criu_argv *a);
-void ml_criu_argv_free(struct criu_argv *a);
-int ml_criu_argv_add(struct criu_argv *a, const char *s);
-int ml_criu_argv_addf(struct criu_argv *a, const char *fmt, ...)
+void ml_criu_argv_init(struct ml_criu_argv *a);
+void ml_criu_argv_free(struct ml_criu_argv *a);
+int ml_criu_argv_add(struct ml_criu_argv *a, const char *s);
+int ml_criu_argv_addf(struct ml_criu_argv *a, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Shell-quoted command line into @buf (truncated with "..." when too long). */
-void ml_criu_argv_format(const struct criu_argv *a, char *buf, size_t len);
+void ml_criu_argv_format(const struct ml_criu_argv *a, char *buf, size_t len);
 
 /*
  * ranges of @prev not covered by @cur (hot -> cold
  * transitions) into @no_parent (cleared first).
  */
-int ml_criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
-			struct rangeset *no_parent);
+int ml_criu_transitions(const struct ml_rangeset *prev, const struct ml_rangeset *cur,
+			struct ml_rangeset *no_parent);
 
 /*
  * Write the exclude file: "S E\n" per range (lower-case hex, no 0x), or
@@ -146,25 +146,25 @@ int ml_criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
  * owned by us, not writable by group or others; the file is created with
  * O_EXCL|O_NOFOLLOW, mode 0600. Path of the file into @path.
  */
-int ml_criu_write_exclude_file(const char *dir, pid_t pid, const struct rangeset *ranges,
+int ml_criu_write_exclude_file(const char *dir, pid_t pid, const struct ml_rangeset *ranges,
 			       char *path, size_t len, struct ml_err *err);
 
 /* The ranges of one process of a dumped tree. */
-struct criu_proc_ranges {
+struct ml_criu_proc_ranges {
 	pid_t pid;
-	const struct rangeset *ranges;
+	const struct ml_rangeset *ranges;
 };
 
 /*
  * ml_criu_write_exclude_file() of several processes: "PID S E\n" lines
  * with @with_pid, else "S E\n".
  */
-int ml_criu_write_exclude_file_procs(const char *dir, const struct criu_proc_ranges *procs,
+int ml_criu_write_exclude_file_procs(const char *dir, const struct ml_criu_proc_ranges *procs,
 				     size_t nprocs, bool with_pid, char *path, size_t len,
 				     struct ml_err *err);
 
 /* What ml_criu_exclude_args() did, for the report. */
-struct criu_exclude_report {
+struct ml_criu_exclude_report {
 	size_t nexclude; /* ranges excluded (passed to CRIU) */
 	size_t nno_parent; /* --no-parent-range passed */
 	bool used_file; /* via --exclude-file */
@@ -192,9 +192,9 @@ struct criu_exclude_report {
  * option, rep->parent_unusable is set and the caller must not give CRIU the
  * parent (its pages there have holes CRIU would look for).
  */
-int ml_criu_exclude_args(struct criu_argv *a, pid_t pid, const struct rangeset *exclude,
-			 const struct rangeset *parent_excluded, const struct criu_caps *caps,
-			 const char *private_dir, struct criu_exclude_report *rep,
+int ml_criu_exclude_args(struct ml_criu_argv *a, pid_t pid, const struct ml_rangeset *exclude,
+			 const struct ml_rangeset *parent_excluded, const struct ml_criu_caps *caps,
+			 const char *private_dir, struct ml_criu_exclude_report *rep,
 			 struct ml_err *err);
 /*
  * The same for a tree: @procs, the ranges of each of its processes (a
@@ -204,10 +204,11 @@ int ml_criu_exclude_args(struct criu_argv *a, pid_t pid, const struct rangeset *
  * (the root) as above; a page-granular CRIU reads what the parent left
  * out of the other processes from the parent images itself.
  */
-int ml_criu_exclude_args_procs(struct criu_argv *a, pid_t pid, const struct criu_proc_ranges *procs,
-			       size_t nprocs, const struct rangeset *parent_excluded,
-			       const struct criu_caps *caps, const char *private_dir,
-			       struct criu_exclude_report *rep, struct ml_err *err);
+int ml_criu_exclude_args_procs(struct ml_criu_argv *a, pid_t pid,
+			       const struct ml_criu_proc_ranges *procs, size_t nprocs,
+			       const struct ml_rangeset *parent_excluded,
+			       const struct ml_criu_caps *caps, const char *private_dir,
+			       struct ml_criu_exclude_report *rep, struct ml_err *err);
 
 /* ---- what an images directory left out (lib/criu/criu_record.c) ----------- */
 
@@ -220,28 +221,28 @@ int ml_criu_exclude_args_procs(struct criu_argv *a, pid_t pid, const struct criu
  * Write @dir/memlens-excluded.txt: "# ..." then "S E\n" per range (hex).
  * Written after every successful (pre-)dump, empty when nothing was left out.
  */
-int ml_criu_record_write(const char *dir, const struct rangeset *excluded, struct ml_err *err);
+int ml_criu_record_write(const char *dir, const struct ml_rangeset *excluded, struct ml_err *err);
 /*
  * The ranges the images in @dir left out: memlens's record and the fork's
  * hot-iovs.json ("excluded"), united (both are conservative: a range
  * wrongly listed costs a resend, a range missed fails the next dump).
  * @found: which records were there (0: none, 1: memlens's, 2: the fork's).
  */
-int ml_criu_record_read(const char *dir, struct rangeset *out, int *found, struct ml_err *err);
+int ml_criu_record_read(const char *dir, struct ml_rangeset *out, int *found, struct ml_err *err);
 /* Parsers on a buffer (pure, for tests). -EINVAL on malformed input. */
-int ml_criu_parse_record(const char *buf, size_t len, struct rangeset *out);
-int ml_criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out);
+int ml_criu_parse_record(const char *buf, size_t len, struct ml_rangeset *out);
+int ml_criu_parse_hot_iovs(const char *buf, size_t len, struct ml_rangeset *out);
 
 /* ---- running CRIU (lib/criu/criu.c) ---------------------------------------- */
 
-struct criu_run_opts {
-	size_t sz; /* sizeof(struct criu_run_opts): memlens/opts.h */
+struct ml_criu_run_opts {
+	size_t sz; /* sizeof(struct ml_criu_run_opts): memlens/opts.h */
 	unsigned int timeout_ms; /* 0: CRIU_DEFAULT_TIMEOUT_MS */
 	bool hw_breakpoints; /* false: set CRIU_FAULT=130 (no hw breakpoints) */
 	int log_level; /* -v level, 0: 4 */
 };
 
-struct criu_result {
+struct ml_criu_result {
 	char cmdline[4096]; /* what ran, shell-quoted */
 	int exit_status; /* CRIU's exit status; -1: killed or not run */
 	bool ran; /* CRIU was started */
@@ -264,14 +265,14 @@ struct criu_result {
 	int64_t pages_lazy; /* a lazy dump: pages left for the lazy server; -1 unknown */
 	pid_t restored_pid; /* restore: pid of the restored task */
 	char repeated[256]; /* restore: the options repeated from the checkpoint's record */
-	struct criu_exclude_report exclude;
+	struct ml_criu_exclude_report exclude;
 	bool parent_used; /* --prev-images-dir was passed */
 	bool profiler_reinit; /* the profiler was re-initialised after CRIU */
 	char profiler_note[256]; /* why it was not, when it was not */
 };
 
 /* What CRIU does with established TCP connections (dump and restore alike). */
-enum criu_tcp {
+enum ml_criu_tcp {
 	/*
 	 * None chosen. A dump refuses a tree with established connections, as
 	 * REFUSE; a restore repeats what the checkpoint recorded.
@@ -282,7 +283,7 @@ enum criu_tcp {
 	CRIU_TCP_CLOSE, /* --tcp-close: restored closed; the peers see them reset */
 };
 
-struct criu_dump_req {
+struct ml_criu_dump_req {
 	pid_t pid;
 	const char *images_dir; /* -D; created 0700 if missing; made absolute */
 	const char *parent_dir; /* --prev-images-dir (any path; made relative) or NULL */
@@ -297,23 +298,23 @@ struct criu_dump_req {
 	const char *lazy_addr;
 	int lazy_port;
 	bool no_exclude; /* do not pass exclude arguments at all */
-	const struct rangeset *exclude; /* hot ranges to exclude (pre-dump only), or NULL */
+	const struct ml_rangeset *exclude; /* hot ranges to exclude (pre-dump only), or NULL */
 	/*
 	 * A tree's hot ranges, per process (pre-dump only), or NULL: what a
 	 * page-granular CRIU is given instead of @exclude (which is then their
 	 * union: the record, and what another CRIU is given).
 	 */
-	const struct criu_proc_ranges *exclude_procs;
+	const struct ml_criu_proc_ranges *exclude_procs;
 	size_t nexclude_procs;
 	/* more ranges to send without the parent, besides those the parent's
 	 * records say it left out (read from parent_dir), or NULL */
-	const struct rangeset *no_parent;
+	const struct ml_rangeset *no_parent;
 	const char *const *extra_args; /* more CRIU options, NULL-terminated, or NULL */
 	/* a dump: options only its restore takes (--root=/PATH, --external=mnt[...]),
 	 * recorded for it beside the images, NULL-terminated, or NULL */
 	const char *const *restore_args;
 	unsigned int timeout_ms; /* this run's time limit; 0: the run options' */
-	enum criu_tcp tcp; /* established TCP connections (a dump; a pre-dump has none) */
+	enum ml_criu_tcp tcp; /* established TCP connections (a dump; a pre-dump has none) */
 };
 
 /*
@@ -324,7 +325,7 @@ struct criu_dump_req {
  */
 int ml_criu_dump_target_check(pid_t pid, struct ml_err *err);
 /* All ml_criu_dump() checks before it runs CRIU: the target, then pre-dump support. */
-int ml_criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req *req,
+int ml_criu_dump_precheck(const struct ml_criu_caps *caps, const struct ml_criu_dump_req *req,
 			  struct ml_err *err);
 
 /*
@@ -338,15 +339,15 @@ int ml_criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_r
  * -ESRCH (no such process), -EOPNOTSUPP (pre-dump without soft-dirty,
  * checked before CRIU runs), -EINVAL (ml_criu_dump_target_check() refused).
  */
-int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *req,
-		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
+int ml_criu_dump(const struct ml_criu_caps *caps, const struct ml_criu_dump_req *req,
+		 const struct ml_criu_run_opts *o, struct ml_criu_result *res, struct ml_err *err);
 
-struct criu_restore_req {
+struct ml_criu_restore_req {
 	const char *images_dir;
 	bool shell_job;
 	bool lazy_pages; /* --lazy-pages: a `criu lazy-pages` serves the rest */
 	const char *const *extra_args;
-	enum criu_tcp tcp; /* UNSET: as the checkpoint recorded */
+	enum ml_criu_tcp tcp; /* UNSET: as the checkpoint recorded */
 };
 
 /*
@@ -357,10 +358,11 @@ struct criu_restore_req {
  * otherwise: its tcp, when set, replaces the recorded TCP option, and its
  * extra_args come on top. res->repeated names what was repeated.
  */
-int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req *req,
-		    const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err);
+int ml_criu_restore(const struct ml_criu_caps *caps, const struct ml_criu_restore_req *req,
+		    const struct ml_criu_run_opts *o, struct ml_criu_result *res,
+		    struct ml_err *err);
 
-struct criu_page_server_req {
+struct ml_criu_page_server_req {
 	const char *images_dir;
 	const char *addr; /* NULL: all addresses */
 	int port; /* 0: CRIU's default (1234) */
@@ -372,9 +374,10 @@ struct criu_page_server_req {
  * daemon (it exits by itself after serving one dump). Stop early with
  * ml_criu_page_server_stop().
  */
-int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_page_server_req *req,
-			      const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
-			      struct ml_err *err);
+int ml_criu_page_server_start(const struct ml_criu_caps *caps,
+			      const struct ml_criu_page_server_req *req,
+			      const struct ml_criu_run_opts *o, pid_t *pid,
+			      struct ml_criu_result *res, struct ml_err *err);
 int ml_criu_page_server_stop(pid_t pid, struct ml_err *err);
 
 /*
@@ -383,7 +386,7 @@ int ml_criu_page_server_stop(pid_t pid, struct ml_err *err);
  * times in microseconds. -1: the image has no such field (an optional one
  * an older CRIU did not write). Only int64_t members.
  */
-struct criu_dump_stats {
+struct ml_criu_dump_stats {
 	int64_t freezing_time, frozen_time, memdump_time, memwrite_time;
 	int64_t pages_scanned, pages_skipped_parent, pages_written;
 	int64_t irmap_resolve;
@@ -398,9 +401,9 @@ struct criu_dump_stats {
  * statistics; -EINVAL when it is not a CRIU stats image. @out is all -1
  * on failure.
  */
-int ml_criu_stats_read(const char *images_dir, struct criu_dump_stats *out, struct ml_err *err);
+int ml_criu_stats_read(const char *images_dir, struct ml_criu_dump_stats *out, struct ml_err *err);
 /* The same on a buffer holding the file (pure, for tests and fuzzing). */
-int ml_criu_stats_parse(const uint8_t *buf, size_t len, struct criu_dump_stats *out);
+int ml_criu_stats_parse(const uint8_t *buf, size_t len, struct ml_criu_dump_stats *out);
 
 /*
  * Three of them from the stats-dump image in @images_dir (as
@@ -422,11 +425,11 @@ int ml_criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scan
 /* ---- TCP connections (lib/criu/criu_tcp.c) ---------------------------------- */
 
 /* "refuse", "established", "close": 0, else -EINVAL. */
-int ml_criu_tcp_parse(const char *s, enum criu_tcp *out);
+int ml_criu_tcp_parse(const char *s, enum ml_criu_tcp *out);
 /* "unset", "refuse", "established", "close" */
-const char *ml_criu_tcp_name(enum criu_tcp t);
+const char *ml_criu_tcp_name(enum ml_criu_tcp t);
 
-struct criu_tcp_conn {
+struct ml_criu_tcp_conn {
 	pid_t pid;
 	int fd;
 	int state; /* as in /proc/net/tcp: 1 established, 2 syn-sent, ... */
@@ -434,8 +437,8 @@ struct criu_tcp_conn {
 };
 
 #define CRIU_TCP_CONN_MAX 16
-struct criu_tcp_conns {
-	struct criu_tcp_conn c[CRIU_TCP_CONN_MAX]; /* the first ones found */
+struct ml_criu_tcp_conns {
+	struct ml_criu_tcp_conn c[CRIU_TCP_CONN_MAX]; /* the first ones found */
 	size_t n; /* how many were found (may be more than kept) */
 };
 
@@ -445,10 +448,10 @@ struct criu_tcp_conns {
  * descriptors (/proc/PID/fd) that /proc/PID/net/tcp and tcp6 list in a
  * state other than LISTEN and CLOSE. Reads /proc only; nothing is stopped.
  */
-int ml_criu_tcp_inspect(pid_t pid, struct criu_tcp_conns *out, struct ml_err *err);
+int ml_criu_tcp_inspect(pid_t pid, struct ml_criu_tcp_conns *out, struct ml_err *err);
 /* "fd 5 of pid 42: 127.0.0.1:6379 <-> 127.0.0.1:40112 (established)", the first @max, ";
  * "-separated. */
-void ml_criu_tcp_describe(const struct criu_tcp_conns *c, size_t max, char *buf, size_t len);
+void ml_criu_tcp_describe(const struct ml_criu_tcp_conns *c, size_t max, char *buf, size_t len);
 /*
  * Before anything is frozen: with no TCP policy chosen (@tcp UNSET or
  * REFUSE, and neither --tcp-established nor --tcp-close in @extra_args),
@@ -456,7 +459,7 @@ void ml_criu_tcp_describe(const struct criu_tcp_conns *c, size_t max, char *buf,
  * @pid's tree has any. 0 otherwise, also when /proc cannot tell (CRIU
  * then checks again itself).
  */
-int ml_criu_tcp_check(pid_t pid, enum criu_tcp tcp, const char *const *extra_args,
+int ml_criu_tcp_check(pid_t pid, enum ml_criu_tcp tcp, const char *const *extra_args,
 		      struct ml_err *err);
 
 /* ---- SysV IPC (lib/criu/criu_sysv.c) ------------------------------------------ */
@@ -501,12 +504,12 @@ size_t ml_criu_explain(const char *log, char *buf, size_t len);
  * `criu check --feature FEATURE` ("uffd-noncoop": what lazy pages need):
  * 0, or -EOPNOTSUPP with CRIU's reason in @err.
  */
-int ml_criu_check_feature(const struct criu_caps *caps, const char *feature,
-			  const struct criu_run_opts *o, struct ml_err *err);
+int ml_criu_check_feature(const struct ml_criu_caps *caps, const char *feature,
+			  const struct ml_criu_run_opts *o, struct ml_err *err);
 
-struct criu_lazy_dump;
+struct ml_criu_lazy_dump;
 
-struct criu_lazy_dump_times {
+struct ml_criu_lazy_dump_times {
 	uint64_t start_ms; /* CLOCK_MONOTONIC ms when CRIU started */
 	int64_t frozen_ms; /* when the tree was frozen, ms after start (its log); -1 unknown */
 	uint64_t ready_ms; /* when its images were complete and its server listened */
@@ -521,25 +524,27 @@ struct criu_lazy_dump_times {
  * every one; ml_criu_lazy_dump_wait() collects it. A dump that fails
  * before is collected here, its error in @err (the tree keeps running).
  */
-int ml_criu_lazy_dump_start(const struct criu_caps *caps, const struct criu_dump_req *req,
-			    const struct criu_run_opts *o, struct criu_lazy_dump **out,
-			    struct criu_lazy_dump_times *t, struct criu_result *res,
+int ml_criu_lazy_dump_start(const struct ml_criu_caps *caps, const struct ml_criu_dump_req *req,
+			    const struct ml_criu_run_opts *o, struct ml_criu_lazy_dump **out,
+			    struct ml_criu_lazy_dump_times *t, struct ml_criu_result *res,
 			    struct ml_err *err);
 /*
  * Wait for the lazy dump to end (within its time limit, counted from its
  * start): 0 when CRIU exited 0. res->pages_* come from its log (the
  * stats-dump of a lazy dump holds only the lazy server's counters).
  */
-int ml_criu_lazy_dump_wait(struct criu_lazy_dump *d, struct criu_result *res, struct ml_err *err);
+int ml_criu_lazy_dump_wait(struct ml_criu_lazy_dump *d, struct ml_criu_result *res,
+			   struct ml_err *err);
 /*
  * Make a lazy server that no `criu lazy-pages` reached yet fail, so that
  * CRIU ends the dump as failed (a dump fails by giving the tree back):
  * one byte where CRIU waits for a request. Then wait for it as above.
  */
-int ml_criu_lazy_dump_abort(struct criu_lazy_dump *d, struct criu_result *res, struct ml_err *err);
-void ml_criu_lazy_dump_free(struct criu_lazy_dump *d);
+int ml_criu_lazy_dump_abort(struct ml_criu_lazy_dump *d, struct ml_criu_result *res,
+			    struct ml_err *err);
+void ml_criu_lazy_dump_free(struct ml_criu_lazy_dump *d);
 
-struct criu_lazy_pages_req {
+struct ml_criu_lazy_pages_req {
 	const char *images_dir; /* the lazy dump's images */
 	const char *addr; /* the lazy dump's server */
 	int port;
@@ -550,12 +555,13 @@ struct criu_lazy_pages_req {
  * every fault): returns once it listens for the restore; *pid is the
  * daemon, which exits once every lazy page was copied in.
  */
-int ml_criu_lazy_pages_start(const struct criu_caps *caps, const struct criu_lazy_pages_req *req,
-			     const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
-			     struct ml_err *err);
+int ml_criu_lazy_pages_start(const struct ml_criu_caps *caps,
+			     const struct ml_criu_lazy_pages_req *req,
+			     const struct ml_criu_run_opts *o, pid_t *pid,
+			     struct ml_criu_result *res, struct ml_err *err);
 
 /* What a `criu lazy-pages` log (-v4) says it did. */
-struct criu_lazy_stats {
+struct ml_criu_lazy_stats {
 	int64_t pages_total; /* "Found N pages to be handled by UFFD", summed */
 	int64_t pages_copied; /* "UFFD transferred pages: (C/T)", summed */
 	int64_t pages_parent; /* of those, read from the parent images (a patched CRIU) */
@@ -571,8 +577,8 @@ struct criu_lazy_stats {
 };
 
 /* Parse a `criu lazy-pages -v4` log (pure). 0, or -EINVAL when it is not one. */
-int ml_criu_parse_lazy_log(const char *buf, size_t len, struct criu_lazy_stats *st);
-int ml_criu_read_lazy_log(const char *path, struct criu_lazy_stats *st, struct ml_err *err);
+int ml_criu_parse_lazy_log(const char *buf, size_t len, struct ml_criu_lazy_stats *st);
+int ml_criu_read_lazy_log(const char *path, struct ml_criu_lazy_stats *st, struct ml_err *err);
 
 /*
  * The page counts of a lazy dump from its log ("Pagemap generated: N
@@ -585,15 +591,15 @@ int ml_criu_parse_dump_log(const char *buf, size_t len, int64_t *written, int64_
 
 /* ---- the checkpoint flow -------------------------------- */
 
-struct criu_session;
+struct ml_criu_session;
 
 /* One target's checkpoints: a CRIU, the previous exclude set, a lock. */
-int ml_criu_session_open(struct criu_session **out, const struct criu_caps *caps,
-			 const struct criu_run_opts *o, struct ml_err *err);
-void ml_criu_session_close(struct criu_session *s);
+int ml_criu_session_open(struct ml_criu_session **out, const struct ml_criu_caps *caps,
+			 const struct ml_criu_run_opts *o, struct ml_err *err);
+void ml_criu_session_close(struct ml_criu_session *s);
 /* The ranges excluded by the last successful checkpoint (copy). */
-int ml_criu_session_prev_exclude(struct criu_session *s, struct rangeset *out);
-void ml_criu_session_reset(struct criu_session *s);
+int ml_criu_session_prev_exclude(struct ml_criu_session *s, struct ml_rangeset *out);
+void ml_criu_session_reset(struct ml_criu_session *s);
 
 /*
  * take the hot set from @p (may be NULL: no exclusion),
@@ -605,10 +611,11 @@ void ml_criu_session_reset(struct criu_session *s);
  * A failing re-init after a successful dump is reported in @res
  * (profiler_reinit false, profiler_note) and returns 0.
  */
-int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
-		       struct criu_result *res, struct rangeset *hot, struct ml_err *err);
+int ml_criu_checkpoint(struct ml_criu_session *s, struct ml_profiler *p,
+		       const struct ml_criu_dump_req *req, struct ml_criu_result *res,
+		       struct ml_rangeset *hot, struct ml_err *err);
 
-struct criu_hot_procs;
+struct ml_criu_hot_procs;
 
 /*
  * ml_criu_checkpoint(), and which process each range of the hot set is
@@ -616,21 +623,21 @@ struct criu_hot_procs;
  * ml_criu_hot_procs() (free it with ml_criu_hot_procs_free()); none when
  * the profiler follows one process: the hot set is then @req->pid's.
  */
-int ml_criu_checkpoint_procs(struct criu_session *s, struct profiler *p,
-			     const struct criu_dump_req *req, struct criu_result *res,
-			     struct rangeset *hot, struct criu_hot_procs *procs,
+int ml_criu_checkpoint_procs(struct ml_criu_session *s, struct ml_profiler *p,
+			     const struct ml_criu_dump_req *req, struct ml_criu_result *res,
+			     struct ml_rangeset *hot, struct ml_criu_hot_procs *procs,
 			     struct ml_err *err);
 
 /*
  * The profiler's latest hot set as a range set: the hot ranges inside the
  * VMAs (page granularity) when @pages, else the hot VMAs whole.
  */
-int ml_criu_hot_set(struct profiler *p, bool pages, struct rangeset *out, struct ml_err *err);
+int ml_criu_hot_set(struct ml_profiler *p, bool pages, struct ml_rangeset *out, struct ml_err *err);
 
 /* A tree's hot sets, one per process that has one. */
-struct criu_hot_procs {
-	struct criu_proc_ranges *procs;
-	struct rangeset *sets; /* what procs[i].ranges point to */
+struct ml_criu_hot_procs {
+	struct ml_criu_proc_ranges *procs;
+	struct ml_rangeset *sets; /* what procs[i].ranges point to */
 	size_t n;
 };
 
@@ -640,9 +647,9 @@ struct criu_hot_procs {
  * Neither this nor ml_criu_hot_set() holds shared memory: CRIU dumps a
  * shared memory object once, by the first process that maps it, whole.
  */
-int ml_criu_hot_procs(struct profiler *p, bool pages, struct criu_hot_procs *out,
+int ml_criu_hot_procs(struct ml_profiler *p, bool pages, struct ml_criu_hot_procs *out,
 		      struct ml_err *err);
-void ml_criu_hot_procs_free(struct criu_hot_procs *h);
+void ml_criu_hot_procs_free(struct ml_criu_hot_procs *h);
 
 #pragma GCC visibility pop
 

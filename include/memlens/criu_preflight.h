@@ -22,7 +22,7 @@
 #include "memlens/criu.h"
 #include "memlens/err.h"
 
-enum criu_finding_kind {
+enum ml_criu_finding_kind {
 	CRIU_FINDING_CRIU_KERNEL, /* a socket this CRIU cannot dump on this kernel */
 	CRIU_FINDING_TCP, /* an established TCP connection */
 	CRIU_FINDING_UNIX_PEER, /* a unix socket connected to a process outside the tree */
@@ -37,10 +37,10 @@ enum criu_finding_kind {
 
 /* "criu_kernel", "tcp", "unix_peer", "sock_diag", "session", "tty", "traced",
  * "file_lock", "fd", "sysv_ipc" */
-const char *ml_criu_finding_name(enum criu_finding_kind k);
+const char *ml_criu_finding_name(enum ml_criu_finding_kind k);
 
-struct criu_finding {
-	enum criu_finding_kind kind;
+struct ml_criu_finding {
+	enum ml_criu_finding_kind kind;
 	bool absorbed; /* an option given takes care of it: CRIU will not refuse */
 	pid_t pid; /* the process holding the resource */
 	char comm[16];
@@ -50,8 +50,8 @@ struct criu_finding {
 
 #define CRIU_PREFLIGHT_MAX 32
 
-struct criu_preflight {
-	struct criu_finding f[CRIU_PREFLIGHT_MAX]; /* the first ones found */
+struct ml_criu_preflight {
+	struct ml_criu_finding f[CRIU_PREFLIGHT_MAX]; /* the first ones found */
 	size_t n; /* kept in f */
 	size_t nfound; /* found (may be more than kept) */
 	size_t nrefused; /* of those found, not absorbed: CRIU would refuse */
@@ -59,9 +59,9 @@ struct criu_preflight {
 };
 
 /* How ml_criu_preflight() looks (declare with ML_OPTS(); NULL: the defaults). */
-struct criu_preflight_opts {
+struct ml_criu_preflight_opts {
 	size_t sz;
-	enum criu_tcp tcp; /* the TCP policy chosen (UNSET, REFUSE: none) */
+	enum ml_criu_tcp tcp; /* the TCP policy chosen (UNSET, REFUSE: none) */
 	const char *const *extra_args; /* the caller's own CRIU options, NULL-terminated */
 	bool shell_job; /* --shell-job */
 	bool pre_dump; /* a pre-dump: only what it refuses (it dumps no files) */
@@ -79,11 +79,11 @@ struct criu_preflight_opts {
  * whether CRIU would refuse); -ESRCH when @pid is gone; -EINVAL for bad
  * options. What /proc does not tell is not a finding: CRIU checks again.
  */
-int ml_criu_preflight(pid_t pid, const struct criu_preflight_opts *o, struct criu_preflight *out,
-		      struct ml_err *err);
+int ml_criu_preflight(pid_t pid, const struct ml_criu_preflight_opts *o,
+		      struct ml_criu_preflight *out, struct ml_err *err);
 
 /* "pid 42 (redis-server): RESOURCE: FIX" per finding, "\n"-separated, into @buf. */
-void ml_criu_preflight_describe(const struct criu_preflight *p, char *buf, size_t len);
+void ml_criu_preflight_describe(const struct ml_criu_preflight *p, char *buf, size_t len);
 
 /*
  * `criu dump --check-only` of @req's tree (a CRIU that has it checks what it
@@ -91,8 +91,8 @@ void ml_criu_preflight_describe(const struct criu_preflight *p, char *buf, size_
  * 0 when CRIU found nothing to refuse, -EIO (its log in @res) when it did,
  * -EOPNOTSUPP when this CRIU has no such option (probed first).
  */
-int ml_criu_dump_check_only(const struct criu_caps *caps, const struct criu_dump_req *req,
-			    const struct criu_run_opts *o, struct criu_result *res,
+int ml_criu_dump_check_only(const struct ml_criu_caps *caps, const struct ml_criu_dump_req *req,
+			    const struct ml_criu_run_opts *o, struct ml_criu_result *res,
 			    struct ml_err *err);
 
 /* ---- the pure parts, for tests ------------------------------------------- */
@@ -119,7 +119,7 @@ bool ml_criu_chrdev_pts(unsigned int major, unsigned int minor);
 bool ml_criu_chrdev_ptmx(unsigned int major, unsigned int minor);
 
 /* One lock of /proc/locks. */
-struct criu_lock {
+struct ml_criu_lock {
 	char type[8]; /* "POSIX", "FLOCK", "OFDLCK", "LEASE" */
 	char access[8]; /* "READ", "WRITE" */
 	int pid; /* -1: an OFD lock (no process) */
@@ -127,7 +127,7 @@ struct criu_lock {
 	unsigned long ino;
 };
 /* Parse one /proc/locks line: 0; -EINVAL when it is not a held lock ("->" waiters too). */
-int ml_criu_parse_lock(const char *line, struct criu_lock *out);
+int ml_criu_parse_lock(const char *line, struct ml_criu_lock *out);
 
 /* TracerPid of a /proc/PID/status text: the tracer, 0 none, -1 not found. */
 int ml_criu_parse_tracer(const char *status);

@@ -23,7 +23,7 @@
  * Strings: NULL is written as "" (but see a feature's fix); read, they
  * point into the JSON read (valid while it is), NULL when absent.
  */
-struct check_rec {
+struct ml_check_rec {
 	const char *kernel; /* uname's release */
 	const char *arch; /* uname's machine */
 	bool root; /* memlens ran as root */
@@ -33,12 +33,12 @@ struct check_rec {
 	 * detail, used_by, and fix (NULL: not written). Read, detail is cut
 	 * to its size.
 	 */
-	const struct feature *features;
+	const struct ml_feature *features;
 	size_t nfeatures;
 };
 
 /* The "check" line, as memlens check --json writes it. */
-void ml_fmt_check(struct jw *w, const struct check_rec *r);
+void ml_fmt_check(struct ml_jw *w, const struct ml_check_rec *r);
 
 /*
  * Read a "check" object. Required: "core_ok" (a boolean) and "features"
@@ -46,8 +46,8 @@ void ml_fmt_check(struct jw *w, const struct check_rec *r);
  * "state" of "ok", "missing" or "info"). -EINVAL naming the field,
  * -ENOMEM. Free with ml_fmt_check_free() (also on error).
  */
-int ml_fmt_check_read(const struct json *o, struct check_rec *out, struct ml_err *err);
-void ml_fmt_check_free(struct check_rec *r);
+int ml_fmt_check_read(const struct ml_json *o, struct ml_check_rec *out, struct ml_err *err);
+void ml_fmt_check_free(struct ml_check_rec *r);
 
 #pragma GCC visibility pop
 

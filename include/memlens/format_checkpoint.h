@@ -26,13 +26,13 @@
  * Strings: NULL is written as "" (but see hint and error); read, they
  * point into the JSON read (valid while it is), NULL when absent.
  */
-struct checkpoint_rec {
+struct ml_checkpoint_rec {
 	int64_t pid;
 	const char *images_dir;
 	bool pre_dump; /* "action": "pre-dump", else "dump" */
 	bool ok;
 	int64_t exit_code; /* memlens's exit status */
-	struct criu_caps_rec criu;
+	struct ml_criu_caps_rec criu;
 	const char *command; /* CRIU's command line */
 	bool criu_ran;
 	int64_t criu_exit_status; /* -1: killed or not run */
@@ -40,9 +40,9 @@ struct checkpoint_rec {
 	uint64_t duration_ms, image_bytes, bytes_written;
 	/* CRIU's stats-dump; -1 unknown */
 	int64_t pages_written, shpages_written, pages_scanned, pages_skipped_parent;
-	struct range *hot_ranges; /* "hot_ranges": [["0x..", "0x.."], ...] */
+	struct ml_range *hot_ranges; /* "hot_ranges": [["0x..", "0x.."], ...] */
 	size_t nhot_ranges;
-	struct checkpoint_exclusion_rec {
+	struct ml_checkpoint_exclusion_rec {
 		bool applied; /* some exclude or no-parent range passed */
 		bool skipped; /* wanted, but CRIU accepts neither exclude option */
 		uint64_t exclude_ranges, no_parent_ranges;
@@ -50,7 +50,7 @@ struct checkpoint_rec {
 		const char *granularity; /* NULL is written as "none" */
 		const char *note;
 	} exclusion;
-	struct checkpoint_profiler_rec {
+	struct ml_checkpoint_profiler_rec {
 		bool profiled; /* profiled before the checkpoint */
 		bool reinit; /* tracking again after it */
 		const char *note; /* why not, when not */
@@ -61,7 +61,7 @@ struct checkpoint_rec {
 		 * ("profiled", "exited" (exited), "not profiled" (failed)) are
 		 * written; read, the rest is 0.
 		 */
-		struct profiler_proc *procs;
+		struct ml_profiler_proc *procs;
 		size_t nprocs;
 		bool has_resumed; /* the first interval after it, below */
 		int64_t resumed_tracked_vmas, resumed_dirty_pages, resumed_cumulative_dirty_bytes;
@@ -76,12 +76,12 @@ struct checkpoint_rec {
 	 * written (read back: NULL when absent, else allocated, freed with
 	 * the record).
 	 */
-	const struct criu_preflight *preflight;
+	const struct ml_criu_preflight *preflight;
 	bool check_only;
 };
 
 /* The "checkpoint" line, as memlens checkpoint --json writes it. */
-void ml_fmt_checkpoint(struct jw *w, const struct checkpoint_rec *r);
+void ml_fmt_checkpoint(struct ml_jw *w, const struct ml_checkpoint_rec *r);
 
 /*
  * Read a "checkpoint" object. Required: "pid" (a number), "action" ("dump"
@@ -92,8 +92,9 @@ void ml_fmt_checkpoint(struct jw *w, const struct checkpoint_rec *r);
  * read as 0. -EINVAL naming the field, -ENOMEM. Free with
  * ml_fmt_checkpoint_free() (also on error).
  */
-int ml_fmt_checkpoint_read(const struct json *o, struct checkpoint_rec *out, struct ml_err *err);
-void ml_fmt_checkpoint_free(struct checkpoint_rec *r);
+int ml_fmt_checkpoint_read(const struct ml_json *o, struct ml_checkpoint_rec *out,
+			   struct ml_err *err);
+void ml_fmt_checkpoint_free(struct ml_checkpoint_rec *r);
 
 #pragma GCC visibility pop
 

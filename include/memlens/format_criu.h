@@ -20,7 +20,7 @@
 #include "memlens/jsonw.h"
 
 /* Strings: NULL is written as "". Read: they point into the JSON read. */
-struct criu_caps_rec {
+struct ml_criu_caps_rec {
 	const char *path;
 	const char *version; /* "" if not known */
 	bool exclude_options; /* ml_criu_can_exclude() */
@@ -30,21 +30,22 @@ struct criu_caps_rec {
 };
 
 /* The record of @caps; its strings point into @caps. */
-void ml_fmt_criu_caps_of(struct criu_caps_rec *r, const struct criu_caps *caps);
+void ml_fmt_criu_caps_of(struct ml_criu_caps_rec *r, const struct ml_criu_caps *caps);
 /* "criu": {...} (a key and its object, inside an object being written). */
-void ml_fmt_criu_caps(struct jw *w, const struct criu_caps_rec *r);
+void ml_fmt_criu_caps(struct ml_jw *w, const struct ml_criu_caps_rec *r);
 /*
  * Read the object at "criu" (@o is that object). Required: it is an
  * object. Booleans absent read as false, strings absent as NULL. -EINVAL.
  */
-int ml_fmt_criu_caps_read(const struct json *o, struct criu_caps_rec *out, struct ml_err *err);
+int ml_fmt_criu_caps_read(const struct ml_json *o, struct ml_criu_caps_rec *out,
+			  struct ml_err *err);
 
 /*
  * "preflight": {"refused": N, "found": N, "processes": N, "findings": [{"kind",
  * "pid", "comm", "resource", "fix", "absorbed"}, ...]}: what CRIU would refuse,
  * found before anything was frozen (ml_criu_preflight()).
  */
-void ml_fmt_criu_preflight(struct jw *w, const struct criu_preflight *p);
+void ml_fmt_criu_preflight(struct ml_jw *w, const struct ml_criu_preflight *p);
 /*
  * Read the object at "preflight" back (@o is that object) into *@out,
  * allocated (free() it; NULL on error). Required: the counts "refused",
@@ -53,7 +54,7 @@ void ml_fmt_criu_preflight(struct jw *w, const struct criu_preflight *p);
  * fields, findings past CRIU_PREFLIGHT_MAX counted in nfound only.
  * -EINVAL naming the field, -ENOMEM.
  */
-int ml_fmt_criu_preflight_read(const struct json *o, struct criu_preflight **out,
+int ml_fmt_criu_preflight_read(const struct ml_json *o, struct ml_criu_preflight **out,
 			       struct ml_err *err);
 
 #pragma GCC visibility pop

@@ -24,7 +24,7 @@
 #define FAULTS_REC_HIST_MAX 64
 
 /* One of "rows": the faults of a command (system-wide) or of a process. */
-struct faults_row_rec {
+struct ml_faults_row_rec {
 	char comm[32];
 	int64_t pid; /* -1: none, "pid": null (system-wide rows are per command) */
 	uint64_t minor, major;
@@ -32,17 +32,17 @@ struct faults_row_rec {
 	bool has_retried; /* false: "retried": null (tracepoint mode cannot see retries) */
 };
 
-struct faults_pair_rec {
+struct ml_faults_pair_rec {
 	uint64_t minor, major;
 };
 
-struct faults_rec {
+struct ml_faults_rec {
 	bool interval; /* "faults_interval" (one -i interval); else "faults" (the run) */
 	uint64_t elapsed_ms; /* an interval's: its end, since tracing began */
 	bool last; /* an interval's: the last one */
 	char mode[24]; /* "fentry" or "tracepoint" ("" when absent) */
 	uint64_t recursion_misses;
-	struct faults_row_rec *rows;
+	struct ml_faults_row_rec *rows;
 	size_t nrows;
 	/* up to the last slot that is not 0 (the writer stops there) */
 	uint64_t minor_hist[FAULTS_REC_HIST_MAX], major_hist[FAULTS_REC_HIST_MAX];
@@ -55,14 +55,14 @@ struct faults_rec {
 	 * fork to its exec ("before_tracing"; false: null).
 	 */
 	bool has_kernel;
-	struct faults_pair_rec kernel, not_seen;
+	struct ml_faults_pair_rec kernel, not_seen;
 	char not_seen_paths[32];
 	bool has_before;
-	struct faults_pair_rec before;
+	struct ml_faults_pair_rec before;
 };
 
 /* One "faults" or "faults_interval" line (@r->interval), as memlens faults --json writes it. */
-void ml_fmt_faults(struct jw *w, const struct faults_rec *r);
+void ml_fmt_faults(struct ml_jw *w, const struct ml_faults_rec *r);
 
 /*
  * Read a "faults" or "faults_interval" object (its "type" says which).
@@ -72,8 +72,8 @@ void ml_fmt_faults(struct jw *w, const struct faults_rec *r);
  * read as 0. -EINVAL naming the field, -ENOMEM. Free with
  * ml_fmt_faults_free() (also on error).
  */
-int ml_fmt_faults_read(const struct json *o, struct faults_rec *out, struct ml_err *err);
-void ml_fmt_faults_free(struct faults_rec *r);
+int ml_fmt_faults_read(const struct ml_json *o, struct ml_faults_rec *out, struct ml_err *err);
+void ml_fmt_faults_free(struct ml_faults_rec *r);
 
 #pragma GCC visibility pop
 

@@ -23,7 +23,7 @@
 #include "memlens/jsonw.h"
 
 /* why an allocation has no stack: the keys of the "..._by_reason" objects, in this order */
-enum leaks_reason {
+enum ml_leaks_reason {
 	LEAKS_REASON_TABLE_FULL, /* "table_full": the table of stacks was full */
 	LEAKS_REASON_NOT_WALKED, /* "not_walked": the kernel could not walk the user stack */
 	LEAKS_REASON_HASH_COLLISION, /* "hash_collision": another stack had the same hash */
@@ -32,7 +32,7 @@ enum leaks_reason {
 };
 
 /* One frame of a stack, inlined ones included, innermost first. */
-struct leaks_frame_rec {
+struct ml_leaks_frame_rec {
 	uint64_t address; /* the return address ("0x..") */
 	const char *function; /* NULL: not known (not written) */
 	bool has_offset; /* "offset": the address in its function */
@@ -44,23 +44,23 @@ struct leaks_frame_rec {
 };
 
 /* The blocks outstanding from one call stack. */
-struct leaks_stack_rec {
+struct ml_leaks_stack_rec {
 	uint64_t count, bytes; /* estimated when the record's sample_bytes is not 0 */
 	uint64_t sampled, sampled_bytes, bytes_stderr; /* sampled: what was, the error */
 	const char **stack; /* the stack symbolized, a line a frame, innermost first */
 	size_t nstack;
-	struct leaks_frame_rec *frames;
+	struct ml_leaks_frame_rec *frames;
 	size_t nframes;
 };
 
 /* The blocks outstanding of one size (as malloc() was asked). */
-struct leaks_size_rec {
+struct ml_leaks_size_rec {
 	uint64_t size, count, bytes; /* estimated when sampled */
 	uint64_t sampled; /* sampled: the blocks that were */
 };
 
 /* --stacks dwarf: how the stacks were unwound */
-struct leaks_unwind_rec {
+struct ml_leaks_unwind_rec {
 	uint64_t stack_size; /* the bytes of stack copied */
 	uint64_t stacks;
 	double us_per_stack, frames_mean;
@@ -76,7 +76,7 @@ struct leaks_unwind_rec {
  * Strings: NULL is written as "" (but see allocator_prefixed); read, they
  * point into the JSON read (valid while it is), NULL when absent.
  */
-struct leaks_rec {
+struct ml_leaks_rec {
 	bool interval; /* "leaks_interval" (one -i interval); else "leaks" (the run) */
 	/* an interval's: its end since tracing began, the last one, its own calls */
 	uint64_t elapsed_ms;
@@ -105,12 +105,12 @@ struct leaks_rec {
 	uint64_t stacks_lost; /* allocations without a stack, all of them ... */
 	uint64_t stacks_lost_by_reason[LEAKS_NR_REASONS];
 	uint64_t outstanding_no_stack, outstanding_no_stack_bytes; /* ... and those outstanding */
-	struct leaks_no_stack_rec {
+	struct ml_leaks_no_stack_rec {
 		uint64_t count, bytes;
 	} outstanding_no_stack_by_reason[LEAKS_NR_REASONS];
-	struct leaks_size_rec *sizes;
+	struct ml_leaks_size_rec *sizes;
 	size_t nsizes;
-	struct leaks_stack_rec *stacks;
+	struct ml_leaks_stack_rec *stacks;
 	size_t nstacks;
 	/* "stack_depth" (not with --no-stacks): the distinct stacks, their mean and max depth */
 	bool has_depth;
@@ -118,11 +118,11 @@ struct leaks_rec {
 	double depth_mean;
 	int64_t depth_max;
 	bool has_unwind; /* "unwind" (after "stack_depth") */
-	struct leaks_unwind_rec unwind;
+	struct ml_leaks_unwind_rec unwind;
 };
 
 /* One "leaks" or "leaks_interval" line (@r->interval), as memlens leaks --json writes it. */
-void ml_fmt_leaks(struct jw *w, const struct leaks_rec *r);
+void ml_fmt_leaks(struct ml_jw *w, const struct ml_leaks_rec *r);
 
 /*
  * Read a "leaks" or "leaks_interval" object (its "type" says which).
@@ -134,8 +134,8 @@ void ml_fmt_leaks(struct jw *w, const struct leaks_rec *r);
  * absent or not numbers read as 0. -EINVAL naming the field, -ENOMEM.
  * Free with ml_fmt_leaks_free() (also on error).
  */
-int ml_fmt_leaks_read(const struct json *o, struct leaks_rec *out, struct ml_err *err);
-void ml_fmt_leaks_free(struct leaks_rec *r);
+int ml_fmt_leaks_read(const struct ml_json *o, struct ml_leaks_rec *out, struct ml_err *err);
+void ml_fmt_leaks_free(struct ml_leaks_rec *r);
 
 #pragma GCC visibility pop
 

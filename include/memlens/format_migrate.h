@@ -22,7 +22,7 @@
 #include "memlens/profiler.h"
 
 /* One of "rounds": a pre-dump or the final dump. */
-struct migrate_round_rec {
+struct ml_migrate_round_rec {
 	int64_t round; /* 1, 2, ... */
 	bool pre_dump; /* "kind": "pre-dump", else "dump" */
 	int64_t pages, shpages, pages_scanned, pages_skipped_parent; /* CRIU's; -1 unknown */
@@ -35,7 +35,7 @@ struct migrate_round_rec {
 };
 
 /* --container: the container migrated */
-struct migrate_container_rec {
+struct ml_migrate_container_rec {
 	const char *id, *name, *runtime;
 	int64_t init_pid;
 	const char *rootfs;
@@ -43,7 +43,7 @@ struct migrate_container_rec {
 };
 
 /* post-copy: what came after the restore */
-struct migrate_lazy_rec {
+struct ml_migrate_lazy_rec {
 	int64_t pages_left; /* the final dump's pages_lazy; -1 unknown */
 	int64_t pages_total, pages_copied, pages_parent;
 	uint64_t bytes, copy_bytes, faults, faults_served;
@@ -54,21 +54,21 @@ struct migrate_lazy_rec {
  * Strings: NULL is written as "" (but see limits and error); read, they
  * point into the JSON read (valid while it is), NULL when absent.
  */
-struct migrate_rec {
+struct ml_migrate_rec {
 	int64_t pid;
 	bool has_container; /* "container" written (--container) */
-	struct migrate_container_rec container;
+	struct ml_migrate_container_rec container;
 	const char *to;
 	bool ok;
-	struct criu_caps_rec criu;
+	struct ml_criu_caps_rec criu;
 	bool precopy; /* pre-dump rounds */
 	bool exclusion; /* hot memory left out of them */
-	struct migrate_round_rec *rounds;
+	struct ml_migrate_round_rec *rounds;
 	size_t nrounds;
 	bool postcopy; /* also: each round's files_bytes and pages_lazy, and "lazy" */
 	uint64_t total_bytes;
 	const char *tcp; /* ml_criu_tcp_name() */
-	struct migrate_lazy_rec lazy; /* post-copy only */
+	struct ml_migrate_lazy_rec lazy; /* post-copy only */
 	uint64_t downtime_ms, final_dump_ms;
 	int64_t frozen_in_dump_ms; /* -1 unknown */
 	uint64_t restore_ms;
@@ -82,7 +82,7 @@ struct migrate_rec {
 	 * written (read back: NULL when absent, else allocated, freed with
 	 * the record).
 	 */
-	const struct criu_preflight *preflight;
+	const struct ml_criu_preflight *preflight;
 	bool check_only;
 	/*
 	 * The tree's processes before the final dump: "processes" (pid, ppid,
@@ -94,14 +94,14 @@ struct migrate_rec {
 	 * from "processes_total" "count", procs_profiled unless the state is
 	 * "listed"; the rest is 0.
 	 */
-	const struct profiler_proc *procs;
+	const struct ml_profiler_proc *procs;
 	size_t nprocs;
 	size_t nprocs_total; /* in the tree (nprocs of them kept) */
 	bool procs_profiled;
 };
 
 /* The "migrate" line, as memlens migrate --json writes it. */
-void ml_fmt_migrate(struct jw *w, const struct migrate_rec *r);
+void ml_fmt_migrate(struct ml_jw *w, const struct ml_migrate_rec *r);
 
 /*
  * Read a "migrate" object. Required: "pid" (a number), "ok" (a boolean),
@@ -112,8 +112,8 @@ void ml_fmt_migrate(struct jw *w, const struct migrate_rec *r);
  * ml_fmt_criu_preflight_read() needs. Numbers absent read as 0. -EINVAL naming the
  * field, -ENOMEM. Free with ml_fmt_migrate_free() (also on error).
  */
-int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *out, struct ml_err *err);
-void ml_fmt_migrate_free(struct migrate_rec *r);
+int ml_fmt_migrate_read(const struct ml_json *o, struct ml_migrate_rec *out, struct ml_err *err);
+void ml_fmt_migrate_free(struct ml_migrate_rec *r);
 
 #pragma GCC visibility pop
 

@@ -20,14 +20,14 @@
 #include "memlens/json.h"
 #include "memlens/jsonw.h"
 
-struct migrate_model_round_rec {
+struct ml_migrate_model_round_rec {
 	int64_t round; /* from 1; the last one the stop-and-copy (0 when absent) */
 	uint64_t bytes;
 };
 
-struct migrate_model_policy_rec {
+struct ml_migrate_model_policy_rec {
 	char name[32]; /* "none", "hot-vma", "hot-range" ("?" when absent) */
-	struct migrate_model_round_rec *rounds;
+	struct ml_migrate_model_round_rec *rounds;
 	size_t nrounds;
 	uint64_t total_bytes, final_round_bytes;
 	/* ms; written null when not finite, read 0 when absent or null */
@@ -37,18 +37,18 @@ struct migrate_model_policy_rec {
 	uint64_t restored_bytes; /* the memory a restore loads (0 when absent) */
 };
 
-struct migrate_model_rec {
+struct ml_migrate_model_rec {
 	double bandwidth_mbps, round_interval_s, freeze_overhead_s; /* 0 when absent */
 	/* the fixed parts, s, and the restore's MiB/s (0 when absent) */
 	double dump_fixed_s, restore_fixed_s, restore_bandwidth_mbps;
 	/* the migration record they were fitted from; NULL: none (read: points
 	 * into the JSON read) */
 	const char *calibrated_from;
-	struct migrate_model_policy_rec *pol;
+	struct ml_migrate_model_policy_rec *pol;
 	size_t npol;
 };
 
-void ml_fmt_migrate_model(struct jw *w, const struct migrate_model_rec *r);
+void ml_fmt_migrate_model(struct ml_jw *w, const struct ml_migrate_model_rec *r);
 
 /*
  * Read a "migrate_model" object. Required: "policies" (an array of
@@ -56,9 +56,9 @@ void ml_fmt_migrate_model(struct jw *w, const struct migrate_model_rec *r);
  * -EINVAL naming the field, -ENOMEM. Free with ml_fmt_migrate_model_free()
  * (also on error).
  */
-int ml_fmt_migrate_model_read(const struct json *o, struct migrate_model_rec *out,
+int ml_fmt_migrate_model_read(const struct ml_json *o, struct ml_migrate_model_rec *out,
 			      struct ml_err *err);
-void ml_fmt_migrate_model_free(struct migrate_model_rec *r);
+void ml_fmt_migrate_model_free(struct ml_migrate_model_rec *r);
 
 #pragma GCC visibility pop
 

@@ -18,7 +18,7 @@
 #include "memlens/json.h"
 #include "memlens/jsonw.h"
 
-struct oom_kill_rec {
+struct ml_oom_kill_rec {
 	uint64_t time_ms; /* wall clock, ms since the epoch */
 	uint64_t victim_pid;
 	int64_t trigger_pid; /* -1: not known (null or absent) */
@@ -31,11 +31,11 @@ struct oom_kill_rec {
 };
 
 /* One "oom_kill" line. */
-void ml_fmt_oom_kill(struct jw *w, const struct oom_kill_rec *r);
+void ml_fmt_oom_kill(struct ml_jw *w, const struct ml_oom_kill_rec *r);
 /* Read an "oom_kill" object. Required: counts "time_ms" and "victim_pid". -EINVAL naming it. */
-int ml_fmt_oom_kill_read(const struct json *o, struct oom_kill_rec *out, struct ml_err *err);
+int ml_fmt_oom_kill_read(const struct ml_json *o, struct ml_oom_kill_rec *out, struct ml_err *err);
 
-struct oom_count_rec {
+struct ml_oom_count_rec {
 	bool interval; /* "oom_interval" (one -i interval); else "oom_summary" (the run) */
 	uint64_t elapsed_ms; /* an interval's: its end, since tracing began */
 	bool last; /* an interval's: the last one */
@@ -45,13 +45,14 @@ struct oom_count_rec {
 };
 
 /* One "oom_interval" or "oom_summary" line (@r->interval). */
-void ml_fmt_oom_count(struct jw *w, const struct oom_count_rec *r);
+void ml_fmt_oom_count(struct ml_jw *w, const struct ml_oom_count_rec *r);
 /*
  * Read an "oom_interval" or "oom_summary" object (its "type" says which).
  * Required: the count "kills"; an interval's "elapsed_ms" (a number).
  * -EINVAL naming the field.
  */
-int ml_fmt_oom_count_read(const struct json *o, struct oom_count_rec *out, struct ml_err *err);
+int ml_fmt_oom_count_read(const struct ml_json *o, struct ml_oom_count_rec *out,
+			  struct ml_err *err);
 
 #pragma GCC visibility pop
 

@@ -23,12 +23,12 @@
  * Strings: NULL is written as "" (but see hint and error); read, they
  * point into the JSON read (valid while it is), NULL when absent.
  */
-struct restore_rec {
+struct ml_restore_rec {
 	const char *images_dir;
 	bool ok;
 	int64_t exit_code; /* memlens's exit status */
 	int64_t pid; /* the restored process */
-	struct criu_caps_rec criu;
+	struct ml_criu_caps_rec criu;
 	const char *command; /* CRIU's command line */
 	int64_t criu_exit_status; /* -1: killed or not run */
 	bool timed_out;
@@ -40,14 +40,14 @@ struct restore_rec {
 };
 
 /* The "restore" line, as memlens restore --json writes it. */
-void ml_fmt_restore(struct jw *w, const struct restore_rec *r);
+void ml_fmt_restore(struct ml_jw *w, const struct ml_restore_rec *r);
 
 /*
  * Read a "restore" object. Required: "ok" (a boolean) and the object
  * "criu". Numbers absent read as 0. -EINVAL naming the field. Nothing to
  * free.
  */
-int ml_fmt_restore_read(const struct json *o, struct restore_rec *out, struct ml_err *err);
+int ml_fmt_restore_read(const struct ml_json *o, struct ml_restore_rec *out, struct ml_err *err);
 
 #pragma GCC visibility pop
 

@@ -20,7 +20,7 @@
 #include "memlens/json.h"
 #include "memlens/jsonw.h"
 
-struct slab_row_rec {
+struct ml_slab_row_rec {
 	char cache[64];
 	uint64_t allocs, frees;
 	int64_t net, net_kb;
@@ -36,36 +36,36 @@ struct slab_row_rec {
 };
 
 /* --slabinfo: a cache whose count the kernel says changed, of which nothing was counted */
-struct slab_only_rec {
+struct ml_slab_only_rec {
 	char cache[64];
 	int64_t slabinfo_delta, objperslab;
 };
 
 /* a cache SLUB merged others into: how many use it, their names */
-struct slab_merged_rec {
+struct ml_slab_merged_rec {
 	char cache[64];
 	int64_t users;
 	char aliases[1024];
 };
 
-struct slab_rec {
+struct ml_slab_rec {
 	bool interval; /* "slab_interval" (one -i interval); else "slab" (the run) */
 	uint64_t elapsed_ms; /* an interval's: its end, since tracing began */
 	bool last; /* an interval's: the last one */
 	uint64_t recursion_misses, copies, rescued, rescued_by_last;
 	char kmalloc[16]; /* "cache" or "size" ("" when absent) */
 	uint64_t kfree_unattributed, kmalloc_large, unseen_allocs;
-	struct slab_row_rec *rows;
+	struct ml_slab_row_rec *rows;
 	size_t nrows;
 	bool has_slabinfo; /* rows have the window fields; "slabinfo_only" is there */
-	struct slab_only_rec *only;
+	struct ml_slab_only_rec *only;
 	size_t nonly;
-	struct slab_merged_rec *merged;
+	struct ml_slab_merged_rec *merged;
 	size_t nmerged;
 };
 
 /* One "slab" or "slab_interval" line (@r->interval), as memlens slab --json writes it. */
-void ml_fmt_slab(struct jw *w, const struct slab_rec *r);
+void ml_fmt_slab(struct ml_jw *w, const struct ml_slab_rec *r);
 
 /*
  * Read a "slab" or "slab_interval" object (its "type" says which).
@@ -74,8 +74,8 @@ void ml_fmt_slab(struct jw *w, const struct slab_rec *r);
  * Other numbers absent, null or not numbers read as 0. -EINVAL naming the
  * field, -ENOMEM. Free with ml_fmt_slab_free() (also on error).
  */
-int ml_fmt_slab_read(const struct json *o, struct slab_rec *out, struct ml_err *err);
-void ml_fmt_slab_free(struct slab_rec *r);
+int ml_fmt_slab_read(const struct ml_json *o, struct ml_slab_rec *out, struct ml_err *err);
+void ml_fmt_slab_free(struct ml_slab_rec *r);
 
 #pragma GCC visibility pop
 

@@ -3,7 +3,7 @@
  * The `snapshot` JSON Lines schema: one "snapshot" line per collection
  * cycle (totals, mm counters, per-kind shares, one object per VMA) and one
  * "summary" line (it has "cycles") at the end. Written from the collector's
- * struct snapshot, read back into the records below (what report uses).
+ * struct ml_snapshot, read back into the records below (what report uses).
  */
 #ifndef MEMLENS_FORMAT_SNAPSHOT_H
 #define MEMLENS_FORMAT_SNAPSHOT_H
@@ -23,10 +23,10 @@
 #include "memlens/snapshot.h"
 
 /* One "snapshot" line; @t_ms since the first cycle; @d (the change) may be NULL. */
-void ml_fmt_snapshot(struct jw *w, const struct snapshot *s, const struct snapshot_diff *d,
+void ml_fmt_snapshot(struct ml_jw *w, const struct ml_snapshot *s, const struct ml_snapshot_diff *d,
 		     uint64_t seq, int64_t t_ms);
 
-struct snapshot_summary {
+struct ml_snapshot_summary {
 	pid_t pid;
 	uint64_t cycles;
 	uint64_t cycle_us_min, cycle_us_median, cycle_us_max, cycle_us_mean;
@@ -40,10 +40,10 @@ struct snapshot_summary {
 	const char *command; /* the target's argv, space-separated; NULL: not known */
 };
 
-void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum);
+void ml_fmt_snapshot_summary(struct ml_jw *w, const struct ml_snapshot_summary *sum);
 
 /* Page counts as read (absent or null: 0). */
-struct snap_counts_rec {
+struct ml_snap_counts_rec {
 	double size_pages, resident_pages, swapped_pages, file_pages, huge_pages, zero_pages;
 	double written_pages;
 	bool has_written; /* "written_pages" was there (write tracking) */
@@ -52,20 +52,20 @@ struct snap_counts_rec {
 	double swap_unknown_vmas; /* VMAs whose shmem swap was not known (absent: 0) */
 };
 
-struct snap_region_rec {
+struct ml_snap_region_rec {
 	uint64_t start, end; /* 0 when absent */
 	char perms[8], kind[16]; /* "" when absent */
 	char *path; /* NULL when absent */
-	struct snap_counts_rec c;
+	struct ml_snap_counts_rec c;
 	bool has_delta, is_new;
 	double d_size, d_resident, d_swapped, d_file, d_huge, d_zero;
 };
 
-struct snapshot_rec {
+struct ml_snapshot_rec {
 	double pid, seq, t_ms, cycle_us, scan_threads, recounts, page_size, vmas;
 	bool exact; /* "exact" (true when absent) */
-	struct snap_counts_rec totals;
-	struct snap_region_rec *regions;
+	struct ml_snap_counts_rec totals;
+	struct ml_snap_region_rec *regions;
 	size_t nregions;
 };
 
@@ -74,10 +74,10 @@ struct snapshot_rec {
  * array of objects, each with a number "resident_pages"). -EINVAL naming
  * the field, -ENOMEM. Free with ml_fmt_snapshot_free() (also on error).
  */
-int ml_fmt_snapshot_read(const struct json *o, struct snapshot_rec *out, struct ml_err *err);
-void ml_fmt_snapshot_free(struct snapshot_rec *r);
+int ml_fmt_snapshot_read(const struct ml_json *o, struct ml_snapshot_rec *out, struct ml_err *err);
+void ml_fmt_snapshot_free(struct ml_snapshot_rec *r);
 
-struct snapshot_summary_rec {
+struct ml_snapshot_summary_rec {
 	double pid, cycles, cycle_us_min, cycle_us_median, cycle_us_max, cycle_us_mean;
 	double cycles_not_exact;
 	double interval_ms, cycles_wanted; /* 0 when absent */
@@ -88,7 +88,7 @@ struct snapshot_summary_rec {
 };
 
 /* Read a snapshot "summary" object (every field optional). */
-void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_rec *out);
+void ml_fmt_snapshot_summary_read(const struct ml_json *o, struct ml_snapshot_summary_rec *out);
 
 #pragma GCC visibility pop
 

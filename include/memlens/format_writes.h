@@ -26,15 +26,15 @@
 #include "memlens/rangeset.h"
 
 /* One "interval" line; @with_written adds the page ranges (--record). */
-void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sample *s,
+void ml_fmt_writes_interval(struct ml_jw *w, pid_t pid, const struct ml_profiler_sample *s,
 			    bool with_written);
 
-struct writes_summary {
+struct ml_writes_summary {
 	pid_t pid;
 	uint64_t intervals;
 	enum ml_stop why;
-	const struct attach_stats *attach; /* NULL: no "attach" object */
-	const struct profiler_sample *last; /* the last interval; NULL: none */
+	const struct ml_attach_stats *attach; /* NULL: no "attach" object */
+	const struct ml_profiler_sample *last; /* the last interval; NULL: none */
 	/* the interval asked for (0: no "interval_ms" &c.), the intervals it
 	 * would have given from the start to the stop, whether they were taken
 	 * (at least 95% of them), and the longest tick */
@@ -59,15 +59,15 @@ struct writes_summary {
 	"pages (a smaller K in --sample 1/K) or track every page (no --sample)"
 
 /* The "summary" line: the last interval's counts and hot regions. */
-void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum);
+void ml_fmt_writes_summary(struct ml_jw *w, const struct ml_writes_summary *sum);
 
 /* The "dirty" object of both lines (numbers as read: absent or null is 0). */
-struct writes_dirty_rec {
+struct ml_writes_dirty_rec {
 	double dirty_pages, dirty_bytes, rate_pps;
 	double cumulative_dirty_bytes, avg_dirty_rate, timestamp_ms;
 };
 
-struct writes_region_rec {
+struct ml_writes_region_rec {
 	uint64_t start, end;
 	char kind[16]; /* "" when absent */
 	char path[512]; /* the mapped file ("" when none or absent; cut at 511 bytes) */
@@ -79,25 +79,25 @@ struct writes_region_rec {
 };
 
 /* The "hot_ranges" object of both lines. */
-struct writes_hot_rec {
+struct ml_writes_hot_rec {
 	bool present; /* false: the line has none (written by an older memlens) */
-	struct hotrange_range *r;
+	struct ml_hotrange_range *r;
 	size_t n;
 	double unmerged, hot_bytes, merge_cost_bytes;
 };
 
-struct writes_interval_rec {
+struct ml_writes_interval_rec {
 	double pid, seq, t_ms, interval_s, total_vmas, tracked_vmas, hot_vmas, tick_us;
 	int64_t t_ms_int; /* t_ms when it is an integer */
 	bool t_ms_is_int;
-	struct writes_dirty_rec dirty;
-	struct writes_region_rec *regions;
+	struct ml_writes_dirty_rec dirty;
+	struct ml_writes_region_rec *regions;
 	size_t nregions;
-	struct range *written; /* [start, end) pairs, start <= end */
+	struct ml_range *written; /* [start, end) pairs, start <= end */
 	int64_t *written_pid; /* a tree's "written_pid": the process of each, or NULL */
 	size_t nwritten;
 	bool has_written;
-	struct writes_hot_rec hot;
+	struct ml_writes_hot_rec hot;
 };
 
 /*
@@ -107,33 +107,33 @@ struct writes_interval_rec {
  * present, an object with a "ranges" array. -EINVAL naming the
  * field, -ENOMEM. Free with ml_fmt_writes_interval_free() (also on error).
  */
-int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec *out,
+int ml_fmt_writes_interval_read(const struct ml_json *o, struct ml_writes_interval_rec *out,
 				struct ml_err *err);
-void ml_fmt_writes_interval_free(struct writes_interval_rec *r);
+void ml_fmt_writes_interval_free(struct ml_writes_interval_rec *r);
 
-struct writes_attach_rec {
+struct ml_writes_attach_rec {
 	double stopped_ms, threads_held, in_nonrestartable, restarted, syscalls;
 };
 
-struct writes_summary_rec {
+struct ml_writes_summary_rec {
 	double pid, intervals, total_vmas, tracked_vmas, hot_vmas;
 	enum ml_stop why;
 	char why_word[64]; /* "stopped_because" as written ("" when absent) */
 	bool has_attach;
-	struct writes_attach_rec attach;
-	struct writes_region_rec *regions; /* the hot ones */
+	struct ml_writes_attach_rec attach;
+	struct ml_writes_region_rec *regions; /* the hot ones */
 	size_t nregions;
-	struct writes_dirty_rec dirty;
-	struct writes_hot_rec hot;
+	struct ml_writes_dirty_rec dirty;
+	struct ml_writes_hot_rec hot;
 };
 
 /*
  * Read a writes "summary" object: every field optional; "regions", when
  * present, as in an interval. Free with ml_fmt_writes_summary_free().
  */
-int ml_fmt_writes_summary_read(const struct json *o, struct writes_summary_rec *out,
+int ml_fmt_writes_summary_read(const struct ml_json *o, struct ml_writes_summary_rec *out,
 			       struct ml_err *err);
-void ml_fmt_writes_summary_free(struct writes_summary_rec *r);
+void ml_fmt_writes_summary_free(struct ml_writes_summary_rec *r);
 
 #pragma GCC visibility pop
 

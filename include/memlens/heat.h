@@ -19,7 +19,7 @@
 #define HEAT_DEFAULT_THRESHOLD 0.3
 #define HEAT_DEFAULT_CONSECUTIVE 3
 
-struct heat_state {
+struct ml_heat_state {
 	uint64_t start, end;
 	double ratios[HEAT_WINDOW]; /* circular */
 	int head, count;
@@ -29,33 +29,33 @@ struct heat_state {
 	double ratio; /* last interval */
 };
 
-struct heat_sample {
+struct ml_heat_sample {
 	uint64_t start, end;
 	uint64_t dirty_pages;
 };
 
-struct heat {
+struct ml_heat {
 	double threshold;
 	int consecutive;
-	struct heat_state *s; /* sorted by start */
+	struct ml_heat_state *s; /* sorted by start */
 	size_t n, cap;
 };
 
 /* -EINVAL for a threshold outside (0, 1] or consecutive outside [1, HEAT_WINDOW]. */
-int ml_heat_init(struct heat *h, double threshold, int consecutive);
-void ml_heat_free(struct heat *h);
-void ml_heat_reset(struct heat *h);
+int ml_heat_init(struct ml_heat *h, double threshold, int consecutive);
+void ml_heat_free(struct ml_heat *h);
+void ml_heat_reset(struct ml_heat *h);
 
 /*
  * One interval: @samples (sorted by start) are every VMA tracked now.
  * States of VMAs not in @samples are dropped; new VMAs get fresh state.
  */
-int ml_heat_update(struct heat *h, const struct heat_sample *samples, size_t n);
+int ml_heat_update(struct ml_heat *h, const struct ml_heat_sample *samples, size_t n);
 
-const struct heat_state *ml_heat_find(const struct heat *h, uint64_t start);
-size_t ml_heat_hot_count(const struct heat *h);
+const struct ml_heat_state *ml_heat_find(const struct ml_heat *h, uint64_t start);
+size_t ml_heat_hot_count(const struct ml_heat *h);
 /* Mean of the ratios in the window. */
-double ml_heat_window_mean(const struct heat_state *s);
+double ml_heat_window_mean(const struct ml_heat_state *s);
 
 #pragma GCC visibility pop
 

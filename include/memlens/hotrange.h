@@ -64,21 +64,21 @@
 #define HOTRANGE_EXCLUDE_MAX 16384
 #define HOTRANGE_MAX_MAX 1000000
 
-struct hotrange_ext {
+struct ml_hotrange_ext {
 	uint64_t start, end;
 	uint32_t streak; /* written in this many intervals in a row, <= consecutive */
 	uint32_t idle; /* hot, unwritten for this many intervals, < cool */
 	bool hot;
 };
 
-struct hotrange {
+struct ml_hotrange {
 	int consecutive, cool;
 	size_t max_ranges;
-	struct hotrange_ext *e; /* sorted, disjoint */
+	struct ml_hotrange_ext *e; /* sorted, disjoint */
 	size_t n, cap;
-	struct range *vmas; /* the VMAs of the last update, sorted */
+	struct ml_range *vmas; /* the VMAs of the last update, sorted */
 	size_t nvmas, vmas_cap;
-	struct range *w; /* scratch: the written ranges, sorted and clipped */
+	struct ml_range *w; /* scratch: the written ranges, sorted and clipped */
 	size_t w_cap;
 	/*
 	 * Scratch kept from one update to the next (a fresh buffer of a few
@@ -86,21 +86,21 @@ struct hotrange {
 	 * written ranges before clipping, the old extents clipped, and the
 	 * extents being built (swapped with e).
 	 */
-	struct range *raw;
+	struct ml_range *raw;
 	size_t raw_cap;
-	struct hotrange_ext *clip, *spare;
+	struct ml_hotrange_ext *clip, *spare;
 	size_t clip_cap, spare_cap;
 };
 
 /* One reported range; pages counts the cold pages a merge took in too. */
-struct hotrange_range {
+struct ml_hotrange_range {
 	uint64_t start, end;
 	uint64_t hot_pages;
 	pid_t pid; /* the process (profiler samples); 0: not said */
 };
 
-struct hotrange_set {
-	struct hotrange_range *r; /* sorted by address */
+struct ml_hotrange_set {
+	struct ml_hotrange_range *r; /* sorted by address */
 	size_t n;
 	size_t unmerged; /* runs of hot pages before merging */
 	uint64_t hot_bytes; /* bytes of hot pages */
@@ -118,10 +118,10 @@ struct hotrange_set {
  * 1..HOTRANGE_MAX_INTERVALS; @max_ranges 0 (= HOTRANGE_DEFAULT_MAX) or
  * 1..HOTRANGE_MAX_MAX. -EINVAL otherwise.
  */
-int ml_hotrange_init(struct hotrange *h, int consecutive, int cool, size_t max_ranges);
-void ml_hotrange_free(struct hotrange *h);
+int ml_hotrange_init(struct ml_hotrange *h, int consecutive, int cool, size_t max_ranges);
+void ml_hotrange_free(struct ml_hotrange *h);
 /* Forget every page's state (profiling starts again). */
-void ml_hotrange_reset(struct hotrange *h);
+void ml_hotrange_reset(struct ml_hotrange *h);
 
 /*
  * One interval: @vmas are the VMAs tracked now (sorted, disjoint; -EINVAL
@@ -129,8 +129,8 @@ void ml_hotrange_reset(struct hotrange *h);
  * may overlap; widened to whole pages; parts outside @vmas are ignored).
  * -ENOMEM leaves the state as it was.
  */
-int ml_hotrange_update(struct hotrange *h, const struct range *vmas, size_t nvmas,
-		       const struct range *written, size_t nwritten);
+int ml_hotrange_update(struct ml_hotrange *h, const struct ml_range *vmas, size_t nvmas,
+		       const struct ml_range *written, size_t nwritten);
 
 /*
  * ml_hotrange_update() of a sampled interval: only the pages of @seen
@@ -139,15 +139,15 @@ int ml_hotrange_update(struct hotrange *h, const struct range *vmas, size_t nvma
  * neither written nor left unwritten as far as anyone knows). State outside
  * @vmas is dropped all the same.
  */
-int ml_hotrange_update_seen(struct hotrange *h, const struct range *vmas, size_t nvmas,
-			    const struct range *written, size_t nwritten, const struct range *seen,
-			    size_t nseen);
+int ml_hotrange_update_seen(struct ml_hotrange *h, const struct ml_range *vmas, size_t nvmas,
+			    const struct ml_range *written, size_t nwritten,
+			    const struct ml_range *seen, size_t nseen);
 
 /* The hot ranges now, within max_ranges. Free with ml_hotrange_set_free(). */
-int ml_hotrange_get(const struct hotrange *h, struct hotrange_set *out);
-void ml_hotrange_set_free(struct hotrange_set *s);
+int ml_hotrange_get(const struct ml_hotrange *h, struct ml_hotrange_set *out);
+void ml_hotrange_set_free(struct ml_hotrange_set *s);
 /* A copy of @src into @dst (which is overwritten). */
-int ml_hotrange_set_copy(struct hotrange_set *dst, const struct hotrange_set *src);
+int ml_hotrange_set_copy(struct ml_hotrange_set *dst, const struct ml_hotrange_set *src);
 
 #pragma GCC visibility pop
 

@@ -16,7 +16,7 @@
 
 #include "memlens/err.h"
 
-enum vma_kind {
+enum ml_vma_kind {
 	VMA_ANON = 0,
 	VMA_TEXT, /* main executable, executable or read-only image */
 	VMA_DATA, /* main executable, writable (.data) */
@@ -33,18 +33,18 @@ enum vma_kind {
 	VMA_KIND_COUNT
 };
 
-struct vma {
+struct ml_vma {
 	uint64_t start, end; /* [start, end) */
 	uint64_t offset;
 	uint64_t inode;
 	unsigned int dev_major, dev_minor;
 	char perms[5]; /* "rwxp" */
-	enum vma_kind kind;
+	enum ml_vma_kind kind;
 	uint32_t path_off; /* into vma_set.strings; see ml_vma_path() */
 };
 
-struct vma_set {
-	struct vma *v;
+struct ml_vma_set {
+	struct ml_vma *v;
 	size_t n, cap;
 	char *strings;
 	size_t str_len, str_cap;
@@ -56,7 +56,7 @@ struct vma_set {
  * memory map changed while the kernel printed it, the text must be read
  * again.
  */
-int ml_maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *err);
+int ml_maps_parse(const char *buf, size_t len, struct ml_vma_set *out, struct ml_err *err);
 
 /* How many times a maps file is read before its changing is an error. */
 #define MAPS_READ_TRIES 8
@@ -66,7 +66,7 @@ int ml_maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_er
  * a text that changed while it was read is read again (up to
  * MAPS_READ_TRIES reads, then -EAGAIN).
  */
-int ml_maps_read(pid_t pid, struct vma_set *out, struct ml_err *err);
+int ml_maps_read(pid_t pid, struct ml_vma_set *out, struct ml_err *err);
 
 /* The raw text of an open maps fd (re-read from offset 0; @buf grows as needed): its length or
  * -errno. */
@@ -79,11 +79,11 @@ ssize_t ml_maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err);
  * length of the text parsed (now in *@buf) or -errno: -EAGAIN when every
  * read saw the memory map change.
  */
-ssize_t ml_maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct vma_set *out,
+ssize_t ml_maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct ml_vma_set *out,
 			 struct ml_err *err);
 
 /* ml_maps_read_raw() and ml_maps_parse_fd(): 0 or -errno. */
-int ml_maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err);
+int ml_maps_read_fd(int fd, char **buf, size_t *bufsz, struct ml_vma_set *out, struct ml_err *err);
 
 /*
  * A PT_LOAD segment of an ELF file whose memory is longer than its file
@@ -112,10 +112,10 @@ struct ml_maps_hints {
  * is exactly where the loader maps it, and no larger: anything else is
  * anon, whatever it is next to. A pure function of its arguments.
  */
-void ml_maps_classify_hints(struct vma_set *set, const char *exe, const struct ml_maps_hints *h);
+void ml_maps_classify_hints(struct ml_vma_set *set, const char *exe, const struct ml_maps_hints *h);
 
 /* ml_maps_classify_hints() without hints: no anonymous VMA is taken for a .bss. */
-void ml_maps_classify(struct vma_set *set, const char *exe);
+void ml_maps_classify(struct ml_vma_set *set, const char *exe);
 
 /*
  * The ELF tails (see struct ml_elf_tail) of the open file @fd, at most @max,
@@ -139,34 +139,35 @@ void ml_kind_src_close(struct ml_kind_src *k);
  * A file that cannot be read, or a stat that cannot, only means fewer
  * hints: this never fails.
  */
-void ml_maps_classify_proc(struct ml_kind_src *k, struct vma_set *set, const char *exe);
+void ml_maps_classify_proc(struct ml_kind_src *k, struct ml_vma_set *set, const char *exe);
 
-const char *ml_vma_path(const struct vma_set *set, const struct vma *v);
-const char *ml_vma_kind_name(enum vma_kind k);
+const char *ml_vma_path(const struct ml_vma_set *set, const struct ml_vma *v);
+const char *ml_vma_kind_name(enum ml_vma_kind k);
 int ml_vma_kind_from_name(const char *name);
-static inline uint64_t vma_pages(const struct vma *v)
+static inline uint64_t vma_pages(const struct ml_vma *v)
 {
 	return (v->end - v->start) / 4096;
 }
 
 /* Writable, private and not a kernel-provided mapping: what the profiler tracks. */
-bool ml_vma_is_writable_private(const struct vma *v);
+bool ml_vma_is_writable_private(const struct ml_vma *v);
 /* Writable shared memory (shmem, memfd, SysV, shared anonymous: VMA_SHM, "rw-s"). */
-bool ml_vma_is_writable_shm(const struct vma *v);
+bool ml_vma_is_writable_shm(const struct ml_vma *v);
 
-void ml_vma_set_init(struct vma_set *s);
-void ml_vma_set_clear(struct vma_set *s);
-void ml_vma_set_free(struct vma_set *s);
+void ml_vma_set_init(struct ml_vma_set *s);
+void ml_vma_set_clear(struct ml_vma_set *s);
+void ml_vma_set_free(struct ml_vma_set *s);
 
 /*
  * Indices of VMAs of @cur that have no VMA with the
  * same [start, end) in @old. Returns the count written to @added (at most
  * @max). Both sets must be sorted by start, as maps files are.
  */
-size_t ml_vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added, size_t max);
+size_t ml_vma_diff(const struct ml_vma_set *old, const struct ml_vma_set *cur, size_t *added,
+		   size_t max);
 
 /* Index of the VMA containing @addr, or -1. */
-long ml_vma_find(const struct vma_set *s, uint64_t addr);
+long ml_vma_find(const struct ml_vma_set *s, uint64_t addr);
 
 #pragma GCC visibility pop
 

@@ -57,25 +57,25 @@
 #define MM_DEFAULT_HOT_INTERVALS 3
 #define MM_NPOLICIES 3
 
-struct mm_region {
+struct ml_mm_region {
 	uint64_t start, end;
 	bool hot;
 };
 
 /* One "interval" line of the trace. */
-struct mm_interval {
+struct ml_mm_interval {
 	int64_t t_ms; /* end of the interval, ms since profiling started */
-	struct mm_region *regions; /* tracked VMAs */
+	struct ml_mm_region *regions; /* tracked VMAs */
 	size_t nregions;
-	struct range *written; /* page ranges written in the interval */
+	struct ml_range *written; /* page ranges written in the interval */
 	size_t nwritten;
 };
 
 #define MM_TRACE_MAX_PROCS 255
 #define MM_TRACE_PID_SHIFT 56
 
-struct mm_trace {
-	struct mm_interval *iv; /* in t_ms order */
+struct ml_mm_trace {
+	struct ml_mm_interval *iv; /* in t_ms order */
 	size_t n, cap;
 	size_t skipped_lines; /* lines of another "type" (e.g. summary) */
 	size_t with_written; /* intervals that have a "written" array */
@@ -88,17 +88,17 @@ struct mm_trace {
 	size_t npids;
 };
 
-void ml_mm_trace_init(struct mm_trace *t);
-void ml_mm_trace_free(struct mm_trace *t);
+void ml_mm_trace_init(struct ml_mm_trace *t);
+void ml_mm_trace_free(struct ml_mm_trace *t);
 /*
  * Add one JSON Lines line of the trace. Objects with a "type" other than
  * "interval" are counted and skipped; blank lines are ignored. -EINVAL
  * with the reason for malformed lines.
  */
-int ml_mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct ml_err *err);
+int ml_mm_trace_add_line(struct ml_mm_trace *t, const char *line, size_t len, struct ml_err *err);
 
-struct mm_params {
-	size_t sz; /* sizeof(struct mm_params): memlens/opts.h */
+struct ml_mm_params {
+	size_t sz; /* sizeof(struct ml_mm_params): memlens/opts.h */
 	double bandwidth_mbps; /* MiB/s, > 0 */
 	double round_interval_s; /* > 0 */
 	int max_rounds; /* pre-dump rounds; 0: MM_DEFAULT_MAX_ROUNDS */
@@ -124,16 +124,16 @@ struct mm_params {
 	double restore_bandwidth_mbps;
 };
 
-enum mm_policy { MM_NONE, MM_HOT_VMA, MM_HOT_RANGE };
+enum ml_mm_policy { MM_NONE, MM_HOT_VMA, MM_HOT_RANGE };
 
-struct mm_round {
+struct ml_mm_round {
 	int round; /* from 1; the last one is the stop-and-copy */
 	uint64_t bytes;
 };
 
-struct mm_result {
-	enum mm_policy policy;
-	struct mm_round *rounds;
+struct ml_mm_result {
+	enum ml_mm_policy policy;
+	struct ml_mm_round *rounds;
 	size_t nrounds;
 	uint64_t total_bytes;
 	uint64_t final_round_bytes;
@@ -146,17 +146,17 @@ struct mm_result {
 	double postcopy_last_page_ms;
 };
 
-const char *ml_mm_policy_name(enum mm_policy p);
+const char *ml_mm_policy_name(enum ml_mm_policy p);
 
 /* Run the three policies; @out[i] is policy i. Free with ml_mm_results_free(). */
-int ml_mm_run(const struct mm_trace *t, const struct mm_params *p,
-	      struct mm_result out[MM_NPOLICIES], struct ml_err *err);
-void ml_mm_results_free(struct mm_result out[MM_NPOLICIES]);
+int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *p,
+	      struct ml_mm_result out[MM_NPOLICIES], struct ml_err *err);
+void ml_mm_results_free(struct ml_mm_result out[MM_NPOLICIES]);
 
 #define MM_PAGE_SIZE 4096 /* the page size a migrate record counts pages in */
 
 /* What ml_mm_calibrate() fitted, and from what. */
-struct mm_fit {
+struct ml_mm_fit {
 	double bandwidth_mbps; /* the dump's MiB/s */
 	double dump_fixed_s, restore_fixed_s;
 	double restore_bandwidth_mbps; /* 0: not fitted */
@@ -189,7 +189,7 @@ struct mm_fit {
  * (>= 0). -EINVAL with the reason when @m is not a record to fit from
  * (failed, no rounds, no time measured).
  */
-int ml_mm_calibrate(const struct migrate_rec *m, struct mm_fit *fit, struct ml_err *err);
+int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struct ml_err *err);
 
 #pragma GCC visibility pop
 

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Options structs of libmemlens's public API (struct profiler_opts,
+ * Options structs of libmemlens's public API (struct ml_profiler_opts,
  * snapshot_opts, mm_params, report_opts, criu_probe_opts, criu_run_opts,
  * criu_preflight_opts, and the tracers' in memlens/trace_*.h)
  * start with `size_t sz`: the size of the struct as the caller was compiled,
  * as libbpf's _opts. Declare one with ML_OPTS(), which sets it:
  *
- *	ML_OPTS(profiler_opts, o, .interval_ms = 100);
+ *	ML_OPTS(ml_profiler_opts, o, .interval_ms = 100);
  *	ml_profiler_open(&p, pid, &o, &err);
  *
  * A library newer than its caller reads the fields the caller did not know

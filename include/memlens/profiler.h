@@ -28,8 +28,8 @@
 
 #define PROFILER_DEFAULT_INTERVAL_MS 1000
 
-struct profiler_opts {
-	size_t sz; /* sizeof(struct profiler_opts): memlens/opts.h */
+struct ml_profiler_opts {
+	size_t sz; /* sizeof(struct ml_profiler_opts): memlens/opts.h */
 	unsigned int interval_ms; /* 0: default */
 	double hot_threshold; /* 0: default */
 	int hot_consecutive; /* 0: default */
@@ -68,9 +68,9 @@ struct profiler_opts {
 	unsigned int fault_ns;
 };
 
-struct profiler_region {
+struct ml_profiler_region {
 	uint64_t start, end;
-	enum vma_kind kind;
+	enum ml_vma_kind kind;
 	uint64_t total_pages;
 	uint64_t dirty_pages; /* this interval */
 	double written_ratio; /* this interval */
@@ -95,7 +95,7 @@ struct profiler_region {
 };
 
 /* How an interval was tracked. */
-struct profiler_sampling {
+struct ml_profiler_sampling {
 	bool on; /* sampling asked for (sample_k > 1 or max_overhead) */
 	unsigned int k; /* 1/k of the pages were write-protected (1: all) */
 	uint64_t faults; /* tracked write faults the target took (pages found written) */
@@ -112,7 +112,7 @@ struct profiler_sampling {
 };
 
 /* One process of a profiled tree (profiler_opts.tree). */
-struct profiler_proc {
+struct ml_profiler_proc {
 	pid_t pid, ppid;
 	char comm[16];
 	bool exited; /* gone: its numbers are those it had when it exited */
@@ -127,7 +127,7 @@ struct profiler_proc {
 };
 
 /* GetDirtyVolumeResponse. */
-struct profiler_dirty {
+struct ml_profiler_dirty {
 	int64_t dirty_pages; /* last interval */
 	int64_t dirty_bytes; /* last interval */
 	double dirty_rate_pages_per_sec; /* dirty_pages / interval seconds */
@@ -136,21 +136,21 @@ struct profiler_dirty {
 	int64_t timestamp_ms; /* wall clock, ms since the epoch */
 };
 
-struct profiler_sample {
+struct ml_profiler_sample {
 	uint64_t seq; /* interval number, from 1 */
 	int64_t t_ms; /* ms since profiling started */
 	double interval_s; /* measured length of this interval */
-	struct profiler_dirty dirty;
+	struct ml_profiler_dirty dirty;
 	int total_vmas; /* every VMA of the target */
 	int tracked_vmas; /* writable private VMAs registered */
 	int hot_vmas;
-	struct profiler_region *regions; /* tracked VMAs, by address */
+	struct ml_profiler_region *regions; /* tracked VMAs, by address */
 	size_t nregions;
-	struct range *written; /* with record_ranges: written page ranges */
+	struct ml_range *written; /* with record_ranges: written page ranges */
 	pid_t *written_pid; /* a tree's: the process of each written range */
 	size_t nwritten;
-	struct hotrange_set hot; /* the hot ranges inside the tracked VMAs */
-	struct profiler_sampling sampling;
+	struct ml_hotrange_set hot; /* the hot ranges inside the tracked VMAs */
+	struct ml_profiler_sampling sampling;
 	char *paths; /* the regions' paths, one after another */
 	uint64_t tick_ns; /* cost of this tick */
 	uint64_t scan_ns; /* of which PAGEMAP_SCAN */
@@ -169,45 +169,45 @@ struct profiler_sample {
 	 * tree were written.
 	 */
 	bool tree;
-	struct profiler_proc *procs;
+	struct ml_profiler_proc *procs;
 	size_t nprocs;
 	int64_t shared_dirty_pages;
 };
 
-struct profiler;
+struct ml_profiler;
 
 /* Called from the profiler thread after each interval. */
-typedef void (*profiler_tick_fn)(const struct profiler_sample *s, void *arg);
+typedef void (*profiler_tick_fn)(const struct ml_profiler_sample *s, void *arg);
 
 /* Inject, register every writable private VMA, write-protect baseline, verify. */
-int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *o,
+int ml_profiler_open(struct ml_profiler **out, pid_t pid, const struct ml_profiler_opts *o,
 		     struct ml_err *err);
 /* One interval, synchronously (no thread). -ESRCH: the target exited. */
-int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err);
+int ml_profiler_tick(struct ml_profiler *p, struct ml_profiler_sample *out, struct ml_err *err);
 /* Run ticks every interval_ms on a thread of its own. */
-int ml_profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err);
+int ml_profiler_start(struct ml_profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err);
 /* Stop the thread (idempotent). */
-void ml_profiler_stop(struct profiler *p);
+void ml_profiler_stop(struct ml_profiler *p);
 /* True while the thread runs; false after the target exited or a fatal error. */
-bool ml_profiler_running(struct profiler *p);
+bool ml_profiler_running(struct ml_profiler *p);
 /* The thread's fatal error, if it stopped by itself. */
-int ml_profiler_error(struct profiler *p, struct ml_err *err);
+int ml_profiler_error(struct ml_profiler *p, struct ml_err *err);
 /* Copy of the latest sample (caller frees with profiler_sample_free). */
-int ml_profiler_latest(struct profiler *p, struct profiler_sample *out);
+int ml_profiler_latest(struct ml_profiler *p, struct ml_profiler_sample *out);
 /* Unregister everything, close all fds. The target is left as it was. */
-void ml_profiler_close(struct profiler *p);
+void ml_profiler_close(struct ml_profiler *p);
 
 /* stop the loop, unregister every VMA, reset heat (before CRIU). */
-int ml_profiler_release(struct profiler *p, struct ml_err *err);
+int ml_profiler_release(struct ml_profiler *p, struct ml_err *err);
 /* re-read maps, register, baseline, reset counters, restart the loop if it ran. */
-int ml_profiler_reinit(struct profiler *p, struct ml_err *err);
+int ml_profiler_reinit(struct ml_profiler *p, struct ml_err *err);
 
-pid_t ml_profiler_pid(const struct profiler *p);
-const struct attach_stats *ml_profiler_attach_stats(const struct profiler *p);
-const struct profiler_opts *ml_profiler_options(const struct profiler *p);
+pid_t ml_profiler_pid(const struct ml_profiler *p);
+const struct ml_attach_stats *ml_profiler_attach_stats(const struct ml_profiler *p);
+const struct ml_profiler_opts *ml_profiler_options(const struct ml_profiler *p);
 
-void ml_profiler_sample_free(struct profiler_sample *s);
-int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src);
+void ml_profiler_sample_free(struct ml_profiler_sample *s);
+int ml_profiler_sample_copy(struct ml_profiler_sample *dst, const struct ml_profiler_sample *src);
 
 #pragma GCC visibility pop
 

@@ -10,36 +10,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct range {
+struct ml_range {
 	uint64_t start, end;
 };
 
-struct rangeset {
-	struct range *r;
+struct ml_rangeset {
+	struct ml_range *r;
 	size_t n, cap;
 };
 
-void ml_rangeset_init(struct rangeset *s);
-void ml_rangeset_free(struct rangeset *s);
-void ml_rangeset_clear(struct rangeset *s);
-int ml_rangeset_copy(struct rangeset *dst, const struct rangeset *src);
+void ml_rangeset_init(struct ml_rangeset *s);
+void ml_rangeset_free(struct ml_rangeset *s);
+void ml_rangeset_clear(struct ml_rangeset *s);
+int ml_rangeset_copy(struct ml_rangeset *dst, const struct ml_rangeset *src);
 /* Add [start, end); merges overlapping and adjacent ranges. -ENOMEM on failure. */
-int ml_rangeset_add(struct rangeset *s, uint64_t start, uint64_t end);
+int ml_rangeset_add(struct ml_rangeset *s, uint64_t start, uint64_t end);
 /* Remove [start, end) (may split a range). */
-int ml_rangeset_remove(struct rangeset *s, uint64_t start, uint64_t end);
+int ml_rangeset_remove(struct ml_rangeset *s, uint64_t start, uint64_t end);
 /* True when every address of [start, end) is in the set. */
-bool ml_rangeset_covers(const struct rangeset *s, uint64_t start, uint64_t end);
+bool ml_rangeset_covers(const struct ml_rangeset *s, uint64_t start, uint64_t end);
 /* True when some address of [start, end) is in the set. */
-bool ml_rangeset_intersects(const struct rangeset *s, uint64_t start, uint64_t end);
+bool ml_rangeset_intersects(const struct ml_rangeset *s, uint64_t start, uint64_t end);
 /* Bytes of [start, end) that are in the set. */
-uint64_t ml_rangeset_overlap(const struct rangeset *s, uint64_t start, uint64_t end);
+uint64_t ml_rangeset_overlap(const struct ml_rangeset *s, uint64_t start, uint64_t end);
 /*
  * Call @fn for each maximal sub-range of [start, end) NOT in the set.
  * Stops and returns @fn's value when it is non-zero.
  */
-int ml_rangeset_gaps(const struct rangeset *s, uint64_t start, uint64_t end,
+int ml_rangeset_gaps(const struct ml_rangeset *s, uint64_t start, uint64_t end,
 		     int (*fn)(uint64_t start, uint64_t end, void *arg), void *arg);
-uint64_t ml_rangeset_bytes(const struct rangeset *s);
+uint64_t ml_rangeset_bytes(const struct ml_rangeset *s);
 
 #pragma GCC visibility pop
 

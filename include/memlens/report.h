@@ -21,16 +21,16 @@
 #include "memlens/maps.h"
 
 /* A growable string. On allocation failure @oom is set and output dropped. */
-struct rbuf {
+struct ml_rbuf {
 	char *p;
 	size_t len, cap;
 	bool oom;
 };
 
-void ml_rb_printf(struct rbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void ml_rb_puts(struct rbuf *b, const char *s);
-void ml_rb_html(struct rbuf *b, const char *s); /* escaped for HTML text and attributes */
-void ml_rb_free(struct rbuf *b);
+void ml_rb_printf(struct ml_rbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ml_rb_puts(struct ml_rbuf *b, const char *s);
+void ml_rb_html(struct ml_rbuf *b, const char *s); /* escaped for HTML text and attributes */
+void ml_rb_free(struct ml_rbuf *b);
 
 /* Region kinds: those of maps.h, plus one for names it does not know. */
 #define REPORT_KIND_OTHER VMA_KIND_COUNT
@@ -40,7 +40,7 @@ const char *ml_report_kind_label(int k);
 const char *ml_report_kind_colour(int k); /* fixed: the same kind, the same colour */
 
 /* ---- memlens writes: "interval" and "summary" lines of one pid ---- */
-struct rep_interval {
+struct ml_rep_interval {
 	double t_ms, interval_s;
 	double dirty_pages, rate_pps;
 	double seq, wall_ms; /* "seq", "dirty"."timestamp_ms": identify the interval */
@@ -48,7 +48,7 @@ struct rep_interval {
 	bool has_ranges; /* its line carried "written" */
 };
 
-struct rep_vma {
+struct ml_rep_vma {
 	uint64_t start, end;
 	int kind;
 	char *path; /* the mapping's name ("path" of writes --json), or NULL */
@@ -56,14 +56,14 @@ struct rep_vma {
 	bool hot_ever;
 };
 
-struct rep_cell {
+struct ml_rep_cell {
 	uint32_t iv, vma;
 	float ratio;
 	bool hot;
 };
 
 /* A page range written in interval @iv ("written" of writes --record). */
-struct rep_range {
+struct ml_rep_range {
 	uint32_t iv;
 	uint64_t start, end;
 };
@@ -72,20 +72,20 @@ struct rep_range {
  * One run of memlens writes. Its --json and --record outputs are the same
  * intervals (same pid, seq and wall clock): read both, they make one run.
  */
-struct rep_writes {
+struct ml_rep_writes {
 	char *src;
 	char *also; /* the other file of the same run, if any */
 	long pid;
 	double page_size;
-	struct rep_interval *iv;
+	struct ml_rep_interval *iv;
 	size_t niv, civ;
-	struct rep_vma *vma;
+	struct ml_rep_vma *vma;
 	size_t nvma, cvma;
-	struct rep_cell *cell;
+	struct ml_rep_cell *cell;
 	size_t ncell, ccell;
 	uint32_t *hint; /* vma index of region #j in the previous interval */
 	size_t nhint;
-	struct rep_range *range;
+	struct ml_rep_range *range;
 	size_t nrange, crange;
 	bool have_ranges; /* some interval carried "written" */
 	bool have_summary;
@@ -95,25 +95,25 @@ struct rep_writes {
 };
 
 /* ---- memlens snapshot: "snapshot" lines of one pid ---- */
-struct rep_snap_point {
+struct ml_rep_snap_point {
 	double t_ms;
 	double resident[REPORT_KINDS]; /* pages */
 };
 
-struct rep_kind_use {
+struct ml_rep_kind_use {
 	/* pages, in the last snapshot: written since the previous cycle
 	 * ("written_pages", snapshot --writes), dirty page flag ("page_flags"
 	 * "dirty", snapshot --pages) */
 	double size, resident, swapped, written, dirty;
 };
 
-struct rep_snaps {
+struct ml_rep_snaps {
 	char *src;
 	long pid;
 	double page_size;
-	struct rep_snap_point *pt;
+	struct ml_rep_snap_point *pt;
 	size_t npt, cpt;
-	struct rep_kind_use last[REPORT_KINDS];
+	struct ml_rep_kind_use last[REPORT_KINDS];
 	bool have_written, have_dirty;
 	double cycle_us_max, cycle_us_sum;
 	char stopped_because[64]; /* from its "summary" line */
@@ -121,64 +121,64 @@ struct rep_snaps {
 };
 
 /* ---- memlens faults -i: its "faults_interval" lines ---- */
-struct rep_fault_point {
+struct ml_rep_fault_point {
 	double t_ms, minor, major; /* faults in the interval ending at t_ms */
 };
 
-struct rep_fault_series {
+struct ml_rep_fault_series {
 	char *src;
-	struct rep_fault_point *pt;
+	struct ml_rep_fault_point *pt;
 	size_t npt, cpt;
 };
 
 /* ---- memlens faults: the last "faults" line of a file ---- */
 #define REP_HIST_MAX 64
-struct rep_fault_row {
+struct ml_rep_fault_row {
 	char comm[32];
 	long pid; /* -1: none (system-wide rows are per command) */
 	double minor, major, retried; /* retried: NAN when not known */
 };
 
-struct rep_faults {
+struct ml_rep_faults {
 	char *src;
 	char mode[24]; /* the tracer's hooks, when it says */
-	struct rep_fault_row *rows;
+	struct ml_rep_fault_row *rows;
 	size_t nrows;
 	double minor[REP_HIST_MAX], major[REP_HIST_MAX];
 	size_t nminor, nmajor;
 };
 
 /* ---- memlens migrate-model: the last "migrate_model" line of a file ---- */
-struct rep_policy {
+struct ml_rep_policy {
 	char name[32];
 	double *rounds; /* bytes of round 1, 2, ... */
 	size_t nrounds;
 	double total_bytes, final_round_bytes, downtime_ms;
 };
 
-struct rep_migrate {
+struct ml_rep_migrate {
 	char *src;
 	double bandwidth_mbps, round_interval_s;
-	struct rep_policy *pol;
+	struct ml_rep_policy *pol;
 	size_t npol;
 };
 
 /* ---- memlens leaks: the "leaks" line of a file, and its "leaks_interval" lines ---- */
-struct rep_leak_stack {
+struct ml_rep_leak_stack {
 	double count, bytes;
 	char **frames; /* "function (object)", outermost first; offsets dropped */
 	size_t nframes;
 };
 
-struct rep_leak_size {
+struct ml_rep_leak_size {
 	double size, count, bytes;
 };
 
-struct rep_leak_point {
+struct ml_rep_leak_point {
 	double t_ms, outstanding, outstanding_bytes;
 };
 
-struct rep_leaks {
+struct ml_rep_leaks {
 	char *src;
 	long pid;
 	char allocator[128];
@@ -189,51 +189,51 @@ struct rep_leaks {
 	double sample_bytes, outstanding_bytes_stderr;
 	double no_stack, no_stack_bytes; /* outstanding blocks without a stack */
 	double stacks_kept; /* distinct stacks traced (by_stack holds the largest -T) */
-	struct rep_leak_size *sizes;
+	struct ml_rep_leak_size *sizes;
 	size_t nsizes;
-	struct rep_leak_stack *stacks;
+	struct ml_rep_leak_stack *stacks;
 	size_t nstacks;
-	struct rep_leak_point *pt; /* from "leaks_interval" */
+	struct ml_rep_leak_point *pt; /* from "leaks_interval" */
 	size_t npt, cpt;
 };
 
 /* ---- memlens slab: the "slab" line of a file and its "slab_interval" lines ---- */
-struct rep_slab_cache {
+struct ml_rep_slab_cache {
 	char name[64];
 	double allocs, frees, net, net_kb; /* of the "slab" line (or the intervals summed) */
 	bool in_final;
 };
 
 /* One cache's counts in one interval. */
-struct rep_slab_cell {
+struct ml_rep_slab_cell {
 	uint32_t iv, cache;
 	double allocs, frees;
 };
 
-struct rep_slab {
+struct ml_rep_slab {
 	char *src;
 	bool have_final;
 	double *iv_ms; /* end of each interval, ms since the start */
 	size_t niv, civ;
-	struct rep_slab_cache *cache;
+	struct ml_rep_slab_cache *cache;
 	size_t ncache, ccache;
-	struct rep_slab_cell *cell;
+	struct ml_rep_slab_cell *cell;
 	size_t ncell, ccell;
 	double unseen_allocs;
 	char kmalloc[16];
 };
 
 /* ---- memlens oom: "oom_kill" lines of a file (and its "oom_summary") ---- */
-struct rep_oom_kill {
+struct ml_rep_oom_kill {
 	double time_ms; /* wall clock, ms since the epoch */
 	long victim_pid, trigger_pid;
 	char victim_comm[32], trigger_comm[32], scope[16], cgroup[128];
 	double anon_rss_kb, file_rss_kb, shmem_rss_kb, total_vm_kb, limit_kb;
 };
 
-struct rep_oom {
+struct ml_rep_oom {
 	char *src;
-	struct rep_oom_kill *kill;
+	struct ml_rep_oom_kill *kill;
 	size_t nkill, ckill;
 	bool have_summary;
 	double kills, lost; /* of "oom_summary" */
@@ -241,22 +241,22 @@ struct rep_oom {
 	size_t niv, civ;
 };
 
-struct report {
-	struct rep_writes *w;
+struct ml_report {
+	struct ml_rep_writes *w;
 	size_t nw;
-	struct rep_snaps *s;
+	struct ml_rep_snaps *s;
 	size_t ns;
-	struct rep_faults *f;
+	struct ml_rep_faults *f;
 	size_t nf;
-	struct rep_migrate *m;
+	struct ml_rep_migrate *m;
 	size_t nm;
-	struct rep_fault_series *fs;
+	struct ml_rep_fault_series *fs;
 	size_t nfs;
-	struct rep_leaks *l;
+	struct ml_rep_leaks *l;
 	size_t nl;
-	struct rep_slab *sl;
+	struct ml_rep_slab *sl;
 	size_t nsl;
-	struct rep_oom *o;
+	struct ml_rep_oom *o;
 	size_t no;
 	size_t lines; /* JSON lines read */
 	bool skip_unknown; /* set before loading: skip lines of other types */
@@ -266,8 +266,8 @@ struct report {
 	size_t nsrcs;
 };
 
-void ml_report_init(struct report *r);
-void ml_report_free(struct report *r);
+void ml_report_init(struct ml_report *r);
+void ml_report_free(struct ml_report *r);
 
 /*
  * Read one JSON Lines file. Errors name the file and the line:
@@ -275,22 +275,22 @@ void ml_report_free(struct report *r);
  * a field missing or of the wrong type, a line longer than max_line, a
  * directory), -EIO (read error), -ENOMEM.
  */
-int ml_report_load_file(struct report *r, const char *path, struct ml_err *err);
+int ml_report_load_file(struct ml_report *r, const char *path, struct ml_err *err);
 /* The same from an open stream (stdin), called @name in messages. */
-int ml_report_load_stream(struct report *r, FILE *f, const char *name, struct ml_err *err);
+int ml_report_load_stream(struct ml_report *r, FILE *f, const char *name, struct ml_err *err);
 /* One line of @src (for the file reader and the tests). */
-int ml_report_load_line(struct report *r, const char *src, long lineno, const char *text,
+int ml_report_load_line(struct ml_report *r, const char *src, long lineno, const char *text,
 			size_t len, struct ml_err *err);
 
-struct report_opts {
-	size_t sz; /* sizeof(struct report_opts): memlens/opts.h */
+struct ml_report_opts {
+	size_t sz; /* sizeof(struct ml_report_opts): memlens/opts.h */
 	const char *title;
 	int max_cols; /* time columns/points per chart (downsampling); 0: 360 */
 	int max_rows; /* VMAs in a heat map; 0: 40 */
 };
 
 /* Append the whole HTML page to @out. -EINVAL if @r holds no data, -ENOMEM. */
-int ml_report_render(const struct report *r, const struct report_opts *o, struct rbuf *out,
+int ml_report_render(const struct ml_report *r, const struct ml_report_opts *o, struct ml_rbuf *out,
 		     struct ml_err *err);
 
 #pragma GCC visibility pop

@@ -61,41 +61,41 @@
 #define SAMPLE_INTERVAL_GROWTH_MAX 16
 
 /* The blocks of round @round with 1/@k of them sampled. */
-struct sample_sched {
+struct ml_sample_sched {
 	unsigned int k; /* 1: every page */
 	uint64_t round;
 };
 
 /* Is the block holding @addr sampled? */
-bool ml_sample_in(const struct sample_sched *s, uint64_t addr);
+bool ml_sample_in(const struct ml_sample_sched *s, uint64_t addr);
 /*
  * The first sampled piece of [@start, @end) at or after @start: a block,
  * clipped to the range, into *a and *b. False when there is none.
  */
-bool ml_sample_next(const struct sample_sched *s, uint64_t start, uint64_t end, uint64_t *a,
+bool ml_sample_next(const struct ml_sample_sched *s, uint64_t start, uint64_t end, uint64_t *a,
 		    uint64_t *b);
 
 /* What the sampled blocks of one VMA said. */
-struct sample_est {
+struct ml_sample_est {
 	uint64_t blocks; /* sampled blocks (pieces of blocks at the VMA's ends count as one) */
 	uint64_t pages; /* their pages */
 	uint64_t written; /* of which written */
 	double sum_d2, sum_dn, sum_n2; /* sums of d^2, d n, n^2 over the blocks */
 };
 
-void ml_sample_est_add(struct sample_est *e, uint64_t pages, uint64_t written);
+void ml_sample_est_add(struct ml_sample_est *e, uint64_t pages, uint64_t written);
 
-struct sample_result {
+struct ml_sample_result {
 	double ratio; /* estimated written ratio */
 	double stderr_; /* its standard error */
 	uint64_t written_pages; /* estimated written pages of the VMA (ratio * total, rounded) */
 };
 
 /* The estimate for a VMA of @total_pages; false when no block of it was sampled. */
-bool ml_sample_est_result(const struct sample_est *e, uint64_t total_pages,
-			  struct sample_result *out);
+bool ml_sample_est_result(const struct ml_sample_est *e, uint64_t total_pages,
+			  struct ml_sample_result *out);
 
-struct sample_policy {
+struct ml_sample_policy {
 	unsigned int k_min; /* the least k (--sample), >= 1 */
 	unsigned int k; /* in use now */
 	double max_cpu; /* bound on the share of one CPU; 0: k stays k_min */
@@ -104,16 +104,16 @@ struct sample_policy {
 };
 
 /* -EINVAL for k_min outside [1, SAMPLE_K_MAX] or a bound outside [0, 1]. */
-int ml_sample_policy_init(struct sample_policy *p, unsigned int k_min, double max_cpu,
+int ml_sample_policy_init(struct ml_sample_policy *p, unsigned int k_min, double max_cpu,
 			  uint64_t fault_ns, unsigned int interval_ms);
 /* The share of one CPU @faults tracked faults in @interval_s seconds cost. */
-double ml_sample_cost(const struct sample_policy *p, uint64_t faults, double interval_s);
+double ml_sample_cost(const struct ml_sample_policy *p, uint64_t faults, double interval_s);
 /*
  * After an interval with 1/p->k sampled: @faults tracked faults in
  * @interval_s seconds. Sets p->k and p->interval_ms for the next one;
  * returns the cost of this one (a share of one CPU).
  */
-double ml_sample_policy_step(struct sample_policy *p, uint64_t faults, double interval_s);
+double ml_sample_policy_step(struct ml_sample_policy *p, uint64_t faults, double interval_s);
 
 /*
  * What one tracked write fault costs on this machine, in ns of the writer's

@@ -27,7 +27,7 @@
 #include "memlens/maps.h"
 
 /* Page counts of one VMA, one region kind, or the whole process. */
-struct snap_counts {
+struct ml_snap_counts {
 	uint64_t size_pages;
 	uint64_t resident_pages; /* present, own page frame (the zero page excluded, as in Rss) */
 	uint64_t swapped_pages; /* as smaps' Swap: swap entries, and shmem pages in swap */
@@ -62,7 +62,7 @@ struct snap_counts {
 };
 
 /* /proc/PID/status, in kB; -1 when the kernel does not report it. */
-struct snap_mm {
+struct ml_snap_mm {
 	int64_t vm_size_kb;
 	int64_t vm_rss_kb;
 	int64_t rss_anon_kb;
@@ -89,20 +89,20 @@ enum {
 };
 
 /* How the page counts are collected. */
-enum snap_method {
+enum ml_snap_method {
 	SNAP_METHOD_AUTO, /* PAGEMAP_SCAN where the kernel has it, else READ */
 	SNAP_METHOD_SCAN, /* the PAGEMAP_SCAN ioctl (Linux 6.7+) */
 	SNAP_METHOD_READ, /* a read of every VMA's /proc/PID/pagemap entries */
 };
 
 /* "pagemap_scan", "pagemap_read" (or "auto"). */
-const char *ml_snap_method_name(enum snap_method m);
+const char *ml_snap_method_name(enum ml_snap_method m);
 
 /*
  * Whether a snapshot is verified exact and, if not, why: what went wrong
  * in the last of its attempts (see ml_snapshot_take()).
  */
-enum snap_check {
+enum ml_snap_check {
 	SNAP_CHECK_EXACT, /* the counts are the kernel's: exact */
 	SNAP_CHECK_MAPS_CHANGED, /* the memory map changed during the count */
 	SNAP_CHECK_RSS_CHANGED, /* the process's RSS changed during the count */
@@ -111,20 +111,20 @@ enum snap_check {
 };
 
 /* One sentence for a snap_check ("" for SNAP_CHECK_EXACT). */
-const char *ml_snap_check_text(enum snap_check c);
+const char *ml_snap_check_text(enum ml_snap_check c);
 
-struct snapshot {
+struct ml_snapshot {
 	pid_t pid;
 	uint64_t t_ns; /* CLOCK_MONOTONIC when the cycle started */
 	uint64_t cycle_ns; /* how long collecting it took */
 	unsigned int flags; /* SNAP_HAVE_*, SNAP_PFN_HIDDEN */
-	enum snap_method method; /* SCAN or READ: how this cycle was counted */
-	struct vma_set vmas; /* classified, sorted by start */
-	struct snap_counts *c; /* one per VMA, parallel to vmas.v */
+	enum ml_snap_method method; /* SCAN or READ: how this cycle was counted */
+	struct ml_vma_set vmas; /* classified, sorted by start */
+	struct ml_snap_counts *c; /* one per VMA, parallel to vmas.v */
 	size_t c_cap;
-	struct snap_counts totals;
-	struct snap_counts kinds[VMA_KIND_COUNT];
-	struct snap_mm mm;
+	struct ml_snap_counts totals;
+	struct ml_snap_counts kinds[VMA_KIND_COUNT];
+	struct ml_snap_mm mm;
 	uint64_t scan_ioctls; /* PAGEMAP_SCAN calls of this cycle */
 	unsigned int scan_threads; /* threads that walked the page tables */
 	unsigned int recounts; /* counts redone: the last one did not agree with the kernel */
@@ -135,7 +135,7 @@ struct snapshot {
 	 * false, and check says what went wrong in the last one.
 	 */
 	bool exact;
-	enum snap_check check;
+	enum ml_snap_check check;
 	int64_t rss_before_kb, rss_after_kb; /* of the attempt taken; -1: not reported */
 	uint64_t flag_reads; /* kpageflags/kpagecount preads of this cycle */
 	uint64_t smaps_ns; /* reading /proc/PID/smaps (ml_snapshot_add_smaps) */
@@ -145,20 +145,20 @@ struct snapshot {
 	uint64_t pagemap_reads; /* SNAP_METHOD_READ: pagemap + kpageflags preads of this cycle */
 };
 
-struct snapshot_opts {
-	size_t sz; /* sizeof(struct snapshot_opts): memlens/opts.h */
+struct ml_snapshot_opts {
+	size_t sz; /* sizeof(struct ml_snapshot_opts): memlens/opts.h */
 	bool pages; /* read kpageflags/kpagecount for present pages (needs root) */
 	/*
 	 * Threads walking the page tables: 0 = automatic (one per 256 MiB
 	 * mapped, at most half the CPUs we may run on and SNAPSHOT_MAX_THREADS).
 	 */
 	unsigned int threads;
-	enum snap_method method; /* AUTO (0), or one forced */
+	enum ml_snap_method method; /* AUTO (0), or one forced */
 };
 
 #define SNAPSHOT_MAX_THREADS 8
 
-struct snapshotter;
+struct ml_snapshotter;
 
 /*
  * Open the target's maps, pagemap and status files (kept open across
@@ -166,55 +166,55 @@ struct snapshotter;
  * -ENOTSUP: SNAP_METHOD_SCAN asked for and no PAGEMAP_SCAN (Linux < 6.7)
  * or, with pages, no kpageflags.
  */
-int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
+int ml_snapshot_open(struct ml_snapshotter **out, pid_t pid, const struct ml_snapshot_opts *o,
 		     struct ml_err *err);
-void ml_snapshot_close(struct snapshotter *s);
+void ml_snapshot_close(struct ml_snapshotter *s);
 
 /* One collection cycle into @out (reused: its buffers are kept). -ESRCH: the target exited. */
-int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err);
+int ml_snapshot_take(struct ml_snapshotter *s, struct ml_snapshot *out, struct ml_err *err);
 
-void ml_snapshot_init(struct snapshot *s);
-void ml_snapshot_free(struct snapshot *s);
+void ml_snapshot_init(struct ml_snapshot *s);
+void ml_snapshot_free(struct ml_snapshot *s);
 /* Deep copy; -ENOMEM. */
-int ml_snapshot_copy(struct snapshot *dst, const struct snapshot *src);
+int ml_snapshot_copy(struct ml_snapshot *dst, const struct ml_snapshot *src);
 
 /*
  * Add what /proc/PID/smaps says of each VMA of @s: PSS, USS, Dirty (see
- * struct snap_counts). The kernel computes them in one more walk of the
+ * struct ml_snap_counts). The kernel computes them in one more walk of the
  * page tables (with each page's map count): exact, and 30 to 60 ms for
  * 1 GiB resident in 4 KiB pages, where the count itself takes about 1 ms;
  * so it is asked for, not done by ml_snapshot_take(). Read after the
  * count: a VMA that came or went meanwhile is left out and counted in
  * smaps_unmatched. 0; -ESRCH when the process is gone; another -errno.
  */
-int ml_snapshot_add_smaps(struct snapshot *s, struct ml_err *err);
+int ml_snapshot_add_smaps(struct ml_snapshot *s, struct ml_err *err);
 
 /*
  * Record @pages written in the VMA starting at @start (from the write
  * profiler) and add them to the kind and total counts. -ENOENT when no
  * VMA of the snapshot starts there.
  */
-int ml_snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages);
+int ml_snapshot_set_written(struct ml_snapshot *s, uint64_t start, uint64_t pages);
 
 /* Signed changes of the page counts. */
-struct snap_dcounts {
+struct ml_snap_dcounts {
 	int64_t size_pages, resident_pages, swapped_pages, file_pages, huge_pages, zero_pages;
 };
 
-struct snapshot_diff {
+struct ml_snapshot_diff {
 	long *prev; /* per VMA of the newer snapshot: index in the older, or -1 (new) */
-	struct snap_dcounts *d; /* per VMA of the newer snapshot (a new VMA: its own counts) */
+	struct ml_snap_dcounts *d; /* per VMA of the newer snapshot (a new VMA: its own counts) */
 	size_t n, cap;
 	size_t added, removed; /* VMAs that appeared / disappeared (matched by start address) */
-	struct snap_dcounts totals;
+	struct ml_snap_dcounts totals;
 	int64_t dt_ns; /* time between the two cycles */
 };
 
-void ml_snapshot_diff_init(struct snapshot_diff *d);
-void ml_snapshot_diff_free(struct snapshot_diff *d);
+void ml_snapshot_diff_init(struct ml_snapshot_diff *d);
+void ml_snapshot_diff_free(struct ml_snapshot_diff *d);
 /* Compare @cur with @old (NULL: everything is new). -ENOMEM. */
-int ml_snapshot_diff(const struct snapshot *old, const struct snapshot *cur,
-		     struct snapshot_diff *out);
+int ml_snapshot_diff(const struct ml_snapshot *old, const struct ml_snapshot *cur,
+		     struct ml_snapshot_diff *out);
 
 /* 100 * part / whole, 0 when whole is 0. */
 double ml_snap_pct(uint64_t part, uint64_t whole);

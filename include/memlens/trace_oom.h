@@ -32,7 +32,7 @@ struct ml_oom_tracer;
  * One kill, from ml_oom_tracer_poll(). Not 0: the poll stops and returns
  * it (the kills not handed yet wait for the next one).
  */
-typedef int (*ml_oom_kill_fn)(void *arg, const struct oom_kill_rec *r);
+typedef int (*ml_oom_kill_fn)(void *arg, const struct ml_oom_kill_rec *r);
 
 struct ml_oom_tracer_opts {
 	size_t sz; /* memlens/opts.h: ML_OPTS() */

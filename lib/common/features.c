@@ -22,12 +22,12 @@
 #define PM_SOFT_DIRTY (1ULL << 55)
 #define CAP_SYS_PTRACE_BIT 19
 
-struct feature *ml_feature_add(struct feature_list *l, const char *group, const char *name,
-			       enum feature_state state, const char *used_by, const char *fix,
-			       const char *fmt, ...)
+struct ml_feature *ml_feature_add(struct ml_feature_list *l, const char *group, const char *name,
+				  enum ml_feature_state state, const char *used_by, const char *fix,
+				  const char *fmt, ...)
 {
 	size_t cap = sizeof(l->items) / sizeof(l->items[0]);
-	struct feature *f = &l->items[l->n < cap ? l->n++ : cap - 1];
+	struct ml_feature *f = &l->items[l->n < cap ? l->n++ : cap - 1];
 	va_list ap;
 
 	memset(f, 0, sizeof(*f));
@@ -58,7 +58,7 @@ static int read_line(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-static void probe_pagemap_scan(struct feature_list *l)
+static void probe_pagemap_scan(struct ml_feature_list *l)
 {
 	if (mli_pagescan_supported())
 		ml_feature_add(l, "memory", "pagemap_scan", FEATURE_OK,
@@ -74,10 +74,10 @@ static void probe_pagemap_scan(struct feature_list *l)
 			->core = true;
 }
 
-static void probe_uffd(struct feature_list *l)
+static void probe_uffd(struct ml_feature_list *l)
 {
 	uint64_t f = mli_uffd_kernel_features();
-	struct feature *it;
+	struct ml_feature *it;
 
 	if (!f)
 		it = ml_feature_add(l, "memory", "uffd_wp_async", FEATURE_MISSING,
@@ -101,7 +101,7 @@ static void probe_uffd(struct feature_list *l)
 }
 
 /* A page written just now reads soft-dirty in pagemap when the kernel tracks it. */
-static void probe_soft_dirty(struct feature_list *l)
+static void probe_soft_dirty(struct ml_feature_list *l)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	char *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -130,7 +130,7 @@ static void probe_soft_dirty(struct feature_list *l)
 			"CONFIG_MEM_SOFT_DIRTY is not set");
 }
 
-static void probe_kpageflags(struct feature_list *l)
+static void probe_kpageflags(struct ml_feature_list *l)
 {
 	int fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	int fd2 = open("/proc/kpagecount", O_RDONLY | O_CLOEXEC);
@@ -166,12 +166,12 @@ static bool have_cap(int bit)
 	return eff & (1ULL << bit);
 }
 
-static void probe_ptrace(struct feature_list *l)
+static void probe_ptrace(struct ml_feature_list *l)
 {
 	char buf[32];
 	int scope = 0;
 	bool cap = have_cap(CAP_SYS_PTRACE_BIT);
-	struct feature *it;
+	struct ml_feature *it;
 
 	if (!read_line("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)))
 		scope = atoi(buf);
@@ -193,7 +193,7 @@ static void probe_ptrace(struct feature_list *l)
 	it->core = true;
 }
 
-static void probe_pidfd_getfd(struct feature_list *l)
+static void probe_pidfd_getfd(struct ml_feature_list *l)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	int fd = pfd >= 0 ? (int)syscall(SYS_pidfd_getfd, pfd, pfd, 0) : -1;
@@ -214,7 +214,7 @@ static void probe_pidfd_getfd(struct feature_list *l)
 		close(pfd);
 }
 
-static void probe_pidns(struct feature_list *l)
+static void probe_pidns(struct ml_feature_list *l)
 {
 	struct stat st;
 
@@ -230,7 +230,7 @@ static void probe_pidns(struct feature_list *l)
 			       (unsigned long long)st.st_ino);
 }
 
-static void probe_thp(struct feature_list *l)
+static void probe_thp(struct ml_feature_list *l)
 {
 	char buf[128], *a, *b;
 
@@ -247,7 +247,7 @@ static void probe_thp(struct feature_list *l)
 		       "transparent huge pages: %s", a && b ? a + 1 : buf);
 }
 
-static void probe_swap(struct feature_list *l)
+static void probe_swap(struct ml_feature_list *l)
 {
 	FILE *f = fopen("/proc/swaps", "re");
 	char line[512];
@@ -266,7 +266,7 @@ static void probe_swap(struct feature_list *l)
 			       "no swap: swapped page counts are always 0");
 }
 
-void ml_features_probe_memory(struct feature_list *l)
+void ml_features_probe_memory(struct ml_feature_list *l)
 {
 	probe_pagemap_scan(l);
 	probe_uffd(l);

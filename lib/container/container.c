@@ -17,7 +17,7 @@ static void copy(char *dst, size_t n, const char *src)
 	snprintf(dst, n, "%s", src ? src : "");
 }
 
-static int parse(const char *json, size_t len, const char *what, struct json **j,
+static int parse(const char *json, size_t len, const char *what, struct ml_json **j,
 		 struct ml_err *err)
 {
 	int r = ml_json_parse(json, len, j, err);
@@ -27,7 +27,7 @@ static int parse(const char *json, size_t len, const char *what, struct json **j
 	return 0;
 }
 
-static int take_pid(const struct json *obj, const char *key, struct ml_container *c,
+static int take_pid(const struct ml_json *obj, const char *key, struct ml_container *c,
 		    struct ml_err *err)
 {
 	int64_t pid = 0;
@@ -41,7 +41,7 @@ static int take_pid(const struct json *obj, const char *key, struct ml_container
 	return 0;
 }
 
-static void fill_state(const struct json *j, struct ml_container *c)
+static void fill_state(const struct ml_json *j, struct ml_container *c)
 {
 	copy(c->id, sizeof(c->id), ml_json_get_str(j, "id"));
 	copy(c->status, sizeof(c->status), ml_json_get_str(j, "status"));
@@ -54,7 +54,7 @@ static void fill_state(const struct json *j, struct ml_container *c)
 int ml_container_parse_list(const char *json, size_t len, pid_t pid, struct ml_container *c,
 			    struct ml_err *err)
 {
-	struct json *j;
+	struct ml_json *j;
 	int r;
 
 	memset(c, 0, sizeof(*c));
@@ -67,7 +67,7 @@ int ml_container_parse_list(const char *json, size_t len, pid_t pid, struct ml_c
 	}
 	r = ml_err_set(err, ESRCH, "no container of the runtime's list has pid %d", (int)pid);
 	for (size_t i = 0; ml_json_type(j) == ML_JSON_ARRAY && i < ml_json_count(j); i++) {
-		const struct json *o = ml_json_at(j, i);
+		const struct ml_json *o = ml_json_at(j, i);
 		int64_t p = 0;
 
 		if (ml_json_type(o) != ML_JSON_OBJECT || ml_json_get_int(o, "pid", &p) ||
@@ -87,7 +87,7 @@ int ml_container_parse_list(const char *json, size_t len, pid_t pid, struct ml_c
 int ml_container_parse_state(const char *json, size_t len, struct ml_container *c,
 			     struct ml_err *err)
 {
-	struct json *j;
+	struct ml_json *j;
 	int r;
 
 	memset(c, 0, sizeof(*c));
@@ -107,8 +107,8 @@ int ml_container_parse_state(const char *json, size_t len, struct ml_container *
 int ml_container_parse_podman(const char *json, size_t len, struct ml_container *c,
 			      struct ml_err *err)
 {
-	const struct json *o, *st;
-	struct json *j;
+	const struct ml_json *o, *st;
+	struct ml_json *j;
 	const char *cfg, *rt;
 	char *slash;
 	int r;
@@ -147,9 +147,9 @@ int ml_container_parse_podman(const char *json, size_t len, struct ml_container 
 	return r;
 }
 
-static bool is_bind(const struct json *m)
+static bool is_bind(const struct ml_json *m)
 {
-	const struct json *opts = ml_json_get(m, "options");
+	const struct ml_json *opts = ml_json_get(m, "options");
 	const char *type = ml_json_get_str(m, "type");
 
 	if (type && !strcmp(type, "bind"))
@@ -166,8 +166,8 @@ static bool is_bind(const struct json *m)
 int ml_container_parse_config(const char *json, size_t len, struct ml_container *c,
 			      struct ml_err *err)
 {
-	const struct json *root, *mounts;
-	struct json *j;
+	const struct ml_json *root, *mounts;
+	struct ml_json *j;
 	int r;
 
 	r = parse(json, len, "the OCI configuration", &j, err);
@@ -189,7 +189,7 @@ int ml_container_parse_config(const char *json, size_t len, struct ml_container 
 	mounts = ml_json_get(j, "mounts");
 	c->nmounts = 0;
 	for (size_t i = 0; mounts && i < ml_json_count(mounts); i++) {
-		const struct json *m = ml_json_at(mounts, i);
+		const struct ml_json *m = ml_json_at(mounts, i);
 		const char *d = ml_json_get_str(m, "destination"),
 			   *s = ml_json_get_str(m, "source");
 

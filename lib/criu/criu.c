@@ -110,10 +110,11 @@ static const struct {
 	size_t off;
 } fork_opts[] = {
 	{ "--exclude-range=1000:2000", "--exclude-range",
-	  offsetof(struct criu_caps, exclude_range) },
-	{ "--exclude-file=/dev/null", "--exclude-file", offsetof(struct criu_caps, exclude_file) },
+	  offsetof(struct ml_criu_caps, exclude_range) },
+	{ "--exclude-file=/dev/null", "--exclude-file",
+	  offsetof(struct ml_criu_caps, exclude_file) },
 	{ "--no-parent-range=1000:2000", "--no-parent-range",
-	  offsetof(struct criu_caps, no_parent_range) },
+	  offsetof(struct ml_criu_caps, no_parent_range) },
 };
 #define NFORK_OPTS (sizeof(fork_opts) / sizeof(fork_opts[0]))
 
@@ -137,7 +138,7 @@ static int unrecognized(const char *out)
 }
 
 /* Version and the options CRIU accepts: one quick run, one more per unknown option. */
-static int probe_options(const char *path, struct criu_caps *c, unsigned int timeout_ms,
+static int probe_options(const char *path, struct ml_criu_caps *c, unsigned int timeout_ms,
 			 struct ml_err *err)
 {
 	bool tried[NFORK_OPTS] = { false };
@@ -185,7 +186,7 @@ static int probe_options(const char *path, struct criu_caps *c, unsigned int tim
  * `criu check --feature mem_dirty_track` (soft-dirty: what pre-dump needs).
  * Not `check --extra`: its many optional probes take minutes in a slow VM.
  */
-static int probe_check(const char *path, struct criu_caps *c, unsigned int timeout_ms,
+static int probe_check(const char *path, struct ml_criu_caps *c, unsigned int timeout_ms,
 		       struct ml_err *err)
 {
 	static const char *const check[] = { "check", NULL };
@@ -219,12 +220,12 @@ static int probe_check(const char *path, struct criu_caps *c, unsigned int timeo
 	return 0;
 }
 
-bool ml_criu_can_exclude(const struct criu_caps *c)
+bool ml_criu_can_exclude(const struct ml_criu_caps *c)
 {
 	return c && (c->exclude_range || c->exclude_file);
 }
 
-const char *ml_criu_granularity(const struct criu_caps *c)
+const char *ml_criu_granularity(const struct ml_criu_caps *c)
 {
 	if (!c) /* the caller passes every option: assume the fork's */
 		return "vma";
@@ -238,7 +239,7 @@ const char *ml_criu_granularity(const struct criu_caps *c)
  * ("--exclude-range [PID:]START:END"); the fork parses "1:1000:2000" as
  * 1-0x1000 without complaint, so acceptance cannot tell them apart.
  */
-static int probe_page_granular(const char *path, struct criu_caps *c, unsigned int timeout_ms,
+static int probe_page_granular(const char *path, struct ml_criu_caps *c, unsigned int timeout_ms,
 			       struct ml_err *err)
 {
 	static const char *const help[] = { "--help", NULL };
@@ -256,7 +257,7 @@ static int probe_page_granular(const char *path, struct criu_caps *c, unsigned i
 	return 0;
 }
 
-void ml_criu_caps_options(const struct criu_caps *c, char *buf, size_t len)
+void ml_criu_caps_options(const struct ml_criu_caps *c, char *buf, size_t len)
 {
 	size_t pos = 0;
 
@@ -269,16 +270,16 @@ void ml_criu_caps_options(const struct criu_caps *c, char *buf, size_t len)
 	}
 }
 
-int ml_criu_probe_opts(const char *path, struct criu_caps *c, const struct criu_probe_opts *opts,
-		       struct ml_err *err)
+int ml_criu_probe_opts(const char *path, struct ml_criu_caps *c,
+		       const struct ml_criu_probe_opts *opts, struct ml_err *err)
 {
-	struct criu_probe_opts ov;
-	const struct criu_probe_opts *o = &ov;
+	struct ml_criu_probe_opts ov;
+	const struct ml_criu_probe_opts *o = &ov;
 	unsigned int timeout_ms;
 	int ret;
 
 	memset(c, 0, sizeof(*c));
-	ret = ml_opts_load(&ov, sizeof(ov), opts, "criu_probe_opts", err);
+	ret = ml_opts_load(&ov, sizeof(ov), opts, "ml_criu_probe_opts", err);
 	if (ret)
 		return ret;
 	timeout_ms = o->timeout_ms ? o->timeout_ms : CRIU_PROBE_TIMEOUT_MS;
@@ -298,7 +299,7 @@ int ml_criu_probe_opts(const char *path, struct criu_caps *c, const struct criu_
 	return ret;
 }
 
-int ml_criu_probe(const char *path, struct criu_caps *c, struct ml_err *err)
+int ml_criu_probe(const char *path, struct ml_criu_caps *c, struct ml_err *err)
 {
 	return ml_criu_probe_opts(path, c, NULL, err);
 }

@@ -15,12 +15,12 @@
 
 #include "memlens/criu.h"
 
-void ml_criu_argv_init(struct criu_argv *a)
+void ml_criu_argv_init(struct ml_criu_argv *a)
 {
 	memset(a, 0, sizeof(*a));
 }
 
-void ml_criu_argv_free(struct criu_argv *a)
+void ml_criu_argv_free(struct ml_criu_argv *a)
 {
 	for (size_t i = 0; i < a->n; i++)
 		free(a->v[i]);
@@ -28,7 +28,7 @@ void ml_criu_argv_free(struct criu_argv *a)
 	memset(a, 0, sizeof(*a));
 }
 
-static int argv_push(struct criu_argv *a, char *s)
+static int argv_push(struct ml_criu_argv *a, char *s)
 {
 	char **v;
 
@@ -50,12 +50,12 @@ static int argv_push(struct criu_argv *a, char *s)
 	return 0;
 }
 
-int ml_criu_argv_add(struct criu_argv *a, const char *s)
+int ml_criu_argv_add(struct ml_criu_argv *a, const char *s)
 {
 	return argv_push(a, strdup(s));
 }
 
-int ml_criu_argv_addf(struct criu_argv *a, const char *fmt, ...)
+int ml_criu_argv_addf(struct ml_criu_argv *a, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -108,7 +108,7 @@ static size_t fmt_word(char *buf, size_t len, size_t pos, const char *s)
 	return pos;
 }
 
-void ml_criu_argv_format(const struct criu_argv *a, char *buf, size_t len)
+void ml_criu_argv_format(const struct ml_criu_argv *a, char *buf, size_t len)
 {
 	size_t pos = 0;
 
@@ -124,8 +124,8 @@ void ml_criu_argv_format(const struct criu_argv *a, char *buf, size_t len)
 	}
 }
 
-int ml_criu_transitions(const struct rangeset *prev, const struct rangeset *cur,
-			struct rangeset *no_parent)
+int ml_criu_transitions(const struct ml_rangeset *prev, const struct ml_rangeset *cur,
+			struct ml_rangeset *no_parent)
 {
 	int ret;
 
@@ -182,7 +182,7 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-static int write_ranges(int fd, pid_t pid, const struct rangeset *ranges)
+static int write_ranges(int fd, pid_t pid, const struct ml_rangeset *ranges)
 {
 	char line[80];
 	int ret, n;
@@ -203,7 +203,8 @@ static int write_ranges(int fd, pid_t pid, const struct rangeset *ranges)
 	return 0;
 }
 
-static int write_procs(int fd, const struct criu_proc_ranges *procs, size_t nprocs, bool with_pid)
+static int write_procs(int fd, const struct ml_criu_proc_ranges *procs, size_t nprocs,
+		       bool with_pid)
 {
 	int ret = 0;
 
@@ -212,15 +213,15 @@ static int write_procs(int fd, const struct criu_proc_ranges *procs, size_t npro
 	return ret;
 }
 
-int ml_criu_write_exclude_file(const char *dir, pid_t pid, const struct rangeset *ranges,
+int ml_criu_write_exclude_file(const char *dir, pid_t pid, const struct ml_rangeset *ranges,
 			       char *path, size_t len, struct ml_err *err)
 {
-	struct criu_proc_ranges one = { pid, ranges };
+	struct ml_criu_proc_ranges one = { pid, ranges };
 
 	return ml_criu_write_exclude_file_procs(dir, &one, 1, pid > 0, path, len, err);
 }
 
-int ml_criu_write_exclude_file_procs(const char *dir, const struct criu_proc_ranges *procs,
+int ml_criu_write_exclude_file_procs(const char *dir, const struct ml_criu_proc_ranges *procs,
 				     size_t nprocs, bool with_pid, char *path, size_t len,
 				     struct ml_err *err)
 {
@@ -257,7 +258,8 @@ out:
 	return ret;
 }
 
-static int add_ranges(struct criu_argv *a, const char *opt, pid_t pid, const struct rangeset *s)
+static int add_ranges(struct ml_criu_argv *a, const char *opt, pid_t pid,
+		      const struct ml_rangeset *s)
 {
 	int ret;
 
@@ -276,9 +278,9 @@ static int add_ranges(struct criu_argv *a, const char *opt, pid_t pid, const str
 	return 0;
 }
 
-static int add_exclude_file(struct criu_argv *a, const struct criu_proc_ranges *procs,
+static int add_exclude_file(struct ml_criu_argv *a, const struct ml_criu_proc_ranges *procs,
 			    size_t nprocs, bool with_pid, size_t nexcl, const char *private_dir,
-			    struct criu_exclude_report *rep, struct ml_err *err)
+			    struct ml_criu_exclude_report *rep, struct ml_err *err)
 {
 	int ret;
 
@@ -298,7 +300,7 @@ static int add_exclude_file(struct criu_argv *a, const struct criu_proc_ranges *
 	return ret;
 }
 
-static void note_skipped(struct criu_exclude_report *rep, const struct criu_caps *caps,
+static void note_skipped(struct ml_criu_exclude_report *rep, const struct ml_criu_caps *caps,
 			 size_t nexcl)
 {
 	rep->skipped = true;
@@ -310,7 +312,7 @@ static void note_skipped(struct criu_exclude_report *rep, const struct criu_caps
 }
 
 /* Where the exclude ranges go: 'r' inline, 'f' a file, 0 nowhere. */
-static char exclude_how(size_t n, const struct criu_caps *caps, const char *private_dir)
+static char exclude_how(size_t n, const struct ml_criu_caps *caps, const char *private_dir)
 {
 	bool can_range = !caps || caps->exclude_range;
 	bool can_file = (!caps || caps->exclude_file) && private_dir;
@@ -322,9 +324,9 @@ static char exclude_how(size_t n, const struct criu_caps *caps, const char *priv
 	return can_file ? 'f' : 0;
 }
 
-static size_t note_add(struct criu_exclude_report *rep, size_t pos, const char *fmt, ...)
+static size_t note_add(struct ml_criu_exclude_report *rep, size_t pos, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-static size_t note_add(struct criu_exclude_report *rep, size_t pos, const char *fmt, ...)
+static size_t note_add(struct ml_criu_exclude_report *rep, size_t pos, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -337,7 +339,7 @@ static size_t note_add(struct criu_exclude_report *rep, size_t pos, const char *
 	return n > 0 ? pos + (size_t)n : pos;
 }
 
-static void note_applied(struct criu_exclude_report *rep, size_t pos, char how, size_t nexcl,
+static void note_applied(struct ml_criu_exclude_report *rep, size_t pos, char how, size_t nexcl,
 			 uint64_t bytes)
 {
 	if (nexcl)
@@ -359,28 +361,29 @@ static void note_applied(struct criu_exclude_report *rep, size_t pos, char how, 
 			 pos ? "; " : "", rep->nno_parent_missing);
 }
 
-int ml_criu_exclude_args(struct criu_argv *a, pid_t pid, const struct rangeset *exclude,
-			 const struct rangeset *parent_excluded, const struct criu_caps *caps,
-			 const char *private_dir, struct criu_exclude_report *rep,
+int ml_criu_exclude_args(struct ml_criu_argv *a, pid_t pid, const struct ml_rangeset *exclude,
+			 const struct ml_rangeset *parent_excluded, const struct ml_criu_caps *caps,
+			 const char *private_dir, struct ml_criu_exclude_report *rep,
 			 struct ml_err *err)
 {
-	struct criu_proc_ranges one = { pid, exclude };
+	struct ml_criu_proc_ranges one = { pid, exclude };
 
 	return ml_criu_exclude_args_procs(a, pid, exclude ? &one : NULL, exclude ? 1 : 0,
 					  parent_excluded, caps, private_dir, rep, err);
 }
 
-int ml_criu_exclude_args_procs(struct criu_argv *a, pid_t pid, const struct criu_proc_ranges *procs,
-			       size_t nprocs, const struct rangeset *parent_excluded,
-			       const struct criu_caps *caps, const char *private_dir,
-			       struct criu_exclude_report *rep, struct ml_err *err)
+int ml_criu_exclude_args_procs(struct ml_criu_argv *a, pid_t pid,
+			       const struct ml_criu_proc_ranges *procs, size_t nprocs,
+			       const struct ml_rangeset *parent_excluded,
+			       const struct ml_criu_caps *caps, const char *private_dir,
+			       struct ml_criu_exclude_report *rep, struct ml_err *err)
 {
-	const struct rangeset *exclude = NULL; /* @pid's own */
+	const struct ml_rangeset *exclude = NULL; /* @pid's own */
 	size_t nexcl = 0;
 	uint64_t bytes = 0;
 	char how;
 	bool with_pid = caps && caps->page_granular;
-	struct rangeset np;
+	struct ml_rangeset np;
 	int ret = 0;
 
 	for (size_t i = 0; i < nprocs; i++) {

@@ -57,7 +57,7 @@ static bool flag(const char *text, const char *name)
 	return strstr(text, want) != NULL;
 }
 
-int mli_criu_cache_load(const char *dir, const char *path, struct criu_caps *c)
+int mli_criu_cache_load(const char *dir, const char *path, struct ml_criu_caps *c)
 {
 	char key[1024], file[4096], buf[2048];
 	const char *v;
@@ -101,7 +101,7 @@ int mli_criu_cache_load(const char *dir, const char *path, struct criu_caps *c)
 	return 0;
 }
 
-int mli_criu_cache_store(const char *dir, const struct criu_caps *c)
+int mli_criu_cache_store(const char *dir, const struct ml_criu_caps *c)
 {
 	char key[1024], file[4096], tmp[4200];
 	struct stat st;

@@ -10,8 +10,8 @@
  * kernel: 0, or -ENOENT (none), -ESTALE (another binary or kernel), -EPERM
  * (not the caller's, or writable by others: ignored), -errno.
  */
-int mli_criu_cache_load(const char *dir, const char *path, struct criu_caps *c);
+int mli_criu_cache_load(const char *dir, const char *path, struct ml_criu_caps *c);
 /* Keep @c in @dir (created 0700) when it passed; 0 or -errno. */
-int mli_criu_cache_store(const char *dir, const struct criu_caps *c);
+int mli_criu_cache_store(const char *dir, const struct ml_criu_caps *c);
 
 #endif

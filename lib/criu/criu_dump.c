@@ -85,7 +85,7 @@ uint64_t ml_criu_dir_bytes(const char *dir, const char *prefix)
 	return sum;
 }
 
-void mli_criu_result_init(struct criu_result *res)
+void mli_criu_result_init(struct ml_criu_result *res)
 {
 	memset(res, 0, sizeof(*res));
 	res->exit_status = -1;
@@ -115,7 +115,7 @@ static char *read_log(const char *path)
 }
 
 /* CRIU failed: its last error lines, and what to do about a refusal memlens knows. */
-static void read_failure(const char *output, struct criu_result *res)
+static void read_failure(const char *output, struct ml_criu_result *res)
 {
 	char *log = read_log(res->log_path);
 
@@ -138,8 +138,8 @@ static size_t len_trimmed(const char *s, char c)
 	return n ? n : strlen(s);
 }
 
-int mli_criu_exec_report(struct criu_exec *x, const struct criu_run_opts *o, const char *what,
-			 struct criu_result *res, struct ml_err *err)
+int mli_criu_exec_report(struct criu_exec *x, const struct ml_criu_run_opts *o, const char *what,
+			 struct ml_criu_result *res, struct ml_err *err)
 {
 	unsigned int tmo = x->timeout_ms	? x->timeout_ms
 			   : o && o->timeout_ms ? o->timeout_ms
@@ -175,8 +175,8 @@ int mli_criu_exec_report(struct criu_exec *x, const struct criu_run_opts *o, con
  * Run argv; fill @res; turn CRIU's failure into an error with a sentence.
  * @what: "dump", "restore"...
  */
-static int run_and_report(struct criu_argv *a, const struct criu_run_opts *o, const char *what,
-			  struct criu_result *res, struct ml_err *err)
+static int run_and_report(struct ml_criu_argv *a, const struct ml_criu_run_opts *o,
+			  const char *what, struct ml_criu_result *res, struct ml_err *err)
 {
 	struct criu_exec x = { .argv = a->v, .o = o };
 	int ret;
@@ -204,7 +204,7 @@ static char task_state(pid_t pid)
  * CRIU was killed mid-dump: a task it left stopped is resumed, and a hang
  * on the parasite's breakpoint is named as such.
  */
-static int after_timeout(const struct criu_dump_req *r, const struct criu_result *res,
+static int after_timeout(const struct ml_criu_dump_req *r, const struct ml_criu_result *res,
 			 struct ml_err *err)
 {
 	bool resumed = false;
@@ -258,7 +258,7 @@ int ml_criu_dump_target_check(pid_t pid, struct ml_err *err)
 	return ret ? ret : session_visible(pid, err);
 }
 
-static int pre_dump_supported(const struct criu_caps *caps, struct ml_err *err)
+static int pre_dump_supported(const struct ml_criu_caps *caps, struct ml_err *err)
 {
 	if (caps->mem_dirty_track)
 		return 0;
@@ -270,7 +270,7 @@ static int pre_dump_supported(const struct criu_caps *caps, struct ml_err *err)
 			  caps->path);
 }
 
-int ml_criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_req *r,
+int ml_criu_dump_precheck(const struct ml_criu_caps *caps, const struct ml_criu_dump_req *r,
 			  struct ml_err *err)
 {
 	int ret = target_alive(r->pid, err);
@@ -288,8 +288,8 @@ int ml_criu_dump_precheck(const struct criu_caps *caps, const struct criu_dump_r
 	return ret;
 }
 
-static int add_common(struct criu_argv *a, const struct criu_caps *caps, const char *cmd,
-		      const char *dir, const char *log, const struct criu_run_opts *o)
+static int add_common(struct ml_criu_argv *a, const struct ml_criu_caps *caps, const char *cmd,
+		      const char *dir, const char *log, const struct ml_criu_run_opts *o)
 {
 	int ret = ml_criu_argv_add(a, caps->path);
 
@@ -304,7 +304,7 @@ static int add_common(struct criu_argv *a, const struct criu_caps *caps, const c
 	return ret;
 }
 
-static int criu_add_extra(struct criu_argv *a, const char *const *extra)
+static int criu_add_extra(struct ml_criu_argv *a, const char *const *extra)
 {
 	int ret = 0;
 
@@ -313,8 +313,8 @@ static int criu_add_extra(struct criu_argv *a, const char *const *extra)
 	return ret;
 }
 
-static int add_dump_opts(struct criu_argv *a, const struct criu_caps *caps,
-			 const struct criu_dump_req *r, const char *dir, bool use_parent)
+static int add_dump_opts(struct ml_criu_argv *a, const struct ml_criu_caps *caps,
+			 const struct ml_criu_dump_req *r, const char *dir, bool use_parent)
 {
 	char abs[PATH_MAX], rel[PATH_MAX];
 	int ret;
@@ -356,7 +356,8 @@ static int add_dump_opts(struct criu_argv *a, const struct criu_caps *caps,
 }
 
 /* What the parent images left out, plus the caller's own no-parent ranges. */
-static int parent_excluded(const struct criu_dump_req *r, struct rangeset *out, struct ml_err *err)
+static int parent_excluded(const struct ml_criu_dump_req *r, struct ml_rangeset *out,
+			   struct ml_err *err)
 {
 	int found, ret;
 
@@ -373,7 +374,7 @@ static int parent_excluded(const struct criu_dump_req *r, struct rangeset *out, 
 }
 
 /* Hot ranges known but not excluded (exclusion off, or a dump): say so. */
-static void note_not_excluded(struct criu_exclude_report *x, const struct criu_dump_req *r)
+static void note_not_excluded(struct ml_criu_exclude_report *x, const struct ml_criu_dump_req *r)
 {
 	size_t pos;
 
@@ -390,11 +391,11 @@ static void note_not_excluded(struct criu_exclude_report *x, const struct criu_d
  * The exclusion arguments into @ex; the exclude file goes into a private
  * temporary directory, removed afterwards.
  */
-static int add_exclusion(struct criu_argv *ex, const struct criu_caps *caps,
-			 const struct criu_dump_req *r, const struct rangeset *pexcl, char *tmpdir,
-			 struct criu_result *res, struct ml_err *err)
+static int add_exclusion(struct ml_criu_argv *ex, const struct ml_criu_caps *caps,
+			 const struct ml_criu_dump_req *r, const struct ml_rangeset *pexcl,
+			 char *tmpdir, struct ml_criu_result *res, struct ml_err *err)
 {
-	const struct rangeset *excl = r->pre_dump && !r->no_exclude ? r->exclude : NULL;
+	const struct ml_rangeset *excl = r->pre_dump && !r->no_exclude ? r->exclude : NULL;
 	const char *base = getenv("TMPDIR");
 	size_t n = excl ? excl->n : 0;
 	int ret;
@@ -425,7 +426,7 @@ static int add_exclusion(struct criu_argv *ex, const struct criu_caps *caps,
 	return 0;
 }
 
-static void remove_tmpdir(const char *tmpdir, const struct criu_result *res)
+static void remove_tmpdir(const char *tmpdir, const struct ml_criu_result *res)
 {
 	if (!tmpdir[0])
 		return;
@@ -434,13 +435,13 @@ static void remove_tmpdir(const char *tmpdir, const struct criu_result *res)
 	rmdir(tmpdir);
 }
 
-static int build_dump(struct criu_argv *a, const struct criu_caps *caps,
-		      const struct criu_dump_req *r, const struct criu_run_opts *o, const char *dir,
-		      char *tmpdir, struct criu_result *res, struct ml_err *err)
+static int build_dump(struct ml_criu_argv *a, const struct ml_criu_caps *caps,
+		      const struct ml_criu_dump_req *r, const struct ml_criu_run_opts *o,
+		      const char *dir, char *tmpdir, struct ml_criu_result *res, struct ml_err *err)
 {
 	const char *cmd = r->pre_dump ? "pre-dump" : "dump";
-	struct criu_argv ex;
-	struct rangeset pexcl;
+	struct ml_criu_argv ex;
+	struct ml_rangeset pexcl;
 	char log[32];
 	int ret;
 
@@ -489,8 +490,8 @@ static void remove_records(const char *dir)
 }
 
 /* After a successful (pre-)dump: what it left out, for the next one. */
-static int write_record(const char *dir, const struct criu_dump_req *r,
-			const struct criu_result *res, struct ml_err *err)
+static int write_record(const char *dir, const struct ml_criu_dump_req *r,
+			const struct ml_criu_result *res, struct ml_err *err)
 {
 	bool left_out = r->pre_dump && res->exclude.nexclude && r->exclude;
 	int ret = ml_criu_record_write(dir, left_out ? r->exclude : NULL, err);
@@ -505,9 +506,10 @@ static int write_record(const char *dir, const struct criu_dump_req *r,
  * What the dump wrote: the images here, and the pages (private and
  * shared) it sent to a page server, by CRIU's own count.
  */
-static void read_stats(const char *dir, const struct criu_dump_req *r, struct criu_result *res)
+static void read_stats(const char *dir, const struct ml_criu_dump_req *r,
+		       struct ml_criu_result *res)
 {
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	struct ml_err e;
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -525,9 +527,9 @@ static void read_stats(const char *dir, const struct criu_dump_req *r, struct cr
 			(uint64_t)(s.shpages_written > 0 ? s.shpages_written : 0) * (uint64_t)page;
 }
 
-int mli_criu_dump_prepare(const struct criu_caps *caps, const struct criu_dump_req *r,
-			  const struct criu_run_opts *o, struct criu_argv *a, char *tmpdir,
-			  struct criu_result *res, struct ml_err *err)
+int mli_criu_dump_prepare(const struct ml_criu_caps *caps, const struct ml_criu_dump_req *r,
+			  const struct ml_criu_run_opts *o, struct ml_criu_argv *a, char *tmpdir,
+			  struct ml_criu_result *res, struct ml_err *err)
 {
 	char dir[PATH_MAX];
 	int ret;
@@ -546,8 +548,8 @@ int mli_criu_dump_prepare(const struct criu_caps *caps, const struct criu_dump_r
 	return 0;
 }
 
-int mli_criu_dump_finish(const struct criu_dump_req *r, int ret, char *tmpdir,
-			 struct criu_result *res, struct ml_err *err)
+int mli_criu_dump_finish(const struct ml_criu_dump_req *r, int ret, char *tmpdir,
+			 struct ml_criu_result *res, struct ml_err *err)
 {
 	if (!ret)
 		ret = write_record(r->images_dir, r, res, err);
@@ -561,16 +563,16 @@ int mli_criu_dump_finish(const struct criu_dump_req *r, int ret, char *tmpdir,
 	return ret;
 }
 
-int ml_criu_dump(const struct criu_caps *caps, const struct criu_dump_req *r,
-		 const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
+int ml_criu_dump(const struct ml_criu_caps *caps, const struct ml_criu_dump_req *r,
+		 const struct ml_criu_run_opts *o, struct ml_criu_result *res, struct ml_err *err)
 {
 	char tmpdir[PATH_MAX] = "";
-	struct criu_run_opts ro;
-	struct criu_argv a;
+	struct ml_criu_run_opts ro;
+	struct ml_criu_argv a;
 	int ret;
 
 	mli_criu_result_init(res);
-	ret = ml_opts_load(&ro, sizeof(ro), o, "criu_run_opts", err);
+	ret = ml_opts_load(&ro, sizeof(ro), o, "ml_criu_run_opts", err);
 	if (ret)
 		return ret;
 	if (r->timeout_ms) /* this request's own limit */
@@ -609,10 +611,10 @@ int mli_criu_read_pidfile(const char *path, pid_t *pid)
  * server): ACTION in the images directory DIR (resolved), its log
  * DIR/ACTION.log and its pidfile DIR/ACTION.pid, both removed first (CRIU
  * refuses a pidfile that exists), then DETACH and --pidfile. */
-int mli_criu_detached_args(struct criu_argv *a, const struct criu_caps *caps, const char *action,
-			   const char *detach, const char *images_dir,
-			   const struct criu_run_opts *o, char *dir, char *pidfile,
-			   size_t pidfile_len, struct criu_result *res, struct ml_err *err)
+int mli_criu_detached_args(struct ml_criu_argv *a, const struct ml_criu_caps *caps,
+			   const char *action, const char *detach, const char *images_dir,
+			   const struct ml_criu_run_opts *o, char *dir, char *pidfile,
+			   size_t pidfile_len, struct ml_criu_result *res, struct ml_err *err)
 {
 	char log[64];
 	int ret = prepare_dir(images_dir, dir, PATH_MAX, err);
@@ -632,16 +634,17 @@ int mli_criu_detached_args(struct criu_argv *a, const struct criu_caps *caps, co
 	return ret ? ml_err_set(err, ENOMEM, "out of memory") : 0;
 }
 
-int ml_criu_restore(const struct criu_caps *caps, const struct criu_restore_req *r,
-		    const struct criu_run_opts *o, struct criu_result *res, struct ml_err *err)
+int ml_criu_restore(const struct ml_criu_caps *caps, const struct ml_criu_restore_req *r,
+		    const struct ml_criu_run_opts *o, struct ml_criu_result *res,
+		    struct ml_err *err)
 {
 	char dir[PATH_MAX], pidfile[PATH_MAX + 16];
-	struct criu_run_opts ov;
-	struct criu_argv a;
+	struct ml_criu_run_opts ov;
+	struct ml_criu_argv a;
 	int ret;
 
 	mli_criu_result_init(res);
-	ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
+	ret = ml_opts_load(&ov, sizeof(ov), o, "ml_criu_run_opts", err);
 	if (ret)
 		return ret;
 	o = &ov;
@@ -671,18 +674,19 @@ out:
 	return ret;
 }
 
-int ml_criu_page_server_start(const struct criu_caps *caps, const struct criu_page_server_req *r,
-			      const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
-			      struct ml_err *err)
+int ml_criu_page_server_start(const struct ml_criu_caps *caps,
+			      const struct ml_criu_page_server_req *r,
+			      const struct ml_criu_run_opts *o, pid_t *pid,
+			      struct ml_criu_result *res, struct ml_err *err)
 {
 	char dir[PATH_MAX], pidfile[PATH_MAX + 24], abs[PATH_MAX], rel[PATH_MAX];
-	struct criu_run_opts ov;
-	struct criu_argv a;
+	struct ml_criu_run_opts ov;
+	struct ml_criu_argv a;
 	int ret;
 
 	mli_criu_result_init(res);
 	*pid = 0;
-	ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
+	ret = ml_opts_load(&ov, sizeof(ov), o, "ml_criu_run_opts", err);
 	if (ret)
 		return ret;
 	o = &ov;

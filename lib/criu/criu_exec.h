@@ -12,7 +12,7 @@
 
 struct criu_exec {
 	char *const *argv; /* argv[0] is the CRIU binary */
-	const struct criu_run_opts *o; /* NULL: defaults */
+	const struct ml_criu_run_opts *o; /* NULL: defaults */
 	unsigned int timeout_ms; /* overrides o->timeout_ms when non-zero */
 	/* results */
 	int status; /* exit status; -1 when killed by a signal */

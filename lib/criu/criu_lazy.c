@@ -21,10 +21,10 @@
 #include "memlens/clock.h"
 #include "memlens/criu.h"
 
-struct criu_lazy_dump {
-	struct criu_dump_req req;
-	struct criu_run_opts o;
-	struct criu_argv a;
+struct ml_criu_lazy_dump {
+	struct ml_criu_dump_req req;
+	struct ml_criu_run_opts o;
+	struct ml_criu_argv a;
 	struct criu_exec x;
 	struct criu_child c;
 	char tmpdir[PATH_MAX];
@@ -32,15 +32,15 @@ struct criu_lazy_dump {
 	bool collected;
 };
 
-int ml_criu_check_feature(const struct criu_caps *caps, const char *feature,
-			  const struct criu_run_opts *o, struct ml_err *err)
+int ml_criu_check_feature(const struct ml_criu_caps *caps, const char *feature,
+			  const struct ml_criu_run_opts *o, struct ml_err *err)
 {
 	char *argv[] = { (char *)caps->path, (char *)"check", (char *)"--feature", (char *)feature,
 			 NULL };
-	struct criu_run_opts ov;
+	struct ml_criu_run_opts ov;
 	struct criu_exec x = { .argv = argv, .o = &ov };
 	char why[256];
-	int ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
+	int ret = ml_opts_load(&ov, sizeof(ov), o, "ml_criu_run_opts", err);
 
 	if (!ret)
 		ret = mli_criu_exec_run(&x, err);
@@ -126,7 +126,7 @@ static int read_file(const char *path, char **buf, size_t *len)
 }
 
 /* The page counts (and the freeze) from the dump's own log. */
-static void counts_from_log(const char *log, struct criu_result *res, int64_t *frozen_us)
+static void counts_from_log(const char *log, struct ml_criu_result *res, int64_t *frozen_us)
 {
 	int64_t w, l, h, fz;
 	size_t len;
@@ -145,7 +145,7 @@ static void counts_from_log(const char *log, struct criu_result *res, int64_t *f
 	free(buf);
 }
 
-static int collect(struct criu_lazy_dump *d, struct criu_result *res, struct ml_err *err)
+static int collect(struct ml_criu_lazy_dump *d, struct ml_criu_result *res, struct ml_err *err)
 {
 	int64_t fz;
 	int ret;
@@ -161,8 +161,8 @@ static int collect(struct criu_lazy_dump *d, struct criu_result *res, struct ml_
 	return ret;
 }
 
-static int wait_ready(struct criu_lazy_dump *d, struct criu_lazy_dump_times *t,
-		      struct criu_result *res, struct ml_err *err)
+static int wait_ready(struct ml_criu_lazy_dump *d, struct ml_criu_lazy_dump_times *t,
+		      struct ml_criu_result *res, struct ml_err *err)
 {
 	uint64_t limit = d->o.timeout_ms ? d->o.timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
 
@@ -188,7 +188,7 @@ static int wait_ready(struct criu_lazy_dump *d, struct criu_lazy_dump_times *t,
 	t->start_ms = d->c.t0_ms;
 	t->ready_ms = ml_mono_ms() - d->c.t0_ms;
 	{
-		struct criu_result tmp;
+		struct ml_criu_result tmp;
 
 		memset(&tmp, 0, sizeof(tmp));
 		counts_from_log(res->log_path, &tmp, &t->frozen_ms);
@@ -198,19 +198,19 @@ static int wait_ready(struct criu_lazy_dump *d, struct criu_lazy_dump_times *t,
 	return 0;
 }
 
-int ml_criu_lazy_dump_start(const struct criu_caps *caps, const struct criu_dump_req *req,
-			    const struct criu_run_opts *o, struct criu_lazy_dump **out,
-			    struct criu_lazy_dump_times *t, struct criu_result *res,
+int ml_criu_lazy_dump_start(const struct ml_criu_caps *caps, const struct ml_criu_dump_req *req,
+			    const struct ml_criu_run_opts *o, struct ml_criu_lazy_dump **out,
+			    struct ml_criu_lazy_dump_times *t, struct ml_criu_result *res,
 			    struct ml_err *err)
 {
-	struct criu_lazy_dump *d;
-	struct criu_run_opts ov;
+	struct ml_criu_lazy_dump *d;
+	struct ml_criu_run_opts ov;
 	int ret;
 
 	*out = NULL;
 	memset(t, 0, sizeof(*t));
 	t->frozen_ms = -1;
-	ret = ml_opts_load(&ov, sizeof(ov), o, "criu_run_opts", err);
+	ret = ml_opts_load(&ov, sizeof(ov), o, "ml_criu_run_opts", err);
 	if (ret)
 		return ret;
 	o = &ov;
@@ -256,12 +256,14 @@ int ml_criu_lazy_dump_start(const struct criu_caps *caps, const struct criu_dump
 	return 0;
 }
 
-int ml_criu_lazy_dump_wait(struct criu_lazy_dump *d, struct criu_result *res, struct ml_err *err)
+int ml_criu_lazy_dump_wait(struct ml_criu_lazy_dump *d, struct ml_criu_result *res,
+			   struct ml_err *err)
 {
 	return collect(d, res, err);
 }
 
-int ml_criu_lazy_dump_abort(struct criu_lazy_dump *d, struct criu_result *res, struct ml_err *err)
+int ml_criu_lazy_dump_abort(struct ml_criu_lazy_dump *d, struct ml_criu_result *res,
+			    struct ml_err *err)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
 	char port[16];
@@ -281,12 +283,12 @@ int ml_criu_lazy_dump_abort(struct criu_lazy_dump *d, struct criu_result *res, s
 	return collect(d, res, err);
 }
 
-void ml_criu_lazy_dump_free(struct criu_lazy_dump *d)
+void ml_criu_lazy_dump_free(struct ml_criu_lazy_dump *d)
 {
 	if (!d)
 		return;
 	if (!d->collected) {
-		struct criu_result res;
+		struct ml_criu_result res;
 		struct ml_err e;
 
 		/* never left running: a server nobody reached fails, the tree
@@ -297,18 +299,19 @@ void ml_criu_lazy_dump_free(struct criu_lazy_dump *d)
 	free(d);
 }
 
-int ml_criu_lazy_pages_start(const struct criu_caps *caps, const struct criu_lazy_pages_req *r,
-			     const struct criu_run_opts *o, pid_t *pid, struct criu_result *res,
-			     struct ml_err *err)
+int ml_criu_lazy_pages_start(const struct ml_criu_caps *caps,
+			     const struct ml_criu_lazy_pages_req *r,
+			     const struct ml_criu_run_opts *o, pid_t *pid,
+			     struct ml_criu_result *res, struct ml_err *err)
 {
 	char dir[PATH_MAX], pidfile[PATH_MAX + 24];
-	struct criu_run_opts ro;
-	struct criu_argv a;
+	struct ml_criu_run_opts ro;
+	struct ml_criu_argv a;
 	int ret;
 
 	mli_criu_result_init(res);
 	*pid = 0;
-	ret = ml_opts_load(&ro, sizeof(ro), o, "criu_run_opts", err);
+	ret = ml_opts_load(&ro, sizeof(ro), o, "ml_criu_run_opts", err);
 	if (ret)
 		return ret;
 	ro.log_level = 4; /* every fault and copy, with its time */
@@ -342,7 +345,7 @@ out:
 	return ret;
 }
 
-int ml_criu_read_lazy_log(const char *path, struct criu_lazy_stats *st, struct ml_err *err)
+int ml_criu_read_lazy_log(const char *path, struct ml_criu_lazy_stats *st, struct ml_err *err)
 {
 	size_t len;
 	char *buf;

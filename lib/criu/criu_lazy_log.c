@@ -105,7 +105,7 @@ static int fault_add(struct faults *f, int pid, unsigned long long addr, int64_t
 
 /* The page [@addr, @addr + @size) of @pid arrived at @t: its faults are served. */
 static void faults_served(struct faults *f, int pid, unsigned long long addr,
-			  unsigned long long size, int64_t t, struct criu_lazy_stats *st)
+			  unsigned long long size, int64_t t, struct ml_criu_lazy_stats *st)
 {
 	for (size_t i = 0; i < f->n;) {
 		struct fault *x = &f->v[i];
@@ -126,7 +126,7 @@ static void faults_served(struct faults *f, int pid, unsigned long long addr,
 	}
 }
 
-static void note_error(struct criu_lazy_stats *st, const char *rest)
+static void note_error(struct ml_criu_lazy_stats *st, const char *rest)
 {
 	size_t used = strlen(st->error);
 
@@ -140,7 +140,7 @@ static void note_error(struct criu_lazy_stats *st, const char *rest)
 }
 
 /* One "PID-FD: what" line of criu/uffd.c (the pid, and what follows). */
-static int lazy_line(struct criu_lazy_stats *st, struct faults *f, int64_t t, const char *rest)
+static int lazy_line(struct ml_criu_lazy_stats *st, struct faults *f, int64_t t, const char *rest)
 {
 	unsigned long long addr, size;
 	long c, tot;
@@ -177,7 +177,7 @@ static int lazy_line(struct criu_lazy_stats *st, struct faults *f, int64_t t, co
 	return 0;
 }
 
-int ml_criu_parse_lazy_log(const char *buf, size_t len, struct criu_lazy_stats *st)
+int ml_criu_parse_lazy_log(const char *buf, size_t len, struct ml_criu_lazy_stats *st)
 {
 	const char *p = buf, *end = buf + len, *rest;
 	struct faults f = { 0 };

@@ -37,7 +37,7 @@ static const char *const kind_names[] = {
 	"tty",	       "traced", "file_lock", "fd",	   "sysv_ipc",
 };
 
-const char *ml_criu_finding_name(enum criu_finding_kind k)
+const char *ml_criu_finding_name(enum ml_criu_finding_kind k)
 {
 	return (unsigned int)k < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[k] : "?";
 }
@@ -121,7 +121,7 @@ bool ml_criu_chrdev_dumpable(unsigned int major, unsigned int minor)
 	}
 }
 
-int ml_criu_parse_lock(const char *line, struct criu_lock *out)
+int ml_criu_parse_lock(const char *line, struct ml_criu_lock *out)
 {
 	char dev[64];
 
@@ -160,8 +160,8 @@ struct pf_proc {
 };
 
 struct pf {
-	const struct criu_preflight_opts *o;
-	struct criu_preflight *out;
+	const struct ml_criu_preflight_opts *o;
+	struct ml_criu_preflight *out;
 	pid_t root;
 	struct pf_proc *procs;
 	size_t nprocs;
@@ -169,8 +169,8 @@ struct pf {
 	size_t nfds, capfds;
 };
 
-static void add(struct pf *s, enum criu_finding_kind k, bool absorbed, pid_t pid, const char *fix,
-		const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void add(struct pf *s, enum ml_criu_finding_kind k, bool absorbed, pid_t pid,
+		const char *fix, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 static const char *comm_of(const struct pf *s, pid_t pid)
 {
@@ -180,11 +180,11 @@ static const char *comm_of(const struct pf *s, pid_t pid)
 	return "?";
 }
 
-static void add(struct pf *s, enum criu_finding_kind k, bool absorbed, pid_t pid, const char *fix,
-		const char *fmt, ...)
+static void add(struct pf *s, enum ml_criu_finding_kind k, bool absorbed, pid_t pid,
+		const char *fix, const char *fmt, ...)
 {
-	struct criu_preflight *p = s->out;
-	struct criu_finding *f;
+	struct ml_criu_preflight *p = s->out;
+	struct ml_criu_finding *f;
 	va_list ap;
 
 	p->nfound++;
@@ -692,8 +692,8 @@ static void check_inet_diag(struct pf *s)
 
 static void check_tcp(struct pf *s)
 {
-	struct criu_tcp_conns *c = malloc(sizeof(*c));
-	enum criu_tcp t = s->o->tcp;
+	struct ml_criu_tcp_conns *c = malloc(sizeof(*c));
+	enum ml_criu_tcp t = s->o->tcp;
 	struct ml_err e = { 0 };
 	bool absorbed;
 	const char *fix;
@@ -826,7 +826,7 @@ static void check_locks(struct pf *s)
 	bool given = has_opt(s, "--file-locks") || has_opt(s, "-l");
 	FILE *f = fopen("/proc/locks", "re");
 	char line[256];
-	struct criu_lock l;
+	struct ml_criu_lock l;
 
 	while (f && fgets(line, sizeof(line), f)) {
 		const struct pf_fd *x = NULL;
@@ -888,17 +888,17 @@ static void check_sysv(struct pf *s)
 	}
 }
 
-int ml_criu_preflight(pid_t pid, const struct criu_preflight_opts *opts, struct criu_preflight *out,
-		      struct ml_err *err)
+int ml_criu_preflight(pid_t pid, const struct ml_criu_preflight_opts *opts,
+		      struct ml_criu_preflight *out, struct ml_err *err)
 {
-	struct criu_preflight_opts o;
+	struct ml_criu_preflight_opts o;
 	struct pf s = { .o = &o, .out = out, .root = pid };
 	pid_t *tree;
 	size_t n;
 	int ret;
 
 	memset(out, 0, sizeof(*out));
-	ret = ml_opts_load(&o, sizeof(o), opts, "criu_preflight_opts", err);
+	ret = ml_opts_load(&o, sizeof(o), opts, "ml_criu_preflight_opts", err);
 	if (ret)
 		return ret;
 	if (pid <= 0 || (kill(pid, 0) < 0 && errno == ESRCH))
@@ -939,7 +939,7 @@ int ml_criu_preflight(pid_t pid, const struct criu_preflight_opts *opts, struct 
 	return 0;
 }
 
-void ml_criu_preflight_describe(const struct criu_preflight *p, char *buf, size_t len)
+void ml_criu_preflight_describe(const struct ml_criu_preflight *p, char *buf, size_t len)
 {
 	size_t pos = 0;
 
@@ -947,7 +947,7 @@ void ml_criu_preflight_describe(const struct criu_preflight *p, char *buf, size_
 		return;
 	buf[0] = '\0';
 	for (size_t i = 0; i < p->n && pos < len; i++) {
-		const struct criu_finding *f = &p->f[i];
+		const struct ml_criu_finding *f = &p->f[i];
 		int k = snprintf(buf + pos, len - pos, "%spid %d (%s): %s: %s%s", i ? "\n" : "",
 				 (int)f->pid, f->comm, f->resource,
 				 f->absorbed ? "" : "fix: ", f->fix);
@@ -960,13 +960,13 @@ void ml_criu_preflight_describe(const struct criu_preflight *p, char *buf, size_
 
 /* ---- CRIU's own check ------------------------------------------------------------ */
 
-int ml_criu_dump_check_only(const struct criu_caps *caps, const struct criu_dump_req *req,
-			    const struct criu_run_opts *o, struct criu_result *res,
+int ml_criu_dump_check_only(const struct ml_criu_caps *caps, const struct ml_criu_dump_req *req,
+			    const struct ml_criu_run_opts *o, struct ml_criu_result *res,
 			    struct ml_err *err)
 {
 	char *argv[] = { (char *)caps->path, "--check-only", "--version", NULL };
 	const char *extra[CRIU_PREFLIGHT_MAX + 2];
-	struct criu_dump_req r = *req;
+	struct ml_criu_dump_req r = *req;
 	struct criu_exec x = { .argv = argv, .o = o, .timeout_ms = 30000 };
 	size_t n = 0;
 	int ret;

@@ -16,7 +16,7 @@
 
 #define RECORD_MAX (4u << 20)
 
-int ml_criu_parse_record(const char *buf, size_t len, struct rangeset *out)
+int ml_criu_parse_record(const char *buf, size_t len, struct ml_rangeset *out)
 {
 	const char *p = buf, *end = buf + len;
 
@@ -67,7 +67,7 @@ static const char *hex_value(const char *p, const char *end, const char *key, un
  * The fork writes {"excluded": [{"start": "0x..", "end": "0x.."}, ...],
  * "no_parent": [...]}: the ranges of "excluded" only.
  */
-int ml_criu_parse_hot_iovs(const char *buf, size_t len, struct rangeset *out)
+int ml_criu_parse_hot_iovs(const char *buf, size_t len, struct ml_rangeset *out)
 {
 	const char *p, *close;
 	char *copy;
@@ -143,7 +143,7 @@ static int slurp(const char *dir, const char *name, char **buf, size_t *len)
 	return *buf ? 0 : -EFBIG;
 }
 
-int ml_criu_record_read(const char *dir, struct rangeset *out, int *found, struct ml_err *err)
+int ml_criu_record_read(const char *dir, struct ml_rangeset *out, int *found, struct ml_err *err)
 {
 	static const char *const names[] = { CRIU_RECORD_NAME, CRIU_HOT_IOVS_NAME };
 	int ret = 0;
@@ -174,7 +174,7 @@ int ml_criu_record_read(const char *dir, struct rangeset *out, int *found, struc
 	return ret;
 }
 
-int ml_criu_record_write(const char *dir, const struct rangeset *excluded, struct ml_err *err)
+int ml_criu_record_write(const char *dir, const struct ml_rangeset *excluded, struct ml_err *err)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 8];
 	FILE *f;

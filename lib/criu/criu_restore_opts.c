@@ -39,7 +39,7 @@ bool ml_criu_restore_needs(const char *opt)
 	return false;
 }
 
-static const char *tcp_opt(enum criu_tcp tcp)
+static const char *tcp_opt(enum ml_criu_tcp tcp)
 {
 	return tcp == CRIU_TCP_ESTABLISHED ? "--tcp-established"
 	       : tcp == CRIU_TCP_CLOSE	   ? "--tcp-close"
@@ -58,7 +58,7 @@ static bool restore_only(const char *opt)
 	return !strncmp(opt, "--root=/", 8) || !strncmp(opt, "--external=mnt[", 15);
 }
 
-int mli_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
+int mli_criu_restore_opts_write(const char *dir, enum ml_criu_tcp tcp, const char *const *extra,
 				const char *const *restore, struct ml_err *err)
 {
 	char path[4096];
@@ -100,7 +100,7 @@ static bool tcp_in_list(const char *const *v)
 }
 
 /* One recorded line: repeat it unless @r decides otherwise. */
-static int take(struct criu_argv *a, const struct criu_restore_req *r, const char *opt,
+static int take(struct ml_criu_argv *a, const struct ml_criu_restore_req *r, const char *opt,
 		char *repeated, size_t len)
 {
 	size_t pos = strlen(repeated);
@@ -114,8 +114,8 @@ static int take(struct criu_argv *a, const struct criu_restore_req *r, const cha
 	return 0;
 }
 
-int mli_criu_restore_opts_add(struct criu_argv *a, const char *dir,
-			      const struct criu_restore_req *r, char *repeated, size_t len)
+int mli_criu_restore_opts_add(struct ml_criu_argv *a, const char *dir,
+			      const struct ml_criu_restore_req *r, char *repeated, size_t len)
 {
 	char path[4096], line[256];
 	int ret = 0;

@@ -11,7 +11,7 @@
  * every one of @restore (options only a restore takes), one per line;
  * empty when there are none.
  */
-int mli_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *const *extra,
+int mli_criu_restore_opts_write(const char *dir, enum ml_criu_tcp tcp, const char *const *extra,
 				const char *const *restore, struct ml_err *err);
 
 /*
@@ -20,7 +20,7 @@ int mli_criu_restore_opts_write(const char *dir, enum criu_tcp tcp, const char *
  * TCP option, into @a; what came from the record into @repeated
  * (space-separated). 0 or -ENOMEM.
  */
-int mli_criu_restore_opts_add(struct criu_argv *a, const char *dir,
-			      const struct criu_restore_req *r, char *repeated, size_t len);
+int mli_criu_restore_opts_add(struct ml_criu_argv *a, const char *dir,
+			      const struct ml_criu_restore_req *r, char *repeated, size_t len);
 
 #endif

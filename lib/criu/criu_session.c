@@ -14,24 +14,24 @@
 #include "memlens/criu.h"
 #include "memlens/profiler.h"
 
-struct criu_session {
+struct ml_criu_session {
 	pthread_mutex_t lock;
-	struct criu_caps caps;
-	struct criu_run_opts opts;
-	struct rangeset prev; /* what the last checkpoint left out (for callers) */
+	struct ml_criu_caps caps;
+	struct ml_criu_run_opts opts;
+	struct ml_rangeset prev; /* what the last checkpoint left out (for callers) */
 };
 
-int ml_criu_session_open(struct criu_session **out, const struct criu_caps *caps,
-			 const struct criu_run_opts *o, struct ml_err *err)
+int ml_criu_session_open(struct ml_criu_session **out, const struct ml_criu_caps *caps,
+			 const struct ml_criu_run_opts *o, struct ml_err *err)
 {
-	struct criu_session *s;
+	struct ml_criu_session *s;
 	int ret;
 
 	*out = NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return ml_err_set(err, ENOMEM, "out of memory");
-	ret = ml_opts_load(&s->opts, sizeof(s->opts), o, "criu_run_opts", err);
+	ret = ml_opts_load(&s->opts, sizeof(s->opts), o, "ml_criu_run_opts", err);
 	if (ret) {
 		free(s);
 		return ret;
@@ -43,7 +43,7 @@ int ml_criu_session_open(struct criu_session **out, const struct criu_caps *caps
 	return 0;
 }
 
-void ml_criu_session_close(struct criu_session *s)
+void ml_criu_session_close(struct ml_criu_session *s)
 {
 	if (!s)
 		return;
@@ -52,7 +52,7 @@ void ml_criu_session_close(struct criu_session *s)
 	free(s);
 }
 
-int ml_criu_session_prev_exclude(struct criu_session *s, struct rangeset *out)
+int ml_criu_session_prev_exclude(struct ml_criu_session *s, struct ml_rangeset *out)
 {
 	int ret;
 
@@ -62,7 +62,7 @@ int ml_criu_session_prev_exclude(struct criu_session *s, struct rangeset *out)
 	return ret;
 }
 
-void ml_criu_session_reset(struct criu_session *s)
+void ml_criu_session_reset(struct ml_criu_session *s)
 {
 	pthread_mutex_lock(&s->lock);
 	ml_rangeset_clear(&s->prev);
@@ -74,14 +74,15 @@ void ml_criu_session_reset(struct criu_session *s)
  * Shared memory is never in it: CRIU dumps a shared memory object once, by
  * the first process that maps it, and leaves none of its pages out.
  */
-static int hot_of(const struct profiler_sample *smp, bool pages, pid_t pid, struct rangeset *out)
+static int hot_of(const struct ml_profiler_sample *smp, bool pages, pid_t pid,
+		  struct ml_rangeset *out)
 {
-	struct rangeset shm;
+	struct ml_rangeset shm;
 	int ret = 0;
 
 	ml_rangeset_init(&shm);
 	for (size_t i = 0; i < smp->nregions && !ret; i++) {
-		const struct profiler_region *g = &smp->regions[i];
+		const struct ml_profiler_region *g = &smp->regions[i];
 
 		if (pid && g->pid != pid)
 			continue;
@@ -91,7 +92,7 @@ static int hot_of(const struct profiler_sample *smp, bool pages, pid_t pid, stru
 			ret = ml_rangeset_add(out, g->start, g->end);
 	}
 	for (size_t i = 0; pages && i < smp->hot.n && !ret; i++) {
-		const struct hotrange_range *h = &smp->hot.r[i];
+		const struct ml_hotrange_range *h = &smp->hot.r[i];
 
 		if (!pid || h->pid == pid)
 			ret = ml_rangeset_add(out, h->start, h->end);
@@ -103,9 +104,9 @@ static int hot_of(const struct profiler_sample *smp, bool pages, pid_t pid, stru
 	return ret;
 }
 
-int ml_criu_hot_set(struct profiler *p, bool pages, struct rangeset *out, struct ml_err *err)
+int ml_criu_hot_set(struct ml_profiler *p, bool pages, struct ml_rangeset *out, struct ml_err *err)
 {
-	struct profiler_sample smp;
+	struct ml_profiler_sample smp;
 	int ret = 0;
 
 	ml_rangeset_clear(out);
@@ -118,7 +119,7 @@ int ml_criu_hot_set(struct profiler *p, bool pages, struct rangeset *out, struct
 		ret = hot_of(&smp, pages, 0, out);
 	} else {
 		/* one process at a time: a shared range of one is not another's */
-		struct rangeset one;
+		struct ml_rangeset one;
 
 		ml_rangeset_init(&one);
 		for (size_t i = 0; i < smp.nprocs && !ret; i++) {
@@ -135,7 +136,7 @@ int ml_criu_hot_set(struct profiler *p, bool pages, struct rangeset *out, struct
 	return 0;
 }
 
-void ml_criu_hot_procs_free(struct criu_hot_procs *h)
+void ml_criu_hot_procs_free(struct ml_criu_hot_procs *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		ml_rangeset_free(&h->sets[i]);
@@ -145,10 +146,10 @@ void ml_criu_hot_procs_free(struct criu_hot_procs *h)
 	memset(h, 0, sizeof(*h));
 }
 
-int ml_criu_hot_procs(struct profiler *p, bool pages, struct criu_hot_procs *out,
+int ml_criu_hot_procs(struct ml_profiler *p, bool pages, struct ml_criu_hot_procs *out,
 		      struct ml_err *err)
 {
-	struct profiler_sample smp;
+	struct ml_profiler_sample smp;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -163,7 +164,7 @@ int ml_criu_hot_procs(struct profiler *p, bool pages, struct criu_hot_procs *out
 		ret = out->sets && out->procs ? 0 : -ENOMEM;
 	}
 	for (size_t i = 0; i < smp.nprocs && !ret; i++) {
-		struct rangeset *s = &out->sets[out->n];
+		struct ml_rangeset *s = &out->sets[out->n];
 
 		if (smp.procs[i].exited || smp.procs[i].failed)
 			continue;
@@ -173,7 +174,7 @@ int ml_criu_hot_procs(struct profiler *p, bool pages, struct criu_hot_procs *out
 			ml_rangeset_free(s);
 			continue;
 		}
-		out->procs[out->n] = (struct criu_proc_ranges){ smp.procs[i].pid, s };
+		out->procs[out->n] = (struct ml_criu_proc_ranges){ smp.procs[i].pid, s };
 		out->n++;
 	}
 	ml_profiler_sample_free(&smp);
@@ -185,8 +186,8 @@ int ml_criu_hot_procs(struct profiler *p, bool pages, struct criu_hot_procs *out
 }
 
 /* After CRIU: re-init the profiler, unless the target is gone. */
-static void reinit_profiler(struct profiler *p, const struct criu_dump_req *req, bool dumped,
-			    struct criu_result *res)
+static void reinit_profiler(struct ml_profiler *p, const struct ml_criu_dump_req *req, bool dumped,
+			    struct ml_criu_result *res)
 {
 	struct ml_err e = { 0 };
 
@@ -211,13 +212,13 @@ static void reinit_profiler(struct profiler *p, const struct criu_dump_req *req,
 	res->profiler_reinit = true;
 }
 
-static int run_checkpoint(struct criu_session *s, struct profiler *p,
-			  const struct criu_dump_req *req, struct criu_result *res,
-			  struct rangeset *hot, struct criu_hot_procs *procs_out,
+static int run_checkpoint(struct ml_criu_session *s, struct ml_profiler *p,
+			  const struct ml_criu_dump_req *req, struct ml_criu_result *res,
+			  struct ml_rangeset *hot, struct ml_criu_hot_procs *procs_out,
 			  struct ml_err *err)
 {
-	struct criu_dump_req r = *req;
-	struct criu_hot_procs procs = { 0 };
+	struct ml_criu_dump_req r = *req;
+	struct ml_criu_hot_procs procs = { 0 };
 	int ret;
 
 	/* what would make CRIU refuse, before the profiler is taken down for it */
@@ -253,17 +254,19 @@ out:
 	return ret;
 }
 
-int ml_criu_checkpoint(struct criu_session *s, struct profiler *p, const struct criu_dump_req *req,
-		       struct criu_result *res, struct rangeset *hot, struct ml_err *err)
+int ml_criu_checkpoint(struct ml_criu_session *s, struct ml_profiler *p,
+		       const struct ml_criu_dump_req *req, struct ml_criu_result *res,
+		       struct ml_rangeset *hot, struct ml_err *err)
 {
 	return ml_criu_checkpoint_procs(s, p, req, res, hot, NULL, err);
 }
 
-int ml_criu_checkpoint_procs(struct criu_session *s, struct profiler *p,
-			     const struct criu_dump_req *req, struct criu_result *res,
-			     struct rangeset *hot, struct criu_hot_procs *procs, struct ml_err *err)
+int ml_criu_checkpoint_procs(struct ml_criu_session *s, struct ml_profiler *p,
+			     const struct ml_criu_dump_req *req, struct ml_criu_result *res,
+			     struct ml_rangeset *hot, struct ml_criu_hot_procs *procs,
+			     struct ml_err *err)
 {
-	struct rangeset local;
+	struct ml_rangeset local;
 	int ret;
 
 	memset(res, 0, sizeof(*res));

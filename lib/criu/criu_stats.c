@@ -26,7 +26,7 @@ static uint32_t get_u32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static void stats_unknown(struct criu_dump_stats *s)
+static void stats_unknown(struct ml_criu_dump_stats *s)
 {
 	int64_t *f = &s->freezing_time;
 
@@ -45,7 +45,7 @@ static bool set_u64(int64_t *out, bool has, uint64_t v)
 	return true;
 }
 
-static int copy_dump(const MliCriu__DumpStatsEntry *d, struct criu_dump_stats *s)
+static int copy_dump(const MliCriu__DumpStatsEntry *d, struct ml_criu_dump_stats *s)
 {
 	/* proto2 required fields are there once unpacked */
 	s->freezing_time = d->freezing_time;
@@ -71,7 +71,7 @@ static int copy_dump(const MliCriu__DumpStatsEntry *d, struct criu_dump_stats *s
 	return 0;
 }
 
-int ml_criu_stats_parse(const uint8_t *buf, size_t len, struct criu_dump_stats *out)
+int ml_criu_stats_parse(const uint8_t *buf, size_t len, struct ml_criu_dump_stats *out)
 {
 	MliCriu__StatsEntry *e;
 	size_t pos = 0;
@@ -98,7 +98,7 @@ int ml_criu_stats_parse(const uint8_t *buf, size_t len, struct criu_dump_stats *
 int ml_criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scanned,
 			     int64_t *pages_skipped_parent, int64_t *pages_written)
 {
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	int ret = ml_criu_stats_parse(buf, len, &s);
 
 	*pages_scanned = s.pages_scanned;
@@ -109,14 +109,14 @@ int ml_criu_parse_dump_stats(const uint8_t *buf, size_t len, int64_t *pages_scan
 
 int ml_criu_parse_dump_frozen(const uint8_t *buf, size_t len, int64_t *frozen_us)
 {
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	int ret = ml_criu_stats_parse(buf, len, &s);
 
 	*frozen_us = s.frozen_time;
 	return ret;
 }
 
-int ml_criu_stats_read(const char *images_dir, struct criu_dump_stats *out, struct ml_err *err)
+int ml_criu_stats_read(const char *images_dir, struct ml_criu_dump_stats *out, struct ml_err *err)
 {
 	char path[4096];
 	uint8_t buf[4096];
@@ -147,7 +147,7 @@ int ml_criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
 			    int64_t *pages_skipped_parent, int64_t *pages_written,
 			    struct ml_err *err)
 {
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	int ret = ml_criu_stats_read(images_dir, &s, err);
 
 	*pages_scanned = s.pages_scanned;
@@ -158,7 +158,7 @@ int ml_criu_read_dump_stats(const char *images_dir, int64_t *pages_scanned,
 
 int ml_criu_read_dump_frozen(const char *images_dir, int64_t *frozen_us, struct ml_err *err)
 {
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	int ret = ml_criu_stats_read(images_dir, &s, err);
 
 	*frozen_us = s.frozen_time;

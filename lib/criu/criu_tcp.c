@@ -21,17 +21,17 @@
 
 static const char *const tcp_names[] = { "unset", "refuse", "established", "close" };
 
-int ml_criu_tcp_parse(const char *s, enum criu_tcp *out)
+int ml_criu_tcp_parse(const char *s, enum ml_criu_tcp *out)
 {
 	for (int i = CRIU_TCP_REFUSE; i <= CRIU_TCP_CLOSE; i++)
 		if (s && !strcmp(s, tcp_names[i])) {
-			*out = (enum criu_tcp)i;
+			*out = (enum ml_criu_tcp)i;
 			return 0;
 		}
 	return -EINVAL;
 }
 
-const char *ml_criu_tcp_name(enum criu_tcp t)
+const char *ml_criu_tcp_name(enum ml_criu_tcp t)
 {
 	return (unsigned int)t <= CRIU_TCP_CLOSE ? tcp_names[t] : "unknown";
 }
@@ -116,7 +116,7 @@ static size_t socket_fds(pid_t pid, struct sock_fd **s, size_t *n, size_t *cap)
 
 /* One /proc/PID/net/tcp{,6}: its connections owned by @s into @out. */
 static void scan_table(const char *path, const struct sock_fd *s, size_t n,
-		       struct criu_tcp_conns *out)
+		       struct ml_criu_tcp_conns *out)
 {
 	char line[512], local[64], remote[64];
 	FILE *f = fopen(path, "re");
@@ -132,7 +132,7 @@ static void scan_table(const char *path, const struct sock_fd *s, size_t n,
 		    st == 7 || st == 10 || !ino) /* close, listen; time-wait has no inode */
 			continue;
 		for (size_t i = 0; i < n; i++) {
-			struct criu_tcp_conn *c;
+			struct ml_criu_tcp_conn *c;
 
 			if (s[i].ino != ino)
 				continue;
@@ -150,7 +150,7 @@ static void scan_table(const char *path, const struct sock_fd *s, size_t n,
 	fclose(f);
 }
 
-int ml_criu_tcp_inspect(pid_t pid, struct criu_tcp_conns *out, struct ml_err *err)
+int ml_criu_tcp_inspect(pid_t pid, struct ml_criu_tcp_conns *out, struct ml_err *err)
 {
 	pid_t *procs;
 	unsigned long netns[NETNS_MAX];
@@ -191,7 +191,7 @@ int ml_criu_tcp_inspect(pid_t pid, struct criu_tcp_conns *out, struct ml_err *er
 	return 0;
 }
 
-void ml_criu_tcp_describe(const struct criu_tcp_conns *c, size_t max, char *buf, size_t len)
+void ml_criu_tcp_describe(const struct ml_criu_tcp_conns *c, size_t max, char *buf, size_t len)
 {
 	size_t pos = 0, kept = c->n < CRIU_TCP_CONN_MAX ? c->n : CRIU_TCP_CONN_MAX;
 
@@ -199,7 +199,7 @@ void ml_criu_tcp_describe(const struct criu_tcp_conns *c, size_t max, char *buf,
 		return;
 	buf[0] = '\0';
 	for (size_t i = 0; i < kept && i < max && pos < len; i++) {
-		const struct criu_tcp_conn *x = &c->c[i];
+		const struct ml_criu_tcp_conn *x = &c->c[i];
 
 		pos += (size_t)snprintf(buf + pos, len - pos, "%sfd %d of pid %d: %s <-> %s (%s)",
 					i ? "; " : "", x->fd, (int)x->pid, x->local, x->remote,
@@ -218,10 +218,10 @@ static bool chosen_in(const char *const *extra)
 	return false;
 }
 
-int ml_criu_tcp_check(pid_t pid, enum criu_tcp tcp, const char *const *extra_args,
+int ml_criu_tcp_check(pid_t pid, enum ml_criu_tcp tcp, const char *const *extra_args,
 		      struct ml_err *err)
 {
-	struct criu_tcp_conns *c;
+	struct ml_criu_tcp_conns *c;
 	char list[384];
 	int ret = 0;
 

@@ -16,12 +16,12 @@ static const char *const state_names[] = {
 #define NSTATES (sizeof(state_names) / sizeof(state_names[0]))
 
 /* a state not known is written as "info", neither good nor bad */
-static const char *state_name(enum feature_state s)
+static const char *state_name(enum ml_feature_state s)
 {
 	return (unsigned)s < NSTATES ? state_names[s] : "info";
 }
 
-static void put_feature(struct jw *w, const struct feature *f)
+static void put_feature(struct ml_jw *w, const struct ml_feature *f)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "group", f->group);
@@ -35,7 +35,7 @@ static void put_feature(struct jw *w, const struct feature *f)
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_check(struct jw *w, const struct check_rec *r)
+void ml_fmt_check(struct ml_jw *w, const struct ml_check_rec *r)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "type", "check");
@@ -51,7 +51,7 @@ void ml_fmt_check(struct jw *w, const struct check_rec *r)
 	ml_jw_obj_end(w);
 }
 
-static int read_feature(const struct json *o, size_t i, struct feature *f, struct ml_err *err)
+static int read_feature(const struct ml_json *o, size_t i, struct ml_feature *f, struct ml_err *err)
 {
 	const char *state = ml_json_get_str(o, "state"), *detail;
 	size_t s;
@@ -74,7 +74,7 @@ static int read_feature(const struct json *o, size_t i, struct feature *f, struc
 				  "feature %zu: field \"state\" is not \"ok\", \"missing\" or "
 				  "\"info\"",
 				  i);
-	f->state = (enum feature_state)s;
+	f->state = (enum ml_feature_state)s;
 	ml_json_get_bool(o, "core", &f->core);
 	detail = ml_json_get_str(o, "detail");
 	snprintf(f->detail, sizeof(f->detail), "%s", detail ? detail : "");
@@ -83,11 +83,11 @@ static int read_feature(const struct json *o, size_t i, struct feature *f, struc
 	return 0;
 }
 
-int ml_fmt_check_read(const struct json *o, struct check_rec *r, struct ml_err *err)
+int ml_fmt_check_read(const struct ml_json *o, struct ml_check_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type");
-	const struct json *a;
-	struct feature *f;
+	const struct ml_json *a;
+	struct ml_feature *f;
 	size_t n;
 
 	memset(r, 0, sizeof(*r));
@@ -116,7 +116,7 @@ int ml_fmt_check_read(const struct json *o, struct check_rec *r, struct ml_err *
 	return 0;
 }
 
-void ml_fmt_check_free(struct check_rec *r)
+void ml_fmt_check_free(struct ml_check_rec *r)
 {
 	free((void *)r->features);
 	r->features = NULL;

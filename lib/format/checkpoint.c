@@ -8,7 +8,7 @@
 #include "memlens/format_checkpoint.h"
 #include "rec.h"
 
-static void put_ranges(struct jw *w, const char *key, const struct range *r, size_t n)
+static void put_ranges(struct ml_jw *w, const char *key, const struct ml_range *r, size_t n)
 {
 	ml_jw_key(w, key);
 	ml_jw_arr(w);
@@ -21,7 +21,7 @@ static void put_ranges(struct jw *w, const char *key, const struct range *r, siz
 	ml_jw_arr_end(w);
 }
 
-static void put_exclusion(struct jw *w, const struct checkpoint_exclusion_rec *x)
+static void put_exclusion(struct ml_jw *w, const struct ml_checkpoint_exclusion_rec *x)
 {
 	ml_jw_key(w, "exclusion");
 	ml_jw_obj(w);
@@ -35,12 +35,12 @@ static void put_exclusion(struct jw *w, const struct checkpoint_exclusion_rec *x
 	ml_jw_obj_end(w);
 }
 
-static const char *proc_state(const struct profiler_proc *p)
+static const char *proc_state(const struct ml_profiler_proc *p)
 {
 	return p->exited ? "exited" : p->failed ? "not profiled" : "profiled";
 }
 
-static void put_profiler(struct jw *w, const struct checkpoint_profiler_rec *p)
+static void put_profiler(struct ml_jw *w, const struct ml_checkpoint_profiler_rec *p)
 {
 	ml_jw_key(w, "profiler");
 	ml_jw_obj(w);
@@ -52,7 +52,7 @@ static void put_profiler(struct jw *w, const struct checkpoint_profiler_rec *p)
 	ml_jw_key(w, "processes");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < p->nprocs; i++) {
-		const struct profiler_proc *q = &p->procs[i];
+		const struct ml_profiler_proc *q = &p->procs[i];
 
 		ml_jw_obj(w);
 		ml_jw_kint(w, "pid", q->pid);
@@ -71,7 +71,7 @@ static void put_profiler(struct jw *w, const struct checkpoint_profiler_rec *p)
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_checkpoint(struct jw *w, const struct checkpoint_rec *r)
+void ml_fmt_checkpoint(struct ml_jw *w, const struct ml_checkpoint_rec *r)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "type", "checkpoint");
@@ -108,7 +108,7 @@ void ml_fmt_checkpoint(struct jw *w, const struct checkpoint_rec *r)
 	ml_jw_obj_end(w);
 }
 
-static int read_ranges(const struct json *a, struct checkpoint_rec *r, struct ml_err *err)
+static int read_ranges(const struct ml_json *a, struct ml_checkpoint_rec *r, struct ml_err *err)
 {
 	size_t n = ml_json_count(a);
 
@@ -118,8 +118,8 @@ static int read_ranges(const struct json *a, struct checkpoint_rec *r, struct ml
 	if (!r->hot_ranges)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct json *p = ml_json_at(a, i);
-		struct range *g = &r->hot_ranges[i];
+		const struct ml_json *p = ml_json_at(a, i);
+		struct ml_range *g = &r->hot_ranges[i];
 
 		if (ml_json_type(p) != ML_JSON_ARRAY || ml_json_count(p) != 2 ||
 		    ml_json_as_hex(ml_json_at(p, 0), &g->start) ||
@@ -131,7 +131,7 @@ static int read_ranges(const struct json *a, struct checkpoint_rec *r, struct ml
 	return 0;
 }
 
-static int read_exclusion(const struct json *o, struct checkpoint_exclusion_rec *x,
+static int read_exclusion(const struct ml_json *o, struct ml_checkpoint_exclusion_rec *x,
 			  struct ml_err *err)
 {
 	if (ml_json_type(o) != ML_JSON_OBJECT)
@@ -146,7 +146,8 @@ static int read_exclusion(const struct json *o, struct checkpoint_exclusion_rec 
 	return 0;
 }
 
-static int read_procs(const struct json *a, struct checkpoint_profiler_rec *p, struct ml_err *err)
+static int read_procs(const struct ml_json *a, struct ml_checkpoint_profiler_rec *p,
+		      struct ml_err *err)
 {
 	size_t n = ml_json_count(a);
 
@@ -157,8 +158,8 @@ static int read_procs(const struct json *a, struct checkpoint_profiler_rec *p, s
 	if (!p->procs)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct json *o = ml_json_at(a, i);
-		struct profiler_proc *q = &p->procs[p->nprocs++];
+		const struct ml_json *o = ml_json_at(a, i);
+		struct ml_profiler_proc *q = &p->procs[p->nprocs++];
 		const char *state = ml_json_get_str(o, "state");
 
 		if (ml_json_type(o) != ML_JSON_OBJECT)
@@ -173,7 +174,7 @@ static int read_procs(const struct json *a, struct checkpoint_profiler_rec *p, s
 	return 0;
 }
 
-static int read_profiler(const struct json *o, struct checkpoint_profiler_rec *p,
+static int read_profiler(const struct ml_json *o, struct ml_checkpoint_profiler_rec *p,
 			 struct ml_err *err)
 {
 	if (ml_json_type(o) != ML_JSON_OBJECT)
@@ -189,7 +190,7 @@ static int read_profiler(const struct json *o, struct checkpoint_profiler_rec *p
 	return read_procs(ml_json_get(o, "processes"), p, err);
 }
 
-int ml_fmt_checkpoint_read(const struct json *o, struct checkpoint_rec *r, struct ml_err *err)
+int ml_fmt_checkpoint_read(const struct ml_json *o, struct ml_checkpoint_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type"), *action = ml_json_get_str(o, "action");
 	double v;
@@ -236,7 +237,7 @@ int ml_fmt_checkpoint_read(const struct json *o, struct checkpoint_rec *r, struc
 	return mli_rec_read_preflight(o, &r->preflight, &r->check_only, err);
 }
 
-void ml_fmt_checkpoint_free(struct checkpoint_rec *r)
+void ml_fmt_checkpoint_free(struct ml_checkpoint_rec *r)
 {
 	free(r->hot_ranges);
 	r->hot_ranges = NULL;
@@ -244,6 +245,6 @@ void ml_fmt_checkpoint_free(struct checkpoint_rec *r)
 	free(r->profiler.procs);
 	r->profiler.procs = NULL;
 	r->profiler.nprocs = 0;
-	free((struct criu_preflight *)r->preflight);
+	free((struct ml_criu_preflight *)r->preflight);
 	r->preflight = NULL;
 }

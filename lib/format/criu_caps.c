@@ -7,20 +7,20 @@
 #include "memlens/format_criu.h"
 #include "rec.h"
 
-void ml_fmt_criu_caps_of(struct criu_caps_rec *r, const struct criu_caps *caps)
+void ml_fmt_criu_caps_of(struct ml_criu_caps_rec *r, const struct ml_criu_caps *caps)
 {
-	*r = (struct criu_caps_rec){ .path = caps->path,
-				     .version = caps->version,
-				     .exclude_options = ml_criu_can_exclude(caps),
-				     .exclude_range = caps->exclude_range,
-				     .exclude_file = caps->exclude_file,
-				     .no_parent_range = caps->no_parent_range,
-				     .page_granular = caps->page_granular,
-				     .granularity = ml_criu_granularity(caps),
-				     .mem_dirty_track = caps->mem_dirty_track };
+	*r = (struct ml_criu_caps_rec){ .path = caps->path,
+					.version = caps->version,
+					.exclude_options = ml_criu_can_exclude(caps),
+					.exclude_range = caps->exclude_range,
+					.exclude_file = caps->exclude_file,
+					.no_parent_range = caps->no_parent_range,
+					.page_granular = caps->page_granular,
+					.granularity = ml_criu_granularity(caps),
+					.mem_dirty_track = caps->mem_dirty_track };
 }
 
-void ml_fmt_criu_caps(struct jw *w, const struct criu_caps_rec *r)
+void ml_fmt_criu_caps(struct ml_jw *w, const struct ml_criu_caps_rec *r)
 {
 	ml_jw_key(w, "criu");
 	ml_jw_obj(w);
@@ -36,7 +36,7 @@ void ml_fmt_criu_caps(struct jw *w, const struct criu_caps_rec *r)
 	ml_jw_obj_end(w);
 }
 
-int ml_fmt_criu_caps_read(const struct json *o, struct criu_caps_rec *r, struct ml_err *err)
+int ml_fmt_criu_caps_read(const struct ml_json *o, struct ml_criu_caps_rec *r, struct ml_err *err)
 {
 	memset(r, 0, sizeof(*r));
 	if (ml_json_type(o) != ML_JSON_OBJECT)
@@ -53,7 +53,7 @@ int ml_fmt_criu_caps_read(const struct json *o, struct criu_caps_rec *r, struct 
 	return 0;
 }
 
-void ml_fmt_criu_preflight(struct jw *w, const struct criu_preflight *p)
+void ml_fmt_criu_preflight(struct ml_jw *w, const struct ml_criu_preflight *p)
 {
 	ml_jw_key(w, "preflight");
 	ml_jw_obj(w);
@@ -63,7 +63,7 @@ void ml_fmt_criu_preflight(struct jw *w, const struct criu_preflight *p)
 	ml_jw_key(w, "findings");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < p->n; i++) {
-		const struct criu_finding *f = &p->f[i];
+		const struct ml_criu_finding *f = &p->f[i];
 
 		ml_jw_obj(w);
 		ml_jw_kstr(w, "kind", ml_criu_finding_name(f->kind));
@@ -78,17 +78,18 @@ void ml_fmt_criu_preflight(struct jw *w, const struct criu_preflight *p)
 	ml_jw_obj_end(w);
 }
 
-static int read_kind(const char *name, enum criu_finding_kind *out)
+static int read_kind(const char *name, enum ml_criu_finding_kind *out)
 {
 	for (int k = CRIU_FINDING_CRIU_KERNEL; k <= CRIU_FINDING_SYSV; k++)
-		if (name && !strcmp(name, ml_criu_finding_name((enum criu_finding_kind)k))) {
-			*out = (enum criu_finding_kind)k;
+		if (name && !strcmp(name, ml_criu_finding_name((enum ml_criu_finding_kind)k))) {
+			*out = (enum ml_criu_finding_kind)k;
 			return 0;
 		}
 	return -EINVAL;
 }
 
-static int read_finding(const struct json *o, size_t i, struct criu_finding *f, struct ml_err *err)
+static int read_finding(const struct ml_json *o, size_t i, struct ml_criu_finding *f,
+			struct ml_err *err)
 {
 	double v;
 
@@ -110,11 +111,11 @@ static int read_finding(const struct json *o, size_t i, struct criu_finding *f, 
 	return 0;
 }
 
-int ml_fmt_criu_preflight_read(const struct json *o, struct criu_preflight **out,
+int ml_fmt_criu_preflight_read(const struct ml_json *o, struct ml_criu_preflight **out,
 			       struct ml_err *err)
 {
-	const struct json *a = ml_json_get(o, "findings");
-	struct criu_preflight *p;
+	const struct ml_json *a = ml_json_get(o, "findings");
+	struct ml_criu_preflight *p;
 	uint64_t refused, found, procs;
 	size_t n;
 	int ret;
@@ -150,10 +151,10 @@ int ml_fmt_criu_preflight_read(const struct json *o, struct criu_preflight **out
 	return 0;
 }
 
-int mli_rec_read_preflight(const struct json *o, const struct criu_preflight **pf, bool *check_only,
-			   struct ml_err *err)
+int mli_rec_read_preflight(const struct ml_json *o, const struct ml_criu_preflight **pf,
+			   bool *check_only, struct ml_err *err)
 {
-	struct criu_preflight *p;
+	struct ml_criu_preflight *p;
 	int ret;
 
 	if (!ml_json_get(o, "preflight"))

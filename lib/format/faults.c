@@ -9,7 +9,8 @@
 #include "memlens/format_faults.h"
 #include "rec.h"
 
-static void put_pair(struct jw *w, const char *key, bool known, const struct faults_pair_rec *p)
+static void put_pair(struct ml_jw *w, const char *key, bool known,
+		     const struct ml_faults_pair_rec *p)
 {
 	ml_jw_key(w, key);
 	if (!known) {
@@ -22,7 +23,7 @@ static void put_pair(struct jw *w, const char *key, bool known, const struct fau
 	ml_jw_obj_end(w);
 }
 
-static void put_uint_or_null(struct jw *w, const char *key, bool known, uint64_t v)
+static void put_uint_or_null(struct ml_jw *w, const char *key, bool known, uint64_t v)
 {
 	ml_jw_key(w, key);
 	if (known)
@@ -31,7 +32,7 @@ static void put_uint_or_null(struct jw *w, const char *key, bool known, uint64_t
 		ml_jw_null(w);
 }
 
-static void put_row(struct jw *w, const struct faults_row_rec *row)
+static void put_row(struct ml_jw *w, const struct ml_faults_row_rec *row)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "comm", row->comm);
@@ -46,7 +47,7 @@ static void put_row(struct jw *w, const struct faults_row_rec *row)
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_faults(struct jw *w, const struct faults_rec *r)
+void ml_fmt_faults(struct ml_jw *w, const struct ml_faults_rec *r)
 {
 	ml_jw_obj(w);
 	mli_rec_put_head(w, "faults", "faults_interval", r->interval, r->elapsed_ms, r->last);
@@ -74,7 +75,7 @@ void ml_fmt_faults(struct jw *w, const struct faults_rec *r)
 }
 
 /* {"minor", "major"}: false when it is not an object (null, absent) */
-static bool read_pair(const struct json *o, struct faults_pair_rec *p)
+static bool read_pair(const struct ml_json *o, struct ml_faults_pair_rec *p)
 {
 	if (ml_json_type(o) != ML_JSON_OBJECT)
 		return false;
@@ -83,7 +84,7 @@ static bool read_pair(const struct json *o, struct faults_pair_rec *p)
 	return true;
 }
 
-static int read_rows(const struct json *a, struct faults_rec *r, struct ml_err *err)
+static int read_rows(const struct ml_json *a, struct ml_faults_rec *r, struct ml_err *err)
 {
 	size_t n = ml_json_count(a);
 
@@ -93,8 +94,8 @@ static int read_rows(const struct json *a, struct faults_rec *r, struct ml_err *
 	if (!r->rows)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct json *o = ml_json_at(a, i);
-		struct faults_row_rec *row = &r->rows[r->nrows++];
+		const struct ml_json *o = ml_json_at(a, i);
+		struct ml_faults_row_rec *row = &r->rows[r->nrows++];
 		const char *comm = ml_json_get_str(o, "comm");
 		double v;
 
@@ -111,7 +112,7 @@ static int read_rows(const struct json *a, struct faults_rec *r, struct ml_err *
 	return 0;
 }
 
-int ml_fmt_faults_read(const struct json *o, struct faults_rec *r, struct ml_err *err)
+int ml_fmt_faults_read(const struct ml_json *o, struct ml_faults_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type"), *s;
 	int ret;
@@ -147,7 +148,7 @@ int ml_fmt_faults_read(const struct json *o, struct faults_rec *r, struct ml_err
 	return 0;
 }
 
-void ml_fmt_faults_free(struct faults_rec *r)
+void ml_fmt_faults_free(struct ml_faults_rec *r)
 {
 	free(r->rows);
 	r->rows = NULL;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The JSON reader on Jansson (see memlens/json.h): a struct json is a
+ * The JSON reader on Jansson (see memlens/json.h): a struct ml_json is a
  * json_t. Jansson parses strictly (RFC 8259) and reads numbers the same
  * under any LC_NUMERIC; this file adds the nesting limit, two fallbacks
  * that keep older files readable (bytes that are not UTF-8, integers
@@ -119,7 +119,7 @@ static json_t *load(const char *text, size_t len, json_error_t *e, bool *oom)
 	return j;
 }
 
-int ml_json_parse(const char *text, size_t len, struct json **out, struct ml_err *err)
+int ml_json_parse(const char *text, size_t len, struct ml_json **out, struct ml_err *err)
 {
 	json_error_t e = { 0 };
 	bool oom = false;
@@ -143,16 +143,16 @@ int ml_json_parse(const char *text, size_t len, struct json **out, struct ml_err
 			"malformed JSON at byte 0: nested too deeply (more than %d levels)",
 			ML_JSON_MAX_DEPTH);
 	}
-	*out = (struct json *)j;
+	*out = (struct ml_json *)j;
 	return 0;
 }
 
-void ml_json_free(struct json *j)
+void ml_json_free(struct ml_json *j)
 {
 	json_decref(J(j));
 }
 
-enum ml_json_type ml_json_type(const struct json *j)
+enum ml_json_type ml_json_type(const struct ml_json *j)
 {
 	if (!j)
 		return ML_JSON_NONE;
@@ -174,30 +174,30 @@ enum ml_json_type ml_json_type(const struct json *j)
 	}
 }
 
-const struct json *ml_json_get(const struct json *obj, const char *key)
+const struct ml_json *ml_json_get(const struct ml_json *obj, const char *key)
 {
 	if (!obj || !key || !json_is_object(J(obj)))
 		return NULL;
-	return (const struct json *)json_object_get(J(obj), key);
+	return (const struct ml_json *)json_object_get(J(obj), key);
 }
 
-const struct json *ml_json_at(const struct json *arr, size_t i)
+const struct ml_json *ml_json_at(const struct ml_json *arr, size_t i)
 {
 	void *it;
 
 	if (!arr)
 		return NULL;
 	if (json_is_array(J(arr)))
-		return (const struct json *)json_array_get(J(arr), i);
+		return (const struct ml_json *)json_array_get(J(arr), i);
 	if (!json_is_object(J(arr)) || i >= json_object_size(J(arr)))
 		return NULL;
 	/* objects keep their members in the order they were read */
 	for (it = json_object_iter(J(arr)); it && i; i--)
 		it = json_object_iter_next(J(arr), it);
-	return it ? (const struct json *)json_object_iter_value(it) : NULL;
+	return it ? (const struct ml_json *)json_object_iter_value(it) : NULL;
 }
 
-size_t ml_json_count(const struct json *j)
+size_t ml_json_count(const struct ml_json *j)
 {
 	if (!j)
 		return 0;
@@ -208,7 +208,7 @@ size_t ml_json_count(const struct json *j)
 	return 0;
 }
 
-int ml_json_as_int(const struct json *j, int64_t *out)
+int ml_json_as_int(const struct ml_json *j, int64_t *out)
 {
 	double d;
 
@@ -227,7 +227,7 @@ int ml_json_as_int(const struct json *j, int64_t *out)
 	return 0;
 }
 
-int ml_json_as_uint(const struct json *j, uint64_t *out)
+int ml_json_as_uint(const struct ml_json *j, uint64_t *out)
 {
 	int64_t v;
 
@@ -237,7 +237,7 @@ int ml_json_as_uint(const struct json *j, uint64_t *out)
 	return 0;
 }
 
-int ml_json_as_double(const struct json *j, double *out)
+int ml_json_as_double(const struct ml_json *j, double *out)
 {
 	if (!j || !json_is_number(J(j)))
 		return -EINVAL;
@@ -245,7 +245,7 @@ int ml_json_as_double(const struct json *j, double *out)
 	return 0;
 }
 
-int ml_json_as_bool(const struct json *j, bool *out)
+int ml_json_as_bool(const struct ml_json *j, bool *out)
 {
 	if (!j || !json_is_boolean(J(j)))
 		return -EINVAL;
@@ -253,12 +253,12 @@ int ml_json_as_bool(const struct json *j, bool *out)
 	return 0;
 }
 
-const char *ml_json_as_str(const struct json *j)
+const char *ml_json_as_str(const struct ml_json *j)
 {
 	return j && json_is_string(J(j)) ? json_string_value(J(j)) : NULL;
 }
 
-size_t ml_json_str_len(const struct json *j)
+size_t ml_json_str_len(const struct ml_json *j)
 {
 	return j && json_is_string(J(j)) ? json_string_length(J(j)) : 0;
 }
@@ -274,7 +274,7 @@ static int hexval(int c)
 	return -1;
 }
 
-int ml_json_as_hex(const struct json *j, uint64_t *out)
+int ml_json_as_hex(const struct ml_json *j, uint64_t *out)
 {
 	const char *s = ml_json_as_str(j), *start = s;
 	uint64_t v = 0;
@@ -297,42 +297,42 @@ int ml_json_as_hex(const struct json *j, uint64_t *out)
 	return 0;
 }
 
-int ml_json_get_int(const struct json *obj, const char *key, int64_t *out)
+int ml_json_get_int(const struct ml_json *obj, const char *key, int64_t *out)
 {
 	return ml_json_as_int(ml_json_get(obj, key), out);
 }
 
-int ml_json_get_uint(const struct json *obj, const char *key, uint64_t *out)
+int ml_json_get_uint(const struct ml_json *obj, const char *key, uint64_t *out)
 {
 	return ml_json_as_uint(ml_json_get(obj, key), out);
 }
 
-int ml_json_get_double(const struct json *obj, const char *key, double *out)
+int ml_json_get_double(const struct ml_json *obj, const char *key, double *out)
 {
 	return ml_json_as_double(ml_json_get(obj, key), out);
 }
 
-int ml_json_get_bool(const struct json *obj, const char *key, bool *out)
+int ml_json_get_bool(const struct ml_json *obj, const char *key, bool *out)
 {
 	return ml_json_as_bool(ml_json_get(obj, key), out);
 }
 
-const char *ml_json_get_str(const struct json *obj, const char *key)
+const char *ml_json_get_str(const struct ml_json *obj, const char *key)
 {
 	return ml_json_as_str(ml_json_get(obj, key));
 }
 
-int ml_json_get_hex(const struct json *obj, const char *key, uint64_t *out)
+int ml_json_get_hex(const struct ml_json *obj, const char *key, uint64_t *out)
 {
 	return ml_json_as_hex(ml_json_get(obj, key), out);
 }
 
-bool ml_json_get_finite(const struct json *obj, const char *key, double *out)
+bool ml_json_get_finite(const struct ml_json *obj, const char *key, double *out)
 {
 	return !ml_json_get_double(obj, key, out) && isfinite(*out);
 }
 
-double ml_json_get_num_or0(const struct json *obj, const char *key)
+double ml_json_get_num_or0(const struct ml_json *obj, const char *key)
 {
 	double v;
 

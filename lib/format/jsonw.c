@@ -6,7 +6,7 @@
 
 #include "memlens/jsonw.h"
 
-void ml_jw_init(struct jw *w, FILE *f)
+void ml_jw_init(struct ml_jw *w, FILE *f)
 {
 	w->f = f;
 	w->depth = 0;
@@ -14,14 +14,14 @@ void ml_jw_init(struct jw *w, FILE *f)
 }
 
 /* Comma before a value that is not the first of its container (keys do it). */
-static void sep(struct jw *w)
+static void sep(struct ml_jw *w)
 {
 	if (w->depth > 0 && !w->first[w->depth])
 		fputc(',', w->f);
 	w->first[w->depth] = false;
 }
 
-static void open_c(struct jw *w, char c)
+static void open_c(struct ml_jw *w, char c)
 {
 	sep(w);
 	fputc(c, w->f);
@@ -30,7 +30,7 @@ static void open_c(struct jw *w, char c)
 	w->first[w->depth] = true;
 }
 
-static void close_c(struct jw *w, char c)
+static void close_c(struct ml_jw *w, char c)
 {
 	fputc(c, w->f);
 	if (w->depth > 0)
@@ -42,22 +42,22 @@ static void close_c(struct jw *w, char c)
 	}
 }
 
-void ml_jw_obj(struct jw *w)
+void ml_jw_obj(struct ml_jw *w)
 {
 	open_c(w, '{');
 }
 
-void ml_jw_obj_end(struct jw *w)
+void ml_jw_obj_end(struct ml_jw *w)
 {
 	close_c(w, '}');
 }
 
-void ml_jw_arr(struct jw *w)
+void ml_jw_arr(struct ml_jw *w)
 {
 	open_c(w, '[');
 }
 
-void ml_jw_arr_end(struct jw *w)
+void ml_jw_arr_end(struct ml_jw *w)
 {
 	close_c(w, ']');
 }
@@ -92,7 +92,7 @@ static void raw_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void ml_jw_key(struct jw *w, const char *k)
+void ml_jw_key(struct ml_jw *w, const char *k)
 {
 	sep(w);
 	raw_str(w->f, k);
@@ -100,26 +100,26 @@ void ml_jw_key(struct jw *w, const char *k)
 	w->first[w->depth] = true; /* the value that follows takes no comma */
 }
 
-static void after_value(struct jw *w)
+static void after_value(struct ml_jw *w)
 {
 	w->first[w->depth] = false;
 }
 
-void ml_jw_str(struct jw *w, const char *s)
+void ml_jw_str(struct ml_jw *w, const char *s)
 {
 	sep(w);
 	raw_str(w->f, s ? s : "");
 	after_value(w);
 }
 
-void ml_jw_int(struct jw *w, int64_t v)
+void ml_jw_int(struct ml_jw *w, int64_t v)
 {
 	sep(w);
 	fprintf(w->f, "%" PRId64, v);
 	after_value(w);
 }
 
-void ml_jw_uint(struct jw *w, uint64_t v)
+void ml_jw_uint(struct ml_jw *w, uint64_t v)
 {
 	sep(w);
 	fprintf(w->f, "%" PRIu64, v);
@@ -147,7 +147,7 @@ static void put_dbl(FILE *f, double v)
 		uselocale(old);
 }
 
-void ml_jw_dbl(struct jw *w, double v)
+void ml_jw_dbl(struct ml_jw *w, double v)
 {
 	sep(w);
 	if (isfinite(v))
@@ -157,58 +157,58 @@ void ml_jw_dbl(struct jw *w, double v)
 	after_value(w);
 }
 
-void ml_jw_bool(struct jw *w, bool v)
+void ml_jw_bool(struct ml_jw *w, bool v)
 {
 	sep(w);
 	fputs(v ? "true" : "false", w->f);
 	after_value(w);
 }
 
-void ml_jw_null(struct jw *w)
+void ml_jw_null(struct ml_jw *w)
 {
 	sep(w);
 	fputs("null", w->f);
 	after_value(w);
 }
 
-void ml_jw_hex(struct jw *w, uint64_t v)
+void ml_jw_hex(struct ml_jw *w, uint64_t v)
 {
 	sep(w);
 	fprintf(w->f, "\"0x%" PRIx64 "\"", v);
 	after_value(w);
 }
 
-void ml_jw_kstr(struct jw *w, const char *k, const char *s)
+void ml_jw_kstr(struct ml_jw *w, const char *k, const char *s)
 {
 	ml_jw_key(w, k);
 	ml_jw_str(w, s);
 }
 
-void ml_jw_kint(struct jw *w, const char *k, int64_t v)
+void ml_jw_kint(struct ml_jw *w, const char *k, int64_t v)
 {
 	ml_jw_key(w, k);
 	ml_jw_int(w, v);
 }
 
-void ml_jw_kuint(struct jw *w, const char *k, uint64_t v)
+void ml_jw_kuint(struct ml_jw *w, const char *k, uint64_t v)
 {
 	ml_jw_key(w, k);
 	ml_jw_uint(w, v);
 }
 
-void ml_jw_kdbl(struct jw *w, const char *k, double v)
+void ml_jw_kdbl(struct ml_jw *w, const char *k, double v)
 {
 	ml_jw_key(w, k);
 	ml_jw_dbl(w, v);
 }
 
-void ml_jw_kbool(struct jw *w, const char *k, bool v)
+void ml_jw_kbool(struct ml_jw *w, const char *k, bool v)
 {
 	ml_jw_key(w, k);
 	ml_jw_bool(w, v);
 }
 
-void ml_jw_khex(struct jw *w, const char *k, uint64_t v)
+void ml_jw_khex(struct ml_jw *w, const char *k, uint64_t v)
 {
 	ml_jw_key(w, k);
 	ml_jw_hex(w, v);

@@ -15,7 +15,7 @@ static const char *const reason_keys[LEAKS_NR_REASONS] = {
 	[LEAKS_REASON_DROPPED] = "dropped",
 };
 
-static void put_counters(struct jw *w, const struct leaks_rec *r)
+static void put_counters(struct ml_jw *w, const struct ml_leaks_rec *r)
 {
 	ml_jw_kuint(w, "mallocs", r->mallocs);
 	ml_jw_kuint(w, "frees", r->frees);
@@ -29,7 +29,7 @@ static void put_counters(struct jw *w, const struct leaks_rec *r)
 	ml_jw_kuint(w, "unpaired_returns", r->unpaired_returns);
 }
 
-static void put_sampling(struct jw *w, const struct leaks_rec *r)
+static void put_sampling(struct ml_jw *w, const struct ml_leaks_rec *r)
 {
 	ml_jw_kuint(w, "sample_bytes", r->sample_bytes);
 	ml_jw_kuint(w, "allocation_calls", r->allocation_calls);
@@ -39,7 +39,7 @@ static void put_sampling(struct jw *w, const struct leaks_rec *r)
 	ml_jw_kuint(w, "outstanding_bytes_stderr", r->outstanding_bytes_stderr);
 }
 
-static void put_no_stack(struct jw *w, const struct leaks_rec *r)
+static void put_no_stack(struct ml_jw *w, const struct ml_leaks_rec *r)
 {
 	ml_jw_kuint(w, "stacks_kept", r->stacks_kept);
 	ml_jw_kint(w, "max_stacks", r->max_stacks);
@@ -63,12 +63,12 @@ static void put_no_stack(struct jw *w, const struct leaks_rec *r)
 	ml_jw_obj_end(w);
 }
 
-static void put_sizes(struct jw *w, const struct leaks_rec *r)
+static void put_sizes(struct ml_jw *w, const struct ml_leaks_rec *r)
 {
 	ml_jw_key(w, "by_size");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < r->nsizes; i++) {
-		const struct leaks_size_rec *z = &r->sizes[i];
+		const struct ml_leaks_size_rec *z = &r->sizes[i];
 
 		ml_jw_obj(w);
 		ml_jw_kuint(w, "size", z->size);
@@ -83,12 +83,12 @@ static void put_sizes(struct jw *w, const struct leaks_rec *r)
 	ml_jw_arr_end(w);
 }
 
-static void put_frames(struct jw *w, const struct leaks_stack_rec *s)
+static void put_frames(struct ml_jw *w, const struct ml_leaks_stack_rec *s)
 {
 	ml_jw_key(w, "frames");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < s->nframes; i++) {
-		const struct leaks_frame_rec *f = &s->frames[i];
+		const struct ml_leaks_frame_rec *f = &s->frames[i];
 
 		ml_jw_obj(w);
 		ml_jw_khex(w, "address", f->address);
@@ -108,12 +108,12 @@ static void put_frames(struct jw *w, const struct leaks_stack_rec *s)
 	ml_jw_arr_end(w);
 }
 
-static void put_stacks(struct jw *w, const struct leaks_rec *r)
+static void put_stacks(struct ml_jw *w, const struct ml_leaks_rec *r)
 {
 	ml_jw_key(w, "by_stack");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < r->nstacks; i++) {
-		const struct leaks_stack_rec *s = &r->stacks[i];
+		const struct ml_leaks_stack_rec *s = &r->stacks[i];
 
 		ml_jw_obj(w);
 		ml_jw_kuint(w, "count", s->count);
@@ -135,9 +135,9 @@ static void put_stacks(struct jw *w, const struct leaks_rec *r)
 	ml_jw_arr_end(w);
 }
 
-static void put_depth(struct jw *w, const struct leaks_rec *r)
+static void put_depth(struct ml_jw *w, const struct ml_leaks_rec *r)
 {
-	const struct leaks_unwind_rec *u = &r->unwind;
+	const struct ml_leaks_unwind_rec *u = &r->unwind;
 
 	ml_jw_key(w, "stack_depth");
 	ml_jw_obj(w);
@@ -164,7 +164,7 @@ static void put_depth(struct jw *w, const struct leaks_rec *r)
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_leaks(struct jw *w, const struct leaks_rec *r)
+void ml_fmt_leaks(struct ml_jw *w, const struct ml_leaks_rec *r)
 {
 	ml_jw_obj(w);
 	mli_rec_put_head(w, "leaks", "leaks_interval", r->interval, r->elapsed_ms, r->last);
@@ -196,9 +196,9 @@ void ml_fmt_leaks(struct jw *w, const struct leaks_rec *r)
 
 /* ---- reading --------------------------------------------------------------- */
 
-static const struct json *need_arr(const struct json *o, const char *key, struct ml_err *err)
+static const struct ml_json *need_arr(const struct ml_json *o, const char *key, struct ml_err *err)
 {
-	const struct json *a = ml_json_get(o, key);
+	const struct ml_json *a = ml_json_get(o, key);
 
 	if (ml_json_type(a) != ML_JSON_ARRAY) {
 		ml_err_set(err, EINVAL, "field \"%s\" is missing or not an array", key);
@@ -207,13 +207,13 @@ static const struct json *need_arr(const struct json *o, const char *key, struct
 	return a;
 }
 
-static void read_reasons(const struct json *o, struct leaks_rec *r)
+static void read_reasons(const struct ml_json *o, struct ml_leaks_rec *r)
 {
-	const struct json *lost = ml_json_get(o, "stacks_lost_by_reason"),
-			  *out = ml_json_get(o, "outstanding_no_stack_by_reason");
+	const struct ml_json *lost = ml_json_get(o, "stacks_lost_by_reason"),
+			     *out = ml_json_get(o, "outstanding_no_stack_by_reason");
 
 	for (int i = 0; i < LEAKS_NR_REASONS; i++) {
-		const struct json *e = ml_json_get(out, reason_keys[i]);
+		const struct ml_json *e = ml_json_get(out, reason_keys[i]);
 
 		r->stacks_lost_by_reason[i] = mli_rec_count_or0(lost, reason_keys[i]);
 		r->outstanding_no_stack_by_reason[i].count = mli_rec_count_or0(e, "count");
@@ -221,10 +221,10 @@ static void read_reasons(const struct json *o, struct leaks_rec *r)
 	}
 }
 
-static void read_unwind(const struct json *o, struct leaks_rec *r)
+static void read_unwind(const struct ml_json *o, struct ml_leaks_rec *r)
 {
-	const struct json *d = ml_json_get(o, "stack_depth"), *u = ml_json_get(o, "unwind");
-	struct leaks_unwind_rec *x = &r->unwind;
+	const struct ml_json *d = ml_json_get(o, "stack_depth"), *u = ml_json_get(o, "unwind");
+	struct ml_leaks_unwind_rec *x = &r->unwind;
 	double v;
 
 	r->has_depth = ml_json_type(d) == ML_JSON_OBJECT;
@@ -246,7 +246,7 @@ static void read_unwind(const struct json *o, struct leaks_rec *r)
 	x->table_full = mli_rec_count_or0(u, "table_full");
 }
 
-static void read_counters(const struct json *o, struct leaks_rec *r)
+static void read_counters(const struct ml_json *o, struct ml_leaks_rec *r)
 {
 	r->pid = mli_rec_int_or0(o, "pid");
 	r->allocator = ml_json_get_str(o, "allocator");
@@ -280,9 +280,9 @@ static void read_counters(const struct json *o, struct leaks_rec *r)
 	read_reasons(o, r);
 }
 
-static int read_frames(const struct json *o, struct leaks_stack_rec *s, struct ml_err *err)
+static int read_frames(const struct ml_json *o, struct ml_leaks_stack_rec *s, struct ml_err *err)
 {
-	const struct json *a = ml_json_get(o, "frames");
+	const struct ml_json *a = ml_json_get(o, "frames");
 	size_t n = ml_json_count(a);
 
 	if (!a)
@@ -293,8 +293,8 @@ static int read_frames(const struct json *o, struct leaks_stack_rec *s, struct m
 	if (!s->frames)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct json *e = ml_json_at(a, i);
-		struct leaks_frame_rec *f = &s->frames[s->nframes++];
+		const struct ml_json *e = ml_json_at(a, i);
+		struct ml_leaks_frame_rec *f = &s->frames[s->nframes++];
 
 		if (ml_json_type(e) != ML_JSON_OBJECT ||
 		    ml_json_as_hex(ml_json_get(e, "address"), &f->address))
@@ -312,9 +312,9 @@ static int read_frames(const struct json *o, struct leaks_stack_rec *s, struct m
 	return 0;
 }
 
-static int read_stack(const struct json *o, struct leaks_stack_rec *s, struct ml_err *err)
+static int read_stack(const struct ml_json *o, struct ml_leaks_stack_rec *s, struct ml_err *err)
 {
-	const struct json *a = need_arr(o, "stack", err);
+	const struct ml_json *a = need_arr(o, "stack", err);
 	size_t n = ml_json_count(a);
 	int ret;
 
@@ -341,9 +341,9 @@ static int read_stack(const struct json *o, struct leaks_stack_rec *s, struct ml
 	return read_frames(o, s, err);
 }
 
-static int read_tables(const struct json *o, struct leaks_rec *r, struct ml_err *err)
+static int read_tables(const struct ml_json *o, struct ml_leaks_rec *r, struct ml_err *err)
 {
-	const struct json *sizes, *stacks;
+	const struct ml_json *sizes, *stacks;
 	size_t ns, nk;
 	int ret;
 
@@ -362,8 +362,8 @@ static int read_tables(const struct json *o, struct leaks_rec *r, struct ml_err 
 	if (!r->sizes || !r->stacks)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < ns; i++) {
-		const struct json *e = ml_json_at(sizes, i);
-		struct leaks_size_rec *z = &r->sizes[r->nsizes++];
+		const struct ml_json *e = ml_json_at(sizes, i);
+		struct ml_leaks_size_rec *z = &r->sizes[r->nsizes++];
 
 		ret = mli_rec_need_count(e, "size", &z->size, err);
 		if (!ret)
@@ -382,7 +382,7 @@ static int read_tables(const struct json *o, struct leaks_rec *r, struct ml_err 
 	return 0;
 }
 
-int ml_fmt_leaks_read(const struct json *o, struct leaks_rec *r, struct ml_err *err)
+int ml_fmt_leaks_read(const struct ml_json *o, struct ml_leaks_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type");
 	double v;
@@ -408,7 +408,7 @@ int ml_fmt_leaks_read(const struct json *o, struct leaks_rec *r, struct ml_err *
 	return read_tables(o, r, err);
 }
 
-void ml_fmt_leaks_free(struct leaks_rec *r)
+void ml_fmt_leaks_free(struct ml_leaks_rec *r)
 {
 	for (size_t i = 0; r->stacks && i < r->nstacks; i++) {
 		free(r->stacks[i].stack);

@@ -8,7 +8,7 @@
 #include "memlens/format_migrate.h"
 #include "rec.h"
 
-static void put_container(struct jw *w, const struct migrate_container_rec *k)
+static void put_container(struct ml_jw *w, const struct ml_migrate_container_rec *k)
 {
 	ml_jw_key(w, "container");
 	ml_jw_obj(w);
@@ -21,7 +21,7 @@ static void put_container(struct jw *w, const struct migrate_container_rec *k)
 	ml_jw_obj_end(w);
 }
 
-static void put_round(struct jw *w, const struct migrate_round_rec *r, bool postcopy)
+static void put_round(struct ml_jw *w, const struct ml_migrate_round_rec *r, bool postcopy)
 {
 	ml_jw_obj(w);
 	ml_jw_kint(w, "round", r->round);
@@ -47,7 +47,7 @@ static void put_round(struct jw *w, const struct migrate_round_rec *r, bool post
 	ml_jw_obj_end(w);
 }
 
-static void put_lazy(struct jw *w, const struct migrate_lazy_rec *l)
+static void put_lazy(struct ml_jw *w, const struct ml_migrate_lazy_rec *l)
 {
 	ml_jw_key(w, "lazy");
 	ml_jw_obj(w);
@@ -66,7 +66,7 @@ static void put_lazy(struct jw *w, const struct migrate_lazy_rec *l)
 	ml_jw_obj_end(w);
 }
 
-static void put_procs(struct jw *w, const struct migrate_rec *r)
+static void put_procs(struct ml_jw *w, const struct ml_migrate_rec *r)
 {
 	uint64_t hot = 0;
 	int64_t dirty = 0;
@@ -74,7 +74,7 @@ static void put_procs(struct jw *w, const struct migrate_rec *r)
 	ml_jw_key(w, "processes");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < r->nprocs; i++) {
-		const struct profiler_proc *q = &r->procs[i];
+		const struct ml_profiler_proc *q = &r->procs[i];
 
 		ml_jw_obj(w);
 		ml_jw_kint(w, "pid", q->pid);
@@ -100,7 +100,7 @@ static void put_procs(struct jw *w, const struct migrate_rec *r)
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_migrate(struct jw *w, const struct migrate_rec *r)
+void ml_fmt_migrate(struct ml_jw *w, const struct ml_migrate_rec *r)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "type", "migrate");
@@ -141,7 +141,8 @@ void ml_fmt_migrate(struct jw *w, const struct migrate_rec *r)
 	ml_jw_obj_end(w);
 }
 
-static int read_container(const struct json *o, struct migrate_container_rec *k, struct ml_err *err)
+static int read_container(const struct ml_json *o, struct ml_migrate_container_rec *k,
+			  struct ml_err *err)
 {
 	if (ml_json_type(o) != ML_JSON_OBJECT)
 		return ml_err_set(err, EINVAL, "field \"container\" is not an object");
@@ -154,7 +155,7 @@ static int read_container(const struct json *o, struct migrate_container_rec *k,
 	return 0;
 }
 
-static int read_round(const struct json *o, size_t i, struct migrate_round_rec *r,
+static int read_round(const struct ml_json *o, size_t i, struct ml_migrate_round_rec *r,
 		      struct ml_err *err)
 {
 	const char *kind = ml_json_get_str(o, "kind");
@@ -185,7 +186,7 @@ static int read_round(const struct json *o, size_t i, struct migrate_round_rec *
 	return 0;
 }
 
-static int read_rounds(const struct json *a, struct migrate_rec *r, struct ml_err *err)
+static int read_rounds(const struct ml_json *a, struct ml_migrate_rec *r, struct ml_err *err)
 {
 	size_t n = ml_json_count(a);
 
@@ -204,7 +205,7 @@ static int read_rounds(const struct json *a, struct migrate_rec *r, struct ml_er
 	return 0;
 }
 
-static int read_lazy(const struct json *o, struct migrate_lazy_rec *l, struct ml_err *err)
+static int read_lazy(const struct ml_json *o, struct ml_migrate_lazy_rec *l, struct ml_err *err)
 {
 	if (ml_json_type(o) != ML_JSON_OBJECT)
 		return ml_err_set(err, EINVAL, "field \"lazy\" is missing or not an object");
@@ -223,10 +224,11 @@ static int read_lazy(const struct json *o, struct migrate_lazy_rec *l, struct ml
 	return 0;
 }
 
-static int read_procs(const struct json *o, struct migrate_rec *r, struct ml_err *err)
+static int read_procs(const struct ml_json *o, struct ml_migrate_rec *r, struct ml_err *err)
 {
-	const struct json *a = ml_json_get(o, "processes"), *t = ml_json_get(o, "processes_total");
-	struct profiler_proc *procs;
+	const struct ml_json *a = ml_json_get(o, "processes"),
+			     *t = ml_json_get(o, "processes_total");
+	struct ml_profiler_proc *procs;
 	size_t n = ml_json_count(a);
 	uint64_t count;
 
@@ -244,8 +246,8 @@ static int read_procs(const struct json *o, struct migrate_rec *r, struct ml_err
 		return ml_err_set(err, ENOMEM, "out of memory");
 	r->procs = procs;
 	for (size_t i = 0; i < n; i++) {
-		const struct json *p = ml_json_at(a, i);
-		struct profiler_proc *q = &procs[r->nprocs];
+		const struct ml_json *p = ml_json_at(a, i);
+		struct ml_profiler_proc *q = &procs[r->nprocs];
 		const char *state = ml_json_get_str(p, "state");
 
 		if (ml_json_type(p) != ML_JSON_OBJECT)
@@ -265,10 +267,10 @@ static int read_procs(const struct json *o, struct migrate_rec *r, struct ml_err
 	return 0;
 }
 
-int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *r, struct ml_err *err)
+int ml_fmt_migrate_read(const struct ml_json *o, struct ml_migrate_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type");
-	const struct json *k = ml_json_get(o, "container");
+	const struct ml_json *k = ml_json_get(o, "container");
 	double v;
 	int ret;
 
@@ -316,14 +318,14 @@ int ml_fmt_migrate_read(const struct json *o, struct migrate_rec *r, struct ml_e
 	return mli_rec_read_preflight(o, &r->preflight, &r->check_only, err);
 }
 
-void ml_fmt_migrate_free(struct migrate_rec *r)
+void ml_fmt_migrate_free(struct ml_migrate_rec *r)
 {
 	free(r->rounds);
 	r->rounds = NULL;
 	r->nrounds = 0;
-	free((struct profiler_proc *)r->procs);
+	free((struct ml_profiler_proc *)r->procs);
 	r->procs = NULL;
 	r->nprocs = 0;
-	free((struct criu_preflight *)r->preflight);
+	free((struct ml_criu_preflight *)r->preflight);
 	r->preflight = NULL;
 }

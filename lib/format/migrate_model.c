@@ -8,7 +8,7 @@
 #include "memlens/format_migrate_model.h"
 #include "rec.h"
 
-static void put_policy(struct jw *w, const struct migrate_model_policy_rec *p)
+static void put_policy(struct ml_jw *w, const struct ml_migrate_model_policy_rec *p)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "name", p->name);
@@ -32,7 +32,7 @@ static void put_policy(struct jw *w, const struct migrate_model_policy_rec *p)
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_migrate_model(struct jw *w, const struct migrate_model_rec *r)
+void ml_fmt_migrate_model(struct ml_jw *w, const struct ml_migrate_model_rec *r)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "type", "migrate_model");
@@ -52,10 +52,10 @@ void ml_fmt_migrate_model(struct jw *w, const struct migrate_model_rec *r)
 	ml_jw_obj_end(w);
 }
 
-static int read_policy(const struct json *o, size_t k, struct migrate_model_policy_rec *p,
+static int read_policy(const struct ml_json *o, size_t k, struct ml_migrate_model_policy_rec *p,
 		       struct ml_err *err)
 {
-	const struct json *rounds = ml_json_get(o, "rounds");
+	const struct ml_json *rounds = ml_json_get(o, "rounds");
 	const char *name = ml_json_get_str(o, "name");
 	size_t n = ml_json_count(rounds);
 
@@ -67,7 +67,7 @@ static int read_policy(const struct json *o, size_t k, struct migrate_model_poli
 	if (!p->rounds)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct json *r = ml_json_at(rounds, i);
+		const struct ml_json *r = ml_json_at(rounds, i);
 		double v;
 
 		if (!ml_json_get_finite(r, "bytes", &v))
@@ -90,9 +90,10 @@ static int read_policy(const struct json *o, size_t k, struct migrate_model_poli
 	return 0;
 }
 
-int ml_fmt_migrate_model_read(const struct json *o, struct migrate_model_rec *r, struct ml_err *err)
+int ml_fmt_migrate_model_read(const struct ml_json *o, struct ml_migrate_model_rec *r,
+			      struct ml_err *err)
 {
-	const struct json *pols = ml_json_get(o, "policies");
+	const struct ml_json *pols = ml_json_get(o, "policies");
 	size_t n = ml_json_count(pols);
 
 	memset(r, 0, sizeof(*r));
@@ -117,7 +118,7 @@ int ml_fmt_migrate_model_read(const struct json *o, struct migrate_model_rec *r,
 	return 0;
 }
 
-void ml_fmt_migrate_model_free(struct migrate_model_rec *r)
+void ml_fmt_migrate_model_free(struct ml_migrate_model_rec *r)
 {
 	for (size_t i = 0; i < r->npol; i++)
 		free(r->pol[i].rounds);

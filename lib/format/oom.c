@@ -6,7 +6,7 @@
 #include "memlens/format_oom.h"
 #include "rec.h"
 
-void ml_fmt_oom_kill(struct jw *w, const struct oom_kill_rec *r)
+void ml_fmt_oom_kill(struct ml_jw *w, const struct ml_oom_kill_rec *r)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "type", "oom_kill");
@@ -30,7 +30,7 @@ void ml_fmt_oom_kill(struct jw *w, const struct oom_kill_rec *r)
 	ml_jw_obj_end(w);
 }
 
-int ml_fmt_oom_kill_read(const struct json *o, struct oom_kill_rec *r, struct ml_err *err)
+int ml_fmt_oom_kill_read(const struct ml_json *o, struct ml_oom_kill_rec *r, struct ml_err *err)
 {
 	double v;
 	int ret;
@@ -55,7 +55,7 @@ int ml_fmt_oom_kill_read(const struct json *o, struct oom_kill_rec *r, struct ml
 	return 0;
 }
 
-void ml_fmt_oom_count(struct jw *w, const struct oom_count_rec *r)
+void ml_fmt_oom_count(struct ml_jw *w, const struct ml_oom_count_rec *r)
 {
 	ml_jw_obj(w);
 	mli_rec_put_head(w, "oom_summary", "oom_interval", r->interval, r->elapsed_ms, r->last);
@@ -65,7 +65,7 @@ void ml_fmt_oom_count(struct jw *w, const struct oom_count_rec *r)
 	ml_jw_obj_end(w);
 }
 
-int ml_fmt_oom_count_read(const struct json *o, struct oom_count_rec *r, struct ml_err *err)
+int ml_fmt_oom_count_read(const struct ml_json *o, struct ml_oom_count_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type");
 	int ret;

@@ -6,7 +6,7 @@
 
 #include "rec.h"
 
-static uint64_t as_count(const struct json *j)
+static uint64_t as_count(const struct ml_json *j)
 {
 	uint64_t u;
 	double v;
@@ -18,7 +18,7 @@ static uint64_t as_count(const struct json *j)
 	return v >= 18446744073709549568.0 ? UINT64_MAX : (uint64_t)v;
 }
 
-uint64_t mli_rec_count_or0(const struct json *o, const char *key)
+uint64_t mli_rec_count_or0(const struct ml_json *o, const char *key)
 {
 	return as_count(ml_json_get(o, key));
 }
@@ -30,7 +30,7 @@ int64_t mli_rec_pid(double v)
 	return v < 1e15 ? (int64_t)v : 1000000000000000LL;
 }
 
-int64_t mli_rec_int_or0(const struct json *o, const char *key)
+int64_t mli_rec_int_or0(const struct ml_json *o, const char *key)
 {
 	int64_t i;
 	double v;
@@ -40,7 +40,7 @@ int64_t mli_rec_int_or0(const struct json *o, const char *key)
 	return ml_json_get_finite(o, key, &v) ? mli_rec_pid(v) : 0;
 }
 
-int mli_rec_need_count(const struct json *o, const char *key, uint64_t *out, struct ml_err *err)
+int mli_rec_need_count(const struct ml_json *o, const char *key, uint64_t *out, struct ml_err *err)
 {
 	double v;
 
@@ -50,14 +50,14 @@ int mli_rec_need_count(const struct json *o, const char *key, uint64_t *out, str
 	return 0;
 }
 
-void mli_rec_str(const struct json *o, const char *key, char *dst, size_t size)
+void mli_rec_str(const struct ml_json *o, const char *key, char *dst, size_t size)
 {
 	const char *s = ml_json_get_str(o, key);
 
 	snprintf(dst, size, "%s", s ? s : "");
 }
 
-void mli_rec_put_hist(struct jw *w, const char *key, const uint64_t *slots, size_t n)
+void mli_rec_put_hist(struct ml_jw *w, const char *key, const uint64_t *slots, size_t n)
 {
 	size_t end = 0;
 
@@ -71,10 +71,10 @@ void mli_rec_put_hist(struct jw *w, const char *key, const uint64_t *slots, size
 	ml_jw_arr_end(w);
 }
 
-int mli_rec_read_hist(const struct json *o, const char *key, bool optional, uint64_t *slots,
+int mli_rec_read_hist(const struct ml_json *o, const char *key, bool optional, uint64_t *slots,
 		      size_t max, size_t *n, struct ml_err *err)
 {
-	const struct json *a = ml_json_get(o, key);
+	const struct ml_json *a = ml_json_get(o, key);
 	size_t cnt = ml_json_count(a);
 
 	*n = 0;
@@ -83,7 +83,7 @@ int mli_rec_read_hist(const struct json *o, const char *key, bool optional, uint
 	if (ml_json_type(a) != ML_JSON_ARRAY)
 		return ml_err_set(err, EINVAL, "field \"%s\" is missing or not an array", key);
 	for (size_t i = 0; i < cnt; i++) {
-		const struct json *j = ml_json_at(a, i);
+		const struct ml_json *j = ml_json_at(a, i);
 		double v;
 
 		if (ml_json_as_double(j, &v) || !isfinite(v) || v < 0)
@@ -95,7 +95,7 @@ int mli_rec_read_hist(const struct json *o, const char *key, bool optional, uint
 	return 0;
 }
 
-void mli_rec_put_head(struct jw *w, const char *type, const char *itype, bool interval,
+void mli_rec_put_head(struct ml_jw *w, const char *type, const char *itype, bool interval,
 		      uint64_t elapsed_ms, bool last)
 {
 	ml_jw_kstr(w, "type", interval ? itype : type);
@@ -105,7 +105,7 @@ void mli_rec_put_head(struct jw *w, const char *type, const char *itype, bool in
 	}
 }
 
-int mli_rec_read_interval(const struct json *o, uint64_t *elapsed_ms, bool *last,
+int mli_rec_read_interval(const struct ml_json *o, uint64_t *elapsed_ms, bool *last,
 			  struct ml_err *err)
 {
 	double v;

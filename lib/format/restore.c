@@ -6,7 +6,7 @@
 #include "memlens/format_restore.h"
 #include "rec.h"
 
-void ml_fmt_restore(struct jw *w, const struct restore_rec *r)
+void ml_fmt_restore(struct ml_jw *w, const struct ml_restore_rec *r)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "type", "restore");
@@ -28,7 +28,7 @@ void ml_fmt_restore(struct jw *w, const struct restore_rec *r)
 	ml_jw_obj_end(w);
 }
 
-int ml_fmt_restore_read(const struct json *o, struct restore_rec *r, struct ml_err *err)
+int ml_fmt_restore_read(const struct ml_json *o, struct ml_restore_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type");
 	int ret;

@@ -8,7 +8,7 @@
 #include "memlens/format_slab.h"
 #include "rec.h"
 
-static void put_int_or_null(struct jw *w, const char *key, bool known, int64_t v)
+static void put_int_or_null(struct ml_jw *w, const char *key, bool known, int64_t v)
 {
 	ml_jw_key(w, key);
 	if (known)
@@ -17,7 +17,7 @@ static void put_int_or_null(struct jw *w, const char *key, bool known, int64_t v
 		ml_jw_null(w);
 }
 
-static void put_row(struct jw *w, const struct slab_row_rec *row, bool slabinfo)
+static void put_row(struct ml_jw *w, const struct ml_slab_row_rec *row, bool slabinfo)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "cache", row->cache);
@@ -36,7 +36,7 @@ static void put_row(struct jw *w, const struct slab_row_rec *row, bool slabinfo)
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_slab(struct jw *w, const struct slab_rec *r)
+void ml_fmt_slab(struct ml_jw *w, const struct ml_slab_rec *r)
 {
 	ml_jw_obj(w);
 	mli_rec_put_head(w, "slab", "slab_interval", r->interval, r->elapsed_ms, r->last);
@@ -79,8 +79,8 @@ void ml_fmt_slab(struct jw *w, const struct slab_rec *r)
 }
 
 /* An array at @key (absent: @optional, an empty one), its members' room in *@out. */
-static int array_of(const struct json *o, const char *key, bool optional, size_t size, void **out,
-		    const struct json **a, struct ml_err *err)
+static int array_of(const struct ml_json *o, const char *key, bool optional, size_t size,
+		    void **out, const struct ml_json **a, struct ml_err *err)
 {
 	*a = ml_json_get(o, key);
 	if (!*a && optional)
@@ -91,7 +91,8 @@ static int array_of(const struct json *o, const char *key, bool optional, size_t
 	return *out ? 0 : ml_err_set(err, ENOMEM, "out of memory");
 }
 
-static int read_row(const struct json *o, size_t i, struct slab_row_rec *row, struct ml_err *err)
+static int read_row(const struct ml_json *o, size_t i, struct ml_slab_row_rec *row,
+		    struct ml_err *err)
 {
 	const char *cache = ml_json_get_str(o, "cache");
 	int ret;
@@ -116,9 +117,9 @@ static int read_row(const struct json *o, size_t i, struct slab_row_rec *row, st
 	return 0;
 }
 
-static int read_lists(const struct json *o, struct slab_rec *r, struct ml_err *err)
+static int read_lists(const struct ml_json *o, struct ml_slab_rec *r, struct ml_err *err)
 {
-	const struct json *a;
+	const struct ml_json *a;
 	int ret;
 
 	ret = array_of(o, "slabinfo_only", true, sizeof(*r->only), (void **)&r->only, &a, err);
@@ -126,8 +127,8 @@ static int read_lists(const struct json *o, struct slab_rec *r, struct ml_err *e
 		return ret;
 	r->has_slabinfo = a != NULL;
 	for (size_t i = 0; i < ml_json_count(a); i++) {
-		struct slab_only_rec *x = &r->only[r->nonly++];
-		const struct json *e = ml_json_at(a, i);
+		struct ml_slab_only_rec *x = &r->only[r->nonly++];
+		const struct ml_json *e = ml_json_at(a, i);
 
 		mli_rec_str(e, "cache", x->cache, sizeof(x->cache));
 		x->slabinfo_delta = mli_rec_int_or0(e, "slabinfo_delta");
@@ -137,8 +138,8 @@ static int read_lists(const struct json *o, struct slab_rec *r, struct ml_err *e
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < ml_json_count(a); i++) {
-		struct slab_merged_rec *x = &r->merged[r->nmerged++];
-		const struct json *e = ml_json_at(a, i);
+		struct ml_slab_merged_rec *x = &r->merged[r->nmerged++];
+		const struct ml_json *e = ml_json_at(a, i);
 
 		mli_rec_str(e, "cache", x->cache, sizeof(x->cache));
 		x->users = mli_rec_int_or0(e, "users");
@@ -147,10 +148,10 @@ static int read_lists(const struct json *o, struct slab_rec *r, struct ml_err *e
 	return 0;
 }
 
-int ml_fmt_slab_read(const struct json *o, struct slab_rec *r, struct ml_err *err)
+int ml_fmt_slab_read(const struct ml_json *o, struct ml_slab_rec *r, struct ml_err *err)
 {
 	const char *type = ml_json_get_str(o, "type");
-	const struct json *rows;
+	const struct ml_json *rows;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -183,7 +184,7 @@ int ml_fmt_slab_read(const struct json *o, struct slab_rec *r, struct ml_err *er
 	return read_lists(o, r, err);
 }
 
-void ml_fmt_slab_free(struct slab_rec *r)
+void ml_fmt_slab_free(struct ml_slab_rec *r)
 {
 	free(r->rows);
 	free(r->only);

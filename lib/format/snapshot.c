@@ -9,7 +9,7 @@
 #include "memlens/format_snapshot.h"
 #include "memlens/maps.h"
 
-static void json_counts(struct jw *w, const struct snap_counts *c, unsigned int flags)
+static void json_counts(struct ml_jw *w, const struct ml_snap_counts *c, unsigned int flags)
 {
 	ml_jw_kuint(w, "size_pages", c->size_pages);
 	ml_jw_kuint(w, "resident_pages", c->resident_pages);
@@ -47,7 +47,7 @@ static void json_counts(struct jw *w, const struct snap_counts *c, unsigned int 
 	ml_jw_obj_end(w);
 }
 
-static void json_delta(struct jw *w, const struct snap_dcounts *d)
+static void json_delta(struct ml_jw *w, const struct ml_snap_dcounts *d)
 {
 	ml_jw_kint(w, "size_pages", d->size_pages);
 	ml_jw_kint(w, "resident_pages", d->resident_pages);
@@ -57,7 +57,7 @@ static void json_delta(struct jw *w, const struct snap_dcounts *d)
 	ml_jw_kint(w, "zero_pages", d->zero_pages);
 }
 
-static void json_mm(struct jw *w, const struct snap_mm *m)
+static void json_mm(struct ml_jw *w, const struct ml_snap_mm *m)
 {
 	ml_jw_key(w, "mm");
 	ml_jw_obj(w);
@@ -72,12 +72,12 @@ static void json_mm(struct jw *w, const struct snap_mm *m)
 }
 
 /* In/out of memory and dirty share per region kind. */
-static void json_kinds(struct jw *w, const struct snapshot *s)
+static void json_kinds(struct ml_jw *w, const struct ml_snapshot *s)
 {
 	ml_jw_key(w, "by_kind");
 	ml_jw_obj(w);
 	for (int k = 0; k < VMA_KIND_COUNT; k++) {
-		const struct snap_counts *c = &s->kinds[k];
+		const struct ml_snap_counts *c = &s->kinds[k];
 		uint64_t mem = c->resident_pages + c->swapped_pages;
 
 		if (!c->size_pages)
@@ -98,10 +98,10 @@ static void json_kinds(struct jw *w, const struct snapshot *s)
 	ml_jw_obj_end(w);
 }
 
-static void json_region(struct jw *w, const struct snapshot *s, const struct snapshot_diff *d,
-			size_t i)
+static void json_region(struct ml_jw *w, const struct ml_snapshot *s,
+			const struct ml_snapshot_diff *d, size_t i)
 {
-	const struct vma *v = &s->vmas.v[i];
+	const struct ml_vma *v = &s->vmas.v[i];
 
 	ml_jw_obj(w);
 	ml_jw_khex(w, "start_addr", v->start);
@@ -120,7 +120,7 @@ static void json_region(struct jw *w, const struct snapshot *s, const struct sna
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_snapshot(struct jw *w, const struct snapshot *s, const struct snapshot_diff *d,
+void ml_fmt_snapshot(struct ml_jw *w, const struct ml_snapshot *s, const struct ml_snapshot_diff *d,
 		     uint64_t seq, int64_t t_ms)
 {
 	ml_jw_obj(w);
@@ -170,7 +170,7 @@ void ml_fmt_snapshot(struct jw *w, const struct snapshot *s, const struct snapsh
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum)
+void ml_fmt_snapshot_summary(struct ml_jw *w, const struct ml_snapshot_summary *sum)
 {
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "type", "summary");
@@ -192,9 +192,9 @@ void ml_fmt_snapshot_summary(struct jw *w, const struct snapshot_summary *sum)
 	ml_jw_obj_end(w);
 }
 
-static void read_counts(const struct json *o, struct snap_counts_rec *c)
+static void read_counts(const struct ml_json *o, struct ml_snap_counts_rec *c)
 {
-	const struct json *f = ml_json_get(o, "page_flags");
+	const struct ml_json *f = ml_json_get(o, "page_flags");
 
 	c->size_pages = ml_json_get_num_or0(o, "size_pages");
 	c->resident_pages = ml_json_get_num_or0(o, "resident_pages");
@@ -222,10 +222,10 @@ static void copy_str(char *dst, size_t size, const char *s)
 	snprintf(dst, size, "%s", s ? s : "");
 }
 
-static int read_region(const struct json *o, size_t i, struct snap_region_rec *r,
+static int read_region(const struct ml_json *o, size_t i, struct ml_snap_region_rec *r,
 		       struct ml_err *err)
 {
-	const struct json *d = ml_json_get(o, "deltas");
+	const struct ml_json *d = ml_json_get(o, "deltas");
 	const char *path = ml_json_get_str(o, "path");
 	double v;
 
@@ -256,9 +256,9 @@ static int read_region(const struct json *o, size_t i, struct snap_region_rec *r
 	return 0;
 }
 
-int ml_fmt_snapshot_read(const struct json *o, struct snapshot_rec *r, struct ml_err *err)
+int ml_fmt_snapshot_read(const struct ml_json *o, struct ml_snapshot_rec *r, struct ml_err *err)
 {
-	const struct json *regs = ml_json_get(o, "regions");
+	const struct ml_json *regs = ml_json_get(o, "regions");
 	size_t n = ml_json_count(regs);
 	int ret;
 
@@ -290,7 +290,7 @@ int ml_fmt_snapshot_read(const struct json *o, struct snapshot_rec *r, struct ml
 	return 0;
 }
 
-void ml_fmt_snapshot_free(struct snapshot_rec *r)
+void ml_fmt_snapshot_free(struct ml_snapshot_rec *r)
 {
 	for (size_t i = 0; i < r->nregions; i++)
 		free(r->regions[i].path);
@@ -299,7 +299,7 @@ void ml_fmt_snapshot_free(struct snapshot_rec *r)
 	r->nregions = 0;
 }
 
-void ml_fmt_snapshot_summary_read(const struct json *o, struct snapshot_summary_rec *r)
+void ml_fmt_snapshot_summary_read(const struct ml_json *o, struct ml_snapshot_summary_rec *r)
 {
 	const char *why = ml_json_get_str(o, "stopped_because");
 

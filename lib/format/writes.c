@@ -9,7 +9,7 @@
 #include "memlens/format_writes.h"
 #include "memlens/maps.h"
 
-static void put_attach(struct jw *w, const struct attach_stats *a)
+static void put_attach(struct ml_jw *w, const struct ml_attach_stats *a)
 {
 	ml_jw_key(w, "attach");
 	ml_jw_obj(w);
@@ -21,7 +21,7 @@ static void put_attach(struct jw *w, const struct attach_stats *a)
 	ml_jw_obj_end(w);
 }
 
-static void put_region(struct jw *w, const struct profiler_region *r, bool tree)
+static void put_region(struct ml_jw *w, const struct ml_profiler_region *r, bool tree)
 {
 	ml_jw_obj(w);
 	if (tree)
@@ -55,12 +55,12 @@ static void put_region(struct jw *w, const struct profiler_region *r, bool tree)
 }
 
 /* A tree's rows: one per process. */
-static void put_processes(struct jw *w, const struct profiler_sample *s)
+static void put_processes(struct ml_jw *w, const struct ml_profiler_sample *s)
 {
 	ml_jw_key(w, "processes");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < s->nprocs; i++) {
-		const struct profiler_proc *p = &s->procs[i];
+		const struct ml_profiler_proc *p = &s->procs[i];
 
 		ml_jw_obj(w);
 		ml_jw_kint(w, "pid", p->pid);
@@ -85,7 +85,7 @@ static void put_processes(struct jw *w, const struct profiler_sample *s)
 }
 
 /* What every interval and the summary say of the tree and of shared memory. */
-static void put_tree(struct jw *w, const struct profiler_sample *s)
+static void put_tree(struct ml_jw *w, const struct ml_profiler_sample *s)
 {
 	if (s->shared_untracked)
 		ml_jw_kint(w, "shared_untracked_vmas", s->shared_untracked);
@@ -97,7 +97,7 @@ static void put_tree(struct jw *w, const struct profiler_sample *s)
 }
 
 /* The hot ranges inside the VMAs (memlens/hotrange.h), after merging to the bound. */
-static void put_hot_ranges(struct jw *w, const struct hotrange_set *h, bool tree)
+static void put_hot_ranges(struct ml_jw *w, const struct ml_hotrange_set *h, bool tree)
 {
 	ml_jw_key(w, "hot_ranges");
 	ml_jw_obj(w);
@@ -124,7 +124,7 @@ static void put_hot_ranges(struct jw *w, const struct hotrange_set *h, bool tree
 }
 
 /* How the interval was tracked, when sampling was asked for (memlens/sample.h). */
-static void put_sampling(struct jw *w, const struct profiler_sampling *s)
+static void put_sampling(struct ml_jw *w, const struct ml_profiler_sampling *s)
 {
 	if (!s->on)
 		return;
@@ -142,7 +142,7 @@ static void put_sampling(struct jw *w, const struct profiler_sampling *s)
 	ml_jw_obj_end(w);
 }
 
-static void put_dirty(struct jw *w, const struct profiler_dirty *d)
+static void put_dirty(struct ml_jw *w, const struct ml_profiler_dirty *d)
 {
 	ml_jw_key(w, "dirty");
 	ml_jw_obj(w);
@@ -155,7 +155,7 @@ static void put_dirty(struct jw *w, const struct profiler_dirty *d)
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sample *s,
+void ml_fmt_writes_interval(struct ml_jw *w, pid_t pid, const struct ml_profiler_sample *s,
 			    bool with_written)
 {
 	ml_jw_obj(w);
@@ -199,11 +199,11 @@ void ml_fmt_writes_interval(struct jw *w, pid_t pid, const struct profiler_sampl
 	ml_jw_obj_end(w);
 }
 
-void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
+void ml_fmt_writes_summary(struct ml_jw *w, const struct ml_writes_summary *sum)
 {
-	const struct profiler_sample *s = sum->last;
-	struct profiler_dirty zero = { 0 };
-	struct hotrange_set none = { 0 };
+	const struct ml_profiler_sample *s = sum->last;
+	struct ml_profiler_dirty zero = { 0 };
+	struct ml_hotrange_set none = { 0 };
 
 	ml_jw_obj(w);
 	ml_jw_kstr(w, "type", "summary");
@@ -246,7 +246,7 @@ void ml_fmt_writes_summary(struct jw *w, const struct writes_summary *sum)
 }
 
 /* An optional number: 0 when absent, null (NaN is written as null) or not a number. */
-static double num_or0(const struct json *o, const char *key)
+static double num_or0(const struct ml_json *o, const char *key)
 {
 	double v = 0;
 
@@ -255,7 +255,7 @@ static double num_or0(const struct json *o, const char *key)
 	return v;
 }
 
-static void read_dirty(const struct json *d, struct writes_dirty_rec *r)
+static void read_dirty(const struct ml_json *d, struct ml_writes_dirty_rec *r)
 {
 	r->dirty_pages = num_or0(d, "dirty_pages");
 	r->dirty_bytes = num_or0(d, "dirty_bytes");
@@ -265,7 +265,7 @@ static void read_dirty(const struct json *d, struct writes_dirty_rec *r)
 	r->timestamp_ms = num_or0(d, "timestamp_ms");
 }
 
-static int read_region(const struct json *o, size_t i, struct writes_region_rec *r,
+static int read_region(const struct ml_json *o, size_t i, struct ml_writes_region_rec *r,
 		       struct ml_err *err)
 {
 	const char *kind = ml_json_get_str(o, "kind"), *path = ml_json_get_str(o, "path");
@@ -289,7 +289,7 @@ static int read_region(const struct json *o, size_t i, struct writes_region_rec 
 	return 0;
 }
 
-static int read_regions(const struct json *a, struct writes_region_rec **out, size_t *n,
+static int read_regions(const struct ml_json *a, struct ml_writes_region_rec **out, size_t *n,
 			struct ml_err *err)
 {
 	size_t cnt = ml_json_count(a);
@@ -309,7 +309,8 @@ static int read_regions(const struct json *a, struct writes_region_rec **out, si
 	return 0;
 }
 
-static int read_written(const struct json *a, struct writes_interval_rec *r, struct ml_err *err)
+static int read_written(const struct ml_json *a, struct ml_writes_interval_rec *r,
+			struct ml_err *err)
 {
 	size_t n = ml_json_count(a);
 
@@ -322,8 +323,8 @@ static int read_written(const struct json *a, struct writes_interval_rec *r, str
 	if (!r->written)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct json *pair = ml_json_at(a, i);
-		struct range *rg = &r->written[i];
+		const struct ml_json *pair = ml_json_at(a, i);
+		struct ml_range *rg = &r->written[i];
 
 		if (ml_json_type(pair) != ML_JSON_ARRAY || ml_json_count(pair) != 2 ||
 		    ml_json_as_hex(ml_json_at(pair, 0), &rg->start) ||
@@ -338,7 +339,8 @@ static int read_written(const struct json *a, struct writes_interval_rec *r, str
 }
 
 /* A tree's "written_pid", when present: one pid per "written" range. */
-static int read_written_pid(const struct json *a, struct writes_interval_rec *r, struct ml_err *err)
+static int read_written_pid(const struct ml_json *a, struct ml_writes_interval_rec *r,
+			    struct ml_err *err)
 {
 	size_t n = ml_json_count(a);
 
@@ -360,9 +362,9 @@ static int read_written_pid(const struct json *a, struct writes_interval_rec *r,
 }
 
 /* "hot_ranges", when present: {"count", ..., "ranges": [{"start_addr", "end_addr", ...}]}. */
-static int read_hot_ranges(const struct json *o, struct writes_hot_rec *h, struct ml_err *err)
+static int read_hot_ranges(const struct ml_json *o, struct ml_writes_hot_rec *h, struct ml_err *err)
 {
-	const struct json *a = ml_json_get(o, "ranges");
+	const struct ml_json *a = ml_json_get(o, "ranges");
 	size_t n = ml_json_count(a);
 
 	if (!o)
@@ -378,8 +380,8 @@ static int read_hot_ranges(const struct json *o, struct writes_hot_rec *h, struc
 	if (!h->r)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
-		const struct json *r = ml_json_at(a, i);
-		struct hotrange_range *x = &h->r[i];
+		const struct ml_json *r = ml_json_at(a, i);
+		struct ml_hotrange_range *x = &h->r[i];
 
 		if (ml_json_get_hex(r, "start_addr", &x->start) ||
 		    ml_json_get_hex(r, "end_addr", &x->end) || x->end < x->start)
@@ -394,7 +396,7 @@ static int read_hot_ranges(const struct json *o, struct writes_hot_rec *h, struc
 	return 0;
 }
 
-int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec *r,
+int ml_fmt_writes_interval_read(const struct ml_json *o, struct ml_writes_interval_rec *r,
 				struct ml_err *err)
 {
 	int ret;
@@ -420,7 +422,7 @@ int ml_fmt_writes_interval_read(const struct json *o, struct writes_interval_rec
 	return ret ? ret : read_written_pid(ml_json_get(o, "written_pid"), r, err);
 }
 
-void ml_fmt_writes_interval_free(struct writes_interval_rec *r)
+void ml_fmt_writes_interval_free(struct ml_writes_interval_rec *r)
 {
 	free(r->regions);
 	free(r->written);
@@ -433,11 +435,11 @@ void ml_fmt_writes_interval_free(struct writes_interval_rec *r)
 	memset(&r->hot, 0, sizeof(r->hot));
 }
 
-int ml_fmt_writes_summary_read(const struct json *o, struct writes_summary_rec *r,
+int ml_fmt_writes_summary_read(const struct ml_json *o, struct ml_writes_summary_rec *r,
 			       struct ml_err *err)
 {
 	const char *why = ml_json_get_str(o, "stopped_because");
-	const struct json *a = ml_json_get(o, "attach"), *regs = ml_json_get(o, "regions");
+	const struct ml_json *a = ml_json_get(o, "attach"), *regs = ml_json_get(o, "regions");
 	int ret;
 
 	memset(r, 0, sizeof(*r));
@@ -461,7 +463,7 @@ int ml_fmt_writes_summary_read(const struct json *o, struct writes_summary_rec *
 	return read_regions(regs, &r->regions, &r->nregions, err);
 }
 
-void ml_fmt_writes_summary_free(struct writes_summary_rec *r)
+void ml_fmt_writes_summary_free(struct ml_writes_summary_rec *r)
 {
 	free(r->regions);
 	free(r->hot.r);

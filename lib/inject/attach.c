@@ -105,19 +105,19 @@ static int uffd_create_error(pid_t pid, long r, struct ml_err *err)
  * predicted (every thread is held, so nothing else opens a descriptor)
  * and corrected once known.
  */
-static int uffd_sequence(struct injector *in, pid_t pid, struct attach_stats *st,
+static int uffd_sequence(struct ml_injector *in, pid_t pid, struct ml_attach_stats *st,
 			 struct ml_err *err)
 {
-	struct inject_call uf = { SYS_userfaultfd,
-				  { O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY } };
-	struct inject_call cl = { SYS_close, { 0 } };
+	struct ml_inject_call uf = { SYS_userfaultfd,
+				     { O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY } };
+	struct ml_inject_call cl = { SYS_close, { 0 } };
 	int pred = ml_inject_lowest_free_fd(pid);
 	long tfd = -1, cr;
 	int ufd = -1, r;
 
 	cl.a[0] = (uint64_t)(pred >= 0 ? pred : 0);
 	{
-		struct inject_call all[3] = { uf, uf, cl };
+		struct ml_inject_call all[3] = { uf, uf, cl };
 
 		all[1].a[0] = O_CLOEXEC | O_NONBLOCK;
 		r = ml_inject_check_filters(in, all, 3, err);
@@ -165,8 +165,8 @@ static int uffd_sequence(struct injector *in, pid_t pid, struct attach_stats *st
 struct attach_job {
 	pid_t pid;
 	bool already_stopped;
-	struct inject_prep prep;
-	struct attach_stats *st;
+	struct ml_inject_prep prep;
+	struct ml_attach_stats *st;
 	struct ml_err err;
 	int rc;
 };
@@ -174,7 +174,7 @@ struct attach_job {
 static void *attach_run(void *arg)
 {
 	struct attach_job *j = arg;
-	struct injector in;
+	struct ml_injector in;
 	struct ml_err e3 = { 0 };
 	int r, r3;
 
@@ -201,11 +201,11 @@ static void *attach_run(void *arg)
 	return NULL;
 }
 
-int ml_wp_attach(pid_t pid, bool already_stopped, struct attach_stats *st, struct ml_err *err)
+int ml_wp_attach(pid_t pid, bool already_stopped, struct ml_attach_stats *st, struct ml_err *err)
 {
 	struct attach_job job = { .pid = pid, .already_stopped = already_stopped };
 	sigset_t block, old;
-	struct attach_stats dummy;
+	struct ml_attach_stats dummy;
 	pthread_t th;
 	int ufd, r;
 

@@ -143,21 +143,21 @@ static bool stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-static struct inject_thread *thread_add(struct injector *in, pid_t tid)
+static struct ml_inject_thread *thread_add(struct ml_injector *in, pid_t tid)
 {
 	for (size_t i = 0; i < in->nth; i++)
 		if (in->th[i].tid == tid)
 			return &in->th[i];
 	if (in->nth == in->cap) {
 		size_t cap = in->cap ? in->cap * 2 : 16;
-		struct inject_thread *t = realloc(in->th, cap * sizeof(*t));
+		struct ml_inject_thread *t = realloc(in->th, cap * sizeof(*t));
 
 		if (!t)
 			return NULL;
 		in->th = t;
 		in->cap = cap;
 	}
-	in->th[in->nth] = (struct inject_thread){ .tid = tid, .syscall = -1 };
+	in->th[in->nth] = (struct ml_inject_thread){ .tid = tid, .syscall = -1 };
 	return &in->th[in->nth++];
 }
 
@@ -205,7 +205,7 @@ static int wait_thread(pid_t tid, uint64_t deadline, bool block)
  * Wait for a seized, interrupted thread to stop; signals that come first
  * go on unchanged. Then turn an EINTR the stop caused into a restart.
  */
-static int hold_thread(struct injector *in, struct inject_thread *t, uint64_t deadline,
+static int hold_thread(struct ml_injector *in, struct ml_inject_thread *t, uint64_t deadline,
 		       struct ml_err *err)
 {
 	struct user_regs_struct r;
@@ -268,7 +268,7 @@ static bool thread_exited(pid_t pid, pid_t tid)
 }
 
 /* 0, or -1 with errno; a thread that exited meanwhile is dropped */
-static int interrupt(struct inject_thread *t)
+static int interrupt(struct ml_inject_thread *t)
 {
 	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0)
 		return 0;
@@ -301,7 +301,7 @@ static bool blocked_in_nonrestartable(pid_t pid, pid_t tid)
  * Seize and stop every thread, until no new one appears: all of a round
  * are interrupted first, then waited for, so they stop together.
  */
-static int hold_all(struct injector *in, struct ml_err *err)
+static int hold_all(struct ml_injector *in, struct ml_err *err)
 {
 	char path[64];
 
@@ -317,7 +317,7 @@ static int hold_all(struct injector *in, struct ml_err *err)
 		while ((de = readdir(d))) {
 			pid_t tid = (pid_t)atoi(de->d_name);
 			size_t before = in->nth;
-			struct inject_thread *t;
+			struct ml_inject_thread *t;
 
 			if (tid <= 0)
 				continue;
@@ -355,7 +355,7 @@ static int hold_all(struct injector *in, struct ml_err *err)
 		deadline = ml_mono_ns() + STOP_DEADLINE_NS;
 		for (int late = 0; late < 2; late++) {
 			for (size_t i = first; i < n; i++) {
-				struct inject_thread *t = &in->th[i];
+				struct ml_inject_thread *t = &in->th[i];
 				int r;
 
 				if (t->tid <= 0 || t->late != late)
@@ -379,13 +379,13 @@ static int hold_all(struct injector *in, struct ml_err *err)
 }
 
 /* Prefer a thread blocked in a call (idle), never one with a temporary mask. */
-static struct inject_thread *choose_thread(struct injector *in)
+static struct ml_inject_thread *choose_thread(struct ml_injector *in)
 {
-	struct inject_thread *best = NULL;
+	struct ml_inject_thread *best = NULL;
 	int best_score = -1;
 
 	for (size_t i = 0; i < in->nth; i++) {
-		struct inject_thread *t = &in->th[i];
+		struct ml_inject_thread *t = &in->th[i];
 		int score;
 
 		if (!t->held || t->tid <= 0)
@@ -415,7 +415,7 @@ static struct inject_thread *choose_thread(struct injector *in)
 
 /* ---- the injection thread's context and its continuation ---- */
 
-static int save_context(struct injector *in, struct ml_err *err)
+static int save_context(struct ml_injector *in, struct ml_err *err)
 {
 	struct iovec iov;
 
@@ -443,14 +443,14 @@ static int save_context(struct injector *in, struct ml_err *err)
 }
 
 /* frame 0: the thread's own context; then two regions of INJECT_MAX_THEN */
-static uint64_t frame_addr(const struct injector *in, int region, size_t k)
+static uint64_t frame_addr(const struct ml_injector *in, int region, size_t k)
 {
 	if (region < 0)
 		return in->scratch;
 	return in->scratch + in->frame_len * (1 + (size_t)region * INJECT_MAX_THEN + k);
 }
 
-static int choose_scratch(struct injector *in, struct ml_err *err)
+static int choose_scratch(struct ml_injector *in, struct ml_err *err)
 {
 	uint64_t need = in->frame_len * (1 + 2 * INJECT_MAX_THEN);
 	uint64_t start = (in->prep.stack_start + 63) & ~63ULL;
@@ -501,7 +501,7 @@ static int choose_scratch(struct injector *in, struct ml_err *err)
 	return 0;
 }
 
-static int write_frame(struct injector *in, uint64_t at, const struct user_regs_struct *r,
+static int write_frame(struct ml_injector *in, uint64_t at, const struct user_regs_struct *r,
 		       uint64_t mask)
 {
 	unsigned char *buf = malloc(in->frame_len);
@@ -517,7 +517,7 @@ static int write_frame(struct injector *in, uint64_t at, const struct user_regs_
 }
 
 /* the registers that run @c at the syscall; ret pair, then `ret` to @next */
-static void call_regs(const struct injector *in, const struct inject_call *c, uint64_t next,
+static void call_regs(const struct ml_injector *in, const struct ml_inject_call *c, uint64_t next,
 		      struct user_regs_struct *r)
 {
 	*r = in->saved;
@@ -535,13 +535,13 @@ static void call_regs(const struct injector *in, const struct inject_call *c, ui
 }
 
 /* mask while injected calls run: everything blocked, or the thread's own */
-static uint64_t run_mask(const struct injector *in)
+static uint64_t run_mask(const struct ml_injector *in)
 {
 	return in->mask_blocked ? ~0ULL : in->saved_mask;
 }
 
-static int write_then(struct injector *in, int region, const struct inject_call *then, size_t nthen,
-		      struct ml_err *err)
+static int write_then(struct ml_injector *in, int region, const struct ml_inject_call *then,
+		      size_t nthen, struct ml_err *err)
 {
 	if (nthen > INJECT_MAX_THEN)
 		return ml_err_set(err, EINVAL, "too many continuation calls");
@@ -559,7 +559,7 @@ static int write_then(struct injector *in, int region, const struct inject_call 
 
 /* ---- stepping ---- */
 
-static void keep_signal(struct injector *in, int sig)
+static void keep_signal(struct ml_injector *in, int sig)
 {
 	if (in->nstash >= INJECT_MAX_STASH) {
 		in->lost++;
@@ -576,7 +576,7 @@ static void keep_signal(struct injector *in, int sig)
  * the next PTRACE_EVENT_STOP). Stop signals pass at once; other signals can
  * only arrive when the mask was left alone, and are kept for later.
  */
-static int step(struct injector *in, int req, bool want_event, int *out_sig, struct ml_err *err)
+static int step(struct ml_injector *in, int req, bool want_event, int *out_sig, struct ml_err *err)
 {
 	uint64_t deadline = ml_mono_ns() + 10 * STOP_DEADLINE_NS;
 	int sig = 0;
@@ -620,7 +620,7 @@ static int step(struct injector *in, int req, bool want_event, int *out_sig, str
  * once the registers lead into the continuation: an orphan whose
  * registers are still its own would keep the blocked mask for ever.
  */
-static void block_signals(struct injector *in)
+static void block_signals(struct ml_injector *in)
 {
 	uint64_t all = ~0ULL;
 
@@ -630,8 +630,9 @@ static void block_signals(struct injector *in)
 		in->mask_blocked = true;
 }
 
-int ml_inject_syscall(struct injector *in, const struct inject_call *call,
-		      const struct inject_call *then, size_t nthen, long *ret, struct ml_err *err)
+int ml_inject_syscall(struct ml_injector *in, const struct ml_inject_call *call,
+		      const struct ml_inject_call *then, size_t nthen, long *ret,
+		      struct ml_err *err)
 {
 	struct user_regs_struct regs;
 	int region = in->region == 0 ? 1 : 0; /* not the one the thread may still use */
@@ -667,7 +668,7 @@ int ml_inject_syscall(struct injector *in, const struct inject_call *call,
 	return 0;
 }
 
-int ml_inject_set_then(struct injector *in, const struct inject_call *then, size_t nthen,
+int ml_inject_set_then(struct ml_injector *in, const struct ml_inject_call *then, size_t nthen,
 		       struct ml_err *err)
 {
 	struct user_regs_struct regs;
@@ -699,7 +700,7 @@ static const char *call_name(long nr)
 	return "a system call";
 }
 
-int ml_inject_check_filters(struct injector *in, const struct inject_call *calls, size_t n,
+int ml_inject_check_filters(struct ml_injector *in, const struct ml_inject_call *calls, size_t n,
 			    struct ml_err *err)
 {
 	struct seccomp_data d[8];
@@ -750,7 +751,7 @@ int ml_inject_lowest_free_fd(pid_t pid)
 
 /* ---- attach ---- */
 
-static int check_gadgets(struct injector *in, struct ml_err *err)
+static int check_gadgets(struct ml_injector *in, struct ml_err *err)
 {
 	unsigned char a[3], b[9];
 
@@ -767,7 +768,7 @@ static int check_gadgets(struct injector *in, struct ml_err *err)
 	return 0;
 }
 
-static int setup_thread(struct injector *in, struct ml_err *err)
+static int setup_thread(struct ml_injector *in, struct ml_err *err)
 {
 	struct user_regs_struct own;
 	int r;
@@ -794,10 +795,10 @@ static int setup_thread(struct injector *in, struct ml_err *err)
 	return 0;
 }
 
-int ml_inject_attach(struct injector *in, pid_t pid, const struct inject_prep *prep,
+int ml_inject_attach(struct ml_injector *in, pid_t pid, const struct ml_inject_prep *prep,
 		     struct ml_err *err)
 {
-	struct inject_thread *t;
+	struct ml_inject_thread *t;
 	int r;
 
 	fault_reset();
@@ -824,9 +825,9 @@ int ml_inject_attach(struct injector *in, pid_t pid, const struct inject_prep *p
 	}
 }
 
-int ml_inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
+int ml_inject_adopt_stopped(struct ml_injector *in, pid_t tid, struct ml_err *err)
 {
-	struct inject_thread *t;
+	struct ml_inject_thread *t;
 	int r;
 
 	memset(in, 0, sizeof(*in));
@@ -857,7 +858,7 @@ int ml_inject_adopt_stopped(struct injector *in, pid_t tid, struct ml_err *err)
  * allows it (si_code < 0 but tkill's); else as tgkill(), and the first of
  * those gets its siginfo back at the final stop.
  */
-static void requeue_kept(struct injector *in)
+static void requeue_kept(struct ml_injector *in)
 {
 	for (int i = 0; i < in->nstash; i++) {
 		siginfo_t *si = (siginfo_t *)(void *)in->stash[i].info;
@@ -869,7 +870,7 @@ static void requeue_kept(struct injector *in)
 	}
 }
 
-static void restore_siginfo(struct injector *in, int sig)
+static void restore_siginfo(struct ml_injector *in, int sig)
 {
 	for (int i = 0; i < in->nstash; i++) {
 		siginfo_t *si = (siginfo_t *)(void *)in->stash[i].info;
@@ -889,7 +890,7 @@ static void restore_siginfo(struct injector *in, int sig)
  * get_signal()), the mask, then the registers. *sig: a signal being
  * delivered at that stop, to pass on.
  */
-static int restore_thread(struct injector *in, int *sig, struct ml_err *err)
+static int restore_thread(struct ml_injector *in, int *sig, struct ml_err *err)
 {
 	int r = 0;
 
@@ -918,7 +919,7 @@ static int restore_thread(struct injector *in, int *sig, struct ml_err *err)
 	return r;
 }
 
-int ml_inject_detach(struct injector *in, struct ml_err *err)
+int ml_inject_detach(struct ml_injector *in, struct ml_err *err)
 {
 	int r = 0, sig = 0;
 	bool own = in->stopped;
@@ -931,7 +932,7 @@ int ml_inject_detach(struct injector *in, struct ml_err *err)
 	}
 	/* every other thread is at its interrupt or group stop */
 	for (size_t i = 0; i < in->nth; i++) {
-		struct inject_thread *t = &in->th[i];
+		struct ml_inject_thread *t = &in->th[i];
 
 		if (t->tid > 0 && t->held && !(own && t->tid == in->tid))
 			ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
@@ -949,7 +950,7 @@ int ml_inject_detach(struct injector *in, struct ml_err *err)
 	return r;
 }
 
-uint64_t ml_inject_stopped_ns(const struct injector *in)
+uint64_t ml_inject_stopped_ns(const struct ml_injector *in)
 {
 	return in->stopped ? ml_mono_ns() - in->stop_ns : in->stop_ns;
 }

@@ -11,7 +11,7 @@
 struct migrate_recv_opts {
 	const char *dir; /* images root: DIR/1, DIR/2, ... one per round */
 	const char *host; /* the address page servers listen on */
-	const struct criu_caps *caps;
+	const struct ml_criu_caps *caps;
 	unsigned int timeout_s; /* CRIU time limit */
 	bool verbose; /* the progress events too, not only the problems */
 	/* what it has to say (migrate_event.h); NULL: nothing */

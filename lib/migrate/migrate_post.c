@@ -134,9 +134,9 @@ static void signal_tree(const pid_t *p, size_t n, int sig)
 struct post {
 	struct mig *m;
 	struct migrate_round *r;
-	struct criu_lazy_dump *d;
-	struct criu_lazy_dump_times t;
-	struct criu_result *cres;
+	struct ml_criu_lazy_dump *d;
+	struct ml_criu_lazy_dump_times t;
+	struct ml_criu_result *cres;
 	struct ml_err err;
 	char addr[256], dir[PATH_MAX], parent[PATH_MAX];
 	int port;
@@ -174,7 +174,7 @@ static int give_back(struct post *p, int ret, bool abort_dump)
 static int start_dump(struct post *p, int k)
 {
 	struct mig *m = p->m;
-	ML_OPTS(criu_run_opts, ro, .timeout_ms = m->o->timeout_s * 1000);
+	ML_OPTS(ml_criu_run_opts, ro, .timeout_ms = m->o->timeout_s * 1000);
 	char ans[512];
 	int ret, k2;
 
@@ -190,7 +190,7 @@ static int start_dump(struct post *p, int k)
 			    strerror(-(ret ? ret : p->port)));
 	mli_mig_round_dir(m, k, p->dir, sizeof(p->dir));
 	mli_mig_round_dir(m, k - 1, p->parent, sizeof(p->parent));
-	struct criu_dump_req req = {
+	struct ml_criu_dump_req req = {
 		.pid = m->o->pid,
 		.images_dir = p->dir,
 		.parent_dir = k > 1 ? p->parent : NULL,
@@ -218,7 +218,7 @@ static int start_dump(struct post *p, int k)
 static void fill(struct post *p, unsigned long long stored)
 {
 	struct migrate_round *r = p->r;
-	struct rangeset none;
+	struct ml_rangeset none;
 
 	ml_rangeset_init(&none);
 	r->stored = stored; /* every file of the final dump: what it sent before the restore */

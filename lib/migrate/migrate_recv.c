@@ -29,10 +29,10 @@ void mli_mig_recv_round_dir(const struct recv_state *s, int k, char *buf, size_t
 
 static int start_round(struct recv_state *s, int k)
 {
-	struct criu_page_server_req rq = { .addr = s->o->host };
-	ML_OPTS(criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
+	struct ml_criu_page_server_req rq = { .addr = s->o->host };
+	ML_OPTS(ml_criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
 	char dir[PATH_MAX], parent[PATH_MAX];
-	struct criu_result res;
+	struct ml_criu_result res;
 	struct ml_err e = { 0 };
 	int port, r;
 
@@ -96,9 +96,9 @@ static int recv_file(struct recv_state *s, const char *name, unsigned long long 
 
 static int restore(struct recv_state *s, int k, int shell_job)
 {
-	ML_OPTS(criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
-	struct criu_restore_req rq = { .shell_job = shell_job != 0 };
-	struct criu_result res;
+	ML_OPTS(ml_criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
+	struct ml_criu_restore_req rq = { .shell_job = shell_job != 0 };
+	struct ml_criu_result res;
 	struct ml_err e = { 0 };
 	char dir[PATH_MAX];
 	int r;

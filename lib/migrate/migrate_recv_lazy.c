@@ -22,7 +22,7 @@
 
 int mli_mig_recv_can_lazy(struct recv_state *s)
 {
-	ML_OPTS(criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
+	ML_OPTS(ml_criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
 	struct ml_err e = { 0 };
 
 	if (ml_criu_check_feature(s->o->caps, "uffd-noncoop", &ro, &e))
@@ -81,7 +81,7 @@ static int lazy_result(struct recv_state *s, const char *dir, pid_t lpid, pid_t 
 		       uint64_t t_spawn, uint64_t t_restored)
 {
 	char log[PATH_MAX + 32];
-	struct criu_lazy_stats st;
+	struct ml_criu_lazy_stats st;
 	struct ml_err e = { 0 };
 	bool done = daemon_wait(lpid, (uint64_t)s->o->timeout_s * 1000);
 	long long after;
@@ -125,10 +125,10 @@ static int lazy_result(struct recv_state *s, const char *dir, pid_t lpid, pid_t 
 int mli_mig_recv_restore_lazy(struct recv_state *s, int k, int shell_job, const char *addr,
 			      int port)
 {
-	ML_OPTS(criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
-	struct criu_lazy_pages_req lq = { .addr = addr, .port = port };
-	struct criu_restore_req rq = { .shell_job = shell_job != 0, .lazy_pages = true };
-	struct criu_result res;
+	ML_OPTS(ml_criu_run_opts, ro, .timeout_ms = s->o->timeout_s * 1000);
+	struct ml_criu_lazy_pages_req lq = { .addr = addr, .port = port };
+	struct ml_criu_restore_req rq = { .shell_job = shell_job != 0, .lazy_pages = true };
+	struct ml_criu_result res;
 	struct ml_err e = { 0 };
 	char dir[PATH_MAX];
 	uint64_t t_spawn, t_restored;

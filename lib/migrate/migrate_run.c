@@ -148,8 +148,8 @@ static uint64_t images_bytes(const char *dir)
 	return sum;
 }
 
-void mli_mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
-			const struct rangeset *hot, const char *dir)
+void mli_mig_fill_round(struct mig *m, struct migrate_round *r, const struct ml_criu_result *res,
+			const struct ml_rangeset *hot, const char *dir)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -234,10 +234,10 @@ static void note_stopped(struct migrate_round *r, const pid_t *pids, int n)
 static int do_round(struct mig *m, int k, bool pre_dump)
 {
 	struct migrate_round *r = &m->res->r[m->res->nr];
-	struct criu_result *res = calloc(1, sizeof(*res));
+	struct ml_criu_result *res = calloc(1, sizeof(*res));
 	char ans[512], dir[PATH_MAX], parent[PATH_MAX];
 	struct ml_err err = { 0 };
-	struct rangeset hot;
+	struct ml_rangeset hot;
 	int port, ret, k2;
 	unsigned long long stored;
 
@@ -265,7 +265,7 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		goto out;
 	mli_mig_round_dir(m, k, dir, sizeof(dir));
 	mli_mig_round_dir(m, k - 1, parent, sizeof(parent));
-	struct criu_dump_req req = {
+	struct ml_criu_dump_req req = {
 		.pid = m->o->pid,
 		.images_dir = dir,
 		.parent_dir = k > 1 ? parent : NULL,
@@ -403,9 +403,9 @@ static int final_round(struct mig *m, int k)
 }
 
 /* The profiler's latest interval number (0: none yet). */
-static uint64_t latest_seq(struct profiler *p)
+static uint64_t latest_seq(struct ml_profiler *p)
 {
-	struct profiler_sample smp;
+	struct ml_profiler_sample smp;
 	uint64_t seq;
 
 	memset(&smp, 0, sizeof(smp));
@@ -455,7 +455,7 @@ static int wait_round(struct mig *m)
 
 static int start_profiling(struct mig *m)
 {
-	ML_OPTS(profiler_opts, po, .interval_ms = m->o->interval_ms,
+	ML_OPTS(ml_profiler_opts, po, .interval_ms = m->o->interval_ms,
 		.hot_threshold = m->o->hot_threshold, .hot_consecutive = m->o->hot_consecutive,
 		.hot_cool = m->o->hot_cool,
 		.hot_ranges_max =
@@ -499,7 +499,7 @@ void mli_migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
 static void snap_procs(struct mig *m)
 {
 	struct migrate_result *res = m->res;
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	pid_t *tree;
 	size_t n;
 
@@ -520,7 +520,7 @@ static void snap_procs(struct mig *m)
 	n = tree ? ml_proc_tree(m->o->pid, tree, ML_PROC_TREE_MAX) : 0;
 	res->nprocs_total = n;
 	for (size_t i = 0; i < n && res->nprocs < MIGRATE_MAX_PROCS; i++) {
-		struct profiler_proc *q = &res->procs[res->nprocs];
+		struct ml_profiler_proc *q = &res->procs[res->nprocs];
 		struct ml_proc_stat st;
 
 		if (ml_proc_stat_read(tree[i], 0, &st))
@@ -593,7 +593,7 @@ static int rounds(struct mig *m)
 
 int mli_migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 {
-	ML_OPTS(criu_run_opts, ro, .timeout_ms = o->timeout_s * 1000);
+	ML_OPTS(ml_criu_run_opts, ro, .timeout_ms = o->timeout_s * 1000);
 	struct mig m = { .o = o, .res = res, .lfd = -1, .p = o->prof };
 	struct ml_err err = { 0 };
 	int ret;

@@ -49,10 +49,10 @@ struct migrate_opts {
 	pid_t pid; /* root of the tree */
 	const char *to; /* a directory on this machine, or HOST:PORT of a receiver */
 	const char *work; /* the source's images: WORK/1, WORK/2, ... (exists) */
-	const struct criu_caps *caps;
+	const struct ml_criu_caps *caps;
 	/* the caller's profiler of @pid (kept, released and re-initialised
 	 * around each round), or NULL: one of its own while excluding */
-	struct profiler *prof;
+	struct ml_profiler *prof;
 	int max_rounds; /* 0: stop-and-copy */
 	double threshold_mib; /* stop pre-copy after a round sending less */
 	double round_s; /* between rounds */
@@ -79,7 +79,7 @@ struct migrate_opts {
 	/* set (by a signal handler, another thread) to end pre-copy: the final
 	 * dump follows the round under way at once; NULL: never */
 	const volatile bool *end_precopy;
-	enum criu_tcp tcp; /* established TCP connections: dump and restore */
+	enum ml_criu_tcp tcp; /* established TCP connections: dump and restore */
 	/*
 	 * directories the tree's owner removes once the final dump has ended
 	 * the tree (a podman container's cgroups, which podman's clean-up
@@ -128,7 +128,7 @@ struct migrate_result {
 	 * in its last interval (procs_profiled), else as /proc lists them: the
 	 * first MIGRATE_MAX_PROCS of nprocs_total.
 	 */
-	struct profiler_proc procs[MIGRATE_MAX_PROCS];
+	struct ml_profiler_proc procs[MIGRATE_MAX_PROCS];
 	size_t nprocs, nprocs_total;
 	bool procs_profiled;
 };

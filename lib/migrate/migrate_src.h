@@ -26,9 +26,9 @@ struct mig {
 	bool recv_on;
 	pthread_t recv;
 	struct migrate_recv_opts ro;
-	struct profiler *p;
+	struct ml_profiler *p;
 	bool own_p;
-	struct criu_session *sess;
+	struct ml_criu_session *sess;
 	uint64_t t0_ns;
 	uint64_t criu_end_ns; /* when the last CRIU dump returned */
 };
@@ -40,8 +40,8 @@ int mli_mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k);
 /* WORK/K, the source's images of round K. */
 void mli_mig_round_dir(const struct mig *m, int k, char *buf, size_t len);
 /* Round @r from CRIU's @res (r->stored set first), its images in @dir. */
-void mli_mig_fill_round(struct mig *m, struct migrate_round *r, const struct criu_result *res,
-			const struct rangeset *hot, const char *dir);
+void mli_mig_fill_round(struct mig *m, struct migrate_round *r, const struct ml_criu_result *res,
+			const struct ml_rangeset *hot, const char *dir);
 /* Round K's image files (not the logs) as FILE records; *@bytes (or NULL) adds their size. */
 int mli_mig_send_images(struct mig *m, int k, uint64_t *bytes);
 

@@ -10,24 +10,24 @@
 #include "memlens/migrate_model.h"
 
 struct mm_sim {
-	const struct mm_trace *t;
-	const struct mm_params *p;
-	enum mm_policy policy;
-	struct rangeset stale; /* pages whose current content is not sent yet */
-	struct rangeset known; /* the VMAs seen at the last round */
-	struct rangeset regions, dirty, excl, tmp;
-	struct hotrange hr; /* hot-range: the profiler's page heat, replayed */
+	const struct ml_mm_trace *t;
+	const struct ml_mm_params *p;
+	enum ml_mm_policy policy;
+	struct ml_rangeset stale; /* pages whose current content is not sent yet */
+	struct ml_rangeset known; /* the VMAs seen at the last round */
+	struct ml_rangeset regions, dirty, excl, tmp;
+	struct ml_hotrange hr; /* hot-range: the profiler's page heat, replayed */
 	long hr_at; /* the last interval fed to hr */
 };
 
-const char *ml_mm_policy_name(enum mm_policy p)
+const char *ml_mm_policy_name(enum ml_mm_policy p)
 {
 	static const char *const names[] = { "none", "hot-vma", "hot-range" };
 
 	return (unsigned int)p < MM_NPOLICIES ? names[p] : "?";
 }
 
-static int subtract(struct rangeset *a, const struct rangeset *b)
+static int subtract(struct ml_rangeset *a, const struct ml_rangeset *b)
 {
 	int ret = 0;
 
@@ -37,7 +37,7 @@ static int subtract(struct rangeset *a, const struct rangeset *b)
 }
 
 /* a = a ∩ b, via a − (a − b); @tmp is scratch. */
-static int intersect(struct rangeset *a, const struct rangeset *b, struct rangeset *tmp)
+static int intersect(struct ml_rangeset *a, const struct ml_rangeset *b, struct ml_rangeset *tmp)
 {
 	int ret = ml_rangeset_copy(tmp, a);
 
@@ -48,7 +48,7 @@ static int intersect(struct rangeset *a, const struct rangeset *b, struct ranges
 	return ret;
 }
 
-static int add_all(struct rangeset *s, const struct range *r, size_t n)
+static int add_all(struct ml_rangeset *s, const struct ml_range *r, size_t n)
 {
 	int ret = 0;
 
@@ -58,7 +58,7 @@ static int add_all(struct rangeset *s, const struct range *r, size_t n)
 }
 
 /* Index of the last interval ending at or before @t_ms, or -1. */
-static long latest(const struct mm_trace *t, int64_t t_ms)
+static long latest(const struct ml_mm_trace *t, int64_t t_ms)
 {
 	long i = -1;
 
@@ -67,7 +67,7 @@ static long latest(const struct mm_trace *t, int64_t t_ms)
 	return i;
 }
 
-static int regions_of(const struct mm_interval *iv, bool hot_only, struct rangeset *out)
+static int regions_of(const struct ml_mm_interval *iv, bool hot_only, struct ml_rangeset *out)
 {
 	int ret = 0;
 
@@ -80,7 +80,7 @@ static int regions_of(const struct mm_interval *iv, bool hot_only, struct ranges
 
 static int by_start(const void *a, const void *b)
 {
-	const struct range *x = a, *y = b;
+	const struct ml_range *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
 }
@@ -90,16 +90,16 @@ static int by_start(const void *a, const void *b)
  * tracked VMAs (sorted; overlaps, which only a hand-made trace has, joined)
  * and its written ranges.
  */
-static int feed_interval(struct mm_sim *s, const struct mm_interval *iv)
+static int feed_interval(struct mm_sim *s, const struct ml_mm_interval *iv)
 {
-	struct range *v = malloc((iv->nregions + 1) * sizeof(*v));
+	struct ml_range *v = malloc((iv->nregions + 1) * sizeof(*v));
 	size_t n = 0;
 	int ret;
 
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < iv->nregions; i++)
-		v[i] = (struct range){ iv->regions[i].start, iv->regions[i].end };
+		v[i] = (struct ml_range){ iv->regions[i].start, iv->regions[i].end };
 	qsort(v, iv->nregions, sizeof(*v), by_start);
 	for (size_t i = 0; i < iv->nregions; i++) {
 		if (n && v[i].start < v[n - 1].end) {
@@ -117,7 +117,7 @@ static int feed_interval(struct mm_sim *s, const struct mm_interval *iv)
 /* The hot ranges after interval @i (the rounds come in time order). */
 static int hot_ranges(struct mm_sim *s, long i)
 {
-	struct hotrange_set set = { 0 };
+	struct ml_hotrange_set set = { 0 };
 	int ret = 0;
 
 	ml_rangeset_clear(&s->excl);
@@ -179,7 +179,7 @@ static int update_stale(struct mm_sim *s, long i, int64_t prev, int64_t now)
 static int round_at(struct mm_sim *s, int64_t prev, int64_t now, bool final, uint64_t *bytes)
 {
 	long i = latest(s->t, now);
-	struct rangeset send;
+	struct ml_rangeset send;
 	int ret = update_stale(s, i, prev, now);
 
 	ml_rangeset_init(&send);
@@ -197,9 +197,9 @@ static int round_at(struct mm_sim *s, int64_t prev, int64_t now, bool final, uin
 	return ret;
 }
 
-static int push_round(struct mm_result *r, int round, uint64_t bytes)
+static int push_round(struct ml_mm_result *r, int round, uint64_t bytes)
 {
-	struct mm_round *v = realloc(r->rounds, (r->nrounds + 1) * sizeof(*v));
+	struct ml_mm_round *v = realloc(r->rounds, (r->nrounds + 1) * sizeof(*v));
 
 	if (!v)
 		return -ENOMEM;
@@ -222,7 +222,7 @@ static void sim_free(struct mm_sim *s)
 }
 
 /* The downtime's parts from the final round's and the restored bytes. */
-static void downtime(const struct mm_params *p, struct mm_result *r)
+static void downtime(const struct ml_mm_params *p, struct ml_mm_result *r)
 {
 	double send_ms = (double)r->final_round_bytes / (p->bandwidth_mbps * MM_MIB) * 1000.0;
 
@@ -238,7 +238,7 @@ static void downtime(const struct mm_params *p, struct mm_result *r)
 	r->postcopy_last_page_ms = r->postcopy_downtime_ms + send_ms;
 }
 
-static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct mm_result *r)
+static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct ml_mm_result *r)
 {
 	double threshold = s->p->stop_threshold_mb * MM_MIB;
 	bool final = false;
@@ -268,7 +268,7 @@ static bool seconds_ok(double s)
 	return s >= 0 && s <= 1e9;
 }
 
-static int check_params(const struct mm_trace *t, const struct mm_params *p, int64_t round_ms,
+static int check_params(const struct ml_mm_trace *t, const struct ml_mm_params *p, int64_t round_ms,
 			struct ml_err *err)
 {
 	if (!(p->bandwidth_mbps > 0) || !isfinite(p->bandwidth_mbps))
@@ -304,17 +304,17 @@ static int check_params(const struct mm_trace *t, const struct mm_params *p, int
 	return 0;
 }
 
-int ml_mm_run(const struct mm_trace *t, const struct mm_params *params,
-	      struct mm_result out[MM_NPOLICIES], struct ml_err *err)
+int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
+	      struct ml_mm_result out[MM_NPOLICIES], struct ml_err *err)
 {
-	struct mm_params pv;
-	const struct mm_params *p = &pv;
+	struct ml_mm_params pv;
+	const struct ml_mm_params *p = &pv;
 	int64_t round_ms;
 	int max, pre;
 	int ret;
 
 	memset(out, 0, MM_NPOLICIES * sizeof(*out));
-	ret = ml_opts_load(&pv, sizeof(pv), params, "mm_params", err);
+	ret = ml_opts_load(&pv, sizeof(pv), params, "ml_mm_params", err);
 	if (ret)
 		return ret;
 	round_ms = p->round_interval_s > 0 && p->round_interval_s <= 1e9
@@ -329,9 +329,9 @@ int ml_mm_run(const struct mm_trace *t, const struct mm_params *params,
 		      ? max
 		      : (int)(t->iv[t->n - 1].t_ms / round_ms - 1);
 	for (int k = 0; k < MM_NPOLICIES && !ret; k++) {
-		struct mm_sim s = { .t = t, .p = p, .policy = (enum mm_policy)k, .hr_at = -1 };
+		struct mm_sim s = { .t = t, .p = p, .policy = (enum ml_mm_policy)k, .hr_at = -1 };
 
-		out[k].policy = (enum mm_policy)k;
+		out[k].policy = (enum ml_mm_policy)k;
 		/* the parameters were checked: only the defaults are filled in */
 		ret = ml_hotrange_init(
 			&s.hr, p->hot_intervals ? p->hot_intervals : MM_DEFAULT_HOT_INTERVALS,
@@ -347,7 +347,7 @@ int ml_mm_run(const struct mm_trace *t, const struct mm_params *params,
 	return 0;
 }
 
-void ml_mm_results_free(struct mm_result out[MM_NPOLICIES])
+void ml_mm_results_free(struct ml_mm_result out[MM_NPOLICIES])
 {
 	for (int k = 0; k < MM_NPOLICIES; k++) {
 		free(out[k].rounds);
@@ -372,9 +372,9 @@ static double slope(const double *x, const double *y, size_t n)
 	return sxx > 0 ? sxy / sxx : 0;
 }
 
-int ml_mm_calibrate(const struct migrate_rec *m, struct mm_fit *fit, struct ml_err *err)
+int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struct ml_err *err)
 {
-	const struct migrate_round_rec *last;
+	const struct ml_migrate_round_rec *last;
 	double *x, *y, b, bytes = 0, secs = 0, restore_s, frozen_s;
 	double rfixed = fit->restore_fixed_s;
 

@@ -8,18 +8,18 @@
 #include "memlens/json.h"
 #include "memlens/migrate_model.h"
 
-void ml_mm_trace_init(struct mm_trace *t)
+void ml_mm_trace_init(struct ml_mm_trace *t)
 {
 	memset(t, 0, sizeof(*t));
 }
 
-static void interval_free(struct mm_interval *iv)
+static void interval_free(struct ml_mm_interval *iv)
 {
 	free(iv->regions);
 	free(iv->written);
 }
 
-void ml_mm_trace_free(struct mm_trace *t)
+void ml_mm_trace_free(struct ml_mm_trace *t)
 {
 	for (size_t i = 0; i < t->n; i++)
 		interval_free(&t->iv[i]);
@@ -29,13 +29,13 @@ void ml_mm_trace_free(struct mm_trace *t)
 
 static int cmp_region(const void *x, const void *y)
 {
-	const struct mm_region *a = x, *b = y;
+	const struct ml_mm_region *a = x, *b = y;
 
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
 /* The address space of process @pid (0: a trace of one process) in @t: its offset, or -1. */
-static int64_t pid_base(struct mm_trace *t, int64_t pid)
+static int64_t pid_base(struct ml_mm_trace *t, int64_t pid)
 {
 	size_t i = 0;
 
@@ -56,8 +56,8 @@ static int64_t pid_base(struct mm_trace *t, int64_t pid)
  * START < END. Shared memory is never hot to the model: CRIU leaves none
  * of it out. A tree's processes each get an address space of their own.
  */
-static int from_rec(struct mm_trace *t, struct writes_interval_rec *rec, struct mm_interval *iv,
-		    struct ml_err *err)
+static int from_rec(struct ml_mm_trace *t, struct ml_writes_interval_rec *rec,
+		    struct ml_mm_interval *iv, struct ml_err *err)
 {
 	if (!rec->t_ms_is_int)
 		return ml_err_set(err, EINVAL, "interval without an integer \"t_ms\"");
@@ -66,7 +66,7 @@ static int from_rec(struct mm_trace *t, struct writes_interval_rec *rec, struct 
 	if (!iv->regions)
 		return ml_err_set(err, ENOMEM, "out of memory");
 	for (size_t i = 0; i < rec->nregions; i++) {
-		const struct writes_region_rec *r = &rec->regions[i];
+		const struct ml_writes_region_rec *r = &rec->regions[i];
 
 		if (!r->has_hot || r->end <= r->start)
 			return ml_err_set(
@@ -82,8 +82,8 @@ static int from_rec(struct mm_trace *t, struct writes_interval_rec *rec, struct 
 					  "2^%d",
 					  i, MM_TRACE_MAX_PROCS, MM_TRACE_PID_SHIFT);
 		iv->regions[iv->nregions++] =
-			(struct mm_region){ r->start + (uint64_t)base, r->end + (uint64_t)base,
-					    r->hot && !r->shared };
+			(struct ml_mm_region){ r->start + (uint64_t)base, r->end + (uint64_t)base,
+					       r->hot && !r->shared };
 	}
 	for (size_t i = 0; i < rec->nwritten; i++)
 		if (rec->written[i].end <= rec->written[i].start)
@@ -110,14 +110,14 @@ static int from_rec(struct mm_trace *t, struct writes_interval_rec *rec, struct 
 	return 0;
 }
 
-static int append(struct mm_trace *t, struct mm_interval *iv, struct ml_err *err)
+static int append(struct ml_mm_trace *t, struct ml_mm_interval *iv, struct ml_err *err)
 {
 	if (t->n && iv->t_ms < t->iv[t->n - 1].t_ms)
 		return ml_err_set(err, EINVAL, "\"t_ms\" goes backwards (%lld after %lld)",
 				  (long long)iv->t_ms, (long long)t->iv[t->n - 1].t_ms);
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 64;
-		struct mm_interval *v = realloc(t->iv, cap * sizeof(*v));
+		struct ml_mm_interval *v = realloc(t->iv, cap * sizeof(*v));
 
 		if (!v)
 			return ml_err_set(err, ENOMEM, "out of memory");
@@ -136,11 +136,11 @@ static bool blank(const char *s, size_t len)
 	return true;
 }
 
-int ml_mm_trace_add_line(struct mm_trace *t, const char *line, size_t len, struct ml_err *err)
+int ml_mm_trace_add_line(struct ml_mm_trace *t, const char *line, size_t len, struct ml_err *err)
 {
-	struct writes_interval_rec rec = { 0 };
-	struct mm_interval iv = { 0 };
-	struct json *j = NULL;
+	struct ml_writes_interval_rec rec = { 0 };
+	struct ml_mm_interval iv = { 0 };
+	struct ml_json *j = NULL;
 	const char *type;
 	int ret;
 

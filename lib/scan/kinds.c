@@ -173,7 +173,7 @@ static uint64_t read_start_brk(struct ml_kind_src *k)
 	return 0;
 }
 
-static bool file_known(const struct ml_kind_src *k, const struct vma *v)
+static bool file_known(const struct ml_kind_src *k, const struct ml_vma *v)
 {
 	for (size_t i = 0; i < k->nfiles; i++)
 		if (k->files[i].inode == v->inode && k->files[i].dev_major == v->dev_major &&
@@ -188,7 +188,8 @@ static bool file_known(const struct ml_kind_src *k, const struct vma *v)
  * under /proc/PID/root when that is the same device and inode. Never
  * opened unless a regular file: opening a device may do something.
  */
-static int open_mapped(const struct ml_kind_src *k, const struct vma_set *set, const struct vma *v)
+static int open_mapped(const struct ml_kind_src *k, const struct ml_vma_set *set,
+		       const struct ml_vma *v)
 {
 	char path[PATH_MAX + 64];
 	const char *p = ml_vma_path(set, v);
@@ -233,10 +234,10 @@ static int header_resident(int fd, uint64_t len)
 }
 
 /* Whether some VMA maps the same file as @v executable: an ELF object the loader mapped. */
-static bool mapped_exec(const struct vma_set *set, const struct vma *v)
+static bool mapped_exec(const struct ml_vma_set *set, const struct ml_vma *v)
 {
 	for (size_t i = 0; i < set->n; i++) {
-		const struct vma *o = &set->v[i];
+		const struct ml_vma *o = &set->v[i];
 
 		if (o->perms[2] == 'x' && o->inode == v->inode && o->dev_major == v->dev_major &&
 		    o->dev_minor == v->dev_minor)
@@ -246,7 +247,7 @@ static bool mapped_exec(const struct vma_set *set, const struct vma *v)
 }
 
 /* Read the tails of the file @v maps, once. */
-static void learn_file(struct ml_kind_src *k, const struct vma_set *set, const struct vma *v)
+static void learn_file(struct ml_kind_src *k, const struct ml_vma_set *set, const struct ml_vma *v)
 {
 	struct ml_elf_tail t[MAX_TAILS_PER_FILE];
 	int fd = open_mapped(k, set, v), n;
@@ -292,7 +293,7 @@ static void learn_file(struct ml_kind_src *k, const struct vma_set *set, const s
 	}
 }
 
-void ml_maps_classify_proc(struct ml_kind_src *k, struct vma_set *set, const char *exe)
+void ml_maps_classify_proc(struct ml_kind_src *k, struct ml_vma_set *set, const char *exe)
 {
 	struct ml_maps_hints h = { 0 };
 
@@ -302,7 +303,7 @@ void ml_maps_classify_proc(struct ml_kind_src *k, struct vma_set *set, const cha
 	}
 	/* only a file that an anonymous private VMA directly follows can have its .bss there */
 	for (size_t i = 1; i < set->n; i++) {
-		const struct vma *prev = &set->v[i - 1], *v = &set->v[i];
+		const struct ml_vma *prev = &set->v[i - 1], *v = &set->v[i];
 
 		if (prev->inode && prev->end == v->start && !v->inode && v->perms[3] == 'p' &&
 		    !file_known(k, prev) && mapped_exec(set, prev))

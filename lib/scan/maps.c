@@ -21,7 +21,7 @@ static const char *const kind_names[VMA_KIND_COUNT] = {
 	[VMA_VSYSCALL] = "vsyscall",
 };
 
-const char *ml_vma_kind_name(enum vma_kind k)
+const char *ml_vma_kind_name(enum ml_vma_kind k)
 {
 	return (unsigned)k < VMA_KIND_COUNT ? kind_names[k] : "?";
 }
@@ -34,30 +34,30 @@ int ml_vma_kind_from_name(const char *name)
 	return -1;
 }
 
-void ml_vma_set_init(struct vma_set *s)
+void ml_vma_set_init(struct ml_vma_set *s)
 {
 	memset(s, 0, sizeof(*s));
 }
 
-void ml_vma_set_clear(struct vma_set *s)
+void ml_vma_set_clear(struct ml_vma_set *s)
 {
 	s->n = 0;
 	s->str_len = 0;
 }
 
-void ml_vma_set_free(struct vma_set *s)
+void ml_vma_set_free(struct ml_vma_set *s)
 {
 	free(s->v);
 	free(s->strings);
 	ml_vma_set_init(s);
 }
 
-const char *ml_vma_path(const struct vma_set *set, const struct vma *v)
+const char *ml_vma_path(const struct ml_vma_set *set, const struct ml_vma *v)
 {
 	return set->strings ? set->strings + v->path_off : "";
 }
 
-static int push_string(struct vma_set *s, const char *p, size_t len, uint32_t *off)
+static int push_string(struct ml_vma_set *s, const char *p, size_t len, uint32_t *off)
 {
 	if (s->str_len + len + 1 > s->str_cap) {
 		size_t cap = s->str_cap ? s->str_cap * 2 : 4096;
@@ -78,11 +78,11 @@ static int push_string(struct vma_set *s, const char *p, size_t len, uint32_t *o
 	return 0;
 }
 
-static int push_vma(struct vma_set *s, const struct vma *v)
+static int push_vma(struct ml_vma_set *s, const struct ml_vma *v)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct vma *n = realloc(s->v, cap * sizeof(*n));
+		struct ml_vma *n = realloc(s->v, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -158,9 +158,9 @@ static void skip_spaces(const char **pp, const char *end)
 }
 
 /* One line, without its newline. */
-static int parse_line(const char *p, const char *end, struct vma_set *out)
+static int parse_line(const char *p, const char *end, struct ml_vma_set *out)
 {
-	struct vma v = { 0 };
+	struct ml_vma v = { 0 };
 	uint64_t maj, min;
 	int i;
 
@@ -193,7 +193,7 @@ static int parse_line(const char *p, const char *end, struct vma_set *out)
 	return push_vma(out, &v) ? -2 : 0;
 }
 
-int ml_maps_parse(const char *buf, size_t len, struct vma_set *out, struct ml_err *err)
+int ml_maps_parse(const char *buf, size_t len, struct ml_vma_set *out, struct ml_err *err)
 {
 	const char *p = buf, *end = buf + len;
 	unsigned long lineno = 0;
@@ -271,7 +271,7 @@ ssize_t ml_maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err)
  * Each read is a fresh chance, so a few reads in a row all seeing a change
  * mean a process that remaps faster than its maps can be printed.
  */
-ssize_t ml_maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct vma_set *out,
+ssize_t ml_maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct ml_vma_set *out,
 			 struct ml_err *err)
 {
 	ssize_t n = (ssize_t)len;
@@ -294,7 +294,7 @@ ssize_t ml_maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct v
 			  tries);
 }
 
-int ml_maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, struct ml_err *err)
+int ml_maps_read_fd(int fd, char **buf, size_t *bufsz, struct ml_vma_set *out, struct ml_err *err)
 {
 	ssize_t len = ml_maps_read_raw(fd, buf, bufsz, err);
 
@@ -304,7 +304,7 @@ int ml_maps_read_fd(int fd, char **buf, size_t *bufsz, struct vma_set *out, stru
 	return len < 0 ? (int)len : 0;
 }
 
-int ml_maps_read(pid_t pid, struct vma_set *out, struct ml_err *err)
+int ml_maps_read(pid_t pid, struct ml_vma_set *out, struct ml_err *err)
 {
 	char path[64], *buf = NULL;
 	size_t sz = 0;
@@ -337,10 +337,10 @@ static bool path_is_shm(const char *p)
 }
 
 /* A shared object: the same file has an executable mapping somewhere. */
-static bool file_has_exec(const struct vma_set *s, const struct vma *v)
+static bool file_has_exec(const struct ml_vma_set *s, const struct ml_vma *v)
 {
 	for (size_t i = 0; i < s->n; i++) {
-		const struct vma *o = &s->v[i];
+		const struct ml_vma *o = &s->v[i];
 
 		if (o->inode == v->inode && o->dev_major == v->dev_major &&
 		    o->dev_minor == v->dev_minor && o->perms[2] == 'x')
@@ -362,7 +362,8 @@ static bool file_has_exec(const struct vma_set *s, const struct vma *v)
  * other mapping (which may have merged with the .bss): adjacency alone
  * says nothing, since mmap places new mappings right below the last ones.
  */
-static bool is_elf_tail(const struct vma *prev, const struct vma *v, const struct ml_maps_hints *h)
+static bool is_elf_tail(const struct ml_vma *prev, const struct ml_vma *v,
+			const struct ml_maps_hints *h)
 {
 	if (!h || prev->end != v->start || !prev->inode)
 		return false;
@@ -388,7 +389,7 @@ static bool is_elf_tail(const struct vma *prev, const struct vma *v, const struc
 	return false;
 }
 
-void ml_maps_classify_hints(struct vma_set *s, const char *exe, const struct ml_maps_hints *h)
+void ml_maps_classify_hints(struct ml_vma_set *s, const char *exe, const struct ml_maps_hints *h)
 {
 	const char *guess = NULL;
 
@@ -404,8 +405,8 @@ void ml_maps_classify_hints(struct vma_set *s, const char *exe, const struct ml_
 		exe = guess ? guess : "";
 	}
 	for (size_t i = 0; i < s->n; i++) {
-		struct vma *v = &s->v[i];
-		const struct vma *prev = i ? &s->v[i - 1] : NULL;
+		struct ml_vma *v = &s->v[i];
+		const struct ml_vma *prev = i ? &s->v[i - 1] : NULL;
 		const char *p = ml_vma_path(s, v);
 		bool shared = v->perms[3] == 's';
 		bool tail = !shared && !v->inode && prev && is_elf_tail(prev, v, h);
@@ -451,29 +452,30 @@ void ml_maps_classify_hints(struct vma_set *s, const char *exe, const struct ml_
 	}
 }
 
-void ml_maps_classify(struct vma_set *s, const char *exe)
+void ml_maps_classify(struct ml_vma_set *s, const char *exe)
 {
 	ml_maps_classify_hints(s, exe, NULL);
 }
 
-bool ml_vma_is_writable_private(const struct vma *v)
+bool ml_vma_is_writable_private(const struct ml_vma *v)
 {
 	if (v->perms[1] != 'w' || v->perms[3] != 'p')
 		return false;
 	return v->kind != VMA_VDSO && v->kind != VMA_VVAR && v->kind != VMA_VSYSCALL;
 }
 
-bool ml_vma_is_writable_shm(const struct vma *v)
+bool ml_vma_is_writable_shm(const struct ml_vma *v)
 {
 	return v->perms[1] == 'w' && v->perms[3] == 's' && v->kind == VMA_SHM;
 }
 
-size_t ml_vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t *added, size_t max)
+size_t ml_vma_diff(const struct ml_vma_set *old, const struct ml_vma_set *cur, size_t *added,
+		   size_t max)
 {
 	size_t i = 0, j = 0, n = 0;
 
 	for (j = 0; j < cur->n && n < max; j++) {
-		const struct vma *c = &cur->v[j];
+		const struct ml_vma *c = &cur->v[j];
 
 		while (i < old->n && old->v[i].start < c->start)
 			i++;
@@ -484,7 +486,7 @@ size_t ml_vma_diff(const struct vma_set *old, const struct vma_set *cur, size_t 
 	return n;
 }
 
-long ml_vma_find(const struct vma_set *s, uint64_t addr)
+long ml_vma_find(const struct ml_vma_set *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->n;
 

@@ -146,7 +146,7 @@ static bool is_huge(struct ml_pmread *p, const uint64_t *e)
 }
 
 /* Count one entry; true when it is a resident page (present, not the zero page). */
-static bool count_one(struct ml_pmread *p, uint64_t e, uint64_t addr, struct snap_counts *c)
+static bool count_one(struct ml_pmread *p, uint64_t e, uint64_t addr, struct ml_snap_counts *c)
 {
 	uint64_t frame = e & PM_FRAME;
 
@@ -180,8 +180,8 @@ static int flush_run(uint64_t *run, uint64_t end, ml_pmread_run_fn fn, void *arg
 	return r;
 }
 
-int mli_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct vma *v, struct snap_counts *c,
-		   ml_pmread_run_fn fn, void *arg, struct ml_err *err)
+int mli_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct ml_vma *v,
+		   struct ml_snap_counts *c, ml_pmread_run_fn fn, void *arg, struct ml_err *err)
 {
 	uint64_t run = 0; /* start of the current run of resident pages, 0: none */
 	int r;

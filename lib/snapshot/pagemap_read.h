@@ -39,7 +39,7 @@ typedef int (*ml_pmread_run_fn)(uint64_t start, uint64_t end, void *arg);
  * read from @pagemap_fd (the target's /proc/PID/pagemap); @fn (may be
  * NULL) gets the runs of resident pages. -ESRCH when the target exited.
  */
-int mli_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct vma *v, struct snap_counts *c,
-		   ml_pmread_run_fn fn, void *arg, struct ml_err *err);
+int mli_pmread_vma(struct ml_pmread *p, int pagemap_fd, const struct ml_vma *v,
+		   struct ml_snap_counts *c, ml_pmread_run_fn fn, void *arg, struct ml_err *err);
 
 #endif

@@ -81,7 +81,7 @@ static int64_t file_swapped(struct shmem_swap *ss, int fd, uint64_t off, uint64_
 }
 
 /* 1: the device holds a tmpfs (shmem); 0: not; -1: not known yet. */
-static int dev_shmem(const struct shmem_swap *ss, const struct vma *v)
+static int dev_shmem(const struct shmem_swap *ss, const struct ml_vma *v)
 {
 	for (unsigned int i = 0; i < ss->ndev; i++)
 		if (ss->dev[i].major == v->dev_major && ss->dev[i].minor == v->dev_minor)
@@ -89,7 +89,7 @@ static int dev_shmem(const struct shmem_swap *ss, const struct vma *v)
 	return -1;
 }
 
-static void dev_learn(struct shmem_swap *ss, const struct vma *v, bool shmem)
+static void dev_learn(struct shmem_swap *ss, const struct ml_vma *v, bool shmem)
 {
 	if (ss->ndev < SHMEM_SWAP_DEVS)
 		ss->dev[ss->ndev++] = (typeof(ss->dev[0])){ v->dev_major, v->dev_minor, shmem };
@@ -97,7 +97,7 @@ static void dev_learn(struct shmem_swap *ss, const struct vma *v, bool shmem)
 
 struct holes {
 	struct shmem_swap *ss;
-	const struct vma *v;
+	const struct ml_vma *v;
 	int fd;
 	int64_t swapped;
 };
@@ -118,7 +118,7 @@ static int on_hole(const struct page_region *reg, void *arg)
  * The swapped pages of shmem VMA @v, open as @fd: >= 0, or -errno (then
  * not known).
  */
-static int64_t vma_swapped(struct shmem_swap *ss, struct pagescan *scan, const struct vma *v,
+static int64_t vma_swapped(struct shmem_swap *ss, struct pagescan *scan, const struct ml_vma *v,
 			   int fd)
 {
 	int64_t all = file_swapped(ss, fd, v->offset, v->end - v->start);
@@ -138,7 +138,7 @@ static int64_t vma_swapped(struct shmem_swap *ss, struct pagescan *scan, const s
  * Whether the file @v maps is on a tmpfs when it cannot be opened: by its
  * path, when that is still the same file. 1, 0, or -1 (cannot tell).
  */
-static int path_shmem(struct shmem_swap *ss, const struct vma_set *vs, const struct vma *v)
+static int path_shmem(struct shmem_swap *ss, const struct ml_vma_set *vs, const struct ml_vma *v)
 {
 	const char *p = ml_vma_path(vs, v);
 	size_t len = strlen(p);
@@ -155,8 +155,8 @@ static int path_shmem(struct shmem_swap *ss, const struct vma_set *vs, const str
 }
 
 /* The swapped pages of @v if it is backed by shmem (else 0), or -errno: not known. */
-static int64_t shmem_vma(struct shmem_swap *ss, struct pagescan *scan, const struct vma_set *vs,
-			 const struct vma *v)
+static int64_t shmem_vma(struct shmem_swap *ss, struct pagescan *scan, const struct ml_vma_set *vs,
+			 const struct ml_vma *v)
 {
 	int known = dev_shmem(ss, v), fd;
 	char path[96];
@@ -187,14 +187,14 @@ static int64_t shmem_vma(struct shmem_swap *ss, struct pagescan *scan, const str
 	return n;
 }
 
-void mli_shmem_swap(struct shmem_swap *ss, struct pagescan *scan, struct snapshot *snap)
+void mli_shmem_swap(struct shmem_swap *ss, struct pagescan *scan, struct ml_snapshot *snap)
 {
-	const struct vma_set *vs = &snap->vmas;
+	const struct ml_vma_set *vs = &snap->vmas;
 	int swap_devices = -1; /* not looked at yet */
 
 	for (size_t i = 0; i < vs->n; i++) {
-		const struct vma *v = &vs->v[i];
-		struct snap_counts *c = &snap->c[i];
+		const struct ml_vma *v = &vs->v[i];
+		struct ml_snap_counts *c = &snap->c[i];
 		int64_t n;
 
 		/*

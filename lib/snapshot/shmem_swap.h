@@ -36,6 +36,6 @@ void mli_shmem_swap_init(struct shmem_swap *ss, pid_t pid);
  * (for the holes of private writable mappings). What cannot be read is
  * marked unknown, so this never fails.
  */
-void mli_shmem_swap(struct shmem_swap *ss, struct pagescan *scan, struct snapshot *snap);
+void mli_shmem_swap(struct shmem_swap *ss, struct pagescan *scan, struct ml_snapshot *snap);
 
 #endif

@@ -14,9 +14,9 @@ struct fields {
 	uint64_t rss, pss, pss_dirty, shared_dirty, private_clean, private_dirty;
 };
 
-static void put(struct snapshot *s, long i, const struct fields *f)
+static void put(struct ml_snapshot *s, long i, const struct fields *f)
 {
-	struct snap_counts *c[3];
+	struct ml_snap_counts *c[3];
 
 	if (i < 0) {
 		s->smaps_unmatched++;
@@ -68,7 +68,7 @@ static bool vma_line(const char *line, uint64_t *start)
 	return end != line && *end == '-';
 }
 
-int ml_snapshot_add_smaps(struct snapshot *s, struct ml_err *err)
+int ml_snapshot_add_smaps(struct ml_snapshot *s, struct ml_err *err)
 {
 	uint64_t t0 = ml_mono_ns(), start;
 	struct fields f = { 0 };
@@ -81,7 +81,7 @@ int ml_snapshot_add_smaps(struct snapshot *s, struct ml_err *err)
 		s->c[i].smaps_rss_kb = s->c[i].pss_kb = s->c[i].pss_dirty_kb = s->c[i].uss_kb =
 			s->c[i].dirty_kb = 0;
 	for (int k = 0; k <= VMA_KIND_COUNT; k++) {
-		struct snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
+		struct ml_snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
 
 		c->smaps_rss_kb = c->pss_kb = c->pss_dirty_kb = c->uss_kb = c->dirty_kb = 0;
 	}

@@ -36,9 +36,9 @@
 /* swap types of real swap devices; PTE markers use the top type (31) */
 #define REAL_SWAP_TYPES 16
 
-struct snapshotter {
+struct ml_snapshotter {
 	pid_t pid;
-	struct snapshot_opts o;
+	struct ml_snapshot_opts o;
 	int maps_fd, status_fd;
 	int rollup_fd; /* smaps_rollup, where VmRSS lags (before Linux 6.2); else -1 */
 	/* one scanner per walking thread; scan[0] opened with the snapshotter,
@@ -67,8 +67,8 @@ struct sparse_acc {
 };
 
 struct scan_ctx {
-	struct snapshotter *s;
-	struct snapshot *snap;
+	struct ml_snapshotter *s;
+	struct ml_snapshot *snap;
 	bool full; /* every present page reported (not the counting scan) */
 	size_t vi; /* VMA cursor: regions arrive sorted */
 	uint64_t done; /* regions are counted from here on: no page twice */
@@ -129,10 +129,10 @@ static unsigned int usable_cpus(void)
 	return sched_getaffinity(0, sizeof(set), &set) ? 1 : (unsigned int)CPU_COUNT(&set);
 }
 
-int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_opts *o,
+int ml_snapshot_open(struct ml_snapshotter **out, pid_t pid, const struct ml_snapshot_opts *o,
 		     struct ml_err *err)
 {
-	struct snapshotter *s = calloc(1, sizeof(*s));
+	struct ml_snapshotter *s = calloc(1, sizeof(*s));
 	char path[64];
 	ssize_t n;
 	int r;
@@ -143,7 +143,7 @@ int ml_snapshot_open(struct snapshotter **out, pid_t pid, const struct snapshot_
 	s->maps_fd = s->status_fd = s->rollup_fd = s->scan[0].fd = s->pg.flags_fd = s->pg.count_fd =
 		-1;
 	s->pmr.flags_fd = -1;
-	r = ml_opts_load(&s->o, sizeof(s->o), o, "snapshot_opts", err);
+	r = ml_opts_load(&s->o, sizeof(s->o), o, "ml_snapshot_opts", err);
 	if (r) {
 		free(s);
 		return r;
@@ -210,7 +210,7 @@ fail:
 	return r;
 }
 
-void ml_snapshot_close(struct snapshotter *s)
+void ml_snapshot_close(struct ml_snapshotter *s)
 {
 	if (!s)
 		return;
@@ -242,7 +242,7 @@ void ml_snapshot_close(struct snapshotter *s)
  * only the real swap entries among them: none without swap devices, else
  * by the swap type in pagemap (root; markers have type 31).
  */
-static uint64_t real_swapped(struct snapshotter *s, uint64_t start, uint64_t end)
+static uint64_t real_swapped(struct ml_snapshotter *s, uint64_t start, uint64_t end)
 {
 	uint64_t buf[512], n = 0;
 
@@ -268,14 +268,14 @@ static uint64_t real_swapped(struct snapshotter *s, uint64_t start, uint64_t end
 }
 
 /* Swap entries, not guard markers nor uffd-wp markers (see real_swapped()). */
-static void add_swapped(struct snap_counts *c, uint64_t cats, uint64_t pages)
+static void add_swapped(struct ml_snap_counts *c, uint64_t cats, uint64_t pages)
 {
 	if ((cats & PAGE_IS_SWAPPED) && !(cats & PAGE_IS_GUARD) &&
 	    (cats & (PAGE_IS_WPALLOWED | PAGE_IS_WRITTEN)) != PAGE_IS_WPALLOWED)
 		c->swapped_pages += pages;
 }
 
-static void add_region(struct snap_counts *c, uint64_t cats, uint64_t pages)
+static void add_region(struct ml_snap_counts *c, uint64_t cats, uint64_t pages)
 {
 	if (cats & PAGE_IS_PRESENT) {
 		if (cats & PAGE_IS_PFNZERO)
@@ -295,7 +295,7 @@ static void add_region(struct snap_counts *c, uint64_t cats, uint64_t pages)
  * The counting scan reports only what is not a common page (see scan()):
  * keep what is needed to derive the rest once the scan is done.
  */
-static void add_uncommon(struct snap_counts *c, struct sparse_acc *acc, uint64_t cats,
+static void add_uncommon(struct ml_snap_counts *c, struct sparse_acc *acc, uint64_t cats,
 			 uint64_t pages)
 {
 	acc->seen = true;
@@ -327,15 +327,15 @@ static bool maybe_marker(uint64_t cats)
 static int on_region(const struct page_region *reg, void *arg)
 {
 	struct scan_ctx *x = arg;
-	struct snapshot *snap = x->snap;
-	const struct vma_set *vs = &snap->vmas;
+	struct ml_snapshot *snap = x->snap;
+	const struct ml_vma_set *vs = &snap->vmas;
 	uint64_t a = reg->start > x->done ? reg->start : x->done;
 
 	if (a < reg->end)
 		x->done = reg->end;
 
 	while (a < reg->end) {
-		const struct vma *v;
+		const struct ml_vma *v;
 		uint64_t e;
 
 		while (x->vi < vs->n && vs->v[x->vi].end <= a)
@@ -374,7 +374,7 @@ static int on_region(const struct page_region *reg, void *arg)
  * is scanned in runs of VMAs of the same class, FILE asked only where it
  * can be set.
  */
-static bool may_hold_file_pages(const struct vma *v)
+static bool may_hold_file_pages(const struct ml_vma *v)
 {
 	return v->inode || v->perms[3] == 's' || v->kind == VMA_VDSO || v->kind == VMA_VVAR;
 }
@@ -420,7 +420,7 @@ static struct pagescan_seg seg_of(uint64_t start, uint64_t end, bool file, bool 
 #define BYTES_PER_THREAD (256ULL << 20)
 #define PMD_SIZE_ (2ULL << 20)
 
-static unsigned int scan_threads(const struct snapshotter *s, uint64_t mapped)
+static unsigned int scan_threads(const struct ml_snapshotter *s, uint64_t mapped)
 {
 	unsigned int n = s->o.threads;
 
@@ -434,7 +434,7 @@ static unsigned int scan_threads(const struct snapshotter *s, uint64_t mapped)
 	return n > SNAPSHOT_MAX_THREADS ? SNAPSHOT_MAX_THREADS : n ? n : 1;
 }
 
-static int open_workers(struct snapshotter *s, unsigned int n, struct ml_err *err)
+static int open_workers(struct ml_snapshotter *s, unsigned int n, struct ml_err *err)
 {
 	while (s->nscan < n) {
 		int r = mli_pagescan_open(&s->scan[s->nscan], s->pid, SCAN_VEC_LEN, err);
@@ -450,8 +450,8 @@ static int open_workers(struct snapshotter *s, unsigned int n, struct ml_err *er
  * Cut the runs into segments for @n workers with about the same number of
  * mapped bytes each, cutting inside a VMA at a 2 MiB (page table) boundary.
  */
-static size_t plan_segments(const struct vma_set *vs, uint64_t mapped, unsigned int n, bool pages,
-			    struct pagescan_seg *seg)
+static size_t plan_segments(const struct ml_vma_set *vs, uint64_t mapped, unsigned int n,
+			    bool pages, struct pagescan_seg *seg)
 {
 	uint64_t per = mapped / n, acc = 0;
 	unsigned int w = 0;
@@ -505,7 +505,7 @@ static void *zeroed_array(void *arr, size_t *cap, size_t n, size_t size)
 }
 
 /* Room for one sparse_acc per VMA, zeroed. */
-static int reset_acc(struct snapshotter *s, size_t n)
+static int reset_acc(struct ml_snapshotter *s, size_t n)
 {
 	struct sparse_acc *p = zeroed_array(s->acc, &s->acc_cap, n, sizeof(*p));
 
@@ -523,13 +523,13 @@ static int reset_acc(struct snapshotter *s, size_t n)
  * pages or one the kernel does not walk (VM_PFNMAP, e.g. [vvar]): one
  * single-page query tells which.
  */
-static int finish_counts(struct snapshotter *s, struct snapshot *snap, struct ml_err *err)
+static int finish_counts(struct ml_snapshotter *s, struct ml_snapshot *snap, struct ml_err *err)
 {
-	const struct vma_set *vs = &snap->vmas;
+	const struct ml_vma_set *vs = &snap->vmas;
 
 	for (size_t i = 0; i < vs->n && vs->v[i].end <= USER_TOP; i++) {
 		const struct sparse_acc *acc = &s->acc[i];
-		struct snap_counts *c = &snap->c[i];
+		struct ml_snap_counts *c = &snap->c[i];
 		uint64_t present;
 
 		if (!acc->seen) {
@@ -551,9 +551,9 @@ static int finish_counts(struct snapshotter *s, struct snapshot *snap, struct ml
 	return 0;
 }
 
-static int scan(struct snapshotter *s, struct snapshot *snap, bool full, struct ml_err *err)
+static int scan(struct ml_snapshotter *s, struct ml_snapshot *snap, bool full, struct ml_err *err)
 {
-	const struct vma_set *vs = &snap->vmas;
+	const struct ml_vma_set *vs = &snap->vmas;
 	struct scan_ctx x = { .s = s, .snap = snap, .full = full, .err = err };
 	struct pagescan_seg *seg;
 	uint64_t mapped = 0;
@@ -601,7 +601,7 @@ static int64_t status_kb(const char *buf, const char *key)
 	return strtoll(p + strlen(key), NULL, 10);
 }
 
-static int read_status(struct snapshotter *s, struct snap_mm *mm, struct ml_err *err)
+static int read_status(struct ml_snapshotter *s, struct ml_snap_mm *mm, struct ml_err *err)
 {
 	char buf[8192];
 	ssize_t n;
@@ -633,7 +633,7 @@ static int read_status(struct snapshotter *s, struct snap_mm *mm, struct ml_err 
 	return 0;
 }
 
-static void add_counts(struct snap_counts *dst, const struct snap_counts *c)
+static void add_counts(struct ml_snap_counts *dst, const struct ml_snap_counts *c)
 {
 	const uint64_t *src = (const uint64_t *)c;
 	uint64_t *d = (uint64_t *)dst;
@@ -642,7 +642,7 @@ static void add_counts(struct snap_counts *dst, const struct snap_counts *c)
 		d[i] += src[i];
 }
 
-static void sum_up(struct snapshot *snap)
+static void sum_up(struct ml_snapshot *snap)
 {
 	memset(&snap->totals, 0, sizeof(snap->totals));
 	memset(snap->kinds, 0, sizeof(snap->kinds));
@@ -652,10 +652,10 @@ static void sum_up(struct snapshot *snap)
 	}
 }
 
-static int reset_counts(struct snapshot *snap)
+static int reset_counts(struct ml_snapshot *snap)
 {
 	size_t n = snap->vmas.n;
-	struct snap_counts *c = zeroed_array(snap->c, &snap->c_cap, n, sizeof(*c));
+	struct ml_snap_counts *c = zeroed_array(snap->c, &snap->c_cap, n, sizeof(*c));
 
 	if (!c)
 		return -ENOMEM;
@@ -665,7 +665,7 @@ static int reset_counts(struct snapshot *snap)
 	return 0;
 }
 
-static uint64_t scan_ioctls(const struct snapshotter *s)
+static uint64_t scan_ioctls(const struct ml_snapshotter *s)
 {
 	uint64_t n = s->scan[0].ioctls;
 
@@ -674,7 +674,7 @@ static uint64_t scan_ioctls(const struct snapshotter *s)
 	return n;
 }
 
-static int maps_error(struct snapshotter *s, ssize_t r, struct ml_err *err)
+static int maps_error(struct ml_snapshotter *s, ssize_t r, struct ml_err *err)
 {
 	if (r == -ESRCH)
 		return ml_err_set(
@@ -720,7 +720,7 @@ static int maps_error(struct snapshotter *s, ssize_t r, struct ml_err *err)
 		(bsz) = tsz_;                                                                      \
 	} while (0)
 
-static int64_t rss_kb(const struct snap_mm *mm)
+static int64_t rss_kb(const struct ml_snap_mm *mm)
 {
 	if (mm->rss_kb < 0)
 		return -1;
@@ -728,7 +728,7 @@ static int64_t rss_kb(const struct snap_mm *mm)
 }
 
 /* Does the count agree with the kernel (see above)? */
-static enum snap_check check_count(const struct snapshot *snap, bool same_maps)
+static enum ml_snap_check check_count(const struct ml_snapshot *snap, bool same_maps)
 {
 	int64_t counted = (int64_t)(snap->totals.resident_pages * PG / 1024);
 
@@ -743,7 +743,7 @@ static enum snap_check check_count(const struct snapshot *snap, bool same_maps)
 	return SNAP_CHECK_EXACT;
 }
 
-const char *ml_snap_check_text(enum snap_check c)
+const char *ml_snap_check_text(enum ml_snap_check c)
 {
 	switch (c) {
 	case SNAP_CHECK_EXACT:
@@ -765,8 +765,8 @@ const char *ml_snap_check_text(enum snap_check c)
  * other. Only what the kernel shows present at a VMA's addresses counts.
  */
 struct pages_run {
-	struct snapshotter *s;
-	struct snap_counts *c;
+	struct ml_snapshotter *s;
+	struct ml_snap_counts *c;
 	struct ml_err *err;
 };
 
@@ -778,9 +778,9 @@ static int pages_of_run(uint64_t start, uint64_t end, void *arg)
 	return mli_snap_pages_count(&pr->s->pg, pr->s->scan[0].fd, start, end, pr->c, pr->err);
 }
 
-static int count_read(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
+static int count_read(struct ml_snapshotter *s, struct ml_snapshot *out, struct ml_err *err)
 {
-	const struct vma_set *vs = &out->vmas;
+	const struct ml_vma_set *vs = &out->vmas;
 	int r;
 
 	mli_pmread_new_cycle(&s->pmr);
@@ -798,11 +798,11 @@ static int count_read(struct snapshotter *s, struct snapshot *out, struct ml_err
 	return 0;
 }
 
-int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err *err)
+int ml_snapshot_take(struct ml_snapshotter *s, struct ml_snapshot *out, struct ml_err *err)
 {
 	uint64_t t0 = ml_mono_ns(), ioctls0 = scan_ioctls(s), reads0 = s->pg.reads;
 	uint64_t pmreads0 = s->pmr.reads;
-	enum snap_check check;
+	enum ml_snap_check check;
 	ssize_t len, len2;
 	int r;
 
@@ -862,7 +862,7 @@ int ml_snapshot_take(struct snapshotter *s, struct snapshot *out, struct ml_err 
 	return 0;
 }
 
-int ml_snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
+int ml_snapshot_set_written(struct ml_snapshot *s, uint64_t start, uint64_t pages)
 {
 	long i = ml_vma_find(&s->vmas, start);
 
@@ -875,7 +875,7 @@ int ml_snapshot_set_written(struct snapshot *s, uint64_t start, uint64_t pages)
 	return 0;
 }
 
-const char *ml_snap_method_name(enum snap_method m)
+const char *ml_snap_method_name(enum ml_snap_method m)
 {
 	return m == SNAP_METHOD_SCAN   ? "pagemap_scan"
 	       : m == SNAP_METHOD_READ ? "pagemap_read"

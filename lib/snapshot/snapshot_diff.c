@@ -6,13 +6,13 @@
 
 #include "memlens/snapshot.h"
 
-void ml_snapshot_init(struct snapshot *s)
+void ml_snapshot_init(struct ml_snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
 	ml_vma_set_init(&s->vmas);
 }
 
-void ml_snapshot_free(struct snapshot *s)
+void ml_snapshot_free(struct ml_snapshot *s)
 {
 	ml_vma_set_free(&s->vmas);
 	free(s->c);
@@ -28,9 +28,9 @@ static void *dup_mem(const void *p, size_t len)
 	return d;
 }
 
-int ml_snapshot_copy(struct snapshot *dst, const struct snapshot *src)
+int ml_snapshot_copy(struct ml_snapshot *dst, const struct ml_snapshot *src)
 {
-	struct snapshot n = *src;
+	struct ml_snapshot n = *src;
 
 	n.vmas.v = dup_mem(src->vmas.v, src->vmas.n * sizeof(*src->vmas.v));
 	n.vmas.cap = src->vmas.n;
@@ -53,19 +53,20 @@ int ml_snapshot_copy(struct snapshot *dst, const struct snapshot *src)
 	return 0;
 }
 
-void ml_snapshot_diff_init(struct snapshot_diff *d)
+void ml_snapshot_diff_init(struct ml_snapshot_diff *d)
 {
 	memset(d, 0, sizeof(*d));
 }
 
-void ml_snapshot_diff_free(struct snapshot_diff *d)
+void ml_snapshot_diff_free(struct ml_snapshot_diff *d)
 {
 	free(d->prev);
 	free(d->d);
 	ml_snapshot_diff_init(d);
 }
 
-static void sub(struct snap_dcounts *d, const struct snap_counts *a, const struct snap_counts *b)
+static void sub(struct ml_snap_dcounts *d, const struct ml_snap_counts *a,
+		const struct ml_snap_counts *b)
 {
 	d->size_pages = (int64_t)a->size_pages - (int64_t)(b ? b->size_pages : 0);
 	d->resident_pages = (int64_t)a->resident_pages - (int64_t)(b ? b->resident_pages : 0);
@@ -75,10 +76,10 @@ static void sub(struct snap_dcounts *d, const struct snap_counts *a, const struc
 	d->zero_pages = (int64_t)a->zero_pages - (int64_t)(b ? b->zero_pages : 0);
 }
 
-static int grow(struct snapshot_diff *d, size_t n)
+static int grow(struct ml_snapshot_diff *d, size_t n)
 {
 	long *p;
-	struct snap_dcounts *c;
+	struct ml_snap_dcounts *c;
 
 	if (n <= d->cap)
 		return 0;
@@ -94,8 +95,8 @@ static int grow(struct snapshot_diff *d, size_t n)
 	return 0;
 }
 
-int ml_snapshot_diff(const struct snapshot *old, const struct snapshot *cur,
-		     struct snapshot_diff *out)
+int ml_snapshot_diff(const struct ml_snapshot *old, const struct ml_snapshot *cur,
+		     struct ml_snapshot_diff *out)
 {
 	size_t i = 0, matched = 0;
 

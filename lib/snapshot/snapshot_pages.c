@@ -106,7 +106,7 @@ int mli_snap_pread_words(int fd, void *buf, size_t len, off_t off)
 	return (int)(done / sizeof(uint64_t));
 }
 
-static void count_one(struct snap_counts *c, uint64_t f, bool shared)
+static void count_one(struct ml_snap_counts *c, uint64_t f, bool shared)
 {
 	c->dirty_pages += !!(f & (1ULL << KPF_DIRTY));
 	c->referenced_pages += !!(f & (1ULL << KPF_REFERENCED));
@@ -125,7 +125,7 @@ static void count_one(struct snap_counts *c, uint64_t f, bool shared)
  * does not give per page, is /proc/kpagecount read too. It costs the
  * kernel as much per page as kpageflags: most clusters are read once.
  */
-static int read_cluster(struct snap_pages *p, const uint64_t *pfn, int n, struct snap_counts *c,
+static int read_cluster(struct snap_pages *p, const uint64_t *pfn, int n, struct ml_snap_counts *c,
 			struct ml_err *err)
 {
 	uint64_t first = pfn[0] & PM_PFN_MASK, last = pfn[n - 1] & PM_PFN_MASK;
@@ -171,7 +171,7 @@ static int cmp_pfn(const void *a, const void *b)
 }
 
 /* p->pm[0..n): pagemap entries; turned in place into the sorted PFNs. */
-static int count_batch(struct snap_pages *p, int n, struct snap_counts *c, struct ml_err *err)
+static int count_batch(struct snap_pages *p, int n, struct ml_snap_counts *c, struct ml_err *err)
 {
 	int m = 0, i = 0;
 
@@ -200,7 +200,7 @@ static int count_batch(struct snap_pages *p, int n, struct snap_counts *c, struc
 }
 
 int mli_snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
-			 struct snap_counts *c, struct ml_err *err)
+			 struct ml_snap_counts *c, struct ml_err *err)
 {
 	for (uint64_t a = start; a < end;) {
 		uint64_t pages = (end - a) / 4096;

@@ -26,7 +26,7 @@ void mli_snap_pages_close(struct snap_pages *p);
  * -EPERM when the kernel hides PFNs from us (not CAP_SYS_ADMIN).
  */
 int mli_snap_pages_count(struct snap_pages *p, int pagemap_fd, uint64_t start, uint64_t end,
-			 struct snap_counts *c, struct ml_err *err);
+			 struct ml_snap_counts *c, struct ml_err *err);
 
 /* pread() @len bytes at @off in full (EINTR retried, a short read at the
  * end kept): the number of 64-bit words read, or -errno. */

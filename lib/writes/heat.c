@@ -6,7 +6,7 @@
 
 #include "memlens/heat.h"
 
-int ml_heat_init(struct heat *h, double threshold, int consecutive)
+int ml_heat_init(struct ml_heat *h, double threshold, int consecutive)
 {
 	memset(h, 0, sizeof(*h));
 	if (isnan(threshold) || threshold <= 0.0 || threshold > 1.0)
@@ -18,19 +18,19 @@ int ml_heat_init(struct heat *h, double threshold, int consecutive)
 	return 0;
 }
 
-void ml_heat_free(struct heat *h)
+void ml_heat_free(struct ml_heat *h)
 {
 	free(h->s);
 	h->s = NULL;
 	h->n = h->cap = 0;
 }
 
-void ml_heat_reset(struct heat *h)
+void ml_heat_reset(struct ml_heat *h)
 {
 	h->n = 0;
 }
 
-static void observe(struct heat *h, struct heat_state *st, const struct heat_sample *sm)
+static void observe(struct ml_heat *h, struct ml_heat_state *st, const struct ml_heat_sample *sm)
 {
 	uint64_t total = (sm->end - sm->start) / 4096;
 	double ratio = total ? (double)sm->dirty_pages / (double)total : 0.0;
@@ -53,16 +53,16 @@ static void observe(struct heat *h, struct heat_state *st, const struct heat_sam
 	}
 }
 
-int ml_heat_update(struct heat *h, const struct heat_sample *samples, size_t n)
+int ml_heat_update(struct ml_heat *h, const struct ml_heat_sample *samples, size_t n)
 {
-	struct heat_state *next;
+	struct ml_heat_state *next;
 	size_t i = 0;
 
 	next = calloc(n ? n : 1, sizeof(*next));
 	if (!next)
 		return -ENOMEM;
 	for (size_t j = 0; j < n; j++) {
-		const struct heat_sample *sm = &samples[j];
+		const struct ml_heat_sample *sm = &samples[j];
 
 		while (i < h->n && h->s[i].start < sm->start)
 			i++; /* gone: dropped */
@@ -79,7 +79,7 @@ int ml_heat_update(struct heat *h, const struct heat_sample *samples, size_t n)
 	return 0;
 }
 
-const struct heat_state *ml_heat_find(const struct heat *h, uint64_t start)
+const struct ml_heat_state *ml_heat_find(const struct ml_heat *h, uint64_t start)
 {
 	size_t lo = 0, hi = h->n;
 
@@ -94,7 +94,7 @@ const struct heat_state *ml_heat_find(const struct heat *h, uint64_t start)
 	return lo < h->n && h->s[lo].start == start ? &h->s[lo] : NULL;
 }
 
-size_t ml_heat_hot_count(const struct heat *h)
+size_t ml_heat_hot_count(const struct ml_heat *h)
 {
 	size_t c = 0;
 
@@ -103,7 +103,7 @@ size_t ml_heat_hot_count(const struct heat *h)
 	return c;
 }
 
-double ml_heat_window_mean(const struct heat_state *s)
+double ml_heat_window_mean(const struct ml_heat_state *s)
 {
 	double sum = 0;
 

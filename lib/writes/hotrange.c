@@ -8,7 +8,7 @@
 
 #define PG HOTRANGE_PAGE
 
-int ml_hotrange_init(struct hotrange *h, int consecutive, int cool, size_t max_ranges)
+int ml_hotrange_init(struct ml_hotrange *h, int consecutive, int cool, size_t max_ranges)
 {
 	memset(h, 0, sizeof(*h));
 	if (consecutive < 1 || consecutive > HOTRANGE_MAX_INTERVALS)
@@ -23,7 +23,7 @@ int ml_hotrange_init(struct hotrange *h, int consecutive, int cool, size_t max_r
 	return 0;
 }
 
-void ml_hotrange_free(struct hotrange *h)
+void ml_hotrange_free(struct ml_hotrange *h)
 {
 	free(h->e);
 	free(h->vmas);
@@ -37,7 +37,7 @@ void ml_hotrange_free(struct hotrange *h)
 	h->raw_cap = h->clip_cap = h->spare_cap = 0;
 }
 
-void ml_hotrange_reset(struct hotrange *h)
+void ml_hotrange_reset(struct ml_hotrange *h)
 {
 	h->n = 0;
 	h->nvmas = 0;
@@ -59,13 +59,13 @@ static int grow(void **p, size_t *cap, size_t want, size_t size)
 
 static int by_start(const void *a, const void *b)
 {
-	const struct range *x = a, *y = b;
+	const struct ml_range *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 /* Index of the VMA holding @addr, or -1. */
-static long vma_of(const struct range *v, size_t n, uint64_t addr)
+static long vma_of(const struct ml_range *v, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;
 
@@ -84,10 +84,10 @@ static long vma_of(const struct range *v, size_t n, uint64_t addr)
  * The written ranges as whole pages, sorted, merged and clipped to the
  * VMAs, into h->w; their number into *out. The clip walks both lists once.
  */
-static int prepare_written(struct hotrange *h, const struct range *vmas, size_t nvmas,
-			   const struct range *written, size_t nwritten, size_t *out)
+static int prepare_written(struct ml_hotrange *h, const struct ml_range *vmas, size_t nvmas,
+			   const struct ml_range *written, size_t nwritten, size_t *out)
 {
-	struct range *tmp;
+	struct ml_range *tmp;
 	size_t n = 0, k = 0, j = 0;
 
 	*out = 0;
@@ -103,7 +103,7 @@ static int prepare_written(struct hotrange *h, const struct range *vmas, size_t 
 				     : (written[i].end + PG - 1) & ~(PG - 1);
 
 		if (s < e)
-			tmp[n++] = (struct range){ s, e };
+			tmp[n++] = (struct ml_range){ s, e };
 	}
 	/* the profiler's scans come in address order: sort only what is not */
 	for (size_t i = 1; i < n; i++)
@@ -129,7 +129,7 @@ static int prepare_written(struct hotrange *h, const struct range *vmas, size_t 
 		uint64_t e = tmp[i].end < vmas[j].end ? tmp[i].end : vmas[j].end;
 
 		if (s < e)
-			h->w[k++] = (struct range){ s, e };
+			h->w[k++] = (struct ml_range){ s, e };
 		if (tmp[i].end < vmas[j].end)
 			i++;
 		else
@@ -140,10 +140,10 @@ static int prepare_written(struct hotrange *h, const struct range *vmas, size_t 
 }
 
 /* The old extents clipped to the VMAs: state of unmapped memory is dropped. */
-static struct hotrange_ext *clip_old(struct hotrange *h, const struct range *vmas, size_t nvmas,
-				     size_t *out)
+static struct ml_hotrange_ext *clip_old(struct ml_hotrange *h, const struct ml_range *vmas,
+					size_t nvmas, size_t *out)
 {
-	struct hotrange_ext *c;
+	struct ml_hotrange_ext *c;
 	size_t k = 0, j = 0;
 
 	if (grow((void **)&h->clip, &h->clip_cap, h->n + nvmas + 1, sizeof(*h->clip)))
@@ -169,10 +169,10 @@ static struct hotrange_ext *clip_old(struct hotrange *h, const struct range *vma
 }
 
 /* The state of a page after this interval, from its state before. */
-static struct hotrange_ext step(const struct hotrange *h, const struct hotrange_ext *old,
-				bool written)
+static struct ml_hotrange_ext step(const struct ml_hotrange *h, const struct ml_hotrange_ext *old,
+				   bool written)
 {
-	struct hotrange_ext x = { 0 };
+	struct ml_hotrange_ext x = { 0 };
 
 	if (old)
 		x = *old;
@@ -191,13 +191,14 @@ static struct hotrange_ext step(const struct hotrange *h, const struct hotrange_
 	return x;
 }
 
-static bool same_state(const struct hotrange_ext *a, const struct hotrange_ext *b)
+static bool same_state(const struct ml_hotrange_ext *a, const struct ml_hotrange_ext *b)
 {
 	return a->streak == b->streak && a->idle == b->idle && a->hot == b->hot;
 }
 
 /* Append [s, e) in state @x: nothing when it has no state left, merged when it can be. */
-static void emit(struct hotrange_ext *out, size_t *n, uint64_t s, uint64_t e, struct hotrange_ext x)
+static void emit(struct ml_hotrange_ext *out, size_t *n, uint64_t s, uint64_t e,
+		 struct ml_hotrange_ext x)
 {
 	if (!x.hot && !x.streak)
 		return; /* cold and not written last interval: nothing to remember */
@@ -210,7 +211,7 @@ static void emit(struct hotrange_ext *out, size_t *n, uint64_t s, uint64_t e, st
 	out[(*n)++] = x;
 }
 
-static bool vmas_valid(const struct range *v, size_t n)
+static bool vmas_valid(const struct ml_range *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (v[i].start >= v[i].end || (i && v[i - 1].end > v[i].start))
@@ -218,10 +219,10 @@ static bool vmas_valid(const struct range *v, size_t n)
 	return true;
 }
 
-int ml_hotrange_update(struct hotrange *h, const struct range *vmas, size_t nvmas,
-		       const struct range *written, size_t nwritten)
+int ml_hotrange_update(struct ml_hotrange *h, const struct ml_range *vmas, size_t nvmas,
+		       const struct ml_range *written, size_t nwritten)
 {
-	struct hotrange_ext *old, *out;
+	struct ml_hotrange_ext *old, *out;
 	size_t ne, nw, n = 0, i = 0, j = 0, out_cap;
 	uint64_t pos = 0;
 
@@ -238,7 +239,7 @@ int ml_hotrange_update(struct hotrange *h, const struct range *vmas, size_t nvma
 	if (grow((void **)&h->spare, &h->spare_cap, 2 * (ne + nw) + 1, sizeof(*h->spare)))
 		return -ENOMEM;
 	out = h->spare;
-	const struct range *w = h->w;
+	const struct ml_range *w = h->w;
 
 	while (i < ne || j < nw) {
 		uint64_t es = i < ne ? (old[i].start > pos ? old[i].start : pos) : UINT64_MAX;
@@ -292,7 +293,7 @@ static int gap_order(const void *a, const void *b)
 }
 
 /* The maximal runs of hot pages, into @runs (room for h->n). */
-static size_t hot_runs(const struct hotrange *h, struct range *runs)
+static size_t hot_runs(const struct ml_hotrange *h, struct ml_range *runs)
 {
 	size_t n = 0;
 
@@ -302,7 +303,7 @@ static size_t hot_runs(const struct hotrange *h, struct range *runs)
 		if (n && runs[n - 1].end == h->e[i].start)
 			runs[n - 1].end = h->e[i].end;
 		else
-			runs[n++] = (struct range){ h->e[i].start, h->e[i].end };
+			runs[n++] = (struct ml_range){ h->e[i].start, h->e[i].end };
 	}
 	return n;
 }
@@ -332,8 +333,8 @@ static void sift_down(struct gap *heap, size_t n, size_t i)
  * found with a min-heap of that size, so a profile with tens of thousands
  * of runs costs n log(max_ranges), not a sort of every gap.
  */
-static int choose_gaps(const struct hotrange *h, const struct range *runs, size_t n, bool *close,
-		       uint64_t *cost)
+static int choose_gaps(const struct ml_hotrange *h, const struct ml_range *runs, size_t n,
+		       bool *close, uint64_t *cost)
 {
 	size_t keep = h->max_ranges - 1, used = 0;
 	struct gap *heap = malloc((keep + 1) * sizeof(*heap));
@@ -370,9 +371,9 @@ static int choose_gaps(const struct hotrange *h, const struct range *runs, size_
 	return 0;
 }
 
-int ml_hotrange_get(const struct hotrange *h, struct hotrange_set *out)
+int ml_hotrange_get(const struct ml_hotrange *h, struct ml_hotrange_set *out)
 {
-	struct range *runs = malloc((h->n + 1) * sizeof(*runs));
+	struct ml_range *runs = malloc((h->n + 1) * sizeof(*runs));
 	bool *close = NULL;
 	size_t n;
 
@@ -399,7 +400,7 @@ int ml_hotrange_get(const struct hotrange *h, struct hotrange_set *out)
 			out->r[out->n - 1].hot_pages += pages;
 		} else {
 			out->r[out->n++] =
-				(struct hotrange_range){ runs[k].start, runs[k].end, pages, 0 };
+				(struct ml_hotrange_range){ runs[k].start, runs[k].end, pages, 0 };
 		}
 	}
 	free(runs);
@@ -407,13 +408,13 @@ int ml_hotrange_get(const struct hotrange *h, struct hotrange_set *out)
 	return 0;
 }
 
-void ml_hotrange_set_free(struct hotrange_set *s)
+void ml_hotrange_set_free(struct ml_hotrange_set *s)
 {
 	free(s->r);
 	memset(s, 0, sizeof(*s));
 }
 
-int ml_hotrange_set_copy(struct hotrange_set *dst, const struct hotrange_set *src)
+int ml_hotrange_set_copy(struct ml_hotrange_set *dst, const struct ml_hotrange_set *src)
 {
 	*dst = *src;
 	dst->r = NULL;
@@ -432,8 +433,8 @@ int ml_hotrange_set_copy(struct hotrange_set *dst, const struct hotrange_set *sr
  * The ranges of @a minus those of @b (both sorted, disjoint) into @out
  * (room for na + nb); their number.
  */
-static size_t ext_minus(const struct hotrange_ext *a, size_t na, const struct range *b, size_t nb,
-			struct hotrange_ext *out)
+static size_t ext_minus(const struct ml_hotrange_ext *a, size_t na, const struct ml_range *b,
+			size_t nb, struct ml_hotrange_ext *out)
 {
 	size_t n = 0, j = 0;
 
@@ -462,13 +463,13 @@ static size_t ext_minus(const struct hotrange_ext *a, size_t na, const struct ra
 }
 
 /* @a and @b (sorted, disjoint, not overlapping each other) merged into @out; their number. */
-static size_t ext_merge(const struct hotrange_ext *a, size_t na, const struct hotrange_ext *b,
-			size_t nb, struct hotrange_ext *out)
+static size_t ext_merge(const struct ml_hotrange_ext *a, size_t na, const struct ml_hotrange_ext *b,
+			size_t nb, struct ml_hotrange_ext *out)
 {
 	size_t n = 0, i = 0, j = 0;
 
 	while (i < na || j < nb) {
-		const struct hotrange_ext *x =
+		const struct ml_hotrange_ext *x =
 			j >= nb || (i < na && a[i].start < b[j].start) ? &a[i++] : &b[j++];
 
 		if (n && out[n - 1].end == x->start && same_state(&out[n - 1], x))
@@ -480,10 +481,10 @@ static size_t ext_merge(const struct hotrange_ext *a, size_t na, const struct ho
 }
 
 /* @seen clipped to @vmas, into a new array; its number into *out (-1: no memory). */
-static struct range *seen_in(const struct range *vmas, size_t nvmas, const struct range *seen,
-			     size_t nseen, size_t *out)
+static struct ml_range *seen_in(const struct ml_range *vmas, size_t nvmas,
+				const struct ml_range *seen, size_t nseen, size_t *out)
 {
-	struct range *c = malloc((nseen + nvmas + 1) * sizeof(*c));
+	struct ml_range *c = malloc((nseen + nvmas + 1) * sizeof(*c));
 	size_t k = 0, j = 0;
 
 	if (!c)
@@ -493,7 +494,7 @@ static struct range *seen_in(const struct range *vmas, size_t nvmas, const struc
 		uint64_t e = seen[i].end < vmas[j].end ? seen[i].end : vmas[j].end;
 
 		if (s < e)
-			c[k++] = (struct range){ s, e };
+			c[k++] = (struct ml_range){ s, e };
 		if (seen[i].end < vmas[j].end)
 			i++;
 		else
@@ -503,12 +504,12 @@ static struct range *seen_in(const struct range *vmas, size_t nvmas, const struc
 	return c;
 }
 
-int ml_hotrange_update_seen(struct hotrange *h, const struct range *vmas, size_t nvmas,
-			    const struct range *written, size_t nwritten, const struct range *seen,
-			    size_t nseen)
+int ml_hotrange_update_seen(struct ml_hotrange *h, const struct ml_range *vmas, size_t nvmas,
+			    const struct ml_range *written, size_t nwritten,
+			    const struct ml_range *seen, size_t nseen)
 {
-	struct hotrange_ext *old, *kept = NULL, *merged = NULL;
-	struct range *sv = NULL;
+	struct ml_hotrange_ext *old, *kept = NULL, *merged = NULL;
+	struct ml_range *sv = NULL;
 	size_t ne, nk, nsv = 0, n;
 	int r = -ENOMEM;
 

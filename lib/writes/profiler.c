@@ -22,9 +22,9 @@
 #define SCAN_VEC_LEN 1024
 #define PG 4096ULL
 
-struct profiler {
+struct ml_profiler {
 	pid_t pid;
-	struct profiler_opts o;
+	struct ml_profiler_opts o;
 	int uffd;
 	struct pagescan ps;
 	int maps_fd;
@@ -34,17 +34,17 @@ struct profiler {
 	struct ml_kind_src *kinds; /* what classifying the VMAs reads beyond maps */
 	char *prev_maps; /* the maps text p->vmas was parsed from */
 	size_t prev_len, prev_cap;
-	struct vma_set vmas;
-	struct rangeset registered; /* private VMAs registered by us and mapped now */
-	struct rangeset shm_registered; /* shared memory VMAs, likewise */
+	struct ml_vma_set vmas;
+	struct ml_rangeset registered; /* private VMAs registered by us and mapped now */
+	struct ml_rangeset shm_registered; /* shared memory VMAs, likewise */
 	bool shm_wp; /* the uffd write-protects shared memory (WP_HUGETLBFS_SHMEM) */
 	int shm_untracked; /* writable shared memory VMAs this kernel cannot track */
 	struct ptree *tree; /* with o.tree: the other processes of the tree */
-	struct rangeset ever; /* every range we ever registered */
-	struct rangeset foreign; /* ranges owned by another userfaultfd */
-	struct heat heat;
-	struct hotrange hr; /* heat per page, from the written ranges */
-	struct attach_stats attach;
+	struct ml_rangeset ever; /* every range we ever registered */
+	struct ml_rangeset foreign; /* ranges owned by another userfaultfd */
+	struct ml_heat heat;
+	struct ml_hotrange hr; /* heat per page, from the written ranges */
+	struct ml_attach_stats attach;
 	uint64_t start_ns, last_scan_ns;
 	int64_t cumulative_dirty_bytes;
 	uint64_t seq;
@@ -55,18 +55,18 @@ struct profiler {
 	/* sampled tracking (o.sample_k > 1 or o.max_overhead; memlens/sample.h) */
 	bool sampling;
 	bool fault_measured; /* pol.fault_ns is ml_wp_fault_ns()'s */
-	struct sample_policy pol;
-	struct sample_sched sched; /* the blocks write-protected now (k 1: every page) */
-	struct sample_est *est; /* per VMA index, this interval */
+	struct ml_sample_policy pol;
+	struct ml_sample_sched sched; /* the blocks write-protected now (k 1: every page) */
+	struct ml_sample_est *est; /* per VMA index, this interval */
 	size_t est_cap;
-	struct range *seen; /* the pieces of blocks scanned this interval */
+	struct ml_range *seen; /* the pieces of blocks scanned this interval */
 	size_t nseen, seen_cap;
 	uint64_t minflt; /* the target's minor faults at the last tick */
 
 	/* per-tick scratch */
 	uint64_t *dirty; /* per VMA index */
 	size_t dirty_cap;
-	struct range *written;
+	struct ml_range *written;
 	size_t nwritten, written_cap;
 
 	/* thread */
@@ -76,22 +76,22 @@ struct profiler {
 	pthread_cond_t cond;
 	profiler_tick_fn fn;
 	void *fn_arg;
-	struct profiler_sample latest;
+	struct ml_profiler_sample latest;
 	struct ml_err thread_err;
 	int thread_rc;
 };
 
-pid_t ml_profiler_pid(const struct profiler *p)
+pid_t ml_profiler_pid(const struct ml_profiler *p)
 {
 	return p->pid;
 }
 
-const struct attach_stats *ml_profiler_attach_stats(const struct profiler *p)
+const struct ml_attach_stats *ml_profiler_attach_stats(const struct ml_profiler *p)
 {
 	return &p->attach;
 }
 
-const struct profiler_opts *ml_profiler_options(const struct profiler *p)
+const struct ml_profiler_opts *ml_profiler_options(const struct ml_profiler *p)
 {
 	return &p->o;
 }
@@ -101,7 +101,7 @@ const struct profiler_opts *ml_profiler_options(const struct profiler *p)
  * differs from the last one (most ticks of a steady process: no work). A
  * text that changed while it was read is read again (ml_maps_parse_fd()).
  */
-static int read_maps(struct profiler *p, bool *changed, struct ml_err *err)
+static int read_maps(struct ml_profiler *p, bool *changed, struct ml_err *err)
 {
 	ssize_t len = ml_maps_read_raw(p->maps_fd, &p->maps_buf, &p->maps_bufsz, err);
 
@@ -133,7 +133,7 @@ static int read_maps(struct profiler *p, bool *changed, struct ml_err *err)
 }
 
 struct scan_ctx {
-	struct profiler *p;
+	struct ml_profiler *p;
 	long vma_hint;
 };
 
@@ -141,13 +141,13 @@ static int attribute(const struct page_region *reg, void *arg);
 static void clear_vec(struct pagescan *ps);
 
 struct reg_ctx {
-	struct profiler *p;
+	struct ml_profiler *p;
 	struct ml_err *err;
 	int fatal;
 	bool shared; /* the range is shared memory */
 };
 
-static struct rangeset *reg_set(struct profiler *p, bool shared)
+static struct ml_rangeset *reg_set(struct ml_profiler *p, bool shared)
 {
 	return shared ? &p->shm_registered : &p->registered;
 }
@@ -156,7 +156,7 @@ static struct rangeset *reg_set(struct profiler *p, bool shared)
 static int register_gap(uint64_t start, uint64_t end, void *arg)
 {
 	struct reg_ctx *c = arg;
-	struct profiler *p = c->p;
+	struct ml_profiler *p = c->p;
 	struct ml_err e = { 0 };
 	int r;
 
@@ -208,9 +208,9 @@ static int register_gap(uint64_t start, uint64_t end, void *arg)
 }
 
 /* sync_registration() of the private VMAs, or of the shared memory ones. */
-static int sync_set(struct profiler *p, bool shared, struct ml_err *err)
+static int sync_set(struct ml_profiler *p, bool shared, struct ml_err *err)
 {
-	struct rangeset next, *reg = reg_set(p, shared);
+	struct ml_rangeset next, *reg = reg_set(p, shared);
 	struct reg_ctx c = { p, err, 0, shared };
 	int r = 0;
 
@@ -218,7 +218,7 @@ static int sync_set(struct profiler *p, bool shared, struct ml_err *err)
 	if (shared)
 		p->shm_untracked = 0;
 	for (size_t i = 0; i < p->vmas.n; i++) {
-		const struct vma *v = &p->vmas.v[i];
+		const struct ml_vma *v = &p->vmas.v[i];
 
 		if (shared ? !ml_vma_is_writable_shm(v) : !ml_vma_is_writable_private(v))
 			continue;
@@ -263,7 +263,7 @@ nomem:
  * gone, register and baseline what is new (only the new part of a VMA
  * that grew, so writes to the old part since the last scan are kept).
  */
-static int sync_registration(struct profiler *p, struct ml_err *err)
+static int sync_registration(struct ml_profiler *p, struct ml_err *err)
 {
 	int r = sync_set(p, false, err);
 
@@ -273,7 +273,7 @@ static int sync_registration(struct profiler *p, struct ml_err *err)
 static int attribute(const struct page_region *reg, void *arg)
 {
 	struct scan_ctx *c = arg;
-	struct profiler *p = c->p;
+	struct ml_profiler *p = c->p;
 	uint64_t s = reg->start, e = reg->end;
 
 	/* always kept: the hot ranges are computed from them */
@@ -282,7 +282,7 @@ static int attribute(const struct page_region *reg, void *arg)
 	} else {
 		if (p->nwritten == p->written_cap) {
 			size_t cap = p->written_cap ? p->written_cap * 2 : 256;
-			struct range *n = realloc(p->written, cap * sizeof(*n));
+			struct ml_range *n = realloc(p->written, cap * sizeof(*n));
 
 			if (!n)
 				return -ENOMEM;
@@ -320,7 +320,7 @@ static void clear_vec(struct pagescan *ps)
 	memset(ps->vec, 0, n * sizeof(*ps->vec));
 }
 
-static int salvage_partial(struct profiler *p, struct scan_ctx *c)
+static int salvage_partial(struct ml_profiler *p, struct scan_ctx *c)
 {
 	for (size_t i = 0; i < p->ps.vec_len && p->ps.vec[i].end; i++) {
 		int r = attribute(&p->ps.vec[i], c);
@@ -337,11 +337,11 @@ static int salvage_partial(struct profiler *p, struct scan_ctx *c)
  * unmapped and mapped again at the same place between two scans. Scan VMA
  * by VMA; register and baseline the replaced ones.
  */
-static int rescan_run(struct profiler *p, struct scan_ctx *c, uint64_t start, uint64_t end,
+static int rescan_run(struct ml_profiler *p, struct scan_ctx *c, uint64_t start, uint64_t end,
 		      bool shared, struct ml_err *err)
 {
 	for (size_t i = 0; i < p->vmas.n; i++) {
-		const struct vma *v = &p->vmas.v[i];
+		const struct ml_vma *v = &p->vmas.v[i];
 		uint64_t a = v->start > start ? v->start : start;
 		uint64_t b = v->end < end ? v->end : end;
 		struct ml_err e = { 0 };
@@ -370,10 +370,10 @@ static int rescan_run(struct profiler *p, struct scan_ctx *c, uint64_t start, ui
 	return 0;
 }
 
-static int scan_set(struct profiler *p, bool shared, struct ml_err *err)
+static int scan_set(struct ml_profiler *p, bool shared, struct ml_err *err)
 {
 	struct scan_ctx c = { p, -1 };
-	struct rangeset *reg = reg_set(p, shared);
+	struct ml_rangeset *reg = reg_set(p, shared);
 	int flags = PAGESCAN_CHECK_REGISTERED | (shared ? PAGESCAN_SHARED : 0);
 
 	for (size_t k = 0; k < reg->n; k++) {
@@ -398,14 +398,14 @@ static int scan_set(struct profiler *p, bool shared, struct ml_err *err)
 	return 0;
 }
 
-static int scan_all(struct profiler *p, struct ml_err *err)
+static int scan_all(struct ml_profiler *p, struct ml_err *err)
 {
 	int r = scan_set(p, false, err);
 
 	return r ? r : scan_set(p, true, err);
 }
 
-static int add_seen(struct profiler *p, uint64_t a, uint64_t b)
+static int add_seen(struct ml_profiler *p, uint64_t a, uint64_t b)
 {
 	if (p->nseen && p->seen[p->nseen - 1].end == a) {
 		p->seen[p->nseen - 1].end = b;
@@ -413,14 +413,14 @@ static int add_seen(struct profiler *p, uint64_t a, uint64_t b)
 	}
 	if (p->nseen == p->seen_cap) {
 		size_t cap = p->seen_cap ? p->seen_cap * 2 : 256;
-		struct range *n = realloc(p->seen, cap * sizeof(*n));
+		struct ml_range *n = realloc(p->seen, cap * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
 		p->seen = n;
 		p->seen_cap = cap;
 	}
-	p->seen[p->nseen++] = (struct range){ a, b };
+	p->seen[p->nseen++] = (struct ml_range){ a, b };
 	return 0;
 }
 
@@ -429,7 +429,7 @@ static int add_seen(struct profiler *p, uint64_t a, uint64_t b)
  * protect_sample() write-protected it, reported without protecting them
  * again (protect_sample() decides what the next interval watches).
  */
-static int scan_piece(struct profiler *p, struct scan_ctx *c, size_t i, uint64_t a, uint64_t b,
+static int scan_piece(struct ml_profiler *p, struct scan_ctx *c, size_t i, uint64_t a, uint64_t b,
 		      bool shared, struct ml_err *err)
 {
 	int flags = PAGESCAN_CHECK_REGISTERED | PAGESCAN_NO_WP | (shared ? PAGESCAN_SHARED : 0);
@@ -439,7 +439,7 @@ static int scan_piece(struct profiler *p, struct scan_ctx *c, size_t i, uint64_t
 	clear_vec(&p->ps);
 	if (n == -EPERM) {
 		/* unmapped and mapped again since the last scan: track the new one */
-		const struct vma *v = &p->vmas.v[i];
+		const struct ml_vma *v = &p->vmas.v[i];
 		struct reg_ctx rc = { p, err, 0, shared };
 
 		ml_rangeset_remove(reg_set(p, shared), v->start, v->end);
@@ -460,15 +460,15 @@ static int scan_piece(struct profiler *p, struct scan_ctx *c, size_t i, uint64_t
 }
 
 /* The sampled blocks of every tracked VMA, in address order. */
-static int scan_sampled(struct profiler *p, struct ml_err *err)
+static int scan_sampled(struct ml_profiler *p, struct ml_err *err)
 {
 	struct scan_ctx c = { p, -1 };
 
 	p->nseen = 0;
 	for (size_t i = 0; i < p->vmas.n; i++) {
-		const struct vma *v = &p->vmas.v[i];
+		const struct ml_vma *v = &p->vmas.v[i];
 		bool shared = ml_rangeset_intersects(&p->shm_registered, v->start, v->end);
-		struct rangeset *reg = reg_set(p, shared);
+		struct ml_rangeset *reg = reg_set(p, shared);
 		uint64_t pos = v->start, a, b;
 
 		if (!shared && !ml_rangeset_intersects(reg, v->start, v->end))
@@ -496,10 +496,10 @@ static int scan_sampled(struct profiler *p, struct ml_err *err)
  * start (protect_sample() protects a block's pages again before it is
  * scanned).
  */
-static int protect_sample(struct profiler *p, bool clear, struct ml_err *err)
+static int protect_sample(struct ml_profiler *p, bool clear, struct ml_err *err)
 {
 	for (int sh = 0; sh < 2; sh++) {
-		const struct rangeset *reg = reg_set(p, sh);
+		const struct ml_rangeset *reg = reg_set(p, sh);
 
 		for (size_t k = 0; k < reg->n; k++) {
 			uint64_t a = reg->r[k].start, b = reg->r[k].end, pos = a, x, y;
@@ -529,8 +529,8 @@ static int protect_sample(struct profiler *p, bool clear, struct ml_err *err)
  * After a scan: the policy's k and interval for the next interval, and
  * the pages it watches write-protected. @faults: the pages found written.
  */
-static int next_sample(struct profiler *p, uint64_t faults, double interval_s,
-		       struct profiler_sampling *out, struct ml_err *err)
+static int next_sample(struct ml_profiler *p, uint64_t faults, double interval_s,
+		       struct ml_profiler_sampling *out, struct ml_err *err)
 {
 	unsigned int k_old = p->sched.k;
 	struct ml_proc_stat st;
@@ -555,7 +555,7 @@ static int next_sample(struct profiler *p, uint64_t faults, double interval_s,
 	return protect_sample(p, p->sched.k > 1, err);
 }
 
-static int ensure_scratch(struct profiler *p)
+static int ensure_scratch(struct ml_profiler *p)
 {
 	if (p->vmas.n > p->dirty_cap) {
 		uint64_t *d = realloc(p->dirty, p->vmas.n * sizeof(*d));
@@ -567,7 +567,7 @@ static int ensure_scratch(struct profiler *p)
 	}
 	memset(p->dirty, 0, p->vmas.n * sizeof(*p->dirty));
 	if (p->sampling && p->vmas.n > p->est_cap) {
-		struct sample_est *e = realloc(p->est, p->vmas.n * sizeof(*e));
+		struct ml_sample_est *e = realloc(p->est, p->vmas.n * sizeof(*e));
 
 		if (!e)
 			return -ENOMEM;
@@ -581,7 +581,7 @@ static int ensure_scratch(struct profiler *p)
 }
 
 /* The regions' paths point into the maps text: give the sample its own copy. */
-static int own_paths(struct profiler_sample *s)
+static int own_paths(struct ml_profiler_sample *s)
 {
 	size_t len = 1, off = 0;
 
@@ -607,16 +607,16 @@ static int own_paths(struct profiler_sample *s)
  * The page-granular heat of the @n tracked VMAs of @out, from this
  * interval's writes (@sampled: of the pages watched, p->seen).
  */
-static int update_hot_ranges(struct profiler *p, struct profiler_sample *out, size_t n,
+static int update_hot_ranges(struct ml_profiler *p, struct ml_profiler_sample *out, size_t n,
 			     bool sampled)
 {
-	struct range *v = malloc((n ? n : 1) * sizeof(*v));
+	struct ml_range *v = malloc((n ? n : 1) * sizeof(*v));
 	int r;
 
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		v[i] = (struct range){ out->regions[i].start, out->regions[i].end };
+		v[i] = (struct ml_range){ out->regions[i].start, out->regions[i].end };
 	if (sampled)
 		r = ml_hotrange_update_seen(&p->hr, v, n, p->written, p->nwritten,
 					    p->seen ? p->seen : v, p->nseen);
@@ -632,7 +632,7 @@ static int update_hot_ranges(struct profiler *p, struct profiler_sample *out, si
 	return r;
 }
 
-int mli_profiler_sample_own_paths(struct profiler_sample *s)
+int mli_profiler_sample_own_paths(struct ml_profiler_sample *s)
 {
 	return own_paths(s);
 }
@@ -643,11 +643,11 @@ int mli_profiler_sample_own_paths(struct profiler_sample *s)
  * (*ratio)[n]. A VMA none of whose blocks was sampled keeps its last
  * estimate. False: out of memory.
  */
-static bool estimate(struct profiler *p, size_t i, struct heat_sample *hs,
-		     struct profiler_region *reg, double **ratio, size_t n)
+static bool estimate(struct ml_profiler *p, size_t i, struct ml_heat_sample *hs,
+		     struct ml_profiler_region *reg, double **ratio, size_t n)
 {
-	const struct vma *v = &p->vmas.v[i];
-	struct sample_result res;
+	const struct ml_vma *v = &p->vmas.v[i];
+	struct ml_sample_result res;
 	double *r = realloc(*ratio, (n + 1) * sizeof(*r));
 
 	if (!r)
@@ -661,7 +661,7 @@ static bool estimate(struct profiler *p, size_t i, struct heat_sample *hs,
 		reg->ratio_stderr = res.stderr_;
 		r[n] = res.ratio;
 	} else {
-		const struct heat_state *st = ml_heat_find(&p->heat, v->start);
+		const struct ml_heat_state *st = ml_heat_find(&p->heat, v->start);
 
 		hs->dirty_pages = st && st->end == v->end ? st->dirty_pages : 0;
 		reg->ratio_stderr = 0.5; /* not watched this interval */
@@ -670,10 +670,10 @@ static bool estimate(struct profiler *p, size_t i, struct heat_sample *hs,
 	return true;
 }
 
-static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t now, uint64_t t0,
-		       uint64_t scan_ns, bool sampled)
+static int fill_sample(struct ml_profiler *p, struct ml_profiler_sample *out, uint64_t now,
+		       uint64_t t0, uint64_t scan_ns, bool sampled)
 {
-	struct heat_sample *hs;
+	struct ml_heat_sample *hs;
 	size_t n = 0;
 	int64_t pages = 0;
 	double *est_ratio = NULL;
@@ -687,7 +687,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < p->vmas.n; i++) {
-		const struct vma *v = &p->vmas.v[i];
+		const struct ml_vma *v = &p->vmas.v[i];
 
 		bool shared = ml_rangeset_intersects(&p->shm_registered, v->start, v->end);
 
@@ -729,7 +729,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct heat_state *st = ml_heat_find(&p->heat, out->regions[i].start);
+		const struct ml_heat_state *st = ml_heat_find(&p->heat, out->regions[i].start);
 
 		out->regions[i].written_ratio = st ? st->ratio : 0;
 		if (est_ratio && out->regions[i].sampled_pages)
@@ -769,7 +769,7 @@ static int fill_sample(struct profiler *p, struct profiler_sample *out, uint64_t
 	return 0;
 }
 
-int mli_profiler_tick_one(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
+int mli_profiler_tick_one(struct ml_profiler *p, struct ml_profiler_sample *out, struct ml_err *err)
 {
 	uint64_t t0 = ml_mono_ns(), ts, now, faults = 0;
 	bool changed, sampled;
@@ -824,13 +824,13 @@ int mli_profiler_tick_one(struct profiler *p, struct profiler_sample *out, struc
 	return 0;
 }
 
-const struct range *mli_profiler_written(const struct profiler *p, size_t *n)
+const struct ml_range *mli_profiler_written(const struct ml_profiler *p, size_t *n)
 {
 	*n = p->nwritten;
 	return p->written;
 }
 
-int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_err *err)
+int ml_profiler_tick(struct ml_profiler *p, struct ml_profiler_sample *out, struct ml_err *err)
 {
 	int r = p->tree ? mli_ptree_tick(p->tree, p, out, err) : mli_profiler_tick_one(p, out, err);
 
@@ -845,7 +845,7 @@ int ml_profiler_tick(struct profiler *p, struct profiler_sample *out, struct ml_
 	return 0;
 }
 
-static int setup_tracking(struct profiler *p, struct ml_err *err)
+static int setup_tracking(struct ml_profiler *p, struct ml_err *err)
 {
 	bool changed;
 	int r;
@@ -870,10 +870,10 @@ static int setup_tracking(struct profiler *p, struct ml_err *err)
 	return 0;
 }
 
-int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opts *o,
+int ml_profiler_open(struct ml_profiler **out, pid_t pid, const struct ml_profiler_opts *o,
 		     struct ml_err *err)
 {
-	struct profiler *p;
+	struct ml_profiler *p;
 	char path[64];
 	ssize_t n;
 	int r;
@@ -885,7 +885,7 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 	p->uffd = -1;
 	p->maps_fd = -1;
 	p->ps.fd = -1;
-	r = ml_opts_load(&p->o, sizeof(p->o), o, "profiler_opts", err);
+	r = ml_opts_load(&p->o, sizeof(p->o), o, "ml_profiler_opts", err);
 	if (r) {
 		free(p);
 		return r;
@@ -974,7 +974,7 @@ int ml_profiler_open(struct profiler **out, pid_t pid, const struct profiler_opt
 	if (r)
 		goto fail;
 	if (p->registered.n || p->shm_registered.n) {
-		const struct rangeset *v = p->registered.n ? &p->registered : &p->shm_registered;
+		const struct ml_rangeset *v = p->registered.n ? &p->registered : &p->shm_registered;
 
 		r = mli_pagescan_verify_wp(&p->ps, v->r[0].start, v->r[v->n - 1].end, err);
 		if (r < 0)
@@ -998,15 +998,15 @@ fail:
 	return r;
 }
 
-static void unregister_all(struct profiler *p)
+static void unregister_all(struct ml_profiler *p)
 {
-	struct vma_set cur;
+	struct ml_vma_set cur;
 	struct ml_err e;
 
 	ml_vma_set_init(&cur);
 	if (ml_maps_read_fd(p->maps_fd, &p->maps_buf, &p->maps_bufsz, &cur, &e) == 0) {
 		for (size_t i = 0; i < cur.n; i++) {
-			const struct vma *v = &cur.v[i];
+			const struct ml_vma *v = &cur.v[i];
 
 			for (size_t k = 0; k < p->ever.n; k++) {
 				uint64_t a = p->ever.r[k].start, b = p->ever.r[k].end;
@@ -1024,7 +1024,7 @@ static void unregister_all(struct profiler *p)
 	ml_rangeset_clear(&p->shm_registered);
 }
 
-void ml_profiler_close(struct profiler *p)
+void ml_profiler_close(struct ml_profiler *p)
 {
 	if (!p)
 		return;
@@ -1057,7 +1057,7 @@ void ml_profiler_close(struct profiler *p)
 	free(p);
 }
 
-void ml_profiler_sample_free(struct profiler_sample *s)
+void ml_profiler_sample_free(struct ml_profiler_sample *s)
 {
 	free(s->regions);
 	free(s->written);
@@ -1074,7 +1074,7 @@ void ml_profiler_sample_free(struct profiler_sample *s)
 	s->nregions = s->nwritten = 0;
 }
 
-int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_sample *src)
+int ml_profiler_sample_copy(struct ml_profiler_sample *dst, const struct ml_profiler_sample *src)
 {
 	*dst = *src;
 	dst->regions = NULL;
@@ -1130,7 +1130,7 @@ int ml_profiler_sample_copy(struct profiler_sample *dst, const struct profiler_s
 
 static void *loop(void *arg)
 {
-	struct profiler *p = arg;
+	struct ml_profiler *p = arg;
 	struct timespec next;
 	sigset_t all;
 
@@ -1139,7 +1139,7 @@ static void *loop(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
-		struct profiler_sample s;
+		struct ml_profiler_sample s;
 		struct ml_err e = { 0 };
 		int r;
 
@@ -1184,7 +1184,7 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-int ml_profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err)
+int ml_profiler_start(struct ml_profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err)
 {
 	pthread_condattr_t ca;
 	int r;
@@ -1210,7 +1210,7 @@ int ml_profiler_start(struct profiler *p, profiler_tick_fn fn, void *arg, struct
 	return 0;
 }
 
-void ml_profiler_stop(struct profiler *p)
+void ml_profiler_stop(struct ml_profiler *p)
 {
 	if (!p->thread_started)
 		return;
@@ -1223,7 +1223,7 @@ void ml_profiler_stop(struct profiler *p)
 	p->running = false;
 }
 
-bool ml_profiler_running(struct profiler *p)
+bool ml_profiler_running(struct ml_profiler *p)
 {
 	bool r;
 
@@ -1233,7 +1233,7 @@ bool ml_profiler_running(struct profiler *p)
 	return r;
 }
 
-int ml_profiler_error(struct profiler *p, struct ml_err *err)
+int ml_profiler_error(struct ml_profiler *p, struct ml_err *err)
 {
 	int r;
 
@@ -1245,7 +1245,7 @@ int ml_profiler_error(struct profiler *p, struct ml_err *err)
 	return r;
 }
 
-int ml_profiler_latest(struct profiler *p, struct profiler_sample *out)
+int ml_profiler_latest(struct ml_profiler *p, struct ml_profiler_sample *out)
 {
 	int r;
 
@@ -1255,7 +1255,7 @@ int ml_profiler_latest(struct profiler *p, struct profiler_sample *out)
 	return r;
 }
 
-int ml_profiler_release(struct profiler *p, struct ml_err *err)
+int ml_profiler_release(struct ml_profiler *p, struct ml_err *err)
 {
 	(void)err;
 	p->restart = p->thread_started;
@@ -1268,7 +1268,7 @@ int ml_profiler_release(struct profiler *p, struct ml_err *err)
 	return 0;
 }
 
-int ml_profiler_reinit(struct profiler *p, struct ml_err *err)
+int ml_profiler_reinit(struct ml_profiler *p, struct ml_err *err)
 {
 	int r;
 

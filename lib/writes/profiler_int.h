@@ -11,16 +11,17 @@
 struct ptree;
 
 /* One interval of this process alone (ml_profiler_tick() without the tree). */
-int mli_profiler_tick_one(struct profiler *p, struct profiler_sample *out, struct ml_err *err);
+int mli_profiler_tick_one(struct ml_profiler *p, struct ml_profiler_sample *out,
+			  struct ml_err *err);
 /* The page ranges the last mli_profiler_tick_one() found written, by address. */
-const struct range *mli_profiler_written(const struct profiler *p, size_t *n);
+const struct ml_range *mli_profiler_written(const struct ml_profiler *p, size_t *n);
 /* Give @s its own copy of its regions' paths. */
-int mli_profiler_sample_own_paths(struct profiler_sample *s);
+int mli_profiler_sample_own_paths(struct ml_profiler_sample *s);
 
 /* The other processes of @root's tree, found and opened now. */
-int mli_ptree_open(struct ptree **out, struct profiler *root, struct ml_err *err);
+int mli_ptree_open(struct ptree **out, struct ml_profiler *root, struct ml_err *err);
 /* One interval of the tree: @root's and every other process's, merged into @out. */
-int mli_ptree_tick(struct ptree *t, struct profiler *root, struct profiler_sample *out,
+int mli_ptree_tick(struct ptree *t, struct ml_profiler *root, struct ml_profiler_sample *out,
 		   struct ml_err *err);
 void mli_ptree_release(struct ptree *t);
 void mli_ptree_reinit(struct ptree *t);

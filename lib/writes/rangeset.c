@@ -5,30 +5,30 @@
 
 #include "memlens/rangeset.h"
 
-void ml_rangeset_init(struct rangeset *s)
+void ml_rangeset_init(struct ml_rangeset *s)
 {
 	memset(s, 0, sizeof(*s));
 }
 
-void ml_rangeset_free(struct rangeset *s)
+void ml_rangeset_free(struct ml_rangeset *s)
 {
 	free(s->r);
 	ml_rangeset_init(s);
 }
 
-void ml_rangeset_clear(struct rangeset *s)
+void ml_rangeset_clear(struct ml_rangeset *s)
 {
 	s->n = 0;
 }
 
-static int reserve(struct rangeset *s, size_t n)
+static int reserve(struct ml_rangeset *s, size_t n)
 {
 	if (n <= s->cap)
 		return 0;
 	size_t cap = s->cap ? s->cap : 16;
 	while (cap < n)
 		cap *= 2;
-	struct range *r = realloc(s->r, cap * sizeof(*r));
+	struct ml_range *r = realloc(s->r, cap * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	s->r = r;
@@ -36,7 +36,7 @@ static int reserve(struct rangeset *s, size_t n)
 	return 0;
 }
 
-int ml_rangeset_copy(struct rangeset *dst, const struct rangeset *src)
+int ml_rangeset_copy(struct ml_rangeset *dst, const struct ml_rangeset *src)
 {
 	if (reserve(dst, src->n))
 		return -ENOMEM;
@@ -47,7 +47,7 @@ int ml_rangeset_copy(struct rangeset *dst, const struct rangeset *src)
 }
 
 /* First index whose end >= addr (candidate to merge with or follow addr). */
-static size_t lower(const struct rangeset *s, uint64_t addr)
+static size_t lower(const struct ml_rangeset *s, uint64_t addr)
 {
 	size_t lo = 0, hi = s->n;
 
@@ -62,7 +62,7 @@ static size_t lower(const struct rangeset *s, uint64_t addr)
 	return lo;
 }
 
-int ml_rangeset_add(struct rangeset *s, uint64_t start, uint64_t end)
+int ml_rangeset_add(struct ml_rangeset *s, uint64_t start, uint64_t end)
 {
 	size_t i, j;
 
@@ -91,14 +91,14 @@ int ml_rangeset_add(struct rangeset *s, uint64_t start, uint64_t end)
 	return 0;
 }
 
-int ml_rangeset_remove(struct rangeset *s, uint64_t start, uint64_t end)
+int ml_rangeset_remove(struct ml_rangeset *s, uint64_t start, uint64_t end)
 {
 	size_t i;
 
 	if (start >= end)
 		return 0;
 	for (i = lower(s, start + 1); i < s->n && s->r[i].start < end;) {
-		struct range *r = &s->r[i];
+		struct ml_range *r = &s->r[i];
 
 		if (r->start < start && r->end > end) {
 			/* split */
@@ -125,7 +125,7 @@ int ml_rangeset_remove(struct rangeset *s, uint64_t start, uint64_t end)
 	return 0;
 }
 
-uint64_t ml_rangeset_overlap(const struct rangeset *s, uint64_t start, uint64_t end)
+uint64_t ml_rangeset_overlap(const struct ml_rangeset *s, uint64_t start, uint64_t end)
 {
 	uint64_t total = 0;
 
@@ -139,17 +139,17 @@ uint64_t ml_rangeset_overlap(const struct rangeset *s, uint64_t start, uint64_t 
 	return total;
 }
 
-bool ml_rangeset_covers(const struct rangeset *s, uint64_t start, uint64_t end)
+bool ml_rangeset_covers(const struct ml_rangeset *s, uint64_t start, uint64_t end)
 {
 	return start >= end || ml_rangeset_overlap(s, start, end) == end - start;
 }
 
-bool ml_rangeset_intersects(const struct rangeset *s, uint64_t start, uint64_t end)
+bool ml_rangeset_intersects(const struct ml_rangeset *s, uint64_t start, uint64_t end)
 {
 	return start < end && ml_rangeset_overlap(s, start, end) > 0;
 }
 
-int ml_rangeset_gaps(const struct rangeset *s, uint64_t start, uint64_t end,
+int ml_rangeset_gaps(const struct ml_rangeset *s, uint64_t start, uint64_t end,
 		     int (*fn)(uint64_t, uint64_t, void *), void *arg)
 {
 	uint64_t cur = start;
@@ -169,7 +169,7 @@ int ml_rangeset_gaps(const struct rangeset *s, uint64_t start, uint64_t end,
 	return 0;
 }
 
-uint64_t ml_rangeset_bytes(const struct rangeset *s)
+uint64_t ml_rangeset_bytes(const struct ml_rangeset *s)
 {
 	uint64_t t = 0;
 

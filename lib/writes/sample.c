@@ -6,14 +6,14 @@
 
 #include "memlens/sample.h"
 
-bool ml_sample_in(const struct sample_sched *s, uint64_t addr)
+bool ml_sample_in(const struct ml_sample_sched *s, uint64_t addr)
 {
 	uint64_t k = s->k ? s->k : 1;
 
 	return (addr / SAMPLE_BLOCK_BYTES) % k == s->round % k;
 }
 
-bool ml_sample_next(const struct sample_sched *s, uint64_t start, uint64_t end, uint64_t *a,
+bool ml_sample_next(const struct ml_sample_sched *s, uint64_t start, uint64_t end, uint64_t *a,
 		    uint64_t *b)
 {
 	uint64_t k = s->k ? s->k : 1, blk, want, bs;
@@ -31,7 +31,7 @@ bool ml_sample_next(const struct sample_sched *s, uint64_t start, uint64_t end, 
 	return true;
 }
 
-void ml_sample_est_add(struct sample_est *e, uint64_t pages, uint64_t written)
+void ml_sample_est_add(struct ml_sample_est *e, uint64_t pages, uint64_t written)
 {
 	double d = (double)written, n = (double)pages;
 
@@ -45,8 +45,8 @@ void ml_sample_est_add(struct sample_est *e, uint64_t pages, uint64_t written)
 	e->sum_n2 += n * n;
 }
 
-bool ml_sample_est_result(const struct sample_est *e, uint64_t total_pages,
-			  struct sample_result *out)
+bool ml_sample_est_result(const struct ml_sample_est *e, uint64_t total_pages,
+			  struct ml_sample_result *out)
 {
 	double r, f, ss, nbar, m;
 
@@ -74,7 +74,7 @@ bool ml_sample_est_result(const struct sample_est *e, uint64_t total_pages,
 	return true;
 }
 
-int ml_sample_policy_init(struct sample_policy *p, unsigned int k_min, double max_cpu,
+int ml_sample_policy_init(struct ml_sample_policy *p, unsigned int k_min, double max_cpu,
 			  uint64_t fault_ns, unsigned int interval_ms)
 {
 	memset(p, 0, sizeof(*p));
@@ -89,7 +89,7 @@ int ml_sample_policy_init(struct sample_policy *p, unsigned int k_min, double ma
 	return 0;
 }
 
-double ml_sample_cost(const struct sample_policy *p, uint64_t faults, double interval_s)
+double ml_sample_cost(const struct ml_sample_policy *p, uint64_t faults, double interval_s)
 {
 	if (interval_s <= 0)
 		return 0;
@@ -100,7 +100,7 @@ double ml_sample_cost(const struct sample_policy *p, uint64_t faults, double int
 #define AIM 0.8
 #define ROOM 0.4
 
-double ml_sample_policy_step(struct sample_policy *p, uint64_t faults, double interval_s)
+double ml_sample_policy_step(struct ml_sample_policy *p, uint64_t faults, double interval_s)
 {
 	double cost = ml_sample_cost(p, faults, interval_s), need;
 	unsigned int max_iv;

@@ -23,16 +23,16 @@
 #define PG 4096ULL
 
 struct ptree_proc {
-	struct profiler_proc info;
-	struct profiler *p; /* NULL: the root (its owner's), or no longer profiled */
+	struct ml_profiler_proc info;
+	struct ml_profiler *p; /* NULL: the root (its owner's), or no longer profiled */
 	bool root;
-	struct profiler_sample s; /* this interval's */
+	struct ml_profiler_sample s; /* this interval's */
 	bool have_s;
 };
 
 struct ptree {
-	struct profiler *root;
-	struct profiler_opts child_opts;
+	struct ml_profiler *root;
+	struct ml_profiler_opts child_opts;
 	struct ptree_proc *v;
 	size_t n, cap;
 	int64_t cumulative_dirty_bytes;
@@ -145,7 +145,7 @@ static int discover(struct ptree *t)
 	return 0;
 }
 
-int mli_ptree_open(struct ptree **out, struct profiler *root, struct ml_err *err)
+int mli_ptree_open(struct ptree **out, struct ml_profiler *root, struct ml_err *err)
 {
 	struct ptree *t = calloc(1, sizeof(*t));
 	struct ptree_proc *r;
@@ -170,7 +170,7 @@ int mli_ptree_open(struct ptree **out, struct profiler *root, struct ml_err *err
 	return 0;
 }
 
-static int shm_add(struct shm_runs *s, const struct profiler_region *g, uint64_t a, uint64_t b)
+static int shm_add(struct shm_runs *s, const struct ml_profiler_region *g, uint64_t a, uint64_t b)
 {
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 64;
@@ -190,7 +190,7 @@ static int shm_add(struct shm_runs *s, const struct profiler_region *g, uint64_t
  * Split one process's written ranges by its regions: private pages are
  * counted, shared memory pages collected by object into @shm.
  */
-static int split_written(const struct profiler_sample *s, const struct range *w, size_t nw,
+static int split_written(const struct ml_profiler_sample *s, const struct ml_range *w, size_t nw,
 			 struct shm_runs *shm, int64_t *private_pages, int64_t *shared_pages)
 {
 	size_t k = 0;
@@ -261,17 +261,17 @@ static int64_t shm_union_pages(struct shm_runs *s)
  * @shm by object (the tree counts each page once), the others into
  * @out; a range merged over cold pages counts its hot pages as private.
  */
-static int merge_hot(struct profiler_sample *out, const struct profiler_sample *s,
+static int merge_hot(struct ml_profiler_sample *out, const struct ml_profiler_sample *s,
 		     struct shm_runs *shm)
 {
-	const struct hotrange_set *h = &s->hot;
-	struct hotrange_range *r;
+	const struct ml_hotrange_set *h = &s->hot;
+	struct ml_hotrange_range *r;
 	int64_t priv = 0, shared = 0;
 
 	if (!h->n)
 		return 0;
 	for (size_t i = 0; i < h->n; i++) {
-		struct range one = { h->r[i].start, h->r[i].end };
+		struct ml_range one = { h->r[i].start, h->r[i].end };
 
 		if (h->r[i].hot_pages != (one.end - one.start) / PG) {
 			priv += (int64_t)h->r[i].hot_pages;
@@ -292,9 +292,10 @@ static int merge_hot(struct profiler_sample *out, const struct profiler_sample *
 	return 0;
 }
 
-static int merge_written(struct profiler_sample *out, const struct range *w, size_t nw, pid_t pid)
+static int merge_written(struct ml_profiler_sample *out, const struct ml_range *w, size_t nw,
+			 pid_t pid)
 {
-	struct range *r;
+	struct ml_range *r;
 	pid_t *p;
 
 	if (!nw)
@@ -318,7 +319,7 @@ static int merge_written(struct profiler_sample *out, const struct range *w, siz
  * How a tree's interval was tracked: the faults and their cost summed over
  * its processes, the least fraction (largest k) any of them used.
  */
-static void merge_sampling(struct profiler_sampling *out, const struct profiler_sampling *s)
+static void merge_sampling(struct ml_profiler_sampling *out, const struct ml_profiler_sampling *s)
 {
 	if (!s->on)
 		return;
@@ -340,9 +341,9 @@ static void merge_sampling(struct profiler_sampling *out, const struct profiler_
 }
 
 /* The samples of this interval into @out: regions, hot and written ranges, rows, totals. */
-static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
+static int merge(struct ptree *t, struct ml_profiler_sample *out, uint64_t t0)
 {
-	const struct profiler_sample *rs = &t->v[0].s;
+	const struct ml_profiler_sample *rs = &t->v[0].s;
 	struct shm_runs shm = { 0 }, shm_hot = { 0 }, sampled = { 0 };
 	int64_t private_pages = 0, shared_est = 0;
 	size_t nreg = 0, k = 0;
@@ -360,12 +361,13 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->n && !r; i++) {
 		struct ptree_proc *e = &t->v[i];
-		const struct profiler_sample *s = &e->s;
+		const struct ml_profiler_sample *s = &e->s;
 		int64_t priv = 0, shared = 0;
 
 		if (e->have_s) {
 			size_t nw;
-			const struct range *w = mli_profiler_written(e->root ? t->root : e->p, &nw);
+			const struct ml_range *w =
+				mli_profiler_written(e->root ? t->root : e->p, &nw);
 
 			bool est = s->sampling.k > 1;
 
@@ -435,7 +437,7 @@ static int merge(struct ptree *t, struct profiler_sample *out, uint64_t t0)
 	return 0;
 }
 
-int mli_ptree_tick(struct ptree *t, struct profiler *root, struct profiler_sample *out,
+int mli_ptree_tick(struct ptree *t, struct ml_profiler *root, struct ml_profiler_sample *out,
 		   struct ml_err *err)
 {
 	uint64_t t0 = ml_mono_ns();

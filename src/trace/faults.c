@@ -164,20 +164,21 @@ _Static_assert(ML_FAULTS_HIST_SLOTS <= FAULTS_REC_HIST_MAX, "the record holds ev
 /* The record of @v: the run's also says what the kernel counted (memlens/format_faults.h). */
 static void print_json(const struct faults_run *r, const struct faults_view *v)
 {
-	struct faults_rec rec = { .interval = v->elapsed_s >= 0,
-				  .elapsed_ms =
-					  v->elapsed_s >= 0 ? (uint64_t)(v->elapsed_s * 1000) : 0,
-				  .last = v->last,
-				  .recursion_misses = v->recursion_misses,
-				  .nrows = v->n,
-				  .nminor = ML_FAULTS_HIST_SLOTS,
-				  .nmajor = ML_FAULTS_HIST_SLOTS,
-				  .has_kernel = r->o->pid && r->kern.known,
-				  .kernel = { r->kern.minor, r->kern.major },
-				  .has_before = r->o->pid && r->kern.before,
-				  .before = { r->kern.before_minor, r->kern.before_major } };
+	struct ml_faults_rec rec = { .interval = v->elapsed_s >= 0,
+				     .elapsed_ms = v->elapsed_s >= 0
+							   ? (uint64_t)(v->elapsed_s * 1000)
+							   : 0,
+				     .last = v->last,
+				     .recursion_misses = v->recursion_misses,
+				     .nrows = v->n,
+				     .nminor = ML_FAULTS_HIST_SLOTS,
+				     .nmajor = ML_FAULTS_HIST_SLOTS,
+				     .has_kernel = r->o->pid && r->kern.known,
+				     .kernel = { r->kern.minor, r->kern.major },
+				     .has_before = r->o->pid && r->kern.before,
+				     .before = { r->kern.before_minor, r->kern.before_major } };
 	uint64_t smin, smaj;
-	struct jw w;
+	struct ml_jw w;
 
 	snprintf(rec.mode, sizeof(rec.mode), "%s", r->fentry ? "fentry" : "tracepoint");
 	snprintf(rec.not_seen_paths, sizeof(rec.not_seen_paths), "%s",
@@ -196,7 +197,7 @@ static void print_json(const struct faults_run *r, const struct faults_view *v)
 	}
 	for (size_t i = 0; i < v->n; i++) {
 		const struct ml_faults_row *row = &v->rows[i];
-		struct faults_row_rec *o = &rec.rows[i];
+		struct ml_faults_row_rec *o = &rec.rows[i];
 
 		snprintf(o->comm, sizeof(o->comm), "%s", row->comm);
 		o->pid = row->pid ? (int64_t)row->pid : -1;

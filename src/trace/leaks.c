@@ -292,7 +292,7 @@ static uint64_t est(double x)
 static const struct {
 	int64_t id; /* enum leaks_no_stack */
 	enum leaks_counter counter;
-	enum leaks_reason reason; /* its key in the record's ..._by_reason objects */
+	enum ml_leaks_reason reason; /* its key in the record's ..._by_reason objects */
 	const char *text;
 } no_stack_why[NO_STACK_WHYS] = {
 	{ LEAKS_STACK_FULL, LEAKS_C_STACK_FULL, LEAKS_REASON_TABLE_FULL,
@@ -362,7 +362,8 @@ static int stack_frames(struct leaks_run *r, const struct sym_stack *st, struct 
 }
 
 /* The record's frames of @st, inlined ones included (their strings @r's symbolizer's). */
-static void rec_frames(struct leaks_run *r, const struct sym_stack *st, struct leaks_stack_rec *s)
+static void rec_frames(struct leaks_run *r, const struct sym_stack *st,
+		       struct ml_leaks_stack_rec *s)
 {
 	static struct sym_frame fr[MAX_FRAMES];
 	int n = stack_frames(r, st, fr);
@@ -371,7 +372,7 @@ static void rec_frames(struct leaks_run *r, const struct sym_stack *st, struct l
 	if (!s->frames)
 		return;
 	for (int i = 0; i < n; i++)
-		s->frames[s->nframes++] = (struct leaks_frame_rec){
+		s->frames[s->nframes++] = (struct ml_leaks_frame_rec){
 			.address = fr[i].addr,
 			.function = fr[i].func,
 			.has_offset = fr[i].have_off,
@@ -491,7 +492,7 @@ static double us_per_stack(const struct leaks_run *r)
 	return unw(r).stacks ? (double)unw(r).ns / 1e3 / (double)unw(r).stacks : 0;
 }
 
-static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct sym_stack *v,
+static void rec_depth(struct ml_leaks_rec *rec, struct leaks_run *r, const struct sym_stack *v,
 		      size_t n)
 {
 	size_t nst;
@@ -506,7 +507,7 @@ static void rec_depth(struct leaks_rec *rec, struct leaks_run *r, const struct s
 	if (r->o->stacks != STACKS_DWARF)
 		return;
 	rec->has_unwind = true;
-	rec->unwind = (struct leaks_unwind_rec){
+	rec->unwind = (struct ml_leaks_unwind_rec){
 		.stack_size = r->o->stack_size,
 		.stacks = unw(r).stacks,
 		.us_per_stack = us_per_stack(r),
@@ -562,7 +563,7 @@ static void text_depth(struct leaks_run *r, const struct sym_stack *v, size_t n,
  * The record's stacks: the first @top of @v (0: all), each one's lines
  * (its text cut at each '\n', in place) and frames. Free with free_rec_stacks().
  */
-static void rec_stacks(struct leaks_rec *rec, struct leaks_run *r, struct sym_stack *v, size_t n,
+static void rec_stacks(struct ml_leaks_rec *rec, struct leaks_run *r, struct sym_stack *v, size_t n,
 		       long top)
 {
 	size_t k = top && (size_t)top < n ? (size_t)top : n;
@@ -571,7 +572,7 @@ static void rec_stacks(struct leaks_rec *rec, struct leaks_run *r, struct sym_st
 	if (!rec->stacks)
 		return;
 	for (size_t i = 0; v && i < k; i++) {
-		struct leaks_stack_rec *s = &rec->stacks[rec->nstacks++];
+		struct ml_leaks_stack_rec *s = &rec->stacks[rec->nstacks++];
 		size_t nl = 1;
 		const char **lines;
 		char *save = NULL, *tok;
@@ -593,7 +594,7 @@ static void rec_stacks(struct leaks_rec *rec, struct leaks_run *r, struct sym_st
 	}
 }
 
-static void free_rec_stacks(struct leaks_rec *rec)
+static void free_rec_stacks(struct ml_leaks_rec *rec)
 {
 	for (size_t i = 0; rec->stacks && i < rec->nstacks; i++) {
 		free((void *)rec->stacks[i].stack);
@@ -623,7 +624,7 @@ struct report_at {
 	bool last;
 };
 
-static void rec_counters(struct leaks_rec *rec, const uint64_t *c)
+static void rec_counters(struct ml_leaks_rec *rec, const uint64_t *c)
 {
 	rec->mallocs = c[LEAKS_C_ALLOCS];
 	rec->frees = c[LEAKS_C_FREES];
@@ -655,14 +656,14 @@ static long max_stacks(const struct leaks_opts *o)
  * (counted when they were made), and those still outstanding (read from
  * the table, the ones by_stack shows as an empty stack).
  */
-static void rec_no_stack(struct leaks_rec *rec, struct leaks_run *r,
+static void rec_no_stack(struct ml_leaks_rec *rec, struct leaks_run *r,
 			 const struct ml_leaks_outstanding *t, const uint64_t *c)
 {
 	rec->stacks_kept = t->stacks_kept;
 	rec->max_stacks = r->o->no_stacks ? 0 : max_stacks(r->o);
 	rec->stacks_lost = stacks_lost(c);
 	for (int i = 0; i < NO_STACK_WHYS; i++) {
-		enum leaks_reason k = no_stack_why[i].reason;
+		enum ml_leaks_reason k = no_stack_why[i].reason;
 
 		rec->stacks_lost_by_reason[k] = c[no_stack_why[i].counter];
 		rec->outstanding_no_stack_by_reason[k].count = t->no_stack_count[i];
@@ -674,7 +675,7 @@ static void rec_no_stack(struct leaks_rec *rec, struct leaks_run *r,
 
 /* --sample: every allocation call, sampled or not (the per-CPU calls[] counters) */
 /* --sample: the rate, what was sampled, and the standard error of the total */
-static void rec_sampling(struct leaks_rec *rec, struct leaks_run *r,
+static void rec_sampling(struct ml_leaks_rec *rec, struct leaks_run *r,
 			 const struct ml_leaks_outstanding *t)
 {
 	rec->sample_bytes = r->o->sample;
@@ -689,7 +690,7 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o,
 		       const struct report_at *at)
 {
 	size_t nsz = o->top && (size_t)o->top < t->nsizes ? (size_t)o->top : t->nsizes, nst = 0;
-	struct leaks_rec rec = {
+	struct ml_leaks_rec rec = {
 		.interval = at->elapsed_s >= 0,
 		.pid = r->sym.pid,
 		.allocator = alloc_shown(&r->alloc),
@@ -703,7 +704,7 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o,
 		.table_unread = r->unread,
 	};
 	struct sym_stack *v = NULL;
-	struct jw w;
+	struct ml_jw w;
 
 	if (rec.interval) {
 		rec.elapsed_ms = (uint64_t)(at->elapsed_s * 1000);
@@ -717,7 +718,7 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o,
 	rec_no_stack(&rec, r, t, c);
 	rec.sizes = calloc(nsz ? nsz : 1, sizeof(*rec.sizes));
 	for (size_t i = 0; rec.sizes && i < nsz; i++)
-		rec.sizes[rec.nsizes++] = (struct leaks_size_rec){
+		rec.sizes[rec.nsizes++] = (struct ml_leaks_size_rec){
 			.size = t->sizes[i].size,
 			.count = est(t->sizes[i].est_count),
 			.bytes = est(t->sizes[i].est_bytes),

@@ -49,11 +49,11 @@ static int parse_args(int argc, char **argv, struct oom_opts *o)
 }
 
 /* A kill: its record (memlens/format_oom.h) with --json, else a line. */
-static int on_kill(void *arg, const struct oom_kill_rec *r)
+static int on_kill(void *arg, const struct ml_oom_kill_rec *r)
 {
 	struct oom_ctx *c = arg;
 	char b1[16], b2[16], b3[16], b4[16];
-	struct jw w;
+	struct ml_jw w;
 
 	if (c->o->json) {
 		ml_jw_init(&w, stdout);
@@ -99,7 +99,7 @@ static void summary(struct oom_ctx *c, double elapsed_s, bool last)
 	struct ml_oom_tracer_stats st;
 	unsigned long kills;
 	uint64_t lost, rec;
-	struct jw w;
+	struct ml_jw w;
 
 	ml_oom_tracer_stats(c->t, &st);
 	kills = elapsed_s < 0 ? st.kills : st.kills - c->prev_kills;
@@ -107,7 +107,7 @@ static void summary(struct oom_ctx *c, double elapsed_s, bool last)
 	rec = st.recursion_misses;
 
 	if (c->o->json) {
-		struct oom_count_rec r = {
+		struct ml_oom_count_rec r = {
 			.interval = elapsed_s >= 0,
 			.elapsed_ms = elapsed_s >= 0 ? (uint64_t)(elapsed_s * 1000) : 0,
 			.last = last,

@@ -155,7 +155,7 @@ struct slab_view {
 };
 
 /* --slabinfo: the kernel's own count of @c's objects next to what was counted */
-static void row_window(struct slab_row_rec *o, const struct ml_slab_window *c)
+static void row_window(struct ml_slab_row_rec *o, const struct ml_slab_window *c)
 {
 	o->window_known = c != NULL;
 	if (c) {
@@ -167,11 +167,11 @@ static void row_window(struct slab_row_rec *o, const struct ml_slab_window *c)
 }
 
 /* caches whose count the kernel says changed, of which nothing was counted */
-static void slabinfo_only(struct slab_rec *rec, const struct slab_view *v)
+static void slabinfo_only(struct ml_slab_rec *rec, const struct slab_view *v)
 {
 	for (size_t i = 0; i < v->nwin; i++) {
 		const struct ml_slab_window *c = &v->win[i];
-		struct slab_only_rec *x = &rec->only[rec->nonly];
+		struct ml_slab_only_rec *x = &rec->only[rec->nonly];
 		bool counted = false;
 
 		for (size_t j = 0; j < v->n && !counted; j++)
@@ -188,7 +188,7 @@ static void slabinfo_only(struct slab_rec *rec, const struct slab_view *v)
 /* The record of @v (memlens/format_slab.h). */
 static void print_json(const struct slab_view *v)
 {
-	struct slab_rec rec = {
+	struct ml_slab_rec rec = {
 		.interval = v->elapsed_s >= 0,
 		.elapsed_ms = v->elapsed_s >= 0 ? (uint64_t)(v->elapsed_s * 1000) : 0,
 		.last = v->last,
@@ -201,7 +201,7 @@ static void print_json(const struct slab_view *v)
 		.unseen_allocs = v->counters[ML_SLAB_UNSEEN_ALLOCS],
 		.has_slabinfo = v->win != NULL,
 	};
-	struct jw w;
+	struct ml_jw w;
 
 	snprintf(rec.kmalloc, sizeof(rec.kmalloc), "%s", v->kmalloc_exact ? "cache" : "size");
 	rec.rows = calloc(v->shown ? v->shown : 1, sizeof(*rec.rows));
@@ -213,7 +213,7 @@ static void print_json(const struct slab_view *v)
 	}
 	for (size_t i = 0; i < v->shown; i++) {
 		const struct ml_slab_row *row = &v->rows[i];
-		struct slab_row_rec *o = &rec.rows[rec.nrows++];
+		struct ml_slab_row_rec *o = &rec.rows[rec.nrows++];
 
 		snprintf(o->cache, sizeof(o->cache), "%s", row->cache);
 		o->allocs = row->allocs;
@@ -227,7 +227,7 @@ static void print_json(const struct slab_view *v)
 	if (v->win)
 		slabinfo_only(&rec, v);
 	for (size_t i = 0; i < v->n; i++) {
-		struct slab_merged_rec *m = &rec.merged[rec.nmerged];
+		struct ml_slab_merged_rec *m = &rec.merged[rec.nmerged];
 
 		if (v->rows[i].refcount <= 1)
 			continue;

@@ -13,7 +13,7 @@
 #include "memlens/json.h"
 #include "memlens/migrate_model.h"
 
-static void walk(const struct json *j, int depth)
+static void walk(const struct ml_json *j, int depth)
 {
 	uint64_t u;
 	int64_t i;
@@ -31,12 +31,12 @@ static void walk(const struct json *j, int depth)
 }
 
 /* The schema readers of lib/format on whatever parsed. */
-static void read_schemas(const struct json *j)
+static void read_schemas(const struct ml_json *j)
 {
-	struct writes_interval_rec wi;
-	struct writes_summary_rec ws;
-	struct snapshot_summary_rec ss;
-	struct snapshot_rec sr;
+	struct ml_writes_interval_rec wi;
+	struct ml_writes_summary_rec ws;
+	struct ml_snapshot_summary_rec ss;
+	struct ml_snapshot_rec sr;
 	struct ml_err err;
 
 	(void)ml_fmt_writes_interval_read(j, &wi, &err);
@@ -50,11 +50,11 @@ static void read_schemas(const struct json *j)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 0.001);
-	struct mm_result r[MM_NPOLICIES];
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 0.001);
+	struct ml_mm_result r[MM_NPOLICIES];
 	struct ml_err err;
-	struct mm_trace t;
-	struct json *j;
+	struct ml_mm_trace t;
+	struct ml_json *j;
 	int64_t a, b, c;
 
 	if (ml_json_parse((const char *)data, size, &j, &err) == 0) {

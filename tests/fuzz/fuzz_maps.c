@@ -11,7 +11,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct vma_set s;
+	struct ml_vma_set s;
 	struct ml_err err;
 
 	ml_vma_set_init(&s);

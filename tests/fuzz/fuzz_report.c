@@ -15,8 +15,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct report r;
-	struct rbuf page = { 0 };
+	struct ml_report r;
+	struct ml_rbuf page = { 0 };
 	struct ml_err err = { 0 };
 	FILE *f;
 
@@ -36,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fclose(f);
 	if (r.nw || r.ns || r.nf || r.nm) {
 		if (ml_report_render(&r,
-				     &(struct report_opts){ .sz = sizeof(struct report_opts),
-							    .max_cols = 50 },
+				     &(struct ml_report_opts){ .sz = sizeof(struct ml_report_opts),
+							       .max_cols = 50 },
 				     &page, &err))
 			abort();
 	}

@@ -16,11 +16,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 100, .round_interval_s = 0.5);
-	struct mm_result res[MM_NPOLICIES];
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 100, .round_interval_s = 0.5);
+	struct ml_mm_result res[MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct ml_lines in;
-	struct mm_trace t;
+	struct ml_mm_trace t;
 	const char *line;
 	size_t n;
 	FILE *f;

@@ -18,11 +18,11 @@
 #include "memlens/criu.h"
 #include "memlens/profiler.h"
 
-static struct criu_caps CAPS;
+static struct ml_criu_caps CAPS;
 static bool have_criu;
 static char criu_why[200] = "no CRIU";
 static struct target T;
-static struct profiler *P;
+static struct ml_profiler *P;
 static char dir_tmpl[] = "/tmp/memlens-criu-flow-XXXXXX";
 
 static void find_criu(void)
@@ -95,7 +95,7 @@ static void rm_images(const char *dir)
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static void noop(const struct profiler_sample *s, void *arg)
+static void noop(const struct ml_profiler_sample *s, void *arg)
 {
 	(void)s;
 	(void)arg;
@@ -104,7 +104,8 @@ static void noop(const struct profiler_sample *s, void *arg)
 static void setup(uint64_t *a, uint64_t *b)
 {
 	char *argv[] = { "pagewriter", NULL };
-	ML_OPTS(profiler_opts, o, .interval_ms = 100, .hot_threshold = 0.3, .hot_consecutive = 2);
+	ML_OPTS(ml_profiler_opts, o, .interval_ms = 100, .hot_threshold = 0.3,
+		.hot_consecutive = 2);
 	struct ml_err err = { 0 };
 
 	if (!have_criu)
@@ -126,7 +127,8 @@ static void finish(void)
 		target_stop(&T);
 }
 
-static const struct profiler_region *region_at(const struct profiler_sample *s, uint64_t start)
+static const struct ml_profiler_region *region_at(const struct ml_profiler_sample *s,
+						  uint64_t start)
 {
 	for (size_t i = 0; i < s->nregions; i++)
 		if (s->regions[i].start <= start && start < s->regions[i].end)
@@ -140,7 +142,7 @@ static bool make_hot(uint64_t a)
 	struct timespec ts = { 0, 50 * 1000000L };
 
 	for (int i = 0; i < 200; i++) {
-		struct profiler_sample s = { 0 };
+		struct ml_profiler_sample s = { 0 };
 		bool hot = false;
 
 		target_cmd(&T, "write A 1");
@@ -154,7 +156,7 @@ static bool make_hot(uint64_t a)
 	return false;
 }
 
-static void tick(struct profiler_sample *s)
+static void tick(struct ml_profiler_sample *s)
 {
 	struct ml_err err = { 0 };
 
@@ -163,12 +165,12 @@ static void tick(struct profiler_sample *s)
 
 static void test_checkpoint_then_exact_counts(void)
 {
-	struct criu_dump_req req = { 0 };
-	struct criu_session *sess = NULL;
-	struct profiler_sample s = { 0 }, before = { 0 };
-	struct criu_result res;
+	struct ml_criu_dump_req req = { 0 };
+	struct ml_criu_session *sess = NULL;
+	struct ml_profiler_sample s = { 0 }, before = { 0 };
+	struct ml_criu_result res;
 	struct ml_err err = { 0 };
-	struct rangeset hot;
+	struct ml_rangeset hot;
 	char dir[64];
 	uint64_t a, b;
 	int r;
@@ -233,10 +235,10 @@ static void test_checkpoint_then_exact_counts(void)
 
 static void test_criu_fails_target_kept(void)
 {
-	struct criu_dump_req req = { 0 };
-	struct criu_session *sess = NULL;
-	struct profiler_sample s = { 0 };
-	struct criu_result res;
+	struct ml_criu_dump_req req = { 0 };
+	struct ml_criu_session *sess = NULL;
+	struct ml_profiler_sample s = { 0 };
+	struct ml_criu_result res;
 	struct ml_err err = { 0 };
 	char dir[64];
 	uint64_t a, b;
@@ -270,9 +272,9 @@ static void test_criu_fails_target_kept(void)
 
 static void test_refused_before_criu(void)
 {
-	struct criu_caps no_sd = CAPS;
-	struct criu_dump_req req = { 0 };
-	struct criu_result res;
+	struct ml_criu_caps no_sd = CAPS;
+	struct ml_criu_dump_req req = { 0 };
+	struct ml_criu_result res;
 	struct ml_err err = { 0 };
 	pid_t dead;
 
@@ -301,13 +303,13 @@ static void test_refused_before_criu(void)
 /* A checkpoint CRIU would refuse does not take the profiler down for nothing. */
 static void test_refused_keeps_profiling(void)
 {
-	struct criu_caps no_sd = CAPS;
-	struct criu_dump_req req = { 0 };
-	struct criu_session *sess = NULL;
-	struct profiler_sample s = { 0 };
-	struct criu_result res;
+	struct ml_criu_caps no_sd = CAPS;
+	struct ml_criu_dump_req req = { 0 };
+	struct ml_criu_session *sess = NULL;
+	struct ml_profiler_sample s = { 0 };
+	struct ml_criu_result res;
 	struct ml_err err = { 0 };
-	struct rangeset hot;
+	struct ml_rangeset hot;
 	uint64_t a, b;
 
 	setup(&a, &b);
@@ -350,9 +352,9 @@ static bool has_pages(const char *dir)
 /* ml_criu_page_server_start(): a dump sends its pages there, not to its own -D. */
 static void test_page_server(void)
 {
-	struct criu_page_server_req ps = { .addr = "127.0.0.1" };
-	struct criu_dump_req req = { 0 };
-	struct criu_result res;
+	struct ml_criu_page_server_req ps = { .addr = "127.0.0.1" };
+	struct ml_criu_dump_req req = { 0 };
+	struct ml_criu_result res;
 	struct ml_err err = { 0 };
 	char sdir[64], ddir[64];
 	uint64_t a, b;

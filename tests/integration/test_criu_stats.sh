@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 		"memwrite_time", "pages_scanned", "pages_skipped_parent", "pages_written",
 		"irmap_resolve", "pages_lazy", "page_pipes", "page_pipe_bufs", "shpages_scanned",
 		"shpages_skipped_parent", "shpages_written", "pages_excluded" };
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	struct ml_err err = { 0 };
 	const int64_t *f = &s.freezing_time;
 	const char *sep = "";

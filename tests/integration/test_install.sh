@@ -196,7 +196,7 @@ int main(void)
 	const char *t = "{\"type\":\"faults\",\"mode\":\"tracepoint\",\"rows\":[],"
 			"\"minor_hist_us\":[1],\"major_hist_us\":[]}";
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 	int rc;
 
 	ml_report_init(&r);

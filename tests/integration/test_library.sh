@@ -89,18 +89,18 @@ int vma_find(void) { return 1; }
 int svg_open(void) { return 2; }
 int main(void)
 {
-	struct vma_set vs;
+	struct ml_vma_set vs;
 	struct ml_err err = { 0 };
 	ml_vma_set_init(&vs);
 	if (ml_maps_read(getpid(), &vs, &err) < 0 || vs.n == 0) {
 		fprintf(stderr, "maps: %s\n", err.msg);
 		return 1;
 	}
-	struct rangeset rs;
+	struct ml_rangeset rs;
 	ml_rangeset_init(&rs);
 	ml_rangeset_add(&rs, 0x1000, 0x3000);
 	char opt[64];
-	struct criu_caps caps = { 0 };
+	struct ml_criu_caps caps = { 0 };
 	ml_criu_caps_options(&caps, opt, sizeof(opt));
 	printf("vmas %zu bytes %llu crius %d %d %d %d\n", vs.n,
 	       (unsigned long long)ml_rangeset_bytes(&rs), criu_dump(), criu_restore(),

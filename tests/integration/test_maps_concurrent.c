@@ -73,7 +73,7 @@ static int maps_fd(void)
 static void test_raw_reads_see_changes(void)
 {
 	struct ml_err err = { 0 };
-	struct vma_set s;
+	struct ml_vma_set s;
 	char *buf = NULL;
 	size_t sz = 0;
 	int fd, changed = 0;
@@ -103,7 +103,7 @@ static void test_raw_reads_see_changes(void)
 static void test_maps_read_settles(void)
 {
 	struct ml_err err = { 0 };
-	struct vma_set s;
+	struct ml_vma_set s;
 
 	start_vmagrow();
 	ml_vma_set_init(&s);
@@ -120,15 +120,15 @@ static void test_maps_read_settles(void)
 
 static void test_profiler_goes_on(void)
 {
-	ML_OPTS(profiler_opts, o, .interval_ms = 10);
+	ML_OPTS(ml_profiler_opts, o, .interval_ms = 10);
 	struct ml_err err = { 0 };
-	struct profiler *p = NULL;
+	struct ml_profiler *p = NULL;
 	int ticks = 0, failed = 0;
 
 	start_vmagrow();
 	REQUIRE_MSG(ml_profiler_open(&p, target, &o, &err) == 0, "profiler_open: %s", err.msg);
 	for (int i = 0; i < 300; i++) {
-		struct profiler_sample smp;
+		struct ml_profiler_sample smp;
 		struct timespec ms = { 0, 2000000 };
 		int r = ml_profiler_tick(p, &smp, &err);
 
@@ -149,7 +149,7 @@ static void test_profiler_goes_on(void)
 
 /* The profiler's own thread (as `memlens writes` and the agent run it). */
 static int samples;
-static void count_sample(const struct profiler_sample *s, void *arg)
+static void count_sample(const struct ml_profiler_sample *s, void *arg)
 {
 	(void)s;
 	(void)arg;
@@ -158,9 +158,9 @@ static void count_sample(const struct profiler_sample *s, void *arg)
 
 static void test_profiler_thread_goes_on(void)
 {
-	ML_OPTS(profiler_opts, o, .interval_ms = 10);
+	ML_OPTS(ml_profiler_opts, o, .interval_ms = 10);
 	struct ml_err err = { 0 };
-	struct profiler *p = NULL;
+	struct ml_profiler *p = NULL;
 	struct timespec two = { 2, 0 };
 
 	start_vmagrow();
@@ -177,10 +177,10 @@ static void test_profiler_thread_goes_on(void)
 
 static void test_snapshot_goes_on(void)
 {
-	ML_OPTS(snapshot_opts, o);
+	ML_OPTS(ml_snapshot_opts, o);
 	struct ml_err err = { 0 };
-	struct snapshotter *s = NULL;
-	struct snapshot snap;
+	struct ml_snapshotter *s = NULL;
+	struct ml_snapshot snap;
 
 	start_vmagrow();
 	REQUIRE_MSG(ml_snapshot_open(&s, target, &o, &err) == 0, "snapshot_open: %s", err.msg);

@@ -15,7 +15,7 @@
 #include "memlens/profiler.h"
 
 static struct target T;
-static struct profiler *P;
+static struct ml_profiler *P;
 
 static void start_target(void)
 {
@@ -27,7 +27,7 @@ static void start_target(void)
 
 static void open_profiler(double thr, int cons, bool record)
 {
-	ML_OPTS(profiler_opts, o, .hot_threshold = thr, .hot_consecutive = cons,
+	ML_OPTS(ml_profiler_opts, o, .hot_threshold = thr, .hot_consecutive = cons,
 		.record_ranges = record);
 	struct ml_err err = { 0 };
 	int r;
@@ -42,7 +42,7 @@ static void open_profiler(double thr, int cons, bool record)
 	 * which may come after the baseline: one real write, caused by us.
 	 * Let it happen and scan it away before the test measures.
 	 */
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 
 	target_wait_blocked(T.pid);
 	REQUIRE_MSG(ml_profiler_tick(P, &s, &err) == 0, "profiler_tick: %s", err.msg);
@@ -57,7 +57,8 @@ static void finish(void)
 	target_stop(&T);
 }
 
-static const struct profiler_region *region_at(const struct profiler_sample *s, uint64_t start)
+static const struct ml_profiler_region *region_at(const struct ml_profiler_sample *s,
+						  uint64_t start)
 {
 	for (size_t i = 0; i < s->nregions; i++)
 		if (s->regions[i].start <= start && start < s->regions[i].end)
@@ -65,7 +66,7 @@ static const struct profiler_region *region_at(const struct profiler_sample *s, 
 	return NULL;
 }
 
-static void tick(struct profiler_sample *s)
+static void tick(struct ml_profiler_sample *s)
 {
 	struct ml_err err = { 0 };
 	int r;
@@ -78,7 +79,7 @@ static void tick(struct profiler_sample *s)
 
 static void test_exact_counts_and_idle(void)
 {
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	uint64_t a, b;
 
 	start_target();
@@ -127,7 +128,7 @@ static void test_exact_counts_and_idle(void)
 
 static void test_new_and_removed_vmas(void)
 {
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	uint64_t a, b, c, d;
 
 	start_target();
@@ -159,7 +160,7 @@ static void test_new_and_removed_vmas(void)
 
 static void test_replaced_vma_same_address(void)
 {
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	uint64_t a, b, a2, b2;
 	char want[64];
 
@@ -190,7 +191,7 @@ static void test_replaced_vma_same_address(void)
 /* a mapping created and written between two scans is not missed */
 static void test_new_vma_written_before_first_scan(void)
 {
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	uint64_t a, b;
 
 	start_target();
@@ -229,7 +230,7 @@ static void test_new_vma_written_before_first_scan(void)
 
 static void test_hot_then_cold(void)
 {
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	uint64_t a, b;
 
 	start_target();
@@ -247,7 +248,7 @@ static void test_hot_then_cold(void)
 	CHECK_STR(target_cmd(&T, "write H 10"), "wrote 20"); /* ratio 0.1: cold */
 	tick(&s);
 	REQUIRE(region_at(&s, a));
-	struct profiler_sample latest;
+	struct ml_profiler_sample latest;
 	REQUIRE(ml_profiler_latest(P, &latest) == 0); /* hand ticks update it too */
 	CHECK_EQ(latest.seq, s.seq);
 	CHECK_EQ(latest.nregions, s.nregions);
@@ -260,7 +261,7 @@ static void test_hot_then_cold(void)
 
 static void test_multithreaded_target(void)
 {
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	const char *ans;
 	uint64_t total = 0;
 
@@ -286,7 +287,7 @@ static void test_multithreaded_target(void)
 
 static void test_target_exit(void)
 {
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	struct ml_err err = { 0 };
 	int status, r;
 
@@ -312,7 +313,7 @@ static void test_target_exit(void)
 
 static void test_clean_detach(void)
 {
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	char path[64], *before, *after;
 	uint64_t a, b;
 
@@ -363,7 +364,7 @@ static void test_scan_paging_small_vector(void)
 static void test_attach_errors(void)
 {
 	struct ml_err err = { 0 };
-	struct profiler *p = NULL;
+	struct ml_profiler *p = NULL;
 	int r;
 
 	r = ml_profiler_open(&p, 999999, NULL, &err);
@@ -378,7 +379,7 @@ static void test_attach_errors(void)
 	}
 	r = ml_profiler_open(&p, getpid(), NULL, &err);
 	CHECK_EQ(r, -EINVAL);
-	ML_OPTS(profiler_opts, o, .hot_threshold = 1.5);
+	ML_OPTS(ml_profiler_opts, o, .hot_threshold = 1.5);
 	start_target();
 	r = ml_profiler_open(&p, T.pid, &o, &err);
 	CHECK_EQ(r, -EINVAL);
@@ -389,7 +390,7 @@ static void test_attach_errors(void)
 /* A loop started without a callback runs again after release + reinit. */
 static void test_reinit_restarts_loop(void)
 {
-	struct profiler_sample s;
+	struct ml_profiler_sample s;
 	struct ml_err err = { 0 };
 	uint64_t a, b, seq = 0;
 

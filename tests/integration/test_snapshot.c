@@ -32,7 +32,7 @@ static const char *const names[NAMES] = { "data", "bss",  "heap",   "stack", "to
 					  "huge", "big",  "libdata" };
 static uint64_t addr[NAMES];
 /* SNAP_METHOD_READ for the runs that force the pagemap read */
-static enum snap_method method = SNAP_METHOD_AUTO;
+static enum ml_snap_method method = SNAP_METHOD_AUTO;
 /* the target changes all the time: a snapshot may say it is not exact */
 static bool churning;
 
@@ -83,10 +83,10 @@ static void stop(void)
 	T.pid = 0;
 }
 
-static void take_n(struct snapshot *s, bool pages, unsigned int threads)
+static void take_n(struct ml_snapshot *s, bool pages, unsigned int threads)
 {
-	ML_OPTS(snapshot_opts, o, .pages = pages, .threads = threads, .method = method);
-	struct snapshotter *sn;
+	ML_OPTS(ml_snapshot_opts, o, .pages = pages, .threads = threads, .method = method);
+	struct ml_snapshotter *sn;
 	struct ml_err err = { 0 };
 	int r = ml_snapshot_open(&sn, T.pid, &o, &err);
 
@@ -117,12 +117,12 @@ static void need_scan(void)
 		     "with one thread and no counting scan");
 }
 
-static void take(struct snapshot *s, bool pages)
+static void take(struct ml_snapshot *s, bool pages)
 {
 	take_n(s, pages, 1);
 }
 
-static long idx(const struct snapshot *s, uint64_t a)
+static long idx(const struct ml_snapshot *s, uint64_t a)
 {
 	long i = ml_vma_find(&s->vmas, a);
 
@@ -137,7 +137,7 @@ static void set_false(bool *b)
 
 static void test_resident_exact(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 
 	ml_snapshot_init(&s);
 	start("100");
@@ -156,7 +156,7 @@ static void test_resident_exact(void)
 
 static void test_zero_file_pages(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 
 	ml_snapshot_init(&s);
 	start("7");
@@ -177,7 +177,7 @@ static void test_zero_file_pages(void)
 
 static void test_huge_pages(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 	long thp_kb;
 
 	ml_snapshot_init(&s);
@@ -200,7 +200,7 @@ static void test_huge_pages(void)
 
 static void swapped_pages(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 
 	ml_snapshot_init(&s);
 	start("1");
@@ -226,7 +226,7 @@ static void test_swapped_pages(void)
 /* Runs everywhere: swapped pages agree with the kernel's VmSwap counter. */
 static void test_swapped_matches_vmswap(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 
 	ml_snapshot_init(&s);
 	start("50");
@@ -240,8 +240,8 @@ static void test_swapped_matches_vmswap(void)
 /* Write tracking leaves uffd-wp markers on untouched pages: not swap. */
 static void test_wp_markers_not_swapped(void)
 {
-	struct snapshot s;
-	struct profiler *p = NULL;
+	struct ml_snapshot s;
+	struct ml_profiler *p = NULL;
 	struct ml_err err = { 0 };
 
 	ml_snapshot_init(&s);
@@ -262,9 +262,9 @@ static void test_wp_markers_not_swapped(void)
 /* --writes: written pages of a cycle, as cmd_snapshot attributes them. */
 static void test_written_pages(void)
 {
-	struct snapshot s;
-	struct profiler *p = NULL;
-	struct profiler_sample ps;
+	struct ml_snapshot s;
+	struct ml_profiler *p = NULL;
+	struct ml_profiler_sample ps;
 	struct ml_err err = { 0 };
 
 	ml_snapshot_init(&s);
@@ -296,7 +296,7 @@ static void test_written_pages(void)
 
 static void test_per_vma_matches_smaps(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 	int bad = 0;
 
 	ml_snapshot_init(&s);
@@ -323,7 +323,7 @@ static void test_per_vma_matches_smaps(void)
  * "ready" line it still runs a little (stdio buffers, the dynamic linker
  * resolving pause() reads libc's symbol tables: file pages fault in).
  */
-static void take_settled(struct snapshot *one, struct snapshot *tmp)
+static void take_settled(struct ml_snapshot *one, struct ml_snapshot *tmp)
 {
 	take_n(one, false, 1);
 	for (int tries = 0; tries < 50; tries++) {
@@ -340,7 +340,7 @@ static void take_settled(struct snapshot *one, struct snapshot *tmp)
 static void test_threads_same_counts(void)
 {
 	static const unsigned int nt[] = { 2, 3, 5, 8 };
-	struct snapshot one, par;
+	struct ml_snapshot one, par;
 
 	need_scan();
 	ml_snapshot_init(&one);
@@ -376,7 +376,7 @@ static void test_threads_same_counts(void)
  */
 static void test_counting_scan_matches_full(void)
 {
-	struct snapshot cnt, full;
+	struct ml_snapshot cnt, full;
 	int bad = 0;
 
 	need_scan();
@@ -393,7 +393,7 @@ static void test_counting_scan_matches_full(void)
 	take_n(&full, true, 1);
 	REQUIRE(full.vmas.n == cnt.vmas.n);
 	for (size_t i = 0; i < cnt.vmas.n; i++) {
-		const struct snap_counts *a = &cnt.c[i], *b = &full.c[i];
+		const struct ml_snap_counts *a = &cnt.c[i], *b = &full.c[i];
 
 		if (a->resident_pages != b->resident_pages || a->file_pages != b->file_pages ||
 		    a->zero_pages != b->zero_pages || a->huge_pages != b->huge_pages ||
@@ -435,8 +435,8 @@ static void test_counting_scan_matches_full(void)
  */
 static void test_read_matches_scan(void)
 {
-	struct snapshot scan, rd, scan2;
-	const size_t first_flag = offsetof(struct snap_counts, dirty_pages) / 8;
+	struct ml_snapshot scan, rd, scan2;
+	const size_t first_flag = offsetof(struct ml_snap_counts, dirty_pages) / 8;
 	int bad = 0, moved = 0;
 
 	if (!mli_pagescan_supported())
@@ -502,7 +502,7 @@ static void test_huge_zero_page(void)
 	void *raw;
 	size_t rawlen;
 	unsigned char *a = t_map_isolated(T_2M, T_2M, &raw, &rawlen);
-	struct snapshot s;
+	struct ml_snapshot s;
 	long i, rss, ahp;
 	pid_t saved = T.pid;
 
@@ -559,7 +559,7 @@ static void test_huge_zero_page(void)
 static void test_vmas_changing_during_scan(void)
 {
 	char *argv[] = { "mapchurn", "64", NULL };
-	struct snapshot s;
+	struct ml_snapshot s;
 	char line[128];
 	int over = 0, n = 300, recounted = 0;
 	uint64_t worst = 0;
@@ -591,7 +591,7 @@ static void test_vmas_changing_during_scan(void)
 static void test_threads_split_vmas(void)
 {
 	char *argv[] = { "bigmap", "192", "3", NULL };
-	struct snapshot one, par;
+	struct ml_snapshot one, par;
 	char line[128];
 
 	need_scan();
@@ -619,7 +619,7 @@ static void test_threads_split_vmas(void)
 
 static void test_totals_vs_rollup(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 	long rss;
 
 	ml_snapshot_init(&s);
@@ -638,7 +638,7 @@ static void test_totals_vs_rollup(void)
 
 static void test_region_kinds(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 	bool libc = false, vdso = false;
 
 	ml_snapshot_init(&s);
@@ -668,7 +668,7 @@ static void test_region_kinds(void)
 
 static void test_page_flags(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 
 	ml_snapshot_init(&s);
 	start("100");
@@ -687,8 +687,8 @@ static void test_page_flags(void)
 
 static void test_diff_after_touch(void)
 {
-	struct snapshot a, b;
-	struct snapshot_diff d;
+	struct ml_snapshot a, b;
+	struct ml_snapshot_diff d;
 
 	ml_snapshot_init(&a);
 	ml_snapshot_init(&b);
@@ -734,11 +734,11 @@ static char proc_state(pid_t pid, int *tracer)
 
 static void test_target_unaffected(void)
 {
-	struct snapshot a, b;
-	struct snapshot_diff d;
-	struct snapshotter *sn;
+	struct ml_snapshot a, b;
+	struct ml_snapshot_diff d;
+	struct ml_snapshotter *sn;
 	struct ml_err err = { 0 };
-	ML_OPTS(snapshot_opts, o, .pages = true, .method = method);
+	ML_OPTS(ml_snapshot_opts, o, .pages = true, .method = method);
 	int tracer = -1;
 
 	ml_snapshot_init(&a);
@@ -771,8 +771,8 @@ static void test_target_unaffected(void)
 
 static void test_exited_target(void)
 {
-	struct snapshotter *sn;
-	struct snapshot s;
+	struct ml_snapshotter *sn;
+	struct ml_snapshot s;
 	struct ml_err err = { 0 };
 	pid_t pid;
 
@@ -780,22 +780,22 @@ static void test_exited_target(void)
 	start("1");
 	pid = T.pid;
 	REQUIRE(ml_snapshot_open(&sn, pid,
-				 &(struct snapshot_opts){ .sz = sizeof(struct snapshot_opts),
-							  .method = method },
+				 &(struct ml_snapshot_opts){ .sz = sizeof(struct ml_snapshot_opts),
+							     .method = method },
 				 &err) == 0);
 	stop();
 	CHECK_EQ(ml_snapshot_take(sn, &s, &err), -ESRCH);
 	CHECK(strstr(err.msg, "exited") != NULL);
 	ml_snapshot_close(sn);
 	CHECK_EQ(ml_snapshot_open(&sn, pid,
-				  &(struct snapshot_opts){ .sz = sizeof(struct snapshot_opts),
-							   .method = method },
+				  &(struct ml_snapshot_opts){ .sz = sizeof(struct ml_snapshot_opts),
+							      .method = method },
 				  &err),
 		 -ESRCH);
 	ml_snapshot_free(&s);
 }
 
-static bool has_path(const struct snapshot *s, const char *needle)
+static bool has_path(const struct ml_snapshot *s, const char *needle)
 {
 	for (size_t i = 0; i < s->vmas.n; i++)
 		if (strstr(ml_vma_path(&s->vmas, &s->vmas.v[i]), needle))
@@ -807,8 +807,8 @@ static bool has_path(const struct snapshot *s, const char *needle)
 static void test_spawn_before_main(void)
 {
 	char *argv[] = { (char *)workload("snaptarget"), "5", NULL };
-	struct snapshotter *sn;
-	struct snapshot s;
+	struct ml_snapshotter *sn;
+	struct ml_snapshot s;
 	struct ml_err err = { 0 };
 	int to[2], from[2], save0 = dup(0), save1 = dup(1);
 	pid_t pid;
@@ -828,8 +828,8 @@ static void test_spawn_before_main(void)
 	REQUIRE_MSG(pid > 0, "spawn_stopped: %s", err.msg);
 	T_CHILD(pid);
 	REQUIRE(ml_snapshot_open(&sn, pid,
-				 &(struct snapshot_opts){ .sz = sizeof(struct snapshot_opts),
-							  .method = method },
+				 &(struct ml_snapshot_opts){ .sz = sizeof(struct ml_snapshot_opts),
+							     .method = method },
 				 &err) == 0);
 	REQUIRE_MSG(ml_snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
 	CHECK(!has_path(&s, "libc.so"));
@@ -896,7 +896,7 @@ static int smaps_read(pid_t pid, struct smaps_vma *v, int max)
  * VMAs, never more resident pages than the VMA has, exactly smaps' Rss and
  * huge pages; the totals exactly smaps_rollup's.
  */
-static void check_vs_smaps(const struct snapshot *s, const char *what)
+static void check_vs_smaps(const struct ml_snapshot *s, const char *what)
 {
 	static struct smaps_vma v[1024];
 	int n = smaps_read(T.pid, v, 1024);
@@ -905,7 +905,7 @@ static void check_vs_smaps(const struct snapshot *s, const char *what)
 	REQUIRE_MSG(n > 0, "%s: cannot read smaps", what);
 	CHECK_EQ(s->vmas.n, n);
 	for (int i = 0; i < n && (size_t)i < s->vmas.n; i++) {
-		const struct snap_counts *c = &s->c[i];
+		const struct ml_snap_counts *c = &s->c[i];
 
 		rss += v[i].rss;
 		huge += v[i].huge;
@@ -1009,7 +1009,7 @@ static void test_huge_file_threads_exact(void)
 {
 	static const unsigned int nt[] = { 1, 2, 3, 4 };
 	const char *why = huge_mount();
-	struct snapshot s;
+	struct ml_snapshot s;
 	char what[64];
 	long pmd;
 
@@ -1051,7 +1051,7 @@ static void test_huge_file_threads_exact(void)
  */
 static void test_pages_vma_not_over_size(void)
 {
-	struct snapshot s;
+	struct ml_snapshot s;
 	char what[64];
 
 	ml_snapshot_init(&s);
@@ -1081,7 +1081,7 @@ static void test_not_exact_says_so(void)
 	char *argv[] = { "mapchurn", "64", NULL };
 	int n = 0, not_exact = 0, exact = 0;
 	char line[128], *buf = NULL;
-	struct snapshot s;
+	struct ml_snapshot s;
 	size_t len = 0;
 
 	ml_snapshot_init(&s);
@@ -1111,7 +1111,7 @@ static void test_not_exact_says_so(void)
 			CHECK((int64_t)s.totals.resident_pages * 4 != s.rss_before_kb);
 		if (not_exact == 1) {
 			FILE *f = open_memstream(&buf, &len);
-			struct jw w;
+			struct ml_jw w;
 
 			REQUIRE(f);
 			ml_jw_init(&w, f);

@@ -190,10 +190,10 @@ static void setup(bool drop)
 	unlink(shm_path);
 }
 
-static void take(pid_t pid, enum snap_method m, struct snapshot *s)
+static void take(pid_t pid, enum ml_snap_method m, struct ml_snapshot *s)
 {
-	ML_OPTS(snapshot_opts, o, .method = m);
-	struct snapshotter *sn;
+	ML_OPTS(ml_snapshot_opts, o, .method = m);
+	struct ml_snapshotter *sn;
 	struct ml_err err = { 0 };
 	int r = ml_snapshot_open(&sn, pid, &o, &err);
 
@@ -203,7 +203,7 @@ static void take(pid_t pid, enum snap_method m, struct snapshot *s)
 	REQUIRE_MSG(r == 0, "snapshot_take: %s", err.msg);
 }
 
-static struct snapshot s;
+static struct ml_snapshot s;
 
 /* On a mismatch: what cachestat says of the region now, asked by the test itself. */
 static void explain(int i, uint64_t start, uint64_t end)
@@ -231,7 +231,7 @@ static void explain(int i, uint64_t start, uint64_t end)
 		close(fd);
 }
 
-static void exact(enum snap_method m)
+static void exact(enum ml_snap_method m)
 {
 	long before[NREG], after[NREG], roll;
 
@@ -301,10 +301,10 @@ static void test_shmem_swap_unknown(void)
 	pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
-		ML_OPTS(snapshot_opts, o);
-		struct snapshotter *sn;
+		ML_OPTS(ml_snapshot_opts, o);
+		struct ml_snapshotter *sn;
 		struct ml_err err = { 0 };
-		struct jw w;
+		struct ml_jw w;
 		char *json = NULL;
 		size_t len = 0;
 		FILE *f;

@@ -9,13 +9,13 @@
 #include "harness.h"
 #include "memlens/criu.h"
 
-static const struct criu_caps fork_caps = {
+static const struct ml_criu_caps fork_caps = {
 	.path = "/fork/criu",
 	.exclude_range = true,
 	.exclude_file = true,
 	.no_parent_range = true,
 };
-static const struct criu_caps upstream_caps = { .path = "/usr/sbin/criu" };
+static const struct ml_criu_caps upstream_caps = { .path = "/usr/sbin/criu" };
 
 static char tmpdir[64];
 
@@ -51,7 +51,7 @@ static void read_text(const char *path, char *buf, size_t len)
 	buf[n] = '\0';
 }
 
-static void add_n(struct rangeset *s, int n)
+static void add_n(struct ml_rangeset *s, int n)
 {
 	for (int i = 0; i < n; i++)
 		REQUIRE(!ml_rangeset_add(s, 0x7f1234000000ULL + (uint64_t)i * 0x200000,
@@ -60,10 +60,10 @@ static void add_n(struct rangeset *s, int n)
 
 static void test_ten_ranges_inline(void)
 {
-	struct criu_exclude_report rep;
+	struct ml_criu_exclude_report rep;
 	struct ml_err err = { 0 };
-	struct criu_argv a;
-	struct rangeset s;
+	struct ml_criu_argv a;
+	struct ml_rangeset s;
 
 	ml_criu_argv_init(&a);
 	ml_rangeset_init(&s);
@@ -82,11 +82,11 @@ static void test_ten_ranges_inline(void)
 
 static void test_eleven_ranges_file(void)
 {
-	struct criu_exclude_report rep;
+	struct ml_criu_exclude_report rep;
 	struct ml_err err = { 0 };
 	char buf[1024], want[1024] = "";
-	struct criu_argv a;
-	struct rangeset s;
+	struct ml_criu_argv a;
+	struct ml_rangeset s;
 	struct stat st;
 
 	make_tmpdir();
@@ -118,15 +118,15 @@ static void test_eleven_ranges_file(void)
  */
 static void test_page_granular_ranges_name_the_pid(void)
 {
-	static const struct criu_caps page_caps = { .works = true,
-						    .exclude_range = true,
-						    .exclude_file = true,
-						    .no_parent_range = true,
-						    .page_granular = true };
-	struct criu_exclude_report rep;
+	static const struct ml_criu_caps page_caps = { .works = true,
+						       .exclude_range = true,
+						       .exclude_file = true,
+						       .no_parent_range = true,
+						       .page_granular = true };
+	struct ml_criu_exclude_report rep;
 	struct ml_err err = { 0 };
-	struct criu_argv a;
-	struct rangeset s, parent;
+	struct ml_criu_argv a;
+	struct ml_rangeset s, parent;
 	char buf[1024];
 
 	ml_criu_argv_init(&a);
@@ -173,10 +173,10 @@ static void test_page_granular_ranges_name_the_pid(void)
 
 static void test_transitions(void)
 {
-	struct rangeset prev, cur, np;
-	struct criu_exclude_report rep;
+	struct ml_rangeset prev, cur, np;
+	struct ml_criu_exclude_report rep;
 	struct ml_err err = { 0 };
-	struct criu_argv a;
+	struct ml_criu_argv a;
 
 	ml_rangeset_init(&prev);
 	ml_rangeset_init(&cur);
@@ -219,10 +219,10 @@ static void test_transitions(void)
 
 static void test_upstream_gets_none(void)
 {
-	struct criu_exclude_report rep;
+	struct ml_criu_exclude_report rep;
 	struct ml_err err = { 0 };
-	struct rangeset s, np;
-	struct criu_argv a;
+	struct ml_rangeset s, np;
+	struct ml_criu_argv a;
 
 	ml_criu_argv_init(&a);
 	ml_rangeset_init(&s);
@@ -241,7 +241,7 @@ static void test_upstream_gets_none(void)
 	CHECK_EQ(rep.nno_parent_missing, 1);
 	CHECK(strstr(rep.note, "parent is not used") != NULL);
 	/* --exclude-range but no --no-parent-range: use what is there */
-	struct criu_caps half = fork_caps;
+	struct ml_criu_caps half = fork_caps;
 
 	half.no_parent_range = false;
 	half.exclude_file = false;
@@ -268,11 +268,11 @@ static void test_upstream_gets_none(void)
 /* More than 10 ranges and no --exclude-file: every range as --exclude-range. */
 static void test_many_ranges_without_file(void)
 {
-	struct criu_caps caps = fork_caps;
-	struct criu_exclude_report rep;
+	struct ml_criu_caps caps = fork_caps;
+	struct ml_criu_exclude_report rep;
 	struct ml_err err = { 0 };
-	struct criu_argv a;
-	struct rangeset s;
+	struct ml_criu_argv a;
+	struct ml_rangeset s;
 
 	make_tmpdir();
 	caps.exclude_file = false;
@@ -315,10 +315,10 @@ static void test_many_ranges_without_file(void)
  */
 static void test_no_exclude_keeps_no_parent(void)
 {
-	struct criu_exclude_report rep;
+	struct ml_criu_exclude_report rep;
 	struct ml_err err = { 0 };
-	struct rangeset parent, cur;
-	struct criu_argv a;
+	struct ml_rangeset parent, cur;
+	struct ml_criu_argv a;
 
 	ml_criu_argv_init(&a);
 	ml_rangeset_init(&parent);
@@ -333,7 +333,7 @@ static void test_no_exclude_keeps_no_parent(void)
 	CHECK_EQ(rep.nno_parent, 2);
 	CHECK_EQ(rep.nexclude, 0);
 	/* the CRIU lacks both exclude options but has the parent's: still marked */
-	struct criu_caps np_only = upstream_caps;
+	struct ml_criu_caps np_only = upstream_caps;
 
 	np_only.no_parent_range = true;
 	ml_criu_argv_free(&a);
@@ -369,7 +369,7 @@ static void test_records(void)
 		"{\n  \"excluded\": [\n\n  ],\n  \"no_parent\": [\n"
 		"    {\"start\": \"0x1000\", \"end\": \"0x2000\"}\n  ]\n}\n";
 	struct ml_err err = { 0 };
-	struct rangeset s;
+	struct ml_rangeset s;
 	char path[160];
 	int found, fd;
 
@@ -425,7 +425,7 @@ static void test_records(void)
 static void test_unsafe_paths_refused(void)
 {
 	struct ml_err err = { 0 };
-	struct rangeset s;
+	struct ml_rangeset s;
 	char path[256], p2[256];
 	int fd;
 
@@ -467,7 +467,7 @@ static void test_unsafe_paths_refused(void)
 
 static void test_argv_format(void)
 {
-	struct criu_argv a;
+	struct ml_criu_argv a;
 	char buf[128];
 
 	ml_criu_argv_init(&a);
@@ -528,15 +528,15 @@ static void test_stats_dump(void)
  */
 static void test_tree_ranges_per_process(void)
 {
-	static const struct criu_caps page_caps = { .works = true,
-						    .exclude_range = true,
-						    .exclude_file = true,
-						    .no_parent_range = true,
-						    .page_granular = true };
-	struct criu_exclude_report rep;
+	static const struct ml_criu_caps page_caps = { .works = true,
+						       .exclude_range = true,
+						       .exclude_file = true,
+						       .no_parent_range = true,
+						       .page_granular = true };
+	struct ml_criu_exclude_report rep;
 	struct ml_err err = { 0 };
-	struct criu_argv a;
-	struct rangeset r1, r2, parent;
+	struct ml_criu_argv a;
+	struct ml_rangeset r1, r2, parent;
 	char buf[1024];
 
 	ml_rangeset_init(&r1);
@@ -545,7 +545,7 @@ static void test_tree_ranges_per_process(void)
 	REQUIRE(!ml_rangeset_add(&r1, 0x7f0000001000ULL, 0x7f0000003000ULL));
 	REQUIRE(!ml_rangeset_add(&r2, 0x7f0000001000ULL, 0x7f0000002000ULL));
 	REQUIRE(!ml_rangeset_add(&parent, 0x7f0000010000ULL, 0x7f0000011000ULL));
-	const struct criu_proc_ranges procs[] = { { 100, &r1 }, { 101, &r2 } };
+	const struct ml_criu_proc_ranges procs[] = { { 100, &r1 }, { 101, &r2 } };
 
 	ml_criu_argv_init(&a);
 	REQUIRE(!ml_criu_exclude_args_procs(&a, 100, procs, 2, &parent, &page_caps, NULL, &rep,

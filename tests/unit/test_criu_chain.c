@@ -90,7 +90,7 @@ static int log_lines(char *last, size_t len)
 static void test_probe_by_acceptance(void)
 {
 	struct ml_err err = { 0 };
-	struct criu_caps caps;
+	struct ml_criu_caps caps;
 	char last[8192];
 
 	REQUIRE(!ml_criu_probe(criu, &caps, &err));
@@ -112,9 +112,9 @@ static void test_probe_by_acceptance(void)
 	unlink(logf);
 }
 
-static struct criu_caps fake_caps(void)
+static struct ml_criu_caps fake_caps(void)
 {
-	struct criu_caps c = { .works = true, .mem_dirty_track = true };
+	struct ml_criu_caps c = { .works = true, .mem_dirty_track = true };
 
 	snprintf(c.path, sizeof(c.path), "%s", criu);
 	c.exclude_range = c.exclude_file = c.no_parent_range = true;
@@ -122,13 +122,13 @@ static struct criu_caps fake_caps(void)
 }
 
 /* ml_criu_dump() into @name (parent @parent or NULL); the command line into @cmd. */
-static int dump(const struct criu_caps *caps, const char *name, const char *parent, bool pre,
-		const struct rangeset *excl, bool no_exclude, struct criu_result *res, char *cmd,
-		size_t len)
+static int dump(const struct ml_criu_caps *caps, const char *name, const char *parent, bool pre,
+		const struct ml_rangeset *excl, bool no_exclude, struct ml_criu_result *res,
+		char *cmd, size_t len)
 {
 	char d[128], p[128];
 	struct ml_err err = { 0 };
-	struct criu_dump_req r = {
+	struct ml_criu_dump_req r = {
 		.pid = target,
 		.images_dir = d,
 		.parent_dir = parent ? p : NULL,
@@ -154,9 +154,9 @@ static int dump(const struct criu_caps *caps, const char *name, const char *pare
 
 static void test_chain(void)
 {
-	static struct criu_result res;
-	struct criu_caps caps = fake_caps();
-	struct rangeset ex, rec;
+	static struct ml_criu_result res;
+	struct ml_criu_caps caps = fake_caps();
+	struct ml_rangeset ex, rec;
 	char cmd[8192], path[160];
 	struct ml_err err = { 0 };
 	int found;
@@ -228,9 +228,9 @@ static void test_chain(void)
 /* More than 10 hot ranges and no --exclude-file: all of them inline. */
 static void test_many_ranges(void)
 {
-	static struct criu_result res;
-	struct criu_caps caps = fake_caps();
-	struct rangeset ex;
+	static struct ml_criu_result res;
+	struct ml_criu_caps caps = fake_caps();
+	struct ml_rangeset ex;
 	char cmd[8192];
 	int n = 0;
 
@@ -256,8 +256,8 @@ static void test_many_ranges(void)
 /* The parent left memory out and this CRIU cannot mark it: no parent at all. */
 static void test_parent_unusable(void)
 {
-	static struct criu_result res;
-	struct criu_caps caps = fake_caps();
+	static struct ml_criu_result res;
+	struct ml_criu_caps caps = fake_caps();
 	char cmd[8192];
 
 	caps.exclude_range = caps.exclude_file = caps.no_parent_range = false;

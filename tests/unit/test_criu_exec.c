@@ -23,7 +23,7 @@ static void test_status_and_output(void)
 static void test_criu_fault_env(void)
 {
 	char *argv[] = { "/bin/sh", "-c", "echo \"fault=$CRIU_FAULT\"", NULL };
-	ML_OPTS(criu_run_opts, hw, .hw_breakpoints = true);
+	ML_OPTS(ml_criu_run_opts, hw, .hw_breakpoints = true);
 	struct criu_exec x = { .argv = argv };
 	struct ml_err err = { 0 };
 

@@ -164,7 +164,7 @@ static void test_small_buffer(void)
 
 static void test_tcp_names(void)
 {
-	enum criu_tcp t = CRIU_TCP_UNSET;
+	enum ml_criu_tcp t = CRIU_TCP_UNSET;
 
 	CHECK_EQ(ml_criu_tcp_parse("established", &t), 0);
 	CHECK_EQ(t, CRIU_TCP_ESTABLISHED);
@@ -180,11 +180,11 @@ static void test_tcp_names(void)
 
 static void test_describe(void)
 {
-	struct criu_tcp_conns c = { .n = 5 };
+	struct ml_criu_tcp_conns c = { .n = 5 };
 	char buf[512];
 
 	for (int i = 0; i < 5; i++)
-		c.c[i] = (struct criu_tcp_conn){ .pid = 42, .fd = 3 + i, .state = 1 };
+		c.c[i] = (struct ml_criu_tcp_conn){ .pid = 42, .fd = 3 + i, .state = 1 };
 	snprintf(c.c[0].local, sizeof(c.c[0].local), "127.0.0.1:6379");
 	snprintf(c.c[0].remote, sizeof(c.c[0].remote), "127.0.0.1:40112");
 	ml_criu_tcp_describe(&c, 2, buf, sizeof(buf));
@@ -219,9 +219,9 @@ static void rm_tmpdir(void *unused)
 }
 
 /* The argv a restore from the record gets, space-separated, into @buf. */
-static void restore_args(const struct criu_restore_req *r, char *buf, size_t len, char *rep)
+static void restore_args(const struct ml_criu_restore_req *r, char *buf, size_t len, char *rep)
 {
-	struct criu_argv a;
+	struct ml_criu_argv a;
 	size_t pos = 0;
 
 	ml_criu_argv_init(&a);
@@ -236,7 +236,7 @@ static void test_restore_record(void)
 {
 	const char *extra[] = { "--ext-unix-sk", "--skip-in-flight", "--tcp-close", NULL };
 	const char *mine[] = { "--ext-unix-sk", NULL };
-	struct criu_restore_req r = { 0 };
+	struct ml_criu_restore_req r = { 0 };
 	struct ml_err err = { 0 };
 	char args[256], rep[256];
 
@@ -268,7 +268,7 @@ static void test_restore_record(void)
 		fputs("--action-script=/tmp/x\n--file-locks\n--exec-cmd\n", f);
 		fclose(f);
 	}
-	r = (struct criu_restore_req){ 0 };
+	r = (struct ml_criu_restore_req){ 0 };
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "--file-locks");
 	/* a container's: what only its restore takes is recorded as given, the

@@ -25,7 +25,7 @@ static const char lazy_log[] =
 
 static void test_lazy_log(void)
 {
-	struct criu_lazy_stats st;
+	struct ml_criu_lazy_stats st;
 
 	REQUIRE(ml_criu_parse_lazy_log(lazy_log, sizeof(lazy_log) - 1, &st) == 0);
 	CHECK_EQ(st.pages_total, 10);
@@ -53,7 +53,7 @@ static void test_lazy_log_parent_pages(void)
 				  "(00.2) uffd: 1-5: UFFD pages from the parent images: 20\n"
 				  "(00.3) uffd: 2-6: UFFD transferred pages: (4/30)\n"
 				  "(00.3) uffd: 2-6: UFFD pages from the parent images: 3\n";
-	struct criu_lazy_stats st;
+	struct ml_criu_lazy_stats st;
 
 	REQUIRE(ml_criu_parse_lazy_log(log, sizeof(log) - 1, &st) == 0);
 	CHECK_EQ(st.pages_total, 30);
@@ -66,7 +66,7 @@ static void test_lazy_log_errors(void)
 {
 	static const char bad[] = "(00.1) 1-5: #PF at 0x1000\n"
 				  "(00.2) Error (criu/uffd.c:1) 1-5: failed reading pages\n";
-	struct criu_lazy_stats st;
+	struct ml_criu_lazy_stats st;
 
 	REQUIRE(ml_criu_parse_lazy_log(bad, sizeof(bad) - 1, &st) == 0);
 	CHECK(st.errors);

@@ -84,7 +84,7 @@ static void test_chrdevs(void)
 
 static void test_locks_and_tracer(void)
 {
-	struct criu_lock l;
+	struct ml_criu_lock l;
 
 	CHECK_EQ(ml_criu_parse_lock("1: POSIX  ADVISORY  WRITE 1234 08:02:131 0 EOF\n", &l), 0);
 	CHECK_STR(l.type, "POSIX");
@@ -150,7 +150,8 @@ static pid_t child(int keep, int close_fd, const char *lock)
 	return pid;
 }
 
-static const struct criu_finding *find(const struct criu_preflight *p, enum criu_finding_kind k)
+static const struct ml_criu_finding *find(const struct ml_criu_preflight *p,
+					  enum ml_criu_finding_kind k)
 {
 	for (size_t i = 0; i < p->n; i++)
 		if (p->f[i].kind == k)
@@ -160,8 +161,8 @@ static const struct criu_finding *find(const struct criu_preflight *p, enum criu
 
 static void test_clean_child(void)
 {
-	ML_OPTS(criu_preflight_opts, o, .criu_version = "4.2");
-	struct criu_preflight p;
+	ML_OPTS(ml_criu_preflight_opts, o, .criu_version = "4.2");
+	struct ml_criu_preflight p;
 	struct ml_err err = { 0 };
 	int efd = eventfd(0, EFD_CLOEXEC);
 	pid_t pid = child(efd, -1, NULL); /* an eventfd: CRIU dumps it */
@@ -179,9 +180,9 @@ static void test_clean_child(void)
 
 static void test_unix_peer_outside(void)
 {
-	ML_OPTS(criu_preflight_opts, o, .criu_version = "4.2");
-	const struct criu_finding *f;
-	struct criu_preflight p;
+	ML_OPTS(ml_criu_preflight_opts, o, .criu_version = "4.2");
+	const struct ml_criu_finding *f;
+	struct ml_criu_preflight p;
 	struct ml_err err = { 0 };
 	int sv[2];
 	pid_t pid;
@@ -207,7 +208,7 @@ static void test_unix_peer_outside(void)
 	/* a stream: --ext-unix-sk does not help */
 	{
 		const char *extra[] = { "--ext-unix-sk", NULL };
-		ML_OPTS(criu_preflight_opts, x, .criu_version = "4.2", .extra_args = extra);
+		ML_OPTS(ml_criu_preflight_opts, x, .criu_version = "4.2", .extra_args = extra);
 
 		REQUIRE(ml_criu_preflight(pid, &x, &p, &err) == 0);
 		CHECK_EQ(p.nrefused, 1u);
@@ -219,11 +220,11 @@ static void test_unix_peer_outside(void)
 static void test_file_lock(void)
 {
 	const char *extra[] = { "--file-locks", NULL };
-	ML_OPTS(criu_preflight_opts, o, .criu_version = "4.2");
-	ML_OPTS(criu_preflight_opts, given, .criu_version = "4.2", .extra_args = extra);
+	ML_OPTS(ml_criu_preflight_opts, o, .criu_version = "4.2");
+	ML_OPTS(ml_criu_preflight_opts, given, .criu_version = "4.2", .extra_args = extra);
 	char path[] = "/tmp/memlens-pf-lock-XXXXXX";
-	const struct criu_finding *f;
-	struct criu_preflight p;
+	const struct ml_criu_finding *f;
+	struct ml_criu_preflight p;
 	struct ml_err err = { 0 };
 	int fd = mkstemp(path);
 	pid_t pid;
@@ -250,10 +251,10 @@ static void test_file_lock(void)
 /* An inet socket: CRIU 4.1.1 cannot dump it after Linux 6.16 */
 static void test_criu_kernel(void)
 {
-	ML_OPTS(criu_preflight_opts, old, .criu_version = "4.1.1", .kernel_release = "6.18.2");
-	ML_OPTS(criu_preflight_opts, okk, .criu_version = "4.1.1", .kernel_release = "6.12.9");
-	const struct criu_finding *f;
-	struct criu_preflight p;
+	ML_OPTS(ml_criu_preflight_opts, old, .criu_version = "4.1.1", .kernel_release = "6.18.2");
+	ML_OPTS(ml_criu_preflight_opts, okk, .criu_version = "4.1.1", .kernel_release = "6.12.9");
+	const struct ml_criu_finding *f;
+	struct ml_criu_preflight p;
 	struct ml_err err = { 0 };
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	pid_t pid;

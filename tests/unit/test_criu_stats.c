@@ -18,7 +18,7 @@
 #define CRIT_JSON "tests/data/criu/stats-dump.crit.json"
 
 /* a field's name, as stats.proto (and crit) names it, and its place */
-#define F(x) #x, offsetof(struct criu_dump_stats, x)
+#define F(x) #x, offsetof(struct ml_criu_dump_stats, x)
 static const struct {
 	const char *name;
 	size_t off;
@@ -42,7 +42,7 @@ static const struct {
 #undef F
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
-static int64_t field(const struct criu_dump_stats *s, size_t i)
+static int64_t field(const struct ml_criu_dump_stats *s, size_t i)
 {
 	return *(const int64_t *)((const char *)s + fields[i].off);
 }
@@ -75,7 +75,7 @@ static void load_image(void)
 static void test_equals_crit_decode(void)
 {
 	char json[8192], *p, *end;
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	bool seen[NFIELDS] = { false };
 	int nseen = 0;
 
@@ -114,7 +114,7 @@ static void test_equals_crit_decode(void)
 /* the three-value API reads the same image the same way */
 static void test_old_api_same(void)
 {
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	int64_t sc, sk, wr, fr;
 
 	load_image();
@@ -130,7 +130,7 @@ static void test_old_api_same(void)
 /* every truncation is refused, and leaves every field unknown */
 static void test_truncated(void)
 {
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 
 	load_image();
 	for (size_t n = 0; n < img_len; n++) {
@@ -143,7 +143,7 @@ static void test_truncated(void)
 /* images of format v1.0 have no head magic: the same entry decodes */
 static void test_no_head_magic(void)
 {
-	struct criu_dump_stats a, b;
+	struct ml_criu_dump_stats a, b;
 
 	load_image();
 	CHECK_EQ(ml_criu_stats_parse(img, img_len, &a), 0);
@@ -154,7 +154,7 @@ static void test_no_head_magic(void)
 /* a dump_stats_entry without pages_lazy (required by stats.proto) */
 static void test_missing_required(void)
 {
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	uint8_t bad[64];
 	size_t n = 12, entry;
 
@@ -182,7 +182,7 @@ static void test_missing_required(void)
 /* a directory without the image: -ENOENT and a message naming the file */
 static void test_read_missing(void)
 {
-	struct criu_dump_stats s;
+	struct ml_criu_dump_stats s;
 	struct ml_err err = { 0 };
 
 	CHECK(ml_criu_stats_read("/nonexistent-dir", &s, &err) == -ENOENT);

@@ -21,7 +21,7 @@ struct out {
 	char *buf;
 	size_t len;
 	FILE *f;
-	struct jw w;
+	struct ml_jw w;
 };
 
 static void out_open(struct out *o)
@@ -31,10 +31,10 @@ static void out_open(struct out *o)
 	ml_jw_init(&o->w, o->f);
 }
 
-static struct json *out_parse(struct out *o)
+static struct ml_json *out_parse(struct out *o)
 {
 	struct ml_err err = { 0 };
-	struct json *j = NULL;
+	struct ml_json *j = NULL;
 
 	fclose(o->f);
 	o->f = NULL;
@@ -45,7 +45,7 @@ static struct json *out_parse(struct out *o)
 	return j;
 }
 
-static struct profiler_region regions[] = {
+static struct ml_profiler_region regions[] = {
 	{ .start = 0x7f0000000000ULL,
 	  .end = 0x7f0004000000ULL,
 	  .kind = VMA_HEAP,
@@ -64,18 +64,18 @@ static struct profiler_region regions[] = {
 	  .hot = false },
 };
 
-static struct range written[] = {
+static struct ml_range written[] = {
 	{ 0x7f0000000000ULL, 0x7f0000001000ULL },
 	{ 0x7f0000003000ULL, 0x7f0000007000ULL },
 };
 
 /* two runs of 1 and 4 pages merged over a 2-page gap, and one of 2 pages */
-static struct hotrange_range hot[] = {
+static struct ml_hotrange_range hot[] = {
 	{ 0x7f0000000000ULL, 0x7f0000007000ULL, 5, 0 },
 	{ 0x7f0000100000ULL, 0x7f0000102000ULL, 2, 0 },
 };
 
-static const struct profiler_sample sample = {
+static const struct ml_profiler_sample sample = {
 	.seq = 3,
 	.t_ms = 3001,
 	.interval_s = 1.0005,
@@ -100,7 +100,7 @@ static const struct profiler_sample sample = {
 	.tick_ns = 1234567,
 };
 
-static void check_hot(const struct writes_hot_rec *h, const struct hotrange_set *want)
+static void check_hot(const struct ml_writes_hot_rec *h, const struct ml_hotrange_set *want)
 {
 	CHECK(h->present);
 	CHECK_EQ(h->n, want->n);
@@ -114,7 +114,7 @@ static void check_hot(const struct writes_hot_rec *h, const struct hotrange_set 
 	CHECK(h->merge_cost_bytes == (double)want->merge_cost_bytes);
 }
 
-static void check_region(const struct writes_region_rec *r, const struct profiler_region *p)
+static void check_region(const struct ml_writes_region_rec *r, const struct ml_profiler_region *p)
 {
 	CHECK_EQ(r->start, p->start);
 	CHECK_EQ(r->end, p->end);
@@ -126,7 +126,7 @@ static void check_region(const struct writes_region_rec *r, const struct profile
 	CHECK(r->has_hot && r->hot == p->hot);
 }
 
-static void check_dirty(const struct writes_dirty_rec *r, const struct profiler_dirty *d)
+static void check_dirty(const struct ml_writes_dirty_rec *r, const struct ml_profiler_dirty *d)
 {
 	CHECK(r->dirty_pages == (double)d->dirty_pages);
 	CHECK(r->dirty_bytes == (double)d->dirty_bytes);
@@ -138,9 +138,9 @@ static void check_dirty(const struct writes_dirty_rec *r, const struct profiler_
 
 static void test_writes_interval_round_trip(void)
 {
-	struct writes_interval_rec rec;
+	struct ml_writes_interval_rec rec;
 	struct ml_err err = { 0 };
-	struct json *j;
+	struct ml_json *j;
 	struct out o;
 
 	for (int with = 0; with < 2; with++) {
@@ -176,7 +176,7 @@ static void test_writes_interval_round_trip(void)
 /* The bytes of an interval line (what earlier versions wrote, field for field). */
 static void test_writes_interval_bytes(void)
 {
-	struct profiler_sample s = sample;
+	struct ml_profiler_sample s = sample;
 	struct out o;
 
 	s.nregions = 1;
@@ -204,11 +204,11 @@ static void test_writes_interval_bytes(void)
 /* A sampled interval: its fraction and cost, the estimates marked; the rest as ever. */
 static void test_writes_interval_sampled(void)
 {
-	struct profiler_sample s = sample;
-	struct profiler_region r = regions[0];
-	struct writes_interval_rec rec;
+	struct ml_profiler_sample s = sample;
+	struct ml_profiler_region r = regions[0];
+	struct ml_writes_interval_rec rec;
 	struct ml_err err = { 0 };
-	struct json *j;
+	struct ml_json *j;
 	struct out o;
 
 	r.estimated = true;
@@ -220,14 +220,14 @@ static void test_writes_interval_sampled(void)
 	s.nwritten = 0;
 	s.hot.n = 0;
 	s.hot.estimated = true;
-	s.sampling = (struct profiler_sampling){ .on = true,
-						 .k = 10,
-						 .faults = 1638,
-						 .cost = 0.0327,
-						 .next_k = 20,
-						 .next_interval_ms = 1000,
-						 .fault_ns = 720,
-						 .fault_ns_measured = true };
+	s.sampling = (struct ml_profiler_sampling){ .on = true,
+						    .k = 10,
+						    .faults = 1638,
+						    .cost = 0.0327,
+						    .next_k = 20,
+						    .next_interval_ms = 1000,
+						    .fault_ns = 720,
+						    .fault_ns_measured = true };
 	out_open(&o);
 	ml_fmt_writes_interval(&o.w, 42, &s, false);
 	j = out_parse(&o);
@@ -250,17 +250,17 @@ static void test_writes_interval_sampled(void)
 
 static void test_writes_summary_round_trip(void)
 {
-	struct attach_stats st = { .stopped_ns = 1250000,
-				   .syscalls = 17,
-				   .threads_held = 4,
-				   .in_nonrestartable = 1,
-				   .restarted = 2 };
-	struct writes_summary sum = {
+	struct ml_attach_stats st = { .stopped_ns = 1250000,
+				      .syscalls = 17,
+				      .threads_held = 4,
+				      .in_nonrestartable = 1,
+				      .restarted = 2 };
+	struct ml_writes_summary sum = {
 		.pid = 4242, .intervals = 7, .why = ML_STOP_DURATION, .attach = &st, .last = &sample
 	};
-	struct writes_summary_rec rec;
+	struct ml_writes_summary_rec rec;
 	struct ml_err err = { 0 };
-	struct json *j;
+	struct ml_json *j;
 	struct out o;
 
 	out_open(&o);
@@ -287,7 +287,7 @@ static void test_writes_summary_round_trip(void)
 	free(o.buf);
 
 	/* no interval yet, no attach: zeros */
-	sum = (struct writes_summary){ .pid = 7, .why = ML_STOP_SIGNAL };
+	sum = (struct ml_writes_summary){ .pid = 7, .why = ML_STOP_SIGNAL };
 	out_open(&o);
 	ml_fmt_writes_summary(&o.w, &sum);
 	j = out_parse(&o);
@@ -304,7 +304,7 @@ static void test_writes_summary_round_trip(void)
 	free(o.buf);
 
 	/* a sampled run whose stated errors were large: the note, and it still reads */
-	sum = (struct writes_summary){
+	sum = (struct ml_writes_summary){
 		.pid = 7, .why = ML_STOP_DURATION, .ratio_stderr_max = 0.25, .ratio_stderr_over = 3
 	};
 	out_open(&o);
@@ -323,9 +323,9 @@ static void test_writes_summary_round_trip(void)
 
 static void read_interval_error(const char *line, const char *what)
 {
-	struct writes_interval_rec rec;
+	struct ml_writes_interval_rec rec;
 	struct ml_err err = { 0 };
-	struct json *j = NULL;
+	struct ml_json *j = NULL;
 
 	if (ml_json_parse(line, strlen(line), &j, &err)) {
 		T_FAILMSG("%s", err.msg);
@@ -353,7 +353,7 @@ static void test_writes_interval_errors(void)
 }
 
 /* A two-VMA snapshot, a diff against an older one, by hand. */
-static void make_snapshot(struct snapshot *s, struct snapshot_diff *d)
+static void make_snapshot(struct ml_snapshot *s, struct ml_snapshot_diff *d)
 {
 	static const char maps[] =
 		"555555554000-555555558000 rw-p 00002000 08:01 1234 /usr/bin/a b\n"
@@ -375,16 +375,17 @@ static void make_snapshot(struct snapshot *s, struct snapshot_diff *d)
 	s->c = calloc(2, sizeof(*s->c));
 	if (!s->c)
 		return;
-	s->c[0] = (struct snap_counts){ 4, 3, 1, 3, 0, 0, 2, 1, 3, 2, 3,
-					0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
-	s->c[1] = (struct snap_counts){ 16384, 16000, 384, 0, 15872, 12, 9000, 8000, 100, 50, 16000,
-					16000, 16000, 7,   0, 0,     0,	 0,    0,    0,	  0 };
-	s->totals =
-		(struct snap_counts){ 16388, 16003, 385, 3, 15872, 12, 9002, 8001, 103, 52, 16003,
-				      16000, 16000, 7,	 0, 0,	   0,  0,    0,	   0,	0 };
+	s->c[0] = (struct ml_snap_counts){ 4, 3, 1, 3, 0, 0, 2, 1, 3, 2, 3,
+					   0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	s->c[1] = (struct ml_snap_counts){ 16384, 16000, 384, 0,     15872, 12,	   9000,
+					   8000,  100,	 50,  16000, 16000, 16000, 7,
+					   0,	  0,	 0,   0,     0,	    0,	   0 };
+	s->totals = (struct ml_snap_counts){ 16388, 16003, 385, 3,     15872, 12,    9002,
+					     8001,  103,   52,	16003, 16000, 16000, 7,
+					     0,	    0,	   0,	0,     0,     0,     0 };
 	s->kinds[VMA_DATA] = s->c[0];
 	s->kinds[VMA_HEAP] = s->c[1];
-	s->mm = (struct snap_mm){ 70000, 64012, 64000, 12, 0, 1536, 70000, 0, 64012 };
+	s->mm = (struct ml_snap_mm){ 70000, 64012, 64000, 12, 0, 1536, 70000, 0, 64012 };
 	memset(d, 0, sizeof(*d));
 	d->n = 2;
 	d->prev = calloc(2, sizeof(*d->prev));
@@ -393,15 +394,15 @@ static void make_snapshot(struct snapshot *s, struct snapshot_diff *d)
 		return;
 	d->prev[0] = 0;
 	d->prev[1] = -1;
-	d->d[0] = (struct snap_dcounts){ 0, -2, 1, 0, 0, 0 };
-	d->d[1] = (struct snap_dcounts){ 16384, 16000, 384, 0, 15872, 12 };
-	d->totals = (struct snap_dcounts){ 16384, 15998, 385, 0, 15872, 12 };
+	d->d[0] = (struct ml_snap_dcounts){ 0, -2, 1, 0, 0, 0 };
+	d->d[1] = (struct ml_snap_dcounts){ 16384, 16000, 384, 0, 15872, 12 };
+	d->totals = (struct ml_snap_dcounts){ 16384, 15998, 385, 0, 15872, 12 };
 	d->added = 1;
 	d->removed = 3;
 	d->dt_ns = 1500000000;
 }
 
-static void check_counts(const struct snap_counts_rec *r, const struct snap_counts *c)
+static void check_counts(const struct ml_snap_counts_rec *r, const struct ml_snap_counts *c)
 {
 	CHECK(r->size_pages == c->size_pages && r->resident_pages == c->resident_pages);
 	CHECK(r->swapped_pages == c->swapped_pages && r->file_pages == c->file_pages);
@@ -415,11 +416,11 @@ static void check_counts(const struct snap_counts_rec *r, const struct snap_coun
 
 static void test_snapshot_round_trip(void)
 {
-	struct snapshot_diff d = { 0 };
+	struct ml_snapshot_diff d = { 0 };
 	struct ml_err err = { 0 };
-	struct snapshot_rec rec;
-	struct snapshot s;
-	struct json *j;
+	struct ml_snapshot_rec rec;
+	struct ml_snapshot s;
+	struct ml_json *j;
 	struct out o;
 
 	make_snapshot(&s, &d);
@@ -439,7 +440,7 @@ static void test_snapshot_round_trip(void)
 	check_counts(&rec.totals, &s.totals);
 	CHECK_EQ(rec.nregions, 2);
 	for (size_t i = 0; i < rec.nregions && i < 2; i++) {
-		const struct snap_region_rec *r = &rec.regions[i];
+		const struct ml_snap_region_rec *r = &rec.regions[i];
 
 		CHECK_EQ(r->start, s.vmas.v[i].start);
 		CHECK_EQ(r->end, s.vmas.v[i].end);
@@ -457,8 +458,8 @@ static void test_snapshot_round_trip(void)
 	/* the derived parts: deltas of the totals, mm counters, per-kind shares */
 	CHECK(!strcmp(ml_json_get_str(ml_json_at(ml_json_get(j, "regions"), 1), "kind"), "heap"));
 	{
-		const struct json *dt = ml_json_get(j, "deltas"), *mm = ml_json_get(j, "mm");
-		const struct json *k = ml_json_get(ml_json_get(j, "by_kind"), "heap");
+		const struct ml_json *dt = ml_json_get(j, "deltas"), *mm = ml_json_get(j, "mm");
+		const struct ml_json *k = ml_json_get(ml_json_get(j, "by_kind"), "heap");
 		int64_t v = 0;
 		double p = 0;
 
@@ -492,16 +493,16 @@ static void test_snapshot_round_trip(void)
 
 static void test_snapshot_summary_round_trip(void)
 {
-	struct snapshot_summary sum = { .pid = 99,
-					.cycles = 12,
-					.cycle_us_min = 2900,
-					.cycle_us_median = 3100,
-					.cycle_us_max = 4100,
-					.cycle_us_mean = 3150,
-					.cycles_not_exact = 2,
-					.why = ML_STOP_COUNT };
-	struct snapshot_summary_rec rec;
-	struct json *j;
+	struct ml_snapshot_summary sum = { .pid = 99,
+					   .cycles = 12,
+					   .cycle_us_min = 2900,
+					   .cycle_us_median = 3100,
+					   .cycle_us_max = 4100,
+					   .cycle_us_mean = 3150,
+					   .cycles_not_exact = 2,
+					   .why = ML_STOP_COUNT };
+	struct ml_snapshot_summary_rec rec;
+	struct ml_json *j;
 	struct out o;
 
 	out_open(&o);
@@ -557,7 +558,7 @@ static void test_report_stop_words(void)
 		"{\"type\":\"summary\",\"pid\":4,\"cycles\":1,\"stopped_because\":\"single\"}",
 	};
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 
 	ml_report_init(&r);
 	for (size_t i = 0; i < 4; i++)

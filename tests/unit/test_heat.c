@@ -8,9 +8,9 @@
 
 #define PAGES(n) ((uint64_t)(n)*4096)
 
-static void step(struct heat *h, uint64_t dirty_a, uint64_t dirty_b)
+static void step(struct ml_heat *h, uint64_t dirty_a, uint64_t dirty_b)
 {
-	struct heat_sample s[2] = {
+	struct ml_heat_sample s[2] = {
 		{ 0x10000, 0x10000 + PAGES(100), dirty_a },
 		{ 0x90000, 0x90000 + PAGES(10), dirty_b },
 	};
@@ -20,7 +20,7 @@ static void step(struct heat *h, uint64_t dirty_a, uint64_t dirty_b)
 
 static void test_params_validated(void)
 {
-	struct heat h;
+	struct ml_heat h;
 
 	CHECK_EQ(ml_heat_init(&h, 0.0, 3), -EINVAL);
 	CHECK_EQ(ml_heat_init(&h, 1.01, 3), -EINVAL);
@@ -33,7 +33,7 @@ static void test_params_validated(void)
 
 static void test_hot_after_consecutive(void)
 {
-	struct heat h;
+	struct ml_heat h;
 
 	REQUIRE(ml_heat_init(&h, 0.3, 3) == 0);
 	step(&h, 31, 0); /* 0.31 > 0.3 */
@@ -51,7 +51,7 @@ static void test_hot_after_consecutive(void)
 
 static void test_threshold_is_strict(void)
 {
-	struct heat h;
+	struct ml_heat h;
 
 	REQUIRE(ml_heat_init(&h, 0.3, 1) == 0);
 	step(&h, 30, 3); /* exactly 0.3: not above */
@@ -65,7 +65,7 @@ static void test_threshold_is_strict(void)
 
 static void test_hot_to_cold_resets(void)
 {
-	struct heat h;
+	struct ml_heat h;
 
 	REQUIRE(ml_heat_init(&h, 0.3, 2) == 0);
 	step(&h, 90, 0);
@@ -83,12 +83,12 @@ static void test_hot_to_cold_resets(void)
 
 static void test_window_and_ratio(void)
 {
-	struct heat h;
+	struct ml_heat h;
 
 	REQUIRE(ml_heat_init(&h, 0.3, 3) == 0);
 	for (int i = 0; i < 15; i++)
 		step(&h, (uint64_t)i * 2, 0);
-	const struct heat_state *st = ml_heat_find(&h, 0x10000);
+	const struct ml_heat_state *st = ml_heat_find(&h, 0x10000);
 	CHECK_EQ(st->count, HEAT_WINDOW);
 	/* last ten ratios: 0.10 .. 0.28 -> mean 0.19 */
 	CHECK(fabs(ml_heat_window_mean(st) - 0.19) < 1e-9);
@@ -99,9 +99,9 @@ static void test_window_and_ratio(void)
 
 static void test_state_dropped_on_unmap(void)
 {
-	struct heat h;
-	struct heat_sample only_b = { 0x90000, 0x90000 + PAGES(10), 9 };
-	struct heat_sample a_again = { 0x10000, 0x10000 + PAGES(100), 0 };
+	struct ml_heat h;
+	struct ml_heat_sample only_b = { 0x90000, 0x90000 + PAGES(10), 9 };
+	struct ml_heat_sample a_again = { 0x10000, 0x10000 + PAGES(100), 0 };
 
 	REQUIRE(ml_heat_init(&h, 0.3, 1) == 0);
 	step(&h, 90, 0);
@@ -119,7 +119,7 @@ static void test_state_dropped_on_unmap(void)
 
 static void test_reset(void)
 {
-	struct heat h;
+	struct ml_heat h;
 
 	REQUIRE(ml_heat_init(&h, 0.3, 1) == 0);
 	step(&h, 90, 9);

@@ -17,28 +17,28 @@
 #define BP(n) (B0 + (uint64_t)(n)*PG)
 #define BEND BP(64)
 
-static const struct range ab[] = { { A0, AEND }, { B0, BEND } };
+static const struct ml_range ab[] = { { A0, AEND }, { B0, BEND } };
 
 /* One interval over A and B: @w are {first, last + 1} page pairs of A, @n of them. */
-static void tick_a(struct hotrange *h, const uint64_t (*w)[2], size_t n)
+static void tick_a(struct ml_hotrange *h, const uint64_t (*w)[2], size_t n)
 {
-	struct range r[64];
+	struct ml_range r[64];
 
 	REQUIRE(n <= 64);
 	for (size_t i = 0; i < n; i++)
-		r[i] = (struct range){ AP(w[i][0]), AP(w[i][1]) };
+		r[i] = (struct ml_range){ AP(w[i][0]), AP(w[i][1]) };
 	REQUIRE(ml_hotrange_update(h, ab, 2, r, n) == 0);
 }
 
-static void get(const struct hotrange *h, struct hotrange_set *s)
+static void get(const struct ml_hotrange *h, struct ml_hotrange_set *s)
 {
 	REQUIRE(ml_hotrange_get(h, s) == 0);
 }
 
 /* The set is exactly @want ({start, end} address pairs). */
-static void check_set(const struct hotrange *h, const uint64_t (*want)[2], size_t n)
+static void check_set(const struct ml_hotrange *h, const uint64_t (*want)[2], size_t n)
 {
-	struct hotrange_set s;
+	struct ml_hotrange_set s;
 
 	get(h, &s);
 	CHECK_EQ(s.n, n);
@@ -53,7 +53,7 @@ static void check_set(const struct hotrange *h, const uint64_t (*want)[2], size_
 
 static void test_params(void)
 {
-	struct hotrange h;
+	struct ml_hotrange h;
 
 	CHECK_EQ(ml_hotrange_init(&h, 0, 0, 0), -EINVAL);
 	CHECK_EQ(ml_hotrange_init(&h, HOTRANGE_MAX_INTERVALS + 1, 0, 0), -EINVAL);
@@ -74,8 +74,8 @@ static void test_streak(void)
 {
 	static const uint64_t w[][2] = { { 10, 13 } };
 	static const uint64_t want[][2] = { { AP(10), AP(13) } };
-	struct hotrange_set s;
-	struct hotrange h;
+	struct ml_hotrange_set s;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 3, 0, 0) == 0);
 	tick_a(&h, w, 1);
@@ -98,7 +98,7 @@ static void test_streak_broken(void)
 {
 	static const uint64_t w[][2] = { { 10, 11 } };
 	static const uint64_t want[][2] = { { AP(10), AP(11) } };
-	struct hotrange h;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 3, 0, 0) == 0);
 	tick_a(&h, w, 1);
@@ -117,7 +117,7 @@ static void test_hysteresis(void)
 {
 	static const uint64_t w[][2] = { { 0, 4 } };
 	static const uint64_t want[][2] = { { AP(0), AP(4) } };
-	struct hotrange h;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 2, 2, 0) == 0);
 	tick_a(&h, w, 1);
@@ -156,7 +156,7 @@ static void test_noise_does_not_flip(void)
 	static const uint64_t odd[][2] = { { 0, 5 } };
 	static const uint64_t even[][2] = { { 5, 10 }, { 100, 110 } };
 	static const uint64_t want[][2] = { { AP(0), AP(10) } };
-	struct hotrange h;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 3, 3, 0) == 0);
 	tick_a(&h, all, 1);
@@ -182,8 +182,8 @@ static void test_merge_cheapest_first(void)
 	static const uint64_t want3[][2] = { { AP(0), AP(1) },
 					     { AP(3), AP(4) },
 					     { AP(10), AP(13) } };
-	struct hotrange_set s;
-	struct hotrange h;
+	struct ml_hotrange_set s;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 1, 0, 3) == 0);
 	tick_a(&h, four, 4);
@@ -212,7 +212,7 @@ static void test_merge_tie_lowest_address(void)
 {
 	static const uint64_t w[][2] = { { 0, 1 }, { 3, 4 }, { 6, 7 } };
 	static const uint64_t want[][2] = { { AP(0), AP(4) }, { AP(6), AP(7) } };
-	struct hotrange h;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 1, 0, 2) == 0);
 	tick_a(&h, w, 3);
@@ -223,11 +223,11 @@ static void test_merge_tie_lowest_address(void)
 /* A gap into another VMA goes last, however cheap. */
 static void test_merge_within_vma_first(void)
 {
-	struct range w[] = { { AP(0), AP(1) }, { AP(1023), AEND }, { BP(0), BP(1) } };
+	struct ml_range w[] = { { AP(0), AP(1) }, { AP(1023), AEND }, { BP(0), BP(1) } };
 	static const uint64_t want2[][2] = { { AP(0), AEND }, { BP(0), BP(1) } };
 	static const uint64_t want1[][2] = { { AP(0), BP(1) } };
-	struct hotrange_set s;
-	struct hotrange h;
+	struct ml_hotrange_set s;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 1, 0, 2) == 0);
 	REQUIRE(ml_hotrange_update(&h, ab, 2, w, 3) == 0);
@@ -250,13 +250,13 @@ static void test_merge_within_vma_first(void)
 /* 500 one-page runs two pages apart, bound 256: 256 ranges, 244 gaps closed. */
 static void test_bound(void)
 {
-	static const struct range big = { A0, A0 + 4096 * PG };
-	struct range w[500];
-	struct hotrange_set s;
-	struct hotrange h;
+	static const struct ml_range big = { A0, A0 + 4096 * PG };
+	struct ml_range w[500];
+	struct ml_hotrange_set s;
+	struct ml_hotrange h;
 
 	for (size_t i = 0; i < 500; i++)
-		w[i] = (struct range){ A0 + i * 3 * PG, A0 + (i * 3 + 1) * PG };
+		w[i] = (struct ml_range){ A0 + i * 3 * PG, A0 + (i * 3 + 1) * PG };
 	REQUIRE(ml_hotrange_init(&h, 1, 0, 0) == 0);
 	REQUIRE(ml_hotrange_update(&h, &big, 1, w, 500) == 0);
 	get(&h, &s);
@@ -276,12 +276,12 @@ static void test_bound(void)
 
 static void test_vma_removed_and_shrunk(void)
 {
-	struct range w[] = { { AP(0), AP(20) }, { BP(0), BP(4) } };
+	struct ml_range w[] = { { AP(0), AP(20) }, { BP(0), BP(4) } };
 	static const uint64_t both[][2] = { { AP(0), AP(20) }, { BP(0), BP(4) } };
 	static const uint64_t a_only[][2] = { { AP(0), AP(20) } };
 	static const uint64_t shrunk[][2] = { { AP(0), AP(10) } };
-	struct range small_a = { A0, AP(10) };
-	struct hotrange h;
+	struct ml_range small_a = { A0, AP(10) };
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 1, 10, 0) == 0); /* cool 10: no page cools here */
 	REQUIRE(ml_hotrange_update(&h, ab, 2, w, 2) == 0);
@@ -307,12 +307,12 @@ static void test_vma_removed_and_shrunk(void)
 static void test_large_sparse_vma(void)
 {
 	static const uint64_t base = 0x100000000000ULL, tib = 1ULL << 40;
-	struct range v = { base, base + tib };
-	struct range w[] = { { base + tib - PG, base + tib },
-			     { base, base + PG },
-			     { base + tib / 2, base + tib / 2 + 2 * PG } };
-	struct hotrange_set s;
-	struct hotrange h;
+	struct ml_range v = { base, base + tib };
+	struct ml_range w[] = { { base + tib - PG, base + tib },
+				{ base, base + PG },
+				{ base + tib / 2, base + tib / 2 + 2 * PG } };
+	struct ml_hotrange_set s;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 3, 0, 0) == 0);
 	for (int i = 0; i < 3; i++)
@@ -331,14 +331,14 @@ static void test_large_sparse_vma(void)
 /* Written ranges in any order, overlapping, not page-aligned, partly unmapped. */
 static void test_written_normalised(void)
 {
-	struct range w[] = { { AP(5) + 100, AP(6) + 1 },
-			     { AP(0), AP(2) },
-			     { AP(1), AP(3) },
-			     { AEND - PG, AEND + 8 * PG } };
+	struct ml_range w[] = { { AP(5) + 100, AP(6) + 1 },
+				{ AP(0), AP(2) },
+				{ AP(1), AP(3) },
+				{ AEND - PG, AEND + 8 * PG } };
 	static const uint64_t want[][2] = { { AP(0), AP(3) },
 					    { AP(5), AP(7) },
 					    { AEND - PG, AEND } };
-	struct hotrange h;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 1, 0, 0) == 0);
 	REQUIRE(ml_hotrange_update(&h, ab, 2, w, 4) == 0);
@@ -348,10 +348,10 @@ static void test_written_normalised(void)
 
 static void test_bad_vmas_and_reset(void)
 {
-	static const struct range overlap[] = { { A0, AP(10) }, { AP(5), AP(20) } };
-	static const struct range empty[] = { { A0, A0 } };
+	static const struct ml_range overlap[] = { { A0, AP(10) }, { AP(5), AP(20) } };
+	static const struct ml_range empty[] = { { A0, A0 } };
 	static const uint64_t w[][2] = { { 0, 1 } };
-	struct hotrange h;
+	struct ml_hotrange h;
 
 	REQUIRE(ml_hotrange_init(&h, 1, 0, 0) == 0);
 	tick_a(&h, w, 1);

@@ -9,10 +9,10 @@
 #include "harness.h"
 #include "memlens/json.h"
 
-static struct json *parse(const char *s)
+static struct ml_json *parse(const char *s)
 {
 	struct ml_err err = { 0 };
-	struct json *j = NULL;
+	struct ml_json *j = NULL;
 
 	if (ml_json_parse(s, strlen(s), &j, &err))
 		return NULL;
@@ -26,8 +26,8 @@ static void test_interval_line(void)
 		"\"dirty\":{\"dirty_pages\":16384},\"regions\":[{\"start_addr\":\"0x7f0000000000\","
 		"\"end_addr\":\"0x7f0004000000\",\"kind\":\"anon\",\"hot\":true}],"
 		"\"written\":[[\"0x7f0000000000\",\"0x7f0000001000\"]]}";
-	struct json *j = parse(s);
-	const struct json *r, *w;
+	struct ml_json *j = parse(s);
+	const struct ml_json *r, *w;
 	uint64_t u;
 	int64_t i;
 	double d;
@@ -51,9 +51,10 @@ static void test_interval_line(void)
 
 static void test_types_and_errors(void)
 {
-	struct json *j = parse(" { \"a\" : [1, -2, 3.5, 1e3, true, false, null, \"x\"], \"big\": "
-			       "18446744073709551616, \"neg\": -9223372036854775808 } ");
-	const struct json *a;
+	struct ml_json *j =
+		parse(" { \"a\" : [1, -2, 3.5, 1e3, true, false, null, \"x\"], \"big\": "
+		      "18446744073709551616, \"neg\": -9223372036854775808 } ");
+	const struct ml_json *a;
 	uint64_t u;
 	int64_t i;
 	double d;
@@ -85,7 +86,7 @@ static void test_types_and_errors(void)
 
 static void test_strings(void)
 {
-	struct json *j =
+	struct ml_json *j =
 		parse("[\"a\\\"b\\\\c\\/d\\n\\t\", \"\\u00e9\\u20ac\", \"\\ud83d\\ude00\", \"\"]");
 
 	REQUIRE(j);
@@ -135,7 +136,7 @@ static void test_malformed(void)
 		"{\"a\":[1,{\"b\":}]}",
 	};
 	struct ml_err err = { 0 };
-	struct json *j;
+	struct ml_json *j;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int r = ml_json_parse(bad[i], strlen(bad[i]), &j, &err);
@@ -151,7 +152,7 @@ static void test_depth_limit(void)
 {
 	char deep[ML_JSON_MAX_DEPTH * 2 + 8], ok[40];
 	struct ml_err err = { 0 };
-	struct json *j;
+	struct ml_json *j;
 	size_t n = ML_JSON_MAX_DEPTH + 1;
 
 	memset(deep, '[', n);
@@ -179,7 +180,7 @@ static void test_depth_limit(void)
 /* Bytes that are not UTF-8 (older files hold names byte for byte) read as U+FFFD. */
 static void test_not_utf8(void)
 {
-	struct json *j = parse("{\"path\":\"/tmp/a\xff\xc3(b\",\"n\":1}");
+	struct ml_json *j = parse("{\"path\":\"/tmp/a\xff\xc3(b\",\"n\":1}");
 	int64_t i;
 
 	REQUIRE(j);
@@ -193,7 +194,7 @@ static void test_not_utf8(void)
 /* An integer beyond 64 bits: the document reads, its numbers as doubles. */
 static void test_beyond_int64(void)
 {
-	struct json *j = parse("[18446744073709551616, 3, -9223372036854775808, 0.25]");
+	struct ml_json *j = parse("[18446744073709551616, 3, -9223372036854775808, 0.25]");
 	int64_t i;
 	double d;
 
@@ -215,7 +216,7 @@ static void test_beyond_int64(void)
 static void test_locale_independent(void)
 {
 	bool have = comma_locale_enter();
-	struct json *j = NULL;
+	struct ml_json *j = NULL;
 	double d = 0, c = -1;
 
 	if (have) {
@@ -237,7 +238,7 @@ static void test_locale_independent(void)
 /* optional numbers: a finite number, or absent / null / another type */
 static void test_finite_numbers(void)
 {
-	struct json *j = parse("{\"a\":2.5,\"n\":null,\"s\":\"7\",\"i\":-3}");
+	struct ml_json *j = parse("{\"a\":2.5,\"n\":null,\"s\":\"7\",\"i\":-3}");
 	double d = 99;
 
 	REQUIRE(j);

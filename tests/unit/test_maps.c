@@ -29,7 +29,7 @@ static const char sample[] =
 	"7ffd00104000-7ffd00106000 r-xp 00000000 00:00 0                          [vdso]\n"
 	"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsyscall]\n";
 
-static struct vma_set S;
+static struct ml_vma_set S;
 
 /*
  * The ELF tails of the sample's files, as their program headers would say:
@@ -266,7 +266,7 @@ static void test_diff_and_find(void)
 				      "3000-6000 rw-p 0 00:00 0\n"
 				      "6000-7000 rw-p 0 00:00 0\n"
 				      "8000-9000 rw-p 0 00:00 0\n";
-	struct vma_set a, b;
+	struct ml_vma_set a, b;
 	struct ml_err err = { 0 };
 	size_t added[8];
 
@@ -337,7 +337,7 @@ static uint64_t start_brk(void)
 static void test_own_bss(void)
 {
 	struct ml_kind_src *k = NULL;
-	enum vma_kind want;
+	enum ml_vma_kind want;
 	struct ml_err err = { 0 };
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);

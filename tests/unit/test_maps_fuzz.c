@@ -9,7 +9,7 @@
 #include "harness.h"
 #include "memlens/maps.h"
 
-static void check_consistent(const struct vma_set *s)
+static void check_consistent(const struct ml_vma_set *s)
 {
 	for (size_t i = 0; i < s->n; i++) {
 		REQUIRE(s->v[i].start < s->v[i].end);
@@ -25,7 +25,7 @@ static void test_mutated_real_maps(void)
 {
 	char *seed = NULL, *buf;
 	size_t len = 0;
-	struct vma_set s;
+	struct ml_vma_set s;
 	struct ml_err err;
 	unsigned int rnd = 4242;
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -82,7 +82,7 @@ static void test_mutated_real_maps(void)
 static void test_random_bytes(void)
 {
 	unsigned char buf[512];
-	struct vma_set s;
+	struct ml_vma_set s;
 	struct ml_err err;
 	unsigned int rnd = 7;
 

@@ -74,7 +74,7 @@ static void play(int n, ...)
 static void test_parse_says_again(void)
 {
 	struct ml_err err = { 0 };
-	struct vma_set s;
+	struct ml_vma_set s;
 
 	ml_vma_set_init(&s);
 	CHECK_EQ(ml_maps_parse(repeated, strlen(repeated), &s, &err), -EAGAIN);
@@ -90,7 +90,7 @@ static void test_parse_says_again(void)
 static void test_read_again_until_settled(void)
 {
 	struct ml_err err = { 0 };
-	struct vma_set s;
+	struct ml_vma_set s;
 	char *buf = NULL;
 	size_t sz = 0;
 
@@ -115,7 +115,7 @@ static void test_read_again_until_settled(void)
 static void test_parse_fd_returns_the_new_text(void)
 {
 	struct ml_err err = { 0 };
-	struct vma_set s;
+	struct ml_vma_set s;
 	size_t sz = 4096;
 	char *buf = malloc(sz);
 	ssize_t n;
@@ -138,7 +138,7 @@ static void test_parse_fd_returns_the_new_text(void)
 static void test_bounded(void)
 {
 	struct ml_err err = { 0 };
-	struct vma_set s;
+	struct ml_vma_set s;
 	char *buf = NULL;
 	size_t sz = 0;
 

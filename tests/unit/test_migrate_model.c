@@ -21,7 +21,7 @@ struct ivspec {
 	bool skip_a; /* A pages 0..3 not written (else they are) */
 };
 
-static void add_line(struct mm_trace *t, const struct ivspec *s)
+static void add_line(struct ml_mm_trace *t, const struct ivspec *s)
 {
 	char line[1024];
 	struct ml_err err = { 0 };
@@ -46,7 +46,7 @@ static void add_line(struct mm_trace *t, const struct ivspec *s)
 }
 
 /* Six intervals; A hot from interval @hot_from (1-based; 0: never); B written at t=4 s. */
-static void trace_ab(struct mm_trace *t, int hot_from)
+static void trace_ab(struct ml_mm_trace *t, int hot_from)
 {
 	ml_mm_trace_init(t);
 	for (int i = 1; i <= 6; i++) {
@@ -59,7 +59,7 @@ static void trace_ab(struct mm_trace *t, int hot_from)
 	}
 }
 
-static void check_rounds(const struct mm_result *r, const uint64_t *want, size_t n)
+static void check_rounds(const struct ml_mm_result *r, const uint64_t *want, size_t n)
 {
 	CHECK_EQ(r->nrounds, n);
 	for (size_t i = 0; i < n && i < r->nrounds; i++) {
@@ -72,7 +72,7 @@ static void check_rounds(const struct mm_result *r, const uint64_t *want, size_t
 	}
 }
 
-static void run(const struct mm_trace *t, struct mm_params *p, struct mm_result *res)
+static void run(const struct ml_mm_trace *t, struct ml_mm_params *p, struct ml_mm_result *res)
 {
 	struct ml_err err = { 0 };
 
@@ -82,9 +82,9 @@ static void run(const struct mm_trace *t, struct mm_params *p, struct mm_result 
 /* A turns hot at interval 3. Rounds at 2, 4 (pre-dumps) and 6 s (final). */
 static void test_hot_late(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct mm_result r[MM_NPOLICIES];
-	struct mm_trace t;
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_trace t;
 	/* none: all 24 pages; then A0-3 + B0 (5); then A0-3 (4) */
 	static const uint64_t none[] = { 24 * PG, 5 * PG, 4 * PG };
 	/* hot-vma: A not hot at 2 s; at 4 s A is left out, B0 goes; final A0-3 */
@@ -111,10 +111,11 @@ static void test_hot_late(void)
  */
 static void test_freeze_overhead(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2, .freeze_overhead_s = 0.5);
-	struct mm_result r[MM_NPOLICIES];
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
+		.freeze_overhead_s = 0.5);
+	struct ml_mm_result r[MM_NPOLICIES];
 	struct ml_err err = { 0 };
-	struct mm_trace t;
+	struct ml_mm_trace t;
 
 	trace_ab(&t, 1);
 	run(&t, &p, r);
@@ -139,12 +140,12 @@ static void test_freeze_overhead(void)
  */
 static void test_downtime_parts(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
 		.freeze_overhead_s = 0.125, .dump_fixed_s = 0.25, .restore_fixed_s = 0.5,
 		.restore_bandwidth_mbps = 2);
-	struct mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[MM_NPOLICIES];
 	struct ml_err err = { 0 };
-	struct mm_trace t;
+	struct ml_mm_trace t;
 
 	trace_ab(&t, 1);
 	run(&t, &p, r);
@@ -191,16 +192,16 @@ static void test_downtime_parts(void)
  */
 static void test_calibrate(void)
 {
-	struct migrate_round_rec rounds[] = {
+	struct ml_migrate_round_rec rounds[] = {
 		{ .round = 1, .pre_dump = true, .bytes = 64 * MIB, .duration_ms = 2500 },
 		{ .round = 2, .pre_dump = true, .bytes = 16 * MIB, .duration_ms = 1000 },
 		{ .round = 3, .pre_dump = true, .bytes = 8 * MIB, .duration_ms = 750 },
 		{ .round = 4, .bytes = 8 * MIB, .duration_ms = 750, .pages_scanned = 16384 },
 	};
-	struct migrate_rec m = {
+	struct ml_migrate_rec m = {
 		.ok = true, .rounds = rounds, .nrounds = 4, .downtime_ms = 3500, .restore_ms = 2250
 	};
-	struct mm_fit fit = { .restore_fixed_s = 0.25 };
+	struct ml_mm_fit fit = { .restore_fixed_s = 0.25 };
 	struct ml_err err = { 0 };
 
 	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
@@ -214,7 +215,7 @@ static void test_calibrate(void)
 	CHECK(fit.restore_bandwidth_mbps == 32);
 
 	/* a restore no longer than its fixed part: no bandwidth */
-	fit = (struct mm_fit){ .restore_fixed_s = 3 };
+	fit = (struct ml_mm_fit){ .restore_fixed_s = 3 };
 	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
 	CHECK(fit.restore_bandwidth_mbps == 0);
 	CHECK(fit.restore_fixed_s == 3);
@@ -222,7 +223,7 @@ static void test_calibrate(void)
 	/* post-copy: the restore loaded no memory, all of it is fixed */
 	m.postcopy = true;
 	m.restore_ms = 1500;
-	fit = (struct mm_fit){ .restore_fixed_s = 0.25 };
+	fit = (struct ml_mm_fit){ .restore_fixed_s = 0.25 };
 	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
 	CHECK(fit.restore_fixed_fitted);
 	CHECK(fit.restore_fixed_s == 1.5);
@@ -257,9 +258,9 @@ static void test_calibrate(void)
 /* A hot from the start: hot-vma leaves all of A (16 pages) for the downtime. */
 static void test_hot_vma_granularity(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct mm_result r[MM_NPOLICIES];
-	struct mm_trace t;
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_trace t;
 	static const uint64_t vma[] = { 8 * PG, 1 * PG, 16 * PG };
 	static const uint64_t range[] = { 24 * PG, 1 * PG, 4 * PG };
 
@@ -283,9 +284,9 @@ static void test_hot_vma_granularity(void)
  */
 static void test_hot_range_hysteresis(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct mm_result r[MM_NPOLICIES];
-	struct mm_trace t;
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_trace t;
 	static const uint64_t sticky[] = { 24 * PG, 0, 4 * PG };
 	static const uint64_t cool1[] = { 24 * PG, 4 * PG, 4 * PG };
 
@@ -308,11 +309,11 @@ static void test_hot_range_hysteresis(void)
 /* Four one-page runs, bound 2: the two smallest gaps are excluded too. */
 static void test_hot_range_bound(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1,
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1,
 		.hot_ranges_max = 2);
-	struct mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[MM_NPOLICIES];
 	struct ml_err err = { 0 };
-	struct mm_trace t;
+	struct ml_mm_trace t;
 	/* runs at A pages 0, 2, 8 and 10, written every second: gaps of 1, 5, 1 pages */
 	static const char line[] =
 		"{\"type\":\"interval\",\"t_ms\":%d,\"regions\":[{\"start_addr\":\"0x10000\","
@@ -341,10 +342,10 @@ static void test_hot_range_bound(void)
 
 static void test_stop_threshold_and_max_rounds(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 2, .round_interval_s = 1,
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 2, .round_interval_s = 1,
 		.stop_threshold_mb = 0.02);
-	struct mm_result r[MM_NPOLICIES];
-	struct mm_trace t;
+	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_trace t;
 	/* 1 s rounds: 24 pages, then 4 (<= 20 KiB: converged), then the final 4 */
 	static const uint64_t thr[] = { 24 * PG, 4 * PG, 4 * PG };
 	/* one pre-dump of 2 s, final at 4 s: writes of 3 and 4 s = A0-3 + B0 */
@@ -368,9 +369,9 @@ static void test_stop_threshold_and_max_rounds(void)
 /* B is unmapped and C mapped at 3 s: C is sent whole, B forgotten. */
 static void test_vmas_come_and_go(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct mm_result r[MM_NPOLICIES];
-	struct mm_trace t;
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_trace t;
 	static const uint64_t none[] = { 24 * PG, 8 * PG, 4 * PG };
 
 	ml_mm_trace_init(&t);
@@ -387,10 +388,10 @@ static void test_vmas_come_and_go(void)
 
 static void test_bad_traces(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct mm_result r[MM_NPOLICIES];
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	struct ml_mm_result r[MM_NPOLICIES];
 	struct ml_err err = { 0 };
-	struct mm_trace t;
+	struct ml_mm_trace t;
 	static const char *const bad[] = {
 		"{\"t_ms\":1}", /* no type */
 		"{\"type\":\"interval\"}", /* no t_ms */
@@ -420,7 +421,7 @@ static void test_bad_traces(void)
 	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
 	CHECK(strstr(err.msg, "too short") != NULL);
 	/* `writes --json` output: intervals without "written" */
-	struct mm_trace nw;
+	struct ml_mm_trace nw;
 	const char *l1 = "{\"type\":\"interval\",\"t_ms\":1000,\"regions\":[]}";
 	const char *l2 = "{\"type\":\"interval\",\"t_ms\":5000,\"regions\":[]}";
 
@@ -450,10 +451,10 @@ static void test_bad_traces(void)
  */
 static void test_tree_trace(void)
 {
-	ML_OPTS(mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct mm_result r[MM_NPOLICIES];
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	struct ml_mm_result r[MM_NPOLICIES];
 	struct ml_err err = { 0 };
-	struct mm_trace t;
+	struct ml_mm_trace t;
 	/* none: 2 x 24 pages; then 2 x (A0-3 + S0-1), twice */
 	static const uint64_t none[] = { 48 * PG, 12 * PG, 12 * PG };
 

@@ -107,19 +107,19 @@ static void test_sz_unset(void)
 /* the library's own entry points refuse a struct without sz */
 static void test_library_refuses(void)
 {
-	struct mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
-	struct mm_result res[MM_NPOLICIES];
-	struct mm_trace t;
+	struct ml_mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
+	struct ml_mm_result res[MM_NPOLICIES];
+	struct ml_mm_trace t;
 	struct ml_err err = { 0 };
-	struct profiler *prof = NULL;
-	struct profiler_opts po = { .interval_ms = 10 };
+	struct ml_profiler *prof = NULL;
+	struct ml_profiler_opts po = { .interval_ms = 10 };
 
 	ml_mm_trace_init(&t);
 	CHECK_EQ(ml_mm_run(&t, &p, res, &err), -EINVAL);
-	CHECK(strstr(err.msg, "mm_params") != NULL);
+	CHECK(strstr(err.msg, "ml_mm_params") != NULL);
 	ml_mm_trace_free(&t);
 	CHECK_EQ(ml_profiler_open(&prof, 1, &po, &err), -EINVAL);
-	CHECK(strstr(err.msg, "profiler_opts") != NULL);
+	CHECK(strstr(err.msg, "ml_profiler_opts") != NULL);
 	CHECK(prof == NULL);
 }
 

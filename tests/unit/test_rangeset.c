@@ -4,14 +4,14 @@
 
 static int collect(uint64_t s, uint64_t e, void *arg)
 {
-	struct rangeset *out = arg;
+	struct ml_rangeset *out = arg;
 
 	return ml_rangeset_add(out, s, e);
 }
 
 static void test_add_merges(void)
 {
-	struct rangeset s;
+	struct ml_rangeset s;
 
 	ml_rangeset_init(&s);
 	ml_rangeset_add(&s, 100, 200);
@@ -33,7 +33,7 @@ static void test_add_merges(void)
 
 static void test_remove_splits(void)
 {
-	struct rangeset s;
+	struct ml_rangeset s;
 
 	ml_rangeset_init(&s);
 	ml_rangeset_add(&s, 0, 1000);
@@ -54,7 +54,7 @@ static void test_remove_splits(void)
 
 static void test_queries(void)
 {
-	struct rangeset s, gaps;
+	struct ml_rangeset s, gaps;
 
 	ml_rangeset_init(&s);
 	ml_rangeset_init(&gaps);
@@ -85,7 +85,7 @@ static void test_random_against_model(void)
 {
 	enum { N = 512 };
 	unsigned char model[N];
-	struct rangeset s;
+	struct ml_rangeset s;
 	unsigned int seed = 12345;
 
 	ml_rangeset_init(&s);

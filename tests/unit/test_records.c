@@ -25,7 +25,7 @@ struct out {
 	char *buf;
 	size_t len;
 	FILE *f;
-	struct jw w;
+	struct ml_jw w;
 };
 
 static void out_open(struct out *o)
@@ -41,10 +41,10 @@ static void out_close(struct out *o)
 	o->f = NULL;
 }
 
-static struct json *parse(const char *line)
+static struct ml_json *parse(const char *line)
 {
 	struct ml_err err = { 0 };
-	struct json *j = NULL;
+	struct ml_json *j = NULL;
 
 	if (ml_json_parse(line, strlen(line), &j, &err))
 		T_FAILMSG("%s in '%s'", err.msg, line);
@@ -53,7 +53,7 @@ static struct json *parse(const char *line)
 
 /* ---- faults ------------------------------------------------------------- */
 
-static struct faults_row_rec fault_rows[] = {
+static struct ml_faults_row_rec fault_rows[] = {
 	{ .comm = "memwrite",
 	  .pid = 4242,
 	  .minor = 16390,
@@ -72,7 +72,7 @@ static const char faults_line[] =
 	"\"not_seen\":{\"minor\":90,\"major\":0,\"paths\":\"\"},"
 	"\"before_tracing\":{\"minor\":34,\"major\":1}}\n";
 
-static void faults_fill(struct faults_rec *r)
+static void faults_fill(struct ml_faults_rec *r)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->mode, sizeof(r->mode), "fentry");
@@ -84,13 +84,13 @@ static void faults_fill(struct faults_rec *r)
 	r->nminor = 26; /* trailing zero slots are not written */
 	r->nmajor = 26;
 	r->has_kernel = true;
-	r->kernel = (struct faults_pair_rec){ 21600, 2 };
-	r->not_seen = (struct faults_pair_rec){ 90, 0 };
+	r->kernel = (struct ml_faults_pair_rec){ 21600, 2 };
+	r->not_seen = (struct ml_faults_pair_rec){ 90, 0 };
 	r->has_before = true;
-	r->before = (struct faults_pair_rec){ 34, 1 };
+	r->before = (struct ml_faults_pair_rec){ 34, 1 };
 }
 
-static void faults_same(const struct faults_rec *a, const struct faults_rec *b)
+static void faults_same(const struct ml_faults_rec *a, const struct ml_faults_rec *b)
 {
 	CHECK_EQ(a->interval, b->interval);
 	CHECK_EQ(a->elapsed_ms, b->elapsed_ms);
@@ -120,12 +120,12 @@ static void faults_same(const struct faults_rec *a, const struct faults_rec *b)
 }
 
 /* Write, compare with the exact line, read back, write again: the same line. */
-static void faults_round_trip(const struct faults_rec *in, const char *want)
+static void faults_round_trip(const struct ml_faults_rec *in, const char *want)
 {
 	struct ml_err err = { 0 };
-	struct faults_rec back;
+	struct ml_faults_rec back;
 	struct out o, o2;
-	struct json *j;
+	struct ml_json *j;
 
 	out_open(&o);
 	ml_fmt_faults(&o.w, in);
@@ -146,7 +146,7 @@ static void faults_round_trip(const struct faults_rec *in, const char *want)
 
 static void test_faults_round_trip(void)
 {
-	struct faults_rec r;
+	struct ml_faults_rec r;
 
 	faults_fill(&r);
 	faults_round_trip(&r, faults_line);
@@ -155,8 +155,8 @@ static void test_faults_round_trip(void)
 /* system-wide in tracepoint mode: no pid, no retries, the kernel's counts not known */
 static void test_faults_nulls(void)
 {
-	struct faults_row_rec row = { .comm = "cc1", .pid = -1, .minor = 7 };
-	struct faults_rec r = {
+	struct ml_faults_row_rec row = { .comm = "cc1", .pid = -1, .minor = 7 };
+	struct ml_faults_rec r = {
 		.mode = "tracepoint", .rows = &row, .nrows = 1, .not_seen_paths = "get_user_pages"
 	};
 
@@ -169,7 +169,7 @@ static void test_faults_nulls(void)
 
 static void test_faults_interval_round_trip(void)
 {
-	struct faults_rec r;
+	struct ml_faults_rec r;
 
 	faults_fill(&r);
 	r.interval = true;
@@ -189,11 +189,11 @@ static void test_faults_interval_round_trip(void)
 /* What older files and hand-written lines hold: only rows and histograms. */
 static void test_faults_read_lenient(void)
 {
-	struct json *j = parse("{\"type\":\"faults\",\"rows\":[{\"minor\":5,\"major\":null,"
-			       "\"pid\":1.5e300},{}],\"minor_hist_us\":[1,2.0],"
-			       "\"major_hist_us\":[]}");
+	struct ml_json *j = parse("{\"type\":\"faults\",\"rows\":[{\"minor\":5,\"major\":null,"
+				  "\"pid\":1.5e300},{}],\"minor_hist_us\":[1,2.0],"
+				  "\"major_hist_us\":[]}");
 	struct ml_err err = { 0 };
-	struct faults_rec r;
+	struct ml_faults_rec r;
 
 	REQUIRE_MSG(!ml_fmt_faults_read(j, &r, &err), "%s", err.msg);
 	REQUIRE(r.nrows == 2);
@@ -213,9 +213,9 @@ static void test_faults_read_lenient(void)
 
 static void faults_refused(const char *line, const char *why)
 {
-	struct json *j = parse(line);
+	struct ml_json *j = parse(line);
 	struct ml_err err = { 0 };
-	struct faults_rec r;
+	struct ml_faults_rec r;
 
 	CHECK_EQ(ml_fmt_faults_read(j, &r, &err), -EINVAL);
 	if (!strstr(err.msg, why))
@@ -248,10 +248,10 @@ static void test_faults_malformed(void)
 
 /* ---- migrate-model ------------------------------------------------------ */
 
-static struct migrate_model_round_rec none_rounds[] = { { 1, 67108864 }, { 2, 62914560 } },
-				      hot_rounds[] = { { 1, 2097152 } };
+static struct ml_migrate_model_round_rec none_rounds[] = { { 1, 67108864 }, { 2, 62914560 } },
+					 hot_rounds[] = { { 1, 2097152 } };
 
-static struct migrate_model_policy_rec policies[] = {
+static struct ml_migrate_model_policy_rec policies[] = {
 	{ .name = "none",
 	  .rounds = none_rounds,
 	  .nrounds = 2,
@@ -291,7 +291,7 @@ static const char mm_line[] =
 	"\"downtime_ms\":0,\"postcopy_downtime_ms\":0,\"postcopy_last_page_ms\":0,"
 	"\"dump_ms\":0,\"restore_ms\":0,\"restored_bytes\":0}]}\n";
 
-static void mm_same(const struct migrate_model_rec *a, const struct migrate_model_rec *b)
+static void mm_same(const struct ml_migrate_model_rec *a, const struct ml_migrate_model_rec *b)
 {
 	CHECK(a->bandwidth_mbps == b->bandwidth_mbps);
 	CHECK(a->round_interval_s == b->round_interval_s);
@@ -302,7 +302,7 @@ static void mm_same(const struct migrate_model_rec *a, const struct migrate_mode
 	CHECK_STR(a->calibrated_from, b->calibrated_from);
 	REQUIRE(a->npol == b->npol);
 	for (size_t i = 0; i < a->npol; i++) {
-		const struct migrate_model_policy_rec *p = &a->pol[i], *q = &b->pol[i];
+		const struct ml_migrate_model_policy_rec *p = &a->pol[i], *q = &b->pol[i];
 
 		CHECK_STR(p->name, q->name);
 		REQUIRE(p->nrounds == q->nrounds);
@@ -323,19 +323,19 @@ static void mm_same(const struct migrate_model_rec *a, const struct migrate_mode
 
 static void test_migrate_model_round_trip(void)
 {
-	struct migrate_model_rec in = { .bandwidth_mbps = 128,
-					.round_interval_s = 0.5,
-					.freeze_overhead_s = 0.25,
-					.dump_fixed_s = 0.125,
-					.restore_fixed_s = 0.5,
-					.restore_bandwidth_mbps = 512,
-					.calibrated_from = "m.json",
-					.pol = policies,
-					.npol = 3 },
-				 back;
+	struct ml_migrate_model_rec in = { .bandwidth_mbps = 128,
+					   .round_interval_s = 0.5,
+					   .freeze_overhead_s = 0.25,
+					   .dump_fixed_s = 0.125,
+					   .restore_fixed_s = 0.5,
+					   .restore_bandwidth_mbps = 512,
+					   .calibrated_from = "m.json",
+					   .pol = policies,
+					   .npol = 3 },
+				    back;
 	struct ml_err err = { 0 };
 	struct out o, o2;
-	struct json *j;
+	struct ml_json *j;
 
 	out_open(&o);
 	ml_fmt_migrate_model(&o.w, &in);
@@ -357,10 +357,10 @@ static void test_migrate_model_round_trip(void)
 /* older lines: no freeze overhead, no post-copy, no round numbers */
 static void test_migrate_model_read_lenient(void)
 {
-	struct json *j = parse("{\"type\":\"migrate_model\",\"policies\":[{\"rounds\":"
-			       "[{\"bytes\":4096}],\"downtime_ms\":null}]}");
+	struct ml_json *j = parse("{\"type\":\"migrate_model\",\"policies\":[{\"rounds\":"
+				  "[{\"bytes\":4096}],\"downtime_ms\":null}]}");
 	struct ml_err err = { 0 };
-	struct migrate_model_rec r;
+	struct ml_migrate_model_rec r;
 
 	REQUIRE_MSG(!ml_fmt_migrate_model_read(j, &r, &err), "%s", err.msg);
 	REQUIRE(r.npol == 1 && r.pol[0].nrounds == 1);
@@ -378,9 +378,9 @@ static void test_migrate_model_read_lenient(void)
 
 static void mm_refused(const char *line, const char *why)
 {
-	struct json *j = parse(line);
+	struct ml_json *j = parse(line);
 	struct ml_err err = { 0 };
-	struct migrate_model_rec r;
+	struct ml_migrate_model_rec r;
 
 	CHECK_EQ(ml_fmt_migrate_model_read(j, &r, &err), -EINVAL);
 	if (!strstr(err.msg, why))
@@ -402,7 +402,7 @@ static void test_migrate_model_malformed(void)
 
 /* ---- slab --------------------------------------------------------------- */
 
-static struct slab_row_rec slab_rows[] = {
+static struct ml_slab_row_rec slab_rows[] = {
 	{ .cache = "kmalloc-64",
 	  .allocs = 1000,
 	  .frees = 1200,
@@ -416,8 +416,8 @@ static struct slab_row_rec slab_rows[] = {
 	  .objperslab = 64 },
 	{ .cache = "dentry", .allocs = 5, .frees = 0, .net = 5, .net_kb = 0, .objperslab = 0 },
 };
-static struct slab_only_rec slab_only[] = { { "buffer_head", 7, 39 } };
-static struct slab_merged_rec slab_merged[] = { { "kmalloc-64", 3, "a b \"c\"" } };
+static struct ml_slab_only_rec slab_only[] = { { "buffer_head", 7, 39 } };
+static struct ml_slab_merged_rec slab_merged[] = { { "kmalloc-64", 3, "a b \"c\"" } };
 
 static const char slab_line[] =
 	"{\"type\":\"slab\",\"recursion_misses\":0,\"copies\":2,\"rescued\":5,"
@@ -433,7 +433,7 @@ static const char slab_line[] =
 	"\"objperslab\":39}],"
 	"\"merged\":[{\"cache\":\"kmalloc-64\",\"users\":3,\"aliases\":\"a b \\\"c\\\"\"}]}\n";
 
-static void slab_same(const struct slab_rec *a, const struct slab_rec *b)
+static void slab_same(const struct ml_slab_rec *a, const struct ml_slab_rec *b)
 {
 	CHECK_EQ(a->interval, b->interval);
 	CHECK_EQ(a->elapsed_ms, b->elapsed_ms);
@@ -459,12 +459,12 @@ static void slab_same(const struct slab_rec *a, const struct slab_rec *b)
 	}
 }
 
-static void slab_round_trip(const struct slab_rec *in, const char *want)
+static void slab_round_trip(const struct ml_slab_rec *in, const char *want)
 {
 	struct ml_err err = { 0 };
-	struct slab_rec back;
+	struct ml_slab_rec back;
 	struct out o, o2;
-	struct json *j;
+	struct ml_json *j;
 
 	out_open(&o);
 	ml_fmt_slab(&o.w, in);
@@ -485,20 +485,20 @@ static void slab_round_trip(const struct slab_rec *in, const char *want)
 
 static void test_slab_round_trip(void)
 {
-	struct slab_rec r = { .copies = 2,
-			      .rescued = 5,
-			      .rescued_by_last = 1,
-			      .kmalloc = "cache",
-			      .kfree_unattributed = 4,
-			      .kmalloc_large = 6,
-			      .unseen_allocs = 3,
-			      .rows = slab_rows,
-			      .nrows = 2,
-			      .has_slabinfo = true,
-			      .only = slab_only,
-			      .nonly = 1,
-			      .merged = slab_merged,
-			      .nmerged = 1 };
+	struct ml_slab_rec r = { .copies = 2,
+				 .rescued = 5,
+				 .rescued_by_last = 1,
+				 .kmalloc = "cache",
+				 .kfree_unattributed = 4,
+				 .kmalloc_large = 6,
+				 .unseen_allocs = 3,
+				 .rows = slab_rows,
+				 .nrows = 2,
+				 .has_slabinfo = true,
+				 .only = slab_only,
+				 .nonly = 1,
+				 .merged = slab_merged,
+				 .nmerged = 1 };
 
 	slab_round_trip(&r, slab_line);
 }
@@ -506,13 +506,13 @@ static void test_slab_round_trip(void)
 /* an interval: no --slabinfo fields */
 static void test_slab_interval_round_trip(void)
 {
-	struct slab_row_rec row = { .cache = "dentry", .allocs = 5, .net = 5 };
-	struct slab_rec r = { .interval = true,
-			      .elapsed_ms = 300,
-			      .recursion_misses = 9,
-			      .kmalloc = "size",
-			      .rows = &row,
-			      .nrows = 1 };
+	struct ml_slab_row_rec row = { .cache = "dentry", .allocs = 5, .net = 5 };
+	struct ml_slab_rec r = { .interval = true,
+				 .elapsed_ms = 300,
+				 .recursion_misses = 9,
+				 .kmalloc = "size",
+				 .rows = &row,
+				 .nrows = 1 };
 
 	slab_round_trip(&r, "{\"type\":\"slab_interval\",\"elapsed_ms\":300,\"last\":false,"
 			    "\"recursion_misses\":9,\"copies\":0,\"rescued\":0,"
@@ -524,9 +524,9 @@ static void test_slab_interval_round_trip(void)
 
 static void slab_refused(const char *line, const char *why)
 {
-	struct json *j = parse(line);
+	struct ml_json *j = parse(line);
 	struct ml_err err = { 0 };
-	struct slab_rec r;
+	struct ml_slab_rec r;
 
 	CHECK_EQ(ml_fmt_slab_read(j, &r, &err), -EINVAL);
 	if (!strstr(err.msg, why))
@@ -559,23 +559,23 @@ static void test_oom_kill_round_trip(void)
 		"\"anon_rss_kb\":65152,\"file_rss_kb\":1104,\"shmem_rss_kb\":4,"
 		"\"total_vm_kb\":67880,\"limit_kb\":65536,\"scope\":\"cgroup\","
 		"\"cgroup\":\"/a/b\",\"source\":\"tracepoint\"}\n";
-	struct oom_kill_rec in = { .time_ms = 1796498186935ULL,
-				   .victim_pid = 8757,
-				   .victim_comm = "hog",
-				   .trigger_pid = 8756,
-				   .trigger_comm = "sh",
-				   .anon_rss_kb = 65152,
-				   .file_rss_kb = 1104,
-				   .shmem_rss_kb = 4,
-				   .total_vm_kb = 67880,
-				   .limit_kb = 65536,
-				   .scope = "cgroup",
-				   .cgroup = "/a/b",
-				   .source = "tracepoint" },
-			    back;
+	struct ml_oom_kill_rec in = { .time_ms = 1796498186935ULL,
+				      .victim_pid = 8757,
+				      .victim_comm = "hog",
+				      .trigger_pid = 8756,
+				      .trigger_comm = "sh",
+				      .anon_rss_kb = 65152,
+				      .file_rss_kb = 1104,
+				      .shmem_rss_kb = 4,
+				      .total_vm_kb = 67880,
+				      .limit_kb = 65536,
+				      .scope = "cgroup",
+				      .cgroup = "/a/b",
+				      .source = "tracepoint" },
+			       back;
 	struct ml_err err = { 0 };
 	struct out o, o2;
-	struct json *j;
+	struct ml_json *j;
 
 	out_open(&o);
 	ml_fmt_oom_kill(&o.w, &in);
@@ -593,12 +593,12 @@ static void test_oom_kill_round_trip(void)
 	free(o2.buf);
 }
 
-static void oom_count_round_trip(const struct oom_count_rec *in, const char *want)
+static void oom_count_round_trip(const struct ml_oom_count_rec *in, const char *want)
 {
 	struct ml_err err = { 0 };
-	struct oom_count_rec back;
+	struct ml_oom_count_rec back;
 	struct out o;
-	struct json *j;
+	struct ml_json *j;
 
 	out_open(&o);
 	ml_fmt_oom_count(&o.w, in);
@@ -619,11 +619,11 @@ static void oom_count_round_trip(const struct oom_count_rec *in, const char *wan
 static void test_oom_count_round_trip(void)
 {
 	oom_count_round_trip(
-		&(struct oom_count_rec){ .kills = 3, .lost = 1, .recursion_misses = 2 },
+		&(struct ml_oom_count_rec){ .kills = 3, .lost = 1, .recursion_misses = 2 },
 		"{\"type\":\"oom_summary\",\"kills\":3,\"lost\":1,"
 		"\"recursion_misses\":2}\n");
 	oom_count_round_trip(
-		&(struct oom_count_rec){
+		&(struct ml_oom_count_rec){
 			.interval = true, .elapsed_ms = 600, .last = true, .kills = 1 },
 		"{\"type\":\"oom_interval\",\"elapsed_ms\":600,\"last\":true,\"kills\":1,"
 		"\"lost\":0,\"recursion_misses\":0}\n");
@@ -644,10 +644,10 @@ static void test_oom_malformed(void)
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct json *j = parse(bad[i].line);
+		struct ml_json *j = parse(bad[i].line);
 		struct ml_err err = { 0 };
-		struct oom_count_rec c;
-		struct oom_kill_rec k;
+		struct ml_oom_count_rec c;
+		struct ml_oom_kill_rec k;
 		int ret = bad[i].kill ? ml_fmt_oom_kill_read(j, &k, &err)
 				      : ml_fmt_oom_count_read(j, &c, &err);
 
@@ -661,9 +661,9 @@ static void test_oom_malformed(void)
 /* a kill line without a trigger: its pid not known, written null */
 static void test_oom_kill_lenient(void)
 {
-	struct json *j = parse("{\"type\":\"oom_kill\",\"time_ms\":5,\"victim_pid\":7}");
+	struct ml_json *j = parse("{\"type\":\"oom_kill\",\"time_ms\":5,\"victim_pid\":7}");
 	struct ml_err err = { 0 };
-	struct oom_kill_rec r;
+	struct ml_oom_kill_rec r;
 	struct out o;
 
 	REQUIRE_MSG(!ml_fmt_oom_kill_read(j, &r, &err), "%s", err.msg);
@@ -684,16 +684,16 @@ static const char caps_obj[] =
 	"\"exclude_range\":true,\"exclude_file\":true,\"no_parent_range\":true,"
 	"\"page_granular\":false,\"granularity\":\"vma\",\"mem_dirty_track\":true}";
 
-static const struct criu_caps_rec caps_rec = { .path = "/usr/sbin/criu",
-					       .version = "4.1.1",
-					       .exclude_options = true,
-					       .exclude_range = true,
-					       .exclude_file = true,
-					       .no_parent_range = true,
-					       .granularity = "vma",
-					       .mem_dirty_track = true };
+static const struct ml_criu_caps_rec caps_rec = { .path = "/usr/sbin/criu",
+						  .version = "4.1.1",
+						  .exclude_options = true,
+						  .exclude_range = true,
+						  .exclude_file = true,
+						  .no_parent_range = true,
+						  .granularity = "vma",
+						  .mem_dirty_track = true };
 
-static void caps_same(const struct criu_caps_rec *a, const struct criu_caps_rec *b)
+static void caps_same(const struct ml_criu_caps_rec *a, const struct ml_criu_caps_rec *b)
 {
 	CHECK_STR(a->path, b->path);
 	CHECK_STR(a->version, b->version);
@@ -709,14 +709,14 @@ static void caps_same(const struct criu_caps_rec *a, const struct criu_caps_rec 
 /* the record of what ml_criu_probe() found, as the commands make it */
 static void test_criu_caps_of(void)
 {
-	struct criu_caps caps = { .path = "/usr/sbin/criu",
-				  .version = "4.1.1",
-				  .works = true,
-				  .exclude_range = true,
-				  .exclude_file = true,
-				  .no_parent_range = true,
-				  .mem_dirty_track = true };
-	struct criu_caps_rec r;
+	struct ml_criu_caps caps = { .path = "/usr/sbin/criu",
+				     .version = "4.1.1",
+				     .works = true,
+				     .exclude_range = true,
+				     .exclude_file = true,
+				     .no_parent_range = true,
+				     .mem_dirty_track = true };
+	struct ml_criu_caps_rec r;
 	struct out o;
 
 	ml_fmt_criu_caps_of(&r, &caps);
@@ -731,8 +731,9 @@ static void test_criu_caps_of(void)
 	free(o.buf);
 }
 
-static struct range ckpt_hot[] = { { 0x7f0000001000, 0x7f0000003000 }, { 0x55aa0000, 0x55ab0000 } };
-static struct profiler_proc ckpt_procs[] = {
+static struct ml_range ckpt_hot[] = { { 0x7f0000001000, 0x7f0000003000 },
+				      { 0x55aa0000, 0x55ab0000 } };
+static struct ml_profiler_proc ckpt_procs[] = {
 	{ .pid = 4242, .comm = "memwrite", .hot_bytes = 8192, .cumulative_dirty_bytes = 65536 },
 	{ .pid = 4243, .comm = "child \"x\"", .exited = true, .cumulative_dirty_bytes = -1 },
 	{ .pid = 4244, .comm = "other", .failed = true },
@@ -760,9 +761,9 @@ static const char ckpt_line[] =
 	"\"tcp\":\"refuse\",\"log\":\"/tmp/img/dump.log\",\"hint\":\"pass --tcp-established\","
 	"\"error\":\"CRIU failed\"}\n";
 
-static void ckpt_fill(struct checkpoint_rec *r)
+static void ckpt_fill(struct ml_checkpoint_rec *r)
 {
-	*r = (struct checkpoint_rec){
+	*r = (struct ml_checkpoint_rec){
 		.pid = 4242,
 		.images_dir = "/tmp/img",
 		.exit_code = 1,
@@ -801,8 +802,8 @@ static void ckpt_fill(struct checkpoint_rec *r)
 }
 
 /* written, read back and written again: the same line, returned */
-static char *write_twice_ckpt(const struct checkpoint_rec *in, struct checkpoint_rec *back,
-			      struct json **j)
+static char *write_twice_ckpt(const struct ml_checkpoint_rec *in, struct ml_checkpoint_rec *back,
+			      struct ml_json **j)
 {
 	struct ml_err err = { 0 };
 	struct out o, o2;
@@ -821,8 +822,8 @@ static char *write_twice_ckpt(const struct checkpoint_rec *in, struct checkpoint
 }
 
 /* @in written is @want; read back and written again, the same line */
-static void ckpt_round_trip(const struct checkpoint_rec *in, const char *want,
-			    struct checkpoint_rec *back, struct json **j)
+static void ckpt_round_trip(const struct ml_checkpoint_rec *in, const char *want,
+			    struct ml_checkpoint_rec *back, struct ml_json **j)
 {
 	char *line = write_twice_ckpt(in, back, j);
 
@@ -833,8 +834,8 @@ static void ckpt_round_trip(const struct checkpoint_rec *in, const char *want,
 static void test_checkpoint_round_trip(void)
 {
 	char want[sizeof(ckpt_line) + sizeof(caps_obj)];
-	struct checkpoint_rec in, back;
-	struct json *j;
+	struct ml_checkpoint_rec in, back;
+	struct ml_json *j;
 
 	snprintf(want, sizeof(want), ckpt_line, caps_obj);
 	ckpt_fill(&in);
@@ -879,20 +880,20 @@ static void test_checkpoint_ok_round_trip(void)
 		"\"exclude_file_used\":false,\"granularity\":\"none\",\"note\":\"\"},"
 		"\"profiler\":{\"profiled\":false,\"reinit\":false,\"note\":\"not profiled\","
 		"\"resumed_intervals\":0,\"processes\":[]},\"tcp\":\"refuse\",\"log\":\"/i/l\"}\n";
-	struct checkpoint_rec in = { .pid = 7,
-				     .images_dir = "/i",
-				     .pre_dump = true,
-				     .ok = true,
-				     .command = "criu pre-dump",
-				     .criu_ran = true,
-				     .duration_ms = 5,
-				     .exclusion = { .skipped = true },
-				     .profiler = { .note = "not profiled" },
-				     .tcp = "refuse",
-				     .log = "/i/l",
-				     .hint = "" },
-			      back;
-	struct json *j;
+	struct ml_checkpoint_rec in = { .pid = 7,
+					.images_dir = "/i",
+					.pre_dump = true,
+					.ok = true,
+					.command = "criu pre-dump",
+					.criu_ran = true,
+					.duration_ms = 5,
+					.exclusion = { .skipped = true },
+					.profiler = { .note = "not profiled" },
+					.tcp = "refuse",
+					.log = "/i/l",
+					.hint = "" },
+				 back;
+	struct ml_json *j;
 
 	ckpt_round_trip(&in, want, &back, &j);
 	CHECK(back.pre_dump && back.ok && back.exclusion.skipped);
@@ -904,9 +905,9 @@ static void test_checkpoint_ok_round_trip(void)
 
 static void ckpt_refused(const char *line, const char *why)
 {
-	struct json *j = parse(line);
+	struct ml_json *j = parse(line);
 	struct ml_err err = { 0 };
-	struct checkpoint_rec r;
+	struct ml_checkpoint_rec r;
 
 	CHECK_EQ(ml_fmt_checkpoint_read(j, &r, &err), -EINVAL);
 	if (!strstr(err.msg, why))
@@ -936,7 +937,7 @@ static void test_checkpoint_malformed(void)
 #undef CK
 }
 
-static struct migrate_round_rec mig_rounds[] = {
+static struct ml_migrate_round_rec mig_rounds[] = {
 	{ .round = 1,
 	  .pre_dump = true,
 	  .pages = 16384,
@@ -996,8 +997,8 @@ static const char mig_line[] =
 	"\"error\":\"the destination failed\"}\n";
 
 /* written, read back and written again: the same line, returned */
-static char *write_twice_mig(const struct migrate_rec *in, struct migrate_rec *back,
-			     struct json **j)
+static char *write_twice_mig(const struct ml_migrate_rec *in, struct ml_migrate_rec *back,
+			     struct ml_json **j)
 {
 	struct ml_err err = { 0 };
 	struct out o, o2;
@@ -1015,8 +1016,8 @@ static char *write_twice_mig(const struct migrate_rec *in, struct migrate_rec *b
 	return o.buf;
 }
 
-static void mig_round_trip(const struct migrate_rec *in, const char *want, struct migrate_rec *back,
-			   struct json **j)
+static void mig_round_trip(const struct ml_migrate_rec *in, const char *want,
+			   struct ml_migrate_rec *back, struct ml_json **j)
 {
 	char *line = write_twice_mig(in, back, j);
 
@@ -1027,7 +1028,7 @@ static void mig_round_trip(const struct migrate_rec *in, const char *want, struc
 static void test_migrate_round_trip(void)
 {
 	char want[sizeof(mig_line) + sizeof(caps_obj)];
-	struct migrate_rec in = {
+	struct ml_migrate_rec in = {
 		.pid = 4242,
 		.has_container = true,
 		.container = { .id = "abc123",
@@ -1066,7 +1067,7 @@ static void test_migrate_round_trip(void)
 		.error = "the destination failed",
 	},
 			  back;
-	struct json *j;
+	struct ml_json *j;
 
 	snprintf(want, sizeof(want), mig_line, caps_obj);
 	mig_round_trip(&in, want, &back, &j);
@@ -1104,23 +1105,23 @@ static void test_migrate_plain_round_trip(void)
 		"\"tcp\":\"refuse\",\"downtime_ms\":200,\"final_dump_ms\":95,"
 		"\"frozen_in_dump_ms\":40,\"restore_ms\":105,\"restored_pid\":9,"
 		"\"granularity\":\"none\"}\n";
-	struct migrate_rec in = { .pid = 9,
-				  .to = "/dst",
-				  .ok = true,
-				  .rounds = &mig_rounds[1],
-				  .nrounds = 1,
-				  .total_bytes = 69632,
-				  .tcp = "refuse",
-				  .lazy = { .faults = 3 }, /* not written without post-copy */
-				  .downtime_ms = 200,
-				  .final_dump_ms = 95,
-				  .frozen_in_dump_ms = 40,
-				  .restore_ms = 105,
-				  .restored_pid = 9,
-				  .granularity = "none",
-				  .error = "" },
-			   back;
-	struct json *j;
+	struct ml_migrate_rec in = { .pid = 9,
+				     .to = "/dst",
+				     .ok = true,
+				     .rounds = &mig_rounds[1],
+				     .nrounds = 1,
+				     .total_bytes = 69632,
+				     .tcp = "refuse",
+				     .lazy = { .faults = 3 }, /* not written without post-copy */
+				     .downtime_ms = 200,
+				     .final_dump_ms = 95,
+				     .frozen_in_dump_ms = 40,
+				     .restore_ms = 105,
+				     .restored_pid = 9,
+				     .granularity = "none",
+				     .error = "" },
+			      back;
+	struct ml_json *j;
 
 	mig_round_trip(&in, want, &back, &j);
 	CHECK(!back.has_container && !back.postcopy && back.ok);
@@ -1134,9 +1135,9 @@ static void test_migrate_plain_round_trip(void)
 
 static void mig_refused(const char *line, const char *why)
 {
-	struct json *j = parse(line);
+	struct ml_json *j = parse(line);
 	struct ml_err err = { 0 };
-	struct migrate_rec r;
+	struct ml_migrate_rec r;
 
 	CHECK_EQ(ml_fmt_migrate_read(j, &r, &err), -EINVAL);
 	if (!strstr(err.msg, why))
@@ -1162,7 +1163,7 @@ static void test_migrate_malformed(void)
 
 /* ---- preflight, and migrate's processes ------------------------------------ */
 
-static const struct criu_preflight pf_two = {
+static const struct ml_criu_preflight pf_two = {
 	.f = { { .kind = CRIU_FINDING_UNIX_PEER,
 		 .pid = 42,
 		 .comm = "redis-server",
@@ -1180,7 +1181,7 @@ static const struct criu_preflight pf_two = {
 	.nprocs = 3,
 };
 
-static void pf_same(const struct criu_preflight *a, const struct criu_preflight *b)
+static void pf_same(const struct ml_criu_preflight *a, const struct ml_criu_preflight *b)
 {
 	REQUIRE(b && a->n == b->n);
 	CHECK_EQ(b->nfound, a->nfound);
@@ -1198,18 +1199,18 @@ static void pf_same(const struct criu_preflight *a, const struct criu_preflight 
 
 static void test_checkpoint_preflight_round_trip(void)
 {
-	struct checkpoint_rec in = { .pid = 42,
-				     .images_dir = "/i",
-				     .exit_code = 6,
-				     .command = "",
-				     .exclusion = { .skipped = true },
-				     .profiler = { .note = "not profiled" },
-				     .tcp = "close",
-				     .log = "",
-				     .preflight = &pf_two,
-				     .check_only = true },
-			      back;
-	struct json *j;
+	struct ml_checkpoint_rec in = { .pid = 42,
+					.images_dir = "/i",
+					.exit_code = 6,
+					.command = "",
+					.exclusion = { .skipped = true },
+					.profiler = { .note = "not profiled" },
+					.tcp = "close",
+					.log = "",
+					.preflight = &pf_two,
+					.check_only = true },
+				 back;
+	struct ml_json *j;
 	char *line = write_twice_ckpt(&in, &back, &j);
 
 	CHECK(strstr(line, "\"preflight\":{\"refused\":4,\"found\":5,\"processes\":3,"
@@ -1224,7 +1225,7 @@ static void test_checkpoint_preflight_round_trip(void)
 	free(line);
 
 	/* nothing found, not --check-only */
-	struct criu_preflight none = { .nprocs = 1 };
+	struct ml_criu_preflight none = { .nprocs = 1 };
 
 	in.preflight = &none;
 	in.check_only = false;
@@ -1251,8 +1252,8 @@ static void test_preflight_read_many(void)
 {
 	char line[8192];
 	struct ml_err err = { 0 };
-	struct criu_preflight *p;
-	struct json *j;
+	struct ml_criu_preflight *p;
+	struct ml_json *j;
 	int n = snprintf(line, sizeof(line),
 			 "{\"refused\":0,\"found\":1,\"processes\":2,\"findings\":[");
 
@@ -1297,7 +1298,7 @@ static void test_checkpoint_preflight_malformed(void)
 #undef CK
 }
 
-static const struct profiler_proc mig_procs[] = {
+static const struct ml_profiler_proc mig_procs[] = {
 	{ .pid = 100,
 	  .ppid = 1,
 	  .comm = "redis-server",
@@ -1309,19 +1310,19 @@ static const struct profiler_proc mig_procs[] = {
 
 static void test_migrate_procs_preflight_round_trip(void)
 {
-	struct migrate_rec in = { .pid = 100,
-				  .to = "/dst",
-				  .rounds = &mig_rounds[1],
-				  .nrounds = 1,
-				  .tcp = "refuse",
-				  .granularity = "none",
-				  .procs = mig_procs,
-				  .nprocs = 3,
-				  .nprocs_total = 7,
-				  .procs_profiled = true,
-				  .preflight = &pf_two },
-			   back;
-	struct json *j;
+	struct ml_migrate_rec in = { .pid = 100,
+				     .to = "/dst",
+				     .rounds = &mig_rounds[1],
+				     .nrounds = 1,
+				     .tcp = "refuse",
+				     .granularity = "none",
+				     .procs = mig_procs,
+				     .nprocs = 3,
+				     .nprocs_total = 7,
+				     .procs_profiled = true,
+				     .preflight = &pf_two },
+			      back;
+	struct ml_json *j;
 	char *line = write_twice_mig(&in, &back, &j);
 
 	CHECK(strstr(line, "\"processes\":[{\"pid\":100,\"ppid\":1,\"comm\":\"redis-server\","
@@ -1388,7 +1389,7 @@ static void test_migrate_procs_preflight_malformed(void)
 
 /* ---- check ---------------------------------------------------------------- */
 
-static const struct feature check_features[] = {
+static const struct ml_feature check_features[] = {
 	{ .group = "memory",
 	  .name = "pagemap_scan",
 	  .state = FEATURE_OK,
@@ -1421,15 +1422,15 @@ static const char check_line[] =
 
 static void test_check_round_trip(void)
 {
-	struct check_rec in = { .kernel = "6.12.1",
-				.arch = "x86_64",
-				.root = true,
-				.features = check_features,
-				.nfeatures = 3 },
-			 back;
+	struct ml_check_rec in = { .kernel = "6.12.1",
+				   .arch = "x86_64",
+				   .root = true,
+				   .features = check_features,
+				   .nfeatures = 3 },
+			    back;
 	struct ml_err err = { 0 };
 	struct out o, o2;
-	struct json *j;
+	struct ml_json *j;
 
 	out_open(&o);
 	ml_fmt_check(&o.w, &in);
@@ -1442,7 +1443,7 @@ static void test_check_round_trip(void)
 	CHECK(back.root && !back.core_ok);
 	REQUIRE(back.nfeatures == 3);
 	for (size_t i = 0; i < 3; i++) {
-		const struct feature *a = &check_features[i], *b = &back.features[i];
+		const struct ml_feature *a = &check_features[i], *b = &back.features[i];
 
 		CHECK_STR(a->group, b->group);
 		CHECK_STR(a->name, b->name);
@@ -1482,9 +1483,9 @@ static void test_check_malformed(void)
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct json *j = parse(bad[i].line);
+		struct ml_json *j = parse(bad[i].line);
 		struct ml_err err = { 0 };
-		struct check_rec r;
+		struct ml_check_rec r;
 
 		CHECK_EQ(ml_fmt_check_read(j, &r, &err), -EINVAL);
 		if (!strstr(err.msg, bad[i].why))
@@ -1502,12 +1503,12 @@ static const char restore_fmt[] =
 	"\"criu_exit_status\":%s,\"timed_out\":false,\"duration_ms\":321,"
 	"\"repeated\":\"%s\",\"log\":\"/tmp/img/restore.log\"%s}\n";
 
-static void restore_round_trip(const struct restore_rec *in, const char *want)
+static void restore_round_trip(const struct ml_restore_rec *in, const char *want)
 {
 	struct ml_err err = { 0 };
-	struct restore_rec back;
+	struct ml_restore_rec back;
 	struct out o, o2;
-	struct json *j;
+	struct ml_json *j;
 
 	out_open(&o);
 	ml_fmt_restore(&o.w, in);
@@ -1538,15 +1539,15 @@ static void restore_round_trip(const struct restore_rec *in, const char *want)
 
 static void test_restore_round_trip(void)
 {
-	struct restore_rec r = { .images_dir = "/tmp/img",
-				 .ok = true,
-				 .pid = 4321,
-				 .criu = caps_rec,
-				 .command = "criu restore -D /tmp/img -d",
-				 .duration_ms = 321,
-				 .repeated = "--tcp-established",
-				 .log = "/tmp/img/restore.log",
-				 .hint = "" };
+	struct ml_restore_rec r = { .images_dir = "/tmp/img",
+				    .ok = true,
+				    .pid = 4321,
+				    .criu = caps_rec,
+				    .command = "criu restore -D /tmp/img -d",
+				    .duration_ms = 321,
+				    .repeated = "--tcp-established",
+				    .log = "/tmp/img/restore.log",
+				    .hint = "" };
 	char want[2048];
 
 	snprintf(want, sizeof(want), restore_fmt, "true", "0", "4321", caps_obj, "0",
@@ -1577,9 +1578,9 @@ static void test_restore_malformed(void)
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct json *j = parse(bad[i].line);
+		struct ml_json *j = parse(bad[i].line);
 		struct ml_err err = { 0 };
-		struct restore_rec r;
+		struct ml_restore_rec r;
 
 		CHECK_EQ(ml_fmt_restore_read(j, &r, &err), -EINVAL);
 		if (!strstr(err.msg, bad[i].why))
@@ -1590,12 +1591,12 @@ static void test_restore_malformed(void)
 
 /* ---- leaks ---------------------------------------------------------------- */
 
-static struct leaks_size_rec leaks_sizes[] = {
+static struct ml_leaks_size_rec leaks_sizes[] = {
 	{ .size = 4096, .count = 160, .bytes = 655360, .sampled = 40 },
 	{ .size = 24, .count = 3, .bytes = 72, .sampled = 1 },
 };
 static const char *leaks_lines0[] = { "leaf+0x1d (/usr/bin/leaky)", "main+0x42 (/usr/bin/leaky)" };
-static struct leaks_frame_rec leaks_frames0[] = {
+static struct ml_leaks_frame_rec leaks_frames0[] = {
 	{ .address = 0x401d2d,
 	  .function = "leaf",
 	  .has_offset = true,
@@ -1606,7 +1607,7 @@ static struct leaks_frame_rec leaks_frames0[] = {
 	{ .address = 0x401d2d, .function = "helper", .inlined = true, .object = "/usr/bin/leaky" },
 	{ .address = 0x7f00000010, .object = "" },
 };
-static struct leaks_stack_rec leaks_stacks[] = {
+static struct ml_leaks_stack_rec leaks_stacks[] = {
 	{ .count = 160,
 	  .bytes = 655360,
 	  .sampled = 40,
@@ -1651,9 +1652,9 @@ static const char leaks_line[] =
 	"\"frames_mean\":6.5,\"frames_max\":20,\"max_frames\":127,\"complete\":40,\"cut\":1,"
 	"\"out_of_copy\":5,\"no_cfi\":4,\"not_unwound_fully\":9,\"table_full\":2}}\n";
 
-static void leaks_fill(struct leaks_rec *r)
+static void leaks_fill(struct ml_leaks_rec *r)
 {
-	*r = (struct leaks_rec){
+	*r = (struct ml_leaks_rec){
 		.pid = 4242,
 		.allocator = "/usr/lib/libc.so.6",
 		.allocator_prefixed = "/usr/lib/libjemalloc.so.2",
@@ -1708,7 +1709,7 @@ static void leaks_fill(struct leaks_rec *r)
 	};
 }
 
-static void leaks_same(const struct leaks_rec *a, const struct leaks_rec *b)
+static void leaks_same(const struct ml_leaks_rec *a, const struct ml_leaks_rec *b)
 {
 	CHECK_EQ(a->interval, b->interval);
 	CHECK_EQ(a->elapsed_ms, b->elapsed_ms);
@@ -1737,7 +1738,7 @@ static void leaks_same(const struct leaks_rec *a, const struct leaks_rec *b)
 		CHECK(!memcmp(&a->sizes[i], &b->sizes[i], sizeof(a->sizes[i])));
 	REQUIRE(a->nstacks == b->nstacks);
 	for (size_t i = 0; i < a->nstacks; i++) {
-		const struct leaks_stack_rec *s = &a->stacks[i], *t = &b->stacks[i];
+		const struct ml_leaks_stack_rec *s = &a->stacks[i], *t = &b->stacks[i];
 
 		CHECK_EQ(s->count, t->count);
 		CHECK_EQ(s->bytes, t->bytes);
@@ -1763,12 +1764,12 @@ static void leaks_same(const struct leaks_rec *a, const struct leaks_rec *b)
 }
 
 /* Write, compare with the exact line, read back, write again: the same line. */
-static void leaks_round_trip(const struct leaks_rec *in, const char *want)
+static void leaks_round_trip(const struct ml_leaks_rec *in, const char *want)
 {
 	struct ml_err err = { 0 };
-	struct leaks_rec back;
+	struct ml_leaks_rec back;
 	struct out o, o2;
-	struct json *j;
+	struct ml_json *j;
 
 	out_open(&o);
 	ml_fmt_leaks(&o.w, in);
@@ -1789,7 +1790,7 @@ static void leaks_round_trip(const struct leaks_rec *in, const char *want)
 
 static void test_leaks_round_trip(void)
 {
-	struct leaks_rec r;
+	struct ml_leaks_rec r;
 
 	leaks_fill(&r);
 	leaks_round_trip(&r, leaks_line);
@@ -1798,22 +1799,22 @@ static void test_leaks_round_trip(void)
 /* -i with --no-stacks, every call traced: no sampling fields, no stack_depth */
 static void test_leaks_interval_round_trip(void)
 {
-	struct leaks_size_rec size = { .size = 64, .count = 2, .bytes = 128 };
-	struct leaks_rec r = { .interval = true,
-			       .elapsed_ms = 1000,
-			       .last = true,
-			       .interval_mallocs = 5,
-			       .interval_frees = 3,
-			       .pid = 7,
-			       .allocator = "/lib/libc.so.6",
-			       .mode = "uprobe",
-			       .stacks_mode = "none",
-			       .mallocs = 5,
-			       .frees = 3,
-			       .outstanding = 2,
-			       .outstanding_bytes = 128,
-			       .sizes = &size,
-			       .nsizes = 1 };
+	struct ml_leaks_size_rec size = { .size = 64, .count = 2, .bytes = 128 };
+	struct ml_leaks_rec r = { .interval = true,
+				  .elapsed_ms = 1000,
+				  .last = true,
+				  .interval_mallocs = 5,
+				  .interval_frees = 3,
+				  .pid = 7,
+				  .allocator = "/lib/libc.so.6",
+				  .mode = "uprobe",
+				  .stacks_mode = "none",
+				  .mallocs = 5,
+				  .frees = 3,
+				  .outstanding = 2,
+				  .outstanding_bytes = 128,
+				  .sizes = &size,
+				  .nsizes = 1 };
 
 	leaks_round_trip(
 		&r,
@@ -1836,13 +1837,13 @@ static void test_leaks_interval_round_trip(void)
 /* older lines: three reasons, no frames; an interval without its tables */
 static void test_leaks_read_lenient(void)
 {
-	struct json *j = parse(
+	struct ml_json *j = parse(
 		"{\"type\":\"leaks\",\"pid\":5,\"outstanding_bytes\":10,"
 		"\"stacks_lost_by_reason\":{\"table_full\":1,\"not_walked\":2,\"hash_collision\":3}"
 		","
 		"\"by_size\":[],\"by_stack\":[{\"count\":1,\"bytes\":10,\"stack\":[\"main\"]}]}");
 	struct ml_err err = { 0 };
-	struct leaks_rec r;
+	struct ml_leaks_rec r;
 
 	REQUIRE_MSG(!ml_fmt_leaks_read(j, &r, &err), "%s", err.msg);
 	CHECK_EQ(r.pid, 5);
@@ -1890,9 +1891,9 @@ static void test_leaks_malformed(void)
 #undef LK
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		struct json *j = parse(bad[i].line);
+		struct ml_json *j = parse(bad[i].line);
 		struct ml_err err = { 0 };
-		struct leaks_rec r;
+		struct ml_leaks_rec r;
 
 		CHECK_EQ(ml_fmt_leaks_read(j, &r, &err), -EINVAL);
 		if (!strstr(err.msg, bad[i].why))

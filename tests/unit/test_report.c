@@ -42,13 +42,13 @@ static size_t cells_filled(const char *html, const char *end, const char *fill)
 	return n;
 }
 
-static int load(struct report *r, const char *file, struct ml_err *err)
+static int load(struct ml_report *r, const char *file, struct ml_err *err)
 {
 	ml_report_init(r);
 	return ml_report_load_file(r, file, err);
 }
 
-static int render(const struct report *r, const struct report_opts *o, struct rbuf *b)
+static int render(const struct ml_report *r, const struct ml_report_opts *o, struct ml_rbuf *b)
 {
 	struct ml_err err = { 0 };
 	int ret;
@@ -61,7 +61,8 @@ static int render(const struct report *r, const struct report_opts *o, struct rb
 }
 
 /* One "interval" line: VMA i at 0x10000000 + i MiB, with the given ratios. */
-static int add_interval(struct report *r, long seq, int nvma, const double *ratio, const bool *hot)
+static int add_interval(struct ml_report *r, long seq, int nvma, const double *ratio,
+			const bool *hot)
 {
 	char line[8192];
 	struct ml_err err = { 0 };
@@ -120,7 +121,7 @@ static void test_fmt_si(void)
 
 static void test_html_escape(void)
 {
-	struct rbuf b = { 0 };
+	struct ml_rbuf b = { 0 };
 
 	ml_rb_html(&b, "<a href='x'>&\"\x01");
 	REQUIRE(b.p);
@@ -148,7 +149,7 @@ static void test_kind_colours_stable(void)
 static void test_load_writes_one(void)
 {
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 
 	REQUIRE_MSG(!load(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
 	REQUIRE(r.nw == 1);
@@ -176,8 +177,8 @@ static void test_json_and_record_merge(void)
 		"\"kind\":\"anon\",\"written_ratio\":0.5}],"
 		"\"written\":[[\"0x7faf78800000\",\"0x7faf7a800000\"]]}";
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 
 	for (int order = 0; order < 2; order++) {
 		ml_report_init(&r);
@@ -204,7 +205,7 @@ static void test_json_and_record_merge(void)
 static void test_load_snapshot(void)
 {
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 
 	REQUIRE_MSG(!load(&r, FIX "snapshot.jsonl", &err), "%s", err.msg);
 	REQUIRE(r.ns == 1 && r.nw == 0);
@@ -227,7 +228,7 @@ static void test_summary_kinds(void)
 	static const char wr[] = "{\"type\":\"summary\",\"pid\":5,\"intervals\":3,"
 				 "\"stopped_because\":\"interrupted\"}";
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 
 	ml_report_init(&r);
 	CHECK_EQ(ml_report_load_line(&r, "x", 1, snap, strlen(snap), &err), 0);
@@ -241,7 +242,7 @@ static void test_summary_kinds(void)
 static void test_load_faults_migrate(void)
 {
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 
 	REQUIRE_MSG(!load(&r, FIX "faults.jsonl", &err), "%s", err.msg);
 	REQUIRE_MSG(!ml_report_load_file(&r, FIX "migrate.jsonl", &err), "%s", err.msg);
@@ -269,8 +270,8 @@ static void test_faults_nulls(void)
 		"\"pid\":null,\"minor\":34452,\"major\":0,\"retried\":null}],"
 		"\"minor_hist_us\":[2726,34016,3135],\"major_hist_us\":[]}";
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 
 	ml_report_init(&r);
 	REQUIRE_MSG(!ml_report_load_line(&r, "f", 1, line, strlen(line), &err), "%s", err.msg);
@@ -292,7 +293,7 @@ static void test_faults_nulls(void)
 static void expect_error(const char *file, int code, const char *where, const char *what)
 {
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 	int ret = load(&r, file, &err);
 
 	CHECK_EQ(ret, -code);
@@ -313,7 +314,7 @@ static void test_bad_files(void)
 static void expect_line_error(const char *line, const char *what)
 {
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 
 	ml_report_init(&r);
 	CHECK_EQ(ml_report_load_line(&r, "in.jsonl", 7, line, strlen(line), &err), -EINVAL);
@@ -346,8 +347,8 @@ static void test_skip_unknown(void)
 {
 	static const char other[] = "{\"type\":\"checkpoint\",\"pid\":1}";
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b = { 0 };
+	struct ml_report r;
+	struct ml_rbuf b = { 0 };
 
 	ml_report_init(&r);
 	r.skip_unknown = true;
@@ -368,8 +369,8 @@ static void test_render_all_fixtures(void)
 {
 	static const char *const files[] = { "writes-one", "snapshot", "faults", "migrate" };
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	char path[128];
 
 	ml_report_init(&r);
@@ -377,9 +378,10 @@ static void test_render_all_fixtures(void)
 		snprintf(path, sizeof(path), FIX "%s.jsonl", files[i]);
 		REQUIRE_MSG(!ml_report_load_file(&r, path, &err), "%s", err.msg);
 	}
-	REQUIRE(!render(&r,
-			&(struct report_opts){ .sz = sizeof(struct report_opts), .title = "t <1>" },
-			&b));
+	REQUIRE(!render(
+		&r,
+		&(struct ml_report_opts){ .sz = sizeof(struct ml_report_opts), .title = "t <1>" },
+		&b));
 	CHECK(!strncmp(b.p, "<!DOCTYPE html>", 15));
 	CHECK(strstr(b.p, "<title>t &lt;1&gt;</title>") != NULL);
 	CHECK_EQ(count(b.p, "<svg "), count(b.p, "</svg>"));
@@ -407,8 +409,8 @@ static void test_render_all_fixtures(void)
 static void test_render_one_interval(void)
 {
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 
 	REQUIRE_MSG(!load(&r, FIX "writes-one.jsonl", &err), "%s", err.msg);
 	REQUIRE(!render(&r, NULL, &b));
@@ -423,8 +425,8 @@ static void test_render_one_interval(void)
 /* a VMA hot in intervals 5..9 of 20: one merged mark five columns wide */
 static void test_hot_marks(void)
 {
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	const char *p;
 	double x, w;
 
@@ -449,19 +451,21 @@ static void test_hot_marks(void)
 /* columns average the intervals they cover: 0 and 1 -> 0.5 */
 static void test_downsample_mean(void)
 {
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 
 	ml_report_init(&r);
 	REQUIRE(!add_interval(&r, 1, 1, (double[]){ 0.0 }, NULL));
 	REQUIRE(!add_interval(&r, 2, 1, (double[]){ 1.0 }, NULL));
 	REQUIRE(!render(
-		&r, &(struct report_opts){ .sz = sizeof(struct report_opts), .max_cols = 1 }, &b));
+		&r, &(struct ml_report_opts){ .sz = sizeof(struct ml_report_opts), .max_cols = 1 },
+		&b));
 	CHECK_EQ(count(b.p, "class=\"cell\""), 1);
 	CHECK(strstr(b.p, "fill=\"#fd8d3c\"") != NULL);
 	ml_rb_free(&b);
 	REQUIRE(!render(
-		&r, &(struct report_opts){ .sz = sizeof(struct report_opts), .max_cols = 2 }, &b));
+		&r, &(struct ml_report_opts){ .sz = sizeof(struct ml_report_opts), .max_cols = 2 },
+		&b));
 	CHECK_EQ(count(b.p, "class=\"cell\""), 2);
 	CHECK(strstr(b.p, "fill=\"#4a0016\"") != NULL); /* 1.0: the darkest */
 	ml_rb_free(&b);
@@ -501,8 +505,8 @@ static void test_page_ranges(void)
 	static const char bad[] = "{\"type\":\"interval\",\"t_ms\":1,\"regions\":[],"
 				  "\"written\":[[\"0x2\",\"0x1\"]]}";
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	const char *ranges, *end;
 
 	ml_report_init(&r);
@@ -534,8 +538,8 @@ static void test_page_ranges(void)
 /* 10 000 intervals x 12 VMAs: bounded drawing, small page, top VMAs only */
 static void test_render_large(void)
 {
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	double ratio[12];
 	const char *line;
 	size_t pts = 0;
@@ -548,7 +552,8 @@ static void test_render_large(void)
 	}
 	REQUIRE(r.nw == 1 && r.w[0].niv == 10000 && r.w[0].nvma == 12);
 	REQUIRE(!render(
-		&r, &(struct report_opts){ .sz = sizeof(struct report_opts), .max_rows = 10 }, &b));
+		&r, &(struct ml_report_opts){ .sz = sizeof(struct ml_report_opts), .max_rows = 10 },
+		&b));
 	CHECK(b.len < 400 * 1024);
 	CHECK(count(b.p, "class=\"cell\"") <= 10 * 360);
 	CHECK(strstr(b.p, "2 more VMAs") != NULL);
@@ -564,8 +569,8 @@ static void test_render_large(void)
 static void test_render_nothing(void)
 {
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b = { 0 };
+	struct ml_report r;
+	struct ml_rbuf b = { 0 };
 
 	ml_report_init(&r);
 	CHECK_EQ(ml_report_render(&r, NULL, &b, &err), -EINVAL);
@@ -589,7 +594,7 @@ static void test_random_lines(void)
 		"{\"type\":\"migrate_model\",\"policies\":[{\"name\":\"none\",\"rounds\":[{"
 		"\"bytes\":5}]}]}",
 	};
-	struct report r;
+	struct ml_report r;
 	char line[512];
 	unsigned int seed = 12345;
 	int ok = 0, bad = 0;
@@ -616,7 +621,7 @@ static void test_random_lines(void)
 	}
 	CHECK(ok > 0 && bad > 0);
 	if (r.nw || r.ns || r.nf || r.nm) {
-		struct rbuf b;
+		struct ml_rbuf b;
 
 		CHECK(!render(&r, NULL, &b));
 		ml_rb_free(&b);
@@ -627,7 +632,7 @@ static void test_random_lines(void)
 static void headline_of(const char *file, int kind, const char *want)
 {
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 	char h[512];
 
 	REQUIRE_MSG(!load(&r, file, &err), "%s", err.msg);
@@ -649,11 +654,11 @@ static void headline_of(const char *file, int kind, const char *want)
 static void test_tracer_fixtures(void)
 {
 	struct ml_err err = { 0 };
-	struct report r;
+	struct ml_report r;
 	size_t n, *order;
 	char h[512];
 	double stacked = 0;
-	struct rbuf b;
+	struct ml_rbuf b;
 
 	REQUIRE_MSG(!load(&r, FIX "leaks.jsonl", &err), "%s", err.msg);
 	REQUIRE(r.nl == 1 && r.l[0].have_final);
@@ -716,8 +721,8 @@ static void test_tracer_fixtures(void)
 static void test_headline_fixtures(void)
 {
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 
 	/* the summary's average: 167792640 B/s */
 	headline_of(FIX "writes-one.jsonl", 0, "no hot VMA among 3; 160 MiB/s written on average");
@@ -745,7 +750,7 @@ static void test_headline_fixtures(void)
 	ml_report_free(&r);
 }
 
-static int load_lines(struct report *r, const char *const *lines, size_t n)
+static int load_lines(struct ml_report *r, const char *const *lines, size_t n)
 {
 	struct ml_err err = { 0 };
 
@@ -786,8 +791,8 @@ static void test_headline_writes(void)
 					"true") "," REG("0x3000000", "0x3400000", "lib-data", "",
 							"0.5", "false") "]}",
 	};
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	char h[512];
 
 	REQUIRE(!load_lines(&r, lines, 2));
@@ -833,7 +838,7 @@ static void test_headline_migrate_other(void)
 		"{\"type\":\"migrate_model\",\"policies\":[{\"name\":\"none\",\"rounds\":[{"
 		"\"bytes\":1048576}],\"total_bytes\":1048576,\"downtime_ms\":8}]}",
 	};
-	struct report r;
+	struct ml_report r;
 	char h[512];
 
 	REQUIRE(!load_lines(&r, lines, 1));
@@ -850,8 +855,8 @@ static void test_headline_migrate_other(void)
 static void test_migrate_final_group(void)
 {
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	double fx[3], fw = 0, maxpre = 0;
 	int nf = 0;
 
@@ -908,8 +913,8 @@ static void test_ranges_collapse(void)
 		"\"dirty_pages\":256,\"written_ratio\":1}],"
 		"\"written\":[[\"0x10000000\",\"0x10100000\"]]}",
 	};
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	const char *ranges, *end;
 
 	REQUIRE(!load_lines(&r, lines, 2));
@@ -929,8 +934,8 @@ static void test_ranges_collapse(void)
 /* the hot mark: its own lane under the cells, a gap between, a colour not of the scale */
 static void test_hot_mark_contrast(void)
 {
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	const char *cell, *hot;
 	double cy, ch, hy;
 
@@ -960,8 +965,8 @@ static void test_bucket_edges(void)
 	static const char line[] = "{\"type\":\"faults\",\"rows\":[],\"minor_hist_us\":[0,0,5,1],"
 				   "\"major_hist_us\":[0,0,0,0,2]}";
 	struct ml_err err = { 0 };
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	char e[24];
 	const char *p;
 
@@ -1001,8 +1006,8 @@ static void test_one_snapshot(void)
 		"{\"kind\":\"anon\",\"size_pages\":1024,\"resident_pages\":256},"
 		"{\"kind\":\"lib-text\",\"size_pages\":512,\"resident_pages\":512}]}",
 	};
-	struct report r;
-	struct rbuf b;
+	struct ml_report r;
+	struct ml_rbuf b;
 	char h[512];
 
 	REQUIRE(!load_lines(&r, lines, 1));

@@ -21,7 +21,7 @@ static void test_rotation_covers_every_page_once(void)
 	for (size_t t = 0; t < sizeof(ks) / sizeof(ks[0]); t++) {
 		memset(seen, 0, sizeof(seen));
 		for (uint64_t round = 5; round < 5 + ks[t]; round++) {
-			struct sample_sched s = { ks[t], round };
+			struct ml_sample_sched s = { ks[t], round };
 			uint64_t pos = start, a, b;
 
 			while (ml_sample_next(&s, pos, end, &a, &b)) {
@@ -42,7 +42,7 @@ static void test_rotation_covers_every_page_once(void)
 
 static void test_next_edges(void)
 {
-	struct sample_sched s = { 4, 0 };
+	struct ml_sample_sched s = { 4, 0 };
 	uint64_t a, b;
 
 	/* a range inside one block that is not sampled this round */
@@ -62,8 +62,8 @@ static void test_next_edges(void)
 
 static void test_estimate_exact_ends(void)
 {
-	struct sample_est e = { 0 };
-	struct sample_result r;
+	struct ml_sample_est e = { 0 };
+	struct ml_sample_result r;
 
 	CHECK(!ml_sample_est_result(&e, 1000, &r)); /* nothing sampled */
 	for (int i = 0; i < 8; i++)
@@ -95,8 +95,8 @@ static void test_estimate_exact_ends(void)
 
 static void test_estimate_stderr(void)
 {
-	struct sample_est e = { 0 };
-	struct sample_result r;
+	struct ml_sample_est e = { 0 };
+	struct ml_sample_result r;
 
 	/* 4 blocks of 16: 8, 0, 16, 8 written; half the VMA sampled */
 	ml_sample_est_add(&e, 16, 8);
@@ -147,9 +147,9 @@ static void test_estimate_unbiased_over_window(void)
 		}
 	}
 	for (uint64_t round = 0; round < K; round++) {
-		struct sample_sched s = { K, round };
-		struct sample_est e = { 0 };
-		struct sample_result r;
+		struct ml_sample_sched s = { K, round };
+		struct ml_sample_est e = { 0 };
+		struct ml_sample_result r;
 		uint64_t pos = start, a, b;
 
 		while (ml_sample_next(&s, pos, start + total * PG, &a, &b)) {
@@ -172,7 +172,7 @@ static void test_estimate_unbiased_over_window(void)
 
 static void test_policy_validated(void)
 {
-	struct sample_policy p;
+	struct ml_sample_policy p;
 
 	CHECK_EQ(ml_sample_policy_init(&p, SAMPLE_K_MAX + 1, 0, 0, 1000), -EINVAL);
 	CHECK_EQ(ml_sample_policy_init(&p, 1, -0.1, 0, 1000), -EINVAL);
@@ -186,7 +186,7 @@ static void test_policy_validated(void)
 
 static void test_policy_fixed_without_bound(void)
 {
-	struct sample_policy p;
+	struct ml_sample_policy p;
 
 	REQUIRE(ml_sample_policy_init(&p, 10, 0, 20000, 1000) == 0);
 	/* 100000 faults of 20 us in 1 s: two CPUs' worth, and k stays */
@@ -197,7 +197,7 @@ static void test_policy_fixed_without_bound(void)
 
 static void test_policy_follows_the_cost(void)
 {
-	struct sample_policy p;
+	struct ml_sample_policy p;
 	double c;
 
 	/* 5% of a CPU at 20 us a fault, every page tracked to start with */
@@ -242,7 +242,7 @@ static void test_policy_follows_the_cost(void)
 
 static void test_policy_interval_when_k_is_not_enough(void)
 {
-	struct sample_policy p;
+	struct ml_sample_policy p;
 
 	REQUIRE(ml_sample_policy_init(&p, 1, 0.01, 20000, 100) == 0);
 	/* far over the bound: k at its most first, then the interval doubles */
@@ -267,13 +267,13 @@ static void test_policy_interval_when_k_is_not_enough(void)
 /* Pages not watched keep their state; only watched intervals count. */
 static void test_hotrange_seen(void)
 {
-	struct hotrange h;
-	struct hotrange_set s;
-	const struct range vma = { 0x10000, 0x10000 + 64 * PG };
-	const struct range lo = { 0x10000, 0x10000 + 16 * PG }; /* block 0 */
-	const struct range hi = { 0x10000 + 16 * PG, 0x10000 + 64 * PG };
-	const struct range w0 = { 0x10000, 0x10000 + 2 * PG }; /* in block 0 */
-	const struct range w1 = { 0x10000 + 20 * PG, 0x10000 + 21 * PG };
+	struct ml_hotrange h;
+	struct ml_hotrange_set s;
+	const struct ml_range vma = { 0x10000, 0x10000 + 64 * PG };
+	const struct ml_range lo = { 0x10000, 0x10000 + 16 * PG }; /* block 0 */
+	const struct ml_range hi = { 0x10000 + 16 * PG, 0x10000 + 64 * PG };
+	const struct ml_range w0 = { 0x10000, 0x10000 + 2 * PG }; /* in block 0 */
+	const struct ml_range w1 = { 0x10000 + 20 * PG, 0x10000 + 21 * PG };
 
 	REQUIRE(ml_hotrange_init(&h, 2, 2, 0) == 0);
 	/* round 1: block 0 watched, w0 written */
@@ -311,7 +311,7 @@ static void test_hotrange_seen(void)
 	CHECK_EQ(h.n, 0);
 	/* bad input */
 	{
-		const struct range two[2] = { hi, lo }; /* not sorted */
+		const struct ml_range two[2] = { hi, lo }; /* not sorted */
 
 		CHECK_EQ(ml_hotrange_update_seen(&h, &vma, 1, NULL, 0, two, 2), -EINVAL);
 	}
@@ -321,22 +321,22 @@ static void test_hotrange_seen(void)
 /* Watching every page is the exact update. */
 static void test_hotrange_seen_all_is_exact(void)
 {
-	struct hotrange a, b;
-	struct hotrange_set sa, sb;
-	const struct range vmas[2] = { { 0x10000, 0x30000 }, { 0x40000, 0x80000 } };
+	struct ml_hotrange a, b;
+	struct ml_hotrange_set sa, sb;
+	const struct ml_range vmas[2] = { { 0x10000, 0x30000 }, { 0x40000, 0x80000 } };
 	uint64_t seed = 7;
 
 	REQUIRE(ml_hotrange_init(&a, 3, 2, 0) == 0);
 	REQUIRE(ml_hotrange_init(&b, 3, 2, 0) == 0);
 	for (int round = 0; round < 20; round++) {
-		struct range w[6];
+		struct ml_range w[6];
 
 		for (int i = 0; i < 6; i++) {
-			const struct range *v = &vmas[lcg(&seed) % 2];
+			const struct ml_range *v = &vmas[lcg(&seed) % 2];
 			uint64_t pages = (v->end - v->start) / PG;
 			uint64_t p = v->start + (lcg(&seed) % pages) * PG;
 
-			w[i] = (struct range){ p, p + (1 + lcg(&seed) % 4) * PG };
+			w[i] = (struct ml_range){ p, p + (1 + lcg(&seed) % 4) * PG };
 			if (w[i].end > v->end)
 				w[i].end = v->end;
 		}

@@ -13,10 +13,10 @@
 
 #define PG 4096UL
 
-static struct snapshotter *open_self(bool pages)
+static struct ml_snapshotter *open_self(bool pages)
 {
-	ML_OPTS(snapshot_opts, o, .pages = pages);
-	struct snapshotter *sn = NULL;
+	ML_OPTS(ml_snapshot_opts, o, .pages = pages);
+	struct ml_snapshotter *sn = NULL;
 	struct ml_err err = { 0 };
 	int r = ml_snapshot_open(&sn, getpid(), &o, &err);
 
@@ -30,9 +30,9 @@ static void test_own_mapping_counts(void)
 {
 	unsigned char *p =
 		mmap(NULL, 64 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct snapshotter *sn = open_self(false);
+	struct ml_snapshotter *sn = open_self(false);
 	bool zp = t_zero_page();
-	struct snapshot s;
+	struct ml_snapshot s;
 	struct ml_err err = { 0 };
 	long i;
 
@@ -64,8 +64,8 @@ static void test_page_flags_self(void)
 {
 	unsigned char *p =
 		mmap(NULL, 32 * PG, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct snapshotter *sn;
-	struct snapshot s;
+	struct ml_snapshotter *sn;
+	struct ml_snapshot s;
 	struct ml_err err = { 0 };
 	long i;
 
@@ -93,9 +93,9 @@ static void test_page_flags_self(void)
 static void test_diff_and_copy(void)
 {
 	unsigned char *p;
-	struct snapshotter *sn = open_self(false);
-	struct snapshot a, b, c;
-	struct snapshot_diff d;
+	struct ml_snapshotter *sn = open_self(false);
+	struct ml_snapshot a, b, c;
+	struct ml_snapshot_diff d;
 	struct ml_err err = { 0 };
 	long i;
 
@@ -141,7 +141,7 @@ static void test_diff_and_copy(void)
 
 static void test_errors(void)
 {
-	struct snapshotter *sn = NULL;
+	struct ml_snapshotter *sn = NULL;
 	struct ml_err err = { 0 };
 
 	CHECK_EQ(ml_snapshot_open(&sn, 4194000, NULL, &err), -ESRCH);
