@@ -163,8 +163,9 @@ test: deps
 # make check: the quick checks, with no root, no network and no QEMU: the
 # unit tests, again under ASan+UBSan, the layer rules of lib/README.md
 # (scripts/check-layers.py, and its own test), libmemlens.so's export list
-# and the prefixes of the archives' globals (scripts/check-exports.py, and
-# its own test), and the format
+# and the prefixes of the archives' globals and of the public headers'
+# struct/enum/union tags (scripts/check-exports.py, and its own test), and
+# the format
 # (clang-format, where installed). Under a minute once built.
 UNIT_LABELS = $(UNIT_BINS:$(BUILD)/tests/unit/%=unit/%) $(UNIT_ASAN:$(BUILD)/tests/asan/%=asan/%)
 .PHONY: check unit-tests unit-bins check-layers check-exports check-format

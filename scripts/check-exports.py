@@ -28,6 +28,10 @@ lib/README.md's part table gives to their part (report/, trace/). An ml_
 global not in that list fails (it is private: rename it), and so does a
 name of the list the archive does not define.
 
+Every struct, enum and union tag the public headers (all of include/memlens/*.h)
+define, or declare as an opaque type ("struct ml_profiler;"), starts with ml_
+too: a tag is a name in the program's namespace as a function is.
+
 usage: scripts/check-exports.py [--root DIR] [--so FILE] [--archive FILE]... [--write]
 """
 import argparse
@@ -158,6 +162,33 @@ def declared(root, header):
         if tok in '{}' and depth == 0:
             stmt = ''
     return out
+
+
+def public_tags(root, faults):
+    """The number of struct/enum/union tags include/memlens/*.h define or declare
+    (opaque) at any depth; a fault for each without ml_."""
+    n = 0
+    incdir = os.path.join(root, 'include/memlens')
+    for h in sorted(os.listdir(incdir)):
+        if not h.endswith('.h'):
+            continue
+        with open(os.path.join(incdir, h)) as f:
+            text = strip_comments(f.read())
+        # preprocessor lines, with their continuations (ML_OPTS's "struct TYPE")
+        text = re.sub(r'^\s*#(?:[^\n]*\\\n)*[^\n]*', ' ', text, flags=re.M)
+        seen = set()
+        for m in re.finditer(r'\b(struct|enum|union)\s+([A-Za-z_]\w*)\s*([{;])', text):
+            kind, tag, how = m.groups()
+            if (kind, tag) in seen:
+                continue
+            seen.add((kind, tag))
+            n += 1
+            if not tag.startswith('ml_'):
+                faults.append('memlens/%s %s %s %s, whose tag is not ml_*: a public tag is '
+                              'ml_<name> (%s ml_%s)'
+                              % (h, 'defines' if how == '{' else 'declares', kind, tag,
+                                 kind, tag))
+    return n
 
 
 def exported(so, faults):
@@ -293,6 +324,8 @@ def main():
             if n not in syms:
                 faults.append('%s lists %s, which %s does not export' % (MAP, n, so))
 
+    ntags = public_tags(root, faults)
+
     archives = a.archive or [os.path.join(os.path.dirname(so), n) for n in ARCHIVES]
     nglobals = sum(check_archive(root, ar, mapped, faults) for ar in archives)
 
@@ -321,9 +354,10 @@ def main():
         print('check-exports: %d fault(s)' % len(faults), file=sys.stderr)
         return 1
     print('check-exports: %d symbols of %d public headers: %s, %s and %s agree; '
-          'the %d globals of %d archives are prefixed, their ml_ ones public'
+          'the %d globals of %d archives are prefixed, their ml_ ones public; '
+          'the %d tags of the public headers are ml_*'
           % (len(mapped), len(groups), MAP, os.path.relpath(so, root), DOC, nglobals,
-             len(archives)))
+             len(archives), ntags))
     return 0
 
 

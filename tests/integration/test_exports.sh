@@ -92,6 +92,28 @@ planted doc_stale 'doc/library.md: the list of exported functions is not the one
 got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
 check doc_rewritten '[ $? -eq 0 ] && cmp -s "$tmp/t/doc/library.md" doc/library.md' "$got"
 
+# a public header defining a tag without ml_ (at file scope, nested in
+# another struct, an enum), or declaring an opaque one: each is a name in
+# the caller's namespace; a macro's body and a comment are none
+copy
+{
+	echo 'struct range_extra { int x; };'
+	echo 'struct ml_rangeset_outer { struct inner_rec { int y; } in; };'
+	echo 'enum rangeset_mode { RANGESET_MODE_A };'
+	echo 'struct rangeset_handle;'
+	echo '/* struct commented { int z; }; */'
+	echo '#define ML_RANGESET_T(T) struct T { int w; }'
+} >>"$tmp/t/include/memlens/rangeset.h"
+planted tag_unprefixed \
+	'memlens/rangeset.h defines struct range_extra, whose tag is not ml_*' \
+	'memlens/rangeset.h defines struct inner_rec, whose tag is not ml_*' \
+	'memlens/rangeset.h defines enum rangeset_mode, whose tag is not ml_*' \
+	'memlens/rangeset.h declares struct rangeset_handle, whose tag is not ml_*'
+got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
+check tag_comment_and_macro_not_tags \
+	'! grep -qE "ml_rangeset_outer|commented|struct T\b" <<<"$got" && [ "$(grep -c "whose tag" <<<"$got")" -eq 4 ]' \
+	"$got"
+
 # The archives: a copy of archive $1 (libmemlens-trace.a, ...) with one
 # more object, $2 (C source), and the check told to read it instead of the
 # built one (and the other two built ones)
