@@ -81,6 +81,7 @@ def one(rate, mode, rep):
         s = [l["sampling"] for l in iv if "sampling" in l]
         if ratios:
             r["ratio"] = sum(ratios) / len(ratios)
+            r["ratios"] = ratios
         if s:
             r["oh"] = sum(x["overhead_pct"] for x in s) / len(s)
             r["k"] = s[-1]["k"]
@@ -90,10 +91,11 @@ def one(rate, mode, rep):
             r["fault_ns"] = s[0]["fault_ns"]
     return r
 
-print("    %-6s %-9s %9s %8s %8s %8s %9s %9s %9s %6s %7s" % ("MiB/s", "mode", "kept", "wall",
-      "CPU/MiB", "CPU more", "written", "ratio err", "cost said", "k", "se said"))
-print("    %-6s %-9s %9s %8s %8s %8s %9s %9s %9s %6s %7s" % ("asked", "", "MiB/s", "x untr",
-      "x untr", "% of CPU", "ratio", "vs exact", "% of CPU", "(end)", "max %"))
+print("    %-6s %-9s %9s %8s %8s %8s %9s %9s %8s %9s %6s %7s" % ("MiB/s", "mode", "kept",
+      "wall", "CPU/MiB", "CPU more", "written", "ratio err", "interval", "cost said", "k",
+      "se said"))
+print("    %-6s %-9s %9s %8s %8s %8s %9s %9s %8s %9s %6s %7s" % ("asked", "", "MiB/s", "x untr",
+      "x untr", "% of CPU", "ratio", "vs exact", "err", "% of CPU", "(end)", "max %"))
 fault_ns = set()
 for rate in rates:
     runs = {m: [x for x in (one(rate, m, r) for r in range(1, reps + 1)) if x] for m in modes}
@@ -111,21 +113,28 @@ for rate in rates:
         kk = med([x["k"] for x in v if "k" in x])
         se = med([x["se"] for x in v if "se" in x])
         fault_ns |= {x["fault_ns"] for x in v if "fault_ns" in x}
-        err = "-"
-        if m in ("sampled", "bounded", "adaptive") and ratio is not None and e_ratio:
-            err = "%.1f%%" % (abs(ratio - e_ratio) / e_ratio * 100)
-        print("    %-6s %-9s %9.1f %7.3fx %7.2fx %8.2f %9s %9s %9s %6s %7s" % (
+        err = iverr = "-"
+        if m != "untracked" and ratio is not None and e_ratio:
+            if m != "exact":
+                err = "%.1f%%" % (abs(ratio - e_ratio) / e_ratio * 100)
+            # each interval's ratio against the exact runs' mean: what one interval says
+            # (for the exact runs, how much the pace itself varies)
+            iv = med([sum(abs(q - e_ratio) for q in x["ratios"]) / len(x["ratios"])
+                      for x in v if "ratios" in x])
+            iverr = "%.1f%%" % (iv / e_ratio * 100)
+        print("    %-6s %-9s %9.1f %7.3fx %7.2fx %8.2f %9s %9s %8s %9s %6s %7s" % (
             rate, m, kept, u_kept / kept, cpu / u_cpu, (cpu - u_cpu) * kept * 100,
-            "-" if ratio is None else "%.4f" % ratio, err,
+            "-" if ratio is None else "%.4f" % ratio, err, iverr,
             "-" if oh is None else "%.2f" % oh, "-" if kk is None else "1/%d" % kk,
             "-" if se is None else "%.1f" % se))
 print("    wall: the untracked runs' MiB/s over the mode's (the time to write the same bytes);")
 print("    CPU/MiB: the target's CPU time per MiB written over the untracked runs'; CPU more:")
 print("    the CPU it spent beyond the untracked runs' for its MiB/s, percent of one CPU; written")
 print("    ratio: the buffer's mean per interval (the first two and the last left out), and the")
-print("    sampled runs' distance to the exact runs' in percent of it; cost said: what memlens")
-print("    reported (tracked faults x the fault cost it measured: %s ns); se said: the"
-      % ", ".join(str(x) for x in sorted(fault_ns)))
+print("    sampled runs' distance to the exact runs' in percent of it; interval err: the mean")
+print("    distance of each interval's ratio to the exact runs' mean, percent of it (exact: the")
+print("    pace's own variation); cost said: what memlens reported (tracked faults x the fault")
+print("    cost it measured: %s ns); se said: the" % ", ".join(str(x) for x in sorted(fault_ns)))
 print("    largest standard error of a VMA's written pages the adaptive runs stated, percent")
 print("    of them; medians of the runs")
 PY
