@@ -44,8 +44,9 @@
  * starts exact; an interval whose error is over the bound takes the
  * largest k whose error would be 80% of it, but never one whose cost would
  * be over 80% of the cost bound; one under half the bound takes the
- * largest k whose error would be at most 80% of it, up to k_err (the
- * least fraction). Between half the bound and the bound k stays; over
+ * largest k whose error would be at most half of it, up to k_err (the
+ * least fraction: a sample's noisier measure of the error should not
+ * bring the pages back). Between half the bound and the bound k stays; over
  * the cost bound the cost decides, as without the error bound.
  *
  * Pure: no I/O, but for ml_wp_fault_ns() (lib/writes/faultcost.c).

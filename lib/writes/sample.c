@@ -204,22 +204,26 @@ double ml_sample_policy_step_err(struct sample_policy *p, uint64_t faults, doubl
 		p->next_err = unit_err >= 0 ? ml_sample_err_at(unit_err, p->k) : -1;
 		return cost;
 	}
-	/* the largest k whose error would be at the aim, k_err at most */
-	aim = AIM * p->max_err;
+	/*
+	 * More pages: the largest k whose error would be 80% of the bound.
+	 * Fewer: the largest whose error would be half of it, so that a
+	 * sample's noisier measure of the error does not bring it back.
+	 */
+	aim = p->err > p->max_err ? AIM * p->max_err : ERR_ROOM * p->max_err;
 	want = p->k_err;
 	if (unit_err > 0 && aim / unit_err < sqrt((double)(p->k_err - 1)))
 		want = 1 + floor(aim * aim / (unit_err * unit_err));
 	if (want < p->k_min)
 		want = p->k_min;
 	if (p->err > p->max_err) {
-		/* more pages, as long as their cost stays under the aim */
+		/* as long as their cost stays under the aim */
 		need = ceil(cost * p->k / (p->max_cpu * AIM));
 		if (need > want)
 			want = need;
 		if (want < p->k)
 			p->k = (unsigned int)want;
 	} else if (p->err < ERR_ROOM * p->max_err && want > p->k) {
-		p->k = (unsigned int)want; /* fewer pages: the error allows it */
+		p->k = (unsigned int)want;
 	}
 	p->next_err = ml_sample_err_at(unit_err, p->k);
 	return cost;

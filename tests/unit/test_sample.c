@@ -426,21 +426,25 @@ static void test_policy_error_converges(void)
 	/* never beyond it however small the error */
 	run_model(&p, 16384, 1e-6, 5, ks);
 	CHECK_EQ(ks[4], 10);
-	/* u 0.02 measured with a 10% wobble each interval: 1/5, then it stays there */
+	/* u 0.01 measured with a 20% wobble each interval: 1/7, then it stays there */
 	REQUIRE(ml_sample_policy_init(&p, 1, 0.02, 1000, 1000) == 0);
 	REQUIRE(ml_sample_policy_error(&p, 0.05, 10) == 0);
 	for (int i = 0; i < 40; i++) {
-		ml_sample_policy_step_err(&p, 1000, 1.0, i % 2 ? 0.022 : 0.018);
+		ml_sample_policy_step_err(&p, 1000, 1.0, i % 2 ? 0.012 : 0.009);
 		ks[i] = p.k;
 	}
-	/* exact first: 0 < 0.025, to 1 + 0.04^2 / 0.018^2 = 5.9 -> 5 */
-	CHECK_EQ(ks[0], 5);
+	/* exact first: 0 < 0.025, to the half of the bound: 1 + 0.025^2 / 0.009^2 = 8.7 -> 8 */
+	CHECK_EQ(ks[0], 8);
+	/* 0.012 at 1/8: 0.032, between half the bound and the bound: kept */
 	for (int i = 1; i < 40; i++)
-		CHECK_EQ(ks[i], 5); /* 0.036-0.044: between half the bound and the bound */
-	/* the writes get sparser: u 0.05 (0.1 at 1/5) -> 1 + 0.64 = 1 */
+		CHECK_EQ(ks[i], 8);
+	/* a sample that overstates it by half (0.018 * sqrt(7) = 0.048) still keeps it */
+	ml_sample_policy_step_err(&p, 1000, 1.0, 0.018);
+	CHECK_EQ(p.k, 8);
+	/* the writes get sparser: u 0.05 (0.13 at 1/8) -> 1 + 0.64 = 1 */
 	ml_sample_policy_step_err(&p, 1000, 1.0, 0.05);
 	CHECK_EQ(p.k, 1);
-	/* denser again: u 0.005 -> 1 + 64, 1/10 */
+	/* denser again: u 0.005 -> 1 + 25, 1/10 */
 	ml_sample_policy_step_err(&p, 1000, 1.0, 0.005);
 	CHECK_EQ(p.k, 10);
 	/* the most fraction is --sample's: 1/4 (k_min), even when the error asks for more */
