@@ -47,7 +47,9 @@
  * largest k whose error would be at most half of it, up to k_err (the
  * least fraction: a sample's noisier measure of the error should not
  * bring the pages back). Between half the bound and the bound k stays; over
- * the cost bound the cost decides, as without the error bound.
+ * the cost bound the cost decides, as without the error bound; k beyond
+ * k_err for the cost comes back to it, or as near as the cost allows,
+ * once the cost is under 40% of its bound.
  *
  * Pure: no I/O, but for ml_wp_fault_ns() (lib/writes/faultcost.c).
  */

@@ -222,6 +222,10 @@ double ml_sample_policy_step_err(struct sample_policy *p, uint64_t faults, doubl
 			want = need;
 		if (want < p->k)
 			p->k = (unsigned int)want;
+	} else if (p->k > p->k_err && cost < ROOM * p->max_cpu) {
+		/* fewer pages than the least fraction, for the cost: back as far as it allows */
+		need = ceil(cost * p->k / (p->max_cpu * AIM));
+		p->k = need > p->k_err ? (unsigned int)need : p->k_err;
 	} else if (p->err < ERR_ROOM * p->max_err && want > p->k) {
 		p->k = (unsigned int)want;
 	}

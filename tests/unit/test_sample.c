@@ -410,6 +410,19 @@ static void test_policy_error_under_cost_bound(void)
 	ml_sample_policy_step_err(&p, 13333, 1.0, -1);
 	CHECK_EQ(p.k, 3);
 	CHECK(p.err == -1 && p.next_err == -1);
+	/* a burst the least fraction cannot afford: 1/63; once over, back to 1/10 */
+	REQUIRE(ml_sample_policy_init(&p, 1, 0.02, 1000, 1000) == 0);
+	REQUIRE(ml_sample_policy_error(&p, 0.05, 10) == 0);
+	ml_sample_policy_step_err(&p, 1000000, 1.0, 0);
+	CHECK_EQ(p.k, 63); /* 100% of a CPU: 1 / 0.016 = 62.5 */
+	ml_sample_policy_step_err(&p, 1000000 / 63, 1.0, 0); /* 1.6%: kept */
+	CHECK_EQ(p.k, 63);
+	ml_sample_policy_step_err(&p, 100, 1.0, 0);
+	CHECK_EQ(p.k, 10);
+	/* part of the way back where the cost is still near the bound */
+	p.k = 63;
+	ml_sample_policy_step_err(&p, 7000, 1.0, 0); /* 0.7%: 63 * 0.007 / 0.016 = 27.6 */
+	CHECK_EQ(p.k, 28);
 }
 
 static void test_policy_error_converges(void)
