@@ -1,10 +1,12 @@
 #!/bin/bash
 # make bench BENCH=writes_overhead: what each way of tracking writes costs
-# the target, all four in one run. memwrite -m MIB paced at RATES MiB/s
+# the target, all five in one run. memwrite -m MIB paced at RATES MiB/s
 # (default "1 10 100 1000 max", max: unpaced, as fast as it can), SECS s each,
 # untracked, under `memlens writes -i INTERVAL` (exact), `--sample 1/K`
-# (sampled) and `--max-overhead PCT` (bounded: exact while the faults cost
-# under PCT % of a CPU at the cost memlens measured, sampled beyond), one
+# (sampled), `--max-overhead PCT` (bounded: exact while the faults cost
+# under PCT % of a CPU at the cost memlens measured, sampled beyond) and
+# `--max-error ERR --max-overhead PCT` (adaptive: the least fraction, down
+# to 1/K, whose standard error is under ERR % of the written pages), one
 # after the other, REPS times, the order of the modes rotated each time
 # (so that they share the machine's load). Per rate and mode, medians of
 # the runs: the MiB/s it kept and its wall-time slowdown (the untracked
@@ -12,17 +14,20 @@
 # time per MiB over the untracked runs' (CPU slowdown), the buffer's mean
 # written ratio over the intervals and the sampled runs' error against the
 # exact runs' (|sampled - exact| / exact), and what memlens said it cost
-# (percent of one CPU) and the fraction the bounded runs ended at. Then
-# bench/writes_redis.sh with the same four modes (REDIS=0: not).
+# (percent of one CPU) and the fraction the bounded and adaptive runs
+# ended at. Then bench/writes_redis.sh with the first four modes (REDIS=0:
+# not).
 set -eu
 M=${MEMLENS:?} W=${WORKLOADS:?}
 T=$(mktemp -d "${TMPDIR:-/tmp}/writes_overhead.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
 secs=${SECS:-8} iv=${INTERVAL:-1000} mib=${MIB:-64} k=${K:-10} pct=${PCT:-2} reps=${REPS:-3}
-modes=(untracked exact sampled bounded)
+err=${ERR:-5}
+modes=(untracked exact sampled bounded adaptive)
 echo "memwrite -m $mib for $secs s, $reps runs of each mode interleaved: untracked,"
-echo "writes -i $iv (exact), --sample 1/$k (sampled), --max-overhead $pct (bounded)"
+echo "writes -i $iv (exact), --sample 1/$k (sampled), --max-overhead $pct (bounded),"
+echo "--max-error $err --sample 1/$k --max-overhead $pct (adaptive)"
 
 # one run: RATE ("max": unpaced) MODE REP -> a line of $T/runs
 run() {
@@ -31,6 +36,7 @@ run() {
 	case $mode in
 	sampled) extra=(--sample "1/$k") ;;
 	bounded) extra=(--max-overhead "$pct") ;;
+	adaptive) extra=(--max-error "$err" --sample "1/$k" --max-overhead "$pct") ;;
 	esac
 	if [ "$mode" = untracked ]; then
 		"$W/memwrite" -m "$mib" "${pace[@]}" -s "$secs" -r >"$out" 2>&1 || true
@@ -44,8 +50,8 @@ run() {
 rates=${RATES:-1 10 100 1000 max}
 for rate in $rates; do
 	for rep in $(seq "$reps"); do
-		for i in 0 1 2 3; do
-			run "$rate" "${modes[$(((i + rep) % 4))]}" "$rep"
+		for i in 0 1 2 3 4; do
+			run "$rate" "${modes[$(((i + rep) % 5))]}" "$rep"
 		done
 	done
 done
@@ -53,7 +59,7 @@ done
 python3 - "$T" "$mib" "$reps" "$rates" <<'PY'
 import json, os, re, statistics, sys
 t, mib, reps, rates = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split()
-modes = ("untracked", "exact", "sampled", "bounded")
+modes = ("untracked", "exact", "sampled", "bounded", "adaptive")
 med = lambda v: statistics.median(v) if v else None
 
 def one(rate, mode, rep):
@@ -75,16 +81,21 @@ def one(rate, mode, rep):
         s = [l["sampling"] for l in iv if "sampling" in l]
         if ratios:
             r["ratio"] = sum(ratios) / len(ratios)
+            r["ratios"] = ratios
         if s:
             r["oh"] = sum(x["overhead_pct"] for x in s) / len(s)
             r["k"] = s[-1]["k"]
+            errs = [x["error_pct"] for x in s if "error_pct" in x]
+            if errs:
+                r["se"] = max(errs)
             r["fault_ns"] = s[0]["fault_ns"]
     return r
 
-print("    %-6s %-9s %9s %8s %8s %8s %9s %9s %9s %6s" % ("MiB/s", "mode", "kept", "wall",
-      "CPU/MiB", "CPU more", "written", "ratio err", "cost said", "k"))
-print("    %-6s %-9s %9s %8s %8s %8s %9s %9s %9s %6s" % ("asked", "", "MiB/s", "x untr", "x untr",
-      "% of CPU", "ratio", "vs exact", "% of CPU", "(end)"))
+print("    %-6s %-9s %9s %8s %8s %8s %9s %9s %8s %9s %6s %7s" % ("MiB/s", "mode", "kept",
+      "wall", "CPU/MiB", "CPU more", "written", "ratio err", "interval", "cost said", "k",
+      "se said"))
+print("    %-6s %-9s %9s %8s %8s %8s %9s %9s %8s %9s %6s %7s" % ("asked", "", "MiB/s", "x untr",
+      "x untr", "% of CPU", "ratio", "vs exact", "err", "% of CPU", "(end)", "max %"))
 fault_ns = set()
 for rate in rates:
     runs = {m: [x for x in (one(rate, m, r) for r in range(1, reps + 1)) if x] for m in modes}
@@ -100,21 +111,32 @@ for rate in rates:
         ratio = med([x["ratio"] for x in v if "ratio" in x])
         oh = med([x["oh"] for x in v if "oh" in x])
         kk = med([x["k"] for x in v if "k" in x])
+        se = med([x["se"] for x in v if "se" in x])
         fault_ns |= {x["fault_ns"] for x in v if "fault_ns" in x}
-        err = "-"
-        if m in ("sampled", "bounded") and ratio is not None and e_ratio:
-            err = "%.1f%%" % (abs(ratio - e_ratio) / e_ratio * 100)
-        print("    %-6s %-9s %9.1f %7.3fx %7.2fx %8.2f %9s %9s %9s %6s" % (
+        err = iverr = "-"
+        if m != "untracked" and ratio is not None and e_ratio:
+            if m != "exact":
+                err = "%.1f%%" % (abs(ratio - e_ratio) / e_ratio * 100)
+            # each interval's ratio against the exact runs' mean: what one interval says
+            # (for the exact runs, how much the pace itself varies)
+            iv = med([sum(abs(q - e_ratio) for q in x["ratios"]) / len(x["ratios"])
+                      for x in v if "ratios" in x])
+            iverr = "%.1f%%" % (iv / e_ratio * 100)
+        print("    %-6s %-9s %9.1f %7.3fx %7.2fx %8.2f %9s %9s %8s %9s %6s %7s" % (
             rate, m, kept, u_kept / kept, cpu / u_cpu, (cpu - u_cpu) * kept * 100,
-            "-" if ratio is None else "%.4f" % ratio, err,
-            "-" if oh is None else "%.2f" % oh, "-" if kk is None else "1/%d" % kk))
+            "-" if ratio is None else "%.4f" % ratio, err, iverr,
+            "-" if oh is None else "%.2f" % oh, "-" if kk is None else "1/%d" % kk,
+            "-" if se is None else "%.1f" % se))
 print("    wall: the untracked runs' MiB/s over the mode's (the time to write the same bytes);")
 print("    CPU/MiB: the target's CPU time per MiB written over the untracked runs'; CPU more:")
 print("    the CPU it spent beyond the untracked runs' for its MiB/s, percent of one CPU; written")
 print("    ratio: the buffer's mean per interval (the first two and the last left out), and the")
-print("    sampled runs' distance to the exact runs' in percent of it; cost said: what memlens")
-print("    reported (tracked faults x the fault cost it measured: %s ns); medians of the runs"
-      % ", ".join(str(x) for x in sorted(fault_ns)))
+print("    sampled runs' distance to the exact runs' in percent of it; interval err: the mean")
+print("    distance of each interval's ratio to the exact runs' mean, percent of it (exact: the")
+print("    pace's own variation); cost said: what memlens reported (tracked faults x the fault")
+print("    cost it measured: %s ns); se said: the" % ", ".join(str(x) for x in sorted(fault_ns)))
+print("    largest standard error of a VMA's written pages the adaptive runs stated, percent")
+print("    of them; medians of the runs")
 PY
 
 if [ "${REDIS:-1}" != 0 ]; then

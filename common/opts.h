@@ -216,6 +216,12 @@ int cli_sample_fraction(void *target, const char *arg, char *why, size_t len);
 		.name = "max-overhead", .arg = "PCT", .help = h, .kind = CLI_DOUBLE, .target = t,  \
 		.min = 0.01, .max = 100                                                            \
 	}
+/* --max-error PCT: a bound on the sampled estimates' relative standard error, in percent */
+#define CLI_OPT_MAX_ERROR(t, h)                                                                    \
+	{                                                                                          \
+		.name = "max-error", .arg = "PCT", .help = h, .kind = CLI_DOUBLE, .target = t,     \
+		.min = 0.1, .max = 100                                                             \
+	}
 #define CLI_OPT_IMAGES_DIR(t, h)                                                                   \
 	{                                                                                          \
 		.letter = 'D', .name = "images-dir", .arg = "DIR", .help = h, .kind = CLI_STR,     \

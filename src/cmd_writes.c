@@ -22,7 +22,6 @@
 #include "memlens/maps.h"
 #include "memlens/profiler.h"
 #include "memlens/sample.h"
-#include "memlens/sample.h"
 #include "memlens/spawn.h"
 
 static const char about[] =
@@ -245,6 +244,8 @@ static void sampling_text(FILE *f, const struct ml_profiler_sampling *s)
 	else
 		fprintf(f, "  sample 1/1 (every page)");
 	fprintf(f, "  overhead %.2f%% of a CPU", s->cost * 100);
+	if (s->max_error > 0 && s->error >= 0)
+		fprintf(f, ", error %.1f%%", s->error * 100);
 	if (s->next_k != s->k)
 		fprintf(f, ", next 1/%u", s->next_k);
 }
@@ -529,7 +530,7 @@ int cmd_writes(int argc, char **argv)
 	pid_t pid = 0, child = 0;
 	int r, rc = EXIT_OK, stop_sig = 0, first;
 	long interval_ms = 0;
-	double max_overhead = 0;
+	double max_overhead = 0, max_error = 0;
 	struct cli_opt opts[] = {
 		CLI_OPT_PID(&pid, "profile a running process"),
 		CLI_OPT_CMD("start CMD and profile it from its first instruction; CMD is "
@@ -559,6 +560,13 @@ int cmd_writes(int argc, char **argv)
 				     "keep what tracking costs the target under PCT% of one CPU "
 				     "(its write faults times their cost): sample fewer pages, "
 				     "and if need be scan less often, while it would not be"),
+		CLI_OPT_MAX_ERROR(&max_error,
+				  "sample as few pages as keep each VMA's estimated written "
+				  "pages within a standard error of PCT% of them: every page to "
+				  "start with, then down to --sample's fraction (default 1/10) "
+				  "while the error predicted there is under half the bound, more "
+				  "pages while it is over, as many as --max-overhead allows "
+				  "(default 1)"),
 		CLI_OPT_DURATION(&duration, 0.001,
 				 "stop after SEC seconds: SEC intervals of 1 s without -i "
 				 "(default: Ctrl-C or the target's exit)"),
@@ -607,10 +615,12 @@ int cmd_writes(int argc, char **argv)
 	po.interval_ms = (unsigned int)interval_ms;
 	po.tree = c.tree;
 	po.max_overhead = max_overhead / 100;
+	po.max_error = max_error / 100;
 	/* migrate-model and report replay every written page of a record */
-	if (record_path && (po.sample_k > 1 || max_overhead > 0))
-		return cli_usage_error("writes", "--record needs every written page: it does not "
-						 "combine with --sample or --max-overhead");
+	if (record_path && (po.sample_k > 1 || max_overhead > 0 || max_error > 0))
+		return cli_usage_error("writes",
+				       "--record needs every written page: it does not "
+				       "combine with --sample, --max-overhead or --max-error");
 	/* -d without -i: intervals of 1 s, or one interval of the whole duration */
 	if (duration > 0 && !interval_ms)
 		po.interval_ms =
@@ -678,13 +688,20 @@ int cmd_writes(int argc, char **argv)
 			   ml_profiler_options(p)->hot_cool, ml_profiler_options(p)->hot_ranges_max,
 			   st->stopped_ns / 1e6);
 		fputc('\n', c.out);
-		if (po.sample_k > 1 || po.max_overhead > 0) {
+		if (po.sample_k > 1 || po.max_overhead > 0 || po.max_error > 0) {
 			const struct ml_profiler_opts *o = ml_profiler_options(p);
 
-			fprintf(c.out,
-				"sampling: 1/%u of the pages each interval (64 KiB blocks, "
-				"rotating)",
-				o->sample_k > 1 ? o->sample_k : 1);
+			if (o->max_error > 0)
+				fprintf(c.out,
+					"sampling: every page to start with, then as few as keep "
+					"the standard error of each VMA's written pages under "
+					"%.1f%% of them, 1/%u at least (64 KiB blocks, rotating)",
+					o->max_error * 100, o->sample_k);
+			else
+				fprintf(c.out,
+					"sampling: 1/%u of the pages each interval (64 KiB "
+					"blocks, rotating)",
+					o->sample_k > 1 ? o->sample_k : 1);
 			uint64_t measured = ml_wp_fault_ns(); /* cached: what the profiler used */
 
 			if (o->max_overhead > 0)

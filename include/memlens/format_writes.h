@@ -56,7 +56,8 @@ struct ml_writes_summary {
 /* What the note says to do (the summary's text and JSON). */
 #define WRITES_STDERR_ADVICE                                                                       \
 	"writes too sparse for the sample to estimate well: profile longer (-d), sample more "     \
-	"pages (a smaller K in --sample 1/K) or track every page (no --sample)"
+	"pages (a smaller K in --sample 1/K), track every page (no --sample) or let "              \
+	"--max-error choose the fraction"
 
 /* The "summary" line: the last interval's counts and hot regions. */
 void ml_fmt_writes_summary(struct ml_jw *w, const struct ml_writes_summary *sum);

@@ -66,6 +66,15 @@ struct ml_profiler_opts {
 	 * SAMPLE_DEFAULT_FAULT_NS. ml_profiler_options() says the one in use.
 	 */
 	unsigned int fault_ns;
+	/*
+	 * Bound the error of the sampled estimates (memlens/sample.h,
+	 * ml_sample_policy_error()): a VMA's standard error of its written
+	 * pages under this share of them (0.05: 5%). Starts exact, samples
+	 * 1/sample_k at least (0: SAMPLE_ERROR_DEFAULT_K) while the error
+	 * allows, more pages while it is over, within max_overhead (0:
+	 * SAMPLE_ERROR_DEFAULT_MAX_CPU). 0: no bound (sample_k fixed).
+	 */
+	double max_error;
 };
 
 struct ml_profiler_region {
@@ -109,6 +118,13 @@ struct ml_profiler_sampling {
 	unsigned int next_interval_ms;
 	uint64_t fault_ns; /* the cost of one tracked fault the cost counts */
 	bool fault_ns_measured; /* measured on this machine (else given, or the default) */
+	/*
+	 * With max_error: the bound, the error this interval's fraction has
+	 * (the largest relative standard error of a VMA's written pages; 0
+	 * exact) and the one predicted at the next; -1: not known (no VMA
+	 * large enough to measure it). A tree's: its processes' largest.
+	 */
+	double max_error, error, next_error;
 };
 
 /* One process of a profiled tree (profiler_opts.tree). */

@@ -34,6 +34,23 @@
  * SAMPLE_K_MAX is too costly, the interval doubles (up to 16 times the
  * one asked for), and shrinks back first once there is room again.
  *
+ * With a bound on the error too (ml_sample_policy_error()), the fraction
+ * follows the error within the cost bound. The error is a VMA's relative
+ * standard error, se / r, that of its estimated written pages; over a
+ * VMA's blocks it grows with k as u sqrt(k - 1) (u: the unit error,
+ * ml_sample_est_unit_err(), from any interval's blocks, every block of an
+ * exact one included), so the error a fraction would have is predicted
+ * from the interval before. A process's error is its VMAs' largest. It
+ * starts exact; an interval whose error is over the bound takes the
+ * largest k whose error would be 80% of it, but never one whose cost would
+ * be over 80% of the cost bound; one under half the bound takes the
+ * largest k whose error would be at most half of it, up to k_err (the
+ * least fraction: a sample's noisier measure of the error should not
+ * bring the pages back). Between half the bound and the bound k stays; over
+ * the cost bound the cost decides, as without the error bound; k beyond
+ * k_err for the cost comes back to it, or as near as the cost allows,
+ * once the cost is under 40% of its bound.
+ *
  * Pure: no I/O, but for ml_wp_fault_ns() (lib/writes/faultcost.c).
  */
 #ifndef MEMLENS_SAMPLE_H
@@ -59,6 +76,10 @@
 #define FAULTCOST_ROUNDS 7
 #define FAULTCOST_ROUNDS_MAX 64
 #define SAMPLE_INTERVAL_GROWTH_MAX 16
+/* with an error bound: the least fraction, 1/K, when none is given */
+#define SAMPLE_ERROR_DEFAULT_K 10
+/* with an error bound: the cost bound when none is given, a share of one CPU */
+#define SAMPLE_ERROR_DEFAULT_MAX_CPU 0.01
 
 /* The blocks of round @round with 1/@k of them sampled. */
 struct ml_sample_sched {
@@ -94,6 +115,16 @@ struct ml_sample_result {
 /* The estimate for a VMA of @total_pages; false when no block of it was sampled. */
 bool ml_sample_est_result(const struct ml_sample_est *e, uint64_t total_pages,
 			  struct ml_sample_result *out);
+/*
+ * The unit error of a VMA of @total_pages from the blocks of @e: the
+ * relative standard error (se / r) a sample of 1/k of its blocks states is
+ * u sqrt(k - 1), the spread of the blocks' written pages taken as @e's.
+ * 0 when no page of @e was written, or every one (no spread); -1 below two
+ * blocks (the spread cannot be measured).
+ */
+double ml_sample_est_unit_err(const struct ml_sample_est *e, uint64_t total_pages);
+/* The relative standard error at 1/@k of a unit error @u: u sqrt(k - 1). */
+double ml_sample_err_at(double u, unsigned int k);
 
 struct ml_sample_policy {
 	unsigned int k_min; /* the least k (--sample), >= 1 */
@@ -101,6 +132,11 @@ struct ml_sample_policy {
 	double max_cpu; /* bound on the share of one CPU; 0: k stays k_min */
 	uint64_t fault_ns; /* cost of one tracked write fault */
 	unsigned int interval_ms, base_interval_ms; /* now, and as asked for */
+	/* ml_sample_policy_error() */
+	double max_err; /* bound on the relative standard error; 0: none */
+	unsigned int k_err; /* the least fraction, 1/k_err, the error bound takes */
+	double err; /* the last interval's error (at its k); -1: not known */
+	double next_err; /* the error predicted at the next k; -1: not known */
 };
 
 /* -EINVAL for k_min outside [1, SAMPLE_K_MAX] or a bound outside [0, 1]. */
@@ -114,6 +150,23 @@ double ml_sample_cost(const struct ml_sample_policy *p, uint64_t faults, double 
  * returns the cost of this one (a share of one CPU).
  */
 double ml_sample_policy_step(struct ml_sample_policy *p, uint64_t faults, double interval_s);
+/*
+ * Bound the error too, after ml_sample_policy_init(): @max_err (0.05: a
+ * standard error of 5% of the written pages) in (0, 1], @k_err the least
+ * fraction 1/k_err (0: SAMPLE_ERROR_DEFAULT_K; at least the init's k_min,
+ * which becomes the most fraction: k goes down to it); a cost bound of 0
+ * becomes SAMPLE_ERROR_DEFAULT_MAX_CPU. k starts at k_min. -EINVAL for
+ * values outside those ranges.
+ */
+int ml_sample_policy_error(struct ml_sample_policy *p, double max_err, unsigned int k_err);
+/*
+ * ml_sample_policy_step() with the error bound: @unit_err is the largest
+ * unit error of the interval's VMAs (ml_sample_est_unit_err()), -1 when
+ * none could be measured (k then follows the cost alone). Sets p->err
+ * and p->next_err. Without an error bound, ml_sample_policy_step().
+ */
+double ml_sample_policy_step_err(struct ml_sample_policy *p, uint64_t faults, double interval_s,
+				 double unit_err);
 
 /*
  * What one tracked write fault costs on this machine, in ns of the writer's

@@ -139,6 +139,13 @@ static void put_sampling(struct ml_jw *w, const struct ml_profiler_sampling *s)
 	ml_jw_kuint(w, "next_interval_ms", s->next_interval_ms);
 	ml_jw_kuint(w, "fault_ns", s->fault_ns);
 	ml_jw_kbool(w, "fault_ns_measured", s->fault_ns_measured);
+	if (s->max_error > 0) {
+		ml_jw_kdbl(w, "max_error_pct", s->max_error * 100);
+		if (s->error >= 0)
+			ml_jw_kdbl(w, "error_pct", s->error * 100);
+		if (s->next_error >= 0)
+			ml_jw_kdbl(w, "next_error_pct", s->next_error * 100);
+	}
 	ml_jw_obj_end(w);
 }
 

@@ -525,6 +525,79 @@ static int protect_sample(struct ml_profiler *p, bool clear, struct ml_err *err)
 	return 0;
 }
 
+static int cmp_range(const void *a, const void *b)
+{
+	const struct ml_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The blocks of VMA @v in an exact interval, every one, the written
+ * pages of each from the written ranges @w[*j..n) (sorted; *j moves on).
+ */
+static void exact_blocks(const struct ml_vma *v, const struct ml_range *w, size_t n, size_t *j,
+			 struct ml_sample_est *e)
+{
+	for (uint64_t a = v->start, b; a < v->end; a = b) {
+		uint64_t d = 0;
+
+		b = (a / SAMPLE_BLOCK_BYTES + 1) * SAMPLE_BLOCK_BYTES;
+		if (b > v->end)
+			b = v->end;
+		while (*j < n && w[*j].end <= a)
+			(*j)++;
+		for (size_t t = *j; t < n && w[t].start < b; t++)
+			d += ((w[t].end < b ? w[t].end : b) - (w[t].start > a ? w[t].start : a)) /
+			     PG;
+		ml_sample_est_add(e, (b - a) / PG, d);
+	}
+}
+
+/*
+ * With an error bound: the interval's unit error (memlens/sample.h), the
+ * largest of its VMAs' of 2 * k_err blocks or more (those a sample of
+ * 1/k_err holds two blocks of at least): from the sampled blocks, or in
+ * an exact interval from every block. -1: none measured.
+ */
+static double unit_error(struct ml_profiler *p, bool sampled)
+{
+	const uint64_t least = 2ULL * p->pol.k_err * SAMPLE_BLOCK_PAGES;
+	struct ml_range *w = NULL;
+	size_t j = 0;
+	double u = -1;
+
+	if (!sampled && p->nwritten) {
+		w = malloc(p->nwritten * sizeof(*w));
+		if (!w)
+			return -1; /* not measured this time */
+		memcpy(w, p->written, p->nwritten * sizeof(*w));
+		qsort(w, p->nwritten, sizeof(*w), cmp_range);
+	}
+	for (size_t i = 0; i < p->vmas.n; i++) {
+		const struct ml_vma *v = &p->vmas.v[i];
+		struct ml_sample_est all = { 0 };
+		double ui;
+
+		if (vma_pages(v) < least ||
+		    (!ml_rangeset_intersects(&p->registered, v->start, v->end) &&
+		     !ml_rangeset_intersects(&p->shm_registered, v->start, v->end)))
+			continue;
+		if (sampled) {
+			ui = ml_sample_est_unit_err(&p->est[i], vma_pages(v));
+		} else if (!p->dirty[i] || p->dirty[i] >= vma_pages(v)) {
+			ui = 0; /* none written or all: no spread */
+		} else {
+			exact_blocks(v, w, p->nwritten, &j, &all);
+			ui = ml_sample_est_unit_err(&all, vma_pages(v));
+		}
+		if (ui > u)
+			u = ui;
+	}
+	free(w);
+	return u;
+}
+
 /*
  * After a scan: the policy's k and interval for the next interval, and
  * the pages it watches write-protected. @faults: the pages found written.
@@ -542,7 +615,15 @@ static int next_sample(struct ml_profiler *p, uint64_t faults, double interval_s
 	out->on = true;
 	out->k = k_old;
 	out->faults = faults;
-	out->cost = ml_sample_policy_step(&p->pol, faults, interval_s);
+	if (p->pol.max_err > 0) {
+		out->cost = ml_sample_policy_step_err(&p->pol, faults, interval_s,
+						      unit_error(p, k_old > 1));
+		out->max_error = p->pol.max_err;
+		out->error = p->pol.err;
+		out->next_error = p->pol.next_err;
+	} else {
+		out->cost = ml_sample_policy_step(&p->pol, faults, interval_s);
+	}
 	p->sched.k = p->pol.k;
 	p->sched.round++;
 	p->o.interval_ms = p->pol.interval_ms;
@@ -913,14 +994,15 @@ int ml_profiler_open(struct ml_profiler **out, pid_t pid, const struct ml_profil
 			       HOTRANGE_MAX_INTERVALS, HOTRANGE_MAX_MAX);
 		goto fail;
 	}
-	if (p->o.sample_k > SAMPLE_K_MAX || !(p->o.max_overhead >= 0 && p->o.max_overhead <= 1)) {
+	if (p->o.sample_k > SAMPLE_K_MAX || !(p->o.max_overhead >= 0 && p->o.max_overhead <= 1) ||
+	    !(p->o.max_error >= 0 && p->o.max_error <= 1)) {
 		r = ml_err_set(err, EINVAL,
 			       "invalid sampling: the fraction must be 1/K with K in [1, %d], the "
-			       "bound on the overhead in [0, 100]%%",
+			       "bounds on the overhead and the error in [0, 100]%%",
 			       SAMPLE_K_MAX);
 		goto fail;
 	}
-	p->sampling = p->o.sample_k > 1 || p->o.max_overhead > 0;
+	p->sampling = p->o.sample_k > 1 || p->o.max_overhead > 0 || p->o.max_error > 0;
 	p->sched.k = 1;
 	if (p->sampling) {
 		/* before the attach: the target is not stopped while we measure */
@@ -931,8 +1013,17 @@ int ml_profiler_open(struct ml_profiler **out, pid_t pid, const struct ml_profil
 			if (p->fault_measured)
 				p->o.fault_ns = (unsigned int)ns;
 		}
-		ml_sample_policy_init(&p->pol, p->o.sample_k ? p->o.sample_k : 1, p->o.max_overhead,
-				      p->o.fault_ns, p->o.interval_ms);
+		if (p->o.max_error > 0) {
+			/* from every page to 1/sample_k, the cost bound by default if none */
+			ml_sample_policy_init(&p->pol, 1, p->o.max_overhead, p->o.fault_ns,
+					      p->o.interval_ms);
+			ml_sample_policy_error(&p->pol, p->o.max_error, p->o.sample_k);
+			p->o.max_overhead = p->pol.max_cpu;
+			p->o.sample_k = p->pol.k_err;
+		} else {
+			ml_sample_policy_init(&p->pol, p->o.sample_k ? p->o.sample_k : 1,
+					      p->o.max_overhead, p->o.fault_ns, p->o.interval_ms);
+		}
 		p->sched.k = p->pol.k;
 		p->o.fault_ns = (unsigned int)p->pol.fault_ns;
 	}

@@ -338,6 +338,15 @@ static void merge_sampling(struct ml_profiler_sampling *out, const struct ml_pro
 		out->next_k = s->next_k;
 	if (s->next_interval_ms > out->next_interval_ms)
 		out->next_interval_ms = s->next_interval_ms;
+	if (s->max_error > 0) {
+		if (out->max_error <= 0)
+			out->error = out->next_error = -1;
+		out->max_error = s->max_error;
+		if (s->error > out->error)
+			out->error = s->error;
+		if (s->next_error > out->next_error)
+			out->next_error = s->next_error;
+	}
 }
 
 /* The samples of this interval into @out: regions, hot and written ranges, rows, totals. */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# memlens writes --sample and --max-overhead: the options as a user gives
+# memlens writes --sample, --max-overhead and --max-error: the options as a user gives
 # them, and the sampled profiler against memwrite, whose writes are known:
 # a buffer rewritten in full every interval (-P) and one never written
 # after the start (-Z). Its estimates must be exact there (1 and 0), its
@@ -16,14 +16,17 @@ rc() { cat "$tmp/rc"; }
 
 # --- usage -------------------------------------------------------------------
 run "$M" writes --help
-check help_sample '[ "$(rc)" = 0 ] && grep -q -- "--sample FRACTION" "$tmp/out" && grep -q -- "--max-overhead PCT" "$tmp/out"'
+check help_sample '[ "$(rc)" = 0 ] && grep -q -- "--sample FRACTION" "$tmp/out" && grep -q -- "--max-overhead PCT" "$tmp/out" && grep -q -- "--max-error PCT" "$tmp/out"'
 for bad in "--sample 0" "--sample 1.5" "--sample 1/0" "--sample 1/2000" "--sample x" \
-	"--sample 0.0001" "--max-overhead 0" "--max-overhead 101" "--max-overhead x"; do
+	"--sample 0.0001" "--max-overhead 0" "--max-overhead 101" "--max-overhead x" \
+	"--max-error 0" "--max-error 101" "--max-error x"; do
 	run "$M" writes -p $$ $bad -d 1
 	check "bad_option_${bad// /_}" '[ "$(rc)" = 2 ] && [ -s "$tmp/err" ]' "rc=$(rc) $(cat "$tmp/err")"
 done
 run "$M" writes -p $$ --sample 1/4 --record "$tmp/rec" -d 1
 check record_needs_exact '[ "$(rc)" = 2 ] && grep -q "record needs every written page" "$tmp/err"' "rc=$(rc) $(cat "$tmp/err")"
+run "$M" writes -p $$ --max-error 5 --record "$tmp/rec" -d 1
+check record_needs_exact_error '[ "$(rc)" = 2 ] && grep -q "record needs every written page" "$tmp/err"' "rc=$(rc) $(cat "$tmp/err")"
 
 # --- estimates on a known write pattern ---------------------------------------
 "$W/memwrite" -P -m 8 -Z 4 -s 300 >"$tmp/mw" &
@@ -39,7 +42,7 @@ out, want = sys.argv[1], sys.argv[2]
 buf = [int(x, 16) for x in sys.argv[3].split("-")]
 cmd = sys.argv[4:]
 p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-lines, full = [], 0
+lines, full, settled = [], 0, 0
 deadline = time.monotonic() + 120
 def covered(l):
     # the hot ranges cover the whole buffer
@@ -56,8 +59,12 @@ for line in p.stdout:
         continue
     big = [r for r in l["regions"] if int(r["start_addr"], 16) == buf[0]]
     full = full + 1 if big and big[0]["written_ratio"] == 1 else 0
+    k = l.get("sampling", {}).get("k", 1)
+    settled = settled + 1 if k > 1 else 0
     done = {"covered": full >= 3 and covered(l),
-            "adapted": l.get("sampling", {}).get("k", 1) > 1 and l["seq"] >= 4}[want]
+            "adapted": k > 1 and l["seq"] >= 4,
+            "settled": settled >= 3,
+            "six": l["seq"] >= 6}[want]
     if done or time.monotonic() > deadline:
         p.send_signal(signal.SIGINT)
         for rest in p.stdout:
@@ -165,6 +172,43 @@ if grep -q '"fault_ns_measured": *true' "$tmp/bound"; then
 else
 	check text_says_fault_cost 'grep -q "^fault cost: 20.00 us of the target.s CPU per tracked write fault (assumed" "$tmp/h"' "$(head -6 "$tmp/h")"
 fi
+
+# --- --max-error: exact first, then as few pages as the error allows ----------
+# the buffer rewritten in full and the one never written have no spread: the
+# error predicted at any fraction is 0, and after one exact interval the
+# profiler samples the least fraction asked for, its estimates exact
+python3 "$tmp/until.py" "$tmp/adaptive" settled "$buf" "$M" writes -p $mw -i 200 --max-error 5 --sample 1/4 --json 2>"$tmp/err"
+check adaptive_exit_ok '[ $? = 0 ]' "$(cat "$tmp/err")"
+python3 - "$tmp/adaptive" "$buf" "$still" >"$tmp/py" 2>&1 <<'PY'
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+buf = [int(x, 16) for x in sys.argv[2].split("-")]
+still = [int(x, 16) for x in sys.argv[3].split("-")]
+iv = [l for l in ls if l["type"] == "interval"]
+s = [l["sampling"] for l in iv]
+assert s[0]["k"] == 1, s[0]
+assert all(x["max_error_pct"] == 5 for x in s), s
+for a, b in zip(s, s[1:]):
+    assert abs(b["fraction"] - a["next_fraction"]) < 1e-9, (a, b)
+# at most 1/4 once the error allows it (fewer only if the cost bound wants it)
+assert s[-1]["k"] >= 4, s
+for l in iv:
+    if l["sampling"]["k"] == 1:
+        continue
+    for r in l["regions"]:
+        lo = int(r["start_addr"], 16)
+        if lo == still[0]:
+            assert r["written_ratio"] == 0 and r["ratio_stderr"] == 0, r
+        if lo == buf[0] and r["written_ratio"] == 1:
+            assert r["dirty_pages"] == 2048 and r["ratio_stderr"] == 0, r
+    assert l["sampling"]["error_pct"] <= 5, l["sampling"]
+sm = [l for l in ls if l["type"] == "summary"]
+assert len(sm) == 1 and "sampling_error" not in sm[0], sm
+print("fine")
+PY
+check adaptive_dense_samples 'grep -q fine "$tmp/py"' "$(cat "$tmp/py")"
+"$M" writes -p $mw -i 200 -d 1 --max-error 5 --batch >"$tmp/h" 2>&1
+check adaptive_text_says_rule 'grep -q "^sampling: every page to start with, then as few as keep the standard error of each VMA.s written pages under 5.0% of them, 1/10 at least" "$tmp/h" && grep -q "^interval 1 .* sample 1/1 (every page)  overhead .*, error 0.0%" "$tmp/h"' "$(head -8 "$tmp/h")"
 kill $mw; wait $mw 2>/dev/null
 
 # --- sparse writes: the sample's stated error is large, and memlens says so ----
@@ -196,6 +240,26 @@ check sparse_text_notes_error 'grep -Eq "^  note: a sampled written ratio had a 
 # exact: no estimate, no note
 run "$M" writes -p $mws -i 500 -d 2 --json
 check exact_no_error_note '[ "$(rc)" = 0 ] && ! grep -q sampling_error "$tmp/out"' "$(tail -1 "$tmp/out")"
+# --max-error 5: the error a sample would have is measured on every block and
+# found over the bound at any fraction, so the writes are tracked exactly
+# (they cost the target little): no error stated over it, and no note
+python3 "$tmp/until.py" "$tmp/out" six 0-0 "$M" writes -p $mws -i 500 --max-error 5 --json 2>"$tmp/err"
+check sparse_adaptive_exit_ok '[ $? = 0 ]' "$(cat "$tmp/err")"
+python3 - "$tmp/out" >"$tmp/py" 2>&1 <<'PY'
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+iv = [l for l in ls if l["type"] == "interval"]
+sm = [l for l in ls if l["type"] == "summary"][0]
+assert len(iv) >= 6, len(iv)
+for l in iv:
+    s = l["sampling"]
+    assert s["max_error_pct"] == 5 and s["error_pct"] <= 5 and s["next_error_pct"] <= 5, s
+    for r in l["regions"]:
+        assert r.get("ratio_stderr", 0) <= 0.05, r
+assert "sampling_error" not in sm, sm["sampling_error"]
+print("fine", [l["sampling"]["k"] for l in iv])
+PY
+check sparse_adaptive_within_bound 'grep -q fine "$tmp/py"' "$(cat "$tmp/py")"
 kill $mws; wait $mws 2>/dev/null
 
 # --- a tree: each process sampled, the tree's estimates added up -----------------

@@ -264,6 +264,209 @@ static void test_policy_interval_when_k_is_not_enough(void)
 	CHECK_EQ(p.k, SAMPLE_K_MAX / 2);
 }
 
+/* The unit error: what a sample of 1/k states, se / r, is u sqrt(k - 1). */
+static void test_unit_err(void)
+{
+	struct ml_sample_est e = { 0 };
+	struct ml_sample_result r;
+	double u;
+
+	/* 4 blocks of 16 of a VMA of 8 (1/2 sampled): its stated error, relative */
+	ml_sample_est_add(&e, 16, 8);
+	ml_sample_est_add(&e, 16, 0);
+	ml_sample_est_add(&e, 16, 16);
+	ml_sample_est_add(&e, 16, 8);
+	REQUIRE(ml_sample_est_result(&e, 128, &r));
+	u = ml_sample_est_unit_err(&e, 128);
+	CHECK(fabs(ml_sample_err_at(u, 2) - r.stderr_ / r.ratio) < 1e-12);
+	/* the same blocks as a 1/8 sample of a VMA of 32 */
+	REQUIRE(ml_sample_est_result(&e, 512, &r));
+	CHECK(fabs(ml_sample_err_at(ml_sample_est_unit_err(&e, 512), 8) - r.stderr_ / r.ratio) <
+	      1e-12);
+	CHECK(ml_sample_err_at(u, 1) == 0); /* every page: no error */
+	CHECK(ml_sample_err_at(0, 50) == 0);
+	/* every block of a VMA, as an exact interval has them: 64 blocks, 16 written in full */
+	memset(&e, 0, sizeof(e));
+	for (int i = 0; i < 64; i++)
+		ml_sample_est_add(&e, 16, i >= 20 && i < 36 ? 16 : 0);
+	u = ml_sample_est_unit_err(&e, 64 * 16);
+	/* predicted at 1/4: what a 1/4 sample holding 4 of those 16 blocks states */
+	{
+		struct ml_sample_est s = { 0 };
+
+		for (int i = 0; i < 64; i += 4)
+			ml_sample_est_add(&s, 16, i >= 20 && i < 36 ? 16 : 0);
+		REQUIRE(ml_sample_est_result(&s, 64 * 16, &r));
+		CHECK(fabs(r.ratio - 0.25) < 1e-12);
+		/*
+		 * the same but for the spread, the sample's taken for the VMA's:
+		 * residuals 12 (4 blocks) and -4 (12) over 15, against 16 and 48 over 63
+		 */
+		CHECK(fabs(ml_sample_err_at(u, 4) * sqrt(768.0 / 15 / (3072.0 / 63)) -
+			   r.stderr_ / r.ratio) < 1e-12);
+	}
+	/* nothing written, all written: no spread; one block: not measured */
+	memset(&e, 0, sizeof(e));
+	ml_sample_est_add(&e, 16, 0);
+	ml_sample_est_add(&e, 16, 0);
+	CHECK(ml_sample_est_unit_err(&e, 320) == 0);
+	memset(&e, 0, sizeof(e));
+	ml_sample_est_add(&e, 16, 16);
+	ml_sample_est_add(&e, 4, 4);
+	CHECK(ml_sample_est_unit_err(&e, 320) == 0);
+	memset(&e, 0, sizeof(e));
+	ml_sample_est_add(&e, 16, 3);
+	CHECK(ml_sample_est_unit_err(&e, 320) == -1);
+	memset(&e, 0, sizeof(e));
+	CHECK(ml_sample_est_unit_err(&e, 320) == -1);
+}
+
+static void test_policy_error_validated(void)
+{
+	struct ml_sample_policy p;
+
+	REQUIRE(ml_sample_policy_init(&p, 1, 0, 1000, 1000) == 0);
+	CHECK_EQ(ml_sample_policy_error(&p, 0, 0), -EINVAL);
+	CHECK_EQ(ml_sample_policy_error(&p, 1.5, 0), -EINVAL);
+	CHECK_EQ(ml_sample_policy_error(&p, NAN, 0), -EINVAL);
+	CHECK_EQ(ml_sample_policy_error(&p, 0.05, SAMPLE_K_MAX + 1), -EINVAL);
+	CHECK_EQ(ml_sample_policy_error(&p, 0.05, 0), 0);
+	/* starts exact, comes back to 1/10 at most, under 1% of a CPU */
+	CHECK_EQ(p.k, 1);
+	CHECK_EQ(p.k_err, SAMPLE_ERROR_DEFAULT_K);
+	CHECK(p.max_cpu == SAMPLE_ERROR_DEFAULT_MAX_CPU);
+	/* the least fraction cannot be more than the most */
+	REQUIRE(ml_sample_policy_init(&p, 4, 0.02, 1000, 1000) == 0);
+	CHECK_EQ(ml_sample_policy_error(&p, 0.05, 2), -EINVAL);
+	CHECK_EQ(ml_sample_policy_error(&p, 0.05, 16), 0);
+	CHECK_EQ(p.k, 4);
+	CHECK(p.max_cpu == 0.02);
+}
+
+/*
+ * A model target: W pages written per interval of 1 s, each a fault of
+ * 1000 ns when its block is sampled, the VMAs' unit error u. Step the
+ * policy @n times from its k; the k of each step into @ks.
+ */
+static void run_model(struct ml_sample_policy *p, double w, double u, int n, unsigned int *ks)
+{
+	for (int i = 0; i < n; i++) {
+		ml_sample_policy_step_err(p, (uint64_t)(w / p->k), 1.0, u);
+		ks[i] = p->k;
+	}
+}
+
+static void test_policy_error_grows_fraction(void)
+{
+	struct ml_sample_policy p;
+	unsigned int ks[8];
+
+	/* 2% of a CPU, 5% error, from 1/10 */
+	REQUIRE(ml_sample_policy_init(&p, 1, 0.02, 1000, 1000) == 0);
+	REQUIRE(ml_sample_policy_error(&p, 0.05, 10) == 0);
+	p.k = 10;
+	/* sparse: 256 pages a second (0.03% of a CPU exact), u 0.25: 0.75 at 1/10 */
+	ml_sample_policy_step_err(&p, 26, 1.0, 0.25);
+	CHECK(fabs(p.err - 0.75) < 1e-12);
+	/* 1 + (0.04 / 0.25)^2 = 1.03: every page */
+	CHECK_EQ(p.k, 1);
+	CHECK(p.next_err == 0);
+	/* and stays so: exact, u the same, under half the bound it can never be sampled */
+	run_model(&p, 256, 0.25, 8, ks);
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(ks[i], 1);
+	/* u 0.02: 0.06 at 1/10; at 1/5 0.04, the aim */
+	p.k = 10;
+	ml_sample_policy_step_err(&p, 1000, 1.0, 0.02);
+	CHECK_EQ(p.k, 5);
+	CHECK(fabs(p.next_err - 0.04) < 1e-12);
+}
+
+static void test_policy_error_under_cost_bound(void)
+{
+	struct ml_sample_policy p;
+	unsigned int ks[20];
+
+	/* 40000 pages a second at 1000 ns: 4% of a CPU exact, 0.4% at 1/10; the bound 2% */
+	REQUIRE(ml_sample_policy_init(&p, 1, 0.02, 1000, 1000) == 0);
+	REQUIRE(ml_sample_policy_error(&p, 0.05, 10) == 0);
+	p.k = 10;
+	/* u 0.25 wants every page; 80% of the bound allows 1/3 (1.33%) */
+	run_model(&p, 40000, 0.25, 20, ks);
+	CHECK_EQ(ks[0], 3);
+	for (int i = 0; i < 20; i++) {
+		CHECK_EQ(ks[i], 3);
+		CHECK(ml_sample_cost(&p, 40000 / ks[i], 1.0) <= p.max_cpu);
+	}
+	/* still over the error bound: said */
+	CHECK(p.next_err > p.max_err);
+	/* exact to start with and over the cost bound: the cost decides, as without */
+	REQUIRE(ml_sample_policy_init(&p, 1, 0.02, 1000, 1000) == 0);
+	REQUIRE(ml_sample_policy_error(&p, 0.05, 10) == 0);
+	run_model(&p, 40000, 0.25, 20, ks);
+	CHECK_EQ(ks[0], 3); /* 4% -> 2.5 -> 3 */
+	CHECK_EQ(ks[19], 3);
+	/* the error known only when sampled: -1 with nothing to measure, k kept */
+	ml_sample_policy_step_err(&p, 13333, 1.0, -1);
+	CHECK_EQ(p.k, 3);
+	CHECK(p.err == -1 && p.next_err == -1);
+	/* a burst the least fraction cannot afford: 1/63; once over, back to 1/10 */
+	REQUIRE(ml_sample_policy_init(&p, 1, 0.02, 1000, 1000) == 0);
+	REQUIRE(ml_sample_policy_error(&p, 0.05, 10) == 0);
+	ml_sample_policy_step_err(&p, 1000000, 1.0, 0);
+	CHECK_EQ(p.k, 63); /* 100% of a CPU: 1 / 0.016 = 62.5 */
+	ml_sample_policy_step_err(&p, 1000000 / 63, 1.0, 0); /* 1.6%: kept */
+	CHECK_EQ(p.k, 63);
+	ml_sample_policy_step_err(&p, 100, 1.0, 0);
+	CHECK_EQ(p.k, 10);
+	/* part of the way back where the cost is still near the bound */
+	p.k = 63;
+	ml_sample_policy_step_err(&p, 7000, 1.0, 0); /* 0.7%: 63 * 0.007 / 0.016 = 27.6 */
+	CHECK_EQ(p.k, 28);
+}
+
+static void test_policy_error_converges(void)
+{
+	struct ml_sample_policy p;
+	unsigned int ks[40];
+
+	/* dense writes (every sampled page written: u 0): from exact to the least fraction */
+	REQUIRE(ml_sample_policy_init(&p, 1, 0.02, 1000, 1000) == 0);
+	REQUIRE(ml_sample_policy_error(&p, 0.05, 10) == 0);
+	run_model(&p, 16384, 0, 10, ks);
+	CHECK_EQ(ks[0], 10);
+	CHECK_EQ(ks[9], 10);
+	/* never beyond it however small the error */
+	run_model(&p, 16384, 1e-6, 5, ks);
+	CHECK_EQ(ks[4], 10);
+	/* u 0.01 measured with a 20% wobble each interval: 1/7, then it stays there */
+	REQUIRE(ml_sample_policy_init(&p, 1, 0.02, 1000, 1000) == 0);
+	REQUIRE(ml_sample_policy_error(&p, 0.05, 10) == 0);
+	for (int i = 0; i < 40; i++) {
+		ml_sample_policy_step_err(&p, 1000, 1.0, i % 2 ? 0.012 : 0.009);
+		ks[i] = p.k;
+	}
+	/* exact first: 0 < 0.025, to the half of the bound: 1 + 0.025^2 / 0.009^2 = 8.7 -> 8 */
+	CHECK_EQ(ks[0], 8);
+	/* 0.012 at 1/8: 0.032, between half the bound and the bound: kept */
+	for (int i = 1; i < 40; i++)
+		CHECK_EQ(ks[i], 8);
+	/* a sample that overstates it by half (0.018 * sqrt(7) = 0.048) still keeps it */
+	ml_sample_policy_step_err(&p, 1000, 1.0, 0.018);
+	CHECK_EQ(p.k, 8);
+	/* the writes get sparser: u 0.05 (0.13 at 1/8) -> 1 + 0.64 = 1 */
+	ml_sample_policy_step_err(&p, 1000, 1.0, 0.05);
+	CHECK_EQ(p.k, 1);
+	/* denser again: u 0.005 -> 1 + 25, 1/10 */
+	ml_sample_policy_step_err(&p, 1000, 1.0, 0.005);
+	CHECK_EQ(p.k, 10);
+	/* the most fraction is --sample's: 1/4 (k_min), even when the error asks for more */
+	REQUIRE(ml_sample_policy_init(&p, 4, 0.02, 1000, 1000) == 0);
+	REQUIRE(ml_sample_policy_error(&p, 0.05, 16) == 0);
+	run_model(&p, 256, 0.25, 5, ks);
+	CHECK_EQ(ks[4], 4);
+}
+
 /* Pages not watched keep their state; only watched intervals count. */
 static void test_hotrange_seen(void)
 {
@@ -405,6 +608,11 @@ int main(void)
 	RUN(test_policy_fixed_without_bound);
 	RUN(test_policy_follows_the_cost);
 	RUN(test_policy_interval_when_k_is_not_enough);
+	RUN(test_unit_err);
+	RUN(test_policy_error_validated);
+	RUN(test_policy_error_grows_fraction);
+	RUN(test_policy_error_under_cost_bound);
+	RUN(test_policy_error_converges);
 	RUN(test_hotrange_seen);
 	RUN(test_hotrange_seen_all_is_exact);
 	RUN(test_fault_ns_from);
