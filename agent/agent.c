@@ -24,7 +24,7 @@ static bool probe_profile(void)
 	for (size_t i = 0; i < l->n; i++)
 		if (!strcmp(l->items[i].name, "pagemap_scan") ||
 		    !strcmp(l->items[i].name, "uffd_wp_async"))
-			ok += l->items[i].state == FEATURE_OK;
+			ok += l->items[i].state == ML_FEATURE_OK;
 	free(l);
 	return ok == 2;
 }
@@ -83,7 +83,7 @@ int agent_criu(struct agent *a, struct ml_err *err)
 		char path[PATH_MAX], dir[PATH_MAX];
 		ML_OPTS(ml_criu_probe_opts, po,
 			.timeout_ms = a->cfg.criu_timeout_ms ? a->cfg.criu_timeout_ms
-							     : CRIU_DEFAULT_TIMEOUT_MS,
+							     : ML_CRIU_DEFAULT_TIMEOUT_MS,
 			.cache_dir = criu_cli_cache_dir(dir, sizeof(dir)), );
 
 		a->criu_probed = true;

@@ -164,7 +164,7 @@ static int check_args(struct agent_args *a)
 
 static int parse_args(int argc, char **argv, struct agent_args *a)
 {
-	long grace = DEFAULT_GRACE_S, criu_timeout = CRIU_DEFAULT_TIMEOUT_MS / 1000, threads = 4;
+	long grace = DEFAULT_GRACE_S, criu_timeout = ML_CRIU_DEFAULT_TIMEOUT_MS / 1000, threads = 4;
 	struct cli_opt opts[] = {
 		{ .section = "Listening (default: the unix socket " DEFAULT_SOCKET ", mode 0600):",
 		  .name = "socket",

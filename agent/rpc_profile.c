@@ -32,33 +32,34 @@ static int validate_start(const Agent__StartProfilingRequest *q, struct ml_profi
 		return rpc_fail(
 			out, RPC_INVALID_ARGUMENT,
 			"interval_ms must be %d..%d milliseconds (0 for the default %d), not %d",
-			INTERVAL_MIN, INTERVAL_MAX, PROFILER_DEFAULT_INTERVAL_MS, q->interval_ms);
+			INTERVAL_MIN, INTERVAL_MAX, ML_PROFILER_DEFAULT_INTERVAL_MS,
+			q->interval_ms);
 	if (isnan(q->hot_threshold))
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
 				"hot_threshold is NaN: give a written ratio in (0, 1] (0 for the "
 				"default %.1f)",
-				HEAT_DEFAULT_THRESHOLD);
+				ML_HEAT_DEFAULT_THRESHOLD);
 	if (q->hot_threshold != 0 && !(q->hot_threshold > 0 && q->hot_threshold <= 1))
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
 				"hot_threshold must be a written ratio in (0, 1] (0 for the "
 				"default %.1f), not %g",
-				HEAT_DEFAULT_THRESHOLD, q->hot_threshold);
-	if (q->hot_consecutive && (q->hot_consecutive < 1 || q->hot_consecutive > HEAT_WINDOW))
+				ML_HEAT_DEFAULT_THRESHOLD, q->hot_threshold);
+	if (q->hot_consecutive && (q->hot_consecutive < 1 || q->hot_consecutive > ML_HEAT_WINDOW))
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
 				"hot_consecutive must be 1..%d intervals, the heat window (0 for "
 				"the default %d), not %d",
-				HEAT_WINDOW, HEAT_DEFAULT_CONSECUTIVE, q->hot_consecutive);
-	if (q->hot_cool < 0 || q->hot_cool > HOTRANGE_MAX_INTERVALS)
+				ML_HEAT_WINDOW, ML_HEAT_DEFAULT_CONSECUTIVE, q->hot_consecutive);
+	if (q->hot_cool < 0 || q->hot_cool > ML_HOTRANGE_MAX_INTERVALS)
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
 				"hot_cool must be 1..%d intervals (0: hot_consecutive), not %d",
-				HOTRANGE_MAX_INTERVALS, q->hot_cool);
-	if (q->max_hot_ranges < 0 || q->max_hot_ranges > HOTRANGE_MAX_MAX)
+				ML_HOTRANGE_MAX_INTERVALS, q->hot_cool);
+	if (q->max_hot_ranges < 0 || q->max_hot_ranges > ML_HOTRANGE_MAX_MAX)
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
 				"max_hot_ranges must be 1..%d (0 for the default %d), not %d",
-				HOTRANGE_MAX_MAX, HOTRANGE_DEFAULT_MAX, q->max_hot_ranges);
-	if (q->sample_k < 0 || q->sample_k > SAMPLE_K_MAX)
+				ML_HOTRANGE_MAX_MAX, ML_HOTRANGE_DEFAULT_MAX, q->max_hot_ranges);
+	if (q->sample_k < 0 || q->sample_k > ML_SAMPLE_K_MAX)
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,
-				"sample_k must be 1..%d (0: every page), not %d", SAMPLE_K_MAX,
+				"sample_k must be 1..%d (0: every page), not %d", ML_SAMPLE_K_MAX,
 				q->sample_k);
 	if (!(q->max_overhead_pct >= 0 && q->max_overhead_pct <= 100))
 		return rpc_fail(out, RPC_INVALID_ARGUMENT,

@@ -669,8 +669,8 @@ void cli_print_version(FILE *f)
 	if (tracers && tracers->probe_features)
 		tracers->probe_features(&l);
 	fflush(f);
-	print_features(f, &l, FEATURE_OK, "features: ");
-	print_features(f, &l, FEATURE_MISSING, "missing: ");
+	print_features(f, &l, ML_FEATURE_OK, "features: ");
+	print_features(f, &l, ML_FEATURE_MISSING, "missing: ");
 }
 
 int cli_sample_fraction(void *target, const char *arg, char *why, size_t len)
@@ -684,7 +684,7 @@ int cli_sample_fraction(void *target, const char *arg, char *why, size_t len)
 
 		errno = 0;
 		v = strtoul(arg + 2, &end, 10);
-		if (errno || end == arg + 2 || *end || !v || v > SAMPLE_K_MAX)
+		if (errno || end == arg + 2 || *end || !v || v > ML_SAMPLE_K_MAX)
 			goto bad;
 		*k = (unsigned int)v;
 		return 0;
@@ -695,11 +695,11 @@ int cli_sample_fraction(void *target, const char *arg, char *why, size_t len)
 		goto bad;
 	/* the nearest 1/K: every page is sampled once in K intervals */
 	f = 1 / f + 0.5;
-	if (f > SAMPLE_K_MAX)
+	if (f > ML_SAMPLE_K_MAX)
 		goto bad;
 	*k = (unsigned int)f;
 	return 0;
 bad:
-	snprintf(why, len, "must be a fraction in [1/%d, 1], as 0.1 or 1/10", SAMPLE_K_MAX);
+	snprintf(why, len, "must be a fraction in [1/%d, 1], as 0.1 or 1/10", ML_SAMPLE_K_MAX);
 	return -1;
 }

@@ -193,12 +193,12 @@ void cli_wrap(FILE *f, const char *text, int col, int indent);
 #define CLI_OPT_COOL(t, h)                                                                         \
 	{                                                                                          \
 		.name = "cool", .arg = "N", .help = h, .kind = CLI_INT, .target = t, .min = 1,     \
-		.max = HOTRANGE_MAX_INTERVALS                                                      \
+		.max = ML_HOTRANGE_MAX_INTERVALS                                                   \
 	}
 #define CLI_OPT_HOT_RANGES(t, h)                                                                   \
 	{                                                                                          \
 		.name = "hot-ranges", .arg = "N", .help = h, .kind = CLI_UINT, .target = t,        \
-		.min = 1, .max = HOTRANGE_MAX_MAX                                                  \
+		.min = 1, .max = ML_HOTRANGE_MAX_MAX                                               \
 	}
 /*
  * Sampled write tracking (memlens/sample.h): --sample FRACTION or 1/K into an

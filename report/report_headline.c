@@ -191,7 +191,7 @@ static int kinds_by_resident(const struct ml_rep_snaps *s, int *k)
 {
 	int n = 0;
 
-	for (int i = 0; i < REPORT_KINDS; i++) {
+	for (int i = 0; i < ML_REPORT_KINDS; i++) {
 		int j = n;
 
 		if (!(s->last[i].resident > 0))
@@ -211,13 +211,13 @@ void mlr_headline_snaps(const struct ml_rep_snaps *s, char *buf, size_t len)
 	struct line l = line_of(buf, len);
 	double res = 0, swp = 0, wr = 0;
 	char b[32];
-	int k[REPORT_KINDS], n;
+	int k[ML_REPORT_KINDS], n;
 
 	if (!s->npt) {
 		add(&l, "no snapshot in this input");
 		return;
 	}
-	for (int i = 0; i < REPORT_KINDS; i++) {
+	for (int i = 0; i < ML_REPORT_KINDS; i++) {
 		res += s->last[i].resident;
 		swp += s->last[i].swapped;
 		wr += s->have_written ? s->last[i].written : s->last[i].dirty;

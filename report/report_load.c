@@ -340,7 +340,7 @@ static void snap_region(struct ml_rep_snaps *s, struct ml_rep_snap_point *pt,
 
 static int add_snapshot(const struct line_ctx *c, const struct ml_snapshot_rec *rec)
 {
-	struct ml_rep_kind_use use[REPORT_KINDS] = { 0 };
+	struct ml_rep_kind_use use[ML_REPORT_KINDS] = { 0 };
 	struct ml_rep_snap_point *pt;
 	struct ml_rep_snaps *s;
 
@@ -384,8 +384,8 @@ static int fill_faults(const struct line_ctx *c, struct ml_rep_faults *f,
 		       const struct ml_faults_rec *rec)
 {
 	snprintf(f->mode, sizeof(f->mode), "%s", rec->mode);
-	f->nminor = rec->nminor < REP_HIST_MAX ? rec->nminor : REP_HIST_MAX;
-	f->nmajor = rec->nmajor < REP_HIST_MAX ? rec->nmajor : REP_HIST_MAX;
+	f->nminor = rec->nminor < ML_REP_HIST_MAX ? rec->nminor : ML_REP_HIST_MAX;
+	f->nmajor = rec->nmajor < ML_REP_HIST_MAX ? rec->nmajor : ML_REP_HIST_MAX;
 	for (size_t i = 0; i < f->nminor; i++)
 		f->minor[i] = (double)rec->minor_hist[i];
 	for (size_t i = 0; i < f->nmajor; i++)

@@ -8,9 +8,10 @@
 #include "report_int.h"
 
 /* Stacking order, bottom to top: the program, then libraries, then the rest. */
-static const int kind_order[REPORT_KINDS] = {
-	VMA_TEXT, VMA_DATA,	VMA_BSS,      VMA_HEAP, VMA_STACK, VMA_ANON,	 VMA_SHM,
-	VMA_FILE, VMA_LIB_TEXT, VMA_LIB_DATA, VMA_VDSO, VMA_VVAR,  VMA_VSYSCALL, REPORT_KIND_OTHER,
+static const int kind_order[ML_REPORT_KINDS] = {
+	ML_VMA_TEXT, ML_VMA_DATA, ML_VMA_BSS,	   ML_VMA_HEAP,		 ML_VMA_STACK,
+	ML_VMA_ANON, ML_VMA_SHM,  ML_VMA_FILE,	   ML_VMA_LIB_TEXT,	 ML_VMA_LIB_DATA,
+	ML_VMA_VDSO, ML_VMA_VVAR, ML_VMA_VSYSCALL, ML_REPORT_KIND_OTHER,
 };
 
 #define C_RESIDENT "#4e79a7"
@@ -22,7 +23,7 @@ double mlr_snap_resident(const struct ml_rep_snap_point *pt)
 {
 	double sum = 0;
 
-	for (int k = 0; k < REPORT_KINDS; k++)
+	for (int k = 0; k < ML_REPORT_KINDS; k++)
 		sum += pt->resident[k];
 	return sum;
 }
@@ -61,7 +62,7 @@ static void peak_mark(struct ml_rbuf *b, const struct plot *p, const struct ml_r
 struct bins {
 	int n;
 	double *t; /* seconds since the first snapshot */
-	double *v; /* [bin * REPORT_KINDS + kind], MiB */
+	double *v; /* [bin * ML_REPORT_KINDS + kind], MiB */
 };
 
 static int bins_build(struct bins *bn, const struct ml_rep_snaps *s, int max)
@@ -71,7 +72,7 @@ static int bins_build(struct bins *bn, const struct ml_rep_snaps *s, int max)
 
 	bn->n = (int)s->npt < max ? (int)s->npt : max;
 	bn->t = calloc((size_t)bn->n, sizeof(*bn->t));
-	bn->v = calloc((size_t)bn->n * REPORT_KINDS, sizeof(*bn->v));
+	bn->v = calloc((size_t)bn->n * ML_REPORT_KINDS, sizeof(*bn->v));
 	cnt = calloc((size_t)bn->n, sizeof(*cnt));
 	if (!bn->t || !bn->v || !cnt) {
 		free(cnt);
@@ -81,14 +82,14 @@ static int bins_build(struct bins *bn, const struct ml_rep_snaps *s, int max)
 		int c = (int)((uint64_t)i * bn->n / s->npt);
 
 		bn->t[c] += (s->pt[i].t_ms - s->pt[0].t_ms) / 1000;
-		for (int k = 0; k < REPORT_KINDS; k++)
-			bn->v[c * REPORT_KINDS + k] += s->pt[i].resident[k] * mib;
+		for (int k = 0; k < ML_REPORT_KINDS; k++)
+			bn->v[c * ML_REPORT_KINDS + k] += s->pt[i].resident[k] * mib;
 		cnt[c]++;
 	}
 	for (int c = 0; c < bn->n; c++) {
 		bn->t[c] /= cnt[c];
-		for (int k = 0; k < REPORT_KINDS; k++)
-			bn->v[c * REPORT_KINDS + k] /= cnt[c];
+		for (int k = 0; k < ML_REPORT_KINDS; k++)
+			bn->v[c * ML_REPORT_KINDS + k] /= cnt[c];
 	}
 	free(cnt);
 	return 0;
@@ -107,7 +108,7 @@ static double stack_at(const struct bins *bn, int c, int upto)
 	double sum = 0;
 
 	for (int i = 0; i < upto; i++)
-		sum += bn->v[c * REPORT_KINDS + kind_order[i]];
+		sum += bn->v[c * ML_REPORT_KINDS + kind_order[i]];
 	return sum;
 }
 
@@ -137,7 +138,7 @@ void mlr_render_snap_area(struct ml_rbuf *b, const struct ml_rep_snaps *s,
 {
 	struct plot p = { .x0 = 80, .y0 = 50, .w = RP_WIDTH - 100, .h = 220 };
 	struct bins bn = { 0 };
-	bool used[REPORT_KINDS] = { false };
+	bool used[ML_REPORT_KINDS] = { false };
 	double max = 0, x = p.x0, y = 16;
 
 	if (bins_build(&bn, s, mlr_rp_max_cols(o))) {
@@ -145,11 +146,11 @@ void mlr_render_snap_area(struct ml_rbuf *b, const struct ml_rep_snaps *s,
 		goto out;
 	}
 	for (int c = 0; c < bn.n; c++) {
-		double tot = stack_at(&bn, c, REPORT_KINDS);
+		double tot = stack_at(&bn, c, ML_REPORT_KINDS);
 
 		max = tot > max ? tot : max;
-		for (int k = 0; k < REPORT_KINDS; k++)
-			used[k] |= bn.v[c * REPORT_KINDS + k] > 0;
+		for (int k = 0; k < ML_REPORT_KINDS; k++)
+			used[k] |= bn.v[c * ML_REPORT_KINDS + k] > 0;
 	}
 	if (!(max > 0)) {
 		ml_rb_puts(b, "<p class=\"note\">resident memory: no page was resident in any "
@@ -160,7 +161,7 @@ void mlr_render_snap_area(struct ml_rbuf *b, const struct ml_rep_snaps *s,
 	max = fmax(max, mlr_snap_resident(&s->pt[mlr_snaps_peak(s)]) * s->page_size / 1048576.0);
 	p.ymax = mlr_nice_ceil(max);
 	mlr_svg_open(b, "stacked", 330, "resident memory by region kind over time");
-	for (int l = 0; l < REPORT_KINDS; l++) {
+	for (int l = 0; l < ML_REPORT_KINDS; l++) {
 		if (!used[kind_order[l]])
 			continue;
 		area_layer(b, &p, &bn, l);
@@ -253,7 +254,7 @@ static void render_kinds(struct ml_rbuf *b, const struct ml_rep_snaps *s)
 	char head[96];
 	int rows = 1;
 
-	for (int k = 0; k < REPORT_KINDS; k++)
+	for (int k = 0; k < ML_REPORT_KINDS; k++)
 		rows += s->last[k].size > 0;
 	mlr_svg_open(b, "kinds", 40 + rows * 22 + 70,
 		     "in memory and written share per region kind");
@@ -262,7 +263,7 @@ static void render_kinds(struct ml_rbuf *b, const struct ml_rep_snaps *s)
 		 s->have_written ? "written in the last cycle" : "dirty (page flag)");
 	if (have_marked(s))
 		mlr_svg_text(b, 560, 14, "start", "axis", head);
-	for (int l = 0; l < REPORT_KINDS; l++) {
+	for (int l = 0; l < ML_REPORT_KINDS; l++) {
 		const struct ml_rep_kind_use *u = &s->last[kind_order[l]];
 
 		if (!(u->size > 0))

@@ -92,32 +92,34 @@ void ml_rb_free(struct ml_rbuf *b)
 }
 
 /* Tableau-like colours, one per kind, never reassigned. */
-static const char *const kind_colours[REPORT_KINDS] = {
-	[VMA_ANON] = "#4e79a7",	    [VMA_TEXT] = "#f28e2b",	     [VMA_DATA] = "#e15759",
-	[VMA_BSS] = "#76b7b2",	    [VMA_HEAP] = "#59a14f",	     [VMA_STACK] = "#edc948",
-	[VMA_LIB_TEXT] = "#b07aa1", [VMA_LIB_DATA] = "#ff9da7",	     [VMA_SHM] = "#9c755f",
-	[VMA_FILE] = "#bab0ac",	    [VMA_VDSO] = "#86bcb6",	     [VMA_VVAR] = "#d4a6c8",
-	[VMA_VSYSCALL] = "#8cd17d", [REPORT_KIND_OTHER] = "#79706e",
+static const char *const kind_colours[ML_REPORT_KINDS] = {
+	[ML_VMA_ANON] = "#4e79a7",     [ML_VMA_TEXT] = "#f28e2b",
+	[ML_VMA_DATA] = "#e15759",     [ML_VMA_BSS] = "#76b7b2",
+	[ML_VMA_HEAP] = "#59a14f",     [ML_VMA_STACK] = "#edc948",
+	[ML_VMA_LIB_TEXT] = "#b07aa1", [ML_VMA_LIB_DATA] = "#ff9da7",
+	[ML_VMA_SHM] = "#9c755f",      [ML_VMA_FILE] = "#bab0ac",
+	[ML_VMA_VDSO] = "#86bcb6",     [ML_VMA_VVAR] = "#d4a6c8",
+	[ML_VMA_VSYSCALL] = "#8cd17d", [ML_REPORT_KIND_OTHER] = "#79706e",
 };
 
 int ml_report_kind(const char *name)
 {
 	int k = name ? ml_vma_kind_from_name(name) : -1;
 
-	return k < 0 ? REPORT_KIND_OTHER : k;
+	return k < 0 ? ML_REPORT_KIND_OTHER : k;
 }
 
 const char *ml_report_kind_label(int k)
 {
-	if (k < 0 || k >= REPORT_KIND_OTHER)
+	if (k < 0 || k >= ML_REPORT_KIND_OTHER)
 		return "other";
 	return ml_vma_kind_name(k);
 }
 
 const char *ml_report_kind_colour(int k)
 {
-	if (k < 0 || k >= REPORT_KINDS)
-		k = REPORT_KIND_OTHER;
+	if (k < 0 || k >= ML_REPORT_KINDS)
+		k = ML_REPORT_KIND_OTHER;
 	return kind_colours[k];
 }
 

@@ -78,11 +78,11 @@ static void probe_criu_sockets(struct ml_feature_list *l, const char *version)
 	    sscanf(version, "%d.%d", &cmaj, &cmin) != 2)
 		return;
 	if (kmaj * 1000 + kmin < 6016 || cmaj * 1000 + cmin >= 4002)
-		ml_feature_add(l, "criu", "criu_sockets", FEATURE_OK, used, NULL,
+		ml_feature_add(l, "criu", "criu_sockets", ML_FEATURE_OK, used, NULL,
 			       "CRIU %s can dump TCP and UDP sockets on Linux %d.%d", version, kmaj,
 			       kmin);
 	else
-		ml_feature_add(l, "criu", "criu_sockets", FEATURE_MISSING, used,
+		ml_feature_add(l, "criu", "criu_sockets", ML_FEATURE_MISSING, used,
 			       "give CRIU 4.2 or newer with --criu PATH or MEMLENS_CRIU, or "
 			       "checkpoint on a kernel before 6.16",
 			       "CRIU %s cannot dump a TCP or UDP socket on this kernel: since "
@@ -100,7 +100,7 @@ static void probe_criu(struct ml_feature_list *l, const char *explicit_path)
 
 	if (criu_cli_locate(explicit_path, path, sizeof(path), &err)) {
 		ml_feature_add(
-			l, "criu", "criu", FEATURE_MISSING, used,
+			l, "criu", "criu", ML_FEATURE_MISSING, used,
 			"install CRIU 4.1 or newer (Debian's criu from trixie on; leaving hot "
 			"pages out needs 4.1.1 built with memlens's patches, " MEMLENS_DATADIR
 			"/criu-patches, which scripts/ensure-criu.sh of the source tree builds in "
@@ -121,19 +121,19 @@ static void probe_criu(struct ml_feature_list *l, const char *explicit_path)
 		else
 			snprintf(fix, sizeof(fix), "%s",
 				 "use CRIU 4.1 or newer (scripts/ensure-criu.sh builds 4.1.1)");
-		ml_feature_add(l, "criu", "criu", FEATURE_MISSING, used, fix,
+		ml_feature_add(l, "criu", "criu", ML_FEATURE_MISSING, used, fix,
 			       "%s %s fails `criu check`: %s", path, caps.version,
 			       err.msg[0] ? err.msg : caps.check_msg);
 		return;
 	}
-	ml_feature_add(l, "criu", "criu", FEATURE_OK, used, NULL,
+	ml_feature_add(l, "criu", "criu", ML_FEATURE_OK, used, NULL,
 		       "CRIU %s at %s; `criu check` passes", caps.version, path);
 	if (caps.mem_dirty_track)
-		ml_feature_add(l, "criu", "criu_pre_dump", FEATURE_OK,
+		ml_feature_add(l, "criu", "criu_pre_dump", ML_FEATURE_OK,
 			       "checkpoint --pre-dump, migrate", NULL,
 			       "`criu check --feature mem_dirty_track` passes");
 	else
-		ml_feature_add(l, "criu", "criu_pre_dump", FEATURE_MISSING,
+		ml_feature_add(l, "criu", "criu_pre_dump", ML_FEATURE_MISSING,
 			       "checkpoint --pre-dump, migrate",
 			       "needs soft-dirty in the kernel (see soft_dirty); take full dumps "
 			       "meanwhile (migrate does one stop-and-copy dump)",
@@ -146,14 +146,14 @@ static void probe_criu(struct ml_feature_list *l, const char *explicit_path)
 				   : "; but this kernel has no soft-dirty (criu_pre_dump): no "
 				     "pre-dumps here, so nothing is left out";
 	if (caps.page_granular)
-		ml_feature_add(l, "criu", "criu_exclude", FEATURE_OK,
+		ml_feature_add(l, "criu", "criu_exclude", ML_FEATURE_OK,
 			       "checkpoint --pre-dump, migrate, agent (hot-memory exclusion)", NULL,
 			       "page granularity: pre-dumps leave hot pages out one by one, per "
 			       "process; a dump writes every VMA (%s)%s",
 			       opts, here);
 	else if (ml_criu_can_exclude(&caps))
 		ml_feature_add(
-			l, "criu", "criu_exclude", FEATURE_OK,
+			l, "criu", "criu_exclude", ML_FEATURE_OK,
 			"checkpoint --pre-dump, migrate, agent (hot-memory exclusion)",
 			caps.no_parent_range
 				? "VMA granularity (the older CRIU fork of 4.0): every VMA a hot "
@@ -166,7 +166,7 @@ static void probe_criu(struct ml_feature_list *l, const char *explicit_path)
 			opts, here);
 	else
 		ml_feature_add(
-			l, "criu", "criu_exclude", FEATURE_MISSING,
+			l, "criu", "criu_exclude", ML_FEATURE_MISSING,
 			"checkpoint, migrate, agent (hot-VMA exclusion)",
 			"the CRIU 4.1.1 that scripts/ensure-criu.sh builds with memlens's "
 			"patches (" MEMLENS_DATADIR
@@ -180,7 +180,7 @@ static void probe_criu(struct ml_feature_list *l, const char *explicit_path)
 
 static const char *state_name(enum ml_feature_state s)
 {
-	return s == FEATURE_OK ? "ok" : s == FEATURE_MISSING ? "missing" : "info";
+	return s == ML_FEATURE_OK ? "ok" : s == ML_FEATURE_MISSING ? "missing" : "info";
 }
 
 static void print_json(const struct ml_feature_list *l, const struct utsname *u, bool core_ok)
@@ -213,9 +213,9 @@ static void print_human(const struct ml_feature_list *l, const struct utsname *u
 		}
 		/* the name column widens for a long name; the text wraps under itself */
 		table_wrap(stdout, width, 27, "  %-8s %-15s %s",
-			   f->state == FEATURE_MISSING ? "MISSING" : state_name(f->state), f->name,
-			   f->detail);
-		if (f->state != FEATURE_INFO)
+			   f->state == ML_FEATURE_MISSING ? "MISSING" : state_name(f->state),
+			   f->name, f->detail);
+		if (f->state != ML_FEATURE_INFO)
 			table_wrap(stdout, width, 27, "  %-8s %-15s used by: %s", "", "",
 				   f->used_by);
 		if (f->fix)
@@ -246,7 +246,7 @@ static int cmd_check(int argc, char **argv)
 	if (!c.no_criu)
 		probe_criu(&l, c.criu);
 	for (size_t i = 0; i < l.n; i++)
-		if (l.items[i].core && l.items[i].state == FEATURE_MISSING)
+		if (l.items[i].core && l.items[i].state == ML_FEATURE_MISSING)
 			core_ok = false;
 	if (c.json)
 		print_json(&l, &u, core_ok);

@@ -188,7 +188,7 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 		CLI_OPT_INTERVAL(&iv, 10, 600000, "profiling interval (default 1000)"),
 		CLI_OPT_THRESHOLD(&c->hot_threshold,
 				  "written ratio above which an interval is hot (default 0.3)"),
-		CLI_OPT_CONSECUTIVE(&c->hot_consecutive, HEAT_WINDOW,
+		CLI_OPT_CONSECUTIVE(&c->hot_consecutive, ML_HEAT_WINDOW,
 				    "intervals written in a row before a page (a VMA with a "
 				    "CRIU that leaves out whole VMAs) is hot (default 3)"),
 		CLI_OPT_COOL(&c->hot_cool, "unwritten intervals in a row before a hot page "
@@ -264,8 +264,8 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
  */
 static void warn_too_short(const struct ckpt_cli *c)
 {
-	unsigned int iv = c->interval_ms ? c->interval_ms : PROFILER_DEFAULT_INTERVAL_MS;
-	int cons = c->hot_consecutive ? c->hot_consecutive : HEAT_DEFAULT_CONSECUTIVE;
+	unsigned int iv = c->interval_ms ? c->interval_ms : ML_PROFILER_DEFAULT_INTERVAL_MS;
+	int cons = c->hot_consecutive ? c->hot_consecutive : ML_HEAT_DEFAULT_CONSECUTIVE;
 	long n = (long)(c->profile_s * 1000 / iv);
 
 	if (c->profile_s > 0 && n < cons)
@@ -460,7 +460,7 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 	ML_OPTS(ml_profiler_opts, po, .interval_ms = c->interval_ms,
 		.hot_threshold = c->hot_threshold, .hot_consecutive = c->hot_consecutive,
 		.hot_cool = c->hot_cool,
-		.hot_ranges_max = c->hot_ranges_max ? c->hot_ranges_max : HOTRANGE_EXCLUDE_MAX,
+		.hot_ranges_max = c->hot_ranges_max ? c->hot_ranges_max : ML_HOTRANGE_EXCLUDE_MAX,
 		.sample_k = c->sample_k, .max_overhead = c->max_overhead / 100,
 		.tree = true /* CRIU dumps the whole tree */);
 	struct ml_err err = { 0 };
@@ -503,7 +503,7 @@ static int run_criu(struct ckpt_cli *c, const struct ml_criu_caps *caps, struct 
 	pthread_mutex_unlock(&t->lock);
 	fprintf(stderr, "memlens checkpoint: running criu %s on pid %d (time limit %u s)...\n",
 		c->req.pre_dump ? "pre-dump" : "dump", (int)c->req.pid,
-		c->timeout_s ? c->timeout_s : CRIU_DEFAULT_TIMEOUT_MS / 1000);
+		c->timeout_s ? c->timeout_s : ML_CRIU_DEFAULT_TIMEOUT_MS / 1000);
 	r = ml_criu_checkpoint(s, p, &c->req, res, hot, err);
 	ml_criu_session_close(s);
 	return r;
@@ -598,7 +598,7 @@ static int cmd_checkpoint(int argc, char **argv)
 		return rc == -EINVAL ? EXIT_REFUSED : exit_code_for(rc);
 	}
 	rc = criu_cli_setup("checkpoint", c.criu,
-			    c.timeout_s ? c.timeout_s * 1000 : CRIU_DEFAULT_TIMEOUT_MS, &caps);
+			    c.timeout_s ? c.timeout_s * 1000 : ML_CRIU_DEFAULT_TIMEOUT_MS, &caps);
 	if (rc)
 		return rc;
 	memset(&res, 0, sizeof(res));

@@ -128,7 +128,7 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		CLI_OPT_INTERVAL(&iv, 10, 600000, "profiling interval (default 500)"),
 		CLI_OPT_THRESHOLD(&c->hot_threshold,
 				  "written ratio above which an interval is hot (default 0.3)"),
-		CLI_OPT_CONSECUTIVE(&c->hot_consecutive, HEAT_WINDOW,
+		CLI_OPT_CONSECUTIVE(&c->hot_consecutive, ML_HEAT_WINDOW,
 				    "intervals written in a row before a page (a VMA with a "
 				    "CRIU that leaves out whole VMAs) is hot (default 3)"),
 		CLI_OPT_COOL(&c->hot_cool, "unwritten intervals in a row before a hot page "

@@ -147,7 +147,7 @@ static int calibrate(struct mm_cli *c)
 /* The model's results as the record memlens/format_migrate_model.h writes. */
 static int print_json(const struct mm_cli *c, const struct ml_mm_result *r)
 {
-	struct ml_migrate_model_policy_rec pol[MM_NPOLICIES] = { 0 };
+	struct ml_migrate_model_policy_rec pol[ML_MM_NPOLICIES] = { 0 };
 	struct ml_migrate_model_rec rec = { .bandwidth_mbps = c->p.bandwidth_mbps,
 					    .round_interval_s = c->p.round_interval_s,
 					    .freeze_overhead_s = c->p.freeze_overhead_s,
@@ -156,11 +156,11 @@ static int print_json(const struct mm_cli *c, const struct ml_mm_result *r)
 					    .restore_bandwidth_mbps = c->p.restore_bandwidth_mbps,
 					    .calibrated_from = c->calibrate,
 					    .pol = pol,
-					    .npol = MM_NPOLICIES };
+					    .npol = ML_MM_NPOLICIES };
 	int ret = 0;
 	struct ml_jw w;
 
-	for (int k = 0; k < MM_NPOLICIES; k++) {
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
 		struct ml_migrate_model_policy_rec *p = &pol[k];
 
 		snprintf(p->name, sizeof(p->name), "%s", ml_mm_policy_name(r[k].policy));
@@ -186,7 +186,7 @@ static int print_json(const struct mm_cli *c, const struct ml_mm_result *r)
 	ml_jw_init(&w, stdout);
 	ml_fmt_migrate_model(&w, &rec);
 out:
-	for (int k = 0; k < MM_NPOLICIES; k++)
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
 		free(pol[k].rounds);
 	return ret;
 }
@@ -227,13 +227,13 @@ static void print_human(const struct mm_cli *c, const struct ml_mm_trace *t,
 		   c->file, t->n, t->iv[t->n - 1].t_ms / 1000.0, c->p.bandwidth_mbps,
 		   c->b_given ? "" : " (the default; -b sets it)", c->p.round_interval_s,
 		   c->r_given ? "" : " (the default; -r sets it)");
-	for (int k = 0; k < MM_NPOLICIES; k++)
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
 		if (r[k].total_bytes > max)
 			max = r[k].total_bytes;
 	div = ml_size_unit(max, 6, &unit);
 	printf("\nsizes in %s:\n", unit);
 	tb = table_new(cols, 5);
-	for (int k = 0; k < MM_NPOLICIES; k++) {
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
 		table_row(tb);
 		table_cell(tb, "%s", ml_mm_policy_name(r[k].policy));
 		table_cell(tb, "%zu", r[k].nrounds);
@@ -246,7 +246,7 @@ static void print_human(const struct mm_cli *c, const struct ml_mm_trace *t,
 	/* every round, wrapped at spaces, never cut */
 	putchar('\n');
 	table_wrap(stdout, width, 0, "%s per round, the last one the final dump:", unit);
-	for (int k = 0; k < MM_NPOLICIES; k++) {
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
 		char *rounds = per_round(&r[k], div);
 
 		table_wrap(stdout, width, 13, "  %-10s %s", ml_mm_policy_name(r[k].policy),
@@ -278,7 +278,7 @@ static void print_human(const struct mm_cli *c, const struct ml_mm_trace *t,
 		snprintf(restore, sizeof(restore),
 			 " + the tree's memory at %.1f MiB/s: %.1f ms for none's %.1f MiB",
 			 c->p.restore_bandwidth_mbps, r[0].restore_ms,
-			 r[0].restored_bytes / MM_MIB);
+			 r[0].restored_bytes / ML_MM_MIB);
 	table_wrap(stdout, width, 2,
 		   "DOWNTIME_MS = the final dump (%.2f s + its bytes at %.1f MiB/s) + the restore "
 		   "(%.2f s%s)%s",
@@ -400,7 +400,7 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 
 static int cmd_migrate_model(int argc, char **argv)
 {
-	struct ml_mm_result res[MM_NPOLICIES];
+	struct ml_mm_result res[ML_MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct mm_cli c = { .p.sz = sizeof(struct ml_mm_params) };
 	struct ml_mm_trace t;

@@ -110,7 +110,7 @@ static int cmd_restore(int argc, char **argv)
 		return e == ENOENT ? EXIT_USAGE : exit_code_for(-e);
 	}
 	rc = criu_cli_setup("restore", c.criu,
-			    c.timeout_s ? c.timeout_s * 1000 : CRIU_DEFAULT_TIMEOUT_MS, &caps);
+			    c.timeout_s ? c.timeout_s * 1000 : ML_CRIU_DEFAULT_TIMEOUT_MS, &caps);
 	if (rc)
 		return rc;
 	ro.timeout_ms = c.timeout_s * 1000;
@@ -118,7 +118,7 @@ static int cmd_restore(int argc, char **argv)
 	if (res.repeated[0] && !c.json)
 		fprintf(stderr,
 			"memlens restore: repeated the checkpoint's %s (recorded in %s/%s)\n",
-			res.repeated, c.req.images_dir, CRIU_RESTORE_OPTS_NAME);
+			res.repeated, c.req.images_dir, ML_CRIU_RESTORE_OPTS_NAME);
 	rc = r ? (r == -ESRCH ? EXIT_FAIL : exit_code_for(r)) : EXIT_OK;
 	if (r)
 		cli_error("restore", "%s", err.msg);

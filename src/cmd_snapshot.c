@@ -136,7 +136,7 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 		  .target = &c->writes,
 		  .help = "also count pages written since the previous cycle (userfaultfd "
 			  "write-protect, as `memlens writes`)" },
-		CLI_OPT_THREADS(&c->threads, SNAPSHOT_MAX_THREADS,
+		CLI_OPT_THREADS(&c->threads, ML_SNAPSHOT_MAX_THREADS,
 				"threads walking the page tables (default: one per 256 MiB "
 				"mapped, at most half the CPUs memlens may use)"),
 		{ .name = "method",
@@ -167,9 +167,9 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 	if (c->json && c->csv)
 		return cli_usage_error("snapshot", "--json and --csv exclude each other");
 	if (c->method_name && !strcmp(c->method_name, "scan"))
-		c->method = SNAP_METHOD_SCAN;
+		c->method = ML_SNAP_METHOD_SCAN;
 	else if (c->method_name && !strcmp(c->method_name, "read"))
-		c->method = SNAP_METHOD_READ;
+		c->method = ML_SNAP_METHOD_READ;
 	else if (c->method_name)
 		return cli_usage_error("snapshot", "--method must be scan or read, not '%s'",
 				       c->method_name);
@@ -231,7 +231,7 @@ static int add_written(struct snap_cli *c, struct ml_snapshot *s, struct ml_err 
 		return 0; /* the maps kept changing: counted at the next snapshot */
 	if (r)
 		return r;
-	s->flags |= SNAP_HAVE_WRITTEN;
+	s->flags |= ML_SNAP_HAVE_WRITTEN;
 	for (size_t i = 0; i < ps.nregions; i++)
 		ml_snapshot_set_written(s, ps.regions[i].start, ps.regions[i].dirty_pages);
 	ml_profiler_sample_free(&ps);

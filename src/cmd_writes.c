@@ -326,11 +326,11 @@ static void note_stderr(struct writes_ctx *c, const struct ml_profiler_sample *s
 	for (size_t i = 0; i < s->nregions; i++) {
 		const struct ml_profiler_region *r = &s->regions[i];
 
-		if (!r->estimated || r->sampled_pages <= SAMPLE_BLOCK_PAGES)
+		if (!r->estimated || r->sampled_pages <= ML_SAMPLE_BLOCK_PAGES)
 			continue;
 		if (r->ratio_stderr > c->stderr_max)
 			c->stderr_max = r->ratio_stderr;
-		over |= r->ratio_stderr > WRITES_STDERR_NOTE;
+		over |= r->ratio_stderr > ML_WRITES_STDERR_NOTE;
 	}
 	c->stderr_over += over;
 }
@@ -434,8 +434,8 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 		table_wrap(
 			c->out, table_width(c->out), 4,
 			"  note: a sampled written ratio had a standard error of up to %.3f, over "
-			"%.2f in %llu of %llu intervals: " WRITES_STDERR_ADVICE,
-			c->stderr_max, WRITES_STDERR_NOTE, (unsigned long long)c->stderr_over,
+			"%.2f in %llu of %llu intervals: " ML_WRITES_STDERR_ADVICE,
+			c->stderr_max, ML_WRITES_STDERR_NOTE, (unsigned long long)c->stderr_over,
 			(unsigned long long)c->intervals);
 }
 
@@ -541,7 +541,7 @@ int cmd_writes(int argc, char **argv)
 		CLI_OPT_THRESHOLD(&po.hot_threshold,
 				  "written ratio above which an interval is hot (default 0.3)"),
 		CLI_OPT_CONSECUTIVE(
-			&po.hot_consecutive, HEAT_WINDOW,
+			&po.hot_consecutive, ML_HEAT_WINDOW,
 			"hot intervals in a row before a VMA is hot, and written intervals "
 			"in a row before a page is (default 3)"),
 		CLI_OPT_COOL(&po.hot_cool, "a hot page turns cold after N intervals in a row "
@@ -624,9 +624,9 @@ int cmd_writes(int argc, char **argv)
 	/* -d without -i: intervals of 1 s, or one interval of the whole duration */
 	if (duration > 0 && !interval_ms)
 		po.interval_ms =
-			duration * 1000 < PROFILER_DEFAULT_INTERVAL_MS
+			duration * 1000 < ML_PROFILER_DEFAULT_INTERVAL_MS
 				? (unsigned int)(duration * 1000 < 10 ? 10 : duration * 1000)
-				: PROFILER_DEFAULT_INTERVAL_MS;
+				: ML_PROFILER_DEFAULT_INTERVAL_MS;
 	c.out = stdout;
 	if (out_path || c.quiet) {
 		c.out = out_open(out_path ? out_path : "/dev/null");

@@ -54,11 +54,11 @@ static void csv_counts(FILE *f, const struct ml_snap_counts *c, unsigned int fla
 		fprintf(f, "%" PRIu64, c->swapped_pages);
 	fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, c->file_pages, c->huge_pages,
 		c->zero_pages);
-	if (flags & SNAP_HAVE_WRITTEN)
+	if (flags & ML_SNAP_HAVE_WRITTEN)
 		fprintf(f, ",%" PRIu64, c->written_pages);
 	else
 		fputs(",", f);
-	if (flags & SNAP_HAVE_PAGES)
+	if (flags & ML_SNAP_HAVE_PAGES)
 		fprintf(f,
 			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			",%" PRIu64,
@@ -127,8 +127,8 @@ static const char *swap_cell(const struct ml_snap_counts *c, uint64_t div, char 
 static void table_regions(FILE *f, const struct ml_snapshot *s, int width, int max_lines,
 			  const size_t *order)
 {
-	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
-	bool sm = s->flags & SNAP_HAVE_SMAPS;
+	bool pg = s->flags & ML_SNAP_HAVE_PAGES, wr = s->flags & ML_SNAP_HAVE_WRITTEN;
+	bool sm = s->flags & ML_SNAP_HAVE_SMAPS;
 	/* left out first to fit the width: the page flags, then zero and huge pages */
 	const struct table_col cols[] = {
 		{ "ADDRESS", TABLE_LEFT, 0, false }, { "KIND", TABLE_LEFT, 0, false },
@@ -210,8 +210,8 @@ static bool swap_configured(void)
 
 static void table_kinds(FILE *f, const struct ml_snapshot *s, int width)
 {
-	bool pg = s->flags & SNAP_HAVE_PAGES, wr = s->flags & SNAP_HAVE_WRITTEN;
-	bool sm = s->flags & SNAP_HAVE_SMAPS;
+	bool pg = s->flags & ML_SNAP_HAVE_PAGES, wr = s->flags & ML_SNAP_HAVE_WRITTEN;
+	bool sm = s->flags & ML_SNAP_HAVE_SMAPS;
 	/* in/out of memory only where something can be out: a swap device, or swapped pages */
 	bool sw = s->totals.swapped_pages || s->totals.swap_unknown || swap_configured();
 	const struct table_col cols[] = {
@@ -234,14 +234,14 @@ static void table_kinds(FILE *f, const struct ml_snapshot *s, int width)
 		if (want[i])
 			used[n++] = cols[i];
 	t = table_new(used, n);
-	for (int k = 0; k <= VMA_KIND_COUNT; k++) {
-		const struct ml_snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
+	for (int k = 0; k <= ML_VMA_KIND_COUNT; k++) {
+		const struct ml_snap_counts *c = k < ML_VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
 		uint64_t mem = c->resident_pages + c->swapped_pages;
 
 		if (!c->size_pages)
 			continue;
 		table_row(t);
-		table_cell(t, "%s", k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total");
+		table_cell(t, "%s", k < ML_VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total");
 		table_cell(t, "%" PRIu64, KB(c->size_pages));
 		table_cell(t, "%" PRIu64, KB(c->resident_pages));
 		if (sm) {
@@ -279,7 +279,7 @@ static void table_head(FILE *f, int width, const struct ml_snapshot *s)
 		   s->totals.swap_unknown ? "+?" : "");
 	fprintf(f, "collected in %.3f ms: %s\n", s->cycle_ns / 1e6,
 		s->exact ? "exact" : "NOT EXACT");
-	if (s->flags & SNAP_HAVE_SMAPS)
+	if (s->flags & ML_SNAP_HAVE_SMAPS)
 		table_wrap(f, width, 0,
 			   "PSS, USS and DIRTY from /proc/%d/smaps, read after the count in %.3f "
 			   "ms%s",
@@ -310,14 +310,15 @@ void snap_table(FILE *f, const struct ml_snapshot *s)
 	table_head(f, width, s);
 	if (!s->exact)
 		not_exact(f, width, s);
-	if (s->method == SNAP_METHOD_READ)
-		table_wrap(
-			f, width, 0, "counted by reading /proc/%d/pagemap, not with PAGEMAP_SCAN%s",
-			(int)s->pid,
-			(s->flags & SNAP_PFN_HIDDEN) ? "; without root the kernel hides page "
-						       "frames: zero pages count as resident, huge "
-						       "pages as not huge"
-						     : "");
+	if (s->method == ML_SNAP_METHOD_READ)
+		table_wrap(f, width, 0,
+			   "counted by reading /proc/%d/pagemap, not with PAGEMAP_SCAN%s",
+			   (int)s->pid,
+			   (s->flags & ML_SNAP_PFN_HIDDEN)
+				   ? "; without root the kernel hides page "
+				     "frames: zero pages count as resident, huge "
+				     "pages as not huge"
+				   : "");
 	fputc('\n', f);
 	table_regions(f, s, width, 0, NULL);
 	fputc('\n', f);
@@ -359,12 +360,12 @@ static void kinds_compact(FILE *f, const struct ml_snapshot *s, int width)
 	if (!m)
 		return;
 	fprintf(m, "by region kind, size/resident in %s:", unit);
-	for (int k = 0; k <= VMA_KIND_COUNT; k++) {
-		const struct ml_snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
+	for (int k = 0; k <= ML_VMA_KIND_COUNT; k++) {
+		const struct ml_snap_counts *c = k < ML_VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
 
 		if (c->size_pages)
 			fprintf(m, "%s %s %" PRIu64 "/%" PRIu64, k ? "," : "",
-				k < VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total",
+				k < ML_VMA_KIND_COUNT ? ml_vma_kind_name(k) : "total",
 				KB(c->size_pages), KB(c->resident_pages));
 	}
 	fclose(m);
@@ -471,7 +472,7 @@ void snap_line(FILE *f, const struct ml_snapshot *s, const struct ml_snapshot_di
 		seq, t_ms / 1000.0, s->cycle_ns / 1e6, s->vmas.n, KB(c->resident_pages), dr,
 		swap_cell(c, div, sw, sizeof(sw)), KB(c->file_pages), KB(c->huge_pages),
 		KB(c->zero_pages));
-	if (s->flags & SNAP_HAVE_WRITTEN)
+	if (s->flags & ML_SNAP_HAVE_WRITTEN)
 		fprintf(f, " %7" PRIu64, KB(c->written_pages));
 	else if (written)
 		fprintf(f, " %7s", "-");

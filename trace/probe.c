@@ -64,7 +64,7 @@ static void probe_kmem_tp_btf(struct ml_feature_list *l)
 	int e;
 
 	if (!s) {
-		ml_feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_MISSING, "slab (tp_btf mode)",
+		ml_feature_add(l, "ebpf", "tp_btf_kmem", ML_FEATURE_MISSING, "slab (tp_btf mode)",
 			       "none needed: slab falls back to raw_tp", "opening the programs: %s",
 			       strerror(errno));
 		return;
@@ -76,10 +76,10 @@ static void probe_kmem_tp_btf(struct ml_feature_list *l)
 	slab_bpf__destroy(s);
 	if (!e)
 		ml_feature_add(
-			l, "ebpf", "tp_btf_kmem", FEATURE_OK, "slab (tp_btf mode)", NULL,
+			l, "ebpf", "tp_btf_kmem", ML_FEATURE_OK, "slab (tp_btf mode)", NULL,
 			"slab's tp_btf programs on kmem_cache_alloc and kmem_cache_free load");
 	else
-		ml_feature_add(l, "ebpf", "tp_btf_kmem", FEATURE_MISSING, "slab (tp_btf mode)",
+		ml_feature_add(l, "ebpf", "tp_btf_kmem", ML_FEATURE_MISSING, "slab (tp_btf mode)",
 			       "none needed: slab falls back to raw_tp",
 			       "slab's tp_btf programs on kmem_cache_alloc/kmem_cache_free are "
 			       "refused: %s",
@@ -102,12 +102,12 @@ static void probe_kmalloc_exact(struct ml_feature_list *l)
 	slab_bpf__destroy(s);
 	if (!e)
 		ml_feature_add(
-			l, "ebpf", "kmalloc_cache", FEATURE_OK, "slab (kmalloc, kfree)", NULL,
+			l, "ebpf", "kmalloc_cache", ML_FEATURE_OK, "slab (kmalloc, kfree)", NULL,
 			"bpf_get_kmem_cache() works in tp_btf/kmalloc and kfree: each counted "
 			"in its object's cache");
 	else
 		ml_feature_add(
-			l, "ebpf", "kmalloc_cache", FEATURE_MISSING, "slab (kmalloc, kfree)",
+			l, "ebpf", "kmalloc_cache", ML_FEATURE_MISSING, "slab (kmalloc, kfree)",
 			"none needed: slab counts kmalloc() by its size and kfree() apart "
 			"(Linux 6.13 or newer has bpf_get_kmem_cache())",
 			"slab's kmalloc/kfree programs with bpf_get_kmem_cache() are refused: %s",
@@ -126,32 +126,32 @@ static void probe_programs(struct ml_feature_list *l)
 
 	if (!vmlinux) {
 		ml_feature_add(
-			l, "ebpf", "btf", FEATURE_MISSING, "faults, slab, leaks, oom",
+			l, "ebpf", "btf", ML_FEATURE_MISSING, "faults, slab, leaks, oom",
 			"use a kernel built with CONFIG_DEBUG_INFO_BTF=y",
 			"no kernel BTF (/sys/kernel/btf/vmlinux): CO-RE programs cannot load");
 		return;
 	}
-	ml_feature_add(l, "ebpf", "btf", FEATURE_OK, "faults, slab, leaks, oom", NULL,
+	ml_feature_add(l, "ebpf", "btf", ML_FEATURE_OK, "faults, slab, leaks, oom", NULL,
 		       "kernel BTF at /sys/kernel/btf/vmlinux");
 	e = try_tracing(vmlinux, "btf_trace_page_fault_user", BTF_KIND_TYPEDEF, BPF_TRACE_RAW_TP);
 	if (e)
-		ml_feature_add(l, "ebpf", "tp_btf", FEATURE_MISSING, "faults, slab, oom",
+		ml_feature_add(l, "ebpf", "tp_btf", ML_FEATURE_MISSING, "faults, slab, oom",
 			       "run as root (CAP_BPF and CAP_PERFMON); slab falls back to raw_tp",
 			       "a tp_btf program on page_fault_user: %s", why(e));
 	else
-		ml_feature_add(l, "ebpf", "tp_btf", FEATURE_OK, "faults, slab, oom", NULL,
+		ml_feature_add(l, "ebpf", "tp_btf", ML_FEATURE_OK, "faults, slab, oom", NULL,
 			       "a tp_btf program on page_fault_user loads and attaches");
 	probe_kmem_tp_btf(l);
 	probe_kmalloc_exact(l);
 	e = try_tracing(vmlinux, "handle_mm_fault", BTF_KIND_FUNC, BPF_TRACE_FENTRY);
 	if (e)
-		ml_feature_add(l, "ebpf", "fentry", FEATURE_MISSING,
+		ml_feature_add(l, "ebpf", "fentry", ML_FEATURE_MISSING,
 			       "faults --mode fentry (retried counts), oom (exact limit)",
 			       "none needed: faults and oom fall back to tracepoints (faults then "
 			       "reports retried as null, oom finds the limit from the cgroup)",
 			       "an fentry program on handle_mm_fault: %s", why(e));
 	else
-		ml_feature_add(l, "ebpf", "fentry", FEATURE_OK,
+		ml_feature_add(l, "ebpf", "fentry", ML_FEATURE_OK,
 			       "faults --mode fentry (retried counts), oom (exact limit)", NULL,
 			       "an fentry program on handle_mm_fault loads and attaches");
 	btf__free(vmlinux);
@@ -163,10 +163,10 @@ static void probe_ringbuf(struct ml_feature_list *l)
 
 	if (fd >= 0) {
 		close(fd);
-		ml_feature_add(l, "ebpf", "ringbuf", FEATURE_OK, "leaks, oom", NULL,
+		ml_feature_add(l, "ebpf", "ringbuf", ML_FEATURE_OK, "leaks, oom", NULL,
 			       "BPF ring buffers can be created");
 	} else {
-		ml_feature_add(l, "ebpf", "ringbuf", FEATURE_MISSING, "leaks, oom",
+		ml_feature_add(l, "ebpf", "ringbuf", ML_FEATURE_MISSING, "leaks, oom",
 			       "run as root (CAP_BPF), on Linux 5.8 or newer",
 			       "a BPF ring buffer cannot be created: %s", strerror(errno));
 	}
@@ -209,17 +209,17 @@ static void probe_uprobe_multi(struct ml_feature_list *l)
 	int e = try_uprobe_multi();
 
 	if (!e)
-		ml_feature_add(l, "ebpf", "uprobe_multi", FEATURE_OK, "leaks", NULL,
+		ml_feature_add(l, "ebpf", "uprobe_multi", ML_FEATURE_OK, "leaks", NULL,
 			       "a uprobe_multi link attaches (leaks: two links, removed in "
 			       "about 0.3 s)");
 	else
-		ml_feature_add(l, "ebpf", "uprobe_multi", FEATURE_MISSING, "leaks",
+		ml_feature_add(l, "ebpf", "uprobe_multi", ML_FEATURE_MISSING, "leaks",
 			       "none needed: leaks falls back to one perf-event uprobe per probe "
 			       "(slower to remove: Linux 6.6 or newer has uprobe_multi)",
 			       "a uprobe_multi link on free() is refused: %s", strerror(-e));
 }
 
-/* @absent: FEATURE_MISSING when a tracer needs it, else FEATURE_INFO */
+/* @absent: ML_FEATURE_MISSING when a tracer needs it, else ML_FEATURE_INFO */
 static void probe_pmu(struct ml_feature_list *l, const char *name, enum ml_feature_state absent,
 		      const char *used_by, const char *fix, const char *what)
 {
@@ -227,8 +227,9 @@ static void probe_pmu(struct ml_feature_list *l, const char *name, enum ml_featu
 
 	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
 	if (access(path, R_OK) == 0)
-		ml_feature_add(l, "ebpf", name, absent == FEATURE_INFO ? FEATURE_INFO : FEATURE_OK,
-			       used_by, NULL, "the %s PMU is there (%s)", name, what);
+		ml_feature_add(l, "ebpf", name,
+			       absent == ML_FEATURE_INFO ? ML_FEATURE_INFO : ML_FEATURE_OK, used_by,
+			       NULL, "the %s PMU is there (%s)", name, what);
 	else
 		ml_feature_add(l, "ebpf", name, absent, used_by, fix, "no %s PMU (%s)", name, what);
 }
@@ -237,22 +238,25 @@ static void probe_files(struct ml_feature_list *l)
 {
 	if (access("/sys/kernel/tracing/events", F_OK) == 0 ||
 	    access("/sys/kernel/debug/tracing/events", F_OK) == 0)
-		ml_feature_add(l, "ebpf", "tracefs", FEATURE_INFO, "none (libbpf's fallbacks)",
+		ml_feature_add(l, "ebpf", "tracefs", ML_FEATURE_INFO, "none (libbpf's fallbacks)",
 			       NULL, "tracefs is mounted");
 	else
-		ml_feature_add(l, "ebpf", "tracefs", FEATURE_INFO, "none (libbpf's fallbacks)",
+		ml_feature_add(l, "ebpf", "tracefs", ML_FEATURE_INFO, "none (libbpf's fallbacks)",
 			       NULL,
 			       "tracefs is not mounted; no tracer needs it while the uprobe PMU is "
 			       "there (else: mount -t tracefs nodev /sys/kernel/tracing)");
 	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
-		ml_feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
-			       NULL, "cgroup v2 (memory.max, memory.events)");
+		ml_feature_add(l, "ebpf", "memory_cgroup", ML_FEATURE_INFO,
+			       "oom (cgroup path, limit)", NULL,
+			       "cgroup v2 (memory.max, memory.events)");
 	else if (access("/sys/fs/cgroup/memory", F_OK) == 0)
-		ml_feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
-			       NULL, "cgroup v1 (memory.limit_in_bytes, memory.oom_control)");
+		ml_feature_add(l, "ebpf", "memory_cgroup", ML_FEATURE_INFO,
+			       "oom (cgroup path, limit)", NULL,
+			       "cgroup v1 (memory.limit_in_bytes, memory.oom_control)");
 	else
-		ml_feature_add(l, "ebpf", "memory_cgroup", FEATURE_INFO, "oom (cgroup path, limit)",
-			       NULL, "no memory cgroup: every OOM kill is global");
+		ml_feature_add(l, "ebpf", "memory_cgroup", ML_FEATURE_INFO,
+			       "oom (cgroup path, limit)", NULL,
+			       "no memory cgroup: every OOM kill is global");
 }
 
 /* @word's value in the kernel command line (preempt=...), into @out */
@@ -341,15 +345,15 @@ static void probe_preemption(struct ml_feature_list *l)
 							       : "none";
 	}
 	if (!mode)
-		ml_feature_add(l, "ebpf", "preemption", FEATURE_INFO, used_by, NULL,
+		ml_feature_add(l, "ebpf", "preemption", ML_FEATURE_INFO, used_by, NULL,
 			       "not known (debugfs's sched/preempt: %s); where BPF programs are "
 			       "preempted, tracers count the runs the kernel skips",
 			       why == ENOENT ? "not mounted" : strerror(why));
 	else if (!strcmp(mode, "none") || !strcmp(mode, "voluntary"))
-		ml_feature_add(l, "ebpf", "preemption", FEATURE_INFO, used_by, NULL,
+		ml_feature_add(l, "ebpf", "preemption", ML_FEATURE_INFO, used_by, NULL,
 			       "%s (%s): BPF programs are not preempted", mode, from);
 	else
-		ml_feature_add(l, "ebpf", "preemption", FEATURE_INFO, used_by, NULL,
+		ml_feature_add(l, "ebpf", "preemption", ML_FEATURE_INFO, used_by, NULL,
 			       "%s (%s): BPF programs are preempted; the kernel skips other "
 			       "threads' runs of a preempted program on its CPU (recursion_misses)",
 			       mode, from);
@@ -361,7 +365,7 @@ void mlt_trace_probe_features(struct ml_feature_list *l)
 
 	mlt_trace_libbpf_log(NULL);
 	if (mlt_trace_preflight(&err)) {
-		ml_feature_add(l, "ebpf", "bpf", FEATURE_MISSING, "faults, slab, leaks, oom",
+		ml_feature_add(l, "ebpf", "bpf", ML_FEATURE_MISSING, "faults, slab, leaks, oom",
 			       err.code == EPERM
 				       ? "run as root (sudo)"
 				       : "use a kernel built with CONFIG_DEBUG_INFO_BTF=y",
@@ -370,11 +374,11 @@ void mlt_trace_probe_features(struct ml_feature_list *l)
 	}
 	probe_programs(l);
 	probe_ringbuf(l);
-	probe_pmu(l, "uprobe", FEATURE_MISSING, "leaks",
+	probe_pmu(l, "uprobe", ML_FEATURE_MISSING, "leaks",
 		  "use a kernel with CONFIG_UPROBE_EVENTS (libbpf then needs tracefs)",
 		  "uprobes attach through perf_event_open");
 	probe_uprobe_multi(l);
-	probe_pmu(l, "kprobe", FEATURE_INFO, "none (memlens uses tracepoints)", NULL,
+	probe_pmu(l, "kprobe", ML_FEATURE_INFO, "none (memlens uses tracepoints)", NULL,
 		  "CONFIG_KPROBES; libbpf-tools such as oomkill need it");
 	probe_preemption(l);
 	probe_files(l);

@@ -38,9 +38,9 @@
 struct ml_profiler;
 
 /* At most this many --exclude-range arguments; more go into one --exclude-file. */
-#define CRIU_EXCLUDE_RANGE_MAX 10
-#define CRIU_DEFAULT_TIMEOUT_MS 120000
-#define CRIU_EXCLUDE_FILE_NAME "exclude-ranges.txt"
+#define ML_CRIU_EXCLUDE_RANGE_MAX 10
+#define ML_CRIU_DEFAULT_TIMEOUT_MS 120000
+#define ML_CRIU_EXCLUDE_FILE_NAME "exclude-ranges.txt"
 
 /* ---- finding and probing CRIU ---------------------------------------- */
 
@@ -74,7 +74,7 @@ struct ml_criu_caps {
 /* How ml_criu_probe_opts() probes CRIU (zeroed: the defaults of ml_criu_probe()). */
 struct ml_criu_probe_opts {
 	size_t sz; /* sizeof(struct ml_criu_probe_opts): memlens/opts.h */
-	unsigned int timeout_ms; /* each run of CRIU; 0: CRIU_PROBE_TIMEOUT_MS */
+	unsigned int timeout_ms; /* each run of CRIU; 0: ML_CRIU_PROBE_TIMEOUT_MS */
 	/*
 	 * A directory where the answer of a probe that passed is kept, per
 	 * CRIU binary (path, device, inode, size, mtime) and kernel (release
@@ -84,7 +84,7 @@ struct ml_criu_probe_opts {
 	 */
 	const char *cache_dir;
 };
-#define CRIU_PROBE_TIMEOUT_MS 60000
+#define ML_CRIU_PROBE_TIMEOUT_MS 60000
 
 /*
  * Choose the CRIU binary: @explicit_path if given (the caller's --criu or
@@ -184,7 +184,7 @@ struct ml_criu_exclude_report {
  * @pid (PID:S:E), so that the other processes of a dumped tree keep theirs.
  * @exclude (NULL for a dump: it writes every VMA anyway) goes as
  * --exclude-file (written into @private_dir, see ml_criu_write_exclude_file())
- * when there are more than CRIU_EXCLUDE_RANGE_MAX ranges and CRIU has it,
+ * when there are more than ML_CRIU_EXCLUDE_RANGE_MAX ranges and CRIU has it,
  * else all as --exclude-range S:E, else as the file; neither: skipped.
  * Every range of @parent_excluded (what the parent images left out) that is
  * not excluded again goes as --no-parent-range S:E, whatever the reason
@@ -213,9 +213,9 @@ int ml_criu_exclude_args_procs(struct ml_criu_argv *a, pid_t pid,
 /* ---- what an images directory left out (lib/criu/criu_record.c) ----------- */
 
 /* memlens's record beside the images: the ranges a pre-dump left out. */
-#define CRIU_RECORD_NAME "memlens-excluded.txt"
+#define ML_CRIU_RECORD_NAME "memlens-excluded.txt"
 /* The fork's own record in the images directory. */
-#define CRIU_HOT_IOVS_NAME "hot-iovs.json"
+#define ML_CRIU_HOT_IOVS_NAME "hot-iovs.json"
 
 /*
  * Write @dir/memlens-excluded.txt: "# ..." then "S E\n" per range (hex).
@@ -237,7 +237,7 @@ int ml_criu_parse_hot_iovs(const char *buf, size_t len, struct ml_rangeset *out)
 
 struct ml_criu_run_opts {
 	size_t sz; /* sizeof(struct ml_criu_run_opts): memlens/opts.h */
-	unsigned int timeout_ms; /* 0: CRIU_DEFAULT_TIMEOUT_MS */
+	unsigned int timeout_ms; /* 0: ML_CRIU_DEFAULT_TIMEOUT_MS */
 	bool hw_breakpoints; /* false: set CRIU_FAULT=130 (no hw breakpoints) */
 	int log_level; /* -v level, 0: 4 */
 };
@@ -277,10 +277,10 @@ enum ml_criu_tcp {
 	 * None chosen. A dump refuses a tree with established connections, as
 	 * REFUSE; a restore repeats what the checkpoint recorded.
 	 */
-	CRIU_TCP_UNSET = 0,
-	CRIU_TCP_REFUSE, /* a tree with established connections is not dumped */
-	CRIU_TCP_ESTABLISHED, /* --tcp-established: kept (the addresses must move too) */
-	CRIU_TCP_CLOSE, /* --tcp-close: restored closed; the peers see them reset */
+	ML_CRIU_TCP_UNSET = 0,
+	ML_CRIU_TCP_REFUSE, /* a tree with established connections is not dumped */
+	ML_CRIU_TCP_ESTABLISHED, /* --tcp-established: kept (the addresses must move too) */
+	ML_CRIU_TCP_CLOSE, /* --tcp-close: restored closed; the peers see them reset */
 };
 
 struct ml_criu_dump_req {
@@ -353,7 +353,7 @@ struct ml_criu_restore_req {
 /*
  * `criu restore -d`: res->restored_pid is the restored task. The options
  * the dump was given that a restore must repeat (ml_criu_restore_needs())
- * are read from the images' record (CRIU_RESTORE_OPTS_NAME, written by
+ * are read from the images' record (ML_CRIU_RESTORE_OPTS_NAME, written by
  * every successful ml_criu_dump()) and passed again, unless @req says
  * otherwise: its tcp, when set, replaces the recorded TCP option, and its
  * extra_args come on top. res->repeated names what was repeated.
@@ -436,9 +436,9 @@ struct ml_criu_tcp_conn {
 	char local[64], remote[64]; /* "127.0.0.1:6379", "[::1]:6379" */
 };
 
-#define CRIU_TCP_CONN_MAX 16
+#define ML_CRIU_TCP_CONN_MAX 16
 struct ml_criu_tcp_conns {
-	struct ml_criu_tcp_conn c[CRIU_TCP_CONN_MAX]; /* the first ones found */
+	struct ml_criu_tcp_conn c[ML_CRIU_TCP_CONN_MAX]; /* the first ones found */
 	size_t n; /* how many were found (may be more than kept) */
 };
 
@@ -475,7 +475,7 @@ int ml_criu_sysv_check(pid_t pid, struct ml_err *err);
 /* ---- what a restore repeats (lib/criu/criu_restore_opts.c) ----------------- */
 
 /* memlens's record of the options a restore of these images must repeat. */
-#define CRIU_RESTORE_OPTS_NAME "memlens-restore-opts.txt"
+#define ML_CRIU_RESTORE_OPTS_NAME "memlens-restore-opts.txt"
 
 /*
  * Is @opt ("--name" or "--name=value") a dump option that its restore must

@@ -23,16 +23,16 @@
 #include "memlens/err.h"
 
 enum ml_criu_finding_kind {
-	CRIU_FINDING_CRIU_KERNEL, /* a socket this CRIU cannot dump on this kernel */
-	CRIU_FINDING_TCP, /* an established TCP connection */
-	CRIU_FINDING_UNIX_PEER, /* a unix socket connected to a process outside the tree */
-	CRIU_FINDING_SOCK_DIAG, /* the kernel cannot list these sockets to CRIU */
-	CRIU_FINDING_SESSION, /* the root does not lead its session */
-	CRIU_FINDING_TTY, /* a terminal whose other side is outside the tree */
-	CRIU_FINDING_TRACED, /* a process already traced by another */
-	CRIU_FINDING_FILE_LOCK, /* a file lock */
-	CRIU_FINDING_FD, /* a file descriptor of a kind CRIU cannot dump */
-	CRIU_FINDING_SYSV, /* SysV shared memory of the host's IPC namespace */
+	ML_CRIU_FINDING_CRIU_KERNEL, /* a socket this CRIU cannot dump on this kernel */
+	ML_CRIU_FINDING_TCP, /* an established TCP connection */
+	ML_CRIU_FINDING_UNIX_PEER, /* a unix socket connected to a process outside the tree */
+	ML_CRIU_FINDING_SOCK_DIAG, /* the kernel cannot list these sockets to CRIU */
+	ML_CRIU_FINDING_SESSION, /* the root does not lead its session */
+	ML_CRIU_FINDING_TTY, /* a terminal whose other side is outside the tree */
+	ML_CRIU_FINDING_TRACED, /* a process already traced by another */
+	ML_CRIU_FINDING_FILE_LOCK, /* a file lock */
+	ML_CRIU_FINDING_FD, /* a file descriptor of a kind CRIU cannot dump */
+	ML_CRIU_FINDING_SYSV, /* SysV shared memory of the host's IPC namespace */
 };
 
 /* "criu_kernel", "tcp", "unix_peer", "sock_diag", "session", "tty", "traced",
@@ -48,10 +48,10 @@ struct ml_criu_finding {
 	char fix[384]; /* the option or set-up that fixes it (absorbed: which does) */
 };
 
-#define CRIU_PREFLIGHT_MAX 32
+#define ML_CRIU_PREFLIGHT_MAX 32
 
 struct ml_criu_preflight {
-	struct ml_criu_finding f[CRIU_PREFLIGHT_MAX]; /* the first ones found */
+	struct ml_criu_finding f[ML_CRIU_PREFLIGHT_MAX]; /* the first ones found */
 	size_t n; /* kept in f */
 	size_t nfound; /* found (may be more than kept) */
 	size_t nrefused; /* of those found, not absorbed: CRIU would refuse */

@@ -14,9 +14,9 @@
 #include <stddef.h>
 
 enum ml_feature_state {
-	FEATURE_OK, /* present and usable */
-	FEATURE_MISSING, /* absent or refused: the commands in used_by degrade or fail */
-	FEATURE_INFO, /* a fact, neither good nor bad (pid namespace, THP mode) */
+	ML_FEATURE_OK, /* present and usable */
+	ML_FEATURE_MISSING, /* absent or refused: the commands in used_by degrade or fail */
+	ML_FEATURE_INFO, /* a fact, neither good nor bad (pid namespace, THP mode) */
 };
 
 struct ml_feature {

@@ -51,7 +51,7 @@ void ml_fmt_criu_preflight(struct ml_jw *w, const struct ml_criu_preflight *p);
  * allocated (free() it; NULL on error). Required: the counts "refused",
  * "found" and "processes", and "findings", an array of objects each with
  * a known "kind" and a numeric "pid"; strings are cut to the finding's
- * fields, findings past CRIU_PREFLIGHT_MAX counted in nfound only.
+ * fields, findings past ML_CRIU_PREFLIGHT_MAX counted in nfound only.
  * -EINVAL naming the field, -ENOMEM.
  */
 int ml_fmt_criu_preflight_read(const struct ml_json *o, struct ml_criu_preflight **out,

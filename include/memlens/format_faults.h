@@ -21,7 +21,7 @@
 #include "memlens/jsonw.h"
 
 /* latency histogram slots kept (log2 buckets of microseconds); more are not read */
-#define FAULTS_REC_HIST_MAX 64
+#define ML_FAULTS_REC_HIST_MAX 64
 
 /* One of "rows": the faults of a command (system-wide) or of a process. */
 struct ml_faults_row_rec {
@@ -45,7 +45,7 @@ struct ml_faults_rec {
 	struct ml_faults_row_rec *rows;
 	size_t nrows;
 	/* up to the last slot that is not 0 (the writer stops there) */
-	uint64_t minor_hist[FAULTS_REC_HIST_MAX], major_hist[FAULTS_REC_HIST_MAX];
+	uint64_t minor_hist[ML_FAULTS_REC_HIST_MAX], major_hist[ML_FAULTS_REC_HIST_MAX];
 	size_t nminor, nmajor;
 	/*
 	 * The run's only: the kernel's own counts while traced ("kernel";

@@ -24,11 +24,11 @@
 
 /* why an allocation has no stack: the keys of the "..._by_reason" objects, in this order */
 enum ml_leaks_reason {
-	LEAKS_REASON_TABLE_FULL, /* "table_full": the table of stacks was full */
-	LEAKS_REASON_NOT_WALKED, /* "not_walked": the kernel could not walk the user stack */
-	LEAKS_REASON_HASH_COLLISION, /* "hash_collision": another stack had the same hash */
-	LEAKS_REASON_DROPPED, /* "dropped": the buffer of stack copies was full */
-	LEAKS_NR_REASONS,
+	ML_LEAKS_REASON_TABLE_FULL, /* "table_full": the table of stacks was full */
+	ML_LEAKS_REASON_NOT_WALKED, /* "not_walked": the kernel could not walk the user stack */
+	ML_LEAKS_REASON_HASH_COLLISION, /* "hash_collision": another stack had the same hash */
+	ML_LEAKS_REASON_DROPPED, /* "dropped": the buffer of stack copies was full */
+	ML_LEAKS_NR_REASONS,
 };
 
 /* One frame of a stack, inlined ones included, innermost first. */
@@ -103,11 +103,11 @@ struct ml_leaks_rec {
 	uint64_t stacks_kept;
 	int64_t max_stacks;
 	uint64_t stacks_lost; /* allocations without a stack, all of them ... */
-	uint64_t stacks_lost_by_reason[LEAKS_NR_REASONS];
+	uint64_t stacks_lost_by_reason[ML_LEAKS_NR_REASONS];
 	uint64_t outstanding_no_stack, outstanding_no_stack_bytes; /* ... and those outstanding */
 	struct ml_leaks_no_stack_rec {
 		uint64_t count, bytes;
-	} outstanding_no_stack_by_reason[LEAKS_NR_REASONS];
+	} outstanding_no_stack_by_reason[ML_LEAKS_NR_REASONS];
 	struct ml_leaks_size_rec *sizes;
 	size_t nsizes;
 	struct ml_leaks_stack_rec *stacks;

@@ -43,7 +43,7 @@ struct ml_writes_summary {
 	/*
 	 * A sampled run: the largest standard error of a VMA's written ratio
 	 * its intervals stated (VMAs sampled in them only), and in how many
-	 * intervals one was over WRITES_STDERR_NOTE: then the summary has a
+	 * intervals one was over ML_WRITES_STDERR_NOTE: then the summary has a
 	 * "sampling_error" object with a note. 0: none was.
 	 */
 	double ratio_stderr_max;
@@ -51,10 +51,10 @@ struct ml_writes_summary {
 };
 
 /* A sampled written ratio less certain than this (its standard error) is noted. */
-#define WRITES_STDERR_NOTE 0.05
+#define ML_WRITES_STDERR_NOTE 0.05
 
 /* What the note says to do (the summary's text and JSON). */
-#define WRITES_STDERR_ADVICE                                                                       \
+#define ML_WRITES_STDERR_ADVICE                                                                    \
 	"writes too sparse for the sample to estimate well: profile longer (-d), sample more "     \
 	"pages (a smaller K in --sample 1/K), track every page (no --sample) or let "              \
 	"--max-error choose the fraction"

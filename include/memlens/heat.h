@@ -15,13 +15,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HEAT_WINDOW 10
-#define HEAT_DEFAULT_THRESHOLD 0.3
-#define HEAT_DEFAULT_CONSECUTIVE 3
+#define ML_HEAT_WINDOW 10
+#define ML_HEAT_DEFAULT_THRESHOLD 0.3
+#define ML_HEAT_DEFAULT_CONSECUTIVE 3
 
 struct ml_heat_state {
 	uint64_t start, end;
-	double ratios[HEAT_WINDOW]; /* circular */
+	double ratios[ML_HEAT_WINDOW]; /* circular */
 	int head, count;
 	int consecutive_hot;
 	bool hot;
@@ -41,7 +41,7 @@ struct ml_heat {
 	size_t n, cap;
 };
 
-/* -EINVAL for a threshold outside (0, 1] or consecutive outside [1, HEAT_WINDOW]. */
+/* -EINVAL for a threshold outside (0, 1] or consecutive outside [1, ML_HEAT_WINDOW]. */
 int ml_heat_init(struct ml_heat *h, double threshold, int consecutive);
 void ml_heat_free(struct ml_heat *h);
 void ml_heat_reset(struct ml_heat *h);

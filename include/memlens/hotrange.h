@@ -52,17 +52,17 @@
 
 #include "memlens/rangeset.h"
 
-#define HOTRANGE_PAGE 4096ULL
+#define ML_HOTRANGE_PAGE 4096ULL
 /* the largest consecutive and cool (migrate-model's -c goes up to it) */
-#define HOTRANGE_MAX_INTERVALS 1000
-#define HOTRANGE_DEFAULT_MAX 256
+#define ML_HOTRANGE_MAX_INTERVALS 1000
+#define ML_HOTRANGE_DEFAULT_MAX 256
 /*
  * The ranges a CRIU exclude list gets by default (checkpoint, migrate): a
  * range costs CRIU one more entry to look up, a merged gap costs its bytes
  * at the freeze, so hot pages spread through a heap are kept apart
  */
-#define HOTRANGE_EXCLUDE_MAX 16384
-#define HOTRANGE_MAX_MAX 1000000
+#define ML_HOTRANGE_EXCLUDE_MAX 16384
+#define ML_HOTRANGE_MAX_MAX 1000000
 
 struct ml_hotrange_ext {
 	uint64_t start, end;
@@ -114,9 +114,9 @@ struct ml_hotrange_set {
 };
 
 /*
- * @consecutive 1..HOTRANGE_MAX_INTERVALS; @cool 0 (= consecutive) or
- * 1..HOTRANGE_MAX_INTERVALS; @max_ranges 0 (= HOTRANGE_DEFAULT_MAX) or
- * 1..HOTRANGE_MAX_MAX. -EINVAL otherwise.
+ * @consecutive 1..ML_HOTRANGE_MAX_INTERVALS; @cool 0 (= consecutive) or
+ * 1..ML_HOTRANGE_MAX_INTERVALS; @max_ranges 0 (= ML_HOTRANGE_DEFAULT_MAX) or
+ * 1..ML_HOTRANGE_MAX_MAX. -EINVAL otherwise.
  */
 int ml_hotrange_init(struct ml_hotrange *h, int consecutive, int cool, size_t max_ranges);
 void ml_hotrange_free(struct ml_hotrange *h);

@@ -44,8 +44,8 @@
 
 #include "memlens/err.h"
 
-#define INJECT_MAX_THEN 2 /* calls an orphaned target still runs after one */
-#define INJECT_MAX_STASH 64
+#define ML_INJECT_MAX_THEN 2 /* calls an orphaned target still runs after one */
+#define ML_INJECT_MAX_STASH 64
 
 /* Found before the target is stopped; checked again once it is. */
 struct ml_inject_prep {
@@ -97,7 +97,7 @@ struct ml_injector {
 
 	/* signals taken from the thread mid-sequence (only when its mask
 	 * could not be changed), delivered again before it is let go */
-	struct ml_inject_stash stash[INJECT_MAX_STASH];
+	struct ml_inject_stash stash[ML_INJECT_MAX_STASH];
 	int nstash;
 	int lost; /* signals that did not fit in the stash */
 

@@ -17,20 +17,20 @@
 #include "memlens/err.h"
 
 enum ml_vma_kind {
-	VMA_ANON = 0,
-	VMA_TEXT, /* main executable, executable or read-only image */
-	VMA_DATA, /* main executable, writable (.data) */
-	VMA_BSS, /* the executable's .bss: its ELF tail (struct ml_elf_tail) */
-	VMA_HEAP,
-	VMA_STACK,
-	VMA_LIB_TEXT, /* shared object, executable or read-only */
-	VMA_LIB_DATA, /* shared object, writable (incl. its .bss: its ELF tail) */
-	VMA_SHM, /* shared anonymous, /dev/shm, SysV, memfd */
-	VMA_FILE, /* other file mappings */
-	VMA_VDSO,
-	VMA_VVAR,
-	VMA_VSYSCALL,
-	VMA_KIND_COUNT
+	ML_VMA_ANON = 0,
+	ML_VMA_TEXT, /* main executable, executable or read-only image */
+	ML_VMA_DATA, /* main executable, writable (.data) */
+	ML_VMA_BSS, /* the executable's .bss: its ELF tail (struct ml_elf_tail) */
+	ML_VMA_HEAP,
+	ML_VMA_STACK,
+	ML_VMA_LIB_TEXT, /* shared object, executable or read-only */
+	ML_VMA_LIB_DATA, /* shared object, writable (incl. its .bss: its ELF tail) */
+	ML_VMA_SHM, /* shared anonymous, /dev/shm, SysV, memfd */
+	ML_VMA_FILE, /* other file mappings */
+	ML_VMA_VDSO,
+	ML_VMA_VVAR,
+	ML_VMA_VSYSCALL,
+	ML_VMA_KIND_COUNT
 };
 
 struct ml_vma {
@@ -59,12 +59,12 @@ struct ml_vma_set {
 int ml_maps_parse(const char *buf, size_t len, struct ml_vma_set *out, struct ml_err *err);
 
 /* How many times a maps file is read before its changing is an error. */
-#define MAPS_READ_TRIES 8
+#define ML_MAPS_READ_TRIES 8
 
 /*
  * Read and parse /proc/PID/maps. -ESRCH when the process is gone or a zombie;
  * a text that changed while it was read is read again (up to
- * MAPS_READ_TRIES reads, then -EAGAIN).
+ * ML_MAPS_READ_TRIES reads, then -EAGAIN).
  */
 int ml_maps_read(pid_t pid, struct ml_vma_set *out, struct ml_err *err);
 
@@ -75,7 +75,7 @@ ssize_t ml_maps_read_raw(int fd, char **buf, size_t *bufsz, struct ml_err *err);
 /*
  * Parse the @len bytes of maps text in *@buf, which were read from @fd; while
  * the text is inconsistent (-EAGAIN from maps_parse), read @fd again into
- * *@buf and parse that, up to MAPS_READ_TRIES reads in all. Returns the
+ * *@buf and parse that, up to ML_MAPS_READ_TRIES reads in all. Returns the
  * length of the text parsed (now in *@buf) or -errno: -EAGAIN when every
  * read saw the memory map change.
  */
@@ -151,7 +151,7 @@ static inline uint64_t vma_pages(const struct ml_vma *v)
 
 /* Writable, private and not a kernel-provided mapping: what the profiler tracks. */
 bool ml_vma_is_writable_private(const struct ml_vma *v);
-/* Writable shared memory (shmem, memfd, SysV, shared anonymous: VMA_SHM, "rw-s"). */
+/* Writable shared memory (shmem, memfd, SysV, shared anonymous: ML_VMA_SHM, "rw-s"). */
 bool ml_vma_is_writable_shm(const struct ml_vma *v);
 
 void ml_vma_set_init(struct ml_vma_set *s);

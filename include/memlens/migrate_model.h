@@ -52,10 +52,10 @@
 #include "memlens/opts.h"
 #include "memlens/rangeset.h"
 
-#define MM_MIB (1024.0 * 1024.0)
-#define MM_DEFAULT_MAX_ROUNDS 10
-#define MM_DEFAULT_HOT_INTERVALS 3
-#define MM_NPOLICIES 3
+#define ML_MM_MIB (1024.0 * 1024.0)
+#define ML_MM_DEFAULT_MAX_ROUNDS 10
+#define ML_MM_DEFAULT_HOT_INTERVALS 3
+#define ML_MM_NPOLICIES 3
 
 struct ml_mm_region {
 	uint64_t start, end;
@@ -71,8 +71,8 @@ struct ml_mm_interval {
 	size_t nwritten;
 };
 
-#define MM_TRACE_MAX_PROCS 255
-#define MM_TRACE_PID_SHIFT 56
+#define ML_MM_TRACE_MAX_PROCS 255
+#define ML_MM_TRACE_PID_SHIFT 56
 
 struct ml_mm_trace {
 	struct ml_mm_interval *iv; /* in t_ms order */
@@ -82,9 +82,9 @@ struct ml_mm_trace {
 	/*
 	 * A tree's trace (regions and written ranges with a pid): each
 	 * process gets an address space of its own, process i's addresses
-	 * moved up by i << MM_TRACE_PID_SHIFT (user addresses stay below it).
+	 * moved up by i << ML_MM_TRACE_PID_SHIFT (user addresses stay below it).
 	 */
-	int64_t pids[MM_TRACE_MAX_PROCS];
+	int64_t pids[ML_MM_TRACE_MAX_PROCS];
 	size_t npids;
 };
 
@@ -101,11 +101,11 @@ struct ml_mm_params {
 	size_t sz; /* sizeof(struct ml_mm_params): memlens/opts.h */
 	double bandwidth_mbps; /* MiB/s, > 0 */
 	double round_interval_s; /* > 0 */
-	int max_rounds; /* pre-dump rounds; 0: MM_DEFAULT_MAX_ROUNDS */
+	int max_rounds; /* pre-dump rounds; 0: ML_MM_DEFAULT_MAX_ROUNDS */
 	double stop_threshold_mb; /* MiB; stop pre-copy when a round sends <= this */
 	int hot_intervals; /* hot-range: written in this many intervals in a row; 0: 3 */
 	int hot_cool; /* hot-range: cold after this many unwritten; 0: hot_intervals */
-	/* hot-range: at most this many ranges; 0: HOTRANGE_EXCLUDE_MAX, as migrate */
+	/* hot-range: at most this many ranges; 0: ML_HOTRANGE_EXCLUDE_MAX, as migrate */
 	unsigned int hot_ranges_max;
 	/*
 	 * seconds a freeze costs besides sending the final round's bytes:
@@ -124,7 +124,7 @@ struct ml_mm_params {
 	double restore_bandwidth_mbps;
 };
 
-enum ml_mm_policy { MM_NONE, MM_HOT_VMA, MM_HOT_RANGE };
+enum ml_mm_policy { ML_MM_NONE, ML_MM_HOT_VMA, ML_MM_HOT_RANGE };
 
 struct ml_mm_round {
 	int round; /* from 1; the last one is the stop-and-copy */
@@ -150,10 +150,10 @@ const char *ml_mm_policy_name(enum ml_mm_policy p);
 
 /* Run the three policies; @out[i] is policy i. Free with ml_mm_results_free(). */
 int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *p,
-	      struct ml_mm_result out[MM_NPOLICIES], struct ml_err *err);
-void ml_mm_results_free(struct ml_mm_result out[MM_NPOLICIES]);
+	      struct ml_mm_result out[ML_MM_NPOLICIES], struct ml_err *err);
+void ml_mm_results_free(struct ml_mm_result out[ML_MM_NPOLICIES]);
 
-#define MM_PAGE_SIZE 4096 /* the page size a migrate record counts pages in */
+#define ML_MM_PAGE_SIZE 4096 /* the page size a migrate record counts pages in */
 
 /* What ml_mm_calibrate() fitted, and from what. */
 struct ml_mm_fit {

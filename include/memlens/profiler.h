@@ -26,7 +26,7 @@
 #include "memlens/maps.h"
 #include "memlens/rangeset.h"
 
-#define PROFILER_DEFAULT_INTERVAL_MS 1000
+#define ML_PROFILER_DEFAULT_INTERVAL_MS 1000
 
 struct ml_profiler_opts {
 	size_t sz; /* sizeof(struct ml_profiler_opts): memlens/opts.h */
@@ -34,7 +34,7 @@ struct ml_profiler_opts {
 	double hot_threshold; /* 0: default */
 	int hot_consecutive; /* 0: default */
 	int hot_cool; /* hot ranges: unwritten intervals before cold; 0: hot_consecutive */
-	unsigned int hot_ranges_max; /* hot ranges reported at most; 0: HOTRANGE_DEFAULT_MAX */
+	unsigned int hot_ranges_max; /* hot ranges reported at most; 0: ML_HOTRANGE_DEFAULT_MAX */
 	bool record_ranges; /* keep the written page ranges of each interval */
 	bool target_stopped; /* pid is our tracee, in a ptrace-stop (spawn mode) */
 	/*
@@ -63,16 +63,16 @@ struct ml_profiler_opts {
 	/*
 	 * Cost of one tracked write fault, ns of the target's CPU; 0: measured
 	 * on this machine when sampling (ml_wp_fault_ns()), else
-	 * SAMPLE_DEFAULT_FAULT_NS. ml_profiler_options() says the one in use.
+	 * ML_SAMPLE_DEFAULT_FAULT_NS. ml_profiler_options() says the one in use.
 	 */
 	unsigned int fault_ns;
 	/*
 	 * Bound the error of the sampled estimates (memlens/sample.h,
 	 * ml_sample_policy_error()): a VMA's standard error of its written
 	 * pages under this share of them (0.05: 5%). Starts exact, samples
-	 * 1/sample_k at least (0: SAMPLE_ERROR_DEFAULT_K) while the error
+	 * 1/sample_k at least (0: ML_SAMPLE_ERROR_DEFAULT_K) while the error
 	 * allows, more pages while it is over, within max_overhead (0:
-	 * SAMPLE_ERROR_DEFAULT_MAX_CPU). 0: no bound (sample_k fixed).
+	 * ML_SAMPLE_ERROR_DEFAULT_MAX_CPU). 0: no bound (sample_k fixed).
 	 */
 	double max_error;
 };
@@ -193,7 +193,7 @@ struct ml_profiler_sample {
 struct ml_profiler;
 
 /* Called from the profiler thread after each interval. */
-typedef void (*profiler_tick_fn)(const struct ml_profiler_sample *s, void *arg);
+typedef void (*ml_profiler_tick_fn)(const struct ml_profiler_sample *s, void *arg);
 
 /* Inject, register every writable private VMA, write-protect baseline, verify. */
 int ml_profiler_open(struct ml_profiler **out, pid_t pid, const struct ml_profiler_opts *o,
@@ -201,7 +201,7 @@ int ml_profiler_open(struct ml_profiler **out, pid_t pid, const struct ml_profil
 /* One interval, synchronously (no thread). -ESRCH: the target exited. */
 int ml_profiler_tick(struct ml_profiler *p, struct ml_profiler_sample *out, struct ml_err *err);
 /* Run ticks every interval_ms on a thread of its own. */
-int ml_profiler_start(struct ml_profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err);
+int ml_profiler_start(struct ml_profiler *p, ml_profiler_tick_fn fn, void *arg, struct ml_err *err);
 /* Stop the thread (idempotent). */
 void ml_profiler_stop(struct ml_profiler *p);
 /* True while the thread runs; false after the target exited or a fatal error. */

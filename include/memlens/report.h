@@ -33,8 +33,8 @@ void ml_rb_html(struct ml_rbuf *b, const char *s); /* escaped for HTML text and 
 void ml_rb_free(struct ml_rbuf *b);
 
 /* Region kinds: those of maps.h, plus one for names it does not know. */
-#define REPORT_KIND_OTHER VMA_KIND_COUNT
-#define REPORT_KINDS (VMA_KIND_COUNT + 1)
+#define ML_REPORT_KIND_OTHER ML_VMA_KIND_COUNT
+#define ML_REPORT_KINDS (ML_VMA_KIND_COUNT + 1)
 int ml_report_kind(const char *name);
 const char *ml_report_kind_label(int k);
 const char *ml_report_kind_colour(int k); /* fixed: the same kind, the same colour */
@@ -97,7 +97,7 @@ struct ml_rep_writes {
 /* ---- memlens snapshot: "snapshot" lines of one pid ---- */
 struct ml_rep_snap_point {
 	double t_ms;
-	double resident[REPORT_KINDS]; /* pages */
+	double resident[ML_REPORT_KINDS]; /* pages */
 };
 
 struct ml_rep_kind_use {
@@ -113,7 +113,7 @@ struct ml_rep_snaps {
 	double page_size;
 	struct ml_rep_snap_point *pt;
 	size_t npt, cpt;
-	struct ml_rep_kind_use last[REPORT_KINDS];
+	struct ml_rep_kind_use last[ML_REPORT_KINDS];
 	bool have_written, have_dirty;
 	double cycle_us_max, cycle_us_sum;
 	char stopped_because[64]; /* from its "summary" line */
@@ -132,7 +132,7 @@ struct ml_rep_fault_series {
 };
 
 /* ---- memlens faults: the last "faults" line of a file ---- */
-#define REP_HIST_MAX 64
+#define ML_REP_HIST_MAX 64
 struct ml_rep_fault_row {
 	char comm[32];
 	long pid; /* -1: none (system-wide rows are per command) */
@@ -144,7 +144,7 @@ struct ml_rep_faults {
 	char mode[24]; /* the tracer's hooks, when it says */
 	struct ml_rep_fault_row *rows;
 	size_t nrows;
-	double minor[REP_HIST_MAX], major[REP_HIST_MAX];
+	double minor[ML_REP_HIST_MAX], major[ML_REP_HIST_MAX];
 	size_t nminor, nmajor;
 };
 

@@ -4,11 +4,11 @@
  * written ratio of a VMA is estimated at from them, and how the sample
  * fraction follows a bound on what the tracking costs the target.
  *
- * The sample: memory is cut into blocks of SAMPLE_BLOCK_PAGES pages,
+ * The sample: memory is cut into blocks of ML_SAMPLE_BLOCK_PAGES pages,
  * aligned on their own size in the address space (so a VMA that grows or
  * moves keeps its blocks). With 1/k of the pages sampled, block number
- * addr / SAMPLE_BLOCK_BYTES is in the sample of round r when
- * (addr / SAMPLE_BLOCK_BYTES) % k == r % k: a systematic sample of every
+ * addr / ML_SAMPLE_BLOCK_BYTES is in the sample of round r when
+ * (addr / ML_SAMPLE_BLOCK_BYTES) % k == r % k: a systematic sample of every
  * k-th block, the offset rotating by one block each interval, so that k
  * intervals in a row cover every page once.
  *
@@ -25,13 +25,13 @@
  * cannot be measured and se is the bound of any ratio: 0.5 sqrt(1 - f).
  *
  * The policy: a tracked write fault costs the target about fault_ns of CPU
- * (ml_wp_fault_ns(), measured on the running machine; SAMPLE_DEFAULT_FAULT_NS
+ * (ml_wp_fault_ns(), measured on the running machine; ML_SAMPLE_DEFAULT_FAULT_NS
  * where it cannot be); the faults of an interval are
  * the sampled pages found written (each page write-protected once, faults
  * once at most). With a bound on the share of one CPU, the next interval's
  * k is the one that brings the cost measured under the bound, with a
  * margin; well under it, k halves back towards its least. When even
- * SAMPLE_K_MAX is too costly, the interval doubles (up to 16 times the
+ * ML_SAMPLE_K_MAX is too costly, the interval doubles (up to 16 times the
  * one asked for), and shrinks back first once there is room again.
  *
  * With a bound on the error too (ml_sample_policy_error()), the fraction
@@ -63,23 +63,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SAMPLE_BLOCK_PAGES 16ULL
-#define SAMPLE_BLOCK_BYTES (SAMPLE_BLOCK_PAGES * 4096ULL)
-#define SAMPLE_K_MAX 1024
+#define ML_SAMPLE_BLOCK_PAGES 16ULL
+#define ML_SAMPLE_BLOCK_BYTES (ML_SAMPLE_BLOCK_PAGES * 4096ULL)
+#define ML_SAMPLE_K_MAX 1024
 /*
  * The cost of a tracked write fault where it cannot be measured: ~20 us of
  * the target's CPU, what a fault cost on a slow VM (doc/internals/write-tracking-cost.md)
  */
-#define SAMPLE_DEFAULT_FAULT_NS 20000
-/* the measurement: FAULTCOST_ROUNDS rounds of FAULTCOST_PAGES pages */
-#define FAULTCOST_PAGES 256
-#define FAULTCOST_ROUNDS 7
-#define FAULTCOST_ROUNDS_MAX 64
-#define SAMPLE_INTERVAL_GROWTH_MAX 16
+#define ML_SAMPLE_DEFAULT_FAULT_NS 20000
+/* the measurement: ML_FAULTCOST_ROUNDS rounds of ML_FAULTCOST_PAGES pages */
+#define ML_FAULTCOST_PAGES 256
+#define ML_FAULTCOST_ROUNDS 7
+#define ML_FAULTCOST_ROUNDS_MAX 64
+#define ML_SAMPLE_INTERVAL_GROWTH_MAX 16
 /* with an error bound: the least fraction, 1/K, when none is given */
-#define SAMPLE_ERROR_DEFAULT_K 10
+#define ML_SAMPLE_ERROR_DEFAULT_K 10
 /* with an error bound: the cost bound when none is given, a share of one CPU */
-#define SAMPLE_ERROR_DEFAULT_MAX_CPU 0.01
+#define ML_SAMPLE_ERROR_DEFAULT_MAX_CPU 0.01
 
 /* The blocks of round @round with 1/@k of them sampled. */
 struct ml_sample_sched {
@@ -139,7 +139,7 @@ struct ml_sample_policy {
 	double next_err; /* the error predicted at the next k; -1: not known */
 };
 
-/* -EINVAL for k_min outside [1, SAMPLE_K_MAX] or a bound outside [0, 1]. */
+/* -EINVAL for k_min outside [1, ML_SAMPLE_K_MAX] or a bound outside [0, 1]. */
 int ml_sample_policy_init(struct ml_sample_policy *p, unsigned int k_min, double max_cpu,
 			  uint64_t fault_ns, unsigned int interval_ms);
 /* The share of one CPU @faults tracked faults in @interval_s seconds cost. */
@@ -153,9 +153,9 @@ double ml_sample_policy_step(struct ml_sample_policy *p, uint64_t faults, double
 /*
  * Bound the error too, after ml_sample_policy_init(): @max_err (0.05: a
  * standard error of 5% of the written pages) in (0, 1], @k_err the least
- * fraction 1/k_err (0: SAMPLE_ERROR_DEFAULT_K; at least the init's k_min,
+ * fraction 1/k_err (0: ML_SAMPLE_ERROR_DEFAULT_K; at least the init's k_min,
  * which becomes the most fraction: k goes down to it); a cost bound of 0
- * becomes SAMPLE_ERROR_DEFAULT_MAX_CPU. k starts at k_min. -EINVAL for
+ * becomes ML_SAMPLE_ERROR_DEFAULT_MAX_CPU. k starts at k_min. -EINVAL for
  * values outside those ranges.
  */
 int ml_sample_policy_error(struct ml_sample_policy *p, double max_err, unsigned int k_err);
@@ -174,7 +174,7 @@ double ml_sample_policy_step_err(struct ml_sample_policy *p, uint64_t faults, do
  * same) on a private scratch mapping of the calling process, whose pages
  * are write-protected with an async userfaultfd as a tracked target's are:
  * the CPU time of writing them then, less that of writing them again once
- * they are not, per page, the median of FAULTCOST_ROUNDS rounds. 0 when it
+ * they are not, per page, the median of ML_FAULTCOST_ROUNDS rounds. 0 when it
  * cannot be measured here (no userfaultfd or PAGEMAP_SCAN for us).
  */
 uint64_t ml_wp_fault_ns(void);
@@ -182,7 +182,7 @@ uint64_t ml_wp_fault_ns(void);
  * The pure part: @rounds measurements of @pages pages, the CPU ns writing
  * them write-protected (@wp_ns) and not (@plain_ns): the median round's
  * difference per page, at least 1; 0 when it is not positive or the input
- * is not valid (no rounds, more than FAULTCOST_ROUNDS_MAX, no pages).
+ * is not valid (no rounds, more than ML_FAULTCOST_ROUNDS_MAX, no pages).
  */
 uint64_t ml_wp_fault_ns_from(const uint64_t *wp_ns, const uint64_t *plain_ns, unsigned int rounds,
 			     uint64_t pages);

@@ -9,7 +9,7 @@
  * when asked, /proc/kpageflags + /proc/kpagecount for the page structures
  * of the present pages. Where the kernel has no PAGEMAP_SCAN (before 6.7),
  * or when asked to, the counts come from reading every VMA's entries of
- * /proc/PID/pagemap instead (SNAP_METHOD_READ: slower, same counts).
+ * /proc/PID/pagemap instead (ML_SNAP_METHOD_READ: slower, same counts).
  */
 #ifndef MEMLENS_SNAPSHOT_H
 #define MEMLENS_SNAPSHOT_H
@@ -53,7 +53,7 @@ struct ml_snap_counts {
 	 * their swapped_pages is a lower bound */
 	uint64_t swap_unknown;
 	/*
-	 * With SNAP_HAVE_SMAPS, from /proc/PID/smaps (kB, as pmap -X and smem
+	 * With ML_SNAP_HAVE_SMAPS, from /proc/PID/smaps (kB, as pmap -X and smem
 	 * show them): Rss, Pss, Pss_Dirty, USS = Private_Clean +
 	 * Private_Dirty, Dirty = Shared_Dirty + Private_Dirty (pmap -x's
 	 * "Dirty": the page table's dirty bit or PG_dirty).
@@ -80,19 +80,19 @@ struct ml_snap_mm {
 };
 
 enum {
-	SNAP_HAVE_PAGES = 1 << 0, /* page-flag counts are filled in */
-	SNAP_HAVE_WRITTEN = 1 << 1, /* written_pages is filled in */
-	/* SNAP_METHOD_READ without page frame numbers (not CAP_SYS_ADMIN):
+	ML_SNAP_HAVE_PAGES = 1 << 0, /* page-flag counts are filled in */
+	ML_SNAP_HAVE_WRITTEN = 1 << 1, /* written_pages is filled in */
+	/* ML_SNAP_METHOD_READ without page frame numbers (not CAP_SYS_ADMIN):
 	 * zero pages count as resident, huge pages are not told apart */
-	SNAP_PFN_HIDDEN = 1 << 2,
-	SNAP_HAVE_SMAPS = 1 << 3, /* the smaps fields of snap_counts are filled in */
+	ML_SNAP_PFN_HIDDEN = 1 << 2,
+	ML_SNAP_HAVE_SMAPS = 1 << 3, /* the smaps fields of snap_counts are filled in */
 };
 
 /* How the page counts are collected. */
 enum ml_snap_method {
-	SNAP_METHOD_AUTO, /* PAGEMAP_SCAN where the kernel has it, else READ */
-	SNAP_METHOD_SCAN, /* the PAGEMAP_SCAN ioctl (Linux 6.7+) */
-	SNAP_METHOD_READ, /* a read of every VMA's /proc/PID/pagemap entries */
+	ML_SNAP_METHOD_AUTO, /* PAGEMAP_SCAN where the kernel has it, else READ */
+	ML_SNAP_METHOD_SCAN, /* the PAGEMAP_SCAN ioctl (Linux 6.7+) */
+	ML_SNAP_METHOD_READ, /* a read of every VMA's /proc/PID/pagemap entries */
 };
 
 /* "pagemap_scan", "pagemap_read" (or "auto"). */
@@ -103,27 +103,27 @@ const char *ml_snap_method_name(enum ml_snap_method m);
  * in the last of its attempts (see ml_snapshot_take()).
  */
 enum ml_snap_check {
-	SNAP_CHECK_EXACT, /* the counts are the kernel's: exact */
-	SNAP_CHECK_MAPS_CHANGED, /* the memory map changed during the count */
-	SNAP_CHECK_RSS_CHANGED, /* the process's RSS changed during the count */
-	SNAP_CHECK_COUNT_DIFFERS, /* the pages counted resident are not the process's RSS */
-	SNAP_CHECK_NO_RSS, /* the kernel reports no RSS to check the count against */
+	ML_SNAP_CHECK_EXACT, /* the counts are the kernel's: exact */
+	ML_SNAP_CHECK_MAPS_CHANGED, /* the memory map changed during the count */
+	ML_SNAP_CHECK_RSS_CHANGED, /* the process's RSS changed during the count */
+	ML_SNAP_CHECK_COUNT_DIFFERS, /* the pages counted resident are not the process's RSS */
+	ML_SNAP_CHECK_NO_RSS, /* the kernel reports no RSS to check the count against */
 };
 
-/* One sentence for a snap_check ("" for SNAP_CHECK_EXACT). */
+/* One sentence for a snap_check ("" for ML_SNAP_CHECK_EXACT). */
 const char *ml_snap_check_text(enum ml_snap_check c);
 
 struct ml_snapshot {
 	pid_t pid;
 	uint64_t t_ns; /* CLOCK_MONOTONIC when the cycle started */
 	uint64_t cycle_ns; /* how long collecting it took */
-	unsigned int flags; /* SNAP_HAVE_*, SNAP_PFN_HIDDEN */
+	unsigned int flags; /* SNAP_HAVE_*, ML_SNAP_PFN_HIDDEN */
 	enum ml_snap_method method; /* SCAN or READ: how this cycle was counted */
 	struct ml_vma_set vmas; /* classified, sorted by start */
 	struct ml_snap_counts *c; /* one per VMA, parallel to vmas.v */
 	size_t c_cap;
 	struct ml_snap_counts totals;
-	struct ml_snap_counts kinds[VMA_KIND_COUNT];
+	struct ml_snap_counts kinds[ML_VMA_KIND_COUNT];
 	struct ml_snap_mm mm;
 	uint64_t scan_ioctls; /* PAGEMAP_SCAN calls of this cycle */
 	unsigned int scan_threads; /* threads that walked the page tables */
@@ -142,7 +142,7 @@ struct ml_snapshot {
 	/* smaps VMAs that matched no VMA of the count (the map changed between
 	 * the two reads): their numbers are left out */
 	uint64_t smaps_unmatched;
-	uint64_t pagemap_reads; /* SNAP_METHOD_READ: pagemap + kpageflags preads of this cycle */
+	uint64_t pagemap_reads; /* ML_SNAP_METHOD_READ: pagemap + kpageflags preads of this cycle */
 };
 
 struct ml_snapshot_opts {
@@ -150,20 +150,20 @@ struct ml_snapshot_opts {
 	bool pages; /* read kpageflags/kpagecount for present pages (needs root) */
 	/*
 	 * Threads walking the page tables: 0 = automatic (one per 256 MiB
-	 * mapped, at most half the CPUs we may run on and SNAPSHOT_MAX_THREADS).
+	 * mapped, at most half the CPUs we may run on and ML_SNAPSHOT_MAX_THREADS).
 	 */
 	unsigned int threads;
 	enum ml_snap_method method; /* AUTO (0), or one forced */
 };
 
-#define SNAPSHOT_MAX_THREADS 8
+#define ML_SNAPSHOT_MAX_THREADS 8
 
 struct ml_snapshotter;
 
 /*
  * Open the target's maps, pagemap and status files (kept open across
  * cycles). -ESRCH: no such process; -EACCES/-EPERM: not allowed;
- * -ENOTSUP: SNAP_METHOD_SCAN asked for and no PAGEMAP_SCAN (Linux < 6.7)
+ * -ENOTSUP: ML_SNAP_METHOD_SCAN asked for and no PAGEMAP_SCAN (Linux < 6.7)
  * or, with pages, no kpageflags.
  */
 int ml_snapshot_open(struct ml_snapshotter **out, pid_t pid, const struct ml_snapshot_opts *o,

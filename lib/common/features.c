@@ -35,7 +35,7 @@ struct ml_feature *ml_feature_add(struct ml_feature_list *l, const char *group, 
 	f->name = name;
 	f->state = state;
 	f->used_by = used_by;
-	f->fix = state == FEATURE_MISSING ? fix : NULL;
+	f->fix = state == ML_FEATURE_MISSING ? fix : NULL;
 	va_start(ap, fmt);
 	vsnprintf(f->detail, sizeof(f->detail), fmt, ap);
 	va_end(ap);
@@ -61,12 +61,12 @@ static int read_line(const char *path, char *buf, size_t len)
 static void probe_pagemap_scan(struct ml_feature_list *l)
 {
 	if (mli_pagescan_supported())
-		ml_feature_add(l, "memory", "pagemap_scan", FEATURE_OK,
+		ml_feature_add(l, "memory", "pagemap_scan", ML_FEATURE_OK,
 			       "writes, snapshot, checkpoint, agent, migrate's hot-range exclusion",
 			       NULL, "the PAGEMAP_SCAN ioctl answers on /proc/self/pagemap")
 			->core = true;
 	else
-		ml_feature_add(l, "memory", "pagemap_scan", FEATURE_MISSING,
+		ml_feature_add(l, "memory", "pagemap_scan", ML_FEATURE_MISSING,
 			       "writes, checkpoint, agent, migrate's hot-range exclusion (snapshot "
 			       "reads /proc/PID/pagemap instead: same counts, slower)",
 			       "use Linux 6.7 or newer (PAGEMAP_SCAN came in 6.7)",
@@ -80,13 +80,13 @@ static void probe_uffd(struct ml_feature_list *l)
 	struct ml_feature *it;
 
 	if (!f)
-		it = ml_feature_add(l, "memory", "uffd_wp_async", FEATURE_MISSING,
+		it = ml_feature_add(l, "memory", "uffd_wp_async", ML_FEATURE_MISSING,
 				    "writes, checkpoint, agent",
 				    "use a kernel with CONFIG_USERFAULTFD; without root, allow it "
 				    "(sysctl vm.unprivileged_userfaultfd=1) or run as root",
 				    "userfaultfd() is refused (%s)", strerror(errno));
 	else if ((f & UFFD_WP_FEATURES) != UFFD_WP_FEATURES)
-		it = ml_feature_add(l, "memory", "uffd_wp_async", FEATURE_MISSING,
+		it = ml_feature_add(l, "memory", "uffd_wp_async", ML_FEATURE_MISSING,
 				    "writes, checkpoint, agent",
 				    "use Linux 6.7 or newer (async write-protect came in 6.7)",
 				    "userfaultfd lacks %s (features 0x%llx)",
@@ -94,8 +94,8 @@ static void probe_uffd(struct ml_feature_list *l)
 				    (unsigned long long)f);
 	else
 		it = ml_feature_add(
-			l, "memory", "uffd_wp_async", FEATURE_OK, "writes, checkpoint, agent", NULL,
-			"userfaultfd with WP_ASYNC and WP_UNPOPULATED (features 0x%llx)",
+			l, "memory", "uffd_wp_async", ML_FEATURE_OK, "writes, checkpoint, agent",
+			NULL, "userfaultfd with WP_ASYNC and WP_UNPOPULATED (features 0x%llx)",
 			(unsigned long long)f);
 	it->core = true;
 }
@@ -118,11 +118,12 @@ static void probe_soft_dirty(struct ml_feature_list *l)
 		close(fd);
 	munmap(p, pg);
 	if (ent & PM_SOFT_DIRTY)
-		ml_feature_add(l, "memory", "soft_dirty", FEATURE_OK, "checkpoint --pre-dump", NULL,
+		ml_feature_add(l, "memory", "soft_dirty", ML_FEATURE_OK, "checkpoint --pre-dump",
+			       NULL,
 			       "a page written just now reads soft-dirty in /proc/self/pagemap");
 	else
 		ml_feature_add(
-			l, "memory", "soft_dirty", FEATURE_MISSING,
+			l, "memory", "soft_dirty", ML_FEATURE_MISSING,
 			"checkpoint --pre-dump (CRIU pre-dump and --track-mem)",
 			"use a kernel built with CONFIG_MEM_SOFT_DIRTY; until then take full "
 			"dumps and model pre-copy with `memlens migrate-model`",
@@ -137,11 +138,11 @@ static void probe_kpageflags(struct ml_feature_list *l)
 	int e = errno;
 
 	if (fd >= 0 && fd2 >= 0)
-		ml_feature_add(l, "memory", "kpageflags", FEATURE_OK, "snapshot --pages", NULL,
+		ml_feature_add(l, "memory", "kpageflags", ML_FEATURE_OK, "snapshot --pages", NULL,
 			       "/proc/kpageflags and /proc/kpagecount are readable");
 	else
 		ml_feature_add(
-			l, "memory", "kpageflags", FEATURE_MISSING, "snapshot --pages",
+			l, "memory", "kpageflags", ML_FEATURE_MISSING, "snapshot --pages",
 			e == EACCES || e == EPERM ? "run as root (CAP_SYS_ADMIN)"
 						  : "use a kernel with CONFIG_PROC_PAGE_MONITOR",
 			"/proc/kpageflags or /proc/kpagecount cannot be opened: %s", strerror(e));
@@ -176,19 +177,20 @@ static void probe_ptrace(struct ml_feature_list *l)
 	if (!read_line("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)))
 		scope = atoi(buf);
 	if (scope >= 3)
-		it = ml_feature_add(l, "process", "ptrace", FEATURE_MISSING,
+		it = ml_feature_add(l, "process", "ptrace", ML_FEATURE_MISSING,
 				    "writes, checkpoint, agent",
 				    "kernel.yama.ptrace_scope=3 forbids ptrace until reboot",
 				    "Yama ptrace_scope is 3: no process may be traced");
 	else if (scope >= 1 && !cap)
 		it = ml_feature_add(
-			l, "process", "ptrace", FEATURE_MISSING, "writes, checkpoint, agent",
+			l, "process", "ptrace", ML_FEATURE_MISSING, "writes, checkpoint, agent",
 			"run as root or with CAP_SYS_PTRACE (or sysctl "
 			"kernel.yama.ptrace_scope=0 for your own processes)",
 			"Yama ptrace_scope is %d and memlens lacks CAP_SYS_PTRACE", scope);
 	else
-		it = ml_feature_add(l, "process", "ptrace", FEATURE_OK, "writes, checkpoint, agent",
-				    NULL, "ptrace allowed (Yama ptrace_scope %d%s)", scope,
+		it = ml_feature_add(l, "process", "ptrace", ML_FEATURE_OK,
+				    "writes, checkpoint, agent", NULL,
+				    "ptrace allowed (Yama ptrace_scope %d%s)", scope,
 				    cap ? ", CAP_SYS_PTRACE" : ", own processes only");
 	it->core = true;
 }
@@ -200,11 +202,11 @@ static void probe_pidfd_getfd(struct ml_feature_list *l)
 	int e = errno;
 
 	if (fd >= 0)
-		ml_feature_add(l, "process", "pidfd_getfd", FEATURE_OK, "writes, checkpoint, agent",
-			       NULL, "pidfd_open and pidfd_getfd work")
+		ml_feature_add(l, "process", "pidfd_getfd", ML_FEATURE_OK,
+			       "writes, checkpoint, agent", NULL, "pidfd_open and pidfd_getfd work")
 			->core = true;
 	else
-		ml_feature_add(l, "process", "pidfd_getfd", FEATURE_MISSING,
+		ml_feature_add(l, "process", "pidfd_getfd", ML_FEATURE_MISSING,
 			       "writes, checkpoint, agent", "use Linux 5.6 or newer",
 			       "%s fails: %s", pfd < 0 ? "pidfd_open" : "pidfd_getfd", strerror(e))
 			->core = true;
@@ -221,10 +223,10 @@ static void probe_pidns(struct ml_feature_list *l)
 	if (stat("/proc/self/ns/pid", &st) < 0)
 		return;
 	if (st.st_ino == PIDNS_INIT_INO)
-		ml_feature_add(l, "process", "pid_namespace", FEATURE_INFO, "every -p PID", NULL,
+		ml_feature_add(l, "process", "pid_namespace", ML_FEATURE_INFO, "every -p PID", NULL,
 			       "the initial PID namespace: pids are the kernel's");
 	else
-		ml_feature_add(l, "process", "pid_namespace", FEATURE_INFO, "every -p PID", NULL,
+		ml_feature_add(l, "process", "pid_namespace", ML_FEATURE_INFO, "every -p PID", NULL,
 			       "PID namespace %llu (a container or pod): pids are as seen here, "
 			       "processes outside it are out of reach",
 			       (unsigned long long)st.st_ino);
@@ -235,7 +237,7 @@ static void probe_thp(struct ml_feature_list *l)
 	char buf[128], *a, *b;
 
 	if (read_line("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf))) {
-		ml_feature_add(l, "memory", "thp", FEATURE_INFO, "snapshot (huge_pages)", NULL,
+		ml_feature_add(l, "memory", "thp", ML_FEATURE_INFO, "snapshot (huge_pages)", NULL,
 			       "no transparent huge pages in this kernel");
 		return;
 	}
@@ -243,7 +245,7 @@ static void probe_thp(struct ml_feature_list *l)
 	b = a ? strchr(a, ']') : NULL;
 	if (a && b)
 		*b = '\0';
-	ml_feature_add(l, "memory", "thp", FEATURE_INFO, "snapshot (huge_pages)", NULL,
+	ml_feature_add(l, "memory", "thp", ML_FEATURE_INFO, "snapshot (huge_pages)", NULL,
 		       "transparent huge pages: %s", a && b ? a + 1 : buf);
 }
 
@@ -259,11 +261,11 @@ static void probe_swap(struct ml_feature_list *l)
 		n++;
 	fclose(f);
 	if (n > 0)
-		ml_feature_add(l, "memory", "swap", FEATURE_INFO, "snapshot (swapped_pages)", NULL,
-			       "%d swap area(s)", n);
+		ml_feature_add(l, "memory", "swap", ML_FEATURE_INFO, "snapshot (swapped_pages)",
+			       NULL, "%d swap area(s)", n);
 	else
-		ml_feature_add(l, "memory", "swap", FEATURE_INFO, "snapshot (swapped_pages)", NULL,
-			       "no swap: swapped page counts are always 0");
+		ml_feature_add(l, "memory", "swap", ML_FEATURE_INFO, "snapshot (swapped_pages)",
+			       NULL, "no swap: swapped page counts are always 0");
 }
 
 void ml_features_probe_memory(struct ml_feature_list *l)

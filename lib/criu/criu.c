@@ -282,7 +282,7 @@ int ml_criu_probe_opts(const char *path, struct ml_criu_caps *c,
 	ret = ml_opts_load(&ov, sizeof(ov), opts, "ml_criu_probe_opts", err);
 	if (ret)
 		return ret;
-	timeout_ms = o->timeout_ms ? o->timeout_ms : CRIU_PROBE_TIMEOUT_MS;
+	timeout_ms = o->timeout_ms ? o->timeout_ms : ML_CRIU_PROBE_TIMEOUT_MS;
 	ret = resolve_path(path, c->path, sizeof(c->path), err);
 	if (ret)
 		return ret;

@@ -230,13 +230,13 @@ int ml_criu_write_exclude_file_procs(const char *dir, const struct ml_criu_proc_
 	dfd = open_private_dir(dir, err);
 	if (dfd < 0)
 		return dfd;
-	fd = openat(dfd, CRIU_EXCLUDE_FILE_NAME,
+	fd = openat(dfd, ML_CRIU_EXCLUDE_FILE_NAME,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		ret = ml_err_set(err, errno,
 				 "cannot create the CRIU exclude file %s/%s: %s (it must not exist "
 				 "yet; use a fresh private directory)",
-				 dir, CRIU_EXCLUDE_FILE_NAME, strerror(errno));
+				 dir, ML_CRIU_EXCLUDE_FILE_NAME, strerror(errno));
 		goto out;
 	}
 	ret = write_procs(fd, procs, nprocs, with_pid);
@@ -245,12 +245,12 @@ int ml_criu_write_exclude_file_procs(const char *dir, const struct ml_criu_proc_
 	if (close(fd) < 0 && !ret)
 		ret = -errno;
 	if (ret) {
-		unlinkat(dfd, CRIU_EXCLUDE_FILE_NAME, 0);
+		unlinkat(dfd, ML_CRIU_EXCLUDE_FILE_NAME, 0);
 		ml_err_set(err, -ret, "cannot write the CRIU exclude file %s/%s: %s", dir,
-			   CRIU_EXCLUDE_FILE_NAME, strerror(-ret));
+			   ML_CRIU_EXCLUDE_FILE_NAME, strerror(-ret));
 		goto out;
 	}
-	if ((size_t)snprintf(path, len, "%s/%s", dir, CRIU_EXCLUDE_FILE_NAME) >= len)
+	if ((size_t)snprintf(path, len, "%s/%s", dir, ML_CRIU_EXCLUDE_FILE_NAME) >= len)
 		ret = ml_err_set(err, ENAMETOOLONG, "the exclude file path under %s is too long",
 				 dir);
 out:
@@ -317,7 +317,7 @@ static char exclude_how(size_t n, const struct ml_criu_caps *caps, const char *p
 	bool can_range = !caps || caps->exclude_range;
 	bool can_file = (!caps || caps->exclude_file) && private_dir;
 
-	if (n > CRIU_EXCLUDE_RANGE_MAX && can_file)
+	if (n > ML_CRIU_EXCLUDE_RANGE_MAX && can_file)
 		return 'f';
 	if (can_range)
 		return 'r';

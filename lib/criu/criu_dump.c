@@ -143,7 +143,7 @@ int mli_criu_exec_report(struct criu_exec *x, const struct ml_criu_run_opts *o, 
 {
 	unsigned int tmo = x->timeout_ms	? x->timeout_ms
 			   : o && o->timeout_ms ? o->timeout_ms
-						: CRIU_DEFAULT_TIMEOUT_MS;
+						: ML_CRIU_DEFAULT_TIMEOUT_MS;
 	const char *tail;
 
 	res->ran = true;
@@ -326,9 +326,9 @@ static int add_dump_opts(struct ml_criu_argv *a, const struct ml_criu_caps *caps
 		ret = ml_criu_argv_add(a, "--leave-stopped");
 	if (!ret && r->shell_job)
 		ret = ml_criu_argv_add(a, "--shell-job");
-	if (!ret && !r->pre_dump && r->tcp == CRIU_TCP_ESTABLISHED)
+	if (!ret && !r->pre_dump && r->tcp == ML_CRIU_TCP_ESTABLISHED)
 		ret = ml_criu_argv_add(a, "--tcp-established");
-	if (!ret && !r->pre_dump && r->tcp == CRIU_TCP_CLOSE)
+	if (!ret && !r->pre_dump && r->tcp == ML_CRIU_TCP_CLOSE)
 		ret = ml_criu_argv_add(a, "--tcp-close");
 	if (!ret && use_parent) {
 		if (!realpath(r->parent_dir, abs))
@@ -403,7 +403,7 @@ static int add_exclusion(struct ml_criu_argv *ex, const struct ml_criu_caps *cap
 	for (size_t i = 0; excl && caps->page_granular && i < r->nexclude_procs; i++)
 		n += r->exclude_procs[i].ranges->n; /* more than the union: an upper bound */
 
-	if (n > CRIU_EXCLUDE_RANGE_MAX && caps->exclude_file) {
+	if (n > ML_CRIU_EXCLUDE_RANGE_MAX && caps->exclude_file) {
 		snprintf(tmpdir, PATH_MAX, "%s/memlens-criu-XXXXXX", base && *base ? base : "/tmp");
 		if (!mkdtemp(tmpdir))
 			return ml_err_set(err, errno,
@@ -481,11 +481,11 @@ static void remove_records(const char *dir)
 {
 	char path[PATH_MAX + 32];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_RECORD_NAME);
+	snprintf(path, sizeof(path), "%s/%s", dir, ML_CRIU_RECORD_NAME);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_HOT_IOVS_NAME);
+	snprintf(path, sizeof(path), "%s/%s", dir, ML_CRIU_HOT_IOVS_NAME);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_RESTORE_OPTS_NAME);
+	snprintf(path, sizeof(path), "%s/%s", dir, ML_CRIU_RESTORE_OPTS_NAME);
 	unlink(path);
 }
 

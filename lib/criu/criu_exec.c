@@ -140,7 +140,7 @@ static unsigned int exec_timeout(const struct criu_exec *x)
 {
 	if (x->timeout_ms)
 		return x->timeout_ms;
-	return x->o && x->o->timeout_ms ? x->o->timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
+	return x->o && x->o->timeout_ms ? x->o->timeout_ms : ML_CRIU_DEFAULT_TIMEOUT_MS;
 }
 
 int mli_criu_exec_start(struct criu_exec *x, struct criu_child *c, struct ml_err *err)

@@ -164,7 +164,7 @@ static int collect(struct ml_criu_lazy_dump *d, struct ml_criu_result *res, stru
 static int wait_ready(struct ml_criu_lazy_dump *d, struct ml_criu_lazy_dump_times *t,
 		      struct ml_criu_result *res, struct ml_err *err)
 {
-	uint64_t limit = d->o.timeout_ms ? d->o.timeout_ms : CRIU_DEFAULT_TIMEOUT_MS;
+	uint64_t limit = d->o.timeout_ms ? d->o.timeout_ms : ML_CRIU_DEFAULT_TIMEOUT_MS;
 
 	for (;;) {
 		if (!mli_criu_exec_running(&d->c)) {

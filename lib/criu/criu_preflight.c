@@ -190,7 +190,7 @@ static void add(struct pf *s, enum ml_criu_finding_kind k, bool absorbed, pid_t 
 	p->nfound++;
 	if (!absorbed)
 		p->nrefused++;
-	if (p->n == CRIU_PREFLIGHT_MAX)
+	if (p->n == ML_CRIU_PREFLIGHT_MAX)
 		return;
 	f = &p->f[p->n++];
 	f->kind = k;
@@ -575,7 +575,7 @@ static void check_unix(struct pf *s, const struct pf_fd *x, const struct usk *al
 		snprintf(who, sizeof(who), "pid %d (%s), outside the tree", (int)owner, comm);
 	}
 	if (u->type == SOCK_DGRAM && peer && peer->name[0])
-		add(s, CRIU_FINDING_UNIX_PEER, ext, x->pid,
+		add(s, ML_CRIU_FINDING_UNIX_PEER, ext, x->pid,
 		    ext ? "absorbed by --criu-opt --ext-unix-sk: the restored socket is connected "
 			  "again to the peer's name"
 			: "pass --criu-opt --ext-unix-sk (the restore repeats it and connects the "
@@ -583,7 +583,7 @@ static void check_unix(struct pf *s, const struct pf_fd *x, const struct usk *al
 		    "fd %d: a unix datagram socket (inode %u) connected to %s (inode %u) of %s",
 		    x->fd, u->ino, peer->name, u->peer, who);
 	else
-		add(s, CRIU_FINDING_UNIX_PEER, false, x->pid,
+		add(s, ML_CRIU_FINDING_UNIX_PEER, false, x->pid,
 		    "CRIU cannot dump one end of a unix connection: start the peer in the same "
 		    "process tree (one parent), or have the target close the connection first",
 		    "fd %d: a unix %s socket (inode %u) connected to %s%s (inode %u) of %s", x->fd,
@@ -634,7 +634,7 @@ static void check_sockets(struct pf *s)
 		if (fam == SK_NETLINK || dumpable || kpid == x->pid)
 			continue;
 		kpid = x->pid; /* one finding per process */
-		add(s, CRIU_FINDING_CRIU_KERNEL, false, x->pid,
+		add(s, ML_CRIU_FINDING_CRIU_KERNEL, false, x->pid,
 		    "use CRIU 4.2 or newer (--criu PATH or MEMLENS_CRIU), or checkpoint on a "
 		    "kernel "
 		    "before 6.16, or have the target close that socket first",
@@ -644,7 +644,7 @@ static void check_sockets(struct pf *s)
 		    x->fd, sk_names[fam], (unsigned long)x->st.st_ino, s->o->criu_version, krel);
 	}
 	if (unix_seen && (diag == -ENOENT || diag == -EPROTONOSUPPORT))
-		add(s, CRIU_FINDING_SOCK_DIAG, false, s->root,
+		add(s, ML_CRIU_FINDING_SOCK_DIAG, false, s->root,
 		    "load unix_diag (`modprobe unix_diag`, from the running kernel's modules)",
 		    "the tree's unix sockets, which this kernel cannot list to CRIU (its unix "
 		    "socket "
@@ -675,14 +675,14 @@ static void check_inet_diag(struct pf *s)
 		}
 	}
 	if (tcp && !inet_diag_works(AF_INET, IPPROTO_TCP))
-		add(s, CRIU_FINDING_SOCK_DIAG, false, tp,
+		add(s, ML_CRIU_FINDING_SOCK_DIAG, false, tp,
 		    "load inet_diag and tcp_diag (`modprobe tcp_diag`, from the running kernel's "
 		    "modules)",
 		    "TCP sockets, which this kernel cannot list to CRIU (inet_diag and tcp_diag "
 		    "are "
 		    "not loaded)");
 	if (udp && !inet_diag_works(AF_INET, IPPROTO_UDP))
-		add(s, CRIU_FINDING_SOCK_DIAG, false, up,
+		add(s, ML_CRIU_FINDING_SOCK_DIAG, false, up,
 		    "load inet_diag and udp_diag (`modprobe udp_diag`, from the running kernel's "
 		    "modules)",
 		    "UDP sockets, which this kernel cannot list to CRIU (inet_diag and udp_diag "
@@ -699,21 +699,21 @@ static void check_tcp(struct pf *s)
 	const char *fix;
 
 	if (has_opt(s, "--tcp-established"))
-		t = CRIU_TCP_ESTABLISHED;
+		t = ML_CRIU_TCP_ESTABLISHED;
 	else if (has_opt(s, "--tcp-close"))
-		t = CRIU_TCP_CLOSE;
-	absorbed = t == CRIU_TCP_ESTABLISHED || t == CRIU_TCP_CLOSE;
-	fix = t == CRIU_TCP_ESTABLISHED
+		t = ML_CRIU_TCP_CLOSE;
+	absorbed = t == ML_CRIU_TCP_ESTABLISHED || t == ML_CRIU_TCP_CLOSE;
+	fix = t == ML_CRIU_TCP_ESTABLISHED
 		      ? "absorbed by --tcp established: kept open; the restored tree must get the "
 			"same IP address (the same network namespace, or one that moves with it)"
-	      : t == CRIU_TCP_CLOSE
+	      : t == ML_CRIU_TCP_CLOSE
 		      ? "absorbed by --tcp close: restored closed; the peer sees it reset and "
 			"must reconnect"
 		      : "choose --tcp established (kept open: the restored tree must get the same "
 			"IP address) or --tcp close (restored closed: the peer must reconnect)";
 	if (c && !ml_criu_tcp_inspect(s->root, c, &e))
-		for (size_t i = 0; i < c->n && i < CRIU_TCP_CONN_MAX; i++)
-			add(s, CRIU_FINDING_TCP, absorbed, c->c[i].pid, fix,
+		for (size_t i = 0; i < c->n && i < ML_CRIU_TCP_CONN_MAX; i++)
+			add(s, ML_CRIU_FINDING_TCP, absorbed, c->c[i].pid, fix,
 			    "fd %d: an established TCP connection %s <-> %s", c->c[i].fd,
 			    c->c[i].local, c->c[i].remote);
 	free(c);
@@ -730,7 +730,7 @@ static void check_session_tty(struct pf *s)
 			  "/dev/null (`setsid CMD </dev/null >LOG 2>&1`)";
 
 	if (r->sid > 0 && r->sid != r->pid && !in_tree(s, r->sid))
-		add(s, CRIU_FINDING_SESSION, s->o->shell_job, r->pid,
+		add(s, ML_CRIU_FINDING_SESSION, s->o->shell_job, r->pid,
 		    s->o->shell_job ? "absorbed by --shell-job" : fix,
 		    "its session (sid %d) is led by a process outside the tree (a shell), and the "
 		    "root of a dumped tree must lead its session",
@@ -745,7 +745,7 @@ static void check_session_tty(struct pf *s)
 		if (!S_ISCHR(x->st.st_mode) ||
 		    !ml_criu_chrdev_pts(major(x->st.st_rdev), minor(x->st.st_rdev)) || ptmx)
 			continue;
-		add(s, CRIU_FINDING_TTY, s->o->shell_job, x->pid,
+		add(s, ML_CRIU_FINDING_TTY, s->o->shell_job, x->pid,
 		    s->o->shell_job ? "absorbed by --shell-job" : fix,
 		    "fd %d: the terminal %s, whose other side (the pty master) is outside the tree",
 		    x->fd, x->link);
@@ -766,12 +766,12 @@ static void check_fds(struct pf *s)
 		unsigned int ma = major(x->st.st_rdev), mi = minor(x->st.st_rdev);
 
 		if (ml_criu_anon_inode_unsupported(x->link, what, sizeof(what)))
-			add(s, CRIU_FINDING_FD, false, x->pid,
+			add(s, ML_CRIU_FINDING_FD, false, x->pid,
 			    "have the target close it before the checkpoint (CRIU has no way to "
 			    "dump it)",
 			    "fd %d: %s (%s)", x->fd, what, x->link);
 		else if (S_ISCHR(x->st.st_mode) && !ml_criu_chrdev_dumpable(ma, mi))
-			add(s, CRIU_FINDING_FD, false, x->pid,
+			add(s, ML_CRIU_FINDING_FD, false, x->pid,
 			    "have the target close it before the checkpoint, or give it to CRIU as "
 			    "external (--criu-opt --external with its dev:ino, and the same at the "
 			    "restore)",
@@ -779,7 +779,7 @@ static void check_fds(struct pf *s)
 			    ma, mi);
 		else if (S_ISREG(x->st.st_mode) && !x->st.st_nlink && !limit_given &&
 			 strncmp(x->link, "/memfd:", 7) && x->st.st_blocks * 512 > GHOST_LIMIT)
-			add(s, CRIU_FINDING_FD, false, x->pid,
+			add(s, ML_CRIU_FINDING_FD, false, x->pid,
 			    "pass --criu-opt --ghost-limit=SIZE (at least its size: CRIU copies it "
 			    "into the images), or have the target close it first",
 			    "fd %d: the deleted file %s of %lld bytes, more than CRIU copies of a "
@@ -813,7 +813,7 @@ static void check_traced(struct pf *s)
 				comm[strcspn(comm, "\n")] = '\0';
 			if (f)
 				fclose(f);
-			add(s, CRIU_FINDING_TRACED, false, s->procs[i].pid,
+			add(s, ML_CRIU_FINDING_TRACED, false, s->procs[i].pid,
 			    "detach the tracer first (quit strace, `detach` in gdb): CRIU must "
 			    "trace every process it dumps itself",
 			    "it is traced by pid %d (%s)", t, comm);
@@ -844,7 +844,7 @@ static void check_locks(struct pf *s)
 		}
 		if (!x)
 			continue;
-		add(s, CRIU_FINDING_FILE_LOCK, given, x->pid,
+		add(s, ML_CRIU_FINDING_FILE_LOCK, given, x->pid,
 		    given ? "absorbed by --criu-opt --file-locks: the restore takes the lock again"
 			  : "pass --criu-opt --file-locks (the restore repeats it and takes the "
 			    "lock "
@@ -875,7 +875,7 @@ static void check_sysv(struct pf *s)
 			if (!p || sscanf(line, "%lx-", &addr) != 1 ||
 			    sscanf(p, " /SYSV%x", &key) != 1)
 				continue;
-			add(s, CRIU_FINDING_SYSV, false, s->procs[i].pid,
+			add(s, ML_CRIU_FINDING_SYSV, false, s->procs[i].pid,
 			    "start the target in an IPC namespace of its own (`unshare --ipc CMD`, "
 			    "as a container does) and checkpoint it there",
 			    "it maps SysV shared memory (key 0x%x, at 0x%lx) of the host's IPC "
@@ -965,7 +965,7 @@ int ml_criu_dump_check_only(const struct ml_criu_caps *caps, const struct ml_cri
 			    struct ml_err *err)
 {
 	char *argv[] = { (char *)caps->path, "--check-only", "--version", NULL };
-	const char *extra[CRIU_PREFLIGHT_MAX + 2];
+	const char *extra[ML_CRIU_PREFLIGHT_MAX + 2];
 	struct ml_criu_dump_req r = *req;
 	struct criu_exec x = { .argv = argv, .o = o, .timeout_ms = 30000 };
 	size_t n = 0;
@@ -980,7 +980,7 @@ int ml_criu_dump_check_only(const struct ml_criu_caps *caps, const struct ml_cri
 	if (ret)
 		return ml_err_set(err, EOPNOTSUPP, "CRIU %s has no `dump --check-only`",
 				  caps->version);
-	for (const char *const *e = req->extra_args; e && *e && n < CRIU_PREFLIGHT_MAX; e++)
+	for (const char *const *e = req->extra_args; e && *e && n < ML_CRIU_PREFLIGHT_MAX; e++)
 		extra[n++] = *e;
 	extra[n++] = "--check-only";
 	extra[n] = NULL;

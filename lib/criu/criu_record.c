@@ -145,7 +145,7 @@ static int slurp(const char *dir, const char *name, char **buf, size_t *len)
 
 int ml_criu_record_read(const char *dir, struct ml_rangeset *out, int *found, struct ml_err *err)
 {
-	static const char *const names[] = { CRIU_RECORD_NAME, CRIU_HOT_IOVS_NAME };
+	static const char *const names[] = { ML_CRIU_RECORD_NAME, ML_CRIU_HOT_IOVS_NAME };
 	int ret = 0;
 
 	ml_rangeset_clear(out);
@@ -180,7 +180,7 @@ int ml_criu_record_write(const char *dir, const struct ml_rangeset *excluded, st
 	FILE *f;
 	int bad;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_RECORD_NAME);
+	snprintf(path, sizeof(path), "%s/%s", dir, ML_CRIU_RECORD_NAME);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	unlink(tmp);
 	f = fopen(tmp, "wxe");

@@ -41,9 +41,9 @@ bool ml_criu_restore_needs(const char *opt)
 
 static const char *tcp_opt(enum ml_criu_tcp tcp)
 {
-	return tcp == CRIU_TCP_ESTABLISHED ? "--tcp-established"
-	       : tcp == CRIU_TCP_CLOSE	   ? "--tcp-close"
-					   : NULL;
+	return tcp == ML_CRIU_TCP_ESTABLISHED ? "--tcp-established"
+	       : tcp == ML_CRIU_TCP_CLOSE     ? "--tcp-close"
+					      : NULL;
 }
 
 static bool is_tcp_opt(const char *opt)
@@ -64,7 +64,7 @@ int mli_criu_restore_opts_write(const char *dir, enum ml_criu_tcp tcp, const cha
 	char path[4096];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_RESTORE_OPTS_NAME);
+	snprintf(path, sizeof(path), "%s/%s", dir, ML_CRIU_RESTORE_OPTS_NAME);
 	unlink(path);
 	f = fopen(path, "wxe");
 	if (!f)
@@ -106,7 +106,7 @@ static int take(struct ml_criu_argv *a, const struct ml_criu_restore_req *r, con
 	size_t pos = strlen(repeated);
 
 	if ((!ml_criu_restore_needs(opt) && !restore_only(opt)) || in_list(r->extra_args, opt) ||
-	    (is_tcp_opt(opt) && (r->tcp != CRIU_TCP_UNSET || tcp_in_list(r->extra_args))))
+	    (is_tcp_opt(opt) && (r->tcp != ML_CRIU_TCP_UNSET || tcp_in_list(r->extra_args))))
 		return 0;
 	if (ml_criu_argv_add(a, opt))
 		return -ENOMEM;
@@ -122,7 +122,7 @@ int mli_criu_restore_opts_add(struct ml_criu_argv *a, const char *dir,
 	FILE *f;
 
 	repeated[0] = '\0';
-	snprintf(path, sizeof(path), "%s/%s", dir, CRIU_RESTORE_OPTS_NAME);
+	snprintf(path, sizeof(path), "%s/%s", dir, ML_CRIU_RESTORE_OPTS_NAME);
 	f = fopen(path, "re");
 	while (f && !ret && fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';

@@ -23,7 +23,7 @@ static const char *const tcp_names[] = { "unset", "refuse", "established", "clos
 
 int ml_criu_tcp_parse(const char *s, enum ml_criu_tcp *out)
 {
-	for (int i = CRIU_TCP_REFUSE; i <= CRIU_TCP_CLOSE; i++)
+	for (int i = ML_CRIU_TCP_REFUSE; i <= ML_CRIU_TCP_CLOSE; i++)
 		if (s && !strcmp(s, tcp_names[i])) {
 			*out = (enum ml_criu_tcp)i;
 			return 0;
@@ -33,7 +33,7 @@ int ml_criu_tcp_parse(const char *s, enum ml_criu_tcp *out)
 
 const char *ml_criu_tcp_name(enum ml_criu_tcp t)
 {
-	return (unsigned int)t <= CRIU_TCP_CLOSE ? tcp_names[t] : "unknown";
+	return (unsigned int)t <= ML_CRIU_TCP_CLOSE ? tcp_names[t] : "unknown";
 }
 
 /* /proc/net/tcp's st column (include/net/tcp_states.h) */
@@ -136,7 +136,7 @@ static void scan_table(const char *path, const struct sock_fd *s, size_t n,
 
 			if (s[i].ino != ino)
 				continue;
-			if (out->n < CRIU_TCP_CONN_MAX) {
+			if (out->n < ML_CRIU_TCP_CONN_MAX) {
 				c = &out->c[out->n];
 				c->pid = s[i].pid;
 				c->fd = s[i].fd;
@@ -193,7 +193,7 @@ int ml_criu_tcp_inspect(pid_t pid, struct ml_criu_tcp_conns *out, struct ml_err 
 
 void ml_criu_tcp_describe(const struct ml_criu_tcp_conns *c, size_t max, char *buf, size_t len)
 {
-	size_t pos = 0, kept = c->n < CRIU_TCP_CONN_MAX ? c->n : CRIU_TCP_CONN_MAX;
+	size_t pos = 0, kept = c->n < ML_CRIU_TCP_CONN_MAX ? c->n : ML_CRIU_TCP_CONN_MAX;
 
 	if (!len)
 		return;
@@ -225,7 +225,7 @@ int ml_criu_tcp_check(pid_t pid, enum ml_criu_tcp tcp, const char *const *extra_
 	char list[384];
 	int ret = 0;
 
-	if ((tcp != CRIU_TCP_UNSET && tcp != CRIU_TCP_REFUSE) || chosen_in(extra_args))
+	if ((tcp != ML_CRIU_TCP_UNSET && tcp != ML_CRIU_TCP_REFUSE) || chosen_in(extra_args))
 		return 0;
 	c = malloc(sizeof(*c));
 	if (!c)

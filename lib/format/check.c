@@ -8,9 +8,9 @@
 #include "memlens/format_check.h"
 
 static const char *const state_names[] = {
-	[FEATURE_OK] = "ok",
-	[FEATURE_MISSING] = "missing",
-	[FEATURE_INFO] = "info",
+	[ML_FEATURE_OK] = "ok",
+	[ML_FEATURE_MISSING] = "missing",
+	[ML_FEATURE_INFO] = "info",
 };
 
 #define NSTATES (sizeof(state_names) / sizeof(state_names[0]))

@@ -80,7 +80,7 @@ void ml_fmt_criu_preflight(struct ml_jw *w, const struct ml_criu_preflight *p)
 
 static int read_kind(const char *name, enum ml_criu_finding_kind *out)
 {
-	for (int k = CRIU_FINDING_CRIU_KERNEL; k <= CRIU_FINDING_SYSV; k++)
+	for (int k = ML_CRIU_FINDING_CRIU_KERNEL; k <= ML_CRIU_FINDING_SYSV; k++)
 		if (name && !strcmp(name, ml_criu_finding_name((enum ml_criu_finding_kind)k))) {
 			*out = (enum ml_criu_finding_kind)k;
 			return 0;
@@ -135,7 +135,7 @@ int ml_fmt_criu_preflight_read(const struct ml_json *o, struct ml_criu_preflight
 		return ml_err_set(err, ENOMEM, "out of memory");
 	n = ml_json_count(a);
 	for (size_t i = 0; i < n; i++) {
-		if (i < CRIU_PREFLIGHT_MAX) {
+		if (i < ML_CRIU_PREFLIGHT_MAX) {
 			ret = read_finding(ml_json_at(a, i), i, &p->f[p->n], err);
 			if (ret) {
 				free(p);

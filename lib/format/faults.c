@@ -133,11 +133,11 @@ int ml_fmt_faults_read(const struct ml_json *o, struct ml_faults_rec *r, struct 
 	s = ml_json_get_str(o, "mode");
 	snprintf(r->mode, sizeof(r->mode), "%s", s ? s : "");
 	r->recursion_misses = mli_rec_count_or0(o, "recursion_misses");
-	ret = mli_rec_read_hist(o, "minor_hist_us", r->interval, r->minor_hist, FAULTS_REC_HIST_MAX,
-				&r->nminor, err);
+	ret = mli_rec_read_hist(o, "minor_hist_us", r->interval, r->minor_hist,
+				ML_FAULTS_REC_HIST_MAX, &r->nminor, err);
 	if (!ret)
 		ret = mli_rec_read_hist(o, "major_hist_us", r->interval, r->major_hist,
-					FAULTS_REC_HIST_MAX, &r->nmajor, err);
+					ML_FAULTS_REC_HIST_MAX, &r->nmajor, err);
 	if (ret)
 		return ret;
 	r->has_kernel = read_pair(ml_json_get(o, "kernel"), &r->kernel);

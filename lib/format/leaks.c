@@ -8,11 +8,11 @@
 #include "memlens/format_leaks.h"
 #include "rec.h"
 
-static const char *const reason_keys[LEAKS_NR_REASONS] = {
-	[LEAKS_REASON_TABLE_FULL] = "table_full",
-	[LEAKS_REASON_NOT_WALKED] = "not_walked",
-	[LEAKS_REASON_HASH_COLLISION] = "hash_collision",
-	[LEAKS_REASON_DROPPED] = "dropped",
+static const char *const reason_keys[ML_LEAKS_NR_REASONS] = {
+	[ML_LEAKS_REASON_TABLE_FULL] = "table_full",
+	[ML_LEAKS_REASON_NOT_WALKED] = "not_walked",
+	[ML_LEAKS_REASON_HASH_COLLISION] = "hash_collision",
+	[ML_LEAKS_REASON_DROPPED] = "dropped",
 };
 
 static void put_counters(struct ml_jw *w, const struct ml_leaks_rec *r)
@@ -46,14 +46,14 @@ static void put_no_stack(struct ml_jw *w, const struct ml_leaks_rec *r)
 	ml_jw_kuint(w, "stacks_lost", r->stacks_lost);
 	ml_jw_key(w, "stacks_lost_by_reason");
 	ml_jw_obj(w);
-	for (int i = 0; i < LEAKS_NR_REASONS; i++)
+	for (int i = 0; i < ML_LEAKS_NR_REASONS; i++)
 		ml_jw_kuint(w, reason_keys[i], r->stacks_lost_by_reason[i]);
 	ml_jw_obj_end(w);
 	ml_jw_kuint(w, "outstanding_no_stack", r->outstanding_no_stack);
 	ml_jw_kuint(w, "outstanding_no_stack_bytes", r->outstanding_no_stack_bytes);
 	ml_jw_key(w, "outstanding_no_stack_by_reason");
 	ml_jw_obj(w);
-	for (int i = 0; i < LEAKS_NR_REASONS; i++) {
+	for (int i = 0; i < ML_LEAKS_NR_REASONS; i++) {
 		ml_jw_key(w, reason_keys[i]);
 		ml_jw_obj(w);
 		ml_jw_kuint(w, "count", r->outstanding_no_stack_by_reason[i].count);
@@ -212,7 +212,7 @@ static void read_reasons(const struct ml_json *o, struct ml_leaks_rec *r)
 	const struct ml_json *lost = ml_json_get(o, "stacks_lost_by_reason"),
 			     *out = ml_json_get(o, "outstanding_no_stack_by_reason");
 
-	for (int i = 0; i < LEAKS_NR_REASONS; i++) {
+	for (int i = 0; i < ML_LEAKS_NR_REASONS; i++) {
 		const struct ml_json *e = ml_json_get(out, reason_keys[i]);
 
 		r->stacks_lost_by_reason[i] = mli_rec_count_or0(lost, reason_keys[i]);

@@ -20,9 +20,9 @@ static void json_counts(struct ml_jw *w, const struct ml_snap_counts *c, unsigne
 	/* shmem swap that could not be read: swapped_pages is a lower bound */
 	if (c->swap_unknown)
 		ml_jw_kuint(w, "swap_unknown_vmas", c->swap_unknown);
-	if (flags & SNAP_HAVE_WRITTEN)
+	if (flags & ML_SNAP_HAVE_WRITTEN)
 		ml_jw_kuint(w, "written_pages", c->written_pages);
-	if (flags & SNAP_HAVE_SMAPS) {
+	if (flags & ML_SNAP_HAVE_SMAPS) {
 		/* from /proc/PID/smaps, as pmap -X and smem show them */
 		ml_jw_key(w, "smaps");
 		ml_jw_obj(w);
@@ -33,7 +33,7 @@ static void json_counts(struct ml_jw *w, const struct ml_snap_counts *c, unsigne
 		ml_jw_kuint(w, "dirty_kb", c->dirty_kb);
 		ml_jw_obj_end(w);
 	}
-	if (!(flags & SNAP_HAVE_PAGES))
+	if (!(flags & ML_SNAP_HAVE_PAGES))
 		return;
 	ml_jw_key(w, "page_flags");
 	ml_jw_obj(w);
@@ -76,7 +76,7 @@ static void json_kinds(struct ml_jw *w, const struct ml_snapshot *s)
 {
 	ml_jw_key(w, "by_kind");
 	ml_jw_obj(w);
-	for (int k = 0; k < VMA_KIND_COUNT; k++) {
+	for (int k = 0; k < ML_VMA_KIND_COUNT; k++) {
 		const struct ml_snap_counts *c = &s->kinds[k];
 		uint64_t mem = c->resident_pages + c->swapped_pages;
 
@@ -88,9 +88,9 @@ static void json_kinds(struct ml_jw *w, const struct ml_snapshot *s)
 		ml_jw_kdbl(w, "resident_pct", ml_snap_pct(c->resident_pages, c->size_pages));
 		ml_jw_kdbl(w, "in_memory_pct", ml_snap_pct(c->resident_pages, mem));
 		ml_jw_kdbl(w, "out_memory_pct", ml_snap_pct(c->swapped_pages, mem));
-		if (s->flags & SNAP_HAVE_PAGES)
+		if (s->flags & ML_SNAP_HAVE_PAGES)
 			ml_jw_kdbl(w, "dirty_pct", ml_snap_pct(c->dirty_pages, c->resident_pages));
-		if (s->flags & SNAP_HAVE_WRITTEN)
+		if (s->flags & ML_SNAP_HAVE_WRITTEN)
 			ml_jw_kdbl(w, "written_pct",
 				   ml_snap_pct(c->written_pages, c->resident_pages));
 		ml_jw_obj_end(w);
@@ -129,15 +129,15 @@ void ml_fmt_snapshot(struct ml_jw *w, const struct ml_snapshot *s, const struct 
 	ml_jw_kuint(w, "seq", seq);
 	ml_jw_kint(w, "t_ms", t_ms);
 	ml_jw_kuint(w, "cycle_us", s->cycle_ns / 1000);
-	if (s->flags & SNAP_HAVE_SMAPS) {
+	if (s->flags & ML_SNAP_HAVE_SMAPS) {
 		ml_jw_kuint(w, "smaps_us", s->smaps_ns / 1000);
 		ml_jw_kuint(w, "smaps_unmatched_vmas", s->smaps_unmatched);
 	}
 	ml_jw_kstr(w, "method", ml_snap_method_name(s->method));
-	if (s->method == SNAP_METHOD_READ) {
+	if (s->method == ML_SNAP_METHOD_READ) {
 		ml_jw_kuint(w, "pagemap_reads", s->pagemap_reads);
 		/* without frame numbers zero and huge pages are not told apart */
-		ml_jw_kbool(w, "zero_and_huge_known", !(s->flags & SNAP_PFN_HIDDEN));
+		ml_jw_kbool(w, "zero_and_huge_known", !(s->flags & ML_SNAP_PFN_HIDDEN));
 	}
 	ml_jw_kuint(w, "scan_threads", s->scan_threads);
 	ml_jw_kuint(w, "recounts", s->recounts);

@@ -244,9 +244,9 @@ void ml_fmt_writes_summary(struct ml_jw *w, const struct ml_writes_summary *sum)
 		ml_jw_key(w, "sampling_error");
 		ml_jw_obj(w);
 		ml_jw_kdbl(w, "ratio_stderr_max", sum->ratio_stderr_max);
-		ml_jw_kdbl(w, "ratio_stderr_note_above", WRITES_STDERR_NOTE);
+		ml_jw_kdbl(w, "ratio_stderr_note_above", ML_WRITES_STDERR_NOTE);
 		ml_jw_kuint(w, "intervals_over", sum->ratio_stderr_over);
-		ml_jw_kstr(w, "note", WRITES_STDERR_ADVICE);
+		ml_jw_kstr(w, "note", ML_WRITES_STDERR_ADVICE);
 		ml_jw_obj_end(w);
 	}
 	ml_jw_obj_end(w);

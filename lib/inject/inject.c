@@ -442,17 +442,17 @@ static int save_context(struct ml_injector *in, struct ml_err *err)
 	return 0;
 }
 
-/* frame 0: the thread's own context; then two regions of INJECT_MAX_THEN */
+/* frame 0: the thread's own context; then two regions of ML_INJECT_MAX_THEN */
 static uint64_t frame_addr(const struct ml_injector *in, int region, size_t k)
 {
 	if (region < 0)
 		return in->scratch;
-	return in->scratch + in->frame_len * (1 + (size_t)region * INJECT_MAX_THEN + k);
+	return in->scratch + in->frame_len * (1 + (size_t)region * ML_INJECT_MAX_THEN + k);
 }
 
 static int choose_scratch(struct ml_injector *in, struct ml_err *err)
 {
-	uint64_t need = in->frame_len * (1 + 2 * INJECT_MAX_THEN);
+	uint64_t need = in->frame_len * (1 + 2 * ML_INJECT_MAX_THEN);
 	uint64_t start = (in->prep.stack_start + 63) & ~63ULL;
 	uint64_t main_sp = 0;
 
@@ -543,7 +543,7 @@ static uint64_t run_mask(const struct ml_injector *in)
 static int write_then(struct ml_injector *in, int region, const struct ml_inject_call *then,
 		      size_t nthen, struct ml_err *err)
 {
-	if (nthen > INJECT_MAX_THEN)
+	if (nthen > ML_INJECT_MAX_THEN)
 		return ml_err_set(err, EINVAL, "too many continuation calls");
 	for (size_t k = nthen; k-- > 0;) {
 		struct user_regs_struct r;
@@ -561,7 +561,7 @@ static int write_then(struct ml_injector *in, int region, const struct ml_inject
 
 static void keep_signal(struct ml_injector *in, int sig)
 {
-	if (in->nstash >= INJECT_MAX_STASH) {
+	if (in->nstash >= ML_INJECT_MAX_STASH) {
 		in->lost++;
 		return;
 	}

@@ -59,13 +59,13 @@ static int find_in(pid_t pid, const struct ml_vma_set *s, struct ml_inject_prep 
 	/* the vDSO first (the kernel's, never written), then file-backed
 	 * code; never anonymous executable memory, which a JIT rewrites */
 	for (size_t i = 0; i < s->n && !r; i++)
-		if (s->v[i].kind == VMA_VDSO)
+		if (s->v[i].kind == ML_VMA_VDSO)
 			r = search_range(pid, s->v[i].start, s->v[i].end, p);
 	for (size_t i = 0; i < s->n && !r && (!p->syscall_ret || !p->sigreturn); i++) {
 		const struct ml_vma *v = &s->v[i];
 
-		if (v->perms[2] == 'x' && v->inode && v->kind != VMA_VSYSCALL &&
-		    v->kind != VMA_VDSO)
+		if (v->perms[2] == 'x' && v->inode && v->kind != ML_VMA_VSYSCALL &&
+		    v->kind != ML_VMA_VDSO)
 			r = search_range(pid, v->start, v->end, p);
 	}
 	return r;

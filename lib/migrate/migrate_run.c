@@ -431,7 +431,7 @@ static int wait_round(struct mig *m)
 	uint64_t t0 = ml_mono_ns(), seq0 = latest_seq(m->p);
 	double round_s = m->o->round_s, max_s = 10 * (round_s > 1 ? round_s : 1);
 	uint64_t cons = m->o->hot_consecutive > 0 ? (uint64_t)m->o->hot_consecutive
-						  : HEAT_DEFAULT_CONSECUTIVE;
+						  : ML_HEAT_DEFAULT_CONSECUTIVE;
 	int r;
 
 	for (;;) {
@@ -459,7 +459,7 @@ static int start_profiling(struct mig *m)
 		.hot_threshold = m->o->hot_threshold, .hot_consecutive = m->o->hot_consecutive,
 		.hot_cool = m->o->hot_cool,
 		.hot_ranges_max =
-			m->o->hot_ranges_max ? m->o->hot_ranges_max : HOTRANGE_EXCLUDE_MAX,
+			m->o->hot_ranges_max ? m->o->hot_ranges_max : ML_HOTRANGE_EXCLUDE_MAX,
 		.sample_k = m->o->sample_k, .max_overhead = m->o->max_overhead,
 		.tree = true /* CRIU dumps the whole tree */);
 	struct ml_err err = { 0 };

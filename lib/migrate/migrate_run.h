@@ -60,7 +60,7 @@ struct migrate_opts {
 	double hot_threshold; /* its own profiler's hot ratio; 0: the default */
 	int hot_consecutive; /* hot intervals in a row before a VMA is hot; 0: the default */
 	int hot_cool; /* hot ranges: unwritten intervals before cold; 0: hot_consecutive */
-	unsigned int hot_ranges_max; /* hot ranges left out at most; 0: HOTRANGE_EXCLUDE_MAX */
+	unsigned int hot_ranges_max; /* hot ranges left out at most; 0: ML_HOTRANGE_EXCLUDE_MAX */
 	unsigned int sample_k; /* its own profiler's sample (memlens/profiler.h); 0: every page */
 	double max_overhead; /* its own profiler's bound, a share of one CPU; 0: none */
 	unsigned int timeout_s; /* every CRIU command */

@@ -24,7 +24,7 @@ const char *ml_mm_policy_name(enum ml_mm_policy p)
 {
 	static const char *const names[] = { "none", "hot-vma", "hot-range" };
 
-	return (unsigned int)p < MM_NPOLICIES ? names[p] : "?";
+	return (unsigned int)p < ML_MM_NPOLICIES ? names[p] : "?";
 }
 
 static int subtract(struct ml_rangeset *a, const struct ml_rangeset *b)
@@ -134,9 +134,9 @@ static int hot_ranges(struct mm_sim *s, long i)
 static int excluded(struct mm_sim *s, long i)
 {
 	ml_rangeset_clear(&s->excl);
-	if (i < 0 || s->policy == MM_NONE)
+	if (i < 0 || s->policy == ML_MM_NONE)
 		return 0;
-	if (s->policy == MM_HOT_VMA)
+	if (s->policy == ML_MM_HOT_VMA)
 		return regions_of(&s->t->iv[i], true, &s->excl);
 	return hot_ranges(s, i);
 }
@@ -224,13 +224,13 @@ static void sim_free(struct mm_sim *s)
 /* The downtime's parts from the final round's and the restored bytes. */
 static void downtime(const struct ml_mm_params *p, struct ml_mm_result *r)
 {
-	double send_ms = (double)r->final_round_bytes / (p->bandwidth_mbps * MM_MIB) * 1000.0;
+	double send_ms = (double)r->final_round_bytes / (p->bandwidth_mbps * ML_MM_MIB) * 1000.0;
 
 	r->dump_ms = p->dump_fixed_s * 1000.0 + send_ms;
 	r->restore_ms = p->restore_fixed_s * 1000.0;
 	if (p->restore_bandwidth_mbps > 0)
-		r->restore_ms +=
-			(double)r->restored_bytes / (p->restore_bandwidth_mbps * MM_MIB) * 1000.0;
+		r->restore_ms += (double)r->restored_bytes /
+				 (p->restore_bandwidth_mbps * ML_MM_MIB) * 1000.0;
 	r->downtime_ms = p->freeze_overhead_s * 1000.0 + r->dump_ms + r->restore_ms;
 	/* post-copy: no memory in the final dump nor in the restore */
 	r->postcopy_downtime_ms =
@@ -240,7 +240,7 @@ static void downtime(const struct ml_mm_params *p, struct ml_mm_result *r)
 
 static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct ml_mm_result *r)
 {
-	double threshold = s->p->stop_threshold_mb * MM_MIB;
+	double threshold = s->p->stop_threshold_mb * ML_MM_MIB;
 	bool final = false;
 	uint64_t bytes;
 	int ret = 0;
@@ -283,11 +283,11 @@ static int check_params(const struct ml_mm_trace *t, const struct ml_mm_params *
 				  "max rounds, stop threshold, hot intervals, the freeze "
 				  "overhead, the fixed parts and the restore bandwidth must not "
 				  "be negative");
-	if (p->hot_intervals > HOTRANGE_MAX_INTERVALS || p->hot_cool < 0 ||
-	    p->hot_cool > HOTRANGE_MAX_INTERVALS || p->hot_ranges_max > HOTRANGE_MAX_MAX)
+	if (p->hot_intervals > ML_HOTRANGE_MAX_INTERVALS || p->hot_cool < 0 ||
+	    p->hot_cool > ML_HOTRANGE_MAX_INTERVALS || p->hot_ranges_max > ML_HOTRANGE_MAX_MAX)
 		return ml_err_set(err, EINVAL,
 				  "hot intervals and cool must be 0..%d, the hot-range bound 0..%d",
-				  HOTRANGE_MAX_INTERVALS, HOTRANGE_MAX_MAX);
+				  ML_HOTRANGE_MAX_INTERVALS, ML_HOTRANGE_MAX_MAX);
 	if (!t->n)
 		return ml_err_set(err, EINVAL,
 				  "the trace has no \"interval\" lines; record one "
@@ -305,7 +305,7 @@ static int check_params(const struct ml_mm_trace *t, const struct ml_mm_params *
 }
 
 int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
-	      struct ml_mm_result out[MM_NPOLICIES], struct ml_err *err)
+	      struct ml_mm_result out[ML_MM_NPOLICIES], struct ml_err *err)
 {
 	struct ml_mm_params pv;
 	const struct ml_mm_params *p = &pv;
@@ -313,14 +313,14 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 	int max, pre;
 	int ret;
 
-	memset(out, 0, MM_NPOLICIES * sizeof(*out));
+	memset(out, 0, ML_MM_NPOLICIES * sizeof(*out));
 	ret = ml_opts_load(&pv, sizeof(pv), params, "ml_mm_params", err);
 	if (ret)
 		return ret;
 	round_ms = p->round_interval_s > 0 && p->round_interval_s <= 1e9
 			   ? (int64_t)llround(p->round_interval_s * 1000.0)
 			   : 0;
-	max = p->max_rounds ? p->max_rounds : MM_DEFAULT_MAX_ROUNDS;
+	max = p->max_rounds ? p->max_rounds : ML_MM_DEFAULT_MAX_ROUNDS;
 	ret = check_params(t, p, round_ms, err);
 	if (ret)
 		return ret;
@@ -328,14 +328,15 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 	pre = t->iv[t->n - 1].t_ms / round_ms - 1 > max
 		      ? max
 		      : (int)(t->iv[t->n - 1].t_ms / round_ms - 1);
-	for (int k = 0; k < MM_NPOLICIES && !ret; k++) {
+	for (int k = 0; k < ML_MM_NPOLICIES && !ret; k++) {
 		struct mm_sim s = { .t = t, .p = p, .policy = (enum ml_mm_policy)k, .hr_at = -1 };
 
 		out[k].policy = (enum ml_mm_policy)k;
 		/* the parameters were checked: only the defaults are filled in */
 		ret = ml_hotrange_init(
-			&s.hr, p->hot_intervals ? p->hot_intervals : MM_DEFAULT_HOT_INTERVALS,
-			p->hot_cool, p->hot_ranges_max ? p->hot_ranges_max : HOTRANGE_EXCLUDE_MAX);
+			&s.hr, p->hot_intervals ? p->hot_intervals : ML_MM_DEFAULT_HOT_INTERVALS,
+			p->hot_cool,
+			p->hot_ranges_max ? p->hot_ranges_max : ML_HOTRANGE_EXCLUDE_MAX);
 		if (!ret)
 			ret = simulate(&s, pre, round_ms, &out[k]);
 		sim_free(&s);
@@ -347,9 +348,9 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 	return 0;
 }
 
-void ml_mm_results_free(struct ml_mm_result out[MM_NPOLICIES])
+void ml_mm_results_free(struct ml_mm_result out[ML_MM_NPOLICIES])
 {
-	for (int k = 0; k < MM_NPOLICIES; k++) {
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
 		free(out[k].rounds);
 		out[k].rounds = NULL;
 		out[k].nrounds = 0;
@@ -393,7 +394,7 @@ int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struc
 		return ml_err_set(err, ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < m->nrounds; i++) {
-		x[i] = (double)m->rounds[i].bytes / MM_MIB;
+		x[i] = (double)m->rounds[i].bytes / ML_MM_MIB;
 		y[i] = (double)m->rounds[i].duration_ms / 1000.0;
 		bytes += x[i];
 		secs += y[i];
@@ -411,7 +412,7 @@ int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struc
 	fit->final_bytes = last->bytes;
 	restore_s = (double)m->restore_ms / 1000.0;
 	frozen_s = (double)m->downtime_ms / 1000.0 - restore_s -
-		   (double)last->bytes / MM_MIB / fit->bandwidth_mbps;
+		   (double)last->bytes / ML_MM_MIB / fit->bandwidth_mbps;
 	fit->dump_fixed_s = frozen_s > 0 ? frozen_s : 0;
 	if (m->postcopy || last->pages_scanned <= 0) {
 		/* no memory loaded, or not known how much: all of it fixed */
@@ -420,9 +421,9 @@ int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struc
 		return 0;
 	}
 	fit->restore_fixed_s = rfixed;
-	fit->restored_bytes = (uint64_t)last->pages_scanned * MM_PAGE_SIZE;
+	fit->restored_bytes = (uint64_t)last->pages_scanned * ML_MM_PAGE_SIZE;
 	if (restore_s > rfixed && fit->restored_bytes)
 		fit->restore_bandwidth_mbps =
-			(double)fit->restored_bytes / MM_MIB / (restore_s - rfixed);
+			(double)fit->restored_bytes / ML_MM_MIB / (restore_s - rfixed);
 	return 0;
 }

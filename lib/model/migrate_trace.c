@@ -44,11 +44,11 @@ static int64_t pid_base(struct ml_mm_trace *t, int64_t pid)
 	while (i < t->npids && t->pids[i] != pid)
 		i++;
 	if (i == t->npids) {
-		if (t->npids == MM_TRACE_MAX_PROCS)
+		if (t->npids == ML_MM_TRACE_MAX_PROCS)
 			return -1;
 		t->pids[t->npids++] = pid;
 	}
-	return (int64_t)((uint64_t)i << MM_TRACE_PID_SHIFT);
+	return (int64_t)((uint64_t)i << ML_MM_TRACE_PID_SHIFT);
 }
 
 /*
@@ -76,11 +76,11 @@ static int from_rec(struct ml_mm_trace *t, struct ml_writes_interval_rec *rec,
 				i);
 		int64_t base = pid_base(t, r->pid);
 
-		if (base < 0 || r->end > (1ULL << MM_TRACE_PID_SHIFT))
+		if (base < 0 || r->end > (1ULL << ML_MM_TRACE_PID_SHIFT))
 			return ml_err_set(err, EINVAL,
 					  "region %zu: more than %d processes, or an address above "
 					  "2^%d",
-					  i, MM_TRACE_MAX_PROCS, MM_TRACE_PID_SHIFT);
+					  i, ML_MM_TRACE_MAX_PROCS, ML_MM_TRACE_PID_SHIFT);
 		iv->regions[iv->nregions++] =
 			(struct ml_mm_region){ r->start + (uint64_t)base, r->end + (uint64_t)base,
 					       r->hot && !r->shared };
@@ -98,7 +98,7 @@ static int from_rec(struct ml_mm_trace *t, struct ml_writes_interval_rec *rec,
 
 		if (base < 0)
 			return ml_err_set(err, EINVAL, "more than %d processes",
-					  MM_TRACE_MAX_PROCS);
+					  ML_MM_TRACE_MAX_PROCS);
 		rec->written[i].start += (uint64_t)base;
 		rec->written[i].end += (uint64_t)base;
 	}

@@ -13,22 +13,22 @@
 
 #include "memlens/maps.h"
 
-static const char *const kind_names[VMA_KIND_COUNT] = {
-	[VMA_ANON] = "anon",	     [VMA_TEXT] = "text",	  [VMA_DATA] = "data",
-	[VMA_BSS] = "bss",	     [VMA_HEAP] = "heap",	  [VMA_STACK] = "stack",
-	[VMA_LIB_TEXT] = "lib-text", [VMA_LIB_DATA] = "lib-data", [VMA_SHM] = "shm",
-	[VMA_FILE] = "file",	     [VMA_VDSO] = "vdso",	  [VMA_VVAR] = "vvar",
-	[VMA_VSYSCALL] = "vsyscall",
+static const char *const kind_names[ML_VMA_KIND_COUNT] = {
+	[ML_VMA_ANON] = "anon",		[ML_VMA_TEXT] = "text",		[ML_VMA_DATA] = "data",
+	[ML_VMA_BSS] = "bss",		[ML_VMA_HEAP] = "heap",		[ML_VMA_STACK] = "stack",
+	[ML_VMA_LIB_TEXT] = "lib-text", [ML_VMA_LIB_DATA] = "lib-data", [ML_VMA_SHM] = "shm",
+	[ML_VMA_FILE] = "file",		[ML_VMA_VDSO] = "vdso",		[ML_VMA_VVAR] = "vvar",
+	[ML_VMA_VSYSCALL] = "vsyscall",
 };
 
 const char *ml_vma_kind_name(enum ml_vma_kind k)
 {
-	return (unsigned)k < VMA_KIND_COUNT ? kind_names[k] : "?";
+	return (unsigned)k < ML_VMA_KIND_COUNT ? kind_names[k] : "?";
 }
 
 int ml_vma_kind_from_name(const char *name)
 {
-	for (int k = 0; k < VMA_KIND_COUNT; k++)
+	for (int k = 0; k < ML_VMA_KIND_COUNT; k++)
 		if (!strcmp(kind_names[k], name))
 			return k;
 	return -1;
@@ -281,7 +281,7 @@ ssize_t ml_maps_parse_fd(int fd, char **buf, size_t *bufsz, size_t len, struct m
 		r = ml_maps_parse(*buf, (size_t)n, out, err);
 		if (r != -EAGAIN)
 			return r ? r : n;
-		if (tries == MAPS_READ_TRIES)
+		if (tries == ML_MAPS_READ_TRIES)
 			break;
 		n = ml_maps_read_raw(fd, buf, bufsz, err);
 		if (n < 0)
@@ -418,36 +418,36 @@ void ml_maps_classify_hints(struct ml_vma_set *s, const char *exe, const struct 
 		 * start_brk.
 		 */
 		if (tail && !strcmp(p, "[heap]") && h->start_brk && v->end <= h->start_brk) {
-			v->kind = !strcmp(ml_vma_path(s, prev), exe) ? VMA_BSS : VMA_LIB_DATA;
+			v->kind = !strcmp(ml_vma_path(s, prev), exe) ? ML_VMA_BSS : ML_VMA_LIB_DATA;
 		} else if (path_is_special(p)) {
 			if (!strcmp(p, "[heap]"))
-				v->kind = VMA_HEAP;
+				v->kind = ML_VMA_HEAP;
 			else if (!strncmp(p, "[stack", 6))
-				v->kind = VMA_STACK;
+				v->kind = ML_VMA_STACK;
 			else if (!strcmp(p, "[vdso]"))
-				v->kind = VMA_VDSO;
+				v->kind = ML_VMA_VDSO;
 			else if (!strncmp(p, "[vvar", 5))
-				v->kind = VMA_VVAR;
+				v->kind = ML_VMA_VVAR;
 			else if (!strcmp(p, "[vsyscall]"))
-				v->kind = VMA_VSYSCALL;
+				v->kind = ML_VMA_VSYSCALL;
 			else /* [anon:NAME] (PR_SET_VMA_ANON_NAME), [anon_shmem:NAME], ... */
-				v->kind = shared ? VMA_SHM : VMA_ANON;
+				v->kind = shared ? ML_VMA_SHM : ML_VMA_ANON;
 		} else if (!*p) {
 			if (shared)
-				v->kind = VMA_SHM;
+				v->kind = ML_VMA_SHM;
 			else if (tail)
-				v->kind =
-					!strcmp(ml_vma_path(s, prev), exe) ? VMA_BSS : VMA_LIB_DATA;
+				v->kind = !strcmp(ml_vma_path(s, prev), exe) ? ML_VMA_BSS
+									     : ML_VMA_LIB_DATA;
 			else
-				v->kind = VMA_ANON;
+				v->kind = ML_VMA_ANON;
 		} else if (shared && path_is_shm(p)) {
-			v->kind = VMA_SHM;
+			v->kind = ML_VMA_SHM;
 		} else if (!strcmp(p, exe)) {
-			v->kind = v->perms[1] == 'w' ? VMA_DATA : VMA_TEXT;
+			v->kind = v->perms[1] == 'w' ? ML_VMA_DATA : ML_VMA_TEXT;
 		} else if (!shared && file_has_exec(s, v)) {
-			v->kind = v->perms[1] == 'w' ? VMA_LIB_DATA : VMA_LIB_TEXT;
+			v->kind = v->perms[1] == 'w' ? ML_VMA_LIB_DATA : ML_VMA_LIB_TEXT;
 		} else {
-			v->kind = shared && !v->inode ? VMA_SHM : VMA_FILE;
+			v->kind = shared && !v->inode ? ML_VMA_SHM : ML_VMA_FILE;
 		}
 	}
 }
@@ -461,12 +461,12 @@ bool ml_vma_is_writable_private(const struct ml_vma *v)
 {
 	if (v->perms[1] != 'w' || v->perms[3] != 'p')
 		return false;
-	return v->kind != VMA_VDSO && v->kind != VMA_VVAR && v->kind != VMA_VSYSCALL;
+	return v->kind != ML_VMA_VDSO && v->kind != ML_VMA_VVAR && v->kind != ML_VMA_VSYSCALL;
 }
 
 bool ml_vma_is_writable_shm(const struct ml_vma *v)
 {
-	return v->perms[1] == 'w' && v->perms[3] == 's' && v->kind == VMA_SHM;
+	return v->perms[1] == 'w' && v->perms[3] == 's' && v->kind == ML_VMA_SHM;
 }
 
 size_t ml_vma_diff(const struct ml_vma_set *old, const struct ml_vma_set *cur, size_t *added,

@@ -80,8 +80,8 @@ int ml_snapshot_add_smaps(struct ml_snapshot *s, struct ml_err *err)
 	for (size_t i = 0; i < s->vmas.n; i++)
 		s->c[i].smaps_rss_kb = s->c[i].pss_kb = s->c[i].pss_dirty_kb = s->c[i].uss_kb =
 			s->c[i].dirty_kb = 0;
-	for (int k = 0; k <= VMA_KIND_COUNT; k++) {
-		struct ml_snap_counts *c = k < VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
+	for (int k = 0; k <= ML_VMA_KIND_COUNT; k++) {
+		struct ml_snap_counts *c = k < ML_VMA_KIND_COUNT ? &s->kinds[k] : &s->totals;
 
 		c->smaps_rss_kb = c->pss_kb = c->pss_dirty_kb = c->uss_kb = c->dirty_kb = 0;
 	}
@@ -114,7 +114,7 @@ int ml_snapshot_add_smaps(struct ml_snapshot *s, struct ml_err *err)
 				  strerror(e));
 	}
 	fclose(fp);
-	s->flags |= SNAP_HAVE_SMAPS;
+	s->flags |= ML_SNAP_HAVE_SMAPS;
 	s->smaps_ns = ml_mono_ns() - t0;
 	return 0;
 }

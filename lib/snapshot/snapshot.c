@@ -43,7 +43,7 @@ struct ml_snapshotter {
 	int rollup_fd; /* smaps_rollup, where VmRSS lags (before Linux 6.2); else -1 */
 	/* one scanner per walking thread; scan[0] opened with the snapshotter,
 	 * the others when a cycle first needs them */
-	struct pagescan scan[SNAPSHOT_MAX_THREADS];
+	struct pagescan scan[ML_SNAPSHOT_MAX_THREADS];
 	unsigned int nscan;
 	unsigned int cpus; /* CPUs we may run on */
 	struct snap_pages pg;
@@ -52,7 +52,7 @@ struct ml_snapshotter {
 	char *maps_buf, *maps_buf2; /* the maps text before and after a counting scan */
 	size_t maps_bufsz, maps_bufsz2;
 	bool have_swap; /* swap devices existed when we opened */
-	bool read_method; /* SNAP_METHOD_READ: pmr, no PAGEMAP_SCAN */
+	bool read_method; /* ML_SNAP_METHOD_READ: pmr, no PAGEMAP_SCAN */
 	struct ml_pmread pmr;
 	struct shmem_swap shm;
 	struct ml_kind_src *kinds; /* what classifying the VMAs reads beyond maps */
@@ -148,10 +148,10 @@ int ml_snapshot_open(struct ml_snapshotter **out, pid_t pid, const struct ml_sna
 		free(s);
 		return r;
 	}
-	if (s->o.method == SNAP_METHOD_READ) {
+	if (s->o.method == ML_SNAP_METHOD_READ) {
 		s->read_method = true;
 	} else if (!mli_pagescan_supported()) {
-		if (s->o.method == SNAP_METHOD_SCAN) {
+		if (s->o.method == ML_SNAP_METHOD_SCAN) {
 			r = ml_err_set(err, ENOTSUP,
 				       "this kernel has no PAGEMAP_SCAN ioctl (Linux 6.7 or later "
 				       "has it): let the snapshot read /proc/PID/pagemap instead");
@@ -376,7 +376,7 @@ static int on_region(const struct page_region *reg, void *arg)
  */
 static bool may_hold_file_pages(const struct ml_vma *v)
 {
-	return v->inode || v->perms[3] == 's' || v->kind == VMA_VDSO || v->kind == VMA_VVAR;
+	return v->inode || v->perms[3] == 's' || v->kind == ML_VMA_VDSO || v->kind == ML_VMA_VVAR;
 }
 
 /*
@@ -413,7 +413,7 @@ static struct pagescan_seg seg_of(uint64_t start, uint64_t end, bool file, bool 
 /*
  * Threads for this cycle: the option, else one per 256 MiB mapped, at most
  * half the CPUs we may run on (the rest is the target's) and
- * SNAPSHOT_MAX_THREADS. On 2 CPUs that is one: measured there, a second
+ * ML_SNAPSHOT_MAX_THREADS. On 2 CPUs that is one: measured there, a second
  * walker halves the best cycle but barely moves the median, since waking a
  * thread on the other (shared, virtual) CPU costs about what it saves.
  */
@@ -427,11 +427,11 @@ static unsigned int scan_threads(const struct ml_snapshotter *s, uint64_t mapped
 	if (!n) {
 		uint64_t by_size = mapped / BYTES_PER_THREAD;
 
-		n = s->cpus / 2 < SNAPSHOT_MAX_THREADS ? s->cpus / 2 : SNAPSHOT_MAX_THREADS;
+		n = s->cpus / 2 < ML_SNAPSHOT_MAX_THREADS ? s->cpus / 2 : ML_SNAPSHOT_MAX_THREADS;
 		if (by_size < n)
 			n = by_size ? (unsigned int)by_size : 1;
 	}
-	return n > SNAPSHOT_MAX_THREADS ? SNAPSHOT_MAX_THREADS : n ? n : 1;
+	return n > ML_SNAPSHOT_MAX_THREADS ? ML_SNAPSHOT_MAX_THREADS : n ? n : 1;
 }
 
 static int open_workers(struct ml_snapshotter *s, unsigned int n, struct ml_err *err)
@@ -733,28 +733,28 @@ static enum ml_snap_check check_count(const struct ml_snapshot *snap, bool same_
 	int64_t counted = (int64_t)(snap->totals.resident_pages * PG / 1024);
 
 	if (snap->rss_before_kb < 0 || snap->rss_after_kb < 0)
-		return SNAP_CHECK_NO_RSS;
+		return ML_SNAP_CHECK_NO_RSS;
 	if (!same_maps)
-		return SNAP_CHECK_MAPS_CHANGED;
+		return ML_SNAP_CHECK_MAPS_CHANGED;
 	if (snap->rss_after_kb != snap->rss_before_kb)
-		return SNAP_CHECK_RSS_CHANGED;
+		return ML_SNAP_CHECK_RSS_CHANGED;
 	if (counted != snap->rss_before_kb)
-		return SNAP_CHECK_COUNT_DIFFERS;
-	return SNAP_CHECK_EXACT;
+		return ML_SNAP_CHECK_COUNT_DIFFERS;
+	return ML_SNAP_CHECK_EXACT;
 }
 
 const char *ml_snap_check_text(enum ml_snap_check c)
 {
 	switch (c) {
-	case SNAP_CHECK_EXACT:
+	case ML_SNAP_CHECK_EXACT:
 		return "";
-	case SNAP_CHECK_MAPS_CHANGED:
+	case ML_SNAP_CHECK_MAPS_CHANGED:
 		return "the memory map changed while it was counted";
-	case SNAP_CHECK_RSS_CHANGED:
+	case ML_SNAP_CHECK_RSS_CHANGED:
 		return "the resident memory changed while it was counted";
-	case SNAP_CHECK_COUNT_DIFFERS:
+	case ML_SNAP_CHECK_COUNT_DIFFERS:
 		return "the pages counted resident differ from the kernel's RSS";
-	case SNAP_CHECK_NO_RSS:
+	case ML_SNAP_CHECK_NO_RSS:
 		return "the kernel reports no RSS to check the count against";
 	}
 	return "unknown";
@@ -793,7 +793,7 @@ static int count_read(struct ml_snapshotter *s, struct ml_snapshot *out, struct 
 			return r;
 	}
 	if (s->pmr.pfn_hidden)
-		out->flags |= SNAP_PFN_HIDDEN;
+		out->flags |= ML_SNAP_PFN_HIDDEN;
 	out->scan_threads = 1;
 	return 0;
 }
@@ -809,7 +809,7 @@ int ml_snapshot_take(struct ml_snapshotter *s, struct ml_snapshot *out, struct m
 	out->pid = s->pid;
 	out->t_ns = t0;
 	out->recounts = 0;
-	out->method = s->read_method ? SNAP_METHOD_READ : SNAP_METHOD_SCAN;
+	out->method = s->read_method ? ML_SNAP_METHOD_READ : ML_SNAP_METHOD_SCAN;
 	out->pagemap_reads = 0;
 	len = ml_maps_read_raw(s->maps_fd, &s->maps_buf, &s->maps_bufsz, err);
 	if (len < 0)
@@ -817,7 +817,7 @@ int ml_snapshot_take(struct ml_snapshotter *s, struct ml_snapshot *out, struct m
 	for (;;) { /* count, until the count agrees with the kernel */
 		bool full = s->o.pages || out->recounts == MAX_RECOUNTS;
 
-		out->flags = s->o.pages ? SNAP_HAVE_PAGES : 0;
+		out->flags = s->o.pages ? ML_SNAP_HAVE_PAGES : 0;
 		len = ml_maps_parse_fd(s->maps_fd, &s->maps_buf, &s->maps_bufsz, (size_t)len,
 				       &out->vmas, err);
 		if (len < 0)
@@ -843,7 +843,7 @@ int ml_snapshot_take(struct ml_snapshotter *s, struct ml_snapshot *out, struct m
 		check = check_count(out,
 				    len2 == len && !memcmp(s->maps_buf, s->maps_buf2, (size_t)len));
 		/* no RSS to compare with: another attempt cannot do better */
-		if (check == SNAP_CHECK_EXACT || check == SNAP_CHECK_NO_RSS ||
+		if (check == ML_SNAP_CHECK_EXACT || check == ML_SNAP_CHECK_NO_RSS ||
 		    out->recounts == MAX_RECOUNTS)
 			break;
 		/* the count disagreed with the kernel: again, on the newer text */
@@ -853,7 +853,7 @@ int ml_snapshot_take(struct ml_snapshotter *s, struct ml_snapshot *out, struct m
 	}
 	mli_shmem_swap(&s->shm, &s->scan[0], out); /* not in the page tables the scan saw */
 	sum_up(out);
-	out->exact = check == SNAP_CHECK_EXACT;
+	out->exact = check == ML_SNAP_CHECK_EXACT;
 	out->check = check;
 	out->scan_ioctls = scan_ioctls(s) - ioctls0;
 	out->flag_reads = s->pg.reads - reads0;
@@ -868,7 +868,7 @@ int ml_snapshot_set_written(struct ml_snapshot *s, uint64_t start, uint64_t page
 
 	if (i < 0 || s->vmas.v[i].start != start)
 		return -ENOENT;
-	s->flags |= SNAP_HAVE_WRITTEN;
+	s->flags |= ML_SNAP_HAVE_WRITTEN;
 	s->c[i].written_pages += pages;
 	s->kinds[s->vmas.v[i].kind].written_pages += pages;
 	s->totals.written_pages += pages;
@@ -877,9 +877,9 @@ int ml_snapshot_set_written(struct ml_snapshot *s, uint64_t start, uint64_t page
 
 const char *ml_snap_method_name(enum ml_snap_method m)
 {
-	return m == SNAP_METHOD_SCAN   ? "pagemap_scan"
-	       : m == SNAP_METHOD_READ ? "pagemap_read"
-				       : "auto";
+	return m == ML_SNAP_METHOD_SCAN	  ? "pagemap_scan"
+	       : m == ML_SNAP_METHOD_READ ? "pagemap_read"
+					  : "auto";
 }
 
 double ml_snap_pct(uint64_t part, uint64_t whole)

@@ -33,9 +33,9 @@ static int cmp_i64(const void *a, const void *b)
 uint64_t ml_wp_fault_ns_from(const uint64_t *wp_ns, const uint64_t *plain_ns, unsigned int rounds,
 			     uint64_t pages)
 {
-	int64_t d[FAULTCOST_ROUNDS_MAX], m;
+	int64_t d[ML_FAULTCOST_ROUNDS_MAX], m;
 
-	if (!wp_ns || !plain_ns || !rounds || rounds > FAULTCOST_ROUNDS_MAX || !pages)
+	if (!wp_ns || !plain_ns || !rounds || rounds > ML_FAULTCOST_ROUNDS_MAX || !pages)
 		return 0;
 	for (unsigned int i = 0; i < rounds; i++)
 		d[i] = (int64_t)wp_ns[i] - (int64_t)plain_ns[i];
@@ -64,8 +64,8 @@ static void touch(volatile unsigned char *b, size_t n, unsigned char v)
 
 static uint64_t measure(void)
 {
-	const size_t n = FAULTCOST_PAGES;
-	uint64_t wp[FAULTCOST_ROUNDS], plain[FAULTCOST_ROUNDS], t0, t1, t2, r = 0;
+	const size_t n = ML_FAULTCOST_PAGES;
+	uint64_t wp[ML_FAULTCOST_ROUNDS], plain[ML_FAULTCOST_ROUNDS], t0, t1, t2, r = 0;
 	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
 	struct pagescan ps = { .fd = -1 };
 	struct ml_err err;
@@ -91,7 +91,7 @@ static uint64_t measure(void)
 	if (mli_pagescan_open(&ps, getpid(), 64, &err))
 		goto out;
 	/* a round more than counted: the first warms the page tables and the caches */
-	for (int i = -1; i < FAULTCOST_ROUNDS; i++) {
+	for (int i = -1; i < ML_FAULTCOST_ROUNDS; i++) {
 		/* every page written before, write-protected again */
 		if (mli_pagescan_dirty(&ps, (uintptr_t)b, (uintptr_t)b + n * PG,
 				       PAGESCAN_CHECK_REGISTERED, NULL, NULL, &err) != (long)n)
@@ -106,7 +106,7 @@ static uint64_t measure(void)
 			plain[i] = t2 - t1;
 		}
 	}
-	r = ml_wp_fault_ns_from(wp, plain, FAULTCOST_ROUNDS, n);
+	r = ml_wp_fault_ns_from(wp, plain, ML_FAULTCOST_ROUNDS, n);
 out:
 	mli_pagescan_close(&ps);
 	if (uffd >= 0)

@@ -11,7 +11,7 @@ int ml_heat_init(struct ml_heat *h, double threshold, int consecutive)
 	memset(h, 0, sizeof(*h));
 	if (isnan(threshold) || threshold <= 0.0 || threshold > 1.0)
 		return -EINVAL;
-	if (consecutive < 1 || consecutive > HEAT_WINDOW)
+	if (consecutive < 1 || consecutive > ML_HEAT_WINDOW)
 		return -EINVAL;
 	h->threshold = threshold;
 	h->consecutive = consecutive;
@@ -41,8 +41,8 @@ static void observe(struct ml_heat *h, struct ml_heat_state *st, const struct ml
 	st->dirty_pages = sm->dirty_pages;
 	st->ratio = ratio;
 	st->ratios[st->head] = ratio;
-	st->head = (st->head + 1) % HEAT_WINDOW;
-	if (st->count < HEAT_WINDOW)
+	st->head = (st->head + 1) % ML_HEAT_WINDOW;
+	if (st->count < ML_HEAT_WINDOW)
 		st->count++;
 	if (ratio > h->threshold) {
 		st->consecutive_hot++;

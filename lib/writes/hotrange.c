@@ -6,20 +6,20 @@
 
 #include "memlens/hotrange.h"
 
-#define PG HOTRANGE_PAGE
+#define PG ML_HOTRANGE_PAGE
 
 int ml_hotrange_init(struct ml_hotrange *h, int consecutive, int cool, size_t max_ranges)
 {
 	memset(h, 0, sizeof(*h));
-	if (consecutive < 1 || consecutive > HOTRANGE_MAX_INTERVALS)
+	if (consecutive < 1 || consecutive > ML_HOTRANGE_MAX_INTERVALS)
 		return -EINVAL;
-	if (cool < 0 || cool > HOTRANGE_MAX_INTERVALS)
+	if (cool < 0 || cool > ML_HOTRANGE_MAX_INTERVALS)
 		return -EINVAL;
-	if (max_ranges > HOTRANGE_MAX_MAX)
+	if (max_ranges > ML_HOTRANGE_MAX_MAX)
 		return -EINVAL;
 	h->consecutive = consecutive;
 	h->cool = cool ? cool : consecutive;
-	h->max_ranges = max_ranges ? max_ranges : HOTRANGE_DEFAULT_MAX;
+	h->max_ranges = max_ranges ? max_ranges : ML_HOTRANGE_DEFAULT_MAX;
 	return 0;
 }
 

@@ -74,7 +74,7 @@ struct ml_profiler {
 	bool thread_started, running, stop_req;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	profiler_tick_fn fn;
+	ml_profiler_tick_fn fn;
 	void *fn_arg;
 	struct ml_profiler_sample latest;
 	struct ml_err thread_err;
@@ -542,7 +542,7 @@ static void exact_blocks(const struct ml_vma *v, const struct ml_range *w, size_
 	for (uint64_t a = v->start, b; a < v->end; a = b) {
 		uint64_t d = 0;
 
-		b = (a / SAMPLE_BLOCK_BYTES + 1) * SAMPLE_BLOCK_BYTES;
+		b = (a / ML_SAMPLE_BLOCK_BYTES + 1) * ML_SAMPLE_BLOCK_BYTES;
 		if (b > v->end)
 			b = v->end;
 		while (*j < n && w[*j].end <= a)
@@ -562,7 +562,7 @@ static void exact_blocks(const struct ml_vma *v, const struct ml_range *w, size_
  */
 static double unit_error(struct ml_profiler *p, bool sampled)
 {
-	const uint64_t least = 2ULL * p->pol.k_err * SAMPLE_BLOCK_PAGES;
+	const uint64_t least = 2ULL * p->pol.k_err * ML_SAMPLE_BLOCK_PAGES;
 	struct ml_range *w = NULL;
 	size_t j = 0;
 	double u = -1;
@@ -972,11 +972,11 @@ int ml_profiler_open(struct ml_profiler **out, pid_t pid, const struct ml_profil
 		return r;
 	}
 	if (!p->o.interval_ms)
-		p->o.interval_ms = PROFILER_DEFAULT_INTERVAL_MS;
+		p->o.interval_ms = ML_PROFILER_DEFAULT_INTERVAL_MS;
 	if (p->o.hot_threshold == 0)
-		p->o.hot_threshold = HEAT_DEFAULT_THRESHOLD;
+		p->o.hot_threshold = ML_HEAT_DEFAULT_THRESHOLD;
 	if (!p->o.hot_consecutive)
-		p->o.hot_consecutive = HEAT_DEFAULT_CONSECUTIVE;
+		p->o.hot_consecutive = ML_HEAT_DEFAULT_CONSECUTIVE;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	ml_vma_set_init(&p->vmas);
@@ -984,22 +984,23 @@ int ml_profiler_open(struct ml_profiler **out, pid_t pid, const struct ml_profil
 		r = ml_err_set(err, EINVAL,
 			       "invalid heat parameters: threshold must be in (0, 1], consecutive "
 			       "in [1, %d]",
-			       HEAT_WINDOW);
+			       ML_HEAT_WINDOW);
 		goto fail;
 	}
 	if (ml_hotrange_init(&p->hr, p->o.hot_consecutive, p->o.hot_cool, p->o.hot_ranges_max)) {
 		r = ml_err_set(err, EINVAL,
 			       "invalid hot-range parameters: cool must be in [1, %d], the bound "
 			       "in [1, %d]",
-			       HOTRANGE_MAX_INTERVALS, HOTRANGE_MAX_MAX);
+			       ML_HOTRANGE_MAX_INTERVALS, ML_HOTRANGE_MAX_MAX);
 		goto fail;
 	}
-	if (p->o.sample_k > SAMPLE_K_MAX || !(p->o.max_overhead >= 0 && p->o.max_overhead <= 1) ||
+	if (p->o.sample_k > ML_SAMPLE_K_MAX ||
+	    !(p->o.max_overhead >= 0 && p->o.max_overhead <= 1) ||
 	    !(p->o.max_error >= 0 && p->o.max_error <= 1)) {
 		r = ml_err_set(err, EINVAL,
 			       "invalid sampling: the fraction must be 1/K with K in [1, %d], the "
 			       "bounds on the overhead and the error in [0, 100]%%",
-			       SAMPLE_K_MAX);
+			       ML_SAMPLE_K_MAX);
 		goto fail;
 	}
 	p->sampling = p->o.sample_k > 1 || p->o.max_overhead > 0 || p->o.max_error > 0;
@@ -1275,7 +1276,7 @@ static void *loop(void *arg)
 	return NULL;
 }
 
-int ml_profiler_start(struct ml_profiler *p, profiler_tick_fn fn, void *arg, struct ml_err *err)
+int ml_profiler_start(struct ml_profiler *p, ml_profiler_tick_fn fn, void *arg, struct ml_err *err)
 {
 	pthread_condattr_t ca;
 	int r;

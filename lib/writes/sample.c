@@ -10,7 +10,7 @@ bool ml_sample_in(const struct ml_sample_sched *s, uint64_t addr)
 {
 	uint64_t k = s->k ? s->k : 1;
 
-	return (addr / SAMPLE_BLOCK_BYTES) % k == s->round % k;
+	return (addr / ML_SAMPLE_BLOCK_BYTES) % k == s->round % k;
 }
 
 bool ml_sample_next(const struct ml_sample_sched *s, uint64_t start, uint64_t end, uint64_t *a,
@@ -20,14 +20,14 @@ bool ml_sample_next(const struct ml_sample_sched *s, uint64_t start, uint64_t en
 
 	if (start >= end)
 		return false;
-	blk = start / SAMPLE_BLOCK_BYTES;
+	blk = start / ML_SAMPLE_BLOCK_BYTES;
 	want = s->round % k;
 	blk += (want + k - blk % k) % k; /* the first block >= start's with blk % k == want */
-	if (blk > (end - 1) / SAMPLE_BLOCK_BYTES)
+	if (blk > (end - 1) / ML_SAMPLE_BLOCK_BYTES)
 		return false;
-	bs = blk * SAMPLE_BLOCK_BYTES;
+	bs = blk * ML_SAMPLE_BLOCK_BYTES;
 	*a = bs > start ? bs : start;
-	*b = end - bs > SAMPLE_BLOCK_BYTES ? bs + SAMPLE_BLOCK_BYTES : end;
+	*b = end - bs > ML_SAMPLE_BLOCK_BYTES ? bs + ML_SAMPLE_BLOCK_BYTES : end;
 	return true;
 }
 
@@ -103,11 +103,11 @@ int ml_sample_policy_init(struct ml_sample_policy *p, unsigned int k_min, double
 	memset(p, 0, sizeof(*p));
 	if (!k_min)
 		k_min = 1;
-	if (k_min > SAMPLE_K_MAX || !(max_cpu >= 0 && max_cpu <= 1) || !interval_ms)
+	if (k_min > ML_SAMPLE_K_MAX || !(max_cpu >= 0 && max_cpu <= 1) || !interval_ms)
 		return -EINVAL;
 	p->k_min = p->k = k_min;
 	p->max_cpu = max_cpu;
-	p->fault_ns = fault_ns ? fault_ns : SAMPLE_DEFAULT_FAULT_NS;
+	p->fault_ns = fault_ns ? fault_ns : ML_SAMPLE_DEFAULT_FAULT_NS;
 	p->interval_ms = p->base_interval_ms = interval_ms;
 	p->err = p->next_err = -1;
 	return 0;
@@ -116,14 +116,14 @@ int ml_sample_policy_init(struct ml_sample_policy *p, unsigned int k_min, double
 int ml_sample_policy_error(struct ml_sample_policy *p, double max_err, unsigned int k_err)
 {
 	if (!k_err)
-		k_err = SAMPLE_ERROR_DEFAULT_K > p->k_min ? SAMPLE_ERROR_DEFAULT_K : p->k_min;
-	if (!(max_err > 0 && max_err <= 1) || k_err > SAMPLE_K_MAX || k_err < p->k_min)
+		k_err = ML_SAMPLE_ERROR_DEFAULT_K > p->k_min ? ML_SAMPLE_ERROR_DEFAULT_K : p->k_min;
+	if (!(max_err > 0 && max_err <= 1) || k_err > ML_SAMPLE_K_MAX || k_err < p->k_min)
 		return -EINVAL;
 	p->max_err = max_err;
 	p->k_err = k_err;
 	p->k = p->k_min;
 	if (p->max_cpu <= 0)
-		p->max_cpu = SAMPLE_ERROR_DEFAULT_MAX_CPU;
+		p->max_cpu = ML_SAMPLE_ERROR_DEFAULT_MAX_CPU;
 	return 0;
 }
 
@@ -149,14 +149,14 @@ static void cost_step(struct ml_sample_policy *p, double cost, bool halve)
 	if (cost > p->max_cpu) {
 		double k = ceil(need);
 
-		if (k > SAMPLE_K_MAX) {
-			max_iv = p->base_interval_ms * SAMPLE_INTERVAL_GROWTH_MAX;
+		if (k > ML_SAMPLE_K_MAX) {
+			max_iv = p->base_interval_ms * ML_SAMPLE_INTERVAL_GROWTH_MAX;
 			if (max_iv > 600000)
 				max_iv = 600000;
-			if (p->k == SAMPLE_K_MAX && p->interval_ms < max_iv)
+			if (p->k == ML_SAMPLE_K_MAX && p->interval_ms < max_iv)
 				p->interval_ms =
 					p->interval_ms * 2 > max_iv ? max_iv : p->interval_ms * 2;
-			k = SAMPLE_K_MAX;
+			k = ML_SAMPLE_K_MAX;
 		}
 		if (k > p->k)
 			p->k = (unsigned int)k;

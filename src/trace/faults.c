@@ -159,7 +159,7 @@ static void print_kernel(const struct faults_run *r, const struct faults_view *v
 			(unsigned long long)r->kern.before_major);
 }
 
-_Static_assert(ML_FAULTS_HIST_SLOTS <= FAULTS_REC_HIST_MAX, "the record holds every slot");
+_Static_assert(ML_FAULTS_HIST_SLOTS <= ML_FAULTS_REC_HIST_MAX, "the record holds every slot");
 
 /* The record of @v: the run's also says what the kernel counted (memlens/format_faults.h). */
 static void print_json(const struct faults_run *r, const struct faults_view *v)

@@ -295,13 +295,13 @@ static const struct {
 	enum ml_leaks_reason reason; /* its key in the record's ..._by_reason objects */
 	const char *text;
 } no_stack_why[NO_STACK_WHYS] = {
-	{ LEAKS_STACK_FULL, LEAKS_C_STACK_FULL, LEAKS_REASON_TABLE_FULL,
+	{ LEAKS_STACK_FULL, LEAKS_C_STACK_FULL, ML_LEAKS_REASON_TABLE_FULL,
 	  "the table of stacks was full (--max-stacks makes it larger)" },
-	{ LEAKS_STACK_UNWALKED, LEAKS_C_STACK_UNWALKED, LEAKS_REASON_NOT_WALKED,
+	{ LEAKS_STACK_UNWALKED, LEAKS_C_STACK_UNWALKED, ML_LEAKS_REASON_NOT_WALKED,
 	  "the kernel could not walk the user stack" },
-	{ LEAKS_STACK_COLLISION, LEAKS_C_STACK_COLLISION, LEAKS_REASON_HASH_COLLISION,
+	{ LEAKS_STACK_COLLISION, LEAKS_C_STACK_COLLISION, ML_LEAKS_REASON_HASH_COLLISION,
 	  "another stack had the same 63-bit hash" },
-	{ LEAKS_STACK_DROPPED, LEAKS_C_STACK_DROPPED, LEAKS_REASON_DROPPED,
+	{ LEAKS_STACK_DROPPED, LEAKS_C_STACK_DROPPED, ML_LEAKS_REASON_DROPPED,
 	  "the buffer of stack copies was full (unwinding fell behind)" },
 };
 /* in the order of enum ml_leaks_no_stack: the tracer's counts of each */

@@ -5,7 +5,7 @@
  * per-VMA agreement with /proc/PID/smaps, totals vs smaps_rollup, region
  * kinds, page flags, diffs, spawn mode before main, uffd-wp markers not
  * counted as swap, target exit, and an untouched target. The tests of the
- * counts run again with the pagemap read forced (SNAP_METHOD_READ, what a
+ * counts run again with the pagemap read forced (ML_SNAP_METHOD_READ, what a
  * kernel without PAGEMAP_SCAN gets), against smaps and the scan alike.
  */
 #include <errno.h>
@@ -31,8 +31,8 @@ static const char *const names[NAMES] = { "data", "bss",  "heap",   "stack", "to
 					  "zero", "file", "thp",    "swap",  "frag",
 					  "huge", "big",  "libdata" };
 static uint64_t addr[NAMES];
-/* SNAP_METHOD_READ for the runs that force the pagemap read */
-static enum ml_snap_method method = SNAP_METHOD_AUTO;
+/* ML_SNAP_METHOD_READ for the runs that force the pagemap read */
+static enum ml_snap_method method = ML_SNAP_METHOD_AUTO;
 /* the target changes all the time: a snapshot may say it is not exact */
 static bool churning;
 
@@ -95,10 +95,10 @@ static void take_n(struct ml_snapshot *s, bool pages, unsigned int threads)
 	ml_snapshot_close(sn);
 	REQUIRE_MSG(r == 0, "snapshot_take: %s", err.msg);
 	/* the method asked for, else PAGEMAP_SCAN exactly where the kernel has it */
-	CHECK_EQ(s->method, method == SNAP_METHOD_READ ? SNAP_METHOD_READ
-			    : mli_pagescan_supported() ? SNAP_METHOD_SCAN
-						       : SNAP_METHOD_READ);
-	CHECK(!(s->flags & SNAP_PFN_HIDDEN)); /* root: the frames are shown */
+	CHECK_EQ(s->method, method == ML_SNAP_METHOD_READ ? ML_SNAP_METHOD_READ
+			    : mli_pagescan_supported()	  ? ML_SNAP_METHOD_SCAN
+							  : ML_SNAP_METHOD_READ);
+	CHECK(!(s->flags & ML_SNAP_PFN_HIDDEN)); /* root: the frames are shown */
 	/* the targets hold still: every count must agree with the kernel */
 	if (!churning && !s->exact)
 		T_FAILMSG("not exact: %s (counted %llu kB, RSS %lld kB before, %lld kB after)",
@@ -110,7 +110,7 @@ static void take_n(struct ml_snapshot *s, bool pages, unsigned int threads)
 /* The tests of the PAGEMAP_SCAN walk itself (threads, counting scan). */
 static void need_scan(void)
 {
-	if (method == SNAP_METHOD_READ)
+	if (method == ML_SNAP_METHOD_READ)
 		SKIP("the pagemap read has no page-table walk of its own to test");
 	if (!mli_pagescan_supported())
 		SKIP("this kernel has no PAGEMAP_SCAN (Linux 6.7+): snapshots read pagemap, "
@@ -284,11 +284,11 @@ static void test_written_pages(void)
 		ml_snapshot_set_written(&s, ps.regions[i].start, ps.regions[i].dirty_pages);
 	ml_profiler_sample_free(&ps);
 	long t = idx(&s, A("touch"));
-	CHECK(s.flags & SNAP_HAVE_WRITTEN);
+	CHECK(s.flags & ML_SNAP_HAVE_WRITTEN);
 	CHECK_EQ(s.c[t].written_pages, 20);
 	CHECK_EQ(s.c[t].resident_pages, 30);
 	CHECK(s.totals.written_pages >= 20);
-	CHECK_EQ(s.kinds[VMA_ANON].written_pages >= 20, 1);
+	CHECK_EQ(s.kinds[ML_VMA_ANON].written_pages >= 20, 1);
 	ml_profiler_close(p);
 	stop();
 	ml_snapshot_free(&s);
@@ -447,15 +447,15 @@ static void test_read_matches_scan(void)
 	start("100");
 	take_settled(&scan, &rd);
 	for (int pages = 0; pages < 2; pages++) {
-		method = SNAP_METHOD_SCAN;
+		method = ML_SNAP_METHOD_SCAN;
 		take_n(&scan, pages, 1);
-		method = SNAP_METHOD_READ;
+		method = ML_SNAP_METHOD_READ;
 		take_n(&rd, pages, 1);
-		method = SNAP_METHOD_SCAN;
+		method = ML_SNAP_METHOD_SCAN;
 		take_n(&scan2, pages, 1);
-		method = SNAP_METHOD_AUTO;
+		method = ML_SNAP_METHOD_AUTO;
 		REQUIRE(scan.vmas.n == rd.vmas.n && scan2.vmas.n == rd.vmas.n);
-		CHECK_EQ(rd.method, SNAP_METHOD_READ);
+		CHECK_EQ(rd.method, ML_SNAP_METHOD_READ);
 		CHECK(rd.pagemap_reads > 0);
 		for (size_t i = 0; i < scan.vmas.n; i++)
 			for (size_t f = 0; f < sizeof(scan.c[i]) / 8; f++) {
@@ -652,16 +652,16 @@ static void test_region_kinds(void)
 		const char *p = ml_vma_path(&s.vmas, &s.vmas.v[i]);
 
 		if (strstr(p, "libc.so") && s.vmas.v[i].perms[2] == 'x')
-			libc = s.vmas.v[i].kind == VMA_LIB_TEXT;
+			libc = s.vmas.v[i].kind == ML_VMA_LIB_TEXT;
 		if (!strcmp(p, "[vdso]"))
-			vdso = s.vmas.v[i].kind == VMA_VDSO;
+			vdso = s.vmas.v[i].kind == ML_VMA_VDSO;
 		if (!strcmp(p, "[heap]"))
 			CHECK_STR(ml_vma_kind_name(s.vmas.v[i].kind), "heap");
 	}
 	CHECK(libc);
 	CHECK(vdso);
-	CHECK_EQ(s.kinds[VMA_BSS].resident_pages, 0);
-	CHECK(s.kinds[VMA_TEXT].resident_pages > 0);
+	CHECK_EQ(s.kinds[ML_VMA_BSS].resident_pages, 0);
+	CHECK(s.kinds[ML_VMA_TEXT].resident_pages > 0);
 	stop();
 	ml_snapshot_free(&s);
 }
@@ -673,7 +673,7 @@ static void test_page_flags(void)
 	ml_snapshot_init(&s);
 	start("100");
 	take(&s, true);
-	REQUIRE(s.flags & SNAP_HAVE_PAGES);
+	REQUIRE(s.flags & ML_SNAP_HAVE_PAGES);
 	long t = idx(&s, A("touch")), f = idx(&s, A("file"));
 	CHECK_EQ(s.c[t].anon_pages, 100);
 	CHECK_EQ(s.c[t].swapbacked_pages, 100);
@@ -835,8 +835,8 @@ static void test_spawn_before_main(void)
 	CHECK(!has_path(&s, "libc.so"));
 	CHECK(!has_path(&s, "[heap]"));
 	CHECK(!has_path(&s, "snaptarget."));
-	CHECK(s.kinds[VMA_TEXT].size_pages > 0);
-	CHECK(s.kinds[VMA_STACK].resident_pages > 0);
+	CHECK(s.kinds[ML_VMA_TEXT].size_pages > 0);
+	CHECK(s.kinds[ML_VMA_STACK].resident_pages > 0);
 	REQUIRE(ml_spawn_release(pid, &err) == 0);
 	FILE *out = fdopen(from[0], "r");
 	REQUIRE(read_addrs(out) == 0);
@@ -1096,18 +1096,18 @@ static void test_not_exact_says_so(void)
 		rss = s.mm.rss_kb + (s.mm.hugetlb_kb > 0 ? s.mm.hugetlb_kb : 0);
 		if (s.exact) {
 			exact++;
-			CHECK_EQ(s.check, SNAP_CHECK_EXACT);
+			CHECK_EQ(s.check, ML_SNAP_CHECK_EXACT);
 			CHECK_EQ((int64_t)s.totals.resident_pages * 4, s.rss_before_kb);
 			CHECK_EQ(s.rss_after_kb, s.rss_before_kb);
 			CHECK_EQ(rss, s.rss_after_kb);
 			continue;
 		}
 		not_exact++;
-		CHECK(s.check != SNAP_CHECK_EXACT && ml_snap_check_text(s.check)[0]);
+		CHECK(s.check != ML_SNAP_CHECK_EXACT && ml_snap_check_text(s.check)[0]);
 		CHECK_EQ(s.recounts, 2); /* every attempt was made */
-		if (s.check == SNAP_CHECK_RSS_CHANGED)
+		if (s.check == ML_SNAP_CHECK_RSS_CHANGED)
 			CHECK(s.rss_before_kb != s.rss_after_kb);
-		if (s.check == SNAP_CHECK_COUNT_DIFFERS)
+		if (s.check == ML_SNAP_CHECK_COUNT_DIFFERS)
 			CHECK((int64_t)s.totals.resident_pages * 4 != s.rss_before_kb);
 		if (not_exact == 1) {
 			FILE *f = open_memstream(&buf, &len);
@@ -1173,7 +1173,7 @@ int main(void)
 	/* the counts again with the pagemap read forced */
 	RUN(test_read_matches_scan);
 	RUN(test_huge_zero_page);
-	method = SNAP_METHOD_READ;
+	method = ML_SNAP_METHOD_READ;
 	t_run("pagemap_read_huge_zero_page", test_huge_zero_page);
 	t_run("pagemap_read_resident_exact", test_resident_exact);
 	t_run("pagemap_read_zero_file_pages", test_zero_file_pages);
@@ -1197,7 +1197,7 @@ int main(void)
 	t_run("pagemap_read_target_unaffected", test_target_unaffected);
 	t_run("pagemap_read_exited_target", test_exited_target);
 	t_run("pagemap_read_spawn_before_main", test_spawn_before_main);
-	method = SNAP_METHOD_AUTO;
+	method = ML_SNAP_METHOD_AUTO;
 	stop();
 	return T_DONE();
 }

@@ -274,12 +274,12 @@ static void exact(enum ml_snap_method m)
 
 static void test_shmem_swap_exact(void)
 {
-	exact(SNAP_METHOD_AUTO);
+	exact(ML_SNAP_METHOD_AUTO);
 }
 
 static void test_shmem_swap_exact_pagemap_read(void)
 {
-	exact(SNAP_METHOD_READ);
+	exact(ML_SNAP_METHOD_READ);
 }
 
 /*

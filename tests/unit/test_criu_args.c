@@ -29,7 +29,7 @@ static void rm_tmpdir(void)
 {
 	char p[128];
 
-	snprintf(p, sizeof(p), "%s/%s", tmpdir, CRIU_EXCLUDE_FILE_NAME);
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, ML_CRIU_EXCLUDE_FILE_NAME);
 	unlink(p);
 	snprintf(p, sizeof(p), "%s/link", tmpdir);
 	unlink(p);
@@ -400,7 +400,7 @@ static void test_records(void)
 	CHECK_EQ(s.n, 0);
 	ml_rangeset_add(&s, 0x7f0020000000ULL, 0x7f0021000000ULL);
 	REQUIRE(!ml_criu_record_write(tmpdir, &s, &err));
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, CRIU_HOT_IOVS_NAME);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, ML_CRIU_HOT_IOVS_NAME);
 	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
 	REQUIRE(fd >= 0);
 	REQUIRE(write(fd, hot_iovs, strlen(hot_iovs)) == (ssize_t)strlen(hot_iovs));
@@ -416,7 +416,7 @@ static void test_records(void)
 	CHECK(ml_criu_record_read(tmpdir, &s, &found, &err) == -EINVAL);
 	CHECK(strstr(err.msg, "use another parent") != NULL);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/%s", tmpdir, CRIU_RECORD_NAME);
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, ML_CRIU_RECORD_NAME);
 	unlink(path);
 	ml_rangeset_free(&s);
 	rm_tmpdir();
@@ -445,7 +445,7 @@ static void test_unsafe_paths_refused(void)
 	CHECK(strstr(err.msg, "not writable by group or others") != NULL);
 	rmdir(p2);
 	/* the file name is a symlink planted in advance */
-	snprintf(p2, sizeof(p2), "%s/%s", tmpdir, CRIU_EXCLUDE_FILE_NAME);
+	snprintf(p2, sizeof(p2), "%s/%s", tmpdir, ML_CRIU_EXCLUDE_FILE_NAME);
 	REQUIRE(symlink("/tmp/memlens-should-not-be-created", p2) == 0);
 	CHECK(ml_criu_write_exclude_file(tmpdir, 0, &s, path, sizeof(path), &err) == -EEXIST);
 	CHECK(access("/tmp/memlens-should-not-be-created", F_OK) < 0);

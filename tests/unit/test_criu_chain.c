@@ -208,9 +208,9 @@ static void test_chain(void)
 	CHECK(strstr(cmd, "--no-parent-range 7f0010000000:7f0014000000 --no-parent-range "
 			  "7f0020000000:7f0021000000") != NULL);
 	/* the fork's own record counts too (a parent CRIU made without memlens) */
-	snprintf(path, sizeof(path), "%s/d1/%s", dir, CRIU_RECORD_NAME);
+	snprintf(path, sizeof(path), "%s/d1/%s", dir, ML_CRIU_RECORD_NAME);
 	unlink(path);
-	snprintf(path, sizeof(path), "%s/d1/%s", dir, CRIU_HOT_IOVS_NAME);
+	snprintf(path, sizeof(path), "%s/d1/%s", dir, ML_CRIU_HOT_IOVS_NAME);
 	FILE *f = fopen(path, "w");
 
 	REQUIRE(f);

@@ -164,18 +164,18 @@ static void test_small_buffer(void)
 
 static void test_tcp_names(void)
 {
-	enum ml_criu_tcp t = CRIU_TCP_UNSET;
+	enum ml_criu_tcp t = ML_CRIU_TCP_UNSET;
 
 	CHECK_EQ(ml_criu_tcp_parse("established", &t), 0);
-	CHECK_EQ(t, CRIU_TCP_ESTABLISHED);
+	CHECK_EQ(t, ML_CRIU_TCP_ESTABLISHED);
 	CHECK_EQ(ml_criu_tcp_parse("close", &t), 0);
-	CHECK_EQ(t, CRIU_TCP_CLOSE);
+	CHECK_EQ(t, ML_CRIU_TCP_CLOSE);
 	CHECK_EQ(ml_criu_tcp_parse("refuse", &t), 0);
-	CHECK_EQ(t, CRIU_TCP_REFUSE);
+	CHECK_EQ(t, ML_CRIU_TCP_REFUSE);
 	CHECK_EQ(ml_criu_tcp_parse("unset", &t), -EINVAL);
 	CHECK_EQ(ml_criu_tcp_parse("Established", &t), -EINVAL);
-	CHECK_STR(ml_criu_tcp_name(CRIU_TCP_CLOSE), "close");
-	CHECK_STR(ml_criu_tcp_name(CRIU_TCP_UNSET), "unset");
+	CHECK_STR(ml_criu_tcp_name(ML_CRIU_TCP_CLOSE), "close");
+	CHECK_STR(ml_criu_tcp_name(ML_CRIU_TCP_UNSET), "unset");
 }
 
 static void test_describe(void)
@@ -213,7 +213,7 @@ static void rm_tmpdir(void *unused)
 	char p[128];
 
 	(void)unused;
-	snprintf(p, sizeof(p), "%s/%s", tmpdir, CRIU_RESTORE_OPTS_NAME);
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, ML_CRIU_RESTORE_OPTS_NAME);
 	unlink(p);
 	rmdir(tmpdir);
 }
@@ -247,12 +247,13 @@ static void test_restore_record(void)
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "");
 	/* the policy wins over the same option passed through */
-	REQUIRE(mli_criu_restore_opts_write(tmpdir, CRIU_TCP_ESTABLISHED, extra, NULL, &err) == 0);
+	REQUIRE(mli_criu_restore_opts_write(tmpdir, ML_CRIU_TCP_ESTABLISHED, extra, NULL, &err) ==
+		0);
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "--tcp-established --ext-unix-sk");
 	CHECK_STR(rep, "--tcp-established --ext-unix-sk");
 	/* the restore's own choice replaces the recorded one; its own options are not doubled */
-	r.tcp = CRIU_TCP_CLOSE;
+	r.tcp = ML_CRIU_TCP_CLOSE;
 	r.extra_args = mine;
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "--tcp-close");
@@ -262,7 +263,7 @@ static void test_restore_record(void)
 		char p[128];
 		FILE *f;
 
-		snprintf(p, sizeof(p), "%s/%s", tmpdir, CRIU_RESTORE_OPTS_NAME);
+		snprintf(p, sizeof(p), "%s/%s", tmpdir, ML_CRIU_RESTORE_OPTS_NAME);
 		f = fopen(p, "w");
 		REQUIRE(f);
 		fputs("--action-script=/tmp/x\n--file-locks\n--exec-cmd\n", f);
@@ -278,7 +279,8 @@ static void test_restore_record(void)
 		const char *rest[] = { "--root=/c/rootfs", "--external=mnt[]", "--root=rel",
 				       "--exec-cmd", NULL };
 
-		REQUIRE(mli_criu_restore_opts_write(tmpdir, CRIU_TCP_UNSET, dump, rest, &err) == 0);
+		REQUIRE(mli_criu_restore_opts_write(tmpdir, ML_CRIU_TCP_UNSET, dump, rest, &err) ==
+			0);
 	}
 	restore_args(&r, args, sizeof(args), rep);
 	CHECK_STR(args, "--manage-cgroups=ignore --root=/c/rootfs --external=mnt[]");

@@ -105,9 +105,9 @@ static void test_locks_and_tracer(void)
 	CHECK_EQ(ml_criu_parse_tracer("Name:\tx\nState:\tS\nTracerPid:\t4242\nUid: 0\n"), 4242);
 	CHECK_EQ(ml_criu_parse_tracer("TracerPid:\t0\n"), 0);
 	CHECK_EQ(ml_criu_parse_tracer("Name:\tx\n"), -1);
-	CHECK_STR(ml_criu_finding_name(CRIU_FINDING_TCP), "tcp");
-	CHECK_STR(ml_criu_finding_name(CRIU_FINDING_SYSV), "sysv_ipc");
-	CHECK_STR(ml_criu_finding_name(CRIU_FINDING_FILE_LOCK), "file_lock");
+	CHECK_STR(ml_criu_finding_name(ML_CRIU_FINDING_TCP), "tcp");
+	CHECK_STR(ml_criu_finding_name(ML_CRIU_FINDING_SYSV), "sysv_ipc");
+	CHECK_STR(ml_criu_finding_name(ML_CRIU_FINDING_FILE_LOCK), "file_lock");
 }
 
 /* A child that sleeps in a session of its own; @fd kept open in it (-1: none). */
@@ -191,7 +191,7 @@ static void test_unix_peer_outside(void)
 	REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
 	pid = child(sv[1], sv[0], NULL);
 	REQUIRE(ml_criu_preflight(pid, &o, &p, &err) == 0);
-	f = find(&p, CRIU_FINDING_UNIX_PEER);
+	f = find(&p, ML_CRIU_FINDING_UNIX_PEER);
 	if (!f) {
 		close(sv[0]);
 		close(sv[1]);
@@ -233,7 +233,7 @@ static void test_file_lock(void)
 	close(fd);
 	pid = child(-1, -1, path);
 	REQUIRE(ml_criu_preflight(pid, &o, &p, &err) == 0);
-	f = find(&p, CRIU_FINDING_FILE_LOCK);
+	f = find(&p, ML_CRIU_FINDING_FILE_LOCK);
 	REQUIRE_MSG(f, "no file lock found");
 	CHECK(!f->absorbed);
 	CHECK(strstr(f->resource, "FLOCK WRITE lock on") != NULL);
@@ -241,7 +241,7 @@ static void test_file_lock(void)
 	CHECK(strstr(f->fix, "--criu-opt --file-locks") != NULL);
 	CHECK_EQ(p.nrefused, 1u);
 	REQUIRE(ml_criu_preflight(pid, &given, &p, &err) == 0);
-	f = find(&p, CRIU_FINDING_FILE_LOCK);
+	f = find(&p, ML_CRIU_FINDING_FILE_LOCK);
 	REQUIRE(f);
 	CHECK(f->absorbed);
 	CHECK_EQ(p.nrefused, 0u);
@@ -265,12 +265,12 @@ static void test_criu_kernel(void)
 	REQUIRE(bind(s, (struct sockaddr *)&a, sizeof(a)) == 0); /* listed in /proc/net/udp */
 	pid = child(s, -1, NULL);
 	REQUIRE(ml_criu_preflight(pid, &old, &p, &err) == 0);
-	f = find(&p, CRIU_FINDING_CRIU_KERNEL);
+	f = find(&p, ML_CRIU_FINDING_CRIU_KERNEL);
 	REQUIRE_MSG(f, "no finding for a UDP socket with CRIU 4.1.1 on 6.18");
 	CHECK(strstr(f->resource, "a UDP socket") != NULL);
 	CHECK(strstr(f->fix, "CRIU 4.2 or newer") != NULL);
 	REQUIRE(ml_criu_preflight(pid, &okk, &p, &err) == 0);
-	CHECK(!find(&p, CRIU_FINDING_CRIU_KERNEL));
+	CHECK(!find(&p, ML_CRIU_FINDING_CRIU_KERNEL));
 	close(s);
 }
 

@@ -48,7 +48,7 @@ static struct ml_json *out_parse(struct out *o)
 static struct ml_profiler_region regions[] = {
 	{ .start = 0x7f0000000000ULL,
 	  .end = 0x7f0004000000ULL,
-	  .kind = VMA_HEAP,
+	  .kind = ML_VMA_HEAP,
 	  .total_pages = 16384,
 	  .dirty_pages = 16384,
 	  .written_ratio = 1,
@@ -56,7 +56,7 @@ static struct ml_profiler_region regions[] = {
 	  .hot = true },
 	{ .start = 0x555555554000ULL,
 	  .end = 0x555555558000ULL,
-	  .kind = VMA_BSS,
+	  .kind = ML_VMA_BSS,
 	  .total_pages = 4,
 	  .dirty_pages = 1,
 	  .written_ratio = 0.25,
@@ -363,15 +363,15 @@ static void make_snapshot(struct ml_snapshot *s, struct ml_snapshot_diff *d)
 	ml_snapshot_init(s);
 	if (ml_maps_parse(maps, sizeof(maps) - 1, &s->vmas, &err) || s->vmas.n != 2)
 		return;
-	s->vmas.v[0].kind = VMA_DATA;
-	s->vmas.v[1].kind = VMA_HEAP;
+	s->vmas.v[0].kind = ML_VMA_DATA;
+	s->vmas.v[1].kind = ML_VMA_HEAP;
 	s->pid = 4242;
 	s->cycle_ns = 3456789;
-	s->flags = SNAP_HAVE_PAGES | SNAP_HAVE_WRITTEN;
+	s->flags = ML_SNAP_HAVE_PAGES | ML_SNAP_HAVE_WRITTEN;
 	s->scan_threads = 2;
 	s->recounts = 1;
 	s->exact = false;
-	s->check = SNAP_CHECK_RSS_CHANGED;
+	s->check = ML_SNAP_CHECK_RSS_CHANGED;
 	s->c = calloc(2, sizeof(*s->c));
 	if (!s->c)
 		return;
@@ -383,8 +383,8 @@ static void make_snapshot(struct ml_snapshot *s, struct ml_snapshot_diff *d)
 	s->totals = (struct ml_snap_counts){ 16388, 16003, 385, 3,     15872, 12,    9002,
 					     8001,  103,   52,	16003, 16000, 16000, 7,
 					     0,	    0,	   0,	0,     0,     0,     0 };
-	s->kinds[VMA_DATA] = s->c[0];
-	s->kinds[VMA_HEAP] = s->c[1];
+	s->kinds[ML_VMA_DATA] = s->c[0];
+	s->kinds[ML_VMA_HEAP] = s->c[1];
 	s->mm = (struct ml_snap_mm){ 70000, 64012, 64000, 12, 0, 1536, 70000, 0, 64012 };
 	memset(d, 0, sizeof(*d));
 	d->n = 2;
@@ -436,7 +436,7 @@ static void test_snapshot_round_trip(void)
 	CHECK(rec.page_size == 4096 && rec.vmas == 2);
 	CHECK(!rec.exact); /* said, with why */
 	CHECK_STR(ml_json_get_str(j, "not_exact_because"),
-		  ml_snap_check_text(SNAP_CHECK_RSS_CHANGED));
+		  ml_snap_check_text(ML_SNAP_CHECK_RSS_CHANGED));
 	check_counts(&rec.totals, &s.totals);
 	CHECK_EQ(rec.nregions, 2);
 	for (size_t i = 0; i < rec.nregions && i < 2; i++) {

@@ -26,8 +26,8 @@ static void test_params_validated(void)
 	CHECK_EQ(ml_heat_init(&h, 1.01, 3), -EINVAL);
 	CHECK_EQ(ml_heat_init(&h, NAN, 3), -EINVAL);
 	CHECK_EQ(ml_heat_init(&h, 0.3, 0), -EINVAL);
-	CHECK_EQ(ml_heat_init(&h, 0.3, HEAT_WINDOW + 1), -EINVAL);
-	CHECK_EQ(ml_heat_init(&h, 1.0, HEAT_WINDOW), 0);
+	CHECK_EQ(ml_heat_init(&h, 0.3, ML_HEAT_WINDOW + 1), -EINVAL);
+	CHECK_EQ(ml_heat_init(&h, 1.0, ML_HEAT_WINDOW), 0);
 	ml_heat_free(&h);
 }
 
@@ -89,7 +89,7 @@ static void test_window_and_ratio(void)
 	for (int i = 0; i < 15; i++)
 		step(&h, (uint64_t)i * 2, 0);
 	const struct ml_heat_state *st = ml_heat_find(&h, 0x10000);
-	CHECK_EQ(st->count, HEAT_WINDOW);
+	CHECK_EQ(st->count, ML_HEAT_WINDOW);
 	/* last ten ratios: 0.10 .. 0.28 -> mean 0.19 */
 	CHECK(fabs(ml_heat_window_mean(st) - 0.19) < 1e-9);
 	CHECK(fabs(st->ratio - 0.28) < 1e-9);

@@ -56,13 +56,13 @@ static void test_params(void)
 	struct ml_hotrange h;
 
 	CHECK_EQ(ml_hotrange_init(&h, 0, 0, 0), -EINVAL);
-	CHECK_EQ(ml_hotrange_init(&h, HOTRANGE_MAX_INTERVALS + 1, 0, 0), -EINVAL);
+	CHECK_EQ(ml_hotrange_init(&h, ML_HOTRANGE_MAX_INTERVALS + 1, 0, 0), -EINVAL);
 	CHECK_EQ(ml_hotrange_init(&h, 3, -1, 0), -EINVAL);
-	CHECK_EQ(ml_hotrange_init(&h, 3, HOTRANGE_MAX_INTERVALS + 1, 0), -EINVAL);
-	CHECK_EQ(ml_hotrange_init(&h, 3, 0, HOTRANGE_MAX_MAX + 1), -EINVAL);
+	CHECK_EQ(ml_hotrange_init(&h, 3, ML_HOTRANGE_MAX_INTERVALS + 1, 0), -EINVAL);
+	CHECK_EQ(ml_hotrange_init(&h, 3, 0, ML_HOTRANGE_MAX_MAX + 1), -EINVAL);
 	REQUIRE(ml_hotrange_init(&h, 3, 0, 0) == 0);
 	CHECK_EQ(h.cool, 3); /* default: as many as it takes to turn hot */
-	CHECK_EQ(h.max_ranges, HOTRANGE_DEFAULT_MAX);
+	CHECK_EQ(h.max_ranges, ML_HOTRANGE_DEFAULT_MAX);
 	ml_hotrange_free(&h);
 	REQUIRE(ml_hotrange_init(&h, 2, 5, 7) == 0);
 	CHECK_EQ(h.cool, 5);

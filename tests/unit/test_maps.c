@@ -296,9 +296,9 @@ static void test_own_maps(void)
 	REQUIRE_MSG(ml_maps_read(getpid(), &S, &err) == 0, "%s", err.msg);
 	ml_maps_classify(&S, NULL);
 	for (size_t i = 0; i < S.n; i++) {
-		heap += S.v[i].kind == VMA_HEAP;
-		stack += S.v[i].kind == VMA_STACK;
-		text += S.v[i].kind == VMA_TEXT && S.v[i].perms[2] == 'x';
+		heap += S.v[i].kind == ML_VMA_HEAP;
+		stack += S.v[i].kind == ML_VMA_STACK;
+		text += S.v[i].kind == ML_VMA_TEXT && S.v[i].perms[2] == 'x';
 	}
 	CHECK_EQ(stack, 1);
 	CHECK_EQ(text, 1);
@@ -369,18 +369,18 @@ static void test_own_bss(void)
 	 */
 	want = start_brk() >= (uint64_t)(uintptr_t)p &&
 			       start_brk() <= (uint64_t)(uintptr_t)p + (64 << 20)
-		       ? VMA_HEAP
-		       : VMA_ANON;
+		       ? ML_VMA_HEAP
+		       : ML_VMA_ANON;
 	CHECK(i >= 0 && S.v[i].kind == want);
 	i = ml_vma_find(&S, (uint64_t)(uintptr_t)(own_bss + sizeof(own_bss) / 2));
 	/* merged with the .bss: the whole VMA is the mapping's; else the .bss stays bss */
-	CHECK(i >= 0 && S.v[i].kind == ((uint64_t)(uintptr_t)p < S.v[i].end ? want : VMA_BSS));
+	CHECK(i >= 0 && S.v[i].kind == ((uint64_t)(uintptr_t)p < S.v[i].end ? want : ML_VMA_BSS));
 	munmap(p, 64 << 20);
 }
 
 static void test_kind_names_roundtrip(void)
 {
-	for (int k = 0; k < VMA_KIND_COUNT; k++)
+	for (int k = 0; k < ML_VMA_KIND_COUNT; k++)
 		CHECK_EQ(ml_vma_kind_from_name(ml_vma_kind_name(k)), k);
 	CHECK_EQ(ml_vma_kind_from_name("nope"), -1);
 }

@@ -146,7 +146,7 @@ static void test_bounded(void)
 	play(16, repeated, backwards, repeated, backwards, repeated, backwards, repeated, backwards,
 	     repeated, backwards, repeated, backwards, repeated, backwards, repeated, settled);
 	CHECK_EQ(ml_maps_read_fd(FAKE_FD, &buf, &sz, &s, &err), -EAGAIN);
-	CHECK_EQ(served, MAPS_READ_TRIES);
+	CHECK_EQ(served, ML_MAPS_READ_TRIES);
 	CHECK(strstr(err.msg, "kept changing") != NULL);
 	CHECK(strstr(err.msg, "8 reads in a row") != NULL);
 

@@ -83,7 +83,7 @@ static void run(const struct ml_mm_trace *t, struct ml_mm_params *p, struct ml_m
 static void test_hot_late(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_mm_trace t;
 	/* none: all 24 pages; then A0-3 + B0 (5); then A0-3 (4) */
 	static const uint64_t none[] = { 24 * PG, 5 * PG, 4 * PG };
@@ -93,14 +93,14 @@ static void test_hot_late(void)
 	trace_ab(&t, 3);
 	run(&t, &p, r);
 	CHECK_STR(ml_mm_policy_name(r[0].policy), "none");
-	check_rounds(&r[MM_NONE], none, 3);
-	CHECK_EQ(r[MM_NONE].total_bytes, 33 * PG);
-	CHECK_EQ(r[MM_NONE].final_round_bytes, 4 * PG);
-	CHECK(r[MM_NONE].downtime_ms == 15.625); /* 16 KiB at 1 MiB/s */
-	check_rounds(&r[MM_HOT_VMA], vma, 3);
-	CHECK_EQ(r[MM_HOT_VMA].total_bytes, 29 * PG);
+	check_rounds(&r[ML_MM_NONE], none, 3);
+	CHECK_EQ(r[ML_MM_NONE].total_bytes, 33 * PG);
+	CHECK_EQ(r[ML_MM_NONE].final_round_bytes, 4 * PG);
+	CHECK(r[ML_MM_NONE].downtime_ms == 15.625); /* 16 KiB at 1 MiB/s */
+	check_rounds(&r[ML_MM_HOT_VMA], vma, 3);
+	CHECK_EQ(r[ML_MM_HOT_VMA].total_bytes, 29 * PG);
 	/* hot-range: A0-3 written at 2, 3 and 4 s: the same as hot-vma here */
-	check_rounds(&r[MM_HOT_RANGE], vma, 3);
+	check_rounds(&r[ML_MM_HOT_RANGE], vma, 3);
 	ml_mm_results_free(r);
 	ml_mm_trace_free(&t);
 }
@@ -113,15 +113,15 @@ static void test_freeze_overhead(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
 		.freeze_overhead_s = 0.5);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 
 	trace_ab(&t, 1);
 	run(&t, &p, r);
-	CHECK(r[MM_NONE].downtime_ms == 500 + 15.625); /* 16 KiB at 1 MiB/s */
-	CHECK(r[MM_HOT_VMA].downtime_ms == 500 + 62.5);
-	for (int k = 0; k < MM_NPOLICIES; k++)
+	CHECK(r[ML_MM_NONE].downtime_ms == 500 + 15.625); /* 16 KiB at 1 MiB/s */
+	CHECK(r[ML_MM_HOT_VMA].downtime_ms == 500 + 62.5);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
 		CHECK(r[k].postcopy_downtime_ms == 500);
 	ml_mm_results_free(r);
 	/* a negative or NaN overhead is refused */
@@ -143,29 +143,29 @@ static void test_downtime_parts(void)
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
 		.freeze_overhead_s = 0.125, .dump_fixed_s = 0.25, .restore_fixed_s = 0.5,
 		.restore_bandwidth_mbps = 2);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 
 	trace_ab(&t, 1);
 	run(&t, &p, r);
-	for (int k = 0; k < MM_NPOLICIES; k++) {
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
 		CHECK_EQ(r[k].restored_bytes, 24 * PG);
 		CHECK(r[k].restore_ms == 500 + 46.875); /* 96 KiB at 2 MiB/s */
 		CHECK(r[k].postcopy_downtime_ms == 125 + 250 + 500);
 	}
-	CHECK(r[MM_NONE].dump_ms == 250 + 15.625); /* 16 KiB at 1 MiB/s */
-	CHECK(r[MM_NONE].downtime_ms == 125 + 250 + 15.625 + 546.875);
-	CHECK(r[MM_NONE].postcopy_last_page_ms == 875 + 15.625);
-	CHECK(r[MM_HOT_VMA].dump_ms == 250 + 62.5); /* all of A: 64 KiB */
-	CHECK(r[MM_HOT_VMA].downtime_ms == 125 + 250 + 62.5 + 546.875);
-	CHECK(r[MM_HOT_VMA].postcopy_last_page_ms == 875 + 62.5);
+	CHECK(r[ML_MM_NONE].dump_ms == 250 + 15.625); /* 16 KiB at 1 MiB/s */
+	CHECK(r[ML_MM_NONE].downtime_ms == 125 + 250 + 15.625 + 546.875);
+	CHECK(r[ML_MM_NONE].postcopy_last_page_ms == 875 + 15.625);
+	CHECK(r[ML_MM_HOT_VMA].dump_ms == 250 + 62.5); /* all of A: 64 KiB */
+	CHECK(r[ML_MM_HOT_VMA].downtime_ms == 125 + 250 + 62.5 + 546.875);
+	CHECK(r[ML_MM_HOT_VMA].postcopy_last_page_ms == 875 + 62.5);
 	ml_mm_results_free(r);
 	/* no restore bandwidth: the restore is its fixed part */
 	p.restore_bandwidth_mbps = 0;
 	run(&t, &p, r);
-	CHECK(r[MM_NONE].restore_ms == 500);
-	CHECK(r[MM_NONE].downtime_ms == 125 + 265.625 + 500);
+	CHECK(r[ML_MM_NONE].restore_ms == 500);
+	CHECK(r[ML_MM_NONE].downtime_ms == 125 + 265.625 + 500);
 	ml_mm_results_free(r);
 	/* negative or NaN parts are refused */
 	p.restore_bandwidth_mbps = -1;
@@ -259,19 +259,19 @@ static void test_calibrate(void)
 static void test_hot_vma_granularity(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_mm_trace t;
 	static const uint64_t vma[] = { 8 * PG, 1 * PG, 16 * PG };
 	static const uint64_t range[] = { 24 * PG, 1 * PG, 4 * PG };
 
 	trace_ab(&t, 1);
 	run(&t, &p, r);
-	check_rounds(&r[MM_HOT_VMA], vma, 3);
-	CHECK_EQ(r[MM_HOT_VMA].total_bytes, 25 * PG);
-	CHECK(r[MM_HOT_VMA].downtime_ms == 62.5);
+	check_rounds(&r[ML_MM_HOT_VMA], vma, 3);
+	CHECK_EQ(r[ML_MM_HOT_VMA].total_bytes, 25 * PG);
+	CHECK(r[ML_MM_HOT_VMA].downtime_ms == 62.5);
 	/* hot-range: not enough history at 2 s; A0-3 only at 4 s; final A0-3 */
-	check_rounds(&r[MM_HOT_RANGE], range, 3);
-	CHECK(r[MM_HOT_RANGE].downtime_ms == 15.625);
+	check_rounds(&r[ML_MM_HOT_RANGE], range, 3);
+	CHECK(r[ML_MM_HOT_RANGE].downtime_ms == 15.625);
 	ml_mm_results_free(r);
 	ml_mm_trace_free(&t);
 }
@@ -285,7 +285,7 @@ static void test_hot_vma_granularity(void)
 static void test_hot_range_hysteresis(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_mm_trace t;
 	static const uint64_t sticky[] = { 24 * PG, 0, 4 * PG };
 	static const uint64_t cool1[] = { 24 * PG, 4 * PG, 4 * PG };
@@ -297,11 +297,11 @@ static void test_hot_range_hysteresis(void)
 		add_line(&t, &s);
 	}
 	run(&t, &p, r);
-	check_rounds(&r[MM_HOT_RANGE], sticky, 3);
+	check_rounds(&r[ML_MM_HOT_RANGE], sticky, 3);
 	ml_mm_results_free(r);
 	p.hot_cool = 1;
 	run(&t, &p, r);
-	check_rounds(&r[MM_HOT_RANGE], cool1, 3);
+	check_rounds(&r[ML_MM_HOT_RANGE], cool1, 3);
 	ml_mm_results_free(r);
 	ml_mm_trace_free(&t);
 }
@@ -311,7 +311,7 @@ static void test_hot_range_bound(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1,
 		.hot_ranges_max = 2);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 	/* runs at A pages 0, 2, 8 and 10, written every second: gaps of 1, 5, 1 pages */
@@ -333,9 +333,9 @@ static void test_hot_range_bound(void)
 		REQUIRE_MSG(!ml_mm_trace_add_line(&t, buf, (size_t)n, &err), "%s", err.msg);
 	}
 	run(&t, &p, r);
-	check_rounds(&r[MM_HOT_RANGE], want, 3);
+	check_rounds(&r[ML_MM_HOT_RANGE], want, 3);
 	ml_mm_results_free(r);
-	p.hot_cool = HOTRANGE_MAX_INTERVALS + 1;
+	p.hot_cool = ML_HOTRANGE_MAX_INTERVALS + 1;
 	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
 	ml_mm_trace_free(&t);
 }
@@ -344,7 +344,7 @@ static void test_stop_threshold_and_max_rounds(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 2, .round_interval_s = 1,
 		.stop_threshold_mb = 0.02);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_mm_trace t;
 	/* 1 s rounds: 24 pages, then 4 (<= 20 KiB: converged), then the final 4 */
 	static const uint64_t thr[] = { 24 * PG, 4 * PG, 4 * PG };
@@ -353,15 +353,15 @@ static void test_stop_threshold_and_max_rounds(void)
 
 	trace_ab(&t, 0);
 	run(&t, &p, r);
-	check_rounds(&r[MM_NONE], thr, 3);
-	CHECK(r[MM_NONE].downtime_ms == 7.8125); /* 16 KiB at 2 MiB/s */
+	check_rounds(&r[ML_MM_NONE], thr, 3);
+	CHECK(r[ML_MM_NONE].downtime_ms == 7.8125); /* 16 KiB at 2 MiB/s */
 	ml_mm_results_free(r);
 	p.stop_threshold_mb = 0;
 	p.round_interval_s = 2;
 	p.max_rounds = 1;
 	run(&t, &p, r);
-	check_rounds(&r[MM_NONE], one, 2);
-	CHECK_EQ(r[MM_NONE].final_round_bytes, 5 * PG);
+	check_rounds(&r[ML_MM_NONE], one, 2);
+	CHECK_EQ(r[ML_MM_NONE].final_round_bytes, 5 * PG);
 	ml_mm_results_free(r);
 	ml_mm_trace_free(&t);
 }
@@ -370,7 +370,7 @@ static void test_stop_threshold_and_max_rounds(void)
 static void test_vmas_come_and_go(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_mm_trace t;
 	static const uint64_t none[] = { 24 * PG, 8 * PG, 4 * PG };
 
@@ -381,7 +381,7 @@ static void test_vmas_come_and_go(void)
 		add_line(&t, &s);
 	}
 	run(&t, &p, r);
-	check_rounds(&r[MM_NONE], none, 3);
+	check_rounds(&r[ML_MM_NONE], none, 3);
 	ml_mm_results_free(r);
 	ml_mm_trace_free(&t);
 }
@@ -389,7 +389,7 @@ static void test_vmas_come_and_go(void)
 static void test_bad_traces(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 	static const char *const bad[] = {
@@ -452,7 +452,7 @@ static void test_bad_traces(void)
 static void test_tree_trace(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[MM_NPOLICIES];
+	struct ml_mm_result r[ML_MM_NPOLICIES];
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 	/* none: 2 x 24 pages; then 2 x (A0-3 + S0-1), twice */
@@ -480,10 +480,10 @@ static void test_tree_trace(void)
 	}
 	CHECK_EQ(t.npids, 2);
 	run(&t, &p, r);
-	check_rounds(&r[MM_NONE], none, 3);
+	check_rounds(&r[ML_MM_NONE], none, 3);
 	/* hot VMAs: both As left out of the pre-dumps, never S */
-	CHECK_EQ(r[MM_HOT_VMA].rounds[0].bytes, 16 * PG);
-	CHECK_EQ(r[MM_HOT_VMA].rounds[1].bytes, 4 * PG);
+	CHECK_EQ(r[ML_MM_HOT_VMA].rounds[0].bytes, 16 * PG);
+	CHECK_EQ(r[ML_MM_HOT_VMA].rounds[1].bytes, 4 * PG);
 	ml_mm_results_free(r);
 	ml_mm_trace_free(&t);
 }

@@ -1164,12 +1164,12 @@ static void test_migrate_malformed(void)
 /* ---- preflight, and migrate's processes ------------------------------------ */
 
 static const struct ml_criu_preflight pf_two = {
-	.f = { { .kind = CRIU_FINDING_UNIX_PEER,
+	.f = { { .kind = ML_CRIU_FINDING_UNIX_PEER,
 		 .pid = 42,
 		 .comm = "redis-server",
 		 .resource = "fd 4: a unix stream socket connected to a socket of pid 7 (sh)",
 		 .fix = "start the peer in the same process tree" },
-	       { .kind = CRIU_FINDING_TCP,
+	       { .kind = ML_CRIU_FINDING_TCP,
 		 .absorbed = true,
 		 .pid = 43,
 		 .comm = "worker \"x\"",
@@ -1257,7 +1257,7 @@ static void test_preflight_read_many(void)
 	int n = snprintf(line, sizeof(line),
 			 "{\"refused\":0,\"found\":1,\"processes\":2,\"findings\":[");
 
-	for (int i = 0; i < CRIU_PREFLIGHT_MAX + 3; i++)
+	for (int i = 0; i < ML_CRIU_PREFLIGHT_MAX + 3; i++)
 		n += snprintf(line + n, sizeof(line) - (size_t)n,
 			      "%s{\"kind\":\"file_lock\",\"pid\":%d,\"comm\":"
 			      "\"a-comm-longer-than-sixteen\",\"absorbed\":true}",
@@ -1265,10 +1265,10 @@ static void test_preflight_read_many(void)
 	snprintf(line + n, sizeof(line) - (size_t)n, "]}");
 	j = parse(line);
 	REQUIRE_MSG(!ml_fmt_criu_preflight_read(j, &p, &err), "%s", err.msg);
-	CHECK_EQ(p->n, CRIU_PREFLIGHT_MAX);
-	CHECK_EQ(p->nfound, CRIU_PREFLIGHT_MAX + 3);
-	CHECK_EQ(p->f[CRIU_PREFLIGHT_MAX - 1].pid, 100 + CRIU_PREFLIGHT_MAX - 1);
-	CHECK(p->f[0].kind == CRIU_FINDING_FILE_LOCK && p->f[0].absorbed);
+	CHECK_EQ(p->n, ML_CRIU_PREFLIGHT_MAX);
+	CHECK_EQ(p->nfound, ML_CRIU_PREFLIGHT_MAX + 3);
+	CHECK_EQ(p->f[ML_CRIU_PREFLIGHT_MAX - 1].pid, 100 + ML_CRIU_PREFLIGHT_MAX - 1);
+	CHECK(p->f[0].kind == ML_CRIU_FINDING_FILE_LOCK && p->f[0].absorbed);
 	CHECK_STR(p->f[0].comm, "a-comm-longer-t"); /* cut to the field */
 	CHECK(p->f[0].resource[0] == '\0' && p->f[0].fix[0] == '\0');
 	free(p);
@@ -1392,19 +1392,19 @@ static void test_migrate_procs_preflight_malformed(void)
 static const struct ml_feature check_features[] = {
 	{ .group = "memory",
 	  .name = "pagemap_scan",
-	  .state = FEATURE_OK,
+	  .state = ML_FEATURE_OK,
 	  .core = true,
 	  .detail = "PAGEMAP_SCAN works",
 	  .used_by = "writes, snapshot" },
 	{ .group = "criu",
 	  .name = "criu",
-	  .state = FEATURE_MISSING,
+	  .state = ML_FEATURE_MISSING,
 	  .detail = "no \"criu\" on PATH",
 	  .used_by = "checkpoint, restore",
 	  .fix = "install CRIU" },
 	{ .group = "process",
 	  .name = "pid_ns",
-	  .state = FEATURE_INFO,
+	  .state = ML_FEATURE_INFO,
 	  .detail = "",
 	  .used_by = "" },
 };
@@ -1684,7 +1684,7 @@ static void leaks_fill(struct ml_leaks_rec *r)
 		.stacks_lost_by_reason = { 1, 2, 3, 4 },
 		.outstanding_no_stack = 3,
 		.outstanding_no_stack_bytes = 72,
-		.outstanding_no_stack_by_reason = { [LEAKS_REASON_NOT_WALKED] = { 3, 72 } },
+		.outstanding_no_stack_by_reason = { [ML_LEAKS_REASON_NOT_WALKED] = { 3, 72 } },
 		.sizes = leaks_sizes,
 		.nsizes = 2,
 		.stacks = leaks_stacks,
@@ -1848,8 +1848,8 @@ static void test_leaks_read_lenient(void)
 	REQUIRE_MSG(!ml_fmt_leaks_read(j, &r, &err), "%s", err.msg);
 	CHECK_EQ(r.pid, 5);
 	CHECK_EQ(r.outstanding_bytes, 10);
-	CHECK_EQ(r.stacks_lost_by_reason[LEAKS_REASON_HASH_COLLISION], 3);
-	CHECK_EQ(r.stacks_lost_by_reason[LEAKS_REASON_DROPPED], 0);
+	CHECK_EQ(r.stacks_lost_by_reason[ML_LEAKS_REASON_HASH_COLLISION], 3);
+	CHECK_EQ(r.stacks_lost_by_reason[ML_LEAKS_REASON_DROPPED], 0);
 	REQUIRE(r.nstacks == 1);
 	CHECK_EQ(r.stacks[0].nframes, 0);
 	CHECK_STR(r.stacks[0].stack[0], "main");

@@ -135,14 +135,14 @@ static void test_html_escape(void)
 
 static void test_kind_colours_stable(void)
 {
-	CHECK_EQ(ml_report_kind("heap"), VMA_HEAP);
-	CHECK_EQ(ml_report_kind("lib-data"), VMA_LIB_DATA);
-	CHECK_EQ(ml_report_kind("no-such-kind"), REPORT_KIND_OTHER);
-	CHECK_EQ(ml_report_kind(NULL), REPORT_KIND_OTHER);
-	CHECK_STR(ml_report_kind_label(REPORT_KIND_OTHER), "other");
-	CHECK_STR(ml_report_kind_colour(VMA_HEAP), "#59a14f");
-	for (int i = 0; i < REPORT_KINDS; i++)
-		for (int j = i + 1; j < REPORT_KINDS; j++)
+	CHECK_EQ(ml_report_kind("heap"), ML_VMA_HEAP);
+	CHECK_EQ(ml_report_kind("lib-data"), ML_VMA_LIB_DATA);
+	CHECK_EQ(ml_report_kind("no-such-kind"), ML_REPORT_KIND_OTHER);
+	CHECK_EQ(ml_report_kind(NULL), ML_REPORT_KIND_OTHER);
+	CHECK_STR(ml_report_kind_label(ML_REPORT_KIND_OTHER), "other");
+	CHECK_STR(ml_report_kind_colour(ML_VMA_HEAP), "#59a14f");
+	for (int i = 0; i < ML_REPORT_KINDS; i++)
+		for (int j = i + 1; j < ML_REPORT_KINDS; j++)
 			CHECK(strcmp(ml_report_kind_colour(i), ml_report_kind_colour(j)));
 }
 
@@ -159,7 +159,7 @@ static void test_load_writes_one(void)
 	CHECK_EQ(r.w[0].ncell, 3);
 	CHECK(r.w[0].page_size == 4096);
 	CHECK(r.w[0].cell[1].ratio == 0.5f);
-	CHECK_EQ(r.w[0].vma[1].kind, VMA_ANON);
+	CHECK_EQ(r.w[0].vma[1].kind, ML_VMA_ANON);
 	CHECK(r.w[0].vma[1].start == 0x7faf78800000ULL);
 	CHECK(r.w[0].have_summary);
 	CHECK_STR(r.w[0].stopped_because, "the duration elapsed");
@@ -210,11 +210,11 @@ static void test_load_snapshot(void)
 	REQUIRE_MSG(!load(&r, FIX "snapshot.jsonl", &err), "%s", err.msg);
 	REQUIRE(r.ns == 1 && r.nw == 0);
 	CHECK_EQ(r.s[0].npt, 3);
-	CHECK(r.s[0].pt[1].resident[VMA_ANON] == 8192);
-	CHECK(r.s[0].last[VMA_ANON].resident == 12288);
-	CHECK(r.s[0].last[VMA_ANON].swapped == 4096);
-	CHECK(r.s[0].last[VMA_ANON].written == 4096);
-	CHECK(r.s[0].last[VMA_HEAP].size == 33);
+	CHECK(r.s[0].pt[1].resident[ML_VMA_ANON] == 8192);
+	CHECK(r.s[0].last[ML_VMA_ANON].resident == 12288);
+	CHECK(r.s[0].last[ML_VMA_ANON].swapped == 4096);
+	CHECK(r.s[0].last[ML_VMA_ANON].written == 4096);
+	CHECK(r.s[0].last[ML_VMA_HEAP].size == 33);
 	CHECK(r.s[0].have_written && !r.s[0].have_dirty);
 	CHECK(r.s[0].cycle_us_max == 900);
 	ml_report_free(&r);

@@ -9,7 +9,7 @@
 #include "memlens/sample.h"
 
 #define PG 4096ULL
-#define BLK SAMPLE_BLOCK_BYTES
+#define BLK ML_SAMPLE_BLOCK_BYTES
 
 /* Every page of [start, end) is in exactly one of k rounds in a row, whatever the first. */
 static void test_rotation_covers_every_page_once(void)
@@ -174,14 +174,14 @@ static void test_policy_validated(void)
 {
 	struct ml_sample_policy p;
 
-	CHECK_EQ(ml_sample_policy_init(&p, SAMPLE_K_MAX + 1, 0, 0, 1000), -EINVAL);
+	CHECK_EQ(ml_sample_policy_init(&p, ML_SAMPLE_K_MAX + 1, 0, 0, 1000), -EINVAL);
 	CHECK_EQ(ml_sample_policy_init(&p, 1, -0.1, 0, 1000), -EINVAL);
 	CHECK_EQ(ml_sample_policy_init(&p, 1, 1.5, 0, 1000), -EINVAL);
 	CHECK_EQ(ml_sample_policy_init(&p, 1, NAN, 0, 1000), -EINVAL);
 	CHECK_EQ(ml_sample_policy_init(&p, 1, 0.05, 0, 0), -EINVAL);
 	CHECK_EQ(ml_sample_policy_init(&p, 0, 0.05, 0, 1000), 0);
 	CHECK_EQ(p.k, 1);
-	CHECK_EQ(p.fault_ns, SAMPLE_DEFAULT_FAULT_NS);
+	CHECK_EQ(p.fault_ns, ML_SAMPLE_DEFAULT_FAULT_NS);
 }
 
 static void test_policy_fixed_without_bound(void)
@@ -247,21 +247,21 @@ static void test_policy_interval_when_k_is_not_enough(void)
 	REQUIRE(ml_sample_policy_init(&p, 1, 0.01, 20000, 100) == 0);
 	/* far over the bound: k at its most first, then the interval doubles */
 	ml_sample_policy_step(&p, 1000000, 0.1);
-	CHECK_EQ(p.k, SAMPLE_K_MAX);
+	CHECK_EQ(p.k, ML_SAMPLE_K_MAX);
 	CHECK_EQ(p.interval_ms, 100);
 	for (int i = 0; i < 10; i++)
 		ml_sample_policy_step(&p, 1000, 0.1); /* 20%: still over */
-	CHECK_EQ(p.k, SAMPLE_K_MAX);
-	CHECK_EQ(p.interval_ms, 100 * SAMPLE_INTERVAL_GROWTH_MAX);
+	CHECK_EQ(p.k, ML_SAMPLE_K_MAX);
+	CHECK_EQ(p.interval_ms, 100 * ML_SAMPLE_INTERVAL_GROWTH_MAX);
 	/* room again: the interval shrinks back before k does */
 	ml_sample_policy_step(&p, 0, 1.6);
 	CHECK_EQ(p.interval_ms, 800);
-	CHECK_EQ(p.k, SAMPLE_K_MAX);
+	CHECK_EQ(p.k, ML_SAMPLE_K_MAX);
 	for (int i = 0; i < 3; i++)
 		ml_sample_policy_step(&p, 0, 1.0);
 	CHECK_EQ(p.interval_ms, 100);
 	ml_sample_policy_step(&p, 0, 0.1);
-	CHECK_EQ(p.k, SAMPLE_K_MAX / 2);
+	CHECK_EQ(p.k, ML_SAMPLE_K_MAX / 2);
 }
 
 /* The unit error: what a sample of 1/k states, se / r, is u sqrt(k - 1). */
@@ -329,12 +329,12 @@ static void test_policy_error_validated(void)
 	CHECK_EQ(ml_sample_policy_error(&p, 0, 0), -EINVAL);
 	CHECK_EQ(ml_sample_policy_error(&p, 1.5, 0), -EINVAL);
 	CHECK_EQ(ml_sample_policy_error(&p, NAN, 0), -EINVAL);
-	CHECK_EQ(ml_sample_policy_error(&p, 0.05, SAMPLE_K_MAX + 1), -EINVAL);
+	CHECK_EQ(ml_sample_policy_error(&p, 0.05, ML_SAMPLE_K_MAX + 1), -EINVAL);
 	CHECK_EQ(ml_sample_policy_error(&p, 0.05, 0), 0);
 	/* starts exact, comes back to 1/10 at most, under 1% of a CPU */
 	CHECK_EQ(p.k, 1);
-	CHECK_EQ(p.k_err, SAMPLE_ERROR_DEFAULT_K);
-	CHECK(p.max_cpu == SAMPLE_ERROR_DEFAULT_MAX_CPU);
+	CHECK_EQ(p.k_err, ML_SAMPLE_ERROR_DEFAULT_K);
+	CHECK(p.max_cpu == ML_SAMPLE_ERROR_DEFAULT_MAX_CPU);
 	/* the least fraction cannot be more than the most */
 	REQUIRE(ml_sample_policy_init(&p, 4, 0.02, 1000, 1000) == 0);
 	CHECK_EQ(ml_sample_policy_error(&p, 0.05, 2), -EINVAL);
@@ -583,7 +583,7 @@ static void test_fault_ns_from(void)
 	CHECK_EQ(ml_wp_fault_ns_from(wp, plain, 0, 256), 0);
 	CHECK_EQ(ml_wp_fault_ns_from(wp, plain, 5, 0), 0);
 	CHECK_EQ(ml_wp_fault_ns_from(NULL, plain, 5, 256), 0);
-	CHECK_EQ(ml_wp_fault_ns_from(wp, plain, FAULTCOST_ROUNDS_MAX + 1, 256), 0);
+	CHECK_EQ(ml_wp_fault_ns_from(wp, plain, ML_FAULTCOST_ROUNDS_MAX + 1, 256), 0);
 }
 
 /* Measured on this machine: positive where the kernel lets us, and once. */

@@ -54,7 +54,7 @@ static void test_own_mapping_counts(void)
 	CHECK(s.scan_ioctls >= 1);
 	CHECK(s.mm.vm_rss_kb > 0);
 	CHECK(s.totals.resident_pages >= 10);
-	CHECK(!(s.flags & SNAP_HAVE_PAGES));
+	CHECK(!(s.flags & ML_SNAP_HAVE_PAGES));
 	ml_snapshot_close(sn);
 	ml_snapshot_free(&s);
 	munmap(p, 64 * PG);
@@ -78,7 +78,7 @@ static void test_page_flags_self(void)
 		p[k * PG] = 1;
 	ml_snapshot_init(&s);
 	REQUIRE_MSG(ml_snapshot_take(sn, &s, &err) == 0, "%s", err.msg);
-	CHECK(s.flags & SNAP_HAVE_PAGES);
+	CHECK(s.flags & ML_SNAP_HAVE_PAGES);
 	i = ml_vma_find(&s.vmas, (uintptr_t)p);
 	REQUIRE(i >= 0);
 	CHECK_EQ(s.c[i].anon_pages, 12);
@@ -124,7 +124,7 @@ static void test_diff_and_copy(void)
 	CHECK_STR(ml_vma_path(&c.vmas, &c.vmas.v[0]), ml_vma_path(&b.vmas, &b.vmas.v[0]));
 	CHECK_EQ(ml_snapshot_set_written(&c, c.vmas.v[i].start, 7), 0);
 	CHECK_EQ(c.totals.written_pages, 7);
-	CHECK(c.flags & SNAP_HAVE_WRITTEN);
+	CHECK(c.flags & ML_SNAP_HAVE_WRITTEN);
 	CHECK_EQ(ml_snapshot_set_written(&c, c.vmas.v[i].start + PG, 1), -ENOENT);
 	munmap(p, 16 * PG);
 	REQUIRE(ml_snapshot_take(sn, &a, &err) == 0);
