@@ -164,7 +164,8 @@ test: deps
 # unit tests, again under ASan+UBSan, the layer rules of lib/README.md
 # (scripts/check-layers.py, and its own test), libmemlens.so's export list
 # and the prefixes of the archives' globals and of the public headers'
-# struct/enum/union tags (scripts/check-exports.py, and its own test), and
+# struct/enum/union tags, typedefs, macros and enum constants
+# (scripts/check-exports.py, and its own test), and
 # the format
 # (clang-format, where installed). Under a minute once built.
 UNIT_LABELS = $(UNIT_BINS:$(BUILD)/tests/unit/%=unit/%) $(UNIT_ASAN:$(BUILD)/tests/asan/%=asan/%)

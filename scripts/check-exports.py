@@ -32,6 +32,11 @@ Every struct, enum and union tag the public headers (all of include/memlens/*.h)
 define, or declare as an opaque type ("struct ml_profiler;"), starts with ml_
 too: a tag is a name in the program's namespace as a function is.
 
+So does every other name they give the program: a macro and an enum constant
+start with ML_ (a function-like macro may be ml_), a typedef with ml_. Left
+out: the include guards (MEMLENS_*_H) and a fallback for what an older system
+header lacks ("#ifndef X" then "#define X"), which keeps the system's name.
+
 usage: scripts/check-exports.py [--root DIR] [--so FILE] [--archive FILE]... [--write]
 """
 import argparse
@@ -191,6 +196,83 @@ def public_tags(root, faults):
     return n
 
 
+# a public header's include guard, and its fallbacks for what an older system
+# header lacks ("#ifndef X" then "#define X", or "#if !defined(X)"): names
+# the header does not own (the kernel's, libc's), so they keep theirs
+GUARD = re.compile(r'MEMLENS_\w+_H')
+FALLBACK = re.compile(r'^[ \t]*#[ \t]*(?:ifndef[ \t]+(\w+)|if[ \t]+!\s*defined\s*\(?\s*(\w+)\s*\)?)'
+                      r'[ \t]*\n[ \t]*#[ \t]*define[ \t]+(\w+)\b', re.M)
+
+
+def public_names(root, faults):
+    """The number of macros, enum constants and typedefs include/memlens/*.h
+    define; a fault for each without ML_ (a macro, an enum constant) or ml_
+    (a typedef; a function-like macro may be ml_ too), the include guards and
+    the #ifndef fallbacks for an old system header left out."""
+    counts = {'macro': 0, 'enum constant': 0, 'typedef': 0}
+    incdir = os.path.join(root, 'include/memlens')
+    for h in sorted(os.listdir(incdir)):
+        if not h.endswith('.h'):
+            continue
+        with open(os.path.join(incdir, h)) as f:
+            text = strip_comments(f.read())
+        fallback = {m.group(3) for m in FALLBACK.finditer(text)
+                    if m.group(3) == (m.group(1) or m.group(2))}
+        names = []
+        for m in re.finditer(r'^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)', text, flags=re.M):
+            n = m.group(1)
+            if GUARD.fullmatch(n) or n in fallback:
+                continue
+            names.append(('macro', n, n.startswith(('ML_', 'ml_')), 'ML_' + n))
+        # the code, without the preprocessor lines (a macro's body is no enum)
+        code = re.sub(r'^\s*#(?:[^\n]*\\\n)*[^\n]*', ' ', text, flags=re.M)
+        for m in re.finditer(r'\benum\b\s*\w*\s*\{([^}]*)\}', code):
+            depth, item, items = 0, '', []
+            for c in m.group(1) + ',':
+                if c in '([':
+                    depth += 1
+                elif c in ')]':
+                    depth -= 1
+                if c == ',' and depth == 0:
+                    items.append(item)
+                    item = ''
+                else:
+                    item += c
+            for it in items:
+                e = re.match(r'\s*([A-Za-z_]\w*)', it)
+                if e:
+                    n = e.group(1)
+                    names.append(('enum constant', n, n.startswith('ML_'), 'ML_' + n))
+        for m in re.finditer(r'\btypedef\b([^;{}]*);', code):
+            t = re.search(r'\(\s*\*\s*(\w+)\s*\)\s*\(', m.group(1)) or \
+                re.search(r'(\w+)\s*(?:\[[^\]]*\]\s*)*$', m.group(1))
+            if t:
+                n = t.group(1)
+                names.append(('typedef', n, n.startswith('ml_'), 'ml_' + n))
+        # a typedef of a struct body: "typedef struct ml_x { ... } name;"
+        for m in re.finditer(r'\btypedef\s+(?:struct|enum|union)\b[^;{]*\{', code):
+            depth, i = 0, m.end() - 1
+            while i < len(code):
+                depth += {'{': 1, '}': -1}.get(code[i], 0)
+                i += 1
+                if depth == 0:
+                    break
+            t = re.match(r'\s*(\w+)\s*;', code[i:])
+            if t:
+                n = t.group(1)
+                names.append(('typedef', n, n.startswith('ml_'), 'ml_' + n))
+        seen = set()
+        for kind, n, prefixed, want in names:
+            if (kind, n) in seen:
+                continue
+            seen.add((kind, n))
+            counts[kind] += 1
+            if not prefixed:
+                faults.append('memlens/%s defines the %s %s, which is not %s*: a public name '
+                              'is %s' % (h, kind, n, want[:3], want))
+    return counts
+
+
 def exported(so, faults):
     """{name: version} of what @so exports."""
     try:
@@ -325,6 +407,7 @@ def main():
                 faults.append('%s lists %s, which %s does not export' % (MAP, n, so))
 
     ntags = public_tags(root, faults)
+    names = public_names(root, faults)
 
     archives = a.archive or [os.path.join(os.path.dirname(so), n) for n in ARCHIVES]
     nglobals = sum(check_archive(root, ar, mapped, faults) for ar in archives)
@@ -355,9 +438,11 @@ def main():
         return 1
     print('check-exports: %d symbols of %d public headers: %s, %s and %s agree; '
           'the %d globals of %d archives are prefixed, their ml_ ones public; '
-          'the %d tags of the public headers are ml_*'
+          'the %d tags of the public headers are ml_*, their %d macros and %d enum '
+          'constants ML_*, their %d typedefs ml_*'
           % (len(mapped), len(groups), MAP, os.path.relpath(so, root), DOC, nglobals,
-             len(archives), ntags))
+             len(archives), ntags, names['macro'], names['enum constant'],
+             names['typedef']))
     return 0
 
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # libmemlens.so's explicit export list (scripts/check-exports.py): the
-# tree's map, public headers, built library and doc/library.md agree, and
-# the static archives define no global without their prefix (ml_ for their
-# public API only, or their own private one); and in a copy
+# tree's map, public headers, built library and doc/library.md agree, the
+# static archives define no global without their prefix (ml_ for their
+# public API only, or their own private one), and the public headers name
+# no tag, macro, enum constant or typedef without ml_/ML_; and in a copy
 # of what the check reads (never the tree itself), each kind of
 # disagreement planted fails it, naming the symbol.
 set -u
@@ -112,6 +113,36 @@ planted tag_unprefixed \
 got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
 check tag_comment_and_macro_not_tags \
 	'! grep -qE "ml_rangeset_outer|commented|struct T\b" <<<"$got" && [ "$(grep -c "whose tag" <<<"$got")" -eq 4 ]' \
+	"$got"
+
+# a public header defining a macro or an enum constant without ML_, or a
+# typedef without ml_: each is a name in the caller's namespace; the
+# include guard, a fallback for an old system header ("#ifndef X" then
+# "#define X": the kernel's name), a comment and an ML_ name are none
+copy
+{
+	echo '#define RANGESET_MAX 16'
+	echo '#define rangeset_first(s) ((s)->r[0])'
+	echo 'enum ml_rangeset_kind { RANGESET_KIND_A, ML_RANGESET_KIND_B = (1 << 2) };'
+	echo 'enum { RANGESET_ANON = 1 };'
+	echo 'typedef int (*rangeset_cb)(void *arg);'
+	echo '#ifndef MAP_FIXED_NOREPLACE'
+	echo '#define MAP_FIXED_NOREPLACE 0x100000'
+	echo '#endif'
+	echo '/* #define COMMENTED 1 */'
+	echo '#define ML_RANGESET_OK 1'
+	echo '#define ml_rangeset_first(s) ((s)->r[0])'
+} >>"$tmp/t/include/memlens/rangeset.h"
+planted macro_enum_unprefixed \
+	'memlens/rangeset.h defines the macro RANGESET_MAX, which is not ML_*' \
+	'memlens/rangeset.h defines the macro rangeset_first, which is not ML_*' \
+	'memlens/rangeset.h defines the enum constant RANGESET_KIND_A, which is not ML_*' \
+	'memlens/rangeset.h defines the enum constant RANGESET_ANON, which is not ML_*' \
+	'memlens/rangeset.h defines the typedef rangeset_cb, which is not ml_*'
+got=$("$CHECK" --root "$tmp/t" --so "$SO" 2>&1)
+not_names='(macro|constant|typedef) (MEMLENS_RANGESET_H|MAP_FIXED_NOREPLACE|COMMENTED|ML_RANGESET|ml_rangeset_first)'
+check macro_guard_and_fallback_not_names \
+	'! grep -qE "$not_names" <<<"$got" && [ "$(grep -cE "which is not (ML|ml)_\*" <<<"$got")" -eq 5 ]' \
 	"$got"
 
 # The archives: a copy of archive $1 (libmemlens-trace.a, ...) with one
