@@ -643,7 +643,7 @@ struct ml_criu_hot_procs {
 
 /*
  * The hot set of each process of a tree profiler's latest interval
- * (profiler_opts.tree; none for one process, or when nothing is hot).
+ * (ml_profiler_opts.tree; none for one process, or when nothing is hot).
  * Neither this nor ml_criu_hot_set() holds shared memory: CRIU dumps a
  * shared memory object once, by the first process that maps it, whole.
  */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Options structs of libmemlens's public API (struct ml_profiler_opts,
- * snapshot_opts, mm_params, report_opts, criu_probe_opts, criu_run_opts,
- * criu_preflight_opts, and the tracers' in memlens/trace_*.h)
+ * ml_snapshot_opts, ml_mm_params, ml_report_opts, ml_criu_probe_opts, ml_criu_run_opts,
+ * ml_criu_preflight_opts, and the tracers' in memlens/trace_*.h)
  * start with `size_t sz`: the size of the struct as the caller was compiled,
  * as libbpf's _opts. Declare one with ML_OPTS(), which sets it:
  *

@@ -127,7 +127,7 @@ struct ml_profiler_sampling {
 	double max_error, error, next_error;
 };
 
-/* One process of a profiled tree (profiler_opts.tree). */
+/* One process of a profiled tree (ml_profiler_opts.tree). */
 struct ml_profiler_proc {
 	pid_t pid, ppid;
 	char comm[16];
@@ -177,7 +177,7 @@ struct ml_profiler_sample {
 	 */
 	int shared_untracked;
 	/*
-	 * A tree (profiler_opts.tree): regions, hot ranges and written ranges
+	 * A tree (ml_profiler_opts.tree): regions, hot ranges and written ranges
 	 * of every process (each says its pid), and one row per process. The
 	 * dirty numbers and hot.hot_bytes are the tree's: a shared memory page
 	 * written (or hot) in two processes counts once (by its object and

@@ -35,7 +35,7 @@ struct ml_snap_counts {
 	uint64_t huge_pages; /* present and mapped by a huge page (THP, hugetlb) */
 	uint64_t zero_pages; /* mapped to the shared zero page */
 	uint64_t written_pages; /* written since the previous cycle (write tracking) */
-	/* with page flags (snapshot_opts.pages), over resident pages */
+	/* with page flags (ml_snapshot_opts.pages), over resident pages */
 	uint64_t dirty_pages; /* PG_dirty */
 	uint64_t referenced_pages;
 	uint64_t active_pages;
