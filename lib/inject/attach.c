@@ -11,7 +11,7 @@
 
 #include "memlens/attach.h"
 #include "../common/uapi.h"
-#include "memlens/inject.h"
+#include "inject.h"
 #include "memlens/proc.h"
 #include "uffd.h"
 #include "inject_seccomp.h"
@@ -105,32 +105,32 @@ static int uffd_create_error(pid_t pid, long r, struct ml_err *err)
  * predicted (every thread is held, so nothing else opens a descriptor)
  * and corrected once known.
  */
-static int uffd_sequence(struct ml_injector *in, pid_t pid, struct ml_attach_stats *st,
+static int uffd_sequence(struct mli_injector *in, pid_t pid, struct ml_attach_stats *st,
 			 struct ml_err *err)
 {
-	struct ml_inject_call uf = { SYS_userfaultfd,
-				     { O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY } };
-	struct ml_inject_call cl = { SYS_close, { 0 } };
-	int pred = ml_inject_lowest_free_fd(pid);
+	struct mli_inject_call uf = { SYS_userfaultfd,
+				      { O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY } };
+	struct mli_inject_call cl = { SYS_close, { 0 } };
+	int pred = mli_inject_lowest_free_fd(pid);
 	long tfd = -1, cr;
 	int ufd = -1, r;
 
 	cl.a[0] = (uint64_t)(pred >= 0 ? pred : 0);
 	{
-		struct ml_inject_call all[3] = { uf, uf, cl };
+		struct mli_inject_call all[3] = { uf, uf, cl };
 
 		all[1].a[0] = O_CLOEXEC | O_NONBLOCK;
-		r = ml_inject_check_filters(in, all, 3, err);
+		r = mli_inject_check_filters(in, all, 3, err);
 		if (r)
 			return r;
 	}
 	st->user_mode_only = true;
-	r = ml_inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
+	r = mli_inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
 	if (!r && (tfd == -EINVAL || tfd == -EPERM)) {
 		/* kernels before 5.11 know no UFFD_USER_MODE_ONLY */
 		st->user_mode_only = false;
 		uf.a[0] = O_CLOEXEC | O_NONBLOCK;
-		r = ml_inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
+		r = mli_inject_syscall(in, &uf, &cl, pred >= 0, &tfd, err);
 	}
 	if (r)
 		return ml_err_wrap(err, "injecting userfaultfd()");
@@ -138,7 +138,7 @@ static int uffd_sequence(struct ml_injector *in, pid_t pid, struct ml_attach_sta
 		return uffd_create_error(pid, tfd, err);
 	if (tfd != pred) {
 		cl.a[0] = (uint64_t)tfd;
-		r = ml_inject_set_then(in, &cl, 1, err);
+		r = mli_inject_set_then(in, &cl, 1, err);
 		if (r)
 			return r;
 	}
@@ -146,7 +146,7 @@ static int uffd_sequence(struct ml_injector *in, pid_t pid, struct ml_attach_sta
 	/* whatever happened, the target must not keep the uffd */
 	{
 		struct ml_err e2 = { 0 };
-		int r2 = ml_inject_syscall(in, &cl, NULL, 0, &cr, &e2);
+		int r2 = mli_inject_syscall(in, &cl, NULL, 0, &cr, &e2);
 
 		if (ufd >= 0 && (r2 || cr < 0)) {
 			close(ufd);
@@ -165,7 +165,7 @@ static int uffd_sequence(struct ml_injector *in, pid_t pid, struct ml_attach_sta
 struct attach_job {
 	pid_t pid;
 	bool already_stopped;
-	struct ml_inject_prep prep;
+	struct mli_inject_prep prep;
 	struct ml_attach_stats *st;
 	struct ml_err err;
 	int rc;
@@ -174,12 +174,12 @@ struct attach_job {
 static void *attach_run(void *arg)
 {
 	struct attach_job *j = arg;
-	struct ml_injector in;
+	struct mli_injector in;
 	struct ml_err e3 = { 0 };
 	int r, r3;
 
-	r = j->already_stopped ? ml_inject_adopt_stopped(&in, j->pid, &j->err)
-			       : ml_inject_attach(&in, j->pid, &j->prep, &j->err);
+	r = j->already_stopped ? mli_inject_adopt_stopped(&in, j->pid, &j->err)
+			       : mli_inject_attach(&in, j->pid, &j->prep, &j->err);
 	if (r)
 		ml_err_wrap(&j->err, "attaching to pid %d", (int)j->pid);
 	else
@@ -189,14 +189,14 @@ static void *attach_run(void *arg)
 	j->st->restarted = in.restarted;
 	j->st->in_nonrestartable = in.in_nonrestartable;
 	j->st->signals_kept = (unsigned int)in.nstash;
-	r3 = ml_inject_detach(&in, &e3);
+	r3 = mli_inject_detach(&in, &e3);
 	if (r3 && r >= 0) {
 		if (r >= 0)
 			close(r);
 		r = r3;
 		j->err = e3;
 	}
-	j->st->stopped_ns = ml_inject_stopped_ns(&in);
+	j->st->stopped_ns = mli_inject_stopped_ns(&in);
 	j->rc = r;
 	return NULL;
 }
@@ -218,7 +218,7 @@ int ml_wp_attach(pid_t pid, bool already_stopped, struct ml_attach_stats *st, st
 		if (r)
 			return r;
 		/* everything that can be found before the target is stopped */
-		r = ml_inject_prepare(pid, &job.prep, err);
+		r = mli_inject_prepare(pid, &job.prep, err);
 		if (r)
 			return ml_err_wrap(err, "attaching to pid %d", (int)pid);
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Death-safe syscall injection: see include/memlens/inject.h for the
+ * Death-safe syscall injection: see lib/inject/inject.h for the
  * design. The order of every step below matters: at each instant the
  * thread's registers, its mask and the frames in the scratch area together
  * bring it back to its own context if memlens disappears.
@@ -24,7 +24,7 @@
 
 #include "inject_frame.h"
 #include "inject_seccomp.h"
-#include "memlens/inject.h"
+#include "inject.h"
 #include "memlens/clock.h"
 #include "memlens/proc.h"
 
@@ -143,21 +143,21 @@ static bool stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-static struct ml_inject_thread *thread_add(struct ml_injector *in, pid_t tid)
+static struct mli_inject_thread *thread_add(struct mli_injector *in, pid_t tid)
 {
 	for (size_t i = 0; i < in->nth; i++)
 		if (in->th[i].tid == tid)
 			return &in->th[i];
 	if (in->nth == in->cap) {
 		size_t cap = in->cap ? in->cap * 2 : 16;
-		struct ml_inject_thread *t = realloc(in->th, cap * sizeof(*t));
+		struct mli_inject_thread *t = realloc(in->th, cap * sizeof(*t));
 
 		if (!t)
 			return NULL;
 		in->th = t;
 		in->cap = cap;
 	}
-	in->th[in->nth] = (struct ml_inject_thread){ .tid = tid, .syscall = -1 };
+	in->th[in->nth] = (struct mli_inject_thread){ .tid = tid, .syscall = -1 };
 	return &in->th[in->nth++];
 }
 
@@ -205,7 +205,7 @@ static int wait_thread(pid_t tid, uint64_t deadline, bool block)
  * Wait for a seized, interrupted thread to stop; signals that come first
  * go on unchanged. Then turn an EINTR the stop caused into a restart.
  */
-static int hold_thread(struct ml_injector *in, struct ml_inject_thread *t, uint64_t deadline,
+static int hold_thread(struct mli_injector *in, struct mli_inject_thread *t, uint64_t deadline,
 		       struct ml_err *err)
 {
 	struct user_regs_struct r;
@@ -268,7 +268,7 @@ static bool thread_exited(pid_t pid, pid_t tid)
 }
 
 /* 0, or -1 with errno; a thread that exited meanwhile is dropped */
-static int interrupt(struct ml_inject_thread *t)
+static int interrupt(struct mli_inject_thread *t)
 {
 	if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0)
 		return 0;
@@ -301,7 +301,7 @@ static bool blocked_in_nonrestartable(pid_t pid, pid_t tid)
  * Seize and stop every thread, until no new one appears: all of a round
  * are interrupted first, then waited for, so they stop together.
  */
-static int hold_all(struct ml_injector *in, struct ml_err *err)
+static int hold_all(struct mli_injector *in, struct ml_err *err)
 {
 	char path[64];
 
@@ -317,7 +317,7 @@ static int hold_all(struct ml_injector *in, struct ml_err *err)
 		while ((de = readdir(d))) {
 			pid_t tid = (pid_t)atoi(de->d_name);
 			size_t before = in->nth;
-			struct ml_inject_thread *t;
+			struct mli_inject_thread *t;
 
 			if (tid <= 0)
 				continue;
@@ -355,7 +355,7 @@ static int hold_all(struct ml_injector *in, struct ml_err *err)
 		deadline = ml_mono_ns() + STOP_DEADLINE_NS;
 		for (int late = 0; late < 2; late++) {
 			for (size_t i = first; i < n; i++) {
-				struct ml_inject_thread *t = &in->th[i];
+				struct mli_inject_thread *t = &in->th[i];
 				int r;
 
 				if (t->tid <= 0 || t->late != late)
@@ -379,13 +379,13 @@ static int hold_all(struct ml_injector *in, struct ml_err *err)
 }
 
 /* Prefer a thread blocked in a call (idle), never one with a temporary mask. */
-static struct ml_inject_thread *choose_thread(struct ml_injector *in)
+static struct mli_inject_thread *choose_thread(struct mli_injector *in)
 {
-	struct ml_inject_thread *best = NULL;
+	struct mli_inject_thread *best = NULL;
 	int best_score = -1;
 
 	for (size_t i = 0; i < in->nth; i++) {
-		struct ml_inject_thread *t = &in->th[i];
+		struct mli_inject_thread *t = &in->th[i];
 		int score;
 
 		if (!t->held || t->tid <= 0)
@@ -415,7 +415,7 @@ static struct ml_inject_thread *choose_thread(struct ml_injector *in)
 
 /* ---- the injection thread's context and its continuation ---- */
 
-static int save_context(struct ml_injector *in, struct ml_err *err)
+static int save_context(struct mli_injector *in, struct ml_err *err)
 {
 	struct iovec iov;
 
@@ -442,17 +442,17 @@ static int save_context(struct ml_injector *in, struct ml_err *err)
 	return 0;
 }
 
-/* frame 0: the thread's own context; then two regions of ML_INJECT_MAX_THEN */
-static uint64_t frame_addr(const struct ml_injector *in, int region, size_t k)
+/* frame 0: the thread's own context; then two regions of INJECT_MAX_THEN */
+static uint64_t frame_addr(const struct mli_injector *in, int region, size_t k)
 {
 	if (region < 0)
 		return in->scratch;
-	return in->scratch + in->frame_len * (1 + (size_t)region * ML_INJECT_MAX_THEN + k);
+	return in->scratch + in->frame_len * (1 + (size_t)region * INJECT_MAX_THEN + k);
 }
 
-static int choose_scratch(struct ml_injector *in, struct ml_err *err)
+static int choose_scratch(struct mli_injector *in, struct ml_err *err)
 {
-	uint64_t need = in->frame_len * (1 + 2 * ML_INJECT_MAX_THEN);
+	uint64_t need = in->frame_len * (1 + 2 * INJECT_MAX_THEN);
 	uint64_t start = (in->prep.stack_start + 63) & ~63ULL;
 	uint64_t main_sp = 0;
 
@@ -472,7 +472,7 @@ static int choose_scratch(struct ml_injector *in, struct ml_err *err)
 		 * A stack pointer among the continuation frames: a memlens that
 		 * was killed left this thread running them back to its own
 		 * context. Writing frames now would overwrite what it runs: wait
-		 * until it is out (ml_inject_attach() tries again).
+		 * until it is out (mli_inject_attach() tries again).
 		 */
 		if (r.rsp >= start && r.rsp < start + need)
 			return ml_err_set(err, EAGAIN,
@@ -501,7 +501,7 @@ static int choose_scratch(struct ml_injector *in, struct ml_err *err)
 	return 0;
 }
 
-static int write_frame(struct ml_injector *in, uint64_t at, const struct user_regs_struct *r,
+static int write_frame(struct mli_injector *in, uint64_t at, const struct user_regs_struct *r,
 		       uint64_t mask)
 {
 	unsigned char *buf = malloc(in->frame_len);
@@ -517,7 +517,7 @@ static int write_frame(struct ml_injector *in, uint64_t at, const struct user_re
 }
 
 /* the registers that run @c at the syscall; ret pair, then `ret` to @next */
-static void call_regs(const struct ml_injector *in, const struct ml_inject_call *c, uint64_t next,
+static void call_regs(const struct mli_injector *in, const struct mli_inject_call *c, uint64_t next,
 		      struct user_regs_struct *r)
 {
 	*r = in->saved;
@@ -535,15 +535,15 @@ static void call_regs(const struct ml_injector *in, const struct ml_inject_call 
 }
 
 /* mask while injected calls run: everything blocked, or the thread's own */
-static uint64_t run_mask(const struct ml_injector *in)
+static uint64_t run_mask(const struct mli_injector *in)
 {
 	return in->mask_blocked ? ~0ULL : in->saved_mask;
 }
 
-static int write_then(struct ml_injector *in, int region, const struct ml_inject_call *then,
+static int write_then(struct mli_injector *in, int region, const struct mli_inject_call *then,
 		      size_t nthen, struct ml_err *err)
 {
-	if (nthen > ML_INJECT_MAX_THEN)
+	if (nthen > INJECT_MAX_THEN)
 		return ml_err_set(err, EINVAL, "too many continuation calls");
 	for (size_t k = nthen; k-- > 0;) {
 		struct user_regs_struct r;
@@ -559,9 +559,9 @@ static int write_then(struct ml_injector *in, int region, const struct ml_inject
 
 /* ---- stepping ---- */
 
-static void keep_signal(struct ml_injector *in, int sig)
+static void keep_signal(struct mli_injector *in, int sig)
 {
-	if (in->nstash >= ML_INJECT_MAX_STASH) {
+	if (in->nstash >= INJECT_MAX_STASH) {
 		in->lost++;
 		return;
 	}
@@ -576,7 +576,7 @@ static void keep_signal(struct ml_injector *in, int sig)
  * the next PTRACE_EVENT_STOP). Stop signals pass at once; other signals can
  * only arrive when the mask was left alone, and are kept for later.
  */
-static int step(struct ml_injector *in, int req, bool want_event, int *out_sig, struct ml_err *err)
+static int step(struct mli_injector *in, int req, bool want_event, int *out_sig, struct ml_err *err)
 {
 	uint64_t deadline = ml_mono_ns() + 10 * STOP_DEADLINE_NS;
 	int sig = 0;
@@ -620,7 +620,7 @@ static int step(struct ml_injector *in, int req, bool want_event, int *out_sig, 
  * once the registers lead into the continuation: an orphan whose
  * registers are still its own would keep the blocked mask for ever.
  */
-static void block_signals(struct ml_injector *in)
+static void block_signals(struct mli_injector *in)
 {
 	uint64_t all = ~0ULL;
 
@@ -630,9 +630,9 @@ static void block_signals(struct ml_injector *in)
 		in->mask_blocked = true;
 }
 
-int ml_inject_syscall(struct ml_injector *in, const struct ml_inject_call *call,
-		      const struct ml_inject_call *then, size_t nthen, long *ret,
-		      struct ml_err *err)
+int mli_inject_syscall(struct mli_injector *in, const struct mli_inject_call *call,
+		       const struct mli_inject_call *then, size_t nthen, long *ret,
+		       struct ml_err *err)
 {
 	struct user_regs_struct regs;
 	int region = in->region == 0 ? 1 : 0; /* not the one the thread may still use */
@@ -668,8 +668,8 @@ int ml_inject_syscall(struct ml_injector *in, const struct ml_inject_call *call,
 	return 0;
 }
 
-int ml_inject_set_then(struct ml_injector *in, const struct ml_inject_call *then, size_t nthen,
-		       struct ml_err *err)
+int mli_inject_set_then(struct mli_injector *in, const struct mli_inject_call *then, size_t nthen,
+			struct ml_err *err)
 {
 	struct user_regs_struct regs;
 	int region = in->region == 0 ? 1 : 0;
@@ -700,8 +700,8 @@ static const char *call_name(long nr)
 	return "a system call";
 }
 
-int ml_inject_check_filters(struct ml_injector *in, const struct ml_inject_call *calls, size_t n,
-			    struct ml_err *err)
+int mli_inject_check_filters(struct mli_injector *in, const struct mli_inject_call *calls, size_t n,
+			     struct ml_err *err)
 {
 	struct seccomp_data d[8];
 	const char *names[8];
@@ -724,7 +724,7 @@ int ml_inject_check_filters(struct ml_injector *in, const struct ml_inject_call 
 	return mli_seccomp_check_calls(in->tid, d, k, names, err);
 }
 
-int ml_inject_lowest_free_fd(pid_t pid)
+int mli_inject_lowest_free_fd(pid_t pid)
 {
 	char path[64];
 	unsigned char used[8192] = { 0 };
@@ -751,7 +751,7 @@ int ml_inject_lowest_free_fd(pid_t pid)
 
 /* ---- attach ---- */
 
-static int check_gadgets(struct ml_injector *in, struct ml_err *err)
+static int check_gadgets(struct mli_injector *in, struct ml_err *err)
 {
 	unsigned char a[3], b[9];
 
@@ -763,12 +763,12 @@ static int check_gadgets(struct ml_injector *in, struct ml_err *err)
 	      (b[0] == 0xb8 && b[1] == 15 && !b[2] && !b[3] && !b[4] && b[5] == 0x0f &&
 	       b[6] == 0x05))) {
 		/* the code changed between preparation and stop: search again */
-		return ml_inject_find_gadgets(in->pid, &in->prep, err);
+		return mli_inject_find_gadgets(in->pid, &in->prep, err);
 	}
 	return 0;
 }
 
-static int setup_thread(struct ml_injector *in, struct ml_err *err)
+static int setup_thread(struct mli_injector *in, struct ml_err *err)
 {
 	struct user_regs_struct own;
 	int r;
@@ -795,10 +795,10 @@ static int setup_thread(struct ml_injector *in, struct ml_err *err)
 	return 0;
 }
 
-int ml_inject_attach(struct ml_injector *in, pid_t pid, const struct ml_inject_prep *prep,
-		     struct ml_err *err)
+int mli_inject_attach(struct mli_injector *in, pid_t pid, const struct mli_inject_prep *prep,
+		      struct ml_err *err)
 {
-	struct ml_inject_thread *t;
+	struct mli_inject_thread *t;
 	int r;
 
 	fault_reset();
@@ -820,14 +820,14 @@ int ml_inject_attach(struct ml_injector *in, pid_t pid, const struct ml_inject_p
 		if (r != -EAGAIN || attempt >= ATTACH_RETRIES)
 			return r;
 		/* let the continuation finish: release every thread, wait, stop again */
-		ml_inject_detach(in, &e2);
+		mli_inject_detach(in, &e2);
 		usleep(ATTACH_RETRY_US);
 	}
 }
 
-int ml_inject_adopt_stopped(struct ml_injector *in, pid_t tid, struct ml_err *err)
+int mli_inject_adopt_stopped(struct mli_injector *in, pid_t tid, struct ml_err *err)
 {
-	struct ml_inject_thread *t;
+	struct mli_inject_thread *t;
 	int r;
 
 	memset(in, 0, sizeof(*in));
@@ -842,7 +842,7 @@ int ml_inject_adopt_stopped(struct ml_injector *in, pid_t tid, struct ml_err *er
 	if (ptrace(PTRACE_SETOPTIONS, tid, NULL,
 		   (void *)(long)(PTRACE_O_TRACEEXEC | PTRACE_O_TRACESYSGOOD)) < 0)
 		return ml_err_set(err, errno, "PTRACE_SETOPTIONS: %s", strerror(errno));
-	r = ml_inject_prepare(tid, &in->prep, err);
+	r = mli_inject_prepare(tid, &in->prep, err);
 	if (r)
 		return r;
 	/* stopped at the exec's syscall-exit stop */
@@ -858,7 +858,7 @@ int ml_inject_adopt_stopped(struct ml_injector *in, pid_t tid, struct ml_err *er
  * allows it (si_code < 0 but tkill's); else as tgkill(), and the first of
  * those gets its siginfo back at the final stop.
  */
-static void requeue_kept(struct ml_injector *in)
+static void requeue_kept(struct mli_injector *in)
 {
 	for (int i = 0; i < in->nstash; i++) {
 		siginfo_t *si = (siginfo_t *)(void *)in->stash[i].info;
@@ -870,7 +870,7 @@ static void requeue_kept(struct ml_injector *in)
 	}
 }
 
-static void restore_siginfo(struct ml_injector *in, int sig)
+static void restore_siginfo(struct mli_injector *in, int sig)
 {
 	for (int i = 0; i < in->nstash; i++) {
 		siginfo_t *si = (siginfo_t *)(void *)in->stash[i].info;
@@ -890,7 +890,7 @@ static void restore_siginfo(struct ml_injector *in, int sig)
  * get_signal()), the mask, then the registers. *sig: a signal being
  * delivered at that stop, to pass on.
  */
-static int restore_thread(struct ml_injector *in, int *sig, struct ml_err *err)
+static int restore_thread(struct mli_injector *in, int *sig, struct ml_err *err)
 {
 	int r = 0;
 
@@ -919,7 +919,7 @@ static int restore_thread(struct ml_injector *in, int *sig, struct ml_err *err)
 	return r;
 }
 
-int ml_inject_detach(struct ml_injector *in, struct ml_err *err)
+int mli_inject_detach(struct mli_injector *in, struct ml_err *err)
 {
 	int r = 0, sig = 0;
 	bool own = in->stopped;
@@ -932,7 +932,7 @@ int ml_inject_detach(struct ml_injector *in, struct ml_err *err)
 	}
 	/* every other thread is at its interrupt or group stop */
 	for (size_t i = 0; i < in->nth; i++) {
-		struct ml_inject_thread *t = &in->th[i];
+		struct mli_inject_thread *t = &in->th[i];
 
 		if (t->tid > 0 && t->held && !(own && t->tid == in->tid))
 			ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
@@ -950,7 +950,7 @@ int ml_inject_detach(struct ml_injector *in, struct ml_err *err)
 	return r;
 }
 
-uint64_t ml_inject_stopped_ns(const struct ml_injector *in)
+uint64_t mli_inject_stopped_ns(const struct mli_injector *in)
 {
 	return in->stopped ? ml_mono_ns() - in->stop_ns : in->stop_ns;
 }

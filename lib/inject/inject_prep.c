@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "memlens/inject.h"
+#include "inject.h"
 #include "memlens/maps.h"
 
 static const unsigned char SYSCALL_RET[] = { 0x0f, 0x05, 0xc3 };
@@ -20,7 +20,7 @@ static const unsigned char SIGRETURN_RAX[] = {
 static const unsigned char SIGRETURN_EAX[] = { 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 
 /* Find the sequences still missing in [start, end) of the target. */
-static int search_range(pid_t pid, uint64_t start, uint64_t end, struct ml_inject_prep *p)
+static int search_range(pid_t pid, uint64_t start, uint64_t end, struct mli_inject_prep *p)
 {
 	static const size_t chunk = 256 * 1024, overlap = 16;
 	unsigned char *buf = malloc(chunk + overlap);
@@ -52,7 +52,7 @@ static int search_range(pid_t pid, uint64_t start, uint64_t end, struct ml_injec
 	return 0;
 }
 
-static int find_in(pid_t pid, const struct ml_vma_set *s, struct ml_inject_prep *p)
+static int find_in(pid_t pid, const struct ml_vma_set *s, struct mli_inject_prep *p)
 {
 	int r = 0;
 
@@ -71,7 +71,7 @@ static int find_in(pid_t pid, const struct ml_vma_set *s, struct ml_inject_prep 
 	return r;
 }
 
-static int gadget_error(const struct ml_inject_prep *p, pid_t pid, struct ml_err *err)
+static int gadget_error(const struct mli_inject_prep *p, pid_t pid, struct ml_err *err)
 {
 	return ml_err_set(err, ENOEXEC,
 			  "pid %d has no %s in its vDSO or mapped code: memlens injects only "
@@ -82,7 +82,7 @@ static int gadget_error(const struct ml_inject_prep *p, pid_t pid, struct ml_err
 }
 
 /* Read the maps; find the sequences, and with @stack the [stack] mapping. */
-static int read_and_find(pid_t pid, struct ml_inject_prep *p, bool stack, struct ml_err *err)
+static int read_and_find(pid_t pid, struct mli_inject_prep *p, bool stack, struct ml_err *err)
 {
 	struct ml_vma_set s;
 	int r;
@@ -111,12 +111,12 @@ out:
 	return r;
 }
 
-int ml_inject_find_gadgets(pid_t pid, struct ml_inject_prep *p, struct ml_err *err)
+int mli_inject_find_gadgets(pid_t pid, struct mli_inject_prep *p, struct ml_err *err)
 {
 	return read_and_find(pid, p, false, err);
 }
 
-int ml_inject_prepare(pid_t pid, struct ml_inject_prep *p, struct ml_err *err)
+int mli_inject_prepare(pid_t pid, struct mli_inject_prep *p, struct ml_err *err)
 {
 	memset(p, 0, sizeof(*p));
 	return read_and_find(pid, p, true, err);

@@ -44,22 +44,22 @@
 
 #include "memlens/err.h"
 
-#define ML_INJECT_MAX_THEN 2 /* calls an orphaned target still runs after one */
-#define ML_INJECT_MAX_STASH 64
+#define INJECT_MAX_THEN 2 /* calls an orphaned target still runs after one */
+#define INJECT_MAX_STASH 64
 
 /* Found before the target is stopped; checked again once it is. */
-struct ml_inject_prep {
+struct mli_inject_prep {
 	uint64_t syscall_ret; /* "0f 05 c3": syscall; ret */
 	uint64_t sigreturn; /* "mov $15,%eax|%rax; syscall" */
 	uint64_t stack_start, stack_end; /* the [stack] mapping */
 };
 
-struct ml_inject_call {
+struct mli_inject_call {
 	long nr;
 	uint64_t a[6];
 };
 
-struct ml_inject_thread {
+struct mli_inject_thread {
 	pid_t tid;
 	bool held;
 	bool late; /* blocked in a non-restartable wait: stopped last */
@@ -67,16 +67,16 @@ struct ml_inject_thread {
 	long syscall; /* the call it was stopped in, or -1 */
 };
 
-struct ml_inject_stash {
+struct mli_inject_stash {
 	int sig;
 	unsigned char info[128]; /* siginfo_t */
 };
 
-struct ml_injector {
+struct mli_injector {
 	pid_t pid;
 	pid_t tid; /* the injection thread */
-	struct ml_inject_prep prep;
-	struct ml_inject_thread *th;
+	struct mli_inject_prep prep;
+	struct mli_inject_thread *th;
 	size_t nth, cap;
 	bool adopted; /* spawn mode: our child, already stopped */
 
@@ -97,7 +97,7 @@ struct ml_injector {
 
 	/* signals taken from the thread mid-sequence (only when its mask
 	 * could not be changed), delivered again before it is let go */
-	struct ml_inject_stash stash[ML_INJECT_MAX_STASH];
+	struct mli_inject_stash stash[INJECT_MAX_STASH];
 	int nstash;
 	int lost; /* signals that did not fit in the stash */
 
@@ -108,63 +108,63 @@ struct ml_injector {
 };
 
 /* Read the target's mappings and find what the injection needs. */
-int ml_inject_prepare(pid_t pid, struct ml_inject_prep *p, struct ml_err *err);
+int mli_inject_prepare(pid_t pid, struct mli_inject_prep *p, struct ml_err *err);
 
 /*
  * Seize and hold every thread of @pid, choose the injection thread, save
  * its context and write the continuation that returns it there. Must be
  * called from the thread that will do the rest (ptrace is per thread).
  */
-int ml_inject_attach(struct ml_injector *in, pid_t pid, const struct ml_inject_prep *prep,
-		     struct ml_err *err);
+int mli_inject_attach(struct mli_injector *in, pid_t pid, const struct mli_inject_prep *prep,
+		      struct ml_err *err);
 
 /*
  * Spawn mode: @tid is our tracee, single-threaded, stopped at its exec's
  * syscall-exit stop.
  */
-int ml_inject_adopt_stopped(struct ml_injector *in, pid_t tid, struct ml_err *err);
+int mli_inject_adopt_stopped(struct mli_injector *in, pid_t tid, struct ml_err *err);
 
 /*
- * Run @call in the target. If memlens dies before ml_inject_detach(), the
+ * Run @call in the target. If memlens dies before mli_inject_detach(), the
  * target runs @then[0..nthen-1] itself, then returns to its own context.
  * On success *ret holds the raw return value (negative errno on failure of
  * the call) and 0 is returned; a negative return means the injection
  * itself failed (-ESRCH: the target died).
  */
-int ml_inject_syscall(struct ml_injector *in, const struct ml_inject_call *call,
-		      const struct ml_inject_call *then, size_t nthen, long *ret,
-		      struct ml_err *err);
+int mli_inject_syscall(struct mli_injector *in, const struct mli_inject_call *call,
+		       const struct mli_inject_call *then, size_t nthen, long *ret,
+		       struct ml_err *err);
 
 /*
  * Change what an orphaned target still runs after the call that just
  * completed (e.g. close() of the descriptor that call returned).
  */
-int ml_inject_set_then(struct ml_injector *in, const struct ml_inject_call *then, size_t nthen,
-		       struct ml_err *err);
+int mli_inject_set_then(struct mli_injector *in, const struct mli_inject_call *then, size_t nthen,
+			struct ml_err *err);
 
 /*
  * Run the injection thread's seccomp filters on @calls (and on the
  * rt_sigreturn an orphan would run): -EPERM, with the reason, when a
  * filter would kill, trap or suspend the target on one of them.
  */
-int ml_inject_check_filters(struct ml_injector *in, const struct ml_inject_call *calls, size_t n,
-			    struct ml_err *err);
+int mli_inject_check_filters(struct mli_injector *in, const struct mli_inject_call *calls, size_t n,
+			     struct ml_err *err);
 
 /* The lowest descriptor number free in the (held) target. */
-int ml_inject_lowest_free_fd(pid_t pid);
+int mli_inject_lowest_free_fd(pid_t pid);
 
 /*
  * Restore the thread's context exactly, put the scratch area back as it
  * was, let every thread go. Signals queued meanwhile are delivered by the
  * kernel with their own siginfo.
  */
-int ml_inject_detach(struct ml_injector *in, struct ml_err *err);
+int mli_inject_detach(struct mli_injector *in, struct ml_err *err);
 
 /* Nanoseconds the target has been stopped since attach (or was, after detach). */
-uint64_t ml_inject_stopped_ns(const struct ml_injector *in);
+uint64_t mli_inject_stopped_ns(const struct mli_injector *in);
 
 /* Search the target's code for the two instruction sequences. */
-int ml_inject_find_gadgets(pid_t pid, struct ml_inject_prep *p, struct ml_err *err);
+int mli_inject_find_gadgets(pid_t pid, struct mli_inject_prep *p, struct ml_err *err);
 
 #pragma GCC visibility pop
 
