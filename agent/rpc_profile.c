@@ -66,8 +66,14 @@ static int validate_start(const Agent__StartProfilingRequest *q, struct ml_profi
 				"max_overhead_pct must be a percent of one CPU in (0, 100] (0: no "
 				"bound), not %g",
 				q->max_overhead_pct);
+	if (q->max_error_pct != 0 && !(q->max_error_pct >= 0.1 && q->max_error_pct <= 100))
+		return rpc_fail(out, RPC_INVALID_ARGUMENT,
+				"max_error_pct must be a percent in [0.1, 100] (0: no bound), "
+				"not %g",
+				q->max_error_pct);
 	po->sample_k = (unsigned int)q->sample_k;
 	po->max_overhead = q->max_overhead_pct / 100;
+	po->max_error = q->max_error_pct / 100;
 	po->interval_ms = (unsigned int)q->interval_ms;
 	po->hot_threshold = q->hot_threshold;
 	po->hot_consecutive = q->hot_consecutive;
@@ -219,6 +225,14 @@ static void hot_ranges(const struct ml_hotrange_set *h, Agent__GetHotRegionsResp
 	resp->hot_range_merge_cost_bytes = h->merge_cost_bytes;
 }
 
+/* An interval's error in percent: 0 exact or without a bound, -1 not known */
+static double error_pct(const struct ml_profiler_sampling *s)
+{
+	if (!(s->max_error > 0))
+		return 0;
+	return s->error >= 0 ? s->error * 100 : -1;
+}
+
 static void hot_regions(const struct ml_profiler_sample *s, struct rpc_reply *out)
 {
 	Agent__GetHotRegionsResponse resp = AGENT__GET_HOT_REGIONS_RESPONSE__INIT;
@@ -278,6 +292,8 @@ static void hot_regions(const struct ml_profiler_sample *s, struct rpc_reply *ou
 	resp.fault_ns = s->sampling.fault_ns;
 	resp.fault_ns_measured = s->sampling.fault_ns_measured;
 	resp.tracked_faults = s->sampling.faults;
+	resp.max_error_pct = s->sampling.max_error * 100;
+	resp.error_pct = error_pct(&s->sampling);
 	hot_ranges(&s->hot, &resp, rs, rptrs);
 	rpc_pack(out, &resp.base);
 out:
@@ -336,6 +352,8 @@ void rpc_get_dirty_volume(struct agent *a, const uint8_t *req, size_t len, uint6
 		resp.fault_ns = s.sampling.fault_ns;
 		resp.fault_ns_measured = s.sampling.fault_ns_measured;
 		resp.tracked_faults = s.sampling.faults;
+		resp.max_error_pct = s.sampling.max_error * 100;
+		resp.error_pct = error_pct(&s.sampling);
 		resp.timestamp_ms = s.seq ? s.dirty.timestamp_ms : ml_wall_ms();
 		rpc_pack(out, &resp.base);
 	}
@@ -358,6 +376,7 @@ static void status_profiler(struct agent *a, Agent__GetStatusResponse *r,
 	r->max_hot_ranges = (int32_t)o->hot_ranges_max;
 	r->sample_k = (int32_t)o->sample_k;
 	r->max_overhead_pct = o->max_overhead * 100;
+	r->max_error_pct = o->max_error * 100;
 	if (o->sample_k > 1 || o->max_overhead > 0) {
 		/* before the first interval: the one the profiler took, the measured one if so */
 		r->fault_ns = o->fault_ns;
@@ -371,6 +390,7 @@ static void status_profiler(struct agent *a, Agent__GetStatusResponse *r,
 		if (s->sampling.on) {
 			r->fault_ns = s->sampling.fault_ns;
 			r->fault_ns_measured = s->sampling.fault_ns_measured;
+			r->error_pct = error_pct(&s->sampling);
 		}
 	}
 	if (ml_profiler_error(a->prof, &e))

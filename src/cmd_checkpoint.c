@@ -57,6 +57,7 @@ struct ckpt_cli {
 	unsigned int hot_ranges_max;
 	unsigned int sample_k; /* --sample 1/K; 0: every page */
 	double max_overhead; /* --max-overhead, percent of one CPU */
+	double max_error; /* --max-error, percent */
 	bool json;
 	bool check_only; /* --check-only: the preflight, then exit */
 };
@@ -204,6 +205,11 @@ static int parse_args(int argc, char **argv, struct ckpt_cli *c)
 		CLI_OPT_MAX_OVERHEAD(&c->max_overhead,
 				     "keep what profiling costs each process under PCT% of one "
 				     "CPU, sampling fewer pages while it would not be"),
+		CLI_OPT_MAX_ERROR(&c->max_error,
+				  "sample as few pages as keep each VMA's estimated written "
+				  "pages within a standard error of PCT% of them, as many as "
+				  "--max-overhead allows (default 1): every page to start with, "
+				  "then down to --sample's fraction (default 1/10)"),
 		{ .name = "resume-seconds",
 		  .arg = "SEC",
 		  .kind = CLI_DOUBLE,
@@ -462,7 +468,7 @@ static int start_profiling(struct ckpt_cli *c, struct ckpt_ticks *t, const sigse
 		.hot_cool = c->hot_cool,
 		.hot_ranges_max = c->hot_ranges_max ? c->hot_ranges_max : ML_HOTRANGE_EXCLUDE_MAX,
 		.sample_k = c->sample_k, .max_overhead = c->max_overhead / 100,
-		.tree = true /* CRIU dumps the whole tree */);
+		.max_error = c->max_error / 100, .tree = true /* CRIU dumps the whole tree */);
 	struct ml_err err = { 0 };
 	int r;
 

@@ -85,7 +85,7 @@ struct mig_cli {
 	int hot_consecutive, hot_cool;
 	unsigned int hot_ranges_max;
 	unsigned int sample_k;
-	double max_overhead;
+	double max_overhead, max_error; /* percent */
 	bool no_exclude, receive, shell_job, json, postcopy;
 	bool check_only; /* --check-only: the preflight, then exit */
 	const sigset_t *sigs; /* the signals that stop a migration */
@@ -144,6 +144,11 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		CLI_OPT_MAX_OVERHEAD(&c->max_overhead,
 				     "keep what profiling costs each process under PCT% of one "
 				     "CPU, sampling fewer pages while it would not be"),
+		CLI_OPT_MAX_ERROR(&c->max_error,
+				  "sample as few pages as keep each VMA's estimated written "
+				  "pages within a standard error of PCT% of them, as many as "
+				  "--max-overhead allows (default 1): every page to start with, "
+				  "then down to --sample's fraction (default 1/10)"),
 		{ .name = "no-exclude",
 		  .kind = CLI_FLAG,
 		  .target = &c->no_exclude,
@@ -597,6 +602,7 @@ static int run_source(struct mig_cli *c)
 		.hot_ranges_max = c->hot_ranges_max,
 		.sample_k = c->sample_k,
 		.max_overhead = c->max_overhead / 100,
+		.max_error = c->max_error / 100,
 		.timeout_s = c->timeout_s,
 		.no_exclude = c->no_exclude,
 		.off_note = "exclusion off (--no-exclude)",

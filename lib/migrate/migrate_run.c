@@ -461,7 +461,7 @@ static int start_profiling(struct mig *m)
 		.hot_ranges_max =
 			m->o->hot_ranges_max ? m->o->hot_ranges_max : ML_HOTRANGE_EXCLUDE_MAX,
 		.sample_k = m->o->sample_k, .max_overhead = m->o->max_overhead,
-		.tree = true /* CRIU dumps the whole tree */);
+		.max_error = m->o->max_error, .tree = true /* CRIU dumps the whole tree */);
 	struct ml_err err = { 0 };
 	int r = ml_profiler_open(&m->p, m->o->pid, &po, &err);
 

@@ -63,6 +63,7 @@ struct migrate_opts {
 	unsigned int hot_ranges_max; /* hot ranges left out at most; 0: ML_HOTRANGE_EXCLUDE_MAX */
 	unsigned int sample_k; /* its own profiler's sample (memlens/profiler.h); 0: every page */
 	double max_overhead; /* its own profiler's bound, a share of one CPU; 0: none */
+	double max_error; /* its own profiler's error bound, a share; 0: none */
 	unsigned int timeout_s; /* every CRIU command */
 	bool no_exclude, shell_job;
 	/* the final dump leaves the pages CRIU can fetch later (private

@@ -614,6 +614,44 @@ def test_sampled():
     ch.close()
 
 
+def test_sampled_error():
+    # StartProfiling max_error_pct: the fraction follows the estimates'
+    # error within the cost bound; every answer carries the bound, and the
+    # error it states fits the fraction it states (0 when exact)
+    mw, lo, hi = memwrite(4)
+    sock = sock_path("samperr")
+    start_agent(["--pid", str(mw.pid)], sock)
+    ch, st = unix(sock)
+    for kw in (dict(max_error_pct=-1), dict(max_error_pct=0.05), dict(max_error_pct=101),
+               dict(max_error_pct=float("nan")), dict(max_error_pct=float("inf"))):
+        msg = expect_code(st.StartProfiling, grpc.StatusCode.INVALID_ARGUMENT,
+                          pb.StartProfilingRequest(**kw))
+        check("max_error_pct" in msg, "%s: %s" % (kw, msg))
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=100, hot_consecutive=2,
+                                                   sample_k=4, max_overhead_pct=50,
+                                                   max_error_pct=5), timeout=10)
+    check(r.success, "StartProfiling: %s" % r)
+    hot, reg = wait_hot(st, lo, hi)
+    d = st.GetDirtyVolume(pb.GetDirtyVolumeRequest(), timeout=5)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=5)
+    check(s.sample_k == 4 and s.max_error_pct == 5 and abs(s.max_overhead_pct - 50) < 1e-9,
+          "status: %s" % s)
+    for name, a in (("hot regions", hot), ("dirty volume", d)):
+        check(a.max_error_pct == 5, "%s: %s" % (name, a))
+        k = round(1 / a.sample_fraction)
+        check(1 <= k <= 4 and abs(a.sample_fraction - 1 / k) < 1e-12 and
+              a.estimated == (k > 1), "%s fraction: %s" % (name, a))
+        check(a.error_pct == -1 or 0 <= a.error_pct <= 100, "%s error: %s" % (name, a))
+        if k == 1:
+            check(a.error_pct == 0, "%s: exact, yet error %f" % (name, a.error_pct))
+    check(s.error_pct == -1 or 0 <= s.error_pct <= 100, "status error: %s" % s)
+    check(reg.written_ratio > 0.5, "written ratio %f" % reg.written_ratio)
+    print("# max_error_pct 5: fraction %g, error %g%%" % (d.sample_fraction, d.error_pct))
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=10)
+    target_untouched(mw.pid)
+    ch.close()
+
+
 def test_validation():
     mw, lo, hi = memwrite(4)
     sock = sock_path("valid")
@@ -1982,7 +2020,8 @@ def main():
         print("skip - agent: the agent tests need root (ptrace, userfaultfd of another process)")
         return 0
     for t in (test_cli_usage, test_socket_mode_and_lock, test_startup_errors_clean,
-              test_socket_dir_security, test_profile_flow, test_hot_ranges, test_tree, test_sampled, test_validation,
+              test_socket_dir_security, test_profile_flow, test_hot_ranges, test_tree, test_sampled,
+              test_sampled_error, test_validation,
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
               test_agent_says_its_target,

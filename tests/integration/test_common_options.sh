@@ -110,4 +110,21 @@ check migrate_model_output_file \
 "$M" restore -D "$tmp/no-such-images" -o "$tmp/r.txt" >"$tmp/r.out" 2>"$tmp/r.err"
 check restore_output_option_parsed '[ ! -s "$tmp/r.out" ] && ! grep -q "unknown option" "$tmp/r.err"' \
 	"$(cat "$tmp/r.err")"
+# --- --max-error: wherever --max-overhead is, the same bounds and message --
+bad=
+n=0
+for c in $cmds; do
+	takes "$c" max-overhead || continue
+	takes "$c" max-error || { bad+=" $c takes --max-overhead, not --max-error;"; continue; }
+	n=$((n + 1))
+	for v in 0 0.05 101 nan x; do
+		"$M" "$c" -p 4000001 --max-error "$v" >/dev/null 2>"$tmp/maxerr.err"
+		rc=$?
+		first=$(head -1 "$tmp/maxerr.err")
+		if [ $rc != 2 ] || [[ $first != *"--max-error PCT must be a number from 0.1 to 100, not '$v'"* ]]; then
+			bad+=" $c --max-error $v: exit $rc, '$first';"
+		fi
+	done
+done
+check max_error_where_max_overhead '[ -z "$bad" ] && [ $n -ge 3 ]' "$n commands;$bad"
 t_exit

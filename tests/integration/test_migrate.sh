@@ -124,6 +124,18 @@ test_to_directory_sampled() {
 	check_migration $n "$tmp/ds.json" "$tmp/ds.out" "$p"
 }
 
+# and with the sample's size chosen from the estimates' error (--max-error)
+test_to_directory_error_bound() {
+	local n=migrate_to_directory_error_bound
+	[ -n "$CRIU" ] || { skip $n "no CRIU: $(tail -n1 "$tmp/ensure.err")"; return; }
+	start "$tmp/de.out" "$WORKLOADS/migwork" -H 4 -I 4 -C 4 -t 2 || { notok $n "migwork"; return; }
+	local p=$P
+	"$MEMLENS" migrate -p "$p" --to "$tmp/deste" -D "$tmp/srcse" --max-error 5 --sample 1/8 \
+		--json >"$tmp/de.json" 2>"$tmp/de.err" ||
+		{ notok $n "exit $?: $(cat "$tmp/de.err") $(cat "$tmp/de.json")"; return; }
+	check_migration $n "$tmp/de.json" "$tmp/de.out" "$p"
+}
+
 test_between_netns() {
 	[ -n "$CRIU" ] || { skip migrate_between_netns "no CRIU: $(tail -n1 "$tmp/ensure.err")"; return; }
 	if ! ip netns add "$ns_a" 2>"$tmp/ns.err" || ! ip netns add "$ns_b" 2>>"$tmp/ns.err"; then
@@ -221,4 +233,5 @@ test_refused_tells_receiver
 test_bad_destination
 test_to_directory
 test_to_directory_sampled
+test_to_directory_error_bound
 test_between_netns
