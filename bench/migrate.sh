@@ -132,6 +132,12 @@ row = {
     "model_dump_ms": p["dump_ms"] if p and mode != "page-postcopy" else None,
     "model_restore_ms": p["restore_ms"] if p and mode != "page-postcopy" else None,
     "model_last_page_ms": p["postcopy_last_page_ms"] if p and mode == "page-postcopy" else None,
+    # post-copy: what the model has arrive after the restore (the whole
+    # tree's memory), at what bandwidth, and the faults' waits it adds
+    "model_lazy_bytes": p.get("lazy_bytes") if p and mode == "page-postcopy" else None,
+    "model_lazy_bandwidth_mbps": model.get("lazy_bandwidth_mbps") if mode == "page-postcopy" else None,
+    "model_lazy_faults": model.get("lazy_faults") if mode == "page-postcopy" else None,
+    "model_lazy_fault_ms": model.get("lazy_fault_ms") if mode == "page-postcopy" else None,
     # fitted from the workload's none migration instead
     "model_downtime_none_fit_ms": pn[dkey] if pn else None,
     "model_hot_range_total_bytes": pol["hot-range"]["total_bytes"] if "hot-range" in pol else None,

@@ -119,6 +119,19 @@ def table(rows):
                     r["lazy_fault_wait_avg_us"] / 1000.0, r["lazy_fault_wait_max_us"] / 1000.0),
                 "n/a" if r.get("model_last_page_ms") is None else "%.2f" % (r["model_last_page_ms"] / 1000.0),
                 pct(r.get("model_error_last_page"))))
+        lazy = [r for r in post if r.get("model_lazy_bandwidth_mbps") is not None]
+        if lazy:
+            out.append("")
+            out.append("The model's last page: the fixed parts, then all of the tree's memory in the "
+                       "trace (the pre-dump rounds' pages too: memlens's CRIU leaves those to the "
+                       "lazy-pages daemon, which copies them in after the restore) at the lazy "
+                       "bandwidth `--calibrate` fits from the migration (the pages copied in over "
+                       "the time from the end of the downtime to the last page, less the faults' "
+                       "waits), plus the faults times their average wait: %s." % "; ".join(
+                           "%s %.1f MiB at %.1f MiB/s + %d × %.1f ms" % (
+                               r["workload"], (r.get("model_lazy_bytes") or 0) / MiB,
+                               r["model_lazy_bandwidth_mbps"], r.get("model_lazy_faults") or 0,
+                               r.get("model_lazy_fault_ms") or 0) for r in lazy))
     fit = [r for r in rows if r.get("model_dump_fixed_s") is not None]
     if fit:
         out.append("")

@@ -30,11 +30,15 @@ static const char footer[] =
 	"+ the restore (--restore-fixed + the tree's memory / --restore-bandwidth; the\n"
 	"restore loads every page, those of the pre-dump rounds too) + --freeze-overhead.\n"
 	"With post-copy (migrate --postcopy) the process runs again after the fixed\n"
-	"parts alone and the final round's bytes follow: JSON gives that downtime as\n"
-	"postcopy_downtime_ms, the text a line under the table. --calibrate fits the\n"
+	"parts alone and all of its memory arrives after that, the pre-dump rounds'\n"
+	"pages too (memlens's CRIU loads those lazily as well): the last page after\n"
+	"the tree's memory / --lazy-bandwidth + --lazy-faults x --lazy-fault-wait.\n"
+	"JSON gives that downtime as postcopy_downtime_ms and the last page as\n"
+	"postcopy_last_page_ms, the text a line under the table. --calibrate fits the\n"
 	"bandwidth, the dump's fixed part and the restore's bandwidth (or, from a\n"
-	"post-copy migration, its fixed part) from what a `memlens migrate --json` run\n"
-	"measured; an option given on the command line wins over the fit.\n";
+	"post-copy migration, its fixed part and the lazy pages' bandwidth, faults\n"
+	"and wait) from what a `memlens migrate --json` run measured; an option given\n"
+	"on the command line wins over the fit.\n";
 
 /* -b and -r when not given: a 1 Gbit/s link's worth, migrate's round interval */
 #define MM_DEFAULT_BANDWIDTH 100.0
@@ -56,6 +60,8 @@ struct mm_cli {
 	bool json;
 	bool b_given, r_given; /* else the defaults */
 	bool df_given, rf_given, rb_given;
+	bool lb_given, lf_given, lw_given;
+	long lazy_faults;
 };
 
 /* 0, or the exit status after printing why (2 bad input, 1 a read error). */
@@ -141,6 +147,12 @@ static int calibrate(struct mm_cli *c)
 		c->p.restore_fixed_s = c->fit.restore_fixed_s;
 	if (!c->rb_given && c->fit.restore_bandwidth_mbps > 0)
 		c->p.restore_bandwidth_mbps = c->fit.restore_bandwidth_mbps;
+	if (!c->lb_given && c->fit.lazy_bandwidth_mbps > 0)
+		c->p.lazy_bandwidth_mbps = c->fit.lazy_bandwidth_mbps;
+	if (!c->lf_given && c->fit.lazy_faults)
+		c->p.lazy_faults = c->fit.lazy_faults;
+	if (!c->lw_given && c->fit.lazy_faults)
+		c->p.lazy_fault_s = c->fit.lazy_fault_s;
 	return 0;
 }
 
@@ -154,6 +166,12 @@ static int print_json(const struct mm_cli *c, const struct ml_mm_result *r)
 					    .dump_fixed_s = c->p.dump_fixed_s,
 					    .restore_fixed_s = c->p.restore_fixed_s,
 					    .restore_bandwidth_mbps = c->p.restore_bandwidth_mbps,
+					    .lazy_bandwidth_mbps =
+						    c->p.lazy_bandwidth_mbps > 0
+							    ? c->p.lazy_bandwidth_mbps
+							    : c->p.bandwidth_mbps,
+					    .lazy_faults = c->p.lazy_faults,
+					    .lazy_fault_ms = c->p.lazy_fault_s * 1000.0,
 					    .calibrated_from = c->calibrate,
 					    .pol = pol,
 					    .npol = ML_MM_NPOLICIES };
@@ -182,6 +200,7 @@ static int print_json(const struct mm_cli *c, const struct ml_mm_result *r)
 		p->dump_ms = r[k].dump_ms;
 		p->restore_ms = r[k].restore_ms;
 		p->restored_bytes = r[k].restored_bytes;
+		p->lazy_bytes = r[k].lazy_bytes;
 	}
 	ml_jw_init(&w, stdout);
 	ml_fmt_migrate_model(&w, &rec);
@@ -274,6 +293,12 @@ static void print_human(const struct mm_cli *c, const struct ml_mm_trace *t,
 			   c->fit.restore_fixed_fitted	       ? "fixed part: all of its restore"
 			   : c->fit.restore_bandwidth_mbps > 0 ? "bandwidth"
 							       : "bandwidth: none to fit");
+	if (c->calibrate && c->fit.lazy_bandwidth_mbps > 0)
+		table_wrap(stdout, width, 2,
+			   "fitted from its lazy pages: %.1f MiB copied in at %.1f MiB/s besides "
+			   "%llu page faults waiting %.2f ms each",
+			   c->fit.lazy_bytes / ML_MM_MIB, c->fit.lazy_bandwidth_mbps,
+			   (unsigned long long)c->fit.lazy_faults, c->fit.lazy_fault_s * 1000.0);
 	if (c->p.restore_bandwidth_mbps > 0)
 		snprintf(restore, sizeof(restore),
 			 " + the tree's memory at %.1f MiB/s: %.1f ms for none's %.1f MiB",
@@ -286,10 +311,16 @@ static void print_human(const struct mm_cli *c, const struct ml_mm_trace *t,
 		   c->p.freeze_overhead_s > 0 ? " + the freeze overhead" : "");
 	table_wrap(stdout, width, 2,
 		   "with post-copy: running again after %.1f ms (the fixed parts: no memory in the "
-		   "final dump nor in the restore); the final round's pages follow, the last "
-		   "%.1f ms after the freeze (none; hot-vma %.1f, hot-range %.1f)",
-		   r[0].postcopy_downtime_ms, r[0].postcopy_last_page_ms,
-		   r[1].postcopy_last_page_ms, r[2].postcopy_last_page_ms);
+		   "final dump nor in the restore); all of the tree's memory follows (none's %.1f "
+		   "MiB, the pre-dump rounds' pages too) at %.1f MiB/s%s, %llu page faults waiting "
+		   "%.2f ms each: the last page %.1f ms after the freeze (none; hot-vma %.1f, "
+		   "hot-range %.1f)",
+		   r[0].postcopy_downtime_ms, r[0].lazy_bytes / ML_MM_MIB,
+		   c->p.lazy_bandwidth_mbps > 0 ? c->p.lazy_bandwidth_mbps : c->p.bandwidth_mbps,
+		   c->p.lazy_bandwidth_mbps > 0 ? "" : " (the bandwidth; --lazy-bandwidth sets it)",
+		   (unsigned long long)c->p.lazy_faults, c->p.lazy_fault_s * 1000.0,
+		   r[0].postcopy_last_page_ms, r[1].postcopy_last_page_ms,
+		   r[2].postcopy_last_page_ms);
 }
 
 static int parse_args(int argc, char **argv, struct mm_cli *c)
@@ -341,6 +372,31 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		  .max = 1e9,
 		  .help = "MiB/s the restore loads the tree's memory at; 0: no part per "
 			  "byte (default 1000, or fitted by --calibrate)" },
+		{ .name = "lazy-bandwidth",
+		  .arg = "MIBPS",
+		  .kind = CLI_DOUBLE,
+		  .target = &c->p.lazy_bandwidth_mbps,
+		  .min = 0,
+		  .max = 1e9,
+		  .help = "post-copy: MiB/s the pages arrive at after the restore; 0: "
+			  "the bandwidth (default, or fitted by --calibrate on a post-copy "
+			  "migration)" },
+		{ .name = "lazy-faults",
+		  .arg = "N",
+		  .kind = CLI_LONG,
+		  .target = &c->lazy_faults,
+		  .min = 0,
+		  .max = 1000000000000L,
+		  .help = "post-copy: page faults the restored tree waits on (default 0, "
+			  "or fitted by --calibrate)" },
+		{ .name = "lazy-fault-wait",
+		  .arg = "SEC",
+		  .kind = CLI_DOUBLE,
+		  .target = &c->p.lazy_fault_s,
+		  .min = 0,
+		  .max = 1e6,
+		  .help = "post-copy: seconds each of those waits (default 0, or fitted "
+			  "by --calibrate)" },
 		{ .name = "calibrate",
 		  .arg = "FILE",
 		  .kind = CLI_STR,
@@ -393,6 +449,10 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 	c->df_given = cli_given(&spec, "dump-fixed");
 	c->rf_given = cli_given(&spec, "restore-fixed");
 	c->rb_given = cli_given(&spec, "restore-bandwidth");
+	c->lb_given = cli_given(&spec, "lazy-bandwidth");
+	c->lf_given = cli_given(&spec, "lazy-faults");
+	c->lw_given = cli_given(&spec, "lazy-fault-wait");
+	c->p.lazy_faults = (uint64_t)c->lazy_faults;
 	if (c->rf_given)
 		c->fit.restore_fixed_s = c->p.restore_fixed_s; /* the fit assumes it */
 	return out_option("migrate-model", out);

@@ -35,6 +35,7 @@ struct ml_migrate_model_policy_rec {
 	/* the downtime's parts: the final dump, the restore (0 when absent) */
 	double dump_ms, restore_ms;
 	uint64_t restored_bytes; /* the memory a restore loads (0 when absent) */
+	uint64_t lazy_bytes; /* with post-copy: the pages that arrive lazily (0 when absent) */
 };
 
 struct ml_migrate_model_rec {
@@ -44,6 +45,10 @@ struct ml_migrate_model_rec {
 	/* the migration record they were fitted from; NULL: none (read: points
 	 * into the JSON read) */
 	const char *calibrated_from;
+	/* post-copy: the lazy pages' MiB/s, the faults, each's wait in ms (0 when absent) */
+	double lazy_bandwidth_mbps;
+	uint64_t lazy_faults;
+	double lazy_fault_ms;
 	struct ml_migrate_model_policy_rec *pol;
 	size_t npol;
 };

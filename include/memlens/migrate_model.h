@@ -31,11 +31,20 @@
  * VMAs then: the restore loads every page, those of the pre-dump rounds
  * too) and a restore_bandwidth of 0 leaves the per-byte part out. With
  * post-copy (CRIU's lazy pages) the final dump writes no memory and the
- * restore loads none (the model counts no page as loaded eagerly): the
- * tree runs again after freeze_overhead + dump_fixed + restore_fixed, and
- * the final round's bytes stream after it, the last one final round bytes
- * / bandwidth later. ml_mm_calibrate() fits the fixed parts and the two
- * bandwidths from a migration's record. Pure: no I/O.
+ * restore loads none: the tree runs again after freeze_overhead +
+ * dump_fixed + restore_fixed, and every page it has then arrives lazily
+ * after it, the pre-dump rounds' too (memlens's CRIU leaves the pages of
+ * the parent images to the lazy-pages daemon as well, which reads them
+ * from the images at the destination; upstream CRIU would load those
+ * eagerly in the restore):
+ *
+ *   lazy bytes = the tree's memory at the final round (the restored bytes)
+ *   last page  = postcopy downtime + lazy bytes / lazy_bandwidth
+ *                + lazy_faults * lazy_fault_s
+ *
+ * the last term the time the tree's page faults wait to be served.
+ * ml_mm_calibrate() fits the fixed parts and the three bandwidths from a
+ * migration's record. Pure: no I/O.
  */
 #ifndef MEMLENS_MIGRATE_MODEL_H
 #define MEMLENS_MIGRATE_MODEL_H
@@ -122,6 +131,14 @@ struct ml_mm_params {
 	double dump_fixed_s;
 	double restore_fixed_s;
 	double restore_bandwidth_mbps;
+	/*
+	 * post-copy: the MiB/s the pages arrive at after the restore (0: the
+	 * bandwidth), and the page faults the restored tree waits on, each
+	 * lazy_fault_s seconds (>= 0)
+	 */
+	double lazy_bandwidth_mbps;
+	uint64_t lazy_faults;
+	double lazy_fault_s;
 };
 
 enum ml_mm_policy { ML_MM_NONE, ML_MM_HOT_VMA, ML_MM_HOT_RANGE };
@@ -142,8 +159,9 @@ struct ml_mm_result {
 	double postcopy_downtime_ms;
 	uint64_t restored_bytes; /* the tree's memory at the final round */
 	double dump_ms, restore_ms; /* the downtime's parts (without freeze_overhead_s) */
-	/* with post-copy: the final round's last byte, ms after the freeze */
+	/* with post-copy: the last page's arrival, ms after the freeze */
 	double postcopy_last_page_ms;
+	uint64_t lazy_bytes; /* with post-copy: the pages that arrive lazily */
 };
 
 const char *ml_mm_policy_name(enum ml_mm_policy p);
@@ -163,6 +181,11 @@ struct ml_mm_fit {
 	bool slope; /* bandwidth_mbps: the slope of round time on bytes (else their ratio) */
 	bool restore_fixed_fitted; /* restore_fixed_s: a post-copy restore, which loads no memory */
 	uint64_t final_bytes, restored_bytes; /* the record's final round, the memory it restored */
+	/* post-copy: the lazy pages' MiB/s (0: not fitted), their faults, each's wait */
+	double lazy_bandwidth_mbps;
+	uint64_t lazy_faults;
+	double lazy_fault_s;
+	uint64_t lazy_bytes; /* the pages the record's restored tree got lazily */
 };
 
 /*
@@ -183,7 +206,12 @@ struct ml_mm_fit {
  *                 (0 when the restore took no longer than its fixed
  *                 part); with post-copy the restore loaded no memory:
  *                 restore_fixed is the restore's time, the restore
- *                 bandwidth is not fitted (0).
+ *                 bandwidth is not fitted (0);
+ *   lazy          with post-copy, from its "lazy" object: the faults and
+ *                 their average wait as they are; the lazy bandwidth is
+ *                 every page copied in (pages_copied, the parent images'
+ *                 too) / (last_page - downtime - faults * their wait),
+ *                 not fitted (0) when that time is not positive.
  *
  * On entry @fit->restore_fixed_s is the restore's fixed part to assume
  * (>= 0). -EINVAL with the reason when @m is not a record to fit from

@@ -29,6 +29,7 @@ static void put_policy(struct ml_jw *w, const struct ml_migrate_model_policy_rec
 	ml_jw_kdbl(w, "dump_ms", p->dump_ms);
 	ml_jw_kdbl(w, "restore_ms", p->restore_ms);
 	ml_jw_kuint(w, "restored_bytes", p->restored_bytes);
+	ml_jw_kuint(w, "lazy_bytes", p->lazy_bytes);
 	ml_jw_obj_end(w);
 }
 
@@ -42,6 +43,9 @@ void ml_fmt_migrate_model(struct ml_jw *w, const struct ml_migrate_model_rec *r)
 	ml_jw_kdbl(w, "dump_fixed_s", r->dump_fixed_s);
 	ml_jw_kdbl(w, "restore_fixed_s", r->restore_fixed_s);
 	ml_jw_kdbl(w, "restore_bandwidth_mbps", r->restore_bandwidth_mbps);
+	ml_jw_kdbl(w, "lazy_bandwidth_mbps", r->lazy_bandwidth_mbps);
+	ml_jw_kuint(w, "lazy_faults", r->lazy_faults);
+	ml_jw_kdbl(w, "lazy_fault_ms", r->lazy_fault_ms);
 	if (r->calibrated_from)
 		ml_jw_kstr(w, "calibrated_from", r->calibrated_from);
 	ml_jw_key(w, "policies");
@@ -87,6 +91,7 @@ static int read_policy(const struct ml_json *o, size_t k, struct ml_migrate_mode
 	p->dump_ms = ml_json_get_num_or0(o, "dump_ms");
 	p->restore_ms = ml_json_get_num_or0(o, "restore_ms");
 	p->restored_bytes = mli_rec_count_or0(o, "restored_bytes");
+	p->lazy_bytes = mli_rec_count_or0(o, "lazy_bytes");
 	return 0;
 }
 
@@ -105,6 +110,9 @@ int ml_fmt_migrate_model_read(const struct ml_json *o, struct ml_migrate_model_r
 	r->dump_fixed_s = ml_json_get_num_or0(o, "dump_fixed_s");
 	r->restore_fixed_s = ml_json_get_num_or0(o, "restore_fixed_s");
 	r->restore_bandwidth_mbps = ml_json_get_num_or0(o, "restore_bandwidth_mbps");
+	r->lazy_bandwidth_mbps = ml_json_get_num_or0(o, "lazy_bandwidth_mbps");
+	r->lazy_faults = mli_rec_count_or0(o, "lazy_faults");
+	r->lazy_fault_ms = ml_json_get_num_or0(o, "lazy_fault_ms");
 	r->calibrated_from = ml_json_get_str(o, "calibrated_from");
 	r->pol = calloc(n ? n : 1, sizeof(*r->pol));
 	if (!r->pol)

@@ -225,6 +225,7 @@ static void sim_free(struct mm_sim *s)
 static void downtime(const struct ml_mm_params *p, struct ml_mm_result *r)
 {
 	double send_ms = (double)r->final_round_bytes / (p->bandwidth_mbps * ML_MM_MIB) * 1000.0;
+	double lazy_mbps = p->lazy_bandwidth_mbps > 0 ? p->lazy_bandwidth_mbps : p->bandwidth_mbps;
 
 	r->dump_ms = p->dump_fixed_s * 1000.0 + send_ms;
 	r->restore_ms = p->restore_fixed_s * 1000.0;
@@ -232,10 +233,16 @@ static void downtime(const struct ml_mm_params *p, struct ml_mm_result *r)
 		r->restore_ms += (double)r->restored_bytes /
 				 (p->restore_bandwidth_mbps * ML_MM_MIB) * 1000.0;
 	r->downtime_ms = p->freeze_overhead_s * 1000.0 + r->dump_ms + r->restore_ms;
-	/* post-copy: no memory in the final dump nor in the restore */
+	/*
+	 * post-copy: no memory in the final dump nor in the restore; every
+	 * page of the tree arrives lazily after it, the pre-dump rounds' too
+	 */
 	r->postcopy_downtime_ms =
 		(p->freeze_overhead_s + p->dump_fixed_s + p->restore_fixed_s) * 1000.0;
-	r->postcopy_last_page_ms = r->postcopy_downtime_ms + send_ms;
+	r->lazy_bytes = r->restored_bytes;
+	r->postcopy_last_page_ms = r->postcopy_downtime_ms +
+				   (double)r->lazy_bytes / (lazy_mbps * ML_MM_MIB) * 1000.0 +
+				   (double)p->lazy_faults * p->lazy_fault_s * 1000.0;
 }
 
 static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct ml_mm_result *r)
@@ -278,11 +285,13 @@ static int check_params(const struct ml_mm_trace *t, const struct ml_mm_params *
 	if (p->max_rounds < 0 || p->max_rounds > 100000 || p->stop_threshold_mb < 0 ||
 	    p->hot_intervals < 0 || !seconds_ok(p->freeze_overhead_s) ||
 	    !seconds_ok(p->dump_fixed_s) || !seconds_ok(p->restore_fixed_s) ||
-	    !(p->restore_bandwidth_mbps >= 0) || !isfinite(p->restore_bandwidth_mbps))
+	    !(p->restore_bandwidth_mbps >= 0) || !isfinite(p->restore_bandwidth_mbps) ||
+	    !(p->lazy_bandwidth_mbps >= 0) || !isfinite(p->lazy_bandwidth_mbps) ||
+	    !seconds_ok(p->lazy_fault_s) || p->lazy_faults > (uint64_t)1e12)
 		return ml_err_set(err, EINVAL,
 				  "max rounds, stop threshold, hot intervals, the freeze "
-				  "overhead, the fixed parts and the restore bandwidth must not "
-				  "be negative");
+				  "overhead, the fixed parts, the restore and lazy bandwidths and "
+				  "the lazy faults must not be negative");
 	if (p->hot_intervals > ML_HOTRANGE_MAX_INTERVALS || p->hot_cool < 0 ||
 	    p->hot_cool > ML_HOTRANGE_MAX_INTERVALS || p->hot_ranges_max > ML_HOTRANGE_MAX_MAX)
 		return ml_err_set(err, EINVAL,
@@ -373,6 +382,21 @@ static double slope(const double *x, const double *y, size_t n)
 	return sxx > 0 ? sxy / sxx : 0;
 }
 
+/* Post-copy: the lazy pages' bandwidth and faults from the record's "lazy". */
+static void calibrate_lazy(const struct ml_migrate_rec *m, struct ml_mm_fit *fit)
+{
+	const struct ml_migrate_lazy_rec *l = &m->lazy;
+	double wait_ms = (double)l->faults * (double)l->fault_wait_avg_us / 1000.0;
+	double lazy_ms = (double)l->last_page_ms - (double)m->downtime_ms - wait_ms;
+
+	fit->lazy_faults = l->faults;
+	fit->lazy_fault_s = (double)l->fault_wait_avg_us / 1e6;
+	fit->lazy_bytes =
+		l->pages_copied > 0 ? (uint64_t)l->pages_copied * ML_MM_PAGE_SIZE : l->bytes;
+	if (lazy_ms > 0 && fit->lazy_bytes)
+		fit->lazy_bandwidth_mbps = (double)fit->lazy_bytes / ML_MM_MIB / (lazy_ms / 1000.0);
+}
+
 int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struct ml_err *err)
 {
 	const struct ml_migrate_round_rec *last;
@@ -414,6 +438,8 @@ int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struc
 	frozen_s = (double)m->downtime_ms / 1000.0 - restore_s -
 		   (double)last->bytes / ML_MM_MIB / fit->bandwidth_mbps;
 	fit->dump_fixed_s = frozen_s > 0 ? frozen_s : 0;
+	if (m->postcopy)
+		calibrate_lazy(m, fit);
 	if (m->postcopy || last->pages_scanned <= 0) {
 		/* no memory loaded, or not known how much: all of it fixed */
 		fit->restore_fixed_s = restore_s;

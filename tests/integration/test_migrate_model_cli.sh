@@ -33,7 +33,7 @@ check defaults_said 'grep -q "bandwidth 100.0 MiB/s (the default; -b sets it)" "
 "$M" migrate-model "$tmp/t.jsonl" -b 50 -r 1 >"$tmp/g.txt" 2>&1
 check given_not_called_default '! grep -q "the default" "$tmp/g.txt"' "$(head -n 3 "$tmp/g.txt")"
 # the freeze overhead: added to every policy's downtime; post-copy's downtime is it alone
-# when the fixed parts are 0
+# when the fixed parts are 0, its last page the tree's memory later at -b
 Z="--dump-fixed 0 --restore-fixed 0 --restore-bandwidth 0"
 # shellcheck disable=SC2086
 "$M" migrate-model "$tmp/t.jsonl" -b 50 -F 0.25 $Z --json >"$tmp/f.json" 2>"$tmp/f.err"
@@ -44,7 +44,8 @@ j = json.load(open(sys.argv[1]))
 ok = j[\"freeze_overhead_s\"] == 0.25
 for p in j[\"policies\"]:
     ok = ok and abs(p[\"downtime_ms\"] - (250 + p[\"final_round_bytes\"] / 50 / 1048576 * 1000)) < 1e-6
-    ok = ok and p[\"postcopy_downtime_ms\"] == 250 and p[\"postcopy_last_page_ms\"] == p[\"downtime_ms\"]
+    ok = ok and p[\"postcopy_downtime_ms\"] == 250 and p[\"lazy_bytes\"] == p[\"restored_bytes\"] > 0
+    ok = ok and abs(p[\"postcopy_last_page_ms\"] - (250 + p[\"lazy_bytes\"] / 50 / 1048576 * 1000)) < 1e-6
 sys.exit(not ok)" "$tmp/f.json"' "rc=$rc $(cat "$tmp/f.err") $(head -c 400 "$tmp/f.json")"
 # shellcheck disable=SC2086
 "$M" migrate-model "$tmp/t.jsonl" -F 0.25 $Z | tr -s ' \n' ' ' >"$tmp/f.txt"
@@ -52,7 +53,7 @@ check freeze_overhead_said 'grep -q "with post-copy: running again after 250.0 m
 	"$(cat "$tmp/f.txt")"
 # the downtime's parts: the final dump (fixed + the final round at -b), the
 # restore (fixed + the tree's 256 MiB at --restore-bandwidth); post-copy: the
-# fixed parts, its last page the final round later
+# fixed parts, its last page the tree's 256 MiB later at -b (5.12 s)
 "$M" migrate-model "$tmp/t.jsonl" -b 50 --dump-fixed 0.5 --restore-fixed 1.5 --restore-bandwidth 128 \
 	--json >"$tmp/p.json" 2>"$tmp/p.err"
 rc=$?
@@ -64,7 +65,7 @@ for p in j[\"policies\"]:
     send = p[\"final_round_bytes\"] / 50 / 1048576 * 1000
     ok = ok and p[\"restored_bytes\"] == 256 << 20 and p[\"restore_ms\"] == 1500 + 2000
     ok = ok and abs(p[\"dump_ms\"] - 500 - send) < 1e-6 and abs(p[\"downtime_ms\"] - p[\"dump_ms\"] - 3500) < 1e-6
-    ok = ok and p[\"postcopy_downtime_ms\"] == 2000 and abs(p[\"postcopy_last_page_ms\"] - 2000 - send) < 1e-6
+    ok = ok and p[\"postcopy_downtime_ms\"] == 2000 and p[\"postcopy_last_page_ms\"] == 2000 + 5120
 sys.exit(not ok)" "$tmp/p.json"' "rc=$rc $(cat "$tmp/p.err") $(head -c 400 "$tmp/p.json")"
 # --calibrate: the bandwidth from the rounds' slope (32 MiB/s), the dump's
 # fixed part (3.5 s frozen - 2.25 s restore - 8 MiB / 32 MiB/s = 1 s), the
@@ -91,6 +92,37 @@ check calibrate_option_wins '"$PY" -c "
 import json, sys
 j = json.load(open(sys.argv[1]))
 sys.exit(not (j[\"bandwidth_mbps\"] == 10 and j[\"dump_fixed_s\"] == 2))" "$tmp/c2.json"' "$(head -c 400 "$tmp/c2.json")"
+# --calibrate on a post-copy migration: its lazy pages, 8192 copied in (32
+# MiB), the last 11.5 s after the freeze: 11.5 - 3.5 s less 1000 faults of 4
+# ms is 4 s, 8 MiB/s; the tree's 256 MiB then arrive in 32 s, the faults'
+# waits after: 2 s of fixed parts (-F 0 --dump-fixed 0.5 --restore-fixed
+# 1.5) + 32 s + 4 s
+"$PY" - "$tmp/mig.json" >"$tmp/pc.json" <<'PYEOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+j["postcopy"] = True
+j["lazy"] = {"pages_left": 2048, "pages_total": 8192, "pages_copied": 8192, "pages_parent": 6144,
+             "bytes": 8388608, "faults": 1000, "faults_served": 1000, "fault_wait_avg_us": 4000,
+             "last_page_ms": 11500}
+print(json.dumps(j))
+PYEOF
+"$M" migrate-model "$tmp/t.jsonl" --calibrate "$tmp/pc.json" --dump-fixed 0.5 --restore-fixed 1.5 \
+	--json >"$tmp/pc.out" 2>"$tmp/pc.err"
+rc=$?
+check calibrate_lazy_json '[ $rc = 0 ] && "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+ok = (j[\"lazy_bandwidth_mbps\"], j[\"lazy_faults\"], j[\"lazy_fault_ms\"]) == (8, 1000, 4)
+for p in j[\"policies\"]:
+    ok = ok and p[\"lazy_bytes\"] == 256 << 20 and p[\"postcopy_last_page_ms\"] == 2000 + 32000 + 4000
+sys.exit(not ok)" "$tmp/pc.out"' "rc=$rc $(cat "$tmp/pc.err") $(head -c 400 "$tmp/pc.out")"
+"$M" migrate-model "$tmp/t.jsonl" --calibrate "$tmp/pc.json" --lazy-bandwidth 64 --lazy-faults 0 \
+	--json >"$tmp/pc2.out" 2>&1
+check calibrate_lazy_option_wins '"$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(not (j[\"lazy_bandwidth_mbps\"] == 64 and j[\"lazy_faults\"] == 0))" "$tmp/pc2.out"' \
+	"$(head -c 400 "$tmp/pc2.out")"
 "$M" migrate-model "$tmp/t.jsonl" --calibrate "$tmp/t.jsonl" >/dev/null 2>"$tmp/e"
 rc=$?
 check calibrate_not_a_migration '[ $rc = 2 ] && grep -q "no \"migrate\" line" "$tmp/e"' "rc=$rc $(cat "$tmp/e")"
@@ -100,7 +132,7 @@ check freeze_overhead_negative '[ $rc = 2 ] && grep -q "freeze-overhead" "$tmp/e
 "$M" migrate-model --help | tr -s ' \n' ' ' >"$tmp/help"
 check help_defaults 'grep -q "MiB/s (default 100" "$tmp/help" && grep -q "rounds (default 2" "$tmp/help" &&
 	grep -q "over (default 0.1" "$tmp/help" && grep -q "sockets (default 0.2" "$tmp/help" &&
-	grep -q "byte (default 1000" "$tmp/help"' \
+	grep -q "byte (default 1000" "$tmp/help" && grep -q -- "--lazy-bandwidth MIBPS" "$tmp/help"' \
 	"$(cat "$tmp/help")"
 check man_defaults 'tr -s " \n" " " <doc/man/memlens-migrate-model.8.rst | grep -q "(default 100" &&
 	tr -s " \n" " " <doc/man/memlens-migrate-model.8.rst | grep -q "(default 2"'

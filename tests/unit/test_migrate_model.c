@@ -136,7 +136,9 @@ static void test_freeze_overhead(void)
  * The downtime's parts: the final dump (its fixed part and the final round
  * at the bandwidth) and the restore (its fixed part and the tree's memory,
  * A and B's 24 pages, at the restore's bandwidth); post-copy's downtime is
- * the fixed parts alone, its last page the final round later.
+ * the fixed parts alone, its last page all of the tree's memory later (the
+ * pre-dump rounds' pages arrive lazily too), at the lazy bandwidth (the
+ * bandwidth by default), plus the faults' waits.
  */
 static void test_downtime_parts(void)
 {
@@ -156,11 +158,32 @@ static void test_downtime_parts(void)
 	}
 	CHECK(r[ML_MM_NONE].dump_ms == 250 + 15.625); /* 16 KiB at 1 MiB/s */
 	CHECK(r[ML_MM_NONE].downtime_ms == 125 + 250 + 15.625 + 546.875);
-	CHECK(r[ML_MM_NONE].postcopy_last_page_ms == 875 + 15.625);
 	CHECK(r[ML_MM_HOT_VMA].dump_ms == 250 + 62.5); /* all of A: 64 KiB */
 	CHECK(r[ML_MM_HOT_VMA].downtime_ms == 125 + 250 + 62.5 + 546.875);
-	CHECK(r[ML_MM_HOT_VMA].postcopy_last_page_ms == 875 + 62.5);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
+		/* the final round or not, all 96 KiB lazily at 1 MiB/s */
+		CHECK_EQ(r[k].lazy_bytes, 24 * PG);
+		CHECK(r[k].postcopy_last_page_ms == 875 + 93.75);
+	}
 	ml_mm_results_free(r);
+	/* 96 KiB at 4 MiB/s, 10 faults of 3.90625 ms */
+	p.lazy_bandwidth_mbps = 4;
+	p.lazy_faults = 10;
+	p.lazy_fault_s = 0.00390625;
+	run(&t, &p, r);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
+		CHECK(r[k].postcopy_last_page_ms == 875 + 23.4375 + 39.0625);
+		CHECK(r[k].postcopy_downtime_ms == 875);
+	}
+	CHECK(r[ML_MM_NONE].downtime_ms == 125 + 250 + 15.625 + 546.875); /* not post-copy's */
+	ml_mm_results_free(r);
+	p.lazy_fault_s = -1;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
+	p.lazy_fault_s = 0;
+	p.lazy_bandwidth_mbps = NAN;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
+	p.lazy_bandwidth_mbps = 0;
+	p.lazy_faults = 0;
 	/* no restore bandwidth: the restore is its fixed part */
 	p.restore_bandwidth_mbps = 0;
 	run(&t, &p, r);
@@ -229,6 +252,34 @@ static void test_calibrate(void)
 	CHECK(fit.restore_fixed_s == 1.5);
 	CHECK(fit.restore_bandwidth_mbps == 0);
 	CHECK(fit.dump_fixed_s == 3.5 - 1.5 - 0.25);
+	/* no "lazy" numbers: nothing lazy fitted */
+	CHECK(fit.lazy_bandwidth_mbps == 0 && fit.lazy_faults == 0 && fit.lazy_fault_s == 0);
+
+	/*
+	 * its lazy pages: 8192 copied in (32 MiB, 6144 of them from the parent
+	 * images), the last 11.5 s after the freeze: 11.5 - 3.5 s, less 1000
+	 * faults of 4 ms, is 4 s: 8 MiB/s
+	 */
+	m.lazy = (struct ml_migrate_lazy_rec){ .pages_left = 2048,
+					       .pages_copied = 8192,
+					       .pages_parent = 6144,
+					       .bytes = 8 * MIB,
+					       .faults = 1000,
+					       .fault_wait_avg_us = 4000,
+					       .last_page_ms = 11500 };
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
+	CHECK_EQ(fit.lazy_bytes, 32 * MIB);
+	CHECK_EQ(fit.lazy_faults, 1000);
+	CHECK(fit.lazy_fault_s == 0.004);
+	CHECK(fit.lazy_bandwidth_mbps == 8);
+	/* pages_copied unknown: its bytes; no time left after the faults: no bandwidth */
+	m.lazy.pages_copied = 0;
+	m.lazy.last_page_ms = 7500;
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
+	CHECK_EQ(fit.lazy_bytes, 8 * MIB);
+	CHECK(fit.lazy_bandwidth_mbps == 0);
+	CHECK_EQ(fit.lazy_faults, 1000);
+	m.lazy = (struct ml_migrate_lazy_rec){ 0 };
 
 	/* rounds of equal bytes: no slope, bytes / time; the dump's fixed part at least 0 */
 	m.postcopy = false;

@@ -262,7 +262,8 @@ static struct ml_migrate_model_policy_rec policies[] = {
 	  .postcopy_last_page_ms = 475.125,
 	  .dump_ms = 100.5,
 	  .restore_ms = 124.625,
-	  .restored_bytes = 67108864 },
+	  .restored_bytes = 67108864,
+	  .lazy_bytes = 67108864 },
 	{ .name = "hot-vma",
 	  .rounds = hot_rounds,
 	  .nrounds = 1,
@@ -277,19 +278,21 @@ static struct ml_migrate_model_policy_rec policies[] = {
 static const char mm_line[] =
 	"{\"type\":\"migrate_model\",\"bandwidth_mbps\":128,\"round_interval_s\":0.5,"
 	"\"freeze_overhead_s\":0.25,\"dump_fixed_s\":0.125,\"restore_fixed_s\":0.5,"
-	"\"restore_bandwidth_mbps\":512,\"calibrated_from\":\"m.json\",\"policies\":["
+	"\"restore_bandwidth_mbps\":512,\"lazy_bandwidth_mbps\":64,\"lazy_faults\":300,"
+	"\"lazy_fault_ms\":1.5,\"calibrated_from\":\"m.json\",\"policies\":["
 	"{\"name\":\"none\",\"rounds\":[{\"round\":1,\"bytes\":67108864},"
 	"{\"round\":2,\"bytes\":62914560}],\"total_bytes\":130023424,"
 	"\"final_round_bytes\":62914560,\"downtime_ms\":475.125,"
 	"\"postcopy_downtime_ms\":250,\"postcopy_last_page_ms\":475.125,"
-	"\"dump_ms\":100.5,\"restore_ms\":124.625,\"restored_bytes\":67108864},"
+	"\"dump_ms\":100.5,\"restore_ms\":124.625,\"restored_bytes\":67108864,"
+	"\"lazy_bytes\":67108864},"
 	"{\"name\":\"hot-vma\",\"rounds\":[{\"round\":1,\"bytes\":2097152}],"
 	"\"total_bytes\":2097152,\"final_round_bytes\":2097152,\"downtime_ms\":0.1,"
 	"\"postcopy_downtime_ms\":0,\"postcopy_last_page_ms\":0.1,\"dump_ms\":0,"
-	"\"restore_ms\":0,\"restored_bytes\":0},"
+	"\"restore_ms\":0,\"restored_bytes\":0,\"lazy_bytes\":0},"
 	"{\"name\":\"hot-range\",\"rounds\":[],\"total_bytes\":0,\"final_round_bytes\":0,"
 	"\"downtime_ms\":0,\"postcopy_downtime_ms\":0,\"postcopy_last_page_ms\":0,"
-	"\"dump_ms\":0,\"restore_ms\":0,\"restored_bytes\":0}]}\n";
+	"\"dump_ms\":0,\"restore_ms\":0,\"restored_bytes\":0,\"lazy_bytes\":0}]}\n";
 
 static void mm_same(const struct ml_migrate_model_rec *a, const struct ml_migrate_model_rec *b)
 {
@@ -299,6 +302,9 @@ static void mm_same(const struct ml_migrate_model_rec *a, const struct ml_migrat
 	CHECK(a->dump_fixed_s == b->dump_fixed_s);
 	CHECK(a->restore_fixed_s == b->restore_fixed_s);
 	CHECK(a->restore_bandwidth_mbps == b->restore_bandwidth_mbps);
+	CHECK(a->lazy_bandwidth_mbps == b->lazy_bandwidth_mbps);
+	CHECK_EQ(a->lazy_faults, b->lazy_faults);
+	CHECK(a->lazy_fault_ms == b->lazy_fault_ms);
 	CHECK_STR(a->calibrated_from, b->calibrated_from);
 	REQUIRE(a->npol == b->npol);
 	for (size_t i = 0; i < a->npol; i++) {
@@ -318,6 +324,7 @@ static void mm_same(const struct ml_migrate_model_rec *a, const struct ml_migrat
 		CHECK(p->dump_ms == q->dump_ms);
 		CHECK(p->restore_ms == q->restore_ms);
 		CHECK_EQ(p->restored_bytes, q->restored_bytes);
+		CHECK_EQ(p->lazy_bytes, q->lazy_bytes);
 	}
 }
 
@@ -329,6 +336,9 @@ static void test_migrate_model_round_trip(void)
 					   .dump_fixed_s = 0.125,
 					   .restore_fixed_s = 0.5,
 					   .restore_bandwidth_mbps = 512,
+					   .lazy_bandwidth_mbps = 64,
+					   .lazy_faults = 300,
+					   .lazy_fault_ms = 1.5,
 					   .calibrated_from = "m.json",
 					   .pol = policies,
 					   .npol = 3 },
@@ -372,6 +382,9 @@ static void test_migrate_model_read_lenient(void)
 	CHECK(r.dump_fixed_s == 0 && r.restore_fixed_s == 0 && r.restore_bandwidth_mbps == 0);
 	CHECK(!r.calibrated_from);
 	CHECK(r.pol[0].dump_ms == 0 && r.pol[0].restore_ms == 0 && r.pol[0].restored_bytes == 0);
+	/* no lazy pages' parameters nor bytes */
+	CHECK(r.lazy_bandwidth_mbps == 0 && r.lazy_faults == 0 && r.lazy_fault_ms == 0);
+	CHECK_EQ(r.pol[0].lazy_bytes, 0);
 	ml_fmt_migrate_model_free(&r);
 	ml_json_free(j);
 }
