@@ -124,20 +124,7 @@ def part_headers(root):
 def lib_headers(root):
     """The library's public headers: include/memlens/*.h but those lib/README.md's
     part table gives to another part (report/'s report.h)."""
-    others, table = set(), None
-    with open(os.path.join(root, README)) as f:
-        for line in f:
-            if not line.startswith('|'):
-                table = None
-                continue
-            cells = [c.strip() for c in line.strip().strip('|').split('|')]
-            if cells[0] in ('folder', 'part'):
-                table = cells[0]
-                continue
-            if table == 'part' and not set(line.strip()) <= set('|-: '):
-                part = re.findall(r'`([^`]+)`', cells[0])
-                if part and part[0].rstrip('/') != 'lib':
-                    others.update(re.findall(r'`([^`]+\.h)`', cells[-1]))
+    others = {h for hs in part_headers(root).values() for h in hs}
     return sorted(h for h in os.listdir(os.path.join(root, 'include/memlens'))
                   if h.endswith('.h') and h not in others)
 
