@@ -67,7 +67,7 @@ FUZZ_CC ?= clang
 COMPILE_plain = $(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(EXTRA_CFLAGS) -c $< -o $@
 COMPILE_asan = $(CC) $(BASE_CFLAGS) -O1 -g $(SAN) -c $< -o $@
 COMPILE_pic = $(CC) $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
-FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -Icommon -I$(BUILD)/gen -g -O1 \
+FUZZ_FLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -Icommon -I$(BUILD)/gen -MMD -MP -g -O1 \
 	-fno-sanitize-recover=all
 COMPILE_fuzz = $(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
 # $(call compile_rules,DIR,KIND): DIR/x.o from x.c and DIR/gen/x.o from

@@ -64,15 +64,18 @@ else
 $(warning man pages left out: install python3-docutils (rst2man), scripts/packages/docs.txt)
 endif
 # rst2man stops at the first warning: a page that does not parse cleanly
-# is a build error, not a page with a hole in it. No hyphenation (.nh): an
+# is a build error, not a page with a hole in it (no pipe between the
+# steps: sh has no pipefail, and a pipe hid rst2man's failure behind an
+# empty page). No hyphenation (.nh): an
 # option is never split at a line end.
 $(BUILD)/man/%.8: doc/man/%.8.rst mk/install.mk $(PATHS_H)
 	@mkdir -p $(dir $@)
 	@test -n "$(RST2MAN)" || { echo "$@: rst2man not found: install python3-docutils" >&2; exit 1; }
 	sed -e 's/@VERSION@/$(MEMLENS_VERSION_STR)/g' -e 's|@LIBEXECDIR@|$(MEMLENS_LIBEXEC)|g' \
-		-e 's|@DATADIR@|$(MEMLENS_DATA)|g' $< | \
-		$(RST2MAN) --halt=warning --no-generator --no-datestamp | \
-		sed '/^\.TH /a .nh' > $@.tmp
+		-e 's|@DATADIR@|$(MEMLENS_DATA)|g' $< > $@.rst
+	$(RST2MAN) --halt=warning --no-generator --no-datestamp $@.rst $@.roff
+	sed '/^\.TH /a .nh' $@.roff > $@.tmp
+	@rm -f $@.rst $@.roff
 	@mv $@.tmp $@
 
 # --- pkg-config -------------------------------------------------------------
