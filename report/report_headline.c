@@ -181,7 +181,7 @@ void mlr_headline_writes(const struct ml_rep_writes *w, char *buf, size_t len)
 		add(&l, ")");
 	if (ever > hot)
 		add(&l, "; %zu hot at some time", ever);
-	ml_fmt_bytes_words(mean_write_rate(w), rate, sizeof(rate));
+	ml_fmt_bytes_words(mlr_bytes_u64(mean_write_rate(w)), rate, sizeof(rate));
 	add(&l, "; %s/s written on average", rate);
 	free(idx);
 }
@@ -222,13 +222,13 @@ void mlr_headline_snaps(const struct ml_rep_snaps *s, char *buf, size_t len)
 		swp += s->last[i].swapped;
 		wr += s->have_written ? s->last[i].written : s->last[i].dirty;
 	}
-	ml_fmt_bytes_words(res * s->page_size, b, sizeof(b));
+	ml_fmt_bytes_words(mlr_bytes_u64(res * s->page_size), b, sizeof(b));
 	if (s->npt > 1) {
 		size_t at = mlr_snaps_peak(s);
 		double peak = mlr_snap_resident(&s->pt[at]);
 		char pk[32];
 
-		ml_fmt_bytes_words(peak * s->page_size, pk, sizeof(pk));
+		ml_fmt_bytes_words(mlr_bytes_u64(peak * s->page_size), pk, sizeof(pk));
 		if (peak > res)
 			add(&l, "%s resident at the peak (%.1f s), %s at the end", pk,
 			    (s->pt[at].t_ms - s->pt[0].t_ms) / 1000, b);
@@ -241,16 +241,17 @@ void mlr_headline_snaps(const struct ml_rep_snaps *s, char *buf, size_t len)
 	for (int i = 0; i < n && i < KINDS_NAMED; i++) {
 		double share = 100 * s->last[k[i]].resident / res;
 
-		ml_fmt_bytes_words(s->last[k[i]].resident * s->page_size, b, sizeof(b));
+		ml_fmt_bytes_words(mlr_bytes_u64(s->last[k[i]].resident * s->page_size), b,
+				   sizeof(b));
 		add(&l, "%s%s %s (", i ? ", " : ": ", ml_report_kind_label(k[i]), b);
 		add(&l, share < 0.5 ? "<1%%)" : "%.0f%%)", share);
 	}
 	if (swp > 0) {
-		ml_fmt_bytes_words(swp * s->page_size, b, sizeof(b));
+		ml_fmt_bytes_words(mlr_bytes_u64(swp * s->page_size), b, sizeof(b));
 		add(&l, "; %s swapped out", b);
 	}
 	if (s->have_written || s->have_dirty) {
-		ml_fmt_bytes_words(wr * s->page_size, b, sizeof(b));
+		ml_fmt_bytes_words(mlr_bytes_u64(wr * s->page_size), b, sizeof(b));
 		add(&l, "; %s %s", b, s->have_written ? "written in the last cycle" : "dirty");
 	}
 }
@@ -331,7 +332,7 @@ void mlr_headline_migrate(const struct ml_rep_migrate *m, char *buf, size_t len)
 	}
 	if (m->npol == 1 || !(base->total_bytes > 0)) {
 		for (size_t i = 0; i < m->npol; i++) {
-			ml_fmt_bytes_words(m->pol[i].total_bytes, b, sizeof(b));
+			ml_fmt_bytes_words(mlr_bytes_u64(m->pol[i].total_bytes), b, sizeof(b));
 			add(&l, "%s%s: %s sent, %.0f ms downtime", i ? "; " : "",
 			    policy_title(m->pol[i].name), b, m->pol[i].downtime_ms);
 		}
@@ -384,11 +385,12 @@ void mlr_headline_leaks(const struct ml_rep_leaks *l, char *buf, size_t len)
 			add(&ln, "no leaks lines in this input");
 			return;
 		}
-		ml_fmt_bytes_words(l->pt[l->npt - 1].outstanding_bytes, b, sizeof(b));
+		ml_fmt_bytes_words(mlr_bytes_u64(l->pt[l->npt - 1].outstanding_bytes), b,
+				   sizeof(b));
 		add(&ln, "%s outstanding at the last interval (no final line)", b);
 		return;
 	}
-	ml_fmt_bytes_words(l->outstanding_bytes, b, sizeof(b));
+	ml_fmt_bytes_words(mlr_bytes_u64(l->outstanding_bytes), b, sizeof(b));
 	fmt_count(l->outstanding, cnt, sizeof(cnt));
 	if (!(l->outstanding_bytes > 0)) {
 		add(&ln, "nothing outstanding: every block allocated while traced was freed");
@@ -399,13 +401,13 @@ void mlr_headline_leaks(const struct ml_rep_leaks *l, char *buf, size_t len)
 	if (l->sample_bytes > 0) {
 		char se[32], every[32];
 
-		ml_fmt_bytes_words(l->outstanding_bytes_stderr, se, sizeof(se));
-		ml_fmt_bytes_words(l->sample_bytes, every, sizeof(every));
+		ml_fmt_bytes_words(mlr_bytes_u64(l->outstanding_bytes_stderr), se, sizeof(se));
+		ml_fmt_bytes_words(mlr_bytes_u64(l->sample_bytes), every, sizeof(every));
 		add(&ln, " (estimated from one allocation sampled per %s: standard error %s)",
 		    every, se);
 	}
 	if (top && top->bytes > 0) {
-		ml_fmt_bytes_words(top->bytes, b, sizeof(b));
+		ml_fmt_bytes_words(mlr_bytes_u64(top->bytes), b, sizeof(b));
 		add(&ln, "; %s (%.0f%%) from one call stack", b,
 		    100 * top->bytes / l->outstanding_bytes);
 		if (top->nframes) {
@@ -440,7 +442,7 @@ void mlr_headline_slab(const struct ml_rep_slab *s, const size_t *order, size_t 
 	if (c->in_final && c->net_kb != 0) {
 		char b[32];
 
-		ml_fmt_bytes_words(fabs(c->net_kb) * 1024, b, sizeof(b));
+		ml_fmt_bytes_words(mlr_bytes_u64(fabs(c->net_kb) * 1024), b, sizeof(b));
 		add(&l, " (%s)", b);
 	}
 	add(&l, "; %zu of the %zu caches listed grew", grew, norder);
@@ -475,9 +477,10 @@ void mlr_headline_oom(const struct ml_rep_oom *m, char *buf, size_t len)
 			big = k;
 	}
 	add(&l, "%s)", m->nkill > 4 ? ", ..." : "");
-	ml_fmt_bytes_words((big->anon_rss_kb + big->file_rss_kb + big->shmem_rss_kb) * 1024, rss,
-			   sizeof(rss));
-	ml_fmt_bytes_words(big->limit_kb * 1024, lim, sizeof(lim));
+	ml_fmt_bytes_words(
+		mlr_bytes_u64((big->anon_rss_kb + big->file_rss_kb + big->shmem_rss_kb) * 1024),
+		rss, sizeof(rss));
+	ml_fmt_bytes_words(mlr_bytes_u64(big->limit_kb * 1024), lim, sizeof(lim));
 	add(&l, "; %s resident in the %svictim, at the %s limit of %s", rss,
 	    m->nkill > 1 ? "largest " : "", big->scope[0] ? big->scope : "?", lim);
 }

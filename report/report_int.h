@@ -45,6 +45,16 @@ double mlr_heat_scale_legend(struct ml_rbuf *b, double x, double y, const char *
 void mlr_rank_vmas(const struct ml_rep_writes *w, uint32_t *idx);
 /* sizes: ml_fmt_bytes() ("64M", "4K", "1.5M"), the one byte formatter */
 #include "memlens/units.h"
+/*
+ * A byte count read as a double (from a file: untrusted) as ml_fmt_bytes()
+ * takes it: NaN and negatives 0, beyond 2^64 the largest count.
+ */
+static inline uint64_t mlr_bytes_u64(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
+}
 
 /* "512 µs", "1.02 ms", "3.36 s" */
 void mlr_fmt_us(double us, char *buf, size_t len);

@@ -120,7 +120,7 @@ static void draw(struct ml_rbuf *b, const struct tree *t, int i, double x, doubl
 	if (w < 0.4)
 		return;
 	frame_colour(n->name, col, sizeof(col));
-	ml_fmt_bytes(n->bytes, bytes, sizeof(bytes));
+	ml_fmt_bytes(mlr_bytes_u64(n->bytes), bytes, sizeof(bytes));
 	ml_rb_printf(
 		b,
 		"<g class=\"fframe\" data-depth=\"%d\" data-bytes=\"%.0f\" data-count=\"%.0f\">"
@@ -232,7 +232,7 @@ static void sizes_table(struct ml_rbuf *b, const struct ml_rep_leaks *l)
 	for (size_t i = 0; i < n; i++) {
 		const struct ml_rep_leak_size *z = &l->sizes[i];
 
-		ml_fmt_bytes(z->bytes, s, sizeof(s));
+		ml_fmt_bytes(mlr_bytes_u64(z->bytes), s, sizeof(s));
 		ml_rb_printf(b, "<tr><td>%.0f</td><td>%.0f</td><td>%.0f</td><td>%s</td></tr>\n",
 			     z->size, z->count, z->bytes, s);
 	}
@@ -254,7 +254,7 @@ void mlr_render_leaks(struct ml_rbuf *b, const struct ml_rep_leaks *l)
 	mlr_headline_leaks(l, head, sizeof(head));
 	mlr_render_headline(b, head);
 	if (l->have_final) {
-		ml_fmt_bytes(l->outstanding_bytes, s, sizeof(s));
+		ml_fmt_bytes(mlr_bytes_u64(l->outstanding_bytes), s, sizeof(s));
 		if (l->sample_bytes > 0)
 			ml_rb_printf(
 				b,

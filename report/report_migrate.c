@@ -32,7 +32,7 @@ static void one_bar(struct ml_rbuf *b, const struct plot *p, double x, double w,
 		     final ? "bar final" : "bar", x, y, w, p->y0 + p->h - y, colour);
 	if (label) {
 		if (bytes > 0)
-			ml_fmt_bytes(bytes, v, sizeof(v));
+			ml_fmt_bytes(mlr_bytes_u64(bytes), v, sizeof(v));
 		else
 			snprintf(v, sizeof(v), "0");
 		mlr_svg_text(b, x + w / 2, y - 3, "middle", "tick", v);

@@ -40,7 +40,7 @@ static void render_timeline(struct ml_rbuf *b, const struct ml_rep_oom *m)
 		double x = mlr_plot_x(&p, (k->time_ms - t0) / 1000),
 		       y = mlr_plot_y(&p, rssk / 1024);
 
-		ml_fmt_bytes(rssk * 1024, rss, sizeof(rss));
+		ml_fmt_bytes(mlr_bytes_u64(rssk * 1024), rss, sizeof(rss));
 		snprintf(label, sizeof(label), "%s (pid %ld) %s",
 			 k->victim_comm[0] ? k->victim_comm : "?", k->victim_pid, rss);
 		ml_rb_printf(b,
@@ -75,11 +75,11 @@ static void kill_table(struct ml_rbuf *b, const struct ml_rep_oom *m)
 	for (size_t i = 0; i < m->nkill; i++) {
 		const struct ml_rep_oom_kill *k = &m->kill[i];
 
-		ml_fmt_bytes(k->anon_rss_kb * 1024, s[0], sizeof(s[0]));
-		ml_fmt_bytes(k->file_rss_kb * 1024, s[1], sizeof(s[1]));
-		ml_fmt_bytes(k->shmem_rss_kb * 1024, s[2], sizeof(s[2]));
-		ml_fmt_bytes(k->total_vm_kb * 1024, s[3], sizeof(s[3]));
-		ml_fmt_bytes(k->limit_kb * 1024, s[4], sizeof(s[4]));
+		ml_fmt_bytes(mlr_bytes_u64(k->anon_rss_kb * 1024), s[0], sizeof(s[0]));
+		ml_fmt_bytes(mlr_bytes_u64(k->file_rss_kb * 1024), s[1], sizeof(s[1]));
+		ml_fmt_bytes(mlr_bytes_u64(k->shmem_rss_kb * 1024), s[2], sizeof(s[2]));
+		ml_fmt_bytes(mlr_bytes_u64(k->total_vm_kb * 1024), s[3], sizeof(s[3]));
+		ml_fmt_bytes(mlr_bytes_u64(k->limit_kb * 1024), s[4], sizeof(s[4]));
 		ml_rb_puts(b, "<tr><td>");
 		ml_rb_html(b, k->victim_comm);
 		ml_rb_printf(b,

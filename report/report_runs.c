@@ -30,8 +30,10 @@ void mlr_oom_note(const struct ml_report *r, long pid, char *buf, size_t len)
 
 			if (k->victim_pid != pid || n + 1 >= len)
 				continue;
-			ml_fmt_bytes((k->anon_rss_kb + k->file_rss_kb + k->shmem_rss_kb) * 1024,
-				     rss, sizeof(rss));
+			ml_fmt_bytes(
+				mlr_bytes_u64((k->anon_rss_kb + k->file_rss_kb + k->shmem_rss_kb) *
+					      1024),
+				rss, sizeof(rss));
 			n += (size_t)snprintf(buf + n, len - n,
 					      "%sKilled by the OOM killer with %s resident (%s "
 					      "limit; see OOM kills).",
@@ -88,7 +90,7 @@ static void cell_bytes(struct ml_rbuf *b, double bytes)
 {
 	char s[32];
 
-	ml_fmt_bytes(bytes, s, sizeof(s));
+	ml_fmt_bytes(mlr_bytes_u64(bytes), s, sizeof(s));
 	ml_rb_printf(b, "<td data-bytes=\"%.0f\">%s</td>", bytes, s);
 }
 
@@ -167,8 +169,9 @@ static void headline(const struct ml_report *r, const size_t *idx, size_t n, cha
 			const struct ml_rep_snaps *sn = &r->s[idx[i]];
 			size_t k = end ? sn->npt - 1 : mlr_snaps_peak(sn);
 
-			ml_fmt_bytes_words(sn->npt ? mlr_snap_resident(&sn->pt[k]) * sn->page_size
-						   : 0,
+			ml_fmt_bytes_words(mlr_bytes_u64(sn->npt ? mlr_snap_resident(&sn->pt[k]) *
+									   sn->page_size
+								 : 0),
 					   s, sizeof(s));
 			at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? ", " : "", s);
 		}

@@ -46,7 +46,8 @@ static void peak_mark(struct ml_rbuf *b, const struct plot *p, const struct ml_r
 	double x = mlr_plot_x(p, (s->pt[at].t_ms - s->pt[0].t_ms) / 1000), y = mlr_plot_y(p, v);
 	char size[16], text[64];
 
-	ml_fmt_bytes(mlr_snap_resident(&s->pt[at]) * s->page_size, size, sizeof(size));
+	ml_fmt_bytes(mlr_bytes_u64(mlr_snap_resident(&s->pt[at]) * s->page_size), size,
+		     sizeof(size));
 	snprintf(text, sizeof(text), "peak %s at %.1f s", size,
 		 (s->pt[at].t_ms - s->pt[0].t_ms) / 1000);
 	ml_rb_printf(
@@ -199,7 +200,7 @@ static void bar_row(struct ml_rbuf *b, double x0, double w, double y, const doub
 		x += pw;
 	}
 	/* the share, and of how much: 100% of 16K is not 100% of 64M */
-	ml_fmt_bytes(bytes, size, sizeof(size));
+	ml_fmt_bytes(mlr_bytes_u64(bytes), size, sizeof(size));
 	snprintf(pct, sizeof(pct), "%.1f%% of %s", part[0] * 100, size);
 	mlr_svg_text(b, x0 + w + 4, y + 12, "start", "tick", pct);
 }

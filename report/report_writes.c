@@ -269,7 +269,7 @@ static void writes_facts(struct ml_rbuf *b, const struct ml_rep_writes *w)
 	ml_rb_printf(b, "<p class=\"facts\">%zu interval%s, %zu VMA%s tracked", w->niv,
 		     w->niv == 1 ? "" : "s", w->nvma, w->nvma == 1 ? "" : "s");
 	if (w->have_summary) {
-		ml_fmt_bytes_words(w->cumulative_dirty_bytes, s1, sizeof(s1));
+		ml_fmt_bytes_words(mlr_bytes_u64(w->cumulative_dirty_bytes), s1, sizeof(s1));
 		ml_rb_printf(b, "; written in all: %s; stopped because ", s1);
 		ml_rb_html(b, w->stopped_because);
 	}
@@ -314,7 +314,7 @@ void mlr_render_writes(struct ml_rbuf *b, const struct ml_rep_writes *w,
 	} else if (w->niv < 2) {
 		char r[32];
 
-		ml_fmt_bytes_words(w->iv[0].rate_pps * w->page_size, r, sizeof(r));
+		ml_fmt_bytes_words(mlr_bytes_u64(w->iv[0].rate_pps * w->page_size), r, sizeof(r));
 		ml_rb_printf(b,
 			     "<p class=\"note\">dirty rate: %s/s in the one interval (a line "
 			     "over time needs two or more).</p>\n",
