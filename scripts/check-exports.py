@@ -260,13 +260,20 @@ def public_names(root, faults):
     return counts
 
 
+def nm(args, path, faults):
+    """nm @args @path's output; None (and a fault) when nm cannot read it."""
+    try:
+        return subprocess.run(['nm'] + args + [path], check=True,
+                              capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as e:
+        faults.append('%s: nm failed (%s); build it: make %s' % (path, e, path))
+        return None
+
+
 def exported(so, faults):
     """{name: version} of what @so exports."""
-    try:
-        out = subprocess.run(['nm', '-D', '--defined-only', so], check=True,
-                             capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        faults.append('%s: nm failed (%s); build it: make %s' % (so, e, so))
+    out = nm(['-D', '--defined-only'], so, faults)
+    if out is None:
         return None
     syms = {}
     for line in out.splitlines():
@@ -283,11 +290,8 @@ def exported(so, faults):
 
 def archive_globals(archive, faults):
     """[(object, name)] of the global symbols @archive defines."""
-    try:
-        out = subprocess.run(['nm', '-g', '--defined-only', archive], check=True,
-                             capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError) as e:
-        faults.append('%s: nm failed (%s); build it: make %s' % (archive, e, archive))
+    out = nm(['-g', '--defined-only'], archive, faults)
+    if out is None:
         return None
     syms, obj = [], '?'
     for line in out.splitlines():
