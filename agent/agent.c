@@ -38,6 +38,7 @@ int agent_init(struct agent *a, const struct agent_config *cfg, struct ml_err *e
 	pthread_rwlock_init(&a->lock, NULL);
 	pthread_mutex_init(&a->criu_lock, NULL);
 	pthread_mutex_init(&a->found_lock, NULL);
+	pthread_mutex_init(&a->tick_lock, NULL);
 	a->can_profile = probe_profile();
 	return 0;
 }
@@ -59,17 +60,25 @@ void agent_fini(struct agent *a)
 	pthread_rwlock_destroy(&a->lock);
 	pthread_mutex_destroy(&a->criu_lock);
 	pthread_mutex_destroy(&a->found_lock);
+	pthread_mutex_destroy(&a->tick_lock);
 }
 
 /* Called on the profiler's thread after every interval. */
 void agent_tick(const struct ml_profiler_sample *s, void *arg)
 {
-	(void)arg;
+	struct agent *a = arg;
+
 	if (s->target_exited) {
 		metrics_error("target_exited");
 		metrics_profiling(false, 0);
 		return;
 	}
+	pthread_mutex_lock(&a->tick_lock);
+	a->ticks_over += s->tick_over_interval;
+	a->tick_ns_last = s->tick_ns;
+	if (s->tick_ns > a->tick_ns_max)
+		a->tick_ns_max = s->tick_ns;
+	pthread_mutex_unlock(&a->tick_lock);
 	metrics_sample(s);
 }
 

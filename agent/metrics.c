@@ -48,6 +48,7 @@ static struct {
 	double dirty_rate, avg_rate;
 	int total_vmas, tracked_vmas, hot_vmas;
 	uint64_t intervals;
+	uint64_t ticks_over; /* intervals whose tick took longer than the interval */
 	double overhead, fault_s; /* the last interval's tracking cost, one fault's */
 	bool fault_measured;
 	struct histo scan;
@@ -106,6 +107,7 @@ void metrics_sample(const struct ml_profiler_sample *s)
 	m.fault_s = (double)s->sampling.fault_ns / 1e9;
 	m.fault_measured = s->sampling.fault_ns_measured;
 	m.intervals++;
+	m.ticks_over += s->tick_over_interval;
 	histo_add(&m.scan, scan_buckets, NSCAN, (double)s->tick_ns / 1e9);
 	pthread_mutex_unlock(&m.lock);
 }
@@ -235,6 +237,9 @@ static void render_profile(struct out *o)
 	put(o, "memlens_agent_write_fault_cost_measured %d\n", m.fault_measured);
 	head(o, "intervals_total", "counter", "profiling intervals scanned");
 	put(o, "memlens_agent_intervals_total %llu\n", (unsigned long long)m.intervals);
+	head(o, "ticks_over_interval_total", "counter",
+	     "intervals whose tick took longer than the interval: the interval was not kept");
+	put(o, "memlens_agent_ticks_over_interval_total %llu\n", (unsigned long long)m.ticks_over);
 	head(o, "scan_duration_seconds", "histogram",
 	     "cost of one interval: maps, registration and PAGEMAP_SCAN");
 	histo_put(o, "scan_duration_seconds", "", &m.scan, scan_buckets, NSCAN);

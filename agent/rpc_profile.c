@@ -118,6 +118,9 @@ static void start_locked(struct agent *a, const struct ml_profiler_opts *po, str
 	r = agent_target(a, &pid, &err);
 	if (!r)
 		r = ml_profiler_open(&p, pid, po, &err);
+	pthread_mutex_lock(&a->tick_lock);
+	a->ticks_over = a->tick_ns_max = a->tick_ns_last = 0;
+	pthread_mutex_unlock(&a->tick_lock);
 	if (!r)
 		r = ml_profiler_start(p, agent_tick, a, &err);
 	if (r) {
@@ -393,6 +396,12 @@ static void status_profiler(struct agent *a, Agent__GetStatusResponse *r,
 			r->error_pct = error_pct(&s->sampling);
 		}
 	}
+	pthread_mutex_lock(&a->tick_lock);
+	r->ticks_over_interval = (int64_t)a->ticks_over;
+	r->tick_ms_max = (double)a->tick_ns_max / 1e6;
+	r->tick_ms_last = (double)a->tick_ns_last / 1e6;
+	r->interval_kept = !a->ticks_over;
+	pthread_mutex_unlock(&a->tick_lock);
 	if (ml_profiler_error(a->prof, &e))
 		snprintf(lasterr, len, "%s", e.msg);
 }
@@ -418,6 +427,7 @@ void rpc_get_status(struct agent *a, const uint8_t *req, size_t len, uint64_t de
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	pthread_rwlock_rdlock(&a->lock);
 	snprintf(lasterr, sizeof(lasterr), "%s", a->last_error);
+	resp.interval_kept = true; /* no tick yet */
 	if (a->prof)
 		status_profiler(a, &resp, &s, lasterr, sizeof(lasterr));
 	else

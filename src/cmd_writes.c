@@ -51,6 +51,7 @@ struct writes_ctx {
 	uint64_t t0_ns, interval_ms; /* the profiler's start, its interval */
 	bool interval_adapted; /* --max-overhead made the interval longer at some point */
 	uint64_t tick_ns_max; /* the longest tick */
+	uint64_t ticks_over; /* ticks longer than the interval in force */
 	int64_t max_dirty_pages;
 	/* the largest standard error of a sampled written ratio, the intervals one was noted in */
 	double stderr_max;
@@ -234,6 +235,13 @@ static void tree_lines(FILE *f, const struct ml_profiler_sample *s)
 			s->shared_untracked, s->shared_untracked == 1 ? "" : "s");
 }
 
+/* After the tick's time: that it took longer than the interval, when it did */
+static void tick_over_text(FILE *f, const struct ml_profiler_sample *s)
+{
+	if (s->tick_over_interval)
+		fprintf(f, ", longer than the %u ms interval", s->interval_ms);
+}
+
 /* "  sample 1/10 (faults cost 1.2% of a CPU)": how the interval was tracked */
 static void sampling_text(FILE *f, const struct ml_profiler_sampling *s)
 {
@@ -258,6 +266,7 @@ static void print_table(const struct writes_ctx *c, const struct ml_profiler_sam
 	fprintf(c->out, "interval %llu  t=%.2fs  VMAs %d (tracked %d)  hot %d  tick %.2f ms",
 		(unsigned long long)s->seq, s->t_ms / 1000.0, s->total_vmas, s->tracked_vmas,
 		s->hot_vmas, s->tick_ns / 1e6);
+	tick_over_text(c->out, s);
 	sampling_text(c->out, &s->sampling);
 	fputc('\n', c->out);
 	if (s->tree)
@@ -287,6 +296,7 @@ static void print_screen(const struct writes_ctx *c, const struct ml_profiler_sa
 		(int)c->pid, (unsigned long long)s->seq, s->t_ms / 1000.0);
 	fprintf(f, "VMAs %d, tracked %d, hot %d; tick %.2f ms", s->total_vmas, s->tracked_vmas,
 		s->hot_vmas, s->tick_ns / 1e6);
+	tick_over_text(f, s);
 	sampling_text(f, &s->sampling);
 	fputc('\n', f);
 	fprintf(f, "written: %s in %.2f s; cumulative %s, average %s/s\n\n",
@@ -358,6 +368,7 @@ static void on_tick(const struct ml_profiler_sample *s, void *arg)
 		c->interval_adapted = true;
 	if (s->tick_ns > c->tick_ns_max)
 		c->tick_ns_max = s->tick_ns;
+	c->ticks_over += s->tick_over_interval;
 	if (s->dirty.dirty_pages > c->max_dirty_pages)
 		c->max_dirty_pages = s->dirty.dirty_pages;
 	note_stderr(c, s);
@@ -372,7 +383,8 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 	 * or a busy CPU leaves fewer */
 	uint64_t want = c->t0_ns ? (ml_mono_ns() - c->t0_ns) / (c->interval_ms * 1000000ULL) : 0;
 	/* a longer interval --max-overhead chose is kept as it was meant to be */
-	bool kept = want < 2 || c->intervals * 100 >= want * 95 || c->interval_adapted;
+	bool taken = want < 2 || c->intervals * 100 >= want * 95 || c->interval_adapted;
+	bool kept = taken && !c->ticks_over;
 
 	if (want < c->intervals)
 		want = c->intervals;
@@ -386,6 +398,7 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 						 .intervals_wanted = want,
 						 .interval_kept = kept,
 						 .tick_ns_max = c->tick_ns_max,
+						 .ticks_over_interval = c->ticks_over,
 						 .ratio_stderr_max = c->stderr_max,
 						 .ratio_stderr_over = c->stderr_over };
 		struct ml_jw w;
@@ -397,10 +410,20 @@ static void print_summary(struct writes_ctx *c, enum ml_stop why)
 	fprintf(c->out, "summary: pid %d%s, %llu interval%s, stopped because %s\n", (int)c->pid,
 		c->tree ? " and its tree" : "", (unsigned long long)c->intervals,
 		c->intervals == 1 ? "" : "s", ml_stop_text(why));
-	if (!kept)
+	if (c->ticks_over)
+		table_wrap(c->out, table_width(c->out), 4,
+			   "  the interval was not kept: %llu of the %llu ticks took longer than "
+			   "the interval (-i %llu ms), the longest %.1f ms; %llu of the %llu "
+			   "intervals the time allowed were taken: give -i a longer interval than "
+			   "the longest tick",
+			   (unsigned long long)c->ticks_over, (unsigned long long)c->intervals,
+			   (unsigned long long)c->interval_ms, c->tick_ns_max / 1e6,
+			   (unsigned long long)c->intervals, (unsigned long long)want);
+	else if (!kept)
 		table_wrap(c->out, table_width(c->out), 4,
 			   "  the interval was not kept: %llu of the %llu intervals of %llu ms the "
-			   "time allowed; the longest tick took %.1f ms (a busy CPU delays ticks)",
+			   "time allowed; no tick took longer than the interval (the longest "
+			   "%.1f ms): a busy CPU delayed them",
 			   (unsigned long long)c->intervals, (unsigned long long)want,
 			   (unsigned long long)c->interval_ms, c->tick_ns_max / 1e6);
 	if (!c->have_last)

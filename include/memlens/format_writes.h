@@ -36,9 +36,11 @@ struct ml_writes_summary {
 	const struct ml_attach_stats *attach; /* NULL: no "attach" object */
 	const struct ml_profiler_sample *last; /* the last interval; NULL: none */
 	/* the interval asked for (0: no "interval_ms" &c.), the intervals it
-	 * would have given from the start to the stop, whether they were taken
-	 * (at least 95% of them), and the longest tick */
-	uint64_t interval_ms, intervals_wanted, tick_ns_max;
+	 * would have given from the start to the stop, whether it was kept (no
+	 * tick longer than the interval, and at least 95% of the intervals
+	 * taken), the longest tick and how many ticks took longer than the
+	 * interval in force (ml_profiler_sample.tick_over_interval) */
+	uint64_t interval_ms, intervals_wanted, tick_ns_max, ticks_over_interval;
 	bool interval_kept;
 	/*
 	 * A sampled run: the largest standard error of a VMA's written ratio

@@ -188,6 +188,15 @@ struct ml_profiler_sample {
 	struct ml_profiler_proc *procs;
 	size_t nprocs;
 	int64_t shared_dirty_pages;
+	/*
+	 * The interval this tick was due after (the one in force when it
+	 * started: --max-overhead may lengthen it), and whether the tick took
+	 * longer than it: tick_ns in whole microseconds, as the records give
+	 * it, over interval_ms. Such a tick delays the next one, so the
+	 * interval is not kept.
+	 */
+	unsigned int interval_ms;
+	bool tick_over_interval;
 };
 
 struct ml_profiler;

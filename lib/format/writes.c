@@ -175,6 +175,10 @@ void ml_fmt_writes_interval(struct ml_jw *w, pid_t pid, const struct ml_profiler
 	ml_jw_kint(w, "tracked_vmas", s->tracked_vmas);
 	ml_jw_kint(w, "hot_vmas", s->hot_vmas);
 	ml_jw_kuint(w, "tick_us", s->tick_ns / 1000);
+	if (s->interval_ms) {
+		ml_jw_kuint(w, "interval_ms", s->interval_ms);
+		ml_jw_kbool(w, "tick_over_interval", s->tick_over_interval);
+	}
 	put_dirty(w, &s->dirty);
 	put_tree(w, s);
 	put_sampling(w, &s->sampling);
@@ -224,6 +228,7 @@ void ml_fmt_writes_summary(struct ml_jw *w, const struct ml_writes_summary *sum)
 		ml_jw_kuint(w, "intervals_wanted", sum->intervals_wanted);
 		ml_jw_kbool(w, "interval_kept", sum->interval_kept);
 		ml_jw_kdbl(w, "tick_ms_max", (double)sum->tick_ns_max / 1e6);
+		ml_jw_kuint(w, "ticks_over_interval", sum->ticks_over_interval);
 	}
 	ml_jw_kstr(w, "stopped_because", ml_stop_token(sum->why));
 	if (sum->attach)

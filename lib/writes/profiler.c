@@ -913,10 +913,14 @@ const struct ml_range *mli_profiler_written(const struct ml_profiler *p, size_t 
 
 int ml_profiler_tick(struct ml_profiler *p, struct ml_profiler_sample *out, struct ml_err *err)
 {
+	/* the interval the tick was due after: the tick may choose the next one */
+	unsigned int interval_ms = p->o.interval_ms;
 	int r = p->tree ? mli_ptree_tick(p->tree, p, out, err) : mli_profiler_tick_one(p, out, err);
 
 	if (r)
 		return r;
+	out->interval_ms = interval_ms;
+	out->tick_over_interval = out->tick_ns / 1000 > (uint64_t)interval_ms * 1000;
 	/* what ml_profiler_latest() returns, whether ticks come from the thread or not */
 	pthread_mutex_lock(&p->lock);
 	ml_profiler_sample_free(&p->latest);

@@ -463,6 +463,71 @@ def test_profile_flow():
     ch.close()
 
 
+def bigmap(mib, regions):
+    out = open(os.path.join(TMP, "bigmap-%d.out" % next(SEQ)), "w+")
+    p = spawn([os.path.join(WORKLOADS, "bigmap"), str(mib), str(regions)], stdout=out,
+              stderr=subprocess.STDOUT)
+    for _ in range(3000):  # up to 60 s
+        out.seek(0)
+        if re.search(r"^ready \d+", out.read(), re.M):
+            return p
+        time.sleep(0.02)
+    raise AssertionError("bigmap did not start in 60 s (exit status %s)" % p.poll())
+
+
+def tick_status(st, intervals):
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        s = st.GetStatus(pb.GetStatusRequest(), timeout=10)
+        if s.intervals >= intervals:
+            return s
+        time.sleep(0.1)
+    raise AssertionError("fewer than %d intervals in 120 s: %s" % (intervals, s))
+
+
+def tick_consistent(s, what):
+    # against the agent's own measurements: a tick is over the interval when
+    # its whole microseconds are, so the longest says whether any was
+    over = math.floor(s.tick_ms_max * 1000 + 1e-6) > s.interval_ms * 1000
+    check(s.interval_kept == (s.ticks_over_interval == 0) and
+          (s.ticks_over_interval > 0) == over and s.ticks_over_interval <= s.intervals and
+          0 < s.tick_ms_last <= s.tick_ms_max,
+          "%s: interval %d ms, %d intervals, %d ticks over, longest %.3f ms, last %.3f ms, "
+          "kept %s" % (what, s.interval_ms, s.intervals, s.ticks_over_interval, s.tick_ms_max,
+                       s.tick_ms_last, s.interval_kept))
+    return over
+
+
+def test_interval_kept():
+    """GetStatus says when a tick took longer than the interval: bigmap's
+    8000 VMAs at interval_ms=10, the shortest the agent takes, make each tick
+    read 8000 maps lines and scan 8000 VMAs; a 1 s interval on 4 VMAs is
+    kept. Judged by the agent's own tick times, never timed here."""
+    bm = bigmap(256, 8000)
+    sock = sock_path("ticks")
+    start_agent(["--pid", str(bm.pid)], sock)
+    ch, st = unix(sock)
+    s = st.GetStatus(pb.GetStatusRequest(), timeout=10)
+    check(s.interval_kept and s.ticks_over_interval == 0, "before profiling: %s" % s)
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=10), timeout=60)
+    check(r.success, "StartProfiling: %s" % r)
+    forced = tick_consistent(tick_status(st, 5), "8000 VMAs at 10 ms")
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=30)
+    ch.close()
+    cleanup()
+    small = bigmap(16, 4)
+    sock = sock_path("ticks-kept")
+    start_agent(["--pid", str(small.pid)], sock)
+    ch, st = unix(sock)
+    r = st.StartProfiling(pb.StartProfilingRequest(interval_ms=1000), timeout=60)
+    check(r.success, "StartProfiling: %s" % r)
+    tick_consistent(tick_status(st, 2), "4 VMAs at 1000 ms")
+    st.StopProfiling(pb.StopProfilingRequest(), timeout=30)
+    ch.close()
+    if not forced:
+        raise Skip("the agent measured no tick over 10 ms on 8000 VMAs: nothing was forced")
+
+
 def test_tree():
     # forktree -P: a root and two children, each writing 64 private pages and
     # the same 32 pages of one shared mapping every interval. The agent
@@ -2020,7 +2085,8 @@ def main():
         print("skip - agent: the agent tests need root (ptrace, userfaultfd of another process)")
         return 0
     for t in (test_cli_usage, test_socket_mode_and_lock, test_startup_errors_clean,
-              test_socket_dir_security, test_profile_flow, test_hot_ranges, test_tree, test_sampled,
+              test_socket_dir_security, test_profile_flow, test_hot_ranges, test_interval_kept,
+              test_tree, test_sampled,
               test_sampled_error, test_validation,
               test_deadline_and_fuzz, test_concurrent_clients, test_sigterm_during_calls,
               test_second_agent_same_socket, test_metrics, test_target_discovery,
