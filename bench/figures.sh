@@ -8,6 +8,7 @@
 #   cycle:  one `snapshot` cycle of an idle 1 GiB process in 24 VMAs, its own
 #           cycle_us, against `cat /proc/PID/smaps` and `pmap -X PID`;
 #   pages:  a `snapshot --pages` cycle per GiB resident (page flags);
+#   pss:    the smaps read of a `snapshot --pss` cycle per GiB resident;
 #   kept:   `snapshot -i 10 -d 3`: cycles taken of those asked for;
 #   tick:   a `writes -i 10` tick on the 1 GiB process (tick_us), and how
 #           many ticks were longer than the 10 ms interval.
@@ -51,7 +52,7 @@ wall_us() { # N CMD...
 	done
 }
 
-echo "machine: $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(nproc) CPUs, $(uname -r), THP $(grep -o "\[[a-z]*\]" /sys/kernel/mm/transparent_hugepage/enabled), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 start_bigmap 64 24
 small=$bm
@@ -82,6 +83,12 @@ $PY -c 'import json,sys
 c=sorted(r["cycle_us"] for r in map(json.loads, open(sys.argv[1])) if r.get("type")=="snapshot")
 g=int(sys.argv[2])/1048576
 print("pages: snapshot --pages cycle %.0f / %.0f / %.0f ms per GiB resident (5 cycles)" % (c[0]/1000/g, c[len(c)//2]/1000/g, c[-1]/1000/g))' "$tmp/p.json" "$rss"
+
+"$M" snapshot -p "$big" -i 10 -n 5 --pss --json -o "$tmp/ps.json" >/dev/null
+$PY -c 'import json,sys
+c=sorted(r["smaps_us"] for r in map(json.loads, open(sys.argv[1])) if r.get("type")=="snapshot")
+g=int(sys.argv[2])/1048576
+print("pss: snapshot --pss reads smaps in %.0f / %.0f / %.0f ms per GiB resident (5 cycles)" % (c[0]/1000/g, c[len(c)//2]/1000/g, c[-1]/1000/g))' "$tmp/ps.json" "$rss"
 
 "$M" snapshot -p "$big" -i 10 -d 3 --json -o "$tmp/k.json" >/dev/null
 $PY -c 'import json,sys
