@@ -181,8 +181,9 @@ int ml_snapshot_copy(struct ml_snapshot *dst, const struct ml_snapshot *src);
 /*
  * Add what /proc/PID/smaps says of each VMA of @s: PSS, USS, Dirty (see
  * struct ml_snap_counts). The kernel computes them in one more walk of the
- * page tables (with each page's map count): exact, and 30 to 60 ms for
- * 1 GiB resident in 4 KiB pages, where the count itself takes about 1 ms;
+ * page tables (with each page's map count): exact, and 20 to 140 ms for
+ * 1 GiB resident in 4 KiB pages (bench/figures.sh), where the count itself
+ * takes 1 to 1.3 ms;
  * so it is asked for, not done by ml_snapshot_take(). Read after the
  * count: a VMA that came or went meanwhile is left out and counted in
  * smaps_unmatched. 0; -ESRCH when the process is gone; another -errno.
