@@ -130,8 +130,8 @@ static int parse_args(struct snap_cli *c, int argc, char **argv, int *first)
 		  .kind = CLI_FLAG,
 		  .target = &c->pss,
 		  .help = "also read /proc/PID/smaps each cycle: PSS, USS and Dirty per VMA, "
-			  "as pmap -X and smem show them (20 to 140 ms per GiB resident, 27 median; a "
-			  "single snapshot's table always has them)" },
+			  "as pmap -X and smem show them (20 to 140 ms per GiB resident, 27 "
+			  "median; a single snapshot's table always has them)" },
 		{ .name = "writes",
 		  .kind = CLI_FLAG,
 		  .target = &c->writes,

@@ -263,7 +263,7 @@ static void table_kinds(FILE *f, const struct ml_snapshot *s, int width)
 	table_print(t, f, width, 0, 0);
 	table_free(t);
 	if (!sw)
-		fprintf(f, "(no swap configured: nothing can be out of memory)\n");
+		table_wrap(f, width, 1, "(no swap configured: nothing can be out of memory)");
 }
 
 /* two lines: with its numbers (a collection time of 100 ms or more), one could pass 80 columns */

@@ -142,26 +142,85 @@ static void layout(const struct table *t, size_t nrows, int width, int indent, i
 			break;
 		on[worst] = false;
 	}
-	if (flex >= 0 && w[flex] - (total - width) >= 4)
-		w[flex] -= total - width;
+	/* what is left, if anything: a name longer than that goes on a line of its own */
+	if (flex >= 0 && total > width)
+		w[flex] = w[flex] > total - width ? w[flex] - (total - width) : 0;
+}
+
+static void put_line(FILE *f, char *line, int width)
+{
+	size_t n = strlen(line);
+
+	while (n && line[n - 1] == ' ')
+		n--;
+	if (n > (size_t)width)
+		n = (size_t)width; /* never wider than the screen */
+	fprintf(f, "%.*s\n", (int)n, line);
 }
 
 /*
  * How much of @s (longer than @w) goes on one line of the flexible column:
- * up to @w characters, ending before a space when there is one, so that
- * words stay whole ("(shared)", "(deleted)"), else after a '/', '.', '-' or
- * '_' when one is in the second half, so a name wraps where it reads as
- * parts. The caller skips the spaces the next line would start with.
+ * the whole words (runs without a space) that fit in @w, so "(shared)" and
+ * "(deleted)" stay whole; 0 when the first word alone is longer than @w.
+ * The caller skips the spaces the next line would start with.
  */
-static int flex_chunk(const char *s, int w)
+static int flex_words(const char *s, int w)
 {
 	for (int k = w; k > 0; k--)
 		if (s[k] == ' ' && s[k - 1] != ' ')
 			return k;
-	for (int k = w; k > w / 2; k--)
-		if (strchr("/.-_", s[k - 1]))
-			return k;
-	return w;
+	return 0;
+}
+
+/*
+ * A word of the flexible column longer than the column (a name with no
+ * space: "libQt5WebEngineCore.so.5.15.8") goes on a line of its own, whole,
+ * as pmap prints it and as grep finds it, from column @start (long_start():
+ * every such name of the table starts there), with the words after it that
+ * fit. One longer than the line from there is broken after its last '/'
+ * that fits (a path), else at the edge. Returns how much of @s went on the
+ * line; @lines counts it.
+ */
+static int long_word(FILE *f, char *line, const char *s, int width, int start, int *lines)
+{
+	int room = width - start, k = (int)strlen(s);
+
+	if (k > room)
+		k = flex_words(s, room);
+	if (!k) {
+		for (k = room; k > room / 2 && s[k - 1] != '/'; k--)
+			;
+		if (k <= room / 2)
+			k = room;
+	}
+	sprintf(line, "%*s%.*s", start, "", k, s);
+	put_line(f, line, width);
+	(*lines)++;
+	return k;
+}
+
+/*
+ * Where the names too long for the flexible column (@w wide, from column
+ * @at) start, on lines of their own: in the column when they fit, else as
+ * far left as the longest of the first @nrows rows needs to end at @width,
+ * one column right of @indent at the least, so that such a line never
+ * reads as a row.
+ */
+static int long_start(const struct table *t, size_t nrows, int c, int w, int at, int width,
+		      int indent)
+{
+	int longest = 0, start;
+
+	for (size_t r = 0; r < nrows; r++)
+		for (const char *s = cell(t, r, c); *s; s += strspn(s, " ")) {
+			int l = (int)strcspn(s, " ");
+
+			if (l > w && l > longest)
+				longest = l;
+			s += l;
+		}
+	start = width - longest < at ? width - longest : at;
+	return start < indent + 1 ? indent + 1 : start;
 }
 
 /* @s into @buf padded or cut to @w columns; a cut cell ends in "~". */
@@ -174,17 +233,6 @@ static int put_cell(char *buf, const char *s, int w, enum table_align a, bool pa
 	if (!pad)
 		return sprintf(buf, "%s", s);
 	return a == TABLE_RIGHT ? sprintf(buf, "%*s", w, s) : sprintf(buf, "%-*s", w, s);
-}
-
-static void put_line(FILE *f, char *line, int width)
-{
-	size_t n = strlen(line);
-
-	while (n && line[n - 1] == ' ')
-		n--;
-	if (n > (size_t)width)
-		n = (size_t)width; /* never wider than the screen */
-	fprintf(f, "%.*s\n", (int)n, line);
 }
 
 /* Say which columns were left out, and how to see them. */
@@ -209,7 +257,7 @@ static void p_dropped(const struct table *t, FILE *f, int width, int indent, con
 
 int table_print(const struct table *t, FILE *f, int width, int indent, size_t max_rows)
 {
-	int w[64], last = -1, lines = 0;
+	int w[64], last = -1, lines = 0, long_at = -1;
 	bool on[64];
 	size_t nrows, len = 0, flex_max = 0;
 	char *line;
@@ -246,8 +294,8 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 				*p++ = ' ';
 			first = false;
 			/* a name is never cut: the last column wraps onto lines of its own */
-			if (t->cols[c].flex && c == last && w[c] > 0 && (int)strlen(s) > w[c]) {
-				int k = flex_chunk(s, w[c]);
+			if (t->cols[c].flex && c == last && (int)strlen(s) > w[c]) {
+				int k = flex_words(s, w[c]);
 
 				at = (int)(p - line);
 				p += sprintf(p, "%.*s", k, s);
@@ -259,14 +307,21 @@ int table_print(const struct table *t, FILE *f, int width, int indent, size_t ma
 		}
 		put_line(f, line, width);
 		lines++;
+		if (rest && *rest && long_at < 0)
+			long_at = long_start(t, nrows, last, w[last], at, width, indent);
 		while (rest && *rest) {
-			int k = (int)strlen(rest) > w[last] ? flex_chunk(rest, w[last])
-							    : (int)strlen(rest);
+			int wl = (int)strcspn(rest, " ");
+			int k = (int)strlen(rest) <= w[last] ? (int)strlen(rest)
+							     : flex_words(rest, w[last]);
 
-			sprintf(line, "%*s%.*s", at, "", k, rest);
-			put_line(f, line, width);
-			lines++;
-			rest += k;
+			if (wl > w[last]) {
+				rest += long_word(f, line, rest, width, long_at, &lines);
+			} else {
+				sprintf(line, "%*s%.*s", at, "", k, rest);
+				put_line(f, line, width);
+				lines++;
+				rest += k;
+			}
 			rest += strspn(rest, " ");
 		}
 	}

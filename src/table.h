@@ -3,8 +3,11 @@
  * Text tables that fit the screen: 80 columns unless stdout is a wider
  * terminal (or $COLUMNS says so). Cells are collected row by row, the
  * column widths follow what they hold, columns of lower priority are left
- * out when the table would not fit, and the one flexible column (a path)
- * is cut to what is left. Addresses and ranges are formatted here, the
+ * out when the table would not fit, and the one flexible column (a name,
+ * the last) gets what is left: a cell longer than that wraps at its spaces,
+ * and a word longer than the column ("libQt5WebEngineCore.so.5.15.8") goes
+ * whole on a line of its own under its row, never broken at a dot, as pmap
+ * prints it and grep finds it. Addresses and ranges are formatted here, the
  * same way in every table.
  */
 #ifndef MEMLENS_TABLE_H
@@ -23,7 +26,7 @@ struct table_col {
 	const char *name;
 	enum table_align align;
 	int drop; /* 0: always shown; else left out first when higher (1, 2, ...) */
-	bool flex; /* cut to the room left (at most one column); shown whole at the end */
+	bool flex; /* the room left (at most one column, the last); never cut: see above */
 };
 
 struct table;

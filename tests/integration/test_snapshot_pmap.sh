@@ -146,8 +146,8 @@ if [ "$(wc -l </proc/swaps)" -le 1 ]; then
 else
 	check snapshot_in_mem_with_swap 'grep -q "IN-MEM%" "$tmp/table"'
 fi
-# at 80 columns: the table fits, and a name too long for its column wraps
-# onto lines of its own (never cut): put back together, every VMA's name is
+# at 80 columns: the table fits, and a name too long for its column goes
+# onto a line of its own (never cut): put back together, every VMA's name is
 # the one pmap prints
 COLUMNS=80 "$M" snapshot -p "$pid" >"$tmp/t80"
 pmap -X "$pid" >"$tmp/X80"
@@ -161,11 +161,13 @@ names, bad = {}, []
 for l in lines[i + 1:]:
     if not l.strip() or l.startswith("("):
         break
-    if l[:col].strip():
+    if not l.startswith(" "):
         addr = int(l.split()[0], 16)
         names[addr] = l[col:].strip() if len(l) > col else ""
     else:
-        names[addr] += l[col:].strip()
+        # a name too long for its column: whole on a line of its own, which
+        # starts with a space (before the column when it must)
+        names[addr] += l.strip()
 for l in open(sys.argv[2]).read().splitlines()[2:]:
     f = l.split()
     if len(f) < 21 or not all(c in "0123456789abcdef" for c in f[0]):
