@@ -96,8 +96,7 @@ struct agent {
 	char found_how[96]; /* how it was chosen: "--comm redis-server", ... */
 	bool missing_said; /* the "not running yet" warning was printed */
 	bool can_profile; /* PAGEMAP_SCAN and async uffd-wp: probed at start-up */
-	/* the ticks since StartProfiling: how many took longer than the interval, the longest, the
-	 * last */
+	/* since StartProfiling: ticks longer than the interval, the longest, the last */
 	pthread_mutex_t tick_lock;
 	uint64_t ticks_over, tick_ns_max, tick_ns_last;
 };
