@@ -61,7 +61,7 @@ static int empty_prog(void)
 	a.expected_attach_type = ATTACH_UPROBE_MULTI;
 	a.insns = (__u64)(uintptr_t)insns;
 	a.insn_cnt = 2;
-	a.license = (__u64)(uintptr_t)"GPL";
+	a.license = (__u64)(uintptr_t) "GPL";
 	return (int)sys_bpf(BPF_PROG_LOAD, &a, sizeof(a));
 }
 

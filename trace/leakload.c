@@ -424,12 +424,13 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 		bpf_program__set_expected_attach_type(r->skel->progs.fn_session,
 						      UMULTI_SESSION_ATTACH_TYPE);
 	mlt_trace_pidns(&r->skel->rodata->pidns_dev, &r->skel->rodata->pidns_ino);
-	if (o->max_blocks)
-		bpf_map__set_max_entries(r->skel->maps.allocs, (__u32)o->max_blocks);
+	bpf_map__set_max_entries(
+		r->skel->maps.allocs,
+		(__u32)(o->max_blocks ? (uint64_t)o->max_blocks : leaks_default_blocks(o->sample)));
 	/*
-	 * Sampled, the table holds a few blocks of the --max-blocks it may: its
-	 * entries are allocated as blocks are recorded rather than all at its
-	 * creation (a million of them take ~25 ms and ~90 MB of kernel memory).
+	 * Sampled, the table holds few blocks: its entries are allocated as
+	 * blocks are recorded rather than all at its creation (a million of
+	 * them take ~25 ms and ~90 MB of kernel memory).
 	 */
 	if (o->sample)
 		bpf_map__set_map_flags(r->skel->maps.allocs,
