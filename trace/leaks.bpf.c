@@ -281,6 +281,12 @@ static __always_inline void record_free(const struct thread_state *t, __u64 addr
 {
 	if (!addr)
 		return;
+	/*
+	 * Sampled, most frees are of blocks not sampled: a lookup takes no
+	 * lock, a delete takes its bucket's even for a key that is not there.
+	 */
+	if (sample_mean && !bpf_map_lookup_elem(&allocs, &addr))
+		return;
 	if (bpf_map_delete_elem(&allocs, &addr) == 0) {
 		count(LEAKS_C_FREES);
 		return;
