@@ -23,7 +23,12 @@
 # link): entries only (what a sampled run cannot do without) and entries
 # and returns (what an exact run takes). That time is the target's own,
 # exec to exit, without any tracer's start and end; so is the untracked
-# time it is a ratio to, measured there too.
+# time it is a ratio to, measured there too; and so is the target's time
+# under `memlens leaks -p` (the first of SAMPLES, and exact), started on
+# the held target: memlens's own work in each call, on top of the traps.
+# Its CPU time (user and system: the traps and the programs are system
+# time) is shown too: on a loaded machine it moves much less than the wall
+# time.
 #
 # Workloads: mallocbench (N malloc(64)+free pairs), Debian's sqlite3 (an
 # in-memory table of 20000 rows of 600-byte blobs, half deleted) and
@@ -173,19 +178,29 @@ for i in "${!names[@]}"; do
 	fi
 done
 if [ $fl = 1 ]; then
+	s1=${samples%% *}
+	echo
+	echo "the target's own time (exec to exit, no tracer's start and end), median of $reps: untracked;"
 	echo "the floor: uprobes alone, an empty program on memlens's $(echo "$ent" | tr , '\n' | wc -l) entry and" \
-		"$(echo "$ret" | tr , '\n' | wc -l) return probes in $lib; the target's own time (exec to exit), median of $reps"
-	printf '%-12s %12s %16s %8s %16s %8s\n' workload "untracked s" "entries s" "x untr." \
-		"+returns s" "x untr."
+		"$(echo "$ret" | tr , '\n' | wc -l) return probes in $lib"
+	echo "(entries: what sampling cannot do without; +returns: what exact mode takes); and under"
+	echo "memlens leaks -p, --sample $s1 and exact: memlens's own work in each call on top of the traps"
+	printf '%-12s %-18s %9s %8s %9s %8s\n' workload mode "wall s" "x untr." "cpu s" "x untr."
 	for i in "${!names[@]}"; do
 		# shellcheck disable=SC2086
-		if "$B/bench/uprobe_floor" "$reps" "$lib" "$ent" "${ret:--}" -- ${cmds[$i]} \
+		if MEMLENS=$M "$B/bench/uprobe_floor" "$reps" "$lib" "$ent" "${ret:--}" \
+			-M "--json -T 0 --sample $s1" -M "--json -T 0" -- ${cmds[$i]} \
 			>"$T/floor.out" 2>"$T/floor.err"; then
-			read -r _ _ fu _ <<<"$(grep '^floor untracked ' "$T/floor.out")"
-			read -r _ _ fe re <<<"$(grep '^floor entries ' "$T/floor.out")"
-			read -r _ _ fr rr <<<"$(grep '^floor entries+returns ' "$T/floor.out")"
-			printf '%-12s %12.4f %16.4f %8.2f %16.4f %8.2f\n' "${names[$i]}" "$fu" "$fe" "$re" \
-				"$fr" "$rr"
+			while read -r _ mode w wr c cr; do
+				case $mode in
+				entries) mode="uprobes (entries)" ;;
+				entries+returns) mode="uprobes (+returns)" ;;
+				memlens:*--sample*) mode="memlens --sample" ;;
+				memlens:*) mode="memlens exact" ;;
+				esac
+				printf '%-12s %-18s %9.4f %8.2f %9.4f %8.2f\n' "${names[$i]}" "$mode" "$w" "$wr" \
+					"$c" "$cr"
+			done < <(grep '^floor ' "$T/floor.out")
 		else
 			echo "${names[$i]}: the floor failed: $(tail -n 1 "$T/floor.err")"
 		fi

@@ -2,19 +2,25 @@
 /*
  * uprobe_floor: what uprobes alone cost a program, with nothing done in
  * them: the floor under any uprobe-based allocation tracer.
- *   uprobe_floor REPS LIB ENTRIES RETURNS -- CMD [ARG...]
+ *   uprobe_floor REPS LIB ENTRIES RETURNS [-M 'LEAKS ARGS']... -- CMD [ARG...]
  * ENTRIES and RETURNS are comma-separated file offsets in LIB (hex, 0x...;
  * RETURNS may be "-"), as `memlens leaks -v` prints them. CMD runs REPS
  * times in each of three modes, interleaved: untracked; with an empty BPF
  * program (it returns at once) on every offset of ENTRIES, one uprobe_multi
  * link (the trap of every call, as `leaks --sample` takes); and the same
  * with return probes on RETURNS too (a second link: as `leaks` exact
- * takes). Each time is the target's own, from its release to its exit:
- * CMD is started under ptrace, stopped at its exec, the probes attached
- * for its process only, and the clock started when it is let go, so the
- * tracer's own start and end are not in it. Prints the median of each
- * mode and its ratio to the untracked one, then one line per mode for
- * scripts: "floor MODE MEDIAN_S RATIO".
+ * takes); and, for each -M, under `$MEMLENS leaks -p PID ARGS` (memlens's
+ * own per-call work on top of the traps). Each time is the target's own,
+ * from its release to its exit: CMD is started under ptrace and held from
+ * its exec until it has mapped LIB, the probes attached (or memlens
+ * started, until it says it is tracing) for its process only, and the
+ * clock started when it is let go, so no tracer's own start and end are
+ * in it. The target's CPU time (user
+ * and system, from wait4: a trap's handling is the target's system time)
+ * is taken too: on a loaded machine it varies far less than the wall
+ * time. Prints the median of each mode and its ratio to the untracked
+ * one, then one line per mode for scripts:
+ * "floor MODE WALL_S RATIO CPU_S CPU_RATIO".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -111,19 +118,105 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+#define MAX_MEMLENS 4
+
 struct probes {
 	const char *lib;
 	uint64_t ent[MAX_OFFS], ret[MAX_OFFS];
 	unsigned int nent, nret;
 	int prog;
+	const char *margs[MAX_MEMLENS]; /* -M ARGS: memlens leaks runs */
+	int nm;
 };
 
-/* one run of @argv in @mode (0 untracked, 1 entries, 2 entries and returns): seconds, < 0 failed */
-static double run(char **argv, int mode, const struct probes *p)
+/* does process @pid map @lib's code (as memlens waits for it)? */
+static int maps_lib(pid_t pid, const char *lib)
 {
-	int st, links[2] = { -1, -1 };
+	char path[64], line[4096];
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		const char *perms = strchr(line, ' ');
+
+		found = strstr(line, lib) && perms && perms[3] == 'x';
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * `$MEMLENS leaks -p PID ARGS` (ARGS split at spaces), started on the
+ * stopped target; its pid, once it says it is tracing, else -1. Its
+ * stderr stays open in *@errfd (it writes there at the end).
+ */
+static pid_t start_memlens(pid_t target, const char *args, int *errfd)
+{
+	char *argv[32], pidarg[16], buf[4096], *copy = strdup(args), *save = NULL;
+	const char *m = getenv("MEMLENS");
+	int n = 0, fds[2];
+	size_t got = 0;
+	pid_t pid;
+
+	if (!m || !copy || pipe(fds))
+		return -1;
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)target);
+	argv[n++] = (char *)m;
+	argv[n++] = "leaks";
+	argv[n++] = "-p";
+	argv[n++] = pidarg;
+	for (char *w = strtok_r(copy, " ", &save); w && n < 30; w = strtok_r(NULL, " ", &save))
+		argv[n++] = w;
+	argv[n] = NULL;
+	pid = fork();
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, STDOUT_FILENO);
+		dup2(fds[1], STDERR_FILENO);
+		execv(m, argv);
+		_exit(127);
+	}
+	free(copy);
+	close(fds[1]);
+	*errfd = fds[0];
+	while (pid > 0 && got < sizeof(buf) - 1) {
+		ssize_t r = read(fds[0], buf + got, sizeof(buf) - 1 - got);
+
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		buf[got] = 0;
+		if (strstr(buf, "tracing"))
+			return pid;
+	}
+	buf[got] = 0;
+	fprintf(stderr, "uprobe_floor: memlens did not start tracing: %s\n", buf);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	close(fds[0]);
+	return -1;
+}
+
+/*
+ * One run of @argv in @mode (0 untracked, 1 entries, 2 entries and
+ * returns, 3 and on: memlens with @p->margs[mode - 3]): its wall time in
+ * seconds, < 0 if it failed; its CPU time in *@cpu. The target is held
+ * (ptrace) from its exec until it has mapped @p->lib, in every mode.
+ */
+static double run(char **argv, int mode, const struct probes *p, double *cpu)
+{
+	struct rusage ru;
+	int st, links[2] = { -1, -1 }, errfd = -1;
+	pid_t pid = fork(), mpid = -1;
 	double t0, t;
-	pid_t pid = fork();
 
 	if (pid < 0)
 		return -1;
@@ -136,30 +229,53 @@ static double run(char **argv, int mode, const struct probes *p)
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	/* stopped at its exec: the new program's memory map, libc not mapped yet */
 	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
 		fprintf(stderr, "uprobe_floor: %s did not stop at its exec\n", argv[0]);
 		return -1;
 	}
-	if (mode >= 1)
+	/* system call by system call until the library is mapped */
+	while (!maps_lib(pid, p->lib)) {
+		if (ptrace(PTRACE_SYSCALL, pid, NULL, NULL) || waitpid(pid, &st, 0) != pid ||
+		    !WIFSTOPPED(st)) {
+			fprintf(stderr, "uprobe_floor: %s ended before it mapped %s\n", argv[0],
+				p->lib);
+			return -1;
+		}
+	}
+	if (mode == 1 || mode == 2)
 		links[0] = umulti(p->prog, p->lib, p->ent, p->nent, 0, pid);
-	if (mode >= 2 && p->nret)
+	if (mode == 2 && p->nret)
 		links[1] = umulti(p->prog, p->lib, p->ret, p->nret, 1, pid);
-	if ((mode >= 1 && links[0] < 0) || (mode >= 2 && p->nret && links[1] < 0)) {
-		fprintf(stderr, "uprobe_floor: uprobe_multi link on %s: %s (Linux 6.6+, root)\n",
-			p->lib, strerror(errno));
+	if (mode >= 3)
+		mpid = start_memlens(pid, p->margs[mode - 3], &errfd);
+	if (((mode == 1 || mode == 2) && links[0] < 0) || (mode == 2 && p->nret && links[1] < 0) ||
+	    (mode >= 3 && mpid < 0)) {
+		if (mode < 3)
+			fprintf(stderr,
+				"uprobe_floor: uprobe_multi link on %s: %s (Linux 6.6+, root)\n",
+				p->lib, strerror(errno));
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, 0);
 		return -1;
 	}
 	t0 = now();
 	ptrace(PTRACE_DETACH, pid, NULL, NULL);
-	if (waitpid(pid, &st, 0) != pid)
+	if (wait4(pid, &st, 0, &ru) != pid)
 		return -1;
 	t = now() - t0;
+	*cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 	for (int i = 0; i < 2; i++)
 		if (links[i] >= 0)
 			close(links[i]);
+	if (mpid > 0) { /* it ends when the target does */
+		char buf[4096];
+
+		while (read(errfd, buf, sizeof(buf)) > 0)
+			;
+		close(errfd);
+		waitpid(mpid, NULL, 0);
+	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 		fprintf(stderr, "uprobe_floor: %s failed (status 0x%x)\n", argv[0], st);
 		return -1;
@@ -174,15 +290,36 @@ static int cmp_d(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* the name of @mode for scripts: no spaces ("memlens:--sample_512K") */
+static void mode_name(const struct probes *p, int mode, char *buf, size_t len)
+{
+	static const char *const fixed[3] = { "untracked", "entries", "entries+returns" };
+
+	if (mode < 3) {
+		snprintf(buf, len, "%s", fixed[mode]);
+		return;
+	}
+	snprintf(buf, len, "memlens:%s", p->margs[mode - 3]);
+	for (char *c = buf; *c; c++)
+		if (*c == ' ')
+			*c = '_';
+}
+
 int main(int argc, char **argv)
 {
-	static const char *const mode_name[3] = { "untracked", "entries", "entries+returns" };
-	double t[3][MAX_REPS], med[3];
+	static double t[3 + MAX_MEMLENS][MAX_REPS], c[3 + MAX_MEMLENS][MAX_REPS];
+	double med[3 + MAX_MEMLENS], cmed[3 + MAX_MEMLENS];
 	struct probes p = { 0 };
-	int reps;
+	int reps, a = 5, nmodes;
+	char name[128];
 
-	if (argc < 7 || strcmp(argv[5], "--")) {
-		fprintf(stderr, "usage: uprobe_floor REPS LIB ENTRIES RETURNS -- CMD [ARG...]\n");
+	while (a + 1 < argc && !strcmp(argv[a], "-M") && p.nm < MAX_MEMLENS) {
+		p.margs[p.nm++] = argv[a + 1];
+		a += 2;
+	}
+	if (argc < a + 2 || strcmp(argv[a], "--")) {
+		fprintf(stderr, "usage: uprobe_floor REPS LIB ENTRIES RETURNS [-M 'LEAKS ARGS']... "
+				"-- CMD [ARG...]\n(-M: also under $MEMLENS leaks -p PID ARGS)\n");
 		return 2;
 	}
 	reps = atoi(argv[1]);
@@ -197,29 +334,42 @@ int main(int argc, char **argv)
 		fprintf(stderr, "uprobe_floor: no entry offsets\n");
 		return 2;
 	}
+	if (p.nm && !getenv("MEMLENS")) {
+		fprintf(stderr, "uprobe_floor: -M needs MEMLENS, the memlens binary, in the "
+				"environment\n");
+		return 2;
+	}
 	p.prog = empty_prog();
 	if (p.prog < 0) {
 		fprintf(stderr, "uprobe_floor: cannot load a BPF program: %s (run as root)\n",
 			strerror(errno));
 		return 1;
 	}
+	nmodes = 3 + p.nm;
 	for (int r = 0; r < reps; r++)
-		for (int m = 0; m < 3; m++) {
-			t[m][r] = run(argv + 6, m, &p);
+		for (int m = 0; m < nmodes; m++) {
+			t[m][r] = run(argv + a + 1, m, &p, &c[m][r]);
 			if (t[m][r] < 0)
 				return 1;
 		}
-	for (int m = 0; m < 3; m++) {
+	for (int m = 0; m < nmodes; m++) {
 		qsort(t[m], (size_t)reps, sizeof(double), cmp_d);
+		qsort(c[m], (size_t)reps, sizeof(double), cmp_d);
 		med[m] = t[m][reps / 2];
+		cmed[m] = c[m][reps / 2];
 	}
 	printf("uprobe floor: %s, %u entry and %u return probes in %s, an empty program; "
 	       "the target's own time, median of %d\n",
-	       argv[6], p.nent, p.nret, p.lib, reps);
-	for (int m = 0; m < 3; m++)
-		printf("  %-16s %9.4f s  %6.2fx untracked\n", mode_name[m], med[m],
-		       med[m] / med[0]);
-	for (int m = 0; m < 3; m++)
-		printf("floor %s %.6f %.4f\n", mode_name[m], med[m], med[m] / med[0]);
+	       argv[a + 1], p.nent, p.nret, p.lib, reps);
+	for (int m = 0; m < nmodes; m++) {
+		mode_name(&p, m, name, sizeof(name));
+		printf("  %-28s wall %9.4f s %6.2fx untracked, cpu %9.4f s %6.2fx\n", name, med[m],
+		       med[m] / med[0], cmed[m], cmed[0] > 0 ? cmed[m] / cmed[0] : 0);
+	}
+	for (int m = 0; m < nmodes; m++) {
+		mode_name(&p, m, name, sizeof(name));
+		printf("floor %s %.6f %.4f %.6f %.4f\n", name, med[m], med[m] / med[0], cmed[m],
+		       cmed[0] > 0 ? cmed[m] / cmed[0] : 0);
+	}
 	return 0;
 }
