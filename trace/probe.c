@@ -180,8 +180,8 @@ static void probe_ringbuf(struct ml_feature_list *l)
 static int try_uprobe_multi(bool session)
 {
 	LIBBPF_OPTS(bpf_prog_load_opts, o,
-		    .expected_attach_type = session ? UMULTI_SESSION_ATTACH_TYPE
-						    : UMULTI_ATTACH_TYPE);
+		    .expected_attach_type =
+			    session ? UMULTI_SESSION_ATTACH_TYPE : UMULTI_ATTACH_TYPE);
 	struct ml_err err = { 0 };
 	struct alloc_lib libc;
 	struct elf_syms syms;
