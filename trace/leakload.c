@@ -397,11 +397,7 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 	r->skel = leaks_bpf__open();
 	if (!r->skel)
 		return -errno;
-	if (o->dwarf) {
-		e = vm_end_offset((__u32 *)&r->skel->rodata->vm_end_off);
-		if (e)
-			return e;
-	}
+	r->skel->rodata->vm_end_off = r->vm_end_off;
 	r->skel->rodata->target_tgid = (__u32)pid;
 	r->skel->rodata->with_stacks = !o->no_stacks;
 	r->skel->rodata->sample_mean = o->sample;
@@ -476,6 +472,13 @@ int mlt_leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
 	r->o = o;
 	r->alloc = alloc;
 	r->dwarf = o->dwarf;
+	e = o->dwarf ? vm_end_offset(&r->vm_end_off) : 0;
+	if (e)
+		return ml_err_set(err, -e,
+				  "--stacks dwarf: vm_area_struct's vm_end is not in the kernel's "
+				  "BTF (/sys/kernel/btf/vmlinux): %s; use --stacks fp (a kernel "
+				  "built with CONFIG_DEBUG_INFO_BTF=y has it)",
+				  strerror(-e));
 
 	e = find_probes(r, o, r->alloc->path, true, &entries[0], &returns[0], err);
 	if (!e && r->alloc->extra[0])
