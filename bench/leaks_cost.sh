@@ -17,13 +17,26 @@
 # the ten allocating functions). A peer that is missing or cannot run here
 # is left out with the reason printed.
 #
+# The floor, in the same run: what the uprobes alone cost each workload,
+# with an empty BPF program on every probe memlens takes
+# (bench/uprobe_floor.c: the offsets `leaks -v` prints, one uprobe_multi
+# link): entries only (what a sampled run cannot do without) and entries
+# and returns (what an exact run takes). That time is the target's own,
+# exec to exit, without any tracer's start and end; so is the untracked
+# time it is a ratio to, measured there too; and so is the target's time
+# under `memlens leaks -p` (the first of SAMPLES, and exact), started on
+# the held target: memlens's own work in each call, on top of the traps.
+# Its CPU time (user and system: the traps and the programs are system
+# time) is shown too: on a loaded machine it moves much less than the wall
+# time.
+#
 # Workloads: mallocbench (N malloc(64)+free pairs), Debian's sqlite3 (an
 # in-memory table of 20000 rows of 600-byte blobs, half deleted) and
 # Debian's python3 (20000 600-byte bytearrays, half deleted, then
 # os._exit) where
 # installed; else workloads/memalloc.
 set -u
-M=${MEMLENS:?} W=${WORKLOADS:?}
+M=${MEMLENS:?} W=${WORKLOADS:?} B=${BUILD:-build}
 T=${TMPDIR:-/tmp}/leaks_cost.$$
 mkdir -p "$T"
 trap 'rm -rf "$T"' EXIT
@@ -102,6 +115,22 @@ else
 	bt=1
 fi
 
+# the floor: memlens's probes (file offsets, entries and returns) in the C library
+fl=0
+if [ ! -x "$B/bench/uprobe_floor" ]; then
+	echo "leaks_cost: the floor left out: no $B/bench/uprobe_floor (make)"
+elif ! "$M" leaks -v --json --sample 1M -- /bin/true >"$T/probes.out" 2>"$T/probes.err"; then
+	echo "leaks_cost: the floor left out: memlens leaks -v failed: $(tail -n 1 "$T/probes.err")"
+else
+	lib=$(python3 -c '
+import json, sys
+print(json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])["allocator"])' "$T/probes.out")
+	ent=$(sed -n 's/^memlens leaks: uprobe[+a-z]* [a-z_0-9]* at \(0x[0-9a-f]*\).*/\1/p' "$T/probes.err" | paste -sd,)
+	ret=$(sed -n 's/^memlens leaks: uprobe+uretprobe [a-z_0-9]* at \(0x[0-9a-f]*\).*/\1/p' "$T/probes.err" | paste -sd,)
+	[ -n "$lib" ] && [ -n "$ent" ] && fl=1
+	[ $fl = 1 ] || echo "leaks_cost: the floor left out: no probe offsets in leaks -v's output"
+fi
+
 base=$(wall true "$M" leaks --json -- /bin/true)
 echo "memlens leaks -- /bin/true (its own start and end): ${base} s; median of $reps runs each"
 if [ $ht = 1 ]; then
@@ -148,6 +177,35 @@ for i in "${!names[@]}"; do
 			"$(echo "$b / $u" | bc -l)" "${bb:-?}" "$eb" - uprobe
 	fi
 done
+if [ $fl = 1 ]; then
+	s1=${samples%% *}
+	echo
+	echo "the target's own time (exec to exit, no tracer's start and end), median of $reps: untracked;"
+	echo "the floor: uprobes alone, an empty program on memlens's $(echo "$ent" | tr , '\n' | wc -l) entry and" \
+		"$(echo "$ret" | tr , '\n' | wc -l) return probes in $lib"
+	echo "(entries: what sampling cannot do without; +returns: what exact mode takes); and under"
+	echo "memlens leaks -p, --sample $s1 and exact: memlens's own work in each call on top of the traps"
+	printf '%-12s %-18s %9s %8s %9s %8s\n' workload mode "wall s" "x untr." "cpu s" "x untr."
+	for i in "${!names[@]}"; do
+		# shellcheck disable=SC2086
+		if MEMLENS=$M "$B/bench/uprobe_floor" "$reps" "$lib" "$ent" "${ret:--}" \
+			-M "--json -T 0 --sample $s1" -M "--json -T 0" -- ${cmds[$i]} \
+			>"$T/floor.out" 2>"$T/floor.err"; then
+			while read -r _ mode w wr c cr; do
+				case $mode in
+				entries) mode="uprobes (entries)" ;;
+				entries+returns) mode="uprobes (+returns)" ;;
+				memlens:*--sample*) mode="memlens --sample" ;;
+				memlens:*) mode="memlens exact" ;;
+				esac
+				printf '%-12s %-18s %9.4f %8.2f %9.4f %8.2f\n' "${names[$i]}" "$mode" "$w" "$wr" \
+					"$c" "$cr"
+			done < <(grep '^floor ' "$T/floor.out")
+		else
+			echo "${names[$i]}: the floor failed: $(tail -n 1 "$T/floor.err")"
+		fi
+	done
+fi
 echo "x untr.: wall time over the untracked run's, same run; outst. bytes: what the mode reports"
 echo "outstanding at the end (sampled: the estimate), exact bytes: the exact run's, stderr: the"
 echo "standard error the sampled run gives for its estimate; heaptrack's is what heaptrack_print"

@@ -30,14 +30,25 @@ const volatile __u64 pidns_ino = 0;
 /* Max PID namespace nesting looked at by task_tgid_ns() (the kernel's is 32). */
 #define PIDNS_MAX_LEVEL 8
 
+/*
+ * struct bpf_pidns_info, a UAPI structure: spelt out so that reading it is
+ * no CO-RE relocation (vmlinux.h's would be one, and an object with any
+ * makes libbpf load the kernel's BTF).
+ */
+struct pidns_info {
+	__u32 pid;
+	__u32 tgid;
+};
+
 /* current's process id in memlens's PID namespace; 0 when it is not visible there */
 static __always_inline __u32 current_tgid(void)
 {
-	struct bpf_pidns_info ns = {};
+	struct pidns_info ns = {};
 
 	if (!pidns_ino)
 		return bpf_get_current_pid_tgid() >> 32;
-	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, (struct bpf_pidns_info *)&ns,
+					sizeof(ns)))
 		return 0;
 	return ns.tgid;
 }

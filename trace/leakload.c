@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "memlens/alloc_sample.h"
@@ -338,6 +339,55 @@ static __u32 samples_bytes(const struct leaks_load_opts *o)
 	return b;
 }
 
+/*
+ * The byte offset of member @name in the composite type @id of @btf,
+ * looked for through anonymous members too; -1 if there is none.
+ */
+static long btf_member_off(const struct btf *btf, __u32 id, const char *name, int depth)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_member *m;
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t)))
+		t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_composite(t) || depth > 4)
+		return -1;
+	m = btf_members(t);
+	for (__u16 i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+		long bits = (long)btf_member_bit_offset(t, i), in;
+
+		if (n && *n && !strcmp(n, name))
+			return bits / 8;
+		if ((!n || !*n) && (in = btf_member_off(btf, m->type, name, depth + 1)) >= 0)
+			return bits / 8 + in;
+	}
+	return -1;
+}
+
+/*
+ * --stacks dwarf: where this kernel keeps vm_area_struct's vm_end, for the
+ * program to read it without a CO-RE relocation (leaks.bpf.c): only this
+ * mode loads the kernel's BTF. 0, or -errno.
+ */
+static int vm_end_offset(__u32 *off)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	long o = -1;
+	int id;
+
+	if (!btf)
+		return -errno;
+	id = btf__find_by_name_kind(btf, "vm_area_struct", BTF_KIND_STRUCT);
+	if (id > 0)
+		o = btf_member_off(btf, (__u32)id, "vm_end", 0);
+	btf__free(btf);
+	if (o < 0)
+		return -ENOENT;
+	*off = (__u32)o;
+	return 0;
+}
+
 static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts *o, pid_t pid,
 			   const struct probe_set *entries, const struct probe_set *returns,
 			   int nobj)
@@ -347,6 +397,7 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 	r->skel = leaks_bpf__open();
 	if (!r->skel)
 		return -errno;
+	r->skel->rodata->vm_end_off = r->vm_end_off;
 	r->skel->rodata->target_tgid = (__u32)pid;
 	r->skel->rodata->with_stacks = !o->no_stacks;
 	r->skel->rodata->sample_mean = o->sample;
@@ -369,8 +420,18 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 		bpf_program__set_expected_attach_type(r->skel->progs.fn_session,
 						      UMULTI_SESSION_ATTACH_TYPE);
 	mlt_trace_pidns(&r->skel->rodata->pidns_dev, &r->skel->rodata->pidns_ino);
-	if (o->max_blocks)
-		bpf_map__set_max_entries(r->skel->maps.allocs, (__u32)o->max_blocks);
+	bpf_map__set_max_entries(
+		r->skel->maps.allocs,
+		(__u32)(o->max_blocks ? (uint64_t)o->max_blocks : leaks_default_blocks(o->sample)));
+	/*
+	 * Sampled, the table holds few blocks: its entries are allocated as
+	 * blocks are recorded rather than all at its creation (a million of
+	 * them take ~25 ms and ~90 MB of kernel memory).
+	 */
+	if (o->sample)
+		bpf_map__set_map_flags(r->skel->maps.allocs,
+				       bpf_map__map_flags(r->skel->maps.allocs) |
+					       BPF_F_NO_PREALLOC);
 	if (o->max_stacks)
 		bpf_map__set_max_entries(r->skel->maps.stacks, (__u32)o->max_stacks);
 	if (r->multi && !r->session) {
@@ -411,6 +472,13 @@ int mlt_leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
 	r->o = o;
 	r->alloc = alloc;
 	r->dwarf = o->dwarf;
+	e = o->dwarf ? vm_end_offset(&r->vm_end_off) : 0;
+	if (e)
+		return ml_err_set(err, -e,
+				  "--stacks dwarf: vm_area_struct's vm_end is not in the kernel's "
+				  "BTF (/sys/kernel/btf/vmlinux): %s; use --stacks fp (a kernel "
+				  "built with CONFIG_DEBUG_INFO_BTF=y has it)",
+				  strerror(-e));
 
 	e = find_probes(r, o, r->alloc->path, true, &entries[0], &returns[0], err);
 	if (!e && r->alloc->extra[0])

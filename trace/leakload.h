@@ -56,6 +56,7 @@ struct leaks_loader {
 	bool multi; /* uprobe_multi links, not one perf event per probe */
 	bool session; /* sampling: one uprobe session link (multi too) */
 	bool dwarf; /* the stacks are copies, unwound here (mlt_leaks_dwarf_start()) */
+	uint32_t vm_end_off; /* dwarf: offsetof(struct vm_area_struct, vm_end), from the BTF */
 	/* dwarf */
 	struct ring_buffer *rb; /* the stack copies */
 	struct unwinder *unw;

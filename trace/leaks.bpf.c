@@ -41,9 +41,27 @@
  * under way. A free only looks its address up.
  */
 #include "vmlinux.h"
+
+#if defined(__TARGET_ARCH_x86)
+/*
+ * The registers as the kernel saves them on x86-64: struct pt_regs, whose
+ * layout is the ptrace ABI's and the same in every kernel. They are read at
+ * these fixed offsets rather than relocated against the kernel's BTF (as
+ * vmlinux.h's struct pt_regs would be): with no CO-RE relocation in the
+ * object, libbpf neither loads nor parses the kernel's BTF (5 MB, about
+ * 25 ms at every start of `leaks`). --stacks dwarf reads the one kernel
+ * structure field it needs at an offset user space looks up (vm_end_off).
+ */
+struct leaks_regs {
+	__u64 r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip, cs,
+		flags, sp, ss;
+};
+#define __PT_REGS_CAST(x) ((const struct leaks_regs *)(x))
+#endif
+
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_core_read.h> /* common.bpf.h */
 
 #include "common.bpf.h"
 #include "leaks.h"
@@ -58,6 +76,8 @@ const volatile bool dwarf = false;
 const volatile __u32 dwarf_stack_size = LEAKS_DWARF_STACK_DEFAULT;
 /* the bytes reserved for it: rounded up to pages, and one page more (leaks_stack_room) */
 const volatile __u32 dwarf_stack_room = LEAKS_DWARF_STACK_DEFAULT + 4096;
+/* --stacks dwarf: offsetof(struct vm_area_struct, vm_end) in this kernel (from its BTF) */
+const volatile __u32 vm_end_off = 0;
 /* --sample BYTES: the mean distance between samples; 0: every allocation */
 const volatile __u64 sample_mean = 0;
 /* one program for entries and returns, attached as a uprobe session */
@@ -261,6 +281,12 @@ static __always_inline void record_free(const struct thread_state *t, __u64 addr
 {
 	if (!addr)
 		return;
+	/*
+	 * Sampled, most frees are of blocks not sampled: a lookup takes no
+	 * lock, a delete takes its bucket's even for a key that is not there.
+	 */
+	if (sample_mean && !bpf_map_lookup_elem(&allocs, &addr))
+		return;
 	if (bpf_map_delete_elem(&allocs, &addr) == 0) {
 		count(LEAKS_C_FREES);
 		return;
@@ -331,7 +357,8 @@ static __always_inline __s64 stack_id(struct pt_regs *ctx, struct thread_state *
 /* bpf_find_vma's callback: the end of the mapping the stack pointer is in */
 static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *data)
 {
-	*(__u64 *)data = BPF_CORE_READ(vma, vm_end);
+	/* not relocated: no CO-RE in this object (see the top), the offset from user space */
+	bpf_probe_read_kernel(data, sizeof(__u64), (const char *)vma + vm_end_off);
 	return 0;
 }
 
@@ -386,14 +413,14 @@ static __always_inline struct leaks_sample *dwarf_sample(struct pt_regs *ctx, __
 		return NULL;
 	}
 	s->tid = (__u32)bpf_get_current_pid_tgid();
-	s->regs[LEAKS_REG_IP] = ctx->ip;
+	s->regs[LEAKS_REG_IP] = __PT_REGS_CAST(ctx)->ip;
 	s->regs[LEAKS_REG_SP] = sp;
-	s->regs[LEAKS_REG_BP] = ctx->bp;
-	s->regs[LEAKS_REG_BX] = ctx->bx;
-	s->regs[LEAKS_REG_R12] = ctx->r12;
-	s->regs[LEAKS_REG_R13] = ctx->r13;
-	s->regs[LEAKS_REG_R14] = ctx->r14;
-	s->regs[LEAKS_REG_R15] = ctx->r15;
+	s->regs[LEAKS_REG_BP] = __PT_REGS_CAST(ctx)->bp;
+	s->regs[LEAKS_REG_BX] = __PT_REGS_CAST(ctx)->bx;
+	s->regs[LEAKS_REG_R12] = __PT_REGS_CAST(ctx)->r12;
+	s->regs[LEAKS_REG_R13] = __PT_REGS_CAST(ctx)->r13;
+	s->regs[LEAKS_REG_R14] = __PT_REGS_CAST(ctx)->r14;
+	s->regs[LEAKS_REG_R15] = __PT_REGS_CAST(ctx)->r15;
 	s->seq = __sync_fetch_and_add(&dwarf_seq, 1);
 	*id = (__s64)(s->seq & 0x7fffffffffffffffULL);
 	return s;

@@ -173,12 +173,15 @@ static void probe_ringbuf(struct ml_feature_list *l)
 }
 
 /*
- * leaks' uprobe_multi links: a no-op program attached for an instant to
- * free() of memlens's own C library, for memlens only.
+ * leaks' uprobe_multi links (@session: its uprobe session, Linux 6.13+):
+ * a no-op program attached for an instant to free() of memlens's own C
+ * library, for memlens only.
  */
-static int try_uprobe_multi(void)
+static int try_uprobe_multi(bool session)
 {
-	LIBBPF_OPTS(bpf_prog_load_opts, o, .expected_attach_type = UMULTI_ATTACH_TYPE);
+	LIBBPF_OPTS(bpf_prog_load_opts, o,
+		    .expected_attach_type =
+			    session ? UMULTI_SESSION_ATTACH_TYPE : UMULTI_ATTACH_TYPE);
 	struct ml_err err = { 0 };
 	struct alloc_lib libc;
 	struct elf_syms syms;
@@ -197,7 +200,8 @@ static int try_uprobe_multi(void)
 	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "memlens_probe", "GPL", ret0, 2, &o);
 	if (fd < 0)
 		return -errno;
-	link = mlt_umulti_attach(fd, libc.path, &off, &cookie, 1, false, getpid());
+	link = session ? mlt_umulti_attach_session(fd, libc.path, &off, &cookie, 1, getpid())
+		       : mlt_umulti_attach(fd, libc.path, &off, &cookie, 1, false, getpid());
 	if (link >= 0)
 		close(link);
 	close(fd);
@@ -206,7 +210,7 @@ static int try_uprobe_multi(void)
 
 static void probe_uprobe_multi(struct ml_feature_list *l)
 {
-	int e = try_uprobe_multi();
+	int e = try_uprobe_multi(false);
 
 	if (!e)
 		ml_feature_add(l, "ebpf", "uprobe_multi", ML_FEATURE_OK, "leaks", NULL,
@@ -217,6 +221,17 @@ static void probe_uprobe_multi(struct ml_feature_list *l)
 			       "none needed: leaks falls back to one perf-event uprobe per probe "
 			       "(slower to remove: Linux 6.6 or newer has uprobe_multi)",
 			       "a uprobe_multi link on free() is refused: %s", strerror(-e));
+	e = try_uprobe_multi(true);
+	if (!e)
+		ml_feature_add(l, "ebpf", "uprobe_session", ML_FEATURE_OK, "leaks --sample", NULL,
+			       "a uprobe session attaches (leaks --sample: one link, and calls not "
+			       "sampled take no return probe)");
+	else
+		ml_feature_add(l, "ebpf", "uprobe_session", ML_FEATURE_MISSING, "leaks --sample",
+			       "none needed: leaks --sample falls back to two uprobe_multi links "
+			       "(calls not sampled take their return probe too: Linux 6.13 or "
+			       "newer has uprobe sessions)",
+			       "a uprobe session on free() is refused: %s", strerror(-e));
 }
 
 /* @absent: ML_FEATURE_MISSING when a tracer needs it, else ML_FEATURE_INFO */

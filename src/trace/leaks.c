@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ struct leaks_opts {
 	double duration;
 	long top;
 	bool json, no_stacks, free_at_entry, perf_uprobes;
-	long max_blocks; /* --max-blocks N; 0: LEAKS_MAX_ALLOCS */
+	long max_blocks; /* --max-blocks N; 0: leaks_default_blocks() */
 	long max_stacks; /* --max-stacks N; 0: LEAKS_MAX_STACKS */
 	uint64_t sample; /* --sample BYTES; 0: every allocation */
 	const char *folded; /* --folded FILE */
@@ -192,7 +193,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 				      .min = 1,
 				      .max = 100000000,
 				      .help = "outstanding blocks the table holds (default "
-					      "1000000; each takes about 100 bytes of kernel "
+					      "1000000; with --sample, enough for a sample of "
+					      "32 GiB outstanding: 65536 at 512K, from 16384 "
+					      "up; each takes about 100 bytes of kernel "
 					      "memory)" };
 	opts[n++] = (struct cli_opt){ .name = "max-stacks",
 				      .arg = "N",
@@ -948,7 +951,7 @@ static void print_table(struct leaks_run *r, const struct leaks_opts *o,
 			   "was full; --max-blocks makes it larger): outstanding is a lower bound, "
 			   "and their frees count as untracked",
 			   (unsigned long long)c[LEAKS_C_LOST],
-			   o->max_blocks ? o->max_blocks : (long)LEAKS_MAX_ALLOCS);
+			   o->max_blocks ? o->max_blocks : (long)leaks_default_blocks(o->sample));
 	if (c[LEAKS_C_MISSED_FREES])
 		table_wrap(stdout, width, 2,
 			   "warning: %llu blocks were allocated again at an address whose free was "
@@ -1147,7 +1150,8 @@ static int poll_leaks(void *tr, int timeout_ms)
 	return ml_leaks_tracer_poll(tr, timeout_ms);
 }
 
-static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, struct trace_target *t)
+static enum trace_stop run_until_done(struct leaks_run *r, const struct leaks_opts *o,
+				      struct trace_target *t)
 {
 	/* no ring buffer (stacks walked with frame pointers, or none): no poll */
 	bool rb = ml_leaks_tracer_fd(r->tr) >= 0;
@@ -1170,6 +1174,13 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 		fprintf(stderr,
 			"memlens leaks: process %d exited; outstanding allocations at its exit\n",
 			(int)t->pid);
+	return why;
+}
+
+static void *detach_thread(void *tr)
+{
+	ml_leaks_tracer_detach(tr);
+	return NULL;
 }
 
 /* -v: what the loader says, on stderr */
@@ -1270,10 +1281,24 @@ static int cmd_leaks(int argc, char **argv)
 		r.start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 		r.start_mono_ns = ml_mono_ns();
 	}
-	run_until_done(&r, &o, &t);
-	mlt_symbolizer_refresh(&r.sym);
-	ml_leaks_tracer_detach(r.tr); /* the table is read once nothing changes it any more */
-	report(&r, &(struct report_at){ -1, true });
+	{
+		bool gone = run_until_done(&r, &o, &t) == TRACE_STOP_TARGET;
+		pthread_t det;
+
+		mlt_symbolizer_refresh(&r.sym);
+		/*
+		 * The table is read once nothing changes it any more: once the
+		 * uprobes are removed, or once the target is gone. Then the
+		 * removal (the kernel's grace periods, tens of milliseconds)
+		 * runs while the report is made rather than before it.
+		 */
+		gone = gone && !pthread_create(&det, NULL, detach_thread, r.tr);
+		if (!gone)
+			ml_leaks_tracer_detach(r.tr);
+		report(&r, &(struct report_at){ -1, true });
+		if (gone)
+			pthread_join(det, NULL);
+	}
 out:
 	if (e)
 		e = trace_fail("leaks", &t, e, &err);

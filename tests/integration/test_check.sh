@@ -65,6 +65,20 @@ uprobe_multi) want=ok ;; uprobe) want=missing ;; *) want=unknown ;; esac
 [ "$(state uprobe_multi)" = $want ] && ok uprobe_multi_agrees_with_leaks ||
 	notok uprobe_multi_agrees_with_leaks "leaks: $want ($(cat "$tmp/l.json" "$tmp/l.err")); check: $(state uprobe_multi)"
 
+# uprobe_session: the same answer as the mode leaks --sample takes (a session
+# where the kernel has them, else the uprobe_multi links, else single uprobes)
+"$M" leaks --json --sample 512K -- /bin/true >"$tmp/ls.json" 2>"$tmp/ls.err"
+case "$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["mode"])' "$tmp/ls.json" 2>/dev/null)" in
+uprobe_session) want=ok ;; uprobe_multi | uprobe) want=missing ;; *) want=unknown ;; esac
+[ "$(state uprobe_session)" = $want ] && ok uprobe_session_agrees_with_leaks_sample ||
+	notok uprobe_session_agrees_with_leaks_sample "leaks --sample: $want ($(cat "$tmp/ls.json" "$tmp/ls.err")); check: $(state uprobe_session)"
+# and a sampled run falls back exactly as far as the kernel makes it
+want=$([ "$(state uprobe_session)" = ok ] && echo uprobe_session ||
+	{ [ "$(state uprobe_multi)" = ok ] && echo uprobe_multi || echo uprobe; })
+got=$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["mode"])' "$tmp/ls.json" 2>/dev/null)
+[ "$got" = "$want" ] && ok leaks_sample_mode_follows_the_kernel ||
+	notok leaks_sample_mode_follows_the_kernel "leaks --sample took $got, the kernel's features say $want"
+
 # preemption: what debugfs's sched/preempt says, read in a mount namespace
 # of its own with debugfs mounted (the host's mounts are untouched)
 in_debugfs() { unshare -m sh -c 'mount -t debugfs none /sys/kernel/debug 2>/dev/null; exec "$@"' sh "$@"; }

@@ -170,6 +170,18 @@ static void test_sampler(void)
 	}
 }
 
+/* the sampled table's default size: the sample of 32 GiB outstanding, 16384 to 1000000 */
+static void test_default_blocks(void)
+{
+	CHECK_EQ(leaks_default_blocks(0), (uint64_t)LEAKS_MAX_ALLOCS); /* exact */
+	CHECK_EQ(leaks_default_blocks(524288), 65536);
+	CHECK_EQ(leaks_default_blocks(65536), 524288);
+	CHECK_EQ(leaks_default_blocks(1), (uint64_t)LEAKS_MAX_ALLOCS);
+	CHECK_EQ(leaks_default_blocks(32768), (uint64_t)LEAKS_MAX_ALLOCS); /* 1048576, capped */
+	CHECK_EQ(leaks_default_blocks(2097152), 16384);
+	CHECK_EQ(leaks_default_blocks(1ULL << 40), 16384); /* --sample 1T */
+}
+
 int main(void)
 {
 	uint64_t t[LEAKS_EXPO_N + 1];
@@ -182,5 +194,6 @@ int main(void)
 	RUN(test_expo_table);
 	RUN(test_expo_draw);
 	RUN(test_sampler);
+	RUN(test_default_blocks);
 	return T_DONE();
 }

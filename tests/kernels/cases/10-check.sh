@@ -38,6 +38,24 @@ case $? in 0) want=ok ;; 5) want=missing ;; *) want="unknown ($(cat "$C_TMP/f.er
 [ "$(state fentry)" = "$want" ] && ok "fentry_is_$want" ||
 	notok "fentry_is_$want" "faults --mode fentry: $want; check: $(state fentry): $(detail fentry)"
 
+# leaks' uprobe links: uprobe_multi came in 6.6, uprobe sessions in 6.13;
+# check says so, and leaks takes exactly what the kernel has, falling back
+# from one to the next (exact: the links, else single uprobes; sampled: a
+# session, else the links, else single uprobes)
+kernel_at_least 6 6 && um=ok || um=missing
+kernel_at_least 6 13 && us=ok || us=missing
+[ "$(state uprobe_multi) $(state uprobe_session)" = "$um $us" ] &&
+	ok "uprobe_multi_${um}_session_${us}_as_the_version_says" ||
+	notok "uprobe_multi_${um}_session_${us}_as_the_version_says" \
+		"check says uprobe_multi $(state uprobe_multi), uprobe_session $(state uprobe_session)"
+"$MEMLENS" leaks --json -- /bin/true >"$C_TMP/le.json" 2>"$C_TMP/le.err"
+"$MEMLENS" leaks --json --sample 512K -- /bin/true >"$C_TMP/ls.json" 2>"$C_TMP/ls.err"
+want="$([ $um = ok ] && echo uprobe_multi || echo uprobe) $([ $us = ok ] && echo uprobe_session ||
+	{ [ $um = ok ] && echo uprobe_multi || echo uprobe; })"
+got="$(jq_last "$C_TMP/le.json" "d['mode']") $(jq_last "$C_TMP/ls.json" "d['mode']")"
+[ "$got" = "$want" ] && ok "leaks_modes_${want// /_}" ||
+	notok "leaks_modes_${want// /_}" "leaks, leaks --sample took $got: $(cat "$C_TMP/le.err" "$C_TMP/ls.err")"
+
 # kprobes: the config, and the kprobe PMU
 if [ "$(kconfig KPROBES)" = y ]; then
 	[ -d /sys/bus/event_source/devices/kprobe ] && ! detail kprobe | grep -q '^no ' &&
