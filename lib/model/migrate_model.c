@@ -2,12 +2,14 @@
 /* The pre-copy migration model of memlens/migrate_model.h. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memlens/format_migrate.h"
 #include "memlens/hotrange.h"
 #include "memlens/migrate_model.h"
+#include "../common/result.h"
 
 struct mm_sim {
 	const struct ml_mm_trace *t;
@@ -313,16 +315,41 @@ static int check_params(const struct ml_mm_trace *t, const struct ml_mm_params *
 	return 0;
 }
 
-int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
-	      struct ml_mm_result out[ML_MM_NPOLICIES], struct ml_err *err)
+/* the fields every caller's struct ml_mm_result has: up to nrounds */
+#define RESULT_MIN (offsetof(struct ml_mm_result, nrounds) + sizeof(size_t))
+
+/* Element @k of the caller's array of @stride-byte results. */
+static struct ml_mm_result *nth(struct ml_mm_result *out, size_t stride, int k)
 {
+	return (struct ml_mm_result *)((char *)out + (size_t)k * stride);
+}
+
+static void free_rounds(struct ml_mm_result *r)
+{
+	free(r->rounds);
+	r->rounds = NULL;
+	r->nrounds = 0;
+}
+
+int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
+	      struct ml_mm_result *out, struct ml_err *err)
+{
+	struct ml_mm_result res[ML_MM_NPOLICIES];
 	struct ml_mm_params pv;
 	const struct ml_mm_params *p = &pv;
+	long stride = mli_result_size(out, RESULT_MIN, "ml_mm_result", err);
 	int64_t round_ms;
 	int max, pre;
 	int ret;
 
-	memset(out, 0, ML_MM_NPOLICIES * sizeof(*out));
+	if (stride < 0)
+		return (int)stride;
+	memset(res, 0, sizeof(res));
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
+		res[k].sz = sizeof(res[k]);
+		mli_result_put(nth(out, (size_t)stride, k), (size_t)stride, &res[k],
+			       sizeof(res[k]));
+	}
 	ret = ml_opts_load(&pv, sizeof(pv), params, "ml_mm_params", err);
 	if (ret)
 		return ret;
@@ -340,30 +367,36 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 	for (int k = 0; k < ML_MM_NPOLICIES && !ret; k++) {
 		struct mm_sim s = { .t = t, .p = p, .policy = (enum ml_mm_policy)k, .hr_at = -1 };
 
-		out[k].policy = (enum ml_mm_policy)k;
+		res[k].policy = (enum ml_mm_policy)k;
 		/* the parameters were checked: only the defaults are filled in */
 		ret = ml_hotrange_init(
 			&s.hr, p->hot_intervals ? p->hot_intervals : ML_MM_DEFAULT_HOT_INTERVALS,
 			p->hot_cool,
 			p->hot_ranges_max ? p->hot_ranges_max : ML_HOTRANGE_EXCLUDE_MAX);
 		if (!ret)
-			ret = simulate(&s, pre, round_ms, &out[k]);
+			ret = simulate(&s, pre, round_ms, &res[k]);
 		sim_free(&s);
 	}
 	if (ret) {
-		ml_mm_results_free(out);
+		for (int k = 0; k < ML_MM_NPOLICIES; k++)
+			free_rounds(&res[k]);
 		return ml_err_set(err, ENOMEM, "out of memory in the migration model");
 	}
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
+		mli_result_put(nth(out, (size_t)stride, k), (size_t)stride, &res[k],
+			       sizeof(res[k]));
 	return 0;
 }
 
-void ml_mm_results_free(struct ml_mm_result out[ML_MM_NPOLICIES])
+void ml_mm_results_free(struct ml_mm_result *out)
 {
-	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
-		free(out[k].rounds);
-		out[k].rounds = NULL;
-		out[k].nrounds = 0;
-	}
+	size_t stride = out[0].sz;
+
+	/* results ml_mm_run() never wrote (no sz) hold nothing to free */
+	if (stride < RESULT_MIN || stride > (1u << 20))
+		return;
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
+		free_rounds(nth(out, stride, k));
 }
 
 /* Least squares of y on x: the slope, or 0 when the x do not differ. */

@@ -108,7 +108,7 @@ static void test_sz_unset(void)
 static void test_library_refuses(void)
 {
 	struct ml_mm_params p = { .bandwidth_mbps = 1, .round_interval_s = 2 };
-	struct ml_mm_result res[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(res);
 	struct ml_mm_trace t;
 	struct ml_err err = { 0 };
 	struct ml_profiler *prof = NULL;
