@@ -1147,7 +1147,8 @@ static int poll_leaks(void *tr, int timeout_ms)
 	return ml_leaks_tracer_poll(tr, timeout_ms);
 }
 
-static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, struct trace_target *t)
+static void run_until_done(struct leaks_run *r, const struct leaks_opts *o,
+			   struct ml_trace_target *t)
 {
 	/* no ring buffer (stacks walked with frame pointers, or none): no poll */
 	bool rb = ml_leaks_tracer_fd(r->tr) >= 0;
@@ -1166,10 +1167,10 @@ static void run_until_done(struct leaks_run *r, const struct leaks_opts *o, stru
 	trace_live_start(o->json);
 	why = trace_run(&sigs, &l);
 	live_stop();
-	if (why == TRACE_STOP_TARGET && !trace_quiet() && !t->spawned)
+	if (why == TRACE_STOP_TARGET && !trace_quiet() && !ml_trace_target_spawned(t))
 		fprintf(stderr,
 			"memlens leaks: process %d exited; outstanding allocations at its exit\n",
-			(int)t->pid);
+			(int)ml_trace_target_pid(t));
 }
 
 /* -v: what the loader says, on stderr */
@@ -1186,7 +1187,8 @@ static void say(void *arg, const char *fmt, ...)
 
 static int cmd_leaks(int argc, char **argv)
 {
-	struct trace_target t = { .pidfd = -1 };
+	struct ml_trace_target *t = NULL;
+	bool not_started = false;
 	struct leaks_run r = { 0 };
 	struct ml_err err = { 0 };
 	struct leaks_opts o;
@@ -1233,12 +1235,12 @@ static int cmd_leaks(int argc, char **argv)
 	trace_say_pidns("leaks", o.verbose);
 	e = mlt_trace_preflight(&err);
 	if (!e)
-		e = o.cmd ? trace_target_spawn(&t, o.cmd, &err)
-			  : trace_target_attach(&t, o.pid, &err);
+		e = o.cmd ? ml_trace_target_spawn(&t, o.cmd, &not_started, &err)
+			  : ml_trace_target_attach(&t, o.pid, &err);
 	if (!e) {
-		ML_OPTS(ml_leaks_tracer_opts, lo, .pid = t.pid, .wait_loaded = t.spawned,
-			.no_stacks = o.no_stacks, .free_at_entry = o.free_at_entry,
-			.perf_uprobes = o.perf_uprobes,
+		ML_OPTS(ml_leaks_tracer_opts, lo, .pid = ml_trace_target_pid(t),
+			.wait_loaded = ml_trace_target_spawned(t), .no_stacks = o.no_stacks,
+			.free_at_entry = o.free_at_entry, .perf_uprobes = o.perf_uprobes,
 			.stacks = o.stacks == STACKS_DWARF ? ML_LEAKS_STACKS_DWARF
 							   : ML_LEAKS_STACKS_FP,
 			.max_blocks = o.max_blocks, .max_stacks = o.max_stacks, .sample = o.sample,
@@ -1250,17 +1252,17 @@ static int cmd_leaks(int argc, char **argv)
 		ml_leaks_tracer_allocator(r.tr, &r.alloc);
 	if (e)
 		goto out;
-	mlt_symbolizer_init(&r.sym, t.pid);
+	mlt_symbolizer_init(&r.sym, ml_trace_target_pid(t));
 	r.sym.debug_dir = o.debug_dir;
 	mlt_symbolizer_refresh(&r.sym);
 	trace_output_switch(); /* after the spawn: CMD keeps our stdout */
-	e = trace_target_release(&t, &err);
+	e = ml_trace_target_release(t, &err);
 	if (e)
 		goto out;
 	{
 		char what[32];
 
-		snprintf(what, sizeof(what), "pid %d", (int)t.pid);
+		snprintf(what, sizeof(what), "pid %d", (int)ml_trace_target_pid(t));
 		trace_say_tracing("leaks", what, o.duration, true);
 	}
 	{
@@ -1270,13 +1272,13 @@ static int cmd_leaks(int argc, char **argv)
 		r.start_wall_ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 		r.start_mono_ns = ml_mono_ns();
 	}
-	run_until_done(&r, &o, &t);
+	run_until_done(&r, &o, t);
 	mlt_symbolizer_refresh(&r.sym);
 	ml_leaks_tracer_detach(r.tr); /* the table is read once nothing changes it any more */
 	report(&r, &(struct report_at){ -1, true });
 out:
 	if (e)
-		e = trace_fail("leaks", &t, e, &err);
+		e = trace_fail("leaks", not_started, e, &err);
 	ml_leaks_tracer_detach(r.tr);
 	if (r.folded)
 		fclose(r.folded);
@@ -1284,7 +1286,7 @@ out:
 		fclose(r.pprof);
 	ml_leaks_tracer_close(r.tr);
 	mlt_symbolizer_free(&r.sym);
-	trace_target_close(&t, true);
+	ml_trace_target_close(t, true);
 	return e ? e : r.write_failed ? EXIT_FAIL : EXIT_OK;
 }
 
