@@ -9,7 +9,6 @@
 #include "memlens/format_migrate.h"
 #include "memlens/hotrange.h"
 #include "memlens/migrate_model.h"
-#include "../common/result.h"
 
 struct mm_sim {
 	const struct ml_mm_trace *t;
@@ -324,6 +323,23 @@ static struct ml_mm_result *nth(struct ml_mm_result *out, size_t stride, int k)
 	return (struct ml_mm_result *)((char *)out + (size_t)k * stride);
 }
 
+/*
+ * @res into the caller's array @out, stepping by out[0].sz (memlens/opts.h):
+ * 0, or -EINVAL (nothing written) when that sz is not set.
+ */
+static int store(struct ml_mm_result *out, const struct ml_mm_result *res, struct ml_err *err)
+{
+	int ret = ml_result_store(out, &res[0], sizeof(res[0]), RESULT_MIN, "ml_mm_result", err);
+	size_t stride = out[0].sz;
+
+	for (int k = 1; k < ML_MM_NPOLICIES && !ret; k++) {
+		memcpy(nth(out, stride, k), &stride, sizeof(stride));
+		ret = ml_result_store(nth(out, stride, k), &res[k], sizeof(res[k]), RESULT_MIN,
+				      "ml_mm_result", err);
+	}
+	return ret;
+}
+
 static void free_rounds(struct ml_mm_result *r)
 {
 	free(r->rounds);
@@ -337,19 +353,16 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 	struct ml_mm_result res[ML_MM_NPOLICIES];
 	struct ml_mm_params pv;
 	const struct ml_mm_params *p = &pv;
-	long stride = mli_result_size(out, RESULT_MIN, "ml_mm_result", err);
 	int64_t round_ms;
 	int max, pre;
 	int ret;
 
-	if (stride < 0)
-		return (int)stride;
 	memset(res, 0, sizeof(res));
-	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
 		res[k].sz = sizeof(res[k]);
-		mli_result_put(nth(out, (size_t)stride, k), (size_t)stride, &res[k],
-			       sizeof(res[k]));
-	}
+	ret = store(out, res, err); /* cleared, or refused */
+	if (ret)
+		return ret;
 	ret = ml_opts_load(&pv, sizeof(pv), params, "ml_mm_params", err);
 	if (ret)
 		return ret;
@@ -382,10 +395,7 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 			free_rounds(&res[k]);
 		return ml_err_set(err, ENOMEM, "out of memory in the migration model");
 	}
-	for (int k = 0; k < ML_MM_NPOLICIES; k++)
-		mli_result_put(nth(out, (size_t)stride, k), (size_t)stride, &res[k],
-			       sizeof(res[k]));
-	return 0;
+	return store(out, res, err);
 }
 
 void ml_mm_results_free(struct ml_mm_result *out)
@@ -393,7 +403,7 @@ void ml_mm_results_free(struct ml_mm_result *out)
 	size_t stride = out[0].sz;
 
 	/* results ml_mm_run() never wrote (no sz) hold nothing to free */
-	if (stride < RESULT_MIN || stride > (1u << 20))
+	if (stride < RESULT_MIN || stride > ML_RESULT_SZ_MAX)
 		return;
 	for (int k = 0; k < ML_MM_NPOLICIES; k++)
 		free_rounds(nth(out, stride, k));

@@ -430,6 +430,7 @@ static int cmd_faults(int argc, char **argv)
 	}
 	if (e)
 		goto out;
+	r.info.sz = sizeof(r.info);
 	ml_faults_tracer_info(r.t, &r.info);
 	r.fentry = r.info.fentry;
 	say_mode(&r, &o);
@@ -454,6 +455,7 @@ static int cmd_faults(int argc, char **argv)
 		fprintf(stderr, "memlens faults: process %d exited; counts up to its exit\n",
 			(int)o.pid);
 	ml_faults_tracer_stop(r.t, o.cmd != NULL);
+	r.kern.sz = sizeof(r.kern);
 	ml_faults_tracer_kernel(r.t, &r.kern);
 	report(&r, &o);
 out:

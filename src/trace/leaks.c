@@ -475,7 +475,7 @@ static void depth_stats(const struct sym_stack *v, size_t n, size_t *nst, double
 /* dwarf: the stack copies unwound so far */
 static struct ml_leaks_unwind_stats unw(const struct leaks_run *r)
 {
-	struct ml_leaks_unwind_stats u;
+	ML_RESULT(ml_leaks_unwind_stats, u);
 
 	ml_leaks_tracer_unwind_stats(r->tr, &u);
 	return u;
@@ -1248,8 +1248,10 @@ static int cmd_leaks(int argc, char **argv)
 
 		e = ml_leaks_tracer_open(&r.tr, &lo, &err);
 	}
-	if (!e)
+	if (!e) {
+		r.alloc.sz = sizeof(r.alloc);
 		ml_leaks_tracer_allocator(r.tr, &r.alloc);
+	}
 	if (e)
 		goto out;
 	mlt_symbolizer_init(&r.sym, ml_trace_target_pid(t));
