@@ -190,6 +190,7 @@ void ml_mm_results_free(struct ml_mm_result *out);
 
 /* What ml_mm_calibrate() fitted, and from what. */
 struct ml_mm_fit {
+	size_t sz; /* the caller sets it: sizeof(struct ml_mm_fit) (memlens/opts.h) */
 	double bandwidth_mbps; /* the dump's MiB/s */
 	double dump_fixed_s, restore_fixed_s;
 	double restore_bandwidth_mbps; /* 0: not fitted */
@@ -228,9 +229,9 @@ struct ml_mm_fit {
  *                 too) / (last_page - downtime - faults * their wait),
  *                 not fitted (0) when that time is not positive.
  *
- * On entry @fit->restore_fixed_s is the restore's fixed part to assume
- * (>= 0). -EINVAL with the reason when @m is not a record to fit from
- * (failed, no rounds, no time measured).
+ * On entry @fit->sz is set (ML_RESULT(); -EINVAL when it is not) and
+ * @fit->restore_fixed_s is the restore's fixed part to assume (>= 0). -EINVAL with the reason when
+ * @m is not a record to fit from (failed, no rounds, no time measured).
  */
 int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struct ml_err *err);
 

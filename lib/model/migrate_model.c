@@ -440,11 +440,26 @@ static void calibrate_lazy(const struct ml_migrate_rec *m, struct ml_mm_fit *fit
 		fit->lazy_bandwidth_mbps = (double)fit->lazy_bytes / ML_MM_MIB / (lazy_ms / 1000.0);
 }
 
-int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struct ml_err *err)
+/* the fields every caller's struct ml_mm_fit has: up to lazy_bytes */
+#define FIT_MIN (offsetof(struct ml_mm_fit, lazy_bytes) + sizeof(uint64_t))
+
+int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *out, struct ml_err *err)
 {
 	const struct ml_migrate_round_rec *last;
 	double *x, *y, b, bytes = 0, secs = 0, restore_s, frozen_s;
-	double rfixed = fit->restore_fixed_s;
+	struct ml_mm_fit v = { 0 }, *fit = &v;
+	double rfixed;
+	size_t sz;
+
+	/* the caller's struct (its sz: memlens/opts.h), read for restore_fixed_s */
+	memcpy(&sz, out, sizeof(sz));
+	if (sz < FIT_MIN || sz > ML_RESULT_SZ_MAX)
+		return ml_err_set(err, EINVAL,
+				  "struct ml_mm_fit: its sz is %zu, not the struct's size: set "
+				  ".sz = sizeof(struct ml_mm_fit) before the call",
+				  sz);
+	memcpy(&v, out, sz < sizeof(v) ? sz : sizeof(v));
+	rfixed = v.restore_fixed_s;
 
 	if (!m->ok || !m->nrounds)
 		return ml_err_set(err, EINVAL,
@@ -487,12 +502,12 @@ int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struc
 		/* no memory loaded, or not known how much: all of it fixed */
 		fit->restore_fixed_s = restore_s;
 		fit->restore_fixed_fitted = true;
-		return 0;
+		return ml_result_store(out, &v, sizeof(v), FIT_MIN, "ml_mm_fit", err);
 	}
 	fit->restore_fixed_s = rfixed;
 	fit->restored_bytes = (uint64_t)last->pages_scanned * ML_MM_PAGE_SIZE;
 	if (restore_s > rfixed && fit->restored_bytes)
 		fit->restore_bandwidth_mbps =
 			(double)fit->restored_bytes / ML_MM_MIB / (restore_s - rfixed);
-	return 0;
+	return ml_result_store(out, &v, sizeof(v), FIT_MIN, "ml_mm_fit", err);
 }

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "harness.h"
 #include "memlens/hotrange.h"
@@ -224,7 +225,7 @@ static void test_calibrate(void)
 	struct ml_migrate_rec m = {
 		.ok = true, .rounds = rounds, .nrounds = 4, .downtime_ms = 3500, .restore_ms = 2250
 	};
-	struct ml_mm_fit fit = { .restore_fixed_s = 0.25 };
+	struct ml_mm_fit fit = { .sz = sizeof(fit), .restore_fixed_s = 0.25 };
 	struct ml_err err = { 0 };
 
 	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
@@ -238,7 +239,7 @@ static void test_calibrate(void)
 	CHECK(fit.restore_bandwidth_mbps == 32);
 
 	/* a restore no longer than its fixed part: no bandwidth */
-	fit = (struct ml_mm_fit){ .restore_fixed_s = 3 };
+	fit = (struct ml_mm_fit){ .sz = sizeof(fit), .restore_fixed_s = 3 };
 	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
 	CHECK(fit.restore_bandwidth_mbps == 0);
 	CHECK(fit.restore_fixed_s == 3);
@@ -246,7 +247,7 @@ static void test_calibrate(void)
 	/* post-copy: the restore loaded no memory, all of it is fixed */
 	m.postcopy = true;
 	m.restore_ms = 1500;
-	fit = (struct ml_mm_fit){ .restore_fixed_s = 0.25 };
+	fit = (struct ml_mm_fit){ .sz = sizeof(fit), .restore_fixed_s = 0.25 };
 	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
 	CHECK(fit.restore_fixed_fitted);
 	CHECK(fit.restore_fixed_s == 1.5);
@@ -601,10 +602,50 @@ static void test_old_size_caller(void)
 	ml_mm_trace_free(&t);
 }
 
+/*
+ * ml_mm_calibrate()'s struct ml_mm_fit: a newer caller's larger struct gets
+ * the fit and zeros after it, its sz kept; an unset sz is refused and the
+ * struct left as it was.
+ */
+static void test_fit_sizes(void)
+{
+	struct ml_migrate_round_rec rounds[] = {
+		{ .round = 1, .pre_dump = true, .bytes = 32 * MIB, .duration_ms = 1500 },
+		{ .round = 2, .bytes = 8 * MIB, .duration_ms = 750, .pages_scanned = 16384 },
+	};
+	struct ml_migrate_rec m = {
+		.ok = true, .rounds = rounds, .nrounds = 2, .downtime_ms = 3500, .restore_ms = 2250
+	};
+	struct {
+		struct ml_mm_fit f;
+		uint64_t newer[4];
+	} big;
+	struct ml_mm_fit fit = { .sz = sizeof(fit), .restore_fixed_s = 0.25 };
+	struct ml_err err = { 0 };
+
+	REQUIRE(ml_mm_calibrate(&m, &fit, &err) == 0);
+	memset(&big, 0xa5, sizeof(big));
+	big.f.sz = sizeof(big);
+	big.f.restore_fixed_s = 0.25;
+	REQUIRE_MSG(ml_mm_calibrate(&m, &big.f, &err) == 0, "%s", err.msg);
+	CHECK_EQ(big.f.sz, sizeof(big));
+	CHECK(big.f.bandwidth_mbps == fit.bandwidth_mbps);
+	CHECK(big.f.restore_bandwidth_mbps == fit.restore_bandwidth_mbps);
+	CHECK_EQ(big.f.restored_bytes, fit.restored_bytes);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(big.newer[i], 0);
+	fit.sz = 0;
+	fit.bandwidth_mbps = 42;
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), -EINVAL);
+	CHECK(strstr(err.msg, "ml_mm_fit") != NULL);
+	CHECK(fit.bandwidth_mbps == 42);
+}
+
 int main(void)
 {
 	RUN(test_hot_late);
 	RUN(test_old_size_caller);
+	RUN(test_fit_sizes);
 	RUN(test_hot_vma_granularity);
 	RUN(test_freeze_overhead);
 	RUN(test_downtime_parts);
