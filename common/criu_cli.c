@@ -176,6 +176,7 @@ int criu_cli_preflight(const char *cmd, pid_t pid, const struct ml_criu_caps *ca
 	int r;
 
 	x.criu_version = caps ? caps->version : NULL;
+	out->sz = sizeof(*out);
 	r = ml_criu_preflight(pid, &x, out, &err);
 	if (r) {
 		cli_error(cmd, "%s", err.msg);
