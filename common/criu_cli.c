@@ -63,6 +63,7 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, unsigned int time
 	if (!r && have_probed && !strcmp(path, probed.path)) {
 		*caps = probed;
 	} else if (!r) {
+		caps->sz = sizeof(*caps);
 		r = ml_criu_probe_opts(path, caps, &po, &err);
 		if (!r) {
 			probed = *caps;

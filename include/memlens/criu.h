@@ -46,6 +46,7 @@ struct ml_profiler;
 
 /* What the CRIU binary at @path supports. */
 struct ml_criu_caps {
+	size_t sz; /* ml_criu_probe*()'s: the caller sets it, sizeof(struct ml_criu_caps) */
 	char path[PATH_MAX];
 	char version[64]; /* "4.1.1", or "" if unknown */
 	bool works; /* `criu check` passed */
@@ -104,7 +105,9 @@ int ml_criu_locate(const char *explicit_path, const char *fallback, char *out, s
  * What the CRIU at @path supports: `criu --exclude-range=.. --exclude-file=..
  * --no-parent-range=.. --version` (again without each option it calls
  * unrecognized), `criu check` and `criu check --feature mem_dirty_track`.
- * Probe once and keep @caps for every later command of the same run.
+ * Probe once and keep @caps for every later command of the same run. The
+ * caller sets @caps->sz (ML_RESULT(); -EINVAL when it is not): the library
+ * writes only that much.
  */
 int ml_criu_probe(const char *path, struct ml_criu_caps *caps, struct ml_err *err);
 int ml_criu_probe_opts(const char *path, struct ml_criu_caps *caps,

@@ -43,7 +43,7 @@ static void on_event(const struct ml_mig_event *ev, void *arg)
 
 int main(int argc, char **argv)
 {
-	struct ml_criu_caps caps;
+	ML_RESULT(ml_criu_caps, caps);
 	struct ml_err err = { 0 };
 	struct ml_migration *m;
 	const struct ml_migrate_result *x;

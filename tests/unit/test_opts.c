@@ -6,10 +6,12 @@
  * an unset sz is refused with a message that says how to set it.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "harness.h"
+#include "memlens/criu.h"
 #include "memlens/migrate_model.h"
 #include "memlens/opts.h"
 #include "memlens/profiler.h"
@@ -183,6 +185,29 @@ static void test_result_sizes(void)
 	CHECK_EQ(old.r.a, (int)0xa5a5a5a5);
 }
 
+/*
+ * A library function given a result without its sz refuses it before it
+ * does anything (no CRIU is run here) and leaves it as it was; with its sz
+ * a call that fails still clears it (what the library knows of it).
+ */
+static void test_result_unset_refused(void)
+{
+	struct ml_criu_caps *caps = malloc(sizeof(*caps));
+	struct ml_err err = { 0 };
+
+	REQUIRE(caps);
+	memset(caps, 0xa5, sizeof(*caps));
+	caps->sz = 0;
+	CHECK_EQ(ml_criu_probe("/nonexistent/criu", caps, &err), -EINVAL);
+	CHECK(strstr(err.msg, "ml_criu_caps") != NULL);
+	CHECK_EQ(caps->path[0], (char)0xa5);
+	caps->sz = sizeof(*caps);
+	CHECK(ml_criu_probe("/nonexistent/criu", caps, &err) < 0);
+	CHECK_EQ(caps->sz, sizeof(*caps));
+	CHECK(!caps->works && !caps->exclude_range && !caps->check_msg[0]);
+	free(caps);
+}
+
 int main(void)
 {
 	RUN(test_same_size);
@@ -191,5 +216,6 @@ int main(void)
 	RUN(test_sz_unset);
 	RUN(test_library_refuses);
 	RUN(test_result_sizes);
+	RUN(test_result_unset_refused);
 	return T_DONE();
 }
