@@ -441,6 +441,7 @@ struct ml_criu_tcp_conn {
 
 #define ML_CRIU_TCP_CONN_MAX 16
 struct ml_criu_tcp_conns {
+	size_t sz; /* the caller sets it: sizeof(struct ml_criu_tcp_conns) (memlens/opts.h) */
 	struct ml_criu_tcp_conn c[ML_CRIU_TCP_CONN_MAX]; /* the first ones found */
 	size_t n; /* how many were found (may be more than kept) */
 };
@@ -565,6 +566,7 @@ int ml_criu_lazy_pages_start(const struct ml_criu_caps *caps,
 
 /* What a `criu lazy-pages` log (-v4) says it did. */
 struct ml_criu_lazy_stats {
+	size_t sz; /* the caller sets it: sizeof(struct ml_criu_lazy_stats) (memlens/opts.h) */
 	int64_t pages_total; /* "Found N pages to be handled by UFFD", summed */
 	int64_t pages_copied; /* "UFFD transferred pages: (C/T)", summed */
 	int64_t pages_parent; /* of those, read from the parent images (a patched CRIU) */
@@ -579,7 +581,8 @@ struct ml_criu_lazy_stats {
 	char error[256]; /* the last error lines */
 };
 
-/* Parse a `criu lazy-pages -v4` log (pure). 0, or -EINVAL when it is not one. */
+/* Parse a `criu lazy-pages -v4` log (pure). 0, or -EINVAL when it is not one
+ * (or @st's sz is not set: ML_RESULT()). */
 int ml_criu_parse_lazy_log(const char *buf, size_t len, struct ml_criu_lazy_stats *st);
 int ml_criu_read_lazy_log(const char *path, struct ml_criu_lazy_stats *st, struct ml_err *err);
 

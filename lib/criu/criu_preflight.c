@@ -711,6 +711,8 @@ static void check_tcp(struct pf *s)
 			"must reconnect"
 		      : "choose --tcp established (kept open: the restored tree must get the same "
 			"IP address) or --tcp close (restored closed: the peer must reconnect)";
+	if (c)
+		c->sz = sizeof(*c);
 	if (c && !ml_criu_tcp_inspect(s->root, c, &e))
 		for (size_t i = 0; i < c->n && i < ML_CRIU_TCP_CONN_MAX; i++)
 			add(s, ML_CRIU_FINDING_TCP, absorbed, c->c[i].pid, fix,
