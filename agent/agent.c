@@ -97,8 +97,10 @@ int agent_criu(struct agent *a, struct ml_err *err)
 
 		a->criu_probed = true;
 		a->criu_rc = criu_cli_locate(a->cfg.criu_path, path, sizeof(path), &a->criu_err);
-		if (!a->criu_rc)
+		if (!a->criu_rc) {
+			a->caps.sz = sizeof(a->caps);
 			a->criu_rc = ml_criu_probe_opts(path, &a->caps, &po, &a->criu_err);
+		}
 		/* slow is not broken: CRIU's runs say what fails (see criu_cli_setup()) */
 		if (!a->criu_rc && a->caps.timed_out)
 			a->caps.works = true;

@@ -176,6 +176,7 @@ bool rpc_refuse_preflight(const struct agent *a, pid_t pid, const struct ml_criu
 	if (!p)
 		return !!rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
 	x.criu_version = a->caps.version;
+	p->sz = sizeof(*p);
 	r = ml_criu_preflight(pid, &x, p, &e);
 	if (r) {
 		rpc_fail(out, r == -ESRCH ? RPC_NOT_FOUND : rpc_code_for_errno(r), "%s: %s", what,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The Migrate RPC: live-migrate the agent's target with the flow of
- * `memlens migrate` (lib/migrate/migrate_run.c), to a `memlens migrate
+ * `memlens migrate` (memlens/migrate.h), to a `memlens migrate
  * --receive` at HOST:PORT or to a directory on this machine, once the
  * tree is checked for what CRIU would refuse (rpc_refuse_preflight()).
  * Holds the agent's write lock for the whole migration: no other
@@ -21,8 +21,7 @@
 
 #include "container_find.h"
 #include "migrate_msg.h"
-#include "../lib/migrate/migrate_run.h"
-#include "../lib/migrate/migrate_wire.h"
+#include "memlens/migrate.h"
 #include "rpc_handlers.h"
 
 #define DEFAULT_ROUNDS 5
@@ -55,7 +54,7 @@ static int pause_call(unsigned int ms, void *arg)
 	return 0;
 }
 
-static void count_round(const struct migrate_round *r, void *arg)
+static void count_round(const struct ml_migrate_round *r, void *arg)
 {
 	(void)arg;
 	metrics_checkpoint(r->pre_dump ? CKPT_PRE_DUMP : CKPT_DUMP, true, r->duration_ms);
@@ -87,7 +86,7 @@ static const char *container_arg_bad(const char *s)
 }
 
 /* The request's numbers, defaults for zeros; false (answered) when out of range. */
-static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o,
+static bool check_request(const Agent__MigrateRequest *q, struct ml_migrate_opts *o,
 			  struct rpc_reply *out)
 {
 	if (!q->destination[0] == !q->destination_dir[0])
@@ -98,10 +97,10 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 	if (!q->images_dir[0])
 		return !rpc_fail(out, RPC_INVALID_ARGUMENT,
 				 "Migrate: images_dir (the source's images) is required");
-	if (q->max_rounds < 0 || q->max_rounds > MIGRATE_MAX_ROUNDS)
+	if (q->max_rounds < 0 || q->max_rounds > ML_MIGRATE_MAX_ROUNDS)
 		return !rpc_fail(out, RPC_INVALID_ARGUMENT,
 				 "Migrate: max_rounds must be 1..%d (0: %d), not %d",
-				 MIGRATE_MAX_ROUNDS, DEFAULT_ROUNDS, q->max_rounds);
+				 ML_MIGRATE_MAX_ROUNDS, DEFAULT_ROUNDS, q->max_rounds);
 	if (!isfinite(q->threshold_mib) || q->threshold_mib < 0 || q->threshold_mib > 1 << 20)
 		return !rpc_fail(out, RPC_INVALID_ARGUMENT,
 				 "Migrate: threshold_mib must be 0..1048576 (0: %d), not %g",
@@ -145,7 +144,7 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 		char host[256];
 		int port;
 
-		if (mli_wire_parse_hostport(q->destination, host, sizeof(host), &port) || !port)
+		if (ml_migrate_parse_hostport(q->destination, host, sizeof(host), &port) || !port)
 			return !rpc_fail(out, RPC_INVALID_ARGUMENT,
 					 "Migrate: destination must be HOST:PORT with a port "
 					 "1..65535, not '%s'",
@@ -161,10 +160,11 @@ static bool check_request(const Agent__MigrateRequest *q, struct migrate_opts *o
 	return true;
 }
 
-static void migrate_response(const struct agent *a, const struct migrate_opts *o,
-			     const struct container_migrate *cm, const struct migrate_result *x,
+static void migrate_response(const struct agent *a, const struct ml_migrate_opts *o,
+			     const struct container_migrate *cm, const struct ml_migration *mig,
 			     struct rpc_reply *out)
 {
+	const struct ml_migrate_result *x = ml_migration_result(mig);
 	Agent__MigrateResponse resp = AGENT__MIGRATE_RESPONSE__INIT;
 	Agent__MigrateRound *rs = calloc((size_t)x->nr + 1, sizeof(*rs));
 	Agent__MigrateRound **ptrs = calloc((size_t)x->nr + 1, sizeof(*ptrs));
@@ -174,7 +174,7 @@ static void migrate_response(const struct agent *a, const struct migrate_opts *o
 		goto out;
 	}
 	for (int i = 0; i < x->nr; i++) {
-		const struct migrate_round *r = &x->r[i];
+		const struct ml_migrate_round *r = ml_migration_round(mig, i);
 
 		agent__migrate_round__init(&rs[i]);
 		rs[i].round = r->k;
@@ -210,8 +210,8 @@ static void migrate_response(const struct agent *a, const struct migrate_opts *o
 	resp.restore_ms = (int64_t)x->restore_ms;
 	resp.restored_pid = x->restored;
 	resp.limits = (char *)(!x->exclude	       ? ""
-			       : a->caps.page_granular ? MIGRATE_LIMITS_PAGE
-						       : MIGRATE_LIMITS_VMA);
+			       : a->caps.page_granular ? ML_MIGRATE_LIMITS_PAGE
+						       : ML_MIGRATE_LIMITS_VMA);
 	resp.criu_version = (char *)a->caps.version;
 	resp.postcopy = o->postcopy;
 	resp.lazy_pages_copied = x->lazy.pages_copied;
@@ -249,20 +249,18 @@ static int status_for(int r, bool dumped)
 }
 
 /* Under the write lock. @o->pid: the request's tree, 0: the agent's target. */
-static void migrate_locked(struct agent *a, struct migrate_opts *o,
+static void migrate_locked(struct agent *a, struct ml_migrate_opts *o,
 			   const struct container_migrate *cm, const char *dest_dir,
 			   struct rpc_reply *out)
 {
-	struct migrate_result *x = calloc(1, sizeof(*x));
+	struct ml_migration *mig = NULL;
+	const struct ml_migrate_result *x;
+	const struct ml_migrate_round *last;
 	struct ml_err e = { 0 }, ignored = { 0 };
 	pid_t target = 0;
 	bool dumped, own;
 	int r;
 
-	if (!x) {
-		rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
-		return;
-	}
 	r = agent_criu(a, &e);
 	if (r) {
 		rpc_fail(out, RPC_FAILED_PRECONDITION, "Migrate: %s", e.msg);
@@ -294,8 +292,15 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o,
 	o->prof = a->prof && ml_profiler_running(a->prof) && ml_profiler_pid(a->prof) == o->pid
 			  ? a->prof
 			  : NULL;
-	r = mli_migrate_run(o, x);
-	dumped = x->nr && !x->r[x->nr - 1].pre_dump;
+	r = ml_migration_open(&mig, o, &e);
+	if (r) {
+		rpc_fail(out, RPC_INVALID_ARGUMENT, "Migrate: %s", e.msg);
+		goto out;
+	}
+	r = ml_migration_run(mig);
+	x = ml_migration_result(mig);
+	last = ml_migration_round(mig, x->nr - 1);
+	dumped = last && !last->pre_dump;
 	if (dumped || !r) {
 		a->checkpoints += x->nr;
 		if (a->prof && own) {
@@ -309,7 +314,7 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o,
 		rpc_fail(out, status_for(r, true),
 			 "Migrate: %s; the tree was dumped: its complete images are at the "
 			 "destination, in round %d's directory (restore them there)",
-			 x->error[0] ? x->error : strerror(-r), x->r[x->nr - 1].k);
+			 x->error[0] ? x->error : strerror(-r), last->k);
 	else if (r)
 		rpc_fail(out, status_for(r, false),
 			 "Migrate: %s; the process tree is still running at the source",
@@ -318,10 +323,10 @@ static void migrate_locked(struct agent *a, struct migrate_opts *o,
 		/* the agent's target restored on this machine: its next target */
 		if (own)
 			a->restored_pid = dest_dir ? x->restored : 0;
-		migrate_response(a, o, cm, x, out);
+		migrate_response(a, o, cm, mig, out);
 	}
 out:
-	free(x);
+	ml_migration_close(mig);
 }
 
 /*
@@ -329,7 +334,7 @@ out:
  * options, as `memlens migrate --container` has it. false: answered.
  */
 static bool find_container(struct agent *a, const char *name, struct mig_call *call,
-			   struct migrate_opts *o, struct rpc_reply *out)
+			   struct ml_migrate_opts *o, struct rpc_reply *out)
 {
 	struct ml_err e = { 0 };
 	char why[256];
@@ -377,7 +382,8 @@ void rpc_migrate(struct agent *a, const uint8_t *req, size_t len, uint64_t deadl
 		rpc_malformed(out, "MigrateRequest", len);
 		return;
 	}
-	struct migrate_opts o = {
+	struct ml_migrate_opts o = {
+		.sz = sizeof(struct ml_migrate_opts),
 		.work = dir,
 		.timeout_s =
 			((q->timeout_ms ? q->timeout_ms : a->cfg.criu_timeout_ms) + 999) / 1000,

@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 	uint64_t stop[64];
 	int n = 0;
 	for (int i = 0; i < 30; i++) {
-		struct ml_attach_stats st;
+		ML_RESULT(ml_attach_stats, st);
 		int fd = ml_wp_attach(pid, false, &st, &err);
 
 		if (fd < 0) {

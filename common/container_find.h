@@ -41,9 +41,9 @@ size_t container_cgroup_dirs(pid_t pid, const char *id, char (*dirs)[PATH_MAX], 
 struct container_migrate {
 	struct ml_container ctr;
 	char root_arg[PATH_MAX + 16]; /* --root=ROOTFS */
-	const char *restore[3]; /* NULL-terminated: migrate_opts.restore_args */
+	const char *restore[3]; /* NULL-terminated: ml_migrate_opts.restore_args */
 	/* podman's container: its cgroups, which podman's clean-up removes
-	 * while the restore recreates them (migrate_opts.settle_dirs) */
+	 * while the restore recreates them (ml_migrate_opts.settle_dirs) */
 	char settle[CONTAINER_CGROUPS_MAX][PATH_MAX];
 	const char *settle_v[CONTAINER_CGROUPS_MAX + 1]; /* NULL-terminated */
 };

@@ -63,6 +63,7 @@ int criu_cli_setup(const char *cmd, const char *explicit_path, unsigned int time
 	if (!r && have_probed && !strcmp(path, probed.path)) {
 		*caps = probed;
 	} else if (!r) {
+		caps->sz = sizeof(*caps);
 		r = ml_criu_probe_opts(path, caps, &po, &err);
 		if (!r) {
 			probed = *caps;
@@ -176,6 +177,7 @@ int criu_cli_preflight(const char *cmd, pid_t pid, const struct ml_criu_caps *ca
 	int r;
 
 	x.criu_version = caps ? caps->version : NULL;
+	out->sz = sizeof(*out);
 	r = ml_criu_preflight(pid, &x, out, &err);
 	if (r) {
 		cli_error(cmd, "%s", err.msg);

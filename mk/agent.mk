@@ -12,7 +12,7 @@ AGENT_GEN := $(BUILD)/gen/agent.pb-c.c $(BUILD)/gen/agent.pb-c.h
 AGENT_SRCS := $(wildcard agent/*.c) $(BUILD)/gen/agent.pb-c.c
 AGENT_OBJS := $(call objs,$(BUILD),$(AGENT_SRCS)) $(COMMON_OBJS)
 EXTRA_TARGETS += $(BUILD)/memlens-agent
-# (the Migrate RPC runs the migration flow of `memlens migrate`: lib/migrate/)
+# (the Migrate RPC runs the migration flow of `memlens migrate`: memlens/migrate.h)
 
 # the tracer library too (mk/bpf.mk), for the RPCs that will offer them
 $(BUILD)/memlens-agent: $(AGENT_OBJS) $(BUILD)/libmemlens-trace.a $(BUILD)/libmemlens.a

@@ -5,7 +5,8 @@
 lib/README.md has two tables: lib/'s folders, each depending only on those
 above it, and the parts of the tree (lib/, report/, trace/, common/, src/,
 agent/), each naming the parts it may include (the whole of lib/, or some
-of its folders: lib/common/). Both name the public headers
+of its folders: lib/common/), through lib/'s public headers only: a part
+outside lib/ including a header of a lib/ folder breaks the rules. Both name the public headers
 (include/memlens/) each folder or part owns. This script resolves every
 `#include "..."` of those folders as the compiler does (the including
 file's folder, then -Iinclude, then -Icommon) and prints each include that
@@ -113,8 +114,8 @@ def where(rules, path):
     return (parts[0], None)
 
 
-def check_one(rules, frm, to):
-    """None when a file of `frm` may include one of `to`, else the rule it breaks."""
+def check_one(rules, frm, to, dst=''):
+    """None when a file of `frm` may include `dst`, one of `to`, else the rule it breaks."""
     (fp, ff), (tp, tf) = frm, to
     if tp == 'include':
         return 'every public header is named in a row of %s' % README
@@ -130,6 +131,9 @@ def check_one(rules, frm, to):
         return None
     if fp == tp:
         return None
+    if tp == 'lib' and dst.startswith('lib/'):
+        return ('%s/ reaches the library through its public headers (include/memlens/) '
+                'only, not a header of lib/%s/ (%s)' % (fp, tf, README))
     allowed = rules.parts.get(fp)
     if allowed is None:
         return '%s/ has no row in the part table of %s' % (fp, README)
@@ -179,7 +183,7 @@ def main():
                 to = where(rules, dst)
                 key = ('/'.join(x for x in frm if x), '/'.join(x for x in to if x))
                 edges[key] = edges.get(key, 0) + 1
-                rule = check_one(rules, frm, to)
+                rule = check_one(rules, frm, to, dst)
                 if rule:
                     bad.append('%s:%d: includes %s: %s' % (src, no, dst, rule))
     if a.verbose:

@@ -95,7 +95,7 @@ static void probe_criu(struct ml_feature_list *l, const char *explicit_path)
 {
 	static const char used[] = "checkpoint, restore, agent (dumps)";
 	struct ml_err err = { 0 };
-	struct ml_criu_caps caps;
+	ML_RESULT(ml_criu_caps, caps);
 	char path[4096], opts[128];
 
 	if (criu_cli_locate(explicit_path, path, sizeof(path), &err)) {

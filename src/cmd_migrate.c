@@ -4,7 +4,7 @@
  * (hot memory left out when the CRIU can), a final dump, all sent to
  * `criu page-server`s at the destination, then the restore there; each
  * round and the downtime measured. `memlens migrate --receive` is the
- * destination side (lib/migrate/migrate_recv.c).
+ * destination side (ml_migrate_receive()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,9 +26,7 @@
 #include "opts.h"
 #include "memlens/heat.h"
 #include "memlens/criu.h"
-#include "../lib/migrate/migrate.h"
-#include "../lib/migrate/migrate_run.h"
-#include "../lib/migrate/migrate_wire.h"
+#include "memlens/migrate.h"
 
 static const char about[] =
 	"Live-migrate the process tree of PID with CRIU. While it runs, pre-dump rounds\n"
@@ -119,7 +117,7 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		  .target = &c->to,
 		  .help = "DIR: restore on this machine from images under DIR; HOST:PORT: send "
 			  "it to a `memlens migrate --receive` listening there" },
-		CLI_OPT_MAX_ROUNDS(&c->max_rounds, 0, MIGRATE_MAX_ROUNDS,
+		CLI_OPT_MAX_ROUNDS(&c->max_rounds, 0, ML_MIGRATE_MAX_ROUNDS,
 				   "pre-dump rounds at most (default 5; 0: stop-and-copy)"),
 		CLI_OPT_STOP_THRESHOLD(&c->threshold_mib, "stop pre-copy after a round that sends "
 							  "less than MIB MiB (default 16)"),
@@ -233,20 +231,19 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 
 static int run_receive(struct mig_cli *c)
 {
-	struct migrate_recv_opts ro = { .dir = c->dir,
-					.timeout_s = c->timeout_s,
-					.verbose = true,
-					.on_event = migrate_print_event };
+	ML_OPTS(ml_migrate_recv_opts, ro, .dir = c->dir, .timeout_s = c->timeout_s, .verbose = true,
+		.on_event = migrate_print_event);
 	struct ml_criu_caps caps;
+	struct ml_err err = { 0 };
 	char host[256];
 	int port, bound, lfd, rc;
 
-	if (mli_wire_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
+	if (ml_migrate_parse_hostport(c->listen, host, sizeof(host), &port) || !port)
 		return bad("--listen must be HOST:PORT with a port 1..65535", c->listen);
 	rc = criu_cli_setup("migrate", c->criu, c->timeout_s * 1000, &caps);
 	if (rc)
 		return rc;
-	lfd = mli_wire_listen(host, port, &bound);
+	lfd = ml_migrate_listen(host, port, &bound);
 	if (lfd < 0) {
 		cli_error("migrate", "cannot listen on %s: %s", c->listen, strerror(-lfd));
 		return EXIT_FAIL;
@@ -255,8 +252,12 @@ static int run_receive(struct mig_cli *c)
 	ro.caps = &caps;
 	fprintf(stderr, "memlens migrate: receiving on %s:%d into %s (CRIU %s)\n", host, bound,
 		c->dir, caps.version);
-	rc = mli_migrate_receive(lfd, &ro);
+	rc = ml_migrate_receive(lfd, &ro, &err);
 	close(lfd);
+	if (rc == -EINVAL && err.msg[0]) {
+		cli_error("migrate", "%s", err.msg);
+		return EXIT_FAIL;
+	}
 	if (rc && rc != -ECANCELED) /* canceled: the source's reason is said */
 		cli_error("migrate", "the migration did not complete: %s", strerror(-rc));
 	return rc ? EXIT_FAIL : EXIT_OK;
@@ -264,7 +265,7 @@ static int run_receive(struct mig_cli *c)
 
 /* ---- source side ----------------------------------------------------- */
 
-static void print_round(const struct migrate_round *r, void *arg)
+static void print_round(const struct ml_migrate_round *r, void *arg)
 {
 	const struct mig_cli *c = arg;
 	char b[16], h[16];
@@ -301,17 +302,32 @@ struct mig_run {
 	struct mig_cli *c;
 	struct ml_criu_caps caps;
 	char work[PATH_MAX];
-	struct migrate_result res;
+	struct ml_migration *mig; /* once the options are given */
+	struct ml_migrate_result none; /* the result before that: nothing ran */
+	char error[1280]; /* why the command stopped before the migration */
+	struct ml_profiler_proc procs[ML_MIGRATE_MAX_PROCS]; /* the result's, for the record */
 	struct ml_criu_preflight pf;
 	bool pf_ran;
 };
 
-/* The "migrate" line (memlens/format_migrate.h). */
-static void print_json(const struct mig_run *m, int rc)
+static const struct ml_migrate_result *result_of(const struct mig_run *m)
 {
-	const struct migrate_result *x = &m->res;
-	const struct migrate_lazy *l = &x->lazy;
-	struct ml_migrate_round_rec rounds[MIGRATE_MAX_ROUNDS + 1];
+	return m->mig ? ml_migration_result(m->mig) : &m->none;
+}
+
+/* The last round, or NULL. */
+static const struct ml_migrate_round *last_round(const struct mig_run *m)
+{
+	return m->mig ? ml_migration_round(m->mig, result_of(m)->nr - 1) : NULL;
+}
+
+/* The "migrate" line (memlens/format_migrate.h). */
+static void print_json(struct mig_run *m, int rc)
+{
+	const struct ml_migrate_result *x = result_of(m);
+	const struct ml_migrate_round *last = last_round(m);
+	const struct ml_migrate_lazy *l = &x->lazy;
+	struct ml_migrate_round_rec rounds[ML_MIGRATE_MAX_ROUNDS + 1];
 	struct ml_migrate_rec rec = {
 		.pid = m->c->pid,
 		.has_container = m->c->container != NULL,
@@ -323,7 +339,7 @@ static void print_json(const struct mig_run *m, int rc)
 		.postcopy = m->c->postcopy,
 		.total_bytes = x->total,
 		.tcp = ml_criu_tcp_name(m->c->tcp),
-		.lazy = { .pages_left = x->nr ? x->r[x->nr - 1].pages_lazy : -1,
+		.lazy = { .pages_left = last ? last->pages_lazy : -1,
 			  .pages_total = l->pages_total,
 			  .pages_copied = l->pages_copied,
 			  .pages_parent = l->pages_parent,
@@ -343,11 +359,11 @@ static void print_json(const struct mig_run *m, int rc)
 		.restored_pid = x->restored,
 		.granularity = x->exclude ? ml_criu_granularity(&m->caps) : "none",
 		.limits = !x->exclude		  ? NULL
-			  : m->caps.page_granular ? MIGRATE_LIMITS_PAGE
-						  : MIGRATE_LIMITS_VMA,
-		.error = x->error,
+			  : m->caps.page_granular ? ML_MIGRATE_LIMITS_PAGE
+						  : ML_MIGRATE_LIMITS_VMA,
+		.error = m->mig ? x->error : m->error,
 		.preflight = m->pf_ran ? &m->pf : NULL,
-		.procs = x->procs,
+		.procs = m->procs,
 		.nprocs = x->nprocs,
 		.nprocs_total = x->nprocs_total,
 		.procs_profiled = x->procs_profiled,
@@ -355,6 +371,8 @@ static void print_json(const struct mig_run *m, int rc)
 	};
 	struct ml_jw w;
 
+	for (size_t i = 0; i < x->nprocs; i++)
+		m->procs[i] = *ml_migration_proc(m->mig, i);
 	if (m->c->container) {
 		const struct ml_container *k = &m->c->cm.ctr;
 
@@ -366,7 +384,7 @@ static void print_json(const struct mig_run *m, int rc)
 								   .bind_mounts = k->nmounts };
 	}
 	for (int i = 0; i < x->nr; i++) {
-		const struct migrate_round *r = &x->r[i];
+		const struct ml_migrate_round *r = ml_migration_round(m->mig, i);
 
 		rounds[rec.nrounds++] = (struct ml_migrate_round_rec){
 			.round = r->k,
@@ -395,8 +413,9 @@ static void print_json(const struct mig_run *m, int rc)
 }
 
 /* A row per process of the tree before the final dump, and the tree's total. */
-static void print_procs(const struct migrate_result *x)
+static void print_procs(const struct ml_migration *mig)
 {
+	const struct ml_migrate_result *x = ml_migration_result(mig);
 	uint64_t hot = 0;
 	int64_t dirty = 0;
 	char b[16], d[16];
@@ -406,7 +425,7 @@ static void print_procs(const struct migrate_result *x)
 	printf("  processes: %zu in the tree%s\n", x->nprocs_total,
 	       x->procs_profiled ? " (hot memory and bytes written while profiled)" : "");
 	for (size_t i = 0; i < x->nprocs; i++) {
-		const struct ml_profiler_proc *q = &x->procs[i];
+		const struct ml_profiler_proc *q = ml_migration_proc(mig, i);
 
 		if (x->procs_profiled)
 			printf("    %7d %-16s hot %8s  written %8s%s\n", (int)q->pid, q->comm,
@@ -428,9 +447,9 @@ static void print_procs(const struct migrate_result *x)
 		       ml_fmt_bytes((uint64_t)dirty, d, sizeof(d)));
 }
 
-static void print_summary(const struct mig_run *m, int rc)
+static void print_summary(struct mig_run *m, int rc)
 {
-	const struct migrate_result *x = &m->res;
+	const struct ml_migrate_result *x = result_of(m);
 	char b[16];
 
 	if (m->c->json) {
@@ -460,12 +479,12 @@ static void print_summary(const struct mig_run *m, int rc)
 	printf("  rounds:   %d (%d pre-dump)\n", x->nr, x->nr - 1);
 	printf("  total:    %s sent%s\n", ml_fmt_bytes(x->total, b, sizeof(b)),
 	       m->c->postcopy ? " (pre-dumps, final dump and the pages after the restore)" : "");
-	print_procs(x);
+	print_procs(m->mig);
 	printf("  downtime: %.3f s frozen until running again (final round %.3f s, restore "
 	       "%.3f s)\n",
 	       x->downtime_ms / 1000.0, x->dump_ms / 1000.0, x->restore_ms / 1000.0);
 	if (m->c->postcopy) {
-		const struct migrate_lazy *l = &x->lazy;
+		const struct ml_migrate_lazy *l = &x->lazy;
 
 		printf("  post-copy: %s in %lld page(s) after the restore; the last arrived "
 		       "%.3f s after the freeze\n",
@@ -525,15 +544,15 @@ static int preflight(struct mig_run *m)
 						.tcp = c->tcp,
 						.extra_args = extra };
 
-		rc = criu_cli_check_only("migrate", &m->caps, &req, c->timeout_s, m->res.error,
-					 sizeof(m->res.error));
+		rc = criu_cli_check_only("migrate", &m->caps, &req, c->timeout_s, m->error,
+					 sizeof(m->error));
 		if (!c->dir)
 			rmdir(m->work); /* when CRIU left nothing there */
 	}
 	if (!rc && !c->check_only)
 		return -1;
-	if (rc == EXIT_REFUSED && !m->res.error[0])
-		snprintf(m->res.error, sizeof(m->res.error),
+	if (rc == EXIT_REFUSED && !m->error[0])
+		snprintf(m->error, sizeof(m->error),
 			 "CRIU would refuse the process tree; nothing was frozen");
 	if (rc == EXIT_REFUSED && !c->check_only) {
 		const struct ml_criu_finding *f = NULL;
@@ -551,7 +570,7 @@ static int preflight(struct mig_run *m)
 			snprintf(why + k, sizeof(why) - (size_t)k,
 				 "; the first: pid %d (%s): %.200s", (int)f->pid, f->comm,
 				 f->resource);
-		mli_migrate_abort(c->to, why);
+		ml_migrate_abort(c->to, why);
 	}
 	print_summary(m, rc);
 	return rc;
@@ -560,7 +579,8 @@ static int preflight(struct mig_run *m)
 static int run_source(struct mig_cli *c)
 {
 	struct mig_run *m = calloc(1, sizeof(*m));
-	const struct migrate_result *x;
+	const struct ml_migrate_result *x;
+	const struct ml_migrate_round *last;
 	struct ml_err err = { 0 };
 	sigset_t sigs;
 	int rc, r;
@@ -568,7 +588,6 @@ static int run_source(struct mig_cli *c)
 	if (!m)
 		return EXIT_FAIL;
 	m->c = c;
-	x = &m->res;
 	r = ml_criu_dump_target_check(c->pid, &err);
 	if (r) { /* -EINVAL: a session CRIU cannot see, which it refuses */
 		cli_error("migrate", "%s", err.msg);
@@ -587,50 +606,40 @@ static int run_source(struct mig_cli *c)
 		free(m);
 		return rc;
 	}
-	struct migrate_opts o = {
-		.pid = c->pid,
-		.to = c->to,
-		.work = m->work,
-		.caps = &m->caps,
-		.max_rounds = c->max_rounds,
-		.threshold_mib = c->threshold_mib,
-		.round_s = c->round_s,
-		.interval_ms = c->interval_ms,
-		.hot_threshold = c->hot_threshold,
-		.hot_consecutive = c->hot_consecutive,
-		.hot_cool = c->hot_cool,
-		.hot_ranges_max = c->hot_ranges_max,
-		.sample_k = c->sample_k,
-		.max_overhead = c->max_overhead / 100,
-		.max_error = c->max_error / 100,
-		.timeout_s = c->timeout_s,
-		.no_exclude = c->no_exclude,
-		.off_note = "exclusion off (--no-exclude)",
-		.shell_job = c->shell_job,
-		.postcopy = c->postcopy,
+	ML_OPTS(ml_migrate_opts, o, .pid = c->pid, .to = c->to, .work = m->work, .caps = &m->caps,
+		.max_rounds = c->max_rounds, .threshold_mib = c->threshold_mib,
+		.round_s = c->round_s, .interval_ms = c->interval_ms,
+		.hot_threshold = c->hot_threshold, .hot_consecutive = c->hot_consecutive,
+		.hot_cool = c->hot_cool, .hot_ranges_max = c->hot_ranges_max,
+		.sample_k = c->sample_k, .max_overhead = c->max_overhead / 100,
+		.max_error = c->max_error / 100, .timeout_s = c->timeout_s,
+		.no_exclude = c->no_exclude, .off_note = "exclusion off (--no-exclude)",
+		.shell_job = c->shell_job, .postcopy = c->postcopy,
 		.extra_args = c->extra.n ? c->extra.v : NULL,
-		.restore_args = c->container ? c->cm.restore : NULL,
-		.end_precopy = &c->end_precopy,
-		.tcp = c->tcp,
-		.settle_dirs = c->container ? c->cm.settle_v : NULL,
-		.on_round = print_round,
-		.pause = wait_signal,
-		.on_event = migrate_print_event,
-		.arg = c,
-	};
+		.restore_args = c->container ? c->cm.restore : NULL, .end_precopy = &c->end_precopy,
+		.tcp = c->tcp, .settle_dirs = c->container ? c->cm.settle_v : NULL,
+		.on_round = print_round, .pause = wait_signal, .on_event = migrate_print_event,
+		.arg = c);
 
+	r = ml_migration_open(&m->mig, &o, &err);
+	if (r) {
+		cli_error("migrate", "%s", err.msg);
+		free(m);
+		return EXIT_USAGE;
+	}
+	x = ml_migration_result(m->mig);
 	cli_block_signals(&sigs);
 	sigaddset(&sigs, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	c->sigs = &sigs;
-	mli_migrate_plan(&o, &m->res);
 	/* before anything is frozen or even profiled */
-	r = c->postcopy ? mli_migrate_postcopy_precheck(&o, m->res.error, sizeof(m->res.error)) : 0;
+	r = ml_migration_check_postcopy(m->mig);
 	if (r) {
-		cli_error("migrate", "%s", m->res.error);
-		mli_migrate_abort(c->to, m->res.error);
+		cli_error("migrate", "%s", x->error);
+		ml_migrate_abort(c->to, x->error);
 		rc = r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
 		print_summary(m, rc);
+		ml_migration_close(m->mig);
 		free(m);
 		return rc;
 	}
@@ -648,22 +657,23 @@ static int run_source(struct mig_cli *c)
 			       "impossible, so one stop-and-copy dump\n");
 		fflush(stdout);
 	}
-	r = mli_migrate_run(&o, &m->res);
+	r = ml_migration_run(m->mig);
 	rc = r ? (r == -ESRCH ? EXIT_NOTARGET : EXIT_FAIL) : EXIT_OK;
+	last = last_round(m);
 	if (r && !x->connected) {
 		cli_error("migrate", "%s", x->error);
 		rc = r == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
-	} else if (r && x->nr && !x->r[x->nr - 1].pre_dump) {
+	} else if (r && last && !last->pre_dump) {
 		cli_error("migrate",
 			  "%s; the tree was dumped: its complete images are at the destination, "
 			  "in round %d's directory (`memlens restore -D DIR/%d` there)",
-			  x->error[0] ? x->error : strerror(-r), x->r[x->nr - 1].k,
-			  x->r[x->nr - 1].k);
+			  x->error[0] ? x->error : strerror(-r), last->k, last->k);
 	} else if (r) {
 		cli_error("migrate", "%s; the process tree is still running at the source",
 			  x->error[0] ? x->error : strerror(-r));
 	}
 	print_summary(m, rc);
+	ml_migration_close(m->mig);
 	free(m);
 	return rc;
 }

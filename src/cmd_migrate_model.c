@@ -460,9 +460,10 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 
 static int cmd_migrate_model(int argc, char **argv)
 {
-	struct ml_mm_result res[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(res);
 	struct ml_err err = { 0 };
-	struct mm_cli c = { .p.sz = sizeof(struct ml_mm_params) };
+	struct mm_cli c = { .p.sz = sizeof(struct ml_mm_params),
+			    .fit.sz = sizeof(struct ml_mm_fit) };
 	struct ml_mm_trace t;
 	int rc;
 

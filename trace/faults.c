@@ -347,12 +347,12 @@ fail:
 	return e;
 }
 
-void ml_faults_tracer_info(const struct ml_faults_tracer *t, struct ml_faults_tracer_info *out)
+int ml_faults_tracer_info(const struct ml_faults_tracer *t, struct ml_faults_tracer_info *out)
 {
-	memset(out, 0, sizeof(*out));
-	out->fentry = t->fentry;
-	out->perf_events = t->nperf;
-	snprintf(out->why, sizeof(out->why), "%s", t->why);
+	struct ml_faults_tracer_info v = { .fentry = t->fentry, .perf_events = t->nperf };
+
+	snprintf(v.why, sizeof(v.why), "%s", t->why);
+	return ml_result_store(out, &v, sizeof(v), sizeof(v), "ml_faults_tracer_info", NULL);
 }
 
 void ml_faults_tracer_stop(struct ml_faults_tracer *t, bool spawned)
@@ -361,9 +361,10 @@ void ml_faults_tracer_stop(struct ml_faults_tracer *t, bool spawned)
 	kernel_counts(t, t->o.pid, spawned);
 }
 
-void ml_faults_tracer_kernel(const struct ml_faults_tracer *t, struct ml_faults_kernel *out)
+int ml_faults_tracer_kernel(const struct ml_faults_tracer *t, struct ml_faults_kernel *out)
 {
-	*out = t->kern;
+	return ml_result_store(out, &t->kern, sizeof(t->kern), sizeof(t->kern), "ml_faults_kernel",
+			       NULL);
 }
 
 void ml_faults_tracer_close(struct ml_faults_tracer *t)

@@ -228,18 +228,19 @@ uint64_t ml_leaks_tracer_recursion_misses(const struct ml_leaks_tracer *t)
 	return mlt_trace_recursion_misses(t->ld.skel->obj);
 }
 
-void ml_leaks_tracer_allocator(const struct ml_leaks_tracer *t, struct ml_leaks_allocator *out)
+int ml_leaks_tracer_allocator(const struct ml_leaks_tracer *t, struct ml_leaks_allocator *out)
 {
-	*out = (struct ml_leaks_allocator){ .path = t->alloc.path,
-					    .is_libc = t->alloc.is_libc,
-					    .is_static = t->alloc.is_static,
-					    .prefixed = t->alloc.extra };
+	struct ml_leaks_allocator v = { .path = t->alloc.path,
+					.is_libc = t->alloc.is_libc,
+					.is_static = t->alloc.is_static,
+					.prefixed = t->alloc.extra };
+
+	return ml_result_store(out, &v, sizeof(v), sizeof(v), "ml_leaks_allocator", NULL);
 }
 
-void ml_leaks_tracer_unwind_stats(const struct ml_leaks_tracer *t,
-				  struct ml_leaks_unwind_stats *out)
+int ml_leaks_tracer_unwind_stats(const struct ml_leaks_tracer *t, struct ml_leaks_unwind_stats *out)
 {
-	*out = (struct ml_leaks_unwind_stats){
+	struct ml_leaks_unwind_stats v = {
 		.stacks = t->ld.unw_stats.stacks,
 		.ns = t->ld.unw_stats.ns,
 		.frames = t->ld.unw_stats.frames,
@@ -250,6 +251,8 @@ void ml_leaks_tracer_unwind_stats(const struct ml_leaks_tracer *t,
 		.no_cfi = t->ld.unw_stats.ends[UNWIND_NO_CFI],
 		.full = t->ld.unw_stats.full,
 	};
+
+	return ml_result_store(out, &v, sizeof(v), sizeof(v), "ml_leaks_unwind_stats", NULL);
 }
 
 const char *ml_leaks_tracer_mode(const struct ml_leaks_tracer *t)

@@ -198,16 +198,21 @@ int ml_oom_tracer_poll(struct ml_oom_tracer *t, int timeout_ms)
 	return timeout_ms ? ring_buffer__poll(t->rb, timeout_ms) : ring_buffer__consume(t->rb);
 }
 
-void ml_oom_tracer_info(const struct ml_oom_tracer *t, struct ml_oom_tracer_info *out)
+int ml_oom_tracer_info(const struct ml_oom_tracer *t, struct ml_oom_tracer_info *out)
 {
-	*out = t->info;
+	return ml_result_store(out, &t->info, sizeof(t->info), sizeof(t->info),
+			       "ml_oom_tracer_info", NULL);
 }
 
-void ml_oom_tracer_stats(const struct ml_oom_tracer *t, struct ml_oom_tracer_stats *out)
+int ml_oom_tracer_stats(const struct ml_oom_tracer *t, struct ml_oom_tracer_stats *out)
 {
-	out->kills = t->kills;
-	out->lost = t->skel->bss->lost_events;
-	out->recursion_misses = mlt_trace_recursion_misses(t->skel->obj);
+	struct ml_oom_tracer_stats v = {
+		.kills = t->kills,
+		.lost = t->skel->bss->lost_events,
+		.recursion_misses = mlt_trace_recursion_misses(t->skel->obj),
+	};
+
+	return ml_result_store(out, &v, sizeof(v), sizeof(v), "ml_oom_tracer_stats", NULL);
 }
 
 void ml_oom_tracer_close(struct ml_oom_tracer *t)

@@ -282,9 +282,10 @@ int ml_slab_tracer_open(struct ml_slab_tracer **out, const struct ml_slab_tracer
 	return 0;
 }
 
-void ml_slab_tracer_info(const struct ml_slab_tracer *t, struct ml_slab_tracer_info *out)
+int ml_slab_tracer_info(const struct ml_slab_tracer *t, struct ml_slab_tracer_info *out)
 {
-	*out = t->info;
+	return ml_result_store(out, &t->info, sizeof(t->info), sizeof(t->info),
+			       "ml_slab_tracer_info", NULL);
 }
 
 int ml_slab_tracer_read(const struct ml_slab_tracer *t, struct ml_slab_counts *out)

@@ -15,12 +15,15 @@
 #pragma GCC visibility push(default)
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "memlens/err.h"
+#include "memlens/opts.h"
 
 struct ml_attach_stats {
+	size_t sz; /* the caller sets it: sizeof(struct ml_attach_stats) (memlens/opts.h) */
 	uint64_t stopped_ns; /* how long the target was stopped */
 	unsigned long syscalls; /* syscalls injected */
 	uint64_t features; /* uffd features granted */
@@ -32,7 +35,8 @@ struct ml_attach_stats {
 };
 
 /*
- * Returns our uffd (>= 0) or a negative errno. @already_stopped: the thread
+ * Returns our uffd (>= 0) or a negative errno. @st (NULL: not wanted) has
+ * its sz set (ML_RESULT(); -EINVAL when it is not). @already_stopped: the thread
  * @pid is our tracee and already in a ptrace-stop (spawn mode, at exec).
  * On failure everything done so far is undone and @err names the step.
  */

@@ -46,6 +46,7 @@ struct ml_profiler;
 
 /* What the CRIU binary at @path supports. */
 struct ml_criu_caps {
+	size_t sz; /* ml_criu_probe*()'s: the caller sets it, sizeof(struct ml_criu_caps) */
 	char path[PATH_MAX];
 	char version[64]; /* "4.1.1", or "" if unknown */
 	bool works; /* `criu check` passed */
@@ -104,7 +105,9 @@ int ml_criu_locate(const char *explicit_path, const char *fallback, char *out, s
  * What the CRIU at @path supports: `criu --exclude-range=.. --exclude-file=..
  * --no-parent-range=.. --version` (again without each option it calls
  * unrecognized), `criu check` and `criu check --feature mem_dirty_track`.
- * Probe once and keep @caps for every later command of the same run.
+ * Probe once and keep @caps for every later command of the same run. The
+ * caller sets @caps->sz (ML_RESULT(); -EINVAL when it is not): the library
+ * writes only that much.
  */
 int ml_criu_probe(const char *path, struct ml_criu_caps *caps, struct ml_err *err);
 int ml_criu_probe_opts(const char *path, struct ml_criu_caps *caps,
@@ -438,6 +441,7 @@ struct ml_criu_tcp_conn {
 
 #define ML_CRIU_TCP_CONN_MAX 16
 struct ml_criu_tcp_conns {
+	size_t sz; /* the caller sets it: sizeof(struct ml_criu_tcp_conns) (memlens/opts.h) */
 	struct ml_criu_tcp_conn c[ML_CRIU_TCP_CONN_MAX]; /* the first ones found */
 	size_t n; /* how many were found (may be more than kept) */
 };
@@ -562,6 +566,7 @@ int ml_criu_lazy_pages_start(const struct ml_criu_caps *caps,
 
 /* What a `criu lazy-pages` log (-v4) says it did. */
 struct ml_criu_lazy_stats {
+	size_t sz; /* the caller sets it: sizeof(struct ml_criu_lazy_stats) (memlens/opts.h) */
 	int64_t pages_total; /* "Found N pages to be handled by UFFD", summed */
 	int64_t pages_copied; /* "UFFD transferred pages: (C/T)", summed */
 	int64_t pages_parent; /* of those, read from the parent images (a patched CRIU) */
@@ -576,7 +581,8 @@ struct ml_criu_lazy_stats {
 	char error[256]; /* the last error lines */
 };
 
-/* Parse a `criu lazy-pages -v4` log (pure). 0, or -EINVAL when it is not one. */
+/* Parse a `criu lazy-pages -v4` log (pure). 0, or -EINVAL when it is not one
+ * (or @st's sz is not set: ML_RESULT()). */
 int ml_criu_parse_lazy_log(const char *buf, size_t len, struct ml_criu_lazy_stats *st);
 int ml_criu_read_lazy_log(const char *path, struct ml_criu_lazy_stats *st, struct ml_err *err);
 

@@ -51,6 +51,7 @@ struct ml_criu_finding {
 #define ML_CRIU_PREFLIGHT_MAX 32
 
 struct ml_criu_preflight {
+	size_t sz; /* the caller sets it: sizeof(struct ml_criu_preflight) (memlens/opts.h) */
 	struct ml_criu_finding f[ML_CRIU_PREFLIGHT_MAX]; /* the first ones found */
 	size_t n; /* kept in f */
 	size_t nfound; /* found (may be more than kept) */
@@ -75,7 +76,8 @@ struct ml_criu_preflight_opts {
  * whether the kernel lists them), its session and terminals, tracers, file
  * locks (/proc/locks), the file descriptors CRIU has no dumper for
  * (io_uring, userfaultfd, perf_event, ... and devices) and SysV shared
- * memory of the host's IPC namespace. 0 with @out filled (nrefused says
+ * memory of the host's IPC namespace. @out's sz is set by the caller
+ * (ML_RESULT(); -EINVAL when it is not). 0 with @out filled (nrefused says
  * whether CRIU would refuse); -ESRCH when @pid is gone; -EINVAL for bad
  * options. What /proc does not tell is not a finding: CRIU checks again.
  */

@@ -148,7 +148,15 @@ struct ml_mm_round {
 	uint64_t bytes;
 };
 
+/*
+ * A policy's result. The caller allocates the array ml_mm_run() fills and
+ * sets the first element's sz to sizeof(struct ml_mm_result) (declare it
+ * with ML_MM_RESULTS()): the library steps through the array by that size
+ * and writes only the fields it covers, so a program built against older
+ * headers (a smaller struct) is never written past its array.
+ */
 struct ml_mm_result {
+	size_t sz; /* sizeof(struct ml_mm_result) as the caller was compiled */
 	enum ml_mm_policy policy;
 	struct ml_mm_round *rounds;
 	size_t nrounds;
@@ -164,17 +172,25 @@ struct ml_mm_result {
 	uint64_t lazy_bytes; /* with post-copy: the pages that arrive lazily */
 };
 
+/* An array of ML_MM_NPOLICIES results for ml_mm_run(), its sz set. */
+#define ML_MM_RESULTS(NAME)                                                                        \
+	struct ml_mm_result NAME[ML_MM_NPOLICIES] = { [0] = { .sz = sizeof(struct ml_mm_result) } }
+
 const char *ml_mm_policy_name(enum ml_mm_policy p);
 
-/* Run the three policies; @out[i] is policy i. Free with ml_mm_results_free(). */
-int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *p,
-	      struct ml_mm_result out[ML_MM_NPOLICIES], struct ml_err *err);
-void ml_mm_results_free(struct ml_mm_result out[ML_MM_NPOLICIES]);
+/*
+ * Run the three policies; @out[i] is policy i (out[0].sz set by the caller:
+ * ML_MM_RESULTS(); -EINVAL when it is not). Free with ml_mm_results_free().
+ */
+int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *p, struct ml_mm_result *out,
+	      struct ml_err *err);
+void ml_mm_results_free(struct ml_mm_result *out);
 
 #define ML_MM_PAGE_SIZE 4096 /* the page size a migrate record counts pages in */
 
 /* What ml_mm_calibrate() fitted, and from what. */
 struct ml_mm_fit {
+	size_t sz; /* the caller sets it: sizeof(struct ml_mm_fit) (memlens/opts.h) */
 	double bandwidth_mbps; /* the dump's MiB/s */
 	double dump_fixed_s, restore_fixed_s;
 	double restore_bandwidth_mbps; /* 0: not fitted */
@@ -213,9 +229,9 @@ struct ml_mm_fit {
  *                 too) / (last_page - downtime - faults * their wait),
  *                 not fitted (0) when that time is not positive.
  *
- * On entry @fit->restore_fixed_s is the restore's fixed part to assume
- * (>= 0). -EINVAL with the reason when @m is not a record to fit from
- * (failed, no rounds, no time measured).
+ * On entry @fit->sz is set (ML_RESULT(); -EINVAL when it is not) and
+ * @fit->restore_fixed_s is the restore's fixed part to assume (>= 0). -EINVAL with the reason when
+ * @m is not a record to fit from (failed, no rounds, no time measured).
  */
 int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struct ml_err *err);
 

@@ -45,6 +45,23 @@
  */
 int ml_opts_load(void *dst, size_t dst_sz, const void *src, const char *what, struct ml_err *err);
 
+/*
+ * Results the caller allocates and a library fills start with `size_t sz`
+ * too, which the caller sets (sizeof the struct as it was compiled) before
+ * the call: the library writes only that much, so a program built against
+ * older headers is never written past its struct (or, stepping by it, its
+ * array). ml_result_store() is how: store the library's result @src
+ * (@src_sz bytes, starting with its own sz) into the caller's @dst, which
+ * must cover at least @min bytes (the fields every version had); what
+ * @dst has beyond @src_sz is zeroed, its sz kept. 0, or -EINVAL (nothing
+ * written) with @err naming @what.
+ */
+#define ML_RESULT_SZ_MAX (1u << 20)
+/* A result struct to hand to the library, zeroed, its sz set. */
+#define ML_RESULT(TYPE, NAME) struct TYPE NAME = { .sz = sizeof(struct TYPE) }
+int ml_result_store(void *dst, const void *src, size_t src_sz, size_t min, const char *what,
+		    struct ml_err *err);
+
 #pragma GCC visibility pop
 
 #endif

@@ -63,6 +63,7 @@ struct ml_faults_counts {
 
 /* How the tracer runs, as it could load here. */
 struct ml_faults_tracer_info {
+	size_t sz; /* the caller sets it: sizeof(struct ml_faults_tracer_info) (memlens/opts.h) */
 	bool fentry; /* else the tracepoint mode, which cannot see retries */
 	size_t perf_events; /* the tracepoint mode's perf software events */
 	char why[160]; /* the tracepoint mode: why not fentry */
@@ -74,6 +75,7 @@ struct ml_faults_tracer_info {
  * seen (faults inside the kernel by get_user_pages()).
  */
 struct ml_faults_kernel {
+	size_t sz; /* the caller sets it: sizeof(struct ml_faults_kernel) (memlens/opts.h) */
 	bool known; /* every thread accounted for */
 	uint64_t minor, major; /* while traced */
 	bool before; /* ml_faults_tracer_stop(@spawned): the counts when tracing began */
@@ -87,7 +89,7 @@ struct ml_faults_kernel {
  */
 int ml_faults_tracer_open(struct ml_faults_tracer **out, const struct ml_faults_tracer_opts *opts,
 			  struct ml_err *err);
-void ml_faults_tracer_info(const struct ml_faults_tracer *t, struct ml_faults_tracer_info *out);
+int ml_faults_tracer_info(const struct ml_faults_tracer *t, struct ml_faults_tracer_info *out);
 /* The counts so far (each a total since the open). 0, or -ENOMEM. */
 int ml_faults_tracer_read(const struct ml_faults_tracer *t, struct ml_faults_counts *out);
 void ml_faults_counts_free(struct ml_faults_counts *c);
@@ -98,7 +100,7 @@ void ml_faults_counts_free(struct ml_faults_counts *c);
  * did before tracing began.
  */
 void ml_faults_tracer_stop(struct ml_faults_tracer *t, bool spawned);
-void ml_faults_tracer_kernel(const struct ml_faults_tracer *t, struct ml_faults_kernel *out);
+int ml_faults_tracer_kernel(const struct ml_faults_tracer *t, struct ml_faults_kernel *out);
 /* Detach and free (NULL: nothing). */
 void ml_faults_tracer_close(struct ml_faults_tracer *t);
 

@@ -92,6 +92,7 @@ struct ml_leaks_outstanding {
 
 /* The file whose malloc the process calls (ml_leaks_tracer_allocator()). */
 struct ml_leaks_allocator {
+	size_t sz; /* the caller sets it: sizeof(struct ml_leaks_allocator) (memlens/opts.h) */
 	const char *path; /* usable from here: /proc/PID/root/... */
 	bool is_libc; /* false: another allocator replaces libc's malloc */
 	bool is_static; /* the executable itself: statically linked */
@@ -100,6 +101,7 @@ struct ml_leaks_allocator {
 
 /* ML_LEAKS_STACKS_DWARF: the stack copies unwound (ml_leaks_tracer_unwind_stats()). */
 struct ml_leaks_unwind_stats {
+	size_t sz; /* the caller sets it: sizeof(struct ml_leaks_unwind_stats) (memlens/opts.h) */
 	uint64_t stacks, ns; /* unwound, and the time it took */
 	uint64_t frames, max_frames; /* found in all, and in the deepest */
 	uint64_t complete; /* to the outermost frame */
@@ -150,9 +152,9 @@ void ml_leaks_tracer_counters(const struct ml_leaks_tracer *t, uint64_t *c);
 void ml_leaks_tracer_calls(const struct ml_leaks_tracer *t, uint64_t *calls, uint64_t *bytes);
 /* Events no program saw (another BPF program ran on that CPU). */
 uint64_t ml_leaks_tracer_recursion_misses(const struct ml_leaks_tracer *t);
-void ml_leaks_tracer_allocator(const struct ml_leaks_tracer *t, struct ml_leaks_allocator *out);
-void ml_leaks_tracer_unwind_stats(const struct ml_leaks_tracer *t,
-				  struct ml_leaks_unwind_stats *out);
+int ml_leaks_tracer_allocator(const struct ml_leaks_tracer *t, struct ml_leaks_allocator *out);
+int ml_leaks_tracer_unwind_stats(const struct ml_leaks_tracer *t,
+				 struct ml_leaks_unwind_stats *out);
 /* How the uprobes are attached: "uprobe_session", "uprobe_multi" or "uprobe". */
 const char *ml_leaks_tracer_mode(const struct ml_leaks_tracer *t);
 /* The return addresses of stack @id, innermost first, at most @max: how many (0 when none). */

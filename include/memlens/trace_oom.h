@@ -42,6 +42,7 @@ struct ml_oom_tracer_opts {
 
 /* How the tracer runs, as it could load here. */
 struct ml_oom_tracer_info {
+	size_t sz; /* the caller sets it: sizeof(struct ml_oom_tracer_info) (memlens/opts.h) */
 	/*
 	 * fentry/oom_kill_process with tp_btf/mark_victim (the scope and the
 	 * limit from the kernel's struct oom_control); false: tp_btf/mark_victim
@@ -56,6 +57,7 @@ struct ml_oom_tracer_info {
 
 /* The kills of the run so far. */
 struct ml_oom_tracer_stats {
+	size_t sz; /* the caller sets it: sizeof(struct ml_oom_tracer_stats) (memlens/opts.h) */
 	uint64_t kills; /* handed to on_kill */
 	uint64_t lost; /* not reported: the ring buffer was full */
 	uint64_t recursion_misses; /* not seen: another BPF program ran on that CPU */
@@ -75,8 +77,8 @@ int ml_oom_tracer_open(struct ml_oom_tracer **out, const struct ml_oom_tracer_op
  * signal), or on_kill's value when it stopped.
  */
 int ml_oom_tracer_poll(struct ml_oom_tracer *t, int timeout_ms);
-void ml_oom_tracer_info(const struct ml_oom_tracer *t, struct ml_oom_tracer_info *out);
-void ml_oom_tracer_stats(const struct ml_oom_tracer *t, struct ml_oom_tracer_stats *out);
+int ml_oom_tracer_info(const struct ml_oom_tracer *t, struct ml_oom_tracer_info *out);
+int ml_oom_tracer_stats(const struct ml_oom_tracer *t, struct ml_oom_tracer_stats *out);
 /* Detach and free (NULL: nothing). */
 void ml_oom_tracer_close(struct ml_oom_tracer *t);
 

@@ -72,6 +72,7 @@ struct ml_slab_counts {
 
 /* How the tracer runs, as it could load here. */
 struct ml_slab_tracer_info {
+	size_t sz; /* the caller sets it: sizeof(struct ml_slab_tracer_info) (memlens/opts.h) */
 	const char *mode; /* the programs and how kmalloc and kfree are counted, a sentence */
 	bool kmalloc_exact; /* kmalloc and kfree in their object's cache, else by size */
 	unsigned int copies; /* programs per tracepoint */
@@ -98,7 +99,7 @@ struct ml_slab_window {
  */
 int ml_slab_tracer_open(struct ml_slab_tracer **out, const struct ml_slab_tracer_opts *opts,
 			struct ml_err *err);
-void ml_slab_tracer_info(const struct ml_slab_tracer *t, struct ml_slab_tracer_info *out);
+int ml_slab_tracer_info(const struct ml_slab_tracer *t, struct ml_slab_tracer_info *out);
 /* The counts so far (each a total since the open). 0, or -ENOMEM. */
 int ml_slab_tracer_read(const struct ml_slab_tracer *t, struct ml_slab_counts *out);
 void ml_slab_counts_free(struct ml_slab_counts *c);

@@ -270,15 +270,15 @@ void ml_criu_caps_options(const struct ml_criu_caps *c, char *buf, size_t len)
 	}
 }
 
-int ml_criu_probe_opts(const char *path, struct ml_criu_caps *c,
-		       const struct ml_criu_probe_opts *opts, struct ml_err *err)
+/* ml_criu_probe_opts() into @c, the library's own struct (zeroed) */
+static int probe(const char *path, struct ml_criu_caps *c, const struct ml_criu_probe_opts *opts,
+		 struct ml_err *err)
 {
 	struct ml_criu_probe_opts ov;
 	const struct ml_criu_probe_opts *o = &ov;
 	unsigned int timeout_ms;
 	int ret;
 
-	memset(c, 0, sizeof(*c));
 	ret = ml_opts_load(&ov, sizeof(ov), opts, "ml_criu_probe_opts", err);
 	if (ret)
 		return ret;
@@ -296,6 +296,27 @@ int ml_criu_probe_opts(const char *path, struct ml_criu_caps *c,
 	/* a cache that cannot be written only costs the next command a probe */
 	if (!ret && o && o->cache_dir)
 		mli_criu_cache_store(o->cache_dir, c);
+	return ret;
+}
+
+/* the fields every caller's struct ml_criu_caps has: up to its last one, cached */
+#define CAPS_MIN (offsetof(struct ml_criu_caps, cached) + sizeof(bool))
+
+int ml_criu_probe_opts(const char *path, struct ml_criu_caps *c,
+		       const struct ml_criu_probe_opts *opts, struct ml_err *err)
+{
+	struct ml_criu_caps *v = calloc(1, sizeof(*v));
+	int ret;
+
+	if (!v)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	/* the caller's struct as large as its sz says (memlens/opts.h): cleared, or refused */
+	ret = ml_result_store(c, v, sizeof(*v), CAPS_MIN, "ml_criu_caps", err);
+	if (!ret) {
+		ret = probe(path, v, opts, err);
+		ml_result_store(c, v, sizeof(*v), CAPS_MIN, "ml_criu_caps", NULL);
+	}
+	free(v);
 	return ret;
 }
 

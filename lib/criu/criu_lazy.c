@@ -354,7 +354,7 @@ int ml_criu_read_lazy_log(const char *path, struct ml_criu_lazy_stats *st, struc
 	if (ret)
 		return ml_err_set(err, -ret, "cannot read the lazy-pages log %s: %s", path,
 				  strerror(-ret));
-	ret = ml_criu_parse_lazy_log(buf, len, st);
+	ret = ml_criu_parse_lazy_log(buf, len, st); /* @st's sz: the caller's */
 	free(buf);
 	if (ret)
 		return ml_err_set(err, EINVAL, "%s is not the log of a `criu lazy-pages -v4`",

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "memlens/criu.h"
@@ -177,7 +178,7 @@ static int lazy_line(struct ml_criu_lazy_stats *st, struct faults *f, int64_t t,
 	return 0;
 }
 
-int ml_criu_parse_lazy_log(const char *buf, size_t len, struct ml_criu_lazy_stats *st)
+static int parse_lazy_log(const char *buf, size_t len, struct ml_criu_lazy_stats *st)
 {
 	const char *p = buf, *end = buf + len, *rest;
 	struct faults f = { 0 };
@@ -202,4 +203,21 @@ int ml_criu_parse_lazy_log(const char *buf, size_t len, struct ml_criu_lazy_stat
 	if (ret)
 		return ret;
 	return timed ? 0 : -EINVAL;
+}
+
+/* the fields every caller's struct ml_criu_lazy_stats has: up to error */
+#define LAZY_STATS_MIN (offsetof(struct ml_criu_lazy_stats, error) + 256)
+
+int ml_criu_parse_lazy_log(const char *buf, size_t len, struct ml_criu_lazy_stats *st)
+{
+	struct ml_criu_lazy_stats v = { 0 };
+	int ret;
+
+	/* the caller's struct as large as its sz says (memlens/opts.h): cleared, or refused */
+	ret = ml_result_store(st, &v, sizeof(v), LAZY_STATS_MIN, "ml_criu_lazy_stats", NULL);
+	if (ret)
+		return ret;
+	ret = parse_lazy_log(buf, len, &v);
+	ml_result_store(st, &v, sizeof(v), LAZY_STATS_MIN, "ml_criu_lazy_stats", NULL);
+	return ret;
 }

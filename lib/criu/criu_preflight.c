@@ -711,6 +711,8 @@ static void check_tcp(struct pf *s)
 			"must reconnect"
 		      : "choose --tcp established (kept open: the restored tree must get the same "
 			"IP address) or --tcp close (restored closed: the peer must reconnect)";
+	if (c)
+		c->sz = sizeof(*c);
 	if (c && !ml_criu_tcp_inspect(s->root, c, &e))
 		for (size_t i = 0; i < c->n && i < ML_CRIU_TCP_CONN_MAX; i++)
 			add(s, ML_CRIU_FINDING_TCP, absorbed, c->c[i].pid, fix,
@@ -888,8 +890,9 @@ static void check_sysv(struct pf *s)
 	}
 }
 
-int ml_criu_preflight(pid_t pid, const struct ml_criu_preflight_opts *opts,
-		      struct ml_criu_preflight *out, struct ml_err *err)
+/* ml_criu_preflight() into @out, the library's own struct (zeroed) */
+static int preflight(pid_t pid, const struct ml_criu_preflight_opts *opts,
+		     struct ml_criu_preflight *out, struct ml_err *err)
 {
 	struct ml_criu_preflight_opts o;
 	struct pf s = { .o = &o, .out = out, .root = pid };
@@ -897,7 +900,6 @@ int ml_criu_preflight(pid_t pid, const struct ml_criu_preflight_opts *opts,
 	size_t n;
 	int ret;
 
-	memset(out, 0, sizeof(*out));
 	ret = ml_opts_load(&o, sizeof(o), opts, "ml_criu_preflight_opts", err);
 	if (ret)
 		return ret;
@@ -937,6 +939,27 @@ int ml_criu_preflight(pid_t pid, const struct ml_criu_preflight_opts *opts,
 	free(s.fds);
 	free(s.procs);
 	return 0;
+}
+
+/* the fields every caller's struct ml_criu_preflight has: up to nprocs */
+#define PREFLIGHT_MIN (offsetof(struct ml_criu_preflight, nprocs) + sizeof(size_t))
+
+int ml_criu_preflight(pid_t pid, const struct ml_criu_preflight_opts *opts,
+		      struct ml_criu_preflight *out, struct ml_err *err)
+{
+	struct ml_criu_preflight *res = calloc(1, sizeof(*res));
+	int ret;
+
+	if (!res)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	/* the caller's struct as large as its sz says (memlens/opts.h): cleared, or refused */
+	ret = ml_result_store(out, res, sizeof(*res), PREFLIGHT_MIN, "ml_criu_preflight", err);
+	if (!ret) {
+		ret = preflight(pid, opts, res, err);
+		ml_result_store(out, res, sizeof(*res), PREFLIGHT_MIN, "ml_criu_preflight", NULL);
+	}
+	free(res);
+	return ret;
 }
 
 void ml_criu_preflight_describe(const struct ml_criu_preflight *p, char *buf, size_t len)

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,7 +151,7 @@ static void scan_table(const char *path, const struct sock_fd *s, size_t n,
 	fclose(f);
 }
 
-int ml_criu_tcp_inspect(pid_t pid, struct ml_criu_tcp_conns *out, struct ml_err *err)
+static int tcp_inspect(pid_t pid, struct ml_criu_tcp_conns *out, struct ml_err *err)
 {
 	pid_t *procs;
 	unsigned long netns[NETNS_MAX];
@@ -189,6 +190,26 @@ int ml_criu_tcp_inspect(pid_t pid, struct ml_criu_tcp_conns *out, struct ml_err 
 	free(s);
 	free(procs);
 	return 0;
+}
+
+/* the fields every caller's struct ml_criu_tcp_conns has: up to n */
+#define TCP_CONNS_MIN (offsetof(struct ml_criu_tcp_conns, n) + sizeof(size_t))
+
+int ml_criu_tcp_inspect(pid_t pid, struct ml_criu_tcp_conns *out, struct ml_err *err)
+{
+	struct ml_criu_tcp_conns *v = calloc(1, sizeof(*v));
+	int ret;
+
+	if (!v)
+		return ml_err_set(err, ENOMEM, "out of memory");
+	/* the caller's struct as large as its sz says (memlens/opts.h): cleared, or refused */
+	ret = ml_result_store(out, v, sizeof(*v), TCP_CONNS_MIN, "ml_criu_tcp_conns", err);
+	if (!ret) {
+		ret = tcp_inspect(pid, v, err);
+		ml_result_store(out, v, sizeof(*v), TCP_CONNS_MIN, "ml_criu_tcp_conns", NULL);
+	}
+	free(v);
+	return ret;
 }
 
 void ml_criu_tcp_describe(const struct ml_criu_tcp_conns *c, size_t max, char *buf, size_t len)
@@ -230,6 +251,7 @@ int ml_criu_tcp_check(pid_t pid, enum ml_criu_tcp tcp, const char *const *extra_
 	c = malloc(sizeof(*c));
 	if (!c)
 		return ml_err_set(err, ENOMEM, "out of memory");
+	c->sz = sizeof(*c);
 	if (!ml_criu_tcp_inspect(pid, c, err) && c->n) {
 		ml_criu_tcp_describe(c, 3, list, sizeof(list));
 		ret = ml_err_set(

@@ -201,18 +201,14 @@ static void *attach_run(void *arg)
 	return NULL;
 }
 
-int ml_wp_attach(pid_t pid, bool already_stopped, struct ml_attach_stats *st, struct ml_err *err)
+static int wp_attach(pid_t pid, bool already_stopped, struct ml_attach_stats *st,
+		     struct ml_err *err)
 {
-	struct attach_job job = { .pid = pid, .already_stopped = already_stopped };
+	struct attach_job job = { .pid = pid, .already_stopped = already_stopped, .st = st };
 	sigset_t block, old;
-	struct ml_attach_stats dummy;
 	pthread_t th;
 	int ufd, r;
 
-	if (!st)
-		st = &dummy;
-	memset(st, 0, sizeof(*st));
-	job.st = st;
 	if (!already_stopped) {
 		r = ml_wp_check_target(pid, err);
 		if (r)
@@ -248,4 +244,18 @@ int ml_wp_attach(pid_t pid, bool already_stopped, struct ml_attach_stats *st, st
 		return r;
 	}
 	return ufd;
+}
+
+int ml_wp_attach(pid_t pid, bool already_stopped, struct ml_attach_stats *st, struct ml_err *err)
+{
+	struct ml_attach_stats v = { .sz = sizeof(v) };
+	int r;
+
+	/* the caller's struct as large as its sz says (memlens/opts.h): cleared, or refused */
+	if (st && (r = ml_result_store(st, &v, sizeof(v), sizeof(v), "ml_attach_stats", err)))
+		return r;
+	r = wp_attach(pid, already_stopped, &v, err);
+	if (st)
+		ml_result_store(st, &v, sizeof(v), sizeof(v), "ml_attach_stats", NULL);
+	return r;
 }

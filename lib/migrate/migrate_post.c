@@ -40,7 +40,7 @@ static int lazy_pipe_ok(void)
 	return ret;
 }
 
-int mli_migrate_postcopy_precheck(const struct migrate_opts *o, char *why, size_t len)
+int mli_migrate_postcopy_precheck(const struct ml_migrate_opts *o, char *why, size_t len)
 {
 	char host[256], path[64], line[256];
 	int port = 0;
@@ -133,7 +133,7 @@ static void signal_tree(const pid_t *p, size_t n, int sig)
 
 struct post {
 	struct mig *m;
-	struct migrate_round *r;
+	struct ml_migrate_round *r;
 	struct ml_criu_lazy_dump *d;
 	struct ml_criu_lazy_dump_times t;
 	struct ml_criu_result *cres;
@@ -217,7 +217,7 @@ static int start_dump(struct post *p, int k)
 
 static void fill(struct post *p, unsigned long long stored)
 {
-	struct migrate_round *r = p->r;
+	struct ml_migrate_round *r = p->r;
 	struct ml_rangeset none;
 
 	ml_rangeset_init(&none);
@@ -240,7 +240,7 @@ static void fill(struct post *p, unsigned long long stored)
  */
 static int lazy_done(struct post *p, const char *ans, uint64_t restored_ms)
 {
-	struct migrate_lazy *l = &p->m->res->lazy;
+	struct ml_migrate_lazy *l = &p->m->res->lazy;
 	long long c, t, after, par = 0;
 	unsigned long long cb, f, fs, ws, wm;
 
@@ -264,7 +264,7 @@ static int lazy_done(struct post *p, const char *ans, uint64_t restored_ms)
 static int restore_and_fetch(struct post *p, int k)
 {
 	struct mig *m = p->m;
-	struct migrate_result *res = m->res;
+	struct ml_migrate_result *res = m->res;
 	uint64_t frozen_at = p->t.start_ms + (p->t.frozen_ms > 0 ? (uint64_t)p->t.frozen_ms : 0);
 	unsigned long long ms;
 	char ans[512];
@@ -313,7 +313,7 @@ static int restore_and_fetch(struct post *p, int k)
 
 int mli_mig_postcopy_final(struct mig *m, int k)
 {
-	struct migrate_round *r = &m->res->r[m->res->nr];
+	struct ml_migrate_round *r = &m->r[m->res->nr];
 	struct post *p = calloc(1, sizeof(*p));
 	unsigned long long stored = 0;
 	char ans[512];

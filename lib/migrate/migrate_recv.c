@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "memlens/clock.h"
-#include "migrate.h"
+#include "migrate_recv.h"
 #include "migrate_recvst.h"
 #include "migrate_wire.h"
 #include "memlens/proc.h"
@@ -165,7 +165,7 @@ static int serve(struct recv_state *s)
 	return r == -EPIPE ? -ECONNRESET : r;
 }
 
-int mli_migrate_receive(int lfd, const struct migrate_recv_opts *o)
+int mli_migrate_receive(int lfd, const struct ml_migrate_recv_opts *o)
 {
 	struct recv_state s = { .o = o };
 	int fd, r;

@@ -81,7 +81,7 @@ static int lazy_result(struct recv_state *s, const char *dir, pid_t lpid, pid_t 
 		       uint64_t t_spawn, uint64_t t_restored)
 {
 	char log[PATH_MAX + 32];
-	struct ml_criu_lazy_stats st;
+	ML_RESULT(ml_criu_lazy_stats, st);
 	struct ml_err e = { 0 };
 	bool done = daemon_wait(lpid, (uint64_t)s->o->timeout_s * 1000);
 	long long after;

@@ -6,11 +6,11 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "migrate.h"
+#include "migrate_recv.h"
 #include "migrate_wire.h"
 
 struct recv_state {
-	const struct migrate_recv_opts *o;
+	const struct ml_migrate_recv_opts *o;
 	struct wire w;
 	pid_t ps_pid; /* the running page server */
 	int round;

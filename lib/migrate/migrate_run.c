@@ -19,7 +19,7 @@
 #include "memlens/clock.h"
 #include "memlens/heat.h"
 #include "memlens/proc.h"
-#include "migrate.h"
+#include "migrate_recv.h"
 #include "migrate_run.h"
 #include "migrate_src.h"
 #include "migrate_wire.h"
@@ -56,12 +56,13 @@ static int connect_dest(struct mig *m)
 	int port = 0, fd, r;
 
 	if (mli_mig_is_dir_dest(m->o->to, &port, m->host, sizeof(m->host))) {
-		m->ro = (struct migrate_recv_opts){ .dir = m->o->to,
-						    .host = "127.0.0.1",
-						    .caps = m->o->caps,
-						    .timeout_s = m->o->timeout_s,
-						    .on_event = m->o->on_event,
-						    .arg = m->o->arg };
+		m->ro = (struct ml_migrate_recv_opts){ .sz = sizeof(m->ro),
+						       .dir = m->o->to,
+						       .host = "127.0.0.1",
+						       .caps = m->o->caps,
+						       .timeout_s = m->o->timeout_s,
+						       .on_event = m->o->on_event,
+						       .arg = m->o->arg };
 		m->lfd = mli_wire_listen("127.0.0.1", 0, &port);
 		if (m->lfd < 0)
 			return m->lfd;
@@ -148,7 +149,7 @@ static uint64_t images_bytes(const char *dir)
 	return sum;
 }
 
-void mli_mig_fill_round(struct mig *m, struct migrate_round *r, const struct ml_criu_result *res,
+void mli_mig_fill_round(struct mig *m, struct ml_migrate_round *r, const struct ml_criu_result *res,
 			const struct ml_rangeset *hot, const char *dir)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -215,7 +216,7 @@ static int tree_stopped(pid_t root, pid_t *out, int max)
 
 /* Say in the round's note which processes (@n, the first STOPPED_MAX in @pids) its pre-dump
  * skipped. */
-static void note_stopped(struct migrate_round *r, const pid_t *pids, int n)
+static void note_stopped(struct ml_migrate_round *r, const pid_t *pids, int n)
 {
 	size_t len = strlen(r->note);
 	char list[128] = "";
@@ -233,7 +234,7 @@ static void note_stopped(struct migrate_round *r, const pid_t *pids, int n)
 /* One round: a page server at the destination, CRIU, the destination's count. */
 static int do_round(struct mig *m, int k, bool pre_dump)
 {
-	struct migrate_round *r = &m->res->r[m->res->nr];
+	struct ml_migrate_round *r = &m->r[m->res->nr];
 	struct ml_criu_result *res = calloc(1, sizeof(*res));
 	char ans[512], dir[PATH_MAX], parent[PATH_MAX];
 	struct ml_err err = { 0 };
@@ -346,21 +347,21 @@ static void wait_pid_free(struct mig *m, pid_t pid)
 			return;
 }
 
-/* @dir gone (or MIGRATE_SETTLE_MS passed): the runtime is done with its exited container. */
+/* @dir gone (or ML_MIGRATE_SETTLE_MS passed): the runtime is done with its exited container. */
 static void wait_dirs_gone(struct mig *m, const char *const *dirs)
 {
 	int i = 0;
 
-	/* MIGRATE_SETTLE_MS for all of them */
+	/* ML_MIGRATE_SETTLE_MS for all of them */
 	for (size_t k = 0; dirs && dirs[k]; k++)
-		for (; i < MIGRATE_SETTLE_MS / 10 && access(dirs[k], F_OK) == 0; i++)
+		for (; i < ML_MIGRATE_SETTLE_MS / 10 && access(dirs[k], F_OK) == 0; i++)
 			if (mig_pause_ms(m, 10))
 				return;
 }
 
 static int final_round(struct mig *m, int k)
 {
-	struct migrate_result *res = m->res;
+	struct ml_migrate_result *res = m->res;
 	uint64_t t0 = ml_mono_ns();
 	char ans[512];
 	int ret, pid;
@@ -479,7 +480,7 @@ static int start_profiling(struct mig *m)
 	return wait_round(m);
 }
 
-void mli_migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
+void mli_migrate_plan(const struct ml_migrate_opts *o, struct ml_migrate_result *res)
 {
 	char opts[128];
 
@@ -498,16 +499,16 @@ void mli_migrate_plan(const struct migrate_opts *o, struct migrate_result *res)
 /* The tree's processes, just before the final dump ends them here. */
 static void snap_procs(struct mig *m)
 {
-	struct migrate_result *res = m->res;
+	struct ml_migrate_result *res = m->res;
 	struct ml_profiler_sample s;
 	pid_t *tree;
 	size_t n;
 
 	res->nprocs = res->nprocs_total = 0;
 	if (m->p && !ml_profiler_latest(m->p, &s)) {
-		n = s.nprocs < MIGRATE_MAX_PROCS ? s.nprocs : MIGRATE_MAX_PROCS;
+		n = s.nprocs < ML_MIGRATE_MAX_PROCS ? s.nprocs : ML_MIGRATE_MAX_PROCS;
 		if (n)
-			memcpy(res->procs, s.procs, n * sizeof(*s.procs));
+			memcpy(m->procs, s.procs, n * sizeof(*s.procs));
 		res->nprocs = n;
 		res->nprocs_total = s.nprocs;
 		ml_profiler_sample_free(&s);
@@ -519,8 +520,8 @@ static void snap_procs(struct mig *m)
 	tree = malloc(ML_PROC_TREE_MAX * sizeof(*tree));
 	n = tree ? ml_proc_tree(m->o->pid, tree, ML_PROC_TREE_MAX) : 0;
 	res->nprocs_total = n;
-	for (size_t i = 0; i < n && res->nprocs < MIGRATE_MAX_PROCS; i++) {
-		struct ml_profiler_proc *q = &res->procs[res->nprocs];
+	for (size_t i = 0; i < n && res->nprocs < ML_MIGRATE_MAX_PROCS; i++) {
+		struct ml_profiler_proc *q = &m->procs[res->nprocs];
 		struct ml_proc_stat st;
 
 		if (ml_proc_stat_read(tree[i], 0, &st))
@@ -534,7 +535,7 @@ static void snap_procs(struct mig *m)
 	free(tree);
 }
 
-void mli_migrate_abort(const char *to, const char *why)
+void ml_migrate_abort(const char *to, const char *why)
 {
 	char host[256], ans[256], line[480];
 	struct wire w;
@@ -556,8 +557,8 @@ void mli_migrate_abort(const char *to, const char *why)
 
 static int rounds(struct mig *m)
 {
-	const struct migrate_opts *o = m->o;
-	struct migrate_result *res = m->res;
+	const struct ml_migrate_opts *o = m->o;
+	struct ml_migrate_result *res = m->res;
 	char ans[256];
 	int ret, k = 1;
 
@@ -582,7 +583,7 @@ static int rounds(struct mig *m)
 		ret = do_round(m, k, true);
 		if (ret)
 			return ret;
-		if (res->r[res->nr - 1].bytes < o->threshold_mib * (1 << 20) || precopy_ended(m)) {
+		if (m->r[res->nr - 1].bytes < o->threshold_mib * (1 << 20) || precopy_ended(m)) {
 			k++;
 			break;
 		}
@@ -591,19 +592,25 @@ static int rounds(struct mig *m)
 	return o->postcopy ? mli_mig_postcopy_final(m, k) : final_round(m, k);
 }
 
-int mli_migrate_run(const struct migrate_opts *o, struct migrate_result *res)
+int mli_migrate_run(struct ml_migration *h)
 {
+	const struct ml_migrate_opts *o = &h->o;
+	struct ml_migrate_result *res = &h->res;
 	ML_OPTS(ml_criu_run_opts, ro, .timeout_ms = o->timeout_s * 1000);
-	struct mig m = { .o = o, .res = res, .lfd = -1, .p = o->prof };
+	struct mig m = {
+		.o = o, .res = res, .r = h->r, .procs = h->procs, .lfd = -1, .p = o->prof
+	};
 	struct ml_err err = { 0 };
 	int ret;
 
 	memset(res, 0, sizeof(*res));
+	memset(h->r, 0, sizeof(h->r));
+	memset(h->procs, 0, sizeof(h->procs));
 	res->frozen_us = -1;
 	mli_migrate_plan(o, res);
 	if (o->postcopy &&
 	    (ret = mli_migrate_postcopy_precheck(o, res->error, sizeof(res->error)))) {
-		mli_migrate_abort(o->to, res->error);
+		ml_migrate_abort(o->to, res->error);
 		return ret;
 	}
 	m.t0_ns = ml_mono_ns();
@@ -615,7 +622,7 @@ int mli_migrate_run(const struct migrate_opts *o, struct migrate_result *res)
 		ret = ml_criu_session_open(&m.sess, o->caps, &ro, &err);
 	if (ret) {
 		snprintf(res->error, sizeof(res->error), "%s", err.msg);
-		mli_migrate_abort(o->to, res->error);
+		ml_migrate_abort(o->to, res->error);
 		return ret;
 	}
 	ret = connect_dest(&m);

@@ -11,13 +11,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "migrate.h"
+#include "migrate_recv.h"
 #include "migrate_run.h"
 #include "migrate_wire.h"
 
 struct mig {
-	const struct migrate_opts *o;
-	struct migrate_result *res;
+	const struct ml_migrate_opts *o;
+	struct ml_migrate_result *res;
+	struct ml_migrate_round *r; /* the handle's rounds: res->nr of them */
+	struct ml_profiler_proc *procs; /* the handle's processes: res->nprocs */
 	struct wire w;
 	bool w_open;
 	char host[256];
@@ -25,7 +27,7 @@ struct mig {
 	int lfd;
 	bool recv_on;
 	pthread_t recv;
-	struct migrate_recv_opts ro;
+	struct ml_migrate_recv_opts ro;
 	struct ml_profiler *p;
 	bool own_p;
 	struct ml_criu_session *sess;
@@ -40,7 +42,7 @@ int mli_mig_ask(struct mig *m, char *ans, size_t len, const char *fmt, int k);
 /* WORK/K, the source's images of round K. */
 void mli_mig_round_dir(const struct mig *m, int k, char *buf, size_t len);
 /* Round @r from CRIU's @res (r->stored set first), its images in @dir. */
-void mli_mig_fill_round(struct mig *m, struct migrate_round *r, const struct ml_criu_result *res,
+void mli_mig_fill_round(struct mig *m, struct ml_migrate_round *r, const struct ml_criu_result *res,
 			const struct ml_rangeset *hot, const char *dir);
 /* Round K's image files (not the logs) as FILE records; *@bytes (or NULL) adds their size. */
 int mli_mig_send_images(struct mig *m, int k, uint64_t *bytes);

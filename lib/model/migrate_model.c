@@ -2,6 +2,7 @@
 /* The pre-copy migration model of memlens/migrate_model.h. */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -313,16 +314,55 @@ static int check_params(const struct ml_mm_trace *t, const struct ml_mm_params *
 	return 0;
 }
 
-int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
-	      struct ml_mm_result out[ML_MM_NPOLICIES], struct ml_err *err)
+/* the fields every caller's struct ml_mm_result has: up to nrounds */
+#define RESULT_MIN (offsetof(struct ml_mm_result, nrounds) + sizeof(size_t))
+
+/* Element @k of the caller's array of @stride-byte results. */
+static struct ml_mm_result *nth(struct ml_mm_result *out, size_t stride, int k)
 {
+	return (struct ml_mm_result *)((char *)out + (size_t)k * stride);
+}
+
+/*
+ * @res into the caller's array @out, stepping by out[0].sz (memlens/opts.h):
+ * 0, or -EINVAL (nothing written) when that sz is not set.
+ */
+static int store(struct ml_mm_result *out, const struct ml_mm_result *res, struct ml_err *err)
+{
+	int ret = ml_result_store(out, &res[0], sizeof(res[0]), RESULT_MIN, "ml_mm_result", err);
+	size_t stride = out[0].sz;
+
+	for (int k = 1; k < ML_MM_NPOLICIES && !ret; k++) {
+		memcpy(nth(out, stride, k), &stride, sizeof(stride));
+		ret = ml_result_store(nth(out, stride, k), &res[k], sizeof(res[k]), RESULT_MIN,
+				      "ml_mm_result", err);
+	}
+	return ret;
+}
+
+static void free_rounds(struct ml_mm_result *r)
+{
+	free(r->rounds);
+	r->rounds = NULL;
+	r->nrounds = 0;
+}
+
+int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
+	      struct ml_mm_result *out, struct ml_err *err)
+{
+	struct ml_mm_result res[ML_MM_NPOLICIES];
 	struct ml_mm_params pv;
 	const struct ml_mm_params *p = &pv;
 	int64_t round_ms;
 	int max, pre;
 	int ret;
 
-	memset(out, 0, ML_MM_NPOLICIES * sizeof(*out));
+	memset(res, 0, sizeof(res));
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
+		res[k].sz = sizeof(res[k]);
+	ret = store(out, res, err); /* cleared, or refused */
+	if (ret)
+		return ret;
 	ret = ml_opts_load(&pv, sizeof(pv), params, "ml_mm_params", err);
 	if (ret)
 		return ret;
@@ -340,30 +380,33 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 	for (int k = 0; k < ML_MM_NPOLICIES && !ret; k++) {
 		struct mm_sim s = { .t = t, .p = p, .policy = (enum ml_mm_policy)k, .hr_at = -1 };
 
-		out[k].policy = (enum ml_mm_policy)k;
+		res[k].policy = (enum ml_mm_policy)k;
 		/* the parameters were checked: only the defaults are filled in */
 		ret = ml_hotrange_init(
 			&s.hr, p->hot_intervals ? p->hot_intervals : ML_MM_DEFAULT_HOT_INTERVALS,
 			p->hot_cool,
 			p->hot_ranges_max ? p->hot_ranges_max : ML_HOTRANGE_EXCLUDE_MAX);
 		if (!ret)
-			ret = simulate(&s, pre, round_ms, &out[k]);
+			ret = simulate(&s, pre, round_ms, &res[k]);
 		sim_free(&s);
 	}
 	if (ret) {
-		ml_mm_results_free(out);
+		for (int k = 0; k < ML_MM_NPOLICIES; k++)
+			free_rounds(&res[k]);
 		return ml_err_set(err, ENOMEM, "out of memory in the migration model");
 	}
-	return 0;
+	return store(out, res, err);
 }
 
-void ml_mm_results_free(struct ml_mm_result out[ML_MM_NPOLICIES])
+void ml_mm_results_free(struct ml_mm_result *out)
 {
-	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
-		free(out[k].rounds);
-		out[k].rounds = NULL;
-		out[k].nrounds = 0;
-	}
+	size_t stride = out[0].sz;
+
+	/* results ml_mm_run() never wrote (no sz) hold nothing to free */
+	if (stride < RESULT_MIN || stride > ML_RESULT_SZ_MAX)
+		return;
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
+		free_rounds(nth(out, stride, k));
 }
 
 /* Least squares of y on x: the slope, or 0 when the x do not differ. */
@@ -397,11 +440,26 @@ static void calibrate_lazy(const struct ml_migrate_rec *m, struct ml_mm_fit *fit
 		fit->lazy_bandwidth_mbps = (double)fit->lazy_bytes / ML_MM_MIB / (lazy_ms / 1000.0);
 }
 
-int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struct ml_err *err)
+/* the fields every caller's struct ml_mm_fit has: up to lazy_bytes */
+#define FIT_MIN (offsetof(struct ml_mm_fit, lazy_bytes) + sizeof(uint64_t))
+
+int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *out, struct ml_err *err)
 {
 	const struct ml_migrate_round_rec *last;
 	double *x, *y, b, bytes = 0, secs = 0, restore_s, frozen_s;
-	double rfixed = fit->restore_fixed_s;
+	struct ml_mm_fit v = { 0 }, *fit = &v;
+	double rfixed;
+	size_t sz;
+
+	/* the caller's struct (its sz: memlens/opts.h), read for restore_fixed_s */
+	memcpy(&sz, out, sizeof(sz));
+	if (sz < FIT_MIN || sz > ML_RESULT_SZ_MAX)
+		return ml_err_set(err, EINVAL,
+				  "struct ml_mm_fit: its sz is %zu, not the struct's size: set "
+				  ".sz = sizeof(struct ml_mm_fit) before the call",
+				  sz);
+	memcpy(&v, out, sz < sizeof(v) ? sz : sizeof(v));
+	rfixed = v.restore_fixed_s;
 
 	if (!m->ok || !m->nrounds)
 		return ml_err_set(err, EINVAL,
@@ -444,12 +502,12 @@ int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *fit, struc
 		/* no memory loaded, or not known how much: all of it fixed */
 		fit->restore_fixed_s = restore_s;
 		fit->restore_fixed_fitted = true;
-		return 0;
+		return ml_result_store(out, &v, sizeof(v), FIT_MIN, "ml_mm_fit", err);
 	}
 	fit->restore_fixed_s = rfixed;
 	fit->restored_bytes = (uint64_t)last->pages_scanned * ML_MM_PAGE_SIZE;
 	if (restore_s > rfixed && fit->restored_bytes)
 		fit->restore_bandwidth_mbps =
 			(double)fit->restored_bytes / ML_MM_MIB / (restore_s - rfixed);
-	return 0;
+	return ml_result_store(out, &v, sizeof(v), FIT_MIN, "ml_mm_fit", err);
 }

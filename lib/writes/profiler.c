@@ -1061,6 +1061,7 @@ int ml_profiler_open(struct ml_profiler **out, pid_t pid, const struct ml_profil
 			       "needed for write tracking");
 		goto fail;
 	}
+	p->attach.sz = sizeof(p->attach);
 	r = ml_wp_attach(pid, p->o.target_stopped, &p->attach, err);
 	if (r < 0)
 		goto fail;

@@ -393,7 +393,8 @@ static int cmd_faults(int argc, char **argv)
 {
 	struct faults_opts o;
 	struct faults_run r = { 0 };
-	struct trace_target t = { .pidfd = -1 };
+	struct ml_trace_target *t = NULL; /* NULL: system-wide */
+	bool not_started = false;
 	struct ml_err err = { 0 };
 	enum trace_stop why;
 	sigset_t sigs;
@@ -415,12 +416,12 @@ static int cmd_faults(int argc, char **argv)
 	trace_say_pidns("faults", o.verbose);
 	e = mlt_trace_preflight(&err);
 	if (!e && o.cmd)
-		e = trace_target_spawn(&t, o.cmd, &err);
+		e = ml_trace_target_spawn(&t, o.cmd, &not_started, &err);
 	else if (!e && o.pid)
-		e = trace_target_attach(&t, o.pid, &err);
+		e = ml_trace_target_attach(&t, o.pid, &err);
 	if (e)
 		goto out;
-	o.pid = t.pid;
+	o.pid = t ? ml_trace_target_pid(t) : 0;
 	{
 		/* -- CMD is in its exec stop: its counts are those of its fork and exec */
 		ML_OPTS(ml_faults_tracer_opts, to, .pid = o.pid, .mode = o.mode);
@@ -429,6 +430,7 @@ static int cmd_faults(int argc, char **argv)
 	}
 	if (e)
 		goto out;
+	r.info.sz = sizeof(r.info);
 	ml_faults_tracer_info(r.t, &r.info);
 	r.fentry = r.info.fentry;
 	say_mode(&r, &o);
@@ -442,25 +444,26 @@ static int cmd_faults(int argc, char **argv)
 	trace_output_switch(); /* after the spawn: CMD keeps our stdout */
 	if (o.cmd)
 		trace_output_hold(); /* the report after CMD's output, not in it */
-	e = trace_target_release(&t, &err);
+	e = t ? ml_trace_target_release(t, &err) : 0;
 	if (e)
 		goto out;
 	cli_block_signals(&sigs);
 	why = trace_run(&sigs,
 			&(struct trace_loop){
-				.duration_s = o.duration, .t = &t, .tick = on_tick, .arg = &r });
+				.duration_s = o.duration, .t = t, .tick = on_tick, .arg = &r });
 	if (why == TRACE_STOP_TARGET && !trace_quiet() && !o.cmd)
 		fprintf(stderr, "memlens faults: process %d exited; counts up to its exit\n",
 			(int)o.pid);
 	ml_faults_tracer_stop(r.t, o.cmd != NULL);
+	r.kern.sz = sizeof(r.kern);
 	ml_faults_tracer_kernel(r.t, &r.kern);
 	report(&r, &o);
 out:
 	if (e)
-		e = trace_fail("faults", &t, e, &err);
+		e = trace_fail("faults", not_started, e, &err);
 	free(r.prev);
 	ml_faults_tracer_close(r.t);
-	trace_target_close(&t, true);
+	ml_trace_target_close(t, true);
 	/* CMD is gone: its output came first, the report follows */
 	{
 		int we = trace_output_release();

@@ -478,7 +478,7 @@ static void depth_stats(const struct sym_stack *v, size_t n, size_t *nst, double
 /* dwarf: the stack copies unwound so far */
 static struct ml_leaks_unwind_stats unw(const struct leaks_run *r)
 {
-	struct ml_leaks_unwind_stats u;
+	ML_RESULT(ml_leaks_unwind_stats, u);
 
 	ml_leaks_tracer_unwind_stats(r->tr, &u);
 	return u;
@@ -1151,7 +1151,7 @@ static int poll_leaks(void *tr, int timeout_ms)
 }
 
 static enum trace_stop run_until_done(struct leaks_run *r, const struct leaks_opts *o,
-				      struct trace_target *t)
+				      struct ml_trace_target *t)
 {
 	/* no ring buffer (stacks walked with frame pointers, or none): no poll */
 	bool rb = ml_leaks_tracer_fd(r->tr) >= 0;
@@ -1170,10 +1170,10 @@ static enum trace_stop run_until_done(struct leaks_run *r, const struct leaks_op
 	trace_live_start(o->json);
 	why = trace_run(&sigs, &l);
 	live_stop();
-	if (why == TRACE_STOP_TARGET && !trace_quiet() && !t->spawned)
+	if (why == TRACE_STOP_TARGET && !trace_quiet() && !ml_trace_target_spawned(t))
 		fprintf(stderr,
 			"memlens leaks: process %d exited; outstanding allocations at its exit\n",
-			(int)t->pid);
+			(int)ml_trace_target_pid(t));
 	return why;
 }
 
@@ -1197,7 +1197,8 @@ static void say(void *arg, const char *fmt, ...)
 
 static int cmd_leaks(int argc, char **argv)
 {
-	struct trace_target t = { .pidfd = -1 };
+	struct ml_trace_target *t = NULL;
+	bool not_started = false;
 	struct leaks_run r = { 0 };
 	struct ml_err err = { 0 };
 	struct leaks_opts o;
@@ -1244,12 +1245,12 @@ static int cmd_leaks(int argc, char **argv)
 	trace_say_pidns("leaks", o.verbose);
 	e = mlt_trace_preflight(&err);
 	if (!e)
-		e = o.cmd ? trace_target_spawn(&t, o.cmd, &err)
-			  : trace_target_attach(&t, o.pid, &err);
+		e = o.cmd ? ml_trace_target_spawn(&t, o.cmd, &not_started, &err)
+			  : ml_trace_target_attach(&t, o.pid, &err);
 	if (!e) {
-		ML_OPTS(ml_leaks_tracer_opts, lo, .pid = t.pid, .wait_loaded = t.spawned,
-			.no_stacks = o.no_stacks, .free_at_entry = o.free_at_entry,
-			.perf_uprobes = o.perf_uprobes,
+		ML_OPTS(ml_leaks_tracer_opts, lo, .pid = ml_trace_target_pid(t),
+			.wait_loaded = ml_trace_target_spawned(t), .no_stacks = o.no_stacks,
+			.free_at_entry = o.free_at_entry, .perf_uprobes = o.perf_uprobes,
 			.stacks = o.stacks == STACKS_DWARF ? ML_LEAKS_STACKS_DWARF
 							   : ML_LEAKS_STACKS_FP,
 			.max_blocks = o.max_blocks, .max_stacks = o.max_stacks, .sample = o.sample,
@@ -1257,21 +1258,23 @@ static int cmd_leaks(int argc, char **argv)
 
 		e = ml_leaks_tracer_open(&r.tr, &lo, &err);
 	}
-	if (!e)
+	if (!e) {
+		r.alloc.sz = sizeof(r.alloc);
 		ml_leaks_tracer_allocator(r.tr, &r.alloc);
+	}
 	if (e)
 		goto out;
-	mlt_symbolizer_init(&r.sym, t.pid);
+	mlt_symbolizer_init(&r.sym, ml_trace_target_pid(t));
 	r.sym.debug_dir = o.debug_dir;
 	mlt_symbolizer_refresh(&r.sym);
 	trace_output_switch(); /* after the spawn: CMD keeps our stdout */
-	e = trace_target_release(&t, &err);
+	e = ml_trace_target_release(t, &err);
 	if (e)
 		goto out;
 	{
 		char what[32];
 
-		snprintf(what, sizeof(what), "pid %d", (int)t.pid);
+		snprintf(what, sizeof(what), "pid %d", (int)ml_trace_target_pid(t));
 		trace_say_tracing("leaks", what, o.duration, true);
 	}
 	{
@@ -1282,7 +1285,7 @@ static int cmd_leaks(int argc, char **argv)
 		r.start_mono_ns = ml_mono_ns();
 	}
 	{
-		bool gone = run_until_done(&r, &o, &t) == TRACE_STOP_TARGET;
+		bool gone = run_until_done(&r, &o, t) == TRACE_STOP_TARGET;
 		pthread_t det;
 
 		mlt_symbolizer_refresh(&r.sym);
@@ -1301,7 +1304,7 @@ static int cmd_leaks(int argc, char **argv)
 	}
 out:
 	if (e)
-		e = trace_fail("leaks", &t, e, &err);
+		e = trace_fail("leaks", not_started, e, &err);
 	ml_leaks_tracer_detach(r.tr);
 	if (r.folded)
 		fclose(r.folded);
@@ -1309,7 +1312,7 @@ out:
 		fclose(r.pprof);
 	ml_leaks_tracer_close(r.tr);
 	mlt_symbolizer_free(&r.sym);
-	trace_target_close(&t, true);
+	ml_trace_target_close(t, true);
 	return e ? e : r.write_failed ? EXIT_FAIL : EXIT_OK;
 }
 

@@ -76,7 +76,7 @@ static int on_kill(void *arg, const struct ml_oom_kill_rec *r)
 /* -v: which programs the tracer could load here */
 static void say_mode(const struct ml_oom_tracer *t)
 {
-	struct ml_oom_tracer_info i;
+	ML_RESULT(ml_oom_tracer_info, i);
 
 	ml_oom_tracer_info(t, &i);
 	if (i.fentry)
@@ -96,7 +96,7 @@ static void say_mode(const struct ml_oom_tracer *t)
 /* the kills of the whole run (@elapsed_s < 0), or of one interval */
 static void summary(struct oom_ctx *c, double elapsed_s, bool last)
 {
-	struct ml_oom_tracer_stats st;
+	ML_RESULT(ml_oom_tracer_stats, st);
 	unsigned long kills;
 	uint64_t lost, rec;
 	struct ml_jw w;

@@ -533,6 +533,7 @@ static int cmd_slab(int argc, char **argv)
 	}
 	if (e)
 		goto out;
+	c.info.sz = sizeof(c.info);
 	ml_slab_tracer_info(t, &c.info);
 	if (o.verbose)
 		fprintf(stderr, "memlens slab: mode %s; %u program(s) per tracepoint\n",

@@ -8,8 +8,6 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -20,7 +18,6 @@
 #include "command.h"
 #include "../output.h"
 #include "opts.h"
-#include "memlens/spawn.h"
 #include "../live.h"
 #include "trace.h"
 
@@ -53,93 +50,12 @@ void trace_say_pidns(const char *cmd, int verbose)
 			cmd, (unsigned long long)ino);
 }
 
-static int pidfd_open_(pid_t pid)
+int trace_fail(const char *cmd, bool not_started, int e, const struct ml_err *err)
 {
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
-
-int trace_target_attach(struct trace_target *t, pid_t pid, struct ml_err *err)
-{
-	char path[64];
-
-	memset(t, 0, sizeof(*t));
-	t->pidfd = -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (access(path, F_OK))
-		return ml_err_set(err, ESRCH, "no process %d (check the pid with ps)", (int)pid);
-	t->pidfd = pidfd_open_(pid);
-	if (t->pidfd < 0)
-		return ml_err_set(err, errno == EINVAL ? ESRCH : errno, "pidfd_open(%d): %s",
-				  (int)pid, strerror(errno));
-	t->pid = pid;
-	return 0;
-}
-
-int trace_target_spawn(struct trace_target *t, char *const argv[], struct ml_err *err)
-{
-	pid_t pid;
-
-	memset(t, 0, sizeof(*t));
-	t->pidfd = -1;
-	pid = ml_spawn_stopped(argv, err);
-	if (pid < 0) {
-		t->spawn_failed = true;
-		return pid;
-	}
-	t->pid = pid;
-	t->spawned = true;
-	t->pidfd = pidfd_open_(pid);
-	if (t->pidfd < 0) {
-		int e = errno;
-
-		trace_target_close(t, true);
-		return ml_err_set(err, e, "pidfd_open(%d): %s", (int)pid, strerror(e));
-	}
-	return 0;
-}
-
-int trace_fail(const char *cmd, const struct trace_target *t, int e, const struct ml_err *err)
-{
-	if (t->spawn_failed)
+	if (not_started)
 		return cli_spawn_failed(cmd, err);
 	cli_error(cmd, "%s", err->msg);
 	return exit_code_for(e);
-}
-
-int trace_target_release(struct trace_target *t, struct ml_err *err)
-{
-	if (!t->spawned)
-		return 0;
-	return ml_spawn_release(t->pid, err);
-}
-
-bool trace_target_gone(struct trace_target *t)
-{
-	struct pollfd p = { .fd = t->pidfd, .events = POLLIN };
-
-	if (t->exited)
-		return true;
-	if (t->pidfd < 0)
-		return false;
-	if (poll(&p, 1, 0) == 1) {
-		t->exited = true;
-		if (t->spawned && waitpid(t->pid, &t->status, __WALL) != t->pid)
-			t->status = 0;
-	}
-	return t->exited;
-}
-
-void trace_target_close(struct trace_target *t, bool kill_it)
-{
-	if (t->spawned && !t->exited && t->pid > 0) {
-		if (kill_it)
-			kill(t->pid, SIGKILL);
-		if (waitpid(t->pid, &t->status, __WALL) == t->pid)
-			t->exited = true;
-	}
-	if (t->pidfd >= 0)
-		close(t->pidfd);
-	t->pidfd = -1;
 }
 
 static int poll_rb(void *rb, int timeout_ms)
@@ -147,7 +63,7 @@ static int poll_rb(void *rb, int timeout_ms)
 	return timeout_ms ? ring_buffer__poll(rb, timeout_ms) : ring_buffer__consume(rb);
 }
 
-enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
+enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct ml_trace_target *t,
 			   struct ring_buffer *rb)
 {
 	return trace_wait_poll(sigs, duration_s, t, rb ? poll_rb : NULL, rb);
@@ -159,22 +75,22 @@ enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace
  * so that the end of a short-lived target is seen at once, not at the next
  * tick (100 ms on every `leaks -- CMD` otherwise).
  */
-static int wait_signal_or_exit(const sigset_t *sigs, long ms, const struct trace_target *t)
+static int wait_signal_or_exit(const sigset_t *sigs, long ms, const struct ml_trace_target *t)
 {
 	struct pollfd p[2] = { { .fd = -1, .events = POLLIN }, { .fd = -1, .events = POLLIN } };
 
-	if (ms <= 0 || !t || !t->pid || t->pidfd < 0 || t->exited)
+	if (ms <= 0 || !t || ml_trace_target_pidfd(t) < 0 || ml_trace_target_exited(t))
 		return cli_wait_signal(sigs, ms);
 	p[1].fd = signalfd(-1, sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (p[1].fd < 0)
 		return cli_wait_signal(sigs, ms);
-	p[0].fd = t->pidfd;
+	p[0].fd = ml_trace_target_pidfd(t);
 	(void)poll(p, 2, (int)ms);
 	close(p[1].fd);
 	return cli_wait_signal(sigs, 0);
 }
 
-enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct trace_target *t,
+enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct ml_trace_target *t,
 				int (*poll)(void *src, int timeout_ms), void *src)
 {
 	uint64_t end = duration_s > 0 ? ml_mono_ns() + (uint64_t)(duration_s * 1e9) : 0;
@@ -200,7 +116,7 @@ enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct 
 			return TRACE_STOP_SIGNAL;
 		if (out_failed(stdout))
 			return TRACE_STOP_OUTPUT; /* main() says what failed */
-		if (t && t->pid && trace_target_gone(t)) {
+		if (t && ml_trace_target_gone(t)) {
 			if (poll)
 				poll(src, 0);
 			return TRACE_STOP_TARGET;

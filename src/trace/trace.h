@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the eBPF tracers (faults, slab, leaks, oom) share: checks before
- * loading, the target (-p PID or -- CMD), the wait loop, log2 histograms.
+ * loading, the failure of the target (-p PID or -- CMD: memlens/trace_target.h),
+ * the wait loop, log2 histograms.
  */
 #ifndef MEMLENS_TRACE_H
 #define MEMLENS_TRACE_H
@@ -15,6 +16,7 @@
 
 #include "memlens/jsonw.h"
 #include "memlens/err.h"
+#include "memlens/trace_target.h"
 #include "../../trace/bpfutil.h"
 
 struct ring_buffer;
@@ -25,30 +27,12 @@ void trace_libbpf_quiet(int verbose);
 /* With -v, outside the initial PID namespace: say that pids are as seen here. */
 void trace_say_pidns(const char *cmd, int verbose);
 
-/* The process a tracer looks at: a running one, or one it starts. */
-struct trace_target {
-	pid_t pid; /* 0: system-wide */
-	int pidfd; /* readable once the target has exited */
-	bool spawned; /* started by us from -- CMD, in its exec stop */
-	bool spawn_failed; /* -- CMD could not be started (exit status 127) */
-	bool exited;
-	int status; /* wait status when spawned and reaped */
-};
-
-/* -p PID: check it exists and open a pidfd. */
-int trace_target_attach(struct trace_target *t, pid_t pid, struct ml_err *err);
-/* -- CMD ARGS: start it stopped before its first instruction. */
-int trace_target_spawn(struct trace_target *t, char *const argv[], struct ml_err *err);
 /*
  * The exit status and message of a failed run: -- CMD that could not be
- * started gets 127 (cli_spawn_failed), everything else exit_code_for(@e).
+ * started (@not_started, from ml_trace_target_spawn()) gets 127
+ * (cli_spawn_failed), everything else exit_code_for(@e).
  */
-int trace_fail(const char *cmd, const struct trace_target *t, int e, const struct ml_err *err);
-/* Let a spawned target run. */
-int trace_target_release(struct trace_target *t, struct ml_err *err);
-/* Kill (when spawned and still stopped) and reap; close the pidfd. */
-void trace_target_close(struct trace_target *t, bool kill_it);
-bool trace_target_gone(struct trace_target *t);
+int trace_fail(const char *cmd, bool not_started, int e, const struct ml_err *err);
 
 /* TRACE_STOP_OUTPUT: writing the output (stdout or -o FILE) failed */
 enum trace_stop {
@@ -91,10 +75,10 @@ bool trace_quiet(void);
  * Wait for @duration_s seconds (0: forever), a signal in @sigs, or the
  * target's exit, polling @rb (may be NULL) meanwhile.
  */
-enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct trace_target *t,
+enum trace_stop trace_wait(const sigset_t *sigs, double duration_s, struct ml_trace_target *t,
 			   struct ring_buffer *rb);
 /* trace_wait() polling @poll(@src, ...) instead of a ring buffer (trace_loop) */
-enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct trace_target *t,
+enum trace_stop trace_wait_poll(const sigset_t *sigs, double duration_s, struct ml_trace_target *t,
 				int (*poll)(void *src, int timeout_ms), void *src);
 
 /* bcc-style log2 histogram: "     0 -> 1     : 12   |****   |" */
@@ -132,7 +116,7 @@ bool trace_live_start(bool json);
  */
 struct trace_loop {
 	double duration_s;
-	struct trace_target *t;
+	struct ml_trace_target *t;
 	struct ring_buffer *rb;
 	/*
 	 * Instead of @rb, a library tracer's: @poll(@src, MS) hands what came

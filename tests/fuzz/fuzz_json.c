@@ -51,7 +51,7 @@ static void read_schemas(const struct ml_json *j)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 0.001);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_err err;
 	struct ml_mm_trace t;
 	struct ml_json *j;

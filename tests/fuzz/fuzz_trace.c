@@ -17,7 +17,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 100, .round_interval_s = 0.5);
-	struct ml_mm_result res[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(res);
 	struct ml_err err = { 0 };
 	struct ml_lines in;
 	struct ml_mm_trace t;

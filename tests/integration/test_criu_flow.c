@@ -45,6 +45,7 @@ static void find_criu(void)
 			 "no CRIU: scripts/ensure-criu.sh found or built none");
 		return;
 	}
+	CAPS.sz = sizeof(CAPS);
 	if (ml_criu_probe(path, &CAPS, &err)) {
 		snprintf(criu_why, sizeof(criu_why), "CRIU %.60s: %.120s", path, err.msg);
 		return;

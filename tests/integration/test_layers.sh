@@ -67,6 +67,11 @@ plant trace_lib_folder trace/oom.c '#include "memlens/profiler.h"' \
 # the library including the tracers'
 plant lib_includes_trace lib/common/err.c '#include "../../trace/bpfutil.h"' \
 	'includes trace/bpfutil.h' 'lib/ may include only itself, not trace/'
+# a binary reaching into the library's private headers (the migration's once)
+plant private_lib_header src/cmd_migrate.c '#include "../lib/migrate/migrate_run.h"' \
+	'includes lib/migrate/migrate_run.h' 'src/ reaches the library through its public headers'
+plant private_lib_header_agent agent/rpc_migrate.c '#include "../lib/migrate/migrate_wire.h"' \
+	'includes lib/migrate/migrate_wire.h' 'agent/ reaches the library through its public headers'
 # a weak symbol: a dependency no include shows
 plant weak_symbol common/opts.c 'void mlt_trace_probe_features(void *l) __attribute__((weak));' \
 	'a weak symbol'

@@ -90,7 +90,7 @@ static int log_lines(char *last, size_t len)
 static void test_probe_by_acceptance(void)
 {
 	struct ml_err err = { 0 };
-	struct ml_criu_caps caps;
+	ML_RESULT(ml_criu_caps, caps);
 	char last[8192];
 
 	REQUIRE(!ml_criu_probe(criu, &caps, &err));

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <unistd.h>
 
+#include <string.h>
+
 #include "harness.h"
 #include "memlens/criu.h"
 #include "../../lib/criu/criu_exec.h"
@@ -25,7 +27,7 @@ static const char lazy_log[] =
 
 static void test_lazy_log(void)
 {
-	struct ml_criu_lazy_stats st;
+	ML_RESULT(ml_criu_lazy_stats, st);
 
 	REQUIRE(ml_criu_parse_lazy_log(lazy_log, sizeof(lazy_log) - 1, &st) == 0);
 	CHECK_EQ(st.pages_total, 10);
@@ -53,7 +55,7 @@ static void test_lazy_log_parent_pages(void)
 				  "(00.2) uffd: 1-5: UFFD pages from the parent images: 20\n"
 				  "(00.3) uffd: 2-6: UFFD transferred pages: (4/30)\n"
 				  "(00.3) uffd: 2-6: UFFD pages from the parent images: 3\n";
-	struct ml_criu_lazy_stats st;
+	ML_RESULT(ml_criu_lazy_stats, st);
 
 	REQUIRE(ml_criu_parse_lazy_log(log, sizeof(log) - 1, &st) == 0);
 	CHECK_EQ(st.pages_total, 30);
@@ -66,7 +68,7 @@ static void test_lazy_log_errors(void)
 {
 	static const char bad[] = "(00.1) 1-5: #PF at 0x1000\n"
 				  "(00.2) Error (criu/uffd.c:1) 1-5: failed reading pages\n";
-	struct ml_criu_lazy_stats st;
+	ML_RESULT(ml_criu_lazy_stats, st);
 
 	REQUIRE(ml_criu_parse_lazy_log(bad, sizeof(bad) - 1, &st) == 0);
 	CHECK(st.errors);
@@ -110,6 +112,21 @@ static void test_exec_start_wait(void)
 	free(x.output);
 }
 
+/* The stats' size (memlens/opts.h): unset, refused and nothing written. */
+static void test_stats_size(void)
+{
+	struct ml_criu_lazy_stats st;
+
+	memset(&st, 0xa5, sizeof(st));
+	st.sz = 0;
+	CHECK_EQ(ml_criu_parse_lazy_log(lazy_log, sizeof(lazy_log) - 1, &st), -EINVAL);
+	CHECK_EQ(st.pages_total, (int64_t)0xa5a5a5a5a5a5a5a5ULL);
+	st.sz = sizeof(st);
+	CHECK_EQ(ml_criu_parse_lazy_log(lazy_log, sizeof(lazy_log) - 1, &st), 0);
+	CHECK_EQ(st.sz, sizeof(st));
+	CHECK(st.pages_total > 0);
+}
+
 int main(void)
 {
 	RUN(test_lazy_log);
@@ -117,5 +134,6 @@ int main(void)
 	RUN(test_lazy_log_errors);
 	RUN(test_dump_log);
 	RUN(test_exec_start_wait);
+	RUN(test_stats_size);
 	return T_DONE();
 }

@@ -162,7 +162,7 @@ static const struct ml_criu_finding *find(const struct ml_criu_preflight *p,
 static void test_clean_child(void)
 {
 	ML_OPTS(ml_criu_preflight_opts, o, .criu_version = "4.2");
-	struct ml_criu_preflight p;
+	ML_RESULT(ml_criu_preflight, p);
 	struct ml_err err = { 0 };
 	int efd = eventfd(0, EFD_CLOEXEC);
 	pid_t pid = child(efd, -1, NULL); /* an eventfd: CRIU dumps it */
@@ -178,11 +178,40 @@ static void test_clean_child(void)
 	CHECK_EQ(ml_criu_preflight(999999999, &o, &p, &err), -ESRCH);
 }
 
+/*
+ * The result's size (memlens/opts.h): an unset sz is refused before anything
+ * is inspected and nothing is written; a newer caller's larger struct gets
+ * the result and zeros after it, its own sz kept.
+ */
+static void test_result_size(void)
+{
+	ML_OPTS(ml_criu_preflight_opts, o, .criu_version = "4.2");
+	struct {
+		struct ml_criu_preflight p;
+		uint64_t newer[4];
+	} *big = malloc(sizeof(*big));
+	struct ml_err err = { 0 };
+
+	REQUIRE(big);
+	memset(big, 0xa5, sizeof(*big));
+	big->p.sz = 0;
+	CHECK_EQ(ml_criu_preflight(getpid(), &o, &big->p, &err), -EINVAL);
+	CHECK(strstr(err.msg, "ml_criu_preflight") != NULL);
+	CHECK_EQ(big->p.nprocs, (size_t)0xa5a5a5a5a5a5a5a5ULL);
+	big->p.sz = sizeof(*big);
+	REQUIRE_MSG(ml_criu_preflight(getpid(), &o, &big->p, &err) == 0, "%s", err.msg);
+	CHECK_EQ(big->p.sz, sizeof(*big));
+	CHECK(big->p.nprocs >= 1);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(big->newer[i], 0);
+	free(big);
+}
+
 static void test_unix_peer_outside(void)
 {
 	ML_OPTS(ml_criu_preflight_opts, o, .criu_version = "4.2");
 	const struct ml_criu_finding *f;
-	struct ml_criu_preflight p;
+	ML_RESULT(ml_criu_preflight, p);
 	struct ml_err err = { 0 };
 	int sv[2];
 	pid_t pid;
@@ -224,7 +253,7 @@ static void test_file_lock(void)
 	ML_OPTS(ml_criu_preflight_opts, given, .criu_version = "4.2", .extra_args = extra);
 	char path[] = "/tmp/memlens-pf-lock-XXXXXX";
 	const struct ml_criu_finding *f;
-	struct ml_criu_preflight p;
+	ML_RESULT(ml_criu_preflight, p);
 	struct ml_err err = { 0 };
 	int fd = mkstemp(path);
 	pid_t pid;
@@ -254,7 +283,7 @@ static void test_criu_kernel(void)
 	ML_OPTS(ml_criu_preflight_opts, old, .criu_version = "4.1.1", .kernel_release = "6.18.2");
 	ML_OPTS(ml_criu_preflight_opts, okk, .criu_version = "4.1.1", .kernel_release = "6.12.9");
 	const struct ml_criu_finding *f;
-	struct ml_criu_preflight p;
+	ML_RESULT(ml_criu_preflight, p);
 	struct ml_err err = { 0 };
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	pid_t pid;
@@ -277,6 +306,7 @@ static void test_criu_kernel(void)
 int main(void)
 {
 	RUN(test_sockets_dumpable);
+	RUN(test_result_size);
 	RUN(test_anon_inodes);
 	RUN(test_chrdevs);
 	RUN(test_locks_and_tracer);

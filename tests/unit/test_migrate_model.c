@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "harness.h"
 #include "memlens/hotrange.h"
@@ -83,7 +84,7 @@ static void run(const struct ml_mm_trace *t, struct ml_mm_params *p, struct ml_m
 static void test_hot_late(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_mm_trace t;
 	/* none: all 24 pages; then A0-3 + B0 (5); then A0-3 (4) */
 	static const uint64_t none[] = { 24 * PG, 5 * PG, 4 * PG };
@@ -113,7 +114,7 @@ static void test_freeze_overhead(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
 		.freeze_overhead_s = 0.5);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 
@@ -145,7 +146,7 @@ static void test_downtime_parts(void)
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
 		.freeze_overhead_s = 0.125, .dump_fixed_s = 0.25, .restore_fixed_s = 0.5,
 		.restore_bandwidth_mbps = 2);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 
@@ -224,7 +225,7 @@ static void test_calibrate(void)
 	struct ml_migrate_rec m = {
 		.ok = true, .rounds = rounds, .nrounds = 4, .downtime_ms = 3500, .restore_ms = 2250
 	};
-	struct ml_mm_fit fit = { .restore_fixed_s = 0.25 };
+	struct ml_mm_fit fit = { .sz = sizeof(fit), .restore_fixed_s = 0.25 };
 	struct ml_err err = { 0 };
 
 	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
@@ -238,7 +239,7 @@ static void test_calibrate(void)
 	CHECK(fit.restore_bandwidth_mbps == 32);
 
 	/* a restore no longer than its fixed part: no bandwidth */
-	fit = (struct ml_mm_fit){ .restore_fixed_s = 3 };
+	fit = (struct ml_mm_fit){ .sz = sizeof(fit), .restore_fixed_s = 3 };
 	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
 	CHECK(fit.restore_bandwidth_mbps == 0);
 	CHECK(fit.restore_fixed_s == 3);
@@ -246,7 +247,7 @@ static void test_calibrate(void)
 	/* post-copy: the restore loaded no memory, all of it is fixed */
 	m.postcopy = true;
 	m.restore_ms = 1500;
-	fit = (struct ml_mm_fit){ .restore_fixed_s = 0.25 };
+	fit = (struct ml_mm_fit){ .sz = sizeof(fit), .restore_fixed_s = 0.25 };
 	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), 0);
 	CHECK(fit.restore_fixed_fitted);
 	CHECK(fit.restore_fixed_s == 1.5);
@@ -310,7 +311,7 @@ static void test_calibrate(void)
 static void test_hot_vma_granularity(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_mm_trace t;
 	static const uint64_t vma[] = { 8 * PG, 1 * PG, 16 * PG };
 	static const uint64_t range[] = { 24 * PG, 1 * PG, 4 * PG };
@@ -336,7 +337,7 @@ static void test_hot_vma_granularity(void)
 static void test_hot_range_hysteresis(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_mm_trace t;
 	static const uint64_t sticky[] = { 24 * PG, 0, 4 * PG };
 	static const uint64_t cool1[] = { 24 * PG, 4 * PG, 4 * PG };
@@ -362,7 +363,7 @@ static void test_hot_range_bound(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1,
 		.hot_ranges_max = 2);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 	/* runs at A pages 0, 2, 8 and 10, written every second: gaps of 1, 5, 1 pages */
@@ -395,7 +396,7 @@ static void test_stop_threshold_and_max_rounds(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 2, .round_interval_s = 1,
 		.stop_threshold_mb = 0.02);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_mm_trace t;
 	/* 1 s rounds: 24 pages, then 4 (<= 20 KiB: converged), then the final 4 */
 	static const uint64_t thr[] = { 24 * PG, 4 * PG, 4 * PG };
@@ -421,7 +422,7 @@ static void test_stop_threshold_and_max_rounds(void)
 static void test_vmas_come_and_go(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_mm_trace t;
 	static const uint64_t none[] = { 24 * PG, 8 * PG, 4 * PG };
 
@@ -440,7 +441,7 @@ static void test_vmas_come_and_go(void)
 static void test_bad_traces(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 	static const char *const bad[] = {
@@ -503,7 +504,7 @@ static void test_bad_traces(void)
 static void test_tree_trace(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
-	struct ml_mm_result r[ML_MM_NPOLICIES];
+	ML_MM_RESULTS(r);
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
 	/* none: 2 x 24 pages; then 2 x (A0-3 + S0-1), twice */
@@ -539,9 +540,112 @@ static void test_tree_trace(void)
 	ml_mm_trace_free(&t);
 }
 
+/*
+ * A program built against older headers: its struct ml_mm_result ended at
+ * total_bytes. The library steps through its array by its sz and writes
+ * only what that covers: the guard bytes after each of its elements and
+ * after the array stay as they were, and its fields are what a current
+ * caller gets. Without sz the call is refused and nothing is written.
+ */
+struct old_mm_result {
+	size_t sz;
+	enum ml_mm_policy policy;
+	struct ml_mm_round *rounds;
+	size_t nrounds;
+	uint64_t total_bytes;
+};
+
+static void test_old_size_caller(void)
+{
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	ML_MM_RESULTS(cur);
+	struct ml_mm_trace t;
+	struct ml_err err = { 0 };
+	struct {
+		struct old_mm_result r[ML_MM_NPOLICIES];
+		unsigned char guard[sizeof(struct ml_mm_result) * ML_MM_NPOLICIES];
+	} old;
+
+	CHECK(sizeof(struct old_mm_result) < sizeof(struct ml_mm_result));
+	CHECK_EQ(offsetof(struct old_mm_result, total_bytes),
+		 offsetof(struct ml_mm_result, total_bytes));
+	trace_ab(&t, 3);
+	run(&t, &p, cur);
+	memset(&old, 0xa5, sizeof(old));
+	old.r[0].sz = sizeof(struct old_mm_result);
+	REQUIRE_MSG(!ml_mm_run(&t, &p, (struct ml_mm_result *)old.r, &err), "%s", err.msg);
+	for (size_t i = 0; i < sizeof(old.guard); i++)
+		if (old.guard[i] != 0xa5)
+			T_FAILMSG("byte %zu after the caller's array was written", i);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
+		CHECK_EQ(old.r[k].sz, sizeof(struct old_mm_result));
+		CHECK_EQ(old.r[k].policy, cur[k].policy);
+		CHECK_EQ(old.r[k].total_bytes, cur[k].total_bytes);
+		CHECK_EQ(old.r[k].nrounds, cur[k].nrounds);
+		for (size_t i = 0; i < cur[k].nrounds && i < old.r[k].nrounds; i++)
+			CHECK_EQ(old.r[k].rounds[i].bytes, cur[k].rounds[i].bytes);
+	}
+	ml_mm_results_free((struct ml_mm_result *)old.r);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
+		CHECK(old.r[k].rounds == NULL && old.r[k].nrounds == 0);
+
+	/* sz not set, or too small for the fields every version had: refused */
+	memset(&old, 0xa5, sizeof(old));
+	old.r[0].sz = 0;
+	CHECK_EQ(ml_mm_run(&t, &p, (struct ml_mm_result *)old.r, &err), -EINVAL);
+	CHECK(strstr(err.msg, "ml_mm_result") != NULL);
+	CHECK_EQ(old.r[0].policy, (enum ml_mm_policy)0xa5a5a5a5);
+	old.r[0].sz = offsetof(struct old_mm_result, nrounds);
+	CHECK_EQ(ml_mm_run(&t, &p, (struct ml_mm_result *)old.r, &err), -EINVAL);
+	ml_mm_results_free((struct ml_mm_result *)old.r); /* nothing to free */
+	ml_mm_results_free(cur);
+	ml_mm_trace_free(&t);
+}
+
+/*
+ * ml_mm_calibrate()'s struct ml_mm_fit: a newer caller's larger struct gets
+ * the fit and zeros after it, its sz kept; an unset sz is refused and the
+ * struct left as it was.
+ */
+static void test_fit_sizes(void)
+{
+	struct ml_migrate_round_rec rounds[] = {
+		{ .round = 1, .pre_dump = true, .bytes = 32 * MIB, .duration_ms = 1500 },
+		{ .round = 2, .bytes = 8 * MIB, .duration_ms = 750, .pages_scanned = 16384 },
+	};
+	struct ml_migrate_rec m = {
+		.ok = true, .rounds = rounds, .nrounds = 2, .downtime_ms = 3500, .restore_ms = 2250
+	};
+	struct {
+		struct ml_mm_fit f;
+		uint64_t newer[4];
+	} big;
+	struct ml_mm_fit fit = { .sz = sizeof(fit), .restore_fixed_s = 0.25 };
+	struct ml_err err = { 0 };
+
+	REQUIRE(ml_mm_calibrate(&m, &fit, &err) == 0);
+	memset(&big, 0xa5, sizeof(big));
+	big.f.sz = sizeof(big);
+	big.f.restore_fixed_s = 0.25;
+	REQUIRE_MSG(ml_mm_calibrate(&m, &big.f, &err) == 0, "%s", err.msg);
+	CHECK_EQ(big.f.sz, sizeof(big));
+	CHECK(big.f.bandwidth_mbps == fit.bandwidth_mbps);
+	CHECK(big.f.restore_bandwidth_mbps == fit.restore_bandwidth_mbps);
+	CHECK_EQ(big.f.restored_bytes, fit.restored_bytes);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(big.newer[i], 0);
+	fit.sz = 0;
+	fit.bandwidth_mbps = 42;
+	CHECK_EQ(ml_mm_calibrate(&m, &fit, &err), -EINVAL);
+	CHECK(strstr(err.msg, "ml_mm_fit") != NULL);
+	CHECK(fit.bandwidth_mbps == 42);
+}
+
 int main(void)
 {
 	RUN(test_hot_late);
+	RUN(test_old_size_caller);
+	RUN(test_fit_sizes);
 	RUN(test_hot_vma_granularity);
 	RUN(test_freeze_overhead);
 	RUN(test_downtime_parts);
