@@ -19,6 +19,7 @@
 #include "container_find.h"
 #include "cliutil.h"
 #include "table.h"
+#include "tree_rows.h"
 #include "command.h"
 #include "criu_cli.h"
 #include "migrate_msg.h"
@@ -351,6 +352,8 @@ static void print_json(const struct mig_run *m, int rc)
 		.nprocs = x->nprocs,
 		.nprocs_total = x->nprocs_total,
 		.procs_profiled = x->procs_profiled,
+		.procs_hot_bytes = x->procs_hot_bytes,
+		.procs_dirty_bytes = x->procs_dirty_bytes,
 		.check_only = m->c->check_only,
 	};
 	struct ml_jw w;
@@ -397,35 +400,15 @@ static void print_json(const struct mig_run *m, int rc)
 /* A row per process of the tree before the final dump, and the tree's total. */
 static void print_procs(const struct migrate_result *x)
 {
-	uint64_t hot = 0;
-	int64_t dirty = 0;
-	char b[16], d[16];
+	struct tree_rows t = { .label = "  processes: ",
+			       .procs = x->procs,
+			       .n = x->nprocs,
+			       .total = x->nprocs_total,
+			       .profiled = x->procs_profiled,
+			       .hot_bytes = x->procs_hot_bytes,
+			       .dirty_bytes = x->procs_dirty_bytes };
 
-	if (!x->nprocs)
-		return;
-	printf("  processes: %zu in the tree%s\n", x->nprocs_total,
-	       x->procs_profiled ? " (hot memory and bytes written while profiled)" : "");
-	for (size_t i = 0; i < x->nprocs; i++) {
-		const struct ml_profiler_proc *q = &x->procs[i];
-
-		if (x->procs_profiled)
-			printf("    %7d %-16s hot %8s  written %8s%s\n", (int)q->pid, q->comm,
-			       ml_fmt_bytes(q->hot_bytes, b, sizeof(b)),
-			       ml_fmt_bytes((uint64_t)q->cumulative_dirty_bytes, d, sizeof(d)),
-			       q->exited   ? "  (exited)"
-			       : q->failed ? "  (not profiled)"
-					   : "");
-		else
-			printf("    %7d %s\n", (int)q->pid, q->comm);
-		hot += q->hot_bytes;
-		dirty += q->cumulative_dirty_bytes;
-	}
-	if (x->nprocs_total > x->nprocs)
-		printf("    and %zu more\n", x->nprocs_total - x->nprocs);
-	if (x->procs_profiled)
-		printf("    %7s %-16s hot %8s  written %8s\n", "", "tree total",
-		       ml_fmt_bytes(hot, b, sizeof(b)),
-		       ml_fmt_bytes((uint64_t)dirty, d, sizeof(d)));
+	tree_rows_print(stdout, &t);
 }
 
 static void print_summary(const struct mig_run *m, int rc)

@@ -132,6 +132,13 @@ struct migrate_result {
 	struct ml_profiler_proc procs[MIGRATE_MAX_PROCS];
 	size_t nprocs, nprocs_total;
 	bool procs_profiled;
+	/*
+	 * With procs_profiled, the tree's own totals in that interval: a shared
+	 * memory page hot or written in several processes counts once (the
+	 * rows each count it), and the processes past MIGRATE_MAX_PROCS count.
+	 */
+	uint64_t procs_hot_bytes;
+	int64_t procs_dirty_bytes;
 };
 
 /*
