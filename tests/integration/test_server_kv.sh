@@ -4,13 +4,18 @@
 # without CRIU, on this machine's redis-server (Debian's package). The
 # writer's acknowledged writes must be exactly what verify expects, a
 # changed key must be found, the writer must reconnect once told to, and
-# the table must carry a run's rows.
+# the table must carry a run's rows. The README's table must be the one the
+# committed run's rows (bench/results/servers-6.12.jsonl) make.
 set -u
 . "$(dirname "$0")/../lib.bash"
 PY=${PYTHON:-/usr/bin/python3}
 KV=tests/kernels/cases/server_kv.py
-command -v redis-server >/dev/null || { skip server_kv "redis-server is not installed"; exit 0; }
 t_tmpdir server_kv
+cp README.md "$tmp/README.cur"
+$PY bench/servers_table.py --readme "$tmp/README.cur" bench/results/servers-6.12.jsonl >"$tmp/table.out" 2>&1
+check servers_table_current "cmp -s README.md '$tmp/README.cur'" \
+	"README.md differs from what bench/servers_table.py makes of bench/results/servers-6.12.jsonl: $(diff README.md "$tmp/README.cur" | head -n 6) $(cat "$tmp/table.out")"
+command -v redis-server >/dev/null || { skip server_kv "redis-server is not installed"; exit 0; }
 port=$((30000 + $$ % 20000))
 redis-server --port $port --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
 	--dir "$tmp" --loglevel warning </dev/null >"$tmp/redis.log" 2>&1 &
