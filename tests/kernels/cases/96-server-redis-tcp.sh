@@ -142,11 +142,36 @@ touch "$tmp/stop"
 wait_for_line "$tmp/client.out" '^done ' 30 || bad+=" the client did not stop: $(tail -n 2 "$tmp/client.out" | tr '\n' ' ')"
 grep -qE '^(wrong|failed)' "$tmp/client.out" && bad+=" $(grep -E '^(wrong|failed)' "$tmp/client.out")"
 nend=$(sed -n 's/^done \([0-9]*\)/\1/p' "$tmp/client.out")
+conn_ok=0
+grep -q "^reply $((n0 + 20)) ok" "$tmp/client.out" && ! grep -qE '^(wrong|failed)' "$tmp/client.out" &&
+	[ -n "$nend" ] && conn_ok=1
+data_ok=0
 if [ -n "$nend" ]; then
-	"${in_c[@]}" "$PY" "$tmp/client.py" verify $CLI $SVC $PORT "$nend" >"$tmp/verify.out" 2>&1 ||
+	if "${in_c[@]}" "$PY" "$tmp/client.py" verify $CLI $SVC $PORT "$nend" >"$tmp/verify.out" 2>&1; then
+		data_ok=1
+	else
 		bad+=" the data after the restore: $(tail -n 2 "$tmp/verify.out" | tr '\n' ' ')"
+	fi
 	echo "# $(tail -n 1 "$tmp/verify.out")"
 fi
+# the row of the README's table (bench/servers_table.py), as server_lib.bash records the others
+OUTDIR=${OUTDIR:-$PWD/build/bench}
+mkdir -p "$OUTDIR"
+"$PY" - "$tmp/mig.json" "$tmp/client.out" "$KVER" "$n0" "${nend:-0}" $conn_ok $data_ok "$bad" \
+	>"$OUTDIR/server-redis-tcp.jsonl" <<'PYEOF'
+import json, sys
+mj, cl, kver, n0, nend, conn, data, note = sys.argv[1:9]
+j = json.load(open(mj))
+t = [float(l.split()[3]) for l in open(cl) if l.startswith("reply ")]
+wait = max((b - a for a, b in zip(t, t[1:])), default=None)
+print(json.dumps({"server": "redis", "kernel": kver, "step": "migrate", "mode": "tcp-established",
+                  "ok": True, "data_verified": data == "1", "connection_kept": conn == "1",
+                  "note": note.strip(), "bytes": j["total_bytes"], "rounds": len(j["rounds"]),
+                  "final_bytes": j["rounds"][-1]["bytes"], "downtime_ms": j["downtime_ms"],
+                  "replies_before": int(n0), "replies_end": int(nend),
+                  "longest_wait_ms": round(wait * 1000) if wait is not None else None}))
+PYEOF
+sed 's/^/# row: /' "$OUTDIR/server-redis-tcp.jsonl"
 "$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print("# migrate --tcp established: %s; total %d bytes, downtime %d ms (final dump %d ms, restore %d ms)" % (", ".join("%s %d pages" % (r["kind"], r["pages"]) for r in j["rounds"]), j["total_bytes"], j["downtime_ms"], j["final_dump_ms"], j["restore_ms"]))' "$tmp/mig.json"
 echo "# the client: reply $n0 before the switch, ${nend:-?} at the end, one connection; longest wait for a reply $(awk '$1 == "reply" {if (t) {d = $4 - t; if (d > m) m = d}; t = $4} END {printf "%.1f", m}' "$tmp/client.out") s (sent every 0.1 s)"
 kill -KILL "$new" "$cp" 2>/dev/null
