@@ -110,7 +110,7 @@ def tcp_block(rows):
     for r in sorted(rows, key=lambda x: ORDER.index(x["server"]) if x["server"] in ORDER else 99):
         conn = "–"
         if r.get("ok"):
-            conn = "%s: answers %s to %s, none lost or repeated; longest wait %s" % (
+            conn = "%s: INCR answered %s before the freeze, %s at the end, none lost or repeated; longest wait %s" % (
                 "kept" if r.get("connection_kept") else "✘ broken",
                 r.get("replies_before", "?"), r.get("replies_end", "?"),
                 sec(r.get("longest_wait_ms")))
