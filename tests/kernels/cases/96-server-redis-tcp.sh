@@ -25,6 +25,12 @@ criu=
 for c in "${CRIUS[@]}"; do [ "${c%%=*}" = page ] && criu=${c#*=}; done
 [ -n "$criu" ] || { skip $T "no CRIU with memlens's patches (scripts/ensure-criu.sh)"; exit 0; }
 has_soft_dirty "$criu" || { skip $T "this kernel has no soft-dirty tracking (pre-copy needs it)"; exit 0; }
+# (89-migrate-tcp checks that migrate says so clearly there)
+case $KVER in [0-5].* | 6.[0-6].* | 6.[0-6]-*)
+	skip $T "migrate's profiler needs PAGEMAP_SCAN (Linux 6.7 or later)"
+	exit 0
+	;;
+esac
 dumps_inet_sockets "$criu" || { skip $T "$SOCK_WHY"; exit 0; }
 
 ns_a=mlrtA$$ ns_b=mlrtB$$ ns_c=mlrtC$$
