@@ -17,6 +17,7 @@
 #include "cli_target.h"
 #include "cliutil.h"
 #include "table.h"
+#include "tree_rows.h"
 #include "command.h"
 #include "criu_cli.h"
 #include "opts.h"
@@ -71,6 +72,8 @@ struct ckpt_ticks {
 	/* the processes of the tree in the last interval before the checkpoint */
 	struct ml_profiler_proc *procs;
 	size_t nprocs;
+	uint64_t procs_hot_bytes; /* the tree's totals then: shared memory once */
+	int64_t procs_dirty_bytes;
 };
 
 static void on_tick(const struct ml_profiler_sample *s, void *arg)
@@ -85,6 +88,8 @@ static void on_tick(const struct ml_profiler_sample *s, void *arg)
 			memcpy(v, s->procs, s->nprocs * sizeof(*v));
 			t->procs = v;
 			t->nprocs = s->nprocs;
+			t->procs_hot_bytes = s->hot.hot_bytes;
+			t->procs_dirty_bytes = s->dirty.cumulative_dirty_bytes;
 		}
 	}
 	if (t->counting && !t->have_first && !ml_profiler_sample_copy(&t->first, s))
@@ -297,27 +302,6 @@ struct ckpt_out {
 	bool stopped; /* at the preflight: refused, or --check-only */
 };
 
-/* The tree's processes as profiled: "pid comm (hot 1.2M)", exited and unprofiled ones said so. */
-static void print_processes(const struct ckpt_ticks *t, int width)
-{
-	char line[2048], b[16];
-	size_t off = 0;
-
-	for (size_t i = 0; i < t->nprocs && off < sizeof(line); i++) {
-		const struct ml_profiler_proc *p = &t->procs[i];
-		int n = snprintf(line + off, sizeof(line) - off, "%s%d %s (%s%s)", i ? ", " : "",
-				 (int)p->pid, p->comm,
-				 p->exited   ? "exited"
-				 : p->failed ? "not profiled"
-					     : "hot ",
-				 p->exited || p->failed ? ""
-							: ml_fmt_bytes(p->hot_bytes, b, sizeof(b)));
-
-		off += n > 0 ? (size_t)n : 0;
-	}
-	table_wrap(stdout, width, 13, "  processes: %zu profiled: %s", t->nprocs, line);
-}
-
 /* The "checkpoint" line (memlens/format_checkpoint.h). */
 static void print_json(const struct ckpt_out *o)
 {
@@ -356,6 +340,8 @@ static void print_json(const struct ckpt_out *o)
 			      .resumed_intervals = o->ticks->after,
 			      .procs = o->ticks->procs,
 			      .nprocs = o->ticks->nprocs,
+			      .procs_hot_bytes = o->ticks->procs_hot_bytes,
+			      .procs_dirty_bytes = o->ticks->procs_dirty_bytes,
 			      .has_resumed = o->ticks->have_first,
 			      .resumed_tracked_vmas = f->tracked_vmas,
 			      .resumed_dirty_pages = f->dirty.dirty_pages,
@@ -434,8 +420,17 @@ static void print_human(const struct ckpt_out *o)
 	if (o->profiled)
 		table_wrap(stdout, width, 13, "  profiler:  %s%s",
 			   r->profiler_reinit ? "re-initialised" : "", r->profiler_note);
-	if (o->ticks->nprocs)
-		print_processes(o->ticks, width);
+	if (o->ticks->nprocs) {
+		struct tree_rows tr = { .label = "  processes: ",
+					.procs = o->ticks->procs,
+					.n = o->ticks->nprocs,
+					.total = o->ticks->nprocs,
+					.profiled = true,
+					.hot_bytes = o->ticks->procs_hot_bytes,
+					.dirty_bytes = o->ticks->procs_dirty_bytes };
+
+		tree_rows_print(stdout, &tr);
+	}
 	if (o->ticks->have_first)
 		table_wrap(stdout, width, 13,
 			   "  resumed:   %llu interval(s); first: %d VMAs tracked, %lld pages "

@@ -19,6 +19,7 @@
 #include "container_find.h"
 #include "cliutil.h"
 #include "table.h"
+#include "tree_rows.h"
 #include "command.h"
 #include "criu_cli.h"
 #include "migrate_msg.h"
@@ -367,6 +368,8 @@ static void print_json(struct mig_run *m, int rc)
 		.nprocs = x->nprocs,
 		.nprocs_total = x->nprocs_total,
 		.procs_profiled = x->procs_profiled,
+		.procs_hot_bytes = x->procs_hot_bytes,
+		.procs_dirty_bytes = x->procs_dirty_bytes,
 		.check_only = m->c->check_only,
 	};
 	struct ml_jw w;
@@ -416,35 +419,20 @@ static void print_json(struct mig_run *m, int rc)
 static void print_procs(const struct ml_migration *mig)
 {
 	const struct ml_migrate_result *x = ml_migration_result(mig);
-	uint64_t hot = 0;
-	int64_t dirty = 0;
-	char b[16], d[16];
+	struct ml_profiler_proc procs[ML_MIGRATE_MAX_PROCS];
+	size_t n = 0;
 
-	if (!x->nprocs)
-		return;
-	printf("  processes: %zu in the tree%s\n", x->nprocs_total,
-	       x->procs_profiled ? " (hot memory and bytes written while profiled)" : "");
-	for (size_t i = 0; i < x->nprocs; i++) {
-		const struct ml_profiler_proc *q = ml_migration_proc(mig, i);
-
-		if (x->procs_profiled)
-			printf("    %7d %-16s hot %8s  written %8s%s\n", (int)q->pid, q->comm,
-			       ml_fmt_bytes(q->hot_bytes, b, sizeof(b)),
-			       ml_fmt_bytes((uint64_t)q->cumulative_dirty_bytes, d, sizeof(d)),
-			       q->exited   ? "  (exited)"
-			       : q->failed ? "  (not profiled)"
-					   : "");
-		else
-			printf("    %7d %s\n", (int)q->pid, q->comm);
-		hot += q->hot_bytes;
-		dirty += q->cumulative_dirty_bytes;
+	while (n < x->nprocs && n < ML_MIGRATE_MAX_PROCS && ml_migration_proc(mig, n)) {
+		procs[n] = *ml_migration_proc(mig, n);
+		n++;
 	}
-	if (x->nprocs_total > x->nprocs)
-		printf("    and %zu more\n", x->nprocs_total - x->nprocs);
-	if (x->procs_profiled)
-		printf("    %7s %-16s hot %8s  written %8s\n", "", "tree total",
-		       ml_fmt_bytes(hot, b, sizeof(b)),
-		       ml_fmt_bytes((uint64_t)dirty, d, sizeof(d)));
+	tree_rows_print(stdout, &(struct tree_rows){ .label = "  processes: ",
+						     .procs = procs,
+						     .n = n,
+						     .total = x->nprocs_total,
+						     .profiled = x->procs_profiled,
+						     .hot_bytes = x->procs_hot_bytes,
+						     .dirty_bytes = x->procs_dirty_bytes });
 }
 
 static void print_summary(struct mig_run *m, int rc)

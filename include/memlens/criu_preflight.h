@@ -33,10 +33,11 @@ enum ml_criu_finding_kind {
 	ML_CRIU_FINDING_FILE_LOCK, /* a file lock */
 	ML_CRIU_FINDING_FD, /* a file descriptor of a kind CRIU cannot dump */
 	ML_CRIU_FINDING_SYSV, /* SysV shared memory of the host's IPC namespace */
+	ML_CRIU_FINDING_NAMESPACE, /* a process in a namespace of its own below the root */
 };
 
 /* "criu_kernel", "tcp", "unix_peer", "sock_diag", "session", "tty", "traced",
- * "file_lock", "fd", "sysv_ipc" */
+ * "file_lock", "fd", "sysv_ipc", "namespace" */
 const char *ml_criu_finding_name(enum ml_criu_finding_kind k);
 
 struct ml_criu_finding {

@@ -63,6 +63,15 @@ struct ml_checkpoint_rec {
 		 */
 		struct ml_profiler_proc *procs;
 		size_t nprocs;
+		/*
+		 * The tree's totals in that interval ("processes_total": count
+		 * nprocs, hot_bytes, cumulative_dirty_bytes; with processes
+		 * only): a shared memory page hot or written in several
+		 * processes counts once, as each row counts it. Read: 0 when
+		 * absent.
+		 */
+		uint64_t procs_hot_bytes;
+		int64_t procs_dirty_bytes;
 		bool has_resumed; /* the first interval after it, below */
 		int64_t resumed_tracked_vmas, resumed_dirty_pages, resumed_cumulative_dirty_bytes;
 	} profiler;

@@ -88,16 +88,24 @@ struct ml_migrate_rec {
 	 * The tree's processes before the final dump: "processes" (pid, ppid,
 	 * comm, state, hot_bytes, cumulative_dirty_bytes, as the profiler saw
 	 * them; state "listed" when nothing profiled them) and "processes_total"
-	 * (count, hot_bytes, cumulative_dirty_bytes). nprocs 0: not written.
+	 * (count, and procs_hot_bytes and procs_dirty_bytes as hot_bytes and
+	 * cumulative_dirty_bytes). nprocs 0: not written.
 	 * Read back (allocated, freed with the record): pid, ppid, comm,
 	 * exited, failed, hot_bytes and cumulative_dirty_bytes, nprocs_total
 	 * from "processes_total" "count", procs_profiled unless the state is
-	 * "listed"; the rest is 0.
+	 * "listed", the tree's totals; the rest is 0.
 	 */
 	const struct ml_profiler_proc *procs;
 	size_t nprocs;
 	size_t nprocs_total; /* in the tree (nprocs of them kept) */
 	bool procs_profiled;
+	/*
+	 * The tree's totals as its profiler counts them: a shared memory page
+	 * hot or written in several processes counts once (each row counts
+	 * it), so they are at most the rows' sums. 0 unless procs_profiled.
+	 */
+	uint64_t procs_hot_bytes;
+	int64_t procs_dirty_bytes;
 };
 
 /* The "migrate" line, as memlens migrate --json writes it. */

@@ -200,6 +200,13 @@ struct ml_migrate_result {
 	 */
 	size_t nprocs, nprocs_total;
 	bool procs_profiled;
+	/*
+	 * With procs_profiled, the tree's own totals in that interval: a shared
+	 * memory page hot or written in several processes counts once (the
+	 * rows each count it), and the processes past ML_MIGRATE_MAX_PROCS count.
+	 */
+	uint64_t procs_hot_bytes;
+	int64_t procs_dirty_bytes;
 };
 
 struct ml_migration;

@@ -261,6 +261,22 @@ static void hint_file_locks(const struct hint_ctx *c, char *buf, size_t len)
 		 task);
 }
 
+/* "Can't dump nested ipc namespace for 4243" */
+static void hint_nested_ns(const struct hint_ctx *c, char *buf, size_t len)
+{
+	char kind[16] = "";
+	int pid = 0;
+
+	if (sscanf(c->at, "Can't dump nested %15s namespace for %d", kind, &pid) != 2)
+		snprintf(kind, sizeof(kind), "such a");
+	snprintf(buf, len,
+		 "pid %d of the tree is in a %s namespace of its own, which CRIU dumps only for "
+		 "the tree's root: checkpoint the process that made the namespace as the root "
+		 "(-p PID), or start the whole tree in it (`unshare` before the root, as a "
+		 "container does)",
+		 pid, kind);
+}
+
 static const struct {
 	const char *needle;
 	void (*fn)(const struct hint_ctx *c, char *buf, size_t len);
@@ -286,6 +302,7 @@ static const struct {
 	{ "Locking network failed: iptables-restore", hint_netlock, NULL },
 	{ "Failed to lock TCP connection ", hint_netlock, NULL },
 	{ "Some file locks are hold by dumping tasks", hint_file_locks, NULL },
+	{ "Can't dump nested ", hint_nested_ns, NULL },
 };
 
 /* Does the match at @at qualify: for the socket option, the kernel refused it. */

@@ -6,7 +6,8 @@
  * (NETLINK_SOCK_DIAG, as CRIU reads them). The rules follow CRIU 4.x:
  * files.c (the anonymous inodes and devices it has a dumper for), sk-unix.c
  * (external peers), pstree.c and tty.c (sessions and terminals),
- * file-lock.c, sockets.c (SO_PASSCRED / SO_PASSSEC) and ipc_ns.c.
+ * file-lock.c, sockets.c (SO_PASSCRED / SO_PASSSEC), ipc_ns.c and
+ * namespaces.c (nested namespaces).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,8 +34,8 @@
 #include "memlens/proc.h"
 
 static const char *const kind_names[] = {
-	"criu_kernel", "tcp",	 "unix_peer", "sock_diag", "session",
-	"tty",	       "traced", "file_lock", "fd",	   "sysv_ipc",
+	"criu_kernel", "tcp",	    "unix_peer", "sock_diag", "session",   "tty",
+	"traced",      "file_lock", "fd",	 "sysv_ipc",  "namespace",
 };
 
 const char *ml_criu_finding_name(enum ml_criu_finding_kind k)
@@ -890,6 +891,42 @@ static void check_sysv(struct pf *s)
 	}
 }
 
+/*
+ * CRIU takes the namespaces of the tree's root into the images (or leaves
+ * them to be those it runs in); below the root, a process may have a
+ * network or mount namespace of its own, but no other kind: for a process
+ * in an IPC, UTS, PID, user, cgroup or time namespace that is neither the
+ * root's nor CRIU's, CRIU's dump fails ("Can't dump nested ... namespace").
+ * A process that unshares one namespace is reported once, for its first.
+ */
+static void check_nested_ns(struct pf *s)
+{
+	static const char *const kinds[] = { "ipc", "uts", "pid", "user", "cgroup", "time" };
+	unsigned long root[6], self[6];
+
+	for (size_t k = 0; k < 6; k++) {
+		root[k] = ns_ino(s->root, kinds[k]);
+		self[k] = ns_ino(0, kinds[k]);
+	}
+	for (size_t i = 0; i < s->nprocs; i++) {
+		if (s->procs[i].pid == s->root)
+			continue;
+		for (size_t k = 0; k < 6; k++) {
+			unsigned long ino = ns_ino(s->procs[i].pid, kinds[k]);
+
+			if (!ino || !root[k] || ino == root[k] || ino == self[k])
+				continue;
+			add(s, ML_CRIU_FINDING_NAMESPACE, false, s->procs[i].pid,
+			    "CRIU dumps such a namespace only for the tree's root: checkpoint the "
+			    "process that made it as the root (-p PID), or start the whole tree in "
+			    "it (`unshare` before the root, as a container does)",
+			    "it is in a %s namespace of its own (%s:[%lu]), not the root's",
+			    kinds[k], kinds[k], ino);
+			break;
+		}
+	}
+}
+
 /* ml_criu_preflight() into @out, the library's own struct (zeroed) */
 static int preflight(pid_t pid, const struct ml_criu_preflight_opts *opts,
 		     struct ml_criu_preflight *out, struct ml_err *err)
@@ -935,6 +972,7 @@ static int preflight(pid_t pid, const struct ml_criu_preflight_opts *opts,
 		check_fds(&s);
 		check_locks(&s);
 		check_sysv(&s);
+		check_nested_ns(&s);
 	}
 	free(s.fds);
 	free(s.procs);

@@ -63,6 +63,14 @@ static void put_profiler(struct ml_jw *w, const struct ml_checkpoint_profiler_re
 		ml_jw_obj_end(w);
 	}
 	ml_jw_arr_end(w);
+	if (p->nprocs) {
+		ml_jw_key(w, "processes_total");
+		ml_jw_obj(w);
+		ml_jw_kuint(w, "count", p->nprocs);
+		ml_jw_kuint(w, "hot_bytes", p->procs_hot_bytes);
+		ml_jw_kint(w, "cumulative_dirty_bytes", p->procs_dirty_bytes);
+		ml_jw_obj_end(w);
+	}
 	if (p->has_resumed) {
 		ml_jw_kint(w, "resumed_tracked_vmas", p->resumed_tracked_vmas);
 		ml_jw_kint(w, "resumed_dirty_pages", p->resumed_dirty_pages);
@@ -177,6 +185,8 @@ static int read_procs(const struct ml_json *a, struct ml_checkpoint_profiler_rec
 static int read_profiler(const struct ml_json *o, struct ml_checkpoint_profiler_rec *p,
 			 struct ml_err *err)
 {
+	const struct ml_json *t = ml_json_get(o, "processes_total");
+
 	if (ml_json_type(o) != ML_JSON_OBJECT)
 		return ml_err_set(err, EINVAL, "field \"profiler\" is missing or not an object");
 	ml_json_get_bool(o, "profiled", &p->profiled);
@@ -187,6 +197,11 @@ static int read_profiler(const struct ml_json *o, struct ml_checkpoint_profiler_
 	p->resumed_tracked_vmas = mli_rec_int_or0(o, "resumed_tracked_vmas");
 	p->resumed_dirty_pages = mli_rec_int_or0(o, "resumed_dirty_pages");
 	p->resumed_cumulative_dirty_bytes = mli_rec_int_or0(o, "resumed_cumulative_dirty_bytes");
+	if (t && ml_json_type(t) != ML_JSON_OBJECT)
+		return ml_err_set(err, EINVAL,
+				  "field \"profiler\".\"processes_total\" is not an object");
+	p->procs_hot_bytes = mli_rec_count_or0(t, "hot_bytes");
+	p->procs_dirty_bytes = mli_rec_int_or0(t, "cumulative_dirty_bytes");
 	return read_procs(ml_json_get(o, "processes"), p, err);
 }
 

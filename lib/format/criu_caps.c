@@ -80,7 +80,7 @@ void ml_fmt_criu_preflight(struct ml_jw *w, const struct ml_criu_preflight *p)
 
 static int read_kind(const char *name, enum ml_criu_finding_kind *out)
 {
-	for (int k = ML_CRIU_FINDING_CRIU_KERNEL; k <= ML_CRIU_FINDING_SYSV; k++)
+	for (int k = ML_CRIU_FINDING_CRIU_KERNEL; k <= ML_CRIU_FINDING_NAMESPACE; k++)
 		if (name && !strcmp(name, ml_criu_finding_name((enum ml_criu_finding_kind)k))) {
 			*out = (enum ml_criu_finding_kind)k;
 			return 0;

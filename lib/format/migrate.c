@@ -68,9 +68,6 @@ static void put_lazy(struct ml_jw *w, const struct ml_migrate_lazy_rec *l)
 
 static void put_procs(struct ml_jw *w, const struct ml_migrate_rec *r)
 {
-	uint64_t hot = 0;
-	int64_t dirty = 0;
-
 	ml_jw_key(w, "processes");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -88,15 +85,13 @@ static void put_procs(struct ml_jw *w, const struct ml_migrate_rec *r)
 		ml_jw_kuint(w, "hot_bytes", q->hot_bytes);
 		ml_jw_kint(w, "cumulative_dirty_bytes", q->cumulative_dirty_bytes);
 		ml_jw_obj_end(w);
-		hot += q->hot_bytes;
-		dirty += q->cumulative_dirty_bytes;
 	}
 	ml_jw_arr_end(w);
 	ml_jw_key(w, "processes_total");
 	ml_jw_obj(w);
 	ml_jw_kuint(w, "count", r->nprocs_total > r->nprocs ? r->nprocs_total : r->nprocs);
-	ml_jw_kuint(w, "hot_bytes", hot);
-	ml_jw_kint(w, "cumulative_dirty_bytes", dirty);
+	ml_jw_kuint(w, "hot_bytes", r->procs_profiled ? r->procs_hot_bytes : 0);
+	ml_jw_kint(w, "cumulative_dirty_bytes", r->procs_profiled ? r->procs_dirty_bytes : 0);
 	ml_jw_obj_end(w);
 }
 
@@ -264,6 +259,10 @@ static int read_procs(const struct ml_json *o, struct ml_migrate_rec *r, struct 
 		q->cumulative_dirty_bytes = mli_rec_int_or0(p, "cumulative_dirty_bytes");
 	}
 	r->nprocs_total = (size_t)count;
+	if (r->procs_profiled) {
+		r->procs_hot_bytes = mli_rec_count_or0(t, "hot_bytes");
+		r->procs_dirty_bytes = mli_rec_int_or0(t, "cumulative_dirty_bytes");
+	}
 	return 0;
 }
 

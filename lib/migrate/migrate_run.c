@@ -511,6 +511,8 @@ static void snap_procs(struct mig *m)
 			memcpy(m->procs, s.procs, n * sizeof(*s.procs));
 		res->nprocs = n;
 		res->nprocs_total = s.nprocs;
+		res->procs_hot_bytes = s.hot.hot_bytes;
+		res->procs_dirty_bytes = s.dirty.cumulative_dirty_bytes;
 		ml_profiler_sample_free(&s);
 		if (n) {
 			res->procs_profiled = true;

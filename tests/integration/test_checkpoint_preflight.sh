@@ -2,7 +2,8 @@
 # What CRIU would refuse, found before anything is frozen: real processes
 # with a unix socket connected to a process outside their tree, a file
 # lock, a tracer, an io_uring or a userfaultfd, a deleted file larger than
-# CRIU copies, an established TCP connection, a session led from outside. Each: `memlens checkpoint` and
+# CRIU copies, an established TCP connection, a session led from outside,
+# a child in a UTS namespace of its own. Each: `memlens checkpoint` and
 # `memlens migrate` exit 6, the message names the process, the resource
 # and what fixes it, CRIU never runs, and the target runs on as before.
 # With the option that takes care of a finding, --check-only says it is
@@ -26,7 +27,7 @@ export MEMLENS_CRIU=$CRIU
 # "nosession", where it stays in the launcher's) with MODE's resource, prints "target PID" (or "none WHY"),
 # and stays, holding whatever lies outside the target's tree.
 cat >"$tmp/launch.py" <<'EOF'
-import ctypes, fcntl, os, signal, socket, sys, time
+import ctypes, fcntl, os, signal, socket, subprocess, sys, time
 mode, tmp = sys.argv[1], sys.argv[2]
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -60,6 +61,18 @@ if pid == 0:
         g.write(os.urandom(2 << 20))
         g.flush()
         os.unlink(tmp + "/ghost")
+    elif mode == "nested":
+        # a child in a UTS namespace of its own (unshare execs sleep there)
+        try:
+            k = subprocess.Popen(["unshare", "--uts", "sleep", "1000"])
+            for _ in range(250):
+                if os.readlink("/proc/%d/ns/uts" % k.pid) != os.readlink("/proc/self/ns/uts"):
+                    break
+                time.sleep(0.02)
+            else:
+                msg = b"unshare --uts did not make a UTS namespace"
+        except OSError as e:
+            msg = ("unshare --uts: %s" % e).encode()
     elif mode == "tcp":
         l = socket.socket()
         l.bind(("127.0.0.1", 0))
@@ -225,6 +238,22 @@ if launch tcp; then
 	kill -9 "$T" "$L"; wait "$L" 2>/dev/null
 else
 	skip tcp_no_policy "$WHY"
+fi
+
+# --- a child in a namespace of its own (CRIU: "Can't dump nested uts namespace") ---
+if launch nested; then
+	refused nested_namespace checkpoint \
+		"pid [0-9]+ \(sleep\): it is in a uts namespace of its own \(uts:\[[0-9]+\]\), not the root's" \
+		"fix: CRIU dumps such a namespace only for the tree's root"
+	refused nested_namespace_migrate migrate "pid [0-9]+ \(sleep\): it is in a uts namespace of its own"
+	check_only nested_namespace_json
+	[ $RC = 6 ] && [ "$(jget "$tmp/nested_namespace_json.json" '[(f["kind"], f["comm"], f["absorbed"]) for f in j["preflight"]["findings"]]')" = "[('namespace', 'sleep', False)]" ] &&
+		ok nested_namespace_json ||
+		notok nested_namespace_json "exit $RC: $(cat "$tmp/nested_namespace_json.json" "$tmp/nested_namespace_json.err")"
+	pkill -9 -P "$T"
+	kill -9 "$T" "$L"; wait "$L" 2>/dev/null
+else
+	skip nested_namespace "$WHY"
 fi
 
 # --- a session led from outside the tree ------------------------------------------------

@@ -571,6 +571,40 @@ test_checkpoint_hot_ranges_apart() {
 	[ "$runs" = 400 ] && [ -z "$bad" ] && ok $n || notok $n "runs $runs:$bad"
 }
 
+# A process tree checkpointed: a row per process and the tree's total, in
+# which the shared pages every process of forktree writes count once (the
+# rows each count them): the total is below the rows' sum, at least the
+# largest row, in JSON and in the text output.
+test_checkpoint_tree_rows() {
+	local n=checkpoint_tree_rows bad= tp k
+	need_criu $n || return
+	start "$tmp/tr.out" "$WORKLOADS/forktree" -c 2 -p 256 -s 128 -P
+	if ! wait_for_line "$tmp/tr.out" "first pass written" 20 ||
+		! t_wait 20 eval '[ "$(grep -c "^forktree: pid " "$tmp/tr.out")" -ge 3 ]'; then
+		notok $n "forktree did not start: $(cat "$tmp/tr.out")"
+		kill "$P"
+		return
+	fi
+	tp=$(awk '/^forktree: pid / {print $3}' "$tmp/tr.out" | sort -n | tr '\n' ' ')
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/tr-j" -R -d 2 -i 200 --json >"$tmp/tr.json" \
+		2>"$tmp/tr.err" || bad+=" --json: exit $?: $(cat "$tmp/tr.err")"
+	if [ -z "$bad" ]; then
+		k=$(jget "$tmp/tr.json" '(lambda p, t: " ".join(map(str, sorted(x["pid"] for x in p))) + " " if all(x["state"] == "profiled" for x in p) and t["count"] == len(p) and max(x["cumulative_dirty_bytes"] for x in p) <= t["cumulative_dirty_bytes"] < sum(x["cumulative_dirty_bytes"] for x in p) else "bad")(j["profiler"]["processes"], j["profiler"]["processes_total"])')
+		[ "$k" = "$tp" ] || bad+=" JSON: $(jget "$tmp/tr.json" '(j["profiler"]["processes"], j["profiler"].get("processes_total"))') (forktree: $tp)"
+	fi
+	"$MEMLENS" checkpoint -p "$P" -D "$tmp/tr-t" -R -d 2 -i 200 >"$tmp/tr.txt" 2>"$tmp/tr.err" ||
+		bad+=" text: exit $?: $(cat "$tmp/tr.err")"
+	grep -q "^  processes: 3 in the tree (hot memory and bytes written while profiled)$" "$tmp/tr.txt" ||
+		bad+=" no processes line"
+	for k in $tp; do
+		grep -qE "^ +$k forktree +hot +[^ ]+  written +[^ ]+$" "$tmp/tr.txt" || bad+=" no row for $k"
+	done
+	grep -qE "^ +tree total +hot .* written .*\(shared memory once\)$" "$tmp/tr.txt" || bad+=" no tree total"
+	running "$P" || bad+=" target not running"
+	kill "$P"
+	[ -z "$bad" ] && ok $n || notok $n "$bad" "$(cat "$tmp/tr.txt")"
+}
+
 test_no_criu
 test_granularity_by_criu
 test_probe_timeout_and_cache
@@ -582,6 +616,7 @@ test_pre_dump_refused
 test_session_outside_pidns
 test_checkpoint_leave_running
 test_checkpoint_hot_ranges_apart
+test_checkpoint_tree_rows
 test_criu_fails_target_kept
 test_criu_timeout_target_kept
 test_target_exits_mid_profile

@@ -15,8 +15,9 @@
 # --plain (for tests/run.sh): the lines as "ok - CASE/TEST" with no prefix.
 # CASES=PATTERN runs only the guest cases whose file name contains PATTERN;
 # CASE_TIMEOUT=SEC is each case's time limit in the guest (default 600).
-# OPTIN=server also runs the opt-in real-server cases (9N-server-*.sh) in a
-# full run (make test-kernels sets it).
+# OPTIN=server also runs the opt-in real-server cases (9N-server-*.sh but
+# 96-server-redis-tcp, which always runs) in a full run (make
+# test-kernels sets it).
 # QEMU_CPU=MODEL is the guest's CPU (default max; e.g. max,fred=off) and
 # GUEST_APPEND=ARGS adds to its kernel command line: for experiments.
 # Outputs: $BUILD/kernels/V/{results.txt,console.log} (tests/kernels/table.sh

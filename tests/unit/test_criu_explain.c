@@ -121,6 +121,13 @@ static void test_file_locks(void)
 				 "--criu-opt --file-locks", NULL });
 }
 
+static void test_nested_namespace(void)
+{
+	expect(LOGS "nested-ns.log", 1,
+	       (const char *[]){ "pid 28891 of the tree is in a uts namespace of its own",
+				 "only for the tree's root", "unshare", NULL });
+}
+
 static void test_quoted(void)
 {
 	expect(LOGS "quoted.log", 4,
@@ -295,6 +302,7 @@ int main(void)
 	RUN(test_restore_pid_zombie);
 	RUN(test_ext_unix_sk);
 	RUN(test_file_locks);
+	RUN(test_nested_namespace);
 	RUN(test_quoted);
 	RUN(test_unknown_and_near_misses);
 	RUN(test_small_buffer);

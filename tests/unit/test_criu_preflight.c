@@ -107,6 +107,7 @@ static void test_locks_and_tracer(void)
 	CHECK_EQ(ml_criu_parse_tracer("Name:\tx\n"), -1);
 	CHECK_STR(ml_criu_finding_name(ML_CRIU_FINDING_TCP), "tcp");
 	CHECK_STR(ml_criu_finding_name(ML_CRIU_FINDING_SYSV), "sysv_ipc");
+	CHECK_STR(ml_criu_finding_name(ML_CRIU_FINDING_NAMESPACE), "namespace");
 	CHECK_STR(ml_criu_finding_name(ML_CRIU_FINDING_FILE_LOCK), "file_lock");
 }
 

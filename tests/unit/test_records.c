@@ -769,6 +769,7 @@ static const char ckpt_line[] =
 	"\"cumulative_dirty_bytes\":-1},"
 	"{\"pid\":4244,\"comm\":\"other\",\"state\":\"not profiled\",\"hot_bytes\":0,"
 	"\"cumulative_dirty_bytes\":0}],"
+	"\"processes_total\":{\"count\":3,\"hot_bytes\":4096,\"cumulative_dirty_bytes\":40960},"
 	"\"resumed_tracked_vmas\":7,\"resumed_dirty_pages\":12,"
 	"\"resumed_cumulative_dirty_bytes\":49152},"
 	"\"tcp\":\"refuse\",\"log\":\"/tmp/img/dump.log\",\"hint\":\"pass --tcp-established\","
@@ -803,6 +804,8 @@ static void ckpt_fill(struct ml_checkpoint_rec *r)
 			      .resumed_intervals = 3,
 			      .procs = ckpt_procs,
 			      .nprocs = 3,
+			      .procs_hot_bytes = 4096,
+			      .procs_dirty_bytes = 40960,
 			      .has_resumed = true,
 			      .resumed_tracked_vmas = 7,
 			      .resumed_dirty_pages = 12,
@@ -869,6 +872,8 @@ static void test_checkpoint_round_trip(void)
 	CHECK(back.profiler.procs[1].exited && !back.profiler.procs[1].failed);
 	CHECK(back.profiler.procs[2].failed && !back.profiler.procs[2].exited);
 	CHECK_EQ(back.profiler.procs[0].hot_bytes, 8192);
+	CHECK_EQ(back.profiler.procs_hot_bytes, 4096);
+	CHECK_EQ(back.profiler.procs_dirty_bytes, 40960);
 	CHECK(back.profiler.has_resumed);
 	CHECK_EQ(back.profiler.resumed_cumulative_dirty_bytes, 49152);
 	CHECK_STR(back.hint, in.hint);
@@ -947,6 +952,9 @@ static void test_checkpoint_malformed(void)
 	ckpt_refused(CK ",\"criu\":{},\"hot_ranges\":[],\"exclusion\":{},\"profiler\":"
 			"{\"processes\":[1]}}",
 		     "\"processes\" 0");
+	ckpt_refused(CK ",\"criu\":{},\"hot_ranges\":[],\"exclusion\":{},\"profiler\":"
+			"{\"processes\":[],\"processes_total\":[]}}",
+		     "\"processes_total\" is not an object");
 #undef CK
 }
 
@@ -1333,6 +1341,9 @@ static void test_migrate_procs_preflight_round_trip(void)
 				     .nprocs = 3,
 				     .nprocs_total = 7,
 				     .procs_profiled = true,
+				     /* the tree's: shared memory once, the 4 past the rows too */
+				     .procs_hot_bytes = 4096,
+				     .procs_dirty_bytes = 3 << 20,
 				     .preflight = &pf_two },
 			      back;
 	struct ml_json *j;
@@ -1341,8 +1352,8 @@ static void test_migrate_procs_preflight_round_trip(void)
 	CHECK(strstr(line, "\"processes\":[{\"pid\":100,\"ppid\":1,\"comm\":\"redis-server\","
 			   "\"state\":\"profiled\",\"hot_bytes\":8192,"
 			   "\"cumulative_dirty_bytes\":1048576},") != NULL);
-	CHECK(strstr(line, "\"processes_total\":{\"count\":7,\"hot_bytes\":12288,"
-			   "\"cumulative_dirty_bytes\":1048576}") != NULL);
+	CHECK(strstr(line, "\"processes_total\":{\"count\":7,\"hot_bytes\":4096,"
+			   "\"cumulative_dirty_bytes\":3145728}") != NULL);
 	REQUIRE(back.nprocs == 3);
 	CHECK_EQ(back.nprocs_total, 7);
 	CHECK(back.procs_profiled);
@@ -1352,6 +1363,8 @@ static void test_migrate_procs_preflight_round_trip(void)
 	CHECK(back.procs[2].failed && !back.procs[2].exited);
 	CHECK_EQ(back.procs[0].hot_bytes, 8192);
 	CHECK_EQ(back.procs[0].cumulative_dirty_bytes, 1 << 20);
+	CHECK_EQ(back.procs_hot_bytes, 4096);
+	CHECK_EQ(back.procs_dirty_bytes, 3 << 20);
 	pf_same(&pf_two, back.preflight);
 	CHECK(!back.check_only);
 	ml_fmt_migrate_free(&back);
@@ -1366,9 +1379,11 @@ static void test_migrate_procs_preflight_round_trip(void)
 	in.preflight = NULL;
 	line = write_twice_mig(&in, &back, &j);
 	CHECK(strstr(line, "\"state\":\"listed\"") != NULL);
-	CHECK(strstr(line, "\"processes_total\":{\"count\":1,") != NULL);
+	CHECK(strstr(line, "\"processes_total\":{\"count\":1,\"hot_bytes\":0,"
+			   "\"cumulative_dirty_bytes\":0}") != NULL);
 	REQUIRE(back.nprocs == 1);
 	CHECK(!back.procs_profiled && back.preflight == NULL);
+	CHECK(back.procs_hot_bytes == 0 && back.procs_dirty_bytes == 0);
 	CHECK_EQ(back.nprocs_total, 1);
 	ml_fmt_migrate_free(&back);
 	ml_json_free(j);

@@ -3,7 +3,9 @@
 # forktree's root and two children write private pages and one shared
 # mapping (paced, -P). Every process is profiled, the pre-dumps leave out
 # each process's own hot pages (PID:START:END), never the shared memory,
-# and the restored tree (root and children) finds its data intact.
+# the tree's total counts the shared pages all three write once (below the
+# rows' sum), and the restored tree (root and children) finds its data
+# intact.
 set -u
 cd "$(dirname "$0")/../../.." || exit 1
 . tests/kernels/cases/needs_write_tracking.bash migrate
@@ -35,7 +37,8 @@ migrate_tree() {
 	jcheck "migrate tree $name" "$j" 'j["precopy"] and j["rounds"][-1]["kind"] == "dump"' \
 		'j["exclusion"] and j["rounds"][0]["excluded_ranges"] >= 3' \
 		'j["preflight"]["refused"] == 0 and j["processes_total"]["count"] == 3' \
-		'sorted(p["state"] for p in j["processes"]) == ["profiled"] * 3'
+		'sorted(p["state"] for p in j["processes"]) == ["profiled"] * 3' \
+		'0 < j["processes_total"]["cumulative_dirty_bytes"] < sum(p["cumulative_dirty_bytes"] for p in j["processes"])'
 	bad+=$JBAD
 	# the rows of the tree, as the text output gives them too
 	"$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print("# processes:", ", ".join("%d %s hot %d written %d" % (p["pid"], p["comm"], p["hot_bytes"], p["cumulative_dirty_bytes"]) for p in j["processes"]))' "$j"
