@@ -49,7 +49,9 @@ export CONTAINERS_STORAGE_CONF=$S/storage.conf
 t0=$SECONDS
 image=$(sed -n 's/^ *image: \(localhost\/memlens:[^ ]*\).*/\1/p' "$YAML" | sort -u)
 [ "$image" = "localhost/memlens:$VERSION" ] || { notok $T "the manifest's memlens image is '$image'"; exit 0; }
-podman import "$img_tar" "$image" >"$tmp/import.log" 2>&1 ||
+# (the PATH scripts/image.sh gives the image)
+podman import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+	"$img_tar" "$image" >"$tmp/import.log" 2>&1 ||
 	{ skip $T "podman import $img_tar: $(tail -n 2 "$tmp/import.log")"; exit 0; }
 appimage=$(scripts/app-image.sh 2>"$tmp/app-image.log" | tail -n 1)
 [ -n "$appimage" ] || { skip $T "scripts/app-image.sh: $(tail -n 2 "$tmp/app-image.log")"; exit 0; }
