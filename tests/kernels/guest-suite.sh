@@ -32,7 +32,8 @@
 #   from CASES) runs only the cases whose file name contains one of them.
 #   A case's first lines may hold "# case-timeout: SEC", a longer limit.
 #   memlens_optin=NAME[,NAME...] (run.sh, from OPTIN) runs opt-in cases
-#   that look for it (the real servers: OPTIN=server; make test-kernels).
+#   that look for it (the real servers: OPTIN=server; make test-kernels;
+#   the migration-capable sidecar Pod: OPTIN=pod).
 # Output: each case's lines prefixed with "[NAME] ", then per case
 # "[NAME] N passed, N failed, N skipped (T s)", then the totals.
 set -u
