@@ -153,7 +153,7 @@ static void touch(const char *name, bool on)
 /* `criu check` failing on ns_last_pid alone does not matter with set_tid */
 static void test_probe_ns_last_pid(void)
 {
-	struct ml_criu_caps caps;
+	ML_RESULT(ml_criu_caps, caps);
 	char path[160];
 	FILE *f;
 
