@@ -182,6 +182,49 @@ static int probe_options(const char *path, struct ml_criu_caps *c, unsigned int 
 }
 
 /*
+ * Whether @out, a failed `criu check`, failed only its ns_last_pid check:
+ * every check error (cr-check.c's) says the sysctl is inaccessible, as it
+ * is where /proc/sys is read-only (in a container).
+ */
+static bool only_ns_last_pid_failed(const char *out)
+{
+	static const char check_err[] = "Error (criu/cr-check.c:";
+	int n = 0;
+
+	for (const char *l = out; l && *l; l += strcspn(l, "\n"), l += *l == '\n') {
+		size_t len = strcspn(l, "\n");
+		const char *e = strstr(l, check_err);
+
+		if (!e || e >= l + len)
+			continue;
+		if (!memmem(l, len, "ns_last_pid sysctl is inaccessible", 34))
+			return false;
+		n++;
+	}
+	return n > 0;
+}
+
+/*
+ * CRIU needs ns_last_pid only where the kernel lacks clone3()'s set_tid
+ * (before Linux 5.5): with it, restores set each pid through clone3, and a
+ * read-only /proc/sys does not matter. `criu check --feature
+ * clone3_set_tid` says which.
+ */
+static int ns_last_pid_unneeded(const char *path, unsigned int timeout_ms, bool *unneeded,
+				struct ml_err *err)
+{
+	static const char *const set_tid[] = { "check", "--feature", "clone3_set_tid", NULL };
+	struct criu_exec x;
+	int ret = run_quick(path, set_tid, timeout_ms, &x, err);
+
+	if (ret)
+		return ret;
+	*unneeded = x.status == 0 && !x.timed_out;
+	free(x.output);
+	return 0;
+}
+
+/*
  * `criu check` (the features CRIU cannot do without), then, when it passes,
  * `criu check --feature mem_dirty_track` (soft-dirty: what pre-dump needs).
  * Not `check --extra`: its many optional probes take minutes in a slow VM.
@@ -203,6 +246,15 @@ static int probe_check(const char *path, struct ml_criu_caps *c, unsigned int ti
 			 "`criu check` did not answer within %u s", timeout_ms / 1000);
 	else if (!c->works)
 		mli_criu_error_tail(x.output, c->check_msg, sizeof(c->check_msg));
+	if (!c->works && !x.timed_out && only_ns_last_pid_failed(x.output)) {
+		ret = ns_last_pid_unneeded(path, timeout_ms, &c->works, err);
+		if (ret) {
+			free(x.output);
+			return ret;
+		}
+		if (c->works)
+			c->check_msg[0] = '\0';
+	}
 	free(x.output);
 	if (!c->works)
 		return 0;

@@ -33,7 +33,8 @@
 #   A case's first lines may hold "# case-timeout: SEC", a longer limit.
 #   memlens_optin=NAME[,NAME...] (run.sh, from OPTIN) runs opt-in cases
 #   that look for it (the real servers but 96-server-redis-tcp:
-#   OPTIN=server; make test-kernels).
+#   OPTIN=server; make test-kernels; the migration-capable sidecar Pod:
+#   OPTIN=pod).
 # Output: each case's lines prefixed with "[NAME] ", then per case
 # "[NAME] N passed, N failed, N skipped (T s)", then the totals.
 set -u

@@ -15,6 +15,7 @@
 # --plain (for tests/run.sh): the lines as "ok - CASE/TEST" with no prefix.
 # CASES=PATTERN runs only the guest cases whose file name contains PATTERN;
 # CASE_TIMEOUT=SEC is each case's time limit in the guest (default 600).
+# OPTIN=pod runs the opt-in sidecar Pod case (97-agent-pod-migrate.sh).
 # OPTIN=server also runs the opt-in real-server cases (9N-server-*.sh but
 # 96-server-redis-tcp, which always runs) in a full run (make
 # test-kernels sets it).

@@ -112,6 +112,81 @@ static void test_probe_by_acceptance(void)
 	unlink(logf);
 }
 
+/*
+ * A CRIU whose `check` fails as it does where /proc/sys is read-only (its
+ * ns_last_pid check; the veth error is kerndat's, not a check's), and, when
+ * DIR/other exists, a second check too; `check --feature clone3_set_tid`
+ * passes when DIR/set_tid exists.
+ */
+static const char ro_script[] =
+	"#!/bin/sh\n"
+	"case \" $* \" in *' --version '*) echo 'Version: 4.1.1'; exit 0;; esac\n"
+	"case \"$*\" in\n"
+	"check) echo 'Error (criu/net.c:3997): net: Unable to create a veth pair: -1' >&2\n"
+	"  echo 'Error (criu/cr-check.c:160): sys/kernel/ns_last_pid sysctl is inaccessible: "
+	"Read-only file system' >&2\n"
+	"  [ -e %s/other ] && echo 'Error (criu/cr-check.c:99): Kernel does not support "
+	"PTRACE_O_SUSPEND_SECCOMP' >&2\n"
+	"  echo 'Warn  (criu/cr-check.c:1648): Does not look good.' >&2; exit 1;;\n"
+	"'check --feature clone3_set_tid') [ -e %s/set_tid ] && exit 0; exit 1;;\n"
+	"esac\n"
+	"exit 0\n";
+
+static void probe_ro(const char *path, struct ml_criu_caps *caps)
+{
+	struct ml_err err = { 0 };
+
+	REQUIRE(!ml_criu_probe(path, caps, &err));
+}
+
+static void touch(const char *name, bool on)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	if (on)
+		close(open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+	else
+		unlink(p);
+}
+
+/* `criu check` failing on ns_last_pid alone does not matter with set_tid */
+static void test_probe_ns_last_pid(void)
+{
+	ML_RESULT(ml_criu_caps, caps);
+	char path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/criu-ro", dir);
+	f = fopen(path, "w");
+	REQUIRE(f);
+	fprintf(f, ro_script, dir, dir);
+	fclose(f);
+	chmod(path, 0755);
+
+	touch("set_tid", true);
+	probe_ro(path, &caps);
+	CHECK(caps.works);
+	CHECK_STR(caps.check_msg, "");
+	CHECK(caps.mem_dirty_track);
+
+	/* a kernel without clone3's set_tid: CRIU needs ns_last_pid */
+	touch("set_tid", false);
+	probe_ro(path, &caps);
+	CHECK(!caps.works);
+	CHECK(strstr(caps.check_msg, "ns_last_pid") != NULL);
+
+	/* another check failed as well: CRIU does not work */
+	touch("set_tid", true);
+	touch("other", true);
+	probe_ro(path, &caps);
+	CHECK(!caps.works);
+	CHECK(strstr(caps.check_msg, "SUSPEND_SECCOMP") != NULL);
+	touch("other", false);
+	touch("set_tid", false);
+	unlink(path);
+}
+
 static struct ml_criu_caps fake_caps(void)
 {
 	struct ml_criu_caps c = { .works = true, .mem_dirty_track = true };
@@ -272,6 +347,7 @@ int main(void)
 {
 	setup();
 	RUN(test_probe_by_acceptance);
+	RUN(test_probe_ns_last_pid);
 	RUN(test_chain);
 	RUN(test_many_ranges);
 	RUN(test_parent_unusable);
