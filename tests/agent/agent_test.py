@@ -1358,8 +1358,12 @@ def test_restore_own_mount_namespace():
     criu = criu_path()
     if not criu:
         raise Skip("no working CRIU (set MEMLENS_CRIU or run scripts/ensure-criu.sh)")
-    if not shutil.which("unshare"):
-        raise Skip("no unshare(1) here (util-linux)")
+    if not shutil.which("unshare") or not shutil.which("pivot_root"):
+        raise Skip("no unshare(1) or pivot_root(8) here (util-linux)")
+    # the application's root has /usr only: its /bin and /lib are links there
+    if any(os.path.exists("/" + d) and os.path.realpath("/" + d) != "/usr/" + d
+           for d in ("bin", "lib", "lib64", "sbin")):
+        raise Skip("this system's /bin, /lib are not links into /usr (merged /usr)")
     root = os.path.join(TMP, "app-root")
     os.mkdir(root)
     keeper = spawn(["unshare", "-m", "--propagation", "private", "sh", "-c", MNTNS_SH, "sh",
