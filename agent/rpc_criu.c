@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mntns.h"
 #include "rpc_handlers.h"
 
 static int criu_status(int r)
@@ -218,16 +219,27 @@ static void checkpoint_locked(struct agent *a, struct ml_criu_dump_req *req, con
 	struct ml_err e = { 0 };
 	struct ml_criu_hot_procs procs = { 0 };
 	struct ml_rangeset hot;
+	struct mntns_keep *keep = calloc(1, sizeof(*keep));
 	int r;
 
-	if (!res)
-		return;
+	if (!res || !keep) {
+		if (res)
+			rpc_fail(out, RPC_RESOURCE_EXHAUSTED, "out of memory");
+		goto out_free;
+	}
 	ml_rangeset_init(&hot);
 	r = agent_target(a, &req->pid, &e);
 	if (r) {
 		fail_criu(out, what, r, &e, NULL);
 		goto out;
 	}
+	/* a dump to restore: where the restore finds the target's mounts */
+	if (!req->pre_dump && mntns_prepare(req->pid, req->extra_args, req->images_dir, keep, &e)) {
+		rpc_fail(out, RPC_FAILED_PRECONDITION, "%s: CRIU was not run: %s", what, e.msg);
+		goto out;
+	}
+	if (keep->keeper)
+		req->restore_args = keep->restore;
 	ML_OPTS(ml_criu_preflight_opts, po, .tcp = req->tcp, .extra_args = req->extra_args,
 		.shell_job = req->shell_job, .pre_dump = req->pre_dump);
 	if (rpc_refuse_preflight(a, req->pid, &po, what, out))
@@ -245,6 +257,11 @@ static void checkpoint_locked(struct agent *a, struct ml_criu_dump_req *req, con
 	if (criu_end(kind, r == -EINVAL ? -EOPNOTSUPP : r, what, &e, res, out))
 		goto out;
 	a->checkpoints++;
+	if (mntns_write(keep, req->images_dir, &e)) {
+		rpc_fail(out, RPC_INTERNAL, "%s: the dump is written, its restore cannot be: %s",
+			 what, e.msg);
+		goto out;
+	}
 	if (a->prof && !res->profiler_reinit) {
 		/* the target is gone or frozen in the images: stop profiling it */
 		ml_profiler_close(a->prof);
@@ -255,6 +272,8 @@ static void checkpoint_locked(struct agent *a, struct ml_criu_dump_req *req, con
 out:
 	ml_criu_hot_procs_free(&procs);
 	ml_rangeset_free(&hot);
+out_free:
+	free(keep);
 	free(res);
 }
 
@@ -369,11 +388,20 @@ static void restore_locked(struct agent *a, const Agent__RestoreRequest *q, cons
 	ML_OPTS(ml_criu_run_opts, o, .timeout_ms = timeout_for(a, q->timeout_ms));
 	struct ml_criu_result *res = criu_begin(a, "Restore", out);
 	struct ml_err e = { 0 };
+	bool staged = false;
+	int r;
 
 	if (!res)
 		return;
-	if (criu_end(CKPT_RESTORE, ml_criu_restore(&a->caps, &rq, &o, res, &e), "Restore", &e, res,
-		     out))
+	/* the application's own mount namespace, through its keeper */
+	if (mntns_stage(dir, &staged, &e)) {
+		rpc_fail(out, RPC_FAILED_PRECONDITION, "Restore: CRIU was not run: %s", e.msg);
+		goto out;
+	}
+	r = ml_criu_restore(&a->caps, &rq, &o, res, &e);
+	if (staged)
+		mntns_unstage(dir);
+	if (criu_end(CKPT_RESTORE, r, "Restore", &e, res, out))
 		goto out;
 	a->restored_pid = res->restored_pid;
 	resp.success = true;

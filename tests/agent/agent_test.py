@@ -1336,6 +1336,99 @@ def test_checkpoint_with_criu():
     ch.close()
 
 
+# the application in a mount namespace of its own (a container's, seen from
+# a sidecar): a tmpfs root, /usr and the workloads bound from outside (the
+# dump names them external), its main process a `sleep` that holds the
+# namespace while the dumped process is gone
+MNTNS_SH = r"""
+R=$1 W=$2
+mount -t tmpfs -o mode=0755 memlens-app-root "$R" || exit 1
+mkdir "$R/usr" "$R/w" "$R/proc" "$R/tmp" "$R/old" || exit 1
+for d in bin lib lib64 sbin; do [ -e "/$d" ] && ln -s "usr/$d" "$R/$d"; done
+mount --bind /usr "$R/usr" && mount --bind "$W" "$R/w" && mount -t proc proc "$R/proc" || exit 1
+echo app-root >"$R/marker"
+cd "$R" && pivot_root . old && umount -l /old && rmdir /old || exit 1
+: >/tmp/in
+setsid -f /w/memwrite -P -m 8 </tmp/in >/tmp/memwrite.out 2>&1
+exec sleep infinity
+"""
+
+
+def test_restore_own_mount_namespace():
+    criu = criu_path()
+    if not criu:
+        raise Skip("no working CRIU (set MEMLENS_CRIU or run scripts/ensure-criu.sh)")
+    if not shutil.which("unshare") or not shutil.which("pivot_root"):
+        raise Skip("no unshare(1) or pivot_root(8) here (util-linux)")
+    # the application's root has /usr only: its /bin and /lib are links there
+    if any(os.path.exists("/" + d) and os.path.realpath("/" + d) != "/usr/" + d
+           for d in ("bin", "lib", "lib64", "sbin")):
+        raise Skip("this system's /bin, /lib are not links into /usr (merged /usr)")
+    root = os.path.join(TMP, "app-root")
+    os.mkdir(root)
+    keeper = spawn(["unshare", "-m", "--propagation", "private", "sh", "-c", MNTNS_SH, "sh",
+                    root, WORKLOADS], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = "/proc/%d/root/tmp/memwrite.out" % keeper.pid
+    m = None
+    for _ in range(3000):
+        try:
+            m = re.search(r"pid (\d+) writes", open(out).read())
+        except OSError:
+            pass
+        if m or keeper.poll() is not None:
+            break
+        time.sleep(0.02)
+    check(m, "the application's mount namespace was not made (unshare, pivot_root): %s"
+          % keeper.poll())
+    pid = int(m.group(1))
+    ns = os.stat("/proc/%d/ns/mnt" % pid).st_ino
+    check(ns != os.stat("/proc/self/ns/mnt").st_ino and
+          ns == os.stat("/proc/%d/ns/mnt" % keeper.pid).st_ino, "memwrite's mount namespace")
+    sock = sock_path("mntns")
+    images = os.path.join(TMP, "images-mntns")
+    start_agent(["--pid", str(pid), "--criu", criu, "--images-root", images,
+                 "--criu-timeout", "120", "--criu-opt=--external=mnt[/usr]:usr",
+                 "--criu-opt=--external=mnt[/w]:w"], sock)
+    ch, st = unix(sock)
+    try:
+        r = st.FinalDump(pb.FinalDumpRequest(images_dir="own-ns"), timeout=300)
+        check(r.success, "final dump: %s" % r)
+        rec = open(os.path.join(images, "own-ns", "memlens-mntns")).read()
+        check("keeper %d %d\n" % (keeper.pid, ns) in rec and "ext usr /usr\n" in rec and
+              "ext w /w\n" in rec, "the record of the mount namespace: %r" % rec)
+        for _ in range(500):
+            if not os.path.exists("/proc/%d" % pid):
+                break
+            time.sleep(0.02)
+        check(not os.path.exists("/proc/%d" % pid), "the dumped process is still there")
+        r = st.Restore(pb.RestoreRequest(images_dir="own-ns"), timeout=300)
+        check(r.success and r.pid == pid, "restore: %s" % r)
+        # back in a namespace whose root is the application's, with its mounts
+        rns = os.stat("/proc/%d/ns/mnt" % pid).st_ino
+        check(rns != os.stat("/proc/self/ns/mnt").st_ino,
+              "the restored process is in the agent's mount namespace")
+        check(open("/proc/%d/root/marker" % pid).read() == "app-root\n",
+              "the restored process's root is not the application's")
+        check(os.path.exists("/proc/%d/root/w/memwrite" % pid) and
+              os.path.isdir("/proc/%d/root/usr/bin" % pid), "its external mounts")
+        check(not os.listdir(os.path.join(images, "own-ns")) or
+              not os.path.exists(os.path.join(images, "own-ns", "memlens-mntns.d")),
+              "the staged mounts were left beside the images")
+        target_untouched(pid)
+        # a namespace that nothing else holds: its dump is refused before CRIU runs
+        try:
+            st.FinalDump(pb.FinalDumpRequest(images_dir="own-ns-2"), timeout=300)
+            check(False, "a dump of the restored process, alone in its namespace, ran")
+        except grpc.RpcError as e:
+            check(e.code() == grpc.StatusCode.FAILED_PRECONDITION and
+                  "no other process to hold it" in e.details(), "%s %s" % (e.code(), e.details()))
+        check(os.path.exists("/proc/%d" % pid), "the refused dump harmed the target")
+    finally:
+        if os.path.exists("/proc/%d" % pid):
+            os.kill(pid, signal.SIGKILL)
+        ch.close()
+
+
 def migwork(args, prefix=()):
     """migwork (workloads/migwork.c), its output in a file; returns (proc, out path).
     @prefix: a command that runs it (nsenter into a network namespace)."""
@@ -2093,7 +2186,8 @@ def main():
               test_agent_says_its_target,
               test_auto_discovery_shared_pid_namespace, test_tcp_and_tls, test_target_exits,
               test_checkpoint_without_criu, test_checkpoint_without_sys_admin,
-              test_checkpoint_with_criu, test_checkpoint_chain,
+              test_checkpoint_with_criu, test_restore_own_mount_namespace,
+              test_checkpoint_chain,
               test_migrate_validation, test_migrate_container_errors, test_migrate,
               test_migrate_pid, test_checkpoint_tree_pids,
               test_checkpoint_session_zero_target,

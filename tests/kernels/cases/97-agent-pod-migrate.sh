@@ -223,6 +223,11 @@ else:
     print("not ok - %s_restore_data\n#   the dumped redis gone: %s; digest %s before, %s after; pid %d, was %d"
           % (T, gone, d1, d2, r.pid, rpid))
 EOF
+# a failed restore: what CRIU said before its last words (what it ran said)
+rlog=/proc/$apid/root/var/lib/memlens/images/final/restore.log
+if grep -q "Restoring FAILED" "$rlog" 2>/dev/null; then
+	grep -E "Error|tar:|Warn" "$rlog" | tail -n 12 | sed 's/^/# restore.log: /'
+fi
 echo "# the case: $((SECONDS - t0)) s from the images' import"
 podman logs "$AGENT" 2>&1 | tail -n 5 | sed 's/^/# agent: /'
 exit 0
