@@ -28,8 +28,8 @@ void tree_rows_print(FILE *f, const struct tree_rows *t)
 	if (t->total > t->n)
 		fprintf(f, "    and %zu more\n", t->total - t->n);
 	if (t->profiled)
-		fprintf(f, "    %7s %-16s hot %8s  written %8s  (shared once)\n", "",
-			"tree total", ml_fmt_bytes(t->hot_bytes, b, sizeof(b)),
+		fprintf(f, "    %7s %-16s hot %8s  written %8s  (shared once)\n", "", "tree total",
+			ml_fmt_bytes(t->hot_bytes, b, sizeof(b)),
 			ml_fmt_bytes(t->dirty_bytes > 0 ? (uint64_t)t->dirty_bytes : 0, d,
 				     sizeof(d)));
 }
