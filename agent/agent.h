@@ -63,6 +63,8 @@ struct target_spec {
  * podman's "catatonit"). -ESRCH when none.
  */
 int target_find(const struct target_spec *spec, pid_t *out, struct ml_err *err);
+/* @path's first @len - 1 bytes, NUL-terminated, into @buf: 0 or a negative errno */
+int agent_read_small(const char *path, char *buf, size_t len);
 
 /* ---- the agent state (agent.c) ---- */
 

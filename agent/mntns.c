@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "mntns.h"
 
 #ifndef OPEN_TREE_CLONE
@@ -322,21 +323,6 @@ static void child(pid_t keeper, const struct mntns_keep *k, char (*targets)[PATH
 	_exit(0);
 }
 
-static int read_text(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	buf[n] = '\0';
-	return 0;
-}
-
 int mntns_stage(const char *dir, bool *staged, struct ml_err *err)
 {
 	static char targets[MNTNS_EXT_MAX + 1][PATH_MAX];
@@ -348,7 +334,7 @@ int mntns_stage(const char *dir, bool *staged, struct ml_err *err)
 
 	*staged = false;
 	snprintf(path, sizeof(path), "%.4000s/" MNTNS_FILE, dir);
-	r = read_text(path, text, sizeof(text));
+	r = agent_read_small(path, text, sizeof(text));
 	if (r == -ENOENT)
 		return 0;
 	if (r)

@@ -27,7 +27,7 @@ struct proc_info {
 	char comm[64];
 };
 
-static int read_small(const char *path, char *buf, size_t len)
+int agent_read_small(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -53,7 +53,7 @@ static int proc_read(pid_t pid, struct proc_info *pi)
 	memset(pi, 0, sizeof(*pi));
 	pi->pid = pid;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (!read_small(path, pi->comm, sizeof(pi->comm)))
+	if (!agent_read_small(path, pi->comm, sizeof(pi->comm)))
 		pi->comm[strcspn(pi->comm, "\n")] = '\0';
 	pi->state = st.state;
 	pi->ppid = st.ppid;
