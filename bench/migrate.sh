@@ -24,7 +24,11 @@
 # and migrations ($OUTDIR/migrate-WORKLOAD.trace and migrate-WORKLOAD-MODE.json,
 # kept by the run) and rewrites the rows, the data checks as the run found
 # them: for a model that changed since (any machine, no soft-dirty needed).
-# MODES picks the modes (default: none vma page page-cool page-postcopy;
+# MODES picks the modes (default: none none-fork vma page page-cool
+# page-postcopy postcopy-only; none-fork: no exclusion with the CRIU fork,
+# the peer its vma mode is measured and fitted against; postcopy-only:
+# --postcopy -m 0, no pre-dump round: the tree restored at once, all its
+# memory following;
 # commas also separate them, for the guest's kernel command line:
 # GUEST_APPEND=MODES=none,page-postcopy);
 # REDIS_KEYS and REDIS_HOT size redis (default 250000 and 20000).
@@ -42,7 +46,7 @@ PY=/usr/bin/python3
 # of 3 intervals; under TCG every first write to a page after a scan is a
 # slow fault: at 500 ms the 64 MiB buffers never turned hot (one small VMA
 # was all the bench left out), 2 s gives the writers time to cover them
-MODES=${MODES:-none vma page page-cool page-postcopy}
+MODES=${MODES:-none none-fork vma page page-cool page-postcopy postcopy-only}
 ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-2000}
 TRACE_S=${TRACE_S:-150} WARM_S=2 failed=
 tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
@@ -84,7 +88,9 @@ w, mode, mj, mm, mn, ri = sys.argv[1:7]
 kver = sys.argv[9]
 verified = json.loads(sys.argv[8])
 m = json.load(open(mj))
-want = {"none": "none", "vma": "hot-vma"}.get(mode, "hot-range")
+want = {"none": "none", "none-fork": "none", "postcopy-only": "none",
+        "vma": "hot-vma"}.get(mode, "hot-range")
+pc = bool(m.get("postcopy"))
 def load(path):
     try:
         model = json.load(open(path))
@@ -98,7 +104,7 @@ def err(pred, meas):
     return None if pred is None or not meas else (pred - meas) / meas
 # post-copy: frozen for the fixed parts only; the last page when the final
 # round has gone after them
-dkey = "postcopy_downtime_ms" if mode == "page-postcopy" else "downtime_ms"
+dkey = "postcopy_downtime_ms" if pc else "downtime_ms"
 row = {
     "workload": w, "mode": mode, "kernel": kver, "criu": m["criu"]["version"],
     "granularity": m.get("granularity"), "data_verified": verified,
@@ -129,15 +135,15 @@ row = {
     "model_restore_fixed_s": model.get("restore_fixed_s"),
     "model_restore_bandwidth_mbps": model.get("restore_bandwidth_mbps"),
     "model_downtime_ms": p[dkey] if p else None,
-    "model_dump_ms": p["dump_ms"] if p and mode != "page-postcopy" else None,
-    "model_restore_ms": p["restore_ms"] if p and mode != "page-postcopy" else None,
-    "model_last_page_ms": p["postcopy_last_page_ms"] if p and mode == "page-postcopy" else None,
+    "model_dump_ms": p["dump_ms"] if p and not pc else None,
+    "model_restore_ms": p["restore_ms"] if p and not pc else None,
+    "model_last_page_ms": p["postcopy_last_page_ms"] if p and pc else None,
     # post-copy: what the model has arrive after the restore (the whole
     # tree's memory), at what bandwidth, and the faults' waits it adds
-    "model_lazy_bytes": p.get("lazy_bytes") if p and mode == "page-postcopy" else None,
-    "model_lazy_bandwidth_mbps": model.get("lazy_bandwidth_mbps") if mode == "page-postcopy" else None,
-    "model_lazy_faults": model.get("lazy_faults") if mode == "page-postcopy" else None,
-    "model_lazy_fault_ms": model.get("lazy_fault_ms") if mode == "page-postcopy" else None,
+    "model_lazy_bytes": p.get("lazy_bytes") if p and pc else None,
+    "model_lazy_bandwidth_mbps": model.get("lazy_bandwidth_mbps") if pc else None,
+    "model_lazy_faults": model.get("lazy_faults") if pc else None,
+    "model_lazy_fault_ms": model.get("lazy_fault_ms") if pc else None,
     # fitted from the workload's none migration instead
     "model_downtime_none_fit_ms": pn[dkey] if pn else None,
     "model_hot_range_total_bytes": pol["hot-range"]["total_bytes"] if "hot-range" in pol else None,
@@ -204,7 +210,9 @@ declare -A CMD=(
 # server's keys rewritten at random are written now and then, not in every
 # interval), and with post-copy (page-postcopy); the same -c/--cool go to
 # the model
-declare -A MODE_ARGS=([page-cool]="-c 1 --cool 3" [page-postcopy]="--postcopy")
+declare -A MODE_ARGS=([page-cool]="-c 1 --cool 3" [page-postcopy]="--postcopy" [postcopy-only]="--postcopy")
+# the pre-dump rounds of each mode (default $ROUNDS)
+declare -A MODE_ROUNDS=([postcopy-only]=0)
 
 # what each workload prints once its memory is set up (migwork writes all of
 # it first: seconds under TCG; a pre-dump before that would see the rest as
@@ -253,15 +261,15 @@ for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 	for mode in ${MODES//,/ }; do
 		extra=(${MODE_ARGS[$mode]:-})
 		c=$criu
-		[ $mode = none ] && extra=(--no-exclude)
-		if [ $mode = vma ]; then
+		case $mode in none | none-fork | postcopy-only) extra+=(--no-exclude) ;; esac
+		if [ $mode = vma ] || [ $mode = none-fork ]; then
 			[ -n "$vma_criu" ] || continue
 			c=$vma_criu
 		fi
 		start "$w" "$tmp/$w-$mode.out" ${CMD[$w]}
 		p=$P
 		"$MEMLENS" migrate -p "$p" --to "$tmp/$w-$mode-dest" -D "$tmp/$w-$mode-src" --criu "$c" \
-			--max-rounds "$ROUNDS" --stop-threshold "$THRESHOLD" --round-interval "$ROUND_S" \
+			--max-rounds "${MODE_ROUNDS[$mode]:-$ROUNDS}" --stop-threshold "$THRESHOLD" --round-interval "$ROUND_S" \
 			-i "$INTERVAL" "${extra[@]}" --json >"$tmp/$w-$mode.json" 2>"$tmp/$w-$mode.err"
 		rc=$?
 		[ $rc -ne 0 ] && kill -9 "$p" 2>/dev/null

@@ -670,6 +670,8 @@ int cmd_writes(int argc, char **argv)
 			return EXIT_FAIL;
 		}
 		po.record_ranges = true;
+		/* the model's memory: the pages a checkpoint dumps, not the VMAs' size */
+		po.count_resident = true;
 	}
 	pthread_mutex_init(&c.out_lock, NULL);
 	cli_block_signals(&sigs);

@@ -79,6 +79,9 @@ struct ml_writes_region_rec {
 	bool hot, has_hot;
 	int64_t pid; /* a tree's: the process (0 when absent) */
 	bool shared; /* shared memory (it has a "shared" object) */
+	/* "resident_pages" (a trace recorded since memlens counts them): the pages dumped */
+	bool has_resident;
+	double resident_pages;
 };
 
 /* The "hot_ranges" object of both lines. */

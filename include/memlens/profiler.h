@@ -75,6 +75,13 @@ struct ml_profiler_opts {
 	 * ML_SAMPLE_ERROR_DEFAULT_MAX_CPU). 0: no bound (sample_k fixed).
 	 */
 	double max_error;
+	/*
+	 * Count each tracked VMA's resident pages every interval (present or
+	 * swapped, not the zero page, not a private mapping's file pages: the
+	 * pages a checkpoint dumps), ml_profiler_region.resident_pages; one
+	 * PAGEMAP_SCAN query per VMA more. With tree, every process's.
+	 */
+	bool count_resident;
 };
 
 struct ml_profiler_region {
@@ -101,6 +108,9 @@ struct ml_profiler_region {
 	bool estimated;
 	uint64_t sampled_pages, sampled_dirty;
 	double ratio_stderr;
+	/* with count_resident: the pages of the VMA a checkpoint dumps */
+	bool has_resident;
+	uint64_t resident_pages;
 };
 
 /* How an interval was tracked. */

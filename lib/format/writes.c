@@ -36,6 +36,8 @@ static void put_region(struct ml_jw *w, const struct ml_profiler_region *r, bool
 	ml_jw_kdbl(w, "written_ratio", r->written_ratio);
 	ml_jw_kint(w, "consecutive_hot", r->consecutive_hot);
 	ml_jw_kbool(w, "hot", r->hot);
+	if (r->has_resident)
+		ml_jw_kuint(w, "resident_pages", r->resident_pages);
 	if (r->estimated) {
 		/* a sampled interval: dirty_pages and written_ratio are estimates */
 		ml_jw_kbool(w, "estimated", true);
@@ -295,6 +297,8 @@ static int read_region(const struct ml_json *o, size_t i, struct ml_writes_regio
 	r->dirty_pages = num_or0(o, "dirty_pages");
 	r->consecutive_hot = num_or0(o, "consecutive_hot");
 	r->has_hot = !ml_json_get_bool(o, "hot", &r->hot);
+	r->has_resident = !ml_json_get_double(o, "resident_pages", &v) && isfinite(v) && v >= 0;
+	r->resident_pages = r->has_resident ? v : 0;
 	if (ml_json_get_int(o, "pid", &r->pid))
 		r->pid = 0;
 	r->shared = ml_json_type(ml_json_get(o, "shared")) == ML_JSON_OBJECT;

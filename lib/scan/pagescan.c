@@ -177,6 +177,19 @@ long mli_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t 
 	return run_scan(ps, &a, start, end, fn, arg, "write-protect of a new VMA", err);
 }
 
+long mli_pagescan_resident(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+			   struct ml_err *err)
+{
+	struct pm_scan_arg a = {
+		.category_inverted = PAGE_IS_PFNZERO | file_cat(shared),
+		.category_mask = PAGE_IS_PFNZERO | file_cat(shared),
+		.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+		.return_mask = PAGE_IS_PRESENT | PAGE_IS_SWAPPED,
+	};
+
+	return run_scan(ps, &a, start, end, NULL, NULL, "resident scan", err);
+}
+
 static int stop_first(const struct page_region *r, void *arg)
 {
 	(void)r;

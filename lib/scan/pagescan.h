@@ -61,6 +61,14 @@ long mli_pagescan_dirty(struct pagescan *ps, uint64_t start, uint64_t end, int f
 long mli_pagescan_protect_present(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
 				  pagescan_fn fn, void *arg, struct ml_err *err);
 
+/*
+ * The pages of [start, end) a checkpoint dumps: present or swapped, not
+ * the zero page, and of a private VMA not the file's own pages. Read only
+ * (no write-protect). The number of pages or -errno.
+ */
+long mli_pagescan_resident(struct pagescan *ps, uint64_t start, uint64_t end, bool shared,
+			   struct ml_err *err);
+
 /* 1 when some page of [start, end) is write-protect capable, 0 if none. */
 int mli_pagescan_verify_wp(struct pagescan *ps, uint64_t start, uint64_t end, struct ml_err *err);
 

@@ -795,6 +795,14 @@ static int fill_sample(struct ml_profiler *p, struct ml_profiler_sample *out, ui
 		out->regions[n].dev = (uint32_t)(v->dev_major << 20 | v->dev_minor);
 		out->regions[n].inode = v->inode;
 		out->regions[n].pgoff = v->offset / PG;
+		if (p->o.count_resident) {
+			long res = mli_pagescan_resident(&p->ps, v->start, v->end, shared, NULL);
+
+			/* unmapped meanwhile: none (the next maps read drops it) */
+			out->regions[n].has_resident = true;
+			out->regions[n].resident_pages = res > 0 ? (uint64_t)res : 0;
+			clear_vec(&p->ps);
+		}
 		n++;
 	}
 	if (ml_heat_update(&p->heat, hs, n)) {
