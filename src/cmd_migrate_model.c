@@ -61,6 +61,7 @@ struct mm_cli {
 	bool b_given, r_given; /* else the defaults */
 	bool df_given, rf_given, rb_given;
 	bool lb_given, lf_given, lw_given;
+	bool resident; /* the trace has every region's resident pages */
 	long lazy_faults;
 };
 
@@ -173,6 +174,8 @@ static int print_json(const struct mm_cli *c, const struct ml_mm_result *r)
 					    .lazy_faults = c->p.lazy_faults,
 					    .lazy_fault_ms = c->p.lazy_fault_s * 1000.0,
 					    .calibrated_from = c->calibrate,
+					    .memory_resident = c->resident,
+					    .no_precopy = c->p.no_precopy,
 					    .pol = pol,
 					    .npol = ML_MM_NPOLICIES };
 	int ret = 0;
@@ -282,6 +285,10 @@ static void print_human(const struct mm_cli *c, const struct ml_mm_trace *t,
 			   r[0].total_bytes ? (double)r[2].total_bytes / r[0].total_bytes : 0.0);
 	}
 	putchar('\n');
+	table_wrap(stdout, width, 2, "the tree's memory: %s",
+		   c->resident ? "the resident pages the trace recorded"
+			       : "its VMAs' size (the trace has no resident pages: record it "
+				 "again with this memlens for them)");
 	if (c->calibrate)
 		table_wrap(stdout, width, 2,
 			   "fitted from %s: bandwidth %.1f MiB/s (%s), the final dump's fixed part "
@@ -406,9 +413,10 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		CLI_OPT_ROUND_INTERVAL(&c->p.round_interval_s, 0.001,
 				       "seconds between pre-dump rounds (default 2, as memlens "
 				       "migrate's)"),
-		CLI_OPT_MAX_ROUNDS(&c->p.max_rounds, 1, 10000,
+		CLI_OPT_MAX_ROUNDS(&c->p.max_rounds, 0, 10000,
 				   "at most N pre-dump rounds before the final dump (default "
-				   "10)"),
+				   "10; 0: none, the final dump at the first round, as migrate "
+				   "-m 0)"),
 		CLI_OPT_STOP_THRESHOLD(&c->p.stop_threshold_mb,
 				       "stop pre-copy once a round sends <= MIB MiB (default 0)"),
 		CLI_OPT_CONSECUTIVE(&c->p.hot_intervals, 1000,
@@ -453,6 +461,7 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 	c->lf_given = cli_given(&spec, "lazy-faults");
 	c->lw_given = cli_given(&spec, "lazy-fault-wait");
 	c->p.lazy_faults = (uint64_t)c->lazy_faults;
+	c->p.no_precopy = cli_given(&spec, "max-rounds") && !c->p.max_rounds;
 	if (c->rf_given)
 		c->fit.restore_fixed_s = c->p.restore_fixed_s; /* the fit assumes it */
 	return out_option("migrate-model", out);
@@ -479,6 +488,7 @@ static int cmd_migrate_model(int argc, char **argv)
 	rc = read_trace(c.file, &t);
 	if (rc)
 		goto out;
+	c.resident = t.n && t.with_resident == t.n;
 	if (ml_mm_run(&t, &c.p, res, &err)) {
 		cli_error("migrate-model", "%s: %s", c.file, err.msg);
 		rc = exit_code_for(-err.code);

@@ -49,6 +49,11 @@ struct ml_migrate_model_rec {
 	double lazy_bandwidth_mbps;
 	uint64_t lazy_faults;
 	double lazy_fault_ms;
+	/* "memory": the tree's memory is its resident pages (the trace has them), else its VMAs'
+	 * size */
+	bool memory_resident;
+	/* "pre_dump_rounds" 0 asked for (-m 0): no pre-dump round */
+	bool no_precopy;
 	struct ml_migrate_model_policy_rec *pol;
 	size_t npol;
 };

@@ -27,9 +27,15 @@
  *   restore  = restore_fixed + restored bytes / restore_bandwidth
  *   downtime = freeze_overhead + dump + restore
  *
- * where the restored bytes are the tree's memory at the final round (its
- * VMAs then: the restore loads every page, those of the pre-dump rounds
- * too) and a restore_bandwidth of 0 leaves the per-byte part out. With
+ * where the restored bytes are the tree's memory at the final round (the
+ * restore loads every page, those of the pre-dump rounds too) and a
+ * restore_bandwidth of 0 leaves the per-byte part out. The tree's memory
+ * is its resident pages when the trace has them (every interval's every
+ * region says "resident_pages"), else its VMAs' size. With resident pages,
+ * a round sends of the pages never written since their VMA appeared only
+ * the VMA's share that is resident: the VMA's resident pages less those
+ * written since, over its pages never written (at most all of them); a
+ * page written is resident. With
  * post-copy (CRIU's lazy pages) the final dump writes no memory and the
  * restore loads none: the tree runs again after freeze_overhead +
  * dump_fixed + restore_fixed, and every page it has then arrives lazily
@@ -69,6 +75,12 @@
 struct ml_mm_region {
 	uint64_t start, end;
 	bool hot;
+	/*
+	 * a trace recorded with resident pages (`writes --record` since it
+	 * counts them): the bytes of the VMA a checkpoint dumps
+	 */
+	bool has_resident;
+	uint64_t resident_bytes;
 };
 
 /* One "interval" line of the trace. */
@@ -78,6 +90,7 @@ struct ml_mm_interval {
 	size_t nregions;
 	struct ml_range *written; /* page ranges written in the interval */
 	size_t nwritten;
+	bool all_resident; /* every region has_resident */
 };
 
 #define ML_MM_TRACE_MAX_PROCS 255
@@ -95,6 +108,11 @@ struct ml_mm_trace {
 	 */
 	int64_t pids[ML_MM_TRACE_MAX_PROCS];
 	size_t npids;
+	/*
+	 * intervals every region of which says its resident pages; when all
+	 * do (with_resident == n), the model's memory is the resident pages
+	 */
+	size_t with_resident;
 };
 
 void ml_mm_trace_init(struct ml_mm_trace *t);
@@ -139,6 +157,11 @@ struct ml_mm_params {
 	double lazy_bandwidth_mbps;
 	uint64_t lazy_faults;
 	double lazy_fault_s;
+	/*
+	 * no pre-dump round at all (max_rounds 0 means the default): the
+	 * final dump at the first round boundary, as `migrate -m 0`
+	 */
+	bool no_precopy;
 };
 
 enum ml_mm_policy { ML_MM_NONE, ML_MM_HOT_VMA, ML_MM_HOT_RANGE };

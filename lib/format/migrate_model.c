@@ -48,6 +48,9 @@ void ml_fmt_migrate_model(struct ml_jw *w, const struct ml_migrate_model_rec *r)
 	ml_jw_kdbl(w, "lazy_fault_ms", r->lazy_fault_ms);
 	if (r->calibrated_from)
 		ml_jw_kstr(w, "calibrated_from", r->calibrated_from);
+	ml_jw_kstr(w, "memory", r->memory_resident ? "resident" : "vmas");
+	if (r->no_precopy)
+		ml_jw_kuint(w, "pre_dump_rounds", 0);
 	ml_jw_key(w, "policies");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < r->npol; i++)
@@ -114,6 +117,13 @@ int ml_fmt_migrate_model_read(const struct ml_json *o, struct ml_migrate_model_r
 	r->lazy_faults = mli_rec_count_or0(o, "lazy_faults");
 	r->lazy_fault_ms = ml_json_get_num_or0(o, "lazy_fault_ms");
 	r->calibrated_from = ml_json_get_str(o, "calibrated_from");
+	{
+		const char *mem = ml_json_get_str(o, "memory");
+		double pre;
+
+		r->memory_resident = mem && !strcmp(mem, "resident");
+		r->no_precopy = !ml_json_get_double(o, "pre_dump_rounds", &pre) && pre == 0;
+	}
 	r->pol = calloc(n ? n : 1, sizeof(*r->pol));
 	if (!r->pol)
 		return ml_err_set(err, ENOMEM, "out of memory");

@@ -17,6 +17,13 @@ struct mm_sim {
 	struct ml_rangeset stale; /* pages whose current content is not sent yet */
 	struct ml_rangeset known; /* the VMAs seen at the last round */
 	struct ml_rangeset regions, dirty, excl, tmp;
+	/*
+	 * with resident pages: the pages not written since their VMA
+	 * appeared, of which only the VMA's resident share is memory
+	 */
+	struct ml_rangeset untouched;
+	bool resident; /* the trace says every region's resident pages */
+	long at; /* the interval of the last round (-1: none yet) */
 	struct ml_hotrange hr; /* hot-range: the profiler's page heat, replayed */
 	long hr_at; /* the last interval fed to hr */
 };
@@ -165,15 +172,70 @@ static int update_stale(struct mm_sim *s, long i, int64_t prev, int64_t now)
 		ret = subtract(&s->tmp, &s->known); /* new VMAs: never sent */
 	if (!ret)
 		ret = add_all(&s->stale, s->tmp.r, s->tmp.n);
+	if (!ret && s->resident)
+		ret = add_all(&s->untouched, s->tmp.r, s->tmp.n);
 	if (!ret)
 		ret = ml_rangeset_copy(&s->known, &s->regions);
 	if (!ret)
 		ret = dirty_between(s, prev, now);
 	if (!ret)
 		ret = add_all(&s->stale, s->dirty.r, s->dirty.n);
+	if (!ret && s->resident)
+		ret = subtract(&s->untouched, &s->dirty);
+	if (!ret && s->resident)
+		ret = intersect(&s->untouched, &s->regions, &s->tmp);
 	if (!ret)
 		ret = intersect(&s->stale, &s->regions, &s->tmp); /* unmapped: forgotten */
 	return ret;
+}
+
+/*
+ * The bytes of @set that are memory: all of them without resident pages;
+ * with them, its written pages, and of its pages never written (untouched)
+ * in each region R of interval @i the share
+ *
+ *   f(R) = (resident(R) - written(R)) / untouched(R), within [0, 1]
+ *
+ * where written(R) = size(R) - untouched(R): the pages written since R
+ * appeared are resident, the rest of its resident pages are spread over
+ * the pages never written. Rounded to a whole byte.
+ */
+static int memory_bytes(struct mm_sim *s, const struct ml_rangeset *set, long i, uint64_t *out)
+{
+	const struct ml_mm_interval *iv;
+	struct ml_rangeset u;
+	double bytes;
+	int ret;
+
+	*out = ml_rangeset_bytes(set);
+	if (!s->resident || i < 0)
+		return 0;
+	iv = &s->t->iv[i];
+	ml_rangeset_init(&u);
+	ret = ml_rangeset_copy(&u, set);
+	if (!ret)
+		ret = intersect(&u, &s->untouched, &s->tmp);
+	if (ret) {
+		ml_rangeset_free(&u);
+		return ret;
+	}
+	bytes = (double)(*out - ml_rangeset_bytes(&u));
+	for (size_t k = 0; k < iv->nregions; k++) {
+		const struct ml_mm_region *r = &iv->regions[k];
+		uint64_t part = ml_rangeset_overlap(&u, r->start, r->end);
+		uint64_t un = ml_rangeset_overlap(&s->untouched, r->start, r->end);
+		uint64_t written = r->end - r->start - un;
+		double f;
+
+		if (!part || !un)
+			continue;
+		f = r->resident_bytes > written ? (double)(r->resident_bytes - written) / (double)un
+						: 0.0;
+		bytes += (f < 1.0 ? f : 1.0) * (double)part;
+	}
+	ml_rangeset_free(&u);
+	*out = (uint64_t)llround(bytes);
+	return 0;
 }
 
 /* One round at @now: bytes sent into *bytes. */
@@ -193,7 +255,9 @@ static int round_at(struct mm_sim *s, int64_t prev, int64_t now, bool final, uin
 	}
 	if (!ret)
 		ret = subtract(&s->stale, &send);
-	*bytes = ml_rangeset_bytes(&send);
+	if (!ret)
+		ret = memory_bytes(s, &send, i, bytes);
+	s->at = i;
 	ml_rangeset_free(&send);
 	return ret;
 }
@@ -219,6 +283,7 @@ static void sim_free(struct mm_sim *s)
 	ml_rangeset_free(&s->dirty);
 	ml_rangeset_free(&s->excl);
 	ml_rangeset_free(&s->tmp);
+	ml_rangeset_free(&s->untouched);
 	ml_hotrange_free(&s->hr);
 }
 
@@ -250,7 +315,7 @@ static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct m
 {
 	double threshold = s->p->stop_threshold_mb * ML_MM_MIB;
 	bool final = false;
-	uint64_t bytes;
+	uint64_t bytes = 0;
 	int ret = 0;
 
 	for (int k = 1; !ret; k++) {
@@ -267,6 +332,11 @@ static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct m
 	r->final_round_bytes = bytes;
 	/* the tree's memory at the final round: what a restore loads */
 	r->restored_bytes = ml_rangeset_bytes(&s->regions);
+	if (s->resident) {
+		r->restored_bytes = 0;
+		for (size_t k = 0; s->at >= 0 && k < s->t->iv[s->at].nregions; k++)
+			r->restored_bytes += s->t->iv[s->at].regions[k].resident_bytes;
+	}
 	downtime(s->p, r);
 	return ret;
 }
@@ -369,7 +439,7 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 	round_ms = p->round_interval_s > 0 && p->round_interval_s <= 1e9
 			   ? (int64_t)llround(p->round_interval_s * 1000.0)
 			   : 0;
-	max = p->max_rounds ? p->max_rounds : ML_MM_DEFAULT_MAX_ROUNDS;
+	max = p->no_precopy ? 0 : p->max_rounds ? p->max_rounds : ML_MM_DEFAULT_MAX_ROUNDS;
 	ret = check_params(t, p, round_ms, err);
 	if (ret)
 		return ret;
@@ -378,7 +448,12 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 		      ? max
 		      : (int)(t->iv[t->n - 1].t_ms / round_ms - 1);
 	for (int k = 0; k < ML_MM_NPOLICIES && !ret; k++) {
-		struct mm_sim s = { .t = t, .p = p, .policy = (enum ml_mm_policy)k, .hr_at = -1 };
+		struct mm_sim s = { .t = t,
+				    .p = p,
+				    .policy = (enum ml_mm_policy)k,
+				    .resident = t->with_resident == t->n,
+				    .at = -1,
+				    .hr_at = -1 };
 
 		res[k].policy = (enum ml_mm_policy)k;
 		/* the parameters were checked: only the defaults are filled in */

@@ -59,6 +59,8 @@ static int64_t pid_base(struct ml_mm_trace *t, int64_t pid)
 static int from_rec(struct ml_mm_trace *t, struct ml_writes_interval_rec *rec,
 		    struct ml_mm_interval *iv, struct ml_err *err)
 {
+	bool all_resident = true;
+
 	if (!rec->t_ms_is_int)
 		return ml_err_set(err, EINVAL, "interval without an integer \"t_ms\"");
 	iv->t_ms = rec->t_ms_int;
@@ -83,8 +85,11 @@ static int from_rec(struct ml_mm_trace *t, struct ml_writes_interval_rec *rec,
 					  i, ML_MM_TRACE_MAX_PROCS, ML_MM_TRACE_PID_SHIFT);
 		iv->regions[iv->nregions++] =
 			(struct ml_mm_region){ r->start + (uint64_t)base, r->end + (uint64_t)base,
-					       r->hot && !r->shared };
+					       r->hot && !r->shared, r->has_resident,
+					       (uint64_t)r->resident_pages * ML_MM_PAGE_SIZE };
+		all_resident &= r->has_resident;
 	}
+	iv->all_resident = all_resident;
 	for (size_t i = 0; i < rec->nwritten; i++)
 		if (rec->written[i].end <= rec->written[i].start)
 			return ml_err_set(err, EINVAL,
@@ -165,6 +170,8 @@ int ml_mm_trace_add_line(struct ml_mm_trace *t, const char *line, size_t len, st
 		ret = append(t, &iv, err);
 	if (!ret && rec.has_written)
 		t->with_written++;
+	if (!ret && iv.all_resident)
+		t->with_resident++;
 	ml_fmt_writes_interval_free(&rec);
 	if (ret)
 		interval_free(&iv);

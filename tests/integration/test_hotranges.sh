@@ -153,6 +153,19 @@ cat "$tmp/py"
 # migrate-model replays the record: the same module, so it runs cleanly on it
 "$M" migrate-model "$tmp/rec.jsonl" -b 100 -r 0.5 >"$tmp/mm" 2>&1
 check migrate_model_reads_record '[ $? = 0 ] && grep -q "^hot-range" "$tmp/mm"' "$(cat "$tmp/mm")"
+# the record says each VMA's resident pages (at most its pages; in
+# memwrite's buffer its runs' 20 written pages at least), and the model
+# takes its memory from them
+check record_resident_pages '$PY -c "
+import json, sys
+iv = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)[\"type\"] == \"interval\"]
+lo, hi = (int(x, 16) for x in sys.argv[2].split(\"-\"))
+ok = all(0 <= r[\"resident_pages\"] <= r[\"total_pages\"] for j in iv for r in j[\"regions\"])
+buf = [r for r in iv[-1][\"regions\"] if int(r[\"start_addr\"], 16) <= lo and hi <= int(r[\"end_addr\"], 16)]
+sys.exit(not (ok and buf and buf[0][\"resident_pages\"] >= 20))" "$tmp/rec.jsonl" "$buf"' \
+	"$(head -c 600 "$tmp/rec.jsonl")"
+"$M" migrate-model "$tmp/rec.jsonl" -b 100 -r 0.5 --json >"$tmp/mm.json" 2>&1
+check migrate_model_resident_memory 'grep -q "\"memory\":\"resident\"" "$tmp/mm.json"' "$(head -c 300 "$tmp/mm.json")"
 kill $mw
 wait $mw 2>/dev/null
 t_done

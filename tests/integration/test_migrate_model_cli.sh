@@ -67,6 +67,39 @@ for p in j[\"policies\"]:
     ok = ok and abs(p[\"dump_ms\"] - 500 - send) < 1e-6 and abs(p[\"downtime_ms\"] - p[\"dump_ms\"] - 3500) < 1e-6
     ok = ok and p[\"postcopy_downtime_ms\"] == 2000 and p[\"postcopy_last_page_ms\"] == 2000 + 5120
 sys.exit(not ok)" "$tmp/p.json"' "rc=$rc $(cat "$tmp/p.err") $(head -c 400 "$tmp/p.json")"
+# -m 0: no pre-dump round, one final dump of everything (as migrate -m 0),
+# said in the JSON; a trace without resident pages models the VMAs' size
+"$M" migrate-model "$tmp/t.jsonl" -m 0 --json >"$tmp/m0.json" 2>"$tmp/m0.err"
+rc=$?
+check max_rounds_0 '[ $rc = 0 ] && "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+ok = j.get(\"pre_dump_rounds\") == 0 and j[\"memory\"] == \"vmas\"
+for p in j[\"policies\"]:
+    ok = ok and len(p[\"rounds\"]) == 1 and p[\"rounds\"][0][\"bytes\"] == 256 << 20 == p[\"restored_bytes\"]
+sys.exit(not ok)" "$tmp/m0.json"' "rc=$rc $(cat "$tmp/m0.err") $(head -c 300 "$tmp/m0.json")"
+# resident pages in the trace: the memory is those (64 MiB of the 256 MiB
+# VMA, written ones included), the first round sends them, a restore loads them
+"$PY" - "$tmp/t.jsonl" >"$tmp/tr.jsonl" <<'PYEOF'
+import json, sys
+for l in open(sys.argv[1]):
+    j = json.loads(l)
+    j["regions"][0]["resident_pages"] = 16384
+    print(json.dumps(j))
+PYEOF
+"$M" migrate-model "$tmp/tr.jsonl" -m 0 --json >"$tmp/mr.json" 2>"$tmp/mr.err"
+rc=$?
+check resident_memory '[ $rc = 0 ] && "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+ok = j[\"memory\"] == \"resident\"
+for p in j[\"policies\"]:
+    ok = ok and p[\"rounds\"][0][\"bytes\"] == 64 << 20 == p[\"restored_bytes\"] == p[\"lazy_bytes\"]
+sys.exit(not ok)" "$tmp/mr.json"' "rc=$rc $(cat "$tmp/mr.err") $(head -c 300 "$tmp/mr.json")"
+"$M" migrate-model "$tmp/tr.jsonl" | tr -s ' \n' ' ' >"$tmp/mr.txt"
+check resident_memory_said 'grep -q "the tree.s memory: the resident pages the trace recorded" "$tmp/mr.txt"' \
+	"$(cat "$tmp/mr.txt")"
+
 # --calibrate: the bandwidth from the rounds' slope (32 MiB/s), the dump's
 # fixed part (3.5 s frozen - 2.25 s restore - 8 MiB / 32 MiB/s = 1 s), the
 # restore's bandwidth (64 MiB in 2.25 s less its fixed 0.25 s: 32 MiB/s)

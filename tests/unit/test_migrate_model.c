@@ -641,6 +641,107 @@ static void test_fit_sizes(void)
 	CHECK(fit.bandwidth_mbps == 42);
 }
 
+/*
+ * A trace with resident pages: A (16 pages, 8 resident) has pages 0..3
+ * written every interval, B (8 pages, 2 resident) is never written; six
+ * intervals of 1 s. @res false: the same trace without "resident_pages"
+ * (one interval without them when @one_without).
+ */
+static void trace_resident(struct ml_mm_trace *t, bool res, bool one_without)
+{
+	ml_mm_trace_init(t);
+	for (int i = 1; i <= 6; i++) {
+		bool r = res && !(one_without && i == 3);
+		char line[1024];
+		struct ml_err err = { 0 };
+		int n = snprintf(
+			line, sizeof(line),
+			"{\"type\":\"interval\",\"t_ms\":%d,\"regions\":["
+			"{\"start_addr\":\"0x10000\",\"end_addr\":\"0x20000\",\"hot\":false%s},"
+			"{\"start_addr\":\"0x40000\",\"end_addr\":\"0x48000\",\"hot\":false%s}],"
+			"\"written\":[[\"0x10000\",\"0x14000\"]]}",
+			i * 1000, r ? ",\"resident_pages\":8" : "",
+			r ? ",\"resident_pages\":2" : "");
+
+		REQUIRE(n > 0 && n < (int)sizeof(line));
+		REQUIRE_MSG(!ml_mm_trace_add_line(t, line, (size_t)n, &err), "%s", err.msg);
+	}
+}
+
+/*
+ * The memory is the resident pages. Round 1 (t = 1 s) sends A's 4 written
+ * pages, of A's 12 never written its share (8 resident - 4 written) / 12 =
+ * 1/3: 4 pages, of B's 8 its 2 / 8: 2 pages; 10 pages, the resident ones.
+ * Rounds 2 and 3 send the 4 pages written again. The restore loads the 10
+ * resident pages. Without resident pages: 24 pages first, 24 restored.
+ */
+static void test_resident_memory(void)
+{
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 1, .max_rounds = 2,
+		.restore_bandwidth_mbps = 1);
+	ML_MM_RESULTS(r);
+	struct ml_mm_trace t;
+	static const uint64_t res[] = { 10 * PG, 4 * PG, 4 * PG };
+	static const uint64_t vma[] = { 24 * PG, 4 * PG, 4 * PG };
+
+	trace_resident(&t, true, false);
+	CHECK_EQ(t.with_resident, 6);
+	run(&t, &p, r);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
+		check_rounds(&r[k], res, 3);
+		CHECK_EQ(r[k].total_bytes, 18 * PG);
+		CHECK_EQ(r[k].restored_bytes, 10 * PG);
+	}
+	/* 16 KiB and 40 KiB at 1 MiB/s, no fixed parts */
+	CHECK(r[ML_MM_NONE].dump_ms == 15.625);
+	CHECK(r[ML_MM_NONE].restore_ms == 39.0625);
+	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
+
+	/* no resident pages, or not in every interval: the VMAs' size */
+	for (int one = 0; one < 2; one++) {
+		trace_resident(&t, one, one);
+		CHECK_EQ(t.with_resident, one ? 5 : 0);
+		run(&t, &p, r);
+		check_rounds(&r[ML_MM_NONE], vma, 3);
+		CHECK_EQ(r[ML_MM_NONE].restored_bytes, 24 * PG);
+		ml_mm_results_free(r);
+		ml_mm_trace_free(&t);
+	}
+}
+
+/*
+ * No pre-dump round (-m 0): the final dump at the first round boundary
+ * sends the 10 resident pages; with post-copy all of them arrive lazily
+ * after the fixed parts: 0.5 + 0.25 s, then 40 KiB at 0.5 MiB/s (78.125
+ * ms) and 4 faults of 10 ms.
+ */
+static void test_no_precopy(void)
+{
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 1, .no_precopy = true,
+		.dump_fixed_s = 0.5, .restore_fixed_s = 0.25, .lazy_bandwidth_mbps = 0.5,
+		.lazy_faults = 4, .lazy_fault_s = 0.01);
+	ML_MM_RESULTS(r);
+	struct ml_mm_trace t;
+	static const uint64_t one[] = { 10 * PG };
+
+	trace_resident(&t, true, false);
+	run(&t, &p, r);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
+		check_rounds(&r[k], one, 1);
+		CHECK_EQ(r[k].lazy_bytes, 10 * PG);
+		CHECK(r[k].postcopy_downtime_ms == 750);
+		CHECK(r[k].postcopy_last_page_ms == 750 + 78.125 + 40);
+	}
+	ml_mm_results_free(r);
+	/* max_rounds 0 alone is the default (10: as many as the trace allows) */
+	p.no_precopy = false;
+	run(&t, &p, r);
+	CHECK_EQ(r[ML_MM_NONE].nrounds, 6);
+	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_hot_late);
@@ -656,5 +757,7 @@ int main(void)
 	RUN(test_vmas_come_and_go);
 	RUN(test_bad_traces);
 	RUN(test_tree_trace);
+	RUN(test_resident_memory);
+	RUN(test_no_precopy);
 	return T_DONE();
 }
