@@ -22,10 +22,14 @@ def mib(x):
     return "n/a" if x is None else "%.1f" % (x / MiB)
 
 
-MODES = {"none": "none", "exclude": "hot VMAs (fork)", "vma": "hot VMAs (fork)",
+MODES = {"none": "none", "none-fork": "none (the fork)",
+         "exclude": "hot VMAs (fork)", "vma": "hot VMAs (fork)",
          "page": "hot pages (memlens's CRIU)",
          "page-cool": "hot pages, --cool 3 -c 1",
-         "page-postcopy": "hot pages + post-copy"}
+         "page-postcopy": "hot pages + post-copy",
+         "postcopy-only": "post-copy alone (-m 0)"}
+# the ratios' table: every mode but none, in this order
+RATIO_MODES = ("none-fork", "exclude", "vma", "page", "page-cool", "page-postcopy", "postcopy-only")
 
 
 def table(rows):
@@ -70,13 +74,20 @@ def table(rows):
         out.append("\\* " + "; ".join(notes) + ".")
     out.append("")
     out.append("Against `none` in the same run: bytes sent before the freeze (the pre-dump "
-               "rounds), total bytes, downtime; and the model's error for the same mode.")
+               "rounds), total bytes (with post-copy the pages copied in after the restore "
+               "too), downtime; and the model's error for the same mode, its downtime fitted "
+               "three ways: from the mode's own migration; from the workload's `none` "
+               "migration made with the same CRIU binary (the fork's `none` for its hot "
+               "VMAs, memlens's CRIU's for the rest); and, for post-copy, from another "
+               "workload's migration in the same mode.")
     out.append("")
     nf = any(r.get("model_error_downtime_none_fit") is not None for r in rows)
+    xf = any(r.get("model_error_downtime_xfit") is not None for r in rows)
     out.append("| workload | left out | pre-copy bytes × none | total bytes × none | "
-               "downtime × none | model total error | model downtime error |%s" %
-               (" model downtime error, fitted from none |" if nf else ""))
-    out.append("|---|---|---|---|---|---|---|%s" % ("---|" if nf else ""))
+               "downtime × none | model total error | model downtime error |%s%s" %
+               (" fitted from none (same CRIU) |" if nf else "",
+                " fitted from another workload |" if xf else ""))
+    out.append("|---|---|---|---|---|---|---|%s%s" % ("---|" if nf else "", "---|" if xf else ""))
     by = {}
     for r in rows:
         by.setdefault(r["workload"], {})[r["mode"]] = r
@@ -85,17 +96,31 @@ def table(rows):
         if not n:
             continue
         pre_n = sum(n["round_bytes"][:-1])
-        for mode in ("exclude", "vma", "page", "page-cool", "page-postcopy"):
+        for mode in RATIO_MODES:
             e = m.get(mode)
             if not e:
                 continue
             pre = sum(e["round_bytes"][:-1])
-            out.append("| %s | %s | %s | %.2f | %.2f | %s | %s |%s" % (
+            xfrom = e.get("model_xfit_from")
+            out.append("| %s | %s | %s | %.2f | %.2f | %s | %s |%s%s" % (
                 w, MODES[mode], "%.2f" % (pre / pre_n) if pre_n else "n/a",
                 e["total_bytes"] / max(n["total_bytes"], 1),
                 e["downtime_ms"] / max(n["downtime_ms"], 1), pct(e["model_error_total"]),
                 pct(e.get("model_error_downtime")),
-                " %s |" % pct(e.get("model_error_downtime_none_fit")) if nf else ""))
+                " %s%s |" % (pct(e.get("model_error_downtime_none_fit")),
+                             " (%s)" % e["model_fit_peer"]
+                             if e.get("model_fit_peer") not in (None, "none") and
+                             e.get("model_error_downtime_none_fit") is not None else "")
+                if nf else "",
+                " %s%s |" % (pct(e.get("model_error_downtime_xfit")),
+                             " (%s)" % xfrom.rsplit("-" + mode, 1)[0] if xfrom else "")
+                if xf else ""))
+    mem = sorted({r.get("model_memory") for r in rows if r.get("model_memory")})
+    if mem:
+        out.append("")
+        out.append("The model's memory: %s." % " and ".join(
+            {"resident": "the resident pages the trace recorded (each VMA's, every interval)",
+             "vmas": "the VMAs' size (a trace without resident pages)"}.get(x, x) for x in mem))
     post = [r for r in rows if r.get("postcopy")]
     if post:
         out.append("")
@@ -103,14 +128,15 @@ def table(rows):
                    "pages follow; the time until the last one arrived (from the freeze), what "
                    "came after the restore, and the faults the restored tree waited on:")
         out.append("")
-        out.append("| workload | downtime s | last page s (× none's downtime) | MiB after the restore "
-                   "| faults waited on | wait avg / max ms | model last page s (error) |")
-        out.append("|---|---|---|---|---|---|---|")
+        out.append("| workload | left out | downtime s | last page s (× none's downtime) | MiB after the restore "
+                   "| faults waited on | wait avg / max ms | model last page s (error) "
+                   "| error fitted from none | from another workload |")
+        out.append("|---|---|---|---|---|---|---|---|---|---|")
         for r in post:
             n = by.get(r["workload"], {}).get("none")
             lp = r.get("last_page_ms")
-            out.append("| %s | %.2f | %s%s | %s | %s | %s | %s (%s) |" % (
-                r["workload"], r["downtime_ms"] / 1000.0,
+            out.append("| %s | %s | %.2f | %s%s | %s | %s | %s | %s (%s) | %s | %s |" % (
+                r["workload"], MODES.get(r["mode"], r["mode"]), r["downtime_ms"] / 1000.0,
                 "n/a" if lp is None else "%.2f" % (lp / 1000.0),
                 " (%.2f×)" % (lp / n["downtime_ms"]) if lp is not None and n and n["downtime_ms"] else "",
                 mib(r.get("lazy_bytes")),
@@ -118,7 +144,8 @@ def table(rows):
                 "n/a" if r.get("lazy_fault_wait_avg_us") is None else "%.1f / %.1f" % (
                     r["lazy_fault_wait_avg_us"] / 1000.0, r["lazy_fault_wait_max_us"] / 1000.0),
                 "n/a" if r.get("model_last_page_ms") is None else "%.2f" % (r["model_last_page_ms"] / 1000.0),
-                pct(r.get("model_error_last_page"))))
+                pct(r.get("model_error_last_page")), pct(r.get("model_error_last_page_none_fit")),
+                pct(r.get("model_error_last_page_xfit"))))
         lazy = [r for r in post if r.get("model_lazy_bandwidth_mbps") is not None]
         if lazy:
             out.append("")
@@ -128,8 +155,8 @@ def table(rows):
                        "bandwidth `--calibrate` fits from the migration (the pages copied in over "
                        "the time from the end of the downtime to the last page, less the faults' "
                        "waits), plus the faults times their average wait: %s." % "; ".join(
-                           "%s %.1f MiB at %.1f MiB/s + %d × %.1f ms" % (
-                               r["workload"], (r.get("model_lazy_bytes") or 0) / MiB,
+                           "%s %s %.1f MiB at %.1f MiB/s + %d × %.1f ms" % (
+                               r["workload"], r["mode"], (r.get("model_lazy_bytes") or 0) / MiB,
                                r["model_lazy_bandwidth_mbps"], r.get("model_lazy_faults") or 0,
                                r.get("model_lazy_fault_ms") or 0) for r in lazy))
     fit = [r for r in rows if r.get("model_dump_fixed_s") is not None]

@@ -47,13 +47,15 @@ int mli_migrate_postcopy_precheck(const struct ml_migrate_opts *o, char *why, si
 	bool own_ns = false;
 	FILE *f;
 
-	if (!o->caps->mem_dirty_track) {
+	/* without pre-dumps (-m 0) the lazy dump has no parent to track against */
+	if (!o->caps->mem_dirty_track && o->max_rounds > 0) {
 		snprintf(
 			why, len,
 			"--postcopy needs soft-dirty page tracking on this machine, which this "
 			"kernel lacks (`%s check --feature mem_dirty_track` fails): the lazy final "
-			"dump works from its pre-dumps. Nothing was frozen; migrate without "
-			"--postcopy (one stop-and-copy dump)",
+			"dump works from its pre-dumps. Nothing was frozen; migrate with -m 0 "
+			"(post-copy without pre-dumps) or without --postcopy (one stop-and-copy "
+			"dump)",
 			o->caps->path);
 		return -EOPNOTSUPP;
 	}

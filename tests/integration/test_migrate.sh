@@ -186,6 +186,14 @@ test_postcopy_refused() {
 	[ "$(jget "$j" 'j["ok"] or j["rounds"] != [] or "error" not in j')" = False ] || bad+=" json: $(cat "$j")"
 	[ -e "$tmp/pc-src/1" ] && bad+=" CRIU ran"
 	grep -q "^migrating" "$tmp/pc.err" && bad+=" it started"
+	# -m 0: no pre-dump, so no soft-dirty needed; refused here for the PID
+	# namespace (or the lazy server's pipes), still before anything is frozen
+	"$MEMLENS" migrate -p "$P" --to "$tmp/pc-dest" -D "$tmp/pc-src" --postcopy -m 0 --json \
+		>"$j" 2>"$tmp/pc0.err"
+	rc=$?
+	[ $rc -ne 0 ] && ! grep -q "soft-dirty" "$tmp/pc0.err" &&
+		grep -qE "own PID namespace|pipe-max-size" "$tmp/pc0.err" || bad+=" -m 0: exit $rc: $(cat "$tmp/pc0.err")"
+	[ -e "$tmp/pc-src/1" ] && bad+=" -m 0: CRIU ran"
 	t_gone "$P" && bad+=" the target died"
 	grep -q "State:.*T" /proc/"$P"/status && bad+=" the target is stopped"
 	kill "$P"
