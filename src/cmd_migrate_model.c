@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* memlens migrate-model: replay a write trace through a pre-copy migration model. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,8 @@ struct mm_cli {
 	bool df_given, rf_given, rb_given;
 	bool lb_given, lf_given, lw_given;
 	bool resident; /* the trace has every region's resident pages */
+	const char *round_at; /* --round-at SEC,SEC,... */
+	int64_t *round_at_ms;
 	long lazy_faults;
 };
 
@@ -330,6 +333,35 @@ static void print_human(const struct mm_cli *c, const struct ml_mm_trace *t,
 		   r[2].postcopy_last_page_ms);
 }
 
+/* --round-at "2.5,6,9.25" into c->p.round_at_ms; -1 when it is not that. */
+static int parse_round_at(struct mm_cli *c)
+{
+	const char *q = c->round_at;
+	size_t n = 0;
+
+	for (const char *x = q; *x; x++)
+		n += *x == ',';
+	c->round_at_ms = calloc(n + 1, sizeof(*c->round_at_ms));
+	if (!c->round_at_ms)
+		return -1;
+	for (n = 0; *q; n++) {
+		char *end;
+		double v = strtod(q, &end);
+
+		if (end == q || (*end && *end != ',') || !(v > 0) || v > 1e9)
+			return -1;
+		c->round_at_ms[n] = (int64_t)llround(v * 1000.0);
+		if (n && c->round_at_ms[n] <= c->round_at_ms[n - 1])
+			return -1;
+		q = *end ? end + 1 : end;
+		if (*end && !*q)
+			return -1; /* a trailing comma */
+	}
+	c->p.round_at_ms = c->round_at_ms;
+	c->p.nround_at = n;
+	return n ? 0 : -1;
+}
+
 static int parse_args(int argc, char **argv, struct mm_cli *c)
 {
 	const char *out = NULL;
@@ -410,6 +442,13 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		  .target = &c->calibrate,
 		  .help = "fit the bandwidth, the dump's fixed part and the restore's from "
 			  "a `memlens migrate --json` output of the same workload" },
+		{ .name = "round-at",
+		  .arg = "SEC,...",
+		  .kind = CLI_STR,
+		  .target = &c->round_at,
+		  .help = "the rounds at these times (seconds since the trace started, "
+			  "increasing), the last one the final dump: a migration's rounds as "
+			  "they happened, instead of -r and -m" },
 		CLI_OPT_ROUND_INTERVAL(&c->p.round_interval_s, 0.001,
 				       "seconds between pre-dump rounds (default 2, as memlens "
 				       "migrate's)"),
@@ -464,6 +503,11 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 	c->p.no_precopy = cli_given(&spec, "max-rounds") && !c->p.max_rounds;
 	if (c->rf_given)
 		c->fit.restore_fixed_s = c->p.restore_fixed_s; /* the fit assumes it */
+	if (c->round_at && parse_round_at(c))
+		return cli_usage_error("migrate-model",
+				       "--round-at wants seconds, increasing and above 0, "
+				       "separated by commas (\"%s\")",
+				       c->round_at);
 	return out_option("migrate-model", out);
 }
 
@@ -501,6 +545,7 @@ static int cmd_migrate_model(int argc, char **argv)
 	ml_mm_results_free(res);
 out:
 	ml_mm_trace_free(&t);
+	free(c.round_at_ms);
 	return rc;
 }
 

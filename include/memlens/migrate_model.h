@@ -162,6 +162,15 @@ struct ml_mm_params {
 	 * final dump at the first round boundary, as `migrate -m 0`
 	 */
 	bool no_precopy;
+	/*
+	 * the rounds at these times instead (ms since the trace started,
+	 * increasing, > 0), the last one the final dump: a migration's rounds
+	 * as they happened (their gaps are not even); NULL / 0: every
+	 * round_interval_s. max_rounds, no_precopy and stop_threshold_mb
+	 * then do not apply.
+	 */
+	const int64_t *round_at_ms;
+	size_t nround_at;
 };
 
 enum ml_mm_policy { ML_MM_NONE, ML_MM_HOT_VMA, ML_MM_HOT_RANGE };

@@ -311,6 +311,12 @@ static void downtime(const struct ml_mm_params *p, struct ml_mm_result *r)
 				   (double)p->lazy_faults * p->lazy_fault_s * 1000.0;
 }
 
+/* Round @k's time (from 1): the given times, else every @round_ms. */
+static int64_t round_time(const struct ml_mm_params *p, int k, int64_t round_ms)
+{
+	return p->nround_at ? p->round_at_ms[k - 1] : k * round_ms;
+}
+
 static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct ml_mm_result *r)
 {
 	double threshold = s->p->stop_threshold_mb * ML_MM_MIB;
@@ -320,13 +326,13 @@ static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct m
 
 	for (int k = 1; !ret; k++) {
 		final = final || k == pre_rounds + 1;
-		ret = round_at(s, k == 1 ? INT64_MIN : (k - 1) * round_ms, k * round_ms, final,
-			       &bytes);
+		ret = round_at(s, k == 1 ? INT64_MIN : round_time(s->p, k - 1, round_ms),
+			       round_time(s->p, k, round_ms), final, &bytes);
 		if (!ret)
 			ret = push_round(r, k, bytes);
 		if (final)
 			break;
-		if ((double)bytes <= threshold)
+		if (!s->p->nround_at && (double)bytes <= threshold)
 			final = true; /* converged: the next round is the stop-and-copy */
 	}
 	r->final_round_bytes = bytes;
@@ -368,6 +374,14 @@ static int check_params(const struct ml_mm_trace *t, const struct ml_mm_params *
 		return ml_err_set(err, EINVAL,
 				  "hot intervals and cool must be 0..%d, the hot-range bound 0..%d",
 				  ML_HOTRANGE_MAX_INTERVALS, ML_HOTRANGE_MAX_MAX);
+	if (p->nround_at > 100000 || (p->nround_at && !p->round_at_ms))
+		return ml_err_set(err, EINVAL, "the round times: 1 to 100000 of them");
+	for (size_t i = 0; i < p->nround_at; i++)
+		if (p->round_at_ms[i] <= (i ? p->round_at_ms[i - 1] : 0))
+			return ml_err_set(err, EINVAL,
+					  "the round times must be positive and increasing (round "
+					  "%zu at %lld ms)",
+					  i + 1, (long long)p->round_at_ms[i]);
 	if (!t->n)
 		return ml_err_set(err, EINVAL,
 				  "the trace has no \"interval\" lines; record one "
@@ -376,7 +390,7 @@ static int check_params(const struct ml_mm_trace *t, const struct ml_mm_params *
 		return ml_err_set(err, EINVAL,
 				  "the trace has no \"written\" page ranges: record it with "
 				  "`memlens writes --record FILE` (the --json output lacks them)");
-	if (t->iv[t->n - 1].t_ms / round_ms < 2)
+	if (!p->nround_at && t->iv[t->n - 1].t_ms / round_ms < 2)
 		return ml_err_set(err, EINVAL,
 				  "the trace covers %.1f s: too short for two rounds of %.1f s "
 				  "(record longer or use a shorter --round-interval)",
@@ -447,6 +461,8 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 	pre = t->iv[t->n - 1].t_ms / round_ms - 1 > max
 		      ? max
 		      : (int)(t->iv[t->n - 1].t_ms / round_ms - 1);
+	if (p->nround_at)
+		pre = (int)p->nround_at - 1;
 	for (int k = 0; k < ML_MM_NPOLICIES && !ret; k++) {
 		struct mm_sim s = { .t = t,
 				    .p = p,

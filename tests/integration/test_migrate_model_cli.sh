@@ -100,6 +100,21 @@ sys.exit(not ok)" "$tmp/mr.json"' "rc=$rc $(cat "$tmp/mr.err") $(head -c 300 "$t
 check resident_memory_said 'grep -q "the tree.s memory: the resident pages the trace recorded" "$tmp/mr.txt"' \
 	"$(cat "$tmp/mr.txt")"
 
+# --round-at: the rounds when a migration made them (the last the final
+# dump); not increasing, or not numbers: a usage error
+"$M" migrate-model "$tmp/tr.jsonl" --round-at 1,2.5,7 --json >"$tmp/ra.json" 2>"$tmp/ra.err"
+rc=$?
+check round_at '[ $rc = 0 ] && "$PY" -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+sys.exit(not all(len(p[\"rounds\"]) == 3 and p[\"rounds\"][0][\"bytes\"] == 64 << 20 for p in j[\"policies\"]))" "$tmp/ra.json"' \
+	"rc=$rc $(cat "$tmp/ra.err") $(head -c 300 "$tmp/ra.json")"
+for bad in 2,1 1,,2 1, x 0,1; do
+	"$M" migrate-model "$tmp/tr.jsonl" --round-at "$bad" >/dev/null 2>"$tmp/rb.err"
+	rc=$?
+	check "round_at_refused_$bad" '[ $rc = 2 ] && grep -q "round-at wants seconds" "$tmp/rb.err"' "rc=$rc $(cat "$tmp/rb.err")"
+done
+
 # --calibrate: the bandwidth from the rounds' slope (32 MiB/s), the dump's
 # fixed part (3.5 s frozen - 2.25 s restore - 8 MiB / 32 MiB/s = 1 s), the
 # restore's bandwidth (64 MiB in 2.25 s less its fixed 0.25 s: 32 MiB/s)

@@ -742,6 +742,35 @@ static void test_no_precopy(void)
 	ml_mm_trace_free(&t);
 }
 
+/*
+ * Rounds at given times: 1 s (the 10 resident pages), 1.5 s (no interval
+ * ended in (1, 1.5]: nothing) and 4 s, the final dump (A's 4 pages written
+ * in the intervals ending at 2, 3 and 4 s, once). The stop threshold does
+ * not apply: the 0-byte round does not end pre-copy. Times not increasing
+ * are refused.
+ */
+static void test_round_at(void)
+{
+	static const int64_t at[] = { 1000, 1500, 4000 }, bad[] = { 1000, 1000 };
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 1, .stop_threshold_mb = 1,
+		.round_at_ms = at, .nround_at = 3);
+	ML_MM_RESULTS(r);
+	struct ml_mm_trace t;
+	struct ml_err err = { 0 };
+	static const uint64_t want[] = { 10 * PG, 0, 4 * PG };
+
+	trace_resident(&t, true, false);
+	run(&t, &p, r);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
+		check_rounds(&r[k], want, 3);
+	ml_mm_results_free(r);
+	p.round_at_ms = bad;
+	p.nround_at = 2;
+	CHECK_EQ(ml_mm_run(&t, &p, r, &err), -EINVAL);
+	CHECK(strstr(err.msg, "increasing") != NULL);
+	ml_mm_trace_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_hot_late);
@@ -759,5 +788,6 @@ int main(void)
 	RUN(test_tree_trace);
 	RUN(test_resident_memory);
 	RUN(test_no_precopy);
+	RUN(test_round_at);
 	return T_DONE();
 }
