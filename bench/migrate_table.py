@@ -42,8 +42,8 @@ def table(rows):
                "with hot pages left out (CRIU with memlens's patches); ratios against the "
                "workload's `none` row of the same run; next to each, "
                "`migrate-model` on a `writes --record` trace of the same workload from "
-               "the same run, at the round interval that migration measured and with the "
-               "parameters given below the tables "
+               "the same run, its rounds at the times that migration made them (`--round-at`) "
+               "and with the parameters given below the tables "
                "(error: model vs measured); data: the workload checked its own memory "
                "after the restore." % (k["kernel"], " and ".join(crius)))
     out.append("")
@@ -172,9 +172,9 @@ def table(rows):
                    "post-copy restore, which loads no memory, is all fixed part). Fitted "
                    "(bandwidth MiB/s, dump fixed s, restore fixed s, restore MiB/s): %s. Fitted "
                    "so, a mode's downtime error is mostly that of its bytes (the final round's, and the tree's "
-                   "memory: the VMAs of the trace, against the pages the dump found); the last column of "
-                   "the ratios' table fits all of a workload's modes from its `none` migration "
-                   "instead." % (
+                   "memory%s); the ratios' table also fits each mode from the `none` migration "
+                   "made with the same CRIU, and post-copy from another workload's "
+                   "migration." % (
                        ", ".join(dict.fromkeys(r["workload"] for r in fit)),
                        " / ".join(sorted({"%.2f" % r["model_restore_fixed_s"] for r in fit
                                           if not r.get("postcopy")})),
@@ -183,7 +183,10 @@ def table(rows):
                            r["model_dump_fixed_s"], r["model_restore_fixed_s"],
                            "%.1f" % r["model_restore_bandwidth_mbps"]
                            if r.get("model_restore_bandwidth_mbps") and not r.get("postcopy")
-                           else "-") for r in fit)))
+                           else "-") for r in fit),
+                       ": the resident pages of the trace, against the pages the dump found"
+                       if all(r.get("model_memory") == "resident" for r in fit)
+                       else ": the VMAs of the trace, against the pages the dump found"))
     old = [r for r in rows if r.get("model_freeze_overhead_s") is not None]
     fos = sorted({r["model_freeze_overhead_s"] for r in old})
     if fos:
