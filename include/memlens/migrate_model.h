@@ -246,7 +246,9 @@ struct ml_mm_fit {
  *                 else all bytes / all durations;
  *   dump_fixed    downtime - restore - final round bytes / bandwidth
  *                 (at least 0): all the frozen time that is not the
- *                 restore and not the final round's bytes;
+ *                 restore and not the final round's bytes; with
+ *                 post-copy downtime - restore (the model's post-copy
+ *                 downtime is the fixed parts alone);
  *   restore       without post-copy, the restore loaded the final dump's
  *                 memory (its pages_scanned pages): with restore_fixed
  *                 as @fit->restore_fixed_s says on entry, the restore

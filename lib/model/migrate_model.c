@@ -584,8 +584,15 @@ int ml_mm_calibrate(const struct ml_migrate_rec *m, struct ml_mm_fit *out, struc
 	fit->bandwidth_mbps = b > 0 ? 1.0 / b : bytes / secs;
 	fit->final_bytes = last->bytes;
 	restore_s = (double)m->restore_ms / 1000.0;
-	frozen_s = (double)m->downtime_ms / 1000.0 - restore_s -
-		   (double)last->bytes / ML_MM_MIB / fit->bandwidth_mbps;
+	frozen_s = (double)m->downtime_ms / 1000.0 - restore_s;
+	/*
+	 * post-copy: the model's downtime is the fixed parts alone (its final
+	 * dump writes no memory), so all of the final dump's frozen time is
+	 * its fixed part, the images it did write (page tables, the memory
+	 * that is never lazy) included
+	 */
+	if (!m->postcopy)
+		frozen_s -= (double)last->bytes / ML_MM_MIB / fit->bandwidth_mbps;
 	fit->dump_fixed_s = frozen_s > 0 ? frozen_s : 0;
 	if (m->postcopy)
 		calibrate_lazy(m, fit);
