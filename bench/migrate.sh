@@ -12,16 +12,19 @@
 # next to each, what `memlens migrate-model` predicts from a `memlens writes
 # --record` trace of the same workload taken in the same run (a separate
 # instance on the same timeline: the trace's profiler and the migration's
-# cannot watch one process at once), at the round interval the migration
-# measured, its bandwidth and the fixed parts of its downtime fitted from
-# what it measured (migrate-model --calibrate: the final dump's and the
-# restore's); next to that, the downtime the model predicts fitted from the
-# workload's none migration instead. Needs soft-dirty (pre-dump): run it in
+# cannot watch one process at once), its rounds at the times the migration
+# made them (--round-at), its bandwidth and the fixed parts of its downtime
+# fitted from what it measured (migrate-model --calibrate: the final dump's
+# and the restore's); next to that, the downtime the model predicts fitted
+# from the workload's none migration made with the same CRIU (none-fork for
+# vma) and, for post-copy, from another workload's migration in the same
+# mode (XFIT_FROM). Needs soft-dirty (pre-dump): run it in
 # the 6.12 guest: CASES=migrate-bench tests/kernels/run.sh 6.12 (the guest
 # cases 9N-migrate-bench-WORKLOAD.sh, one workload each).
 #   bench/migrate.sh [WORKLOAD...]   (default: all six)
 # MODEL_ONLY=1 migrates nothing: it runs the model again on a run's trace
-# and migrations ($OUTDIR/migrate-WORKLOAD.trace and migrate-WORKLOAD-MODE.json,
+# and migrations ($OUTDIR/migrate-WORKLOAD.trace, or .trace.xz, and
+# migrate-WORKLOAD-MODE.json,
 # kept by the run) and rewrites the rows, the data checks as the run found
 # them: for a model that changed since (any machine, no soft-dirty needed).
 # MODES picks the modes (default: none none-fork vma page page-cool
@@ -55,37 +58,64 @@ trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' E
 
 # the migration measured, from the --json output of migrate the run kept
 declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 3")
+# post-copy modes are also fitted from another workload's migration in the
+# same mode (the first of these whose JSON is there; default heap)
+declare -A XFIT_FROM=([heap]="redis migwork")
 
 # model_row W MODE VERIFIED [KERNEL]: the row of W's migration in MODE (its
 # kept JSON), the model beside it; VERIFIED: true, false or null; KERNEL: the
 # one it ran on (default: this one)
 model_row() {
-	local w=$1 mode=$2 verified=$3 mj=$OUTDIR/migrate-$1-$2.json nj=$OUTDIR/migrate-$1-none.json ri n
-	"$PY" - "$mj" >"$tmp/$w-$mode.params" <<'EOF'
+	local w=$1 mode=$2 verified=$3 mj=$OUTDIR/migrate-$1-$2.json ri n peer=none xf= o
+	# the peer a mode is fitted from besides itself: the none migration made
+	# with the same CRIU binary (the fork's for vma)
+	[ $mode = vma ] && peer=none-fork
+	local nj=$OUTDIR/migrate-$w-$peer.json
+	# post-copy: also fitted from another workload's migration of the same mode
+	if [ "$mode" = page-postcopy ] || [ "$mode" = postcopy-only ]; then
+		for o in ${XFIT_FROM[$w]:-heap}; do
+			[ -f "$OUTDIR/migrate-$o-$mode.json" ] && xf=$OUTDIR/migrate-$o-$mode.json && break
+		done
+	fi
+	# the model's rounds when the migration made them: the first at the end
+	# of the trace's first interval (its VMAs known), the others as far
+	# after it as the migration's were after its first
+	"$PY" - "$mj" "${TRACE:-$OUTDIR/migrate-$w.trace}" >"$tmp/$w-$mode.params" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
 starts = [x["start_ms"] for x in j["rounds"]]
 gaps = [b - a for a, b in zip(starts, starts[1:])]
 ri = (sum(gaps) / len(gaps) / 1000.0) if gaps else 1.0
-print("%.3f %d" % (max(ri, 0.001), max(len(j["rounds"]) - 1, 0)))
+t0 = 1000
+for line in open(sys.argv[2]):
+    iv = json.loads(line)
+    if iv.get("type") == "interval":
+        t0 = iv["t_ms"]
+        break
+at = ",".join("%.3f" % ((t0 + s - starts[0]) / 1000.0) for s in starts)
+print("%.3f %d %s" % (max(ri, 0.001), max(len(j["rounds"]) - 1, 0), at))
 EOF
-	read -r ri n <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
-	# fitted from this migration, and from the workload's none migration
-	for cal in own none; do
+	read -r ri n at <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
+	# fitted from this migration, from the workload's none migration with
+	# the same CRIU, and (post-copy) from another workload's
+	for cal in own none xfit; do
 		local c=$mj
 		[ $cal = none ] && c=$nj
+		[ $cal = xfit ] && c=$xf
 		rm -f "$tmp/$w-$mode.model-$cal"
-		[ -f "$c" ] || continue
-		"$MEMLENS" migrate-model "$OUTDIR/migrate-$w.trace" --calibrate "$c" --round-interval "$ri" \
-			--max-rounds "$n" --stop-threshold "$THRESHOLD" ${MODEL_ARGS[$mode]:-} --json \
+		[ -n "$c" ] && [ -f "$c" ] || continue
+		"$MEMLENS" migrate-model "${TRACE:-$OUTDIR/migrate-$w.trace}" --calibrate "$c" --round-at "$at" \
+			${MODEL_ARGS[$mode]:-} --json \
 			>"$tmp/$w-$mode.model-$cal" 2>"$tmp/$w-$mode.merr" ||
 			echo "# $w $mode: migrate-model --calibrate $cal: $(tail -n 1 "$tmp/$w-$mode.merr")" >&2
 	done
 	"$PY" - "$w" "$mode" "$mj" "$tmp/$w-$mode.model-own" "$tmp/$w-$mode.model-none" "$ri" \
-		"$INTERVAL" "$verified" "${4:-$(uname -r)}" <<'EOF'
+		"$INTERVAL" "$verified" "${4:-$(uname -r)}" "$tmp/$w-$mode.model-xfit" "$peer" \
+		"$(basename "${xf:-none}" .json)" "$at" <<'EOF'
 import json, sys
 w, mode, mj, mm, mn, ri = sys.argv[1:7]
 kver = sys.argv[9]
+mx, peer, xfrom = sys.argv[10:13]
 verified = json.loads(sys.argv[8])
 m = json.load(open(mj))
 want = {"none": "none", "none-fork": "none", "postcopy-only": "none",
@@ -99,7 +129,8 @@ def load(path):
         return {}, {}
 model, pol = load(mm)
 model_n, pol_n = load(mn)
-p, pn = pol.get(want), pol_n.get(want)
+model_x, pol_x = load(mx)
+p, pn, px = pol.get(want), pol_n.get(want), pol_x.get(want)
 def err(pred, meas):
     return None if pred is None or not meas else (pred - meas) / meas
 # post-copy: frozen for the fixed parts only; the last page when the final
@@ -127,6 +158,7 @@ row = {
     "lazy_fault_wait_max_us": m.get("lazy", {}).get("fault_wait_max_us"),
     "excluded": [r["excluded_ranges"] for r in m["rounds"]],
     "bandwidth_mbps": model.get("bandwidth_mbps"), "round_interval_s": float(ri),
+    "model_round_at_s": [float(x) for x in sys.argv[13].split(",")],
     "model_policy": want,
     "model_total_bytes": p["total_bytes"] if p else None,
     "model_final_bytes": p["final_round_bytes"] if p else None,
@@ -146,6 +178,13 @@ row = {
     "model_lazy_fault_ms": model.get("lazy_fault_ms") if pc else None,
     # fitted from the workload's none migration instead
     "model_downtime_none_fit_ms": pn[dkey] if pn else None,
+    "model_fit_peer": peer,
+    "model_memory": model.get("memory"),
+    "model_last_page_none_fit_ms": pn["postcopy_last_page_ms"] if pn and pc else None,
+    # post-copy: fitted from another workload's migration in the same mode
+    "model_xfit_from": xfrom[len("migrate-"):] if px and xfrom.startswith("migrate-") else None,
+    "model_downtime_xfit_ms": px[dkey] if px else None,
+    "model_last_page_xfit_ms": px["postcopy_last_page_ms"] if px and pc else None,
     "model_hot_range_total_bytes": pol["hot-range"]["total_bytes"] if "hot-range" in pol else None,
     "model_hot_range_final_bytes": pol["hot-range"]["final_round_bytes"] if "hot-range" in pol else None,
 }
@@ -154,6 +193,9 @@ row["model_error_final"] = err(row["model_final_bytes"], row["final_bytes"])
 row["model_error_downtime"] = err(row["model_downtime_ms"], row["downtime_ms"])
 row["model_error_downtime_none_fit"] = err(row["model_downtime_none_fit_ms"], row["downtime_ms"])
 row["model_error_last_page"] = err(row["model_last_page_ms"], row["last_page_ms"])
+row["model_error_last_page_none_fit"] = err(row["model_last_page_none_fit_ms"], row["last_page_ms"])
+row["model_error_downtime_xfit"] = err(row["model_downtime_xfit_ms"], row["downtime_ms"])
+row["model_error_last_page_xfit"] = err(row["model_last_page_xfit_ms"], row["last_page_ms"])
 print(json.dumps(row))
 EOF
 }
@@ -161,7 +203,11 @@ EOF
 if [ -n "${MODEL_ONLY:-}" ]; then
 	for w in ${*:-migwork heap redis memwrite matmul memalloc}; do
 		OUT=$OUTDIR/migrate-$w.jsonl
-		[ -f "$OUT" ] && [ -f "$OUTDIR/migrate-$w.trace" ] || { echo "# $w: no run in $OUTDIR"; continue; }
+		TRACE=$OUTDIR/migrate-$w.trace
+		if [ ! -f "$TRACE" ] && [ -f "$TRACE.xz" ]; then
+			xz -dc "$TRACE.xz" >"$tmp/$w.trace" && TRACE=$tmp/$w.trace
+		fi
+		[ -f "$OUT" ] && [ -f "$TRACE" ] || { echo "# $w: no run in $OUTDIR"; continue; }
 		cp "$OUT" "$tmp/$w.rows"
 		: >"$OUT"
 		for mode in ${MODES//,/ }; do
