@@ -279,7 +279,8 @@ static const char mm_line[] =
 	"{\"type\":\"migrate_model\",\"bandwidth_mbps\":128,\"round_interval_s\":0.5,"
 	"\"freeze_overhead_s\":0.25,\"dump_fixed_s\":0.125,\"restore_fixed_s\":0.5,"
 	"\"restore_bandwidth_mbps\":512,\"lazy_bandwidth_mbps\":64,\"lazy_faults\":300,"
-	"\"lazy_fault_ms\":1.5,\"calibrated_from\":\"m.json\",\"policies\":["
+	"\"lazy_fault_ms\":1.5,\"calibrated_from\":\"m.json\",\"memory\":\"resident\",\"policies\":"
+	"["
 	"{\"name\":\"none\",\"rounds\":[{\"round\":1,\"bytes\":67108864},"
 	"{\"round\":2,\"bytes\":62914560}],\"total_bytes\":130023424,"
 	"\"final_round_bytes\":62914560,\"downtime_ms\":475.125,"
@@ -306,6 +307,8 @@ static void mm_same(const struct ml_migrate_model_rec *a, const struct ml_migrat
 	CHECK_EQ(a->lazy_faults, b->lazy_faults);
 	CHECK(a->lazy_fault_ms == b->lazy_fault_ms);
 	CHECK_STR(a->calibrated_from, b->calibrated_from);
+	CHECK(a->memory_resident == b->memory_resident);
+	CHECK(a->no_precopy == b->no_precopy);
 	REQUIRE(a->npol == b->npol);
 	for (size_t i = 0; i < a->npol; i++) {
 		const struct ml_migrate_model_policy_rec *p = &a->pol[i], *q = &b->pol[i];
@@ -340,6 +343,7 @@ static void test_migrate_model_round_trip(void)
 					   .lazy_faults = 300,
 					   .lazy_fault_ms = 1.5,
 					   .calibrated_from = "m.json",
+					   .memory_resident = true,
 					   .pol = policies,
 					   .npol = 3 },
 				    back;
