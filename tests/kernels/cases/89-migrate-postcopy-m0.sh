@@ -17,7 +17,7 @@ fi
 
 postcopy_m0() {
 	local criu=$2 out=$tmp/m0.out j=$tmp/m0.json p rc new bad=
-	start "$out" unshare --pid --fork "$WORKLOADS/migwork" -H 8 -I 24 -C 0 -t 1 ||
+	start "$out" unshare --pid --fork setsid "$WORKLOADS/migwork" -H 8 -I 24 -C 0 -t 1 ||
 		{ notok migrate_postcopy_m0 "migwork did not start: $(tail -n 2 "$out")"; return; }
 	p=$(cat /proc/"$P"/task/*/children 2>/dev/null | awk '{print $1; exit}')
 	[ -n "$p" ] || { notok migrate_postcopy_m0 "no migwork under unshare $P"; return; }
