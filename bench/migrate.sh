@@ -79,20 +79,30 @@ model_row() {
 	fi
 	# the model's rounds when the migration made them: the first at the end
 	# of the trace's first interval (its VMAs known), the others as far
-	# after it as the migration's were after its first
+	# after it as the migration's were after its first, each at the nearest
+	# end of an interval
 	"$PY" - "$mj" "${TRACE:-$OUTDIR/migrate-$w.trace}" >"$tmp/$w-$mode.params" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
 starts = [x["start_ms"] for x in j["rounds"]]
 gaps = [b - a for a, b in zip(starts, starts[1:])]
 ri = (sum(gaps) / len(gaps) / 1000.0) if gaps else 1.0
-t0 = 1000
-for line in open(sys.argv[2]):
-    iv = json.loads(line)
-    if iv.get("type") == "interval":
-        t0 = iv["t_ms"]
-        break
-at = ",".join("%.3f" % ((t0 + s - starts[0]) / 1000.0) for s in starts)
+import re
+ends = [int(m.group(1)) for m in (re.search(r'"type": *"interval".*?"t_ms": *([0-9]+)', l)
+                                  for l in open(sys.argv[2])) if m]
+t0 = ends[0] if ends else 1000
+# each round at the end of the trace's interval nearest to it, a later one
+# than the round before's: the trace knows the writes per interval only, so
+# two rounds within one interval would have the second see none of them
+at, k = [], -1
+for s in starts:
+    x = t0 + s - starts[0]
+    later = [i for i in range(k + 1, len(ends))]
+    if later:
+        k = min(later, key=lambda i: abs(ends[i] - x))
+        x = ends[k]
+    at.append(x)
+at = ",".join("%.3f" % (x / 1000.0) for x in at)
 print("%.3f %d %s" % (max(ri, 0.001), max(len(j["rounds"]) - 1, 0), at))
 EOF
 	read -r ri n at <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
