@@ -77,10 +77,11 @@ model_row() {
 			[ -f "$OUTDIR/migrate-$o-$mode.json" ] && xf=$OUTDIR/migrate-$o-$mode.json && break
 		done
 	fi
-	# the model's rounds when the migration made them: the first at the end
-	# of the trace's first interval (its VMAs known), the others as far
-	# after it as the migration's were after its first, each at the nearest
-	# end of an interval
+	# the model's rounds when the migration made them (ms since it started
+	# profiling, as the trace's since its profiler started: the hot pages
+	# the migration found before its first round are hot in the model then
+	# too), none before the end of the trace's first interval (its VMAs
+	# known), each at the nearest end of an interval
 	"$PY" - "$mj" "${TRACE:-$OUTDIR/migrate-$w.trace}" >"$tmp/$w-$mode.params" <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -96,7 +97,7 @@ t0 = ends[0] if ends else 1000
 # two rounds within one interval would have the second see none of them
 at, k = [], -1
 for s in starts:
-    x = t0 + s - starts[0]
+    x = max(s, t0)
     later = [i for i in range(k + 1, len(ends))]
     if later:
         k = min(later, key=lambda i: abs(ends[i] - x))
