@@ -646,6 +646,10 @@ static int on_sample(void *ctx, void *data, size_t len)
 		in.regs[i] = sm->regs[i];
 	t0 = ml_mono_ns();
 	n = mlt_unwind_stack(r->unw, &in, ips, LEAKS_DWARF_DEPTH, &end);
+	if (!n && r->preload) { /* the pc is mls_sampled's: the sampler is mapped by now */
+		mlt_unwinder_stale(r->unw);
+		n = mlt_unwind_stack(r->unw, &in, ips, LEAKS_DWARF_DEPTH, &end);
+	}
 	if (r->preload) { /* the sampler's own frames (leaks.h), its pc at mls_sampled */
 		uint64_t base = in.regs[UNWIND_IP] - r->sampler_sym;
 		int k = 0;

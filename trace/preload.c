@@ -82,7 +82,7 @@ static int elf_has_interp(int fd, char *why, size_t len)
 	return 0;
 }
 
-static enum mlt_exec_kind kind_of(const char *path, int depth, char *why, size_t len)
+static enum mlt_exec_kind kind_of(const char *path, int depth, char *elf, char *why, size_t len)
 {
 	char head[256], interp[PATH_MAX];
 	struct stat st;
@@ -117,17 +117,19 @@ static enum mlt_exec_kind kind_of(const char *path, int depth, char *why, size_t
 			snprintf(why, len, "%s: a script without an interpreter", path);
 			return MLT_EXEC_UNKNOWN;
 		}
-		return kind_of(interp, 1, why, len);
+		return kind_of(interp, 1, elf, why, len);
 	}
 	r = elf_has_interp(fd, interp, sizeof(interp));
 	close(fd);
+	if (elf)
+		snprintf(elf, PATH_MAX, "%s", path);
 	if (r == 1)
 		return MLT_EXEC_DYNAMIC;
 	snprintf(why, len, "%s: %s", path, interp);
 	return r == 0 ? MLT_EXEC_STATIC : r == -2 ? MLT_EXEC_FOREIGN : MLT_EXEC_UNKNOWN;
 }
 
-enum mlt_exec_kind mlt_preload_exec_kind(const char *cmd, char *why, size_t len)
+enum mlt_exec_kind mlt_preload_exec_kind(const char *cmd, char *elf, char *why, size_t len)
 {
 	char path[PATH_MAX];
 
@@ -135,14 +137,22 @@ enum mlt_exec_kind mlt_preload_exec_kind(const char *cmd, char *why, size_t len)
 		snprintf(why, len, "%s: not found on PATH", cmd ? cmd : "");
 		return MLT_EXEC_UNKNOWN;
 	}
-	return kind_of(path, 0, why, len);
+	return kind_of(path, 0, elf, why, len);
 }
 
 int mlt_preload_env(const char *old, const char *so, char *out, size_t len)
 {
-	size_t n = (size_t)snprintf(out, len, "%s%s%s", so, old && *old ? " " : "", old ? old : "");
+	size_t a = strlen(so), b = old ? strlen(old) : 0, need = a + (b ? 1 + b : 0) + 1;
 
-	return n < len ? 0 : -ENAMETOOLONG;
+	if (need > len)
+		return -ENAMETOOLONG;
+	memcpy(out, so, a);
+	if (b) {
+		out[a] = ' ';
+		memcpy(out + a + 1, old, b);
+	}
+	out[need - 1] = 0;
+	return 0;
 }
 
 int mlt_preload_find(const char *exe_dir, const char *installed_dir, char *out, size_t len)

@@ -25,9 +25,18 @@ enum mlt_exec_kind {
 /*
  * What the kernel would run for @cmd as execvp() finds it on $PATH (a
  * script's interpreter, one level), with the reason in @why (@len bytes)
- * for anything but MLT_EXEC_DYNAMIC.
+ * for anything but MLT_EXEC_DYNAMIC. @elf (NULL, or PATH_MAX bytes): the
+ * ELF file examined.
  */
-enum mlt_exec_kind mlt_preload_exec_kind(const char *cmd, char *why, size_t len);
+enum mlt_exec_kind mlt_preload_exec_kind(const char *cmd, char *elf, char *why, size_t len);
+
+/*
+ * Does the ELF file @path define an allocator of its own (malloc or free,
+ * or jemalloc's or tcmalloc's prefixed names)? Its calls to it would not
+ * reach a preloaded malloc: the name found into @name, else "".
+ * (trace/preload_elf.c)
+ */
+void mlt_preload_own_allocator(const char *path, char *name, size_t len);
 
 /* The file execvp() runs for @cmd, into @out: 0, or -ENOENT. */
 int mlt_preload_which(const char *cmd, char *out, size_t len);

@@ -1228,7 +1228,7 @@ static void *detach_thread(void *tr)
  */
 static int choose_sampler(struct leaks_run *r, const struct leaks_opts *o)
 {
-	char exe[PATH_MAX], why[PATH_MAX + 128];
+	char exe[PATH_MAX], elf[PATH_MAX], why[PATH_MAX + 128], own[32];
 	enum mlt_exec_kind k;
 	ssize_t n;
 
@@ -1244,7 +1244,17 @@ static int choose_sampler(struct leaks_run *r, const struct leaks_opts *o)
 		snprintf(r->uprobe_why, sizeof(r->uprobe_why), "--sampler uprobe");
 		return 0;
 	}
-	k = mlt_preload_exec_kind(o->cmd[0], why, sizeof(why));
+	k = mlt_preload_exec_kind(o->cmd[0], elf, why, sizeof(why));
+	if (k == MLT_EXEC_DYNAMIC) {
+		mlt_preload_own_allocator(elf, own, sizeof(own));
+		if (own[0]) {
+			k = MLT_EXEC_STATIC;
+			snprintf(why, sizeof(why),
+				 "%s has an allocator of its own (it defines %s), which a "
+				 "preloaded malloc would not see",
+				 elf, own);
+		}
+	}
 	if (k != MLT_EXEC_DYNAMIC) {
 		if (o->sampler == SAMPLER_PRELOAD) {
 			cli_error("leaks", "--sampler preload: %s; use --sampler uprobe", why);
@@ -1254,7 +1264,8 @@ static int choose_sampler(struct leaks_run *r, const struct leaks_opts *o)
 		if (!trace_quiet())
 			fprintf(stderr,
 				"memlens leaks: %s: sampling with uprobes on its allocator (the "
-				"preloaded sampler needs a program the dynamic loader starts)\n",
+				"preloaded sampler needs a program the dynamic loader starts, "
+				"with the allocator of a library)\n",
 				why);
 		return 0;
 	}

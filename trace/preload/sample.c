@@ -22,6 +22,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/types.h>
 #include <math.h>
 #include <stdbool.h>
@@ -133,6 +134,8 @@ static void die(const char *what)
 
 #define NEXT(var, name) (*(void **)&(var) = dlsym(RTLD_NEXT, name))
 
+static void setup(void);
+
 static void resolve(void)
 {
 	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
@@ -148,10 +151,11 @@ static void resolve(void)
 	NEXT(r_memalign, "memalign");
 	NEXT(r_valloc, "valloc");
 	NEXT(r_pvalloc, "pvalloc");
-	__atomic_store_n(&resolving, 0, __ATOMIC_RELEASE);
 	if (!r_malloc || !r_free || !r_calloc || !r_realloc)
 		die("malloc, free, calloc or realloc");
+	setup();
 	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&resolving, 0, __ATOMIC_RELEASE);
 }
 
 /* true: the caller serves the call from the arena (dlsym is resolving) */
@@ -479,38 +483,77 @@ static uint64_t set_slots(uint64_t m)
 	return n;
 }
 
-/* glibc passes argc, argv and envp to an object's constructors */
-__attribute__((constructor)) static void mls_init(int argc, char **argv, char **envp)
+/*
+ * MEMLENS_SAMPLE_BYTES, from /proc/self/environ: the first allocation can
+ * come before the C library has set up its environ (the dynamic loader
+ * allocates through us once it has relocated everything). 0: not there.
+ */
+static uint64_t env_rate(void)
 {
-	const char *v = NULL;
-	struct timespec ts;
-	uint64_t slots;
-	void *m;
+	static const char key[] = "MEMLENS_SAMPLE_BYTES=";
+	char buf[4096], digits[24];
+	int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC), pos = 0, nd = -1;
+	ssize_t n;
 
-	(void)argc;
-	(void)argv;
-	resolve();
-	for (char **e = envp; e && *e && !v; e++)
-		if (!strncmp(*e, "MEMLENS_SAMPLE_BYTES=", 21))
-			v = *e + 21;
-	if (!v)
-		v = getenv("MEMLENS_SAMPLE_BYTES");
-	if (!parse_bytes(v))
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++) {
+			char c = buf[i];
+
+			if (nd >= 0) { /* the value */
+				if (!c || nd == (int)sizeof(digits) - 1) {
+					digits[nd] = 0;
+					close(fd);
+					return parse_bytes(digits);
+				}
+				digits[nd++] = c;
+			} else if (!c) {
+				pos = 0;
+			} else if (pos >= 0 && c == key[pos]) {
+				if (++pos == (int)sizeof(key) - 1)
+					nd = 0;
+			} else {
+				pos = -1;
+			}
+		}
+	close(fd);
+	if (nd > 0) {
+		digits[nd] = 0;
+		return parse_bytes(digits);
+	}
+	return 0;
+}
+
+/* the rate read, the set mapped, the table computed; sampling starts */
+static void setup(void)
+{
+	uint64_t m = env_rate(), slots;
+	struct timespec ts;
+	void *p;
+
+	if (!m)
 		return;
-	slots = set_slots(parse_bytes(v));
-	m = mmap(NULL, slots * 8 + (4ULL << FILTER_BITS), PROT_READ | PROT_WRITE,
+	slots = set_slots(m);
+	p = mmap(NULL, slots * 8 + (4ULL << FILTER_BITS), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED)
+	if (p == MAP_FAILED)
 		return; /* forward only */
-	set = m;
+	set = p;
 	set_mask = slots - 1;
-	filter = (uint32_t *)((char *)m + slots * 8);
+	filter = (uint32_t *)((char *)p + slots * 8);
 	for (int j = 0; j <= LEAKS_EXPO_N; j++)
 		expo_tab[j] = (uint64_t)llround(-log(0.5 + (double)j / (2.0 * LEAKS_EXPO_N)) *
 						4294967296.0);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	seed = mix((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)getpid());
-	__atomic_store_n(&mean, parse_bytes(v), __ATOMIC_RELEASE);
+	__atomic_store_n(&mean, m, __ATOMIC_RELEASE);
+}
+
+/* nothing allocated yet (a program whose loader allocated nothing): set up now */
+__attribute__((constructor)) static void mls_init(void)
+{
+	resolve();
 }
 
 /* the exiting thread's calls since its last sample */
