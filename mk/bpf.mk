@@ -74,4 +74,4 @@ SAMPLER_FLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -shared \
 EXTRA_TARGETS += $(BUILD)/$(SAMPLER_SO)
 $(BUILD)/$(SAMPLER_SO): trace/preload/sample.c trace/leaks.h
 	@mkdir -p $(dir $@)
-	$(CC) $(SAMPLER_FLAGS) $(CPPFLAGS) $(LDFLAGS) -Wl,-z,nodelete -o $@ $< -ldl -lm
+	$(CC) $(SAMPLER_FLAGS) $(CPPFLAGS) $(LDFLAGS) -Wl,-z,nodelete -Wl,--as-needed -o $@ $< -ldl

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,4 +197,42 @@ int mlt_preload_image_end(const char *path, uint64_t *end)
 	if (*end)
 		e = 0;
 	return e;
+}
+
+int mlt_preload_from_environ(const char *env, size_t len, char *so, size_t solen, uint64_t *rate)
+{
+	static const char pre[] = "LD_PRELOAD=", rk[] = MLT_SAMPLER_ENV "=";
+	bool have_so = false, have_rate = false;
+
+	for (size_t i = 0; i < len;) {
+		const char *e = env + i;
+		size_t n = strnlen(e, len - i);
+
+		if (n > sizeof(rk) - 1 && !strncmp(e, rk, sizeof(rk) - 1)) {
+			char *end;
+			unsigned long long v = strtoull(e + sizeof(rk) - 1, &end, 10);
+
+			have_rate = (size_t)(end - e) == n && v > 0;
+			*rate = v;
+		} else if (n > sizeof(pre) - 1 && !strncmp(e, pre, sizeof(pre) - 1)) {
+			/* its words, separated by spaces or colons */
+			const char *w = e + sizeof(pre) - 1, *stop = e + n;
+
+			while (w < stop && !have_so) {
+				size_t wl = strcspn(w, " :\t"), sl = strlen(MLT_SAMPLER_SO);
+
+				if (w + wl > stop)
+					wl = (size_t)(stop - w);
+				if (wl >= sl && !memcmp(w + wl - sl, MLT_SAMPLER_SO, sl) &&
+				    (wl == sl || w[wl - sl - 1] == '/') && wl < solen) {
+					memcpy(so, w, wl);
+					so[wl] = 0;
+					have_so = true;
+				}
+				w += wl + 1;
+			}
+		}
+		i += n + 1;
+	}
+	return have_so && have_rate ? 0 : -ENOENT;
 }

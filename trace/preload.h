@@ -52,6 +52,14 @@ int mlt_preload_env(const char *old, const char *so, char *out, size_t len);
 int mlt_preload_find(const char *exe_dir, const char *installed_dir, char *out, size_t len);
 
 /*
+ * A process started with the sampler: in its environment @env (@len bytes,
+ * NUL-separated, as /proc/PID/environ), an LD_PRELOAD naming
+ * MLT_SAMPLER_SO (its path into @so) and MLT_SAMPLER_ENV (its rate into
+ * *@rate). 0, or -ENOENT when either is missing.
+ */
+int mlt_preload_from_environ(const char *env, size_t len, char *so, size_t solen, uint64_t *rate);
+
+/*
  * The end of @path's loaded image: the highest p_vaddr + p_memsz of its
  * PT_LOAD segments, into *@end. 0, or -errno (-ENOEXEC: not an ELF file
  * of ours with a loadable segment).

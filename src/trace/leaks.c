@@ -246,9 +246,10 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 		.help = "--sample: who decides which allocations are recorded: preload, "
 			"a small library memlens preloads into CMD (LD_PRELOAD), which "
 			"takes the decision in the process and calls into the kernel "
-			"for the recorded ones only (cheapest); uprobe, a uprobe on every "
-			"allocator call (-p PID, and statically linked, set-user-ID or "
-			"foreign programs); auto (the default): preload where it can"
+			"for the recorded ones only (cheapest; with -p PID, a process "
+			"started with it); uprobe, a uprobe on every allocator call "
+			"(statically linked, set-user-ID or foreign programs); auto "
+			"(the default): preload where it can"
 	};
 	opts[n++] =
 		(struct cli_opt){ .name = "stacks",
@@ -301,10 +302,7 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 	if (o->sampler != SAMPLER_AUTO && !o->sample)
 		return cli_usage_error("leaks", "--sampler chooses how --sample samples: add "
 						"--sample BYTES");
-	if (o->sampler == SAMPLER_PRELOAD && o->pid)
-		return cli_usage_error("leaks", "--sampler preload: a running process cannot be "
-						"given the sampler; -p PID samples with uprobes "
-						"(--sampler uprobe)");
+
 	if ((o->folded || o->pprof) && o->no_stacks)
 		return cli_usage_error("leaks", "--%s needs the call stacks: drop --no-stacks",
 				       o->folded ? "folded" : "pprof");
@@ -1222,6 +1220,58 @@ static void *detach_thread(void *tr)
 }
 
 /*
+ * -p PID: a process started with the sampler in its environment
+ * (LD_PRELOAD naming it, MEMLENS_SAMPLE_BYTES the rate of --sample) has
+ * its markers probed; any other process, uprobes on its allocator.
+ */
+static int pid_sampler(struct leaks_run *r, const struct leaks_opts *o)
+{
+	char path[64], so[PATH_MAX - 32], *env = NULL;
+	uint64_t rate = 0;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)o->pid);
+	f = fopen(path, "re");
+	if (f) {
+		env = malloc(1 << 20);
+		len = env ? fread(env, 1, (1 << 20) - 1, f) : 0;
+		fclose(f);
+	}
+	if (!env || mlt_preload_from_environ(env, len, so, sizeof(so), &rate)) {
+		free(env);
+		if (o->sampler == SAMPLER_PRELOAD) {
+			cli_error("leaks",
+				  "--sampler preload: process %d was not started with %s "
+				  "and %s in its environment; use --sampler uprobe",
+				  (int)o->pid, MLT_SAMPLER_SO, MLT_SAMPLER_ENV);
+			return EXIT_USAGE;
+		}
+		snprintf(r->uprobe_why, sizeof(r->uprobe_why),
+			 "-p PID: the process was not started with the sampler");
+		return 0;
+	}
+	free(env);
+	if (rate != o->sample) {
+		if (o->sampler == SAMPLER_PRELOAD) {
+			cli_error("leaks",
+				  "--sampler preload: the sampler in process %d samples every "
+				  "%llu bytes: give --sample %llu",
+				  (int)o->pid, (unsigned long long)rate, (unsigned long long)rate);
+			return EXIT_USAGE;
+		}
+		snprintf(r->uprobe_why, sizeof(r->uprobe_why),
+			 "-p PID: the sampler in the process samples every %llu bytes, not %llu",
+			 (unsigned long long)rate, (unsigned long long)o->sample);
+		return 0;
+	}
+	/* the path as the process sees it, from here */
+	snprintf(r->sampler_so, sizeof(r->sampler_so), "/proc/%d/root%s", (int)o->pid, so);
+	r->preload = true;
+	return 0;
+}
+
+/*
  * --sample -- CMD: preload the sampler into CMD where the dynamic loader
  * will load it, else uprobes (and r->uprobe_why says why). 0, or an exit
  * code after an error message.
@@ -1235,11 +1285,8 @@ static int choose_sampler(struct leaks_run *r, const struct leaks_opts *o)
 	r->preload = false;
 	if (!o->sample)
 		return 0;
-	if (o->pid) {
-		snprintf(r->uprobe_why, sizeof(r->uprobe_why),
-			 "-p PID: a running process cannot be given the sampler");
-		return 0;
-	}
+	if (o->pid && o->sampler != SAMPLER_UPROBE)
+		return pid_sampler(r, o);
 	if (o->sampler == SAMPLER_UPROBE) {
 		snprintf(r->uprobe_why, sizeof(r->uprobe_why), "--sampler uprobe");
 		return 0;

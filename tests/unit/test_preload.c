@@ -185,6 +185,25 @@ static void test_find(void)
 	CHECK(mlt_preload_image_end(p, &end) == -ENOEXEC);
 }
 
+static void test_environ(void)
+{
+	static const char env[] =
+		"HOME=/root\0LD_PRELOAD=/u/one.so:/opt/m/lib/libmemlens-sample.so "
+		"/u/two.so\0MEMLENS_SAMPLE_BYTES=524288\0PATH=/bin";
+	static const char no_rate[] = "LD_PRELOAD=/opt/libmemlens-sample.so\0";
+	static const char other[] = "LD_PRELOAD=/opt/libmemlens-sample.so.old\0"
+				    "MEMLENS_SAMPLE_BYTES=4096\0";
+	char so[128];
+	uint64_t rate = 0;
+
+	CHECK(!mlt_preload_from_environ(env, sizeof(env), so, sizeof(so), &rate));
+	CHECK_STR(so, "/opt/m/lib/libmemlens-sample.so");
+	CHECK_EQ(rate, (uint64_t)524288);
+	CHECK(mlt_preload_from_environ(no_rate, sizeof(no_rate), so, sizeof(so), &rate) == -ENOENT);
+	CHECK(mlt_preload_from_environ(other, sizeof(other), so, sizeof(so), &rate) == -ENOENT);
+	CHECK(mlt_preload_from_environ("", 0, so, sizeof(so), &rate) == -ENOENT);
+}
+
 static void cleanup(void *arg)
 {
 	char cmd[PATH_MAX + 16];
@@ -204,5 +223,6 @@ int main(void)
 	RUN(test_kinds);
 	RUN(test_which);
 	RUN(test_find);
+	RUN(test_environ);
 	return T_DONE();
 }
