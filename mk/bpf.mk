@@ -72,6 +72,6 @@ SAMPLER_FLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -shared \
 	-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
 	-fvisibility=hidden -ftls-model=initial-exec -Itrace
 EXTRA_TARGETS += $(BUILD)/$(SAMPLER_SO)
-$(BUILD)/$(SAMPLER_SO): trace/preload/sample.c trace/leaks.h
+$(BUILD)/$(SAMPLER_SO): trace/preload/sample.c trace/preload/expo.h trace/leaks.h
 	@mkdir -p $(dir $@)
 	$(CC) $(SAMPLER_FLAGS) $(CPPFLAGS) $(LDFLAGS) -Wl,-z,nodelete -Wl,--as-needed -o $@ $< -ldl

@@ -75,7 +75,7 @@ $(BUILD)/man/%.8: doc/man/%.8.rst mk/install.mk $(PATHS_H)
 	@mkdir -p $(dir $@)
 	@test -n "$(RST2MAN)" || { echo "$@: rst2man not found: install python3-docutils" >&2; exit 1; }
 	sed -e 's/@VERSION@/$(MEMLENS_VERSION_STR)/g' -e 's|@LIBEXECDIR@|$(MEMLENS_LIBEXEC)|g' \
-		-e 's|@DATADIR@|$(MEMLENS_DATA)|g' $< > $@.rst
+		-e 's|@DATADIR@|$(MEMLENS_DATA)|g' -e 's|@SAMPLERDIR@|$(MEMLENS_SAMPLERDIR)|g' $< > $@.rst
 	$(RST2MAN) --halt=warning --no-generator --no-datestamp $@.rst $@.roff
 	sed '/^\.TH /a .nh' $@.roff > $@.tmp
 	@rm -f $@.rst $@.roff

@@ -7,8 +7,8 @@
  * malloc, free and the rest of the allocator's API are interposed and
  * forwarded to the next definition (dlsym(RTLD_NEXT)). Each thread counts
  * down the bytes its allocations ask for, from a distance drawn from an
- * exponential distribution of mean MEMLENS_SAMPLE_BYTES, exactly as the
- * BPF sampler does (trace/leaks.h: the same table, the same fixed point):
+ * exponential distribution of mean MEMLENS_SAMPLE_BYTES, as the BPF
+ * sampler does (trace/leaks.h: the same fixed point; the draw: expo.h):
  * the allocation that reaches it calls mls_sampled(), an empty function
  * memlens puts a uprobe on. Its address goes into a lock-free set of the
  * sampled blocks still live; a free finds it there (a counting filter in
@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "leaks.h"
+#include "preload/expo.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
@@ -171,7 +172,6 @@ static inline bool bootstrap(void)
 /* ---- the sampling state ---- */
 
 static uint64_t mean; /* MEMLENS_SAMPLE_BYTES; 0: forward only */
-static __u64 expo_tab[LEAKS_EXPO_N + 1];
 static uint64_t seed;
 
 struct thread_state {
@@ -193,8 +193,8 @@ static TLS struct thread_state th;
  * The set of sampled blocks still live: open addressing, linear probing
  * over at most MAX_PROBE slots, written with compare-and-swap; a freed
  * slot becomes a tombstone, which a later insertion reuses. In front of
- * it, a filter of counters (the sampled blocks live per hash bucket): a
- * free of a block not sampled reads one of them and stops there.
+ * it, a filter of counters (the sampled blocks live per address bucket):
+ * a free of a block not sampled reads one of them and stops there.
  */
 #define TOMB 1ULL
 #define MAX_PROBE 64
@@ -213,6 +213,17 @@ static inline uint64_t mix(uint64_t x)
 	return x;
 }
 
+/*
+ * The filter's counter of block @p: by its address, not a hash of it, so
+ * that the frees of blocks allocated together read the same cache lines
+ * (16 bytes, malloc's alignment, per counter; a counter stands for every
+ * 256 KiB apart).
+ */
+static inline uint64_t filter_at(uint64_t p)
+{
+	return (p >> 4) & ((1U << FILTER_BITS) - 1);
+}
+
 static bool set_insert(uint64_t p)
 {
 	uint64_t h = mix(p);
@@ -223,8 +234,7 @@ static bool set_insert(uint64_t p)
 		while (v == 0 || v == TOMB)
 			if (__atomic_compare_exchange_n(s, &v, p, false, __ATOMIC_RELEASE,
 							__ATOMIC_RELAXED)) {
-				__atomic_fetch_add(&filter[h >> (64 - FILTER_BITS)], 1,
-						   __ATOMIC_RELEASE);
+				__atomic_fetch_add(&filter[filter_at(p)], 1, __ATOMIC_RELEASE);
 				return true;
 			}
 	}
@@ -233,10 +243,11 @@ static bool set_insert(uint64_t p)
 
 static inline bool set_remove(uint64_t p)
 {
-	uint64_t h = mix(p);
+	uint64_t h;
 
-	if (likely(!__atomic_load_n(&filter[h >> (64 - FILTER_BITS)], __ATOMIC_ACQUIRE)))
+	if (likely(!__atomic_load_n(&filter[filter_at(p)], __ATOMIC_ACQUIRE)))
 		return false;
+	h = mix(p);
 	for (uint64_t i = 0; i < MAX_PROBE; i++) {
 		uint64_t *s = &set[(h + i) & set_mask], v = __atomic_load_n(s, __ATOMIC_ACQUIRE);
 
@@ -244,7 +255,7 @@ static inline bool set_remove(uint64_t p)
 			return false;
 		if (v == p && __atomic_compare_exchange_n(s, &v, TOMB, false, __ATOMIC_ACQ_REL,
 							  __ATOMIC_RELAXED)) {
-			__atomic_fetch_sub(&filter[h >> (64 - FILTER_BITS)], 1, __ATOMIC_RELEASE);
+			__atomic_fetch_sub(&filter[filter_at(p)], 1, __ATOMIC_RELEASE);
 			return true;
 		}
 	}
@@ -262,10 +273,10 @@ static uint64_t next_random(void)
 	return x * 0x2545f4914f6cdd1dULL;
 }
 
-/* the distance to the next sample, bytes * 2^8 (leaks.h, as the BPF program draws it) */
+/* the distance to the next sample, bytes * 2^8 (leaks.h; the draw: expo.h) */
 static uint64_t distance(void)
 {
-	return leaks_distance(mean, leaks_expo_fixed(expo_tab, next_random()));
+	return leaks_distance(mean, mls_expo_fixed(next_random()));
 }
 
 static __attribute__((noinline)) void sample_slow(void *p, size_t n)
@@ -524,22 +535,6 @@ static uint64_t env_rate(void)
 	return 0;
 }
 
-/*
- * -ln(x) for x in [1/2, 1], as 2 atanh((1 - x) / (1 + x)) summed to
- * double precision (|z| <= 1/3: 40 terms are plenty): no libm to load
- * into every program.
- */
-static double neg_ln(double x)
-{
-	double z = (1 - x) / (1 + x), z2 = z * z, term = z, sum = 0;
-
-	for (int k = 1; k < 80; k += 2) {
-		sum += term / k;
-		term *= z2;
-	}
-	return 2 * sum;
-}
-
 /* the rate read, the set mapped, the table computed; sampling starts */
 static void setup(void)
 {
@@ -557,10 +552,6 @@ static void setup(void)
 	set = p;
 	set_mask = slots - 1;
 	filter = (uint32_t *)((char *)p + slots * 8);
-	for (int j = 0; j <= LEAKS_EXPO_N; j++)
-		expo_tab[j] =
-			(uint64_t)(neg_ln(0.5 + (double)j / (2.0 * LEAKS_EXPO_N)) * 4294967296.0 +
-				   0.5);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	seed = mix((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)getpid());
 	__atomic_store_n(&mean, m, __ATOMIC_RELEASE);
