@@ -93,8 +93,8 @@ static void *(*r_memalign)(size_t, size_t);
 static void *(*r_valloc)(size_t);
 static void *(*r_pvalloc)(size_t);
 
-static int resolved; /* the pointers above are set */
-static int resolving; /* dlsym is running: allocations come from the arena */
+static int resolved; /* the pointers above are set, the rate read */
+static int resolving; /* a thread has begun to set them: the others use the arena */
 
 #define ARENA_BYTES (64 << 10)
 static char arena[ARENA_BYTES] __attribute__((aligned(64)));
@@ -136,11 +136,18 @@ static void die(const char *what)
 
 static void setup(void);
 
+/*
+ * The next definitions found, the rate read: by one thread, once; its own
+ * allocations meanwhile (dlsym's) and any other thread's come from the
+ * arena until it is done.
+ */
 static void resolve(void)
 {
-	if (__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))
+	int zero = 0;
+
+	if (!__atomic_compare_exchange_n(&resolving, &zero, 1, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
 		return;
-	__atomic_store_n(&resolving, 1, __ATOMIC_RELEASE);
 	NEXT(r_malloc, "malloc");
 	NEXT(r_free, "free");
 	NEXT(r_calloc, "calloc");
@@ -155,18 +162,15 @@ static void resolve(void)
 		die("malloc, free, calloc or realloc");
 	setup();
 	__atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&resolving, 0, __ATOMIC_RELEASE);
 }
 
-/* true: the caller serves the call from the arena (dlsym is resolving) */
+/* true: the caller serves the call from the arena (the next definitions are being found) */
 static inline bool bootstrap(void)
 {
 	if (likely(__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)))
 		return false;
-	if (__atomic_load_n(&resolving, __ATOMIC_ACQUIRE))
-		return true;
 	resolve();
-	return false;
+	return !__atomic_load_n(&resolved, __ATOMIC_ACQUIRE);
 }
 
 /* ---- the sampling state ---- */
