@@ -65,8 +65,12 @@ static const char footer[] =
 	"is recorded. A recorded block of s bytes stands for 1 / (1 - exp(-s/BYTES))\n"
 	"blocks: the outstanding blocks and bytes shown are estimates, unbiased, with\n"
 	"a relative standard error of at most sqrt(BYTES / N) for N bytes outstanding.\n"
-	"Calls not sampled record nothing and, on Linux 6.13 and later, take no\n"
-	"return probe. Frees of unknown blocks are then not counted.\n";
+	"With -- CMD the decision is taken in the process, by a small library memlens\n"
+	"preloads into it (libmemlens-sample.so): a call not sampled costs a few\n"
+	"instructions and only the sampled ones reach a uprobe. Where it cannot serve\n"
+	"(-p PID, a static or set-user-ID program, --sampler uprobe), every call\n"
+	"takes a uprobe and those not sampled record nothing (on Linux 6.13 and\n"
+	"later, no return probe). Frees of unknown blocks are then not counted.\n";
 
 enum { STACKS_FP = 0, STACKS_DWARF };
 static const char *const stacks_modes[] = { "fp", "dwarf", NULL };
@@ -302,7 +306,6 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 	if (o->sampler != SAMPLER_AUTO && !o->sample)
 		return cli_usage_error("leaks", "--sampler chooses how --sample samples: add "
 						"--sample BYTES");
-
 	if ((o->folded || o->pprof) && o->no_stacks)
 		return cli_usage_error("leaks", "--%s needs the call stacks: drop --no-stacks",
 				       o->folded ? "folded" : "pprof");
@@ -1340,13 +1343,14 @@ static int choose_sampler(struct leaks_run *r, const struct leaks_opts *o)
 static int spawn_cmd(struct leaks_run *r, const struct leaks_opts *o, struct ml_trace_target **t,
 		     bool *not_started, struct ml_err *err)
 {
-	char *old = getenv("LD_PRELOAD"), *saved = old ? strdup(old) : NULL, rate[32];
+	char *old = getenv("LD_PRELOAD"), *saved, *pre, rate[32];
 	size_t len = strlen(r->sampler_so) + (old ? strlen(old) : 0) + 2;
-	char *pre = malloc(len);
 	int e;
 
 	if (!r->preload)
 		return ml_trace_target_spawn(t, o->cmd, not_started, err);
+	saved = old ? strdup(old) : NULL;
+	pre = malloc(len);
 	if (!pre || (old && !saved) || mlt_preload_env(old, r->sampler_so, pre, len)) {
 		free(pre);
 		free(saved);
