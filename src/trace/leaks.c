@@ -1331,6 +1331,20 @@ static int choose_sampler(struct leaks_run *r, const struct leaks_opts *o)
 			  MLT_SAMPLER_SO, exe, MEMLENS_SAMPLERDIR);
 		return EXIT_FAIL;
 	}
+	if (strpbrk(r->sampler_so, " :\t")) { /* LD_PRELOAD's separators */
+		snprintf(r->uprobe_why, sizeof(r->uprobe_why),
+			 "the sampler's path %s has a space or a colon, which LD_PRELOAD "
+			 "cannot hold",
+			 r->sampler_so);
+		if (o->sampler == SAMPLER_PRELOAD) {
+			cli_error("leaks", "--sampler preload: %s", r->uprobe_why);
+			return EXIT_FAIL;
+		}
+		if (!trace_quiet())
+			fprintf(stderr, "memlens leaks: %s: sampling with uprobes\n",
+				r->uprobe_why);
+		return 0;
+	}
 	r->preload = true;
 	return 0;
 }
