@@ -240,7 +240,8 @@ ASAN_BIN := $(BUILD)/asan-bin
 .PHONY: asan-bins
 asan-bins:
 	@$(MAKE) --no-print-directory BUILD=$(ASAN_BIN) CFLAGS="-O1 -g $(SAN)" \
-		$(ASAN_BIN)/memlens $(if $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS)),$(ASAN_BIN)/memlens-agent)
+		$(ASAN_BIN)/memlens $(ASAN_BIN)/$(SAMPLER_SO) \
+		$(if $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS)),$(ASAN_BIN)/memlens-agent)
 
 # make demo: three steps, each said with its time (scripts/step.sh); it builds
 # what it runs, memlens and three workloads: no tests, sanitizer builds,

@@ -1,7 +1,9 @@
 #!/bin/bash
 # make bench: what `memlens leaks` costs a malloc-heavy program, exact and
-# sampled (--sample). Each workload runs untracked, under `leaks` exact and
-# under `leaks --sample` (SAMPLES, default "512K 64K"), one after the other
+# sampled (--sample), the sample taken in the process by the preloaded
+# sampler (the default for -- CMD) and by uprobes on every call
+# (--sampler uprobe). Each workload runs untracked, under `leaks` exact and
+# under `leaks --sample` both ways (SAMPLES, default "512K 64K"), one after the other
 # in the same run, REPS times each (default 3; the median is shown): the
 # wall time of the whole command over the untracked one's (memlens's own
 # start and end, about the time of `leaks -- /bin/true`, included: shown
@@ -25,7 +27,10 @@
 # exec to exit, without any tracer's start and end; so is the untracked
 # time it is a ratio to, measured there too; and so is the target's time
 # under `memlens leaks -p` (the first of SAMPLES, and exact), started on
-# the held target: memlens's own work in each call, on top of the traps.
+# the held target: memlens's own work in each call, on top of the traps;
+# and with the preloaded sampler: the target started with it (as `leaks
+# --sample -- CMD` starts it), memlens -p on its markers, and the sampler
+# alone (no memlens: its decisions in the process, nothing probed).
 # Its CPU time (user and system: the traps and the programs are system
 # time) is shown too: on a loaded machine it moves much less than the wall
 # time.
@@ -119,7 +124,7 @@ fi
 fl=0
 if [ ! -x "$B/bench/uprobe_floor" ]; then
 	echo "leaks_cost: the floor left out: no $B/bench/uprobe_floor (make)"
-elif ! "$M" leaks -v --json --sample 1M -- /bin/true >"$T/probes.out" 2>"$T/probes.err"; then
+elif ! "$M" leaks -v --json --sample 1M --sampler uprobe -- /bin/true >"$T/probes.out" 2>"$T/probes.err"; then
 	echo "leaks_cost: the floor left out: memlens leaks -v failed: $(tail -n 1 "$T/probes.err")"
 else
 	lib=$(python3 -c '
@@ -132,7 +137,8 @@ print(json.loads([l for l in open(sys.argv[1]) if l.startswith("{")][-1])["alloc
 fi
 
 base=$(wall true "$M" leaks --json -- /bin/true)
-echo "memlens leaks -- /bin/true (its own start and end): ${base} s; median of $reps runs each"
+sbase=$(wall true-s "$M" leaks --json --sample 512K -- /bin/true)
+echo "memlens leaks -- /bin/true (its own start and end): ${base} s, --sample 512K (preloaded): ${sbase} s; median of $reps runs each"
 if [ $ht = 1 ]; then
 	hbase=$(wall true-ht heaptrack -o "$T/true-ht" /bin/true)
 	echo "heaptrack /bin/true (its own start and end): ${hbase} s"
@@ -154,11 +160,14 @@ for i in "${!names[@]}"; do
 	printf '%-12s %-14s %9.3f %8.2f %14s %14s %10s %s\n' "$name" exact "$e" \
 		"$(echo "$e / $u" | bc -l)" "$eb" "$eb" 0 "$emode"
 	for s in $samples; do
-		# shellcheck disable=SC2086
-		t=$(wall "$name-s$s" "$M" leaks --json -T 0 --sample "$s" -- $cmd)
-		read -r sb se smode <<<"$(outst "$T/$name-s$s.out")"
-		printf '%-12s %-14s %9.3f %8.2f %14s %14s %10s %s\n' "$name" "--sample $s" "$t" \
-			"$(echo "$t / $u" | bc -l)" "$sb" "$eb" "$se" "$smode"
+		for sm in preload uprobe; do
+			# shellcheck disable=SC2086
+			t=$(wall "$name-s$s-$sm" "$M" leaks --json -T 0 --sample "$s" --sampler $sm -- $cmd)
+			read -r sb se smode <<<"$(outst "$T/$name-s$s-$sm.out")"
+			[ $sm = preload ] && smode="preload, $smode"
+			printf '%-12s %-14s %9.3f %8.2f %14s %14s %10s %s\n' "$name" "-s $s $sm" "$t" \
+				"$(echo "$t / $u" | bc -l)" "$sb" "$eb" "$se" "$smode"
+		done
 	done
 	if [ $ht = 1 ]; then
 		rm -f "$T/$name-ht".zst "$T/$name-ht".gz
@@ -184,21 +193,32 @@ if [ $fl = 1 ]; then
 	echo "the floor: uprobes alone, an empty program on memlens's $(echo "$ent" | tr , '\n' | wc -l) entry and" \
 		"$(echo "$ret" | tr , '\n' | wc -l) return probes in $lib"
 	echo "(entries: what sampling cannot do without; +returns: what exact mode takes); and under"
-	echo "memlens leaks -p, --sample $s1 and exact: memlens's own work in each call on top of the traps"
-	printf '%-12s %-18s %9s %8s %9s %8s\n' workload mode "wall s" "x untr." "cpu s" "x untr."
+	echo "memlens leaks -p, --sample $s1 --sampler uprobe and exact: memlens's own work in each call"
+	echo "on top of the traps; the preloaded sampler at $s1: with memlens on its markers (preload),"
+	echo "and alone (no memlens)"
+	sampler=$(dirname "$M")/libmemlens-sample.so
+	popt=()
+	if [ -f "$sampler" ]; then
+		popt=(-P "--json -T 0 --sample $s1" -S "$s1")
+	else
+		echo "leaks_cost: the preloaded sampler left out of the floor: no $sampler (make)"
+	fi
+	printf '%-12s %-22s %9s %8s %9s %8s\n' workload mode "wall s" "x untr." "cpu s" "x untr."
 	for i in "${!names[@]}"; do
 		# shellcheck disable=SC2086
-		if MEMLENS=$M "$B/bench/uprobe_floor" "$reps" "$lib" "$ent" "${ret:--}" \
-			-M "--json -T 0 --sample $s1" -M "--json -T 0" -- ${cmds[$i]} \
-			>"$T/floor.out" 2>"$T/floor.err"; then
+		if MEMLENS=$M MEMLENS_SAMPLER=$sampler "$B/bench/uprobe_floor" "$reps" "$lib" "$ent" \
+			"${ret:--}" -M "--json -T 0 --sample $s1 --sampler uprobe" "${popt[@]}" \
+			-M "--json -T 0" -- ${cmds[$i]} >"$T/floor.out" 2>"$T/floor.err"; then
 			while read -r _ mode w wr c cr; do
 				case $mode in
 				entries) mode="uprobes (entries)" ;;
 				entries+returns) mode="uprobes (+returns)" ;;
-				memlens:*--sample*) mode="memlens --sample" ;;
+				memlens:*--sample*) mode="memlens -s uprobe" ;;
+				memlens-preload:*) mode="memlens -s preload" ;;
+				sampler-alone:*) mode="sampler alone" ;;
 				memlens:*) mode="memlens exact" ;;
 				esac
-				printf '%-12s %-18s %9.4f %8.2f %9.4f %8.2f\n' "${names[$i]}" "$mode" "$w" "$wr" \
+				printf '%-12s %-22s %9.4f %8.2f %9.4f %8.2f\n' "${names[$i]}" "$mode" "$w" "$wr" \
 					"$c" "$cr"
 			done < <(grep '^floor ' "$T/floor.out")
 		else

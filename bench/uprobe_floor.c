@@ -10,7 +10,13 @@
  * link (the trap of every call, as `leaks --sample` takes); and the same
  * with return probes on RETURNS too (a second link: as `leaks` exact
  * takes); and, for each -M, under `$MEMLENS leaks -p PID ARGS` (memlens's
- * own per-call work on top of the traps). Each time is the target's own,
+ * own per-call work on top of the traps); for each -P, the same with CMD
+ * started with memlens's preloaded sampler ($MEMLENS_SAMPLER in its
+ * LD_PRELOAD, MEMLENS_SAMPLE_BYTES the --sample of ARGS), which memlens
+ * -p finds there and probes the markers of (`leaks --sample -- CMD`'s
+ * way, without memlens's start and end); for each -S BYTES, the sampler
+ * preloaded at that rate and no memlens at all (its decisions alone, the
+ * markers empty). Each time is the target's own,
  * from its release to its exit: CMD is started under ptrace and held from
  * its exec until it has mapped LIB, the probes attached (or memlens
  * started, until it says it is tracing) for its process only, and the
@@ -125,9 +131,42 @@ struct probes {
 	uint64_t ent[MAX_OFFS], ret[MAX_OFFS];
 	unsigned int nent, nret;
 	int prog;
-	const char *margs[MAX_MEMLENS]; /* -M ARGS: memlens leaks runs */
+	/* -M ARGS, -P ARGS: memlens leaks runs; -S BYTES: the sampler alone (margs NULL) */
+	const char *margs[MAX_MEMLENS];
+	char rate[MAX_MEMLENS][24]; /* -P, -S: the sampler's rate; "" for -M */
 	int nm;
 };
+
+/* BYTES, or the --sample BYTES of @args (K, M, G: binary units), in bytes; 0 if none */
+static unsigned long long rate_of(const char *args)
+{
+	const char *s = strstr(args, "--sample ");
+	unsigned long long v;
+	char *end;
+
+	s = s ? s + 9 : args;
+	v = strtoull(s, &end, 10);
+	if (*end == 'K' || *end == 'k')
+		v <<= 10;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20;
+	else if (*end == 'G' || *end == 'g')
+		v <<= 30;
+	return v;
+}
+
+/* the child, before its exec: the sampler first in LD_PRELOAD, at @rate */
+static void preload_env(const char *rate)
+{
+	const char *so = getenv("MEMLENS_SAMPLER"), *old = getenv("LD_PRELOAD");
+	char buf[8192];
+
+	if (!so)
+		_exit(126);
+	snprintf(buf, sizeof(buf), "%s%s%s", so, old ? " " : "", old ? old : "");
+	setenv("LD_PRELOAD", buf, 1);
+	setenv("MEMLENS_SAMPLE_BYTES", rate, 1);
+}
 
 /* does process @pid map @lib's code (as memlens waits for it)? */
 static int maps_lib(pid_t pid, const char *lib)
@@ -225,6 +264,8 @@ static double run(char **argv, int mode, const struct probes *p, double *cpu)
 
 		if (null >= 0)
 			dup2(null, STDOUT_FILENO);
+		if (mode >= 3 && p->rate[mode - 3][0])
+			preload_env(p->rate[mode - 3]);
 		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
 		execvp(argv[0], argv);
 		_exit(127);
@@ -246,10 +287,10 @@ static double run(char **argv, int mode, const struct probes *p, double *cpu)
 		links[0] = umulti(p->prog, p->lib, p->ent, p->nent, 0, pid);
 	if (mode == 2 && p->nret)
 		links[1] = umulti(p->prog, p->lib, p->ret, p->nret, 1, pid);
-	if (mode >= 3)
+	if (mode >= 3 && p->margs[mode - 3])
 		mpid = start_memlens(pid, p->margs[mode - 3], &errfd);
 	if (((mode == 1 || mode == 2) && links[0] < 0) || (mode == 2 && p->nret && links[1] < 0) ||
-	    (mode >= 3 && mpid < 0)) {
+	    (mode >= 3 && p->margs[mode - 3] && mpid < 0)) {
 		if (mode < 3)
 			fprintf(stderr,
 				"uprobe_floor: uprobe_multi link on %s: %s (Linux 6.6+, root)\n",
@@ -299,7 +340,11 @@ static void mode_name(const struct probes *p, int mode, char *buf, size_t len)
 		snprintf(buf, len, "%s", fixed[mode]);
 		return;
 	}
-	snprintf(buf, len, "memlens:%s", p->margs[mode - 3]);
+	if (!p->margs[mode - 3])
+		snprintf(buf, len, "sampler-alone:%s", p->rate[mode - 3]);
+	else
+		snprintf(buf, len, "memlens%s:%s", p->rate[mode - 3][0] ? "-preload" : "",
+			 p->margs[mode - 3]);
 	for (char *c = buf; *c; c++)
 		if (*c == ' ')
 			*c = '_';
@@ -313,13 +358,27 @@ int main(int argc, char **argv)
 	int reps, a = 5, nmodes;
 	char name[128];
 
-	while (a + 1 < argc && !strcmp(argv[a], "-M") && p.nm < MAX_MEMLENS) {
-		p.margs[p.nm++] = argv[a + 1];
+	while (a + 1 < argc && p.nm < MAX_MEMLENS &&
+	       (!strcmp(argv[a], "-M") || !strcmp(argv[a], "-P") || !strcmp(argv[a], "-S"))) {
+		p.margs[p.nm] = argv[a][1] == 'S' ? NULL : argv[a + 1];
+		if (argv[a][1] != 'M')
+			snprintf(p.rate[p.nm], sizeof(p.rate[p.nm]), "%llu", rate_of(argv[a + 1]));
+		if (argv[a][1] != 'M' && (!rate_of(argv[a + 1]) || !getenv("MEMLENS_SAMPLER"))) {
+			fprintf(stderr,
+				"uprobe_floor: %s needs a rate (--sample BYTES) and "
+				"MEMLENS_SAMPLER, the sampler, in the environment\n",
+				argv[a]);
+			return 2;
+		}
+		p.nm++;
 		a += 2;
 	}
 	if (argc < a + 2 || strcmp(argv[a], "--")) {
-		fprintf(stderr, "usage: uprobe_floor REPS LIB ENTRIES RETURNS [-M 'LEAKS ARGS']... "
-				"-- CMD [ARG...]\n(-M: also under $MEMLENS leaks -p PID ARGS)\n");
+		fprintf(stderr,
+			"usage: uprobe_floor REPS LIB ENTRIES RETURNS [-M 'LEAKS ARGS']... "
+			"[-P 'LEAKS ARGS']... [-S BYTES]... -- CMD [ARG...]\n(-M: also under "
+			"$MEMLENS leaks -p PID ARGS; -P: the same with the sampler "
+			"preloaded; -S: the sampler preloaded alone)\n");
 		return 2;
 	}
 	reps = atoi(argv[1]);
@@ -335,7 +394,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (p.nm && !getenv("MEMLENS")) {
-		fprintf(stderr, "uprobe_floor: -M needs MEMLENS, the memlens binary, in the "
+		fprintf(stderr, "uprobe_floor: -M and -P need MEMLENS, the memlens binary, in the "
 				"environment\n");
 		return 2;
 	}
@@ -363,7 +422,7 @@ int main(int argc, char **argv)
 	       argv[a + 1], p.nent, p.nret, p.lib, reps);
 	for (int m = 0; m < nmodes; m++) {
 		mode_name(&p, m, name, sizeof(name));
-		printf("  %-28s wall %9.4f s %6.2fx untracked, cpu %9.4f s %6.2fx\n", name, med[m],
+		printf("  %-36s wall %9.4f s %6.2fx untracked, cpu %9.4f s %6.2fx\n", name, med[m],
 		       med[m] / med[0], cmed[m], cmed[0] > 0 ? cmed[m] / cmed[0] : 0);
 	}
 	for (int m = 0; m < nmodes; m++) {

@@ -60,3 +60,18 @@ $(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(BPF_STRIP) -g -o $(BUILD)/bpf/$*.stripped.bpf.o $<
 	$(BPFTOOL) gen skeleton $(BUILD)/bpf/$*.stripped.bpf.o name $*_bpf > $@.tmp
 	@mv $@.tmp $@
+
+# libmemlens-sample.so: the sampler `leaks --sample BYTES -- CMD` preloads
+# into CMD (trace/preload/sample.c). Its own flags, not CFLAGS: it goes into
+# any program, so never with a sanitizer; frame pointers, and no sibling
+# calls, so that the frames the BPF program skips above its markers are
+# always the same ones (trace/leaks.h, LEAKS_PRELOAD_SKIP_*). Installed in
+# $(libdir)/memlens, whose path memlens is built with.
+SAMPLER_SO := libmemlens-sample.so
+SAMPLER_FLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -O2 -g -fPIC -shared \
+	-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls \
+	-fvisibility=hidden -ftls-model=initial-exec -Itrace
+EXTRA_TARGETS += $(BUILD)/$(SAMPLER_SO)
+$(BUILD)/$(SAMPLER_SO): trace/preload/sample.c trace/preload/expo.h trace/leaks.h
+	@mkdir -p $(dir $@)
+	$(CC) $(SAMPLER_FLAGS) $(CPPFLAGS) $(LDFLAGS) -Wl,-z,nodelete -Wl,--as-needed -o $@ $< -ldl

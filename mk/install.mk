@@ -34,6 +34,9 @@ MANDIR       ?= $(mandir)
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 BASHCOMPDIR  ?= $(DATADIR)/bash-completion/completions
 MEMLENS_LIBEXEC := $(LIBEXECDIR)/memlens
+# libmemlens-sample.so, the sampler `leaks --sample -- CMD` preloads
+# (mk/bpf.mk): its path is compiled into memlens too
+MEMLENS_SAMPLERDIR := $(LIBDIR)/memlens
 INSTALL      ?= install
 
 MEMLENS_VERSION_STR := $(VERSION)
@@ -43,13 +46,13 @@ MEMLENS_VERSION_STR := $(VERSION)
 # new PREFIX rebuilds only what names the paths (src/cmd_agent.c, the man
 # pages).
 PATHS_H := $(BUILD)/gen/install_paths.h
-# the two objects that include it
-$(BUILD)/src/cmd_agent.o $(BUILD)/src/cmd_check.o: $(PATHS_H)
+# the objects that include it
+$(BUILD)/src/cmd_agent.o $(BUILD)/src/cmd_check.o $(BUILD)/src/trace/leaks.o: $(PATHS_H)
 .PHONY: FORCE
 $(PATHS_H): FORCE
 	@mkdir -p $(dir $@)
-	@printf '#define MEMLENS_LIBEXECDIR "%s"\n#define MEMLENS_DATADIR "%s"\n' \
-		'$(MEMLENS_LIBEXEC)' '$(MEMLENS_DATA)' > $@.tmp
+	@printf '#define MEMLENS_LIBEXECDIR "%s"\n#define MEMLENS_DATADIR "%s"\n#define MEMLENS_SAMPLERDIR "%s"\n' \
+		'$(MEMLENS_LIBEXEC)' '$(MEMLENS_DATA)' '$(MEMLENS_SAMPLERDIR)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 # --- man pages (doc/man/*.rst, reStructuredText, rst2man of python3-docutils)
@@ -72,7 +75,7 @@ $(BUILD)/man/%.8: doc/man/%.8.rst mk/install.mk $(PATHS_H)
 	@mkdir -p $(dir $@)
 	@test -n "$(RST2MAN)" || { echo "$@: rst2man not found: install python3-docutils" >&2; exit 1; }
 	sed -e 's/@VERSION@/$(MEMLENS_VERSION_STR)/g' -e 's|@LIBEXECDIR@|$(MEMLENS_LIBEXEC)|g' \
-		-e 's|@DATADIR@|$(MEMLENS_DATA)|g' $< > $@.rst
+		-e 's|@DATADIR@|$(MEMLENS_DATA)|g' -e 's|@SAMPLERDIR@|$(MEMLENS_SAMPLERDIR)|g' $< > $@.rst
 	$(RST2MAN) --halt=warning --no-generator --no-datestamp $@.rst $@.roff
 	sed '/^\.TH /a .nh' $@.roff > $@.tmp
 	@rm -f $@.rst $@.roff
@@ -97,7 +100,8 @@ $(PC_FILES):
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 # --- install / uninstall ----------------------------------------------------
-INSTALL_BINS := $(BUILD)/memlens $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS))
+INSTALL_BINS := $(BUILD)/memlens $(filter $(BUILD)/memlens-agent,$(EXTRA_TARGETS)) \
+	$(filter $(BUILD)/$(SAMPLER_SO),$(EXTRA_TARGETS))
 INSTALL_LIBS := $(BUILD)/libmemlens.a $(BUILD)/libmemlens-report.a $(BUILD)/libmemlens-trace.a
 # libmemlens.so (mk/shared.mk): installed as
 # libmemlens.so.N, its soname, with the libmemlens.so link for the linker
@@ -121,6 +125,10 @@ install-bin: $(INSTALL_BINS)
 ifneq ($(filter $(BUILD)/memlens-agent,$(INSTALL_BINS)),)
 	$(INSTALL) -d $(DESTDIR)$(MEMLENS_LIBEXEC)
 	$(INSTALL) -m 0755 $(BUILD)/memlens-agent $(DESTDIR)$(MEMLENS_LIBEXEC)/memlens-agent
+endif
+ifneq ($(filter $(BUILD)/$(SAMPLER_SO),$(INSTALL_BINS)),)
+	$(INSTALL) -d $(DESTDIR)$(MEMLENS_SAMPLERDIR)
+	$(INSTALL) -m 0644 $(BUILD)/$(SAMPLER_SO) $(DESTDIR)$(MEMLENS_SAMPLERDIR)/$(SAMPLER_SO)
 endif
 	$(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/memlens
@@ -146,6 +154,7 @@ INSTALL_DIRS := $(BINDIR) $(PKGCONFIGDIR) $(LIBDIR) $(INCLUDEDIR) $(LIBEXECDIR) 
 	$(MANDIR)/man8 $(BASHCOMPDIR)
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/memlens $(DESTDIR)$(MEMLENS_LIBEXEC)/memlens-agent \
+		$(DESTDIR)$(MEMLENS_SAMPLERDIR)/$(SAMPLER_SO) \
 		$(DESTDIR)$(BASHCOMPDIR)/memlens \
 		$(INSTALL_LIBS:$(BUILD)/%=$(DESTDIR)$(LIBDIR)/%) \
 		$(DESTDIR)$(LIBDIR)/$(SO_NAME) $(DESTDIR)$(LIBDIR)/libmemlens.so \
@@ -154,7 +163,7 @@ uninstall:
 		$(MAN_RST:doc/man/%.rst=$(DESTDIR)$(MANDIR)/man8/%) \
 		$(INSTALL_DATA:proto/%=$(DESTDIR)$(MEMLENS_DATA)/%) \
 		$(INSTALL_PATCHES:criu/patches/%=$(DESTDIR)$(MEMLENS_DATA)/criu-patches/%)
-	@for d in $(DESTDIR)$(INCLUDEDIR)/memlens $(DESTDIR)$(MEMLENS_LIBEXEC) \
+	@for d in $(DESTDIR)$(INCLUDEDIR)/memlens $(DESTDIR)$(MEMLENS_LIBEXEC) $(DESTDIR)$(MEMLENS_SAMPLERDIR) \
 		$(DESTDIR)$(MEMLENS_DATA)/criu-patches $(DESTDIR)$(MEMLENS_DATA); do \
 		if [ -d $$d ]; then rmdir $$d || exit 1; fi; done
 ifneq ($(DESTDIR),)

@@ -108,7 +108,8 @@ if [ -x "$ASAN_BIN/memlens" ]; then
 	[ -n "${KEEP_SAN_LOGS:-}" ] || rm -rf "$san_logs"
 	mkdir -p "$san_logs"
 	for t in test_writes_cli.sh test_snapshot_cli.sh test_report.sh test_agent.sh test_migrate.sh \
-		test_leaks.sh test_leaks_sample.sh test_leaks_dwarf.sh test_criu.sh test_writes_tree.sh; do
+		test_leaks.sh test_leaks_sample.sh test_leaks_preload.sh test_leaks_dwarf.sh test_criu.sh \
+		test_writes_tree.sh; do
 		want "asan-cli/$t" || continue
 		# LM_RUNS=1: test_leaks.sh's exactness loops once here (the
 		# sanitizers look at memlens's code paths, which one run covers;

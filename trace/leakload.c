@@ -25,6 +25,7 @@
 #include "bpfutil.h"
 #include "elfsym.h"
 #include "leakload.h"
+#include "preload.h"
 #include "umulti.h"
 #include "leaks.h"
 #include "leaks.skel.h"
@@ -220,6 +221,48 @@ static int find_probes(struct leaks_loader *r, const struct leaks_load_opts *o, 
 	return e;
 }
 
+/*
+ * The preloaded sampler's two markers (trace/preload/sample.c), each with
+ * its cookie (enum leaks_marker), in @entries.
+ */
+static int find_markers(struct leaks_loader *r, const struct leaks_load_opts *o, const char *path,
+			struct probe_set *entries, struct ml_err *err)
+{
+	static const char *const names[LEAKS_NR_MARKS] = {
+		[LEAKS_MARK_SAMPLED] = "mls_sampled",
+		[LEAKS_MARK_FREED] = "mls_freed",
+	};
+	struct elf_syms syms;
+	int e;
+
+	entries->path = path;
+	e = mlt_elf_syms_load(path, &syms, err);
+	if (e)
+		return e;
+	for (int i = 0; i < LEAKS_NR_MARKS && !e; i++) {
+		uint64_t va, off;
+
+		if (mlt_elf_syms_find(&syms, names[i], &va) ||
+		    mlt_elf_vaddr_to_off(&syms, va, &off))
+			e = ml_err_set(err, ENOENT,
+				       "%s has no function %s: not memlens's sampler (rebuild "
+				       "memlens, or use --sampler uprobe)",
+				       path, names[i]);
+		else {
+			if (i == LEAKS_MARK_SAMPLED)
+				r->sampler_sym = va;
+			add_probe(entries, off, i);
+			SAY(o, "uprobe %s at 0x%llx of %s\n", names[i], (unsigned long long)off,
+			    path);
+		}
+	}
+	mlt_elf_syms_free(&syms);
+	if (!e && mlt_preload_image_end(path, &r->sampler_end))
+		e = ml_err_set(err, ENOEXEC, "%s: no loadable segment: not memlens's sampler",
+			       path);
+	return e;
+}
+
 static int attach_perf(struct leaks_loader *r, struct bpf_program *p, pid_t pid,
 		       const struct probe_set *ps, bool ret)
 {
@@ -261,6 +304,12 @@ static int attach_probes(struct leaks_loader *r, pid_t pid, const struct probe_s
 		      bool) = r->multi ? attach_multi : attach_perf;
 	int e = 0, fd;
 
+	if (r->preload) { /* the sampler's markers: entries only */
+		e = attach(r, r->skel->progs.marker, pid, &entries[0], false);
+		if (!e)
+			r->skel->bss->armed = true;
+		return e;
+	}
 	for (int i = 0; r->session && i < nobj; i++) { /* one link each: entries and returns */
 		fd = mlt_umulti_attach_session(bpf_program__fd(r->skel->progs.fn_session),
 					       entries[i].path, entries[i].off, entries[i].cookie,
@@ -402,6 +451,8 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 	r->skel->rodata->with_stacks = !o->no_stacks;
 	r->skel->rodata->sample_mean = o->sample;
 	r->skel->rodata->session = r->session;
+	r->skel->rodata->sampler_sym = r->preload ? r->sampler_sym : 0;
+	r->skel->rodata->sampler_end = r->preload ? r->sampler_end : 0;
 	r->skel->rodata->dwarf = o->dwarf;
 	r->skel->rodata->dwarf_stack_size = (__u32)o->stack_size;
 	r->skel->rodata->dwarf_stack_room = leaks_stack_room((__u32)o->stack_size);
@@ -414,8 +465,9 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 			r->skel->rodata->expo_tab[j] = tab[j];
 	}
 	bpf_program__set_autoload(r->skel->progs.fn_session, r->session);
-	bpf_program__set_autoload(r->skel->progs.fn_enter, !r->session);
-	bpf_program__set_autoload(r->skel->progs.alloc_exit, !r->session);
+	bpf_program__set_autoload(r->skel->progs.fn_enter, !r->session && !r->preload);
+	bpf_program__set_autoload(r->skel->progs.alloc_exit, !r->session && !r->preload);
+	bpf_program__set_autoload(r->skel->progs.marker, r->preload);
 	if (r->session)
 		bpf_program__set_expected_attach_type(r->skel->progs.fn_session,
 						      UMULTI_SESSION_ATTACH_TYPE);
@@ -434,7 +486,9 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 					       BPF_F_NO_PREALLOC);
 	if (o->max_stacks)
 		bpf_map__set_max_entries(r->skel->maps.stacks, (__u32)o->max_stacks);
-	if (r->multi && !r->session) {
+	if (r->multi && r->preload)
+		bpf_program__set_expected_attach_type(r->skel->progs.marker, UMULTI_ATTACH_TYPE);
+	else if (r->multi && !r->session) {
 		bpf_program__set_expected_attach_type(r->skel->progs.fn_enter, UMULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(r->skel->progs.alloc_exit,
 						      UMULTI_ATTACH_TYPE);
@@ -480,18 +534,22 @@ int mlt_leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
 				  "built with CONFIG_DEBUG_INFO_BTF=y has it)",
 				  strerror(-e));
 
-	e = find_probes(r, o, r->alloc->path, true, &entries[0], &returns[0], err);
-	if (!e && r->alloc->extra[0])
+	r->preload = o->preload;
+	if (o->preload)
+		e = find_markers(r, o, r->alloc->path, &entries[0], err);
+	else
+		e = find_probes(r, o, r->alloc->path, true, &entries[0], &returns[0], err);
+	if (!e && !o->preload && r->alloc->extra[0])
 		e = find_probes(r, o, r->alloc->extra, false, &entries[nobj], &returns[nobj], err);
 	if (e)
 		return e;
-	nobj += r->alloc->extra[0] != 0;
+	nobj += !o->preload && r->alloc->extra[0] != 0;
 	for (int i = 0; i < nobj; i++) {
 		nent += entries[i].n;
 		nret += returns[i].n;
 	}
 	r->multi = !o->perf_uprobes;
-	r->session = o->sample && r->multi;
+	r->session = o->sample && r->multi && !o->preload;
 	e = load_and_attach(r, o, pid, entries, returns, nobj);
 	if (e && r->session && e != -EPERM && e != -EACCES) {
 		SAY(o,
@@ -515,6 +573,14 @@ int mlt_leaks_load(struct leaks_loader *r, const struct leaks_load_opts *o,
 	if (e)
 		return mlt_trace_bpf_error(err, e,
 					   "loading the leak tracer and attaching its uprobes");
+	if (o->preload) {
+		SAY(o,
+		    "sampler preloaded: %s in pid %d decides which allocations are "
+		    "sampled; %s on its 2 markers only\n",
+		    r->alloc->path, (int)pid,
+		    r->multi ? "one uprobe_multi link" : "perf-event uprobes");
+		return 0;
+	}
 	SAY(o,
 	    "mode %s on %s (%s), pid %d: %u entry and %u return "
 	    "probes\n",
@@ -580,6 +646,19 @@ static int on_sample(void *ctx, void *data, size_t len)
 		in.regs[i] = sm->regs[i];
 	t0 = ml_mono_ns();
 	n = mlt_unwind_stack(r->unw, &in, ips, LEAKS_DWARF_DEPTH, &end);
+	if (!n && r->preload) { /* the pc is mls_sampled's: the sampler is mapped by now */
+		mlt_unwinder_stale(r->unw);
+		n = mlt_unwind_stack(r->unw, &in, ips, LEAKS_DWARF_DEPTH, &end);
+	}
+	if (r->preload) { /* the sampler's own frames (leaks.h), its pc at mls_sampled */
+		uint64_t base = in.regs[UNWIND_IP] - r->sampler_sym;
+		int k = 0;
+
+		while (k < n && k < LEAKS_PRELOAD_MAX_SKIP && ips[k] - base < r->sampler_end)
+			k++;
+		memmove(ips, ips + k, (size_t)(n - k) * sizeof(*ips));
+		n -= k;
+	}
 	if (!n) { /* its pc in no file known: the caller alone, as frame pointers give */
 		ips[0] = in.regs[UNWIND_IP];
 		n = 1;

@@ -40,6 +40,8 @@ struct leaks_load_opts {
 	long max_blocks, max_stacks; /* the tables' sizes; 0: the BPF side's */
 	uint64_t sample; /* the mean bytes between sampled allocations; 0: every one */
 	uint64_t stack_size; /* dwarf: the bytes of stack copied; 0: the default */
+	/* the allocator's path is the sampler preloaded into the target: its markers probed */
+	bool preload;
 	/* what is probed and the mode chosen, a sentence each (NULL: not said) */
 	void (*say)(void *arg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 	void *say_arg;
@@ -55,6 +57,9 @@ struct leaks_loader {
 	int nlink_fds;
 	bool multi; /* uprobe_multi links, not one perf event per probe */
 	bool session; /* sampling: one uprobe session link (multi too) */
+	bool preload; /* the preloaded sampler's two markers probed, not the allocator */
+	/* preload: mls_sampled's address in the sampler's file, and its image's end */
+	uint64_t sampler_sym, sampler_end;
 	bool dwarf; /* the stacks are copies, unwound here (mlt_leaks_dwarf_start()) */
 	uint32_t vm_end_off; /* dwarf: offsetof(struct vm_area_struct, vm_end), from the BTF */
 	/* dwarf */

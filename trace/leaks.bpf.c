@@ -82,6 +82,12 @@ const volatile __u32 vm_end_off = 0;
 const volatile __u64 sample_mean = 0;
 /* one program for entries and returns, attached as a uprobe session */
 const volatile bool session = false;
+/*
+ * The preloaded sampler (leaks.h): mls_sampled's address in its ELF file,
+ * and the end of its image (both relative to where it is loaded); 0: none
+ */
+const volatile __u64 sampler_sym = 0;
+const volatile __u64 sampler_end = 0;
 /* -ln(1/2 + j / 2048) * 2^32, j = 0..1024: filled by user space (leaks.h) */
 const volatile __u64 expo_tab[LEAKS_EXPO_N + 1] = {};
 
@@ -328,6 +334,30 @@ static __always_inline bool same_stack(const struct leaks_stack *a, const struct
 	return true;
 }
 
+/*
+ * The preloaded sampler: its own frames at the top of @st dropped (the
+ * program runs at mls_sampled's entry, the image's load address is the pc
+ * less the marker's address in the file).
+ */
+static __always_inline void drop_sampler_frames(struct pt_regs *ctx, struct leaks_stack *st)
+{
+	__u64 base = PT_REGS_IP(ctx) - sampler_sym;
+	__u32 k = 0;
+
+	for (int i = 0; i < LEAKS_PRELOAD_MAX_SKIP; i++) {
+		if (st->ips[i] - base >= sampler_end)
+			break;
+		k++;
+	}
+	if (!k)
+		return;
+	for (__u32 i = 0; i < LEAKS_STACK_DEPTH; i++) {
+		__u32 j = i + k;
+
+		st->ips[i] = j < LEAKS_STACK_DEPTH ? st->ips[j & (LEAKS_STACK_DEPTH - 1)] : 0;
+	}
+}
+
 /* The calling thread's user stack, stored once: its key, or enum leaks_no_stack. */
 static __always_inline __s64 stack_id(struct pt_regs *ctx, struct thread_state *t)
 {
@@ -339,6 +369,8 @@ static __always_inline __s64 stack_id(struct pt_regs *ctx, struct thread_state *
 	e = bpf_get_stack(ctx, &t->stack, sizeof(t->stack), BPF_F_USER_STACK);
 	if (e <= 0)
 		return LEAKS_STACK_UNWALKED;
+	if (sampler_end)
+		drop_sampler_frames(ctx, &t->stack);
 	key = stack_hash(&t->stack);
 	old = bpf_map_lookup_elem(&stacks, &key);
 	if (!old) {
@@ -601,4 +633,40 @@ int BPF_KPROBE(fn_session, __u64 a1, __u64 a2, __u64 a3)
 	if (PT_REGS_IP(ctx) != bpf_get_func_ip(ctx))
 		return exit_probe(ctx, PT_REGS_RC(ctx));
 	return entry(ctx, a1, a2, a3);
+}
+
+/*
+ * leaks --sample -- CMD with the sampler preloaded (trace/preload/sample.c):
+ * the process took the decision, and only its sampled allocations and the
+ * frees of them reach a probe, one on each of its two markers (the
+ * cookie: enum leaks_marker). mls_sampled(ptr, size, calls, bytes) also
+ * hands over the thread's calls and bytes since its last sample.
+ */
+SEC("uprobe")
+int BPF_KPROBE(marker, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
+{
+	struct call_counts *cc;
+	struct thread_state *t;
+	__u32 zero = 0;
+
+	if (!wanted())
+		return 0;
+	if (bpf_get_attach_cookie(ctx) == LEAKS_MARK_FREED) {
+		record_free(NULL, a1);
+		return 0;
+	}
+	cc = bpf_map_lookup_elem(&calls, &zero);
+	if (cc) {
+		__sync_fetch_and_add(&cc->v[LEAKS_CALLS], a3);
+		__sync_fetch_and_add(&cc->v[LEAKS_CALL_BYTES], a4);
+	}
+	if (!a1 && !a2)
+		return 0; /* the counts only */
+	t = thread(true);
+	if (!t) {
+		count(LEAKS_C_LOST);
+		return 0;
+	}
+	record_alloc(ctx, t, a1, a2);
+	return 0;
 }

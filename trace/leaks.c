@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,7 +57,12 @@ int ml_leaks_tracer_open(struct ml_leaks_tracer **out, const struct ml_leaks_tra
 	e = ml_opts_load(&t->o, sizeof(t->o), opts, "ml_leaks_tracer_opts", err);
 	if (!e)
 		e = mlt_trace_preflight(err);
-	if (!e)
+	if (!e && t->o.preload && !t->o.sample)
+		e = ml_err_set(err, EINVAL, "the preloaded sampler samples: give a sample rate");
+	if (!e && t->o.preload) { /* the markers are probed by file: nothing to wait for */
+		snprintf(t->alloc.path, sizeof(t->alloc.path), "%s", t->o.preload);
+		t->alloc.is_libc = true;
+	} else if (!e)
 		e = t->o.wait_loaded ? mlt_alloc_wait_loaded(t->o.pid, &t->alloc, err)
 				     : mlt_alloc_find(t->o.pid, &t->alloc, err);
 	if (!e) {
@@ -68,6 +74,7 @@ int ml_leaks_tracer_open(struct ml_leaks_tracer **out, const struct ml_leaks_tra
 						  .max_stacks = t->o.max_stacks,
 						  .sample = t->o.sample,
 						  .stack_size = t->o.stack_size,
+						  .preload = t->o.preload != NULL,
 						  .say = t->o.say,
 						  .say_arg = t->o.say_arg };
 		e = mlt_leaks_load(&t->ld, &t->lo, &t->alloc, t->o.pid, err);

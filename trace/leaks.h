@@ -171,6 +171,24 @@ enum leaks_fn {
 	LEAKS_NR_PROBES,
 };
 
+/*
+ * leaks --sample BYTES -- CMD with the sampler preloaded into CMD
+ * (trace/preload/sample.c): the cookies of the uprobes on its two markers.
+ * A stack taken at mls_sampled's entry begins with frames of the sampler
+ * itself (the marker, the function that calls it, the interposed malloc;
+ * with frame pointers, how many of them depends on the kernel: since Linux
+ * 6.13 the return address at the top of the stack at a function's entry is
+ * among them): every leading frame within the sampler's image is dropped,
+ * and the stack begins at the allocator's caller, as the return probe's
+ * stacks do.
+ */
+enum leaks_marker {
+	LEAKS_MARK_SAMPLED = 0, /* mls_sampled(ptr, size, calls, bytes) */
+	LEAKS_MARK_FREED, /* mls_freed(ptr) */
+	LEAKS_NR_MARKS,
+};
+#define LEAKS_PRELOAD_MAX_SKIP 6 /* the sampler's frames dropped at most */
+
 /* one outstanding allocation, keyed by its address */
 struct leaks_alloc {
 	__u64 size;

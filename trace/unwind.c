@@ -473,6 +473,11 @@ void mlt_unwinder_set_slow(struct unwinder *u, bool slow)
 	u->slow_only = slow;
 }
 
+void mlt_unwinder_stale(struct unwinder *u)
+{
+	u->reported_ns = 0;
+}
+
 #else /* no libdw: nothing unwinds */
 
 bool mlt_unwind_supported(void)
@@ -496,6 +501,11 @@ void mlt_unwinder_set_slow(struct unwinder *u, bool slow)
 {
 	(void)u;
 	(void)slow;
+}
+
+void mlt_unwinder_stale(struct unwinder *u)
+{
+	(void)u;
 }
 
 int mlt_unwind_stack(struct unwinder *u, const struct unwind_input *in, uint64_t *ips, int max,

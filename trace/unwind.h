@@ -67,6 +67,13 @@ void mlt_unwinder_free(struct unwinder *u);
 void mlt_unwinder_set_slow(struct unwinder *u, bool slow);
 
 /*
+ * The next mlt_unwind_stack() whose pc is in no file known reads the
+ * process's mappings again at once, not at most every few milliseconds
+ * (a pc that is always in one file, mapped after the unwinder started).
+ */
+void mlt_unwinder_stale(struct unwinder *u);
+
+/*
  * Unwind @in: its return addresses, innermost first (the first is
  * regs[UNWIND_IP]), at most @max into @ips. Returns how many (0: none,
  * the pc is in no known file), and how it ended in *@end.

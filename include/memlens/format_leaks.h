@@ -119,6 +119,12 @@ struct ml_leaks_rec {
 	int64_t depth_max;
 	bool has_unwind; /* "unwind" (after "stack_depth") */
 	struct ml_leaks_unwind_rec unwind;
+	/*
+	 * --sample: who decided which allocations were recorded, "preload" (the
+	 * sampler memlens preloaded into the command) or "uprobe" (uprobes on
+	 * the allocator); written after "mode" when not NULL
+	 */
+	const char *sampler;
 };
 
 /* One "leaks" or "leaks_interval" line (@r->interval), as memlens leaks --json writes it. */

@@ -45,6 +45,13 @@ struct ml_leaks_tracer_opts {
 	/* what is probed and the mode chosen, a sentence each (NULL: not said) */
 	void (*say)(void *arg, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 	void *say_arg;
+	/*
+	 * With sample: the sampler the target was started with (LD_PRELOAD of
+	 * memlens's libmemlens-sample.so, MEMLENS_SAMPLE_BYTES=sample in its
+	 * environment): the two markers it calls are probed, not the
+	 * allocator. NULL: uprobes on the allocator.
+	 */
+	const char *preload;
 };
 
 struct ml_leaks_tracer;

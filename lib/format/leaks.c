@@ -177,6 +177,8 @@ void ml_fmt_leaks(struct ml_jw *w, const struct ml_leaks_rec *r)
 	if (r->allocator_prefixed && r->allocator_prefixed[0])
 		ml_jw_kstr(w, "allocator_prefixed", r->allocator_prefixed);
 	ml_jw_kstr(w, "mode", r->mode);
+	if (r->sampler)
+		ml_jw_kstr(w, "sampler", r->sampler);
 	ml_jw_kstr(w, "stacks_mode", r->stacks_mode);
 	put_counters(w, r);
 	ml_jw_kuint(w, "recursion_misses", r->recursion_misses);
@@ -253,6 +255,7 @@ static void read_counters(const struct ml_json *o, struct ml_leaks_rec *r)
 	r->allocator_prefixed = ml_json_get_str(o, "allocator_prefixed");
 	r->mode = ml_json_get_str(o, "mode");
 	r->stacks_mode = ml_json_get_str(o, "stacks_mode");
+	r->sampler = ml_json_get_str(o, "sampler");
 	r->mallocs = mli_rec_count_or0(o, "mallocs");
 	r->frees = mli_rec_count_or0(o, "frees");
 	r->untracked_frees = mli_rec_count_or0(o, "untracked_frees");

@@ -30,6 +30,8 @@
 #include "trace.h"
 #include "../../trace/leakload.h"
 #include "../../trace/leaks.h"
+#include "../../trace/preload.h"
+#include "install_paths.h"
 
 static const char about[] =
 	"Trace malloc, calloc, realloc, reallocarray, free, aligned_alloc,\n"
@@ -63,11 +65,18 @@ static const char footer[] =
 	"is recorded. A recorded block of s bytes stands for 1 / (1 - exp(-s/BYTES))\n"
 	"blocks: the outstanding blocks and bytes shown are estimates, unbiased, with\n"
 	"a relative standard error of at most sqrt(BYTES / N) for N bytes outstanding.\n"
-	"Calls not sampled record nothing and, on Linux 6.13 and later, take no\n"
-	"return probe. Frees of unknown blocks are then not counted.\n";
+	"With -- CMD the decision is taken in the process, by a small library memlens\n"
+	"preloads into it (libmemlens-sample.so): a call not sampled costs a few\n"
+	"instructions and only the sampled ones reach a uprobe. Where it cannot serve\n"
+	"(-p PID, a static or set-user-ID program, --sampler uprobe), every call\n"
+	"takes a uprobe and those not sampled record nothing (on Linux 6.13 and\n"
+	"later, no return probe). Frees of unknown blocks are then not counted.\n";
 
 enum { STACKS_FP = 0, STACKS_DWARF };
 static const char *const stacks_modes[] = { "fp", "dwarf", NULL };
+/* --sampler: who decides which allocations --sample records */
+enum { SAMPLER_AUTO = 0, SAMPLER_PRELOAD, SAMPLER_UPROBE };
+static const char *const sampler_modes[] = { "auto", "preload", "uprobe", NULL };
 
 /* the deepest stack kept: frame pointers walked by the kernel, DWARF by us */
 #define DWARF_DEPTH LEAKS_DWARF_DEPTH
@@ -85,6 +94,7 @@ struct leaks_opts {
 	const char *pprof; /* --pprof FILE */
 	const char *debug_dir; /* --debug-dir DIR */
 	int stacks; /* --stacks: STACKS_FP, STACKS_DWARF */
+	int sampler; /* --sampler: SAMPLER_AUTO, SAMPLER_PRELOAD, SAMPLER_UPROBE */
 	uint64_t stack_size; /* --stack-size BYTES (dwarf); 0: the default */
 	int verbose;
 	char **cmd;
@@ -101,6 +111,9 @@ struct leaks_run {
 	uint64_t start_wall_ns, start_mono_ns; /* when tracing began */
 	bool write_failed; /* it could not be written */
 	bool unread; /* the final table does not hold mallocs - frees - missed_frees */
+	bool preload; /* --sample: the sampler is preloaded into CMD, not uprobes */
+	char sampler_so[PATH_MAX]; /* its path */
+	char uprobe_why[PATH_MAX + 256]; /* --sample, uprobes: why not preloaded */
 };
 
 /* --sample BYTES: a number of bytes, with K, M, G or T (binary units) */
@@ -228,6 +241,20 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 					      "(512K, 4M; an exponential countdown per thread, as "
 					      "pprof's heap profiler), and show estimated blocks "
 					      "and bytes; calls not sampled are cheaper" };
+	opts[n++] = (struct cli_opt){
+		.name = "sampler",
+		.arg = "auto|preload|uprobe",
+		.kind = CLI_CHOICE,
+		.choices = sampler_modes,
+		.target = &o->sampler,
+		.help = "--sample: who decides which allocations are recorded: preload, "
+			"a small library memlens preloads into CMD (LD_PRELOAD), which "
+			"takes the decision in the process and calls into the kernel "
+			"for the recorded ones only (cheapest; with -p PID, a process "
+			"started with it); uprobe, a uprobe on every allocator call "
+			"(statically linked, set-user-ID or foreign programs); auto "
+			"(the default): preload where it can"
+	};
 	opts[n++] =
 		(struct cli_opt){ .name = "stacks",
 				  .arg = "fp|dwarf",
@@ -276,6 +303,9 @@ static int parse_args(int argc, char **argv, struct leaks_opts *o)
 						"--no-stacks");
 	if (!o->stack_size)
 		o->stack_size = LEAKS_DWARF_STACK_DEFAULT;
+	if (o->sampler != SAMPLER_AUTO && !o->sample)
+		return cli_usage_error("leaks", "--sampler chooses how --sample samples: add "
+						"--sample BYTES");
 	if ((o->folded || o->pprof) && o->no_stacks)
 		return cli_usage_error("leaks", "--%s needs the call stacks: drop --no-stacks",
 				       o->folded ? "folded" : "pprof");
@@ -700,6 +730,7 @@ static void print_json(struct leaks_run *r, const struct leaks_opts *o,
 		/* a prefixed allocator, probed beside it */
 		.allocator_prefixed = r->alloc.prefixed[0] ? path_shown(r->alloc.prefixed) : NULL,
 		.mode = ml_leaks_tracer_mode(r->tr),
+		.sampler = r->o->sample ? (r->preload ? "preload" : "uprobe") : NULL,
 		.stacks_mode = o->no_stacks ? "none" : stacks_modes[o->stacks],
 		.recursion_misses = ml_leaks_tracer_recursion_misses(r->tr),
 		.outstanding = est(t->est_count),
@@ -889,6 +920,14 @@ static void text_sampling(struct leaks_run *r, const struct ml_leaks_outstanding
 		   ml_fmt_bytes(r->o->sample, b1, sizeof(b1)),
 		   (unsigned long long)c[LEAKS_C_ALLOCS], (unsigned long long)calls,
 		   ml_fmt_bytes(bytes, b2, sizeof(b2)));
+	if (r->preload)
+		table_wrap(stdout, width, 2,
+			   "sampler: preload (%s in the process decides; a uprobe on its two "
+			   "markers records the sampled blocks and their frees)",
+			   MLT_SAMPLER_SO);
+	else
+		table_wrap(stdout, width, 2,
+			   "sampler: uprobe (a uprobe on every allocator call: %s)", r->uprobe_why);
 	table_wrap(stdout, width, 2,
 		   "outstanding (estimated): ~%llu blocks, ~%s (standard error %s; from %llu "
 		   "sampled blocks, %s)",
@@ -1183,6 +1222,171 @@ static void *detach_thread(void *tr)
 	return NULL;
 }
 
+/*
+ * -p PID: a process started with the sampler in its environment
+ * (LD_PRELOAD naming it, MEMLENS_SAMPLE_BYTES the rate of --sample) has
+ * its markers probed; any other process, uprobes on its allocator.
+ */
+static int pid_sampler(struct leaks_run *r, const struct leaks_opts *o)
+{
+	char path[64], so[PATH_MAX - 32], *env = NULL;
+	uint64_t rate = 0;
+	size_t len = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)o->pid);
+	f = fopen(path, "re");
+	if (f) {
+		env = malloc(1 << 20);
+		len = env ? fread(env, 1, (1 << 20) - 1, f) : 0;
+		fclose(f);
+	}
+	if (!env || mlt_preload_from_environ(env, len, so, sizeof(so), &rate)) {
+		free(env);
+		if (o->sampler == SAMPLER_PRELOAD) {
+			cli_error("leaks",
+				  "--sampler preload: process %d was not started with %s "
+				  "and %s in its environment; use --sampler uprobe",
+				  (int)o->pid, MLT_SAMPLER_SO, MLT_SAMPLER_ENV);
+			return EXIT_USAGE;
+		}
+		snprintf(r->uprobe_why, sizeof(r->uprobe_why),
+			 "-p PID: the process was not started with the sampler");
+		return 0;
+	}
+	free(env);
+	if (rate != o->sample) {
+		if (o->sampler == SAMPLER_PRELOAD) {
+			cli_error("leaks",
+				  "--sampler preload: the sampler in process %d samples every "
+				  "%llu bytes: give --sample %llu",
+				  (int)o->pid, (unsigned long long)rate, (unsigned long long)rate);
+			return EXIT_USAGE;
+		}
+		snprintf(r->uprobe_why, sizeof(r->uprobe_why),
+			 "-p PID: the sampler in the process samples every %llu bytes, not %llu",
+			 (unsigned long long)rate, (unsigned long long)o->sample);
+		return 0;
+	}
+	/* the path as the process sees it, from here */
+	snprintf(r->sampler_so, sizeof(r->sampler_so), "/proc/%d/root%s", (int)o->pid, so);
+	r->preload = true;
+	return 0;
+}
+
+/*
+ * --sample -- CMD: preload the sampler into CMD where the dynamic loader
+ * will load it, else uprobes (and r->uprobe_why says why). 0, or an exit
+ * code after an error message.
+ */
+static int choose_sampler(struct leaks_run *r, const struct leaks_opts *o)
+{
+	char exe[PATH_MAX], elf[PATH_MAX], why[PATH_MAX + 128], own[32];
+	enum mlt_exec_kind k;
+	ssize_t n;
+
+	r->preload = false;
+	if (!o->sample)
+		return 0;
+	if (o->pid && o->sampler != SAMPLER_UPROBE)
+		return pid_sampler(r, o);
+	if (o->sampler == SAMPLER_UPROBE) {
+		snprintf(r->uprobe_why, sizeof(r->uprobe_why), "--sampler uprobe");
+		return 0;
+	}
+	k = mlt_preload_exec_kind(o->cmd[0], elf, why, sizeof(why));
+	if (k == MLT_EXEC_DYNAMIC) {
+		mlt_preload_own_allocator(elf, own, sizeof(own));
+		if (own[0]) {
+			k = MLT_EXEC_STATIC;
+			snprintf(why, sizeof(why),
+				 "%s has an allocator of its own (it defines %s), which a "
+				 "preloaded malloc would not see",
+				 elf, own);
+		}
+	}
+	if (k != MLT_EXEC_DYNAMIC) {
+		if (o->sampler == SAMPLER_PRELOAD) {
+			cli_error("leaks", "--sampler preload: %s; use --sampler uprobe", why);
+			return EXIT_USAGE;
+		}
+		snprintf(r->uprobe_why, sizeof(r->uprobe_why), "%s", why);
+		if (!trace_quiet())
+			fprintf(stderr,
+				"memlens leaks: %s: sampling with uprobes on its allocator (the "
+				"preloaded sampler needs a program the dynamic loader starts, "
+				"with the allocator of a library)\n",
+				why);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	if (n > 0 && strrchr(exe, '/'))
+		*strrchr(exe, '/') = 0;
+	if (mlt_preload_find(exe, MEMLENS_SAMPLERDIR, r->sampler_so, sizeof(r->sampler_so))) {
+		cli_error("leaks",
+			  "--sample: the sampler %s is neither beside memlens (%s) nor in %s: "
+			  "build it (make) or install it (make install), or sample with "
+			  "uprobes (--sampler uprobe)",
+			  MLT_SAMPLER_SO, exe, MEMLENS_SAMPLERDIR);
+		return EXIT_FAIL;
+	}
+	if (strpbrk(r->sampler_so, " :\t")) { /* LD_PRELOAD's separators */
+		snprintf(r->uprobe_why, sizeof(r->uprobe_why),
+			 "the sampler's path %s has a space or a colon, which LD_PRELOAD "
+			 "cannot hold",
+			 r->sampler_so);
+		if (o->sampler == SAMPLER_PRELOAD) {
+			cli_error("leaks", "--sampler preload: %s", r->uprobe_why);
+			return EXIT_FAIL;
+		}
+		if (!trace_quiet())
+			fprintf(stderr, "memlens leaks: %s: sampling with uprobes\n",
+				r->uprobe_why);
+		return 0;
+	}
+	r->preload = true;
+	return 0;
+}
+
+/*
+ * Start CMD; with the preloaded sampler, with it first in its LD_PRELOAD
+ * (the user's own kept after it) and the rate in its environment: the
+ * variables are set in ours for the exec and restored after.
+ */
+static int spawn_cmd(struct leaks_run *r, const struct leaks_opts *o, struct ml_trace_target **t,
+		     bool *not_started, struct ml_err *err)
+{
+	char *old = getenv("LD_PRELOAD"), *saved, *pre, rate[32];
+	size_t len = strlen(r->sampler_so) + (old ? strlen(old) : 0) + 2;
+	int e;
+
+	if (!r->preload)
+		return ml_trace_target_spawn(t, o->cmd, not_started, err);
+	saved = old ? strdup(old) : NULL;
+	pre = malloc(len);
+	if (!pre || (old && !saved) || mlt_preload_env(old, r->sampler_so, pre, len)) {
+		free(pre);
+		free(saved);
+		return ml_err_set(err, ENOMEM, "out of memory");
+	}
+	snprintf(rate, sizeof(rate), "%llu", (unsigned long long)o->sample);
+	setenv("LD_PRELOAD", pre, 1);
+	setenv(MLT_SAMPLER_ENV, rate, 1);
+	e = ml_trace_target_spawn(t, o->cmd, not_started, err);
+	if (saved)
+		setenv("LD_PRELOAD", saved, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	unsetenv(MLT_SAMPLER_ENV);
+	if (o->verbose)
+		fprintf(stderr, "memlens leaks: started with LD_PRELOAD=%s %s=%s\n", pre,
+			MLT_SAMPLER_ENV, rate);
+	free(pre);
+	free(saved);
+	return e;
+}
+
 /* -v: what the loader says, on stderr */
 static void say(void *arg, const char *fmt, ...)
 {
@@ -1243,9 +1447,15 @@ static int cmd_leaks(int argc, char **argv)
 	}
 	trace_libbpf_quiet(o.verbose);
 	trace_say_pidns("leaks", o.verbose);
+	e = choose_sampler(&r, &o);
+	if (e)
+		return e;
+	if (o.sample && !r.preload && o.verbose)
+		fprintf(stderr, "memlens leaks: sampler: uprobes on the allocator (%s)\n",
+			r.uprobe_why);
 	e = mlt_trace_preflight(&err);
 	if (!e)
-		e = o.cmd ? ml_trace_target_spawn(&t, o.cmd, &not_started, &err)
+		e = o.cmd ? spawn_cmd(&r, &o, &t, &not_started, &err)
 			  : ml_trace_target_attach(&t, o.pid, &err);
 	if (!e) {
 		ML_OPTS(ml_leaks_tracer_opts, lo, .pid = ml_trace_target_pid(t),
@@ -1254,7 +1464,8 @@ static int cmd_leaks(int argc, char **argv)
 			.stacks = o.stacks == STACKS_DWARF ? ML_LEAKS_STACKS_DWARF
 							   : ML_LEAKS_STACKS_FP,
 			.max_blocks = o.max_blocks, .max_stacks = o.max_stacks, .sample = o.sample,
-			.stack_size = o.stack_size, .say = o.verbose ? say : NULL);
+			.stack_size = o.stack_size, .say = o.verbose ? say : NULL,
+			.preload = r.preload ? r.sampler_so : NULL);
 
 		e = ml_leaks_tracer_open(&r.tr, &lo, &err);
 	}

@@ -65,9 +65,9 @@ uprobe_multi) want=ok ;; uprobe) want=missing ;; *) want=unknown ;; esac
 [ "$(state uprobe_multi)" = $want ] && ok uprobe_multi_agrees_with_leaks ||
 	notok uprobe_multi_agrees_with_leaks "leaks: $want ($(cat "$tmp/l.json" "$tmp/l.err")); check: $(state uprobe_multi)"
 
-# uprobe_session: the same answer as the mode leaks --sample takes (a session
+# uprobe_session: the same answer as the mode leaks --sample --sampler uprobe takes (a session
 # where the kernel has them, else the uprobe_multi links, else single uprobes)
-"$M" leaks --json --sample 512K -- /bin/true >"$tmp/ls.json" 2>"$tmp/ls.err"
+"$M" leaks --json --sample 512K --sampler uprobe -- /bin/true >"$tmp/ls.json" 2>"$tmp/ls.err"
 case "$("$PY" -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])["mode"])' "$tmp/ls.json" 2>/dev/null)" in
 uprobe_session) want=ok ;; uprobe_multi | uprobe) want=missing ;; *) want=unknown ;; esac
 [ "$(state uprobe_session)" = $want ] && ok uprobe_session_agrees_with_leaks_sample ||

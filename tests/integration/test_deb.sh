@@ -61,6 +61,7 @@ debs=("$BUILD/deb/memlens_${VERSION}_amd64.deb" "$BUILD/deb/memlens-agent_${VERS
 check deb_contents 'dpkg-deb -c "${debs[0]}" | grep -q " ./usr/bin/memlens$" &&
 	dpkg-deb -c "${debs[1]}" | grep -q " ./usr/libexec/memlens/memlens-agent$" &&
 	dpkg-deb -c "${debs[0]}" | grep -q "/usr/share/memlens/criu-patches/0001-" &&
+	dpkg-deb -c "${debs[0]}" | grep -q " ./usr/lib/[^/]*/memlens/libmemlens-sample.so$" &&
 	dpkg-deb -f "${debs[0]}" Suggests | grep -q "criu"' \
 	"$(dpkg-deb -c "${debs[0]}" | head -n 5)"
 
@@ -92,6 +93,12 @@ fi
 run() { podman run --runtime runc --rm --rootfs "$root" "$@"; }
 v=$(run memlens --version 2>&1 | head -n 1)
 check installed_version '[ "$v" = "memlens $VERSION" ]' "memlens --version: $v"
+# the sampler leaks --sample preloads: where the installed memlens looks,
+# and a program runs with it (no BPF here: leaks itself stops later)
+v=$(run memlens leaks --sample 4096 -- /bin/true 2>&1)
+check installed_sampler_found '! echo "$v" | grep -q "is neither beside memlens"' "$v"
+v=$(run sh -c 'LD_PRELOAD=$(ls /usr/lib/*/memlens/libmemlens-sample.so) MEMLENS_SAMPLE_BYTES=4096 memlens --version' 2>&1 | head -n 1)
+check installed_sampler_loads '[ "$v" = "memlens $VERSION" ]' "memlens --version with the sampler preloaded: $v"
 run memlens agent --help >"$tmp/agent.help" 2>&1
 rc=$?
 check installed_agent '[ $rc = 0 ] && grep -q "^usage: memlens agent" "$tmp/agent.help"' \

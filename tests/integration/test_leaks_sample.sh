@@ -1,6 +1,8 @@
 #!/bin/bash
 # memlens leaks --sample BYTES: allocations sampled by bytes in the BPF
-# program, estimates weighted by 1 / (1 - exp(-size / BYTES)).
+# program (--sampler uprobe; the sampler preloaded into the command, the
+# default for -- CMD, has tests/integration/test_leaks_preload.sh),
+# estimates weighted by 1 / (1 - exp(-size / BYTES)).
 #
 # Exact where the arithmetic allows it: with --sample 1 every block of 45
 # bytes or more is sampled (the countdown never exceeds 44 bytes) and weighs
@@ -15,11 +17,12 @@
 # same_as_exact NAME all|large CMD...: "large": the blocks of 45 bytes or
 # more only (a preloaded allocator's start-up makes a few smaller ones, which
 # --sample 1 samples with probability 1 - exp(-size))
+# SAMPLER: the --sampler of the sampled run (default uprobe)
 same_as_exact() {
 	local n=$1 what=$2 ex=$T_TMP/exact.json sa=$T_TMP/s1.json res
 	shift 2
 	"$MEMLENS" leaks --json -T 0 -- "$@" >"$ex" 2>"$T_TMP/ex.err"
-	"$MEMLENS" leaks --json -T 0 --sample 1 -- "$@" >"$sa" 2>"$T_TMP/s1.err"
+	"$MEMLENS" leaks --json -T 0 --sample 1 --sampler "${SAMPLER:-uprobe}" -- "$@" >"$sa" 2>"$T_TMP/s1.err"
 	res=$(python3 - "$ex" "$sa" "$what" <<'PY'
 import json, sys
 def last(p):
@@ -57,7 +60,7 @@ test_sample_1_is_exact() {
 # standard errors, of the bytes and of the blocks, in total and by size
 test_estimate_bound() {
 	local n=leaks_sample_estimate_within_5_stderr out=$T_TMP/est.json N=20000 S=256 B=4096 res
-	"$MEMLENS" leaks --json -T 0 --sample $B -- "$WORKLOADS/leaky" $N $S >"$out" 2>"$T_TMP/est.err"
+	"$MEMLENS" leaks --json -T 0 --sample $B --sampler uprobe -- "$WORKLOADS/leaky" $N $S >"$out" 2>"$T_TMP/est.err"
 	res=$(python3 - "$out" $N $S $B <<'PY'
 import json, math, sys
 d = json.loads([l for l in open(sys.argv[1]).read().splitlines() if l.startswith('{')][-1])
@@ -89,7 +92,7 @@ PY
 # every block freed: nothing of that size outstanding, though thousands were sampled
 test_free_heavy() {
 	local n=leaks_sample_free_heavy_leaves_nothing out=$T_TMP/fh.json
-	"$MEMLENS" leaks --json -T 0 --sample 4096 -- "$WORKLOADS/mallocbench" 50000 200 \
+	"$MEMLENS" leaks --json -T 0 --sample 4096 --sampler uprobe -- "$WORKLOADS/mallocbench" 50000 200 \
 		>"$out" 2>"$T_TMP/fh.err"
 	echo "# $n: $(json "$out" "{k: d[k] for k in ('mallocs', 'frees', 'allocation_calls', 'outstanding', 'outstanding_bytes')}")"
 	if [ "$(json "$out" "(not [r for r in d['by_size'] if r['size'] == 200], d['mallocs'] > 1000, d['mallocs'] - d['frees'] == d['sampled_outstanding'] <= 2, d['allocation_calls'] >= 50000)")" = "(True, True, True, True)" ]; then
@@ -184,6 +187,9 @@ test_allocators() {
 			continue
 		fi
 		LD_PRELOAD=$lib same_as_exact leaks_sample_1_exact_$name large "$WORKLOADS/leaky" 300
+		# the sampler preloaded before it: it forwards to that allocator
+		LD_PRELOAD=$lib SAMPLER=preload same_as_exact leaks_preload_sample_1_exact_$name large \
+			"$WORKLOADS/leaky" 300
 		local n=leaks_${name}_allocator_found out=$T_TMP/$name.json
 		LD_PRELOAD=$lib "$MEMLENS" leaks --json -- "$WORKLOADS/leaky" 300 >"$out" 2>/dev/null
 		if [ "$(json "$out" "('/$(basename "$lib")' in d['allocator'], [(s['count'], s['bytes']) for s in d['by_size'] if s['size'] == 4096], d['untracked_frees'])")" = "(True, [(300, 1228800)], 0)" ]; then

@@ -15,6 +15,7 @@
 #include "harness.h"
 #include "memlens/alloc_sample.h"
 #include "../../trace/leaks.h"
+#include "../../trace/preload/expo.h"
 
 static __u64 tab[LEAKS_EXPO_N + 1]; /* as the BPF program has it */
 
@@ -110,6 +111,35 @@ static void test_expo_draw(void)
 }
 
 /*
+ * The preloaded sampler's draw (trace/preload/expo.h): the same variates,
+ * without the table, within the table's error.
+ */
+static void test_preload_draw(void)
+{
+	double worst = 0, worst_bpf = 0;
+
+	CHECK_EQ(mls_expo_fixed(0), 64 * LEAKS_LN2_FIXED);
+	CHECK(llabs((long long)mls_expo_fixed(1ULL << 63) - (long long)LEAKS_LN2_FIXED) <= 1);
+	CHECK(mls_expo_fixed(~0ULL) < 2);
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = rnd() >> (i % 64);
+		double want, got;
+
+		if (!r)
+			continue;
+		want = -log((double)r / 18446744073709551616.0);
+		got = (double)mls_expo_fixed(r) / 4294967296.0;
+		worst = fmax(worst, fabs(got - want));
+		worst_bpf = fmax(worst_bpf,
+				 fabs((double)leaks_expo_fixed(tab, r) / 4294967296.0 - got));
+	}
+	printf("# largest error of the preloaded sampler's -ln: %.3g (from the BPF one's: %.3g)\n",
+	       worst, worst_bpf);
+	CHECK(worst < 1e-8);
+	CHECK(worst_bpf < 2e-7);
+}
+
+/*
  * The whole sampler as the BPF program runs it, per thread: a countdown
  * from leaks_distance(), decreased by leaks_reaches(), drawn again after
  * each sample. Each allocation of s bytes must be sampled with probability
@@ -193,6 +223,7 @@ int main(void)
 	RUN(test_variance_and_rse);
 	RUN(test_expo_table);
 	RUN(test_expo_draw);
+	RUN(test_preload_draw);
 	RUN(test_sampler);
 	RUN(test_default_blocks);
 	return T_DONE();

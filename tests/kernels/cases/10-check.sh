@@ -49,7 +49,7 @@ kernel_at_least 6 13 && us=ok || us=missing
 	notok "uprobe_multi_${um}_session_${us}_as_the_version_says" \
 		"check says uprobe_multi $(state uprobe_multi), uprobe_session $(state uprobe_session)"
 "$MEMLENS" leaks --json -- /bin/true >"$C_TMP/le.json" 2>"$C_TMP/le.err"
-"$MEMLENS" leaks --json --sample 512K -- /bin/true >"$C_TMP/ls.json" 2>"$C_TMP/ls.err"
+"$MEMLENS" leaks --json --sample 512K --sampler uprobe -- /bin/true >"$C_TMP/ls.json" 2>"$C_TMP/ls.err"
 want="$([ $um = ok ] && echo uprobe_multi || echo uprobe) $([ $us = ok ] && echo uprobe_session ||
 	{ [ $um = ok ] && echo uprobe_multi || echo uprobe; })"
 got="$(jq_last "$C_TMP/le.json" "d['mode']") $(jq_last "$C_TMP/ls.json" "d['mode']")"
