@@ -1079,11 +1079,20 @@ def in_pid_namespace(script, sock):
     starts to create @sock. Skips where PID namespaces cannot be made."""
     p = spawn(["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script])
     deadline = time.time() + 60
-    while not os.path.exists(sock) and time.time() < deadline:
+    # the socket's file exists from bind(), before listen(): wait until it accepts
+    while time.time() < deadline:
         if p.poll() is not None:
             raise Skip("cannot create a PID namespace here (unshare exit %d)" % p.returncode)
+        if os.path.exists(sock):
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(sock)
+                s.close()
+                return p
+            except OSError:
+                s.close()
         time.sleep(0.05)
-    check(os.path.exists(sock), "the agent did not start in the namespace")
+    check(False, "the agent did not start in the namespace (%s does not accept)" % sock)
     return p
 
 

@@ -51,6 +51,8 @@ agent=
 	echo "$libdir/pkgconfig/memlens.pc 644"
 	echo "$libdir/pkgconfig/memlens-report.pc 644"
 	echo "$libdir/pkgconfig/memlens-trace.pc 644"
+	# the sampler leaks preloads, built with the tracers
+	[ -f "$BUILD/libmemlens-sample.so" ] && echo "$libdir/memlens/libmemlens-sample.so 644"
 	for h in include/memlens/*.h; do echo "$prefix/$h 644"; done
 	for p in doc/man/*.8.rst; do p=${p#doc/man/}; echo "$prefix/share/man/man8/${p%.rst} 644"; done
 	echo "$prefix/share/bash-completion/completions/memlens 644"
