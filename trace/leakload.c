@@ -26,9 +26,12 @@
 #include "elfsym.h"
 #include "leakload.h"
 #include "preload.h"
+
 #include "umulti.h"
 #include "leaks.h"
 #include "leaks.skel.h"
+
+_Static_assert(LEAKS_NR_MARKS == 2, "struct leaks_loader's marker_lo");
 
 /* with -v: what the caller's say() is given (nothing without it) */
 #define SAY(o, ...)                                                                                \
@@ -251,12 +254,19 @@ static int find_markers(struct leaks_loader *r, const struct leaks_load_opts *o,
 		else {
 			if (i == LEAKS_MARK_SAMPLED)
 				r->sampler_sym = va;
+			r->marker_lo[i] = (uint32_t)(va & (LEAKS_PAGE - 1));
 			add_probe(entries, off, i);
 			SAY(o, "uprobe %s at 0x%llx of %s\n", names[i], (unsigned long long)off,
 			    path);
 		}
 	}
 	mlt_elf_syms_free(&syms);
+	/* the program tells them apart by their pc's offset in its page */
+	if (!e && r->marker_lo[LEAKS_MARK_SAMPLED] == r->marker_lo[LEAKS_MARK_FREED])
+		e = ml_err_set(err, ENOEXEC,
+			       "%s: mls_sampled and mls_freed lie a multiple of %d bytes apart: "
+			       "not memlens's sampler (rebuild memlens, or use --sampler uprobe)",
+			       path, LEAKS_PAGE);
 	if (!e && mlt_preload_image_end(path, &r->sampler_end))
 		e = ml_err_set(err, ENOEXEC, "%s: no loadable segment: not memlens's sampler",
 			       path);
@@ -453,6 +463,8 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 	r->skel->rodata->session = r->session;
 	r->skel->rodata->sampler_sym = r->preload ? r->sampler_sym : 0;
 	r->skel->rodata->sampler_end = r->preload ? r->sampler_end : 0;
+	for (int i = 0; r->preload && i < LEAKS_NR_MARKS; i++)
+		r->skel->rodata->marker_lo[i] = r->marker_lo[i];
 	r->skel->rodata->dwarf = o->dwarf;
 	r->skel->rodata->dwarf_stack_size = (__u32)o->stack_size;
 	r->skel->rodata->dwarf_stack_room = leaks_stack_room((__u32)o->stack_size);

@@ -60,6 +60,7 @@ struct leaks_loader {
 	bool preload; /* the preloaded sampler's two markers probed, not the allocator */
 	/* preload: mls_sampled's address in the sampler's file, and its image's end */
 	uint64_t sampler_sym, sampler_end;
+	uint32_t marker_lo[2]; /* preload: the markers' addresses, low 12 bits */
 	bool dwarf; /* the stacks are copies, unwound here (mlt_leaks_dwarf_start()) */
 	uint32_t vm_end_off; /* dwarf: offsetof(struct vm_area_struct, vm_end), from the BTF */
 	/* dwarf */

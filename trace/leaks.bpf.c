@@ -88,10 +88,18 @@ const volatile bool session = false;
  */
 const volatile __u64 sampler_sym = 0;
 const volatile __u64 sampler_end = 0;
+/*
+ * The low 12 bits of each marker's address (enum leaks_marker): the page
+ * offset of its pc wherever the object is mapped. User space makes sure
+ * they differ.
+ */
+const volatile __u32 marker_lo[LEAKS_NR_MARKS] = {};
 /* -ln(1/2 + j / 2048) * 2^32, j = 0..1024: filled by user space (leaks.h) */
 const volatile __u64 expo_tab[LEAKS_EXPO_N + 1] = {};
 
 __u64 counters[LEAKS_NR_COUNTERS];
+/* the preloaded sampler's probe hits: enum leaks_marker_counter */
+__u64 marker_counts[LEAKS_NR_MARKER_COUNTERS];
 /* --stacks dwarf: the stack_id of the next allocation, its sample's seq */
 __u64 dwarf_seq;
 /*
@@ -186,6 +194,32 @@ struct {
 	__type(key, __u32);
 	__type(value, struct call_counts);
 } calls SEC(".maps");
+
+/*
+ * Every program here runs on the kernel stack, never on a private one.
+ * Since Linux 6.14 the kernel may give a kprobe-type program (a uprobe's
+ * is one) whose stack is 64 bytes or more a per-CPU stack of its own
+ * instead. A uprobe's program runs with only migration disabled: under
+ * full or lazy preemption another thread's run of the same program on the
+ * same CPU overwrites that stack under a preempted one. In the 7.2 guest
+ * the preloaded sampler's records came with another thread's values (a
+ * pointer as a size, a pc not the marker's, frees lost) and a pointer
+ * reloaded from that stack faulted the kernel (an oops in the program,
+ * the target left hung). The kernel gives no private stack to a program
+ * with a tail call in it: each program begins with one into this empty
+ * array, which does nothing but fall through.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} no_private_stack SEC(".maps");
+
+static __always_inline void kernel_stack_only(void *ctx)
+{
+	bpf_tail_call(ctx, &no_private_stack, 0);
+}
 
 /* what an entry program returns to a uprobe session: 0 runs the return probe */
 #define WANT_RETURN 0
@@ -567,6 +601,7 @@ static __always_inline int entry(struct pt_regs *ctx, __u64 a1, __u64 a2, __u64 
 SEC("uprobe")
 int BPF_KPROBE(fn_enter, __u64 a1, __u64 a2, __u64 a3)
 {
+	kernel_stack_only(ctx);
 	entry(ctx, a1, a2, a3);
 	return 0;
 }
@@ -616,6 +651,7 @@ static __always_inline int exit_probe(struct pt_regs *ctx, __u64 ret)
 SEC("uretprobe")
 int BPF_KRETPROBE(alloc_exit, __u64 ret)
 {
+	kernel_stack_only(ctx);
 	return exit_probe(ctx, ret);
 }
 
@@ -630,6 +666,7 @@ int BPF_KRETPROBE(alloc_exit, __u64 ret)
 SEC("uprobe")
 int BPF_KPROBE(fn_session, __u64 a1, __u64 a2, __u64 a3)
 {
+	kernel_stack_only(ctx);
 	if (PT_REGS_IP(ctx) != bpf_get_func_ip(ctx))
 		return exit_probe(ctx, PT_REGS_RC(ctx));
 	return entry(ctx, a1, a2, a3);
@@ -638,20 +675,39 @@ int BPF_KPROBE(fn_session, __u64 a1, __u64 a2, __u64 a3)
 /*
  * leaks --sample -- CMD with the sampler preloaded (trace/preload/sample.c):
  * the process took the decision, and only its sampled allocations and the
- * frees of them reach a probe, one on each of its two markers (the
- * cookie: enum leaks_marker). mls_sampled(ptr, size, calls, bytes) also
- * hands over the thread's calls and bytes since its last sample.
+ * frees of them reach a probe, one on each of its two markers (told apart
+ * by the pc; the cookie, enum leaks_marker, is checked against it). mls_sampled(ptr, size, calls,
+ * bytes) also hands over the thread's calls and bytes since its last sample.
  */
 SEC("uprobe")
 int BPF_KPROBE(marker, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
 {
+	__u32 lo = (__u32)(PT_REGS_IP(ctx) & (LEAKS_PAGE - 1)), which, zero = 0;
 	struct call_counts *cc;
 	struct thread_state *t;
-	__u32 zero = 0;
 
+	kernel_stack_only(ctx);
 	if (!wanted())
 		return 0;
-	if (bpf_get_attach_cookie(ctx) == LEAKS_MARK_FREED) {
+	/*
+	 * Which marker was hit: by the pc's offset in its page, the cookie only
+	 * checked against it, so that a record is never built from the other
+	 * marker's arguments (a free's rsi as a size) whatever the kernel hands
+	 * the program. A pc at neither marker is dropped. Both are counted.
+	 */
+	if (lo == marker_lo[LEAKS_MARK_SAMPLED])
+		which = LEAKS_MARK_SAMPLED;
+	else if (lo == marker_lo[LEAKS_MARK_FREED])
+		which = LEAKS_MARK_FREED;
+	else
+		which = LEAKS_NR_MARKS;
+	if (which == LEAKS_NR_MARKS) {
+		__sync_fetch_and_add(&marker_counts[LEAKS_MC_STRAY], 1);
+		return 0;
+	}
+	if (which != bpf_get_attach_cookie(ctx))
+		__sync_fetch_and_add(&marker_counts[LEAKS_MC_MISCOOKIED], 1);
+	if (which == LEAKS_MARK_FREED) {
 		record_free(NULL, a1);
 		return 0;
 	}

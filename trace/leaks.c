@@ -230,6 +230,15 @@ void ml_leaks_tracer_calls(const struct ml_leaks_tracer *t, uint64_t *calls, uin
 	free(v);
 }
 
+void ml_leaks_tracer_marker_hits(const struct ml_leaks_tracer *t, uint64_t *miscookied,
+				 uint64_t *stray)
+{
+	const __u64 *m = t->ld.skel->bss->marker_counts;
+
+	*miscookied = __atomic_load_n(&m[LEAKS_MC_MISCOOKIED], __ATOMIC_RELAXED);
+	*stray = __atomic_load_n(&m[LEAKS_MC_STRAY], __ATOMIC_RELAXED);
+}
+
 uint64_t ml_leaks_tracer_recursion_misses(const struct ml_leaks_tracer *t)
 {
 	return mlt_trace_recursion_misses(t->ld.skel->obj);

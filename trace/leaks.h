@@ -187,6 +187,16 @@ enum leaks_marker {
 	LEAKS_MARK_FREED, /* mls_freed(ptr) */
 	LEAKS_NR_MARKS,
 };
+/*
+ * The marker program's own counters (marker_counts[]): probe hits whose
+ * pc was the other marker's than their cookie said (told apart by the pc),
+ * and hits whose pc was neither marker's (dropped).
+ */
+enum leaks_marker_counter {
+	LEAKS_MC_MISCOOKIED = 0,
+	LEAKS_MC_STRAY,
+	LEAKS_NR_MARKER_COUNTERS,
+};
 #define LEAKS_PRELOAD_MAX_SKIP 6 /* the sampler's frames dropped at most */
 
 /* one outstanding allocation, keyed by its address */

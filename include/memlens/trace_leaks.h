@@ -157,6 +157,14 @@ void ml_leaks_outstanding_free(struct ml_leaks_outstanding *s);
 void ml_leaks_tracer_counters(const struct ml_leaks_tracer *t, uint64_t *c);
 /* Sampling: every outermost allocation call, sampled or not, and the bytes they asked for. */
 void ml_leaks_tracer_calls(const struct ml_leaks_tracer *t, uint64_t *calls, uint64_t *bytes);
+/*
+ * The preloaded sampler's probe hits the program told apart by their pc
+ * because the kernel gave them the other marker's cookie (*@miscookied),
+ * and those whose pc was neither marker's, dropped (*@stray). 0 and 0
+ * without the sampler.
+ */
+void ml_leaks_tracer_marker_hits(const struct ml_leaks_tracer *t, uint64_t *miscookied,
+				 uint64_t *stray);
 /* Events no program saw (another BPF program ran on that CPU). */
 uint64_t ml_leaks_tracer_recursion_misses(const struct ml_leaks_tracer *t);
 int ml_leaks_tracer_allocator(const struct ml_leaks_tracer *t, struct ml_leaks_allocator *out);

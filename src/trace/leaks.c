@@ -1126,6 +1126,28 @@ static int write_pprof(struct leaks_run *r, const struct ml_leaks_outstanding *t
 	return e;
 }
 
+/*
+ * The preloaded sampler's probe hits the kernel gave the other marker's
+ * cookie (told apart by their pc: with -v), and those at neither marker
+ * (dropped: always said).
+ */
+static void say_marker_hits(const struct leaks_run *r)
+{
+	uint64_t miscookied, stray;
+
+	ml_leaks_tracer_marker_hits(r->tr, &miscookied, &stray);
+	if (stray)
+		fprintf(stderr,
+			"memlens leaks: warning: %llu probe hits of the sampler were at neither of "
+			"its markers: dropped\n",
+			(unsigned long long)stray);
+	if (miscookied && r->o->verbose)
+		fprintf(stderr,
+			"memlens leaks: %llu probe hits of the sampler came with the other "
+			"marker's cookie (told apart by their address)\n",
+			(unsigned long long)miscookied);
+}
+
 static void report(struct leaks_run *r, const struct report_at *at)
 {
 	uint64_t c[LEAKS_NR_COUNTERS];
@@ -1165,6 +1187,8 @@ static void report(struct leaks_run *r, const struct report_at *at)
 	if (at->elapsed_s >= 0 && !r->o->json && !live_on())
 		printf("\n");
 	fflush(stdout);
+	if (at->elapsed_s < 0 && r->preload)
+		say_marker_hits(r);
 	memcpy(r->prev, c, sizeof(c));
 	ml_leaks_outstanding_free(&t);
 }
