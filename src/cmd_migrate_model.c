@@ -15,6 +15,7 @@
 #include "memlens/json.h"
 #include "memlens/lines.h"
 #include "memlens/migrate_model.h"
+#include "mm_sweep.h"
 #include "opts.h"
 #include "output.h"
 
@@ -59,6 +60,7 @@ struct mm_cli {
 	struct ml_mm_params p;
 	struct ml_mm_fit fit;
 	bool json;
+	bool sweep; /* --sweep: hot-range over a grid of -c and --cool */
 	bool b_given, r_given; /* else the defaults */
 	bool df_given, rf_given, rb_given;
 	bool lb_given, lf_given, lw_given;
@@ -465,6 +467,12 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		CLI_OPT_HOT_RANGES(&c->p.hot_ranges_max,
 				   "hot-range: at most N ranges, the smallest gaps merged (default "
 				   "16384, as migrate)"),
+		{ .name = "sweep",
+		  .kind = CLI_FLAG,
+		  .target = &c->sweep,
+		  .help = "run hot-range with every -c of 1, 2, 3 and --cool of 1, 2, 3, 5, "
+			  "8 and say which sends the fewest bytes, with the downtime kept "
+			  "at none's and at all (-c and --cool are not taken)" },
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_OUTPUT(&out,
 			       "write what would go to stdout (text, or JSON with --json) to FILE"),
@@ -503,6 +511,9 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 	c->p.no_precopy = cli_given(&spec, "max-rounds") && !c->p.max_rounds;
 	if (c->rf_given)
 		c->fit.restore_fixed_s = c->p.restore_fixed_s; /* the fit assumes it */
+	if (c->sweep && (cli_given(&spec, "consecutive") || cli_given(&spec, "cool")))
+		return cli_usage_error("migrate-model",
+				       "--sweep tries -c and --cool itself: give neither");
 	if (c->round_at && parse_round_at(c))
 		return cli_usage_error("migrate-model",
 				       "--round-at wants seconds, increasing and above 0, "
@@ -533,6 +544,12 @@ static int cmd_migrate_model(int argc, char **argv)
 	if (rc)
 		goto out;
 	c.resident = t.n && t.with_resident == t.n;
+	if (c.sweep) {
+		rc = mm_sweep(c.file, &t, &c.p, c.json, &err);
+		if (rc)
+			cli_error("migrate-model", "%s: %s", c.file, err.msg);
+		goto out;
+	}
 	if (ml_mm_run(&t, &c.p, res, &err)) {
 		cli_error("migrate-model", "%s: %s", c.file, err.msg);
 		rc = exit_code_for(-err.code);

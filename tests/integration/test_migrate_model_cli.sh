@@ -247,4 +247,44 @@ PYEOF
 	fi
 done
 
+# --sweep: hot-range at every -c of 1-3 and --cool of 1, 2, 3, 5, 8; each
+# setting's figures are those of a plain run with that -c and --cool, none's
+# those of a plain run's none; the fewest bytes are the least total, and the
+# one "with the downtime kept" has none's downtime at most
+"$M" migrate-model "$tmp/t.jsonl" -r 3 -m 6 --sweep --json >"$tmp/s.json" 2>"$tmp/s.err"
+rc=$?
+for cc in "1 5" "3 2"; do
+	set -- $cc
+	"$M" migrate-model "$tmp/t.jsonl" -r 3 -m 6 -c "$1" --cool "$2" --json >"$tmp/s-$1-$2.json"
+done
+check sweep_json '[ $rc = 0 ] && "$PY" - "$tmp/s.json" "$tmp/s-1-5.json" "$tmp/s-3-2.json" <<"PYEOF"
+import json, sys
+s = json.load(open(sys.argv[1]))
+grid = [(x["consecutive"], x["cool"]) for x in s["settings"]]
+ok = s["type"] == "migrate_model_sweep" and grid == [(c, k) for c in (1, 2, 3) for k in (1, 2, 3, 5, 8)]
+for f, c, k in ((sys.argv[2], 1, 5), (sys.argv[3], 3, 2)):
+    j = json.load(open(f))
+    pol = {p["name"]: p for p in j["policies"]}
+    x = s["settings"][grid.index((c, k))]
+    h = pol["hot-range"]
+    ok = ok and x["total_bytes"] == h["total_bytes"] and x["final_round_bytes"] == h["final_round_bytes"]
+    ok = ok and x["precopy_bytes"] == h["total_bytes"] - h["final_round_bytes"]
+    ok = ok and x["rounds"] == len(h["rounds"]) and abs(x["downtime_ms"] - h["downtime_ms"]) < 1e-6
+    ok = ok and s["none"]["total_bytes"] == pol["none"]["total_bytes"]
+ok = ok and s["fewest_bytes"]["total_bytes"] == min(x["total_bytes"] for x in s["settings"])
+k = s["fewest_bytes_downtime_kept"]
+kept = [x for x in s["settings"] if x["downtime_ms"] <= s["none"]["downtime_ms"]]
+ok = ok and (k is None if not kept else k["total_bytes"] == min(x["total_bytes"] for x in kept))
+ok = ok and (k is None or k["downtime_ms"] <= s["none"]["downtime_ms"])
+sys.exit(not ok)
+PYEOF' "rc=$rc $(cat "$tmp/s.err") $(head -c 400 "$tmp/s.json")"
+"$M" migrate-model "$tmp/t.jsonl" -r 3 -m 6 --sweep >"$tmp/s.txt" 2>&1
+rc=$?
+tr -s ' \n' ' ' <"$tmp/s.txt" >"$tmp/s.flat"
+check sweep_text '[ $rc = 0 ] && [ "$(grep -c "^ *[123] *[12358] " "$tmp/s.txt")" = 15 ] && grep -q "fewest bytes" "$tmp/s.flat"' \
+	"rc=$rc $(head -n 24 "$tmp/s.txt")"
+"$M" migrate-model "$tmp/t.jsonl" --sweep --cool 3 >"$tmp/sc.txt" 2>&1
+rc=$?
+check sweep_refuses_c '[ $rc = 2 ] && grep -q "give neither" "$tmp/sc.txt"' "rc=$rc $(cat "$tmp/sc.txt")"
+
 t_done
