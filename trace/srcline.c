@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +17,27 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+/* what mlt_srcline_symbol() found at one address: a table per file */
+struct srcline_sym {
+	uint64_t vaddr; /* the key; SYM_EMPTY: an empty slot */
+	const char *name; /* NULL: no function there */
+	uint64_t start;
+};
+
+#define SYM_EMPTY UINT64_MAX
+
 struct srcline_file {
 	char *path;
 	Dwfl *dwfl; /* NULL: no usable file */
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
+	/*
+	 * dwfl_module_addrinfo() walks the whole symbol table on every call
+	 * (tens of thousands of symbols in a debug file such as python3's),
+	 * and a report asks for the same return addresses again and again
+	 */
+	struct srcline_sym *syms; /* open addressing, a power of two */
+	size_t nsyms, cap;
 };
 
 struct srcline_cache {
@@ -170,6 +188,7 @@ void mlt_srcline_free(struct srcline_cache *c)
 		free(c->v[i].path);
 		if (c->v[i].dwfl)
 			dwfl_end(c->v[i].dwfl);
+		free(c->v[i].syms);
 	}
 	for (size_t i = 0; i < c->npool; i++)
 		free(c->pool[i]);
@@ -320,19 +339,71 @@ int mlt_srcline_lookup(struct srcline_cache *c, const char *path, uint64_t vaddr
 	return n;
 }
 
+static size_t sym_slot(const struct srcline_file *f, uint64_t vaddr)
+{
+	size_t i = (size_t)((vaddr * 0x9e3779b97f4a7c15ULL) >> 20) & (f->cap - 1);
+
+	while (f->syms[i].vaddr != SYM_EMPTY && f->syms[i].vaddr != vaddr)
+		i = (i + 1) & (f->cap - 1);
+	return i;
+}
+
+/* room for one more entry, at most half full; false when out of memory */
+static bool sym_room(struct srcline_file *f)
+{
+	struct srcline_sym *old = f->syms;
+	size_t ocap = f->cap, ncap = ocap ? ocap * 2 : 256;
+
+	if ((f->nsyms + 1) * 2 <= ocap)
+		return true;
+	f->syms = malloc(ncap * sizeof(*f->syms));
+	if (!f->syms) {
+		f->syms = old;
+		return false;
+	}
+	for (size_t i = 0; i < ncap; i++)
+		f->syms[i].vaddr = SYM_EMPTY;
+	f->cap = ncap;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].vaddr != SYM_EMPTY)
+			f->syms[sym_slot(f, old[i].vaddr)] = old[i];
+	free(old);
+	return true;
+}
+
 int mlt_srcline_symbol(struct srcline_cache *c, const char *path, uint64_t vaddr, const char **name,
 		       uint64_t *start)
 {
 	struct srcline_file *f = c ? file_for(c, path) : NULL;
+	struct srcline_sym e = { .vaddr = vaddr };
 	GElf_Off off = 0;
 	GElf_Sym sym;
 
 	if (!f || !f->mod)
 		return -ENOENT;
+	if (f->cap && vaddr != SYM_EMPTY) {
+		const struct srcline_sym *hit = &f->syms[sym_slot(f, vaddr)];
+
+		if (hit->vaddr == vaddr) {
+			*name = hit->name;
+			*start = hit->start;
+			return hit->name ? 0 : -ENOENT;
+		}
+	}
 	*name = dwfl_module_addrinfo(f->mod, vaddr + f->bias, &off, &sym, NULL, NULL, NULL);
-	if (!*name || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+	if (*name && GELF_ST_TYPE(sym.st_info) == STT_FUNC) {
+		e.name = *name;
+		e.start = vaddr - off;
+	}
+	/* the names are libdwfl's, alive as long as the module */
+	if (vaddr != SYM_EMPTY && sym_room(f)) {
+		f->syms[sym_slot(f, vaddr)] = e;
+		f->nsyms++;
+	}
+	*name = e.name;
+	if (!e.name)
 		return -ENOENT;
-	*start = vaddr - off;
+	*start = e.start;
 	return 0;
 }
 
