@@ -469,6 +469,7 @@ static int load_and_attach(struct leaks_loader *r, const struct leaks_load_opts 
 	r->skel->rodata->dwarf_stack_size = (__u32)o->stack_size;
 	r->skel->rodata->dwarf_stack_room = leaks_stack_room((__u32)o->stack_size);
 	bpf_map__set_max_entries(r->skel->maps.samples, samples_bytes(o));
+	r->skel->rodata->samples_wake = o->dwarf ? samples_bytes(o) / 4 : 0;
 	if (o->sample) {
 		uint64_t tab[LEAKS_EXPO_N + 1];
 

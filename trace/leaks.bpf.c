@@ -76,6 +76,13 @@ const volatile bool dwarf = false;
 const volatile __u32 dwarf_stack_size = LEAKS_DWARF_STACK_DEFAULT;
 /* the bytes reserved for it: rounded up to pages, and one page more (leaks_stack_room) */
 const volatile __u32 dwarf_stack_room = LEAKS_DWARF_STACK_DEFAULT + 4096;
+/*
+ * --stacks dwarf: user space is woken once this many bytes of copies wait
+ * in the ring (a quarter of it), not for every copy: a wakeup is an
+ * interrupt and a switch to memlens, as dear as the copy itself. It also
+ * reads the ring on its own every 100 ms. 0: every copy wakes it.
+ */
+const volatile __u64 samples_wake = 0;
 /* --stacks dwarf: offsetof(struct vm_area_struct, vm_end) in this kernel (from its BTF) */
 const volatile __u32 vm_end_off = 0;
 /* --sample BYTES: the mean distance between samples; 0: every allocation */
@@ -518,9 +525,13 @@ static __always_inline void record_alloc(struct pt_regs *ctx, struct thread_stat
 	}
 	/* handed over once the block is in the table: user space finds it there */
 	if (s && e)
-		bpf_ringbuf_discard(s, 0);
+		bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);
 	else if (s)
-		bpf_ringbuf_submit(s, 0);
+		bpf_ringbuf_submit(s,
+				   !samples_wake ? 0
+				   : bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= samples_wake
+					   ? BPF_RB_FORCE_WAKEUP
+					   : BPF_RB_NO_WAKEUP);
 	count(e ? LEAKS_C_LOST : LEAKS_C_ALLOCS);
 	/* what lacks a stack is counted among the allocations recorded only */
 	if (!e && a.stack_id == LEAKS_STACK_FULL)

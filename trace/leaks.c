@@ -301,8 +301,15 @@ int ml_leaks_tracer_poll(struct ml_leaks_tracer *t, int timeout_ms)
 		return -EINVAL;
 	if (!t->ld.rb)
 		return 0;
-	return timeout_ms ? ring_buffer__poll(t->ld.rb, timeout_ms)
-			  : ring_buffer__consume(t->ld.rb);
+	if (timeout_ms) {
+		int n = ring_buffer__poll(t->ld.rb, timeout_ms);
+
+		/* copies below the wakeup mark (samples_wake) are read here */
+		if (n == 0)
+			n = ring_buffer__consume(t->ld.rb);
+		return n;
+	}
+	return ring_buffer__consume(t->ld.rb);
 }
 
 void ml_leaks_tracer_detach(struct ml_leaks_tracer *t)

@@ -180,15 +180,22 @@ int ml_leaks_tracer_stack(struct ml_leaks_tracer *t, int64_t id, uint64_t *ips, 
  * a program's wait loop polls it, as libbpf's ring_buffer__epoll_fd() and
  * ring_buffer__poll(), so that the copies do not pile up between reads.
  *
- * An fd to poll (epoll: readable when copies wait), owned by the tracer and
- * closed by ml_leaks_tracer_close(); -ENOENT when the tracer has no ring
+ * The programs wake the reader once a quarter of the ring buffer waits,
+ * not for every copy (a wakeup costs the target about what the copy
+ * does), so a loop must also read at intervals of its own: memlens polls
+ * with a 100 ms timeout.
+ *
+ * An fd to poll (epoll: readable once a quarter of the ring buffer waits),
+ * owned by the tracer and closed by ml_leaks_tracer_close(); -ENOENT when
+ * the tracer has no ring
  * buffer (stacks walked with frame pointers, or none: nothing to poll),
  * -EINVAL for NULL.
  */
 int ml_leaks_tracer_fd(const struct ml_leaks_tracer *t);
 /*
  * Unwind the stack copies that wait, first waiting up to @timeout_ms for
- * one (0: those there are, at once; < 0: until one comes). How many were
+ * the wakeup above (0: those there are, at once; < 0: until it comes);
+ * after a timeout, every copy there is read all the same. How many were
  * read, or -errno (-EINTR: a signal came). 0 at once when the tracer has
  * no ring buffer (ml_leaks_tracer_fd() < 0); -EINVAL for NULL.
  */
