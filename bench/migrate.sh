@@ -50,14 +50,14 @@ PY=/usr/bin/python3
 # slow fault: at 500 ms the 64 MiB buffers never turned hot (one small VMA
 # was all the bench left out), 2 s gives the writers time to cover them
 MODES=${MODES:-none none-fork vma page page-cool page-postcopy postcopy-only}
-ROUNDS=${ROUNDS:-3} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-2000}
+ROUNDS=${ROUNDS:-4} THRESHOLD=${THRESHOLD:-8} ROUND_S=${ROUND_S:-2} INTERVAL=${INTERVAL:-2000}
 TRACE_S=${TRACE_S:-150} WARM_S=2 failed=
 tmp=$(mktemp -d /tmp/memlens-bench-migrate.XXXXXX)
 pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 # the migration measured, from the --json output of migrate the run kept
-declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 3")
+declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 5" [page-postcopy]="-c 1 --cool 5")
 # post-copy modes are also fitted from another workload's migration in the
 # same mode (the first of these whose JSON is there; default heap)
 declare -A XFIT_FROM=([heap]="redis migwork")
@@ -122,7 +122,7 @@ EOF
 	done
 	"$PY" - "$w" "$mode" "$mj" "$tmp/$w-$mode.model-own" "$tmp/$w-$mode.model-none" "$ri" \
 		"$INTERVAL" "$verified" "${4:-$(uname -r)}" "$tmp/$w-$mode.model-xfit" "$peer" \
-		"$(basename "${xf:-none}" .json)" "$at" <<'EOF'
+		"$(basename "${xf:-none}" .json)" "$at" "${MODE_ARGS[$mode]:-}" <<'EOF'
 import json, sys
 w, mode, mj, mm, mn, ri = sys.argv[1:7]
 kver = sys.argv[9]
@@ -171,6 +171,8 @@ row = {
     "bandwidth_mbps": model.get("bandwidth_mbps"), "round_interval_s": float(ri),
     "model_round_at_s": [float(x) for x in sys.argv[13].split(",")],
     "model_policy": want,
+    # the mode's own options to migrate (and the model's -c/--cool)
+    "args": " ".join(a for a in sys.argv[14].split() if a != "--postcopy"),
     "model_total_bytes": p["total_bytes"] if p else None,
     "model_final_bytes": p["final_round_bytes"] if p else None,
     # the parts fitted from this migration
@@ -263,11 +265,12 @@ declare -A CMD=(
 )
 
 # the page modes: memlens's CRIU with memlens's defaults (page), with pages
-# hot once written and cold after 3 intervals unwritten (page-cool: a
+# hot once written and cold after 5 intervals unwritten (page-cool: a
 # server's keys rewritten at random are written now and then, not in every
-# interval), and with post-copy (page-postcopy); the same -c/--cool go to
-# the model
-declare -A MODE_ARGS=([page-cool]="-c 1 --cool 3" [page-postcopy]="--postcopy" [postcopy-only]="--postcopy")
+# interval; redis's hot pages are written in about one 2 s interval of
+# three), and that with post-copy (page-postcopy); the same -c/--cool go
+# to the model
+declare -A MODE_ARGS=([page-cool]="-c 1 --cool 5" [page-postcopy]="--postcopy -c 1 --cool 5" [postcopy-only]="--postcopy")
 # the pre-dump rounds of each mode (default $ROUNDS)
 declare -A MODE_ROUNDS=([postcopy-only]=0)
 

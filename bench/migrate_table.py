@@ -28,6 +28,15 @@ MODES = {"none": "none", "none-fork": "none (the fork)",
          "page-cool": "hot pages, --cool 3 -c 1",
          "page-postcopy": "hot pages + post-copy",
          "postcopy-only": "post-copy alone (-m 0)"}
+
+
+def label(r):
+    """A mode's name in the tables, with the heat options it was run with."""
+    if r.get("args") and r["mode"] in ("page-cool", "page-postcopy"):
+        return "%s (%s)" % (MODES[r["mode"]].split(",")[0], r["args"])
+    return MODES.get(r["mode"], r["mode"])
+
+
 # the ratios' table: every mode but none, in this order
 RATIO_MODES = ("none-fork", "exclude", "vma", "page", "page-cool", "page-postcopy", "postcopy-only")
 
@@ -60,7 +69,7 @@ def table(rows):
     for r in rows:
         v = r.get("data_verified")
         out.append("| %s | %s | %d | %s | %s%s | %.2f%s | %s | %s (%s) | %s (%s) |" % (
-            r["workload"], MODES.get(r["mode"], r["mode"]),
+            r["workload"], label(r),
             r["rounds"], " / ".join(mib(b) for b in r["round_bytes"]),
             mib(r["total_bytes"]), ratio(r, "total_bytes"),
             r["downtime_ms"] / 1000.0, ratio(r, "downtime_ms"),
@@ -103,7 +112,7 @@ def table(rows):
             pre = sum(e["round_bytes"][:-1])
             xfrom = e.get("model_xfit_from")
             out.append("| %s | %s | %s | %.2f | %.2f | %s | %s |%s%s" % (
-                w, MODES[mode], "%.2f" % (pre / pre_n) if pre_n else "n/a",
+                w, label(e), "%.2f" % (pre / pre_n) if pre_n else "n/a",
                 e["total_bytes"] / max(n["total_bytes"], 1),
                 e["downtime_ms"] / max(n["downtime_ms"], 1), pct(e["model_error_total"]),
                 pct(e.get("model_error_downtime")),
@@ -136,7 +145,7 @@ def table(rows):
             n = by.get(r["workload"], {}).get("none")
             lp = r.get("last_page_ms")
             out.append("| %s | %s | %.2f | %s%s | %s | %s | %s | %s (%s) | %s | %s |" % (
-                r["workload"], MODES.get(r["mode"], r["mode"]), r["downtime_ms"] / 1000.0,
+                r["workload"], label(r), r["downtime_ms"] / 1000.0,
                 "n/a" if lp is None else "%.2f" % (lp / 1000.0),
                 " (%.2f×)" % (lp / n["downtime_ms"]) if lp is not None and n and n["downtime_ms"] else "",
                 mib(r.get("lazy_bytes")),
