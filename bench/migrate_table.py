@@ -25,16 +25,15 @@ def mib(x):
 MODES = {"none": "none", "none-fork": "none (the fork)",
          "exclude": "hot VMAs (fork)", "vma": "hot VMAs (fork)",
          "page": "hot pages (memlens's CRIU)",
-         "page-cool": "hot pages, --cool 3 -c 1",
+         "page-cool": "hot pages",
          "page-postcopy": "hot pages + post-copy",
          "postcopy-only": "post-copy alone (-m 0)"}
 
 
 def label(r):
-    """A mode's name in the tables, with the heat options it was run with."""
-    if r.get("args") and r["mode"] in ("page-cool", "page-postcopy"):
-        return "%s (%s)" % (MODES[r["mode"]].split(",")[0], r["args"])
-    return MODES.get(r["mode"], r["mode"])
+    """A mode's name in the tables, with the options it was run with."""
+    name = MODES.get(r["mode"], r["mode"])
+    return "%s (%s)" % (name, r["args"]) if r.get("args") else name
 
 
 # the ratios' table: every mode but none, in this order

@@ -58,9 +58,9 @@ static int best(const struct sweep_row *rows, size_t n, const struct sweep_row *
 	return b;
 }
 
-static double ratio(uint64_t a, uint64_t b)
+static double ratio(double a, double b)
 {
-	return b ? (double)a / (double)b : 0.0;
+	return b > 0 ? a / b : 0.0;
 }
 
 static void json_row(struct ml_jw *w, const char *key, const struct sweep_row *s,
@@ -86,8 +86,7 @@ static void json_row(struct ml_jw *w, const char *key, const struct sweep_row *s
 	if (s != none) {
 		ml_jw_kdbl(w, "total_vs_none", ratio(s->total, none->total));
 		ml_jw_kdbl(w, "precopy_vs_none", ratio(s->precopy, none->precopy));
-		ml_jw_kdbl(w, "downtime_vs_none",
-			   none->downtime_ms > 0 ? s->downtime_ms / none->downtime_ms : 0.0);
+		ml_jw_kdbl(w, "downtime_vs_none", ratio(s->downtime_ms, none->downtime_ms));
 	}
 	ml_jw_obj_end(w);
 }
@@ -108,6 +107,28 @@ static void print_json(const struct sweep_row *rows, const struct sweep_row *non
 	json_row(&w, "fewest_bytes_downtime_kept", bk >= 0 ? &rows[bk] : NULL, none);
 	json_row(&w, "fewest_bytes", bb >= 0 ? &rows[bb] : NULL, none);
 	ml_jw_obj_end(&w);
+}
+
+/* one line of the table: @s (none itself: "none" and "-") and its ratios to @none */
+static void table_row_of(struct table *tb, const struct sweep_row *s, const struct sweep_row *none,
+			 uint64_t div)
+{
+	table_row(tb);
+	if (s == none) {
+		table_cell(tb, "none");
+		table_cell(tb, "-");
+	} else {
+		table_cell(tb, "%d", s->c);
+		table_cell(tb, "%d", s->cool);
+	}
+	table_cell(tb, "%zu", s->nrounds);
+	table_cell(tb, "%llu", (unsigned long long)ml_in_unit(s->total, div));
+	table_cell(tb, "%.2f", ratio(s->total, none->total));
+	table_cell(tb, "%llu", (unsigned long long)ml_in_unit(s->precopy, div));
+	table_cell(tb, "%.2f", ratio(s->precopy, none->precopy));
+	table_cell(tb, "%llu", (unsigned long long)ml_in_unit(s->final, div));
+	table_cell(tb, "%.1f", s->downtime_ms);
+	table_cell(tb, "%.2f", ratio(s->downtime_ms, none->downtime_ms));
 }
 
 static void print_human(const char *file, const struct sweep_row *rows,
@@ -136,33 +157,9 @@ static void print_human(const char *file, const struct sweep_row *rows,
 		   file, unit);
 	putchar('\n');
 	tb = table_new(cols, 10);
-	table_row(tb);
-	table_cell(tb, "none");
-	table_cell(tb, "-");
-	table_cell(tb, "%zu", none->nrounds);
-	table_cell(tb, "%llu", (unsigned long long)ml_in_unit(none->total, div));
-	table_cell(tb, "1.00");
-	table_cell(tb, "%llu", (unsigned long long)ml_in_unit(none->precopy, div));
-	table_cell(tb, "1.00");
-	table_cell(tb, "%llu", (unsigned long long)ml_in_unit(none->final, div));
-	table_cell(tb, "%.1f", none->downtime_ms);
-	table_cell(tb, "1.00");
-	for (size_t i = 0; i < NSET; i++) {
-		const struct sweep_row *s = &rows[i];
-
-		table_row(tb);
-		table_cell(tb, "%d", s->c);
-		table_cell(tb, "%d", s->cool);
-		table_cell(tb, "%zu", s->nrounds);
-		table_cell(tb, "%llu", (unsigned long long)ml_in_unit(s->total, div));
-		table_cell(tb, "%.2f", ratio(s->total, none->total));
-		table_cell(tb, "%llu", (unsigned long long)ml_in_unit(s->precopy, div));
-		table_cell(tb, "%.2f", ratio(s->precopy, none->precopy));
-		table_cell(tb, "%llu", (unsigned long long)ml_in_unit(s->final, div));
-		table_cell(tb, "%.1f", s->downtime_ms);
-		table_cell(tb, "%.2f",
-			   none->downtime_ms > 0 ? s->downtime_ms / none->downtime_ms : 0.0);
-	}
+	table_row_of(tb, none, none, div);
+	for (size_t i = 0; i < NSET; i++)
+		table_row_of(tb, &rows[i], none, div);
 	table_print(tb, stdout, width, 0, 0);
 	table_free(tb);
 	putchar('\n');
@@ -171,7 +168,7 @@ static void print_human(const char *file, const struct sweep_row *rows,
 			   "fewest bytes with the downtime at most none's: -c %d --cool %d "
 			   "(%.2fx none's bytes, %.2fx its downtime)",
 			   rows[bk].c, rows[bk].cool, ratio(rows[bk].total, none->total),
-			   none->downtime_ms > 0 ? rows[bk].downtime_ms / none->downtime_ms : 0.0);
+			   ratio(rows[bk].downtime_ms, none->downtime_ms));
 	else
 		table_wrap(stdout, width, 2,
 			   "no setting keeps the downtime at none's: every one leaves more to "
@@ -182,7 +179,7 @@ static void print_human(const char *file, const struct sweep_row *rows,
 			   "downtime; with --postcopy the final dump's pages follow the restore, "
 			   "the downtime is its fixed parts)",
 			   rows[bb].c, rows[bb].cool, ratio(rows[bb].total, none->total),
-			   none->downtime_ms > 0 ? rows[bb].downtime_ms / none->downtime_ms : 0.0);
+			   ratio(rows[bb].downtime_ms, none->downtime_ms));
 }
 
 int mm_sweep(const char *file, const struct ml_mm_trace *t, const struct ml_mm_params *base,

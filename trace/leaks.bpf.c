@@ -503,6 +503,16 @@ static __always_inline struct leaks_sample *dwarf_sample(struct pt_regs *ctx, __
 #endif
 }
 
+/* the flags a stack copy is submitted with: see samples_wake */
+static __always_inline __u64 samples_wakeup(void)
+{
+	if (!samples_wake)
+		return 0;
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= samples_wake)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline void record_alloc(struct pt_regs *ctx, struct thread_state *t, __u64 addr,
 					 __u64 size)
 {
@@ -527,11 +537,7 @@ static __always_inline void record_alloc(struct pt_regs *ctx, struct thread_stat
 	if (s && e)
 		bpf_ringbuf_discard(s, BPF_RB_NO_WAKEUP);
 	else if (s)
-		bpf_ringbuf_submit(s,
-				   !samples_wake ? 0
-				   : bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= samples_wake
-					   ? BPF_RB_FORCE_WAKEUP
-					   : BPF_RB_NO_WAKEUP);
+		bpf_ringbuf_submit(s, samples_wakeup());
 	count(e ? LEAKS_C_LOST : LEAKS_C_ALLOCS);
 	/* what lacks a stack is counted among the allocations recorded only */
 	if (!e && a.stack_id == LEAKS_STACK_FULL)
