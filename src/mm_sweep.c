@@ -189,15 +189,19 @@ int mm_sweep(const char *file, const struct ml_mm_trace *t, const struct ml_mm_p
 	bool progress = !json && isatty(STDERR_FILENO);
 	int bk, bb;
 
-	for (size_t i = 0; i < NSET; i++) {
+	/* none, then hot-range alone with each setting */
+	for (size_t i = 0; i <= NSET; i++) {
 		struct ml_mm_params p = *base;
 		ML_MM_RESULTS(res);
 
-		p.hot_intervals = sweep_c[i / NCOOL];
-		p.hot_cool = sweep_cool[i % NCOOL];
+		p.policies = ML_MM_POLICY(i ? ML_MM_HOT_RANGE : ML_MM_NONE);
+		if (i) {
+			p.hot_intervals = sweep_c[(i - 1) / NCOOL];
+			p.hot_cool = sweep_cool[(i - 1) % NCOOL];
+		}
 		if (progress)
-			fprintf(stderr, "\rmigrate-model: -c %d --cool %d (%zu of %zu)",
-				p.hot_intervals, p.hot_cool, i + 1, (size_t)NSET);
+			fprintf(stderr, "\rmigrate-model: %zu of %zu runs", i + 1,
+				(size_t)NSET + 1);
 		if (ml_mm_run(t, &p, res, err)) {
 			if (progress)
 				fputc('\n', stderr);
@@ -205,7 +209,8 @@ int mm_sweep(const char *file, const struct ml_mm_trace *t, const struct ml_mm_p
 		}
 		if (!i)
 			row_from(&none, 0, 0, &res[ML_MM_NONE]);
-		row_from(&rows[i], p.hot_intervals, p.hot_cool, &res[ML_MM_HOT_RANGE]);
+		else
+			row_from(&rows[i - 1], p.hot_intervals, p.hot_cool, &res[ML_MM_HOT_RANGE]);
 		ml_mm_results_free(res);
 	}
 	if (progress)

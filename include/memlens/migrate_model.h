@@ -171,9 +171,15 @@ struct ml_mm_params {
 	 */
 	const int64_t *round_at_ms;
 	size_t nround_at;
+	/*
+	 * the policies to run, ML_MM_POLICY(p) or'ed; 0: all of them. A
+	 * policy not run has its result zeroed but for its policy.
+	 */
+	unsigned int policies;
 };
 
 enum ml_mm_policy { ML_MM_NONE, ML_MM_HOT_VMA, ML_MM_HOT_RANGE };
+#define ML_MM_POLICY(p) (1U << (p))
 
 struct ml_mm_round {
 	int round; /* from 1; the last one is the stop-and-copy */

@@ -472,6 +472,8 @@ int ml_mm_run(const struct ml_mm_trace *t, const struct ml_mm_params *params,
 				    .hr_at = -1 };
 
 		res[k].policy = (enum ml_mm_policy)k;
+		if (p->policies && !(p->policies & ML_MM_POLICY(k)))
+			continue;
 		/* the parameters were checked: only the defaults are filled in */
 		ret = ml_hotrange_init(
 			&s.hr, p->hot_intervals ? p->hot_intervals : ML_MM_DEFAULT_HOT_INTERVALS,

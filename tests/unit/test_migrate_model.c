@@ -106,6 +106,32 @@ static void test_hot_late(void)
 	ml_mm_trace_free(&t);
 }
 
+/* .policies runs only those asked for; what it runs is what a full run gives */
+static void test_policies(void)
+{
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	ML_MM_RESULTS(all);
+	ML_MM_RESULTS(one);
+	struct ml_mm_trace t;
+
+	trace_ab(&t, 3);
+	run(&t, &p, all);
+	p.policies = ML_MM_POLICY(ML_MM_HOT_RANGE);
+	run(&t, &p, one);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
+		CHECK_EQ(one[k].policy, (enum ml_mm_policy)k);
+	CHECK_EQ(one[ML_MM_NONE].nrounds, 0);
+	CHECK_EQ(one[ML_MM_NONE].total_bytes, 0);
+	CHECK_EQ(one[ML_MM_HOT_VMA].nrounds, 0);
+	CHECK_EQ(one[ML_MM_HOT_RANGE].nrounds, all[ML_MM_HOT_RANGE].nrounds);
+	CHECK_EQ(one[ML_MM_HOT_RANGE].total_bytes, all[ML_MM_HOT_RANGE].total_bytes);
+	CHECK_EQ(one[ML_MM_HOT_RANGE].final_round_bytes, all[ML_MM_HOT_RANGE].final_round_bytes);
+	CHECK(one[ML_MM_HOT_RANGE].downtime_ms == all[ML_MM_HOT_RANGE].downtime_ms);
+	ml_mm_results_free(all);
+	ml_mm_results_free(one);
+	ml_mm_trace_free(&t);
+}
+
 /*
  * A freeze overhead adds to every policy's downtime; with post-copy only the
  * overhead is downtime, and the final round still ends when it did.
@@ -775,6 +801,7 @@ static void test_round_at(void)
 int main(void)
 {
 	RUN(test_hot_late);
+	RUN(test_policies);
 	RUN(test_old_size_caller);
 	RUN(test_fit_sizes);
 	RUN(test_hot_vma_granularity);
