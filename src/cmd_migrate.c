@@ -36,7 +36,10 @@ static const char about[] =
 	"since it would be sent again anyway. Pre-copy stops when a round sends less\n"
 	"than the stop threshold or after the last round; then the tree is frozen, the\n"
 	"final dump sends what changed since the last round, and the destination\n"
-	"restores it. Every round is printed (pages, bytes, time, what was left out and\n"
+	"restores it. The first round waits until the hot memory is known (-c plus\n"
+	"--cool intervals); the last round (-m) leaves nothing out, so the final dump\n"
+	"carries only what is written after it (--keep-hot-out: fewer bytes, more\n"
+	"downtime). Every round is printed (pages, bytes, time, what was left out and\n"
 	"why), then the downtime (frozen until running again at the destination:\n"
 	"CRIU's own count of the frozen time in the final dump, then the transfer and\n"
 	"restore) and the total bytes sent.\n"
@@ -85,7 +88,7 @@ struct mig_cli {
 	unsigned int hot_ranges_max;
 	unsigned int sample_k;
 	double max_overhead, max_error; /* percent */
-	bool no_exclude, receive, shell_job, json, postcopy;
+	bool no_exclude, receive, shell_job, json, postcopy, keep_hot_out;
 	bool check_only; /* --check-only: the preflight, then exit */
 	const sigset_t *sigs; /* the signals that stop a migration */
 };
@@ -152,6 +155,13 @@ static int parse_args(int argc, char **argv, struct mig_cli *c)
 		  .kind = CLI_FLAG,
 		  .target = &c->no_exclude,
 		  .help = "never leave hot memory out" },
+		{ .name = "keep-hot-out",
+		  .kind = CLI_FLAG,
+		  .target = &c->keep_hot_out,
+		  .help = "leave the hot memory out of the last pre-dump round too: fewer "
+			  "bytes, but the final dump carries it (by default the last round "
+			  "sends it, so the final dump carries only what is written after "
+			  "it; --postcopy always leaves it out)" },
 		{ .name = "postcopy",
 		  .kind = CLI_FLAG,
 		  .target = &c->postcopy,
@@ -603,7 +613,7 @@ static int run_source(struct mig_cli *c)
 		.max_error = c->max_error / 100, .timeout_s = c->timeout_s,
 		.no_exclude = c->no_exclude, .off_note = "exclusion off (--no-exclude)",
 		.shell_job = c->shell_job, .postcopy = c->postcopy,
-		.extra_args = c->extra.n ? c->extra.v : NULL,
+		.keep_hot_out = c->keep_hot_out, .extra_args = c->extra.n ? c->extra.v : NULL,
 		.restore_args = c->container ? c->cm.restore : NULL, .end_precopy = &c->end_precopy,
 		.tcp = c->tcp, .settle_dirs = c->container ? c->cm.settle_v : NULL,
 		.on_round = print_round, .pause = wait_signal, .on_event = migrate_print_event,

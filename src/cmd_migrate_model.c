@@ -450,7 +450,7 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		  .target = &c->round_at,
 		  .help = "the rounds at these times (seconds since the trace started, "
 			  "increasing), the last one the final dump: a migration's rounds as "
-			  "they happened, instead of -r and -m" },
+			  "they happened, instead of -r (-m: the rounds the migration planned)" },
 		CLI_OPT_ROUND_INTERVAL(&c->p.round_interval_s, 0.001,
 				       "seconds between pre-dump rounds (default 2, as memlens "
 				       "migrate's)"),
@@ -467,6 +467,13 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		CLI_OPT_HOT_RANGES(&c->p.hot_ranges_max,
 				   "hot-range: at most N ranges, the smallest gaps merged (default "
 				   "16384, as migrate)"),
+		{ .name = "keep-hot-out",
+		  .kind = CLI_FLAG,
+		  .target = &c->p.keep_hot_out,
+		  .help = "leave the hot memory out of the last pre-dump too, as migrate "
+			  "--keep-hot-out and --postcopy do (by default it leaves nothing "
+			  "out; with --round-at, when -m is not given or equals the pre-dump "
+			  "rounds there)" },
 		{ .name = "sweep",
 		  .kind = CLI_FLAG,
 		  .target = &c->sweep,

@@ -163,6 +163,14 @@ struct ml_migrate_opts {
 	 * problems included; NULL: nothing */
 	ml_mig_event_fn on_event;
 	void *arg; /* on_round's, pause's and on_event's */
+	/*
+	 * leave the hot pages out of the last pre-dump round too (the final
+	 * dump then carries them: fewer bytes, a longer downtime); by
+	 * default the last round (max_rounds) leaves nothing out, so the
+	 * final dump carries only what is written after it. Post-copy always
+	 * leaves them out: they follow the restore.
+	 */
+	bool keep_hot_out;
 };
 
 /* Post-copy: what came after the restore (the destination's `criu lazy-pages` log). */

@@ -176,6 +176,15 @@ struct ml_mm_params {
 	 * policy not run has its result zeroed but for its policy.
 	 */
 	unsigned int policies;
+	/*
+	 * hot-vma, hot-range: leave the hot memory out of the last pre-dump
+	 * too, as `migrate --keep-hot-out` (and --postcopy) does; by default
+	 * the last pre-dump leaves nothing out, as migrate's does: the last
+	 * of the periodic rounds, or with round_at_ms the last one there when
+	 * max_rounds is 0 or equals their number (a migration that stopped
+	 * pre-copy sooner, on its threshold, left hot memory out of it)
+	 */
+	bool keep_hot_out;
 };
 
 enum ml_mm_policy { ML_MM_NONE, ML_MM_HOT_VMA, ML_MM_HOT_RANGE };

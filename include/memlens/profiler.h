@@ -232,7 +232,11 @@ int ml_profiler_latest(struct ml_profiler *p, struct ml_profiler_sample *out);
 /* Unregister everything, close all fds. The target is left as it was. */
 void ml_profiler_close(struct ml_profiler *p);
 
-/* stop the loop, unregister every VMA, reset heat (before CRIU). */
+/*
+ * stop the loop, unregister every VMA, reset the VMAs' heat (before CRIU);
+ * the pages' heat (the hot ranges) is kept, the time released counting as
+ * no interval
+ */
 int ml_profiler_release(struct ml_profiler *p, struct ml_err *err);
 /* re-read maps, register, baseline, reset counters, restart the loop if it ran. */
 int ml_profiler_reinit(struct ml_profiler *p, struct ml_err *err);

@@ -232,7 +232,11 @@ static void note_stopped(struct ml_migrate_round *r, const pid_t *pids, int n)
 }
 
 /* One round: a page server at the destination, CRIU, the destination's count. */
-static int do_round(struct mig *m, int k, bool pre_dump)
+/*
+ * Round @k; @send_hot: a pre-dump that leaves nothing out (the last one
+ * before the final dump, which then carries only what is written after it).
+ */
+static int do_round(struct mig *m, int k, bool pre_dump, bool send_hot)
 {
 	struct ml_migrate_round *r = &m->r[m->res->nr];
 	struct ml_criu_result *res = calloc(1, sizeof(*res));
@@ -274,7 +278,7 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 		.shell_job = m->o->shell_job,
 		.page_server_addr = m->host,
 		.page_server_port = port,
-		.no_exclude = !m->res->exclude,
+		.no_exclude = !m->res->exclude || send_hot,
 		.extra_args = m->o->extra_args,
 		.restore_args = pre_dump ? NULL : m->o->restore_args,
 		.tcp = m->o->tcp,
@@ -298,6 +302,11 @@ static int do_round(struct mig *m, int k, bool pre_dump)
 	if (ret)
 		goto out;
 	mli_mig_fill_round(m, r, res, &hot, dir);
+	if (send_hot)
+		snprintf(r->note, sizeof(r->note),
+			 "the last pre-dump: its %zu hot range(s) sent too, so the final dump "
+			 "carries only what is written after it (--keep-hot-out: left out)",
+			 hot.n);
 	if (nstopped)
 		note_stopped(r, stopped, nstopped);
 	m->res->total += r->bytes;
@@ -367,7 +376,7 @@ static int final_round(struct mig *m, int k)
 	int ret, pid;
 	unsigned long long ms;
 
-	ret = do_round(m, k, false);
+	ret = do_round(m, k, false, false);
 	if (ret)
 		return ret;
 	res->dump_ms = (ml_mono_ns() - t0) / 1000000;
@@ -425,14 +434,21 @@ static bool precopy_ended(const struct mig *m)
 /*
  * Between rounds: at least round_s, and, when profiling, enough
  * intervals since the profiler took the target again for a VMA to turn hot
- * (a slow machine's intervals run late), up to 10 times longer.
+ * (a slow machine's intervals run late), up to 10 times longer. Before the
+ * first round (@first), until the hot set has settled: a page is hot after
+ * `consecutive` intervals written and stays hot over `cool` - 1 unwritten
+ * ones, so after consecutive + cool intervals every page written at least
+ * once per `cool` intervals is in it (a first round sooner would send the
+ * hot pages not yet seen, and every later round again).
  */
-static int wait_round(struct mig *m)
+static int wait_round(struct mig *m, bool first)
 {
 	uint64_t t0 = ml_mono_ns(), seq0 = latest_seq(m->p);
 	double round_s = m->o->round_s, max_s = 10 * (round_s > 1 ? round_s : 1);
 	uint64_t cons = m->o->hot_consecutive > 0 ? (uint64_t)m->o->hot_consecutive
 						  : ML_HEAT_DEFAULT_CONSECUTIVE;
+	uint64_t cool = m->o->hot_cool > 0 ? (uint64_t)m->o->hot_cool : cons;
+	uint64_t need = first && cool > 1 ? cons + cool : cons + 1;
 	int r;
 
 	for (;;) {
@@ -441,7 +457,7 @@ static int wait_round(struct mig *m)
 
 		if (seq < seq0) /* re-initialised after the last round: counting from 1 */
 			seq0 = 0;
-		if (el >= round_s && (!m->p || seq >= seq0 + cons + 1 || el >= max_s))
+		if (el >= round_s && (!m->p || seq >= seq0 + need || el >= max_s))
 			return 0;
 		if (precopy_ended(m))
 			return 0;
@@ -477,7 +493,7 @@ static int start_profiling(struct mig *m)
 		return r;
 	}
 	m->own_p = true;
-	return wait_round(m);
+	return wait_round(m, true);
 }
 
 void mli_migrate_plan(const struct ml_migrate_opts *o, struct ml_migrate_result *res)
@@ -578,11 +594,13 @@ static int rounds(struct mig *m)
 	if (res->exclude && !o->prof && (ret = start_profiling(m)))
 		return ret;
 	for (; res->precopy && k <= o->max_rounds; k++) {
-		if (k > 1 && (ret = wait_round(m)))
+		if (k > 1 && (ret = wait_round(m, false)))
 			return ret;
 		if (k > 1 && precopy_ended(m))
 			break;
-		ret = do_round(m, k, true);
+		ret = do_round(m, k, true,
+			       k == o->max_rounds && res->exclude && !o->postcopy &&
+				       !o->keep_hot_out);
 		if (ret)
 			return ret;
 		if (m->r[res->nr - 1].bytes < o->threshold_mib * (1 << 20) || precopy_ended(m)) {

@@ -239,7 +239,7 @@ static int memory_bytes(struct mm_sim *s, const struct ml_rangeset *set, long i,
 }
 
 /* One round at @now: bytes sent into *bytes. */
-static int round_at(struct mm_sim *s, int64_t prev, int64_t now, bool final, uint64_t *bytes)
+static int round_at(struct mm_sim *s, int64_t prev, int64_t now, bool send_all, uint64_t *bytes)
 {
 	long i = latest(s->t, now);
 	struct ml_rangeset send;
@@ -248,7 +248,7 @@ static int round_at(struct mm_sim *s, int64_t prev, int64_t now, bool final, uin
 	ml_rangeset_init(&send);
 	if (!ret)
 		ret = ml_rangeset_copy(&send, &s->stale);
-	if (!ret && !final) {
+	if (!ret && !send_all) {
 		ret = excluded(s, i);
 		if (!ret)
 			ret = subtract(&send, &s->excl);
@@ -317,6 +317,18 @@ static int64_t round_time(const struct ml_mm_params *p, int k, int64_t round_ms)
 	return p->nround_at ? p->round_at_ms[k - 1] : k * round_ms;
 }
 
+/*
+ * Does pre-dump round @k of @pre leave nothing out? The last one, unless
+ * keep_hot_out; with the rounds' times given, only when it was the last a
+ * migration of max_rounds (when given) planned.
+ */
+static bool send_hot(const struct ml_mm_params *p, int k, int pre)
+{
+	if (p->keep_hot_out || k != pre)
+		return false;
+	return !p->nround_at || !p->max_rounds || p->max_rounds == pre;
+}
+
 static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct ml_mm_result *r)
 {
 	double threshold = s->p->stop_threshold_mb * ML_MM_MIB;
@@ -327,7 +339,8 @@ static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct m
 	for (int k = 1; !ret; k++) {
 		final = final || k == pre_rounds + 1;
 		ret = round_at(s, k == 1 ? INT64_MIN : round_time(s->p, k - 1, round_ms),
-			       round_time(s->p, k, round_ms), final, &bytes);
+			       round_time(s->p, k, round_ms), final || send_hot(s->p, k, pre_rounds),
+			       &bytes);
 		if (!ret)
 			ret = push_round(r, k, bytes);
 		if (final)

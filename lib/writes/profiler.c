@@ -1368,7 +1368,12 @@ int ml_profiler_release(struct ml_profiler *p, struct ml_err *err)
 	mli_ptree_release(p->tree);
 	unregister_all(p);
 	ml_heat_reset(&p->heat);
-	ml_hotrange_reset(&p->hr);
+	/*
+	 * the pages' heat is kept: the time released counts as no interval,
+	 * so a page written now and then stays hot across a pre-dump (reset,
+	 * the hot set would be the writes of the few intervals since the last
+	 * round, and the rest of it sent in every round)
+	 */
 	p->released = true;
 	return 0;
 }

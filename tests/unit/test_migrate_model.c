@@ -83,7 +83,7 @@ static void run(const struct ml_mm_trace *t, struct ml_mm_params *p, struct ml_m
 /* A turns hot at interval 3. Rounds at 2, 4 (pre-dumps) and 6 s (final). */
 static void test_hot_late(void)
 {
-	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	ML_OPTS(ml_mm_params, p, .keep_hot_out = true, .bandwidth_mbps = 1, .round_interval_s = 2);
 	ML_MM_RESULTS(r);
 	struct ml_mm_trace t;
 	/* none: all 24 pages; then A0-3 + B0 (5); then A0-3 (4) */
@@ -102,6 +102,55 @@ static void test_hot_late(void)
 	CHECK_EQ(r[ML_MM_HOT_VMA].total_bytes, 29 * PG);
 	/* hot-range: A0-3 written at 2, 3 and 4 s: the same as hot-vma here */
 	check_rounds(&r[ML_MM_HOT_RANGE], vma, 3);
+	ml_mm_results_free(r);
+	ml_mm_trace_free(&t);
+}
+
+/*
+ * By default the last pre-dump leaves nothing out (as migrate's does): the
+ * final dump then carries what was written after it, as none's does. With
+ * the rounds' times given, only when the migration planned that many.
+ */
+static void test_last_predump_sends_hot(void)
+{
+	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	static const int64_t at[] = { 2000, 4000, 6000 };
+	ML_MM_RESULTS(r);
+	struct ml_mm_trace t;
+	/* none's rounds: A turns hot at 3 s, yet round 2, the last pre-dump, sends it */
+	static const uint64_t none[] = { 24 * PG, 5 * PG, 4 * PG };
+	static const uint64_t kept[] = { 24 * PG, 1 * PG, 4 * PG };
+
+	trace_ab(&t, 3);
+	run(&t, &p, r);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++) {
+		check_rounds(&r[k], none, 3);
+		CHECK_EQ(r[k].final_round_bytes, 4 * PG);
+	}
+	ml_mm_results_free(r);
+	/* the times given, max_rounds not: the last of them was planned */
+	p.round_at_ms = at;
+	p.nround_at = 3;
+	run(&t, &p, r);
+	check_rounds(&r[ML_MM_HOT_RANGE], none, 3);
+	ml_mm_results_free(r);
+	/* planned 2 pre-dumps, made 2: the second sends the hot pages */
+	p.max_rounds = 2;
+	run(&t, &p, r);
+	check_rounds(&r[ML_MM_HOT_VMA], none, 3);
+	check_rounds(&r[ML_MM_HOT_RANGE], none, 3);
+	ml_mm_results_free(r);
+	/* planned 3, stopped after 2 (its threshold): the second left A out */
+	p.max_rounds = 3;
+	run(&t, &p, r);
+	check_rounds(&r[ML_MM_HOT_VMA], kept, 3);
+	check_rounds(&r[ML_MM_HOT_RANGE], kept, 3);
+	ml_mm_results_free(r);
+	/* --keep-hot-out */
+	p.max_rounds = 0;
+	p.keep_hot_out = true;
+	run(&t, &p, r);
+	check_rounds(&r[ML_MM_HOT_RANGE], kept, 3);
 	ml_mm_results_free(r);
 	ml_mm_trace_free(&t);
 }
@@ -138,7 +187,7 @@ static void test_policies(void)
  */
 static void test_freeze_overhead(void)
 {
-	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
+	ML_OPTS(ml_mm_params, p, .keep_hot_out = true, .bandwidth_mbps = 1, .round_interval_s = 2,
 		.freeze_overhead_s = 0.5);
 	ML_MM_RESULTS(r);
 	struct ml_err err = { 0 };
@@ -169,7 +218,7 @@ static void test_freeze_overhead(void)
  */
 static void test_downtime_parts(void)
 {
-	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2,
+	ML_OPTS(ml_mm_params, p, .keep_hot_out = true, .bandwidth_mbps = 1, .round_interval_s = 2,
 		.freeze_overhead_s = 0.125, .dump_fixed_s = 0.25, .restore_fixed_s = 0.5,
 		.restore_bandwidth_mbps = 2);
 	ML_MM_RESULTS(r);
@@ -337,7 +386,7 @@ static void test_calibrate(void)
 /* A hot from the start: hot-vma leaves all of A (16 pages) for the downtime. */
 static void test_hot_vma_granularity(void)
 {
-	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	ML_OPTS(ml_mm_params, p, .keep_hot_out = true, .bandwidth_mbps = 1, .round_interval_s = 2);
 	ML_MM_RESULTS(r);
 	struct ml_mm_trace t;
 	static const uint64_t vma[] = { 8 * PG, 1 * PG, 16 * PG };
@@ -363,7 +412,7 @@ static void test_hot_vma_granularity(void)
  */
 static void test_hot_range_hysteresis(void)
 {
-	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	ML_OPTS(ml_mm_params, p, .keep_hot_out = true, .bandwidth_mbps = 1, .round_interval_s = 2);
 	ML_MM_RESULTS(r);
 	struct ml_mm_trace t;
 	static const uint64_t sticky[] = { 24 * PG, 0, 4 * PG };
@@ -388,7 +437,7 @@ static void test_hot_range_hysteresis(void)
 /* Four one-page runs, bound 2: the two smallest gaps are excluded too. */
 static void test_hot_range_bound(void)
 {
-	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1,
+	ML_OPTS(ml_mm_params, p, .keep_hot_out = true, .bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1,
 		.hot_ranges_max = 2);
 	ML_MM_RESULTS(r);
 	struct ml_err err = { 0 };
@@ -530,7 +579,7 @@ static void test_bad_traces(void)
  */
 static void test_tree_trace(void)
 {
-	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
+	ML_OPTS(ml_mm_params, p, .keep_hot_out = true, .bandwidth_mbps = 1, .round_interval_s = 2);
 	ML_MM_RESULTS(r);
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
@@ -801,6 +850,7 @@ static void test_round_at(void)
 int main(void)
 {
 	RUN(test_hot_late);
+	RUN(test_last_predump_sends_hot);
 	RUN(test_policies);
 	RUN(test_old_size_caller);
 	RUN(test_fit_sizes);
