@@ -478,7 +478,7 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		  .kind = CLI_FLAG,
 		  .target = &c->sweep,
 		  .help = "run hot-range with every -c of 1, 2, 3 and --cool of 1, 2, 3, 5, "
-			  "8 and say which sends the fewest bytes, with the downtime kept "
+			  "8, 1000 and say which sends the fewest bytes, with the downtime kept "
 			  "at none's and at all (-c and --cool are not taken)" },
 		CLI_OPT_JSON(&c->json, "one JSON object on one line"),
 		CLI_OPT_OUTPUT(&out,

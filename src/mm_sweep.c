@@ -12,13 +12,14 @@
 
 #include "exitcode.h"
 #include "memlens/jsonw.h"
+#include "memlens/hotrange.h"
 #include "memlens/migrate_model.h"
 #include "memlens/units.h"
 #include "mm_sweep.h"
 #include "table.h"
 
 static const int sweep_c[] = { 1, 2, 3 };
-static const int sweep_cool[] = { 1, 2, 3, 5, 8 };
+static const int sweep_cool[] = { 1, 2, 3, 5, 8, ML_HOTRANGE_MAX_INTERVALS };
 
 #define NC (sizeof(sweep_c) / sizeof(sweep_c[0]))
 #define NCOOL (sizeof(sweep_cool) / sizeof(sweep_cool[0]))

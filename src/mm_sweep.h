@@ -10,7 +10,7 @@
 
 /*
  * Run the model on @t with @base for every -c in {1, 2, 3} and --cool in
- * {1, 2, 3, 5, 8}, print the hot-range results against none (a table, or
+ * {1, 2, 3, 5, 8, 1000 (hot to the end)}, print the hot-range results against none (a table, or
  * one JSON object with @json) and the settings with the fewest bytes.
  * An exit status; @err says why when it is not EXIT_OK.
  */

@@ -247,7 +247,7 @@ PYEOF
 	fi
 done
 
-# --sweep: hot-range at every -c of 1-3 and --cool of 1, 2, 3, 5, 8; each
+# --sweep: hot-range at every -c of 1-3 and --cool of 1, 2, 3, 5, 8, 1000; each
 # setting's figures are those of a plain run with that -c and --cool, none's
 # those of a plain run's none; the fewest bytes are the least total, and the
 # one "with the downtime kept" has none's downtime at most
@@ -261,7 +261,7 @@ check sweep_json '[ $rc = 0 ] && "$PY" - "$tmp/s.json" "$tmp/s-1-5.json" "$tmp/s
 import json, sys
 s = json.load(open(sys.argv[1]))
 grid = [(x["consecutive"], x["cool"]) for x in s["settings"]]
-ok = s["type"] == "migrate_model_sweep" and grid == [(c, k) for c in (1, 2, 3) for k in (1, 2, 3, 5, 8)]
+ok = s["type"] == "migrate_model_sweep" and grid == [(c, k) for c in (1, 2, 3) for k in (1, 2, 3, 5, 8, 1000)]
 for f, c, k in ((sys.argv[2], 1, 5), (sys.argv[3], 3, 2)):
     j = json.load(open(f))
     pol = {p["name"]: p for p in j["policies"]}
