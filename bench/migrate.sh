@@ -57,7 +57,7 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 # the migration measured, from the --json output of migrate the run kept
-declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 5" [page-postcopy]="-c 1 --cool 5")
+declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 1000" [page-postcopy]="-c 1 --cool 1000 --keep-hot-out")
 # post-copy modes are also fitted from another workload's migration in the
 # same mode (the first of these whose JSON is there; default heap)
 declare -A XFIT_FROM=([heap]="redis migwork")
@@ -109,6 +109,10 @@ EOF
 	read -r ri n at <"$tmp/$w-$mode.params"	# no /dev/fd for <(...) in a bare guest
 	# fitted from this migration, from the workload's none migration with
 	# the same CRIU, and (post-copy) from another workload's
+	# the pre-dumps the migration planned: the last of them sends the hot
+	# memory (unless --keep-hot-out), one that ended pre-copy sooner did not
+	local mrounds=
+	[ "${MODE_ROUNDS[$mode]:-$ROUNDS}" -gt 0 ] && mrounds="-m ${MODE_ROUNDS[$mode]:-$ROUNDS}"
 	for cal in own none xfit; do
 		local c=$mj
 		[ $cal = none ] && c=$nj
@@ -116,7 +120,7 @@ EOF
 		rm -f "$tmp/$w-$mode.model-$cal"
 		[ -n "$c" ] && [ -f "$c" ] || continue
 		"$MEMLENS" migrate-model "${TRACE:-$OUTDIR/migrate-$w.trace}" --calibrate "$c" --round-at "$at" \
-			${MODEL_ARGS[$mode]:-} --json \
+			${MODEL_ARGS[$mode]:-} $mrounds --json \
 			>"$tmp/$w-$mode.model-$cal" 2>"$tmp/$w-$mode.merr" ||
 			echo "# $w $mode: migrate-model --calibrate $cal: $(tail -n 1 "$tmp/$w-$mode.merr")" >&2
 	done
@@ -265,12 +269,13 @@ declare -A CMD=(
 )
 
 # the page modes: memlens's CRIU with memlens's defaults (page), with pages
-# hot once written and cold after 5 intervals unwritten (page-cool: a
-# server's keys rewritten at random are written now and then, not in every
-# interval; redis's hot pages are written in about one 2 s interval of
-# three), and that with post-copy (page-postcopy); the same -c/--cool go
-# to the model
-declare -A MODE_ARGS=([page-cool]="-c 1 --cool 5" [page-postcopy]="--postcopy -c 1 --cool 5" [postcopy-only]="--postcopy")
+# hot once written and hot to the end (page-cool: a server's keys
+# rewritten at random are written now and then, not in every interval;
+# redis's hot pages are written in about one 2 s interval of three;
+# `migrate-model --sweep` on its trace picks these), and that with
+# post-copy (page-postcopy, whose pre-dumps all leave the hot pages out);
+# the same -c/--cool go to the model
+declare -A MODE_ARGS=([page-cool]="-c 1 --cool 1000" [page-postcopy]="--postcopy -c 1 --cool 1000" [postcopy-only]="--postcopy")
 # the pre-dump rounds of each mode (default $ROUNDS)
 declare -A MODE_ROUNDS=([postcopy-only]=0)
 
