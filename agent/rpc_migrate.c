@@ -157,6 +157,7 @@ static bool check_request(const Agent__MigrateRequest *q, struct ml_migrate_opts
 	o->no_exclude = q->no_exclude;
 	o->shell_job = q->shell_job;
 	o->postcopy = q->postcopy;
+	o->keep_hot_out = q->keep_hot_out;
 	return true;
 }
 
