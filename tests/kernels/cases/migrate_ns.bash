@@ -22,8 +22,14 @@ migrate_ns() {
 		$([ "$name" != upstream ] && echo -P) ||
 		{ notok "migrate_$name" "migwork did not start"; return; }
 	p=$P
+	# leaving memory out: all three pre-dumps (no stop threshold); the
+	# fork keeps the hot memory out of the last one too (--keep-hot-out),
+	# the patched CRIU's last one sends it (the default)
+	local more=(--stop-threshold 1)
+	[ "$name" = page ] && more=(--stop-threshold 0)
+	[ "$name" = fork ] && more=(--stop-threshold 0 --keep-hot-out)
 	"${in_a[@]}" "$MEMLENS" migrate -p "$p" --to 10.213.0.2:7411 --criu "$criu" \
-		--max-rounds 3 --stop-threshold 1 --round-interval 2 -i 300 -D "$tmp/$name-src" --json \
+		--max-rounds 3 "${more[@]}" --round-interval 2 -i 300 -D "$tmp/$name-src" --json \
 		>"$j" 2>"$tmp/$name.err"
 	rc=$?
 	wait "$rp"
@@ -35,10 +41,17 @@ migrate_ns() {
 		# round 1 leaves out the hot 12 + 4 MiB: idle 32 MiB = 8192 pages and a
 		# little; the fork as whole VMAs, the patched CRIU page by page
 		local lim='"whole VMAs" in j["limits"] and j["granularity"] == "vma"'
-		[ "$name" = page ] && lim='"page by page" in j["limits"] and j["granularity"] == "page"'
+		# the third pre-dump: the hot 16 MiB (4096 pages) left out again,
+		# or sent, the final dump then carrying what was written after it
+		local last='j["rounds"][2]["excluded_ranges"] >= 13 and j["rounds"][2]["pages"] < 4096'
+		if [ "$name" = page ]; then
+			lim='"page by page" in j["limits"] and j["granularity"] == "page"'
+			last='j["rounds"][2]["excluded_ranges"] == 0 and j["rounds"][2]["pages"] >= 4096 and "the last pre-dump" in j["rounds"][2]["note"]'
+		fi
 		jcheck "migrate $name" "$j" "${common[@]}" \
 			'j["exclusion"] and j["rounds"][0]["excluded_ranges"] >= 13' \
-			'8192 <= j["rounds"][0]["pages"] <= 8192 + 512' "$lim"
+			'8192 <= j["rounds"][0]["pages"] <= 8192 + 512' "$lim" \
+			'len(j["rounds"]) == 4 and j["rounds"][2]["kind"] == "pre-dump"' "$last"
 	else
 		jcheck "migrate $name" "$j" "${common[@]}" \
 			'not j["exclusion"] and "cannot leave memory out" in j["rounds"][0]["note"]'
