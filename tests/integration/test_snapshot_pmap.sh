@@ -168,11 +168,15 @@ for l in lines[i + 1:]:
         # a name too long for its column: whole on a line of its own, which
         # starts with a space (before the column when it must)
         names[addr] += l.strip()
-for l in open(sys.argv[2]).read().splitlines()[2:]:
+# pmap -X prints a column per smaps field this kernel has (ProtectionKey
+# where the CPU has protection keys), then Mapping: count them in its header
+xl = open(sys.argv[2]).read().splitlines()
+ncols = len(xl[1].split())
+for l in xl[2:]:
     f = l.split()
-    if len(f) < 21 or not all(c in "0123456789abcdef" for c in f[0]):
+    if len(f) < ncols - 1 or not all(c in "0123456789abcdef" for c in f[0]):
         continue
-    want = f[-1] if len(f) > 21 else ""
+    want = f[-1] if len(f) >= ncols else ""
     if names.get(int(f[0], 16)) != want:
         bad.append(f"{f[0]}: {names.get(int(f[0], 16))!r}, pmap {want!r}")
 wide = max(len(l) for l in lines)
