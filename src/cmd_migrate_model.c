@@ -181,6 +181,7 @@ static int print_json(const struct mm_cli *c, const struct ml_mm_result *r)
 					    .calibrated_from = c->calibrate,
 					    .memory_resident = c->resident,
 					    .no_precopy = c->p.no_precopy,
+					    .keep_hot_out = c->p.keep_hot_out,
 					    .pol = pol,
 					    .npol = ML_MM_NPOLICIES };
 	int ret = 0;

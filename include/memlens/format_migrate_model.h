@@ -56,6 +56,8 @@ struct ml_migrate_model_rec {
 	bool no_precopy;
 	struct ml_migrate_model_policy_rec *pol;
 	size_t npol;
+	/* "keep_hot_out": the hot memory left out of the last pre-dump too */
+	bool keep_hot_out;
 };
 
 void ml_fmt_migrate_model(struct ml_jw *w, const struct ml_migrate_model_rec *r);

@@ -51,6 +51,8 @@ void ml_fmt_migrate_model(struct ml_jw *w, const struct ml_migrate_model_rec *r)
 	ml_jw_kstr(w, "memory", r->memory_resident ? "resident" : "vmas");
 	if (r->no_precopy)
 		ml_jw_kuint(w, "pre_dump_rounds", 0);
+	if (r->keep_hot_out)
+		ml_jw_kbool(w, "keep_hot_out", true);
 	ml_jw_key(w, "policies");
 	ml_jw_arr(w);
 	for (size_t i = 0; i < r->npol; i++)
@@ -123,6 +125,7 @@ int ml_fmt_migrate_model_read(const struct ml_json *o, struct ml_migrate_model_r
 
 		r->memory_resident = mem && !strcmp(mem, "resident");
 		r->no_precopy = !ml_json_get_double(o, "pre_dump_rounds", &pre) && pre == 0;
+		ml_json_get_bool(o, "keep_hot_out", &r->keep_hot_out);
 	}
 	r->pol = calloc(n ? n : 1, sizeof(*r->pol));
 	if (!r->pol)
