@@ -339,8 +339,8 @@ static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct m
 	for (int k = 1; !ret; k++) {
 		final = final || k == pre_rounds + 1;
 		ret = round_at(s, k == 1 ? INT64_MIN : round_time(s->p, k - 1, round_ms),
-			       round_time(s->p, k, round_ms), final || send_hot(s->p, k, pre_rounds),
-			       &bytes);
+			       round_time(s->p, k, round_ms),
+			       final || send_hot(s->p, k, pre_rounds), &bytes);
 		if (!ret)
 			ret = push_round(r, k, bytes);
 		if (final)

@@ -437,8 +437,8 @@ static void test_hot_range_hysteresis(void)
 /* Four one-page runs, bound 2: the two smallest gaps are excluded too. */
 static void test_hot_range_bound(void)
 {
-	ML_OPTS(ml_mm_params, p, .keep_hot_out = true, .bandwidth_mbps = 1, .round_interval_s = 2, .hot_intervals = 1,
-		.hot_ranges_max = 2);
+	ML_OPTS(ml_mm_params, p, .keep_hot_out = true, .bandwidth_mbps = 1, .round_interval_s = 2,
+		.hot_intervals = 1, .hot_ranges_max = 2);
 	ML_MM_RESULTS(r);
 	struct ml_err err = { 0 };
 	struct ml_mm_trace t;
