@@ -57,6 +57,16 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 # the migration measured, from the --json output of migrate the run kept
+# the page modes: memlens's CRIU with memlens's defaults (page), with pages
+# hot once written and hot to the end (page-cool: a server's keys
+# rewritten at random are written now and then, not in every interval;
+# redis's hot pages are written in about one 2 s interval of three;
+# `migrate-model --sweep` on its trace picks these), and that with
+# post-copy (page-postcopy, whose pre-dumps all leave the hot pages out);
+# the same -c/--cool go to the model
+declare -A MODE_ARGS=([page-cool]="-c 1 --cool 1000" [page-postcopy]="--postcopy -c 1 --cool 1000" [postcopy-only]="--postcopy")
+# the pre-dump rounds of each mode (default $ROUNDS)
+declare -A MODE_ROUNDS=([postcopy-only]=0)
 declare -A MODEL_ARGS=([page-cool]="-c 1 --cool 1000" [page-postcopy]="-c 1 --cool 1000 --keep-hot-out")
 # post-copy modes are also fitted from another workload's migration in the
 # same mode (the first of these whose JSON is there; default heap)
@@ -268,16 +278,6 @@ declare -A CMD=(
 	[memalloc]="$WORKLOADS/memalloc -m 32 -p 3000"
 )
 
-# the page modes: memlens's CRIU with memlens's defaults (page), with pages
-# hot once written and hot to the end (page-cool: a server's keys
-# rewritten at random are written now and then, not in every interval;
-# redis's hot pages are written in about one 2 s interval of three;
-# `migrate-model --sweep` on its trace picks these), and that with
-# post-copy (page-postcopy, whose pre-dumps all leave the hot pages out);
-# the same -c/--cool go to the model
-declare -A MODE_ARGS=([page-cool]="-c 1 --cool 1000" [page-postcopy]="--postcopy -c 1 --cool 1000" [postcopy-only]="--postcopy")
-# the pre-dump rounds of each mode (default $ROUNDS)
-declare -A MODE_ROUNDS=([postcopy-only]=0)
 
 # what each workload prints once its memory is set up (migwork writes all of
 # it first: seconds under TCG; a pre-dump before that would see the rest as
