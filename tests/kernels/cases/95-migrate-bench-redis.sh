@@ -1,5 +1,5 @@
 #!/bin/bash
-# case-timeout: 2400
+# case-timeout: 4800
 # The migration bench (bench/migrate.sh) on redis in the guest. It takes
 # minutes, so it runs only when asked for: CASES=migrate-bench.
 set -u
