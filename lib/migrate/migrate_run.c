@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "memlens/clock.h"
-#include "memlens/heat.h"
 #include "memlens/proc.h"
 #include "migrate_recv.h"
 #include "migrate_run.h"
@@ -445,11 +444,15 @@ static int wait_round(struct mig *m, bool first)
 {
 	uint64_t t0 = ml_mono_ns(), seq0 = latest_seq(m->p);
 	double round_s = m->o->round_s, max_s = 10 * (round_s > 1 ? round_s : 1);
-	uint64_t cons = m->o->hot_consecutive > 0 ? (uint64_t)m->o->hot_consecutive
-						  : ML_HEAT_DEFAULT_CONSECUTIVE;
-	uint64_t cool = m->o->hot_cool > 0 ? (uint64_t)m->o->hot_cool : cons;
-	uint64_t need = first && cool > 1 ? cons + cool : cons + 1;
+	uint64_t need = 0; /* intervals since seq0 */
 	int r;
+
+	/* the profiler's own -c and --cool, its defaults filled in */
+	if (m->p) {
+		const struct ml_profiler_opts *po = ml_profiler_options(m->p);
+
+		need = (uint64_t)po->hot_consecutive + (first ? (uint64_t)po->hot_cool : 1);
+	}
 
 	for (;;) {
 		double el = (ml_mono_ns() - t0) / 1e9;

@@ -111,10 +111,24 @@ static void test_hot_late(void)
  * final dump then carries what was written after it, as none's does. With
  * the rounds' times given, only when the migration planned that many.
  */
+/* Run @p on @t: the policies of @mask (ML_MM_POLICY() or'ed) send @want (3 rounds). */
+static void expect_rounds(const struct ml_mm_trace *t, struct ml_mm_params *p, unsigned int mask,
+			  const uint64_t *want)
+{
+	ML_MM_RESULTS(r);
+
+	run(t, p, r);
+	for (int k = 0; k < ML_MM_NPOLICIES; k++)
+		if (mask & ML_MM_POLICY(k))
+			check_rounds(&r[k], want, 3);
+	ml_mm_results_free(r);
+}
+
 static void test_last_predump_sends_hot(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
 	static const int64_t at[] = { 2000, 4000, 6000 };
+	const unsigned int hot = ML_MM_POLICY(ML_MM_HOT_VMA) | ML_MM_POLICY(ML_MM_HOT_RANGE);
 	ML_MM_RESULTS(r);
 	struct ml_mm_trace t;
 	/* none's rounds: A turns hot at 3 s, yet round 2, the last pre-dump, sends it */
@@ -131,27 +145,17 @@ static void test_last_predump_sends_hot(void)
 	/* the times given, max_rounds not: the last of them was planned */
 	p.round_at_ms = at;
 	p.nround_at = 3;
-	run(&t, &p, r);
-	check_rounds(&r[ML_MM_HOT_RANGE], none, 3);
-	ml_mm_results_free(r);
+	expect_rounds(&t, &p, ML_MM_POLICY(ML_MM_HOT_RANGE), none);
 	/* planned 2 pre-dumps, made 2: the second sends the hot pages */
 	p.max_rounds = 2;
-	run(&t, &p, r);
-	check_rounds(&r[ML_MM_HOT_VMA], none, 3);
-	check_rounds(&r[ML_MM_HOT_RANGE], none, 3);
-	ml_mm_results_free(r);
+	expect_rounds(&t, &p, hot, none);
 	/* planned 3, stopped after 2 (its threshold): the second left A out */
 	p.max_rounds = 3;
-	run(&t, &p, r);
-	check_rounds(&r[ML_MM_HOT_VMA], kept, 3);
-	check_rounds(&r[ML_MM_HOT_RANGE], kept, 3);
-	ml_mm_results_free(r);
+	expect_rounds(&t, &p, hot, kept);
 	/* --keep-hot-out */
 	p.max_rounds = 0;
 	p.keep_hot_out = true;
-	run(&t, &p, r);
-	check_rounds(&r[ML_MM_HOT_RANGE], kept, 3);
-	ml_mm_results_free(r);
+	expect_rounds(&t, &p, ML_MM_POLICY(ML_MM_HOT_RANGE), kept);
 	ml_mm_trace_free(&t);
 }
 
