@@ -451,7 +451,7 @@ static int parse_args(int argc, char **argv, struct mm_cli *c)
 		  .target = &c->round_at,
 		  .help = "the rounds at these times (seconds since the trace started, "
 			  "increasing), the last one the final dump: a migration's rounds as "
-			  "they happened, instead of -r, -m and --stop-threshold" },
+			  "they happened, instead of -r (-m: the rounds the migration planned)" },
 		CLI_OPT_ROUND_INTERVAL(&c->p.round_interval_s, 0.001,
 				       "seconds between pre-dump rounds (default 2, as memlens "
 				       "migrate's)"),

@@ -179,10 +179,10 @@ struct ml_mm_params {
 	/*
 	 * hot-vma, hot-range: leave the hot memory out of the last pre-dump
 	 * too, as `migrate --keep-hot-out` (and --postcopy) does; by default
-	 * the last pre-dump leaves nothing out, as migrate's does: the round
-	 * max_rounds, or the one after a round that sent no more than the
-	 * stop threshold but left hot memory out; with round_at_ms the last
-	 * pre-dump given
+	 * the last pre-dump leaves nothing out, as migrate's does: the last
+	 * of the periodic rounds, or with round_at_ms the last one there when
+	 * max_rounds is 0 or equals their number (a migration that stopped
+	 * pre-copy sooner, on its threshold, left hot memory out of it)
 	 */
 	bool keep_hot_out;
 };

@@ -303,11 +303,8 @@ static int do_round(struct mig *m, int k, bool pre_dump, bool send_hot)
 	mli_mig_fill_round(m, r, res, &hot, dir);
 	if (send_hot)
 		snprintf(r->note, sizeof(r->note),
-			 "the last pre-dump%s: its %zu hot range(s) sent too, so the final dump "
+			 "the last pre-dump: its %zu hot range(s) sent too, so the final dump "
 			 "carries only what is written after it (--keep-hot-out: left out)",
-			 k < m->o->max_rounds
-				 ? " (the round before sent less than --stop-threshold)"
-				 : "",
 			 hot.n);
 	if (nstopped)
 		note_stopped(r, stopped, nstopped);
@@ -599,34 +596,19 @@ static int rounds(struct mig *m)
 		return ret;
 	if (res->exclude && !o->prof && (ret = start_profiling(m)))
 		return ret;
-	/*
-	 * The last pre-dump sends the hot pages too (unless they stay out):
-	 * the round -m, or the one after pre-copy converged with hot pages
-	 * left out, which the final dump would otherwise carry.
-	 */
-	bool hot_in = res->exclude && !o->postcopy && !o->keep_hot_out, last = false;
-
 	for (; res->precopy && k <= o->max_rounds; k++) {
-		const struct ml_migrate_round *r;
-
 		if (k > 1 && (ret = wait_round(m, false)))
 			return ret;
 		if (k > 1 && precopy_ended(m))
 			break;
-		ret = do_round(m, k, true, hot_in && (last || k == o->max_rounds));
+		ret = do_round(m, k, true,
+			       k == o->max_rounds && res->exclude && !o->postcopy &&
+				       !o->keep_hot_out);
 		if (ret)
 			return ret;
-		r = &m->r[res->nr - 1];
-		if (last || precopy_ended(m)) {
+		if (m->r[res->nr - 1].bytes < o->threshold_mib * (1 << 20) || precopy_ended(m)) {
 			k++;
 			break;
-		}
-		if (r->bytes < o->threshold_mib * (1 << 20)) {
-			last = hot_in && r->excluded;
-			if (!last) {
-				k++;
-				break;
-			}
 		}
 	}
 	snap_procs(m);

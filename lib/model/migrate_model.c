@@ -319,19 +319,20 @@ static int64_t round_time(const struct ml_mm_params *p, int k, int64_t round_ms)
 
 /*
  * Does pre-dump round @k of @pre leave nothing out? The last one, unless
- * keep_hot_out: a migration's last pre-dump sends the hot pages, whether
- * it is the round -m or the one after pre-copy converged with hot pages
- * left out (with the rounds' times given, the last given is that one).
+ * keep_hot_out; with the rounds' times given, only when it was the last a
+ * migration of max_rounds (when given) planned.
  */
 static bool send_hot(const struct ml_mm_params *p, int k, int pre)
 {
-	return !p->keep_hot_out && k == pre;
+	if (p->keep_hot_out || k != pre)
+		return false;
+	return !p->nround_at || !p->max_rounds || p->max_rounds == pre;
 }
 
 static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct ml_mm_result *r)
 {
 	double threshold = s->p->stop_threshold_mb * ML_MM_MIB;
-	bool final = false, last = false;
+	bool final = false;
 	uint64_t bytes = 0;
 	int ret = 0;
 
@@ -339,24 +340,13 @@ static int simulate(struct mm_sim *s, int pre_rounds, int64_t round_ms, struct m
 		final = final || k == pre_rounds + 1;
 		ret = round_at(s, k == 1 ? INT64_MIN : round_time(s->p, k - 1, round_ms),
 			       round_time(s->p, k, round_ms),
-			       final || last || send_hot(s->p, k, pre_rounds), &bytes);
+			       final || send_hot(s->p, k, pre_rounds), &bytes);
 		if (!ret)
 			ret = push_round(r, k, bytes);
 		if (final)
 			break;
-		if (last) {
-			final = true;
-			continue;
-		}
-		/*
-		 * converged: the next round is the stop-and-copy, unless this
-		 * one left hot pages out; then it is the last pre-dump, which
-		 * sends them (the final dump would carry them otherwise)
-		 */
-		if (!s->p->nround_at && (double)bytes <= threshold) {
-			last = !s->p->keep_hot_out && s->excl.n;
-			final = !last;
-		}
+		if (!s->p->nround_at && (double)bytes <= threshold)
+			final = true; /* converged: the next round is the stop-and-copy */
 	}
 	r->final_round_bytes = bytes;
 	/* the tree's memory at the final round: what a restore loads */

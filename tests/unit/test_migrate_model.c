@@ -109,7 +109,7 @@ static void test_hot_late(void)
 /*
  * By default the last pre-dump leaves nothing out (as migrate's does): the
  * final dump then carries what was written after it, as none's does. With
- * the rounds' times given, the last pre-dump given, whatever -m.
+ * the rounds' times given, only when the migration planned that many.
  */
 /* Run @p on @t: the policies of @mask (ML_MM_POLICY() or'ed) send @want (3 rounds). */
 static void expect_rounds(const struct ml_mm_trace *t, struct ml_mm_params *p, unsigned int mask,
@@ -142,47 +142,20 @@ static void test_last_predump_sends_hot(void)
 		CHECK_EQ(r[k].final_round_bytes, 4 * PG);
 	}
 	ml_mm_results_free(r);
-	/* the times given: the last pre-dump given sends the hot pages */
+	/* the times given, max_rounds not: the last of them was planned */
 	p.round_at_ms = at;
 	p.nround_at = 3;
+	expect_rounds(&t, &p, ML_MM_POLICY(ML_MM_HOT_RANGE), none);
+	/* planned 2 pre-dumps, made 2: the second sends the hot pages */
+	p.max_rounds = 2;
 	expect_rounds(&t, &p, hot, none);
-	/* a migration that planned more stopped on its threshold: the same */
+	/* planned 3, stopped after 2 (its threshold): the second left A out */
 	p.max_rounds = 3;
-	expect_rounds(&t, &p, hot, none);
-	/* --keep-hot-out */
-	p.keep_hot_out = true;
 	expect_rounds(&t, &p, hot, kept);
-	ml_mm_trace_free(&t);
-}
-
-/*
- * A round under the stop threshold that left hot memory out is followed by
- * one more pre-dump that sends it; with keep_hot_out the final dump does.
- */
-static void test_converged_sends_hot(void)
-{
-	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 1,
-		.stop_threshold_mb = 0.02);
-	ML_MM_RESULTS(r);
-	struct ml_mm_trace t;
-	/* A hot from the start: B; nothing (converged, A left out); A; A0-3 + B0 */
-	static const uint64_t vma[] = { 8 * PG, 0, 16 * PG, 5 * PG };
-	/* converged at 2 s: the final dump at 3 s carries A */
-	static const uint64_t kept[] = { 8 * PG, 0, 16 * PG };
-	/* none: 24 pages, then A0-3 (<= 20 KiB: converged), then the final A0-3 */
-	static const uint64_t none[] = { 24 * PG, 4 * PG, 4 * PG };
-
-	trace_ab(&t, 1);
-	run(&t, &p, r);
-	check_rounds(&r[ML_MM_NONE], none, 3);
-	check_rounds(&r[ML_MM_HOT_VMA], vma, 4);
-	CHECK_EQ(r[ML_MM_HOT_VMA].final_round_bytes, 5 * PG);
-	ml_mm_results_free(r);
+	/* --keep-hot-out */
+	p.max_rounds = 0;
 	p.keep_hot_out = true;
-	run(&t, &p, r);
-	check_rounds(&r[ML_MM_HOT_VMA], kept, 3);
-	CHECK_EQ(r[ML_MM_HOT_VMA].final_round_bytes, 16 * PG);
-	ml_mm_results_free(r);
+	expect_rounds(&t, &p, ML_MM_POLICY(ML_MM_HOT_RANGE), kept);
 	ml_mm_trace_free(&t);
 }
 
@@ -882,7 +855,6 @@ int main(void)
 {
 	RUN(test_hot_late);
 	RUN(test_last_predump_sends_hot);
-	RUN(test_converged_sends_hot);
 	RUN(test_policies);
 	RUN(test_old_size_caller);
 	RUN(test_fit_sizes);
