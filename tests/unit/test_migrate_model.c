@@ -106,11 +106,6 @@ static void test_hot_late(void)
 	ml_mm_trace_free(&t);
 }
 
-/*
- * By default the last pre-dump leaves nothing out (as migrate's does): the
- * final dump then carries what was written after it, as none's does. With
- * the rounds' times given, only when the migration planned that many.
- */
 /* Run @p on @t: the policies of @mask (ML_MM_POLICY() or'ed) send @want (3 rounds). */
 static void expect_rounds(const struct ml_mm_trace *t, struct ml_mm_params *p, unsigned int mask,
 			  const uint64_t *want)
@@ -124,6 +119,11 @@ static void expect_rounds(const struct ml_mm_trace *t, struct ml_mm_params *p, u
 	ml_mm_results_free(r);
 }
 
+/*
+ * By default the last pre-dump leaves nothing out (as migrate's does): the
+ * final dump then carries what was written after it, as none's does. With
+ * the rounds' times given, only when the migration planned that many.
+ */
 static void test_last_predump_sends_hot(void)
 {
 	ML_OPTS(ml_mm_params, p, .bandwidth_mbps = 1, .round_interval_s = 2);
